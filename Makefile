@@ -1,0 +1,54 @@
+# One command for each job; every target creates the virtualenv it needs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# Tools that resolve modules from files (mypy, import-linter) see the layer folders through
+# this tree of symlinks, laid out the way the installed `factledger` namespace package is.
+TREE := .build/tree
+LAYERS := domain application adapters projections api client testing
+
+.PHONY: install demo serve worker test lint typecheck imports unit bench clean tree
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+tree:
+	@mkdir -p $(TREE)/factledger
+	@for layer in $(LAYERS); do ln -sfn ../../../$$layer $(TREE)/factledger/$$layer; done
+
+demo: $(STAMP)
+	$(BIN)/factledger demo
+
+serve: $(STAMP)
+	$(BIN)/factledger serve
+
+worker: $(STAMP)
+	$(BIN)/factledger worker
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP) tree
+	cd $(TREE) && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p factledger
+
+imports: $(STAMP) tree
+	PYTHONPATH=$(TREE) $(BIN)/lint-imports
+
+unit: $(STAMP)
+	$(BIN)/pytest -q tests/unit
+
+test: lint typecheck imports
+	$(BIN)/pytest -q
+
+bench: $(STAMP)
+	$(BIN)/factledger bench
+
+clean:
+	rm -rf $(VENV) .build .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""One module per technology, each implementing one or more application ports."""

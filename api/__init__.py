@@ -1,0 +1,1 @@
+"""Entry points: the HTTP app, the CLI, settings and the composition root."""

@@ -1,0 +1,1 @@
+"""Typed HTTP client for backend services that use factledger."""

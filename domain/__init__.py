@@ -1,0 +1,1 @@
+"""The subject ledger's domain: the subject aggregate, its events and value objects (pure)."""

@@ -1,0 +1,1 @@
+"""Read models built from the subject events; each can be dropped and rebuilt."""

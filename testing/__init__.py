@@ -1,0 +1,1 @@
+"""Local stand-ins for external services, shared by the tests and the benchmark."""
