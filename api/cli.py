@@ -1,0 +1,34 @@
+"""The `factledger` command.
+
+Each feature keeps its commands in its own `cli_<feature>.py` module, which exposes
+`register(app)`; this module only assembles them.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version as installed_version
+
+import typer
+
+app = typer.Typer(
+    name="factledger",
+    help="Event-sourced memory for AI agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@app.callback()
+def root() -> None:
+    """Event-sourced memory for AI agents."""
+
+
+@app.command()
+def version() -> None:
+    """Print the installed version."""
+    typer.echo(installed_version("factledger"))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
