@@ -44,8 +44,10 @@ imports: $(STAMP) tree
 unit: $(STAMP)
 	$(BIN)/pytest -q tests/unit
 
+# pytest exits 5 when it collects nothing: a suite that tests nothing must not pass.
 test: lint typecheck imports
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$status
 
 bench: $(STAMP)
 	$(BIN)/factledger bench
