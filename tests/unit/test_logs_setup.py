@@ -1,0 +1,68 @@
+"""The log configuration renders JSON or console lines and redacts sensitive keys."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+
+import pytest
+import structlog
+
+from factledger.api.log_setup import REDACTED, configure_logging, redact_sensitive, reset_logging
+
+
+@pytest.fixture
+def stream() -> Iterator[io.StringIO]:
+    buffer = io.StringIO()
+    yield buffer
+    reset_logging()
+
+
+def test_json_lines_carry_the_event_name_level_and_timestamp(stream: io.StringIO) -> None:
+    configure_logging(json_lines=True, stream=stream)
+    structlog.get_logger().info("session.recorded", session_id="s-1", messages=4)
+    line = json.loads(stream.getvalue().strip())
+    assert line["event"] == "session.recorded"
+    assert line["level"] == "info"
+    assert line["messages"] == 4
+    assert line["timestamp"].endswith("Z")
+
+
+def test_sensitive_keys_are_redacted_even_when_nested(stream: io.StringIO) -> None:
+    configure_logging(json_lines=True, stream=stream)
+    structlog.get_logger().warning(
+        "oops", text="my sister's diagnosis", extra={"Query": "where do I live"}, count=2
+    )
+    output = stream.getvalue()
+    assert "diagnosis" not in output
+    assert "where do I live" not in output
+    line = json.loads(output.strip())
+    assert line["text"] == REDACTED
+    assert line["extra"]["Query"] == REDACTED
+    assert line["count"] == 2
+
+
+def test_console_rendering_is_not_json_and_still_redacts(stream: io.StringIO) -> None:
+    configure_logging(json_lines=False, stream=stream)
+    structlog.get_logger().info("recall.served", transcript="hello there", notes=2)
+    output = stream.getvalue()
+    assert "recall.served" in output
+    assert "hello there" not in output
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(output)
+
+
+def test_level_filters_lower_lines(stream: io.StringIO) -> None:
+    configure_logging(json_lines=True, level="WARNING", stream=stream)
+    structlog.get_logger().info("quiet.event")
+    assert stream.getvalue() == ""
+
+
+def test_redact_processor_leaves_other_keys_alone() -> None:
+    event = {"event": "x", "subject_id": "abc", "prompt": "secret"}
+    assert redact_sensitive(None, "info", event) == {
+        "event": "x",
+        "subject_id": "abc",
+        "prompt": REDACTED,
+    }
