@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Tools that resolve modules from files (mypy, import-linter) see the layer folders through
 # this tree of symlinks, laid out the way the installed `factledger` namespace package is.
 TREE := .build/tree
-LAYERS := domain application adapters projections api client testing
+LAYERS := domain application adapters projections api client testing bench
 
 .PHONY: install demo serve worker test lint typecheck imports unit bench clean tree
 
