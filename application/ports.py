@@ -25,6 +25,7 @@ from factledger.application.memory_types import (
     SearchQuery,
     StoredRecord,
 )
+from factledger.application.session_types import ActiveSession, SafetyVerdict, SessionId
 from factledger.domain.transcript import Message
 
 Vectors = npt.NDArray[np.float32]
@@ -127,3 +128,41 @@ class Clock(Protocol):
     """The current time, passed in so the domain and the use cases stay deterministic."""
 
     def now(self) -> datetime: ...
+
+
+class SafetyFilter(Protocol):
+    """Screens one message before it reaches short-term memory.
+
+    - A message it refuses is dropped by the caller: never buffered, recorded, sent to a
+      backend or logged; only the count of withheld messages is kept.
+    - The verdict's `category` is a fixed code ("payment_card", "credential", ...), never a
+      fragment of the message.
+    """
+
+    async def screen(self, message: Message) -> SafetyVerdict: ...
+
+
+class SessionBuffer(Protocol):
+    """Short-term memory: the messages of active sessions, in a conventional table.
+
+    - `open` is idempotent for the same id, subject and channel (returns the stored session);
+      the same id with another subject or channel raises `SessionConflictError`.
+    - `append` keeps order and returns the message's index (0, 1, ...); `append`,
+      `withhold` and `messages` on an unknown session raise `SessionNotActiveError`.
+    - `messages(last=n)` returns the n most recent messages, oldest first.
+    - `discard` removes the session and its messages; discarding twice is a no-op.
+    """
+
+    async def open(self, session: ActiveSession) -> ActiveSession: ...
+
+    async def get(self, session_id: SessionId) -> ActiveSession | None: ...
+
+    async def append(self, session_id: SessionId, message: Message) -> int: ...
+
+    async def withhold(self, session_id: SessionId) -> int: ...
+
+    async def messages(
+        self, session_id: SessionId, *, last: int | None = None
+    ) -> list[Message]: ...
+
+    async def discard(self, session_id: SessionId) -> None: ...
