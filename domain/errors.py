@@ -1,0 +1,83 @@
+"""Named errors for every rule of the subject ledger. Messages name ids and fields only."""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """Base class of every broken business rule (HTTP 409 or 422)."""
+
+
+class InvalidValueError(DomainError):
+    """A value is malformed for its type (bad currency, empty text, non-finite number...)."""
+
+
+class InvalidFieldNameError(DomainError):
+    """A profile field name is not a lower-case identifier."""
+
+
+class UnknownFieldError(DomainError):
+    """The subject kind has a profile schema and it does not declare this field."""
+
+
+class ValueTypeMismatchError(DomainError):
+    """The value's type is not the one the profile schema declares for the field."""
+
+
+class InvalidOperationError(DomainError):
+    """The operation and the value do not fit (set without a value, append to a non-list...)."""
+
+
+class InvalidReferenceError(DomainError):
+    """A tenant, subject kind or external reference is empty or malformed."""
+
+
+class SessionConflictError(DomainError):
+    """A session id is reused with a different transcript; sessions are immutable."""
+
+
+class InvalidSessionError(DomainError):
+    """A session is malformed (ends before it starts, negative withheld count...)."""
+
+
+class EvidenceNotFoundError(DomainError):
+    """Evidence names a session that was never recorded, or a message or quote it does not hold."""
+
+
+class StatedWithoutEvidenceError(DomainError):
+    """A change with origin `stated` needs evidence quoting the subject's own message."""
+
+
+class ChangeNotFoundError(DomainError):
+    """No change with this id was proposed on this subject."""
+
+
+class ChangeAlreadyProposedError(DomainError):
+    """A change id is reused with a different proposal."""
+
+
+class ChangeNotPendingError(DomainError):
+    """Only pending changes can be confirmed or rejected."""
+
+
+class ConfirmationNotAllowedError(DomainError):
+    """A model or an agent can never confirm (or reject) a change; only the subject or staff."""
+
+
+class ConfirmationWithoutEvidenceError(DomainError):
+    """A confirmation by the subject needs the session and the quote where they confirmed."""
+
+
+class StaleChangeError(DomainError):
+    """The field changed after the version the change was based on; it must be re-proposed."""
+
+
+class FieldNotPresentError(DomainError):
+    """The field is not in the current profile (nothing to forget or unset)."""
+
+
+class TimeWentBackwardsError(DomainError):
+    """An event would be dated before the subject's previous event."""
+
+
+class ProfileVersionRewriteError(DomainError):
+    """A profile version, once written, never changes; a projection found a different copy."""

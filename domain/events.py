@@ -1,0 +1,175 @@
+"""The subject's events: stored names are public schemas, so every class pins its `TOPIC`.
+
+A payload change gets a new topic version (`.v2`) and an upcaster; never edit a stored shape.
+Payloads hold JSON-safe values only (the transcoder turns tuples into lists on the way back).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, cast
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate
+
+from factledger.domain.proposal import ChangeRecord, CurrentField, Proposal, apply_operation
+from factledger.domain.provenance import Actor, ChangeStatus, Evidence, Operation, Origin
+from factledger.domain.sessions import SessionInfo, transcript_from_payload
+from factledger.domain.transcript import Channel
+from factledger.domain.values import JsonObject, JsonValue, from_payload
+
+if TYPE_CHECKING:
+    from factledger.domain.subject import Subject
+
+
+def proposal_from_event(event: ChangeProposed) -> Proposal:
+    return Proposal(
+        change_id=event.change_id,
+        field=event.field,
+        operation=Operation(event.operation),
+        value=None if event.value is None else from_payload(event.value),
+        origin=Origin(event.origin),
+        proposed_by=Actor.from_payload(event.proposed_by),
+        based_on_version=event.based_on_version,
+        evidence=None if event.evidence is None else Evidence.from_payload(event.evidence),
+        condition=event.condition,
+        rationale=event.rationale,
+        command_id=event.command_id,
+    )
+
+
+class SubjectRegistered(Aggregate.Created):
+    TOPIC = "factledger.subject.registered.v1"
+    tenant: str
+    kind: str
+    external_ref: str
+
+
+class SessionRecorded(Aggregate.Event):
+    TOPIC = "factledger.subject.session_recorded.v1"
+    session_id: str
+    channel: str
+    started_at: datetime
+    ended_at: datetime | None
+    interaction_number: int
+    transcript: list[JsonValue]
+    summary: JsonObject | None
+    withheld_count: int
+    fingerprint: str
+
+    def apply(self, aggregate: Subject) -> None:
+        messages = transcript_from_payload(self.transcript)
+        aggregate.sessions[self.session_id] = SessionInfo(
+            session_id=self.session_id,
+            channel=Channel(self.channel),
+            started_at=self.started_at,
+            interaction_number=self.interaction_number,
+            fingerprint=self.fingerprint,
+            messages=tuple((m.role, m.text) for m in messages),
+        )
+
+
+class ChangeProposed(Aggregate.Event):
+    TOPIC = "factledger.subject.change_proposed.v1"
+    change_id: UUID
+    field: str
+    operation: str
+    value: JsonObject | None
+    condition: str | None
+    origin: str
+    evidence: JsonObject | None
+    rationale: str
+    proposed_by: JsonObject
+    based_on_version: int
+    command_id: str | None
+
+    def apply(self, aggregate: Subject) -> None:
+        proposal = proposal_from_event(self)
+        aggregate.changes[self.change_id] = ChangeRecord(
+            proposal=proposal, proposed_at=self.timestamp, fingerprint=proposal.fingerprint()
+        )
+        aggregate.remember_command(self.command_id)
+
+
+class ChangeConfirmed(Aggregate.Event):
+    TOPIC = "factledger.subject.change_confirmed.v1"
+    change_id: UUID
+    confirmed_by: JsonObject
+    evidence: JsonObject | None  # the subject's confirming words; None for a staff approval
+    profile_version: int
+    command_id: str | None
+
+    def apply(self, aggregate: Subject) -> None:
+        record = aggregate.changes[self.change_id]
+        record.status = ChangeStatus.CONFIRMED
+        proposal = record.proposal
+        current = aggregate.fields.get(proposal.field)
+        value = apply_operation(
+            None if current is None else current.value, proposal.operation, proposal.value
+        )
+        if value is None:
+            aggregate.fields.pop(proposal.field, None)
+        else:
+            aggregate.fields[proposal.field] = CurrentField(
+                value=value,
+                condition=proposal.condition,
+                origin=proposal.origin,
+                change_id=proposal.change_id,
+                since_version=self.profile_version,
+                proposed_by=proposal.proposed_by,
+                confirmed_by=Actor.from_payload(self.confirmed_by),
+                confirmed_at=self.timestamp,
+                evidence_session=None
+                if proposal.evidence is None
+                else proposal.evidence.session_id,
+            )
+        aggregate.field_changed_in[proposal.field] = self.profile_version
+        aggregate.profile_version = self.profile_version
+        aggregate.remember_command(self.command_id)
+
+
+class ChangeRejected(Aggregate.Event):
+    TOPIC = "factledger.subject.change_rejected.v1"
+    change_id: UUID
+    rejected_by: JsonObject
+    reason: str
+    command_id: str | None
+
+    def apply(self, aggregate: Subject) -> None:
+        aggregate.changes[self.change_id].status = ChangeStatus.REJECTED
+        aggregate.remember_command(self.command_id)
+
+
+class FactForgotten(Aggregate.Event):
+    TOPIC = "factledger.subject.fact_forgotten.v1"
+    field: str | None  # a profile field, or None when only a backend memory is forgotten
+    memory_id: str | None
+    requested_by: JsonObject
+    reason: str
+    profile_version: int | None  # the version without the field; None for a memory id
+    withdrawn_changes: list[str]  # pending changes of the field, withdrawn with it
+    command_id: str | None
+
+    def apply(self, aggregate: Subject) -> None:
+        if self.field is not None and self.profile_version is not None:
+            aggregate.fields.pop(self.field, None)
+            aggregate.field_changed_in[self.field] = self.profile_version
+            aggregate.profile_version = self.profile_version
+            for change_id in self.withdrawn_changes:
+                aggregate.changes[UUID(change_id)].status = ChangeStatus.FORGOTTEN
+        if self.memory_id is not None:
+            aggregate.forgotten_memories.add(self.memory_id)
+        aggregate.remember_command(self.command_id)
+
+
+SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
+    "tuple[type[Aggregate.Event], ...]",
+    (
+        SubjectRegistered,
+        SessionRecorded,
+        ChangeProposed,
+        ChangeConfirmed,
+        ChangeRejected,
+        FactForgotten,
+    ),
+)

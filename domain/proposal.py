@@ -1,0 +1,177 @@
+"""Proposed changes and decisions on them: who may confirm what, on what evidence."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from factledger.domain.errors import (
+    ChangeNotPendingError,
+    ConfirmationNotAllowedError,
+    ConfirmationWithoutEvidenceError,
+    EvidenceNotFoundError,
+    InvalidValueError,
+    StatedWithoutEvidenceError,
+)
+from factledger.domain.provenance import (
+    DECIDERS,
+    Actor,
+    ActorKind,
+    ChangeStatus,
+    Evidence,
+    Operation,
+    Origin,
+)
+from factledger.domain.sessions import SessionInfo
+from factledger.domain.transcript import Role
+from factledger.domain.values import FieldValue, ListValue, to_payload
+
+MAX_CONDITION = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A change to one profile field, as a model, agent or staff member proposes it."""
+
+    change_id: UUID
+    field: str
+    operation: Operation
+    value: FieldValue | None
+    origin: Origin
+    proposed_by: Actor
+    based_on_version: int
+    evidence: Evidence | None = None
+    condition: str | None = None  # kept verbatim: "if the pricing works"
+    rationale: str = ""
+    command_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.condition is not None and not 0 < len(self.condition.strip()) <= MAX_CONDITION:
+            raise InvalidValueError(f"condition: must be 1..{MAX_CONDITION} characters")
+        if self.based_on_version < 0:
+            raise InvalidValueError("based_on_version: must be >= 0")
+
+    def to_event_fields(self) -> dict[str, object]:
+        return {
+            "change_id": self.change_id,
+            "field": self.field,
+            "operation": self.operation.value,
+            "value": None if self.value is None else to_payload(self.value),
+            "condition": self.condition,
+            "origin": self.origin.value,
+            "evidence": None if self.evidence is None else self.evidence.to_payload(),
+            "rationale": self.rationale,
+            "proposed_by": self.proposed_by.to_payload(),
+            "based_on_version": self.based_on_version,
+            "command_id": self.command_id,
+        }
+
+    def fingerprint(self) -> str:
+        fields = self.to_event_fields()
+        del fields["command_id"]
+        fields["change_id"] = str(self.change_id)
+        canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Who confirms, rejects or asks to forget, with the evidence a subject's decision needs."""
+
+    by: Actor
+    evidence: Evidence | None = None
+    command_id: str | None = None
+
+
+@dataclass(slots=True)
+class ChangeRecord:
+    """A proposal as the subject keeps it, with its status."""
+
+    proposal: Proposal
+    proposed_at: datetime
+    fingerprint: str
+    status: ChangeStatus = ChangeStatus.PENDING
+
+    @property
+    def change_id(self) -> UUID:
+        return self.proposal.change_id
+
+    @property
+    def field(self) -> str:
+        return self.proposal.field
+
+    @property
+    def operation(self) -> Operation:
+        return self.proposal.operation
+
+    @property
+    def based_on_version(self) -> int:
+        return self.proposal.based_on_version
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentField:
+    """One field of the current profile, with its provenance."""
+
+    value: FieldValue
+    condition: str | None
+    origin: Origin
+    change_id: UUID
+    since_version: int
+    proposed_by: Actor
+    confirmed_by: Actor
+    confirmed_at: datetime
+    evidence_session: str | None
+
+
+def apply_operation(
+    current: FieldValue | None, operation: Operation, value: FieldValue | None
+) -> FieldValue | None:
+    """The field's value after a confirmed change (None: the field is absent)."""
+    if operation is Operation.UNSET:
+        return None
+    if operation is Operation.APPEND and isinstance(value, ListValue):
+        before = current.items if isinstance(current, ListValue) else ()
+        return ListValue(before + tuple(i for i in value.items if i not in before))
+    return value
+
+
+def check_evidence(
+    evidence: Evidence | None, origin: Origin, sessions: dict[str, SessionInfo]
+) -> None:
+    """Evidence must point at a recorded message holding the exact quote; `stated` needs the
+    subject's own words."""
+    if evidence is None:
+        if origin is Origin.STATED:
+            raise StatedWithoutEvidenceError("a stated change needs evidence")
+        return
+    session = sessions.get(evidence.session_id)
+    if session is None or evidence.message_index >= len(session.messages):
+        raise EvidenceNotFoundError(f"session {evidence.session_id}: no such message")
+    role, text = session.messages[evidence.message_index]
+    if evidence.quote not in text:
+        raise EvidenceNotFoundError(
+            f"session {evidence.session_id} message {evidence.message_index}: quote not found"
+        )
+    if origin is Origin.STATED and role is not Role.SUBJECT:
+        raise StatedWithoutEvidenceError("a stated change must quote the subject's own message")
+
+
+def check_rejection(record: ChangeRecord, decision: Decision) -> None:
+    if record.status is not ChangeStatus.PENDING:
+        raise ChangeNotPendingError(f"change {record.change_id} is {record.status.value}")
+    if decision.by.kind not in DECIDERS:
+        raise ConfirmationNotAllowedError(f"a {decision.by.kind.value} cannot decide on changes")
+
+
+def check_confirmation(
+    record: ChangeRecord, decision: Decision, sessions: dict[str, SessionInfo]
+) -> None:
+    check_rejection(record, decision)
+    if decision.by.kind is ActorKind.SUBJECT:
+        if decision.evidence is None:
+            raise ConfirmationWithoutEvidenceError(f"change {record.change_id}")
+        check_evidence(decision.evidence, Origin.STATED, sessions)

@@ -1,0 +1,85 @@
+"""Who did what, on what evidence: actors, origins, operations and evidence of a change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from factledger.domain.errors import InvalidValueError
+from factledger.domain.values import JsonObject, JsonValue
+
+
+class ActorKind(StrEnum):
+    SUBJECT = "subject"  # the person, customer or lead the profile is about
+    STAFF = "staff"  # an authorised human reviewer
+    AGENT = "agent"  # an AI agent talking to the subject
+    MODEL = "model"  # an extraction model
+    SYSTEM = "system"  # factledger itself (imports, maintenance)
+
+
+# Confirming or rejecting is a decision only a person may take.
+DECIDERS = frozenset({ActorKind.SUBJECT, ActorKind.STAFF})
+
+
+class Origin(StrEnum):
+    STATED = "stated"  # the subject said it
+    INFERRED = "inferred"  # a model concluded it
+
+
+class Operation(StrEnum):
+    SET = "set"
+    UNSET = "unset"
+    APPEND = "append"  # adds the items of a list value to a list field
+
+
+class ChangeStatus(StrEnum):
+    PENDING = "pending"
+    CONFIRMED = "confirmed"
+    REJECTED = "rejected"
+    FORGOTTEN = "forgotten"  # withdrawn because its field was forgotten
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    kind: ActorKind
+    id: str
+
+    def __post_init__(self) -> None:
+        if not self.id.strip() or len(self.id) > 200:
+            raise InvalidValueError("actor.id: must be 1..200 characters")
+
+    def to_payload(self) -> JsonObject:
+        return {"kind": self.kind.value, "id": self.id}
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, JsonValue]) -> Actor:
+        return cls(ActorKind(str(payload["kind"])), str(payload["id"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Where in a recorded session something was said: the message and the exact quote."""
+
+    session_id: str
+    message_index: int
+    quote: str
+
+    def __post_init__(self) -> None:
+        if self.message_index < 0 or not self.quote.strip():
+            raise InvalidValueError("evidence: needs a message index >= 0 and a quote")
+
+    def to_payload(self) -> JsonObject:
+        return {
+            "session_id": self.session_id,
+            "message_index": self.message_index,
+            "quote": self.quote,
+        }
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, JsonValue]) -> Evidence:
+        index = payload["message_index"]
+        return cls(
+            str(payload["session_id"]),
+            int(index) if isinstance(index, int) else -1,
+            str(payload["quote"]),
+        )

@@ -1,0 +1,103 @@
+"""Sessions: the episodic record of one interaction, kept verbatim on the subject's stream."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from factledger.domain.errors import InvalidSessionError, SessionConflictError
+from factledger.domain.transcript import Channel, Message, Role
+from factledger.domain.values import JsonObject, JsonValue
+
+MAX_MESSAGES = 2000
+
+
+def transcript_payload(transcript: tuple[Message, ...]) -> list[JsonValue]:
+    return [
+        {"role": m.role.value, "text": m.text, "at": None if m.at is None else m.at.isoformat()}
+        for m in transcript
+    ]
+
+
+def transcript_from_payload(payload: list[JsonValue]) -> tuple[Message, ...]:
+    messages = []
+    for item in payload:
+        if not isinstance(item, dict):
+            raise InvalidSessionError("transcript: every message must be an object")
+        at = item.get("at")
+        messages.append(
+            Message(
+                role=Role(str(item["role"])),
+                text=str(item["text"]),
+                at=datetime.fromisoformat(at) if isinstance(at, str) else None,
+            )
+        )
+    return tuple(messages)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """One interaction as the caller reports it; `session_id` is theirs, so retries are no-ops."""
+
+    session_id: str
+    channel: Channel
+    started_at: datetime
+    ended_at: datetime | None
+    transcript: tuple[Message, ...]
+    summary: JsonObject | None = None
+    withheld_count: int = 0  # messages dropped by safety checks; their content is never stored
+
+    def fingerprint(self) -> str:
+        body = {
+            "channel": self.channel.value,
+            "started_at": self.started_at.isoformat(),
+            "ended_at": None if self.ended_at is None else self.ended_at.isoformat(),
+            "transcript": transcript_payload(self.transcript),
+            "summary": self.summary,
+            "withheld_count": self.withheld_count,
+        }
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def to_event_fields(self) -> dict[str, object]:
+        return {
+            "session_id": self.session_id,
+            "channel": self.channel.value,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "transcript": transcript_payload(self.transcript),
+            "summary": self.summary,
+            "withheld_count": self.withheld_count,
+            "fingerprint": self.fingerprint(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """What the subject keeps of a recorded session to check evidence against it."""
+
+    session_id: str
+    channel: Channel
+    started_at: datetime
+    interaction_number: int
+    fingerprint: str
+    messages: tuple[tuple[Role, str], ...]
+
+
+def check_session(session: SessionRecord, existing: SessionInfo | None) -> bool:
+    """True when the session is new and valid; False when it is an identical retry."""
+    if not session.session_id.strip() or len(session.session_id) > 200:
+        raise InvalidSessionError("session_id: must be 1..200 characters")
+    if session.ended_at is not None and session.ended_at < session.started_at:
+        raise InvalidSessionError(f"session {session.session_id}: ends before it starts")
+    if session.withheld_count < 0:
+        raise InvalidSessionError(f"session {session.session_id}: negative withheld count")
+    if len(session.transcript) > MAX_MESSAGES:
+        raise InvalidSessionError(f"session {session.session_id}: over {MAX_MESSAGES} messages")
+    if existing is None:
+        return True
+    if existing.fingerprint != session.fingerprint():
+        raise SessionConflictError(f"session {session.session_id}: recorded with other content")
+    return False

@@ -1,0 +1,237 @@
+"""The subject aggregate: one person, customer, lead or case, and everything known about them.
+
+Public methods check the rules and trigger events; only the events' `apply` changes state, so a
+replay rebuilds the same subject. Times are passed in (`at`), never read from a clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from eventsourcing.domain import Aggregate
+
+from factledger.domain.errors import (
+    ChangeAlreadyProposedError,
+    ChangeNotFoundError,
+    FieldNotPresentError,
+    InvalidOperationError,
+    InvalidReferenceError,
+    StaleChangeError,
+    TimeWentBackwardsError,
+)
+from factledger.domain.events import (
+    ChangeConfirmed,
+    ChangeProposed,
+    ChangeRejected,
+    FactForgotten,
+    SessionRecorded,
+    SubjectRegistered,
+)
+from factledger.domain.proposal import (
+    ChangeRecord,
+    CurrentField,
+    Decision,
+    Proposal,
+    check_confirmation,
+    check_evidence,
+    check_rejection,
+)
+from factledger.domain.sessions import SessionInfo, SessionRecord, check_session
+from factledger.domain.values import ListValue, ProfileSchema
+
+SUBJECT_NAMESPACE = uuid5(NAMESPACE_URL, "factledger:subject")
+SEEN_COMMANDS_WINDOW = 500  # enough to absorb client retries; older ids are long settled
+
+
+def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
+    """The deterministic id of a subject: a retried registration targets the same stream."""
+    for part in (tenant, kind, external_ref):
+        if not part.strip() or len(part) > 200 or "/" in part:
+            raise InvalidReferenceError("tenant, kind and external reference: 1..200 chars, no '/'")
+    return uuid5(SUBJECT_NAMESPACE, f"{tenant}/{kind}/{external_ref}")
+
+
+class Subject(Aggregate):
+    """The event-sourced subject. Its events are the only source of truth."""
+
+    TOPIC = "factledger.subject"
+    Created = SubjectRegistered  # the library looks the creation event up by this name
+    SessionRecorded = SessionRecorded
+    ChangeProposed = ChangeProposed
+    ChangeConfirmed = ChangeConfirmed
+    ChangeRejected = ChangeRejected
+    FactForgotten = FactForgotten
+
+    def __init__(self, tenant: str, kind: str, external_ref: str) -> None:
+        self.tenant, self.kind, self.external_ref = tenant, kind, external_ref
+        self.sessions: dict[str, SessionInfo] = {}
+        self.changes: dict[UUID, ChangeRecord] = {}
+        self.fields: dict[str, CurrentField] = {}
+        self.field_changed_in: dict[str, int] = {}  # field -> profile version of its last change
+        self.forgotten_memories: set[str] = set()
+        self.profile_version = 0
+        self.seen_commands: list[str] = []
+
+    @classmethod
+    def register(cls, tenant: str, kind: str, external_ref: str, *, at: datetime) -> Subject:
+        subject_id = subject_id_for(tenant, kind, external_ref)
+        return cls._create(
+            cls.Created,
+            id=subject_id,
+            tenant=tenant,
+            kind=kind,
+            external_ref=external_ref,
+            timestamp=at,
+        )
+
+    # -- queries on state -------------------------------------------------------------------
+
+    def has_seen(self, command_id: str) -> bool:
+        return command_id in self.seen_commands
+
+    def change(self, change_id: UUID) -> ChangeRecord:
+        record = self.changes.get(change_id)
+        if record is None:
+            raise ChangeNotFoundError(f"change {change_id} on subject {self.id}")
+        return record
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def record_session(self, session: SessionRecord, *, at: datetime) -> bool:
+        """Records one interaction; returns False when the same session was already recorded."""
+        if not check_session(session, self.sessions.get(session.session_id)):
+            return False
+        self._check_time(at)
+        self.trigger_event(
+            self.SessionRecorded,
+            timestamp=at,
+            interaction_number=len(self.sessions) + 1,
+            **session.to_event_fields(),
+        )
+        return True
+
+    def propose(self, proposal: Proposal, schema: ProfileSchema, *, at: datetime) -> bool:
+        """Proposes a change; returns False when this change id was already proposed alike."""
+        existing = self.changes.get(proposal.change_id)
+        if existing is not None:
+            if existing.fingerprint != proposal.fingerprint():
+                raise ChangeAlreadyProposedError(f"change {proposal.change_id}")
+            return False
+        schema.check(proposal.field, proposal.value)
+        self._check_operation(proposal, schema)
+        if proposal.based_on_version < self.field_changed_in.get(proposal.field, 0):
+            raise StaleChangeError(f"field {proposal.field} changed after the proposal's version")
+        check_evidence(proposal.evidence, proposal.origin, self.sessions)
+        self._check_time(at)
+        self.trigger_event(self.ChangeProposed, timestamp=at, **proposal.to_event_fields())
+        return True
+
+    def confirm(self, change_id: UUID, confirmation: Decision, *, at: datetime) -> None:
+        """Confirms a pending change (by the subject, with evidence, or by staff)."""
+        record = self.change(change_id)
+        check_confirmation(record, confirmation, self.sessions)
+        if record.based_on_version < self.field_changed_in.get(record.field, 0):
+            raise StaleChangeError(f"field {record.field} changed since change {change_id}")
+        if record.operation.value == "unset" and record.field not in self.fields:
+            raise FieldNotPresentError(f"field {record.field} on subject {self.id}")
+        self._check_time(at)
+        self.trigger_event(
+            self.ChangeConfirmed,
+            timestamp=at,
+            change_id=change_id,
+            confirmed_by=confirmation.by.to_payload(),
+            evidence=None if confirmation.evidence is None else confirmation.evidence.to_payload(),
+            profile_version=self.profile_version + 1,
+            command_id=confirmation.command_id,
+        )
+
+    def reject(self, change_id: UUID, *, by: Decision, reason: str, at: datetime) -> None:
+        record = self.change(change_id)
+        check_rejection(record, by)
+        self._check_time(at)
+        self.trigger_event(
+            self.ChangeRejected,
+            timestamp=at,
+            change_id=change_id,
+            rejected_by=by.by.to_payload(),
+            reason=reason,
+            command_id=by.command_id,
+        )
+
+    def forget_field(self, field: str, *, by: Decision, reason: str, at: datetime) -> None:
+        """Forgets a field: the next version lacks it; its pending changes are withdrawn."""
+        if field not in self.fields:
+            raise FieldNotPresentError(f"field {field} on subject {self.id}")
+        self._check_time(at)
+        withdrawn = [
+            str(c.change_id)
+            for c in self.changes.values()
+            if c.field == field and c.status.value == "pending"
+        ]
+        self.trigger_event(
+            self.FactForgotten,
+            timestamp=at,
+            field=field,
+            memory_id=None,
+            requested_by=by.by.to_payload(),
+            reason=reason,
+            profile_version=self.profile_version + 1,
+            withdrawn_changes=withdrawn,
+            command_id=by.command_id,
+        )
+
+    def forget_memory(self, memory_id: str, *, by: Decision, reason: str, at: datetime) -> None:
+        """Records that a backend memory must be forgotten (the sync worker acts on it)."""
+        if memory_id in self.forgotten_memories:
+            return
+        self._check_time(at)
+        self.trigger_event(
+            self.FactForgotten,
+            timestamp=at,
+            field=None,
+            memory_id=memory_id,
+            requested_by=by.by.to_payload(),
+            reason=reason,
+            profile_version=None,
+            withdrawn_changes=[],
+            command_id=by.command_id,
+        )
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _check_time(self, at: datetime) -> None:
+        if at < self.modified_on:
+            raise TimeWentBackwardsError(f"subject {self.id}: event dated before the last one")
+
+    def _check_operation(self, proposal: Proposal, schema: ProfileSchema) -> None:
+        op = proposal.operation.value
+        if op == "set" and proposal.value is None:
+            raise InvalidOperationError("set: needs a value")
+        if op == "unset" and proposal.value is not None:
+            raise InvalidOperationError("unset: takes no value")
+        if op == "append":
+            if not isinstance(proposal.value, ListValue):
+                raise InvalidOperationError("append: needs a list value")
+            current = self.fields.get(proposal.field)
+            if current is not None and not isinstance(current.value, ListValue):
+                raise InvalidOperationError("append: the field does not hold a list")
+
+    def remember_command(self, command_id: str | None) -> None:
+        """Called by event mutators: keeps a bounded window of applied command ids."""
+        if command_id is not None:
+            self.seen_commands = [*self.seen_commands, command_id][-SEEN_COMMANDS_WINDOW:]
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectKey:
+    """The natural key a subject is registered under."""
+
+    tenant: str
+    kind: str
+    external_ref: str
+
+    @property
+    def subject_id(self) -> UUID:
+        return subject_id_for(self.tenant, self.kind, self.external_ref)
