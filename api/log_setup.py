@@ -51,12 +51,13 @@ def redact_sensitive(_: object, __: str, event_dict: EventDict) -> EventDict:
     return _redact(event_dict)
 
 
-def _redact(mapping: MutableMapping[str, Any]) -> Any:
+def _redact(mapping: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     for key in list(mapping):
         if key.lower() in SENSITIVE_KEYS:
             mapping[key] = REDACTED
         elif isinstance(mapping[key], MutableMapping):
-            mapping[key] = _redact(dict(mapping[key]))
+            nested: dict[str, Any] = dict(mapping[key])
+            mapping[key] = _redact(nested)
     return mapping
 
 

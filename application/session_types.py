@@ -70,3 +70,7 @@ class SessionConflictError(ApplicationError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"session {session_id} is open with other parameters")
         self.session_id = session_id
+
+
+class SessionBufferUnavailableError(ApplicationError):
+    """The short-term buffer's store failed; the driver error is kept as `__cause__`."""

@@ -1,0 +1,196 @@
+"""`SessionBuffer` in PostgreSQL beside the event store (several API servers share it).
+
+Indexes come from a counter on the session row, incremented under its row lock, so concurrent
+appends to one session never collide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import psycopg
+from psycopg import AsyncCursor, sql
+from psycopg.rows import TupleRow
+from psycopg_pool import AsyncConnectionPool
+
+from factledger.application.session_types import (
+    ActiveSession,
+    SessionBufferUnavailableError,
+    SessionConflictError,
+    SessionId,
+    SessionNotActiveError,
+)
+from factledger.domain.transcript import Channel, Message, Role
+
+T = TypeVar("T")
+Cursor = AsyncCursor[TupleRow]
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS {schema}.short_term_sessions (
+        session_id text PRIMARY KEY, subject_id uuid NOT NULL, channel text NOT NULL,
+        started_at timestamptz NOT NULL, message_count integer NOT NULL DEFAULT 0,
+        withheld integer NOT NULL DEFAULT 0)""",
+    """CREATE TABLE IF NOT EXISTS {schema}.short_term_messages (
+        session_id text NOT NULL REFERENCES {schema}.short_term_sessions ON DELETE CASCADE,
+        idx integer NOT NULL, role text NOT NULL, text text NOT NULL, at timestamptz,
+        PRIMARY KEY (session_id, idx))""",
+)
+
+
+class PostgresSessionBuffer:
+    """Active sessions in two tables of one schema; build it with `await ....connect(dsn)`."""
+
+    def __init__(self, pool: AsyncConnectionPool, *, schema: str = "public") -> None:
+        self._pool = pool
+        self._schema = sql.Identifier(schema)
+
+    @classmethod
+    async def connect(
+        cls, conninfo: str, *, schema: str = "public", max_size: int = 4
+    ) -> PostgresSessionBuffer:
+        """Opens a pool and creates the tables if needed."""
+        pool = AsyncConnectionPool(conninfo, min_size=1, max_size=max_size, open=False)
+        try:
+            await pool.open(wait=True, timeout=30)
+            buffer = cls(pool, schema=schema)
+            await buffer._run(buffer._create)
+        except psycopg.Error as exc:
+            await pool.close()
+            raise SessionBufferUnavailableError("postgres session buffer failed") from exc
+        return buffer
+
+    async def close(self) -> None:
+        """Closes the pool."""
+        await self._pool.close()
+
+    def _q(self, text: str) -> sql.Composed:
+        return sql.SQL(text).format(schema=self._schema)
+
+    async def _create(self, cur: Cursor) -> None:
+        for statement in _SCHEMA:
+            await cur.execute(self._q(statement))
+
+    async def _run(self, work: Callable[[Cursor], Awaitable[T]]) -> T:
+        try:
+            async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                return await work(cur)
+        except psycopg.Error as exc:
+            raise SessionBufferUnavailableError("postgres session buffer failed") from exc
+
+    async def _fetch(self, cur: Cursor, session_id: str) -> ActiveSession | None:
+        await cur.execute(
+            self._q(
+                "SELECT session_id, subject_id, channel, started_at, message_count, withheld"
+                " FROM {schema}.short_term_sessions WHERE session_id = %s"
+            ),
+            (session_id,),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            return None
+        return ActiveSession(
+            session_id=SessionId(row[0]),
+            subject_id=row[1],
+            channel=Channel(row[2]),
+            started_at=row[3],
+            message_count=row[4],
+            withheld=row[5],
+        )
+
+    async def open(self, session: ActiveSession) -> ActiveSession:
+        """Opens the session, or returns the one already open with the same parameters."""
+
+        async def work(cur: Cursor) -> ActiveSession:
+            await cur.execute(
+                self._q(
+                    "INSERT INTO {schema}.short_term_sessions (session_id, subject_id, channel,"
+                    " started_at) VALUES (%s, %s, %s, %s) ON CONFLICT (session_id) DO NOTHING"
+                ),
+                (session.session_id, session.subject_id, session.channel.value, session.started_at),
+            )
+            stored = await self._fetch(cur, session.session_id)
+            if stored is None:  # discarded between the insert and the read: open it again
+                raise SessionNotActiveError(session.session_id)
+            if (stored.subject_id, stored.channel) != (session.subject_id, session.channel):
+                raise SessionConflictError(session.session_id)
+            return stored
+
+        return await self._run(work)
+
+    async def get(self, session_id: SessionId) -> ActiveSession | None:
+        """The open session, or None."""
+        return await self._run(lambda cur: self._fetch(cur, session_id))
+
+    async def append(self, session_id: SessionId, message: Message) -> int:
+        """Appends a message and returns its index."""
+
+        async def work(cur: Cursor) -> int:
+            await cur.execute(
+                self._q(
+                    "UPDATE {schema}.short_term_sessions SET message_count = message_count + 1"
+                    " WHERE session_id = %s RETURNING message_count"
+                ),
+                (session_id,),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                raise SessionNotActiveError(session_id)
+            index = int(row[0]) - 1
+            await cur.execute(
+                self._q(
+                    "INSERT INTO {schema}.short_term_messages (session_id, idx, role, text, at)"
+                    " VALUES (%s, %s, %s, %s, %s)"
+                ),
+                (session_id, index, message.role.value, message.text, message.at),
+            )
+            return index
+
+        return await self._run(work)
+
+    async def withhold(self, session_id: SessionId) -> int:
+        """Counts one withheld message and returns the new count."""
+
+        async def work(cur: Cursor) -> int:
+            await cur.execute(
+                self._q(
+                    "UPDATE {schema}.short_term_sessions SET withheld = withheld + 1"
+                    " WHERE session_id = %s RETURNING withheld"
+                ),
+                (session_id,),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                raise SessionNotActiveError(session_id)
+            return int(row[0])
+
+        return await self._run(work)
+
+    async def messages(self, session_id: SessionId, *, last: int | None = None) -> list[Message]:
+        """The kept messages, oldest first."""
+
+        async def work(cur: Cursor) -> list[Message]:
+            if await self._fetch(cur, session_id) is None:
+                raise SessionNotActiveError(session_id)
+            await cur.execute(
+                self._q(
+                    "SELECT role, text, at FROM {schema}.short_term_messages"
+                    " WHERE session_id = %s ORDER BY idx DESC LIMIT %s"
+                ),
+                (session_id, None if last is None else max(last, 0)),
+            )
+            rows = await cur.fetchall()
+            return [Message(Role(role), text, at) for role, text, at in reversed(rows)]
+
+        return await self._run(work)
+
+    async def discard(self, session_id: SessionId) -> None:
+        """Forgets the session and its messages (cascade); a no-op when it is not open."""
+
+        async def work(cur: Cursor) -> None:
+            await cur.execute(
+                self._q("DELETE FROM {schema}.short_term_sessions WHERE session_id = %s"),
+                (session_id,),
+            )
+
+        await self._run(work)

@@ -1,0 +1,136 @@
+"""Contract of the `SessionBuffer` port, run over every adapter."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from factledger.adapters.embedded_postgres import PostgresLocation
+from factledger.adapters.in_memory_session_buffer import InMemorySessionBuffer
+from factledger.adapters.postgres_session_buffer import PostgresSessionBuffer
+from factledger.adapters.sqlite_session_buffer import SqliteSessionBuffer
+from factledger.application.ports import SessionBuffer
+from factledger.application.session_types import (
+    ActiveSession,
+    SessionConflictError,
+    SessionId,
+    SessionNotActiveError,
+)
+from factledger.domain.transcript import Channel, Message, Role
+
+SUBJECT_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")
+SUBJECT_B = uuid.UUID("00000000-0000-0000-0000-00000000000b")
+T0 = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)
+
+ADAPTERS = [
+    pytest.param("in_memory", id="in-memory"),
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
+]
+
+
+@pytest.fixture(params=ADAPTERS)
+async def buffer(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionBuffer]:
+    if request.param == "in_memory":
+        yield InMemorySessionBuffer()
+    elif request.param == "sqlite":
+        sqlite_buffer = SqliteSessionBuffer(tmp_path / "short_term.sqlite")
+        yield sqlite_buffer
+        sqlite_buffer.close()
+    else:
+        location: PostgresLocation = request.getfixturevalue("postgres")
+        schema = f"stm_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(location.conninfo, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        pg_buffer = await PostgresSessionBuffer.connect(location.conninfo, schema=schema)
+        yield pg_buffer
+        await pg_buffer.close()
+
+
+def session(session_id: str = "s-1", subject: uuid.UUID = SUBJECT_A) -> ActiveSession:
+    return ActiveSession(
+        session_id=SessionId(session_id), subject_id=subject, channel=Channel.VOICE, started_at=T0
+    )
+
+
+async def test_open_is_idempotent_and_returns_the_stored_session(buffer: SessionBuffer) -> None:
+    first = await buffer.open(session())
+    await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, "hello", T0))
+    again = await buffer.open(session())
+    assert first.started_at == T0
+    assert again.message_count == 1
+    assert again.subject_id == SUBJECT_A
+    assert again.channel is Channel.VOICE
+
+
+async def test_same_id_for_another_subject_is_a_conflict(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    with pytest.raises(SessionConflictError):
+        await buffer.open(session(subject=SUBJECT_B))
+
+
+async def test_messages_keep_order_and_indexes(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    indexes = [
+        await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, f"turn {n}", T0))
+        for n in range(4)
+    ]
+    assert indexes == [0, 1, 2, 3]
+    texts = [m.text for m in await buffer.messages(SessionId("s-1"))]
+    assert texts == ["turn 0", "turn 1", "turn 2", "turn 3"]
+    last_two = await buffer.messages(SessionId("s-1"), last=2)
+    assert [m.text for m in last_two] == ["turn 2", "turn 3"]
+    assert last_two[0].at == T0
+    assert last_two[0].role is Role.SUBJECT
+
+
+async def test_concurrent_appends_get_distinct_indexes(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    indexes = await asyncio.gather(
+        *(buffer.append(SessionId("s-1"), Message(Role.AGENT, str(n))) for n in range(10))
+    )
+    assert sorted(indexes) == list(range(10))
+    assert len(await buffer.messages(SessionId("s-1"))) == 10
+
+
+async def test_withheld_messages_are_only_counted(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    assert await buffer.withhold(SessionId("s-1")) == 1
+    assert await buffer.withhold(SessionId("s-1")) == 2
+    stored = await buffer.get(SessionId("s-1"))
+    assert stored is not None
+    assert (stored.withheld, stored.message_count) == (2, 0)
+
+
+async def test_sessions_are_isolated(buffer: SessionBuffer) -> None:
+    await buffer.open(session("s-1"))
+    await buffer.open(session("s-2", SUBJECT_B))
+    await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, "only in one"))
+    assert await buffer.messages(SessionId("s-2")) == []
+
+
+async def test_discard_clears_and_is_idempotent(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, "gone soon"))
+    await buffer.discard(SessionId("s-1"))
+    await buffer.discard(SessionId("s-1"))
+    assert await buffer.get(SessionId("s-1")) is None
+    with pytest.raises(SessionNotActiveError):
+        await buffer.messages(SessionId("s-1"))
+    reopened = await buffer.open(session())
+    assert reopened.message_count == 0
+    assert await buffer.messages(SessionId("s-1")) == []
+
+
+async def test_unknown_sessions_raise_not_active(buffer: SessionBuffer) -> None:
+    with pytest.raises(SessionNotActiveError):
+        await buffer.append(SessionId("nope"), Message(Role.SUBJECT, "x"))
+    with pytest.raises(SessionNotActiveError):
+        await buffer.withhold(SessionId("nope"))
+    assert await buffer.get(SessionId("nope")) is None
