@@ -1,0 +1,247 @@
+"""A local Supermemory v5 server: the endpoints our adapter uses, validated against the spec.
+
+Usage (in-process, for the contract suite):
+
+    server = SupermemoryServer(extractor, embedder)
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server.app), base_url=BASE)
+
+or on loopback under uvicorn, for latency and fault tests and the benchmark:
+
+    server = SupermemoryServer(extractor, embedder, latency=LatencyProfile.observed())
+    with serve_on_loopback(server.app) as base_url: ...
+
+- Every request needs `Authorization: Bearer <api_key>` (401 otherwise).
+- Bodies, path and query parameters are checked against the v5 OpenAPI spec: unknown fields and
+  wrong types are 400 in the spec's validation-error shape.
+- Errors are `{"error": ...}` with the documented status codes; every success is 200 + JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from factledger.application.ports import Embedder, Extractor
+from factledger.testing import supermemory_queries as queries
+from factledger.testing.supermemory_engine import (
+    EngineNotFoundError,
+    ProcessingTiming,
+    SupermemoryEngine,
+)
+from factledger.testing.supermemory_faults import FaultPlan, LatencyProfile, LatencySampler
+from factledger.testing.supermemory_filters import FilterDepthError, check_depth
+from factledger.testing.supermemory_spec import SpecValidationError, operation
+
+JsonObject = dict[str, Any]
+Handler = Callable[[dict[str, str], dict[str, Any], Any], Awaitable[JsonObject]]
+DEFAULT_API_KEY = "sm-local-test-key"
+
+
+class SupermemoryServer:
+    """The ASGI app (`.app`) over a `SupermemoryEngine` (`.engine`), with fault injection."""
+
+    def __init__(
+        self,
+        extractor: Extractor,
+        embedder: Embedder,
+        *,
+        api_key: str = DEFAULT_API_KEY,
+        timing: ProcessingTiming | None = None,
+        latency: LatencyProfile | None = None,
+        faults: FaultPlan | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.api_key = api_key
+        self.engine = SupermemoryEngine(extractor, embedder, timing=timing, seed=seed)
+        self.latency = LatencySampler(latency) if latency else None
+        self.faults = faults or FaultPlan(seed=seed)
+        self.requests: list[str] = []  # operation names, in arrival order
+        self.app = Starlette(routes=self._routes())
+
+    def _routes(self) -> list[Route]:
+        e = self.engine
+        table: list[tuple[str, str, str, Handler]] = [
+            (
+                "add",
+                "post",
+                "/ns/{namespace}/document",
+                lambda p, q, b: _value(e.add(p["namespace"], b)),
+            ),
+            (
+                "documents.delete",
+                "delete",
+                "/ns/{namespace}/document",
+                lambda p, q, b: _value(e.delete_documents(p["namespace"], b["ids"])),
+            ),
+            (
+                "documents.get",
+                "get",
+                "/ns/{namespace}/document/{id}",
+                lambda p, q, b: _value(
+                    queries.get_document(e, p["namespace"], p["id"], q.get("include", []))
+                ),
+            ),
+            (
+                "documents.update",
+                "patch",
+                "/ns/{namespace}/document/{id}",
+                lambda p, q, b: _value(e.update(p["namespace"], p["id"], b)),
+            ),
+            ("search", "post", "/ns/{namespace}/search", self._search),
+            (
+                "list",
+                "post",
+                "/ns/{namespace}/list/{type}",
+                lambda p, q, b: _value(
+                    queries.list_items(e, p["namespace"], p["type"], q, _checked_filter(b or {}))
+                ),
+            ),
+            (
+                "memories.forget",
+                "delete",
+                "/ns/{namespace}/memories",
+                lambda p, q, b: _value(e.forget(p["namespace"], b["ids"])),
+            ),
+            (
+                "memories.get",
+                "get",
+                "/ns/{namespace}/memories/{id}",
+                lambda p, q, b: _value(
+                    queries.memory_details(
+                        e, p["namespace"], p["id"], q.get("include", []), q.get("relatedLimit", 10)
+                    )
+                ),
+            ),
+            (
+                "namespaces.delete",
+                "delete",
+                "/ns/{namespace}",
+                lambda p, q, b: _value(e.delete_namespace(p["namespace"])),
+            ),
+            ("namespaces.list", "get", "/ns", self._namespaces),
+        ]
+        return [
+            Route(path, self._endpoint(name, method, path, handler), methods=[method.upper()])
+            for name, method, path, handler in table
+        ]
+
+    async def _search(self, p: dict[str, str], q: dict[str, Any], body: Any) -> JsonObject:
+        started = time.perf_counter()
+        results = await queries.search(self.engine, p["namespace"], _checked_filter(body))
+        return {"results": results, "searchTime": round((time.perf_counter() - started) * 1000, 3)}
+
+    async def _namespaces(self, p: dict[str, str], q: dict[str, Any], body: Any) -> JsonObject:
+        names = sorted(n for n in self.engine.namespaces if q.get("q", "") in n)
+        page, limit = int(q.get("page", 1)), int(q.get("limit", 10))
+        window = names[(page - 1) * limit : page * limit]
+        items = [
+            {
+                "id": f"ns_{name}",
+                "namespace": name,
+                "description": None,
+                "documentCount": len(self.engine.namespaces[name].documents),
+                "memoryCount": len(self.engine.namespaces[name].memories),
+            }
+            for name in window
+        ]
+        pages = max(1, -(-len(names) // limit))
+        return {
+            "namespaces": items,
+            "pagination": {
+                "currentPage": page,
+                "limit": limit,
+                "totalItems": len(names),
+                "totalPages": pages,
+            },
+        }
+
+    def _endpoint(
+        self, name: str, method: str, path: str, handler: Handler
+    ) -> Callable[[Request], Awaitable[Response]]:
+        spec = operation(method, path)
+
+        async def endpoint(request: Request) -> Response:
+            self.requests.append(name)
+            if request.headers.get("authorization") != f"Bearer {self.api_key}":
+                return JSONResponse({"error": "Unauthorized"}, status_code=401)
+            if self.latency is not None:
+                await asyncio.sleep(self.latency.delay(name))
+            fault = self.faults.next_fault(name)
+            if fault is not None:
+                await asyncio.sleep(fault.stall_s)
+                if fault.status is not None:
+                    status, body, headers = fault.response()
+                    return JSONResponse(body, status_code=status, headers=headers)
+            raw = await request.body()
+            try:
+                body = json.loads(raw) if raw else None
+                query = spec.validate(
+                    dict(request.path_params), request.query_params.multi_items(), body
+                )
+            except json.JSONDecodeError:
+                return _invalid([{"message": "Malformed JSON body", "path": ["body"]}])
+            except SpecValidationError as exc:
+                return JSONResponse(exc.response_body(), status_code=400)
+            try:
+                async with self.engine.lock:
+                    await self.engine.advance()
+                    result = await handler(dict(request.path_params), query, body)
+            except FilterDepthError as exc:
+                return _invalid([{"message": str(exc), "path": ["filter"]}])
+            except EngineNotFoundError as exc:
+                return JSONResponse({"error": f"{exc.what} not found"}, status_code=404)
+            return JSONResponse(result)
+
+        return endpoint
+
+
+async def _value(result: JsonObject) -> JsonObject:
+    return result
+
+
+def _checked_filter(body: JsonObject) -> JsonObject:
+    if body.get("filter") is not None:
+        check_depth(body["filter"])
+    return body
+
+
+def _invalid(issues: list[JsonObject]) -> JSONResponse:
+    return JSONResponse({"success": False, "error": issues}, status_code=400)
+
+
+@contextmanager
+def serve_on_loopback(app: Any, *, graceful_shutdown_s: float = 1.0) -> Iterator[str]:
+    """Runs `app` under uvicorn on a free 127.0.0.1 port in a thread; yields its base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="off", timeout_graceful_shutdown=graceful_shutdown_s
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10.0
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("local Supermemory server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=graceful_shutdown_s + 5.0)
+        sock.close()
