@@ -1,0 +1,123 @@
+"""FastAPI dependencies as `Annotated` aliases: the principal, roles, the subject, ports.
+
+- The principal comes only from the verified bearer token.
+- The subject of a request comes from the token for agents (the path may say `me` or repeat
+  the token's own subject id; anything else is refused), and from the path for the other roles,
+  checked against their tenant: a subject of another tenant is the same 404 as no subject.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import Depends, Path, Request, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from factledger.api.auth import Principal, Role, TokenVerifier
+from factledger.api.errors import AuthenticationError, PermissionDeniedError
+from factledger.api.idempotency import (
+    Idempotency,
+    IdempotencyKeyHeader,
+    InMemoryIdempotencyStore,
+    fingerprint_of,
+    parse_key,
+)
+from factledger.api.metrics import ApiMetrics
+
+ME = "me"
+
+
+@dataclass(slots=True)
+class ApiState:
+    """What the app keeps between requests; `ports` is filled in by the lifespan."""
+
+    verifier: TokenVerifier
+    metrics: ApiMetrics
+    idempotency: InMemoryIdempotencyStore
+    ports: Any = None
+
+
+def get_state(request: Request) -> ApiState:
+    state: ApiState = request.app.state.api
+    return state
+
+
+StateDep = Annotated[ApiState, Depends(get_state)]
+
+_bearer = HTTPBearer(auto_error=False, description="A JWT issued by the platform.")
+
+
+def get_principal(
+    state: StateDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise AuthenticationError("a bearer token is required")
+    return state.verifier.verify(credentials.credentials)
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def require_roles(*roles: Role) -> Any:
+    """A dependency that admits only the given roles (and returns the principal)."""
+
+    def check(principal: PrincipalDep) -> Principal:
+        principal.require(*roles)
+        return principal
+
+    return Depends(check)
+
+
+AgentOrService = Annotated[Principal, require_roles(Role.AGENT, Role.SERVICE, Role.ADMIN)]
+Reviewer = Annotated[Principal, require_roles(Role.REVIEWER, Role.ADMIN)]
+Reader = Annotated[
+    Principal, require_roles(Role.AGENT, Role.SERVICE, Role.REVIEWER, Role.ANALYST, Role.ADMIN)
+]
+Analyst = Annotated[Principal, require_roles(Role.ANALYST, Role.REVIEWER, Role.ADMIN)]
+Operator = Annotated[Principal, require_roles(Role.ADMIN, Role.SERVICE)]
+Registrar = Annotated[Principal, require_roles(Role.SERVICE, Role.ADMIN, Role.REVIEWER)]
+
+SubjectPath = Annotated[
+    str,
+    Path(
+        alias="subject",
+        min_length=1,
+        max_length=64,
+        pattern=r"^(me|[0-9a-fA-F-]{32,36})$",
+        description="`me` (agent tokens) or the subject id.",
+        examples=["me", "3f2c1a4e-9b7d-5e21-8a0c-6d1f2b3c4d5e"],
+    ),
+]
+
+
+def path_subject_id(raw: str) -> UUID:
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise PermissionDeniedError("subject must be `me` or a subject id") from None
+
+
+def check_agent_subject(principal: Principal, raw: str, own_id: UUID) -> UUID:
+    """An agent may only name its own subject; the answer never depends on whether another
+    subject exists."""
+    if raw != ME and path_subject_id(raw) != own_id:
+        raise PermissionDeniedError("this token is bound to another subject")
+    return own_id
+
+
+async def get_idempotency(
+    request: Request,
+    response: Response,
+    state: StateDep,
+    principal: PrincipalDep,
+    key: IdempotencyKeyHeader = None,
+) -> Idempotency:
+    parsed = parse_key(key)
+    scope = None if parsed is None else (principal.tenant, principal.id, parsed)
+    return Idempotency(state.idempotency, scope, await fingerprint_of(request), response)
+
+
+IdempotencyDep = Annotated[Idempotency, Depends(get_idempotency)]
