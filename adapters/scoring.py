@@ -1,0 +1,87 @@
+"""Scoring helpers shared by the self-hosted backends: tokens, BM25 and reciprocal rank fusion.
+
+Pure functions over plain Python and numpy, so the in-memory and pgvector backends rank the
+same way and the contract suite sees the same scores from both.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from factledger.application.ports import Vectors
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+# Words too common to say anything about a match; without this every "the" is a keyword hit.
+_STOPWORD_TEXT = """
+a an and are as at be but by do does for from has have he her his i if in into is it its me my
+no not of on or our she so that the their them then there they this to us was we were what when
+where which who will with you your
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+RRF_K = 60
+
+
+def keyword_tokens(text: str) -> list[str]:
+    """Lower-cased alphanumeric words without stopwords."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+def bm25_scores(
+    query_tokens: Sequence[str],
+    documents: Sequence[Counter[str]],
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> list[float]:
+    """Okapi BM25 of each document (a term-count Counter) for the query; 0.0 means no match."""
+    n = len(documents)
+    if n == 0 or not query_tokens:
+        return [0.0] * n
+    lengths = [sum(doc.values()) for doc in documents]
+    average = (sum(lengths) / n) or 1.0
+    terms = set(query_tokens)
+    frequency = {t: sum(1 for doc in documents if t in doc) for t in terms}
+    idf = {t: math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for t, df in frequency.items()}
+    scores: list[float] = []
+    for doc, length in zip(documents, lengths, strict=True):
+        score = 0.0
+        for term in terms:
+            tf = doc.get(term, 0)
+            if tf:
+                score += idf[term] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))
+        scores.append(score)
+    return scores
+
+
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[str]], *, k: int = RRF_K
+) -> dict[str, float]:
+    """Fuses ranked id lists into scores in (0, 1]: 1.0 means first in every list.
+
+    Plain RRF sums 1/(k + rank); dividing by the best possible sum makes the score
+    comparable across queries, so a caller can still show it as a similarity-like number.
+    """
+    best = len(rankings) / (k + 1)
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    return {item: score / best for item, score in fused.items()} if best else fused
+
+
+def cosine_scores(matrix: Vectors, query: Vectors) -> Vectors:
+    """Dot products of L2-normalised rows with one L2-normalised query vector."""
+    if matrix.shape[0] == 0:
+        return np.zeros(0, dtype=np.float32)
+    scores: Vectors = matrix @ query.reshape(-1)
+    return scores
+
+
+def rank_desc(scores: Mapping[str, float]) -> list[str]:
+    """Ids by score, highest first; ties broken by id so every run orders the same way."""
+    return sorted(scores, key=lambda item: (-scores[item], item))

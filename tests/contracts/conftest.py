@@ -1,0 +1,134 @@
+"""The memory port's contract suite runs over every backend registered in `BACKENDS`.
+
+To add a backend: write an async context manager factory `(request, deps) -> MemoryBackend`
+that builds it from `deps.extractor`, `deps.embedder` and `deps.clock` on fresh, empty state,
+and append one `pytest.param(factory, id=..., marks=...)` to `BACKENDS`. `request` lets a
+factory use other fixtures (`request.getfixturevalue("postgres")`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+
+import pytest
+
+from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
+from factledger.application.extraction_types import ExtractedFact
+from factledger.application.memory_types import (
+    IngestMode,
+    Metadata,
+    Namespace,
+    ProcessingState,
+    ProcessingStatus,
+)
+from factledger.application.ports import Embedder, MemoryBackend
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.scripted_extractor import ScriptedExtractor
+
+
+@dataclass(frozen=True, slots=True)
+class BackendDeps:
+    extractor: ScriptedExtractor
+    embedder: Embedder
+    clock: ManualClock
+
+
+BackendFactory = Callable[
+    [pytest.FixtureRequest, BackendDeps], AbstractAsyncContextManager[MemoryBackend]
+]
+
+
+@asynccontextmanager
+async def in_memory_backend(
+    request: pytest.FixtureRequest, deps: BackendDeps
+) -> AsyncIterator[MemoryBackend]:
+    backend = InMemoryMemoryBackend(
+        extractor=deps.extractor, embedder=deps.embedder, clock=deps.clock
+    )
+    try:
+        yield backend
+    finally:
+        await backend.close()
+
+
+BACKENDS = [
+    pytest.param(in_memory_backend, id="in-memory"),
+]
+
+
+@pytest.fixture
+def extractor() -> ScriptedExtractor:
+    return ScriptedExtractor()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    # Lexical overlap is all the suite's scores rely on; tests pass explicit thresholds.
+    return HashingEmbedder(dimension=512)
+
+
+@pytest.fixture(params=BACKENDS)
+async def backend(
+    request: pytest.FixtureRequest,
+    extractor: ScriptedExtractor,
+    embedder: Embedder,
+    clock: ManualClock,
+) -> AsyncIterator[MemoryBackend]:
+    factory: BackendFactory = request.param
+    async with factory(request, BackendDeps(extractor, embedder, clock)) as backend:
+        yield backend
+
+
+Ingest = Callable[..., Awaitable[ProcessingStatus]]
+WaitDone = Callable[[Namespace, str], Awaitable[ProcessingStatus]]
+
+
+@pytest.fixture
+def ingest(backend: MemoryBackend, extractor: ScriptedExtractor, clock: ManualClock) -> Ingest:
+    """Scripts `facts` for `text` and ingests it as a one-message transcript (instant mode)."""
+
+    async def run(
+        ns: Namespace,
+        document_id: str,
+        text: str,
+        *facts: ExtractedFact,
+        occurred_at: datetime | None = None,
+        metadata: Metadata | None = None,
+        mode: IngestMode = IngestMode.INSTANT,
+    ) -> ProcessingStatus:
+        transcript = extractor.script(text, *facts)
+        return await backend.ingest_transcript(
+            ns,
+            document_id,
+            transcript,
+            occurred_at=occurred_at or clock.now(),
+            metadata=metadata,
+            mode=mode,
+        )
+
+    return run
+
+
+@pytest.fixture
+def wait_done(backend: MemoryBackend) -> WaitDone:
+    """Polls `processing_status` until a document settles (done or failed), 10 s at most."""
+
+    async def wait(ns: Namespace, document_id: str) -> ProcessingStatus:
+        async with asyncio.timeout(10):
+            while True:
+                status = await backend.processing_status(ns, document_id)
+                if status.state in (ProcessingState.DONE, ProcessingState.FAILED):
+                    return status
+                await asyncio.sleep(0.01)
+
+    return wait

@@ -1,0 +1,148 @@
+"""Contract: the memory graph (updates keep history, extends keep both, derives infer)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from factledger.application.memory_types import (
+    Namespace,
+    ProcessingStatus,
+    Relation,
+    RelationKind,
+    SearchQuery,
+)
+from factledger.application.ports import MemoryBackend
+from factledger.testing.scripted_extractor import deriving, extending, stated
+
+Ingest = Callable[..., Awaitable[ProcessingStatus]]
+NS = Namespace("subject-graph")
+
+
+def query(text: str, **kwargs: object) -> SearchQuery:
+    return SearchQuery(text=text, threshold=0.0, limit=10, **kwargs)  # type: ignore[arg-type]
+
+
+async def supplier_a_then_b(ingest: Ingest) -> None:
+    await ingest(
+        NS, "call-1", "We source from Supplier A", stated("f0", "Supplier is A", slot="supplier")
+    )
+    await ingest(
+        NS,
+        "call-2",
+        "We switched to Supplier B",
+        stated("f0", "Supplier is B", slot="supplier", updates=True),
+    )
+
+
+async def test_an_update_makes_b_current_and_keeps_a_as_history(
+    backend: MemoryBackend, ingest: Ingest
+) -> None:
+    await supplier_a_then_b(ingest)
+
+    current = await backend.search(NS, query("supplier"))
+    with_history = await backend.search(NS, query("supplier", include_superseded=True))
+    memories = {m.text: m for m in await backend.list_memories(NS)}
+
+    assert [h.text for h in current] == ["Supplier is B"]
+    assert current[0].is_latest
+    a, b = memories["Supplier is A"], memories["Supplier is B"]
+    assert not a.is_latest
+    assert b.is_latest
+    assert b.version == a.version + 1
+    assert Relation(RelationKind.UPDATES, a.id) in b.relations
+    assert Relation(RelationKind.UPDATES, a.id) in current[0].relations
+    assert {(h.text, h.is_latest) for h in with_history} == {
+        ("Supplier is A", False),
+        ("Supplier is B", True),
+    }
+
+
+async def test_get_memory_and_list_memories_show_the_chain(
+    backend: MemoryBackend, ingest: Ingest
+) -> None:
+    await supplier_a_then_b(ingest)
+    await ingest(
+        NS,
+        "call-3",
+        "Now we use Supplier C",
+        stated("f0", "Supplier is C", slot="supplier", updates=True),
+    )
+
+    everything = await backend.list_memories(NS)
+    latest_only = await backend.list_memories(NS, include_superseded=False)
+    c = next(m for m in everything if m.text == "Supplier is C")
+    b = await backend.get_memory(NS, next(r.memory_id for r in c.relations))
+
+    assert len(everything) == 3
+    assert [m.text for m in latest_only] == ["Supplier is C"]
+    assert c.version == 3
+    assert b.text == "Supplier is B"
+    assert not b.is_latest
+    assert b.slot == "supplier"
+    assert [r.kind for r in b.relations] == [RelationKind.UPDATES]
+
+
+async def test_an_extension_keeps_both_facts_current(
+    backend: MemoryBackend, ingest: Ingest
+) -> None:
+    await ingest(
+        NS, "call-1", "We source from Supplier A", stated("f0", "Supplier is A", slot="supplier")
+    )
+    await ingest(
+        NS,
+        "call-2",
+        "Supplier A because they deliver on Sundays",
+        extending("f0", "Supplier A delivers on Sundays", "slot:supplier"),
+    )
+
+    memories = {m.text: m for m in await backend.list_memories(NS)}
+    hits = await backend.search(NS, query("Supplier A"))
+
+    base, extension = memories["Supplier is A"], memories["Supplier A delivers on Sundays"]
+    assert base.is_latest
+    assert extension.is_latest
+    assert Relation(RelationKind.EXTENDS, base.id) in extension.relations
+    assert {h.text for h in hits} == {"Supplier is A", "Supplier A delivers on Sundays"}
+
+
+async def test_a_derivation_is_an_inference_hidden_unless_asked(
+    backend: MemoryBackend, ingest: Ingest
+) -> None:
+    await ingest(
+        NS,
+        "call-1",
+        "We have three shops and open a fourth in March",
+        stated("f0", "Has three shops", slot="shops"),
+        stated("f1", "Opens a fourth shop in March", slot="expansion"),
+        deriving("f2", "Business is growing shops", "f0", "f1"),
+    )
+
+    default = await backend.search(NS, query("shops growing"))
+    with_inferred = await backend.search(NS, query("shops growing", include_inferred=True))
+    memories = {m.text: m for m in await backend.list_memories(NS)}
+
+    derived = memories["Business is growing shops"]
+    assert derived.is_inference
+    assert {r.kind for r in derived.relations} == {RelationKind.DERIVES}
+    assert {r.memory_id for r in derived.relations} == {
+        memories["Has three shops"].id,
+        memories["Opens a fourth shop in March"].id,
+    }
+    assert all(not h.is_inference for h in default)
+    assert "Business is growing shops" not in {h.text for h in default}
+    inferred = [h for h in with_inferred if h.text == "Business is growing shops"]
+    assert len(inferred) == 1
+    assert inferred[0].is_inference
+
+
+async def test_a_condition_is_kept_verbatim(backend: MemoryBackend, ingest: Ingest) -> None:
+    await ingest(
+        NS,
+        "call-1",
+        "Maybe next quarter, if the pricing works",
+        stated("f0", "Might upgrade next quarter", condition="if the pricing works"),
+    )
+
+    (memory,) = await backend.list_memories(NS)
+
+    assert memory.condition == "if the pricing works"
