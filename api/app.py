@@ -19,6 +19,7 @@ from factledger.api.idempotency import InMemoryIdempotencyStore
 from factledger.api.metrics import ApiMetrics
 from factledger.api.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
 from factledger.api.routes_health import router as health_router
+from factledger.api.routes_subjects import router as subjects_router
 
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 PortsFactory = Callable[[], AbstractAsyncContextManager[Any]]
@@ -69,6 +70,7 @@ def create_app(
     app.state.api = state
     install_error_handlers(app)
     app.include_router(health_router)
+    app.include_router(subjects_router)
     # Added last = outermost: the request context wraps the body limit and every handler.
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=max_body_bytes)
     app.add_middleware(RequestContextMiddleware, metrics=metrics)

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Annotated, Any
 from uuid import UUID
@@ -16,7 +17,12 @@ from fastapi import Depends, Path, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from factledger.api.auth import Principal, Role, TokenVerifier
-from factledger.api.errors import AuthenticationError, PermissionDeniedError
+from factledger.api.errors import (
+    AuthenticationError,
+    InvalidParameterError,
+    PermissionDeniedError,
+    SubjectNotFoundError,
+)
 from factledger.api.idempotency import (
     Idempotency,
     IdempotencyKeyHeader,
@@ -25,6 +31,10 @@ from factledger.api.idempotency import (
     parse_key,
 )
 from factledger.api.metrics import ApiMetrics
+from factledger.application.errors import NotFoundError
+from factledger.application.ledger import Ledger
+from factledger.domain.errors import DomainError
+from factledger.domain.subject import subject_id_for
 
 ME = "me"
 
@@ -97,7 +107,7 @@ def path_subject_id(raw: str) -> UUID:
     try:
         return UUID(raw)
     except ValueError:
-        raise PermissionDeniedError("subject must be `me` or a subject id") from None
+        raise InvalidParameterError("subject", "must be `me` or a subject id") from None
 
 
 def check_agent_subject(principal: Principal, raw: str, own_id: UUID) -> UUID:
@@ -106,6 +116,45 @@ def check_agent_subject(principal: Principal, raw: str, own_id: UUID) -> UUID:
     if raw != ME and path_subject_id(raw) != own_id:
         raise PermissionDeniedError("this token is bound to another subject")
     return own_id
+
+
+def get_ledger(state: StateDep) -> Ledger:
+    ledger: Ledger = state.ports.ledger
+    return ledger
+
+
+LedgerDep = Annotated[Ledger, Depends(get_ledger)]
+
+
+def own_subject_id(principal: Principal) -> UUID:
+    """The subject an agent token is bound to, as an id."""
+    claim = principal.subject
+    if claim is None:
+        raise PermissionDeniedError("this token is not bound to a subject")
+    try:
+        if claim.subject_id is not None:
+            return UUID(claim.subject_id)
+        return subject_id_for(principal.tenant, claim.kind or "", claim.ref or "")
+    except (ValueError, DomainError):
+        raise AuthenticationError("token claim subject invalid") from None
+
+
+async def get_subject_id(principal: PrincipalDep, ledger: LedgerDep, raw: SubjectPath) -> UUID:
+    """The subject of this request, checked against the principal's tenant (404 otherwise)."""
+    if principal.role is Role.AGENT:
+        subject_id = check_agent_subject(principal, raw, own_subject_id(principal))
+    elif raw == ME:
+        raise InvalidParameterError("subject", "`me` is only for agent tokens")
+    else:
+        subject_id = path_subject_id(raw)
+    try:
+        await asyncio.to_thread(ledger.subject, principal.tenant, subject_id)
+    except NotFoundError:
+        raise SubjectNotFoundError(f"subject {raw}") from None
+    return subject_id
+
+
+SubjectIdDep = Annotated[UUID, Depends(get_subject_id)]
 
 
 async def get_idempotency(

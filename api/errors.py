@@ -25,6 +25,11 @@ from factledger.application.errors import (
     MemoryConflictError,
     NotFoundError,
 )
+from factledger.application.session_types import (
+    SessionBufferUnavailableError,
+    SessionConflictError,
+)
+from factledger.domain import errors as de
 
 log = structlog.get_logger(__name__)
 
@@ -89,6 +94,22 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     PayloadTooLargeError: 413,
     MemoryBackendError: 503,
     ServiceUnavailableError: 503,
+    # The ledger's rules: a conflict with the subject's state by default (409), bad input 422.
+    de.DomainError: 409,
+    de.ChangeNotFoundError: 404,
+    de.ConfirmationNotAllowedError: 403,
+    de.InvalidValueError: 422,
+    de.InvalidFieldNameError: 422,
+    de.UnknownFieldError: 422,
+    de.ValueTypeMismatchError: 422,
+    de.InvalidOperationError: 422,
+    de.InvalidReferenceError: 422,
+    de.InvalidSessionError: 422,
+    de.EvidenceNotFoundError: 422,
+    de.StatedWithoutEvidenceError: 422,
+    de.ConfirmationWithoutEvidenceError: 422,
+    SessionConflictError: 409,
+    SessionBufferUnavailableError: 503,
 }
 
 
