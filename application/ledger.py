@@ -1,0 +1,217 @@
+"""The subject ledger: use cases on an `eventsourcing` Application.
+
+Public API (E6 recall/sync and E7 HTTP build on it; every method is synchronous and blocking,
+so async callers wrap it in `asyncio.to_thread`):
+
+- `Ledger(env, clock=..., schemas=...)`: `env` is the library's persistence settings
+  (`PERSISTENCE_MODULE` = `eventsourcing.popo` | `eventsourcing.sqlite` | `eventsourcing.postgres`
+  and their options); `api.bootstrap` builds it from `Settings`. Close it with `close()` or
+  use it as a context manager.
+- Commands (`application.commands`) -> `CommandResult`:
+  `register_subject`, `record_session`, `propose_change`, `confirm_change` (by the subject,
+  evidence required), `approve_change` / `reject_change` (by a reviewer), `forget_field`,
+  `forget_memory`. Domain rules raise `domain.errors.DomainError` subclasses; an unknown subject
+  or one of another tenant raises `NotFoundError`; lasting contention raises `ConcurrencyError`.
+- Reads: `subject(tenant, subject_id)` loads the aggregate (for checks and tests; hot paths
+  read the projections), `subject_id_for(tenant, kind, external_ref)`.
+- Every event is also in the application's notification log, read in order by
+  `projections.follower.read_events(ledger, after=position)`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import cast
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import IntegrityError
+
+from factledger.application.clocks import SystemClock
+from factledger.application.commands import (
+    ApproveChange,
+    CommandResult,
+    ConfirmChange,
+    ForgetField,
+    ForgetMemory,
+    ProposeChange,
+    RecordSession,
+    RegisterSubject,
+    RejectChange,
+)
+from factledger.application.errors import ConcurrencyError, NotFoundError
+from factledger.application.ports import Clock
+from factledger.domain.proposal import Decision, Proposal
+from factledger.domain.provenance import Actor, ActorKind
+from factledger.domain.sessions import SessionRecord
+from factledger.domain.subject import Subject, subject_id_for
+from factledger.domain.values import OPEN_SCHEMA, JsonObject, ProfileSchema
+
+MAX_ATTEMPTS = 8
+Action = Callable[[Subject], object]
+
+
+class Ledger(Application[UUID]):
+    """The subject ledger. One instance per process; several processes may share a store."""
+
+    name = "Ledger"  # pinned: it names the PostgreSQL tables and the env prefix
+
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        clock: Clock | None = None,
+        schemas: Mapping[str, ProfileSchema] | None = None,
+    ) -> None:
+        self.clock: Clock = clock or SystemClock()
+        self.schemas: Mapping[str, ProfileSchema] = schemas or {}
+        super().__init__(env)
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def register_subject(self, cmd: RegisterSubject) -> CommandResult:
+        subject = Subject.register(cmd.tenant, cmd.kind, cmd.external_ref, at=self.clock.now())
+        try:
+            recordings = self.save(subject)
+        except IntegrityError:
+            # Already registered (a retry, or a concurrent twin): a no-op, unless the id is
+            # taken in another tenant, which the deterministic id makes impossible.
+            existing = self.subject(cmd.tenant, subject.id)
+            return self._result(existing, position=None)
+        return self._result(subject, position=recordings[-1].notification.id)
+
+    def record_session(self, cmd: RecordSession) -> CommandResult:
+        session = SessionRecord(
+            session_id=cmd.session_id,
+            channel=cmd.channel,
+            started_at=cmd.started_at,
+            ended_at=cmd.ended_at,
+            transcript=tuple(cmd.transcript),
+            summary=None if cmd.summary is None else cast("JsonObject", dict(cmd.summary)),
+            withheld_count=cmd.withheld_count,
+        )
+        return self._run(
+            cmd.tenant, cmd.subject_id, None, lambda s: s.record_session(session, at=self._now())
+        )
+
+    def propose_change(self, cmd: ProposeChange) -> CommandResult:
+        proposal = Proposal(
+            change_id=cmd.change_id,
+            field=cmd.field,
+            operation=cmd.operation,
+            value=cmd.value,
+            origin=cmd.origin,
+            proposed_by=cmd.proposed_by,
+            based_on_version=cmd.based_on_version,
+            evidence=cmd.evidence,
+            condition=cmd.condition,
+            rationale=cmd.rationale,
+            command_id=cmd.command_id,
+        )
+
+        def propose(subject: Subject) -> object:
+            schema = self.schemas.get(subject.kind, OPEN_SCHEMA)
+            return subject.propose(proposal, schema, at=self._now())
+
+        return self._run(cmd.tenant, cmd.subject_id, cmd.command_id, propose)
+
+    def confirm_change(self, cmd: ConfirmChange) -> CommandResult:
+        def confirm(subject: Subject) -> object:
+            by = Actor(ActorKind.SUBJECT, subject.external_ref)
+            decision = Decision(by=by, evidence=cmd.evidence, command_id=cmd.command_id)
+            subject.confirm(cmd.change_id, decision, at=self._now())
+            return True
+
+        return self._run(cmd.tenant, cmd.subject_id, cmd.command_id, confirm)
+
+    def approve_change(self, cmd: ApproveChange) -> CommandResult:
+        decision = Decision(by=Actor(ActorKind.STAFF, cmd.reviewer_id), command_id=cmd.command_id)
+        return self._run(
+            cmd.tenant,
+            cmd.subject_id,
+            cmd.command_id,
+            lambda s: s.confirm(cmd.change_id, decision, at=self._now()),
+        )
+
+    def reject_change(self, cmd: RejectChange) -> CommandResult:
+        decision = Decision(by=cmd.rejected_by, command_id=cmd.command_id)
+        return self._run(
+            cmd.tenant,
+            cmd.subject_id,
+            cmd.command_id,
+            lambda s: s.reject(cmd.change_id, by=decision, reason=cmd.reason, at=self._now()),
+        )
+
+    def forget_field(self, cmd: ForgetField) -> CommandResult:
+        decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
+        return self._run(
+            cmd.tenant,
+            cmd.subject_id,
+            cmd.command_id,
+            lambda s: s.forget_field(cmd.field, by=decision, reason=cmd.reason, at=self._now()),
+        )
+
+    def forget_memory(self, cmd: ForgetMemory) -> CommandResult:
+        decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
+        return self._run(
+            cmd.tenant,
+            cmd.subject_id,
+            cmd.command_id,
+            lambda s: s.forget_memory(
+                cmd.memory_id, by=decision, reason=cmd.reason, at=self._now()
+            ),
+        )
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def subject(self, tenant: str, subject_id: UUID) -> Subject:
+        """Loads a subject of this tenant; any other case is `NotFoundError` (no existence leak)."""
+        try:
+            subject = cast("Subject", self.repository.get(subject_id))
+        except AggregateNotFoundError as exc:
+            raise NotFoundError(f"subject {subject_id}") from exc
+        if subject.tenant != tenant:
+            raise NotFoundError(f"subject {subject_id}")
+        return subject
+
+    @staticmethod
+    def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
+        return subject_id_for(tenant, kind, external_ref)
+
+    # -- machinery -----------------------------------------------------------------------------
+
+    def _now(self) -> datetime:
+        return self.clock.now()
+
+    def _run(
+        self, tenant: str, subject_id: UUID, command_id: str | None, action: Action
+    ) -> CommandResult:
+        """Load, act, save; on a concurrent writer's win, reload and act again."""
+        for attempt in range(MAX_ATTEMPTS):
+            subject = self.subject(tenant, subject_id)
+            if command_id is not None and subject.has_seen(command_id):
+                return self._result(subject, position=None)
+            action(subject)
+            if not subject.pending_events:
+                return self._result(subject, position=None)
+            try:
+                recordings = self.save(subject)
+            except IntegrityError:
+                # Jittered backoff: writers that collided should not collide again in lockstep.
+                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))  # noqa: S311
+                continue
+            return self._result(subject, position=recordings[-1].notification.id)
+        raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
+
+    @staticmethod
+    def _result(subject: Subject, *, position: int | None) -> CommandResult:
+        return CommandResult(
+            subject_id=subject.id,
+            applied=position is not None,
+            position=position,
+            subject_version=subject.version,
+            profile_version=subject.profile_version,
+        )
