@@ -1,0 +1,267 @@
+"""Recall: dated notes, confirmed facts only, and failing open within the budget."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import cast
+
+import pytest
+
+from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
+from factledger.application.extraction_types import ExtractedFact
+from factledger.application.memory_types import RelationKind
+from factledger.application.notes import render_context, render_recall
+from factledger.application.ports import MemoryBackend
+from factledger.application.recall import Recall, RecallPorts
+from factledger.application.recall_policy import RecallPolicies, RecallPolicy
+from factledger.application.recall_sources import OpenProposal, ProfileEntry, SessionDigest
+from factledger.application.recall_types import Degraded, NoteKind
+from factledger.application.sync_ids import namespace_for, transcript_document_id
+from factledger.domain.transcript import Channel, Message, Role
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.scripted_extractor import ScriptedExtractor
+from factledger.testing.stalling_backend import INCIDENT_STALL_S, Fault, StallingBackend
+
+SUBJECT = uuid.UUID("00000000-0000-0000-0000-0000000000c1")
+JAN = datetime(2026, 1, 14, 9, 0, tzinfo=UTC)
+MAR = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)
+JAN_TEXT = "We work with Supplier A at the moment."
+MAR_TEXT = 'We moved to "Supplier B" last week.'
+POLICY = RecallPolicy(threshold=0.3)
+
+
+class FixedSources:
+    """The ledger's read side with fixed data; `stall_s` delays every call."""
+
+    def __init__(self, *, stall_s: float = 0.0, fail: bool = False) -> None:
+        self.stall_s, self.fail = stall_s, fail
+        self.digests = {
+            "wa-jan": SessionDigest("wa-jan", Channel.WHATSAPP, JAN, {"text": "intro call"}),
+            "call-mar": SessionDigest("call-mar", Channel.VOICE, MAR, {"topic": "supplier change"}),
+        }
+        self.transcripts = {
+            "wa-jan": [Message(Role.SUBJECT, JAN_TEXT)],
+            "call-mar": [Message(Role.AGENT, "Hi!"), Message(Role.SUBJECT, MAR_TEXT)],
+        }
+
+    async def _wait(self) -> None:
+        await asyncio.sleep(self.stall_s)
+        if self.fail:
+            raise RuntimeError("read side down")
+
+    async def confirmed_profile(self, subject_id: uuid.UUID) -> Sequence[ProfileEntry]:
+        await self._wait()
+        return [ProfileEntry("supplier", "Supplier B", None, False, MAR, "call-mar")]
+
+    async def recent_sessions(
+        self, subject_id: uuid.UUID, *, limit: int
+    ) -> Sequence[SessionDigest]:
+        await self._wait()
+        return [self.digests["call-mar"], self.digests["wa-jan"]][:limit]
+
+    async def open_proposals(self, subject_id: uuid.UUID, *, limit: int) -> Sequence[OpenProposal]:
+        await self._wait()
+        change = uuid.UUID("00000000-0000-0000-0000-00000000c0de")
+        return [
+            OpenProposal(
+                change,
+                "purchase_intent",
+                "next quarter",
+                "if the pricing works",
+                False,
+                JAN,
+                "wa-jan",
+            )
+        ]
+
+    async def sessions(
+        self, subject_id: uuid.UUID, session_ids: Sequence[str]
+    ) -> Mapping[str, SessionDigest]:
+        await self._wait()
+        return {i: self.digests[i] for i in session_ids if i in self.digests}
+
+    async def transcript(self, subject_id: uuid.UUID, session_id: str) -> Sequence[Message]:
+        await self._wait()
+        return self.transcripts.get(session_id, [])
+
+
+async def seeded_backend() -> InMemoryMemoryBackend:
+    extractor = ScriptedExtractor()
+    backend = InMemoryMemoryBackend(
+        extractor=extractor, embedder=HashingEmbedder(), clock=ManualClock(MAR)
+    )
+    jan = [Message(Role.SUBJECT, JAN_TEXT)]
+    mar = [Message(Role.AGENT, "Hi!"), Message(Role.SUBJECT, MAR_TEXT)]
+    extractor.script_transcript(jan, ExtractedFact("f0", "works with Supplier A", "supplier", (0,)))
+    extractor.script_transcript(
+        mar,
+        ExtractedFact("f0", "works with Supplier B", "supplier", (1,), RelationKind.UPDATES),
+        ExtractedFact("f1", "unhappy with Supplier B prices", None, (1,), is_inference=True),
+    )
+    ns = namespace_for(SUBJECT)
+    for session_id, channel, when, transcript in (
+        ("wa-jan", Channel.WHATSAPP, JAN, jan),
+        ("call-mar", Channel.VOICE, MAR, mar),
+    ):
+        await backend.ingest_transcript(
+            ns,
+            transcript_document_id(SUBJECT, session_id),
+            transcript,
+            occurred_at=when,
+            metadata={"session_id": session_id, "channel": channel.value},
+        )
+    return backend
+
+
+def recall_with(
+    backend: MemoryBackend | None,
+    sources: FixedSources | None = None,
+    policy: RecallPolicy = POLICY,
+    tenants: Mapping[str, RecallPolicy] | None = None,
+) -> Recall:
+    policies = RecallPolicies(default=policy, tenants=tenants or {})
+    return Recall(RecallPorts(backend, sources or FixedSources(), policies))
+
+
+async def test_recall_returns_dated_notes_without_quotes_and_the_superseded_fact() -> None:
+    recall = recall_with(await seeded_backend())
+    result = await recall.recall(SUBJECT, "works with supplier")
+    assert result.degraded is None
+    texts = [n.text for n in result.notes]
+    assert texts == ["works with Supplier B, previously Supplier A"]
+    note = result.notes[0]
+    assert (note.on, note.channel) == (MAR.date(), Channel.VOICE)
+    assert note.origin.kind is NoteKind.MEMORY
+    assert note.origin.session_id == "call-mar"
+    rendered = render_recall(result)
+    assert "2026-03-12, voice call: works with Supplier B, previously Supplier A" in rendered
+    # the verbatim excerpt is separate, attributed, and the only place with quotation marks
+    assert [e.text for e in result.excerpts] == [MAR_TEXT]
+    assert "Subject, 2026-03-12, voice call: \u201c" in rendered
+    assert all('"' not in n.text for n in result.notes)
+
+
+async def test_inferred_facts_are_excluded_unless_the_tenant_asks() -> None:
+    backend = await seeded_backend()
+    relaxed = RecallPolicy(threshold=0.2, include_inferred=True)
+    recall = recall_with(backend, tenants={"analysts": relaxed})
+    default = await recall.recall(SUBJECT, "unhappy with Supplier B prices")
+    assert all(not n.origin.inferred for n in default.notes)
+    analysts = await recall.recall(SUBJECT, "unhappy with Supplier B prices", tenant="analysts")
+    assert any(n.origin.inferred for n in analysts.notes)
+
+
+async def test_limit_is_honoured() -> None:
+    recall = recall_with(await seeded_backend(), policy=RecallPolicy(threshold=0.0, limit=1))
+    result = await recall.recall(SUBJECT, "supplier")
+    assert len(result.notes) <= 1
+
+
+async def test_a_38_second_stall_costs_at_most_the_budget() -> None:
+    stalling = StallingBackend(await seeded_backend(), fault=Fault.STALL)
+    recall = recall_with(stalling, policy=RecallPolicy(threshold=0.3, recall_budget_s=0.3))
+    started = time.perf_counter()
+    result = await recall.recall(SUBJECT, "works with supplier")
+    elapsed = time.perf_counter() - started
+    assert stalling.stall_s == INCIDENT_STALL_S
+    assert result.degraded is Degraded.TIMEOUT
+    assert result.notes == ()
+    assert elapsed < 0.3 + 0.5  # a generous bound: the call returned at the deadline
+    await asyncio.sleep(0)  # let the cancellation land
+    assert stalling.cancelled == 1
+
+
+async def test_a_stall_in_the_second_step_keeps_what_the_first_found() -> None:
+    stalling = StallingBackend(
+        await seeded_backend(), fault=Fault.STALL, faulty_calls=frozenset({"get_memory"})
+    )
+    recall = recall_with(stalling, policy=RecallPolicy(threshold=0.3, recall_budget_s=0.3))
+    result = await recall.recall(SUBJECT, "works with supplier")
+    assert result.degraded is Degraded.TIMEOUT
+    assert [n.text for n in result.notes] == ["works with Supplier B"]
+
+
+async def test_a_backend_error_fails_open() -> None:
+    failing = StallingBackend(await seeded_backend(), fault=Fault.RAISE)
+    result = await recall_with(failing).recall(SUBJECT, "works with supplier")
+    assert result.degraded is Degraded.BACKEND_ERROR
+    assert result.notes == ()
+
+
+async def test_disabled_memory_returns_at_once() -> None:
+    stalling = StallingBackend(await seeded_backend(), fault=Fault.STALL)
+    recall = recall_with(stalling, tenants={"off": RecallPolicy(enabled=False)})
+    result = await recall.recall(SUBJECT, "supplier", tenant="off")
+    context = await recall.session_context(SUBJECT, topic="supplier", tenant="off")
+    assert result.degraded is Degraded.DISABLED
+    assert context.degraded is Degraded.DISABLED
+    assert stalling.calls == 0
+    no_backend = await recall_with(None).recall(SUBJECT, "supplier")
+    assert no_backend.degraded is Degraded.DISABLED
+
+
+async def test_session_context_separates_facts_from_things_to_ask() -> None:
+    recall = recall_with(await seeded_backend())
+    context = await recall.session_context(SUBJECT, topic="works with supplier")
+    assert context.degraded is None
+    assert [(n.text, n.on, n.channel) for n in context.profile] == [
+        ("supplier: Supplier B", MAR.date(), Channel.VOICE)
+    ]
+    assert [n.text for n in context.to_confirm] == [
+        "purchase intent: next quarter, if the pricing works (stated, unconfirmed)"
+    ]
+    assert [n.origin.kind for n in context.to_confirm] == [NoteKind.PROPOSAL]
+    assert [n.text for n in context.recent_sessions] == ["topic: supplier change", "intro call"]
+    assert [n.text for n in context.memories] == ["works with Supplier B, previously Supplier A"]
+    rendered = render_context(context)
+    assert rendered.index("Confirmed profile:") < rendered.index("Unconfirmed, ask the subject")
+    assert "- 2026-01-14, WhatsApp: purchase intent: next quarter" in rendered
+
+
+async def test_session_context_fails_open_per_lookup() -> None:
+    stalling = StallingBackend(await seeded_backend(), fault=Fault.STALL)
+    policy = RecallPolicy(threshold=0.3, context_budget_s=0.3)
+    context = await recall_with(stalling, policy=policy).session_context(
+        SUBJECT, topic="works with supplier"
+    )
+    assert context.degraded is Degraded.TIMEOUT
+    assert context.degraded_lookups == ("memories",)
+    assert [n.text for n in context.profile] == ["supplier: Supplier B"]
+
+
+async def test_a_failing_read_side_is_reported_not_raised() -> None:
+    recall = recall_with(await seeded_backend(), sources=FixedSources(fail=True))
+    context = await recall.session_context(SUBJECT)
+    assert context.degraded is Degraded.SOURCE_ERROR
+    assert set(context.degraded_lookups) == {"profile", "sessions"}
+
+
+async def test_recall_runs_alongside_other_retrieval() -> None:
+    stalling = StallingBackend(await seeded_backend(), fault=Fault.STALL)
+    recall = recall_with(stalling, policy=RecallPolicy(recall_budget_s=0.2))
+
+    async def other_retrieval() -> str:
+        await asyncio.sleep(0.05)
+        return "docs"
+
+    memory, docs = await asyncio.gather(recall.recall(SUBJECT, "supplier"), other_retrieval())
+    assert docs == "docs"
+    assert memory.degraded is Degraded.TIMEOUT
+
+
+async def test_cancelling_the_caller_cancels_the_lookups() -> None:
+    stalling = StallingBackend(await seeded_backend(), fault=Fault.STALL)
+    recall = recall_with(stalling, policy=RecallPolicy(recall_budget_s=30))
+    task = asyncio.create_task(recall.recall(SUBJECT, "supplier"))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0)
+    assert stalling.cancelled == 1
+    assert cast("int", stalling.calls) == 1
