@@ -21,11 +21,12 @@ _CLAUSE_SUBJECT = re.compile(
     r"^\s*(?:I|we|they|it|you|there|he|she|our|my|their|the|this|that|[A-Z][a-z]+)\b"
 )
 _INTERJECTION = re.compile(
-    r"^(?:(?:wow|oh|ooh|hey|hi|hello|yeah|yes|yep|well|ok|okay|haha|lol|omg|aww*|ah|hmm+|so|"
-    r"thanks|thank you)\b[\s,!.]*)+",
+    r"^(?:(?:wow|oh|ooh|hey|hi|hello|yeah|yes|yep|no|nope|nah|well|ok|okay|haha|lol|omg|aww*|"
+    r"ah|hmm+|so|sure|great|cool|perfect|right|thanks|thank you)\b"
+    r"(?:\s+(?-i:[A-Z][a-z]+)\b)?[\s,!.]*)+",  # "Hello Tom," greets someone by name
     re.IGNORECASE,
 )
-_VOCATIVE = re.compile(r",\s*[A-Z][a-z]+[\s!.?]*$")
+_VOCATIVE = re.compile(r",\s*(?:[A-Z][a-z]+|thanks|thank you)[\s!.?]*$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,12 @@ from typing import Literal
 import structlog
 from pydantic import BaseModel
 
-from factledger.adapters.rule_clauses import Clauses, is_filler, split_clauses
+from factledger.adapters.rule_clauses import (
+    Clauses,
+    is_filler,
+    split_clauses,
+    without_interjection,
+)
 from factledger.adapters.rule_dates import DateMention, annotate, find_dates, strip_dates
 from factledger.adapters.rule_guidance import Guidance, SlotPattern, SlotSpec, load_guidance
 from factledger.adapters.rule_links import Draft, derive, update_targets
@@ -41,6 +47,8 @@ from factledger.domain.transcript import Message, Role
 log = structlog.get_logger()
 
 MIN_STATEMENT_WORDS = 3
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|us|our)\b", re.I)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours)\b", re.IGNORECASE)
 
 
 class RuleExtractorSettings(BaseModel):
@@ -74,6 +82,14 @@ class _SlotMatch:
     start: int
     end: int
     value: str
+
+
+def _is_statement(text: str) -> bool:
+    """Says something about the subject: enough words, and not only about the listener."""
+    core = without_interjection(text)
+    if word_count(core) < MIN_STATEMENT_WORDS:
+        return False
+    return not (_SECOND_PERSON.search(core) and not _FIRST_PERSON.search(core))
 
 
 class RuleExtractor:
@@ -140,7 +156,7 @@ class RuleExtractor:
             draft = Draft("", text, f"intent:{value_key(topic)}", [index - 1, index])
             draft.condition = clauses.condition or clauses.hedge
             return [run.add(draft)]
-        if word_count(bare) < MIN_STATEMENT_WORDS or not clauses.body:
+        if not _is_statement(bare) or not clauses.body:
             return []
         body_dates = find_dates(clauses.body, anchor)
         text = third_person(annotate(clauses.body, body_dates))
@@ -188,7 +204,8 @@ class RuleExtractor:
             slot = f"intent:{slot}"  # a hedged state is only an intent, never the new state
         draft = Draft("", text, slot, [index], condition=clauses.condition or clauses.hedge)
         if not clauses.tentative:
-            changed = self.guidance.update_markers.search(clauses.statement) is not None
+            marked = self.guidance.update_markers.search(clauses.statement) is not None
+            changed = match.spec.update_markers and marked
             targets = update_targets(slot, run.drafts, run.known)
             if changed or targets:
                 draft.relation, draft.related_to = RelationKind.UPDATES, targets

@@ -54,6 +54,7 @@ class SlotSpec:
     name: str
     single_valued: bool
     patterns: tuple[SlotPattern, ...]
+    update_markers: bool = True  # whether "now", "switched", ... make its facts updates
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +133,10 @@ def _slot(entry: Any) -> SlotSpec:
             raise GuidanceError(f"slots.{name}: a pattern does not capture (?P<value>...)")
         patterns.append(SlotPattern(regex=regex, text=str(item["text"])))
     return SlotSpec(
-        name=name, single_valued=bool(entry.get("single_valued", True)), patterns=tuple(patterns)
+        name=name,
+        single_valued=bool(entry.get("single_valued", True)),
+        patterns=tuple(patterns),
+        update_markers=bool(entry.get("update_markers", True)),
     )
 
 
