@@ -1,0 +1,99 @@
+"""The default ONNX embedder: pinned files, semantic similarity, batching, normalisation."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from factledger.adapters.onnx_embedder import (
+    ModelIntegrityError,
+    OnnxEmbedder,
+    OnnxModelFiles,
+)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> OnnxEmbedder:
+    return OnnxEmbedder()
+
+
+async def test_the_default_model_gives_384_unit_vectors(embedder: OnnxEmbedder) -> None:
+    vectors = await embedder.embed(["The cat sits on the mat", "Quarterly tax deadline"])
+
+    assert embedder.dimension == 384
+    assert embedder.model_id == "all-MiniLM-L6-v2-onnx-int8"
+    assert vectors.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+async def test_paraphrases_score_above_unrelated_sentences(embedder: OnnxEmbedder) -> None:
+    triples = [
+        (
+            "We switched to a new packaging supplier",
+            "They changed their box vendor",
+            "The football match ended in a draw",
+        ),
+        (
+            "My daughter starts school in September",
+            "Her child begins classes in the autumn",
+            "The server needs more memory",
+        ),
+        (
+            "I am allergic to peanuts",
+            "Nuts give me a bad reaction",
+            "Our budget for the warehouse is 40k",
+        ),
+    ]
+    for anchor, similar, unrelated in triples:
+        a, s, u = await embedder.embed([anchor, similar, unrelated])
+        assert float(a @ s) > float(a @ u) + 0.2
+
+
+async def test_batches_give_the_same_vectors_as_single_texts(embedder: OnnxEmbedder) -> None:
+    texts = [f"sentence number {n} about {'coffee ' * (n % 7)}" for n in range(70)]
+
+    batched = await embedder.embed(texts)
+    single = np.vstack([await embedder.embed([t]) for t in texts[:5]])
+
+    assert batched.shape == (70, 384)
+    assert np.allclose(batched[:5], single, atol=1e-4)
+
+
+async def test_long_texts_are_truncated_not_rejected(embedder: OnnxEmbedder) -> None:
+    vectors = await embedder.embed(["word " * 2_000])
+
+    assert vectors.shape == (1, 384)
+    assert np.isfinite(vectors).all()
+
+
+async def test_an_empty_list_embeds_to_no_rows(embedder: OnnxEmbedder) -> None:
+    assert (await embedder.embed([])).shape == (0, 384)
+
+
+def test_a_model_file_with_another_sha256_is_refused(tmp_path: Path) -> None:
+    default = OnnxModelFiles.default()
+    shutil.copy(default.tokenizer, tmp_path / "tokenizer.json")
+    (tmp_path / "model.onnx").write_bytes(b"not the pinned model")
+
+    with pytest.raises(ModelIntegrityError):
+        OnnxEmbedder(OnnxModelFiles.from_directory(tmp_path, model_sha256=default.model_sha256))
+
+
+def test_a_directory_without_a_model_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ModelIntegrityError):
+        OnnxEmbedder(OnnxModelFiles.from_directory(tmp_path))
+
+
+async def test_a_user_model_directory_loads(tmp_path: Path, embedder: OnnxEmbedder) -> None:
+    default = OnnxModelFiles.default()
+    shutil.copy(default.model, tmp_path / "model.onnx")
+    shutil.copy(default.tokenizer, tmp_path / "tokenizer.json")
+
+    own = OnnxEmbedder(OnnxModelFiles.from_directory(tmp_path))
+    text = ["Supplier B delivers on Sundays"]
+
+    assert own.model_id == f"onnx:{tmp_path.name}"
+    assert np.allclose(await own.embed(text), await embedder.embed(text), atol=1e-6)
