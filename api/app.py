@@ -18,7 +18,11 @@ from factledger.api.errors import install_error_handlers
 from factledger.api.idempotency import InMemoryIdempotencyStore
 from factledger.api.metrics import ApiMetrics
 from factledger.api.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
+from factledger.api.routes_forget import router as forget_router
 from factledger.api.routes_health import router as health_router
+from factledger.api.routes_proposals import router as proposals_router
+from factledger.api.routes_recall import router as recall_router
+from factledger.api.routes_sessions import router as sessions_router
 from factledger.api.routes_subjects import router as subjects_router
 
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
@@ -70,7 +74,14 @@ def create_app(
     app.state.api = state
     install_error_handlers(app)
     app.include_router(health_router)
-    app.include_router(subjects_router)
+    for router in (
+        subjects_router,
+        sessions_router,
+        recall_router,
+        proposals_router,
+        forget_router,
+    ):
+        app.include_router(router)
     # Added last = outermost: the request context wraps the body limit and every handler.
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=max_body_bytes)
     app.add_middleware(RequestContextMiddleware, metrics=metrics)

@@ -33,6 +33,8 @@ from factledger.api.idempotency import (
 from factledger.api.metrics import ApiMetrics
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger import Ledger
+from factledger.application.ports import SessionBuffer
+from factledger.application.sessions import ShortTermMemory
 from factledger.domain.errors import DomainError
 from factledger.domain.subject import subject_id_for
 
@@ -124,6 +126,20 @@ def get_ledger(state: StateDep) -> Ledger:
 
 
 LedgerDep = Annotated[Ledger, Depends(get_ledger)]
+
+
+def get_sessions(state: StateDep) -> ShortTermMemory:
+    sessions: ShortTermMemory = state.ports.sessions
+    return sessions
+
+
+def get_session_buffer(state: StateDep) -> SessionBuffer:
+    buffer: SessionBuffer = state.ports.session_buffer
+    return buffer
+
+
+SessionsDep = Annotated[ShortTermMemory, Depends(get_sessions)]
+SessionBufferDep = Annotated[SessionBuffer, Depends(get_session_buffer)]
 
 
 def own_subject_id(principal: Principal) -> UUID:

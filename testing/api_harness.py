@@ -20,7 +20,7 @@ from factledger.api.auth import AuthSettings, JwtKeySettings, Role, SubjectClaim
 from factledger.api.auth import mint_token as sign
 from factledger.application.commands import RecordSession
 from factledger.application.ledger import Ledger
-from factledger.application.ports import Clock
+from factledger.application.ports import Clock, SessionBuffer
 from factledger.application.session_types import SessionRecording
 from factledger.application.sessions import SessionPorts, ShortTermMemory
 
@@ -60,6 +60,7 @@ class LedgerSessionRecorder:
 class HarnessPorts:
     ledger: Ledger
     sessions: ShortTermMemory
+    session_buffer: SessionBuffer
     clock: Clock
     recall: Any = None
     views: Any = None
@@ -70,15 +71,16 @@ class HarnessPorts:
 def build_ports(clock: Clock) -> HarnessPorts:
     ledger = Ledger(popo_env(), clock=clock)
     recorder = LedgerSessionRecorder(ledger, {})
+    buffer = InMemorySessionBuffer()
     sessions = ShortTermMemory(
         SessionPorts(
-            buffer=InMemorySessionBuffer(),
+            buffer=buffer,
             safety=RuleBasedSafetyFilter(),
             recorder=recorder,
             clock=clock,
         )
     )
-    return HarnessPorts(ledger=ledger, sessions=sessions, clock=clock)
+    return HarnessPorts(ledger=ledger, sessions=sessions, session_buffer=buffer, clock=clock)
 
 
 def token(

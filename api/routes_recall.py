@@ -1,0 +1,55 @@
+"""`context` (start of a session) and `recall` (every turn). Both fail open: a slow or failing
+memory backend yields a `degraded` answer within the budget, never an error."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+
+from factledger.api.deps import AgentOrService, StateDep, SubjectIdDep
+from factledger.api.errors import ServiceUnavailableError
+from factledger.api.schemas_common import ERRORS
+from factledger.api.schemas_recall import ContextIn, ContextOut, RecallIn, RecallOut
+from factledger.application.notes import render_context, render_recall
+from factledger.application.recall import Recall
+
+router = APIRouter(prefix="/v1/subjects/{subject}", tags=["recall"], responses=ERRORS)  # type: ignore[arg-type]
+
+
+def get_recall(state: StateDep) -> Recall:
+    recall: Recall | None = getattr(state.ports, "recall", None)
+    if recall is None:
+        raise ServiceUnavailableError("recall is not configured")
+    return recall
+
+
+RecallDep = Annotated[Recall, Depends(get_recall)]
+
+
+@router.post("/context", summary="What the agent should know at the start of a session (2 s)")
+async def context(
+    body: ContextIn,
+    principal: AgentOrService,
+    subject_id: SubjectIdDep,
+    recall: RecallDep,
+    state: StateDep,
+) -> ContextOut:
+    result = await recall.session_context(subject_id, topic=body.topic, tenant=principal.tenant)
+    if result.degraded is not None:
+        state.metrics.count_degraded("context", result.degraded.value)
+    return ContextOut.of(result, render_context(result))
+
+
+@router.post("/recall", summary="Memories relevant to this turn (1 s, fails open)")
+async def recall_turn(
+    body: RecallIn,
+    principal: AgentOrService,
+    subject_id: SubjectIdDep,
+    recall: RecallDep,
+    state: StateDep,
+) -> RecallOut:
+    result = await recall.recall(subject_id, body.query, tenant=principal.tenant)
+    if result.degraded is not None:
+        state.metrics.count_degraded("recall", result.degraded.value)
+    return RecallOut.of(result, render_recall(result))
