@@ -149,7 +149,8 @@ async def test_a_session_of_one_subject_is_invisible_to_another(http: httpx.Asyn
     message = {"role": "subject", "text": "hello"}
     intruder = await http.post(url, json=message, headers=OWNER_AGENT)
     assert intruder.status_code == 404
-    assert (await http.get("/v1/subjects/me/sessions/wa-shared", headers=OWNER_AGENT)).status_code == 404
+    peek = await http.get("/v1/subjects/me/sessions/wa-shared", headers=OWNER_AGENT)
+    assert peek.status_code == 404
     ended = await http.post("/v1/subjects/me/sessions/wa-shared/end", json={}, headers=OWNER_AGENT)
     assert ended.status_code == 404
     mine = await ok(await http.get("/v1/subjects/me/sessions/wa-shared", headers=AGENT))
