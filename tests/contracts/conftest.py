@@ -28,6 +28,7 @@ from factledger.application.memory_types import (
 )
 from factledger.application.ports import Embedder, MemoryBackend
 from factledger.testing.manual_clock import ManualClock
+from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.scripted_extractor import ScriptedExtractor
 
 
@@ -56,8 +57,23 @@ async def in_memory_backend(
         await backend.close()
 
 
+@asynccontextmanager
+async def pgvector_memory_backend(
+    request: pytest.FixtureRequest, deps: BackendDeps
+) -> AsyncIterator[MemoryBackend]:
+    # A fresh schema per test on the session's embedded server (see testing/pgvector_support).
+    async with pgvector_backend(
+        request.getfixturevalue("postgres"),
+        embedder=deps.embedder,
+        extractor=deps.extractor,
+        clock=deps.clock,
+    ) as backend:
+        yield backend
+
+
 BACKENDS = [
     pytest.param(in_memory_backend, id="in-memory"),
+    pytest.param(pgvector_memory_backend, id="pgvector", marks=pytest.mark.integration),
 ]
 
 

@@ -1,0 +1,163 @@
+"""Search SQL of the pgvector backend: exact per-namespace vector search by default, the partial
+HNSW index for namespaces that have one, and hybrid search fusing vector similarity with
+PostgreSQL full-text ranking by reciprocal rank fusion (RRF)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+
+from factledger.adapters.pgvector_filters import compile_filter, metadata_from_json
+from factledger.application.memory_types import (
+    HitKind,
+    Namespace,
+    Relation,
+    RelationKind,
+    SearchHit,
+    SearchQuery,
+)
+
+RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very top ranks
+HNSW_EF_SEARCH = 100
+
+_MEMORY_COLUMNS = sql.SQL(
+    "id, text, is_latest, is_inference, "
+    "(is_forgotten OR (expires_at IS NOT NULL AND expires_at <= %s)) AS is_forgotten, "
+    "occurred_at, document_id, relations, metadata, source_indexes"
+)
+_CHUNK_COLUMNS = sql.SQL(
+    "chunk_id AS id, text, true AS is_latest, false AS is_inference, false AS is_forgotten, "
+    "occurred_at, source_id AS document_id, '[]'::jsonb AS relations, metadata, "
+    "'{}'::integer[] AS source_indexes"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPlan:
+    """One ranked candidate list to fetch: from which table, ranked how."""
+
+    table: str  # "memories" or "chunks"
+    by_text: bool  # full-text ranking instead of vector similarity
+    limit: int
+
+
+async def ranked(
+    conn: psycopg.AsyncConnection[Any],
+    namespace: Namespace,
+    query: SearchQuery,
+    vector: np.ndarray[Any, Any],
+    plan: SearchPlan,
+    *,
+    now: datetime,
+    ann: bool,
+) -> list[dict[str, Any]]:
+    """Fetches one candidate list, best first. Rows carry `score` (cosine similarity, at least
+    the threshold) or, by text, `text_rank` (PostgreSQL's cover-density rank, above zero)."""
+    memories = plan.table == "memories"
+    visible, params = _visibility(query, memories, now)
+    where_filter, filter_params = compile_filter(query.filters, sql.SQL("metadata"))
+    # A partial HNSW index is only usable when the planner sees the namespace as a constant;
+    # the namespace matched NAMESPACE_PATTERN, and RLS still binds the transaction to it.
+    ns = sql.Literal(namespace) if ann else sql.Placeholder()
+    head: list[Any] = [now] if memories else []
+    by_text = plan.by_text
+    rank = sql.SQL(", ts_rank_cd(tsv, websearch_to_tsquery('english', %s)) AS text_rank")
+    match = sql.SQL(" AND tsv @@ websearch_to_tsquery('english', %s)")
+    base = sql.SQL(
+        "SELECT {cols}, 1 - (embedding <=> %b) AS score{rank} FROM {t} "
+        "WHERE namespace = {ns} AND {vis} AND {f}{match}"
+    ).format(
+        cols=_MEMORY_COLUMNS if memories else _CHUNK_COLUMNS,
+        rank=rank if by_text else sql.SQL(""),
+        t=sql.Identifier(plan.table),
+        ns=ns,
+        vis=visible,
+        f=where_filter,
+        match=match if by_text else sql.SQL(""),
+    )
+    args: list[Any] = [*head, vector, *([query.text] if by_text else [])]
+    args += [*([] if ann else [namespace]), *params, *filter_params]
+    if by_text:
+        statement = sql.SQL("{} ORDER BY text_rank DESC, id LIMIT %s").format(base)
+        args += [query.text, plan.limit]
+    else:
+        statement = sql.SQL(
+            "SELECT * FROM ({} ORDER BY embedding <=> %b LIMIT %s) AS c "
+            "WHERE c.score >= %s ORDER BY c.score DESC, c.id"
+        ).format(base)
+        args += [vector, plan.limit, query.threshold]
+    if ann and not plan.by_text:
+        # Filters (latest, forgotten, metadata) apply after the index scan; iterative scans
+        # keep fetching candidates until enough rows pass them.
+        await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        await conn.execute(
+            sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(HNSW_EF_SEARCH))
+        )
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(statement, args)
+        return await cur.fetchall()
+
+
+def _visibility(
+    query: SearchQuery, memories: bool, now: datetime
+) -> tuple[sql.Composable, list[Any]]:
+    if not memories:
+        return sql.SQL("TRUE"), []
+    parts: list[sql.Composable] = [sql.SQL("TRUE")]
+    params: list[Any] = []
+    if not query.include_inferred:
+        parts.append(sql.SQL("NOT is_inference"))
+    if not query.include_superseded:
+        parts.append(sql.SQL("is_latest"))
+    if not query.include_forgotten:
+        parts.append(sql.SQL("NOT is_forgotten AND (expires_at IS NULL OR expires_at > %s)"))
+        params.append(now)
+    return sql.SQL(" AND ").join(parts), params
+
+
+def merge(lists: list[list[dict[str, Any]]], key: str) -> list[dict[str, Any]]:
+    """Merges per-table candidate lists into one ranking by `key`, best first."""
+    rows = [row for rows in lists for row in rows]
+    return sorted(rows, key=lambda r: (-r[key], r["kind"], r["id"]))
+
+
+def fuse(lists: list[list[dict[str, Any]]], limit: int) -> list[tuple[dict[str, Any], float]]:
+    """Reciprocal rank fusion; the fused score is scaled so that ranking first in every list
+    scores 1.0, and hits come back best first."""
+    fused: dict[tuple[str, str], float] = {}
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for candidates in lists:
+        for rank, row in enumerate(candidates, start=1):
+            key = (row["kind"], row["id"])
+            fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank)
+            rows.setdefault(key, row)
+    best = len(lists) / (RRF_K + 1)
+    order = sorted(fused, key=lambda k: (-fused[k], k))
+    return [(rows[k], min(1.0, fused[k] / best)) for k in order[:limit]]
+
+
+def to_hit(row: dict[str, Any], kind: HitKind, score: float) -> SearchHit:
+    return SearchHit(
+        id=row["id"],
+        text=row["text"],
+        score=float(score),
+        kind=kind,
+        is_latest=row["is_latest"],
+        is_inference=row["is_inference"],
+        occurred_at=row["occurred_at"],
+        document_id=row["document_id"],
+        relations=relations_from_json(row["relations"]),
+        is_forgotten=row["is_forgotten"],
+        metadata=metadata_from_json(row["metadata"]),
+        source_indexes=tuple(row["source_indexes"]),
+    )
+
+
+def relations_from_json(raw: list[dict[str, str]]) -> tuple[Relation, ...]:
+    return tuple(Relation(RelationKind(r["kind"]), r["memory_id"]) for r in raw)
