@@ -10,6 +10,8 @@ from importlib.metadata import version as installed_version
 
 import typer
 
+from factledger.api import cli_memory
+
 app = typer.Typer(
     name="factledger",
     help="Event-sourced memory for AI agents.",
@@ -27,6 +29,9 @@ def root() -> None:
 def version() -> None:
     """Print the installed version."""
     typer.echo(installed_version("factledger"))
+
+
+cli_memory.register(app)
 
 
 def main() -> None:
