@@ -18,8 +18,12 @@ from factledger.api.errors import install_error_handlers
 from factledger.api.idempotency import InMemoryIdempotencyStore
 from factledger.api.metrics import ApiMetrics
 from factledger.api.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
+from factledger.api.routes_dead_letters import router as dead_letters_router
+from factledger.api.routes_events import router as events_router
 from factledger.api.routes_forget import router as forget_router
 from factledger.api.routes_health import router as health_router
+from factledger.api.routes_profile import queue_router
+from factledger.api.routes_profile import router as profile_router
 from factledger.api.routes_proposals import router as proposals_router
 from factledger.api.routes_recall import router as recall_router
 from factledger.api.routes_sessions import router as sessions_router
@@ -80,6 +84,10 @@ def create_app(
         recall_router,
         proposals_router,
         forget_router,
+        profile_router,
+        queue_router,
+        events_router,
+        dead_letters_router,
     ):
         app.include_router(router)
     # Added last = outermost: the request context wraps the body limit and every handler.

@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -22,15 +20,13 @@ from prometheus_client import (
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 UNMATCHED_ROUTE = "unmatched"
 
-SyncLagProbe = Callable[[], Awaitable[int | None]]
-
 
 class ApiMetrics:
     """The metrics one app exposes on `/metrics`."""
 
     content_type = CONTENT_TYPE_LATEST
 
-    def __init__(self, *, sync_lag: SyncLagProbe | None = None) -> None:
+    def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.request_seconds = Histogram(
             "factledger_http_request_duration_seconds",
@@ -55,7 +51,6 @@ class ApiMetrics:
             "Items the sync gave up on, waiting for a retry (-1 when unknown).",
             registry=self.registry,
         )
-        self._sync_lag_probe = sync_lag
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         self.request_seconds.labels(method, route, str(status)).observe(seconds)
@@ -63,12 +58,8 @@ class ApiMetrics:
     def count_degraded(self, operation: str, reason: str) -> None:
         self.recall_degraded.labels(operation, reason).inc()
 
-    def set_sync_lag_probe(self, probe: SyncLagProbe | None) -> None:
-        self._sync_lag_probe = probe
-
-    async def render(self, *, dead_letters: int | None = None) -> bytes:
-        """The exposition text, after refreshing the values read at scrape time."""
-        lag = None if self._sync_lag_probe is None else await self._sync_lag_probe()
-        self.sync_lag.set(-1 if lag is None else lag)
+    def render(self, *, sync_lag: int | None = None, dead_letters: int | None = None) -> bytes:
+        """The exposition text, with the values read at scrape time (None: unknown)."""
+        self.sync_lag.set(-1 if sync_lag is None else sync_lag)
         self.dead_letters.set(-1 if dead_letters is None else dead_letters)
         return generate_latest(self.registry)

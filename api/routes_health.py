@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
 from factledger.api.deps import StateDep
+from factledger.projections.follower import max_position
 
 router = APIRouter(tags=["operations"])
+DEAD_LETTER_SCAN = 10_000
 
 
 @router.get("/healthz", summary="Liveness: the process answers")
@@ -34,7 +37,19 @@ async def readyz(state: StateDep) -> JSONResponse:
     return JSONResponse({"status": "ready", "checks": checks})
 
 
+async def _sync_figures(ports: Any) -> tuple[int | None, int | None]:
+    """Sync lag (events not yet fed + items not yet written) and dead letters, when known."""
+    store = getattr(ports, "sync_store", None)
+    ledger = getattr(ports, "ledger", None)
+    if store is None or ledger is None:
+        return None, None
+    top = await asyncio.to_thread(max_position, ledger)
+    lag = max(0, top - await store.position()) + await store.pending_count()
+    return lag, len(await store.dead_letters(limit=DEAD_LETTER_SCAN))
+
+
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
 async def metrics(state: StateDep) -> Response:
-    body = await state.metrics.render()
+    lag, dead = await _sync_figures(state.ports)
+    body = state.metrics.render(sync_lag=lag, dead_letters=dead)
     return Response(body, media_type=state.metrics.content_type)
