@@ -87,8 +87,11 @@ class SupermemoryEngine:
             (state, doc)
             for state in self.namespaces.values()
             for doc in state.documents.values()
-            if (doc.status != "done" and doc.ready_at <= now)
-            or (doc.dreaming_status != "done" and doc.dream_at <= now)
+            if doc.status != "failed"
+            and (
+                (doc.status != "done" and doc.ready_at <= now)
+                or (doc.dreaming_status != "done" and doc.dream_at <= now)
+            )
         ]
         due.sort(key=lambda pair: (pair[1].date or "", pair[1].seq))
         for state, doc in due:

@@ -182,8 +182,8 @@ class SupermemoryServer:
             if fault is not None:
                 await asyncio.sleep(fault.stall_s)
                 if fault.status is not None:
-                    status, body, headers = fault.response()
-                    return JSONResponse(body, status_code=status, headers=headers)
+                    status, error_body, headers = fault.response()
+                    return JSONResponse(error_body, status_code=status, headers=headers)
             raw = await request.body()
             try:
                 body = json.loads(raw) if raw else None
@@ -222,7 +222,7 @@ def _invalid(issues: list[JsonObject]) -> JSONResponse:
 
 
 @contextmanager
-def serve_on_loopback(app: Any, *, graceful_shutdown_s: float = 1.0) -> Iterator[str]:
+def serve_on_loopback(app: Any, *, graceful_shutdown_s: int = 1) -> Iterator[str]:
     """Runs `app` under uvicorn on a free 127.0.0.1 port in a thread; yields its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 
@@ -117,7 +117,7 @@ def _schema_issues(schema: JsonObject, value: object, prefix: list[str]) -> list
     validator = _root_validator().evolve(schema=schema)
     return [
         {"message": error.message, "path": [*prefix, *error.absolute_path]}
-        for error in validator.iter_errors(value)
+        for error in validator.iter_errors(cast("Any", value))
     ]
 
 

@@ -1,0 +1,518 @@
+"""`SupermemoryMemoryBackend`: the memory port on Supermemory's v5 API, via the official SDK.
+
+- Transcripts -> `add` with our document id (prefixed `tr-`), the interaction `date`, the
+  content rendered `role: text`, and `dreaming="instant"` (batched mode: "dynamic"). Instant
+  ingests poll `documents.get` until chunks and memories are both done.
+- Records -> `add` with `taskType="superrag"` (chunks only, no fact extraction) under `rec-`
+  ids, then read back and compared, so a record is stored exactly as written.
+- Search -> our mode, threshold and limit; inferred, superseded, forgotten and expired hits are
+  dropped unless asked; both `memory` and `chunk` are read.
+- Forget -> `memories.forget`; expiry -> our ledger (see `supermemory_ledger`), applied as a
+  forget when due and filtered out of results at once; drop -> namespace delete.
+- Every call runs under our own deadline and retry policy (`supermemory_calls`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any, cast
+
+import httpx
+import structlog
+from supermemory import AsyncSupermemory
+
+from factledger.adapters.supermemory_calls import CallPolicy, Deadline, call
+from factledger.adapters.supermemory_ledger import Expiry, SupermemoryLedger, passed, pending
+from factledger.adapters.supermemory_mapping import (
+    KIND_RECORD,
+    KIND_TRANSCRIPT,
+    RECORD_KIND,
+    RECORD_PREFIX,
+    STATE_BY_STATUS,
+    TRANSCRIPT_PREFIX,
+    memory_fact,
+    relations_of,
+    render_transcript,
+    user_metadata,
+    wire_metadata,
+)
+from factledger.adapters.supermemory_search import run_search
+from factledger.application.errors import (
+    InvalidMemoryInputError,
+    MemoryConflictError,
+    MemoryNotFoundError,
+    MemoryTimeoutError,
+    MemoryUnavailableError,
+)
+from factledger.application.memory_rules import (
+    validate_aware,
+    validate_id,
+    validate_json_body,
+    validate_limit,
+    validate_metadata,
+    validate_namespace,
+    validate_search_query,
+)
+from factledger.application.memory_types import (
+    BackendHealth,
+    ForgetResult,
+    IngestMode,
+    MemoryFact,
+    Metadata,
+    Namespace,
+    ProcessingState,
+    ProcessingStatus,
+    Relation,
+    SearchHit,
+    SearchQuery,
+    StoredRecord,
+)
+from factledger.application.ports import Clock
+from factledger.domain.transcript import Message
+
+log = structlog.get_logger(__name__)
+MAX_REASON_CHARS = 500
+FORGET_BATCH = 500
+EXPIRED_REASON = "expired"
+RELATION_FETCHES = 8
+
+
+def _at(entry: Expiry | None) -> datetime | None:
+    return entry.at if entry is not None else None
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class SupermemoryMemoryBackend:
+    """The memory port over Supermemory v5; one namespace per subject, as the port asks."""
+
+    name = "supermemory"
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str,
+        http_client: httpx.AsyncClient | None = None,
+        policy: CallPolicy | None = None,
+        ingest_timeout_s: float = 120.0,
+        clock: Clock | None = None,
+        expiry_cache_s: float = 30.0,
+    ) -> None:
+        self._policy = policy or CallPolicy()
+        self._owned_http = http_client is None
+        self._http = http_client or httpx.AsyncClient()
+        # max_retries=0: retries and timeouts are ours (see supermemory_calls).
+        self._client = AsyncSupermemory(
+            api_key=api_key,
+            base_url=base_url,
+            http_client=self._http,
+            max_retries=0,
+            timeout=self._policy.attempt_timeout_s,
+        )
+        self._ingest_timeout_s = ingest_timeout_s
+        self._clock: Clock = clock or SystemClock()
+        self._ledger = SupermemoryLedger(self._client, self._policy, cache_s=expiry_cache_s)
+        self._background: set[asyncio.Task[None]] = set()
+
+    def _deadline(self) -> Deadline:
+        return Deadline(self._policy.timeout_s)
+
+    async def _get_document(
+        self, ns: str, doc_id: str, deadline: Deadline, include: list[str] | None = None
+    ) -> Any | None:
+        try:
+            return await call(
+                "documents.get",
+                lambda t: self._client.documents.get(ns, doc_id, include=include, timeout=t),
+                self._policy,
+                deadline,
+            )
+        except MemoryNotFoundError:
+            return None
+
+    # ----------------------------------------------------------------- transcripts
+
+    async def ingest_transcript(
+        self,
+        namespace: Namespace,
+        document_id: str,
+        transcript: Sequence[Message],
+        *,
+        occurred_at: datetime,
+        metadata: Metadata | None = None,
+        mode: IngestMode = IngestMode.INSTANT,
+    ) -> ProcessingStatus:
+        ns = validate_namespace(namespace)
+        validate_id("document_id", document_id)
+        validate_aware("occurred_at", occurred_at)
+        if not transcript:
+            raise InvalidMemoryInputError("transcript", "must be a non-empty list of messages")
+        wire = wire_metadata(
+            validate_metadata(metadata),
+            kind=KIND_TRANSCRIPT,
+            id=document_id,
+            occurred_at=occurred_at.isoformat(),
+        )
+        deadline = Deadline(self._ingest_timeout_s)
+        doc_id = TRANSCRIPT_PREFIX + document_id
+        existing = await self._get_document(ns, doc_id, deadline)
+        if existing is not None and existing.system.status == "failed":
+            # A failed document may be retried: upstream deletes failed ones itself later.
+            await call(
+                "documents.delete",
+                lambda t: self._client.documents.delete(ns, ids=[doc_id], timeout=t),
+                self._policy,
+                deadline,
+            )
+            existing = None
+        # Otherwise re-ingesting is a no-op: upstream `add` on a known id would append instead.
+        if existing is None:
+            await call(
+                "add",
+                lambda t: self._client.add(
+                    ns,
+                    content=render_transcript(transcript),
+                    id=doc_id,
+                    metadata=wire,
+                    date=occurred_at.isoformat(),
+                    task_type="memory",
+                    dreaming="instant" if mode is IngestMode.INSTANT else "dynamic",
+                    timeout=t,
+                ),
+                self._policy,
+                deadline,
+            )
+            log.info("memory.transcript_sent", backend=self.name, messages=len(transcript))
+        if mode is IngestMode.INSTANT:
+            return await self._wait_settled(ns, document_id, doc_id, deadline)
+        return await self._status(ns, document_id, doc_id, deadline, early_404_ok=True)
+
+    async def processing_status(self, namespace: Namespace, document_id: str) -> ProcessingStatus:
+        ns = validate_namespace(namespace)
+        validate_id("document_id", document_id)
+        return await self._status(
+            ns, document_id, TRANSCRIPT_PREFIX + document_id, self._deadline()
+        )
+
+    async def _status(
+        self,
+        ns: str,
+        document_id: str,
+        doc_id: str,
+        deadline: Deadline,
+        *,
+        early_404_ok: bool = False,
+    ) -> ProcessingStatus:
+        doc = await self._get_document(ns, doc_id, deadline, include=["memories"])
+        if doc is None:
+            if early_404_ok:  # upstream can answer 404 for a few seconds after an add
+                return ProcessingStatus(document_id, ProcessingState.QUEUED)
+            raise MemoryNotFoundError(f"document {document_id}")
+        status, dreaming = doc.system.status, doc.system.dreaming_status
+        state = STATE_BY_STATUS.get(status, ProcessingState.QUEUED)
+        if state is ProcessingState.FAILED:
+            return ProcessingStatus(document_id, state, error_type="ProcessingFailed")
+        if state is ProcessingState.DONE and dreaming != "done":
+            state = ProcessingState.EXTRACTING  # chunks are ready, memories are not
+        facts = len(doc.memories or ()) if state is ProcessingState.DONE else 0
+        return ProcessingStatus(document_id, state, facts=facts)
+
+    async def _wait_settled(
+        self, ns: str, document_id: str, doc_id: str, deadline: Deadline
+    ) -> ProcessingStatus:
+        pause = 0.01
+        while True:
+            status = await self._status(ns, document_id, doc_id, deadline, early_404_ok=True)
+            if status.state in (ProcessingState.DONE, ProcessingState.FAILED):
+                return status
+            if deadline.remaining() <= pause:
+                return status  # still processing; callers poll `processing_status`
+            await asyncio.sleep(pause)
+            pause = min(1.0, pause * 2)
+
+    # --------------------------------------------------------------------- records
+
+    async def put_record(
+        self,
+        namespace: Namespace,
+        record_id: str,
+        kind: str,
+        body_json: str,
+        metadata: Metadata | None = None,
+    ) -> None:
+        ns = validate_namespace(namespace)
+        validate_id("record_id", record_id)
+        validate_id("kind", kind)
+        validate_json_body(body_json)
+        wire = wire_metadata(
+            validate_metadata(metadata), kind=KIND_RECORD, id=record_id, record_kind=kind
+        )
+        deadline = Deadline(self._ingest_timeout_s)
+        doc_id = RECORD_PREFIX + record_id
+        existing = await self._get_document(ns, doc_id, deadline)
+        if existing is not None:
+            if existing.content != body_json or (existing.metadata or {}).get(RECORD_KIND) != kind:
+                raise MemoryConflictError(f"record {record_id} exists with another body")
+            return
+        await call(
+            "add",
+            lambda t: self._client.add(
+                ns,
+                content=body_json,
+                id=doc_id,
+                metadata=wire,
+                task_type="superrag",
+                dreaming="instant",
+                timeout=t,
+            ),
+            self._policy,
+            deadline,
+        )
+        settled = await self._wait_settled(ns, record_id, doc_id, deadline)
+        stored = await self._get_document(ns, doc_id, deadline)
+        if settled.state is ProcessingState.FAILED or stored is None or stored.content != body_json:
+            raise MemoryUnavailableError(f"record {record_id} was not stored verbatim")
+
+    async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
+        ns = validate_namespace(namespace)
+        validate_id("record_id", record_id)
+        doc = await self._get_document(ns, RECORD_PREFIX + record_id, self._deadline())
+        if doc is None or doc.content is None:
+            raise MemoryNotFoundError(f"record {record_id}")
+        return StoredRecord(
+            record_id=record_id,
+            kind=str((doc.metadata or {}).get(RECORD_KIND, "")),
+            body_json=doc.content,
+            metadata=user_metadata(doc.metadata),
+        )
+
+    # ---------------------------------------------------------------------- search
+
+    async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
+        ns = validate_namespace(namespace)
+        validate_search_query(query)
+        deadline = self._deadline()
+        entries = await self._ledger.expiries(ns, deadline)
+        now = self._clock.now()
+        if pending(entries, now):
+            self._spawn(self._apply_expiries(ns, pending(entries, now)))
+        expired = passed(entries, now)
+        return await run_search(self._client, self._policy, deadline, ns, query, expired=expired)
+
+    # -------------------------------------------------------------------- memories
+
+    async def list_memories(
+        self,
+        namespace: Namespace,
+        *,
+        include_superseded: bool = True,
+        include_forgotten: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[MemoryFact]:
+        ns = validate_namespace(namespace)
+        validate_limit(limit, offset)
+        deadline = self._deadline()
+        await self.apply_due_expiries(ns)
+        reasons = await self._ledger.reasons(ns, deadline) if include_forgotten else {}
+        entries = await self._ledger.expiries(ns, deadline)
+        chosen: list[Any] = []
+        page = 1
+        while len(chosen) < offset + limit:
+            attempt = partial(self._memories_page, ns, page, include_forgotten)
+            response = await call("list", attempt, self._policy, deadline)
+            chosen.extend(
+                memory
+                for memory in response.memories or ()
+                if (include_superseded or memory.is_latest)
+                and (include_forgotten or not memory.is_forgotten)
+            )
+            if response.pagination is None or page >= int(response.pagination.total_pages or 1):
+                break
+            page += 1
+        window = chosen[offset : offset + limit]
+        # v5 lists carry no relations: one `memories.get` each, a few at a time.
+        gate = asyncio.Semaphore(RELATION_FETCHES)
+
+        async def relations(memory_id: str) -> tuple[Relation, ...]:
+            async with gate:
+                details = await call(
+                    "memories.get",
+                    lambda t: self._client.memories.get(
+                        ns, memory_id, include=["related"], timeout=t
+                    ),
+                    self._policy,
+                    deadline,
+                )
+            return relations_of(details.included)
+
+        found = await asyncio.gather(*(relations(m.id) for m in window))
+        return [
+            memory_fact(
+                memory,
+                relations=rels,
+                forget_reason=reasons.get(memory.id),
+                expires_at=_at(entries.get(memory.id)),
+            )
+            for memory, rels in zip(window, found, strict=True)
+        ]
+
+    async def _memories_page(
+        self, ns: str, page: int, include_forgotten: bool, attempt_s: float
+    ) -> Any:
+        return await self._client.list(
+            ns,
+            "memories",
+            page=page,
+            limit=100,
+            sort="createdAt",
+            order="asc",
+            include=cast("Any", {"forgotten": include_forgotten}),
+            timeout=attempt_s,
+        )
+
+    async def get_memory(self, namespace: Namespace, memory_id: str) -> MemoryFact:
+        ns = validate_namespace(namespace)
+        validate_id("memory_id", memory_id)
+        deadline = self._deadline()
+        entries = await self._ledger.expiries(ns, deadline)
+        if memory_id in pending(entries, self._clock.now()):
+            await self._apply_expiries(ns, {memory_id})
+        try:
+            details = await call(
+                "memories.get",
+                lambda t: self._client.memories.get(ns, memory_id, include=["related"], timeout=t),
+                self._policy,
+                deadline,
+            )
+        except MemoryNotFoundError:
+            raise MemoryNotFoundError(f"memory {memory_id}") from None
+        reason = None
+        if details.is_forgotten:
+            reason = (await self._ledger.reasons(ns, deadline, memory_id)).get(memory_id)
+        return memory_fact(
+            details,
+            relations=relations_of(details.included),
+            forget_reason=reason,
+            expires_at=_at(entries.get(memory_id)),
+        )
+
+    async def forget(
+        self, namespace: Namespace, memory_ids: Sequence[str], *, reason: str
+    ) -> ForgetResult:
+        ns = validate_namespace(namespace)
+        for memory_id in memory_ids:
+            validate_id("memory_ids", memory_id)
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
+            raise InvalidMemoryInputError("reason", f"must be 1 to {MAX_REASON_CHARS} characters")
+        return await self._forget(ns, list(dict.fromkeys(memory_ids)), reason, self._deadline())
+
+    async def _forget(
+        self, ns: str, ids: list[str], reason: str, deadline: Deadline
+    ) -> ForgetResult:
+        missing: set[str] = set()
+        for start in range(0, len(ids), FORGET_BATCH):
+            batch = ids[start : start + FORGET_BATCH]
+            attempt = partial(self._forget_batch, ns, batch)
+            result = await call("memories.forget", attempt, self._policy, deadline)
+            missing |= {error.id for error in result.errors or ()}
+        forgotten = [memory_id for memory_id in ids if memory_id not in missing]
+        if forgotten:
+            await self._ledger.record_reason(ns, forgotten, reason, deadline)
+        log.info(
+            "memory.forgotten", backend=self.name, forgotten=len(forgotten), missing=len(missing)
+        )
+        return ForgetResult(
+            forgotten=tuple(forgotten), missing=tuple(i for i in ids if i in missing)
+        )
+
+    async def _forget_batch(self, ns: str, ids: list[str], attempt_s: float) -> Any:
+        return await self._client.memories.forget(ns, ids=ids, timeout=attempt_s)
+
+    async def expire(self, namespace: Namespace, memory_id: str, *, at: datetime) -> None:
+        ns = validate_namespace(namespace)
+        validate_id("memory_id", memory_id)
+        validate_aware("at", at)
+        deadline = self._deadline()
+        try:
+            await call(
+                "memories.get",
+                lambda t: self._client.memories.get(ns, memory_id, timeout=t),
+                self._policy,
+                deadline,
+            )
+        except MemoryNotFoundError:
+            raise MemoryNotFoundError(f"memory {memory_id}") from None
+        await self._ledger.set_expiry(ns, memory_id, at, deadline)
+
+    async def apply_due_expiries(self, namespace: Namespace) -> int:
+        """Forgets every memory whose expiry has passed; returns how many. Safe to repeat."""
+        ns = validate_namespace(namespace)
+        entries = await self._ledger.expiries(ns, self._deadline())
+        due = pending(entries, self._clock.now())
+        if due:
+            await self._apply_expiries(ns, due)
+        return len(due)
+
+    async def _apply_expiries(self, ns: str, due: set[str]) -> None:
+        deadline = self._deadline()
+        entries = await self._ledger.expiries(ns, deadline)
+        await self._forget(ns, sorted(due), EXPIRED_REASON, deadline)
+        for memory_id in sorted(due):
+            entry = entries.get(memory_id)
+            if entry is not None:
+                await self._ledger.set_expiry(ns, memory_id, entry.at, deadline, applied=True)
+        log.info("memory.expiries_applied", backend=self.name, count=len(due))
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.create_task(self._quietly(work))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _quietly(self, work: Any) -> None:
+        try:
+            await work
+        except Exception as exc:  # a failed apply is retried by the next search or list
+            log.warning(
+                "memory.expiries_deferred", backend=self.name, error_type=type(exc).__name__
+            )
+
+    # ------------------------------------------------------------------ namespaces
+
+    async def drop_namespace(self, namespace: Namespace) -> None:
+        ns = validate_namespace(namespace)
+        self._ledger.drop(ns)
+        with contextlib.suppress(MemoryNotFoundError):  # already gone: dropping is idempotent
+            await call(
+                "namespaces.delete",
+                lambda t: self._client.namespaces.delete(ns, timeout=t),
+                self._policy,
+                self._deadline(),
+            )
+        log.info("memory.namespace_dropped", backend=self.name)
+
+    async def health(self) -> BackendHealth:
+        try:
+            await call(
+                "namespaces.list",
+                lambda t: self._client.namespaces.list(limit=1, timeout=t),
+                self._policy,
+                self._deadline(),
+            )
+        except (MemoryUnavailableError, MemoryTimeoutError, InvalidMemoryInputError) as exc:
+            return BackendHealth(ok=False, backend=self.name, detail=type(exc).__name__)
+        return BackendHealth(ok=True, backend=self.name)
+
+    async def close(self) -> None:
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+        if self._owned_http:
+            await self._http.aclose()
