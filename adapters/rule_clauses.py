@@ -16,9 +16,13 @@ _NOT_CONDITION_BEFORE = re.compile(
     r"\b(?:as|even|see|ask|asked|wonder|wondering|check|know|knows|sure|unsure|whether)\s*$",
     re.IGNORECASE,
 )
-# "since" is a reason only when a clause follows ("since we grew"), not a time ("since 2020").
-_CLAUSE_SUBJECT = re.compile(
-    r"^\s*(?:I|we|they|it|you|there|he|she|our|my|their|the|this|that|[A-Z][a-z]+)\b"
+# "since" is a time, not a reason, when a date or a moment follows ("since 2020", "since May").
+_SINCE_TIME = re.compile(
+    r"^\s*(?:\d|then|ever|last|yesterday|childhood|birth|forever|the (?:start|beginning)|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:this|last) (?:week|month|year|spring|summer|"
+    r"autumn|fall|winter))",
+    re.IGNORECASE,
 )
 _INTERJECTION = re.compile(
     r"^(?:(?:wow|oh|ooh|hey|hi|hello|yeah|yes|yep|no|nope|nah|well|ok|okay|haha|lol|omg|aww*|"
@@ -71,7 +75,7 @@ def _split_reason(text: str, openers: tuple[str, ...]) -> tuple[str, str | None,
     for match in _opener_regex(openers).finditer(text):
         after = text[match.end() :]
         opener = match.group(0).strip()
-        if opener.lower() == "since" and not _CLAUSE_SUBJECT.match(after):
+        if opener.lower() == "since" and _SINCE_TIME.match(after):
             continue
         before = text[: match.start()].rstrip(" ,")
         if not before:  # "Because A was late, we switched." or a bare "Because A was late."

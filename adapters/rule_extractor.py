@@ -48,6 +48,7 @@ log = structlog.get_logger()
 
 MIN_STATEMENT_WORDS = 3
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|us|our)\b", re.I)
+_CONJUNCTIONS = re.compile(r"^(?:and|but|so|also|or)\b|\b(?:and|but|so|or)$", re.IGNORECASE)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours)\b", re.IGNORECASE)
 
 
@@ -90,6 +91,15 @@ def _is_statement(text: str) -> bool:
     if word_count(core) < MIN_STATEMENT_WORDS:
         return False
     return not (_SECOND_PERSON.search(core) and not _FIRST_PERSON.search(core))
+
+
+def _uncovered(text: str, matches: list[_SlotMatch]) -> list[str]:
+    """Clauses of `text` outside every slot match that still say something of the subject
+    ("We're a clinic" in "We're a clinic with 25 staff")."""
+    edges = [0, *(e for m in matches for e in (m.start, m.end)), len(text)]
+    gaps = [text[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2)]
+    rests = [_CONJUNCTIONS.sub("", g.strip(" ,;")).strip(" ,;") for g in gaps]
+    return [r for r in rests if _FIRST_PERSON.search(r) and _is_statement(r)]
 
 
 class RuleExtractor:
@@ -149,7 +159,10 @@ class RuleExtractor:
         bare = strip_dates(clauses.statement, dates)
         matches = self._match_slots(bare)
         if matches:
-            return [self._slot_fact(run, index, m, clauses, dates, anchor) for m in matches]
+            made = [self._slot_fact(run, index, m, clauses, dates, anchor) for m in matches]
+            for rest in _uncovered(bare, matches):
+                made.append(run.add(Draft("", third_person(rest), None, [index])))
+            return made
         intent = reply_intent(clauses, previous, self.guidance, dates)
         if intent is not None:
             text, topic = intent

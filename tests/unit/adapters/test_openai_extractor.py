@@ -1,0 +1,306 @@
+"""The OpenAI-compatible extractor against the local fake server (no real model, ever)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import jsonschema
+import pytest
+import structlog
+
+from factledger.adapters.openai_extractor import (
+    ExtractorOutputError,
+    OpenAICompatibleExtractor,
+    OpenAICompatibleExtractorSettings,
+)
+from factledger.adapters.openai_schema import FACTS_JSON_SCHEMA
+from factledger.adapters.rule_guidance import load_guidance
+from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
+from factledger.application.extraction_types import ExtractionRequest, KnownFact
+from factledger.application.memory_types import RelationKind
+from factledger.domain.transcript import Message, Role
+from factledger.testing.fake_openai import FakeOpenAI, facts_reply
+
+WHEN = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+BASE_URL = "http://llm.test/v1"
+INTRO = [
+    Message(Role.AGENT, "Hi, I'm Ana from Acme. Would you like to upgrade to the Pro plan?"),
+    Message(Role.SUBJECT, "Maybe next quarter, if the pricing works. We use Supplier A."),
+]
+
+
+@pytest.fixture
+def fake() -> FakeOpenAI:
+    return FakeOpenAI()
+
+
+@pytest.fixture
+async def http(fake: FakeOpenAI) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(transport=fake.transport()) as client:
+        yield client
+
+
+def extractor(http: httpx.AsyncClient, **options: object) -> OpenAICompatibleExtractor:
+    settings = {"base_url": BASE_URL, "model": "tiny", "api_key": "test-key", **options}
+    return OpenAICompatibleExtractor(
+        http,
+        instructions=load_guidance().llm_instructions,
+        **settings,  # type: ignore[arg-type]
+    )
+
+
+def request(*messages: Message, known: tuple[KnownFact, ...] = ()) -> ExtractionRequest:
+    return ExtractionRequest(list(messages) or INTRO, WHEN, known)
+
+
+async def test_facts_come_back_as_extracted_facts(
+    fake: FakeOpenAI, http: httpx.AsyncClient
+) -> None:
+    fake.replies.append(
+        facts_reply(
+            {
+                "key": "a",
+                "text": "may upgrade to the Pro plan next quarter",
+                "slot": "intent:upgrade",
+                "source_indexes": [0, 1],
+                "condition": "if the pricing works",
+                "valid_from": "2026-04-01",
+            },
+            {
+                "key": "b",
+                "text": "works with Supplier A",
+                "slot": "supplier",
+                "source_indexes": [1],
+            },
+        )
+    )
+    facts = await extractor(http).extract(request())
+    assert [(f.key, f.text, f.slot, f.source_indexes) for f in facts] == [
+        ("f0", "may upgrade to the Pro plan next quarter", "intent:upgrade", (0, 1)),
+        ("f1", "works with Supplier A", "supplier", (1,)),
+    ]
+    assert facts[0].condition == "if the pricing works"
+    assert facts[0].valid_from == datetime(2026, 4, 1, tzinfo=UTC)
+
+
+async def test_the_request_carries_schema_instructions_and_transcript(
+    fake: FakeOpenAI, http: httpx.AsyncClient
+) -> None:
+    await extractor(http).extract(request())
+    [body] = fake.requests
+    assert body["model"] == "tiny"
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"] == FACTS_JSON_SCHEMA
+    system, user = body["messages"]
+    assert "Only messages with role" in system["content"]
+    sent = json.loads(user["content"])
+    assert sent["interaction_date"] == WHEN.isoformat()
+    assert [m["role"] for m in sent["messages"]] == ["agent", "subject"]
+
+
+async def test_json_object_mode_for_servers_without_structured_outputs(
+    fake: FakeOpenAI, http: httpx.AsyncClient
+) -> None:
+    await extractor(http, response_format="json_object").extract(request())
+    assert fake.requests[0]["response_format"] == {"type": "json_object"}
+
+
+async def test_the_agent_introduction_trap_is_dropped_even_when_the_model_falls_for_it(
+    fake: FakeOpenAI, http: httpx.AsyncClient
+) -> None:
+    fake.replies.append(
+        facts_reply(
+            {"key": "a", "text": "name is Ana", "slot": "name", "source_indexes": [0]},
+            {"key": "b", "text": "works at Acme", "slot": "employer", "source_indexes": [0]},
+            {
+                "key": "c",
+                "text": "works with Supplier A",
+                "slot": "supplier",
+                "source_indexes": [1],
+            },
+        )
+    )
+    with structlog.testing.capture_logs() as logs:
+        facts = await extractor(http).extract(request())
+    assert [f.text for f in facts] == ["works with Supplier A"]
+    assert [f.key for f in facts] == ["f0"]
+    assert logs[-1]["dropped"] == 2
+
+
+async def test_relations_are_rekeyed_and_unknown_references_dropped(
+    fake: FakeOpenAI, http: httpx.AsyncClient
+) -> None:
+    known = (KnownFact("m1", "works with Supplier A", "supplier"),)
+    fake.replies.append(
+        facts_reply(
+            {
+                "key": "new",
+                "text": "switched to Supplier B",
+                "slot": "supplier",
+                "source_indexes": [0],
+                "relation": "updates",
+                "related_to": ["m1", "nonsense"],
+            },
+            {
+                "key": "why",
+                "text": "delivery reliability matters to them",
+                "slot": "insight",
+                "source_indexes": [0],
+                "relation": "derives",
+                "related_to": ["new"],
+                "is_inference": False,
+            },
+            {
+                "key": "orphan",
+                "text": "values something",
+                "source_indexes": [0],
+                "relation": "derives",
+                "related_to": ["ghost"],
+            },
+        )
+    )
+    facts = await extractor(http).extract(
+        request(Message(Role.SUBJECT, "We switched to Supplier B."), known=known)
+    )
+    update, derived = facts
+    assert (update.relation, update.related_to) == (RelationKind.UPDATES, ("m1",))
+    assert (derived.relation, derived.related_to) == (RelationKind.DERIVES, ("f0",))
+    assert derived.is_inference
+
+
+async def test_indexes_out_of_range_are_dropped(fake: FakeOpenAI, http: httpx.AsyncClient) -> None:
+    fake.replies.append(
+        facts_reply(
+            {"key": "a", "text": "works with Supplier A", "source_indexes": [1, 7, -1]},
+            {"key": "b", "text": "made up", "source_indexes": [9]},
+        )
+    )
+    facts = await extractor(http).extract(request())
+    assert [(f.text, f.source_indexes) for f in facts] == [("works with Supplier A", (1,))]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Sure! Here are the facts: the subject uses Supplier A.",
+        '{"facts": [{"key": "a", "text": "x"}]}',
+        '{"facts": "none"}',
+        '{"facts": [], "notes": "extra field"}',
+        "",
+    ],
+)
+async def test_malformed_model_output_is_a_clear_error(
+    fake: FakeOpenAI, http: httpx.AsyncClient, content: str
+) -> None:
+    fake.replies.append(content)
+    with pytest.raises(ExtractorOutputError, match="extractor: the answer"):
+        await extractor(http).extract(request())
+
+
+async def test_a_truncated_answer_is_an_error(fake: FakeOpenAI, http: httpx.AsyncClient) -> None:
+    fake.finish_reason = "length"
+    with pytest.raises(ExtractorOutputError, match="cut off"):
+        await extractor(http).extract(request())
+
+
+async def test_a_refusal_is_an_error(fake: FakeOpenAI, http: httpx.AsyncClient) -> None:
+    fake.refusal = "I cannot help with that."
+    with pytest.raises(ExtractorOutputError, match="refused"):
+        await extractor(http).extract(request())
+
+
+async def test_a_fenced_json_answer_is_accepted(fake: FakeOpenAI, http: httpx.AsyncClient) -> None:
+    reply = facts_reply({"key": "a", "text": "works with Supplier A", "source_indexes": [1]})
+    fake.replies.append(f"```json\n{reply}\n```")
+    assert len(await extractor(http).extract(request())) == 1
+
+
+@pytest.mark.parametrize("status", [429, 500, 503, 400])
+async def test_http_failures_become_unavailable(
+    fake: FakeOpenAI, http: httpx.AsyncClient, status: int
+) -> None:
+    fake.failures.append(status)
+    with pytest.raises(MemoryUnavailableError, match=str(status)):
+        await extractor(http).extract(request())
+
+
+async def test_a_wrong_key_is_unavailable(fake: FakeOpenAI, http: httpx.AsyncClient) -> None:
+    with pytest.raises(MemoryUnavailableError, match="401"):
+        await extractor(http, api_key="wrong").extract(request())
+
+
+async def test_a_slow_model_times_out(fake: FakeOpenAI, http: httpx.AsyncClient) -> None:
+    fake.delay_s = 0.5
+    with pytest.raises(MemoryTimeoutError):
+        await extractor(http, timeout_s=0.05).extract(request())
+
+
+async def test_a_connection_failure_is_unavailable() -> None:
+    def refuse(_: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused")
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(refuse)) as client:
+        with pytest.raises(MemoryUnavailableError, match="ConnectError"):
+            await extractor(client).extract(request())
+
+
+async def test_an_empty_transcript_calls_nothing(fake: FakeOpenAI, http: httpx.AsyncClient) -> None:
+    assert await extractor(http).extract(ExtractionRequest([], WHEN)) == []
+    assert fake.requests == []
+
+
+async def test_logs_hold_no_content_on_success_or_failure(
+    fake: FakeOpenAI, http: httpx.AsyncClient
+) -> None:
+    secret = "Nightingale"
+    said = Message(Role.SUBJECT, f"Our project {secret} uses Supplier A.")
+    fake.replies.append(
+        facts_reply({"key": "a", "text": f"runs project {secret}", "source_indexes": [0]})
+    )
+    fake.replies.append(f"not json about {secret}")
+    with structlog.testing.capture_logs() as logs:
+        await extractor(http).extract(request(said))
+        with pytest.raises(ExtractorOutputError) as failure:
+            await extractor(http).extract(request(said))
+    assert logs
+    assert secret not in repr(logs)
+    assert secret not in str(failure.value)
+
+
+async def test_served_over_asgi_too(fake: FakeOpenAI) -> None:
+    fake.replies.append(facts_reply({"key": "a", "text": "uses Supplier A", "source_indexes": [1]}))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=fake)) as client:
+        facts = await extractor(client).extract(request())
+    assert [f.text for f in facts] == ["uses Supplier A"]
+
+
+async def test_settings_build_the_extractor_with_a_prompt_file(
+    fake: FakeOpenAI, http: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Extract facts about the customer of a bakery.", encoding="utf-8")
+    settings = OpenAICompatibleExtractorSettings(
+        base_url=BASE_URL, model="tiny", api_key="test-key", prompt_path=prompt
+    )
+    await OpenAICompatibleExtractor.from_settings(settings, http).extract(request())
+    assert fake.requests[0]["messages"][0]["content"].startswith("Extract facts about the customer")
+
+
+def test_the_fake_answers_match_the_schema_sent_to_models() -> None:
+    reply = facts_reply({"key": "a", "text": "t", "source_indexes": [0], "relation": "updates"})
+    jsonschema.validate(json.loads(reply), FACTS_JSON_SCHEMA)
+
+
+async def test_the_fake_serves_deterministic_embeddings(fake: FakeOpenAI) -> None:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=fake)) as client:
+        headers = {"authorization": "Bearer test-key"}
+        body = {"model": "e", "input": ["supplier a", "supplier b", "supplier a"]}
+        answer = (await client.post(f"{BASE_URL}/embeddings", json=body, headers=headers)).json()
+    rows = {row["index"]: row["embedding"] for row in answer["data"]}
+    assert len(rows[0]) == fake.embedding_dimension
+    assert rows[0] == rows[2]
+    assert rows[0] != rows[1]
