@@ -1,0 +1,148 @@
+"""Apply one sync item to the memory backend. Every write is idempotent, so a replay after a
+crash (at-least-once delivery) leaves the backend exactly as one delivery would."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Protocol
+from uuid import UUID
+
+from factledger.application.errors import ApplicationError
+from factledger.application.memory_types import IngestMode, Namespace, ProcessingState
+from factledger.application.ports import MemoryBackend
+from factledger.application.sync_ids import (
+    KIND_CHANGE_PROPOSED,
+    KIND_PROFILE_VERSION,
+    KIND_SESSION_SUMMARY,
+    namespace_for,
+)
+from factledger.application.sync_ports import LedgerEvent
+from factledger.application.sync_types import SyncItem, SyncKind
+from factledger.domain.events import (
+    ChangeConfirmed,
+    ChangeProposed,
+    FactForgotten,
+    SessionRecorded,
+)
+from factledger.domain.sessions import transcript_from_payload
+
+PAGE = 100
+
+
+class ProfileVersions(Protocol):
+    """The profile as of one version of the subject's stream, as a JSON-safe object."""
+
+    async def profile_at(self, subject_id: UUID, subject_version: int) -> Mapping[str, object]: ...
+
+
+class SyncWriteFailedError(ApplicationError):
+    """The backend accepted a write but reported failure (e.g. extraction failed)."""
+
+    def __init__(self, item_id: str, error_type: str | None) -> None:
+        super().__init__(f"sync item {item_id} failed: {error_type or 'unknown'}")
+        self.error_type = error_type or type(self).__name__
+
+
+class UnexpectedEventError(ApplicationError):
+    """An item's position no longer holds the event it was planned from."""
+
+
+def body(payload: Mapping[str, object]) -> str:
+    """Canonical JSON: the same event always gives byte-identical record bodies."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+
+
+async def apply_item(
+    item: SyncItem,
+    event: LedgerEvent,
+    backend: MemoryBackend,
+    profiles: ProfileVersions,
+) -> None:
+    """Performs the item's write (see `SyncKind`)."""
+    ns = namespace_for(item.subject_id)
+    match item.kind, event:
+        case SyncKind.TRANSCRIPT, SessionRecorded():
+            await _ingest(item, event, ns, backend)
+        case SyncKind.SUMMARY, SessionRecorded():
+            payload = {
+                "session_id": event.session_id,
+                "channel": event.channel,
+                "started_at": event.started_at.isoformat(),
+                "summary": event.summary,
+            }
+            meta = _session_meta(event)
+            await backend.put_record(ns, item.targets[0], KIND_SESSION_SUMMARY, body(payload), meta)
+        case SyncKind.PROPOSAL, ChangeProposed():
+            await backend.put_record(
+                ns, item.targets[0], KIND_CHANGE_PROPOSED, body(_proposal(event)), {}
+            )
+        case SyncKind.PROFILE_VERSION, ChangeConfirmed() | FactForgotten():
+            profile = await profiles.profile_at(item.subject_id, event.originator_version)
+            await backend.put_record(ns, item.targets[0], KIND_PROFILE_VERSION, body(profile), {})
+        case SyncKind.FORGET, FactForgotten():
+            await _forget(item, event, ns, backend)
+        case _:
+            raise UnexpectedEventError(f"sync item {item.item_id}: {type(event).__name__}")
+
+
+def _session_meta(event: SessionRecorded) -> dict[str, str | int]:
+    return {
+        "session_id": event.session_id,
+        "channel": event.channel,
+        "interaction_number": event.interaction_number,
+    }
+
+
+async def _ingest(
+    item: SyncItem, event: SessionRecorded, ns: Namespace, backend: MemoryBackend
+) -> None:
+    transcript = transcript_from_payload(event.transcript)
+    if not transcript:
+        return  # every message was withheld: nothing to extract
+    status = await backend.ingest_transcript(
+        ns,
+        item.targets[0],
+        transcript,
+        occurred_at=event.started_at,
+        metadata=_session_meta(event),
+        mode=IngestMode.INSTANT,
+    )
+    if status.state is ProcessingState.FAILED:
+        raise SyncWriteFailedError(item.item_id, status.error_type)
+
+
+async def _forget(
+    item: SyncItem, event: FactForgotten, ns: Namespace, backend: MemoryBackend
+) -> None:
+    # The reason stays in the ledger; the backend gets a fixed text that carries no content.
+    reason = f"forgotten in the ledger at position {item.position}"
+    if event.memory_id is not None:
+        await backend.forget(ns, [event.memory_id], reason=reason)
+        return
+    ids: list[str] = []
+    offset = 0
+    while True:
+        page = await backend.list_memories(ns, include_superseded=True, limit=PAGE, offset=offset)
+        ids.extend(m.id for m in page if m.slot == event.field)
+        if len(page) < PAGE:
+            break
+        offset += PAGE
+    if ids:
+        await backend.forget(ns, ids, reason=reason)
+
+
+def _proposal(event: ChangeProposed) -> dict[str, object]:
+    return {
+        "change_id": str(event.change_id),
+        "field": event.field,
+        "operation": event.operation,
+        "value": event.value,
+        "condition": event.condition,
+        "origin": event.origin,
+        "evidence": event.evidence,
+        "rationale": event.rationale,
+        "proposed_by": event.proposed_by,
+        "based_on_version": event.based_on_version,
+        "proposed_at": event.timestamp.isoformat(),
+    }

@@ -1,0 +1,69 @@
+"""The sync's view of the ledger: its notification log in order, and profiles by version."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import cast
+from uuid import UUID
+
+from factledger.application.errors import NotFoundError
+from factledger.application.ledger import Ledger
+from factledger.application.sync_plan import SYNCED_TOPICS
+from factledger.application.sync_ports import LedgerEvent
+from factledger.domain.subject import Subject
+from factledger.domain.values import render, to_payload
+
+
+class LedgerEventFeed:
+    """Reads the `Ledger`'s notification log (blocking calls run in a worker thread)."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+
+    async def read(self, *, after: int, limit: int) -> list[tuple[int, LedgerEvent]]:
+        """Synced events after `after`, oldest first."""
+
+        def select() -> list[tuple[int, LedgerEvent]]:
+            notifications = self._ledger.recorder.select_notifications(
+                start=after, limit=limit, topics=SYNCED_TOPICS, inclusive_of_start=False
+            )
+            return [(n.id, self._ledger.mapper.to_domain_event(n)) for n in notifications]
+
+        return await asyncio.to_thread(select)
+
+    async def get(self, position: int) -> LedgerEvent:
+        """The event at one position."""
+
+        def select() -> LedgerEvent:
+            found = self._ledger.recorder.select_notifications(start=position, limit=1)
+            if not found or found[0].id != position:
+                raise NotFoundError(f"event at position {position}")
+            return self._ledger.mapper.to_domain_event(found[0])
+
+        return await asyncio.to_thread(select)
+
+    async def profile_at(self, subject_id: UUID, subject_version: int) -> Mapping[str, object]:
+        """The confirmed profile right after the subject's event `subject_version`."""
+
+        def load() -> Mapping[str, object]:
+            subject = cast(
+                "Subject", self._ledger.repository.get(subject_id, version=subject_version)
+            )
+            return {
+                "profile_version": subject.profile_version,
+                "fields": {
+                    name: {
+                        "value": to_payload(f.value),
+                        "text": render(f.value),
+                        "condition": f.condition,
+                        "origin": f.origin.value,
+                        "since_version": f.since_version,
+                        "confirmed_at": f.confirmed_at.isoformat(),
+                        "evidence_session": f.evidence_session,
+                    }
+                    for name, f in sorted(subject.fields.items())
+                },
+            }
+
+        return await asyncio.to_thread(load)

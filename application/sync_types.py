@@ -1,0 +1,67 @@
+"""Work items of the sync from the ledger to the memory backend, and its dead letters.
+
+Items carry references only (event position, subject id, target ids), never content: the
+worker re-reads the event when it processes an item, so the sync tables hold nothing a person
+said and need no erasure of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from uuid import UUID
+
+MAX_ATTEMPTS = 3
+
+
+class SyncKind(StrEnum):
+    TRANSCRIPT = "transcript"  # SessionRecorded -> the extraction path (instant mode)
+    SUMMARY = "summary"  # SessionRecorded's summary -> a verbatim record
+    PROPOSAL = "proposal"  # ChangeProposed -> a verbatim record
+    PROFILE_VERSION = "profile_version"  # every new profile version -> a verbatim record
+    FORGET = "forget"  # FactForgotten -> forget the matching memories
+
+
+class ItemState(StrEnum):
+    PENDING = "pending"
+    DEAD = "dead"
+
+
+@dataclass(frozen=True, slots=True)
+class SyncItem:
+    """One write to the backend, derived from one event.
+
+    - `item_id` is `<position>.<n>`: deterministic, so feeding the same event twice adds nothing.
+    - `targets` are the backend ids the item writes or forgets (document, record or memory
+      ids, or `field:<name>`), for dead-letter listings.
+    """
+
+    item_id: str
+    position: int
+    subject_id: UUID
+    kind: SyncKind
+    targets: tuple[str, ...]
+    attempts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """An item that failed `MAX_ATTEMPTS` times: error type and ids only."""
+
+    item_id: str
+    position: int
+    subject_id: UUID
+    kind: SyncKind
+    targets: tuple[str, ...]
+    attempts: int
+    error_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """What one pass of the worker did."""
+
+    fed: int = 0  # items created from new events
+    done: int = 0
+    retried: int = 0  # failed, will be tried again after a backoff
+    dead: int = 0  # failed for the last time, moved to the dead letters

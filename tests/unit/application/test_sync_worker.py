@@ -1,0 +1,199 @@
+"""The sync worker, in process: ledger (POPO) -> in-memory backend, with crashes and failures."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory_sync_store import InMemorySyncStore
+from factledger.adapters.ledger_event_store import popo_env
+from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.application.errors import MemoryUnavailableError
+from factledger.application.ledger import Ledger
+from factledger.application.memory_types import Metadata, Namespace
+from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
+from factledger.application.sync_feed import LedgerEventFeed
+from factledger.application.sync_ids import namespace_for
+from factledger.application.sync_types import SyncKind
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.recall_story import Story, drive_story, forget_supplier
+from factledger.testing.stalling_backend import Fault, StallingBackend
+
+
+class Ticks:
+    """A monotonic clock for leases and backoffs that tests move by hand."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FlakyBackend(StallingBackend):
+    """Fails `put_record` for the chosen record kind; or raises a BaseException (a crash) on
+    the n-th write of any kind."""
+
+    def __init__(self, inner: InMemoryMemoryBackend) -> None:
+        super().__init__(inner, fault=Fault.NONE)
+        self.failing_kind: str | None = None
+        self.crash_on_write: int | None = None
+        self.writes = 0
+
+    def _write(self) -> None:
+        self.writes += 1
+        if self.crash_on_write is not None and self.writes == self.crash_on_write:
+            raise KeyboardInterrupt  # the worker dies mid-batch
+
+    async def put_record(
+        self,
+        namespace: Namespace,
+        record_id: str,
+        kind: str,
+        body_json: str,
+        metadata: Metadata | None = None,
+    ) -> None:
+        self._write()
+        if kind == self.failing_kind:
+            raise MemoryUnavailableError("injected outage")
+        await super().put_record(namespace, record_id, kind, body_json, metadata)
+
+    async def ingest_transcript(self, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        self._write()
+        return await super().ingest_transcript(*args, **kwargs)  # type: ignore[arg-type]
+
+
+@dataclass
+class Rig:
+    clock: ManualClock
+    ledger: Ledger
+    inner: InMemoryMemoryBackend
+    backend: FlakyBackend
+    store: InMemorySyncStore
+    ticks: Ticks
+
+    def worker(self, name: str = "w1") -> SyncWorker:
+        feed = LedgerEventFeed(self.ledger)
+        ports = SyncPorts(self.store, feed, feed, self.backend)
+        return SyncWorker(ports, SyncOptions(backoff_s=1.0, lease_s=30.0), worker_id=name)
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    clock = ManualClock()
+    ledger = Ledger(popo_env(), clock=clock)
+    inner = InMemoryMemoryBackend(
+        extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
+    )
+    ticks = Ticks()
+    yield Rig(clock, ledger, inner, FlakyBackend(inner), InMemorySyncStore(monotonic=ticks), ticks)
+    ledger.close()
+
+
+async def snapshot(backend: InMemoryMemoryBackend, story: Story) -> dict[str, object]:
+    ns = namespace_for(story.subject_id)
+    memories = await backend.list_memories(ns, include_superseded=True, include_forgotten=True)
+    records = {}
+    for record_id in [f"profile.v{n}" for n in range(1, 6)]:
+        try:
+            records[record_id] = (await backend.get_record(ns, record_id)).body_json
+        except Exception:  # noqa: S112 - absent versions are simply not in the snapshot
+            continue
+    return {
+        "memories": sorted((m.id, m.text, m.is_latest, m.is_forgotten) for m in memories),
+        "records": records,
+    }
+
+
+async def test_the_story_reaches_the_backend_once(rig: Rig) -> None:
+    story = drive_story(rig.ledger, rig.clock)
+    report = await rig.worker().run_once()
+    assert report.dead == 0
+    assert report.done == report.fed > 0
+    ns = namespace_for(story.subject_id)
+    current = await rig.inner.list_memories(ns, include_superseded=False)
+    supplier = [m for m in current if m.slot == "supplier"]
+    assert [m.text for m in supplier] == ["works with Supplier B"]
+    profile = json.loads((await rig.inner.get_record(ns, "profile.v3")).body_json)
+    assert profile["fields"]["supplier"]["text"] == "Supplier B"
+    assert profile["fields"]["purchase_intent"]["condition"] == "if the pricing works"
+    again = await rig.worker("w2").run_once()
+    assert (again.fed, again.done) == (0, 0)
+
+
+async def test_forgetting_a_field_forgets_its_memories(rig: Rig) -> None:
+    story = drive_story(rig.ledger, rig.clock)
+    await rig.worker().run_once()
+    forget_supplier(rig.ledger, rig.clock, story)
+    report = await rig.worker().run_once()
+    assert report.dead == 0
+    ns = namespace_for(story.subject_id)
+    remaining = await rig.inner.list_memories(ns, include_superseded=True)
+    assert [m for m in remaining if m.slot == "supplier"] == []
+    profile = json.loads((await rig.inner.get_record(ns, "profile.v4")).body_json)
+    assert "supplier" not in profile["fields"]
+
+
+async def test_failing_items_are_retried_then_dead_lettered_while_others_proceed(rig: Rig) -> None:
+    story = drive_story(rig.ledger, rig.clock)
+    rig.backend.failing_kind = "change_proposed"
+    worker = rig.worker()
+    first = await worker.run_once()
+    assert first.retried == 1  # the first proposal failed once; its subject waits for it
+    for _ in range(2):
+        rig.ticks.now += 10  # past the backoff
+        await worker.process()
+    dead = await rig.store.dead_letters()
+    assert [(d.kind, d.attempts, d.error_type) for d in dead] == [
+        (SyncKind.PROPOSAL, 3, "MemoryUnavailableError")
+    ]
+    assert dead[0].targets[0].startswith("proposal.")
+    # the worker moved on: later items of the same subject were processed
+    for _ in range(20):
+        if await rig.store.pending_count() == 0:
+            break
+        rig.ticks.now += 10
+        await worker.process()
+    assert len(await rig.store.dead_letters()) == 4  # every proposal record dead-lettered
+    ns = namespace_for(story.subject_id)
+    assert (await rig.inner.get_record(ns, "profile.v3")).kind == "profile_version"
+    # fixed and retried from the dead letters
+    rig.backend.failing_kind = None
+    assert await rig.store.retry_dead() == 4
+    report = await worker.process()
+    assert (report.done, report.dead) == (4, 0)
+    assert await rig.store.dead_letters() == []
+    assert await rig.store.pending_count() == 0
+
+
+@pytest.mark.parametrize("crash_on_write", [1, 4, 9])
+async def test_a_worker_killed_mid_batch_resumes_without_loss_or_duplicates(
+    rig: Rig, crash_on_write: int
+) -> None:
+    # Reference: the same story synced without a crash.
+    clock = ManualClock()
+    with Ledger(popo_env(), clock=clock) as ref_ledger:
+        ref_backend = InMemoryMemoryBackend(
+            extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
+        )
+        ref_story = drive_story(ref_ledger, clock)
+        feed = LedgerEventFeed(ref_ledger)
+        ref_worker = SyncWorker(SyncPorts(InMemorySyncStore(), feed, feed, ref_backend))
+        await ref_worker.run_once()
+        expected = await snapshot(ref_backend, ref_story)
+
+    story = drive_story(rig.ledger, rig.clock)
+    rig.backend.crash_on_write = crash_on_write
+    with pytest.raises(KeyboardInterrupt):
+        await rig.worker("doomed").run_once()
+    # The doomed worker's lease lapses; a new worker picks everything up.
+    rig.ticks.now += 60
+    report = await rig.worker("survivor").run_once()
+    assert report.dead == 0
+    assert await rig.store.pending_count() == 0
+    assert await snapshot(rig.inner, story) == expected
