@@ -1,0 +1,146 @@
+"""Read models of the ledger and the port that serves them (implemented by `projections`).
+
+Every read names the tenant: a subject of another tenant is `NotFoundError`, as if absent.
+Values of a forgotten field read back as `value=None, forgotten=True` wherever they appear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+from uuid import UUID
+
+from factledger.domain.provenance import Actor, Evidence, Origin
+from factledger.domain.values import FieldValue
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileField:
+    """One field of a profile version, with its provenance."""
+
+    name: str
+    value: FieldValue | None  # None only when forgotten
+    display: str
+    condition: str | None  # kept verbatim ("if the pricing works")
+    origin: Origin
+    proposed_by: Actor
+    confirmed_by: Actor
+    confirmed_at: datetime
+    evidence: Evidence | None  # where the subject said it
+    change_id: UUID
+    version: int  # the profile version that introduced this value
+    forgotten: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileVersion:
+    """A profile as it stood at one version; versions never change (forget only redacts)."""
+
+    subject_id: UUID
+    version: int
+    at: datetime
+    cause: str  # registered | confirmed | forgotten
+    fields: Mapping[str, ProfileField]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldHistoryEntry:
+    """One step in a field's life: a value set (and until when), or the field forgotten."""
+
+    field: str
+    kind: str  # set | unset | append | forgotten
+    at: datetime
+    version: int
+    until: datetime | None
+    until_version: int | None
+    value: FieldValue | None
+    display: str | None
+    condition: str | None
+    origin: Origin | None
+    proposed_by: Actor | None
+    confirmed_by: Actor | None
+    evidence: Evidence | None
+    rationale: str | None
+    reason: str | None  # why it was forgotten
+    forgotten: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FieldDiff:
+    field: str
+    before: ProfileField | None
+    after: ProfileField | None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingChange:
+    """A proposal waiting in the review queue."""
+
+    tenant: str
+    subject_id: UUID
+    change_id: UUID
+    field: str
+    operation: str
+    value: FieldValue | None
+    display: str | None
+    condition: str | None
+    origin: Origin
+    proposed_by: Actor
+    proposed_at: datetime
+    evidence: Evidence | None
+    rationale: str
+    based_on_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEntry:
+    """One recorded session in the index (counts only; transcripts stay in the ledger)."""
+
+    session_id: str
+    channel: str
+    started_at: datetime
+    ended_at: datetime | None
+    interaction_number: int
+    message_count: int
+    withheld_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectSummary:
+    subject_id: UUID
+    tenant: str
+    kind: str
+    external_ref: str
+    version: int
+
+
+class ProfileReader(Protocol):
+    """Queries over the profile projection; reads never replay a stream."""
+
+    def subject(self, tenant: str, subject_id: UUID) -> SubjectSummary: ...
+
+    def subjects(self, tenant: str) -> list[SubjectSummary]: ...
+
+    def current(self, tenant: str, subject_id: UUID) -> ProfileVersion: ...
+
+    def version(self, tenant: str, subject_id: UUID, version: int) -> ProfileVersion: ...
+
+    def versions(self, tenant: str, subject_id: UUID) -> list[ProfileVersion]: ...
+
+    def as_of(self, tenant: str, subject_id: UUID, at: datetime) -> ProfileVersion:
+        """The version in force at `at` (version 0, empty, from registration on)."""
+        ...
+
+    def history(
+        self, tenant: str, subject_id: UUID, field: str | None = None
+    ) -> list[FieldHistoryEntry]: ...
+
+    def diff(self, tenant: str, subject_id: UUID, older: int, newer: int) -> list[FieldDiff]: ...
+
+    def review_queue(self, tenant: str, *, limit: int = 50) -> list[PendingChange]:
+        """Pending proposals of the tenant, oldest first."""
+        ...
+
+    def sessions(self, tenant: str, subject_id: UUID) -> list[SessionEntry]: ...

@@ -1,0 +1,109 @@
+"""Followers: feed a processor the ledger's events in order, from the position it tracks.
+
+This is the one mechanism every read side uses (the profile views here, E6's sync worker to
+the memory backend). It polls the application's notification log, so it works the same on
+POPO, SQLite (which has no subscriptions) and PostgreSQL:
+
+    follower = Follower(ledger, [profile_projection, sync_processor])
+    result = ledger.propose_change(cmd)
+    follower.catch_up()                    # read-your-writes in the same process
+    follower.run(stop_event, poll_s=0.5)   # or follow live in a worker thread / process
+
+A processor owns its tracked position and applies a batch atomically with it where it can
+(`ProfileProjection`: one view-store transaction). One that writes elsewhere (HTTP) stores
+its position after the effects and relies on idempotent writes: at-least-once delivery.
+Notification ids have gaps (a rejected insert burns one), so positions are ids, not counts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+from uuid import UUID
+
+from eventsourcing.application import Application
+from eventsourcing.domain import DomainEventProtocol
+
+PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Tracked:
+    """One event and its position (notification id) in the application's log."""
+
+    position: int
+    event: DomainEventProtocol[UUID]
+
+
+class Processor(Protocol):
+    """Consumes events in log order from its own tracked position.
+
+    - `position()` is the last position whose effects are durable (0: nothing yet).
+    - `process(batch)` applies the events in order and then records `batch[-1].position`;
+      it must tolerate seeing a batch again after a crash (exactly-once where it shares a
+      transaction with its position, idempotent writes where it cannot).
+    """
+
+    name: str
+
+    def position(self) -> int: ...
+
+    def process(self, batch: Sequence[Tracked]) -> None: ...
+
+
+def read_events(app: Application[UUID], *, after: int, limit: int = PAGE) -> list[Tracked]:
+    """Up to `limit` events with a position above `after`, in log order (decoded and upcast)."""
+    notifications = app.recorder.select_notifications(start=after + 1, limit=limit)
+    return [Tracked(n.id, app.mapper.to_domain_event(n)) for n in notifications]
+
+
+def max_position(app: Application[UUID]) -> int:
+    """The position of the newest event in the log (0 when empty)."""
+    return int(app.recorder.max_notification_id() or 0)
+
+
+class Follower:
+    """Drives processors from the log. Thread-safe: one catch-up runs at a time."""
+
+    def __init__(
+        self, app: Application[UUID], processors: Sequence[Processor], *, page: int = PAGE
+    ) -> None:
+        self.app = app
+        self.processors = list(processors)
+        self.page = page
+        self._lock = threading.Lock()
+
+    def catch_up(self) -> int:
+        """Feeds every processor everything up to the head of the log; returns events fed."""
+        with self._lock:
+            return sum(self._drain(processor) for processor in self.processors)
+
+    def _drain(self, processor: Processor) -> int:
+        fed = 0
+        while batch := read_events(self.app, after=processor.position(), limit=self.page):
+            processor.process(batch)
+            fed += len(batch)
+            if len(batch) < self.page:
+                break
+        return fed
+
+    def lag(self) -> dict[str, int]:
+        """Events each processor still has to see (for health checks and metrics)."""
+        head = max_position(self.app)
+        return {p.name: max(0, head - p.position()) for p in self.processors}
+
+    def run(self, stop: threading.Event, *, poll_s: float = 0.5) -> None:
+        """Follows the log until `stop` is set; a processor's exception stops the loop (a
+        poison event blocks until fixed rather than being skipped)."""
+        while not stop.is_set():
+            if self.catch_up() == 0:
+                stop.wait(poll_s)
+
+
+def follow(
+    app: Application[UUID], processor: Processor, *, stop: threading.Event, poll_s: float = 0.5
+) -> None:
+    """Runs one processor live until `stop` is set (the worker entry point)."""
+    Follower(app, [processor]).run(stop, poll_s=poll_s)

@@ -1,0 +1,334 @@
+"""The profile projection: subject events -> current profile, versions, history, queue, sessions.
+
+Views (documents in one `ViewStore`, keys zero-padded so they sort):
+
+| view | key | document |
+| --- | --- | --- |
+| subject | subject id | tenant, kind, external reference, current version |
+| profile | subject id | the current profile: fields with provenance |
+| version | subject id:version | every profile version, immutable JSON (forget redacts only) |
+| history | subject id:position | one entry per field change (set/unset/append/forgotten) |
+| change | subject id:change id | every proposal and its status |
+| queue | tenant:proposed at:position | pending proposals, oldest first |
+| session | subject id:interaction number | the session index (counts, never text) |
+
+A batch and the new position are written in one transaction, so a replay after a crash
+changes nothing twice, and a dropped store rebuilt from position 0 equals the live one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from uuid import UUID
+
+from eventsourcing.application import Application
+
+from factledger.domain.errors import ProfileVersionRewriteError
+from factledger.domain.events import (
+    ChangeConfirmed,
+    ChangeProposed,
+    ChangeRejected,
+    FactForgotten,
+    SessionRecorded,
+    SubjectRegistered,
+)
+from factledger.domain.proposal import apply_operation
+from factledger.domain.provenance import Operation
+from factledger.domain.values import JsonObject, JsonValue, from_payload, render, to_payload
+from factledger.projections.follower import Follower, Tracked
+from factledger.projections.view_store import ViewStore, ViewTransaction
+
+VIEWS = ("subject", "profile", "version", "history", "change", "queue", "session")
+FORGOTTEN = "[forgotten]"
+REDACTED_KEYS = ("value", "condition", "rationale")
+
+
+def key_time(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%Y%m%dT%H%M%S%f")
+
+
+def version_key(subject_id: str, version: int) -> str:
+    return f"{subject_id}:{version:010d}"
+
+
+def _obj(value: JsonValue) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
+class ProfileProjection:
+    """A `Processor` (see `projections.follower`) keeping the profile views of all subjects."""
+
+    def __init__(self, store: ViewStore) -> None:
+        self.store = store
+        self.name = store.name
+
+    def position(self) -> int:
+        return self.store.position()
+
+    def dump(self) -> dict[str, list[tuple[str, JsonObject]]]:
+        """Every document of every view (for rebuild checks and debugging)."""
+        with self.store.transaction() as txn:
+            return {view: txn.scan(view, "") for view in VIEWS}
+
+    def rebuild(self, app: Application[UUID]) -> int:
+        """Drops every view and replays the whole log into them; returns events replayed."""
+        self.store.drop()
+        return Follower(app, [self]).catch_up()
+
+    def process(self, batch: Sequence[Tracked]) -> None:
+        with self.store.transaction() as txn:
+            for item in batch:
+                if item.position > txn.position():
+                    self._apply(txn, item)
+            txn.advance(max(txn.position(), batch[-1].position))
+
+    def _apply(self, txn: ViewTransaction, item: Tracked) -> None:
+        event = item.event
+        match event:
+            case SubjectRegistered():
+                self._registered(txn, event)
+            case SessionRecorded():
+                self._session(txn, event, item.position)
+            case ChangeProposed():
+                self._proposed(txn, event, item.position)
+            case ChangeConfirmed():
+                self._confirmed(txn, event, item.position)
+            case ChangeRejected():
+                self._rejected(txn, event)
+            case FactForgotten() if event.field is not None:
+                self._forgotten(txn, event, item.position)
+
+    def _registered(self, txn: ViewTransaction, e: SubjectRegistered) -> None:
+        sid, at = str(e.originator_id), e.timestamp.isoformat()
+        txn.put(
+            "subject",
+            sid,
+            {
+                "subject_id": sid,
+                "tenant": e.tenant,
+                "kind": e.kind,
+                "external_ref": e.external_ref,
+                "registered_at": at,
+                "version": 0,
+            },
+        )
+        txn.put("profile", sid, {"subject_id": sid, "version": 0, "at": at, "fields": {}})
+        self._put_version(txn, sid, 0, at, {"kind": "registered"}, {})
+
+    def _session(self, txn: ViewTransaction, e: SessionRecorded, position: int) -> None:
+        sid = str(e.originator_id)
+        txn.put(
+            "session",
+            f"{sid}:{e.interaction_number:06d}",
+            {
+                "subject_id": sid,
+                "session_id": e.session_id,
+                "channel": e.channel,
+                "started_at": e.started_at.isoformat(),
+                "ended_at": None if e.ended_at is None else e.ended_at.isoformat(),
+                "interaction_number": e.interaction_number,
+                "message_count": len(e.transcript),
+                "withheld_count": e.withheld_count,
+                "has_summary": e.summary is not None,
+                "position": position,
+            },
+        )
+
+    def _proposed(self, txn: ViewTransaction, e: ChangeProposed, position: int) -> None:
+        sid = str(e.originator_id)
+        subject = _obj(txn.get("subject", sid))
+        tenant = str(subject.get("tenant", ""))
+        queue_key = f"{tenant}:{key_time(e.timestamp)}:{position:012d}"
+        change: JsonObject = {
+            "tenant": tenant,
+            "subject_id": sid,
+            "change_id": str(e.change_id),
+            "field": e.field,
+            "operation": e.operation,
+            "value": e.value,
+            "display": None if e.value is None else render(from_payload(e.value)),
+            "condition": e.condition,
+            "origin": e.origin,
+            "evidence": e.evidence,
+            "rationale": e.rationale,
+            "proposed_by": e.proposed_by,
+            "based_on_version": e.based_on_version,
+            "proposed_at": e.timestamp.isoformat(),
+            "status": "pending",
+            "queue_key": queue_key,
+        }
+        txn.put("change", f"{sid}:{e.change_id}", change)
+        txn.put("queue", queue_key, change)
+
+    def _decide(
+        self, txn: ViewTransaction, sid: str, change_id: str, update: JsonObject
+    ) -> JsonObject:
+        key = f"{sid}:{change_id}"
+        change = _obj(txn.get("change", key))
+        change.update(update)
+        txn.put("change", key, change)
+        txn.delete("queue", str(change.get("queue_key")))
+        return change
+
+    def _confirmed(self, txn: ViewTransaction, e: ChangeConfirmed, position: int) -> None:
+        sid, at = str(e.originator_id), e.timestamp.isoformat()
+        change = self._decide(
+            txn,
+            sid,
+            str(e.change_id),
+            {"status": "confirmed", "confirmed_by": e.confirmed_by, "decided_at": at},
+        )
+        field = str(change["field"])
+        profile = _obj(txn.get("profile", sid))
+        fields = _obj(profile.get("fields"))
+        before = _obj(fields.get(field)).get("value")
+        value = apply_operation(
+            None if not isinstance(before, dict) else from_payload(before),
+            Operation(str(change["operation"])),
+            None if not isinstance(change["value"], dict) else from_payload(change["value"]),
+        )
+        entry: JsonObject = {
+            **{
+                k: change[k]
+                for k in (
+                    "change_id",
+                    "condition",
+                    "origin",
+                    "evidence",
+                    "rationale",
+                    "proposed_by",
+                    "operation",
+                )
+            },
+            "value": None if value is None else to_payload(value),
+            "display": None if value is None else render(value),
+            "confirmed_by": e.confirmed_by,
+            "confirmation": e.evidence,
+            "confirmed_at": at,
+            "version": e.profile_version,
+        }
+        if value is None:
+            fields.pop(field, None)
+        else:
+            fields[field] = entry
+        self._new_version(
+            txn,
+            sid,
+            e.profile_version,
+            at,
+            fields,
+            {"kind": "confirmed", "change_id": str(e.change_id), "field": field},
+        )
+        self._close_history(txn, sid, field, e.profile_version, at)
+        txn.put(
+            "history",
+            f"{sid}:{position:012d}",
+            {
+                **entry,
+                "field": field,
+                "kind": str(change["operation"]),
+                "at": at,
+                "until_version": None,
+                "until": None,
+            },
+        )
+
+    def _rejected(self, txn: ViewTransaction, e: ChangeRejected) -> None:
+        self._decide(
+            txn,
+            str(e.originator_id),
+            str(e.change_id),
+            {
+                "status": "rejected",
+                "rejected_by": e.rejected_by,
+                "reason": e.reason,
+                "decided_at": e.timestamp.isoformat(),
+            },
+        )
+
+    def _forgotten(self, txn: ViewTransaction, e: FactForgotten, position: int) -> None:
+        sid, at, field = str(e.originator_id), e.timestamp.isoformat(), str(e.field)
+        version = int(e.profile_version or 0)
+        for change_id in e.withdrawn_changes:
+            self._decide(txn, sid, change_id, {"status": "forgotten", "decided_at": at})
+        self._redact_field(txn, sid, field)
+        profile = _obj(txn.get("profile", sid))
+        fields = _obj(profile.get("fields"))
+        fields.pop(field, None)
+        self._new_version(txn, sid, version, at, fields, {"kind": "forgotten", "field": field})
+        self._close_history(txn, sid, field, version, at)
+        txn.put(
+            "history",
+            f"{sid}:{position:012d}",
+            {
+                "field": field,
+                "kind": "forgotten",
+                "at": at,
+                "version": version,
+                "requested_by": e.requested_by,
+                "reason": e.reason,
+                "until_version": None,
+                "until": None,
+            },
+        )
+
+    def _redact_field(self, txn: ViewTransaction, sid: str, field: str) -> None:
+        """Forget is the one rewrite of the past: the field's content leaves every view."""
+        for view in ("history", "change"):
+            for key, doc in txn.scan(view, f"{sid}:"):
+                if doc.get("field") == field:
+                    txn.put(view, key, _redacted(doc))
+        for key, doc in txn.scan("version", f"{sid}:"):
+            fields = _obj(doc.get("fields"))
+            if field in fields:
+                fields[field] = _redacted(_obj(fields[field]))
+                txn.put("version", key, doc)
+
+    def _new_version(
+        self,
+        txn: ViewTransaction,
+        sid: str,
+        version: int,
+        at: str,
+        fields: JsonObject,
+        cause: JsonObject,
+    ) -> None:
+        txn.put("profile", sid, {"subject_id": sid, "version": version, "at": at, "fields": fields})
+        subject = _obj(txn.get("subject", sid))
+        txn.put("subject", sid, {**subject, "version": version})
+        self._put_version(txn, sid, version, at, cause, fields)
+
+    @staticmethod
+    def _put_version(
+        txn: ViewTransaction, sid: str, version: int, at: str, cause: JsonObject, fields: JsonObject
+    ) -> None:
+        key = version_key(sid, version)
+        doc: JsonObject = {
+            "subject_id": sid,
+            "version": version,
+            "at": at,
+            "cause": cause,
+            "fields": fields,
+        }
+        existing = txn.get("version", key)
+        if existing is not None and existing != doc:
+            raise ProfileVersionRewriteError(f"subject {sid} version {version}")
+        txn.put("version", key, doc)
+
+    @staticmethod
+    def _close_history(txn: ViewTransaction, sid: str, field: str, version: int, at: str) -> None:
+        for key, doc in txn.scan("history", f"{sid}:"):
+            if doc.get("field") == field and doc.get("until_version") is None:
+                txn.put("history", key, {**doc, "until_version": version, "until": at})
+
+
+def _redacted(doc: JsonObject) -> JsonObject:
+    out: JsonObject = {**doc, "forgotten": True, "display": FORGOTTEN}
+    for key in REDACTED_KEYS:
+        if key in out:
+            out[key] = None
+    for key in ("evidence", "confirmation"):
+        if isinstance(out.get(key), dict):
+            out[key] = {**_obj(out[key]), "quote": None}
+    return out

@@ -1,0 +1,102 @@
+"""`ProfileReader` over a view store: the queries E6 (recall) and E7 (HTTP) call."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import UUID
+
+from factledger.application.errors import NotFoundError
+from factledger.application.queries import (
+    FieldDiff,
+    FieldHistoryEntry,
+    PendingChange,
+    ProfileVersion,
+    SessionEntry,
+    SubjectSummary,
+)
+from factledger.domain.values import JsonObject
+from factledger.projections.documents import (
+    history_entry,
+    pending_change,
+    profile_version,
+    session_entry,
+    subject_summary,
+)
+from factledger.projections.profile_projection import version_key
+from factledger.projections.view_store import ViewStore
+
+
+class ViewStoreProfileReader:
+    """Reads the documents `ProfileProjection` writes. Implements `ProfileReader`."""
+
+    def __init__(self, store: ViewStore) -> None:
+        self.store = store
+
+    def _get(self, view: str, key: str) -> JsonObject | None:
+        with self.store.transaction() as txn:
+            return txn.get(view, key)
+
+    def _scan(self, view: str, prefix: str) -> list[JsonObject]:
+        with self.store.transaction() as txn:
+            return [doc for _, doc in txn.scan(view, prefix)]
+
+    def subject(self, tenant: str, subject_id: UUID) -> SubjectSummary:
+        doc = self._get("subject", str(subject_id))
+        if doc is None or doc.get("tenant") != tenant:
+            raise NotFoundError(f"subject {subject_id}")
+        return subject_summary(doc)
+
+    def subjects(self, tenant: str) -> list[SubjectSummary]:
+        docs = (subject_summary(d) for d in self._scan("subject", ""))
+        return [s for s in docs if s.tenant == tenant]
+
+    def current(self, tenant: str, subject_id: UUID) -> ProfileVersion:
+        self.subject(tenant, subject_id)
+        doc = self._get("profile", str(subject_id))
+        if doc is None:
+            raise NotFoundError(f"subject {subject_id}")
+        return profile_version(doc)
+
+    def version(self, tenant: str, subject_id: UUID, version: int) -> ProfileVersion:
+        self.subject(tenant, subject_id)
+        doc = self._get("version", version_key(str(subject_id), version))
+        if doc is None:
+            raise NotFoundError(f"subject {subject_id} version {version}")
+        return profile_version(doc)
+
+    def versions(self, tenant: str, subject_id: UUID) -> list[ProfileVersion]:
+        self.subject(tenant, subject_id)
+        return [profile_version(d) for d in self._scan("version", f"{subject_id}:")]
+
+    def as_of(self, tenant: str, subject_id: UUID, at: datetime) -> ProfileVersion:
+        in_force = [v for v in self.versions(tenant, subject_id) if v.at <= at]
+        if not in_force:
+            raise NotFoundError(f"subject {subject_id} had no profile at that time")
+        return in_force[-1]
+
+    def history(
+        self, tenant: str, subject_id: UUID, field: str | None = None
+    ) -> list[FieldHistoryEntry]:
+        self.subject(tenant, subject_id)
+        docs = self._scan("history", f"{subject_id}:")
+        return [history_entry(d) for d in docs if field is None or d.get("field") == field]
+
+    def diff(self, tenant: str, subject_id: UUID, older: int, newer: int) -> list[FieldDiff]:
+        before = self.version(tenant, subject_id, older).fields
+        after = self.version(tenant, subject_id, newer).fields
+        diffs = []
+        for name in sorted(before.keys() | after.keys()):
+            old, new = before.get(name), after.get(name)
+            same = old is not None and new is not None and old.change_id == new.change_id
+            if not same:
+                diffs.append(FieldDiff(name, old, new))
+        return diffs
+
+    def review_queue(self, tenant: str, *, limit: int = 50) -> list[PendingChange]:
+        # The key prefix narrows the scan; the equality keeps "a" from seeing tenant "a:b".
+        docs = [d for d in self._scan("queue", f"{tenant}:") if d.get("tenant") == tenant]
+        return [pending_change(d) for d in docs[:limit]]
+
+    def sessions(self, tenant: str, subject_id: UUID) -> list[SessionEntry]:
+        self.subject(tenant, subject_id)
+        return [session_entry(d) for d in self._scan("session", f"{subject_id}:")]

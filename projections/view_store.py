@@ -1,0 +1,138 @@
+"""Where projections keep their views: ordered JSON documents plus a tracked position.
+
+A view store holds, for one projection name, documents addressed by (view, key) and the
+notification-log position the documents reflect. Everything a transaction writes, position
+included, commits together or not at all; that is what makes replays and restarts safe.
+
+Adapters: `InMemoryViewStore` (here), `SqliteViewStore` and `PostgresViewStore` (adapters/).
+Keys sort as plain strings (byte order), so callers zero-pad numbers and write UTC times in a
+fixed-width form.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from copy import deepcopy
+from typing import Protocol
+
+from factledger.domain.values import JsonObject
+
+
+class PositionMovedError(Exception):
+    """Another follower advanced the same projection first; this transaction was rolled back."""
+
+
+class ViewTransaction(Protocol):
+    """Reads see this transaction's own writes."""
+
+    def get(self, view: str, key: str) -> JsonObject | None: ...
+
+    def put(self, view: str, key: str, doc: JsonObject) -> None: ...
+
+    def delete(self, view: str, key: str) -> None: ...
+
+    def scan(self, view: str, prefix: str) -> list[tuple[str, JsonObject]]:
+        """Documents whose key starts with `prefix`, in key order."""
+        ...
+
+    def position(self) -> int: ...
+
+    def advance(self, position: int) -> None:
+        """Records the new position; raises `PositionMovedError` at commit (or now) when another
+        follower moved it since this transaction read it."""
+        ...
+
+
+class ViewStore(Protocol):
+    """Documents and tracked position of one projection; see the module docstring."""
+
+    name: str
+
+    def transaction(self) -> AbstractContextManager[ViewTransaction]:
+        """Commits on normal exit, rolls back on an exception."""
+        ...
+
+    def position(self) -> int: ...
+
+    def drop(self) -> None:
+        """Deletes every document and the position (a rebuild then starts from zero)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class _MemoryTransaction:
+    def __init__(self, docs: dict[tuple[str, str], JsonObject], position: int) -> None:
+        self._docs = docs
+        self._writes: dict[tuple[str, str], JsonObject | None] = {}
+        self.start_position = position
+        self.new_position = position
+
+    def get(self, view: str, key: str) -> JsonObject | None:
+        if (view, key) in self._writes:
+            doc = self._writes[(view, key)]
+        else:
+            doc = self._docs.get((view, key))
+        return None if doc is None else deepcopy(doc)
+
+    def put(self, view: str, key: str, doc: JsonObject) -> None:
+        self._writes[(view, key)] = deepcopy(doc)
+
+    def delete(self, view: str, key: str) -> None:
+        self._writes[(view, key)] = None
+
+    def scan(self, view: str, prefix: str) -> list[tuple[str, JsonObject]]:
+        keys = {k for (v, k) in self._docs if v == view and k.startswith(prefix)}
+        keys |= {k for (v, k) in self._writes if v == view and k.startswith(prefix)}
+        found = ((key, self.get(view, key)) for key in sorted(keys))
+        return [(key, doc) for key, doc in found if doc is not None]
+
+    def position(self) -> int:
+        return self.new_position
+
+    def advance(self, position: int) -> None:
+        self.new_position = position
+
+    def commit(self) -> None:
+        for address, doc in self._writes.items():
+            if doc is None:
+                self._docs.pop(address, None)
+            else:
+                self._docs[address] = doc
+
+
+class InMemoryViewStore:
+    """A view store in a dict: for tests and the embedded default's in-process views."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._docs: dict[tuple[str, str], JsonObject] = {}
+        self._position = 0
+        # One writer at a time, as a database's row lock on the tracking row would give.
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[ViewTransaction]:
+        with self._lock:
+            txn = _MemoryTransaction(self._docs, self._position)
+            yield txn
+            if self._position != txn.start_position:
+                raise PositionMovedError(self.name)
+            txn.commit()
+            self._position = txn.new_position
+
+    def transaction(self) -> AbstractContextManager[ViewTransaction]:
+        return self._transaction()
+
+    def position(self) -> int:
+        return self._position
+
+    def drop(self) -> None:
+        with self._lock:
+            self._docs.clear()
+            self._position = 0
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,72 @@
+"""The story projected into each kind of view store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from uuid import uuid4
+
+import pytest
+
+from factledger.adapters.embedded_postgres import PostgresLocation
+from factledger.adapters.postgres_view_store import PostgresViewStore
+from factledger.adapters.sqlite_view_store import SqliteViewStore
+from factledger.api.ledger_story import StoryClock, StoryIds, run_story
+from factledger.application.ledger import Ledger
+from factledger.projections.follower import Follower
+from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.projections.view_store import InMemoryViewStore, ViewStore
+
+
+def make_store(kind: str, tmp_path: Path, postgres: PostgresLocation | None) -> ViewStore:
+    name = f"profile_{uuid4().hex[:8]}"
+    if kind == "memory":
+        return InMemoryViewStore(name)
+    if kind == "sqlite":
+        return SqliteViewStore(tmp_path / "views.sqlite", name)
+    assert postgres is not None
+    return PostgresViewStore(postgres.conninfo, name, schema=f"views_{uuid4().hex[:8]}")
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("memory", id="memory"),
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
+    ]
+)
+def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
+    kind: str = request.param
+    postgres = request.getfixturevalue("postgres") if kind == "postgres" else None
+    made: list[ViewStore] = []
+
+    def factory() -> ViewStore:
+        made.append(make_store(kind, tmp_path, postgres))
+        return made[-1]
+
+    yield factory
+    for store in made:
+        store.close()
+
+
+@dataclass
+class Projected:
+    ledger: Ledger
+    ids: StoryIds
+    projection: ProfileProjection
+    reader: ViewStoreProfileReader
+    follower: Follower
+
+
+@pytest.fixture
+def projected(store_factory: object) -> Iterator[Projected]:
+    """The story on a POPO ledger, projected live: the follower catches up after every step."""
+    store = store_factory()  # type: ignore[operator]
+    projection = ProfileProjection(store)
+    clock = StoryClock()
+    with Ledger({"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock) as ledger:
+        follower = Follower(ledger, [projection], page=3)
+        ids = run_story(ledger, clock, lambda _: follower.catch_up())
+        yield Projected(ledger, ids, projection, ViewStoreProfileReader(store), follower)

@@ -1,0 +1,138 @@
+"""The profile views tell the story: current profile, versions as of a date, history, diff."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from factledger.api.ledger_story import (
+    CONDITION,
+    JAN,
+    JAN_REVIEW,
+    JULY,
+    JUNE_REVIEW,
+    MARCH,
+    MARCH_REVIEW,
+    REVIEWER,
+    TENANT,
+)
+from factledger.application.errors import NotFoundError
+from factledger.domain.provenance import Actor, ActorKind, Origin
+from factledger.domain.values import TextValue
+from factledger.projections.follower import read_events
+from factledger.projections.profile_projection import ProfileProjection
+
+DAY = timedelta(days=1)
+
+
+def test_the_current_profile_shows_supplier_b_and_the_conditional_intent(projected) -> None:  # type: ignore[no-untyped-def]
+    profile = projected.reader.current(TENANT, projected.ids.subject_id)
+    assert profile.version == 5
+    assert set(profile.fields) == {"supplier", "purchase_intent"}
+    supplier = profile.fields["supplier"]
+    assert supplier.value == TextValue("Supplier B")
+    assert supplier.version == 3
+    assert supplier.confirmed_by == Actor(ActorKind.STAFF, REVIEWER)
+    assert supplier.evidence is not None
+    assert supplier.evidence.session_id == "call-2026-03-03"
+    intent = projected.reader.current(TENANT, projected.ids.subject_id).fields["purchase_intent"]
+    assert intent.condition == CONDITION
+    assert intent.origin is Origin.STATED
+    assert intent.confirmed_by.kind is ActorKind.SUBJECT
+    assert intent.confirmed_at == MARCH
+
+
+def test_every_version_is_retrievable_as_of_its_date(projected) -> None:  # type: ignore[no-untyped-def]
+    reader, sid = projected.reader, projected.ids.subject_id
+    expected = [
+        (JAN, 0, set()),
+        (JAN_REVIEW + DAY, 1, {"supplier"}),
+        (MARCH + timedelta(hours=1), 2, {"supplier", "purchase_intent"}),
+        (MARCH_REVIEW + DAY, 3, {"supplier", "purchase_intent"}),
+        (JUNE_REVIEW + DAY, 4, {"supplier", "purchase_intent", "switch_reason"}),
+        (JULY + DAY, 5, {"supplier", "purchase_intent"}),
+    ]
+    for at, version, fields in expected:
+        as_of = reader.as_of(TENANT, sid, at)
+        assert (as_of.version, set(as_of.fields)) == (version, fields)
+        assert reader.version(TENANT, sid, version) == as_of
+    assert reader.as_of(TENANT, sid, JAN_REVIEW + DAY).fields["supplier"].display == "Supplier A"
+    with pytest.raises(NotFoundError):
+        reader.as_of(TENANT, sid, JAN - DAY)
+
+
+def test_the_supplier_history_shows_a_until_march_and_b_since(projected) -> None:  # type: ignore[no-untyped-def]
+    history = projected.reader.history(TENANT, projected.ids.subject_id, "supplier")
+    assert [(h.display, h.version, h.until_version) for h in history] == [
+        ("Supplier A", 1, 3),
+        ("Supplier B", 3, None),
+    ]
+    assert history[0].until == MARCH_REVIEW
+    assert history[1].evidence is not None
+    assert history[1].evidence.quote == "we moved to Supplier B"
+
+
+def test_the_rejected_inference_never_appears(projected) -> None:  # type: ignore[no-untyped-def]
+    reader, sid = projected.reader, projected.ids.subject_id
+    assert all("decision_stage" not in v.fields for v in reader.versions(TENANT, sid))
+    assert reader.history(TENANT, sid, "decision_stage") == []
+    assert reader.review_queue(TENANT) == []
+
+
+def test_forgetting_removes_the_value_and_history_records_it(projected) -> None:  # type: ignore[no-untyped-def]
+    reader, sid = projected.reader, projected.ids.subject_id
+    history = reader.history(TENANT, sid, "switch_reason")
+    assert [(h.kind, h.forgotten, h.value) for h in history] == [
+        ("set", True, None),
+        ("forgotten", True, None),
+    ]
+    assert history[1].reason == "the lead asked"
+    old = reader.version(TENANT, sid, 4).fields["switch_reason"]
+    assert (old.forgotten, old.value, old.display) == (True, None, "[forgotten]")
+    assert "delivery delays" not in json.dumps(projected.projection.dump())
+
+
+def test_a_diff_names_the_changed_and_added_fields(projected) -> None:  # type: ignore[no-untyped-def]
+    diff = projected.reader.diff(TENANT, projected.ids.subject_id, 1, 3)
+    assert [
+        (d.field, d.before and d.before.display, d.after and d.after.display) for d in diff
+    ] == [
+        ("purchase_intent", None, "move the whole packaging line to us next quarter"),
+        ("supplier", "Supplier A", "Supplier B"),
+    ]
+
+
+def test_the_session_index_lists_sessions_in_order(projected) -> None:  # type: ignore[no-untyped-def]
+    sessions = projected.reader.sessions(TENANT, projected.ids.subject_id)
+    assert [(s.interaction_number, s.channel, s.message_count) for s in sessions] == [
+        (1, "whatsapp", 4),
+        (2, "voice", 4),
+        (3, "chat", 2),
+    ]
+
+
+def test_another_tenant_sees_nothing(projected) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(NotFoundError):
+        projected.reader.current("globex", projected.ids.subject_id)
+    assert projected.reader.subjects("globex") == []
+    assert [s.external_ref for s in projected.reader.subjects(TENANT)] == ["lead-0042"]
+
+
+def test_a_rebuilt_projection_equals_the_live_one(projected, store_factory) -> None:  # type: ignore[no-untyped-def]
+    live = projected.projection.dump()
+    replayed = projected.projection.rebuild(projected.ledger)
+    assert replayed == projected.ledger.recorder.max_notification_id()
+    assert projected.projection.dump() == live
+    # A fresh store, fed in one big batch, ends up the same too.
+    fresh = ProfileProjection(store_factory())
+    fresh.process(read_events(projected.ledger, after=0, limit=10_000))
+    assert fresh.dump() == live
+
+
+def test_a_batch_seen_twice_changes_nothing(projected) -> None:  # type: ignore[no-untyped-def]
+    before = projected.projection.dump()
+    projected.projection.process(read_events(projected.ledger, after=0, limit=10_000))
+    assert projected.projection.dump() == before
+    assert projected.follower.lag() == {projected.projection.name: 0}
