@@ -12,8 +12,8 @@ from typing import cast
 import psycopg
 from psycopg import sql
 
+from factledger.application.view_store import ViewTransaction
 from factledger.domain.values import JsonObject
-from factledger.projections.view_store import ViewTransaction
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS {schema}.view_documents (

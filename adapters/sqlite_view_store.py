@@ -10,8 +10,8 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import cast
 
+from factledger.application.view_store import PositionMovedError, ViewTransaction
 from factledger.domain.values import JsonObject
-from factledger.projections.view_store import PositionMovedError, ViewTransaction
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS view_documents (

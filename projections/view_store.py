@@ -1,13 +1,4 @@
-"""Where projections keep their views: ordered JSON documents plus a tracked position.
-
-A view store holds, for one projection name, documents addressed by (view, key) and the
-notification-log position the documents reflect. Everything a transaction writes, position
-included, commits together or not at all; that is what makes replays and restarts safe.
-
-Adapters: `InMemoryViewStore` (here), `SqliteViewStore` and `PostgresViewStore` (adapters/).
-Keys sort as plain strings (byte order), so callers zero-pad numbers and write UTC times in a
-fixed-width form.
-"""
+"""`InMemoryViewStore`: the view-store port (`application.view_store`) in a dict."""
 
 from __future__ import annotations
 
@@ -15,52 +6,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from copy import deepcopy
-from typing import Protocol
 
+from factledger.application.view_store import PositionMovedError, ViewStore, ViewTransaction
 from factledger.domain.values import JsonObject
 
-
-class PositionMovedError(Exception):
-    """Another follower advanced the same projection first; this transaction was rolled back."""
-
-
-class ViewTransaction(Protocol):
-    """Reads see this transaction's own writes."""
-
-    def get(self, view: str, key: str) -> JsonObject | None: ...
-
-    def put(self, view: str, key: str, doc: JsonObject) -> None: ...
-
-    def delete(self, view: str, key: str) -> None: ...
-
-    def scan(self, view: str, prefix: str) -> list[tuple[str, JsonObject]]:
-        """Documents whose key starts with `prefix`, in key order."""
-        ...
-
-    def position(self) -> int: ...
-
-    def advance(self, position: int) -> None:
-        """Records the new position; raises `PositionMovedError` at commit (or now) when another
-        follower moved it since this transaction read it."""
-        ...
-
-
-class ViewStore(Protocol):
-    """Documents and tracked position of one projection; see the module docstring."""
-
-    name: str
-
-    def transaction(self) -> AbstractContextManager[ViewTransaction]:
-        """Commits on normal exit, rolls back on an exception."""
-        ...
-
-    def position(self) -> int: ...
-
-    def drop(self) -> None:
-        """Deletes every document and the position (a rebuild then starts from zero)."""
-        ...
-
-    def close(self) -> None: ...
+__all__ = ["InMemoryViewStore", "PositionMovedError", "ViewStore", "ViewTransaction"]
 
 
 class _MemoryTransaction:
