@@ -82,13 +82,19 @@ async def append(
     subject_id: SubjectIdDep,
     sessions: SessionsDep,
     buffer: SessionBufferDep,
+    idem: IdempotencyDep,
 ) -> MessageOutcomeOut:
     await _owned(buffer, session_id, subject_id)
     message = Message(role=body.role, text=body.text, at=body.at)
-    outcome = await sessions.add_message(SessionId(session_id), message, flagged=body.flagged)
-    return MessageOutcomeOut(
-        kept=outcome.kept, index=outcome.index, withheld_total=outcome.withheld_total
-    )
+
+    async def run() -> MessageOutcomeOut:
+        outcome = await sessions.add_message(SessionId(session_id), message, flagged=body.flagged)
+        return MessageOutcomeOut(
+            kept=outcome.kept, index=outcome.index, withheld_total=outcome.withheld_total
+        )
+
+    # Appends have no caller id; the key is what keeps a retried append from doubling.
+    return await idem.run(run, MessageOutcomeOut)
 
 
 @router.get("/sessions/{session_id}", summary="An active session and its counts")

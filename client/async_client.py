@@ -1,0 +1,210 @@
+"""`AsyncFactledgerClient`: the API for asyncio backends (chat, voice and CRM services)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self
+from uuid import UUID
+
+import httpx
+
+from factledger.client import calls as c
+from factledger.client import models as m
+from factledger.client.calls import ME, AnswerT, Call
+from factledger.client.errors import TransportFailedError
+from factledger.client.transport import (
+    RetryPolicy,
+    auth_headers,
+    decode,
+    request_args,
+    should_retry,
+)
+
+Subject = str | UUID
+
+
+class AsyncFactledgerClient:
+    """Typed async client. `subject` defaults to `me`: the subject an agent token is bound to.
+
+    Commands get an idempotency key (pass `idempotency_key` to choose it) that every retry
+    reuses, so a retried command returns the first result and never acts twice.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout_s: float = 5.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=base_url,
+            headers=auth_headers(token),
+            timeout=timeout_s,
+            transport=transport,
+        )
+        self._retry = retry or RetryPolicy()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def send(self, call: Call[AnswerT]) -> AnswerT:
+        """Sends one call, retrying as the policy says with the same idempotency key."""
+        for attempt in range(self._retry.attempts):
+            last = attempt == self._retry.attempts - 1
+            try:
+                response = await self._http.request(call.method, call.path, **request_args(call))
+            except httpx.TransportError as exc:
+                if last:
+                    raise TransportFailedError(type(exc).__name__) from exc
+            else:
+                if last or not should_retry(response):
+                    return decode(call, response)
+            await asyncio.sleep(self._retry.delay(attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- subjects ---------------------------------------------------------------------------
+
+    async def whoami(self) -> m.WhoAmI:
+        return await self.send(c.whoami())
+
+    async def register_subject(
+        self, kind: str, external_ref: str, *, idempotency_key: str | None = None
+    ) -> m.Subject:
+        return await self.send(c.register_subject(kind, external_ref, idempotency_key))
+
+    async def lookup_subject(self, kind: str, external_ref: str) -> m.Subject:
+        return await self.send(c.lookup_subject(kind, external_ref))
+
+    async def get_subject(self, subject: Subject = ME) -> m.Subject:
+        return await self.send(c.get_subject(subject))
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def start_session(
+        self, session_id: str, channel: m.Channel, *, subject: Subject = ME
+    ) -> m.Session:
+        return await self.send(c.start_session(subject, session_id, channel))
+
+    async def append_message(
+        self,
+        session_id: str,
+        role: m.Role,
+        text: str,
+        *,
+        at: datetime | None = None,
+        flagged: bool = False,
+        subject: Subject = ME,
+        idempotency_key: str | None = None,
+    ) -> m.MessageOutcome:
+        body = c.message_body(role, text, at, flagged)
+        return await self.send(c.append_message(subject, session_id, body, idempotency_key))
+
+    async def end_session(
+        self,
+        session_id: str,
+        *,
+        summary: Mapping[str, Any] | None = None,
+        proposals: Sequence[m.ProposalDraft] = (),
+        subject: Subject = ME,
+        idempotency_key: str | None = None,
+    ) -> m.EndedSession:
+        call = c.end_session(subject, session_id, summary, proposals, idempotency_key)
+        return await self.send(call)
+
+    # -- recall -----------------------------------------------------------------------------
+
+    async def context(self, topic: str | None = None, *, subject: Subject = ME) -> m.SessionContext:
+        return await self.send(c.context(subject, topic))
+
+    async def recall(self, query: str, *, subject: Subject = ME) -> m.RecallAnswer:
+        return await self.send(c.recall(subject, query))
+
+    # -- proposals --------------------------------------------------------------------------
+
+    async def propose(
+        self, draft: m.ProposalDraft, *, subject: Subject = ME, idempotency_key: str | None = None
+    ) -> m.Proposal:
+        return await self.send(c.propose(subject, draft, idempotency_key))
+
+    async def confirm(
+        self,
+        change_id: UUID,
+        evidence: m.Evidence,
+        *,
+        subject: Subject = ME,
+        idempotency_key: str | None = None,
+    ) -> m.Decision:
+        body = {"evidence": evidence.model_dump(mode="json")}
+        return await self.send(c.decide(subject, change_id, "confirm", body, idempotency_key))
+
+    async def approve(
+        self, subject: Subject, change_id: UUID, *, idempotency_key: str | None = None
+    ) -> m.Decision:
+        return await self.send(c.decide(subject, change_id, "approve", {}, idempotency_key))
+
+    async def reject(
+        self, subject: Subject, change_id: UUID, reason: str, *, idempotency_key: str | None = None
+    ) -> m.Decision:
+        body = {"reason": reason}
+        return await self.send(c.decide(subject, change_id, "reject", body, idempotency_key))
+
+    async def pending(self, *, limit: int = 50) -> m.PendingList:
+        return await self.send(c.pending(limit))
+
+    # -- forget -----------------------------------------------------------------------------
+
+    async def forget_field(
+        self, field: str, reason: str, *, subject: Subject = ME, idempotency_key: str | None = None
+    ) -> m.Forgotten:
+        body = {"field": field, "reason": reason}
+        return await self.send(c.forget(subject, body, idempotency_key))
+
+    async def forget_memory(
+        self,
+        memory_id: str,
+        reason: str,
+        *,
+        subject: Subject = ME,
+        idempotency_key: str | None = None,
+    ) -> m.Forgotten:
+        body = {"memory_id": memory_id, "reason": reason}
+        return await self.send(c.forget(subject, body, idempotency_key))
+
+    # -- profile and history ----------------------------------------------------------------
+
+    async def profile(self, *, subject: Subject = ME, as_of: datetime | None = None) -> m.Profile:
+        return await self.send(c.profile(subject, as_of))
+
+    async def profile_version(self, version: int, *, subject: Subject = ME) -> m.Profile:
+        return await self.send(c.profile_version(subject, version))
+
+    async def history(self, field: str | None = None, *, subject: Subject = ME) -> m.History:
+        return await self.send(c.history(subject, field))
+
+    async def diff(self, from_version: int, to_version: int, *, subject: Subject = ME) -> m.Diff:
+        return await self.send(c.diff(subject, from_version, to_version))
+
+    async def events(self, subject: Subject, *, after: int = 0, limit: int = 100) -> m.EventPage:
+        return await self.send(c.events(subject, after, limit))
+
+    # -- operations -------------------------------------------------------------------------
+
+    async def dead_letters(self, *, limit: int = 100) -> m.DeadLetters:
+        return await self.send(c.dead_letters(limit))
+
+    async def retry_dead_letters(self, item_id: str | None = None) -> m.Retried:
+        return await self.send(c.retry_dead_letters(item_id))

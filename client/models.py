@@ -1,0 +1,294 @@
+"""The client's own models of the API's requests and answers (no server import).
+
+Answers ignore unknown fields, so a newer server never breaks an older client.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Value = dict[str, Any]
+Channel = Literal["chat", "whatsapp", "voice", "email", "human", "sms"]
+Role = Literal["subject", "agent", "staff", "system"]
+
+
+def text(value: str) -> Value:
+    return {"type": "text", "value": value}
+
+
+def number(value: str) -> Value:
+    return {"type": "number", "value": value}
+
+
+def money(amount: str, currency: str) -> Value:
+    return {"type": "money", "amount": amount, "currency": currency}
+
+
+def day(value: date) -> Value:
+    return {"type": "date", "value": value.isoformat()}
+
+
+def boolean(value: bool) -> Value:
+    return {"type": "boolean", "value": value}
+
+
+def items(*values: str) -> Value:
+    return {"type": "list", "items": list(values)}
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Evidence(_Request):
+    """Where in a recorded session something was said: the message and the exact quote."""
+
+    session_id: str
+    message_index: int
+    quote: str
+
+
+class ProposalDraft(_Request):
+    """A change to propose; `stated` changes need `evidence` quoting the subject."""
+
+    field: str
+    origin: Literal["stated", "inferred"]
+    value: Value | None = None
+    operation: Literal["set", "unset", "append"] = "set"
+    evidence: Evidence | None = None
+    condition: str | None = None
+    rationale: str = ""
+    based_on_version: int = 0
+    change_id: UUID | None = None
+
+
+class Actor(_Answer):
+    kind: str
+    id: str
+
+
+class WhoAmI(_Answer):
+    principal_id: str
+    tenant: str
+    role: str
+    subject_id: UUID | None = None
+
+
+class Subject(_Answer):
+    subject_id: UUID
+    kind: str
+    external_ref: str
+    profile_version: int
+    created: bool | None = None
+
+
+class Session(_Answer):
+    session_id: str
+    subject_id: UUID
+    channel: str
+    started_at: datetime
+    message_count: int
+    withheld: int
+
+
+class MessageOutcome(_Answer):
+    kept: bool
+    index: int | None
+    withheld_total: int
+
+
+class EvidenceOut(_Answer):
+    session_id: str
+    message_index: int
+    quote: str
+
+
+class Proposal(_Answer):
+    change_id: UUID
+    subject_id: UUID
+    field: str
+    operation: str
+    value: Value | None
+    origin: str
+    condition: str | None
+    status: str
+    proposed_by: Actor
+    proposed_at: datetime
+    based_on_version: int
+    evidence: EvidenceOut | None = None
+    rationale: str = ""
+
+
+class EndedSession(_Answer):
+    session_id: str
+    subject_id: UUID
+    message_count: int
+    withheld: int
+    proposals: list[Proposal]
+
+
+class Decision(_Answer):
+    change_id: UUID
+    subject_id: UUID
+    status: str
+    profile_version: int
+    applied: bool
+
+
+class Forgotten(_Answer):
+    subject_id: UUID
+    applied: bool
+    profile_version: int
+
+
+class Note(_Answer):
+    text: str
+    kind: str
+    ref: str
+    session_id: str | None = None
+    inferred: bool = False
+    on: date | None = None
+    channel: str | None = None
+    score: float | None = None
+
+
+class Excerpt(_Answer):
+    text: str
+    role: str
+    session_id: str
+    message_index: int
+    on: date | None = None
+    channel: str | None = None
+
+
+class RecallAnswer(_Answer):
+    notes: list[Note]
+    excerpts: list[Excerpt]
+    degraded: str | None
+    elapsed_ms: float
+    prompt: str
+
+
+class SessionContext(_Answer):
+    profile: list[Note]
+    recent_sessions: list[Note]
+    memories: list[Note]
+    to_confirm: list[Note]
+    excerpts: list[Excerpt]
+    degraded: str | None
+    degraded_lookups: list[str] = Field(default_factory=list)
+    elapsed_ms: float
+    prompt: str
+
+
+class ProfileField(_Answer):
+    value: Value | None
+    display: str
+    condition: str | None
+    origin: str
+    proposed_by: Actor
+    confirmed_by: Actor
+    confirmed_at: datetime
+    evidence: EvidenceOut | None
+    change_id: UUID
+    version: int
+    forgotten: bool
+
+
+class Profile(_Answer):
+    subject_id: UUID
+    version: int
+    at: datetime
+    cause: str
+    fields: dict[str, ProfileField]
+
+
+class HistoryEntry(_Answer):
+    field: str
+    kind: str
+    at: datetime
+    version: int
+    until: datetime | None = None
+    until_version: int | None = None
+    value: Value | None = None
+    display: str | None = None
+    condition: str | None = None
+    origin: str | None = None
+    reason: str | None = None
+    forgotten: bool = False
+
+
+class History(_Answer):
+    subject_id: UUID
+    field: str | None
+    entries: list[HistoryEntry]
+
+
+class FieldDiff(_Answer):
+    field: str
+    before: ProfileField | None
+    after: ProfileField | None
+
+
+class Diff(_Answer):
+    subject_id: UUID
+    from_version: int
+    to_version: int
+    changes: list[FieldDiff]
+
+
+class PendingChange(_Answer):
+    subject_id: UUID
+    change_id: UUID
+    field: str
+    operation: str
+    value: Value | None
+    condition: str | None
+    origin: str
+    proposed_by: Actor
+    proposed_at: datetime
+    rationale: str = ""
+    based_on_version: int = 0
+
+
+class PendingList(_Answer):
+    items: list[PendingChange]
+
+
+class Event(_Answer):
+    version: int
+    topic: str
+    timestamp: datetime
+    payload: dict[str, Any]
+
+
+class EventPage(_Answer):
+    subject_id: UUID
+    events: list[Event]
+    next_after: int | None
+
+
+class DeadLetter(_Answer):
+    item_id: str
+    position: int
+    subject_id: UUID
+    kind: str
+    targets: list[str]
+    attempts: int
+    error_type: str
+
+
+class DeadLetters(_Answer):
+    items: list[DeadLetter]
+
+
+class Retried(_Answer):
+    retried: int

@@ -1,0 +1,210 @@
+"""`FactledgerClient`: the blocking twin of `AsyncFactledgerClient`, call for call."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self
+from uuid import UUID
+
+import httpx
+
+from factledger.client import calls as c
+from factledger.client import models as m
+from factledger.client.calls import ME, AnswerT, Call
+from factledger.client.errors import TransportFailedError
+from factledger.client.transport import (
+    RetryPolicy,
+    auth_headers,
+    decode,
+    request_args,
+    should_retry,
+)
+
+Subject = str | UUID
+
+
+class FactledgerClient:
+    """Typed blocking client. `subject` defaults to `me`: the subject an agent token is bound to.
+
+    Commands get an idempotency key (pass `idempotency_key` to choose it) that every retry
+    reuses, so a retried command returns the first result and never acts twice.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout_s: float = 5.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._http = httpx.Client(
+            base_url=base_url,
+            headers=auth_headers(token),
+            timeout=timeout_s,
+            transport=transport,
+        )
+        self._retry = retry or RetryPolicy()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def send(self, call: Call[AnswerT]) -> AnswerT:
+        """Sends one call, retrying as the policy says with the same idempotency key."""
+        for attempt in range(self._retry.attempts):
+            last = attempt == self._retry.attempts - 1
+            try:
+                response = self._http.request(call.method, call.path, **request_args(call))
+            except httpx.TransportError as exc:
+                if last:
+                    raise TransportFailedError(type(exc).__name__) from exc
+            else:
+                if last or not should_retry(response):
+                    return decode(call, response)
+            time.sleep(self._retry.delay(attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- subjects ---------------------------------------------------------------------------
+
+    def whoami(self) -> m.WhoAmI:
+        return self.send(c.whoami())
+
+    def register_subject(
+        self, kind: str, external_ref: str, *, idempotency_key: str | None = None
+    ) -> m.Subject:
+        return self.send(c.register_subject(kind, external_ref, idempotency_key))
+
+    def lookup_subject(self, kind: str, external_ref: str) -> m.Subject:
+        return self.send(c.lookup_subject(kind, external_ref))
+
+    def get_subject(self, subject: Subject = ME) -> m.Subject:
+        return self.send(c.get_subject(subject))
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def start_session(
+        self, session_id: str, channel: m.Channel, *, subject: Subject = ME
+    ) -> m.Session:
+        return self.send(c.start_session(subject, session_id, channel))
+
+    def append_message(
+        self,
+        session_id: str,
+        role: m.Role,
+        text: str,
+        *,
+        at: datetime | None = None,
+        flagged: bool = False,
+        subject: Subject = ME,
+        idempotency_key: str | None = None,
+    ) -> m.MessageOutcome:
+        body = c.message_body(role, text, at, flagged)
+        return self.send(c.append_message(subject, session_id, body, idempotency_key))
+
+    def end_session(
+        self,
+        session_id: str,
+        *,
+        summary: Mapping[str, Any] | None = None,
+        proposals: Sequence[m.ProposalDraft] = (),
+        subject: Subject = ME,
+        idempotency_key: str | None = None,
+    ) -> m.EndedSession:
+        call = c.end_session(subject, session_id, summary, proposals, idempotency_key)
+        return self.send(call)
+
+    # -- recall -----------------------------------------------------------------------------
+
+    def context(self, topic: str | None = None, *, subject: Subject = ME) -> m.SessionContext:
+        return self.send(c.context(subject, topic))
+
+    def recall(self, query: str, *, subject: Subject = ME) -> m.RecallAnswer:
+        return self.send(c.recall(subject, query))
+
+    # -- proposals --------------------------------------------------------------------------
+
+    def propose(
+        self, draft: m.ProposalDraft, *, subject: Subject = ME, idempotency_key: str | None = None
+    ) -> m.Proposal:
+        return self.send(c.propose(subject, draft, idempotency_key))
+
+    def confirm(
+        self,
+        change_id: UUID,
+        evidence: m.Evidence,
+        *,
+        subject: Subject = ME,
+        idempotency_key: str | None = None,
+    ) -> m.Decision:
+        body = {"evidence": evidence.model_dump(mode="json")}
+        return self.send(c.decide(subject, change_id, "confirm", body, idempotency_key))
+
+    def approve(
+        self, subject: Subject, change_id: UUID, *, idempotency_key: str | None = None
+    ) -> m.Decision:
+        return self.send(c.decide(subject, change_id, "approve", {}, idempotency_key))
+
+    def reject(
+        self, subject: Subject, change_id: UUID, reason: str, *, idempotency_key: str | None = None
+    ) -> m.Decision:
+        body = {"reason": reason}
+        return self.send(c.decide(subject, change_id, "reject", body, idempotency_key))
+
+    def pending(self, *, limit: int = 50) -> m.PendingList:
+        return self.send(c.pending(limit))
+
+    # -- forget -----------------------------------------------------------------------------
+
+    def forget_field(
+        self, field: str, reason: str, *, subject: Subject = ME, idempotency_key: str | None = None
+    ) -> m.Forgotten:
+        body = {"field": field, "reason": reason}
+        return self.send(c.forget(subject, body, idempotency_key))
+
+    def forget_memory(
+        self,
+        memory_id: str,
+        reason: str,
+        *,
+        subject: Subject = ME,
+        idempotency_key: str | None = None,
+    ) -> m.Forgotten:
+        body = {"memory_id": memory_id, "reason": reason}
+        return self.send(c.forget(subject, body, idempotency_key))
+
+    # -- profile and history ----------------------------------------------------------------
+
+    def profile(self, *, subject: Subject = ME, as_of: datetime | None = None) -> m.Profile:
+        return self.send(c.profile(subject, as_of))
+
+    def profile_version(self, version: int, *, subject: Subject = ME) -> m.Profile:
+        return self.send(c.profile_version(subject, version))
+
+    def history(self, field: str | None = None, *, subject: Subject = ME) -> m.History:
+        return self.send(c.history(subject, field))
+
+    def diff(self, from_version: int, to_version: int, *, subject: Subject = ME) -> m.Diff:
+        return self.send(c.diff(subject, from_version, to_version))
+
+    def events(self, subject: Subject, *, after: int = 0, limit: int = 100) -> m.EventPage:
+        return self.send(c.events(subject, after, limit))
+
+    # -- operations -------------------------------------------------------------------------
+
+    def dead_letters(self, *, limit: int = 100) -> m.DeadLetters:
+        return self.send(c.dead_letters(limit))
+
+    def retry_dead_letters(self, item_id: str | None = None) -> m.Retried:
+        return self.send(c.retry_dead_letters(item_id))

@@ -1,0 +1,138 @@
+"""The Python client against the real app: typed answers, typed errors, retries that reuse keys."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from factledger.api.app import create_app
+from factledger.api.auth import Role
+from factledger.application.session_types import SessionId
+from factledger.client import (
+    AsyncFactledgerClient,
+    Evidence,
+    FactledgerClient,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    ProposalDraft,
+    RetryPolicy,
+    ServerUnavailableError,
+    text,
+)
+from factledger.testing.api_harness import TEST_AUTH, HarnessPorts, build_ports, token
+from factledger.testing.manual_clock import ManualClock
+
+FAST = RetryPolicy(attempts=3, backoff_s=0.001, max_backoff_s=0.002)
+
+
+class LosesFirstResponse(httpx.AsyncBaseTransport):
+    """Delivers every request, but drops the answer of the first POST: the caller sees a
+    network error although the server acted, which is exactly when a retry must not act twice."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.keys: list[str | None] = []
+        self.dropped = False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if request.method == "POST":
+            self.keys.append(request.headers.get("idempotency-key"))
+            if not self.dropped:
+                self.dropped = True
+                await response.aread()
+                raise httpx.ReadError("connection reset", request=request)
+        return response
+
+
+@pytest.fixture
+def ports() -> HarnessPorts:
+    return build_ports(ManualClock())
+
+
+@pytest.fixture
+def asgi(ports: HarnessPorts) -> httpx.ASGITransport:
+    return httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
+
+
+def client(transport: httpx.AsyncBaseTransport, jwt: str) -> AsyncFactledgerClient:
+    return AsyncFactledgerClient("http://api", jwt, transport=transport, retry=FAST)
+
+
+@pytest.fixture
+async def agent(asgi: httpx.ASGITransport) -> AsyncIterator[AsyncFactledgerClient]:
+    async with client(asgi, token(Role.SERVICE)) as service:
+        await service.register_subject("lead", "crm-1")
+    async with client(asgi, token(Role.AGENT, kind="lead", ref="crm-1")) as fl:
+        yield fl
+
+
+async def test_the_async_client_drives_a_session(
+    agent: AsyncFactledgerClient, asgi: httpx.ASGITransport
+) -> None:
+    me = await agent.whoami()
+    assert me.role == "agent"
+    await agent.start_session("wa-1", "whatsapp")
+    said = await agent.append_message("wa-1", "subject", "We work with Supplier A.")
+    assert said.index == 0
+    draft = ProposalDraft(
+        field="supplier",
+        origin="stated",
+        value=text("Supplier A"),
+        evidence=Evidence(session_id="wa-1", message_index=0, quote="Supplier A"),
+    )
+    ended = await agent.end_session("wa-1", summary={"topic": "suppliers"}, proposals=[draft])
+    assert ended.subject_id == me.subject_id
+    change = ended.proposals[0]
+    assert (change.field, change.status, change.value) == ("supplier", "pending", text("Supplier A"))
+    async with client(asgi, token(Role.REVIEWER)) as reviewer:
+        decision = await reviewer.approve(change.subject_id, change.change_id)
+    assert (decision.status, decision.profile_version) == ("confirmed", 1)
+    assert (await agent.get_subject()).profile_version == 1
+
+
+async def test_errors_arrive_typed_with_the_field(agent: AsyncFactledgerClient) -> None:
+    with pytest.raises(InvalidRequestError) as info:
+        await agent.start_session("bad id with spaces", "chat")
+    assert info.value.field == "session_id"
+    with pytest.raises(PermissionDeniedError):
+        await agent.register_subject("lead", "crm-2")
+    with pytest.raises(NotFoundError):
+        await agent.append_message("never-started", "subject", "hi")
+    with pytest.raises(ServerUnavailableError) as unavailable:
+        await agent.recall("which supplier?")  # the harness configures no recall
+    assert unavailable.value.status == 503
+
+
+async def test_a_retry_after_a_lost_answer_reuses_the_key_and_acts_once(
+    asgi: httpx.ASGITransport, ports: HarnessPorts
+) -> None:
+    flaky = LosesFirstResponse(asgi)
+    async with client(flaky, token(Role.SERVICE)) as service:
+        subject = await service.register_subject("lead", "crm-3")
+        await service.start_session("s-1", "chat", subject=subject.subject_id)
+        flaky.dropped = False  # lose the answer of the next command
+        flaky.keys.clear()
+        outcome = await service.append_message(
+            "s-1", "subject", "We use Supplier C.", subject=subject.subject_id
+        )
+    assert len(flaky.keys) == 2
+    assert flaky.keys[0] is not None
+    assert flaky.keys[0] == flaky.keys[1]
+    assert outcome.index == 0
+    buffered = await ports.sessions.context(SessionId("s-1"))
+    assert [m.text for m in buffered] == ["We use Supplier C."]
+
+
+def test_the_sync_client_mirrors_the_async_one() -> None:
+    public = {n for n in dir(AsyncFactledgerClient) if not n.startswith("_")}
+    blocking = {n for n in dir(FactledgerClient) if not n.startswith("_")}
+    assert public - {"aclose"} == blocking - {"close"}
+    for name in public - {"aclose"}:
+        async_sig = inspect.signature(getattr(AsyncFactledgerClient, name))
+        sync_sig = inspect.signature(getattr(FactledgerClient, name))
+        assert list(async_sig.parameters) == list(sync_sig.parameters), name
