@@ -1,0 +1,120 @@
+"""`factledger extraction ...`: score an extractor against the labelled extraction set."""
+
+from __future__ import annotations
+
+import asyncio
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+import yaml
+
+from factledger.adapters.openai_extractor import OpenAICompatibleExtractor
+from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.adapters.rule_guidance import load_guidance
+from factledger.api.log_setup import configure_logging
+from factledger.application.extraction_eval import (
+    CaseResult,
+    ExtractionCase,
+    ExtractionScores,
+    evaluate,
+    parse_cases,
+    report_lines,
+)
+
+extraction_app = typer.Typer(help="Fact extraction tools.", no_args_is_help=True)
+
+DEFAULT_SET = Path("tests/data/extraction_set.yaml")
+
+
+class ExtractorChoice(StrEnum):
+    RULE = "rule"
+    OPENAI = "openai"
+
+
+@extraction_app.command("eval")
+def eval_command(
+    extractor: Annotated[ExtractorChoice, typer.Option(help="Extractor to score.")] = (
+        ExtractorChoice.RULE
+    ),
+    labelled_set: Annotated[
+        Path, typer.Option("--set", exists=True, dir_okay=False, help="Labelled set (YAML).")
+    ] = DEFAULT_SET,
+    tag: Annotated[str | None, typer.Option(help="Score only the cases with this tag.")] = None,
+    guidance: Annotated[
+        Path | None, typer.Option(exists=True, dir_okay=False, help="Guidance YAML to use.")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL, up to /v1.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name for --extractor openai.")] = None,
+    api_key: Annotated[
+        str | None, typer.Option(envvar="FACTLEDGER_EXTRACTOR_API_KEY", show_default=False)
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds per LLM call.")] = 120.0,
+    verbose: Annotated[bool, typer.Option(help="List every miss, extra fact and error.")] = False,
+) -> None:
+    """Print precision/recall of facts, stated-vs-inferred accuracy, update detection,
+    condition preservation and safety violations for an extractor."""
+    configure_logging(json_lines=False, level="WARNING")
+    cases = parse_cases(yaml.safe_load(labelled_set.read_text(encoding="utf-8")))
+    if tag is not None:
+        cases = [c for c in cases if tag in c.tags]
+    if not cases:
+        raise typer.BadParameter("no case has that tag", param_hint="--tag")
+    if extractor is ExtractorChoice.RULE:
+        scores = asyncio.run(evaluate(RuleExtractor(load_guidance(guidance)), cases))
+    else:
+        if not base_url or not model:
+            raise typer.BadParameter("--extractor openai needs --base-url and --model")
+        scores = asyncio.run(_evaluate_openai(cases, base_url, model, api_key, guidance, timeout))
+    typer.echo(f"extractor                    {extractor.value}")
+    typer.echo("\n".join(report_lines(scores)))
+    if verbose:
+        typer.echo("\n".join(_details(scores)))
+
+
+async def _evaluate_openai(
+    cases: list[ExtractionCase],
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    guidance: Path | None,
+    timeout_s: float,
+) -> ExtractionScores:
+    async with httpx.AsyncClient() as http:
+        llm = OpenAICompatibleExtractor(
+            http,
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            instructions=load_guidance(guidance).llm_instructions,
+            timeout_s=timeout_s,
+        )
+        return await evaluate(llm, cases)
+
+
+def _details(scores: ExtractionScores) -> list[str]:
+    lines: list[str] = []
+    for result in scores.results:
+        problems = _problems(result)
+        if problems:
+            lines.append(f"- {result.case.id}")
+            lines.extend(f"    {p}" for p in problems)
+    return lines or ["every case matched"]
+
+
+def _problems(result: CaseResult) -> list[str]:
+    problems = [f"missed: slot={e.slot} keywords={list(e.keywords)}" for e in result.missed]
+    problems += [f"extra: {f.text!r} slot={f.slot}" for f in result.extra]
+    for expected, fact in result.pairs:
+        if expected.relation != fact.relation or expected.inferred != fact.is_inference:
+            problems.append(f"wrong relation or inference: {fact.text!r}")
+        if expected.condition and expected.condition.lower() not in (fact.condition or "").lower():
+            problems.append(f"condition lost: {fact.text!r}")
+    problems += [f"safety: {v}" for v in result.safety_violations]
+    return problems
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(extraction_app, name="extraction")

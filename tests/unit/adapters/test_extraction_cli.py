@@ -1,0 +1,34 @@
+"""`factledger extraction eval` prints the figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from factledger.api.cli import app
+
+LABELLED_SET = Path(__file__).parents[2] / "data" / "extraction_set.yaml"
+
+
+def test_eval_prints_every_figure_for_the_rule_extractor() -> None:
+    result = CliRunner().invoke(
+        app, ["extraction", "eval", "--set", str(LABELLED_SET), "--tag", "safety", "--verbose"]
+    )
+    assert result.exit_code == 0, result.output
+    for figure in (
+        "fact precision",
+        "fact recall",
+        "stated-vs-inferred accuracy",
+        "update recall",
+        "condition preservation",
+        "safety violations            0",
+    ):
+        assert figure in result.output
+
+
+def test_eval_of_the_llm_extractor_needs_an_endpoint() -> None:
+    result = CliRunner().invoke(
+        app, ["extraction", "eval", "--set", str(LABELLED_SET), "--extractor", "openai"]
+    )
+    assert result.exit_code != 0
