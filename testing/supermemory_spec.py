@@ -134,3 +134,10 @@ def operation(method: str, path: str) -> Operation:
         body_schema=json_body["schema"] if json_body else None,
         body_required=bool(entry.get("requestBody", {}).get("required", False)),
     )
+
+
+def response_issues(method: str, path: str, status: int, body: object) -> list[JsonObject]:
+    """What is wrong with a response body by the spec (empty when it conforms); for tests."""
+    entry = load_spec()["paths"][path][method]
+    schema = entry["responses"][str(status)]["content"]["application/json"]["schema"]
+    return _schema_issues(schema, body, [])
