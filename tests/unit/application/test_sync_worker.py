@@ -43,11 +43,13 @@ class FlakyBackend(StallingBackend):
         super().__init__(inner, fault=Fault.NONE)
         self.failing_kind: str | None = None
         self.crash_on_write: int | None = None
+        self.crash_after_write = False  # die after the backend applied the write
         self.writes = 0
 
     def _write(self) -> None:
         self.writes += 1
         if self.crash_on_write is not None and self.writes == self.crash_on_write:
+            self.crash_on_write = None
             raise KeyboardInterrupt  # the worker dies mid-batch
 
     async def put_record(
@@ -58,9 +60,13 @@ class FlakyBackend(StallingBackend):
         body_json: str,
         metadata: Metadata | None = None,
     ) -> None:
-        self._write()
         if kind == self.failing_kind:
             raise MemoryUnavailableError("injected outage")
+        if self.crash_after_write:
+            await super().put_record(namespace, record_id, kind, body_json, metadata)
+            self._write()
+            return
+        self._write()
         await super().put_record(namespace, record_id, kind, body_json, metadata)
 
     async def ingest_transcript(self, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
@@ -171,9 +177,11 @@ async def test_failing_items_are_retried_then_dead_lettered_while_others_proceed
     assert await rig.store.pending_count() == 0
 
 
-@pytest.mark.parametrize("crash_on_write", [1, 4, 9])
+@pytest.mark.parametrize(
+    ("crash_on_write", "after"), [(1, False), (4, False), (9, False), (2, True), (8, True)]
+)
 async def test_a_worker_killed_mid_batch_resumes_without_loss_or_duplicates(
-    rig: Rig, crash_on_write: int
+    rig: Rig, crash_on_write: int, after: bool
 ) -> None:
     # Reference: the same story synced without a crash.
     clock = ManualClock()
@@ -189,6 +197,7 @@ async def test_a_worker_killed_mid_batch_resumes_without_loss_or_duplicates(
 
     story = drive_story(rig.ledger, rig.clock)
     rig.backend.crash_on_write = crash_on_write
+    rig.backend.crash_after_write = after
     with pytest.raises(KeyboardInterrupt):
         await rig.worker("doomed").run_once()
     # The doomed worker's lease lapses; a new worker picks everything up.

@@ -1,0 +1,164 @@
+"""The sync worker on PostgreSQL: shared queue, several workers, dead letters, crash resume."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+
+from factledger.adapters.embedded_postgres import PostgresLocation
+from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
+from factledger.adapters.ledger_event_store import ensure_schema, postgres_env
+from factledger.adapters.postgres_sync_store import PostgresSyncStore
+from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.application.errors import MemoryUnavailableError
+from factledger.application.ledger import Ledger
+from factledger.application.memory_types import (
+    IngestMode,
+    Metadata,
+    Namespace,
+    ProcessingStatus,
+)
+from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
+from factledger.application.sync_feed import LedgerEventFeed
+from factledger.application.sync_ids import namespace_for
+from factledger.domain.transcript import Message
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.recall_story import drive_story
+from factledger.testing.stalling_backend import Fault, StallingBackend
+
+pytestmark = pytest.mark.integration
+
+
+class CountingBackend(StallingBackend):
+    """Counts every write by target id; can fail one record kind or crash on the n-th write."""
+
+    def __init__(self, inner: InMemoryMemoryBackend) -> None:
+        super().__init__(inner, fault=Fault.NONE)
+        self.writes: Counter[str] = Counter()
+        self.failing_kind: str | None = None
+        self.crash_on_write: int | None = None
+
+    def _count(self, target: str) -> None:
+        if self.crash_on_write is not None and sum(self.writes.values()) + 1 == self.crash_on_write:
+            self.crash_on_write = None
+            raise KeyboardInterrupt
+        self.writes[target] += 1
+
+    async def put_record(
+        self,
+        namespace: Namespace,
+        record_id: str,
+        kind: str,
+        body_json: str,
+        metadata: Metadata | None = None,
+    ) -> None:
+        if kind == self.failing_kind:
+            raise MemoryUnavailableError("injected outage")
+        self._count(record_id)
+        await super().put_record(namespace, record_id, kind, body_json, metadata)
+
+    async def ingest_transcript(
+        self,
+        namespace: Namespace,
+        document_id: str,
+        transcript: list[Message] | tuple[Message, ...],  # type: ignore[override]
+        *,
+        occurred_at: object,
+        metadata: Metadata | None = None,
+        mode: IngestMode = IngestMode.INSTANT,
+    ) -> ProcessingStatus:
+        self._count(document_id)
+        return await super().ingest_transcript(
+            namespace,
+            document_id,
+            transcript,
+            occurred_at=occurred_at,  # type: ignore[arg-type]
+            metadata=metadata,
+            mode=mode,
+        )
+
+
+@dataclass
+class PgRig:
+    clock: ManualClock
+    ledger: Ledger
+    store: PostgresSyncStore
+    inner: InMemoryMemoryBackend
+    backend: CountingBackend
+
+    def worker(self, name: str, *, lease_s: float = 30.0) -> SyncWorker:
+        feed = LedgerEventFeed(self.ledger)
+        options = SyncOptions(batch_size=3, lease_s=lease_s, backoff_s=0.0)
+        return SyncWorker(SyncPorts(self.store, feed, feed, self.backend), options, worker_id=name)
+
+
+@pytest.fixture
+async def rig(postgres: PostgresLocation) -> AsyncIterator[PgRig]:
+    clock = ManualClock()
+    ledger = Ledger(postgres_env(postgres, schema=f"ledger_{uuid.uuid4().hex[:10]}"), clock=clock)
+    schema = f"sync_{uuid.uuid4().hex[:10]}"
+    ensure_schema(postgres, schema)
+    store = await PostgresSyncStore.connect(postgres.conninfo, schema=schema)
+    inner = InMemoryMemoryBackend(
+        extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
+    )
+    yield PgRig(clock, ledger, store, inner, CountingBackend(inner))
+    await store.close()
+    ledger.close()
+
+
+async def test_concurrent_workers_process_each_item_once(rig: PgRig) -> None:
+    story = drive_story(rig.ledger, rig.clock)
+    reports = await asyncio.gather(*(rig.worker(f"w{n}").run_once() for n in range(3)))
+    # a late worker may find work freed by the others; drain what is left
+    await rig.worker("w-last").run_once()
+    assert sum(r.dead for r in reports) == 0
+    assert await rig.store.pending_count() == 0
+    assert rig.backend.writes, "nothing was written"
+    assert set(rig.backend.writes.values()) == {1}  # every document and record written once
+    assert sum(r.fed for r in reports) == len(rig.backend.writes)
+    ns = namespace_for(story.subject_id)
+    current = await rig.inner.list_memories(ns, include_superseded=False)
+    assert [m.text for m in current if m.slot == "supplier"] == ["works with Supplier B"]
+
+
+async def test_dead_letters_are_listed_and_retried(rig: PgRig) -> None:
+    drive_story(rig.ledger, rig.clock)
+    rig.backend.failing_kind = "change_proposed"
+    worker = rig.worker("w1")
+    await worker.run_once()
+    for _ in range(10):  # backoff is 0 s: each pass retries what failed in the previous one
+        if await rig.store.pending_count() == 0:
+            break
+        await worker.process()
+    dead = await rig.store.dead_letters()
+    assert len(dead) == 4
+    assert {(d.attempts, d.error_type) for d in dead} == {(3, "MemoryUnavailableError")}
+    rig.backend.failing_kind = None
+    assert await rig.store.retry_dead([dead[0].item_id]) == 1
+    assert (await worker.process()).done == 1
+    assert await rig.store.retry_dead() == 3
+    assert (await worker.process()).done == 3
+    assert await rig.store.dead_letters() == []
+
+
+async def test_a_killed_worker_resumes_without_loss_or_duplicates(rig: PgRig) -> None:
+    drive_story(rig.ledger, rig.clock)
+    rig.backend.crash_on_write = 5
+    with pytest.raises(KeyboardInterrupt):
+        await rig.worker("doomed", lease_s=0.2).run_once()
+    written_before = sum(rig.backend.writes.values())
+    assert written_before == 4
+    await asyncio.sleep(0.3)  # the doomed worker's lease lapses (server clock)
+    report = await rig.worker("survivor").run_once()
+    assert report.dead == 0
+    assert await rig.store.pending_count() == 0
+    # the crashed write is repeated once (idempotent); nothing is written twice otherwise
+    assert set(rig.backend.writes.values()) == {1}
+    assert len(rig.backend.writes) == 13
