@@ -23,6 +23,7 @@ import structlog
 from factledger.adapters import pgvector_ingest as ingest
 from factledger.adapters import pgvector_memories as memories
 from factledger.adapters import pgvector_records as records
+from factledger.adapters.pgvector_ann import AnnReport, AnnSettings, maintain_ann_indexes
 from factledger.adapters.pgvector_config import PgvectorConfig
 from factledger.adapters.pgvector_connection import PgvectorConnections, port_errors
 from factledger.adapters.pgvector_filters import metadata_json
@@ -324,6 +325,20 @@ class PgvectorMemoryBackend:
         keyword = merge(by_text, "text_rank")[:depth]
         return [to_hit(r, r["kind"], score) for r, score in fuse([semantic, keyword], query.limit)]
 
+    async def explain_search(self, namespace: Namespace, query: SearchQuery) -> str:
+        """The plan PostgreSQL picks for a memories search (operators: is the ANN index used?)."""
+        ns = validate_namespace(namespace)
+        validate_search_query(query)
+        vector = (await self._embedder.embed([query.text]))[0]
+        plan = SearchPlan("memories", by_text=False, limit=query.limit)
+        with port_errors("explain"):
+            ann = await self._has_ann(ns)
+            async with self.db.bound(ns) as conn:
+                rows = await ranked(
+                    conn, ns, query, vector, plan, now=self._clock.now(), ann=ann, explain=True
+                )
+        return "\n".join(str(row["QUERY PLAN"]) for row in rows)
+
     async def _has_ann(self, ns: Namespace) -> bool:
         cached = self._ann.get(ns)
         if cached is not None and time.monotonic() - cached[0] < ANN_CACHE_SECONDS:
@@ -399,6 +414,13 @@ class PgvectorMemoryBackend:
                 await memories.drop(conn)
         self._ann.pop(ns, None)
         log.info("pgvector.namespace_dropped")
+
+    async def maintain_ann_indexes(self, settings: AnnSettings | None = None) -> AnnReport:
+        """Gives namespaces past the threshold their own partial HNSW index (as the owner)."""
+        with port_errors("maintain_ann_indexes"):
+            report = await maintain_ann_indexes(self.config, settings)
+        self._ann.clear()
+        return report
 
     async def health(self) -> BackendHealth:
         try:

@@ -56,8 +56,10 @@ async def ranked(
     *,
     now: datetime,
     ann: bool,
+    explain: bool = False,
 ) -> list[dict[str, Any]]:
-    """Fetches one candidate list, best first. Rows carry `score` (cosine similarity, at least
+    """Fetches one candidate list, best first (or, with `explain`, the plan as `QUERY PLAN`
+    rows). Rows carry `score` (cosine similarity, at least
     the threshold) or, by text, `text_rank` (PostgreSQL's cover-density rank, above zero)."""
     memories = plan.table == "memories"
     visible, params = _visibility(query, memories, now)
@@ -99,6 +101,8 @@ async def ranked(
         await conn.execute(
             sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(HNSW_EF_SEARCH))
         )
+    if explain:
+        statement = sql.SQL("EXPLAIN {}").format(statement)
     async with conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(statement, args)
         return await cur.fetchall()

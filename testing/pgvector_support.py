@@ -30,6 +30,12 @@ def fresh_config(location: PostgresLocation, *, pool_max: int = 4) -> PgvectorCo
     return embedded_config(location, dbname=TEST_DATABASE, schema=schema, pool_max=pool_max)
 
 
+async def fresh_schema(location: PostgresLocation, *, pool_max: int = 4) -> PgvectorConfig:
+    """`fresh_config`, with the test database created if this is the first test to need it."""
+    await ensure_database(location, TEST_DATABASE)
+    return fresh_config(location, pool_max=pool_max)
+
+
 @asynccontextmanager
 async def pgvector_backend(
     location: PostgresLocation,
