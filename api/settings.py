@@ -77,6 +77,23 @@ ViewSettings = Annotated[
 
 # -- memory backend (E2/E4/E5 add their `<Technology>BackendSettings` union here) --------------
 
+
+class SupermemoryBackendSettings(BaseModel):
+    """Supermemory v5 through the official SDK; our own deadline and bounded retries per call.
+
+    `timeout_s` bounds one port call (all attempts), `attempt_timeout_s` one HTTP attempt,
+    `ingest_timeout_s` an instant ingest waiting for its facts.
+    """
+
+    kind: Literal["supermemory"] = "supermemory"
+    base_url: str = Field(default="https://api.supermemory.ai", pattern=r"^https?://[^\s]+$")
+    api_key: SecretStr
+    timeout_s: float = Field(default=10.0, gt=0, le=300)
+    attempt_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    ingest_timeout_s: float = Field(default=120.0, gt=0, le=3600)
+
+
 # -- recall and sync (E6 adds its settings here) -----------------------------------------------
 
 
