@@ -4,6 +4,7 @@ tenant's review queue. Reads come from the projections, never from replaying a s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import datetime
 from typing import Annotated
 
@@ -22,16 +23,24 @@ from factledger.api.schemas_profile import (
     ProfileOut,
 )
 from factledger.application.queries import ProfileReader
+from factledger.application.view_store import PositionMovedError
 
 router = APIRouter(prefix="/v1/subjects/{subject}/profile", tags=["profile"], responses=ERRORS)  # type: ignore[arg-type]
 queue_router = APIRouter(prefix="/v1", tags=["proposals"], responses=ERRORS)  # type: ignore[arg-type]
 MAX_VERSION = 1_000_000
 
 
-def get_profiles(state: StateDep) -> ProfileReader:
+async def get_profiles(state: StateDep) -> ProfileReader:
+    """The profile reader, caught up with the log when this process runs the projection."""
     reader: ProfileReader | None = getattr(state.ports, "profiles", None)
     if reader is None:
         raise ServiceUnavailableError("the profile read side is not configured")
+    follower = getattr(state.ports, "follower", None)
+    if follower is not None:
+        # Read-your-writes for callers of this process; a no-op when nothing is new. Another
+        # process that advanced the views first makes this one's catch-up redundant.
+        with contextlib.suppress(PositionMovedError):
+            await asyncio.to_thread(follower.catch_up)
     return reader
 
 

@@ -1,28 +1,36 @@
-"""Ready-made ports and tokens for HTTP tests: an in-memory ledger, short-term memory, tokens.
+"""Ready-made ports and tokens for HTTP tests: an in-memory ledger, short-term memory, profile
+views, recall over the in-memory backend, the sync store, and tokens signed with a test key.
 
-The ports bundle mirrors what `api.bootstrap` yields for the embedded default, so e2e tests
-drive the real routes over `httpx.ASGITransport` without a server.
+The bundle carries the attributes the API reads from the ports `api.bootstrap` yields, so e2e
+tests drive the real routes over `httpx.ASGITransport` without a server.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from pydantic import SecretStr
 
+from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory_session_buffer import InMemorySessionBuffer
+from factledger.adapters.in_memory_sync_store import InMemorySyncStore
 from factledger.adapters.ledger_event_store import popo_env
+from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.adapters.safety_filter import RuleBasedSafetyFilter
 from factledger.api.auth import AuthSettings, JwtKeySettings, Role, SubjectClaim, TokenRequest
 from factledger.api.auth import mint_token as sign
-from factledger.application.commands import RecordSession
 from factledger.application.ledger import Ledger
-from factledger.application.ports import Clock, SessionBuffer
-from factledger.application.session_types import SessionRecording
+from factledger.application.ports import Clock, MemoryBackend, SessionBuffer
+from factledger.application.recall import Recall, RecallPorts
+from factledger.application.recall_ledger import LedgerRecallSources, LedgerSessionRecorder
+from factledger.application.recall_policy import RecallPolicies
 from factledger.application.sessions import SessionPorts, ShortTermMemory
+from factledger.projections.follower import Follower
+from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.projections.view_store import InMemoryViewStore
 
 TEST_SECRET = "factledger-test-signing-key-0123456789abcdef"  # noqa: S105
 TEST_AUTH = AuthSettings(
@@ -32,55 +40,50 @@ TEST_AUTH = AuthSettings(
 )
 
 
-class LedgerSessionRecorder:
-    """Records an ended session in the ledger (idempotent by session id, like the ledger)."""
-
-    def __init__(self, ledger: Ledger, tenant_of: dict[str, str]) -> None:
-        self._ledger = ledger
-        self._tenant_of = tenant_of
-
-    async def record_session(self, recording: SessionRecording) -> None:
-        subject = recording.subject_id
-        tenant = self._tenant_of.get(str(subject)) or self._ledger.repository.get(subject).tenant
-        cmd = RecordSession(
-            tenant=tenant,
-            subject_id=subject,
-            session_id=recording.session_id,
-            channel=recording.channel,
-            started_at=recording.started_at,
-            ended_at=recording.ended_at,
-            transcript=recording.transcript,
-            summary=recording.summary,
-            withheld_count=recording.withheld,
-        )
-        await asyncio.to_thread(self._ledger.record_session, cmd)
-
-
 @dataclass(frozen=True, slots=True)
 class HarnessPorts:
     ledger: Ledger
     sessions: ShortTermMemory
     session_buffer: SessionBuffer
     clock: Clock
-    recall: Any = None
-    views: Any = None
-    dead_letters: Any = None
-    memory: Any = None
+    recall: Recall
+    profiles: ViewStoreProfileReader
+    follower: Follower
+    sync_store: InMemorySyncStore
+    memory: MemoryBackend
 
 
-def build_ports(clock: Clock) -> HarnessPorts:
+def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> HarnessPorts:
+    """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one)."""
     ledger = Ledger(popo_env(), clock=clock)
-    recorder = LedgerSessionRecorder(ledger, {})
     buffer = InMemorySessionBuffer()
     sessions = ShortTermMemory(
         SessionPorts(
             buffer=buffer,
             safety=RuleBasedSafetyFilter(),
-            recorder=recorder,
+            recorder=LedgerSessionRecorder(ledger),
             clock=clock,
         )
     )
-    return HarnessPorts(ledger=ledger, sessions=sessions, session_buffer=buffer, clock=clock)
+    backend = memory or InMemoryMemoryBackend(
+        extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
+    )
+    recall = Recall(
+        RecallPorts(backend=backend, sources=LedgerRecallSources(ledger), policies=RecallPolicies())
+    )
+    views = InMemoryViewStore("profile")
+    follower = Follower(ledger, [ProfileProjection(views)])
+    return HarnessPorts(
+        ledger=ledger,
+        sessions=sessions,
+        session_buffer=buffer,
+        clock=clock,
+        recall=recall,
+        profiles=ViewStoreProfileReader(views),
+        follower=follower,
+        sync_store=InMemorySyncStore(),
+        memory=backend,
+    )
 
 
 def token(

@@ -20,7 +20,6 @@ from factledger.client import (
     PermissionDeniedError,
     ProposalDraft,
     RetryPolicy,
-    ServerUnavailableError,
     text,
 )
 from factledger.testing.api_harness import TEST_AUTH, HarnessPorts, build_ports, token
@@ -104,9 +103,9 @@ async def test_errors_arrive_typed_with_the_field(agent: AsyncFactledgerClient) 
         await agent.register_subject("lead", "crm-2")
     with pytest.raises(NotFoundError):
         await agent.append_message("never-started", "subject", "hi")
-    with pytest.raises(ServerUnavailableError) as unavailable:
-        await agent.recall("which supplier?")  # the harness configures no recall
-    assert unavailable.value.status == 503
+    with pytest.raises(InvalidRequestError) as empty:
+        await agent.recall("")
+    assert empty.value.field == "query"
 
 
 async def test_a_retry_after_a_lost_answer_reuses_the_key_and_acts_once(
