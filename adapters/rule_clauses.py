@@ -19,6 +19,8 @@ _NOT_CONDITION_BEFORE = re.compile(
 # "since" is a time, not a reason, when a date or a moment follows ("since 2020", "since May").
 _SINCE_TIME = re.compile(
     r"^\s*(?:\d|then|ever|last|yesterday|childhood|birth|forever|the (?:start|beginning)|"
+    r"(?:we|I|you|they) (?:last |first )?(?:talked|spoke|met|chatted|saw|caught up)\b|"
+    r"(?:we|I|you|they) (?:last|first)\b|(?:our|my|your|the) (?:last|first)\b|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:this|last) (?:week|month|year|spring|summer|"
     r"autumn|fall|winter))",
@@ -107,5 +109,7 @@ def _find_hedge(text: str, hedges: tuple[str, ...]) -> str | None:
 
 
 def _opener_regex(words: tuple[str, ...]) -> re.Pattern[str]:
+    if not words:
+        return re.compile(r"(?!x)x")  # a guidance without openers: nothing opens a clause
     alternation = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
     return re.compile(rf"(?:^|(?<=[\s,]))(?:{alternation})\b", re.IGNORECASE)

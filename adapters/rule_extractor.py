@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -91,6 +91,20 @@ def _is_statement(text: str) -> bool:
     if word_count(core) < MIN_STATEMENT_WORDS:
         return False
     return not (_SECOND_PERSON.search(core) and not _FIRST_PERSON.search(core))
+
+
+def _date_last(text: str, anchor: datetime) -> str:
+    """Annotates relative dates, moving a leading one to the end so the statement opens with
+    its verb ("Last week I went" -> "went ... last week (week of ...)")."""
+    dates = find_dates(text, anchor)
+    if dates and dates[0].start == 0:
+        first, rest = dates[0], text[dates[0].end :].lstrip(" ,")
+        moved = [replace(d, start=d.start - first.end, end=d.end - first.end) for d in dates[1:]]
+        shift = len(text[first.end :]) - len(rest)
+        moved = [replace(d, start=d.start - shift, end=d.end - shift) for d in moved]
+        words = first.annotated[0].lower() + first.annotated[1:]
+        return f"{annotate(rest, moved).rstrip(' .!')} {words}"
+    return annotate(text, dates)
 
 
 def _uncovered(text: str, matches: list[_SlotMatch]) -> list[str]:
@@ -171,8 +185,7 @@ class RuleExtractor:
             return [run.add(draft)]
         if not _is_statement(bare) or not clauses.body:
             return []
-        body_dates = find_dates(clauses.body, anchor)
-        text = third_person(annotate(clauses.body, body_dates))
+        text = third_person(_date_last(clauses.body, anchor))
         draft = Draft("", text, None, [index], condition=clauses.condition or clauses.hedge)
         return [run.add(draft)]
 

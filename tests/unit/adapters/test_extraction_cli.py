@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from factledger.api.cli import app
+from factledger.api.log_setup import reset_logging
 
 LABELLED_SET = Path(__file__).parents[2] / "data" / "extraction_set.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    # The command configures process-wide logging onto the runner's stream, closed afterwards.
+    yield
+    reset_logging()
 
 
 def test_eval_prints_every_figure_for_the_rule_extractor() -> None:

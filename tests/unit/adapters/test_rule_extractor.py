@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import structlog
 
-from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.adapters.rule_extractor import RuleExtractor, RuleExtractorSettings
+from factledger.adapters.rule_guidance import GuidanceError, load_guidance
 from factledger.application.extraction_types import ExtractedFact, ExtractionRequest, KnownFact
 from factledger.application.memory_types import RelationKind
 from factledger.domain.transcript import Message, Role
@@ -215,3 +217,68 @@ def test_extraction_logs_no_content() -> None:
         extract(("subject", "My secret project is called Nightingale and I love it."))
     assert logs
     assert "Nightingale" not in repr(logs)
+
+
+def test_a_leading_date_moves_behind_the_statement() -> None:
+    [fact] = extract(("subject", "Last week I went to a pride parade."))
+    assert fact.text == "went to a pride parade last week (week of 2026-03-02)"
+
+
+def test_since_as_a_time_is_not_a_reason() -> None:
+    facts = extract(
+        ("subject", "I have been painting since we last spoke. I moved here since 2020.")
+    )
+    assert all(f.relation is not RelationKind.EXTENDS for f in facts)
+    assert len(facts) == 2
+
+
+def test_since_as_a_reason_extends() -> None:
+    facts = extract(("subject", "We relocated to Porto since rent in Lisbon got too high."))
+    assert [f.relation for f in facts] == [RelationKind.UPDATES, RelationKind.EXTENDS]
+
+
+@pytest.mark.parametrize(
+    "reaction",
+    ["That charity race sounds great, Mel!", "Aww, that's so sweet!", "I totally agree, Melanie."],
+)
+def test_reactions_to_the_other_speaker_are_not_facts(reaction: str) -> None:
+    assert extract(("subject", reaction)) == []
+
+
+def test_a_statement_only_about_the_listener_is_not_a_fact_about_the_subject() -> None:
+    assert extract(("subject", "You are doing an awesome job with your family.")) == []
+
+
+def test_the_rest_of_a_sentence_beside_a_slot_is_kept() -> None:
+    facts = extract(("subject", "We're a clinic with 25 staff."))
+    assert [(f.text, f.slot) for f in facts] == [
+        ("has a team of 25", "team_size"),
+        ("is a clinic", None),
+    ]
+
+
+def test_a_user_guidance_file_replaces_the_packaged_one(tmp_path: Path) -> None:
+    guidance = tmp_path / "bakery.yaml"
+    guidance.write_text(
+        """
+slots:
+  - name: favourite_bread
+    patterns:
+      - match: "\\\\bI (?:always )?buy (?:the )?{VALUE}"
+        text: "buys {value}"
+""",
+        encoding="utf-8",
+    )
+    custom = RuleExtractor.from_settings(RuleExtractorSettings(guidance_path=guidance))
+    request = ExtractionRequest([Message(Role.SUBJECT, "I always buy the rye loaf.")], WHEN)
+    [fact] = custom.extract_now(request)
+    assert (fact.text, fact.slot) == ("buys rye loaf", "favourite_bread")
+
+
+def test_a_malformed_guidance_file_is_rejected_by_entry_name(tmp_path: Path) -> None:
+    guidance = tmp_path / "bad.yaml"
+    guidance.write_text(
+        "slots:\n  - name: x\n    patterns:\n      - {match: 'no group', text: t}\n"
+    )
+    with pytest.raises(GuidanceError, match=r"slots\.x"):
+        load_guidance(guidance)
