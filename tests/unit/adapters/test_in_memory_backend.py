@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import structlog
@@ -154,6 +155,16 @@ async def test_close_stops_the_batch_worker_and_a_new_batch_restarts_it(
     assert "Second fact" in {m.text for m in await backend.list_memories(NS)}
 
 
+@pytest.fixture
+def info_logs() -> Iterator[None]:
+    """Lets info events through whatever level an earlier test configured."""
+    saved = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    yield
+    structlog.configure(**saved)
+
+
+@pytest.mark.usefixtures("info_logs")
 async def test_logs_carry_ids_and_counts_never_content(
     backend: InMemoryMemoryBackend, extractor: ScriptedExtractor
 ) -> None:
