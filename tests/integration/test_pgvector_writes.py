@@ -1,0 +1,205 @@
+"""pgvector backend: concurrent, repeated and failing writes leave a consistent namespace."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+
+import pytest
+import structlog
+
+from factledger.adapters.embedded_postgres import PostgresLocation
+from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
+from factledger.application.errors import MemoryBackendError, MemoryNotFoundError
+from factledger.application.extraction_types import ExtractedFact, ExtractionRequest
+from factledger.application.memory_types import (
+    Condition,
+    FilterOp,
+    IngestMode,
+    Namespace,
+    ProcessingState,
+    RelationKind,
+    SearchMode,
+    SearchQuery,
+)
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.pgvector_support import fresh_schema, pgvector_backend
+from factledger.testing.scripted_extractor import ScriptedExtractor, stated
+
+pytestmark = pytest.mark.integration
+NS = Namespace("subject-writes")
+
+
+class YieldingExtractor(ScriptedExtractor):
+    """Gives the event loop a turn before answering, so concurrent ingests really interleave."""
+
+    async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
+        await asyncio.sleep(0.001)
+        return await super().extract(request)
+
+
+@pytest.fixture
+def extractor() -> YieldingExtractor:
+    return YieldingExtractor()
+
+
+@pytest.fixture
+async def backend(
+    postgres: PostgresLocation, extractor: YieldingExtractor
+) -> AsyncIterator[PgvectorMemoryBackend]:
+    config = await fresh_schema(postgres, pool_max=6)
+    async with pgvector_backend(
+        postgres,
+        embedder=HashingEmbedder(64),
+        extractor=extractor,
+        clock=ManualClock(),
+        config=config,
+    ) as backend:
+        yield backend
+
+
+async def ingest(
+    backend: PgvectorMemoryBackend,
+    extractor: ScriptedExtractor,
+    document_id: str,
+    text: str,
+    facts: Sequence[ExtractedFact],
+) -> ProcessingState:
+    transcript = extractor.script(text, *facts)
+    status = await backend.ingest_transcript(
+        NS, document_id, transcript, occurred_at=ManualClock().now()
+    )
+    return status.state
+
+
+async def test_concurrent_updates_of_one_slot_leave_one_current_fact_and_one_chain(
+    backend: PgvectorMemoryBackend, extractor: YieldingExtractor
+) -> None:
+    runs = [
+        ingest(
+            backend,
+            extractor,
+            f"call-{n}",
+            f"We now use supplier {n}",
+            [stated("f0", f"Supplier is {n}", slot="supplier", updates=True)],
+        )
+        for n in range(12)
+    ]
+
+    states = await asyncio.gather(*runs)
+    facts = await backend.list_memories(NS)
+
+    assert states == [ProcessingState.DONE] * 12
+    assert len(facts) == 12
+    assert sum(f.is_latest for f in facts) == 1
+    assert sorted(f.version for f in facts) == list(range(1, 13))
+    # Every fact but the first supersedes exactly the one before it in the chain.
+    superseded = [r.memory_id for f in facts for r in f.relations if r.kind is RelationKind.UPDATES]
+    assert len(superseded) == 11
+    assert len(set(superseded)) == 11
+
+
+async def test_one_document_ingested_concurrently_is_written_once(
+    backend: PgvectorMemoryBackend, extractor: YieldingExtractor
+) -> None:
+    facts = [stated("f0", "Has two dogs", slot="pets"), stated("f1", "Lives in Leeds")]
+    runs = [ingest(backend, extractor, "call-1", "Two dogs, Leeds", facts) for _ in range(6)]
+
+    states = await asyncio.gather(*runs)
+
+    assert set(states) == {ProcessingState.DONE}
+    assert sorted(m.text for m in await backend.list_memories(NS)) == [
+        "Has two dogs",
+        "Lives in Leeds",
+    ]
+    assert (await backend.processing_status(NS, "call-1")).facts == 2
+
+
+async def test_one_record_written_concurrently_is_stored_once(
+    backend: PgvectorMemoryBackend,
+) -> None:
+    body = '{"summary": "renewal discussed"}'
+
+    await asyncio.gather(*(backend.put_record(NS, "s-1", "summary", body) for _ in range(6)))
+    hits = await backend.search(
+        NS, SearchQuery("renewal", mode=SearchMode.CHUNKS, threshold=0.0, limit=10)
+    )
+
+    assert [h.document_id for h in hits] == ["s-1"]
+
+
+async def test_a_write_failing_midway_leaves_nothing_behind(
+    backend: PgvectorMemoryBackend, extractor: YieldingExtractor
+) -> None:
+    await ingest(backend, extractor, "call-1", "Supplier A", [stated("f0", "A", slot="s")])
+    # PostgreSQL rejects NUL in text: the second fact fails after the first one was written
+    # and after the slot's current fact was superseded, inside the same transaction.
+    poisoned = [stated("f0", "B", slot="s", updates=True), stated("f1", "bad\x00text")]
+
+    with pytest.raises(MemoryBackendError):
+        await ingest(backend, extractor, "call-2", "Supplier B", poisoned)
+
+    (only,) = await backend.list_memories(NS)
+    assert (only.text, only.is_latest) == ("A", True)
+    with pytest.raises(MemoryNotFoundError):
+        await backend.processing_status(NS, "call-2")
+
+
+async def test_batched_documents_are_queued_in_the_database_and_worked_off(
+    postgres: PostgresLocation, extractor: YieldingExtractor
+) -> None:
+    # No background task: the test drives the worker, so every state is observable.
+    config = replace(await fresh_schema(postgres), start_worker=False)
+    async with pgvector_backend(
+        postgres,
+        embedder=HashingEmbedder(64),
+        extractor=extractor,
+        clock=ManualClock(),
+        config=config,
+    ) as backend:
+        for n in range(3):
+            transcript = extractor.script(f"order {n}", stated("f0", f"Order {n} placed"))
+            await backend.ingest_transcript(
+                NS, f"b-{n}", transcript, occurred_at=ManualClock().now(), mode=IngestMode.BATCHED
+            )
+        queued = [(await backend.processing_status(NS, f"b-{n}")).state for n in range(3)]
+        processed = await backend.worker.run_pending()
+        done = [(await backend.processing_status(NS, f"b-{n}")) for n in range(3)]
+
+    assert queued == [ProcessingState.QUEUED] * 3
+    assert processed == 3
+    assert [(s.state, s.facts) for s in done] == [(ProcessingState.DONE, 1)] * 3
+
+
+async def test_filter_values_travel_as_parameters(
+    backend: PgvectorMemoryBackend, extractor: YieldingExtractor
+) -> None:
+    transcript = extractor.script("note", stated("f0", "Prefers email"))
+    await backend.ingest_transcript(
+        NS, "d-1", transcript, occurred_at=ManualClock().now(), metadata={"channel": "chat"}
+    )
+    hostile = "chat' OR TRUE --"
+
+    hits = await backend.search(
+        NS,
+        SearchQuery("email", threshold=0.0, filters=Condition("channel", FilterOp.EQ, hostile)),
+    )
+
+    assert hits == []
+
+
+async def test_logs_name_ids_and_counts_never_content(
+    backend: PgvectorMemoryBackend, extractor: YieldingExtractor
+) -> None:
+    secret = "my sister's diagnosis"
+    with structlog.testing.capture_logs() as logs:
+        await ingest(backend, extractor, "call-1", secret, [stated("f0", secret)])
+        await backend.search(NS, SearchQuery(secret, threshold=0.0))
+        (memory,) = await backend.list_memories(NS)
+        await backend.forget(NS, [memory.id], reason=secret)
+        await backend.put_record(NS, "r-1", "note", f'{{"t": "{secret}"}}')
+
+    assert logs
+    assert secret not in repr(logs)
