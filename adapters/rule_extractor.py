@@ -174,8 +174,8 @@ class RuleExtractor:
         matches = self._match_slots(bare)
         if matches:
             made = [self._slot_fact(run, index, m, clauses, dates, anchor) for m in matches]
-            for rest in _uncovered(bare, matches):
-                made.append(run.add(Draft("", third_person(rest), None, [index])))
+            rests = _uncovered(bare, matches)
+            made.extend(run.add(Draft("", third_person(r), None, [index])) for r in rests)
             return made
         intent = reply_intent(clauses, previous, self.guidance, dates)
         if intent is not None:
