@@ -26,24 +26,16 @@ import structlog
 from supermemory import AsyncSupermemory
 
 from factledger.adapters.supermemory_calls import CallPolicy, Deadline, call
+from factledger.adapters.supermemory_documents import SupermemoryDocuments
 from factledger.adapters.supermemory_ledger import Expiry, SupermemoryLedger, passed, pending
 from factledger.adapters.supermemory_mapping import (
-    KIND_RECORD,
-    KIND_TRANSCRIPT,
-    RECORD_KIND,
-    RECORD_PREFIX,
-    STATE_BY_STATUS,
     TRANSCRIPT_PREFIX,
     memory_fact,
     relations_of,
-    render_transcript,
-    user_metadata,
-    wire_metadata,
 )
 from factledger.adapters.supermemory_search import run_search
 from factledger.application.errors import (
     InvalidMemoryInputError,
-    MemoryConflictError,
     MemoryNotFoundError,
     MemoryTimeoutError,
     MemoryUnavailableError,
@@ -64,7 +56,6 @@ from factledger.application.memory_types import (
     MemoryFact,
     Metadata,
     Namespace,
-    ProcessingState,
     ProcessingStatus,
     Relation,
     SearchHit,
@@ -77,7 +68,6 @@ from factledger.domain.transcript import Message
 log = structlog.get_logger(__name__)
 MAX_REASON_CHARS = 500
 FORGET_BATCH = 500
-EXPIRED_REASON = "expired"
 RELATION_FETCHES = 8
 
 
@@ -119,26 +109,14 @@ class SupermemoryMemoryBackend:
         )
         self._ingest_timeout_s = ingest_timeout_s
         self._clock: Clock = clock or SystemClock()
+        self._documents = SupermemoryDocuments(self._client, self._policy)
         self._ledger = SupermemoryLedger(self._client, self._policy, cache_s=expiry_cache_s)
         self._background: set[asyncio.Task[None]] = set()
 
     def _deadline(self) -> Deadline:
         return Deadline(self._policy.timeout_s)
 
-    async def _get_document(
-        self, ns: str, doc_id: str, deadline: Deadline, include: list[str] | None = None
-    ) -> Any | None:
-        try:
-            return await call(
-                "documents.get",
-                lambda t: self._client.documents.get(ns, doc_id, include=include, timeout=t),
-                self._policy,
-                deadline,
-            )
-        except MemoryNotFoundError:
-            return None
-
-    # ----------------------------------------------------------------- transcripts
+    # ----------------------------------------------------------------- documents
 
     async def ingest_transcript(
         self,
@@ -155,90 +133,21 @@ class SupermemoryMemoryBackend:
         validate_aware("occurred_at", occurred_at)
         if not transcript:
             raise InvalidMemoryInputError("transcript", "must be a non-empty list of messages")
-        wire = wire_metadata(
-            validate_metadata(metadata),
-            kind=KIND_TRANSCRIPT,
-            id=document_id,
-            occurred_at=occurred_at.isoformat(),
+        return await self._documents.send_transcript(
+            ns,
+            document_id,
+            transcript,
+            occurred_at=occurred_at,
+            metadata=validate_metadata(metadata),
+            mode=mode,
+            deadline=Deadline(self._ingest_timeout_s),
         )
-        deadline = Deadline(self._ingest_timeout_s)
-        doc_id = TRANSCRIPT_PREFIX + document_id
-        existing = await self._get_document(ns, doc_id, deadline)
-        if existing is not None and existing.system.status == "failed":
-            # A failed document may be retried: upstream deletes failed ones itself later.
-            await call(
-                "documents.delete",
-                lambda t: self._client.documents.delete(ns, ids=[doc_id], timeout=t),
-                self._policy,
-                deadline,
-            )
-            existing = None
-        # Otherwise re-ingesting is a no-op: upstream `add` on a known id would append instead.
-        if existing is None:
-            await call(
-                "add",
-                lambda t: self._client.add(
-                    ns,
-                    content=render_transcript(transcript),
-                    id=doc_id,
-                    metadata=wire,
-                    date=occurred_at.isoformat(),
-                    task_type="memory",
-                    dreaming="instant" if mode is IngestMode.INSTANT else "dynamic",
-                    timeout=t,
-                ),
-                self._policy,
-                deadline,
-            )
-            log.info("memory.transcript_sent", backend=self.name, messages=len(transcript))
-        if mode is IngestMode.INSTANT:
-            return await self._wait_settled(ns, document_id, doc_id, deadline)
-        return await self._status(ns, document_id, doc_id, deadline, early_404_ok=True)
 
     async def processing_status(self, namespace: Namespace, document_id: str) -> ProcessingStatus:
         ns = validate_namespace(namespace)
         validate_id("document_id", document_id)
-        return await self._status(
-            ns, document_id, TRANSCRIPT_PREFIX + document_id, self._deadline()
-        )
-
-    async def _status(
-        self,
-        ns: str,
-        document_id: str,
-        doc_id: str,
-        deadline: Deadline,
-        *,
-        early_404_ok: bool = False,
-    ) -> ProcessingStatus:
-        doc = await self._get_document(ns, doc_id, deadline, include=["memories"])
-        if doc is None:
-            if early_404_ok:  # upstream can answer 404 for a few seconds after an add
-                return ProcessingStatus(document_id, ProcessingState.QUEUED)
-            raise MemoryNotFoundError(f"document {document_id}")
-        status, dreaming = doc.system.status, doc.system.dreaming_status
-        state = STATE_BY_STATUS.get(status, ProcessingState.QUEUED)
-        if state is ProcessingState.FAILED:
-            return ProcessingStatus(document_id, state, error_type="ProcessingFailed")
-        if state is ProcessingState.DONE and dreaming != "done":
-            state = ProcessingState.EXTRACTING  # chunks are ready, memories are not
-        facts = len(doc.memories or ()) if state is ProcessingState.DONE else 0
-        return ProcessingStatus(document_id, state, facts=facts)
-
-    async def _wait_settled(
-        self, ns: str, document_id: str, doc_id: str, deadline: Deadline
-    ) -> ProcessingStatus:
-        pause = 0.01
-        while True:
-            status = await self._status(ns, document_id, doc_id, deadline, early_404_ok=True)
-            if status.state in (ProcessingState.DONE, ProcessingState.FAILED):
-                return status
-            if deadline.remaining() <= pause:
-                return status  # still processing; callers poll `processing_status`
-            await asyncio.sleep(pause)
-            pause = min(1.0, pause * 2)
-
-    # --------------------------------------------------------------------- records
+        doc_id = TRANSCRIPT_PREFIX + document_id
+        return await self._documents.status(ns, document_id, doc_id, self._deadline())
 
     async def put_record(
         self,
@@ -252,47 +161,14 @@ class SupermemoryMemoryBackend:
         validate_id("record_id", record_id)
         validate_id("kind", kind)
         validate_json_body(body_json)
-        wire = wire_metadata(
-            validate_metadata(metadata), kind=KIND_RECORD, id=record_id, record_kind=kind
-        )
+        meta = validate_metadata(metadata)
         deadline = Deadline(self._ingest_timeout_s)
-        doc_id = RECORD_PREFIX + record_id
-        existing = await self._get_document(ns, doc_id, deadline)
-        if existing is not None:
-            if existing.content != body_json or (existing.metadata or {}).get(RECORD_KIND) != kind:
-                raise MemoryConflictError(f"record {record_id} exists with another body")
-            return
-        await call(
-            "add",
-            lambda t: self._client.add(
-                ns,
-                content=body_json,
-                id=doc_id,
-                metadata=wire,
-                task_type="superrag",
-                dreaming="instant",
-                timeout=t,
-            ),
-            self._policy,
-            deadline,
-        )
-        settled = await self._wait_settled(ns, record_id, doc_id, deadline)
-        stored = await self._get_document(ns, doc_id, deadline)
-        if settled.state is ProcessingState.FAILED or stored is None or stored.content != body_json:
-            raise MemoryUnavailableError(f"record {record_id} was not stored verbatim")
+        await self._documents.put_record(ns, record_id, kind, body_json, meta, deadline)
 
     async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
         ns = validate_namespace(namespace)
         validate_id("record_id", record_id)
-        doc = await self._get_document(ns, RECORD_PREFIX + record_id, self._deadline())
-        if doc is None or doc.content is None:
-            raise MemoryNotFoundError(f"record {record_id}")
-        return StoredRecord(
-            record_id=record_id,
-            kind=str((doc.metadata or {}).get(RECORD_KIND, "")),
-            body_json=doc.content,
-            metadata=user_metadata(doc.metadata),
-        )
+        return await self._documents.get_record(ns, record_id, self._deadline())
 
     # ---------------------------------------------------------------------- search
 
@@ -416,7 +292,7 @@ class SupermemoryMemoryBackend:
         return await self._forget(ns, list(dict.fromkeys(memory_ids)), reason, self._deadline())
 
     async def _forget(
-        self, ns: str, ids: list[str], reason: str, deadline: Deadline
+        self, ns: str, ids: list[str], reason: str | None, deadline: Deadline
     ) -> ForgetResult:
         missing: set[str] = set()
         for start in range(0, len(ids), FORGET_BATCH):
@@ -425,7 +301,7 @@ class SupermemoryMemoryBackend:
             result = await call("memories.forget", attempt, self._policy, deadline)
             missing |= {error.id for error in result.errors or ()}
         forgotten = [memory_id for memory_id in ids if memory_id not in missing]
-        if forgotten:
+        if forgotten and reason is not None:
             await self._ledger.record_reason(ns, forgotten, reason, deadline)
         log.info(
             "memory.forgotten", backend=self.name, forgotten=len(forgotten), missing=len(missing)
@@ -465,7 +341,7 @@ class SupermemoryMemoryBackend:
     async def _apply_expiries(self, ns: str, due: set[str]) -> None:
         deadline = self._deadline()
         entries = await self._ledger.expiries(ns, deadline)
-        await self._forget(ns, sorted(due), EXPIRED_REASON, deadline)
+        await self._forget(ns, sorted(due), None, deadline)  # expiry leaves no forget reason
         for memory_id in sorted(due):
             entry = entries.get(memory_id)
             if entry is not None:

@@ -1,7 +1,8 @@
 """Search on Supermemory v5 with the port's semantics.
 
 - The request asks for more than `limit` (filtering happens after), with our threshold, mode
-  and the v5 filter; a filter v5 cannot express (a string range) is applied here instead.
+  and the v5 filter; the port's filter is checked again on each hit (a filter v5 cannot
+  express, a string range, is only checked here).
 - v5 marks both superseded and (with `include.forgotten`) forgotten hits `isLatest=false` and
   reports no `isForgotten` on results; when both could be present, `memories.get` tells them
   apart (bounded by the fetched page).
@@ -46,12 +47,11 @@ async def run_search(
     expired: set[str],
 ) -> list[SearchHit]:
     expression: dict[str, Any] | None = None
-    local_filter = False
     if query.filters is not None:
         try:
             expression = wire_filter(query.filters)
         except UntranslatableFilterError:
-            local_filter = True
+            expression = None  # a string range: the check below applies it alone
     fetch = min(MAX_FETCH, query.limit * 3 + len(expired) + 5)
     # The SDK sends an explicit None as JSON null, which the spec rejects: omit it instead.
     optional: dict[str, Any] = {} if expression is None else {"filter": expression}
@@ -79,7 +79,9 @@ async def run_search(
             continue  # the port's chunks are records; transcripts answer through their facts
         if result.id in expired and not query.include_forgotten:
             continue
-        if local_filter and query.filters and not matches(query.filters, user_metadata(metadata)):
+        # The port's filter semantics (a missing key matches nothing) are checked here as well,
+        # so results do not depend on how the engine treats edge cases.
+        if query.filters is not None and not matches(query.filters, user_metadata(metadata)):
             continue
         hit = await _to_hit(client, policy, deadline, ns, query, result, result.id in expired)
         if hit is not None:

@@ -124,14 +124,16 @@ async def test_records_round_trip_byte_for_byte_and_refuse_another_body(
     body = '{ "note" : "Zoë  prefers\\tmornings",\n  "n": 1.50 }'
 
     await backend.put_record(NS, "r-1", "note", body, {"tags": ("a", "b")})
-    await backend.put_record(NS, "r-1", "note", body)
+    await backend.put_record(NS, "r-1", "note", body, {"tags": ("a", "b")})
     stored = await backend.get_record(NS, "r-1")
 
     assert stored.body_json == body
     assert (stored.kind, dict(stored.metadata)) == ("note", {"tags": ("a", "b")})
     assert server.requests.count("add") == 1
     with pytest.raises(MemoryConflictError):
-        await backend.put_record(NS, "r-1", "note", '{"note": "other"}')
+        await backend.put_record(NS, "r-1", "note", '{"note": "other"}', {"tags": ("a", "b")})
+    with pytest.raises(MemoryConflictError):
+        await backend.put_record(NS, "r-1", "note", body)  # same body, other metadata
 
 
 async def test_a_namespace_with_a_slash_is_refused_before_any_request(
@@ -188,7 +190,7 @@ async def test_expiry_and_forget_reason_live_in_the_namespace_for_every_process(
 
     assert hidden == []
     assert (expired.is_forgotten, expired.expires_at) == (True, clock.now() - timedelta(hours=1))
-    assert expired.forget_reason == "expired"
+    assert expired.forget_reason is None  # as the port says: expiry leaves no reason
     assert (forgotten.is_forgotten, forgotten.forget_reason) == (True, "subject asked")
     assert ledger_hits == []
 
