@@ -10,7 +10,7 @@ from importlib.metadata import version as installed_version
 
 import typer
 
-from factledger.api import cli_extraction, cli_memory
+from factledger.api import cli_extraction, cli_ledger, cli_memory
 
 app = typer.Typer(
     name="factledger",
@@ -33,6 +33,7 @@ def version() -> None:
 
 cli_memory.register(app)
 cli_extraction.register(app)
+cli_ledger.register(app)
 
 
 def main() -> None:

