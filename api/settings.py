@@ -103,6 +103,61 @@ class SupermemoryBackendSettings(BaseModel):
     ingest_timeout_s: float = Field(default=120.0, gt=0, le=3600)
 
 
+class InMemoryBackendSettings(BaseModel):
+    """`InMemoryMemoryBackend`: real search in process memory; nothing survives a restart."""
+
+    kind: Literal["in_memory"] = "in_memory"
+
+
+MemoryBackendSettings = Annotated[
+    InMemoryBackendSettings | SupermemoryBackendSettings,
+    Field(discriminator="kind"),
+]
+
+# -- embedders (E2) ----------------------------------------------------------------------------
+
+
+class OnnxEmbedderSettings(BaseModel):
+    """The default: all-MiniLM-L6-v2 int8 shipped in a pinned package, run with onnxruntime.
+
+    `model_dir` points at a user's own `model.onnx` + `tokenizer.json` instead;
+    `model_sha256` pins that model file.
+    """
+
+    kind: Literal["onnx"] = "onnx"
+    model_dir: Path | None = None
+    model_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    threads: int = Field(default=1, ge=1, le=64)
+    batch_size: int = Field(default=32, ge=1, le=1024)
+    max_tokens: int = Field(default=256, ge=8, le=512)
+
+
+class HashingEmbedderSettings(BaseModel):
+    """Deterministic feature hashing: tests and demos only (no notion of meaning)."""
+
+    kind: Literal["hashing"] = "hashing"
+    dimension: int = Field(default=256, ge=8, le=4096)
+
+
+class OpenAICompatibleEmbedderSettings(BaseModel):
+    """Any OpenAI-compatible `/v1/embeddings` endpoint; `base_url` ends before `/embeddings`."""
+
+    kind: Literal["openai_compatible"] = "openai_compatible"
+    base_url: str = Field(pattern=r"^https?://[^\s]+$")
+    model: str = Field(min_length=1, max_length=200)
+    dimension: int = Field(ge=8, le=8192)
+    api_key: SecretStr | None = None
+    batch_size: int = Field(default=64, ge=1, le=2048)
+    timeout_s: float = Field(default=30.0, gt=0, le=600)
+    max_retries: int = Field(default=2, ge=0, le=10)
+
+
+EmbedderSettings = Annotated[
+    OnnxEmbedderSettings | HashingEmbedderSettings | OpenAICompatibleEmbedderSettings,
+    Field(discriminator="kind"),
+]
+
+
 # -- recall and sync (E6 adds its settings here) -----------------------------------------------
 
 
@@ -267,6 +322,8 @@ class Settings(BaseSettings):
     event_store: EventStoreSettings = SqliteEventStoreSettings()
     views: ViewSettings = SqliteViewSettings()
     follow_poll_s: float = Field(default=0.5, gt=0, le=60)
+    backend: MemoryBackendSettings = InMemoryBackendSettings()
+    embedder: EmbedderSettings = OnnxEmbedderSettings()
     recall: RecallSettings = RecallSettings()
     short_term: SessionBufferSettings = SqliteSessionBufferSettings()
     sync: SyncSettings = SyncSettings()
