@@ -10,7 +10,7 @@ from importlib.metadata import version as installed_version
 
 import typer
 
-from factledger.api import cli_extraction, cli_ledger, cli_memory
+from factledger.api import cli_extraction, cli_ledger, cli_memory, cli_recall, cli_sync
 
 app = typer.Typer(
     name="factledger",
@@ -34,6 +34,8 @@ def version() -> None:
 cli_memory.register(app)
 cli_extraction.register(app)
 cli_ledger.register(app)
+cli_sync.register(app)
+cli_recall.register(app)
 
 
 def main() -> None:

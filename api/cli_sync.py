@@ -1,0 +1,108 @@
+"""`factledger worker` and `factledger dead-letters list|retry`: the sync to the backend."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from contextlib import AsyncExitStack
+from typing import Annotated
+
+import typer
+
+from factledger.api.bootstrap import open_ledger_runtime
+from factledger.api.log_setup import configure_logging
+from factledger.api.memory_choice import BackendChoice, EmbedderChoice, build_embedder, open_backend
+from factledger.api.recall_bootstrap import open_sync_store, sync_options
+from factledger.api.settings import Settings, load_settings
+from factledger.application.clocks import SystemClock
+from factledger.application.sync import SyncPorts, SyncWorker
+from factledger.application.sync_feed import LedgerEventFeed
+
+dead_letters_app = typer.Typer(help="Sync items that failed 3 times.", no_args_is_help=True)
+
+
+async def _run_worker(
+    settings: Settings, backend_choice: BackendChoice, embedder: EmbedderChoice, *, once: bool
+) -> None:
+    clock = SystemClock()
+    with open_ledger_runtime(settings) as runtime:
+        async with AsyncExitStack() as stack:
+            store = await open_sync_store(settings, stack)
+            backend = await open_backend(
+                backend_choice, build_embedder(embedder), settings, clock, stack
+            )
+            feed = LedgerEventFeed(runtime.ledger)
+            worker = SyncWorker(SyncPorts(store, feed, feed, backend), sync_options(settings))
+            if once:
+                report = await worker.run_once()
+                typer.echo(
+                    f"fed {report.fed}, done {report.done}, "
+                    f"retried {report.retried}, dead {report.dead}"
+                )
+                return
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+            await worker.run_forever(stop)
+
+
+def worker(
+    backend: Annotated[BackendChoice, typer.Option(help="Memory backend to write to.")] = (
+        BackendChoice.PGVECTOR
+    ),
+    embedder: Annotated[EmbedderChoice, typer.Option(help="Embedder of the backend.")] = (
+        EmbedderChoice.ONNX
+    ),
+    once: Annotated[bool, typer.Option(help="One pass, then exit.")] = False,
+) -> None:
+    """Follow the ledger and write to the memory backend until SIGINT/SIGTERM."""
+    settings = load_settings()
+    configure_logging(json_lines=settings.log_json)
+    asyncio.run(_run_worker(settings, backend, embedder, once=once))
+
+
+async def _list(settings: Settings, limit: int) -> None:
+    async with AsyncExitStack() as stack:
+        store = await open_sync_store(settings, stack)
+        letters = await store.dead_letters(limit=limit)
+        if not letters:
+            typer.echo("no dead letters")
+        for d in letters:
+            targets = ",".join(d.targets)
+            typer.echo(
+                f"{d.item_id}\t{d.kind.value}\tsubject={d.subject_id}\tattempts={d.attempts}"
+                f"\terror={d.error_type}\ttargets={targets}"
+            )
+
+
+async def _retry(settings: Settings, item_ids: list[str] | None) -> None:
+    async with AsyncExitStack() as stack:
+        store = await open_sync_store(settings, stack)
+        count = await store.retry_dead(item_ids)
+        typer.echo(f"{count} item(s) back in the queue")
+
+
+@dead_letters_app.command("list")
+def list_dead_letters(
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 100,
+) -> None:
+    """List dead letters: item id, kind, subject, attempts, error type and target ids."""
+    settings = load_settings()
+    configure_logging(json_lines=settings.log_json, level="WARNING")
+    asyncio.run(_list(settings, limit))
+
+
+@dead_letters_app.command("retry")
+def retry_dead_letters(
+    item_ids: Annotated[list[str] | None, typer.Argument(help="Item ids; none: all.")] = None,
+) -> None:
+    """Put dead letters back in the queue (all of them, or the given ids)."""
+    settings = load_settings()
+    configure_logging(json_lines=settings.log_json, level="WARNING")
+    asyncio.run(_retry(settings, item_ids or None))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("worker")(worker)
+    app.add_typer(dead_letters_app, name="dead-letters")

@@ -1,0 +1,164 @@
+"""Composition of short-term memory, recall and the sync worker (called from `bootstrap`).
+
+- `recall_policies(settings.recall)`: the deployment policy and per-tenant overrides.
+- `open_memory_services(settings, ledger, backend, clock=...)`: an async context manager that
+  opens the session buffer and the sync store, builds `ShortTermMemory`, `Recall` and a
+  `SyncWorker`; with the in-memory sync store it also runs the worker in-process until exit.
+  With the PostgreSQL store, run `factledger worker` processes instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+from factledger.adapters.embedded_postgres import EmbeddedPostgres, PostgresLocation
+from factledger.adapters.in_memory_session_buffer import InMemorySessionBuffer
+from factledger.adapters.in_memory_sync_store import InMemorySyncStore
+from factledger.adapters.ledger_event_store import ensure_schema
+from factledger.adapters.postgres_session_buffer import PostgresSessionBuffer
+from factledger.adapters.postgres_sync_store import PostgresSyncStore
+from factledger.adapters.safety_filter import RuleBasedSafetyFilter
+from factledger.adapters.sqlite_session_buffer import SqliteSessionBuffer
+from factledger.api.settings import (
+    InMemorySessionBufferSettings,
+    InMemorySyncStoreSettings,
+    PostgresSessionBufferSettings,
+    PostgresSyncStoreSettings,
+    RecallPolicySettings,
+    RecallSettings,
+    Settings,
+    SqliteSessionBufferSettings,
+)
+from factledger.application.clocks import SystemClock
+from factledger.application.ledger import Ledger
+from factledger.application.memory_types import SearchMode
+from factledger.application.ports import Clock, MemoryBackend, SessionBuffer
+from factledger.application.recall import Recall, RecallPorts
+from factledger.application.recall_ledger import LedgerRecallSources, LedgerSessionRecorder
+from factledger.application.recall_policy import RecallPolicies, RecallPolicy
+from factledger.application.sessions import SessionPorts, ShortTermMemory
+from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
+from factledger.application.sync_feed import LedgerEventFeed
+from factledger.application.sync_ports import SyncStore
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryServices:
+    """What the API and the worker use beyond the ledger."""
+
+    sessions: ShortTermMemory
+    session_buffer: SessionBuffer
+    recall: Recall
+    sync_store: SyncStore
+    sync_worker: SyncWorker | None  # None without a memory backend
+    backend: MemoryBackend | None
+
+
+def _policy(s: RecallPolicySettings) -> RecallPolicy:
+    return RecallPolicy(
+        enabled=s.enabled,
+        context_budget_s=s.context_budget_s,
+        recall_budget_s=s.recall_budget_s,
+        mode=SearchMode(s.mode),
+        threshold=s.threshold,
+        limit=s.limit,
+        include_inferred=s.include_inferred,
+        include_superseded=s.include_superseded,
+        recent_sessions=s.recent_sessions,
+        excerpts=s.excerpts,
+    )
+
+
+def recall_policies(settings: RecallSettings) -> RecallPolicies:
+    """Tenant overrides are merged over the deployment policy and validated like it."""
+    base = RecallPolicySettings.model_validate(settings.model_dump(exclude={"tenants"}))
+    tenants = {
+        tenant: _policy(RecallPolicySettings.model_validate({**base.model_dump(), **override}))
+        for tenant, override in settings.tenants.items()
+    }
+    return RecallPolicies(default=_policy(base), tenants=tenants)
+
+
+def postgres_location(settings: Settings, stack: AsyncExitStack) -> PostgresLocation:
+    """`DATABASE_URL`, else the embedded server under `<data_dir>/pg`."""
+    if settings.database_url is not None:
+        return PostgresLocation.from_url(settings.database_url.get_secret_value())
+    server = EmbeddedPostgres(settings.data_dir / "pg", delete_on_stop=False)
+    stack.callback(server.stop)
+    return server.location
+
+
+async def open_session_buffer(settings: Settings, stack: AsyncExitStack) -> SessionBuffer:
+    match settings.short_term:
+        case InMemorySessionBufferSettings():
+            return InMemorySessionBuffer()
+        case SqliteSessionBufferSettings(path=path):
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+            sqlite = SqliteSessionBuffer(path or settings.data_dir / "short_term.sqlite")
+            stack.callback(sqlite.close)
+            return sqlite
+        case PostgresSessionBufferSettings(schema_name=schema):
+            location = postgres_location(settings, stack)
+            ensure_schema(location, schema)
+            pg = await PostgresSessionBuffer.connect(location.conninfo, schema=schema)
+            stack.push_async_callback(pg.close)
+            return pg
+
+
+async def open_sync_store(settings: Settings, stack: AsyncExitStack) -> SyncStore:
+    match settings.sync.store:
+        case InMemorySyncStoreSettings():
+            return InMemorySyncStore()
+        case PostgresSyncStoreSettings(schema_name=schema):
+            location = postgres_location(settings, stack)
+            ensure_schema(location, schema)
+            store = await PostgresSyncStore.connect(location.conninfo, schema=schema)
+            stack.push_async_callback(store.close)
+            return store
+
+
+def sync_options(settings: Settings) -> SyncOptions:
+    s = settings.sync
+    return SyncOptions(s.batch_size, s.lease_s, s.backoff_s, s.poll_interval_s)
+
+
+@asynccontextmanager
+async def open_memory_services(
+    settings: Settings,
+    ledger: Ledger,
+    backend: MemoryBackend | None,
+    *,
+    clock: Clock | None = None,
+    run_worker: bool | None = None,
+) -> AsyncIterator[MemoryServices]:
+    """Opens everything; `run_worker` defaults to True with the in-memory sync store."""
+    clock = clock or SystemClock()
+    async with AsyncExitStack() as stack:
+        buffer = await open_session_buffer(settings, stack)
+        store = await open_sync_store(settings, stack)
+        sessions = ShortTermMemory(
+            SessionPorts(buffer, RuleBasedSafetyFilter(), LedgerSessionRecorder(ledger), clock)
+        )
+        policies = recall_policies(settings.recall)
+        recall = Recall(RecallPorts(backend, LedgerRecallSources(ledger), policies))
+        feed = LedgerEventFeed(ledger)
+        worker = None
+        if backend is not None:
+            worker = SyncWorker(SyncPorts(store, feed, feed, backend), sync_options(settings))
+        services = MemoryServices(sessions, buffer, recall, store, worker, backend)
+        in_process = isinstance(settings.sync.store, InMemorySyncStoreSettings)
+        if worker is not None and (run_worker if run_worker is not None else in_process):
+            stop = asyncio.Event()
+            task = asyncio.create_task(worker.run_forever(stop))
+
+            async def halt() -> None:
+                stop.set()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+            stack.push_async_callback(halt)
+        yield services
