@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,3 +43,23 @@ def test_eval_of_the_llm_extractor_needs_an_endpoint() -> None:
         app, ["extraction", "eval", "--set", str(LABELLED_SET), "--extractor", "openai"]
     )
     assert result.exit_code != 0
+
+
+def test_locomo_coverage_counts_the_evidence_turns_facts_cite(tmp_path: Path) -> None:
+    conversation = {
+        "speaker_a": "Kim",
+        "speaker_b": "Lee",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Kim", "dia_id": "D1:1", "text": "Hey Lee!"},
+            {"speaker": "Lee", "dia_id": "D1:2", "text": "I went hiking in the Alps yesterday."},
+            {"speaker": "Kim", "dia_id": "D1:3", "text": "I adopted a puppy last week."},
+        ],
+    }
+    qa = [{"question": "q", "answer": "a", "evidence": ["D1:2", "D1:1"], "category": 1}]
+    path = tmp_path / "locomo-shaped.json"
+    path.write_text(json.dumps([{"conversation": conversation, "qa": qa}]), encoding="utf-8")
+    result = CliRunner().invoke(app, ["extraction", "locomo-coverage", "--path", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "evidence turns cited       0.500 (1/2)" in result.output
+    assert "subject turns cited        0.667" in result.output
