@@ -46,6 +46,7 @@ async def register_vector(conn: psycopg.AsyncConnection[Any]) -> None:
     await conn.commit()  # the pool wants configured connections idle, not inside a transaction
     if info is None:
         raise MemoryUnavailableError("pgvector: the vector extension is not installed")
+    info.register(conn)  # lets binary COPY name the type in `set_types`
     dumper = type("VectorDumper", (_VectorDumper,), {"oid": info.oid})
     conn.adapters.register_dumper(np.ndarray, dumper)
 
