@@ -10,7 +10,14 @@ from importlib.metadata import version as installed_version
 
 import typer
 
-from factledger.api import cli_extraction, cli_ledger, cli_memory, cli_recall, cli_sync
+from factledger.api import (
+    cli_api,
+    cli_extraction,
+    cli_ledger,
+    cli_memory,
+    cli_recall,
+    cli_sync,
+)
 
 app = typer.Typer(
     name="factledger",
@@ -31,6 +38,7 @@ def version() -> None:
     typer.echo(installed_version("factledger"))
 
 
+cli_api.register(app)
 cli_memory.register(app)
 cli_extraction.register(app)
 cli_ledger.register(app)
