@@ -6,16 +6,18 @@ ready-made ports with `create_app(ports=...)` (no `dependency_overrides`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
 
-from factledger.api.auth import AuthSettings, TokenVerifier
-from factledger.api.deps import ApiState
+from factledger.api.auth import TokenVerifier
+from factledger.api.bootstrap import bootstrap
+from factledger.api.deps import ApiPorts, ApiState
 from factledger.api.errors import install_error_handlers
 from factledger.api.idempotency import InMemoryIdempotencyStore
+from factledger.api.log_setup import configure_logging
 from factledger.api.metrics import ApiMetrics
 from factledger.api.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
 from factledger.api.routes_dead_letters import router as dead_letters_router
@@ -28,9 +30,7 @@ from factledger.api.routes_proposals import router as proposals_router
 from factledger.api.routes_recall import router as recall_router
 from factledger.api.routes_sessions import router as sessions_router
 from factledger.api.routes_subjects import router as subjects_router
-
-DEFAULT_MAX_BODY_BYTES = 256 * 1024
-PortsFactory = Callable[[], AbstractAsyncContextManager[Any]]
+from factledger.api.settings import AuthSettings, Settings
 
 DESCRIPTION = """\
 Event-sourced memory for AI agents. Every request carries a bearer JWT issued by the platform;
@@ -40,18 +40,40 @@ Agent tokens address their subject as `me`. Errors share one shape:
 """
 
 
+def ports_from_runtime(runtime: Any) -> ApiPorts:
+    """Maps what `api.bootstrap` yields to what the routes need. The ledger and its read side
+    are always there; short-term memory, recall and the sync are used when bootstrap wires
+    them (their routes answer 503 otherwise)."""
+    return ApiPorts(
+        ledger=runtime.ledger,
+        profiles=runtime.reader,
+        follower=runtime.follower,
+        sessions=getattr(runtime, "sessions", None),
+        session_buffer=getattr(runtime, "session_buffer", None),
+        recall=getattr(runtime, "recall", None),
+        sync_store=getattr(runtime, "sync_store", None),
+        memory=getattr(runtime, "backend", None) or getattr(runtime, "memory", None),
+    )
+
+
 def create_app(
-    settings: Any | None = None,
+    settings: Settings | None = None,
     *,
-    ports: Any | None = None,
+    ports: ApiPorts | None = None,
     auth: AuthSettings | None = None,
-    ports_factory: PortsFactory | None = None,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_body_bytes: int | None = None,
 ) -> FastAPI:
-    """Builds the app. Either `ports` (ready-made, tests) or a factory that opens them."""
+    """Builds the app: with `ports` (tests) or from `settings` through `api.bootstrap`.
+
+    `auth` and `max_body_bytes` override the settings' values (tests).
+    """
+    if settings is None:
+        settings = Settings() if ports is None else Settings(auth=auth or AuthSettings())
+    if ports is None:
+        configure_logging(json_lines=settings.log_json)
     metrics = ApiMetrics()
     state = ApiState(
-        verifier=TokenVerifier(auth or AuthSettings()),
+        verifier=TokenVerifier(auth or settings.auth),
         metrics=metrics,
         idempotency=InMemoryIdempotencyStore(),
         ports=ports,  # set now: test transports may never run the lifespan
@@ -62,10 +84,8 @@ def create_app(
         if ports is not None:
             yield
             return
-        if ports_factory is None:
-            raise RuntimeError("create_app needs ports or a ports factory")
-        async with ports_factory() as built:
-            state.ports = built
+        async with bootstrap(settings) as runtime:
+            state.ports = ports_from_runtime(runtime)
             yield
         state.ports = None
 
@@ -91,6 +111,7 @@ def create_app(
     ):
         app.include_router(router)
     # Added last = outermost: the request context wraps the body limit and every handler.
-    app.add_middleware(BodySizeLimitMiddleware, max_bytes=max_body_bytes)
+    limit = max_body_bytes or settings.api.max_body_bytes
+    app.add_middleware(BodySizeLimitMiddleware, max_bytes=limit)
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app

@@ -12,24 +12,19 @@
 
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 import jwt
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from factledger.api.errors import AuthenticationError, PermissionDeniedError
+from factledger.api.settings import AuthSettings
 
-Algorithm = Literal["HS256", "RS256", "EdDSA"]
 TENANT_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
-# Shipped so that `factledger serve` works out of the box in dev; refused anywhere else.
-DEV_SECRET = "factledger-dev-secret-change-me-not-for-production"  # noqa: S105
-_PLACEHOLDER = re.compile(r"change[-_]?me|changethis|placeholder", re.IGNORECASE)
-MIN_SECRET_BYTES = 32
 
 
 class Role(StrEnum):
@@ -38,62 +33,6 @@ class Role(StrEnum):
     ANALYST = "analyst"
     ADMIN = "admin"
     SERVICE = "service"
-
-
-class JwtKeySettings(BaseModel):
-    """One verification key. HS256 takes a shared secret; RS256 and EdDSA a PEM public key."""
-
-    model_config = ConfigDict(frozen=True)
-
-    kid: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    algorithm: Algorithm = "HS256"
-    secret: SecretStr | None = None
-    public_key_pem: str | None = None
-
-    @model_validator(mode="after")
-    def _material_matches_algorithm(self) -> JwtKeySettings:
-        if self.algorithm == "HS256":
-            if self.secret is None or self.public_key_pem is not None:
-                raise ValueError("an HS256 key needs `secret` and no `public_key_pem`")
-            if len(self.secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
-                raise ValueError(f"an HS256 secret needs at least {MIN_SECRET_BYTES} bytes")
-        elif self.public_key_pem is None or self.secret is not None:
-            raise ValueError(f"an {self.algorithm} key needs `public_key_pem` and no `secret`")
-        return self
-
-
-class AuthSettings(BaseModel):
-    """Token verification: who may issue, for whom, with which keys."""
-
-    issuer: str = "factledger-dev"
-    audience: str = "factledger"
-    keys: tuple[JwtKeySettings, ...] = (
-        JwtKeySettings(kid="dev", algorithm="HS256", secret=SecretStr(DEV_SECRET)),
-    )
-    leeway_s: float = Field(default=30.0, ge=0, le=300)
-    max_lifetime_s: int = Field(default=24 * 3600, gt=0)
-
-    @model_validator(mode="after")
-    def _kids_unique(self) -> AuthSettings:
-        kids = [key.kid for key in self.keys]
-        if not kids or len(kids) != len(set(kids)):
-            raise ValueError("`keys` needs at least one key and unique `kid`s")
-        return self
-
-    def placeholder_kids(self) -> list[str]:
-        """The kids whose secret looks like a placeholder (refused outside dev)."""
-        return [
-            key.kid
-            for key in self.keys
-            if key.secret is not None and _PLACEHOLDER.search(key.secret.get_secret_value())
-        ]
-
-
-def refuse_placeholder_secrets(settings: AuthSettings, *, environment: str) -> None:
-    """Outside dev, a shipped or placeholder secret would let anyone mint tokens: refuse it."""
-    bad = settings.placeholder_kids()
-    if bad and environment not in {"dev", "local", "test"}:
-        raise ValueError(f"auth.keys {bad}: placeholder secrets are refused in {environment}")
 
 
 @dataclass(frozen=True, slots=True)

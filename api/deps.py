@@ -21,6 +21,7 @@ from factledger.api.errors import (
     AuthenticationError,
     InvalidParameterError,
     PermissionDeniedError,
+    ServiceUnavailableError,
     SubjectNotFoundError,
 )
 from factledger.api.idempotency import (
@@ -33,12 +34,34 @@ from factledger.api.idempotency import (
 from factledger.api.metrics import ApiMetrics
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger import Ledger
-from factledger.application.ports import SessionBuffer
+from factledger.application.ports import MemoryBackend, SessionBuffer
+from factledger.application.queries import ProfileReader
+from factledger.application.recall import Recall
 from factledger.application.sessions import ShortTermMemory
+from factledger.application.sync_ports import SyncStore
 from factledger.domain.errors import DomainError
 from factledger.domain.subject import subject_id_for
+from factledger.projections.follower import Follower
 
 ME = "me"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiPorts:
+    """What the HTTP layer needs, filled in from `api.bootstrap` (or by tests).
+
+    Optional parts answer 503 on their routes when absent. `follower`, when set, is caught up
+    before profile reads so a caller reads its own writes (a no-op when nothing is new).
+    """
+
+    ledger: Ledger
+    profiles: ProfileReader
+    follower: Follower | None = None
+    sessions: ShortTermMemory | None = None
+    session_buffer: SessionBuffer | None = None
+    recall: Recall | None = None
+    sync_store: SyncStore | None = None
+    memory: MemoryBackend | None = None
 
 
 @dataclass(slots=True)
@@ -48,7 +71,12 @@ class ApiState:
     verifier: TokenVerifier
     metrics: ApiMetrics
     idempotency: InMemoryIdempotencyStore
-    ports: Any = None
+    ports: ApiPorts | None = None
+
+    def require_ports(self) -> ApiPorts:
+        if self.ports is None:
+            raise ServiceUnavailableError("the service is starting")
+        return self.ports
 
 
 def get_state(request: Request) -> ApiState:
@@ -121,20 +149,23 @@ def check_agent_subject(principal: Principal, raw: str, own_id: UUID) -> UUID:
 
 
 def get_ledger(state: StateDep) -> Ledger:
-    ledger: Ledger = state.ports.ledger
-    return ledger
+    return state.require_ports().ledger
 
 
 LedgerDep = Annotated[Ledger, Depends(get_ledger)]
 
 
 def get_sessions(state: StateDep) -> ShortTermMemory:
-    sessions: ShortTermMemory = state.ports.sessions
+    sessions = state.require_ports().sessions
+    if sessions is None:
+        raise ServiceUnavailableError("short-term memory is not configured")
     return sessions
 
 
 def get_session_buffer(state: StateDep) -> SessionBuffer:
-    buffer: SessionBuffer = state.ports.session_buffer
+    buffer = state.require_ports().session_buffer
+    if buffer is None:
+        raise ServiceUnavailableError("short-term memory is not configured")
     return buffer
 
 

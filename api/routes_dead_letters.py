@@ -44,7 +44,7 @@ class RetryOut(BaseModel):
 
 
 def get_sync_store(state: StateDep) -> SyncStore:
-    store: SyncStore | None = getattr(state.ports, "sync_store", None)
+    store = state.require_ports().sync_store
     if store is None:
         raise ServiceUnavailableError("the sync is not configured")
     return store

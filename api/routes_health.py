@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
-from factledger.api.deps import StateDep
+from factledger.api.deps import ApiPorts, StateDep
 from factledger.projections.follower import max_position
 
 router = APIRouter(tags=["operations"])
@@ -29,7 +29,7 @@ async def readyz(state: StateDep) -> JSONResponse:
     if state.ports is None:
         return JSONResponse({"status": "starting"}, status_code=503)
     checks: dict[str, Any] = {"ledger": "ok"}
-    backend = getattr(state.ports, "memory", None) or getattr(state.ports, "backend", None)
+    backend = state.ports.memory
     if backend is not None:
         health = await backend.health()
         checks["memory"] = "ok" if health.ok else "degraded"
@@ -37,13 +37,12 @@ async def readyz(state: StateDep) -> JSONResponse:
     return JSONResponse({"status": "ready", "checks": checks})
 
 
-async def _sync_figures(ports: Any) -> tuple[int | None, int | None]:
+async def _sync_figures(ports: ApiPorts | None) -> tuple[int | None, int | None]:
     """Sync lag (events not yet fed + items not yet written) and dead letters, when known."""
-    store = getattr(ports, "sync_store", None)
-    ledger = getattr(ports, "ledger", None)
-    if store is None or ledger is None:
+    if ports is None or ports.sync_store is None:
         return None, None
-    top = await asyncio.to_thread(max_position, ledger)
+    store = ports.sync_store
+    top = await asyncio.to_thread(max_position, ports.ledger)
     lag = max(0, top - await store.position()) + await store.pending_count()
     return lag, len(await store.dead_letters(limit=DEAD_LETTER_SCAN))
 

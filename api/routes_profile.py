@@ -11,7 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 
 from factledger.api.deps import Reader, Reviewer, StateDep, SubjectIdDep
-from factledger.api.errors import InvalidParameterError, ServiceUnavailableError
+from factledger.api.errors import InvalidParameterError
 from factledger.api.schemas_common import ERRORS, FIELD_PATTERN
 from factledger.api.schemas_profile import (
     DiffOut,
@@ -32,10 +32,8 @@ MAX_VERSION = 1_000_000
 
 async def get_profiles(state: StateDep) -> ProfileReader:
     """The profile reader, caught up with the log when this process runs the projection."""
-    reader: ProfileReader | None = getattr(state.ports, "profiles", None)
-    if reader is None:
-        raise ServiceUnavailableError("the profile read side is not configured")
-    follower = getattr(state.ports, "follower", None)
+    ports = state.require_ports()
+    reader, follower = ports.profiles, ports.follower
     if follower is not None:
         # Read-your-writes for callers of this process; a no-op when nothing is new. Another
         # process that advanced the views first makes this one's catch-up redundant.

@@ -18,7 +18,7 @@ router = APIRouter(prefix="/v1/subjects/{subject}", tags=["recall"], responses=E
 
 
 def get_recall(state: StateDep) -> Recall:
-    recall: Recall | None = getattr(state.ports, "recall", None)
+    recall = state.require_ports().recall
     if recall is None:
         raise ServiceUnavailableError("recall is not configured")
     return recall

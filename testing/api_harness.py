@@ -7,7 +7,6 @@ tests drive the real routes over `httpx.ASGITransport` without a server.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 
 from pydantic import SecretStr
@@ -19,10 +18,12 @@ from factledger.adapters.in_memory_sync_store import InMemorySyncStore
 from factledger.adapters.ledger_event_store import popo_env
 from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.adapters.safety_filter import RuleBasedSafetyFilter
-from factledger.api.auth import AuthSettings, JwtKeySettings, Role, SubjectClaim, TokenRequest
+from factledger.api.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.auth import mint_token as sign
+from factledger.api.deps import ApiPorts
+from factledger.api.settings import AuthSettings, JwtKeySettings
 from factledger.application.ledger import Ledger
-from factledger.application.ports import Clock, MemoryBackend, SessionBuffer
+from factledger.application.ports import Clock, MemoryBackend
 from factledger.application.recall import Recall, RecallPorts
 from factledger.application.recall_ledger import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall_policy import RecallPolicies
@@ -40,20 +41,7 @@ TEST_AUTH = AuthSettings(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class HarnessPorts:
-    ledger: Ledger
-    sessions: ShortTermMemory
-    session_buffer: SessionBuffer
-    clock: Clock
-    recall: Recall
-    profiles: ViewStoreProfileReader
-    follower: Follower
-    sync_store: InMemorySyncStore
-    memory: MemoryBackend
-
-
-def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> HarnessPorts:
+def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> ApiPorts:
     """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one)."""
     ledger = Ledger(popo_env(), clock=clock)
     buffer = InMemorySessionBuffer()
@@ -73,11 +61,10 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Harness
     )
     views = InMemoryViewStore("profile")
     follower = Follower(ledger, [ProfileProjection(views)])
-    return HarnessPorts(
+    return ApiPorts(
         ledger=ledger,
         sessions=sessions,
         session_buffer=buffer,
-        clock=clock,
         recall=recall,
         profiles=ViewStoreProfileReader(views),
         follower=follower,

@@ -22,7 +22,7 @@ from factledger.client import (
     RetryPolicy,
     text,
 )
-from factledger.testing.api_harness import TEST_AUTH, HarnessPorts, build_ports, token
+from factledger.testing.api_harness import TEST_AUTH, ApiPorts, build_ports, token
 from factledger.testing.manual_clock import ManualClock
 
 FAST = RetryPolicy(attempts=3, backoff_s=0.001, max_backoff_s=0.002)
@@ -49,12 +49,12 @@ class LosesFirstResponse(httpx.AsyncBaseTransport):
 
 
 @pytest.fixture
-def ports() -> HarnessPorts:
+def ports() -> ApiPorts:
     return build_ports(ManualClock())
 
 
 @pytest.fixture
-def asgi(ports: HarnessPorts) -> httpx.ASGITransport:
+def asgi(ports: ApiPorts) -> httpx.ASGITransport:
     return httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
 
 
@@ -109,7 +109,7 @@ async def test_errors_arrive_typed_with_the_field(agent: AsyncFactledgerClient) 
 
 
 async def test_a_retry_after_a_lost_answer_reuses_the_key_and_acts_once(
-    asgi: httpx.ASGITransport, ports: HarnessPorts
+    asgi: httpx.ASGITransport, ports: ApiPorts
 ) -> None:
     flaky = LosesFirstResponse(asgi)
     async with client(flaky, token(Role.SERVICE)) as service:

@@ -9,7 +9,8 @@ import httpx
 import pytest
 
 from factledger.api.app import create_app
-from factledger.api.auth import AuthSettings, JwtKeySettings, Role
+from factledger.api.auth import Role
+from factledger.api.settings import AuthSettings, JwtKeySettings
 from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
 from factledger.testing.manual_clock import ManualClock
 

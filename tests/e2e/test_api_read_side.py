@@ -15,7 +15,8 @@ from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
 from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.api.app import create_app
 from factledger.api.auth import Role
-from factledger.testing.api_harness import TEST_AUTH, HarnessPorts, bearer, build_ports, token
+from factledger.api.deps import ApiPorts
+from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.stalling_backend import StallingBackend
 
@@ -33,12 +34,12 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def ports(clock: ManualClock) -> HarnessPorts:
+def ports(clock: ManualClock) -> ApiPorts:
     return build_ports(clock)
 
 
 @pytest.fixture
-async def http(ports: HarnessPorts) -> AsyncIterator[httpx.AsyncClient]:
+async def http(ports: ApiPorts) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
         yield client

@@ -10,7 +10,8 @@ import pytest
 
 from factledger.api.app import create_app
 from factledger.api.auth import Role
-from factledger.testing.api_harness import TEST_AUTH, HarnessPorts, bearer, build_ports, token
+from factledger.api.deps import ApiPorts
+from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
 from factledger.testing.manual_clock import ManualClock
 
 LEAD = "crm-100"
@@ -18,12 +19,12 @@ OWNER = "crm-200"
 
 
 @pytest.fixture
-def ports() -> HarnessPorts:
+def ports() -> ApiPorts:
     return build_ports(ManualClock())
 
 
 @pytest.fixture
-async def http(ports: HarnessPorts) -> AsyncIterator[httpx.AsyncClient]:
+async def http(ports: ApiPorts) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(ports=ports, auth=TEST_AUTH)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
@@ -70,7 +71,7 @@ def stated(field: str, text: str, session_id: str, index: int, quote: str) -> di
     }
 
 
-async def test_the_story_runs_through_http(http: httpx.AsyncClient, ports: HarnessPorts) -> None:
+async def test_the_story_runs_through_http(http: httpx.AsyncClient, ports: ApiPorts) -> None:
     lead_id = await register(http, LEAD)
     owner_id = await register(http, OWNER)
     # A conversation in which someone claims to be another customer.

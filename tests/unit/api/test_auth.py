@@ -16,18 +16,21 @@ from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 from pydantic import SecretStr, ValidationError
 
 from factledger.api.auth import (
-    DEV_SECRET,
-    AuthSettings,
-    JwtKeySettings,
     Principal,
     Role,
     SubjectClaim,
     TokenRequest,
     TokenVerifier,
     mint_token,
-    refuse_placeholder_secrets,
 )
 from factledger.api.errors import AuthenticationError, PermissionDeniedError
+from factledger.api.settings import (
+    DEV_JWT_SECRET,
+    AuthSettings,
+    JwtKeySettings,
+    SettingsError,
+    load_settings,
+)
 
 SECRET_A = "a" * 40
 SECRET_B = "b" * 40
@@ -216,15 +219,19 @@ def test_key_settings_are_validated() -> None:
         TokenVerifier(settings(JwtKeySettings(kid="p", algorithm="RS256", public_key_pem="x")))
 
 
-def test_placeholder_secrets_are_refused_outside_dev() -> None:
+def test_placeholder_secrets_are_refused_in_production() -> None:
     dev = AuthSettings()
     assert dev.keys[0].secret is not None
-    assert dev.keys[0].secret.get_secret_value() == DEV_SECRET
-    refuse_placeholder_secrets(dev, environment="dev")
-    with pytest.raises(ValueError, match="placeholder") as info:
-        refuse_placeholder_secrets(dev, environment="production")
-    assert DEV_SECRET not in str(info.value)
-    refuse_placeholder_secrets(settings(hs("k1", SECRET_A)), environment="production")
+    assert dev.keys[0].secret.get_secret_value() == DEV_JWT_SECRET
+    with pytest.raises(ValidationError, match="placeholder"):
+        AuthSettings(environment="production")
+    AuthSettings(environment="production", keys=(hs("k1", SECRET_A),))
+
+
+def test_settings_name_the_bad_auth_field_never_the_secret() -> None:
+    with pytest.raises(SettingsError, match="auth") as info:
+        load_settings(auth={"environment": "production"})
+    assert DEV_JWT_SECRET not in str(info.value)
 
 
 def test_principal_require_checks_the_role() -> None:
