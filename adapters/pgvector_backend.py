@@ -15,9 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-import psycopg
 import structlog
 
 from factledger.adapters import pgvector_ingest as ingest
@@ -25,17 +23,15 @@ from factledger.adapters import pgvector_memories as memories
 from factledger.adapters import pgvector_records as records
 from factledger.adapters.pgvector_ann import AnnReport, AnnSettings, maintain_ann_indexes
 from factledger.adapters.pgvector_config import PgvectorConfig
-from factledger.adapters.pgvector_connection import PgvectorConnections, port_errors
+from factledger.adapters.pgvector_connection import (
+    PgvectorConnections,
+    check_role_and_dimension,
+    port_errors,
+)
 from factledger.adapters.pgvector_filters import metadata_json
 from factledger.adapters.pgvector_queue import IngestWorker
 from factledger.adapters.pgvector_schema import SchemaOptions, apply_migrations
-from factledger.adapters.pgvector_search import (
-    SearchPlan,
-    fuse,
-    merge,
-    ranked,
-    to_hit,
-)
+from factledger.adapters.pgvector_search import SearchPlan, ranked, run_search
 from factledger.application.errors import (
     InvalidMemoryInputError,
     MemoryNotFoundError,
@@ -53,7 +49,6 @@ from factledger.application.memory_rules import (
 from factledger.application.memory_types import (
     BackendHealth,
     ForgetResult,
-    HitKind,
     IngestMode,
     MemoryFact,
     Metadata,
@@ -61,7 +56,6 @@ from factledger.application.memory_types import (
     ProcessingState,
     ProcessingStatus,
     SearchHit,
-    SearchMode,
     SearchQuery,
     StoredRecord,
 )
@@ -116,32 +110,12 @@ class PgvectorMemoryBackend:
             await connections.open()
         backend = cls(config, connections, embedder=embedder, extractor=extractor, clock=clock)
         try:
-            await backend._check_role_and_dimension()
+            await check_role_and_dimension(connections, config.schema, embedder.dimension)
         except BaseException:
             await connections.close()
             raise
         log.info("pgvector.opened", migrations_applied=len(applied), pool_max=config.pool_max)
         return backend
-
-    async def _check_role_and_dimension(self) -> None:
-        with port_errors("start"):
-            async with self.db.unbound() as conn:
-                cur = await conn.execute(
-                    "SELECT r.rolsuper OR r.rolbypassrls OR pg_has_role(current_user, t.tableowner,"
-                    " 'USAGE'), (SELECT value FROM store_settings WHERE key = 'dimension') "
-                    "FROM pg_roles r, pg_tables t WHERE r.rolname = current_user "
-                    "AND t.schemaname = %s AND t.tablename = 'memories'",
-                    [self.config.schema],
-                )
-                row = await cur.fetchone()
-        if row is None or row[0]:
-            raise MemoryUnavailableError(
-                "pgvector: the application role owns the tables or bypasses row-level security"
-            )
-        if int(row[1]) != self._embedder.dimension:
-            raise MemoryUnavailableError(
-                "pgvector: the embedder's dimension differs from the schema's"
-            )
 
     # --- transcripts -------------------------------------------------------------------------
 
@@ -280,7 +254,7 @@ class PgvectorMemoryBackend:
         with port_errors("search"):
             ann = await self._has_ann(ns)
             async with self.db.bound(ns) as conn:
-                hits = await self._search(conn, ns, query, vector, now=now, ann=ann)
+                hits = await run_search(conn, ns, query, vector, now=now, ann=ann)
         log.debug(
             "pgvector.searched",
             hits=len(hits),
@@ -289,41 +263,6 @@ class PgvectorMemoryBackend:
             duration_ms=round((time.perf_counter() - started) * 1000, 2),
         )
         return hits
-
-    async def _search(
-        self,
-        conn: psycopg.AsyncConnection[Any],
-        ns: Namespace,
-        query: SearchQuery,
-        vector: Any,
-        *,
-        now: datetime,
-        ann: bool,
-    ) -> list[SearchHit]:
-        tables = {
-            SearchMode.MEMORIES: (("memories", HitKind.MEMORY),),
-            SearchMode.CHUNKS: (("chunks", HitKind.CHUNK),),
-            SearchMode.HYBRID: (("memories", HitKind.MEMORY), ("chunks", HitKind.CHUNK)),
-        }[query.mode]
-        hybrid = query.mode is SearchMode.HYBRID
-        depth = max(query.limit * 4, 20) if hybrid else query.limit
-        by_vector: list[list[dict[str, Any]]] = []
-        by_text: list[list[dict[str, Any]]] = []
-        for table, kind in tables:
-            use_ann = ann and table == "memories"
-            for text_ranked, bucket in ((False, by_vector), (True, by_text)):
-                if text_ranked and not hybrid:
-                    continue
-                plan = SearchPlan(table, by_text=text_ranked, limit=depth)
-                rows = await ranked(conn, ns, query, vector, plan, now=now, ann=use_ann)
-                bucket.append([{**r, "kind": kind} for r in rows])
-        semantic = merge(by_vector, "score")[:depth]
-        if not hybrid:
-            return [to_hit(r, r["kind"], min(1.0, r["score"])) for r in semantic]
-        # What passes the similarity threshold or matches a keyword is admitted; RRF orders
-        # the union (a full-text hit catches names and codes the embedding blurs).
-        keyword = merge(by_text, "text_rank")[:depth]
-        return [to_hit(r, r["kind"], score) for r, score in fuse([semantic, keyword], query.limit)]
 
     async def explain_search(self, namespace: Namespace, query: SearchQuery) -> str:
         """The plan PostgreSQL picks for a memories search (operators: is the ANN index used?)."""

@@ -123,3 +123,24 @@ class PgvectorConnections:
 
     def table(self, name: str) -> sql.Identifier:
         return sql.Identifier(self.schema, name)
+
+
+async def check_role_and_dimension(db: PgvectorConnections, schema: str, dimension: int) -> None:
+    """Refuses to serve as a role that owns the tables or bypasses RLS (isolation would then
+    rest on our WHERE clauses alone), or with an embedder the schema was not built for."""
+    with port_errors("start"):
+        async with db.unbound() as conn:
+            cur = await conn.execute(
+                "SELECT r.rolsuper OR r.rolbypassrls OR pg_has_role(current_user, t.tableowner,"
+                " 'USAGE'), (SELECT value FROM store_settings WHERE key = 'dimension') "
+                "FROM pg_roles r, pg_tables t WHERE r.rolname = current_user "
+                "AND t.schemaname = %s AND t.tablename = 'memories'",
+                [schema],
+            )
+            row = await cur.fetchone()
+    if row is None or row[0]:
+        raise MemoryUnavailableError(
+            "pgvector: the application role owns the tables or bypasses row-level security"
+        )
+    if int(row[1]) != dimension:
+        raise MemoryUnavailableError("pgvector: the embedder's dimension differs from the schema's")

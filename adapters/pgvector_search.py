@@ -20,6 +20,7 @@ from factledger.application.memory_types import (
     Relation,
     RelationKind,
     SearchHit,
+    SearchMode,
     SearchQuery,
 )
 
@@ -106,6 +107,42 @@ async def ranked(
     async with conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(statement, args)
         return await cur.fetchall()
+
+
+async def run_search(
+    conn: psycopg.AsyncConnection[Any],
+    ns: Namespace,
+    query: SearchQuery,
+    vector: Any,
+    *,
+    now: datetime,
+    ann: bool,
+) -> list[SearchHit]:
+    """Memories or chunks ranked by similarity; hybrid fuses that ranking with full-text."""
+    tables = {
+        SearchMode.MEMORIES: (("memories", HitKind.MEMORY),),
+        SearchMode.CHUNKS: (("chunks", HitKind.CHUNK),),
+        SearchMode.HYBRID: (("memories", HitKind.MEMORY), ("chunks", HitKind.CHUNK)),
+    }[query.mode]
+    hybrid = query.mode is SearchMode.HYBRID
+    depth = max(query.limit * 4, 20) if hybrid else query.limit
+    by_vector: list[list[dict[str, Any]]] = []
+    by_text: list[list[dict[str, Any]]] = []
+    for table, kind in tables:
+        use_ann = ann and table == "memories"
+        for text_ranked, bucket in ((False, by_vector), (True, by_text)):
+            if text_ranked and not hybrid:
+                continue
+            plan = SearchPlan(table, by_text=text_ranked, limit=depth)
+            rows = await ranked(conn, ns, query, vector, plan, now=now, ann=use_ann)
+            bucket.append([{**r, "kind": kind} for r in rows])
+    semantic = merge(by_vector, "score")[:depth]
+    if not hybrid:
+        return [to_hit(r, r["kind"], min(1.0, r["score"])) for r in semantic]
+    # What passes the similarity threshold or matches a keyword is admitted; RRF orders
+    # the union (a full-text hit catches names and codes the embedding blurs).
+    keyword = merge(by_text, "text_rank")[:depth]
+    return [to_hit(r, r["kind"], score) for r, score in fuse([semantic, keyword], query.limit)]
 
 
 def _visibility(
