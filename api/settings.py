@@ -109,8 +109,31 @@ class InMemoryBackendSettings(BaseModel):
     kind: Literal["in_memory"] = "in_memory"
 
 
+class PgvectorBackendSettings(BaseModel):
+    """`PgvectorMemoryBackend`: PostgreSQL + pgvector, one RLS-isolated namespace per subject.
+
+    `dsn` connects as the application role (it must neither own the tables nor bypass RLS),
+    `admin_dsn` as the owner that runs migrations and index maintenance. Without them the
+    server of `database_url` (or the embedded one) is used: its login user owns the tables and
+    the migration creates the `app_role` login role for the application.
+    """
+
+    kind: Literal["pgvector"] = "pgvector"
+    dsn: SecretStr | None = None
+    admin_dsn: SecretStr | None = None
+    schema_name: str = Field(default="factledger_memory", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    app_role: str = Field(default="factledger_app", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    pool_size: int = Field(default=4, ge=1, le=64)
+
+    @model_validator(mode="after")
+    def _both_or_neither_dsn(self) -> PgvectorBackendSettings:
+        if (self.dsn is None) != (self.admin_dsn is None):
+            raise ValueError("pgvector: set both dsn and admin_dsn, or neither")
+        return self
+
+
 MemoryBackendSettings = Annotated[
-    InMemoryBackendSettings | SupermemoryBackendSettings,
+    InMemoryBackendSettings | SupermemoryBackendSettings | PgvectorBackendSettings,
     Field(discriminator="kind"),
 ]
 
