@@ -17,13 +17,22 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
+import httpx
+
 from factledger.adapters.embedded_postgres import EmbeddedPostgres, PostgresLocation
+from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.adapters.ledger_event_store import popo_env, postgres_env, sqlite_env
+from factledger.adapters.onnx_embedder import OnnxEmbedder, OnnxModelFiles
+from factledger.adapters.openai_embedder import OpenAICompatibleEmbedder
 from factledger.adapters.postgres_view_store import PostgresViewStore
 from factledger.adapters.sqlite_view_store import SqliteViewStore
 from factledger.api.settings import (
+    EmbedderSettings,
+    HashingEmbedderSettings,
     InMemoryEventStoreSettings,
     InMemoryViewSettings,
+    OnnxEmbedderSettings,
+    OpenAICompatibleEmbedderSettings,
     PostgresEventStoreSettings,
     PostgresViewSettings,
     Settings,
@@ -31,7 +40,7 @@ from factledger.api.settings import (
     SqliteViewSettings,
 )
 from factledger.application.ledger import Ledger
-from factledger.application.ports import Clock
+from factledger.application.ports import Clock, Embedder
 from factledger.application.view_store import ViewStore
 from factledger.projections.follower import Follower
 from factledger.projections.profile_projection import ProfileProjection
@@ -94,6 +103,33 @@ def build_view_store(settings: Settings, postgres: _Postgres, name: str) -> View
             return SqliteViewStore(settings.views_path(), name)
         case PostgresViewSettings(schema_name=schema):
             return PostgresViewStore(postgres.location().conninfo, name, schema=schema)
+
+
+def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
+    """The embedder of every self-hosted backend; the ONNX model loads once per process."""
+    match s:
+        case OnnxEmbedderSettings():
+            files = (
+                OnnxModelFiles.from_directory(s.model_dir, model_sha256=s.model_sha256)
+                if s.model_dir is not None
+                else None
+            )
+            return OnnxEmbedder(
+                files, max_tokens=s.max_tokens, batch_size=s.batch_size, threads=s.threads
+            )
+        case HashingEmbedderSettings():
+            return HashingEmbedder(s.dimension)
+        case OpenAICompatibleEmbedderSettings():
+            return OpenAICompatibleEmbedder(
+                http,
+                base_url=s.base_url,
+                model=s.model,
+                dimension=s.dimension,
+                api_key=s.api_key.get_secret_value() if s.api_key is not None else None,
+                batch_size=s.batch_size,
+                timeout_s=s.timeout_s,
+                max_retries=s.max_retries,
+            )
 
 
 @contextmanager
