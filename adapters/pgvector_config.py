@@ -55,6 +55,30 @@ def embedded_config(
     )
 
 
+def server_config(
+    *,
+    dsn: str | None,
+    admin_dsn: str | None,
+    server: PostgresLocation | None,
+    schema: str = DEFAULT_SCHEMA,
+    app_role: str = DEFAULT_APP_ROLE,
+    pool_max: int = 4,
+) -> PgvectorConfig:
+    """The config for `PgvectorBackendSettings`: explicit DSNs for your own server, else the
+    given server (from `database_url`, or the embedded one) with a role the migration creates."""
+    if dsn is not None and admin_dsn is not None:
+        return PgvectorConfig(
+            app_conninfo=dsn,
+            admin_conninfo=admin_dsn,
+            schema=schema,
+            app_role=app_role,
+            pool_max=pool_max,
+        )
+    if server is None:
+        raise ValueError("pgvector: no DSNs and no server to derive them from")
+    return embedded_config(server, schema=schema, app_role=app_role, pool_max=pool_max)
+
+
 async def ensure_database(location: PostgresLocation, dbname: str) -> None:
     """Creates `dbname` on the server unless it exists (tests and benchmarks isolate by it)."""
     async with await psycopg.AsyncConnection.connect(location.conninfo, autocommit=True) as conn:
