@@ -112,6 +112,7 @@ class SupermemoryMemoryBackend:
         self._documents = SupermemoryDocuments(self._client, self._policy)
         self._ledger = SupermemoryLedger(self._client, self._policy, cache_s=expiry_cache_s)
         self._background: set[asyncio.Task[None]] = set()
+        self._applying: set[str] = set()
 
     def _deadline(self) -> Deadline:
         return Deadline(self._policy.timeout_s)
@@ -179,7 +180,7 @@ class SupermemoryMemoryBackend:
         entries = await self._ledger.expiries(ns, deadline)
         now = self._clock.now()
         if pending(entries, now):
-            self._spawn(self._apply_expiries(ns, pending(entries, now)))
+            self._apply_in_background(ns, pending(entries, now))
         expired = passed(entries, now)
         return await run_search(self._client, self._policy, deadline, ns, query, expired=expired)
 
@@ -348,18 +349,23 @@ class SupermemoryMemoryBackend:
                 await self._ledger.set_expiry(ns, memory_id, entry.at, deadline, applied=True)
         log.info("memory.expiries_applied", backend=self.name, count=len(due))
 
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.create_task(self._quietly(work))
+    def _apply_in_background(self, ns: str, due: set[str]) -> None:
+        if ns in self._applying:  # one apply per namespace at a time; the next search retries
+            return
+        self._applying.add(ns)
+        task = asyncio.create_task(self._quietly(ns, due))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _quietly(self, work: Any) -> None:
+    async def _quietly(self, ns: str, due: set[str]) -> None:
         try:
-            await work
+            await self._apply_expiries(ns, due)
         except Exception as exc:  # a failed apply is retried by the next search or list
             log.warning(
                 "memory.expiries_deferred", backend=self.name, error_type=type(exc).__name__
             )
+        finally:
+            self._applying.discard(ns)
 
     # ------------------------------------------------------------------ namespaces
 

@@ -13,7 +13,8 @@ or on loopback under uvicorn, for latency and fault tests and the benchmark:
 - Every request needs `Authorization: Bearer <api_key>` (401 otherwise).
 - Bodies, path and query parameters are checked against the v5 OpenAPI spec: unknown fields and
   wrong types are 400 in the spec's validation-error shape.
-- Errors are `{"error": ...}` with the documented status codes; every success is 200 + JSON.
+- Errors are `{"error": ...}` with the documented status codes; every success is 200 + JSON,
+  checked against the spec's response schema unless `check_responses=False`.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from factledger.testing.supermemory_engine import (
 )
 from factledger.testing.supermemory_faults import FaultPlan, LatencyProfile, LatencySampler
 from factledger.testing.supermemory_filters import FilterDepthError, check_depth
-from factledger.testing.supermemory_spec import SpecValidationError, operation
+from factledger.testing.supermemory_spec import SpecValidationError, operation, response_issues
 
 JsonObject = dict[str, Any]
 Handler = Callable[[dict[str, str], dict[str, Any], Any], Awaitable[JsonObject]]
@@ -62,12 +63,17 @@ class SupermemoryServer:
         latency: LatencyProfile | None = None,
         faults: FaultPlan | None = None,
         seed: int = 0,
+        check_responses: bool = True,
     ) -> None:
         self.api_key = api_key
         self.engine = SupermemoryEngine(extractor, embedder, timing=timing, seed=seed)
         self.latency = LatencySampler(latency) if latency else None
         self.faults = faults or FaultPlan(seed=seed)
         self.requests: list[str] = []  # operation names, in arrival order
+        # Every 200 is checked against the spec's response schema; a mismatch is a 500 and is
+        # kept here, so a test run proves the server never answers off-spec.
+        self.check_responses = check_responses
+        self.response_issues: list[tuple[str, list[JsonObject]]] = []
         self.app = Starlette(routes=self._routes())
 
     def _routes(self) -> list[Route]:
@@ -202,6 +208,11 @@ class SupermemoryServer:
                 return _invalid([{"message": str(exc), "path": ["filter"]}])
             except EngineNotFoundError as exc:
                 return JSONResponse({"error": f"{exc.what} not found"}, status_code=404)
+            if self.check_responses:
+                issues = response_issues(method, path, 200, result)
+                if issues:
+                    self.response_issues.append((name, issues))
+                    return JSONResponse({"error": "response off spec"}, status_code=500)
             return JSONResponse(result)
 
         return endpoint

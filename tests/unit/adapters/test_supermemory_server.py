@@ -293,3 +293,24 @@ async def test_scripted_faults_answer_in_order_then_service_resumes() -> None:
     assert unpaid.status_code == 402
     assert unpaid.json() == {"error": "Insufficient credits"}
     assert faults.served == [("search", 429), ("add", 402)]
+
+
+async def test_every_answer_of_a_full_session_conforms_to_the_response_schemas() -> None:
+    server, _ = make_server()
+    transport = httpx.ASGITransport(app=server.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://sm", headers=AUTH) as http:
+        await add(http, "u1", "subject: I live in Berlin", id="t1", dreaming="instant")
+        await add(http, "u1", "subject: I moved to Paris", id="t2", dreaming="instant")
+        found = await http.post(
+            "/ns/u1/search",
+            json={"query": "paris", "include": {"related": True, "documents": True}},
+        )
+        memory_id = found.json()["results"][0]["id"]
+        details = await http.get(f"/ns/u1/memories/{memory_id}?include=related,documents")
+        listed = await http.post("/ns/u1/list/chunks", json={})
+        dropped = await http.delete("/ns/u1")
+
+    assert [r.status_code for r in (found, details, listed, dropped)] == [200] * 4
+    assert server.response_issues == []
+    # and the check itself does catch a body off the spec:
+    assert response_issues("get", "/ns/{namespace}/memories/{id}", 200, {"id": 1}) != []
