@@ -8,6 +8,7 @@ approves the suppliers, the lead confirms the intent, and a model's inference is
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from uuid import UUID
@@ -22,6 +23,8 @@ from factledger.application.commands import (
     RejectChange,
 )
 from factledger.application.ledger import Ledger
+from factledger.application.session_types import SessionId
+from factledger.application.sessions import ShortTermMemory
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue
@@ -37,7 +40,7 @@ JUN_SAYS = "We left Supplier A because the deliveries were always late."
 MODEL = Actor(ActorKind.MODEL, "extractor-1")
 REVIEWER = "rev-7"
 # Every text a person said or a profile holds: none may ever appear in a log line.
-SECRETS = (JAN_SAYS, MAR_SAYS, JUN_SAYS, "Supplier A", "Supplier B", "pricing works")
+SECRETS = (JAN_SAYS, MAR_SAYS, JUN_SAYS, "Supplier A", "Supplier B", "pricing works", "4111 1111")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +96,67 @@ def _propose(
     return command.change_id
 
 
+Record = Callable[[UUID, str, Channel, datetime, str], None]
+WITHHELD = "my card is 4111 1111 1111 1111"  # a message the safety filter must withhold
+
+
 def drive_story(ledger: Ledger, clock: ManualClock) -> Story:
-    """Runs the story; the clock follows the interactions' dates."""
+    """Runs the story, recording sessions straight into the ledger."""
+
+    def record(
+        subject_id: UUID, session_id: str, channel: Channel, at: datetime, says: str
+    ) -> None:
+        _session(ledger, subject_id, session_id, channel, at, says)
+
+    return _story_steps(ledger, clock, record)
+
+
+async def drive_story_through_short_term_memory(
+    ledger: Ledger, clock: ManualClock, memory: ShortTermMemory
+) -> Story:
+    """Runs the story with every session going through short-term memory (and its filter)."""
+    pending: list[tuple[UUID, str, Channel, datetime, str]] = []
+
+    def queue(subject_id: UUID, session_id: str, channel: Channel, at: datetime, says: str) -> None:
+        pending.append((subject_id, session_id, channel, at, says))
+
+    async def flush() -> None:
+        while pending:
+            subject_id, session_id, channel, at, says = pending.pop(0)
+            sid = SessionId(session_id)
+            await memory.start(subject_id, sid, channel)
+            await memory.add_message(sid, Message(Role.AGENT, "How are things going?", at))
+            await memory.add_message(sid, Message(Role.SUBJECT, WITHHELD, at))
+            await memory.add_message(sid, Message(Role.SUBJECT, says, at))
+            await memory.end(sid, summary={"text": f"{channel.value} check-in"})
+
+    return await _story_steps_async(ledger, clock, queue, flush)
+
+
+def _story_steps(ledger: Ledger, clock: ManualClock, record: Record) -> Story:
+    async def nothing() -> None:
+        return None
+
+    # No step awaits anything when sessions are recorded synchronously.
+    coroutine = _story_steps_async(ledger, clock, record, nothing)
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        story: Story = done.value
+        return story
+    raise RuntimeError("the synchronous story awaited something")
+
+
+async def _story_steps_async(
+    ledger: Ledger,
+    clock: ManualClock,
+    record: Record,
+    flush: Callable[[], Awaitable[None]],
+) -> Story:
     clock.set(JAN)
     subject_id = ledger.register_subject(RegisterSubject(TENANT, "lead", "lead-42")).subject_id
-    _session(ledger, subject_id, "wa-jan", Channel.WHATSAPP, JAN, JAN_SAYS)
+    record(subject_id, "wa-jan", Channel.WHATSAPP, JAN, JAN_SAYS)
+    await flush()
     supplier_a = _propose(
         ledger, subject_id, "supplier", "Supplier A", Evidence("wa-jan", 1, "Supplier A")
     )
@@ -111,7 +170,8 @@ def drive_story(ledger: Ledger, clock: ManualClock) -> Story:
         condition="if the pricing works",
     )
     clock.set(MAR)
-    _session(ledger, subject_id, "call-mar", Channel.VOICE, MAR, MAR_SAYS)
+    record(subject_id, "call-mar", Channel.VOICE, MAR, MAR_SAYS)
+    await flush()
     confirmation = Evidence("call-mar", 1, "next quarter still holds")
     ledger.confirm_change(ConfirmChange(TENANT, subject_id, intent, confirmation))
     supplier_b = _propose(
@@ -119,7 +179,8 @@ def drive_story(ledger: Ledger, clock: ManualClock) -> Story:
     )
     ledger.approve_change(ApproveChange(TENANT, subject_id, supplier_b, REVIEWER))
     clock.set(JUN)
-    _session(ledger, subject_id, "chat-jun", Channel.CHAT, JUN, JUN_SAYS)
+    record(subject_id, "chat-jun", Channel.CHAT, JUN, JUN_SAYS)
+    await flush()
     inference = _propose(
         ledger, subject_id, "priority", "delivery reliability", None, origin=Origin.INFERRED
     )

@@ -1,0 +1,190 @@
+"""The whole story, end to end: sessions through short-term memory, the ledger, the sync
+worker, the memory backend, and recall; on the in-memory backend and on pgvector.
+
+Every log line of the run is captured: no transcript or profile text may appear in any.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+
+import pytest
+import structlog
+
+from factledger.adapters.embedded_postgres import PostgresLocation
+from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory_session_buffer import InMemorySessionBuffer
+from factledger.adapters.in_memory_sync_store import InMemorySyncStore
+from factledger.adapters.ledger_event_store import ensure_schema, popo_env, postgres_env
+from factledger.adapters.postgres_session_buffer import PostgresSessionBuffer
+from factledger.adapters.postgres_sync_store import PostgresSyncStore
+from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.adapters.safety_filter import RuleBasedSafetyFilter
+from factledger.application.ledger import Ledger
+from factledger.application.notes import render_context, render_recall
+from factledger.application.ports import MemoryBackend, SessionBuffer
+from factledger.application.recall import Recall, RecallPorts
+from factledger.application.recall_ledger import LedgerRecallSources, LedgerSessionRecorder
+from factledger.application.recall_policy import RecallPolicies, RecallPolicy
+from factledger.application.recall_types import Degraded, NoteKind
+from factledger.application.sessions import SessionPorts, ShortTermMemory
+from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
+from factledger.application.sync_feed import LedgerEventFeed
+from factledger.application.sync_ports import SyncStore
+from factledger.domain.transcript import Channel
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.pgvector_support import pgvector_backend
+from factledger.testing.recall_story import (
+    JUN,
+    MAR,
+    SECRETS,
+    TENANT,
+    WITHHELD,
+    drive_story_through_short_term_memory,
+    forget_supplier,
+)
+from factledger.testing.stalling_backend import Fault, StallingBackend
+
+# The hashing embedder is lexical: queries share words with the facts they should find.
+POLICY = RecallPolicy(threshold=0.3)
+
+
+@dataclass
+class World:
+    clock: ManualClock
+    ledger: Ledger
+    backend: MemoryBackend
+    buffer: SessionBuffer
+    store: SyncStore
+
+    def memory(self) -> ShortTermMemory:
+        recorder = LedgerSessionRecorder(self.ledger)
+        ports = SessionPorts(self.buffer, RuleBasedSafetyFilter(), recorder, self.clock)
+        return ShortTermMemory(ports)
+
+    def recall(self, backend: MemoryBackend | None = None) -> Recall:
+        sources = LedgerRecallSources(self.ledger)
+        return Recall(RecallPorts(backend or self.backend, sources, RecallPolicies(POLICY)))
+
+    def worker(self, name: str, backend: MemoryBackend | None = None) -> SyncWorker:
+        feed = LedgerEventFeed(self.ledger)
+        ports = SyncPorts(self.store, feed, feed, backend or self.backend)
+        return SyncWorker(ports, SyncOptions(lease_s=0.2, backoff_s=0.0), worker_id=name)
+
+
+class CrashingBackend(StallingBackend):
+    """Passes writes through until the n-th `put_record`, which kills the worker."""
+
+    def __init__(self, inner: MemoryBackend, *, crash_on: int) -> None:
+        super().__init__(inner, fault=Fault.NONE)
+        self.crash_on, self.records = crash_on, 0
+
+    async def put_record(self, *args: object, **kwargs: object) -> None:  # type: ignore[override]
+        self.records += 1
+        if self.records == self.crash_on:
+            raise KeyboardInterrupt
+        await self.inner.put_record(*args, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["in_memory", pytest.param("pgvector", marks=pytest.mark.integration)])
+async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
+    clock = ManualClock()
+    async with AsyncExitStack() as stack:
+        if request.param == "in_memory":
+            ledger = Ledger(popo_env(), clock=clock)
+            backend: MemoryBackend = InMemoryMemoryBackend(
+                extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
+            )
+            buffer: SessionBuffer = InMemorySessionBuffer()
+            store: SyncStore = InMemorySyncStore()
+        else:
+            location: PostgresLocation = request.getfixturevalue("postgres")
+            suffix = uuid.uuid4().hex[:10]
+            ledger = Ledger(postgres_env(location, schema=f"ledger_{suffix}"), clock=clock)
+            backend = await stack.enter_async_context(
+                pgvector_backend(
+                    location, embedder=HashingEmbedder(), extractor=RuleExtractor(), clock=clock
+                )
+            )
+            for schema in (f"stm_{suffix}", f"sync_{suffix}"):
+                ensure_schema(location, schema)
+            pg_buffer = await PostgresSessionBuffer.connect(
+                location.conninfo, schema=f"stm_{suffix}"
+            )
+            stack.push_async_callback(pg_buffer.close)
+            pg_store = await PostgresSyncStore.connect(location.conninfo, schema=f"sync_{suffix}")
+            stack.push_async_callback(pg_store.close)
+            buffer, store = pg_buffer, pg_store
+        stack.callback(ledger.close)
+        yield World(clock, ledger, backend, buffer, store)
+
+
+async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(world: World) -> None:
+    with structlog.testing.capture_logs() as logs:
+        # Given the story, its sessions through short-term memory, synced by a worker that
+        # is killed mid-batch and replaced
+        story = await drive_story_through_short_term_memory(
+            world.ledger, world.clock, world.memory()
+        )
+        crashing = CrashingBackend(world.backend, crash_on=3)
+        with pytest.raises(KeyboardInterrupt):
+            await world.worker("doomed", crashing).run_once()
+        import asyncio
+
+        await asyncio.sleep(0.3)  # the doomed worker's lease lapses
+        report = await world.worker("survivor").run_once()
+        assert report.dead == 0
+        assert await world.store.pending_count() == 0
+
+        # When the agent recalls the supplier and opens a session
+        recall = world.recall()
+        turn = await recall.recall(story.subject_id, "works with Supplier")
+        context = await recall.session_context(story.subject_id, topic="works with Supplier")
+
+        # Then the current supplier comes back as a dated note, with its history, never quoted
+        assert turn.degraded is None
+        supplier_notes = [n for n in turn.notes if "Supplier" in n.text]
+        assert [n.text for n in supplier_notes] == ["works with Supplier B, previously Supplier A"]
+        assert (supplier_notes[0].on, supplier_notes[0].channel) == (MAR.date(), Channel.VOICE)
+        assert all('"' not in n.text for n in turn.notes)
+        assert "2026-03-12, voice call: works with Supplier B, previously Supplier A" in (
+            render_recall(turn)
+        )
+        # the withheld message never reached the ledger, the backend or recall
+        assert WITHHELD not in render_context(context)
+        assert all(WITHHELD not in e.text for e in turn.excerpts)
+        subject = world.ledger.subject(TENANT, story.subject_id)
+        assert all(
+            WITHHELD not in text for s in subject.sessions.values() for _, text in s.messages
+        )
+        # the profile holds confirmed facts only; the rejected inference appears nowhere
+        assert {n.origin.ref for n in context.profile} == {"supplier", "purchase_intent"}
+        assert "priority" not in render_context(context)
+        assert "delivery reliability" not in render_context(context)
+        assert all(n.origin.kind is NoteKind.PROFILE for n in context.profile)
+        assert context.to_confirm == ()
+        assert context.recent_sessions[0].on == JUN.date()
+
+        # When the supplier is forgotten and the worker runs again
+        forget_supplier(world.ledger, world.clock, story)
+        await world.worker("survivor").run_once()
+
+        # Then recall no longer knows the supplier
+        after = await recall.recall(story.subject_id, "works with Supplier")
+        assert not [n for n in after.notes if "Supplier B" in n.text]
+        context_after = await recall.session_context(story.subject_id)
+        assert "supplier" not in {n.origin.ref for n in context_after.profile}
+
+        # And a 38 s stall costs the agent at most its budget
+        stalled = world.recall(StallingBackend(world.backend, fault=Fault.STALL))
+        slow = await stalled.recall(story.subject_id, "works with Supplier")
+        assert slow.degraded is Degraded.TIMEOUT
+
+    assert logs, "the story logged nothing"
+    captured = repr(logs)
+    for secret in SECRETS:
+        assert secret not in captured, "content leaked into the logs"
