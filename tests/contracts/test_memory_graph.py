@@ -146,3 +146,18 @@ async def test_a_condition_is_kept_verbatim(backend: MemoryBackend, ingest: Inge
     (memory,) = await backend.list_memories(NS)
 
     assert memory.condition == "if the pricing works"
+
+
+async def test_list_memories_pages_without_overlap(backend: MemoryBackend, ingest: Ingest) -> None:
+    await supplier_a_then_b(ingest)
+    await ingest(NS, "call-3", "We open on Sundays", stated("f0", "Opens on Sundays"))
+
+    first = await backend.list_memories(NS, limit=2, offset=0)
+    second = await backend.list_memories(NS, limit=2, offset=2)
+    beyond = await backend.list_memories(NS, limit=2, offset=3)
+
+    assert len(first) == 2
+    assert len(second) == 1
+    assert beyond == []
+    assert {m.id for m in first}.isdisjoint({m.id for m in second})
+    assert {m.id for m in (*first, *second)} == {m.id for m in await backend.list_memories(NS)}
