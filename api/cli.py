@@ -12,6 +12,7 @@ import typer
 
 from factledger.api import (
     cli_api,
+    cli_bench,
     cli_extraction,
     cli_ledger,
     cli_memory,
@@ -38,6 +39,7 @@ def version() -> None:
     typer.echo(installed_version("factledger"))
 
 
+cli_bench.register(app)
 cli_api.register(app)
 cli_memory.register(app)
 cli_extraction.register(app)

@@ -81,7 +81,7 @@ def generate_subject(index: int, rng: random.Random, used: set[str], budgets: in
         Session(f"life-{index}-s{number}", START + timedelta(days=7 * number), session_lines)
         for number, session_lines in enumerate(lines)
     )
-    checks = (
+    checks: tuple[SlotCheck, ...] = (
         SlotCheck("supplier", "Which supplier do they work with?", supplier_b, (supplier_a,)),
         SlotCheck("location", "Where do they live?", city_b, (city_a,)),
     )

@@ -11,6 +11,7 @@ Each namespace is dropped after its query, so a run leaves nothing behind.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import Sequence
@@ -22,10 +23,12 @@ from factledger.application.memory_types import Namespace, SearchMode, SearchQue
 from factledger.application.ports import MemoryBackend
 from factledger.bench.metrics import ScoreTable, score_ranking
 from factledger.bench.progress import Advance, no_progress
+from factledger.bench.workload_locomo import record_of
 
 TOPICS = ("travel_restaurant", "entertain_shows")
 TURN_KEYS = ("query", "assistant_options", "user_selection", "assistant_acknowledgment")
 TOP_K = 10
+WRITE_CONCURRENCY = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,7 @@ async def _ranked_ids(
     backend: MemoryBackend, ns: Namespace, text: str, mode: SearchMode
 ) -> list[frozenset[str]]:
     hits = await backend.search(ns, SearchQuery(text=text, mode=mode, threshold=0.0, limit=TOP_K))
-    return [frozenset({hit.id}) for hit in hits]
+    return [frozenset({record_of(hit)}) for hit in hits]
 
 
 def preference_id(entry: PrefEntry) -> str:
@@ -84,8 +87,14 @@ def turn_id(entry: PrefEntry, turn: int) -> str:
 
 
 async def _put_all(backend: MemoryBackend, ns: Namespace, items: list[tuple[str, str]]) -> None:
-    for item_id, text in items:
-        await backend.put_record(ns, item_id, "prefeval.item", json.dumps(text))
+    # A few writes in flight: remote engines answer each write after a round trip or two.
+    gate = asyncio.Semaphore(WRITE_CONCURRENCY)
+
+    async def put(item_id: str, text: str) -> None:
+        async with gate:
+            await backend.put_record(ns, item_id, "prefeval.item", json.dumps(text))
+
+    await asyncio.gather(*(put(item_id, text) for item_id, text in items))
 
 
 async def score_entry(

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from factledger.application.memory_types import (
+    HitKind,
     IngestMode,
+    Metadata,
     Namespace,
     SearchHit,
     SearchMode,
@@ -64,7 +66,7 @@ async def ingest_records(backend: MemoryBackend, ns: Namespace, conv: Conversati
 
     async def put(turn: Turn) -> None:
         async with gate:
-            metadata = {
+            metadata: Metadata = {
                 "dia_id": turn.dia_id,
                 "session": turn.session,
                 "speaker": turn.speaker,
@@ -104,13 +106,21 @@ async def ingest_transcripts(backend: MemoryBackend, ns: Namespace, conv: Conver
     return facts
 
 
+def record_of(hit: SearchHit) -> str:
+    """The record a chunk hit belongs to (engines give chunks ids of their own)."""
+    if hit.kind is HitKind.CHUNK and hit.document_id:
+        return hit.document_id
+    return hit.id
+
+
 def covered_turns(hit: SearchHit, conv: Conversation) -> frozenset[str]:
     """The dia_ids a hit stands for: its record's turn, or a fact's source turns."""
     dia_id = hit.metadata.get("dia_id")
     if isinstance(dia_id, str):
         return frozenset({dia_id})
-    if hit.id.startswith("turn-"):
-        return frozenset({hit.id.removeprefix("turn-").replace("-", ":", 1)})
+    record = record_of(hit)
+    if record.startswith("turn-"):
+        return frozenset({record.removeprefix("turn-").replace("-", ":", 1)})
     if hit.document_id and hit.document_id.startswith("session-"):
         number = int(hit.document_id.split("-")[1])
         session = next((s for s in conv.sessions if s[0].session == number), ())
@@ -125,12 +135,20 @@ async def score_conversation(
     run: LocomoRun,
     table: ScoreTable,
     advance: Advance = no_progress,
-) -> None:
-    """Asks every scored question of one conversation and adds its scores to `table`."""
+) -> tuple[int, int]:
+    """Asks every scored question of one conversation and adds its scores to `table`.
+
+    Returns (hits returned, hits that name no source turn): an engine whose items carry no
+    provenance cannot be scored by this recipe, and the report must say so, not show a zero.
+    """
+    returned = unattributed = 0
     for question in conv.questions:
         query = SearchQuery(text=question.text, mode=run.mode, threshold=0.0, limit=TOP_K)
         hits = await backend.search(ns, query)
         ranked = [covered_turns(hit, conv) for hit in hits]
+        returned += len(ranked)
+        unattributed += sum(not turns for turns in ranked)
         group = f"c{question.category} {CATEGORY_NAMES[question.category]}"
         table.add(group, score_ranking(ranked, question.evidence))
         advance(1)
+    return returned, unattributed

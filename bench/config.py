@@ -1,0 +1,71 @@
+"""The settings of one bench run: what to run, on which backends, with which sample sizes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factledger.application.memory_types import SearchMode
+from factledger.bench.workload_latency import LatencySizes
+from factledger.bench.workload_locomo import LocomoRun
+
+DEFAULT_BACKENDS = ("in-memory", "pgvector", "supermemory-sim")
+# Relative to the working directory, so the data is read where it lies and never copied.
+DEFAULT_LOCOMO = Path("../shared/datasets/locomo/locomo10.json")
+DEFAULT_PREFEVAL = Path("../shared/datasets/prefeval")
+SIM_PROFILES = ("observed", "fast", "none")
+LOCOMO_RUNS = (
+    LocomoRun("records", SearchMode.CHUNKS),
+    LocomoRun("records", SearchMode.HYBRID),
+    LocomoRun("transcripts", SearchMode.MEMORIES),
+    LocomoRun("transcripts", SearchMode.HYBRID),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BenchConfig:
+    backends: tuple[str, ...] = DEFAULT_BACKENDS
+    locomo: Path | None = DEFAULT_LOCOMO
+    prefeval: Path | None = DEFAULT_PREFEVAL
+    out_dir: Path = Path("bench-report")
+    seed: int = 7
+    sim_profile: str = "observed"
+    smoke: bool = False
+    command: str = "factledger bench"
+    locomo_runs: tuple[LocomoRun, ...] = LOCOMO_RUNS
+    locomo_conversations: int | None = None  # None: all ten
+    locomo_questions: int | None = None  # per conversation; None: all
+    prefeval_per_topic: int | None = None
+    prefeval_mode: SearchMode = SearchMode.HYBRID
+    lifecycle_subjects: int = 40
+    lifecycle_budgets: int = 4
+    latency_local: LatencySizes = field(default_factory=LatencySizes)
+    latency_remote: LatencySizes = field(
+        default_factory=lambda: LatencySizes(
+            corpus=120, sequential=60, visibility=5, budgeted=200, agents=16, per_agent=10
+        )
+    )
+    remote_prefeval_per_topic: int | None = 15  # the simulated server pays HTTP per record
+
+
+def smoke_config(base: BenchConfig) -> BenchConfig:
+    """A run of seconds: one conversation's first questions, a few subjects, tiny samples."""
+    tiny = LatencySizes(corpus=20, sequential=10, visibility=2, budgeted=10, agents=2, per_agent=5)
+    return BenchConfig(
+        backends=base.backends,
+        locomo=base.locomo,
+        prefeval=base.prefeval,
+        out_dir=base.out_dir,
+        seed=base.seed,
+        sim_profile="fast" if base.sim_profile == "observed" else base.sim_profile,
+        smoke=True,
+        command=base.command,
+        locomo_conversations=1,
+        locomo_questions=20,
+        prefeval_per_topic=3,
+        lifecycle_subjects=3,
+        lifecycle_budgets=2,
+        latency_local=tiny,
+        latency_remote=tiny,
+        remote_prefeval_per_topic=3,
+    )

@@ -1,0 +1,97 @@
+"""One bench run: build the shared environment, run every backend, write the report."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from factledger.adapters.onnx_embedder import OnnxEmbedder
+from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.application.clocks import SystemClock
+from factledger.application.ports import Embedder
+from factledger.bench.backends import BenchEnvironment
+from factledger.bench.caching_embedder import CachingEmbedder
+from factledger.bench.config import BenchConfig
+from factledger.bench.machine import machine_info, package_versions
+from factledger.bench.plots import write_plots
+from factledger.bench.report import REFERENCES, write_json
+from factledger.bench.report_markdown import render_markdown
+from factledger.bench.runner import StartTask, run_bench
+from factledger.testing.supermemory_faults import LatencyProfile
+
+Json = dict[str, Any]
+
+
+def sim_latency_profile(name: str, seed: int) -> LatencyProfile | None:
+    """`observed`: ~0.5 s typical with a rare 38 s stall; `fast`: ~20 ms; `none`: no delay."""
+    if name == "observed":
+        return LatencyProfile.observed(seed=seed)
+    if name == "fast":
+        return LatencyProfile(typical_s=0.02, jitter_s=0.005, minimum_s=0.005, seed=seed)
+    if name == "none":
+        return None
+    raise ValueError(name)
+
+
+def describe_profile(profile: LatencyProfile | None, name: str) -> str:
+    if profile is None:
+        return f"{name}: no added delay"
+    return (
+        f"{name}: typical {profile.typical_s} s +/- {profile.jitter_s} s (min {profile.minimum_s}"
+        f" s), stall {profile.stall_s} s with probability {profile.stall_probability}; applied "
+        "to every request during the latency workload only"
+    )
+
+
+def _meta(config: BenchConfig, embedder: Embedder, started: datetime, run_id: str) -> Json:
+    settings = asdict(config)
+    settings["locomo_runs"] = [run.label for run in config.locomo_runs]
+    return {
+        "run_id": run_id,
+        "started_at": started.isoformat(timespec="seconds"),
+        "command": config.command,
+        "smoke": config.smoke,
+        "seed": config.seed,
+        "machine": machine_info(),
+        "versions": package_versions(),
+        "embedder": embedder.model_id,
+        "extractor": "RuleExtractor (default guidance)",
+        "sim_latency": describe_profile(
+            sim_latency_profile(config.sim_profile, config.seed), config.sim_profile
+        ),
+        "settings": {key: str(value) for key, value in settings.items()},
+        "references": REFERENCES,
+    }
+
+
+async def run(config: BenchConfig, start: StartTask, embedder: Embedder | None = None) -> Json:
+    """Runs the bench and writes `report.json`, `report.md` and the plots to `out_dir`."""
+    started = datetime.now(UTC)
+    clock_start = time.perf_counter()
+    run_id = started.strftime("%Y%m%d%H%M%S")
+    inner = embedder or OnnxEmbedder()
+    config.out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="factledger-bench-") as work:
+        env = BenchEnvironment(
+            embedder=CachingEmbedder(inner),
+            extractor=RuleExtractor(),
+            clock=SystemClock(),
+            work_dir=Path(work),
+            run_id=run_id,
+            sim_latency=sim_latency_profile(config.sim_profile, config.seed),
+            seed=config.seed,
+        )
+        try:
+            backends = await run_bench(env, config, start)
+        finally:
+            await env.close()
+    report: Json = {"meta": _meta(config, inner, started, run_id), "backends": backends}
+    report["meta"]["duration_s"] = round(time.perf_counter() - clock_start, 1)
+    report["meta"]["plots"] = [path.name for path in write_plots(backends, config.out_dir)]
+    write_json(report, config.out_dir)
+    (config.out_dir / "report.md").write_text(render_markdown(report) + "\n", encoding="utf-8")
+    return report
