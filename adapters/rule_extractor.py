@@ -34,6 +34,7 @@ from factledger.adapters.rule_links import Draft, derive, update_targets
 from factledger.adapters.rule_replies import reply_intent
 from factledger.adapters.rule_text import (
     clean,
+    expand_contractions,
     neutral_pronouns,
     sentences,
     third_person,
@@ -49,7 +50,8 @@ log = structlog.get_logger()
 MIN_STATEMENT_WORDS = 3
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|us|our)\b", re.I)
 _CONJUNCTIONS = re.compile(r"^(?:and|but|so|also|or)\b|\b(?:and|but|so|or)$", re.IGNORECASE)
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours)\b", re.IGNORECASE)
+# "You are doing great" is about the listener; "Your pricing is higher" may be a complaint.
+_LISTENER_SUBJECT = re.compile(r"^(?:you|you're|you've|you'll|you'd)\b", re.IGNORECASE)
 
 
 class RuleExtractorSettings(BaseModel):
@@ -90,7 +92,7 @@ def _is_statement(text: str) -> bool:
     core = without_interjection(text)
     if word_count(core) < MIN_STATEMENT_WORDS:
         return False
-    return not (_SECOND_PERSON.search(core) and not _FIRST_PERSON.search(core))
+    return not (_LISTENER_SUBJECT.match(core) and not _FIRST_PERSON.search(core))
 
 
 def _date_last(text: str, anchor: datetime) -> str:
@@ -170,7 +172,7 @@ class RuleExtractor:
         previous: Message | None,
     ) -> list[Draft]:
         dates = find_dates(clauses.statement, anchor)
-        bare = strip_dates(clauses.statement, dates)
+        bare = expand_contractions(strip_dates(clauses.statement, dates))
         matches = self._match_slots(bare)
         if matches:
             made = [self._slot_fact(run, index, m, clauses, dates, anchor) for m in matches]

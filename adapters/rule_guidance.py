@@ -34,6 +34,8 @@ MACROS = {
         r"(?:\s(?:a|per) (?:month|year|quarter|week))?)"
     ),
     "{NUM}": rf"(?P<value>\d[\d,]*|{_NUMBER_WORDS})",
+    "{ADV}": r"(?:(?:really|actually|absolutely|also|just|still|totally|truly|honestly|strongly|"
+    r"genuinely|do|definitely|always) )*",
 }
 
 

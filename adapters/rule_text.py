@@ -116,6 +116,7 @@ _SECOND_PERSON = [
 
 def sentences(text: str) -> list[str]:
     """Splits a message into sentences, keeping each one's final punctuation."""
+    text = text.replace("\u2019", "'")  # typographic apostrophes, as phones type them
     pieces: list[str] = []
     for piece in (p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()):
         if pieces and _ABBREVIATION.search(pieces[-1]):
@@ -206,5 +207,24 @@ def neutral_pronouns(text: str) -> str:
     """First-person pronouns anywhere in `text` replaced by neutral third-person ones."""
     text = _fix_negations(text)
     for pattern, replacement in _OBJECT_PRONOUNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+_EXPANSIONS = [
+    (re.compile(r"\b(I|we|you|they)'ve\b", re.IGNORECASE), r"\1 have"),
+    (re.compile(r"\b(I)'m\b", re.IGNORECASE), r"\1 am"),
+    (re.compile(r"\b(we|you|they)'re\b", re.IGNORECASE), r"\1 are"),
+    (re.compile(r"\b(I|we|you|they)'ll\b", re.IGNORECASE), r"\1 will"),
+    (re.compile(r"\b(I|we|you|they)'d\b", re.IGNORECASE), r"\1 would"),
+    (re.compile(r"\b(do|does|did|was|were|is|are|have|has|had)n't\b", re.IGNORECASE), r"\1 not"),
+    (re.compile(r"\bcan't\b", re.IGNORECASE), "cannot"),
+    (re.compile(r"\bwon't\b", re.IGNORECASE), "will not"),
+]
+
+
+def expand_contractions(text: str) -> str:
+    """ "We've moved" -> "We have moved", so one slot pattern serves both spellings."""
+    for pattern, replacement in _EXPANSIONS:
         text = pattern.sub(replacement, text)
     return text

@@ -34,17 +34,17 @@ def test_the_set_covers_every_case_kind_with_at_least_forty_transcripts() -> Non
 async def test_the_whole_set_meets_its_floors() -> None:
     scores = await scores_for()
     assert scores.precision.value >= 0.95
-    assert scores.recall.value >= 0.92
+    assert scores.recall.value >= 0.95
     assert scores.inference_accuracy.value == 1.0
     assert scores.relation_accuracy.value >= 0.95
     assert scores.update_precision.value >= 0.95
-    assert scores.update_recall.value >= 0.9
+    assert scores.update_recall.value >= 0.93
 
 
 async def test_the_held_out_cases_meet_their_lower_floors() -> None:
     scores = await scores_for("heldout")
-    assert scores.precision.value >= 0.85
-    assert scores.recall.value >= 0.75
+    assert scores.precision.value >= 0.9
+    assert scores.recall.value >= 0.9
 
 
 @pytest.mark.parametrize("tag", [None, "safety"])
