@@ -14,7 +14,7 @@ Resources are opened on enter and closed on exit, in reverse order.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
 import httpx
@@ -26,6 +26,8 @@ from factledger.adapters.onnx_embedder import OnnxEmbedder, OnnxModelFiles
 from factledger.adapters.openai_embedder import OpenAICompatibleEmbedder
 from factledger.adapters.postgres_view_store import PostgresViewStore
 from factledger.adapters.sqlite_view_store import SqliteViewStore
+from factledger.api.memory_choice import open_backend
+from factledger.api.recall_bootstrap import ServiceRuntime, open_memory_services
 from factledger.api.settings import (
     EmbedderSettings,
     HashingEmbedderSettings,
@@ -39,6 +41,7 @@ from factledger.api.settings import (
     SqliteEventStoreSettings,
     SqliteViewSettings,
 )
+from factledger.application.clocks import SystemClock
 from factledger.application.ledger import Ledger
 from factledger.application.ports import Clock, Embedder
 from factledger.application.view_store import ViewStore
@@ -160,7 +163,18 @@ def open_ledger_runtime(
 @asynccontextmanager
 async def bootstrap(
     settings: Settings, *, clock: Clock | None = None
-) -> AsyncIterator[LedgerRuntime]:
-    """The async composition root for the HTTP app and workers (extended by E6/E7)."""
+) -> AsyncIterator[ServiceRuntime]:
+    """The async composition root for the HTTP app: the ledger runtime, the configured memory
+    backend, short-term memory, recall and the sync (run in-process with the in-memory sync
+    store; by `factledger worker` processes with PostgreSQL)."""
     with open_ledger_runtime(settings, clock=clock) as runtime:
-        yield runtime
+        async with AsyncExitStack() as stack:
+            http = httpx.AsyncClient()
+            stack.push_async_callback(http.aclose)
+            embedder = build_embedder(settings.embedder, http)
+            now = clock or SystemClock()
+            backend = await open_backend(settings, embedder, now, stack)
+            services = await stack.enter_async_context(
+                open_memory_services(settings, runtime.ledger, backend, clock=now)
+            )
+            yield ServiceRuntime.of(runtime.ledger, runtime.reader, runtime.follower, services)

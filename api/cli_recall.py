@@ -13,12 +13,13 @@ from typing import Annotated
 import typer
 
 from factledger.adapters.embedded_postgres import EmbeddedPostgres
+from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
+from factledger.adapters.onnx_embedder import OnnxEmbedder
 from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector_config import embedded_config, ensure_database
 from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.api.log_setup import configure_logging
-from factledger.api.memory_choice import EmbedderChoice, build_embedder
 from factledger.api.recall_bench import (
     BenchResult,
     RandomStaller,
@@ -35,6 +36,15 @@ from factledger.testing.supermemory_harness import supermemory_backend_in_proces
 from factledger.testing.supermemory_server import SupermemoryServer
 
 recall_app = typer.Typer(help="Recall tools.", no_args_is_help=True)
+
+
+class EmbedderChoice(StrEnum):
+    ONNX = "onnx"
+    HASHING = "hashing"
+
+
+def build_embedder(choice: EmbedderChoice) -> Embedder:
+    return OnnxEmbedder() if choice is EmbedderChoice.ONNX else HashingEmbedder()
 
 
 class BenchBackend(StrEnum):

@@ -7,11 +7,12 @@ import signal
 from contextlib import AsyncExitStack
 from typing import Annotated
 
+import httpx
 import typer
 
-from factledger.api.bootstrap import open_ledger_runtime
+from factledger.api.bootstrap import build_embedder, open_ledger_runtime
 from factledger.api.log_setup import configure_logging
-from factledger.api.memory_choice import BackendChoice, EmbedderChoice, build_embedder, open_backend
+from factledger.api.memory_choice import open_backend
 from factledger.api.recall_bootstrap import open_sync_store, sync_options
 from factledger.api.settings import Settings, load_settings
 from factledger.application.clocks import SystemClock
@@ -21,16 +22,15 @@ from factledger.application.sync_feed import LedgerEventFeed
 dead_letters_app = typer.Typer(help="Sync items that failed 3 times.", no_args_is_help=True)
 
 
-async def _run_worker(
-    settings: Settings, backend_choice: BackendChoice, embedder: EmbedderChoice, *, once: bool
-) -> None:
+async def _run_worker(settings: Settings, *, once: bool) -> None:
     clock = SystemClock()
     with open_ledger_runtime(settings) as runtime:
         async with AsyncExitStack() as stack:
             store = await open_sync_store(settings, stack)
-            backend = await open_backend(
-                backend_choice, build_embedder(embedder), settings, clock, stack
-            )
+            http = httpx.AsyncClient()
+            stack.push_async_callback(http.aclose)
+            embedder = build_embedder(settings.embedder, http)
+            backend = await open_backend(settings, embedder, clock, stack)
             feed = LedgerEventFeed(runtime.ledger)
             worker = SyncWorker(SyncPorts(store, feed, feed, backend), sync_options(settings))
             if once:
@@ -48,18 +48,16 @@ async def _run_worker(
 
 
 def worker(
-    backend: Annotated[BackendChoice, typer.Option(help="Memory backend to write to.")] = (
-        BackendChoice.PGVECTOR
-    ),
-    embedder: Annotated[EmbedderChoice, typer.Option(help="Embedder of the backend.")] = (
-        EmbedderChoice.ONNX
-    ),
     once: Annotated[bool, typer.Option(help="One pass, then exit.")] = False,
 ) -> None:
-    """Follow the ledger and write to the memory backend until SIGINT/SIGTERM."""
+    """Follow the ledger and write to the configured memory backend until SIGINT/SIGTERM.
+
+    Settings: `FACTLEDGER_BACKEND__KIND`, `FACTLEDGER_EMBEDDER__KIND`, the event store and
+    `FACTLEDGER_SYNC__STORE__KIND=postgres` to share the queue between worker processes.
+    """
     settings = load_settings()
     configure_logging(json_lines=settings.log_json)
-    asyncio.run(_run_worker(settings, backend, embedder, once=once))
+    asyncio.run(_run_worker(settings, once=once))
 
 
 async def _list(settings: Settings, limit: int) -> None:

@@ -1,55 +1,68 @@
-"""Choosing a memory backend from the command line, until backend settings land in `Settings`.
+"""Opening the configured memory backend (`settings.backend`, `settings.embedder`).
 
-`--backend in-memory` (process memory: dev and single-process demos) or `--backend pgvector`
-(the embedded server or `DATABASE_URL`, schema `factledger_memory`); `--embedder onnx` (the
-default, MiniLM int8 shipped in a package) or `hashing` (lexical, for tests and demos).
+Used by `factledger worker` and by `bootstrap` for recall and the sync. Self-hosted backends
+get the rule-based extractor; `pgvector` without DSNs uses the server of `database_url` (or
+the embedded one).
 """
 
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
-from enum import StrEnum
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.onnx_embedder import OnnxEmbedder
 from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
-from factledger.adapters.pgvector_config import embedded_config
+from factledger.adapters.pgvector_config import server_config
 from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.adapters.supermemory_backend import SupermemoryMemoryBackend
+from factledger.adapters.supermemory_calls import CallPolicy
 from factledger.api.recall_bootstrap import postgres_location
-from factledger.api.settings import Settings
+from factledger.api.settings import (
+    InMemoryBackendSettings,
+    PgvectorBackendSettings,
+    Settings,
+    SupermemoryBackendSettings,
+)
 from factledger.application.ports import Clock, Embedder, MemoryBackend
 
 
-class BackendChoice(StrEnum):
-    IN_MEMORY = "in-memory"
-    PGVECTOR = "pgvector"
-
-
-class EmbedderChoice(StrEnum):
-    ONNX = "onnx"
-    HASHING = "hashing"
-
-
-def build_embedder(choice: EmbedderChoice) -> Embedder:
-    return OnnxEmbedder() if choice is EmbedderChoice.ONNX else HashingEmbedder()
-
-
 async def open_backend(
-    choice: BackendChoice,
-    embedder: Embedder,
-    settings: Settings,
-    clock: Clock,
-    stack: AsyncExitStack,
+    settings: Settings, embedder: Embedder, clock: Clock, stack: AsyncExitStack
 ) -> MemoryBackend:
-    """Opens the chosen backend with the rule extractor; closed when `stack` closes."""
+    """Opens the configured backend (self-hosted ones embed with `embedder`); it is closed
+    when `stack` closes."""
     backend: MemoryBackend
-    if choice is BackendChoice.PGVECTOR:
-        config = embedded_config(postgres_location(settings, stack))
-        backend = await PgvectorMemoryBackend.open(
-            config, embedder=embedder, extractor=RuleExtractor(), clock=clock
-        )
-    else:
-        backend = InMemoryMemoryBackend(extractor=RuleExtractor(), embedder=embedder, clock=clock)
+    match settings.backend:
+        case InMemoryBackendSettings():
+            backend = InMemoryMemoryBackend(
+                extractor=RuleExtractor(), embedder=embedder, clock=clock
+            )
+        case PgvectorBackendSettings() as s:
+            server = None if s.dsn is not None else postgres_location(settings, stack)
+            config = server_config(
+                dsn=None if s.dsn is None else s.dsn.get_secret_value(),
+                admin_dsn=None if s.admin_dsn is None else s.admin_dsn.get_secret_value(),
+                server=server,
+                schema=s.schema_name,
+                app_role=s.app_role,
+                pool_max=s.pool_size,
+            )
+            backend = await PgvectorMemoryBackend.open(
+                config,
+                embedder=embedder,
+                extractor=RuleExtractor(),
+                clock=clock,
+            )
+        case SupermemoryBackendSettings() as s:
+            backend = SupermemoryMemoryBackend(
+                api_key=s.api_key.get_secret_value(),
+                base_url=s.base_url,
+                policy=CallPolicy(
+                    timeout_s=s.timeout_s,
+                    attempt_timeout_s=s.attempt_timeout_s,
+                    max_attempts=s.max_attempts,
+                ),
+                ingest_timeout_s=s.ingest_timeout_s,
+                clock=clock,
+            )
     stack.push_async_callback(backend.close)
     return backend

@@ -44,6 +44,8 @@ from factledger.application.sessions import SessionPorts, ShortTermMemory
 from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
 from factledger.application.sync_feed import LedgerEventFeed
 from factledger.application.sync_ports import SyncStore
+from factledger.projections.follower import Follower
+from factledger.projections.profile_reader import ViewStoreProfileReader
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,35 @@ class MemoryServices:
     sync_store: SyncStore
     sync_worker: SyncWorker | None  # None without a memory backend
     backend: MemoryBackend | None
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceRuntime:
+    """What `bootstrap` yields: the ledger runtime's parts plus the memory services."""
+
+    ledger: Ledger
+    reader: ViewStoreProfileReader
+    follower: Follower
+    sessions: ShortTermMemory
+    session_buffer: SessionBuffer
+    recall: Recall
+    sync_store: SyncStore
+    backend: MemoryBackend | None
+
+    @classmethod
+    def of(
+        cls, ledger: Ledger, reader: ViewStoreProfileReader, follower: Follower, s: MemoryServices
+    ) -> ServiceRuntime:
+        return cls(
+            ledger,
+            reader,
+            follower,
+            s.sessions,
+            s.session_buffer,
+            s.recall,
+            s.sync_store,
+            s.backend,
+        )
 
 
 def _policy(s: RecallPolicySettings) -> RecallPolicy:
