@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from factledger.adapters.rule_guidance import Guidance
 
@@ -108,6 +109,7 @@ def _find_hedge(text: str, hedges: tuple[str, ...]) -> str | None:
     return match.group(0).strip() if match else None
 
 
+@cache
 def _opener_regex(words: tuple[str, ...]) -> re.Pattern[str]:
     if not words:
         return re.compile(r"(?!x)x")  # a guidance without openers: nothing opens a clause

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import yaml
 
 DEFAULT_GUIDANCE = "extraction_guidance.yaml"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _NAME_WORD = r"(?:[A-Z][\w&'-]*\.?|[0-9][\w-]*)"
 _NAME_BODY = rf"(?-i:{_NAME_WORD}(?:\s+(?:{_NAME_WORD}|&|of|de|la|von|van)){{0,3}})"
@@ -91,12 +93,22 @@ class Guidance:
 
 
 def load_guidance(path: Path | None = None) -> Guidance:
-    """Loads a guidance file; without a path, the default shipped with the package."""
+    """Loads a guidance file; without a path, the default shipped with the package (parsed
+    once per process: it is immutable, and every backend builds a `RuleExtractor`)."""
     if path is None:
-        raw = files("factledger.adapters").joinpath(DEFAULT_GUIDANCE).read_text(encoding="utf-8")
-    else:
-        raw = path.read_text(encoding="utf-8")
-    data = yaml.safe_load(raw)
+        return _packaged_guidance()
+    return _parse_text(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _packaged_guidance() -> Guidance:
+    return _parse_text(
+        files("factledger.adapters").joinpath(DEFAULT_GUIDANCE).read_text(encoding="utf-8")
+    )
+
+
+def _parse_text(raw: str) -> Guidance:
+    data = yaml.load(raw, Loader=_LOADER)  # noqa: S506 - a safe loader, the C one when built
     if not isinstance(data, dict):
         raise GuidanceError("guidance: the top level must be a mapping")
     return parse_guidance(data)

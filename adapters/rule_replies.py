@@ -7,6 +7,7 @@ is the subject's (the reply decides it) and cites both messages.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from factledger.adapters.rule_clauses import Clauses
 from factledger.adapters.rule_dates import DateMention, strip_dates
@@ -21,6 +22,14 @@ _AFFIRMATIONS = re.compile(
 )
 _NEGATIVE = re.compile(r"^\s*(?:no|nope|not|never|nah)\b", re.IGNORECASE)
 _MAX_LEFTOVER_WORDS = 1
+_MAX_REPLY_WORDS = 12  # a longer answer states its own facts
+
+
+@cache
+def _hedge_regex(hedges: tuple[str, ...]) -> re.Pattern[str]:
+    if not hedges:
+        return re.compile(r"(?!x)x")
+    return re.compile(r"\b(?:" + "|".join(re.escape(h) for h in hedges) + r")\b", re.IGNORECASE)
 
 
 def reply_intent(
@@ -28,6 +37,8 @@ def reply_intent(
 ) -> tuple[str, str] | None:
     """The note and topic of an intent stated by a short reply, or None if it is not one."""
     if previous is None or previous.role not in (Role.AGENT, Role.STAFF):
+        return None
+    if word_count(clauses.statement) > _MAX_REPLY_WORDS or "?" not in previous.text:
         return None
     if _NEGATIVE.match(clauses.statement) or not _is_bare_reply(clauses, guidance, dates):
         return None
@@ -44,8 +55,7 @@ def reply_intent(
 
 def _is_bare_reply(clauses: Clauses, guidance: Guidance, dates: list[DateMention]) -> bool:
     leftover = strip_dates(clauses.statement, dates)
-    for hedge in guidance.hedges:
-        leftover = re.sub(rf"\b{re.escape(hedge)}\b", " ", leftover, flags=re.IGNORECASE)
+    leftover = _hedge_regex(guidance.hedges).sub(" ", leftover)
     leftover = _AFFIRMATIONS.sub(" ", leftover)
     said_something = bool(dates) or clauses.tentative or leftover != clauses.statement
     return said_something and word_count(leftover) <= _MAX_LEFTOVER_WORDS
