@@ -15,7 +15,7 @@ from uuid import UUID
 
 import structlog
 
-from factledger.application.memory_types import SearchQuery
+from factledger.application.memory_types import MAX_LIMIT, SearchQuery
 from factledger.application.ports import MemoryBackend
 from factledger.application.recall_build import (
     LedgerFindings,
@@ -118,7 +118,11 @@ class Recall:
             backend = self._ports.backend
             assert backend is not None  # noqa: S101 - callers check before building the lookup
             ns = namespace_for(subject_id)
-            findings.hits = await backend.search(ns, _query(text, policy))
+            hits = await backend.search(ns, _wide_query(text, policy))
+            # Superseded facts that matched too give "previously ..." without a round trip.
+            findings.previous.update({h.id: h.text for h in hits if not h.is_latest})
+            wanted = [h for h in hits if h.is_latest or policy.include_superseded]
+            findings.hits = wanted[: policy.limit]
             steps = [self._previous(backend, subject_id, findings)]
             if policy.excerpts:
                 steps.append(self._transcripts(subject_id, findings))
@@ -133,7 +137,11 @@ class Recall:
         self, backend: MemoryBackend, subject_id: UUID, findings: MemoryFindings
     ) -> None:
         ns = namespace_for(subject_id)
-        old_ids = list(dict.fromkeys(i for hit in findings.hits for i in superseded_ids(hit)))
+        old_ids = [
+            i
+            for i in dict.fromkeys(i for hit in findings.hits for i in superseded_ids(hit))
+            if i not in findings.previous
+        ]
         facts = await asyncio.gather(*(backend.get_memory(ns, i) for i in old_ids))
         findings.previous.update({fact.id: fact.text for fact in facts})
 
@@ -204,12 +212,14 @@ class Recall:
         )
 
 
-def _query(text: str, policy: RecallPolicy) -> SearchQuery:
+def _wide_query(text: str, policy: RecallPolicy) -> SearchQuery:
+    """The policy's query, also asking for superseded facts (dropped from the notes unless the
+    policy includes them) so their texts can date the current ones."""
     return SearchQuery(
         text=text,
         mode=policy.mode,
         threshold=policy.threshold,
-        limit=policy.limit,
+        limit=min(MAX_LIMIT, policy.limit * 3),
         include_inferred=policy.include_inferred,
-        include_superseded=policy.include_superseded,
+        include_superseded=True,
     )

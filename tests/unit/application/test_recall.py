@@ -177,13 +177,22 @@ async def test_a_38_second_stall_costs_at_most_the_budget() -> None:
 
 
 async def test_a_stall_in_the_second_step_keeps_what_the_first_found() -> None:
-    stalling = StallingBackend(
-        await seeded_backend(), fault=Fault.STALL, faulty_calls=frozenset({"get_memory"})
-    )
-    recall = recall_with(stalling, policy=RecallPolicy(threshold=0.3, recall_budget_s=0.3))
+    policy = RecallPolicy(threshold=0.3, recall_budget_s=0.3)
+    recall = recall_with(await seeded_backend(), FixedSources(stall_s=38.0), policy)
     result = await recall.recall(SUBJECT, "works with supplier")
-    assert result.degraded is Degraded.TIMEOUT
-    assert [n.text for n in result.notes] == ["works with Supplier B"]
+    assert result.degraded is Degraded.TIMEOUT  # the transcript for the excerpt never came
+    assert [n.text for n in result.notes] == ["works with Supplier B, previously Supplier A"]
+    assert result.excerpts == ()
+
+
+async def test_superseded_facts_found_by_the_search_need_no_second_round_trip() -> None:
+    refusing = StallingBackend(
+        await seeded_backend(), fault=Fault.RAISE, faulty_calls=frozenset({"get_memory"})
+    )
+    result = await recall_with(refusing).recall(SUBJECT, "works with supplier")
+    assert result.degraded is None
+    assert refusing.calls == 0
+    assert [n.text for n in result.notes] == ["works with Supplier B, previously Supplier A"]
 
 
 async def test_a_backend_error_fails_open() -> None:
