@@ -253,7 +253,7 @@ class PgvectorMemoryBackend:
         now = self._clock.now()
         with port_errors("search"):
             ann = await self._has_ann(ns)
-            async with self.db.bound(ns) as conn:
+            async with self.db.bound(ns, pipeline=True) as conn:
                 hits = await run_search(conn, ns, query, vector, now=now, ann=ann)
         log.debug(
             "pgvector.searched",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -99,21 +99,25 @@ class PgvectorConnections:
 
     @asynccontextmanager
     async def bound(
-        self, namespace: Namespace, *, lock: bool = False
+        self, namespace: Namespace, *, lock: bool = False, pipeline: bool = False
     ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         """One transaction in which Row-Level Security shows only `namespace`'s rows.
 
-        `lock` takes a transaction-level advisory lock on the namespace, serialising writers that
-        link facts (one current fact per slot) without blocking readers.
+        - `lock` takes a transaction-level advisory lock on the namespace, serialising writers
+          that link facts (one current fact per slot) without blocking readers.
+        - `pipeline` sends BEGIN, the binding and the caller's statements without waiting for
+          each answer: a read then costs two round trips instead of four.
         """
-        async with self._pool.connection() as conn, conn.transaction():
-            await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
-            if lock:
-                await conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended('factledger.ns:' || %s, 0))",
-                    [namespace],
-                )
-            yield conn
+        async with self._pool.connection() as conn:
+            pipe = conn.pipeline() if pipeline else nullcontext()
+            async with pipe, conn.transaction():
+                await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
+                if lock:
+                    await conn.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended('factledger.ns:' || %s, 0))",
+                        [namespace],
+                    )
+                yield conn
 
     @asynccontextmanager
     async def unbound(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:

@@ -16,6 +16,7 @@ from factledger.api import (
     cli_extraction,
     cli_ledger,
     cli_memory,
+    cli_pgvector,
     cli_recall,
     cli_sync,
 )
@@ -46,6 +47,7 @@ cli_extraction.register(app)
 cli_ledger.register(app)
 cli_sync.register(app)
 cli_recall.register(app)
+cli_pgvector.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,311 @@
+"""`factledger pgvector bench`: pgvector and the in-memory backend on the same synthetic subjects.
+
+- Facts are sentences embedded once by the real embedder; both backends get the same vectors
+  (a caching embedder), so load and search figures compare engines, not embedding.
+- Search latency is measured per query, sequentially, with the query vector cached
+  ("excluded") and embedded live by the real embedder ("included"); recall@3 is against an
+  exact numpy ranking of the namespace.
+- pgvector loads through its COPY bulk path; a sample also goes through `ingest_transcript`
+  so the port's own ingest throughput is reported. The large tier is measured with exact
+  search, then again after `maintain_ann_indexes` built its partial HNSW indexes.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from factledger.adapters.embedded_postgres import EmbeddedPostgres
+from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
+from factledger.adapters.pgvector_ann import AnnSettings
+from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector_bulk import BulkFact, bulk_load_facts
+from factledger.adapters.pgvector_config import embedded_config, ensure_database
+from factledger.api.pgvector_bench_data import Tier, assign, question, sentence_pool
+from factledger.application.clocks import SystemClock
+from factledger.application.extraction_types import ExtractedFact, ExtractionRequest
+from factledger.application.memory_types import Namespace, SearchQuery
+from factledger.application.ports import Embedder, MemoryBackend, Vectors
+from factledger.domain.transcript import Message, Role
+
+TOP_K = 3
+PORT_SAMPLE_FACTS = 10  # facts per document in the ingest_transcript sample
+
+
+@dataclass(frozen=True, slots=True)
+class BenchOptions:
+    small: Tier
+    large: Tier
+    queries: int
+    pool: int
+    ann_min_facts: int
+    port_documents: int
+    seed: int
+    in_memory: bool = True
+
+
+@dataclass(slots=True)
+class Figures:
+    """One line of the results table."""
+
+    backend: str
+    tier: str
+    facts: int
+    load_s: float = 0.0
+    load_note: str = ""
+    index_s: float | None = None
+    excluded_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    included_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    recall: float = 0.0
+
+
+@dataclass(slots=True)
+class Workload:
+    """The subjects of one tier, its queries and their exact answers."""
+
+    tier: Tier
+    facts: dict[Namespace, list[int]]
+    queries: list[tuple[Namespace, str]]
+    truth: list[set[str]]
+
+
+@dataclass(slots=True)
+class BenchReport:
+    figures: list[Figures] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class CachingEmbedder:
+    """Serves known texts from a cache; `live` sends everything to the real embedder."""
+
+    def __init__(self, real: Embedder, cache: dict[str, Vectors]) -> None:
+        self.real, self.cache, self.live = real, cache, False
+        self.dimension, self.model_id = real.dimension, real.model_id
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.live:
+            return await self.real.embed(texts)
+        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if missing:
+            self.cache.update(zip(missing, await self.real.embed(missing), strict=True))
+        return np.stack([self.cache[t] for t in texts]).astype(np.float32)
+
+
+class ListExtractor:
+    """Returns the facts registered for a transcript's text: one document per namespace."""
+
+    def __init__(self) -> None:
+        self.facts: dict[str, list[ExtractedFact]] = {}
+
+    def register(self, key: str, texts: Sequence[str]) -> list[Message]:
+        self.facts[key] = [
+            ExtractedFact(key=f"f{i}", text=t, slot=None, source_indexes=(0,))
+            for i, t in enumerate(texts)
+        ]
+        return [Message(Role.SUBJECT, key)]
+
+    async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
+        return self.facts[request.transcript[0].text]
+
+
+async def run_bench(
+    options: BenchOptions, real: Embedder, echo: Callable[[str], None]
+) -> BenchReport:
+    report = BenchReport()
+    rnd = random.Random(options.seed)  # noqa: S311 -- reproducible workload, not security
+    pool = sentence_pool(options.pool, options.seed)
+    started = time.perf_counter()
+    vectors = await real.embed(pool)
+    rate = len(pool) / (time.perf_counter() - started)
+    report.notes.append(f"embedder {real.model_id}: {rate:.0f} sentences/s in batches")
+    echo(report.notes[-1])
+    embedder = CachingEmbedder(real, dict(zip(pool, vectors, strict=True)))
+    workloads = [
+        await _workload(tier, pool, vectors, embedder, options, rnd, report)
+        for tier in (options.small, options.large)
+        if tier.namespaces and tier.facts
+    ]
+    report.figures += await _pgvector(options, pool, vectors, embedder, workloads, echo)
+    if options.in_memory:
+        report.figures += await _in_memory(pool, embedder, workloads, echo)
+    return report
+
+
+async def _workload(
+    tier: Tier,
+    pool: list[str],
+    vectors: Vectors,
+    embedder: CachingEmbedder,
+    options: BenchOptions,
+    rnd: random.Random,
+    report: BenchReport,
+) -> Workload:
+    facts = {
+        Namespace(f"{tier.name}-{i:04d}"): idx for i, idx in enumerate(assign(tier, len(pool), rnd))
+    }
+    names = list(facts)
+    queries = []
+    for _ in range(options.queries):
+        ns = rnd.choice(names)
+        queries.append((ns, question(pool[rnd.choice(facts[ns])], rnd)))
+    timings = []
+    for _, text in queries:  # query vectors: embedded one by one, as a live search would
+        t0 = time.perf_counter()
+        embedder.cache[text] = (await embedder.real.embed([text]))[0]
+        timings.append((time.perf_counter() - t0) * 1e3)
+    p50, p95, p99 = np.percentile(timings, [50, 95, 99])
+    report.notes.append(
+        f"{tier.name}: query embedding p50/p95/p99 {p50:.2f}/{p95:.2f}/{p99:.2f} ms"
+    )
+    truth = []
+    for ns, text in queries:
+        idx = facts[ns]
+        scores = vectors[idx] @ embedder.cache[text]
+        best = [i for i in np.argsort(-scores)[:TOP_K] if scores[i] >= 0.0]
+        truth.append({pool[idx[i]] for i in best})
+    return Workload(tier, facts, queries, truth)
+
+
+async def _pgvector(
+    options: BenchOptions,
+    pool: list[str],
+    vectors: Vectors,
+    embedder: CachingEmbedder,
+    workloads: list[Workload],
+    echo: Callable[[str], None],
+) -> list[Figures]:
+    figures = []
+    server = EmbeddedPostgres(
+        Path(tempfile.mkdtemp(prefix="factledger-pgbench-")), delete_on_stop=True
+    )
+    try:
+        await ensure_database(server.location, "factledger_pgvector_bench")
+        config = embedded_config(server.location, dbname="factledger_pgvector_bench", pool_max=2)
+        extractor = ListExtractor()
+        backend = await PgvectorMemoryBackend.open(
+            config, embedder=embedder, extractor=extractor, clock=SystemClock()
+        )
+        try:
+            for work in workloads:
+                t0 = time.perf_counter()
+                rows = await bulk_load_facts(config, _bulk_rows(work, pool, vectors))
+                line = Figures("pgvector", work.tier.name, rows, time.perf_counter() - t0, "COPY")
+                figures.append(await _measure(backend, embedder, work, line, echo))
+            figures.append(await _port_ingest(backend, extractor, pool, options, echo))
+            large = workloads[-1]
+            t0 = time.perf_counter()
+            built = await backend.maintain_ann_indexes(AnnSettings(min_facts=options.ann_min_facts))
+            if built.created:
+                facts = sum(len(idx) for idx in large.facts.values())
+                ann = Figures("pgvector+HNSW", large.tier.name, facts)
+                ann.index_s = time.perf_counter() - t0
+                ann.load_note = f"{len(built.created)} partial indexes"
+                figures.append(await _measure(backend, embedder, large, ann, echo))
+        finally:
+            await backend.close()
+    finally:
+        server.stop()
+    return figures
+
+
+def _bulk_rows(work: Workload, pool: list[str], vectors: Vectors) -> list[BulkFact]:
+    return [
+        BulkFact(ns, f"{ns}-{n}", pool[i], vectors[i])
+        for ns, idx in work.facts.items()
+        for n, i in enumerate(idx)
+    ]
+
+
+async def _port_ingest(
+    backend: PgvectorMemoryBackend,
+    extractor: ListExtractor,
+    pool: list[str],
+    options: BenchOptions,
+    echo: Callable[[str], None],
+) -> Figures:
+    """Facts per second through `ingest_transcript` (extraction is a list lookup here)."""
+    rnd = random.Random(options.seed + 1)  # noqa: S311 -- reproducible workload
+    clock = SystemClock()
+    t0 = time.perf_counter()
+    for n in range(options.port_documents):
+        texts = rnd.sample(pool, PORT_SAMPLE_FACTS)
+        transcript = extractor.register(f"port-doc-{n}", texts)
+        ns = Namespace(f"port-{n % 50:02d}")
+        await backend.ingest_transcript(ns, f"doc-{n}", transcript, occurred_at=clock.now())
+    facts = options.port_documents * PORT_SAMPLE_FACTS
+    line = Figures("pgvector", "ingest_transcript", facts, time.perf_counter() - t0, "port")
+    echo(f"pgvector ingest_transcript: {facts / max(line.load_s, 1e-9):.0f} facts/s")
+    return line
+
+
+async def _in_memory(
+    pool: list[str],
+    embedder: CachingEmbedder,
+    workloads: list[Workload],
+    echo: Callable[[str], None],
+) -> list[Figures]:
+    extractor = ListExtractor()
+    backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=SystemClock())
+    figures = []
+    clock = SystemClock()
+    try:
+        for work in workloads:
+            t0 = time.perf_counter()
+            for ns, idx in work.facts.items():
+                transcript = extractor.register(f"load-{ns}", [pool[i] for i in idx])
+                await backend.ingest_transcript(ns, "load", transcript, occurred_at=clock.now())
+            facts = sum(len(idx) for idx in work.facts.values())
+            line = Figures("in-memory", work.tier.name, facts, time.perf_counter() - t0, "port")
+            figures.append(await _measure(backend, embedder, work, line, echo))
+    finally:
+        await backend.close()
+    return figures
+
+
+async def _measure(
+    backend: MemoryBackend,
+    embedder: CachingEmbedder,
+    work: Workload,
+    line: Figures,
+    echo: Callable[[str], None],
+) -> Figures:
+    for ns in {ns for ns, _ in work.queries}:  # warm caches and lazily built matrices
+        await backend.search(ns, SearchQuery(work.queries[0][1], threshold=0.0, limit=TOP_K))
+    found, excluded = await _timed(backend, work.queries)
+    embedder.live = True
+    try:
+        _, included = await _timed(backend, work.queries)
+    finally:
+        embedder.live = False
+    recalls = [len(f & t) / len(t) for f, t in zip(found, work.truth, strict=True) if t]
+    line.recall = float(np.mean(recalls)) if recalls else 1.0
+    line.excluded_ms = _percentiles(excluded)
+    line.included_ms = _percentiles(included)
+    echo(
+        f"{line.backend} {line.tier}: p95 {line.excluded_ms[1]:.2f} ms excl., "
+        f"{line.included_ms[1]:.2f} ms incl., recall@{TOP_K} {line.recall:.3f}"
+    )
+    return line
+
+
+async def _timed(
+    backend: MemoryBackend, queries: list[tuple[Namespace, str]]
+) -> tuple[list[set[str]], list[float]]:
+    found, timings = [], []
+    for ns, text in queries:
+        t0 = time.perf_counter()
+        hits = await backend.search(ns, SearchQuery(text, threshold=0.0, limit=TOP_K))
+        timings.append((time.perf_counter() - t0) * 1e3)
+        found.append({h.text for h in hits})
+    return found, timings
+
+
+def _percentiles(values: list[float]) -> tuple[float, float, float]:
+    p50, p95, p99 = np.percentile(values, [50, 95, 99])
+    return float(p50), float(p95), float(p99)
