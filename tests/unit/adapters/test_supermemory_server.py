@@ -11,7 +11,7 @@ import pytest
 from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated
 from factledger.testing.supermemory_engine import ProcessingTiming
-from factledger.testing.supermemory_faults import Fault, FaultPlan
+from factledger.testing.supermemory_faults import Fault, FaultPlan, LatencyProfile, LatencySampler
 from factledger.testing.supermemory_server import DEFAULT_API_KEY, SupermemoryServer
 from factledger.testing.supermemory_spec import response_issues
 
@@ -314,3 +314,17 @@ async def test_every_answer_of_a_full_session_conforms_to_the_response_schemas()
     assert server.response_issues == []
     # and the check itself does catch a body off the spec:
     assert response_issues("get", "/ns/{namespace}/memories/{id}", 200, {"id": 1}) != []
+
+
+def test_the_observed_latency_profile_is_seeded_and_stalls_rarely() -> None:
+    first = LatencySampler(LatencyProfile.observed(seed=3))
+    second = LatencySampler(LatencyProfile.observed(seed=3))
+
+    delays = [first.delay("search") for _ in range(10_000)]
+    stalls = [d for d in delays if d == 38.0]
+    typical = sorted(d for d in delays if d != 38.0)
+
+    assert delays[:100] == [second.delay("search") for _ in range(100)]
+    assert 50 <= len(stalls) <= 150  # 1 % of 10,000, seeded
+    assert 0.45 <= typical[len(typical) // 2] <= 0.55
+    assert min(typical) >= 0.05
