@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import httpx
 import structlog
-from pydantic import BaseModel, HttpUrl, SecretStr, ValidationError
+from pydantic import ValidationError
 
 from factledger.adapters.openai_schema import FACTS_JSON_SCHEMA, LlmFacts, to_extracted
 from factledger.adapters.rule_guidance import load_guidance
@@ -41,18 +41,12 @@ class ExtractorOutputError(MemoryBackendError):
     never what it said)."""
 
 
-class OpenAICompatibleExtractorSettings(BaseModel):
-    """Settings of the LLM extractor. `base_url` ends with the API version ("/v1")."""
-
-    kind: Literal["openai"] = "openai"
-    base_url: HttpUrl
-    model: str
-    api_key: SecretStr | None = None
-    timeout_s: float = 60.0
-    temperature: float = 0.0
-    response_format: ResponseFormat = "json_schema"
-    guidance_path: Path | None = None
-    prompt_path: Path | None = None  # replaces the guidance's llm_instructions when set
+def load_instructions(guidance_path: Path | None = None, prompt_path: Path | None = None) -> str:
+    """The product's extraction instructions: a prompt file, else the guidance's
+    `llm_instructions` (the packaged guidance when no path is given)."""
+    if prompt_path is not None:
+        return prompt_path.read_text(encoding="utf-8")
+    return load_guidance(guidance_path).llm_instructions
 
 
 class OpenAICompatibleExtractor:
@@ -78,25 +72,6 @@ class OpenAICompatibleExtractor:
         self._timeout_s = timeout_s
         self._temperature = temperature
         self._response_format = response_format
-
-    @classmethod
-    def from_settings(
-        cls, settings: OpenAICompatibleExtractorSettings, http: httpx.AsyncClient
-    ) -> OpenAICompatibleExtractor:
-        if settings.prompt_path is not None:
-            instructions = settings.prompt_path.read_text(encoding="utf-8")
-        else:
-            instructions = load_guidance(settings.guidance_path).llm_instructions
-        return cls(
-            http,
-            base_url=str(settings.base_url),
-            model=settings.model,
-            instructions=instructions,
-            api_key=settings.api_key.get_secret_value() if settings.api_key else None,
-            timeout_s=settings.timeout_s,
-            temperature=settings.temperature,
-            response_format=settings.response_format,
-        )
 
     async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
         if not request.transcript:

@@ -17,10 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
 import structlog
-from pydantic import BaseModel
 
 from factledger.adapters.rule_clauses import (
     Clauses,
@@ -52,13 +50,6 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|us|our
 _CONJUNCTIONS = re.compile(r"^(?:and|but|so|also|or)\b|\b(?:and|but|so|or)$", re.IGNORECASE)
 # "You are doing great" is about the listener; "Your pricing is higher" may be a complaint.
 _LISTENER_SUBJECT = re.compile(r"^(?:you|you're|you've|you'll|you'd)\b", re.IGNORECASE)
-
-
-class RuleExtractorSettings(BaseModel):
-    """Settings of the rule-based extractor; without a path, the packaged guidance is used."""
-
-    kind: Literal["rule"] = "rule"
-    guidance_path: Path | None = None
 
 
 @dataclass(slots=True)
@@ -125,8 +116,9 @@ class RuleExtractor:
         self.guidance = guidance if guidance is not None else load_guidance()
 
     @classmethod
-    def from_settings(cls, settings: RuleExtractorSettings) -> RuleExtractor:
-        return cls(load_guidance(settings.guidance_path))
+    def from_guidance_file(cls, path: Path | None = None) -> RuleExtractor:
+        """An extractor for a user's guidance file (None: the packaged guidance)."""
+        return cls(load_guidance(path))
 
     async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
         return self.extract_now(request)

@@ -14,11 +14,16 @@ from typing import Annotated
 import httpx
 import typer
 import yaml
+from pydantic import SecretStr
 
-from factledger.adapters.openai_extractor import OpenAICompatibleExtractor
+from factledger.adapters.openai_extractor import OpenAICompatibleExtractor, load_instructions
 from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.adapters.rule_guidance import load_guidance
 from factledger.api.log_setup import configure_logging
+from factledger.api.settings import (
+    ExtractorSettings,
+    OpenAICompatibleExtractorSettings,
+    RuleExtractorSettings,
+)
 from factledger.application.extraction_eval import (
     CaseResult,
     ExtractionCase,
@@ -28,6 +33,7 @@ from factledger.application.extraction_eval import (
     report_lines,
 )
 from factledger.application.extraction_types import ExtractionRequest
+from factledger.application.ports import Extractor
 from factledger.domain.transcript import Message, Role
 
 extraction_app = typer.Typer(help="Fact extraction tools.", no_args_is_help=True)
@@ -68,13 +74,21 @@ def eval_command(
         cases = [c for c in cases if tag in c.tags]
     if not cases:
         raise typer.BadParameter("no case has that tag", param_hint="--tag")
-    started = time.perf_counter()
+    chosen: ExtractorSettings
     if extractor is ExtractorChoice.RULE:
-        scores = asyncio.run(evaluate(RuleExtractor(load_guidance(guidance)), cases))
+        chosen = RuleExtractorSettings(guidance_path=guidance)
     else:
         if not base_url or not model:
             raise typer.BadParameter("--extractor openai needs --base-url and --model")
-        scores = asyncio.run(_evaluate_openai(cases, base_url, model, api_key, guidance, timeout))
+        chosen = OpenAICompatibleExtractorSettings(
+            base_url=base_url,
+            model=model,
+            api_key=SecretStr(api_key) if api_key else None,
+            timeout_s=timeout,
+            guidance_path=guidance,
+        )
+    started = time.perf_counter()
+    scores = asyncio.run(_evaluate_with(chosen, cases))
     typer.echo(f"extractor                    {extractor.value}")
     typer.echo("\n".join(report_lines(scores)))
     elapsed_ms = (time.perf_counter() - started) * 1000
@@ -83,24 +97,30 @@ def eval_command(
         typer.echo("\n".join(_details(scores)))
 
 
-async def _evaluate_openai(
-    cases: list[ExtractionCase],
-    base_url: str,
-    model: str,
-    api_key: str | None,
-    guidance: Path | None,
-    timeout_s: float,
+def build_extractor(settings: ExtractorSettings, http: httpx.AsyncClient) -> Extractor:
+    """The extractor the settings choose (the composition root can call this too)."""
+    match settings:
+        case RuleExtractorSettings():
+            return RuleExtractor.from_guidance_file(settings.guidance_path)
+        case OpenAICompatibleExtractorSettings():
+            key = settings.api_key.get_secret_value() if settings.api_key else None
+            return OpenAICompatibleExtractor(
+                http,
+                base_url=settings.base_url,
+                model=settings.model,
+                instructions=load_instructions(settings.guidance_path, settings.prompt_path),
+                api_key=key,
+                timeout_s=settings.timeout_s,
+                temperature=settings.temperature,
+                response_format=settings.response_format,
+            )
+
+
+async def _evaluate_with(
+    settings: ExtractorSettings, cases: list[ExtractionCase]
 ) -> ExtractionScores:
     async with httpx.AsyncClient() as http:
-        llm = OpenAICompatibleExtractor(
-            http,
-            base_url=base_url,
-            model=model,
-            api_key=api_key,
-            instructions=load_guidance(guidance).llm_instructions,
-            timeout_s=timeout_s,
-        )
-        return await evaluate(llm, cases)
+        return await evaluate(build_extractor(settings, http), cases)
 
 
 def _details(scores: ExtractionScores) -> list[str]:

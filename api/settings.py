@@ -181,6 +181,38 @@ EmbedderSettings = Annotated[
 ]
 
 
+# -- fact extraction (E3) ---------------------------------------------------------------------
+
+
+class RuleExtractorSettings(BaseModel):
+    """The default: deterministic, offline extraction driven by a guidance YAML file (slots,
+    trigger phrases, derivation rules); without `guidance_path`, the packaged guidance."""
+
+    kind: Literal["rule"] = "rule"
+    guidance_path: Path | None = None
+
+
+class OpenAICompatibleExtractorSettings(BaseModel):
+    """Any OpenAI-compatible `/chat/completions` endpoint (OpenAI, Ollama, vLLM, llama.cpp);
+    `base_url` ends before `/chat/completions` (usually with `/v1`). The instructions come from
+    `prompt_path`, else from the guidance file's `llm_instructions`."""
+
+    kind: Literal["openai_compatible"] = "openai_compatible"
+    base_url: str = Field(pattern=r"^https?://[^\s]+$")
+    model: str = Field(min_length=1, max_length=200)
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=60.0, gt=0, le=600)
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    guidance_path: Path | None = None
+    prompt_path: Path | None = None
+
+
+ExtractorSettings = Annotated[
+    RuleExtractorSettings | OpenAICompatibleExtractorSettings, Field(discriminator="kind")
+]
+
+
 # -- recall and sync (E6 adds its settings here) -----------------------------------------------
 
 
@@ -347,6 +379,7 @@ class Settings(BaseSettings):
     follow_poll_s: float = Field(default=0.5, gt=0, le=60)
     backend: MemoryBackendSettings = InMemoryBackendSettings()
     embedder: EmbedderSettings = OnnxEmbedderSettings()
+    extractor: ExtractorSettings = RuleExtractorSettings()
     recall: RecallSettings = RecallSettings()
     short_term: SessionBufferSettings = SqliteSessionBufferSettings()
     sync: SyncSettings = SyncSettings()

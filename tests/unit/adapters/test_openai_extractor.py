@@ -11,14 +11,14 @@ import httpx
 import jsonschema
 import pytest
 import structlog
+from pydantic import SecretStr
 
-from factledger.adapters.openai_extractor import (
-    ExtractorOutputError,
-    OpenAICompatibleExtractor,
-    OpenAICompatibleExtractorSettings,
-)
+from factledger.adapters.openai_extractor import ExtractorOutputError, OpenAICompatibleExtractor
 from factledger.adapters.openai_schema import FACTS_JSON_SCHEMA
+from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.adapters.rule_guidance import load_guidance
+from factledger.api.cli_extraction import build_extractor
+from factledger.api.settings import OpenAICompatibleExtractorSettings, load_settings
 from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
 from factledger.application.extraction_types import ExtractionRequest, KnownFact
 from factledger.application.memory_types import RelationKind
@@ -284,10 +284,16 @@ async def test_settings_build_the_extractor_with_a_prompt_file(
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("Extract facts about the customer of a bakery.", encoding="utf-8")
     settings = OpenAICompatibleExtractorSettings(
-        base_url=BASE_URL, model="tiny", api_key="test-key", prompt_path=prompt
+        base_url=BASE_URL, model="tiny", api_key=SecretStr("test-key"), prompt_path=prompt
     )
-    await OpenAICompatibleExtractor.from_settings(settings, http).extract(request())
+    built = build_extractor(settings, http)
+    assert isinstance(built, OpenAICompatibleExtractor)
+    await built.extract(request())
     assert fake.requests[0]["messages"][0]["content"].startswith("Extract facts about the customer")
+
+
+def test_settings_choose_the_rule_extractor_by_default(http: httpx.AsyncClient) -> None:
+    assert isinstance(build_extractor(load_settings().extractor, http), RuleExtractor)
 
 
 def test_the_fake_answers_match_the_schema_sent_to_models() -> None:

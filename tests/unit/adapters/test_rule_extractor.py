@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import structlog
 
-from factledger.adapters.rule_extractor import RuleExtractor, RuleExtractorSettings
+from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.adapters.rule_guidance import GuidanceError, load_guidance
 from factledger.application.extraction_types import ExtractedFact, ExtractionRequest, KnownFact
 from factledger.application.memory_types import RelationKind
@@ -269,7 +269,7 @@ slots:
 """,
         encoding="utf-8",
     )
-    custom = RuleExtractor.from_settings(RuleExtractorSettings(guidance_path=guidance))
+    custom = RuleExtractor.from_guidance_file(guidance)
     request = ExtractionRequest([Message(Role.SUBJECT, "I always buy the rye loaf.")], WHEN)
     [fact] = custom.extract_now(request)
     assert (fact.text, fact.slot) == ("buys rye loaf", "favourite_bread")
