@@ -16,8 +16,8 @@ import typer
 import yaml
 from pydantic import SecretStr
 
-from factledger.adapters.openai_extractor import OpenAICompatibleExtractor, load_instructions
 from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.api.extractor_choice import build_extractor
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
     ExtractorSettings,
@@ -33,7 +33,6 @@ from factledger.application.extraction_eval import (
     report_lines,
 )
 from factledger.application.extraction_types import ExtractionRequest
-from factledger.application.ports import Extractor
 from factledger.domain.transcript import Message, Role
 
 extraction_app = typer.Typer(help="Fact extraction tools.", no_args_is_help=True)
@@ -95,25 +94,6 @@ def eval_command(
     typer.echo(f"ms per transcript            {elapsed_ms / len(cases):.3f} (extraction + scoring)")
     if verbose:
         typer.echo("\n".join(_details(scores)))
-
-
-def build_extractor(settings: ExtractorSettings, http: httpx.AsyncClient) -> Extractor:
-    """The extractor the settings choose (the composition root can call this too)."""
-    match settings:
-        case RuleExtractorSettings():
-            return RuleExtractor.from_guidance_file(settings.guidance_path)
-        case OpenAICompatibleExtractorSettings():
-            key = settings.api_key.get_secret_value() if settings.api_key else None
-            return OpenAICompatibleExtractor(
-                http,
-                base_url=settings.base_url,
-                model=settings.model,
-                instructions=load_instructions(settings.guidance_path, settings.prompt_path),
-                api_key=key,
-                timeout_s=settings.timeout_s,
-                temperature=settings.temperature,
-                response_format=settings.response_format,
-            )
 
 
 async def _evaluate_with(

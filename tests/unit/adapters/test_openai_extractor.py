@@ -17,7 +17,7 @@ from factledger.adapters.openai_extractor import ExtractorOutputError, OpenAICom
 from factledger.adapters.openai_schema import FACTS_JSON_SCHEMA
 from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.adapters.rule_guidance import load_guidance
-from factledger.api.cli_extraction import build_extractor
+from factledger.api.extractor_choice import build_extractor
 from factledger.api.settings import OpenAICompatibleExtractorSettings, load_settings
 from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
 from factledger.application.extraction_types import ExtractionRequest, KnownFact
