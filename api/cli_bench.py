@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -61,7 +60,26 @@ def bench(
         out_dir=out,
         seed=seed,
         sim_profile=sim_latency,
-        command=shlex.join(["factledger", *sys.argv[1:]]),
+        # Every setting spelled out, so the report's command reproduces the run as it was.
+        command=shlex.join(
+            [
+                "factledger",
+                "bench",
+                "--backends",
+                backends,
+                "--locomo",
+                str(locomo),
+                "--prefeval",
+                str(prefeval),
+                "--out",
+                str(out),
+                "--sim-latency",
+                sim_latency,
+                "--seed",
+                str(seed),
+                *(["--smoke"] if smoke else []),
+            ]
+        ),
     )
     if smoke:
         config = smoke_config(config)

@@ -82,9 +82,12 @@ class BenchEnvironment:
     run_id: str
     sim_latency: LatencyProfile | None
     seed: int = 0
+    postgres_location: PostgresLocation | None = None  # a running server; else one is started
     _postgres: EmbeddedPostgres | None = field(default=None)
 
     async def postgres(self) -> PostgresLocation:
+        if self.postgres_location is not None:
+            return self.postgres_location
         if self._postgres is None:
             data_dir = self.work_dir / "pgdata"
             self._postgres = await asyncio.to_thread(

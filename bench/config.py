@@ -50,7 +50,7 @@ class BenchConfig:
 
 def smoke_config(base: BenchConfig) -> BenchConfig:
     """A run of seconds: one conversation's first questions, a few subjects, tiny samples."""
-    tiny = LatencySizes(corpus=20, sequential=10, visibility=2, budgeted=10, agents=2, per_agent=5)
+    tiny = LatencySizes(corpus=12, sequential=10, visibility=1, budgeted=10, agents=2, per_agent=5)
     return BenchConfig(
         backends=base.backends,
         locomo=base.locomo,
@@ -63,9 +63,9 @@ def smoke_config(base: BenchConfig) -> BenchConfig:
         locomo_conversations=1,
         locomo_questions=20,
         prefeval_per_topic=3,
-        lifecycle_subjects=3,
+        lifecycle_subjects=2,
         lifecycle_budgets=2,
         latency_local=tiny,
         latency_remote=tiny,
-        remote_prefeval_per_topic=3,
+        remote_prefeval_per_topic=1,
     )

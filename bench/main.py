@@ -8,7 +8,9 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
+from factledger.adapters.embedded_postgres import PostgresLocation
 from factledger.adapters.onnx_embedder import OnnxEmbedder
 from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.application.clocks import SystemClock
@@ -68,11 +70,20 @@ def _meta(config: BenchConfig, embedder: Embedder, started: datetime, run_id: st
     }
 
 
-async def run(config: BenchConfig, start: StartTask, embedder: Embedder | None = None) -> Json:
-    """Runs the bench and writes `report.json`, `report.md` and the plots to `out_dir`."""
+async def run(
+    config: BenchConfig,
+    start: StartTask,
+    *,
+    embedder: Embedder | None = None,
+    postgres: PostgresLocation | None = None,
+) -> Json:
+    """Runs the bench and writes `report.json`, `report.md` and the plots to `out_dir`.
+
+    `embedder` defaults to the product's local ONNX model; `postgres` to a fresh embedded server.
+    """
     started = datetime.now(UTC)
     clock_start = time.perf_counter()
-    run_id = started.strftime("%Y%m%d%H%M%S")
+    run_id = f"{started:%Y%m%d%H%M%S}{uuid4().hex[:4]}"  # unique even for runs a second apart
     inner = embedder or OnnxEmbedder()
     config.out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="factledger-bench-") as work:
@@ -84,6 +95,7 @@ async def run(config: BenchConfig, start: StartTask, embedder: Embedder | None =
             run_id=run_id,
             sim_latency=sim_latency_profile(config.sim_profile, config.seed),
             seed=config.seed,
+            postgres_location=postgres,
         )
         try:
             backends = await run_bench(env, config, start)

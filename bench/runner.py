@@ -128,8 +128,11 @@ async def _prefeval(
     data: Datasets,
     start: StartTask,
 ) -> Json:
-    per_topic = config.remote_prefeval_per_topic if opened.traits.remote else None
-    per_topic = config.prefeval_per_topic or per_topic
+    per_topic = config.prefeval_per_topic
+    if opened.traits.remote and config.remote_prefeval_per_topic is not None:
+        per_topic = min(
+            per_topic or config.remote_prefeval_per_topic, config.remote_prefeval_per_topic
+        )
     total = sum(len(entries[:per_topic]) for entries in data.prefeval.values())
     advance = start(f"{opened.name} · PrefEval", total)
     mode = config.prefeval_mode
