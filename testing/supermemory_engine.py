@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -45,6 +46,10 @@ class ProcessingTiming:
     processing_s: float = 0.0
     dreaming_s: float = 0.0
     instant_s: float = 0.0
+    read_after_write_404_s: float = 0.0  # upstream answered 404 for seconds after an add
+
+
+STAGES = ("queued", "extracting", "chunking", "embedding", "indexing")
 
 
 class SupermemoryEngine:
@@ -57,12 +62,14 @@ class SupermemoryEngine:
         *,
         timing: ProcessingTiming | None = None,
         seed: int = 0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.embedder = embedder
         self.timing = timing or ProcessingTiming()
         self.namespaces: dict[str, NamespaceState] = {}
         self.lock = asyncio.Lock()
         self._rng = random.Random(seed)
+        self.monotonic = monotonic  # processing time; tests pass a fake to step through stages
         self._seq = 0
         self.dreamer = Dreamer(extractor=extractor, embedder=embedder, new_id=self.new_id)
 
@@ -82,7 +89,7 @@ class SupermemoryEngine:
 
     async def advance(self) -> None:
         """Runs every processing step whose time has come (called under `lock`)."""
-        now = time.monotonic()
+        now = self.monotonic()
         due = [
             (state, doc)
             for state in self.namespaces.values()
@@ -93,6 +100,13 @@ class SupermemoryEngine:
                 or (doc.dreaming_status != "done" and doc.dream_at <= now)
             )
         ]
+        for state in self.namespaces.values():
+            for doc in state.documents.values():
+                if doc.status in STAGES and doc.ready_at > now:
+                    # In between, `status` walks the documented stages in proportion to time.
+                    span = max(doc.ready_at - doc.queued_at, 1e-9)
+                    index = int(len(STAGES) * (now - doc.queued_at) / span)
+                    doc.status = STAGES[max(0, min(index, len(STAGES) - 1))]
         due.sort(key=lambda pair: (pair[1].date or "", pair[1].seq))
         for state, doc in due:
             if doc.status != "done" and doc.ready_at <= now:
@@ -124,7 +138,8 @@ class SupermemoryEngine:
         doc.updated_at = now
 
     def _schedule(self, doc: Document) -> None:
-        now = time.monotonic()
+        now = self.monotonic()
+        doc.queued_at = now
         if doc.dreaming == "instant":
             doc.ready_at = doc.dream_at = now + self.timing.instant_s
         else:
@@ -158,6 +173,7 @@ class SupermemoryEngine:
             seq=self._seq,
         )
         self._schedule(doc)
+        doc.visible_at = doc.queued_at + self.timing.read_after_write_404_s
         state.documents[doc.id] = doc
         if caller_id:
             state.by_caller_id[caller_id] = doc.id

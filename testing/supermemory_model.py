@@ -77,6 +77,8 @@ class Document:
     updated_at: datetime
     ready_at: float  # monotonic time when chunks become searchable
     dream_at: float  # monotonic time when memories form
+    queued_at: float = 0.0  # monotonic time processing (re)started
+    visible_at: float = 0.0  # GET by id answers 404 before this (read-after-write lag)
     status: str = "queued"
     dreaming_status: str = "dreaming"
     pending: str = ""  # content not yet mined for memories (an append re-processes only this)

@@ -26,7 +26,7 @@ def get_document(
     engine: SupermemoryEngine, namespace: str, any_id: str, include: list[str]
 ) -> JsonObject:
     doc = engine.state(namespace).document(any_id) if namespace in engine.namespaces else None
-    if doc is None:
+    if doc is None or engine.monotonic() < doc.visible_at:
         raise EngineNotFoundError("Document")
     state = engine.namespaces[namespace]
     body = doc.wire()

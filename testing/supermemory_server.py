@@ -63,9 +63,12 @@ class SupermemoryServer:
         faults: FaultPlan | None = None,
         seed: int = 0,
         check_responses: bool = True,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.api_key = api_key
-        self.engine = SupermemoryEngine(extractor, embedder, timing=timing, seed=seed)
+        self.engine = SupermemoryEngine(
+            extractor, embedder, timing=timing, seed=seed, monotonic=monotonic
+        )
         self.latency = LatencySampler(latency) if latency else None
         self.faults = faults or FaultPlan(seed=seed)
         self.requests: list[str] = []  # operation names, in arrival order

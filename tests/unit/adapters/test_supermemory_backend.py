@@ -236,3 +236,18 @@ async def test_content_is_sent_with_roles_and_never_logged(
     assert doc.date == WHEN.isoformat()
     assert logs
     assert secret not in repr(logs)
+
+
+async def test_early_404s_after_an_add_are_waited_out() -> None:
+    extractor = ScriptedExtractor()
+    transcript = extractor.script("Likes tea", stated("f0", "Likes tea"))
+    timing = ProcessingTiming(read_after_write_404_s=0.2)
+    async with supermemory_backend_in_process(extractor, HashingEmbedder(256), timing=timing) as (
+        backend,
+        server,
+    ):
+        status = await backend.ingest_transcript(NS, "call-1", transcript, occurred_at=WHEN)
+        await backend.put_record(NS, "r-1", "note", '{"a": 1}')
+
+    assert (status.state, status.facts) == (ProcessingState.DONE, 1)
+    assert server.requests.count("add") == 2  # no duplicate adds while the 404s lasted

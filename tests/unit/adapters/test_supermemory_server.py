@@ -328,3 +328,38 @@ def test_the_observed_latency_profile_is_seeded_and_stalls_rarely() -> None:
     assert 50 <= len(stalls) <= 150  # 1 % of 10,000, seeded
     assert 0.45 <= typical[len(typical) // 2] <= 0.55
     assert min(typical) >= 0.05
+
+
+class FakeMonotonic:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_status_walks_the_documented_stages_and_early_reads_are_404() -> None:
+    clock = FakeMonotonic()
+    timing = ProcessingTiming(processing_s=10.0, dreaming_s=20.0, read_after_write_404_s=2.0)
+    server, _ = make_server(timing=timing, monotonic=clock)
+    transport = httpx.ASGITransport(app=server.app)
+    seen: list[tuple[int, str | None, str | None]] = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://sm", headers=AUTH) as http:
+        await add(http, "u1", "subject: I live in Berlin", id="t1")
+        for offset in (1.0, 3.0, 5.0, 7.0, 9.5, 10.0, 21.0):
+            clock.now = 1000.0 + offset
+            response = await http.get("/ns/u1/document/t1?include=memories")
+            system = response.json().get("system", {})
+            seen.append((response.status_code, system.get("status"), system.get("dreamingStatus")))
+        memories = (await http.get("/ns/u1/document/t1?include=memories")).json()["memories"]
+
+    assert seen == [
+        (404, None, None),
+        (200, "extracting", "dreaming"),
+        (200, "chunking", "dreaming"),
+        (200, "embedding", "dreaming"),
+        (200, "indexing", "dreaming"),
+        (200, "done", "dreaming"),
+        (200, "done", "done"),
+    ]
+    assert [m["memory"] for m in memories] == ["Lives in Berlin"]
