@@ -24,7 +24,9 @@ from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.adapters.ledger_event_store import popo_env, postgres_env, sqlite_env
 from factledger.adapters.onnx_embedder import OnnxEmbedder, OnnxModelFiles
 from factledger.adapters.openai_embedder import OpenAICompatibleEmbedder
+from factledger.adapters.postgres_key_store import PostgresKeyStore
 from factledger.adapters.postgres_view_store import PostgresViewStore
+from factledger.adapters.sqlite_key_store import SqliteKeyStore
 from factledger.adapters.sqlite_view_store import SqliteViewStore
 from factledger.api.memory_choice import open_backend
 from factledger.api.recall_bootstrap import ServiceRuntime, open_memory_services
@@ -42,6 +44,7 @@ from factledger.api.settings import (
     SqliteViewSettings,
 )
 from factledger.application.clocks import SystemClock
+from factledger.application.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger import Ledger
 from factledger.application.ports import Clock, Embedder
 from factledger.application.view_store import ViewStore
@@ -98,6 +101,21 @@ def event_store_env(settings: Settings, postgres: _Postgres) -> dict[str, str]:
             return postgres_env(postgres.location(), schema=schema)
 
 
+def build_key_store(settings: Settings, postgres: _Postgres, stack: ExitStack) -> KeyStore:
+    """The deletable keys of the ledger's personal fields (ADR 0003), beside its events."""
+    match settings.event_store:
+        case InMemoryEventStoreSettings():
+            return InMemoryKeyStore()
+        case SqliteEventStoreSettings():
+            sqlite_keys = SqliteKeyStore(settings.keys_path())
+            stack.callback(sqlite_keys.close)
+            return sqlite_keys
+        case PostgresEventStoreSettings(schema_name=schema):
+            pg_keys = PostgresKeyStore(postgres.location().conninfo, schema=schema)
+            stack.callback(pg_keys.close)
+            return pg_keys
+
+
 def build_view_store(settings: Settings, postgres: _Postgres, name: str) -> ViewStore:
     match settings.views:
         case InMemoryViewSettings():
@@ -142,7 +160,8 @@ def open_ledger_runtime(
     """Opens the ledger and its views and (by default) catches the views up with the log."""
     with ExitStack() as stack:
         postgres = _Postgres(settings, stack)
-        ledger = Ledger(event_store_env(settings, postgres), clock=clock)
+        keys = build_key_store(settings, postgres, stack)
+        ledger = Ledger(event_store_env(settings, postgres), clock=clock, keys=keys)
         stack.callback(ledger.close)
         views = build_view_store(settings, postgres, PROFILE_PROJECTION)
         stack.callback(views.close)

@@ -392,6 +392,11 @@ class Settings(BaseSettings):
         path = store.path if isinstance(store, SqliteEventStoreSettings) else None
         return path or self.data_dir / "ledger.sqlite"
 
+    def keys_path(self) -> Path:
+        """The SQLite ledger's key store (ADR 0003), beside it: `ledger-keys.sqlite`."""
+        ledger = self.ledger_path()
+        return ledger.with_name(f"{ledger.stem}-keys.sqlite")
+
     def views_path(self) -> Path:
         views = self.views
         path = views.path if isinstance(views, SqliteViewSettings) else None

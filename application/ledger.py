@@ -3,10 +3,11 @@
 Public API (E6 recall/sync and E7 HTTP build on it; every method is synchronous and blocking,
 so async callers wrap it in `asyncio.to_thread`):
 
-- `Ledger(env, clock=..., schemas=...)`: `env` is the library's persistence settings
+- `Ledger(env, clock=..., schemas=..., keys=...)`: `env` is the library's persistence settings
   (`PERSISTENCE_MODULE` = `eventsourcing.popo` | `eventsourcing.sqlite` | `eventsourcing.postgres`
   and their options); `api.bootstrap` builds it from `Settings`. Close it with `close()` or
-  use it as a context manager.
+  use it as a context manager. `keys` is the `KeyStore` of the deletable keys that encrypt
+  personal payload fields (ADR 0003); it must persist alongside the event store.
 - Commands (`application.commands`) -> `CommandResult`:
   `register_subject`, `record_session`, `propose_change`, `confirm_change` (by the subject,
   evidence required), `approve_change` / `reject_change` (by a reviewer), `forget_field`,
@@ -28,7 +29,7 @@ from typing import cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, Mapper
 
 from factledger.application.clocks import SystemClock
 from factledger.application.commands import (
@@ -43,14 +44,17 @@ from factledger.application.commands import (
     RejectChange,
 )
 from factledger.application.errors import ConcurrencyError, NotFoundError
+from factledger.application.key_store import InMemoryKeyStore, KeyStore
+from factledger.application.ledger_cipher import ShreddingMapper, field_scope
 from factledger.application.ports import Clock
+from factledger.domain.errors import FieldNotPresentError
 from factledger.domain.proposal import Decision, Proposal
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.sessions import SessionRecord
 from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import OPEN_SCHEMA, JsonObject, ProfileSchema
 
-MAX_ATTEMPTS = 8
+MAX_ATTEMPTS = 12
 Action = Callable[[Subject], object]
 
 
@@ -65,10 +69,21 @@ class Ledger(Application[UUID]):
         *,
         clock: Clock | None = None,
         schemas: Mapping[str, ProfileSchema] | None = None,
+        keys: KeyStore | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.schemas: Mapping[str, ProfileSchema] = schemas or {}
+        # Set before the library builds the mapper, which needs it (ADR 0003).
+        self.keys: KeyStore = keys or InMemoryKeyStore()
         super().__init__(env)
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        return ShreddingMapper(
+            transcoder=self.construct_transcoder(),
+            compressor=self.factory.compressor(),
+            cipher=self.factory.cipher(),
+            keys=self.keys,
+        )
 
     # -- commands ------------------------------------------------------------------------------
 
@@ -146,13 +161,29 @@ class Ledger(Application[UUID]):
         )
 
     def forget_field(self, cmd: ForgetField) -> CommandResult:
+        """Records the forgetting, then deletes the field's keys: from then on its values,
+        conditions, quotes and rationales are unreadable in the event store too."""
         decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
-        return self._run(
-            cmd.tenant,
-            cmd.subject_id,
-            cmd.command_id,
-            lambda s: s.forget_field(cmd.field, by=decision, reason=cmd.reason, at=self._now()),
-        )
+        scope = field_scope(cmd.subject_id, cmd.field)
+        try:
+            result = self._run(
+                cmd.tenant,
+                cmd.subject_id,
+                cmd.command_id,
+                lambda s: s.forget_field(cmd.field, by=decision, reason=cmd.reason, at=self._now()),
+            )
+        except FieldNotPresentError:
+            # A forget interrupted between its event and the key deletion: finish it.
+            if cmd.field in self.subject(cmd.tenant, cmd.subject_id).forgotten_fields:
+                self._forget_keys(scope)
+            raise
+        self._forget_keys(scope)
+        return result
+
+    def _forget_keys(self, scope: str) -> None:
+        self.keys.forget(scope)
+        if isinstance(self.mapper, ShreddingMapper):
+            self.mapper.forget_cached()
 
     def forget_memory(self, cmd: ForgetMemory) -> CommandResult:
         decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
@@ -201,7 +232,7 @@ class Ledger(Application[UUID]):
                 recordings = self.save(subject)
             except IntegrityError:
                 # Jittered backoff: writers that collided should not collide again in lockstep.
-                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))  # noqa: S311
+                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))  # noqa: S311
                 continue
             return self._result(subject, position=recordings[-1].notification.id)
         raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")

@@ -94,6 +94,7 @@ class ChangeProposed(Aggregate.Event):
 class ChangeConfirmed(Aggregate.Event):
     TOPIC = "factledger.subject.change_confirmed.v1"
     change_id: UUID
+    field: str  # the change's field (it names the key that encrypts `evidence`)
     confirmed_by: JsonObject
     evidence: JsonObject | None  # the subject's confirming words; None for a staff approval
     profile_version: int
@@ -153,6 +154,7 @@ class FactForgotten(Aggregate.Event):
     def apply(self, aggregate: Subject) -> None:
         if self.field is not None and self.profile_version is not None:
             aggregate.fields.pop(self.field, None)
+            aggregate.forgotten_fields.add(self.field)
             aggregate.field_changed_in[self.field] = self.profile_version
             aggregate.profile_version = self.profile_version
             for change_id in self.withdrawn_changes:

@@ -71,6 +71,7 @@ class Subject(Aggregate):
         self.fields: dict[str, CurrentField] = {}
         self.field_changed_in: dict[str, int] = {}  # field -> profile version of its last change
         self.forgotten_memories: set[str] = set()
+        self.forgotten_fields: set[str] = set()  # ever forgotten (keys must be gone)
         self.profile_version = 0
         self.seen_commands: list[str] = []
 
@@ -141,6 +142,7 @@ class Subject(Aggregate):
             self.ChangeConfirmed,
             timestamp=at,
             change_id=change_id,
+            field=record.field,
             confirmed_by=confirmation.by.to_payload(),
             evidence=None if confirmation.evidence is None else confirmation.evidence.to_payload(),
             profile_version=self.profile_version + 1,

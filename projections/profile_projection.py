@@ -128,7 +128,7 @@ class ProfileProjection:
                 "started_at": e.started_at.isoformat(),
                 "ended_at": None if e.ended_at is None else e.ended_at.isoformat(),
                 "interaction_number": e.interaction_number,
-                "message_count": len(e.transcript),
+                "message_count": len(e.transcript or []),  # None once the subject is erased
                 "withheld_count": e.withheld_count,
                 "has_summary": e.summary is not None,
                 "position": position,
@@ -183,10 +183,17 @@ class ProfileProjection:
         profile = _obj(txn.get("profile", sid))
         fields = _obj(profile.get("fields"))
         before = _obj(fields.get(field)).get("value")
-        value = apply_operation(
-            None if not isinstance(before, dict) else from_payload(before),
-            Operation(str(change["operation"])),
-            None if not isinstance(change["value"], dict) else from_payload(change["value"]),
+        # Values read back as None once their field's key is deleted (ADR 0003): keep the
+        # entry, so a rebuild after a forget yields the same versions as the live views did.
+        erased = change["value"] is None and change["operation"] != Operation.UNSET.value
+        value = (
+            None
+            if erased
+            else apply_operation(
+                None if not isinstance(before, dict) else from_payload(before),
+                Operation(str(change["operation"])),
+                None if not isinstance(change["value"], dict) else from_payload(change["value"]),
+            )
         )
         entry: JsonObject = {
             **{
@@ -208,7 +215,7 @@ class ProfileProjection:
             "confirmed_at": at,
             "version": e.profile_version,
         }
-        if value is None:
+        if value is None and not erased:
             fields.pop(field, None)
         else:
             fields[field] = entry
@@ -328,7 +335,7 @@ def _redacted(doc: JsonObject) -> JsonObject:
     for key in REDACTED_KEYS:
         if key in out:
             out[key] = None
-    for key in ("evidence", "confirmation"):
-        if isinstance(out.get(key), dict):
-            out[key] = {**_obj(out[key]), "quote": None}
+    for key in ("evidence", "confirmation"):  # encrypted whole in the events, so dropped whole
+        if key in out:
+            out[key] = None
     return out

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from uuid import uuid4
 
 from factledger.adapters.embedded_postgres import PostgresLocation
 from factledger.adapters.ledger_event_store import popo_env, postgres_env, sqlite_env
+from factledger.adapters.postgres_key_store import PostgresKeyStore
+from factledger.adapters.sqlite_key_store import SqliteKeyStore
+from factledger.application.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger import Ledger
 from factledger.application.ports import Clock
 from factledger.domain.values import ProfileSchema
@@ -16,25 +20,48 @@ from factledger.domain.values import ProfileSchema
 STORES = ("popo", "sqlite", "postgres")
 
 
-def store_env(store: str, *, workdir: Path, postgres: PostgresLocation | None) -> dict[str, str]:
-    """The env of a fresh, empty event store of the given kind (a new schema on PostgreSQL)."""
-    if store == "popo":
-        return popo_env()
-    if store == "sqlite":
-        return sqlite_env(workdir / f"ledger-{uuid4().hex[:8]}.sqlite")
-    if store == "postgres" and postgres is not None:
-        return postgres_env(postgres, schema=f"ledger_{uuid4().hex[:12]}")
-    raise ValueError(f"unknown store {store}")
+@dataclass
+class LedgerStore:
+    """A fresh, empty event store and the key store that goes with it."""
+
+    kind: str
+    env: dict[str, str]
+    keys: KeyStore
+    resources: ExitStack = field(default_factory=ExitStack)
+
+    @property
+    def shared(self) -> bool:
+        """Whether two ledgers opened on it see the same events (POPO stores are private)."""
+        return self.kind != "popo"
+
+
+def make_store(kind: str, *, workdir: Path, postgres: PostgresLocation | None) -> LedgerStore:
+    """A new store of the given kind (a new file, or a new schema on PostgreSQL)."""
+    if kind == "popo":
+        return LedgerStore(kind, popo_env(), InMemoryKeyStore())
+    if kind == "sqlite":
+        name = f"ledger-{uuid4().hex[:8]}"
+        sqlite_keys = SqliteKeyStore(workdir / f"{name}-keys.sqlite")
+        store = LedgerStore(kind, sqlite_env(workdir / f"{name}.sqlite"), sqlite_keys)
+        store.resources.callback(sqlite_keys.close)
+        return store
+    if kind == "postgres" and postgres is not None:
+        schema = f"ledger_{uuid4().hex[:12]}"
+        pg_keys = PostgresKeyStore(postgres.conninfo, schema=schema)
+        store = LedgerStore(kind, postgres_env(postgres, schema=schema), pg_keys)
+        store.resources.callback(pg_keys.close)
+        return store
+    raise ValueError(f"unknown store {kind}")
 
 
 @contextmanager
 def open_ledger(
-    env: Mapping[str, str],
+    store: LedgerStore,
     *,
     clock: Clock | None = None,
     schemas: Mapping[str, ProfileSchema] | None = None,
 ) -> Iterator[Ledger]:
-    ledger = Ledger(env, clock=clock, schemas=schemas)
+    ledger = Ledger(store.env, clock=clock, schemas=schemas, keys=store.keys)
     try:
         yield ledger
     finally:

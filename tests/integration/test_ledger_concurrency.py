@@ -15,7 +15,7 @@ from factledger.application.ledger import Ledger
 from factledger.domain.events import ChangeProposed
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.values import TextValue
-from factledger.testing.ledger_stores import open_ledger, store_env
+from factledger.testing.ledger_stores import make_store, open_ledger
 
 WRITERS = 2
 COMMANDS_EACH = 12
@@ -36,11 +36,11 @@ def ledgers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[Led
     postgres: PostgresLocation | None = (
         request.getfixturevalue("postgres") if store == "postgres" else None
     )
-    env = store_env(store, workdir=tmp_path, postgres=postgres)
-    with ExitStack() as stack:
-        first = stack.enter_context(open_ledger(env))
+    shared = make_store(store, workdir=tmp_path, postgres=postgres)
+    with shared.resources, ExitStack() as stack:
+        first = stack.enter_context(open_ledger(shared))
         others = [
-            first if store == "popo" else stack.enter_context(open_ledger(env))
+            stack.enter_context(open_ledger(shared)) if shared.shared else first
             for _ in range(WRITERS - 1)
         ]
         yield [first, *others]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from factledger.application.ledger import Ledger
-from factledger.testing.ledger_stores import open_ledger, store_env
+from factledger.testing.ledger_stores import LedgerStore, make_store, open_ledger
 from factledger.testing.manual_clock import ManualClock
 
 STORE_PARAMS = [
@@ -19,10 +19,12 @@ STORE_PARAMS = [
 
 
 @pytest.fixture(params=STORE_PARAMS)
-def ledger_env(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
-    store: str = request.param
-    postgres = request.getfixturevalue("postgres") if store == "postgres" else None
-    return store_env(store, workdir=tmp_path, postgres=postgres)
+def ledger_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LedgerStore]:
+    kind: str = request.param
+    postgres = request.getfixturevalue("postgres") if kind == "postgres" else None
+    store = make_store(kind, workdir=tmp_path, postgres=postgres)
+    with store.resources:
+        yield store
 
 
 @pytest.fixture
@@ -31,6 +33,6 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def ledger(ledger_env: dict[str, str], clock: ManualClock) -> Iterator[Ledger]:
-    with open_ledger(ledger_env, clock=clock) as ledger:
+def ledger(ledger_store: LedgerStore, clock: ManualClock) -> Iterator[Ledger]:
+    with open_ledger(ledger_store, clock=clock) as ledger:
         yield ledger

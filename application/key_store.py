@@ -1,0 +1,69 @@
+"""Deletable encryption keys: the port that makes "forget" real in an append-only ledger.
+
+A scope names what a key protects: `<subject id>` (the subject's transcripts and summaries)
+or `<subject id>/<field>` (one profile field's values, conditions, quotes and rationales).
+Deleting a scope's keys makes every ciphertext written under them unreadable for good; a
+later write to the same scope gets a new key. See ADR 0003.
+
+Adapters: `InMemoryKeyStore` (here: tests, the POPO ledger), `SqliteKeyStore` and
+`PostgresKeyStore` (adapters/). Keys cannot be rebuilt from events: back the store up.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from typing import Protocol
+
+KEY_BYTES = 32  # AES-256-GCM
+
+
+class KeyStore(Protocol):
+    """Per-scope keys with ids; `forget` is final."""
+
+    def current(self, scope: str) -> tuple[str, bytes]:
+        """The scope's live key `(key id, key)`, created on first use."""
+        ...
+
+    def key(self, key_id: str) -> bytes | None:
+        """The key with this id, or None once its scope was forgotten."""
+        ...
+
+    def forget(self, scope: str) -> int:
+        """Deletes every key of the scope; returns how many were deleted (0: idempotent)."""
+        ...
+
+
+def new_key() -> tuple[str, bytes]:
+    return uuid.uuid4().hex, os.urandom(KEY_BYTES)
+
+
+class InMemoryKeyStore:
+    """Keys in a dict, for tests and in-memory ledgers (gone at exit, like their events)."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, tuple[str, bytes]] = {}  # key id -> (scope, key)
+        self._current: dict[str, str] = {}  # scope -> key id
+        self._lock = threading.Lock()
+
+    def current(self, scope: str) -> tuple[str, bytes]:
+        with self._lock:
+            key_id = self._current.get(scope)
+            if key_id is None:
+                key_id, key = new_key()
+                self._keys[key_id] = (scope, key)
+                self._current[scope] = key_id
+            return key_id, self._keys[key_id][1]
+
+    def key(self, key_id: str) -> bytes | None:
+        found = self._keys.get(key_id)
+        return None if found is None else found[1]
+
+    def forget(self, scope: str) -> int:
+        with self._lock:
+            doomed = [kid for kid, (s, _) in self._keys.items() if s == scope]
+            for kid in doomed:
+                del self._keys[kid]
+            self._current.pop(scope, None)
+            return len(doomed)

@@ -1,0 +1,150 @@
+"""Forget makes a field's content unrecoverable in the event store itself (ADR 0003)."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from datetime import UTC, datetime
+
+import pytest
+
+from factledger.application.commands import (
+    ApproveChange,
+    ForgetField,
+    ProposeChange,
+    RecordSession,
+    RegisterSubject,
+)
+from factledger.application.key_store import KeyStore
+from factledger.application.ledger import Ledger
+from factledger.domain.errors import FieldNotPresentError
+from factledger.domain.events import ChangeConfirmed, ChangeProposed
+from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
+from factledger.domain.transcript import Channel, Message, Role
+from factledger.domain.values import TextValue
+from factledger.testing.ledger_stores import LedgerStore, open_ledger
+
+WHEN = datetime(2026, 6, 18, 11, 0, tzinfo=UTC)
+REASON_SAID = "Their delivery delays were hurting us."
+LEAD = Actor(ActorKind.SUBJECT, "lead-7")
+
+
+def story(ledger: Ledger) -> ProposeChange:
+    sid = ledger.register_subject(RegisterSubject("acme", "lead", "lead-7")).subject_id
+    ledger.record_session(
+        RecordSession(
+            "acme",
+            sid,
+            "chat-1",
+            Channel.CHAT,
+            WHEN,
+            WHEN,
+            (Message(Role.AGENT, "Why did you switch?"), Message(Role.SUBJECT, REASON_SAID)),
+        )
+    )
+    for field, value in (("switch_reason", "delivery delays"), ("supplier", "Supplier B")):
+        cmd = ProposeChange(
+            "acme",
+            sid,
+            field,
+            Operation.SET,
+            TextValue(value),
+            Origin.STATED,
+            Actor(ActorKind.MODEL, "m"),
+            ledger.subject("acme", sid).profile_version,
+            evidence=Evidence("chat-1", 1, "delivery delays"),
+            condition="for now",
+            rationale="quoted",
+        )
+        ledger.propose_change(cmd)
+        ledger.approve_change(ApproveChange("acme", sid, cmd.change_id, "rev"))
+    return cmd
+
+
+def proposals(ledger: Ledger) -> dict[str, ChangeProposed]:
+    events = (
+        ledger.mapper.to_domain_event(n) for n in ledger.recorder.select_notifications(1, 100)
+    )
+    return {e.field: e for e in events if isinstance(e, ChangeProposed)}
+
+
+def test_personal_fields_are_never_stored_in_clear(ledger: Ledger) -> None:
+    story(ledger)
+    stored = b"".join(n.state for n in ledger.recorder.select_notifications(1, 100))
+    for secret in (b"delivery delays", b"Supplier B", b"for now", b"hurting us"):
+        assert secret not in stored
+    assert proposals(ledger)["switch_reason"].value == {"type": "text", "value": "delivery delays"}
+
+
+def test_a_forgotten_field_reads_back_as_nothing_while_the_rest_survives(
+    ledger_store: LedgerStore, ledger: Ledger
+) -> None:
+    sid = story(ledger).subject_id
+    ledger.forget_field(ForgetField("acme", sid, "switch_reason", LEAD, "asked"))
+    with open_ledger(ledger_store) if ledger_store.shared else nullcontext(ledger) as reader:
+        forgotten, kept = proposals(reader)["switch_reason"], proposals(reader)["supplier"]
+        subject = reader.subject("acme", sid)
+    assert (forgotten.value, forgotten.condition, forgotten.evidence, forgotten.rationale) == (
+        None,
+        None,
+        None,
+        None,
+    )
+    assert kept.value == {"type": "text", "value": "Supplier B"}
+    assert kept.condition == "for now"
+    assert set(subject.fields) == {"supplier"}
+    assert subject.sessions["chat-1"].messages[1] == (Role.SUBJECT, REASON_SAID)
+
+
+def test_a_field_set_again_after_forget_uses_a_new_key(ledger: Ledger) -> None:
+    sid = story(ledger).subject_id
+    ledger.forget_field(ForgetField("acme", sid, "switch_reason", LEAD, "asked"))
+    again = ProposeChange(
+        "acme",
+        sid,
+        "switch_reason",
+        Operation.SET,
+        TextValue("price"),
+        Origin.INFERRED,
+        Actor(ActorKind.MODEL, "m"),
+        ledger.subject("acme", sid).profile_version,
+    )
+    ledger.propose_change(again)
+    ledger.approve_change(ApproveChange("acme", sid, again.change_id, "rev"))
+    assert ledger.subject("acme", sid).fields["switch_reason"].value == TextValue("price")
+    confirmed = [
+        ledger.mapper.to_domain_event(n) for n in ledger.recorder.select_notifications(1, 100)
+    ]
+    assert (
+        sum(isinstance(e, ChangeConfirmed) and e.field == "switch_reason" for e in confirmed) == 2
+    )
+
+
+class FailingOnce:
+    """A key store whose first `forget` fails, as a crash between event and key deletion."""
+
+    def __init__(self, inner: KeyStore) -> None:
+        self.inner, self.failed = inner, False
+
+    def current(self, scope: str) -> tuple[str, bytes]:
+        return self.inner.current(scope)
+
+    def key(self, key_id: str) -> bytes | None:
+        return self.inner.key(key_id)
+
+    def forget(self, scope: str) -> int:
+        if not self.failed:
+            self.failed = True
+            raise OSError("disk gone")
+        return self.inner.forget(scope)
+
+
+def test_an_interrupted_forget_is_finished_by_the_next_attempt(ledger_store: LedgerStore) -> None:
+    keys = FailingOnce(ledger_store.keys)
+    with Ledger(ledger_store.env, keys=keys) as ledger:
+        sid = story(ledger).subject_id
+        with pytest.raises(OSError, match="disk gone"):
+            ledger.forget_field(ForgetField("acme", sid, "switch_reason", LEAD, "asked"))
+        assert proposals(ledger)["switch_reason"].value is not None  # the key survived
+        with pytest.raises(FieldNotPresentError):
+            ledger.forget_field(ForgetField("acme", sid, "switch_reason", LEAD, "asked again"))
+        assert proposals(ledger)["switch_reason"].value is None
