@@ -39,7 +39,7 @@ _PATTERN = re.compile(
     rf"|{_COUNT.replace('?P<n>', '?P<n_ago>')} {_UNIT.replace('?P<unit>', '?P<unit_ago>')} ago"
     r"|(?P<rel>next|last|this|coming|past) (?P<period>week|month|quarter|year|weekend|"
     + "|".join(_WEEKDAYS)
-    + r")"
+    + r")(?!\s+of\b)"  # "the last week of term" names no date
     r")\b",
     re.IGNORECASE,
 )

@@ -100,6 +100,12 @@ def _date_last(text: str, anchor: datetime) -> str:
     return annotate(text, dates)
 
 
+def _past_day(dates: list[DateMention], anchor: datetime) -> datetime | None:
+    """The first resolved date that is not in the future, as the start of that day."""
+    past = [d.day for d in dates if d.day <= anchor.date()]
+    return datetime.combine(past[0], datetime.min.time(), anchor.tzinfo) if past else None
+
+
 def _uncovered(text: str, matches: list[_SlotMatch]) -> list[str]:
     """Clauses of `text` outside every slot match that still say something of the subject
     ("We're a clinic" in "We're a clinic with 25 staff")."""
@@ -181,6 +187,8 @@ class RuleExtractor:
             return []
         text = third_person(_date_last(clauses.body, anchor))
         draft = Draft("", text, None, [index], condition=clauses.condition or clauses.hedge)
+        if not clauses.tentative:  # "went to a support group yesterday" happened on that day
+            draft.valid_from = _past_day(dates, anchor)
         return [run.add(draft)]
 
     def _match_slots(self, text: str) -> list[_SlotMatch]:
@@ -229,9 +237,7 @@ class RuleExtractor:
             targets = update_targets(slot, run.drafts, run.known)
             if changed or targets:
                 draft.relation, draft.related_to = RelationKind.UPDATES, targets
-            past = [d.day for d in dates if d.day <= anchor.date()]
-            if past:
-                draft.valid_from = datetime.combine(past[0], datetime.min.time(), anchor.tzinfo)
+            draft.valid_from = _past_day(dates, anchor)
         return run.add(draft)
 
     def _reason_fact(

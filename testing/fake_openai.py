@@ -7,6 +7,7 @@
 - Embeddings are deterministic (`HashingEmbedder`), rows listed in reverse order to catch
   clients that ignore `index`.
 - Faults: queued HTTP statuses, a delay (for timeouts), a truncated or refused answer.
+- `rule_model` is a responder that answers like a careful model (the rule extractor's facts).
 - Every request body is kept in `requests` for assertions.
 """
 
@@ -16,11 +17,15 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import httpx
 
 from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.application.extraction_types import ExtractionRequest, KnownFact
+from factledger.domain.transcript import Message, Role
 
 Responder = Callable[[dict[str, Any]], str]
 Scope = MutableMapping[str, Any]
@@ -145,3 +150,35 @@ class FakeOpenAI:
 
 def _error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error"}}
+
+
+def rule_model(body: dict[str, Any]) -> str:
+    """A `responder` that answers like a careful model would: it reads the transcript the
+    extractor sent and returns what the `RuleExtractor` finds, in the schema's JSON. Lets a
+    test score the whole LLM path (prompt, schema, parsing, guards) without a model."""
+    sent = json.loads(body["messages"][-1]["content"])
+    transcript = [
+        Message(Role(m["role"]), m["text"], datetime.fromisoformat(m["at"]) if m["at"] else None)
+        for m in sent["messages"]
+    ]
+    known = [KnownFact(k["id"], k["text"], k["slot"]) for k in sent["known_facts"]]
+    request = ExtractionRequest(transcript, datetime.fromisoformat(sent["interaction_date"]), known)
+    facts = RuleExtractor().extract_now(request)  # the packaged guidance is parsed once
+    return json.dumps(
+        {
+            "facts": [
+                {
+                    "key": f.key,
+                    "text": f.text,
+                    "slot": f.slot,
+                    "source_indexes": list(f.source_indexes),
+                    "relation": f.relation.value if f.relation else None,
+                    "related_to": list(f.related_to),
+                    "is_inference": f.is_inference,
+                    "condition": f.condition,
+                    "valid_from": f.valid_from.isoformat() if f.valid_from else None,
+                }
+                for f in facts
+            ]
+        }
+    )

@@ -11,6 +11,7 @@ import httpx
 import jsonschema
 import pytest
 import structlog
+import yaml
 from pydantic import SecretStr
 
 from factledger.adapters.openai_extractor import ExtractorOutputError, OpenAICompatibleExtractor
@@ -20,10 +21,11 @@ from factledger.adapters.rule_guidance import load_guidance
 from factledger.api.extractor_choice import build_extractor
 from factledger.api.settings import OpenAICompatibleExtractorSettings, load_settings
 from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
+from factledger.application.extraction_eval import evaluate, parse_cases, report_lines
 from factledger.application.extraction_types import ExtractionRequest, KnownFact
 from factledger.application.memory_types import RelationKind
 from factledger.domain.transcript import Message, Role
-from factledger.testing.fake_openai import FakeOpenAI, facts_reply
+from factledger.testing.fake_openai import FakeOpenAI, facts_reply, rule_model
 
 WHEN = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 BASE_URL = "http://llm.test/v1"
@@ -310,3 +312,18 @@ async def test_the_fake_serves_deterministic_embeddings(fake: FakeOpenAI) -> Non
     assert len(rows[0]) == fake.embedding_dimension
     assert rows[0] == rows[2]
     assert rows[0] != rows[1]
+
+
+async def test_the_whole_llm_path_scores_like_the_model_behind_it() -> None:
+    # Given a fake model that answers with exactly what the rule extractor finds
+    labelled = Path(__file__).parents[2] / "data" / "extraction_set.yaml"
+    cases = parse_cases(yaml.safe_load(labelled.read_text(encoding="utf-8")))
+    fake = FakeOpenAI(responder=rule_model)
+    async with httpx.AsyncClient(transport=fake.transport()) as client:
+        # When the labelled set runs through prompt, schema, parsing and guards
+        through_llm = await evaluate(extractor(client), cases)
+    direct = await evaluate(RuleExtractor(), cases)
+    # Then nothing is lost or altered on the way
+    assert report_lines(through_llm) == report_lines(direct)
+    for via, rule in zip(through_llm.results, direct.results, strict=True):
+        assert via.facts == rule.facts

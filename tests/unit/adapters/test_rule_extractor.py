@@ -282,3 +282,11 @@ def test_a_malformed_guidance_file_is_rejected_by_entry_name(tmp_path: Path) -> 
     )
     with pytest.raises(GuidanceError, match=r"slots\.x"):
         load_guidance(guidance)
+
+
+def test_a_past_event_in_plain_words_is_dated_but_a_plan_is_not() -> None:
+    went, plan = extract(
+        ("subject", "I went to a pottery class yesterday. Maybe I will try painting next week.")
+    )
+    assert went.valid_from == datetime(2026, 3, 9, tzinfo=UTC)
+    assert plan.valid_from is None
