@@ -18,8 +18,6 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from functools import partial
-from typing import Any, cast
 
 import httpx
 import structlog
@@ -33,6 +31,7 @@ from factledger.adapters.supermemory_mapping import (
     memory_fact,
     relations_of,
 )
+from factledger.adapters.supermemory_memories import SupermemoryMemories
 from factledger.adapters.supermemory_search import run_search
 from factledger.application.errors import (
     InvalidMemoryInputError,
@@ -57,7 +56,6 @@ from factledger.application.memory_types import (
     Metadata,
     Namespace,
     ProcessingStatus,
-    Relation,
     SearchHit,
     SearchQuery,
     StoredRecord,
@@ -67,8 +65,6 @@ from factledger.domain.transcript import Message
 
 log = structlog.get_logger(__name__)
 MAX_REASON_CHARS = 500
-FORGET_BATCH = 500
-RELATION_FETCHES = 8
 
 
 def _at(entry: Expiry | None) -> datetime | None:
@@ -110,6 +106,7 @@ class SupermemoryMemoryBackend:
         self._ingest_timeout_s = ingest_timeout_s
         self._clock: Clock = clock or SystemClock()
         self._documents = SupermemoryDocuments(self._client, self._policy)
+        self._memories = SupermemoryMemories(self._client, self._policy)
         self._ledger = SupermemoryLedger(self._client, self._policy, cache_s=expiry_cache_s)
         self._background: set[asyncio.Task[None]] = set()
         self._applying: set[str] = set()
@@ -201,60 +198,23 @@ class SupermemoryMemoryBackend:
         await self.apply_due_expiries(ns)
         reasons = await self._ledger.reasons(ns, deadline) if include_forgotten else {}
         entries = await self._ledger.expiries(ns, deadline)
-        chosen: list[Any] = []
-        page = 1
-        while len(chosen) < offset + limit:
-            attempt = partial(self._memories_page, ns, page, include_forgotten)
-            response = await call("list", attempt, self._policy, deadline)
-            chosen.extend(
-                memory
-                for memory in response.memories or ()
-                if (include_superseded or memory.is_latest)
-                and (include_forgotten or not memory.is_forgotten)
-            )
-            if response.pagination is None or page >= int(response.pagination.total_pages or 1):
-                break
-            page += 1
-        window = chosen[offset : offset + limit]
-        # v5 lists carry no relations: one `memories.get` each, a few at a time.
-        gate = asyncio.Semaphore(RELATION_FETCHES)
-
-        async def relations(memory_id: str) -> tuple[Relation, ...]:
-            async with gate:
-                details = await call(
-                    "memories.get",
-                    lambda t: self._client.memories.get(
-                        ns, memory_id, include=["related"], timeout=t
-                    ),
-                    self._policy,
-                    deadline,
-                )
-            return relations_of(details.included)
-
-        found = await asyncio.gather(*(relations(m.id) for m in window))
+        listed = await self._memories.listed(
+            ns,
+            include_superseded=include_superseded,
+            include_forgotten=include_forgotten,
+            limit=limit,
+            offset=offset,
+            deadline=deadline,
+        )
         return [
             memory_fact(
                 memory,
-                relations=rels,
+                relations=relations,
                 forget_reason=reasons.get(memory.id),
                 expires_at=_at(entries.get(memory.id)),
             )
-            for memory, rels in zip(window, found, strict=True)
+            for memory, relations in listed
         ]
-
-    async def _memories_page(
-        self, ns: str, page: int, include_forgotten: bool, attempt_s: float
-    ) -> Any:
-        return await self._client.list(
-            ns,
-            "memories",
-            page=page,
-            limit=100,
-            sort="createdAt",
-            order="asc",
-            include=cast("Any", {"forgotten": include_forgotten}),
-            timeout=attempt_s,
-        )
 
     async def get_memory(self, namespace: Namespace, memory_id: str) -> MemoryFact:
         ns = validate_namespace(namespace)
@@ -263,15 +223,7 @@ class SupermemoryMemoryBackend:
         entries = await self._ledger.expiries(ns, deadline)
         if memory_id in pending(entries, self._clock.now()):
             await self._apply_expiries(ns, {memory_id})
-        try:
-            details = await call(
-                "memories.get",
-                lambda t: self._client.memories.get(ns, memory_id, include=["related"], timeout=t),
-                self._policy,
-                deadline,
-            )
-        except MemoryNotFoundError:
-            raise MemoryNotFoundError(f"memory {memory_id}") from None
+        details = await self._memories.details(ns, memory_id, deadline)
         reason = None
         if details.is_forgotten:
             reason = (await self._ledger.reasons(ns, deadline, memory_id)).get(memory_id)
@@ -295,39 +247,20 @@ class SupermemoryMemoryBackend:
     async def _forget(
         self, ns: str, ids: list[str], reason: str | None, deadline: Deadline
     ) -> ForgetResult:
-        missing: set[str] = set()
-        for start in range(0, len(ids), FORGET_BATCH):
-            batch = ids[start : start + FORGET_BATCH]
-            attempt = partial(self._forget_batch, ns, batch)
-            result = await call("memories.forget", attempt, self._policy, deadline)
-            missing |= {error.id for error in result.errors or ()}
-        forgotten = [memory_id for memory_id in ids if memory_id not in missing]
+        forgotten, missing = await self._memories.forget(ns, ids, deadline)
         if forgotten and reason is not None:
             await self._ledger.record_reason(ns, forgotten, reason, deadline)
         log.info(
             "memory.forgotten", backend=self.name, forgotten=len(forgotten), missing=len(missing)
         )
-        return ForgetResult(
-            forgotten=tuple(forgotten), missing=tuple(i for i in ids if i in missing)
-        )
-
-    async def _forget_batch(self, ns: str, ids: list[str], attempt_s: float) -> Any:
-        return await self._client.memories.forget(ns, ids=ids, timeout=attempt_s)
+        return ForgetResult(forgotten=tuple(forgotten), missing=tuple(missing))
 
     async def expire(self, namespace: Namespace, memory_id: str, *, at: datetime) -> None:
         ns = validate_namespace(namespace)
         validate_id("memory_id", memory_id)
         validate_aware("at", at)
         deadline = self._deadline()
-        try:
-            await call(
-                "memories.get",
-                lambda t: self._client.memories.get(ns, memory_id, timeout=t),
-                self._policy,
-                deadline,
-            )
-        except MemoryNotFoundError:
-            raise MemoryNotFoundError(f"memory {memory_id}") from None
+        await self._memories.details(ns, memory_id, deadline, related=False)
         await self._ledger.set_expiry(ns, memory_id, at, deadline)
 
     async def apply_due_expiries(self, namespace: Namespace) -> int:
