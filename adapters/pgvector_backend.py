@@ -88,7 +88,7 @@ class PgvectorMemoryBackend:
         self._embedder = embedder
         self._extractor = extractor
         self._clock = clock
-        self._ann: dict[str, tuple[float, bool]] = {}
+        self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
         self.worker = IngestWorker(connections, embedder=embedder, extractor=extractor, clock=clock)
 
     @classmethod
@@ -279,14 +279,12 @@ class PgvectorMemoryBackend:
         return "\n".join(str(row["QUERY PLAN"]) for row in rows)
 
     async def _has_ann(self, ns: Namespace) -> bool:
-        cached = self._ann.get(ns)
-        if cached is not None and time.monotonic() - cached[0] < ANN_CACHE_SECONDS:
-            return cached[1]
-        async with self.db.bound(ns) as conn:
-            cur = await conn.execute("SELECT 1 FROM ann_indexes")
-            has = await cur.fetchone() is not None
-        self._ann[ns] = (time.monotonic(), has)
-        return has
+        if self._ann is None or time.monotonic() - self._ann[0] > ANN_CACHE_SECONDS:
+            async with self.db.unbound() as conn:
+                cur = await conn.execute("SELECT * FROM ann_namespaces()")
+                names = frozenset(row[0] for row in await cur.fetchall())
+            self._ann = (time.monotonic(), names)
+        return ns in self._ann[1]
 
     # --- memories ----------------------------------------------------------------------------
 
@@ -351,14 +349,14 @@ class PgvectorMemoryBackend:
         with port_errors("drop_namespace"):
             async with self.db.bound(ns, lock=True) as conn:
                 await memories.drop(conn)
-        self._ann.pop(ns, None)
+        self._ann = None
         log.info("pgvector.namespace_dropped")
 
     async def maintain_ann_indexes(self, settings: AnnSettings | None = None) -> AnnReport:
         """Gives namespaces past the threshold their own partial HNSW index (as the owner)."""
         with port_errors("maintain_ann_indexes"):
             report = await maintain_ann_indexes(self.config, settings)
-        self._ann.clear()
+        self._ann = None
         return report
 
     async def health(self) -> BackendHealth:

@@ -179,9 +179,26 @@ def _claim_function(o: SchemaOptions) -> sql.Composed:
     ).format(fn=fn, s=s, role=role)
 
 
+def _v3_ann_lookup(o: SchemaOptions) -> list[Statement]:
+    # Searches must know whether their namespace has a partial HNSW index before they write
+    # their SQL. One owner-run function lists those namespaces (names only) for the whole
+    # process, instead of one bound lookup per namespace.
+    fn, role = sql.Identifier(o.schema, "ann_namespaces"), sql.Identifier(o.app_role)
+    table = sql.Identifier(o.schema, "ann_indexes")
+    return [
+        sql.SQL(
+            "CREATE FUNCTION {fn}() RETURNS SETOF text LANGUAGE sql STABLE SECURITY DEFINER "
+            "SET search_path = pg_catalog, pg_temp AS $$ SELECT namespace FROM {t} $$"
+        ).format(fn=fn, t=table),
+        sql.SQL("REVOKE ALL ON FUNCTION {}() FROM PUBLIC").format(fn),
+        sql.SQL("GRANT EXECUTE ON FUNCTION {}() TO {}").format(fn, role),
+    ]
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "tables", _v1_tables),
     (2, "isolation", _v1_isolation),
+    (3, "ann lookup", _v3_ann_lookup),
 )
 
 
