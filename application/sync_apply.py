@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from typing import Protocol
 from uuid import UUID
 
-from factledger.application.errors import ApplicationError
+import structlog
+
+from factledger.application.errors import ApplicationError, MemoryConflictError
 from factledger.application.memory_types import IngestMode, Namespace, ProcessingState
 from factledger.application.ports import MemoryBackend
 from factledger.application.sync_ids import (
@@ -28,6 +30,7 @@ from factledger.domain.events import (
 from factledger.domain.sessions import transcript_from_payload
 
 PAGE = 100
+log = structlog.get_logger(__name__)
 
 
 class ProfileVersions(Protocol):
@@ -72,18 +75,32 @@ async def apply_item(
                 "summary": event.summary,
             }
             meta = _session_meta(event)
-            await backend.put_record(ns, item.targets[0], KIND_SESSION_SUMMARY, body(payload), meta)
+            await _put(backend, ns, item, KIND_SESSION_SUMMARY, body(payload), meta)
         case SyncKind.PROPOSAL, ChangeProposed():
-            await backend.put_record(
-                ns, item.targets[0], KIND_CHANGE_PROPOSED, body(_proposal(event)), {}
-            )
+            await _put(backend, ns, item, KIND_CHANGE_PROPOSED, body(_proposal(event)), {})
         case SyncKind.PROFILE_VERSION, ChangeConfirmed() | FactForgotten():
             profile = await profiles.profile_at(item.subject_id, event.originator_version)
-            await backend.put_record(ns, item.targets[0], KIND_PROFILE_VERSION, body(profile), {})
+            await _put(backend, ns, item, KIND_PROFILE_VERSION, body(profile), {})
         case SyncKind.FORGET, FactForgotten():
             await _forget(item, event, ns, backend)
         case _:
             raise UnexpectedEventError(f"sync item {item.item_id}: {type(event).__name__}")
+
+
+async def _put(
+    backend: MemoryBackend,
+    ns: Namespace,
+    item: SyncItem,
+    kind: str,
+    payload: str,
+    metadata: Mapping[str, str | int],
+) -> None:
+    try:
+        await backend.put_record(ns, item.targets[0], kind, payload, metadata)
+    except MemoryConflictError:
+        # Record ids are per event, so the record exists from an earlier delivery of this very
+        # item; its body differs only if the event's payload was erased (forgotten) since.
+        log.info("sync.record_exists", item_id=item.item_id, kind=kind)
 
 
 def _session_meta(event: SessionRecorded) -> dict[str, str | int]:
@@ -97,9 +114,9 @@ def _session_meta(event: SessionRecorded) -> dict[str, str | int]:
 async def _ingest(
     item: SyncItem, event: SessionRecorded, ns: Namespace, backend: MemoryBackend
 ) -> None:
+    if not event.transcript:
+        return  # every message withheld, or the payload erased (forgotten): nothing to extract
     transcript = transcript_from_payload(event.transcript)
-    if not transcript:
-        return  # every message was withheld: nothing to extract
     status = await backend.ingest_transcript(
         ns,
         item.targets[0],

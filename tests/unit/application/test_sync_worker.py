@@ -206,3 +206,21 @@ async def test_a_worker_killed_mid_batch_resumes_without_loss_or_duplicates(
     assert report.dead == 0
     assert await rig.store.pending_count() == 0
     assert await snapshot(rig.inner, story) == expected
+
+
+async def test_a_replay_after_forgetting_leaves_existing_records_alone(rig: Rig) -> None:
+    story = drive_story(rig.ledger, rig.clock)
+    await rig.worker().run_once()
+    forget_supplier(rig.ledger, rig.clock, story)
+    await rig.worker().run_once()
+    ns = namespace_for(story.subject_id)
+    before = await snapshot(rig.inner, story)
+    # Given a fresh queue replaying the whole log into the same backend (erased payloads now
+    # render other record bodies than the ones stored)
+    rig.store = InMemorySyncStore(monotonic=rig.ticks)
+    report = await rig.worker("replayer").run_once()
+    # Then nothing is dead-lettered and nothing comes back
+    assert report.dead == 0
+    assert await snapshot(rig.inner, story) == before
+    remaining = await rig.inner.list_memories(ns, include_superseded=True)
+    assert [m for m in remaining if m.slot == "supplier"] == []

@@ -1,0 +1,68 @@
+"""A `factledger worker` pass that kills its own process (SIGKILL) on the n-th backend write.
+
+For the crash test of the sync: the kill happens mid-batch, with no cleanup, exactly as an
+OOM kill or a lost node would. Run as `python -m factledger.testing.sync_crash_worker N`
+with the same `FACTLEDGER_*` settings as the worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from contextlib import AsyncExitStack
+
+import httpx
+
+from factledger.api.bootstrap import build_embedder, open_ledger_runtime
+from factledger.api.memory_choice import open_backend
+from factledger.api.recall_bootstrap import open_sync_store, sync_options
+from factledger.api.settings import load_settings
+from factledger.application.clocks import SystemClock
+from factledger.application.memory_types import Metadata, Namespace
+from factledger.application.ports import MemoryBackend
+from factledger.application.sync import SyncPorts, SyncWorker
+from factledger.application.sync_feed import LedgerEventFeed
+from factledger.testing.stalling_backend import Fault, StallingBackend
+
+
+class KillOnWrite(StallingBackend):
+    """Kills the process right after the n-th record write reached the backend."""
+
+    def __init__(self, inner: MemoryBackend, *, kill_on: int) -> None:
+        super().__init__(inner, fault=Fault.NONE)
+        self.kill_on, self.writes = kill_on, 0
+
+    async def put_record(
+        self,
+        namespace: Namespace,
+        record_id: str,
+        kind: str,
+        body_json: str,
+        metadata: Metadata | None = None,
+    ) -> None:
+        await self.inner.put_record(namespace, record_id, kind, body_json, metadata)
+        self.writes += 1
+        if self.writes == self.kill_on:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+async def main(kill_on: int) -> None:
+    settings = load_settings()
+    clock = SystemClock()
+    with open_ledger_runtime(settings, catch_up=False) as runtime:
+        async with AsyncExitStack() as stack:
+            http = httpx.AsyncClient()
+            stack.push_async_callback(http.aclose)
+            store = await open_sync_store(settings, stack)
+            backend = await open_backend(
+                settings, build_embedder(settings.embedder, http), clock, stack
+            )
+            feed = LedgerEventFeed(runtime.ledger)
+            ports = SyncPorts(store, feed, feed, KillOnWrite(backend, kill_on=kill_on))
+            await SyncWorker(ports, sync_options(settings)).run_once()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1])))
