@@ -113,8 +113,14 @@ def _parameter_value(
     return raw[-1]
 
 
+_VALIDATORS: dict[int, jsonschema.protocols.Validator] = {}
+
+
 def _schema_issues(schema: JsonObject, value: object, prefix: list[str]) -> list[JsonObject]:
-    validator = _root_validator().evolve(schema=schema)
+    # Schemas are parts of the cached spec document, so their identity is a stable key.
+    validator = _VALIDATORS.get(id(schema))
+    if validator is None:
+        validator = _VALIDATORS[id(schema)] = _root_validator().evolve(schema=schema)
     return [
         {"message": error.message, "path": [*prefix, *error.absolute_path]}
         for error in validator.iter_errors(cast("Any", value))
