@@ -290,3 +290,9 @@ def test_a_past_event_in_plain_words_is_dated_but_a_plan_is_not() -> None:
     )
     assert went.valid_from == datetime(2026, 3, 9, tzinfo=UTC)
     assert plan.valid_from is None
+
+
+async def test_a_long_transcript_is_extracted_off_the_event_loop_with_the_same_result() -> None:
+    said = [Message(Role.SUBJECT, f"I visited museum number {i} last week.") for i in range(30)]
+    request = ExtractionRequest(said, WHEN)
+    assert await EXTRACTOR.extract(request) == EXTRACTOR.extract_now(request)
