@@ -292,7 +292,7 @@ def test_a_past_event_in_plain_words_is_dated_but_a_plan_is_not() -> None:
     assert plan.valid_from is None
 
 
-async def test_a_long_transcript_is_extracted_off_the_event_loop_with_the_same_result() -> None:
+async def test_a_long_transcript_extracted_in_a_thread_gives_the_same_facts() -> None:
     said = [Message(Role.SUBJECT, f"I visited museum number {i} last week.") for i in range(30)]
     request = ExtractionRequest(said, WHEN)
     assert await EXTRACTOR.extract(request) == EXTRACTOR.extract_now(request)
