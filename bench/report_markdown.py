@@ -193,10 +193,12 @@ def _latency(backends: Json, meta: Json) -> list[str]:
     return [
         "## Latency and robustness",
         "",
-        "Searches through the port (chunks, limit 3) on a namespace of synthetic notes, query "
-        "embedding included. Fail-open: the bench's own deadline wrapper cancels a search at "
-        "1 s and answers empty (recall's promise), counted with backend errors. "
-        f"Simulated Supermemory latency: {meta['sim_latency']}.",
+        "Recall is the product's per-turn `Recall` (1 s budget, memories, threshold 0.55, "
+        "limit 3) with no ledger behind it, on one subject holding synthetic notes (records) "
+        "and, where the backend extracts, transcripts with facts; query embedding included. "
+        "A recall answered `degraded` (timeout or backend error) failed open. Raw search is "
+        "`search` in hybrid mode, limit 10. Throughput: concurrent agents recalling back to "
+        f"back. Simulated Supermemory latency: {meta['sim_latency']}.",
         "",
         *md_table(["", *[backend_label(n, backends[n]) for n in names]], rows),
     ]

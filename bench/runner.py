@@ -86,6 +86,9 @@ async def _locomo(
     start: StartTask,
 ) -> Json:
     out: Json = {}
+    conversations = data.locomo
+    if opened.traits.remote:
+        conversations = conversations[: config.remote_locomo_conversations]
     styles = dict.fromkeys(run.style for run in config.locomo_runs)
     for style in styles:
         if style == "transcripts" and not opened.traits.transcripts:
@@ -93,11 +96,11 @@ async def _locomo(
         runs = [run for run in config.locomo_runs if run.style == style]
         tables = {run.label: ScoreTable() for run in runs}
         counts = {run.label: [0, 0] for run in runs}  # hits returned, hits without a source
-        turns = sum(len(c.turns) for c in data.locomo)
-        questions = sum(len(c.questions) for c in data.locomo) * len(runs)
-        advance = start(f"{opened.name} · LoCoMo {style}", len(data.locomo) + questions)
+        turns = sum(len(c.turns) for c in conversations)
+        questions = sum(len(c.questions) for c in conversations) * len(runs)
+        advance = start(f"{opened.name} · LoCoMo {style}", len(conversations) + questions)
         facts = 0
-        for conversation in data.locomo:
+        for conversation in conversations:
             ns = conversation_namespace(env.run_id, conversation, style)
             if style == "records":
                 await ingest_records(opened.backend, ns, conversation)

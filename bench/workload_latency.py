@@ -1,9 +1,10 @@
 """Latency and robustness through the port: recall percentiles, ingest-to-searchable, fail-open
 rate under the recall budget, and throughput with concurrent agents.
 
-The fail-open figure here comes from the bench's own deadline wrapper (`budgeted_search`),
-which does what recall promises: a lookup still running at the budget is cancelled and the
-agent gets an empty answer instead of an error or a wait.
+Recall figures go through the product's `Recall` (per-turn recall, 1 s budget, memories
+mode, threshold 0.55, limit 3) with no ledger behind it, so they time the memory lookup plus
+recall's own work; a recall that comes back `degraded` (timeout or backend error) failed open.
+Raw `search` percentiles (hybrid, limit 10) are reported beside them.
 """
 
 from __future__ import annotations
@@ -14,25 +15,32 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from uuid import NAMESPACE_URL, UUID, uuid5
 
-from factledger.application.errors import MemoryBackendError
 from factledger.application.memory_types import (
     IngestMode,
     Namespace,
-    SearchHit,
     SearchMode,
     SearchQuery,
-    namespace,
 )
 from factledger.application.ports import Clock, MemoryBackend
+from factledger.application.recall import Recall, RecallPorts
+from factledger.application.recall_policy import RecallPolicies, RecallPolicy
+from factledger.application.sync_ids import namespace_for
+from factledger.bench.ledgerless_sources import LedgerlessSources
 from factledger.bench.metrics import percentile
 from factledger.bench.progress import Advance, no_progress
 from factledger.domain.transcript import Message, Role
 
-RECALL_BUDGET_S = 1.0
 VISIBILITY_TIMEOUT_S = 30.0
 POLL_INTERVAL_S = 0.005
 TOPICS = ("supplier", "budget", "delivery", "invoice", "team", "plan", "office", "contract")
+FIRMS = ("Northwind Freight", "Harbor Logistics", "Alder Supply", "Crescent Parts")
+QUESTIONS = (
+    "What did the customer say about the {topic}?",
+    "Which supplier do they work with for the {topic}?",
+    "Is there anything open on the {topic}?",
+)
 VERBS = ("mentioned", "asked about", "complained about", "confirmed", "changed", "renewed")
 
 
@@ -51,19 +59,19 @@ class LatencySizes:
 @dataclass(slots=True)
 class LatencyScores:
     recall_ms: list[float] = field(default_factory=list)
+    search_ms: list[float] = field(default_factory=list)
     record_visible_ms: list[float] = field(default_factory=list)
     transcript_visible_ms: list[float] = field(default_factory=list)
     not_visible: int = 0  # samples still invisible after VISIBILITY_TIMEOUT_S
     budgeted: int = 0
-    timed_out: int = 0
-    errors: int = 0
+    failed_open: int = 0
     throughput_rps: float = 0.0
     concurrent_ms: list[float] = field(default_factory=list)
     agents: int = 0
 
     @property
     def fail_open_rate(self) -> float:
-        return (self.timed_out + self.errors) / self.budgeted if self.budgeted else 0.0
+        return self.failed_open / self.budgeted if self.budgeted else 0.0
 
     def summary(self) -> dict[str, float | int]:
         def pct(samples: list[float], q: float) -> float:
@@ -74,16 +82,18 @@ class LatencyScores:
             "recall_p95_ms": pct(self.recall_ms, 95),
             "recall_p99_ms": pct(self.recall_ms, 99),
             "recall_samples": len(self.recall_ms),
+            "search_p50_ms": pct(self.search_ms, 50),
+            "search_p95_ms": pct(self.search_ms, 95),
+            "search_p99_ms": pct(self.search_ms, 99),
             "record_visible_p50_ms": pct(self.record_visible_ms, 50),
             "record_visible_max_ms": pct(self.record_visible_ms, 100),
             "transcript_visible_p50_ms": pct(self.transcript_visible_ms, 50),
             "transcript_visible_max_ms": pct(self.transcript_visible_ms, 100),
             "not_visible": self.not_visible,
-            "budget_s": RECALL_BUDGET_S,
+            "budget_s": RecallPolicy().recall_budget_s,
             "budgeted_recalls": self.budgeted,
             "fail_open_rate": round(self.fail_open_rate, 4),
-            "timed_out": self.timed_out,
-            "errors": self.errors,
+            "failed_open": self.failed_open,
             "agents": self.agents,
             "throughput_rps": round(self.throughput_rps, 1),
             "concurrent_p95_ms": pct(self.concurrent_ms, 95),
@@ -99,37 +109,32 @@ def synthetic_sentences(count: int, rng: random.Random) -> list[str]:
     ]
 
 
-def _query(text: str, mode: SearchMode = SearchMode.CHUNKS) -> SearchQuery:
-    return SearchQuery(text=text, mode=mode, threshold=0.0, limit=3)
-
-
-async def budgeted_search(
-    backend: MemoryBackend, ns: Namespace, query: SearchQuery, budget_s: float
-) -> tuple[list[SearchHit], str | None]:
-    """A search that never waits past the budget: `(hits, None)` or `([], reason)`."""
-    try:
-        return await asyncio.wait_for(backend.search(ns, query), timeout=budget_s), None
-    except TimeoutError:
-        return [], "timeout"
-    except MemoryBackendError:
-        return [], "backend_error"
-
-
 async def _timed_search(backend: MemoryBackend, ns: Namespace, text: str) -> float:
     start = time.perf_counter()
-    await backend.search(ns, _query(text))
+    await backend.search(ns, SearchQuery(text, SearchMode.HYBRID, 0.0, 10))
     return (time.perf_counter() - start) * 1000
+
+
+async def _timed_recall(recall: Recall, subject: UUID, text: str) -> tuple[float, bool]:
+    """(milliseconds, whether recall failed open)."""
+    start = time.perf_counter()
+    result = await recall.recall(subject, text)
+    return (time.perf_counter() - start) * 1000, result.degraded is not None
 
 
 async def measure_recall(
     backend: MemoryBackend,
-    ns: Namespace,
+    recall: Recall,
+    subject: UUID,
     queries: Sequence[str],
     scores: LatencyScores,
     advance: Advance,
 ) -> None:
+    ns = namespace_for(subject)
     for text in queries:
-        scores.recall_ms.append(await _timed_search(backend, ns, text))
+        scores.search_ms.append(await _timed_search(backend, ns, text))
+        elapsed, _ = await _timed_recall(recall, subject, text)
+        scores.recall_ms.append(elapsed)
         advance(1)
 
 
@@ -186,30 +191,29 @@ def _add_visibility(samples: list[float], elapsed: float | None, scores: Latency
 
 
 async def measure_fail_open(
-    backend: MemoryBackend,
-    ns: Namespace,
+    recall: Recall,
+    subject: UUID,
     queries: Sequence[str],
     sizes: LatencySizes,
     scores: LatencyScores,
     advance: Advance,
 ) -> None:
-    """Recalls under the budget, `agents` in flight, as agents on a live call would make them."""
+    """Recalls under the budget, `agents` in flight, as agents on live calls make them."""
     gate = asyncio.Semaphore(sizes.agents)
 
     async def one(text: str) -> None:
         async with gate:
-            _, reason = await budgeted_search(backend, ns, _query(text), RECALL_BUDGET_S)
+            _, failed_open = await _timed_recall(recall, subject, text)
         scores.budgeted += 1
-        scores.timed_out += reason == "timeout"
-        scores.errors += reason == "backend_error"
+        scores.failed_open += failed_open
         advance(1)
 
     await asyncio.gather(*(one(text) for text in queries))
 
 
 async def measure_throughput(
-    backend: MemoryBackend,
-    ns: Namespace,
+    recall: Recall,
+    subject: UUID,
     queries: Sequence[str],
     sizes: LatencySizes,
     scores: LatencyScores,
@@ -220,7 +224,8 @@ async def measure_throughput(
     async def agent(offset: int) -> None:
         for n in range(sizes.per_agent):
             text = queries[(offset * sizes.per_agent + n) % len(queries)]
-            scores.concurrent_ms.append(await _timed_search(backend, ns, text))
+            elapsed, _ = await _timed_recall(recall, subject, text)
+            scores.concurrent_ms.append(elapsed)
             advance(1)
 
     start = time.perf_counter()
@@ -231,16 +236,32 @@ async def measure_throughput(
 
 
 async def _ingest_corpus(
-    backend: MemoryBackend, ns: Namespace, corpus: Sequence[str], width: int, advance: Advance
+    backend: MemoryBackend,
+    ns: Namespace,
+    sizes: LatencySizes,
+    clock: Clock,
+    *,
+    transcripts: bool,
+    rng: random.Random,
+    advance: Advance,
 ) -> None:
-    gate = asyncio.Semaphore(width)
+    """Records of synthetic notes, and (where the backend extracts) transcripts whose subject
+    states facts, about one per five records, so memories and chunks both exist."""
+    gate = asyncio.Semaphore(sizes.agents)
+    notes = synthetic_sentences(sizes.corpus, rng)
 
-    async def put(n: int, text: str) -> None:
+    async def put(n: int) -> None:
         async with gate:
-            await backend.put_record(ns, f"note-{n}", "bench.note", json.dumps(text))
+            await backend.put_record(ns, f"note-{n}", "bench.note", json.dumps(notes[n]))
+            if transcripts and n % 5 == 0:
+                lines = [f"We work with {FIRMS[n % len(FIRMS)]} {n}.", notes[n]]
+                messages = [Message(Role.SUBJECT, line) for line in lines]
+                await backend.ingest_transcript(
+                    ns, f"corpus-{n}", messages, occurred_at=clock.now()
+                )
         advance(1)
 
-    await asyncio.gather(*(put(n, text) for n, text in enumerate(corpus)))
+    await asyncio.gather(*(put(n) for n in range(sizes.corpus)))
 
 
 def latency_steps(sizes: LatencySizes) -> int:
@@ -264,24 +285,25 @@ async def run_latency(
     seed: int,
     advance: Advance = no_progress,
 ) -> LatencyScores:
-    """Builds a corpus namespace, runs the four measurements, drops the namespace."""
+    """Builds one subject's corpus, runs the four measurements, drops the namespace."""
     rng = random.Random(seed)
-    ns = namespace(f"bench-{run_id}-latency")
-    corpus = synthetic_sentences(sizes.corpus, rng)
-    queries = [f"What did the customer say about the {rng.choice(TOPICS)}?" for _ in range(64)]
+    subject = uuid5(NAMESPACE_URL, f"factledger-bench/{run_id}/latency")
+    ns = namespace_for(subject)
+    recall = Recall(RecallPorts(backend, LedgerlessSources(), RecallPolicies()))
+    queries = [rng.choice(QUESTIONS).format(topic=rng.choice(TOPICS)) for _ in range(64)]
     scores = LatencyScores()
     try:
-        await _ingest_corpus(backend, ns, corpus, sizes.agents, advance)
-        await measure_recall(
-            backend, ns, [queries[n % 64] for n in range(sizes.sequential)], scores, advance
+        await _ingest_corpus(
+            backend, ns, sizes, clock, transcripts=transcripts, rng=rng, advance=advance
         )
+        sequential = [queries[n % 64] for n in range(sizes.sequential)]
+        await measure_recall(backend, recall, subject, sequential, scores, advance)
         await measure_visibility(
             backend, ns, sizes, scores, clock=clock, transcripts=transcripts, advance=advance
         )
-        await measure_fail_open(
-            backend, ns, [queries[n % 64] for n in range(sizes.budgeted)], sizes, scores, advance
-        )
-        await measure_throughput(backend, ns, queries, sizes, scores, advance)
+        budgeted = [queries[n % 64] for n in range(sizes.budgeted)]
+        await measure_fail_open(recall, subject, budgeted, sizes, scores, advance)
+        await measure_throughput(recall, subject, queries, sizes, scores, advance)
     finally:
         await backend.drop_namespace(ns)
     return scores
