@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 DEFAULT_GUIDANCE = "extraction_guidance.yaml"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -114,19 +115,70 @@ def _parse_text(raw: str) -> Guidance:
     return parse_guidance(data)
 
 
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _PatternDoc(_Doc):
+    match: str
+    text: str
+
+
+class _SlotDoc(_Doc):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")
+    single_valued: bool = True
+    update_markers: bool = True
+    patterns: list[_PatternDoc] = Field(default_factory=list)
+
+
+class _RequirementDoc(_Doc):
+    slot: str | None = None
+    updates: bool = False
+    any_words: list[str] = Field(default_factory=list)
+
+
+class _DerivationDoc(_Doc):
+    name: str
+    slot: str
+    text: str
+    requires: list[_RequirementDoc] = Field(min_length=1)
+
+
+class _GuidanceDoc(_Doc):
+    version: Literal[1] = 1
+    hedges: list[str] = Field(default_factory=list)
+    condition_openers: list[str] = Field(default_factory=list)
+    reason_openers: list[str] = Field(default_factory=list)
+    update_markers: list[str] = Field(default_factory=list)
+    filler: list[str] = Field(default_factory=list)
+    slots: list[_SlotDoc] = Field(default_factory=list)
+    derivations: list[_DerivationDoc] = Field(default_factory=list)
+    question_topics: list[str] = Field(default_factory=list)
+    llm_instructions: str = ""
+
+
 def parse_guidance(data: dict[str, Any]) -> Guidance:
+    """Validates parsed YAML (unknown keys are errors, so a typo never silently does nothing)
+    and compiles its patterns."""
+    try:
+        doc = _GuidanceDoc.model_validate(data)
+    except ValidationError as exc:
+        # pydantic quotes the input; report where, not what
+        where = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
+        raise GuidanceError(f"guidance: invalid entries at {', '.join(where)}") from None
+    names = [slot.name for slot in doc.slots]
+    if len(names) != len(set(names)):
+        raise GuidanceError("slots: names must be unique")
     return Guidance(
-        hedges=_strings(data, "hedges"),
-        condition_openers=_strings(data, "condition_openers"),
-        reason_openers=_strings(data, "reason_openers"),
-        update_markers=_word_alternation(_strings(data, "update_markers")),
-        filler=tuple(_compile(f"^(?:{p})$", "filler") for p in _strings(data, "filler")),
-        slots=tuple(_slot(entry) for entry in data.get("slots", [])),
-        derivations=tuple(_derivation(entry) for entry in data.get("derivations", [])),
-        question_topics=tuple(
-            _compile(p, "question_topics") for p in _strings(data, "question_topics")
-        ),
-        llm_instructions=str(data.get("llm_instructions", "")),
+        hedges=tuple(doc.hedges),
+        condition_openers=tuple(doc.condition_openers),
+        reason_openers=tuple(doc.reason_openers),
+        update_markers=_word_alternation(tuple(doc.update_markers)),
+        filler=tuple(_compile(f"^(?:{p})$", "filler") for p in doc.filler),
+        slots=tuple(_slot(slot) for slot in doc.slots),
+        derivations=tuple(_derivation(d) for d in doc.derivations),
+        question_topics=tuple(_topic(p) for p in doc.question_topics),
+        llm_instructions=doc.llm_instructions,
     )
 
 
@@ -136,46 +188,33 @@ def expand_macros(pattern: str) -> str:
     return pattern
 
 
-def _slot(entry: Any) -> SlotSpec:
-    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-        raise GuidanceError("slots: each entry needs a name")
-    name = entry["name"]
+def _slot(doc: _SlotDoc) -> SlotSpec:
     patterns = []
-    for item in entry.get("patterns", []):
-        regex = _compile(expand_macros(str(item["match"])), f"slots.{name}")
+    for item in doc.patterns:
+        regex = _compile(expand_macros(item.match), f"slots.{doc.name}")
         if "value" not in regex.groupindex:
-            raise GuidanceError(f"slots.{name}: a pattern does not capture (?P<value>...)")
-        patterns.append(SlotPattern(regex=regex, text=str(item["text"])))
-    return SlotSpec(
-        name=name,
-        single_valued=bool(entry.get("single_valued", True)),
-        patterns=tuple(patterns),
-        update_markers=bool(entry.get("update_markers", True)),
-    )
+            raise GuidanceError(f"slots.{doc.name}: a pattern does not capture (?P<value>...)")
+        try:
+            item.text.format(value="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise GuidanceError(f"slots.{doc.name}: a text may only use {{value}}") from exc
+        patterns.append(SlotPattern(regex=regex, text=item.text))
+    return SlotSpec(doc.name, doc.single_valued, tuple(patterns), doc.update_markers)
 
 
-def _derivation(entry: Any) -> Derivation:
-    if not isinstance(entry, dict) or not entry.get("requires"):
-        raise GuidanceError("derivations: each entry needs requirements")
-    name = str(entry["name"])
+def _derivation(doc: _DerivationDoc) -> Derivation:
     requires = tuple(
-        Requirement(
-            slot=req.get("slot"),
-            updates=bool(req.get("updates", False)),
-            any_words=frozenset(str(w).lower() for w in req.get("any_words", [])),
-        )
-        for req in entry["requires"]
+        Requirement(r.slot, r.updates, frozenset(w.lower() for w in r.any_words))
+        for r in doc.requires
     )
-    return Derivation(
-        name=name, slot=str(entry["slot"]), text=str(entry["text"]), requires=requires
-    )
+    return Derivation(name=doc.name, slot=doc.slot, text=doc.text, requires=requires)
 
 
-def _strings(data: dict[str, Any], key: str) -> tuple[str, ...]:
-    value = data.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise GuidanceError(f"{key}: must be a list of strings")
-    return tuple(value)
+def _topic(pattern: str) -> re.Pattern[str]:
+    regex = _compile(pattern, "question_topics")
+    if "topic" not in regex.groupindex:
+        raise GuidanceError("question_topics: a pattern does not capture (?P<topic>...)")
+    return regex
 
 
 def _word_alternation(words: tuple[str, ...]) -> re.Pattern[str]:
