@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from factledger.adapters.embedded_postgres import EmbeddedPostgres, PostgresLocation
 from factledger.adapters.in_memory_session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory_sync_store import InMemorySyncStore
@@ -31,6 +33,7 @@ from factledger.api.settings import (
     RecallPolicySettings,
     RecallSettings,
     Settings,
+    SettingsError,
     SqliteSessionBufferSettings,
 )
 from factledger.application.clocks import SystemClock
@@ -107,10 +110,16 @@ def _policy(s: RecallPolicySettings) -> RecallPolicy:
 def recall_policies(settings: RecallSettings) -> RecallPolicies:
     """Tenant overrides are merged over the deployment policy and validated like it."""
     base = RecallPolicySettings.model_validate(settings.model_dump(exclude={"tenants"}))
-    tenants = {
-        tenant: _policy(RecallPolicySettings.model_validate({**base.model_dump(), **override}))
-        for tenant, override in settings.tenants.items()
-    }
+    tenants = {}
+    for tenant, override in settings.tenants.items():
+        try:
+            merged = RecallPolicySettings.model_validate({**base.model_dump(), **override})
+        except ValidationError as exc:
+            # pydantic echoes input values; report field names only (STYLE section 5)
+            fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
+            where = ", ".join(f"recall.tenants.{tenant}.{f}" for f in fields)
+            raise SettingsError(f"invalid settings: {where}") from None
+        tenants[tenant] = _policy(merged)
     return RecallPolicies(default=_policy(base), tenants=tenants)
 
 

@@ -1,0 +1,40 @@
+"""Recall settings become policies: the deployment default and per-tenant overrides."""
+
+from __future__ import annotations
+
+import pytest
+
+from factledger.api.recall_bootstrap import recall_policies
+from factledger.api.settings import SettingsError, load_settings
+from factledger.application.memory_types import SearchMode
+
+
+def test_defaults_are_the_product_promise() -> None:
+    policy = recall_policies(load_settings().recall).for_tenant("anyone")
+    assert (policy.enabled, policy.recall_budget_s, policy.context_budget_s) == (True, 1.0, 2.0)
+    assert (policy.threshold, policy.limit, policy.mode) == (0.55, 3, SearchMode.MEMORIES)
+    assert not policy.include_inferred
+    assert not policy.include_superseded
+
+
+def test_tenant_overrides_merge_over_the_deployment_policy() -> None:
+    settings = load_settings(
+        recall={"limit": 5, "tenants": {"acme": {"enabled": False}, "lab": {"threshold": 0.3}}}
+    )
+    policies = recall_policies(settings.recall)
+    assert not policies.for_tenant("acme").enabled
+    assert policies.for_tenant("acme").limit == 5
+    assert policies.for_tenant("lab").threshold == 0.3
+    assert policies.for_tenant("other").threshold == 0.55
+    assert policies.for_tenant(None).limit == 5
+
+
+def test_an_invalid_override_is_refused() -> None:
+    settings = load_settings(recall={"tenants": {"acme": {"limit": 0}}})
+    with pytest.raises(SettingsError, match=r"recall\.tenants\.acme\.limit"):
+        recall_policies(settings.recall)
+
+
+def test_an_invalid_budget_is_refused_by_field_name() -> None:
+    with pytest.raises(SettingsError, match=r"recall\.recall_budget_s"):
+        load_settings(recall={"recall_budget_s": 0})
