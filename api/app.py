@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from fastapi import FastAPI
 
@@ -20,6 +19,7 @@ from factledger.api.idempotency import InMemoryIdempotencyStore
 from factledger.api.log_setup import configure_logging
 from factledger.api.metrics import ApiMetrics
 from factledger.api.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
+from factledger.api.recall_bootstrap import ServiceRuntime
 from factledger.api.routes_dead_letters import router as dead_letters_router
 from factledger.api.routes_events import router as events_router
 from factledger.api.routes_forget import router as forget_router
@@ -40,19 +40,17 @@ Agent tokens address their subject as `me`. Errors share one shape:
 """
 
 
-def ports_from_runtime(runtime: Any) -> ApiPorts:
-    """Maps what `api.bootstrap` yields to what the routes need. The ledger and its read side
-    are always there; short-term memory, recall and the sync are used when bootstrap wires
-    them (their routes answer 503 otherwise)."""
+def ports_from_runtime(runtime: ServiceRuntime) -> ApiPorts:
+    """Maps what `api.bootstrap` yields to what the routes need."""
     return ApiPorts(
         ledger=runtime.ledger,
         profiles=runtime.reader,
         follower=runtime.follower,
-        sessions=getattr(runtime, "sessions", None),
-        session_buffer=getattr(runtime, "session_buffer", None),
-        recall=getattr(runtime, "recall", None),
-        sync_store=getattr(runtime, "sync_store", None),
-        memory=getattr(runtime, "backend", None) or getattr(runtime, "memory", None),
+        sessions=runtime.sessions,
+        session_buffer=runtime.session_buffer,
+        recall=runtime.recall,
+        sync_store=runtime.sync_store,
+        memory=runtime.backend,
     )
 
 

@@ -1,5 +1,6 @@
 """One real `factledger serve` process on loopback, driven by the blocking client: the embedded
-default (SQLite ledger and views) configured only through the environment."""
+default (SQLite ledger, views and short-term memory, the in-memory backend with the shipped
+embedder, the in-process sync) configured only through the environment."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ import httpx
 import pytest
 
 from factledger.api.auth import Role
-from factledger.client import FactledgerClient, PermissionDeniedError, ProposalDraft, boolean
+from factledger.client import (
+    Evidence,
+    FactledgerClient,
+    PermissionDeniedError,
+    ProposalDraft,
+    boolean,
+    text,
+)
 from factledger.testing.api_harness import TEST_AUTH, TEST_SECRET, token
 
 STARTUP_LIMIT_S = 60.0
@@ -76,6 +84,19 @@ def test_a_real_server_serves_the_client(server: str) -> None:
         subject = service.register_subject("lead", "crm-900")
     with FactledgerClient(server, token(Role.AGENT, kind="lead", ref="crm-900")) as agent:
         assert agent.whoami().subject_id == subject.subject_id
+        agent.start_session("voice-1", "voice")
+        agent.append_message("voice-1", "subject", "We moved to Supplier B in March.")
+        stated = ProposalDraft(
+            field="supplier",
+            origin="stated",
+            value=text("Supplier B"),
+            evidence=Evidence(session_id="voice-1", message_index=0, quote="Supplier B"),
+        )
+        ended = agent.end_session("voice-1", proposals=[stated])
+        assert ended.message_count == 1
+        assert ended.proposals[0].status == "pending"
+        context = agent.context("suppliers")
+        assert context.degraded in {None, "timeout"}
         draft = ProposalDraft(field="budget_holder", origin="inferred", value=boolean(True))
         proposal = agent.propose(draft, idempotency_key="server-propose-1")
         again = agent.propose(draft, idempotency_key="server-propose-1")
@@ -88,6 +109,7 @@ def test_a_real_server_serves_the_client(server: str) -> None:
         assert reviewer.profile(subject=subject.subject_id).fields["budget_holder"].display
     with FactledgerClient(server, token(Role.ANALYST)) as analyst:
         page = analyst.events(subject.subject_id)
-    assert [e.version for e in page.events] == [1, 2, 3]
+    # registered, session recorded, two proposals, one confirmation
+    assert [e.version for e in page.events] == [1, 2, 3, 4, 5]
     metrics = httpx.get(f"{server}/metrics", timeout=5).text
     assert 'route="/v1/subjects/{subject}/proposals"' in metrics
