@@ -18,6 +18,7 @@ from factledger.api import (
     cli_memory,
     cli_pgvector,
     cli_recall,
+    cli_supermemory,
     cli_sync,
 )
 
@@ -48,6 +49,7 @@ cli_ledger.register(app)
 cli_sync.register(app)
 cli_recall.register(app)
 cli_pgvector.register(app)
+cli_supermemory.register(app)
 
 
 def main() -> None:

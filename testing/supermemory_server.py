@@ -42,6 +42,7 @@ from factledger.testing.supermemory_engine import (
 )
 from factledger.testing.supermemory_faults import FaultPlan, LatencyProfile, LatencySampler
 from factledger.testing.supermemory_filters import FilterDepthError, check_depth
+from factledger.testing.supermemory_model import iso
 from factledger.testing.supermemory_spec import SpecValidationError, operation, response_issues
 
 JsonObject = dict[str, Any]
@@ -154,16 +155,20 @@ class SupermemoryServer:
         names = sorted(n for n in self.engine.namespaces if q.get("q", "") in n)
         page, limit = int(q.get("page", 1)), int(q.get("limit", 10))
         window = names[(page - 1) * limit : page * limit]
-        items = [
-            {
-                "id": f"ns_{name}",
-                "namespace": name,
-                "description": None,
-                "documentCount": len(self.engine.namespaces[name].documents),
-                "memoryCount": len(self.engine.namespaces[name].memories),
-            }
-            for name in window
-        ]
+        items = []
+        for name in window:
+            state = self.engine.namespaces[name]
+            stamp = iso(state.created_at)
+            items.append(
+                {
+                    "id": f"ns_{name}",
+                    "namespace": name,
+                    "description": None,
+                    "documentCount": len(state.documents),
+                    "memoryCount": len(state.current_memories()),
+                    "system": {"createdAt": stamp, "updatedAt": stamp},
+                }
+            )
         pages = max(1, -(-len(names) // limit))
         return {
             "namespaces": items,

@@ -308,9 +308,11 @@ async def test_every_answer_of_a_full_session_conforms_to_the_response_schemas()
         memory_id = found.json()["results"][0]["id"]
         details = await http.get(f"/ns/u1/memories/{memory_id}?include=related,documents")
         listed = await http.post("/ns/u1/list/chunks", json={})
+        spaces = await http.get("/ns?limit=5")
         dropped = await http.delete("/ns/u1")
 
-    assert [r.status_code for r in (found, details, listed, dropped)] == [200] * 4
+    assert [r.status_code for r in (found, details, listed, spaces, dropped)] == [200] * 5
+    assert [n["namespace"] for n in spaces.json()["namespaces"]] == ["u1"]
     assert server.response_issues == []
     # and the check itself does catch a body off the spec:
     assert response_issues("get", "/ns/{namespace}/memories/{id}", 200, {"id": 1}) != []
