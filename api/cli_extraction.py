@@ -6,7 +6,7 @@ import asyncio
 import json
 import re
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -123,6 +123,43 @@ def _problems(result: CaseResult) -> list[str]:
             problems.append(f"condition lost: {fact.text!r}")
     problems += [f"safety: {v}" for v in result.safety_violations]
     return problems
+
+
+@extraction_app.command("try")
+def try_command(
+    messages: Annotated[
+        list[str],
+        typer.Argument(help='Messages in order, "role: text" (role defaults to subject).'),
+    ],
+    when: Annotated[
+        datetime | None, typer.Option("--date", help="Interaction date (default: now, UTC).")
+    ] = None,
+    guidance: Annotated[
+        Path | None, typer.Option(exists=True, dir_okay=False, help="Guidance YAML to use.")
+    ] = None,
+) -> None:
+    """Show what the rule extractor makes of a few messages (for writing guidance files)."""
+    configure_logging(json_lines=False, level="WARNING")
+    occurred_at = when or datetime.now(UTC)
+    if occurred_at.tzinfo is None:
+        occurred_at = occurred_at.replace(tzinfo=UTC)
+    request = ExtractionRequest([_message(m) for m in messages], occurred_at)
+    for fact in RuleExtractor.from_guidance_file(guidance).extract_now(request):
+        links = ",".join(fact.related_to)
+        relation = f"{fact.relation.value}({links})" if fact.relation else "-"
+        flags = " inferred" if fact.is_inference else ""
+        sources = list(fact.source_indexes)
+        typer.echo(f"{fact.key} [{fact.slot or '-'}] {relation}{flags} sources={sources}")
+        typer.echo(f"    {fact.text}")
+        if fact.condition:
+            typer.echo(f"    condition: {fact.condition}")
+
+
+def _message(raw: str) -> Message:
+    role, sep, text = raw.partition(":")
+    if sep and role.strip().lower() in {r.value for r in Role}:
+        return Message(Role(role.strip().lower()), text.strip())
+    return Message(Role.SUBJECT, raw.strip())
 
 
 @extraction_app.command("locomo-coverage")

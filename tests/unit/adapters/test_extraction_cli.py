@@ -63,3 +63,21 @@ def test_locomo_coverage_counts_the_evidence_turns_facts_cite(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     assert "evidence turns cited       0.500 (1/2)" in result.output
     assert "subject turns cited        0.667" in result.output
+
+
+def test_try_shows_the_facts_of_a_few_messages() -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "extraction",
+            "try",
+            "agent: Hi, I'm Ana. Would you like to upgrade to the Pro plan?",
+            "Maybe next quarter, if the pricing works.",
+            "--date",
+            "2026-03-10T12:00:00",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "f0 [intent:upgrade_to_pro_plan] - sources=[0, 1]" in result.output
+    assert "condition: if the pricing works" in result.output
+    assert "Ana" not in result.output
