@@ -31,7 +31,7 @@ from factledger.adapters.pgvector_connection import (
 from factledger.adapters.pgvector_filters import metadata_json
 from factledger.adapters.pgvector_queue import IngestWorker
 from factledger.adapters.pgvector_schema import SchemaOptions, apply_migrations
-from factledger.adapters.pgvector_search import SearchPlan, ranked, run_search
+from factledger.adapters.pgvector_search import SearchPlan, read_search, send_ranked, send_search
 from factledger.application.errors import (
     InvalidMemoryInputError,
     MemoryNotFoundError,
@@ -253,8 +253,11 @@ class PgvectorMemoryBackend:
         now = self._clock.now()
         with port_errors("search"):
             ann = await self._has_ann(ns)
-            async with self.db.bound(ns, pipeline=True) as conn:
-                hits = await run_search(conn, ns, query, vector, now=now, ann=ann)
+            hits = await self.db.read(
+                ns,
+                lambda conn: send_search(conn, ns, query, vector, now=now, ann=ann),
+                read_search,
+            )
         log.debug(
             "pgvector.searched",
             hits=len(hits),
@@ -273,9 +276,10 @@ class PgvectorMemoryBackend:
         with port_errors("explain"):
             ann = await self._has_ann(ns)
             async with self.db.bound(ns) as conn:
-                rows = await ranked(
+                cursor = await send_ranked(
                     conn, ns, query, vector, plan, now=self._clock.now(), ann=ann, explain=True
                 )
+                rows = await cursor.fetchall()
         return "\n".join(str(row["QUERY PLAN"]) for row in rows)
 
     async def _has_ann(self, ns: Namespace) -> bool:

@@ -4,9 +4,9 @@ and the translation of driver errors into the memory port's errors."""
 from __future__ import annotations
 
 import struct
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager, nullcontext
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
@@ -23,6 +23,9 @@ from factledger.application.errors import (
     MemoryUnavailableError,
 )
 from factledger.application.memory_types import NAMESPACE_PATTERN, Namespace
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 
 class _VectorDumper(Dumper):
@@ -99,25 +102,36 @@ class PgvectorConnections:
 
     @asynccontextmanager
     async def bound(
-        self, namespace: Namespace, *, lock: bool = False, pipeline: bool = False
+        self, namespace: Namespace, *, lock: bool = False
     ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         """One transaction in which Row-Level Security shows only `namespace`'s rows.
 
-        - `lock` takes a transaction-level advisory lock on the namespace, serialising writers
-          that link facts (one current fact per slot) without blocking readers.
-        - `pipeline` sends BEGIN, the binding and the caller's statements without waiting for
-          each answer: a read then costs two round trips instead of four.
+        `lock` takes a transaction-level advisory lock on the namespace, serialising writers that
+        link facts (one current fact per slot) without blocking readers.
         """
+        async with self._pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
+            if lock:
+                await conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended('factledger.ns:' || %s, 0))",
+                    [namespace],
+                )
+            yield conn
+
+    async def read(
+        self,
+        namespace: Namespace,
+        send: Callable[[psycopg.AsyncConnection[Any]], Awaitable[P]],
+        receive: Callable[[P], Awaitable[R]],
+    ) -> R:
+        """A read-only transaction bound to `namespace` in one round trip: BEGIN, the binding,
+        everything `send` queues and COMMIT go out in a pipeline; `receive` reads the results
+        once the pipeline has synced (still holding the connection)."""
         async with self._pool.connection() as conn:
-            pipe = conn.pipeline() if pipeline else nullcontext()
-            async with pipe, conn.transaction():
+            async with conn.pipeline(), conn.transaction():
                 await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
-                if lock:
-                    await conn.execute(
-                        "SELECT pg_advisory_xact_lock(hashtextextended('factledger.ns:' || %s, 0))",
-                        [namespace],
-                    )
-                yield conn
+                pending = await send(conn)
+            return await receive(pending)
 
     @asynccontextmanager
     async def unbound(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:

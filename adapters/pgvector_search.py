@@ -24,6 +24,7 @@ from factledger.application.memory_types import (
     SearchQuery,
 )
 
+Cursor = psycopg.AsyncCursor[dict[str, Any]]
 RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very top ranks
 HNSW_EF_SEARCH = 100
 
@@ -48,7 +49,7 @@ class SearchPlan:
     limit: int
 
 
-async def ranked(
+async def send_ranked(
     conn: psycopg.AsyncConnection[Any],
     namespace: Namespace,
     query: SearchQuery,
@@ -58,10 +59,11 @@ async def ranked(
     now: datetime,
     ann: bool,
     explain: bool = False,
-) -> list[dict[str, Any]]:
-    """Fetches one candidate list, best first (or, with `explain`, the plan as `QUERY PLAN`
-    rows). Rows carry `score` (cosine similarity, at least
-    the threshold) or, by text, `text_rank` (PostgreSQL's cover-density rank, above zero)."""
+) -> Cursor:
+    """Sends the query for one candidate list (best first) and returns its cursor unread, so a
+    pipeline can send every list before waiting once. Rows carry `score` (cosine similarity,
+    at least the threshold) or, by text, `text_rank` (cover-density rank, above zero); with
+    `explain`, the plan as `QUERY PLAN` rows."""
     memories = plan.table == "memories"
     visible, params = _visibility(query, memories, now)
     where_filter, filter_params = compile_filter(query.filters, sql.SQL("metadata"))
@@ -104,12 +106,22 @@ async def ranked(
         )
     if explain:
         statement = sql.SQL("EXPLAIN {}").format(statement)
-    async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(statement, args)
-        return await cur.fetchall()
+    cursor = conn.cursor(row_factory=dict_row)
+    await cursor.execute(statement, args)
+    return cursor
 
 
-async def run_search(
+@dataclass(frozen=True, slots=True)
+class PendingSearch:
+    """The candidate lists sent for one search, to be read after the pipeline's sync."""
+
+    query: SearchQuery
+    depth: int
+    by_vector: list[tuple[HitKind, Cursor]]
+    by_text: list[tuple[HitKind, Cursor]]
+
+
+async def send_search(
     conn: psycopg.AsyncConnection[Any],
     ns: Namespace,
     query: SearchQuery,
@@ -117,32 +129,38 @@ async def run_search(
     *,
     now: datetime,
     ann: bool,
-) -> list[SearchHit]:
-    """Memories or chunks ranked by similarity; hybrid fuses that ranking with full-text."""
+) -> PendingSearch:
+    """Memories or chunks ranked by similarity; hybrid adds the full-text ranking."""
     tables = {
         SearchMode.MEMORIES: (("memories", HitKind.MEMORY),),
         SearchMode.CHUNKS: (("chunks", HitKind.CHUNK),),
         SearchMode.HYBRID: (("memories", HitKind.MEMORY), ("chunks", HitKind.CHUNK)),
     }[query.mode]
     hybrid = query.mode is SearchMode.HYBRID
-    depth = max(query.limit * 4, 20) if hybrid else query.limit
-    by_vector: list[list[dict[str, Any]]] = []
-    by_text: list[list[dict[str, Any]]] = []
+    pending = PendingSearch(query, max(query.limit * 4, 20) if hybrid else query.limit, [], [])
     for table, kind in tables:
         use_ann = ann and table == "memories"
-        for text_ranked, bucket in ((False, by_vector), (True, by_text)):
+        for text_ranked, bucket in ((False, pending.by_vector), (True, pending.by_text)):
             if text_ranked and not hybrid:
                 continue
-            plan = SearchPlan(table, by_text=text_ranked, limit=depth)
-            rows = await ranked(conn, ns, query, vector, plan, now=now, ann=use_ann)
-            bucket.append([{**r, "kind": kind} for r in rows])
-    semantic = merge(by_vector, "score")[:depth]
-    if not hybrid:
+            plan = SearchPlan(table, by_text=text_ranked, limit=pending.depth)
+            cursor = await send_ranked(conn, ns, query, vector, plan, now=now, ann=use_ann)
+            bucket.append((kind, cursor))
+    return pending
+
+
+async def read_search(pending: PendingSearch) -> list[SearchHit]:
+    """Reads the lists sent by `send_search`; hybrid fuses them by reciprocal rank."""
+    by_vector = [[{**r, "kind": k} for r in await c.fetchall()] for k, c in pending.by_vector]
+    by_text = [[{**r, "kind": k} for r in await c.fetchall()] for k, c in pending.by_text]
+    semantic = merge(by_vector, "score")[: pending.depth]
+    if pending.query.mode is not SearchMode.HYBRID:
         return [to_hit(r, r["kind"], min(1.0, r["score"])) for r in semantic]
     # What passes the similarity threshold or matches a keyword is admitted; RRF orders
     # the union (a full-text hit catches names and codes the embedding blurs).
-    keyword = merge(by_text, "text_rank")[:depth]
-    return [to_hit(r, r["kind"], score) for r, score in fuse([semantic, keyword], query.limit)]
+    keyword = merge(by_text, "text_rank")[: pending.depth]
+    fused = fuse([semantic, keyword], pending.query.limit)
+    return [to_hit(r, r["kind"], score) for r, score in fused]
 
 
 def _visibility(
