@@ -102,6 +102,13 @@ class SupermemoryBackendSettings(BaseModel):
     max_attempts: int = Field(default=3, ge=1, le=10)
     ingest_timeout_s: float = Field(default=120.0, gt=0, le=3600)
 
+    @model_validator(mode="after")
+    def _real_api_key(self) -> SupermemoryBackendSettings:
+        key = self.api_key.get_secret_value().strip().lower()
+        if not key or key in {"your_api_key", "your-api-key", "changeme", "change-me", "sm_..."}:
+            raise ValueError("api_key is empty or a placeholder")
+        return self
+
 
 class InMemoryBackendSettings(BaseModel):
     """`InMemoryMemoryBackend`: real search in process memory; nothing survives a restart."""

@@ -69,3 +69,14 @@ def test_supermemory_settings_need_a_key_and_report_fields_not_values(
 
     assert "backend" in str(caught.value)
     assert "secret-ish-text" not in str(caught.value)
+
+
+@pytest.mark.parametrize("key", ["", "  ", "YOUR_API_KEY", "sm_..."])
+def test_an_empty_or_placeholder_supermemory_key_is_refused(
+    monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_BACKEND__KIND", "supermemory")
+    monkeypatch.setenv("FACTLEDGER_BACKEND__API_KEY", key)
+
+    with pytest.raises(SettingsError, match="backend"):
+        load_settings()
