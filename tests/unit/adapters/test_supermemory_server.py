@@ -365,3 +365,18 @@ async def test_status_walks_the_documented_stages_and_early_reads_are_404() -> N
         (200, "done", "done"),
     ]
     assert [m["memory"] for m in memories] == ["Lives in Berlin"]
+
+
+def test_random_fault_rates_are_seeded_and_scripted_faults_come_first() -> None:
+    def run() -> list[int | None]:
+        plan = FaultPlan(rates={503: 0.1, 429: 0.05}, seed=5)
+        plan.push(Fault(status=402))
+        return [f.status if (f := plan.next_fault("search")) else None for _ in range(2000)]
+
+    first, second = run(), run()
+
+    assert first == second
+    assert first[0] == 402
+    assert 120 <= first.count(503) <= 280  # ~10 % of 2,000
+    assert 40 <= first.count(429) <= 160  # ~5 % of what the 503 draw left
+    assert LatencySampler(LatencyProfile(operations=frozenset({"add"}))).delay("search") == 0.0
