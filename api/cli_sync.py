@@ -8,17 +8,24 @@ from contextlib import AsyncExitStack
 from typing import Annotated
 
 import httpx
+import structlog
 import typer
 
 from factledger.api.bootstrap import build_embedder, open_ledger_runtime
 from factledger.api.log_setup import configure_logging
 from factledger.api.memory_choice import open_backend
 from factledger.api.recall_bootstrap import open_sync_store, sync_options
-from factledger.api.settings import Settings, load_settings
+from factledger.api.settings import (
+    InMemoryBackendSettings,
+    InMemorySyncStoreSettings,
+    Settings,
+    load_settings,
+)
 from factledger.application.clocks import SystemClock
 from factledger.application.sync import SyncPorts, SyncWorker
 from factledger.application.sync_feed import LedgerEventFeed
 
+log = structlog.get_logger(__name__)
 dead_letters_app = typer.Typer(help="Sync items that failed 3 times.", no_args_is_help=True)
 
 
@@ -31,6 +38,12 @@ async def _run_worker(settings: Settings, *, once: bool) -> None:
             stack.push_async_callback(http.aclose)
             embedder = build_embedder(settings.embedder, http)
             backend = await open_backend(settings, embedder, clock, stack)
+            if isinstance(settings.sync.store, InMemorySyncStoreSettings):
+                # Each start replays the whole ledger (idempotent, but slow); share a
+                # PostgreSQL queue between worker processes instead.
+                log.warning("sync.volatile_queue", store="memory")
+            if isinstance(settings.backend, InMemoryBackendSettings):
+                log.warning("sync.process_local_backend", backend="in_memory")
             feed = LedgerEventFeed(runtime.ledger)
             worker = SyncWorker(SyncPorts(store, feed, feed, backend), sync_options(settings))
             if once:
