@@ -30,6 +30,11 @@ class SqliteKeyStore:
 
     def current(self, scope: str) -> tuple[str, bytes]:
         with self._lock:
+            row = self._conn.execute(
+                "SELECT key_id, key FROM subject_keys WHERE scope=? AND live=1", (scope,)
+            ).fetchone()
+            if row is not None:  # the common case needs no write transaction
+                return str(row[0]), bytes(row[1])
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 row = self._conn.execute(

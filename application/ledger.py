@@ -21,6 +21,7 @@ so async callers wrap it in `asyncio.to_thread`):
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -62,6 +63,9 @@ class Ledger(Application[UUID]):
     """The subject ledger. One instance per process; several processes may share a store."""
 
     name = "Ledger"  # pinned: it names the PostgreSQL tables and the env prefix
+    # Commands reload their subject; the cache (fast-forwarded from the store on every get,
+    # so other writers are seen) saves replaying the whole stream each time.
+    env = {"AGGREGATE_CACHE_MAXSIZE": "1000"}
 
     def __init__(
         self,
@@ -175,15 +179,20 @@ class Ledger(Application[UUID]):
         except FieldNotPresentError:
             # A forget interrupted between its event and the key deletion: finish it.
             if cmd.field in self.subject(cmd.tenant, cmd.subject_id).forgotten_fields:
-                self._forget_keys(scope)
+                self._forget_keys(cmd.subject_id, scope)
             raise
-        self._forget_keys(scope)
+        self._forget_keys(cmd.subject_id, scope)
         return result
 
-    def _forget_keys(self, scope: str) -> None:
+    def _forget_keys(self, subject_id: UUID, scope: str) -> None:
         self.keys.forget(scope)
         if isinstance(self.mapper, ShreddingMapper):
             self.mapper.forget_cached()
+        # The cached subject still holds the forgotten values in memory: drop it.
+        cache = self.repository.cache
+        if cache is not None:
+            with contextlib.suppress(KeyError):
+                cache.get(subject_id, evict=True)
 
     def forget_memory(self, cmd: ForgetMemory) -> CommandResult:
         decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)

@@ -67,22 +67,24 @@ class ShreddingMapper(Mapper[UUID]):
         # Decryption keys by id, briefly: a subject of 100 events would otherwise cost 100
         # key-store queries per load. Bounds how long another process can still read a key
         # forgotten elsewhere (ADR 0003); the forgetting process clears it at once.
-        self._cache: dict[str, tuple[bytes, float]] = {}
+        self._cache: dict[str, tuple[AESGCM, float]] = {}
 
     def forget_cached(self) -> None:
         self._cache.clear()
 
-    def _key(self, key_id: str) -> bytes | None:
+    def _cipher(self, key_id: str) -> AESGCM | None:
         now = time.monotonic()
         hit = self._cache.get(key_id)
         if hit is not None and hit[1] > now:
             return hit[0]
         key = self.keys.key(key_id)
-        if key is not None:
-            if len(self._cache) >= CACHE_SIZE:
-                self._cache.clear()
-            self._cache[key_id] = (key, now + CACHE_TTL_S)
-        return key
+        if key is None:
+            return None
+        if len(self._cache) >= CACHE_SIZE:
+            self._cache.clear()
+        cipher = AESGCM(key)
+        self._cache[key_id] = (cipher, now + CACHE_TTL_S)
+        return cipher
 
     def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
         cls = type(domain_event)
@@ -110,12 +112,12 @@ class ShreddingMapper(Mapper[UUID]):
 
     def _decrypt(self, sealed: str, aad: bytes) -> Any:
         key_id, _, blob = sealed.removeprefix(PREFIX).partition(":")
-        key = self._key(key_id)
-        if key is None:
+        cipher = self._cipher(key_id)
+        if cipher is None:
             return None  # forgotten: the content is gone for good
         raw = base64.b64decode(blob)
         try:
-            plain = AESGCM(key).decrypt(raw[:12], raw[12:], aad)
+            plain = cipher.decrypt(raw[:12], raw[12:], aad)
         except InvalidTag:
             return None  # never ours to read (tampered or mis-keyed): treat as erased
         return json.loads(plain)

@@ -86,7 +86,7 @@ class ChangeProposed(Aggregate.Event):
     def apply(self, aggregate: Subject) -> None:
         proposal = proposal_from_event(self)
         aggregate.changes[self.change_id] = ChangeRecord(
-            proposal=proposal, proposed_at=self.timestamp, fingerprint=proposal.fingerprint()
+            proposal=proposal, proposed_at=self.timestamp
         )
         aggregate.remember_command(self.command_id)
 

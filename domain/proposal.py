@@ -27,13 +27,13 @@ from factledger.domain.provenance import (
 )
 from factledger.domain.sessions import SessionInfo
 from factledger.domain.transcript import Role
-from factledger.domain.values import FieldValue, ListValue, to_payload
+from factledger.domain.values import FieldValue, Immutable, ListValue, to_payload
 
 MAX_CONDITION = 500
 
 
 @dataclass(frozen=True, slots=True)
-class Proposal:
+class Proposal(Immutable):
     """A change to one profile field, as a model, agent or staff member proposes it."""
 
     change_id: UUID
@@ -92,8 +92,13 @@ class ChangeRecord:
 
     proposal: Proposal
     proposed_at: datetime
-    fingerprint: str
     status: ChangeStatus = ChangeStatus.PENDING
+
+    @property
+    def fingerprint(self) -> str:
+        # Computed on demand: only a re-proposal of the same change id needs it, and replays
+        # would otherwise hash every proposal again.
+        return self.proposal.fingerprint()
 
     @property
     def change_id(self) -> UUID:
@@ -113,7 +118,7 @@ class ChangeRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class CurrentField:
+class CurrentField(Immutable):
     """One field of the current profile, with its provenance."""
 
     value: FieldValue

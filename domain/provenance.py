@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from factledger.domain.errors import InvalidValueError
-from factledger.domain.values import JsonObject, JsonValue
+from factledger.domain.values import Immutable, JsonObject, JsonValue
 
 
 class ActorKind(StrEnum):
@@ -40,7 +40,7 @@ class ChangeStatus(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Actor:
+class Actor(Immutable):
     kind: ActorKind
     id: str
 
@@ -57,7 +57,7 @@ class Actor:
 
 
 @dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(Immutable):
     """Where in a recorded session something was said: the message and the exact quote."""
 
     session_id: str

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from factledger.domain.errors import InvalidSessionError, SessionConflictError
 from factledger.domain.transcript import Channel, Message, Role
-from factledger.domain.values import JsonObject, JsonValue
+from factledger.domain.values import Immutable, JsonObject, JsonValue
 
 MAX_MESSAGES = 2000
 
@@ -75,7 +75,7 @@ class SessionRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionInfo:
+class SessionInfo(Immutable):
     """What the subject keeps of a recorded session to check evidence against it."""
 
     session_id: str

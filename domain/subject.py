@@ -87,6 +87,20 @@ class Subject(Aggregate):
             timestamp=at,
         )
 
+    def __deepcopy__(self, memo: dict[int, object]) -> Subject:
+        """The library copies a cached subject for every command. Everything it holds is an
+        immutable value except the change records, so copy the containers and those only."""
+        clone = object.__new__(type(self))
+        for name, value in self.__dict__.items():
+            if isinstance(value, dict | set | list):
+                value = value.copy()
+            clone.__dict__[name] = value
+        clone.changes = {
+            cid: ChangeRecord(r.proposal, r.proposed_at, r.status)
+            for cid, r in self.changes.items()
+        }
+        return clone
+
     # -- queries on state -------------------------------------------------------------------
 
     def has_seen(self, command_id: str) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
-from typing import TypeAlias
+from typing import Self, TypeAlias
 
 from factledger.domain.errors import (
     InvalidFieldNameError,
@@ -28,6 +28,16 @@ FIELD_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 CURRENCY = re.compile(r"^[A-Z]{3}$")
 MAX_TEXT = 2000
 MAX_ITEMS = 100
+
+
+class Immutable:
+    """Frozen value objects are shared, never copied: the library deep-copies a cached
+    subject for every command, and copying its hundreds of values would dominate the cost."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        return self
 
 
 class ValueType(StrEnum):
@@ -50,7 +60,7 @@ def _check_decimal(number: Decimal, what: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class TextValue:
+class TextValue(Immutable):
     value: str
 
     def __post_init__(self) -> None:
@@ -58,7 +68,7 @@ class TextValue:
 
 
 @dataclass(frozen=True, slots=True)
-class NumberValue:
+class NumberValue(Immutable):
     value: Decimal
 
     def __post_init__(self) -> None:
@@ -66,7 +76,7 @@ class NumberValue:
 
 
 @dataclass(frozen=True, slots=True)
-class MoneyValue:
+class MoneyValue(Immutable):
     amount: Decimal
     currency: str  # ISO 4217 code
 
@@ -77,17 +87,17 @@ class MoneyValue:
 
 
 @dataclass(frozen=True, slots=True)
-class DateValue:
+class DateValue(Immutable):
     value: date
 
 
 @dataclass(frozen=True, slots=True)
-class BooleanValue:
+class BooleanValue(Immutable):
     value: bool
 
 
 @dataclass(frozen=True, slots=True)
-class ListValue:
+class ListValue(Immutable):
     items: tuple[str, ...]
 
     def __post_init__(self) -> None:
