@@ -15,6 +15,7 @@ from uuid import UUID
 
 import structlog
 
+from factledger.application.errors import MemoryNotFoundError
 from factledger.application.memory_types import MAX_LIMIT, SearchQuery
 from factledger.application.ports import MemoryBackend
 from factledger.application.recall_build import (
@@ -142,8 +143,16 @@ class Recall:
             for i in dict.fromkeys(i for hit in findings.hits for i in superseded_ids(hit))
             if i not in findings.previous
         ]
-        facts = await asyncio.gather(*(backend.get_memory(ns, i) for i in old_ids))
-        findings.previous.update({fact.id: fact.text for fact in facts})
+        found = await asyncio.gather(
+            *(backend.get_memory(ns, i) for i in old_ids), return_exceptions=True
+        )
+        for outcome in found:
+            if isinstance(outcome, MemoryNotFoundError):
+                continue  # dropped meanwhile: no history to show
+            if isinstance(outcome, BaseException):
+                raise outcome
+            if not outcome.is_forgotten:  # a forgotten value never resurfaces as history
+                findings.previous[outcome.id] = outcome.text
 
     async def _transcripts(self, subject_id: UUID, findings: MemoryFindings) -> None:
         ids = list(

@@ -274,3 +274,13 @@ async def test_cancelling_the_caller_cancels_the_lookups() -> None:
     await asyncio.sleep(0)
     assert stalling.cancelled == 1
     assert cast("int", stalling.calls) == 1
+
+
+async def test_a_forgotten_earlier_value_never_resurfaces_as_history() -> None:
+    backend = await seeded_backend()
+    ns = namespace_for(SUBJECT)
+    old = [m for m in await backend.list_memories(ns) if m.text == "works with Supplier A"]
+    await backend.forget(ns, [m.id for m in old], reason="asked")
+    result = await recall_with(backend).recall(SUBJECT, "works with supplier")
+    assert result.degraded is None
+    assert [n.text for n in result.notes] == ["works with Supplier B"]
