@@ -1,0 +1,113 @@
+"""Operations over HTTP: dead letters per tenant (list, retry), subject look-up, and what each
+role may not do."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+from uuid import UUID
+
+import httpx
+import pytest
+
+from factledger.api.app import create_app
+from factledger.api.auth import Role
+from factledger.api.deps import ApiPorts
+from factledger.application.sync_types import SyncItem, SyncKind
+from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
+from factledger.testing.manual_clock import ManualClock
+
+SERVICE = bearer(token(Role.SERVICE))
+ADMIN = bearer(token(Role.ADMIN))
+FOREIGN_ADMIN = bearer(token(Role.ADMIN, tenant="t2"))
+AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
+ANALYST = bearer(token(Role.ANALYST))
+
+
+@pytest.fixture
+def ports() -> ApiPorts:
+    return build_ports(ManualClock())
+
+
+@pytest.fixture
+async def http(ports: ApiPorts) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+        yield client
+
+
+async def ok(response: httpx.Response, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+async def dead_letter(ports: ApiPorts, subject_id: UUID, position: int) -> str:
+    store = ports.sync_store
+    assert store is not None
+    item = SyncItem(f"{position}.0", position, subject_id, SyncKind.TRANSCRIPT, ("doc-1",))
+    assert await store.enqueue([item], after=await store.position(), upto=position)
+    claimed = await store.claim("w", limit=10, lease_s=60)
+    assert [c.item_id for c in claimed] == [item.item_id]
+    await store.fail(item.item_id, error_type="MemoryUnavailableError", retry_in_s=None)
+    return item.item_id
+
+
+async def test_dead_letters_are_listed_and_retried_per_tenant(
+    http: httpx.AsyncClient, ports: ApiPorts
+) -> None:
+    body = {"kind": "lead", "external_ref": "crm-1"}
+    ours = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
+    other_service = bearer(token(Role.SERVICE, tenant="t2"))
+    theirs = await ok(await http.post("/v1/subjects", json=body, headers=other_service), 201)
+    mine = await dead_letter(ports, UUID(ours["subject_id"]), 1)
+    await dead_letter(ports, UUID(theirs["subject_id"]), 2)
+
+    listed = await ok(await http.get("/v1/dead-letters", headers=ADMIN))
+    assert [d["item_id"] for d in listed["items"]] == [mine]
+    assert listed["items"][0]["error_type"] == "MemoryUnavailableError"
+    assert (await http.get("/v1/dead-letters", headers=AGENT)).status_code == 403
+    foreign = await http.post(f"/v1/dead-letters/{mine}/retry", headers=FOREIGN_ADMIN)
+    assert foreign.status_code == 404
+    assert (await ok(await http.post(f"/v1/dead-letters/{mine}/retry", headers=ADMIN))) == {
+        "retried": 1
+    }
+    assert (await ok(await http.get("/v1/dead-letters", headers=ADMIN)))["items"] == []
+    left = await ok(await http.get("/v1/dead-letters", headers=FOREIGN_ADMIN))
+    assert len(left["items"]) == 1
+    assert (await ok(await http.post("/v1/dead-letters/retry", headers=FOREIGN_ADMIN))) == {
+        "retried": 1
+    }
+    metrics = (await http.get("/metrics")).text
+    assert "factledger_sync_dead_letters 0.0" in metrics
+
+
+async def test_subjects_are_looked_up_by_reference_within_the_tenant(
+    http: httpx.AsyncClient,
+) -> None:
+    body = {"kind": "lead", "external_ref": "crm-1"}
+    created = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
+    params = {"kind": "lead", "external_ref": "crm-1"}
+    found = await ok(await http.get("/v1/subjects/lookup", params=params, headers=SERVICE))
+    assert found["subject_id"] == created["subject_id"]
+    elsewhere = await http.get(
+        "/v1/subjects/lookup", params=params, headers=bearer(token(Role.SERVICE, tenant="t2"))
+    )
+    assert elsewhere.status_code == 404
+
+
+async def test_read_only_and_agent_roles_cannot_write_beyond_their_remit(
+    http: httpx.AsyncClient,
+) -> None:
+    body = {"kind": "lead", "external_ref": "crm-1"}
+    subject = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
+    path = f"/v1/subjects/{subject['subject_id']}"
+    inferred = {"field": "budget", "value": {"type": "number", "value": "3"}, "origin": "inferred"}
+    assert (await http.post(f"{path}/proposals", json=inferred, headers=ANALYST)).status_code == 403
+    forget = {"field": "budget", "reason": "x"}
+    assert (await http.post(f"{path}/forget", json=forget, headers=ANALYST)).status_code == 403
+    assert (
+        await http.post("/v1/subjects/me/proposals", json=inferred, headers=ADMIN)
+    ).status_code == 422
+    profile = await http.get(f"{path}/profile", headers=ANALYST)
+    assert profile.status_code == 200
+    assert (await http.get(f"{path}/events", headers=ANALYST)).status_code == 200
