@@ -21,6 +21,7 @@ _NOT_CONDITION_BEFORE = re.compile(
 _SINCE_TIME = re.compile(
     r"^\s*(?:\d|then|ever|last|yesterday|childhood|birth|forever|the (?:start|beginning)|"
     r"(?:we|I|you|they) (?:last |first )?(?:talked|spoke|met|chatted|saw|caught up)\b|"
+    r"(?:I|we|you|they|he|she|it) (?:\w+ed|was|were|got|left|began|came|went|met|had|became)\b|"
     r"(?:we|I|you|they) (?:last|first)\b|(?:our|my|your|the) (?:last|first)\b|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:this|last) (?:week|month|year|spring|summer|"

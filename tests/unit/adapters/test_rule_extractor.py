@@ -296,3 +296,10 @@ async def test_a_long_transcript_extracted_in_a_thread_gives_the_same_facts() ->
     said = [Message(Role.SUBJECT, f"I visited museum number {i} last week.") for i in range(30)]
     request = ExtractionRequest(said, WHEN)
     assert await EXTRACTOR.extract(request) == EXTRACTOR.extract_now(request)
+
+
+def test_since_before_a_past_event_is_a_time_but_before_a_present_one_a_reason() -> None:
+    [fact] = extract(("subject", "I have grown a lot since I started painting."))
+    assert fact.relation is None
+    facts = extract(("subject", "We use Supplier A since it is cheaper."))
+    assert [f.relation for f in facts] == [None, RelationKind.EXTENDS]
