@@ -240,3 +240,13 @@ async def test_bad_proposals_name_the_field(http: httpx.AsyncClient) -> None:
     assert response.status_code == 422
     assert response.json()["field"] == "value.money.amount"
     assert "12,5" not in response.text
+
+
+async def test_forgetting_a_memory_is_recorded_once(http: httpx.AsyncClient) -> None:
+    await register(http, LEAD)
+    body = {"memory_id": "mem-42", "reason": "the subject asked"}
+    first = await ok(await http.post("/v1/subjects/me/forget", json=body, headers=AGENT))
+    again = await ok(await http.post("/v1/subjects/me/forget", json=body, headers=AGENT))
+    assert first["applied"] is True
+    assert again["applied"] is False
+    assert first["profile_version"] == again["profile_version"] == 0
