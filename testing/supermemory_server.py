@@ -189,11 +189,12 @@ class SupermemoryServer:
             self.requests.append(name)
             if request.headers.get("authorization") != f"Bearer {self.api_key}":
                 return JSONResponse({"error": "Unauthorized"}, status_code=401)
-            if self.latency is not None:
-                await asyncio.sleep(self.latency.delay(name))
+            if self.latency is not None and not await _pause(self.latency.delay(name)):
+                return _shutting_down()
             fault = self.faults.next_fault(name)
             if fault is not None:
-                await asyncio.sleep(fault.stall_s)
+                if not await _pause(fault.stall_s):
+                    return _shutting_down()
                 if fault.status is not None:
                     status, error_body, headers = fault.response()
                     return JSONResponse(error_body, status_code=status, headers=headers)
@@ -223,6 +224,21 @@ class SupermemoryServer:
             return JSONResponse(result)
 
         return endpoint
+
+
+async def _pause(seconds: float) -> bool:
+    """Sleeps; False when the server cancels the request while shutting down."""
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        # uvicorn cancels stalled requests at shutdown; answering ends them without a
+        # traceback per stalled request in the logs (the client is long gone).
+        return False
+    return True
+
+
+def _shutting_down() -> JSONResponse:
+    return JSONResponse({"error": "Service unavailable"}, status_code=503)
 
 
 async def _value(result: JsonObject) -> JsonObject:
