@@ -239,7 +239,7 @@ class RuleExtractor:
         draft = Draft("", text, slot, [index], condition=clauses.condition or clauses.hedge)
         if not clauses.tentative:
             marked = self.guidance.update_markers.search(clauses.statement) is not None
-            changed = match.spec.update_markers and marked
+            changed = match.pattern.updates or (match.spec.update_markers and marked)
             targets = update_targets(slot, run.drafts, run.known)
             if changed or targets:
                 draft.relation, draft.related_to = RelationKind.UPDATES, targets

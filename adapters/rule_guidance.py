@@ -50,6 +50,7 @@ class GuidanceError(ValueError):
 class SlotPattern:
     regex: re.Pattern[str]
     text: str
+    updates: bool = False  # the phrase itself states a change ("no longer likes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +123,7 @@ class _Doc(BaseModel):
 class _PatternDoc(_Doc):
     match: str
     text: str
+    updates: bool = False
 
 
 class _SlotDoc(_Doc):
@@ -198,7 +200,7 @@ def _slot(doc: _SlotDoc) -> SlotSpec:
             item.text.format(value="")
         except (KeyError, IndexError, ValueError) as exc:
             raise GuidanceError(f"slots.{doc.name}: a text may only use {{value}}") from exc
-        patterns.append(SlotPattern(regex=regex, text=item.text))
+        patterns.append(SlotPattern(regex=regex, text=item.text, updates=item.updates))
     return SlotSpec(doc.name, doc.single_valued, tuple(patterns), doc.update_markers)
 
 

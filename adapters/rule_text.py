@@ -192,8 +192,15 @@ def _third_singular(word: str) -> str:
 
 
 def _fix_negations(text: str) -> str:
-    # Mid-sentence negations after "I" ("and I don't") agree with "the subject".
-    return re.sub(r"\bI (don't|do not)\b", "the subject does not", text)
+    # Mid-sentence "I" followed by a verb: the verb agrees with "the subject" ("and I miss it"
+    # -> "and the subject misses it"; "I don't" -> "the subject does not").
+    text = re.sub(r"\bI (don't|do not)\b", "the subject does not", text)
+    return _MID_I_VERB.sub(lambda m: f"the subject {conjugate(m.group(1))}", text)
+
+
+_MID_I_VERB = re.compile(
+    r"\bI ((?:(?:really|just|also|always|never|still|usually|often) )*[a-z]+)\b"
+)
 
 
 def value_key(value: str) -> str:

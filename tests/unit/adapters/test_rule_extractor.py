@@ -303,3 +303,17 @@ def test_since_before_a_past_event_is_a_time_but_before_a_present_one_a_reason()
     assert fact.relation is None
     facts = extract(("subject", "We use Supplier A since it is cheaper."))
     assert [f.relation for f in facts] == [None, RelationKind.EXTENDS]
+
+
+def test_a_new_thing_liked_is_not_an_update_but_no_longer_liking_is() -> None:
+    known = (KnownFact("m1", "likes cold calls", "preference:cold_calls"),)
+    liked, stopped = extract(
+        ("subject", "I like to discover new places. I no longer like cold calls."), known=known
+    )
+    assert liked.relation is None
+    assert (stopped.relation, stopped.related_to) == (RelationKind.UPDATES, ("m1",))
+
+
+def test_a_mid_sentence_i_agrees_with_the_subject() -> None:
+    [fact] = extract(("subject", "Sometimes it feels like I really miss the sea."))
+    assert fact.text == "Sometimes it feels like the subject really misses the sea"
