@@ -96,6 +96,8 @@ def bench(
 
         def start(description: str, total: int) -> Advance:
             task = progress.add_task(description, total=total)
+            if not console.is_terminal:  # a log file gets one line per workload instead
+                console.print(f"started: {description} ({total} steps)")
             return lambda steps: progress.advance(task, steps)
 
         report = asyncio.run(bench_main.run(config, start))

@@ -44,6 +44,14 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def load_average() -> str:
+    """The 1/5/15-minute load average: on a shared machine it explains wide latency tails."""
+    try:
+        return "/".join(f"{value:.1f}" for value in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
 def machine_info() -> dict[str, str | int | float]:
     return {
         "cpu_model": _cpu_model(),
@@ -51,6 +59,7 @@ def machine_info() -> dict[str, str | int | float]:
         "memory_gib": _memory_gib(),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
+        "load_average_at_end": load_average(),
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from dataclasses import asdict
@@ -18,9 +19,9 @@ from factledger.application.ports import Embedder
 from factledger.bench.backends import BenchEnvironment
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.bench.config import BenchConfig
-from factledger.bench.machine import machine_info, package_versions
+from factledger.bench.machine import load_average, machine_info, package_versions
 from factledger.bench.plots import write_plots
-from factledger.bench.report import REFERENCES, write_json
+from factledger.bench.report import REFERENCES, clean, write_json
 from factledger.bench.report_markdown import render_markdown
 from factledger.bench.runner import StartTask, run_bench
 from factledger.testing.supermemory_faults import LatencyProfile
@@ -84,6 +85,12 @@ async def run(
     started = datetime.now(UTC)
     clock_start = time.perf_counter()
     run_id = f"{started:%Y%m%d%H%M%S}{uuid4().hex[:4]}"  # unique even for runs a second apart
+    load_at_start = load_average()
+
+    def partial(results: Json) -> None:
+        path = config.out_dir / "report.partial.json"
+        path.write_text(json.dumps(clean(results), indent=2) + "\n", encoding="utf-8")
+
     inner = embedder or OnnxEmbedder()
     config.out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="factledger-bench-") as work:
@@ -98,12 +105,14 @@ async def run(
             postgres_location=postgres,
         )
         try:
-            backends = await run_bench(env, config, start)
+            backends = await run_bench(env, config, start, partial)
         finally:
             await env.close()
     report: Json = {"meta": _meta(config, inner, started, run_id), "backends": backends}
+    report["meta"]["machine"]["load_average_at_start"] = load_at_start
     report["meta"]["duration_s"] = round(time.perf_counter() - clock_start, 1)
     report["meta"]["plots"] = [path.name for path in write_plots(backends, config.out_dir)]
     write_json(report, config.out_dir)
     (config.out_dir / "report.md").write_text(render_markdown(report) + "\n", encoding="utf-8")
+    (config.out_dir / "report.partial.json").unlink(missing_ok=True)
     return report

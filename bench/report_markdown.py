@@ -46,7 +46,9 @@ def _setup(meta: Json) -> list[str]:
         [
             "machine",
             f"{machine['cpu_model']}, {machine['cores']} cores, "
-            f"{machine['memory_gib']} GiB, {machine['os']}, Python {machine['python']}",
+            f"{machine['memory_gib']} GiB, {machine['os']}, Python {machine['python']}; "
+            f"load average {machine.get('load_average_at_start')} at start, "
+            f"{machine.get('load_average_at_end')} at end",
         ],
         ["embedder", meta["embedder"]],
         ["extractor", meta["extractor"]],

@@ -218,8 +218,16 @@ async def run_backend(
     return result
 
 
-async def run_bench(env: BenchEnvironment, config: BenchConfig, start: StartTask) -> Json:
-    """All backends in the order given; returns the `backends` part of the report."""
+async def run_bench(
+    env: BenchEnvironment,
+    config: BenchConfig,
+    start: StartTask,
+    on_backend_done: Callable[[Json], None] = lambda _results: None,
+) -> Json:
+    """All backends in the order given; returns the `backends` part of the report.
+
+    `on_backend_done` gets the results so far after each backend (a long run keeps them).
+    """
     data = load_datasets(config)
     results: Json = {}
     for name in config.backends:
@@ -227,4 +235,5 @@ async def run_bench(env: BenchEnvironment, config: BenchConfig, start: StartTask
         results[name] = await run_backend(name, env, config, data, start)
         results[name]["total_seconds"] = round(time.perf_counter() - started, 1)
         log.info("bench.backend_done", backend=name, seconds=results[name]["total_seconds"])
+        on_backend_done(results)
     return results
