@@ -24,7 +24,7 @@ from factledger.api.auth import Role
 from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
 from factledger.testing.manual_clock import ManualClock
 
-EXAMPLES_PER_OPERATION = 10
+EXAMPLES_PER_OPERATION = 8
 # The agent token reaches deepest (its subject exists, `me` resolves); role refusals of the
 # other routes are covered by the identity tests.
 AGENT = bearer(token(Role.AGENT, kind="lead", ref="fuzz-1"))
