@@ -22,6 +22,9 @@ _AFFIRMATIONS = re.compile(
 )
 _NEGATIVE = re.compile(r"^\s*(?:no|nope|not|never|nah)\b", re.IGNORECASE)
 _MAX_LEFTOVER_WORDS = 1
+_DETERMINERS = frozenset(
+    ["a", "an", "the", "some", "more", "another", "any", "our", "their", "this", "that"]
+)
 _MAX_REPLY_WORDS = 12  # a longer answer states its own facts
 
 
@@ -45,12 +48,22 @@ def reply_intent(
     topic = _question_topic(previous.text, guidance)
     if topic is None:
         return None
-    text = ("may " if clauses.tentative else "plans to ") + topic
+    text = _lead(topic, tentative=clauses.tentative) + topic
     if dates:
         text += " " + " ".join(d.annotated for d in dates)
     if clauses.condition:
         text += f", {clauses.condition}"
     return text, topic
+
+
+def _lead(topic: str, *, tentative: bool) -> str:
+    """ "may upgrade", but "may consider a three-year contract" / "plans on moving offices"."""
+    first = topic.split(" ", 1)[0].lower()
+    if first in _DETERMINERS:
+        return "may consider " if tentative else "is open to "
+    if first.endswith("ing"):
+        return "may consider " if tentative else "plans on "
+    return "may " if tentative else "plans to "
 
 
 def _is_bare_reply(clauses: Clauses, guidance: Guidance, dates: list[DateMention]) -> bool:

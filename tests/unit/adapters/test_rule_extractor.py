@@ -317,3 +317,30 @@ def test_a_new_thing_liked_is_not_an_update_but_no_longer_liking_is() -> None:
 def test_a_mid_sentence_i_agrees_with_the_subject() -> None:
     [fact] = extract(("subject", "Sometimes it feels like I really miss the sea."))
     assert fact.text == "Sometimes it feels like the subject really misses the sea"
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "note"),
+    [
+        (
+            "Would you consider a three-year contract?",
+            "Maybe.",
+            "may consider a three-year contract",
+        ),
+        (
+            "Are you thinking of moving offices?",
+            "Yes, next year.",
+            "plans on moving offices next year",
+        ),
+        ("Will you renew?", "Probably.", "may renew"),
+    ],
+)
+def test_a_bare_reply_states_the_intent_its_question_names(
+    question: str, reply: str, note: str
+) -> None:
+    [fact] = extract(("agent", question), ("subject", reply))
+    assert fact.text.startswith(note)
+
+
+def test_a_bare_reply_to_a_question_about_a_state_states_nothing() -> None:
+    assert extract(("agent", "Are you based in Berlin?"), ("subject", "Probably.")) == []
