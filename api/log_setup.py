@@ -61,6 +61,29 @@ def _redact(mapping: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     return mapping
 
 
+_METHOD_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+    "exception": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "fatal": logging.CRITICAL,
+}
+
+
+def _drop_below(minimum: int) -> Processor:
+    # Level filtering is a processor, not a filtering wrapper class: `capture_logs` replaces the
+    # processors only, so tests still see every line after a CLI configured WARNING.
+    def drop_below(_: object, method_name: str, event_dict: EventDict) -> EventDict:
+        if _METHOD_LEVELS.get(method_name, logging.INFO) < minimum:
+            raise structlog.DropEvent
+        return event_dict
+
+    return drop_below
+
+
 def _shared_processors() -> list[Processor]:
     return [
         structlog.contextvars.merge_contextvars,
@@ -91,8 +114,14 @@ def configure_logging(
         renderer = structlog.dev.ConsoleRenderer(colors=False)
         formatting = []
     structlog.configure(
-        processors=[*_shared_processors(), *formatting, redact_sensitive, renderer],
-        wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
+        processors=[
+            _drop_below(numeric_level),
+            *_shared_processors(),
+            *formatting,
+            redact_sensitive,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.NOTSET),
         logger_factory=structlog.PrintLoggerFactory(file=stream or sys.stderr),
         cache_logger_on_first_use=False,
     )

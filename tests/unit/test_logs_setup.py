@@ -66,3 +66,10 @@ def test_redact_processor_leaves_other_keys_alone() -> None:
         "subject_id": "abc",
         "prompt": REDACTED,
     }
+
+
+def test_a_configured_level_does_not_hide_lines_from_capture_logs(stream: io.StringIO) -> None:
+    configure_logging(json_lines=True, level="WARNING", stream=stream)
+    with structlog.testing.capture_logs() as logs:
+        structlog.get_logger().info("still.captured", count=1)
+    assert [entry["event"] for entry in logs] == ["still.captured"]
