@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import cast
 from uuid import UUID
 
+import structlog
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, Mapper
 
@@ -56,6 +57,7 @@ from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import OPEN_SCHEMA, JsonObject, ProfileSchema
 
 MAX_ATTEMPTS = 12
+log = structlog.get_logger(__name__)
 Action = Callable[[Subject], object]
 
 
@@ -185,7 +187,8 @@ class Ledger(Application[UUID]):
         return result
 
     def _forget_keys(self, subject_id: UUID, scope: str) -> None:
-        self.keys.forget(scope)
+        deleted = self.keys.forget(scope)
+        log.info("ledger.keys_forgotten", subject_id=str(subject_id), keys=deleted)
         if isinstance(self.mapper, ShreddingMapper):
             self.mapper.forget_cached()
         # The cached subject still holds the forgotten values in memory: drop it.
@@ -237,13 +240,24 @@ class Ledger(Application[UUID]):
             action(subject)
             if not subject.pending_events:
                 return self._result(subject, position=None)
+            events = [type(e).__name__ for e in subject.pending_events]
             try:
                 recordings = self.save(subject)
             except IntegrityError:
+                log.info("ledger.write_conflicted", subject_id=str(subject_id), attempt=attempt)
                 # Jittered backoff: writers that collided should not collide again in lockstep.
                 time.sleep(random.uniform(0, 0.005 * (attempt + 1)))  # noqa: S311
                 continue
-            return self._result(subject, position=recordings[-1].notification.id)
+            position = recordings[-1].notification.id
+            log.info(
+                "ledger.events_saved",
+                subject_id=str(subject_id),
+                events=events,
+                position=position,
+                attempts=attempt + 1,
+            )
+            return self._result(subject, position=position)
+        log.warning("ledger.write_gave_up", subject_id=str(subject_id), attempts=MAX_ATTEMPTS)
         raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
 
     @staticmethod

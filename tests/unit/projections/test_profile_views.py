@@ -19,6 +19,7 @@ from factledger.api.ledger_story import (
     TENANT,
 )
 from factledger.application.errors import NotFoundError
+from factledger.domain.errors import ProfileVersionRewriteError
 from factledger.domain.provenance import Actor, ActorKind, Origin
 from factledger.domain.values import TextValue
 from factledger.projections.follower import read_events
@@ -136,3 +137,10 @@ def test_a_batch_seen_twice_changes_nothing(projected) -> None:  # type: ignore[
     projected.projection.process(read_events(projected.ledger, after=0, limit=10_000))
     assert projected.projection.dump() == before
     assert projected.follower.lag() == {projected.projection.name: 0}
+
+
+def test_a_written_version_cannot_be_rewritten(projected) -> None:  # type: ignore[no-untyped-def]
+    sid = str(projected.ids.subject_id)
+    with pytest.raises(ProfileVersionRewriteError), projected.projection.store.transaction() as txn:
+        ProfileProjection._put_version(txn, sid, 1, "2026-01-13T09:00:00+00:00", {}, {})
+    assert projected.reader.version(TENANT, projected.ids.subject_id, 1).fields
