@@ -88,10 +88,20 @@ class SyncWorker:
         return SyncReport(fed=fed, done=report.done, retried=report.retried, dead=report.dead)
 
     async def run_forever(self, stop: asyncio.Event) -> None:
-        """Runs passes until `stop` is set, sleeping between passes that found nothing."""
+        """Runs passes until `stop` is set, sleeping between passes that found nothing.
+
+        A pass that fails (the queue's or the ledger's database is unreachable) is logged and
+        retried after the poll interval: items stay in the queue, nothing is lost.
+        """
         log.info("sync.worker_started", worker_id=self.worker_id)
         while not stop.is_set():
-            report = await self.run_once()
+            try:
+                report = await self.run_once()
+            except Exception as exc:  # keep following; the queue is durable
+                log.warning(
+                    "sync.pass_failed", worker_id=self.worker_id, error_type=type(exc).__name__
+                )
+                report = SyncReport()
             if report == SyncReport():
                 try:
                     await asyncio.wait_for(stop.wait(), timeout=self._options.poll_interval_s)

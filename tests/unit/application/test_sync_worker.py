@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -224,3 +225,32 @@ async def test_a_replay_after_forgetting_leaves_existing_records_alone(rig: Rig)
     assert await snapshot(rig.inner, story) == before
     remaining = await rig.inner.list_memories(ns, include_superseded=True)
     assert [m for m in remaining if m.slot == "supplier"] == []
+
+
+async def test_run_forever_survives_a_failing_pass_and_stops_on_request(rig: Rig) -> None:
+    class FlakyFeed(LedgerEventFeed):
+        failures = 1
+
+        async def read(self, *, after: int, limit: int):  # type: ignore[no-untyped-def]
+            if self.failures:
+                self.failures -= 1
+                raise ConnectionError("ledger unreachable")
+            return await super().read(after=after, limit=limit)
+
+    story = drive_story(rig.ledger, rig.clock)
+    feed = FlakyFeed(rig.ledger)
+    worker = SyncWorker(
+        SyncPorts(rig.store, feed, feed, rig.backend), SyncOptions(poll_interval_s=0.01)
+    )
+    stop = asyncio.Event()
+    task = asyncio.create_task(worker.run_forever(stop))
+    for _ in range(500):
+        ns = namespace_for(story.subject_id)
+        if await rig.store.position() > 0 and await rig.store.pending_count() == 0:
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(task, timeout=5)
+    assert feed.failures == 0
+    assert await rig.store.pending_count() == 0
+    assert (await rig.inner.get_record(ns, "profile.v3")).kind == "profile_version"
