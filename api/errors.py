@@ -153,6 +153,9 @@ def validation_body(exc: RequestValidationError) -> dict[str, str]:
     first = errors[0]
     field = _field_of(first.get("loc", ()))
     rule = str(first.get("msg", "is invalid"))
+    if str(first.get("type", "")).endswith("_parsing"):
+        # Parsing messages can quote a piece of the input ("found `x` at 1"); keep the rule.
+        rule = rule.split(",")[0]
     if first.get("type") == "json_invalid":
         rule, field = "the body is not valid JSON", "body"
     return error_body("ValidationError", f"{field}: {rule}", field)

@@ -160,3 +160,13 @@ async def test_health_metrics_and_request_ids(client: httpx.AsyncClient) -> None
     metrics = (await client.get("/metrics")).text
     assert 'route="/v1/whoami"' in metrics
     assert "factledger_http_request_duration_seconds_bucket" in metrics
+
+
+async def test_parsing_errors_do_not_quote_the_input(client: httpx.AsyncClient) -> None:
+    subject_id = await register(client, "crm-8")
+    reviewer = bearer(token(Role.REVIEWER))
+    url = f"/v1/subjects/{subject_id}/proposals/zzz-not-a-uuid/approve"
+    response = await client.post(url, json={}, headers=reviewer)
+    assert response.status_code == 422
+    assert response.json()["field"] == "change_id"
+    assert "`z`" not in response.text
