@@ -248,24 +248,16 @@ class PgvectorMemoryBackend:
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         ns = validate_namespace(namespace)
         validate_search_query(query)
-        started = time.perf_counter()
         vector = (await self._embedder.embed([query.text]))[0]
         now = self._clock.now()
+        # No log line per search: it is the hot path, and callers log and meter their calls.
         with port_errors("search"):
             ann = await self._has_ann(ns)
-            hits = await self.db.read(
+            return await self.db.read(
                 ns,
                 lambda conn: send_search(conn, ns, query, vector, now=now, ann=ann),
                 read_search,
             )
-        log.debug(
-            "pgvector.searched",
-            hits=len(hits),
-            mode=query.mode.value,
-            ann=ann,
-            duration_ms=round((time.perf_counter() - started) * 1000, 2),
-        )
-        return hits
 
     async def explain_search(self, namespace: Namespace, query: SearchQuery) -> str:
         """The plan PostgreSQL picks for a memories search (operators: is the ANN index used?)."""

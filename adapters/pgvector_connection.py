@@ -124,14 +124,16 @@ class PgvectorConnections:
         send: Callable[[psycopg.AsyncConnection[Any]], Awaitable[P]],
         receive: Callable[[P], Awaitable[R]],
     ) -> R:
-        """A read-only transaction bound to `namespace` in one round trip: BEGIN, the binding,
-        everything `send` queues and COMMIT go out in a pipeline; `receive` reads the results
-        once the pipeline has synced (still holding the connection)."""
-        async with self._pool.connection() as conn:
-            async with conn.pipeline(), conn.transaction():
-                await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
-                pending = await send(conn)
-            return await receive(pending)
+        """A read in one transaction bound to `namespace`: `send` issues the statements,
+        `receive` reads their cursors.
+
+        Not a pipeline: psycopg's async pipeline waits for read *or* write readiness and spins
+        while the socket is writable (measured: 7 ms of CPU per search on this machine), which
+        costs more than the two round trips it saves.
+        """
+        async with self._pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
+            return await receive(await send(conn))
 
     @asynccontextmanager
     async def unbound(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:

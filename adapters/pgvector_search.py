@@ -60,10 +60,11 @@ async def send_ranked(
     ann: bool,
     explain: bool = False,
 ) -> Cursor:
-    """Sends the query for one candidate list (best first) and returns its cursor unread, so a
-    pipeline can send every list before waiting once. Rows carry `score` (cosine similarity,
-    at least the threshold) or, by text, `text_rank` (cover-density rank, above zero); with
-    `explain`, the plan as `QUERY PLAN` rows."""
+    """Sends the query for one candidate list (best first) and returns its cursor.
+
+    Rows carry `score` (cosine similarity, at least the threshold) or, by text, `text_rank`
+    (cover-density rank, above zero); with `explain`, the plan as `QUERY PLAN` rows.
+    """
     memories = plan.table == "memories"
     visible, params = _visibility(query, memories, now)
     where_filter, filter_params = compile_filter(query.filters, sql.SQL("metadata"))
@@ -113,7 +114,7 @@ async def send_ranked(
 
 @dataclass(frozen=True, slots=True)
 class PendingSearch:
-    """The candidate lists sent for one search, to be read after the pipeline's sync."""
+    """The candidate lists sent for one search, with their cursors to read."""
 
     query: SearchQuery
     depth: int
