@@ -170,7 +170,7 @@ class Recall:
             sources.confirmed_profile(subject_id),
             sources.open_proposals(subject_id, limit=policy.max_proposals),
         )
-        ledger.profile = [e for e in profile if policy.include_inferred or not e.inferred]
+        ledger.profile = list(profile)  # confirmed, so facts even when a model inferred them
         ledger.proposals = list(proposals)
         evidence = evidence_session_ids(ledger.profile, ledger.proposals)
         if evidence:
