@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import tempfile
 import time
 from dataclasses import asdict
@@ -111,6 +112,10 @@ async def run(
     report: Json = {"meta": _meta(config, inner, started, run_id), "backends": backends}
     report["meta"]["machine"]["load_average_at_start"] = load_at_start
     report["meta"]["duration_s"] = round(time.perf_counter() - clock_start, 1)
+    # CPU seconds of this process (all threads): on a shared machine, wall time mostly measures
+    # the neighbours; this says what the run itself costs.
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    report["meta"]["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 1)
     report["meta"]["plots"] = [path.name for path in write_plots(backends, config.out_dir)]
     write_json(report, config.out_dir)
     (config.out_dir / "report.md").write_text(render_markdown(report) + "\n", encoding="utf-8")

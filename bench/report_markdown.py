@@ -27,7 +27,8 @@ def render_markdown(report: Json) -> str:
         "",
         f"Command: `{meta['command']}`",
         "",
-        f"Total wall time: {meta['duration_s']} s{' (smoke run)' if meta['smoke'] else ''}.",
+        f"Total wall time: {meta['duration_s']} s, CPU time of the bench process "
+        f"{meta.get('cpu_s', 'n/a')} s{' (smoke run)' if meta['smoke'] else ''}.",
         "",
         *_setup(meta),
         *_locomo(report["backends"]),
