@@ -32,6 +32,7 @@ from factledger.adapters.rule_guidance import Guidance, SlotPattern, SlotSpec, l
 from factledger.adapters.rule_links import Draft, derive, update_targets
 from factledger.adapters.rule_replies import reply_intent
 from factledger.adapters.rule_text import (
+    carry_speaker,
     clean,
     expand_contractions,
     neutral_pronouns,
@@ -49,7 +50,9 @@ log = structlog.get_logger()
 MIN_STATEMENT_WORDS = 3
 _INLINE_MESSAGES = 20
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|us|our)\b", re.I)
-_CONJUNCTIONS = re.compile(r"^(?:and|but|so|also|or)\b|\b(?:and|but|so|or)$", re.IGNORECASE)
+_CONJUNCTIONS = re.compile(
+    r"^(?:and|but|so|also|or|then)\b|\b(?:and|but|so|or)(?: then)?$", re.IGNORECASE
+)
 # "You are doing great" is about the listener; "Your pricing is higher" may be a complaint.
 _LISTENER_SUBJECT = re.compile(r"^(?:you|you're|you've|you'll|you'd)\b", re.IGNORECASE)
 
@@ -176,7 +179,7 @@ class RuleExtractor:
         previous: Message | None,
     ) -> list[Draft]:
         dates = find_dates(clauses.statement, anchor)
-        bare = expand_contractions(strip_dates(clauses.statement, dates))
+        bare = carry_speaker(expand_contractions(strip_dates(clauses.statement, dates)))
         matches = self._match_slots(bare)
         if matches:
             made = [self._slot_fact(run, index, m, clauses, dates, anchor) for m in matches]

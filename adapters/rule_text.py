@@ -235,3 +235,23 @@ def expand_contractions(text: str) -> str:
     for pattern, replacement in _EXPANSIONS:
         text = pattern.sub(replacement, text)
     return text
+
+
+_LEADING_SPEAKER = re.compile(
+    r"^(?:(?:and|but|so|well|actually|also),?\s+)?(I|we)\b", re.IGNORECASE
+)
+_AND_PAST_VERB = re.compile(
+    r"\b(and|then|but)( (?:then |also |now |later |recently )?)"
+    r"(?=(?:[a-z]+ed|joined|left|began|became|bought|got|went|took|made|found|chose|sold)\b)",
+    re.IGNORECASE,
+)
+
+
+def carry_speaker(text: str) -> str:
+    """ "I left Hooli and joined Pied Piper" -> "... and I joined Pied Piper": a second verb
+    keeps the speaker, so slot patterns (which need "I"/"we") see it."""
+    leading = _LEADING_SPEAKER.match(text)
+    if leading is None:
+        return text
+    speaker = "I" if leading.group(1) == "I" else "we"
+    return _AND_PAST_VERB.sub(lambda m: f"{m.group(1)}{m.group(2).rstrip()} {speaker} ", text)

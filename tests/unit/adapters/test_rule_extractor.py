@@ -344,3 +344,11 @@ def test_a_bare_reply_states_the_intent_its_question_names(
 
 def test_a_bare_reply_to_a_question_about_a_state_states_nothing() -> None:
     assert extract(("agent", "Are you based in Berlin?"), ("subject", "Probably.")) == []
+
+
+def test_a_change_told_as_a_second_verb_still_updates_its_slot() -> None:
+    known = (KnownFact("m1", "works at Hooli", "employer"),)
+    facts = extract(("subject", "I left Hooli and then joined Pied Piper."), known=known)
+    joined = by_slot(facts, "employer")
+    assert (joined.text, joined.relation) == ("joined Pied Piper", RelationKind.UPDATES)
+    assert [f.text for f in facts if f.slot is None] == ["left Hooli"]

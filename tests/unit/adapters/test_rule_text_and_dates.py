@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 
 from factledger.adapters.rule_dates import annotate, find_dates, strip_dates
 from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.adapters.rule_text import expand_contractions, sentences, third_person
+from factledger.adapters.rule_text import (
+    carry_speaker,
+    expand_contractions,
+    sentences,
+    third_person,
+)
 from factledger.application.extraction_types import ExtractionRequest, KnownFact
 from factledger.domain.transcript import Message, Role
 
@@ -123,3 +128,16 @@ def test_any_transcript_yields_well_formed_facts_from_the_subject_only(
         assert set(fact.source_indexes) <= set(range(len(transcript)))
         assert set(fact.related_to) <= set(keys) | {"m1"}
         assert fact.key not in fact.related_to
+
+
+@pytest.mark.parametrize(
+    ("said", "seen"),
+    [
+        ("I left Hooli and joined Pied Piper", "I left Hooli and I joined Pied Piper"),
+        ("We sold the van and then bought a truck", "We sold the van and then we bought a truck"),
+        ("I love hiking and biking", "I love hiking and biking"),
+        ("The road was closed and blocked", "The road was closed and blocked"),
+    ],
+)
+def test_a_second_past_verb_keeps_the_speaker(said: str, seen: str) -> None:
+    assert carry_speaker(said) == seen
