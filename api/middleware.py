@@ -14,7 +14,7 @@ import uuid
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from factledger.api.errors import PayloadTooLargeError, error_body, render
+from factledger.api.errors import error_body, render
 from factledger.api.metrics import UNMATCHED_ROUTE, ApiMetrics
 
 log = structlog.get_logger(__name__)
@@ -88,7 +88,12 @@ class RequestContextMiddleware:
 
 
 class BodySizeLimitMiddleware:
-    """Refuses bodies over `max_bytes` with 413, by header first, then while streaming."""
+    """Refuses bodies over `max_bytes` with 413: by `Content-Length` at once, and a body sent
+    without one (chunked) is read up to the limit before the app sees any of it.
+
+    Reading first, rather than failing inside the app's own read, matters: FastAPI turns any
+    error raised while it reads a body into a 400.
+    """
 
     def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
         self.app = app
@@ -99,22 +104,33 @@ class BodySizeLimitMiddleware:
             await self.app(scope, receive, send)
             return
         declared = _header(scope, b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            await self._refuse(send)
+        if declared is not None:
+            if not declared.isdigit() or int(declared) > self.max_bytes:
+                await self._refuse(send)
+                return
+            await self.app(scope, receive, send)
             return
-        seen = 0
-
-        async def counting_receive() -> Message:
-            nonlocal seen
+        body = bytearray()
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    # Raised inside the body read; the error table turns it into a 413.
-                    raise PayloadTooLargeError(f"body exceeds {self.max_bytes} bytes")
-            return message
+            if message["type"] != "http.request":
+                return  # the client went away before sending its body: nobody to answer
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
 
-        await self.app(scope, counting_receive, send)
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
     async def _refuse(self, send: Send) -> None:
         body = error_body("PayloadTooLargeError", f"body exceeds {self.max_bytes} bytes")

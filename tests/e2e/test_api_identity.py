@@ -170,3 +170,18 @@ async def test_parsing_errors_do_not_quote_the_input(client: httpx.AsyncClient) 
     assert response.status_code == 422
     assert response.json()["field"] == "change_id"
     assert "`z`" not in response.text
+
+
+async def test_oversized_streamed_bodies_get_413_too(client: httpx.AsyncClient) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"kind": "lead", "external_ref": "'
+        for _ in range(10):
+            yield b"x" * 1000
+        yield b'"}'
+
+    service = bearer(token(Role.SERVICE))
+    headers = {**service, "content-type": "application/json"}
+    response = await client.post("/v1/subjects", content=chunks(), headers=headers)
+    assert "content-length" not in response.request.headers
+    assert response.status_code == 413
+    assert response.json()["error"] == "PayloadTooLargeError"
