@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.adapters.onnx_embedder import OnnxEmbedder
-from factledger.api.pgvector_bench import BenchOptions, BenchReport, Figures, run_bench
+from factledger.api.pgvector_bench import BenchOptions, BenchReport, run_bench
 from factledger.api.pgvector_bench_data import Tier
+from factledger.api.pgvector_bench_measure import Figures
 from factledger.application.ports import Embedder
 
 pgvector_app = typer.Typer(help="The pgvector memory backend.", no_args_is_help=True)
@@ -38,6 +40,9 @@ def bench(
     embedder: Annotated[str, typer.Option(help="onnx (default model) or hashing.")] = "onnx",
     in_memory: Annotated[bool, typer.Option(help="Also run the in-memory backend.")] = True,
     seed: Annotated[int, typer.Option()] = 7,
+    vectors_cache: Annotated[
+        Path | None, typer.Option(help="Folder keeping the pool's vectors between runs.")
+    ] = None,
 ) -> None:
     """Load synthetic subjects into pgvector (embedded server) and the in-memory backend; print
     load throughput, index build time, search latency p50/p95/p99 and recall@3 side by side."""
@@ -50,6 +55,7 @@ def bench(
         port_documents=port_documents,
         seed=seed,
         in_memory=in_memory,
+        vectors_cache=vectors_cache,
     )
     real: Embedder = OnnxEmbedder() if embedder == "onnx" else HashingEmbedder(384)
     report = asyncio.run(run_bench(options, real, typer.echo))
