@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import tempfile
 import time
@@ -66,6 +67,7 @@ async def run_bench(
     options: BenchOptions, real: Embedder, echo: Callable[[str], None]
 ) -> BenchReport:
     report = BenchReport()
+    report.notes.append(_load_note("start"))
     rnd = random.Random(options.seed)  # noqa: S311 -- reproducible workload, not security
     pool = sentence_pool(options.pool, options.seed)
     vectors = await _pool_vectors(pool, real, options, report)
@@ -79,7 +81,15 @@ async def run_bench(
     report.figures += await _pgvector(options, pool, vectors, embedder, workloads, echo)
     if options.in_memory:
         report.figures += await _in_memory(pool, embedder, workloads, echo)
+    report.notes.append(_load_note("end"))
     return report
+
+
+def _load_note(when: str) -> str:
+    # The machines this runs on are shared: the load says how far to trust the latencies.
+    one, five, _ = os.getloadavg()
+    cores = os.cpu_count()
+    return f"load average at the {when}: {one:.1f} (1 min), {five:.1f} (5 min), {cores} cores"
 
 
 async def _pool_vectors(
