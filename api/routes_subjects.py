@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 
 from factledger.api.auth import Role
 from factledger.api.deps import (
+    IdempotencyDep,
     LedgerDep,
     PrincipalDep,
     Reader,
@@ -56,11 +57,18 @@ async def whoami(principal: PrincipalDep) -> WhoAmIOut:
 
 
 @router.post("/subjects", status_code=201, summary="Register a subject (idempotent)")
-async def register(body: RegisterSubjectIn, principal: Registrar, ledger: LedgerDep) -> SubjectOut:
+async def register(
+    body: RegisterSubjectIn, principal: Registrar, ledger: LedgerDep, idem: IdempotencyDep
+) -> SubjectOut:
     cmd = RegisterSubject(principal.tenant, body.kind, body.external_ref)
-    result = await asyncio.to_thread(ledger.register_subject, cmd)
-    subject = await asyncio.to_thread(ledger.subject, principal.tenant, result.subject_id)
-    return _out(subject, created=result.applied)
+
+    async def run() -> SubjectOut:
+        result = await asyncio.to_thread(ledger.register_subject, cmd)
+        subject = await asyncio.to_thread(ledger.subject, principal.tenant, result.subject_id)
+        return _out(subject, created=result.applied)
+
+    # Registering is idempotent anyway; the key makes a retry report `created` as first said.
+    return await idem.run(run, SubjectOut)
 
 
 @router.get("/subjects/lookup", summary="Find a subject by kind and external reference")
