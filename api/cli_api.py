@@ -10,7 +10,13 @@ import typer
 import uvicorn
 
 from factledger.api.auth import Role, SubjectClaim, TokenRequest, mint_token
-from factledger.api.settings import SettingsError, load_settings
+from factledger.api.settings import (
+    InMemoryBackendSettings,
+    PostgresSyncStoreSettings,
+    Settings,
+    SettingsError,
+    load_settings,
+)
 
 token_app = typer.Typer(help="Development tokens, signed with the configured keys.")
 
@@ -25,13 +31,19 @@ def serve(
         settings = load_settings()
     except SettingsError as exc:
         raise typer.BadParameter(str(exc)) from None
+    processes = workers or settings.api.workers
+    if processes > 1 and not _shareable(settings):
+        raise typer.BadParameter(
+            "several workers need shared state: a PostgreSQL sync store and a backend other "
+            "than in-memory (FACTLEDGER_SYNC__STORE__KIND=postgres, FACTLEDGER_BACKEND__KIND=...)"
+        )
     # The factory builds settings again in each worker process, from the same environment.
     uvicorn.run(
         "factledger.api.app:create_app",
         factory=True,
         host=host or settings.api.host,
         port=port or settings.api.port,
-        workers=workers or settings.api.workers,
+        workers=processes,
         proxy_headers=True,
         server_header=False,
         access_log=False,  # the request middleware logs one structured line per request
@@ -74,6 +86,13 @@ def mint(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     typer.echo(token)
+
+
+def _shareable(settings: Settings) -> bool:
+    """Whether several API processes would see one state (not one in-memory copy each)."""
+    return not isinstance(settings.backend, InMemoryBackendSettings) and isinstance(
+        settings.sync.store, PostgresSyncStoreSettings
+    )
 
 
 def _subject_claim(raw: str | None) -> SubjectClaim | None:

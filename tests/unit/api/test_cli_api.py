@@ -38,3 +38,13 @@ def test_agent_tokens_need_a_subject_and_others_refuse_one() -> None:
     reviewer = runner.invoke(app, ["token", "mint", "--role", "reviewer", "--tenant", "acme"])
     assert reviewer.exit_code == 0
     assert TokenVerifier(load_settings().auth).verify(reviewer.output.strip()).subject is None
+
+
+def test_serve_refuses_several_workers_without_shared_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("FACTLEDGER_BACKEND__KIND", raising=False)
+    monkeypatch.delenv("FACTLEDGER_SYNC__STORE__KIND", raising=False)
+    result = CliRunner().invoke(app, ["serve", "--workers", "2"])
+    assert result.exit_code != 0
+    assert "shared state" in result.output
