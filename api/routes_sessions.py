@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 
 from factledger.api.deps import (
     AgentOrService,
@@ -26,9 +26,11 @@ from factledger.api.schemas_sessions import (
     EndSessionIn,
     EndSessionOut,
     MessageIn,
+    MessageOut,
     MessageOutcomeOut,
     SessionOut,
     StartSessionIn,
+    TranscriptOut,
 )
 from factledger.application.ports import SessionBuffer
 from factledger.application.session_types import (
@@ -105,6 +107,27 @@ async def read(
     buffer: SessionBufferDep,
 ) -> SessionOut:
     return _out(await _owned(buffer, session_id, subject_id))
+
+
+@router.get("/sessions/{session_id}/messages", summary="The active session's kept messages")
+async def messages(
+    session_id: SessionPath,
+    principal: AgentOrService,
+    subject_id: SubjectIdDep,
+    sessions: SessionsDep,
+    buffer: SessionBufferDep,
+    last: Annotated[int | None, Query(ge=1, le=2000, description="Only the last n.")] = None,
+) -> TranscriptOut:
+    session = await _owned(buffer, session_id, subject_id)
+    kept = await sessions.context(SessionId(session_id), last=last)
+    first = session.message_count - len(kept)
+    return TranscriptOut(
+        session_id=session_id,
+        messages=[
+            MessageOut(index=first + n, role=m.role, text=m.text, at=m.at)
+            for n, m in enumerate(kept)
+        ],
+    )
 
 
 @router.post(

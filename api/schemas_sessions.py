@@ -45,6 +45,18 @@ class MessageOutcomeOut(BaseModel):
     withheld_total: int
 
 
+class MessageOut(BaseModel):
+    index: int
+    role: Role
+    text: str
+    at: datetime | None
+
+
+class TranscriptOut(BaseModel):
+    session_id: str
+    messages: list[MessageOut] = Field(description="Kept messages, oldest first.")
+
+
 class EndSessionIn(Strict):
     """Ends the session: the transcript is recorded once; proposals may quote it."""
 

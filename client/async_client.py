@@ -113,6 +113,11 @@ class AsyncFactledgerClient:
         body = c.message_body(role, text, at, flagged)
         return await self.send(c.append_message(subject, session_id, body, idempotency_key))
 
+    async def session_messages(
+        self, session_id: str, *, last: int | None = None, subject: Subject = ME
+    ) -> m.Transcript:
+        return await self.send(c.session_messages(subject, session_id, last))
+
     async def end_session(
         self,
         session_id: str,

@@ -72,6 +72,12 @@ def append_message(
     return _command(path, m.MessageOutcome, message, key)
 
 
+def session_messages(subject: str | UUID, session_id: str, last: int | None) -> Call[m.Transcript]:
+    params = {} if last is None else {"last": last}
+    path = f"{_s(subject)}/sessions/{quote(session_id, safe='')}/messages"
+    return Call("GET", path, m.Transcript, params=params)
+
+
 def end_session(
     subject: str | UUID,
     session_id: str,

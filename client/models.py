@@ -105,6 +105,18 @@ class MessageOutcome(_Answer):
     withheld_total: int
 
 
+class TranscriptMessage(_Answer):
+    index: int
+    role: str
+    text: str
+    at: datetime | None = None
+
+
+class Transcript(_Answer):
+    session_id: str
+    messages: list[TranscriptMessage]
+
+
 class EvidenceOut(_Answer):
     session_id: str
     message_index: int

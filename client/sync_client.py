@@ -113,6 +113,11 @@ class FactledgerClient:
         body = c.message_body(role, text, at, flagged)
         return self.send(c.append_message(subject, session_id, body, idempotency_key))
 
+    def session_messages(
+        self, session_id: str, *, last: int | None = None, subject: Subject = ME
+    ) -> m.Transcript:
+        return self.send(c.session_messages(subject, session_id, last))
+
     def end_session(
         self,
         session_id: str,

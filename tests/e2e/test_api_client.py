@@ -78,6 +78,8 @@ async def test_the_async_client_drives_a_session(
     await agent.start_session("wa-1", "whatsapp")
     said = await agent.append_message("wa-1", "subject", "We work with Supplier A.")
     assert said.index == 0
+    transcript = await agent.session_messages("wa-1")
+    assert [m.text for m in transcript.messages] == ["We work with Supplier A."]
     draft = ProposalDraft(
         field="supplier",
         origin="stated",

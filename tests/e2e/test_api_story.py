@@ -168,6 +168,12 @@ async def test_withheld_messages_are_counted_not_kept(http: httpx.AsyncClient) -
     assert outcome == {"kept": False, "index": None, "withheld_total": 1}
     kept = await ok(await http.post(url, json={"role": "subject", "text": "hi"}, headers=AGENT))
     assert kept == {"kept": True, "index": 0, "withheld_total": 1}
+    await ok(await http.post(url, json={"role": "agent", "text": "hello"}, headers=AGENT))
+    transcript = await ok(await http.get(url, params={"last": 1}, headers=AGENT))
+    assert [(m["index"], m["role"], m["text"]) for m in transcript["messages"]] == [
+        (1, "agent", "hello")
+    ]
+    assert "something private" not in (await http.get(url, headers=AGENT)).text
 
 
 async def test_a_retried_command_returns_the_first_result(http: httpx.AsyncClient) -> None:
