@@ -15,6 +15,7 @@ from factledger.api.deps import (
     AgentOrService,
     IdempotencyDep,
     LedgerDep,
+    Reader,
     Reviewer,
     SubjectIdDep,
 )
@@ -225,7 +226,7 @@ async def reject(
 
 @router.get("/proposals/{change_id}", summary="Read one proposal and its status")
 async def read(
-    change_id: UUID, principal: AgentOrService, subject_id: SubjectIdDep, ledger: LedgerDep
+    change_id: UUID, principal: Reader, subject_id: SubjectIdDep, ledger: LedgerDep
 ) -> ProposalOut:
     subject = await asyncio.to_thread(ledger.subject, principal.tenant, subject_id)
     return proposal_out(subject, change_id)

@@ -256,3 +256,17 @@ async def test_forgetting_a_memory_is_recorded_once(http: httpx.AsyncClient) -> 
     assert first["applied"] is True
     assert again["applied"] is False
     assert first["profile_version"] == again["profile_version"] == 0
+
+
+async def test_a_reviewer_reads_a_proposal_before_deciding(http: httpx.AsyncClient) -> None:
+    lead_id = await register(http, LEAD)
+    inferred = {"field": "budget", "value": {"type": "number", "value": "3"}, "origin": "inferred"}
+    change = await ok(
+        await http.post("/v1/subjects/me/proposals", json=inferred, headers=AGENT), 201
+    )
+    url = f"/v1/subjects/{lead_id}/proposals/{change['change_id']}"
+    seen = await ok(await http.get(url, headers=REVIEWER))
+    assert (seen["status"], seen["origin"]) == ("pending", "inferred")
+    unknown = await http.get(f"/v1/subjects/{lead_id}/proposals/{lead_id}", headers=REVIEWER)
+    assert unknown.status_code == 404
+    assert unknown.json()["error"] == "ChangeNotFoundError"
