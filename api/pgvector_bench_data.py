@@ -8,35 +8,41 @@ a namespace; namespaces share the sentence pool, the way many people share "drin
 from __future__ import annotations
 
 import random
+import string
 from dataclasses import dataclass
 
 _TEMPLATES = (
-    "Prefers {drink} in the {daypart}",
-    "Lives in {city} with a {pet} called {name}",
-    "Works as a {job} at a {company} in {city}",
-    "Has a budget of {amount} for the {project}",
-    "Is allergic to {food} and avoids {food2}",
-    "Drives a {colour} {car} to the office",
-    "Plays {sport} every {day} with {name}",
-    "Buys {product} from {supplier} every {period}",
-    "Wants to visit {country} in {month}",
-    "Their daughter {name} studies {subject} in {city}",
-    "Reads {genre} novels before bed",
-    "Celebrates their birthday in {month} with {food}",
-    "Pays invoices by {payment} within {days} days",
-    "Prefers to be contacted by {channel} after {hour}",
-    "Is training for a {distance} run in {month}",
-    "Switched supplier for {product} to {supplier} in {month}",
-    "Keeps a {pet} and a {pet2} at home in {city}",
-    "Needs {product} delivered on {day} mornings",
+    "Prefers {drink} in the {daypart} at {place}{when}",
+    "Lives in {city} with a {pet} called {name}{when}",
+    "Works as a {job} at a {company} in {city}{when}",
+    "Has a budget of {amount} for the {project} starting in {month}{when}",
+    "Is allergic to {food} and avoids {food2} at {place}{when}",
+    "Drives a {colour} {car} to the office in {city}{when}",
+    "Plays {sport} every {day} with {name}{when}",
+    "Buys {product} from {supplier} every {period}{when}",
+    "Wants to visit {country} in {month} with {name}{when}",
+    "Their daughter {name} studies {subject} in {city}{when}",
+    "Reads {genre} novels before bed on {day}{when}",
+    "Celebrates their birthday in {month} with {food2} at {place}{when}",
+    "Pays invoices by {payment} within {days} days for {product}{when}",
+    "Prefers to be contacted by {channel} after {hour} on {day}{when}",
+    "Is training for a {distance} run in {city} in {month}{when}",
+    "Switched supplier for {product} to {supplier} in {month}{when}",
+    "Keeps a {pet} and a {pet2} at home in {city}{when}",
+    "Needs {product} delivered to {city} on {day} mornings{when}",
 )
 _VALUES = {
     "drink": "oat milk flat whites|green tea|black coffee|sparkling water|chai|hot chocolate",
     "daypart": "morning|afternoon|evening|late night",
-    "city": "Leeds|Lisbon|Osaka|Toronto|Nairobi|Krakow|Austin|Porto|Bergen|Lyon|Dublin",
+    "city": "Leeds|Lisbon|Osaka|Toronto|Nairobi|Krakow|Austin|Porto|Bergen|Lyon|Dublin|Quito|"
+    "Seville|Tampere|Cork|Busan|Adelaide|Durban|Calgary|Malmo",
+    "when": "| since last year| for a few months now| these days| as of this spring"
+    "| again recently",
+    "place": "home|the office|the cafe downstairs|the gym|their parents' house|the club",
     "pet": "dog|cat|parrot|rabbit|tortoise|hamster",
     "pet2": "goldfish|gecko|ferret|canary",
-    "name": "Ana|Kofi|Mei|Lars|Priya|Tomas|Aisha|Jonah|Ines|Ravi|Zofia|Omar",
+    "name": "Ana|Kofi|Mei|Lars|Priya|Tomas|Aisha|Jonah|Ines|Ravi|Zofia|Omar|Lucia|Bram|Yuki|"
+    "Nadia|Felix|Amara|Hugo|Leila",
     "job": "nurse|carpenter|data analyst|baker|pilot|teacher|accountant|architect|chef",
     "company": "bakery|hospital|logistics firm|school|law office|bike shop|startup",
     "amount": "5k|12k|20k|30k|45k|80k|150k",
@@ -73,14 +79,27 @@ class Tier:
 
 
 def sentence_pool(size: int, seed: int) -> list[str]:
-    """`size` distinct sentences (the template space holds millions)."""
-    rnd = random.Random(seed)  # noqa: S311 -- reproducible workload, not security
+    """`size` distinct sentences; refuses a size the templates cannot supply."""
     values = {k: v.split("|") for k, v in _VALUES.items()}
+    if size > template_space(values):
+        raise ValueError(f"at most {template_space(values)} distinct sentences")
+    rnd = random.Random(seed)  # noqa: S311 -- reproducible workload, not security
     seen: dict[str, None] = {}
     while len(seen) < size:
         template = rnd.choice(_TEMPLATES)
         seen[template.format(**{k: rnd.choice(v) for k, v in values.items()})] = None
     return list(seen)
+
+
+def template_space(values: dict[str, list[str]]) -> int:
+    """How many distinct sentences the templates can make (sampling slows near the limit)."""
+    total = 0
+    for template in _TEMPLATES:
+        combos = 1
+        for name in {f[1] for f in string.Formatter().parse(template) if f[1]}:
+            combos *= len(values[name])
+        total += combos
+    return total // 4  # stay well below the limit, where rejection sampling stays cheap
 
 
 def assign(tier: Tier, pool_size: int, rnd: random.Random) -> list[list[int]]:

@@ -6,6 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factledger.api.cli import app
+from factledger.api.pgvector_bench_data import sentence_pool
 
 pytestmark = pytest.mark.integration
 
@@ -39,3 +40,12 @@ def test_the_bench_command_prints_both_backends_side_by_side() -> None:
     # Exact search is exact: recall@3 against numpy's ranking is 1 on both engines.
     exact = [row for row in rows[1:] if "HNSW" not in row and "ingest_transcript" not in row]
     assert all(row.rstrip(" |").endswith("1.000") for row in exact)
+
+
+def test_the_sentence_pool_is_distinct_and_refuses_sizes_it_cannot_supply() -> None:
+    pool = sentence_pool(12_000, seed=7)
+
+    assert len(set(pool)) == 12_000
+    assert pool == sentence_pool(12_000, seed=7)
+    with pytest.raises(ValueError, match="distinct sentences"):
+        sentence_pool(10_000_000, seed=7)
