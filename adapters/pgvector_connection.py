@@ -68,6 +68,11 @@ def port_errors(operation: str) -> Iterator[None]:
         yield
     except MemoryBackendError:
         raise
+    except psycopg.DataError as exc:
+        # A value PostgreSQL cannot store (NUL in text, a bad unicode escape in JSON).
+        raise InvalidMemoryInputError(
+            "input", f"rejected by PostgreSQL ({type(exc).__name__})"
+        ) from exc
     except psycopg.errors.QueryCanceled as exc:
         raise MemoryTimeoutError(f"pgvector: {operation} timed out") from exc
     except psycopg_pool.PoolTimeout as exc:
@@ -81,14 +86,23 @@ def port_errors(operation: str) -> Iterator[None]:
 class PgvectorConnections:
     """The application-role pool; every unit of work is one transaction bound to a namespace."""
 
-    def __init__(self, conninfo: str, *, schema: str, min_size: int, max_size: int) -> None:
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        schema: str,
+        min_size: int,
+        max_size: int,
+        statement_timeout_ms: int = 10_000,
+    ) -> None:
         self.schema = schema
-        search_path = f"-c search_path={schema},public"
+        # A statement that runs away becomes MemoryTimeoutError instead of holding a connection.
+        options = f"-c search_path={schema},public -c statement_timeout={statement_timeout_ms}"
         self._pool = psycopg_pool.AsyncConnectionPool(
             conninfo,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"options": search_path},
+            kwargs={"options": options},
             configure=register_vector,
             open=False,
             timeout=10.0,

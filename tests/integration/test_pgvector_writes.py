@@ -12,7 +12,7 @@ import structlog
 from factledger.adapters.embedded_postgres import PostgresLocation
 from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
-from factledger.application.errors import MemoryBackendError, MemoryNotFoundError
+from factledger.application.errors import InvalidMemoryInputError, MemoryNotFoundError
 from factledger.application.extraction_types import ExtractedFact, ExtractionRequest
 from factledger.application.memory_types import (
     Condition,
@@ -134,11 +134,11 @@ async def test_a_write_failing_midway_leaves_nothing_behind(
     backend: PgvectorMemoryBackend, extractor: YieldingExtractor
 ) -> None:
     await ingest(backend, extractor, "call-1", "Supplier A", [stated("f0", "A", slot="s")])
-    # PostgreSQL rejects NUL in text: the second fact fails after the first one was written
+    # NUL cannot be stored in a text column: the second fact fails after the first was written
     # and after the slot's current fact was superseded, inside the same transaction.
     poisoned = [stated("f0", "B", slot="s", updates=True), stated("f1", "bad\x00text")]
 
-    with pytest.raises(MemoryBackendError):
+    with pytest.raises(InvalidMemoryInputError):
         await ingest(backend, extractor, "call-2", "Supplier B", poisoned)
 
     (only,) = await backend.list_memories(NS)
