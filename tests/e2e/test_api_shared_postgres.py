@@ -1,5 +1,6 @@
-"""Two API processes on one PostgreSQL: either can serve any request of a session, and a retry
-that lands on the other process (which lacks the first one's idempotency cache) acts once."""
+"""Two API processes on one PostgreSQL (ledger, views, short-term memory, sync queue and the
+pgvector backend): either can serve any request of a session, and a retry that lands on the
+other process (which lacks the first one's idempotency cache) acts once."""
 
 from __future__ import annotations
 
@@ -46,6 +47,11 @@ async def two_apis(
         views={"kind": "postgres", "schema_name": f"api_views_{suffix}"},  # type: ignore[arg-type]
         short_term={"kind": "postgres", "schema_name": f"api_short_{suffix}"},  # type: ignore[arg-type]
         sync={"store": {"kind": "postgres", "schema_name": f"api_sync_{suffix}"}},  # type: ignore[arg-type]
+        backend={  # type: ignore[arg-type]
+            "kind": "pgvector",
+            "schema_name": f"api_memory_{suffix}",
+            "app_role": f"api_app_{suffix}",
+        },
         embedder={"kind": "hashing"},  # type: ignore[arg-type]
         auth=TEST_AUTH,
     )
@@ -100,3 +106,11 @@ async def test_two_processes_share_sessions_ledger_and_views(
     events = await ok(await a.get(f"/v1/subjects/{subject['subject_id']}/events", headers=REVIEWER))
     proposed = [e for e in events["events"] if e["topic"].endswith("change_proposed.v1")]
     assert len(proposed) == 1
+    # Recall reads the shared pgvector backend from either process.
+    for api in (a, b):
+        answer = await ok(
+            await api.post("/v1/subjects/me/recall", json={"query": "supplier"}, headers=AGENT)
+        )
+        assert answer["degraded"] is None
+    ready = await ok(await b.get("/readyz"))
+    assert ready["checks"]["memory"] == "ok"
