@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any, TextIO
 
 import structlog
@@ -95,6 +95,15 @@ def _shared_processors() -> list[Processor]:
     ]
 
 
+def _printer(stream: TextIO | None) -> Callable[..., structlog.PrintLogger]:
+    # Without an explicit stream, resolve `sys.stderr` per logger rather than once: a CLI run
+    # under a test runner must not leave loggers bound to a capture stream closed afterwards.
+    def factory(*_: object) -> structlog.PrintLogger:
+        return structlog.PrintLogger(file=stream or sys.stderr)
+
+    return factory
+
+
 def configure_logging(
     *, json_lines: bool, level: str = "INFO", stream: TextIO | None = None
 ) -> None:
@@ -122,7 +131,7 @@ def configure_logging(
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.NOTSET),
-        logger_factory=structlog.PrintLoggerFactory(file=stream or sys.stderr),
+        logger_factory=_printer(stream),
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(level=logging.WARNING, stream=stream or sys.stderr, force=True)

@@ -73,3 +73,16 @@ def test_a_configured_level_does_not_hide_lines_from_capture_logs(stream: io.Str
     with structlog.testing.capture_logs() as logs:
         structlog.get_logger().info("still.captured", count=1)
     assert [entry["event"] for entry in logs] == ["still.captured"]
+
+
+def test_loggers_follow_the_current_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = io.StringIO(), io.StringIO()
+    monkeypatch.setattr("sys.stderr", first)
+    configure_logging(json_lines=True)
+    try:
+        first.close()  # e.g. a test runner's capture stream, closed after a CLI test
+        monkeypatch.setattr("sys.stderr", second)
+        structlog.get_logger().warning("after.capture", count=1)
+    finally:
+        reset_logging()
+    assert "after.capture" in second.getvalue()
