@@ -1,0 +1,89 @@
+"""The follower: live polling, and several followers of one projection taking turns."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from uuid import uuid4
+
+import pytest
+
+from factledger.adapters.embedded_postgres import PostgresLocation
+from factledger.adapters.ledger_event_store import popo_env
+from factledger.adapters.postgres_view_store import PostgresViewStore
+from factledger.adapters.sqlite_view_store import SqliteViewStore
+from factledger.api.ledger_story import TENANT, StoryClock, run_story
+from factledger.application.commands import RegisterSubject
+from factledger.application.ledger import Ledger
+from factledger.application.view_store import ViewStore
+from factledger.projections.follower import Follower
+from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.projections.view_store import InMemoryViewStore
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("memory", id="memory"),
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
+    ]
+)
+def twin_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[ViewStore]]:
+    """Two handles on one projection's store, as two processes would hold."""
+    name = f"profile_{uuid4().hex[:8]}"
+    stores: list[ViewStore]
+    if request.param == "memory":
+        shared = InMemoryViewStore(name)
+        stores = [shared, shared]
+    elif request.param == "sqlite":
+        stores = [SqliteViewStore(tmp_path / "views.sqlite", name) for _ in range(2)]
+    else:
+        pg: PostgresLocation = request.getfixturevalue("postgres")
+        schema = f"views_{uuid4().hex[:8]}"
+        stores = [PostgresViewStore(pg.conninfo, name, schema=schema) for _ in range(2)]
+    yield stores
+    for store in stores:
+        store.close()
+
+
+def test_two_followers_of_one_projection_never_apply_an_event_twice(
+    twin_stores: list[ViewStore],
+) -> None:
+    clock = StoryClock()
+    with Ledger(popo_env(), clock=clock) as ledger:
+        ids = run_story(ledger, clock, lambda _: None)
+        projections = [ProfileProjection(store) for store in twin_stores]
+        followers = [Follower(ledger, [p], page=2) for p in projections]
+        threads = [threading.Thread(target=f.catch_up) for f in followers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        together = projections[0].dump()
+        single = ProfileProjection(InMemoryViewStore("single"))
+        Follower(ledger, [single]).catch_up()
+        assert together == single.dump()
+        assert ViewStoreProfileReader(twin_stores[1]).current(TENANT, ids.subject_id).version == 5
+
+
+def test_a_running_follower_picks_up_new_events(tmp_path: Path) -> None:
+    with Ledger(popo_env()) as ledger:
+        store = SqliteViewStore(tmp_path / "views.sqlite", "profile")
+        reader = ViewStoreProfileReader(store)
+        follower = Follower(ledger, [ProfileProjection(store)])
+        stop = threading.Event()
+        worker = threading.Thread(target=follower.run, args=(stop,), kwargs={"poll_s": 0.01})
+        worker.start()
+        try:
+            ledger.register_subject(RegisterSubject("acme", "lead", "live"))
+            deadline = time.monotonic() + 30  # generous: only a hang fails this test
+            while not reader.subjects("acme") and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert [s.external_ref for s in reader.subjects("acme")] == ["live"]
+        finally:
+            stop.set()
+            worker.join()
+            store.close()
