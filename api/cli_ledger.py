@@ -30,6 +30,7 @@ from factledger.api.settings import (
     SqliteEventStoreSettings,
     load_settings,
 )
+from factledger.application.errors import NotFoundError
 from factledger.application.ledger import Ledger
 from factledger.projections.follower import read_events
 
@@ -95,12 +96,23 @@ def history(
     with _runtime() as rt:
         tenant_name, sid = _subject_id(rt, subject, tenant)
         reader = rt.reader
-        if as_of is None:
-            console.print(profile_table(reader.current(tenant_name, sid), "Current profile"))
-        else:
-            when = as_of if as_of.tzinfo else as_of.astimezone()
-            console.print(profile_table(reader.as_of(tenant_name, sid, when), "Profile as of"))
-        console.print(history_table(reader.history(tenant_name, sid, field), "Field history"))
+        try:
+            if as_of is None:
+                profile = reader.current(tenant_name, sid)
+            else:
+                profile = reader.as_of(
+                    tenant_name, sid, as_of if as_of.tzinfo else as_of.astimezone()
+                )
+            entries = reader.history(tenant_name, sid, field)
+        except NotFoundError as exc:
+            console.print(f"[red]not found:[/red] {exc}")
+            raise typer.Exit(1) from None
+        console.print(profile_table(profile, "Profile as of" if as_of else "Current profile"))
+        console.print(history_table(entries, "Field history"))
+
+
+def _json_default(value: object) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
 def replay(
@@ -120,7 +132,7 @@ def replay(
                     "subject_version": event.originator_version,
                     **payload,
                 }
-                typer.echo(json.dumps(line, default=str, sort_keys=False))
+                typer.echo(json.dumps(line, default=_json_default))
             position = batch[-1].position
 
 

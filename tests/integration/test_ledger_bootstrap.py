@@ -113,10 +113,15 @@ def test_the_cli_runs_the_demo_then_history_replay_and_rebuild(
     assert "Supplier A" in as_of.output
     assert "version 1" in as_of.output
 
+    unknown = runner.invoke(app, ["history", "acme/lead/nobody"])
+    assert unknown.exit_code == 1
+    assert "not found" in unknown.output
+
     replay = runner.invoke(app, ["replay"])
     lines = [json.loads(line) for line in replay.output.splitlines()]
     assert [line["position"] for line in lines] == sorted(line["position"] for line in lines)
     assert lines[0]["topic"] == "factledger.subject.registered.v1"
+    assert lines[0]["timestamp"] == "2026-01-12T10:00:00+00:00"
     assert sum(line["topic"].endswith("change_rejected.v1") for line in lines) == 1
 
     rebuilt = runner.invoke(app, ["projections", "rebuild"])
