@@ -48,6 +48,7 @@ from factledger.application.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger import Ledger
 from factledger.application.ports import Clock, Embedder
 from factledger.application.view_store import ViewStore
+from factledger.domain.values import ProfileSchema
 from factledger.projections.follower import Follower
 from factledger.projections.profile_projection import ProfileProjection
 from factledger.projections.profile_reader import ViewStoreProfileReader
@@ -161,7 +162,10 @@ def open_ledger_runtime(
     with ExitStack() as stack:
         postgres = _Postgres(settings, stack)
         keys = build_key_store(settings, postgres, stack)
-        ledger = Ledger(event_store_env(settings, postgres), clock=clock, keys=keys)
+        schemas = {kind: ProfileSchema(fields) for kind, fields in settings.profile_schemas.items()}
+        ledger = Ledger(
+            event_store_env(settings, postgres), clock=clock, keys=keys, schemas=schemas
+        )
         stack.callback(ledger.close)
         views = build_view_store(settings, postgres, PROFILE_PROJECTION)
         stack.callback(views.close)

@@ -28,6 +28,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from factledger.domain.values import ValueType
+
 # -- event store (E1) --------------------------------------------------------------------------
 
 
@@ -384,6 +386,9 @@ class Settings(BaseSettings):
     event_store: EventStoreSettings = SqliteEventStoreSettings()
     views: ViewSettings = SqliteViewSettings()
     follow_poll_s: float = Field(default=0.5, gt=0, le=60)
+    # Optional per-kind profile schemas, e.g.
+    # FACTLEDGER_PROFILE_SCHEMAS='{"lead": {"supplier": "text", "budget": "money"}}'
+    profile_schemas: dict[str, dict[str, ValueType]] = Field(default_factory=dict)
     backend: MemoryBackendSettings = InMemoryBackendSettings()
     embedder: EmbedderSettings = OnnxEmbedderSettings()
     extractor: ExtractorSettings = RuleExtractorSettings()

@@ -23,6 +23,7 @@ from factledger.api.settings import (
     load_settings,
 )
 from factledger.application.commands import RegisterSubject
+from factledger.domain.values import ValueType
 
 
 def test_the_embedded_default_is_sqlite_in_the_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -44,6 +45,15 @@ def test_the_environment_switches_adapters(monkeypatch: pytest.MonkeyPatch) -> N
     assert isinstance(settings.views, InMemoryViewSettings)
     assert settings.database_url is not None
     assert "hunter2" not in repr(settings)
+
+
+def test_profile_schemas_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_PROFILE_SCHEMAS", '{"lead": {"budget": "money"}}')
+    settings = load_settings(data_dir=tmp_path, event_store=InMemoryEventStoreSettings())
+    with open_ledger_runtime(settings) as rt:
+        assert rt.ledger.schemas["lead"].fields == {"budget": ValueType.MONEY}
 
 
 def test_bad_settings_are_named_by_field_without_their_value(
