@@ -19,7 +19,6 @@ changes nothing twice, and a dropped store rebuilt from position 0 equals the li
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from uuid import UUID
 
 from eventsourcing.application import Application
@@ -35,25 +34,19 @@ from factledger.domain.events import (
 )
 from factledger.domain.proposal import apply_operation
 from factledger.domain.provenance import Operation
-from factledger.domain.values import JsonObject, JsonValue, from_payload, render, to_payload
+from factledger.domain.values import JsonObject, from_payload, render, to_payload
 from factledger.projections.follower import Follower, Tracked
+from factledger.projections.profile_docs import (
+    as_object,
+    change_doc,
+    key_time,
+    redacted,
+    session_doc,
+    version_key,
+)
 from factledger.projections.view_store import ViewStore, ViewTransaction
 
 VIEWS = ("subject", "profile", "version", "history", "change", "queue", "session")
-FORGOTTEN = "[forgotten]"
-REDACTED_KEYS = ("value", "condition", "rationale")
-
-
-def key_time(at: datetime) -> str:
-    return at.astimezone(UTC).strftime("%Y%m%dT%H%M%S%f")
-
-
-def version_key(subject_id: str, version: int) -> str:
-    return f"{subject_id}:{version:010d}"
-
-
-def _obj(value: JsonValue) -> JsonObject:
-    return value if isinstance(value, dict) else {}
 
 
 class ProfileProjection:
@@ -117,47 +110,16 @@ class ProfileProjection:
         self._put_version(txn, sid, 0, at, {"kind": "registered"}, {})
 
     def _session(self, txn: ViewTransaction, e: SessionRecorded, position: int) -> None:
-        sid = str(e.originator_id)
         txn.put(
-            "session",
-            f"{sid}:{e.interaction_number:06d}",
-            {
-                "subject_id": sid,
-                "session_id": e.session_id,
-                "channel": e.channel,
-                "started_at": e.started_at.isoformat(),
-                "ended_at": None if e.ended_at is None else e.ended_at.isoformat(),
-                "interaction_number": e.interaction_number,
-                "message_count": len(e.transcript or []),  # None once the subject is erased
-                "withheld_count": e.withheld_count,
-                "has_summary": e.summary is not None,
-                "position": position,
-            },
+            "session", f"{e.originator_id}:{e.interaction_number:06d}", session_doc(e, position)
         )
 
     def _proposed(self, txn: ViewTransaction, e: ChangeProposed, position: int) -> None:
         sid = str(e.originator_id)
-        subject = _obj(txn.get("subject", sid))
+        subject = as_object(txn.get("subject", sid))
         tenant = str(subject.get("tenant", ""))
         queue_key = f"{tenant}:{key_time(e.timestamp)}:{position:012d}"
-        change: JsonObject = {
-            "tenant": tenant,
-            "subject_id": sid,
-            "change_id": str(e.change_id),
-            "field": e.field,
-            "operation": e.operation,
-            "value": e.value,
-            "display": None if e.value is None else render(from_payload(e.value)),
-            "condition": e.condition,
-            "origin": e.origin,
-            "evidence": e.evidence,
-            "rationale": e.rationale,
-            "proposed_by": e.proposed_by,
-            "based_on_version": e.based_on_version,
-            "proposed_at": e.timestamp.isoformat(),
-            "status": "pending",
-            "queue_key": queue_key,
-        }
+        change = change_doc(e, tenant, queue_key)
         txn.put("change", f"{sid}:{e.change_id}", change)
         txn.put("queue", queue_key, change)
 
@@ -165,7 +127,7 @@ class ProfileProjection:
         self, txn: ViewTransaction, sid: str, change_id: str, update: JsonObject
     ) -> JsonObject:
         key = f"{sid}:{change_id}"
-        change = _obj(txn.get("change", key))
+        change = as_object(txn.get("change", key))
         change.update(update)
         txn.put("change", key, change)
         txn.delete("queue", str(change.get("queue_key")))
@@ -180,9 +142,9 @@ class ProfileProjection:
             {"status": "confirmed", "confirmed_by": e.confirmed_by, "decided_at": at},
         )
         field = str(change["field"])
-        profile = _obj(txn.get("profile", sid))
-        fields = _obj(profile.get("fields"))
-        before = _obj(fields.get(field)).get("value")
+        profile = as_object(txn.get("profile", sid))
+        fields = as_object(profile.get("fields"))
+        before = as_object(fields.get(field)).get("value")
         # Values read back as None once their field's key is deleted (ADR 0003): keep the
         # entry, so a rebuild after a forget yields the same versions as the live views did.
         erased = change["value"] is None and change["operation"] != Operation.UNSET.value
@@ -260,8 +222,8 @@ class ProfileProjection:
         for change_id in e.withdrawn_changes:
             self._decide(txn, sid, change_id, {"status": "forgotten", "decided_at": at})
         self._redact_field(txn, sid, field)
-        profile = _obj(txn.get("profile", sid))
-        fields = _obj(profile.get("fields"))
+        profile = as_object(txn.get("profile", sid))
+        fields = as_object(profile.get("fields"))
         fields.pop(field, None)
         self._new_version(txn, sid, version, at, fields, {"kind": "forgotten", "field": field})
         self._close_history(txn, sid, field, version, at)
@@ -285,11 +247,11 @@ class ProfileProjection:
         for view in ("history", "change"):
             for key, doc in txn.scan(view, f"{sid}:"):
                 if doc.get("field") == field:
-                    txn.put(view, key, _redacted(doc))
+                    txn.put(view, key, redacted(doc))
         for key, doc in txn.scan("version", f"{sid}:"):
-            fields = _obj(doc.get("fields"))
+            fields = as_object(doc.get("fields"))
             if field in fields:
-                fields[field] = _redacted(_obj(fields[field]))
+                fields[field] = redacted(as_object(fields[field]))
                 txn.put("version", key, doc)
 
     def _new_version(
@@ -302,7 +264,7 @@ class ProfileProjection:
         cause: JsonObject,
     ) -> None:
         txn.put("profile", sid, {"subject_id": sid, "version": version, "at": at, "fields": fields})
-        subject = _obj(txn.get("subject", sid))
+        subject = as_object(txn.get("subject", sid))
         txn.put("subject", sid, {**subject, "version": version})
         self._put_version(txn, sid, version, at, cause, fields)
 
@@ -328,14 +290,3 @@ class ProfileProjection:
         for key, doc in txn.scan("history", f"{sid}:"):
             if doc.get("field") == field and doc.get("until_version") is None:
                 txn.put("history", key, {**doc, "until_version": version, "until": at})
-
-
-def _redacted(doc: JsonObject) -> JsonObject:
-    out: JsonObject = {**doc, "forgotten": True, "display": FORGOTTEN}
-    for key in REDACTED_KEYS:
-        if key in out:
-            out[key] = None
-    for key in ("evidence", "confirmation"):  # encrypted whole in the events, so dropped whole
-        if key in out:
-            out[key] = None
-    return out

@@ -22,7 +22,7 @@ from factledger.projections.documents import (
     session_entry,
     subject_summary,
 )
-from factledger.projections.profile_projection import version_key
+from factledger.projections.profile_docs import version_key
 from factledger.projections.view_store import ViewStore
 
 

@@ -1,0 +1,72 @@
+"""Document shapes of the profile projection: keys, builders and the forget redaction."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from factledger.domain.events import ChangeProposed, SessionRecorded
+from factledger.domain.values import JsonObject, JsonValue, from_payload, render
+
+FORGOTTEN = "[forgotten]"
+REDACTED_KEYS = ("value", "condition", "rationale")
+
+
+def key_time(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%Y%m%dT%H%M%S%f")
+
+
+def version_key(subject_id: str, version: int) -> str:
+    return f"{subject_id}:{version:010d}"
+
+
+def as_object(value: JsonValue) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
+def session_doc(e: SessionRecorded, position: int) -> JsonObject:
+    """A session index entry: counts and times, never the transcript."""
+    return {
+        "subject_id": str(e.originator_id),
+        "session_id": e.session_id,
+        "channel": e.channel,
+        "started_at": e.started_at.isoformat(),
+        "ended_at": None if e.ended_at is None else e.ended_at.isoformat(),
+        "interaction_number": e.interaction_number,
+        "message_count": len(e.transcript or []),  # None once the subject is erased
+        "withheld_count": e.withheld_count,
+        "has_summary": e.summary is not None,
+        "position": position,
+    }
+
+
+def change_doc(e: ChangeProposed, tenant: str, queue_key: str) -> JsonObject:
+    """A proposal as the change view and the review queue keep it."""
+    return {
+        "tenant": tenant,
+        "subject_id": str(e.originator_id),
+        "change_id": str(e.change_id),
+        "field": e.field,
+        "operation": e.operation,
+        "value": e.value,
+        "display": None if e.value is None else render(from_payload(e.value)),
+        "condition": e.condition,
+        "origin": e.origin,
+        "evidence": e.evidence,
+        "rationale": e.rationale,
+        "proposed_by": e.proposed_by,
+        "based_on_version": e.based_on_version,
+        "proposed_at": e.timestamp.isoformat(),
+        "status": "pending",
+        "queue_key": queue_key,
+    }
+
+
+def redacted(doc: JsonObject) -> JsonObject:
+    out: JsonObject = {**doc, "forgotten": True, "display": FORGOTTEN}
+    for key in REDACTED_KEYS:
+        if key in out:
+            out[key] = None
+    for key in ("evidence", "confirmation"):  # encrypted whole in the events, so dropped whole
+        if key in out:
+            out[key] = None
+    return out
