@@ -1,9 +1,10 @@
 """Approximate indexes for large namespaces: one partial HNSW index per namespace (ADR 0006).
 
 - Exact search through the `(namespace, ...)` btree is the default: perfect recall and ~1 ms
-  up to a few thousand facts. Its cost grows linearly (~25 ms at 10,000 facts).
+  up to a few thousand facts. Its cost grows linearly (26-40 ms p50 at 10,000 facts).
 - `maintain_ann_indexes` (an operator call, run as the owner) gives each namespace past
-  `min_facts` its own `CREATE INDEX CONCURRENTLY ... USING hnsw ... WHERE namespace = '<ns>'`.
+  `min_facts` (default 5,000) its own
+  `CREATE INDEX CONCURRENTLY ... USING hnsw ... WHERE namespace = '<ns>'`.
   Other namespaces are untouched: their inserts only evaluate the index predicate, and their
   searches never see the index (the planner can only prove the predicate for that namespace).
 - The backend learns from `ann_indexes` which namespaces have one and then writes that
@@ -25,7 +26,7 @@ from factledger.adapters.pgvector_config import PgvectorConfig
 from factledger.application.memory_rules import validate_namespace
 
 log = structlog.get_logger(__name__)
-DEFAULT_MIN_FACTS = 20_000
+DEFAULT_MIN_FACTS = 5_000  # exact search costs ~10-20 ms there (ADR 0006, docs/benchmarks.md)
 INDEX_PREFIX = "memories_ann_"
 
 
