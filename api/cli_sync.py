@@ -73,7 +73,17 @@ def worker(
     asyncio.run(_run_worker(settings, once=once))
 
 
+def _hint_if_process_local(settings: Settings) -> None:
+    if isinstance(settings.sync.store, InMemorySyncStoreSettings):
+        typer.echo(
+            "note: the sync queue is in memory (FACTLEDGER_SYNC__STORE__KIND=memory), so it lives "
+            "inside the API process; use the HTTP API there, or a PostgreSQL queue.",
+            err=True,
+        )
+
+
 async def _list(settings: Settings, limit: int) -> None:
+    _hint_if_process_local(settings)
     async with AsyncExitStack() as stack:
         store = await open_sync_store(settings, stack)
         letters = await store.dead_letters(limit=limit)
@@ -88,6 +98,7 @@ async def _list(settings: Settings, limit: int) -> None:
 
 
 async def _retry(settings: Settings, item_ids: list[str] | None) -> None:
+    _hint_if_process_local(settings)
     async with AsyncExitStack() as stack:
         store = await open_sync_store(settings, stack)
         count = await store.retry_dead(item_ids)
