@@ -156,27 +156,27 @@ def _v1_isolation(o: SchemaOptions) -> list[Statement]:
     return statements
 
 
-def _claim_function(o: SchemaOptions) -> sql.Composed:
+def _claim_function(o: SchemaOptions, *, replace: bool = False) -> sql.Composed:
     # The batched-ingest worker must find queued documents of every namespace. Rather than
     # loosening a policy, one owner-run function hands out ids only (never content) and marks
     # the document as claimed; the worker then reads it in a transaction bound to its namespace.
     s, role = sql.Identifier(o.schema), sql.Identifier(o.app_role)
     fn = sql.Identifier(o.schema, "claim_queued_document")
     return sql.SQL(
-        """CREATE FUNCTION {fn}(stale_after interval)
+        """CREATE {replace} FUNCTION {fn}(stale_after interval)
         RETURNS TABLE (namespace text, document_id text)
         LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
           UPDATE {s}.documents AS d SET state = 'extracting', claimed_at = clock_timestamp()
           WHERE (d.namespace, d.document_id) = (
             SELECT q.namespace, q.document_id FROM {s}.documents AS q
-            WHERE q.state = 'queued'
-               OR (q.state = 'extracting' AND q.claimed_at < clock_timestamp() - stale_after)
+            WHERE q.state IN ('queued', 'extracting', 'indexing')
+              AND (q.state = 'queued' OR q.claimed_at < clock_timestamp() - stale_after)
             ORDER BY q.queued_at FOR UPDATE SKIP LOCKED LIMIT 1)
           RETURNING d.namespace, d.document_id
         $$;
         REVOKE ALL ON FUNCTION {fn}(interval) FROM PUBLIC;
         GRANT EXECUTE ON FUNCTION {fn}(interval) TO {role}"""
-    ).format(fn=fn, s=s, role=role)
+    ).format(fn=fn, s=s, role=role, replace=sql.SQL("OR REPLACE" if replace else ""))
 
 
 def _v3_ann_lookup(o: SchemaOptions) -> list[Statement]:
@@ -195,10 +195,25 @@ def _v3_ann_lookup(o: SchemaOptions) -> list[Statement]:
     ]
 
 
+def _v4_reclaim_indexing(o: SchemaOptions) -> list[Statement]:
+    # A worker stopped during `indexing` left its document there; claims of documents stuck in
+    # either in-flight state are taken over once stale. The partial index follows the query.
+    s = sql.Identifier(o.schema)
+    return [
+        sql.SQL("DROP INDEX {}").format(sql.Identifier(o.schema, "documents_pending")),
+        sql.SQL(
+            "CREATE INDEX documents_pending ON {}.documents (queued_at) "
+            "WHERE state IN ('queued', 'extracting', 'indexing')"
+        ).format(s),
+        _claim_function(o, replace=True),
+    ]
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "tables", _v1_tables),
     (2, "isolation", _v1_isolation),
     (3, "ann lookup", _v3_ann_lookup),
+    (4, "reclaim indexing", _v4_reclaim_indexing),
 )
 
 

@@ -6,8 +6,10 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 
+import psycopg
 import pytest
 import structlog
+from psycopg import sql
 
 from factledger.adapters.embedded_postgres import PostgresLocation
 from factledger.adapters.hashing_embedder import HashingEmbedder
@@ -203,3 +205,34 @@ async def test_logs_name_ids_and_counts_never_content(
 
     assert logs
     assert secret not in repr(logs)
+
+
+async def test_a_document_left_mid_indexing_by_a_dead_worker_is_taken_over(
+    postgres: PostgresLocation, extractor: YieldingExtractor
+) -> None:
+    config = replace(await fresh_schema(postgres), start_worker=False)
+    async with pgvector_backend(
+        postgres,
+        embedder=HashingEmbedder(64),
+        extractor=extractor,
+        clock=ManualClock(),
+        config=config,
+    ) as backend:
+        transcript = extractor.script("order 9", stated("f0", "Order 9 placed"))
+        await backend.ingest_transcript(
+            NS, "b-9", transcript, occurred_at=ManualClock().now(), mode=IngestMode.BATCHED
+        )
+        # As if a worker had claimed it and died while indexing, an hour ago.
+        async with await psycopg.AsyncConnection.connect(config.admin_conninfo) as conn:
+            await conn.execute(
+                sql.SQL(
+                    "UPDATE {} SET state = 'indexing', claimed_at = now() - interval '1 hour'"
+                ).format(sql.Identifier(config.schema, "documents"))
+            )
+            await conn.commit()
+
+        processed = await backend.worker.run_pending()
+        status = await backend.processing_status(NS, "b-9")
+
+    assert processed == 1
+    assert (status.state, status.facts) == (ProcessingState.DONE, 1)
