@@ -136,6 +136,8 @@ class Subject(Aggregate):
             return False
         schema.check(proposal.field, proposal.value)
         self._check_operation(proposal, schema)
+        if proposal.based_on_version > self.profile_version:
+            raise InvalidOperationError("based_on_version: ahead of the subject's profile")
         if proposal.based_on_version < self.field_changed_in.get(proposal.field, 0):
             raise StaleChangeError(f"field {proposal.field} changed after the proposal's version")
         check_evidence(proposal.evidence, proposal.origin, self.sessions)

@@ -327,3 +327,8 @@ def test_replaying_the_events_rebuilds_the_same_subject(
     assert isinstance(copy, Subject)
     assert copy.__dict__ == subject.__dict__
     assert MODEL.kind is ActorKind.MODEL
+
+
+def test_a_proposal_cannot_be_based_on_a_future_version(subject: Subject) -> None:
+    with pytest.raises(InvalidOperationError):
+        subject.propose(proposal(based_on=3), OPEN_SCHEMA, at=T0)
