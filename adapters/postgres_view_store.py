@@ -112,6 +112,15 @@ class PostgresViewStore:
     def transaction(self) -> AbstractContextManager[ViewTransaction]:
         return self._transaction()
 
+    @contextmanager
+    def _read(self) -> Iterator[ViewTransaction]:
+        # No FOR UPDATE: readers neither wait for nor block a follower's transaction.
+        with self._lock, self._conn.transaction(force_rollback=True):
+            yield _PostgresTransaction(self._conn, self.schema, self.name)
+
+    def read(self) -> AbstractContextManager[ViewTransaction]:
+        return self._read()
+
     def position(self) -> int:
         with self._lock:
             row = self._conn.execute(

@@ -110,6 +110,19 @@ class SqliteViewStore:
     def transaction(self) -> AbstractContextManager[ViewTransaction]:
         return self._transaction()
 
+    @contextmanager
+    def _read(self) -> Iterator[ViewTransaction]:
+        # A deferred transaction: one consistent snapshot (WAL), no write lock taken.
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield _SqliteTransaction(self._conn, self.name, self._read_position())
+            finally:
+                self._conn.execute("ROLLBACK")
+
+    def read(self) -> AbstractContextManager[ViewTransaction]:
+        return self._read()
+
     def position(self) -> int:
         with self._lock:
             return self._read_position()

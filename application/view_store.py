@@ -51,6 +51,11 @@ class ViewStore(Protocol):
         """Commits on normal exit, rolls back on an exception."""
         ...
 
+    def read(self) -> AbstractContextManager[ViewTransaction]:
+        """A read-only view of the documents; unlike `transaction`, it never waits for (or
+        blocks) a follower's write. Writing through it is a programming error."""
+        ...
+
     def position(self) -> int: ...
 
     def drop(self) -> None:

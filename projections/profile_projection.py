@@ -61,7 +61,7 @@ class ProfileProjection:
 
     def dump(self) -> dict[str, list[tuple[str, JsonObject]]]:
         """Every document of every view (for rebuild checks and debugging)."""
-        with self.store.transaction() as txn:
+        with self.store.read() as txn:
             return {view: txn.scan(view, "") for view in VIEWS}
 
     def rebuild(self, app: Application[UUID]) -> int:

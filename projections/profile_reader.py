@@ -33,11 +33,11 @@ class ViewStoreProfileReader:
         self.store = store
 
     def _get(self, view: str, key: str) -> JsonObject | None:
-        with self.store.transaction() as txn:
+        with self.store.read() as txn:
             return txn.get(view, key)
 
     def _scan(self, view: str, prefix: str) -> list[JsonObject]:
-        with self.store.transaction() as txn:
+        with self.store.read() as txn:
             return [doc for _, doc in txn.scan(view, prefix)]
 
     def subject(self, tenant: str, subject_id: UUID) -> SubjectSummary:

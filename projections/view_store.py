@@ -76,6 +76,9 @@ class InMemoryViewStore:
     def transaction(self) -> AbstractContextManager[ViewTransaction]:
         return self._transaction()
 
+    def read(self) -> AbstractContextManager[ViewTransaction]:
+        return self._transaction()  # in process, the lock is held for microseconds
+
     def position(self) -> int:
         return self._position
 
