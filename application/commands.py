@@ -124,6 +124,17 @@ class ForgetMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class EraseSubject:
+    """Erases a subject: every transcript and field becomes unreadable; no more commands."""
+
+    tenant: str
+    subject_id: UUID
+    requested_by: Actor
+    reason: str
+    command_id: str = default(default_factory=new_command_id)
+
+
+@dataclass(frozen=True, slots=True)
 class CommandResult:
     """What a command did.
 

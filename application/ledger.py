@@ -38,6 +38,7 @@ from factledger.application.commands import (
     ApproveChange,
     CommandResult,
     ConfirmChange,
+    EraseSubject,
     ForgetField,
     ForgetMemory,
     ProposeChange,
@@ -196,6 +197,25 @@ class Ledger(Application[UUID]):
         if cache is not None:
             with contextlib.suppress(KeyError):
                 cache.get(subject_id, evict=True)
+
+    def erase_subject(self, cmd: EraseSubject) -> CommandResult:
+        """Records the erasure, then deletes the subject's key and every field key. A retry,
+        or any later command, finishes an erasure whose key deletion was interrupted."""
+        decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
+        try:
+            result = self._run(
+                cmd.tenant,
+                cmd.subject_id,
+                cmd.command_id,
+                lambda s: s.erase(by=decision, reason=cmd.reason, at=self._now()),
+            )
+        finally:
+            subject = self.subject(cmd.tenant, cmd.subject_id)
+            if subject.erased:
+                for field in sorted(subject.forgotten_fields):
+                    self.keys.forget(field_scope(cmd.subject_id, field))
+                self._forget_keys(cmd.subject_id, str(cmd.subject_id))
+        return result
 
     def forget_memory(self, cmd: ForgetMemory) -> CommandResult:
         decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)

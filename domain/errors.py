@@ -79,5 +79,9 @@ class TimeWentBackwardsError(DomainError):
     """An event would be dated before the subject's previous event."""
 
 
+class SubjectErasedError(DomainError):
+    """The subject was erased; it accepts no more commands."""
+
+
 class ProfileVersionRewriteError(DomainError):
     """A profile version, once written, never changes; a projection found a different copy."""

@@ -58,7 +58,8 @@ class SessionRecorded(Aggregate.Event):
     fingerprint: str
 
     def apply(self, aggregate: Subject) -> None:
-        messages = transcript_from_payload(self.transcript)
+        # None once the subject's key is deleted (erased): the session keeps no messages.
+        messages = transcript_from_payload(self.transcript or [])
         aggregate.sessions[self.session_id] = SessionInfo(
             session_id=self.session_id,
             channel=Channel(self.channel),
@@ -164,6 +165,23 @@ class FactForgotten(Aggregate.Event):
         aggregate.remember_command(self.command_id)
 
 
+class SubjectErased(Aggregate.Event):
+    TOPIC = "factledger.subject.erased.v1"
+    requested_by: JsonObject
+    reason: str
+    fields: list[str]  # every field ever proposed: their keys are deleted with the subject's
+    command_id: str | None
+
+    def apply(self, aggregate: Subject) -> None:
+        aggregate.erased = True
+        aggregate.fields.clear()
+        aggregate.forgotten_fields.update(self.fields)
+        for record in aggregate.changes.values():
+            if record.status is ChangeStatus.PENDING:
+                record.status = ChangeStatus.FORGOTTEN
+        aggregate.remember_command(self.command_id)
+
+
 SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
     "tuple[type[Aggregate.Event], ...]",
     (
@@ -173,5 +191,6 @@ SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
         ChangeConfirmed,
         ChangeRejected,
         FactForgotten,
+        SubjectErased,
     ),
 )

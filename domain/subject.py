@@ -19,6 +19,7 @@ from factledger.domain.errors import (
     InvalidOperationError,
     InvalidReferenceError,
     StaleChangeError,
+    SubjectErasedError,
     TimeWentBackwardsError,
 )
 from factledger.domain.events import (
@@ -27,6 +28,7 @@ from factledger.domain.events import (
     ChangeRejected,
     FactForgotten,
     SessionRecorded,
+    SubjectErased,
     SubjectRegistered,
 )
 from factledger.domain.proposal import (
@@ -63,6 +65,7 @@ class Subject(Aggregate):
     ChangeConfirmed = ChangeConfirmed
     ChangeRejected = ChangeRejected
     FactForgotten = FactForgotten
+    SubjectErased = SubjectErased
 
     def __init__(self, tenant: str, kind: str, external_ref: str) -> None:
         self.tenant, self.kind, self.external_ref = tenant, kind, external_ref
@@ -71,6 +74,7 @@ class Subject(Aggregate):
         self.fields: dict[str, CurrentField] = {}
         self.field_changed_in: dict[str, int] = {}  # field -> profile version of its last change
         self.forgotten_memories: set[str] = set()
+        self.erased = False
         self.forgotten_fields: set[str] = set()  # ever forgotten (keys must be gone)
         self.profile_version = 0
         self.seen_commands: list[str] = []
@@ -116,6 +120,7 @@ class Subject(Aggregate):
 
     def record_session(self, session: SessionRecord, *, at: datetime) -> bool:
         """Records one interaction; returns False when the same session was already recorded."""
+        self._check_live()
         if not check_session(session, self.sessions.get(session.session_id)):
             return False
         self._check_time(at)
@@ -129,6 +134,7 @@ class Subject(Aggregate):
 
     def propose(self, proposal: Proposal, schema: ProfileSchema, *, at: datetime) -> bool:
         """Proposes a change; returns False when this change id was already proposed alike."""
+        self._check_live()
         existing = self.changes.get(proposal.change_id)
         if existing is not None:
             if existing.fingerprint != proposal.fingerprint():
@@ -147,6 +153,7 @@ class Subject(Aggregate):
 
     def confirm(self, change_id: UUID, confirmation: Decision, *, at: datetime) -> None:
         """Confirms a pending change (by the subject, with evidence, or by staff)."""
+        self._check_live()
         record = self.change(change_id)
         check_confirmation(record, confirmation, self.sessions)
         if record.based_on_version < self.field_changed_in.get(record.field, 0):
@@ -166,6 +173,7 @@ class Subject(Aggregate):
         )
 
     def reject(self, change_id: UUID, *, by: Decision, reason: str, at: datetime) -> None:
+        self._check_live()
         record = self.change(change_id)
         check_rejection(record, by)
         self._check_time(at)
@@ -180,6 +188,7 @@ class Subject(Aggregate):
 
     def forget_field(self, field: str, *, by: Decision, reason: str, at: datetime) -> None:
         """Forgets a field: the next version lacks it; its pending changes are withdrawn."""
+        self._check_live()
         if field not in self.fields:
             raise FieldNotPresentError(f"field {field} on subject {self.id}")
         self._check_time(at)
@@ -202,6 +211,7 @@ class Subject(Aggregate):
 
     def forget_memory(self, memory_id: str, *, by: Decision, reason: str, at: datetime) -> None:
         """Records that a backend memory must be forgotten (the sync worker acts on it)."""
+        self._check_live()
         if memory_id in self.forgotten_memories:
             return
         self._check_time(at)
@@ -219,7 +229,25 @@ class Subject(Aggregate):
 
     # -- helpers -----------------------------------------------------------------------------
 
+    def erase(self, *, by: Decision, reason: str, at: datetime) -> None:
+        """Erases the subject: its keys go (transcripts and every field) and it takes no
+        more commands; the stream keeps only its structure."""
+        self._check_time(at)
+        self.trigger_event(
+            self.SubjectErased,
+            timestamp=at,
+            requested_by=by.by.to_payload(),
+            reason=reason,
+            fields=sorted({c.field for c in self.changes.values()}),
+            command_id=by.command_id,
+        )
+
+    def _check_live(self) -> None:
+        if self.erased:
+            raise SubjectErasedError(f"subject {self.id}")
+
     def _check_time(self, at: datetime) -> None:
+        self._check_live()
         if at < self.modified_on:
             raise TimeWentBackwardsError(f"subject {self.id}: event dated before the last one")
 

@@ -30,6 +30,7 @@ from factledger.domain.events import (
     ChangeRejected,
     FactForgotten,
     SessionRecorded,
+    SubjectErased,
     SubjectRegistered,
 )
 from factledger.domain.proposal import apply_operation
@@ -91,6 +92,8 @@ class ProfileProjection:
                 self._rejected(txn, event)
             case FactForgotten() if event.field is not None:
                 self._forgotten(txn, event, item.position)
+            case SubjectErased():
+                self._erased(txn, str(event.originator_id))
 
     def _registered(self, txn: ViewTransaction, e: SubjectRegistered) -> None:
         sid, at = str(e.originator_id), e.timestamp.isoformat()
@@ -241,6 +244,19 @@ class ProfileProjection:
                 "until": None,
             },
         )
+
+    @staticmethod
+    def _erased(txn: ViewTransaction, sid: str) -> None:
+        """An erased subject leaves no document behind (its queue entries included)."""
+        tenant = str(as_object(txn.get("subject", sid)).get("tenant", ""))
+        for key, doc in txn.scan("queue", f"{tenant}:"):
+            if doc.get("subject_id") == sid:
+                txn.delete("queue", key)
+        txn.delete("subject", sid)
+        txn.delete("profile", sid)
+        for view in ("version", "history", "change", "session"):
+            for key, _ in txn.scan(view, f"{sid}:"):
+                txn.delete(view, key)
 
     def _redact_field(self, txn: ViewTransaction, sid: str, field: str) -> None:
         """Forget is the one rewrite of the past: the field's content leaves every view."""

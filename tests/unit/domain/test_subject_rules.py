@@ -21,6 +21,7 @@ from factledger.domain.errors import (
     SessionConflictError,
     StaleChangeError,
     StatedWithoutEvidenceError,
+    SubjectErasedError,
     TimeWentBackwardsError,
     UnknownFieldError,
     ValueTypeMismatchError,
@@ -31,6 +32,7 @@ from factledger.domain.events import (
     ChangeRejected,
     FactForgotten,
     SessionRecorded,
+    SubjectErased,
 )
 from factledger.domain.proposal import Decision, Proposal
 from factledger.domain.provenance import Actor, ActorKind, ChangeStatus, Evidence, Operation, Origin
@@ -332,3 +334,22 @@ def test_replaying_the_events_rebuilds_the_same_subject(
 def test_a_proposal_cannot_be_based_on_a_future_version(subject: Subject) -> None:
     with pytest.raises(InvalidOperationError):
         subject.propose(proposal(based_on=3), OPEN_SCHEMA, at=T0)
+
+
+def test_an_erased_subject_takes_no_more_commands(
+    with_supplier: tuple[Subject, Proposal],
+) -> None:
+    subject, _ = with_supplier
+    pending = proposal("city", TextValue("Lyon"), origin=Origin.INFERRED, based_on=1)
+    subject.propose(pending, OPEN_SCHEMA, at=T0)
+    subject.collect_events()
+    subject.erase(by=Decision(SUBJECT_ACTOR), reason="asked", at=T0)
+    (event,) = subject.collect_events()
+    assert isinstance(event, SubjectErased)
+    assert event.fields == ["city", "supplier"]
+    assert subject.fields == {}
+    assert subject.change(pending.change_id).status is ChangeStatus.FORGOTTEN
+    with pytest.raises(SubjectErasedError):
+        subject.record_session(session("s9", "hello"), at=T0)
+    with pytest.raises(SubjectErasedError):
+        subject.erase(by=Decision(SUBJECT_ACTOR), reason="again", at=T0)

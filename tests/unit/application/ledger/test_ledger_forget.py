@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import nullcontext
 from datetime import UTC, datetime
 
@@ -9,6 +10,7 @@ import pytest
 
 from factledger.application.commands import (
     ApproveChange,
+    EraseSubject,
     ForgetField,
     ProposeChange,
     RecordSession,
@@ -16,11 +18,14 @@ from factledger.application.commands import (
 )
 from factledger.application.key_store import KeyStore
 from factledger.application.ledger import Ledger
-from factledger.domain.errors import FieldNotPresentError
-from factledger.domain.events import ChangeConfirmed, ChangeProposed
+from factledger.domain.errors import FieldNotPresentError, SubjectErasedError
+from factledger.domain.events import ChangeConfirmed, ChangeProposed, SessionRecorded
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue
+from factledger.projections.follower import Follower
+from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.view_store import InMemoryViewStore
 from factledger.testing.ledger_stores import LedgerStore, open_ledger
 
 WHEN = datetime(2026, 6, 18, 11, 0, tzinfo=UTC)
@@ -148,3 +153,31 @@ def test_an_interrupted_forget_is_finished_by_the_next_attempt(ledger_store: Led
         with pytest.raises(FieldNotPresentError):
             ledger.forget_field(ForgetField("acme", sid, "switch_reason", LEAD, "asked again"))
         assert proposals(ledger)["switch_reason"].value is None
+
+
+def test_erasing_a_subject_shreds_transcripts_and_fields_and_empties_the_views(
+    ledger_store: LedgerStore, ledger: Ledger
+) -> None:
+    sid = story(ledger).subject_id
+    views = ProfileProjection(InMemoryViewStore("profile"))
+    follower = Follower(ledger, [views])
+    follower.catch_up()
+    erase = EraseSubject("acme", sid, LEAD, "the lead asked to be forgotten")
+    assert ledger.erase_subject(erase).applied
+    assert not ledger.erase_subject(erase).applied  # a retry is a no-op
+    follower.catch_up()
+    with open_ledger(ledger_store) if ledger_store.shared else nullcontext(ledger) as reader:
+        events = [
+            reader.mapper.to_domain_event(n) for n in reader.recorder.select_notifications(1, 100)
+        ]
+        subject = reader.subject("acme", sid)
+    sessions = [e for e in events if isinstance(e, SessionRecorded)]
+    assert [s.transcript for s in sessions] == [None]
+    assert all(p.value is None for p in events if isinstance(p, ChangeProposed))
+    assert subject.erased
+    with pytest.raises(SubjectErasedError):
+        ledger.forget_field(ForgetField("acme", sid, "supplier", LEAD, "late"))
+    assert str(sid) not in json.dumps(views.dump())
+    live = views.dump()
+    views.rebuild(ledger)
+    assert views.dump() == live
