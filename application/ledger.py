@@ -11,8 +11,9 @@ so async callers wrap it in `asyncio.to_thread`):
 - Commands (`application.commands`) -> `CommandResult`:
   `register_subject`, `record_session`, `propose_change`, `confirm_change` (by the subject,
   evidence required), `approve_change` / `reject_change` (by a reviewer), `forget_field`,
-  `forget_memory`. Domain rules raise `domain.errors.DomainError` subclasses; an unknown subject
-  or one of another tenant raises `NotFoundError`; lasting contention raises `ConcurrencyError`.
+  `forget_memory`, `erase_subject`. Domain rules raise `domain.errors.DomainError`
+  subclasses; an unknown subject or one of another tenant raises `NotFoundError`; lasting
+  contention raises `ConcurrencyError`.
 - Reads: `subject(tenant, subject_id)` loads the aggregate (for checks and tests; hot paths
   read the projections), `subject_id_for(tenant, kind, external_ref)`.
 - Every event is also in the application's notification log, read in order by
