@@ -196,7 +196,7 @@ async def bootstrap(
             stack.push_async_callback(http.aclose)
             embedder = build_embedder(settings.embedder, http)
             now = clock or SystemClock()
-            backend = await open_backend(settings, embedder, now, stack)
+            backend = await open_backend(settings, embedder, now, stack, http=http)
             services = await stack.enter_async_context(
                 open_memory_services(settings, runtime.ledger, backend, clock=now)
             )

@@ -1,20 +1,22 @@
 """Opening the configured memory backend (`settings.backend`, `settings.embedder`).
 
 Used by `factledger worker` and by `bootstrap` for recall and the sync. Self-hosted backends
-get the rule-based extractor; `pgvector` without DSNs uses the server of `database_url` (or
-the embedded one).
+extract facts with the configured extractor (`settings.extractor`: the rule-based one by
+default); `pgvector` without DSNs uses the server of `database_url` (or the embedded one).
 """
 
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
 
+import httpx
+
 from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector_config import server_config
-from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.adapters.supermemory_backend import SupermemoryMemoryBackend
 from factledger.adapters.supermemory_calls import CallPolicy
+from factledger.api.extractor_choice import build_extractor
 from factledger.api.recall_bootstrap import postgres_location
 from factledger.api.settings import (
     InMemoryBackendSettings,
@@ -26,16 +28,21 @@ from factledger.application.ports import Clock, Embedder, MemoryBackend
 
 
 async def open_backend(
-    settings: Settings, embedder: Embedder, clock: Clock, stack: AsyncExitStack
+    settings: Settings,
+    embedder: Embedder,
+    clock: Clock,
+    stack: AsyncExitStack,
+    *,
+    http: httpx.AsyncClient | None = None,
 ) -> MemoryBackend:
-    """Opens the configured backend (self-hosted ones embed with `embedder`); it is closed
-    when `stack` closes."""
+    """Opens the configured backend (self-hosted ones embed with `embedder` and extract with
+    `settings.extractor`, whose LLM variant calls through `http`; without one, a client is
+    opened on `stack`); it is closed when `stack` closes."""
     backend: MemoryBackend
     match settings.backend:
         case InMemoryBackendSettings():
-            backend = InMemoryMemoryBackend(
-                extractor=RuleExtractor(), embedder=embedder, clock=clock
-            )
+            extractor = build_extractor(settings.extractor, http or await _client(stack))
+            backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=clock)
         case PgvectorBackendSettings() as s:
             server = None if s.dsn is not None else postgres_location(settings, stack)
             config = server_config(
@@ -49,7 +56,7 @@ async def open_backend(
             backend = await PgvectorMemoryBackend.open(
                 config,
                 embedder=embedder,
-                extractor=RuleExtractor(),
+                extractor=build_extractor(settings.extractor, http or await _client(stack)),
                 clock=clock,
             )
         case SupermemoryBackendSettings() as s:
@@ -66,3 +73,9 @@ async def open_backend(
             )
     stack.push_async_callback(backend.close)
     return backend
+
+
+async def _client(stack: AsyncExitStack) -> httpx.AsyncClient:
+    client = httpx.AsyncClient()
+    stack.push_async_callback(client.aclose)
+    return client

@@ -1,0 +1,59 @@
+"""`open_backend` honours `settings.extractor`: the self-hosted backend extracts with the
+OpenAI-compatible extractor when the settings choose it (against the local fake server)."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.api.memory_choice import open_backend
+from factledger.api.settings import load_settings
+from factledger.application.memory_types import namespace
+from factledger.domain.transcript import Message, Role
+from factledger.testing.fake_openai import FakeOpenAI, facts_reply
+from factledger.testing.manual_clock import ManualClock
+
+AT = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+SAID = (Message(Role.AGENT, "Who supplies you?", AT), Message(Role.SUBJECT, "Supplier Q.", AT))
+
+
+async def _extracted(settings_extractor: dict[str, object], fake: FakeOpenAI, tmp: Path) -> str:
+    settings = load_settings(data_dir=tmp, extractor=settings_extractor)
+    async with AsyncExitStack() as stack:
+        http = httpx.AsyncClient(transport=fake.transport())
+        stack.push_async_callback(http.aclose)
+        backend = await open_backend(settings, HashingEmbedder(64), ManualClock(), stack, http=http)
+        ns = namespace("subject-choice")
+        await backend.ingest_transcript(ns, "doc-1", SAID, occurred_at=AT)
+        return " | ".join(sorted(m.text for m in await backend.list_memories(ns)))
+
+
+async def test_the_openai_compatible_extractor_setting_is_honoured(tmp_path: Path) -> None:
+    # Given settings that choose the OpenAI-compatible extractor, and a model that answers
+    fake = FakeOpenAI()
+    fake.replies.append(
+        facts_reply({"key": "a", "text": "buys from the scripted supplier", "source_indexes": [1]})
+    )
+    llm = {
+        "kind": "openai_compatible",
+        "base_url": "http://llm.test/v1",
+        "model": "tiny",
+        "api_key": "test-key",
+    }
+    # When a transcript is ingested by the backend `open_backend` built
+    texts = await _extracted(llm, fake, tmp_path)
+    # Then the model was asked, and its fact (not a rule-based one) is stored
+    assert len(fake.requests) == 1
+    assert fake.requests[0]["model"] == "tiny"
+    assert texts == "buys from the scripted supplier"
+
+
+async def test_the_rule_extractor_is_the_default_and_calls_no_model(tmp_path: Path) -> None:
+    fake = FakeOpenAI()
+    texts = await _extracted({"kind": "rule"}, fake, tmp_path)
+    assert fake.requests == []
+    assert "buys from the scripted supplier" not in texts
