@@ -14,7 +14,7 @@ import typer
 from factledger.api.bootstrap import build_embedder, open_ledger_runtime
 from factledger.api.log_setup import configure_logging
 from factledger.api.memory_choice import open_backend
-from factledger.api.recall_bootstrap import open_sync_store, sync_options
+from factledger.api.recall_bootstrap import open_sync_store, sync_options, sync_ports
 from factledger.api.settings import (
     InMemoryBackendSettings,
     InMemorySyncStoreSettings,
@@ -22,7 +22,7 @@ from factledger.api.settings import (
     load_settings,
 )
 from factledger.application.clocks import SystemClock
-from factledger.application.sync import SyncPorts, SyncWorker
+from factledger.application.sync import SyncWorker
 from factledger.application.sync_feed import LedgerEventFeed
 
 log = structlog.get_logger(__name__)
@@ -37,7 +37,7 @@ async def _run_worker(settings: Settings, *, once: bool) -> None:
             http = httpx.AsyncClient()
             stack.push_async_callback(http.aclose)
             embedder = build_embedder(settings.embedder, http)
-            backend = await open_backend(settings, embedder, clock, stack)
+            backend = await open_backend(settings, embedder, clock, stack, http=http)
             if isinstance(settings.sync.store, InMemorySyncStoreSettings):
                 # Each start replays the whole ledger (idempotent, but slow); share a
                 # PostgreSQL queue between worker processes instead.
@@ -45,12 +45,12 @@ async def _run_worker(settings: Settings, *, once: bool) -> None:
             if isinstance(settings.backend, InMemoryBackendSettings):
                 log.warning("sync.process_local_backend", backend="in_memory")
             feed = LedgerEventFeed(runtime.ledger)
-            worker = SyncWorker(SyncPorts(store, feed, feed, backend), sync_options(settings))
+            worker = SyncWorker(sync_ports(settings, store, feed, backend), sync_options(settings))
             if once:
                 report = await worker.run_once()
                 typer.echo(
                     f"fed {report.fed}, done {report.done}, "
-                    f"retried {report.retried}, dead {report.dead}"
+                    f"retried {report.retried}, dead {report.dead}, skipped {report.skipped}"
                 )
                 return
             stop = asyncio.Event()

@@ -47,6 +47,7 @@ from factledger.application.sessions import SessionPorts, ShortTermMemory
 from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
 from factledger.application.sync_feed import LedgerEventFeed
 from factledger.application.sync_ports import SyncStore
+from factledger.application.sync_switch import MemorySwitch
 from factledger.projections.follower import Follower
 from factledger.projections.profile_reader import ViewStoreProfileReader
 
@@ -161,6 +162,15 @@ async def open_sync_store(settings: Settings, stack: AsyncExitStack) -> SyncStor
             return store
 
 
+def sync_ports(
+    settings: Settings, store: SyncStore, feed: LedgerEventFeed, backend: MemoryBackend
+) -> SyncPorts:
+    """The worker's ports; memory switched off (deployment-wide or per tenant, in the recall
+    settings) makes it skip that tenant's writes."""
+    switch = MemorySwitch(recall_policies(settings.recall), feed)
+    return SyncPorts(store, feed, feed, backend, switch)
+
+
 def sync_options(settings: Settings) -> SyncOptions:
     s = settings.sync
     return SyncOptions(s.batch_size, s.lease_s, s.backoff_s, s.poll_interval_s)
@@ -188,7 +198,7 @@ async def open_memory_services(
         feed = LedgerEventFeed(ledger)
         worker = None
         if backend is not None:
-            worker = SyncWorker(SyncPorts(store, feed, feed, backend), sync_options(settings))
+            worker = SyncWorker(sync_ports(settings, store, feed, backend), sync_options(settings))
         services = MemoryServices(sessions, buffer, recall, store, worker, backend)
         in_process = isinstance(settings.sync.store, InMemorySyncStoreSettings)
         if worker is not None and (run_worker if run_worker is not None else in_process):

@@ -7,6 +7,8 @@
 - Each item gets `MAX_ATTEMPTS` attempts with exponential backoff, then goes to the dead
   letters (error type and ids only) while the worker moves on.
 - Several workers may run against one store: claims and per-subject order are the store's job.
+- Items of tenants whose memory is off (`MemorySwitch`) are completed without a write and
+  counted as skipped.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from factledger.application.ports import MemoryBackend
 from factledger.application.sync_apply import ProfileVersions, SyncWriteFailedError, apply_item
 from factledger.application.sync_plan import plan
 from factledger.application.sync_ports import EventFeed, SyncStore
+from factledger.application.sync_switch import MemorySwitch
 from factledger.application.sync_types import MAX_ATTEMPTS, SyncItem, SyncReport
 
 log = structlog.get_logger(__name__)
@@ -41,6 +44,7 @@ class SyncPorts:
     feed: EventFeed
     profiles: ProfileVersions
     backend: MemoryBackend
+    switch: MemorySwitch | None = None  # None: memory on for every tenant
 
 
 class SyncWorker:
@@ -68,24 +72,31 @@ class SyncWorker:
 
     async def process(self) -> SyncReport:
         """Claims and applies items until none is claimable."""
-        done = retried = dead = 0
+        done = retried = dead = skipped = 0
         while True:
             items = await self._ports.store.claim(
                 self.worker_id, limit=self._options.batch_size, lease_s=self._options.lease_s
             )
             if not items:
-                return SyncReport(done=done, retried=retried, dead=dead)
+                return SyncReport(done=done, retried=retried, dead=dead, skipped=skipped)
             for item in items:
                 outcome = await self._process_one(item)
                 done += outcome == "done"
                 retried += outcome == "retried"
                 dead += outcome == "dead"
+                skipped += outcome == "skipped"
 
     async def run_once(self) -> SyncReport:
         """Feeds, then processes everything claimable."""
         fed = await self.feed()
         report = await self.process()
-        return SyncReport(fed=fed, done=report.done, retried=report.retried, dead=report.dead)
+        return SyncReport(
+            fed=fed,
+            done=report.done,
+            retried=report.retried,
+            dead=report.dead,
+            skipped=report.skipped,
+        )
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Runs passes until `stop` is set, sleeping between passes that found nothing.
@@ -113,6 +124,17 @@ class SyncWorker:
         started = time.perf_counter()
         store = self._ports.store
         try:
+            switch = self._ports.switch
+            if switch is not None and not await switch.allows(item.subject_id, item.kind):
+                await store.complete(item.item_id)
+                log.info(
+                    "sync.item_skipped",
+                    item_id=item.item_id,
+                    kind=item.kind.value,
+                    subject_id=str(item.subject_id),
+                    reason="memory_off",
+                )
+                return "skipped"
             event = await self._ports.feed.get(item.position)
             await apply_item(item, event, self._ports.backend, self._ports.profiles)
         except Exception as exc:  # any failure is retried, then dead-lettered; never fatal

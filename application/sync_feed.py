@@ -20,6 +20,7 @@ class LedgerEventFeed:
 
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
+        self._tenants: dict[UUID, str] = {}  # a subject's tenant never changes
 
     async def read(self, *, after: int, limit: int) -> list[tuple[int, LedgerEvent]]:
         """Synced events after `after`, oldest first."""
@@ -67,3 +68,14 @@ class LedgerEventFeed:
             }
 
         return await asyncio.to_thread(load)
+
+    async def tenant_of(self, subject_id: UUID) -> str:
+        """The subject's tenant, from its registration (the stream's first event)."""
+        if subject_id not in self._tenants:
+
+            def load() -> str:
+                subject = cast("Subject", self._ledger.repository.get(subject_id, version=1))
+                return subject.tenant
+
+            self._tenants[subject_id] = await asyncio.to_thread(load)
+        return self._tenants[subject_id]

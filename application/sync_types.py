@@ -65,3 +65,4 @@ class SyncReport:
     done: int = 0
     retried: int = 0  # failed, will be tried again after a backoff
     dead: int = 0  # failed for the last time, moved to the dead letters
+    skipped: int = 0  # completed without a write: memory is off for the subject's tenant
