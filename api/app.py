@@ -11,11 +11,11 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from factledger.adapters.in_memory_idempotency_store import InMemoryIdempotencyStore
 from factledger.api.auth import TokenVerifier
 from factledger.api.bootstrap import bootstrap
 from factledger.api.deps import ApiPorts, ApiState
 from factledger.api.errors import install_error_handlers
-from factledger.api.idempotency import InMemoryIdempotencyStore
 from factledger.api.log_setup import configure_logging
 from factledger.api.metrics import ApiMetrics
 from factledger.api.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
@@ -51,6 +51,7 @@ def ports_from_runtime(runtime: ServiceRuntime) -> ApiPorts:
         recall=runtime.recall,
         sync_store=runtime.sync_store,
         memory=runtime.backend,
+        idempotency=runtime.idempotency,
     )
 
 

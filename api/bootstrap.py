@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import httpx
 
@@ -28,6 +28,7 @@ from factledger.adapters.postgres_key_store import PostgresKeyStore
 from factledger.adapters.postgres_view_store import PostgresViewStore
 from factledger.adapters.sqlite_key_store import SqliteKeyStore
 from factledger.adapters.sqlite_view_store import SqliteViewStore
+from factledger.api.idempotency_choice import open_idempotency_store
 from factledger.api.memory_choice import open_backend
 from factledger.api.recall_bootstrap import ServiceRuntime, open_memory_services
 from factledger.api.settings import (
@@ -200,4 +201,6 @@ async def bootstrap(
             services = await stack.enter_async_context(
                 open_memory_services(settings, runtime.ledger, backend, clock=now)
             )
-            yield ServiceRuntime.of(runtime.ledger, runtime.reader, runtime.follower, services)
+            idempotency = await open_idempotency_store(settings, stack)
+            parts = ServiceRuntime.of(runtime.ledger, runtime.reader, runtime.follower, services)
+            yield replace(parts, idempotency=idempotency)

@@ -27,12 +27,12 @@ from factledger.api.errors import (
 from factledger.api.idempotency import (
     Idempotency,
     IdempotencyKeyHeader,
-    InMemoryIdempotencyStore,
     fingerprint_of,
     parse_key,
 )
 from factledger.api.metrics import ApiMetrics
 from factledger.application.errors import NotFoundError
+from factledger.application.idempotency import IdempotencyScope, IdempotencyStore
 from factledger.application.ledger import Ledger
 from factledger.application.ports import MemoryBackend, SessionBuffer
 from factledger.application.queries import ProfileReader
@@ -62,6 +62,7 @@ class ApiPorts:
     recall: Recall | None = None
     sync_store: SyncStore | None = None
     memory: MemoryBackend | None = None
+    idempotency: IdempotencyStore | None = None  # shared by every process; else the app's own
 
 
 @dataclass(slots=True)
@@ -70,7 +71,7 @@ class ApiState:
 
     verifier: TokenVerifier
     metrics: ApiMetrics
-    idempotency: InMemoryIdempotencyStore
+    idempotency: IdempotencyStore  # used when the ports bring no shared store
     ports: ApiPorts | None = None
 
     def require_ports(self) -> ApiPorts:
@@ -212,8 +213,10 @@ async def get_idempotency(
     key: IdempotencyKeyHeader = None,
 ) -> Idempotency:
     parsed = parse_key(key)
-    scope = None if parsed is None else (principal.tenant, principal.id, parsed)
-    return Idempotency(state.idempotency, scope, await fingerprint_of(request), response)
+    scope = None if parsed is None else IdempotencyScope(principal.tenant, principal.id, parsed)
+    shared = None if state.ports is None else state.ports.idempotency
+    store = shared or state.idempotency
+    return Idempotency(store, scope, await fingerprint_of(request), response)
 
 
 IdempotencyDep = Annotated[Idempotency, Depends(get_idempotency)]

@@ -25,6 +25,7 @@ from factledger.application.errors import (
     MemoryConflictError,
     NotFoundError,
 )
+from factledger.application.idempotency import IdempotencyStoreUnavailableError
 from factledger.application.session_types import (
     SessionBufferUnavailableError,
     SessionConflictError,
@@ -110,6 +111,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     de.ConfirmationWithoutEvidenceError: 422,
     SessionConflictError: 409,
     SessionBufferUnavailableError: 503,
+    IdempotencyStoreUnavailableError: 503,
 }
 
 

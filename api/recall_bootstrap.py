@@ -37,6 +37,7 @@ from factledger.api.settings import (
     SqliteSessionBufferSettings,
 )
 from factledger.application.clocks import SystemClock
+from factledger.application.idempotency import IdempotencyStore
 from factledger.application.ledger import Ledger
 from factledger.application.memory_types import SearchMode
 from factledger.application.ports import Clock, MemoryBackend, SessionBuffer
@@ -76,6 +77,7 @@ class ServiceRuntime:
     recall: Recall
     sync_store: SyncStore
     backend: MemoryBackend | None
+    idempotency: IdempotencyStore | None = None  # set by `api.bootstrap`
 
     @classmethod
     def of(

@@ -370,6 +370,10 @@ class ApiSettings(BaseModel):
     port: int = Field(default=8000, ge=1, le=65535)
     workers: int = Field(default=1, ge=1, le=64)
     max_body_bytes: int = Field(default=256 * 1024, ge=1024, le=64 * 1024 * 1024)
+    # Saved responses of `Idempotency-Key` requests, in a store beside the event store.
+    idempotency_ttl_s: float = Field(default=24 * 3600, gt=0, le=30 * 24 * 3600)
+    # How long a claimed key stays "in progress" if its process dies mid-request.
+    idempotency_lease_s: float = Field(default=60, gt=0, le=3600)
 
 
 class Settings(BaseSettings):

@@ -1,64 +1,101 @@
-"""The idempotency store: first result kept, replays, reuse with another request, in-flight
-twins, failures freeing the key, scoping, expiry and the size bound."""
+"""The per-request idempotency helper over a store: first result kept and replayed, reuse with
+another request refused (naming the header), in-flight twins told to retry, failures freeing the
+key; plus the key syntax and the in-memory store's size bound. The store's own rules are the
+contract in `tests/unit/adapters/test_idempotency_store_contract.py`."""
 
 from __future__ import annotations
 
 import pytest
+from fastapi import Response
+from pydantic import BaseModel
 
+from factledger.adapters.in_memory_idempotency_store import InMemoryIdempotencyStore
 from factledger.api.errors import (
     IdempotencyKeyReusedError,
     InvalidParameterError,
     RequestInProgressError,
 )
-from factledger.api.idempotency import InMemoryIdempotencyStore, parse_key
+from factledger.api.idempotency import Idempotency, parse_key
+from factledger.application.idempotency import ClaimStatus, IdempotencyScope
 
-SCOPE = ("t1", "agent-1", "key-00000001")
+SCOPE = IdempotencyScope("t1", "agent-1", "key-00000001")
 
 
-def test_the_first_request_runs_and_its_twin_gets_the_result() -> None:
+class Out(BaseModel):
+    n: int
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.runs = 0
+
+    async def __call__(self) -> Out:
+        self.runs += 1
+        return Out(n=self.runs)
+
+
+def helper(
+    store: InMemoryIdempotencyStore, fingerprint: str = "fp"
+) -> tuple[Idempotency, Response]:
+    response = Response()
+    return Idempotency(store, SCOPE, fingerprint, response), response
+
+
+async def test_the_first_request_runs_and_its_twin_gets_the_saved_result() -> None:
+    store, command = InMemoryIdempotencyStore(), Counter()
+    first, _ = helper(store)
+    twin, twin_response = helper(store)
+    assert await first.run(command, Out) == Out(n=1)
+    assert await twin.run(command, Out) == Out(n=1)
+    assert command.runs == 1
+    assert twin_response.headers["Idempotent-Replayed"] == "true"
+
+
+async def test_a_key_reused_for_another_request_is_refused_naming_the_header() -> None:
+    store, command = InMemoryIdempotencyStore(), Counter()
+    await helper(store)[0].run(command, Out)
+    with pytest.raises(IdempotencyKeyReusedError) as raised:
+        await helper(store, "other")[0].run(command, Out)
+    assert raised.value.field == "Idempotency-Key"
+    assert command.runs == 1
+
+
+async def test_a_twin_of_a_running_request_is_told_to_retry_later() -> None:
+    store, command = InMemoryIdempotencyStore(), Counter()
+    await store.claim(SCOPE, "fp")  # another process is running it
+    with pytest.raises(RequestInProgressError, match="retry later"):
+        await helper(store)[0].run(command, Out)
+    assert command.runs == 0
+
+
+async def test_a_failed_request_frees_its_key_so_the_retry_runs() -> None:
     store = InMemoryIdempotencyStore()
-    assert store.begin(SCOPE, "fp") is None
-    store.complete(SCOPE, "fp", {"ok": 1})
-    assert store.begin(SCOPE, "fp") == {"ok": 1}
+
+    async def boom() -> Out:
+        raise RuntimeError("downstream failed")
+
+    with pytest.raises(RuntimeError):
+        await helper(store)[0].run(boom, Out)
+    assert await helper(store)[0].run(Counter(), Out) == Out(n=1)
 
 
-def test_a_key_reused_for_another_request_is_refused() -> None:
-    store = InMemoryIdempotencyStore()
-    store.begin(SCOPE, "fp")
-    store.complete(SCOPE, "fp", {"ok": 1})
-    with pytest.raises(IdempotencyKeyReusedError):
-        store.begin(SCOPE, "other")
+async def test_without_a_key_every_request_runs() -> None:
+    command = Counter()
+    for _ in range(2):
+        await Idempotency(InMemoryIdempotencyStore(), None, "fp", Response()).run(command, Out)
+    assert command.runs == 2
 
 
-def test_a_twin_of_a_running_request_is_told_to_retry() -> None:
-    store = InMemoryIdempotencyStore()
-    store.begin(SCOPE, "fp")
-    with pytest.raises(RequestInProgressError):
-        store.begin(SCOPE, "fp")
-    store.abandon(SCOPE)
-    assert store.begin(SCOPE, "fp") is None
-
-
-def test_keys_are_scoped_by_tenant_and_principal() -> None:
-    store = InMemoryIdempotencyStore()
-    store.begin(SCOPE, "fp")
-    store.complete(SCOPE, "fp", {"ok": 1})
-    assert store.begin(("t2", "agent-1", SCOPE[2]), "fp") is None
-    assert store.begin(("t1", "agent-2", SCOPE[2]), "fp") is None
-
-
-def test_results_expire_and_the_store_stays_bounded() -> None:
-    expired = InMemoryIdempotencyStore(ttl_s=0)
-    expired.begin(SCOPE, "fp")
-    expired.complete(SCOPE, "fp", {"ok": 1})
-    assert expired.begin(SCOPE, "fp") is None
+async def test_the_in_memory_store_stays_bounded() -> None:
     small = InMemoryIdempotencyStore(max_entries=2)
     for n in range(3):
-        scope = ("t1", "a", f"key-{n:08d}")
-        small.begin(scope, "fp")
-        small.complete(scope, "fp", {"n": n})
-    assert small.begin(("t1", "a", "key-00000000"), "fp") is None  # evicted, runs again
-    assert small.begin(("t1", "a", "key-00000002"), "fp") == {"n": 2}
+        scope = IdempotencyScope("t1", "a", f"key-{n:08d}")
+        await small.claim(scope, "fp")
+        await small.complete(scope, "fp", {"n": n})
+    evicted = await small.claim(IdempotencyScope("t1", "a", "key-00000000"), "fp")
+    kept = await small.claim(IdempotencyScope("t1", "a", "key-00000002"), "fp")
+    assert evicted.status is ClaimStatus.CLAIMED
+    assert kept.body == {"n": 2}
 
 
 def test_keys_must_be_plain_and_bounded() -> None:

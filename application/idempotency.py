@@ -1,0 +1,82 @@
+"""The idempotency store port: a retried command, on any process, acts once.
+
+An entry is keyed by (tenant, principal, key) so two callers never see each other's results.
+It holds the request's fingerprint and, once the first request finished, its response body.
+
+- `claim` is the only way in: it either reserves the key for this request (`CLAIMED`), or
+  reports the first request's response (`REPLAY`), a different request under the same key
+  (`MISMATCH`), or a first request still running (`IN_PROGRESS`). Two concurrent first requests
+  can never both be `CLAIMED`: adapters insert the claim row first and read only what won.
+- A claim is a lease (`lease_s`): a process that dies mid-request leaves a claim that expires,
+  so the key can be claimed again rather than answering "in progress" for ever. A finished
+  entry is kept `ttl_s` seconds, then the key is free again.
+- `release` frees a claim whose request failed (so the retry runs again); `complete` stores the
+  response. Both act only on the claim this fingerprint holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from factledger.application.errors import ApplicationError
+
+JsonBody = dict[str, object]
+WallClock = Callable[[], float]  # seconds since the epoch: leases are shared across processes
+
+DEFAULT_TTL_S = 24 * 3600.0
+DEFAULT_LEASE_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyScope:
+    """Who used which key; the store never compares keys across tenants or principals."""
+
+    tenant: str
+    principal: str
+    key: str
+
+
+class ClaimStatus(StrEnum):
+    CLAIMED = "claimed"
+    REPLAY = "replay"
+    MISMATCH = "mismatch"
+    IN_PROGRESS = "in_progress"
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """The outcome of `claim`; `body` is set only for `REPLAY`."""
+
+    status: ClaimStatus
+    body: JsonBody | None = None
+
+
+CLAIMED = Claim(ClaimStatus.CLAIMED)
+MISMATCH = Claim(ClaimStatus.MISMATCH)
+IN_PROGRESS = Claim(ClaimStatus.IN_PROGRESS)
+
+
+def settled(fingerprint: str, stored_fingerprint: str, body: JsonBody | None) -> Claim:
+    """What a live entry means for a request with `fingerprint` (shared by the adapters)."""
+    if stored_fingerprint != fingerprint:
+        return MISMATCH
+    if body is None:
+        return IN_PROGRESS
+    return Claim(ClaimStatus.REPLAY, body)
+
+
+class IdempotencyStoreUnavailableError(ApplicationError):
+    """The idempotency store failed; the driver error is kept as `__cause__`."""
+
+
+class IdempotencyStore(Protocol):
+    """Saved responses per idempotency key, shared by every API process of one deployment."""
+
+    async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim: ...
+
+    async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None: ...
+
+    async def release(self, scope: IdempotencyScope, fingerprint: str) -> None: ...
