@@ -20,6 +20,7 @@ class InMemorySessionBuffer:
     def __init__(self) -> None:
         self._sessions: dict[SessionId, ActiveSession] = {}
         self._messages: dict[SessionId, list[Message]] = {}
+        self._indexes: dict[SessionId, dict[str, int]] = {}  # message id -> index
         self._lock = asyncio.Lock()
 
     async def open(self, session: ActiveSession) -> ActiveSession:
@@ -39,10 +40,17 @@ class InMemorySessionBuffer:
         """The open session, or None."""
         return self._sessions.get(session_id)
 
-    async def append(self, session_id: SessionId, message: Message) -> int:
-        """Appends a message and returns its index."""
+    async def append(
+        self, session_id: SessionId, message: Message, *, message_id: str | None = None
+    ) -> int:
+        """Appends a message and returns its index (the first one's, for a known message id)."""
         async with self._lock:
             session = self._require(session_id)
+            indexes = self._indexes.setdefault(session_id, {})
+            if message_id is not None:
+                if message_id in indexes:
+                    return indexes[message_id]
+                indexes[message_id] = session.message_count
             self._messages[session_id].append(message)
             self._sessions[session_id] = replace(session, message_count=session.message_count + 1)
             return session.message_count
@@ -65,6 +73,7 @@ class InMemorySessionBuffer:
         async with self._lock:
             self._sessions.pop(session_id, None)
             self._messages.pop(session_id, None)
+            self._indexes.pop(session_id, None)
 
     def _require(self, session_id: SessionId) -> ActiveSession:
         session = self._sessions.get(session_id)

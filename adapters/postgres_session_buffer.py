@@ -35,6 +35,10 @@ _SCHEMA = (
         session_id text NOT NULL REFERENCES {schema}.short_term_sessions ON DELETE CASCADE,
         idx integer NOT NULL, role text NOT NULL, text text NOT NULL, at timestamptz,
         PRIMARY KEY (session_id, idx))""",
+    # Added after the first release: message ids make a retried append a no-op.
+    "ALTER TABLE {schema}.short_term_messages ADD COLUMN IF NOT EXISTS message_id text",
+    """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_ids
+        ON {schema}.short_term_messages (session_id, message_id)""",
 )
 
 
@@ -122,10 +126,33 @@ class PostgresSessionBuffer:
         """The open session, or None."""
         return await self._run(lambda cur: self._fetch(cur, session_id))
 
-    async def append(self, session_id: SessionId, message: Message) -> int:
-        """Appends a message and returns its index."""
+    async def append(
+        self, session_id: SessionId, message: Message, *, message_id: str | None = None
+    ) -> int:
+        """Appends a message and returns its index (the first one's, for a known message id)."""
 
         async def work(cur: Cursor) -> int:
+            if message_id is not None:
+                # The session row's lock serialises twins: the second reads the first's row.
+                await cur.execute(
+                    self._q(
+                        "SELECT 1 FROM {schema}.short_term_sessions WHERE session_id = %s"
+                        " FOR UPDATE"
+                    ),
+                    (session_id,),
+                )
+                if await cur.fetchone() is None:
+                    raise SessionNotActiveError(session_id)
+                await cur.execute(
+                    self._q(
+                        "SELECT idx FROM {schema}.short_term_messages"
+                        " WHERE session_id = %s AND message_id = %s"
+                    ),
+                    (session_id, message_id),
+                )
+                seen = await cur.fetchone()
+                if seen is not None:
+                    return int(seen[0])
             await cur.execute(
                 self._q(
                     "UPDATE {schema}.short_term_sessions SET message_count = message_count + 1"
@@ -139,10 +166,10 @@ class PostgresSessionBuffer:
             index = int(row[0]) - 1
             await cur.execute(
                 self._q(
-                    "INSERT INTO {schema}.short_term_messages (session_id, idx, role, text, at)"
-                    " VALUES (%s, %s, %s, %s, %s)"
+                    "INSERT INTO {schema}.short_term_messages"
+                    " (session_id, idx, role, text, at, message_id) VALUES (%s, %s, %s, %s, %s, %s)"
                 ),
-                (session_id, index, message.role.value, message.text, message.at),
+                (session_id, index, message.role.value, message.text, message.at, message_id),
             )
             return index
 

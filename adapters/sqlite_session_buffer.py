@@ -35,6 +35,9 @@ _SCHEMA = (
         session_id TEXT NOT NULL, idx INTEGER NOT NULL, role TEXT NOT NULL, text TEXT NOT NULL,
         at TEXT, PRIMARY KEY (session_id, idx))""",
 )
+# Added after the first release: message ids make a retried append a no-op.
+_MESSAGE_ID_INDEX = """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_ids
+    ON short_term_messages (session_id, message_id)"""
 _SESSION_COLUMNS = "session_id, subject_id, channel, started_at, message_count, withheld"
 
 
@@ -59,6 +62,12 @@ class SqliteSessionBuffer:
             self._conn.execute("PRAGMA journal_mode=WAL")
             for statement in _SCHEMA:
                 self._conn.execute(statement)
+            columns = {
+                row[1] for row in self._conn.execute("PRAGMA table_info(short_term_messages)")
+            }
+            if "message_id" not in columns:
+                self._conn.execute("ALTER TABLE short_term_messages ADD COLUMN message_id TEXT")
+            self._conn.execute(_MESSAGE_ID_INDEX)
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         def locked() -> T:
@@ -104,10 +113,20 @@ class SqliteSessionBuffer:
         """The open session, or None."""
         return await self._run(lambda conn: _fetch(conn, session_id))
 
-    async def append(self, session_id: SessionId, message: Message) -> int:
-        """Appends a message and returns its index (the session row's counter)."""
+    async def append(
+        self, session_id: SessionId, message: Message, *, message_id: str | None = None
+    ) -> int:
+        """Appends a message and returns its index (the session row's counter); a known
+        message id returns the first append's index (`BEGIN IMMEDIATE` serialises twins)."""
 
         def work(conn: sqlite3.Connection) -> int:
+            if message_id is not None:
+                seen = conn.execute(
+                    "SELECT idx FROM short_term_messages WHERE session_id = ? AND message_id = ?",
+                    (session_id, message_id),
+                ).fetchone()
+                if seen is not None:
+                    return int(seen[0])
             row = conn.execute(
                 "UPDATE short_term_sessions SET message_count = message_count + 1"
                 " WHERE session_id = ? RETURNING message_count",
@@ -117,14 +136,15 @@ class SqliteSessionBuffer:
                 raise SessionNotActiveError(session_id)
             index = int(row[0]) - 1
             conn.execute(
-                "INSERT INTO short_term_messages (session_id, idx, role, text, at)"
-                " VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO short_term_messages (session_id, idx, role, text, at, message_id)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     index,
                     message.role.value,
                     message.text,
                     None if message.at is None else message.at.isoformat(),
+                    message_id,
                 ),
             )
             return index

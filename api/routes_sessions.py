@@ -89,13 +89,18 @@ async def append(
     await _owned(buffer, session_id, subject_id)
     message = Message(role=body.role, text=body.text, at=body.at)
 
+    # The buffer keeps message ids unique per session, so a retry that outlives the saved
+    # response (or a claim whose process died) still appends once.
+    message_id = body.message_id or idem.command_id
+
     async def run() -> MessageOutcomeOut:
-        outcome = await sessions.add_message(SessionId(session_id), message, flagged=body.flagged)
+        outcome = await sessions.add_message(
+            SessionId(session_id), message, flagged=body.flagged, message_id=message_id
+        )
         return MessageOutcomeOut(
             kept=outcome.kept, index=outcome.index, withheld_total=outcome.withheld_total
         )
 
-    # Appends have no caller id; the key is what keeps a retried append from doubling.
     return await idem.run(run, MessageOutcomeOut)
 
 

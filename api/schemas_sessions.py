@@ -31,12 +31,19 @@ class SessionOut(BaseModel):
 
 
 class MessageIn(Strict):
-    """One message; `flagged` lets the caller withhold it (never stored, only counted)."""
+    """One message; `flagged` lets the caller withhold it (never stored, only counted).
+
+    `message_id` (unique within the session) makes a retried append a no-op on any process;
+    without it, the request's `Idempotency-Key` serves as the message id.
+    """
 
     role: Role = Field(examples=["subject"])
     text: str = Field(min_length=1, max_length=10_000, examples=["We work with Supplier A."])
     at: datetime | None = None
     flagged: bool = False
+    message_id: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9._:-]{1,128}$", examples=["wa-msg-0001"]
+    )
 
 
 class MessageOutcomeOut(BaseModel):

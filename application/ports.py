@@ -149,6 +149,9 @@ class SessionBuffer(Protocol):
       the same id with another subject or channel raises `SessionConflictError`.
     - `append` keeps order and returns the message's index (0, 1, ...); `append`,
       `withhold` and `messages` on an unknown session raise `SessionNotActiveError`.
+    - `append(message_id=...)` is idempotent: a message id is unique within its session
+      (a unique constraint in the stores), so appending it again adds nothing and returns the
+      first append's index, whichever process retried.
     - `messages(last=n)` returns the n most recent messages, oldest first.
     - `discard` removes the session and its messages; discarding twice is a no-op.
     """
@@ -157,7 +160,9 @@ class SessionBuffer(Protocol):
 
     async def get(self, session_id: SessionId) -> ActiveSession | None: ...
 
-    async def append(self, session_id: SessionId, message: Message) -> int: ...
+    async def append(
+        self, session_id: SessionId, message: Message, *, message_id: str | None = None
+    ) -> int: ...
 
     async def withhold(self, session_id: SessionId) -> int: ...
 

@@ -79,9 +79,18 @@ class ShortTermMemory:
         return session
 
     async def add_message(
-        self, session_id: SessionId, message: Message, *, flagged: bool = False
+        self,
+        session_id: SessionId,
+        message: Message,
+        *,
+        flagged: bool = False,
+        message_id: str | None = None,
     ) -> MessageOutcome:
-        """Buffers one message unless the caller flagged it or the safety filter refuses it."""
+        """Buffers one message unless the caller flagged it or the safety filter refuses it.
+
+        With a `message_id`, a retried append (on any process) is a no-op that returns the
+        first append's index.
+        """
         if message.at is None:
             message = replace(message, at=self._ports.clock.now())
         verdict = _CALLER_FLAG if flagged else await self._ports.safety.screen(message)
@@ -90,7 +99,7 @@ class ShortTermMemory:
             # The category is a fixed code; the message itself never reaches a log.
             log.info("session.message_withheld", session_id=session_id, category=verdict.category)
             return MessageOutcome(kept=False, index=None, withheld_total=withheld)
-        index = await self._ports.buffer.append(session_id, message)
+        index = await self._ports.buffer.append(session_id, message, message_id=message_id)
         session = await self._require(session_id)
         return MessageOutcome(kept=True, index=index, withheld_total=session.withheld)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -134,3 +135,51 @@ async def test_unknown_sessions_raise_not_active(buffer: SessionBuffer) -> None:
     with pytest.raises(SessionNotActiveError):
         await buffer.withhold(SessionId("nope"))
     assert await buffer.get(SessionId("nope")) is None
+
+
+async def test_a_retried_append_with_its_message_id_adds_nothing(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    s1 = SessionId("s-1")
+    assert await buffer.append(s1, Message(Role.SUBJECT, "first", T0), message_id="m-1") == 0
+    assert await buffer.append(s1, Message(Role.AGENT, "second"), message_id="m-2") == 1
+    assert await buffer.append(s1, Message(Role.SUBJECT, "first", T0), message_id="m-1") == 0
+    assert await buffer.append(s1, Message(Role.AGENT, "no id")) == 2
+    assert [m.text for m in await buffer.messages(s1)] == ["first", "second", "no id"]
+    stored = await buffer.get(s1)
+    assert stored is not None
+    assert stored.message_count == 3
+
+
+async def test_concurrent_twins_of_one_message_id_append_once(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    s1 = SessionId("s-1")
+    indexes = await asyncio.gather(
+        *(buffer.append(s1, Message(Role.SUBJECT, "twin"), message_id="m-1") for _ in range(6))
+    )
+    assert indexes == [0] * 6
+    assert len(await buffer.messages(s1)) == 1
+
+
+async def test_message_ids_are_per_session_and_go_with_a_discard(buffer: SessionBuffer) -> None:
+    await buffer.open(session("s-1"))
+    await buffer.open(session("s-2"))
+    await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, "a"), message_id="m-1")
+    assert await buffer.append(SessionId("s-2"), Message(Role.SUBJECT, "b"), message_id="m-1") == 0
+    assert len(await buffer.messages(SessionId("s-2"))) == 1
+    await buffer.discard(SessionId("s-1"))
+    await buffer.open(session("s-1"))
+    assert await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, "c"), message_id="m-1") == 0
+    assert [m.text for m in await buffer.messages(SessionId("s-1"))] == ["c"]
+
+
+def test_a_sqlite_buffer_from_before_message_ids_gains_the_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE short_term_messages (session_id TEXT NOT NULL, idx INTEGER NOT NULL,"
+            " role TEXT NOT NULL, text TEXT NOT NULL, at TEXT, PRIMARY KEY (session_id, idx))"
+        )
+    SqliteSessionBuffer(path).close()
+    with sqlite3.connect(path) as conn:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(short_term_messages)")}
+    assert "message_id" in columns
