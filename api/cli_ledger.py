@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import tempfile
 import time
@@ -15,6 +16,7 @@ import typer
 from rich.console import Console
 
 from factledger.api.bootstrap import LedgerRuntime, open_ledger_runtime
+from factledger.api.demo_agent import open_agent_demo
 from factledger.api.ledger_render import (
     diff_table,
     history_table,
@@ -23,11 +25,15 @@ from factledger.api.ledger_render import (
     sessions_table,
     versions_table,
 )
-from factledger.api.ledger_story import TENANT, StoryClock, run_story
+from factledger.api.ledger_story import TENANT, StoryClock, StoryIds, play_story
+from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
+    InMemoryBackendSettings,
+    InMemorySyncStoreSettings,
     InMemoryViewSettings,
     SettingsError,
     SqliteEventStoreSettings,
+    SyncSettings,
     load_settings,
 )
 from factledger.application.errors import NotFoundError
@@ -43,11 +49,17 @@ def demo(
         Path | None, typer.Option(help="Where to keep the demo's ledger (default: a new temp dir).")
     ] = None,
 ) -> None:
-    """Run the ledger's story on the embedded default (SQLite ledger, in-memory views)."""
+    """Run the product's story on the embedded default: SQLite ledger, short-term memory, the
+    sync worker, the in-memory backend (default embedder, rule extractor) and recall."""
     target = data_dir or Path(tempfile.mkdtemp(prefix="factledger-demo-"))
     settings = load_settings(
-        data_dir=target, event_store=SqliteEventStoreSettings(), views=InMemoryViewSettings()
+        data_dir=target,
+        event_store=SqliteEventStoreSettings(),
+        views=InMemoryViewSettings(),
+        backend=InMemoryBackendSettings(),
+        sync=SyncSettings(store=InMemorySyncStoreSettings()),
     )
+    configure_logging(json_lines=False, level="WARNING")  # the story, not debug lines
     clock = StoryClock()
     with open_ledger_runtime(settings, clock=clock) as rt:
         console.rule("[bold]factledger demo: one lead, six months")
@@ -56,7 +68,13 @@ def demo(
             rt.catch_up()
             console.print(f"  [green]>[/green] {line}")
 
-        ids = run_story(rt.ledger, clock, say)
+        async def story() -> StoryIds:
+            async with open_agent_demo(rt, clock, console.print) as agent:
+                return await play_story(
+                    rt.ledger, clock, say, record=agent.record, checkpoint=agent.checkpoint
+                )
+
+        ids = asyncio.run(story())
         rt.catch_up()
         sid, reader = ids.subject_id, rt.reader
         console.print(profile_table(reader.current(TENANT, sid), "Current profile"))

@@ -4,11 +4,14 @@ A lead says in January (WhatsApp) they work with Supplier A and might buy "next 
 the pricing works"; in March (voice) that they moved to Supplier B; in June that it was the
 delivery delays. A model proposes, the lead confirms one change in a later call, a reviewer
 approves others and rejects an inference; finally the lead asks to forget the reason.
+
+`run_story` records the sessions straight into the ledger; `play_story` lets the caller record
+them (the demo sends them through short-term memory) and look around after each month.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from uuid import UUID
@@ -63,6 +66,8 @@ class StoryIds:
 
 
 Step = Callable[[str], None]
+SessionSink = Callable[[RecordSession], Awaitable[None]]
+Checkpoint = Callable[[str], Awaitable[None]]
 
 
 def _session(
@@ -100,19 +105,42 @@ def _approve(ids: StoryIds, name: str) -> ApproveChange:
 
 def run_story(ledger: Ledger, clock: StoryClock, say: Step) -> StoryIds:
     """Runs the story on `ledger`; `say` receives one line per step, for the demo to print."""
+
+    async def record(cmd: RecordSession) -> None:
+        ledger.record_session(cmd)
+
+    async def look(month: str) -> None:
+        return None
+
+    # Nothing suspends when sessions go straight into the ledger: drive the coroutine by hand.
+    story = play_story(ledger, clock, say, record=record, checkpoint=look)
+    try:
+        story.send(None)
+    except StopIteration as done:
+        ids: StoryIds = done.value
+        return ids
+    story.close()
+    raise RuntimeError("the synchronous story awaited something")
+
+
+async def play_story(
+    ledger: Ledger, clock: StoryClock, say: Step, *, record: SessionSink, checkpoint: Checkpoint
+) -> StoryIds:
+    """The story, with sessions handed to `record` and `checkpoint(month)` awaited at the end
+    of January, March, June and July."""
     clock.set(JAN)
     ids = StoryIds(ledger.register_subject(RegisterSubject(TENANT, KIND, REF)).subject_id)
     say(f"January: lead {REF} registered in tenant {TENANT}")
-    ledger.record_session(
+    await record(
         _session(
             ids.subject_id,
             "wa-2026-01-12",
             Channel.WHATSAPP,
             JAN,
             (Role.AGENT, "Hi! Who supplies your packaging today?"),
-            (Role.SUBJECT, "We work with Supplier A for all our packaging."),
+            (Role.SUBJECT, "We work with Supplier A at the moment."),
             (Role.AGENT, "Would you consider switching to us?"),
-            (Role.SUBJECT, f"{INTENT_QUOTE}, we could move the whole line to you."),
+            (Role.SUBJECT, f"{INTENT_QUOTE}."),
         )
     )
     say("January (WhatsApp): the lead names Supplier A and a conditional purchase intent")
@@ -162,16 +190,17 @@ def run_story(ledger: Ledger, clock: StoryClock, say: Step) -> StoryIds:
         )
     )
     say(f"January: {REVIEWER} rejects the inferred 'decision_stage = decided to buy'")
+    await checkpoint("January")
 
     clock.set(MARCH)
-    ledger.record_session(
+    await record(
         _session(
             ids.subject_id,
             "call-2026-03-03",
             Channel.VOICE,
             MARCH,
             (Role.AGENT, "Still working with Supplier A?"),
-            (Role.SUBJECT, "No, we moved to Supplier B last month."),
+            (Role.SUBJECT, "No, we moved to Supplier B last month. We now work with Supplier B."),
             (Role.AGENT, "And the plan for next quarter, is it still on?"),
             (Role.SUBJECT, "Yes, that still holds, if the pricing works."),
         )
@@ -199,9 +228,10 @@ def run_story(ledger: Ledger, clock: StoryClock, say: Step) -> StoryIds:
     clock.set(MARCH_REVIEW)
     ledger.approve_change(_approve(ids, "supplier_b"))
     say(f"March: {REVIEWER} approves 'supplier = Supplier B' (version 3)")
+    await checkpoint("March")
 
     clock.set(JUNE)
-    ledger.record_session(
+    await record(
         _session(
             ids.subject_id,
             "chat-2026-06-18",
@@ -224,6 +254,7 @@ def run_story(ledger: Ledger, clock: StoryClock, say: Step) -> StoryIds:
     clock.set(JUNE_REVIEW)
     ledger.approve_change(_approve(ids, "reason"))
     say("June (chat): the reason, delivery delays, is proposed and approved (version 4)")
+    await checkpoint("June")
 
     clock.set(JULY)
     ledger.forget_field(
@@ -236,4 +267,5 @@ def run_story(ledger: Ledger, clock: StoryClock, say: Step) -> StoryIds:
         )
     )
     say("July: the lead asks to forget the reason; version 5 no longer has it")
+    await checkpoint("July")
     return ids
