@@ -1,11 +1,17 @@
 """Sessions: start, append a message, end (recorded once, with optional summary and proposals).
 
+Retries are safe on any process: an append carries a message id (the caller's, else the
+`Idempotency-Key`), and an end records the transcript and its proposals in one ledger save,
+so a retried end finds them recorded and answers with them.
+
 A session belongs to the subject it was started for; another subject's token gets the same
 404 as for a session that does not exist.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from typing import Annotated
 from uuid import UUID
 
@@ -19,7 +25,7 @@ from factledger.api.deps import (
     SessionsDep,
     SubjectIdDep,
 )
-from factledger.api.routes_proposals import propose, propose_command
+from factledger.api.routes_proposals import proposal_out, propose_command
 from factledger.api.schemas_common import ERRORS
 from factledger.api.schemas_sessions import (
     SESSION_ID_PATTERN,
@@ -33,6 +39,7 @@ from factledger.api.schemas_sessions import (
     TranscriptOut,
 )
 from factledger.application.ports import SessionBuffer
+from factledger.application.session_end import ProposalsRecorder, RecordedEnd, recorded_end
 from factledger.application.session_types import (
     ActiveSession,
     SessionId,
@@ -135,9 +142,16 @@ async def messages(
     )
 
 
+def end_command_id(tenant: str, subject_id: UUID, session_id: str, index: int) -> str:
+    """The ledger command id of an end's n-th proposal: fixed by the session, so every retry
+    (with or without an `Idempotency-Key`, on any process) names the same change."""
+    parts = (tenant, str(subject_id), "session-end", session_id, str(index))
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+
 @router.post(
     "/sessions/{session_id}/end",
-    summary="End a session: record its transcript once, then the proposals it supports",
+    summary="End a session: record its transcript and the proposals it supports, all or nothing",
 )
 async def end(
     session_id: SessionPath,
@@ -149,20 +163,44 @@ async def end(
     ledger: LedgerDep,
     idem: IdempotencyDep,
 ) -> EndSessionOut:
+    """A proposal that breaks a rule is a 4xx that records nothing (the buffer is kept); ending
+    a session that is already recorded returns what was recorded, not 404."""
+    tenant = principal.tenant
+    cmds = [
+        propose_command(principal, subject_id, p, end_command_id(tenant, subject_id, session_id, n))
+        for n, p in enumerate(body.proposals)
+    ]
+    change_ids = [c.change_id for c in cmds]
+
     async def run() -> EndSessionOut:
-        await _owned(buffer, session_id, subject_id)
-        recording = await sessions.end(SessionId(session_id), summary=body.summary)
-        proposals = []
-        for index, proposal in enumerate(body.proposals):
-            key = None if idem.command_id is None else f"{idem.command_id}:{index}"
-            cmd = propose_command(principal, subject_id, proposal, key)
-            proposals.append(await propose(ledger, cmd))
-        return EndSessionOut(
-            session_id=session_id,
-            subject_id=str(subject_id),
-            message_count=len(recording.transcript),
-            withheld=recording.withheld,
-            proposals=proposals,
+        done = await asyncio.to_thread(
+            recorded_end, ledger, tenant, subject_id, session_id, change_ids
         )
+        if done is not None:
+            active = await buffer.get(SessionId(session_id))
+            if active is not None and active.subject_id == subject_id:
+                # Left behind by a process that stopped between the save and the clear.
+                await buffer.discard(SessionId(session_id))
+            return _end_out(session_id, done)
+        await _owned(buffer, session_id, subject_id)
+        recorder = ProposalsRecorder(ledger, tenant, cmds)
+        recording = await sessions.end(
+            SessionId(session_id), summary=body.summary, recorder=recorder
+        )
+        subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+        fresh = RecordedEnd(
+            subject, len(recording.transcript), recording.withheld, tuple(change_ids)
+        )
+        return _end_out(session_id, fresh)
 
     return await idem.run(run, EndSessionOut)
+
+
+def _end_out(session_id: str, done: RecordedEnd) -> EndSessionOut:
+    return EndSessionOut(
+        session_id=session_id,
+        subject_id=str(done.subject.id),
+        message_count=done.message_count,
+        withheld=done.withheld,
+        proposals=[proposal_out(done.subject, c) for c in done.change_ids],
+    )

@@ -9,8 +9,9 @@ so async callers wrap it in `asyncio.to_thread`):
   use it as a context manager. `keys` is the `KeyStore` of the deletable keys that encrypt
   personal payload fields (ADR 0003); it must persist alongside the event store.
 - Commands (`application.commands`) -> `CommandResult`:
-  `register_subject`, `record_session`, `propose_change`, `confirm_change` (by the subject,
-  evidence required), `approve_change` / `reject_change` (by a reviewer), `forget_field`,
+  `register_subject`, `record_session`, `propose_change`, `end_session` (a session and its
+  proposals in one save), `confirm_change` (by the subject, evidence required),
+  `approve_change` / `reject_change` (by a reviewer), `forget_field`,
   `forget_memory`, `erase_subject`. Domain rules raise `domain.errors.DomainError`
   subclasses; an unknown subject or one of another tenant raises `NotFoundError`; lasting
   contention raises `ConcurrencyError`.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import cast
 from uuid import UUID
@@ -50,13 +51,13 @@ from factledger.application.commands import (
 from factledger.application.errors import ConcurrencyError, NotFoundError
 from factledger.application.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger_cipher import ShreddingMapper, field_scope
+from factledger.application.ledger_records import proposal_of, session_record
 from factledger.application.ports import Clock
 from factledger.domain.errors import FieldNotPresentError
-from factledger.domain.proposal import Decision, Proposal
+from factledger.domain.proposal import Decision
 from factledger.domain.provenance import Actor, ActorKind
-from factledger.domain.sessions import SessionRecord
 from factledger.domain.subject import Subject, subject_id_for
-from factledger.domain.values import OPEN_SCHEMA, JsonObject, ProfileSchema
+from factledger.domain.values import OPEN_SCHEMA, ProfileSchema
 
 MAX_ATTEMPTS = 12
 log = structlog.get_logger(__name__)
@@ -107,39 +108,33 @@ class Ledger(Application[UUID]):
         return self._result(subject, position=recordings[-1].notification.id)
 
     def record_session(self, cmd: RecordSession) -> CommandResult:
-        session = SessionRecord(
-            session_id=cmd.session_id,
-            channel=cmd.channel,
-            started_at=cmd.started_at,
-            ended_at=cmd.ended_at,
-            transcript=tuple(cmd.transcript),
-            summary=None if cmd.summary is None else cast("JsonObject", dict(cmd.summary)),
-            withheld_count=cmd.withheld_count,
-        )
+        session = session_record(cmd)
         return self._run(
             cmd.tenant, cmd.subject_id, None, lambda s: s.record_session(session, at=self._now())
         )
 
     def propose_change(self, cmd: ProposeChange) -> CommandResult:
-        proposal = Proposal(
-            change_id=cmd.change_id,
-            field=cmd.field,
-            operation=cmd.operation,
-            value=cmd.value,
-            origin=cmd.origin,
-            proposed_by=cmd.proposed_by,
-            based_on_version=cmd.based_on_version,
-            evidence=cmd.evidence,
-            condition=cmd.condition,
-            rationale=cmd.rationale,
-            command_id=cmd.command_id,
-        )
+        proposal = proposal_of(cmd)
 
         def propose(subject: Subject) -> object:
             schema = self.schemas.get(subject.kind, OPEN_SCHEMA)
             return subject.propose(proposal, schema, at=self._now())
 
         return self._run(cmd.tenant, cmd.subject_id, cmd.command_id, propose)
+
+    def end_session(self, cmd: RecordSession, proposals: Sequence[ProposeChange]) -> CommandResult:
+        """Records a session and the proposals it supports in one save: a proposal that breaks
+        a rule records nothing. A session already recorded (by a twin) adds nothing."""
+        session, built = session_record(cmd), [proposal_of(p) for p in proposals]
+
+        def end(subject: Subject) -> object:
+            if cmd.session_id in subject.sessions:
+                return None
+            schema = self.schemas.get(subject.kind, OPEN_SCHEMA)
+            subject.record_session(session, at=self._now())
+            return [subject.propose(p, schema, at=self._now()) for p in built]
+
+        return self._run(cmd.tenant, cmd.subject_id, None, end)
 
     def confirm_change(self, cmd: ConfirmChange) -> CommandResult:
         def confirm(subject: Subject) -> object:

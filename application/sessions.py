@@ -108,9 +108,17 @@ class ShortTermMemory:
         return await self._ports.buffer.messages(session_id, last=last)
 
     async def end(
-        self, session_id: SessionId, *, summary: Mapping[str, JsonValue] | None = None
+        self,
+        session_id: SessionId,
+        *,
+        summary: Mapping[str, JsonValue] | None = None,
+        recorder: SessionRecorder | None = None,
     ) -> SessionRecording:
-        """Records the buffer as one `SessionRecorded`, then clears it."""
+        """Records the buffer as one `SessionRecorded`, then clears it.
+
+        `recorder` replaces the configured one for this call (e.g. one that records the
+        session's proposals in the same save); if it raises, the buffer is kept.
+        """
         session = await self._require(session_id)
         transcript = tuple(await self._ports.buffer.messages(session_id))
         recording = SessionRecording(
@@ -123,7 +131,7 @@ class ShortTermMemory:
             withheld=session.withheld,
             summary=summary,
         )
-        await self._ports.recorder.record_session(recording)
+        await (recorder or self._ports.recorder).record_session(recording)
         await self._ports.buffer.discard(session_id)
         log.info(
             "session.ended",
