@@ -77,7 +77,7 @@ def _origin(note: Note) -> str:
 
 class AgentDemo:
     """Records the story's sessions through short-term memory and shows recall after each
-    month; `print` receives rich renderables."""
+    month; `show` receives rich renderables."""
 
     def __init__(
         self, ledger: Ledger, services: MemoryServices, show: Callable[[object], None]
@@ -106,7 +106,7 @@ class AgentDemo:
         if worker is not None:
             report = await worker.run_once()
             self._show(
-                f"  [cyan]sync[/cyan]: {report.done} writes to the memory backend, "
+                f"  [cyan]sync[/cyan]: {report.done} items applied to the memory backend, "
                 f"{report.skipped} skipped, {report.dead} failed"
             )
         look = LOOKS[month]
