@@ -127,6 +127,9 @@ class ChangeConfirmed(Aggregate.Event):
             )
         aggregate.field_changed_in[proposal.field] = self.profile_version
         aggregate.profile_version = self.profile_version
+        if self.evidence is not None:  # None for a staff approval, or once the key is gone
+            said = Evidence.from_payload(self.evidence)
+            aggregate.confirmed_in[self.change_id] = (said.session_id, said.message_index)
         aggregate.remember_command(self.command_id)
 
 
@@ -143,7 +146,14 @@ class ChangeRejected(Aggregate.Event):
 
 
 class FactForgotten(Aggregate.Event):
+    """A field (or one backend memory) forgotten.
+
+    Class version 2 adds `evidence_refs`; the topic is unchanged and the library upcasts
+    stored version 1 events (no class_version in their state) with `upcast_v1_v2`.
+    """
+
     TOPIC = "factledger.subject.fact_forgotten.v1"
+    class_version = 2
     field: str | None  # a profile field, or None when only a backend memory is forgotten
     memory_id: str | None
     requested_by: JsonObject
@@ -151,6 +161,14 @@ class FactForgotten(Aggregate.Event):
     profile_version: int | None  # the version without the field; None for a memory id
     withdrawn_changes: list[str]  # pending changes of the field, withdrawn with it
     command_id: str | None
+    # Where the field's words were said, in clear (ids only), read before its key is deleted:
+    # [{"session_id": ..., "message_index": ...}], so the sync can forget the backend
+    # memories drawn from them. Empty for a memory id, and for events stored before v2.
+    evidence_refs: list[JsonObject]
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, object]) -> None:
+        state["evidence_refs"] = []
 
     def apply(self, aggregate: Subject) -> None:
         if self.field is not None and self.profile_version is not None:

@@ -41,7 +41,7 @@ from factledger.domain.proposal import (
     check_rejection,
 )
 from factledger.domain.sessions import SessionInfo, SessionRecord, check_session
-from factledger.domain.values import ListValue, ProfileSchema
+from factledger.domain.values import JsonObject, ListValue, ProfileSchema
 
 SUBJECT_NAMESPACE = uuid5(NAMESPACE_URL, "factledger:subject")
 SEEN_COMMANDS_WINDOW = 500  # enough to absorb client retries; older ids are long settled
@@ -74,6 +74,8 @@ class Subject(Aggregate):
         self.fields: dict[str, CurrentField] = {}
         self.field_changed_in: dict[str, int] = {}  # field -> profile version of its last change
         self.forgotten_memories: set[str] = set()
+        # change id -> where the subject confirmed it (session id, message index)
+        self.confirmed_in: dict[UUID, tuple[str, int]] = {}
         self.erased = False
         self.forgotten_fields: set[str] = set()  # ever forgotten (keys must be gone)
         self.profile_version = 0
@@ -207,7 +209,22 @@ class Subject(Aggregate):
             profile_version=self.profile_version + 1,
             withdrawn_changes=withdrawn,
             command_id=by.command_id,
+            evidence_refs=self._evidence_refs(field),
         )
+
+    def _evidence_refs(self, field: str) -> list[JsonObject]:
+        """Where the field's confirmed and pending changes were said and confirmed, as ids:
+        readable now, unreadable once the field's key is deleted (ADR 0003)."""
+        said: set[tuple[str, int]] = set()
+        for record in self.changes.values():
+            if record.field != field or record.status.value not in ("confirmed", "pending"):
+                continue  # a rejected change never set the field
+            evidence = record.proposal.evidence
+            if evidence is not None:
+                said.add((evidence.session_id, evidence.message_index))
+            if record.change_id in self.confirmed_in:
+                said.add(self.confirmed_in[record.change_id])
+        return [{"session_id": s, "message_index": i} for s, i in sorted(said)]
 
     def forget_memory(self, memory_id: str, *, by: Decision, reason: str, at: datetime) -> None:
         """Records that a backend memory must be forgotten (the sync worker acts on it)."""
@@ -225,6 +242,7 @@ class Subject(Aggregate):
             profile_version=None,
             withdrawn_changes=[],
             command_id=by.command_id,
+            evidence_refs=[],
         )
 
     # -- helpers -----------------------------------------------------------------------------
