@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import structlog
 
@@ -22,6 +23,7 @@ from factledger.adapters import pgvector_ingest as ingest
 from factledger.adapters import pgvector_memories as memories
 from factledger.adapters import pgvector_records as records
 from factledger.adapters.pgvector_ann import AnnReport, AnnSettings, maintain_ann_indexes
+from factledger.adapters.pgvector_bound_search import EXPLAIN_FUNCTION, run_bound
 from factledger.adapters.pgvector_config import PgvectorConfig
 from factledger.adapters.pgvector_connection import (
     PgvectorConnections,
@@ -31,7 +33,12 @@ from factledger.adapters.pgvector_connection import (
 from factledger.adapters.pgvector_filters import metadata_json
 from factledger.adapters.pgvector_queue import IngestWorker
 from factledger.adapters.pgvector_schema import SchemaOptions, apply_migrations
-from factledger.adapters.pgvector_search import SearchPlan, read_search, send_ranked, send_search
+from factledger.adapters.pgvector_search import (
+    HNSW_EF_SEARCH,
+    SearchLists,
+    rank_rows,
+    search_statement,
+)
 from factledger.application.errors import (
     InvalidMemoryInputError,
     MemoryNotFoundError,
@@ -252,27 +259,29 @@ class PgvectorMemoryBackend:
         now = self._clock.now()
         # No log line per search: it is the hot path, and callers log and meter their calls.
         with port_errors("search"):
-            ann = await self._has_ann(ns)
-            return await self.db.read(
-                ns,
-                lambda conn: send_search(conn, ns, query, vector, now=now, ann=ann),
-                read_search,
-            )
+            rows, lists = await self._bound_rows(ns, query, vector, now=now, explain=False)
+        return rank_rows(lists, rows)
 
     async def explain_search(self, namespace: Namespace, query: SearchQuery) -> str:
-        """The plan PostgreSQL picks for a memories search (operators: is the ANN index used?)."""
+        """The plan PostgreSQL picks for this search (operators: is the ANN index used?)."""
         ns = validate_namespace(namespace)
         validate_search_query(query)
         vector = (await self._embedder.embed([query.text]))[0]
-        plan = SearchPlan("memories", by_text=False, limit=query.limit)
         with port_errors("explain"):
-            ann = await self._has_ann(ns)
-            async with self.db.bound(ns) as conn:
-                cursor = await send_ranked(
-                    conn, ns, query, vector, plan, now=self._clock.now(), ann=ann, explain=True
-                )
-                rows = await cursor.fetchall()
-        return "\n".join(str(row["QUERY PLAN"]) for row in rows)
+            rows, _ = await self._bound_rows(ns, query, vector, now=self._clock.now(), explain=True)
+        return "\n".join(str(row[EXPLAIN_FUNCTION]) for row in rows)
+
+    async def _bound_rows(
+        self, ns: Namespace, query: SearchQuery, vector: Any, *, now: datetime, explain: bool
+    ) -> tuple[list[dict[str, Any]], SearchLists]:
+        # One round trip: the `bound_search` function binds the namespace for its own statement.
+        ann = await self._has_ann(ns)
+        statement, args, lists = search_statement(ns, query, vector, now=now, ann=ann)
+        ef_search = HNSW_EF_SEARCH if ann else None
+        rows = await self.db.one_statement(
+            lambda conn: run_bound(conn, ns, statement, args, ef_search=ef_search, explain=explain)
+        )
+        return rows, lists
 
     async def _has_ann(self, ns: Namespace) -> bool:
         if self._ann is None or time.monotonic() - self._ann[0] > ANN_CACHE_SECONDS:

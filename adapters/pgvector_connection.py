@@ -102,7 +102,9 @@ class PgvectorConnections:
             conninfo,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"options": options},
+            # Autocommit: a bound search is one statement whose implicit transaction scopes its
+            # namespace binding (`pgvector_bound_search.py`); `bound` still opens a transaction.
+            kwargs={"options": options, "autocommit": True},
             configure=register_vector,
             open=False,
             timeout=10.0,
@@ -132,22 +134,11 @@ class PgvectorConnections:
                 )
             yield conn
 
-    async def read(
-        self,
-        namespace: Namespace,
-        send: Callable[[psycopg.AsyncConnection[Any]], Awaitable[P]],
-        receive: Callable[[P], Awaitable[R]],
-    ) -> R:
-        """A read in one transaction bound to `namespace`: `send` issues the statements,
-        `receive` reads their cursors.
-
-        Not a pipeline: psycopg's async pipeline waits for read *or* write readiness and spins
-        while the socket is writable (measured: 7 ms of CPU per search on this machine), which
-        costs more than the two round trips it saves.
-        """
-        async with self._pool.connection() as conn, conn.transaction():
-            await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
-            return await receive(await send(conn))
+    async def one_statement(self, run: Callable[[psycopg.AsyncConnection[Any]], Awaitable[R]]) -> R:
+        """`run` on an idle autocommit connection: each statement is its own transaction, so one
+        that binds a namespace transaction-locally (`bound_search`) binds nothing after it."""
+        async with self._pool.connection() as conn:
+            return await run(conn)
 
     @asynccontextmanager
     async def unbound(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:

@@ -9,9 +9,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-import psycopg
 from psycopg import sql
-from psycopg.rows import dict_row
 
 from factledger.adapters.pgvector_filters import compile_filter, metadata_from_json
 from factledger.application.memory_types import (
@@ -24,9 +22,13 @@ from factledger.application.memory_types import (
     SearchQuery,
 )
 
-Cursor = psycopg.AsyncCursor[dict[str, Any]]
 RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very top ranks
 HNSW_EF_SEARCH = 100
+# The columns of every candidate list, in the order `bound_search` returns them.
+LIST_COLUMNS = sql.SQL(
+    "id, text, is_latest, is_inference, is_forgotten, occurred_at, document_id, relations, "
+    "metadata, source_indexes, score::double precision, text_rank::real"
+)
 
 _MEMORY_COLUMNS = sql.SQL(
     "id, text, is_latest, is_inference, "
@@ -49,8 +51,7 @@ class SearchPlan:
     limit: int
 
 
-async def send_ranked(
-    conn: psycopg.AsyncConnection[Any],
+def ranked_statement(
     namespace: Namespace,
     query: SearchQuery,
     vector: np.ndarray[Any, Any],
@@ -58,12 +59,11 @@ async def send_ranked(
     *,
     now: datetime,
     ann: bool,
-    explain: bool = False,
-) -> Cursor:
-    """Sends the query for one candidate list (best first) and returns its cursor.
+) -> tuple[sql.Composed, list[Any]]:
+    """The query for one candidate list (best first) and its arguments.
 
     Rows carry `score` (cosine similarity, at least the threshold) or, by text, `text_rank`
-    (cover-density rank, above zero); with `explain`, the plan as `QUERY PLAN` rows.
+    (cover-density rank, above zero); the query vector is the only `%b` argument.
     """
     memories = plan.table == "memories"
     visible, params = _visibility(query, memories, now)
@@ -80,7 +80,7 @@ async def send_ranked(
         "WHERE namespace = {ns} AND {vis} AND {f}{match}"
     ).format(
         cols=_MEMORY_COLUMNS if memories else _CHUNK_COLUMNS,
-        rank=rank if by_text else sql.SQL(""),
+        rank=rank if by_text else sql.SQL(", NULL::real AS text_rank"),
         t=sql.Identifier(plan.table),
         ns=ns,
         vis=visible,
@@ -98,69 +98,62 @@ async def send_ranked(
             "WHERE c.score >= %s ORDER BY c.score DESC, c.id"
         ).format(base)
         args += [vector, plan.limit, query.threshold]
-    if ann and not plan.by_text:
-        # Filters (latest, forgotten, metadata) apply after the index scan; iterative scans
-        # keep fetching candidates until enough rows pass them.
-        await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        await conn.execute(
-            sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(HNSW_EF_SEARCH))
-        )
-    if explain:
-        statement = sql.SQL("EXPLAIN {}").format(statement)
-    cursor = conn.cursor(row_factory=dict_row)
-    await cursor.execute(statement, args)
-    return cursor
+    return statement, args
 
 
 @dataclass(frozen=True, slots=True)
-class PendingSearch:
-    """The candidate lists sent for one search, with their cursors to read."""
+class SearchLists:
+    """The candidate lists of one search, in `list_no` order: (kind, ranked by text)."""
 
     query: SearchQuery
     depth: int
-    by_vector: list[tuple[HitKind, Cursor]]
-    by_text: list[tuple[HitKind, Cursor]]
+    lists: tuple[tuple[HitKind, bool], ...]
 
 
-async def send_search(
-    conn: psycopg.AsyncConnection[Any],
-    ns: Namespace,
-    query: SearchQuery,
-    vector: Any,
-    *,
-    now: datetime,
-    ann: bool,
-) -> PendingSearch:
-    """Memories or chunks ranked by similarity; hybrid adds the full-text ranking."""
+def search_statement(
+    ns: Namespace, query: SearchQuery, vector: np.ndarray[Any, Any], *, now: datetime, ann: bool
+) -> tuple[sql.Composed, list[Any], SearchLists]:
+    """Memories or chunks ranked by similarity; hybrid adds the full-text ranking. All the
+    candidate lists travel as one statement: a UNION ALL whose rows carry their `list_no`."""
     tables = {
         SearchMode.MEMORIES: (("memories", HitKind.MEMORY),),
         SearchMode.CHUNKS: (("chunks", HitKind.CHUNK),),
         SearchMode.HYBRID: (("memories", HitKind.MEMORY), ("chunks", HitKind.CHUNK)),
     }[query.mode]
     hybrid = query.mode is SearchMode.HYBRID
-    pending = PendingSearch(query, max(query.limit * 4, 20) if hybrid else query.limit, [], [])
+    depth = max(query.limit * 4, 20) if hybrid else query.limit
+    parts: list[sql.Composable] = []
+    args: list[Any] = []
+    lists: list[tuple[HitKind, bool]] = []
     for table, kind in tables:
         use_ann = ann and table == "memories"
-        for text_ranked, bucket in ((False, pending.by_vector), (True, pending.by_text)):
-            if text_ranked and not hybrid:
-                continue
-            plan = SearchPlan(table, by_text=text_ranked, limit=pending.depth)
-            cursor = await send_ranked(conn, ns, query, vector, plan, now=now, ann=use_ann)
-            bucket.append((kind, cursor))
-    return pending
+        for text_ranked in (False, True) if hybrid else (False,):
+            plan = SearchPlan(table, by_text=text_ranked, limit=depth)
+            statement, part_args = ranked_statement(ns, query, vector, plan, now=now, ann=use_ann)
+            parts.append(
+                sql.SQL("(SELECT {n}, {cols} FROM ({s}) AS l)").format(
+                    n=sql.Literal(len(lists)), cols=LIST_COLUMNS, s=statement
+                )
+            )
+            args += part_args
+            lists.append((kind, text_ranked))
+    return sql.SQL(" UNION ALL ").join(parts), args, SearchLists(query, depth, tuple(lists))
 
 
-async def read_search(pending: PendingSearch) -> list[SearchHit]:
-    """Reads the lists sent by `send_search`; hybrid fuses them by reciprocal rank."""
-    by_vector = [[{**r, "kind": k} for r in await c.fetchall()] for k, c in pending.by_vector]
-    by_text = [[{**r, "kind": k} for r in await c.fetchall()] for k, c in pending.by_text]
-    semantic = merge(by_vector, "score")[: pending.depth]
-    if pending.query.mode is not SearchMode.HYBRID:
+def rank_rows(lists: SearchLists, rows: list[dict[str, Any]]) -> list[SearchHit]:
+    """Ranks the rows of `search_statement`; hybrid fuses the lists by reciprocal rank."""
+    grouped: list[list[dict[str, Any]]] = [[] for _ in lists.lists]
+    for row in rows:
+        grouped[row["list_no"]].append({**row, "kind": lists.lists[row["list_no"]][0]})
+    by_vector = [g for g, (_, by_text) in zip(grouped, lists.lists, strict=True) if not by_text]
+    by_text = [g for g, (_, text) in zip(grouped, lists.lists, strict=True) if text]
+    semantic = merge(by_vector, "score")[: lists.depth]
+    if lists.query.mode is not SearchMode.HYBRID:
         return [to_hit(r, r["kind"], min(1.0, r["score"])) for r in semantic]
     # What passes the similarity threshold or matches a keyword is admitted; RRF orders
     # the union (a full-text hit catches names and codes the embedding blurs).
-    keyword = merge(by_text, "text_rank")[: pending.depth]
-    fused = fuse([semantic, keyword], pending.query.limit)
+    keyword = merge(by_text, "text_rank")[: lists.depth]
+    fused = fuse([semantic, keyword], lists.query.limit)
     return [to_hit(r, r["kind"], score) for r, score in fused]
 
 
