@@ -13,6 +13,7 @@ import structlog
 from factledger.application.errors import ApplicationError, MemoryConflictError
 from factledger.application.memory_types import IngestMode, Namespace, ProcessingState
 from factledger.application.ports import MemoryBackend
+from factledger.application.sync_forget import fields_of, memories_to_forget
 from factledger.application.sync_ids import (
     KIND_CHANGE_PROPOSED,
     KIND_PROFILE_VERSION,
@@ -29,7 +30,6 @@ from factledger.domain.events import (
 )
 from factledger.domain.sessions import transcript_from_payload
 
-PAGE = 100
 log = structlog.get_logger(__name__)
 
 
@@ -82,7 +82,7 @@ async def apply_item(
             profile = await profiles.profile_at(item.subject_id, event.originator_version)
             await _put(backend, ns, item, KIND_PROFILE_VERSION, body(profile), {})
         case SyncKind.FORGET, FactForgotten():
-            await _forget(item, event, ns, backend)
+            await _forget(item, event, ns, backend, profiles)
         case _:
             raise UnexpectedEventError(f"sync item {item.item_id}: {type(event).__name__}")
 
@@ -130,23 +130,24 @@ async def _ingest(
 
 
 async def _forget(
-    item: SyncItem, event: FactForgotten, ns: Namespace, backend: MemoryBackend
+    item: SyncItem,
+    event: FactForgotten,
+    ns: Namespace,
+    backend: MemoryBackend,
+    profiles: ProfileVersions,
 ) -> None:
     # The reason stays in the ledger; the backend gets a fixed text that carries no content.
     reason = f"forgotten in the ledger at position {item.position}"
     if event.memory_id is not None:
         await backend.forget(ns, [event.memory_id], reason=reason)
         return
-    ids: list[str] = []
-    offset = 0
-    while True:
-        page = await backend.list_memories(ns, include_superseded=True, limit=PAGE, offset=offset)
-        ids.extend(m.id for m in page if m.slot == event.field)
-        if len(page) < PAGE:
-            break
-        offset += PAGE
+    # The field's memories by slot and by the words that evidenced it (`sync_forget`); the
+    # profile without the field says which other fields a shared sentence must keep.
+    remaining = fields_of(await profiles.profile_at(item.subject_id, event.originator_version))
+    ids = await memories_to_forget(backend, ns, event, item.subject_id, remaining)
     if ids:
         await backend.forget(ns, ids, reason=reason)
+    log.info("sync.memories_forgotten", item_id=item.item_id, memories=len(ids))
 
 
 def _proposal(event: ChangeProposed) -> dict[str, object]:
