@@ -78,7 +78,7 @@ async def run_bench(
         for tier in (options.small, options.large)
         if tier.namespaces and tier.facts
     ]
-    report.figures += await _pgvector(options, pool, vectors, embedder, workloads, echo)
+    report.figures += await _pgvector(options, pool, vectors, embedder, workloads, echo, report)
     if options.in_memory:
         report.figures += await _in_memory(pool, embedder, workloads, echo)
     report.notes.append(_load_note("end"))
@@ -154,6 +154,7 @@ async def _pgvector(
     embedder: CachingEmbedder,
     workloads: list[Workload],
     echo: Callable[[str], None],
+    report: BenchReport,
 ) -> list[Figures]:
     figures = []
     server = EmbeddedPostgres(
@@ -172,6 +173,8 @@ async def _pgvector(
                 rows = await bulk_load_facts(config, _bulk_rows(work, pool, vectors))
                 line = Figures("pgvector", work.tier.name, rows, time.perf_counter() - t0, "COPY")
                 figures.append(await measure(backend, embedder, work, line, echo))
+            report.notes.append(await _round_trip_note(backend, options.queries))
+            echo(report.notes[-1])
             figures.append(await _port_ingest(backend, extractor, pool, options, echo))
             large = workloads[-1]
             t0 = time.perf_counter()
@@ -187,6 +190,18 @@ async def _pgvector(
     finally:
         server.stop()
     return figures
+
+
+async def _round_trip_note(backend: PgvectorMemoryBackend, count: int) -> str:
+    """The floor of any search: one `SELECT 1` on a pooled connection (a search is one round
+    trip, ADR 0006 addendum), to tell the network and driver cost from the query's own."""
+    timings = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        await backend.db.one_statement(lambda conn: conn.execute("SELECT 1"))
+        timings.append((time.perf_counter() - t0) * 1e3)
+    p50, p95, p99 = np.percentile(timings, [50, 95, 99])
+    return f"pgvector: one round trip (SELECT 1) p50/p95/p99 {p50:.2f}/{p95:.2f}/{p99:.2f} ms"
 
 
 def _bulk_rows(work: Workload, pool: list[str], vectors: Vectors) -> list[BulkFact]:
