@@ -40,7 +40,9 @@ from factledger.application.memory_rules import (
     validate_search_query,
 )
 from factledger.application.memory_types import (
+    ALL_CAPABILITIES,
     BackendHealth,
+    Capability,
     ForgetResult,
     IngestMode,
     MemoryFact,
@@ -69,6 +71,7 @@ class InMemoryMemoryBackend:
     """
 
     name = "in_memory"
+    capabilities: frozenset[Capability] = ALL_CAPABILITIES
 
     def __init__(self, *, extractor: Extractor, embedder: Embedder, clock: Clock) -> None:
         self._extractor = extractor
@@ -224,6 +227,25 @@ class InMemoryMemoryBackend:
         if space is None or record_id not in space.records:
             raise MemoryNotFoundError(f"record {record_id}")
         return space.records[record_id]
+
+    async def delete_records(self, namespace: Namespace, record_ids: Sequence[str]) -> ForgetResult:
+        ns = validate_namespace(namespace)
+        for record_id in record_ids:
+            validate_id("record_ids", record_id)
+        space = self._spaces.get(ns)
+        deleted: list[str] = []
+        missing: list[str] = []
+        if space is None:
+            return ForgetResult(forgotten=(), missing=tuple(dict.fromkeys(record_ids)))
+        async with space.lock:
+            for record_id in dict.fromkeys(record_ids):
+                if space.records.pop(record_id, None) is None:
+                    missing.append(record_id)
+                else:
+                    deleted.append(record_id)
+                    space.drop_chunks_of(record_id)
+        log.info("memory.records_deleted", backend=self.name, deleted=len(deleted))
+        return ForgetResult(forgotten=tuple(deleted), missing=tuple(missing))
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         ns = validate_namespace(namespace)

@@ -42,6 +42,12 @@ class VectorTable:
             self._stacked = len(self._rows)
         return self._matrix
 
+    def erase(self, rows: list[int]) -> None:
+        """Zeroes rows (an erased record's vectors); row numbers of the others stay valid."""
+        for row in rows:
+            self._rows[row] = np.zeros(self.dimension, dtype=np.float32)
+        self._stacked = -1  # restack on the next read
+
 
 @dataclass(slots=True)
 class StoredFact:
@@ -137,6 +143,14 @@ class NamespaceState:
     def add_chunk(self, chunk: StoredChunk) -> None:
         self.chunks[chunk.id] = chunk
         self.chunk_rows.append(chunk)
+
+    def drop_chunks_of(self, record_id: str) -> None:
+        """Erases a record's chunks: text, terms and vectors."""
+        gone = [c for c in self.chunk_rows if c.record_id == record_id]
+        for chunk in gone:
+            del self.chunks[chunk.id]
+        self.chunk_rows = [c for c in self.chunk_rows if c.record_id != record_id]
+        self.chunk_vectors.erase([c.row for c in gone])
 
 
 def term_counts(text: str) -> Counter[str]:

@@ -59,3 +59,23 @@ async def insert(
             [f"{record.record_id}#{index}", record.record_id, index, text, metadata_json, vector],
         )
     return True
+
+
+async def delete(conn: psycopg.AsyncConnection[Any], record_ids: list[str]) -> set[str]:
+    """Hard-deletes records and their chunks (erasure); returns the ids that existed.
+
+    The bound connection's row-level security limits both deletes to its namespace.
+    """
+    cur = await conn.execute(
+        "DELETE FROM records WHERE namespace = current_setting('app.namespace') "
+        "AND record_id = ANY(%s) RETURNING record_id",
+        [record_ids],
+    )
+    found = {row[0] for row in await cur.fetchall()}
+    if found:
+        await conn.execute(
+            "DELETE FROM chunks WHERE namespace = current_setting('app.namespace') "
+            "AND source_id = ANY(%s)",
+            [sorted(found)],
+        )
+    return found

@@ -50,6 +50,7 @@ from factledger.application.memory_rules import (
 )
 from factledger.application.memory_types import (
     BackendHealth,
+    Capability,
     ForgetResult,
     IngestMode,
     MemoryFact,
@@ -80,6 +81,8 @@ class SupermemoryMemoryBackend:
     """The memory port over Supermemory v5; one namespace per subject, as the port asks."""
 
     name = "supermemory"
+    # v5 memories carry no slot, no condition and no source message indexes: none declared.
+    capabilities: frozenset[Capability] = frozenset()
 
     def __init__(
         self,
@@ -167,6 +170,18 @@ class SupermemoryMemoryBackend:
         ns = validate_namespace(namespace)
         validate_id("record_id", record_id)
         return await self._documents.get_record(ns, record_id, self._deadline())
+
+    async def delete_records(self, namespace: Namespace, record_ids: Sequence[str]) -> ForgetResult:
+        ns = validate_namespace(namespace)
+        for record_id in record_ids:
+            validate_id("record_ids", record_id)
+        wanted = list(dict.fromkeys(record_ids))
+        deleted, _missing = await self._documents.delete_records(ns, wanted, self._deadline())
+        log.info("memory.records_deleted", backend=self.name, deleted=len(deleted))
+        return ForgetResult(
+            forgotten=tuple(i for i in wanted if i in deleted),
+            missing=tuple(i for i in wanted if i not in deleted),
+        )
 
     # ---------------------------------------------------------------------- search
 

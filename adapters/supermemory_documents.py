@@ -6,6 +6,8 @@
   sent again. Instant ingests poll `documents.get` until chunks and memories are both done.
 - A record is one `add` with `taskType="superrag"` (chunks only, never mined for facts) under
   `rec-<record_id>`, then read back and compared, so it is stored exactly as written.
+- Deleting records is `documents.delete` by those ids, which v5 makes permanent (the document,
+  its chunks and anything derived); per-id "not found" errors are reported as missing.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from factledger.application.memory_types import (
 from factledger.domain.transcript import Message
 
 log = structlog.get_logger(__name__)
+DELETE_BATCH = 100  # v5 accepts at most 100 ids per documents.delete
 
 
 class SupermemoryDocuments:
@@ -189,6 +192,37 @@ class SupermemoryDocuments:
         stored = await self.get_document(ns, doc_id, deadline)
         if settled.state is ProcessingState.FAILED or stored is None or stored.content != body_json:
             raise MemoryUnavailableError(f"record {record_id} was not stored verbatim")
+
+    async def delete_records(
+        self, ns: str, record_ids: Sequence[str], deadline: Deadline
+    ) -> tuple[set[str], set[str]]:
+        """Deletes records by id (at most 100 per call, the v5 limit); (deleted, missing)."""
+        deleted: set[str] = set()
+        missing: set[str] = set()
+        for start in range(0, len(record_ids), DELETE_BATCH):
+            batch = list(record_ids[start : start + DELETE_BATCH])
+            wire_ids = [RECORD_PREFIX + record_id for record_id in batch]
+            try:
+                result = await self._delete(ns, wire_ids, deadline)
+            except MemoryNotFoundError:  # an unknown namespace holds none of them
+                missing.update(batch)
+                continue
+            failed: set[str] = set()
+            for error in result.errors or []:
+                if "not found" not in error.error.lower():
+                    raise MemoryUnavailableError(f"documents.delete failed for {error.id}")
+                failed.add(error.id.removeprefix(RECORD_PREFIX))
+            missing.update(failed)
+            deleted.update(record_id for record_id in batch if record_id not in failed)
+        return deleted, missing
+
+    async def _delete(self, ns: str, ids: list[str], deadline: Deadline) -> Any:
+        return await call(
+            "documents.delete",
+            lambda t: self._client.documents.delete(ns, ids=ids, timeout=t),
+            self._policy,
+            deadline,
+        )
 
     async def get_record(self, ns: str, record_id: str, deadline: Deadline) -> StoredRecord:
         doc = await self.get_document(ns, RECORD_PREFIX + record_id, deadline)

@@ -46,6 +46,21 @@ class SearchMode(StrEnum):
     HYBRID = "hybrid"
 
 
+class Capability(StrEnum):
+    """What a backend's memories carry beyond text; a backend without one leaves it empty.
+
+    The contract suite checks the real behaviour where a capability is declared and an empty
+    field (None or ()) where it is not, so a backend can neither lie nor guess.
+    """
+
+    FACT_SLOTS = "fact_slots"  # MemoryFact.slot: the profile slot a fact is about
+    FACT_CONDITIONS = "fact_conditions"  # MemoryFact.condition, kept verbatim
+    FACT_PROVENANCE = "fact_provenance"  # source_indexes: the transcript messages of a fact
+
+
+ALL_CAPABILITIES: frozenset[Capability] = frozenset(Capability)
+
+
 class HitKind(StrEnum):
     MEMORY = "memory"
     CHUNK = "chunk"
@@ -167,6 +182,8 @@ class ProcessingStatus:
 
 @dataclass(frozen=True, slots=True)
 class ForgetResult:
+    """Ids acted on (forgotten memories, or deleted records) and ids not found."""
+
     forgotten: tuple[str, ...]
     missing: tuple[str, ...] = ()
 

@@ -15,6 +15,7 @@ import numpy.typing as npt
 from factledger.application.extraction_types import ExtractedFact, ExtractionRequest
 from factledger.application.memory_types import (
     BackendHealth,
+    Capability,
     ForgetResult,
     IngestMode,
     MemoryFact,
@@ -42,13 +43,19 @@ class MemoryBackend(Protocol):
       searchable as chunks. Writing the same id with the same body again is a no-op; with a
       different body it raises `MemoryConflictError` (records are immutable; a new version of
       something gets a new id).
+    - `delete_records` is erasure, not a soft forget: the records, their chunks and vectors are
+      gone for good (`get_record` raises not found, no search returns them); ids not found are
+      reported in `missing`, so deleting twice is fine; other namespaces are never touched.
     - Re-ingesting a transcript under the same document id is a no-op.
     - Search excludes inferred, superseded and forgotten facts unless asked; scores never rise
       down the list; threshold and limit are honoured.
+    - `capabilities` says which fact fields the backend fills (see `Capability`); a field
+      outside them is always empty (None or ()), never guessed.
     - Only the port's own errors cross it (see `application.errors`).
     """
 
     name: str
+    capabilities: frozenset[Capability]
 
     async def ingest_transcript(
         self,
@@ -75,6 +82,10 @@ class MemoryBackend(Protocol):
     ) -> None: ...
 
     async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord: ...
+
+    async def delete_records(
+        self, namespace: Namespace, record_ids: Sequence[str]
+    ) -> ForgetResult: ...
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]: ...
 

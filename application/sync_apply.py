@@ -19,9 +19,11 @@ from factledger.application.sync_ids import (
     KIND_PROFILE_VERSION,
     KIND_SESSION_SUMMARY,
     namespace_for,
+    profile_record_id,
+    proposal_record_id,
 )
 from factledger.application.sync_ports import LedgerEvent
-from factledger.application.sync_types import SyncItem, SyncKind
+from factledger.application.sync_types import FieldTrace, SyncItem, SyncKind
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
@@ -34,9 +36,14 @@ log = structlog.get_logger(__name__)
 
 
 class ProfileVersions(Protocol):
-    """The profile as of one version of the subject's stream, as a JSON-safe object."""
+    """The profile as of one version of the subject's stream, as a JSON-safe object; and, for
+    a forgotten field, the profile versions and proposals that carried it up to a version."""
 
     async def profile_at(self, subject_id: UUID, subject_version: int) -> Mapping[str, object]: ...
+
+    async def field_trace(
+        self, subject_id: UUID, field: str, subject_version: int
+    ) -> FieldTrace: ...
 
 
 class SyncWriteFailedError(ApplicationError):
@@ -83,6 +90,11 @@ async def apply_item(
             await _put(backend, ns, item, KIND_PROFILE_VERSION, body(profile), {})
         case SyncKind.FORGET, FactForgotten():
             await _forget(item, event, ns, backend, profiles)
+            if event.field is not None:
+                trace = await profiles.field_trace(
+                    item.subject_id, event.field, event.originator_version - 1
+                )
+                await _delete_records(item, trace, ns, backend)
         case _:
             raise UnexpectedEventError(f"sync item {item.item_id}: {type(event).__name__}")
 
@@ -148,6 +160,26 @@ async def _forget(
     if ids:
         await backend.forget(ns, ids, reason=reason)
     log.info("sync.memories_forgotten", item_id=item.item_id, memories=len(ids))
+
+
+async def _delete_records(
+    item: SyncItem, trace: FieldTrace, ns: Namespace, backend: MemoryBackend
+) -> None:
+    # Erasure, not a soft forget: every record that carried the field (its value in plain
+    # text, searchable as chunks) is deleted. Idempotent: on a replay they are reported missing.
+    # No redacted copies are written: the latest profile version record (written by this
+    # event) holds every remaining field, and the ledger keeps their history.
+    ids = [profile_record_id(v) for v in trace.profile_versions]
+    ids += [proposal_record_id(c) for c in trace.change_ids]
+    if not ids:
+        return
+    result = await backend.delete_records(ns, ids)
+    log.info(
+        "sync.records_deleted",
+        item_id=item.item_id,
+        deleted=len(result.forgotten),
+        missing=len(result.missing),
+    )
 
 
 def _proposal(event: ChangeProposed) -> dict[str, object]:

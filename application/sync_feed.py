@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import cast
+from typing import Any, cast
 from uuid import UUID
+
+from eventsourcing.domain import CanMutateProtocol
 
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger import Ledger
 from factledger.application.sync_plan import SYNCED_TOPICS
 from factledger.application.sync_ports import LedgerEvent
+from factledger.application.sync_types import FieldTrace
+from factledger.domain.events import ChangeConfirmed, FactForgotten
+from factledger.domain.provenance import Operation
 from factledger.domain.subject import Subject
 from factledger.domain.values import render, to_payload
 
@@ -66,6 +71,39 @@ class LedgerEventFeed:
                     for name, f in sorted(subject.fields.items())
                 },
             }
+
+        return await asyncio.to_thread(load)
+
+    async def field_trace(self, subject_id: UUID, field: str, subject_version: int) -> FieldTrace:
+        """The profile versions that held `field` and the changes proposed for it, in the
+        subject's stream up to `subject_version`.
+
+        Presence follows the events' structure (confirmed and not unset, not yet forgotten),
+        never the values: once the field's key is gone its values read back as erased.
+        """
+
+        def load() -> FieldTrace:
+            events = self._ledger.repository.event_store.get(subject_id, lte=subject_version)
+            subject: Subject | None = None
+            present = False
+            versions: list[int] = []
+            for event in events:
+                subject = cast("CanMutateProtocol[Any]", event).mutate(subject)
+                if subject is None:
+                    break
+                if isinstance(event, ChangeConfirmed) and event.field == field:
+                    operation = subject.changes[event.change_id].proposal.operation
+                    present = operation is not Operation.UNSET
+                elif isinstance(event, FactForgotten) and event.field == field:
+                    present = False
+                version = getattr(event, "profile_version", None)
+                if present and isinstance(version, int):
+                    versions.append(version)
+            changes = [] if subject is None else list(subject.changes.values())
+            return FieldTrace(
+                profile_versions=tuple(versions),
+                change_ids=tuple(c.change_id for c in changes if c.field == field),
+            )
 
         return await asyncio.to_thread(load)
 

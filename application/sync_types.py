@@ -19,7 +19,7 @@ class SyncKind(StrEnum):
     SUMMARY = "summary"  # SessionRecorded's summary -> a verbatim record
     PROPOSAL = "proposal"  # ChangeProposed -> a verbatim record
     PROFILE_VERSION = "profile_version"  # every new profile version -> a verbatim record
-    FORGET = "forget"  # FactForgotten -> forget the matching memories
+    FORGET = "forget"  # FactForgotten -> forget the matching memories, delete the records
 
 
 class ItemState(StrEnum):
@@ -42,6 +42,15 @@ class SyncItem:
     kind: SyncKind
     targets: tuple[str, ...]
     attempts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FieldTrace:
+    """Where a field's values went before it was forgotten: the profile versions that held it
+    and the changes proposed for it (their backend record ids derive from these)."""
+
+    profile_versions: tuple[int, ...] = ()
+    change_ids: tuple[UUID, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

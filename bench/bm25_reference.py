@@ -21,6 +21,7 @@ from factledger.application.errors import (
 )
 from factledger.application.memory_types import (
     BackendHealth,
+    Capability,
     ForgetResult,
     HitKind,
     IngestMode,
@@ -66,6 +67,7 @@ class Bm25ReferenceBackend:
     """Okapi BM25 per namespace over each record's `body_json` taken as text."""
 
     name = "bm25-reference"
+    capabilities: frozenset[Capability] = frozenset()  # it holds no facts at all
 
     def __init__(self) -> None:
         self._indexes: dict[Namespace, _Index] = {}
@@ -170,6 +172,20 @@ class Bm25ReferenceBackend:
 
     async def expire(self, namespace: Namespace, memory_id: str, *, at: datetime) -> None:
         raise MemoryNotFoundError(f"memory {memory_id}")
+
+    async def delete_records(self, namespace: Namespace, record_ids: Sequence[str]) -> ForgetResult:
+        index = self._indexes.get(namespace, _Index())
+        deleted: list[str] = []
+        missing: list[str] = []
+        for record_id in dict.fromkeys(record_ids):
+            if index.records.pop(record_id, None) is None:
+                missing.append(record_id)
+                continue
+            counts = index.terms.pop(record_id)
+            index.document_frequency.subtract(counts.keys())
+            index.total_length -= sum(counts.values())
+            deleted.append(record_id)
+        return ForgetResult(tuple(deleted), tuple(missing))
 
     async def drop_namespace(self, namespace: Namespace) -> None:
         self._indexes.pop(namespace, None)

@@ -50,6 +50,7 @@ class StallingBackend:
     ) -> None:
         self.inner = inner
         self.name = f"stalling:{inner.name}"
+        self.capabilities = inner.capabilities
         self.fault = fault
         self.stall_s = stall_s
         self.faulty_calls = faulty_calls
@@ -102,6 +103,9 @@ class StallingBackend:
 
     async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
         return await self.inner.get_record(namespace, record_id)
+
+    async def delete_records(self, namespace: Namespace, record_ids: Sequence[str]) -> ForgetResult:
+        return await self.inner.delete_records(namespace, record_ids)
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         await self._misbehave("search")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from factledger.application.memory_types import (
+    Capability,
     Namespace,
     ProcessingStatus,
     Relation,
@@ -78,8 +79,13 @@ async def test_get_memory_and_list_memories_show_the_chain(
     assert c.version == 3
     assert b.text == "Supplier is B"
     assert not b.is_latest
-    assert b.slot == "supplier"
     assert [r.kind for r in b.relations] == [RelationKind.UPDATES]
+    if Capability.FACT_SLOTS in backend.capabilities:
+        assert {m.slot for m in everything} == {"supplier"}
+        assert b.slot == "supplier"
+    else:  # a backend without slots must say so, never guess one
+        assert {m.slot for m in everything} == {None}
+        assert b.slot is None
 
 
 async def test_an_extension_keeps_both_facts_current(
@@ -144,8 +150,15 @@ async def test_a_condition_is_kept_verbatim(backend: MemoryBackend, ingest: Inge
     )
 
     (memory,) = await backend.list_memories(NS)
+    (hit,) = await backend.search(NS, query("upgrade next quarter"))
 
-    assert memory.condition == "if the pricing works"
+    assert hit.id == memory.id
+    if Capability.FACT_CONDITIONS in backend.capabilities:
+        assert memory.condition == "if the pricing works"
+        assert (await backend.get_memory(NS, memory.id)).condition == "if the pricing works"
+    else:  # the hedge may live on in the text, but the field stays empty
+        assert memory.condition is None
+        assert (await backend.get_memory(NS, memory.id)).condition is None
 
 
 async def test_list_memories_pages_without_overlap(backend: MemoryBackend, ingest: Ingest) -> None:

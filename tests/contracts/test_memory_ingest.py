@@ -9,6 +9,7 @@ import pytest
 
 from factledger.application.errors import MemoryNotFoundError
 from factledger.application.memory_types import (
+    Capability,
     HitKind,
     IngestMode,
     Namespace,
@@ -50,8 +51,14 @@ async def test_an_instant_ingest_is_searchable_when_the_call_returns(
     assert not hit.is_inference
     assert hit.occurred_at == WHEN
     assert hit.document_id == "call-1"
-    assert hit.source_indexes == (0,)
     assert dict(hit.metadata) == {"channel": "voice"}
+    (memory,) = await backend.list_memories(NS)
+    if Capability.FACT_PROVENANCE in backend.capabilities:
+        assert hit.source_indexes == (0,)
+        assert memory.source_indexes == (0,)
+    else:  # no provenance reported means none claimed
+        assert hit.source_indexes == ()
+        assert memory.source_indexes == ()
 
 
 async def test_reingesting_a_document_id_is_a_no_op(
