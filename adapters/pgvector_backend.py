@@ -54,7 +54,9 @@ from factledger.application.memory_rules import (
     validate_search_query,
 )
 from factledger.application.memory_types import (
+    ALL_CAPABILITIES,
     BackendHealth,
+    Capability,
     ForgetResult,
     IngestMode,
     MemoryFact,
@@ -80,6 +82,7 @@ class PgvectorMemoryBackend:
     """The self-hosted memory backend; build it with `await PgvectorMemoryBackend.open(...)`."""
 
     name = "pgvector"
+    capabilities: frozenset[Capability] = ALL_CAPABILITIES
 
     def __init__(
         self,
@@ -249,6 +252,20 @@ class PgvectorMemoryBackend:
         if record is None:
             raise MemoryNotFoundError(f"record {record_id}")
         return record
+
+    async def delete_records(self, namespace: Namespace, record_ids: Sequence[str]) -> ForgetResult:
+        ns = validate_namespace(namespace)
+        for record_id in record_ids:
+            validate_id("record_ids", record_id)
+        wanted = list(dict.fromkeys(record_ids))
+        with port_errors("delete_records"):
+            async with self.db.bound(ns) as conn:
+                found = await records.delete(conn, wanted) if wanted else set()
+        log.info("pgvector.records_deleted", deleted=len(found))
+        return ForgetResult(
+            forgotten=tuple(i for i in wanted if i in found),
+            missing=tuple(i for i in wanted if i not in found),
+        )
 
     # --- search ------------------------------------------------------------------------------
 
