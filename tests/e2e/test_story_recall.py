@@ -25,6 +25,7 @@ from factledger.adapters.postgres_sync_store import PostgresSyncStore
 from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.adapters.safety_filter import RuleBasedSafetyFilter
 from factledger.application.ledger import Ledger
+from factledger.application.memory_types import HitKind, SearchMode, SearchQuery
 from factledger.application.notes import render_context, render_recall
 from factledger.application.ports import MemoryBackend, SessionBuffer
 from factledger.application.recall import Recall, RecallPorts
@@ -34,6 +35,7 @@ from factledger.application.recall_types import Degraded, NoteKind
 from factledger.application.sessions import SessionPorts, ShortTermMemory
 from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
 from factledger.application.sync_feed import LedgerEventFeed
+from factledger.application.sync_ids import namespace_for
 from factledger.application.sync_ports import SyncStore
 from factledger.domain.transcript import Channel
 from factledger.testing.manual_clock import ManualClock
@@ -74,6 +76,16 @@ class World:
         feed = LedgerEventFeed(self.ledger)
         ports = SyncPorts(self.store, feed, feed, backend or self.backend)
         return SyncWorker(ports, SyncOptions(lease_s=0.2, backoff_s=0.0), worker_id=name)
+
+
+async def record_texts(backend: MemoryBackend, subject_id: uuid.UUID) -> list[str]:
+    """The texts of every chunk (record) hit of chunk and hybrid searches about the supplier."""
+    texts = []
+    for mode in (SearchMode.CHUNKS, SearchMode.HYBRID):
+        query = SearchQuery("Supplier A Supplier B supplier", mode=mode, threshold=0.0, limit=50)
+        hits = await backend.search(namespace_for(subject_id), query)
+        texts += [h.text for h in hits if h.kind is HitKind.CHUNK]
+    return texts
 
 
 class CrashingBackend(StallingBackend):
@@ -169,9 +181,19 @@ async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(wor
         assert context.to_confirm == ()
         assert context.recent_sessions[0].on == JUN.date()
 
+        # and our verbatim records (profile versions, proposals) carry it, searchable as chunks
+        assert "Supplier B" in " ".join(await record_texts(world.backend, story.subject_id))
+
         # When the supplier is forgotten and the worker runs again
         forget_supplier(world.ledger, world.clock, story)
         await world.worker("survivor").run_once()
+
+        # Then no chunk or hybrid search finds it: the records that held it are deleted
+        assert "Supplier" not in " ".join(await record_texts(world.backend, story.subject_id))
+        ns = namespace_for(story.subject_id)
+        for mode in (SearchMode.CHUNKS, SearchMode.HYBRID):
+            query = SearchQuery("works with Supplier B", mode=mode, threshold=0.0, limit=50)
+            assert all("Supplier B" not in h.text for h in await world.backend.search(ns, query))
 
         # Then recall no longer knows the supplier
         after = await recall.recall(story.subject_id, "works with Supplier")
