@@ -21,14 +21,13 @@ from factledger.api.bootstrap import LedgerRuntime, build_embedder
 from factledger.api.ledger_story import KIND, REF, TENANT
 from factledger.api.memory_choice import open_backend
 from factledger.api.recall_bootstrap import MemoryServices, open_memory_services
-from factledger.application.commands import ForgetMemory, RecordSession
+from factledger.application.commands import RecordSession
 from factledger.application.ledger import Ledger
 from factledger.application.notes import render_context, render_recall
 from factledger.application.ports import Clock
 from factledger.application.recall_types import Note, NoteKind
 from factledger.application.session_types import SessionId
-from factledger.application.sync_ids import namespace_for, transcript_document_id
-from factledger.domain.provenance import Actor, ActorKind
+from factledger.application.sync_ids import namespace_for
 from factledger.domain.transcript import Message, Role
 
 # Said by the lead in January, screened out before any buffer, ledger or backend sees it.
@@ -57,8 +56,6 @@ LOOKS = {
     "June": AgentLook("packaging supplier", (SUPPLIER_TURN, REASON_TURN)),
     "July": AgentLook("packaging supplier", (REASON_TURN,)),
 }
-# Where the forgotten reason was said (the story's evidence for `switch_reason`).
-REASON_SAID_IN = ("chat-2026-06-18", 1)
 
 
 def _origin(note: Note) -> str:
@@ -101,14 +98,14 @@ class AgentDemo:
 
     async def checkpoint(self, month: str) -> None:
         worker, recall = self._services.sync_worker, self._services.recall
-        if month == "July":
-            await self._forget_what_was_said(*REASON_SAID_IN)
         if worker is not None:
             report = await worker.run_once()
             self._show(
                 f"  [cyan]sync[/cyan]: {report.done} items applied to the memory backend, "
                 f"{report.skipped} skipped, {report.dead} failed"
             )
+        if month == "July":
+            await self._show_forgotten()
         look = LOOKS[month]
         context = await recall.session_context(self.subject_id, topic=look.topic, tenant=TENANT)
         self._panel(f"{month}: session_context(topic={look.topic})", render_context(context))
@@ -120,26 +117,19 @@ class AgentDemo:
         origins = "\n".join(f"- {_origin(n)}" for n in notes)
         self._show(Text(f"  where these notes come from:\n{origins}", style="dim"))
 
-    async def _forget_what_was_said(self, session_id: str, message_index: int) -> None:
-        """Forgetting a field reaches the backend's memories of the same slot only; the
-        extractor gives a reason no slot, so the memories drawn from the words that evidenced
-        the field are forgotten by id too (`ForgetMemory`, recorded in the ledger)."""
+    async def _show_forgotten(self) -> None:
+        """The sync forgot, with the field, the memories drawn from the words that evidenced
+        it (the reason's memory has no slot): count them, content never shown."""
         backend = self._services.backend
         if backend is None:
             return
-        document = transcript_document_id(self.subject_id, session_id)
-        memories = await backend.list_memories(namespace_for(self.subject_id))
-        said = [m for m in memories if m.document_id == document]
-        said = [m for m in said if message_index in m.source_indexes]
-        for memory in said:
-            self._ledger.forget_memory(
-                ForgetMemory(
-                    TENANT, self.subject_id, memory.id, Actor(ActorKind.SUBJECT, REF), "asked"
-                )
-            )
+        ns = namespace_for(self.subject_id)
+        memories = await backend.list_memories(ns, include_forgotten=True)
+        forgotten = sum(m.is_forgotten for m in memories)
+        noun = "memory" if forgotten == 1 else "memories"
         self._show(
-            f"  [green]>[/green] July: {len(said)} memory drawn from the reason's words "
-            f"({session_id}, message {message_index}) forgotten by id as well"
+            f"  [green]>[/green] July: the sync forgot {forgotten} backend {noun} with the "
+            "field, found by its slot and by the words that evidenced it"
         )
 
     def _panel(self, title: str, body: str) -> None:

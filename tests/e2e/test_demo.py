@@ -121,6 +121,8 @@ def test_a_forgotten_field_is_gone_from_recall(demo_output: str) -> None:
         assert "delivery" not in panel.body
         assert "switch reason" not in panel.body
     assert by_title(demo_output, "July: recall").body == "No relevant memory."
+    # the product forgot the reason's memory (it has no slot) with the field: no ForgetMemory
+    assert "July: the sync forgot 1 backend memory with the field" in demo_output
 
 
 def test_notes_carry_no_quotation_marks_and_the_withheld_message_never_appears(
