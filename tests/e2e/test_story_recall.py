@@ -10,6 +10,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pytest
 import structlog
@@ -24,6 +25,7 @@ from factledger.adapters.postgres_session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres_sync_store import PostgresSyncStore
 from factledger.adapters.rule_extractor import RuleExtractor
 from factledger.adapters.safety_filter import RuleBasedSafetyFilter
+from factledger.application.commands import ApproveChange, ForgetField, ProposeChange
 from factledger.application.ledger import Ledger
 from factledger.application.memory_types import HitKind, SearchMode, SearchQuery
 from factledger.application.notes import render_context, render_recall
@@ -37,12 +39,15 @@ from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
 from factledger.application.sync_feed import LedgerEventFeed
 from factledger.application.sync_ids import namespace_for
 from factledger.application.sync_ports import SyncStore
+from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel
+from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.recall_story import (
     JUN,
     MAR,
+    MODEL,
     SECRETS,
     TENANT,
     WITHHELD,
@@ -210,3 +215,42 @@ async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(wor
     captured = repr(logs)
     for secret in SECRETS:
         assert secret not in captured, "content leaked into the logs"
+
+
+async def test_a_forgotten_reason_is_no_longer_recalled(world: World) -> None:
+    # Given the story synced, and the reason the lead gave in June (chat-jun, message 1: the
+    # extractor gives a reason no slot) confirmed as a field
+    story = await drive_story_through_short_term_memory(world.ledger, world.clock, world.memory())
+    reason = ProposeChange(
+        tenant=TENANT,
+        subject_id=story.subject_id,
+        field="switch_reason",
+        operation=Operation.SET,
+        value=TextValue("late deliveries"),
+        origin=Origin.STATED,
+        proposed_by=MODEL,
+        based_on_version=world.ledger.subject(TENANT, story.subject_id).profile_version,
+        evidence=Evidence("chat-jun", 1, "the deliveries were always late"),
+    )
+    world.ledger.propose_change(reason)
+    world.ledger.approve_change(ApproveChange(TENANT, story.subject_id, reason.change_id, "rev"))
+    await world.worker("w").run_once()
+    recall, query = world.recall(), "why they left Supplier A, the deliveries were late"
+    before = await recall.recall(story.subject_id, query)
+    assert [n for n in before.notes if "late" in n.text and n.origin.kind is NoteKind.MEMORY]
+
+    # When the lead asks to forget the reason and the worker runs
+    world.clock.set(datetime(2026, 7, 1, tzinfo=UTC))
+    lead = Actor(ActorKind.SUBJECT, "lead-42")
+    world.ledger.forget_field(ForgetField(TENANT, story.subject_id, "switch_reason", lead, "asked"))
+    report = await world.worker("w").run_once()
+
+    # Then no note or excerpt of recall carries the reason, while the supplier stays known
+    assert report.dead == 0
+    after = await recall.recall(story.subject_id, query)
+    assert not [n for n in after.notes if "late" in n.text]
+    assert not [e for e in after.excerpts if "late" in e.text]
+    supplier = await recall.recall(story.subject_id, "works with Supplier")
+    assert [n.text for n in supplier.notes if "Supplier" in n.text] == [
+        "works with Supplier B, previously Supplier A"
+    ]
