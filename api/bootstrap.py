@@ -1,7 +1,7 @@
 """The composition root: `Settings` -> the ledger, its views and the follower that feeds them.
 
 The only module that chooses adapters. Others extend `bootstrap` with the memory backend,
-recall and the sync worker (E2-E7); the ledger part is `open_ledger_runtime`:
+recall and the sync worker; the ledger part is `open_ledger_runtime`:
 
     with open_ledger_runtime(load_settings()) as rt:
         result = rt.ledger.propose_change(cmd)

@@ -30,7 +30,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from factledger.domain.values import ValueType
 
-# -- event store (E1) --------------------------------------------------------------------------
+# -- event store -------------------------------------------------------------------------------
 
 
 class InMemoryEventStoreSettings(BaseModel):
@@ -58,7 +58,7 @@ EventStoreSettings = Annotated[
     Field(discriminator="kind"),
 ]
 
-# -- projection views (E1) ---------------------------------------------------------------------
+# -- projection views --------------------------------------------------------------------------
 
 
 class InMemoryViewSettings(BaseModel):
@@ -86,7 +86,7 @@ ViewSettings = Annotated[
     Field(discriminator="kind"),
 ]
 
-# -- memory backend (E2/E4/E5 add their `<Technology>BackendSettings` union here) --------------
+# -- memory backend (one `<Technology>BackendSettings` per adapter) ----------------------------
 
 
 class SupermemoryBackendSettings(BaseModel):
@@ -146,7 +146,7 @@ MemoryBackendSettings = Annotated[
     Field(discriminator="kind"),
 ]
 
-# -- embedders (E2) ----------------------------------------------------------------------------
+# -- embedders ---------------------------------------------------------------------------------
 
 
 class OnnxEmbedderSettings(BaseModel):
@@ -190,7 +190,7 @@ EmbedderSettings = Annotated[
 ]
 
 
-# -- fact extraction (E3) ---------------------------------------------------------------------
+# -- fact extraction ---------------------------------------------------------------------------
 
 
 class RuleExtractorSettings(BaseModel):
@@ -222,7 +222,7 @@ ExtractorSettings = Annotated[
 ]
 
 
-# -- recall and sync (E6 adds its settings here) -----------------------------------------------
+# -- recall and sync ---------------------------------------------------------------------------
 
 
 class RecallPolicySettings(BaseModel):
@@ -301,7 +301,7 @@ class SyncSettings(BaseModel):
     poll_interval_s: float = Field(default=0.5, gt=0, le=60)
 
 
-# -- HTTP API and auth (E7 adds its settings here) ---------------------------------------------
+# -- HTTP API and auth -------------------------------------------------------------------------
 
 # Shipped so that `factledger serve` works out of the box in dev; refused anywhere else.
 DEV_JWT_SECRET = "factledger-dev-secret-change-me-not-for-production"  # noqa: S105

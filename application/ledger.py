@@ -1,6 +1,6 @@
 """The subject ledger: use cases on an `eventsourcing` Application.
 
-Public API (E6 recall/sync and E7 HTTP build on it; every method is synchronous and blocking,
+Public API (recall, the sync and the HTTP API build on it; every method is synchronous and blocking,
 so async callers wrap it in `asyncio.to_thread`):
 
 - `Ledger(env, clock=..., schemas=..., keys=...)`: `env` is the library's persistence settings

@@ -1,4 +1,4 @@
-"""Which backend memories a forgotten field takes with it (ADR 0003, addendum of FX6).
+"""Which backend memories a forgotten field takes with it (ADR 0003, second addendum).
 
 A field's memories are found two ways:
 

@@ -1,6 +1,6 @@
 """Followers: feed a processor the ledger's events in order, from the position it tracks.
 
-This is the one mechanism every read side uses (the profile views here, E6's sync worker to
+This is the one mechanism every read side uses (the profile views here, the sync worker to
 the memory backend). It polls the application's notification log, so it works the same on
 POPO, SQLite (which has no subscriptions) and PostgreSQL:
 

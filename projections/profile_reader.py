@@ -1,4 +1,4 @@
-"""`ProfileReader` over a view store: the queries E6 (recall) and E7 (HTTP) call."""
+"""`ProfileReader` over a view store: the queries recall and the HTTP API call."""
 
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ class Rig:
     subject_id: UUID
     store: InMemorySyncStore
     # A backend with slots keeps what is about another current field; Supermemory has none
-    # (v5 has no slot), so every memory of the evidencing session goes (ADR 0003, FX6).
+    # (v5 has no slot), so every memory of the evidencing session goes (ADR 0003, second addendum).
     keeps_other_fields: bool
 
     def worker(self, *, replay: bool = False) -> SyncWorker:
