@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import psycopg
 from psycopg import sql
+from psycopg.abc import AdaptContext
 from psycopg.rows import dict_row
 
 if TYPE_CHECKING:  # pgvector_schema lists this module's migration
@@ -39,6 +40,7 @@ RESULT_COLUMNS = (
 )
 _PLACEHOLDER = re.compile(r"%%|%s|%b")
 _INT8 = range(-(2**63), 2**63)
+_END = object()  # marks an exhausted argument list
 
 
 def bound_search_migration(o: SchemaOptions) -> list[Statement]:
@@ -73,11 +75,11 @@ def bound_search_migration(o: SchemaOptions) -> list[Statement]:
 
 
 def function_arguments(
-    conn: psycopg.AsyncConnection[Any], statement: sql.Composable, args: list[Any]
+    context: AdaptContext | None, statement: sql.Composable, args: list[Any]
 ) -> tuple[str, np.ndarray[Any, Any] | None, list[str | None]]:
     """Rewrites a psycopg statement for the functions: the (one) numpy vector becomes `$1`, every
     other argument `($2[i])` cast back to its type. Returns the text, the vector and the texts."""
-    text = statement.as_string(conn)
+    text = statement.as_string(context)
     values = iter(args)
     vector: np.ndarray[Any, Any] | None = None
     texts: list[str | None] = []
@@ -86,7 +88,9 @@ def function_arguments(
         nonlocal vector
         if match.group() == "%%":
             return "%"
-        value = next(values)
+        value = next(values, _END)
+        if value is _END:
+            raise ValueError("fewer arguments than placeholders")
         if isinstance(value, np.ndarray):
             if vector is not None and not np.array_equal(vector, value):
                 raise ValueError("a bound search takes one query vector")
@@ -99,9 +103,6 @@ def function_arguments(
     if next(values, _END) is not _END:
         raise ValueError("more arguments than placeholders")
     return rewritten, vector, texts
-
-
-_END = object()
 
 
 def _as_text(value: object) -> str:
