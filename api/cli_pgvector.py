@@ -38,6 +38,9 @@ def bench(
         int, typer.Option(min=1, help="Documents (10 facts each) sent via ingest_transcript.")
     ] = 200,
     embedder: Annotated[str, typer.Option(help="onnx (default model) or hashing.")] = "onnx",
+    embedder_threads: Annotated[
+        int, typer.Option(min=1, help="ONNX intra-op threads (the embedder's `threads` setting).")
+    ] = 1,
     in_memory: Annotated[bool, typer.Option(help="Also run the in-memory backend.")] = True,
     seed: Annotated[int, typer.Option()] = 7,
     vectors_cache: Annotated[
@@ -57,7 +60,9 @@ def bench(
         in_memory=in_memory,
         vectors_cache=vectors_cache,
     )
-    real: Embedder = OnnxEmbedder() if embedder == "onnx" else HashingEmbedder(384)
+    real: Embedder = (
+        OnnxEmbedder(threads=embedder_threads) if embedder == "onnx" else HashingEmbedder(384)
+    )
     report = asyncio.run(run_bench(options, real, typer.echo))
     typer.echo("")
     typer.echo(render(report))
