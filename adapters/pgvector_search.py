@@ -51,6 +51,13 @@ class SearchPlan:
     limit: int
 
 
+# The lexical half of hybrid search matches ANY word of the query, as BM25 does: requiring
+# every word (websearch_to_tsquery ANDs them) leaves a long question matching almost nothing
+# and cost 0.07 LoCoMo recall@10 (docs/benchmarks.md). plainto_tsquery drops stop words and
+# stems; its '&' operators become '|'.
+_ANY_WORD_QUERY = sql.SQL("replace(plainto_tsquery('english', %s)::text, ' & ', ' | ')::tsquery")
+
+
 def ranked_statement(
     namespace: Namespace,
     query: SearchQuery,
@@ -73,8 +80,8 @@ def ranked_statement(
     ns = sql.Literal(namespace) if ann else sql.Placeholder()
     head: list[Any] = [now] if memories else []
     by_text = plan.by_text
-    rank = sql.SQL(", ts_rank_cd(tsv, websearch_to_tsquery('english', %s)) AS text_rank")
-    match = sql.SQL(" AND tsv @@ websearch_to_tsquery('english', %s)")
+    rank = sql.SQL(", ts_rank_cd(tsv, {}) AS text_rank").format(_ANY_WORD_QUERY)
+    match = sql.SQL(" AND tsv @@ {}").format(_ANY_WORD_QUERY)
     base = sql.SQL(
         "SELECT {cols}, 1 - (embedding <=> %b) AS score{rank} FROM {t} "
         "WHERE namespace = {ns} AND {vis} AND {f}{match}"
