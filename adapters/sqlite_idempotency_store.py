@@ -7,15 +7,14 @@ the other sees its claim).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar, cast
 
+from factledger.adapters.sqlite_support import SqliteWriter
 from factledger.application.idempotency import (
     CLAIMED,
     DEFAULT_LEASE_S,
@@ -57,31 +56,13 @@ class SqliteIdempotencyStore:
         clock: WallClock = time.time,
     ) -> None:
         self._ttl_s, self._lease_s, self._clock = ttl_s, lease_s, clock
-        self._conn = sqlite3.connect(
-            str(path), check_same_thread=False, isolation_level=None, timeout=30
-        )
-        self._lock = threading.Lock()
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(_SCHEMA)
+        self._db = SqliteWriter(path)
+        self._db.run_sync(lambda conn: conn.execute(_SCHEMA))
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        def locked() -> T:
-            with self._lock:
-                try:
-                    self._conn.execute("BEGIN IMMEDIATE")
-                    result = work(self._conn)
-                except BaseException:
-                    if self._conn.in_transaction:
-                        self._conn.execute("ROLLBACK")
-                    raise
-                self._conn.execute("COMMIT")
-                return result
-
-        try:
-            return await asyncio.to_thread(locked)
-        except sqlite3.Error as exc:
-            raise IdempotencyStoreUnavailableError("sqlite idempotency store failed") from exc
+        return await self._db.run(
+            work, error=lambda: IdempotencyStoreUnavailableError("sqlite idempotency store failed")
+        )
 
     async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim:
         now = self._clock()
@@ -121,5 +102,4 @@ class SqliteIdempotencyStore:
         )
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._db.close()

@@ -6,15 +6,14 @@ is plenty for the per-turn writes of a single node.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 from uuid import UUID
 
+from factledger.adapters.sqlite_support import SqliteWriter
 from factledger.application.session_types import (
     ActiveSession,
     SessionBufferUnavailableError,
@@ -52,40 +51,26 @@ def _session_from_row(row: tuple[str, str, str, str, int, int]) -> ActiveSession
     )
 
 
+def _migrate(conn: sqlite3.Connection) -> None:
+    for statement in _SCHEMA:
+        conn.execute(statement)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(short_term_messages)")}
+    if "message_id" not in columns:  # tables made before appends carried ids
+        conn.execute("ALTER TABLE short_term_messages ADD COLUMN message_id TEXT")
+    conn.execute(_MESSAGE_ID_INDEX)
+
+
 class SqliteSessionBuffer:
     """Active sessions in two tables of a SQLite file (`:memory:` works too)."""
 
     def __init__(self, path: Path | str) -> None:
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            for statement in _SCHEMA:
-                self._conn.execute(statement)
-            columns = {
-                row[1] for row in self._conn.execute("PRAGMA table_info(short_term_messages)")
-            }
-            if "message_id" not in columns:
-                self._conn.execute("ALTER TABLE short_term_messages ADD COLUMN message_id TEXT")
-            self._conn.execute(_MESSAGE_ID_INDEX)
+        self._db = SqliteWriter(path)
+        self._db.run_sync(_migrate)
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        def locked() -> T:
-            with self._lock:
-                try:
-                    self._conn.execute("BEGIN IMMEDIATE")
-                    result = work(self._conn)
-                except BaseException:
-                    if self._conn.in_transaction:
-                        self._conn.execute("ROLLBACK")
-                    raise
-                self._conn.execute("COMMIT")
-                return result
-
-        try:
-            return await asyncio.to_thread(locked)
-        except sqlite3.Error as exc:
-            raise SessionBufferUnavailableError("sqlite session buffer failed") from exc
+        return await self._db.run(
+            work, error=lambda: SessionBufferUnavailableError("sqlite session buffer failed")
+        )
 
     async def open(self, session: ActiveSession) -> ActiveSession:
         """Opens the session, or returns the one already open with the same parameters."""
@@ -195,8 +180,7 @@ class SqliteSessionBuffer:
 
     def close(self) -> None:
         """Closes the connection."""
-        with self._lock:
-            self._conn.close()
+        self._db.close()
 
 
 def _fetch(conn: sqlite3.Connection, session_id: str) -> ActiveSession | None:

@@ -1,0 +1,55 @@
+"""One SQLite connection shared by a process's threads, with write transactions run off the
+event loop. SQLite serialises writers per file; the lock serialises this process's threads
+on the one connection, which sqlite3 does not do by itself."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class SqliteWriter:
+    """Runs each unit of work in its own `BEGIN IMMEDIATE` transaction, in a worker thread.
+
+    `BEGIN IMMEDIATE` takes the file's write lock before the first read, so a read-then-write
+    (claim a key, append the next index) cannot interleave with another process's.
+    """
+
+    def __init__(self, path: Path | str, *, busy_timeout_s: float = 30.0) -> None:
+        self.conn = sqlite3.connect(
+            str(path), check_same_thread=False, isolation_level=None, timeout=busy_timeout_s
+        )
+        self.lock = threading.Lock()
+        with self.lock:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+
+    def run_sync(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        with self.lock:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                result = work(self.conn)
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+            return result
+
+    async def run(
+        self, work: Callable[[sqlite3.Connection], T], *, error: Callable[[], Exception]
+    ) -> T:
+        """`work` in one transaction; a SQLite failure becomes `error()` (its cause kept)."""
+        try:
+            return await asyncio.to_thread(self.run_sync, work)
+        except sqlite3.Error as exc:
+            raise error() from exc
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
