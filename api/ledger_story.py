@@ -32,7 +32,7 @@ from factledger.domain.values import TextValue
 
 TENANT, KIND, REF = "acme", "lead", "lead-0042"
 MODEL = Actor(ActorKind.MODEL, "extractor-v1")
-REVIEWER = "reviewer-ana"
+REVIEWER = "reviewer-07"
 
 JAN = datetime(2026, 1, 12, 10, 0, tzinfo=UTC)
 JAN_REVIEW = datetime(2026, 1, 13, 9, 0, tzinfo=UTC)
