@@ -33,6 +33,7 @@ from factledger.application.extraction_types import ExtractionRequest
 from factledger.application.memory_rules import (
     validate_aware,
     validate_id,
+    validate_ingest,
     validate_json_body,
     validate_limit,
     validate_metadata,
@@ -96,12 +97,7 @@ class InMemoryMemoryBackend:
         metadata: Metadata | None = None,
         mode: IngestMode = IngestMode.INSTANT,
     ) -> ProcessingStatus:
-        ns = validate_namespace(namespace)
-        validate_id("document_id", document_id)
-        validate_aware("occurred_at", occurred_at)
-        meta = validate_metadata(metadata)
-        if not transcript or not all(isinstance(m, Message) for m in transcript):
-            raise InvalidMemoryInputError("transcript", "must be a non-empty list of messages")
+        ns, meta = validate_ingest(namespace, document_id, transcript, occurred_at, metadata)
         mode = IngestMode(mode)
         space = self._space(ns)
         existing = space.documents.get(document_id)

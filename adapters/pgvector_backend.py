@@ -47,6 +47,7 @@ from factledger.application.errors import (
 from factledger.application.memory_rules import (
     validate_aware,
     validate_id,
+    validate_ingest,
     validate_json_body,
     validate_limit,
     validate_metadata,
@@ -139,12 +140,8 @@ class PgvectorMemoryBackend:
         metadata: Metadata | None = None,
         mode: IngestMode = IngestMode.INSTANT,
     ) -> ProcessingStatus:
-        ns = validate_namespace(namespace)
-        validate_id("document_id", document_id)
-        validate_aware("occurred_at", occurred_at)
-        meta = metadata_json(validate_metadata(metadata))
-        if not transcript or not all(isinstance(m, Message) for m in transcript):
-            raise InvalidMemoryInputError("transcript", "must be a non-empty list of messages")
+        ns, checked = validate_ingest(namespace, document_id, transcript, occurred_at, metadata)
+        meta = metadata_json(checked)
         doc = ingest.DocumentRow(
             document_id,
             IngestMode(mode).value,

@@ -42,6 +42,7 @@ from factledger.application.errors import (
 from factledger.application.memory_rules import (
     validate_aware,
     validate_id,
+    validate_ingest,
     validate_json_body,
     validate_limit,
     validate_metadata,
@@ -129,17 +130,13 @@ class SupermemoryMemoryBackend:
         metadata: Metadata | None = None,
         mode: IngestMode = IngestMode.INSTANT,
     ) -> ProcessingStatus:
-        ns = validate_namespace(namespace)
-        validate_id("document_id", document_id)
-        validate_aware("occurred_at", occurred_at)
-        if not transcript:
-            raise InvalidMemoryInputError("transcript", "must be a non-empty list of messages")
+        ns, meta = validate_ingest(namespace, document_id, transcript, occurred_at, metadata)
         return await self._documents.send_transcript(
             ns,
             document_id,
             transcript,
             occurred_at=occurred_at,
-            metadata=validate_metadata(metadata),
+            metadata=meta,
             mode=mode,
             deadline=Deadline(self._ingest_timeout_s),
         )

@@ -10,7 +10,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from factledger.application.errors import InvalidMemoryInputError
@@ -28,6 +28,7 @@ from factledger.application.memory_types import (
     SearchQuery,
     namespace,
 )
+from factledger.domain.transcript import Message
 
 # Record and document ids travel as Supermemory `customId`s too, so they keep to its alphabet.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
@@ -51,6 +52,23 @@ def validate_aware(field: str, value: datetime) -> datetime:
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidMemoryInputError(field, "must be timezone-aware")
     return value
+
+
+def validate_ingest(
+    namespace: str,
+    document_id: str,
+    transcript: Sequence[Message],
+    occurred_at: datetime,
+    metadata: Metadata | None,
+) -> tuple[Namespace, dict[str, MetadataValue]]:
+    """Checks one `ingest_transcript` call; every backend refuses the same inputs alike."""
+    ns = validate_namespace(namespace)
+    validate_id("document_id", document_id)
+    validate_aware("occurred_at", occurred_at)
+    meta = validate_metadata(metadata)
+    if not transcript or not all(isinstance(m, Message) for m in transcript):
+        raise InvalidMemoryInputError("transcript", "must be a non-empty list of messages")
+    return ns, meta
 
 
 def validate_json_body(body_json: str) -> str:
