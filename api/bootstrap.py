@@ -138,7 +138,11 @@ def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
                 else None
             )
             return OnnxEmbedder(
-                files, max_tokens=s.max_tokens, batch_size=s.batch_size, threads=s.threads
+                files,
+                max_tokens=s.max_tokens,
+                batch_size=s.batch_size,
+                threads=s.threads,
+                int8_activations=s.int8_activations,
             )
         case HashingEmbedderSettings():
             return HashingEmbedder(s.dimension)

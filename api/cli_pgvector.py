@@ -41,6 +41,13 @@ def bench(
     embedder_threads: Annotated[
         int, typer.Option(min=1, help="ONNX intra-op threads (the embedder's `threads` setting).")
     ] = 1,
+    int8_activations: Annotated[
+        bool, typer.Option(help="The ONNX embedder's `int8_activations` setting.")
+    ] = True,
+    compare_activations: Annotated[
+        bool,
+        typer.Option(help="Also time the query embedding with the other activations setting."),
+    ] = True,
     in_memory: Annotated[bool, typer.Option(help="Also run the in-memory backend.")] = True,
     seed: Annotated[int, typer.Option()] = 7,
     vectors_cache: Annotated[
@@ -60,10 +67,15 @@ def bench(
         in_memory=in_memory,
         vectors_cache=vectors_cache,
     )
-    real: Embedder = (
-        OnnxEmbedder(threads=embedder_threads) if embedder == "onnx" else HashingEmbedder(384)
-    )
-    report = asyncio.run(run_bench(options, real, typer.echo))
+    real: Embedder = HashingEmbedder(384)
+    reference: Embedder | None = None
+    if embedder == "onnx":
+        real = OnnxEmbedder(threads=embedder_threads, int8_activations=int8_activations)
+        if compare_activations:
+            reference = OnnxEmbedder(
+                threads=embedder_threads, int8_activations=not int8_activations
+            )
+    report = asyncio.run(run_bench(options, real, typer.echo, reference))
     typer.echo("")
     typer.echo(render(report))
 

@@ -64,8 +64,13 @@ class BenchReport:
 
 
 async def run_bench(
-    options: BenchOptions, real: Embedder, echo: Callable[[str], None]
+    options: BenchOptions,
+    real: Embedder,
+    echo: Callable[[str], None],
+    reference: Embedder | None = None,
 ) -> BenchReport:
+    """`reference`, when given, is a second embedder whose query embedding is timed on the same
+    queries, interleaved with the real one's, so the two costs compare under the same load."""
     report = BenchReport()
     report.notes.append(_load_note("start"))
     rnd = random.Random(options.seed)  # noqa: S311 -- reproducible workload, not security
@@ -74,7 +79,7 @@ async def run_bench(
     echo(report.notes[-1])
     embedder = CachingEmbedder(real, dict(zip(pool, vectors, strict=True)))
     workloads = [
-        await _workload(tier, pool, vectors, embedder, options, rnd, report)
+        await _workload(tier, pool, vectors, embedder, options, rnd, report, reference)
         for tier in (options.small, options.large)
         if tier.namespaces and tier.facts
     ]
@@ -122,6 +127,7 @@ async def _workload(
     options: BenchOptions,
     rnd: random.Random,
     report: BenchReport,
+    reference: Embedder | None,
 ) -> Workload:
     facts = {
         Namespace(f"{tier.name}-{i:04d}"): idx for i, idx in enumerate(assign(tier, len(pool), rnd))
@@ -131,15 +137,22 @@ async def _workload(
     for _ in range(options.queries):
         ns = rnd.choice(names)
         queries.append((ns, question(pool[rnd.choice(facts[ns])], rnd)))
-    timings = []
+    timings: list[float] = []
+    reference_timings: list[float] = []
     for _, text in queries:  # query vectors: embedded one by one, as a live search would
         t0 = time.perf_counter()
         embedder.cache[text] = (await embedder.real.embed([text]))[0]
         timings.append((time.perf_counter() - t0) * 1e3)
-    p50, p95, p99 = np.percentile(timings, [50, 95, 99])
-    report.notes.append(
-        f"{tier.name}: query embedding p50/p95/p99 {p50:.2f}/{p95:.2f}/{p99:.2f} ms"
-    )
+        if reference is not None:
+            t0 = time.perf_counter()
+            await reference.embed([text])
+            reference_timings.append((time.perf_counter() - t0) * 1e3)
+    report.notes.append(f"{tier.name}: query embedding {_percentile_text(timings)}")
+    if reference is not None:
+        report.notes.append(
+            f"{tier.name}: query embedding by {reference.model_id} (same queries, interleaved) "
+            f"{_percentile_text(reference_timings)}"
+        )
     truth = []
     for ns, text in queries:
         scores = vectors[facts[ns]] @ embedder.cache[text]
@@ -200,8 +213,12 @@ async def _round_trip_note(backend: PgvectorMemoryBackend, count: int) -> str:
         t0 = time.perf_counter()
         await backend.db.one_statement(lambda conn: conn.execute("SELECT 1"))
         timings.append((time.perf_counter() - t0) * 1e3)
+    return f"pgvector: one round trip (SELECT 1) {_percentile_text(timings)}"
+
+
+def _percentile_text(timings: list[float]) -> str:
     p50, p95, p99 = np.percentile(timings, [50, 95, 99])
-    return f"pgvector: one round trip (SELECT 1) p50/p95/p99 {p50:.2f}/{p95:.2f}/{p99:.2f} ms"
+    return f"p50/p95/p99 {p50:.2f}/{p95:.2f}/{p99:.2f} ms"
 
 
 def _bulk_rows(work: Workload, pool: list[str], vectors: Vectors) -> list[BulkFact]:

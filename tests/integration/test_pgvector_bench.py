@@ -49,3 +49,23 @@ def test_the_sentence_pool_is_distinct_and_refuses_sizes_it_cannot_supply() -> N
     assert pool == sentence_pool(12_000, seed=7)
     with pytest.raises(ValueError, match="distinct sentences"):
         sentence_pool(10_000_000, seed=7)
+
+
+def test_the_onnx_bench_times_both_activation_settings_on_the_same_queries() -> None:
+    args = [
+        "pgvector",
+        "bench",
+        "--small", "4x20",
+        "--large", "0x0",
+        "--queries", "12",
+        "--pool", "120",
+        "--port-documents", "1",
+        "--no-in-memory",
+    ]  # fmt: skip
+
+    result = CliRunner().invoke(app, args)
+
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.output.splitlines() if "query embedding" in line]
+    assert any("by all-MiniLM-L6-v2-onnx-int8 (same queries" in note for note in notes), notes
+    assert "embedder all-MiniLM-L6-v2-onnx-int8+int8-activations" in result.output

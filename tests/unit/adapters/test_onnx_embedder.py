@@ -24,7 +24,7 @@ async def test_the_default_model_gives_384_unit_vectors(embedder: OnnxEmbedder) 
     vectors = await embedder.embed(["The cat sits on the mat", "Quarterly tax deadline"])
 
     assert embedder.dimension == 384
-    assert embedder.model_id == "all-MiniLM-L6-v2-onnx-int8"
+    assert embedder.model_id == "all-MiniLM-L6-v2-onnx-int8+int8-activations"
     assert vectors.shape == (2, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
@@ -52,14 +52,36 @@ async def test_paraphrases_score_above_unrelated_sentences(embedder: OnnxEmbedde
         assert float(a @ s) > float(a @ u) + 0.2
 
 
-async def test_batches_give_the_same_vectors_as_single_texts(embedder: OnnxEmbedder) -> None:
+async def test_a_texts_vector_does_not_depend_on_its_neighbours(embedder: OnnxEmbedder) -> None:
     texts = [f"sentence number {n} about {'coffee ' * (n % 7)}" for n in range(70)]
 
     batched = await embedder.embed(texts)
     single = np.vstack([await embedder.embed([t]) for t in texts[:5]])
+    among_long_texts = await embedder.embed(["word " * 200, texts[0]])
 
     assert batched.shape == (70, 384)
-    assert np.allclose(batched[:5], single, atol=1e-4)
+    assert np.array_equal(batched[:5], single)
+    assert np.array_equal(among_long_texts[1], single[0])
+
+
+async def test_float_activations_batch_and_stay_close_to_int8_ones(
+    embedder: OnnxEmbedder,
+) -> None:
+    floats = OnnxEmbedder(int8_activations=False)
+    texts = [
+        "what does the customer prefer for delivery on weekdays",
+        "We switched to a new packaging supplier last spring",
+        "allergies",
+        "The invoice for the warehouse lease is due on the first of each month",
+    ]
+
+    float_vectors = await floats.embed(texts)
+    int8_vectors = await embedder.embed(texts)
+    alone = np.vstack([await floats.embed([t]) for t in texts])
+
+    assert floats.model_id == "all-MiniLM-L6-v2-onnx-int8"
+    assert np.allclose(float_vectors, alone, atol=1e-4)
+    assert (float_vectors * int8_vectors).sum(axis=1).min() > 0.98
 
 
 async def test_long_texts_are_truncated_not_rejected(embedder: OnnxEmbedder) -> None:
@@ -95,5 +117,5 @@ async def test_a_user_model_directory_loads(tmp_path: Path, embedder: OnnxEmbedd
     own = OnnxEmbedder(OnnxModelFiles.from_directory(tmp_path))
     text = ["Supplier B delivers on Sundays"]
 
-    assert own.model_id == f"onnx:{tmp_path.name}"
+    assert own.model_id == f"onnx:{tmp_path.name}+int8-activations"
     assert np.allclose(await own.embed(text), await embedder.embed(text), atol=1e-6)

