@@ -21,8 +21,10 @@ from pydantic import (
     AliasChoices,
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     SecretStr,
+    Tag,
     ValidationError,
     model_validator,
 )
@@ -190,9 +192,18 @@ class OpenAICompatibleEmbedderSettings(BaseModel):
     max_retries: int = Field(default=2, ge=0, le=10)
 
 
+def _embedder_kind(value: object) -> object:
+    # Without a `kind`, settings such as FACTLEDGER_EMBEDDER__MODEL refine the default, onnx.
+    if isinstance(value, dict):
+        return value.get("kind", "onnx")
+    return getattr(value, "kind", None)
+
+
 EmbedderSettings = Annotated[
-    OnnxEmbedderSettings | HashingEmbedderSettings | OpenAICompatibleEmbedderSettings,
-    Field(discriminator="kind"),
+    Annotated[OnnxEmbedderSettings, Tag("onnx")]
+    | Annotated[HashingEmbedderSettings, Tag("hashing")]
+    | Annotated[OpenAICompatibleEmbedderSettings, Tag("openai_compatible")],
+    Discriminator(_embedder_kind),
 ]
 
 

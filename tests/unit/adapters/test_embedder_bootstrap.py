@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import httpx
 import numpy as np
+import pytest
 
 from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.adapters.onnx_embedder import OnnxEmbedder
 from factledger.api.bootstrap import build_embedder
-from factledger.api.settings import load_settings
+from factledger.api.settings import SettingsError, load_settings
 from factledger.testing.fake_openai_embeddings import FakeOpenAIEmbeddings
 
 
@@ -48,3 +49,22 @@ async def test_an_openai_compatible_endpoint_is_used_through_the_shared_client()
     assert vectors.shape == (1, 32)
     assert np.isclose(float(np.linalg.norm(vectors[0])), 1.0)
     assert len(fake.requests) == 1
+
+
+async def test_the_packaged_model_and_activations_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_EMBEDDER__MODEL", "paraphrase-MiniLM-L3-v2")
+    monkeypatch.setenv("FACTLEDGER_EMBEDDER__INT8_ACTIVATIONS", "false")
+
+    async with httpx.AsyncClient() as http:
+        embedder = build_embedder(load_settings().embedder, http)
+
+    assert embedder.model_id == "paraphrase-MiniLM-L3-v2-onnx"
+
+
+def test_an_unknown_model_is_refused_naming_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACTLEDGER_EMBEDDER__MODEL", "no-such-model")
+
+    with pytest.raises(SettingsError, match=r"embedder\.onnx\.model"):
+        load_settings()

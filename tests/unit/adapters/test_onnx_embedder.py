@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import shutil
 from pathlib import Path
 
@@ -9,7 +10,12 @@ import numpy as np
 import pytest
 
 from factledger.adapters.onnx_embedder import OnnxEmbedder
-from factledger.adapters.onnx_models import DEFAULT_PRESET, ModelIntegrityError, OnnxModelFiles
+from factledger.adapters.onnx_models import (
+    DEFAULT_PRESET,
+    ModelIntegrityError,
+    OnnxModelFiles,
+    OnnxPreset,
+)
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +122,24 @@ async def test_a_user_model_directory_loads(tmp_path: Path, embedder: OnnxEmbedd
 
     assert own.model_id == f"onnx:{tmp_path.name}+int8-activations"
     assert np.allclose(await own.embed(text), await embedder.embed(text), atol=1e-6)
+
+
+async def test_the_l3_preset_loads_from_its_package_and_understands_paraphrases() -> None:
+    l3 = OnnxEmbedder(OnnxModelFiles.preset(OnnxPreset.PARAPHRASE_MINILM_L3))
+    anchor, similar, unrelated = await l3.embed(
+        ["I am allergic to peanuts", "Nuts give me a bad reaction", "Our budget is 40k"]
+    )
+
+    assert l3.model_id == "paraphrase-MiniLM-L3-v2-onnx+int8-activations"
+    assert l3.dimension == 384
+    assert float(anchor @ similar) > float(anchor @ unrelated) + 0.2
+
+
+def test_a_preset_whose_package_is_missing_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    def not_installed(name: str) -> None:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "files", not_installed)
+
+    with pytest.raises(ModelIntegrityError, match="not installed"):
+        OnnxModelFiles.preset(OnnxPreset.PARAPHRASE_MINILM_L3)
