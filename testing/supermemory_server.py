@@ -29,7 +29,7 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -198,7 +198,11 @@ class SupermemoryServer:
                 if fault.status is not None:
                     status, error_body, headers = fault.response()
                     return JSONResponse(error_body, status_code=status, headers=headers)
-            raw = await request.body()
+            try:
+                raw = await request.body()
+            except ClientDisconnect:
+                # The client gave up during a simulated stall: nobody reads an answer.
+                return Response(status_code=499)
             try:
                 body = json.loads(raw) if raw else None
                 query = spec.validate(

@@ -380,3 +380,35 @@ def test_random_fault_rates_are_seeded_and_scripted_faults_come_first() -> None:
     assert 120 <= first.count(503) <= 280  # ~10 % of 2,000
     assert 40 <= first.count(429) <= 160  # ~5 % of what the 503 draw left
     assert LatencySampler(LatencyProfile(operations=frozenset({"add"}))).delay("search") == 0.0
+
+
+async def test_a_client_gone_during_a_stall_gets_no_answer_and_raises_nothing() -> None:
+    server, _ = make_server()
+    server.faults.push(Fault(stall_s=0.01))
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}  # the adapter's deadline passed during the stall
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/ns/subject-a/document",
+        "raw_path": b"/ns/subject-a/document",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"authorization", AUTH["Authorization"].encode())],
+        "client": ("127.0.0.1", 1),
+        "server": ("sm", 80),
+    }
+
+    await server.app(scope, receive, send)
+
+    assert sent[0]["type"] == "http.response.start"
+    assert sent[0]["status"] == 499
