@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from factledger.adapters.onnx_bert_graph import TOKEN_TYPES, compact_bert_encoder
+from factledger.adapters.onnx_bert_graph import SLOWER_FUSIONS, TOKEN_TYPES, compact_bert_encoder
 from factledger.adapters.onnx_quantize import quantize_activations
 
 BERT_HEADS = 12  # MiniLM and BERT-base alike; a wrong count fails the probe, not the vectors
@@ -83,7 +83,10 @@ def session_for(
 ) -> EncoderSession:
     """`int8_activations` records what the graph does (embedders then run one text per run)."""
     session = ort.InferenceSession(
-        model.SerializeToString(), sess_options=options, providers=["CPUExecutionProvider"]
+        model.SerializeToString(),
+        sess_options=options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=list(SLOWER_FUSIONS),
     )
     return EncoderSession(
         session=session,
