@@ -43,6 +43,7 @@ class AnnSettings:
 class AnnReport:
     created: dict[str, float] = field(default_factory=dict)  # namespace -> build seconds
     dropped: list[str] = field(default_factory=list)
+    busy: bool = False  # another process was maintaining the same schema; nothing was done
 
 
 def index_name(namespace: str) -> str:
@@ -60,6 +61,15 @@ async def maintain_ann_indexes(
     async with await psycopg.AsyncConnection.connect(
         config.admin_conninfo, autocommit=True
     ) as conn:
+        # Workers run this on a timer: one at a time per schema, the others skip the round.
+        lock = await conn.execute(
+            "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [f"{config.schema}.ann"]
+        )
+        locked = await lock.fetchone()
+        if locked is None or not locked[0]:
+            report.busy = True
+            log.info("pgvector.ann_maintenance_busy")
+            return report
         await conn.execute(
             sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(s.maintenance_work_mem))
         )
@@ -105,6 +115,7 @@ async def _create(
 ) -> float:
     validate_namespace(namespace)  # it becomes a literal in the index predicate
     name = index_name(namespace)
+    await _drop_if_invalid(conn, schema, name)
     started = time.perf_counter()
     await conn.execute(
         sql.SQL(
@@ -129,6 +140,24 @@ async def _create(
     )
     log.info("pgvector.ann_index_built", facts=facts, seconds=round(seconds, 2))
     return seconds
+
+
+async def _drop_if_invalid(conn: psycopg.AsyncConnection[Any], schema: str, name: str) -> None:
+    """A build that was cut short (a worker stopped, a crash) leaves an invalid index, which
+    `CREATE INDEX CONCURRENTLY IF NOT EXISTS` would keep forever."""
+    cur = await conn.execute(
+        "SELECT NOT i.indisvalid FROM pg_index i "
+        "JOIN pg_class c ON c.oid = i.indexrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relname = %s",
+        [schema, name],
+    )
+    row = await cur.fetchone()
+    if row is not None and row[0]:
+        log.warning("pgvector.ann_index_invalid_dropped")
+        await conn.execute(
+            sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(schema, name))
+        )
 
 
 async def _drop(conn: psycopg.AsyncConnection[Any], schema: str, namespace: str, name: str) -> None:

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated
 
+import httpx
 import typer
 
 from factledger.adapters.hashing_embedder import HashingEmbedder
 from factledger.adapters.onnx_embedder import OnnxEmbedder
 from factledger.adapters.onnx_models import DEFAULT_PRESET, OnnxModelFiles, OnnxPreset
+from factledger.adapters.pgvector_ann import AnnReport, AnnSettings
+from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
+from factledger.api.bootstrap import build_embedder
+from factledger.api.log_setup import configure_logging
+from factledger.api.memory_choice import open_backend
 from factledger.api.pgvector_bench import BenchOptions, BenchReport, run_bench
 from factledger.api.pgvector_bench_data import Tier
 from factledger.api.pgvector_bench_measure import Figures
+from factledger.api.settings import PgvectorBackendSettings, Settings, load_settings
+from factledger.application.clocks import SystemClock
 from factledger.application.ports import Embedder
 
 pgvector_app = typer.Typer(help="The pgvector memory backend.", no_args_is_help=True)
@@ -83,6 +92,43 @@ def bench(
     report = asyncio.run(run_bench(options, real, typer.echo, reference))
     typer.echo("")
     typer.echo(render(report))
+
+
+@pgvector_app.command("maintain")
+def maintain(
+    min_facts: Annotated[
+        int | None,
+        typer.Option(min=1, help="Facts from which a subject gets its index (default: setting)."),
+    ] = None,
+) -> None:
+    """Give every subject past the threshold its own partial HNSW index, and drop those of
+    subjects that shrank below half of it (the configured pgvector backend, as its owner)."""
+    settings = load_settings()
+    configure_logging(json_lines=settings.log_json, level="WARNING")
+    if not isinstance(settings.backend, PgvectorBackendSettings):
+        raise typer.BadParameter(
+            "the configured backend is not pgvector (FACTLEDGER_BACKEND__KIND)"
+        )
+    threshold = min_facts or settings.backend.ann_min_facts
+    report = asyncio.run(_maintain(settings, AnnSettings(min_facts=threshold)))
+    if report.busy:
+        typer.echo("another process is maintaining the indexes; nothing done")
+        return
+    for namespace, seconds in sorted(report.created.items()):
+        typer.echo(f"created\t{namespace}\t{seconds:.1f} s")
+    for namespace in sorted(report.dropped):
+        typer.echo(f"dropped\t{namespace}")
+    typer.echo(f"{len(report.created)} created, {len(report.dropped)} dropped")
+
+
+async def _maintain(settings: Settings, ann: AnnSettings) -> AnnReport:
+    async with AsyncExitStack() as stack:
+        http = httpx.AsyncClient()
+        stack.push_async_callback(http.aclose)
+        embedder = build_embedder(settings.embedder, http)
+        backend = await open_backend(settings, embedder, SystemClock(), stack, http=http)
+        assert isinstance(backend, PgvectorMemoryBackend)  # noqa: S101 - settings checked above
+        return await backend.maintain_ann_indexes(ann)
 
 
 def render(report: BenchReport) -> str:

@@ -4,24 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from typing import Annotated
 
 import httpx
 import structlog
 import typer
 
+from factledger.adapters.pgvector_ann import AnnSettings
+from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
 from factledger.api.bootstrap import build_embedder, open_ledger_runtime
 from factledger.api.log_setup import configure_logging
 from factledger.api.memory_choice import open_backend
+from factledger.api.periodic import run_every
 from factledger.api.recall_bootstrap import open_sync_store, sync_options, sync_ports
 from factledger.api.settings import (
     InMemoryBackendSettings,
     InMemorySyncStoreSettings,
+    PgvectorBackendSettings,
     Settings,
     load_settings,
 )
 from factledger.application.clocks import SystemClock
+from factledger.application.ports import MemoryBackend
 from factledger.application.sync import SyncWorker
 from factledger.application.sync_feed import LedgerEventFeed
 
@@ -57,7 +62,34 @@ async def _run_worker(settings: Settings, *, once: bool) -> None:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
+            maintenance = ann_maintenance(settings, backend, stop)
             await worker.run_forever(stop)
+            if maintenance is not None:
+                # An index build cut short leaves an invalid index; the next round rebuilds it.
+                maintenance.cancel()
+                with suppress(asyncio.CancelledError):
+                    await maintenance
+
+
+def ann_maintenance(
+    settings: Settings, backend: MemoryBackend, stop: asyncio.Event
+) -> asyncio.Task[None] | None:
+    """On pgvector, the periodic check that gives large subjects their ANN index (ADR 0006);
+    several workers may run it, one at a time does the work (an advisory lock)."""
+    s = settings.backend
+    if not isinstance(s, PgvectorBackendSettings) or s.ann_maintenance_interval_s <= 0:
+        return None
+    if not isinstance(backend, PgvectorMemoryBackend):
+        return None
+    ann = AnnSettings(min_facts=s.ann_min_facts)
+    return asyncio.create_task(
+        run_every(
+            s.ann_maintenance_interval_s,
+            lambda: backend.maintain_ann_indexes(ann),
+            stop,
+            task="pgvector.ann_maintenance",
+        )
+    )
 
 
 def worker(
@@ -66,7 +98,9 @@ def worker(
     """Follow the ledger and write to the configured memory backend until SIGINT/SIGTERM.
 
     Settings: `FACTLEDGER_BACKEND__KIND`, `FACTLEDGER_EMBEDDER__KIND`, the event store and
-    `FACTLEDGER_SYNC__STORE__KIND=postgres` to share the queue between worker processes.
+    `FACTLEDGER_SYNC__STORE__KIND=postgres` to share the queue between worker processes. On
+    pgvector the worker also maintains the per-subject ANN indexes
+    (`FACTLEDGER_BACKEND__ANN_MAINTENANCE_INTERVAL_S`, default hourly).
     """
     settings = load_settings()
     configure_logging(json_lines=settings.log_json)

@@ -136,6 +136,11 @@ class PgvectorBackendSettings(BaseModel):
     schema_name: str = Field(default="factledger_memory", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     app_role: str = Field(default="factledger_app", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     pool_size: int = Field(default=4, ge=1, le=64)
+    # A subject past `ann_min_facts` gets its own partial HNSW index (ADR 0006). Sync workers
+    # check every `ann_maintenance_interval_s` (0: never; `factledger pgvector maintain`
+    # then does it on demand).
+    ann_min_facts: int = Field(default=5_000, ge=100)
+    ann_maintenance_interval_s: float = Field(default=3_600.0, ge=0)
 
     @model_validator(mode="after")
     def _both_or_neither_dsn(self) -> PgvectorBackendSettings:

@@ -1,0 +1,38 @@
+"""`run_every`: rounds at once and on a timer, a failing round does not end the task."""
+
+from __future__ import annotations
+
+import asyncio
+
+from factledger.api.periodic import run_every
+
+
+async def test_rounds_run_at_once_and_again_and_failures_do_not_stop_them() -> None:
+    stop = asyncio.Event()
+    rounds: list[int] = []
+
+    async def action() -> None:
+        rounds.append(len(rounds))
+        if len(rounds) == 2:
+            raise RuntimeError("the database went away for a moment")
+        if len(rounds) == 4:
+            stop.set()
+
+    await asyncio.wait_for(run_every(0.01, action, stop, task="test"), timeout=5)
+
+    assert rounds == [0, 1, 2, 3]
+
+
+async def test_stopping_ends_the_wait_without_another_round() -> None:
+    stop = asyncio.Event()
+    rounds: list[int] = []
+
+    async def action() -> None:
+        rounds.append(1)
+
+    task = asyncio.create_task(run_every(3_600, action, stop, task="test"))
+    await asyncio.sleep(0.05)
+    stop.set()
+    await asyncio.wait_for(task, timeout=1)
+
+    assert rounds == [1]
