@@ -48,7 +48,7 @@ from factledger.api.settings import (
 from factledger.application.clocks import SystemClock
 from factledger.application.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger import Ledger
-from factledger.application.ports import Clock, Embedder
+from factledger.application.ports import Clock, Embedder, MemoryBackend
 from factledger.application.view_store import ViewStore
 from factledger.domain.values import ProfileSchema
 from factledger.projections.follower import Follower
@@ -160,6 +160,17 @@ def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
             )
 
 
+async def open_configured_backend(
+    settings: Settings, clock: Clock, stack: AsyncExitStack
+) -> MemoryBackend:
+    """The configured embedder and memory backend, sharing one HTTP client; all three are
+    closed when `stack` closes."""
+    http = httpx.AsyncClient()
+    stack.push_async_callback(http.aclose)
+    embedder = build_embedder(settings.embedder, http)
+    return await open_backend(settings, embedder, clock, stack, http=http)
+
+
 @contextmanager
 def open_ledger_runtime(
     settings: Settings, *, clock: Clock | None = None, catch_up: bool = True
@@ -198,11 +209,8 @@ async def bootstrap(
     store; by `factledger worker` processes with PostgreSQL)."""
     with open_ledger_runtime(settings, clock=clock) as runtime:
         async with AsyncExitStack() as stack:
-            http = httpx.AsyncClient()
-            stack.push_async_callback(http.aclose)
-            embedder = build_embedder(settings.embedder, http)
             now = clock or SystemClock()
-            backend = await open_backend(settings, embedder, now, stack, http=http)
+            backend = await open_configured_backend(settings, now, stack)
             services = await stack.enter_async_context(
                 open_memory_services(settings, runtime.ledger, backend, clock=now)
             )

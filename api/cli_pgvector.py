@@ -7,7 +7,6 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated
 
-import httpx
 import typer
 
 from factledger.adapters.hashing_embedder import HashingEmbedder
@@ -15,9 +14,8 @@ from factledger.adapters.onnx_embedder import OnnxEmbedder
 from factledger.adapters.onnx_models import DEFAULT_PRESET, OnnxModelFiles, OnnxPreset
 from factledger.adapters.pgvector_ann import AnnReport, AnnSettings
 from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
-from factledger.api.bootstrap import build_embedder
+from factledger.api.bootstrap import open_configured_backend
 from factledger.api.log_setup import configure_logging
-from factledger.api.memory_choice import open_backend
 from factledger.api.pgvector_bench import BenchOptions, BenchReport, run_bench
 from factledger.api.pgvector_bench_data import Tier
 from factledger.api.pgvector_bench_measure import Figures
@@ -123,10 +121,7 @@ def maintain(
 
 async def _maintain(settings: Settings, ann: AnnSettings) -> AnnReport:
     async with AsyncExitStack() as stack:
-        http = httpx.AsyncClient()
-        stack.push_async_callback(http.aclose)
-        embedder = build_embedder(settings.embedder, http)
-        backend = await open_backend(settings, embedder, SystemClock(), stack, http=http)
+        backend = await open_configured_backend(settings, SystemClock(), stack)
         assert isinstance(backend, PgvectorMemoryBackend)  # noqa: S101 - settings checked above
         return await backend.maintain_ann_indexes(ann)
 

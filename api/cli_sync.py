@@ -7,15 +7,13 @@ import signal
 from contextlib import AsyncExitStack, suppress
 from typing import Annotated
 
-import httpx
 import structlog
 import typer
 
 from factledger.adapters.pgvector_ann import AnnSettings
 from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
-from factledger.api.bootstrap import build_embedder, open_ledger_runtime
+from factledger.api.bootstrap import open_configured_backend, open_ledger_runtime
 from factledger.api.log_setup import configure_logging
-from factledger.api.memory_choice import open_backend
 from factledger.api.periodic import run_every
 from factledger.api.recall_bootstrap import open_sync_store, sync_options, sync_ports
 from factledger.api.settings import (
@@ -39,10 +37,7 @@ async def _run_worker(settings: Settings, *, once: bool) -> None:
     with open_ledger_runtime(settings) as runtime:
         async with AsyncExitStack() as stack:
             store = await open_sync_store(settings, stack)
-            http = httpx.AsyncClient()
-            stack.push_async_callback(http.aclose)
-            embedder = build_embedder(settings.embedder, http)
-            backend = await open_backend(settings, embedder, clock, stack, http=http)
+            backend = await open_configured_backend(settings, clock, stack)
             if isinstance(settings.sync.store, InMemorySyncStoreSettings):
                 # Each start replays the whole ledger (idempotent, but slow); share a
                 # PostgreSQL queue between worker processes instead.

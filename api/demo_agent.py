@@ -13,13 +13,11 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
-import httpx
 from rich.panel import Panel
 from rich.text import Text
 
-from factledger.api.bootstrap import LedgerRuntime, build_embedder
+from factledger.api.bootstrap import LedgerRuntime, open_configured_backend
 from factledger.api.ledger_story import KIND, REF, TENANT
-from factledger.api.memory_choice import open_backend
 from factledger.api.recall_bootstrap import MemoryServices, open_memory_services
 from factledger.application.commands import RecordSession
 from factledger.application.ledger import Ledger
@@ -144,10 +142,7 @@ async def open_agent_demo(
     worker run by hand (at each checkpoint) so the demo's output is deterministic."""
     settings = runtime.settings
     async with AsyncExitStack() as stack:
-        http = httpx.AsyncClient()
-        stack.push_async_callback(http.aclose)
-        embedder = build_embedder(settings.embedder, http)
-        backend = await open_backend(settings, embedder, clock, stack, http=http)
+        backend = await open_configured_backend(settings, clock, stack)
         services = await stack.enter_async_context(
             open_memory_services(settings, runtime.ledger, backend, clock=clock, run_worker=False)
         )

@@ -13,10 +13,7 @@ import signal
 import sys
 from contextlib import AsyncExitStack
 
-import httpx
-
-from factledger.api.bootstrap import build_embedder, open_ledger_runtime
-from factledger.api.memory_choice import open_backend
+from factledger.api.bootstrap import open_configured_backend, open_ledger_runtime
 from factledger.api.recall_bootstrap import open_sync_store, sync_options
 from factledger.api.settings import load_settings
 from factledger.application.clocks import SystemClock
@@ -53,12 +50,8 @@ async def main(kill_on: int) -> None:
     clock = SystemClock()
     with open_ledger_runtime(settings, catch_up=False) as runtime:
         async with AsyncExitStack() as stack:
-            http = httpx.AsyncClient()
-            stack.push_async_callback(http.aclose)
             store = await open_sync_store(settings, stack)
-            backend = await open_backend(
-                settings, build_embedder(settings.embedder, http), clock, stack
-            )
+            backend = await open_configured_backend(settings, clock, stack)
             feed = LedgerEventFeed(runtime.ledger)
             ports = SyncPorts(store, feed, feed, KillOnWrite(backend, kill_on=kill_on))
             await SyncWorker(ports, sync_options(settings)).run_once()
