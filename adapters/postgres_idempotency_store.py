@@ -8,15 +8,11 @@ is in progress; it never runs the command.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
-from typing import TypeVar, cast
+from typing import cast
 
-import psycopg
-from psycopg import AsyncCursor, sql
-from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool
 
+from factledger.adapters.postgres_support import Cursor, PostgresTables
 from factledger.application.idempotency import (
     CLAIMED,
     DEFAULT_LEASE_S,
@@ -28,9 +24,6 @@ from factledger.application.idempotency import (
     WallClock,
     settled,
 )
-
-T = TypeVar("T")
-Cursor = AsyncCursor[TupleRow]
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS {schema}.idempotency_keys (
     tenant text NOT NULL, principal text NOT NULL, key text NOT NULL,
@@ -54,15 +47,14 @@ class PostgresIdempotencyStore:
 
     def __init__(
         self,
-        pool: AsyncConnectionPool,
+        tables: PostgresTables,
         *,
-        schema: str = "public",
         ttl_s: float = DEFAULT_TTL_S,
         lease_s: float = DEFAULT_LEASE_S,
         clock: WallClock = time.time,
     ) -> None:
-        self._pool = pool
-        self._schema = sql.Identifier(schema)
+        self._tables = tables
+        self._q, self._run = tables.q, tables.run
         self._ttl_s, self._lease_s, self._clock = ttl_s, lease_s, clock
 
     @classmethod
@@ -77,32 +69,17 @@ class PostgresIdempotencyStore:
         clock: WallClock = time.time,
     ) -> PostgresIdempotencyStore:
         """Opens a pool and creates the schema and table if needed."""
-        pool = AsyncConnectionPool(conninfo, min_size=1, max_size=max_size, open=False)
-        try:
-            await pool.open(wait=True, timeout=30)
-            store = cls(pool, schema=schema, ttl_s=ttl_s, lease_s=lease_s, clock=clock)
-            await store._run(store._create)
-        except (psycopg.Error, IdempotencyStoreUnavailableError) as exc:
-            await pool.close()
-            raise IdempotencyStoreUnavailableError("postgres idempotency store failed") from exc
-        return store
+        tables = await PostgresTables.open(
+            conninfo,
+            schema=schema,
+            max_size=max_size,
+            error=lambda: IdempotencyStoreUnavailableError("postgres idempotency store failed"),
+            create=_create,
+        )
+        return cls(tables, ttl_s=ttl_s, lease_s=lease_s, clock=clock)
 
     async def close(self) -> None:
-        await self._pool.close()
-
-    def _q(self, text: str) -> sql.Composed:
-        return sql.SQL(text).format(schema=self._schema)
-
-    async def _create(self, cur: Cursor) -> None:
-        await cur.execute(self._q("CREATE SCHEMA IF NOT EXISTS {schema}"))
-        await cur.execute(self._q(_SCHEMA))
-
-    async def _run(self, work: Callable[[Cursor], Awaitable[T]]) -> T:
-        try:
-            async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                return await work(cur)
-        except psycopg.Error as exc:
-            raise IdempotencyStoreUnavailableError("postgres idempotency store failed") from exc
+        await self._tables.close()
 
     async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim:
         now = self._clock()
@@ -149,3 +126,8 @@ class PostgresIdempotencyStore:
             )
 
         await self._run(work)
+
+
+async def _create(tables: PostgresTables, cur: Cursor) -> None:
+    await cur.execute(tables.q("CREATE SCHEMA IF NOT EXISTS {schema}"))
+    await cur.execute(tables.q(_SCHEMA))

@@ -6,14 +6,7 @@ appends to one session never collide.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
-
-import psycopg
-from psycopg import AsyncCursor, sql
-from psycopg.rows import TupleRow
-from psycopg_pool import AsyncConnectionPool
-
+from factledger.adapters.postgres_support import Cursor, PostgresTables
 from factledger.application.session_types import (
     ActiveSession,
     SessionBufferUnavailableError,
@@ -22,9 +15,6 @@ from factledger.application.session_types import (
     SessionNotActiveError,
 )
 from factledger.domain.transcript import Channel, Message, Role
-
-T = TypeVar("T")
-Cursor = AsyncCursor[TupleRow]
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS {schema}.short_term_sessions (
@@ -45,42 +35,32 @@ _SCHEMA = (
 class PostgresSessionBuffer:
     """Active sessions in two tables of one schema; build it with `await ....connect(dsn)`."""
 
-    def __init__(self, pool: AsyncConnectionPool, *, schema: str = "public") -> None:
-        self._pool = pool
-        self._schema = sql.Identifier(schema)
+    def __init__(self, tables: PostgresTables) -> None:
+        self._tables = tables
+        self._q, self._run = tables.q, tables.run
 
     @classmethod
     async def connect(
         cls, conninfo: str, *, schema: str = "public", max_size: int = 4
     ) -> PostgresSessionBuffer:
         """Opens a pool and creates the tables if needed."""
-        pool = AsyncConnectionPool(conninfo, min_size=1, max_size=max_size, open=False)
-        try:
-            await pool.open(wait=True, timeout=30)
-            buffer = cls(pool, schema=schema)
-            await buffer._run(buffer._create)
-        except psycopg.Error as exc:
-            await pool.close()
-            raise SessionBufferUnavailableError("postgres session buffer failed") from exc
-        return buffer
+
+        async def create(tables: PostgresTables, cur: Cursor) -> None:
+            for statement in _SCHEMA:
+                await cur.execute(tables.q(statement))
+
+        tables = await PostgresTables.open(
+            conninfo,
+            schema=schema,
+            max_size=max_size,
+            error=lambda: SessionBufferUnavailableError("postgres session buffer failed"),
+            create=create,
+        )
+        return cls(tables)
 
     async def close(self) -> None:
         """Closes the pool."""
-        await self._pool.close()
-
-    def _q(self, text: str) -> sql.Composed:
-        return sql.SQL(text).format(schema=self._schema)
-
-    async def _create(self, cur: Cursor) -> None:
-        for statement in _SCHEMA:
-            await cur.execute(self._q(statement))
-
-    async def _run(self, work: Callable[[Cursor], Awaitable[T]]) -> T:
-        try:
-            async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                return await work(cur)
-        except psycopg.Error as exc:
-            raise SessionBufferUnavailableError("postgres session buffer failed") from exc
+        await self._tables.close()
 
     async def _fetch(self, cur: Cursor, session_id: str) -> ActiveSession | None:
         await cur.execute(

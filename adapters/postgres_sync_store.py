@@ -8,20 +8,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
 from uuid import UUID
 
-import psycopg
-from psycopg import AsyncCursor, sql
-from psycopg.rows import TupleRow
-from psycopg_pool import AsyncConnectionPool
-
+from factledger.adapters.postgres_support import Cursor, PostgresTables
 from factledger.application.errors import ApplicationError
 from factledger.application.sync_types import DeadLetter, SyncItem, SyncKind
-
-T = TypeVar("T")
-Cursor = AsyncCursor[TupleRow]
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS {schema}.sync_position ("
@@ -62,9 +54,9 @@ class SyncStoreUnavailableError(ApplicationError):
 class PostgresSyncStore:
     """The sync queue in one schema; build it with `await PostgresSyncStore.connect(dsn)`."""
 
-    def __init__(self, pool: AsyncConnectionPool, *, schema: str, name: str) -> None:
-        self._pool = pool
-        self._schema = sql.Identifier(schema)
+    def __init__(self, tables: PostgresTables, *, name: str) -> None:
+        self._tables = tables
+        self._q, self._run = tables.q, tables.run
         self._name = name
 
     @classmethod
@@ -72,39 +64,29 @@ class PostgresSyncStore:
         cls, conninfo: str, *, schema: str = "public", name: str = "memory_backend"
     ) -> PostgresSyncStore:
         """Opens a small pool and creates the tables and the position row if needed."""
-        pool = AsyncConnectionPool(conninfo, min_size=1, max_size=4, open=False)
-        try:
-            await pool.open(wait=True, timeout=30)
-            store = cls(pool, schema=schema, name=name)
-            await store._run(store._create)
-        except (psycopg.Error, SyncStoreUnavailableError) as exc:
-            await pool.close()
-            raise SyncStoreUnavailableError("postgres sync store failed to open") from exc
-        return store
+
+        async def create(tables: PostgresTables, cur: Cursor) -> None:
+            for statement in _SCHEMA:
+                await cur.execute(tables.q(statement))
+            await cur.execute(
+                tables.q(
+                    "INSERT INTO {schema}.sync_position (name, position) VALUES (%s, 0)"
+                    " ON CONFLICT (name) DO NOTHING"
+                ),
+                (name,),
+            )
+
+        tables = await PostgresTables.open(
+            conninfo,
+            schema=schema,
+            max_size=4,
+            error=lambda: SyncStoreUnavailableError("postgres sync store failed"),
+            create=create,
+        )
+        return cls(tables, name=name)
 
     async def close(self) -> None:
-        await self._pool.close()
-
-    def _q(self, text: str) -> sql.Composed:
-        return sql.SQL(text).format(schema=self._schema)
-
-    async def _create(self, cur: Cursor) -> None:
-        for statement in _SCHEMA:
-            await cur.execute(self._q(statement))
-        await cur.execute(
-            self._q(
-                "INSERT INTO {schema}.sync_position (name, position) VALUES (%s, 0)"
-                " ON CONFLICT (name) DO NOTHING"
-            ),
-            (self._name,),
-        )
-
-    async def _run(self, work: Callable[[Cursor], Awaitable[T]]) -> T:
-        try:
-            async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                return await work(cur)
-        except psycopg.Error as exc:
-            raise SyncStoreUnavailableError("postgres sync store failed") from exc
+        await self._tables.close()
 
     async def position(self) -> int:
         async def work(cur: Cursor) -> int:

@@ -1,0 +1,64 @@
+"""`PostgresTables`: a connection pool and the schema one store's tables live in.
+
+The PostgreSQL twin of `SqliteWriter`: every unit of work runs in its own transaction, and a
+psycopg failure becomes the store's own port error, the driver error kept as its cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import psycopg
+from psycopg import AsyncCursor, sql
+from psycopg.rows import TupleRow
+from psycopg_pool import AsyncConnectionPool
+
+T = TypeVar("T")
+Cursor = AsyncCursor[TupleRow]
+
+
+class PostgresTables:
+    def __init__(
+        self, pool: AsyncConnectionPool, *, schema: str, error: Callable[[], Exception]
+    ) -> None:
+        self._pool = pool
+        self._schema = sql.Identifier(schema)
+        self._error = error
+
+    @classmethod
+    async def open(
+        cls,
+        conninfo: str,
+        *,
+        schema: str,
+        max_size: int,
+        error: Callable[[], Exception],
+        create: Callable[[PostgresTables, Cursor], Awaitable[None]],
+    ) -> PostgresTables:
+        """Opens the pool and runs `create` (the store's idempotent DDL) in one transaction."""
+        pool = AsyncConnectionPool(conninfo, min_size=1, max_size=max_size, open=False)
+        tables = cls(pool, schema=schema, error=error)
+        try:
+            await pool.open(wait=True, timeout=30)
+            await tables.run(lambda cur: create(tables, cur))
+        except BaseException as exc:
+            await pool.close()
+            if isinstance(exc, psycopg.Error):
+                raise error() from exc
+            raise
+        return tables
+
+    def q(self, text: str) -> sql.Composed:
+        """`text` with `{schema}` bound to the store's schema."""
+        return sql.SQL(text).format(schema=self._schema)
+
+    async def run(self, work: Callable[[Cursor], Awaitable[T]]) -> T:
+        try:
+            async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                return await work(cur)
+        except psycopg.Error as exc:
+            raise self._error() from exc
+
+    async def close(self) -> None:
+        await self._pool.close()
