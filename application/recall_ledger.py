@@ -16,7 +16,6 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
-from factledger.application.commands import RecordSession
 from factledger.application.ledger import Ledger
 from factledger.application.recall_sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.application.session_types import SessionRecording
@@ -36,19 +35,7 @@ class LedgerSessionRecorder:
     async def record_session(self, recording: SessionRecording) -> None:
         def record() -> None:
             subject = cast("Subject", self._ledger.repository.get(recording.subject_id))
-            self._ledger.record_session(
-                RecordSession(
-                    tenant=subject.tenant,
-                    subject_id=recording.subject_id,
-                    session_id=recording.session_id,
-                    channel=recording.channel,
-                    started_at=recording.started_at,
-                    ended_at=recording.ended_at,
-                    transcript=recording.transcript,
-                    summary=recording.summary,
-                    withheld_count=recording.withheld,
-                )
-            )
+            self._ledger.record_session(recording.command(subject.tenant))
 
         await asyncio.to_thread(record)
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
-from factledger.application.commands import ProposeChange, RecordSession
+from factledger.application.commands import ProposeChange
 from factledger.application.ledger import Ledger
 from factledger.application.session_types import SessionRecording
 from factledger.domain.errors import SessionConflictError
@@ -30,17 +30,7 @@ class ProposalsRecorder:
         self._ledger, self._tenant, self._proposals = ledger, tenant, tuple(proposals)
 
     async def record_session(self, recording: SessionRecording) -> None:
-        cmd = RecordSession(
-            tenant=self._tenant,
-            subject_id=recording.subject_id,
-            session_id=recording.session_id,
-            channel=recording.channel,
-            started_at=recording.started_at,
-            ended_at=recording.ended_at,
-            transcript=recording.transcript,
-            summary=recording.summary,
-            withheld_count=recording.withheld,
-        )
+        cmd = recording.command(self._tenant)
         await asyncio.to_thread(self._ledger.end_session, cmd, self._proposals)
 
 

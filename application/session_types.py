@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import NewType
 from uuid import UUID
 
+from factledger.application.commands import RecordSession
 from factledger.application.errors import ApplicationError, NotFoundError
 from factledger.domain.transcript import Channel, Message
 
@@ -54,6 +55,19 @@ class SessionRecording:
     transcript: tuple[Message, ...]
     withheld: int
     summary: Mapping[str, JsonValue] | None = None
+
+    def command(self, tenant: str) -> RecordSession:
+        return RecordSession(
+            tenant=tenant,
+            subject_id=self.subject_id,
+            session_id=self.session_id,
+            channel=self.channel,
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+            transcript=self.transcript,
+            summary=self.summary,
+            withheld_count=self.withheld,
+        )
 
 
 class SessionNotActiveError(NotFoundError):
