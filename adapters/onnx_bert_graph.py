@@ -72,6 +72,8 @@ class _Encoder:
     epsilon: float
     layers: int
     heads: int
+    words: np.ndarray  # float embedding tables, dequantized once
+    positions: np.ndarray
 
 
 def compact_bert_encoder(
@@ -122,10 +124,17 @@ def _read_encoder(model: onnx.ModelProto, heads: int) -> _Encoder | None:
     }
     if len(epsilons) != 1:
         return None
-    encoder = _Encoder(
-        prefixes.pop(), constants, projections, inputs, epsilons.pop(), layers, heads
+    prefix = prefixes.pop()
+    words = _embedding(constants, prefix, "word_embeddings")
+    positions = _embedding(constants, prefix, "position_embeddings")
+    others = ("token_type_embeddings.weight", "LayerNorm.weight", "LayerNorm.bias")
+    if words is None or positions is None:
+        return None
+    if not all(f"{prefix}embeddings.{name}" in constants for name in others):
+        return None
+    return _Encoder(
+        prefix, constants, projections, inputs, epsilons.pop(), layers, heads, words, positions
     )
-    return encoder if _has_embeddings(encoder) else None
 
 
 def _constant_weights(
@@ -148,20 +157,12 @@ def _constant_weights(
     return weights, scale.astype(np.float32).reshape(-1)
 
 
-def _has_embeddings(encoder: _Encoder) -> bool:
-    names = ("word_embeddings", "position_embeddings")
-    return all(_embedding(encoder, name) is not None for name in names) and all(
-        f"{encoder.prefix}embeddings.{name}" in encoder.constants
-        for name in ("token_type_embeddings.weight", "LayerNorm.weight", "LayerNorm.bias")
-    )
-
-
-def _embedding(encoder: _Encoder, name: str) -> np.ndarray | None:
+def _embedding(constants: dict[str, np.ndarray], prefix: str, name: str) -> np.ndarray | None:
     """A float embedding table, or an int8 one with a per-row scale, dequantized."""
-    base = f"{encoder.prefix}embeddings.{name}.weight"
-    if base in encoder.constants:
-        return encoder.constants[base].astype(np.float32)
-    weights, scale = encoder.constants.get(f"{base}_q"), encoder.constants.get(f"{base}_scale")
+    base = f"{prefix}embeddings.{name}.weight"
+    if base in constants:
+        return constants[base].astype(np.float32)
+    weights, scale = constants.get(f"{base}_q"), constants.get(f"{base}_scale")
     if weights is None or scale is None or scale.shape != (weights.shape[0], 1):
         return None
     return weights.astype(np.float32) * scale.astype(np.float32)
@@ -213,10 +214,7 @@ class _Builder:
         encoder, prefix = self.encoder, f"{self.encoder.prefix}embeddings."
         for name in encoder.inputs:
             self._node("Cast", [name], f"{name}_int32", to=TensorProto.INT32)
-        words = _embedding(encoder, "word_embeddings")
-        positions = _embedding(encoder, "position_embeddings")
-        assert words is not None  # noqa: S101 - checked when the encoder was read
-        assert positions is not None  # noqa: S101 - likewise
+        positions = encoder.positions
         token_types = encoder.constants[f"{prefix}token_type_embeddings.weight"]
         segments = ["", ""]
         if TOKEN_TYPES in encoder.inputs:
@@ -230,7 +228,7 @@ class _Builder:
                 [
                     "input_ids_int32",
                     segments[0],
-                    self._constant("word_table", words),
+                    self._constant("word_table", encoder.words),
                     self._constant("position_table", positions),
                     segments[1],
                     self._constant(

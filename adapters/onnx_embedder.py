@@ -32,14 +32,14 @@ _CACHE: dict[tuple[OnnxModelFiles, int, int, bool], _Loaded] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def _check_sha256(path: Path, expected: str | None) -> None:
+def _verified_bytes(path: Path, expected: str | None) -> bytes:
+    """The file's content, read once for both the check and the use."""
     if not path.is_file():
         raise ModelIntegrityError(f"missing model file {path.name}")
-    if expected is None:
-        return
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != expected:
+    content = path.read_bytes()
+    if expected is not None and hashlib.sha256(content).hexdigest() != expected:
         raise ModelIntegrityError(f"sha256 of {path.name} is not the pinned one")
+    return content
 
 
 def _load(files: OnnxModelFiles, max_tokens: int, threads: int, int8_activations: bool) -> _Loaded:
@@ -48,15 +48,15 @@ def _load(files: OnnxModelFiles, max_tokens: int, threads: int, int8_activations
     with _CACHE_LOCK:
         if key in _CACHE:
             return _CACHE[key]
-        _check_sha256(files.model, files.model_sha256)
-        _check_sha256(files.tokenizer, files.tokenizer_sha256)
+        model = _verified_bytes(files.model, files.model_sha256)
+        tokenizer_json = _verified_bytes(files.tokenizer, files.tokenizer_sha256)
         encoder = open_encoder(
-            files.model,
+            model,
             threads=threads,
             int8_activations=int8_activations,
             trusted=files.is_preset,
         )
-        tokenizer = Tokenizer.from_file(str(files.tokenizer))
+        tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
         # The shipped tokenizer pads every text to 128 tokens; padding to the longest text of
         # the batch is several times faster for short queries.
         tokenizer.enable_truncation(max_length=max_tokens)

@@ -10,7 +10,6 @@ are stored as int8 (`onnx_quantize`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -42,13 +41,14 @@ class EncoderSession:
 
 
 def open_encoder(
-    model_path: Path, *, threads: int, int8_activations: bool, trusted: bool
+    serialized: bytes, *, threads: int, int8_activations: bool, trusted: bool
 ) -> EncoderSession:
-    """`trusted`: the file is one whose rebuild our tests check, so the probe is skipped."""
+    """`serialized`: the model file's content. `trusted`: a model whose rebuild our tests
+    check, so the probe is skipped."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    model = onnx.load(str(model_path))
+    model = onnx.load_from_string(serialized)
     compact = compact_bert_encoder(model, int8_activations=int8_activations, heads=BERT_HEADS)
     if compact is not None and (trusted or compact_is_faithful(model, options)):
         quantized = any(node.op_type == "DynamicQuantizeMatMul" for node in compact.graph.node)
