@@ -36,6 +36,7 @@ from factledger.api.pgvector_bench_measure import (
     ListExtractor,
     Workload,
     measure,
+    percentiles,
 )
 from factledger.application.clocks import SystemClock
 from factledger.application.memory_types import Namespace
@@ -217,7 +218,7 @@ async def _round_trip_note(backend: PgvectorMemoryBackend, count: int) -> str:
 
 
 def _percentile_text(timings: list[float]) -> str:
-    p50, p95, p99 = np.percentile(timings, [50, 95, 99])
+    p50, p95, p99 = percentiles(timings)
     return f"p50/p95/p99 {p50:.2f}/{p95:.2f}/{p99:.2f} ms"
 
 

@@ -94,8 +94,8 @@ async def measure(
         embedder.live = False
     recalls = [_recall(f, t) for f, t in zip(found, work.truth, strict=True) if t]
     line.recall = float(np.mean(recalls)) if recalls else 1.0
-    line.excluded_ms = _percentiles(excluded)
-    line.included_ms = _percentiles(included)
+    line.excluded_ms = percentiles(excluded)
+    line.included_ms = percentiles(included)
     echo(
         f"{line.backend} {line.tier}: p95 {line.excluded_ms[1]:.2f} ms excl., "
         f"{line.included_ms[1]:.2f} ms incl., recall@{TOP_K} {line.recall:.3f}"
@@ -128,6 +128,6 @@ def _recall(found: list[float], truth: list[float]) -> float:
     return matched / len(truth)
 
 
-def _percentiles(values: list[float]) -> tuple[float, float, float]:
+def percentiles(values: list[float]) -> tuple[float, float, float]:
     p50, p95, p99 = np.percentile(values, [50, 95, 99])
     return float(p50), float(p95), float(p99)
