@@ -30,7 +30,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from factledger.adapters.onnx_models import DEFAULT_PRESET, OnnxPreset
+from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxPreset
 from factledger.domain.values import ValueType
 
 # -- event store -------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from factledger.application.extraction_types import ExtractedFact, ExtractionRequest
-from factledger.application.memory_types import (
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
+from factledger.application.memory.types import (
     BackendHealth,
     Capability,
     ForgetResult,
@@ -26,7 +26,7 @@ from factledger.application.memory_types import (
     SearchQuery,
     StoredRecord,
 )
-from factledger.application.session_types import ActiveSession, SafetyVerdict, SessionId
+from factledger.application.sessions.types import ActiveSession, SafetyVerdict, SessionId
 from factledger.domain.transcript import Message
 
 Vectors = npt.NDArray[np.float32]

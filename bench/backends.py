@@ -23,15 +23,15 @@ import psycopg
 import supermemory
 from psycopg import sql
 
-from factledger.adapters.embedded_postgres import EmbeddedPostgres, PostgresLocation
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.pgvector_backend import PgvectorConfig, PgvectorMemoryBackend
-from factledger.adapters.supermemory_backend import SupermemoryMemoryBackend
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.pgvector.backend import PgvectorConfig, PgvectorMemoryBackend
+from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
+from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
 from factledger.application.ports import Clock, Extractor, MemoryBackend
 from factledger.bench.bm25_reference import Bm25ReferenceBackend
 from factledger.bench.caching_embedder import CachingEmbedder
-from factledger.testing.supermemory_faults import LatencyProfile, LatencySampler
-from factledger.testing.supermemory_server import (
+from factledger.testing.supermemory.faults import LatencyProfile, LatencySampler
+from factledger.testing.supermemory.server import (
     DEFAULT_API_KEY,
     SupermemoryServer,
     serve_on_loopback,

@@ -19,7 +19,7 @@ from factledger.application.errors import (
     MemoryConflictError,
     MemoryNotFoundError,
 )
-from factledger.application.memory_types import (
+from factledger.application.memory.types import (
     BackendHealth,
     Capability,
     ForgetResult,

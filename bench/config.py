@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factledger.application.memory_types import SearchMode
-from factledger.bench.workload_latency import LatencySizes
-from factledger.bench.workload_locomo import LocomoRun
+from factledger.application.memory.types import SearchMode
+from factledger.bench.workloads.latency import LatencySizes
+from factledger.bench.workloads.locomo import LocomoRun
 
 DEFAULT_BACKENDS = ("in-memory", "pgvector", "supermemory-sim")
 # Relative to the working directory, so the data is read where it lies and never copied.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from uuid import UUID
 
-from factledger.application.recall_sources import OpenProposal, ProfileEntry, SessionDigest
+from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.domain.transcript import Message
 
 

@@ -12,20 +12,20 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.onnx_embedder import OnnxEmbedder
-from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.clocks import SystemClock
 from factledger.application.ports import Embedder
 from factledger.bench.backends import BenchEnvironment
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.bench.config import BenchConfig
 from factledger.bench.machine import load_average, machine_info, package_versions
-from factledger.bench.plots import write_plots
-from factledger.bench.report import REFERENCES, clean, write_json
-from factledger.bench.report_markdown import render_markdown
+from factledger.bench.report.files import REFERENCES, clean, write_json
+from factledger.bench.report.markdown import render_markdown
+from factledger.bench.report.plots import write_plots
 from factledger.bench.runner import StartTask, run_bench
-from factledger.testing.supermemory_faults import LatencyProfile
+from factledger.testing.supermemory.faults import LatencyProfile
 
 Json = dict[str, Any]
 

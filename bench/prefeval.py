@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factledger.application.memory_types import Namespace, SearchMode, SearchQuery, namespace
+from factledger.application.memory.types import Namespace, SearchMode, SearchQuery, namespace
 from factledger.application.ports import MemoryBackend
 from factledger.bench.metrics import ScoreTable, score_ranking
 from factledger.bench.progress import Advance, no_progress
-from factledger.bench.workload_locomo import record_of
+from factledger.bench.workloads.locomo import record_of
 
 TOPICS = ("travel_restaurant", "entertain_shows")
 TURN_KEYS = ("query", "assistant_options", "user_selection", "assistant_acknowledgment")

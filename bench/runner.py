@@ -25,9 +25,9 @@ from factledger.bench.locomo import Conversation, load_locomo
 from factledger.bench.metrics import ScoreTable
 from factledger.bench.prefeval import PrefEntry, load_prefeval, run_prefeval
 from factledger.bench.progress import Advance
-from factledger.bench.workload_latency import latency_steps, run_latency
-from factledger.bench.workload_lifecycle import run_lifecycle
-from factledger.bench.workload_locomo import (
+from factledger.bench.workloads.latency import latency_steps, run_latency
+from factledger.bench.workloads.lifecycle import run_lifecycle
+from factledger.bench.workloads.locomo import (
     conversation_namespace,
     ingest_records,
     ingest_transcripts,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
-from factledger.application.queries import (
+from factledger.application.ledger.queries import (
     FieldHistoryEntry,
     PendingChange,
     ProfileField,

@@ -23,6 +23,7 @@ from uuid import UUID
 
 from eventsourcing.application import Application
 
+from factledger.application.ledger.view_store import ViewStore, ViewTransaction
 from factledger.domain.errors import ProfileVersionRewriteError
 from factledger.domain.events import (
     ChangeConfirmed,
@@ -45,7 +46,6 @@ from factledger.projections.profile_docs import (
     session_doc,
     version_key,
 )
-from factledger.projections.view_store import ViewStore, ViewTransaction
 
 VIEWS = ("subject", "profile", "version", "history", "change", "queue", "session")
 

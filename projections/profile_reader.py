@@ -6,7 +6,7 @@ from datetime import datetime
 from uuid import UUID
 
 from factledger.application.errors import NotFoundError
-from factledger.application.queries import (
+from factledger.application.ledger.queries import (
     FieldDiff,
     FieldHistoryEntry,
     PendingChange,
@@ -14,6 +14,7 @@ from factledger.application.queries import (
     SessionEntry,
     SubjectSummary,
 )
+from factledger.application.ledger.view_store import ViewStore
 from factledger.domain.values import JsonObject
 from factledger.projections.documents import (
     history_entry,
@@ -23,7 +24,6 @@ from factledger.projections.documents import (
     subject_summary,
 )
 from factledger.projections.profile_docs import version_key
-from factledger.projections.view_store import ViewStore
 
 
 class ViewStoreProfileReader:

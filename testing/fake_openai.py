@@ -22,9 +22,9 @@ from typing import Any
 
 import httpx
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.application.extraction_types import ExtractionRequest, KnownFact
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.application.memory.extraction import ExtractionRequest, KnownFact
 from factledger.domain.transcript import Message, Role
 
 Responder = Callable[[dict[str, Any]], str]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.embedding.hashing import HashingEmbedder
 
 
 @dataclass

@@ -15,10 +15,10 @@ from contextlib import asynccontextmanager
 import psycopg
 from psycopg import sql
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
-from factledger.adapters.pgvector_config import PgvectorConfig, embedded_config, ensure_database
-from factledger.adapters.pgvector_schema import NAMESPACED_TABLES
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.config import PgvectorConfig, embedded_config, ensure_database
+from factledger.adapters.pgvector.schema import NAMESPACED_TABLES
+from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ports import Clock, Embedder, Extractor
 
 TEST_DATABASE = "factledger_pgvector_tests"

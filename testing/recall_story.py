@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from uuid import UUID
 
-from factledger.application.commands import (
+from factledger.application.ledger.commands import (
     ApproveChange,
     ConfirmChange,
     ForgetField,
@@ -22,9 +22,9 @@ from factledger.application.commands import (
     RegisterSubject,
     RejectChange,
 )
-from factledger.application.ledger import Ledger
-from factledger.application.session_types import SessionId
-from factledger.application.sessions import ShortTermMemory
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.sessions.short_term import ShortTermMemory
+from factledger.application.sessions.types import SessionId
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from factledger.application.extraction_types import ExtractedFact, ExtractionRequest, KnownFact
-from factledger.application.memory_types import RelationKind
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.types import RelationKind
 from factledger.domain.transcript import Message, Role
 
 # A `related_to` entry "slot:<name>" names the namespace's current fact of that slot, whose

@@ -9,7 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from factledger.application.errors import MemoryUnavailableError
-from factledger.application.memory_types import (
+from factledger.application.memory.types import (
     BackendHealth,
     ForgetResult,
     IngestMode,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from factledger.adapters.embedded_postgres import EmbeddedPostgres, PostgresLocation
+from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 
 
 @pytest.fixture(scope="session")

@@ -16,10 +16,10 @@ from datetime import datetime
 
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.application.extraction_types import ExtractedFact
-from factledger.application.memory_types import (
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.types import (
     IngestMode,
     Metadata,
     Namespace,
@@ -30,7 +30,7 @@ from factledger.application.ports import Embedder, MemoryBackend
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.scripted_extractor import ScriptedExtractor
-from factledger.testing.supermemory_harness import supermemory_backend_in_process
+from factledger.testing.supermemory.harness import supermemory_backend_in_process
 
 
 @dataclass(frozen=True, slots=True)

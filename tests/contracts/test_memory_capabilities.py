@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from factledger.application.memory_types import Capability
+from factledger.application.memory.types import Capability
 from factledger.application.ports import MemoryBackend
 
 

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from factledger.application.memory_types import (
+from factledger.application.memory.types import (
     AllOf,
     AnyOf,
     Condition,

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from factledger.application.errors import MemoryNotFoundError
-from factledger.application.memory_types import Namespace, ProcessingStatus, SearchQuery
+from factledger.application.memory.types import Namespace, ProcessingStatus, SearchQuery
 from factledger.application.ports import MemoryBackend
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import stated

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from factledger.application.memory_types import (
+from factledger.application.memory.types import (
     Capability,
     Namespace,
     ProcessingStatus,

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from factledger.application.errors import MemoryNotFoundError
-from factledger.application.memory_types import (
+from factledger.application.memory.types import (
     Capability,
     HitKind,
     IngestMode,

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from factledger.application.errors import MemoryNotFoundError
-from factledger.application.memory_types import (
+from factledger.application.memory.types import (
     Condition,
     FilterOp,
     Namespace,

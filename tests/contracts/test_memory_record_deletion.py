@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from factledger.application.errors import InvalidMemoryInputError, MemoryNotFoundError
-from factledger.application.memory_types import Namespace, SearchMode, SearchQuery
+from factledger.application.memory.types import Namespace, SearchMode, SearchQuery
 from factledger.application.ports import MemoryBackend
 
 NS = Namespace("subject-erasure")

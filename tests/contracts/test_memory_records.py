@@ -9,7 +9,7 @@ from factledger.application.errors import (
     MemoryConflictError,
     MemoryNotFoundError,
 )
-from factledger.application.memory_types import (
+from factledger.application.memory.types import (
     Condition,
     FilterOp,
     HitKind,

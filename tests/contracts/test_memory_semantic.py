@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from factledger.adapters.onnx_embedder import OnnxEmbedder
-from factledger.application.memory_types import Namespace, ProcessingStatus, SearchQuery
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.application.memory.types import Namespace, ProcessingStatus, SearchQuery
 from factledger.application.ports import Embedder, MemoryBackend
 from factledger.testing.scripted_extractor import stated
 

@@ -7,10 +7,11 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from support.api_harness import TEST_AUTH, ApiPorts, build_ports, token
 
-from factledger.api.app import create_app
-from factledger.api.auth import Role
-from factledger.application.session_types import SessionId
+from factledger.api.http.app import create_app
+from factledger.api.http.auth import Role
+from factledger.application.sessions.types import SessionId
 from factledger.client import (
     AsyncFactledgerClient,
     Evidence,
@@ -22,7 +23,6 @@ from factledger.client import (
     RetryPolicy,
     text,
 )
-from factledger.testing.api_harness import TEST_AUTH, ApiPorts, build_ports, token
 from factledger.testing.manual_clock import ManualClock
 
 FAST = RetryPolicy(attempts=3, backoff_s=0.001, max_backoff_s=0.002)

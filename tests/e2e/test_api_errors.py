@@ -8,12 +8,12 @@ from typing import Any
 import httpx
 import pytest
 import structlog
+from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
-from factledger.api.app import create_app
-from factledger.api.auth import Role
-from factledger.api.deps import ApiPorts
+from factledger.api.http.app import create_app
+from factledger.api.http.auth import Role
+from factledger.api.http.deps import ApiPorts
 from factledger.application.errors import MemoryUnavailableError
-from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
 from factledger.testing.manual_clock import ManualClock
 
 SERVICE = bearer(token(Role.SERVICE))

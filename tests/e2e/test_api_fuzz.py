@@ -18,10 +18,10 @@ import pytest
 import schemathesis
 import uvicorn
 from hypothesis import HealthCheck, Phase, settings
+from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
-from factledger.api.app import create_app
-from factledger.api.auth import Role
-from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
+from factledger.api.http.app import create_app
+from factledger.api.http.auth import Role
 from factledger.testing.manual_clock import ManualClock
 
 EXAMPLES_PER_OPERATION = 8

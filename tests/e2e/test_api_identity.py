@@ -7,11 +7,11 @@ from datetime import timedelta
 
 import httpx
 import pytest
+from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
-from factledger.api.app import create_app
-from factledger.api.auth import Role
+from factledger.api.http.app import create_app
+from factledger.api.http.auth import Role
 from factledger.api.settings import AuthSettings, JwtKeySettings
-from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
 from factledger.testing.manual_clock import ManualClock
 
 

@@ -9,12 +9,12 @@ from uuid import UUID
 
 import httpx
 import pytest
+from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
-from factledger.api.app import create_app
-from factledger.api.auth import Role
-from factledger.api.deps import ApiPorts
-from factledger.application.sync_types import SyncItem, SyncKind
-from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
+from factledger.api.http.app import create_app
+from factledger.api.http.auth import Role
+from factledger.api.http.deps import ApiPorts
+from factledger.application.sync.types import SyncItem, SyncKind
 from factledger.testing.manual_clock import ManualClock
 
 SERVICE = bearer(token(Role.SERVICE))

@@ -9,14 +9,14 @@ from typing import Any
 
 import httpx
 import pytest
+from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.api.app import create_app
-from factledger.api.auth import Role
-from factledger.api.deps import ApiPorts
-from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.api.http.app import create_app
+from factledger.api.http.auth import Role
+from factledger.api.http.deps import ApiPorts
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.stalling_backend import StallingBackend
 

@@ -15,17 +15,17 @@ from uuid import uuid4
 import httpx
 import pytest
 from pydantic import SecretStr
+from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.sqlite_idempotency_store import SqliteIdempotencyStore
-from factledger.api.app import create_app, ports_from_runtime
-from factledger.api.auth import Role
-from factledger.api.bootstrap import bootstrap
-from factledger.api.deps import ApiPorts
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
+from factledger.api.bootstrap.ledger import bootstrap
+from factledger.api.http.app import create_app, ports_from_runtime
+from factledger.api.http.auth import Role
+from factledger.api.http.deps import ApiPorts
 from factledger.api.settings import Settings
-from factledger.application.session_types import SessionBufferUnavailableError, SessionId
+from factledger.application.sessions.types import SessionBufferUnavailableError, SessionId
 from factledger.domain.transcript import Message
-from factledger.testing.api_harness import TEST_AUTH, bearer, build_ports, token
 from factledger.testing.manual_clock import ManualClock
 
 REF = "crm-retry"

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.api_harness import TEST_AUTH, TEST_SECRET, token
 
-from factledger.api.auth import Role
+from factledger.api.http.auth import Role
 from factledger.client import (
     Evidence,
     FactledgerClient,
@@ -25,7 +26,6 @@ from factledger.client import (
     boolean,
     text,
 )
-from factledger.testing.api_harness import TEST_AUTH, TEST_SECRET, token
 
 STARTUP_LIMIT_S = 60.0
 
@@ -48,7 +48,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "FACTLEDGER_AUTH__AUDIENCE": TEST_AUTH.audience,
         "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "test", "secret": TEST_SECRET}]),
     }
-    entry = "from factledger.api.cli import main; main()"
+    entry = "from factledger.api.cli.main import main; main()"
     command = [sys.executable, "-c", entry, "serve", "--port", str(port)]
     log = data_dir / "serve.log"
     with log.open("wb") as sink:

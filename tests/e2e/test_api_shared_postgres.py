@@ -13,13 +13,13 @@ from uuid import uuid4
 import httpx
 import pytest
 from pydantic import SecretStr
+from support.api_harness import TEST_AUTH, bearer, token
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.api.app import create_app, ports_from_runtime
-from factledger.api.auth import Role
-from factledger.api.bootstrap import bootstrap
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.api.bootstrap.ledger import bootstrap
+from factledger.api.http.app import create_app, ports_from_runtime
+from factledger.api.http.auth import Role
 from factledger.api.settings import Settings
-from factledger.testing.api_harness import TEST_AUTH, bearer, token
 
 pytestmark = pytest.mark.integration
 

@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from support.api_harness import TEST_AUTH, bearer, token
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.api.app import create_app, ports_from_runtime
-from factledger.api.auth import Role
-from factledger.api.bootstrap import bootstrap
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.api.bootstrap.ledger import bootstrap
+from factledger.api.http.app import create_app, ports_from_runtime
+from factledger.api.http.auth import Role
 from factledger.api.settings import Settings
-from factledger.testing.api_harness import TEST_AUTH, bearer, token
-from factledger.testing.supermemory_server import (
+from factledger.testing.supermemory.server import (
     DEFAULT_API_KEY,
     SupermemoryServer,
     serve_on_loopback,

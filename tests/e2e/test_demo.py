@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from factledger.api import cli_ledger
-from factledger.api.cli import app
+from factledger.api.cli import ledger as cli_ledger
+from factledger.api.cli.main import app
 
 QUOTES = ('"', "\u201c", "\u201d")
 

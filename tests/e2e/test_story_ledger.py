@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from factledger.api.bootstrap import LedgerRuntime, open_ledger_runtime
-from factledger.api.ledger_story import (
+from factledger.api.bootstrap.ledger import LedgerRuntime, open_ledger_runtime
+from factledger.api.cli.demo.story import (
     CONDITION,
     INTENT_QUOTE,
     JAN,

@@ -15,30 +15,31 @@ from datetime import UTC, datetime
 import pytest
 import structlog
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.in_memory_session_buffer import InMemorySessionBuffer
-from factledger.adapters.in_memory_sync_store import InMemorySyncStore
-from factledger.adapters.ledger_event_store import ensure_schema, popo_env, postgres_env
-from factledger.adapters.postgres_session_buffer import PostgresSessionBuffer
-from factledger.adapters.postgres_sync_store import PostgresSyncStore
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.adapters.safety_filter import RuleBasedSafetyFilter
-from factledger.application.commands import ApproveChange, ForgetField, ProposeChange
-from factledger.application.ledger import Ledger
-from factledger.application.memory_types import HitKind, SearchMode, SearchQuery
-from factledger.application.notes import render_context, render_recall
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
+from factledger.adapters.in_memory.sync_store import InMemorySyncStore
+from factledger.adapters.postgres.event_store import ensure_schema, postgres_env
+from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
+from factledger.adapters.postgres.sync_store import PostgresSyncStore
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.ledger.commands import ApproveChange, ForgetField, ProposeChange
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.types import HitKind, SearchMode, SearchQuery
 from factledger.application.ports import MemoryBackend, SessionBuffer
-from factledger.application.recall import Recall, RecallPorts
-from factledger.application.recall_ledger import LedgerRecallSources, LedgerSessionRecorder
-from factledger.application.recall_policy import RecallPolicies, RecallPolicy
-from factledger.application.recall_types import Degraded, NoteKind
-from factledger.application.sessions import SessionPorts, ShortTermMemory
-from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
-from factledger.application.sync_feed import LedgerEventFeed
-from factledger.application.sync_ids import namespace_for
-from factledger.application.sync_ports import SyncStore
+from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
+from factledger.application.recall.notes import render_context, render_recall
+from factledger.application.recall.policy import RecallPolicies, RecallPolicy
+from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.recall.types import Degraded, NoteKind
+from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
+from factledger.application.sync.feed import LedgerEventFeed
+from factledger.application.sync.ids import namespace_for
+from factledger.application.sync.ports import SyncStore
+from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel
 from factledger.domain.values import TextValue

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from factledger.api.bootstrap import bootstrap
+from factledger.api.bootstrap.ledger import bootstrap
 from factledger.api.settings import Settings, load_settings
-from factledger.application.commands import RegisterSubject
-from factledger.application.session_types import SessionId
+from factledger.application.ledger.commands import RegisterSubject
+from factledger.application.sessions.types import SessionId
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
 

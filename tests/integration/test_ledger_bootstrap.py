@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.api.bootstrap import open_ledger_runtime
-from factledger.api.cli import app
-from factledger.api.ledger_story import TENANT, StoryClock, run_story
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.api.bootstrap.ledger import open_ledger_runtime
+from factledger.api.cli.demo.story import TENANT, StoryClock, run_story
+from factledger.api.cli.main import app
 from factledger.api.settings import (
     InMemoryEventStoreSettings,
     InMemoryViewSettings,
@@ -22,7 +22,7 @@ from factledger.api.settings import (
     SqliteViewSettings,
     load_settings,
 )
-from factledger.application.commands import RegisterSubject
+from factledger.application.ledger.commands import RegisterSubject
 from factledger.domain.values import ValueType
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.application.commands import ProposeChange, RegisterSubject
-from factledger.application.ledger import Ledger
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.ledger.commands import ProposeChange, RegisterSubject
+from factledger.application.ledger.ledger import Ledger
 from factledger.domain.events import ChangeProposed
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.values import TextValue

@@ -12,15 +12,15 @@ import pytest
 from psycopg import sql
 from typer.testing import CliRunner
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.pgvector_ann import AnnSettings, index_name
-from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
-from factledger.adapters.pgvector_bulk import BulkFact, bulk_load_facts
-from factledger.api.cli import app
-from factledger.api.cli_sync import ann_maintenance
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.pgvector.ann import AnnSettings, index_name
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.api.cli.main import app
+from factledger.api.cli.sync import ann_maintenance
 from factledger.api.settings import load_settings
-from factledger.application.memory_types import Namespace, SearchQuery
+from factledger.application.memory.types import Namespace, SearchQuery
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.scripted_extractor import ScriptedExtractor

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from factledger.api.cli import app
-from factledger.api.pgvector_bench_data import sentence_pool
+from factledger.api.cli.main import app
+from factledger.bench.pgvector.data import sentence_pool
 
 pytestmark = pytest.mark.integration
 

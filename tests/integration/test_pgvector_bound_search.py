@@ -13,11 +13,11 @@ import pytest
 from psycopg import sql
 from psycopg.pq import Trace
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
-from factledger.adapters.pgvector_bound_search import run_bound
-from factledger.application.memory_types import Namespace, SearchMode, SearchQuery
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.bound_search import run_bound
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.memory.types import Namespace, SearchMode, SearchQuery
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import fresh_schema, pgvector_backend
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated

@@ -9,11 +9,11 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import MemoryUnavailableError
-from factledger.application.memory_types import Namespace
+from factledger.application.memory.types import Namespace
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import drop_schema, fresh_schema, pgvector_backend
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated

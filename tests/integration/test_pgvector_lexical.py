@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Sequence
 import numpy as np
 import pytest
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
-from factledger.application.memory_types import Namespace, SearchMode, SearchQuery
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.memory.types import Namespace, SearchMode, SearchQuery
 from factledger.application.ports import Vectors
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend

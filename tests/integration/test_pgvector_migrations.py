@@ -10,11 +10,11 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
-from factledger.adapters.pgvector_config import PgvectorConfig
-from factledger.adapters.pgvector_schema import MIGRATIONS, SchemaOptions, apply_migrations
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.config import PgvectorConfig
+from factledger.adapters.pgvector.schema import MIGRATIONS, SchemaOptions, apply_migrations
+from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import MemoryUnavailableError
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import drop_schema, fresh_schema
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 # A separate interpreter applying the same migrations: another process, another session.
 CHILD = """
 import asyncio, sys
-from factledger.adapters.pgvector_schema import SchemaOptions, apply_migrations
+from factledger.adapters.pgvector.schema import SchemaOptions, apply_migrations
 options = SchemaOptions(sys.argv[2], sys.argv[3], 64, create_app_role=True)
 print(",".join(map(str, asyncio.run(apply_migrations(sys.argv[1], options)))))
 """

@@ -11,12 +11,12 @@ import pytest
 import structlog
 from psycopg import sql
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import InvalidMemoryInputError, MemoryNotFoundError
-from factledger.application.extraction_types import ExtractedFact, ExtractionRequest
-from factledger.application.memory_types import (
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
+from factledger.application.memory.types import (
     Condition,
     FilterOp,
     IngestMode,

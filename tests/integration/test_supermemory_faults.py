@@ -12,18 +12,18 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.supermemory_backend import SupermemoryMemoryBackend
-from factledger.adapters.supermemory_calls import CallPolicy
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
+from factledger.adapters.supermemory.calls import CallPolicy
 from factledger.application.errors import (
     MemoryConflictError,
     MemoryTimeoutError,
     MemoryUnavailableError,
 )
-from factledger.application.memory_types import Namespace, SearchQuery
+from factledger.application.memory.types import Namespace, SearchQuery
 from factledger.testing.scripted_extractor import ScriptedExtractor
-from factledger.testing.supermemory_faults import Fault, LatencyProfile, LatencySampler
-from factledger.testing.supermemory_server import SupermemoryServer, serve_on_loopback
+from factledger.testing.supermemory.faults import Fault, LatencyProfile, LatencySampler
+from factledger.testing.supermemory.server import SupermemoryServer, serve_on_loopback
 
 NS = Namespace("subject-1")
 LIMIT_S = 1.0

@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.adapters.supermemory_backend import SupermemoryMemoryBackend
-from factledger.api.memory_choice import open_backend
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
+from factledger.api.bootstrap.backend import open_backend
 from factledger.api.settings import Settings, SettingsError, load_settings
-from factledger.application.memory_types import (
+from factledger.application.memory.types import (
     HitKind,
     Namespace,
     ProcessingState,
@@ -25,7 +25,7 @@ from factledger.application.memory_types import (
 )
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
-from factledger.testing.supermemory_server import SupermemoryServer, serve_on_loopback
+from factledger.testing.supermemory.server import SupermemoryServer, serve_on_loopback
 
 
 async def test_supermemory_settings_open_a_working_adapter(

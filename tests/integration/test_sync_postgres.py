@@ -10,23 +10,23 @@ from dataclasses import dataclass
 
 import pytest
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.ledger_event_store import ensure_schema, postgres_env
-from factledger.adapters.postgres_sync_store import PostgresSyncStore
-from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.postgres.event_store import ensure_schema, postgres_env
+from factledger.adapters.postgres.sync_store import PostgresSyncStore
+from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import MemoryUnavailableError
-from factledger.application.ledger import Ledger
-from factledger.application.memory_types import (
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.types import (
     IngestMode,
     Metadata,
     Namespace,
     ProcessingStatus,
 )
-from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
-from factledger.application.sync_feed import LedgerEventFeed
-from factledger.application.sync_ids import namespace_for
+from factledger.application.sync.feed import LedgerEventFeed
+from factledger.application.sync.ids import namespace_for
+from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.transcript import Message
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.recall_story import drive_story

@@ -13,21 +13,23 @@ from pathlib import Path
 
 import pytest
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.pgvector_backend import PgvectorMemoryBackend
-from factledger.adapters.pgvector_config import embedded_config
-from factledger.adapters.postgres_sync_store import PostgresSyncStore
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.api.bootstrap import open_ledger_runtime
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.config import embedded_config
+from factledger.adapters.postgres.sync_store import PostgresSyncStore
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.api.bootstrap.ledger import open_ledger_runtime
 from factledger.api.settings import load_settings
-from factledger.application.sync_ids import namespace_for
+from factledger.application.sync.ids import namespace_for
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.recall_story import drive_story
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 FACTLEDGER = Path(sys.executable).parent / "factledger"
+
+CRASH_WORKER = Path(__file__).parents[1] / "support" / "sync_crash_worker.py"
 
 
 def worker_env(location: PostgresLocation, data_dir: Path, suffix: str) -> dict[str, str]:
@@ -67,7 +69,7 @@ async def test_a_sigkilled_worker_process_resumes_without_loss_or_duplicates(
     # A worker process dies (SIGKILL) right after its 3rd record write, mid-batch.
     crashed = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "factledger.testing.sync_crash_worker", "3"],
+        [sys.executable, str(CRASH_WORKER), "3"],
         env=env,
         capture_output=True,
         timeout=120,

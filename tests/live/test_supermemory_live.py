@@ -14,9 +14,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from factledger.adapters.supermemory_backend import SupermemoryMemoryBackend
-from factledger.adapters.supermemory_calls import CallPolicy
-from factledger.application.memory_types import (
+from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
+from factledger.adapters.supermemory.calls import CallPolicy
+from factledger.application.memory.types import (
     HitKind,
     IngestMode,
     Namespace,

@@ -6,9 +6,9 @@ import httpx
 import numpy as np
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.onnx_embedder import OnnxEmbedder
-from factledger.api.bootstrap import build_embedder
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.api.bootstrap.ledger import build_embedder
 from factledger.api.settings import SettingsError, load_settings
 from factledger.testing.fake_openai_embeddings import FakeOpenAIEmbeddings
 

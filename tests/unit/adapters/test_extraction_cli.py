@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factledger.api.cli import app
+from factledger.api.cli.main import app
 from factledger.api.log_setup import reset_logging
 
 LABELLED_SET = Path(__file__).parents[2] / "data" / "extraction_set.yaml"

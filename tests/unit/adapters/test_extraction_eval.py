@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from factledger.application.extraction_eval import (
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
+from factledger.application.memory.types import RelationKind
+from factledger.bench.extraction_eval import (
     ExpectedFact,
     ExtractionCase,
     evaluate,
@@ -12,8 +14,6 @@ from factledger.application.extraction_eval import (
     score_case,
     summarise,
 )
-from factledger.application.extraction_types import ExtractedFact, ExtractionRequest
-from factledger.application.memory_types import RelationKind
 from factledger.domain.transcript import Message, Role
 
 CASE = parse_cases(

@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from factledger.adapters.rule_guidance import GuidanceError, load_guidance, parse_guidance
+from factledger.adapters.extraction.rules.guidance import (
+    GuidanceError,
+    load_guidance,
+    parse_guidance,
+)
 
 
 def test_the_packaged_guidance_loads_once_and_names_every_slot_once() -> None:

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.embedding.hashing import HashingEmbedder
 
 
 async def test_vectors_are_unit_length_and_of_the_declared_width() -> None:
@@ -39,7 +39,7 @@ async def test_text_without_words_is_the_zero_vector() -> None:
 
 def test_the_same_text_embeds_identically_in_another_process() -> None:
     code = (
-        "from factledger.adapters.hashing_embedder import HashingEmbedder;"
+        "from factledger.adapters.embedding.hashing import HashingEmbedder;"
         "print(HashingEmbedder(32).embed_sync(['stable across runs']).tolist())"
     )
     other = subprocess.run(  # noqa: S603 - fixed interpreter and code

@@ -10,11 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.in_memory_idempotency_store import InMemoryIdempotencyStore
-from factledger.adapters.postgres_idempotency_store import PostgresIdempotencyStore
-from factledger.adapters.sqlite_idempotency_store import SqliteIdempotencyStore
-from factledger.application.idempotency import ClaimStatus, IdempotencyScope, IdempotencyStore
+from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
+from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
+from factledger.application.ledger.idempotency import (
+    ClaimStatus,
+    IdempotencyScope,
+    IdempotencyStore,
+)
 
 ADAPTERS = [
     pytest.param("in_memory", id="in-memory"),

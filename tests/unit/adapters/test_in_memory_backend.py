@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import structlog
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.onnx_embedder import OnnxEmbedder
-from factledger.application.memory_rules import derive_memory_id
-from factledger.application.memory_types import (
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.application.memory.rules import derive_memory_id
+from factledger.application.memory.types import (
     HitKind,
     IngestMode,
     Namespace,

@@ -7,15 +7,16 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from factledger.adapters.in_memory_filters import matches
-from factledger.adapters.in_memory_store import VectorTable, split_chunks
-from factledger.adapters.scoring import (
+from factledger.adapters.in_memory.store import VectorTable
+from factledger.application.memory.chunking import split_chunks
+from factledger.application.memory.filters import matches
+from factledger.application.memory.scoring import (
     bm25_scores,
     keyword_tokens,
     rank_desc,
     reciprocal_rank_fusion,
 )
-from factledger.application.memory_types import AllOf, AnyOf, Condition, FilterOp
+from factledger.application.memory.types import AllOf, AnyOf, Condition, FilterOp
 
 
 def test_keyword_tokens_drop_stopwords_and_case() -> None:

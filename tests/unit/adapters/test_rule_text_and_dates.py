@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factledger.adapters.rule_dates import annotate, find_dates, strip_dates
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.adapters.rule_text import (
+from factledger.adapters.extraction.rules.dates import annotate, find_dates, strip_dates
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.extraction.rules.text import (
     carry_speaker,
     expand_contractions,
     sentences,
     third_person,
 )
-from factledger.application.extraction_types import ExtractionRequest, KnownFact
+from factledger.application.memory.extraction import ExtractionRequest, KnownFact
 from factledger.domain.transcript import Message, Role
 
 TUESDAY = datetime(2026, 3, 10, 12, tzinfo=UTC)

@@ -14,10 +14,10 @@ import httpx
 import pytest
 import structlog
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.supermemory_backend import SupermemoryMemoryBackend
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
 from factledger.application.errors import InvalidMemoryInputError, MemoryConflictError
-from factledger.application.memory_types import (
+from factledger.application.memory.types import (
     HitKind,
     IngestMode,
     Namespace,
@@ -30,9 +30,9 @@ from factledger.application.memory_types import (
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated
-from factledger.testing.supermemory_engine import ProcessingTiming
-from factledger.testing.supermemory_harness import supermemory_backend_in_process
-from factledger.testing.supermemory_server import SupermemoryServer
+from factledger.testing.supermemory.engine import ProcessingTiming
+from factledger.testing.supermemory.harness import supermemory_backend_in_process
+from factledger.testing.supermemory.server import SupermemoryServer
 
 NS = Namespace("subject-1")
 WHEN = datetime(2026, 3, 2, 10, 30, tzinfo=UTC)

@@ -10,7 +10,7 @@ import pytest
 import structlog
 import supermemory
 
-from factledger.adapters.supermemory_calls import CallPolicy, Deadline, call
+from factledger.adapters.supermemory.calls import CallPolicy, Deadline, call
 from factledger.application.errors import (
     InvalidMemoryInputError,
     MemoryBackendError,

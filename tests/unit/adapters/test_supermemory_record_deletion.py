@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.application.errors import MemoryUnavailableError
-from factledger.application.memory_types import Namespace
+from factledger.application.memory.types import Namespace
 from factledger.testing.scripted_extractor import ScriptedExtractor
-from factledger.testing.supermemory_harness import supermemory_backend_in_process
+from factledger.testing.supermemory.harness import supermemory_backend_in_process
 
 NS = Namespace("subject-deletion")
 

@@ -8,12 +8,12 @@ from typing import Any
 import httpx
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated
-from factledger.testing.supermemory_engine import ProcessingTiming
-from factledger.testing.supermemory_faults import Fault, FaultPlan, LatencyProfile, LatencySampler
-from factledger.testing.supermemory_server import DEFAULT_API_KEY, SupermemoryServer
-from factledger.testing.supermemory_spec import response_issues
+from factledger.testing.supermemory.engine import ProcessingTiming
+from factledger.testing.supermemory.faults import Fault, FaultPlan, LatencyProfile, LatencySampler
+from factledger.testing.supermemory.server import DEFAULT_API_KEY, SupermemoryServer
+from factledger.testing.supermemory.spec import response_issues
 
 AUTH = {"Authorization": f"Bearer {DEFAULT_API_KEY}"}
 

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 from pydantic import SecretStr, ValidationError
 
-from factledger.api.auth import (
+from factledger.api.http.auth import (
     Principal,
     Role,
     SubjectClaim,
@@ -23,7 +23,7 @@ from factledger.api.auth import (
     TokenVerifier,
     mint_token,
 )
-from factledger.api.errors import AuthenticationError, PermissionDeniedError
+from factledger.api.http.errors import AuthenticationError, PermissionDeniedError
 from factledger.api.settings import (
     DEV_JWT_SECRET,
     AuthSettings,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from factledger.api.auth import Role, TokenVerifier
-from factledger.api.cli import app
+from factledger.api.cli.main import app
+from factledger.api.http.auth import Role, TokenVerifier
 from factledger.api.settings import load_settings
 
 

@@ -9,14 +9,14 @@ import pytest
 from fastapi import Response
 from pydantic import BaseModel
 
-from factledger.adapters.in_memory_idempotency_store import InMemoryIdempotencyStore
-from factledger.api.errors import (
+from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
+from factledger.api.http.errors import (
     IdempotencyKeyReusedError,
     InvalidParameterError,
     RequestInProgressError,
 )
-from factledger.api.idempotency import Idempotency, parse_key
-from factledger.application.idempotency import ClaimStatus, IdempotencyScope
+from factledger.api.http.idempotency import Idempotency, parse_key
+from factledger.application.ledger.idempotency import ClaimStatus, IdempotencyScope
 
 SCOPE = IdempotencyScope("t1", "agent-1", "key-00000001")
 

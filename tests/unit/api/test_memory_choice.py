@@ -9,10 +9,10 @@ from pathlib import Path
 
 import httpx
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.api.memory_choice import open_backend
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.api.bootstrap.backend import open_backend
 from factledger.api.settings import load_settings
-from factledger.application.memory_types import namespace
+from factledger.application.memory.types import namespace
 from factledger.domain.transcript import Message, Role
 from factledger.testing.fake_openai import FakeOpenAI, facts_reply
 from factledger.testing.manual_clock import ManualClock

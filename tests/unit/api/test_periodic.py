@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from factledger.api.periodic import run_every
+from factledger.api.cli.periodic import run_every
 
 
 async def test_rounds_run_at_once_and_again_and_failures_do_not_stop_them() -> None:

@@ -11,17 +11,17 @@ from typing import cast
 
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.application.extraction_types import ExtractedFact
-from factledger.application.memory_types import RelationKind
-from factledger.application.notes import render_context, render_recall
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.types import RelationKind
 from factledger.application.ports import MemoryBackend
-from factledger.application.recall import Recall, RecallPorts
-from factledger.application.recall_policy import RecallPolicies, RecallPolicy
-from factledger.application.recall_sources import OpenProposal, ProfileEntry, SessionDigest
-from factledger.application.recall_types import Degraded, NoteKind
-from factledger.application.sync_ids import namespace_for, transcript_document_id
+from factledger.application.recall.notes import render_context, render_recall
+from factledger.application.recall.policy import RecallPolicies, RecallPolicy
+from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
+from factledger.application.recall.types import Degraded, NoteKind
+from factledger.application.sync.ids import namespace_for, transcript_document_id
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor

@@ -6,8 +6,14 @@ from datetime import date
 
 import pytest
 
-from factledger.application.notes import attributed, dated, summary_text, unquote, with_previous
-from factledger.application.recall_types import Excerpt, Note, NoteKind, NoteOrigin
+from factledger.application.recall.notes import (
+    attributed,
+    dated,
+    summary_text,
+    unquote,
+    with_previous,
+)
+from factledger.application.recall.types import Excerpt, Note, NoteKind, NoteOrigin
 from factledger.domain.transcript import Channel, Role
 
 

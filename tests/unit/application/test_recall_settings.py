@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from factledger.api.recall_bootstrap import recall_policies
+from factledger.api.bootstrap.services import recall_policies
 from factledger.api.settings import SettingsError, load_settings
-from factledger.application.memory_types import SearchMode
+from factledger.application.memory.types import SearchMode
 
 
 def test_defaults_are_the_product_promise() -> None:

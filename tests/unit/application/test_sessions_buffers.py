@@ -12,12 +12,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.in_memory_session_buffer import InMemorySessionBuffer
-from factledger.adapters.postgres_session_buffer import PostgresSessionBuffer
-from factledger.adapters.sqlite_session_buffer import SqliteSessionBuffer
+from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
+from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.application.ports import SessionBuffer
-from factledger.application.session_types import (
+from factledger.application.sessions.types import (
     ActiveSession,
     SessionConflictError,
     SessionId,

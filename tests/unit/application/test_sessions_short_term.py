@@ -8,14 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import structlog
 
-from factledger.adapters.in_memory_session_buffer import InMemorySessionBuffer
-from factledger.adapters.safety_filter import RuleBasedSafetyFilter
-from factledger.application.session_types import (
+from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
+from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
+from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
+from factledger.application.sessions.types import (
     SessionId,
     SessionNotActiveError,
     SessionRecording,
 )
-from factledger.application.sessions import SessionPorts, ShortTermMemory
 from factledger.domain.transcript import Channel, Message, Role
 
 SUBJECT = uuid.UUID("00000000-0000-0000-0000-0000000000aa")

@@ -12,30 +12,30 @@ from uuid import UUID
 
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.in_memory_sync_store import InMemorySyncStore
-from factledger.adapters.ledger_event_store import popo_env
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.application.commands import (
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.sync_store import InMemorySyncStore
+from factledger.application.ledger.commands import (
     ApproveChange,
     ForgetField,
     ProposeChange,
     RecordSession,
     RegisterSubject,
 )
-from factledger.application.ledger import Ledger
-from factledger.application.memory_types import Capability, MemoryFact, Namespace
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.types import Capability, MemoryFact, Namespace
 from factledger.application.ports import MemoryBackend
-from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
-from factledger.application.sync_feed import LedgerEventFeed
-from factledger.application.sync_forget import is_forgotten_with
-from factledger.application.sync_ids import namespace_for
+from factledger.application.sync.feed import LedgerEventFeed
+from factledger.application.sync.forget import is_forgotten_with
+from factledger.application.sync.ids import namespace_for
+from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
-from factledger.testing.supermemory_harness import supermemory_backend_in_process
+from factledger.testing.supermemory.harness import supermemory_backend_in_process
 
 JUNE = datetime(2026, 6, 18, 11, 0, tzinfo=UTC)
 SAID = (

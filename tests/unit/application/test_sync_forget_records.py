@@ -8,18 +8,18 @@ from dataclasses import dataclass
 
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.in_memory_sync_store import InMemorySyncStore
-from factledger.adapters.ledger_event_store import popo_env
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.application.commands import ForgetMemory
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.errors import MemoryNotFoundError
-from factledger.application.ledger import Ledger
-from factledger.application.memory_types import HitKind, SearchMode, SearchQuery
-from factledger.application.sync import SyncPorts, SyncWorker
-from factledger.application.sync_feed import LedgerEventFeed
-from factledger.application.sync_ids import namespace_for, proposal_record_id
+from factledger.application.ledger.commands import ForgetMemory
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.types import HitKind, SearchMode, SearchQuery
+from factledger.application.sync.feed import LedgerEventFeed
+from factledger.application.sync.ids import namespace_for, proposal_record_id
+from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.recall_story import TENANT, Story, drive_story, forget_supplier

@@ -11,18 +11,18 @@ from typing import Any
 import pytest
 import structlog
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.in_memory_sync_store import InMemorySyncStore
-from factledger.adapters.ledger_event_store import popo_env
-from factledger.adapters.rule_extractor import RuleExtractor
-from factledger.api.recall_bootstrap import sync_ports
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.sync_store import InMemorySyncStore
+from factledger.api.bootstrap.services import sync_ports
 from factledger.api.settings import load_settings
-from factledger.application.commands import RecordSession, RegisterSubject
-from factledger.application.ledger import Ledger
-from factledger.application.sync import SyncOptions, SyncWorker
-from factledger.application.sync_feed import LedgerEventFeed
-from factledger.application.sync_ids import namespace_for
+from factledger.application.ledger.commands import RecordSession, RegisterSubject
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.sync.feed import LedgerEventFeed
+from factledger.application.sync.ids import namespace_for
+from factledger.application.sync.worker import SyncOptions, SyncWorker
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.recall_story import SECRETS, TENANT, drive_story, forget_supplier

@@ -9,18 +9,18 @@ from dataclasses import dataclass
 
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.in_memory_sync_store import InMemorySyncStore
-from factledger.adapters.ledger_event_store import popo_env
-from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.errors import MemoryUnavailableError
-from factledger.application.ledger import Ledger
-from factledger.application.memory_types import Metadata, Namespace
-from factledger.application.sync import SyncOptions, SyncPorts, SyncWorker
-from factledger.application.sync_feed import LedgerEventFeed
-from factledger.application.sync_ids import namespace_for
-from factledger.application.sync_types import SyncKind
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.types import Metadata, Namespace
+from factledger.application.sync.feed import LedgerEventFeed
+from factledger.application.sync.ids import namespace_for
+from factledger.application.sync.types import SyncKind
+from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.recall_story import Story, drive_story, forget_supplier
 from factledger.testing.stalling_backend import Fault, StallingBackend

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
-from factledger.adapters.rule_extractor import RuleExtractor
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.clocks import SystemClock
-from factledger.application.memory_types import Namespace
+from factledger.application.memory.types import Namespace
 
 
 class OneNamespaceBackend:

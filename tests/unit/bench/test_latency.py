@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.clocks import SystemClock
-from factledger.bench.workload_latency import LatencySizes, latency_steps, run_latency
+from factledger.bench.workloads.latency import LatencySizes, latency_steps, run_latency
 from factledger.testing.stalling_backend import Fault, StallingBackend
 
 TINY = LatencySizes(corpus=10, sequential=5, visibility=2, budgeted=6, agents=3, per_agent=2)

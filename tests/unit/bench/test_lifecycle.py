@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from factledger.adapters.in_memory_backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.clocks import SystemClock
 from factledger.application.ports import MemoryBackend
 from factledger.bench.lifecycle_suite import generate_suite
-from factledger.bench.workload_lifecycle import run_lifecycle
+from factledger.bench.workloads.lifecycle import run_lifecycle
 
 
 def test_the_suite_is_reproducible_from_its_seed() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from factledger.application.memory_types import HitKind, SearchHit
+from factledger.application.memory.types import HitKind, SearchHit
 from factledger.bench.locomo import normalise_evidence, parse_conversation
-from factledger.bench.workload_locomo import covered_turns, record_of
+from factledger.bench.workloads.locomo import covered_turns, record_of
 
 KNOWN = {"D8:6", "D9:17", "D11:26", "D30:5", "D9:1", "D4:4", "D4:6"}
 

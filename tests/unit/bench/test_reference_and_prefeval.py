@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from factledger.adapters.hashing_embedder import HashingEmbedder
+from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.application.errors import MemoryConflictError
-from factledger.application.memory_types import SearchMode, SearchQuery, namespace
+from factledger.application.memory.types import SearchMode, SearchQuery, namespace
 from factledger.bench.bm25_reference import Bm25ReferenceBackend, tokens
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.bench.prefeval import PrefEntry, run_prefeval

@@ -9,15 +9,16 @@ from uuid import uuid4
 
 import pytest
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.postgres_view_store import PostgresViewStore
-from factledger.adapters.sqlite_view_store import SqliteViewStore
-from factledger.api.ledger_story import StoryClock, StoryIds, run_story
-from factledger.application.ledger import Ledger
+from factledger.adapters.in_memory.view_store import InMemoryViewStore
+from factledger.adapters.postgres.view_store import PostgresViewStore
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.adapters.sqlite.view_store import SqliteViewStore
+from factledger.api.cli.demo.story import StoryClock, StoryIds, run_story
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.view_store import ViewStore
 from factledger.projections.follower import Follower
 from factledger.projections.profile_projection import ProfileProjection
 from factledger.projections.profile_reader import ViewStoreProfileReader
-from factledger.projections.view_store import InMemoryViewStore, ViewStore
 
 
 def make_store(kind: str, tmp_path: Path, postgres: PostgresLocation | None) -> ViewStore:

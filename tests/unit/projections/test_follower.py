@@ -10,18 +10,18 @@ from uuid import uuid4
 
 import pytest
 
-from factledger.adapters.embedded_postgres import PostgresLocation
-from factledger.adapters.ledger_event_store import popo_env
-from factledger.adapters.postgres_view_store import PostgresViewStore
-from factledger.adapters.sqlite_view_store import SqliteViewStore
-from factledger.api.ledger_story import TENANT, StoryClock, run_story
-from factledger.application.commands import RegisterSubject
-from factledger.application.ledger import Ledger
-from factledger.application.view_store import ViewStore
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.view_store import InMemoryViewStore
+from factledger.adapters.postgres.view_store import PostgresViewStore
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.adapters.sqlite.view_store import SqliteViewStore
+from factledger.api.cli.demo.story import TENANT, StoryClock, run_story
+from factledger.application.ledger.commands import RegisterSubject
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.view_store import ViewStore
 from factledger.projections.follower import Follower
 from factledger.projections.profile_projection import ProfileProjection
 from factledger.projections.profile_reader import ViewStoreProfileReader
-from factledger.projections.view_store import InMemoryViewStore
 
 
 @pytest.fixture(

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from factledger.api.ledger_story import (
+from factledger.api.cli.demo.story import (
     CONDITION,
     JAN,
     JAN_REVIEW,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from factledger.application.ledger import Ledger
+from factledger.application.ledger.ledger import Ledger
 from factledger.testing.ledger_stores import LedgerStore, make_store, open_ledger
 from factledger.testing.manual_clock import ManualClock
 

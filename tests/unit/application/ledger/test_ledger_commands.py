@@ -10,7 +10,8 @@ from uuid import uuid4
 
 import pytest
 
-from factledger.application.commands import (
+from factledger.application.errors import NotFoundError
+from factledger.application.ledger.commands import (
     ApproveChange,
     ConfirmChange,
     ForgetMemory,
@@ -19,8 +20,7 @@ from factledger.application.commands import (
     RegisterSubject,
     RejectChange,
 )
-from factledger.application.errors import NotFoundError
-from factledger.application.ledger import Ledger
+from factledger.application.ledger.ledger import Ledger
 from factledger.domain.errors import ChangeNotPendingError, ConfirmationNotAllowedError
 from factledger.domain.provenance import (
     Actor,

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from factledger.application.commands import (
+from factledger.adapters.in_memory.view_store import InMemoryViewStore
+from factledger.application.ledger.commands import (
     ApproveChange,
     EraseSubject,
     ForgetField,
@@ -16,8 +17,8 @@ from factledger.application.commands import (
     RecordSession,
     RegisterSubject,
 )
-from factledger.application.key_store import KeyStore
-from factledger.application.ledger import Ledger
+from factledger.application.ledger.key_store import KeyStore
+from factledger.application.ledger.ledger import Ledger
 from factledger.domain.errors import FieldNotPresentError, SubjectErasedError
 from factledger.domain.events import ChangeConfirmed, ChangeProposed, SessionRecorded
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
@@ -25,7 +26,6 @@ from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue
 from factledger.projections.follower import Follower
 from factledger.projections.profile_projection import ProfileProjection
-from factledger.projections.view_store import InMemoryViewStore
 from factledger.testing.ledger_stores import LedgerStore, open_ledger
 
 WHEN = datetime(2026, 6, 18, 11, 0, tzinfo=UTC)

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
 
-from factledger.application.commands import (
+from factledger.application.ledger.commands import (
     ApproveChange,
     ConfirmChange,
     ForgetField,
@@ -17,7 +17,7 @@ from factledger.application.commands import (
     RegisterSubject,
     RejectChange,
 )
-from factledger.application.ledger import Ledger
+from factledger.application.ledger.ledger import Ledger
 from factledger.domain.events import FactForgotten
 from factledger.domain.proposal import Decision
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import structlog
 
-from factledger.adapters.ledger_event_store import popo_env
-from factledger.api.ledger_story import StoryClock, run_story
-from factledger.application.commands import ProposeChange, RegisterSubject
-from factledger.application.ledger import Ledger
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.api.cli.demo.story import StoryClock, run_story
+from factledger.application.ledger.commands import ProposeChange, RegisterSubject
+from factledger.application.ledger.ledger import Ledger
 from factledger.domain.errors import UnknownFieldError, ValueTypeMismatchError
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.values import ProfileSchema, TextValue, ValueType

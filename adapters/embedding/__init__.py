@@ -1,0 +1,1 @@
+"""Embedders: the packaged ONNX sentence models, an OpenAI-compatible endpoint, feature hashing."""

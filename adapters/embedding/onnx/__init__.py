@@ -1,0 +1,1 @@
+"""Sentence embeddings from the packaged ONNX models, run offline with onnxruntime."""

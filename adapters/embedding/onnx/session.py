@@ -1,0 +1,111 @@
+"""`EncoderSession`: the fastest faithful onnxruntime session for a sentence encoder.
+
+A BERT encoder is rebuilt as a compact graph of fused operators (`onnx_bert_graph`), with int8
+activations when asked. A model we pin is known to survive the rebuild (its tests compare both
+graphs); any other model must first reproduce its own hidden states, in float, on a probe
+batch. A model that is not rebuilt keeps its graph, with int8 activations where its weights
+are stored as int8 (`onnx_quantize`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from factledger.adapters.embedding.onnx.bert_graph import (
+    SLOWER_FUSIONS,
+    TOKEN_TYPES,
+    compact_bert_encoder,
+)
+from factledger.adapters.embedding.onnx.quantize import quantize_activations
+
+BERT_HEADS = 12  # MiniLM and BERT-base alike; a wrong count fails the probe, not the vectors
+HIDDEN_STATES = "last_hidden_state"
+_PROBE_IDS = np.array([[101, 2023, 2003, 1037, 4606, 102], [101, 7592, 102, 0, 0, 0]], np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class EncoderSession:
+    """A loaded encoder: token ids and mask in, one hidden state per token out."""
+
+    session: ort.InferenceSession
+    input_names: frozenset[str]
+    output_name: str
+    int8_activations: bool
+
+    def hidden_states(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if TOKEN_TYPES in self.input_names:
+            feeds[TOKEN_TYPES] = np.zeros_like(ids)
+        hidden: np.ndarray = self.session.run([self.output_name], feeds)[0]
+        return hidden
+
+
+def open_encoder(
+    serialized: bytes, *, threads: int, int8_activations: bool, trusted: bool
+) -> EncoderSession:
+    """`serialized`: the model file's content. `trusted`: a model whose rebuild our tests
+    check, so the probe is skipped."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    model = onnx.load_from_string(serialized)
+    compact = compact_bert_encoder(model, int8_activations=int8_activations, heads=BERT_HEADS)
+    if compact is not None and (trusted or compact_is_faithful(model, options)):
+        quantized = any(node.op_type == "DynamicQuantizeMatMul" for node in compact.graph.node)
+        return session_for(compact, options, int8_activations=quantized)
+    rewritten = quantize_activations(model) if int8_activations else 0
+    return session_for(model, options, int8_activations=rewritten > 0)
+
+
+def compact_is_faithful(original: onnx.ModelProto, options: ort.SessionOptions) -> bool:
+    """The float compact graph gives the original's hidden states on a padded probe batch."""
+    compact = compact_bert_encoder(original, int8_activations=False, heads=BERT_HEADS)
+    if compact is None:
+        return False
+    mask = (_PROBE_IDS != 0).astype(np.int64)
+    try:
+        expected = session_for(original, options, int8_activations=False).hidden_states(
+            _PROBE_IDS, mask
+        )
+        actual = session_for(compact, options, int8_activations=False).hidden_states(
+            _PROBE_IDS, mask
+        )
+    except (ort.capi.onnxruntime_pybind11_state.Fail, ValueError, IndexError):
+        return False
+    real = mask[:, :, None].astype(bool)
+    return bool(
+        expected.shape == actual.shape and np.allclose(expected * real, actual * real, atol=1e-4)
+    )
+
+
+def session_for(
+    model: onnx.ModelProto, options: ort.SessionOptions, *, int8_activations: bool
+) -> EncoderSession:
+    """`int8_activations` records what the graph does (embedders then run one text per run)."""
+    session = ort.InferenceSession(
+        model.SerializeToString(),
+        sess_options=options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=list(SLOWER_FUSIONS),
+    )
+    return EncoderSession(
+        session=session,
+        input_names=frozenset(i.name for i in session.get_inputs()),
+        output_name=_hidden_states_output(session),
+        int8_activations=int8_activations,
+    )
+
+
+def _hidden_states_output(session: ort.InferenceSession) -> str:
+    """`last_hidden_state` by name, else the first output of rank 3 (batch, tokens, width);
+    exports name their outputs freely and some put a pooled vector first."""
+    outputs = session.get_outputs()
+    names: list[str] = [output.name for output in outputs]
+    if HIDDEN_STATES in names:
+        return HIDDEN_STATES
+    ranks = [len(output.shape) for output in outputs]
+    return next((name for name, rank in zip(names, ranks, strict=True) if rank == 3), names[0])

@@ -1,0 +1,2 @@
+"""Reading conversations: fact extraction (rules or an OpenAI-compatible model) and the
+safety screen."""

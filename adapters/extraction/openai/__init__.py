@@ -1,0 +1,1 @@
+"""`OpenAICompatibleExtractor`: facts from any OpenAI-compatible chat completions endpoint."""

@@ -1,0 +1,1 @@
+"""`RuleExtractor`: deterministic, offline extraction driven by YAML guidance."""

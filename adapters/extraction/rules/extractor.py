@@ -1,0 +1,284 @@
+"""`RuleExtractor`: deterministic, offline fact extraction driven by configurable guidance.
+
+- Only the subject's own messages are read for facts; agent, staff and system lines are used
+  only as the question a short reply answers ("Would you upgrade?" / "Maybe next quarter").
+- A sentence yields the slot facts its guidance patterns find; a sentence no pattern fits but
+  that says something still becomes a fact close to the subject's words, with its provenance.
+- Hedged or conditional statements are intents with the hedge or condition kept verbatim,
+  never state changes; changes of state update their slot; reasons extend what they explain;
+  configured derivation rules add inferred conclusions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+import structlog
+
+from factledger.adapters.extraction.rules.clauses import (
+    Clauses,
+    is_filler,
+    split_clauses,
+    without_interjection,
+)
+from factledger.adapters.extraction.rules.dates import (
+    DateMention,
+    annotate,
+    find_dates,
+    strip_dates,
+)
+from factledger.adapters.extraction.rules.guidance import (
+    Guidance,
+    SlotPattern,
+    SlotSpec,
+    load_guidance,
+)
+from factledger.adapters.extraction.rules.links import Draft, derive, update_targets
+from factledger.adapters.extraction.rules.replies import reply_intent
+from factledger.adapters.extraction.rules.text import (
+    carry_speaker,
+    clean,
+    expand_contractions,
+    neutral_pronouns,
+    sentences,
+    third_person,
+    value_key,
+    word_count,
+)
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.types import RelationKind
+from factledger.domain.transcript import Message, Role
+
+log = structlog.get_logger()
+
+MIN_STATEMENT_WORDS = 3
+_INLINE_MESSAGES = 20
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|us|our)\b", re.I)
+_CONJUNCTIONS = re.compile(
+    r"^(?:and|but|so|also|or|then)\b|\b(?:and|but|so|or)(?: then)?$", re.IGNORECASE
+)
+# "You are doing great" is about the listener; "Your pricing is higher" may be a complaint.
+_LISTENER_SUBJECT = re.compile(r"^(?:you|you're|you've|you'll|you'd)\b", re.IGNORECASE)
+
+
+@dataclass(slots=True)
+class _Run:
+    """The state of one extraction: drafts so far and what they are linked against."""
+
+    known: Sequence[KnownFact]
+    drafts: list[Draft] = field(default_factory=list)
+
+    def add(self, draft: Draft) -> Draft:
+        twin = next((d for d in self.drafts if d.text.lower() == draft.text.lower()), None)
+        if twin is not None:  # the same note said twice: one fact, both sources
+            twin.sources = sorted(set(twin.sources) | set(draft.sources))
+            return twin
+        draft.key = f"f{len(self.drafts)}"
+        self.drafts.append(draft)
+        return draft
+
+
+@dataclass(frozen=True, slots=True)
+class _SlotMatch:
+    spec: SlotSpec
+    pattern: SlotPattern
+    start: int
+    end: int
+    value: str
+
+
+def _is_statement(text: str) -> bool:
+    """Says something about the subject: enough words, and not only about the listener."""
+    core = without_interjection(text)
+    if word_count(core) < MIN_STATEMENT_WORDS:
+        return False
+    return not (_LISTENER_SUBJECT.match(core) and not _FIRST_PERSON.search(core))
+
+
+def _date_last(text: str, anchor: datetime) -> str:
+    """Annotates relative dates, moving a leading one to the end so the statement opens with
+    its verb ("Last week I went" -> "went ... last week (week of ...)")."""
+    dates = find_dates(text, anchor)
+    if dates and dates[0].start == 0:
+        first, rest = dates[0], text[dates[0].end :].lstrip(" ,")
+        moved = [replace(d, start=d.start - first.end, end=d.end - first.end) for d in dates[1:]]
+        shift = len(text[first.end :]) - len(rest)
+        moved = [replace(d, start=d.start - shift, end=d.end - shift) for d in moved]
+        words = first.annotated[0].lower() + first.annotated[1:]
+        return f"{annotate(rest, moved).rstrip(' .!')} {words}"
+    return annotate(text, dates)
+
+
+def _past_day(dates: list[DateMention], anchor: datetime) -> datetime | None:
+    """The first resolved date that is not in the future, as the start of that day."""
+    past = [d.day for d in dates if d.day <= anchor.date()]
+    return datetime.combine(past[0], datetime.min.time(), anchor.tzinfo) if past else None
+
+
+def _uncovered(text: str, matches: list[_SlotMatch]) -> list[str]:
+    """Clauses of `text` outside every slot match that still say something of the subject
+    ("We're a clinic" in "We're a clinic with 25 staff")."""
+    edges = [0, *(e for m in matches for e in (m.start, m.end)), len(text)]
+    gaps = [text[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2)]
+    rests = [_CONJUNCTIONS.sub("", g.strip(" ,;")).strip(" ,;") for g in gaps]
+    return [r for r in rests if _FIRST_PERSON.search(r) and _is_statement(r)]
+
+
+class RuleExtractor:
+    """Deterministic extractor; the default of every self-hosted backend."""
+
+    def __init__(self, guidance: Guidance | None = None) -> None:
+        self.guidance = guidance if guidance is not None else load_guidance()
+
+    @classmethod
+    def from_guidance_file(cls, path: Path | None = None) -> RuleExtractor:
+        """An extractor for a user's guidance file (None: the packaged guidance)."""
+        return cls(load_guidance(path))
+
+    async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
+        # Pure CPU work (~0.5 ms a message): a long transcript goes to a thread so the event
+        # loop keeps serving recalls meanwhile.
+        if len(request.transcript) > _INLINE_MESSAGES:
+            return await asyncio.to_thread(self.extract_now, request)
+        return self.extract_now(request)
+
+    def extract_now(self, request: ExtractionRequest) -> list[ExtractedFact]:
+        """The same as `extract`, for synchronous callers (it does no I/O)."""
+        started = time.perf_counter()
+        run = _Run(known=request.known)
+        for index, message in enumerate(request.transcript):
+            if message.role is Role.SUBJECT:
+                anchor = message.at or request.occurred_at
+                previous = request.transcript[index - 1] if index > 0 else None
+                self._read_message(run, index, message, anchor, previous)
+        for derived in derive(self.guidance.derivations, run.drafts, run.known, key="d"):
+            run.add(derived)
+        facts = [d.freeze() for d in run.drafts]
+        log.debug(
+            "extraction.completed",
+            extractor="rule",
+            messages=len(request.transcript),
+            facts=len(facts),
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+        return facts
+
+    def _read_message(
+        self, run: _Run, index: int, message: Message, anchor: datetime, previous: Message | None
+    ) -> None:
+        for sentence in sentences(message.text):
+            if sentence.rstrip().endswith("?") or is_filler(sentence, self.guidance):
+                continue
+            clauses = split_clauses(sentence, self.guidance)
+            made = self._statement_facts(run, index, clauses, anchor, previous)
+            if clauses.reason:
+                self._reason_fact(run, index, clauses, anchor, made)
+
+    def _statement_facts(
+        self,
+        run: _Run,
+        index: int,
+        clauses: Clauses,
+        anchor: datetime,
+        previous: Message | None,
+    ) -> list[Draft]:
+        dates = find_dates(clauses.statement, anchor)
+        bare = carry_speaker(expand_contractions(strip_dates(clauses.statement, dates)))
+        matches = self._match_slots(bare)
+        if matches:
+            made = [self._slot_fact(run, index, m, clauses, dates, anchor) for m in matches]
+            rests = _uncovered(bare, matches)
+            made.extend(run.add(Draft("", third_person(r), None, [index])) for r in rests)
+            return made
+        intent = reply_intent(clauses, previous, self.guidance, dates)
+        if intent is not None:
+            text, topic = intent
+            draft = Draft("", text, f"intent:{value_key(topic)}", [index - 1, index])
+            draft.condition = clauses.condition or clauses.hedge
+            return [run.add(draft)]
+        if not _is_statement(bare) or not clauses.body:
+            return []
+        text = third_person(_date_last(clauses.body, anchor))
+        draft = Draft("", text, None, [index], condition=clauses.condition or clauses.hedge)
+        if not clauses.tentative:  # "went to a support group yesterday" happened on that day
+            draft.valid_from = _past_day(dates, anchor)
+        return [run.add(draft)]
+
+    def _match_slots(self, text: str) -> list[_SlotMatch]:
+        found = [
+            _SlotMatch(spec, pattern, m.start(), m.end(), clean(m.group("value")))
+            for spec in self.guidance.slots
+            for pattern in spec.patterns
+            for m in pattern.regex.finditer(text)
+            if clean(m.group("value"))
+        ]
+        # Earliest first, then the longest: "switched to the Pro plan" is a plan, not a supplier.
+        found.sort(key=lambda m: (m.start, m.start - m.end))
+        chosen: list[_SlotMatch] = []
+        for match in found:
+            if all(match.start >= c.end or match.end <= c.start for c in chosen):
+                chosen.append(match)
+        return chosen
+
+    def _slot_fact(
+        self,
+        run: _Run,
+        index: int,
+        match: _SlotMatch,
+        clauses: Clauses,
+        dates: list[DateMention],
+        anchor: datetime,
+    ) -> Draft:
+        text = match.pattern.text.format(value=match.value)
+        if clauses.tentative and text.startswith("plans to "):
+            text = "may " + text.removeprefix("plans to ")
+        if dates:
+            text += " " + " ".join(d.annotated for d in dates)
+        if clauses.condition:
+            text += f", {clauses.condition}"
+        elif clauses.hedge and not text.startswith(("may ", "is considering ")):
+            text += f" ({clauses.hedge})"
+        slot = match.spec.name
+        if not match.spec.single_valued:
+            slot = f"{slot}:{value_key(match.value)}"
+        elif clauses.tentative:
+            slot = f"intent:{slot}"  # a hedged state is only an intent, never the new state
+        draft = Draft("", text, slot, [index], condition=clauses.condition or clauses.hedge)
+        if not clauses.tentative:
+            marked = self.guidance.update_markers.search(clauses.statement) is not None
+            changed = match.pattern.updates or (match.spec.update_markers and marked)
+            targets = update_targets(slot, run.drafts, run.known)
+            if changed or targets:
+                draft.relation, draft.related_to = RelationKind.UPDATES, targets
+            draft.valid_from = _past_day(dates, anchor)
+        return run.add(draft)
+
+    def _reason_fact(
+        self, run: _Run, index: int, clauses: Clauses, anchor: datetime, made: list[Draft]
+    ) -> None:
+        reason = clauses.reason or ""
+        explained = made[-1] if made else (run.drafts[-1] if run.drafts else None)
+        because = neutral_pronouns(clean(annotate(reason, find_dates(reason, anchor))))
+        opener = (clauses.reason_opener or "because").lower()
+        if explained is None:
+            if word_count(reason) >= MIN_STATEMENT_WORDS:
+                run.add(Draft("", f"{opener} {because}", None, [index]))
+            return
+        text = f"{explained.text} {opener} {because}"
+        run.add(
+            Draft(
+                "",
+                text,
+                None,
+                sorted({*explained.sources, index}),
+                relation=RelationKind.EXTENDS,
+                related_to=[explained.key],
+                condition=explained.condition,
+            )
+        )

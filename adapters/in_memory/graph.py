@@ -1,0 +1,93 @@
+"""Links extracted facts into a namespace's memory graph (updates / extends / derives)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from factledger.adapters.in_memory.store import NamespaceState, StoredFact, term_counts
+from factledger.application.memory.extraction import ExtractedFact, KnownFact
+from factledger.application.memory.rules import derive_memory_id
+from factledger.application.memory.types import MetadataValue, Namespace, Relation, RelationKind
+from factledger.application.ports import Vectors
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    namespace: Namespace
+    document_id: str
+    occurred_at: datetime
+    metadata: dict[str, MetadataValue]
+
+
+def known_facts(state: NamespaceState, now: datetime) -> list[KnownFact]:
+    """The current facts an extractor may link new ones to."""
+    return [
+        KnownFact(memory_id=f.id, text=f.text, slot=f.slot)
+        for f in state.fact_rows
+        if f.is_latest and not f.hidden(now)
+    ]
+
+
+def apply_facts(
+    state: NamespaceState,
+    source: Provenance,
+    extracted: Sequence[ExtractedFact],
+    vectors: Vectors,
+    now: datetime,
+) -> list[StoredFact]:
+    """Adds the facts in order; the caller holds `state.lock`.
+
+    - A fact with a slot supersedes the slot's current fact (one current fact per slot), even
+      when the extractor did not say UPDATES; without a slot, UPDATES supersedes `related_to`.
+    - EXTENDS and DERIVES point at their targets; targets that do not exist are dropped.
+    - A fact whose deterministic id already exists is skipped, so a replay adds nothing.
+    """
+    local: dict[str, str] = {}
+    created: list[StoredFact] = []
+    for fact, vector in zip(extracted, vectors, strict=True):
+        memory_id = derive_memory_id(source.namespace, source.document_id, fact.key)
+        local[fact.key] = memory_id
+        if memory_id in state.facts:
+            continue
+        targets = [local.get(ref, ref) for ref in fact.related_to]
+        relations, version = _link(state, fact, targets, now)
+        (row,) = state.fact_vectors.append(vector.reshape(1, -1))
+        stored = StoredFact(
+            id=memory_id,
+            text=fact.text,
+            slot=fact.slot,
+            document_id=source.document_id,
+            occurred_at=source.occurred_at,
+            row=row,
+            tokens=term_counts(fact.text),
+            metadata=dict(source.metadata),
+            source_indexes=tuple(fact.source_indexes),
+            condition=fact.condition,
+            is_inference=fact.is_inference or fact.relation is RelationKind.DERIVES,
+            relations=relations,
+            version=version,
+        )
+        state.add_fact(stored)
+        created.append(stored)
+    return created
+
+
+def _link(
+    state: NamespaceState, fact: ExtractedFact, targets: list[str], now: datetime
+) -> tuple[tuple[Relation, ...], int]:
+    kind = fact.relation
+    if kind is RelationKind.EXTENDS or kind is RelationKind.DERIVES:
+        return tuple(Relation(kind, t) for t in dict.fromkeys(targets) if t in state.facts), 1
+    superseded: list[StoredFact] = []
+    if fact.slot is not None:
+        current = state.current_in_slot(fact.slot, now)
+        superseded = [current] if current is not None else []
+    elif fact.relation is RelationKind.UPDATES:
+        superseded = [state.facts[t] for t in dict.fromkeys(targets) if t in state.facts]
+    version = 1
+    for old in superseded:
+        old.is_latest = False
+        version = max(version, old.version + 1)
+    return tuple(Relation(RelationKind.UPDATES, old.id) for old in superseded), version

@@ -1,0 +1,68 @@
+"""`IdempotencyStore` in process memory: tests and single-process throwaway runs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from factledger.application.ledger.idempotency import (
+    CLAIMED,
+    DEFAULT_LEASE_S,
+    DEFAULT_TTL_S,
+    Claim,
+    IdempotencyScope,
+    JsonBody,
+    WallClock,
+    settled,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    fingerprint: str
+    body: JsonBody | None  # None while the first request is still running
+    expires_at: float
+
+
+class InMemoryIdempotencyStore:
+    """Entries in an LRU-bounded dict; a lock makes `claim` atomic across threads."""
+
+    def __init__(
+        self,
+        *,
+        ttl_s: float = DEFAULT_TTL_S,
+        lease_s: float = DEFAULT_LEASE_S,
+        max_entries: int = 10_000,
+        clock: WallClock = time.time,
+    ) -> None:
+        self._ttl_s, self._lease_s, self._max = ttl_s, lease_s, max_entries
+        self._clock = clock
+        self._entries: OrderedDict[IdempotencyScope, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim:
+        now = self._clock()
+        with self._lock:
+            entry = self._entries.get(scope)
+            if entry is not None and entry.expires_at > now:
+                self._entries.move_to_end(scope)
+                return settled(fingerprint, entry.fingerprint, entry.body)
+            self._entries[scope] = _Entry(fingerprint, None, now + self._lease_s)
+            self._entries.move_to_end(scope)
+            while len(self._entries) > self._max:
+                self._entries.popitem(last=False)
+            return CLAIMED
+
+    async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None:
+        with self._lock:
+            entry = self._entries.get(scope)
+            if entry is not None and entry.fingerprint == fingerprint:
+                self._entries[scope] = _Entry(fingerprint, body, self._clock() + self._ttl_s)
+
+    async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
+        with self._lock:
+            entry = self._entries.get(scope)
+            if entry is not None and entry.fingerprint == fingerprint and entry.body is None:
+                del self._entries[scope]

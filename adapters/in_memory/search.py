@@ -1,0 +1,102 @@
+"""Search over one namespace: cosine for memories and chunks, BM25 + RRF for hybrid."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+
+from factledger.adapters.in_memory.store import NamespaceState, StoredChunk, StoredFact
+from factledger.application.memory.filters import matches
+from factledger.application.memory.scoring import (
+    bm25_scores,
+    cosine_scores,
+    keyword_tokens,
+    rank_desc,
+    reciprocal_rank_fusion,
+)
+from factledger.application.memory.types import HitKind, SearchHit, SearchMode, SearchQuery
+from factledger.application.ports import Vectors
+
+Item = StoredFact | StoredChunk
+
+
+def visible_fact(fact: StoredFact, query: SearchQuery, now: datetime) -> bool:
+    return (
+        (query.include_superseded or fact.is_latest)
+        and (query.include_inferred or not fact.is_inference)
+        and (query.include_forgotten or not fact.hidden(now))
+        and matches(query.filters, fact.metadata)
+    )
+
+
+def search_namespace(
+    state: NamespaceState, query: SearchQuery, vector: Vectors, now: datetime
+) -> list[SearchHit]:
+    """Hits of one namespace, best first, scores never rising, at most `query.limit`."""
+    facts: list[Item] = []
+    chunks: list[Item] = []
+    if query.mode in (SearchMode.MEMORIES, SearchMode.HYBRID):
+        facts = [f for f in state.fact_rows if visible_fact(f, query, now)]
+    if query.mode in (SearchMode.CHUNKS, SearchMode.HYBRID):
+        chunks = [c for c in state.chunk_rows if matches(query.filters, c.metadata)]
+    similarity = {
+        **_cosine(state.fact_vectors.matrix(), facts, vector),
+        **_cosine(state.chunk_vectors.matrix(), chunks, vector),
+    }
+    items = {item.id: item for item in (*facts, *chunks)}
+    if query.mode is SearchMode.HYBRID:
+        scores = _hybrid(query, list(items.values()), similarity)
+    else:
+        scores = {k: v for k, v in similarity.items() if v >= query.threshold}
+    ranked = rank_desc(scores)[: query.limit]
+    return [_hit(items[item_id], scores[item_id], now) for item_id in ranked]
+
+
+def _cosine(matrix: Vectors, items: Sequence[Item], vector: Vectors) -> dict[str, float]:
+    if not items:
+        return {}
+    rows = np.fromiter((item.row for item in items), dtype=np.int64, count=len(items))
+    scores = cosine_scores(matrix[rows], vector)
+    # float32 rounding can push an exact match a hair above 1.
+    return {item.id: min(1.0, float(s)) for item, s in zip(items, scores, strict=True)}
+
+
+def _hybrid(
+    query: SearchQuery, items: Sequence[Item], similarity: dict[str, float]
+) -> dict[str, float]:
+    """Admits what passes the semantic threshold or matches a keyword; RRF orders the union."""
+    semantic = {k: v for k, v in similarity.items() if v >= query.threshold}
+    lexical = bm25_scores(keyword_tokens(query.text), [item.tokens for item in items])
+    keyword = {item.id: s for item, s in zip(items, lexical, strict=True) if s > 0.0}
+    return reciprocal_rank_fusion([rank_desc(semantic), rank_desc(keyword)])
+
+
+def _hit(item: Item, score: float, now: datetime) -> SearchHit:
+    if isinstance(item, StoredChunk):
+        return SearchHit(
+            id=item.id,
+            text=item.text,
+            score=score,
+            kind=HitKind.CHUNK,
+            is_latest=True,
+            is_inference=False,
+            occurred_at=None,
+            document_id=item.record_id,
+            metadata=dict(item.metadata),
+        )
+    return SearchHit(
+        id=item.id,
+        text=item.text,
+        score=score,
+        kind=HitKind.MEMORY,
+        is_latest=item.is_latest,
+        is_inference=item.is_inference,
+        occurred_at=item.occurred_at,
+        document_id=item.document_id,
+        relations=item.relations,
+        is_forgotten=item.hidden(now),
+        metadata=dict(item.metadata),
+        source_indexes=item.source_indexes,
+    )

@@ -1,0 +1,157 @@
+"""State of one namespace in the in-memory backend: facts, record chunks, vectors, documents."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from factledger.application.memory.scoring import keyword_tokens
+from factledger.application.memory.types import (
+    MemoryFact,
+    MetadataValue,
+    ProcessingStatus,
+    Relation,
+    StoredRecord,
+)
+from factledger.application.ports import Vectors
+from factledger.domain.transcript import Message
+
+
+class VectorTable:
+    """Append-only rows of one namespace, stacked into a matrix only when a search needs it."""
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self._rows: list[Vectors] = []
+        self._matrix: Vectors = np.zeros((0, dimension), dtype=np.float32)
+        self._stacked = 0
+
+    def append(self, vectors: Vectors) -> list[int]:
+        start = len(self._rows)
+        self._rows.extend(np.asarray(row, dtype=np.float32) for row in vectors)
+        return list(range(start, len(self._rows)))
+
+    def matrix(self) -> Vectors:
+        # Re-stacking on every append would make ingest quadratic; stack lazily on read.
+        if self._stacked != len(self._rows):
+            self._matrix = np.vstack(self._rows).astype(np.float32, copy=False)
+            self._stacked = len(self._rows)
+        return self._matrix
+
+    def erase(self, rows: list[int]) -> None:
+        """Zeroes rows (an erased record's vectors); row numbers of the others stay valid."""
+        for row in rows:
+            self._rows[row] = np.zeros(self.dimension, dtype=np.float32)
+        self._stacked = -1  # restack on the next read
+
+
+@dataclass(slots=True)
+class StoredFact:
+    id: str
+    text: str
+    slot: str | None
+    document_id: str
+    occurred_at: datetime
+    row: int
+    tokens: Counter[str]
+    metadata: dict[str, MetadataValue]
+    source_indexes: tuple[int, ...] = ()
+    condition: str | None = None
+    is_inference: bool = False
+    relations: tuple[Relation, ...] = ()
+    version: int = 1
+    is_latest: bool = True
+    forgotten: bool = False
+    forget_reason: str | None = None
+    expires_at: datetime | None = None
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and now >= self.expires_at
+
+    def hidden(self, now: datetime) -> bool:
+        """Forgotten or past its expiry: out of default search and of the current facts."""
+        return self.forgotten or self.expired(now)
+
+    def to_memory(self, now: datetime) -> MemoryFact:
+        return MemoryFact(
+            id=self.id,
+            text=self.text,
+            slot=self.slot,
+            is_latest=self.is_latest,
+            is_inference=self.is_inference,
+            is_forgotten=self.hidden(now),
+            occurred_at=self.occurred_at,
+            document_id=self.document_id,
+            version=self.version,
+            relations=self.relations,
+            condition=self.condition,
+            forget_reason=self.forget_reason,
+            expires_at=self.expires_at,
+            source_indexes=self.source_indexes,
+            metadata=dict(self.metadata),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    id: str
+    record_id: str
+    text: str
+    row: int
+    tokens: Counter[str]
+    metadata: dict[str, MetadataValue]
+
+
+@dataclass(slots=True)
+class DocumentState:
+    document_id: str
+    transcript: tuple[Message, ...]
+    occurred_at: datetime
+    metadata: dict[str, MetadataValue]
+    status: ProcessingStatus
+
+
+class NamespaceState:
+    """Everything one namespace holds; dropping the namespace drops this object whole."""
+
+    def __init__(self, dimension: int) -> None:
+        self.facts: dict[str, StoredFact] = {}
+        self.fact_vectors = VectorTable(dimension)
+        self.chunks: dict[str, StoredChunk] = {}
+        self.chunk_vectors = VectorTable(dimension)
+        self.records: dict[str, StoredRecord] = {}
+        self.documents: dict[str, DocumentState] = {}
+        # Linking new facts to current ones must see a stable graph: one writer at a time.
+        self.lock = asyncio.Lock()
+        self.fact_rows: list[StoredFact] = []
+        self.chunk_rows: list[StoredChunk] = []
+
+    def current_in_slot(self, slot: str, now: datetime) -> StoredFact | None:
+        for fact in reversed(self.fact_rows):
+            if fact.slot == slot and fact.is_latest and not fact.hidden(now):
+                return fact
+        return None
+
+    def add_fact(self, fact: StoredFact) -> None:
+        self.facts[fact.id] = fact
+        self.fact_rows.append(fact)
+
+    def add_chunk(self, chunk: StoredChunk) -> None:
+        self.chunks[chunk.id] = chunk
+        self.chunk_rows.append(chunk)
+
+    def drop_chunks_of(self, record_id: str) -> None:
+        """Erases a record's chunks: text, terms and vectors."""
+        gone = [c for c in self.chunk_rows if c.record_id == record_id]
+        for chunk in gone:
+            del self.chunks[chunk.id]
+        self.chunk_rows = [c for c in self.chunk_rows if c.record_id != record_id]
+        self.chunk_vectors.erase([c.row for c in gone])
+
+
+def term_counts(text: str) -> Counter[str]:
+    return Counter(keyword_tokens(text))

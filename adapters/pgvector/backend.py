@@ -1,0 +1,392 @@
+"""PostgreSQL + pgvector implementation of the `MemoryBackend` port (ADR 0006).
+
+- Isolation is structural: each call is one transaction bound to its namespace
+  (`set_config('app.namespace', ..., true)`), and Row-Level Security on every table shows no
+  other namespace to the application role, which neither owns the tables nor bypasses RLS
+  (checked at start-up).
+- Search is exact within a namespace through a btree on `(namespace, ...)`; a namespace past
+  tens of thousands of facts gets its own partial HNSW index (`pgvector_ann.py`).
+- Transcripts go through the `Extractor`; batched ingests are queued in `documents` and
+  processed by a worker task; records are stored verbatim and searchable as chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from factledger.adapters.pgvector import ingest as ingest
+from factledger.adapters.pgvector import memories as memories
+from factledger.adapters.pgvector import records as records
+from factledger.adapters.pgvector.ann import AnnReport, AnnSettings, maintain_ann_indexes
+from factledger.adapters.pgvector.bound_search import EXPLAIN_FUNCTION, run_bound
+from factledger.adapters.pgvector.config import PgvectorConfig
+from factledger.adapters.pgvector.connection import (
+    PgvectorConnections,
+    check_role_and_dimension,
+    port_errors,
+)
+from factledger.adapters.pgvector.filters import metadata_json
+from factledger.adapters.pgvector.queue import IngestWorker
+from factledger.adapters.pgvector.schema import SchemaOptions, apply_migrations
+from factledger.adapters.pgvector.search import (
+    HNSW_EF_SEARCH,
+    SearchLists,
+    rank_rows,
+    search_statement,
+)
+from factledger.application.errors import (
+    InvalidMemoryInputError,
+    MemoryNotFoundError,
+    MemoryUnavailableError,
+)
+from factledger.application.memory.rules import (
+    validate_aware,
+    validate_id,
+    validate_ingest,
+    validate_json_body,
+    validate_limit,
+    validate_metadata,
+    validate_namespace,
+    validate_search_query,
+)
+from factledger.application.memory.types import (
+    ALL_CAPABILITIES,
+    BackendHealth,
+    Capability,
+    ForgetResult,
+    IngestMode,
+    MemoryFact,
+    Metadata,
+    Namespace,
+    ProcessingState,
+    ProcessingStatus,
+    SearchHit,
+    SearchQuery,
+    StoredRecord,
+)
+from factledger.application.ports import Clock, Embedder, Extractor
+from factledger.domain.transcript import Message
+
+__all__ = ["PgvectorConfig", "PgvectorMemoryBackend"]
+
+log = structlog.get_logger(__name__)
+ANN_CACHE_SECONDS = 10.0  # how long a search trusts its knowledge of a namespace's ANN index
+MAX_REASON_CHARS = 500
+
+
+class PgvectorMemoryBackend:
+    """The self-hosted memory backend; build it with `await PgvectorMemoryBackend.open(...)`."""
+
+    name = "pgvector"
+    capabilities: frozenset[Capability] = ALL_CAPABILITIES
+
+    def __init__(
+        self,
+        config: PgvectorConfig,
+        connections: PgvectorConnections,
+        *,
+        embedder: Embedder,
+        extractor: Extractor,
+        clock: Clock,
+    ) -> None:
+        self.config = config
+        self.db = connections
+        self._embedder = embedder
+        self._extractor = extractor
+        self._clock = clock
+        self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
+        self.worker = IngestWorker(connections, embedder=embedder, extractor=extractor, clock=clock)
+
+    @classmethod
+    async def open(
+        cls, config: PgvectorConfig, *, embedder: Embedder, extractor: Extractor, clock: Clock
+    ) -> PgvectorMemoryBackend:
+        options = SchemaOptions(
+            config.schema, config.app_role, embedder.dimension, config.create_app_role
+        )
+        with port_errors("migrate"):
+            applied = await apply_migrations(config.admin_conninfo, options)
+        connections = PgvectorConnections(
+            config.app_conninfo,
+            schema=config.schema,
+            min_size=config.pool_min,
+            max_size=config.pool_max,
+        )
+        with port_errors("connect"):
+            await connections.open()
+        backend = cls(config, connections, embedder=embedder, extractor=extractor, clock=clock)
+        try:
+            await check_role_and_dimension(connections, config.schema, embedder.dimension)
+        except BaseException:
+            await connections.close()
+            raise
+        log.info("pgvector.opened", migrations_applied=len(applied), pool_max=config.pool_max)
+        return backend
+
+    # --- transcripts -------------------------------------------------------------------------
+
+    async def ingest_transcript(
+        self,
+        namespace: Namespace,
+        document_id: str,
+        transcript: Sequence[Message],
+        *,
+        occurred_at: datetime,
+        metadata: Metadata | None = None,
+        mode: IngestMode = IngestMode.INSTANT,
+    ) -> ProcessingStatus:
+        ns, checked = validate_ingest(namespace, document_id, transcript, occurred_at, metadata)
+        meta = metadata_json(checked)
+        doc = ingest.DocumentRow(
+            document_id,
+            IngestMode(mode).value,
+            ingest.transcript_to_json(transcript),
+            occurred_at,
+            meta,
+        )
+        if doc.mode == IngestMode.BATCHED.value:
+            with port_errors("ingest"):
+                async with self.db.bound(ns) as conn:
+                    existing = await ingest.claim_document(conn, doc, ProcessingState.QUEUED)
+            self.worker.wake(start=self.config.start_worker)
+            return existing or ProcessingStatus(document_id, ProcessingState.QUEUED)
+        with port_errors("ingest"):
+            return await self._ingest_now(ns, doc, transcript)
+
+    async def _ingest_now(
+        self, ns: Namespace, doc: ingest.DocumentRow, transcript: Sequence[Message]
+    ) -> ProcessingStatus:
+        started = time.perf_counter()
+        now = self._clock.now()
+        async with self.db.bound(ns) as conn:
+            existing = await ingest.read_status(conn, doc.document_id)
+            if existing is not None and existing.state is not ProcessingState.FAILED:
+                return existing
+            known = await ingest.known_facts(conn, now)
+        try:
+            extraction = await ingest.extract(
+                self._extractor,
+                self._embedder,
+                transcript,
+                occurred_at=doc.occurred_at,
+                known=known,
+            )
+        except Exception as exc:  # extractor and embedder are pluggable: any failure fails the doc
+            error = type(exc).__name__
+            log.warning("pgvector.ingest_failed", document_id=doc.document_id, error_type=error)
+            async with self.db.bound(ns, lock=True) as conn:
+                existing = await ingest.claim_document(
+                    conn, doc, ProcessingState.FAILED, error_type=error
+                )
+            return existing or ProcessingStatus(
+                doc.document_id, ProcessingState.FAILED, error_type=error
+            )
+        async with self.db.bound(ns, lock=True) as conn:
+            existing = await ingest.claim_document(conn, doc, ProcessingState.DONE)
+            if existing is not None:
+                return existing
+            facts = await ingest.write_extraction(conn, ns, doc, extraction, now=self._clock.now())
+        log.info(
+            "pgvector.ingested",
+            document_id=doc.document_id,
+            facts=facts,
+            duration_ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+        return ProcessingStatus(doc.document_id, ProcessingState.DONE, facts)
+
+    async def processing_status(self, namespace: Namespace, document_id: str) -> ProcessingStatus:
+        ns = validate_namespace(namespace)
+        validate_id("document_id", document_id)
+        with port_errors("status"):
+            async with self.db.bound(ns) as conn:
+                status = await ingest.read_status(conn, document_id)
+        if status is None:
+            raise MemoryNotFoundError(f"document {document_id}")
+        return status
+
+    # --- records -----------------------------------------------------------------------------
+
+    async def put_record(
+        self,
+        namespace: Namespace,
+        record_id: str,
+        kind: str,
+        body_json: str,
+        metadata: Metadata | None = None,
+    ) -> None:
+        ns = validate_namespace(namespace)
+        validate_id("record_id", record_id)
+        validate_id("kind", kind)
+        validate_json_body(body_json)
+        meta = validate_metadata(metadata)
+        record = StoredRecord(record_id, kind, body_json, meta)
+        with port_errors("put_record"):
+            async with self.db.bound(ns) as conn:
+                existing = await records.stored(conn, record_id)
+            if existing is not None:
+                records.check_same(existing, record)
+                return
+            chunks = records.record_chunks(body_json)
+            vectors = await self._embedder.embed(chunks)
+            async with self.db.bound(ns) as conn:
+                if await records.insert(conn, record, metadata_json(meta), chunks, vectors):
+                    return
+                existing = await records.stored(conn, record_id)  # a concurrent writer won
+            if existing is not None:
+                records.check_same(existing, record)
+
+    async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
+        ns = validate_namespace(namespace)
+        validate_id("record_id", record_id)
+        with port_errors("get_record"):
+            async with self.db.bound(ns) as conn:
+                record = await records.stored(conn, record_id)
+        if record is None:
+            raise MemoryNotFoundError(f"record {record_id}")
+        return record
+
+    async def delete_records(self, namespace: Namespace, record_ids: Sequence[str]) -> ForgetResult:
+        ns = validate_namespace(namespace)
+        for record_id in record_ids:
+            validate_id("record_ids", record_id)
+        wanted = list(dict.fromkeys(record_ids))
+        with port_errors("delete_records"):
+            async with self.db.bound(ns) as conn:
+                found = await records.delete(conn, wanted) if wanted else set()
+        log.info("pgvector.records_deleted", deleted=len(found))
+        return ForgetResult(
+            forgotten=tuple(i for i in wanted if i in found),
+            missing=tuple(i for i in wanted if i not in found),
+        )
+
+    # --- search ------------------------------------------------------------------------------
+
+    async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
+        ns = validate_namespace(namespace)
+        validate_search_query(query)
+        vector = (await self._embedder.embed([query.text]))[0]
+        now = self._clock.now()
+        # No log line per search: it is the hot path, and callers log and meter their calls.
+        with port_errors("search"):
+            rows, lists = await self._bound_rows(ns, query, vector, now=now, explain=False)
+        return rank_rows(lists, rows)
+
+    async def explain_search(self, namespace: Namespace, query: SearchQuery) -> str:
+        """The plan PostgreSQL picks for this search (operators: is the ANN index used?)."""
+        ns = validate_namespace(namespace)
+        validate_search_query(query)
+        vector = (await self._embedder.embed([query.text]))[0]
+        with port_errors("explain"):
+            rows, _ = await self._bound_rows(ns, query, vector, now=self._clock.now(), explain=True)
+        return "\n".join(str(row[EXPLAIN_FUNCTION]) for row in rows)
+
+    async def _bound_rows(
+        self, ns: Namespace, query: SearchQuery, vector: Any, *, now: datetime, explain: bool
+    ) -> tuple[list[dict[str, Any]], SearchLists]:
+        # One round trip: the `bound_search` function binds the namespace for its own statement.
+        ann = await self._has_ann(ns)
+        statement, args, lists = search_statement(ns, query, vector, now=now, ann=ann)
+        ef_search = HNSW_EF_SEARCH if ann else None
+        rows = await self.db.one_statement(
+            lambda conn: run_bound(conn, ns, statement, args, ef_search=ef_search, explain=explain)
+        )
+        return rows, lists
+
+    async def _has_ann(self, ns: Namespace) -> bool:
+        if self._ann is None or time.monotonic() - self._ann[0] > ANN_CACHE_SECONDS:
+            async with self.db.unbound() as conn:
+                cur = await conn.execute("SELECT * FROM ann_namespaces()")
+                names = frozenset(row[0] for row in await cur.fetchall())
+            self._ann = (time.monotonic(), names)
+        return ns in self._ann[1]
+
+    # --- memories ----------------------------------------------------------------------------
+
+    async def list_memories(
+        self,
+        namespace: Namespace,
+        *,
+        include_superseded: bool = True,
+        include_forgotten: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[MemoryFact]:
+        ns = validate_namespace(namespace)
+        validate_limit(limit, offset)
+        with port_errors("list_memories"):
+            async with self.db.bound(ns) as conn:
+                return await memories.list_facts(
+                    conn,
+                    now=self._clock.now(),
+                    include_superseded=include_superseded,
+                    include_forgotten=include_forgotten,
+                    limit=limit,
+                    offset=offset,
+                )
+
+    async def get_memory(self, namespace: Namespace, memory_id: str) -> MemoryFact:
+        ns = validate_namespace(namespace)
+        validate_id("memory_id", memory_id)
+        with port_errors("get_memory"):
+            async with self.db.bound(ns) as conn:
+                fact = await memories.get_fact(conn, memory_id, now=self._clock.now())
+        if fact is None:
+            raise MemoryNotFoundError(f"memory {memory_id}")
+        return fact
+
+    async def forget(
+        self, namespace: Namespace, memory_ids: Sequence[str], *, reason: str
+    ) -> ForgetResult:
+        ns = validate_namespace(namespace)
+        for memory_id in memory_ids:
+            validate_id("memory_ids", memory_id)
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
+            raise InvalidMemoryInputError("reason", f"must be 1 to {MAX_REASON_CHARS} characters")
+        with port_errors("forget"):
+            async with self.db.bound(ns) as conn:
+                result = await memories.forget(conn, memory_ids, reason=reason)
+        log.info("pgvector.forgotten", forgotten=len(result.forgotten), missing=len(result.missing))
+        return result
+
+    async def expire(self, namespace: Namespace, memory_id: str, *, at: datetime) -> None:
+        ns = validate_namespace(namespace)
+        validate_id("memory_id", memory_id)
+        validate_aware("at", at)
+        with port_errors("expire"):
+            async with self.db.bound(ns) as conn:
+                found = await memories.expire(conn, memory_id, at=at)
+        if not found:
+            raise MemoryNotFoundError(f"memory {memory_id}")
+
+    async def drop_namespace(self, namespace: Namespace) -> None:
+        ns = validate_namespace(namespace)
+        with port_errors("drop_namespace"):
+            async with self.db.bound(ns, lock=True) as conn:
+                await memories.drop(conn)
+        self._ann = None
+        log.info("pgvector.namespace_dropped")
+
+    async def maintain_ann_indexes(self, settings: AnnSettings | None = None) -> AnnReport:
+        """Gives namespaces past the threshold their own partial HNSW index (as the owner)."""
+        with port_errors("maintain_ann_indexes"):
+            report = await maintain_ann_indexes(self.config, settings)
+        self._ann = None
+        return report
+
+    async def health(self) -> BackendHealth:
+        try:
+            with port_errors("health"):
+                async with self.db.unbound() as conn:
+                    await conn.execute("SELECT 1")
+        except MemoryUnavailableError as exc:
+            return BackendHealth(ok=False, backend=self.name, detail=str(exc))
+        return BackendHealth(ok=True, backend=self.name)
+
+    async def close(self) -> None:
+        await self.worker.stop()
+        await self.db.close()

@@ -1,0 +1,68 @@
+"""A bulk path for loading many facts at once (benchmarks, imports): binary COPY as the owner.
+
+PostgreSQL refuses `COPY FROM` into a table whose row-level security applies to the user, so
+this path runs as the owner (`admin_conninfo`), and is therefore an operator tool, never a
+request path. It writes facts as stated, current and unlinked: no extraction, no slots check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from factledger.adapters.pgvector.config import PgvectorConfig
+from factledger.adapters.pgvector.connection import port_errors, register_vector
+from factledger.application.memory.rules import validate_namespace
+
+_COLUMNS = ("namespace", "id", "text", "slot", "occurred_at", "document_id", "embedding")
+_TYPES = ["text", "text", "text", "text", "timestamptz", "text", "vector"]
+
+
+@dataclass(frozen=True, slots=True)
+class BulkFact:
+    namespace: str
+    memory_id: str
+    text: str
+    vector: np.ndarray[Any, Any]
+    slot: str | None = None
+    occurred_at: datetime | None = None
+    document_id: str | None = None
+
+
+async def bulk_load_facts(config: PgvectorConfig, facts: Iterable[BulkFact]) -> int:
+    """Loads facts in one transaction with binary COPY; returns the number of rows written."""
+    written = 0
+    with port_errors("bulk_load"):
+        async with await psycopg.AsyncConnection.connect(config.admin_conninfo) as conn:
+            await register_vector(conn)
+            statement = sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
+                sql.Identifier(config.schema, "memories"),
+                sql.SQL(", ").join(sql.Identifier(c) for c in _COLUMNS),
+            )
+            async with conn.cursor() as cur, cur.copy(statement) as copy:
+                copy.set_types(_TYPES)
+                for fact in facts:
+                    validate_namespace(fact.namespace)
+                    await copy.write_row(
+                        (
+                            fact.namespace,
+                            fact.memory_id,
+                            fact.text,
+                            fact.slot,
+                            fact.occurred_at,
+                            fact.document_id,
+                            np.asarray(fact.vector, dtype=np.float32),
+                        )
+                    )
+                    written += 1
+            await conn.execute(
+                sql.SQL("ANALYZE {}").format(sql.Identifier(config.schema, "memories"))
+            )
+            await conn.commit()
+    return written

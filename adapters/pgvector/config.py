@@ -1,0 +1,91 @@
+"""Connection settings of the pgvector backend, and their derivation for the embedded server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import psycopg
+from psycopg import sql
+
+from factledger.adapters.postgres_server import PostgresLocation
+
+DEFAULT_SCHEMA = "factledger_memory"
+DEFAULT_APP_ROLE = "factledger_app"
+
+
+@dataclass(frozen=True, slots=True)
+class PgvectorConfig:
+    """Where and how to connect.
+
+    - `admin_conninfo` (the role that owns the tables) runs migrations and index maintenance.
+    - `app_conninfo` (a role that neither owns the tables nor bypasses RLS) serves every call;
+      the backend refuses to start otherwise.
+    - `create_app_role` lets the migration create `app_role` (embedded server); on your own
+      server create the login role yourself and the migration grants it what it needs.
+    """
+
+    app_conninfo: str
+    admin_conninfo: str
+    schema: str = DEFAULT_SCHEMA
+    app_role: str = DEFAULT_APP_ROLE
+    create_app_role: bool = False
+    pool_min: int = 1
+    pool_max: int = 4
+    start_worker: bool = True
+
+
+def embedded_config(
+    location: PostgresLocation,
+    *,
+    dbname: str | None = None,
+    schema: str = DEFAULT_SCHEMA,
+    app_role: str = DEFAULT_APP_ROLE,
+    pool_max: int = 4,
+) -> PgvectorConfig:
+    """The embedded server trusts local socket logins, so the app role needs no password."""
+    admin = replace(location, dbname=dbname or location.dbname)
+    app = replace(admin, user=app_role, password="")
+    return PgvectorConfig(
+        app_conninfo=app.conninfo,
+        admin_conninfo=admin.conninfo,
+        schema=schema,
+        app_role=app_role,
+        create_app_role=True,
+        pool_max=pool_max,
+    )
+
+
+def server_config(
+    *,
+    dsn: str | None,
+    admin_dsn: str | None,
+    server: PostgresLocation | None,
+    schema: str = DEFAULT_SCHEMA,
+    app_role: str = DEFAULT_APP_ROLE,
+    pool_max: int = 4,
+) -> PgvectorConfig:
+    """The config for `PgvectorBackendSettings`: explicit DSNs for your own server, else the
+    given server (from `database_url`, or the embedded one) with a role the migration creates."""
+    if dsn is not None and admin_dsn is not None:
+        return PgvectorConfig(
+            app_conninfo=dsn,
+            admin_conninfo=admin_dsn,
+            schema=schema,
+            app_role=app_role,
+            pool_max=pool_max,
+        )
+    if server is None:
+        raise ValueError("pgvector: no DSNs and no server to derive them from")
+    return embedded_config(server, schema=schema, app_role=app_role, pool_max=pool_max)
+
+
+async def ensure_database(location: PostgresLocation, dbname: str) -> None:
+    """Creates `dbname` on the server unless it exists (tests and benchmarks isolate by it)."""
+    async with await psycopg.AsyncConnection.connect(location.conninfo, autocommit=True) as conn:
+        cur = await conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [dbname])
+        if await cur.fetchone() is not None:
+            return
+        try:
+            await conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
+        except psycopg.errors.DuplicateDatabase:
+            return  # another process created it meanwhile

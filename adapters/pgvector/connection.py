@@ -1,0 +1,171 @@
+"""Connections of the pgvector backend: the pool, vector adaptation, namespace-bound transactions
+and the translation of driver errors into the memory port's errors."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, TypeVar
+
+import numpy as np
+import psycopg
+import psycopg_pool
+from psycopg import sql
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
+from psycopg.types import TypeInfo
+
+from factledger.application.errors import (
+    InvalidMemoryInputError,
+    MemoryBackendError,
+    MemoryTimeoutError,
+    MemoryUnavailableError,
+)
+from factledger.application.memory.types import NAMESPACE_PATTERN, Namespace
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+class _VectorDumper(Dumper):
+    """numpy float vector -> pgvector's binary wire format (dim, unused, big-endian float4s)."""
+
+    format = Format.BINARY
+
+    def dump(self, obj: Any) -> bytes:
+        array = np.asarray(obj, dtype=">f4")
+        return struct.pack(">HH", array.shape[0], 0) + array.tobytes()
+
+
+def vector_text(vector: Any) -> str:
+    """pgvector's text form, for COPY in text format."""
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
+
+
+async def register_vector(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Teaches a connection to send numpy arrays as `vector` values (use `%b` placeholders)."""
+    info = await TypeInfo.fetch(conn, "vector")
+    await conn.commit()  # the pool wants configured connections idle, not inside a transaction
+    if info is None:
+        raise MemoryUnavailableError("pgvector: the vector extension is not installed")
+    info.register(conn)  # lets binary COPY name the type in `set_types`
+    dumper = type("VectorDumper", (_VectorDumper,), {"oid": info.oid})
+    conn.adapters.register_dumper(np.ndarray, dumper)
+
+
+def check_namespace(value: str) -> Namespace:
+    if not NAMESPACE_PATTERN.fullmatch(value):
+        raise InvalidMemoryInputError("namespace", "must match ^[A-Za-z0-9_:-]{1,100}$")
+    return Namespace(value)
+
+
+@contextmanager
+def port_errors(operation: str) -> Iterator[None]:
+    """Driver errors become port errors; the message names the operation and the error class
+    only (driver messages can quote SQL and values), the driver error stays as `__cause__`."""
+    try:
+        yield
+    except MemoryBackendError:
+        raise
+    except psycopg.DataError as exc:
+        # A value PostgreSQL cannot store (NUL in text, a bad unicode escape in JSON).
+        raise InvalidMemoryInputError(
+            "input", f"rejected by PostgreSQL ({type(exc).__name__})"
+        ) from exc
+    except psycopg.errors.QueryCanceled as exc:
+        raise MemoryTimeoutError(f"pgvector: {operation} timed out") from exc
+    except psycopg_pool.PoolTimeout as exc:
+        raise MemoryTimeoutError(f"pgvector: {operation} waited too long for a connection") from exc
+    except (psycopg.Error, psycopg_pool.PoolClosed) as exc:
+        raise MemoryUnavailableError(
+            f"pgvector: {operation} failed ({type(exc).__name__})"
+        ) from exc
+
+
+class PgvectorConnections:
+    """The application-role pool; every unit of work is one transaction bound to a namespace."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        schema: str,
+        min_size: int,
+        max_size: int,
+        statement_timeout_ms: int = 10_000,
+    ) -> None:
+        self.schema = schema
+        # A statement that runs away becomes MemoryTimeoutError instead of holding a connection.
+        options = f"-c search_path={schema},public -c statement_timeout={statement_timeout_ms}"
+        self._pool = psycopg_pool.AsyncConnectionPool(
+            conninfo,
+            min_size=min_size,
+            max_size=max_size,
+            # Autocommit: a bound search is one statement whose implicit transaction scopes its
+            # namespace binding (`pgvector_bound_search.py`); `bound` still opens a transaction.
+            kwargs={"options": options, "autocommit": True},
+            configure=register_vector,
+            open=False,
+            timeout=10.0,
+        )
+
+    async def open(self) -> None:
+        await self._pool.open(wait=True, timeout=30.0)
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    @asynccontextmanager
+    async def bound(
+        self, namespace: Namespace, *, lock: bool = False
+    ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """One transaction in which Row-Level Security shows only `namespace`'s rows.
+
+        `lock` takes a transaction-level advisory lock on the namespace, serialising writers that
+        link facts (one current fact per slot) without blocking readers.
+        """
+        async with self._pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
+            if lock:
+                await conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended('factledger.ns:' || %s, 0))",
+                    [namespace],
+                )
+            yield conn
+
+    async def one_statement(self, run: Callable[[psycopg.AsyncConnection[Any]], Awaitable[R]]) -> R:
+        """`run` on an idle autocommit connection: each statement is its own transaction, so one
+        that binds a namespace transaction-locally (`bound_search`) binds nothing after it."""
+        async with self._pool.connection() as conn:
+            return await run(conn)
+
+    @asynccontextmanager
+    async def unbound(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A transaction bound to no namespace: RLS shows no rows at all."""
+        async with self._pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def table(self, name: str) -> sql.Identifier:
+        return sql.Identifier(self.schema, name)
+
+
+async def check_role_and_dimension(db: PgvectorConnections, schema: str, dimension: int) -> None:
+    """Refuses to serve as a role that owns the tables or bypasses RLS (isolation would then
+    rest on our WHERE clauses alone), or with an embedder the schema was not built for."""
+    with port_errors("start"):
+        async with db.unbound() as conn:
+            cur = await conn.execute(
+                "SELECT r.rolsuper OR r.rolbypassrls OR pg_has_role(current_user, t.tableowner,"
+                " 'USAGE'), (SELECT value FROM store_settings WHERE key = 'dimension') "
+                "FROM pg_roles r, pg_tables t WHERE r.rolname = current_user "
+                "AND t.schemaname = %s AND t.tablename = 'memories'",
+                [schema],
+            )
+            row = await cur.fetchone()
+    if row is None or row[0]:
+        raise MemoryUnavailableError(
+            "pgvector: the application role owns the tables or bypasses row-level security"
+        )
+    if int(row[1]) != dimension:
+        raise MemoryUnavailableError("pgvector: the embedder's dimension differs from the schema's")

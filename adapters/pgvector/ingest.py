@@ -1,0 +1,233 @@
+"""Transcript ingest of the pgvector backend: extraction, embedding, linking and the writes.
+
+- Extraction and embedding run outside any transaction (an LLM extractor may take seconds).
+- Everything a transcript writes (document row, facts, supersessions, chunks) is one
+  transaction holding the namespace's advisory lock, so concurrent ingests into one namespace
+  keep exactly one current fact per slot, and a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.rules import derive_memory_id
+from factledger.application.memory.types import (
+    Namespace,
+    ProcessingState,
+    ProcessingStatus,
+    RelationKind,
+)
+from factledger.application.ports import Embedder, Extractor
+from factledger.domain.transcript import Message, Role
+
+UNSLOTTED_KNOWN_LIMIT = 500  # newest unslotted current facts shown to an extractor
+_HIDDEN = "(is_forgotten OR (expires_at IS NOT NULL AND expires_at <= %s))"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRow:
+    """A transcript as the `documents` table holds it; its facts inherit date and metadata."""
+
+    document_id: str
+    mode: str
+    transcript_json: str
+    occurred_at: datetime
+    metadata_json: str
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """What a transcript yielded, ready to be written in one transaction."""
+
+    facts: Sequence[ExtractedFact]
+    vectors: np.ndarray[Any, Any]
+
+
+def transcript_to_json(transcript: Sequence[Message]) -> str:
+    return json.dumps(
+        [
+            {"role": m.role.value, "text": m.text, "at": m.at.isoformat() if m.at else None}
+            for m in transcript
+        ]
+    )
+
+
+def transcript_from_json(raw: list[dict[str, Any]]) -> list[Message]:
+    return [
+        Message(
+            role=Role(m["role"]),
+            text=m["text"],
+            at=datetime.fromisoformat(m["at"]) if m["at"] else None,
+        )
+        for m in raw
+    ]
+
+
+async def known_facts(conn: psycopg.AsyncConnection[Any], now: datetime) -> list[KnownFact]:
+    """The current facts an extractor may link new ones to: every slotted one (slots are how
+    updates find their target) and the newest unslotted ones, oldest first."""
+    cur = await conn.execute(
+        f"SELECT id, text, slot FROM (SELECT id, text, slot, seq FROM memories "  # noqa: S608
+        f"WHERE is_latest AND NOT {_HIDDEN} AND slot IS NOT NULL UNION ALL "
+        f"(SELECT id, text, slot, seq FROM memories WHERE is_latest AND NOT {_HIDDEN} "
+        "AND slot IS NULL ORDER BY seq DESC LIMIT %s)) AS k ORDER BY seq",
+        [now, now, UNSLOTTED_KNOWN_LIMIT],
+    )
+    return [KnownFact(memory_id=r[0], text=r[1], slot=r[2]) for r in await cur.fetchall()]
+
+
+async def extract(
+    extractor: Extractor,
+    embedder: Embedder,
+    transcript: Sequence[Message],
+    *,
+    occurred_at: datetime,
+    known: Sequence[KnownFact],
+) -> Extraction:
+    facts = await extractor.extract(
+        ExtractionRequest(transcript=transcript, occurred_at=occurred_at, known=known)
+    )
+    if not facts:
+        return Extraction(facts, np.zeros((0, embedder.dimension), dtype=np.float32))
+    return Extraction(facts, await embedder.embed([f.text for f in facts]))
+
+
+async def claim_document(
+    conn: psycopg.AsyncConnection[Any],
+    doc: DocumentRow,
+    state: ProcessingState,
+    *,
+    error_type: str | None = None,
+) -> ProcessingStatus | None:
+    """Creates the document row (or revives a failed one) and returns None. Returns the stored
+    status instead when the document exists: re-ingesting under the same id is a no-op."""
+    cur = await conn.execute(
+        "INSERT INTO documents AS d (namespace, document_id, state, mode, transcript, "
+        "occurred_at, metadata, error_type) "
+        "VALUES (current_setting('app.namespace'), %s, %s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (namespace, document_id) DO UPDATE SET state = excluded.state, "
+        "mode = excluded.mode, transcript = excluded.transcript, "
+        "occurred_at = excluded.occurred_at, metadata = excluded.metadata, "
+        "error_type = excluded.error_type, facts = 0, queued_at = clock_timestamp(), "
+        "claimed_at = NULL WHERE d.state = 'failed' RETURNING document_id",
+        [
+            doc.document_id,
+            state.value,
+            doc.mode,
+            doc.transcript_json,
+            doc.occurred_at,
+            doc.metadata_json,
+            error_type,
+        ],
+    )
+    if await cur.fetchone() is not None:
+        return None
+    return await read_status(conn, doc.document_id)
+
+
+async def read_status(
+    conn: psycopg.AsyncConnection[Any], document_id: str
+) -> ProcessingStatus | None:
+    cur = await conn.execute(
+        "SELECT state, facts, error_type FROM documents WHERE document_id = %s", [document_id]
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    return ProcessingStatus(document_id, ProcessingState(row[0]), row[1], row[2])
+
+
+async def write_extraction(
+    conn: psycopg.AsyncConnection[Any],
+    namespace: Namespace,
+    doc: DocumentRow,
+    extraction: Extraction,
+    *,
+    now: datetime,
+) -> int:
+    """Links and inserts the facts in order and marks the document done; the caller holds the
+    namespace lock. A fact whose deterministic id exists already is skipped (a replay adds
+    nothing)."""
+    local: dict[str, str] = {}
+    written = 0
+    for fact, vector in zip(extraction.facts, extraction.vectors, strict=True):
+        memory_id = derive_memory_id(namespace, doc.document_id, fact.key)
+        local[fact.key] = memory_id
+        if await _existing_ids(conn, [memory_id]):
+            continue
+        targets = list(dict.fromkeys(local.get(ref, ref) for ref in fact.related_to))
+        relations, version = await _link(conn, fact, targets, now)
+        await conn.execute(
+            "INSERT INTO memories (namespace, id, text, slot, is_inference, occurred_at, "
+            "valid_from, document_id, version, relations, condition, source_indexes, metadata, "
+            "embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %b)",
+            [
+                memory_id,
+                fact.text,
+                fact.slot,
+                fact.is_inference or fact.relation is RelationKind.DERIVES,
+                doc.occurred_at,
+                fact.valid_from,
+                doc.document_id,
+                version,
+                json.dumps(relations),
+                fact.condition,
+                list(fact.source_indexes),
+                doc.metadata_json,
+                vector,
+            ],
+        )
+        written += 1
+    await conn.execute(
+        "UPDATE documents SET state = 'done', facts = %s, error_type = NULL WHERE document_id = %s",
+        [written, doc.document_id],
+    )
+    return written
+
+
+async def _link(
+    conn: psycopg.AsyncConnection[Any], fact: ExtractedFact, targets: list[str], now: datetime
+) -> tuple[list[dict[str, str]], int]:
+    """Same rules as the in-memory backend: a slotted fact supersedes the slot's current fact
+    (read under the namespace lock), even without UPDATES; without a slot, UPDATES supersedes
+    its targets; EXTENDS and DERIVES point at the targets that exist."""
+    if fact.relation in (RelationKind.EXTENDS, RelationKind.DERIVES):
+        existing = await _existing_ids(conn, targets)
+        kind = fact.relation.value
+        return [{"kind": kind, "memory_id": t} for t in targets if t in existing], 1
+    if fact.slot is not None:
+        cur = await conn.execute(
+            f"SELECT id FROM memories WHERE slot = %s AND is_latest AND NOT {_HIDDEN} "  # noqa: S608
+            "ORDER BY seq DESC LIMIT 1",
+            [fact.slot, now],
+        )
+        superseded = [r[0] for r in await cur.fetchall()]
+    elif fact.relation is RelationKind.UPDATES:
+        superseded = targets
+    else:
+        return [], 1
+    if not superseded:
+        return [], 1
+    cur = await conn.execute(
+        "UPDATE memories SET is_latest = false WHERE id = ANY(%s) RETURNING id, version",
+        [superseded],
+    )
+    rows = {r[0]: r[1] for r in await cur.fetchall()}
+    relations = [{"kind": "updates", "memory_id": i} for i in superseded if i in rows]
+    return relations, max([1, *(v + 1 for v in rows.values())])
+
+
+async def _existing_ids(conn: psycopg.AsyncConnection[Any], ids: list[str]) -> set[str]:
+    if not ids:
+        return set()
+    cur = await conn.execute("SELECT id FROM memories WHERE id = ANY(%s)", [ids])
+    return {r[0] for r in await cur.fetchall()}

@@ -1,0 +1,133 @@
+"""`IdempotencyStore` in PostgreSQL beside the event store: every API process shares it.
+
+The claim is one `INSERT ... ON CONFLICT DO UPDATE ... WHERE expired`: of two concurrent first
+requests, the second blocks on the first's row lock, then finds a live row and is told the key
+is in progress; it never runs the command.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import cast
+
+from psycopg.types.json import Jsonb
+
+from factledger.adapters.postgres.tables import Cursor, PostgresTables
+from factledger.application.ledger.idempotency import (
+    CLAIMED,
+    DEFAULT_LEASE_S,
+    DEFAULT_TTL_S,
+    Claim,
+    IdempotencyScope,
+    IdempotencyStoreUnavailableError,
+    JsonBody,
+    WallClock,
+    settled,
+)
+
+_SCHEMA = """CREATE TABLE IF NOT EXISTS {schema}.idempotency_keys (
+    tenant text NOT NULL, principal text NOT NULL, key text NOT NULL,
+    fingerprint text NOT NULL, body jsonb, expires_at double precision NOT NULL,
+    PRIMARY KEY (tenant, principal, key))"""
+_CLAIM = """INSERT INTO {schema}.idempotency_keys AS k
+    (tenant, principal, key, fingerprint, body, expires_at) VALUES (%s, %s, %s, %s, NULL, %s)
+    ON CONFLICT (tenant, principal, key) DO UPDATE
+    SET fingerprint = excluded.fingerprint, body = NULL, expires_at = excluded.expires_at
+    WHERE k.expires_at <= %s
+    RETURNING 1"""
+# Both act only on the row this fingerprint holds.
+_COMPLETE = """UPDATE {schema}.idempotency_keys SET body = %s, expires_at = %s
+    WHERE tenant = %s AND principal = %s AND key = %s AND fingerprint = %s"""
+_RELEASE = """DELETE FROM {schema}.idempotency_keys
+    WHERE tenant = %s AND principal = %s AND key = %s AND fingerprint = %s AND body IS NULL"""
+
+
+class PostgresIdempotencyStore:
+    """Saved responses in one table of one schema; build it with `await ....connect(dsn)`."""
+
+    def __init__(
+        self,
+        tables: PostgresTables,
+        *,
+        ttl_s: float = DEFAULT_TTL_S,
+        lease_s: float = DEFAULT_LEASE_S,
+        clock: WallClock = time.time,
+    ) -> None:
+        self._tables = tables
+        self._q, self._run = tables.q, tables.run
+        self._ttl_s, self._lease_s, self._clock = ttl_s, lease_s, clock
+
+    @classmethod
+    async def connect(
+        cls,
+        conninfo: str,
+        *,
+        schema: str = "public",
+        max_size: int = 4,
+        ttl_s: float = DEFAULT_TTL_S,
+        lease_s: float = DEFAULT_LEASE_S,
+        clock: WallClock = time.time,
+    ) -> PostgresIdempotencyStore:
+        """Opens a pool and creates the schema and table if needed."""
+        tables = await PostgresTables.open(
+            conninfo,
+            schema=schema,
+            max_size=max_size,
+            error=lambda: IdempotencyStoreUnavailableError("postgres idempotency store failed"),
+            create=_create,
+        )
+        return cls(tables, ttl_s=ttl_s, lease_s=lease_s, clock=clock)
+
+    async def close(self) -> None:
+        await self._tables.close()
+
+    async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim:
+        now = self._clock()
+        ids = (scope.tenant, scope.principal, scope.key)
+
+        async def work(cur: Cursor) -> Claim:
+            await cur.execute(self._q(_CLAIM), (*ids, fingerprint, now + self._lease_s, now))
+            if await cur.fetchone() is not None:
+                return CLAIMED
+            # Under READ COMMITTED the conflicting row is visible once its writer committed.
+            await cur.execute(
+                self._q(
+                    "SELECT fingerprint, body FROM {schema}.idempotency_keys"
+                    " WHERE tenant = %s AND principal = %s AND key = %s"
+                ),
+                ids,
+            )
+            row = await cur.fetchone()
+            if row is None:  # released between the insert and the read: let the caller retry
+                return settled(fingerprint, fingerprint, None)
+            return settled(fingerprint, str(row[0]), cast("JsonBody | None", row[1]))
+
+        return await self._run(work)
+
+    async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None:
+        expires_at = self._clock() + self._ttl_s
+        ids = (scope.tenant, scope.principal, scope.key, fingerprint)
+
+        async def work(cur: Cursor) -> None:
+            await cur.execute(
+                self._q(_COMPLETE),
+                (Jsonb(body), expires_at, *ids),
+            )
+
+        await self._run(work)
+
+    async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
+        ids = (scope.tenant, scope.principal, scope.key, fingerprint)
+
+        async def work(cur: Cursor) -> None:
+            await cur.execute(
+                self._q(_RELEASE),
+                ids,
+            )
+
+        await self._run(work)
+
+
+async def _create(tables: PostgresTables, cur: Cursor) -> None:
+    await cur.execute(tables.q("CREATE SCHEMA IF NOT EXISTS {schema}"))
+    await cur.execute(tables.q(_SCHEMA))

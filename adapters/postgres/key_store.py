@@ -1,0 +1,71 @@
+"""`KeyStore` in PostgreSQL (`ledger_keys` in the ledger's schema).
+
+A deleted row stays in the table's dead tuples until VACUUM and in WAL and backups until
+they age out; ADR 0003 states this limit.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+from psycopg import sql
+
+from factledger.application.ledger.key_store import new_key
+
+TABLE = """
+CREATE TABLE IF NOT EXISTS {table} (
+    key_id text PRIMARY KEY, scope text NOT NULL, key bytea NOT NULL, live boolean NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {table} (scope) WHERE live;
+"""
+
+
+class PostgresKeyStore:
+    """Keys of one ledger, beside its events."""
+
+    def __init__(self, conninfo: str, *, schema: str = "public") -> None:
+        self._conn: psycopg.Connection[tuple[object, ...]] = psycopg.connect(
+            conninfo, autocommit=True
+        )
+        self._lock = threading.Lock()
+        self._table = sql.Identifier(schema, "ledger_keys")
+        self._conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        self._conn.execute(
+            sql.SQL(TABLE).format(table=self._table, index=sql.Identifier("ledger_keys_live"))
+        )
+
+    def current(self, scope: str) -> tuple[str, bytes]:
+        key_id, key = new_key()
+        with self._lock:
+            # Concurrent first uses race on the partial unique index; the loser reads the winner.
+            self._conn.execute(
+                sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, true) ON CONFLICT DO NOTHING").format(
+                    self._table
+                ),
+                (key_id, scope, key),
+            )
+            row = self._conn.execute(
+                sql.SQL("SELECT key_id, key FROM {} WHERE scope=%s AND live").format(self._table),
+                (scope,),
+            ).fetchone()
+        if row is None:
+            raise RuntimeError("key store: no live key after insert")
+        return str(row[0]), bytes(row[1])  # type: ignore[call-overload]
+
+    def key(self, key_id: str) -> bytes | None:
+        with self._lock:
+            row = self._conn.execute(
+                sql.SQL("SELECT key FROM {} WHERE key_id=%s").format(self._table), (key_id,)
+            ).fetchone()
+        return None if row is None else bytes(row[0])  # type: ignore[call-overload]
+
+    def forget(self, scope: str) -> int:
+        with self._lock:
+            cursor = self._conn.execute(
+                sql.SQL("DELETE FROM {} WHERE scope=%s").format(self._table), (scope,)
+            )
+        return cursor.rowcount
+
+    def close(self) -> None:
+        self._conn.close()

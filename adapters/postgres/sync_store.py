@@ -1,0 +1,232 @@
+"""`SyncStore` in PostgreSQL: several worker processes share one queue.
+
+- Feeding locks the position row (`FOR UPDATE`), so two feeders never plan the same batch.
+- Claims use `FOR UPDATE SKIP LOCKED` plus a per-subject "no earlier pending item" rule, so each
+  item goes to one worker and a subject's items apply in ledger order. Leases use the server's
+  clock, so workers on different machines agree on when a lease lapsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from uuid import UUID
+
+from factledger.adapters.postgres.tables import Cursor, PostgresTables
+from factledger.application.errors import ApplicationError
+from factledger.application.sync.types import DeadLetter, SyncItem, SyncKind
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS {schema}.sync_position ("
+    " name text PRIMARY KEY, position bigint NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS {schema}.sync_items ("
+    " item_id text PRIMARY KEY, position bigint NOT NULL, seq integer NOT NULL,"
+    " subject_id uuid NOT NULL, kind text NOT NULL, targets text[] NOT NULL,"
+    " attempts integer NOT NULL DEFAULT 0, state text NOT NULL DEFAULT 'pending',"
+    " available_at timestamptz NOT NULL DEFAULT now(), leased_by text,"
+    " leased_until timestamptz, error_type text)",
+    "CREATE INDEX IF NOT EXISTS sync_items_pending ON {schema}.sync_items"
+    " (subject_id, position, seq) WHERE state = 'pending'",
+)
+_CLAIM = """
+WITH candidates AS (
+    SELECT i.item_id FROM {schema}.sync_items i
+    WHERE i.state = 'pending' AND i.available_at <= now()
+      AND (i.leased_until IS NULL OR i.leased_until <= now())
+      AND NOT EXISTS (
+          SELECT 1 FROM {schema}.sync_items j
+          WHERE j.subject_id = i.subject_id AND j.state = 'pending'
+            AND (j.position, j.seq) < (i.position, i.seq))
+    ORDER BY i.position, i.seq
+    LIMIT %s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {schema}.sync_items s
+SET leased_by = %s, leased_until = now() + make_interval(secs => %s)
+FROM candidates c WHERE s.item_id = c.item_id
+RETURNING s.item_id, s.position, s.seq, s.subject_id, s.kind, s.targets, s.attempts
+"""
+
+
+class SyncStoreUnavailableError(ApplicationError):
+    """The sync store's database failed; the driver error is kept as `__cause__`."""
+
+
+class PostgresSyncStore:
+    """The sync queue in one schema; build it with `await PostgresSyncStore.connect(dsn)`."""
+
+    def __init__(self, tables: PostgresTables, *, name: str) -> None:
+        self._tables = tables
+        self._q, self._run = tables.q, tables.run
+        self._name = name
+
+    @classmethod
+    async def connect(
+        cls, conninfo: str, *, schema: str = "public", name: str = "memory_backend"
+    ) -> PostgresSyncStore:
+        """Opens a small pool and creates the tables and the position row if needed."""
+
+        async def create(tables: PostgresTables, cur: Cursor) -> None:
+            for statement in _SCHEMA:
+                await cur.execute(tables.q(statement))
+            await cur.execute(
+                tables.q(
+                    "INSERT INTO {schema}.sync_position (name, position) VALUES (%s, 0)"
+                    " ON CONFLICT (name) DO NOTHING"
+                ),
+                (name,),
+            )
+
+        tables = await PostgresTables.open(
+            conninfo,
+            schema=schema,
+            max_size=4,
+            error=lambda: SyncStoreUnavailableError("postgres sync store failed"),
+            create=create,
+        )
+        return cls(tables, name=name)
+
+    async def close(self) -> None:
+        await self._tables.close()
+
+    async def position(self) -> int:
+        async def work(cur: Cursor) -> int:
+            await cur.execute(
+                self._q("SELECT position FROM {schema}.sync_position WHERE name = %s"),
+                (self._name,),
+            )
+            row = await cur.fetchone()
+            return 0 if row is None else int(row[0])
+
+        return await self._run(work)
+
+    async def enqueue(self, items: Sequence[SyncItem], *, after: int, upto: int) -> bool:
+        async def work(cur: Cursor) -> bool:
+            await cur.execute(
+                self._q("SELECT position FROM {schema}.sync_position WHERE name = %s FOR UPDATE"),
+                (self._name,),
+            )
+            row = await cur.fetchone()
+            if row is None or int(row[0]) != after:
+                return False
+            if items:
+                await cur.executemany(
+                    self._q(
+                        "INSERT INTO {schema}.sync_items"
+                        " (item_id, position, seq, subject_id, kind, targets)"
+                        " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (item_id) DO NOTHING"
+                    ),
+                    [
+                        (
+                            i.item_id,
+                            i.position,
+                            _seq(i),
+                            i.subject_id,
+                            i.kind.value,
+                            list(i.targets),
+                        )
+                        for i in items
+                    ],
+                )
+            await cur.execute(
+                self._q("UPDATE {schema}.sync_position SET position = %s WHERE name = %s"),
+                (upto, self._name),
+            )
+            return True
+
+        return await self._run(work)
+
+    async def claim(self, worker_id: str, *, limit: int, lease_s: float) -> list[SyncItem]:
+        async def work(cur: Cursor) -> list[SyncItem]:
+            await cur.execute(self._q(_CLAIM), (limit, worker_id, lease_s))
+            rows = await cur.fetchall()
+            rows.sort(key=lambda r: (r[1], r[2]))
+            return [
+                SyncItem(r[0], int(r[1]), _uuid(r[3]), SyncKind(r[4]), tuple(r[5]), int(r[6]))
+                for r in rows
+            ]
+
+        return await self._run(work)
+
+    async def complete(self, item_id: str) -> None:
+        async def work(cur: Cursor) -> None:
+            await cur.execute(
+                self._q("DELETE FROM {schema}.sync_items WHERE item_id = %s"), (item_id,)
+            )
+
+        await self._run(work)
+
+    async def fail(self, item_id: str, *, error_type: str, retry_in_s: float | None) -> None:
+        async def work(cur: Cursor) -> None:
+            await cur.execute(
+                self._q(
+                    "UPDATE {schema}.sync_items SET attempts = attempts + 1, error_type = %s,"
+                    " leased_by = NULL, leased_until = NULL,"
+                    " state = CASE WHEN %s::float8 IS NULL THEN 'dead' ELSE 'pending' END,"
+                    " available_at = now() + make_interval(secs => coalesce(%s::float8, 0))"
+                    " WHERE item_id = %s"
+                ),
+                (error_type, retry_in_s, retry_in_s, item_id),
+            )
+
+        await self._run(work)
+
+    async def dead_letters(self, *, limit: int = 100) -> list[DeadLetter]:
+        async def work(cur: Cursor) -> list[DeadLetter]:
+            await cur.execute(
+                self._q(
+                    "SELECT item_id, position, subject_id, kind, targets, attempts, error_type"
+                    " FROM {schema}.sync_items WHERE state = 'dead'"
+                    " ORDER BY position, seq LIMIT %s"
+                ),
+                (limit,),
+            )
+            return [
+                DeadLetter(
+                    r[0],
+                    int(r[1]),
+                    _uuid(r[2]),
+                    SyncKind(r[3]),
+                    tuple(r[4]),
+                    int(r[5]),
+                    r[6] or "unknown",
+                )
+                for r in await cur.fetchall()
+            ]
+
+        return await self._run(work)
+
+    async def retry_dead(self, item_ids: Sequence[str] | None = None) -> int:
+        async def work(cur: Cursor) -> int:
+            await cur.execute(
+                self._q(
+                    "UPDATE {schema}.sync_items SET state = 'pending', attempts = 0,"
+                    " error_type = NULL, available_at = now()"
+                    " WHERE state = 'dead' AND (%s::text[] IS NULL OR item_id = ANY(%s::text[]))"
+                ),
+                (None if item_ids is None else list(item_ids),) * 2,
+            )
+            return cur.rowcount
+
+        return await self._run(work)
+
+    async def pending_count(self) -> int:
+        async def work(cur: Cursor) -> int:
+            await cur.execute(
+                self._q("SELECT count(*) FROM {schema}.sync_items WHERE state = 'pending'")
+            )
+            row = await cur.fetchone()
+            return 0 if row is None else int(row[0])
+
+        return await self._run(work)
+
+
+def _row(i: SyncItem) -> tuple[object, ...]:
+    return (i.item_id, i.position, _seq(i), i.subject_id, i.kind.value, list(i.targets))
+
+
+def _seq(item: SyncItem) -> int:
+    return int(item.item_id.rsplit(".", 1)[1])
+
+
+def _uuid(value: object) -> UUID:
+    return value if isinstance(value, UUID) else UUID(str(value))

@@ -1,0 +1,105 @@
+"""`IdempotencyStore` in a SQLite file beside the embedded default's event store.
+
+Every API process on the node opens the same file; `BEGIN IMMEDIATE` takes SQLite's write lock
+before the claim row is read, so two first requests with one key are serialised (one claims,
+the other sees its claim).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar, cast
+
+from factledger.adapters.sqlite.connection import SqliteWriter
+from factledger.application.ledger.idempotency import (
+    CLAIMED,
+    DEFAULT_LEASE_S,
+    DEFAULT_TTL_S,
+    Claim,
+    IdempotencyScope,
+    IdempotencyStoreUnavailableError,
+    JsonBody,
+    WallClock,
+    settled,
+)
+
+T = TypeVar("T")
+
+_SCHEMA = """CREATE TABLE IF NOT EXISTS idempotency_keys (
+    tenant TEXT NOT NULL, principal TEXT NOT NULL, key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL, body TEXT, expires_at REAL NOT NULL,
+    PRIMARY KEY (tenant, principal, key))"""
+
+# The claim row goes in first; an existing row is taken over only once it has expired.
+_CLAIM = """INSERT INTO idempotency_keys (tenant, principal, key, fingerprint, body, expires_at)
+    VALUES (?, ?, ?, ?, NULL, ?)
+    ON CONFLICT (tenant, principal, key) DO UPDATE
+    SET fingerprint = excluded.fingerprint, body = NULL, expires_at = excluded.expires_at
+    WHERE idempotency_keys.expires_at <= ?
+    RETURNING 1"""
+_WHERE = "tenant = ? AND principal = ? AND key = ? AND fingerprint = ?"
+
+
+class SqliteIdempotencyStore:
+    """Saved responses in one table of a SQLite file (`:memory:` works too)."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        ttl_s: float = DEFAULT_TTL_S,
+        lease_s: float = DEFAULT_LEASE_S,
+        clock: WallClock = time.time,
+    ) -> None:
+        self._ttl_s, self._lease_s, self._clock = ttl_s, lease_s, clock
+        self._db = SqliteWriter(path)
+        self._db.run_sync(lambda conn: conn.execute(_SCHEMA))
+
+    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        return await self._db.run(
+            work, error=lambda: IdempotencyStoreUnavailableError("sqlite idempotency store failed")
+        )
+
+    async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim:
+        now = self._clock()
+        ids = (scope.tenant, scope.principal, scope.key)
+
+        def work(conn: sqlite3.Connection) -> Claim:
+            won = conn.execute(_CLAIM, (*ids, fingerprint, now + self._lease_s, now)).fetchone()
+            if won is not None:
+                return CLAIMED
+            row = conn.execute(
+                "SELECT fingerprint, body FROM idempotency_keys"
+                " WHERE tenant = ? AND principal = ? AND key = ?",
+                ids,
+            ).fetchone()
+            body = None if row[1] is None else cast("JsonBody", json.loads(row[1]))
+            return settled(fingerprint, row[0], body)
+
+        return await self._run(work)
+
+    async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None:
+        expires_at = self._clock() + self._ttl_s
+        args = (json.dumps(body), expires_at, scope.tenant, scope.principal, scope.key, fingerprint)
+        await self._run(
+            lambda conn: conn.execute(
+                f"UPDATE idempotency_keys SET body = ?, expires_at = ? WHERE {_WHERE}",  # noqa: S608
+                args,
+            )
+        )
+
+    async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
+        args = (scope.tenant, scope.principal, scope.key, fingerprint)
+        await self._run(
+            lambda conn: conn.execute(
+                f"DELETE FROM idempotency_keys WHERE {_WHERE} AND body IS NULL",  # noqa: S608
+                args,
+            )
+        )
+
+    def close(self) -> None:
+        self._db.close()

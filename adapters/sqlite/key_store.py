@@ -1,0 +1,67 @@
+"""`KeyStore` in its own SQLite file, with `secure_delete` so a forgotten key's bytes are
+overwritten on disk rather than left in a free page."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from factledger.application.ledger.key_store import new_key
+
+TABLE = """
+CREATE TABLE IF NOT EXISTS subject_keys (
+    key_id TEXT PRIMARY KEY, scope TEXT NOT NULL, key BLOB NOT NULL, live INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS subject_keys_scope ON subject_keys (scope);
+"""
+
+
+class SqliteKeyStore:
+    """Keys of one ledger; back this file up with (not inside) the ledger's own file."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA secure_delete=ON")
+        self._conn.execute("PRAGMA busy_timeout=10000")
+        self._conn.executescript(TABLE)
+        self._lock = threading.Lock()
+
+    def current(self, scope: str) -> tuple[str, bytes]:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT key_id, key FROM subject_keys WHERE scope=? AND live=1", (scope,)
+            ).fetchone()
+            if row is not None:  # the common case needs no write transaction
+                return str(row[0]), bytes(row[1])
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._conn.execute(
+                    "SELECT key_id, key FROM subject_keys WHERE scope=? AND live=1", (scope,)
+                ).fetchone()
+                if row is None:
+                    row = new_key()
+                    self._conn.execute(
+                        "INSERT INTO subject_keys VALUES (?, ?, ?, 1)", (row[0], scope, row[1])
+                    )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return str(row[0]), bytes(row[1])
+
+    def key(self, key_id: str) -> bytes | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT key FROM subject_keys WHERE key_id=?", (key_id,)
+            ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def forget(self, scope: str) -> int:
+        with self._lock:
+            cursor = self._conn.execute("DELETE FROM subject_keys WHERE scope=?", (scope,))
+            return cursor.rowcount
+
+    def close(self) -> None:
+        self._conn.close()

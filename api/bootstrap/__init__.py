@@ -1,0 +1,1 @@
+"""The composition root: `Settings` -> every port. The only place that chooses adapters."""

@@ -1,0 +1,50 @@
+"""Builds the `IdempotencyStore` beside the configured event store.
+
+Every API process of a deployment shares its event store, so they share this store too: the
+in-memory event store gets the in-memory store (one process), the SQLite one a SQLite file next
+to `ledger.sqlite`, and a PostgreSQL event store a table in its schema.
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+
+from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
+from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
+from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
+from factledger.api.bootstrap.services import postgres_location
+from factledger.api.settings import (
+    InMemoryEventStoreSettings,
+    PostgresEventStoreSettings,
+    Settings,
+    SqliteEventStoreSettings,
+)
+from factledger.application.ledger.idempotency import IdempotencyStore
+
+
+def idempotency_path(settings: Settings) -> str:
+    """`ledger-idempotency.sqlite` beside the SQLite ledger."""
+    ledger = settings.ledger_path()
+    return str(ledger.with_name(f"{ledger.stem}-idempotency.sqlite"))
+
+
+async def open_idempotency_store(settings: Settings, stack: AsyncExitStack) -> IdempotencyStore:
+    """Opens the store (closed by `stack`)."""
+    ttl_s, lease_s = settings.api.idempotency_ttl_s, settings.api.idempotency_lease_s
+    match settings.event_store:
+        case InMemoryEventStoreSettings():
+            return InMemoryIdempotencyStore(ttl_s=ttl_s, lease_s=lease_s)
+        case SqliteEventStoreSettings():
+            settings.ledger_path().parent.mkdir(parents=True, exist_ok=True)
+            sqlite = SqliteIdempotencyStore(
+                idempotency_path(settings), ttl_s=ttl_s, lease_s=lease_s
+            )
+            stack.callback(sqlite.close)
+            return sqlite
+        case PostgresEventStoreSettings(schema_name=schema):
+            location = postgres_location(settings, stack)
+            pg = await PostgresIdempotencyStore.connect(
+                location.conninfo, schema=schema, ttl_s=ttl_s, lease_s=lease_s
+            )
+            stack.push_async_callback(pg.close)
+            return pg

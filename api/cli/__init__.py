@@ -1,0 +1,1 @@
+"""The `factledger` command, one module per command group."""

@@ -1,0 +1,120 @@
+"""`factledger bench`: the backend benchmark (see `factledger.bench` and ADR 0011)."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.embedding.onnx.model_files import (
+    DEFAULT_PRESET,
+    OnnxModelFiles,
+    OnnxPreset,
+)
+from factledger.api.log_setup import configure_logging
+from factledger.bench import main as bench_main
+from factledger.bench.backends import BACKEND_NAMES
+from factledger.bench.config import (
+    DEFAULT_BACKENDS,
+    DEFAULT_LOCOMO,
+    DEFAULT_PREFEVAL,
+    SIM_PROFILES,
+    BenchConfig,
+    smoke_config,
+)
+from factledger.bench.progress import Advance
+
+
+def _backends(value: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    unknown = [name for name in names if name not in BACKEND_NAMES]
+    if unknown or not names:
+        raise typer.BadParameter(f"choose from {', '.join(BACKEND_NAMES)}")
+    return names
+
+
+def bench(
+    backends: Annotated[
+        str, typer.Option(help=f"Comma-separated: {', '.join(BACKEND_NAMES)}.")
+    ] = ",".join(DEFAULT_BACKENDS),
+    locomo: Annotated[Path, typer.Option(help="LoCoMo's locomo10.json (never copied).")] = (
+        DEFAULT_LOCOMO
+    ),
+    prefeval: Annotated[Path, typer.Option(help="Folder of the PrefEval topic files.")] = (
+        DEFAULT_PREFEVAL
+    ),
+    out: Annotated[Path, typer.Option(help="Report folder.")] = Path("bench-report"),
+    sim_latency: Annotated[
+        str, typer.Option(help=f"Simulated Supermemory latency: {', '.join(SIM_PROFILES)}.")
+    ] = "observed",
+    seed: Annotated[int, typer.Option(help="Seed of every generated workload.")] = 7,
+    smoke: Annotated[bool, typer.Option(help="A tiny run of a few seconds (CI).")] = False,
+    embedder_model: Annotated[
+        OnnxPreset, typer.Option(help="The packaged sentence model every backend shares.")
+    ] = DEFAULT_PRESET,
+) -> None:
+    """Run the same workloads on each backend and write report.md, report.json and plots."""
+    if sim_latency not in SIM_PROFILES:
+        raise typer.BadParameter(f"choose from {', '.join(SIM_PROFILES)}")
+    config = BenchConfig(
+        backends=_backends(backends),
+        locomo=locomo,
+        prefeval=prefeval,
+        out_dir=out,
+        seed=seed,
+        sim_profile=sim_latency,
+        # Every setting spelled out, so the report's command reproduces the run as it was.
+        command=shlex.join(
+            [
+                "factledger",
+                "bench",
+                "--backends",
+                backends,
+                "--locomo",
+                str(locomo),
+                "--prefeval",
+                str(prefeval),
+                "--out",
+                str(out),
+                "--sim-latency",
+                sim_latency,
+                "--seed",
+                str(seed),
+                "--embedder-model",
+                embedder_model.value,
+                *(["--smoke"] if smoke else []),
+            ]
+        ),
+    )
+    if smoke:
+        config = smoke_config(config)
+    configure_logging(json_lines=False, level="WARNING")  # progress bars, not debug lines
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
+
+        def start(description: str, total: int) -> Advance:
+            task = progress.add_task(description, total=total)
+            if not console.is_terminal:  # a log file gets one line per workload instead
+                console.print(f"started: {description} ({total} steps)")
+            return lambda steps: progress.advance(task, steps)
+
+        embedder = OnnxEmbedder(OnnxModelFiles.preset(embedder_model))
+        report = asyncio.run(bench_main.run(config, start, embedder=embedder))
+    console.print(f"report: {out / 'report.md'} ({report['meta']['duration_s']} s)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="bench")(bench)

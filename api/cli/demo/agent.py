@@ -1,0 +1,149 @@
+"""The product side of `factledger demo`: what an agent gets from memory as the story unfolds.
+
+The ledger story (`ledger_story.play_story`) hands each session to `AgentDemo.record`, which
+sends it through short-term memory the way a live agent would (one message a turn; the lead
+also shares a card number, which the safety filter withholds). At the end of each month
+`AgentDemo.checkpoint` runs the sync worker once (ledger -> memory backend) and prints what an
+agent would put in its prompt: `session_context` at the start of a call and `recall` for a turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+from rich.panel import Panel
+from rich.text import Text
+
+from factledger.api.bootstrap.ledger import LedgerRuntime, open_configured_backend
+from factledger.api.bootstrap.services import MemoryServices, open_memory_services
+from factledger.api.cli.demo.story import KIND, REF, TENANT
+from factledger.application.ledger.commands import RecordSession
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ports import Clock
+from factledger.application.recall.notes import render_context, render_recall
+from factledger.application.recall.types import Note, NoteKind
+from factledger.application.sessions.types import SessionId
+from factledger.application.sync.ids import namespace_for
+from factledger.domain.transcript import Message, Role
+
+# Said by the lead in January, screened out before any buffer, ledger or backend sees it.
+WITHHELD = "You can charge my card 4111 1111 1111 1111 for the deposit."
+SUMMARIES = {
+    "wa-2026-01-12": "WhatsApp chat about packaging suppliers and a possible switch",
+    "call-2026-03-03": "Call: supplier change and the purchase plan",
+    "chat-2026-06-18": "Chat about why they left their previous supplier",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentLook:
+    """What the agent asks at one checkpoint: the session's opening topic and its turns."""
+
+    topic: str
+    turns: tuple[str, ...]
+
+
+SUPPLIER_TURN = "Which supplier do you work with?"
+INTENT_TURN = "Will you switch to us next quarter if the pricing works?"
+REASON_TURN = "What went wrong with Supplier A, the delivery delays?"
+LOOKS = {
+    "January": AgentLook("packaging supplier", (SUPPLIER_TURN, INTENT_TURN)),
+    "March": AgentLook("packaging supplier", (SUPPLIER_TURN, INTENT_TURN)),
+    "June": AgentLook("packaging supplier", (SUPPLIER_TURN, REASON_TURN)),
+    "July": AgentLook("packaging supplier", (REASON_TURN,)),
+}
+
+
+def _origin(note: Note) -> str:
+    """Where a note comes from, for the reader of the demo (the agent gets the text only)."""
+    said = "inferred by a model" if note.origin.inferred else "stated by the lead"
+    match note.origin.kind:
+        case NoteKind.PROFILE:
+            return f"{note.origin.ref}: confirmed profile field, {said}"
+        case NoteKind.PROPOSAL:
+            return f"{note.origin.ref}: open proposal, {said}, not yet confirmed"
+        case NoteKind.MEMORY:
+            return f"memory {note.origin.ref[:8]}: from session {note.origin.session_id}, {said}"
+        case NoteKind.SESSION:
+            return f"session {note.origin.ref}: summary"
+
+
+class AgentDemo:
+    """Records the story's sessions through short-term memory and shows recall after each
+    month; `show` receives rich renderables."""
+
+    def __init__(
+        self, ledger: Ledger, services: MemoryServices, show: Callable[[object], None]
+    ) -> None:
+        self._ledger, self._services, self._show = ledger, services, show
+        self.subject_id = Ledger.subject_id_for(TENANT, KIND, REF)
+
+    async def record(self, cmd: RecordSession) -> None:
+        memory, sid = self._services.sessions, SessionId(cmd.session_id)
+        await memory.start(cmd.subject_id, sid, cmd.channel)
+        for message in cmd.transcript:
+            await memory.add_message(sid, message)
+        if cmd.session_id == "wa-2026-01-12":
+            at = cmd.transcript[-1].at
+            outcome = await memory.add_message(sid, Message(Role.SUBJECT, WITHHELD, at))
+            if not outcome.kept:
+                self._show(
+                    "  [yellow]![/yellow] safety filter: one message withheld (a card number)"
+                )
+        await memory.end(sid, summary={"text": SUMMARIES[cmd.session_id]})
+
+    async def checkpoint(self, month: str) -> None:
+        worker, recall = self._services.sync_worker, self._services.recall
+        if worker is not None:
+            report = await worker.run_once()
+            self._show(
+                f"  [cyan]sync[/cyan]: {report.done} items applied to the memory backend, "
+                f"{report.skipped} skipped, {report.dead} failed"
+            )
+        if month == "July":
+            await self._show_forgotten()
+        look = LOOKS[month]
+        context = await recall.session_context(self.subject_id, topic=look.topic, tenant=TENANT)
+        self._panel(f"{month}: session_context(topic={look.topic})", render_context(context))
+        notes = [*context.profile, *context.to_confirm, *context.memories]
+        for query in look.turns:
+            turn = await recall.recall(self.subject_id, query, tenant=TENANT)
+            self._panel(f"{month}: recall({query})", render_recall(turn))
+            notes.extend(turn.notes)
+        origins = "\n".join(f"- {_origin(n)}" for n in notes)
+        self._show(Text(f"  where these notes come from:\n{origins}", style="dim"))
+
+    async def _show_forgotten(self) -> None:
+        """The sync forgot, with the field, the memories drawn from the words that evidenced
+        it (the reason's memory has no slot): count them, content never shown."""
+        backend = self._services.backend
+        if backend is None:
+            return
+        ns = namespace_for(self.subject_id)
+        memories = await backend.list_memories(ns, include_forgotten=True)
+        forgotten = sum(m.is_forgotten for m in memories)
+        noun = "memory" if forgotten == 1 else "memories"
+        self._show(
+            f"  [green]>[/green] July: the sync forgot {forgotten} backend {noun} with the "
+            "field, found by its slot and by the words that evidenced it"
+        )
+
+    def _panel(self, title: str, body: str) -> None:
+        self._show(Panel(Text(body), title=title, title_align="left", expand=False))
+
+
+@asynccontextmanager
+async def open_agent_demo(
+    runtime: LedgerRuntime, clock: Clock, show: Callable[[object], None]
+) -> AsyncIterator[AgentDemo]:
+    """The configured embedder, backend, short-term memory, recall and sync worker, with the
+    worker run by hand (at each checkpoint) so the demo's output is deterministic."""
+    settings = runtime.settings
+    async with AsyncExitStack() as stack:
+        backend = await open_configured_backend(settings, clock, stack)
+        services = await stack.enter_async_context(
+            open_memory_services(settings, runtime.ledger, backend, clock=clock, run_worker=False)
+        )
+        yield AgentDemo(runtime.ledger, services, show)

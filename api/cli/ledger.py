@@ -1,0 +1,180 @@
+"""`factledger demo | history | replay | projections rebuild`: the ledger from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+from contextlib import AbstractContextManager
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+from uuid import UUID
+
+import typer
+from rich.console import Console
+
+from factledger.api.bootstrap.ledger import LedgerRuntime, open_ledger_runtime
+from factledger.api.cli.demo.agent import open_agent_demo
+from factledger.api.cli.demo.story import TENANT, StoryClock, StoryIds, play_story
+from factledger.api.cli.render import (
+    diff_table,
+    history_table,
+    profile_table,
+    queue_table,
+    sessions_table,
+    versions_table,
+)
+from factledger.api.log_setup import configure_logging
+from factledger.api.settings import (
+    InMemoryBackendSettings,
+    InMemorySyncStoreSettings,
+    InMemoryViewSettings,
+    SettingsError,
+    SqliteEventStoreSettings,
+    SyncSettings,
+    load_settings,
+)
+from factledger.application.errors import NotFoundError
+from factledger.application.ledger.ledger import Ledger
+from factledger.projections.follower import read_events
+
+projections_app = typer.Typer(help="Projection maintenance.", no_args_is_help=True)
+console = Console()
+
+
+def demo(
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Where to keep the demo's ledger (default: a new temp dir).")
+    ] = None,
+) -> None:
+    """Run the product's story on the embedded default: SQLite ledger, short-term memory, the
+    sync worker, the in-memory backend (default embedder, rule extractor) and recall."""
+    target = data_dir or Path(tempfile.mkdtemp(prefix="factledger-demo-"))
+    settings = load_settings(
+        data_dir=target,
+        event_store=SqliteEventStoreSettings(),
+        views=InMemoryViewSettings(),
+        backend=InMemoryBackendSettings(),
+        sync=SyncSettings(store=InMemorySyncStoreSettings()),
+    )
+    configure_logging(json_lines=False, level="WARNING")  # the story, not debug lines
+    clock = StoryClock()
+    with open_ledger_runtime(settings, clock=clock) as rt:
+        console.rule("[bold]factledger demo: one lead, six months")
+
+        def say(line: str) -> None:
+            rt.catch_up()
+            console.print(f"  [green]>[/green] {line}")
+
+        async def story() -> StoryIds:
+            async with open_agent_demo(rt, clock, console.print) as agent:
+                return await play_story(
+                    rt.ledger, clock, say, record=agent.record, checkpoint=agent.checkpoint
+                )
+
+        ids = asyncio.run(story())
+        rt.catch_up()
+        sid, reader = ids.subject_id, rt.reader
+        console.print(profile_table(reader.current(TENANT, sid), "Current profile"))
+        console.print(versions_table(reader.versions(TENANT, sid)))
+        console.print(history_table(reader.history(TENANT, sid, "supplier"), "Supplier history"))
+        console.print(
+            history_table(reader.history(TENANT, sid, "switch_reason"), "Forgotten field")
+        )
+        console.print(diff_table(reader.diff(TENANT, sid, 1, 3), 1, 3))
+        console.print(queue_table(reader.review_queue(TENANT)))
+        console.print(sessions_table(reader.sessions(TENANT, sid)))
+        console.print(
+            "The rejected inference (decision_stage) appears in no version. Explore with:\n"
+            f"  FACTLEDGER_DATA_DIR={target} factledger history {TENANT}/lead/lead-0042 "
+            "--as-of 2026-02-01"
+        )
+
+
+def _subject_id(rt: LedgerRuntime, subject: str, tenant: str | None) -> tuple[str, UUID]:
+    parts = subject.split("/")
+    if len(parts) == 3:
+        return parts[0], Ledger.subject_id_for(*parts)
+    if tenant is None:
+        raise typer.BadParameter("give tenant/kind/reference, or a subject id with --tenant")
+    return tenant, UUID(subject)
+
+
+def history(
+    subject: Annotated[str, typer.Argument(help="tenant/kind/reference, or a subject id.")],
+    as_of: Annotated[
+        datetime | None, typer.Option("--as-of", help="Show the profile in force at this time.")
+    ] = None,
+    tenant: Annotated[str | None, typer.Option(help="Tenant, when SUBJECT is an id.")] = None,
+    field: Annotated[str | None, typer.Option(help="Only this field's history.")] = None,
+) -> None:
+    """Show a subject's profile (now or as of a date) and the history of its fields."""
+    with _runtime() as rt:
+        tenant_name, sid = _subject_id(rt, subject, tenant)
+        reader = rt.reader
+        try:
+            if as_of is None:
+                profile = reader.current(tenant_name, sid)
+            else:
+                profile = reader.as_of(
+                    tenant_name, sid, as_of if as_of.tzinfo else as_of.astimezone()
+                )
+            entries = reader.history(tenant_name, sid, field)
+        except NotFoundError as exc:
+            console.print(f"[red]not found:[/red] {exc}")
+            raise typer.Exit(1) from None
+        console.print(profile_table(profile, "Profile as of" if as_of else "Current profile"))
+        console.print(history_table(entries, "Field history"))
+
+
+def _json_default(value: object) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+def replay(
+    after: Annotated[int, typer.Option(min=0, help="Start after this position.")] = 0,
+) -> None:
+    """Print every event in log order as JSON lines (for analysts)."""
+    with _runtime(catch_up=False) as rt:
+        position = after
+        while batch := read_events(rt.ledger, after=position):
+            for item in batch:
+                event = item.event
+                payload = {k: v for k, v in vars(event).items() if not k.startswith("originator")}
+                line = {
+                    "position": item.position,
+                    "topic": getattr(type(event), "TOPIC", type(event).__name__),
+                    "subject_id": str(event.originator_id),
+                    "subject_version": event.originator_version,
+                    **payload,
+                }
+                typer.echo(json.dumps(line, default=_json_default))
+            position = batch[-1].position
+
+
+@projections_app.command("rebuild")
+def rebuild() -> None:
+    """Drop the profile views and replay the whole ledger into them."""
+    with _runtime(catch_up=False) as rt:
+        started = time.perf_counter()
+        count = rt.projection.rebuild(rt.ledger)
+        elapsed = time.perf_counter() - started
+        console.print(f"rebuilt '{rt.projection.name}' from {count} events in {elapsed:.2f} s")
+
+
+def _runtime(*, catch_up: bool = True) -> AbstractContextManager[LedgerRuntime]:
+    """Opens the runtime from the environment's settings, naming bad settings by field."""
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return open_ledger_runtime(settings, catch_up=catch_up)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(demo)
+    app.command()(history)
+    app.command()(replay)
+    app.add_typer(projections_app, name="projections")

@@ -1,0 +1,159 @@
+"""`factledger worker` and `factledger dead-letters list|retry`: the sync to the backend."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from contextlib import AsyncExitStack, suppress
+from typing import Annotated
+
+import structlog
+import typer
+
+from factledger.adapters.pgvector.ann import AnnSettings
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.api.bootstrap.ledger import open_configured_backend, open_ledger_runtime
+from factledger.api.bootstrap.services import open_sync_store, sync_options, sync_ports
+from factledger.api.cli.periodic import run_every
+from factledger.api.log_setup import configure_logging
+from factledger.api.settings import (
+    InMemoryBackendSettings,
+    InMemorySyncStoreSettings,
+    PgvectorBackendSettings,
+    Settings,
+    load_settings,
+)
+from factledger.application.clocks import SystemClock
+from factledger.application.ports import MemoryBackend
+from factledger.application.sync.feed import LedgerEventFeed
+from factledger.application.sync.worker import SyncWorker
+
+log = structlog.get_logger(__name__)
+dead_letters_app = typer.Typer(help="Sync items that failed 3 times.", no_args_is_help=True)
+
+
+async def _run_worker(settings: Settings, *, once: bool) -> None:
+    clock = SystemClock()
+    with open_ledger_runtime(settings) as runtime:
+        async with AsyncExitStack() as stack:
+            store = await open_sync_store(settings, stack)
+            backend = await open_configured_backend(settings, clock, stack)
+            if isinstance(settings.sync.store, InMemorySyncStoreSettings):
+                # Each start replays the whole ledger (idempotent, but slow); share a
+                # PostgreSQL queue between worker processes instead.
+                log.warning("sync.volatile_queue", store="memory")
+            if isinstance(settings.backend, InMemoryBackendSettings):
+                log.warning("sync.process_local_backend", backend="in_memory")
+            feed = LedgerEventFeed(runtime.ledger)
+            worker = SyncWorker(sync_ports(settings, store, feed, backend), sync_options(settings))
+            if once:
+                report = await worker.run_once()
+                typer.echo(
+                    f"fed {report.fed}, done {report.done}, "
+                    f"retried {report.retried}, dead {report.dead}, skipped {report.skipped}"
+                )
+                return
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+            maintenance = ann_maintenance(settings, backend, stop)
+            await worker.run_forever(stop)
+            if maintenance is not None:
+                # An index build cut short leaves an invalid index; the next round rebuilds it.
+                maintenance.cancel()
+                with suppress(asyncio.CancelledError):
+                    await maintenance
+
+
+def ann_maintenance(
+    settings: Settings, backend: MemoryBackend, stop: asyncio.Event
+) -> asyncio.Task[None] | None:
+    """On pgvector, the periodic check that gives large subjects their ANN index (ADR 0006);
+    several workers may run it, one at a time does the work (an advisory lock)."""
+    s = settings.backend
+    if not isinstance(s, PgvectorBackendSettings) or s.ann_maintenance_interval_s <= 0:
+        return None
+    if not isinstance(backend, PgvectorMemoryBackend):
+        return None
+    ann = AnnSettings(min_facts=s.ann_min_facts)
+    return asyncio.create_task(
+        run_every(
+            s.ann_maintenance_interval_s,
+            lambda: backend.maintain_ann_indexes(ann),
+            stop,
+            task="pgvector.ann_maintenance",
+        )
+    )
+
+
+def worker(
+    once: Annotated[bool, typer.Option(help="One pass, then exit.")] = False,
+) -> None:
+    """Follow the ledger and write to the configured memory backend until SIGINT/SIGTERM.
+
+    Settings: `FACTLEDGER_BACKEND__KIND`, `FACTLEDGER_EMBEDDER__KIND`, the event store and
+    `FACTLEDGER_SYNC__STORE__KIND=postgres` to share the queue between worker processes. On
+    pgvector the worker also maintains the per-subject ANN indexes
+    (`FACTLEDGER_BACKEND__ANN_MAINTENANCE_INTERVAL_S`, default hourly).
+    """
+    settings = load_settings()
+    configure_logging(json_lines=settings.log_json)
+    asyncio.run(_run_worker(settings, once=once))
+
+
+def _hint_if_process_local(settings: Settings) -> None:
+    if isinstance(settings.sync.store, InMemorySyncStoreSettings):
+        typer.echo(
+            "note: the sync queue is in memory (FACTLEDGER_SYNC__STORE__KIND=memory), so it lives "
+            "inside the API process; use the HTTP API there, or a PostgreSQL queue.",
+            err=True,
+        )
+
+
+async def _list(settings: Settings, limit: int) -> None:
+    _hint_if_process_local(settings)
+    async with AsyncExitStack() as stack:
+        store = await open_sync_store(settings, stack)
+        letters = await store.dead_letters(limit=limit)
+        if not letters:
+            typer.echo("no dead letters")
+        for d in letters:
+            targets = ",".join(d.targets)
+            typer.echo(
+                f"{d.item_id}\t{d.kind.value}\tsubject={d.subject_id}\tattempts={d.attempts}"
+                f"\terror={d.error_type}\ttargets={targets}"
+            )
+
+
+async def _retry(settings: Settings, item_ids: list[str] | None) -> None:
+    _hint_if_process_local(settings)
+    async with AsyncExitStack() as stack:
+        store = await open_sync_store(settings, stack)
+        count = await store.retry_dead(item_ids)
+        typer.echo(f"{count} item(s) back in the queue")
+
+
+@dead_letters_app.command("list")
+def list_dead_letters(
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 100,
+) -> None:
+    """List dead letters: item id, kind, subject, attempts, error type and target ids."""
+    settings = load_settings()
+    configure_logging(json_lines=settings.log_json, level="WARNING")
+    asyncio.run(_list(settings, limit))
+
+
+@dead_letters_app.command("retry")
+def retry_dead_letters(
+    item_ids: Annotated[list[str] | None, typer.Argument(help="Item ids; none: all.")] = None,
+) -> None:
+    """Put dead letters back in the queue (all of them, or the given ids)."""
+    settings = load_settings()
+    configure_logging(json_lines=settings.log_json, level="WARNING")
+    asyncio.run(_retry(settings, item_ids or None))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("worker")(worker)
+    app.add_typer(dead_letters_app, name="dead-letters")

@@ -1,0 +1,1 @@
+"""The HTTP API: the FastAPI app, its dependencies, errors, middleware, routes and schemas."""

@@ -1,0 +1,116 @@
+"""The FastAPI application factory.
+
+`create_app(settings)` builds its ports in the lifespan through `api.bootstrap`; tests pass
+ready-made ports with `create_app(ports=...)` (no `dependency_overrides`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
+from factledger.api.bootstrap.ledger import bootstrap
+from factledger.api.bootstrap.services import ServiceRuntime
+from factledger.api.http.auth import TokenVerifier
+from factledger.api.http.deps import ApiPorts, ApiState
+from factledger.api.http.errors import install_error_handlers
+from factledger.api.http.metrics import ApiMetrics
+from factledger.api.http.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
+from factledger.api.http.routes.dead_letters import router as dead_letters_router
+from factledger.api.http.routes.events import router as events_router
+from factledger.api.http.routes.forget import router as forget_router
+from factledger.api.http.routes.health import router as health_router
+from factledger.api.http.routes.profile import queue_router
+from factledger.api.http.routes.profile import router as profile_router
+from factledger.api.http.routes.proposals import router as proposals_router
+from factledger.api.http.routes.recall import router as recall_router
+from factledger.api.http.routes.sessions import router as sessions_router
+from factledger.api.http.routes.subjects import router as subjects_router
+from factledger.api.log_setup import configure_logging
+from factledger.api.settings import AuthSettings, Settings
+
+DESCRIPTION = """\
+Event-sourced memory for AI agents. Every request carries a bearer JWT issued by the platform;
+its claims fix the tenant, the role and, for agent tokens, the one subject the call is about.
+Agent tokens address their subject as `me`. Errors share one shape:
+`{"error": "<Type>", "detail": "...", "field": "..."}`.
+"""
+
+
+def ports_from_runtime(runtime: ServiceRuntime) -> ApiPorts:
+    """Maps what `api.bootstrap` yields to what the routes need."""
+    return ApiPorts(
+        ledger=runtime.ledger,
+        profiles=runtime.reader,
+        follower=runtime.follower,
+        sessions=runtime.sessions,
+        session_buffer=runtime.session_buffer,
+        recall=runtime.recall,
+        sync_store=runtime.sync_store,
+        memory=runtime.backend,
+        idempotency=runtime.idempotency,
+    )
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    ports: ApiPorts | None = None,
+    auth: AuthSettings | None = None,
+    max_body_bytes: int | None = None,
+) -> FastAPI:
+    """Builds the app: with `ports` (tests) or from `settings` through `api.bootstrap`.
+
+    `auth` and `max_body_bytes` override the settings' values (tests).
+    """
+    if settings is None:
+        settings = Settings() if ports is None else Settings(auth=auth or AuthSettings())
+    if ports is None:
+        configure_logging(json_lines=settings.log_json)
+    metrics = ApiMetrics()
+    state = ApiState(
+        verifier=TokenVerifier(auth or settings.auth),
+        metrics=metrics,
+        idempotency=InMemoryIdempotencyStore(),
+        ports=ports,  # set now: test transports may never run the lifespan
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if ports is not None:
+            yield
+            return
+        async with bootstrap(settings) as runtime:
+            state.ports = ports_from_runtime(runtime)
+            yield
+        state.ports = None
+
+    app = FastAPI(
+        title="factledger",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.api = state
+    install_error_handlers(app)
+    app.include_router(health_router)
+    for router in (
+        subjects_router,
+        sessions_router,
+        recall_router,
+        proposals_router,
+        forget_router,
+        profile_router,
+        queue_router,
+        events_router,
+        dead_letters_router,
+    ):
+        app.include_router(router)
+    # Added last = outermost: the request context wraps the body limit and every handler.
+    limit = max_body_bytes or settings.api.max_body_bytes
+    app.add_middleware(BodySizeLimitMiddleware, max_bytes=limit)
+    app.add_middleware(RequestContextMiddleware, metrics=metrics)
+    return app

@@ -1,0 +1,222 @@
+"""FastAPI dependencies as `Annotated` aliases: the principal, roles, the subject, ports.
+
+- The principal comes only from the verified bearer token.
+- The subject of a request comes from the token for agents (the path may say `me` or repeat
+  the token's own subject id; anything else is refused), and from the path for the other roles,
+  checked against their tenant: a subject of another tenant is the same 404 as no subject.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import Depends, Path, Request, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from factledger.api.http.auth import Principal, Role, TokenVerifier
+from factledger.api.http.errors import (
+    AuthenticationError,
+    InvalidParameterError,
+    PermissionDeniedError,
+    ServiceUnavailableError,
+    SubjectNotFoundError,
+)
+from factledger.api.http.idempotency import (
+    Idempotency,
+    IdempotencyKeyHeader,
+    fingerprint_of,
+    parse_key,
+)
+from factledger.api.http.metrics import ApiMetrics
+from factledger.application.errors import NotFoundError
+from factledger.application.ledger.idempotency import IdempotencyScope, IdempotencyStore
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.queries import ProfileReader
+from factledger.application.ports import MemoryBackend, SessionBuffer
+from factledger.application.recall.service import Recall
+from factledger.application.sessions.short_term import ShortTermMemory
+from factledger.application.sync.ports import SyncStore
+from factledger.domain.errors import DomainError
+from factledger.domain.subject import subject_id_for
+from factledger.projections.follower import Follower
+
+ME = "me"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiPorts:
+    """What the HTTP layer needs, filled in from `api.bootstrap` (or by tests).
+
+    Optional parts answer 503 on their routes when absent. `follower`, when set, is caught up
+    before profile reads so a caller reads its own writes (a no-op when nothing is new).
+    """
+
+    ledger: Ledger
+    profiles: ProfileReader
+    follower: Follower | None = None
+    sessions: ShortTermMemory | None = None
+    session_buffer: SessionBuffer | None = None
+    recall: Recall | None = None
+    sync_store: SyncStore | None = None
+    memory: MemoryBackend | None = None
+    idempotency: IdempotencyStore | None = None  # shared by every process; else the app's own
+
+
+@dataclass(slots=True)
+class ApiState:
+    """What the app keeps between requests; `ports` is filled in by the lifespan."""
+
+    verifier: TokenVerifier
+    metrics: ApiMetrics
+    idempotency: IdempotencyStore  # used when the ports bring no shared store
+    ports: ApiPorts | None = None
+
+    def require_ports(self) -> ApiPorts:
+        if self.ports is None:
+            raise ServiceUnavailableError("the service is starting")
+        return self.ports
+
+
+def get_state(request: Request) -> ApiState:
+    state: ApiState = request.app.state.api
+    return state
+
+
+StateDep = Annotated[ApiState, Depends(get_state)]
+
+_bearer = HTTPBearer(auto_error=False, description="A JWT issued by the platform.")
+
+
+def get_principal(
+    state: StateDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise AuthenticationError("a bearer token is required")
+    return state.verifier.verify(credentials.credentials)
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def require_roles(*roles: Role) -> Any:
+    """A dependency that admits only the given roles (and returns the principal)."""
+
+    def check(principal: PrincipalDep) -> Principal:
+        principal.require(*roles)
+        return principal
+
+    return Depends(check)
+
+
+AgentOrService = Annotated[Principal, require_roles(Role.AGENT, Role.SERVICE, Role.ADMIN)]
+Reviewer = Annotated[Principal, require_roles(Role.REVIEWER, Role.ADMIN)]
+Reader = Annotated[
+    Principal, require_roles(Role.AGENT, Role.SERVICE, Role.REVIEWER, Role.ANALYST, Role.ADMIN)
+]
+Analyst = Annotated[Principal, require_roles(Role.ANALYST, Role.REVIEWER, Role.ADMIN)]
+Operator = Annotated[Principal, require_roles(Role.ADMIN, Role.SERVICE)]
+Registrar = Annotated[Principal, require_roles(Role.SERVICE, Role.ADMIN, Role.REVIEWER)]
+
+SubjectPath = Annotated[
+    str,
+    Path(
+        alias="subject",
+        min_length=1,
+        max_length=64,
+        pattern=r"^(me|[0-9a-fA-F-]{32,36})$",
+        description="`me` (agent tokens) or the subject id.",
+        examples=["me", "3f2c1a4e-9b7d-5e21-8a0c-6d1f2b3c4d5e"],
+    ),
+]
+
+
+def path_subject_id(raw: str) -> UUID:
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise InvalidParameterError("subject", "must be `me` or a subject id") from None
+
+
+def check_agent_subject(principal: Principal, raw: str, own_id: UUID) -> UUID:
+    """An agent may only name its own subject; the answer never depends on whether another
+    subject exists."""
+    if raw != ME and path_subject_id(raw) != own_id:
+        raise PermissionDeniedError("this token is bound to another subject")
+    return own_id
+
+
+def get_ledger(state: StateDep) -> Ledger:
+    return state.require_ports().ledger
+
+
+LedgerDep = Annotated[Ledger, Depends(get_ledger)]
+
+
+def get_sessions(state: StateDep) -> ShortTermMemory:
+    sessions = state.require_ports().sessions
+    if sessions is None:
+        raise ServiceUnavailableError("short-term memory is not configured")
+    return sessions
+
+
+def get_session_buffer(state: StateDep) -> SessionBuffer:
+    buffer = state.require_ports().session_buffer
+    if buffer is None:
+        raise ServiceUnavailableError("short-term memory is not configured")
+    return buffer
+
+
+SessionsDep = Annotated[ShortTermMemory, Depends(get_sessions)]
+SessionBufferDep = Annotated[SessionBuffer, Depends(get_session_buffer)]
+
+
+def own_subject_id(principal: Principal) -> UUID:
+    """The subject an agent token is bound to, as an id."""
+    claim = principal.subject
+    if claim is None:
+        raise PermissionDeniedError("this token is not bound to a subject")
+    try:
+        if claim.subject_id is not None:
+            return UUID(claim.subject_id)
+        return subject_id_for(principal.tenant, claim.kind or "", claim.ref or "")
+    except (ValueError, DomainError):
+        raise AuthenticationError("token claim subject invalid") from None
+
+
+async def get_subject_id(principal: PrincipalDep, ledger: LedgerDep, raw: SubjectPath) -> UUID:
+    """The subject of this request, checked against the principal's tenant (404 otherwise)."""
+    if principal.role is Role.AGENT:
+        subject_id = check_agent_subject(principal, raw, own_subject_id(principal))
+    elif raw == ME:
+        raise InvalidParameterError("subject", "`me` is only for agent tokens")
+    else:
+        subject_id = path_subject_id(raw)
+    try:
+        await asyncio.to_thread(ledger.subject, principal.tenant, subject_id)
+    except NotFoundError:
+        raise SubjectNotFoundError(f"subject {raw}") from None
+    return subject_id
+
+
+SubjectIdDep = Annotated[UUID, Depends(get_subject_id)]
+
+
+async def get_idempotency(
+    request: Request,
+    response: Response,
+    state: StateDep,
+    principal: PrincipalDep,
+    key: IdempotencyKeyHeader = None,
+) -> Idempotency:
+    parsed = parse_key(key)
+    scope = None if parsed is None else IdempotencyScope(principal.tenant, principal.id, parsed)
+    shared = None if state.ports is None else state.ports.idempotency
+    store = shared or state.idempotency
+    return Idempotency(store, scope, await fingerprint_of(request), response)
+
+
+IdempotencyDep = Annotated[Idempotency, Depends(get_idempotency)]

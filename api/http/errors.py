@@ -1,0 +1,207 @@
+"""One error table and one error shape for the whole HTTP API.
+
+Every error leaves the API as `{"error": "<Type>", "detail": "...", "field": "..."}`:
+- `STATUS_BY_ERROR` maps exception types (walked along the MRO, so subclasses inherit their
+  parent's status) to HTTP statuses; routes never catch exceptions themselves.
+- Validation errors name the field and the rule, never the input value (pydantic echoes values).
+- Anything not in the table is a generic 500, logged once with its traceback and no message text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from factledger.application.errors import (
+    ConcurrencyError,
+    InvalidMemoryInputError,
+    MemoryBackendError,
+    MemoryConflictError,
+    NotFoundError,
+)
+from factledger.application.ledger.idempotency import IdempotencyStoreUnavailableError
+from factledger.application.sessions.types import (
+    SessionBufferUnavailableError,
+    SessionConflictError,
+)
+from factledger.domain import errors as de
+
+log = structlog.get_logger(__name__)
+
+
+class ApiError(Exception):
+    """Base class of the errors the HTTP layer raises itself. Messages carry no content."""
+
+    field: str | None = None
+
+
+class AuthenticationError(ApiError):
+    """No token, or a token that is malformed, forged, expired or from an unknown key."""
+
+
+class PermissionDeniedError(ApiError):
+    """The principal is authenticated but its role or subject does not allow this."""
+
+
+class SubjectNotFoundError(ApiError):
+    """No such subject in the principal's tenant (other tenants are never consulted)."""
+
+
+class IdempotencyKeyReusedError(ApiError):
+    """An idempotency key was reused for a different request."""
+
+    field = "Idempotency-Key"
+
+
+class RequestInProgressError(ApiError):
+    """A request with the same idempotency key is still being processed."""
+
+    field = "Idempotency-Key"
+
+
+class PayloadTooLargeError(ApiError):
+    """The request body exceeds the configured limit."""
+
+
+class InvalidParameterError(ApiError):
+    """A parameter is well-formed JSON but breaks a rule; names the field and the rule."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(f"{field}: {rule}")
+        self.field = field
+
+
+class ServiceUnavailableError(ApiError):
+    """A dependency the request needs is not configured or not reachable."""
+
+
+STATUS_BY_ERROR: dict[type[Exception], int] = {
+    AuthenticationError: 401,
+    PermissionDeniedError: 403,
+    SubjectNotFoundError: 404,
+    NotFoundError: 404,
+    IdempotencyKeyReusedError: 422,
+    InvalidParameterError: 422,
+    InvalidMemoryInputError: 422,
+    RequestInProgressError: 409,
+    ConcurrencyError: 409,
+    MemoryConflictError: 409,
+    PayloadTooLargeError: 413,
+    MemoryBackendError: 503,
+    ServiceUnavailableError: 503,
+    # The ledger's rules: a conflict with the subject's state by default (409), bad input 422.
+    de.DomainError: 409,
+    de.ChangeNotFoundError: 404,
+    de.ConfirmationNotAllowedError: 403,
+    de.InvalidValueError: 422,
+    de.InvalidFieldNameError: 422,
+    de.UnknownFieldError: 422,
+    de.ValueTypeMismatchError: 422,
+    de.InvalidOperationError: 422,
+    de.InvalidReferenceError: 422,
+    de.InvalidSessionError: 422,
+    de.EvidenceNotFoundError: 422,
+    de.StatedWithoutEvidenceError: 422,
+    de.ConfirmationWithoutEvidenceError: 422,
+    SessionConflictError: 409,
+    SessionBufferUnavailableError: 503,
+    IdempotencyStoreUnavailableError: 503,
+}
+
+
+def register_errors(table: Mapping[type[Exception], int]) -> None:
+    """Adds the statuses of errors defined by other layers (the ledger's domain errors)."""
+    STATUS_BY_ERROR.update(table)
+
+
+def status_for(exc: BaseException) -> int | None:
+    """The status of the nearest class of `exc` in the table, or None when it is unexpected."""
+    for klass in type(exc).__mro__:
+        status = STATUS_BY_ERROR.get(klass)
+        if status is not None:
+            return status
+    return None
+
+
+def error_body(error: str, detail: str, field: str | None = None) -> dict[str, str]:
+    body = {"error": error, "detail": detail}
+    if field is not None:
+        body["field"] = field
+    return body
+
+
+def _field_of(loc: Sequence[Any]) -> str:
+    # ("body", "messages", 0, "text") -> "messages[0].text"; the first item names the source.
+    parts: list[str] = []
+    for item in loc[1:] if len(loc) > 1 else loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(("." if parts else "") + str(item))
+    return "".join(parts) or "body"
+
+
+def validation_body(exc: RequestValidationError) -> dict[str, str]:
+    """Names the first failing field and its rule; pydantic's `input` is deliberately dropped."""
+    errors = exc.errors()
+    if not errors:
+        return error_body("ValidationError", "the request is invalid", "body")
+    first = errors[0]
+    field = _field_of(first.get("loc", ()))
+    rule = str(first.get("msg", "is invalid"))
+    if str(first.get("type", "")).endswith("_parsing"):
+        # Parsing messages can quote a piece of the input ("found `x` at 1"); keep the rule.
+        rule = rule.split(",")[0]
+    if first.get("type") == "json_invalid":
+        rule, field = "the body is not valid JSON", "body"
+    return error_body("ValidationError", f"{field}: {rule}", field)
+
+
+async def _on_validation(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)  # noqa: S101 - registered for this type only
+    return JSONResponse(validation_body(exc), status_code=422)
+
+
+async def _on_http(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)  # noqa: S101 - registered for this type only
+    names = {404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge"}
+    error = names.get(exc.status_code, "HTTPError")
+    headers = getattr(exc, "headers", None)
+    return JSONResponse(
+        error_body(error, str(exc.detail)), status_code=exc.status_code, headers=headers
+    )
+
+
+def render(exc: Exception) -> JSONResponse:
+    """The response for a known error; a 500 for anything else (logged once, no message)."""
+    status = status_for(exc)
+    if status is None:
+        log.error("api.unexpected_error", error_type=type(exc).__name__, exc_info=exc)
+        return JSONResponse(error_body("InternalError", "unexpected error"), status_code=500)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    field = getattr(exc, "field", None)
+    body = error_body(type(exc).__name__, str(exc) or type(exc).__name__, field)
+    if status >= 500:
+        # Adapter messages may name hosts; the type is enough for the caller.
+        log.warning("api.dependency_failed", error_type=type(exc).__name__, status=status)
+        body = error_body(type(exc).__name__, "a dependency is unavailable")
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _on_error(_: Request, exc: Exception) -> JSONResponse:
+    return render(exc)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Handlers for every class in the table; unexpected errors are caught by the outermost
+    middleware (`middleware.RequestContextMiddleware`), which renders the generic 500."""
+    app.add_exception_handler(RequestValidationError, _on_validation)
+    app.add_exception_handler(StarletteHTTPException, _on_http)
+    for klass in STATUS_BY_ERROR:
+        app.add_exception_handler(klass, _on_error)

@@ -1,0 +1,120 @@
+"""Idempotency keys: a retried command returns the first result, on whichever API process.
+
+- Keys are scoped per tenant + principal, so two callers can never see each other's results.
+- The first request with a key claims it in the shared `IdempotencyStore` (in memory, SQLite
+  beside the embedded event store, or PostgreSQL beside a PostgreSQL event store) before it
+  runs; its JSON result is then saved with a fingerprint of the request (method, route, body).
+  A retry with the same fingerprint gets the saved result (header `Idempotent-Replayed: true`);
+  with another fingerprint, a 422 naming the header; while the first is still running (on any
+  process), a 409 "retry later". A failed request frees its key so the retry runs again.
+- The key also becomes the command id given to the ledger (`command_id`), so even a retry that
+  outlives the saved result (TTL) is a no-op in the ledger.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
+
+import structlog
+from fastapi import Header, Request, Response
+from pydantic import BaseModel
+
+from factledger.api.http.errors import (
+    IdempotencyKeyReusedError,
+    InvalidParameterError,
+    RequestInProgressError,
+)
+from factledger.application.ledger.idempotency import (
+    ClaimStatus,
+    IdempotencyScope,
+    IdempotencyStore,
+    IdempotencyStoreUnavailableError,
+)
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+_KEY = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
+ModelT = TypeVar("ModelT", bound=BaseModel)
+log = structlog.get_logger(__name__)
+
+
+class Idempotency:
+    """Per-request helper: runs a command once per key, replays its result afterwards."""
+
+    def __init__(
+        self,
+        store: IdempotencyStore,
+        scope: IdempotencyScope | None,
+        fingerprint: str,
+        response: Response,
+    ) -> None:
+        self._store = store
+        self._scope = scope
+        self._fingerprint = fingerprint
+        self._response = response
+
+    @property
+    def command_id(self) -> str | None:
+        """A stable command id for the ledger, derived from the scoped key (None without one)."""
+        if self._scope is None:
+            return None
+        parts = (self._scope.tenant, self._scope.principal, self._scope.key)
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+    async def run(self, command: Callable[[], Awaitable[ModelT]], model: type[ModelT]) -> ModelT:
+        if self._scope is None:
+            return await command()
+        claim = await self._store.claim(self._scope, self._fingerprint)
+        match claim.status:
+            case ClaimStatus.REPLAY:
+                self._response.headers["Idempotent-Replayed"] = "true"
+                return model.model_validate(claim.body)
+            case ClaimStatus.MISMATCH:
+                raise IdempotencyKeyReusedError("the key was used for a different request")
+            case ClaimStatus.IN_PROGRESS:
+                raise RequestInProgressError(
+                    "a request with this key is still running; retry later"
+                )
+        try:
+            result = await command()
+        except BaseException:
+            await self._release()
+            raise
+        await self._store.complete(self._scope, self._fingerprint, result.model_dump(mode="json"))
+        return result
+
+    async def _release(self) -> None:
+        assert self._scope is not None  # noqa: S101 - only called for a claimed key
+        try:
+            await self._store.release(self._scope, self._fingerprint)
+        except IdempotencyStoreUnavailableError:
+            # The command's own error matters more; the claim's lease frees the key later.
+            log.warning("api.idempotency_release_failed")
+
+
+async def fingerprint_of(request: Request) -> str:
+    digest = hashlib.sha256()
+    route = request.scope.get("route")
+    digest.update(f"{request.method} {getattr(route, 'path', request.url.path)}\n".encode())
+    digest.update(request.url.path.encode() + b"\n")
+    digest.update(await request.body())
+    return digest.hexdigest()
+
+
+def parse_key(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    if not _KEY.fullmatch(raw):
+        raise InvalidParameterError(IDEMPOTENCY_HEADER, "8..128 characters of [A-Za-z0-9._:-]")
+    return raw
+
+
+IdempotencyKeyHeader = Annotated[
+    str | None,
+    Header(
+        alias=IDEMPOTENCY_HEADER,
+        description="Optional key; a retry with the same key returns the first result.",
+    ),
+]

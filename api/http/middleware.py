@@ -1,0 +1,149 @@
+"""Pure ASGI middleware: request context (id, logging, metrics, last-resort 500) and body limits.
+
+Pure ASGI rather than `BaseHTTPMiddleware` so streaming and exception propagation stay intact
+and each request costs one extra coroutine, not a task.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+
+import structlog
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from factledger.api.http.errors import error_body, render
+from factledger.api.http.metrics import UNMATCHED_ROUTE, ApiMetrics
+
+log = structlog.get_logger(__name__)
+
+REQUEST_ID_HEADER = "x-request-id"
+# A caller's request id is reused only when it is short and plain (it lands in logs).
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+class RequestContextMiddleware:
+    """Outermost layer: binds a request id, times the request, renders unexpected errors.
+
+    - The request id comes from `X-Request-ID` when well-formed, else a new uuid; it is echoed
+      on the response and bound to every log line of the request.
+    - Latency is observed per route template; unmatched paths share one label.
+    - An exception nothing else handled becomes the generic 500 (logged once, by `render`),
+      unless the response had already started, in which case the connection is cut.
+    """
+
+    def __init__(self, app: ASGIApp, *, metrics: ApiMetrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = _header(scope, REQUEST_ID_HEADER.encode())
+        request_id = given if given and _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+        status = 500
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status, started
+            if message["type"] == "http.response.start":
+                started = True
+                status = message["status"]
+                headers = list(message.get("headers", []))
+                headers.append((REQUEST_ID_HEADER.encode(), request_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        begun = time.perf_counter()
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            if started:
+                raise
+            await render(exc)(scope, receive, send_with_id)
+        finally:
+            route = scope.get("route")
+            template = getattr(route, "path", None) or UNMATCHED_ROUTE
+            elapsed = time.perf_counter() - begun
+            self.metrics.observe_request(scope["method"], template, status, elapsed)
+            log.info(
+                "http.request_served",
+                method=scope["method"],
+                route=template,
+                status=status,
+                duration_ms=round(elapsed * 1000, 2),
+            )
+            structlog.contextvars.unbind_contextvars("request_id")
+
+
+class BodySizeLimitMiddleware:
+    """Refuses bodies over `max_bytes` with 413: by `Content-Length` at once, and a body sent
+    without one (chunked) is read up to the limit before the app sees any of it.
+
+    Reading first, rather than failing inside the app's own read, matters: FastAPI turns any
+    error raised while it reads a body into a 400.
+    """
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _header(scope, b"content-length")
+        if declared is not None:
+            if not declared.isdigit() or int(declared) > self.max_bytes:
+                await self._refuse(send)
+                return
+            await self.app(scope, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away before sending its body: nobody to answer
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Send) -> None:
+        body = error_body("PayloadTooLargeError", f"body exceeds {self.max_bytes} bytes")
+        payload = json.dumps(body).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})

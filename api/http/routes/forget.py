@@ -1,0 +1,68 @@
+"""Forget: a profile field (the next version lacks it) or one memory of the memory backend."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field, model_validator
+
+from factledger.api.http.auth import Principal, Role
+from factledger.api.http.deps import IdempotencyDep, LedgerDep, SubjectIdDep, require_roles
+from factledger.api.http.routes.proposals import actor_of
+from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, Strict
+from factledger.application.ledger.commands import ForgetField, ForgetMemory, new_command_id
+
+router = APIRouter(prefix="/v1/subjects/{subject}", tags=["forget"], responses=ERRORS)  # type: ignore[arg-type]
+Forgetter = Annotated[Principal, require_roles(Role.AGENT, Role.SERVICE, Role.REVIEWER, Role.ADMIN)]
+
+
+class ForgetIn(Strict):
+    """Exactly one of `field` or `memory_id`."""
+
+    field: str | None = Field(default=None, pattern=FIELD_PATTERN, examples=["purchase_intent"])
+    memory_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._:-]{1,200}$")
+    reason: str = Field(min_length=1, max_length=500, examples=["the subject asked"])
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ForgetIn:
+        if (self.field is None) == (self.memory_id is None):
+            raise ValueError("give exactly one of field or memory_id")
+        return self
+
+
+class ForgetOut(BaseModel):
+    subject_id: str
+    applied: bool = Field(description="False when this was a retry that changed nothing.")
+    profile_version: int
+
+
+@router.post("/forget", summary="Forget a profile field or a memory")
+async def forget(
+    body: ForgetIn,
+    principal: Forgetter,
+    subject_id: SubjectIdDep,
+    ledger: LedgerDep,
+    idem: IdempotencyDep,
+) -> ForgetOut:
+    command_id = idem.command_id or new_command_id()
+    by = actor_of(principal)
+
+    tenant, reason = principal.tenant, body.reason
+
+    async def run() -> ForgetOut:
+        if body.field is not None:
+            cmd_f = ForgetField(tenant, subject_id, body.field, by, reason, command_id)
+            result = await asyncio.to_thread(ledger.forget_field, cmd_f)
+        else:
+            memory_id = body.memory_id or ""
+            cmd_m = ForgetMemory(tenant, subject_id, memory_id, by, reason, command_id)
+            result = await asyncio.to_thread(ledger.forget_memory, cmd_m)
+        return ForgetOut(
+            subject_id=str(subject_id),
+            applied=result.applied,
+            profile_version=result.profile_version,
+        )
+
+    return await idem.run(run, ForgetOut)

@@ -1,0 +1,114 @@
+"""The profile read side: current, a version, as of a time, a field's history, a diff, and the
+tenant's review queue. Reads come from the projections, never from replaying a stream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query
+
+from factledger.api.http.deps import Reader, Reviewer, StateDep, SubjectIdDep
+from factledger.api.http.errors import InvalidParameterError
+from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN
+from factledger.api.http.schemas.profile import (
+    DiffOut,
+    FieldDiffOut,
+    HistoryEntryOut,
+    HistoryOut,
+    PendingListOut,
+    PendingOut,
+    ProfileOut,
+)
+from factledger.application.ledger.queries import ProfileReader
+from factledger.application.ledger.view_store import PositionMovedError
+
+router = APIRouter(prefix="/v1/subjects/{subject}/profile", tags=["profile"], responses=ERRORS)  # type: ignore[arg-type]
+queue_router = APIRouter(prefix="/v1", tags=["proposals"], responses=ERRORS)  # type: ignore[arg-type]
+MAX_VERSION = 1_000_000
+
+
+async def get_profiles(state: StateDep) -> ProfileReader:
+    """The profile reader, caught up with the log when this process runs the projection."""
+    ports = state.require_ports()
+    reader, follower = ports.profiles, ports.follower
+    if follower is not None:
+        # Read-your-writes for callers of this process; a no-op when nothing is new. Another
+        # process that advanced the views first makes this one's catch-up redundant.
+        with contextlib.suppress(PositionMovedError):
+            await asyncio.to_thread(follower.catch_up)
+    return reader
+
+
+ProfilesDep = Annotated[ProfileReader, Depends(get_profiles)]
+
+
+@router.get("", summary="The current profile, or the one in force at `as_of`")
+async def current(
+    principal: Reader,
+    subject_id: SubjectIdDep,
+    profiles: ProfilesDep,
+    as_of: Annotated[datetime | None, Query(description="An aware ISO timestamp.")] = None,
+) -> ProfileOut:
+    if as_of is None:
+        profile = await asyncio.to_thread(profiles.current, principal.tenant, subject_id)
+    elif as_of.tzinfo is None:
+        raise InvalidParameterError("as_of", "must carry a timezone")
+    else:
+        profile = await asyncio.to_thread(profiles.as_of, principal.tenant, subject_id, as_of)
+    return ProfileOut.of(profile)
+
+
+@router.get("/versions/{version}", summary="One profile version, exactly as it was written")
+async def version(
+    version: Annotated[int, Path(ge=0, le=MAX_VERSION)],
+    principal: Reader,
+    subject_id: SubjectIdDep,
+    profiles: ProfilesDep,
+) -> ProfileOut:
+    found = await asyncio.to_thread(profiles.version, principal.tenant, subject_id, version)
+    return ProfileOut.of(found)
+
+
+@router.get("/history", summary="The life of every field, or of one (`field`)")
+async def history(
+    principal: Reader,
+    subject_id: SubjectIdDep,
+    profiles: ProfilesDep,
+    field: Annotated[str | None, Query(pattern=FIELD_PATTERN)] = None,
+) -> HistoryOut:
+    entries = await asyncio.to_thread(profiles.history, principal.tenant, subject_id, field)
+    return HistoryOut(
+        subject_id=subject_id, field=field, entries=[HistoryEntryOut.of(e) for e in entries]
+    )
+
+
+@router.get("/diff", summary="What changed between two versions")
+async def diff(
+    principal: Reader,
+    subject_id: SubjectIdDep,
+    profiles: ProfilesDep,
+    from_version: Annotated[int, Query(ge=0, le=MAX_VERSION)],
+    to_version: Annotated[int, Query(ge=0, le=MAX_VERSION)],
+) -> DiffOut:
+    changes = await asyncio.to_thread(
+        profiles.diff, principal.tenant, subject_id, from_version, to_version
+    )
+    return DiffOut(
+        subject_id=subject_id,
+        from_version=from_version,
+        to_version=to_version,
+        changes=[FieldDiffOut.of(c) for c in changes],
+    )
+
+
+@queue_router.get("/proposals/pending", summary="The tenant's review queue, oldest first")
+async def pending(
+    principal: Reviewer,
+    profiles: ProfilesDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> PendingListOut:
+    items = await asyncio.to_thread(profiles.review_queue, principal.tenant, limit=limit)
+    return PendingListOut(items=[PendingOut.of(p) for p in items])

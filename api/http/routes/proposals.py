@@ -1,0 +1,232 @@
+"""Proposals: propose a change, the subject confirms it, a reviewer approves or rejects it.
+
+The proposer and the decider are always the verified principal; a body never names them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from uuid import UUID, uuid4, uuid5
+
+from fastapi import APIRouter
+
+from factledger.api.http.auth import Principal, Role
+from factledger.api.http.deps import (
+    AgentOrService,
+    IdempotencyDep,
+    LedgerDep,
+    Reader,
+    Reviewer,
+    SubjectIdDep,
+)
+from factledger.api.http.schemas.common import ERRORS, ActorOut, EvidenceOut, to_field_value
+from factledger.api.http.schemas.proposals import (
+    ApproveIn,
+    ConfirmIn,
+    DecisionOut,
+    ProposalIn,
+    ProposalOut,
+    RejectIn,
+)
+from factledger.application.ledger.commands import (
+    ApproveChange,
+    ConfirmChange,
+    ProposeChange,
+    RejectChange,
+    new_command_id,
+)
+from factledger.application.ledger.ledger import Ledger
+from factledger.domain.provenance import Actor, ActorKind
+from factledger.domain.subject import Subject
+from factledger.domain.values import to_payload
+
+# `{subject}` is resolved (and checked against the token) by `SubjectIdDep`.
+router = APIRouter(prefix="/v1/subjects/{subject}", tags=["proposals"], responses=ERRORS)  # type: ignore[arg-type]
+_CHANGE_IDS = UUID("6b0d7a52-2f0e-4c1a-9d55-0f3f0b7c2a11")
+_ACTOR_KIND = {
+    Role.AGENT: ActorKind.AGENT,
+    Role.SERVICE: ActorKind.SYSTEM,
+    Role.REVIEWER: ActorKind.STAFF,
+    Role.ADMIN: ActorKind.STAFF,
+    Role.ANALYST: ActorKind.STAFF,
+}
+
+
+def actor_of(principal: Principal) -> Actor:
+    return Actor(_ACTOR_KIND[principal.role], principal.id)
+
+
+def proposal_out(subject: Subject, change_id: UUID) -> ProposalOut:
+    record = subject.change(change_id)
+    p = record.proposal
+    return ProposalOut(
+        change_id=p.change_id,
+        subject_id=subject.id,
+        field=p.field,
+        operation=p.operation,
+        value=None if p.value is None else to_payload(p.value),
+        origin=p.origin,
+        condition=p.condition,
+        status=record.status,
+        proposed_by=ActorOut.of(p.proposed_by),
+        proposed_at=record.proposed_at,
+        based_on_version=p.based_on_version,
+        evidence=None
+        if p.evidence is None
+        else EvidenceOut(
+            session_id=p.evidence.session_id,
+            message_index=p.evidence.message_index,
+            quote=p.evidence.quote,
+        ),
+        rationale=p.rationale,
+    )
+
+
+def propose_command(
+    principal: Principal, subject_id: UUID, body: ProposalIn, command_id: str | None
+) -> ProposeChange:
+    # Without a caller id, an idempotency key still pins the change id across processes.
+    change_id = body.change_id or (
+        uuid5(_CHANGE_IDS, command_id) if command_id is not None else uuid4()
+    )
+    return ProposeChange(
+        tenant=principal.tenant,
+        subject_id=subject_id,
+        field=body.field,
+        operation=body.operation,
+        value=None if body.value is None else to_field_value(body.value),
+        origin=body.origin,
+        proposed_by=actor_of(principal),
+        based_on_version=body.based_on_version,
+        evidence=None if body.evidence is None else body.evidence.to_domain(),
+        condition=body.condition,
+        rationale=body.rationale,
+        change_id=change_id,
+        command_id=command_id or new_command_id(),
+    )
+
+
+async def propose(ledger: Ledger, cmd: ProposeChange) -> ProposalOut:
+    await asyncio.to_thread(ledger.propose_change, cmd)
+    subject = await asyncio.to_thread(ledger.subject, cmd.tenant, cmd.subject_id)
+    return proposal_out(subject, cmd.change_id)
+
+
+@router.post(
+    "/proposals",
+    status_code=201,
+    summary="Propose a change to a profile field (stays pending until decided)",
+)
+async def create(
+    body: ProposalIn,
+    principal: AgentOrService,
+    subject_id: SubjectIdDep,
+    ledger: LedgerDep,
+    idem: IdempotencyDep,
+) -> ProposalOut:
+    cmd = propose_command(principal, subject_id, body, idem.command_id)
+    return await idem.run(lambda: propose(ledger, cmd), ProposalOut)
+
+
+async def _decided(ledger: Ledger, tenant: str, subject_id: UUID, change_id: UUID) -> DecisionOut:
+    subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+    return DecisionOut(
+        change_id=change_id,
+        subject_id=subject_id,
+        status=subject.change(change_id).status,
+        profile_version=subject.profile_version,
+        applied=True,
+    )
+
+
+@router.post(
+    "/proposals/{change_id}/confirm",
+    summary="The subject confirmed the change in a conversation (evidence required)",
+)
+async def confirm(
+    change_id: UUID,
+    body: ConfirmIn,
+    principal: AgentOrService,
+    subject_id: SubjectIdDep,
+    ledger: LedgerDep,
+    idem: IdempotencyDep,
+) -> DecisionOut:
+    cmd = ConfirmChange(
+        principal.tenant,
+        subject_id,
+        change_id,
+        body.evidence.to_domain(),
+        command_id=idem.command_id or new_command_id(),
+    )
+
+    async def run() -> DecisionOut:
+        result = await asyncio.to_thread(ledger.confirm_change, cmd)
+        out = await _decided(ledger, principal.tenant, subject_id, change_id)
+        return out.model_copy(update={"applied": result.applied})
+
+    return await idem.run(run, DecisionOut)
+
+
+@router.post(
+    "/proposals/{change_id}/approve",
+    summary="A reviewer approves a pending change",
+)
+async def approve(
+    change_id: UUID,
+    body: ApproveIn,
+    principal: Reviewer,
+    subject_id: SubjectIdDep,
+    ledger: LedgerDep,
+    idem: IdempotencyDep,
+) -> DecisionOut:
+    cmd = ApproveChange(
+        principal.tenant,
+        subject_id,
+        change_id,
+        reviewer_id=principal.id,
+        command_id=idem.command_id or new_command_id(),
+    )
+
+    async def run() -> DecisionOut:
+        result = await asyncio.to_thread(ledger.approve_change, cmd)
+        out = await _decided(ledger, principal.tenant, subject_id, change_id)
+        return out.model_copy(update={"applied": result.applied})
+
+    return await idem.run(run, DecisionOut)
+
+
+@router.post(
+    "/proposals/{change_id}/reject",
+    summary="A reviewer rejects a pending change; it never reaches the profile",
+)
+async def reject(
+    change_id: UUID,
+    body: RejectIn,
+    principal: Reviewer,
+    subject_id: SubjectIdDep,
+    ledger: LedgerDep,
+    idem: IdempotencyDep,
+) -> DecisionOut:
+    cmd = RejectChange(
+        principal.tenant,
+        subject_id,
+        change_id,
+        rejected_by=actor_of(principal),
+        reason=body.reason,
+        command_id=idem.command_id or new_command_id(),
+    )
+
+    async def run() -> DecisionOut:
+        result = await asyncio.to_thread(ledger.reject_change, cmd)
+        out = await _decided(ledger, principal.tenant, subject_id, change_id)
+        return out.model_copy(update={"applied": result.applied})
+
+    return await idem.run(run, DecisionOut)
+
+
+@router.get("/proposals/{change_id}", summary="Read one proposal and its status")
+async def read(
+    change_id: UUID, principal: Reader, subject_id: SubjectIdDep, ledger: LedgerDep
+) -> ProposalOut:
+    subject = await asyncio.to_thread(ledger.subject, principal.tenant, subject_id)
+    return proposal_out(subject, change_id)

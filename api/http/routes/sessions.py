@@ -1,0 +1,206 @@
+"""Sessions: start, append a message, end (recorded once, with optional summary and proposals).
+
+Retries are safe on any process: an append carries a message id (the caller's, else the
+`Idempotency-Key`), and an end records the transcript and its proposals in one ledger save,
+so a retried end finds them recorded and answers with them.
+
+A session belongs to the subject it was started for; another subject's token gets the same
+404 as for a session that does not exist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Path, Query
+
+from factledger.api.http.deps import (
+    AgentOrService,
+    IdempotencyDep,
+    LedgerDep,
+    SessionBufferDep,
+    SessionsDep,
+    SubjectIdDep,
+)
+from factledger.api.http.routes.proposals import proposal_out, propose_command
+from factledger.api.http.schemas.common import ERRORS
+from factledger.api.http.schemas.sessions import (
+    SESSION_ID_PATTERN,
+    EndSessionIn,
+    EndSessionOut,
+    MessageIn,
+    MessageOut,
+    MessageOutcomeOut,
+    SessionOut,
+    StartSessionIn,
+    TranscriptOut,
+)
+from factledger.application.ports import SessionBuffer
+from factledger.application.sessions.end import ProposalsRecorder, RecordedEnd, recorded_end
+from factledger.application.sessions.types import (
+    ActiveSession,
+    SessionId,
+    SessionNotActiveError,
+)
+from factledger.domain.transcript import Message
+
+router = APIRouter(prefix="/v1/subjects/{subject}", tags=["sessions"], responses=ERRORS)  # type: ignore[arg-type]
+SessionPath = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
+
+
+def _out(session: ActiveSession) -> SessionOut:
+    return SessionOut(
+        session_id=session.session_id,
+        subject_id=str(session.subject_id),
+        channel=session.channel,
+        started_at=session.started_at,
+        message_count=session.message_count,
+        withheld=session.withheld,
+    )
+
+
+async def _owned(buffer: SessionBuffer, session_id: str, subject_id: UUID) -> ActiveSession:
+    session = await buffer.get(SessionId(session_id))
+    if session is None or session.subject_id != subject_id:
+        raise SessionNotActiveError(session_id)
+    return session
+
+
+@router.post("/sessions", status_code=201, summary="Start a session (idempotent by session id)")
+async def start(
+    body: StartSessionIn,
+    principal: AgentOrService,
+    subject_id: SubjectIdDep,
+    sessions: SessionsDep,
+) -> SessionOut:
+    session = await sessions.start(subject_id, SessionId(body.session_id), body.channel)
+    return _out(session)
+
+
+@router.post(
+    "/sessions/{session_id}/messages",
+    summary="Append one message (screened; a withheld message is only counted)",
+)
+async def append(
+    session_id: SessionPath,
+    body: MessageIn,
+    principal: AgentOrService,
+    subject_id: SubjectIdDep,
+    sessions: SessionsDep,
+    buffer: SessionBufferDep,
+    idem: IdempotencyDep,
+) -> MessageOutcomeOut:
+    await _owned(buffer, session_id, subject_id)
+    message = Message(role=body.role, text=body.text, at=body.at)
+
+    # The buffer keeps message ids unique per session, so a retry that outlives the saved
+    # response (or a claim whose process died) still appends once.
+    message_id = body.message_id or idem.command_id
+
+    async def run() -> MessageOutcomeOut:
+        outcome = await sessions.add_message(
+            SessionId(session_id), message, flagged=body.flagged, message_id=message_id
+        )
+        return MessageOutcomeOut(
+            kept=outcome.kept, index=outcome.index, withheld_total=outcome.withheld_total
+        )
+
+    return await idem.run(run, MessageOutcomeOut)
+
+
+@router.get("/sessions/{session_id}", summary="An active session and its counts")
+async def read(
+    session_id: SessionPath,
+    principal: AgentOrService,
+    subject_id: SubjectIdDep,
+    buffer: SessionBufferDep,
+) -> SessionOut:
+    return _out(await _owned(buffer, session_id, subject_id))
+
+
+@router.get("/sessions/{session_id}/messages", summary="The active session's kept messages")
+async def messages(
+    session_id: SessionPath,
+    principal: AgentOrService,
+    subject_id: SubjectIdDep,
+    sessions: SessionsDep,
+    buffer: SessionBufferDep,
+    last: Annotated[int | None, Query(ge=1, le=2000, description="Only the last n.")] = None,
+) -> TranscriptOut:
+    session = await _owned(buffer, session_id, subject_id)
+    kept = await sessions.context(SessionId(session_id), last=last)
+    first = session.message_count - len(kept)
+    return TranscriptOut(
+        session_id=session_id,
+        messages=[
+            MessageOut(index=first + n, role=m.role, text=m.text, at=m.at)
+            for n, m in enumerate(kept)
+        ],
+    )
+
+
+def end_command_id(tenant: str, subject_id: UUID, session_id: str, index: int) -> str:
+    """The ledger command id of an end's n-th proposal: fixed by the session, so every retry
+    (with or without an `Idempotency-Key`, on any process) names the same change."""
+    parts = (tenant, str(subject_id), "session-end", session_id, str(index))
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+
+@router.post(
+    "/sessions/{session_id}/end",
+    summary="End a session: record its transcript and the proposals it supports, all or nothing",
+)
+async def end(
+    session_id: SessionPath,
+    body: EndSessionIn,
+    principal: AgentOrService,
+    subject_id: SubjectIdDep,
+    sessions: SessionsDep,
+    buffer: SessionBufferDep,
+    ledger: LedgerDep,
+    idem: IdempotencyDep,
+) -> EndSessionOut:
+    """A proposal that breaks a rule is a 4xx that records nothing (the buffer is kept); ending
+    a session that is already recorded returns what was recorded, not 404."""
+    tenant = principal.tenant
+    cmds = [
+        propose_command(principal, subject_id, p, end_command_id(tenant, subject_id, session_id, n))
+        for n, p in enumerate(body.proposals)
+    ]
+    change_ids = [c.change_id for c in cmds]
+
+    async def run() -> EndSessionOut:
+        done = await asyncio.to_thread(
+            recorded_end, ledger, tenant, subject_id, session_id, change_ids
+        )
+        if done is not None:
+            active = await buffer.get(SessionId(session_id))
+            if active is not None and active.subject_id == subject_id:
+                # Left behind by a process that stopped between the save and the clear.
+                await buffer.discard(SessionId(session_id))
+            return _end_out(session_id, done)
+        await _owned(buffer, session_id, subject_id)
+        recorder = ProposalsRecorder(ledger, tenant, cmds)
+        recording = await sessions.end(
+            SessionId(session_id), summary=body.summary, recorder=recorder
+        )
+        subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+        fresh = RecordedEnd(
+            subject, len(recording.transcript), recording.withheld, tuple(change_ids)
+        )
+        return _end_out(session_id, fresh)
+
+    return await idem.run(run, EndSessionOut)
+
+
+def _end_out(session_id: str, done: RecordedEnd) -> EndSessionOut:
+    return EndSessionOut(
+        session_id=session_id,
+        subject_id=str(done.subject.id),
+        message_count=done.message_count,
+        withheld=done.withheld,
+        proposals=[proposal_out(done.subject, c) for c in done.change_ids],
+    )

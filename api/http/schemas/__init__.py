@@ -1,0 +1,1 @@
+"""Request and response shapes of the HTTP API, one module per resource."""

@@ -1,0 +1,80 @@
+"""Shapes of proposals and decisions: propose, confirm (the subject), approve or reject (staff)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+from factledger.api.http.schemas.common import (
+    FIELD_PATTERN,
+    ActorOut,
+    EvidenceIn,
+    EvidenceOut,
+    Strict,
+    ValueIn,
+)
+from factledger.domain.provenance import ChangeStatus, Operation, Origin
+
+
+class ProposalIn(Strict):
+    """A change to one profile field. `stated` changes need evidence quoting the subject."""
+
+    change_id: UUID | None = Field(
+        default=None, description="Caller-chosen id: a retry with the same id is a no-op."
+    )
+    field: str = Field(pattern=FIELD_PATTERN, examples=["supplier"])
+    operation: Operation = Operation.SET
+    value: ValueIn | None = Field(default=None, examples=[{"type": "text", "value": "Supplier A"}])
+    origin: Origin = Field(examples=["stated"])
+    evidence: EvidenceIn | None = None
+    condition: str | None = Field(
+        default=None, min_length=1, max_length=500, examples=["if the pricing works"]
+    )
+    rationale: str = Field(default="", max_length=2000)
+    based_on_version: int = Field(default=0, ge=0, le=1_000_000)
+
+
+class ProposalOut(BaseModel):
+    change_id: UUID
+    subject_id: UUID
+    field: str
+    operation: Operation
+    value: dict[str, Any] | None
+    origin: Origin
+    condition: str | None
+    status: ChangeStatus
+    proposed_by: ActorOut
+    proposed_at: datetime
+    based_on_version: int
+    evidence: EvidenceOut | None = None
+    rationale: str = ""
+
+
+class ConfirmIn(Strict):
+    """The subject confirmed in a conversation: where, and their exact words."""
+
+    evidence: EvidenceIn
+
+
+class ApproveIn(Strict):
+    note: str | None = Field(default=None, max_length=500)
+
+
+class RejectIn(Strict):
+    reason: str = Field(min_length=1, max_length=500, examples=["an inference, not stated"])
+
+
+class DecisionOut(BaseModel):
+    change_id: UUID
+    subject_id: UUID
+    status: ChangeStatus
+    profile_version: int
+    applied: bool = Field(description="False when this was a retry that changed nothing.")
+
+
+class PendingPage(BaseModel):
+    items: list[ProposalOut]
+    next_after: str | None = Field(default=None, description="Pass as `after` for more.")

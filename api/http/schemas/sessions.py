@@ -1,0 +1,81 @@
+"""Shapes of the session endpoints: start, append a message, end with summary and proposals."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from factledger.api.http.schemas.common import Strict
+from factledger.api.http.schemas.proposals import ProposalIn, ProposalOut
+from factledger.domain.transcript import Channel, Role
+
+SESSION_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,100}$"
+
+
+class StartSessionIn(Strict):
+    """The caller names the session, so a retried start is a no-op."""
+
+    session_id: str = Field(pattern=SESSION_ID_PATTERN, examples=["wa-2026-01-14-001"])
+    channel: Channel = Field(examples=["whatsapp"])
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    subject_id: str
+    channel: Channel
+    started_at: datetime
+    message_count: int
+    withheld: int
+
+
+class MessageIn(Strict):
+    """One message; `flagged` lets the caller withhold it (never stored, only counted).
+
+    `message_id` (unique within the session) makes a retried append a no-op on any process;
+    without it, the request's `Idempotency-Key` serves as the message id.
+    """
+
+    role: Role = Field(examples=["subject"])
+    text: str = Field(min_length=1, max_length=10_000, examples=["We work with Supplier A."])
+    at: datetime | None = None
+    flagged: bool = False
+    message_id: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9._:-]{1,128}$", examples=["wa-msg-0001"]
+    )
+
+
+class MessageOutcomeOut(BaseModel):
+    kept: bool
+    index: int | None = Field(description="The message's index in the transcript, when kept.")
+    withheld_total: int
+
+
+class MessageOut(BaseModel):
+    index: int
+    role: Role
+    text: str
+    at: datetime | None
+
+
+class TranscriptOut(BaseModel):
+    session_id: str
+    messages: list[MessageOut] = Field(description="Kept messages, oldest first.")
+
+
+class EndSessionIn(Strict):
+    """Ends the session: the transcript is recorded once; proposals may quote it."""
+
+    summary: dict[str, Any] | None = Field(
+        default=None, examples=[{"topic": "suppliers", "next_step": "call in March"}]
+    )
+    proposals: list[ProposalIn] = Field(default_factory=list, max_length=50)
+
+
+class EndSessionOut(BaseModel):
+    session_id: str
+    subject_id: str
+    message_count: int
+    withheld: int
+    proposals: list[ProposalOut]

@@ -1,0 +1,134 @@
+"""Crypto-shredding mapper: personal payload fields are encrypted under deletable keys.
+
+The event store keeps ids, versions, topics and structure in clear; the fields below are
+stored as `fl-enc:1:<key id>:<base64 nonce+ciphertext>` (AES-256-GCM, bound to the event's
+subject, topic and field name). When a key is gone the field reads back as None: events
+still load, aggregates replay and projections rebuild, without the forgotten content.
+
+| event | fields | key scope |
+| --- | --- | --- |
+| SessionRecorded | transcript, summary | subject |
+| ChangeProposed | value, condition, evidence, rationale | subject/field |
+| ChangeConfirmed | evidence (the subject's confirming words) | subject/field |
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from typing import Any
+from uuid import UUID
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.utils import get_topic
+
+from factledger.application.ledger.key_store import KeyStore
+from factledger.domain.events import ChangeConfirmed, ChangeProposed, SessionRecorded
+
+PREFIX = "fl-enc:1:"
+CACHE_TTL_S = 30.0
+CACHE_SIZE = 10_000
+ENCRYPTED_FIELDS: dict[type[object], tuple[str, ...]] = {
+    SessionRecorded: ("transcript", "summary"),
+    ChangeProposed: ("value", "condition", "evidence", "rationale"),
+    ChangeConfirmed: ("evidence",),
+}
+
+
+def scope_of(event_state: dict[str, Any], subject_id: object, cls: type[object]) -> str:
+    """The key scope of an event's encrypted fields."""
+    if issubclass(cls, SessionRecorded):
+        return str(subject_id)
+    return f"{subject_id}/{event_state['field']}"
+
+
+def field_scope(subject_id: UUID, field: str) -> str:
+    return f"{subject_id}/{field}"
+
+
+def _fields_of(cls: type[object]) -> tuple[str, ...]:
+    for base, fields in ENCRYPTED_FIELDS.items():
+        if issubclass(cls, base):
+            return fields
+    return ()
+
+
+class ShreddingMapper(Mapper[UUID]):
+    """A library `Mapper` that encrypts `ENCRYPTED_FIELDS` with keys from a `KeyStore`."""
+
+    def __init__(self, *args: Any, keys: KeyStore, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.keys = keys
+        # Decryption keys by id, briefly: a subject of 100 events would otherwise cost 100
+        # key-store queries per load. Bounds how long another process can still read a key
+        # forgotten elsewhere (ADR 0003); the forgetting process clears it at once.
+        self._cache: dict[str, tuple[AESGCM, float]] = {}
+
+    def forget_cached(self) -> None:
+        self._cache.clear()
+
+    def _cipher(self, key_id: str) -> AESGCM | None:
+        now = time.monotonic()
+        hit = self._cache.get(key_id)
+        if hit is not None and hit[1] > now:
+            return hit[0]
+        key = self.keys.key(key_id)
+        if key is None:
+            return None
+        if len(self._cache) >= CACHE_SIZE:
+            self._cache.clear()
+        cipher = AESGCM(key)
+        self._cache[key_id] = (cipher, now + CACHE_TTL_S)
+        return cipher
+
+    def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
+        cls = type(domain_event)
+        fields = _fields_of(cls)
+        if not fields:
+            return super().to_stored_event(domain_event)
+        state = dict(vars(domain_event))
+        key_id, key = self.keys.current(scope_of(state, state["originator_id"], cls))
+        for name in fields:
+            if state[name] is not None:
+                state[name] = _encrypt(key_id, key, state[name], _aad(state, cls, name))
+        sealed = object.__new__(cls)
+        object.__setattr__(sealed, "__dict__", state)
+        return super().to_stored_event(sealed)
+
+    def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[UUID]:
+        event = super().to_domain_event(stored_event)
+        cls = type(event)
+        state = vars(event)
+        for name in _fields_of(cls):
+            value = state.get(name)
+            if isinstance(value, str) and value.startswith(PREFIX):
+                state[name] = self._decrypt(value, _aad(state, cls, name))
+        return event
+
+    def _decrypt(self, sealed: str, aad: bytes) -> Any:
+        key_id, _, blob = sealed.removeprefix(PREFIX).partition(":")
+        cipher = self._cipher(key_id)
+        if cipher is None:
+            return None  # forgotten: the content is gone for good
+        raw = base64.b64decode(blob)
+        try:
+            plain = cipher.decrypt(raw[:12], raw[12:], aad)
+        except InvalidTag:
+            return None  # never ours to read (tampered or mis-keyed): treat as erased
+        return json.loads(plain)
+
+
+def _aad(state: dict[str, Any], cls: type[object], name: str) -> bytes:
+    return f"{state['originator_id']}|{get_topic(cls)}|{name}".encode()
+
+
+def _encrypt(key_id: str, key: bytes, value: Any, aad: bytes) -> str:
+    nonce = os.urandom(12)
+    plain = json.dumps(value, sort_keys=True, default=str).encode()
+    sealed = AESGCM(key).encrypt(nonce, plain, aad)
+    return PREFIX + key_id + ":" + base64.b64encode(nonce + sealed).decode()

@@ -1,0 +1,51 @@
+"""What an extractor is given and what it returns: facts with provenance and relations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from factledger.application.memory.types import RelationKind
+from factledger.domain.transcript import Message
+
+
+@dataclass(frozen=True, slots=True)
+class KnownFact:
+    """A current fact the namespace already holds, so new facts can be linked to it."""
+
+    memory_id: str
+    text: str
+    slot: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionRequest:
+    transcript: Sequence[Message]
+    occurred_at: datetime
+    known: Sequence[KnownFact] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedFact:
+    """One fact found in a transcript.
+
+    - `key` is local to one extraction ("f0", "f1", ...); relations name either a local key or
+      the memory id of a known fact.
+    - `relation` UPDATES means "supersedes the current fact of my slot" (the backend resolves
+      the target under its own lock, so concurrent ingests keep one current fact per slot);
+      EXTENDS and DERIVES name their targets in `related_to`.
+    - `is_inference` is True for conclusions nobody stated (always so for DERIVES).
+    - `condition` keeps a hedge or condition verbatim ("if the pricing works").
+    - `source_indexes` are the indexes of the transcript messages the fact came from.
+    """
+
+    key: str
+    text: str
+    slot: str | None
+    source_indexes: tuple[int, ...]
+    relation: RelationKind | None = None
+    related_to: tuple[str, ...] = ()
+    is_inference: bool = False
+    condition: str | None = None
+    valid_from: datetime | None = None

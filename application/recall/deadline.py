@@ -1,0 +1,75 @@
+"""Run recall's lookups concurrently and stop at the deadline, whatever they are doing.
+
+Each lookup stores what it has into a holder as soon as it has it, so when the deadline
+cancels a lookup mid-way, the answer still carries its partial results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+
+import structlog
+
+from factledger.application.recall.types import Degraded
+
+log = structlog.get_logger(__name__)
+
+# When several lookups degrade, the answer names the most telling reason.
+_SEVERITY = (Degraded.TIMEOUT, Degraded.BACKEND_ERROR, Degraded.SOURCE_ERROR)
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """One concurrent lookup; `on_error` is the reason reported when it raises."""
+
+    name: str
+    run: Callable[[], Coroutine[object, object, None]]
+    on_error: Degraded
+
+
+def _consume(task: asyncio.Task[None]) -> None:
+    # A cancelled or failed lookup finishes after we stopped waiting; retrieve its outcome
+    # so asyncio does not report "exception was never retrieved".
+    if not task.cancelled():
+        task.exception()
+
+
+async def run_within(budget_s: float, lookups: Sequence[Lookup]) -> dict[str, Degraded]:
+    """Runs the lookups concurrently for at most `budget_s`; returns the failed ones.
+
+    - Lookups still running at the deadline are cancelled and reported as `timeout`; the call
+      returns at once without waiting for them to acknowledge the cancellation.
+    - A lookup that raises is reported with its `on_error` reason; nothing is raised.
+    - If the caller is cancelled, every lookup is cancelled too.
+    """
+    tasks = {asyncio.create_task(lookup.run()): lookup for lookup in lookups}
+    if not tasks:
+        return {}
+    try:
+        done, pending = await asyncio.wait(tasks, timeout=max(budget_s, 0.0))
+    finally:
+        for task in tasks:
+            task.add_done_callback(_consume)
+            if not task.done():
+                task.cancel()
+    failures = {tasks[task].name: Degraded.TIMEOUT for task in pending}
+    for task in done:
+        lookup = tasks[task]
+        if task.cancelled():
+            failures[lookup.name] = Degraded.TIMEOUT
+        elif (error := task.exception()) is not None:
+            failures[lookup.name] = lookup.on_error
+            log.warning("recall.lookup_failed", lookup=lookup.name, error_type=type(error).__name__)
+    for name in failures.keys() & {tasks[t].name for t in pending}:
+        log.warning("recall.lookup_timed_out", lookup=name, budget_ms=round(budget_s * 1e3))
+    return failures
+
+
+def worst(failures: dict[str, Degraded]) -> Degraded | None:
+    """The reason to report for a set of failures (None when there are none)."""
+    for reason in _SEVERITY:
+        if reason in failures.values():
+            return reason
+    return None

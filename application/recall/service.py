@@ -1,0 +1,234 @@
+"""Recall: what an agent gets at the start of a session and on every turn, within a budget.
+
+- Lookups run concurrently and stop at the deadline; recall FAILS OPEN: on timeout, backend
+  error or memory disabled it returns what it has with a `degraded` reason, never an error.
+- Only confirmed profile fields are facts; open proposals are offered as things to ask.
+- Output is notes, not quotations (see `notes`); excerpts are verbatim and attributed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from uuid import UUID
+
+import structlog
+
+from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.types import MAX_LIMIT, SearchQuery
+from factledger.application.ports import MemoryBackend
+from factledger.application.recall.build import (
+    LedgerFindings,
+    MemoryFindings,
+    evidence_session_ids,
+    excerpts,
+    hit_session_id,
+    memory_notes,
+    profile_notes,
+    proposal_notes,
+    session_notes,
+    superseded_ids,
+)
+from factledger.application.recall.deadline import Lookup, run_within, worst
+from factledger.application.recall.policy import RecallPolicies, RecallPolicy
+from factledger.application.recall.sources import RecallSources
+from factledger.application.recall.types import Degraded, RecallResult, SessionContext
+from factledger.application.sync.ids import namespace_for
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallPorts:
+    """What recall reads: the memory backend (None when none is configured), the ledger's
+    read side and the per-tenant policies."""
+
+    backend: MemoryBackend | None
+    sources: RecallSources
+    policies: RecallPolicies
+
+
+class Recall:
+    """`session_context` (budget 2 s) and `recall` (budget 1 s), awaitable alongside the
+    agent's other retrieval (e.g. in an `asyncio.gather`)."""
+
+    def __init__(self, ports: RecallPorts) -> None:
+        self._ports = ports
+
+    async def recall(
+        self, subject_id: UUID, query: str, *, tenant: str | None = None
+    ) -> RecallResult:
+        """Memories relevant to one turn: at most `limit` notes above `threshold`."""
+        started = time.perf_counter()
+        policy = self._ports.policies.for_tenant(tenant)
+        if not policy.enabled or self._ports.backend is None:
+            return self._served(RecallResult(degraded=Degraded.DISABLED), subject_id, started)
+        findings = MemoryFindings()
+        lookup = self._memory_lookup(subject_id, query, policy, findings)
+        failures = await run_within(policy.recall_budget_s, [lookup])
+        result = RecallResult(
+            notes=memory_notes(findings),
+            excerpts=excerpts(findings, max_chars=policy.excerpt_chars),
+            degraded=worst(failures),
+        )
+        return self._served(result, subject_id, started)
+
+    async def session_context(
+        self, subject_id: UUID, *, topic: str | None = None, tenant: str | None = None
+    ) -> SessionContext:
+        """Confirmed profile, recent session summaries, open proposals and, when an opening
+        topic is given, the memories relevant to it."""
+        started = time.perf_counter()
+        policy = self._ports.policies.for_tenant(tenant)
+        if not policy.enabled:
+            return self._context_served(
+                SessionContext(degraded=Degraded.DISABLED), subject_id, started
+            )
+        ledger, memories = LedgerFindings(), MemoryFindings()
+        lookups = [
+            Lookup(
+                "profile", lambda: self._profile(subject_id, policy, ledger), Degraded.SOURCE_ERROR
+            ),
+            Lookup(
+                "sessions", lambda: self._recent(subject_id, policy, ledger), Degraded.SOURCE_ERROR
+            ),
+        ]
+        no_backend = self._ports.backend is None
+        if topic and topic.strip() and not no_backend:
+            lookups.append(self._memory_lookup(subject_id, topic, policy, memories))
+        failures = await run_within(policy.context_budget_s, lookups)
+        degraded = worst(failures) or (Degraded.DISABLED if no_backend and topic else None)
+        context = SessionContext(
+            profile=profile_notes(ledger),
+            recent_sessions=session_notes(ledger.recent),
+            memories=memory_notes(memories),
+            to_confirm=proposal_notes(ledger),
+            excerpts=excerpts(memories, max_chars=policy.excerpt_chars),
+            degraded=degraded,
+            degraded_lookups=tuple(sorted(failures)),
+        )
+        return self._context_served(context, subject_id, started)
+
+    # -- lookups: each stores what it has as soon as it has it --------------------------------
+
+    def _memory_lookup(
+        self, subject_id: UUID, text: str, policy: RecallPolicy, findings: MemoryFindings
+    ) -> Lookup:
+        async def run() -> None:
+            backend = self._ports.backend
+            assert backend is not None  # noqa: S101 - callers check before building the lookup
+            ns = namespace_for(subject_id)
+            hits = await backend.search(ns, _wide_query(text, policy))
+            # Superseded facts that matched too give "previously ..." without a round trip.
+            findings.previous.update({h.id: h.text for h in hits if not h.is_latest})
+            wanted = [h for h in hits if h.is_latest or policy.include_superseded]
+            findings.hits = wanted[: policy.limit]
+            steps = [self._previous(backend, subject_id, findings)]
+            if policy.excerpts:
+                steps.append(self._transcripts(subject_id, findings))
+            results = await asyncio.gather(*steps, return_exceptions=True)
+            for outcome in results:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+
+        return Lookup("memories", run, Degraded.BACKEND_ERROR)
+
+    async def _previous(
+        self, backend: MemoryBackend, subject_id: UUID, findings: MemoryFindings
+    ) -> None:
+        ns = namespace_for(subject_id)
+        old_ids = [
+            i
+            for i in dict.fromkeys(i for hit in findings.hits for i in superseded_ids(hit))
+            if i not in findings.previous
+        ]
+        found = await asyncio.gather(
+            *(backend.get_memory(ns, i) for i in old_ids), return_exceptions=True
+        )
+        for outcome in found:
+            if isinstance(outcome, MemoryNotFoundError):
+                continue  # dropped meanwhile: no history to show
+            if isinstance(outcome, BaseException):
+                raise outcome
+            if not outcome.is_forgotten:  # a forgotten value never resurfaces as history
+                findings.previous[outcome.id] = outcome.text
+
+    async def _transcripts(self, subject_id: UUID, findings: MemoryFindings) -> None:
+        ids = list(
+            dict.fromkeys(s for h in findings.hits if h.source_indexes and (s := hit_session_id(h)))
+        )
+        sources = self._ports.sources
+        transcripts = await asyncio.gather(*(sources.transcript(subject_id, i) for i in ids))
+        findings.transcripts.update(zip(ids, transcripts, strict=True))
+
+    async def _profile(
+        self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings
+    ) -> None:
+        sources = self._ports.sources
+        profile, proposals = await asyncio.gather(
+            sources.confirmed_profile(subject_id),
+            sources.open_proposals(subject_id, limit=policy.max_proposals),
+        )
+        ledger.profile = list(profile)  # confirmed, so facts even when a model inferred them
+        ledger.proposals = list(proposals)
+        evidence = evidence_session_ids(ledger.profile, ledger.proposals)
+        if evidence:
+            ledger.sessions.update(await sources.sessions(subject_id, evidence))
+
+    async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
+        recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)
+        ledger.recent = list(recent)
+
+    # -- logging: ids, counts and durations only ---------------------------------------------
+
+    def _served(self, result: RecallResult, subject_id: UUID, started: float) -> RecallResult:
+        elapsed = round((time.perf_counter() - started) * 1e3, 2)
+        log.info(
+            "recall.served",
+            subject_id=str(subject_id),
+            notes=len(result.notes),
+            excerpts=len(result.excerpts),
+            degraded=None if result.degraded is None else result.degraded.value,
+            elapsed_ms=elapsed,
+        )
+        return RecallResult(result.notes, result.excerpts, result.degraded, elapsed)
+
+    def _context_served(
+        self, context: SessionContext, subject_id: UUID, started: float
+    ) -> SessionContext:
+        elapsed = round((time.perf_counter() - started) * 1e3, 2)
+        log.info(
+            "recall.context_served",
+            subject_id=str(subject_id),
+            profile_fields=len(context.profile),
+            sessions=len(context.recent_sessions),
+            memories=len(context.memories),
+            to_confirm=len(context.to_confirm),
+            degraded=None if context.degraded is None else context.degraded.value,
+            degraded_lookups=list(context.degraded_lookups),
+            elapsed_ms=elapsed,
+        )
+        return SessionContext(
+            context.profile,
+            context.recent_sessions,
+            context.memories,
+            context.to_confirm,
+            context.excerpts,
+            context.degraded,
+            context.degraded_lookups,
+            elapsed,
+        )
+
+
+def _wide_query(text: str, policy: RecallPolicy) -> SearchQuery:
+    """The policy's query, also asking for superseded facts (dropped from the notes unless the
+    policy includes them) so their texts can date the current ones."""
+    return SearchQuery(
+        text=text,
+        mode=policy.mode,
+        threshold=policy.threshold,
+        limit=min(MAX_LIMIT, policy.limit * 3),
+        include_inferred=policy.include_inferred,
+        include_superseded=True,
+    )

@@ -1,0 +1,1 @@
+"""Short-term memory: active sessions, buffered per turn, recorded once at the end."""

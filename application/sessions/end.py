@@ -1,0 +1,67 @@
+"""Ending a session with proposals, safely retried.
+
+- `ProposalsRecorder` records the session and the proposals it supports in one ledger save
+  (`Ledger.end_session`): a proposal that breaks a rule records nothing, so the caller gets the
+  rule's error and the buffer is kept for a corrected retry.
+- `recorded_end` reads back what an earlier end recorded (the session's message and withheld
+  counts, and the changes it proposed), so a retried end answers with the first result
+  instead of "not active"; the ledger is the durable session id -> result map.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from uuid import UUID
+
+from factledger.application.ledger.commands import ProposeChange
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.sessions.types import SessionRecording
+from factledger.domain.errors import SessionConflictError
+from factledger.domain.events import SessionRecorded
+from factledger.domain.subject import Subject
+
+
+class ProposalsRecorder:
+    """A `SessionRecorder` for one end: the session and `proposals` in one save."""
+
+    def __init__(self, ledger: Ledger, tenant: str, proposals: Sequence[ProposeChange]) -> None:
+        self._ledger, self._tenant, self._proposals = ledger, tenant, tuple(proposals)
+
+    async def record_session(self, recording: SessionRecording) -> None:
+        cmd = recording.command(self._tenant)
+        await asyncio.to_thread(self._ledger.end_session, cmd, self._proposals)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedEnd:
+    """What an earlier end recorded; `subject` is a fresh copy to render proposals from."""
+
+    subject: Subject
+    message_count: int
+    withheld: int
+    change_ids: tuple[UUID, ...]
+
+
+def recorded_end(
+    ledger: Ledger, tenant: str, subject_id: UUID, session_id: str, change_ids: Sequence[UUID]
+) -> RecordedEnd | None:
+    """The recorded end of `session_id`, or None if it was never recorded (blocking: run it
+    in a thread). A retry naming changes the first end did not propose is a conflict."""
+    subject = ledger.subject(tenant, subject_id)
+    info = subject.sessions.get(session_id)
+    if info is None:
+        return None
+    missing = [c for c in change_ids if c not in subject.changes]
+    if missing:
+        raise SessionConflictError(f"session {session_id}: already ended with other proposals")
+    withheld = next(
+        (
+            e.withheld_count
+            for e in ledger.repository.event_store.get(subject_id)
+            if isinstance(e, SessionRecorded) and e.session_id == session_id
+        ),
+        0,
+    )
+    return RecordedEnd(subject, len(info.messages), withheld, tuple(change_ids))

@@ -1,0 +1,149 @@
+"""Short-term memory: an active session's messages, buffered per turn, recorded once at the end.
+
+- Every message is screened first (the caller's flag, then the `SafetyFilter`); a refused one
+  is dropped before the buffer and only counted.
+- Ending a session records it in the ledger (one `SessionRecorded`, idempotent by session id)
+  and only then clears the buffer, so a crash in between loses nothing: ending again records
+  nothing new and clears the buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Protocol
+from uuid import UUID
+
+import structlog
+
+from factledger.application.ports import Clock, SafetyFilter, SessionBuffer
+from factledger.application.sessions.types import (
+    ActiveSession,
+    JsonValue,
+    SafetyVerdict,
+    SessionId,
+    SessionNotActiveError,
+    SessionRecording,
+)
+from factledger.domain.transcript import Channel, Message
+
+log = structlog.get_logger(__name__)
+
+_CALLER_FLAG = SafetyVerdict(allowed=False, category="caller_flag")
+
+
+class SessionRecorder(Protocol):
+    """Records one ended session in the subject's ledger.
+
+    - Idempotent by (subject, session id): recording the same session again is a no-op.
+    """
+
+    async def record_session(self, recording: SessionRecording) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPorts:
+    buffer: SessionBuffer
+    safety: SafetyFilter
+    recorder: SessionRecorder
+    clock: Clock
+
+
+@dataclass(frozen=True, slots=True)
+class MessageOutcome:
+    """What happened to one message: kept at `index`, or withheld (and never stored)."""
+
+    kept: bool
+    index: int | None
+    withheld_total: int
+
+
+class ShortTermMemory:
+    """The use cases of an active session: start, add a message, read the context, end."""
+
+    def __init__(self, ports: SessionPorts) -> None:
+        self._ports = ports
+
+    async def start(
+        self, subject_id: UUID, session_id: SessionId, channel: Channel
+    ) -> ActiveSession:
+        """Opens a session (idempotent for the same id, subject and channel)."""
+        requested = ActiveSession(
+            session_id=session_id,
+            subject_id=subject_id,
+            channel=channel,
+            started_at=self._ports.clock.now(),
+        )
+        session = await self._ports.buffer.open(requested)
+        log.info("session.started", session_id=session_id, subject_id=str(subject_id))
+        return session
+
+    async def add_message(
+        self,
+        session_id: SessionId,
+        message: Message,
+        *,
+        flagged: bool = False,
+        message_id: str | None = None,
+    ) -> MessageOutcome:
+        """Buffers one message unless the caller flagged it or the safety filter refuses it.
+
+        With a `message_id`, a retried append (on any process) is a no-op that returns the
+        first append's index.
+        """
+        if message.at is None:
+            message = replace(message, at=self._ports.clock.now())
+        verdict = _CALLER_FLAG if flagged else await self._ports.safety.screen(message)
+        if not verdict.allowed:
+            withheld = await self._ports.buffer.withhold(session_id)
+            # The category is a fixed code; the message itself never reaches a log.
+            log.info("session.message_withheld", session_id=session_id, category=verdict.category)
+            return MessageOutcome(kept=False, index=None, withheld_total=withheld)
+        index = await self._ports.buffer.append(session_id, message, message_id=message_id)
+        session = await self._require(session_id)
+        return MessageOutcome(kept=True, index=index, withheld_total=session.withheld)
+
+    async def context(self, session_id: SessionId, *, last: int | None = None) -> list[Message]:
+        """The session's kept messages, oldest first (the `last` n when given)."""
+        return await self._ports.buffer.messages(session_id, last=last)
+
+    async def end(
+        self,
+        session_id: SessionId,
+        *,
+        summary: Mapping[str, JsonValue] | None = None,
+        recorder: SessionRecorder | None = None,
+    ) -> SessionRecording:
+        """Records the buffer as one `SessionRecorded`, then clears it.
+
+        `recorder` replaces the configured one for this call (e.g. one that records the
+        session's proposals in the same save); if it raises, the buffer is kept.
+        """
+        session = await self._require(session_id)
+        transcript = tuple(await self._ports.buffer.messages(session_id))
+        recording = SessionRecording(
+            subject_id=session.subject_id,
+            session_id=session.session_id,
+            channel=session.channel,
+            started_at=session.started_at,
+            ended_at=self._ports.clock.now(),
+            transcript=transcript,
+            withheld=session.withheld,
+            summary=summary,
+        )
+        await (recorder or self._ports.recorder).record_session(recording)
+        await self._ports.buffer.discard(session_id)
+        log.info(
+            "session.ended",
+            session_id=session_id,
+            subject_id=str(session.subject_id),
+            message_count=len(transcript),
+            withheld=session.withheld,
+        )
+        return recording
+
+    async def _require(self, session_id: SessionId) -> ActiveSession:
+        session = await self._ports.buffer.get(session_id)
+        if session is None:
+            raise SessionNotActiveError(session_id)
+        return session

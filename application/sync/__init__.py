@@ -1,0 +1,1 @@
+"""The sync from the ledger to the memory backend: worker, feed, plan, apply, forget."""

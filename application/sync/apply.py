@@ -1,0 +1,198 @@
+"""Apply one sync item to the memory backend. Every write is idempotent, so a replay after a
+crash (at-least-once delivery) leaves the backend exactly as one delivery would."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Protocol
+from uuid import UUID
+
+import structlog
+
+from factledger.application.errors import ApplicationError, MemoryConflictError
+from factledger.application.memory.types import IngestMode, Namespace, ProcessingState
+from factledger.application.ports import MemoryBackend
+from factledger.application.sync.forget import fields_of, memories_to_forget
+from factledger.application.sync.ids import (
+    KIND_CHANGE_PROPOSED,
+    KIND_PROFILE_VERSION,
+    KIND_SESSION_SUMMARY,
+    namespace_for,
+    profile_record_id,
+    proposal_record_id,
+)
+from factledger.application.sync.ports import LedgerEvent
+from factledger.application.sync.types import FieldTrace, SyncItem, SyncKind
+from factledger.domain.events import (
+    ChangeConfirmed,
+    ChangeProposed,
+    FactForgotten,
+    SessionRecorded,
+)
+from factledger.domain.sessions import transcript_from_payload
+
+log = structlog.get_logger(__name__)
+
+
+class ProfileVersions(Protocol):
+    """The profile as of one version of the subject's stream, as a JSON-safe object; and, for
+    a forgotten field, the profile versions and proposals that carried it up to a version."""
+
+    async def profile_at(self, subject_id: UUID, subject_version: int) -> Mapping[str, object]: ...
+
+    async def field_trace(
+        self, subject_id: UUID, field: str, subject_version: int
+    ) -> FieldTrace: ...
+
+
+class SyncWriteFailedError(ApplicationError):
+    """The backend accepted a write but reported failure (e.g. extraction failed)."""
+
+    def __init__(self, item_id: str, error_type: str | None) -> None:
+        super().__init__(f"sync item {item_id} failed: {error_type or 'unknown'}")
+        self.error_type = error_type or type(self).__name__
+
+
+class UnexpectedEventError(ApplicationError):
+    """An item's position no longer holds the event it was planned from."""
+
+
+def body(payload: Mapping[str, object]) -> str:
+    """Canonical JSON: the same event always gives byte-identical record bodies."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+
+
+async def apply_item(
+    item: SyncItem,
+    event: LedgerEvent,
+    backend: MemoryBackend,
+    profiles: ProfileVersions,
+) -> None:
+    """Performs the item's write (see `SyncKind`)."""
+    ns = namespace_for(item.subject_id)
+    match item.kind, event:
+        case SyncKind.TRANSCRIPT, SessionRecorded():
+            await _ingest(item, event, ns, backend)
+        case SyncKind.SUMMARY, SessionRecorded():
+            payload = {
+                "session_id": event.session_id,
+                "channel": event.channel,
+                "started_at": event.started_at.isoformat(),
+                "summary": event.summary,
+            }
+            meta = _session_meta(event)
+            await _put(backend, ns, item, KIND_SESSION_SUMMARY, body(payload), meta)
+        case SyncKind.PROPOSAL, ChangeProposed():
+            await _put(backend, ns, item, KIND_CHANGE_PROPOSED, body(_proposal(event)), {})
+        case SyncKind.PROFILE_VERSION, ChangeConfirmed() | FactForgotten():
+            profile = await profiles.profile_at(item.subject_id, event.originator_version)
+            await _put(backend, ns, item, KIND_PROFILE_VERSION, body(profile), {})
+        case SyncKind.FORGET, FactForgotten():
+            await _forget(item, event, ns, backend, profiles)
+            if event.field is not None:
+                trace = await profiles.field_trace(
+                    item.subject_id, event.field, event.originator_version - 1
+                )
+                await _delete_records(item, trace, ns, backend)
+        case _:
+            raise UnexpectedEventError(f"sync item {item.item_id}: {type(event).__name__}")
+
+
+async def _put(
+    backend: MemoryBackend,
+    ns: Namespace,
+    item: SyncItem,
+    kind: str,
+    payload: str,
+    metadata: Mapping[str, str | int],
+) -> None:
+    try:
+        await backend.put_record(ns, item.targets[0], kind, payload, metadata)
+    except MemoryConflictError:
+        # Record ids are per event, so the record exists from an earlier delivery of this very
+        # item; its body differs only if the event's payload was erased (forgotten) since.
+        log.info("sync.record_exists", item_id=item.item_id, kind=kind)
+
+
+def _session_meta(event: SessionRecorded) -> dict[str, str | int]:
+    return {
+        "session_id": event.session_id,
+        "channel": event.channel,
+        "interaction_number": event.interaction_number,
+    }
+
+
+async def _ingest(
+    item: SyncItem, event: SessionRecorded, ns: Namespace, backend: MemoryBackend
+) -> None:
+    if not event.transcript:
+        return  # every message withheld, or the payload erased (forgotten): nothing to extract
+    transcript = transcript_from_payload(event.transcript)
+    status = await backend.ingest_transcript(
+        ns,
+        item.targets[0],
+        transcript,
+        occurred_at=event.started_at,
+        metadata=_session_meta(event),
+        mode=IngestMode.INSTANT,
+    )
+    if status.state is ProcessingState.FAILED:
+        raise SyncWriteFailedError(item.item_id, status.error_type)
+
+
+async def _forget(
+    item: SyncItem,
+    event: FactForgotten,
+    ns: Namespace,
+    backend: MemoryBackend,
+    profiles: ProfileVersions,
+) -> None:
+    # The reason stays in the ledger; the backend gets a fixed text that carries no content.
+    reason = f"forgotten in the ledger at position {item.position}"
+    if event.memory_id is not None:
+        await backend.forget(ns, [event.memory_id], reason=reason)
+        return
+    # The field's memories by slot and by the words that evidenced it (`sync_forget`); the
+    # profile without the field says which other fields a shared sentence must keep.
+    remaining = fields_of(await profiles.profile_at(item.subject_id, event.originator_version))
+    ids = await memories_to_forget(backend, ns, event, item.subject_id, remaining)
+    if ids:
+        await backend.forget(ns, ids, reason=reason)
+    log.info("sync.memories_forgotten", item_id=item.item_id, memories=len(ids))
+
+
+async def _delete_records(
+    item: SyncItem, trace: FieldTrace, ns: Namespace, backend: MemoryBackend
+) -> None:
+    # Erasure, not a soft forget: every record that carried the field (its value in plain
+    # text, searchable as chunks) is deleted. Idempotent: on a replay they are reported missing.
+    # No redacted copies are written: the latest profile version record (written by this
+    # event) holds every remaining field, and the ledger keeps their history.
+    ids = [profile_record_id(v) for v in trace.profile_versions]
+    ids += [proposal_record_id(c) for c in trace.change_ids]
+    if not ids:
+        return
+    result = await backend.delete_records(ns, ids)
+    log.info(
+        "sync.records_deleted",
+        item_id=item.item_id,
+        deleted=len(result.forgotten),
+        missing=len(result.missing),
+    )
+
+
+def _proposal(event: ChangeProposed) -> dict[str, object]:
+    return {
+        "change_id": str(event.change_id),
+        "field": event.field,
+        "operation": event.operation,
+        "value": event.value,
+        "condition": event.condition,
+        "origin": event.origin,
+        "evidence": event.evidence,
+        "rationale": event.rationale,
+        "proposed_by": event.proposed_by,
+        "based_on_version": event.based_on_version,
+        "proposed_at": event.timestamp.isoformat(),
+    }

@@ -1,0 +1,112 @@
+"""Which backend memories a forgotten field takes with it (ADR 0003, second addendum).
+
+A field's memories are found two ways:
+
+- by slot: memories whose slot is the field (or a variant of it: `intent:<field>`,
+  `<field>:<value>`);
+- by evidence: memories drawn from the words that evidenced or confirmed the field, named in
+  `FactForgotten.evidence_refs` as (session id, message index) pairs. The sync ingests each
+  session's transcript under `transcript_document_id`, so a memory is from those words when
+  its `document_id` is that session's and its `source_indexes` meet the message indexes.
+  A backend that does not declare `Capability.FACT_PROVENANCE` fills no `source_indexes`:
+  then every memory of the evidencing sessions' documents goes; so does a memory of those
+  documents with no source indexes on a backend that declares it.
+
+Either way a memory whose slot names another field still in the profile stays: it is about
+that field, which the subject did not ask to forget (a sentence may carry several fields).
+Memories without a slot from those words go, since nothing says what else they are about.
+
+Pure selection over `list_memories`: already-forgotten memories are not listed, so a retried
+forget selects nothing new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Collection, Mapping
+from uuid import UUID
+
+from factledger.application.memory.types import Capability, MemoryFact, Namespace
+from factledger.application.ports import MemoryBackend
+from factledger.application.sync.ids import transcript_document_id
+from factledger.domain.events import FactForgotten
+
+PAGE = 100
+
+
+def evidence_by_document(event: FactForgotten, subject_id: UUID) -> dict[str, frozenset[int]]:
+    """The message indexes of the field's evidence, by the backend document of their session."""
+    found: dict[str, set[int]] = {}
+    for ref in event.evidence_refs:
+        session_id, index = ref.get("session_id"), ref.get("message_index")
+        if isinstance(session_id, str) and isinstance(index, int):
+            found.setdefault(transcript_document_id(subject_id, session_id), set()).add(index)
+    return {document: frozenset(indexes) for document, indexes in found.items()}
+
+
+def slot_field(slot: str | None) -> str | None:
+    """The profile field a memory's slot is about (`intent:supplier`, `phone:x` -> the field)."""
+    if slot is None:
+        return None
+    return slot.removeprefix("intent:").split(":", 1)[0]
+
+
+def is_forgotten_with(
+    memory: MemoryFact,
+    field: str,
+    said: Mapping[str, frozenset[int]],
+    *,
+    current_fields: Collection[str],
+    provenance: bool,
+) -> bool:
+    """Whether `memory` goes with the forgotten `field` (see the module docstring)."""
+    about = slot_field(memory.slot)
+    if memory.slot == field or about == field:
+        return True
+    if about is not None and about in current_fields:
+        return False
+    indexes = said.get(memory.document_id or "")
+    if indexes is None:
+        return False
+    # No source indexes (an undeclared capability, or a fact with no provenance of its own):
+    # the memory may come from those words, so it goes.
+    return (
+        not provenance or not memory.source_indexes or not indexes.isdisjoint(memory.source_indexes)
+    )
+
+
+def fields_of(profile: Mapping[str, object]) -> frozenset[str]:
+    """The field names of a profile as `ProfileVersions.profile_at` returns it."""
+    fields = profile.get("fields")
+    return frozenset(fields) if isinstance(fields, Mapping) else frozenset()
+
+
+async def memories_to_forget(
+    backend: MemoryBackend,
+    ns: Namespace,
+    event: FactForgotten,
+    subject_id: UUID,
+    current_fields: Collection[str],
+) -> list[str]:
+    """The ids of the (not yet forgotten) memories that go with the event's field."""
+    if event.field is None:
+        return []
+    said = evidence_by_document(event, subject_id)
+    provenance = Capability.FACT_PROVENANCE in backend.capabilities
+    return [
+        memory.id
+        async for memory in _every_memory(backend, ns)
+        if is_forgotten_with(
+            memory, event.field, said, current_fields=current_fields, provenance=provenance
+        )
+    ]
+
+
+async def _every_memory(backend: MemoryBackend, ns: Namespace) -> AsyncIterator[MemoryFact]:
+    offset = 0
+    while True:
+        page = await backend.list_memories(ns, include_superseded=True, limit=PAGE, offset=offset)
+        for memory in page:
+            yield memory
+        if len(page) < PAGE:
+            return
+        offset += PAGE

@@ -1,0 +1,69 @@
+"""Which backend writes each ledger event needs (pure: no I/O)."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from factledger.application.sync.ids import (
+    profile_record_id,
+    proposal_record_id,
+    summary_record_id,
+    transcript_document_id,
+)
+from factledger.application.sync.ports import LedgerEvent
+from factledger.application.sync.types import SyncItem, SyncKind
+from factledger.domain.events import (
+    ChangeConfirmed,
+    ChangeProposed,
+    FactForgotten,
+    SessionRecorded,
+)
+
+# Only these events reach the backend; the feed asks the event store for them alone.
+SYNCED_TOPICS: tuple[str, ...] = (
+    SessionRecorded.TOPIC,
+    ChangeProposed.TOPIC,
+    ChangeConfirmed.TOPIC,
+    FactForgotten.TOPIC,
+)
+
+
+def _item(position: int, n: int, subject: UUID, kind: SyncKind, *targets: str) -> SyncItem:
+    return SyncItem(f"{position}.{n}", position, subject, kind, tuple(targets))
+
+
+def plan(position: int, event: LedgerEvent) -> list[SyncItem]:
+    """The items of one event, in the order they must be applied."""
+    subject = event.originator_id
+    if not isinstance(subject, UUID):
+        return []
+    match event:
+        case SessionRecorded():
+            items = [
+                _item(
+                    position,
+                    0,
+                    subject,
+                    SyncKind.TRANSCRIPT,
+                    transcript_document_id(subject, event.session_id),
+                )
+            ]
+            if event.summary:
+                record = summary_record_id(subject, event.session_id)
+                items.append(_item(position, 1, subject, SyncKind.SUMMARY, record))
+            return items
+        case ChangeProposed():
+            record = proposal_record_id(event.change_id)
+            return [_item(position, 0, subject, SyncKind.PROPOSAL, record)]
+        case ChangeConfirmed():
+            record = profile_record_id(event.profile_version)
+            return [_item(position, 0, subject, SyncKind.PROFILE_VERSION, record)]
+        case FactForgotten():
+            items = []
+            if event.profile_version is not None:
+                record = profile_record_id(event.profile_version)
+                items.append(_item(position, 0, subject, SyncKind.PROFILE_VERSION, record))
+            target = f"field:{event.field}" if event.field else f"memory:{event.memory_id}"
+            items.append(_item(position, 1, subject, SyncKind.FORGET, target))
+            return items
+    return []

@@ -1,0 +1,52 @@
+"""Ports of the sync worker: the durable work queue and the ordered event feed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+from uuid import UUID
+
+from eventsourcing.domain import DomainEventProtocol
+
+from factledger.application.sync.types import DeadLetter, SyncItem
+
+LedgerEvent = DomainEventProtocol[UUID]
+
+
+class SyncStore(Protocol):
+    """The sync's durable state: the tracked position, pending items and dead letters.
+
+    - `enqueue(items, after=p, upto=q)` adds the items and moves the position from p to q in
+      one transaction; it returns False, adding nothing, if the position is no longer p (another
+      worker fed first). Adding an existing item id is a no-op.
+    - `claim` hands out at most `limit` pending items, never one already claimed by a live
+      lease, and never an item of a subject whose earlier item is still pending (per-subject
+      order); a claim lapses after `lease_s`, so a crashed worker's items come back.
+    - `complete` removes an item; `fail` counts an attempt and makes the item claimable again
+      after `retry_in_s`, or moves it to the dead letters when `retry_in_s` is None.
+    - Dead letters never block later items; `retry_dead` makes them pending again.
+    """
+
+    async def position(self) -> int: ...
+
+    async def enqueue(self, items: Sequence[SyncItem], *, after: int, upto: int) -> bool: ...
+
+    async def claim(self, worker_id: str, *, limit: int, lease_s: float) -> list[SyncItem]: ...
+
+    async def complete(self, item_id: str) -> None: ...
+
+    async def fail(self, item_id: str, *, error_type: str, retry_in_s: float | None) -> None: ...
+
+    async def dead_letters(self, *, limit: int = 100) -> list[DeadLetter]: ...
+
+    async def retry_dead(self, item_ids: Sequence[str] | None = None) -> int: ...
+
+    async def pending_count(self) -> int: ...
+
+
+class EventFeed(Protocol):
+    """The ledger's events in commit order, by notification position (ids may have gaps)."""
+
+    async def read(self, *, after: int, limit: int) -> list[tuple[int, LedgerEvent]]: ...
+
+    async def get(self, position: int) -> LedgerEvent: ...

@@ -1,0 +1,165 @@
+"""The sync worker: follows the ledger from a durable position and writes to the backend.
+
+- Feeding: new events become work items, and the tracked position moves, in one transaction
+  of the `SyncStore`, so a crash never skips an event nor plans one twice.
+- Processing: items are claimed (leased), applied with idempotent writes, then completed; a
+  crash between the write and the completion only repeats an idempotent write.
+- Each item gets `MAX_ATTEMPTS` attempts with exponential backoff, then goes to the dead
+  letters (error type and ids only) while the worker moves on.
+- Several workers may run against one store: claims and per-subject order are the store's job.
+- Items of tenants whose memory is off (`MemorySwitch`) are completed without a write and
+  counted as skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass
+
+import structlog
+
+from factledger.application.ports import MemoryBackend
+from factledger.application.sync.apply import ProfileVersions, SyncWriteFailedError, apply_item
+from factledger.application.sync.plan import plan
+from factledger.application.sync.ports import EventFeed, SyncStore
+from factledger.application.sync.switch import MemorySwitch
+from factledger.application.sync.types import MAX_ATTEMPTS, SyncItem, SyncReport
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncOptions:
+    batch_size: int = 50
+    lease_s: float = 60.0
+    backoff_s: float = 0.5  # first retry after backoff_s, then doubled
+    poll_interval_s: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class SyncPorts:
+    store: SyncStore
+    feed: EventFeed
+    profiles: ProfileVersions
+    backend: MemoryBackend
+    switch: MemorySwitch | None = None  # None: memory on for every tenant
+
+
+class SyncWorker:
+    """One worker; run several (in one process or many) for throughput."""
+
+    def __init__(
+        self, ports: SyncPorts, options: SyncOptions | None = None, *, worker_id: str | None = None
+    ) -> None:
+        self._ports = ports
+        self._options = options or SyncOptions()
+        self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:8]}"
+
+    async def feed(self) -> int:
+        """Turns new events into items; returns how many items were added."""
+        store, added = self._ports.store, 0
+        while True:
+            after = await store.position()
+            events = await self._ports.feed.read(after=after, limit=self._options.batch_size)
+            if not events:
+                return added
+            items = [item for position, event in events for item in plan(position, event)]
+            if await store.enqueue(items, after=after, upto=events[-1][0]):
+                added += len(items)
+            # else another worker fed this batch first: read on from the new position
+
+    async def process(self) -> SyncReport:
+        """Claims and applies items until none is claimable."""
+        done = retried = dead = skipped = 0
+        while True:
+            items = await self._ports.store.claim(
+                self.worker_id, limit=self._options.batch_size, lease_s=self._options.lease_s
+            )
+            if not items:
+                return SyncReport(done=done, retried=retried, dead=dead, skipped=skipped)
+            for item in items:
+                outcome = await self._process_one(item)
+                done += outcome == "done"
+                retried += outcome == "retried"
+                dead += outcome == "dead"
+                skipped += outcome == "skipped"
+
+    async def run_once(self) -> SyncReport:
+        """Feeds, then processes everything claimable."""
+        fed = await self.feed()
+        report = await self.process()
+        return SyncReport(
+            fed=fed,
+            done=report.done,
+            retried=report.retried,
+            dead=report.dead,
+            skipped=report.skipped,
+        )
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        """Runs passes until `stop` is set, sleeping between passes that found nothing.
+
+        A pass that fails (the queue's or the ledger's database is unreachable) is logged and
+        retried after the poll interval: items stay in the queue, nothing is lost.
+        """
+        log.info("sync.worker_started", worker_id=self.worker_id)
+        while not stop.is_set():
+            try:
+                report = await self.run_once()
+            except Exception as exc:  # keep following; the queue is durable
+                log.warning(
+                    "sync.pass_failed", worker_id=self.worker_id, error_type=type(exc).__name__
+                )
+                report = SyncReport()
+            if report == SyncReport():
+                try:
+                    await asyncio.wait_for(stop.wait(), timeout=self._options.poll_interval_s)
+                except TimeoutError:
+                    continue
+        log.info("sync.worker_stopped", worker_id=self.worker_id)
+
+    async def _process_one(self, item: SyncItem) -> str:
+        started = time.perf_counter()
+        store = self._ports.store
+        try:
+            switch = self._ports.switch
+            if switch is not None and not await switch.allows(item.subject_id, item.kind):
+                await store.complete(item.item_id)
+                log.info(
+                    "sync.item_skipped",
+                    item_id=item.item_id,
+                    kind=item.kind.value,
+                    subject_id=str(item.subject_id),
+                    reason="memory_off",
+                )
+                return "skipped"
+            event = await self._ports.feed.get(item.position)
+            await apply_item(item, event, self._ports.backend, self._ports.profiles)
+        except Exception as exc:  # any failure is retried, then dead-lettered; never fatal
+            error_type = (
+                exc.error_type if isinstance(exc, SyncWriteFailedError) else type(exc).__name__
+            )
+            attempts = item.attempts + 1
+            final = attempts >= MAX_ATTEMPTS
+            retry_in = None if final else self._options.backoff_s * 2 ** (attempts - 1)
+            await store.fail(item.item_id, error_type=error_type, retry_in_s=retry_in)
+            log.warning(
+                "sync.item_dead_lettered" if final else "sync.item_failed",
+                item_id=item.item_id,
+                kind=item.kind.value,
+                subject_id=str(item.subject_id),
+                attempts=attempts,
+                error_type=error_type,
+            )
+            return "dead" if final else "retried"
+        await store.complete(item.item_id)
+        log.info(
+            "sync.item_done",
+            item_id=item.item_id,
+            kind=item.kind.value,
+            subject_id=str(item.subject_id),
+            duration_ms=round((time.perf_counter() - started) * 1e3, 2),
+        )
+        return "done"

@@ -1,0 +1,2 @@
+"""`factledger pgvector bench`: pgvector and the in-memory backend on the same synthetic
+subjects."""

@@ -1,0 +1,1 @@
+"""The bench report: JSON, Markdown tables and plots."""

@@ -1,0 +1,1 @@
+"""The workloads `factledger bench` runs against every backend."""

@@ -1,0 +1,98 @@
+"""Ready-made ports and tokens for HTTP tests: an in-memory ledger, short-term memory, profile
+views, recall over the in-memory backend, the sync store, and tokens signed with a test key.
+
+The bundle carries the attributes the API reads from the ports `api.bootstrap` yields, so e2e
+tests drive the real routes over `httpx.ASGITransport` without a server.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import SecretStr
+
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
+from factledger.adapters.in_memory.sync_store import InMemorySyncStore
+from factledger.adapters.in_memory.view_store import InMemoryViewStore
+from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
+from factledger.api.http.auth import mint_token as sign
+from factledger.api.http.deps import ApiPorts
+from factledger.api.settings import AuthSettings, JwtKeySettings
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ports import Clock, MemoryBackend
+from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
+from factledger.application.recall.policy import RecallPolicies
+from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
+from factledger.projections.follower import Follower
+from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile_reader import ViewStoreProfileReader
+
+TEST_SECRET = "factledger-test-signing-key-0123456789abcdef"
+TEST_AUTH = AuthSettings(
+    issuer="platform-test",
+    audience="factledger",
+    keys=(JwtKeySettings(kid="test", algorithm="HS256", secret=SecretStr(TEST_SECRET)),),
+)
+
+
+def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> ApiPorts:
+    """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one)."""
+    ledger = Ledger(popo_env(), clock=clock)
+    buffer = InMemorySessionBuffer()
+    sessions = ShortTermMemory(
+        SessionPorts(
+            buffer=buffer,
+            safety=RuleBasedSafetyFilter(),
+            recorder=LedgerSessionRecorder(ledger),
+            clock=clock,
+        )
+    )
+    backend = memory or InMemoryMemoryBackend(
+        extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
+    )
+    recall = Recall(
+        RecallPorts(backend=backend, sources=LedgerRecallSources(ledger), policies=RecallPolicies())
+    )
+    views = InMemoryViewStore("profile")
+    follower = Follower(ledger, [ProfileProjection(views)])
+    return ApiPorts(
+        ledger=ledger,
+        sessions=sessions,
+        session_buffer=buffer,
+        recall=recall,
+        profiles=ViewStoreProfileReader(views),
+        follower=follower,
+        sync_store=InMemorySyncStore(),
+        memory=backend,
+    )
+
+
+def token(
+    role: Role,
+    *,
+    tenant: str = "t1",
+    principal_id: str | None = None,
+    kind: str | None = None,
+    ref: str | None = None,
+    ttl: timedelta = timedelta(minutes=30),
+    auth: AuthSettings = TEST_AUTH,
+) -> str:
+    subject = SubjectClaim(kind=kind, ref=ref) if kind and ref else None
+    request = TokenRequest(
+        role=role,
+        tenant=tenant,
+        principal_id=principal_id or f"{role.value}-1",
+        subject=subject,
+        ttl=ttl,
+    )
+    return sign(auth, request)
+
+
+def bearer(jwt: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {jwt}"}
