@@ -17,7 +17,6 @@ from rich.console import Console
 
 from factledger.api.bootstrap.ledger import LedgerRuntime, open_ledger_runtime
 from factledger.api.cli.demo.agent import open_agent_demo
-from factledger.api.cli.demo.story import TENANT, StoryClock, StoryIds, play_story
 from factledger.api.cli.render import (
     diff_table,
     history_table,
@@ -39,6 +38,9 @@ from factledger.api.settings import (
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import read_events
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.story.script import JAN, KIND, REF, TENANT
+from factledger.testing.story.steps import StoryIds, play_story
 
 projections_app = typer.Typer(help="Projection maintenance.", no_args_is_help=True)
 console = Console()
@@ -60,7 +62,7 @@ def demo(
         sync=SyncSettings(store=InMemorySyncStoreSettings()),
     )
     configure_logging(json_lines=False, level="WARNING")  # the story, not debug lines
-    clock = StoryClock()
+    clock = ManualClock(JAN)
     with open_ledger_runtime(settings, clock=clock) as rt:
         console.rule("[bold]factledger demo: one lead, six months")
 
@@ -88,7 +90,7 @@ def demo(
         console.print(sessions_table(reader.sessions(TENANT, sid)))
         console.print(
             "The rejected inference (decision_stage) appears in no version. Explore with:\n"
-            f"  FACTLEDGER_DATA_DIR={target} factledger history {TENANT}/lead/lead-0042 "
+            f"  FACTLEDGER_DATA_DIR={target} factledger history {TENANT}/{KIND}/{REF} "
             "--as-of 2026-02-01"
         )
 

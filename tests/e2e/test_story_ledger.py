@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from factledger.api.bootstrap.ledger import LedgerRuntime, open_ledger_runtime
-from factledger.api.cli.demo.story import (
+from factledger.api.settings import load_settings
+from factledger.domain.events import ChangeRejected, FactForgotten
+from factledger.domain.provenance import ActorKind, Origin
+from factledger.projections.follower import read_events
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.story.drivers import run_story
+from factledger.testing.story.script import (
     CONDITION,
     INTENT_QUOTE,
     JAN,
@@ -20,14 +26,8 @@ from factledger.api.cli.demo.story import (
     MARCH,
     MARCH_REVIEW,
     TENANT,
-    StoryClock,
-    StoryIds,
-    run_story,
 )
-from factledger.api.settings import load_settings
-from factledger.domain.events import ChangeRejected, FactForgotten
-from factledger.domain.provenance import ActorKind, Origin
-from factledger.projections.follower import read_events
+from factledger.testing.story.steps import StoryIds
 
 HOUR = timedelta(hours=1)
 
@@ -35,7 +35,7 @@ HOUR = timedelta(hours=1)
 @pytest.fixture(scope="module")
 def story(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LedgerRuntime, StoryIds]]:
     data_dir: Path = tmp_path_factory.mktemp("story")
-    clock = StoryClock()
+    clock = ManualClock(JAN)
     with open_ledger_runtime(load_settings(data_dir=data_dir), clock=clock) as rt:
         ids = run_story(rt.ledger, clock, lambda _: rt.catch_up())
         rt.catch_up()

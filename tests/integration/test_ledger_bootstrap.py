@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.api.bootstrap.ledger import open_ledger_runtime
-from factledger.api.cli.demo.story import TENANT, StoryClock, run_story
 from factledger.api.cli.main import app
 from factledger.api.settings import (
     InMemoryEventStoreSettings,
@@ -24,6 +23,9 @@ from factledger.api.settings import (
 )
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.domain.values import ValueType
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.story.drivers import run_story
+from factledger.testing.story.script import JAN, TENANT
 
 
 def test_the_embedded_default_is_sqlite_in_the_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,9 +98,9 @@ def test_postgres_holds_both_events_and_views(postgres: PostgresLocation, tmp_pa
         event_store=PostgresEventStoreSettings(schema_name="boot_events"),
         views=PostgresViewSettings(schema_name="boot_views"),
     )
-    clock = StoryClock()
+    clock = ManualClock(JAN)
     with open_ledger_runtime(settings, clock=clock) as rt:
-        ids = run_story(rt.ledger, clock, lambda _: None)
+        ids = run_story(rt.ledger, clock)
         rt.catch_up()
         live = rt.projection.dump()
         assert rt.reader.current(TENANT, ids.subject_id).version == 5

@@ -1,6 +1,6 @@
 """The product side of `factledger demo`: what an agent gets from memory as the story unfolds.
 
-The ledger story (`ledger_story.play_story`) hands each session to `AgentDemo.record`, which
+The story (`testing.story.steps.play_story`) hands each session to `AgentDemo.record`, which
 sends it through short-term memory the way a live agent would (one message a turn; the lead
 also shares a card number, which the safety filter withholds). At the end of each month
 `AgentDemo.checkpoint` runs the sync worker once (ledger -> memory backend) and prints what an
@@ -18,23 +18,14 @@ from rich.text import Text
 
 from factledger.api.bootstrap.ledger import LedgerRuntime, open_configured_backend
 from factledger.api.bootstrap.services import MemoryServices, open_memory_services
-from factledger.api.cli.demo.story import KIND, REF, TENANT
 from factledger.application.ledger.commands import RecordSession
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ports import Clock
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.types import Note, NoteKind
-from factledger.application.sessions.types import SessionId
 from factledger.application.sync.ids import namespace_for
-from factledger.domain.transcript import Message, Role
-
-# Said by the lead in January, screened out before any buffer, ledger or backend sees it.
-WITHHELD = "You can charge my card 4111 1111 1111 1111 for the deposit."
-SUMMARIES = {
-    "wa-2026-01-12": "WhatsApp chat about packaging suppliers and a possible switch",
-    "call-2026-03-03": "Call: supplier change and the purchase plan",
-    "chat-2026-06-18": "Chat about why they left their previous supplier",
-}
+from factledger.testing.story.drivers import tell_short_term_memory
+from factledger.testing.story.script import KIND, REF, TENANT, Month
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +39,7 @@ class AgentLook:
 SUPPLIER_TURN = "Which supplier do you work with?"
 INTENT_TURN = "Will you switch to us next quarter if the pricing works?"
 REASON_TURN = "What went wrong with Supplier A, the delivery delays?"
-LOOKS = {
+LOOKS: dict[Month, AgentLook] = {
     "January": AgentLook("packaging supplier", (SUPPLIER_TURN, INTENT_TURN)),
     "March": AgentLook("packaging supplier", (SUPPLIER_TURN, INTENT_TURN)),
     "June": AgentLook("packaging supplier", (SUPPLIER_TURN, REASON_TURN)),
@@ -80,21 +71,11 @@ class AgentDemo:
         self._ledger, self._services, self._show = ledger, services, show
         self.subject_id = Ledger.subject_id_for(TENANT, KIND, REF)
 
-    async def record(self, cmd: RecordSession) -> None:
-        memory, sid = self._services.sessions, SessionId(cmd.session_id)
-        await memory.start(cmd.subject_id, sid, cmd.channel)
-        for message in cmd.transcript:
-            await memory.add_message(sid, message)
-        if cmd.session_id == "wa-2026-01-12":
-            at = cmd.transcript[-1].at
-            outcome = await memory.add_message(sid, Message(Role.SUBJECT, WITHHELD, at))
-            if not outcome.kept:
-                self._show(
-                    "  [yellow]![/yellow] safety filter: one message withheld (a card number)"
-                )
-        await memory.end(sid, summary={"text": SUMMARIES[cmd.session_id]})
+    async def record(self, session: RecordSession) -> None:
+        if await tell_short_term_memory(self._services.sessions, session):
+            self._show("  [yellow]![/yellow] safety filter: one message withheld (a card number)")
 
-    async def checkpoint(self, month: str) -> None:
+    async def checkpoint(self, month: Month) -> None:
         worker, recall = self._services.sync_worker, self._services.recall
         if worker is not None:
             report = await worker.run_once()

@@ -13,12 +13,15 @@ from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.view_store import SqliteViewStore
-from factledger.api.cli.demo.story import StoryClock, StoryIds, run_story
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStore
 from factledger.projections.follower import Follower
 from factledger.projections.profile_projection import ProfileProjection
 from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.story.drivers import run_story
+from factledger.testing.story.script import JAN
+from factledger.testing.story.steps import StoryIds
 
 
 def make_store(kind: str, tmp_path: Path, postgres: PostgresLocation | None) -> ViewStore:
@@ -66,7 +69,7 @@ def projected(store_factory: object) -> Iterator[Projected]:
     """The story on a POPO ledger, projected live: the follower catches up after every step."""
     store = store_factory()  # type: ignore[operator]
     projection = ProfileProjection(store)
-    clock = StoryClock()
+    clock = ManualClock(JAN)
     with Ledger({"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock) as ledger:
         follower = Follower(ledger, [projection], page=3)
         ids = run_story(ledger, clock, lambda _: follower.catch_up())

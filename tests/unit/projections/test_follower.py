@@ -15,13 +15,15 @@ from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.view_store import SqliteViewStore
-from factledger.api.cli.demo.story import TENANT, StoryClock, run_story
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStore
 from factledger.projections.follower import Follower
 from factledger.projections.profile_projection import ProfileProjection
 from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.story.drivers import run_story
+from factledger.testing.story.script import JAN, TENANT
 
 
 @pytest.fixture(
@@ -52,9 +54,9 @@ def twin_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list
 def test_two_followers_of_one_projection_never_apply_an_event_twice(
     twin_stores: list[ViewStore],
 ) -> None:
-    clock = StoryClock()
+    clock = ManualClock(JAN)
     with Ledger(popo_env(), clock=clock) as ledger:
-        ids = run_story(ledger, clock, lambda _: None)
+        ids = run_story(ledger, clock)
         projections = [ProfileProjection(store) for store in twin_stores]
         followers = [Follower(ledger, [p], page=2) for p in projections]
         threads = [threading.Thread(target=f.catch_up) for f in followers]

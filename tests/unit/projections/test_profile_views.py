@@ -7,7 +7,13 @@ from datetime import timedelta
 
 import pytest
 
-from factledger.api.cli.demo.story import (
+from factledger.application.errors import NotFoundError
+from factledger.domain.errors import ProfileVersionRewriteError
+from factledger.domain.provenance import Actor, ActorKind, Origin
+from factledger.domain.values import TextValue
+from factledger.projections.follower import read_events
+from factledger.projections.profile_projection import ProfileProjection
+from factledger.testing.story.script import (
     CONDITION,
     JAN,
     JAN_REVIEW,
@@ -18,12 +24,6 @@ from factledger.api.cli.demo.story import (
     REVIEWER,
     TENANT,
 )
-from factledger.application.errors import NotFoundError
-from factledger.domain.errors import ProfileVersionRewriteError
-from factledger.domain.provenance import Actor, ActorKind, Origin
-from factledger.domain.values import TextValue
-from factledger.projections.follower import read_events
-from factledger.projections.profile_projection import ProfileProjection
 
 DAY = timedelta(days=1)
 

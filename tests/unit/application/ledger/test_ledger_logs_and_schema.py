@@ -6,18 +6,20 @@ import pytest
 import structlog
 
 from factledger.adapters.in_memory.event_store import popo_env
-from factledger.api.cli.demo.story import StoryClock, run_story
 from factledger.application.ledger.commands import ProposeChange, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain.errors import UnknownFieldError, ValueTypeMismatchError
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.values import ProfileSchema, TextValue, ValueType
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.story.drivers import run_story
+from factledger.testing.story.script import JAN
 
 
 def test_the_story_logs_no_content() -> None:
-    clock = StoryClock()
+    clock = ManualClock(JAN)
     with Ledger(popo_env(), clock=clock) as ledger, structlog.testing.capture_logs() as logs:
-        run_story(ledger, clock, lambda _: None)
+        run_story(ledger, clock)
     assert {entry["event"] for entry in logs} >= {"ledger.events_saved", "ledger.keys_forgotten"}
     captured = repr(logs)
     for content in ("Supplier", "pricing", "delivery", "packaging", "decided to buy", "lead-0042"):

@@ -1,0 +1,152 @@
+"""The product story's data: who, when, what was said, what a model proposed and who decided.
+
+A lead says in January (WhatsApp) they work with Supplier A and might buy "next quarter, if
+the pricing works"; in March (voice) that they moved to Supplier B; in June (chat) that it was
+the delivery delays. A model proposes, the lead confirms the intent in the March call, a
+reviewer approves the facts and rejects an inference; in July the lead asks to forget the
+reason. `steps` plays it; this module only holds what the steps need, so the demo, the tests
+and the secrets checks read the same words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+from factledger.domain.provenance import Actor, ActorKind, Evidence, Origin
+from factledger.domain.transcript import Channel, Role
+
+TENANT, KIND, REF = "acme", "lead", "lead-0042"
+MODEL = Actor(ActorKind.MODEL, "extractor-v1")
+REVIEWER = "reviewer-07"
+LEAD = Actor(ActorKind.SUBJECT, REF)
+
+JAN = datetime(2026, 1, 12, 10, 0, tzinfo=UTC)
+JAN_REVIEW = datetime(2026, 1, 13, 9, 0, tzinfo=UTC)
+MARCH = datetime(2026, 3, 3, 15, 0, tzinfo=UTC)
+MARCH_REVIEW = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+JUNE = datetime(2026, 6, 18, 11, 0, tzinfo=UTC)
+JUNE_REVIEW = datetime(2026, 6, 19, 9, 0, tzinfo=UTC)
+JULY = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
+
+Month = Literal["January", "March", "June", "July"]
+
+INTENT_QUOTE = "Maybe next quarter, if the pricing works"
+CONDITION = "if the pricing works"
+
+
+@dataclass(frozen=True, slots=True)
+class StorySession:
+    """One interaction with the lead, as the agent's channel saw it."""
+
+    session_id: str
+    channel: Channel
+    at: datetime
+    lines: tuple[tuple[Role, str], ...]
+    summary: str
+
+
+JANUARY_CHAT = StorySession(
+    "wa-2026-01-12",
+    Channel.WHATSAPP,
+    JAN,
+    (
+        (Role.AGENT, "Hi! Who supplies your packaging today?"),
+        (Role.SUBJECT, "We work with Supplier A at the moment."),
+        (Role.AGENT, "Would you consider switching to us?"),
+        (Role.SUBJECT, f"{INTENT_QUOTE}."),
+    ),
+    "WhatsApp chat about packaging suppliers and a possible switch",
+)
+MARCH_CALL = StorySession(
+    "call-2026-03-03",
+    Channel.VOICE,
+    MARCH,
+    (
+        (Role.AGENT, "Still working with Supplier A?"),
+        (Role.SUBJECT, "No, we moved to Supplier B last month. We now work with Supplier B."),
+        (Role.AGENT, "And the plan for next quarter, is it still on?"),
+        (Role.SUBJECT, "Yes, that still holds, if the pricing works."),
+    ),
+    "Call: supplier change and the purchase plan",
+)
+JUNE_CHAT = StorySession(
+    "chat-2026-06-18",
+    Channel.CHAT,
+    JUNE,
+    (
+        (Role.AGENT, "Why did you leave Supplier A, if I may ask?"),
+        (Role.SUBJECT, "Their delivery delays were hurting us."),
+    ),
+    "Chat about why they left their previous supplier",
+)
+SESSIONS = (JANUARY_CHAT, MARCH_CALL, JUNE_CHAT)
+
+# Also said by the lead in January, but only where a safety filter screens messages (short-term
+# memory): it must never reach a buffer, the ledger, a backend or a log.
+WITHHELD = "You can charge my card 4111 1111 1111 1111 for the deposit."
+WITHHELD_IN = JANUARY_CHAT.session_id
+
+
+@dataclass(frozen=True, slots=True)
+class StoryProposal:
+    """A change the model proposes; `name` is how the story and its callers refer to it."""
+
+    name: str
+    field: str
+    value: str
+    based_on_version: int
+    evidence: Evidence | None = None
+    origin: Origin = Origin.STATED
+    condition: str | None = None
+    rationale: str = ""
+
+
+SUPPLIER_A = StoryProposal(
+    "supplier_a", "supplier", "Supplier A", 0, Evidence(JANUARY_CHAT.session_id, 1, "Supplier A")
+)
+INTENT = StoryProposal(
+    "intent",
+    "purchase_intent",
+    "move the whole packaging line to us next quarter",
+    0,
+    Evidence(JANUARY_CHAT.session_id, 3, INTENT_QUOTE),
+    condition=CONDITION,
+)
+DECIDED = StoryProposal(
+    "decided",
+    "decision_stage",
+    "decided to buy",
+    0,
+    origin=Origin.INFERRED,
+    rationale="sounds keen",
+)
+SUPPLIER_B = StoryProposal(
+    "supplier_b",
+    "supplier",
+    "Supplier B",
+    1,
+    Evidence(MARCH_CALL.session_id, 1, "we moved to Supplier B"),
+)
+REASON = StoryProposal(
+    "reason",
+    "switch_reason",
+    "delivery delays at Supplier A",
+    3,
+    Evidence(JUNE_CHAT.session_id, 1, "delivery delays"),
+)
+PROPOSALS = (SUPPLIER_A, INTENT, DECIDED, SUPPLIER_B, REASON)
+
+INTENT_CONFIRMATION = Evidence(MARCH_CALL.session_id, 3, "Yes, that still holds")
+REJECTION_REASON = "an inference: nobody decided anything"
+FORGET_REASON = "the lead asked"
+
+# Every text said in a session or held by a profile: none may ever appear in a log line.
+SECRETS = (
+    *(text for session in SESSIONS for _, text in session.lines),
+    *(proposal.value for proposal in PROPOSALS),
+    CONDITION,
+    WITHHELD,
+    "4111 1111",
+)

@@ -1,0 +1,194 @@
+"""The story's steps, month by month, over the ledger's commands.
+
+`play_story` registers the lead, then plays January, March, June and July, handing every
+session to `record` (straight into the ledger, or through short-term memory) and awaiting
+`checkpoint(month)` after each month; `until` stops it after a given month. `say` receives one
+line per step, in the story's words, for the demo to print (tests use it as a hook).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from uuid import UUID
+
+from factledger.application.ledger.commands import (
+    ApproveChange,
+    ConfirmChange,
+    ForgetField,
+    ProposeChange,
+    RecordSession,
+    RegisterSubject,
+    RejectChange,
+)
+from factledger.application.ledger.ledger import Ledger
+from factledger.domain.provenance import Actor, ActorKind, Operation
+from factledger.domain.transcript import Message
+from factledger.domain.values import TextValue
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.story.script import (
+    DECIDED,
+    FORGET_REASON,
+    INTENT,
+    INTENT_CONFIRMATION,
+    JAN,
+    JAN_REVIEW,
+    JANUARY_CHAT,
+    JULY,
+    JUNE_CHAT,
+    JUNE_REVIEW,
+    KIND,
+    LEAD,
+    MARCH_CALL,
+    MARCH_REVIEW,
+    MODEL,
+    REASON,
+    REF,
+    REJECTION_REASON,
+    REVIEWER,
+    SUPPLIER_A,
+    SUPPLIER_B,
+    TENANT,
+    Month,
+    StoryProposal,
+    StorySession,
+)
+
+Say = Callable[[str], None]
+SessionSink = Callable[[RecordSession], Awaitable[None]]
+Checkpoint = Callable[[Month], Awaitable[None]]
+
+
+@dataclass
+class StoryIds:
+    """The lead's subject id and the change id of every proposal, by the proposal's name."""
+
+    subject_id: UUID
+    changes: dict[str, UUID] = field(default_factory=dict)
+
+
+def session_command(subject_id: UUID, session: StorySession) -> RecordSession:
+    """The session as one finished interaction, every message at the session's time."""
+    return RecordSession(
+        tenant=TENANT,
+        subject_id=subject_id,
+        session_id=session.session_id,
+        channel=session.channel,
+        started_at=session.at,
+        ended_at=session.at,
+        transcript=tuple(Message(role, text, session.at) for role, text in session.lines),
+        summary={"text": session.summary},
+    )
+
+
+def forget(ledger: Ledger, clock: ManualClock, ids: StoryIds, field_name: str) -> None:
+    """The lead asks, in July, to forget one field (the story forgets the reason)."""
+    clock.set(JULY)
+    forget_field = ForgetField(TENANT, ids.subject_id, field_name, LEAD, FORGET_REASON)
+    ledger.forget_field(forget_field)
+
+
+@dataclass
+class _Scene:
+    ledger: Ledger
+    clock: ManualClock
+    say: Say
+    record: SessionSink
+    ids: StoryIds
+
+    async def hold(self, session: StorySession) -> None:
+        self.clock.set(session.at)
+        await self.record(session_command(self.ids.subject_id, session))
+
+    def propose(self, proposal: StoryProposal) -> None:
+        command = ProposeChange(
+            tenant=TENANT,
+            subject_id=self.ids.subject_id,
+            field=proposal.field,
+            operation=Operation.SET,
+            value=TextValue(proposal.value),
+            origin=proposal.origin,
+            proposed_by=MODEL,
+            based_on_version=proposal.based_on_version,
+            evidence=proposal.evidence,
+            condition=proposal.condition,
+            rationale=proposal.rationale,
+        )
+        self.ids.changes[proposal.name] = command.change_id
+        self.ledger.propose_change(command)
+
+    def approve(self, proposal: StoryProposal) -> None:
+        change_id = self.ids.changes[proposal.name]
+        self.ledger.approve_change(ApproveChange(TENANT, self.ids.subject_id, change_id, REVIEWER))
+
+
+async def _january(scene: _Scene) -> None:
+    await scene.hold(JANUARY_CHAT)
+    scene.say("January (WhatsApp): the lead names Supplier A and a conditional purchase intent")
+    for proposal in (SUPPLIER_A, INTENT, DECIDED):
+        scene.propose(proposal)
+    scene.say("January: the model proposes supplier, intent (with its condition) and an inference")
+    scene.clock.set(JAN_REVIEW)
+    scene.approve(SUPPLIER_A)
+    scene.say(f"January: {REVIEWER} approves 'supplier = Supplier A' (version 1)")
+    reviewer = Actor(ActorKind.STAFF, REVIEWER)
+    decided = scene.ids.changes[DECIDED.name]
+    rejection = RejectChange(TENANT, scene.ids.subject_id, decided, reviewer, REJECTION_REASON)
+    scene.ledger.reject_change(rejection)
+    scene.say(f"January: {REVIEWER} rejects the inferred 'decision_stage = decided to buy'")
+
+
+async def _march(scene: _Scene) -> None:
+    await scene.hold(MARCH_CALL)
+    scene.say("March (voice call): the lead moved to Supplier B and reaffirms the intent")
+    scene.propose(SUPPLIER_B)
+    intent = scene.ids.changes[INTENT.name]
+    confirmation = ConfirmChange(TENANT, scene.ids.subject_id, intent, INTENT_CONFIRMATION)
+    scene.ledger.confirm_change(confirmation)
+    scene.say("March: the lead confirms the purchase intent in the call (version 2)")
+    scene.clock.set(MARCH_REVIEW)
+    scene.approve(SUPPLIER_B)
+    scene.say(f"March: {REVIEWER} approves 'supplier = Supplier B' (version 3)")
+
+
+async def _june(scene: _Scene) -> None:
+    await scene.hold(JUNE_CHAT)
+    scene.propose(REASON)
+    scene.clock.set(JUNE_REVIEW)
+    scene.approve(REASON)
+    scene.say("June (chat): the reason, delivery delays, is proposed and approved (version 4)")
+
+
+async def _july(scene: _Scene) -> None:
+    forget(scene.ledger, scene.clock, scene.ids, REASON.field)
+    scene.say("July: the lead asks to forget the reason; version 5 no longer has it")
+
+
+_MONTHS: tuple[tuple[Month, Callable[[_Scene], Awaitable[None]]], ...] = (
+    ("January", _january),
+    ("March", _march),
+    ("June", _june),
+    ("July", _july),
+)
+
+
+async def play_story(
+    ledger: Ledger,
+    clock: ManualClock,
+    say: Say,
+    *,
+    record: SessionSink,
+    checkpoint: Checkpoint,
+    until: Month = "July",
+) -> StoryIds:
+    """Plays the story up to the end of `until` and returns the ids it created."""
+    clock.set(JAN)
+    subject_id = ledger.register_subject(RegisterSubject(TENANT, KIND, REF)).subject_id
+    say(f"January: lead {REF} registered in tenant {TENANT}")
+    scene = _Scene(ledger, clock, say, record, StoryIds(subject_id))
+    for month, steps in _MONTHS:
+        await steps(scene)
+        await checkpoint(month)
+        if month == until:
+            break
+    return scene.ids
