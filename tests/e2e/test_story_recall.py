@@ -10,7 +10,6 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import pytest
 import structlog
@@ -26,7 +25,6 @@ from factledger.adapters.postgres.event_store import ensure_schema, postgres_env
 from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.application.ledger.commands import ApproveChange, ForgetField, ProposeChange
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.types import HitKind, SearchMode, SearchQuery
 from factledger.application.ports import MemoryBackend, SessionBuffer
@@ -40,22 +38,13 @@ from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.ports import SyncStore
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
-from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel
-from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
-from factledger.testing.recall_story import (
-    JUN,
-    MAR,
-    MODEL,
-    SECRETS,
-    TENANT,
-    WITHHELD,
-    drive_story_through_short_term_memory,
-    forget_supplier,
-)
 from factledger.testing.stalling_backend import Fault, StallingBackend
+from factledger.testing.story.drivers import play_story_through_short_term_memory
+from factledger.testing.story.script import JUNE, MARCH, REASON, SECRETS, TENANT, WITHHELD
+from factledger.testing.story.steps import forget
 
 # The hashing embedder is lexical: queries share words with the facts they should find.
 POLICY = RecallPolicy(threshold=0.3)
@@ -145,8 +134,8 @@ async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(wor
     with structlog.testing.capture_logs() as logs:
         # Given the story, its sessions through short-term memory, synced by a worker that
         # is killed mid-batch and replaced
-        story = await drive_story_through_short_term_memory(
-            world.ledger, world.clock, world.memory()
+        story = await play_story_through_short_term_memory(
+            world.ledger, world.clock, world.memory(), until="June"
         )
         crashing = CrashingBackend(world.backend, crash_on=3)
         with pytest.raises(KeyboardInterrupt):
@@ -167,9 +156,9 @@ async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(wor
         assert turn.degraded is None
         supplier_notes = [n for n in turn.notes if "Supplier" in n.text]
         assert [n.text for n in supplier_notes] == ["works with Supplier B, previously Supplier A"]
-        assert (supplier_notes[0].on, supplier_notes[0].channel) == (MAR.date(), Channel.VOICE)
+        assert (supplier_notes[0].on, supplier_notes[0].channel) == (MARCH.date(), Channel.VOICE)
         assert all('"' not in n.text for n in turn.notes)
-        assert "2026-03-12, voice call: works with Supplier B, previously Supplier A" in (
+        assert "2026-03-03, voice call: works with Supplier B, previously Supplier A" in (
             render_recall(turn)
         )
         # the withheld message never reached the ledger, the backend or recall
@@ -180,22 +169,26 @@ async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(wor
             WITHHELD not in text for s in subject.sessions.values() for _, text in s.messages
         )
         # the profile holds confirmed facts only; the rejected inference appears nowhere
-        assert {n.origin.ref for n in context.profile} == {"supplier", "purchase_intent"}
-        assert "priority" not in render_context(context)
-        assert "delivery reliability" not in render_context(context)
+        profile_fields = {n.origin.ref for n in context.profile}
+        assert profile_fields == {"supplier", "purchase_intent", "switch_reason"}
+        assert "decision stage" not in render_context(context)
+        assert "decided to buy" not in render_context(context)
         assert all(n.origin.kind is NoteKind.PROFILE for n in context.profile)
         assert context.to_confirm == ()
-        assert context.recent_sessions[0].on == JUN.date()
+        assert context.recent_sessions[0].on == JUNE.date()
 
         # and our verbatim records (profile versions, proposals) carry it, searchable as chunks
         assert "Supplier B" in " ".join(await record_texts(world.backend, story.subject_id))
 
         # When the supplier is forgotten and the worker runs again
-        forget_supplier(world.ledger, world.clock, story)
+        forget(world.ledger, world.clock, story, "supplier")
         await world.worker("survivor").run_once()
 
-        # Then no chunk or hybrid search finds it: the records that held it are deleted
-        assert "Supplier" not in " ".join(await record_texts(world.backend, story.subject_id))
+        # Then no chunk or hybrid search finds it: the records that held it are deleted (Supplier
+        # A is still named by the reason, another field: "delivery delays at Supplier A")
+        texts = await record_texts(world.backend, story.subject_id)
+        assert not [t for t in texts if "Supplier B" in t]
+        assert all("switch_reason" in t for t in texts if "Supplier" in t)
         ns = namespace_for(story.subject_id)
         for mode in (SearchMode.CHUNKS, SearchMode.HYBRID):
             query = SearchQuery("works with Supplier B", mode=mode, threshold=0.0, limit=50)
@@ -219,38 +212,25 @@ async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(wor
 
 
 async def test_a_forgotten_reason_is_no_longer_recalled(world: World) -> None:
-    # Given the story synced, and the reason the lead gave in June (chat-jun, message 1: the
-    # extractor gives a reason no slot) confirmed as a field
-    story = await drive_story_through_short_term_memory(world.ledger, world.clock, world.memory())
-    reason = ProposeChange(
-        tenant=TENANT,
-        subject_id=story.subject_id,
-        field="switch_reason",
-        operation=Operation.SET,
-        value=TextValue("late deliveries"),
-        origin=Origin.STATED,
-        proposed_by=MODEL,
-        based_on_version=world.ledger.subject(TENANT, story.subject_id).profile_version,
-        evidence=Evidence("chat-jun", 1, "the deliveries were always late"),
+    # Given the story up to June synced: the reason the lead gave in the June chat (message 1:
+    # the extractor gives a reason no slot) is confirmed as a field
+    story = await play_story_through_short_term_memory(
+        world.ledger, world.clock, world.memory(), until="June"
     )
-    world.ledger.propose_change(reason)
-    world.ledger.approve_change(ApproveChange(TENANT, story.subject_id, reason.change_id, "rev"))
     await world.worker("w").run_once()
-    recall, query = world.recall(), "why they left Supplier A, the deliveries were late"
+    recall, query = world.recall(), "why they left Supplier A: their delivery delays were hurting"
     before = await recall.recall(story.subject_id, query)
-    assert [n for n in before.notes if "late" in n.text and n.origin.kind is NoteKind.MEMORY]
+    assert [n for n in before.notes if "delivery" in n.text and n.origin.kind is NoteKind.MEMORY]
 
-    # When the lead asks to forget the reason and the worker runs
-    world.clock.set(datetime(2026, 7, 1, tzinfo=UTC))
-    lead = Actor(ActorKind.SUBJECT, "lead-42")
-    world.ledger.forget_field(ForgetField(TENANT, story.subject_id, "switch_reason", lead, "asked"))
+    # When the lead asks to forget the reason (the story's July) and the worker runs
+    forget(world.ledger, world.clock, story, REASON.field)
     report = await world.worker("w").run_once()
 
     # Then no note or excerpt of recall carries the reason, while the supplier stays known
     assert report.dead == 0
     after = await recall.recall(story.subject_id, query)
-    assert not [n for n in after.notes if "late" in n.text]
-    assert not [e for e in after.excerpts if "late" in e.text]
+    assert not [n for n in after.notes if "delivery" in n.text]
+    assert not [e for e in after.excerpts if "delivery" in e.text]
     supplier = await recall.recall(story.subject_id, "works with Supplier")
     assert [n.text for n in supplier.notes if "Supplier" in n.text] == [
         "works with Supplier B, previously Supplier A"

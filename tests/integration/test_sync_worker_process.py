@@ -23,7 +23,7 @@ from factledger.api.bootstrap.ledger import open_ledger_runtime
 from factledger.api.settings import load_settings
 from factledger.application.sync.ids import namespace_for
 from factledger.testing.manual_clock import ManualClock
-from factledger.testing.recall_story import drive_story
+from factledger.testing.story.drivers import run_story
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -64,7 +64,7 @@ async def test_a_sigkilled_worker_process_resumes_without_loss_or_duplicates(
     clock = ManualClock()
     # The API side: the same settings, so the same event store and key store as the workers.
     with open_ledger_runtime(load_settings(), clock=clock) as runtime:
-        story = drive_story(runtime.ledger, clock)
+        story = run_story(runtime.ledger, clock, until="June")
 
     # A worker process dies (SIGKILL) right after its 3rd record write, mid-batch.
     crashed = await asyncio.to_thread(

@@ -25,8 +25,10 @@ from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.worker import SyncOptions, SyncWorker
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
-from factledger.testing.recall_story import SECRETS, TENANT, drive_story, forget_supplier
 from factledger.testing.stalling_backend import Fault, StallingBackend
+from factledger.testing.story.drivers import run_story
+from factledger.testing.story.script import SECRETS, TENANT
+from factledger.testing.story.steps import forget
 
 OTHER = "globex"
 AT = datetime(2026, 2, 2, 10, 0, tzinfo=UTC)
@@ -85,7 +87,7 @@ def other_tenant_session(ledger: Ledger) -> Any:
 
 async def test_a_tenant_with_memory_off_sends_nothing_while_others_sync(rig: Rig) -> None:
     # Given memory switched off for acme only, and sessions of acme and of globex
-    story = drive_story(rig.ledger, rig.clock)
+    story = run_story(rig.ledger, rig.clock, until="June")
     other = other_tenant_session(rig.ledger)
     with structlog.testing.capture_logs() as logs:
         # When the worker runs
@@ -107,9 +109,9 @@ async def test_a_tenant_with_memory_off_sends_nothing_while_others_sync(rig: Rig
 
 async def test_memory_off_for_the_deployment_means_no_backend_writes(rig: Rig) -> None:
     # Given memory switched off deployment-wide
-    story = drive_story(rig.ledger, rig.clock)
+    story = run_story(rig.ledger, rig.clock, until="June")
     other_tenant_session(rig.ledger)
-    forget_supplier(rig.ledger, rig.clock, story)
+    forget(rig.ledger, rig.clock, story, "supplier")
     # When the worker runs over sessions, proposals, confirmations and a forget
     report = await rig.worker({"enabled": False}).run_once()
     # Then the backend received no write at all, and the queue is drained
@@ -124,12 +126,12 @@ async def test_memory_off_for_the_deployment_means_no_backend_writes(rig: Rig) -
 
 async def test_a_forget_still_reaches_the_backend_after_memory_is_switched_off(rig: Rig) -> None:
     # Given the story synced while memory was on
-    story = drive_story(rig.ledger, rig.clock)
+    story = run_story(rig.ledger, rig.clock, until="June")
     await rig.worker({}).run_once()
     ns = namespace_for(story.subject_id)
     assert [m for m in await rig.inner.list_memories(ns) if m.slot == "supplier"]
     # When memory is switched off for acme and the supplier is forgotten
-    forget_supplier(rig.ledger, rig.clock, story)
+    forget(rig.ledger, rig.clock, story, "supplier")
     writes = rig.backend.writes
     report = await rig.worker({"tenants": {TENANT: {"enabled": False}}}).run_once()
     # Then the forget was applied, the new profile version was not sent

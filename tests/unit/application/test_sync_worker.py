@@ -22,8 +22,9 @@ from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.types import SyncKind
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
-from factledger.testing.recall_story import Story, drive_story, forget_supplier
 from factledger.testing.stalling_backend import Fault, StallingBackend
+from factledger.testing.story.drivers import run_story
+from factledger.testing.story.steps import StoryIds, forget
 
 
 class Ticks:
@@ -102,11 +103,11 @@ def rig() -> Iterator[Rig]:
     ledger.close()
 
 
-async def snapshot(backend: InMemoryMemoryBackend, story: Story) -> dict[str, object]:
+async def snapshot(backend: InMemoryMemoryBackend, story: StoryIds) -> dict[str, object]:
     ns = namespace_for(story.subject_id)
     memories = await backend.list_memories(ns, include_superseded=True, include_forgotten=True)
     records = {}
-    for record_id in [f"profile.v{n}" for n in range(1, 6)]:
+    for record_id in [f"profile.v{n}" for n in range(1, 7)]:
         try:
             records[record_id] = (await backend.get_record(ns, record_id)).body_json
         except Exception:  # noqa: S112 - absent versions are simply not in the snapshot
@@ -118,7 +119,7 @@ async def snapshot(backend: InMemoryMemoryBackend, story: Story) -> dict[str, ob
 
 
 async def test_the_story_reaches_the_backend_once(rig: Rig) -> None:
-    story = drive_story(rig.ledger, rig.clock)
+    story = run_story(rig.ledger, rig.clock, until="June")
     report = await rig.worker().run_once()
     assert report.dead == 0
     assert report.done == report.fed > 0
@@ -134,20 +135,20 @@ async def test_the_story_reaches_the_backend_once(rig: Rig) -> None:
 
 
 async def test_forgetting_a_field_forgets_its_memories(rig: Rig) -> None:
-    story = drive_story(rig.ledger, rig.clock)
+    story = run_story(rig.ledger, rig.clock, until="June")
     await rig.worker().run_once()
-    forget_supplier(rig.ledger, rig.clock, story)
+    forget(rig.ledger, rig.clock, story, "supplier")
     report = await rig.worker().run_once()
     assert report.dead == 0
     ns = namespace_for(story.subject_id)
     remaining = await rig.inner.list_memories(ns, include_superseded=True)
     assert [m for m in remaining if m.slot == "supplier"] == []
-    profile = json.loads((await rig.inner.get_record(ns, "profile.v4")).body_json)
+    profile = json.loads((await rig.inner.get_record(ns, "profile.v5")).body_json)
     assert "supplier" not in profile["fields"]
 
 
 async def test_failing_items_are_retried_then_dead_lettered_while_others_proceed(rig: Rig) -> None:
-    story = drive_story(rig.ledger, rig.clock)
+    story = run_story(rig.ledger, rig.clock, until="June")
     rig.backend.failing_kind = "change_proposed"
     worker = rig.worker()
     first = await worker.run_once()
@@ -166,14 +167,15 @@ async def test_failing_items_are_retried_then_dead_lettered_while_others_proceed
             break
         rig.ticks.now += 10
         await worker.process()
-    assert len(await rig.store.dead_letters()) == 4  # every proposal record dead-lettered
+    proposals = len(story.changes)
+    assert len(await rig.store.dead_letters()) == proposals  # every proposal record
     ns = namespace_for(story.subject_id)
     assert (await rig.inner.get_record(ns, "profile.v3")).kind == "profile_version"
     # fixed and retried from the dead letters
     rig.backend.failing_kind = None
-    assert await rig.store.retry_dead() == 4
+    assert await rig.store.retry_dead() == proposals
     report = await worker.process()
-    assert (report.done, report.dead) == (4, 0)
+    assert (report.done, report.dead) == (proposals, 0)
     assert await rig.store.dead_letters() == []
     assert await rig.store.pending_count() == 0
 
@@ -190,13 +192,13 @@ async def test_a_worker_killed_mid_batch_resumes_without_loss_or_duplicates(
         ref_backend = InMemoryMemoryBackend(
             extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
         )
-        ref_story = drive_story(ref_ledger, clock)
+        ref_story = run_story(ref_ledger, clock, until="June")
         feed = LedgerEventFeed(ref_ledger)
         ref_worker = SyncWorker(SyncPorts(InMemorySyncStore(), feed, feed, ref_backend))
         await ref_worker.run_once()
         expected = await snapshot(ref_backend, ref_story)
 
-    story = drive_story(rig.ledger, rig.clock)
+    story = run_story(rig.ledger, rig.clock, until="June")
     rig.backend.crash_on_write = crash_on_write
     rig.backend.crash_after_write = after
     with pytest.raises(KeyboardInterrupt):
@@ -210,9 +212,9 @@ async def test_a_worker_killed_mid_batch_resumes_without_loss_or_duplicates(
 
 
 async def test_a_replay_after_forgetting_leaves_existing_records_alone(rig: Rig) -> None:
-    story = drive_story(rig.ledger, rig.clock)
+    story = run_story(rig.ledger, rig.clock, until="June")
     await rig.worker().run_once()
-    forget_supplier(rig.ledger, rig.clock, story)
+    forget(rig.ledger, rig.clock, story, "supplier")
     await rig.worker().run_once()
     ns = namespace_for(story.subject_id)
     before = await snapshot(rig.inner, story)
@@ -237,7 +239,7 @@ async def test_run_forever_survives_a_failing_pass_and_stops_on_request(rig: Rig
                 raise ConnectionError("ledger unreachable")
             return await super().read(after=after, limit=limit)
 
-    story = drive_story(rig.ledger, rig.clock)
+    story = run_story(rig.ledger, rig.clock, until="June")
     feed = FlakyFeed(rig.ledger)
     worker = SyncWorker(
         SyncPorts(rig.store, feed, feed, rig.backend), SyncOptions(poll_interval_s=0.01)
