@@ -1,1 +1,2 @@
-"""`factledger demo`: the ledger's story, scripted, and what an agent gets from memory along it."""
+"""`factledger demo`: the product story (`testing.story`) told to the embedded default, and what
+an agent gets from memory along it."""
