@@ -1,14 +1,20 @@
-"""Contract of the `IdempotencyStore` port, run over the in-memory, SQLite and PostgreSQL
-adapters (the PostgreSQL ones on the embedded server, each in its own schema)."""
+"""Contract of the `IdempotencyStore` port (`application.ledger.idempotency`), run over every
+adapter: in-memory, SQLite and PostgreSQL (integration; each test in its own schema).
+
+Each test holds two handles on one store, as two API processes would (the in-memory adapter's
+two handles are one object: it serves one process). Leases and time-to-live run on a manual
+wall clock. What a closed handle raises applies to the SQLite and PostgreSQL adapters only.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from support.stores import close
 
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
@@ -18,13 +24,14 @@ from factledger.application.ledger.idempotency import (
     ClaimStatus,
     IdempotencyScope,
     IdempotencyStore,
+    IdempotencyStoreUnavailableError,
 )
 
-ADAPTERS = [
-    pytest.param("in_memory", id="in-memory"),
+DURABLE = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
 ]
+ADAPTERS = [pytest.param("in_memory", id="in-memory"), *DURABLE]
 SCOPE = IdempotencyScope("t1", "agent-1", "key-00000001")
 
 
@@ -34,9 +41,6 @@ class FakeWallClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-Factory = Callable[[], "asyncio.Future[IdempotencyStore]"]
 
 
 @pytest.fixture
@@ -161,3 +165,73 @@ async def test_concurrent_first_claims_let_exactly_one_run(
     statuses = sorted(o.status.value for o in outcomes)
     assert statuses.count(ClaimStatus.CLAIMED.value) == 1
     assert statuses.count(ClaimStatus.IN_PROGRESS.value) == 7
+
+
+async def test_only_the_claim_holder_can_complete(
+    stores: tuple[IdempotencyStore, IdempotencyStore],
+) -> None:
+    a, b = stores
+    await a.claim(SCOPE, "fp-1")
+    await b.complete(SCOPE, "fp-2", {"n": "intruder"})
+    assert (await a.claim(SCOPE, "fp-1")).status is ClaimStatus.IN_PROGRESS
+    await a.complete(SCOPE, "fp-1", {"n": 1})
+    await b.complete(SCOPE, "fp-2", {"n": "intruder"})
+    assert (await b.claim(SCOPE, "fp-1")).body == {"n": 1}
+
+
+async def test_completing_or_releasing_one_scope_leaves_the_others_alone(
+    stores: tuple[IdempotencyStore, IdempotencyStore],
+) -> None:
+    a, b = stores
+    other_tenant = IdempotencyScope("t2", SCOPE.principal, SCOPE.key)
+    other_key = IdempotencyScope(SCOPE.tenant, SCOPE.principal, "key-00000002")
+    for scope in (SCOPE, other_tenant, other_key):
+        assert (await a.claim(scope, "fp-1")).status is ClaimStatus.CLAIMED
+    await b.complete(SCOPE, "fp-1", {"n": 1})
+    await b.release(other_key, "fp-1")
+    assert (await a.claim(SCOPE, "fp-1")).status is ClaimStatus.REPLAY
+    assert (await a.claim(other_tenant, "fp-1")).status is ClaimStatus.IN_PROGRESS
+    assert (await a.claim(other_key, "fp-1")).status is ClaimStatus.CLAIMED
+
+
+async def test_a_saved_response_replays_exactly_as_stored(
+    stores: tuple[IdempotencyStore, IdempotencyStore],
+) -> None:
+    a, b = stores
+    body: dict[str, object] = {
+        "text": 'Grüße 👋 "quoted"\nnext line',
+        "numbers": [0, -1, 2**53, 1.5],
+        "flags": {"yes": True, "no": False, "none": None},
+        "empty": {"list": [], "object": {}},
+    }
+    await a.claim(SCOPE, "fp-1")
+    await a.complete(SCOPE, "fp-1", body)
+    assert (await b.claim(SCOPE, "fp-1")).body == body
+
+
+async def test_an_expired_claim_taken_over_by_another_request_is_theirs(
+    stores: tuple[IdempotencyStore, IdempotencyStore], clock: FakeWallClock
+) -> None:
+    a, b = stores
+    await a.claim(SCOPE, "fp-1")
+    clock.now += 11.0
+    assert (await b.claim(SCOPE, "fp-2")).status is ClaimStatus.CLAIMED
+    await a.complete(SCOPE, "fp-1", {"n": "late"})  # the first holder lost its lease
+    await a.release(SCOPE, "fp-1")
+    assert (await a.claim(SCOPE, "fp-2")).status is ClaimStatus.IN_PROGRESS
+    await b.complete(SCOPE, "fp-2", {"n": 2})
+    assert (await a.claim(SCOPE, "fp-2")).body == {"n": 2}
+
+
+@pytest.mark.parametrize("stores", DURABLE, indirect=True)
+async def test_a_closed_store_raises_its_port_error(
+    stores: tuple[IdempotencyStore, IdempotencyStore],
+) -> None:
+    a, b = stores
+    await a.claim(SCOPE, "fp-1")
+    await close(a)
+    with pytest.raises(IdempotencyStoreUnavailableError):
+        await a.claim(SCOPE, "fp-1")
+    with pytest.raises(IdempotencyStoreUnavailableError):
+        await a.complete(SCOPE, "fp-1", {"n": 1})
+    assert (await b.claim(SCOPE, "fp-1")).status is ClaimStatus.IN_PROGRESS

@@ -1,16 +1,23 @@
-"""Contract of the `SessionBuffer` port, run over every adapter."""
+"""Contract of the `SessionBuffer` port (`application.ports`), run over every adapter.
+
+Adapters: in-memory, SQLite and PostgreSQL (integration). Each test gets a fresh store and
+can open a second handle on it, as a second API process would (the in-memory adapter's
+"second handle" is the same object: it lives in one process). Durability across a close and
+the error raised by a closed handle apply to the SQLite and PostgreSQL adapters only; the
+in-memory one has nothing to close and is lost on restart by design.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import uuid
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
-import psycopg
 import pytest
+from support.stores import close, new_schema
 
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
@@ -19,6 +26,7 @@ from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.types import (
     ActiveSession,
+    SessionBufferUnavailableError,
     SessionConflictError,
     SessionId,
     SessionNotActiveError,
@@ -28,158 +36,274 @@ from factledger.domain.transcript import Channel, Message, Role
 SUBJECT_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")
 SUBJECT_B = uuid.UUID("00000000-0000-0000-0000-00000000000b")
 T0 = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)
+S1 = SessionId("s-1")
 
-ADAPTERS = [
-    pytest.param("in_memory", id="in-memory"),
+DURABLE = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
 ]
+ADAPTERS = [pytest.param("in_memory", id="in-memory"), *DURABLE]
+
+
+@dataclass
+class Buffers:
+    """Handles on one store; `another()` opens one more on the same storage."""
+
+    open_handle: Callable[[], Awaitable[SessionBuffer]]
+    opened: list[SessionBuffer] = field(default_factory=list)
+
+    async def another(self) -> SessionBuffer:
+        self.opened.append(await self.open_handle())
+        return self.opened[-1]
+
+
+async def _buffers(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Buffers]:
+    kind: str = request.param
+    if kind == "in_memory":
+        shared = InMemorySessionBuffer()
+
+        async def open_handle() -> SessionBuffer:
+            return shared
+    elif kind == "sqlite":
+
+        async def open_handle() -> SessionBuffer:
+            return SqliteSessionBuffer(tmp_path / "short_term.sqlite")
+    else:
+        location: PostgresLocation = request.getfixturevalue("postgres")
+        schema = new_schema(location, "stm")
+
+        async def open_handle() -> SessionBuffer:
+            return await PostgresSessionBuffer.connect(location.conninfo, schema=schema)
+
+    buffers = Buffers(open_handle)
+    yield buffers
+    for handle in buffers.opened:
+        await close(handle)
 
 
 @pytest.fixture(params=ADAPTERS)
-async def buffer(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionBuffer]:
-    if request.param == "in_memory":
-        yield InMemorySessionBuffer()
-    elif request.param == "sqlite":
-        sqlite_buffer = SqliteSessionBuffer(tmp_path / "short_term.sqlite")
-        yield sqlite_buffer
-        sqlite_buffer.close()
-    else:
-        location: PostgresLocation = request.getfixturevalue("postgres")
-        schema = f"stm_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(location.conninfo, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-        pg_buffer = await PostgresSessionBuffer.connect(location.conninfo, schema=schema)
-        yield pg_buffer
-        await pg_buffer.close()
+async def buffers(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Buffers]:
+    async for made in _buffers(request, tmp_path):
+        yield made
 
 
-def session(session_id: str = "s-1", subject: uuid.UUID = SUBJECT_A) -> ActiveSession:
+@pytest.fixture(params=DURABLE)
+async def durable(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Buffers]:
+    async for made in _buffers(request, tmp_path):
+        yield made
+
+
+@pytest.fixture
+async def buffer(buffers: Buffers) -> SessionBuffer:
+    return await buffers.another()
+
+
+def session(
+    session_id: str = "s-1", subject: uuid.UUID = SUBJECT_A, channel: Channel = Channel.VOICE
+) -> ActiveSession:
     return ActiveSession(
-        session_id=SessionId(session_id), subject_id=subject, channel=Channel.VOICE, started_at=T0
+        session_id=SessionId(session_id), subject_id=subject, channel=channel, started_at=T0
     )
 
 
 async def test_open_is_idempotent_and_returns_the_stored_session(buffer: SessionBuffer) -> None:
     first = await buffer.open(session())
-    await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, "hello", T0))
+    await buffer.append(S1, Message(Role.SUBJECT, "hello", T0))
     again = await buffer.open(session())
     assert first.started_at == T0
+    assert (first.message_count, first.withheld) == (0, 0)
     assert again.message_count == 1
     assert again.subject_id == SUBJECT_A
     assert again.channel is Channel.VOICE
 
 
-async def test_same_id_for_another_subject_is_a_conflict(buffer: SessionBuffer) -> None:
+async def test_same_id_for_another_subject_or_channel_is_a_conflict(
+    buffer: SessionBuffer,
+) -> None:
     await buffer.open(session())
     with pytest.raises(SessionConflictError):
         await buffer.open(session(subject=SUBJECT_B))
+    with pytest.raises(SessionConflictError):
+        await buffer.open(session(channel=Channel.CHAT))
+    stored = await buffer.get(S1)
+    assert stored is not None
+    assert (stored.subject_id, stored.channel) == (SUBJECT_A, Channel.VOICE)
 
 
 async def test_messages_keep_order_and_indexes(buffer: SessionBuffer) -> None:
     await buffer.open(session())
-    indexes = [
-        await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, f"turn {n}", T0))
-        for n in range(4)
-    ]
+    indexes = [await buffer.append(S1, Message(Role.SUBJECT, f"turn {n}", T0)) for n in range(4)]
     assert indexes == [0, 1, 2, 3]
-    texts = [m.text for m in await buffer.messages(SessionId("s-1"))]
+    texts = [m.text for m in await buffer.messages(S1)]
     assert texts == ["turn 0", "turn 1", "turn 2", "turn 3"]
-    last_two = await buffer.messages(SessionId("s-1"), last=2)
+    last_two = await buffer.messages(S1, last=2)
     assert [m.text for m in last_two] == ["turn 2", "turn 3"]
     assert last_two[0].at == T0
     assert last_two[0].role is Role.SUBJECT
 
 
-async def test_concurrent_appends_get_distinct_indexes(buffer: SessionBuffer) -> None:
+async def test_last_counts_from_the_newest_and_never_overflows(buffer: SessionBuffer) -> None:
     await buffer.open(session())
+    for n in range(3):
+        await buffer.append(S1, Message(Role.AGENT, f"turn {n}"))
+    assert await buffer.messages(S1, last=0) == []
+    assert [m.text for m in await buffer.messages(S1, last=1)] == ["turn 2"]
+    assert [m.text for m in await buffer.messages(S1, last=10)] == ["turn 0", "turn 1", "turn 2"]
+
+
+async def test_messages_read_back_as_written(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    berlin = timezone(timedelta(hours=2))
+    written = [
+        Message(Role.SUBJECT, "Grüße 👋\nsecond line, 'quoted' and \"double\"", T0),
+        Message(Role.AGENT, "no time given"),
+        Message(Role.STAFF, "noted", datetime(2026, 3, 12, 12, 0, tzinfo=berlin)),
+        Message(Role.SYSTEM, "session resumed", T0 + timedelta(microseconds=7)),
+    ]
+    for message in written:
+        await buffer.append(S1, message)
+    assert await buffer.messages(S1) == written
+
+
+async def test_concurrent_appends_get_distinct_indexes(buffers: Buffers) -> None:
+    a, b = await buffers.another(), await buffers.another()
+    await a.open(session())
     indexes = await asyncio.gather(
-        *(buffer.append(SessionId("s-1"), Message(Role.AGENT, str(n))) for n in range(10))
+        *(h.append(S1, Message(Role.AGENT, str(n))) for n, h in enumerate([a, b] * 5))
     )
     assert sorted(indexes) == list(range(10))
-    assert len(await buffer.messages(SessionId("s-1"))) == 10
+    assert len(await b.messages(S1)) == 10
+    assert sorted(int(m.text) for m in await a.messages(S1)) == list(range(10))
 
 
 async def test_withheld_messages_are_only_counted(buffer: SessionBuffer) -> None:
     await buffer.open(session())
-    assert await buffer.withhold(SessionId("s-1")) == 1
-    assert await buffer.withhold(SessionId("s-1")) == 2
-    stored = await buffer.get(SessionId("s-1"))
+    assert await buffer.withhold(S1) == 1
+    assert await buffer.withhold(S1) == 2
+    stored = await buffer.get(S1)
     assert stored is not None
     assert (stored.withheld, stored.message_count) == (2, 0)
+    assert await buffer.messages(S1) == []
 
 
 async def test_sessions_are_isolated(buffer: SessionBuffer) -> None:
     await buffer.open(session("s-1"))
     await buffer.open(session("s-2", SUBJECT_B))
-    await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, "only in one"))
+    await buffer.append(S1, Message(Role.SUBJECT, "only in one"))
+    await buffer.withhold(S1)
     assert await buffer.messages(SessionId("s-2")) == []
+    other = await buffer.get(SessionId("s-2"))
+    assert other is not None
+    assert (other.message_count, other.withheld) == (0, 0)
+    await buffer.discard(SessionId("s-2"))
+    assert [m.text for m in await buffer.messages(S1)] == ["only in one"]
 
 
 async def test_discard_clears_and_is_idempotent(buffer: SessionBuffer) -> None:
     await buffer.open(session())
-    await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, "gone soon"))
-    await buffer.discard(SessionId("s-1"))
-    await buffer.discard(SessionId("s-1"))
-    assert await buffer.get(SessionId("s-1")) is None
+    await buffer.append(S1, Message(Role.SUBJECT, "gone soon"))
+    await buffer.withhold(S1)
+    await buffer.discard(S1)
+    await buffer.discard(S1)
+    assert await buffer.get(S1) is None
     with pytest.raises(SessionNotActiveError):
-        await buffer.messages(SessionId("s-1"))
-    reopened = await buffer.open(session())
-    assert reopened.message_count == 0
-    assert await buffer.messages(SessionId("s-1")) == []
+        await buffer.messages(S1)
+    reopened = await buffer.open(session(subject=SUBJECT_B))  # the id is free again
+    assert (reopened.message_count, reopened.withheld) == (0, 0)
+    assert await buffer.messages(S1) == []
 
 
 async def test_unknown_sessions_raise_not_active(buffer: SessionBuffer) -> None:
+    nope = SessionId("nope")
     with pytest.raises(SessionNotActiveError):
-        await buffer.append(SessionId("nope"), Message(Role.SUBJECT, "x"))
+        await buffer.append(nope, Message(Role.SUBJECT, "x"))
     with pytest.raises(SessionNotActiveError):
-        await buffer.withhold(SessionId("nope"))
-    assert await buffer.get(SessionId("nope")) is None
+        await buffer.append(nope, Message(Role.SUBJECT, "x"), message_id="m-1")
+    with pytest.raises(SessionNotActiveError):
+        await buffer.withhold(nope)
+    with pytest.raises(SessionNotActiveError):
+        await buffer.messages(nope)
+    assert await buffer.get(nope) is None
+    await buffer.discard(nope)
 
 
 async def test_a_retried_append_with_its_message_id_adds_nothing(buffer: SessionBuffer) -> None:
     await buffer.open(session())
-    s1 = SessionId("s-1")
-    assert await buffer.append(s1, Message(Role.SUBJECT, "first", T0), message_id="m-1") == 0
-    assert await buffer.append(s1, Message(Role.AGENT, "second"), message_id="m-2") == 1
-    assert await buffer.append(s1, Message(Role.SUBJECT, "first", T0), message_id="m-1") == 0
-    assert await buffer.append(s1, Message(Role.AGENT, "no id")) == 2
-    assert [m.text for m in await buffer.messages(s1)] == ["first", "second", "no id"]
-    stored = await buffer.get(s1)
+    assert await buffer.append(S1, Message(Role.SUBJECT, "first", T0), message_id="m-1") == 0
+    assert await buffer.append(S1, Message(Role.AGENT, "second"), message_id="m-2") == 1
+    assert await buffer.append(S1, Message(Role.SUBJECT, "first", T0), message_id="m-1") == 0
+    assert await buffer.append(S1, Message(Role.AGENT, "no id")) == 2
+    assert [m.text for m in await buffer.messages(S1)] == ["first", "second", "no id"]
+    stored = await buffer.get(S1)
     assert stored is not None
     assert stored.message_count == 3
 
 
-async def test_concurrent_twins_of_one_message_id_append_once(buffer: SessionBuffer) -> None:
-    await buffer.open(session())
-    s1 = SessionId("s-1")
+async def test_concurrent_twins_of_one_message_id_append_once(buffers: Buffers) -> None:
+    a, b = await buffers.another(), await buffers.another()
+    await a.open(session())
     indexes = await asyncio.gather(
-        *(buffer.append(s1, Message(Role.SUBJECT, "twin"), message_id="m-1") for _ in range(6))
+        *(h.append(S1, Message(Role.SUBJECT, "twin"), message_id="m-1") for h in [a, b] * 3)
     )
     assert indexes == [0] * 6
-    assert len(await buffer.messages(s1)) == 1
+    assert len(await a.messages(S1)) == 1
+
+
+async def test_concurrent_opens_of_one_session_agree(buffers: Buffers) -> None:
+    a, b = await buffers.another(), await buffers.another()
+    opened = await asyncio.gather(*(h.open(session()) for h in [a, b] * 3))
+    assert {(s.session_id, s.subject_id, s.channel, s.message_count) for s in opened} == {
+        (S1, SUBJECT_A, Channel.VOICE, 0)
+    }
 
 
 async def test_message_ids_are_per_session_and_go_with_a_discard(buffer: SessionBuffer) -> None:
+    s2 = SessionId("s-2")
     await buffer.open(session("s-1"))
     await buffer.open(session("s-2"))
-    await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, "a"), message_id="m-1")
-    assert await buffer.append(SessionId("s-2"), Message(Role.SUBJECT, "b"), message_id="m-1") == 0
-    assert len(await buffer.messages(SessionId("s-2"))) == 1
-    await buffer.discard(SessionId("s-1"))
+    await buffer.append(S1, Message(Role.SUBJECT, "a"), message_id="m-1")
+    assert await buffer.append(s2, Message(Role.SUBJECT, "b"), message_id="m-1") == 0
+    assert len(await buffer.messages(s2)) == 1
+    await buffer.discard(S1)
     await buffer.open(session("s-1"))
-    assert await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, "c"), message_id="m-1") == 0
-    assert [m.text for m in await buffer.messages(SessionId("s-1"))] == ["c"]
+    assert await buffer.append(S1, Message(Role.SUBJECT, "c"), message_id="m-1") == 0
+    assert [m.text for m in await buffer.messages(S1)] == ["c"]
 
 
-def test_a_sqlite_buffer_from_before_message_ids_gains_the_column(tmp_path: Path) -> None:
-    path = tmp_path / "old.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute(
-            "CREATE TABLE short_term_messages (session_id TEXT NOT NULL, idx INTEGER NOT NULL,"
-            " role TEXT NOT NULL, text TEXT NOT NULL, at TEXT, PRIMARY KEY (session_id, idx))"
-        )
-    SqliteSessionBuffer(path).close()
-    with sqlite3.connect(path) as conn:
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(short_term_messages)")}
-    assert "message_id" in columns
+async def test_a_second_handle_sees_the_first_ones_writes(buffers: Buffers) -> None:
+    a, b = await buffers.another(), await buffers.another()
+    await a.open(session())
+    await a.append(S1, Message(Role.SUBJECT, "from a"), message_id="m-1")
+    assert await b.append(S1, Message(Role.SUBJECT, "from a"), message_id="m-1") == 0
+    assert await b.append(S1, Message(Role.AGENT, "from b")) == 1
+    await b.withhold(S1)
+    stored = await a.get(S1)
+    assert stored is not None
+    assert (stored.message_count, stored.withheld) == (2, 1)
+    await b.discard(S1)
+    assert await a.get(S1) is None
+
+
+async def test_sessions_survive_closing_the_store(durable: Buffers) -> None:
+    first = await durable.another()
+    await first.open(session())
+    await first.append(S1, Message(Role.SUBJECT, "kept", T0), message_id="m-1")
+    await first.withhold(S1)
+    await close(first)
+
+    reopened = await durable.another()
+    stored = await reopened.get(S1)
+    assert stored is not None
+    assert (stored.subject_id, stored.message_count, stored.withheld) == (SUBJECT_A, 1, 1)
+    assert await reopened.messages(S1) == [Message(Role.SUBJECT, "kept", T0)]
+    assert await reopened.append(S1, Message(Role.SUBJECT, "kept", T0), message_id="m-1") == 0
+
+
+async def test_a_closed_store_raises_its_port_error(durable: Buffers) -> None:
+    handle = await durable.another()
+    await handle.open(session())
+    await close(handle)
+    with pytest.raises(SessionBufferUnavailableError):
+        await handle.get(S1)
+    with pytest.raises(SessionBufferUnavailableError):
+        await handle.append(S1, Message(Role.SUBJECT, "too late"))
