@@ -1,0 +1,163 @@
+"""Contract of the `KeyStore` port (`application.ledger.key_store`), run over every adapter.
+
+Adapters: in-memory, SQLite and PostgreSQL (integration; each test in its own schema). Each
+test can open a second handle on the same keys, as a second process would (the in-memory
+adapter's handles are one object). Durability across a close applies to SQLite and PostgreSQL
+only: in-memory keys go with their in-memory ledger.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from support.stores import new_schema
+
+from factledger.adapters.postgres.key_store import PostgresKeyStore
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.adapters.sqlite.key_store import SqliteKeyStore
+from factledger.application.ledger.key_store import KEY_BYTES, InMemoryKeyStore, KeyStore
+
+SUBJECT = "9d5b0c1e-4a51-4f3e-9a55-1f0d0c7a1e01"
+OTHER_SUBJECT = "9d5b0c1e-4a51-4f3e-9a55-1f0d0c7a1e02"
+FIELD = f"{SUBJECT}/supplier"
+
+DURABLE = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
+]
+ADAPTERS = [pytest.param("in_memory", id="in-memory"), *DURABLE]
+
+
+@dataclass
+class Keys:
+    """Handles on one key store; `another()` opens one more on the same storage."""
+
+    open_handle: Callable[[], KeyStore]
+    opened: list[KeyStore] = field(default_factory=list)
+
+    def another(self) -> KeyStore:
+        self.opened.append(self.open_handle())
+        return self.opened[-1]
+
+    @staticmethod
+    def close(handle: KeyStore) -> None:
+        closer = getattr(handle, "close", None)
+        if closer is not None:
+            closer()
+
+
+@pytest.fixture(params=ADAPTERS)
+def keys(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Keys]:
+    kind: str = request.param
+    if kind == "in_memory":
+        shared = InMemoryKeyStore()
+        made = Keys(lambda: shared)
+    elif kind == "sqlite":
+        made = Keys(lambda: SqliteKeyStore(tmp_path / "keys.sqlite"))
+    else:
+        location: PostgresLocation = request.getfixturevalue("postgres")
+        schema = new_schema(location, "keys")
+        made = Keys(lambda: PostgresKeyStore(location.conninfo, schema=schema))
+    yield made
+    for handle in made.opened:
+        Keys.close(handle)
+
+
+@pytest.fixture
+def store(keys: Keys) -> KeyStore:
+    return keys.another()
+
+
+def test_a_scope_gets_one_key_on_first_use_and_keeps_it(store: KeyStore) -> None:
+    key_id, key = store.current(SUBJECT)
+    assert len(key) == KEY_BYTES
+    assert store.current(SUBJECT) == (key_id, key)
+    assert store.key(key_id) == key
+
+
+def test_an_unknown_key_id_is_none(store: KeyStore) -> None:
+    store.current(SUBJECT)
+    assert store.key("0" * 32) is None
+
+
+def test_scopes_never_share_keys(store: KeyStore) -> None:
+    found = {scope: store.current(scope) for scope in (SUBJECT, FIELD, OTHER_SUBJECT)}
+    assert len({key_id for key_id, _ in found.values()}) == 3
+    assert len({key for _, key in found.values()}) == 3
+
+
+def test_forget_makes_the_scopes_keys_unreadable_for_good(store: KeyStore) -> None:
+    key_id, _ = store.current(FIELD)
+    assert store.forget(FIELD) == 1
+    assert store.key(key_id) is None
+    new_id, new_key = store.current(FIELD)  # a later write gets a new key
+    assert new_id != key_id
+    assert store.key(key_id) is None
+    assert store.key(new_id) == new_key
+
+
+def test_forget_is_idempotent(store: KeyStore) -> None:
+    store.current(FIELD)
+    assert store.forget(FIELD) == 1
+    assert store.forget(FIELD) == 0
+    assert store.forget("never-used") == 0
+
+
+def test_forgetting_one_scope_leaves_every_other_scope_alone(store: KeyStore) -> None:
+    kept = {scope: store.current(scope) for scope in (SUBJECT, OTHER_SUBJECT)}
+    field_id, _ = store.current(FIELD)
+    assert store.forget(FIELD) == 1
+    assert store.key(field_id) is None
+    for scope, (key_id, key) in kept.items():
+        assert store.key(key_id) == key
+        assert store.current(scope) == (key_id, key)
+    store.current(FIELD)
+    assert store.forget(SUBJECT) == 1  # a subject's scope is not a prefix of its fields'
+    assert store.forget(FIELD) == 1
+
+
+def test_two_handles_share_keys_and_forgets(keys: Keys) -> None:
+    a, b = keys.another(), keys.another()
+    key_id, key = a.current(SUBJECT)
+    assert b.current(SUBJECT) == (key_id, key)
+    assert b.key(key_id) == key
+    assert b.forget(SUBJECT) == 1
+    assert a.key(key_id) is None
+    assert a.current(SUBJECT)[0] != key_id
+
+
+def test_concurrent_first_uses_agree_on_one_key(keys: Keys) -> None:
+    handles = [keys.another() for _ in range(2)]
+    results: list[tuple[str, bytes]] = []
+    start = threading.Barrier(6)
+
+    def first_use(handle: KeyStore) -> None:
+        start.wait()
+        results.append(handle.current(SUBJECT))
+
+    threads = [threading.Thread(target=first_use, args=(handles[n % 2],)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 6
+    assert len(set(results)) == 1
+    assert handles[0].forget(SUBJECT) == 1
+
+
+@pytest.mark.parametrize("keys", DURABLE, indirect=True)
+def test_keys_and_forgets_survive_closing_the_store(keys: Keys) -> None:
+    first = keys.another()
+    kept_id, kept = first.current(SUBJECT)
+    gone_id, _ = first.current(FIELD)
+    first.forget(FIELD)
+    Keys.close(first)
+
+    reopened = keys.another()
+    assert reopened.current(SUBJECT) == (kept_id, kept)
+    assert reopened.key(gone_id) is None
+    assert reopened.current(FIELD)[0] != gone_id
