@@ -74,8 +74,14 @@ class InMemoryViewStore:
     def transaction(self) -> AbstractContextManager[ViewTransaction]:
         return self._transaction()
 
+    @contextmanager
+    def _read(self) -> Iterator[ViewTransaction]:
+        # In process the lock is held for microseconds; nothing written here is committed.
+        with self._lock:
+            yield _MemoryTransaction(self._docs, self._position)
+
     def read(self) -> AbstractContextManager[ViewTransaction]:
-        return self._transaction()  # in process, the lock is held for microseconds
+        return self._read()
 
     def position(self) -> int:
         return self._position

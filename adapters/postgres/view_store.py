@@ -11,8 +11,9 @@ from typing import cast
 
 import psycopg
 from psycopg import sql
+from psycopg.pq import TransactionStatus
 
-from factledger.application.ledger.view_store import ViewTransaction
+from factledger.application.ledger.view_store import PositionMovedError, ViewTransaction
 from factledger.domain.values import JsonObject
 
 TABLES = """
@@ -104,29 +105,45 @@ class PostgresViewStore:
             txn.start_position = txn.new_position = int(cast("int", row[0])) if row else 0
             yield txn
             if txn.new_position != txn.start_position:
-                self._conn.execute(
-                    sql.SQL("UPDATE {} SET position=%s WHERE projection=%s").format(self._tracking),
-                    (txn.new_position, self.name),
+                # The row lock keeps other handles out; a transaction nested on this one's
+                # connection can still move the position, and then this one must not commit.
+                moved = self._conn.execute(
+                    sql.SQL("UPDATE {} SET position=%s WHERE projection=%s AND position=%s").format(
+                        self._tracking
+                    ),
+                    (txn.new_position, self.name, txn.start_position),
                 )
+                if moved.rowcount != 1:
+                    raise PositionMovedError(self.name)
 
     def transaction(self) -> AbstractContextManager[ViewTransaction]:
         return self._transaction()
 
     @contextmanager
     def _read(self) -> Iterator[ViewTransaction]:
-        # No FOR UPDATE: readers neither wait for nor block a follower's transaction.
-        with self._lock, self._conn.transaction(force_rollback=True):
-            yield _PostgresTransaction(self._conn, self.schema, self.name)
+        # No FOR UPDATE: readers neither wait for nor block a follower's transaction. One
+        # snapshot, so the position read is the one the documents reflect.
+        with self._lock:
+            outermost = self._conn.info.transaction_status is TransactionStatus.IDLE
+            with self._conn.transaction(force_rollback=True):
+                if outermost:  # a read nested in a transaction shares that one's snapshot
+                    self._conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                txn = _PostgresTransaction(self._conn, self.schema, self.name)
+                txn.start_position = txn.new_position = self._read_position()
+                yield txn
 
     def read(self) -> AbstractContextManager[ViewTransaction]:
         return self._read()
 
     def position(self) -> int:
         with self._lock:
-            row = self._conn.execute(
-                sql.SQL("SELECT position FROM {} WHERE projection=%s").format(self._tracking),
-                (self.name,),
-            ).fetchone()
+            return self._read_position()
+
+    def _read_position(self) -> int:
+        row = self._conn.execute(
+            sql.SQL("SELECT position FROM {} WHERE projection=%s").format(self._tracking),
+            (self.name,),
+        ).fetchone()
         return 0 if row is None else int(cast("int", row[0]))
 
     def drop(self) -> None:

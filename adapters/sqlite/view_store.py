@@ -86,15 +86,22 @@ class SqliteViewStore:
     @contextmanager
     def _transaction(self) -> Iterator[ViewTransaction]:
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            # A transaction opened inside another on this handle is a savepoint of it; the
+            # outer one then finds its position moved and refuses to commit.
+            nested = self._conn.in_transaction
+            self._conn.execute("SAVEPOINT view_txn" if nested else "BEGIN IMMEDIATE")
             try:
                 txn = _SqliteTransaction(self._conn, self.name, self._read_position())
                 yield txn
                 if txn.new_position != txn.start_position:
                     self._store_position(txn.start_position, txn.new_position)
-                self._conn.execute("COMMIT")
+                self._conn.execute("RELEASE view_txn" if nested else "COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if nested:
+                    self._conn.execute("ROLLBACK TO view_txn")
+                    self._conn.execute("RELEASE view_txn")
+                else:
+                    self._conn.execute("ROLLBACK")
                 raise
 
     def _store_position(self, old: int, new: int) -> None:
