@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from uuid import uuid4
-
-import pytest
 
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
-from factledger.adapters.postgres.view_store import PostgresViewStore
-from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.ledger import Ledger
@@ -24,31 +18,6 @@ from factledger.projections.profile_reader import ViewStoreProfileReader
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.drivers import run_story
 from factledger.testing.story.script import JAN, TENANT
-
-
-@pytest.fixture(
-    params=[
-        pytest.param("memory", id="memory"),
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
-    ]
-)
-def twin_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[ViewStore]]:
-    """Two handles on one projection's store, as two processes would hold."""
-    name = f"profile_{uuid4().hex[:8]}"
-    stores: list[ViewStore]
-    if request.param == "memory":
-        shared = InMemoryViewStore(name)
-        stores = [shared, shared]
-    elif request.param == "sqlite":
-        stores = [SqliteViewStore(tmp_path / "views.sqlite", name) for _ in range(2)]
-    else:
-        pg: PostgresLocation = request.getfixturevalue("postgres")
-        schema = f"views_{uuid4().hex[:8]}"
-        stores = [PostgresViewStore(pg.conninfo, name, schema=schema) for _ in range(2)]
-    yield stores
-    for store in stores:
-        store.close()
 
 
 def test_two_followers_of_one_projection_never_apply_an_event_twice(

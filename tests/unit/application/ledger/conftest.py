@@ -1,4 +1,5 @@
-"""The ledger on every event store: POPO and SQLite always, embedded PostgreSQL (integration)."""
+"""The ledger on every event store that needs no server: POPO and SQLite (PostgreSQL's run is
+in tests/integration/on_postgres)."""
 
 from __future__ import annotations
 
@@ -6,24 +7,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.store_kinds import ledger_store as make_ledger_store
 
 from factledger.application.ledger.ledger import Ledger
-from factledger.testing.ledger_stores import LedgerStore, make_store, open_ledger
+from factledger.testing.ledger_stores import LedgerStore, open_ledger
 from factledger.testing.manual_clock import ManualClock
 
-STORE_PARAMS = [
-    pytest.param("popo", id="popo"),
-    pytest.param("sqlite", id="sqlite"),
-    pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
-]
+STORE_PARAMS = [pytest.param("popo", id="popo"), pytest.param("sqlite", id="sqlite")]
 
 
 @pytest.fixture(params=STORE_PARAMS)
 def ledger_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LedgerStore]:
-    kind: str = request.param
-    postgres = request.getfixturevalue("postgres") if kind == "postgres" else None
-    store = make_store(kind, workdir=tmp_path, postgres=postgres)
-    with store.resources:
+    with make_ledger_store(request.param, tmp_path) as store:
         yield store
 
 
