@@ -16,5 +16,5 @@ def test_asking_for_the_postgres_fixture_fails_the_test(request: pytest.FixtureR
 
 def test_starting_the_embedded_server_fails_the_test(tmp_path: Path) -> None:
     with pytest.raises(pytest.fail.Exception, match="tests/unit runs without PostgreSQL"):
-        EmbeddedPostgres(tmp_path / "pg")
+        EmbeddedPostgres(tmp_path / "pg", delete_on_stop=True)
     assert not (tmp_path / "pg").exists()
