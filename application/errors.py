@@ -1,4 +1,10 @@
-"""Errors of the application layer. Messages name fields and ids, never content."""
+"""Errors of the application layer. Messages name fields and ids, never content.
+
+Every error a use case or a port raises derives from `ApplicationError`; the domain's rules
+raise `domain.errors.DomainError` instead. A store that cannot reach its database raises a
+`StoreUnavailableError` (each port has its own subclass), so the API maps the whole family
+once, to 503 with `Retry-After`.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +21,19 @@ class ConcurrencyError(ApplicationError):
     """Another writer moved the subject on and the command could not be retried safely."""
 
 
+class StoreUnavailableError(ApplicationError):
+    """A store's database cannot be reached or failed mid-call; retrying later may succeed.
+
+    Adapters raise the subclass of their port and keep the driver error as `__cause__` (never
+    in the message: it can name hosts).
+    """
+
+
 class MemoryBackendError(ApplicationError):
     """Base class of the errors that cross the memory port."""
 
 
-class MemoryUnavailableError(MemoryBackendError):
+class MemoryUnavailableError(MemoryBackendError, StoreUnavailableError):
     """The backend cannot be reached or refused to serve (5xx, out of credits, forbidden)."""
 
 

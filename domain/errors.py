@@ -32,7 +32,8 @@ class InvalidReferenceError(DomainError):
 
 
 class SessionConflictError(DomainError):
-    """A session id is reused with a different transcript; sessions are immutable."""
+    """A session id is reused with other content: another transcript, other proposals, or
+    another subject or channel while it is open. A session id names one session."""
 
 
 class InvalidSessionError(DomainError):

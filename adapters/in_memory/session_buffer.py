@@ -7,10 +7,10 @@ from dataclasses import replace
 
 from factledger.application.sessions.types import (
     ActiveSession,
-    SessionConflictError,
     SessionId,
     SessionNotActiveError,
 )
+from factledger.domain.errors import SessionConflictError
 from factledger.domain.transcript import Message
 
 
@@ -33,7 +33,9 @@ class InMemorySessionBuffer:
                 self._messages[session.session_id] = []
                 return stored
             if (existing.subject_id, existing.channel) != (session.subject_id, session.channel):
-                raise SessionConflictError(session.session_id)
+                raise SessionConflictError(
+                    f"session {session.session_id}: open for another subject or channel"
+                )
             return existing
 
     async def get(self, session_id: SessionId) -> ActiveSession | None:

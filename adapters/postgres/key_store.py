@@ -11,7 +11,8 @@ import threading
 import psycopg
 from psycopg import sql
 
-from factledger.application.ledger.key_store import new_key
+from factledger.adapters.postgres.tables import driver_errors_as
+from factledger.application.ledger.key_store import KeyStoreUnavailableError, new_key
 
 TABLE = """
 CREATE TABLE IF NOT EXISTS {table} (
@@ -21,23 +22,30 @@ CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {table} (scope) WHERE live;
 """
 
 
+def _unavailable() -> KeyStoreUnavailableError:
+    return KeyStoreUnavailableError("postgres key store failed")
+
+
 class PostgresKeyStore:
     """Keys of one ledger, beside its events."""
 
     def __init__(self, conninfo: str, *, schema: str = "public") -> None:
-        self._conn: psycopg.Connection[tuple[object, ...]] = psycopg.connect(
-            conninfo, autocommit=True
-        )
         self._lock = threading.Lock()
         self._table = sql.Identifier(schema, "ledger_keys")
-        self._conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-        self._conn.execute(
-            sql.SQL(TABLE).format(table=self._table, index=sql.Identifier("ledger_keys_live"))
-        )
+        with driver_errors_as(_unavailable):
+            self._conn: psycopg.Connection[tuple[object, ...]] = psycopg.connect(
+                conninfo, autocommit=True
+            )
+            self._conn.execute(
+                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
+            )
+            self._conn.execute(
+                sql.SQL(TABLE).format(table=self._table, index=sql.Identifier("ledger_keys_live"))
+            )
 
     def current(self, scope: str) -> tuple[str, bytes]:
         key_id, key = new_key()
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             # Concurrent first uses race on the partial unique index; the loser reads the winner.
             self._conn.execute(
                 sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, true) ON CONFLICT DO NOTHING").format(
@@ -54,14 +62,14 @@ class PostgresKeyStore:
         return str(row[0]), bytes(row[1])  # type: ignore[call-overload]
 
     def key(self, key_id: str) -> bytes | None:
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             row = self._conn.execute(
                 sql.SQL("SELECT key FROM {} WHERE key_id=%s").format(self._table), (key_id,)
             ).fetchone()
         return None if row is None else bytes(row[0])  # type: ignore[call-overload]
 
     def forget(self, scope: str) -> int:
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             cursor = self._conn.execute(
                 sql.SQL("DELETE FROM {} WHERE scope=%s").format(self._table), (scope,)
             )

@@ -10,10 +10,10 @@ from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.application.sessions.types import (
     ActiveSession,
     SessionBufferUnavailableError,
-    SessionConflictError,
     SessionId,
     SessionNotActiveError,
 )
+from factledger.domain.errors import SessionConflictError
 from factledger.domain.transcript import Channel, Message, Role
 
 _SCHEMA = (
@@ -97,7 +97,9 @@ class PostgresSessionBuffer:
             if stored is None:  # discarded between the insert and the read: open it again
                 raise SessionNotActiveError(session.session_id)
             if (stored.subject_id, stored.channel) != (session.subject_id, session.channel):
-                raise SessionConflictError(session.session_id)
+                raise SessionConflictError(
+                    f"session {session.session_id}: open for another subject or channel"
+                )
             return stored
 
         return await self._run(work)

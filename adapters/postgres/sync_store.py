@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from uuid import UUID
 
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
-from factledger.application.errors import ApplicationError
+from factledger.application.sync.ports import SyncStoreUnavailableError
 from factledger.application.sync.types import DeadLetter, SyncItem, SyncKind
 
 _SCHEMA = (
@@ -45,10 +45,6 @@ SET leased_by = %s, leased_until = now() + make_interval(secs => %s)
 FROM candidates c WHERE s.item_id = c.item_id
 RETURNING s.item_id, s.position, s.seq, s.subject_id, s.kind, s.targets, s.attempts
 """
-
-
-class SyncStoreUnavailableError(ApplicationError):
-    """The sync store's database failed; the driver error is kept as `__cause__`."""
 
 
 class PostgresSyncStore:

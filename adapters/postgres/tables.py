@@ -6,7 +6,8 @@ psycopg failure becomes the store's own port error, the driver error kept as its
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 import psycopg
@@ -62,3 +63,12 @@ class PostgresTables:
 
     async def close(self) -> None:
         await self._pool.close()
+
+
+@contextmanager
+def driver_errors_as(error: Callable[[], Exception]) -> Iterator[None]:
+    """A psycopg failure inside the block becomes the store's port error, its cause kept."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise error() from exc

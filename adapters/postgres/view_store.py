@@ -13,7 +13,12 @@ import psycopg
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
-from factledger.application.ledger.view_store import PositionMovedError, ViewTransaction
+from factledger.adapters.postgres.tables import driver_errors_as
+from factledger.application.ledger.view_store import (
+    PositionMovedError,
+    ViewStoreUnavailableError,
+    ViewTransaction,
+)
 from factledger.domain.values import JsonObject
 
 TABLES = """
@@ -71,24 +76,29 @@ class _PostgresTransaction:
         self.new_position = position
 
 
+def _unavailable() -> ViewStoreUnavailableError:
+    return ViewStoreUnavailableError("postgres view store failed")
+
+
 class PostgresViewStore:
     """Views of one projection in `schema` (created if missing)."""
 
     def __init__(self, conninfo: str, name: str, *, schema: str = "public") -> None:
         self.name, self.schema = name, schema
-        self._conn: psycopg.Connection[tuple[object, ...]] = psycopg.connect(
-            conninfo, autocommit=True
-        )
         self._lock = threading.RLock()
         ident = sql.Identifier(schema)
-        self._conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
-        self._conn.execute(sql.SQL(TABLES).format(schema=ident))
+        with driver_errors_as(_unavailable):
+            self._conn: psycopg.Connection[tuple[object, ...]] = psycopg.connect(
+                conninfo, autocommit=True
+            )
+            self._conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
+            self._conn.execute(sql.SQL(TABLES).format(schema=ident))
         self._tracking = sql.SQL("{}.view_tracking").format(ident)
         self._docs = sql.SQL("{}.view_documents").format(ident)
 
     @contextmanager
     def _transaction(self) -> Iterator[ViewTransaction]:
-        with self._lock, self._conn.transaction():
+        with self._lock, driver_errors_as(_unavailable), self._conn.transaction():
             self._conn.execute(
                 sql.SQL("INSERT INTO {} VALUES (%s, 0) ON CONFLICT DO NOTHING").format(
                     self._tracking
@@ -123,7 +133,7 @@ class PostgresViewStore:
     def _read(self) -> Iterator[ViewTransaction]:
         # No FOR UPDATE: readers neither wait for nor block a follower's transaction. One
         # snapshot, so the position read is the one the documents reflect.
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             outermost = self._conn.info.transaction_status is TransactionStatus.IDLE
             with self._conn.transaction(force_rollback=True):
                 if outermost:  # a read nested in a transaction shares that one's snapshot
@@ -136,7 +146,7 @@ class PostgresViewStore:
         return self._read()
 
     def position(self) -> int:
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             return self._read_position()
 
     def _read_position(self) -> int:
@@ -147,7 +157,7 @@ class PostgresViewStore:
         return 0 if row is None else int(cast("int", row[0]))
 
     def drop(self) -> None:
-        with self._lock, self._conn.transaction():
+        with self._lock, driver_errors_as(_unavailable), self._conn.transaction():
             for table in (self._docs, self._tracking):
                 self._conn.execute(
                     sql.SQL("DELETE FROM {} WHERE projection=%s").format(table), (self.name,)

@@ -56,13 +56,13 @@ class SqliteIdempotencyStore:
         clock: WallClock = time.time,
     ) -> None:
         self._ttl_s, self._lease_s, self._clock = ttl_s, lease_s, clock
-        self._db = SqliteWriter(path)
+        self._db = SqliteWriter(
+            path, error=lambda: IdempotencyStoreUnavailableError("sqlite idempotency store failed")
+        )
         self._db.run_sync(lambda conn: conn.execute(_SCHEMA))
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        return await self._db.run(
-            work, error=lambda: IdempotencyStoreUnavailableError("sqlite idempotency store failed")
-        )
+        return await self._db.run(work)
 
     async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim:
         now = self._clock()

@@ -7,7 +7,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from factledger.application.ledger.key_store import new_key
+from factledger.adapters.sqlite.connection import driver_errors_as
+from factledger.application.ledger.key_store import KeyStoreUnavailableError, new_key
 
 TABLE = """
 CREATE TABLE IF NOT EXISTS subject_keys (
@@ -17,19 +18,24 @@ CREATE INDEX IF NOT EXISTS subject_keys_scope ON subject_keys (scope);
 """
 
 
+def _unavailable() -> KeyStoreUnavailableError:
+    return KeyStoreUnavailableError("sqlite key store failed")
+
+
 class SqliteKeyStore:
     """Keys of one ledger; back this file up with (not inside) the ledger's own file."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA secure_delete=ON")
-        self._conn.execute("PRAGMA busy_timeout=10000")
-        self._conn.executescript(TABLE)
+        with driver_errors_as(_unavailable):
+            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA secure_delete=ON")
+            self._conn.execute("PRAGMA busy_timeout=10000")
+            self._conn.executescript(TABLE)
         self._lock = threading.Lock()
 
     def current(self, scope: str) -> tuple[str, bytes]:
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             row = self._conn.execute(
                 "SELECT key_id, key FROM subject_keys WHERE scope=? AND live=1", (scope,)
             ).fetchone()
@@ -52,14 +58,14 @@ class SqliteKeyStore:
         return str(row[0]), bytes(row[1])
 
     def key(self, key_id: str) -> bytes | None:
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             row = self._conn.execute(
                 "SELECT key FROM subject_keys WHERE key_id=?", (key_id,)
             ).fetchone()
         return None if row is None else bytes(row[0])
 
     def forget(self, scope: str) -> int:
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             cursor = self._conn.execute("DELETE FROM subject_keys WHERE scope=?", (scope,))
             return cursor.rowcount
 

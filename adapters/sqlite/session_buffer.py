@@ -17,10 +17,10 @@ from factledger.adapters.sqlite.connection import SqliteWriter
 from factledger.application.sessions.types import (
     ActiveSession,
     SessionBufferUnavailableError,
-    SessionConflictError,
     SessionId,
     SessionNotActiveError,
 )
+from factledger.domain.errors import SessionConflictError
 from factledger.domain.transcript import Channel, Message, Role
 
 T = TypeVar("T")
@@ -64,13 +64,13 @@ class SqliteSessionBuffer:
     """Active sessions in two tables of a SQLite file (`:memory:` works too)."""
 
     def __init__(self, path: Path | str) -> None:
-        self._db = SqliteWriter(path)
+        self._db = SqliteWriter(
+            path, error=lambda: SessionBufferUnavailableError("sqlite session buffer failed")
+        )
         self._db.run_sync(_migrate)
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        return await self._db.run(
-            work, error=lambda: SessionBufferUnavailableError("sqlite session buffer failed")
-        )
+        return await self._db.run(work)
 
     async def open(self, session: ActiveSession) -> ActiveSession:
         """Opens the session, or returns the one already open with the same parameters."""
@@ -89,7 +89,9 @@ class SqliteSessionBuffer:
             stored = _fetch(conn, session.session_id)
             assert stored is not None  # noqa: S101 - inserted or present in this transaction
             if (stored.subject_id, stored.channel) != (session.subject_id, session.channel):
-                raise SessionConflictError(session.session_id)
+                raise SessionConflictError(
+                    f"session {session.session_id}: open for another subject or channel"
+                )
             return stored
 
         return await self._run(work)

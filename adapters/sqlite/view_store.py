@@ -10,7 +10,12 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import cast
 
-from factledger.application.ledger.view_store import PositionMovedError, ViewTransaction
+from factledger.adapters.sqlite.connection import driver_errors_as
+from factledger.application.ledger.view_store import (
+    PositionMovedError,
+    ViewStoreUnavailableError,
+    ViewTransaction,
+)
 from factledger.domain.values import JsonObject
 
 TABLES = """
@@ -64,6 +69,10 @@ class _SqliteTransaction:
         self.new_position = position
 
 
+def _unavailable() -> ViewStoreUnavailableError:
+    return ViewStoreUnavailableError("sqlite view store failed")
+
+
 class SqliteViewStore:
     """Views of one projection in a SQLite file; `BEGIN IMMEDIATE` serialises writers."""
 
@@ -71,10 +80,11 @@ class SqliteViewStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.name = name
         # Autocommit mode: transactions are opened explicitly below.
-        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA busy_timeout=10000")
-        self._conn.executescript(TABLES)
+        with driver_errors_as(_unavailable):
+            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA busy_timeout=10000")
+            self._conn.executescript(TABLES)
         self._lock = threading.RLock()
 
     def _read_position(self) -> int:
@@ -85,7 +95,7 @@ class SqliteViewStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[ViewTransaction]:
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             # A transaction opened inside another on this handle is a savepoint of it; the
             # outer one then finds its position moved and refuses to commit.
             nested = self._conn.in_transaction
@@ -120,7 +130,7 @@ class SqliteViewStore:
     @contextmanager
     def _read(self) -> Iterator[ViewTransaction]:
         # A deferred transaction: one consistent snapshot (WAL), no write lock taken.
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             self._conn.execute("BEGIN")
             try:
                 yield _SqliteTransaction(self._conn, self.name, self._read_position())
@@ -131,11 +141,11 @@ class SqliteViewStore:
         return self._read()
 
     def position(self) -> int:
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             return self._read_position()
 
     def drop(self) -> None:
-        with self._lock:
+        with self._lock, driver_errors_as(_unavailable):
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.execute("DELETE FROM view_documents WHERE projection=?", (self.name,))
             self._conn.execute("DELETE FROM view_tracking WHERE projection=?", (self.name,))

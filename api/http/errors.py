@@ -9,7 +9,7 @@ Every error leaves the API as `{"error": "<Type>", "detail": "...", "field": "..
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
@@ -24,11 +24,7 @@ from factledger.application.errors import (
     MemoryBackendError,
     MemoryConflictError,
     NotFoundError,
-)
-from factledger.application.ledger.idempotency import IdempotencyStoreUnavailableError
-from factledger.application.sessions.types import (
-    SessionBufferUnavailableError,
-    SessionConflictError,
+    StoreUnavailableError,
 )
 from factledger.domain import errors as de
 
@@ -94,6 +90,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     MemoryConflictError: 409,
     PayloadTooLargeError: 413,
     MemoryBackendError: 503,
+    StoreUnavailableError: 503,
     ServiceUnavailableError: 503,
     # The ledger's rules: a conflict with the subject's state by default (409), bad input 422.
     de.DomainError: 409,
@@ -109,15 +106,10 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     de.EvidenceNotFoundError: 422,
     de.StatedWithoutEvidenceError: 422,
     de.ConfirmationWithoutEvidenceError: 422,
-    SessionConflictError: 409,
-    SessionBufferUnavailableError: 503,
-    IdempotencyStoreUnavailableError: 503,
 }
-
-
-def register_errors(table: Mapping[type[Exception], int]) -> None:
-    """Adds the statuses of errors defined by other layers (the ledger's domain errors)."""
-    STATUS_BY_ERROR.update(table)
+# A store that is down is usually back within seconds (a failover, a restart); the hint keeps
+# well-behaved clients from retrying in a tight loop meanwhile.
+STORE_RETRY_AFTER_S = 5
 
 
 def status_for(exc: BaseException) -> int | None:
@@ -178,13 +170,21 @@ async def _on_http(_: Request, exc: Exception) -> JSONResponse:
     )
 
 
+def _headers_for(exc: Exception, status: int) -> dict[str, str] | None:
+    if status == 401:
+        return {"WWW-Authenticate": "Bearer"}
+    if isinstance(exc, StoreUnavailableError):
+        return {"Retry-After": str(STORE_RETRY_AFTER_S)}
+    return None
+
+
 def render(exc: Exception) -> JSONResponse:
     """The response for a known error; a 500 for anything else (logged once, no message)."""
     status = status_for(exc)
     if status is None:
         log.error("api.unexpected_error", error_type=type(exc).__name__, exc_info=exc)
         return JSONResponse(error_body("InternalError", "unexpected error"), status_code=500)
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = _headers_for(exc, status)
     field = getattr(exc, "field", None)
     body = error_body(type(exc).__name__, str(exc) or type(exc).__name__, field)
     if status >= 500:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from factledger.application.errors import ApplicationError
+from factledger.application.errors import StoreUnavailableError
 
 JsonBody = dict[str, object]
 WallClock = Callable[[], float]  # seconds since the epoch: leases are shared across processes
@@ -68,7 +68,7 @@ def settled(fingerprint: str, stored_fingerprint: str, body: JsonBody | None) ->
     return Claim(ClaimStatus.REPLAY, body)
 
 
-class IdempotencyStoreUnavailableError(ApplicationError):
+class IdempotencyStoreUnavailableError(StoreUnavailableError):
     """The idempotency store failed; the driver error is kept as `__cause__`."""
 
 

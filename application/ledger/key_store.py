@@ -16,11 +16,18 @@ import threading
 import uuid
 from typing import Protocol
 
+from factledger.application.errors import StoreUnavailableError
+
 KEY_BYTES = 32  # AES-256-GCM
 
 
+class KeyStoreUnavailableError(StoreUnavailableError):
+    """The key store's database failed; the driver error is kept as `__cause__`."""
+
+
 class KeyStore(Protocol):
-    """Per-scope keys with ids; `forget` is final."""
+    """Per-scope keys with ids; `forget` is final. A database failure raises
+    `KeyStoreUnavailableError`."""
 
     def current(self, scope: str) -> tuple[str, bytes]:
         """The scope's live key `(key id, key)`, created on first use."""

@@ -14,11 +14,16 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Protocol
 
+from factledger.application.errors import ApplicationError, StoreUnavailableError
 from factledger.domain.values import JsonObject
 
 
-class PositionMovedError(Exception):
+class PositionMovedError(ApplicationError):
     """Another follower advanced the same projection first; this transaction was rolled back."""
+
+
+class ViewStoreUnavailableError(StoreUnavailableError):
+    """The view store's database failed; the driver error is kept as `__cause__`."""
 
 
 class ViewTransaction(Protocol):
@@ -43,7 +48,8 @@ class ViewTransaction(Protocol):
 
 
 class ViewStore(Protocol):
-    """Documents and tracked position of one projection; see the module docstring."""
+    """Documents and tracked position of one projection; see the module docstring. A database
+    failure raises `ViewStoreUnavailableError`."""
 
     name: str
 

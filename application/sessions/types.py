@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import NewType
 from uuid import UUID
 
-from factledger.application.errors import ApplicationError, NotFoundError
+from factledger.application.errors import NotFoundError, StoreUnavailableError
 from factledger.application.ledger.commands import RecordSession
 from factledger.domain.transcript import Channel, Message
 
@@ -78,13 +78,5 @@ class SessionNotActiveError(NotFoundError):
         self.session_id = session_id
 
 
-class SessionConflictError(ApplicationError):
-    """A session id is already open for another subject or channel."""
-
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"session {session_id} is open with other parameters")
-        self.session_id = session_id
-
-
-class SessionBufferUnavailableError(ApplicationError):
+class SessionBufferUnavailableError(StoreUnavailableError):
     """The short-term buffer's store failed; the driver error is kept as `__cause__`."""

@@ -8,9 +8,14 @@ from uuid import UUID
 
 from eventsourcing.domain import DomainEventProtocol
 
+from factledger.application.errors import StoreUnavailableError
 from factledger.application.sync.types import DeadLetter, SyncItem
 
 LedgerEvent = DomainEventProtocol[UUID]
+
+
+class SyncStoreUnavailableError(StoreUnavailableError):
+    """The sync store's database failed; the driver error is kept as `__cause__`."""
 
 
 class SyncStore(Protocol):

@@ -27,10 +27,10 @@ from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.types import (
     ActiveSession,
     SessionBufferUnavailableError,
-    SessionConflictError,
     SessionId,
     SessionNotActiveError,
 )
+from factledger.domain.errors import SessionConflictError
 from factledger.domain.transcript import Channel, Message, Role
 
 SUBJECT_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")

@@ -20,9 +20,9 @@ import pytest
 from support.stores import close, new_schema
 
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
-from factledger.adapters.postgres.sync_store import PostgresSyncStore, SyncStoreUnavailableError
+from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.application.sync.ports import SyncStore
+from factledger.application.sync.ports import SyncStore, SyncStoreUnavailableError
 from factledger.application.sync.types import SyncItem, SyncKind
 
 SUBJECT_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")

@@ -14,6 +14,8 @@ from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.http.deps import ApiPorts
 from factledger.application.errors import MemoryUnavailableError
+from factledger.application.sync.ports import SyncStoreUnavailableError
+from factledger.application.sync.types import DeadLetter
 from factledger.testing.manual_clock import ManualClock
 
 SERVICE = bearer(token(Role.SERVICE))
@@ -61,6 +63,20 @@ async def test_a_failing_dependency_is_a_503_without_its_message(ports: ApiPorts
         response = await http.post("/v1/subjects", json=body, headers=SERVICE)
     assert response.status_code == 503
     assert response.json()["error"] == "MemoryUnavailableError"
+    assert "internal-host" not in response.text
+
+
+async def test_a_sync_store_that_is_down_is_a_503_with_retry_after(ports: ApiPorts) -> None:
+    async def unavailable(**_: Any) -> list[DeadLetter]:
+        raise SyncStoreUnavailableError("sync store at internal-host:5432 is down")
+
+    assert ports.sync_store is not None
+    ports.sync_store.dead_letters = unavailable  # type: ignore[method-assign]
+    async with client(ports) as http:
+        response = await http.get("/v1/dead-letters", headers=bearer(token(Role.ADMIN)))
+    assert response.status_code == 503
+    assert response.json()["error"] == "SyncStoreUnavailableError"
+    assert response.headers["Retry-After"] == "5"
     assert "internal-host" not in response.text
 
 

@@ -1,0 +1,137 @@
+"""Every PostgreSQL store reports a database it cannot reach as its port's member of the
+`StoreUnavailableError` family (the API's 503), never as a driver error.
+
+Each test gets a database of its own on the embedded server, opens a store on it, then cuts the
+database off: new connections are refused and the store's open ones are terminated, as when
+the server restarts or fails over.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
+from factledger.adapters.postgres.key_store import PostgresKeyStore
+from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
+from factledger.adapters.postgres.sync_store import PostgresSyncStore
+from factledger.adapters.postgres.view_store import PostgresViewStore
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.errors import StoreUnavailableError
+from factledger.application.ledger.idempotency import (
+    IdempotencyScope,
+    IdempotencyStoreUnavailableError,
+)
+from factledger.application.ledger.key_store import KeyStoreUnavailableError
+from factledger.application.ledger.view_store import ViewStoreUnavailableError
+from factledger.application.sessions.types import SessionBufferUnavailableError, SessionId
+from factledger.application.sync.ports import SyncStoreUnavailableError
+
+pytestmark = pytest.mark.integration
+
+# Nothing listens on port 1; libpq fails at once rather than after the connect timeout.
+UNREACHABLE = "host=127.0.0.1 port=1 dbname=factledger user=factledger connect_timeout=2"
+
+
+@pytest.fixture
+def database(postgres: PostgresLocation) -> Iterator[PostgresLocation]:
+    name = f"outage_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield dataclasses.replace(postgres, dbname=name)
+    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def cut_off(postgres: PostgresLocation, database: PostgresLocation) -> None:
+    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
+        name = sql.Identifier(database.dbname)
+        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(name))
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+            (database.dbname,),
+        )
+
+
+def assert_driver_cause(error: pytest.ExceptionInfo[StoreUnavailableError]) -> None:
+    assert isinstance(error.value.__cause__, psycopg.Error)
+    assert "127.0.0.1" not in str(error.value)
+
+
+async def test_the_session_buffer_reports_a_lost_database(
+    postgres: PostgresLocation, database: PostgresLocation
+) -> None:
+    buffer = await PostgresSessionBuffer.connect(database.conninfo)
+    try:
+        cut_off(postgres, database)
+        with pytest.raises(SessionBufferUnavailableError) as error:
+            await buffer.get(SessionId("s-1"))
+        assert_driver_cause(error)
+    finally:
+        await buffer.close()
+
+
+async def test_the_idempotency_store_reports_a_lost_database(
+    postgres: PostgresLocation, database: PostgresLocation
+) -> None:
+    store = await PostgresIdempotencyStore.connect(database.conninfo)
+    try:
+        cut_off(postgres, database)
+        with pytest.raises(IdempotencyStoreUnavailableError) as error:
+            await store.claim(IdempotencyScope("t1", "agent-1", "key-1"), "fingerprint")
+        assert_driver_cause(error)
+    finally:
+        await store.close()
+
+
+async def test_the_sync_store_reports_a_lost_database(
+    postgres: PostgresLocation, database: PostgresLocation
+) -> None:
+    store = await PostgresSyncStore.connect(database.conninfo)
+    try:
+        cut_off(postgres, database)
+        with pytest.raises(SyncStoreUnavailableError) as error:
+            await store.dead_letters()
+        assert_driver_cause(error)
+    finally:
+        await store.close()
+
+
+def test_the_key_store_reports_a_lost_database(
+    postgres: PostgresLocation, database: PostgresLocation
+) -> None:
+    keys = PostgresKeyStore(database.conninfo)
+    try:
+        cut_off(postgres, database)
+        with pytest.raises(KeyStoreUnavailableError) as error:
+            keys.current("subject-1")
+        assert_driver_cause(error)
+    finally:
+        keys.close()
+
+
+def test_the_view_store_reports_a_lost_database(
+    postgres: PostgresLocation, database: PostgresLocation
+) -> None:
+    views = PostgresViewStore(database.conninfo, "profile")
+    try:
+        cut_off(postgres, database)
+        with pytest.raises(ViewStoreUnavailableError) as error, views.read() as txn:
+            txn.get("profile", "subject-1")
+        assert_driver_cause(error)
+    finally:
+        views.close()
+
+
+def test_the_key_and_view_stores_report_a_server_they_cannot_reach() -> None:
+    with pytest.raises(KeyStoreUnavailableError) as key_error:
+        PostgresKeyStore(UNREACHABLE)
+    assert_driver_cause(key_error)
+    with pytest.raises(ViewStoreUnavailableError) as view_error:
+        PostgresViewStore(UNREACHABLE, "profile")
+    assert_driver_cause(view_error)
