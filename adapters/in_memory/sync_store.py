@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from factledger.application.sync.types import DeadLetter, ItemState, SyncItem
+from factledger.application.sync.types import DeadLetter, ItemState, SyncItem, item_order
 
 
 @dataclass(slots=True)
@@ -21,10 +21,6 @@ class _Row:
     available_at: float = 0.0
     leased_until: float = 0.0
     error_type: str | None = None
-
-
-def _order(item: SyncItem) -> tuple[int, int]:
-    return item.position, int(item.item_id.rsplit(".", 1)[1])
 
 
 class InMemorySyncStore:
@@ -53,7 +49,7 @@ class InMemorySyncStore:
             now = self._now()
             pending = sorted(
                 (r for r in self._rows.values() if r.state is ItemState.PENDING),
-                key=lambda r: _order(r.item),
+                key=lambda r: item_order(r.item.item_id),
             )
             first_of_subject: set[object] = set()
             claimed: list[SyncItem] = []
@@ -83,10 +79,17 @@ class InMemorySyncStore:
             else:
                 row.available_at = self._now() + retry_in_s
 
-    async def dead_letters(self, *, limit: int = 100) -> list[DeadLetter]:
+    async def dead_letters(
+        self, *, tenant: str | None = None, after: str | None = None, limit: int = 100
+    ) -> list[DeadLetter]:
+        start = (-1, -1) if after is None else item_order(after)
         dead = sorted(
-            (r for r in self._rows.values() if r.state is ItemState.DEAD),
-            key=lambda r: _order(r.item),
+            (
+                r
+                for r in self._rows.values()
+                if self._is_dead(r, tenant) and item_order(r.item.item_id) > start
+            ),
+            key=lambda r: item_order(r.item.item_id),
         )
         return [
             DeadLetter(
@@ -101,17 +104,23 @@ class InMemorySyncStore:
             for r in dead[:limit]
         ]
 
-    async def retry_dead(self, item_ids: Sequence[str] | None = None) -> int:
+    async def retry_dead(
+        self, item_ids: Sequence[str] | None = None, *, tenant: str | None = None
+    ) -> int:
         async with self._lock:
             chosen = [
                 r
                 for r in self._rows.values()
-                if r.state is ItemState.DEAD and (item_ids is None or r.item.item_id in item_ids)
+                if self._is_dead(r, tenant) and (item_ids is None or r.item.item_id in item_ids)
             ]
             for row in chosen:
                 row.state, row.available_at, row.error_type = ItemState.PENDING, 0.0, None
                 row.item = replace(row.item, attempts=0)
             return len(chosen)
+
+    @staticmethod
+    def _is_dead(row: _Row, tenant: str | None) -> bool:
+        return row.state is ItemState.DEAD and tenant in (None, row.item.tenant)
 
     async def pending_count(self) -> int:
         return sum(r.state is ItemState.PENDING for r in self._rows.values())

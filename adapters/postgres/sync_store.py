@@ -13,7 +13,7 @@ from uuid import UUID
 
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.application.sync.ports import SyncStoreUnavailableError
-from factledger.application.sync.types import DeadLetter, SyncItem, SyncKind
+from factledger.application.sync.types import DeadLetter, SyncItem, SyncKind, item_order
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS {schema}.sync_position ("
@@ -26,6 +26,11 @@ _SCHEMA = (
     " leased_until timestamptz, error_type text)",
     "CREATE INDEX IF NOT EXISTS sync_items_pending ON {schema}.sync_items"
     " (subject_id, position, seq) WHERE state = 'pending'",
+    # Items queued before the column existed have no tenant: only the listing of every
+    # tenant (the operator's) shows them once dead.
+    "ALTER TABLE {schema}.sync_items ADD COLUMN IF NOT EXISTS tenant text",
+    "CREATE INDEX IF NOT EXISTS sync_items_dead ON {schema}.sync_items"
+    " (tenant, position, seq) WHERE state = 'dead'",
 )
 _CLAIM = """
 WITH candidates AS (
@@ -43,8 +48,20 @@ WITH candidates AS (
 UPDATE {schema}.sync_items s
 SET leased_by = %s, leased_until = now() + make_interval(secs => %s)
 FROM candidates c WHERE s.item_id = c.item_id
-RETURNING s.item_id, s.position, s.seq, s.subject_id, s.kind, s.targets, s.attempts
+RETURNING s.item_id, s.position, s.seq, s.subject_id, s.kind, s.targets, s.attempts, s.tenant
 """
+_DEAD = (
+    "SELECT item_id, position, subject_id, kind, targets, attempts, error_type"
+    " FROM {schema}.sync_items WHERE state = 'dead' AND (position, seq) > (%s, %s)"
+)
+_RETRY = (
+    "UPDATE {schema}.sync_items SET state = 'pending', attempts = 0,"
+    " error_type = NULL, available_at = now()"
+    " WHERE state = 'dead' AND (%s::text[] IS NULL OR item_id = ANY(%s::text[]))"
+)
+# Separate statements rather than `%s IS NULL OR tenant = %s`, so a tenant's listing always
+# plans on the `sync_items_dead` index.
+_IN_TENANT = " AND tenant = %s"
 
 
 class PostgresSyncStore:
@@ -108,17 +125,18 @@ class PostgresSyncStore:
                 await cur.executemany(
                     self._q(
                         "INSERT INTO {schema}.sync_items"
-                        " (item_id, position, seq, subject_id, kind, targets)"
-                        " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (item_id) DO NOTHING"
+                        " (item_id, position, seq, subject_id, kind, targets, tenant)"
+                        " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (item_id) DO NOTHING"
                     ),
                     [
                         (
                             i.item_id,
                             i.position,
-                            _seq(i),
+                            item_order(i.item_id)[1],
                             i.subject_id,
                             i.kind.value,
                             list(i.targets),
+                            i.tenant,
                         )
                         for i in items
                     ],
@@ -137,7 +155,15 @@ class PostgresSyncStore:
             rows = await cur.fetchall()
             rows.sort(key=lambda r: (r[1], r[2]))
             return [
-                SyncItem(r[0], int(r[1]), _uuid(r[3]), SyncKind(r[4]), tuple(r[5]), int(r[6]))
+                SyncItem(
+                    r[0],
+                    int(r[1]),
+                    _uuid(r[3]),
+                    SyncKind(r[4]),
+                    tuple(r[5]),
+                    int(r[6]),
+                    tenant=r[7] or "",
+                )
                 for r in rows
             ]
 
@@ -166,16 +192,16 @@ class PostgresSyncStore:
 
         await self._run(work)
 
-    async def dead_letters(self, *, limit: int = 100) -> list[DeadLetter]:
+    async def dead_letters(
+        self, *, tenant: str | None = None, after: str | None = None, limit: int = 100
+    ) -> list[DeadLetter]:
+        start = (-1, -1) if after is None else item_order(after)
+        query, params = _DEAD, list[object](start)
+        if tenant is not None:
+            query, params = query + _IN_TENANT, [*start, tenant]
+
         async def work(cur: Cursor) -> list[DeadLetter]:
-            await cur.execute(
-                self._q(
-                    "SELECT item_id, position, subject_id, kind, targets, attempts, error_type"
-                    " FROM {schema}.sync_items WHERE state = 'dead'"
-                    " ORDER BY position, seq LIMIT %s"
-                ),
-                (limit,),
-            )
+            await cur.execute(self._q(query + " ORDER BY position, seq LIMIT %s"), (*params, limit))
             return [
                 DeadLetter(
                     r[0],
@@ -191,16 +217,16 @@ class PostgresSyncStore:
 
         return await self._run(work)
 
-    async def retry_dead(self, item_ids: Sequence[str] | None = None) -> int:
+    async def retry_dead(
+        self, item_ids: Sequence[str] | None = None, *, tenant: str | None = None
+    ) -> int:
+        ids = None if item_ids is None else list(item_ids)
+        query, params = _RETRY, list[object]([ids, ids])
+        if tenant is not None:
+            query, params = query + _IN_TENANT, [ids, ids, tenant]
+
         async def work(cur: Cursor) -> int:
-            await cur.execute(
-                self._q(
-                    "UPDATE {schema}.sync_items SET state = 'pending', attempts = 0,"
-                    " error_type = NULL, available_at = now()"
-                    " WHERE state = 'dead' AND (%s::text[] IS NULL OR item_id = ANY(%s::text[]))"
-                ),
-                (None if item_ids is None else list(item_ids),) * 2,
-            )
+            await cur.execute(self._q(query), params)
             return cur.rowcount
 
         return await self._run(work)
@@ -214,14 +240,6 @@ class PostgresSyncStore:
             return 0 if row is None else int(row[0])
 
         return await self._run(work)
-
-
-def _row(i: SyncItem) -> tuple[object, ...]:
-    return (i.item_id, i.position, _seq(i), i.subject_id, i.kind.value, list(i.targets))
-
-
-def _seq(item: SyncItem) -> int:
-    return int(item.item_id.rsplit(".", 1)[1])
 
 
 def _uuid(value: object) -> UUID:

@@ -28,42 +28,40 @@ SYNCED_TOPICS: tuple[str, ...] = (
 )
 
 
-def _item(position: int, n: int, subject: UUID, kind: SyncKind, *targets: str) -> SyncItem:
-    return SyncItem(f"{position}.{n}", position, subject, kind, tuple(targets))
-
-
-def plan(position: int, event: LedgerEvent) -> list[SyncItem]:
-    """The items of one event, in the order they must be applied."""
+def plan(position: int, event: LedgerEvent, tenant: str) -> list[SyncItem]:
+    """The items of one event of a subject of `tenant`, in the order they must be applied."""
     subject = event.originator_id
     if not isinstance(subject, UUID):
         return []
+
+    def item(n: int, kind: SyncKind, *targets: str) -> SyncItem:
+        return SyncItem(f"{position}.{n}", position, subject, kind, targets, tenant=tenant)
+
     match event:
         case SessionRecorded():
             items = [
-                _item(
-                    position,
+                item(
                     0,
-                    subject,
                     SyncKind.TRANSCRIPT,
                     transcript_document_id(subject, event.session_id),
                 )
             ]
             if event.summary:
                 record = summary_record_id(subject, event.session_id)
-                items.append(_item(position, 1, subject, SyncKind.SUMMARY, record))
+                items.append(item(1, SyncKind.SUMMARY, record))
             return items
         case ChangeProposed():
             record = proposal_record_id(event.change_id)
-            return [_item(position, 0, subject, SyncKind.PROPOSAL, record)]
+            return [item(0, SyncKind.PROPOSAL, record)]
         case ChangeConfirmed():
             record = profile_record_id(event.profile_version)
-            return [_item(position, 0, subject, SyncKind.PROFILE_VERSION, record)]
+            return [item(0, SyncKind.PROFILE_VERSION, record)]
         case FactForgotten():
             items = []
             if event.profile_version is not None:
                 record = profile_record_id(event.profile_version)
-                items.append(_item(position, 0, subject, SyncKind.PROFILE_VERSION, record))
+                items.append(item(0, SyncKind.PROFILE_VERSION, record))
             target = f"field:{event.field}" if event.field else f"memory:{event.memory_id}"
-            items.append(_item(position, 1, subject, SyncKind.FORGET, target))
+            items.append(item(1, SyncKind.FORGET, target))
             return items
     return []

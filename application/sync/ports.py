@@ -30,6 +30,9 @@ class SyncStore(Protocol):
     - `complete` removes an item; `fail` counts an attempt and makes the item claimable again
       after `retry_in_s`, or moves it to the dead letters when `retry_in_s` is None.
     - Dead letters never block later items; `retry_dead` makes them pending again.
+    - `dead_letters` and `retry_dead` act on one tenant's items when given `tenant` (the
+      operator's tools pass None: every tenant). Dead letters come in item order; `after`
+      (an item id) resumes a listing after the last item of the previous page.
     """
 
     async def position(self) -> int: ...
@@ -42,16 +45,23 @@ class SyncStore(Protocol):
 
     async def fail(self, item_id: str, *, error_type: str, retry_in_s: float | None) -> None: ...
 
-    async def dead_letters(self, *, limit: int = 100) -> list[DeadLetter]: ...
+    async def dead_letters(
+        self, *, tenant: str | None = None, after: str | None = None, limit: int = 100
+    ) -> list[DeadLetter]: ...
 
-    async def retry_dead(self, item_ids: Sequence[str] | None = None) -> int: ...
+    async def retry_dead(
+        self, item_ids: Sequence[str] | None = None, *, tenant: str | None = None
+    ) -> int: ...
 
     async def pending_count(self) -> int: ...
 
 
 class EventFeed(Protocol):
-    """The ledger's events in commit order, by notification position (ids may have gaps)."""
+    """The ledger's events in commit order, by notification position (ids may have gaps), and
+    the tenant each subject belongs to (fixed at registration)."""
 
     async def read(self, *, after: int, limit: int) -> list[tuple[int, LedgerEvent]]: ...
 
     async def get(self, position: int) -> LedgerEvent: ...
+
+    async def tenant_of(self, subject_id: UUID) -> str: ...

@@ -7,7 +7,7 @@ said and need no erasure of their own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from uuid import UUID
 
@@ -34,6 +34,7 @@ class SyncItem:
     - `item_id` is `<position>.<n>`: deterministic, so feeding the same event twice adds nothing.
     - `targets` are the backend ids the item writes or forgets (document, record or memory
       ids, or `field:<name>`), for dead-letter listings.
+    - `tenant` is the subject's, so a tenant's dead letters are found without the ledger.
     """
 
     item_id: str
@@ -42,6 +43,13 @@ class SyncItem:
     kind: SyncKind
     targets: tuple[str, ...]
     attempts: int = 0
+    tenant: str = field(kw_only=True)
+
+
+def item_order(item_id: str) -> tuple[int, int]:
+    """Where an item sorts: its event's position, then its place among the event's items."""
+    position, n = item_id.split(".", 1)
+    return int(position), int(n)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,15 +41,26 @@ async def ok(response: httpx.Response, status: int = 200) -> Any:
     return response.json()
 
 
-async def dead_letter(ports: ApiPorts, subject_id: UUID, position: int) -> str:
+async def dead_letters(
+    ports: ApiPorts, subject_id: UUID, first: int, *, tenant: str = "t1", count: int = 1
+) -> list[str]:
+    """`count` dead items of one subject, at positions `first`, `first + 1`, ..."""
     store = ports.sync_store
     assert store is not None
-    item = SyncItem(f"{position}.0", position, subject_id, SyncKind.TRANSCRIPT, ("doc-1",))
-    assert await store.enqueue([item], after=await store.position(), upto=position)
-    claimed = await store.claim("w", limit=10, lease_s=60)
-    assert [c.item_id for c in claimed] == [item.item_id]
-    await store.fail(item.item_id, error_type="MemoryUnavailableError", retry_in_s=None)
-    return item.item_id
+    items = [
+        SyncItem(f"{p}.0", p, subject_id, SyncKind.TRANSCRIPT, ("doc-1",), tenant=tenant)
+        for p in range(first, first + count)
+    ]
+    assert await store.enqueue(items, after=await store.position(), upto=first + count - 1)
+    for item in items:  # one subject's items are claimable one at a time, in order
+        claimed = await store.claim("w", limit=10, lease_s=60)
+        assert [c.item_id for c in claimed] == [item.item_id]
+        await store.fail(item.item_id, error_type="MemoryUnavailableError", retry_in_s=None)
+    return [item.item_id for item in items]
+
+
+async def dead_letter(ports: ApiPorts, subject_id: UUID, position: int, tenant: str) -> str:
+    return (await dead_letters(ports, subject_id, position, tenant=tenant))[0]
 
 
 async def test_dead_letters_are_listed_and_retried_per_tenant(
@@ -59,8 +70,8 @@ async def test_dead_letters_are_listed_and_retried_per_tenant(
     ours = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
     other_service = bearer(token(Role.SERVICE, tenant="t2"))
     theirs = await ok(await http.post("/v1/subjects", json=body, headers=other_service), 201)
-    mine = await dead_letter(ports, UUID(ours["subject_id"]), 1)
-    await dead_letter(ports, UUID(theirs["subject_id"]), 2)
+    mine = await dead_letter(ports, UUID(ours["subject_id"]), 1, "t1")
+    await dead_letter(ports, UUID(theirs["subject_id"]), 2, "t2")
 
     listed = await ok(await http.get("/v1/dead-letters", headers=ADMIN))
     assert [d["item_id"] for d in listed["items"]] == [mine]
@@ -79,6 +90,28 @@ async def test_dead_letters_are_listed_and_retried_per_tenant(
     }
     metrics = (await http.get("/metrics")).text
     assert "factledger_sync_dead_letters 0.0" in metrics
+
+
+async def test_a_tenant_pages_through_its_dead_letters_behind_another_tenants_thousands(
+    http: httpx.AsyncClient, ports: ApiPorts
+) -> None:
+    body = {"kind": "lead", "external_ref": "crm-1"}
+    other_service = bearer(token(Role.SERVICE, tenant="t2"))
+    theirs = await ok(await http.post("/v1/subjects", json=body, headers=other_service), 201)
+    ours = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
+    await dead_letters(ports, UUID(theirs["subject_id"]), 1, tenant="t2", count=1200)
+    mine = await dead_letters(ports, UUID(ours["subject_id"]), 1201, count=3)
+
+    first = await ok(await http.get("/v1/dead-letters", params={"limit": 2}, headers=ADMIN))
+    assert [d["item_id"] for d in first["items"]] == mine[:2]
+    after = {"limit": 2, "after": first["next"]}
+    second = await ok(await http.get("/v1/dead-letters", params=after, headers=ADMIN))
+    assert [d["item_id"] for d in second["items"]] == mine[2:]
+    assert second["next"] is None
+    assert await ok(await http.post("/v1/dead-letters/retry", headers=ADMIN)) == {"retried": 3}
+    assert (await ok(await http.get("/v1/dead-letters", headers=FOREIGN_ADMIN)))["next"] == (
+        "100.0"
+    )
 
 
 async def test_subjects_are_looked_up_by_reference_within_the_tenant(

@@ -8,7 +8,9 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -26,11 +28,13 @@ from factledger.application.memory.types import (
 )
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ids import namespace_for
+from factledger.application.sync.types import SyncItem, SyncKind
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.transcript import Message
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.stalling_backend import Fault, StallingBackend
 from factledger.testing.story.drivers import run_story
+from factledger.testing.story.script import TENANT
 
 pytestmark = pytest.mark.integration
 
@@ -140,12 +144,41 @@ async def test_dead_letters_are_listed_and_retried(rig: PgRig) -> None:
     dead = await rig.store.dead_letters()
     assert len(dead) == len(story.changes)  # every proposal
     assert {(d.attempts, d.error_type) for d in dead} == {(3, "MemoryUnavailableError")}
+    assert await rig.store.dead_letters(tenant=TENANT) == dead  # fed with the subject's tenant
+    assert await rig.store.dead_letters(tenant=f"not-{TENANT}") == []
     rig.backend.failing_kind = None
     assert await rig.store.retry_dead([dead[0].item_id]) == 1
     assert (await worker.process()).done == 1
     assert await rig.store.retry_dead() == len(dead) - 1
     assert (await worker.process()).done == len(dead) - 1
     assert await rig.store.dead_letters() == []
+
+
+async def test_dead_letters_are_filtered_and_paged_by_tenant_in_the_query(rig: PgRig) -> None:
+    store = rig.store
+    theirs = [
+        SyncItem(f"{p}.0", p, uuid.uuid4(), SyncKind.PROPOSAL, ("r",), tenant="t2")
+        for p in range(1, 1201)
+    ]
+    subject = uuid.uuid4()
+    mine = [
+        SyncItem(f"{p}.0", p, subject, SyncKind.PROPOSAL, ("r",), tenant="t1")
+        for p in range(1201, 1204)
+    ]
+    assert await store.enqueue([*theirs, *mine], after=0, upto=1203)
+    while claimed := await store.claim("w", limit=2000, lease_s=60):
+        for item in claimed:
+            await store.fail(item.item_id, error_type="MemoryUnavailableError", retry_in_s=None)
+
+    first = await store.dead_letters(tenant="t1", limit=2)
+    assert [d.item_id for d in first] == ["1201.0", "1202.0"]
+    second = await store.dead_letters(tenant="t1", after=first[-1].item_id, limit=2)
+    assert [d.item_id for d in second] == ["1203.0"]
+    assert len(await store.dead_letters(limit=2000)) == 1203
+    assert await store.retry_dead(["1.0"], tenant="t1") == 0
+    assert await store.retry_dead(tenant="t1") == 3
+    assert await store.dead_letters(tenant="t1") == []
+    assert len(await store.dead_letters(tenant="t2", after="1100.0", limit=500)) == 100
 
 
 async def test_a_killed_worker_resumes_without_loss_or_duplicates(rig: PgRig) -> None:
@@ -163,3 +196,28 @@ async def test_a_killed_worker_resumes_without_loss_or_duplicates(rig: PgRig) ->
     assert set(rig.backend.writes.values()) == {1}
     # three sessions (transcript and summary each), five proposals, four profile versions
     assert len(rig.backend.writes) == 15
+
+
+async def test_a_queue_made_before_items_had_tenants_gains_the_column(
+    postgres: PostgresLocation,
+) -> None:
+    schema = f"sync_{uuid.uuid4().hex[:10]}"
+    ensure_schema(postgres, schema)
+    with psycopg.connect(postgres.conninfo, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL(
+                "CREATE TABLE {}.sync_items (item_id text PRIMARY KEY, position bigint NOT NULL,"
+                " seq integer NOT NULL, subject_id uuid NOT NULL, kind text NOT NULL,"
+                " targets text[] NOT NULL, attempts integer NOT NULL DEFAULT 0,"
+                " state text NOT NULL DEFAULT 'pending',"
+                " available_at timestamptz NOT NULL DEFAULT now(), leased_by text,"
+                " leased_until timestamptz, error_type text)"
+            ).format(sql.Identifier(schema))
+        )
+    store = await PostgresSyncStore.connect(postgres.conninfo, schema=schema)
+    try:
+        item = SyncItem("1.0", 1, uuid.uuid4(), SyncKind.PROPOSAL, ("r",), tenant="t1")
+        assert await store.enqueue([item], after=0, upto=1)
+        assert await store.claim("w", limit=1, lease_s=60) == [item]
+    finally:
+        await store.close()
