@@ -266,7 +266,14 @@ def test_a_stale_version_of_another_field_is_no_conflict(
     with_supplier: tuple[Subject, Proposal],
 ) -> None:
     subject, _ = with_supplier
-    subject.propose(proposal("city", TextValue("Lyon"), origin=Origin.INFERRED), OPEN_SCHEMA, at=T0)
+    assert subject.profile_version == 1  # the supplier's version, not the city's
+    subject.collect_events()
+    city = proposal("city", TextValue("Lyon"), origin=Origin.INFERRED, based_on=0)
+    subject.propose(city, OPEN_SCHEMA, at=T0)
+    assert new_events(subject) == [ChangeProposed]
+    approve(subject, city)
+    assert subject.fields["city"].value == TextValue("Lyon")
+    assert subject.profile_version == 2
 
 
 def test_confirming_a_change_overtaken_by_another_is_a_conflict(subject: Subject) -> None:
