@@ -6,7 +6,6 @@ replay rebuilds the same subject. Times are passed in (`at`), never read from a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -286,16 +285,3 @@ class Subject(Aggregate):
         """Called by event mutators: keeps a bounded window of applied command ids."""
         if command_id is not None:
             self.seen_commands = [*self.seen_commands, command_id][-SEEN_COMMANDS_WINDOW:]
-
-
-@dataclass(frozen=True, slots=True)
-class SubjectKey:
-    """The natural key a subject is registered under."""
-
-    tenant: str
-    kind: str
-    external_ref: str
-
-    @property
-    def subject_id(self) -> UUID:
-        return subject_id_for(self.tenant, self.kind, self.external_ref)

@@ -19,8 +19,6 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.ports import Clock
 from factledger.domain.values import ProfileSchema
 
-STORES = ("popo", "sqlite", "postgres")
-
 
 @dataclass
 class LedgerStore:

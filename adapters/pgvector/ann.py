@@ -1,7 +1,7 @@
 """Approximate indexes for large namespaces: one partial HNSW index per namespace (ADR 0006).
 
-- Exact search through the `(namespace, ...)` btree is the default: perfect recall and ~1 ms
-  up to a few thousand facts. Its cost grows linearly (26-40 ms p50 at 10,000 facts).
+- Exact search through the `(namespace, ...)` btree is the default: perfect recall, and fast
+  up to a few thousand facts; its cost grows linearly with the namespace (docs/benchmarks.md).
 - `maintain_ann_indexes` (an operator call, run as the owner) gives each namespace past
   `min_facts` (default 5,000) its own
   `CREATE INDEX CONCURRENTLY ... USING hnsw ... WHERE namespace = '<ns>'`.
@@ -26,7 +26,8 @@ from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.application.memory.rules import validate_namespace
 
 log = structlog.get_logger(__name__)
-DEFAULT_MIN_FACTS = 5_000  # exact search costs ~10-20 ms there (ADR 0006, docs/benchmarks.md)
+# Where exact search starts to cost more than an index is worth (ADR 0006, docs/benchmarks.md).
+DEFAULT_MIN_FACTS = 5_000
 INDEX_PREFIX = "memories_ann_"
 
 

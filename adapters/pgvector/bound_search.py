@@ -1,17 +1,17 @@
 """A search in one round trip: a `SECURITY INVOKER` function binds the namespace and runs the
 ranked query in the same statement (migration 5, ADR 0006 addendum).
 
-- Before: BEGIN, `set_config('app.namespace', ns, true)`, the query (hybrid: four), COMMIT.
-  Now: one `SELECT * FROM bound_search(...)` on an autocommit connection. Its implicit
-  transaction scopes the transaction-local setting, which PostgreSQL undoes when the statement
-  ends, so a connection goes back to the pool bound to nothing.
-- Isolation is unchanged: the function runs as its caller (the application role), so the
-  row-level security policies apply to the statement it runs exactly as before. It grants
-  nothing: the role could send the same statement itself.
+- One `SELECT * FROM bound_search(...)` on an autocommit connection, instead of BEGIN,
+  `set_config('app.namespace', ns, true)`, the query (hybrid: four) and COMMIT. The
+  statement's implicit transaction scopes the transaction-local setting, which PostgreSQL
+  undoes when the statement ends, so a connection goes back to the pool bound to nothing.
+- Isolation is the same as with the explicit transaction: the function runs as its caller
+  (the application role), so the row-level security policies apply to the statement it runs.
+  It grants nothing: the role could send the same statement itself.
 - The client still composes the SQL (`pgvector_search.py`); every value travels as a bound
   argument (`$1` the query vector, `$2[i]` the others as text, cast back to their type), never
   as SQL text. `EXECUTE ... USING` plans each call with its values known, so the exact scan of
-  one namespace and the partial HNSW index of a large one are chosen as before
+  one namespace and the partial HNSW index of a large one are chosen as for a plain query
   (`bound_explain` shows the plan of the very statement a search runs).
 """
 

@@ -22,7 +22,7 @@ from factledger.application.errors import (
     MemoryTimeoutError,
     MemoryUnavailableError,
 )
-from factledger.application.memory.types import NAMESPACE_PATTERN, Namespace
+from factledger.application.memory.types import Namespace
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -38,11 +38,6 @@ class _VectorDumper(Dumper):
         return struct.pack(">HH", array.shape[0], 0) + array.tobytes()
 
 
-def vector_text(vector: Any) -> str:
-    """pgvector's text form, for COPY in text format."""
-    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
-
-
 async def register_vector(conn: psycopg.AsyncConnection[Any]) -> None:
     """Teaches a connection to send numpy arrays as `vector` values (use `%b` placeholders)."""
     info = await TypeInfo.fetch(conn, "vector")
@@ -52,12 +47,6 @@ async def register_vector(conn: psycopg.AsyncConnection[Any]) -> None:
     info.register(conn)  # lets binary COPY name the type in `set_types`
     dumper = type("VectorDumper", (_VectorDumper,), {"oid": info.oid})
     conn.adapters.register_dumper(np.ndarray, dumper)
-
-
-def check_namespace(value: str) -> Namespace:
-    if not NAMESPACE_PATTERN.fullmatch(value):
-        raise InvalidMemoryInputError("namespace", "must match ^[A-Za-z0-9_:-]{1,100}$")
-    return Namespace(value)
 
 
 @contextmanager

@@ -25,7 +25,7 @@ _SCHEMA = (
         session_id text NOT NULL REFERENCES {schema}.short_term_sessions ON DELETE CASCADE,
         idx integer NOT NULL, role text NOT NULL, text text NOT NULL, at timestamptz,
         PRIMARY KEY (session_id, idx))""",
-    # Added after the first release: message ids make a retried append a no-op.
+    # Message ids make a retried append a no-op; tables made without them gain the column.
     "ALTER TABLE {schema}.short_term_messages ADD COLUMN IF NOT EXISTS message_id text",
     """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_ids
         ON {schema}.short_term_messages (session_id, message_id)""",

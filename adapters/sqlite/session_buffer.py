@@ -34,7 +34,7 @@ _SCHEMA = (
         session_id TEXT NOT NULL, idx INTEGER NOT NULL, role TEXT NOT NULL, text TEXT NOT NULL,
         at TEXT, PRIMARY KEY (session_id, idx))""",
 )
-# Added after the first release: message ids make a retried append a no-op.
+# Message ids make a retried append a no-op; tables made without them gain the column.
 _MESSAGE_ID_INDEX = """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_ids
     ON short_term_messages (session_id, message_id)"""
 _SESSION_COLUMNS = "session_id, subject_id, channel, started_at, message_count, withheld"

@@ -140,7 +140,7 @@ class CommandResult:
 
     - `applied` is False for a retry or duplicate that changed nothing.
     - `position` is the notification id of the last event written (None when nothing was):
-      pass it to `Projections.wait_for` / `Follower.catch_up` for read-your-writes.
+      catch the projections up to it (`Follower.catch_up`) for read-your-writes.
     """
 
     subject_id: UUID

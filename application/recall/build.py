@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from factledger.application.memory.types import RelationKind, SearchHit
@@ -157,7 +157,3 @@ def evidence_session_ids(
 ) -> list[str]:
     ids = [e.evidence_session for e in profile] + [p.evidence_session for p in proposals]
     return list(dict.fromkeys(i for i in ids if i))
-
-
-def merge_sessions(target: dict[str, SessionDigest], found: Mapping[str, SessionDigest]) -> None:
-    target.update(found)

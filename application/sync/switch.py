@@ -42,11 +42,6 @@ class MemorySwitch:
         }
         object.__setattr__(self, "_uniform", states.pop() if len(states) == 1 else None)
 
-    @property
-    def all_off(self) -> bool:
-        """Memory is off for the whole deployment: the backend gets no writes at all."""
-        return self._uniform is False
-
     async def allows(self, subject_id: UUID, kind: SyncKind) -> bool:
         if kind in REMOVALS:
             return True

@@ -104,12 +104,12 @@ async def test_a_tenant_pages_through_its_dead_letters_behind_another_tenants_th
 
     first = await ok(await http.get("/v1/dead-letters", params={"limit": 2}, headers=ADMIN))
     assert [d["item_id"] for d in first["items"]] == mine[:2]
-    after = {"limit": 2, "after": first["next"]}
+    after = {"limit": 2, "after": first["next_after"]}
     second = await ok(await http.get("/v1/dead-letters", params=after, headers=ADMIN))
     assert [d["item_id"] for d in second["items"]] == mine[2:]
-    assert second["next"] is None
+    assert second["next_after"] is None
     assert await ok(await http.post("/v1/dead-letters/retry", headers=ADMIN)) == {"retried": 3}
-    assert (await ok(await http.get("/v1/dead-letters", headers=FOREIGN_ADMIN)))["next"] == (
+    assert (await ok(await http.get("/v1/dead-letters", headers=FOREIGN_ADMIN)))["next_after"] == (
         "100.0"
     )
 

@@ -37,8 +37,8 @@ REQUIRED_INPUTS = ("input_ids", "attention_mask")
 TOKEN_TYPES = "token_type_ids"  # noqa: S105 - an input name, not a secret
 OUTPUT = "last_hidden_state"
 # onnxruntime would fuse each residual Add + Add + LayerNormalization back into
-# SkipLayerNormalization, whose CPU kernel took 48 us against 15 us for the three nodes on a
-# 19-token query (about 0.4 ms of 5.5 per query over the 12 residual steps).
+# SkipLayerNormalization, whose CPU kernel is slower than the three nodes it replaces on short
+# queries (ADR 0004 has the measurement).
 SLOWER_FUSIONS = ("SkipLayerNormFusion",)
 
 

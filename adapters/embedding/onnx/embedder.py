@@ -47,7 +47,7 @@ def _verified_bytes(path: Path, expected: str | None) -> bytes:
 
 
 def _load(files: OnnxModelFiles, max_tokens: int, threads: int, int8_activations: bool) -> _Loaded:
-    # Loading costs ~0.5 s and ~100 MB: every embedder of a process shares one session.
+    # Loading is slow and the session large: every embedder of a process shares one.
     key = (files, max_tokens, threads, int8_activations)
     with _CACHE_LOCK:
         if key in _CACHE:

@@ -2,10 +2,11 @@
 
 The pinned MiniLM model stores its weights as int8 but dequantizes them (`Cast` then `Mul` by a
 scale) before every `MatMul`, so onnxruntime folds them back to float32 and multiplies in
-float. On a CPU without VNNI that costs ~6 ms per short query, 70% of it in `MatMul`. Rewiring
-each such `MatMul` to onnxruntime's `DynamicQuantizeMatMul` keeps the shipped weights and scales
-(nothing is re-quantized) and quantizes only the activations, per call; a query then takes
-~3 ms. docs/adr/0006 has the measurements, including the LoCoMo retrieval check.
+float. On a CPU without VNNI most of a query's time then goes to `MatMul`. Rewiring each such
+`MatMul` to onnxruntime's `DynamicQuantizeMatMul` keeps the shipped weights and scales (nothing
+is re-quantized) and quantizes only the activations, per call, which makes a query faster.
+docs/adr/0006 and docs/benchmarks.md have the measurements, including the LoCoMo retrieval
+check.
 
 The weights move from int8 to uint8 with a zero point of 128, the same values: with signed
 weights, onnxruntime's AVX2 kernel adds pairs of uint8 x int8 products into int16 and

@@ -142,7 +142,7 @@ class RuleExtractor:
         return cls(load_guidance(path))
 
     async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
-        # Pure CPU work (~0.5 ms a message): a long transcript goes to a thread so the event
+        # Pure CPU work that grows with the transcript: a long one goes to a thread so the event
         # loop keeps serving recalls meanwhile.
         if len(request.transcript) > _INLINE_MESSAGES:
             return await asyncio.to_thread(self.extract_now, request)

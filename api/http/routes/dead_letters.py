@@ -35,7 +35,7 @@ class DeadLetterOut(BaseModel):
 
 class DeadLetterList(BaseModel):
     items: list[DeadLetterOut]
-    next: str | None = Field(
+    next_after: str | None = Field(
         default=None, description="Pass as `after` for the next page; null on the last page."
     )
 
@@ -60,7 +60,7 @@ async def list_dead_letters(
     store: SyncStoreDep,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     after: Annotated[
-        str | None, Query(pattern=ITEM_ID, description="The `next` of the previous page.")
+        str | None, Query(pattern=ITEM_ID, description="The `next_after` of the previous page.")
     ] = None,
 ) -> DeadLetterList:
     letters = await store.dead_letters(tenant=principal.tenant, after=after, limit=limit)
@@ -77,7 +77,7 @@ async def list_dead_letters(
             )
             for d in letters
         ],
-        next=letters[-1].item_id if len(letters) == limit else None,
+        next_after=letters[-1].item_id if len(letters) == limit else None,
     )
 
 

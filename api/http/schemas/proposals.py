@@ -73,8 +73,3 @@ class DecisionOut(BaseModel):
     status: ChangeStatus
     profile_version: int
     applied: bool = Field(description="False when this was a retry that changed nothing.")
-
-
-class PendingPage(BaseModel):
-    items: list[ProposalOut]
-    next_after: str | None = Field(default=None, description="Pass as `after` for more.")
