@@ -93,17 +93,30 @@ class ChangeProposed(Aggregate.Event):
 
 
 class ChangeConfirmed(Aggregate.Event):
+    """A pending change confirmed by the subject or approved by staff.
+
+    Class version 2 adds `note`; the topic is unchanged and the library upcasts stored
+    version 1 events (no class_version in their state) with `upcast_v1_v2`.
+    """
+
     TOPIC = "factledger.subject.change_confirmed.v1"
+    class_version = 2
     change_id: UUID
-    field: str  # the change's field (it names the key that encrypts `evidence`)
+    field: str  # the change's field (it names the key that encrypts `evidence` and `note`)
     confirmed_by: JsonObject
     evidence: JsonObject | None  # the subject's confirming words; None for a staff approval
     profile_version: int
     command_id: str | None
+    note: str | None  # the reviewer's note on an approval; it may speak of the person
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, object]) -> None:
+        state["note"] = None
 
     def apply(self, aggregate: Subject) -> None:
         record = aggregate.changes[self.change_id]
         record.status = ChangeStatus.CONFIRMED
+        record.note = self.note
         proposal = record.proposal
         current = aggregate.fields.get(proposal.field)
         value = apply_operation(

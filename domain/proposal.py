@@ -84,6 +84,7 @@ class Decision:
     by: Actor
     evidence: Evidence | None = None
     command_id: str | None = None
+    note: str | None = None  # a reviewer's note on an approval
 
 
 @dataclass(slots=True)
@@ -93,6 +94,7 @@ class ChangeRecord:
     proposal: Proposal
     proposed_at: datetime
     status: ChangeStatus = ChangeStatus.PENDING
+    note: str | None = None  # the approval's note, once confirmed (None once its key is gone)
 
     @property
     def fingerprint(self) -> str:

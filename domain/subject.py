@@ -101,7 +101,7 @@ class Subject(Aggregate):
                 value = value.copy()
             clone.__dict__[name] = value
         clone.changes = {
-            cid: ChangeRecord(r.proposal, r.proposed_at, r.status)
+            cid: ChangeRecord(r.proposal, r.proposed_at, r.status, r.note)
             for cid, r in self.changes.items()
         }
         return clone
@@ -171,6 +171,7 @@ class Subject(Aggregate):
             evidence=None if confirmation.evidence is None else confirmation.evidence.to_payload(),
             profile_version=self.profile_version + 1,
             command_id=confirmation.command_id,
+            note=confirmation.note,
         )
 
     def reject(self, change_id: UUID, *, by: Decision, reason: str, at: datetime) -> None:

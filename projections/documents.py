@@ -106,6 +106,7 @@ def history_entry(doc: JsonObject) -> FieldHistoryEntry:
         rationale=_str(doc.get("rationale")),
         reason=_str(doc.get("reason")),
         forgotten=bool(doc.get("forgotten", False)) or doc.get("kind") == "forgotten",
+        note=_str(doc.get("note")),
     )
 
 

@@ -8,7 +8,7 @@ from factledger.domain.events import ChangeProposed, SessionRecorded
 from factledger.domain.values import JsonObject, JsonValue, from_payload, render
 
 FORGOTTEN = "[forgotten]"
-REDACTED_KEYS = ("value", "condition", "rationale")
+REDACTED_KEYS = ("value", "condition", "rationale", "note")
 
 
 def key_time(at: datetime) -> str:

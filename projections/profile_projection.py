@@ -142,7 +142,12 @@ class ProfileProjection:
             txn,
             sid,
             str(e.change_id),
-            {"status": "confirmed", "confirmed_by": e.confirmed_by, "decided_at": at},
+            {
+                "status": "confirmed",
+                "confirmed_by": e.confirmed_by,
+                "note": e.note,
+                "decided_at": at,
+            },
         )
         field = str(change["field"])
         profile = as_object(txn.get("profile", sid))
@@ -177,6 +182,7 @@ class ProfileProjection:
             "display": None if value is None else render(value),
             "confirmed_by": e.confirmed_by,
             "confirmation": e.evidence,
+            "note": e.note,
             "confirmed_at": at,
             "version": e.profile_version,
         }

@@ -9,7 +9,7 @@ still load, aggregates replay and projections rebuild, without the forgotten con
 | --- | --- | --- |
 | SessionRecorded | transcript, summary | subject |
 | ChangeProposed | value, condition, evidence, rationale | subject/field |
-| ChangeConfirmed | evidence (the subject's confirming words) | subject/field |
+| ChangeConfirmed | evidence (the subject's confirming words), note (a reviewer's) | subject/field |
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ CACHE_SIZE = 10_000
 ENCRYPTED_FIELDS: dict[type[object], tuple[str, ...]] = {
     SessionRecorded: ("transcript", "summary"),
     ChangeProposed: ("value", "condition", "evidence", "rationale"),
-    ChangeConfirmed: ("evidence",),
+    ChangeConfirmed: ("evidence", "note"),
 }
 
 

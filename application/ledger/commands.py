@@ -85,6 +85,7 @@ class ApproveChange:
     change_id: UUID
     reviewer_id: str
     command_id: str = default(default_factory=new_command_id)
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

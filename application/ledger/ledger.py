@@ -146,7 +146,9 @@ class Ledger(Application[UUID]):
         return self._run(cmd.tenant, cmd.subject_id, cmd.command_id, confirm)
 
     def approve_change(self, cmd: ApproveChange) -> CommandResult:
-        decision = Decision(by=Actor(ActorKind.STAFF, cmd.reviewer_id), command_id=cmd.command_id)
+        decision = Decision(
+            by=Actor(ActorKind.STAFF, cmd.reviewer_id), command_id=cmd.command_id, note=cmd.note
+        )
         return self._run(
             cmd.tenant,
             cmd.subject_id,

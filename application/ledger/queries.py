@@ -65,6 +65,7 @@ class FieldHistoryEntry:
     rationale: str | None
     reason: str | None  # why it was forgotten
     forgotten: bool = False
+    note: str | None = None  # the reviewer's note on the approval that set it
 
 
 @dataclass(frozen=True, slots=True)

@@ -213,3 +213,31 @@ async def test_a_stalled_backend_degrades_recall_and_is_counted(clock: ManualClo
         metrics = (await http.get("/metrics")).text
     assert 'factledger_recall_degraded_total{operation="recall",reason="timeout"} 1.0' in metrics
     assert "factledger_sync_lag_events" in metrics
+
+
+async def test_an_approval_note_is_answered_and_shown_in_the_history(
+    http: httpx.AsyncClient,
+) -> None:
+    body = {"kind": "lead", "external_ref": "crm-1"}
+    created = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
+    subject_id = created["subject_id"]
+    proposal = {
+        "field": "budget",
+        "value": {"type": "text", "value": "about 3k"},
+        "origin": "inferred",
+    }
+    proposed = await ok(
+        await http.post(f"/v1/subjects/{subject_id}/proposals", json=proposal, headers=SERVICE),
+        201,
+    )
+    url = f"/v1/subjects/{subject_id}/proposals/{proposed['change_id']}/approve"
+    decided = await ok(await http.post(url, json={"note": "matches the quote"}, headers=REVIEWER))
+    assert decided["note"] == "matches the quote"
+    history = await ok(
+        await http.get(
+            f"/v1/subjects/{subject_id}/profile/history",
+            params={"field": "budget"},
+            headers=REVIEWER,
+        )
+    )
+    assert [e["note"] for e in history["entries"]] == ["matches the quote"]

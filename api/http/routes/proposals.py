@@ -130,12 +130,14 @@ async def create(
 
 async def _decided(ledger: Ledger, tenant: str, subject_id: UUID, change_id: UUID) -> DecisionOut:
     subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+    change = subject.change(change_id)
     return DecisionOut(
         change_id=change_id,
         subject_id=subject_id,
-        status=subject.change(change_id).status,
+        status=change.status,
         profile_version=subject.profile_version,
         applied=True,
+        note=change.note,
     )
 
 
@@ -185,6 +187,7 @@ async def approve(
         change_id,
         reviewer_id=principal.id,
         command_id=idem.command_id or new_command_id(),
+        note=body.note,
     )
 
     async def run() -> DecisionOut:

@@ -95,6 +95,7 @@ class HistoryEntryOut(BaseModel):
     rationale: str | None
     reason: str | None
     forgotten: bool
+    note: str | None = Field(default=None, description="The reviewer's note on the approval.")
 
     @classmethod
     def of(cls, h: FieldHistoryEntry) -> HistoryEntryOut:
@@ -115,6 +116,7 @@ class HistoryEntryOut(BaseModel):
             rationale=h.rationale,
             reason=h.reason,
             forgotten=h.forgotten,
+            note=h.note,
         )
 
 

@@ -73,3 +73,4 @@ class DecisionOut(BaseModel):
     status: ChangeStatus
     profile_version: int
     applied: bool = Field(description="False when this was a retry that changed nothing.")
+    note: str | None = Field(default=None, description="The reviewer's note on an approval.")
