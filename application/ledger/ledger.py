@@ -14,7 +14,8 @@ so async callers wrap it in `asyncio.to_thread`):
   `approve_change` / `reject_change` (by a reviewer), `forget_field`,
   `forget_memory`, `erase_subject`. Domain rules raise `domain.errors.DomainError`
   subclasses; an unknown subject or one of another tenant raises `NotFoundError`; lasting
-  contention raises `ConcurrencyError`.
+  contention raises `ConcurrencyError`; an event store that cannot be reached raises
+  `EventStoreUnavailableError` (commands, reads and followers alike).
 - Reads: `subject(tenant, subject_id)` loads the aggregate (for checks and tests; hot paths
   read the projections), `subject_id_for(tenant, kind, external_ref)`.
 - Every event is also in the application's notification log, read in order by
@@ -33,7 +34,7 @@ from uuid import UUID
 
 import structlog
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError, Mapper
+from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper
 
 from factledger.application.clocks import SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError
@@ -49,6 +50,11 @@ from factledger.application.ledger.commands import (
     RecordSession,
     RegisterSubject,
     RejectChange,
+)
+from factledger.application.ledger.event_store_errors import (
+    UNREACHABLE,
+    reporting_unavailability,
+    unavailable,
 )
 from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger.records import proposal_of, session_record
@@ -85,6 +91,14 @@ class Ledger(Application[UUID]):
         # Set before the library builds the mapper, which needs it (ADR 0003).
         self.keys: KeyStore = keys or InMemoryKeyStore()
         super().__init__(env)
+
+    def construct_recorder(self) -> ApplicationRecorder:
+        # Opening the store creates its tables: a database it cannot reach fails here first.
+        try:
+            recorder = super().construct_recorder()
+        except UNREACHABLE as exc:
+            raise unavailable() from exc
+        return reporting_unavailability(recorder)
 
     def construct_mapper(self) -> Mapper[UUID]:
         return ShreddingMapper(
