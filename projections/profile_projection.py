@@ -182,7 +182,6 @@ class ProfileProjection:
             "display": None if value is None else render(value),
             "confirmed_by": e.confirmed_by,
             "confirmation": e.evidence,
-            "note": e.note,
             "confirmed_at": at,
             "version": e.profile_version,
         }
@@ -204,6 +203,9 @@ class ProfileProjection:
             f"{sid}:{position:012d}",
             {
                 **entry,
+                # The reviewer's note is for reviewers: the history carries it, the profile
+                # that agents read does not.
+                "note": e.note,
                 "field": field,
                 "kind": str(change["operation"]),
                 "at": at,

@@ -241,3 +241,13 @@ async def test_an_approval_note_is_answered_and_shown_in_the_history(
         )
     )
     assert [e["note"] for e in history["entries"]] == ["matches the quote"]
+    forget = {"field": "budget", "reason": "asked"}
+    await ok(await http.post(f"/v1/subjects/{subject_id}/forget", json=forget, headers=SERVICE))
+    history = await ok(
+        await http.get(
+            f"/v1/subjects/{subject_id}/profile/history",
+            params={"field": "budget"},
+            headers=REVIEWER,
+        )
+    )
+    assert "matches the quote" not in str(history)
