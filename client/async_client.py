@@ -157,9 +157,15 @@ class AsyncFactledgerClient:
         return await self.send(c.decide(subject, change_id, "confirm", body, idempotency_key))
 
     async def approve(
-        self, subject: Subject, change_id: UUID, *, idempotency_key: str | None = None
+        self,
+        subject: Subject,
+        change_id: UUID,
+        *,
+        note: str | None = None,
+        idempotency_key: str | None = None,
     ) -> m.Decision:
-        return await self.send(c.decide(subject, change_id, "approve", {}, idempotency_key))
+        body = {} if note is None else {"note": note}
+        return await self.send(c.decide(subject, change_id, "approve", body, idempotency_key))
 
     async def reject(
         self, subject: Subject, change_id: UUID, reason: str, *, idempotency_key: str | None = None
@@ -208,8 +214,8 @@ class AsyncFactledgerClient:
 
     # -- operations -------------------------------------------------------------------------
 
-    async def dead_letters(self, *, limit: int = 100) -> m.DeadLetters:
-        return await self.send(c.dead_letters(limit))
+    async def dead_letters(self, *, limit: int = 100, after: str | None = None) -> m.DeadLetters:
+        return await self.send(c.dead_letters(limit, after))
 
     async def retry_dead_letters(self, item_id: str | None = None) -> m.Retried:
         return await self.send(c.retry_dead_letters(item_id))

@@ -144,8 +144,9 @@ def events(subject: str | UUID, after: int, limit: int) -> Call[m.EventPage]:
     return Call("GET", f"{_s(subject)}/events", m.EventPage, params=params)
 
 
-def dead_letters(limit: int) -> Call[m.DeadLetters]:
-    return Call("GET", "/v1/dead-letters", m.DeadLetters, params={"limit": limit})
+def dead_letters(limit: int, after: str | None) -> Call[m.DeadLetters]:
+    params: dict[str, Any] = {"limit": limit} if after is None else {"limit": limit, "after": after}
+    return Call("GET", "/v1/dead-letters", m.DeadLetters, params=params)
 
 
 def retry_dead_letters(item_id: str | None) -> Call[m.Retried]:

@@ -153,6 +153,7 @@ class Decision(_Answer):
     status: str
     profile_version: int
     applied: bool
+    note: str | None = None
 
 
 class Forgotten(_Answer):
@@ -236,6 +237,7 @@ class HistoryEntry(_Answer):
     origin: str | None = None
     reason: str | None = None
     forgotten: bool = False
+    note: str | None = None
 
 
 class History(_Answer):
@@ -300,6 +302,7 @@ class DeadLetter(_Answer):
 
 class DeadLetters(_Answer):
     items: list[DeadLetter]
+    next_after: str | None = None
 
 
 class Retried(_Answer):

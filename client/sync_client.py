@@ -157,9 +157,15 @@ class FactledgerClient:
         return self.send(c.decide(subject, change_id, "confirm", body, idempotency_key))
 
     def approve(
-        self, subject: Subject, change_id: UUID, *, idempotency_key: str | None = None
+        self,
+        subject: Subject,
+        change_id: UUID,
+        *,
+        note: str | None = None,
+        idempotency_key: str | None = None,
     ) -> m.Decision:
-        return self.send(c.decide(subject, change_id, "approve", {}, idempotency_key))
+        body = {} if note is None else {"note": note}
+        return self.send(c.decide(subject, change_id, "approve", body, idempotency_key))
 
     def reject(
         self, subject: Subject, change_id: UUID, reason: str, *, idempotency_key: str | None = None
@@ -208,8 +214,8 @@ class FactledgerClient:
 
     # -- operations -------------------------------------------------------------------------
 
-    def dead_letters(self, *, limit: int = 100) -> m.DeadLetters:
-        return self.send(c.dead_letters(limit))
+    def dead_letters(self, *, limit: int = 100, after: str | None = None) -> m.DeadLetters:
+        return self.send(c.dead_letters(limit, after))
 
     def retry_dead_letters(self, item_id: str | None = None) -> m.Retried:
         return self.send(c.retry_dead_letters(item_id))

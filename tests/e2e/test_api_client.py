@@ -92,8 +92,12 @@ async def test_the_async_client_drives_a_session(
     assert (change.field, change.status) == ("supplier", "pending")
     assert change.value == text("Supplier A")
     async with client(asgi, token(Role.REVIEWER)) as reviewer:
-        decision = await reviewer.approve(change.subject_id, change.change_id)
-    assert (decision.status, decision.profile_version) == ("confirmed", 1)
+        decision = await reviewer.approve(change.subject_id, change.change_id, note="as quoted")
+    assert (decision.status, decision.profile_version, decision.note) == (
+        "confirmed",
+        1,
+        "as quoted",
+    )
     assert (await agent.get_subject()).profile_version == 1
 
 
