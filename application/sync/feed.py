@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 from uuid import UUID
 
@@ -109,11 +109,21 @@ class LedgerEventFeed:
 
     async def tenant_of(self, subject_id: UUID) -> str:
         """The subject's tenant, from its registration (the stream's first event)."""
-        if subject_id not in self._tenants:
+        return (await self.tenants_of([subject_id]))[subject_id]
 
-            def load() -> str:
-                subject = cast("Subject", self._ledger.repository.get(subject_id, version=1))
-                return subject.tenant
+    async def tenants_of(self, subject_ids: Iterable[UUID]) -> dict[UUID, str]:
+        """The tenants of several subjects; the ones not seen yet are read in one thread."""
+        wanted = set(subject_ids)
+        missing = wanted - self._tenants.keys()
+        if missing:
 
-            self._tenants[subject_id] = await asyncio.to_thread(load)
-        return self._tenants[subject_id]
+            def load() -> dict[UUID, str]:
+                return {
+                    subject_id: cast(
+                        "Subject", self._ledger.repository.get(subject_id, version=1)
+                    ).tenant
+                    for subject_id in missing
+                }
+
+            self._tenants.update(await asyncio.to_thread(load))
+        return {subject_id: self._tenants[subject_id] for subject_id in wanted}

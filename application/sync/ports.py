@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 from uuid import UUID
 
@@ -64,4 +64,4 @@ class EventFeed(Protocol):
 
     async def get(self, position: int) -> LedgerEvent: ...
 
-    async def tenant_of(self, subject_id: UUID) -> str: ...
+    async def tenants_of(self, subject_ids: Iterable[UUID]) -> dict[UUID, str]: ...

@@ -65,10 +65,12 @@ class SyncWorker:
             events = await self._ports.feed.read(after=after, limit=self._options.batch_size)
             if not events:
                 return added
-            items = []
-            for position, event in events:
-                tenant = await self._ports.feed.tenant_of(event.originator_id)
-                items += plan(position, event, tenant)
+            tenants = await self._ports.feed.tenants_of(e.originator_id for _, e in events)
+            items = [
+                item
+                for position, event in events
+                for item in plan(position, event, tenants[event.originator_id])
+            ]
             if await store.enqueue(items, after=after, upto=events[-1][0]):
                 added += len(items)
             # else another worker fed this batch first: read on from the new position
