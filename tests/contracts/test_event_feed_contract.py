@@ -203,6 +203,7 @@ async def test_profiles_read_back_as_of_each_version(ledger: Ledger, story: Stor
     assert profile["profile_version"] == supplier[-1].profile_version
     assert texts[0] != texts[1]
     assert await feed.tenant_of(story.subject_id) == TENANT
+    assert await feed.tenants_of([story.subject_id] * 2) == {story.subject_id: TENANT}
 
 
 async def test_a_forgotten_field_leaves_its_trace_and_no_value(

@@ -101,9 +101,14 @@ async def store(queue: Queue) -> SyncStore:
     return await queue.another()
 
 
-def item(position: int, n: int = 0, subject: uuid.UUID = SUBJECT_A) -> SyncItem:
+def item(position: int, n: int = 0, subject: uuid.UUID = SUBJECT_A, tenant: str = "t1") -> SyncItem:
     return SyncItem(
-        f"{position}.{n}", position, subject, SyncKind.PROFILE_VERSION, (f"profile.v{position}",)
+        f"{position}.{n}",
+        position,
+        subject,
+        SyncKind.PROFILE_VERSION,
+        (f"profile.v{position}",),
+        tenant=tenant,
     )
 
 
@@ -142,7 +147,12 @@ async def test_enqueueing_an_existing_item_id_adds_nothing(store: SyncStore) -> 
 
 async def test_items_read_back_as_enqueued(store: SyncStore) -> None:
     written = SyncItem(
-        "7.2", 7, SUBJECT_B, SyncKind.FORGET, ("field:supplier", "profile.v3", "change.9")
+        "7.2",
+        7,
+        SUBJECT_B,
+        SyncKind.FORGET,
+        ("field:supplier", "profile.v3", "change.9"),
+        tenant="t2",
     )
     await store.enqueue([written], after=0, upto=7)
     assert await claim_all(store) == [written]
@@ -249,6 +259,38 @@ async def test_retry_dead_makes_the_chosen_dead_letters_pending_again(store: Syn
     assert await store.retry_dead() == 0
     assert await store.dead_letters() == []
     assert ids(await claim_all(store)) == ["1.0", "3.0"]
+
+
+async def test_dead_letters_of_one_tenant_are_found_past_any_number_of_others(
+    store: SyncStore,
+) -> None:
+    others = [item(p, subject=uuid.UUID(int=p), tenant="t2") for p in range(1, 1201)]
+    mine = [item(p, subject=SUBJECT_A) for p in range(1201, 1204)]
+    assert await store.enqueue([*others, *mine], after=0, upto=1203)
+    while claimed := await store.claim("w1", limit=2000, lease_s=30.0):
+        for dying in claimed:
+            await store.fail(dying.item_id, error_type="Boom", retry_in_s=None)
+
+    first = await store.dead_letters(tenant="t1", limit=2)
+    assert [d.item_id for d in first] == ["1201.0", "1202.0"]
+    rest = await store.dead_letters(tenant="t1", after=first[-1].item_id, limit=2)
+    assert [d.item_id for d in rest] == ["1203.0"]
+    assert len(await store.dead_letters(limit=2000)) == 1203  # no tenant: every tenant's
+    assert len(await store.dead_letters(tenant="t2", after="1100.0", limit=500)) == 100
+
+
+async def test_retry_dead_of_one_tenant_leaves_the_others_dead(store: SyncStore) -> None:
+    await store.enqueue(
+        [item(1), item(2, subject=SUBJECT_B, tenant="t2"), item(3, subject=SUBJECT_C)],
+        after=0,
+        upto=3,
+    )
+    await claim_all(store)
+    for item_id in ("1.0", "2.0", "3.0"):
+        await store.fail(item_id, error_type="Boom", retry_in_s=None)
+    assert await store.retry_dead(["2.0"], tenant="t1") == 0
+    assert await store.retry_dead(tenant="t1") == 2
+    assert [d.item_id for d in await store.dead_letters()] == ["2.0"]
 
 
 async def test_concurrent_claims_never_hand_out_one_item_twice(queue: Queue) -> None:

@@ -154,33 +154,6 @@ async def test_dead_letters_are_listed_and_retried(rig: PgRig) -> None:
     assert await rig.store.dead_letters() == []
 
 
-async def test_dead_letters_are_filtered_and_paged_by_tenant_in_the_query(rig: PgRig) -> None:
-    store = rig.store
-    theirs = [
-        SyncItem(f"{p}.0", p, uuid.uuid4(), SyncKind.PROPOSAL, ("r",), tenant="t2")
-        for p in range(1, 1201)
-    ]
-    subject = uuid.uuid4()
-    mine = [
-        SyncItem(f"{p}.0", p, subject, SyncKind.PROPOSAL, ("r",), tenant="t1")
-        for p in range(1201, 1204)
-    ]
-    assert await store.enqueue([*theirs, *mine], after=0, upto=1203)
-    while claimed := await store.claim("w", limit=2000, lease_s=60):
-        for item in claimed:
-            await store.fail(item.item_id, error_type="MemoryUnavailableError", retry_in_s=None)
-
-    first = await store.dead_letters(tenant="t1", limit=2)
-    assert [d.item_id for d in first] == ["1201.0", "1202.0"]
-    second = await store.dead_letters(tenant="t1", after=first[-1].item_id, limit=2)
-    assert [d.item_id for d in second] == ["1203.0"]
-    assert len(await store.dead_letters(limit=2000)) == 1203
-    assert await store.retry_dead(["1.0"], tenant="t1") == 0
-    assert await store.retry_dead(tenant="t1") == 3
-    assert await store.dead_letters(tenant="t1") == []
-    assert len(await store.dead_letters(tenant="t2", after="1100.0", limit=500)) == 100
-
-
 async def test_a_killed_worker_resumes_without_loss_or_duplicates(rig: PgRig) -> None:
     run_story(rig.ledger, rig.clock, until="June")
     rig.backend.crash_on_write = 5
