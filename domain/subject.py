@@ -39,11 +39,14 @@ from factledger.domain.proposal import (
     check_evidence,
     check_rejection,
 )
+from factledger.domain.provenance import ChangeStatus, Operation
 from factledger.domain.sessions import SessionInfo, SessionRecord, check_session
 from factledger.domain.values import JsonObject, ListValue, ProfileSchema
 
 SUBJECT_NAMESPACE = uuid5(NAMESPACE_URL, "factledger:subject")
 SEEN_COMMANDS_WINDOW = 500  # enough to absorb client retries; older ids are long settled
+# Statuses of changes that set (or may yet set) their field; a rejected change never did.
+_SETS_FIELD = frozenset({ChangeStatus.CONFIRMED, ChangeStatus.PENDING})
 
 
 def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
@@ -159,7 +162,7 @@ class Subject(Aggregate):
         check_confirmation(record, confirmation, self.sessions)
         if record.based_on_version < self.field_changed_in.get(record.field, 0):
             raise StaleChangeError(f"field {record.field} changed since change {change_id}")
-        if record.operation.value == "unset" and record.field not in self.fields:
+        if record.operation is Operation.UNSET and record.field not in self.fields:
             raise FieldNotPresentError(f"field {record.field} on subject {self.id}")
         self._check_time(at)
         self.trigger_event(
@@ -197,7 +200,7 @@ class Subject(Aggregate):
         withdrawn = [
             str(c.change_id)
             for c in self.changes.values()
-            if c.field == field and c.status.value == "pending"
+            if c.field == field and c.status is ChangeStatus.PENDING
         ]
         self.trigger_event(
             self.FactForgotten,
@@ -217,8 +220,8 @@ class Subject(Aggregate):
         readable now, unreadable once the field's key is deleted (ADR 0003)."""
         said: set[tuple[str, int]] = set()
         for record in self.changes.values():
-            if record.field != field or record.status.value not in ("confirmed", "pending"):
-                continue  # a rejected change never set the field
+            if record.field != field or record.status not in _SETS_FIELD:
+                continue
             evidence = record.proposal.evidence
             if evidence is not None:
                 said.add((evidence.session_id, evidence.message_index))
@@ -270,12 +273,12 @@ class Subject(Aggregate):
             raise TimeWentBackwardsError(f"subject {self.id}: event dated before the last one")
 
     def _check_operation(self, proposal: Proposal, schema: ProfileSchema) -> None:
-        op = proposal.operation.value
-        if op == "set" and proposal.value is None:
+        op = proposal.operation
+        if op is Operation.SET and proposal.value is None:
             raise InvalidOperationError("set: needs a value")
-        if op == "unset" and proposal.value is not None:
+        if op is Operation.UNSET and proposal.value is not None:
             raise InvalidOperationError("unset: takes no value")
-        if op == "append":
+        if op is Operation.APPEND:
             if not isinstance(proposal.value, ListValue):
                 raise InvalidOperationError("append: needs a list value")
             current = self.fields.get(proposal.field)

@@ -156,22 +156,22 @@ def from_payload(payload: Mapping[str, JsonValue]) -> FieldValue:
     """Parses and validates a value payload; raises `InvalidValueError` naming the part."""
     raw = payload.get("value")
     match payload.get("type"):
-        case "text" if isinstance(raw, str):
+        case ValueType.TEXT if isinstance(raw, str):
             return TextValue(raw)
-        case "number":
+        case ValueType.NUMBER:
             return NumberValue(_decimal(raw, "number"))
-        case "money" if isinstance(payload.get("currency"), str):
+        case ValueType.MONEY if isinstance(payload.get("currency"), str):
             return MoneyValue(
                 _decimal(payload.get("amount"), "money.amount"), str(payload["currency"])
             )
-        case "date" if isinstance(raw, str):
+        case ValueType.DATE if isinstance(raw, str):
             try:
                 return DateValue(date.fromisoformat(raw))
             except ValueError as exc:
                 raise InvalidValueError("date: must be an ISO date") from exc
-        case "boolean" if isinstance(raw, bool):
+        case ValueType.BOOLEAN if isinstance(raw, bool):
             return BooleanValue(raw)
-        case "list" if isinstance(items := payload.get("items"), list):
+        case ValueType.LIST if isinstance(items := payload.get("items"), list):
             if not all(isinstance(item, str) for item in items):
                 raise InvalidValueError("list.item: must be text")
             return ListValue(tuple(str(item) for item in items))
