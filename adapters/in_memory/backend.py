@@ -24,22 +24,11 @@ from factledger.adapters.in_memory.store import (
     term_counts,
 )
 from factledger.application.errors import (
-    InvalidMemoryInputError,
     MemoryConflictError,
     MemoryNotFoundError,
 )
 from factledger.application.memory.chunking import split_chunks
 from factledger.application.memory.extraction import ExtractionRequest
-from factledger.application.memory.rules import (
-    validate_aware,
-    validate_id,
-    validate_ingest,
-    validate_json_body,
-    validate_limit,
-    validate_metadata,
-    validate_namespace,
-    validate_search_query,
-)
 from factledger.application.memory.types import (
     ALL_CAPABILITIES,
     BackendHealth,
@@ -59,7 +48,6 @@ from factledger.application.ports import Clock, Embedder, Extractor, Vectors
 from factledger.domain.transcript import Message
 
 log = structlog.get_logger(__name__)
-MAX_REASON_CHARS = 500
 
 
 class InMemoryMemoryBackend:
@@ -69,6 +57,7 @@ class InMemoryMemoryBackend:
     - Memory ids derive from (namespace, document id, fact key), so a replay is a no-op.
     - Batched ingests queue for one background task; `processing_status` shows progress.
     - Nothing survives the process: it is for development, demos and tests.
+    - Inputs are trusted: the composition root wraps it in `ValidatingMemoryBackend`.
     """
 
     name = "in_memory"
@@ -97,9 +86,9 @@ class InMemoryMemoryBackend:
         metadata: Metadata | None = None,
         mode: IngestMode = IngestMode.INSTANT,
     ) -> ProcessingStatus:
-        ns, meta = validate_ingest(namespace, document_id, transcript, occurred_at, metadata)
+        meta = dict(metadata or {})
         mode = IngestMode(mode)
-        space = self._space(ns)
+        space = self._space(namespace)
         existing = space.documents.get(document_id)
         if existing is not None and existing.status.state is not ProcessingState.FAILED:
             return existing.status
@@ -113,15 +102,13 @@ class InMemoryMemoryBackend:
         space.documents[document_id] = doc
         if mode is IngestMode.BATCHED:
             self._ensure_worker()
-            self._queue.put_nowait((ns, document_id))
+            self._queue.put_nowait((namespace, document_id))
             return doc.status
-        await self._process(ns, space, doc)
+        await self._process(namespace, space, doc)
         return doc.status
 
     async def processing_status(self, namespace: Namespace, document_id: str) -> ProcessingStatus:
-        ns = validate_namespace(namespace)
-        validate_id("document_id", document_id)
-        space = self._spaces.get(ns)
+        space = self._spaces.get(namespace)
         if space is None or document_id not in space.documents:
             raise MemoryNotFoundError(f"document {document_id}")
         return space.documents[document_id].status
@@ -188,13 +175,9 @@ class InMemoryMemoryBackend:
         body_json: str,
         metadata: Metadata | None = None,
     ) -> None:
-        ns = validate_namespace(namespace)
-        validate_id("record_id", record_id)
-        validate_id("kind", kind)
-        validate_json_body(body_json)
-        meta = validate_metadata(metadata)
+        meta = dict(metadata or {})
         record = StoredRecord(record_id=record_id, kind=kind, body_json=body_json, metadata=meta)
-        space = self._space(ns)
+        space = self._space(namespace)
         existing = space.records.get(record_id)
         if existing is not None:
             if existing != record:
@@ -217,18 +200,13 @@ class InMemoryMemoryBackend:
             space.records[record_id] = record
 
     async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
-        ns = validate_namespace(namespace)
-        validate_id("record_id", record_id)
-        space = self._spaces.get(ns)
+        space = self._spaces.get(namespace)
         if space is None or record_id not in space.records:
             raise MemoryNotFoundError(f"record {record_id}")
         return space.records[record_id]
 
     async def delete_records(self, namespace: Namespace, record_ids: Sequence[str]) -> ForgetResult:
-        ns = validate_namespace(namespace)
-        for record_id in record_ids:
-            validate_id("record_ids", record_id)
-        space = self._spaces.get(ns)
+        space = self._spaces.get(namespace)
         deleted: list[str] = []
         missing: list[str] = []
         if space is None:
@@ -244,9 +222,7 @@ class InMemoryMemoryBackend:
         return ForgetResult(forgotten=tuple(deleted), missing=tuple(missing))
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
-        ns = validate_namespace(namespace)
-        validate_search_query(query)
-        space = self._spaces.get(ns)
+        space = self._spaces.get(namespace)
         if space is None:
             return []
         vector = (await self._embedder.embed([query.text]))[0]
@@ -261,9 +237,7 @@ class InMemoryMemoryBackend:
         limit: int = 100,
         offset: int = 0,
     ) -> list[MemoryFact]:
-        ns = validate_namespace(namespace)
-        validate_limit(limit, offset)
-        space = self._spaces.get(ns)
+        space = self._spaces.get(namespace)
         if space is None:
             return []
         now = self._clock.now()
@@ -276,9 +250,7 @@ class InMemoryMemoryBackend:
         return [fact.to_memory(now) for fact in chosen[offset : offset + limit]]
 
     async def get_memory(self, namespace: Namespace, memory_id: str) -> MemoryFact:
-        ns = validate_namespace(namespace)
-        validate_id("memory_id", memory_id)
-        space = self._spaces.get(ns)
+        space = self._spaces.get(namespace)
         if space is None or memory_id not in space.facts:
             raise MemoryNotFoundError(f"memory {memory_id}")
         return space.facts[memory_id].to_memory(self._clock.now())
@@ -286,12 +258,7 @@ class InMemoryMemoryBackend:
     async def forget(
         self, namespace: Namespace, memory_ids: Sequence[str], *, reason: str
     ) -> ForgetResult:
-        ns = validate_namespace(namespace)
-        for memory_id in memory_ids:
-            validate_id("memory_ids", memory_id)
-        if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
-            raise InvalidMemoryInputError("reason", f"must be 1 to {MAX_REASON_CHARS} characters")
-        space = self._spaces.get(ns)
+        space = self._spaces.get(namespace)
         facts = space.facts if space is not None else {}
         forgotten: list[str] = []
         missing: list[str] = []
@@ -309,17 +276,13 @@ class InMemoryMemoryBackend:
         return ForgetResult(forgotten=tuple(forgotten), missing=tuple(missing))
 
     async def expire(self, namespace: Namespace, memory_id: str, *, at: datetime) -> None:
-        ns = validate_namespace(namespace)
-        validate_id("memory_id", memory_id)
-        validate_aware("at", at)
-        space = self._spaces.get(ns)
+        space = self._spaces.get(namespace)
         if space is None or memory_id not in space.facts:
             raise MemoryNotFoundError(f"memory {memory_id}")
         space.facts[memory_id].expires_at = at
 
     async def drop_namespace(self, namespace: Namespace) -> None:
-        ns = validate_namespace(namespace)
-        self._spaces.pop(ns, None)
+        self._spaces.pop(namespace, None)
         log.info("memory.namespace_dropped", backend=self.name)
 
     async def health(self) -> BackendHealth:

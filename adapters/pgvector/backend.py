@@ -40,20 +40,10 @@ from factledger.adapters.pgvector.search import (
     search_statement,
 )
 from factledger.application.errors import (
-    InvalidMemoryInputError,
     MemoryNotFoundError,
     MemoryUnavailableError,
 )
-from factledger.application.memory.rules import (
-    validate_aware,
-    validate_id,
-    validate_ingest,
-    validate_json_body,
-    validate_limit,
-    validate_metadata,
-    validate_namespace,
-    validate_search_query,
-)
+from factledger.application.memory.rules import validate_namespace, validate_search_query
 from factledger.application.memory.types import (
     ALL_CAPABILITIES,
     BackendHealth,
@@ -76,11 +66,13 @@ __all__ = ["PgvectorConfig", "PgvectorMemoryBackend"]
 
 log = structlog.get_logger(__name__)
 ANN_CACHE_SECONDS = 10.0  # how long a search trusts its knowledge of a namespace's ANN index
-MAX_REASON_CHARS = 500
 
 
 class PgvectorMemoryBackend:
-    """The self-hosted memory backend; build it with `await PgvectorMemoryBackend.open(...)`."""
+    """The self-hosted memory backend; build it with `await PgvectorMemoryBackend.open(...)`.
+
+    Port inputs are trusted: the composition root wraps it in `ValidatingMemoryBackend`.
+    """
 
     name = "pgvector"
     capabilities: frozenset[Capability] = ALL_CAPABILITIES
@@ -140,8 +132,7 @@ class PgvectorMemoryBackend:
         metadata: Metadata | None = None,
         mode: IngestMode = IngestMode.INSTANT,
     ) -> ProcessingStatus:
-        ns, checked = validate_ingest(namespace, document_id, transcript, occurred_at, metadata)
-        meta = metadata_json(checked)
+        meta = metadata_json(dict(metadata or {}))
         doc = ingest.DocumentRow(
             document_id,
             IngestMode(mode).value,
@@ -151,12 +142,12 @@ class PgvectorMemoryBackend:
         )
         if doc.mode == IngestMode.BATCHED.value:
             with port_errors("ingest"):
-                async with self.db.bound(ns) as conn:
+                async with self.db.bound(namespace) as conn:
                     existing = await ingest.claim_document(conn, doc, ProcessingState.QUEUED)
             self.worker.wake(start=self.config.start_worker)
             return existing or ProcessingStatus(document_id, ProcessingState.QUEUED)
         with port_errors("ingest"):
-            return await self._ingest_now(ns, doc, transcript)
+            return await self._ingest_now(namespace, doc, transcript)
 
     async def _ingest_now(
         self, ns: Namespace, doc: ingest.DocumentRow, transcript: Sequence[Message]
@@ -200,10 +191,8 @@ class PgvectorMemoryBackend:
         return ProcessingStatus(doc.document_id, ProcessingState.DONE, facts)
 
     async def processing_status(self, namespace: Namespace, document_id: str) -> ProcessingStatus:
-        ns = validate_namespace(namespace)
-        validate_id("document_id", document_id)
         with port_errors("status"):
-            async with self.db.bound(ns) as conn:
+            async with self.db.bound(namespace) as conn:
                 status = await ingest.read_status(conn, document_id)
         if status is None:
             raise MemoryNotFoundError(f"document {document_id}")
@@ -219,21 +208,17 @@ class PgvectorMemoryBackend:
         body_json: str,
         metadata: Metadata | None = None,
     ) -> None:
-        ns = validate_namespace(namespace)
-        validate_id("record_id", record_id)
-        validate_id("kind", kind)
-        validate_json_body(body_json)
-        meta = validate_metadata(metadata)
+        meta = dict(metadata or {})
         record = StoredRecord(record_id, kind, body_json, meta)
         with port_errors("put_record"):
-            async with self.db.bound(ns) as conn:
+            async with self.db.bound(namespace) as conn:
                 existing = await records.stored(conn, record_id)
             if existing is not None:
                 records.check_same(existing, record)
                 return
             chunks = records.record_chunks(body_json)
             vectors = await self._embedder.embed(chunks)
-            async with self.db.bound(ns) as conn:
+            async with self.db.bound(namespace) as conn:
                 if await records.insert(conn, record, metadata_json(meta), chunks, vectors):
                     return
                 existing = await records.stored(conn, record_id)  # a concurrent writer won
@@ -241,22 +226,17 @@ class PgvectorMemoryBackend:
                 records.check_same(existing, record)
 
     async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
-        ns = validate_namespace(namespace)
-        validate_id("record_id", record_id)
         with port_errors("get_record"):
-            async with self.db.bound(ns) as conn:
+            async with self.db.bound(namespace) as conn:
                 record = await records.stored(conn, record_id)
         if record is None:
             raise MemoryNotFoundError(f"record {record_id}")
         return record
 
     async def delete_records(self, namespace: Namespace, record_ids: Sequence[str]) -> ForgetResult:
-        ns = validate_namespace(namespace)
-        for record_id in record_ids:
-            validate_id("record_ids", record_id)
         wanted = list(dict.fromkeys(record_ids))
         with port_errors("delete_records"):
-            async with self.db.bound(ns) as conn:
+            async with self.db.bound(namespace) as conn:
                 found = await records.delete(conn, wanted) if wanted else set()
         log.info("pgvector.records_deleted", deleted=len(found))
         return ForgetResult(
@@ -267,13 +247,11 @@ class PgvectorMemoryBackend:
     # --- search ------------------------------------------------------------------------------
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
-        ns = validate_namespace(namespace)
-        validate_search_query(query)
         vector = (await self._embedder.embed([query.text]))[0]
         now = self._clock.now()
         # No log line per search: it is the hot path, and callers log and meter their calls.
         with port_errors("search"):
-            rows, lists = await self._bound_rows(ns, query, vector, now=now, explain=False)
+            rows, lists = await self._bound_rows(namespace, query, vector, now=now, explain=False)
         return rank_rows(lists, rows)
 
     async def explain_search(self, namespace: Namespace, query: SearchQuery) -> str:
@@ -316,10 +294,8 @@ class PgvectorMemoryBackend:
         limit: int = 100,
         offset: int = 0,
     ) -> list[MemoryFact]:
-        ns = validate_namespace(namespace)
-        validate_limit(limit, offset)
         with port_errors("list_memories"):
-            async with self.db.bound(ns) as conn:
+            async with self.db.bound(namespace) as conn:
                 return await memories.list_facts(
                     conn,
                     now=self._clock.now(),
@@ -330,10 +306,8 @@ class PgvectorMemoryBackend:
                 )
 
     async def get_memory(self, namespace: Namespace, memory_id: str) -> MemoryFact:
-        ns = validate_namespace(namespace)
-        validate_id("memory_id", memory_id)
         with port_errors("get_memory"):
-            async with self.db.bound(ns) as conn:
+            async with self.db.bound(namespace) as conn:
                 fact = await memories.get_fact(conn, memory_id, now=self._clock.now())
         if fact is None:
             raise MemoryNotFoundError(f"memory {memory_id}")
@@ -342,31 +316,22 @@ class PgvectorMemoryBackend:
     async def forget(
         self, namespace: Namespace, memory_ids: Sequence[str], *, reason: str
     ) -> ForgetResult:
-        ns = validate_namespace(namespace)
-        for memory_id in memory_ids:
-            validate_id("memory_ids", memory_id)
-        if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
-            raise InvalidMemoryInputError("reason", f"must be 1 to {MAX_REASON_CHARS} characters")
         with port_errors("forget"):
-            async with self.db.bound(ns) as conn:
+            async with self.db.bound(namespace) as conn:
                 result = await memories.forget(conn, memory_ids, reason=reason)
         log.info("pgvector.forgotten", forgotten=len(result.forgotten), missing=len(result.missing))
         return result
 
     async def expire(self, namespace: Namespace, memory_id: str, *, at: datetime) -> None:
-        ns = validate_namespace(namespace)
-        validate_id("memory_id", memory_id)
-        validate_aware("at", at)
         with port_errors("expire"):
-            async with self.db.bound(ns) as conn:
+            async with self.db.bound(namespace) as conn:
                 found = await memories.expire(conn, memory_id, at=at)
         if not found:
             raise MemoryNotFoundError(f"memory {memory_id}")
 
     async def drop_namespace(self, namespace: Namespace) -> None:
-        ns = validate_namespace(namespace)
         with port_errors("drop_namespace"):
-            async with self.db.bound(ns, lock=True) as conn:
+            async with self.db.bound(namespace, lock=True) as conn:
                 await memories.drop(conn)
         self._ann = None
         log.info("pgvector.namespace_dropped")

@@ -39,16 +39,7 @@ from factledger.application.errors import (
     MemoryTimeoutError,
     MemoryUnavailableError,
 )
-from factledger.application.memory.rules import (
-    validate_aware,
-    validate_id,
-    validate_ingest,
-    validate_json_body,
-    validate_limit,
-    validate_metadata,
-    validate_namespace,
-    validate_search_query,
-)
+from factledger.application.memory.rules import validate_namespace
 from factledger.application.memory.types import (
     BackendHealth,
     Capability,
@@ -66,7 +57,6 @@ from factledger.application.ports import Clock
 from factledger.domain.transcript import Message
 
 log = structlog.get_logger(__name__)
-MAX_REASON_CHARS = 500
 
 
 def _at(entry: Expiry | None) -> datetime | None:
@@ -79,7 +69,10 @@ class SystemClock:
 
 
 class SupermemoryMemoryBackend:
-    """The memory port over Supermemory v5; one namespace per subject, as the port asks."""
+    """The memory port over Supermemory v5; one namespace per subject, as the port asks.
+
+    Port inputs are trusted: the composition root wraps it in `ValidatingMemoryBackend`.
+    """
 
     name = "supermemory"
     # v5 memories carry no slot, no condition and no source message indexes: none declared.
@@ -130,9 +123,9 @@ class SupermemoryMemoryBackend:
         metadata: Metadata | None = None,
         mode: IngestMode = IngestMode.INSTANT,
     ) -> ProcessingStatus:
-        ns, meta = validate_ingest(namespace, document_id, transcript, occurred_at, metadata)
+        meta = dict(metadata or {})
         return await self._documents.send_transcript(
-            ns,
+            namespace,
             document_id,
             transcript,
             occurred_at=occurred_at,
@@ -142,10 +135,8 @@ class SupermemoryMemoryBackend:
         )
 
     async def processing_status(self, namespace: Namespace, document_id: str) -> ProcessingStatus:
-        ns = validate_namespace(namespace)
-        validate_id("document_id", document_id)
         doc_id = TRANSCRIPT_PREFIX + document_id
-        return await self._documents.status(ns, document_id, doc_id, self._deadline())
+        return await self._documents.status(namespace, document_id, doc_id, self._deadline())
 
     async def put_record(
         self,
@@ -155,25 +146,18 @@ class SupermemoryMemoryBackend:
         body_json: str,
         metadata: Metadata | None = None,
     ) -> None:
-        ns = validate_namespace(namespace)
-        validate_id("record_id", record_id)
-        validate_id("kind", kind)
-        validate_json_body(body_json)
-        meta = validate_metadata(metadata)
+        meta = dict(metadata or {})
         deadline = Deadline(self._ingest_timeout_s)
-        await self._documents.put_record(ns, record_id, kind, body_json, meta, deadline)
+        await self._documents.put_record(namespace, record_id, kind, body_json, meta, deadline)
 
     async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
-        ns = validate_namespace(namespace)
-        validate_id("record_id", record_id)
-        return await self._documents.get_record(ns, record_id, self._deadline())
+        return await self._documents.get_record(namespace, record_id, self._deadline())
 
     async def delete_records(self, namespace: Namespace, record_ids: Sequence[str]) -> ForgetResult:
-        ns = validate_namespace(namespace)
-        for record_id in record_ids:
-            validate_id("record_ids", record_id)
         wanted = list(dict.fromkeys(record_ids))
-        deleted, _missing = await self._documents.delete_records(ns, wanted, self._deadline())
+        deleted, _missing = await self._documents.delete_records(
+            namespace, wanted, self._deadline()
+        )
         log.info("memory.records_deleted", backend=self.name, deleted=len(deleted))
         return ForgetResult(
             forgotten=tuple(i for i in wanted if i in deleted),
@@ -183,15 +167,15 @@ class SupermemoryMemoryBackend:
     # ---------------------------------------------------------------------- search
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
-        ns = validate_namespace(namespace)
-        validate_search_query(query)
         deadline = self._deadline()
-        entries = await self._ledger.expiries(ns, deadline)
+        entries = await self._ledger.expiries(namespace, deadline)
         now = self._clock.now()
         if pending(entries, now):
-            self._apply_in_background(ns, pending(entries, now))
+            self._apply_in_background(namespace, pending(entries, now))
         expired = passed(entries, now)
-        return await run_search(self._client, self._policy, deadline, ns, query, expired=expired)
+        return await run_search(
+            self._client, self._policy, deadline, namespace, query, expired=expired
+        )
 
     # -------------------------------------------------------------------- memories
 
@@ -204,14 +188,12 @@ class SupermemoryMemoryBackend:
         limit: int = 100,
         offset: int = 0,
     ) -> list[MemoryFact]:
-        ns = validate_namespace(namespace)
-        validate_limit(limit, offset)
         deadline = self._deadline()
-        await self.apply_due_expiries(ns)
-        reasons = await self._ledger.reasons(ns, deadline) if include_forgotten else {}
-        entries = await self._ledger.expiries(ns, deadline)
+        await self.apply_due_expiries(namespace)
+        reasons = await self._ledger.reasons(namespace, deadline) if include_forgotten else {}
+        entries = await self._ledger.expiries(namespace, deadline)
         listed = await self._memories.listed(
-            ns,
+            namespace,
             include_superseded=include_superseded,
             include_forgotten=include_forgotten,
             limit=limit,
@@ -229,16 +211,14 @@ class SupermemoryMemoryBackend:
         ]
 
     async def get_memory(self, namespace: Namespace, memory_id: str) -> MemoryFact:
-        ns = validate_namespace(namespace)
-        validate_id("memory_id", memory_id)
         deadline = self._deadline()
-        entries = await self._ledger.expiries(ns, deadline)
+        entries = await self._ledger.expiries(namespace, deadline)
         if memory_id in pending(entries, self._clock.now()):
-            await self._apply_expiries(ns, {memory_id})
-        details = await self._memories.details(ns, memory_id, deadline)
+            await self._apply_expiries(namespace, {memory_id})
+        details = await self._memories.details(namespace, memory_id, deadline)
         reason = None
         if details.is_forgotten:
-            reason = (await self._ledger.reasons(ns, deadline, memory_id)).get(memory_id)
+            reason = (await self._ledger.reasons(namespace, deadline, memory_id)).get(memory_id)
         return memory_fact(
             details,
             relations=relations_of(details.included),
@@ -249,12 +229,9 @@ class SupermemoryMemoryBackend:
     async def forget(
         self, namespace: Namespace, memory_ids: Sequence[str], *, reason: str
     ) -> ForgetResult:
-        ns = validate_namespace(namespace)
-        for memory_id in memory_ids:
-            validate_id("memory_ids", memory_id)
-        if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
-            raise InvalidMemoryInputError("reason", f"must be 1 to {MAX_REASON_CHARS} characters")
-        return await self._forget(ns, list(dict.fromkeys(memory_ids)), reason, self._deadline())
+        return await self._forget(
+            namespace, list(dict.fromkeys(memory_ids)), reason, self._deadline()
+        )
 
     async def _forget(
         self, ns: str, ids: list[str], reason: str | None, deadline: Deadline
@@ -268,12 +245,9 @@ class SupermemoryMemoryBackend:
         return ForgetResult(forgotten=tuple(forgotten), missing=tuple(missing))
 
     async def expire(self, namespace: Namespace, memory_id: str, *, at: datetime) -> None:
-        ns = validate_namespace(namespace)
-        validate_id("memory_id", memory_id)
-        validate_aware("at", at)
         deadline = self._deadline()
-        await self._memories.details(ns, memory_id, deadline, related=False)
-        await self._ledger.set_expiry(ns, memory_id, at, deadline)
+        await self._memories.details(namespace, memory_id, deadline, related=False)
+        await self._ledger.set_expiry(namespace, memory_id, at, deadline)
 
     async def apply_due_expiries(self, namespace: Namespace) -> int:
         """Forgets every memory whose expiry has passed; returns how many. Safe to repeat."""
@@ -315,12 +289,11 @@ class SupermemoryMemoryBackend:
     # ------------------------------------------------------------------ namespaces
 
     async def drop_namespace(self, namespace: Namespace) -> None:
-        ns = validate_namespace(namespace)
-        self._ledger.drop(ns)
+        self._ledger.drop(namespace)
         with contextlib.suppress(MemoryNotFoundError):  # already gone: dropping is idempotent
             await call(
                 "namespaces.delete",
-                lambda t: self._client.namespaces.delete(ns, timeout=t),
+                lambda t: self._client.namespaces.delete(namespace, timeout=t),
                 self._policy,
                 self._deadline(),
             )

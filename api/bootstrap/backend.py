@@ -24,6 +24,7 @@ from factledger.api.settings import (
     Settings,
     SupermemoryBackendSettings,
 )
+from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.ports import Clock, Embedder, MemoryBackend
 
 
@@ -37,7 +38,8 @@ async def open_backend(
 ) -> MemoryBackend:
     """Opens the configured backend (self-hosted ones embed with `embedder` and extract with
     `settings.extractor`, whose LLM variant calls through `http`; without one, a client is
-    opened on `stack`); it is closed when `stack` closes."""
+    opened on `stack`); it is closed when `stack` closes. Every call's inputs are checked by
+    `ValidatingMemoryBackend` before they reach the adapter."""
     backend: MemoryBackend
     match settings.backend:
         case InMemoryBackendSettings():
@@ -72,7 +74,7 @@ async def open_backend(
                 clock=clock,
             )
     stack.push_async_callback(backend.close)
-    return backend
+    return ValidatingMemoryBackend(backend)
 
 
 async def _client(stack: AsyncExitStack) -> httpx.AsyncClient:

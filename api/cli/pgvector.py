@@ -22,6 +22,7 @@ from factledger.api.bootstrap.ledger import open_configured_backend
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import PgvectorBackendSettings, Settings, load_settings
 from factledger.application.clocks import SystemClock
+from factledger.application.memory.validating import inner_backend
 from factledger.application.ports import Embedder
 from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
 from factledger.bench.pgvector.data import Tier
@@ -125,7 +126,7 @@ def maintain(
 
 async def _maintain(settings: Settings, ann: AnnSettings) -> AnnReport:
     async with AsyncExitStack() as stack:
-        backend = await open_configured_backend(settings, SystemClock(), stack)
+        backend = inner_backend(await open_configured_backend(settings, SystemClock(), stack))
         assert isinstance(backend, PgvectorMemoryBackend)  # noqa: S101 - settings checked above
         return await backend.maintain_ann_indexes(ann)
 

@@ -24,6 +24,7 @@ from factledger.api.settings import (
     load_settings,
 )
 from factledger.application.clocks import SystemClock
+from factledger.application.memory.validating import inner_backend
 from factledger.application.ports import MemoryBackend
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncWorker
@@ -74,13 +75,14 @@ def ann_maintenance(
     s = settings.backend
     if not isinstance(s, PgvectorBackendSettings) or s.ann_maintenance_interval_s <= 0:
         return None
-    if not isinstance(backend, PgvectorMemoryBackend):
+    pgvector = inner_backend(backend)
+    if not isinstance(pgvector, PgvectorMemoryBackend):
         return None
     ann = AnnSettings(min_facts=s.ann_min_facts)
     return asyncio.create_task(
         run_every(
             s.ann_maintenance_interval_s,
-            lambda: backend.maintain_ann_indexes(ann),
+            lambda: pgvector.maintain_ann_indexes(ann),
             stop,
             task="pgvector.ann_maintenance",
         )

@@ -1,7 +1,7 @@
-"""Rules every memory backend applies the same way: input validation and deterministic ids.
+"""Rules every memory backend follows the same way: input validation and deterministic ids.
 
-Backends call these at the port boundary so that a bad request fails identically (with
-`InvalidMemoryInputError`) whatever engine sits behind the port.
+`ValidatingMemoryBackend` applies the validation at the port boundary, so that a bad request
+fails identically (with `InvalidMemoryInputError`) whatever engine sits behind the port.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from factledger.domain.transcript import Message
 # Record and document ids travel as Supermemory `customId`s too, so they keep to its alphabet.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 MAX_QUERY_CHARS = 4_000
+MAX_REASON_CHARS = 500
 MAX_FILTER_DEPTH = 5
 _RANGE_OPS = frozenset({FilterOp.GT, FilterOp.GTE, FilterOp.LT, FilterOp.LTE})
 
@@ -46,6 +47,18 @@ def validate_id(field: str, value: str) -> str:
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise InvalidMemoryInputError(field, "must match ^[A-Za-z0-9_.:-]{1,100}$")
     return value
+
+
+def validate_ids(field: str, values: Sequence[str]) -> None:
+    for value in values:
+        validate_id(field, value)
+
+
+def validate_reason(reason: str) -> str:
+    """A forget reason: 1 to `MAX_REASON_CHARS` characters, not blank."""
+    if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
+        raise InvalidMemoryInputError("reason", f"must be 1 to {MAX_REASON_CHARS} characters")
+    return reason
 
 
 def validate_aware(field: str, value: datetime) -> datetime:

@@ -2,7 +2,8 @@
 
 To add a backend: write an async context manager factory `(request, deps) -> MemoryBackend`
 that builds it from `deps.extractor`, `deps.embedder` and `deps.clock` on fresh, empty state,
-and append one `pytest.param(factory, id=..., marks=...)` to `BACKENDS`. `request` lets a
+and append one `pytest.param(factory, id=..., marks=...)` to `BACKENDS`. The `backend` fixture
+wraps it in `ValidatingMemoryBackend`, as the composition root does. `request` lets a
 factory use other fixtures (`request.getfixturevalue("postgres")`).
 """
 
@@ -26,6 +27,7 @@ from factledger.application.memory.types import (
     ProcessingState,
     ProcessingStatus,
 )
+from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.ports import Embedder, MemoryBackend
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
@@ -117,7 +119,8 @@ async def backend(
 ) -> AsyncIterator[MemoryBackend]:
     factory: BackendFactory = request.param
     async with factory(request, BackendDeps(extractor, embedder, clock)) as backend:
-        yield backend
+        # As the composition root does: the wrapper checks inputs, the adapter does the rest.
+        yield ValidatingMemoryBackend(backend)
 
 
 Ingest = Callable[..., Awaitable[ProcessingStatus]]

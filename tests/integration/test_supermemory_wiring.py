@@ -23,6 +23,7 @@ from factledger.application.memory.types import (
     SearchMode,
     SearchQuery,
 )
+from factledger.application.memory.validating import inner_backend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.supermemory.server import SupermemoryServer, serve_on_loopback
@@ -51,7 +52,7 @@ async def test_supermemory_settings_open_a_working_adapter(
             )
             health = await backend.health()
 
-    assert isinstance(backend, SupermemoryMemoryBackend)
+    assert isinstance(inner_backend(backend), SupermemoryMemoryBackend)
     assert status.state is ProcessingState.DONE
     assert [(h.kind, h.document_id) for h in chunks] == [(HitKind.CHUNK, "profile-7")]
     assert health.ok

@@ -24,6 +24,7 @@ from factledger.api.http.auth import mint_token as sign
 from factledger.api.http.deps import ApiPorts
 from factledger.api.settings import AuthSettings, JwtKeySettings
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.ports import Clock, MemoryBackend
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies
@@ -53,8 +54,9 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> ApiPort
             clock=clock,
         )
     )
-    backend = memory or InMemoryMemoryBackend(
-        extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
+    backend = ValidatingMemoryBackend(
+        memory
+        or InMemoryMemoryBackend(extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock)
     )
     recall = Recall(
         RecallPorts(backend=backend, sources=LedgerRecallSources(ledger), policies=RecallPolicies())

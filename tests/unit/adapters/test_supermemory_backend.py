@@ -27,6 +27,7 @@ from factledger.application.memory.types import (
     SearchMode,
     SearchQuery,
 )
+from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated
@@ -139,7 +140,8 @@ async def test_records_round_trip_byte_for_byte_and_refuse_another_body(
 async def test_a_namespace_with_a_slash_is_refused_before_any_request(
     wired: tuple[SupermemoryMemoryBackend, SupermemoryServer],
 ) -> None:
-    backend, server = wired
+    adapter, server = wired
+    backend = ValidatingMemoryBackend(adapter)  # as the composition root wraps it
 
     with pytest.raises(InvalidMemoryInputError):
         await backend.search(Namespace("a/b"), SearchQuery("x"))

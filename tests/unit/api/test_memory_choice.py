@@ -8,11 +8,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.api.bootstrap.backend import open_backend
 from factledger.api.settings import load_settings
+from factledger.application.errors import InvalidMemoryInputError
 from factledger.application.memory.types import namespace
+from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.fake_openai import FakeOpenAI, facts_reply
 from factledger.testing.manual_clock import ManualClock
@@ -57,3 +60,14 @@ async def test_the_rule_extractor_is_the_default_and_calls_no_model(tmp_path: Pa
     texts = await _extracted({"kind": "rule"}, fake, tmp_path)
     assert fake.requests == []
     assert "buys from the scripted supplier" not in texts
+
+
+async def test_the_opened_backend_checks_its_inputs_before_the_adapter(tmp_path: Path) -> None:
+    settings = load_settings(data_dir=tmp_path)
+    async with AsyncExitStack() as stack:
+        backend = await open_backend(settings, HashingEmbedder(64), ManualClock(), stack)
+        with pytest.raises(InvalidMemoryInputError):
+            await backend.ingest_transcript(
+                namespace("subject-choice"), "a b", SAID, occurred_at=AT
+            )
+    assert isinstance(backend, ValidatingMemoryBackend)
