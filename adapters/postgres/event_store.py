@@ -10,6 +10,7 @@ import psycopg
 from psycopg import sql
 
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.adapters.sql_names import sql_name
 
 
 def postgres_env(location: PostgresLocation, *, schema: str | None = None) -> dict[str, str]:
@@ -29,4 +30,6 @@ def postgres_env(location: PostgresLocation, *, schema: str | None = None) -> di
 def ensure_schema(location: PostgresLocation, schema: str) -> None:
     """The library expects the schema to exist already."""
     with psycopg.connect(location.conninfo, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        conn.execute(
+            sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(sql_name(schema)))
+        )

@@ -15,6 +15,8 @@ from psycopg import AsyncCursor, sql
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
+from factledger.adapters.sql_names import sql_name
+
 T = TypeVar("T")
 Cursor = AsyncCursor[TupleRow]
 
@@ -24,7 +26,7 @@ class PostgresTables:
         self, pool: AsyncConnectionPool, *, schema: str, error: Callable[[], Exception]
     ) -> None:
         self._pool = pool
-        self._schema = sql.Identifier(schema)
+        self._schema = sql.Identifier(sql_name(schema))
         self._error = error
 
     @classmethod

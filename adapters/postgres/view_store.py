@@ -14,6 +14,7 @@ from psycopg import sql
 from psycopg.pq import TransactionStatus
 
 from factledger.adapters.postgres.tables import driver_errors_as
+from factledger.adapters.sql_names import sql_name
 from factledger.application.ledger.view_store import (
     PositionMovedError,
     ViewStoreUnavailableError,
@@ -84,7 +85,7 @@ class PostgresViewStore:
     """Views of one projection in `schema` (created if missing)."""
 
     def __init__(self, conninfo: str, name: str, *, schema: str = "public") -> None:
-        self.name, self.schema = name, schema
+        self.name, self.schema = name, sql_name(schema)
         self._lock = threading.RLock()
         ident = sql.Identifier(schema)
         with driver_errors_as(_unavailable):

@@ -15,8 +15,6 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
-from pydantic import ValidationError
-
 from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
@@ -30,19 +28,16 @@ from factledger.api.settings import (
     InMemorySyncStoreSettings,
     PostgresSessionBufferSettings,
     PostgresSyncStoreSettings,
-    RecallPolicySettings,
     RecallSettings,
     Settings,
-    SettingsError,
     SqliteSessionBufferSettings,
 )
 from factledger.application.clocks import SystemClock
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.memory.types import SearchMode
 from factledger.application.ports import Clock, MemoryBackend, SessionBuffer
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
-from factledger.application.recall.policy import RecallPolicies, RecallPolicy
+from factledger.application.recall.policy import RecallPolicies, policy_of
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
 from factledger.application.sync.feed import LedgerEventFeed
@@ -95,35 +90,10 @@ class ServiceRuntime:
         )
 
 
-def _policy(s: RecallPolicySettings) -> RecallPolicy:
-    return RecallPolicy(
-        enabled=s.enabled,
-        context_budget_s=s.context_budget_s,
-        recall_budget_s=s.recall_budget_s,
-        mode=SearchMode(s.mode),
-        threshold=s.threshold,
-        limit=s.limit,
-        include_inferred=s.include_inferred,
-        include_superseded=s.include_superseded,
-        recent_sessions=s.recent_sessions,
-        excerpts=s.excerpts,
-    )
-
-
 def recall_policies(settings: RecallSettings) -> RecallPolicies:
-    """Tenant overrides are merged over the deployment policy and validated like it."""
-    base = RecallPolicySettings.model_validate(settings.model_dump(exclude={"tenants"}))
-    tenants = {}
-    for tenant, override in settings.tenants.items():
-        try:
-            merged = RecallPolicySettings.model_validate({**base.model_dump(), **override})
-        except ValidationError as exc:
-            # pydantic echoes input values; report field names only (STYLE section 5)
-            fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
-            where = ", ".join(f"recall.tenants.{tenant}.{f}" for f in fields)
-            raise SettingsError(f"invalid settings: {where}") from None
-        tenants[tenant] = _policy(merged)
-    return RecallPolicies(default=_policy(base), tenants=tenants)
+    """The deployment policy and each tenant's (already merged and validated by settings)."""
+    tenants = {tenant: policy_of(policy) for tenant, policy in settings.tenants.items()}
+    return RecallPolicies(default=policy_of(settings), tenants=tenants)
 
 
 def postgres_location(settings: Settings, stack: AsyncExitStack) -> PostgresLocation:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Annotated
 
-from factledger.application.memory.types import SearchMode
+from annotated_types import Interval
+
+from factledger.application.memory.types import MAX_LIMIT, SearchMode
+
+Budget = Annotated[float, Interval(gt=0, le=30)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,20 +20,27 @@ class RecallPolicy:
     - `context_budget_s` bounds `session_context`, `recall_budget_s` bounds `recall`.
     - Search defaults: memories only, threshold 0.55, at most 3 facts, inferred and
       superseded facts excluded.
+    - Each field's bounds sit in its annotation (`annotated_types`, which pydantic reads), so
+      the settings that configure a policy are derived from this class, field for field.
     """
 
     enabled: bool = True
-    context_budget_s: float = 2.0
-    recall_budget_s: float = 1.0
+    context_budget_s: Budget = 2.0
+    recall_budget_s: Budget = 1.0
     mode: SearchMode = SearchMode.MEMORIES
-    threshold: float = 0.55
-    limit: int = 3
+    threshold: Annotated[float, Interval(ge=0, le=1)] = 0.55
+    limit: Annotated[int, Interval(ge=1, le=MAX_LIMIT)] = 3
     include_inferred: bool = False
     include_superseded: bool = False
-    recent_sessions: int = 3
-    max_proposals: int = 5
+    recent_sessions: Annotated[int, Interval(ge=0, le=50)] = 3
+    max_proposals: Annotated[int, Interval(ge=0, le=50)] = 5
     excerpts: bool = True
-    excerpt_chars: int = 280
+    excerpt_chars: Annotated[int, Interval(ge=1, le=10_000)] = 280
+
+
+def policy_of(view: RecallPolicy) -> RecallPolicy:
+    """The plain policy held by `view` (an instance of a subclass that adds settings)."""
+    return RecallPolicy(**{f.name: getattr(view, f.name) for f in fields(RecallPolicy)})
 
 
 @dataclass(frozen=True, slots=True)
