@@ -18,6 +18,7 @@ from factledger.domain.errors import (
 )
 from factledger.domain.provenance import (
     DECIDERS,
+    MAX_QUOTE,
     Actor,
     ActorKind,
     ChangeStatus,
@@ -30,6 +31,7 @@ from factledger.domain.transcript import Role
 from factledger.domain.values import FieldValue, Immutable, ListValue, to_payload
 
 MAX_CONDITION = 500
+MAX_RATIONALE = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,11 @@ class Proposal(Immutable):
             raise InvalidValueError(f"condition: must be 1..{MAX_CONDITION} characters")
         if self.based_on_version < 0:
             raise InvalidValueError("based_on_version: must be >= 0")
+
+    def check_new(self) -> None:
+        """Limits checked when the change is proposed; replays trust recorded proposals."""
+        if len(self.rationale) > MAX_RATIONALE:
+            raise InvalidValueError(f"rationale: at most {MAX_RATIONALE} characters")
 
     def to_event_fields(self) -> dict[str, object]:
         return {
@@ -155,6 +162,8 @@ def check_evidence(
         if origin is Origin.STATED:
             raise StatedWithoutEvidenceError("a stated change needs evidence")
         return
+    if len(evidence.quote) > MAX_QUOTE:
+        raise InvalidValueError(f"evidence.quote: at most {MAX_QUOTE} characters")
     session = sessions.get(evidence.session_id)
     if session is None or evidence.message_index >= len(session.messages):
         raise EvidenceNotFoundError(f"session {evidence.session_id}: no such message")

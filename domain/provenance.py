@@ -6,7 +6,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from factledger.domain.errors import InvalidValueError
-from factledger.domain.values import Immutable, JsonObject, JsonValue
+from factledger.domain.values import MAX_TEXT, Immutable, JsonObject, JsonValue
+
+MAX_ACTOR_ID = 200
+MAX_QUOTE = MAX_TEXT  # the evidence quote: at most as long as a text value
+MAX_REASON = 500  # why a change was rejected, a fact forgotten, a subject erased
 
 
 class ActorKind(StrEnum):
@@ -45,8 +49,8 @@ class Actor(Immutable):
     id: str
 
     def __post_init__(self) -> None:
-        if not self.id.strip() or len(self.id) > 200:
-            raise InvalidValueError("actor.id: must be 1..200 characters")
+        if not self.id.strip() or len(self.id) > MAX_ACTOR_ID:
+            raise InvalidValueError(f"actor.id: must be 1..{MAX_ACTOR_ID} characters")
 
     def to_payload(self) -> JsonObject:
         return {"kind": self.kind.value, "id": self.id}
@@ -54,6 +58,12 @@ class Actor(Immutable):
     @classmethod
     def from_payload(cls, payload: dict[str, JsonValue]) -> Actor:
         return cls(ActorKind(str(payload["kind"])), str(payload["id"]))
+
+
+def check_reason(reason: str) -> None:
+    """Checked when a decision is taken; replays trust the reasons already recorded."""
+    if len(reason) > MAX_REASON:
+        raise InvalidValueError(f"reason: at most {MAX_REASON} characters")
 
 
 @dataclass(frozen=True, slots=True)

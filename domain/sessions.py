@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from factledger.domain.errors import InvalidSessionError, SessionConflictError
-from factledger.domain.transcript import Channel, Message, Role
+from factledger.domain.transcript import MAX_MESSAGE_CHARS, Channel, Message, Role
 from factledger.domain.values import Immutable, JsonObject, JsonValue
 
 MAX_MESSAGES = 2000
+MAX_SESSION_ID = 200
 
 
 def transcript_payload(transcript: tuple[Message, ...]) -> list[JsonValue]:
@@ -88,14 +89,18 @@ class SessionInfo(Immutable):
 
 def check_session(session: SessionRecord, existing: SessionInfo | None) -> bool:
     """True when the session is new and valid; False when it is an identical retry."""
-    if not session.session_id.strip() or len(session.session_id) > 200:
-        raise InvalidSessionError("session_id: must be 1..200 characters")
+    if not session.session_id.strip() or len(session.session_id) > MAX_SESSION_ID:
+        raise InvalidSessionError(f"session_id: must be 1..{MAX_SESSION_ID} characters")
     if session.ended_at is not None and session.ended_at < session.started_at:
         raise InvalidSessionError(f"session {session.session_id}: ends before it starts")
     if session.withheld_count < 0:
         raise InvalidSessionError(f"session {session.session_id}: negative withheld count")
     if len(session.transcript) > MAX_MESSAGES:
         raise InvalidSessionError(f"session {session.session_id}: over {MAX_MESSAGES} messages")
+    if any(len(message.text) > MAX_MESSAGE_CHARS for message in session.transcript):
+        raise InvalidSessionError(
+            f"session {session.session_id}: a message over {MAX_MESSAGE_CHARS} characters"
+        )
     if existing is None:
         return True
     if existing.fingerprint != session.fingerprint():

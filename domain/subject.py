@@ -39,11 +39,12 @@ from factledger.domain.proposal import (
     check_evidence,
     check_rejection,
 )
-from factledger.domain.provenance import ChangeStatus, Operation
+from factledger.domain.provenance import ChangeStatus, Operation, check_reason
 from factledger.domain.sessions import SessionInfo, SessionRecord, check_session
 from factledger.domain.values import JsonObject, ListValue, ProfileSchema
 
 SUBJECT_NAMESPACE = uuid5(NAMESPACE_URL, "factledger:subject")
+MAX_REFERENCE = 200  # each of tenant, kind and external reference
 SEEN_COMMANDS_WINDOW = 500  # enough to absorb client retries; older ids are long settled
 # Statuses of changes that set (or may yet set) their field; a rejected change never did.
 _SETS_FIELD = frozenset({ChangeStatus.CONFIRMED, ChangeStatus.PENDING})
@@ -52,8 +53,10 @@ _SETS_FIELD = frozenset({ChangeStatus.CONFIRMED, ChangeStatus.PENDING})
 def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
     """The deterministic id of a subject: a retried registration targets the same stream."""
     for part in (tenant, kind, external_ref):
-        if not part.strip() or len(part) > 200 or "/" in part:
-            raise InvalidReferenceError("tenant, kind and external reference: 1..200 chars, no '/'")
+        if not part.strip() or len(part) > MAX_REFERENCE or "/" in part:
+            raise InvalidReferenceError(
+                f"tenant, kind and external reference: 1..{MAX_REFERENCE} chars, no '/'"
+            )
     return uuid5(SUBJECT_NAMESPACE, f"{tenant}/{kind}/{external_ref}")
 
 
@@ -144,6 +147,7 @@ class Subject(Aggregate):
             if existing.fingerprint != proposal.fingerprint():
                 raise ChangeAlreadyProposedError(f"change {proposal.change_id}")
             return False
+        proposal.check_new()
         schema.check(proposal.field, proposal.value)
         self._check_operation(proposal, schema)
         if proposal.based_on_version > self.profile_version:
@@ -179,6 +183,7 @@ class Subject(Aggregate):
 
     def reject(self, change_id: UUID, *, by: Decision, reason: str, at: datetime) -> None:
         self._check_live()
+        check_reason(reason)
         record = self.change(change_id)
         check_rejection(record, by)
         self._check_time(at)
@@ -194,6 +199,7 @@ class Subject(Aggregate):
     def forget_field(self, field: str, *, by: Decision, reason: str, at: datetime) -> None:
         """Forgets a field: the next version lacks it; its pending changes are withdrawn."""
         self._check_live()
+        check_reason(reason)
         if field not in self.fields:
             raise FieldNotPresentError(f"field {field} on subject {self.id}")
         self._check_time(at)
@@ -232,6 +238,7 @@ class Subject(Aggregate):
     def forget_memory(self, memory_id: str, *, by: Decision, reason: str, at: datetime) -> None:
         """Records that a backend memory must be forgotten (the sync worker acts on it)."""
         self._check_live()
+        check_reason(reason)
         if memory_id in self.forgotten_memories:
             return
         self._check_time(at)
@@ -253,6 +260,7 @@ class Subject(Aggregate):
     def erase(self, *, by: Decision, reason: str, at: datetime) -> None:
         """Erases the subject: its keys go (transcripts and every field) and it takes no
         more commands; the stream keeps only its structure."""
+        check_reason(reason)
         self._check_time(at)
         self.trigger_event(
             self.SubjectErased,

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+MAX_MESSAGE_CHARS = 10_000  # one message of a transcript
+
 
 class Role(StrEnum):
     """Who wrote a message. Only the subject's own words can become stated facts about them."""

@@ -22,7 +22,10 @@ import jwt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from factledger.api.http.errors import AuthenticationError, PermissionDeniedError
+from factledger.api.http.schemas.subjects import KIND_PATTERN
 from factledger.api.settings import AuthSettings
+from factledger.domain.provenance import MAX_ACTOR_ID
+from factledger.domain.subject import MAX_REFERENCE
 
 TENANT_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 
@@ -61,8 +64,8 @@ class Principal:
 
 class _SubjectModel(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    kind: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]{0,31}$")
-    ref: str | None = Field(default=None, min_length=1, max_length=200)
+    kind: str | None = Field(default=None, pattern=KIND_PATTERN)
+    ref: str | None = Field(default=None, min_length=1, max_length=MAX_REFERENCE)
     id: str | None = Field(default=None, min_length=1, max_length=100)
 
     @model_validator(mode="after")
@@ -75,7 +78,7 @@ class _SubjectModel(BaseModel):
 
 class _Claims(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    sub: str = Field(min_length=1, max_length=200)
+    sub: str = Field(min_length=1, max_length=MAX_ACTOR_ID)
     tenant: str = Field(pattern=TENANT_PATTERN)
     role: Role
     subject: _SubjectModel | None = None

@@ -13,6 +13,8 @@ from factledger.api.http.deps import IdempotencyDep, LedgerDep, SubjectIdDep, re
 from factledger.api.http.routes.proposals import actor_of
 from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, Strict
 from factledger.application.ledger.commands import ForgetField, ForgetMemory, new_command_id
+from factledger.application.memory.rules import ID_PATTERN
+from factledger.domain.provenance import MAX_REASON
 
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["forget"], responses=ERRORS)  # type: ignore[arg-type]
 Forgetter = Annotated[Principal, require_roles(Role.AGENT, Role.SERVICE, Role.REVIEWER, Role.ADMIN)]
@@ -22,8 +24,8 @@ class ForgetIn(Strict):
     """Exactly one of `field` or `memory_id`."""
 
     field: str | None = Field(default=None, pattern=FIELD_PATTERN, examples=["purchase_intent"])
-    memory_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._:-]{1,200}$")
-    reason: str = Field(min_length=1, max_length=500, examples=["the subject asked"])
+    memory_id: str | None = Field(default=None, pattern=ID_PATTERN.pattern)
+    reason: str = Field(min_length=1, max_length=MAX_REASON, examples=["the subject asked"])
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ForgetIn:

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Path, Query
 
 from factledger.api.http.deps import Reader, Reviewer, StateDep, SubjectIdDep
 from factledger.api.http.errors import InvalidParameterError
-from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN
+from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, MAX_VERSION
 from factledger.api.http.schemas.profile import (
     DiffOut,
     FieldDiffOut,
@@ -27,7 +27,6 @@ from factledger.application.ledger.view_store import PositionMovedError
 
 router = APIRouter(prefix="/v1/subjects/{subject}/profile", tags=["profile"], responses=ERRORS)  # type: ignore[arg-type]
 queue_router = APIRouter(prefix="/v1", tags=["proposals"], responses=ERRORS)  # type: ignore[arg-type]
-MAX_VERSION = 1_000_000
 
 
 async def get_profiles(state: StateDep) -> ProfileReader:

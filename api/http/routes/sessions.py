@@ -26,9 +26,8 @@ from factledger.api.http.deps import (
     SubjectIdDep,
 )
 from factledger.api.http.routes.proposals import proposal_out, propose_command
-from factledger.api.http.schemas.common import ERRORS
+from factledger.api.http.schemas.common import ERRORS, SESSION_ID_PATTERN
 from factledger.api.http.schemas.sessions import (
-    SESSION_ID_PATTERN,
     EndSessionIn,
     EndSessionOut,
     MessageIn,
@@ -45,6 +44,7 @@ from factledger.application.sessions.types import (
     SessionId,
     SessionNotActiveError,
 )
+from factledger.domain.sessions import MAX_MESSAGES
 from factledger.domain.transcript import Message
 
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["sessions"], responses=ERRORS)  # type: ignore[arg-type]
@@ -128,7 +128,9 @@ async def messages(
     subject_id: SubjectIdDep,
     sessions: SessionsDep,
     buffer: SessionBufferDep,
-    last: Annotated[int | None, Query(ge=1, le=2000, description="Only the last n.")] = None,
+    last: Annotated[
+        int | None, Query(ge=1, le=MAX_MESSAGES, description="Only the last n.")
+    ] = None,
 ) -> TranscriptOut:
     session = await _owned(buffer, session_id, subject_id)
     kept = await sessions.context(SessionId(session_id), last=last)

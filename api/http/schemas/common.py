@@ -12,8 +12,13 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from factledger.domain.provenance import Actor, Evidence
+from factledger.domain.provenance import MAX_QUOTE, Actor, Evidence
+from factledger.domain.sessions import MAX_MESSAGES
 from factledger.domain.values import (
+    CURRENCY,
+    FIELD_NAME,
+    MAX_ITEMS,
+    MAX_TEXT,
     BooleanValue,
     DateValue,
     FieldValue,
@@ -23,8 +28,14 @@ from factledger.domain.values import (
     TextValue,
 )
 
-FIELD_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+# The limits are the domain's (`factledger.domain`); what only the HTTP API restricts is below.
+FIELD_PATTERN = FIELD_NAME.pattern
+# How a decimal is written in JSON: a string, so no float ever rounds it.
 DECIMAL_PATTERN = r"^-?\d{1,18}(\.\d{1,8})?$"
+# Session ids the HTTP API accepts: a narrower alphabet and length than the domain's.
+MAX_SESSION_ID_CHARS = 100
+SESSION_ID_PATTERN = rf"^[A-Za-z0-9._:-]{{1,{MAX_SESSION_ID_CHARS}}}$"
+MAX_VERSION = 1_000_000  # profile versions and stream positions a request may name
 
 
 class Strict(BaseModel):
@@ -51,7 +62,7 @@ ERRORS = {
 
 class TextIn(Strict):
     type: Literal["text"]
-    value: str = Field(min_length=1, max_length=2000)
+    value: str = Field(min_length=1, max_length=MAX_TEXT)
 
 
 class NumberIn(Strict):
@@ -62,7 +73,7 @@ class NumberIn(Strict):
 class MoneyIn(Strict):
     type: Literal["money"]
     amount: str = Field(pattern=DECIMAL_PATTERN)
-    currency: str = Field(pattern=r"^[A-Z]{3}$")
+    currency: str = Field(pattern=CURRENCY.pattern)
 
 
 class DateIn(Strict):
@@ -77,7 +88,9 @@ class BooleanIn(Strict):
 
 class ListIn(Strict):
     type: Literal["list"]
-    items: list[Annotated[str, Field(min_length=1, max_length=2000)]] = Field(max_length=100)
+    items: list[Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]] = Field(
+        max_length=MAX_ITEMS
+    )
 
 
 ValueIn = Annotated[
@@ -104,9 +117,11 @@ def to_field_value(value: TextIn | NumberIn | MoneyIn | DateIn | BooleanIn | Lis
 class EvidenceIn(Strict):
     """Where in a recorded session something was said: the message and the exact quote."""
 
-    session_id: str = Field(min_length=1, max_length=100, examples=["wa-2026-01-14"])
-    message_index: int = Field(ge=0, le=10_000, examples=[0])
-    quote: str = Field(min_length=1, max_length=2000, examples=["we work with Supplier A"])
+    session_id: str = Field(
+        min_length=1, max_length=MAX_SESSION_ID_CHARS, examples=["wa-2026-01-14"]
+    )
+    message_index: int = Field(ge=0, le=MAX_MESSAGES - 1, examples=[0])
+    quote: str = Field(min_length=1, max_length=MAX_QUOTE, examples=["we work with Supplier A"])
 
     def to_domain(self) -> Evidence:
         return Evidence(self.session_id, self.message_index, self.quote)

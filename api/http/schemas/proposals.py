@@ -10,13 +10,15 @@ from pydantic import BaseModel, Field
 
 from factledger.api.http.schemas.common import (
     FIELD_PATTERN,
+    MAX_VERSION,
     ActorOut,
     EvidenceIn,
     EvidenceOut,
     Strict,
     ValueIn,
 )
-from factledger.domain.provenance import ChangeStatus, Operation, Origin
+from factledger.domain.proposal import MAX_CONDITION, MAX_RATIONALE
+from factledger.domain.provenance import MAX_REASON, ChangeStatus, Operation, Origin
 
 
 class ProposalIn(Strict):
@@ -31,10 +33,10 @@ class ProposalIn(Strict):
     origin: Origin = Field(examples=["stated"])
     evidence: EvidenceIn | None = None
     condition: str | None = Field(
-        default=None, min_length=1, max_length=500, examples=["if the pricing works"]
+        default=None, min_length=1, max_length=MAX_CONDITION, examples=["if the pricing works"]
     )
-    rationale: str = Field(default="", max_length=2000)
-    based_on_version: int = Field(default=0, ge=0, le=1_000_000)
+    rationale: str = Field(default="", max_length=MAX_RATIONALE)
+    based_on_version: int = Field(default=0, ge=0, le=MAX_VERSION)
 
 
 class ProposalOut(BaseModel):
@@ -64,7 +66,7 @@ class ApproveIn(Strict):
 
 
 class RejectIn(Strict):
-    reason: str = Field(min_length=1, max_length=500, examples=["an inference, not stated"])
+    reason: str = Field(min_length=1, max_length=MAX_REASON, examples=["an inference, not stated"])
 
 
 class DecisionOut(BaseModel):

@@ -14,15 +14,19 @@ from factledger.application.recall.types import (
     SessionContext,
 )
 
+MAX_QUERY_CHARS = 2000  # a recall query or topic; the memory port takes longer ones too
+
 
 class ContextIn(Strict):
     topic: str | None = Field(
-        default=None, min_length=1, max_length=2000, examples=["supplier pricing"]
+        default=None, min_length=1, max_length=MAX_QUERY_CHARS, examples=["supplier pricing"]
     )
 
 
 class RecallIn(Strict):
-    query: str = Field(min_length=1, max_length=2000, examples=["which supplier do they use?"])
+    query: str = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, examples=["which supplier do they use?"]
+    )
 
 
 class NoteOut(BaseModel):

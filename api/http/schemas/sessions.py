@@ -7,11 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from factledger.api.http.schemas.common import Strict
+from factledger.api.http.schemas.common import SESSION_ID_PATTERN, Strict
 from factledger.api.http.schemas.proposals import ProposalIn, ProposalOut
-from factledger.domain.transcript import Channel, Role
-
-SESSION_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,100}$"
+from factledger.domain.transcript import MAX_MESSAGE_CHARS, Channel, Role
 
 
 class StartSessionIn(Strict):
@@ -38,7 +36,9 @@ class MessageIn(Strict):
     """
 
     role: Role = Field(examples=["subject"])
-    text: str = Field(min_length=1, max_length=10_000, examples=["We work with Supplier A."])
+    text: str = Field(
+        min_length=1, max_length=MAX_MESSAGE_CHARS, examples=["We work with Supplier A."]
+    )
     at: datetime | None = None
     flagged: bool = False
     message_id: str | None = Field(

@@ -7,9 +7,11 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from factledger.api.http.schemas.common import Strict
+from factledger.domain.subject import MAX_REFERENCE
 
+# Kinds the HTTP API accepts: lower-case identifiers, narrower than the domain's references.
 KIND_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
-REF_PATTERN = r"^[^/\s][^/]{0,199}$"
+REF_PATTERN = rf"^[^/\s][^/]{{0,{MAX_REFERENCE - 1}}}$"
 
 
 class RegisterSubjectIn(Strict):
