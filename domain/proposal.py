@@ -32,6 +32,7 @@ from factledger.domain.values import FieldValue, Immutable, ListValue, to_payloa
 
 MAX_CONDITION = 500
 MAX_RATIONALE = 2000
+MAX_NOTE = 500  # a reviewer's note on an approval
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +188,8 @@ def check_confirmation(
     record: ChangeRecord, decision: Decision, sessions: dict[str, SessionInfo]
 ) -> None:
     check_rejection(record, decision)
+    if decision.note is not None and len(decision.note) > MAX_NOTE:
+        raise InvalidValueError(f"note: at most {MAX_NOTE} characters")
     if decision.by.kind is ActorKind.SUBJECT:
         if decision.evidence is None:
             raise ConfirmationWithoutEvidenceError(f"change {record.change_id}")

@@ -17,7 +17,7 @@ from factledger.api.http.schemas.common import (
     Strict,
     ValueIn,
 )
-from factledger.domain.proposal import MAX_CONDITION, MAX_RATIONALE
+from factledger.domain.proposal import MAX_CONDITION, MAX_NOTE, MAX_RATIONALE
 from factledger.domain.provenance import MAX_REASON, ChangeStatus, Operation, Origin
 
 
@@ -62,7 +62,7 @@ class ConfirmIn(Strict):
 
 
 class ApproveIn(Strict):
-    note: str | None = Field(default=None, max_length=500)
+    note: str | None = Field(default=None, max_length=MAX_NOTE)
 
 
 class RejectIn(Strict):

@@ -12,12 +12,12 @@ from pydantic import BaseModel, ValidationError
 
 from factledger.api.http.routes.forget import ForgetIn
 from factledger.api.http.schemas.common import EvidenceIn, ListIn, MoneyIn, TextIn
-from factledger.api.http.schemas.proposals import ProposalIn, RejectIn
+from factledger.api.http.schemas.proposals import ApproveIn, ProposalIn, RejectIn
 from factledger.api.http.schemas.sessions import MessageIn
 from factledger.api.http.schemas.subjects import RegisterSubjectIn
 from factledger.application.memory.rules import ID_PATTERN
 from factledger.domain.errors import DomainError
-from factledger.domain.proposal import MAX_CONDITION, MAX_RATIONALE
+from factledger.domain.proposal import MAX_CONDITION, MAX_NOTE, MAX_RATIONALE
 from factledger.domain.provenance import MAX_QUOTE, MAX_REASON
 from factledger.domain.sessions import MAX_MESSAGES
 from factledger.domain.subject import MAX_REFERENCE, subject_id_for
@@ -75,6 +75,9 @@ LIMITS = {
     "rationale": Limit(
         ProposalIn, lambda v: {**PROPOSAL, "rationale": v}, "r" * MAX_RATIONALE,
         "r" * (MAX_RATIONALE + 1), "rationale",
+    ),
+    "approval-note": Limit(
+        ApproveIn, lambda v: {"note": v}, "n" * MAX_NOTE, "n" * (MAX_NOTE + 1), "note",
     ),
     "reject-reason": Limit(
         RejectIn, lambda v: {"reason": v}, "r" * MAX_REASON, "r" * (MAX_REASON + 1), "reason",

@@ -15,7 +15,7 @@ from factledger.domain.errors import (
     InvalidSessionError,
     InvalidValueError,
 )
-from factledger.domain.proposal import MAX_RATIONALE, Decision
+from factledger.domain.proposal import MAX_NOTE, MAX_RATIONALE, Decision
 from factledger.domain.provenance import (
     MAX_ACTOR_ID,
     MAX_QUOTE,
@@ -60,6 +60,15 @@ def test_a_quote_at_the_limit_is_evidence_and_one_past_it_refused(subject: Subje
     past = proposal(evidence=Evidence("s2", 1, LONG_QUOTE + "q"))
     with pytest.raises(InvalidValueError, match="quote"):
         subject.propose(past, OPEN_SCHEMA, at=T0)
+
+
+def test_a_note_at_the_limit_is_taken_and_one_past_it_refused(subject: Subject) -> None:
+    change = proposal()
+    subject.propose(change, OPEN_SCHEMA, at=T0)
+    with pytest.raises(InvalidValueError, match="note"):
+        subject.confirm(change.change_id, Decision(REVIEWER, note="n" * (MAX_NOTE + 1)), at=T0)
+    subject.confirm(change.change_id, Decision(REVIEWER, note="n" * MAX_NOTE), at=T0)
+    assert subject.changes[change.change_id].note == "n" * MAX_NOTE
 
 
 @pytest.mark.parametrize("decision", ["reject", "forget_field", "erase"])
