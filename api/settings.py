@@ -33,7 +33,11 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from pydantic_core import ArgsKwargs
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxPreset
+from factledger.adapters.embedding.onnx.model_files import (
+    DEFAULT_PRESET,
+    OnnxPreset,
+    default_cache_dir,
+)
 from factledger.adapters.sql_names import SQL_NAME
 from factledger.application.recall.policy import RecallPolicy
 from factledger.domain.values import ValueType
@@ -183,7 +187,8 @@ class OnnxEmbedderSettings(NestedSettings):
     user's own `model.onnx` + `tokenizer.json` instead;
     `model_sha256` pins that model file. `int8_activations` multiplies in int8 where the model
     stores int8 weights (twice as fast per query); false keeps the float vectors of a store
-    embedded before it existed.
+    embedded before it existed. `cache_dir` keeps the compiled graph between starts (default:
+    the user's cache directory); one that cannot be written means compiling at every start.
     """
 
     kind: Literal["onnx"] = "onnx"
@@ -194,6 +199,7 @@ class OnnxEmbedderSettings(NestedSettings):
     batch_size: int = Field(default=32, ge=1, le=1024)
     max_tokens: int = Field(default=256, ge=8, le=512)
     int8_activations: bool = True
+    cache_dir: Path | None = Field(default_factory=default_cache_dir)
 
 
 class HashingEmbedderSettings(NestedSettings):

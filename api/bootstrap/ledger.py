@@ -146,6 +146,7 @@ def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
                 batch_size=s.batch_size,
                 threads=s.threads,
                 int8_activations=s.int8_activations,
+                cache_dir=s.cache_dir,
             )
         case HashingEmbedderSettings():
             return HashingEmbedder(s.dimension)

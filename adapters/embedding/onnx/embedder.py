@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer
 
+from factledger.adapters.embedding.onnx.graph_cache import CompiledGraphCache
 from factledger.adapters.embedding.onnx.model_files import (
     DEFAULT_PRESET,
     ModelIntegrityError,
@@ -32,33 +33,42 @@ class _Loaded:
     model_id: str
 
 
-_CACHE: dict[tuple[OnnxModelFiles, int, int, bool], _Loaded] = {}
+_CACHE: dict[tuple[OnnxModelFiles, int, int, bool, Path | None], _Loaded] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def _verified_bytes(path: Path, expected: str | None) -> bytes:
-    """The file's content, read once for both the check and the use."""
+def _verified_bytes(path: Path, expected: str | None) -> tuple[bytes, str]:
+    """The file's content and sha256, read once for both the check and the use."""
     if not path.is_file():
         raise ModelIntegrityError(f"missing model file {path.name}")
     content = path.read_bytes()
-    if expected is not None and hashlib.sha256(content).hexdigest() != expected:
+    digest = hashlib.sha256(content).hexdigest()
+    if expected is not None and digest != expected:
         raise ModelIntegrityError(f"sha256 of {path.name} is not the pinned one")
-    return content
+    return content, digest
 
 
-def _load(files: OnnxModelFiles, max_tokens: int, threads: int, int8_activations: bool) -> _Loaded:
+def _load(
+    files: OnnxModelFiles,
+    max_tokens: int,
+    threads: int,
+    int8_activations: bool,
+    cache_dir: Path | None,
+) -> _Loaded:
     # Loading is slow and the session large: every embedder of a process shares one.
-    key = (files, max_tokens, threads, int8_activations)
+    key = (files, max_tokens, threads, int8_activations, cache_dir)
     with _CACHE_LOCK:
         if key in _CACHE:
             return _CACHE[key]
-        model = _verified_bytes(files.model, files.model_sha256)
-        tokenizer_json = _verified_bytes(files.tokenizer, files.tokenizer_sha256)
+        model, model_sha256 = _verified_bytes(files.model, files.model_sha256)
+        tokenizer_json, _ = _verified_bytes(files.tokenizer, files.tokenizer_sha256)
         encoder = open_encoder(
             model,
             threads=threads,
             int8_activations=int8_activations,
             trusted=files.is_preset,
+            cache=CompiledGraphCache(cache_dir) if cache_dir is not None else None,
+            source_sha256=model_sha256,
         )
         tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
         # The shipped tokenizer pads every text to 128 tokens; padding to the longest text of
@@ -100,6 +110,8 @@ class OnnxEmbedder:
     - Embeds in batches of `batch_size` (one text per run with int8 activations, which is also
       faster: nothing is spent on padding) and runs inference in a worker thread, so the event
       loop keeps serving while a long ingest is embedded.
+    - With a `cache_dir`, the compiled graph is kept there between processes (`graph_cache`);
+      without one, or when it cannot be used, the graph is compiled in memory at every start.
     """
 
     def __init__(
@@ -110,9 +122,10 @@ class OnnxEmbedder:
         batch_size: int = 32,
         threads: int = 1,
         int8_activations: bool = True,
+        cache_dir: Path | None = None,
     ) -> None:
         self._files = files or OnnxModelFiles.preset(DEFAULT_PRESET)
-        self._loaded = _load(self._files, max_tokens, threads, int8_activations)
+        self._loaded = _load(self._files, max_tokens, threads, int8_activations, cache_dir)
         self._batch_size = batch_size
         self.dimension = self._loaded.dimension
         self.model_id = self._loaded.model_id

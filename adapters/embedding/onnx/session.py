@@ -4,11 +4,13 @@ A BERT encoder is rebuilt as a compact graph of fused operators (`onnx_bert_grap
 activations when asked. A model we pin is known to survive the rebuild (its tests compare both
 graphs); any other model must first reproduce its own hidden states, in float, on a probe
 batch. A model that is not rebuilt keeps its graph, with int8 activations where its weights
-are stored as int8 (`onnx_quantize`).
+are stored as int8 (`onnx_quantize`). Whichever graph is chosen can be kept on disk between
+processes (`graph_cache`), so the rebuild and the probe run once per model and options.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +21,11 @@ from factledger.adapters.embedding.onnx.bert_graph import (
     SLOWER_FUSIONS,
     TOKEN_TYPES,
     compact_bert_encoder,
+)
+from factledger.adapters.embedding.onnx.graph_cache import (
+    CompiledGraph,
+    CompiledGraphCache,
+    GraphKey,
 )
 from factledger.adapters.embedding.onnx.quantize import quantize_activations
 
@@ -45,20 +52,48 @@ class EncoderSession:
 
 
 def open_encoder(
-    serialized: bytes, *, threads: int, int8_activations: bool, trusted: bool
+    serialized: bytes,
+    *,
+    threads: int,
+    int8_activations: bool,
+    trusted: bool,
+    cache: CompiledGraphCache | None = None,
+    source_sha256: str | None = None,
 ) -> EncoderSession:
     """`serialized`: the model file's content. `trusted`: a model whose rebuild our tests
-    check, so the probe is skipped."""
+    check, so the probe is skipped. With a `cache`, the compiled graph is read from it when it
+    holds one for this model (`source_sha256`, computed when not given) and these options."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    key = GraphKey(
+        source_sha256=source_sha256 or hashlib.sha256(serialized).hexdigest(),
+        int8_activations=int8_activations,
+        trusted=trusted,
+        heads=BERT_HEADS,
+    )
+    cache = cache or CompiledGraphCache(None)  # one without a directory never holds a graph
+    graph = cache.get(key)
+    if graph is None:
+        graph = compile_encoder(
+            serialized, options, int8_activations=int8_activations, trusted=trusted
+        )
+        cache.put(key, graph)
+    return session_from_bytes(graph.serialized, options, int8_activations=graph.int8_activations)
+
+
+def compile_encoder(
+    serialized: bytes, options: ort.SessionOptions, *, int8_activations: bool, trusted: bool
+) -> CompiledGraph:
+    """The graph to run: the compact one when the model is a BERT encoder that survives the
+    rebuild, else the model's own, with int8 activations where it stores int8 weights."""
     model = onnx.load_from_string(serialized)
     compact = compact_bert_encoder(model, int8_activations=int8_activations, heads=BERT_HEADS)
     if compact is not None and (trusted or compact_is_faithful(model, options)):
         quantized = any(node.op_type == "DynamicQuantizeMatMul" for node in compact.graph.node)
-        return session_for(compact, options, int8_activations=quantized)
+        return CompiledGraph(compact.SerializeToString(), int8_activations=quantized)
     rewritten = quantize_activations(model) if int8_activations else 0
-    return session_for(model, options, int8_activations=rewritten > 0)
+    return CompiledGraph(model.SerializeToString(), int8_activations=rewritten > 0)
 
 
 def compact_is_faithful(original: onnx.ModelProto, options: ort.SessionOptions) -> bool:
@@ -86,8 +121,15 @@ def session_for(
     model: onnx.ModelProto, options: ort.SessionOptions, *, int8_activations: bool
 ) -> EncoderSession:
     """`int8_activations` records what the graph does (embedders then run one text per run)."""
+    return session_from_bytes(model.SerializeToString(), options, int8_activations=int8_activations)
+
+
+def session_from_bytes(
+    serialized: bytes, options: ort.SessionOptions, *, int8_activations: bool
+) -> EncoderSession:
+    """A session on a serialized graph; see `session_for`."""
     session = ort.InferenceSession(
-        model.SerializeToString(),
+        serialized,
         sess_options=options,
         providers=["CPUExecutionProvider"],
         disabled_optimizers=list(SLOWER_FUSIONS),

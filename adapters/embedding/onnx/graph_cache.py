@@ -1,0 +1,128 @@
+"""`CompiledGraphCache`: the encoder graph `open_encoder` builds, kept on disk between starts.
+
+Rebuilding the compact int8 graph (`bert_graph`) costs ~0.4 s of every start; reading it back
+costs a file read and a sha256. One file per source model and option set, named after the
+source model's sha256, holds a header line (the key it was built for, whether its graph
+multiplies in int8, and the payload's sha256) and the serialized graph.
+
+- A file built for another key (a newer compiler, another onnx or onnxruntime, other options)
+  is stale; a file whose payload does not hash to its header is corrupt. Both are rebuilt.
+- Files are written to a temporary name and renamed, so a reader never sees half a file.
+- A cache directory that cannot be created, read or written costs only the time saved: the
+  graph is then compiled in memory, as without a cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import onnx
+import onnxruntime as ort
+import structlog
+
+log = structlog.get_logger(__name__)
+
+# Bump whenever `bert_graph`, `quantize` or `session` change the graph they build from the same
+# model: every cached graph then becomes stale.
+COMPILER_VERSION = 1
+_MAGIC = b"factledger compiled encoder graph\n"
+_MAX_HEADER = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class GraphKey:
+    """What a compiled graph depends on: the source model and every option that shapes it."""
+
+    source_sha256: str
+    int8_activations: bool
+    trusted: bool
+    heads: int
+    compiler: int = COMPILER_VERSION
+    onnx_version: str = onnx.__version__
+    onnxruntime_version: str = ort.__version__
+
+    @property
+    def file_name(self) -> str:
+        activations = "int8" if self.int8_activations else "float"
+        return f"{self.source_sha256}-{activations}.graph"
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledGraph:
+    """A serialized ONNX graph ready for a session; `int8_activations` says what it does."""
+
+    serialized: bytes
+    int8_activations: bool
+
+
+class CompiledGraphCache:
+    """Compiled graphs in `directory`, or nowhere when it is None."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+
+    def get(self, key: GraphKey) -> CompiledGraph | None:
+        """The graph built for `key`, or None when missing, stale, corrupt or unreadable."""
+        if self.directory is None:
+            return None
+        path = self.directory / key.file_name
+        try:
+            with path.open("rb") as file:
+                if file.readline(len(_MAGIC) + 1) != _MAGIC:
+                    return _rejected("corrupt", path)
+                header = json.loads(file.readline(_MAX_HEADER))
+                if not isinstance(header, dict) or header.get("key") != asdict(key):
+                    return _rejected("stale", path)
+                payload = file.read()
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):  # unreadable, or a header that is not JSON
+            return _rejected("corrupt", path)
+        if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+            return _rejected("corrupt", path)
+        return CompiledGraph(payload, bool(header.get("int8_activations")))
+
+    def put(self, key: GraphKey, graph: CompiledGraph) -> bool:
+        """Stores `graph` for `key`; False (and a warning) when the directory is not writable."""
+        if self.directory is None:
+            return False
+        header = {
+            "key": asdict(key),
+            "int8_activations": graph.int8_activations,
+            "sha256": hashlib.sha256(graph.serialized).hexdigest(),
+        }
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            _write_atomically(
+                self.directory / key.file_name,
+                [_MAGIC, json.dumps(header).encode() + b"\n", graph.serialized],
+            )
+        except OSError as exc:
+            log.warning("embedder.graph_cache_unwritable", error=type(exc).__name__)
+            return False
+        return True
+
+
+def _rejected(reason: str, path: Path) -> CompiledGraph | None:
+    """Nothing to use: the caller rebuilds and overwrites the file."""
+    log.info("embedder.graph_cache_rejected", reason=reason, file=path.name)
+    return None
+
+
+def _write_atomically(path: Path, parts: list[bytes]) -> None:
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            for part in parts:
+                file.write(part)
+            file.flush()
+            os.fsync(file.fileno())
+        Path(temporary).replace(path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
