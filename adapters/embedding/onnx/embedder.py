@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +48,17 @@ def _verified_bytes(path: Path, expected: str | None) -> tuple[bytes, str]:
     return content, digest
 
 
+def _model_source(files: OnnxModelFiles) -> tuple[Callable[[], bytes], str]:
+    """How to read the model file, and its sha256. A pinned file is read (and checked) only
+    if its graph must be compiled: a graph cached for the pinned sha256 was compiled from a
+    file that passed the check. An unpinned file is read now, to know its sha256."""
+    pinned = files.model_sha256
+    if pinned is not None:
+        return lambda: _verified_bytes(files.model, pinned)[0], pinned
+    content, digest = _verified_bytes(files.model, None)
+    return lambda: content, digest
+
+
 def _load(
     files: OnnxModelFiles,
     max_tokens: int,
@@ -60,26 +71,22 @@ def _load(
     with _CACHE_LOCK:
         if key in _CACHE:
             return _CACHE[key]
-        model, model_sha256 = _verified_bytes(files.model, files.model_sha256)
+        read_model, model_sha256 = _model_source(files)
         tokenizer_json, _ = _verified_bytes(files.tokenizer, files.tokenizer_sha256)
         encoder = open_encoder(
-            model,
+            read_model,
+            source_sha256=model_sha256,
             threads=threads,
             int8_activations=int8_activations,
             trusted=files.is_preset,
             cache=CompiledGraphCache(cache_dir) if cache_dir is not None else None,
-            source_sha256=model_sha256,
         )
-        tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
-        # The shipped tokenizer pads every text to 128 tokens; padding to the longest text of
-        # the batch is several times faster for short queries.
-        tokenizer.enable_truncation(max_length=max_tokens)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
+        tokenizer = sentence_tokenizer(tokenizer_json, max_tokens)
         quantized = encoder.int8_activations
         loaded = _Loaded(
             encoder=encoder,
             tokenizer=tokenizer,
-            dimension=_run(encoder, tokenizer, ["probe"]).shape[1],
+            dimension=embed_texts(encoder, tokenizer, ["probe"]).shape[1],
             # Vectors from float and from int8 activations differ slightly (cosine ~0.99):
             # the id tells them apart.
             model_id=f"{files.model_id}+int8-activations" if quantized else files.model_id,
@@ -88,7 +95,18 @@ def _load(
         return loaded
 
 
-def _run(encoder: EncoderSession, tokenizer: Tokenizer, texts: Sequence[str]) -> Vectors:
+def sentence_tokenizer(tokenizer_json: bytes, max_tokens: int) -> Tokenizer:
+    """The model's tokenizer, truncating at `max_tokens` and padding to the batch's longest."""
+    tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
+    # The shipped tokenizer pads every text to 128 tokens; padding to the longest text of
+    # the batch is several times faster for short queries.
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
+    return tokenizer
+
+
+def embed_texts(encoder: EncoderSession, tokenizer: Tokenizer, texts: Sequence[str]) -> Vectors:
+    """One run of `encoder` over `texts`: pooled, normalised sentence vectors."""
     encodings = tokenizer.encode_batch(list(texts))
     ids = np.array([e.ids for e in encodings], dtype=np.int64)
     mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
@@ -141,7 +159,7 @@ class OnnxEmbedder:
         # others would get a vector that depends on its neighbours (and their padding).
         step = 1 if loaded.encoder.int8_activations else self._batch_size
         parts = [
-            _run(loaded.encoder, loaded.tokenizer, texts[i : i + step])
+            embed_texts(loaded.encoder, loaded.tokenizer, texts[i : i + step])
             for i in range(0, len(texts), step)
         ]
         return parts[0] if len(parts) == 1 else np.vstack(parts)

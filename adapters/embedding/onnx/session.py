@@ -10,7 +10,7 @@ processes (`graph_cache`), so the rebuild and the probe run once per model and o
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,22 +52,23 @@ class EncoderSession:
 
 
 def open_encoder(
-    serialized: bytes,
+    read_model: Callable[[], bytes],
     *,
+    source_sha256: str,
     threads: int,
     int8_activations: bool,
     trusted: bool,
     cache: CompiledGraphCache | None = None,
-    source_sha256: str | None = None,
 ) -> EncoderSession:
-    """`serialized`: the model file's content. `trusted`: a model whose rebuild our tests
-    check, so the probe is skipped. With a `cache`, the compiled graph is read from it when it
-    holds one for this model (`source_sha256`, computed when not given) and these options."""
+    """`read_model` gives the model file's verified content, `source_sha256` its sha256; it is
+    called only when the graph must be compiled (a `cache` that holds the graph for this model
+    and these options spares reading it). `trusted`: a model whose rebuild our tests check, so
+    the probe is skipped."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     key = GraphKey(
-        source_sha256=source_sha256 or hashlib.sha256(serialized).hexdigest(),
+        source_sha256=source_sha256,
         int8_activations=int8_activations,
         trusted=trusted,
         heads=BERT_HEADS,
@@ -76,7 +77,7 @@ def open_encoder(
     graph = cache.get(key)
     if graph is None:
         graph = compile_encoder(
-            serialized, options, int8_activations=int8_activations, trusted=trusted
+            read_model(), options, int8_activations=int8_activations, trusted=trusted
         )
         cache.put(key, graph)
     return session_from_bytes(graph.serialized, options, int8_activations=graph.int8_activations)

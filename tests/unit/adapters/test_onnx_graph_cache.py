@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 
@@ -72,7 +74,12 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> CompileSpy:
 def _open(model: bytes, cache_dir: Path | None) -> onnx_session.EncoderSession:
     cache = CompiledGraphCache(cache_dir) if cache_dir is not None else None
     return onnx_session.open_encoder(
-        model, threads=1, int8_activations=True, trusted=True, cache=cache
+        lambda: model,
+        source_sha256=DEFAULT_SHA256,
+        threads=1,
+        int8_activations=True,
+        trusted=True,
+        cache=cache,
     )
 
 
@@ -200,3 +207,42 @@ def test_the_default_cache_dir_is_the_users_cache(
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_cache_dir() == tmp_path / "home" / ".cache" / "factledger" / "onnx"
+
+
+def _model_directory(directory: Path) -> Path:
+    default = OnnxModelFiles.preset(DEFAULT_PRESET)
+    directory.mkdir()
+    shutil.copy(default.model, directory / "model.onnx")
+    shutil.copy(default.tokenizer, directory / "tokenizer.json")
+    return directory
+
+
+def test_a_pinned_model_is_not_read_when_its_graph_is_cached(
+    tmp_path: Path, compiles: CompileSpy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = _model_directory(tmp_path / "own")
+    files = OnnxModelFiles.from_directory(own, model_sha256=DEFAULT_SHA256)
+    OnnxEmbedder(files, cache_dir=tmp_path / "cache")
+    (own / "model.onnx").unlink()
+    monkeypatch.setattr(onnx_embedder, "_CACHE", {})
+
+    OnnxEmbedder(files, cache_dir=tmp_path / "cache")
+
+    assert compiles.calls == 1
+
+
+def test_an_unpinned_model_that_changed_is_compiled_again(
+    tmp_path: Path, compiles: CompileSpy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = _model_directory(tmp_path / "own")
+    files = OnnxModelFiles.from_directory(own)
+    OnnxEmbedder(files, cache_dir=tmp_path / "cache")
+    model = onnx.load(str(own / "model.onnx"))
+    model.doc_string = "re-exported"
+    onnx.save(model, str(own / "model.onnx"))
+    monkeypatch.setattr(onnx_embedder, "_CACHE", {})
+
+    OnnxEmbedder(files, cache_dir=tmp_path / "cache")
+
+    assert compiles.calls == 2
+    assert len(list((tmp_path / "cache").iterdir())) == 2

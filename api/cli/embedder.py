@@ -1,0 +1,56 @@
+"""`factledger embedder bench` and `factledger embedder serve-start`: what the embedder's
+graph costs at start-up and per query (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from factledger.adapters.embedding.onnx.model_files import (
+    DEFAULT_PRESET,
+    OnnxModelFiles,
+    OnnxPreset,
+)
+from factledger.bench.embedder_bench import BenchOptions, render, run
+from factledger.bench.serve_start import default_executable, measure_serve_start, summary
+
+embedder_app = typer.Typer(help="Embedder tools.", no_args_is_help=True)
+
+
+@embedder_app.command("bench")
+def bench(
+    model: Annotated[OnnxPreset, typer.Option(help="The packaged model.")] = DEFAULT_PRESET,
+    rounds: Annotated[int, typer.Option(min=1, help="Ready-time rounds (median).")] = 5,
+    queries: Annotated[int, typer.Option(min=20, help="Timed queries per graph.")] = 500,
+    pool: Annotated[int, typer.Option(min=1, help="Sentences for the throughput.")] = 300,
+) -> None:
+    """Compare the encoder graphs: ready time cold and warm, latency, throughput, cosine."""
+    options = BenchOptions(rounds=rounds, queries=queries, pool=pool)
+    with tempfile.TemporaryDirectory(prefix="factledger-embedder-bench-") as workdir:
+        result = run(OnnxModelFiles.preset(model), Path(workdir), options)
+    typer.echo(render(result))
+
+
+@embedder_app.command("serve-start")
+def serve_start(
+    runs: Annotated[int, typer.Option(min=1, help="Starts to time (median).")] = 7,
+    executable: Annotated[
+        Path | None, typer.Option(help="The `factledger` to start (default: this one).")
+    ] = None,
+    cache: Annotated[
+        bool, typer.Option(help="Give the embedder a graph cache (the first start fills it).")
+    ] = True,
+) -> None:
+    """Time `factledger serve` from launch to its first 200 on /readyz, on loopback."""
+    with tempfile.TemporaryDirectory(prefix="factledger-serve-start-") as workdir:
+        seconds = measure_serve_start(
+            executable or default_executable(), Path(workdir), runs=runs, cache=cache
+        )
+    typer.echo(summary(seconds))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(embedder_app, name="embedder")
