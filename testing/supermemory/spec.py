@@ -12,9 +12,12 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import jsonschema
+from factledger.adapters.extras import Extra, MissingExtraError
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SPEC_FILE = "openapi_v5.json"
 JsonObject = dict[str, Any]
@@ -45,8 +48,13 @@ def load_spec() -> JsonObject:
 
 @cache
 def _root_validator() -> jsonschema.protocols.Validator:
+    # jsonschema comes from the `testing` extra, imported when the first request is checked.
+    try:
+        from jsonschema import Draft202012Validator
+    except ImportError as exc:
+        raise MissingExtraError("the local Supermemory server", Extra.TESTING) from exc
     # Rooted at the whole document so "#/components/schemas/..." references resolve.
-    return jsonschema.Draft202012Validator(load_spec())
+    return Draft202012Validator(load_spec())
 
 
 @dataclass(frozen=True, slots=True)
