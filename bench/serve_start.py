@@ -1,9 +1,9 @@
 """Cold start of `factledger serve`: from launch to the first 200 on `/readyz`, on loopback.
 
-Each start gets a fresh data directory and a free loopback port; the embedder's graph cache
-(when asked for) lives in the bench's own folder, so the first start fills it and the others
-read it, and the user's cache is never touched. Any `factledger` executable can be timed, so
-an older install gives the figures to compare with.
+Each start gets a fresh data directory and a free loopback port; a contender's graph cache
+lives in the bench's own folder, so its first start fills it and the others read it, and the
+user's cache is never touched. Any `factledger` executable can be timed beside this one, so an
+older install gives the figures to compare with in the same run.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -27,24 +28,45 @@ def default_executable() -> Path:
     return Path(sys.executable).parent / "factledger"
 
 
-def measure_serve_start(executable: Path, workdir: Path, *, runs: int, cache: bool) -> list[float]:
-    """Seconds from launch to ready, one per start, in order."""
+@dataclass(frozen=True, slots=True)
+class Contender:
+    """One way to start: an executable, with or without a graph cache of its own."""
+
+    label: str
+    executable: Path
+    cache: bool
+
+
+def measure_serve_start(
+    contenders: list[Contender], workdir: Path, *, runs: int
+) -> dict[str, list[float]]:
+    """Seconds from launch to ready per contender, one per start, in order; the contenders
+    take turns, so they share the machine's load."""
+    envs = [_environment(contender, workdir / str(n)) for n, contender in enumerate(contenders)]
+    seconds: dict[str, list[float]] = {contender.label: [] for contender in contenders}
+    for run in range(runs):
+        for contender, env in zip(contenders, envs, strict=True):
+            data_dir = workdir / f"data-{run}-{contender.label}"
+            start = _one_start(contender.executable, {**env, "FACTLEDGER_DATA_DIR": str(data_dir)})
+            seconds[contender.label].append(start)
+    return seconds
+
+
+def _environment(contender: Contender, workdir: Path) -> dict[str, str]:
+    workdir.mkdir(parents=True)
     env = {
         **os.environ,
         "XDG_CACHE_HOME": str(workdir / "user-cache"),
         "FACTLEDGER_LOG_JSON": "true",
     }
-    if cache:
+    if contender.cache:
         env["FACTLEDGER_EMBEDDER__CACHE_DIR"] = str(workdir / "graph-cache")
     else:
         # A directory cannot live under a file: the embedder compiles in memory every start.
         blocker = workdir / "no-cache"
         blocker.write_bytes(b"")
         env["FACTLEDGER_EMBEDDER__CACHE_DIR"] = str(blocker / "cache")
-    return [
-        _one_start(executable, {**env, "FACTLEDGER_DATA_DIR": str(workdir / f"data-{run}")})
-        for run in range(runs)
-    ]
+    return env
 
 
 def _one_start(executable: Path, env: dict[str, str]) -> float:
@@ -89,11 +111,14 @@ def _free_port() -> int:
         return port
 
 
-def summary(seconds: list[float]) -> str:
-    """Every start in order, then the median of all and of all but the first."""
-    starts = ", ".join(f"{s:.2f}" for s in seconds)
-    rest = statistics.median(seconds[1:]) if len(seconds) > 1 else float("nan")
-    return (
-        f"starts (s, in order): {starts}\n"
-        f"median: {statistics.median(seconds):.2f} s; median after the first: {rest:.2f} s"
-    )
+def render(seconds: dict[str, list[float]]) -> str:
+    """A markdown table: per contender its first start, the median of the others, all starts."""
+    lines = [
+        "| start | first s | median after the first s | every start s, in order |",
+        "|---|---|---|---|",
+    ]
+    for label, starts in seconds.items():
+        rest = f"{statistics.median(starts[1:]):.2f}" if len(starts) > 1 else "-"
+        every = ", ".join(f"{s:.2f}" for s in starts)
+        lines.append(f"| {label} | {starts[0]:.2f} | {rest} | {every} |")
+    return "\n".join(lines)

@@ -15,7 +15,8 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxPreset,
 )
 from factledger.bench.embedder_bench import BenchOptions, render, run
-from factledger.bench.serve_start import default_executable, measure_serve_start, summary
+from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
+from factledger.bench.serve_start import render as render_starts
 
 embedder_app = typer.Typer(help="Embedder tools.", no_args_is_help=True)
 
@@ -36,20 +37,23 @@ def bench(
 
 @embedder_app.command("serve-start")
 def serve_start(
-    runs: Annotated[int, typer.Option(min=1, help="Starts to time (median).")] = 7,
-    executable: Annotated[
-        Path | None, typer.Option(help="The `factledger` to start (default: this one).")
+    runs: Annotated[int, typer.Option(min=1, help="Starts per contender (median).")] = 7,
+    baseline: Annotated[
+        Path | None, typer.Option(help="Another `factledger` executable to time alongside.")
     ] = None,
-    cache: Annotated[
-        bool, typer.Option(help="Give the embedder a graph cache (the first start fills it).")
-    ] = True,
 ) -> None:
-    """Time `factledger serve` from launch to its first 200 on /readyz, on loopback."""
+    """Time `factledger serve` from launch to its first 200 on /readyz, on loopback: this
+    install with a graph cache (its first start fills it) and without one, and a baseline."""
+    this = default_executable()
+    contenders = [
+        Contender("graph cache", this, cache=True),
+        Contender("no graph cache", this, cache=False),
+    ]
+    if baseline is not None:
+        contenders.append(Contender("baseline", baseline, cache=False))
     with tempfile.TemporaryDirectory(prefix="factledger-serve-start-") as workdir:
-        seconds = measure_serve_start(
-            executable or default_executable(), Path(workdir), runs=runs, cache=cache
-        )
-    typer.echo(summary(seconds))
+        seconds = measure_serve_start(contenders, Path(workdir), runs=runs)
+    typer.echo(render_starts(seconds))
 
 
 def register(app: typer.Typer) -> None:
