@@ -19,6 +19,13 @@ SENTENCES = [
     "We switched to a new packaging supplier last spring because the old one was late twice",
 ]
 LAYERS = {OnnxPreset.ALL_MINILM_L6: 6, OnnxPreset.PARAPHRASE_MINILM_L3: 3}
+WORD_TABLES = {
+    OnnxPreset.ALL_MINILM_L6: {
+        "word_table_int8": onnx.TensorProto.INT8,
+        "word_table_scale": onnx.TensorProto.FLOAT,
+    },
+    OnnxPreset.PARAPHRASE_MINILM_L3: {"word_table": onnx.TensorProto.FLOAT},
+}
 
 
 @pytest.fixture(scope="module", params=list(OnnxPreset))
@@ -104,3 +111,14 @@ def test_a_wrong_head_count_fails_the_probe_and_keeps_the_exported_graph(
     monkeypatch.setattr(onnx_session, "BERT_HEADS", 8)
 
     assert not onnx_session.compact_is_faithful(exported, options)
+
+
+def test_an_int8_word_table_stays_int8_in_the_graph(
+    preset: OnnxPreset, exported: onnx.ModelProto
+) -> None:
+    compact = compact_bert_encoder(exported, int8_activations=True, heads=12)
+
+    assert compact is not None
+    tables = {t.name: t.data_type for t in compact.graph.initializer if "word_table" in t.name}
+    # An int8 table is dequantized by onnxruntime's constant folding when the session starts.
+    assert tables == WORD_TABLES[preset]
