@@ -147,7 +147,7 @@ def render(result: BenchResult) -> str:
     lines = [
         f"| graph | ready, cold s (median of {rounds}) | ready, warm s | query p50 / p95 ms "
         f"({result.options.queries}) | sentences/s ({result.options.pool}, one per run) "
-        "| min cosine vs exported float | min cosine vs compiled in process |",
+        "| min cosine vs exported float | min cosine vs compiled at every start |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in result.results:

@@ -54,10 +54,12 @@ class GraphKey:
 
 @dataclass(frozen=True, slots=True)
 class CompiledGraph:
-    """A serialized ONNX graph ready for a session; `int8_activations` says what it does."""
+    """A serialized ONNX graph ready for a session; `int8_activations` says what it does,
+    `compact` whether it is a compact graph (its session folds its dequantized tables)."""
 
     serialized: bytes
     int8_activations: bool
+    compact: bool = False
 
 
 class CompiledGraphCache:
@@ -85,7 +87,9 @@ class CompiledGraphCache:
             return _rejected("corrupt", path)
         if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
             return _rejected("corrupt", path)
-        return CompiledGraph(payload, bool(header.get("int8_activations")))
+        return CompiledGraph(
+            payload, bool(header.get("int8_activations")), compact=bool(header.get("compact"))
+        )
 
     def put(self, key: GraphKey, graph: CompiledGraph) -> bool:
         """Stores `graph` for `key`; False (and a warning) when the directory is not writable."""
@@ -94,6 +98,7 @@ class CompiledGraphCache:
         header = {
             "key": asdict(key),
             "int8_activations": graph.int8_activations,
+            "compact": graph.compact,
             "sha256": hashlib.sha256(graph.serialized).hexdigest(),
         }
         try:

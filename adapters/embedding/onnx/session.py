@@ -18,6 +18,7 @@ import onnx
 import onnxruntime as ort
 
 from factledger.adapters.embedding.onnx.bert_graph import (
+    FOLD_DEQUANTIZE,
     SLOWER_FUSIONS,
     TOKEN_TYPES,
     compact_bert_encoder,
@@ -80,7 +81,12 @@ def open_encoder(
             read_model(), options, int8_activations=int8_activations, trusted=trusted
         )
         cache.put(key, graph)
-    return session_from_bytes(graph.serialized, options, int8_activations=graph.int8_activations)
+    return session_from_bytes(
+        graph.serialized,
+        options,
+        int8_activations=graph.int8_activations,
+        compact=graph.compact,
+    )
 
 
 def compile_encoder(
@@ -92,7 +98,7 @@ def compile_encoder(
     compact = compact_bert_encoder(model, int8_activations=int8_activations, heads=BERT_HEADS)
     if compact is not None and (trusted or compact_is_faithful(model, options)):
         quantized = any(node.op_type == "DynamicQuantizeMatMul" for node in compact.graph.node)
-        return CompiledGraph(compact.SerializeToString(), int8_activations=quantized)
+        return CompiledGraph(compact.SerializeToString(), int8_activations=quantized, compact=True)
     rewritten = quantize_activations(model) if int8_activations else 0
     return CompiledGraph(model.SerializeToString(), int8_activations=rewritten > 0)
 
@@ -107,7 +113,7 @@ def compact_is_faithful(original: onnx.ModelProto, options: ort.SessionOptions) 
         expected = session_for(original, options, int8_activations=False).hidden_states(
             _PROBE_IDS, mask
         )
-        actual = session_for(compact, options, int8_activations=False).hidden_states(
+        actual = session_for(compact, options, int8_activations=False, compact=True).hidden_states(
             _PROBE_IDS, mask
         )
     except (ort.capi.onnxruntime_pybind11_state.Fail, ValueError, IndexError):
@@ -119,16 +125,25 @@ def compact_is_faithful(original: onnx.ModelProto, options: ort.SessionOptions) 
 
 
 def session_for(
-    model: onnx.ModelProto, options: ort.SessionOptions, *, int8_activations: bool
+    model: onnx.ModelProto,
+    options: ort.SessionOptions,
+    *,
+    int8_activations: bool,
+    compact: bool = False,
 ) -> EncoderSession:
-    """`int8_activations` records what the graph does (embedders then run one text per run)."""
-    return session_from_bytes(model.SerializeToString(), options, int8_activations=int8_activations)
+    """`int8_activations` records what the graph does (embedders then run one text per run);
+    `compact`: a graph from `compact_bert_encoder`."""
+    return session_from_bytes(
+        model.SerializeToString(), options, int8_activations=int8_activations, compact=compact
+    )
 
 
 def session_from_bytes(
-    serialized: bytes, options: ort.SessionOptions, *, int8_activations: bool
+    serialized: bytes, options: ort.SessionOptions, *, int8_activations: bool, compact: bool
 ) -> EncoderSession:
     """A session on a serialized graph; see `session_for`."""
+    if compact:
+        options = _folding_dequantize(options)
     session = ort.InferenceSession(
         serialized,
         sess_options=options,
@@ -141,6 +156,18 @@ def session_from_bytes(
         output_name=_hidden_states_output(session),
         int8_activations=int8_activations,
     )
+
+
+def _folding_dequantize(options: ort.SessionOptions) -> ort.SessionOptions:
+    """A copy of `options` that folds a compact graph's `DequantizeLinear` (the caller's may
+    serve other sessions)."""
+    folding = ort.SessionOptions()
+    folding.intra_op_num_threads = options.intra_op_num_threads
+    folding.inter_op_num_threads = options.inter_op_num_threads
+    folding.graph_optimization_level = options.graph_optimization_level
+    folding.optimized_model_filepath = options.optimized_model_filepath
+    folding.add_session_config_entry(*FOLD_DEQUANTIZE)
+    return folding
 
 
 def _hidden_states_output(session: ort.InferenceSession) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -122,3 +124,23 @@ def test_an_int8_word_table_stays_int8_in_the_graph(
     tables = {t.name: t.data_type for t in compact.graph.initializer if "word_table" in t.name}
     # An int8 table is dequantized by onnxruntime's constant folding when the session starts.
     assert tables == WORD_TABLES[preset]
+
+
+def test_the_session_of_a_compact_graph_dequantizes_its_word_table_once(
+    exported: onnx.ModelProto, tmp_path: Path
+) -> None:
+    compact = compact_bert_encoder(exported, int8_activations=True, heads=12)
+    assert compact is not None
+
+    def run_time_dequantizers(*, compact_session: bool) -> int:
+        options = ort.SessionOptions()
+        optimized = tmp_path / f"optimized-{compact_session}.onnx"
+        options.optimized_model_filepath = str(optimized)
+        session_for(compact, options, int8_activations=True, compact=compact_session)
+        graph = onnx.load(str(optimized)).graph
+        return sum(node.op_type == "DequantizeLinear" for node in graph.node)
+
+    # Folded into a constant when the session starts, instead of running on every query.
+    assert run_time_dequantizers(compact_session=True) == 0
+    has_int8_table = "word_table_int8" in {t.name for t in compact.graph.initializer}
+    assert run_time_dequantizers(compact_session=False) == int(has_int8_table)
