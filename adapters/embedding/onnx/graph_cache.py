@@ -1,9 +1,10 @@
 """`CompiledGraphCache`: the encoder graph `open_encoder` builds, kept on disk between starts.
 
-Rebuilding the compact int8 graph (`bert_graph`) costs ~0.4 s of every start; reading it back
-costs a file read and a sha256. One file per source model and option set, named after the
-source model's sha256, holds a header line (the key it was built for, whether its graph
-multiplies in int8, and the payload's sha256) and the serialized graph.
+Building the graph (`bert_graph`, and for a model we do not pin the faithfulness probe) is part
+of every start that has no cache; reading it back costs a file read and a sha256
+(docs/benchmarks.md compares them). One file per source model and activation mode, named
+after the source model's sha256, holds a header line (the key it was built for, what its graph
+does, and the payload's sha256) and the serialized graph.
 
 - A file built for another key (a newer compiler, another onnx or onnxruntime, other options)
   is stale; a file whose payload does not hash to its header is corrupt. Both are rebuilt.
@@ -83,7 +84,9 @@ class CompiledGraphCache:
                 payload = file.read()
         except FileNotFoundError:
             return None
-        except (OSError, ValueError):  # unreadable, or a header that is not JSON
+        except OSError:
+            return _rejected("unreadable", path)
+        except ValueError:  # a header that is not JSON
             return _rejected("corrupt", path)
         if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
             return _rejected("corrupt", path)

@@ -12,8 +12,10 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+import structlog
 
 from factledger.adapters.embedding.onnx import embedder as onnx_embedder
+from factledger.adapters.embedding.onnx import graph_cache
 from factledger.adapters.embedding.onnx import session as onnx_session
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.graph_cache import (
@@ -246,3 +248,28 @@ def test_an_unpinned_model_that_changed_is_compiled_again(
 
     assert compiles.calls == 2
     assert len(list((tmp_path / "cache").iterdir())) == 2
+
+
+def test_a_read_only_cache_dir_still_serves_its_graphs_and_compiles_the_others_in_memory(
+    model: bytes, tmp_path: Path, compiles: CompileSpy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cached = _hidden(_open(model, tmp_path))
+
+    def read_only(*args: object, **kwargs: object) -> tuple[int, str]:
+        raise PermissionError(13, "Read-only file system")
+
+    monkeypatch.setattr(graph_cache.tempfile, "mkstemp", read_only)
+    # Tests run as root, whom file modes do not stop: the directory refuses new files instead.
+    with structlog.testing.capture_logs() as logs:
+        from_disk = _hidden(_open(model, tmp_path))
+        _only_file(tmp_path).unlink()
+        compiled = _hidden(_open(model, tmp_path))
+        again = _hidden(_open(model, tmp_path))
+
+    assert compiles.calls == 3  # the first build; then nothing; then a compile per open
+    assert np.array_equal(from_disk, cached)
+    assert np.array_equal(compiled, cached)
+    assert np.array_equal(again, cached)
+    warnings = [e for e in logs if e["event"] == "embedder.graph_cache_unwritable"]
+    assert [w["error"] for w in warnings] == ["PermissionError", "PermissionError"]
+    assert str(tmp_path) not in repr(logs)
