@@ -8,7 +8,7 @@ For each graph of `embedder_graphs`, in one run so they share the machine's load
 - throughput: the sentence pool embedded one text per run (as the embedder does with int8
   activations), sentences per second;
 - faithfulness: cosine of each graph's vectors against the exported graph in float, and
-  against today's compiled graph, on fixed sentences.
+  against the compact graph compiled in the process, on fixed sentences.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The encoder graphs `factledger embedder bench` compares, and how each is made ready.
 
-- `compile`: today's path without a cache: the compact int8 graph built in the process.
-- `cached`: the same graph, built once into a cache directory and read back (`graph_cache`).
-- `ort-quantized`: onnxruntime's own tools instead of ours: its graph optimizer folds the
+- compiled at every start: the compact int8 graph built in the process, as without a cache.
+- cached: the same graph, built once into a cache directory and read back (`graph_cache`).
+- onnxruntime's own tools instead of ours: its graph optimizer folds the
   dequantized weights into constants, `quantize_dynamic` re-quantizes them (uint8 per column,
   the exact path ADR 0004 explains) and the session applies its own fusions. Written to a file
   once, then read back with the same sha256 check as the cache.
