@@ -1,8 +1,9 @@
-"""Opening the configured memory backend (`settings.backend`, `settings.embedder`).
+"""The memory part: `Settings` -> the embedder, the extractor and the memory backend.
 
-Used by `factledger worker` and by `bootstrap` for recall and the sync. Self-hosted backends
-extract facts with the configured extractor (`settings.extractor`: the rule-based one by
-default); `pgvector` without DSNs uses the server of `database_url` (or the embedded one).
+Self-hosted backends embed with the configured embedder (`settings.embedder`) and extract
+facts with the configured extractor (`settings.extractor`: the rule-based one by default);
+`pgvector` without DSNs uses the runtime's PostgreSQL server (`database_url`, or the embedded
+one). The LLM extractor and the HTTP embedder share one HTTP client.
 """
 
 from __future__ import annotations
@@ -11,27 +12,95 @@ from contextlib import AsyncExitStack
 
 import httpx
 
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles
+from factledger.adapters.embedding.openai_compatible import OpenAICompatibleEmbedder
+from factledger.adapters.extraction.openai.extractor import (
+    OpenAICompatibleExtractor,
+    load_instructions,
+)
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import server_config
 from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
 from factledger.adapters.supermemory.calls import CallPolicy
-from factledger.api.bootstrap.extractor import build_extractor
-from factledger.api.bootstrap.services import postgres_location
+from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
+    EmbedderSettings,
+    ExtractorSettings,
+    HashingEmbedderSettings,
     InMemoryBackendSettings,
+    OnnxEmbedderSettings,
+    OpenAICompatibleEmbedderSettings,
+    OpenAICompatibleExtractorSettings,
     PgvectorBackendSettings,
+    RuleExtractorSettings,
     Settings,
     SupermemoryBackendSettings,
 )
 from factledger.application.memory.validating import ValidatingMemoryBackend
-from factledger.application.ports import Clock, Embedder, MemoryBackend
+from factledger.application.ports import Clock, Embedder, Extractor, MemoryBackend
+
+
+def build_extractor(settings: ExtractorSettings, http: httpx.AsyncClient) -> Extractor:
+    """The extractor the settings choose; `http` is only used by the LLM one (the caller owns
+    and closes it)."""
+    match settings:
+        case RuleExtractorSettings():
+            return RuleExtractor.from_guidance_file(settings.guidance_path)
+        case OpenAICompatibleExtractorSettings():
+            key = settings.api_key.get_secret_value() if settings.api_key else None
+            return OpenAICompatibleExtractor(
+                http,
+                base_url=settings.base_url,
+                model=settings.model,
+                instructions=load_instructions(settings.guidance_path, settings.prompt_path),
+                api_key=key,
+                timeout_s=settings.timeout_s,
+                temperature=settings.temperature,
+                response_format=settings.response_format,
+            )
+
+
+def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
+    """The embedder of every self-hosted backend; the ONNX model loads once per process."""
+    match s:
+        case OnnxEmbedderSettings():
+            files = (
+                OnnxModelFiles.from_directory(s.model_dir, model_sha256=s.model_sha256)
+                if s.model_dir is not None
+                else OnnxModelFiles.preset(s.model)
+            )
+            return OnnxEmbedder(
+                files,
+                max_tokens=s.max_tokens,
+                batch_size=s.batch_size,
+                threads=s.threads,
+                int8_activations=s.int8_activations,
+                cache_dir=s.cache_dir,
+            )
+        case HashingEmbedderSettings():
+            return HashingEmbedder(s.dimension)
+        case OpenAICompatibleEmbedderSettings():
+            return OpenAICompatibleEmbedder(
+                http,
+                base_url=s.base_url,
+                model=s.model,
+                dimension=s.dimension,
+                api_key=s.api_key.get_secret_value() if s.api_key is not None else None,
+                batch_size=s.batch_size,
+                timeout_s=s.timeout_s,
+                max_retries=s.max_retries,
+            )
 
 
 async def open_backend(
     settings: Settings,
     embedder: Embedder,
     clock: Clock,
+    postgres: PostgresServer,
     stack: AsyncExitStack,
     *,
     http: httpx.AsyncClient | None = None,
@@ -46,11 +115,10 @@ async def open_backend(
             extractor = build_extractor(settings.extractor, http or await _client(stack))
             backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=clock)
         case PgvectorBackendSettings() as s:
-            server = None if s.dsn is not None else postgres_location(settings, stack)
             config = server_config(
                 dsn=None if s.dsn is None else s.dsn.get_secret_value(),
                 admin_dsn=None if s.admin_dsn is None else s.admin_dsn.get_secret_value(),
-                server=server,
+                server=None if s.dsn is not None else postgres.location(),
                 schema=s.schema_name,
                 app_role=s.app_role,
                 pool_max=s.pool_size,
@@ -75,6 +143,17 @@ async def open_backend(
             )
     stack.push_async_callback(backend.close)
     return ValidatingMemoryBackend(backend)
+
+
+async def open_configured_backend(
+    settings: Settings, clock: Clock, postgres: PostgresServer, stack: AsyncExitStack
+) -> MemoryBackend:
+    """The configured embedder and memory backend, sharing one HTTP client; all three are
+    closed when `stack` closes."""
+    http = httpx.AsyncClient()
+    stack.push_async_callback(http.aclose)
+    embedder = build_embedder(settings.embedder, http)
+    return await open_backend(settings, embedder, clock, postgres, stack, http=http)
 
 
 async def _client(stack: AsyncExitStack) -> httpx.AsyncClient:

@@ -12,7 +12,7 @@ from contextlib import AsyncExitStack
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
-from factledger.api.bootstrap.services import postgres_location
+from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
     InMemoryEventStoreSettings,
     PostgresEventStoreSettings,
@@ -28,7 +28,9 @@ def idempotency_path(settings: Settings) -> str:
     return str(ledger.with_name(f"{ledger.stem}-idempotency.sqlite"))
 
 
-async def open_idempotency_store(settings: Settings, stack: AsyncExitStack) -> IdempotencyStore:
+async def open_idempotency_store(
+    settings: Settings, postgres: PostgresServer, stack: AsyncExitStack
+) -> IdempotencyStore:
     """Opens the store (closed by `stack`)."""
     ttl_s, lease_s = settings.api.idempotency_ttl_s, settings.api.idempotency_lease_s
     match settings.event_store:
@@ -42,7 +44,7 @@ async def open_idempotency_store(settings: Settings, stack: AsyncExitStack) -> I
             stack.callback(sqlite.close)
             return sqlite
         case PostgresEventStoreSettings(schema_name=schema):
-            location = postgres_location(settings, stack)
+            location = postgres.location()
             pg = await PostgresIdempotencyStore.connect(
                 location.conninfo, schema=schema, ttl_s=ttl_s, lease_s=lease_s
             )

@@ -1,58 +1,38 @@
-"""The composition root: `Settings` -> the ledger, its views and the follower that feeds them.
+"""The ledger part: `Settings` -> the event store, its deletable keys and the profile views.
 
-The only module that chooses adapters. Others extend `bootstrap` with the memory backend,
-recall and the sync worker; the ledger part is `open_ledger_runtime`:
-
-    with open_ledger_runtime(load_settings()) as rt:
-        result = rt.ledger.propose_change(cmd)
-        rt.catch_up()                                   # read-your-writes
-        rt.reader.current(tenant, result.subject_id)
-
-Resources are opened on enter and closed on exit, in reverse order.
+`open_ledger` yields a `Runtime` with the ledger, its views and the follower that feeds them;
+`compose` adds the other parts to it. PostgreSQL-backed parts borrow `postgres` and never stop
+it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 
-import httpx
-
-from factledger.adapters.embedding.hashing import HashingEmbedder
-from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
-from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles
-from factledger.adapters.embedding.openai_compatible import OpenAICompatibleEmbedder
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.key_store import PostgresKeyStore
 from factledger.adapters.postgres.view_store import PostgresViewStore
-from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
 from factledger.adapters.sqlite.view_store import SqliteViewStore
-from factledger.api.bootstrap.backend import open_backend
-from factledger.api.bootstrap.idempotency import open_idempotency_store
-from factledger.api.bootstrap.services import ServiceRuntime, open_memory_services
+from factledger.api.bootstrap.postgres import PostgresServer
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.settings import (
-    EmbedderSettings,
-    HashingEmbedderSettings,
     InMemoryEventStoreSettings,
     InMemoryViewSettings,
-    OnnxEmbedderSettings,
-    OpenAICompatibleEmbedderSettings,
     PostgresEventStoreSettings,
     PostgresViewSettings,
     Settings,
     SqliteEventStoreSettings,
     SqliteViewSettings,
 )
-from factledger.application.clocks import SystemClock
 from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStore
-from factledger.application.ports import Clock, Embedder, MemoryBackend
+from factledger.application.ports import Clock
 from factledger.domain.values import ProfileSchema
 from factledger.projections.follower import Follower
 from factledger.projections.profile_projection import ProfileProjection
@@ -61,42 +41,8 @@ from factledger.projections.profile_reader import ViewStoreProfileReader
 PROFILE_PROJECTION = "profile"
 
 
-@dataclass(frozen=True, slots=True)
-class LedgerRuntime:
-    """The ledger and its read side, wired."""
-
-    settings: Settings
-    ledger: Ledger
-    views: ViewStore
-    projection: ProfileProjection
-    reader: ViewStoreProfileReader
-    follower: Follower
-
-    def catch_up(self) -> int:
-        """Brings every view up to the head of the log (call after a command to read it)."""
-        return self.follower.catch_up()
-
-
-class _Postgres:
-    """Starts the embedded server only if some part needs PostgreSQL and no URL is set."""
-
-    def __init__(self, settings: Settings, stack: ExitStack) -> None:
-        self._settings, self._stack = settings, stack
-        self._location: PostgresLocation | None = None
-
-    def location(self) -> PostgresLocation:
-        if self._location is None:
-            url = self._settings.database_url
-            if url is not None:
-                self._location = PostgresLocation.from_url(url.get_secret_value())
-            else:
-                server = EmbeddedPostgres(self._settings.data_dir / "pg", delete_on_stop=False)
-                self._stack.callback(server.stop)
-                self._location = server.location
-        return self._location
-
-
-def event_store_env(settings: Settings, postgres: _Postgres) -> dict[str, str]:
+def event_store_env(settings: Settings, postgres: PostgresServer) -> dict[str, str]:
+    """The `eventsourcing` library's persistence settings for the configured event store."""
     match settings.event_store:
         case InMemoryEventStoreSettings():
             return popo_env()
@@ -106,7 +52,7 @@ def event_store_env(settings: Settings, postgres: _Postgres) -> dict[str, str]:
             return postgres_env(postgres.location(), schema=schema)
 
 
-def build_key_store(settings: Settings, postgres: _Postgres, stack: ExitStack) -> KeyStore:
+def build_key_store(settings: Settings, postgres: PostgresServer, stack: ExitStack) -> KeyStore:
     """The deletable keys of the ledger's personal fields (ADR 0003), beside its events."""
     match settings.event_store:
         case InMemoryEventStoreSettings():
@@ -121,7 +67,7 @@ def build_key_store(settings: Settings, postgres: _Postgres, stack: ExitStack) -
             return pg_keys
 
 
-def build_view_store(settings: Settings, postgres: _Postgres, name: str) -> ViewStore:
+def build_view_store(settings: Settings, postgres: PostgresServer, name: str) -> ViewStore:
     match settings.views:
         case InMemoryViewSettings():
             return InMemoryViewStore(name)
@@ -131,56 +77,13 @@ def build_view_store(settings: Settings, postgres: _Postgres, name: str) -> View
             return PostgresViewStore(postgres.location().conninfo, name, schema=schema)
 
 
-def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
-    """The embedder of every self-hosted backend; the ONNX model loads once per process."""
-    match s:
-        case OnnxEmbedderSettings():
-            files = (
-                OnnxModelFiles.from_directory(s.model_dir, model_sha256=s.model_sha256)
-                if s.model_dir is not None
-                else OnnxModelFiles.preset(s.model)
-            )
-            return OnnxEmbedder(
-                files,
-                max_tokens=s.max_tokens,
-                batch_size=s.batch_size,
-                threads=s.threads,
-                int8_activations=s.int8_activations,
-                cache_dir=s.cache_dir,
-            )
-        case HashingEmbedderSettings():
-            return HashingEmbedder(s.dimension)
-        case OpenAICompatibleEmbedderSettings():
-            return OpenAICompatibleEmbedder(
-                http,
-                base_url=s.base_url,
-                model=s.model,
-                dimension=s.dimension,
-                api_key=s.api_key.get_secret_value() if s.api_key is not None else None,
-                batch_size=s.batch_size,
-                timeout_s=s.timeout_s,
-                max_retries=s.max_retries,
-            )
-
-
-async def open_configured_backend(
-    settings: Settings, clock: Clock, stack: AsyncExitStack
-) -> MemoryBackend:
-    """The configured embedder and memory backend, sharing one HTTP client; all three are
-    closed when `stack` closes."""
-    http = httpx.AsyncClient()
-    stack.push_async_callback(http.aclose)
-    embedder = build_embedder(settings.embedder, http)
-    return await open_backend(settings, embedder, clock, stack, http=http)
-
-
 @contextmanager
-def open_ledger_runtime(
-    settings: Settings, *, clock: Clock | None = None, catch_up: bool = True
-) -> Iterator[LedgerRuntime]:
-    """Opens the ledger and its views and (by default) catches the views up with the log."""
+def open_ledger(
+    settings: Settings, postgres: PostgresServer, *, clock: Clock | None, catch_up: bool
+) -> Iterator[Runtime]:
+    """Opens the ledger and its views and (with `catch_up`) brings the views up to the log;
+    closes them on exit, in reverse order."""
     with ExitStack() as stack:
-        postgres = _Postgres(settings, stack)
         keys = build_key_store(settings, postgres, stack)
         schemas = {kind: ProfileSchema(fields) for kind, fields in settings.profile_schemas.items()}
         ledger = Ledger(
@@ -190,33 +93,13 @@ def open_ledger_runtime(
         views = build_view_store(settings, postgres, PROFILE_PROJECTION)
         stack.callback(views.close)
         projection = ProfileProjection(views)
-        runtime = LedgerRuntime(
-            settings=settings,
+        runtime = Runtime(
             ledger=ledger,
             views=views,
             projection=projection,
-            reader=ViewStoreProfileReader(views),
+            profiles=ViewStoreProfileReader(views),
             follower=Follower(ledger, [projection]),
         )
         if catch_up:
             runtime.catch_up()
         yield runtime
-
-
-@asynccontextmanager
-async def bootstrap(
-    settings: Settings, *, clock: Clock | None = None
-) -> AsyncIterator[ServiceRuntime]:
-    """The async composition root for the HTTP app: the ledger runtime, the configured memory
-    backend, short-term memory, recall and the sync (run in-process with the in-memory sync
-    store; by `factledger worker` processes with PostgreSQL)."""
-    with open_ledger_runtime(settings, clock=clock) as runtime:
-        async with AsyncExitStack() as stack:
-            now = clock or SystemClock()
-            backend = await open_configured_backend(settings, now, stack)
-            services = await stack.enter_async_context(
-                open_memory_services(settings, runtime.ledger, backend, clock=now)
-            )
-            idempotency = await open_idempotency_store(settings, stack)
-            parts = ServiceRuntime.of(runtime.ledger, runtime.reader, runtime.follower, services)
-            yield replace(parts, idempotency=idempotency)

@@ -1,19 +1,19 @@
-"""Composition of short-term memory, recall and the sync worker (called from `bootstrap`).
+"""The services part: short-term memory, recall, the sync store and the sync worker.
 
 - `recall_policies(settings.recall)`: the deployment policy and per-tenant overrides.
-- `open_memory_services(settings, ledger, backend, clock=...)`: an async context manager that
-  opens the session buffer and the sync store, builds `ShortTermMemory`, `Recall` and a
-  `SyncWorker`; with the in-memory sync store it also runs the worker in-process until exit.
-  With the PostgreSQL store, run `factledger worker` processes instead.
+- `open_services(runtime, settings, postgres, stack, ...)`: opens the session buffer and the
+  sync store, builds `ShortTermMemory`, `Recall` and a `SyncWorker` over the runtime's ledger
+  and backend, and returns the runtime with them; it can also run the worker in-process until
+  `stack` closes (the default with the in-memory sync store; with the PostgreSQL store,
+  `factledger worker` processes run it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from contextlib import AsyncExitStack
+from dataclasses import replace
 
 from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
@@ -21,8 +21,9 @@ from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.postgres.event_store import ensure_schema
 from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
-from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
+from factledger.api.bootstrap.postgres import PostgresServer
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.settings import (
     InMemorySessionBufferSettings,
     InMemorySyncStoreSettings,
@@ -32,9 +33,6 @@ from factledger.api.settings import (
     Settings,
     SqliteSessionBufferSettings,
 )
-from factledger.application.clocks import SystemClock
-from factledger.application.ledger.idempotency import IdempotencyStore
-from factledger.application.ledger.ledger import Ledger
 from factledger.application.ports import Clock, MemoryBackend, SessionBuffer
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, policy_of
@@ -44,50 +42,6 @@ from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ports import SyncStore
 from factledger.application.sync.switch import MemorySwitch
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
-from factledger.projections.follower import Follower
-from factledger.projections.profile_reader import ViewStoreProfileReader
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryServices:
-    """What the API and the worker use beyond the ledger."""
-
-    sessions: ShortTermMemory
-    session_buffer: SessionBuffer
-    recall: Recall
-    sync_store: SyncStore
-    sync_worker: SyncWorker | None  # None without a memory backend
-    backend: MemoryBackend | None
-
-
-@dataclass(frozen=True, slots=True)
-class ServiceRuntime:
-    """What `bootstrap` yields: the ledger runtime's parts plus the memory services."""
-
-    ledger: Ledger
-    reader: ViewStoreProfileReader
-    follower: Follower
-    sessions: ShortTermMemory
-    session_buffer: SessionBuffer
-    recall: Recall
-    sync_store: SyncStore
-    backend: MemoryBackend | None
-    idempotency: IdempotencyStore | None = None  # set by `api.bootstrap`
-
-    @classmethod
-    def of(
-        cls, ledger: Ledger, reader: ViewStoreProfileReader, follower: Follower, s: MemoryServices
-    ) -> ServiceRuntime:
-        return cls(
-            ledger,
-            reader,
-            follower,
-            s.sessions,
-            s.session_buffer,
-            s.recall,
-            s.sync_store,
-            s.backend,
-        )
 
 
 def recall_policies(settings: RecallSettings) -> RecallPolicies:
@@ -96,16 +50,9 @@ def recall_policies(settings: RecallSettings) -> RecallPolicies:
     return RecallPolicies(default=policy_of(settings), tenants=tenants)
 
 
-def postgres_location(settings: Settings, stack: AsyncExitStack) -> PostgresLocation:
-    """`DATABASE_URL`, else the embedded server under `<data_dir>/pg`."""
-    if settings.database_url is not None:
-        return PostgresLocation.from_url(settings.database_url.get_secret_value())
-    server = EmbeddedPostgres(settings.data_dir / "pg", delete_on_stop=False)
-    stack.callback(server.stop)
-    return server.location
-
-
-async def open_session_buffer(settings: Settings, stack: AsyncExitStack) -> SessionBuffer:
+async def open_session_buffer(
+    settings: Settings, postgres: PostgresServer, stack: AsyncExitStack
+) -> SessionBuffer:
     match settings.short_term:
         case InMemorySessionBufferSettings():
             return InMemorySessionBuffer()
@@ -115,19 +62,21 @@ async def open_session_buffer(settings: Settings, stack: AsyncExitStack) -> Sess
             stack.callback(sqlite.close)
             return sqlite
         case PostgresSessionBufferSettings(schema_name=schema):
-            location = postgres_location(settings, stack)
+            location = postgres.location()
             ensure_schema(location, schema)
             pg = await PostgresSessionBuffer.connect(location.conninfo, schema=schema)
             stack.push_async_callback(pg.close)
             return pg
 
 
-async def open_sync_store(settings: Settings, stack: AsyncExitStack) -> SyncStore:
+async def open_sync_store(
+    settings: Settings, postgres: PostgresServer, stack: AsyncExitStack
+) -> SyncStore:
     match settings.sync.store:
         case InMemorySyncStoreSettings():
             return InMemorySyncStore()
         case PostgresSyncStoreSettings(schema_name=schema):
-            location = postgres_location(settings, stack)
+            location = postgres.location()
             ensure_schema(location, schema)
             store = await PostgresSyncStore.connect(location.conninfo, schema=schema)
             stack.push_async_callback(store.close)
@@ -148,39 +97,53 @@ def sync_options(settings: Settings) -> SyncOptions:
     return SyncOptions(s.batch_size, s.lease_s, s.backoff_s, s.poll_interval_s)
 
 
-@asynccontextmanager
-async def open_memory_services(
+async def open_services(
+    runtime: Runtime,
     settings: Settings,
-    ledger: Ledger,
-    backend: MemoryBackend | None,
+    postgres: PostgresServer,
+    stack: AsyncExitStack,
     *,
-    clock: Clock | None = None,
-    run_worker: bool | None = None,
-) -> AsyncIterator[MemoryServices]:
-    """Opens everything; `run_worker` defaults to True with the in-memory sync store."""
-    clock = clock or SystemClock()
-    async with AsyncExitStack() as stack:
-        buffer = await open_session_buffer(settings, stack)
-        store = await open_sync_store(settings, stack)
-        sessions = ShortTermMemory(
-            SessionPorts(buffer, RuleBasedSafetyFilter(), LedgerSessionRecorder(ledger), clock)
-        )
-        policies = recall_policies(settings.recall)
-        recall = Recall(RecallPorts(backend, LedgerRecallSources(ledger), policies))
+    clock: Clock,
+    sessions: bool,
+    run_sync: bool | None,
+) -> Runtime:
+    """The runtime with its services (short-term memory only with `sessions`), closed by
+    `stack`; `run_sync` runs the worker on this event loop until then (None: with the
+    in-memory sync store)."""
+    ledger, backend = runtime.ledger, runtime.backend
+    buffer = await open_session_buffer(settings, postgres, stack) if sessions else None
+    store = await open_sync_store(settings, postgres, stack)
+    short_term = None
+    if buffer is not None:
+        recorder = LedgerSessionRecorder(ledger)
+        short_term = ShortTermMemory(SessionPorts(buffer, RuleBasedSafetyFilter(), recorder, clock))
+    policies = recall_policies(settings.recall)
+    recall = Recall(RecallPorts(backend, LedgerRecallSources(ledger), policies))
+    worker = None
+    if backend is not None:
         feed = LedgerEventFeed(ledger)
-        worker = None
-        if backend is not None:
-            worker = SyncWorker(sync_ports(settings, store, feed, backend), sync_options(settings))
-        services = MemoryServices(sessions, buffer, recall, store, worker, backend)
+        worker = SyncWorker(sync_ports(settings, store, feed, backend), sync_options(settings))
         in_process = isinstance(settings.sync.store, InMemorySyncStoreSettings)
-        if worker is not None and (run_worker if run_worker is not None else in_process):
-            stop = asyncio.Event()
-            task = asyncio.create_task(worker.run_forever(stop))
+        if run_sync if run_sync is not None else in_process:
+            run_in_background(worker, stack)
+    return replace(
+        runtime,
+        sessions=short_term,
+        session_buffer=buffer,
+        recall=recall,
+        sync_store=store,
+        sync_worker=worker,
+    )
 
-            async def halt() -> None:
-                stop.set()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
 
-            stack.push_async_callback(halt)
-        yield services
+def run_in_background(worker: SyncWorker, stack: AsyncExitStack) -> None:
+    """Runs `worker` on this event loop until `stack` closes."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(worker.run_forever(stop))
+
+    async def halt() -> None:
+        stop.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    stack.push_async_callback(halt)

@@ -17,7 +17,7 @@ import yaml
 from pydantic import SecretStr
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.api.bootstrap.extractor import build_extractor
+from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
     ExtractorSettings,

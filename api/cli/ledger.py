@@ -15,8 +15,9 @@ from uuid import UUID
 import typer
 from rich.console import Console
 
-from factledger.api.bootstrap.ledger import LedgerRuntime, open_ledger_runtime
-from factledger.api.cli.demo.agent import open_agent_demo
+from factledger.api.bootstrap.compose import open_ledger_runtime, open_runtime
+from factledger.api.bootstrap.runtime import DEMO, Runtime
+from factledger.api.cli.demo.agent import AgentDemo
 from factledger.api.cli.render import (
     diff_table,
     history_table,
@@ -30,6 +31,7 @@ from factledger.api.settings import (
     InMemoryBackendSettings,
     InMemorySyncStoreSettings,
     InMemoryViewSettings,
+    Settings,
     SettingsError,
     SqliteEventStoreSettings,
     SyncSettings,
@@ -40,7 +42,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import read_events
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.script import JAN, KIND, REF, TENANT
-from factledger.testing.story.steps import StoryIds, play_story
+from factledger.testing.story.steps import play_story
 
 projections_app = typer.Typer(help="Projection maintenance.", no_args_is_help=True)
 console = Console()
@@ -62,23 +64,24 @@ def demo(
         sync=SyncSettings(store=InMemorySyncStoreSettings()),
     )
     configure_logging(json_lines=False, level="WARNING")  # the story, not debug lines
+    asyncio.run(_play_demo(settings, target))
+
+
+async def _play_demo(settings: Settings, target: Path) -> None:
     clock = ManualClock(JAN)
-    with open_ledger_runtime(settings, clock=clock) as rt:
+    async with open_runtime(settings, DEMO, clock=clock) as rt:
         console.rule("[bold]factledger demo: one lead, six months")
+        agent = AgentDemo(rt, console.print)
 
         def say(line: str) -> None:
             rt.catch_up()
             console.print(f"  [green]>[/green] {line}")
 
-        async def story() -> StoryIds:
-            async with open_agent_demo(rt, clock, console.print) as agent:
-                return await play_story(
-                    rt.ledger, clock, say, record=agent.record, checkpoint=agent.checkpoint
-                )
-
-        ids = asyncio.run(story())
+        ids = await play_story(
+            rt.ledger, clock, say, record=agent.record, checkpoint=agent.checkpoint
+        )
         rt.catch_up()
-        sid, reader = ids.subject_id, rt.reader
+        sid, reader = ids.subject_id, rt.profiles
         console.print(profile_table(reader.current(TENANT, sid), "Current profile"))
         console.print(versions_table(reader.versions(TENANT, sid)))
         console.print(history_table(reader.history(TENANT, sid, "supplier"), "Supplier history"))
@@ -95,7 +98,7 @@ def demo(
         )
 
 
-def _subject_id(rt: LedgerRuntime, subject: str, tenant: str | None) -> tuple[str, UUID]:
+def _subject_id(rt: Runtime, subject: str, tenant: str | None) -> tuple[str, UUID]:
     parts = subject.split("/")
     if len(parts) == 3:
         return parts[0], Ledger.subject_id_for(*parts)
@@ -115,7 +118,7 @@ def history(
     """Show a subject's profile (now or as of a date) and the history of its fields."""
     with _runtime() as rt:
         tenant_name, sid = _subject_id(rt, subject, tenant)
-        reader = rt.reader
+        reader = rt.profiles
         try:
             if as_of is None:
                 profile = reader.current(tenant_name, sid)
@@ -166,7 +169,7 @@ def rebuild() -> None:
         console.print(f"rebuilt '{rt.projection.name}' from {count} events in {elapsed:.2f} s")
 
 
-def _runtime(*, catch_up: bool = True) -> AbstractContextManager[LedgerRuntime]:
+def _runtime(*, catch_up: bool = True) -> AbstractContextManager[Runtime]:
     """Opens the runtime from the environment's settings, naming bad settings by field."""
     try:
         settings = load_settings()

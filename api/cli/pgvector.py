@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -18,10 +17,9 @@ from factledger.adapters.embedding.onnx.model_files import (
 )
 from factledger.adapters.pgvector.ann import AnnReport, AnnSettings
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
-from factledger.api.bootstrap.ledger import open_configured_backend
+from factledger.api.bootstrap.compose import open_memory_backend
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import PgvectorBackendSettings, Settings, load_settings
-from factledger.application.clocks import SystemClock
 from factledger.application.memory.validating import inner_backend
 from factledger.application.ports import Embedder
 from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
@@ -125,8 +123,8 @@ def maintain(
 
 
 async def _maintain(settings: Settings, ann: AnnSettings) -> AnnReport:
-    async with AsyncExitStack() as stack:
-        backend = inner_backend(await open_configured_backend(settings, SystemClock(), stack))
+    async with open_memory_backend(settings) as opened:
+        backend = inner_backend(opened)
         assert isinstance(backend, PgvectorMemoryBackend)  # noqa: S101 - settings checked above
         return await backend.maintain_ann_indexes(ann)
 

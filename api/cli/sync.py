@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from contextlib import AsyncExitStack, suppress
+from contextlib import suppress
 from typing import Annotated
 
 import structlog
@@ -12,8 +12,8 @@ import typer
 
 from factledger.adapters.pgvector.ann import AnnSettings
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
-from factledger.api.bootstrap.ledger import open_configured_backend, open_ledger_runtime
-from factledger.api.bootstrap.services import open_sync_store, sync_options, sync_ports
+from factledger.api.bootstrap.compose import open_runtime, open_sync_queue
+from factledger.api.bootstrap.runtime import WORKER
 from factledger.api.cli.periodic import run_every
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
@@ -23,48 +23,42 @@ from factledger.api.settings import (
     Settings,
     load_settings,
 )
-from factledger.application.clocks import SystemClock
 from factledger.application.memory.validating import inner_backend
 from factledger.application.ports import MemoryBackend
-from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.worker import SyncWorker
 
 log = structlog.get_logger(__name__)
 dead_letters_app = typer.Typer(help="Sync items that failed 3 times.", no_args_is_help=True)
 
 
 async def _run_worker(settings: Settings, *, once: bool) -> None:
-    clock = SystemClock()
-    with open_ledger_runtime(settings) as runtime:
-        async with AsyncExitStack() as stack:
-            store = await open_sync_store(settings, stack)
-            backend = await open_configured_backend(settings, clock, stack)
-            if isinstance(settings.sync.store, InMemorySyncStoreSettings):
-                # Each start replays the whole ledger (idempotent, but slow); share a
-                # PostgreSQL queue between worker processes instead.
-                log.warning("sync.volatile_queue", store="memory")
-            if isinstance(settings.backend, InMemoryBackendSettings):
-                log.warning("sync.process_local_backend", backend="in_memory")
-            feed = LedgerEventFeed(runtime.ledger)
-            worker = SyncWorker(sync_ports(settings, store, feed, backend), sync_options(settings))
-            if once:
-                report = await worker.run_once()
-                typer.echo(
-                    f"fed {report.fed}, done {report.done}, "
-                    f"retried {report.retried}, dead {report.dead}, skipped {report.skipped}"
-                )
-                return
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, stop.set)
-            maintenance = ann_maintenance(settings, backend, stop)
-            await worker.run_forever(stop)
-            if maintenance is not None:
-                # An index build cut short leaves an invalid index; the next round rebuilds it.
-                maintenance.cancel()
-                with suppress(asyncio.CancelledError):
-                    await maintenance
+    async with open_runtime(settings, WORKER) as runtime:
+        if isinstance(settings.sync.store, InMemorySyncStoreSettings):
+            # Each start replays the whole ledger (idempotent, but slow); share a
+            # PostgreSQL queue between worker processes instead.
+            log.warning("sync.volatile_queue", store="memory")
+        if isinstance(settings.backend, InMemoryBackendSettings):
+            log.warning("sync.process_local_backend", backend="in_memory")
+        worker, backend = runtime.sync_worker, runtime.backend
+        if worker is None or backend is None:
+            raise RuntimeError("the worker runtime has no memory backend")
+        if once:
+            report = await worker.run_once()
+            typer.echo(
+                f"fed {report.fed}, done {report.done}, "
+                f"retried {report.retried}, dead {report.dead}, skipped {report.skipped}"
+            )
+            return
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        maintenance = ann_maintenance(settings, backend, stop)
+        await worker.run_forever(stop)
+        if maintenance is not None:
+            # An index build cut short leaves an invalid index; the next round rebuilds it.
+            maintenance.cancel()
+            with suppress(asyncio.CancelledError):
+                await maintenance
 
 
 def ann_maintenance(
@@ -115,8 +109,7 @@ def _hint_if_process_local(settings: Settings) -> None:
 
 async def _list(settings: Settings, limit: int) -> None:
     _hint_if_process_local(settings)
-    async with AsyncExitStack() as stack:
-        store = await open_sync_store(settings, stack)
+    async with open_sync_queue(settings) as store:
         letters = await store.dead_letters(limit=limit)
         if not letters:
             typer.echo("no dead letters")
@@ -130,8 +123,7 @@ async def _list(settings: Settings, limit: int) -> None:
 
 async def _retry(settings: Settings, item_ids: list[str] | None) -> None:
     _hint_if_process_local(settings)
-    async with AsyncExitStack() as stack:
-        store = await open_sync_store(settings, stack)
+    async with open_sync_queue(settings) as store:
         count = await store.retry_dead(item_ids)
         typer.echo(f"{count} item(s) back in the queue")
 

@@ -1,7 +1,7 @@
 """The FastAPI application factory.
 
-`create_app(settings)` builds its ports in the lifespan through `api.bootstrap`; tests pass
-ready-made ports with `create_app(ports=...)` (no `dependency_overrides`).
+`create_app(settings)` opens its runtime in the lifespan through `api.bootstrap`; tests pass a
+ready-made `Runtime` with `create_app(ports=...)` (no `dependency_overrides`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
-from factledger.api.bootstrap.ledger import bootstrap
-from factledger.api.bootstrap.services import ServiceRuntime
+from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import TokenVerifier
-from factledger.api.http.deps import ApiPorts, ApiState
+from factledger.api.http.deps import ApiState
 from factledger.api.http.errors import install_error_handlers
 from factledger.api.http.metrics import ApiMetrics
 from factledger.api.http.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
@@ -40,29 +40,15 @@ Agent tokens address their subject as `me`. Errors share one shape:
 """
 
 
-def ports_from_runtime(runtime: ServiceRuntime) -> ApiPorts:
-    """Maps what `api.bootstrap` yields to what the routes need."""
-    return ApiPorts(
-        ledger=runtime.ledger,
-        profiles=runtime.reader,
-        follower=runtime.follower,
-        sessions=runtime.sessions,
-        session_buffer=runtime.session_buffer,
-        recall=runtime.recall,
-        sync_store=runtime.sync_store,
-        memory=runtime.backend,
-        idempotency=runtime.idempotency,
-    )
-
-
 def create_app(
     settings: Settings | None = None,
     *,
-    ports: ApiPorts | None = None,
+    ports: Runtime | None = None,
     auth: AuthSettings | None = None,
     max_body_bytes: int | None = None,
 ) -> FastAPI:
-    """Builds the app: with `ports` (tests) or from `settings` through `api.bootstrap`.
+    """Builds the app: with a ready `Runtime` as `ports` (tests) or from `settings` through
+    `api.bootstrap`.
 
     `auth` and `max_body_bytes` override the settings' values (tests).
     """
@@ -83,8 +69,8 @@ def create_app(
         if ports is not None:
             yield
             return
-        async with bootstrap(settings) as runtime:
-            state.ports = ports_from_runtime(runtime)
+        async with open_runtime(settings) as runtime:
+            state.ports = runtime
             yield
         state.ports = None
 

@@ -16,6 +16,7 @@ from uuid import UUID
 from fastapi import Depends, Path, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Principal, Role, TokenVerifier
 from factledger.api.http.errors import (
     AuthenticationError,
@@ -34,47 +35,29 @@ from factledger.api.http.metrics import ApiMetrics
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.idempotency import IdempotencyScope, IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ledger.queries import ProfileReader
-from factledger.application.ports import MemoryBackend, SessionBuffer
-from factledger.application.recall.service import Recall
+from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
-from factledger.application.sync.ports import SyncStore
 from factledger.domain.errors import DomainError
 from factledger.domain.subject import subject_id_for
-from factledger.projections.follower import Follower
 
 ME = "me"
 
 
-@dataclass(frozen=True, slots=True)
-class ApiPorts:
-    """What the HTTP layer needs, filled in from `api.bootstrap` (or by tests).
-
-    Optional parts answer 503 on their routes when absent. `follower`, when set, is caught up
-    before profile reads so a caller reads its own writes (a no-op when nothing is new).
-    """
-
-    ledger: Ledger
-    profiles: ProfileReader
-    follower: Follower | None = None
-    sessions: ShortTermMemory | None = None
-    session_buffer: SessionBuffer | None = None
-    recall: Recall | None = None
-    sync_store: SyncStore | None = None
-    memory: MemoryBackend | None = None
-    idempotency: IdempotencyStore | None = None  # shared by every process; else the app's own
-
-
 @dataclass(slots=True)
 class ApiState:
-    """What the app keeps between requests; `ports` is filled in by the lifespan."""
+    """What the app keeps between requests; `ports`, the runtime `api.bootstrap` opens (or a
+    test builds), is filled in by the lifespan.
+
+    Parts the runtime lacks answer 503 on their routes. Its follower is caught up before
+    profile reads so a caller reads its own writes (a no-op when nothing is new).
+    """
 
     verifier: TokenVerifier
     metrics: ApiMetrics
-    idempotency: IdempotencyStore  # used when the ports bring no shared store
-    ports: ApiPorts | None = None
+    idempotency: IdempotencyStore  # used when the runtime brings no shared store
+    ports: Runtime | None = None
 
-    def require_ports(self) -> ApiPorts:
+    def require_ports(self) -> Runtime:
         if self.ports is None:
             raise ServiceUnavailableError("the service is starting")
         return self.ports
@@ -188,7 +171,11 @@ def own_subject_id(principal: Principal) -> UUID:
 
 
 async def get_subject_id(principal: PrincipalDep, ledger: LedgerDep, raw: SubjectPath) -> UUID:
-    """The subject of this request, checked against the principal's tenant (404 otherwise)."""
+    """The subject of this request, checked against the principal's tenant (404 otherwise).
+
+    Reads only the subject's tenant (`Ledger.tenant_of`: its first event, then a cache), so the
+    check costs the same on a subject of one event as on one of thousands.
+    """
     if principal.role is Role.AGENT:
         subject_id = check_agent_subject(principal, raw, own_subject_id(principal))
     elif raw == ME:
@@ -196,9 +183,11 @@ async def get_subject_id(principal: PrincipalDep, ledger: LedgerDep, raw: Subjec
     else:
         subject_id = path_subject_id(raw)
     try:
-        await asyncio.to_thread(ledger.subject, principal.tenant, subject_id)
+        tenant = await asyncio.to_thread(ledger.tenant_of, subject_id)
     except NotFoundError:
-        raise SubjectNotFoundError(f"subject {raw}") from None
+        tenant = None
+    if tenant != principal.tenant:
+        raise SubjectNotFoundError(f"subject {raw}")
     return subject_id
 
 

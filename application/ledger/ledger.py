@@ -17,7 +17,8 @@ so async callers wrap it in `asyncio.to_thread`):
   contention raises `ConcurrencyError`; an event store that cannot be reached raises
   `EventStoreUnavailableError` (commands, reads and followers alike).
 - Reads: `subject(tenant, subject_id)` loads the aggregate (for checks and tests; hot paths
-  read the projections), `subject_id_for(tenant, kind, external_ref)`.
+  read the projections), `tenant_of(subject_id)` reads only the subject's first event (once;
+  then a bounded cache), `subject_id_for(tenant, kind, external_ref)`.
 - Every event is also in the application's notification log, read in order by
   `projections.follower.read_events(ledger, after=position)`.
 """
@@ -58,6 +59,7 @@ from factledger.application.ledger.event_store_errors import (
 )
 from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger.records import proposal_of, session_record
+from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ports import Clock
 from factledger.domain.errors import FieldNotPresentError
 from factledger.domain.proposal import Decision
@@ -90,6 +92,7 @@ class Ledger(Application[UUID]):
         self.schemas: Mapping[str, ProfileSchema] = schemas or {}
         # Set before the library builds the mapper, which needs it (ADR 0003).
         self.keys: KeyStore = keys or InMemoryKeyStore()
+        self._tenants = TenantCache()
         super().__init__(env)
 
     def construct_recorder(self) -> ApplicationRecorder:
@@ -251,6 +254,19 @@ class Ledger(Application[UUID]):
         if subject.tenant != tenant:
             raise NotFoundError(f"subject {subject_id}")
         return subject
+
+    def tenant_of(self, subject_id: UUID) -> str:
+        """The tenant a subject was registered in, from its first event alone (a subject never
+        changes tenant); `NotFoundError` when there is no such subject."""
+        tenant = self._tenants.get(subject_id)
+        if tenant is None:
+            try:
+                registered = cast("Subject", self.repository.get(subject_id, version=1))
+            except AggregateNotFoundError as exc:
+                raise NotFoundError(f"subject {subject_id}") from exc
+            tenant = registered.tenant
+            self._tenants.put(subject_id, tenant)
+        return tenant
 
     @staticmethod
     def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:

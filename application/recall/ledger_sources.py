@@ -34,8 +34,8 @@ class LedgerSessionRecorder:
 
     async def record_session(self, recording: SessionRecording) -> None:
         def record() -> None:
-            subject = cast("Subject", self._ledger.repository.get(recording.subject_id))
-            self._ledger.record_session(recording.command(subject.tenant))
+            tenant = self._ledger.tenant_of(recording.subject_id)
+            self._ledger.record_session(recording.command(tenant))
 
         await asyncio.to_thread(record)
 

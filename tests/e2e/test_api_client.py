@@ -7,8 +7,9 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, ApiPorts, build_ports, token
+from support.api_harness import TEST_AUTH, build_ports, token
 
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.application.sessions.types import SessionId
@@ -49,12 +50,12 @@ class LosesFirstResponse(httpx.AsyncBaseTransport):
 
 
 @pytest.fixture
-def ports() -> ApiPorts:
+def ports() -> Runtime:
     return build_ports(ManualClock())
 
 
 @pytest.fixture
-def asgi(ports: ApiPorts) -> httpx.ASGITransport:
+def asgi(ports: Runtime) -> httpx.ASGITransport:
     return httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
 
 
@@ -115,7 +116,7 @@ async def test_errors_arrive_typed_with_the_field(agent: AsyncFactledgerClient) 
 
 
 async def test_a_retry_after_a_lost_answer_reuses_the_key_and_acts_once(
-    asgi: httpx.ASGITransport, ports: ApiPorts
+    asgi: httpx.ASGITransport, ports: Runtime
 ) -> None:
     flaky = LosesFirstResponse(asgi)
     async with client(flaky, token(Role.SERVICE)) as service:

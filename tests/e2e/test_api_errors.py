@@ -10,9 +10,9 @@ import pytest
 import structlog
 from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.api.http.deps import ApiPorts
 from factledger.application.errors import MemoryUnavailableError
 from factledger.application.sync.ports import SyncStoreUnavailableError
 from factledger.application.sync.types import DeadLetter
@@ -24,16 +24,16 @@ SECRET = "my sister's diagnosis is confidential"
 
 
 @pytest.fixture
-def ports() -> ApiPorts:
+def ports() -> Runtime:
     return build_ports(ManualClock())
 
 
-def client(ports: ApiPorts) -> httpx.AsyncClient:
+def client(ports: Runtime) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
     return httpx.AsyncClient(transport=transport, base_url="http://api")
 
 
-async def test_an_unexpected_error_is_a_generic_500_logged_once(ports: ApiPorts) -> None:
+async def test_an_unexpected_error_is_a_generic_500_logged_once(ports: Runtime) -> None:
     def explode(*_: Any) -> None:
         raise RuntimeError(SECRET)
 
@@ -53,7 +53,7 @@ async def test_an_unexpected_error_is_a_generic_500_logged_once(ports: ApiPorts)
     assert served[0]["route"] == "/v1/subjects"
 
 
-async def test_a_failing_dependency_is_a_503_without_its_message(ports: ApiPorts) -> None:
+async def test_a_failing_dependency_is_a_503_without_its_message(ports: Runtime) -> None:
     def unavailable(*_: Any) -> None:
         raise MemoryUnavailableError("backend at internal-host:9999 refused")
 
@@ -66,7 +66,7 @@ async def test_a_failing_dependency_is_a_503_without_its_message(ports: ApiPorts
     assert "internal-host" not in response.text
 
 
-async def test_a_sync_store_that_is_down_is_a_503_with_retry_after(ports: ApiPorts) -> None:
+async def test_a_sync_store_that_is_down_is_a_503_with_retry_after(ports: Runtime) -> None:
     async def unavailable(**_: Any) -> list[DeadLetter]:
         raise SyncStoreUnavailableError("sync store at internal-host:5432 is down")
 
@@ -80,7 +80,7 @@ async def test_a_sync_store_that_is_down_is_a_503_with_retry_after(ports: ApiPor
     assert "internal-host" not in response.text
 
 
-async def test_unknown_routes_and_methods_keep_the_error_shape(ports: ApiPorts) -> None:
+async def test_unknown_routes_and_methods_keep_the_error_shape(ports: Runtime) -> None:
     async with client(ports) as http:
         missing = await http.get("/v1/nothing-here", headers=SERVICE)
         wrong = await http.delete("/v1/subjects", headers=SERVICE)
@@ -88,7 +88,7 @@ async def test_unknown_routes_and_methods_keep_the_error_shape(ports: ApiPorts) 
     assert (wrong.status_code, wrong.json()["error"]) == (405, "MethodNotAllowed")
 
 
-async def test_the_api_logs_ids_and_counts_never_content(ports: ApiPorts) -> None:
+async def test_the_api_logs_ids_and_counts_never_content(ports: Runtime) -> None:
     with structlog.testing.capture_logs() as logs:
         async with client(ports) as http:
             body = {"kind": "lead", "external_ref": "crm-1"}

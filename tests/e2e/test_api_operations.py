@@ -11,9 +11,9 @@ import httpx
 import pytest
 from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.api.http.deps import ApiPorts
 from factledger.application.sync.types import SyncItem, SyncKind
 from factledger.testing.manual_clock import ManualClock
 
@@ -25,12 +25,12 @@ ANALYST = bearer(token(Role.ANALYST))
 
 
 @pytest.fixture
-def ports() -> ApiPorts:
+def ports() -> Runtime:
     return build_ports(ManualClock())
 
 
 @pytest.fixture
-async def http(ports: ApiPorts) -> AsyncIterator[httpx.AsyncClient]:
+async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
         yield client
@@ -42,7 +42,7 @@ async def ok(response: httpx.Response, status: int = 200) -> Any:
 
 
 async def dead_letters(
-    ports: ApiPorts, subject_id: UUID, first: int, *, tenant: str = "t1", count: int = 1
+    ports: Runtime, subject_id: UUID, first: int, *, tenant: str = "t1", count: int = 1
 ) -> list[str]:
     """`count` dead items of one subject, at positions `first`, `first + 1`, ..."""
     store = ports.sync_store
@@ -59,12 +59,12 @@ async def dead_letters(
     return [item.item_id for item in items]
 
 
-async def dead_letter(ports: ApiPorts, subject_id: UUID, position: int, tenant: str) -> str:
+async def dead_letter(ports: Runtime, subject_id: UUID, position: int, tenant: str) -> str:
     return (await dead_letters(ports, subject_id, position, tenant=tenant))[0]
 
 
 async def test_dead_letters_are_listed_and_retried_per_tenant(
-    http: httpx.AsyncClient, ports: ApiPorts
+    http: httpx.AsyncClient, ports: Runtime
 ) -> None:
     body = {"kind": "lead", "external_ref": "crm-1"}
     ours = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
@@ -93,7 +93,7 @@ async def test_dead_letters_are_listed_and_retried_per_tenant(
 
 
 async def test_a_tenant_pages_through_its_dead_letters_behind_another_tenants_thousands(
-    http: httpx.AsyncClient, ports: ApiPorts
+    http: httpx.AsyncClient, ports: Runtime
 ) -> None:
     body = {"kind": "lead", "external_ref": "crm-1"}
     other_service = bearer(token(Role.SERVICE, tenant="t2"))

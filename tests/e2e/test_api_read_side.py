@@ -14,9 +14,9 @@ from support.api_harness import TEST_AUTH, bearer, build_ports, token
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.api.http.deps import ApiPorts
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.stalling_backend import StallingBackend
 
@@ -34,12 +34,12 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def ports(clock: ManualClock) -> ApiPorts:
+def ports(clock: ManualClock) -> Runtime:
     return build_ports(clock)
 
 
 @pytest.fixture
-async def http(ports: ApiPorts) -> AsyncIterator[httpx.AsyncClient]:
+async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
         yield client

@@ -19,10 +19,10 @@ from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
-from factledger.api.bootstrap.ledger import bootstrap
-from factledger.api.http.app import create_app, ports_from_runtime
+from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.api.http.deps import ApiPorts
 from factledger.api.settings import Settings
 from factledger.application.sessions.types import SessionBufferUnavailableError, SessionId
 from factledger.domain.transcript import Message
@@ -37,18 +37,18 @@ END = "/v1/subjects/me/sessions/wa-1/end"
 Clients = tuple[httpx.AsyncClient, httpx.AsyncClient]
 
 
-def client(ports: ApiPorts, name: str) -> httpx.AsyncClient:
+def client(ports: Runtime, name: str) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
     return httpx.AsyncClient(transport=transport, base_url=f"http://api-{name}")
 
 
 @pytest.fixture
-def ports() -> ApiPorts:
+def ports() -> Runtime:
     return build_ports(ManualClock())
 
 
 @pytest.fixture
-async def two_apis(ports: ApiPorts, tmp_path: Path) -> AsyncIterator[Clients]:
+async def two_apis(ports: Runtime, tmp_path: Path) -> AsyncIterator[Clients]:
     """Two apps on one ledger and buffer, each with its own handle on one SQLite key store,
     as two API processes of one node have."""
     path = tmp_path / "ledger-idempotency.sqlite"
@@ -110,7 +110,7 @@ async def test_a_key_reused_with_another_body_is_refused_on_the_other_process(
 
 
 async def test_concurrent_first_requests_with_one_key_never_both_run(
-    two_apis: Clients, ports: ApiPorts
+    two_apis: Clients, ports: Runtime
 ) -> None:
     a, b = two_apis
     await start_session(a)
@@ -200,7 +200,7 @@ async def test_a_retried_end_returns_the_recorded_result_not_404(two_apis: Clien
 
 
 async def test_an_end_interrupted_after_the_save_is_finished_by_the_retry(
-    two_apis: Clients, ports: ApiPorts
+    two_apis: Clients, ports: Runtime
 ) -> None:
     a, b = two_apis
     await start_session(a)
@@ -246,9 +246,9 @@ async def test_two_apps_on_one_postgres_share_idempotency_keys(
     async with AsyncExitStack() as stack:
         clients = []
         for name in ("a", "b"):
-            runtime = await stack.enter_async_context(bootstrap(settings))
+            runtime = await stack.enter_async_context(open_runtime(settings))
             assert runtime.idempotency is not None
-            ports = ports_from_runtime(runtime)
+            ports = runtime
             clients.append(await stack.enter_async_context(client(ports, name)))
         a, b = clients
         await start_session(a)

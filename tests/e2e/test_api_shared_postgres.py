@@ -16,8 +16,8 @@ from pydantic import SecretStr
 from support.api_harness import TEST_AUTH, bearer, token
 
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.api.bootstrap.ledger import bootstrap
-from factledger.api.http.app import create_app, ports_from_runtime
+from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import Settings
 
@@ -58,8 +58,8 @@ async def two_apis(
     async with AsyncExitStack() as stack:
         clients = []
         for name in ("a", "b"):
-            runtime = await stack.enter_async_context(bootstrap(settings))
-            app = create_app(settings, ports=ports_from_runtime(runtime))
+            runtime = await stack.enter_async_context(open_runtime(settings))
+            app = create_app(settings, ports=runtime)
             transport = httpx.ASGITransport(app=app)
             http = httpx.AsyncClient(transport=transport, base_url=f"http://api-{name}")
             stack.push_async_callback(http.aclose)

@@ -9,9 +9,9 @@ import httpx
 import pytest
 from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.api.http.deps import ApiPorts
 from factledger.testing.manual_clock import ManualClock
 
 LEAD = "crm-100"
@@ -19,12 +19,12 @@ OWNER = "crm-200"
 
 
 @pytest.fixture
-def ports() -> ApiPorts:
+def ports() -> Runtime:
     return build_ports(ManualClock())
 
 
 @pytest.fixture
-async def http(ports: ApiPorts) -> AsyncIterator[httpx.AsyncClient]:
+async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(ports=ports, auth=TEST_AUTH)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
@@ -71,7 +71,7 @@ def stated(field: str, text: str, session_id: str, index: int, quote: str) -> di
     }
 
 
-async def test_the_story_runs_through_http(http: httpx.AsyncClient, ports: ApiPorts) -> None:
+async def test_the_story_runs_through_http(http: httpx.AsyncClient, ports: Runtime) -> None:
     lead_id = await register(http, LEAD)
     owner_id = await register(http, OWNER)
     # A conversation in which someone claims to be another customer.

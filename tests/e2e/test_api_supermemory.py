@@ -13,8 +13,8 @@ from support.api_harness import TEST_AUTH, bearer, token
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.api.bootstrap.ledger import bootstrap
-from factledger.api.http.app import create_app, ports_from_runtime
+from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import Settings
 from factledger.testing.supermemory.server import (
@@ -48,8 +48,8 @@ async def test_a_session_over_http_is_recalled_from_supermemory(tmp_path: Path) 
             recall={"threshold": 0.1},  # type: ignore[arg-type]
             auth=TEST_AUTH,
         )
-        async with bootstrap(settings) as runtime:
-            app = create_app(settings, ports=ports_from_runtime(runtime))
+        async with open_runtime(settings) as runtime:
+            app = create_app(settings, ports=runtime)
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
                 register = {"kind": "lead", "external_ref": "crm-sm"}

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from factledger.api.bootstrap.ledger import LedgerRuntime, open_ledger_runtime
+from factledger.api.bootstrap.compose import open_ledger_runtime
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.settings import load_settings
 from factledger.domain.events import ChangeRejected, FactForgotten
 from factledger.domain.provenance import ActorKind, Origin
@@ -33,7 +34,7 @@ HOUR = timedelta(hours=1)
 
 
 @pytest.fixture(scope="module")
-def story(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LedgerRuntime, StoryIds]]:
+def story(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Runtime, StoryIds]]:
     data_dir: Path = tmp_path_factory.mktemp("story")
     clock = ManualClock(JAN)
     with open_ledger_runtime(load_settings(data_dir=data_dir), clock=clock) as rt:
@@ -43,12 +44,12 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LedgerRunt
 
 
 def test_supplier_b_is_current_and_supplier_a_is_history(
-    story: tuple[LedgerRuntime, StoryIds],
+    story: tuple[Runtime, StoryIds],
 ) -> None:
     rt, ids = story
-    current = rt.reader.current(TENANT, ids.subject_id)
+    current = rt.profiles.current(TENANT, ids.subject_id)
     assert current.fields["supplier"].display == "Supplier B"
-    history = rt.reader.history(TENANT, ids.subject_id, "supplier")
+    history = rt.profiles.history(TENANT, ids.subject_id, "supplier")
     assert [(h.display, h.at, h.until) for h in history] == [
         ("Supplier A", JAN_REVIEW, MARCH_REVIEW),
         ("Supplier B", MARCH_REVIEW, None),
@@ -56,10 +57,10 @@ def test_supplier_b_is_current_and_supplier_a_is_history(
 
 
 def test_the_conditional_intent_stays_stated_with_its_condition(
-    story: tuple[LedgerRuntime, StoryIds],
+    story: tuple[Runtime, StoryIds],
 ) -> None:
     rt, ids = story
-    intent = rt.reader.current(TENANT, ids.subject_id).fields["purchase_intent"]
+    intent = rt.profiles.current(TENANT, ids.subject_id).fields["purchase_intent"]
     assert intent.condition == CONDITION
     assert intent.origin is Origin.STATED
     assert intent.evidence is not None
@@ -68,37 +69,37 @@ def test_the_conditional_intent_stays_stated_with_its_condition(
     assert "decided" not in intent.display  # never flattened into a decision
 
 
-def test_the_rejected_inference_never_appears(story: tuple[LedgerRuntime, StoryIds]) -> None:
+def test_the_rejected_inference_never_appears(story: tuple[Runtime, StoryIds]) -> None:
     rt, ids = story
     rejected = [e for e in read_events(rt.ledger, after=0) if isinstance(e.event, ChangeRejected)]
     assert [e.event.change_id for e in rejected] == [ids.changes["decided"]]
-    for version in rt.reader.versions(TENANT, ids.subject_id):
+    for version in rt.profiles.versions(TENANT, ids.subject_id):
         assert "decision_stage" not in version.fields
-    assert rt.reader.history(TENANT, ids.subject_id, "decision_stage") == []
+    assert rt.profiles.history(TENANT, ids.subject_id, "decision_stage") == []
 
 
 def test_every_version_is_retrievable_as_of_its_date(
-    story: tuple[LedgerRuntime, StoryIds],
+    story: tuple[Runtime, StoryIds],
 ) -> None:
     rt, ids = story
     moments = [JAN, JAN_REVIEW, MARCH, MARCH_REVIEW, JUNE_REVIEW, JULY]
-    versions = rt.reader.versions(TENANT, ids.subject_id)
+    versions = rt.profiles.versions(TENANT, ids.subject_id)
     assert [v.at for v in versions] == moments
     for version, moment in zip(versions, moments, strict=True):
-        assert rt.reader.as_of(TENANT, ids.subject_id, moment + HOUR) == version
-    assert rt.reader.as_of(TENANT, ids.subject_id, MARCH - HOUR).version == 1
+        assert rt.profiles.as_of(TENANT, ids.subject_id, moment + HOUR) == version
+    assert rt.profiles.as_of(TENANT, ids.subject_id, MARCH - HOUR).version == 1
 
 
 def test_forgetting_removes_the_field_and_history_records_it(
-    story: tuple[LedgerRuntime, StoryIds],
+    story: tuple[Runtime, StoryIds],
 ) -> None:
     rt, ids = story
-    v4, v5 = (rt.reader.version(TENANT, ids.subject_id, n) for n in (4, 5))
+    v4, v5 = (rt.profiles.version(TENANT, ids.subject_id, n) for n in (4, 5))
     assert "switch_reason" in v4.fields
     assert v4.fields["switch_reason"].forgotten
     assert "switch_reason" not in v5.fields
     assert v5.cause == "forgotten"
-    entries = rt.reader.history(TENANT, ids.subject_id, "switch_reason")
+    entries = rt.profiles.history(TENANT, ids.subject_id, "switch_reason")
     assert entries[-1].kind == "forgotten"
     assert entries[-1].at == JULY
     assert "delivery delays" not in json.dumps(rt.projection.dump())
@@ -106,7 +107,7 @@ def test_forgetting_removes_the_field_and_history_records_it(
     assert [e.event.field for e in forgotten] == ["switch_reason"]
 
 
-def test_the_rebuilt_views_equal_the_live_ones(story: tuple[LedgerRuntime, StoryIds]) -> None:
+def test_the_rebuilt_views_equal_the_live_ones(story: tuple[Runtime, StoryIds]) -> None:
     rt, _ = story
     live = rt.projection.dump()
     rt.projection.rebuild(rt.ledger)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from factledger.api.bootstrap.ledger import bootstrap
+from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.settings import Settings, load_settings
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.sessions.types import SessionId
@@ -40,14 +40,14 @@ async def test_bootstrap_starts_and_stops_its_own_embedded_postgres(
     clock = ManualClock(AT)
 
     # Given no database URL, when the service boots and a session is recorded through it
-    async with bootstrap(settings, clock=clock) as rt:
+    async with open_runtime(settings, clock=clock) as rt:
         subject_id = rt.ledger.register_subject(RegisterSubject("acme", "lead", "l-1")).subject_id
         session = SessionId("call-1")
         await rt.sessions.start(subject_id, session, Channel.VOICE)
         await rt.sessions.add_message(session, Message(Role.SUBJECT, "We now use Supplier B.", AT))
         await rt.sessions.end(session)
         rt.follower.catch_up()
-        assert [s.session_id for s in rt.reader.sessions("acme", subject_id)] == ["call-1"]
+        assert [s.session_id for s in rt.profiles.sessions("acme", subject_id)] == ["call-1"]
         assert await rt.sync_store.pending_count() == 0  # nothing fed: workers run apart
         pgdata = tmp_path / "pg"
         assert (pgdata / "postmaster.pid").exists()
@@ -57,9 +57,9 @@ async def test_bootstrap_starts_and_stops_its_own_embedded_postgres(
     assert (pgdata / "PG_VERSION").exists()
 
     # And a second boot finds the recorded session again
-    async with bootstrap(postgres_settings(tmp_path), clock=clock) as again:
+    async with open_runtime(postgres_settings(tmp_path), clock=clock) as again:
         again.follower.catch_up()
-        sessions = again.reader.sessions("acme", subject_id)
+        sessions = again.profiles.sessions("acme", subject_id)
         assert [(s.session_id, s.message_count) for s in sessions] == [("call-1", 1)]
         subject = again.ledger.subject("acme", subject_id)
         assert [text for _, text in subject.sessions["call-1"].messages] == [

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.api.bootstrap.ledger import open_ledger_runtime
+from factledger.api.bootstrap.compose import open_ledger_runtime
 from factledger.api.cli.main import app
 from factledger.api.settings import (
     InMemoryEventStoreSettings,
@@ -78,7 +78,7 @@ def test_sqlite_views_survive_a_restart_and_resume_from_their_position(tmp_path:
         assert rt.views.position() == position
         rt.ledger.register_subject(RegisterSubject("acme", "lead", "b"))
         assert rt.catch_up() == 1
-        assert [s.external_ref for s in rt.reader.subjects("acme")] == ["a", "b"]
+        assert [s.external_ref for s in rt.profiles.subjects("acme")] == ["a", "b"]
 
 
 def test_in_memory_views_are_rebuilt_at_start(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_in_memory_views_are_rebuilt_at_start(tmp_path: Path) -> None:
     with open_ledger_runtime(settings) as rt:
         rt.ledger.register_subject(RegisterSubject("acme", "lead", "a"))
     with open_ledger_runtime(settings) as rt:
-        assert [s.external_ref for s in rt.reader.subjects("acme")] == ["a"]
+        assert [s.external_ref for s in rt.profiles.subjects("acme")] == ["a"]
 
 
 @pytest.mark.integration
@@ -103,7 +103,7 @@ def test_postgres_holds_both_events_and_views(postgres: PostgresLocation, tmp_pa
         ids = run_story(rt.ledger, clock)
         rt.catch_up()
         live = rt.projection.dump()
-        assert rt.reader.current(TENANT, ids.subject_id).version == 5
+        assert rt.profiles.current(TENANT, ids.subject_id).version == 5
     with open_ledger_runtime(settings) as rt:
         assert rt.projection.dump() == live
 

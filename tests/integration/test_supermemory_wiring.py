@@ -1,7 +1,7 @@
 """Settings with `backend.kind = "supermemory"` open our adapter, wired to the configured API.
 
 The local server runs under uvicorn on loopback; the service's own composition code
-(`api.memory_choice.open_backend`) builds the backend from `Settings`, as `serve` does.
+(`api.bootstrap.backend.open_backend`) builds the backend from `Settings`, as `serve` does.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
 from factledger.api.bootstrap.backend import open_backend
+from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import Settings, SettingsError, load_settings
 from factledger.application.memory.types import (
     HitKind,
@@ -40,7 +41,9 @@ async def test_supermemory_settings_open_a_working_adapter(
         monkeypatch.setenv("FACTLEDGER_BACKEND__TIMEOUT_S", "5")
         settings: Settings = load_settings()
         async with AsyncExitStack() as stack:
-            backend = await open_backend(settings, HashingEmbedder(256), ManualClock(), stack)
+            postgres = stack.enter_context(PostgresServer(settings))  # never started here
+            embedder = HashingEmbedder(256)
+            backend = await open_backend(settings, embedder, ManualClock(), postgres, stack)
             ns = Namespace("subject-7")
             transcript = [Message(Role.SUBJECT, "I moved to Porto last month.")]
             status = await backend.ingest_transcript(

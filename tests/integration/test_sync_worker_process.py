@@ -19,7 +19,7 @@ from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import embedded_config
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.api.bootstrap.ledger import open_ledger_runtime
+from factledger.api.bootstrap.compose import open_ledger_runtime
 from factledger.api.settings import load_settings
 from factledger.application.sync.ids import namespace_for
 from factledger.testing.manual_clock import ManualClock

@@ -1,8 +1,9 @@
-"""Ready-made ports and tokens for HTTP tests: an in-memory ledger, short-term memory, profile
-views, recall over the in-memory backend, the sync store, and tokens signed with a test key.
+"""A ready-made runtime and tokens for HTTP tests: an in-memory ledger, short-term memory,
+profile views, recall over the in-memory backend, the sync store, and tokens signed with a
+test key.
 
-The bundle carries the attributes the API reads from the ports `api.bootstrap` yields, so e2e
-tests drive the real routes over `httpx.ASGITransport` without a server.
+It is the `Runtime` that `api.bootstrap` opens in production, built by hand from in-memory
+parts, so e2e tests drive the real routes over `httpx.ASGITransport` without a server.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.http.auth import mint_token as sign
-from factledger.api.http.deps import ApiPorts
 from factledger.api.settings import AuthSettings, JwtKeySettings
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.validating import ValidatingMemoryBackend
@@ -42,7 +43,7 @@ TEST_AUTH = AuthSettings(
 )
 
 
-def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> ApiPorts:
+def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime:
     """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one)."""
     ledger = Ledger(popo_env(), clock=clock)
     buffer = InMemorySessionBuffer()
@@ -62,16 +63,18 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> ApiPort
         RecallPorts(backend=backend, sources=LedgerRecallSources(ledger), policies=RecallPolicies())
     )
     views = InMemoryViewStore("profile")
-    follower = Follower(ledger, [ProfileProjection(views)])
-    return ApiPorts(
+    projection = ProfileProjection(views)
+    return Runtime(
         ledger=ledger,
+        views=views,
+        projection=projection,
+        profiles=ViewStoreProfileReader(views),
+        follower=Follower(ledger, [projection]),
+        backend=backend,
         sessions=sessions,
         session_buffer=buffer,
         recall=recall,
-        profiles=ViewStoreProfileReader(views),
-        follower=follower,
         sync_store=InMemorySyncStore(),
-        memory=backend,
     )
 
 

@@ -11,12 +11,12 @@ import asyncio
 import os
 import signal
 import sys
-from contextlib import AsyncExitStack
+from dataclasses import replace
 
-from factledger.api.bootstrap.ledger import open_configured_backend, open_ledger_runtime
-from factledger.api.bootstrap.services import open_sync_store, sync_options
+from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.bootstrap.runtime import WORKER
+from factledger.api.bootstrap.services import sync_options
 from factledger.api.settings import load_settings
-from factledger.application.clocks import SystemClock
 from factledger.application.memory.types import Metadata, Namespace
 from factledger.application.ports import MemoryBackend
 from factledger.application.sync.feed import LedgerEventFeed
@@ -47,14 +47,13 @@ class KillOnWrite(StallingBackend):
 
 async def main(kill_on: int) -> None:
     settings = load_settings()
-    clock = SystemClock()
-    with open_ledger_runtime(settings, catch_up=False) as runtime:
-        async with AsyncExitStack() as stack:
-            store = await open_sync_store(settings, stack)
-            backend = await open_configured_backend(settings, clock, stack)
-            feed = LedgerEventFeed(runtime.ledger)
-            ports = SyncPorts(store, feed, feed, KillOnWrite(backend, kill_on=kill_on))
-            await SyncWorker(ports, sync_options(settings)).run_once()
+    async with open_runtime(settings, replace(WORKER, catch_up=False)) as runtime:
+        store, backend = runtime.sync_store, runtime.backend
+        if store is None or backend is None:
+            raise SystemExit("the worker runtime has no sync store or backend")
+        feed = LedgerEventFeed(runtime.ledger)
+        ports = SyncPorts(store, feed, feed, KillOnWrite(backend, kill_on=kill_on))
+        await SyncWorker(ports, sync_options(settings)).run_once()
 
 
 if __name__ == "__main__":

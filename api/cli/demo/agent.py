@@ -9,18 +9,15 @@ agent would put in its prompt: `session_context` at the start of a call and `rec
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.panel import Panel
 from rich.text import Text
 
-from factledger.api.bootstrap.ledger import LedgerRuntime, open_configured_backend
-from factledger.api.bootstrap.services import MemoryServices, open_memory_services
+from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.ledger.commands import RecordSession
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import Clock
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.types import Note, NoteKind
 from factledger.application.sync.ids import namespace_for
@@ -65,18 +62,20 @@ class AgentDemo:
     """Records the story's sessions through short-term memory and shows recall after each
     month; `show` receives rich renderables."""
 
-    def __init__(
-        self, ledger: Ledger, services: MemoryServices, show: Callable[[object], None]
-    ) -> None:
-        self._ledger, self._services, self._show = ledger, services, show
+    def __init__(self, runtime: Runtime, show: Callable[[object], None]) -> None:
+        if runtime.sessions is None or runtime.recall is None:
+            raise ValueError("the agent demo needs a runtime with short-term memory and recall")
+        self._sessions, self._recall = runtime.sessions, runtime.recall
+        self._worker, self._backend = runtime.sync_worker, runtime.backend
+        self._show = show
         self.subject_id = Ledger.subject_id_for(TENANT, KIND, REF)
 
     async def record(self, session: RecordSession) -> None:
-        if await tell_short_term_memory(self._services.sessions, session):
+        if await tell_short_term_memory(self._sessions, session):
             self._show("  [yellow]![/yellow] safety filter: one message withheld (a card number)")
 
     async def checkpoint(self, month: Month) -> None:
-        worker, recall = self._services.sync_worker, self._services.recall
+        worker, recall = self._worker, self._recall
         if worker is not None:
             report = await worker.run_once()
             self._show(
@@ -99,7 +98,7 @@ class AgentDemo:
     async def _show_forgotten(self) -> None:
         """The sync forgot, with the field, the memories drawn from the words that evidenced
         it (the reason's memory has no slot): count them, content never shown."""
-        backend = self._services.backend
+        backend = self._backend
         if backend is None:
             return
         ns = namespace_for(self.subject_id)
@@ -113,18 +112,3 @@ class AgentDemo:
 
     def _panel(self, title: str, body: str) -> None:
         self._show(Panel(Text(body), title=title, title_align="left", expand=False))
-
-
-@asynccontextmanager
-async def open_agent_demo(
-    runtime: LedgerRuntime, clock: Clock, show: Callable[[object], None]
-) -> AsyncIterator[AgentDemo]:
-    """The configured embedder, backend, short-term memory, recall and sync worker, with the
-    worker run by hand (at each checkpoint) so the demo's output is deterministic."""
-    settings = runtime.settings
-    async with AsyncExitStack() as stack:
-        backend = await open_configured_backend(settings, clock, stack)
-        services = await stack.enter_async_context(
-            open_memory_services(settings, runtime.ledger, backend, clock=clock, run_worker=False)
-        )
-        yield AgentDemo(runtime.ledger, services, show)

@@ -8,7 +8,8 @@ from typing import Any
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
-from factledger.api.http.deps import ApiPorts, StateDep
+from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.http.deps import StateDep
 from factledger.projections.follower import max_position
 
 router = APIRouter(tags=["operations"])
@@ -29,7 +30,7 @@ async def readyz(state: StateDep) -> JSONResponse:
     if state.ports is None:
         return JSONResponse({"status": "starting"}, status_code=503)
     checks: dict[str, Any] = {"ledger": "ok"}
-    backend = state.ports.memory
+    backend = state.ports.backend
     if backend is not None:
         health = await backend.health()
         checks["memory"] = "ok" if health.ok else "degraded"
@@ -37,7 +38,7 @@ async def readyz(state: StateDep) -> JSONResponse:
     return JSONResponse({"status": "ready", "checks": checks})
 
 
-async def _sync_figures(ports: ApiPorts | None) -> tuple[int | None, int | None]:
+async def _sync_figures(ports: Runtime | None) -> tuple[int | None, int | None]:
     """Sync lag (events not yet fed + items not yet written) and dead letters, when known."""
     if ports is None or ports.sync_store is None:
         return None, None

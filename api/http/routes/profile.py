@@ -30,15 +30,13 @@ queue_router = APIRouter(prefix="/v1", tags=["proposals"], responses=ERRORS)  # 
 
 
 async def get_profiles(state: StateDep) -> ProfileReader:
-    """The profile reader, caught up with the log when this process runs the projection."""
+    """The profile reader, caught up with the log."""
     ports = state.require_ports()
-    reader, follower = ports.profiles, ports.follower
-    if follower is not None:
-        # Read-your-writes for callers of this process; a no-op when nothing is new. Another
-        # process that advanced the views first makes this one's catch-up redundant.
-        with contextlib.suppress(PositionMovedError):
-            await asyncio.to_thread(follower.catch_up)
-    return reader
+    # Read-your-writes for callers of this process; a no-op when nothing is new. Another
+    # process that advanced the views first makes this one's catch-up redundant.
+    with contextlib.suppress(PositionMovedError):
+        await asyncio.to_thread(ports.catch_up)
+    return ports.profiles
 
 
 ProfilesDep = Annotated[ProfileReader, Depends(get_profiles)]

@@ -8,7 +8,7 @@ import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
-from factledger.api.bootstrap.ledger import build_embedder
+from factledger.api.bootstrap.backend import build_embedder
 from factledger.api.settings import SettingsError, load_settings
 from factledger.testing.fake_openai_embeddings import FakeOpenAIEmbeddings
 

@@ -21,7 +21,7 @@ from factledger.adapters.extraction.openai.extractor import (
 from factledger.adapters.extraction.openai.schema import FACTS_JSON_SCHEMA
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.extraction.rules.guidance import load_guidance
-from factledger.api.bootstrap.extractor import build_extractor
+from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.settings import OpenAICompatibleExtractorSettings, load_settings
 from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
 from factledger.application.memory.extraction import ExtractionRequest, KnownFact

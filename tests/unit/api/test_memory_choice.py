@@ -12,6 +12,7 @@ import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.api.bootstrap.backend import open_backend
+from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import load_settings
 from factledger.application.errors import InvalidMemoryInputError
 from factledger.application.memory.types import namespace
@@ -29,7 +30,9 @@ async def _extracted(settings_extractor: dict[str, object], fake: FakeOpenAI, tm
     async with AsyncExitStack() as stack:
         http = httpx.AsyncClient(transport=fake.transport())
         stack.push_async_callback(http.aclose)
-        backend = await open_backend(settings, HashingEmbedder(64), ManualClock(), stack, http=http)
+        postgres = stack.enter_context(PostgresServer(settings))  # never started here
+        embedder, clock = HashingEmbedder(64), ManualClock()
+        backend = await open_backend(settings, embedder, clock, postgres, stack, http=http)
         ns = namespace("subject-choice")
         await backend.ingest_transcript(ns, "doc-1", SAID, occurred_at=AT)
         return " | ".join(sorted(m.text for m in await backend.list_memories(ns)))

@@ -1,0 +1,93 @@
+"""The entries of the composition root: `Settings` -> a `Runtime`, opened and closed as one.
+
+    async with open_runtime(load_settings()) as rt:           # the HTTP app: every part
+        ...
+    async with open_runtime(settings, WORKER) as rt:          # `factledger worker`
+        await rt.sync_worker.run_once()
+    with open_ledger_runtime(settings) as rt:                 # ledger commands (no event loop)
+        rt.ledger.propose_change(cmd)
+        rt.catch_up()                                         # read-your-writes
+        rt.profiles.current(tenant, subject_id)
+
+Each entry owns one `PostgresServer`: entered first, so it is closed last, after every part
+that uses it. Parts are closed in reverse order of opening: the in-process sync worker stops
+before the stores and the backend it writes through, and those before the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from dataclasses import replace
+
+from factledger.api.bootstrap.backend import open_configured_backend
+from factledger.api.bootstrap.idempotency import open_idempotency_store
+from factledger.api.bootstrap.ledger import open_ledger
+from factledger.api.bootstrap.postgres import PostgresServer
+from factledger.api.bootstrap.runtime import API, Needs, Runtime
+from factledger.api.bootstrap.services import open_services, open_sync_store
+from factledger.api.settings import Settings
+from factledger.application.clocks import SystemClock
+from factledger.application.ports import Clock, MemoryBackend
+from factledger.application.sync.ports import SyncStore
+
+
+@contextmanager
+def open_ledger_runtime(
+    settings: Settings, *, clock: Clock | None = None, catch_up: bool = True
+) -> Iterator[Runtime]:
+    """The ledger and its views only, for commands without an event loop; the views are
+    caught up with the log on open unless `catch_up` is False."""
+    with (
+        PostgresServer(settings) as postgres,
+        open_ledger(settings, postgres, clock=clock, catch_up=catch_up) as runtime,
+    ):
+        yield runtime
+
+
+@asynccontextmanager
+async def open_runtime(
+    settings: Settings, needs: Needs = API, *, clock: Clock | None = None
+) -> AsyncIterator[Runtime]:
+    """The ledger, its views and the parts in `needs`: the configured memory backend,
+    short-term memory, recall, the sync and the idempotency store."""
+    now = clock or SystemClock()
+    async with AsyncExitStack() as stack:
+        postgres = stack.enter_context(PostgresServer(settings))
+        runtime = stack.enter_context(
+            open_ledger(settings, postgres, clock=clock, catch_up=needs.catch_up)
+        )
+        if needs.backend:
+            backend = await open_configured_backend(settings, now, postgres, stack)
+            runtime = replace(runtime, backend=backend)
+        runtime = await open_services(
+            runtime,
+            settings,
+            postgres,
+            stack,
+            clock=now,
+            sessions=needs.sessions,
+            run_sync=needs.run_sync,
+        )
+        if needs.idempotency:
+            idempotency = await open_idempotency_store(settings, postgres, stack)
+            runtime = replace(runtime, idempotency=idempotency)
+        yield runtime
+
+
+@asynccontextmanager
+async def open_memory_backend(
+    settings: Settings, *, clock: Clock | None = None
+) -> AsyncIterator[MemoryBackend]:
+    """The configured memory backend alone, for operator commands that need nothing else."""
+    async with AsyncExitStack() as stack:
+        postgres = stack.enter_context(PostgresServer(settings))
+        yield await open_configured_backend(settings, clock or SystemClock(), postgres, stack)
+
+
+@asynccontextmanager
+async def open_sync_queue(settings: Settings) -> AsyncIterator[SyncStore]:
+    """The sync store alone (the dead-letter commands)."""
+    async with AsyncExitStack() as stack:
+        postgres = stack.enter_context(PostgresServer(settings))
+        yield await open_sync_store(settings, postgres, stack)

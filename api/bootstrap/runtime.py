@@ -1,0 +1,61 @@
+"""`Runtime`: every port of one process, wired by `compose`; `Needs`: which parts it opens.
+
+The ledger and its read side are always there; the other parts are None when the process did
+not ask for them (the HTTP routes that need a missing part answer 503).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from factledger.application.ledger.idempotency import IdempotencyStore
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.queries import ProfileReader
+from factledger.application.ledger.view_store import ViewStore
+from factledger.application.ports import MemoryBackend, SessionBuffer
+from factledger.application.recall.service import Recall
+from factledger.application.sessions.short_term import ShortTermMemory
+from factledger.application.sync.ports import SyncStore
+from factledger.application.sync.worker import SyncWorker
+from factledger.projections.follower import Follower
+from factledger.projections.profile_projection import ProfileProjection
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """The ledger, its views and the follower that feeds them; then, as the process needs
+    them, the memory backend, short-term memory, recall, the sync and the idempotency store."""
+
+    ledger: Ledger
+    views: ViewStore
+    projection: ProfileProjection
+    profiles: ProfileReader
+    follower: Follower
+    backend: MemoryBackend | None = None
+    sessions: ShortTermMemory | None = None
+    session_buffer: SessionBuffer | None = None
+    recall: Recall | None = None
+    sync_store: SyncStore | None = None
+    sync_worker: SyncWorker | None = None  # None without a memory backend
+    idempotency: IdempotencyStore | None = None  # shared by every API process
+
+    def catch_up(self) -> int:
+        """Brings every view up to the head of the log (call after a command to read it)."""
+        return self.follower.catch_up()
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """The parts a process opens beyond the ledger, its keys and its views."""
+
+    backend: bool = True  # the embedder, the memory backend and the sync worker
+    sessions: bool = True  # the session buffer and short-term memory
+    idempotency: bool = True  # the idempotency store the API processes share
+    catch_up: bool = True  # bring the views to the head of the log on open
+    run_sync: bool | None = None  # run the sync worker in this process; None: when its
+    # store is in memory (a PostgreSQL store is served by `factledger worker` processes)
+
+
+API = Needs()
+WORKER = Needs(sessions=False, idempotency=False, run_sync=False)
+DEMO = Needs(idempotency=False, run_sync=False)  # the demo runs the sync by hand
