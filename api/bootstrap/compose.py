@@ -60,15 +60,7 @@ async def open_runtime(
         if needs.backend:
             backend = await open_configured_backend(settings, now, postgres, stack)
             runtime = replace(runtime, backend=backend)
-        runtime = await open_services(
-            runtime,
-            settings,
-            postgres,
-            stack,
-            clock=now,
-            sessions=needs.sessions,
-            run_sync=needs.run_sync,
-        )
+        runtime = await open_services(runtime, settings, postgres, stack, clock=now, needs=needs)
         if needs.idempotency:
             idempotency = await open_idempotency_store(settings, postgres, stack)
             runtime = replace(runtime, idempotency=idempotency)

@@ -4,8 +4,8 @@
 - `open_services(runtime, settings, postgres, stack, ...)`: opens the session buffer and the
   sync store, builds `ShortTermMemory`, `Recall` and a `SyncWorker` over the runtime's ledger
   and backend, and returns the runtime with them; it can also run the worker in-process until
-  `stack` closes (the default with the in-memory sync store; with the PostgreSQL store,
-  `factledger worker` processes run it).
+  `stack` closes (`Needs.run_sync`; by default with the in-memory sync store, while with the
+  PostgreSQL store `factledger worker` processes run it).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.api.bootstrap.postgres import PostgresServer
-from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.bootstrap.runtime import Needs, Runtime
 from factledger.api.settings import (
     InMemorySessionBufferSettings,
     InMemorySyncStoreSettings,
@@ -104,14 +104,12 @@ async def open_services(
     stack: AsyncExitStack,
     *,
     clock: Clock,
-    sessions: bool,
-    run_sync: bool | None,
+    needs: Needs,
 ) -> Runtime:
-    """The runtime with its services (short-term memory only with `sessions`), closed by
-    `stack`; `run_sync` runs the worker on this event loop until then (None: with the
-    in-memory sync store)."""
+    """The runtime with its services (short-term memory if `needs.sessions`), closed by
+    `stack`; with `needs.run_sync` the worker runs on this event loop until then."""
     ledger, backend = runtime.ledger, runtime.backend
-    buffer = await open_session_buffer(settings, postgres, stack) if sessions else None
+    buffer = await open_session_buffer(settings, postgres, stack) if needs.sessions else None
     store = await open_sync_store(settings, postgres, stack)
     short_term = None
     if buffer is not None:
@@ -124,7 +122,7 @@ async def open_services(
         feed = LedgerEventFeed(ledger)
         worker = SyncWorker(sync_ports(settings, store, feed, backend), sync_options(settings))
         in_process = isinstance(settings.sync.store, InMemorySyncStoreSettings)
-        if run_sync if run_sync is not None else in_process:
+        if needs.run_sync if needs.run_sync is not None else in_process:
             run_in_background(worker, stack)
     return replace(
         runtime,

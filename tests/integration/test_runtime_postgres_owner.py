@@ -24,6 +24,7 @@ from factledger.api.bootstrap.backend import open_configured_backend
 from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.bootstrap.ledger import open_ledger
 from factledger.api.bootstrap.postgres import PostgresServer
+from factledger.api.bootstrap.runtime import Needs
 from factledger.api.bootstrap.services import open_services
 from factledger.api.settings import Settings, load_settings
 from factledger.application.ledger.commands import RegisterSubject
@@ -161,8 +162,7 @@ async def test_closing_the_memory_services_leaves_the_ledger_working_on_postgres
                 postgres,
                 stack,
                 clock=clock,
-                sessions=True,
-                run_sync=False,
+                needs=Needs(run_sync=False),
             )
             assert services.sync_store is not None
             assert await services.sync_store.pending_count() == 0
