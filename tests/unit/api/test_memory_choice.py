@@ -68,7 +68,9 @@ async def test_the_rule_extractor_is_the_default_and_calls_no_model(tmp_path: Pa
 async def test_the_opened_backend_checks_its_inputs_before_the_adapter(tmp_path: Path) -> None:
     settings = load_settings(data_dir=tmp_path)
     async with AsyncExitStack() as stack:
-        backend = await open_backend(settings, HashingEmbedder(64), ManualClock(), stack)
+        postgres = stack.enter_context(PostgresServer(settings))  # never started here
+        embedder, clock = HashingEmbedder(64), ManualClock()
+        backend = await open_backend(settings, embedder, clock, postgres, stack)
         with pytest.raises(InvalidMemoryInputError):
             await backend.ingest_transcript(
                 namespace("subject-choice"), "a b", SAID, occurred_at=AT
