@@ -28,7 +28,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     default_cache_dir,
 )
-from factledger.api.bootstrap.ledger import build_embedder
+from factledger.api.bootstrap.backend import build_embedder
 from factledger.api.settings import load_settings
 
 SENTENCES = [
