@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from factledger.api.cli.main import app
 from factledger.api.log_setup import reset_logging
 
-LABELLED_SET = Path(__file__).parents[2] / "data" / "extraction_set.yaml"
+LABELLED_SET = Path(__file__).parents[3] / "data" / "extraction_set.yaml"
 
 
 @pytest.fixture(autouse=True)

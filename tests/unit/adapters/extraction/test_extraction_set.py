@@ -13,7 +13,7 @@ import yaml
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.bench.extraction_eval import ExtractionScores, evaluate, parse_cases
 
-LABELLED_SET = Path(__file__).parents[2] / "data" / "extraction_set.yaml"
+LABELLED_SET = Path(__file__).parents[3] / "data" / "extraction_set.yaml"
 CASES = parse_cases(yaml.safe_load(LABELLED_SET.read_text(encoding="utf-8")))
 
 

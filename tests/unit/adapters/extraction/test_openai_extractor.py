@@ -319,7 +319,7 @@ async def test_the_fake_serves_deterministic_embeddings(fake: FakeOpenAI) -> Non
 
 async def test_the_whole_llm_path_scores_like_the_model_behind_it() -> None:
     # Given a fake model that answers with exactly what the rule extractor finds
-    labelled = Path(__file__).parents[2] / "data" / "extraction_set.yaml"
+    labelled = Path(__file__).parents[3] / "data" / "extraction_set.yaml"
     cases = parse_cases(yaml.safe_load(labelled.read_text(encoding="utf-8")))
     fake = FakeOpenAI(responder=rule_model)
     async with httpx.AsyncClient(transport=fake.transport()) as client:
