@@ -26,7 +26,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import structlog
 import supermemory
@@ -177,3 +177,30 @@ def _give_up(
         elapsed_ms=deadline.elapsed_ms(),
     )
     return error
+
+
+async def add_verbatim(
+    client: supermemory.AsyncSupermemory,
+    namespace: str,
+    doc_id: str,
+    content: str,
+    metadata: dict[str, Any],
+    policy: CallPolicy,
+    deadline: Deadline,
+) -> None:
+    """Adds one document to be kept word for word: `superrag` indexes it without mining it for
+    facts, and `instant` makes it readable as soon as the call returns."""
+    await call(
+        "add",
+        lambda t: client.add(
+            namespace,
+            content=content,
+            id=doc_id,
+            metadata=metadata,
+            task_type="superrag",
+            dreaming="instant",
+            timeout=t,
+        ),
+        policy,
+        deadline,
+    )

@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 from supermemory import AsyncSupermemory
 
-from factledger.adapters.supermemory.calls import CallPolicy, Deadline, call
+from factledger.adapters.supermemory.calls import CallPolicy, Deadline, add_verbatim, call
 from factledger.adapters.supermemory.mapping import (
     KIND_RECORD,
     KIND_TRANSCRIPT,
@@ -174,20 +174,7 @@ class SupermemoryDocuments:
             if not same:
                 raise MemoryConflictError(f"record {record_id} exists with another body")
             return
-        await call(
-            "add",
-            lambda t: self._client.add(
-                ns,
-                content=body_json,
-                id=doc_id,
-                metadata=wire,
-                task_type="superrag",
-                dreaming="instant",
-                timeout=t,
-            ),
-            self._policy,
-            deadline,
-        )
+        await add_verbatim(self._client, ns, doc_id, body_json, wire, self._policy, deadline)
         settled = await self.wait_settled(ns, record_id, doc_id, deadline)
         stored = await self.get_document(ns, doc_id, deadline)
         if settled.state is ProcessingState.FAILED or stored is None or stored.content != body_json:

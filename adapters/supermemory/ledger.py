@@ -27,7 +27,7 @@ from typing import Any, cast
 
 from supermemory import AsyncSupermemory
 
-from factledger.adapters.supermemory.calls import CallPolicy, Deadline, call
+from factledger.adapters.supermemory.calls import CallPolicy, Deadline, add_verbatim, call
 from factledger.adapters.supermemory.mapping import KIND, KIND_EXPIRY, KIND_FORGET
 from factledger.application.errors import MemoryNotFoundError
 
@@ -142,19 +142,8 @@ class SupermemoryLedger:
                 deadline,
             )
         except MemoryNotFoundError:
-            await call(
-                "add",
-                lambda t: self._client.add(
-                    namespace,
-                    content=content,
-                    id=doc_id,
-                    metadata=metadata,
-                    task_type="superrag",
-                    dreaming="instant",
-                    timeout=t,
-                ),
-                self._policy,
-                deadline,
+            await add_verbatim(
+                self._client, namespace, doc_id, content, metadata, self._policy, deadline
             )
         entries = await self.expiries(namespace, deadline)
         entries[memory_id] = Expiry(at, applied=applied)
@@ -164,19 +153,9 @@ class SupermemoryLedger:
     ) -> None:
         doc_id = _doc_id("fl-fgt-", reason, *sorted(memory_ids))
         metadata: dict[str, Any] = {KIND: KIND_FORGET, MEMORY_IDS: list(memory_ids), REASON: reason}
-        await call(
-            "add",
-            lambda t: self._client.add(
-                namespace,
-                content=f"forget {len(memory_ids)} memories",
-                id=doc_id,
-                metadata=metadata,
-                task_type="superrag",
-                dreaming="instant",
-                timeout=t,
-            ),
-            self._policy,
-            deadline,
+        content = f"forget {len(memory_ids)} memories"
+        await add_verbatim(
+            self._client, namespace, doc_id, content, metadata, self._policy, deadline
         )
 
     async def reasons(
