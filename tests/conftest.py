@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,3 +21,16 @@ def postgres() -> Iterator[PostgresLocation]:
         yield server.location
     finally:
         server.stop()
+
+
+@pytest.fixture
+def server_dir() -> Iterator[Path]:
+    """A data folder for a test's own embedded server. Run as root, the server runs as another
+    user and needs every folder above its data to be traversable; pytest's `tmp_path` lives under
+    a folder each new pytest session makes private again, which breaks a server another session
+    is starting at the same moment."""
+    folder = Path(tempfile.mkdtemp(prefix="factledger-test-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

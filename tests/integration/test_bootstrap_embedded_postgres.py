@@ -31,11 +31,11 @@ def postgres_settings(data_dir: Path) -> Settings:
 
 @pytest.mark.integration
 async def test_bootstrap_starts_and_stops_its_own_embedded_postgres(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name in ("DATABASE_URL", "FACTLEDGER_DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    settings = postgres_settings(tmp_path)
+    settings = postgres_settings(server_dir)
     assert settings.database_url is None
     clock = ManualClock(AT)
 
@@ -49,7 +49,7 @@ async def test_bootstrap_starts_and_stops_its_own_embedded_postgres(
         rt.follower.catch_up()
         assert [s.session_id for s in rt.profiles.sessions("acme", subject_id)] == ["call-1"]
         assert await rt.sync_store.pending_count() == 0  # nothing fed: workers run apart
-        pgdata = tmp_path / "pg"
+        pgdata = server_dir / "pg"
         assert (pgdata / "postmaster.pid").exists()
 
     # Then the server it started is stopped on exit, its data kept under the data dir
@@ -57,7 +57,7 @@ async def test_bootstrap_starts_and_stops_its_own_embedded_postgres(
     assert (pgdata / "PG_VERSION").exists()
 
     # And a second boot finds the recorded session again
-    async with open_runtime(postgres_settings(tmp_path), clock=clock) as again:
+    async with open_runtime(postgres_settings(server_dir), clock=clock) as again:
         again.follower.catch_up()
         sessions = again.profiles.sessions("acme", subject_id)
         assert [(s.session_id, s.message_count) for s in sessions] == [("call-1", 1)]

@@ -105,12 +105,12 @@ class Journal:
 
 
 async def test_one_server_serves_every_part_and_stops_after_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     journal = Journal(monkeypatch)
 
     # Given a runtime with every PostgreSQL-capable part on the embedded server
-    async with open_runtime(everything_on_postgres(tmp_path), clock=ManualClock(AT)) as rt:
+    async with open_runtime(everything_on_postgres(server_dir), clock=ManualClock(AT)) as rt:
         assert isinstance(inner_backend(rt.backend), PgvectorMemoryBackend)
         assert isinstance(rt.session_buffer, PostgresSessionBuffer)
         assert isinstance(rt.sync_store, PostgresSyncStore)
@@ -146,9 +146,9 @@ async def test_one_server_serves_every_part_and_stops_after_them(
 
 
 async def test_closing_the_memory_services_leaves_the_ledger_working_on_postgres(
-    tmp_path: Path,
+    server_dir: Path,
 ) -> None:
-    settings = everything_on_postgres(tmp_path)
+    settings = everything_on_postgres(server_dir)
     clock = ManualClock(AT)
     with (
         PostgresServer(settings) as postgres,
@@ -175,6 +175,6 @@ async def test_closing_the_memory_services_leaves_the_ledger_working_on_postgres
         # Then it still reads and writes on PostgreSQL
         assert registered.applied
         assert [s.external_ref for s in runtime.profiles.subjects("acme")] == ["l-2"]
-        assert (tmp_path / "pg" / "postmaster.pid").exists()
+        assert (server_dir / "pg" / "postmaster.pid").exists()
 
-    assert not (tmp_path / "pg" / "postmaster.pid").exists()
+    assert not (server_dir / "pg" / "postmaster.pid").exists()
