@@ -26,7 +26,7 @@ from factledger.application.memory.types import (
     SearchQuery,
     StoredRecord,
 )
-from factledger.application.sessions.types import ActiveSession, SafetyVerdict, SessionId
+from factledger.application.sessions.types import ActiveSession, SafetyVerdict, SessionKey
 from factledger.domain.transcript import Message
 
 Vectors = npt.NDArray[np.float32]
@@ -156,8 +156,11 @@ class SafetyFilter(Protocol):
 class SessionBuffer(Protocol):
     """Short-term memory: the messages of active sessions, in a conventional table.
 
-    - `open` is idempotent for the same id, subject and channel (returns the stored session);
-      the same id with another subject or channel raises `SessionConflictError`.
+    - A session is named by its `SessionKey` (subject, session id): two subjects (of one
+      tenant or of two) may use the same session id, and neither can see, block or end the
+      other's session.
+    - `open` is idempotent for the same key and channel (returns the stored session); the same
+      key with another channel raises `SessionConflictError`.
     - `append` keeps order and returns the message's index (0, 1, ...); `append`,
       `withhold` and `messages` on an unknown session raise `SessionNotActiveError`.
     - `append(message_id=...)` is idempotent: a message id is unique within its session
@@ -169,16 +172,14 @@ class SessionBuffer(Protocol):
 
     async def open(self, session: ActiveSession) -> ActiveSession: ...
 
-    async def get(self, session_id: SessionId) -> ActiveSession | None: ...
+    async def get(self, key: SessionKey) -> ActiveSession | None: ...
 
     async def append(
-        self, session_id: SessionId, message: Message, *, message_id: str | None = None
+        self, key: SessionKey, message: Message, *, message_id: str | None = None
     ) -> int: ...
 
-    async def withhold(self, session_id: SessionId) -> int: ...
+    async def withhold(self, key: SessionKey) -> int: ...
 
-    async def messages(
-        self, session_id: SessionId, *, last: int | None = None
-    ) -> list[Message]: ...
+    async def messages(self, key: SessionKey, *, last: int | None = None) -> list[Message]: ...
 
-    async def discard(self, session_id: SessionId) -> None: ...
+    async def discard(self, key: SessionKey) -> None: ...

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from factledger.application.sessions.types import (
     ActiveSession,
-    SessionId,
+    SessionKey,
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError
@@ -15,70 +15,69 @@ from factledger.domain.transcript import Message
 
 
 class InMemorySessionBuffer:
-    """Active sessions and their messages in dicts, guarded by one asyncio lock."""
+    """Active sessions and their messages in dicts keyed by session key, under one lock."""
 
     def __init__(self) -> None:
-        self._sessions: dict[SessionId, ActiveSession] = {}
-        self._messages: dict[SessionId, list[Message]] = {}
-        self._indexes: dict[SessionId, dict[str, int]] = {}  # message id -> index
+        self._sessions: dict[SessionKey, ActiveSession] = {}
+        self._messages: dict[SessionKey, list[Message]] = {}
+        self._indexes: dict[SessionKey, dict[str, int]] = {}  # message id -> index
         self._lock = asyncio.Lock()
 
     async def open(self, session: ActiveSession) -> ActiveSession:
         """Opens the session, or returns the one already open with the same parameters."""
+        key = session.key
         async with self._lock:
-            existing = self._sessions.get(session.session_id)
+            existing = self._sessions.get(key)
             if existing is None:
                 stored = replace(session, message_count=0, withheld=0)
-                self._sessions[session.session_id] = stored
-                self._messages[session.session_id] = []
+                self._sessions[key] = stored
+                self._messages[key] = []
                 return stored
-            if (existing.subject_id, existing.channel) != (session.subject_id, session.channel):
-                raise SessionConflictError(
-                    f"session {session.session_id}: open for another subject or channel"
-                )
+            if existing.channel != session.channel:
+                raise SessionConflictError(f"session {session.session_id}: open on another channel")
             return existing
 
-    async def get(self, session_id: SessionId) -> ActiveSession | None:
+    async def get(self, key: SessionKey) -> ActiveSession | None:
         """The open session, or None."""
-        return self._sessions.get(session_id)
+        return self._sessions.get(key)
 
     async def append(
-        self, session_id: SessionId, message: Message, *, message_id: str | None = None
+        self, key: SessionKey, message: Message, *, message_id: str | None = None
     ) -> int:
         """Appends a message and returns its index (the first one's, for a known message id)."""
         async with self._lock:
-            session = self._require(session_id)
-            indexes = self._indexes.setdefault(session_id, {})
+            session = self._require(key)
+            indexes = self._indexes.setdefault(key, {})
             if message_id is not None:
                 if message_id in indexes:
                     return indexes[message_id]
                 indexes[message_id] = session.message_count
-            self._messages[session_id].append(message)
-            self._sessions[session_id] = replace(session, message_count=session.message_count + 1)
+            self._messages[key].append(message)
+            self._sessions[key] = replace(session, message_count=session.message_count + 1)
             return session.message_count
 
-    async def withhold(self, session_id: SessionId) -> int:
+    async def withhold(self, key: SessionKey) -> int:
         """Counts one withheld message and returns the new count."""
         async with self._lock:
-            session = self._require(session_id)
-            self._sessions[session_id] = replace(session, withheld=session.withheld + 1)
+            session = self._require(key)
+            self._sessions[key] = replace(session, withheld=session.withheld + 1)
             return session.withheld + 1
 
-    async def messages(self, session_id: SessionId, *, last: int | None = None) -> list[Message]:
+    async def messages(self, key: SessionKey, *, last: int | None = None) -> list[Message]:
         """The kept messages, oldest first."""
-        self._require(session_id)
-        kept = self._messages[session_id]
+        self._require(key)
+        kept = self._messages[key]
         return list(kept if last is None else kept[-last:] if last > 0 else [])
 
-    async def discard(self, session_id: SessionId) -> None:
+    async def discard(self, key: SessionKey) -> None:
         """Forgets the session; a no-op when it is not open."""
         async with self._lock:
-            self._sessions.pop(session_id, None)
-            self._messages.pop(session_id, None)
-            self._indexes.pop(session_id, None)
+            self._sessions.pop(key, None)
+            self._messages.pop(key, None)
+            self._indexes.pop(key, None)
 
-    def _require(self, session_id: SessionId) -> ActiveSession:
-        session = self._sessions.get(session_id)
+    def _require(self, key: SessionKey) -> ActiveSession:
+        session = self._sessions.get(key)
         if session is None:
-            raise SessionNotActiveError(session_id)
+            raise SessionNotActiveError(key.session_id)
         return session

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from typing import cast
+from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
@@ -26,20 +27,35 @@ from factledger.application.ledger.idempotency import (
 )
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS {schema}.idempotency_keys (
-    tenant text NOT NULL, principal text NOT NULL, key text NOT NULL,
+    tenant text NOT NULL, principal text NOT NULL, subject_id uuid NOT NULL, key text NOT NULL,
     fingerprint text NOT NULL, body jsonb, expires_at double precision NOT NULL,
-    PRIMARY KEY (tenant, principal, key))"""
+    PRIMARY KEY (tenant, principal, subject_id, key))"""
 _CLAIM = """INSERT INTO {schema}.idempotency_keys AS k
-    (tenant, principal, key, fingerprint, body, expires_at) VALUES (%s, %s, %s, %s, NULL, %s)
-    ON CONFLICT (tenant, principal, key) DO UPDATE
+    (tenant, principal, subject_id, key, fingerprint, body, expires_at)
+    VALUES (%s, %s, %s, %s, %s, NULL, %s)
+    ON CONFLICT (tenant, principal, subject_id, key) DO UPDATE
     SET fingerprint = excluded.fingerprint, body = NULL, expires_at = excluded.expires_at
     WHERE k.expires_at <= %s
     RETURNING 1"""
+_READ = """SELECT fingerprint, body FROM {schema}.idempotency_keys
+    WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s"""
 # Both act only on the row this fingerprint holds.
 _COMPLETE = """UPDATE {schema}.idempotency_keys SET body = %s, expires_at = %s
-    WHERE tenant = %s AND principal = %s AND key = %s AND fingerprint = %s"""
+    WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s AND fingerprint = %s"""
 _RELEASE = """DELETE FROM {schema}.idempotency_keys
-    WHERE tenant = %s AND principal = %s AND key = %s AND fingerprint = %s AND body IS NULL"""
+    WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s AND fingerprint = %s
+    AND body IS NULL"""
+# A table keyed without the subject could answer for the wrong subject; its rows are saved
+# responses of at most a day, not state, so it is dropped rather than converted.
+_UNSCOPED = """SELECT 1 FROM information_schema.tables t WHERE t.table_schema = %s
+    AND t.table_name = 'idempotency_keys' AND NOT EXISTS (
+        SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema
+        AND c.table_name = t.table_name AND c.column_name = 'subject_id')"""
+_DDL_LOCK_KEY = 7_406_411_230_018  # arbitrary, fixed: serialises this table's DDL
+
+
+def _ids(scope: IdempotencyScope) -> tuple[str, str, UUID, str]:
+    return (scope.tenant, scope.principal, scope.subject_id, scope.key)
 
 
 class PostgresIdempotencyStore:
@@ -83,20 +99,14 @@ class PostgresIdempotencyStore:
 
     async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim:
         now = self._clock()
-        ids = (scope.tenant, scope.principal, scope.key)
+        ids = _ids(scope)
 
         async def work(cur: Cursor) -> Claim:
             await cur.execute(self._q(_CLAIM), (*ids, fingerprint, now + self._lease_s, now))
             if await cur.fetchone() is not None:
                 return CLAIMED
             # Under READ COMMITTED the conflicting row is visible once its writer committed.
-            await cur.execute(
-                self._q(
-                    "SELECT fingerprint, body FROM {schema}.idempotency_keys"
-                    " WHERE tenant = %s AND principal = %s AND key = %s"
-                ),
-                ids,
-            )
+            await cur.execute(self._q(_READ), ids)
             row = await cur.fetchone()
             if row is None:  # released between the insert and the read: let the caller retry
                 return settled(fingerprint, fingerprint, None)
@@ -106,7 +116,7 @@ class PostgresIdempotencyStore:
 
     async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None:
         expires_at = self._clock() + self._ttl_s
-        ids = (scope.tenant, scope.principal, scope.key, fingerprint)
+        ids = (*_ids(scope), fingerprint)
 
         async def work(cur: Cursor) -> None:
             await cur.execute(
@@ -117,7 +127,7 @@ class PostgresIdempotencyStore:
         await self._run(work)
 
     async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
-        ids = (scope.tenant, scope.principal, scope.key, fingerprint)
+        ids = (*_ids(scope), fingerprint)
 
         async def work(cur: Cursor) -> None:
             await cur.execute(
@@ -129,5 +139,9 @@ class PostgresIdempotencyStore:
 
 
 async def _create(tables: PostgresTables, cur: Cursor) -> None:
+    await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
     await cur.execute(tables.q("CREATE SCHEMA IF NOT EXISTS {schema}"))
+    await cur.execute(_UNSCOPED, (tables.schema_name,))
+    if await cur.fetchone() is not None:
+        await cur.execute(tables.q("DROP TABLE {schema}.idempotency_keys"))
     await cur.execute(tables.q(_SCHEMA))

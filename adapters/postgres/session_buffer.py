@@ -6,30 +6,74 @@ appends to one session never collide.
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.application.sessions.types import (
     ActiveSession,
     SessionBufferUnavailableError,
     SessionId,
+    SessionKey,
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError
 from factledger.domain.transcript import Channel, Message, Role
 
+# Session ids are unique per subject only: every key and index leads with the subject.
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS {schema}.short_term_sessions (
-        session_id text PRIMARY KEY, subject_id uuid NOT NULL, channel text NOT NULL,
+        subject_id uuid NOT NULL, session_id text NOT NULL, channel text NOT NULL,
         started_at timestamptz NOT NULL, message_count integer NOT NULL DEFAULT 0,
-        withheld integer NOT NULL DEFAULT 0)""",
+        withheld integer NOT NULL DEFAULT 0, PRIMARY KEY (subject_id, session_id))""",
     """CREATE TABLE IF NOT EXISTS {schema}.short_term_messages (
-        session_id text NOT NULL REFERENCES {schema}.short_term_sessions ON DELETE CASCADE,
-        idx integer NOT NULL, role text NOT NULL, text text NOT NULL, at timestamptz,
-        PRIMARY KEY (session_id, idx))""",
-    # Message ids make a retried append a no-op; tables made without them gain the column.
+        subject_id uuid NOT NULL, session_id text NOT NULL, idx integer NOT NULL,
+        role text NOT NULL, text text NOT NULL, at timestamptz, message_id text,
+        PRIMARY KEY (subject_id, session_id, idx),
+        FOREIGN KEY (subject_id, session_id)
+            REFERENCES {schema}.short_term_sessions ON DELETE CASCADE)""",
+    # Tables made before appends carried message ids gain the column (then rekeyed below).
     "ALTER TABLE {schema}.short_term_messages ADD COLUMN IF NOT EXISTS message_id text",
-    """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_ids
-        ON {schema}.short_term_messages (session_id, message_id)""",
 )
+_UNKEYED = """SELECT 1 FROM information_schema.columns WHERE table_schema = %s
+    AND table_name = 'short_term_sessions' AND column_name = 'session_id' AND NOT EXISTS (
+        SELECT 1 FROM information_schema.columns WHERE table_schema = %s
+        AND table_name = 'short_term_messages' AND column_name = 'subject_id')"""
+# Tables keyed by session id alone gain the subject in every key; a message whose session
+# row is gone has no subject and is dropped.
+_REKEY = (
+    "ALTER TABLE {schema}.short_term_messages"
+    " DROP CONSTRAINT IF EXISTS short_term_messages_session_id_fkey",
+    "DROP INDEX IF EXISTS {schema}.short_term_message_ids",
+    "ALTER TABLE {schema}.short_term_messages ADD COLUMN subject_id uuid",
+    """UPDATE {schema}.short_term_messages m SET subject_id = s.subject_id
+        FROM {schema}.short_term_sessions s WHERE s.session_id = m.session_id""",
+    "DELETE FROM {schema}.short_term_messages WHERE subject_id IS NULL",
+    "ALTER TABLE {schema}.short_term_messages ALTER COLUMN subject_id SET NOT NULL",
+    "ALTER TABLE {schema}.short_term_messages DROP CONSTRAINT short_term_messages_pkey",
+    "ALTER TABLE {schema}.short_term_messages ADD PRIMARY KEY (subject_id, session_id, idx)",
+    "ALTER TABLE {schema}.short_term_sessions DROP CONSTRAINT short_term_sessions_pkey",
+    "ALTER TABLE {schema}.short_term_sessions ADD PRIMARY KEY (subject_id, session_id)",
+    """ALTER TABLE {schema}.short_term_messages ADD FOREIGN KEY (subject_id, session_id)
+        REFERENCES {schema}.short_term_sessions ON DELETE CASCADE""",
+)
+_MESSAGE_KEYS = """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_keys
+    ON {schema}.short_term_messages (subject_id, session_id, message_id)"""
+_DDL_LOCK_KEY = 7_406_411_230_019  # arbitrary, fixed: serialises these tables' DDL
+
+
+def _ids(key: SessionKey) -> tuple[UUID, str]:
+    return (key.subject_id, key.session_id)
+
+
+async def _create(tables: PostgresTables, cur: Cursor) -> None:
+    await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
+    for statement in _SCHEMA:
+        await cur.execute(tables.q(statement))
+    await cur.execute(_UNKEYED, (tables.schema_name, tables.schema_name))
+    if await cur.fetchone() is not None:
+        for statement in _REKEY:
+            await cur.execute(tables.q(statement))
+    await cur.execute(tables.q(_MESSAGE_KEYS))
 
 
 class PostgresSessionBuffer:
@@ -43,18 +87,13 @@ class PostgresSessionBuffer:
     async def connect(
         cls, conninfo: str, *, schema: str = "public", max_size: int = 4
     ) -> PostgresSessionBuffer:
-        """Opens a pool and creates the tables if needed."""
-
-        async def create(tables: PostgresTables, cur: Cursor) -> None:
-            for statement in _SCHEMA:
-                await cur.execute(tables.q(statement))
-
+        """Opens a pool and creates (or rekeys) the tables if needed."""
         tables = await PostgresTables.open(
             conninfo,
             schema=schema,
             max_size=max_size,
             error=lambda: SessionBufferUnavailableError("postgres session buffer failed"),
-            create=create,
+            create=_create,
         )
         return cls(tables)
 
@@ -62,13 +101,14 @@ class PostgresSessionBuffer:
         """Closes the pool."""
         await self._tables.close()
 
-    async def _fetch(self, cur: Cursor, session_id: str) -> ActiveSession | None:
+    async def _fetch(self, cur: Cursor, key: SessionKey) -> ActiveSession | None:
         await cur.execute(
             self._q(
                 "SELECT session_id, subject_id, channel, started_at, message_count, withheld"
-                " FROM {schema}.short_term_sessions WHERE session_id = %s"
+                " FROM {schema}.short_term_sessions WHERE "
+                "subject_id = %s AND session_id = %s"
             ),
-            (session_id,),
+            _ids(key),
         )
         row = await cur.fetchone()
         if row is None:
@@ -88,28 +128,27 @@ class PostgresSessionBuffer:
         async def work(cur: Cursor) -> ActiveSession:
             await cur.execute(
                 self._q(
-                    "INSERT INTO {schema}.short_term_sessions (session_id, subject_id, channel,"
-                    " started_at) VALUES (%s, %s, %s, %s) ON CONFLICT (session_id) DO NOTHING"
+                    "INSERT INTO {schema}.short_term_sessions (subject_id, session_id, channel,"
+                    " started_at) VALUES (%s, %s, %s, %s)"
+                    " ON CONFLICT (subject_id, session_id) DO NOTHING"
                 ),
-                (session.session_id, session.subject_id, session.channel.value, session.started_at),
+                (*_ids(session.key), session.channel.value, session.started_at),
             )
-            stored = await self._fetch(cur, session.session_id)
+            stored = await self._fetch(cur, session.key)
             if stored is None:  # discarded between the insert and the read: open it again
                 raise SessionNotActiveError(session.session_id)
-            if (stored.subject_id, stored.channel) != (session.subject_id, session.channel):
-                raise SessionConflictError(
-                    f"session {session.session_id}: open for another subject or channel"
-                )
+            if stored.channel != session.channel:
+                raise SessionConflictError(f"session {session.session_id}: open on another channel")
             return stored
 
         return await self._run(work)
 
-    async def get(self, session_id: SessionId) -> ActiveSession | None:
+    async def get(self, key: SessionKey) -> ActiveSession | None:
         """The open session, or None."""
-        return await self._run(lambda cur: self._fetch(cur, session_id))
+        return await self._run(lambda cur: self._fetch(cur, key))
 
     async def append(
-        self, session_id: SessionId, message: Message, *, message_id: str | None = None
+        self, key: SessionKey, message: Message, *, message_id: str | None = None
     ) -> int:
         """Appends a message and returns its index (the first one's, for a known message id)."""
 
@@ -118,19 +157,19 @@ class PostgresSessionBuffer:
                 # The session row's lock serialises twins: the second reads the first's row.
                 await cur.execute(
                     self._q(
-                        "SELECT 1 FROM {schema}.short_term_sessions WHERE session_id = %s"
-                        " FOR UPDATE"
+                        "SELECT 1 FROM {schema}.short_term_sessions"
+                        " WHERE subject_id = %s AND session_id = %s FOR UPDATE"
                     ),
-                    (session_id,),
+                    _ids(key),
                 )
                 if await cur.fetchone() is None:
-                    raise SessionNotActiveError(session_id)
+                    raise SessionNotActiveError(key.session_id)
                 await cur.execute(
                     self._q(
                         "SELECT idx FROM {schema}.short_term_messages"
-                        " WHERE session_id = %s AND message_id = %s"
+                        " WHERE subject_id = %s AND session_id = %s AND message_id = %s"
                     ),
-                    (session_id, message_id),
+                    (*_ids(key), message_id),
                 )
                 seen = await cur.fetchone()
                 if seen is not None:
@@ -138,68 +177,72 @@ class PostgresSessionBuffer:
             await cur.execute(
                 self._q(
                     "UPDATE {schema}.short_term_sessions SET message_count = message_count + 1"
-                    " WHERE session_id = %s RETURNING message_count"
+                    " WHERE subject_id = %s AND session_id = %s RETURNING message_count"
                 ),
-                (session_id,),
+                _ids(key),
             )
             row = await cur.fetchone()
             if row is None:
-                raise SessionNotActiveError(session_id)
+                raise SessionNotActiveError(key.session_id)
             index = int(row[0]) - 1
             await cur.execute(
                 self._q(
                     "INSERT INTO {schema}.short_term_messages"
-                    " (session_id, idx, role, text, at, message_id) VALUES (%s, %s, %s, %s, %s, %s)"
+                    " (subject_id, session_id, idx, role, text, at, message_id)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s)"
                 ),
-                (session_id, index, message.role.value, message.text, message.at, message_id),
+                (*_ids(key), index, message.role.value, message.text, message.at, message_id),
             )
             return index
 
         return await self._run(work)
 
-    async def withhold(self, session_id: SessionId) -> int:
+    async def withhold(self, key: SessionKey) -> int:
         """Counts one withheld message and returns the new count."""
 
         async def work(cur: Cursor) -> int:
             await cur.execute(
                 self._q(
                     "UPDATE {schema}.short_term_sessions SET withheld = withheld + 1"
-                    " WHERE session_id = %s RETURNING withheld"
+                    " WHERE subject_id = %s AND session_id = %s RETURNING withheld"
                 ),
-                (session_id,),
+                _ids(key),
             )
             row = await cur.fetchone()
             if row is None:
-                raise SessionNotActiveError(session_id)
+                raise SessionNotActiveError(key.session_id)
             return int(row[0])
 
         return await self._run(work)
 
-    async def messages(self, session_id: SessionId, *, last: int | None = None) -> list[Message]:
+    async def messages(self, key: SessionKey, *, last: int | None = None) -> list[Message]:
         """The kept messages, oldest first."""
 
         async def work(cur: Cursor) -> list[Message]:
-            if await self._fetch(cur, session_id) is None:
-                raise SessionNotActiveError(session_id)
+            if await self._fetch(cur, key) is None:
+                raise SessionNotActiveError(key.session_id)
             await cur.execute(
                 self._q(
                     "SELECT role, text, at FROM {schema}.short_term_messages"
-                    " WHERE session_id = %s ORDER BY idx DESC LIMIT %s"
+                    " WHERE subject_id = %s AND session_id = %s ORDER BY idx DESC LIMIT %s"
                 ),
-                (session_id, None if last is None else max(last, 0)),
+                (*_ids(key), None if last is None else max(last, 0)),
             )
             rows = await cur.fetchall()
             return [Message(Role(role), text, at) for role, text, at in reversed(rows)]
 
         return await self._run(work)
 
-    async def discard(self, session_id: SessionId) -> None:
+    async def discard(self, key: SessionKey) -> None:
         """Forgets the session and its messages (cascade); a no-op when it is not open."""
 
         async def work(cur: Cursor) -> None:
             await cur.execute(
-                self._q("DELETE FROM {schema}.short_term_sessions WHERE session_id = %s"),
-                (session_id,),
+                self._q(
+                    "DELETE FROM {schema}.short_term_sessions"
+                    " WHERE subject_id = %s AND session_id = %s"
+                ),
+                _ids(key),
             )
 
         await self._run(work)

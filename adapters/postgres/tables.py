@@ -26,7 +26,8 @@ class PostgresTables:
         self, pool: AsyncConnectionPool, *, schema: str, error: Callable[[], Exception]
     ) -> None:
         self._pool = pool
-        self._schema = sql.Identifier(sql_name(schema))
+        self.schema_name = sql_name(schema)
+        self._schema = sql.Identifier(self.schema_name)
         self._error = error
 
     @classmethod

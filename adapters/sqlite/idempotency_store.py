@@ -30,18 +30,33 @@ from factledger.application.ledger.idempotency import (
 T = TypeVar("T")
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS idempotency_keys (
-    tenant TEXT NOT NULL, principal TEXT NOT NULL, key TEXT NOT NULL,
+    tenant TEXT NOT NULL, principal TEXT NOT NULL, subject_id TEXT NOT NULL, key TEXT NOT NULL,
     fingerprint TEXT NOT NULL, body TEXT, expires_at REAL NOT NULL,
-    PRIMARY KEY (tenant, principal, key))"""
+    PRIMARY KEY (tenant, principal, subject_id, key))"""
 
 # The claim row goes in first; an existing row is taken over only once it has expired.
-_CLAIM = """INSERT INTO idempotency_keys (tenant, principal, key, fingerprint, body, expires_at)
-    VALUES (?, ?, ?, ?, NULL, ?)
-    ON CONFLICT (tenant, principal, key) DO UPDATE
+_CLAIM = """INSERT INTO idempotency_keys
+    (tenant, principal, subject_id, key, fingerprint, body, expires_at)
+    VALUES (?, ?, ?, ?, ?, NULL, ?)
+    ON CONFLICT (tenant, principal, subject_id, key) DO UPDATE
     SET fingerprint = excluded.fingerprint, body = NULL, expires_at = excluded.expires_at
     WHERE idempotency_keys.expires_at <= ?
     RETURNING 1"""
-_WHERE = "tenant = ? AND principal = ? AND key = ? AND fingerprint = ?"
+_SCOPE = "tenant = ? AND principal = ? AND subject_id = ? AND key = ?"
+_WHERE = f"{_SCOPE} AND fingerprint = ?"
+
+
+def _ids(scope: IdempotencyScope) -> tuple[str, str, str, str]:
+    return (scope.tenant, scope.principal, str(scope.subject_id), scope.key)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(idempotency_keys)")}
+    if columns and "subject_id" not in columns:
+        # Keyed without the subject, its rows could answer for the wrong subject: none is
+        # kept (they are saved responses of at most a day, not state).
+        conn.execute("DROP TABLE idempotency_keys")
+    conn.execute(_SCHEMA)
 
 
 class SqliteIdempotencyStore:
@@ -59,22 +74,21 @@ class SqliteIdempotencyStore:
         self._db = SqliteWriter(
             path, error=lambda: IdempotencyStoreUnavailableError("sqlite idempotency store failed")
         )
-        self._db.run_sync(lambda conn: conn.execute(_SCHEMA))
+        self._db.run_sync(_migrate)
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         return await self._db.run(work)
 
     async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim:
         now = self._clock()
-        ids = (scope.tenant, scope.principal, scope.key)
+        ids = _ids(scope)
 
         def work(conn: sqlite3.Connection) -> Claim:
             won = conn.execute(_CLAIM, (*ids, fingerprint, now + self._lease_s, now)).fetchone()
             if won is not None:
                 return CLAIMED
             row = conn.execute(
-                "SELECT fingerprint, body FROM idempotency_keys"
-                " WHERE tenant = ? AND principal = ? AND key = ?",
+                f"SELECT fingerprint, body FROM idempotency_keys WHERE {_SCOPE}",  # noqa: S608
                 ids,
             ).fetchone()
             body = None if row[1] is None else cast("JsonBody", json.loads(row[1]))
@@ -84,7 +98,7 @@ class SqliteIdempotencyStore:
 
     async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None:
         expires_at = self._clock() + self._ttl_s
-        args = (json.dumps(body), expires_at, scope.tenant, scope.principal, scope.key, fingerprint)
+        args = (json.dumps(body), expires_at, *_ids(scope), fingerprint)
         await self._run(
             lambda conn: conn.execute(
                 f"UPDATE idempotency_keys SET body = ?, expires_at = ? WHERE {_WHERE}",  # noqa: S608
@@ -93,7 +107,7 @@ class SqliteIdempotencyStore:
         )
 
     async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
-        args = (scope.tenant, scope.principal, scope.key, fingerprint)
+        args = (*_ids(scope), fingerprint)
         await self._run(
             lambda conn: conn.execute(
                 f"DELETE FROM idempotency_keys WHERE {_WHERE} AND body IS NULL",  # noqa: S608

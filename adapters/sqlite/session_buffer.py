@@ -18,6 +18,7 @@ from factledger.application.sessions.types import (
     ActiveSession,
     SessionBufferUnavailableError,
     SessionId,
+    SessionKey,
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError
@@ -25,19 +26,22 @@ from factledger.domain.transcript import Channel, Message, Role
 
 T = TypeVar("T")
 
+# Session ids are unique per subject only: every key and index leads with the subject.
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS short_term_sessions (
-        session_id TEXT PRIMARY KEY, subject_id TEXT NOT NULL, channel TEXT NOT NULL,
+        subject_id TEXT NOT NULL, session_id TEXT NOT NULL, channel TEXT NOT NULL,
         started_at TEXT NOT NULL, message_count INTEGER NOT NULL DEFAULT 0,
-        withheld INTEGER NOT NULL DEFAULT 0)""",
+        withheld INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (subject_id, session_id))""",
     """CREATE TABLE IF NOT EXISTS short_term_messages (
-        session_id TEXT NOT NULL, idx INTEGER NOT NULL, role TEXT NOT NULL, text TEXT NOT NULL,
-        at TEXT, PRIMARY KEY (session_id, idx))""",
+        subject_id TEXT NOT NULL, session_id TEXT NOT NULL, idx INTEGER NOT NULL,
+        role TEXT NOT NULL, text TEXT NOT NULL, at TEXT, message_id TEXT,
+        PRIMARY KEY (subject_id, session_id, idx))""",
+    # Message ids make a retried append a no-op.
+    """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_keys
+        ON short_term_messages (subject_id, session_id, message_id)""",
 )
-# Message ids make a retried append a no-op; tables made without them gain the column.
-_MESSAGE_ID_INDEX = """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_ids
-    ON short_term_messages (session_id, message_id)"""
 _SESSION_COLUMNS = "session_id, subject_id, channel, started_at, message_count, withheld"
+_KEY = "subject_id = ? AND session_id = ?"
 
 
 def _session_from_row(row: tuple[str, str, str, str, int, int]) -> ActiveSession:
@@ -51,13 +55,47 @@ def _session_from_row(row: tuple[str, str, str, str, int, int]) -> ActiveSession
     )
 
 
+def _ids(key: SessionKey) -> tuple[str, str]:
+    return (str(key.subject_id), key.session_id)
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
+    messages = _columns(conn, "short_term_messages")
+    if messages and "subject_id" not in messages:
+        _rekey_by_subject(conn, has_message_ids="message_id" in messages)
     for statement in _SCHEMA:
         conn.execute(statement)
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(short_term_messages)")}
-    if "message_id" not in columns:  # tables made before appends carried ids
-        conn.execute("ALTER TABLE short_term_messages ADD COLUMN message_id TEXT")
-    conn.execute(_MESSAGE_ID_INDEX)
+
+
+def _rekey_by_subject(conn: sqlite3.Connection, *, has_message_ids: bool) -> None:
+    """Rebuilds tables keyed by session id alone (SQLite cannot change a primary key); a
+    message whose session row is gone has no subject and is dropped with its session."""
+    conn.execute("DROP INDEX IF EXISTS short_term_message_ids")
+    conn.execute("ALTER TABLE short_term_messages RENAME TO short_term_messages_unkeyed")
+    if not _columns(conn, "short_term_sessions"):
+        conn.execute(f"CREATE TABLE short_term_sessions ({_SESSION_COLUMNS})")
+    conn.execute("ALTER TABLE short_term_sessions RENAME TO short_term_sessions_unkeyed")
+    for statement in _SCHEMA:
+        conn.execute(statement)
+    conn.execute(
+        f"INSERT INTO short_term_sessions ({_SESSION_COLUMNS})"  # noqa: S608
+        f" SELECT {_SESSION_COLUMNS} FROM short_term_sessions_unkeyed"
+        " WHERE subject_id IS NOT NULL"
+    )
+    message_id = "m.message_id" if has_message_ids else "NULL"
+    conn.execute(
+        "INSERT INTO short_term_messages"  # noqa: S608
+        " (subject_id, session_id, idx, role, text, at, message_id)"
+        f" SELECT s.subject_id, m.session_id, m.idx, m.role, m.text, m.at, {message_id}"
+        " FROM short_term_messages_unkeyed m JOIN short_term_sessions_unkeyed s"
+        " ON s.session_id = m.session_id WHERE s.subject_id IS NOT NULL"
+    )
+    conn.execute("DROP TABLE short_term_messages_unkeyed")
+    conn.execute("DROP TABLE short_term_sessions_unkeyed")
 
 
 class SqliteSessionBuffer:
@@ -77,31 +115,24 @@ class SqliteSessionBuffer:
 
         def work(conn: sqlite3.Connection) -> ActiveSession:
             conn.execute(
-                "INSERT OR IGNORE INTO short_term_sessions (session_id, subject_id, channel,"
+                "INSERT OR IGNORE INTO short_term_sessions (subject_id, session_id, channel,"
                 " started_at) VALUES (?, ?, ?, ?)",
-                (
-                    session.session_id,
-                    str(session.subject_id),
-                    session.channel.value,
-                    session.started_at.isoformat(),
-                ),
+                (*_ids(session.key), session.channel.value, session.started_at.isoformat()),
             )
-            stored = _fetch(conn, session.session_id)
+            stored = _fetch(conn, session.key)
             assert stored is not None  # noqa: S101 - inserted or present in this transaction
-            if (stored.subject_id, stored.channel) != (session.subject_id, session.channel):
-                raise SessionConflictError(
-                    f"session {session.session_id}: open for another subject or channel"
-                )
+            if stored.channel != session.channel:
+                raise SessionConflictError(f"session {session.session_id}: open on another channel")
             return stored
 
         return await self._run(work)
 
-    async def get(self, session_id: SessionId) -> ActiveSession | None:
+    async def get(self, key: SessionKey) -> ActiveSession | None:
         """The open session, or None."""
-        return await self._run(lambda conn: _fetch(conn, session_id))
+        return await self._run(lambda conn: _fetch(conn, key))
 
     async def append(
-        self, session_id: SessionId, message: Message, *, message_id: str | None = None
+        self, key: SessionKey, message: Message, *, message_id: str | None = None
     ) -> int:
         """Appends a message and returns its index (the session row's counter); a known
         message id returns the first append's index (`BEGIN IMMEDIATE` serialises twins)."""
@@ -109,24 +140,25 @@ class SqliteSessionBuffer:
         def work(conn: sqlite3.Connection) -> int:
             if message_id is not None:
                 seen = conn.execute(
-                    "SELECT idx FROM short_term_messages WHERE session_id = ? AND message_id = ?",
-                    (session_id, message_id),
+                    f"SELECT idx FROM short_term_messages WHERE {_KEY} AND message_id = ?",  # noqa: S608
+                    (*_ids(key), message_id),
                 ).fetchone()
                 if seen is not None:
                     return int(seen[0])
             row = conn.execute(
-                "UPDATE short_term_sessions SET message_count = message_count + 1"
-                " WHERE session_id = ? RETURNING message_count",
-                (session_id,),
+                "UPDATE short_term_sessions SET message_count = message_count + 1"  # noqa: S608
+                f" WHERE {_KEY} RETURNING message_count",
+                _ids(key),
             ).fetchone()
             if row is None:
-                raise SessionNotActiveError(session_id)
+                raise SessionNotActiveError(key.session_id)
             index = int(row[0]) - 1
             conn.execute(
-                "INSERT INTO short_term_messages (session_id, idx, role, text, at, message_id)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO short_term_messages"
+                " (subject_id, session_id, idx, role, text, at, message_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
-                    session_id,
+                    *_ids(key),
                     index,
                     message.role.value,
                     message.text,
@@ -138,31 +170,31 @@ class SqliteSessionBuffer:
 
         return await self._run(work)
 
-    async def withhold(self, session_id: SessionId) -> int:
+    async def withhold(self, key: SessionKey) -> int:
         """Counts one withheld message and returns the new count."""
 
         def work(conn: sqlite3.Connection) -> int:
             row = conn.execute(
-                "UPDATE short_term_sessions SET withheld = withheld + 1"
-                " WHERE session_id = ? RETURNING withheld",
-                (session_id,),
+                "UPDATE short_term_sessions SET withheld = withheld + 1"  # noqa: S608
+                f" WHERE {_KEY} RETURNING withheld",
+                _ids(key),
             ).fetchone()
             if row is None:
-                raise SessionNotActiveError(session_id)
+                raise SessionNotActiveError(key.session_id)
             return int(row[0])
 
         return await self._run(work)
 
-    async def messages(self, session_id: SessionId, *, last: int | None = None) -> list[Message]:
+    async def messages(self, key: SessionKey, *, last: int | None = None) -> list[Message]:
         """The kept messages, oldest first."""
 
         def work(conn: sqlite3.Connection) -> list[Message]:
-            if _fetch(conn, session_id) is None:
-                raise SessionNotActiveError(session_id)
+            if _fetch(conn, key) is None:
+                raise SessionNotActiveError(key.session_id)
             rows = conn.execute(
-                "SELECT role, text, at FROM short_term_messages WHERE session_id = ?"
+                f"SELECT role, text, at FROM short_term_messages WHERE {_KEY}"  # noqa: S608
                 " ORDER BY idx DESC LIMIT ?",
-                (session_id, -1 if last is None else max(last, 0)),
+                (*_ids(key), -1 if last is None else max(last, 0)),
             ).fetchall()
             return [
                 Message(Role(role), text, None if at is None else datetime.fromisoformat(at))
@@ -171,12 +203,12 @@ class SqliteSessionBuffer:
 
         return await self._run(work)
 
-    async def discard(self, session_id: SessionId) -> None:
+    async def discard(self, key: SessionKey) -> None:
         """Forgets the session and its messages; a no-op when it is not open."""
 
         def work(conn: sqlite3.Connection) -> None:
-            conn.execute("DELETE FROM short_term_messages WHERE session_id = ?", (session_id,))
-            conn.execute("DELETE FROM short_term_sessions WHERE session_id = ?", (session_id,))
+            conn.execute(f"DELETE FROM short_term_messages WHERE {_KEY}", _ids(key))  # noqa: S608
+            conn.execute(f"DELETE FROM short_term_sessions WHERE {_KEY}", _ids(key))  # noqa: S608
 
         await self._run(work)
 
@@ -185,9 +217,9 @@ class SqliteSessionBuffer:
         self._db.close()
 
 
-def _fetch(conn: sqlite3.Connection, session_id: str) -> ActiveSession | None:
+def _fetch(conn: sqlite3.Connection, key: SessionKey) -> ActiveSession | None:
     row = conn.execute(
-        f"SELECT {_SESSION_COLUMNS} FROM short_term_sessions WHERE session_id = ?",  # noqa: S608
-        (session_id,),
+        f"SELECT {_SESSION_COLUMNS} FROM short_term_sessions WHERE {_KEY}",  # noqa: S608
+        _ids(key),
     ).fetchone()
     return None if row is None else _session_from_row(row)

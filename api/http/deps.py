@@ -28,12 +28,13 @@ from factledger.api.http.errors import (
 from factledger.api.http.idempotency import (
     Idempotency,
     IdempotencyKeyHeader,
+    IdempotencyRequest,
     fingerprint_of,
     parse_key,
 )
 from factledger.api.http.metrics import ApiMetrics
 from factledger.application.errors import NotFoundError
-from factledger.application.ledger.idempotency import IdempotencyScope, IdempotencyStore
+from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
@@ -194,18 +195,30 @@ async def get_subject_id(principal: PrincipalDep, ledger: LedgerDep, raw: Subjec
 SubjectIdDep = Annotated[UUID, Depends(get_subject_id)]
 
 
-async def get_idempotency(
+async def get_idempotency_request(
     request: Request,
     response: Response,
     state: StateDep,
     principal: PrincipalDep,
     key: IdempotencyKeyHeader = None,
-) -> Idempotency:
-    parsed = parse_key(key)
-    scope = None if parsed is None else IdempotencyScope(principal.tenant, principal.id, parsed)
+) -> IdempotencyRequest:
     shared = None if state.ports is None else state.ports.idempotency
-    store = shared or state.idempotency
-    return Idempotency(store, scope, await fingerprint_of(request), response)
+    return IdempotencyRequest(
+        shared or state.idempotency,
+        tenant=principal.tenant,
+        principal=principal.id,
+        key=parse_key(key),
+        fingerprint=await fingerprint_of(request),
+        response=response,
+    )
+
+
+IdempotencyRequestDep = Annotated[IdempotencyRequest, Depends(get_idempotency_request)]
+
+
+def get_idempotency(request: IdempotencyRequestDep, subject_id: SubjectIdDep) -> Idempotency:
+    """The key scoped to the subject of the path (checked against the token first)."""
+    return request.for_subject(subject_id)
 
 
 IdempotencyDep = Annotated[Idempotency, Depends(get_idempotency)]

@@ -1,6 +1,8 @@
 """Idempotency keys: a retried command returns the first result, on whichever API process.
 
-- Keys are scoped per tenant + principal, so two callers can never see each other's results.
+- Keys are scoped per tenant, principal and the subject the command acts on, so two callers
+  never see each other's results, nor one caller's commands on two subjects (agent tokens of
+  one `sub` bound to different subjects share nothing).
 - The first request with a key claims it in the shared `IdempotencyStore` (in memory, SQLite
   beside the embedded event store, or PostgreSQL beside a PostgreSQL event store) before it
   runs; its JSON result is then saved with a fingerprint of the request (method, route, body).
@@ -17,6 +19,7 @@ import hashlib
 import re
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
+from uuid import UUID
 
 import structlog
 from fastapi import Header, Request, Response
@@ -60,7 +63,8 @@ class Idempotency:
         """A stable command id for the ledger, derived from the scoped key (None without one)."""
         if self._scope is None:
             return None
-        parts = (self._scope.tenant, self._scope.principal, self._scope.key)
+        scope = self._scope
+        parts = (scope.tenant, scope.principal, str(scope.subject_id), scope.key)
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
     async def run(self, command: Callable[[], Awaitable[ModelT]], model: type[ModelT]) -> ModelT:
@@ -92,6 +96,31 @@ class Idempotency:
         except IdempotencyStoreUnavailableError:
             # The command's own error matters more; the claim's lease frees the key later.
             log.warning("api.idempotency_release_failed")
+
+
+class IdempotencyRequest:
+    """A request's key before it is scoped: `for_subject` names the subject it acts on."""
+
+    def __init__(
+        self,
+        store: IdempotencyStore,
+        *,
+        tenant: str,
+        principal: str,
+        key: str | None,
+        fingerprint: str,
+        response: Response,
+    ) -> None:
+        self._store, self._tenant, self._principal = store, tenant, principal
+        self._key, self._fingerprint, self._response = key, fingerprint, response
+
+    def for_subject(self, subject_id: UUID) -> Idempotency:
+        scope = (
+            None
+            if self._key is None
+            else IdempotencyScope(self._tenant, self._principal, subject_id, self._key)
+        )
+        return Idempotency(self._store, scope, self._fingerprint, self._response)
 
 
 async def fingerprint_of(request: Request) -> str:

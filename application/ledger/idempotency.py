@@ -1,7 +1,9 @@
 """The idempotency store port: a retried command, on any process, acts once.
 
-An entry is keyed by (tenant, principal, key) so two callers never see each other's results.
-It holds the request's fingerprint and, once the first request finished, its response body.
+An entry is keyed by (tenant, principal, subject, key): two callers never see each other's
+results, and neither do two subjects one caller acts on (agent tokens of one `sub` bound to
+different subjects, a service working on many). It holds the request's fingerprint and,
+once the first request finished, its response body.
 
 - `claim` is the only way in: it either reserves the key for this request (`CLAIMED`), or
   reports the first request's response (`REPLAY`), a different request under the same key
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
+from uuid import UUID
 
 from factledger.application.errors import StoreUnavailableError
 
@@ -32,10 +35,12 @@ DEFAULT_LEASE_S = 60.0
 
 @dataclass(frozen=True, slots=True)
 class IdempotencyScope:
-    """Who used which key; the store never compares keys across tenants or principals."""
+    """Who used which key about whom; the store never compares keys across tenants,
+    principals or subjects."""
 
     tenant: str
     principal: str
+    subject_id: UUID
     key: str
 
 

@@ -22,6 +22,7 @@ from factledger.application.sessions.types import (
     JsonValue,
     SafetyVerdict,
     SessionId,
+    SessionKey,
     SessionNotActiveError,
     SessionRecording,
 )
@@ -67,7 +68,8 @@ class ShortTermMemory:
     async def start(
         self, subject_id: UUID, session_id: SessionId, channel: Channel
     ) -> ActiveSession:
-        """Opens a session (idempotent for the same id, subject and channel)."""
+        """Opens a session (idempotent for the same id, subject and channel); another subject's
+        session of the same id is another session."""
         requested = ActiveSession(
             session_id=session_id,
             subject_id=subject_id,
@@ -80,7 +82,7 @@ class ShortTermMemory:
 
     async def add_message(
         self,
-        session_id: SessionId,
+        key: SessionKey,
         message: Message,
         *,
         flagged: bool = False,
@@ -95,21 +97,23 @@ class ShortTermMemory:
             message = replace(message, at=self._ports.clock.now())
         verdict = _CALLER_FLAG if flagged else await self._ports.safety.screen(message)
         if not verdict.allowed:
-            withheld = await self._ports.buffer.withhold(session_id)
+            withheld = await self._ports.buffer.withhold(key)
             # The category is a fixed code; the message itself never reaches a log.
-            log.info("session.message_withheld", session_id=session_id, category=verdict.category)
+            log.info(
+                "session.message_withheld", session_id=key.session_id, category=verdict.category
+            )
             return MessageOutcome(kept=False, index=None, withheld_total=withheld)
-        index = await self._ports.buffer.append(session_id, message, message_id=message_id)
-        session = await self._require(session_id)
+        index = await self._ports.buffer.append(key, message, message_id=message_id)
+        session = await self._require(key)
         return MessageOutcome(kept=True, index=index, withheld_total=session.withheld)
 
-    async def context(self, session_id: SessionId, *, last: int | None = None) -> list[Message]:
+    async def context(self, key: SessionKey, *, last: int | None = None) -> list[Message]:
         """The session's kept messages, oldest first (the `last` n when given)."""
-        return await self._ports.buffer.messages(session_id, last=last)
+        return await self._ports.buffer.messages(key, last=last)
 
     async def end(
         self,
-        session_id: SessionId,
+        key: SessionKey,
         *,
         summary: Mapping[str, JsonValue] | None = None,
         recorder: SessionRecorder | None = None,
@@ -119,8 +123,8 @@ class ShortTermMemory:
         `recorder` replaces the configured one for this call (e.g. one that records the
         session's proposals in the same save); if it raises, the buffer is kept.
         """
-        session = await self._require(session_id)
-        transcript = tuple(await self._ports.buffer.messages(session_id))
+        session = await self._require(key)
+        transcript = tuple(await self._ports.buffer.messages(key))
         recording = SessionRecording(
             subject_id=session.subject_id,
             session_id=session.session_id,
@@ -132,18 +136,18 @@ class ShortTermMemory:
             summary=summary,
         )
         await (recorder or self._ports.recorder).record_session(recording)
-        await self._ports.buffer.discard(session_id)
+        await self._ports.buffer.discard(key)
         log.info(
             "session.ended",
-            session_id=session_id,
+            session_id=key.session_id,
             subject_id=str(session.subject_id),
             message_count=len(transcript),
             withheld=session.withheld,
         )
         return recording
 
-    async def _require(self, session_id: SessionId) -> ActiveSession:
-        session = await self._ports.buffer.get(session_id)
+    async def _require(self, key: SessionKey) -> ActiveSession:
+        session = await self._ports.buffer.get(key)
         if session is None:
-            raise SessionNotActiveError(session_id)
+            raise SessionNotActiveError(key.session_id)
         return session

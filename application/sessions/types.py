@@ -17,6 +17,19 @@ JsonValue = str | int | float | bool | None | list["JsonValue"] | dict[str, "Jso
 
 
 @dataclass(frozen=True, slots=True)
+class SessionKey:
+    """Which session: the caller's id within one subject.
+
+    Session ids are the caller's and unique only per subject, so one subject's use of an id
+    is invisible to every other subject; a subject belongs to one tenant, so it is invisible
+    across tenants too.
+    """
+
+    subject_id: UUID
+    session_id: SessionId
+
+
+@dataclass(frozen=True, slots=True)
 class ActiveSession:
     """One open session of a subject, as the short-term buffer keeps it.
 
@@ -30,6 +43,10 @@ class ActiveSession:
     started_at: datetime
     message_count: int = 0
     withheld: int = 0
+
+    @property
+    def key(self) -> SessionKey:
+        return SessionKey(self.subject_id, self.session_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from factledger.application.ledger.commands import RecordSession
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.sessions.short_term import ShortTermMemory
-from factledger.application.sessions.types import SessionId
+from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.script import WITHHELD, WITHHELD_IN, Month
@@ -43,15 +43,15 @@ def run_story(
 async def tell_short_term_memory(memory: ShortTermMemory, session: RecordSession) -> bool:
     """Sends one session through short-term memory a message a turn, with the card number the
     lead shares in January; returns whether the safety filter withheld it."""
-    sid = SessionId(session.session_id)
-    await memory.start(session.subject_id, sid, session.channel)
+    key = SessionKey(session.subject_id, SessionId(session.session_id))
+    await memory.start(key.subject_id, key.session_id, session.channel)
     for message in session.transcript:
-        await memory.add_message(sid, message)
+        await memory.add_message(key, message)
     withheld = False
     if session.session_id == WITHHELD_IN:
         card = Message(Role.SUBJECT, WITHHELD, session.transcript[-1].at)
-        withheld = not (await memory.add_message(sid, card)).kept
-    await memory.end(sid, summary=session.summary)
+        withheld = not (await memory.add_message(key, card)).kept
+    await memory.end(key, summary=session.summary)
     return withheld
 
 

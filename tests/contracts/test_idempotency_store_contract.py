@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,9 @@ DURABLE = [
     pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
 ]
 ADAPTERS = [pytest.param("in_memory", id="in-memory"), *DURABLE]
-SCOPE = IdempotencyScope("t1", "agent-1", "key-00000001")
+SUBJECT_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")
+SUBJECT_B = uuid.UUID("00000000-0000-0000-0000-00000000000b")
+SCOPE = IdempotencyScope("t1", "agent-1", SUBJECT_A, "key-00000001")
 
 
 class FakeWallClock:
@@ -99,16 +102,21 @@ async def test_a_reused_key_with_another_fingerprint_is_a_mismatch(
     assert (await b.claim(SCOPE, "fp-2")).status is ClaimStatus.MISMATCH
 
 
-async def test_keys_are_scoped_per_tenant_and_principal(
+async def test_keys_are_scoped_per_tenant_principal_and_subject(
     stores: tuple[IdempotencyStore, IdempotencyStore],
 ) -> None:
     a, b = stores
     await a.claim(SCOPE, "fp-1")
     await a.complete(SCOPE, "fp-1", {"n": 1})
-    other_principal = IdempotencyScope("t1", "agent-2", SCOPE.key)
-    other_tenant = IdempotencyScope("t2", "agent-1", SCOPE.key)
+    other_principal = replace(SCOPE, principal="agent-2")
+    other_tenant = replace(SCOPE, tenant="t2")
+    other_subject = replace(SCOPE, subject_id=SUBJECT_B)
     assert (await b.claim(other_principal, "fp-9")).status is ClaimStatus.CLAIMED
     assert (await b.claim(other_tenant, "fp-9")).status is ClaimStatus.CLAIMED
+    assert (await b.claim(other_subject, "fp-1")).status is ClaimStatus.CLAIMED
+    await b.complete(other_subject, "fp-1", {"n": 2})
+    assert (await a.claim(SCOPE, "fp-1")).body == {"n": 1}
+    assert (await a.claim(other_subject, "fp-1")).body == {"n": 2}
 
 
 async def test_release_frees_the_key_for_a_retry(
@@ -183,15 +191,17 @@ async def test_completing_or_releasing_one_scope_leaves_the_others_alone(
     stores: tuple[IdempotencyStore, IdempotencyStore],
 ) -> None:
     a, b = stores
-    other_tenant = IdempotencyScope("t2", SCOPE.principal, SCOPE.key)
-    other_key = IdempotencyScope(SCOPE.tenant, SCOPE.principal, "key-00000002")
-    for scope in (SCOPE, other_tenant, other_key):
+    other_tenant = replace(SCOPE, tenant="t2")
+    other_key = replace(SCOPE, key="key-00000002")
+    other_subject = replace(SCOPE, subject_id=SUBJECT_B)
+    for scope in (SCOPE, other_tenant, other_key, other_subject):
         assert (await a.claim(scope, "fp-1")).status is ClaimStatus.CLAIMED
     await b.complete(SCOPE, "fp-1", {"n": 1})
     await b.release(other_key, "fp-1")
     assert (await a.claim(SCOPE, "fp-1")).status is ClaimStatus.REPLAY
     assert (await a.claim(other_tenant, "fp-1")).status is ClaimStatus.IN_PROGRESS
     assert (await a.claim(other_key, "fp-1")).status is ClaimStatus.CLAIMED
+    assert (await a.claim(other_subject, "fp-1")).status is ClaimStatus.IN_PROGRESS
 
 
 async def test_a_saved_response_replays_exactly_as_stored(

@@ -28,6 +28,7 @@ from factledger.application.sessions.types import (
     ActiveSession,
     SessionBufferUnavailableError,
     SessionId,
+    SessionKey,
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError
@@ -36,7 +37,7 @@ from factledger.domain.transcript import Channel, Message, Role
 SUBJECT_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")
 SUBJECT_B = uuid.UUID("00000000-0000-0000-0000-00000000000b")
 T0 = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)
-S1 = SessionId("s-1")
+S1 = SessionKey(SUBJECT_A, SessionId("s-1"))
 
 DURABLE = [
     pytest.param("sqlite", id="sqlite"),
@@ -117,17 +118,72 @@ async def test_open_is_idempotent_and_returns_the_stored_session(buffer: Session
     assert again.channel is Channel.VOICE
 
 
-async def test_same_id_for_another_subject_or_channel_is_a_conflict(
-    buffer: SessionBuffer,
-) -> None:
+async def test_same_id_on_another_channel_is_a_conflict(buffer: SessionBuffer) -> None:
     await buffer.open(session())
-    with pytest.raises(SessionConflictError):
-        await buffer.open(session(subject=SUBJECT_B))
     with pytest.raises(SessionConflictError):
         await buffer.open(session(channel=Channel.CHAT))
     stored = await buffer.get(S1)
     assert stored is not None
     assert (stored.subject_id, stored.channel) == (SUBJECT_A, Channel.VOICE)
+
+
+async def test_one_session_id_names_a_separate_session_per_subject(buffer: SessionBuffer) -> None:
+    # Given subject A's session s-1 with a message and a withheld one
+    await buffer.open(session())
+    await buffer.append(S1, Message(Role.SUBJECT, "only A's"), message_id="m-1")
+    await buffer.withhold(S1)
+    b1 = SessionKey(SUBJECT_B, S1.session_id)
+    # When subject B opens s-1 on another channel
+    opened = await buffer.open(session(subject=SUBJECT_B, channel=Channel.CHAT))
+    # Then it is a fresh session of B's, and A's is untouched by anything done to B's
+    assert (opened.subject_id, opened.channel, opened.message_count, opened.withheld) == (
+        SUBJECT_B,
+        Channel.CHAT,
+        0,
+        0,
+    )
+    assert await buffer.messages(b1) == []
+    assert await buffer.append(b1, Message(Role.SUBJECT, "only B's"), message_id="m-1") == 0
+    await buffer.discard(b1)
+    assert await buffer.get(b1) is None
+    stored = await buffer.get(S1)
+    assert stored is not None
+    assert (stored.subject_id, stored.channel, stored.message_count, stored.withheld) == (
+        SUBJECT_A,
+        Channel.VOICE,
+        1,
+        1,
+    )
+    assert [m.text for m in await buffer.messages(S1)] == ["only A's"]
+
+
+async def test_a_subject_cannot_reach_another_subjects_session(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    b1 = SessionKey(SUBJECT_B, S1.session_id)
+    assert await buffer.get(b1) is None
+    with pytest.raises(SessionNotActiveError):
+        await buffer.append(b1, Message(Role.SUBJECT, "x"))
+    with pytest.raises(SessionNotActiveError):
+        await buffer.append(b1, Message(Role.SUBJECT, "x"), message_id="m-1")
+    with pytest.raises(SessionNotActiveError):
+        await buffer.withhold(b1)
+    with pytest.raises(SessionNotActiveError):
+        await buffer.messages(b1)
+    await buffer.discard(b1)
+    stored = await buffer.get(S1)
+    assert stored is not None
+    assert (stored.message_count, stored.withheld) == (0, 0)
+
+
+async def test_concurrent_opens_of_one_id_by_two_subjects_both_succeed(buffers: Buffers) -> None:
+    a, b = await buffers.another(), await buffers.another()
+    opened = await asyncio.gather(
+        *(h.open(session(subject=s)) for h, s in [(a, SUBJECT_A), (b, SUBJECT_B)] * 3)
+    )
+    assert {(s.subject_id, s.session_id) for s in opened} == {
+        (SUBJECT_A, S1.session_id),
+        (SUBJECT_B, S1.session_id),
+    }
 
 
 async def test_messages_keep_order_and_indexes(buffer: SessionBuffer) -> None:
@@ -187,15 +243,16 @@ async def test_withheld_messages_are_only_counted(buffer: SessionBuffer) -> None
 
 
 async def test_sessions_are_isolated(buffer: SessionBuffer) -> None:
+    s2 = SessionKey(SUBJECT_B, SessionId("s-2"))
     await buffer.open(session("s-1"))
     await buffer.open(session("s-2", SUBJECT_B))
     await buffer.append(S1, Message(Role.SUBJECT, "only in one"))
     await buffer.withhold(S1)
-    assert await buffer.messages(SessionId("s-2")) == []
-    other = await buffer.get(SessionId("s-2"))
+    assert await buffer.messages(s2) == []
+    other = await buffer.get(s2)
     assert other is not None
     assert (other.message_count, other.withheld) == (0, 0)
-    await buffer.discard(SessionId("s-2"))
+    await buffer.discard(s2)
     assert [m.text for m in await buffer.messages(S1)] == ["only in one"]
 
 
@@ -208,13 +265,13 @@ async def test_discard_clears_and_is_idempotent(buffer: SessionBuffer) -> None:
     assert await buffer.get(S1) is None
     with pytest.raises(SessionNotActiveError):
         await buffer.messages(S1)
-    reopened = await buffer.open(session(subject=SUBJECT_B))  # the id is free again
+    reopened = await buffer.open(session(channel=Channel.CHAT))  # the id is free again
     assert (reopened.message_count, reopened.withheld) == (0, 0)
     assert await buffer.messages(S1) == []
 
 
 async def test_unknown_sessions_raise_not_active(buffer: SessionBuffer) -> None:
-    nope = SessionId("nope")
+    nope = SessionKey(SUBJECT_A, SessionId("nope"))
     with pytest.raises(SessionNotActiveError):
         await buffer.append(nope, Message(Role.SUBJECT, "x"))
     with pytest.raises(SessionNotActiveError):
@@ -253,12 +310,12 @@ async def test_concurrent_opens_of_one_session_agree(buffers: Buffers) -> None:
     a, b = await buffers.another(), await buffers.another()
     opened = await asyncio.gather(*(h.open(session()) for h in [a, b] * 3))
     assert {(s.session_id, s.subject_id, s.channel, s.message_count) for s in opened} == {
-        (S1, SUBJECT_A, Channel.VOICE, 0)
+        (S1.session_id, SUBJECT_A, Channel.VOICE, 0)
     }
 
 
 async def test_message_ids_are_per_session_and_go_with_a_discard(buffer: SessionBuffer) -> None:
-    s2 = SessionId("s-2")
+    s2 = SessionKey(SUBJECT_A, SessionId("s-2"))
     await buffer.open(session("s-1"))
     await buffer.open(session("s-2"))
     await buffer.append(S1, Message(Role.SUBJECT, "a"), message_id="m-1")

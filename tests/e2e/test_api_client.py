@@ -12,7 +12,7 @@ from support.api_harness import TEST_AUTH, build_ports, token
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.application.sessions.types import SessionId
+from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.client import (
     AsyncFactledgerClient,
     Evidence,
@@ -131,7 +131,7 @@ async def test_a_retry_after_a_lost_answer_reuses_the_key_and_acts_once(
     assert flaky.keys[0] is not None
     assert flaky.keys[0] == flaky.keys[1]
     assert outcome.index == 0
-    buffered = await ports.sessions.context(SessionId("s-1"))
+    buffered = await ports.sessions.context(SessionKey(subject.subject_id, SessionId("s-1")))
     assert [m.text for m in buffered] == ["We use Supplier C."]
 
 

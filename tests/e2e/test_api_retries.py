@@ -24,7 +24,10 @@ from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import Settings
-from factledger.application.sessions.types import SessionBufferUnavailableError, SessionId
+from factledger.application.sessions.types import (
+    SessionBufferUnavailableError,
+    SessionKey,
+)
 from factledger.domain.transcript import Message
 from factledger.testing.manual_clock import ManualClock
 
@@ -119,10 +122,10 @@ async def test_concurrent_first_requests_with_one_key_never_both_run(
     inside, release = asyncio.Event(), asyncio.Event()
     real_append = buffer.append
 
-    async def held_append(session_id: SessionId, message: Message, **kw: Any) -> int:
+    async def held_append(key: SessionKey, message: Message, **kw: Any) -> int:
         inside.set()
         await release.wait()
-        return await real_append(session_id, message, **kw)
+        return await real_append(key, message, **kw)
 
     buffer.append = held_append  # type: ignore[method-assign]
     message = {"role": "subject", "text": "only once"}
@@ -209,7 +212,7 @@ async def test_an_end_interrupted_after_the_save_is_finished_by_the_retry(
     assert buffer is not None
     real_discard = buffer.discard
 
-    async def failing_discard(session_id: SessionId) -> None:
+    async def failing_discard(key: SessionKey) -> None:
         raise SessionBufferUnavailableError("buffer down")
 
     buffer.discard = failing_discard  # type: ignore[method-assign]

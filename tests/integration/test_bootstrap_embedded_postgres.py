@@ -11,7 +11,7 @@ import pytest
 from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.settings import Settings, load_settings
 from factledger.application.ledger.commands import RegisterSubject
-from factledger.application.sessions.types import SessionId
+from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
 
@@ -42,8 +42,8 @@ async def test_bootstrap_starts_and_stops_its_own_embedded_postgres(
     # Given no database URL, when the service boots and a session is recorded through it
     async with open_runtime(settings, clock=clock) as rt:
         subject_id = rt.ledger.register_subject(RegisterSubject("acme", "lead", "l-1")).subject_id
-        session = SessionId("call-1")
-        await rt.sessions.start(subject_id, session, Channel.VOICE)
+        session = SessionKey(subject_id, SessionId("call-1"))
+        await rt.sessions.start(subject_id, session.session_id, Channel.VOICE)
         await rt.sessions.add_message(session, Message(Role.SUBJECT, "We now use Supplier B.", AT))
         await rt.sessions.end(session)
         rt.follower.catch_up()

@@ -30,7 +30,7 @@ from factledger.api.settings import Settings, load_settings
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.validating import inner_backend
-from factledger.application.sessions.types import SessionId
+from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
 
@@ -120,8 +120,8 @@ async def test_one_server_serves_every_part_and_stops_after_them(
         assert rt.sessions is not None
         # When each part is used
         subject_id = rt.ledger.register_subject(RegisterSubject("acme", "lead", "l-1")).subject_id
-        session = SessionId("call-1")
-        await rt.sessions.start(subject_id, session, Channel.VOICE)
+        session = SessionKey(subject_id, SessionId("call-1"))
+        await rt.sessions.start(subject_id, session.session_id, Channel.VOICE)
         await rt.sessions.add_message(session, Message(Role.SUBJECT, "Supplier B now.", AT))
         await rt.sessions.end(session)
         rt.catch_up()

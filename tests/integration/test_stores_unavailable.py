@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Iterator
+from uuid import UUID
 
 import psycopg
 import pytest
@@ -33,13 +34,19 @@ from factledger.application.ledger.idempotency import (
 from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStoreUnavailableError
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStoreUnavailableError
-from factledger.application.sessions.types import SessionBufferUnavailableError, SessionId
+from factledger.application.sessions.types import (
+    SessionBufferUnavailableError,
+    SessionId,
+    SessionKey,
+)
 from factledger.application.sync.ports import SyncStoreUnavailableError
 
 pytestmark = pytest.mark.integration
 
 # Nothing listens on port 1; libpq fails at once rather than after the connect timeout.
 UNREACHABLE = "host=127.0.0.1 port=1 dbname=factledger user=factledger connect_timeout=2"
+
+SUBJECT = UUID("00000000-0000-0000-0000-00000000000a")
 
 
 @pytest.fixture
@@ -73,7 +80,7 @@ async def test_the_session_buffer_reports_a_lost_database(
     try:
         cut_off(postgres, database)
         with pytest.raises(SessionBufferUnavailableError) as error:
-            await buffer.get(SessionId("s-1"))
+            await buffer.get(SessionKey(SUBJECT, SessionId("s-1")))
         assert_driver_cause(error)
     finally:
         await buffer.close()
@@ -86,7 +93,7 @@ async def test_the_idempotency_store_reports_a_lost_database(
     try:
         cut_off(postgres, database)
         with pytest.raises(IdempotencyStoreUnavailableError) as error:
-            await store.claim(IdempotencyScope("t1", "agent-1", "key-1"), "fingerprint")
+            await store.claim(IdempotencyScope("t1", "agent-1", SUBJECT, "key-1"), "fingerprint")
         assert_driver_cause(error)
     finally:
         await store.close()

@@ -4,8 +4,9 @@ Retries are safe on any process: an append carries a message id (the caller's, e
 `Idempotency-Key`), and an end records the transcript and its proposals in one ledger save,
 so a retried end finds them recorded and answers with them.
 
-A session belongs to the subject it was started for; another subject's token gets the same
-404 as for a session that does not exist.
+A session id is the caller's and names a session only within its subject: another subject
+(of this tenant or another) may use the same id for its own session, and sees the same 404 as
+for a session that does not exist when it names one it has not started.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from factledger.application.sessions.end import ProposalsRecorder, RecordedEnd, 
 from factledger.application.sessions.types import (
     ActiveSession,
     SessionId,
+    SessionKey,
     SessionNotActiveError,
 )
 from factledger.domain.sessions import MAX_MESSAGES
@@ -62,10 +64,10 @@ def _out(session: ActiveSession) -> SessionOut:
     )
 
 
-async def _owned(buffer: SessionBuffer, session_id: str, subject_id: UUID) -> ActiveSession:
-    session = await buffer.get(SessionId(session_id))
-    if session is None or session.subject_id != subject_id:
-        raise SessionNotActiveError(session_id)
+async def _owned(buffer: SessionBuffer, key: SessionKey) -> ActiveSession:
+    session = await buffer.get(key)
+    if session is None:
+        raise SessionNotActiveError(key.session_id)
     return session
 
 
@@ -93,7 +95,8 @@ async def append(
     buffer: SessionBufferDep,
     idem: IdempotencyDep,
 ) -> MessageOutcomeOut:
-    await _owned(buffer, session_id, subject_id)
+    key = SessionKey(subject_id, SessionId(session_id))
+    await _owned(buffer, key)
     message = Message(role=body.role, text=body.text, at=body.at)
 
     # The buffer keeps message ids unique per session, so a retry that outlives the saved
@@ -102,7 +105,7 @@ async def append(
 
     async def run() -> MessageOutcomeOut:
         outcome = await sessions.add_message(
-            SessionId(session_id), message, flagged=body.flagged, message_id=message_id
+            key, message, flagged=body.flagged, message_id=message_id
         )
         return MessageOutcomeOut(
             kept=outcome.kept, index=outcome.index, withheld_total=outcome.withheld_total
@@ -118,7 +121,7 @@ async def read(
     subject_id: SubjectIdDep,
     buffer: SessionBufferDep,
 ) -> SessionOut:
-    return _out(await _owned(buffer, session_id, subject_id))
+    return _out(await _owned(buffer, SessionKey(subject_id, SessionId(session_id))))
 
 
 @router.get("/sessions/{session_id}/messages", summary="The active session's kept messages")
@@ -132,8 +135,9 @@ async def messages(
         int | None, Query(ge=1, le=MAX_MESSAGES, description="Only the last n.")
     ] = None,
 ) -> TranscriptOut:
-    session = await _owned(buffer, session_id, subject_id)
-    kept = await sessions.context(SessionId(session_id), last=last)
+    key = SessionKey(subject_id, SessionId(session_id))
+    session = await _owned(buffer, key)
+    kept = await sessions.context(key, last=last)
     first = session.message_count - len(kept)
     return TranscriptOut(
         session_id=session_id,
@@ -173,22 +177,19 @@ async def end(
         for n, p in enumerate(body.proposals)
     ]
     change_ids = [c.change_id for c in cmds]
+    key = SessionKey(subject_id, SessionId(session_id))
 
     async def run() -> EndSessionOut:
         done = await asyncio.to_thread(
             recorded_end, ledger, tenant, subject_id, session_id, change_ids
         )
         if done is not None:
-            active = await buffer.get(SessionId(session_id))
-            if active is not None and active.subject_id == subject_id:
-                # Left behind by a process that stopped between the save and the clear.
-                await buffer.discard(SessionId(session_id))
+            # Left behind by a process that stopped between the save and the clear.
+            await buffer.discard(key)
             return _end_out(session_id, done)
-        await _owned(buffer, session_id, subject_id)
+        await _owned(buffer, key)
         recorder = ProposalsRecorder(ledger, tenant, cmds)
-        recording = await sessions.end(
-            SessionId(session_id), summary=body.summary, recorder=recorder
-        )
+        recording = await sessions.end(key, summary=body.summary, recorder=recorder)
         subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
         fresh = RecordedEnd(
             subject, len(recording.transcript), recording.withheld, tuple(change_ids)

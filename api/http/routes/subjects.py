@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 
 from factledger.api.http.auth import Role
 from factledger.api.http.deps import (
-    IdempotencyDep,
+    IdempotencyRequestDep,
     LedgerDep,
     PrincipalDep,
     Reader,
@@ -58,9 +58,10 @@ async def whoami(principal: PrincipalDep) -> WhoAmIOut:
 
 @router.post("/subjects", status_code=201, summary="Register a subject (idempotent)")
 async def register(
-    body: RegisterSubjectIn, principal: Registrar, ledger: LedgerDep, idem: IdempotencyDep
+    body: RegisterSubjectIn, principal: Registrar, ledger: LedgerDep, key: IdempotencyRequestDep
 ) -> SubjectOut:
     cmd = RegisterSubject(principal.tenant, body.kind, body.external_ref)
+    idem = key.for_subject(Ledger.subject_id_for(principal.tenant, body.kind, body.external_ref))
 
     async def run() -> SubjectOut:
         result = await asyncio.to_thread(ledger.register_subject, cmd)

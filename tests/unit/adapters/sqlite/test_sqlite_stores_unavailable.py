@@ -8,6 +8,7 @@ import asyncio
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from uuid import UUID
 
 import pytest
 
@@ -22,7 +23,13 @@ from factledger.application.ledger.idempotency import (
 )
 from factledger.application.ledger.key_store import KeyStoreUnavailableError
 from factledger.application.ledger.view_store import ViewStoreUnavailableError
-from factledger.application.sessions.types import SessionBufferUnavailableError, SessionId
+from factledger.application.sessions.types import (
+    SessionBufferUnavailableError,
+    SessionId,
+    SessionKey,
+)
+
+SUBJECT = UUID("00000000-0000-0000-0000-00000000000a")
 
 
 def fails_with(error: type[StoreUnavailableError], call: Callable[[], object]) -> None:
@@ -35,14 +42,17 @@ def test_the_session_buffer_reports_a_file_it_cannot_use(tmp_path: Path) -> None
     fails_with(SessionBufferUnavailableError, lambda: SqliteSessionBuffer(tmp_path))
     buffer = SqliteSessionBuffer(tmp_path / "buffer.sqlite")
     buffer.close()
-    fails_with(SessionBufferUnavailableError, lambda: asyncio.run(buffer.get(SessionId("s-1"))))
+    fails_with(
+        SessionBufferUnavailableError,
+        lambda: asyncio.run(buffer.get(SessionKey(SUBJECT, SessionId("s-1")))),
+    )
 
 
 def test_the_idempotency_store_reports_a_file_it_cannot_use(tmp_path: Path) -> None:
     fails_with(IdempotencyStoreUnavailableError, lambda: SqliteIdempotencyStore(tmp_path))
     store = SqliteIdempotencyStore(tmp_path / "idempotency.sqlite")
     store.close()
-    scope = IdempotencyScope("t1", "agent-1", "key-1")
+    scope = IdempotencyScope("t1", "agent-1", SUBJECT, "key-1")
     fails_with(IdempotencyStoreUnavailableError, lambda: asyncio.run(store.claim(scope, "f")))
 
 

@@ -5,6 +5,8 @@ contract in `tests/unit/adapters/test_idempotency_store_contract.py`."""
 
 from __future__ import annotations
 
+from uuid import UUID
+
 import pytest
 from fastapi import Response
 from pydantic import BaseModel
@@ -18,7 +20,8 @@ from factledger.api.http.errors import (
 from factledger.api.http.idempotency import Idempotency, parse_key
 from factledger.application.ledger.idempotency import ClaimStatus, IdempotencyScope
 
-SCOPE = IdempotencyScope("t1", "agent-1", "key-00000001")
+SUBJECT = UUID("00000000-0000-0000-0000-00000000000a")
+SCOPE = IdempotencyScope("t1", "agent-1", SUBJECT, "key-00000001")
 
 
 class Out(BaseModel):
@@ -89,11 +92,11 @@ async def test_without_a_key_every_request_runs() -> None:
 async def test_the_in_memory_store_stays_bounded() -> None:
     small = InMemoryIdempotencyStore(max_entries=2)
     for n in range(3):
-        scope = IdempotencyScope("t1", "a", f"key-{n:08d}")
+        scope = IdempotencyScope("t1", "a", SUBJECT, f"key-{n:08d}")
         await small.claim(scope, "fp")
         await small.complete(scope, "fp", {"n": n})
-    evicted = await small.claim(IdempotencyScope("t1", "a", "key-00000000"), "fp")
-    kept = await small.claim(IdempotencyScope("t1", "a", "key-00000002"), "fp")
+    evicted = await small.claim(IdempotencyScope("t1", "a", SUBJECT, "key-00000000"), "fp")
+    kept = await small.claim(IdempotencyScope("t1", "a", SUBJECT, "key-00000002"), "fp")
     assert evicted.status is ClaimStatus.CLAIMED
     assert kept.body == {"n": 2}
 

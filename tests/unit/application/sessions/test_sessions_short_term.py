@@ -13,6 +13,7 @@ from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
 from factledger.application.sessions.types import (
     SessionId,
+    SessionKey,
     SessionNotActiveError,
     SessionRecording,
 )
@@ -20,6 +21,7 @@ from factledger.domain.transcript import Channel, Message, Role
 
 SUBJECT = uuid.UUID("00000000-0000-0000-0000-0000000000aa")
 SESSION = SessionId("call-2026-03-12")
+KEY = SessionKey(SUBJECT, SESSION)
 T0 = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)
 
 
@@ -62,10 +64,10 @@ def memory(recorder: ListRecorder) -> ShortTermMemory:
 
 async def test_messages_are_buffered_and_read_back_for_the_context(memory: ShortTermMemory) -> None:
     await memory.start(SUBJECT, SESSION, Channel.VOICE)
-    first = await memory.add_message(SESSION, Message(Role.AGENT, "How can I help?"))
-    second = await memory.add_message(SESSION, Message(Role.SUBJECT, "We moved to Supplier B."))
+    first = await memory.add_message(KEY, Message(Role.AGENT, "How can I help?"))
+    second = await memory.add_message(KEY, Message(Role.SUBJECT, "We moved to Supplier B."))
     assert (first.index, second.index) == (0, 1)
-    context = await memory.context(SESSION, last=1)
+    context = await memory.context(KEY, last=1)
     assert [m.text for m in context] == ["We moved to Supplier B."]
     assert context[0].at is not None  # stamped by the clock when the caller gave no time
 
@@ -77,12 +79,10 @@ async def test_flagged_and_unsafe_messages_are_dropped_and_counted(
     secret_flag = "something the caller's own check flagged"
     await memory.start(SUBJECT, SESSION, Channel.CHAT)
     with structlog.testing.capture_logs() as logs:
-        kept = await memory.add_message(SESSION, Message(Role.SUBJECT, "Supplier B now."))
-        card = await memory.add_message(SESSION, Message(Role.SUBJECT, secret_card))
-        flagged = await memory.add_message(
-            SESSION, Message(Role.SUBJECT, secret_flag), flagged=True
-        )
-        recording = await memory.end(SESSION)
+        kept = await memory.add_message(KEY, Message(Role.SUBJECT, "Supplier B now."))
+        card = await memory.add_message(KEY, Message(Role.SUBJECT, secret_card))
+        flagged = await memory.add_message(KEY, Message(Role.SUBJECT, secret_flag), flagged=True)
+        recording = await memory.end(KEY)
     assert kept.kept
     assert not card.kept
     assert card.index is None
@@ -100,16 +100,16 @@ async def test_ending_records_once_and_clears_the_buffer(
     memory: ShortTermMemory, recorder: ListRecorder
 ) -> None:
     await memory.start(SUBJECT, SESSION, Channel.WHATSAPP)
-    await memory.add_message(SESSION, Message(Role.SUBJECT, "Maybe next quarter."))
-    recording = await memory.end(SESSION, summary={"topic": "supplier"})
+    await memory.add_message(KEY, Message(Role.SUBJECT, "Maybe next quarter."))
+    recording = await memory.end(KEY, summary={"topic": "supplier"})
     assert recording.channel is Channel.WHATSAPP
     assert recording.summary == {"topic": "supplier"}
     assert recording.ended_at > recording.started_at
     assert recorder.calls == 1
     with pytest.raises(SessionNotActiveError):
-        await memory.context(SESSION)
+        await memory.context(KEY)
     with pytest.raises(SessionNotActiveError):
-        await memory.end(SESSION)
+        await memory.end(KEY)
 
 
 async def test_a_crash_between_recording_and_clearing_is_repaired_by_ending_again(
@@ -127,13 +127,13 @@ async def test_a_crash_between_recording_and_clearing_is_repaired_by_ending_agai
     ports = SessionPorts(FailingOnceBuffer(), RuleBasedSafetyFilter(), recorder, StepClock())
     memory = ShortTermMemory(ports)
     await memory.start(SUBJECT, SESSION, Channel.VOICE)
-    await memory.add_message(SESSION, Message(Role.SUBJECT, "Supplier B."))
+    await memory.add_message(KEY, Message(Role.SUBJECT, "Supplier B."))
     with pytest.raises(RuntimeError):
-        await memory.end(SESSION)
-    await memory.end(SESSION)
+        await memory.end(KEY)
+    await memory.end(KEY)
     assert len(recorder.recordings) == 1
     assert recorder.calls == 2  # the second call was a no-op in the ledger
-    assert await ports.buffer.get(SESSION) is None
+    assert await ports.buffer.get(KEY) is None
 
 
 @pytest.mark.parametrize(
