@@ -408,6 +408,8 @@ class AuthSettings(NestedSettings):
     )
     leeway_s: float = Field(default=30.0, ge=0, le=300)
     max_lifetime_s: int = Field(default=24 * 3600, gt=0)
+    # Platform tokens are well under 2 KiB; a bigger one is refused before it is parsed.
+    max_token_bytes: int = Field(default=8 * 1024, ge=1024, le=64 * 1024)
 
     @model_validator(mode="after")
     def _keys_usable(self) -> AuthSettings:

@@ -8,6 +8,8 @@
   choose its own algorithm (no `alg=none`, no HS256-with-a-public-key confusion).
 - Issuer, audience and expiry are verified with a small leeway; lifetimes above the configured
   maximum are refused. Failures raise `AuthenticationError` with a short reason, never the token.
+- A token over `max_token_bytes` is refused before any of it is parsed, and the time claims
+  (`iat`, `exp`, `nbf`) must be JSON numbers: a numeric string is not a NumericDate.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from enum import StrEnum
 from typing import Any
 
 import jwt
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    model_validator,
+)
 
 from factledger.api.http.errors import AuthenticationError, PermissionDeniedError
 from factledger.api.http.schemas.subjects import KIND_PATTERN
@@ -28,6 +38,8 @@ from factledger.domain.provenance import MAX_ACTOR_ID
 from factledger.domain.subject import MAX_REFERENCE
 
 TENANT_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+# RFC 7519's NumericDate: a JSON number (PyJWT alone would also take "1700000000").
+NumericDate = StrictInt | StrictFloat
 
 
 class Role(StrEnum):
@@ -82,8 +94,9 @@ class _Claims(BaseModel):
     tenant: str = Field(pattern=TENANT_PATTERN)
     role: Role
     subject: _SubjectModel | None = None
-    iat: int
-    exp: int
+    iat: NumericDate
+    exp: NumericDate
+    nbf: NumericDate | None = None
     jti: str | None = None
 
 
@@ -109,6 +122,8 @@ class TokenVerifier:
             self._keys[key.kid] = (key.algorithm, material)
 
     def verify(self, token: str) -> Principal:
+        if len(token) > self._settings.max_token_bytes:
+            raise AuthenticationError("token too large")
         algorithm, key = self._key_for(token)
         s = self._settings
         try:

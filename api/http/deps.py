@@ -42,6 +42,9 @@ from factledger.domain.errors import DomainError
 from factledger.domain.subject import subject_id_for
 
 ME = "me"
+_HEX = "[0-9a-fA-F]"
+# Exactly what `path_subject_id` accepts, so the OpenAPI document states the real rule.
+SUBJECT_PATH_PATTERN = rf"^(me|{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}})$"
 
 
 @dataclass(slots=True)
@@ -101,6 +104,10 @@ Reviewer = Annotated[Principal, require_roles(Role.REVIEWER, Role.ADMIN)]
 Reader = Annotated[
     Principal, require_roles(Role.AGENT, Role.SERVICE, Role.REVIEWER, Role.ANALYST, Role.ADMIN)
 ]
+# Subjects and single proposals: not analysts, who see proposals only redacted, in the feed.
+SubjectReader = Annotated[
+    Principal, require_roles(Role.AGENT, Role.SERVICE, Role.REVIEWER, Role.ADMIN)
+]
 Analyst = Annotated[Principal, require_roles(Role.ANALYST, Role.REVIEWER, Role.ADMIN)]
 Operator = Annotated[Principal, require_roles(Role.ADMIN, Role.SERVICE)]
 Registrar = Annotated[Principal, require_roles(Role.SERVICE, Role.ADMIN, Role.REVIEWER)]
@@ -109,10 +116,10 @@ SubjectPath = Annotated[
     str,
     Path(
         alias="subject",
-        min_length=1,
-        max_length=64,
-        pattern=r"^(me|[0-9a-fA-F-]{32,36})$",
-        description="`me` (agent tokens) or the subject id.",
+        min_length=2,
+        max_length=36,
+        pattern=SUBJECT_PATH_PATTERN,
+        description="`me` (agent tokens) or the subject id (a UUID).",
         examples=["me", "3f2c1a4e-9b7d-5e21-8a0c-6d1f2b3c4d5e"],
     ),
 ]

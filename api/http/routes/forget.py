@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
 
 from fastapi import APIRouter
 from pydantic import BaseModel, Field, model_validator
 
-from factledger.api.http.auth import Principal, Role
-from factledger.api.http.deps import IdempotencyDep, LedgerDep, SubjectIdDep, require_roles
+from factledger.api.http.deps import AgentOrService, IdempotencyDep, LedgerDep, SubjectIdDep
 from factledger.api.http.routes.proposals import actor_of
 from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, Strict
 from factledger.application.ledger.commands import ForgetField, ForgetMemory, new_command_id
@@ -17,7 +15,6 @@ from factledger.application.memory.rules import ID_PATTERN
 from factledger.domain.provenance import MAX_REASON
 
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["forget"], responses=ERRORS)  # type: ignore[arg-type]
-Forgetter = Annotated[Principal, require_roles(Role.AGENT, Role.SERVICE, Role.REVIEWER, Role.ADMIN)]
 
 
 class ForgetIn(Strict):
@@ -43,7 +40,7 @@ class ForgetOut(BaseModel):
 @router.post("/forget", summary="Forget a profile field or a memory")
 async def forget(
     body: ForgetIn,
-    principal: Forgetter,
+    principal: AgentOrService,
     subject_id: SubjectIdDep,
     ledger: LedgerDep,
     idem: IdempotencyDep,

@@ -15,9 +15,9 @@ from factledger.api.http.deps import (
     AgentOrService,
     IdempotencyDep,
     LedgerDep,
-    Reader,
     Reviewer,
     SubjectIdDep,
+    SubjectReader,
 )
 from factledger.api.http.schemas.common import ERRORS, ActorOut, EvidenceOut, to_field_value
 from factledger.api.http.schemas.proposals import (
@@ -229,7 +229,7 @@ async def reject(
 
 @router.get("/proposals/{change_id}", summary="Read one proposal and its status")
 async def read(
-    change_id: UUID, principal: Reader, subject_id: SubjectIdDep, ledger: LedgerDep
+    change_id: UUID, principal: SubjectReader, subject_id: SubjectIdDep, ledger: LedgerDep
 ) -> ProposalOut:
     subject = await asyncio.to_thread(ledger.subject, principal.tenant, subject_id)
     return proposal_out(subject, change_id)

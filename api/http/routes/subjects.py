@@ -13,9 +13,9 @@ from factledger.api.http.deps import (
     IdempotencyRequestDep,
     LedgerDep,
     PrincipalDep,
-    Reader,
     Registrar,
     SubjectIdDep,
+    SubjectReader,
     own_subject_id,
 )
 from factledger.api.http.errors import SubjectNotFoundError
@@ -84,7 +84,7 @@ async def lookup(
 
 
 @router.get("/subjects/{subject}", summary="Read a subject (`me` for agent tokens)")  # noqa: FAST003
-async def read(principal: Reader, subject_id: SubjectIdDep, ledger: LedgerDep) -> SubjectOut:
+async def read(principal: SubjectReader, subject_id: SubjectIdDep, ledger: LedgerDep) -> SubjectOut:
     return _out(await _load(ledger, principal.tenant, subject_id))
 
 

@@ -208,6 +208,62 @@ def test_tokens_longer_lived_than_the_maximum_are_refused() -> None:
         TokenVerifier(s).verify(mint_token(s, agent(ttl=timedelta(days=2))))
 
 
+def _signed(claims: dict[str, Any]) -> str:
+    return jwt.encode(claims, SECRET_A, algorithm="HS256", headers={"kid": "k1"})
+
+
+def _claims(now: int) -> dict[str, Any]:
+    return {
+        "iss": "platform",
+        "aud": "factledger",
+        "sub": "svc",
+        "tenant": "t1",
+        "role": "service",
+        "iat": now,
+        "exp": now + 60,
+    }
+
+
+@pytest.mark.parametrize("claim", ["exp", "iat", "nbf"])
+def test_time_claims_given_as_numeric_strings_are_refused(claim: str) -> None:
+    verifier = TokenVerifier(settings(hs("k1", SECRET_A)))
+    now = int(datetime.now(UTC).timestamp())
+    claims = _claims(now) | {"nbf": now}
+    assert verifier.verify(_signed(claims)).role is Role.SERVICE
+    with pytest.raises(AuthenticationError, match=claim) as info:
+        verifier.verify(_signed(claims | {claim: str(claims[claim])}))
+    assert str(now) not in str(info.value)
+
+
+def test_time_claims_may_be_fractional_numbers() -> None:
+    verifier = TokenVerifier(settings(hs("k1", SECRET_A)))
+    now = int(datetime.now(UTC).timestamp())
+    claims = _claims(now) | {"iat": now + 0.5, "exp": now + 60.25}
+    assert verifier.verify(_signed(claims)).id == "svc"
+
+
+def test_a_token_over_the_maximum_size_is_refused_before_it_is_parsed() -> None:
+    s = settings(hs("k1", SECRET_A)).model_copy(update={"max_token_bytes": 2048})
+    verifier = TokenVerifier(s)
+    now = int(datetime.now(UTC).timestamp())
+    padded = _signed(_claims(now) | {"pad": "x" * 1200})
+    assert 1024 < len(padded) <= 2048
+    assert verifier.verify(padded).id == "svc"
+    too_big = _signed(_claims(now) | {"pad": "x" * 2000})
+    with pytest.raises(AuthenticationError, match="too large"):
+        verifier.verify(too_big)
+    # Not even the header is read: garbage of that size gets the same answer.
+    with pytest.raises(AuthenticationError, match="too large"):
+        verifier.verify("!" * 2049)
+
+
+def test_the_default_maximum_token_size_is_8_kib() -> None:
+    verifier = TokenVerifier(settings(hs("k1", SECRET_A)))
+    now = int(datetime.now(UTC).timestamp())
+    with pytest.raises(AuthenticationError, match="too large"):
+        verifier.verify(_signed(_claims(now) | {"pad": "x" * 60_000}))
+
+
 def test_key_settings_are_validated() -> None:
     with pytest.raises(ValidationError):
         hs("k1", "short")
