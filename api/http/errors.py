@@ -9,7 +9,8 @@ Every error leaves the API as `{"error": "<Type>", "detail": "...", "field": "..
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -128,6 +129,11 @@ def error_body(error: str, detail: str, field: str | None = None) -> dict[str, s
     return body
 
 
+# A location names schema fields, but also the caller's own keys (an extra field, a map
+# key): only names that look like identifiers are repeated, anything else becomes `*`.
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+
+
 def _field_of(loc: Sequence[Any]) -> str:
     # ("body", "messages", 0, "text") -> "messages[0].text"; the first item names the source.
     parts: list[str] = []
@@ -135,24 +141,81 @@ def _field_of(loc: Sequence[Any]) -> str:
         if isinstance(item, int):
             parts.append(f"[{item}]")
         else:
-            parts.append(("." if parts else "") + str(item))
+            name = str(item) if _NAME.fullmatch(str(item)) else "*"
+            parts.append(("." if parts else "") + name)
     return "".join(parts) or "body"
 
 
+# One fixed rule per pydantic error type. pydantic's own `msg`, `input` and `ctx` can quote the
+# caller's input (an unknown union tag comes back verbatim), so none of them reaches the body;
+# only limits the schema itself declares (lengths, bounds) are filled in, from `ctx`.
+_RULES: dict[str, str] = {
+    "missing": "is required",
+    "extra_forbidden": "is not allowed",
+    "string_type": "should be a string",
+    "string_too_short": "should have at least {min_length} characters",
+    "string_too_long": "should have at most {max_length} characters",
+    "string_pattern_mismatch": "does not have the expected format",
+    "string_unicode": "should be valid Unicode",
+    "too_short": "should have at least {min_length} items",
+    "too_long": "should have at most {max_length} items",
+    "int_type": "should be an integer",
+    "int_parsing": "should be an integer",
+    "int_from_float": "should be an integer",
+    "float_type": "should be a number",
+    "float_parsing": "should be a number",
+    "finite_number": "should be a finite number",
+    "bool_type": "should be a boolean",
+    "bool_parsing": "should be a boolean",
+    "greater_than": "should be greater than {gt}",
+    "greater_than_equal": "should be at least {ge}",
+    "less_than": "should be less than {lt}",
+    "less_than_equal": "should be at most {le}",
+    "enum": "is not one of the allowed values",
+    "literal_error": "is not one of the allowed values",
+    "union_tag_invalid": "has an unknown type tag",
+    "union_tag_not_found": "needs a type tag",
+    "uuid_type": "should be a UUID",
+    "uuid_parsing": "should be a UUID",
+    "date_type": "should be a date (YYYY-MM-DD)",
+    "date_parsing": "should be a date (YYYY-MM-DD)",
+    "date_from_datetime_parsing": "should be a date (YYYY-MM-DD)",
+    "datetime_type": "should be an ISO 8601 date-time",
+    "datetime_parsing": "should be an ISO 8601 date-time",
+    "datetime_from_date_parsing": "should be an ISO 8601 date-time",
+    "timezone_aware": "should carry a time zone",
+    "dict_type": "should be an object",
+    "model_type": "should be an object",
+    "model_attributes_type": "should be an object",
+    "list_type": "should be a list",
+    "json_invalid": "the body is not valid JSON",
+    "json_type": "should be JSON",
+}
+_GENERIC_RULE = "is invalid"
+_LIMITS = ("min_length", "max_length", "gt", "ge", "lt", "le")
+
+
+def _rule_of(error: Mapping[str, Any]) -> str:
+    template = _RULES.get(str(error.get("type", "")), _GENERIC_RULE)
+    ctx = error.get("ctx") or {}
+    limits = {k: ctx[k] for k in _LIMITS if isinstance(ctx.get(k), int | float)}
+    try:
+        return template.format(**limits)
+    except (KeyError, IndexError):
+        return _GENERIC_RULE
+
+
 def validation_body(exc: RequestValidationError) -> dict[str, str]:
-    """Names the first failing field and its rule; pydantic's `input` is deliberately dropped."""
+    """Names the first failing field and a fixed rule for its error type; nothing pydantic
+    derives from the input (`msg`, `input`, `ctx` beyond declared limits) is echoed."""
     errors = exc.errors()
     if not errors:
         return error_body("ValidationError", "the request is invalid", "body")
     first = errors[0]
-    field = _field_of(first.get("loc", ()))
-    rule = str(first.get("msg", "is invalid"))
-    if str(first.get("type", "")).endswith("_parsing"):
-        # Parsing messages can quote a piece of the input ("found `x` at 1"); keep the rule.
-        rule = rule.split(",")[0]
     if first.get("type") == "json_invalid":
-        rule, field = "the body is not valid JSON", "body"
-    return error_body("ValidationError", f"{field}: {rule}", field)
+        return error_body("ValidationError", f"body: {_RULES['json_invalid']}", "body")
+    field = _field_of(first.get("loc", ()))
+    return error_body("ValidationError", f"{field}: {_rule_of(first)}", field)
 
 
 async def _on_validation(_: Request, exc: Exception) -> JSONResponse:
@@ -162,7 +225,7 @@ async def _on_validation(_: Request, exc: Exception) -> JSONResponse:
 
 async def _on_http(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)  # noqa: S101 - registered for this type only
-    names = {404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge"}
+    names = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge"}
     error = names.get(exc.status_code, "HTTPError")
     headers = getattr(exc, "headers", None)
     return JSONResponse(

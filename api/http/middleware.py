@@ -20,6 +20,7 @@ from factledger.api.http.metrics import UNMATCHED_ROUTE, ApiMetrics
 log = structlog.get_logger(__name__)
 
 REQUEST_ID_HEADER = "x-request-id"
+BODY_UNREADABLE = "the request body could not be read"
 # A caller's request id is reused only when it is short and plain (it lands in logs).
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 
@@ -114,7 +115,10 @@ class BodySizeLimitMiddleware:
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                return  # the client went away before sending its body: nobody to answer
+                # The body never arrived whole (the client left, or the server dropped a
+                # malformed chunk and answered 400 itself): a client error, never a 500.
+                await _answer(send, 400, error_body("BadRequest", BODY_UNREADABLE))
+                return
             body += message.get("body", b"")
             if len(body) > self.max_bytes:
                 await self._refuse(send)
@@ -134,16 +138,21 @@ class BodySizeLimitMiddleware:
 
     async def _refuse(self, send: Send) -> None:
         body = error_body("PayloadTooLargeError", f"body exceeds {self.max_bytes} bytes")
-        payload = json.dumps(body).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(payload)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await _answer(send, 413, body)
+
+
+async def _answer(send: Send, status: int, body: dict[str, str]) -> None:
+    """A JSON error that closes the connection (the rest of the body is never read)."""
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})

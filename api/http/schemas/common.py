@@ -51,6 +51,7 @@ class ErrorOut(BaseModel):
 
 
 ERRORS = {
+    400: {"model": ErrorOut, "description": "The body could not be read (cut off, or not UTF-8)."},
     401: {"model": ErrorOut, "description": "Missing, expired or forged token."},
     403: {"model": ErrorOut, "description": "The role or the token's subject does not allow it."},
     404: {"model": ErrorOut, "description": "No such subject (or item) in your tenant."},
