@@ -68,6 +68,31 @@ class ConfirmationWithoutEvidenceError(DomainError):
     """A confirmation by the subject needs the session and the quote where they confirmed."""
 
 
+class ConfirmationNotFromSubjectError(DomainError):
+    """A subject's confirmation must quote a message the subject wrote, not an agent's line."""
+
+
+class ConfirmationReusesEvidenceError(DomainError):
+    """A subject's confirmation must cite another message than the proposal's own evidence:
+    the words a change was drawn from cannot also confirm it."""
+
+
+class ConfirmationBeforeProposalError(DomainError):
+    """A subject's confirmation must cite a message recorded after the change was proposed:
+    nobody confirms what had not been asked yet."""
+
+
+class HedgeDroppedError(DomainError):
+    """A `stated` change quotes a sentence with a hedge or condition ("maybe", "if ...") and
+    its `condition` does not carry it. `words` lists the lexicon words it dropped."""
+
+    def __init__(self, words: tuple[str, ...]) -> None:
+        quoted = ", ".join(f"'{w}'" for w in words)
+        super().__init__(f"condition: must carry the quoted sentence's hedge words {quoted}")
+        self.words = words
+        self.field = "condition"
+
+
 class StaleChangeError(DomainError):
     """The field changed after the version the change was based on; it must be re-proposed."""
 

@@ -67,6 +67,7 @@ class SessionRecorded(Aggregate.Event):
             interaction_number=self.interaction_number,
             fingerprint=self.fingerprint,
             messages=tuple((m.role, m.text) for m in messages),
+            recorded_version=self.originator_version,
         )
 
 
@@ -87,7 +88,7 @@ class ChangeProposed(Aggregate.Event):
     def apply(self, aggregate: Subject) -> None:
         proposal = proposal_from_event(self)
         aggregate.changes[self.change_id] = ChangeRecord(
-            proposal=proposal, proposed_at=self.timestamp
+            proposal=proposal, proposed_at=self.timestamp, proposed_version=self.originator_version
         )
         aggregate.remember_command(self.command_id)
 

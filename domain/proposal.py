@@ -10,12 +10,17 @@ from uuid import UUID
 
 from factledger.domain.errors import (
     ChangeNotPendingError,
+    ConfirmationBeforeProposalError,
     ConfirmationNotAllowedError,
+    ConfirmationNotFromSubjectError,
+    ConfirmationReusesEvidenceError,
     ConfirmationWithoutEvidenceError,
     EvidenceNotFoundError,
+    HedgeDroppedError,
     InvalidValueError,
     StatedWithoutEvidenceError,
 )
+from factledger.domain.hedges import dropped_markers, sentences_around
 from factledger.domain.provenance import (
     DECIDERS,
     MAX_QUOTE,
@@ -103,6 +108,7 @@ class ChangeRecord:
     proposed_at: datetime
     status: ChangeStatus = ChangeStatus.PENDING
     note: str | None = None  # the approval's note, once confirmed (None once its key is gone)
+    proposed_version: int = 0  # the subject's version once proposed (see `check_confirmation`)
 
     @property
     def fingerprint(self) -> str:
@@ -154,15 +160,8 @@ def apply_operation(
     return value
 
 
-def check_evidence(
-    evidence: Evidence | None, origin: Origin, sessions: dict[str, SessionInfo]
-) -> None:
-    """Evidence must point at a recorded message holding the exact quote; `stated` needs the
-    subject's own words."""
-    if evidence is None:
-        if origin is Origin.STATED:
-            raise StatedWithoutEvidenceError("a stated change needs evidence")
-        return
+def _quoted(evidence: Evidence, sessions: dict[str, SessionInfo]) -> tuple[Role, str]:
+    """The recorded message the evidence points at, which must hold the exact quote."""
     if len(evidence.quote) > MAX_QUOTE:
         raise InvalidValueError(f"evidence.quote: at most {MAX_QUOTE} characters")
     session = sessions.get(evidence.session_id)
@@ -173,8 +172,31 @@ def check_evidence(
         raise EvidenceNotFoundError(
             f"session {evidence.session_id} message {evidence.message_index}: quote not found"
         )
-    if origin is Origin.STATED and role is not Role.SUBJECT:
+    return role, text
+
+
+def check_evidence(
+    evidence: Evidence | None,
+    origin: Origin,
+    sessions: dict[str, SessionInfo],
+    *,
+    condition: str | None = None,
+) -> None:
+    """Evidence must point at a recorded message holding the exact quote; `stated` needs the
+    subject's own words, and keeps the hedges of the whole sentence it quotes in `condition`
+    (see `domain.hedges`)."""
+    if evidence is None:
+        if origin is Origin.STATED:
+            raise StatedWithoutEvidenceError("a stated change needs evidence")
+        return
+    role, text = _quoted(evidence, sessions)
+    if origin is not Origin.STATED:
+        return
+    if role is not Role.SUBJECT:
         raise StatedWithoutEvidenceError("a stated change must quote the subject's own message")
+    dropped = dropped_markers(sentences_around(text, evidence.quote), condition)
+    if dropped:
+        raise HedgeDroppedError(dropped)
 
 
 def check_rejection(record: ChangeRecord, decision: Decision) -> None:
@@ -187,10 +209,36 @@ def check_rejection(record: ChangeRecord, decision: Decision) -> None:
 def check_confirmation(
     record: ChangeRecord, decision: Decision, sessions: dict[str, SessionInfo]
 ) -> None:
+    """Staff approve on their own authority; the subject confirms with words that mean it:
+    their own message, recorded after the change was proposed, other than its evidence."""
     check_rejection(record, decision)
     if decision.note is not None and len(decision.note) > MAX_NOTE:
         raise InvalidValueError(f"note: at most {MAX_NOTE} characters")
     if decision.by.kind is ActorKind.SUBJECT:
-        if decision.evidence is None:
-            raise ConfirmationWithoutEvidenceError(f"change {record.change_id}")
-        check_evidence(decision.evidence, Origin.STATED, sessions)
+        check_subject_words(record, decision.evidence, sessions)
+
+
+def check_subject_words(
+    record: ChangeRecord, evidence: Evidence | None, sessions: dict[str, SessionInfo]
+) -> None:
+    """The rules of a subject's decision on a change, each with its named error."""
+    if evidence is None:
+        raise ConfirmationWithoutEvidenceError(f"change {record.change_id}")
+    role, _ = _quoted(evidence, sessions)
+    if role is not Role.SUBJECT:
+        raise ConfirmationNotFromSubjectError(
+            f"change {record.change_id}: the confirmation must quote the subject's own message"
+        )
+    own = record.proposal.evidence
+    if own is not None and (own.session_id, own.message_index) == (
+        evidence.session_id,
+        evidence.message_index,
+    ):
+        raise ConfirmationReusesEvidenceError(
+            f"change {record.change_id}: the confirmation cites the proposal's own evidence"
+        )
+    if sessions[evidence.session_id].recorded_version <= record.proposed_version:
+        raise ConfirmationBeforeProposalError(
+            f"change {record.change_id}: session {evidence.session_id} was recorded before "
+            "the change was proposed"
+        )

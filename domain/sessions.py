@@ -85,6 +85,9 @@ class SessionInfo(Immutable):
     interaction_number: int
     fingerprint: str
     messages: tuple[tuple[Role, str], ...]
+    # The subject's version once the session was recorded: confirmations compare it with
+    # the version a change was proposed at ("recorded after the proposal").
+    recorded_version: int = 0
 
 
 def check_session(session: SessionRecord, existing: SessionInfo | None) -> bool:

@@ -38,6 +38,7 @@ from factledger.domain.proposal import (
     check_confirmation,
     check_evidence,
     check_rejection,
+    check_subject_words,
 )
 from factledger.domain.provenance import ChangeStatus, Operation, check_reason
 from factledger.domain.sessions import SessionInfo, SessionRecord, check_session
@@ -107,7 +108,7 @@ class Subject(Aggregate):
                 value = value.copy()
             clone.__dict__[name] = value
         clone.changes = {
-            cid: ChangeRecord(r.proposal, r.proposed_at, r.status, r.note)
+            cid: ChangeRecord(r.proposal, r.proposed_at, r.status, r.note, r.proposed_version)
             for cid, r in self.changes.items()
         }
         return clone
@@ -154,7 +155,9 @@ class Subject(Aggregate):
             raise InvalidOperationError("based_on_version: ahead of the subject's profile")
         if proposal.based_on_version < self.field_changed_in.get(proposal.field, 0):
             raise StaleChangeError(f"field {proposal.field} changed after the proposal's version")
-        check_evidence(proposal.evidence, proposal.origin, self.sessions)
+        check_evidence(
+            proposal.evidence, proposal.origin, self.sessions, condition=proposal.condition
+        )
         self._check_time(at)
         self.trigger_event(self.ChangeProposed, timestamp=at, **proposal.to_event_fields())
         return True
@@ -186,6 +189,8 @@ class Subject(Aggregate):
         check_reason(reason)
         record = self.change(change_id)
         check_rejection(record, by)
+        if by.evidence is not None:  # a subject declining in a conversation: words that mean it
+            check_subject_words(record, by.evidence, self.sessions)
         self._check_time(at)
         self.trigger_event(
             self.ChangeRejected,

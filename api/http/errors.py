@@ -107,6 +107,10 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     de.EvidenceNotFoundError: 422,
     de.StatedWithoutEvidenceError: 422,
     de.ConfirmationWithoutEvidenceError: 422,
+    de.ConfirmationNotFromSubjectError: 422,
+    de.ConfirmationReusesEvidenceError: 422,
+    de.ConfirmationBeforeProposalError: 422,
+    de.HedgeDroppedError: 422,
 }
 # A store that is down is usually back within seconds (a failover, a restart); the hint keeps
 # well-behaved clients from retrying in a tight loop meanwhile.

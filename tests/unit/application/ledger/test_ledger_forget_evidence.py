@@ -59,16 +59,17 @@ def _propose(ledger: Ledger, sid: UUID, field: str, value: str, said: Evidence) 
 
 
 def _story(ledger: Ledger, clock: ManualClock) -> UUID:
-    """switch_reason: approved from chat-1 #1, then a new value confirmed by the lead in
-    chat-2 #3 (said in #1), a rejected one from chat-2 #3, and a pending one from chat-3 #1;
-    supplier from chat-2 #1."""
+    """switch_reason: approved from chat-1 #1, then a new value said in chat-2 #1 and
+    confirmed by the lead in the later chat-3 #3, a rejected one from chat-2 #3, and a pending
+    one from chat-3 #1; supplier from chat-2 #1."""
     sid = ledger.register_subject(RegisterSubject("acme", "lead", "lead-7")).subject_id
-    for session_id in ("chat-1", "chat-2", "chat-3"):
+    for session_id in ("chat-1", "chat-2"):
         _session(ledger, sid, session_id, clock)
     first = _propose(ledger, sid, "switch_reason", "delays", Evidence("chat-1", 1, "delivery"))
     ledger.approve_change(ApproveChange("acme", sid, first, "rev"))
     second = _propose(ledger, sid, "switch_reason", "delays", Evidence("chat-2", 1, "delays"))
-    ledger.confirm_change(ConfirmChange("acme", sid, second, Evidence("chat-2", 3, "Yes")))
+    _session(ledger, sid, "chat-3", clock)
+    ledger.confirm_change(ConfirmChange("acme", sid, second, Evidence("chat-3", 3, "Yes")))
     rejected = _propose(ledger, sid, "switch_reason", "prices", Evidence("chat-2", 3, "prices"))
     ledger.reject_change(RejectChange("acme", sid, rejected, STAFF, "not the reason"))
     supplier = _propose(ledger, sid, "supplier", "Supplier B", Evidence("chat-2", 1, "delays"))
@@ -98,8 +99,8 @@ def test_forgetting_a_field_records_where_it_was_said_and_confirmed(
     assert event.evidence_refs == [
         {"session_id": "chat-1", "message_index": 1},
         {"session_id": "chat-2", "message_index": 1},
-        {"session_id": "chat-2", "message_index": 3},
         {"session_id": "chat-3", "message_index": 1},
+        {"session_id": "chat-3", "message_index": 3},
     ]
     # and the references are ids only: no quote of what was said is stored with them
     stored = b"".join(n.state for n in ledger.recorder.select_notifications(1, 1000))
