@@ -6,13 +6,14 @@ not ask for them (the HTTP routes that need a missing part answer 503).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import ProfileReader
 from factledger.application.ledger.view_store import ViewStore
-from factledger.application.ports import MemoryBackend, SessionBuffer
+from factledger.application.ports import MemoryBackend, SafetyFilter, SessionBuffer
 from factledger.application.recall.service import Recall
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.application.sync.ports import SyncStore
@@ -38,6 +39,8 @@ class Runtime:
     sync_store: SyncStore | None = None
     sync_worker: SyncWorker | None = None  # None without a memory backend
     idempotency: IdempotencyStore | None = None  # shared by every API process
+    # Screens messages and, through the side doors, summaries and proposals alike.
+    safety: SafetyFilter = field(default_factory=RuleBasedSafetyFilter)
 
     def catch_up(self) -> int:
         """Brings every view up to the head of the log (call after a command to read it)."""

@@ -15,7 +15,6 @@ import contextlib
 from contextlib import AsyncExitStack
 from dataclasses import replace
 
-from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.postgres.event_store import ensure_schema
@@ -114,7 +113,7 @@ async def open_services(
     short_term = None
     if buffer is not None:
         recorder = LedgerSessionRecorder(ledger)
-        short_term = ShortTermMemory(SessionPorts(buffer, RuleBasedSafetyFilter(), recorder, clock))
+        short_term = ShortTermMemory(SessionPorts(buffer, runtime.safety, recorder, clock))
     policies = recall_policies(settings.recall)
     recall = Recall(RecallPorts(backend, LedgerRecallSources(ledger), policies))
     worker = None

@@ -36,7 +36,7 @@ from factledger.api.http.metrics import ApiMetrics
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import SessionBuffer
+from factledger.application.ports import SafetyFilter, SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.domain.errors import DomainError
 from factledger.domain.subject import subject_id_for
@@ -161,7 +161,12 @@ def get_session_buffer(state: StateDep) -> SessionBuffer:
     return buffer
 
 
+def get_safety(state: StateDep) -> SafetyFilter:
+    return state.require_ports().safety
+
+
 SessionsDep = Annotated[ShortTermMemory, Depends(get_sessions)]
+SafetyDep = Annotated[SafetyFilter, Depends(get_safety)]
 SessionBufferDep = Annotated[SessionBuffer, Depends(get_session_buffer)]
 
 

@@ -27,6 +27,7 @@ from factledger.application.errors import (
     NotFoundError,
     StoreUnavailableError,
 )
+from factledger.application.sessions.side_doors import UnsafeFieldError
 from factledger.domain import errors as de
 
 log = structlog.get_logger(__name__)
@@ -86,6 +87,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     IdempotencyKeyReusedError: 422,
     InvalidParameterError: 422,
     InvalidMemoryInputError: 422,
+    UnsafeFieldError: 422,
     RequestInProgressError: 409,
     ConcurrencyError: 409,
     MemoryConflictError: 409,

@@ -16,6 +16,7 @@ from factledger.api.http.deps import (
     IdempotencyDep,
     LedgerDep,
     Reviewer,
+    SafetyDep,
     SubjectIdDep,
     SubjectReader,
 )
@@ -36,6 +37,7 @@ from factledger.application.ledger.commands import (
     new_command_id,
 )
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.sessions.side_doors import proposal_fields, screen_fields
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.subject import Subject
 from factledger.domain.values import to_payload
@@ -122,9 +124,12 @@ async def create(
     principal: AgentOrService,
     subject_id: SubjectIdDep,
     ledger: LedgerDep,
+    safety: SafetyDep,
     idem: IdempotencyDep,
 ) -> ProposalOut:
+    """A value, condition or rationale the safety filter refuses is a 422 naming the field."""
     cmd = propose_command(principal, subject_id, body, idem.command_id)
+    await screen_fields(safety, proposal_fields("", cmd))
     return await idem.run(lambda: propose(ledger, cmd), ProposalOut)
 
 

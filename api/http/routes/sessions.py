@@ -22,6 +22,7 @@ from factledger.api.http.deps import (
     AgentOrService,
     IdempotencyDep,
     LedgerDep,
+    SafetyDep,
     SessionBufferDep,
     SessionsDep,
     SubjectIdDep,
@@ -40,6 +41,7 @@ from factledger.api.http.schemas.sessions import (
 )
 from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.end import ProposalsRecorder, RecordedEnd, recorded_end
+from factledger.application.sessions.side_doors import end_fields, screen_fields
 from factledger.application.sessions.types import (
     ActiveSession,
     SessionId,
@@ -167,15 +169,18 @@ async def end(
     sessions: SessionsDep,
     buffer: SessionBufferDep,
     ledger: LedgerDep,
+    safety: SafetyDep,
     idem: IdempotencyDep,
 ) -> EndSessionOut:
-    """A proposal that breaks a rule is a 4xx that records nothing (the buffer is kept); ending
-    a session that is already recorded returns what was recorded, not 404."""
+    """A proposal that breaks a rule, or a summary or proposal field the safety filter
+    refuses, is a 4xx that records nothing (the buffer is kept); ending a session that is
+    already recorded returns what was recorded, not 404."""
     tenant = principal.tenant
     cmds = [
         propose_command(principal, subject_id, p, end_command_id(tenant, subject_id, session_id, n))
         for n, p in enumerate(body.proposals)
     ]
+    await screen_fields(safety, end_fields(body.summary, cmds))
     change_ids = [c.change_id for c in cmds]
     key = SessionKey(subject_id, SessionId(session_id))
 
