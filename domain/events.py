@@ -68,6 +68,7 @@ class SessionRecorded(Aggregate.Event):
             fingerprint=self.fingerprint,
             messages=tuple((m.role, m.text) for m in messages),
             recorded_version=self.originator_version,
+            message_times=tuple(m.at for m in messages),
         )
 
 
@@ -96,12 +97,13 @@ class ChangeProposed(Aggregate.Event):
 class ChangeConfirmed(Aggregate.Event):
     """A pending change confirmed by the subject or approved by staff.
 
-    Class version 2 adds `note`; the topic is unchanged and the library upcasts stored
-    version 1 events (no class_version in their state) with `upcast_v1_v2`.
+    Class version 2 adds `note`, version 3 `said_at`; the topic is unchanged and the library
+    upcasts stored version 1 events (no class_version in their state) with `upcast_v1_v2`,
+    then `upcast_v2_v3`.
     """
 
     TOPIC = "factledger.subject.change_confirmed.v1"
-    class_version = 2
+    class_version = 3
     change_id: UUID
     field: str  # the change's field (it names the key that encrypts `evidence` and `note`)
     confirmed_by: JsonObject
@@ -109,10 +111,23 @@ class ChangeConfirmed(Aggregate.Event):
     profile_version: int
     command_id: str | None
     note: str | None  # the reviewer's note on an approval; it may speak of the person
+    # When the subject said the confirming words (the conversation's time, not the API's);
+    # None for a staff approval, dated by the event itself. A time, so stored in clear.
+    said_at: datetime | None
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
         state["note"] = None
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, object]) -> None:
+        state["said_at"] = None
+
+    @property
+    def dated(self) -> datetime:
+        """When the version it creates took effect: the conversation's time for a subject's
+        confirmation, the decision's for a staff approval."""
+        return self.timestamp if self.said_at is None else self.said_at
 
     def apply(self, aggregate: Subject) -> None:
         record = aggregate.changes[self.change_id]
@@ -134,7 +149,7 @@ class ChangeConfirmed(Aggregate.Event):
                 since_version=self.profile_version,
                 proposed_by=proposal.proposed_by,
                 confirmed_by=Actor.from_payload(self.confirmed_by),
-                confirmed_at=self.timestamp,
+                confirmed_at=self.dated,
                 evidence_session=None
                 if proposal.evidence is None
                 else proposal.evidence.session_id,

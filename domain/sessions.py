@@ -88,6 +88,15 @@ class SessionInfo(Immutable):
     # The subject's version once the session was recorded: confirmations compare it with
     # the version a change was proposed at ("recorded after the proposal").
     recorded_version: int = 0
+    message_times: tuple[datetime | None, ...] = ()  # when each message was said, if known
+
+    def said_at(self, message_index: int) -> datetime:
+        """When a message was said: its own time, else the session's start."""
+        if message_index < len(self.message_times):
+            at = self.message_times[message_index]
+            if at is not None:
+                return at
+        return self.started_at
 
 
 def check_session(session: SessionRecord, existing: SessionInfo | None) -> bool:

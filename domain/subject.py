@@ -182,6 +182,11 @@ class Subject(Aggregate):
             profile_version=self.profile_version + 1,
             command_id=confirmation.command_id,
             note=confirmation.note,
+            said_at=None
+            if confirmation.evidence is None
+            else self.sessions[confirmation.evidence.session_id].said_at(
+                confirmation.evidence.message_index
+            ),
         )
 
     def reject(self, change_id: UUID, *, by: Decision, reason: str, at: datetime) -> None:

@@ -137,7 +137,9 @@ class ProfileProjection:
         return change
 
     def _confirmed(self, txn: ViewTransaction, e: ChangeConfirmed, position: int) -> None:
-        sid, at = str(e.originator_id), e.timestamp.isoformat()
+        # The version is dated by the conversation in which the subject confirmed (ADR 0017);
+        # `decided_at` keeps when the ledger recorded the decision.
+        sid, at = str(e.originator_id), e.dated.isoformat()
         change = self._decide(
             txn,
             sid,
@@ -146,7 +148,7 @@ class ProfileProjection:
                 "status": "confirmed",
                 "confirmed_by": e.confirmed_by,
                 "note": e.note,
-                "decided_at": at,
+                "decided_at": e.timestamp.isoformat(),
             },
         )
         field = str(change["field"])

@@ -28,6 +28,7 @@ from factledger.application.errors import (
     StoreUnavailableError,
 )
 from factledger.application.sessions.side_doors import UnsafeFieldError
+from factledger.application.sessions.times import ConversationTimeError
 from factledger.domain import errors as de
 
 log = structlog.get_logger(__name__)
@@ -88,6 +89,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     InvalidParameterError: 422,
     InvalidMemoryInputError: 422,
     UnsafeFieldError: 422,
+    ConversationTimeError: 422,
     RequestInProgressError: 409,
     ConcurrencyError: 409,
     MemoryConflictError: 409,

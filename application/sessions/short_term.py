@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
 import structlog
 
 from factledger.application.ports import Clock, SafetyFilter, SessionBuffer
+from factledger.application.sessions.times import check_time
 from factledger.application.sessions.types import (
     ActiveSession,
     JsonValue,
@@ -66,15 +68,22 @@ class ShortTermMemory:
         self._ports = ports
 
     async def start(
-        self, subject_id: UUID, session_id: SessionId, channel: Channel
+        self,
+        subject_id: UUID,
+        session_id: SessionId,
+        channel: Channel,
+        *,
+        started_at: datetime | None = None,
     ) -> ActiveSession:
         """Opens a session (idempotent for the same id, subject and channel); another subject's
-        session of the same id is another session."""
+        session of the same id is another session. `started_at` dates it when the
+        conversation began earlier (checked by `times.check_time`)."""
+        now = self._ports.clock.now()
         requested = ActiveSession(
             session_id=session_id,
             subject_id=subject_id,
             channel=channel,
-            started_at=self._ports.clock.now(),
+            started_at=now if started_at is None else check_time("started_at", started_at, now=now),
         )
         session = await self._ports.buffer.open(requested)
         log.info("session.started", session_id=session_id, subject_id=str(subject_id))
@@ -91,10 +100,14 @@ class ShortTermMemory:
         """Buffers one message unless the caller flagged it or the safety filter refuses it.
 
         With a `message_id`, a retried append (on any process) is a no-op that returns the
-        first append's index.
+        first append's index. A message's own time (`at`) must follow the session's start
+        and the message before it; without one it is dated now.
         """
+        now = self._ports.clock.now()
         if message.at is None:
-            message = replace(message, at=self._ports.clock.now())
+            message = replace(message, at=now)
+        else:
+            check_time("at", message.at, now=now, not_before=await self._latest(key))
         verdict = _CALLER_FLAG if flagged else await self._ports.safety.screen(message)
         if not verdict.allowed:
             withheld = await self._ports.buffer.withhold(key)
@@ -145,6 +158,13 @@ class ShortTermMemory:
             withheld=session.withheld,
         )
         return recording
+
+    async def _latest(self, key: SessionKey) -> datetime:
+        """The time no new message may precede: the last message's, else the start's."""
+        session = await self._require(key)
+        last = await self._ports.buffer.messages(key, last=1)
+        times = [session.started_at, *(m.at for m in last if m.at is not None)]
+        return max(times)
 
     async def _require(self, key: SessionKey) -> ActiveSession:
         session = await self._ports.buffer.get(key)

@@ -80,7 +80,9 @@ async def start(
     subject_id: SubjectIdDep,
     sessions: SessionsDep,
 ) -> SessionOut:
-    session = await sessions.start(subject_id, SessionId(body.session_id), body.channel)
+    session = await sessions.start(
+        subject_id, SessionId(body.session_id), body.channel, started_at=body.started_at
+    )
     return _out(session)
 
 

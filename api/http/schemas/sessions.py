@@ -17,6 +17,11 @@ class StartSessionIn(Strict):
 
     session_id: str = Field(pattern=SESSION_ID_PATTERN, examples=["wa-2026-01-14-001"])
     channel: Channel = Field(examples=["whatsapp"])
+    started_at: datetime | None = Field(
+        default=None,
+        description="When the conversation began (timezone-aware, not in the future); "
+        "defaults to now. Notes and the session index are dated by it.",
+    )
 
 
 class SessionOut(BaseModel):
@@ -39,7 +44,11 @@ class MessageIn(Strict):
     text: str = Field(
         min_length=1, max_length=MAX_MESSAGE_CHARS, examples=["We work with Supplier A."]
     )
-    at: datetime | None = None
+    at: datetime | None = Field(
+        default=None,
+        description="When it was said (timezone-aware, not in the future, not before the "
+        "session's start or the previous message); defaults to now.",
+    )
     flagged: bool = False
     message_id: str | None = Field(
         default=None, pattern=r"^[A-Za-z0-9._:-]{1,128}$", examples=["wa-msg-0001"]

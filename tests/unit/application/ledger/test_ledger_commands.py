@@ -46,7 +46,9 @@ def register(ledger: Ledger, tenant: str = "acme") -> RegisterSubject:
     return cmd
 
 
-def record(ledger: Ledger, session_id: str = "s1", text: str = "We use Supplier A.") -> None:
+def record(
+    ledger: Ledger, session_id: str = "s1", text: str = "We use Supplier A.", said: datetime = WHEN
+) -> None:
     subject_id = Ledger.subject_id_for("acme", "lead", "lead-42")
     ledger.record_session(
         RecordSession(
@@ -56,7 +58,7 @@ def record(ledger: Ledger, session_id: str = "s1", text: str = "We use Supplier 
             channel=Channel.WHATSAPP,
             started_at=WHEN,
             ended_at=WHEN,
-            transcript=(Message(Role.AGENT, "Hi"), Message(Role.SUBJECT, text, WHEN)),
+            transcript=(Message(Role.AGENT, "Hi"), Message(Role.SUBJECT, text, said)),
             summary={"topics": ["suppliers"], "sentiment": 0.5},
             withheld_count=1,
         )
@@ -145,14 +147,17 @@ def test_the_subject_confirms_with_a_quote(ledger: Ledger, clock: ManualClock) -
     register(ledger)
     record(ledger)
     cmd = propose(ledger)
-    record(ledger, "s2", "Yes, still Supplier A.")
+    said = datetime(2026, 1, 11, 16, 30, tzinfo=UTC)
+    record(ledger, "s2", "Yes, still Supplier A.", said)
+    clock.set(datetime(2026, 2, 1, 9, 0, tzinfo=UTC))  # the ledger records it weeks later
     result = ledger.confirm_change(
         ConfirmChange("acme", cmd.subject_id, cmd.change_id, Evidence("s2", 1, "Yes"))
     )
     field = ledger.subject("acme", cmd.subject_id).fields["supplier"]
     assert result.profile_version == 1
     assert field.confirmed_by == Actor(ActorKind.SUBJECT, "lead-42")
-    assert field.confirmed_at == clock.now()
+    # dated by the conversation in which the subject confirmed, not by the ledger's clock
+    assert field.confirmed_at == said
 
 
 def test_a_model_cannot_reject(ledger: Ledger) -> None:
