@@ -8,18 +8,32 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from factledger.domain.errors import InvalidSessionError, SessionConflictError
-from factledger.domain.transcript import MAX_MESSAGE_CHARS, Channel, Message, Role
+from factledger.domain.transcript import (
+    MAX_MESSAGE_CHARS,
+    Channel,
+    Message,
+    MessageDecision,
+    Role,
+)
 from factledger.domain.values import Immutable, JsonObject, JsonValue
 
 MAX_MESSAGES = 2000
 MAX_SESSION_ID = 200
 
 
+def _message_payload(m: Message) -> JsonValue:
+    payload: JsonObject = {
+        "role": m.role.value,
+        "text": m.text,
+        "at": None if m.at is None else m.at.isoformat(),
+    }
+    if m.decides is not None:  # only then, so older sessions keep their fingerprints
+        payload["decides"] = m.decides.encode()
+    return payload
+
+
 def transcript_payload(transcript: tuple[Message, ...]) -> list[JsonValue]:
-    return [
-        {"role": m.role.value, "text": m.text, "at": None if m.at is None else m.at.isoformat()}
-        for m in transcript
-    ]
+    return [_message_payload(m) for m in transcript]
 
 
 def transcript_from_payload(payload: list[JsonValue]) -> tuple[Message, ...]:
@@ -27,12 +41,13 @@ def transcript_from_payload(payload: list[JsonValue]) -> tuple[Message, ...]:
     for item in payload:
         if not isinstance(item, dict):
             raise InvalidSessionError("transcript: every message must be an object")
-        at = item.get("at")
+        at, decides = item.get("at"), item.get("decides")
         messages.append(
             Message(
                 role=Role(str(item["role"])),
                 text=str(item["text"]),
                 at=datetime.fromisoformat(at) if isinstance(at, str) else None,
+                decides=MessageDecision.decode(decides) if isinstance(decides, str) else None,
             )
         )
     return tuple(messages)

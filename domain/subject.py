@@ -6,6 +6,7 @@ replay rebuilds the same subject. Times are passed in (`at`), never read from a 
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -14,6 +15,7 @@ from eventsourcing.domain import Aggregate
 from factledger.domain.errors import (
     ChangeAlreadyProposedError,
     ChangeNotFoundError,
+    ConfirmationNotFromSubjectError,
     FieldNotPresentError,
     InvalidOperationError,
     InvalidReferenceError,
@@ -40,8 +42,17 @@ from factledger.domain.proposal import (
     check_rejection,
     check_subject_words,
 )
-from factledger.domain.provenance import ChangeStatus, Operation, check_reason
+from factledger.domain.provenance import (
+    MAX_QUOTE,
+    Actor,
+    ActorKind,
+    ChangeStatus,
+    Evidence,
+    Operation,
+    check_reason,
+)
 from factledger.domain.sessions import SessionInfo, SessionRecord, check_session
+from factledger.domain.transcript import Message, Role, Verdict
 from factledger.domain.values import JsonObject, ListValue, ProfileSchema
 
 SUBJECT_NAMESPACE = uuid5(NAMESPACE_URL, "factledger:subject")
@@ -138,7 +149,33 @@ class Subject(Aggregate):
             interaction_number=len(self.sessions) + 1,
             **session.to_event_fields(),
         )
+        for index, message in enumerate(session.transcript):
+            if message.decides is not None:
+                self._decide_in(session.session_id, index, message, at=at)
         return True
+
+    def _decide_in(self, session_id: str, index: int, message: Message, *, at: datetime) -> None:
+        """The subject confirms or declines a change in a message of the session just recorded,
+        with that message as evidence. A change decided meanwhile (or overtaken, or gone) is
+        left as it is: the words stay in the transcript, and recording never fails on them."""
+        decision = message.decides
+        if decision is None or not message.text.strip():
+            return
+        if message.role is not Role.SUBJECT:
+            raise ConfirmationNotFromSubjectError(
+                f"session {session_id} message {index}: only the subject's message decides"
+            )
+        record = self.changes.get(decision.change_id)
+        if record is None or record.status is not ChangeStatus.PENDING:
+            return
+        said = Evidence(session_id, index, message.text[:MAX_QUOTE])
+        by = Decision(Actor(ActorKind.SUBJECT, self.external_ref), evidence=said)
+        with contextlib.suppress(StaleChangeError, FieldNotPresentError):
+            if decision.verdict is Verdict.CONFIRMS:
+                self.confirm(decision.change_id, by, at=at)
+            else:
+                reason = f"declined by the subject (session {session_id}, message {index})"
+                self.reject(decision.change_id, by=by, reason=reason, at=at)
 
     def propose(self, proposal: Proposal, schema: ProfileSchema, *, at: datetime) -> bool:
         """Proposes a change; returns False when this change id was already proposed alike."""

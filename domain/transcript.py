@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from uuid import UUID
 
 MAX_MESSAGE_CHARS = 10_000  # one message of a transcript
 
@@ -29,10 +30,38 @@ class Channel(StrEnum):
     SMS = "sms"
 
 
+class Verdict(StrEnum):
+    """What the subject says of a pending change in a message."""
+
+    CONFIRMS = "confirms"
+    DECLINES = "declines"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDecision:
+    """A subject's message confirms or declines a pending change: the message is the evidence,
+    recorded with the session (see `Subject.record_session`)."""
+
+    verdict: Verdict
+    change_id: UUID
+
+    def encode(self) -> str:
+        return f"{self.verdict.value}:{self.change_id}"
+
+    @classmethod
+    def decode(cls, text: str | None) -> MessageDecision | None:
+        if not text:
+            return None
+        verdict, _, change_id = text.partition(":")
+        return cls(Verdict(verdict), UUID(change_id))
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One message of a transcript, kept verbatim."""
+    """One message of a transcript, kept verbatim; `decides` when the subject confirms or
+    declines a pending change in it."""
 
     role: Role
     text: str
     at: datetime | None = None
+    decides: MessageDecision | None = None

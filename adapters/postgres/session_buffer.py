@@ -17,7 +17,7 @@ from factledger.application.sessions.types import (
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError
-from factledger.domain.transcript import Channel, Message, Role
+from factledger.domain.transcript import Channel, Message, MessageDecision, Role
 
 # Session ids are unique per subject only: every key and index leads with the subject.
 _SCHEMA = (
@@ -33,6 +33,8 @@ _SCHEMA = (
             REFERENCES {schema}.short_term_sessions ON DELETE CASCADE)""",
     # Tables made before appends carried message ids gain the column (then rekeyed below).
     "ALTER TABLE {schema}.short_term_messages ADD COLUMN IF NOT EXISTS message_id text",
+    # "confirms:<change id>" / "declines:<change id>" when the subject decides in the message.
+    "ALTER TABLE {schema}.short_term_messages ADD COLUMN IF NOT EXISTS decides text",
 )
 _UNKEYED = """SELECT 1 FROM information_schema.columns WHERE table_schema = %s
     AND table_name = 'short_term_sessions' AND column_name = 'session_id' AND NOT EXISTS (
@@ -188,10 +190,18 @@ class PostgresSessionBuffer:
             await cur.execute(
                 self._q(
                     "INSERT INTO {schema}.short_term_messages"
-                    " (subject_id, session_id, idx, role, text, at, message_id)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                    " (subject_id, session_id, idx, role, text, at, message_id, decides)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
                 ),
-                (*_ids(key), index, message.role.value, message.text, message.at, message_id),
+                (
+                    *_ids(key),
+                    index,
+                    message.role.value,
+                    message.text,
+                    message.at,
+                    message_id,
+                    None if message.decides is None else message.decides.encode(),
+                ),
             )
             return index
 
@@ -223,13 +233,16 @@ class PostgresSessionBuffer:
                 raise SessionNotActiveError(key.session_id)
             await cur.execute(
                 self._q(
-                    "SELECT role, text, at FROM {schema}.short_term_messages"
+                    "SELECT role, text, at, decides FROM {schema}.short_term_messages"
                     " WHERE subject_id = %s AND session_id = %s ORDER BY idx DESC LIMIT %s"
                 ),
                 (*_ids(key), None if last is None else max(last, 0)),
             )
             rows = await cur.fetchall()
-            return [Message(Role(role), text, at) for role, text, at in reversed(rows)]
+            return [
+                Message(Role(role), text, at, MessageDecision.decode(decides))
+                for role, text, at, decides in reversed(rows)
+            ]
 
         return await self._run(work)
 

@@ -22,7 +22,7 @@ from factledger.application.sessions.types import (
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError
-from factledger.domain.transcript import Channel, Message, Role
+from factledger.domain.transcript import Channel, Message, MessageDecision, Role
 
 T = TypeVar("T")
 
@@ -34,7 +34,7 @@ _SCHEMA = (
         withheld INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (subject_id, session_id))""",
     """CREATE TABLE IF NOT EXISTS short_term_messages (
         subject_id TEXT NOT NULL, session_id TEXT NOT NULL, idx INTEGER NOT NULL,
-        role TEXT NOT NULL, text TEXT NOT NULL, at TEXT, message_id TEXT,
+        role TEXT NOT NULL, text TEXT NOT NULL, at TEXT, message_id TEXT, decides TEXT,
         PRIMARY KEY (subject_id, session_id, idx))""",
     # Message ids make a retried append a no-op.
     """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_keys
@@ -69,6 +69,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
         _rekey_by_subject(conn, has_message_ids="message_id" in messages)
     for statement in _SCHEMA:
         conn.execute(statement)
+    if "decides" not in _columns(conn, "short_term_messages"):
+        # Tables made before a subject's message could confirm or decline a change.
+        conn.execute("ALTER TABLE short_term_messages ADD COLUMN decides TEXT")
 
 
 def _rekey_by_subject(conn: sqlite3.Connection, *, has_message_ids: bool) -> None:
@@ -155,8 +158,8 @@ class SqliteSessionBuffer:
             index = int(row[0]) - 1
             conn.execute(
                 "INSERT INTO short_term_messages"
-                " (subject_id, session_id, idx, role, text, at, message_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " (subject_id, session_id, idx, role, text, at, message_id, decides)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     *_ids(key),
                     index,
@@ -164,6 +167,7 @@ class SqliteSessionBuffer:
                     message.text,
                     None if message.at is None else message.at.isoformat(),
                     message_id,
+                    None if message.decides is None else message.decides.encode(),
                 ),
             )
             return index
@@ -192,13 +196,18 @@ class SqliteSessionBuffer:
             if _fetch(conn, key) is None:
                 raise SessionNotActiveError(key.session_id)
             rows = conn.execute(
-                f"SELECT role, text, at FROM short_term_messages WHERE {_KEY}"  # noqa: S608
+                f"SELECT role, text, at, decides FROM short_term_messages WHERE {_KEY}"  # noqa: S608
                 " ORDER BY idx DESC LIMIT ?",
                 (*_ids(key), -1 if last is None else max(last, 0)),
             ).fetchall()
             return [
-                Message(Role(role), text, None if at is None else datetime.fromisoformat(at))
-                for role, text, at in reversed(rows)
+                Message(
+                    Role(role),
+                    text,
+                    None if at is None else datetime.fromisoformat(at),
+                    MessageDecision.decode(decides),
+                )
+                for role, text, at, decides in reversed(rows)
             ]
 
         return await self._run(work)

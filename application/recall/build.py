@@ -6,7 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from factledger.application.memory.types import RelationKind, SearchHit
-from factledger.application.recall.notes import profile_text, proposal_text, summary_text, unquote
+from factledger.application.recall.notes import (
+    profile_text,
+    proposal_text,
+    question_text,
+    summary_text,
+    unquote,
+)
 from factledger.application.recall.notes import with_previous as merge_previous
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.application.recall.types import Excerpt, Note, NoteKind, NoteOrigin
@@ -138,6 +144,7 @@ def proposal_notes(findings: LedgerFindings) -> tuple[Note, ...]:
                 ),
                 on=on,
                 channel=None if session is None else session.channel,
+                question=question_text(proposal),
             )
         )
     return tuple(notes)

@@ -86,6 +86,22 @@ def proposal_text(proposal: OpenProposal) -> str:
     return unquote(f"{field_label(proposal.field)}: {value}{condition} ({kind}, unconfirmed)")
 
 
+def question_text(proposal: OpenProposal) -> str:
+    """What an agent may ask to have a proposal confirmed or declined, in its own words: a
+    paraphrase of the change, never the subject's quotation."""
+    label = field_label(proposal.field)
+    if proposal.value is None:
+        return unquote(f"Should we remove your {label} from your profile?")
+    condition = f", {proposal.condition}" if proposal.condition else ""
+    return unquote(f"Is it right that your {label} is {proposal.value}{condition}?")
+
+
+def _to_ask(note: Note) -> str:
+    if note.question is None:
+        return dated(note)
+    return f"{dated(note)}. Ask: {note.question} (change {note.origin.ref})"
+
+
 def summary_text(summary: Mapping[str, object]) -> str:
     """A structured summary as one line: its `text`/`summary` key, else `key: value` pairs."""
     for key in ("text", "summary"):
@@ -125,7 +141,7 @@ def render_context(context: SessionContext) -> str:
         *_section("Relevant notes:", (dated(n) for n in context.memories)),
         *_section(
             "Unconfirmed, ask the subject before relying on these:",
-            (dated(n) for n in context.to_confirm),
+            (_to_ask(n) for n in context.to_confirm),
         ),
         *_section("Verbatim excerpts:", (attributed(e) for e in context.excerpts)),
         *_degraded_line(context.degraded),

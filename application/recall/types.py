@@ -44,6 +44,7 @@ class Note:
     on: date | None = None
     channel: Channel | None = None
     score: float | None = None
+    question: str | None = None  # for an open proposal: what to ask the subject (a note too)
 
 
 @dataclass(frozen=True, slots=True)

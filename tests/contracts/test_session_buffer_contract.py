@@ -32,7 +32,7 @@ from factledger.application.sessions.types import (
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError
-from factledger.domain.transcript import Channel, Message, Role
+from factledger.domain.transcript import Channel, Message, MessageDecision, Role, Verdict
 
 SUBJECT_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")
 SUBJECT_B = uuid.UUID("00000000-0000-0000-0000-00000000000b")
@@ -215,6 +215,19 @@ async def test_messages_read_back_as_written(buffer: SessionBuffer) -> None:
         Message(Role.AGENT, "no time given"),
         Message(Role.STAFF, "noted", datetime(2026, 3, 12, 12, 0, tzinfo=berlin)),
         Message(Role.SYSTEM, "session resumed", T0 + timedelta(microseconds=7)),
+    ]
+    for message in written:
+        await buffer.append(S1, message)
+    assert await buffer.messages(S1) == written
+
+
+async def test_a_messages_decision_on_a_change_reads_back(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    change = uuid.UUID("0b7e4c1e-5f7d-4a53-9a41-2a3e0d6c9b10")
+    written = [
+        Message(Role.SUBJECT, "Yes, that is right.", T0, MessageDecision(Verdict.CONFIRMS, change)),
+        Message(Role.SUBJECT, "No, not that.", T0, MessageDecision(Verdict.DECLINES, change)),
+        Message(Role.SUBJECT, "Thanks.", T0),
     ]
     for message in written:
         await buffer.append(S1, message)

@@ -27,6 +27,7 @@ from factledger.api.http.deps import (
     SessionsDep,
     SubjectIdDep,
 )
+from factledger.api.http.errors import InvalidParameterError
 from factledger.api.http.routes.proposals import proposal_out, propose_command
 from factledger.api.http.schemas.common import ERRORS, SESSION_ID_PATTERN
 from factledger.api.http.schemas.sessions import (
@@ -40,6 +41,7 @@ from factledger.api.http.schemas.sessions import (
     TranscriptOut,
 )
 from factledger.application.ports import SessionBuffer
+from factledger.application.sessions.decisions import check_decidable
 from factledger.application.sessions.end import ProposalsRecorder, RecordedEnd, recorded_end
 from factledger.application.sessions.side_doors import end_fields, screen_fields
 from factledger.application.sessions.types import (
@@ -49,7 +51,7 @@ from factledger.application.sessions.types import (
     SessionNotActiveError,
 )
 from factledger.domain.sessions import MAX_MESSAGES
-from factledger.domain.transcript import Message
+from factledger.domain.transcript import Message, MessageDecision, Role, Verdict
 
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["sessions"], responses=ERRORS)  # type: ignore[arg-type]
 SessionPath = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
@@ -97,11 +99,19 @@ async def append(
     subject_id: SubjectIdDep,
     sessions: SessionsDep,
     buffer: SessionBufferDep,
+    ledger: LedgerDep,
     idem: IdempotencyDep,
 ) -> MessageOutcomeOut:
+    """A subject's message may confirm or decline a pending change (`confirms`, `declines`):
+    recorded when the session ends, with this message as evidence."""
     key = SessionKey(subject_id, SessionId(session_id))
     await _owned(buffer, key)
-    message = Message(role=body.role, text=body.text, at=body.at)
+    decides = _decision(body)
+    if decides is not None:
+        await asyncio.to_thread(
+            check_decidable, ledger, principal.tenant, subject_id, decides.change_id
+        )
+    message = Message(role=body.role, text=body.text, at=body.at, decides=decides)
 
     # The buffer keeps message ids unique per session, so a retry that outlives the saved
     # response (or a claim whose process died) still appends once.
@@ -150,6 +160,20 @@ async def messages(
             for n, m in enumerate(kept)
         ],
     )
+
+
+def _decision(body: MessageIn) -> MessageDecision | None:
+    if body.confirms is None and body.declines is None:
+        return None
+    if body.confirms is not None and body.declines is not None:
+        raise InvalidParameterError("declines", "a message confirms or declines, not both")
+    if body.role is not Role.SUBJECT:
+        field = "confirms" if body.confirms is not None else "declines"
+        raise InvalidParameterError(field, "only the subject's own message decides on a change")
+    if body.confirms is not None:
+        return MessageDecision(Verdict.CONFIRMS, body.confirms)
+    assert body.declines is not None  # noqa: S101 - one of the two is set, checked above
+    return MessageDecision(Verdict.DECLINES, body.declines)
 
 
 def end_command_id(tenant: str, subject_id: UUID, session_id: str, index: int) -> str:

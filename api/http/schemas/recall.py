@@ -38,6 +38,11 @@ class NoteOut(BaseModel):
     on: date | None = None
     channel: str | None = Field(default=None, examples=["voice"])
     score: float | None = None
+    question: str | None = Field(
+        default=None,
+        description="For a proposal to confirm: a suggested question (a note, not a "
+        "quotation). Append the subject's answer with `confirms` or `declines` = `ref`.",
+    )
 
     @classmethod
     def of(cls, note: Note) -> NoteOut:
@@ -50,6 +55,7 @@ class NoteOut(BaseModel):
             on=note.on,
             channel=None if note.channel is None else note.channel.value,
             score=note.score,
+            question=note.question,
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +37,9 @@ class SessionOut(BaseModel):
 class MessageIn(Strict):
     """One message; `flagged` lets the caller withhold it (never stored, only counted).
 
+    A subject's message may confirm or decline one pending change (`confirms` / `declines`);
+    an agent's may not.
+
     `message_id` (unique within the session) makes a retried append a no-op on any process;
     without it, the request's `Idempotency-Key` serves as the message id.
     """
@@ -52,6 +56,14 @@ class MessageIn(Strict):
     flagged: bool = False
     message_id: str | None = Field(
         default=None, pattern=r"^[A-Za-z0-9._:-]{1,128}$", examples=["wa-msg-0001"]
+    )
+    confirms: UUID | None = Field(
+        default=None,
+        description="A pending change (from `context`'s to_confirm) the subject confirms in "
+        "this message; recorded with the session, this message as evidence.",
+    )
+    declines: UUID | None = Field(
+        default=None, description="A pending change the subject declines in this message."
     )
 
 
