@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
@@ -17,6 +18,7 @@ from factledger.domain.errors import (
     ConfirmationWithoutEvidenceError,
     EvidenceNotFoundError,
     HedgeDroppedError,
+    InvalidOperationError,
     InvalidValueError,
     StatedWithoutEvidenceError,
 )
@@ -33,7 +35,7 @@ from factledger.domain.provenance import (
 )
 from factledger.domain.sessions import SessionInfo
 from factledger.domain.transcript import Role
-from factledger.domain.values import FieldValue, Immutable, ListValue, to_payload
+from factledger.domain.values import FieldValue, Immutable, JsonObject, ListValue, to_payload
 
 MAX_CONDITION = 500
 MAX_RATIONALE = 2000
@@ -242,3 +244,38 @@ def check_subject_words(
             f"change {record.change_id}: session {evidence.session_id} was recorded before "
             "the change was proposed"
         )
+
+
+def check_operation(proposal: Proposal, current: CurrentField | None) -> None:
+    """The operation and the value fit each other and the field's current value."""
+    op = proposal.operation
+    if op is Operation.SET and proposal.value is None:
+        raise InvalidOperationError("set: needs a value")
+    if op is Operation.UNSET and proposal.value is not None:
+        raise InvalidOperationError("unset: takes no value")
+    if op is Operation.APPEND:
+        if not isinstance(proposal.value, ListValue):
+            raise InvalidOperationError("append: needs a list value")
+        if current is not None and not isinstance(current.value, ListValue):
+            raise InvalidOperationError("append: the field does not hold a list")
+
+
+# Statuses of changes that set (or may yet set) their field; a rejected change never did.
+_SETS_FIELD = frozenset({ChangeStatus.CONFIRMED, ChangeStatus.PENDING})
+
+
+def evidence_refs(
+    changes: Iterable[ChangeRecord], confirmed_in: Mapping[UUID, tuple[str, int]], field: str
+) -> list[JsonObject]:
+    """Where the field's confirmed and pending changes were said and confirmed, as ids:
+    readable now, unreadable once the field's key is deleted (ADR 0003)."""
+    said: set[tuple[str, int]] = set()
+    for record in changes:
+        if record.field != field or record.status not in _SETS_FIELD:
+            continue
+        evidence = record.proposal.evidence
+        if evidence is not None:
+            said.add((evidence.session_id, evidence.message_index))
+        if record.change_id in confirmed_in:
+            said.add(confirmed_in[record.change_id])
+    return [{"session_id": s, "message_index": i} for s, i in sorted(said)]

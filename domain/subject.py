@@ -39,8 +39,10 @@ from factledger.domain.proposal import (
     Proposal,
     check_confirmation,
     check_evidence,
+    check_operation,
     check_rejection,
     check_subject_words,
+    evidence_refs,
 )
 from factledger.domain.provenance import (
     MAX_QUOTE,
@@ -53,13 +55,11 @@ from factledger.domain.provenance import (
 )
 from factledger.domain.sessions import SessionInfo, SessionRecord, check_session
 from factledger.domain.transcript import Message, Role, Verdict
-from factledger.domain.values import JsonObject, ListValue, ProfileSchema
+from factledger.domain.values import ProfileSchema
 
 SUBJECT_NAMESPACE = uuid5(NAMESPACE_URL, "factledger:subject")
 MAX_REFERENCE = 200  # each of tenant, kind and external reference
 SEEN_COMMANDS_WINDOW = 500  # enough to absorb client retries; older ids are long settled
-# Statuses of changes that set (or may yet set) their field; a rejected change never did.
-_SETS_FIELD = frozenset({ChangeStatus.CONFIRMED, ChangeStatus.PENDING})
 
 
 def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
@@ -187,7 +187,7 @@ class Subject(Aggregate):
             return False
         proposal.check_new()
         schema.check(proposal.field, proposal.value)
-        self._check_operation(proposal, schema)
+        check_operation(proposal, self.fields.get(proposal.field))
         if proposal.based_on_version > self.profile_version:
             raise InvalidOperationError("based_on_version: ahead of the subject's profile")
         if proposal.based_on_version < self.field_changed_in.get(proposal.field, 0):
@@ -265,22 +265,8 @@ class Subject(Aggregate):
             profile_version=self.profile_version + 1,
             withdrawn_changes=withdrawn,
             command_id=by.command_id,
-            evidence_refs=self._evidence_refs(field),
+            evidence_refs=evidence_refs(self.changes.values(), self.confirmed_in, field),
         )
-
-    def _evidence_refs(self, field: str) -> list[JsonObject]:
-        """Where the field's confirmed and pending changes were said and confirmed, as ids:
-        readable now, unreadable once the field's key is deleted (ADR 0003)."""
-        said: set[tuple[str, int]] = set()
-        for record in self.changes.values():
-            if record.field != field or record.status not in _SETS_FIELD:
-                continue
-            evidence = record.proposal.evidence
-            if evidence is not None:
-                said.add((evidence.session_id, evidence.message_index))
-            if record.change_id in self.confirmed_in:
-                said.add(self.confirmed_in[record.change_id])
-        return [{"session_id": s, "message_index": i} for s, i in sorted(said)]
 
     def forget_memory(self, memory_id: str, *, by: Decision, reason: str, at: datetime) -> None:
         """Records that a backend memory must be forgotten (the sync worker acts on it)."""
@@ -326,19 +312,6 @@ class Subject(Aggregate):
         self._check_live()
         if at < self.modified_on:
             raise TimeWentBackwardsError(f"subject {self.id}: event dated before the last one")
-
-    def _check_operation(self, proposal: Proposal, schema: ProfileSchema) -> None:
-        op = proposal.operation
-        if op is Operation.SET and proposal.value is None:
-            raise InvalidOperationError("set: needs a value")
-        if op is Operation.UNSET and proposal.value is not None:
-            raise InvalidOperationError("unset: takes no value")
-        if op is Operation.APPEND:
-            if not isinstance(proposal.value, ListValue):
-                raise InvalidOperationError("append: needs a list value")
-            current = self.fields.get(proposal.field)
-            if current is not None and not isinstance(current.value, ListValue):
-                raise InvalidOperationError("append: the field does not hold a list")
 
     def remember_command(self, command_id: str | None) -> None:
         """Called by event mutators: keeps a bounded window of applied command ids."""

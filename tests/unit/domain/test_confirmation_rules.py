@@ -14,7 +14,7 @@ from factledger.domain.proposal import Decision, Proposal
 from factledger.domain.provenance import Actor, ActorKind, ChangeStatus, Evidence
 from factledger.domain.sessions import SessionRecord
 from factledger.domain.subject import Subject
-from factledger.domain.transcript import Channel, Message, Role
+from factledger.domain.transcript import Channel, Message, MessageDecision, Role, Verdict
 from factledger.domain.values import OPEN_SCHEMA
 from factledger.testing.subject_builders import REVIEWER, T0, proposal, session
 
@@ -110,3 +110,37 @@ def test_the_order_survives_a_replay(subject: Subject) -> None:
     replayed.record_session(later, at=T0)
     confirm(replayed, change, Evidence("s3", 0, "Correct"))
     assert replayed.changes[change.change_id].status is ChangeStatus.CONFIRMED
+
+
+def answer(session_id: str, role: Role, text: str, decision: MessageDecision) -> SessionRecord:
+    message = Message(role, text, T0, decision)
+    return SessionRecord(session_id, Channel.CHAT, T0, T0, (message,))
+
+
+def test_a_subjects_answer_decides_when_its_session_is_recorded(
+    proposed: tuple[Subject, Proposal],
+) -> None:
+    subject, change = proposed
+    subject.collect_events()
+    yes = MessageDecision(Verdict.CONFIRMS, change.change_id)
+    subject.record_session(answer("s2", Role.SUBJECT, "Yes, Supplier A.", yes), at=T0)
+    events = subject.collect_events()
+    assert [type(e).__mro__[1].__name__ for e in events] == ["SessionRecorded", "ChangeConfirmed"]
+    assert subject.confirmed_in[change.change_id] == ("s2", 0)
+
+
+def test_an_agents_line_never_decides(proposed: tuple[Subject, Proposal]) -> None:
+    subject, change = proposed
+    yes = MessageDecision(Verdict.CONFIRMS, change.change_id)
+    with pytest.raises(ConfirmationNotFromSubjectError):
+        subject.record_session(answer("s2", Role.AGENT, "Confirmed for them.", yes), at=T0)
+
+
+def test_an_answer_on_a_change_already_decided_is_kept_as_words_only(
+    proposed: tuple[Subject, Proposal],
+) -> None:
+    subject, change = proposed
+    subject.confirm(change.change_id, Decision(REVIEWER), at=T0)
+    no = MessageDecision(Verdict.DECLINES, change.change_id)
+    assert subject.record_session(answer("s2", Role.SUBJECT, "No.", no), at=T0) is True
+    assert subject.changes[change.change_id].status is ChangeStatus.CONFIRMED
