@@ -95,9 +95,15 @@ class AsyncFactledgerClient:
     # -- sessions ---------------------------------------------------------------------------
 
     async def start_session(
-        self, session_id: str, channel: m.Channel, *, subject: Subject = ME
+        self,
+        session_id: str,
+        channel: m.Channel,
+        *,
+        started_at: datetime | None = None,
+        subject: Subject = ME,
     ) -> m.Session:
-        return await self.send(c.start_session(subject, session_id, channel))
+        """Starts a session, dated `started_at` when the conversation began earlier."""
+        return await self.send(c.start_session(subject, session_id, channel, started_at))
 
     async def append_message(
         self,
@@ -107,10 +113,14 @@ class AsyncFactledgerClient:
         *,
         at: datetime | None = None,
         flagged: bool = False,
+        confirms: UUID | None = None,
+        declines: UUID | None = None,
         subject: Subject = ME,
         idempotency_key: str | None = None,
     ) -> m.MessageOutcome:
-        body = c.message_body(role, text, at, flagged)
+        """Appends a message; a subject's answer may confirm or decline a pending change (its
+        id from `context().to_confirm[n].ref`), recorded when the session ends."""
+        body = c.message_body(role, text, at, flagged, confirms=confirms, declines=declines)
         return await self.send(c.append_message(subject, session_id, body, idempotency_key))
 
     async def session_messages(

@@ -56,8 +56,12 @@ def get_subject(subject: str | UUID) -> Call[m.Subject]:
     return Call("GET", _s(subject), m.Subject)
 
 
-def start_session(subject: str | UUID, session_id: str, channel: m.Channel) -> Call[m.Session]:
-    body = {"session_id": session_id, "channel": channel}
+def start_session(
+    subject: str | UUID, session_id: str, channel: m.Channel, started_at: datetime | None = None
+) -> Call[m.Session]:
+    body: dict[str, Any] = {"session_id": session_id, "channel": channel}
+    if started_at is not None:  # a conversation relayed later keeps its own time
+        body["started_at"] = started_at.isoformat()
     # The caller's session id makes a retried start a no-op: no key needed.
     return Call("POST", f"{_s(subject)}/sessions", m.Session, body)
 
@@ -154,8 +158,20 @@ def retry_dead_letters(item_id: str | None) -> Call[m.Retried]:
     return Call("POST", path, m.Retried, {})
 
 
-def message_body(role: m.Role, text: str, at: datetime | None, flagged: bool) -> dict[str, Any]:
+def message_body(
+    role: m.Role,
+    text: str,
+    at: datetime | None,
+    flagged: bool,
+    *,
+    confirms: UUID | None = None,
+    declines: UUID | None = None,
+) -> dict[str, Any]:
     body: dict[str, Any] = {"role": role, "text": text, "flagged": flagged}
     if at is not None:
         body["at"] = at.isoformat()
+    if confirms is not None:
+        body["confirms"] = str(confirms)
+    if declines is not None:
+        body["declines"] = str(declines)
     return body

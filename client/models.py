@@ -171,6 +171,7 @@ class Note(_Answer):
     on: date | None = None
     channel: str | None = None
     score: float | None = None
+    question: str | None = None  # for a change to confirm: what the agent may ask
 
 
 class Excerpt(_Answer):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -99,6 +100,32 @@ async def test_the_async_client_drives_a_session(
         1,
         "as quoted",
     )
+    assert (await agent.get_subject()).profile_version == 1
+
+
+async def test_the_client_relays_a_dated_conversation_and_the_subjects_answer(
+    agent: AsyncFactledgerClient,
+) -> None:
+    began = datetime(2026, 1, 2, 8, 0, tzinfo=UTC)  # before the harness clock's now
+    session = await agent.start_session("call-0", "voice", started_at=began)
+    assert session.started_at == began
+    await agent.append_message("call-0", "subject", "We own a bakery in Lyon.", at=began)
+    draft = ProposalDraft(
+        field="business",
+        origin="stated",
+        value=text("a bakery in Lyon"),
+        evidence=Evidence(session_id="call-0", message_index=0, quote="a bakery in Lyon"),
+    )
+    (change,) = (await agent.end_session("call-0", proposals=[draft])).proposals
+
+    (ask,) = (await agent.context()).to_confirm
+    assert (ask.ref, ask.question) == (
+        str(change.change_id),
+        "Is it right that your business is a bakery in Lyon?",
+    )
+    await agent.start_session("call-1", "voice")
+    await agent.append_message("call-1", "subject", "Yes, the bakery.", confirms=change.change_id)
+    await agent.end_session("call-1")
     assert (await agent.get_subject()).profile_version == 1
 
 
