@@ -145,6 +145,7 @@ class EndedSession(_Answer):
     message_count: int
     withheld: int
     proposals: list[Proposal]
+    decided: list[Proposal] = Field(default_factory=list)  # what the subject's answers decided
 
 
 class Decision(_Answer):

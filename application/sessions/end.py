@@ -4,8 +4,9 @@
   (`Ledger.end_session`): a proposal that breaks a rule records nothing, so the caller gets the
   rule's error and the buffer is kept for a corrected retry.
 - `recorded_end` reads back what an earlier end recorded (the session's message and withheld
-  counts, and the changes it proposed), so a retried end answers with the first result
-  instead of "not active"; the ledger is the durable session id -> result map.
+  counts, the changes it proposed and those its messages decided on), so a retried end
+  answers with the first result instead of "not active"; the ledger is the durable
+  session id -> result map.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.sessions.types import SessionRecording
 from factledger.domain.errors import SessionConflictError
 from factledger.domain.events import SessionRecorded
+from factledger.domain.sessions import transcript_from_payload
 from factledger.domain.subject import Subject
+from factledger.domain.transcript import Message
 
 
 class ProposalsRecorder:
@@ -42,6 +45,13 @@ class RecordedEnd:
     message_count: int
     withheld: int
     change_ids: tuple[UUID, ...]
+    decided: tuple[UUID, ...] = ()  # changes the subject's messages confirmed or declined
+
+
+def decided_in(transcript: Sequence[Message]) -> tuple[UUID, ...]:
+    """The changes a transcript's messages decide on, in order, each once."""
+    ids = (m.decides.change_id for m in transcript if m.decides is not None)
+    return tuple(dict.fromkeys(ids))
 
 
 def recorded_end(
@@ -56,12 +66,16 @@ def recorded_end(
     missing = [c for c in change_ids if c not in subject.changes]
     if missing:
         raise SessionConflictError(f"session {session_id}: already ended with other proposals")
-    withheld = next(
-        (
-            e.withheld_count
-            for e in ledger.repository.event_store.get(subject_id)
-            if isinstance(e, SessionRecorded) and e.session_id == session_id
-        ),
-        0,
+    recorded = next(
+        e
+        for e in ledger.repository.event_store.get(subject_id)
+        if isinstance(e, SessionRecorded) and e.session_id == session_id
     )
-    return RecordedEnd(subject, len(info.messages), withheld, tuple(change_ids))
+    transcript = transcript_from_payload(recorded.transcript or [])
+    return RecordedEnd(
+        subject,
+        len(info.messages),
+        recorded.withheld_count,
+        tuple(change_ids),
+        decided_in(transcript),
+    )

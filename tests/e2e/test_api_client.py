@@ -125,7 +125,8 @@ async def test_the_client_relays_a_dated_conversation_and_the_subjects_answer(
     )
     await agent.start_session("call-1", "voice")
     await agent.append_message("call-1", "subject", "Yes, the bakery.", confirms=change.change_id)
-    await agent.end_session("call-1")
+    (decided,) = (await agent.end_session("call-1")).decided
+    assert (decided.change_id, decided.status) == (change.change_id, "confirmed")
     assert (await agent.get_subject()).profile_version == 1
 
 

@@ -114,6 +114,8 @@ async def test_the_subjects_answers_confirm_and_decline_when_the_session_ends(
 
     ended = await end(http, "chat-2")
     assert ended.status_code == 200, ended.text
+    decided = [(d["change_id"], d["status"]) for d in ended.json()["decided"]]
+    assert decided == [(crm, "confirmed"), (renewal, "rejected")]
     assert (await status(http, crm), await status(http, renewal)) == ("confirmed", "rejected")
     lead = ports.ledger.subject("t1", ports.ledger.subject_id_for("t1", "lead", LEAD))
     assert lead.confirmed_in[UUID(crm)] == ("chat-2", 1)

@@ -42,7 +42,12 @@ from factledger.api.http.schemas.sessions import (
 )
 from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.decisions import check_decidable
-from factledger.application.sessions.end import ProposalsRecorder, RecordedEnd, recorded_end
+from factledger.application.sessions.end import (
+    ProposalsRecorder,
+    RecordedEnd,
+    decided_in,
+    recorded_end,
+)
 from factledger.application.sessions.side_doors import end_fields, screen_fields
 from factledger.application.sessions.types import (
     ActiveSession,
@@ -223,7 +228,11 @@ async def end(
         recording = await sessions.end(key, summary=body.summary, recorder=recorder)
         subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
         fresh = RecordedEnd(
-            subject, len(recording.transcript), recording.withheld, tuple(change_ids)
+            subject,
+            len(recording.transcript),
+            recording.withheld,
+            tuple(change_ids),
+            decided_in(recording.transcript),
         )
         return _end_out(session_id, fresh)
 
@@ -237,4 +246,5 @@ def _end_out(session_id: str, done: RecordedEnd) -> EndSessionOut:
         message_count=done.message_count,
         withheld=done.withheld,
         proposals=[proposal_out(done.subject, c) for c in done.change_ids],
+        decided=[proposal_out(done.subject, c) for c in done.decided if c in done.subject.changes],
     )

@@ -100,3 +100,8 @@ class EndSessionOut(BaseModel):
     message_count: int
     withheld: int
     proposals: list[ProposalOut]
+    decided: list[ProposalOut] = Field(
+        default_factory=list,
+        description="The changes the subject's messages confirmed or declined, as they stand "
+        "now (one decided meanwhile by a reviewer keeps that decision).",
+    )
