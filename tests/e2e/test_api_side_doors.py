@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+import structlog
 from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
 from factledger.api.bootstrap.runtime import Runtime
@@ -83,6 +84,22 @@ async def test_a_card_number_in_a_summary_is_refused_and_never_comes_back(
     # The buffer was kept: the same end without the card records the session.
     recorded = await end(http, summary={"next_step": "send the deposit invoice"})
     assert recorded.status_code == 200, recorded.text
+
+
+async def test_a_refused_field_is_logged_by_name_and_rule_only(http: httpx.AsyncClient) -> None:
+    with structlog.testing.capture_logs() as logs:
+        response = await end(http, summary={"next_step": f"charge {CARD}"})
+    assert response.status_code == 422
+    refused = [entry for entry in logs if entry["event"] == "safety.field_refused"]
+    assert refused == [
+        {
+            "event": "safety.field_refused",
+            "field": "summary",
+            "category": "payment_card",
+            "log_level": "info",
+        }
+    ]
+    assert "5555" not in repr(logs)
 
 
 async def test_a_card_number_sent_as_a_json_number_is_refused(
