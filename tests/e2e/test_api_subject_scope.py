@@ -156,9 +156,10 @@ async def test_a_keyed_proposal_is_proposed_to_each_subject(
 async def test_a_keyed_confirmation_confirms_each_subjects_change(
     http: httpx.AsyncClient, subjects: dict[str, str]
 ) -> None:
+    # A subject confirms in a session recorded after the proposal (ADR 0017).
     for ref in REFS:
-        await record_session(http, ref)
         await propose(http, ref)
+        await record_session(http, ref)
     evidence = {"session_id": "s-1", "message_index": 0, "quote": QUOTE}
     path = f"/v1/subjects/me/proposals/{CHANGE}/confirm"
     answers = await as_each_agent(http, path, {"evidence": evidence})
