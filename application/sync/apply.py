@@ -29,6 +29,7 @@ from factledger.domain.events import (
     ChangeProposed,
     FactForgotten,
     SessionRecorded,
+    SubjectErased,
 )
 from factledger.domain.sessions import transcript_from_payload
 
@@ -95,6 +96,11 @@ async def apply_item(
                     item.subject_id, event.field, event.originator_version - 1
                 )
                 await _delete_records(item, trace, ns, backend)
+        case SyncKind.ERASE, SubjectErased():
+            # The whole namespace goes: memories, documents (transcripts), records, chunks.
+            # Idempotent: dropping an empty namespace changes nothing, so a retry is safe.
+            await backend.drop_namespace(ns)
+            log.info("sync.namespace_dropped", item_id=item.item_id)
         case _:
             raise UnexpectedEventError(f"sync item {item.item_id}: {type(event).__name__}")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from factledger.application.sync.ids import (
+    namespace_for,
     profile_record_id,
     proposal_record_id,
     summary_record_id,
@@ -17,6 +18,7 @@ from factledger.domain.events import (
     ChangeProposed,
     FactForgotten,
     SessionRecorded,
+    SubjectErased,
 )
 
 # Only these events reach the backend; the feed asks the event store for them alone.
@@ -25,6 +27,7 @@ SYNCED_TOPICS: tuple[str, ...] = (
     ChangeProposed.TOPIC,
     ChangeConfirmed.TOPIC,
     FactForgotten.TOPIC,
+    SubjectErased.TOPIC,
 )
 
 
@@ -64,4 +67,6 @@ def plan(position: int, event: LedgerEvent, tenant: str) -> list[SyncItem]:
             target = f"field:{event.field}" if event.field else f"memory:{event.memory_id}"
             items.append(item(1, SyncKind.FORGET, target))
             return items
+        case SubjectErased():
+            return [item(0, SyncKind.ERASE, f"namespace:{namespace_for(subject)}")]
     return []

@@ -20,6 +20,7 @@ class SyncKind(StrEnum):
     PROPOSAL = "proposal"  # ChangeProposed -> a verbatim record
     PROFILE_VERSION = "profile_version"  # every new profile version -> a verbatim record
     FORGET = "forget"  # FactForgotten -> forget the matching memories, delete the records
+    ERASE = "erase"  # SubjectErased -> drop the subject's whole namespace
 
 
 class ItemState(StrEnum):
