@@ -6,6 +6,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from uuid import UUID
 
 from factledger.application.ledger.idempotency import (
     CLAIMED,
@@ -66,3 +67,16 @@ class InMemoryIdempotencyStore:
             entry = self._entries.get(scope)
             if entry is not None and entry.fingerprint == fingerprint and entry.body is None:
                 del self._entries[scope]
+
+    async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
+        with self._lock:
+            gone = [
+                scope
+                for scope, entry in self._entries.items()
+                if scope.tenant == tenant
+                and scope.subject_id == subject_id
+                and entry.body is not None
+            ]
+            for scope in gone:
+                del self._entries[scope]
+            return len(gone)

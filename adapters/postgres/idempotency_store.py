@@ -58,6 +58,10 @@ def _ids(scope: IdempotencyScope) -> tuple[str, str, UUID, str]:
     return (scope.tenant, scope.principal, scope.subject_id, scope.key)
 
 
+_FORGET = """DELETE FROM {schema}.idempotency_keys
+    WHERE tenant = %s AND subject_id = %s AND body IS NOT NULL"""
+
+
 class PostgresIdempotencyStore:
     """Saved responses in one table of one schema; build it with `await ....connect(dsn)`."""
 
@@ -136,6 +140,17 @@ class PostgresIdempotencyStore:
             )
 
         await self._run(work)
+
+    async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
+        async def work(cur: Cursor) -> int:
+            await cur.execute(self._q(_FORGET), (tenant, subject_id))
+            return cur.rowcount
+
+        deleted = await self._run(work)
+        if deleted:
+            # The deleted rows stay in the table's pages as dead tuples until a vacuum.
+            await self._tables.vacuum("idempotency_keys")
+        return deleted
 
 
 async def _create(tables: PostgresTables, cur: Cursor) -> None:

@@ -64,6 +64,24 @@ class PostgresTables:
         except psycopg.Error as exc:
             raise self._error() from exc
 
+    async def vacuum(self, table: str) -> None:
+        """Removes the dead tuples of `table` (deleted rows) from its pages, so erased values
+        leave the data files at once rather than at the next autovacuum. VACUUM cannot run in
+        a transaction block; index cleanup is left to autovacuum, since indexes hold keys only.
+        """
+        statement = sql.SQL("VACUUM (INDEX_CLEANUP OFF, TRUNCATE OFF) {}.{}").format(
+            self._schema, sql.Identifier(table)
+        )
+        try:
+            async with self._pool.connection() as conn:
+                await conn.set_autocommit(True)
+                try:
+                    await conn.execute(statement)
+                finally:
+                    await conn.set_autocommit(False)
+        except psycopg.Error as exc:
+            raise self._error() from exc
+
     async def close(self) -> None:
         await self._pool.close()
 

@@ -61,6 +61,19 @@ class SqliteWriter:
             self.conn.execute("COMMIT")
             return result
 
+    async def checkpoint(self) -> None:
+        """Copies the write-ahead log into the file and truncates it, so pages overwritten
+        since (deleted rows, with `secure_delete`) survive in neither; a reader still on an
+        older snapshot makes it a partial checkpoint, which the next one completes."""
+        await asyncio.to_thread(self.checkpoint_sync)
+
+    def checkpoint_sync(self) -> None:
+        try:
+            with self.lock:
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            raise self._error() from exc
+
     def close(self) -> None:
         with self.lock:
             self.conn.close()

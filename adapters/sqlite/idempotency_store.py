@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar, cast
+from uuid import UUID
 
 from factledger.adapters.sqlite.connection import SqliteWriter
 from factledger.application.ledger.idempotency import (
@@ -59,6 +60,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute(_SCHEMA)
 
 
+_FORGET = "DELETE FROM idempotency_keys WHERE tenant = ? AND subject_id = ? AND body IS NOT NULL"
+
+
 class SqliteIdempotencyStore:
     """Saved responses in one table of a SQLite file (`:memory:` works too)."""
 
@@ -74,6 +78,8 @@ class SqliteIdempotencyStore:
         self._db = SqliteWriter(
             path, error=lambda: IdempotencyStoreUnavailableError("sqlite idempotency store failed")
         )
+        # Deleted responses are overwritten in the file, not just unlinked from the b-tree.
+        self._db.run_sync(lambda conn: conn.execute("PRAGMA secure_delete=ON"))
         self._db.run_sync(_migrate)
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -114,6 +120,14 @@ class SqliteIdempotencyStore:
                 args,
             )
         )
+
+    async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
+        args = (tenant, str(subject_id))
+        deleted = await self._run(lambda conn: conn.execute(_FORGET, args).rowcount)
+        if deleted:
+            # The write-ahead log still holds the pages as they were before the delete.
+            await self._db.checkpoint()
+        return deleted
 
     def close(self) -> None:
         self._db.close()

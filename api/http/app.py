@@ -20,6 +20,7 @@ from factledger.api.http.errors import install_error_handlers
 from factledger.api.http.metrics import ApiMetrics
 from factledger.api.http.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
 from factledger.api.http.routes.dead_letters import router as dead_letters_router
+from factledger.api.http.routes.erasure import router as erasure_router
 from factledger.api.http.routes.events import router as events_router
 from factledger.api.http.routes.forget import router as forget_router
 from factledger.api.http.routes.health import router as health_router
@@ -89,6 +90,7 @@ def create_app(
         recall_router,
         proposals_router,
         forget_router,
+        erasure_router,
         profile_router,
         queue_router,
         events_router,

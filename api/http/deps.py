@@ -207,6 +207,15 @@ async def get_subject_id(principal: PrincipalDep, ledger: LedgerDep, raw: Subjec
 SubjectIdDep = Annotated[UUID, Depends(get_subject_id)]
 
 
+def get_idempotency_store(state: StateDep) -> IdempotencyStore:
+    """The shared store of saved responses (the runtime's, else the app's own)."""
+    shared = None if state.ports is None else state.ports.idempotency
+    return shared or state.idempotency
+
+
+IdempotencyStoreDep = Annotated[IdempotencyStore, Depends(get_idempotency_store)]
+
+
 async def get_idempotency_request(
     request: Request,
     response: Response,
@@ -214,9 +223,8 @@ async def get_idempotency_request(
     principal: PrincipalDep,
     key: IdempotencyKeyHeader = None,
 ) -> IdempotencyRequest:
-    shared = None if state.ports is None else state.ports.idempotency
     return IdempotencyRequest(
-        shared or state.idempotency,
+        get_idempotency_store(state),
         tenant=principal.tenant,
         principal=principal.id,
         key=parse_key(key),

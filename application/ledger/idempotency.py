@@ -14,6 +14,12 @@ once the first request finished, its response body.
   entry is kept `ttl_s` seconds, then the key is free again.
 - `release` frees a claim whose request failed (so the retry runs again); `complete` stores the
   response. Both act only on the claim this fingerprint holds.
+- `forget_subject` deletes every saved response of one subject of a tenant (every scope of
+  that subject, whoever the principal): a forget or an erasure leaves no replayable copy of
+  what the deleted keys encrypted in the ledger (ADR 0015). Claims still running stay. A retry
+  after it runs again, and the ledger's command ids make that rerun a no-op that answers from
+  the ledger's current, redacted state.
+  Adapters that keep files or pages overwrite the deleted bytes before returning.
 """
 
 from __future__ import annotations
@@ -85,3 +91,5 @@ class IdempotencyStore(Protocol):
     async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None: ...
 
     async def release(self, scope: IdempotencyScope, fingerprint: str) -> None: ...
+
+    async def forget_subject(self, tenant: str, subject_id: UUID) -> int: ...

@@ -245,3 +245,58 @@ async def test_a_closed_store_raises_its_port_error(
     with pytest.raises(IdempotencyStoreUnavailableError):
         await a.complete(SCOPE, "fp-1", {"n": 1})
     assert (await b.claim(SCOPE, "fp-1")).status is ClaimStatus.IN_PROGRESS
+
+
+async def _saved(store: IdempotencyStore, scope: IdempotencyScope, body: dict[str, object]) -> None:
+    assert (await store.claim(scope, "fp")).status is ClaimStatus.CLAIMED
+    await store.complete(scope, "fp", body)
+
+
+async def test_forgetting_a_subject_deletes_its_saved_responses_and_no_others(
+    stores: tuple[IdempotencyStore, IdempotencyStore],
+) -> None:
+    a, b = stores
+    about_a = IdempotencyScope("t1", "agent-1", SUBJECT_A, "key-about-a")
+    by_another = IdempotencyScope("t1", "service-1", SUBJECT_A, "key-about-a")
+    about_b = IdempotencyScope("t1", "agent-1", SUBJECT_B, "key-about-b")
+    other_tenant = IdempotencyScope("t2", "agent-1", SUBJECT_A, "key-about-a")
+    running = IdempotencyScope("t1", "agent-1", SUBJECT_A, "key-running")
+    await _saved(a, about_a, {"subject_id": str(SUBJECT_A), "value": "Canary Gazebo"})
+    await _saved(a, by_another, {"kept": True, "index": 3})
+    await _saved(a, about_b, {"subject_id": str(SUBJECT_B), "value": "other"})
+    await _saved(a, other_tenant, {"subject_id": str(SUBJECT_A), "value": "other tenant"})
+    assert (await a.claim(running, "fp")).status is ClaimStatus.CLAIMED
+
+    assert await b.forget_subject("t1", SUBJECT_A) == 2
+
+    # The forgotten responses are gone: a retry runs again instead of replaying them
+    assert (await b.claim(about_a, "fp")).status is ClaimStatus.CLAIMED
+    assert (await b.claim(by_another, "fp")).status is ClaimStatus.CLAIMED
+    for kept in (about_b, other_tenant):
+        assert (await a.claim(kept, "fp")).status is ClaimStatus.REPLAY
+    # a request still running keeps its claim
+    assert (await a.claim(running, "fp")).status is ClaimStatus.IN_PROGRESS
+    await b.release(about_a, "fp")
+    await b.release(by_another, "fp")
+    assert await a.forget_subject("t1", SUBJECT_A) == 0
+
+
+async def test_a_forgotten_response_leaves_no_bytes_in_the_sqlite_files(
+    tmp_path: Path, clock: FakeWallClock
+) -> None:
+    path = tmp_path / "idempotency.sqlite"
+    store = SqliteIdempotencyStore(path, clock=clock)
+    for n in range(20):
+        subject = SUBJECT_A if n == 7 else SUBJECT_B
+        value = "Canary Gazebo Quartz" if n == 7 else f"kept-{n}"
+        scope = IdempotencyScope("t1", "agent-1", subject, f"key-{n:08d}")
+        await _saved(store, scope, {"subject_id": str(subject), "value": value})
+
+    await store.forget_subject("t1", SUBJECT_A)
+
+    files = [f for f in tmp_path.iterdir() if f.is_file()]  # noqa: ASYNC240 - a test's own dir
+    assert files
+    assert [f.name for f in files if b"Canary Gazebo" in f.read_bytes()] == []
+    kept = IdempotencyScope("t1", "agent-1", SUBJECT_B, "key-00000008")
+    assert (await store.claim(kept, "fp")).body == {"subject_id": str(SUBJECT_B), "value": "kept-8"}
+    store.close()

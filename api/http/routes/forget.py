@@ -7,7 +7,13 @@ import asyncio
 from fastapi import APIRouter
 from pydantic import BaseModel, Field, model_validator
 
-from factledger.api.http.deps import AgentOrService, IdempotencyDep, LedgerDep, SubjectIdDep
+from factledger.api.http.deps import (
+    AgentOrService,
+    IdempotencyDep,
+    IdempotencyStoreDep,
+    LedgerDep,
+    SubjectIdDep,
+)
 from factledger.api.http.routes.proposals import actor_of
 from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, Strict
 from factledger.application.ledger.commands import ForgetField, ForgetMemory, new_command_id
@@ -44,6 +50,7 @@ async def forget(
     subject_id: SubjectIdDep,
     ledger: LedgerDep,
     idem: IdempotencyDep,
+    saved: IdempotencyStoreDep,
 ) -> ForgetOut:
     command_id = idem.command_id or new_command_id()
     by = actor_of(principal)
@@ -58,6 +65,8 @@ async def forget(
             memory_id = body.memory_id or ""
             cmd_m = ForgetMemory(tenant, subject_id, memory_id, by, reason, command_id)
             result = await asyncio.to_thread(ledger.forget_memory, cmd_m)
+        # Saved responses are plain copies of what the deleted keys encrypted (ADR 0015).
+        await saved.forget_subject(tenant, subject_id)
         return ForgetOut(
             subject_id=str(subject_id),
             applied=result.applied,

@@ -30,6 +30,7 @@ from factledger.api.http.schemas.subjects import (
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.ledger import Ledger
+from factledger.domain.errors import SubjectErasedError
 from factledger.domain.subject import Subject
 
 router = APIRouter(prefix="/v1", tags=["subjects"], responses=ERRORS)  # type: ignore[arg-type]
@@ -90,6 +91,10 @@ async def read(principal: SubjectReader, subject_id: SubjectIdDep, ledger: Ledge
 
 async def _load(ledger: Ledger, tenant: str, subject_id: UUID) -> Subject:
     try:
-        return await asyncio.to_thread(ledger.subject, tenant, subject_id)
+        subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
     except NotFoundError:
         raise SubjectNotFoundError(f"subject {subject_id}") from None
+    if subject.erased:
+        # Its kind and external reference identify the person: an erased subject shows neither.
+        raise SubjectErasedError(f"subject {subject_id}")
+    return subject

@@ -96,9 +96,7 @@ async def test_a_failed_drop_is_retried_then_dead_lettered(rig: Rig) -> None:
     rig.ledger.erase_subject(EraseSubject(TENANT, story.subject_id, ADMIN, "subject asked"))
     rig.backend.failures = 100
 
-    reports = []
-    for _ in range(5):
-        reports.append(await rig.sync())
+    reports = [await rig.sync() for _ in range(5)]
 
     dead = await rig.store.dead_letters()
     assert [(d.kind, d.targets) for d in dead] == [

@@ -1,0 +1,73 @@
+"""Erasure of a whole subject (admins only): keys shredded, views deleted, the backend copy
+dropped by the sync, saved responses deleted; the ledger keeps a receipt (ADR 0015)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from factledger.api.http.auth import Principal, Role
+from factledger.api.http.deps import (
+    IdempotencyDep,
+    IdempotencyStoreDep,
+    LedgerDep,
+    SubjectIdDep,
+    require_roles,
+)
+from factledger.api.http.routes.proposals import actor_of
+from factledger.api.http.schemas.common import ERRORS, Strict
+from factledger.application.ledger.commands import EraseSubject, new_command_id
+from factledger.domain.provenance import MAX_REASON
+
+router = APIRouter(prefix="/v1", tags=["subjects"], responses=ERRORS)  # type: ignore[arg-type]
+Admin = Annotated[Principal, require_roles(Role.ADMIN)]
+
+
+class EraseSubjectIn(Strict):
+    """Why the subject is erased; kept in clear in the receipt, so it must not quote content."""
+
+    reason: str = Field(min_length=1, max_length=MAX_REASON, examples=["erasure request #4411"])
+
+
+class ErasureOut(BaseModel):
+    subject_id: UUID
+    applied: bool = Field(description="False when this was a retry that changed nothing.")
+    erased: bool = Field(description="Always true: the subject is erased.")
+
+
+@router.delete(
+    "/subjects/{subject}",  # noqa: FAST003 - the subject comes in through SubjectIdDep
+    summary="Erase a subject and everything known about it (admin)",
+    description=(
+        "Records a `SubjectErased` receipt (who, when, why; no content), deletes the subject's "
+        "keys, so every transcript and field it ever had is unreadable, deletes its profile "
+        "views and saved responses, and queues the drop of its memory-backend namespace. "
+        "Afterwards the subject answers 410 and its views 404."
+    ),
+)
+async def erase(
+    body: EraseSubjectIn,
+    principal: Admin,
+    subject_id: SubjectIdDep,
+    ledger: LedgerDep,
+    idem: IdempotencyDep,
+    saved: IdempotencyStoreDep,
+) -> ErasureOut:
+    cmd = EraseSubject(
+        principal.tenant,
+        subject_id,
+        actor_of(principal),
+        body.reason,
+        idem.command_id or new_command_id(),
+    )
+
+    async def run() -> ErasureOut:
+        result = await asyncio.to_thread(ledger.erase_subject, cmd)
+        await saved.forget_subject(principal.tenant, subject_id)
+        return ErasureOut(subject_id=subject_id, applied=result.applied, erased=True)
+
+    return await idem.run(run, ErasureOut)
