@@ -98,13 +98,17 @@ async def _play_demo(settings: Settings, target: Path) -> None:
         )
 
 
-def _subject_id(rt: Runtime, subject: str, tenant: str | None) -> tuple[str, UUID]:
+def subject_ref(subject: str, tenant: str | None) -> tuple[str, UUID]:
+    """(tenant, subject id) of `tenant/kind/reference`, or of an id given with `--tenant`."""
     parts = subject.split("/")
     if len(parts) == 3:
         return parts[0], Ledger.subject_id_for(*parts)
     if tenant is None:
         raise typer.BadParameter("give tenant/kind/reference, or a subject id with --tenant")
-    return tenant, UUID(subject)
+    try:
+        return tenant, UUID(subject)
+    except ValueError:
+        raise typer.BadParameter("not a subject id") from None
 
 
 def history(
@@ -117,7 +121,7 @@ def history(
 ) -> None:
     """Show a subject's profile (now or as of a date) and the history of its fields."""
     with _runtime() as rt:
-        tenant_name, sid = _subject_id(rt, subject, tenant)
+        tenant_name, sid = subject_ref(subject, tenant)
         reader = rt.profiles
         try:
             if as_of is None:

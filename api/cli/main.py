@@ -18,6 +18,7 @@ from factledger.api.cli import memory as cli_memory
 from factledger.api.cli import pgvector as cli_pgvector
 from factledger.api.cli import recall as cli_recall
 from factledger.api.cli import serve as cli_api
+from factledger.api.cli import subjects as cli_subjects
 from factledger.api.cli import supermemory as cli_supermemory
 from factledger.api.cli import sync as cli_sync
 
@@ -50,6 +51,7 @@ cli_sync.register(app)
 cli_recall.register(app)
 cli_pgvector.register(app)
 cli_supermemory.register(app)
+cli_subjects.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,60 @@
+"""`factledger subjects erase`: erase a whole subject from the command line (operators)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.bootstrap.runtime import Needs
+from factledger.api.cli.ledger import subject_ref
+from factledger.api.settings import Settings, SettingsError, load_settings
+from factledger.application.errors import NotFoundError
+from factledger.application.ledger.commands import EraseSubject
+from factledger.domain.errors import DomainError
+from factledger.domain.provenance import Actor, ActorKind
+
+subjects_app = typer.Typer(help="Subject administration.", no_args_is_help=True)
+# The ledger and the saved responses; the backend's copy is dropped by the sync worker.
+ERASURE = Needs(backend=False, sessions=False, idempotency=True, run_sync=False)
+
+
+@subjects_app.command("erase")
+def erase(
+    subject: Annotated[str, typer.Argument(help="tenant/kind/reference, or a subject id.")],
+    reason: Annotated[
+        str, typer.Option(help="Why (kept in clear in the receipt: no content, e.g. a ticket).")
+    ],
+    by: Annotated[str, typer.Option(help="Who asks: the operator's staff id.")],
+    tenant: Annotated[str | None, typer.Option(help="Tenant, when SUBJECT is an id.")] = None,
+) -> None:
+    """Erase a subject: its keys are deleted (every transcript and field becomes unreadable),
+    its views and saved responses go, and the sync drops its memory-backend namespace. The
+    ledger keeps a receipt: who, when, why."""
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    tenant_name, subject_id = subject_ref(subject, tenant)
+    cmd = EraseSubject(tenant_name, subject_id, Actor(ActorKind.STAFF, by), reason)
+    try:
+        applied = asyncio.run(_erase(settings, cmd))
+    except (NotFoundError, DomainError) as exc:
+        typer.echo(f"{type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"subject {subject_id} erased" if applied else f"subject {subject_id}: no change")
+
+
+async def _erase(settings: Settings, cmd: EraseSubject) -> bool:
+    async with open_runtime(settings, ERASURE) as rt:
+        result = await asyncio.to_thread(rt.ledger.erase_subject, cmd)
+        if rt.idempotency is not None:
+            await rt.idempotency.forget_subject(cmd.tenant, cmd.subject_id)
+        rt.catch_up()
+        return result.applied
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(subjects_app, name="subjects")

@@ -1,0 +1,48 @@
+"""`factledger subjects erase` on the embedded default: the receipt is kept, the subject is
+erased, its views are gone, and a second erasure is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from factledger.api.cli.main import app
+
+SUBJECT = "acme/lead/lead-0042"
+
+
+def test_the_cli_erases_a_subject_and_keeps_a_receipt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = CliRunner()
+    assert runner.invoke(app, ["demo", "--data-dir", str(tmp_path)]).exit_code == 0
+    monkeypatch.setenv("FACTLEDGER_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("FACTLEDGER_EVENT_STORE__KIND", raising=False)
+
+    erased = runner.invoke(
+        app, ["subjects", "erase", SUBJECT, "--reason", "ticket 4411", "--by", "ops-1"]
+    )
+
+    assert erased.exit_code == 0, erased.output
+    assert "erased" in erased.output
+    lines = [json.loads(line) for line in runner.invoke(app, ["replay"]).output.splitlines()]
+    receipt = lines[-1]
+    assert receipt["topic"] == "factledger.subject.erased.v1"
+    assert (receipt["requested_by"], receipt["reason"]) == (
+        {"kind": "staff", "id": "ops-1"},
+        "ticket 4411",
+    )
+    assert "Supplier B" not in json.dumps(lines)
+    history = runner.invoke(app, ["history", SUBJECT])
+    assert history.exit_code == 1
+    again = runner.invoke(app, ["subjects", "erase", SUBJECT, "--reason", "r", "--by", "ops-1"])
+    assert again.exit_code == 1
+    assert "SubjectErasedError" in again.output
+
+
+def test_erasing_needs_a_reason_and_an_operator(tmp_path: Path) -> None:
+    refused = CliRunner().invoke(app, ["subjects", "erase", SUBJECT, "--by", "ops-1"])
+    assert refused.exit_code == 2
