@@ -39,6 +39,7 @@ from factledger.adapters.pgvector.search import (
     rank_rows,
     search_statement,
 )
+from factledger.adapters.pgvector.vacuum import vacuum_tables
 from factledger.application.errors import (
     MemoryNotFoundError,
     MemoryUnavailableError,
@@ -238,6 +239,8 @@ class PgvectorMemoryBackend:
         with port_errors("delete_records"):
             async with self.db.bound(namespace) as conn:
                 found = await records.delete(conn, wanted) if wanted else set()
+        if found:
+            await self._vacuum("records", "chunks")
         log.info("pgvector.records_deleted", deleted=len(found))
         return ForgetResult(
             forgotten=tuple(i for i in wanted if i in found),
@@ -319,6 +322,8 @@ class PgvectorMemoryBackend:
         with port_errors("forget"):
             async with self.db.bound(namespace) as conn:
                 result = await memories.forget(conn, memory_ids, reason=reason)
+        if result.forgotten:
+            await self._vacuum("memories", "documents")
         log.info("pgvector.forgotten", forgotten=len(result.forgotten), missing=len(result.missing))
         return result
 
@@ -333,8 +338,14 @@ class PgvectorMemoryBackend:
         with port_errors("drop_namespace"):
             async with self.db.bound(namespace, lock=True) as conn:
                 await memories.drop(conn)
+        await self._vacuum(*memories.NAMESPACE_TABLES)
         self._ann = None
         log.info("pgvector.namespace_dropped")
+
+    async def _vacuum(self, *tables: str) -> None:
+        """Erased rows leave the data files now, not at the next autovacuum (ADR 0015)."""
+        with port_errors("vacuum"):
+            await vacuum_tables(self.config.admin_conninfo, self.config.schema, tables)
 
     async def maintain_ann_indexes(self, settings: AnnSettings | None = None) -> AnnReport:
         """Gives namespaces past the threshold their own partial HNSW index (as the owner)."""

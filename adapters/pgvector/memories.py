@@ -23,6 +23,16 @@ _FACT_COLUMNS = (
     "occurred_at, document_id, version, relations, condition, forget_reason, expires_at, "
     "source_indexes, metadata"
 )
+# What a forgotten memory's words, and the messages they came from, are replaced with.
+SHREDDED = "[forgotten]"
+# The document's messages at the memory's source indexes (every message when it has none).
+_SHRED_MESSAGES = """UPDATE documents d SET transcript = (
+    SELECT coalesce(jsonb_agg(CASE WHEN cardinality(%(indexes)s::int[]) = 0
+        OR (m.n - 1) = ANY(%(indexes)s::int[])
+        THEN jsonb_set(m.message, '{text}', to_jsonb(%(shredded)s::text)) ELSE m.message END
+        ORDER BY m.n), '[]'::jsonb)
+    FROM jsonb_array_elements(d.transcript) WITH ORDINALITY AS m(message, n))
+    WHERE document_id = %(document)s"""
 # Dropping a namespace empties these; ann_indexes rows go too, and maintenance drops the index.
 NAMESPACE_TABLES = ("memories", "chunks", "records", "documents", "ann_indexes")
 
@@ -61,15 +71,31 @@ async def get_fact(
 async def forget(
     conn: psycopg.AsyncConnection[Any], memory_ids: Sequence[str], *, reason: str
 ) -> ForgetResult:
-    """Soft forget: the fact stays (with its reason) but leaves default search and listings.
-    The first reason stands, so forgetting twice changes nothing."""
+    """Soft forget: the fact stays, with its id and reason, but leaves default search and
+    listings. Its words are shredded (ADR 0015): its text and condition, and the messages of
+    its document it was drawn from (all of them when it names none). The first reason stands,
+    so forgetting twice changes nothing."""
     wanted = list(dict.fromkeys(memory_ids))
     cur = await conn.execute(
-        "UPDATE memories SET forget_reason = CASE WHEN is_forgotten THEN forget_reason "
-        "ELSE %s END, is_forgotten = true WHERE id = ANY(%s) RETURNING id",
-        [reason, wanted],
+        "SELECT id, is_forgotten, document_id, source_indexes FROM memories "
+        "WHERE id = ANY(%s) FOR UPDATE",
+        [wanted],
     )
-    found = {r[0] for r in await cur.fetchall()}
+    rows = await cur.fetchall()
+    found = {r[0] for r in rows}
+    fresh = [r for r in rows if not r[1]]
+    if fresh:
+        await conn.execute(
+            "UPDATE memories SET forget_reason = %s, is_forgotten = true, text = %s, "
+            "condition = NULL WHERE id = ANY(%s)",
+            [reason, SHREDDED, [r[0] for r in fresh]],
+        )
+    for _, _, document_id, source_indexes in fresh:
+        if document_id is not None:
+            await conn.execute(
+                _SHRED_MESSAGES,
+                {"indexes": list(source_indexes), "shredded": SHREDDED, "document": document_id},
+            )
     return ForgetResult(
         forgotten=tuple(i for i in wanted if i in found),
         missing=tuple(i for i in wanted if i not in found),
