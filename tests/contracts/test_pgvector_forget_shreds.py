@@ -50,9 +50,7 @@ async def test_forgetting_a_memory_shreds_its_words_in_memories_and_documents(
     extractor.script_transcript(
         transcript,
         stated("f0", "Daughter is Ana", slot="daughter"),
-        stated(
-            "f1", f"Buys from {CANARY}", slot="supplier", source_indexes=(1,), condition=CANARY
-        ),
+        stated("f1", f"Buys from {CANARY}", slot="supplier", source_indexes=(1,), condition=CANARY),
     )
     await backend.ingest_transcript(NS, "call-1", transcript, occurred_at=clock.now())
     by_slot = {m.slot: m for m in await backend.list_memories(NS)}
