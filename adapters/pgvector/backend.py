@@ -39,7 +39,7 @@ from factledger.adapters.pgvector.search import (
     rank_rows,
     search_statement,
 )
-from factledger.adapters.pgvector.vacuum import vacuum_tables
+from factledger.adapters.pgvector.vacuum import compact_tables, vacuum_tables
 from factledger.application.errors import (
     MemoryNotFoundError,
     MemoryUnavailableError,
@@ -93,6 +93,7 @@ class PgvectorMemoryBackend:
         self._extractor = extractor
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
+        self._erased: set[str] = set()  # tables erased from since the last compaction
         self.worker = IngestWorker(connections, embedder=embedder, extractor=extractor, clock=clock)
 
     @classmethod
@@ -343,9 +344,26 @@ class PgvectorMemoryBackend:
         log.info("pgvector.namespace_dropped")
 
     async def _vacuum(self, *tables: str) -> None:
-        """Erased rows leave the data files now, not at the next autovacuum (ADR 0015)."""
+        """Erased rows are pruned now, not at the next autovacuum (ADR 0015); the next
+        `compact_erased` removes what the pages' free space still holds of them."""
+        self._erased.update(tables)
         with port_errors("vacuum"):
             await vacuum_tables(self.config.admin_conninfo, self.config.schema, tables)
+
+    async def compact_erased(self, *, every_table: bool = False) -> tuple[str, ...]:
+        """Rewrites the tables this process erased rows from since its last compaction (every
+        table of the backend with `every_table`, e.g. from another process), as their owner;
+        returns the tables rewritten. The worker runs it on its maintenance round."""
+        chosen = memories.NAMESPACE_TABLES if every_table else tuple(sorted(self._erased))
+        self._erased.difference_update(chosen)
+        try:
+            with port_errors("compact"):
+                await compact_tables(self.config.admin_conninfo, self.config.schema, chosen)
+        except BaseException:
+            self._erased.update(chosen)  # the next round tries again
+            raise
+        log.info("pgvector.erased_compacted", tables=len(chosen))
+        return chosen
 
     async def maintain_ann_indexes(self, settings: AnnSettings | None = None) -> AnnReport:
         """Gives namespaces past the threshold their own partial HNSW index (as the owner)."""

@@ -64,14 +64,12 @@ class PostgresTables:
         except psycopg.Error as exc:
             raise self._error() from exc
 
-    async def vacuum(self, table: str) -> None:
-        """Removes the dead tuples of `table` (deleted rows) from its pages, so erased values
-        leave the data files at once rather than at the next autovacuum. VACUUM cannot run in
-        a transaction block; index cleanup is left to autovacuum, since indexes hold keys only.
-        """
-        statement = sql.SQL("VACUUM (INDEX_CLEANUP OFF, TRUNCATE OFF) {}.{}").format(
-            self._schema, sql.Identifier(table)
-        )
+    async def rewrite(self, table: str) -> None:
+        """Rewrites `table` into new files (`VACUUM (FULL)`), so deleted rows leave no byte
+        behind: a plain VACUUM unlinks them but the pages' free space keeps their bytes until
+        new rows overwrite them (ADR 0015). It locks the table while it copies: for small
+        tables. VACUUM cannot run in a transaction block, hence autocommit."""
+        statement = sql.SQL("VACUUM (FULL) {}.{}").format(self._schema, sql.Identifier(table))
         try:
             async with self._pool.connection() as conn:
                 await conn.set_autocommit(True)

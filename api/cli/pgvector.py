@@ -102,8 +102,9 @@ def maintain(
         typer.Option(min=1, help="Facts from which a subject gets its index (default: setting)."),
     ] = None,
 ) -> None:
-    """Give every subject past the threshold its own partial HNSW index, and drop those of
-    subjects that shrank below half of it (the configured pgvector backend, as its owner)."""
+    """Give every subject past the threshold its own partial HNSW index, drop those of
+    subjects that shrank below half of it, and rewrite the tables so no byte of an erased row
+    is left in their files (the configured pgvector backend, as its owner)."""
     settings = load_settings()
     configure_logging(json_lines=settings.log_json, level="WARNING")
     if not isinstance(settings.backend, PgvectorBackendSettings):
@@ -126,7 +127,9 @@ async def _maintain(settings: Settings, ann: AnnSettings) -> AnnReport:
     async with open_memory_backend(settings) as opened:
         backend = inner_backend(opened)
         assert isinstance(backend, PgvectorMemoryBackend)  # noqa: S101 - settings checked above
-        return await backend.maintain_ann_indexes(ann)
+        report = await backend.maintain_ann_indexes(ann)
+        await backend.compact_erased(every_table=True)
+        return report
 
 
 def render(report: BenchReport) -> str:

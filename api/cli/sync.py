@@ -73,13 +73,14 @@ def ann_maintenance(
     if not isinstance(pgvector, PgvectorMemoryBackend):
         return None
     ann = AnnSettings(min_facts=s.ann_min_facts)
+
+    async def maintain() -> None:
+        await pgvector.maintain_ann_indexes(ann)
+        # The erasures this worker applied leave no bytes in the tables' files (ADR 0015).
+        await pgvector.compact_erased()
+
     return asyncio.create_task(
-        run_every(
-            s.ann_maintenance_interval_s,
-            lambda: pgvector.maintain_ann_indexes(ann),
-            stop,
-            task="pgvector.ann_maintenance",
-        )
+        run_every(s.ann_maintenance_interval_s, maintain, stop, task="pgvector.ann_maintenance")
     )
 
 
