@@ -8,8 +8,7 @@ Runs on the embedded default (SQLite files, in-memory backend) and on PostgreSQL
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -145,9 +144,10 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def data_dir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="factledger-erasure-") as path:
-        yield Path(path)
+def data_dir(server_dir: Path) -> Path:
+    """A folder the embedded server's user can reach (`server_dir`); the SQLite run uses one
+    too, so both scans read a folder that holds this run alone."""
+    return server_dir
 
 
 async def test_nothing_forgotten_or_erased_is_left_in_the_sqlite_files_or_the_logs(
