@@ -229,6 +229,21 @@ class SubjectErased(Aggregate.Event):
         aggregate.remember_command(self.command_id)
 
 
+class MemoryExpirySet(Aggregate.Event):
+    """A backend memory stops being served from `valid_until` on (the sync sets it in the
+    backend); the memory and this event stay, so history shows what was valid when."""
+
+    TOPIC = "factledger.subject.memory_expiry_set.v1"
+    memory_id: str
+    valid_until: datetime
+    requested_by: JsonObject
+    command_id: str | None
+
+    def apply(self, aggregate: Subject) -> None:
+        aggregate.memory_expiries[self.memory_id] = self.valid_until
+        aggregate.remember_command(self.command_id)
+
+
 SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
     "tuple[type[Aggregate.Event], ...]",
     (
@@ -239,5 +254,6 @@ SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
         ChangeRejected,
         FactForgotten,
         SubjectErased,
+        MemoryExpirySet,
     ),
 )

@@ -28,6 +28,7 @@ from factledger.domain.events import (
     ChangeProposed,
     ChangeRejected,
     FactForgotten,
+    MemoryExpirySet,
     SessionRecorded,
     SubjectErased,
     SubjectRegistered,
@@ -83,6 +84,7 @@ class Subject(Aggregate):
     ChangeRejected = ChangeRejected
     FactForgotten = FactForgotten
     SubjectErased = SubjectErased
+    MemoryExpirySet = MemoryExpirySet
 
     def __init__(self, tenant: str, kind: str, external_ref: str) -> None:
         self.tenant, self.kind, self.external_ref = tenant, kind, external_ref
@@ -91,6 +93,7 @@ class Subject(Aggregate):
         self.fields: dict[str, CurrentField] = {}
         self.field_changed_in: dict[str, int] = {}  # field -> profile version of its last change
         self.forgotten_memories: set[str] = set()
+        self.memory_expiries: dict[str, datetime] = {}  # memory id -> valid until
         # change id -> where the subject confirmed it (session id, message index)
         self.confirmed_in: dict[UUID, tuple[str, int]] = {}
         self.erased = False
@@ -286,6 +289,26 @@ class Subject(Aggregate):
             withdrawn_changes=[],
             command_id=by.command_id,
             evidence_refs=[],
+        )
+
+    def expire_memory(
+        self, memory_id: str, valid_until: datetime, *, by: Decision, at: datetime
+    ) -> None:
+        """Records until when a backend memory is valid (the sync sets it in the backend);
+        setting the same time again records nothing."""
+        self._check_live()
+        if valid_until.tzinfo is None:
+            raise InvalidOperationError("valid_until: needs a time zone")
+        if self.memory_expiries.get(memory_id) == valid_until:
+            return
+        self._check_time(at)
+        self.trigger_event(
+            self.MemoryExpirySet,
+            timestamp=at,
+            memory_id=memory_id,
+            valid_until=valid_until,
+            requested_by=by.by.to_payload(),
+            command_id=by.command_id,
         )
 
     # -- helpers -----------------------------------------------------------------------------

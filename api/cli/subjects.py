@@ -1,18 +1,19 @@
-"""`factledger subjects erase`: erase a whole subject from the command line (operators)."""
+"""`factledger subjects erase | expire-memory`: subject administration for operators."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Annotated
 
 import typer
 
-from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.bootstrap.compose import open_ledger_runtime, open_runtime
 from factledger.api.bootstrap.runtime import Needs
 from factledger.api.cli.ledger import subject_ref
 from factledger.api.settings import Settings, SettingsError, load_settings
 from factledger.application.errors import NotFoundError
-from factledger.application.ledger.commands import EraseSubject
+from factledger.application.ledger.commands import EraseSubject, ExpireMemory
 from factledger.domain.errors import DomainError
 from factledger.domain.provenance import Actor, ActorKind
 
@@ -54,6 +55,32 @@ async def _erase(settings: Settings, cmd: EraseSubject) -> bool:
             await rt.idempotency.forget_subject(cmd.tenant, cmd.subject_id)
         rt.catch_up()
         return result.applied
+
+
+@subjects_app.command("expire-memory")
+def expire_memory(
+    subject: Annotated[str, typer.Argument(help="tenant/kind/reference, or a subject id.")],
+    memory_id: Annotated[str, typer.Argument(help="The backend memory's id.")],
+    until: Annotated[datetime, typer.Option(help="Not served from this time on (ISO 8601).")],
+    by: Annotated[str, typer.Option(help="Who asks: the operator's staff id.")],
+    tenant: Annotated[str | None, typer.Option(help="Tenant, when SUBJECT is an id.")] = None,
+) -> None:
+    """Stop serving a memory from a given time on; the sync worker sets it in the backend."""
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    tenant_name, subject_id = subject_ref(subject, tenant)
+    valid_until = until if until.tzinfo else until.astimezone()
+    cmd = ExpireMemory(tenant_name, subject_id, memory_id, valid_until, Actor(ActorKind.STAFF, by))
+    try:
+        with open_ledger_runtime(settings, catch_up=False) as rt:
+            result = rt.ledger.expire_memory(cmd)
+    except (NotFoundError, DomainError) as exc:
+        typer.echo(f"{type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(1) from None
+    state = "recorded" if result.applied else "already recorded"
+    typer.echo(f"expiry of {memory_id} at {valid_until.isoformat()} {state}")
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,7 @@ from factledger.api.http.middleware import BodySizeLimitMiddleware, RequestConte
 from factledger.api.http.routes.dead_letters import router as dead_letters_router
 from factledger.api.http.routes.erasure import router as erasure_router
 from factledger.api.http.routes.events import router as events_router
+from factledger.api.http.routes.expiry import router as expiry_router
 from factledger.api.http.routes.forget import router as forget_router
 from factledger.api.http.routes.health import router as health_router
 from factledger.api.http.routes.profile import queue_router
@@ -91,6 +92,7 @@ def create_app(
         proposals_router,
         forget_router,
         erasure_router,
+        expiry_router,
         profile_router,
         queue_router,
         events_router,

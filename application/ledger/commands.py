@@ -125,6 +125,18 @@ class ForgetMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class ExpireMemory:
+    """Sets until when one memory of the memory backend is served (the sync worker acts on it)."""
+
+    tenant: str
+    subject_id: UUID
+    memory_id: str
+    valid_until: datetime
+    requested_by: Actor
+    command_id: str = default(default_factory=new_command_id)
+
+
+@dataclass(frozen=True, slots=True)
 class EraseSubject:
     """Erases a subject: every transcript and field becomes unreadable; no more commands."""
 

@@ -12,7 +12,7 @@ so async callers wrap it in `asyncio.to_thread`):
   `register_subject`, `record_session`, `propose_change`, `end_session` (a session and its
   proposals in one save), `confirm_change` (by the subject, evidence required),
   `approve_change` / `reject_change` (by a reviewer), `forget_field`,
-  `forget_memory`, `erase_subject`. Domain rules raise `domain.errors.DomainError`
+  `forget_memory`, `expire_memory`, `erase_subject`. Domain rules raise `domain.errors.DomainError`
   subclasses; an unknown subject or one of another tenant raises `NotFoundError`; lasting
   contention raises `ConcurrencyError`; an event store that cannot be reached raises
   `EventStoreUnavailableError` (commands, reads and followers alike).
@@ -45,6 +45,7 @@ from factledger.application.ledger.commands import (
     CommandResult,
     ConfirmChange,
     EraseSubject,
+    ExpireMemory,
     ForgetField,
     ForgetMemory,
     ProposeChange,
@@ -241,6 +242,15 @@ class Ledger(Application[UUID]):
             lambda s: s.forget_memory(
                 cmd.memory_id, by=decision, reason=cmd.reason, at=self._now()
             ),
+        )
+
+    def expire_memory(self, cmd: ExpireMemory) -> CommandResult:
+        decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
+        return self._run(
+            cmd.tenant,
+            cmd.subject_id,
+            cmd.command_id,
+            lambda s: s.expire_memory(cmd.memory_id, cmd.valid_until, by=decision, at=self._now()),
         )
 
     # -- reads ---------------------------------------------------------------------------------

@@ -10,7 +10,11 @@ from uuid import UUID
 
 import structlog
 
-from factledger.application.errors import ApplicationError, MemoryConflictError
+from factledger.application.errors import (
+    ApplicationError,
+    MemoryConflictError,
+    MemoryNotFoundError,
+)
 from factledger.application.memory.types import IngestMode, Namespace, ProcessingState
 from factledger.application.ports import MemoryBackend
 from factledger.application.sync.forget import fields_of, memories_to_forget
@@ -28,6 +32,7 @@ from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
     FactForgotten,
+    MemoryExpirySet,
     SessionRecorded,
     SubjectErased,
 )
@@ -96,6 +101,8 @@ async def apply_item(
                     item.subject_id, event.field, event.originator_version - 1
                 )
                 await _delete_records(item, trace, ns, backend)
+        case SyncKind.EXPIRE, MemoryExpirySet():
+            await _expire(item, event, ns, backend)
         case SyncKind.ERASE, SubjectErased():
             # The whole namespace goes: memories, documents (transcripts), records, chunks.
             # Idempotent: dropping an empty namespace changes nothing, so a retry is safe.
@@ -166,6 +173,16 @@ async def _forget(
     if ids:
         await backend.forget(ns, ids, reason=reason)
     log.info("sync.memories_forgotten", item_id=item.item_id, memories=len(ids))
+
+
+async def _expire(
+    item: SyncItem, event: MemoryExpirySet, ns: Namespace, backend: MemoryBackend
+) -> None:
+    try:
+        await backend.expire(ns, event.memory_id, at=event.valid_until)
+    except MemoryNotFoundError:
+        # Gone from the backend (forgotten for good, or its namespace dropped): nothing to hide.
+        log.info("sync.expiry_target_missing", item_id=item.item_id)
 
 
 async def _delete_records(

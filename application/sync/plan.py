@@ -17,6 +17,7 @@ from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
     FactForgotten,
+    MemoryExpirySet,
     SessionRecorded,
     SubjectErased,
 )
@@ -28,6 +29,7 @@ SYNCED_TOPICS: tuple[str, ...] = (
     ChangeConfirmed.TOPIC,
     FactForgotten.TOPIC,
     SubjectErased.TOPIC,
+    MemoryExpirySet.TOPIC,
 )
 
 
@@ -67,6 +69,8 @@ def plan(position: int, event: LedgerEvent, tenant: str) -> list[SyncItem]:
             target = f"field:{event.field}" if event.field else f"memory:{event.memory_id}"
             items.append(item(1, SyncKind.FORGET, target))
             return items
+        case MemoryExpirySet():
+            return [item(0, SyncKind.EXPIRE, f"memory:{event.memory_id}")]
         case SubjectErased():
             return [item(0, SyncKind.ERASE, f"namespace:{namespace_for(subject)}")]
     return []

@@ -24,7 +24,7 @@ class SubjectTenants(Protocol):
 
 
 # Items that only remove data from the backend: applied even where memory is off.
-REMOVALS = frozenset({SyncKind.FORGET, SyncKind.ERASE})
+REMOVALS = frozenset({SyncKind.FORGET, SyncKind.ERASE, SyncKind.EXPIRE})
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ class SyncKind(StrEnum):
     PROFILE_VERSION = "profile_version"  # every new profile version -> a verbatim record
     FORGET = "forget"  # FactForgotten -> forget the matching memories, delete the records
     ERASE = "erase"  # SubjectErased -> drop the subject's whole namespace
+    EXPIRE = "expire"  # MemoryExpirySet -> the memory's expiry in the backend
 
 
 class ItemState(StrEnum):

@@ -46,3 +46,23 @@ def test_the_cli_erases_a_subject_and_keeps_a_receipt(
 def test_erasing_needs_a_reason_and_an_operator(tmp_path: Path) -> None:
     refused = CliRunner().invoke(app, ["subjects", "erase", SUBJECT, "--by", "ops-1"])
     assert refused.exit_code == 2
+
+
+def test_the_cli_records_a_memory_expiry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    assert runner.invoke(app, ["demo", "--data-dir", str(tmp_path)]).exit_code == 0
+    monkeypatch.setenv("FACTLEDGER_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("FACTLEDGER_EVENT_STORE__KIND", raising=False)
+    args = ["subjects", "expire-memory", SUBJECT, "mem-1", "--until", "2026-09-01T00:00:00+00:00"]
+
+    first = runner.invoke(app, [*args, "--by", "ops-1"])
+    again = runner.invoke(app, [*args, "--by", "ops-1"])
+
+    assert first.exit_code == 0, first.output
+    assert "recorded" in first.output
+    assert "already" in again.output
+    lines = [json.loads(line) for line in runner.invoke(app, ["replay"]).output.splitlines()]
+    expiries = [line for line in lines if line["topic"].endswith("memory_expiry_set.v1")]
+    assert [(e["memory_id"], e["valid_until"]) for e in expiries] == [
+        ("mem-1", "2026-09-01T00:00:00+00:00")
+    ]
