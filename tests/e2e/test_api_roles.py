@@ -45,6 +45,8 @@ ROLES_BY_ROUTE: dict[tuple[str, str], frozenset[Role]] = {
     ("POST", f"{S}/proposals/{{change_id}}/approve"): REVIEW,
     ("POST", f"{S}/proposals/{{change_id}}/reject"): REVIEW,
     ("POST", f"{S}/forget"): AGENT_WORK,
+    ("POST", f"{S}/memories/{{memory_id}}/expire"): AGENT_WORK,
+    ("DELETE", S): frozenset({ADMIN}),  # erasure (ADR 0015)
     ("GET", f"{S}/profile"): EVERYONE,
     ("GET", f"{S}/profile/versions/{{version}}"): EVERYONE,
     ("GET", f"{S}/profile/history"): EVERYONE,
@@ -90,6 +92,7 @@ def _url(path: str, role: Role, subject_id: str) -> str:
         change_id="2f1e0c9a-3b4d-4e5f-8a6b-7c8d9e0f1a2b",
         version=0,
         item_id="1.0",
+        memory_id="mem-1",
     )
 
 
