@@ -110,6 +110,7 @@ class PgvectorMemoryBackend:
             schema=config.schema,
             min_size=config.pool_min,
             max_size=config.pool_max,
+            timeouts=config.timeouts,
         )
         with port_errors("connect"):
             await connections.open()

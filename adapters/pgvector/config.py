@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 import psycopg
 from psycopg import sql
 
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sql_names import sql_name
 
@@ -33,6 +34,8 @@ class PgvectorConfig:
     pool_min: int = 1
     pool_max: int = 4
     start_worker: bool = True
+    # Connect, statement, wait and reconnect timeouts of the application pool (not its sizes).
+    timeouts: PoolOptions = DEFAULT_POOL
 
     def __post_init__(self) -> None:
         sql_name(self.schema)

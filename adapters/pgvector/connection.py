@@ -6,6 +6,7 @@ from __future__ import annotations
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -16,6 +17,7 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from psycopg.types import TypeInfo
 
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_async_pool
 from factledger.application.errors import (
     InvalidMemoryInputError,
     MemoryBackendError,
@@ -82,21 +84,20 @@ class PgvectorConnections:
         schema: str,
         min_size: int,
         max_size: int,
-        statement_timeout_ms: int = 10_000,
+        timeouts: PoolOptions = DEFAULT_POOL,
     ) -> None:
         self.schema = schema
-        # A statement that runs away becomes MemoryTimeoutError instead of holding a connection.
-        options = f"-c search_path={schema},public -c statement_timeout={statement_timeout_ms}"
-        self._pool = psycopg_pool.AsyncConnectionPool(
+        # A statement that runs away becomes MemoryTimeoutError instead of holding a connection;
+        # a connection the server dropped is replaced before a caller gets it (`postgres_pool`).
+        self._pool = healing_async_pool(
             conninfo,
-            min_size=min_size,
-            max_size=max_size,
+            replace(timeouts, min_size=min_size, max_size=max_size),
+            name=f"factledger.pgvector.{schema}",
             # Autocommit: a bound search is one statement whose implicit transaction scopes its
             # namespace binding (`pgvector_bound_search.py`); `bound` still opens a transaction.
-            kwargs={"options": options, "autocommit": True},
+            autocommit=True,
+            extra_options=f"-c search_path={schema},public",
             configure=register_vector,
-            open=False,
-            timeout=10.0,
         )
 
     async def open(self) -> None:

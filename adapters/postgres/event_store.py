@@ -2,34 +2,84 @@
 
 The library reads its configuration from an env mapping; each store's module builds its own
 (`in_memory.event_store`, `sqlite.event_store`, this one), so nothing else spells the names.
+
+`HealingPostgresFactory` is the library's PostgreSQL factory with the pool every other
+PostgreSQL store has (`postgres_pool`): connections checked before use (`POSTGRES_PRE_PING`),
+a bounded wait for one (`POSTGRES_CONNECT_TIMEOUT`, which the library uses as the pool's wait),
+and what the library's env does not cover, set on its pool before it first connects: libpq's
+connect timeout, the statement timeout and a short reconnect period.
 """
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import psycopg
+from eventsourcing.postgres import PostgresFactory
+from eventsourcing.utils import Environment, EnvType
 from psycopg import sql
 
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sql_names import sql_name
 
+FACTORY_TOPIC = f"{__name__}:HealingPostgresFactory"
+# Our own keys in the library's env: what its datastore has no setting for.
+STATEMENT_TIMEOUT_MS = "FACTLEDGER_POSTGRES_STATEMENT_TIMEOUT_MS"
+LIBPQ_CONNECT_TIMEOUT_S = "FACTLEDGER_POSTGRES_LIBPQ_CONNECT_TIMEOUT_S"
+RECONNECT_TIMEOUT_S = "FACTLEDGER_POSTGRES_RECONNECT_TIMEOUT_S"
 
-def postgres_env(location: PostgresLocation, *, schema: str | None = None) -> dict[str, str]:
+
+class HealingPostgresFactory(PostgresFactory):
+    """The library's factory; its pool gets our connect, statement and reconnect timeouts."""
+
+    def __init__(self, env: Environment | EnvType | None) -> None:
+        super().__init__(env)
+        pool: Any = self.datastore.pool
+        kwargs: dict[str, Any] = pool.kwargs
+        statement_ms = self.env.get(STATEMENT_TIMEOUT_MS)
+        if statement_ms:
+            kwargs["options"] = f"-c statement_timeout={int(statement_ms)}"
+        connect_s = self.env.get(LIBPQ_CONNECT_TIMEOUT_S)
+        if connect_s:
+            kwargs["connect_timeout"] = int(connect_s)
+        reconnect_s = self.env.get(RECONNECT_TIMEOUT_S)
+        if reconnect_s:
+            pool.reconnect_timeout = float(reconnect_s)
+
+
+def postgres_env(
+    location: PostgresLocation, *, schema: str | None = None, pool: PoolOptions = DEFAULT_POOL
+) -> dict[str, str]:
     """PostgreSQL; the tables are `ledger_events` (and `ledger_snapshots`) in `schema`.
 
     The library's optional stored functions stay off: they are shared by every app in a schema
-    and skip the table lock that keeps notification ids in commit order.
+    and skip the table lock that keeps notification ids in commit order. Its pool keeps
+    `pool.min_size` connections (at least one) and grows to `pool.max_size`.
     """
     env = location.eventsourcing_env()
+    env["PERSISTENCE_MODULE"] = FACTORY_TOPIC
     env["POSTGRES_ENABLE_DB_FUNCTIONS"] = "n"
+    env["POSTGRES_PRE_PING"] = "y"
+    # The library reads whole seconds; rounding up never makes the wait shorter than asked.
+    env["POSTGRES_CONNECT_TIMEOUT"] = str(math.ceil(pool.acquire_timeout_s))
+    env["POSTGRES_POOL_SIZE"] = str(max(1, pool.min_size))
+    env["POSTGRES_MAX_OVERFLOW"] = str(max(0, pool.max_size - max(1, pool.min_size)))
+    env[STATEMENT_TIMEOUT_MS] = str(pool.statement_timeout_ms)
+    env[LIBPQ_CONNECT_TIMEOUT_S] = str(pool.connect_timeout_s)
+    env[RECONNECT_TIMEOUT_S] = str(pool.reconnect_timeout_s)
     if schema is not None:
-        ensure_schema(location, schema)
+        ensure_schema(location, schema, pool=pool)
         env["POSTGRES_SCHEMA"] = schema
     return env
 
 
-def ensure_schema(location: PostgresLocation, schema: str) -> None:
+def ensure_schema(
+    location: PostgresLocation, schema: str, *, pool: PoolOptions = DEFAULT_POOL
+) -> None:
     """The library expects the schema to exist already."""
-    with psycopg.connect(location.conninfo, autocommit=True) as conn:
+    with psycopg.connect(location.conninfo, **pool.connection_kwargs(autocommit=True)) as conn:
         conn.execute(
             sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(sql_name(schema)))
         )

@@ -14,6 +14,7 @@ from uuid import UUID
 from psycopg.types.json import Jsonb
 
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.ledger.idempotency import (
     CLAIMED,
     DEFAULT_LEASE_S,
@@ -83,7 +84,7 @@ class PostgresIdempotencyStore:
         conninfo: str,
         *,
         schema: str = "public",
-        max_size: int = 4,
+        pool: PoolOptions = DEFAULT_POOL,
         ttl_s: float = DEFAULT_TTL_S,
         lease_s: float = DEFAULT_LEASE_S,
         clock: WallClock = time.time,
@@ -92,7 +93,7 @@ class PostgresIdempotencyStore:
         tables = await PostgresTables.open(
             conninfo,
             schema=schema,
-            max_size=max_size,
+            pool=pool,
             error=lambda: IdempotencyStoreUnavailableError("postgres idempotency store failed"),
             create=_create,
         )

@@ -6,12 +6,10 @@ they age out; ADR 0003 states this limit.
 
 from __future__ import annotations
 
-import threading
-
-import psycopg
 from psycopg import sql
 
 from factledger.adapters.postgres.tables import driver_errors_as
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.application.ledger.key_store import KeyStoreUnavailableError, new_key
 
 TABLE = """
@@ -27,53 +25,61 @@ def _unavailable() -> KeyStoreUnavailableError:
 
 
 class PostgresKeyStore:
-    """Keys of one ledger, beside its events."""
+    """Keys of one ledger, beside its events; a pool serves the ledger's threads (`postgres_pool`:
+    a connection the server dropped is replaced, every wait bounded)."""
 
-    def __init__(self, conninfo: str, *, schema: str = "public") -> None:
-        self._lock = threading.Lock()
+    def __init__(
+        self, conninfo: str, *, schema: str = "public", pool: PoolOptions = DEFAULT_POOL
+    ) -> None:
         self._table = sql.Identifier(schema, "ledger_keys")
+        self._pool = healing_pool(conninfo, pool, name=f"factledger.keys.{schema}")
         with driver_errors_as(_unavailable):
-            self._conn: psycopg.Connection[tuple[object, ...]] = psycopg.connect(
-                conninfo, autocommit=True
-            )
-            self._conn.execute(
-                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
-            )
-            self._conn.execute(
-                sql.SQL(TABLE).format(table=self._table, index=sql.Identifier("ledger_keys_live"))
-            )
+            self._pool.open()
+            try:
+                with self._pool.connection() as conn:
+                    conn.execute(
+                        sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
+                    )
+                    conn.execute(
+                        sql.SQL(TABLE).format(
+                            table=self._table, index=sql.Identifier("ledger_keys_live")
+                        )
+                    )
+            except BaseException:
+                self._pool.close()
+                raise
 
     def current(self, scope: str) -> tuple[str, bytes]:
         key_id, key = new_key()
-        with self._lock, driver_errors_as(_unavailable):
+        with driver_errors_as(_unavailable), self._pool.connection() as conn:
             # Concurrent first uses race on the partial unique index; the loser reads the winner.
-            self._conn.execute(
+            conn.execute(
                 sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, true) ON CONFLICT DO NOTHING").format(
                     self._table
                 ),
                 (key_id, scope, key),
             )
-            row = self._conn.execute(
+            row = conn.execute(
                 sql.SQL("SELECT key_id, key FROM {} WHERE scope=%s AND live").format(self._table),
                 (scope,),
             ).fetchone()
         if row is None:
             raise RuntimeError("key store: no live key after insert")
-        return str(row[0]), bytes(row[1])  # type: ignore[call-overload]
+        return str(row[0]), bytes(row[1])
 
     def key(self, key_id: str) -> bytes | None:
-        with self._lock, driver_errors_as(_unavailable):
-            row = self._conn.execute(
+        with driver_errors_as(_unavailable), self._pool.connection() as conn:
+            row = conn.execute(
                 sql.SQL("SELECT key FROM {} WHERE key_id=%s").format(self._table), (key_id,)
             ).fetchone()
-        return None if row is None else bytes(row[0])  # type: ignore[call-overload]
+        return None if row is None else bytes(row[0])
 
     def forget(self, scope: str) -> int:
-        with self._lock, driver_errors_as(_unavailable):
-            cursor = self._conn.execute(
+        with driver_errors_as(_unavailable), self._pool.connection() as conn:
+            cursor = conn.execute(
                 sql.SQL("DELETE FROM {} WHERE scope=%s").format(self._table), (scope,)
             )
-        return cursor.rowcount
+            return cursor.rowcount
 
     def close(self) -> None:
-        self._conn.close()
+        self._pool.close()

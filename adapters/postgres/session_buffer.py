@@ -9,6 +9,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.sessions.types import (
     ActiveSession,
     SessionBufferUnavailableError,
@@ -87,13 +88,13 @@ class PostgresSessionBuffer:
 
     @classmethod
     async def connect(
-        cls, conninfo: str, *, schema: str = "public", max_size: int = 4
+        cls, conninfo: str, *, schema: str = "public", pool: PoolOptions = DEFAULT_POOL
     ) -> PostgresSessionBuffer:
         """Opens a pool and creates (or rekeys) the tables if needed."""
         tables = await PostgresTables.open(
             conninfo,
             schema=schema,
-            max_size=max_size,
+            pool=pool,
             error=lambda: SessionBufferUnavailableError("postgres session buffer failed"),
             create=_create,
         )

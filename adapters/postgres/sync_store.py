@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from uuid import UUID
 
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.sync.ports import SyncStoreUnavailableError
 from factledger.application.sync.types import DeadLetter, SyncItem, SyncKind, item_order
 
@@ -74,7 +75,12 @@ class PostgresSyncStore:
 
     @classmethod
     async def connect(
-        cls, conninfo: str, *, schema: str = "public", name: str = "memory_backend"
+        cls,
+        conninfo: str,
+        *,
+        schema: str = "public",
+        name: str = "memory_backend",
+        pool: PoolOptions = DEFAULT_POOL,
     ) -> PostgresSyncStore:
         """Opens a small pool and creates the tables and the position row if needed."""
 
@@ -92,7 +98,7 @@ class PostgresSyncStore:
         tables = await PostgresTables.open(
             conninfo,
             schema=schema,
-            max_size=4,
+            pool=pool,
             error=lambda: SyncStoreUnavailableError("postgres sync store failed"),
             create=create,
         )

@@ -1,7 +1,8 @@
 """`PostgresTables`: a connection pool and the schema one store's tables live in.
 
 The PostgreSQL twin of `SqliteWriter`: every unit of work runs in its own transaction, and a
-psycopg failure becomes the store's own port error, the driver error kept as its cause.
+psycopg failure becomes the store's own port error, the driver error kept as its cause. The
+pool replaces connections the server dropped and bounds every wait (`postgres_pool`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from psycopg import AsyncCursor, sql
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_async_pool
 from factledger.adapters.sql_names import sql_name
 
 T = TypeVar("T")
@@ -36,18 +38,20 @@ class PostgresTables:
         conninfo: str,
         *,
         schema: str,
-        max_size: int,
         error: Callable[[], Exception],
         create: Callable[[PostgresTables, Cursor], Awaitable[None]],
+        pool: PoolOptions = DEFAULT_POOL,
     ) -> PostgresTables:
         """Opens the pool and runs `create` (the store's idempotent DDL) in one transaction."""
-        pool = AsyncConnectionPool(conninfo, min_size=1, max_size=max_size, open=False)
-        tables = cls(pool, schema=schema, error=error)
+        connections = healing_async_pool(conninfo, pool, name=f"factledger.{schema}")
+        tables = cls(connections, schema=schema, error=error)
         try:
-            await pool.open(wait=True, timeout=30)
+            # No waiting for the pool to fill: the DDL below waits for one connection, as
+            # long as any caller would (`acquire_timeout_s`).
+            await connections.open()
             await tables.run(lambda cur: create(tables, cur))
         except BaseException as exc:
-            await pool.close()
+            await connections.close()
             if isinstance(exc, psycopg.Error):
                 raise error() from exc
             raise

@@ -14,6 +14,7 @@ from psycopg import sql
 from psycopg.pq import TransactionStatus
 
 from factledger.adapters.postgres.tables import driver_errors_as
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.adapters.sql_names import sql_name
 from factledger.application.ledger.view_store import (
     PositionMovedError,
@@ -82,43 +83,69 @@ def _unavailable() -> ViewStoreUnavailableError:
 
 
 class PostgresViewStore:
-    """Views of one projection in `schema` (created if missing)."""
+    """Views of one projection in `schema` (created if missing).
 
-    def __init__(self, conninfo: str, name: str, *, schema: str = "public") -> None:
+    Connections come from a pool that replaces those the server dropped (`postgres_pool`); a
+    transaction or read nested in another on the same thread shares its connection.
+    """
+
+    def __init__(
+        self, conninfo: str, name: str, *, schema: str = "public", pool: PoolOptions = DEFAULT_POOL
+    ) -> None:
         self.name, self.schema = name, sql_name(schema)
         self._lock = threading.RLock()
+        self._held: psycopg.Connection[tuple[object, ...]] | None = None
         ident = sql.Identifier(schema)
+        self._pool = healing_pool(conninfo, pool, name=f"factledger.views.{schema}")
         with driver_errors_as(_unavailable):
-            self._conn: psycopg.Connection[tuple[object, ...]] = psycopg.connect(
-                conninfo, autocommit=True
-            )
-            self._conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
-            self._conn.execute(sql.SQL(TABLES).format(schema=ident))
+            self._pool.open()
+            try:
+                with self._pool.connection() as conn:
+                    conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
+                    conn.execute(sql.SQL(TABLES).format(schema=ident))
+            except BaseException:
+                self._pool.close()
+                raise
         self._tracking = sql.SQL("{}.view_tracking").format(ident)
         self._docs = sql.SQL("{}.view_documents").format(ident)
 
     @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+        """The lock, and the connection of the outermost block on this thread (checked out of
+        the pool for that block only, so a dropped one is replaced before the next)."""
+        with self._lock, driver_errors_as(_unavailable):
+            if self._held is not None:
+                yield self._held
+                return
+            with self._pool.connection() as conn:
+                self._held = conn
+                try:
+                    yield conn
+                finally:
+                    self._held = None
+
+    @contextmanager
     def _transaction(self) -> Iterator[ViewTransaction]:
-        with self._lock, driver_errors_as(_unavailable), self._conn.transaction():
-            self._conn.execute(
+        with self._connection() as conn, conn.transaction():
+            conn.execute(
                 sql.SQL("INSERT INTO {} VALUES (%s, 0) ON CONFLICT DO NOTHING").format(
                     self._tracking
                 ),
                 (self.name,),
             )
-            row = self._conn.execute(
+            row = conn.execute(
                 sql.SQL("SELECT position FROM {} WHERE projection=%s FOR UPDATE").format(
                     self._tracking
                 ),
                 (self.name,),
             ).fetchone()
-            txn = _PostgresTransaction(self._conn, self.schema, self.name)
+            txn = _PostgresTransaction(conn, self.schema, self.name)
             txn.start_position = txn.new_position = int(cast("int", row[0])) if row else 0
             yield txn
             if txn.new_position != txn.start_position:
                 # The row lock keeps other handles out; a transaction nested on this one's
                 # connection can still move the position, and then this one must not commit.
-                moved = self._conn.execute(
+                moved = conn.execute(
                     sql.SQL("UPDATE {} SET position=%s WHERE projection=%s AND position=%s").format(
                         self._tracking
                     ),
@@ -134,35 +161,35 @@ class PostgresViewStore:
     def _read(self) -> Iterator[ViewTransaction]:
         # No FOR UPDATE: readers neither wait for nor block a follower's transaction. One
         # snapshot, so the position read is the one the documents reflect.
-        with self._lock, driver_errors_as(_unavailable):
-            outermost = self._conn.info.transaction_status is TransactionStatus.IDLE
-            with self._conn.transaction(force_rollback=True):
+        with self._connection() as conn:
+            outermost = conn.info.transaction_status is TransactionStatus.IDLE
+            with conn.transaction(force_rollback=True):
                 if outermost:  # a read nested in a transaction shares that one's snapshot
-                    self._conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                txn = _PostgresTransaction(self._conn, self.schema, self.name)
-                txn.start_position = txn.new_position = self._read_position()
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                txn = _PostgresTransaction(conn, self.schema, self.name)
+                txn.start_position = txn.new_position = self._read_position(conn)
                 yield txn
 
     def read(self) -> AbstractContextManager[ViewTransaction]:
         return self._read()
 
     def position(self) -> int:
-        with self._lock, driver_errors_as(_unavailable):
-            return self._read_position()
+        with self._connection() as conn:
+            return self._read_position(conn)
 
-    def _read_position(self) -> int:
-        row = self._conn.execute(
+    def _read_position(self, conn: psycopg.Connection[tuple[object, ...]]) -> int:
+        row = conn.execute(
             sql.SQL("SELECT position FROM {} WHERE projection=%s").format(self._tracking),
             (self.name,),
         ).fetchone()
         return 0 if row is None else int(cast("int", row[0]))
 
     def drop(self) -> None:
-        with self._lock, driver_errors_as(_unavailable), self._conn.transaction():
+        with self._connection() as conn, conn.transaction():
             for table in (self._docs, self._tracking):
-                self._conn.execute(
+                conn.execute(
                     sql.SQL("DELETE FROM {} WHERE projection=%s").format(table), (self.name,)
                 )
 
     def close(self) -> None:
-        self._conn.close()
+        self._pool.close()

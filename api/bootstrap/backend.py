@@ -9,6 +9,7 @@ one). The LLM extractor and the HTTP embedder share one HTTP client.
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
+from dataclasses import replace
 
 import httpx
 
@@ -115,13 +116,16 @@ async def open_backend(
             extractor = build_extractor(settings.extractor, http or await _client(stack))
             backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=clock)
         case PgvectorBackendSettings() as s:
-            config = server_config(
-                dsn=None if s.dsn is None else s.dsn.get_secret_value(),
-                admin_dsn=None if s.admin_dsn is None else s.admin_dsn.get_secret_value(),
-                server=None if s.dsn is not None else postgres.location(),
-                schema=s.schema_name,
-                app_role=s.app_role,
-                pool_max=s.pool_size,
+            config = replace(
+                server_config(
+                    dsn=None if s.dsn is None else s.dsn.get_secret_value(),
+                    admin_dsn=None if s.admin_dsn is None else s.admin_dsn.get_secret_value(),
+                    server=None if s.dsn is not None else postgres.location(),
+                    schema=s.schema_name,
+                    app_role=s.app_role,
+                    pool_max=s.pool_size,
+                ),
+                timeouts=postgres.pool(max_size=s.pool_size),
             )
             backend = await PgvectorMemoryBackend.open(
                 config,

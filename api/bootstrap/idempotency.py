@@ -46,7 +46,11 @@ async def open_idempotency_store(
         case PostgresEventStoreSettings(schema_name=schema):
             location = postgres.location()
             pg = await PostgresIdempotencyStore.connect(
-                location.conninfo, schema=schema, ttl_s=ttl_s, lease_s=lease_s
+                location.conninfo,
+                schema=schema,
+                ttl_s=ttl_s,
+                lease_s=lease_s,
+                pool=postgres.pool(),
             )
             stack.push_async_callback(pg.close)
             return pg

@@ -49,7 +49,8 @@ def event_store_env(settings: Settings, postgres: PostgresServer) -> dict[str, s
         case SqliteEventStoreSettings():
             return sqlite_env(settings.ledger_path())
         case PostgresEventStoreSettings(schema_name=schema):
-            return postgres_env(postgres.location(), schema=schema)
+            pool = postgres.pool(max_size=settings.postgres.event_store_pool_max_size)
+            return postgres_env(postgres.location(), schema=schema, pool=pool)
 
 
 def build_key_store(settings: Settings, postgres: PostgresServer, stack: ExitStack) -> KeyStore:
@@ -62,7 +63,9 @@ def build_key_store(settings: Settings, postgres: PostgresServer, stack: ExitSta
             stack.callback(sqlite_keys.close)
             return sqlite_keys
         case PostgresEventStoreSettings(schema_name=schema):
-            pg_keys = PostgresKeyStore(postgres.location().conninfo, schema=schema)
+            pg_keys = PostgresKeyStore(
+                postgres.location().conninfo, schema=schema, pool=postgres.pool()
+            )
             stack.callback(pg_keys.close)
             return pg_keys
 
@@ -74,7 +77,9 @@ def build_view_store(settings: Settings, postgres: PostgresServer, name: str) ->
         case SqliteViewSettings():
             return SqliteViewStore(settings.views_path(), name)
         case PostgresViewSettings(schema_name=schema):
-            return PostgresViewStore(postgres.location().conninfo, name, schema=schema)
+            return PostgresViewStore(
+                postgres.location().conninfo, name, schema=schema, pool=postgres.pool()
+            )
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from types import TracebackType
 
+from factledger.adapters.postgres_pool import PoolOptions
 from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 from factledger.api.settings import Settings
 
@@ -35,6 +36,20 @@ class PostgresServer:
                 )
                 self._location = self._embedded.location
         return self._location
+
+    def pool(self, *, max_size: int | None = None) -> PoolOptions:
+        """Sizes and timeouts of one store's pool (`settings.postgres`); `max_size` overrides
+        the common maximum for a store that sizes its own pool (events, pgvector)."""
+        s = self._settings.postgres
+        top = s.pool_max_size if max_size is None else max_size
+        return PoolOptions(
+            connect_timeout_s=s.connect_timeout_s,
+            statement_timeout_s=s.statement_timeout_s,
+            acquire_timeout_s=s.acquire_timeout_s,
+            reconnect_timeout_s=s.reconnect_timeout_s,
+            min_size=min(s.pool_min_size, top),
+            max_size=top,
+        )
 
     def close(self) -> None:
         """Stops the embedded server if this runtime started it; its data stays on disk."""

@@ -62,8 +62,10 @@ async def open_session_buffer(
             return sqlite
         case PostgresSessionBufferSettings(schema_name=schema):
             location = postgres.location()
-            ensure_schema(location, schema)
-            pg = await PostgresSessionBuffer.connect(location.conninfo, schema=schema)
+            ensure_schema(location, schema, pool=postgres.pool())
+            pg = await PostgresSessionBuffer.connect(
+                location.conninfo, schema=schema, pool=postgres.pool()
+            )
             stack.push_async_callback(pg.close)
             return pg
 
@@ -76,8 +78,10 @@ async def open_sync_store(
             return InMemorySyncStore()
         case PostgresSyncStoreSettings(schema_name=schema):
             location = postgres.location()
-            ensure_schema(location, schema)
-            store = await PostgresSyncStore.connect(location.conninfo, schema=schema)
+            ensure_schema(location, schema, pool=postgres.pool())
+            store = await PostgresSyncStore.connect(
+                location.conninfo, schema=schema, pool=postgres.pool()
+            )
             stack.push_async_callback(store.close)
             return store
 

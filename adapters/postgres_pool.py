@@ -1,0 +1,111 @@
+"""Connection pools that survive a PostgreSQL restart, for every PostgreSQL-backed adapter.
+
+Each pool hands out only connections that answer (`check`: one empty statement), so a
+connection the server dropped is replaced, never given to a caller; and every wait is bounded:
+
+- `connect_timeout_s`: one connection attempt (libpq's `connect_timeout`, 2 s at least);
+- `statement_timeout_s`: one statement on the server (`statement_timeout`);
+- `acquire_timeout_s`: a caller waiting for a pooled connection; past it the store raises its
+  "unavailable" error, which the API answers with 503, instead of queueing behind an outage;
+- `reconnect_timeout_s`: how long the pool keeps retrying a lost connection in the background
+  (with exponential backoff) before it stops and lets the next caller start a fresh attempt.
+  Kept short so that the backoff never grows past a few seconds: a database that comes back
+  is used at the next request, not after a minute-long sleep.
+
+The technologies share this module (`adapters/postgres`, `adapters/pgvector`), as they share
+`sql_names`; neither imports the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+# libpq rounds a connect timeout below 2 s up to 2 s.
+MIN_CONNECT_TIMEOUT_S = 2
+
+
+@dataclass(frozen=True, slots=True)
+class PoolOptions:
+    """Sizes and timeouts of one pool (`api.settings.PostgresSettings` fills them in)."""
+
+    connect_timeout_s: int = 3
+    statement_timeout_s: float = 10.0
+    acquire_timeout_s: float = 3.0
+    reconnect_timeout_s: float = 5.0
+    min_size: int = 1
+    max_size: int = 4
+
+    def __post_init__(self) -> None:
+        if self.connect_timeout_s < MIN_CONNECT_TIMEOUT_S:
+            raise ValueError(f"connect_timeout_s: at least {MIN_CONNECT_TIMEOUT_S}")
+        if min(self.statement_timeout_s, self.acquire_timeout_s, self.reconnect_timeout_s) <= 0:
+            raise ValueError("timeouts must be positive")
+        if not 0 <= self.min_size <= self.max_size or self.max_size < 1:
+            raise ValueError("pool sizes: 0 <= min_size <= max_size, max_size >= 1")
+
+    @property
+    def statement_timeout_ms(self) -> int:
+        return max(1, round(self.statement_timeout_s * 1000))
+
+    def connection_kwargs(self, *, autocommit: bool, extra_options: str = "") -> dict[str, Any]:
+        """psycopg connect arguments: the connect timeout, the statement timeout (and any
+        other `-c name=value` server settings in `extra_options`), autocommit."""
+        options = f"-c statement_timeout={self.statement_timeout_ms} {extra_options}".strip()
+        return {
+            "connect_timeout": self.connect_timeout_s,
+            "options": options,
+            "autocommit": autocommit,
+        }
+
+
+DEFAULT_POOL = PoolOptions()
+
+
+def healing_pool(
+    conninfo: str,
+    options: PoolOptions,
+    *,
+    name: str,
+    autocommit: bool = True,
+) -> ConnectionPool[psycopg.Connection[tuple[Any, ...]]]:
+    """A closed (not yet opened) pool for threads; call `open()` or `open(wait=True)`."""
+    return ConnectionPool(
+        conninfo,
+        min_size=options.min_size,
+        max_size=options.max_size,
+        kwargs=options.connection_kwargs(autocommit=autocommit),
+        check=ConnectionPool.check_connection,
+        timeout=options.acquire_timeout_s,
+        reconnect_timeout=options.reconnect_timeout_s,
+        name=name,
+        open=False,
+    )
+
+
+def healing_async_pool(
+    conninfo: str,
+    options: PoolOptions,
+    *,
+    name: str,
+    autocommit: bool = False,
+    extra_options: str = "",
+    configure: Callable[[psycopg.AsyncConnection[Any]], Awaitable[None]] | None = None,
+) -> AsyncConnectionPool[psycopg.AsyncConnection[tuple[Any, ...]]]:
+    """A closed (not yet opened) pool for the event loop; `await pool.open(wait=True)`."""
+    return AsyncConnectionPool(
+        conninfo,
+        min_size=options.min_size,
+        max_size=options.max_size,
+        kwargs=options.connection_kwargs(autocommit=autocommit, extra_options=extra_options),
+        check=AsyncConnectionPool.check_connection,
+        configure=configure,
+        timeout=options.acquire_timeout_s,
+        reconnect_timeout=options.reconnect_timeout_s,
+        name=name,
+        open=False,
+    )
