@@ -29,6 +29,49 @@ class StoreUnavailableError(ApplicationError):
     """
 
 
+class StorageFullError(StoreUnavailableError):
+    """A store's disk is full: writes fail until space is freed (reads may still succeed)."""
+
+
+class StorageReadOnlyError(StoreUnavailableError):
+    """A store accepts reads only: a read-only file or mount, or a PostgreSQL standby."""
+
+
+# What the drivers report, read through their documented attributes so that the core imports
+# no driver: sqlite3's `sqlite_errorcode` (primary code in the low byte) and psycopg's `sqlstate`.
+_SQLITE_FULL, _SQLITE_READONLY = 13, 8
+_SQLSTATE_DISK_FULL, _SQLSTATE_READ_ONLY = "53100", "25006"
+
+
+def storage_failure(exc: BaseException) -> type[StoreUnavailableError] | None:
+    """`StorageFullError` or `StorageReadOnlyError` when `exc` (or an error it was raised from)
+    is a driver's "disk full" or "read-only" error; None for any other failure."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a cause chain is short; the bound guards against a cycle
+        if seen is None:
+            return None
+        code = getattr(seen, "sqlite_errorcode", None)
+        if isinstance(code, int):
+            if code & 0xFF == _SQLITE_FULL:
+                return StorageFullError
+            if code & 0xFF == _SQLITE_READONLY:
+                return StorageReadOnlyError
+        sqlstate = getattr(seen, "sqlstate", None)
+        if sqlstate == _SQLSTATE_DISK_FULL:
+            return StorageFullError
+        if sqlstate == _SQLSTATE_READ_ONLY:
+            return StorageReadOnlyError
+        seen = seen.__cause__
+    return None
+
+
+def port_error(exc: BaseException, error: Exception) -> Exception:
+    """The error a store raises for the driver failure `exc`: a storage error when the disk is
+    full or read-only (its message names the store, from `error`), else `error` itself."""
+    storage = storage_failure(exc)
+    return error if storage is None else storage(f"{error}: {storage.__name__}")
+
+
 class MemoryBackendError(ApplicationError):
     """Base class of the errors that cross the memory port."""
 

@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_async_pool
 from factledger.adapters.sql_names import sql_name
+from factledger.application.errors import port_error
 
 T = TypeVar("T")
 Cursor = AsyncCursor[TupleRow]
@@ -53,7 +54,7 @@ class PostgresTables:
         except BaseException as exc:
             await connections.close()
             if isinstance(exc, psycopg.Error):
-                raise error() from exc
+                raise port_error(exc, error()) from exc
             raise
         return tables
 
@@ -66,7 +67,7 @@ class PostgresTables:
             async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
                 return await work(cur)
         except psycopg.Error as exc:
-            raise self._error() from exc
+            raise port_error(exc, self._error()) from exc
 
     async def rewrite(self, table: str) -> None:
         """Rewrites `table` into new files (`VACUUM (FULL)`), so deleted rows leave no byte
@@ -90,8 +91,9 @@ class PostgresTables:
 
 @contextmanager
 def driver_errors_as(error: Callable[[], Exception]) -> Iterator[None]:
-    """A psycopg failure inside the block becomes the store's port error, its cause kept."""
+    """A psycopg failure inside the block becomes the store's port error (or a storage error:
+    disk full, read-only), its cause kept."""
     try:
         yield
     except psycopg.Error as exc:
-        raise error() from exc
+        raise port_error(exc, error()) from exc

@@ -5,12 +5,15 @@ on the one connection, which sqlite3 does not do by itself."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
+
+from factledger.application.errors import StorageFullError, StorageReadOnlyError, port_error
 
 T = TypeVar("T")
 
@@ -28,6 +31,7 @@ class SqliteWriter:
         self, path: Path | str, *, error: Callable[[], Exception], busy_timeout_s: float = 30.0
     ) -> None:
         self._error = error
+        self._path = path
         self.lock = threading.Lock()
         try:
             self.conn = sqlite3.connect(
@@ -36,14 +40,14 @@ class SqliteWriter:
             with self.lock:
                 self.conn.execute("PRAGMA journal_mode=WAL")
         except sqlite3.Error as exc:
-            raise error() from exc
+            raise sqlite_port_error(exc, error(), path) from exc
 
     def run_sync(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work` in one transaction, on the calling thread."""
         try:
             return self._transaction(work)
         except sqlite3.Error as exc:
-            raise self._error() from exc
+            raise sqlite_port_error(exc, self._error(), self._path) from exc
 
     async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work` in one transaction, in a worker thread."""
@@ -80,9 +84,36 @@ class SqliteWriter:
 
 
 @contextmanager
-def driver_errors_as(error: Callable[[], Exception]) -> Iterator[None]:
-    """A SQLite failure inside the block becomes the store's port error, its cause kept."""
+def driver_errors_as(
+    error: Callable[[], Exception], *, path: Path | str | None = None
+) -> Iterator[None]:
+    """A SQLite failure inside the block becomes the store's port error (or a storage error:
+    disk full, read-only), its cause kept."""
     try:
         yield
     except sqlite3.Error as exc:
-        raise error() from exc
+        raise sqlite_port_error(exc, error(), path) from exc
+
+
+# SQLite reports a full disk as SQLITE_FULL only when a write to an open file fails; creating
+# a journal or WAL file on a full or read-only file system fails as "unable to open" or an I/O
+# error instead, so for those the file system of the store's file is asked.
+_SQLITE_IOERR, _SQLITE_CANTOPEN = 10, 14
+# Below this many free bytes the file system counts as full: SQLite needs pages, not bytes.
+FULL_BELOW_BYTES = 64 * 1024
+
+
+def sqlite_port_error(exc: sqlite3.Error, error: Exception, path: Path | str | None) -> Exception:
+    """`error`, or the storage error that explains `exc` (`application.errors.port_error`)."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if path is None or str(path) == ":memory:" or code not in (_SQLITE_IOERR, _SQLITE_CANTOPEN):
+        return port_error(exc, error)
+    try:
+        stats = os.statvfs(Path(path).parent)
+    except OSError:
+        return port_error(exc, error)
+    if stats.f_flag & os.ST_RDONLY:
+        return StorageReadOnlyError(f"{error}: {StorageReadOnlyError.__name__}")
+    if stats.f_bavail * stats.f_frsize < FULL_BELOW_BYTES:
+        return StorageFullError(f"{error}: {StorageFullError.__name__}")
+    return port_error(exc, error)

@@ -27,7 +27,8 @@ class SqliteKeyStore:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with driver_errors_as(_unavailable):
+        self._path = path
+        with driver_errors_as(_unavailable, path=self._path):
             self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA secure_delete=ON")
             self._conn.execute("PRAGMA busy_timeout=10000")
@@ -35,7 +36,7 @@ class SqliteKeyStore:
         self._lock = threading.Lock()
 
     def current(self, scope: str) -> tuple[str, bytes]:
-        with self._lock, driver_errors_as(_unavailable):
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
             row = self._conn.execute(
                 "SELECT key_id, key FROM subject_keys WHERE scope=? AND live=1", (scope,)
             ).fetchone()
@@ -53,19 +54,22 @@ class SqliteKeyStore:
                     )
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # A full disk or an I/O error rolls the transaction back by itself; a second
+                # rollback would fail and hide that error behind its own.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
         return str(row[0]), bytes(row[1])
 
     def key(self, key_id: str) -> bytes | None:
-        with self._lock, driver_errors_as(_unavailable):
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
             row = self._conn.execute(
                 "SELECT key FROM subject_keys WHERE key_id=?", (key_id,)
             ).fetchone()
         return None if row is None else bytes(row[0])
 
     def forget(self, scope: str) -> int:
-        with self._lock, driver_errors_as(_unavailable):
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
             cursor = self._conn.execute("DELETE FROM subject_keys WHERE scope=?", (scope,))
             return cursor.rowcount
 

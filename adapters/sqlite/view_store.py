@@ -78,9 +78,10 @@ class SqliteViewStore:
 
     def __init__(self, path: Path, name: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._path = path
         self.name = name
         # Autocommit mode: transactions are opened explicitly below.
-        with driver_errors_as(_unavailable):
+        with driver_errors_as(_unavailable, path=self._path):
             self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA busy_timeout=10000")
@@ -95,7 +96,7 @@ class SqliteViewStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[ViewTransaction]:
-        with self._lock, driver_errors_as(_unavailable):
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
             # A transaction opened inside another on this handle is a savepoint of it; the
             # outer one then finds its position moved and refuses to commit.
             nested = self._conn.in_transaction
@@ -107,6 +108,10 @@ class SqliteViewStore:
                     self._store_position(txn.start_position, txn.new_position)
                 self._conn.execute("RELEASE view_txn" if nested else "COMMIT")
             except BaseException:
+                # A full disk or an I/O error rolls the whole transaction back by itself; a
+                # second rollback would fail and hide that error behind its own.
+                if not self._conn.in_transaction:
+                    raise
                 if nested:
                     self._conn.execute("ROLLBACK TO view_txn")
                     self._conn.execute("RELEASE view_txn")
@@ -130,22 +135,23 @@ class SqliteViewStore:
     @contextmanager
     def _read(self) -> Iterator[ViewTransaction]:
         # A deferred transaction: one consistent snapshot (WAL), no write lock taken.
-        with self._lock, driver_errors_as(_unavailable):
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
             self._conn.execute("BEGIN")
             try:
                 yield _SqliteTransaction(self._conn, self.name, self._read_position())
             finally:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
 
     def read(self) -> AbstractContextManager[ViewTransaction]:
         return self._read()
 
     def position(self) -> int:
-        with self._lock, driver_errors_as(_unavailable):
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
             return self._read_position()
 
     def drop(self) -> None:
-        with self._lock, driver_errors_as(_unavailable):
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.execute("DELETE FROM view_documents WHERE projection=?", (self.name,))
             self._conn.execute("DELETE FROM view_tracking WHERE projection=?", (self.name,))

@@ -25,6 +25,8 @@ from factledger.application.errors import (
     MemoryBackendError,
     MemoryConflictError,
     NotFoundError,
+    StorageFullError,
+    StorageReadOnlyError,
     StoreUnavailableError,
 )
 from factledger.application.sessions.side_doors import UnsafeFieldError
@@ -120,6 +122,8 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
 # A store that is down is usually back within seconds (a failover, a restart); the hint keeps
 # well-behaved clients from retrying in a tight loop meanwhile.
 STORE_RETRY_AFTER_S = 5
+# A full or read-only disk needs an operator: no point in retrying within seconds.
+STORAGE_RETRY_AFTER_S = 60
 
 
 def status_for(exc: BaseException) -> int | None:
@@ -245,6 +249,8 @@ async def _on_http(_: Request, exc: Exception) -> JSONResponse:
 def _headers_for(exc: Exception, status: int) -> dict[str, str] | None:
     if status == 401:
         return {"WWW-Authenticate": "Bearer"}
+    if isinstance(exc, StorageFullError | StorageReadOnlyError):
+        return {"Retry-After": str(STORAGE_RETRY_AFTER_S)}
     if isinstance(exc, StoreUnavailableError):
         return {"Retry-After": str(STORE_RETRY_AFTER_S)}
     return None

@@ -30,11 +30,11 @@ from factledger.api.http.errors import (
     InvalidParameterError,
     RequestInProgressError,
 )
+from factledger.application.errors import StoreUnavailableError
 from factledger.application.ledger.idempotency import (
     ClaimStatus,
     IdempotencyScope,
     IdempotencyStore,
-    IdempotencyStoreUnavailableError,
 )
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -93,7 +93,7 @@ class Idempotency:
         assert self._scope is not None  # noqa: S101 - only called for a claimed key
         try:
             await self._store.release(self._scope, self._fingerprint)
-        except IdempotencyStoreUnavailableError:
+        except StoreUnavailableError:
             # The command's own error matters more; the claim's lease frees the key later.
             log.warning("api.idempotency_release_failed")
 

@@ -4,7 +4,9 @@ The store is the `eventsourcing` library's recorder, read by the use cases, the 
 followers, the sync feed and recall's sources alike. Its database failures are translated on
 the recorder itself, so every one of those readers raises the application's error, never the
 library's. An `IntegrityError` (a concurrent writer won) is not a failure of the database and
-passes unchanged: the ledger retries it.
+passes unchanged: the ledger retries it. A disk that is full or read-only becomes
+`StorageFullError` or `StorageReadOnlyError`, whichever class of the library's errors carried it
+(PostgreSQL reports a read-only transaction as an internal error).
 """
 
 from __future__ import annotations
@@ -13,9 +15,15 @@ import functools
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from eventsourcing.persistence import ApplicationRecorder, InterfaceError, OperationalError
+from eventsourcing.persistence import (
+    ApplicationRecorder,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    PersistenceError,
+)
 
-from factledger.application.errors import StoreUnavailableError
+from factledger.application.errors import StoreUnavailableError, storage_failure
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -36,8 +44,15 @@ def translated(call: Callable[P, T]) -> Callable[P, T]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return call(*args, **kwargs)
-        except UNREACHABLE as exc:
-            raise unavailable() from exc
+        except IntegrityError:
+            raise
+        except PersistenceError as exc:
+            storage = storage_failure(exc)
+            if storage is not None:
+                raise storage(f"event store: {storage.__name__}") from exc
+            if isinstance(exc, UNREACHABLE):
+                raise unavailable() from exc
+            raise
 
     return wrapper
 

@@ -10,6 +10,8 @@ from fastapi.responses import JSONResponse
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.deps import StateDep
+from factledger.api.http.errors import STORE_RETRY_AFTER_S
+from factledger.api.http.readiness import CHECK_TIMEOUT_S, readiness, store_checks
 from factledger.projections.follower import max_position
 
 router = APIRouter(tags=["operations"])
@@ -23,18 +25,29 @@ async def healthz() -> dict[str, str]:
 
 @router.get(
     "/readyz",
-    summary="Readiness: the ports are built and the memory backend answers",
-    responses={503: {"description": "Not ready (still starting, or a dependency is down)."}},
+    summary="Readiness: every store answers; the memory backend's state is reported",
+    responses={
+        503: {"description": "Not ready: still starting, or a store is down (`failing` names it)."}
+    },
 )
 async def readyz(state: StateDep) -> JSONResponse:
     if state.ports is None:
         return JSONResponse({"status": "starting"}, status_code=503)
-    checks: dict[str, Any] = {"ledger": "ok"}
+    stores = await readiness(store_checks(state.ports))
+    checks: dict[str, Any] = dict(stores.checks)
     backend = state.ports.backend
     if backend is not None:
-        health = await backend.health()
-        checks["memory"] = "ok" if health.ok else "degraded"
+        try:
+            health = await asyncio.wait_for(backend.health(), timeout=CHECK_TIMEOUT_S)
+        except TimeoutError:
+            checks["memory"] = "degraded"
+        else:
+            checks["memory"] = "ok" if health.ok else "degraded"
     # A degraded memory backend does not make the API unready: recall fails open by design.
+    if not stores.ready:
+        body = {"status": "not_ready", "failing": stores.failing, "checks": checks}
+        retry = {"Retry-After": str(STORE_RETRY_AFTER_S)}
+        return JSONResponse(body, status_code=503, headers=retry)
     return JSONResponse({"status": "ready", "checks": checks})
 
 
