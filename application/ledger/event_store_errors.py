@@ -12,8 +12,10 @@ passes unchanged: the ledger retries it. A disk that is full or read-only become
 from __future__ import annotations
 
 import functools
+import time
+import types
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar, cast
 
 from eventsourcing.persistence import (
     ApplicationRecorder,
@@ -28,6 +30,9 @@ from factledger.application.errors import StoreUnavailableError, storage_failure
 P = ParamSpec("P")
 T = TypeVar("T")
 UNREACHABLE = (OperationalError, InterfaceError)
+# A failure faster than this is a dropped connection, worth one retry; slower, the pool waited.
+QUICK_FAILURE_S = 0.5
+RETRY_PAUSE_S = 0.1
 RECORDER_CALLS = ("insert_events", "select_events", "select_notifications", "max_notification_id")
 
 
@@ -43,7 +48,7 @@ def translated(call: Callable[P, T]) -> Callable[P, T]:
     @functools.wraps(call)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
-            return call(*args, **kwargs)
+            return _retried_once_if_quick(call, *args, **kwargs)
         except IntegrityError:
             raise
         except PersistenceError as exc:
@@ -57,8 +62,35 @@ def translated(call: Callable[P, T]) -> Callable[P, T]:
     return wrapper
 
 
+def _retried_once_if_quick(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """One retry, and only after a failure that came at once (a connection dropped between
+    the pool's check and its use); a failure that took its time (the pool waited in vain for a
+    connection: the database is away) is final, so no caller waits twice."""
+    started = time.monotonic()
+    try:
+        return call(*args, **kwargs)
+    except UNREACHABLE:
+        if time.monotonic() - started > QUICK_FAILURE_S:
+            raise
+    time.sleep(RETRY_PAUSE_S)
+    return call(*args, **kwargs)
+
+
+def _without_library_retry(recorder: ApplicationRecorder, name: str) -> Callable[..., object]:
+    # The library's PostgreSQL recorder retries each call ten times, each attempt waiting up
+    # to the pool's timeout: a database that is down held a request for 10 x that. The
+    # undecorated method (`functools.wraps` keeps it as `__wrapped__`) plus our single quick
+    # retry bound the wait to one pool timeout (ADR 0013).
+    method = getattr(recorder, name)
+    inner = getattr(method, "__wrapped__", None)
+    if inner is None:
+        return cast("Callable[..., object]", method)
+    return cast("Callable[..., object]", types.MethodType(inner, recorder))
+
+
 def reporting_unavailability(recorder: ApplicationRecorder) -> ApplicationRecorder:
-    """`recorder`, its database calls raising `EventStoreUnavailableError` on failure."""
+    """`recorder`, its database calls raising `EventStoreUnavailableError` on failure, within
+    one wait for a connection."""
     for name in RECORDER_CALLS:
-        setattr(recorder, name, translated(getattr(recorder, name)))
+        setattr(recorder, name, translated(_without_library_retry(recorder, name)))
     return recorder
