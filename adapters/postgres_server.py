@@ -68,6 +68,19 @@ class EmbeddedPostgres:
     def stop(self) -> None:
         self._server.cleanup()
 
+    def postmaster_pid(self) -> int | None:
+        """The server's main process, or None when it is not running."""
+        pid = self._server.get_pid()
+        return None if pid is None else int(pid)
+
+    def ensure_running(self) -> None:
+        """Starts the server again on the same data (and socket) if it died (a crash, a kill);
+        PostgreSQL recovers from its write-ahead log first. A no-op while it runs."""
+        # The library starts a server under its inter-process lock; so does a restart.
+        with self._server._lock:
+            self._server.ensure_postgres_running()
+        self.location = PostgresLocation.from_url(self._server.get_uri())
+
 
 def _get_server() -> Callable[..., Any]:
     try:

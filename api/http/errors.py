@@ -267,7 +267,15 @@ def render(exc: Exception) -> JSONResponse:
     body = error_body(type(exc).__name__, str(exc) or type(exc).__name__, field)
     if status >= 500:
         # Adapter messages may name hosts; the type is enough for the caller.
-        log.warning("api.dependency_failed", error_type=type(exc).__name__, status=status)
+        cause = exc.__cause__
+        log.warning(
+            "api.dependency_failed",
+            error_type=type(exc).__name__,
+            # The driver's error class (never its message): a refused connection, a pool
+            # timeout and a full disk call for different actions.
+            cause_type=None if cause is None else type(cause).__name__,
+            status=status,
+        )
         body = error_body(type(exc).__name__, "a dependency is unavailable")
     return JSONResponse(body, status_code=status, headers=headers)
 
