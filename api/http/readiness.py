@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from uuid import UUID
 
 import structlog
 
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.application.sessions.types import SessionId
+from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.projections.follower import max_position
 
 log = structlog.get_logger(__name__)
@@ -24,6 +25,7 @@ log = structlog.get_logger(__name__)
 CHECK_TIMEOUT_S = 2.0
 # Ids no caller uses: the probes read nothing that exists.
 PROBE_ID = "factledger-readiness-probe"
+PROBE_SUBJECT = UUID(int=0)
 
 Check = Callable[[], Awaitable[object]]
 
@@ -50,7 +52,7 @@ def store_checks(ports: Runtime) -> dict[str, Check]:
     }
     buffer, sync_store = ports.session_buffer, ports.sync_store
     if buffer is not None:
-        checks["short_term"] = lambda: buffer.get(SessionId(PROBE_ID))
+        checks["short_term"] = lambda: buffer.get(SessionKey(PROBE_SUBJECT, SessionId(PROBE_ID)))
     if sync_store is not None:
         checks["sync_store"] = sync_store.position
     return checks

@@ -34,7 +34,7 @@ from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.idempotency import IdempotencyScope
 from factledger.application.ledger.key_store import InMemoryKeyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.sessions.types import SessionId
+from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.projections.follower import max_position
 
 pytestmark = pytest.mark.integration
@@ -141,8 +141,10 @@ def test_the_pooled_stores_heal(postgres: PostgresLocation, database: PostgresLo
         idempotency = await PostgresIdempotencyStore.connect(database.conninfo, pool=POOL)
         sync = await PostgresSyncStore.connect(database.conninfo, pool=POOL)
         calls: list[Callable[[], Awaitable[object]]] = [
-            lambda: buffer.get(SessionId("s-1")),
-            lambda: idempotency.claim(IdempotencyScope("t1", "agent-1", "k-1"), "f"),
+            lambda: buffer.get(SessionKey(uuid.UUID(int=1), SessionId("s-1"))),
+            lambda: idempotency.claim(
+                IdempotencyScope("t1", "agent-1", uuid.UUID(int=1), "k-1"), "f"
+            ),
             sync.position,
         ]
         try:

@@ -23,9 +23,10 @@ from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.api.http.errors import STORAGE_RETRY_AFTER_S, render
 from factledger.application.errors import StorageFullError, StorageReadOnlyError
 from factledger.application.ledger.idempotency import IdempotencyScope
-from factledger.application.sessions.types import ActiveSession, SessionId
+from factledger.application.sessions.types import ActiveSession, SessionId, SessionKey
 from factledger.domain.transcript import Channel, Message, Role
 
+SUBJECT = uuid4()
 BIG = "x" * 4000  # larger than a page: each write needs new pages
 
 
@@ -44,7 +45,7 @@ def write_views(views: SqliteViewStore, *, count: int) -> None:
 
 async def append_many(buffer: SqliteSessionBuffer, *, count: int) -> None:
     for _ in range(count):
-        await buffer.append(SessionId("s-1"), Message(Role.SUBJECT, BIG))
+        await buffer.append(SessionKey(SUBJECT, SessionId("s-1")), Message(Role.SUBJECT, BIG))
 
 
 def test_the_view_store_reports_a_full_disk(tmp_path: Path) -> None:
@@ -87,7 +88,7 @@ def test_the_session_buffer_and_idempotency_store_report_a_full_disk(tmp_path: P
         buffer = SqliteSessionBuffer(tmp_path / "buffer.sqlite")
         session = ActiveSession(
             session_id=SessionId("s-1"),
-            subject_id=uuid4(),
+            subject_id=SUBJECT,
             channel=Channel.VOICE,
             started_at=datetime(2026, 1, 1, tzinfo=UTC),
             message_count=0,
@@ -102,7 +103,7 @@ def test_the_session_buffer_and_idempotency_store_report_a_full_disk(tmp_path: P
         store = SqliteIdempotencyStore(tmp_path / "idempotency.sqlite")
         store._db.conn.execute("PRAGMA query_only = 1")
         with pytest.raises(StorageReadOnlyError):
-            await store.claim(IdempotencyScope("t1", "agent-1", "key-1"), "fingerprint")
+            await store.claim(IdempotencyScope("t1", "agent-1", SUBJECT, "key-1"), "fingerprint")
         store.close()
 
     asyncio.run(scenario())
