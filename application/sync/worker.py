@@ -28,6 +28,8 @@ from factledger.application.sync.switch import MemorySwitch
 from factledger.application.sync.types import MAX_ATTEMPTS, SyncItem, SyncReport
 
 log = structlog.get_logger(__name__)
+# The error type recorded on an item whose pass a store failure cut short.
+INTERRUPTED = "SyncPassInterrupted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,8 @@ class SyncWorker:
         self._ports = ports
         self._options = options or SyncOptions()
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:8]}"
+        # Items of a pass cut short by a store failure, still leased to this worker.
+        self._interrupted: list[SyncItem] = []
 
     async def feed(self) -> int:
         """Turns new events into items; returns how many items were added."""
@@ -84,15 +88,30 @@ class SyncWorker:
             )
             if not items:
                 return SyncReport(done=done, retried=retried, dead=dead, skipped=skipped)
-            for item in items:
-                outcome = await self._process_one(item)
+            for index, item in enumerate(items):
+                try:
+                    outcome = await self._process_one(item)
+                except Exception:
+                    self._interrupted.extend(items[index:])
+                    raise
                 done += outcome == "done"
                 retried += outcome == "retried"
                 dead += outcome == "dead"
                 skipped += outcome == "skipped"
 
+    async def give_back_interrupted(self) -> None:
+        """Gives back the items of a pass that a store failure cut short (the database went
+        away mid-batch): they are still leased to this worker, and waiting out the lease
+        would stall their subjects for `lease_s` after the database is back. Each counts as
+        a failed attempt."""
+        while self._interrupted:
+            item = self._interrupted[-1]
+            await self._ports.store.fail(item.item_id, error_type=INTERRUPTED, retry_in_s=0.0)
+            self._interrupted.pop()
+
     async def run_once(self) -> SyncReport:
-        """Feeds, then processes everything claimable."""
+        """Gives back a cut-short pass's items, feeds, then processes everything claimable."""
+        await self.give_back_interrupted()
         fed = await self.feed()
         report = await self.process()
         return SyncReport(

@@ -19,6 +19,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.types import Metadata, Namespace
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ids import namespace_for
+from factledger.application.sync.ports import SyncStoreUnavailableError
 from factledger.application.sync.types import SyncKind
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
@@ -256,3 +257,29 @@ async def test_run_forever_survives_a_failing_pass_and_stops_on_request(rig: Rig
     assert feed.failures == 0
     assert await rig.store.pending_count() == 0
     assert (await rig.inner.get_record(ns, "profile.v3")).kind == "profile_version"
+
+
+async def test_a_pass_cut_short_by_the_store_gives_its_items_back_at_once(rig: Rig) -> None:
+    """The database goes away mid-batch: the items the pass held stay leased to the worker.
+    Its next pass gives them back, so their subjects do not wait out the lease."""
+
+    class OutageOnComplete(InMemorySyncStore):
+        outages = 1
+
+        async def complete(self, item_id: str) -> None:
+            if self.outages:
+                self.outages -= 1
+                raise SyncStoreUnavailableError("database away")
+            await super().complete(item_id)
+
+    rig.store = OutageOnComplete(monotonic=rig.ticks)
+    story = run_story(rig.ledger, rig.clock, until="June")
+    worker = rig.worker()
+    with pytest.raises(SyncStoreUnavailableError):
+        await worker.run_once()
+    assert await rig.store.pending_count() > 0
+    # The database is back; no time passes, so no lease has lapsed.
+    report = await worker.run_once()
+    assert report.dead == 0
+    assert await rig.store.pending_count() == 0
+    assert await snapshot(rig.inner, story)
