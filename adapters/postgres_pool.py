@@ -1,7 +1,8 @@
 """Connection pools that survive a PostgreSQL restart, for every PostgreSQL-backed adapter.
 
-Each pool hands out only connections that answer (`check`: one empty statement), so a
-connection the server dropped is replaced, never given to a caller; and every wait is bounded:
+Each pool hands out only connections that answer (`check`: one empty statement, for a
+connection idle longer than `CHECK_AFTER_IDLE_S`), so a connection the server dropped is
+replaced, never given to a caller; and every wait is bounded:
 
 - `connect_timeout_s`: one connection attempt (libpq's `connect_timeout`, 2 s at least);
 - `statement_timeout_s`: one statement on the server (`statement_timeout`);
@@ -20,7 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from time import monotonic
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -65,6 +68,37 @@ class PoolOptions:
 
 DEFAULT_POOL = PoolOptions()
 
+# A connection back in the pool for less than this is handed out unchecked (HikariCP's
+# "alive bypass window"): a busy hot path pays no extra round trip per checkout, while one that
+# sat idle through a database restart is checked. One dropped within the window fails its one
+# caller, and the pool replaces it when it comes back.
+CHECK_AFTER_IDLE_S = 1.0
+
+
+class _IdleChecks:
+    """When each connection of one pool was last returned; the pool's `check` and `reset`."""
+
+    def __init__(self) -> None:
+        self._returned: WeakKeyDictionary[object, float] = WeakKeyDictionary()
+
+    def mark(self, conn: object) -> None:
+        self._returned[conn] = monotonic()
+
+    def needs_check(self, conn: object) -> bool:
+        returned = self._returned.get(conn)
+        return returned is None or monotonic() - returned >= CHECK_AFTER_IDLE_S
+
+    def check(self, conn: psycopg.Connection[Any]) -> None:
+        if self.needs_check(conn):
+            ConnectionPool.check_connection(conn)
+
+    async def check_async(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        if self.needs_check(conn):
+            await AsyncConnectionPool.check_connection(conn)
+
+    async def mark_async(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        self.mark(conn)
+
 
 def healing_pool(
     conninfo: str,
@@ -74,12 +108,14 @@ def healing_pool(
     autocommit: bool = True,
 ) -> ConnectionPool[psycopg.Connection[tuple[Any, ...]]]:
     """A closed (not yet opened) pool for threads; call `open()` or `open(wait=True)`."""
+    idle = _IdleChecks()
     return ConnectionPool(
         conninfo,
         min_size=options.min_size,
         max_size=options.max_size,
         kwargs=options.connection_kwargs(autocommit=autocommit),
-        check=ConnectionPool.check_connection,
+        check=idle.check,
+        reset=idle.mark,
         timeout=options.acquire_timeout_s,
         reconnect_timeout=options.reconnect_timeout_s,
         name=name,
@@ -97,12 +133,14 @@ def healing_async_pool(
     configure: Callable[[psycopg.AsyncConnection[Any]], Awaitable[None]] | None = None,
 ) -> AsyncConnectionPool[psycopg.AsyncConnection[tuple[Any, ...]]]:
     """A closed (not yet opened) pool for the event loop; `await pool.open(wait=True)`."""
+    idle = _IdleChecks()
     return AsyncConnectionPool(
         conninfo,
         min_size=options.min_size,
         max_size=options.max_size,
         kwargs=options.connection_kwargs(autocommit=autocommit, extra_options=extra_options),
-        check=AsyncConnectionPool.check_connection,
+        check=idle.check_async,
+        reset=idle.mark_async,
         configure=configure,
         timeout=options.acquire_timeout_s,
         reconnect_timeout=options.reconnect_timeout_s,
