@@ -6,13 +6,38 @@ comes from the `embedded` extra, imported only when one is started.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+import psycopg
+from psycopg import sql
+
 from factledger.adapters.extras import Extra, MissingExtraError
+
+# What the server writes to its own log file: never a statement, a parameter or a failed value.
+# Statement errors reach the client, which logs their type (ADR 0008); the server's log keeps
+# its own life (start, checkpoints, fatal errors). A server of one's own should set the same
+# (docs/deployment.md).
+QUIET_LOG_SETTINGS: Mapping[str, str] = {
+    # ERROR and WARNING messages quote values ('invalid input syntax ... "<value>"'); LOG is
+    # ranked above ERROR here, so startup and checkpoint lines stay.
+    "log_min_messages": "log",
+    # "STATEMENT: <the failed statement>" lines, and their parameters.
+    "log_min_error_statement": "panic",
+    "log_statement": "none",
+    "log_min_duration_statement": "-1",
+    "log_min_duration_sample": "-1",
+    "log_parameter_max_length": "0",
+    "log_parameter_max_length_on_error": "0",
+    # No DETAIL (`Key (id)=(<value>) already exists`), HINT, QUERY or CONTEXT lines.
+    "log_error_verbosity": "terse",
+}
+# A reload is signalled, not awaited: new sessions see it a moment later.
+_RELOAD_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +89,8 @@ class EmbeddedPostgres:
             data_dir, cleanup_mode="delete" if delete_on_stop else "stop"
         )
         self.location = PostgresLocation.from_url(self._server.get_uri())
+        self.log_file = Path(self._server.log)
+        quiet_the_log(self.location)
 
     def stop(self) -> None:
         self._server.cleanup()
@@ -80,6 +107,28 @@ class EmbeddedPostgres:
         with self._server._lock:
             self._server.ensure_postgres_running()
         self.location = PostgresLocation.from_url(self._server.get_uri())
+
+
+def quiet_the_log(location: PostgresLocation) -> None:
+    """Applies `QUIET_LOG_SETTINGS` to the server (persisted by `ALTER SYSTEM`, so a restart
+    keeps them) and waits until new sessions run with them."""
+    with psycopg.connect(location.conninfo, autocommit=True) as conn:
+        for name, value in QUIET_LOG_SETTINGS.items():
+            # ALTER SYSTEM takes no bind parameters: composed, quoted.
+            statement = sql.SQL("ALTER SYSTEM SET {} = {}")
+            conn.execute(statement.format(sql.Identifier(name), sql.Literal(value)))
+        conn.execute("SELECT pg_reload_conf()")
+    deadline = time.monotonic() + _RELOAD_TIMEOUT_S
+    while not _runs_quietly(location):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the embedded PostgreSQL did not apply its log settings")
+        time.sleep(0.05)
+
+
+def _runs_quietly(location: PostgresLocation) -> bool:
+    with psycopg.connect(location.conninfo, autocommit=True) as conn:
+        row = conn.execute("SELECT current_setting('log_min_error_statement')").fetchone()
+    return row is not None and row[0] == QUIET_LOG_SETTINGS["log_min_error_statement"]
 
 
 def _get_server() -> Callable[..., Any]:

@@ -7,6 +7,7 @@ how the lines are rendered and adds the last line of defence, `redact_sensitive`
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from collections.abc import Callable, MutableMapping
@@ -14,6 +15,12 @@ from typing import Any, TextIO
 
 import structlog
 from structlog.typing import EventDict, Processor
+
+from factledger.api.log_exceptions import (
+    exception_as_text,
+    no_traceback,
+    summarize_exc_info,
+)
 
 # Keys whose values may hold what a person said or typed. Call sites must never pass them
 # (the tests check that with `capture_logs`, which bypasses processors); this only catches slips.
@@ -89,10 +96,65 @@ def _shared_processors() -> list[Processor]:
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
-        # Renders exc_info as a traceback string: exception messages must name ids only
-        # (STYLE section 6), so tracebacks are safe to keep.
+        # A stack of source lines, never of values.
         structlog.processors.StackInfoRenderer(),
     ]
+
+
+def _final_processors(*, json_lines: bool) -> list[Processor]:
+    # Exceptions become type-and-frame summaries before redaction and rendering, in both
+    # modes: a message or a local variable can hold what a person typed.
+    renderer: Processor
+    if json_lines:
+        renderer = structlog.processors.JSONRenderer()
+        return [summarize_exc_info, redact_sensitive, renderer]
+    # The formatter is a second line: `summarize_exc_info` already took `exc_info` away.
+    renderer = structlog.dev.ConsoleRenderer(colors=False, exception_formatter=no_traceback)
+    return [summarize_exc_info, exception_as_text, redact_sensitive, renderer]
+
+
+# Loggers whose messages are built from exception reprs (asyncio's "Task exception was never
+# retrieved" quotes the exception's arguments): their text is withheld, the summary kept.
+_BUILT_MESSAGE_LOGGERS = frozenset({"asyncio"})
+# Loggers whose arguments are addresses, process ids and signal names, never request data.
+_TRUSTED_ARGUMENT_LOGGERS = frozenset({"uvicorn.error"})
+
+
+def _foreign_event(_: object, __: str, event_dict: EventDict) -> EventDict:
+    # `use_get_message=False` already left the template unformatted (its arguments can be
+    # data); a message assembled before logging cannot be trusted at all.
+    arguments = event_dict.pop("positional_args", ())
+    record = event_dict.get("_record")
+    if isinstance(record, logging.LogRecord):
+        event_dict["logger"] = record.name
+        if record.name.split(".")[0] in _BUILT_MESSAGE_LOGGERS:
+            event_dict["event"] = f"{record.name}.message_withheld"
+        elif record.name in _TRUSTED_ARGUMENT_LOGGERS and arguments:
+            # A failure here would reach logging's own error report, which prints the arguments.
+            with contextlib.suppress(TypeError, ValueError):
+                event_dict["event"] = str(record.msg) % arguments
+    return event_dict
+
+
+def _stdlib_handler(*, json_lines: bool, stream: TextIO | None) -> logging.Handler:
+    """One handler for the standard library's loggers (uvicorn, drivers, asyncio), rendering
+    like structlog's own lines, exceptions summarized, arguments never interpolated."""
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            _foreign_event,
+        ],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            *_final_processors(json_lines=json_lines),
+        ],
+        use_get_message=False,
+        pass_foreign_args=True,
+    )
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(formatter)
+    return handler
 
 
 def _printer(stream: TextIO | None) -> Callable[..., structlog.PrintLogger]:
@@ -111,32 +173,34 @@ def configure_logging(
 
     - `json_lines=True`: one JSON object per line (production); otherwise a console renderer.
     - `redact_sensitive` runs after every other processor, just before rendering.
+    - Exceptions are logged as their types and `module:line:function` frames, never a message,
+      a value or a local variable (`log_exceptions`), by structlog and the standard library alike.
     - Standard-library loggers of our dependencies stay at WARNING, so drivers never echo
-      statements or parameters at INFO.
+      statements or parameters at INFO, and render through the same processors with their
+      arguments left out.
     """
     numeric_level = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
-    renderer: Processor
-    if json_lines:
-        renderer = structlog.processors.JSONRenderer()
-        formatting: list[Processor] = [structlog.processors.format_exc_info]
-    else:
-        renderer = structlog.dev.ConsoleRenderer(colors=False)
-        formatting = []
     structlog.configure(
         processors=[
             _drop_below(numeric_level),
             *_shared_processors(),
-            *formatting,
-            redact_sensitive,
-            renderer,
+            *_final_processors(json_lines=json_lines),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.NOTSET),
         logger_factory=_printer(stream),
         cache_logger_on_first_use=False,
     )
-    logging.basicConfig(level=logging.WARNING, stream=stream or sys.stderr, force=True)
+    logging.basicConfig(
+        level=logging.WARNING,
+        handlers=[_stdlib_handler(json_lines=json_lines, stream=stream)],
+        force=True,
+    )
+    # uvicorn's own handlers are never installed (`log_config=None`); its lifecycle lines
+    # (started, listening on) carry no data and are worth keeping at the configured level.
+    logging.getLogger("uvicorn.error").setLevel(max(numeric_level, logging.INFO))
 
 
 def reset_logging() -> None:
     """Restores structlog's defaults (used by tests that configure logging)."""
     structlog.reset_defaults()
+    logging.getLogger("uvicorn.error").setLevel(logging.NOTSET)

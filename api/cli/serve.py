@@ -10,6 +10,7 @@ import typer
 import uvicorn
 
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest, mint_token
+from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
     InMemoryBackendSettings,
     PostgresSyncStoreSettings,
@@ -37,6 +38,9 @@ def serve(
             "several workers need shared state: a PostgreSQL sync store and a backend other "
             "than in-memory (FACTLEDGER_SYNC__STORE__KIND=postgres, FACTLEDGER_BACKEND__KIND=...)"
         )
+    # uvicorn installs no handlers of its own (`log_config=None`): its lines go through ours,
+    # which never print a traceback's values. The factory configures each worker again.
+    configure_logging(json_lines=settings.log_json)
     # The factory builds settings again in each worker process, from the same environment.
     uvicorn.run(
         "factledger.api.http.app:create_app",
@@ -47,6 +51,7 @@ def serve(
         proxy_headers=True,
         server_header=False,
         access_log=False,  # the request middleware logs one structured line per request
+        log_config=None,
     )
 
 
