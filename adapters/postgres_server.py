@@ -21,7 +21,7 @@ from factledger.adapters.extras import Extra, MissingExtraError
 # What the server writes to its own log file: never a statement, a parameter or a failed value.
 # Statement errors reach the client, which logs their type (ADR 0008); the server's log keeps
 # its own life (start, checkpoints, fatal errors). A server of one's own should set the same
-# (docs/deployment.md).
+# (README, "Logs and personal content").
 QUIET_LOG_SETTINGS: Mapping[str, str] = {
     # ERROR and WARNING messages quote values ('invalid input syntax ... "<value>"'); LOG is
     # ranked above ERROR here, so startup and checkpoint lines stay.
