@@ -152,9 +152,32 @@ def _stdlib_handler(*, json_lines: bool, stream: TextIO | None) -> logging.Handl
         use_get_message=False,
         pass_foreign_args=True,
     )
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = _ContentFreeHandler(stream)
     handler.setFormatter(formatter)
     return handler
+
+
+class _ContentFreeHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A stream handler that follows the current `sys.stderr` when given no stream (like
+    structlog's loggers, `_printer`), and whose own failures name no record arguments:
+    `logging.Handler.handleError` would print them with a traceback."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        super().__init__(stream or sys.stderr)
+        self._fixed = stream
+
+    @property
+    def stream(self) -> TextIO:
+        return self._fixed or sys.stderr
+
+    @stream.setter
+    def stream(self, _: TextIO) -> None:
+        """The stream is chosen at construction; `StreamHandler.__init__` sets it again."""
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        failure = type(sys.exc_info()[1]).__name__
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"log record of {record.name} not written: {failure}\n")
 
 
 def _printer(stream: TextIO | None) -> Callable[..., structlog.PrintLogger]:
