@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -41,11 +42,12 @@ from factledger.testing.manual_clock import ManualClock
 
 pytestmark = pytest.mark.slow
 
-EXAMPLES_PER_OPERATION = int(os.environ.get("FACTLEDGER_FUZZ_EXAMPLES", "8"))
+EXAMPLES_PER_OPERATION = int(os.environ.get("FACTLEDGER_FUZZ_EXAMPLES", "5"))
 CALLERS = {
     "agent": bearer(token(Role.AGENT, kind="lead", ref="fuzz-1")),
     "service": bearer(token(Role.SERVICE)),
 }
+ENDED, OPEN = "fuzz-ended", "fuzz-open"
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -66,9 +68,41 @@ APP = create_app(ports=build_ports(ManualClock()), auth=TEST_AUTH)
 schema = schemathesis.openapi.from_dict(APP.openapi())
 
 
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """What exists on the server before fuzzing, for cases to aim at."""
+
+    url: str
+    subject_id: str  # the agent token's subject
+    change_id: str  # a pending proposal of that subject
+    sessions: tuple[str, str] = (ENDED, OPEN)
+
+
+def set_the_scene(url: str) -> Scene:
+    service, agent = CALLERS["service"], CALLERS["agent"]
+    me = f"{url}/v1/subjects/me"
+    subject = {"kind": "lead", "external_ref": "fuzz-1"}
+    created = httpx.post(f"{url}/v1/subjects", json=subject, headers=service).raise_for_status()
+    for session in (ENDED, OPEN):
+        start = {"session_id": session, "channel": "whatsapp"}
+        httpx.post(f"{me}/sessions", json=start, headers=agent).raise_for_status()
+        message = {"role": "subject", "text": "We work with Supplier A."}
+        url_messages = f"{me}/sessions/{session}/messages"
+        httpx.post(url_messages, json=message, headers=agent).raise_for_status()
+    httpx.post(f"{me}/sessions/{ENDED}/end", json={}, headers=agent).raise_for_status()
+    proposal = {
+        "field": "supplier",
+        "value": {"type": "text", "value": "Supplier A"},
+        "origin": "stated",
+        "evidence": {"session_id": ENDED, "message_index": 0, "quote": "Supplier A"},
+    }
+    change = httpx.post(f"{me}/proposals", json=proposal, headers=agent).raise_for_status()
+    return Scene(url, str(created.json()["subject_id"]), str(change.json()["change_id"]))
+
+
 @pytest.fixture(scope="module")
-def live() -> Iterator[tuple[str, str]]:
-    """The server's URL and the id of the subject the agent token is bound to."""
+def live() -> Iterator[Scene]:
+    """The server, with a subject, an ended and an open session and a pending proposal."""
     port = free_port()
     config = uvicorn.Config(APP, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
@@ -79,28 +113,28 @@ def live() -> Iterator[tuple[str, str]]:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.05)
-    url = f"http://127.0.0.1:{port}"
-    created = httpx.post(
-        f"{url}/v1/subjects",
-        json={"kind": "lead", "external_ref": "fuzz-1"},
-        headers=CALLERS["service"],
-    )
-    created.raise_for_status()
     try:
-        yield url, str(created.json()["subject_id"])
+        yield set_the_scene(f"http://127.0.0.1:{port}")
     finally:
         server.should_exit = True
         thread.join(timeout=10)
 
 
-# Every other case addresses the subject that exists (random ids only ever reach a 404).
+# Every other case addresses what exists (random ids only ever reach a 404).
 _TURN = itertools.count()
 
 
-def aim_at_the_subject(case: Any, caller: str, subject_id: str) -> None:
+def aim(case: Any, caller: str, scene: Scene) -> None:
     parameters = case.path_parameters or {}
-    if "subject" in parameters and next(_TURN) % 2 == 0:
-        parameters["subject"] = "me" if caller == "agent" else subject_id
+    turn = next(_TURN)
+    if turn % 2:
+        return
+    if "subject" in parameters:
+        parameters["subject"] = "me" if caller == "agent" else scene.subject_id
+    if "session_id" in parameters:
+        parameters["session_id"] = scene.sessions[turn // 2 % 2]
+    if "change_id" in parameters:
+        parameters["change_id"] = scene.change_id
 
 
 @pytest.mark.parametrize("caller", sorted(CALLERS))
@@ -112,11 +146,10 @@ def aim_at_the_subject(case: Any, caller: str, subject_id: str) -> None:
     suppress_health_check=list(HealthCheck),
 )
 def test_no_input_makes_the_api_fail_or_break_its_schema(
-    case: Any, caller: str, live: tuple[str, str]
+    case: Any, caller: str, live: Scene
 ) -> None:
-    url, subject_id = live
-    aim_at_the_subject(case, caller, subject_id)
-    response = case.call(base_url=url, headers=CALLERS[caller])
+    aim(case, caller, live)
+    response = case.call(base_url=live.url, headers=CALLERS[caller])
     case.validate_response(response, checks=CHECKS, headers=CALLERS[caller])
     if response.status_code >= 400:
         # One error shape for the whole API.
