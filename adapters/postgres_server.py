@@ -89,7 +89,6 @@ class EmbeddedPostgres:
             data_dir, cleanup_mode="delete" if delete_on_stop else "stop"
         )
         self.location = PostgresLocation.from_url(self._server.get_uri())
-        self.log_file = Path(self._server.log)
         quiet_the_log(self.location)
 
     def stop(self) -> None:
