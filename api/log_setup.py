@@ -218,8 +218,14 @@ def configure_logging(
         handlers=[_stdlib_handler(json_lines=json_lines, stream=stream)],
         force=True,
     )
-    # uvicorn's own handlers are never installed (`log_config=None`); its lifecycle lines
-    # (started, listening on) carry no data and are worth keeping at the configured level.
+    # `factledger serve` gives uvicorn no logging config of its own (`log_config=None`); any
+    # handler a uvicorn started elsewhere in the process installed would print tracebacks.
+    for name in ("uvicorn", "uvicorn.error"):
+        uvicorn_logger = logging.getLogger(name)
+        uvicorn_logger.handlers.clear()
+        uvicorn_logger.propagate = True
+    # Its lifecycle lines (started, listening on) carry no data and are worth keeping.
+    logging.getLogger("uvicorn").setLevel(logging.NOTSET)
     logging.getLogger("uvicorn.error").setLevel(max(numeric_level, logging.INFO))
 
 
