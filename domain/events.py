@@ -133,6 +133,7 @@ class ChangeConfirmed(Aggregate.Event):
         record = aggregate.changes[self.change_id]
         record.status = ChangeStatus.CONFIRMED
         record.note = self.note
+        record.confirmed_version = self.profile_version
         proposal = record.proposal
         current = aggregate.fields.get(proposal.field)
         value = apply_operation(

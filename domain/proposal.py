@@ -111,6 +111,9 @@ class ChangeRecord:
     status: ChangeStatus = ChangeStatus.PENDING
     note: str | None = None  # the approval's note, once confirmed (None once its key is gone)
     proposed_version: int = 0  # the subject's version once proposed (see `check_confirmation`)
+    # The profile version the confirmation created: what its decision answers, however many
+    # versions came after it.
+    confirmed_version: int | None = None
 
     @property
     def fingerprint(self) -> str:

@@ -122,7 +122,14 @@ class Subject(Aggregate):
                 value = value.copy()
             clone.__dict__[name] = value
         clone.changes = {
-            cid: ChangeRecord(r.proposal, r.proposed_at, r.status, r.note, r.proposed_version)
+            cid: ChangeRecord(
+                r.proposal,
+                r.proposed_at,
+                r.status,
+                r.note,
+                r.proposed_version,
+                r.confirmed_version,
+            )
             for cid, r in self.changes.items()
         }
         return clone

@@ -136,11 +136,14 @@ async def create(
 async def _decided(ledger: Ledger, tenant: str, subject_id: UUID, change_id: UUID) -> DecisionOut:
     subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
     change = subject.change(change_id)
+    # A confirmation answers the version it created, not the subject's version by now (other
+    # decisions may have landed meanwhile); a rejection creates none.
+    version = change.confirmed_version
     return DecisionOut(
         change_id=change_id,
         subject_id=subject_id,
         status=change.status,
-        profile_version=subject.profile_version,
+        profile_version=subject.profile_version if version is None else version,
         applied=True,
         note=change.note,
     )
