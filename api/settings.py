@@ -470,8 +470,9 @@ class ApiSettings(NestedSettings):
     max_body_bytes: int = Field(default=256 * 1024, ge=1024, le=64 * 1024 * 1024)
     # Saved responses of `Idempotency-Key` requests, in a store beside the event store.
     idempotency_ttl_s: float = Field(default=24 * 3600, gt=0, le=30 * 24 * 3600)
-    # How long a claimed key stays "in progress" if its process dies mid-request.
-    idempotency_lease_s: float = Field(default=60, gt=0, le=3600)
+    # How long a claimed key stays "in progress" if its process dies mid-request; a live
+    # request renews its claim every third of this.
+    idempotency_lease_s: float = Field(default=5, ge=0.5, le=3600)
 
 
 class Settings(BaseSettings):

@@ -20,6 +20,7 @@ from factledger.client.transport import (
     auth_headers,
     decode,
     request_args,
+    retry_after_of,
     should_retry,
 )
 
@@ -63,18 +64,24 @@ class FactledgerClient:
 
     def send(self, call: Call[AnswerT]) -> AnswerT:
         """Sends one call, retrying as the policy says with the same idempotency key."""
-        for attempt in range(self._retry.attempts):
-            last = attempt == self._retry.attempts - 1
+        started = time.monotonic()
+        attempt = 0
+        while True:
             try:
                 response = self._http.request(call.method, call.path, **request_args(call))
             except httpx.TransportError as exc:
-                if last:
+                wait = self._retry.wait_before_retry(attempt, time.monotonic() - started)
+                if wait is None:
                     raise TransportFailedError(type(exc).__name__) from exc
             else:
-                if last or not should_retry(response):
+                if not should_retry(response):
                     return decode(call, response)
-            time.sleep(self._retry.delay(attempt))
-        raise AssertionError("unreachable")  # pragma: no cover
+                elapsed = time.monotonic() - started
+                wait = self._retry.wait_before_retry(attempt, elapsed, retry_after_of(response))
+                if wait is None:
+                    return decode(call, response)
+            time.sleep(wait)
+            attempt += 1
 
     # -- subjects ---------------------------------------------------------------------------
 

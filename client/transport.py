@@ -19,15 +19,49 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 class RetryPolicy:
     """Retries on transport errors, 502/503/504 and a 409 `RequestInProgressError` (the first
     try with the same key is still running). Commands keep their idempotency key throughout,
-    so a retry of a command that did land returns the first result instead of acting twice."""
+    so a retry of a command that did land returns the first result instead of acting twice.
 
-    attempts: int = 3
+    - Waits `backoff_s * 2**attempt` (at most `max_backoff_s`, jittered), or the server's
+      `Retry-After` when it sends one.
+    - Gives up after `attempts` tries or once `total_s` has passed since the first try,
+      whichever comes first; the last wait is cut short so that the last try starts at
+      `total_s` at the latest. The default 12 s outlasts the server's idempotency lease (5 s by
+      default), so a key left "in progress" by an API process that died is free again before
+      the client gives up. The answer then is the last one received (or `TransportFailedError`).
+    """
+
+    attempts: int = 12
     backoff_s: float = 0.2
     max_backoff_s: float = 2.0
+    total_s: float = 12.0
 
     def delay(self, attempt: int) -> float:
         base: float = min(self.max_backoff_s, self.backoff_s * 2.0**attempt)
         return base * (0.5 + random.random() / 2)  # noqa: S311 - jitter, not cryptography
+
+    def wait_before_retry(
+        self, attempt: int, elapsed_s: float, retry_after_s: float | None = None
+    ) -> float | None:
+        """How long to wait before try `attempt + 2` (None: give up), `elapsed_s` after the
+        first try started."""
+        if attempt + 1 >= self.attempts:
+            return None
+        left = self.total_s - elapsed_s
+        if left <= 0:
+            return None
+        wait = self.delay(attempt) if retry_after_s is None else retry_after_s
+        return min(wait, left)
+
+
+def retry_after_of(response: httpx.Response) -> float | None:
+    """The server's `Retry-After` in seconds (dates are not used by this API)."""
+    raw = response.headers.get("Retry-After")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        return None
 
 
 def request_args(call: Call[Any]) -> dict[str, Any]:

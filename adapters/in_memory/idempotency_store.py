@@ -62,6 +62,21 @@ class InMemoryIdempotencyStore:
             if entry is not None and entry.fingerprint == fingerprint:
                 self._entries[scope] = _Entry(fingerprint, body, self._clock() + self._ttl_s)
 
+    @property
+    def lease_s(self) -> float:
+        return self._lease_s
+
+    async def renew(self, scope: IdempotencyScope, fingerprint: str) -> bool:
+        now = self._clock()
+        with self._lock:
+            entry = self._entries.get(scope)
+            if entry is None or entry.fingerprint != fingerprint or entry.body is not None:
+                return False
+            if entry.expires_at <= now:
+                return False  # lapsed: a twin may claim it, so the holder must not revive it
+            self._entries[scope] = _Entry(fingerprint, None, now + self._lease_s)
+            return True
+
     async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
         with self._lock:
             entry = self._entries.get(scope)

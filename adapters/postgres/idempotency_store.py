@@ -43,6 +43,10 @@ _READ = """SELECT fingerprint, body FROM {schema}.idempotency_keys
 # Both act only on the row this fingerprint holds.
 _COMPLETE = """UPDATE {schema}.idempotency_keys SET body = %s, expires_at = %s
     WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s AND fingerprint = %s"""
+# A lapsed claim is not revived: a twin may already be entitled to take it over.
+_RENEW = """UPDATE {schema}.idempotency_keys SET expires_at = %s
+    WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s AND fingerprint = %s
+    AND body IS NULL AND expires_at > %s RETURNING 1"""
 _RELEASE = """DELETE FROM {schema}.idempotency_keys
     WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s AND fingerprint = %s
     AND body IS NULL"""
@@ -130,6 +134,20 @@ class PostgresIdempotencyStore:
             )
 
         await self._run(work)
+
+    @property
+    def lease_s(self) -> float:
+        return self._lease_s
+
+    async def renew(self, scope: IdempotencyScope, fingerprint: str) -> bool:
+        now = self._clock()
+        ids = (*_ids(scope), fingerprint)
+
+        async def work(cur: Cursor) -> bool:
+            await cur.execute(self._q(_RENEW), (now + self._lease_s, *ids, now))
+            return await cur.fetchone() is not None
+
+        return await self._run(work)
 
     async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
         ids = (*_ids(scope), fingerprint)

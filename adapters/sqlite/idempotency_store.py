@@ -112,6 +112,23 @@ class SqliteIdempotencyStore:
             )
         )
 
+    @property
+    def lease_s(self) -> float:
+        return self._lease_s
+
+    async def renew(self, scope: IdempotencyScope, fingerprint: str) -> bool:
+        now = self._clock()
+        ids = (*_ids(scope), fingerprint)
+        # A lapsed claim is not revived: a twin may already be entitled to take it over.
+        renewed = await self._run(
+            lambda conn: conn.execute(
+                f"UPDATE idempotency_keys SET expires_at = ? WHERE {_WHERE}"  # noqa: S608
+                " AND body IS NULL AND expires_at > ? RETURNING 1",
+                (now + self._lease_s, *ids, now),
+            ).fetchone()
+        )
+        return renewed is not None
+
     async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
         args = (*_ids(scope), fingerprint)
         await self._run(

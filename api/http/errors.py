@@ -124,6 +124,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
 STORE_RETRY_AFTER_S = 5
 # A full or read-only disk needs an operator: no point in retrying within seconds.
 STORAGE_RETRY_AFTER_S = 60
+IN_PROGRESS_RETRY_AFTER_S = 1
 
 
 def status_for(exc: BaseException) -> int | None:
@@ -253,6 +254,9 @@ def _headers_for(exc: Exception, status: int) -> dict[str, str] | None:
         return {"Retry-After": str(STORAGE_RETRY_AFTER_S)}
     if isinstance(exc, StoreUnavailableError):
         return {"Retry-After": str(STORE_RETRY_AFTER_S)}
+    if isinstance(exc, RequestInProgressError):
+        # The first try renews its claim while it runs, or the claim lapses within a lease.
+        return {"Retry-After": str(IN_PROGRESS_RETRY_AFTER_S)}
     return None
 
 

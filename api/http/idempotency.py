@@ -9,12 +9,15 @@
   A retry with the same fingerprint gets the saved result (header `Idempotent-Replayed: true`);
   with another fingerprint, a 422 naming the header; while the first is still running (on any
   process), a 409 "retry later". A failed request frees its key so the retry runs again.
+- The claim is a short lease, renewed in the background every third of it while the command
+  runs: a long command keeps its key, and a process that dies frees it within one lease.
 - The key also becomes the command id given to the ledger (`command_id`), so even a retry that
   outlives the saved result (TTL) is a no-op in the ledger.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from collections.abc import Awaitable, Callable
@@ -52,11 +55,14 @@ class Idempotency:
         scope: IdempotencyScope | None,
         fingerprint: str,
         response: Response,
+        *,
+        renew_every_s: float | None = None,
     ) -> None:
         self._store = store
         self._scope = scope
         self._fingerprint = fingerprint
         self._response = response
+        self._renew_every_s = renew_every_s or store.lease_s / 3
 
     @property
     def command_id(self) -> str | None:
@@ -81,13 +87,31 @@ class Idempotency:
                 raise RequestInProgressError(
                     "a request with this key is still running; retry later"
                 )
+        renewal = asyncio.create_task(self._keep_lease())
         try:
             result = await command()
         except BaseException:
+            await _stop(renewal)
             await self._release()
             raise
+        await _stop(renewal)
         await self._store.complete(self._scope, self._fingerprint, result.model_dump(mode="json"))
         return result
+
+    async def _keep_lease(self) -> None:
+        assert self._scope is not None  # noqa: S101 - only run for a claimed key
+        while True:
+            await asyncio.sleep(self._renew_every_s)
+            try:
+                held = await self._store.renew(self._scope, self._fingerprint)
+            except IdempotencyStoreUnavailableError:
+                # The next renewal may get through; if none does, the lease lapses and a
+                # retry may run the command again, which the ledger drops by command id.
+                log.warning("api.idempotency_renewal_failed")
+                continue
+            if not held:
+                log.warning("api.idempotency_lease_lost")
+                return
 
     async def _release(self) -> None:
         assert self._scope is not None  # noqa: S101 - only called for a claimed key
@@ -121,6 +145,14 @@ class IdempotencyRequest:
             else IdempotencyScope(self._tenant, self._principal, subject_id, self._key)
         )
         return Idempotency(self._store, scope, self._fingerprint, self._response)
+
+
+async def _stop(renewal: asyncio.Task[None]) -> None:
+    # `wait` rather than `await renewal`: a cancellation of the request itself must propagate.
+    renewal.cancel()
+    await asyncio.wait([renewal])
+    if not renewal.cancelled() and (error := renewal.exception()) is not None:
+        log.warning("api.idempotency_renewal_failed", error_type=type(error).__name__)
 
 
 async def fingerprint_of(request: Request) -> str:

@@ -9,9 +9,12 @@ once the first request finished, its response body.
   reports the first request's response (`REPLAY`), a different request under the same key
   (`MISMATCH`), or a first request still running (`IN_PROGRESS`). Two concurrent first requests
   can never both be `CLAIMED`: adapters insert the claim row first and read only what won.
-- A claim is a lease (`lease_s`): a process that dies mid-request leaves a claim that expires,
-  so the key can be claimed again rather than answering "in progress" for ever. A finished
-  entry is kept `ttl_s` seconds, then the key is free again.
+- A claim is a lease (`lease_s`, a few seconds): a process that dies mid-request leaves a claim
+  that expires, so the key can be claimed again within seconds rather than answering "in
+  progress" for ever. A live request keeps its claim by calling `renew` well within the lease;
+  `renew` reports False once the claim is no longer this fingerprint's (it expired and was
+  taken over, or it was completed or released). A finished entry is kept `ttl_s` seconds,
+  then the key is free again.
 - `release` frees a claim whose request failed (so the retry runs again); `complete` stores the
   response. Both act only on the claim this fingerprint holds.
 - `forget_subject` deletes every saved response of one subject of a tenant (every scope of
@@ -36,7 +39,9 @@ JsonBody = dict[str, object]
 WallClock = Callable[[], float]  # seconds since the epoch: leases are shared across processes
 
 DEFAULT_TTL_S = 24 * 3600.0
-DEFAULT_LEASE_S = 60.0
+# Short, because the holder renews it while its command runs: a dead process's key frees
+# within this long.
+DEFAULT_LEASE_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,3 +98,10 @@ class IdempotencyStore(Protocol):
     async def release(self, scope: IdempotencyScope, fingerprint: str) -> None: ...
 
     async def forget_subject(self, tenant: str, subject_id: UUID) -> int: ...
+
+    async def renew(self, scope: IdempotencyScope, fingerprint: str) -> bool: ...
+
+    @property
+    def lease_s(self) -> float:
+        """How long a claim lives unless renewed."""
+        ...

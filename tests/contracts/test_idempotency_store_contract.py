@@ -300,3 +300,33 @@ async def test_a_forgotten_response_leaves_no_bytes_in_the_sqlite_files(
     kept = IdempotencyScope("t1", "agent-1", SUBJECT_B, "key-00000008")
     assert (await store.claim(kept, "fp")).body == {"subject_id": str(SUBJECT_B), "value": "kept-8"}
     store.close()
+
+
+async def test_a_renewed_claim_outlives_its_first_lease(
+    stores: tuple[IdempotencyStore, IdempotencyStore], clock: FakeWallClock
+) -> None:
+    a, b = stores
+    await a.claim(SCOPE, "fp-1")
+    for _ in range(3):  # a long command renews every few seconds
+        clock.now += 6.0
+        assert await a.renew(SCOPE, "fp-1")
+    assert (await b.claim(SCOPE, "fp-1")).status is ClaimStatus.IN_PROGRESS
+    clock.now += 11.0  # the holder died: no more renewals
+    assert (await b.claim(SCOPE, "fp-1")).status is ClaimStatus.CLAIMED
+
+
+async def test_only_a_live_claim_of_this_fingerprint_is_renewed(
+    stores: tuple[IdempotencyStore, IdempotencyStore], clock: FakeWallClock
+) -> None:
+    a, b = stores
+    assert not await a.renew(SCOPE, "fp-1")  # nothing claimed
+    await a.claim(SCOPE, "fp-1")
+    assert not await b.renew(SCOPE, "fp-2")
+    clock.now += 11.0
+    assert not await a.renew(SCOPE, "fp-1")  # lapsed: never revived
+    assert (await b.claim(SCOPE, "fp-2")).status is ClaimStatus.CLAIMED
+    assert not await a.renew(SCOPE, "fp-1")  # taken over
+    await b.complete(SCOPE, "fp-2", {"n": 2})
+    assert not await b.renew(SCOPE, "fp-2")  # finished: its ttl stays as it is
+    clock.now += 99.0
+    assert (await a.claim(SCOPE, "fp-2")).status is ClaimStatus.REPLAY

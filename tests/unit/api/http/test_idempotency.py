@@ -5,6 +5,7 @@ contract in `tests/unit/adapters/test_idempotency_store_contract.py`."""
 
 from __future__ import annotations
 
+import asyncio
 from uuid import UUID
 
 import pytest
@@ -107,3 +108,45 @@ def test_keys_must_be_plain_and_bounded() -> None:
     for bad in ("short", "x" * 129, "has space in it", "semi;colon-key"):
         with pytest.raises(InvalidParameterError):
             parse_key(bad)
+
+
+class SteppedWallClock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_command_longer_than_the_lease_keeps_its_key() -> None:
+    clock = SteppedWallClock()
+    store = InMemoryIdempotencyStore(lease_s=1.0, clock=clock)
+    response = Response()
+    first = Idempotency(store, SCOPE, "fp", response, renew_every_s=0.001)
+    twin_statuses: list[ClaimStatus] = []
+
+    async def long_command() -> Out:
+        for _ in range(5):  # 4.5 s of wall clock in all, the renewal running in between
+            clock.now += 0.9
+            await asyncio.sleep(0.05)
+            twin_statuses.append((await store.claim(SCOPE, "fp")).status)
+        return Out(n=1)
+
+    assert await first.run(long_command, Out) == Out(n=1)
+    assert twin_statuses == [ClaimStatus.IN_PROGRESS] * 5
+
+
+async def test_the_renewal_stops_with_the_command() -> None:
+    clock = SteppedWallClock()
+    store = InMemoryIdempotencyStore(lease_s=1.0, clock=clock)
+    with pytest.raises(RuntimeError):
+        await Idempotency(store, SCOPE, "fp", Response(), renew_every_s=0.001).run(_failing, Out)
+    await asyncio.sleep(0.01)
+    assert (await store.claim(SCOPE, "fp")).status is ClaimStatus.CLAIMED  # released
+    assert not await store.renew(SCOPE, "other")
+    assert len([t for t in asyncio.all_tasks() if "_keep_lease" in repr(t)]) == 0
+
+
+async def _failing() -> Out:
+    await asyncio.sleep(0.005)
+    raise RuntimeError("boom")

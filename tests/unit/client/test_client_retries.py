@@ -1,0 +1,96 @@
+"""The client's retries: 409 "in progress" and 503 are retried with the same key, the server's
+`Retry-After` is honoured, and the client gives up after its documented total."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from factledger.client import (
+    AsyncFactledgerClient,
+    ConflictError,
+    FactledgerClient,
+    RetryPolicy,
+    ServerUnavailableError,
+)
+
+SUBJECT = {
+    "subject_id": "3f2c1a4e-9b7d-5e21-8a0c-6d1f2b3c4d5e",
+    "kind": "lead",
+    "external_ref": "x",
+    "profile_version": 0,
+}
+IN_PROGRESS = {"error": "RequestInProgressError", "detail": "retry later"}
+UNAVAILABLE = {"error": "EventStoreUnavailableError", "detail": "a dependency is unavailable"}
+
+
+class FlakyServer:
+    """Answers `failures` times with `status` (and `Retry-After` when given), then 201."""
+
+    def __init__(self, status: int, failures: int, retry_after: str | None = None) -> None:
+        self.status, self.failures, self.retry_after = status, failures, retry_after
+        self.keys: list[str | None] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.keys.append(request.headers.get("idempotency-key"))
+        if len(self.keys) <= self.failures:
+            body = IN_PROGRESS if self.status == 409 else UNAVAILABLE
+            headers = {} if self.retry_after is None else {"Retry-After": self.retry_after}
+            return httpx.Response(self.status, json=body, headers=headers)
+        return httpx.Response(201, content=json.dumps(SUBJECT))
+
+
+QUICK = RetryPolicy(backoff_s=0.001, max_backoff_s=0.002, total_s=5.0)
+
+
+@pytest.mark.parametrize("status", [409, 503])
+async def test_in_progress_and_unavailable_are_retried_with_the_same_key(status: int) -> None:
+    server = FlakyServer(status, failures=4)
+    transport = httpx.MockTransport(server)
+    async with AsyncFactledgerClient("http://api", "t", transport=transport, retry=QUICK) as fl:
+        subject = await fl.register_subject("lead", "x", idempotency_key="key-00000001")
+    assert str(subject.subject_id) == SUBJECT["subject_id"]
+    assert server.keys == ["key-00000001"] * 5
+
+
+def test_the_blocking_client_retries_the_same_way() -> None:
+    server = FlakyServer(409, failures=2, retry_after="0")
+    with FactledgerClient(
+        "http://api", "t", transport=httpx.MockTransport(server), retry=QUICK
+    ) as fl:
+        fl.register_subject("lead", "x", idempotency_key="key-00000002")
+    assert server.keys == ["key-00000002"] * 3
+
+
+@pytest.mark.parametrize(("status", "error"), [(409, ConflictError), (503, ServerUnavailableError)])
+async def test_it_gives_up_with_the_last_answer_once_its_total_has_passed(
+    status: int, error: type[Exception]
+) -> None:
+    server = FlakyServer(status, failures=10_000, retry_after="0.05")
+    policy = RetryPolicy(attempts=1000, total_s=0.3)
+    transport = httpx.MockTransport(server)
+    async with AsyncFactledgerClient("http://api", "t", transport=transport, retry=policy) as fl:
+        with pytest.raises(error):
+            await fl.register_subject("lead", "x")
+    # Retry-After (50 ms) paced the tries: a handful within 0.3 s, not a thousand.
+    assert 2 <= len(server.keys) <= 8
+
+
+def test_waits_honour_retry_after_and_never_pass_the_total() -> None:
+    policy = RetryPolicy(attempts=100, backoff_s=0.2, max_backoff_s=2.0, total_s=12.0)
+    assert policy.wait_before_retry(0, elapsed_s=0.0, retry_after_s=5.0) == 5.0
+    assert policy.wait_before_retry(0, elapsed_s=10.0, retry_after_s=5.0) == 2.0  # cut short
+    assert policy.wait_before_retry(3, elapsed_s=12.0) is None
+    assert RetryPolicy(attempts=3).wait_before_retry(2, elapsed_s=0.0) is None
+    elapsed, attempt = 0.0, 0
+    while (wait := policy.wait_before_retry(attempt, elapsed)) is not None:
+        elapsed, attempt = elapsed + wait, attempt + 1
+    assert elapsed == pytest.approx(12.0)
+
+
+def test_the_default_total_outlasts_the_servers_idempotency_lease() -> None:
+    from factledger.application.ledger.idempotency import DEFAULT_LEASE_S
+
+    assert RetryPolicy().total_s > 2 * DEFAULT_LEASE_S
