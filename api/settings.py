@@ -473,6 +473,10 @@ class ApiSettings(NestedSettings):
     # How long a claimed key stays "in progress" if its process dies mid-request; a live
     # request renews its claim every third of this.
     idempotency_lease_s: float = Field(default=5, ge=0.5, le=3600)
+    # Writes one process runs at once (recall and context never wait for these slots); a
+    # write that finds none free within `write_wait_s` answers 503 with Retry-After.
+    max_concurrent_writes: int = Field(default=6, ge=1, le=256)
+    write_wait_s: float = Field(default=2.0, gt=0, le=60)
 
 
 class Settings(BaseSettings):

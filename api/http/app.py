@@ -6,6 +6,7 @@ ready-made `Runtime` with `create_app(ports=...)` (no `dependency_overrides`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -15,10 +16,11 @@ from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyS
 from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import TokenVerifier
-from factledger.api.http.deps import ApiState
+from factledger.api.http.deps import WRITE_SLOT, ApiState
 from factledger.api.http.errors import install_error_handlers
 from factledger.api.http.metrics import ApiMetrics
 from factledger.api.http.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
+from factledger.api.http.overload import WriteLimiter, io_executor
 from factledger.api.http.routes.dead_letters import router as dead_letters_router
 from factledger.api.http.routes.erasure import router as erasure_router
 from factledger.api.http.routes.events import router as events_router
@@ -63,6 +65,9 @@ def create_app(
         verifier=TokenVerifier(auth or settings.auth),
         metrics=metrics,
         idempotency=InMemoryIdempotencyStore(),
+        writes=WriteLimiter(
+            limit=settings.api.max_concurrent_writes, wait_s=settings.api.write_wait_s
+        ),
         ports=ports,  # set now: test transports may never run the lifespan
     )
 
@@ -71,6 +76,9 @@ def create_app(
         if ports is not None:
             yield
             return
+        # The serving process's threads: writes hold at most their slots, reads get the rest.
+        executor = io_executor(settings.api.max_concurrent_writes)
+        asyncio.get_running_loop().set_default_executor(executor)
         async with open_runtime(settings) as runtime:
             state.ports = runtime
             yield
@@ -85,10 +93,10 @@ def create_app(
     app.state.api = state
     install_error_handlers(app)
     app.include_router(health_router)
+    app.include_router(recall_router)  # never waits for a write slot
     for router in (
         subjects_router,
         sessions_router,
-        recall_router,
         proposals_router,
         forget_router,
         erasure_router,
@@ -98,7 +106,7 @@ def create_app(
         events_router,
         dead_letters_router,
     ):
-        app.include_router(router)
+        app.include_router(router, dependencies=[WRITE_SLOT])
     # Added last = outermost: the request context wraps the body limit and every handler.
     limit = max_body_bytes or settings.api.max_body_bytes
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=limit)

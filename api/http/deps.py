@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 from uuid import UUID
@@ -33,6 +35,8 @@ from factledger.api.http.idempotency import (
     parse_key,
 )
 from factledger.api.http.metrics import ApiMetrics
+from factledger.api.http.middleware import ARRIVED_AT
+from factledger.api.http.overload import SAFE_METHODS, WriteLimiter
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
@@ -59,6 +63,7 @@ class ApiState:
     verifier: TokenVerifier
     metrics: ApiMetrics
     idempotency: IdempotencyStore  # used when the runtime brings no shared store
+    writes: WriteLimiter
     ports: Runtime | None = None
 
     def require_ports(self) -> Runtime:
@@ -73,6 +78,19 @@ def get_state(request: Request) -> ApiState:
 
 
 StateDep = Annotated[ApiState, Depends(get_state)]
+
+
+async def write_slot(request: Request, state: StateDep) -> AsyncIterator[None]:
+    """Holds one of the process's write slots for a command (reads pass straight through)."""
+    if request.method in SAFE_METHODS:
+        yield
+        return
+    async with state.writes.slot():
+        yield
+
+
+# Given to every router except recall's and health's: their requests never wait for writes.
+WRITE_SLOT = Depends(write_slot)
 
 _bearer = HTTPBearer(auto_error=False, description="A JWT issued by the platform.")
 
@@ -183,24 +201,39 @@ def own_subject_id(principal: Principal) -> UUID:
         raise AuthenticationError("token claim subject invalid") from None
 
 
+def requested_subject_id(principal: Principal, raw: str) -> UUID:
+    """The subject the path names, as this principal may name it (not yet checked to exist)."""
+    if principal.role is Role.AGENT:
+        return check_agent_subject(principal, raw, own_subject_id(principal))
+    if raw == ME:
+        raise InvalidParameterError("subject", "`me` is only for agent tokens")
+    return path_subject_id(raw)
+
+
+async def read_tenant(ledger: Ledger, subject_id: UUID) -> str | None:
+    """The subject's tenant (None: no such subject); a known one without leaving the loop."""
+    known = ledger.known_tenant(subject_id)
+    if known is not None:
+        return known
+    try:
+        return await asyncio.to_thread(ledger.tenant_of, subject_id)
+    except NotFoundError:
+        return None
+
+
+def check_tenant(principal: Principal, tenant: str | None, raw: str) -> None:
+    if tenant != principal.tenant:
+        raise SubjectNotFoundError(f"subject {raw}")
+
+
 async def get_subject_id(principal: PrincipalDep, ledger: LedgerDep, raw: SubjectPath) -> UUID:
     """The subject of this request, checked against the principal's tenant (404 otherwise).
 
     Reads only the subject's tenant (`Ledger.tenant_of`: its first event, then a cache), so the
     check costs the same on a subject of one event as on one of thousands.
     """
-    if principal.role is Role.AGENT:
-        subject_id = check_agent_subject(principal, raw, own_subject_id(principal))
-    elif raw == ME:
-        raise InvalidParameterError("subject", "`me` is only for agent tokens")
-    else:
-        subject_id = path_subject_id(raw)
-    try:
-        tenant = await asyncio.to_thread(ledger.tenant_of, subject_id)
-    except NotFoundError:
-        tenant = None
-    if tenant != principal.tenant:
-        raise SubjectNotFoundError(f"subject {raw}")
+    subject_id = requested_subject_id(principal, raw)
+    check_tenant(principal, await read_tenant(ledger, subject_id), raw)
     return subject_id
 
 
@@ -214,6 +247,16 @@ def get_idempotency_store(state: StateDep) -> IdempotencyStore:
 
 
 IdempotencyStoreDep = Annotated[IdempotencyStore, Depends(get_idempotency_store)]
+
+
+def get_arrival(request: Request) -> float:
+    """When the request reached this process (`time.monotonic()`), stamped by the middleware;
+    now when no middleware stamped it."""
+    arrived = request.scope.get("state", {}).get(ARRIVED_AT)
+    return arrived if isinstance(arrived, float) else time.monotonic()
+
+
+ArrivalDep = Annotated[float, Depends(get_arrival)]
 
 
 async def get_idempotency_request(

@@ -82,6 +82,10 @@ class ServiceUnavailableError(ApiError):
     """A dependency the request needs is not configured or not reachable."""
 
 
+class ServerBusyError(ApiError):
+    """This API process is running as many writes as it admits; retry after `Retry-After`."""
+
+
 STATUS_BY_ERROR: dict[type[Exception], int] = {
     AuthenticationError: 401,
     PermissionDeniedError: 403,
@@ -99,6 +103,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     MemoryBackendError: 503,
     StoreUnavailableError: 503,
     ServiceUnavailableError: 503,
+    ServerBusyError: 503,
     # The ledger's rules: a conflict with the subject's state by default (409), bad input 422.
     de.DomainError: 409,
     de.ChangeNotFoundError: 404,
@@ -125,6 +130,7 @@ STORE_RETRY_AFTER_S = 5
 # A full or read-only disk needs an operator: no point in retrying within seconds.
 STORAGE_RETRY_AFTER_S = 60
 IN_PROGRESS_RETRY_AFTER_S = 1
+BUSY_RETRY_AFTER_S = 1
 
 
 def status_for(exc: BaseException) -> int | None:
@@ -254,6 +260,8 @@ def _headers_for(exc: Exception, status: int) -> dict[str, str] | None:
         return {"Retry-After": str(STORAGE_RETRY_AFTER_S)}
     if isinstance(exc, StoreUnavailableError):
         return {"Retry-After": str(STORE_RETRY_AFTER_S)}
+    if isinstance(exc, ServerBusyError):
+        return {"Retry-After": str(BUSY_RETRY_AFTER_S)}
     if isinstance(exc, RequestInProgressError):
         # The first try renews its claim while it runs, or the claim lapses within a lease.
         return {"Retry-After": str(IN_PROGRESS_RETRY_AFTER_S)}

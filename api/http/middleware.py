@@ -21,6 +21,9 @@ log = structlog.get_logger(__name__)
 
 REQUEST_ID_HEADER = "x-request-id"
 BODY_UNREADABLE = "the request body could not be read"
+# `time.monotonic()` when the request reached this process, in the ASGI scope's state
+# (`request.state.arrived_at`): budgets that promise the caller a time count from it.
+ARRIVED_AT = "arrived_at"
 # A caller's request id is reused only when it is short and plain (it lands in logs).
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 
@@ -40,6 +43,7 @@ class RequestContextMiddleware:
     - Latency is observed per route template; unmatched paths share one label.
     - An exception nothing else handled becomes the generic 500 (logged once, by `render`),
       unless the response had already started, in which case the connection is cut.
+    - The request's arrival is stamped first (`ARRIVED_AT`), before auth and every check.
     """
 
     def __init__(self, app: ASGIApp, *, metrics: ApiMetrics) -> None:
@@ -50,6 +54,7 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope.setdefault("state", {})[ARRIVED_AT] = time.monotonic()
         given = _header(scope, REQUEST_ID_HEADER.encode())
         request_id = given if given and _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
         structlog.contextvars.bind_contextvars(request_id=request_id)

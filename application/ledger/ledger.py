@@ -278,6 +278,11 @@ class Ledger(Application[UUID]):
             self._tenants.put(subject_id, tenant)
         return tenant
 
+    def known_tenant(self, subject_id: UUID) -> str | None:
+        """The subject's tenant when `tenant_of` has read it before; None otherwise. Never
+        blocks, so async callers may call it without a thread."""
+        return self._tenants.get(subject_id)
+
     @staticmethod
     def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
         return subject_id_for(tenant, kind, external_ref)

@@ -7,6 +7,7 @@ cancels a lookup mid-way, the answer still carries its partial results.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,9 @@ from factledger.application.recall.types import Degraded
 
 log = structlog.get_logger(__name__)
 
+# A lookup needs a few tens of milliseconds even on a quiet machine; with less than this share
+# of the budget left, the lookups could only return empty-handed, so recall sheds at once.
+MIN_START_SHARE = 0.1
 # When several lookups degrade, the answer names the most telling reason.
 _SEVERITY = (Degraded.TIMEOUT, Degraded.BACKEND_ERROR, Degraded.SOURCE_ERROR)
 
@@ -65,6 +69,20 @@ async def run_within(budget_s: float, lookups: Sequence[Lookup]) -> dict[str, De
     for name in failures.keys() & {tasks[t].name for t in pending}:
         log.warning("recall.lookup_timed_out", lookup=name, budget_ms=round(budget_s * 1e3))
     return failures
+
+
+def budget_left(budget_s: float, arrived_at: float | None) -> float:
+    """What is left of `budget_s` for a request that arrived at `arrived_at` (`time.monotonic`
+    when the request reached the process; None: it arrives now)."""
+    if arrived_at is None:
+        return budget_s
+    return budget_s - (time.monotonic() - arrived_at)
+
+
+def too_late_to_start(budget_s: float, left_s: float) -> bool:
+    """Whether so little of the budget is left that starting the lookups would only make the
+    answer late: less than `MIN_START_SHARE` of it."""
+    return left_s < budget_s * MIN_START_SHARE
 
 
 def worst(failures: dict[str, Degraded]) -> Degraded | None:

@@ -4,6 +4,9 @@
   error or memory disabled it returns what it has with a `degraded` reason, never an error.
 - Only confirmed profile fields are facts; open proposals are offered as things to ask.
 - Output is notes, not quotations (see `notes`); excerpts are verbatim and attributed.
+- The budget counts from the request's arrival (`arrived_at`, `time.monotonic()`), so time
+  spent queueing before recall starts is part of it; with too little left, recall answers at
+  once with `overloaded` instead of late.
 """
 
 from __future__ import annotations
@@ -30,7 +33,13 @@ from factledger.application.recall.build import (
     session_notes,
     superseded_ids,
 )
-from factledger.application.recall.deadline import Lookup, run_within, worst
+from factledger.application.recall.deadline import (
+    Lookup,
+    budget_left,
+    run_within,
+    too_late_to_start,
+    worst,
+)
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.sources import RecallSources
 from factledger.application.recall.types import Degraded, RecallResult, SessionContext
@@ -56,17 +65,30 @@ class Recall:
     def __init__(self, ports: RecallPorts) -> None:
         self._ports = ports
 
+    def budget_s(self, tenant: str | None, *, context: bool = False) -> float:
+        """The tenant's budget for `recall` (or `session_context`)."""
+        policy = self._ports.policies.for_tenant(tenant)
+        return policy.context_budget_s if context else policy.recall_budget_s
+
     async def recall(
-        self, subject_id: UUID, query: str, *, tenant: str | None = None
+        self,
+        subject_id: UUID,
+        query: str,
+        *,
+        tenant: str | None = None,
+        arrived_at: float | None = None,
     ) -> RecallResult:
         """Memories relevant to one turn: at most `limit` notes above `threshold`."""
         started = time.perf_counter()
         policy = self._ports.policies.for_tenant(tenant)
         if not policy.enabled or self._ports.backend is None:
             return self._served(RecallResult(degraded=Degraded.DISABLED), subject_id, started)
+        left = budget_left(policy.recall_budget_s, arrived_at)
+        if too_late_to_start(policy.recall_budget_s, left):
+            return self.unanswered(subject_id, Degraded.OVERLOADED)
         findings = MemoryFindings()
         lookup = self._memory_lookup(subject_id, query, policy, findings)
-        failures = await run_within(policy.recall_budget_s, [lookup])
+        failures = await run_within(left, [lookup])
         result = RecallResult(
             notes=memory_notes(findings),
             excerpts=excerpts(findings, max_chars=policy.excerpt_chars),
@@ -75,7 +97,12 @@ class Recall:
         return self._served(result, subject_id, started)
 
     async def session_context(
-        self, subject_id: UUID, *, topic: str | None = None, tenant: str | None = None
+        self,
+        subject_id: UUID,
+        *,
+        topic: str | None = None,
+        tenant: str | None = None,
+        arrived_at: float | None = None,
     ) -> SessionContext:
         """Confirmed profile, recent session summaries, open proposals and, when an opening
         topic is given, the memories relevant to it."""
@@ -85,6 +112,9 @@ class Recall:
             return self._context_served(
                 SessionContext(degraded=Degraded.DISABLED), subject_id, started
             )
+        left = budget_left(policy.context_budget_s, arrived_at)
+        if too_late_to_start(policy.context_budget_s, left):
+            return self.unanswered_context(subject_id, Degraded.OVERLOADED)
         ledger, memories = LedgerFindings(), MemoryFindings()
         lookups = [
             Lookup(
@@ -97,7 +127,7 @@ class Recall:
         no_backend = self._ports.backend is None
         if topic and topic.strip() and not no_backend:
             lookups.append(self._memory_lookup(subject_id, topic, policy, memories))
-        failures = await run_within(policy.context_budget_s, lookups)
+        failures = await run_within(left, lookups)
         degraded = worst(failures) or (Degraded.DISABLED if no_backend and topic else None)
         context = SessionContext(
             profile=profile_notes(ledger),
@@ -109,6 +139,16 @@ class Recall:
             degraded_lookups=tuple(sorted(failures)),
         )
         return self._context_served(context, subject_id, started)
+
+    def unanswered(self, subject_id: UUID, reason: Degraded) -> RecallResult:
+        """An empty recall answer that says why (shed under load, or the subject check could
+        not finish within the budget)."""
+        return self._served(RecallResult(degraded=reason), subject_id, time.perf_counter())
+
+    def unanswered_context(self, subject_id: UUID, reason: Degraded) -> SessionContext:
+        """An empty session context that says why (as `unanswered`)."""
+        empty = SessionContext(degraded=reason)
+        return self._context_served(empty, subject_id, time.perf_counter())
 
     # -- lookups: each stores what it has as soon as it has it --------------------------------
 

@@ -16,6 +16,9 @@ class Degraded(StrEnum):
     TIMEOUT = "timeout"  # a lookup was still running at the deadline and was cancelled
     BACKEND_ERROR = "backend_error"  # the memory backend failed
     SOURCE_ERROR = "source_error"  # the ledger's read side failed
+    # The request waited so long before recall could start (queueing under load) that too
+    # little of its budget was left: answered at once, empty, rather than late.
+    OVERLOADED = "overloaded"
 
 
 class NoteKind(StrEnum):

@@ -284,3 +284,25 @@ async def test_a_forgotten_earlier_value_never_resurfaces_as_history() -> None:
     result = await recall_with(backend).recall(SUBJECT, "works with supplier")
     assert result.degraded is None
     assert [n.text for n in result.notes] == ["works with Supplier B"]
+
+
+async def test_the_budget_counts_from_the_requests_arrival() -> None:
+    stalling = StallingBackend(await seeded_backend(), fault=Fault.STALL)
+    recall = recall_with(stalling, policy=RecallPolicy(threshold=0.3, recall_budget_s=2.0))
+    started = time.perf_counter()
+    result = await recall.recall(SUBJECT, "works with supplier", arrived_at=time.monotonic() - 1.7)
+    elapsed = time.perf_counter() - started
+    assert result.degraded is Degraded.TIMEOUT
+    assert elapsed < 1.0  # what was left (0.3 s), not a fresh 2 s
+
+
+async def test_a_recall_that_cannot_start_in_time_is_shed_without_a_lookup() -> None:
+    stalling = StallingBackend(await seeded_backend(), fault=Fault.STALL)
+    sources = FixedSources(stall_s=60.0)
+    recall = recall_with(stalling, sources)
+    late = time.monotonic() - 0.95  # 95% of the 1 s budget spent queueing
+    result = await recall.recall(SUBJECT, "works with supplier", arrived_at=late)
+    context = await recall.session_context(SUBJECT, topic="supplier", arrived_at=late - 1.0)
+    assert result.degraded is context.degraded is Degraded.OVERLOADED
+    assert (result.notes, context.profile) == ((), ())
+    assert stalling.calls == 0
