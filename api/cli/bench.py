@@ -1,4 +1,5 @@
-"""`factledger bench`: the backend benchmark (see `factledger.bench` and ADR 0011)."""
+"""`factledger bench`: the backend benchmark (see `factledger.bench` and ADR 0011); its
+subcommand `load` lives in `api.cli.load`."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
+from factledger.api.cli import load as cli_load
 from factledger.api.log_setup import configure_logging
 from factledger.bench import main as bench_main
 from factledger.bench.backends import BACKEND_NAMES
@@ -40,6 +42,7 @@ def _backends(value: str) -> tuple[str, ...]:
 
 
 def bench(
+    ctx: typer.Context,
     backends: Annotated[
         str, typer.Option(help=f"Comma-separated: {', '.join(BACKEND_NAMES)}.")
     ] = ",".join(DEFAULT_BACKENDS),
@@ -60,6 +63,8 @@ def bench(
     ] = DEFAULT_PRESET,
 ) -> None:
     """Run the same workloads on each backend and write report.md, report.json and plots."""
+    if ctx.invoked_subcommand is not None:
+        return
     if sim_latency not in SIM_PROFILES:
         raise typer.BadParameter(f"choose from {', '.join(SIM_PROFILES)}")
     config = BenchConfig(
@@ -117,4 +122,7 @@ def bench(
 
 
 def register(app: typer.Typer) -> None:
-    app.command(name="bench")(bench)
+    group = typer.Typer()
+    group.callback(invoke_without_command=True)(bench)
+    cli_load.register(group)
+    app.add_typer(group, name="bench")

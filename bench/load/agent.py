@@ -1,0 +1,118 @@
+"""One simulated agent: what a chat or voice agent asks of factledger during its sessions.
+
+Per session: start it, fetch the context, then per turn append the subject's message, recall
+and append the agent's answer; end the session with one proposal, then read the profile. A
+short, jittered think time separates requests (a real agent also waits for its model).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx
+
+TURNS = 4
+SUPPLIERS = ("Acme", "Globex", "Initech", "Umbrella", "Stark", "Wayne", "Hooli", "Vandelay")
+QUERIES = (
+    "which supplier do they use?",
+    "what is their budget?",
+    "when do they plan to buy?",
+    "who decides on purchases?",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One request: its route, status, latency and, for recall and context, the degraded
+    reason (None when complete)."""
+
+    route: str
+    status: int
+    seconds: float
+    degraded: str | None = None
+
+
+@dataclass(slots=True)
+class Recorder:
+    """Samples of one run, bounded in count; `stop` is set by the deadline or the bound."""
+
+    max_requests: int
+    samples: list[Sample] = field(default_factory=list)
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def add(self, sample: Sample) -> None:
+        self.samples.append(sample)
+        if len(self.samples) >= self.max_requests:
+            self.stop.set()
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSetup:
+    """Who the agent is: its own subject (`ref`) and the tokens to act with."""
+
+    ref: str
+    agent_token: str
+    think_s: float
+    seed: int
+
+
+class Agent:
+    """Runs sessions until the recorder says stop."""
+
+    def __init__(self, http: httpx.AsyncClient, setup: AgentSetup, recorder: Recorder) -> None:
+        self._http = http
+        self._setup = setup
+        self._recorder = recorder
+        self._random = random.Random(setup.seed)
+        self._headers = {"Authorization": f"Bearer {setup.agent_token}"}
+
+    async def run(self) -> None:
+        session = 0
+        while not self._recorder.stop.is_set():
+            session += 1
+            await self._session(f"load-{self._setup.ref}-{session}")
+
+    async def _session(self, session_id: str) -> None:
+        base = "/v1/subjects/me"
+        supplier = self._random.choice(SUPPLIERS)
+        start = {"session_id": session_id, "channel": "whatsapp"}
+        await self._call("start", "POST", f"{base}/sessions", start)
+        await self._call("context", "POST", f"{base}/context", {"topic": "suppliers"})
+        messages = f"{base}/sessions/{session_id}/messages"
+        for turn in range(TURNS):
+            if self._recorder.stop.is_set():
+                return
+            said = f"We work with {supplier} since turn {turn}, budget {1000 + turn} EUR."
+            await self._call("append", "POST", messages, {"role": "subject", "text": said})
+            await self._call("recall", "POST", f"{base}/recall", {"query": QUERIES[turn]})
+            await self._call("append", "POST", messages, {"role": "agent", "text": "Noted."})
+        proposal = {
+            "field": "supplier",
+            "value": {"type": "text", "value": supplier},
+            "origin": "stated",
+            "evidence": {"session_id": session_id, "message_index": 0, "quote": supplier},
+        }
+        end = f"{base}/sessions/{session_id}/end"
+        await self._call("end", "POST", end, {"proposals": [proposal]})
+        await self._call("profile", "GET", f"{base}/profile", None)
+
+    async def _call(self, route: str, method: str, path: str, body: object | None) -> None:
+        await asyncio.sleep(self._setup.think_s * (0.5 + self._random.random()))
+        started = time.perf_counter()
+        try:
+            response = await self._http.request(method, path, json=body, headers=self._headers)
+        except httpx.TransportError:
+            self._recorder.add(Sample(route, 0, time.perf_counter() - started))
+            return
+        elapsed = time.perf_counter() - started
+        degraded = None
+        if route in {"recall", "context"} and response.status_code == httpx.codes.OK:
+            degraded = response.json().get("degraded")
+        self._recorder.add(Sample(route, response.status_code, elapsed, degraded))
+
+
+TokenFor = Callable[[str], str]  # subject reference -> an agent token bound to that subject

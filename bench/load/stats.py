@@ -1,0 +1,129 @@
+"""Figures of one load level: throughput, per-route percentiles, late recalls, degraded share,
+errors and memory; and the markdown tables `docs/benchmarks.md` shows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from factledger.bench.load.agent import Sample
+
+LATE_RECALL_S = 1.05  # the 1 s promise plus what a loopback round trip may add
+ROUTES = ("context", "recall", "append", "start", "end", "profile")
+
+
+def percentile(sorted_values: list[float], share: float) -> float:
+    """Nearest-rank percentile of an ascending list (0.0 when empty)."""
+    if not sorted_values:
+        return 0.0
+    rank = max(1, round(share * len(sorted_values) + 0.5 - 1e-9))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+@dataclass(frozen=True, slots=True)
+class RouteFigures:
+    route: str
+    count: int
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class LevelFigures:
+    """One topology at one number of clients."""
+
+    topology: str
+    clients: int
+    seconds: float
+    requests: int
+    routes: tuple[RouteFigures, ...]
+    late_recalls: int
+    recalls: int
+    degraded: dict[str, int]
+    server_errors: int
+    other_errors: dict[int, int]
+    rss_mib: float
+    load_average: str
+
+    @property
+    def throughput(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+    @property
+    def degraded_share(self) -> float:
+        answered = sum(r.count for r in self.routes if r.route in {"recall", "context"})
+        return sum(self.degraded.values()) / answered if answered else 0.0
+
+    def rate(self, *routes: str) -> float:
+        count = sum(r.count for r in self.routes if r.route in routes)
+        return count / self.seconds if self.seconds else 0.0
+
+
+def figures(
+    topology: str,
+    clients: int,
+    seconds: float,
+    samples: list[Sample],
+    *,
+    rss_mib: float,
+    load_average: str,
+) -> LevelFigures:
+    routes = []
+    for route in ROUTES:
+        times = sorted(s.seconds for s in samples if s.route == route)
+        routes.append(
+            RouteFigures(
+                route,
+                len(times),
+                percentile(times, 0.50) * 1e3,
+                percentile(times, 0.95) * 1e3,
+                percentile(times, 0.99) * 1e3,
+            )
+        )
+    recalls = [s for s in samples if s.route == "recall"]
+    statuses = Counter(s.status for s in samples if not 200 <= s.status < 300)
+    return LevelFigures(
+        topology=topology,
+        clients=clients,
+        seconds=seconds,
+        requests=len(samples),
+        routes=tuple(routes),
+        late_recalls=sum(1 for s in recalls if s.seconds > LATE_RECALL_S),
+        recalls=len(recalls),
+        degraded=dict(Counter(s.degraded for s in samples if s.degraded is not None)),
+        server_errors=sum(n for status, n in statuses.items() if status >= 500 or status == 0),
+        other_errors={status: n for status, n in statuses.items() if 0 < status < 500},
+        rss_mib=rss_mib,
+        load_average=load_average,
+    )
+
+
+def summary_table(levels: list[LevelFigures]) -> str:
+    lines = [
+        "| topology | clients | requests | req/s | recalls/s | writes/s | recalls > 1.05 s "
+        "| degraded share (reasons) | 5xx + transport | 4xx | server RSS MiB | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for f in levels:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(f.degraded.items())) or "-"
+        four = ", ".join(f"{k}: {v}" for k, v in sorted(f.other_errors.items())) or "0"
+        lines.append(
+            f"| {f.topology} | {f.clients} | {f.requests} | {f.throughput:.1f} "
+            f"| {f.rate('recall', 'context'):.1f} | {f.rate('append', 'start', 'end'):.1f} "
+            f"| {f.late_recalls} of {f.recalls} | {f.degraded_share:.1%} ({reasons}) "
+            f"| {f.server_errors} | {four} | {f.rss_mib:.0f} | {f.load_average} |"
+        )
+    return "\n".join(lines)
+
+
+def latency_table(levels: list[LevelFigures]) -> str:
+    header = " | ".join(f"{route} p50/p95/p99" for route in ROUTES)
+    lines = [
+        f"| topology | clients | {header} |",
+        "|---|---|" + "---|" * len(ROUTES),
+    ]
+    for f in levels:
+        cells = " | ".join(f"{r.p50_ms:.0f} / {r.p95_ms:.0f} / {r.p99_ms:.0f}" for r in f.routes)
+        lines.append(f"| {f.topology} | {f.clients} | {cells} |")
+    return "\n".join(lines)
