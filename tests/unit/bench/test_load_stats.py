@@ -1,0 +1,35 @@
+"""The load bench's figures: nearest-rank percentiles, late recalls, degraded share, errors."""
+
+from __future__ import annotations
+
+from factledger.bench.load.agent import Sample
+from factledger.bench.load.stats import figures, percentile, summary_table
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    values = [float(n) for n in range(1, 101)]
+    assert (percentile(values, 0.5), percentile(values, 0.95), percentile(values, 0.99)) == (
+        50.0,
+        95.0,
+        99.0,
+    )
+    assert percentile([], 0.99) == 0.0
+    assert percentile([7.0], 0.99) == 7.0
+
+
+def test_a_level_counts_late_recalls_degraded_answers_and_errors_by_kind() -> None:
+    samples = [
+        Sample("recall", 200, 0.2),
+        Sample("recall", 200, 1.2, "timeout"),
+        Sample("context", 200, 0.1, "overloaded"),
+        Sample("append", 503, 0.01),
+        Sample("append", 0, 0.01),  # a transport error
+        Sample("end", 409, 0.05),
+    ]
+    level = figures("embedded", 4, 2.0, samples, rss_mib=100.0, load_average="1.0/1.0/1.0")
+    assert (level.late_recalls, level.recalls) == (1, 2)
+    assert level.degraded == {"timeout": 1, "overloaded": 1}
+    assert level.degraded_share == 2 / 3
+    assert (level.server_errors, level.other_errors) == (2, {409: 1})
+    assert level.throughput == 3.0
+    assert "| embedded | 4 | 6 | 3.0 |" in summary_table([level])
