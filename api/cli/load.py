@@ -64,6 +64,9 @@ def load(
     seconds: Annotated[float, typer.Option(help="Per level, at most 600.")] = 30.0,
     max_requests: Annotated[int, typer.Option(help="Per level, a bound on requests.")] = 50_000,
     think_ms: Annotated[float, typer.Option(help="Mean pause between an agent's requests.")] = 100,
+    client_processes: Annotated[
+        int, typer.Option(help="Processes the agents are spread over (the load generator).")
+    ] = 2,
     workdir: Annotated[
         Path | None, typer.Option(help="Data and logs of the servers (default: a temp dir).")
     ] = None,
@@ -80,7 +83,7 @@ def load(
     command = shlex.join(
         ["factledger", "bench", "load", "--topologies", topologies, "--clients", clients,
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
-         "--think-ms", f"{think_ms:g}"]
+         "--think-ms", f"{think_ms:g}", "--client-processes", str(client_processes)]
     )  # fmt: skip
     console = Console(stderr=True)
     with tempfile.TemporaryDirectory(prefix="factledger-load-") as scratch:
@@ -91,6 +94,7 @@ def load(
                 seconds=seconds,
                 max_requests=max_requests,
                 think_s=think_ms / 1e3,
+                client_processes=client_processes,
                 workdir=workdir or Path(scratch),
             )
         except ValueError as exc:
@@ -100,7 +104,8 @@ def load(
         def report(level: LevelFigures) -> None:
             console.print(
                 f"{level.topology} x {level.clients}: {level.requests} requests, "
-                f"{level.late_recalls} late recalls, {level.server_errors} 5xx "
+                f"{level.late_recalls} late recalls ({level.late_in_app} in the app), "
+                f"{level.server_errors} 5xx, {level.transport_errors} transport errors "
                 f"(load {level.load_average})"
             )
 

@@ -43,7 +43,8 @@ class RequestContextMiddleware:
     - Latency is observed per route template; unmatched paths share one label.
     - An exception nothing else handled becomes the generic 500 (logged once, by `render`),
       unless the response had already started, in which case the connection is cut.
-    - The request's arrival is stamped first (`ARRIVED_AT`), before auth and every check.
+    - The request's arrival is stamped first (`ARRIVED_AT`), before auth and every check;
+      the response's `Server-Timing: app;dur=<ms>` says how long it then spent in the app.
     """
 
     def __init__(self, app: ASGIApp, *, metrics: ApiMetrics) -> None:
@@ -60,6 +61,7 @@ class RequestContextMiddleware:
         structlog.contextvars.bind_contextvars(request_id=request_id)
         status = 500
         started = False
+        begun = time.perf_counter()
 
         async def send_with_id(message: Message) -> None:
             nonlocal status, started
@@ -68,10 +70,12 @@ class RequestContextMiddleware:
                 status = message["status"]
                 headers = list(message.get("headers", []))
                 headers.append((REQUEST_ID_HEADER.encode(), request_id.encode()))
+                # Time inside the app, so a caller can tell it from queueing before it.
+                in_app_ms = (time.perf_counter() - begun) * 1e3
+                headers.append((b"server-timing", f"app;dur={in_app_ms:.1f}".encode()))
                 message = {**message, "headers": headers}
             await send(message)
 
-        begun = time.perf_counter()
         try:
             await self.app(scope, receive, send_with_id)
         except Exception as exc:

@@ -34,6 +34,7 @@ class Sample:
     status: int
     seconds: float
     degraded: str | None = None
+    in_app_s: float | None = None  # the server's `Server-Timing: app;dur=`: time in the app
 
 
 @dataclass(slots=True)
@@ -112,7 +113,26 @@ class Agent:
         degraded = None
         if route in {"recall", "context"} and response.status_code == httpx.codes.OK:
             degraded = response.json().get("degraded")
-        self._recorder.add(Sample(route, response.status_code, elapsed, degraded))
+        in_app = _in_app_s(response.headers.get("server-timing"))
+        self._recorder.add(Sample(route, response.status_code, elapsed, degraded, in_app))
+
+
+def _in_app_s(header: str | None) -> float | None:
+    if header is None or not header.startswith("app;dur="):
+        return None
+    try:
+        return float(header.removeprefix("app;dur=")) / 1e3
+    except ValueError:
+        return None
+
+
+async def measure_lag(lags: list[float], stop: asyncio.Event, *, every_s: float = 0.05) -> None:
+    """How late this process's event loop wakes up: when the load generator itself is
+    starved of CPU, its latencies include its own lag, which this separates out."""
+    while not stop.is_set():
+        planned = time.perf_counter() + every_s
+        await asyncio.sleep(every_s)
+        lags.append(max(0.0, time.perf_counter() - planned))
 
 
 TokenFor = Callable[[str], str]  # subject reference -> an agent token bound to that subject

@@ -39,10 +39,14 @@ class LevelFigures:
     requests: int
     routes: tuple[RouteFigures, ...]
     late_recalls: int
+    late_in_app: int  # recalls whose time inside the server's app passed 1.05 s
+    recall_in_app_p99_ms: float
     recalls: int
     degraded: dict[str, int]
     server_errors: int
+    transport_errors: int
     other_errors: dict[int, int]
+    client_lag_p99_ms: float
     rss_mib: float
     load_average: str
 
@@ -66,6 +70,7 @@ def figures(
     seconds: float,
     samples: list[Sample],
     *,
+    lags: list[float],
     rss_mib: float,
     load_average: str,
 ) -> LevelFigures:
@@ -82,6 +87,7 @@ def figures(
             )
         )
     recalls = [s for s in samples if s.route == "recall"]
+    in_app = sorted(s.in_app_s for s in recalls if s.in_app_s is not None)
     statuses = Counter(s.status for s in samples if not 200 <= s.status < 300)
     return LevelFigures(
         topology=topology,
@@ -90,10 +96,14 @@ def figures(
         requests=len(samples),
         routes=tuple(routes),
         late_recalls=sum(1 for s in recalls if s.seconds > LATE_RECALL_S),
+        late_in_app=sum(1 for t in in_app if t > LATE_RECALL_S),
+        recall_in_app_p99_ms=percentile(in_app, 0.99) * 1e3,
         recalls=len(recalls),
         degraded=dict(Counter(s.degraded for s in samples if s.degraded is not None)),
-        server_errors=sum(n for status, n in statuses.items() if status >= 500 or status == 0),
+        server_errors=sum(n for status, n in statuses.items() if status >= 500),
+        transport_errors=statuses.get(0, 0),
         other_errors={status: n for status, n in statuses.items() if 0 < status < 500},
+        client_lag_p99_ms=percentile(sorted(lags), 0.99) * 1e3,
         rss_mib=rss_mib,
         load_average=load_average,
     )
@@ -101,9 +111,11 @@ def figures(
 
 def summary_table(levels: list[LevelFigures]) -> str:
     lines = [
-        "| topology | clients | requests | req/s | recalls/s | writes/s | recalls > 1.05 s "
-        "| degraded share (reasons) | 5xx + transport | 4xx | server RSS MiB | load avg |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| topology | clients | requests | req/s | recalls/s | writes/s "
+        "| recalls > 1.05 s at the client | in the app | recall p99 in the app ms "
+        "| degraded share (reasons) | 5xx | transport errors | 4xx | client loop lag p99 ms "
+        "| server RSS MiB | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for f in levels:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(f.degraded.items())) or "-"
@@ -111,8 +123,10 @@ def summary_table(levels: list[LevelFigures]) -> str:
         lines.append(
             f"| {f.topology} | {f.clients} | {f.requests} | {f.throughput:.1f} "
             f"| {f.rate('recall', 'context'):.1f} | {f.rate('append', 'start', 'end'):.1f} "
-            f"| {f.late_recalls} of {f.recalls} | {f.degraded_share:.1%} ({reasons}) "
-            f"| {f.server_errors} | {four} | {f.rss_mib:.0f} | {f.load_average} |"
+            f"| {f.late_recalls} of {f.recalls} | {f.late_in_app} "
+            f"| {f.recall_in_app_p99_ms:.0f} | {f.degraded_share:.1%} ({reasons}) "
+            f"| {f.server_errors} | {f.transport_errors} | {four} | {f.client_lag_p99_ms:.0f} "
+            f"| {f.rss_mib:.0f} | {f.load_average} |"
         )
     return "\n".join(lines)
 

@@ -19,17 +19,21 @@ def test_percentiles_are_nearest_rank() -> None:
 
 def test_a_level_counts_late_recalls_degraded_answers_and_errors_by_kind() -> None:
     samples = [
-        Sample("recall", 200, 0.2),
-        Sample("recall", 200, 1.2, "timeout"),
+        Sample("recall", 200, 0.2, None, 0.1),
+        Sample("recall", 200, 1.2, "timeout", 0.95),
         Sample("context", 200, 0.1, "overloaded"),
         Sample("append", 503, 0.01),
         Sample("append", 0, 0.01),  # a transport error
         Sample("end", 409, 0.05),
     ]
-    level = figures("embedded", 4, 2.0, samples, rss_mib=100.0, load_average="1.0/1.0/1.0")
-    assert (level.late_recalls, level.recalls) == (1, 2)
+    level = figures(
+        "embedded", 4, 2.0, samples, lags=[0.001, 0.2], rss_mib=100.0, load_average="1/1/1"
+    )
+    assert (level.late_recalls, level.late_in_app, level.recalls) == (1, 0, 2)
+    assert level.recall_in_app_p99_ms == 950.0
+    assert level.client_lag_p99_ms == 200.0
     assert level.degraded == {"timeout": 1, "overloaded": 1}
     assert level.degraded_share == 2 / 3
-    assert (level.server_errors, level.other_errors) == (2, {409: 1})
+    assert (level.server_errors, level.transport_errors, level.other_errors) == (1, 1, {409: 1})
     assert level.throughput == 3.0
     assert "| embedded | 4 | 6 | 3.0 |" in summary_table([level])
