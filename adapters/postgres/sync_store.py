@@ -63,6 +63,7 @@ _RETRY = (
 # Separate statements rather than `%s IS NULL OR tenant = %s`, so a tenant's listing always
 # plans on the `sync_items_dead` index.
 _IN_TENANT = " AND tenant = %s"
+_DDL_LOCK_KEY = 7_406_411_230_020  # arbitrary, fixed: serialises these tables' DDL
 
 
 class PostgresSyncStore:
@@ -85,6 +86,8 @@ class PostgresSyncStore:
         """Opens a small pool and creates the tables and the position row if needed."""
 
         async def create(tables: PostgresTables, cur: Cursor) -> None:
+            # Processes started together would deadlock on the same CREATEs otherwise.
+            await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
             for statement in _SCHEMA:
                 await cur.execute(tables.q(statement))
             await cur.execute(
