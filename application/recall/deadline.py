@@ -20,6 +20,9 @@ log = structlog.get_logger(__name__)
 # A lookup needs a few tens of milliseconds even on a quiet machine; with less than this share
 # of the budget left, the lookups could only return empty-handed, so recall sheds at once.
 MIN_START_SHARE = 0.1
+# Kept back from the lookups for building, serialising and sending the answer, so that the
+# answer (not just the lookups) is out within the budget on a busy process.
+ANSWER_SHARE = 0.05
 # When several lookups degrade, the answer names the most telling reason.
 _SEVERITY = (Degraded.TIMEOUT, Degraded.BACKEND_ERROR, Degraded.SOURCE_ERROR)
 
@@ -77,6 +80,11 @@ def budget_left(budget_s: float, arrived_at: float | None) -> float:
     if arrived_at is None:
         return budget_s
     return budget_s - (time.monotonic() - arrived_at)
+
+
+def lookup_time(budget_s: float, left_s: float) -> float:
+    """How long the lookups may run: what is left, less the share kept for the answer."""
+    return left_s - budget_s * ANSWER_SHARE
 
 
 def too_late_to_start(budget_s: float, left_s: float) -> bool:

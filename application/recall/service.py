@@ -36,6 +36,7 @@ from factledger.application.recall.build import (
 from factledger.application.recall.deadline import (
     Lookup,
     budget_left,
+    lookup_time,
     run_within,
     too_late_to_start,
     worst,
@@ -88,7 +89,7 @@ class Recall:
             return self.unanswered(subject_id, Degraded.OVERLOADED)
         findings = MemoryFindings()
         lookup = self._memory_lookup(subject_id, query, policy, findings)
-        failures = await run_within(left, [lookup])
+        failures = await run_within(lookup_time(policy.recall_budget_s, left), [lookup])
         result = RecallResult(
             notes=memory_notes(findings),
             excerpts=excerpts(findings, max_chars=policy.excerpt_chars),
@@ -127,7 +128,7 @@ class Recall:
         no_backend = self._ports.backend is None
         if topic and topic.strip() and not no_backend:
             lookups.append(self._memory_lookup(subject_id, topic, policy, memories))
-        failures = await run_within(left, lookups)
+        failures = await run_within(lookup_time(policy.context_budget_s, left), lookups)
         degraded = worst(failures) or (Degraded.DISABLED if no_backend and topic else None)
         context = SessionContext(
             profile=profile_notes(ledger),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import httpx
 
 TURNS = 4
+RETRY_TOTAL_S = 12.0  # the Python client's default total (`RetryPolicy.total_s`)
 SUPPLIERS = ("Acme", "Globex", "Initech", "Umbrella", "Stark", "Wayne", "Hooli", "Vandelay")
 QUERIES = (
     "which supplier do they use?",
@@ -35,6 +36,7 @@ class Sample:
     seconds: float
     degraded: str | None = None
     in_app_s: float | None = None  # the server's `Server-Timing: app;dur=`: time in the app
+    retries: int = 0  # 503s with Retry-After retried before this answer
 
 
 @dataclass(slots=True)
@@ -104,17 +106,36 @@ class Agent:
     async def _call(self, route: str, method: str, path: str, body: object | None) -> None:
         await asyncio.sleep(self._setup.think_s * (0.5 + self._random.random()))
         started = time.perf_counter()
-        try:
-            response = await self._http.request(method, path, json=body, headers=self._headers)
-        except httpx.TransportError:
-            self._recorder.add(Sample(route, 0, time.perf_counter() - started))
-            return
+        retries = 0
+        while True:
+            try:
+                response = await self._http.request(method, path, json=body, headers=self._headers)
+            except httpx.TransportError:
+                self._recorder.add(Sample(route, 0, time.perf_counter() - started))
+                return
+            # As the Python client does: a 503 with Retry-After is retried after that long,
+            # within the client's total; the sample is the agent's wait for its answer.
+            wait = _retry_after(response)
+            if wait is None or time.perf_counter() - started + wait > RETRY_TOTAL_S:
+                break
+            retries += 1
+            await asyncio.sleep(wait)
         elapsed = time.perf_counter() - started
         degraded = None
         if route in {"recall", "context"} and response.status_code == httpx.codes.OK:
             degraded = response.json().get("degraded")
         in_app = _in_app_s(response.headers.get("server-timing"))
-        self._recorder.add(Sample(route, response.status_code, elapsed, degraded, in_app))
+        sample = Sample(route, response.status_code, elapsed, degraded, in_app, retries)
+        self._recorder.add(sample)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    if response.status_code != httpx.codes.SERVICE_UNAVAILABLE:
+        return None
+    try:
+        return float(response.headers.get("retry-after", ""))
+    except ValueError:
+        return None
 
 
 def _in_app_s(header: str | None) -> float | None:

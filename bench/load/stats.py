@@ -47,6 +47,7 @@ class LevelFigures:
     transport_errors: int
     other_errors: dict[int, int]
     client_lag_p99_ms: float
+    retried: int  # answers that needed one or more retries after a 503 with Retry-After
     rss_mib: float
     load_average: str
 
@@ -104,6 +105,7 @@ def figures(
         transport_errors=statuses.get(0, 0),
         other_errors={status: n for status, n in statuses.items() if 0 < status < 500},
         client_lag_p99_ms=percentile(sorted(lags), 0.99) * 1e3,
+        retried=sum(1 for s in samples if s.retries),
         rss_mib=rss_mib,
         load_average=load_average,
     )
@@ -113,9 +115,9 @@ def summary_table(levels: list[LevelFigures]) -> str:
     lines = [
         "| topology | clients | requests | req/s | recalls/s | writes/s "
         "| recalls > 1.05 s at the client | in the app | recall p99 in the app ms "
-        "| degraded share (reasons) | 5xx | transport errors | 4xx | client loop lag p99 ms "
-        "| server RSS MiB | load avg |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| degraded share (reasons) | 5xx | transport errors | 4xx | answers after a 503 retry "
+        "| client loop lag p99 ms | server RSS MiB | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for f in levels:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(f.degraded.items())) or "-"
@@ -125,7 +127,8 @@ def summary_table(levels: list[LevelFigures]) -> str:
             f"| {f.rate('recall', 'context'):.1f} | {f.rate('append', 'start', 'end'):.1f} "
             f"| {f.late_recalls} of {f.recalls} | {f.late_in_app} "
             f"| {f.recall_in_app_p99_ms:.0f} | {f.degraded_share:.1%} ({reasons}) "
-            f"| {f.server_errors} | {f.transport_errors} | {four} | {f.client_lag_p99_ms:.0f} "
+            f"| {f.server_errors} | {f.transport_errors} | {four} | {f.retried} "
+            f"| {f.client_lag_p99_ms:.0f} "
             f"| {f.rss_mib:.0f} | {f.load_average} |"
         )
     return "\n".join(lines)

@@ -25,6 +25,7 @@ def test_a_level_counts_late_recalls_degraded_answers_and_errors_by_kind() -> No
         Sample("append", 503, 0.01),
         Sample("append", 0, 0.01),  # a transport error
         Sample("end", 409, 0.05),
+        Sample("end", 200, 1.5, retries=1),  # answered after a 503 with Retry-After
     ]
     level = figures(
         "embedded", 4, 2.0, samples, lags=[0.001, 0.2], rss_mib=100.0, load_average="1/1/1"
@@ -35,5 +36,6 @@ def test_a_level_counts_late_recalls_degraded_answers_and_errors_by_kind() -> No
     assert level.degraded == {"timeout": 1, "overloaded": 1}
     assert level.degraded_share == 2 / 3
     assert (level.server_errors, level.transport_errors, level.other_errors) == (1, 1, {409: 1})
-    assert level.throughput == 3.0
-    assert "| embedded | 4 | 6 | 3.0 |" in summary_table([level])
+    assert level.retried == 1
+    assert level.throughput == 3.5
+    assert "| embedded | 4 | 7 | 3.5 |" in summary_table([level])
