@@ -105,7 +105,8 @@ def load(
             console.print(
                 f"{level.topology} x {level.clients}: {level.requests} requests, "
                 f"{level.late_recalls} late recalls ({level.late_in_app} in the app), "
-                f"{level.server_errors} 5xx, {level.transport_errors} transport errors "
+                f"{level.server_errors} 5xx, {sum(level.transport_errors.values())} transport "
+                "errors "
                 f"(load {level.load_average})"
             )
 

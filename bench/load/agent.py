@@ -37,6 +37,7 @@ class Sample:
     degraded: str | None = None
     in_app_s: float | None = None  # the server's `Server-Timing: app;dur=`: time in the app
     retries: int = 0  # 503s with Retry-After retried before this answer
+    error: str | None = None  # the transport error's type, when there was no answer
 
 
 @dataclass(slots=True)
@@ -110,8 +111,9 @@ class Agent:
         while True:
             try:
                 response = await self._http.request(method, path, json=body, headers=self._headers)
-            except httpx.TransportError:
-                self._recorder.add(Sample(route, 0, time.perf_counter() - started))
+            except httpx.TransportError as exc:
+                elapsed = time.perf_counter() - started
+                self._recorder.add(Sample(route, 0, elapsed, error=type(exc).__name__))
                 return
             # As the Python client does: a 503 with Retry-After is retried after that long,
             # within the client's total; the sample is the agent's wait for its answer.

@@ -44,8 +44,9 @@ class LevelFigures:
     recalls: int
     degraded: dict[str, int]
     server_errors: int
-    transport_errors: int
+    transport_errors: dict[str, int]
     other_errors: dict[int, int]
+    other_by_route: dict[str, int]
     client_lag_p99_ms: float
     retried: int  # answers that needed one or more retries after a 503 with Retry-After
     rss_mib: float
@@ -102,7 +103,11 @@ def figures(
         recalls=len(recalls),
         degraded=dict(Counter(s.degraded for s in samples if s.degraded is not None)),
         server_errors=sum(n for status, n in statuses.items() if status >= 500),
-        transport_errors=statuses.get(0, 0),
+        # Per route, so a 404 or 422 points at its cause.
+        other_by_route=dict(
+            Counter(f"{s.route} {s.status}" for s in samples if 400 <= s.status < 500)
+        ),
+        transport_errors=dict(Counter(s.error for s in samples if s.error is not None)),
         other_errors={status: n for status, n in statuses.items() if 0 < status < 500},
         client_lag_p99_ms=percentile(sorted(lags), 0.99) * 1e3,
         retried=sum(1 for s in samples if s.retries),
@@ -121,13 +126,14 @@ def summary_table(levels: list[LevelFigures]) -> str:
     ]
     for f in levels:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(f.degraded.items())) or "-"
-        four = ", ".join(f"{k}: {v}" for k, v in sorted(f.other_errors.items())) or "0"
+        four = ", ".join(f"{k}: {v}" for k, v in sorted(f.other_by_route.items())) or "0"
+        lost = ", ".join(f"{k} {v}" for k, v in sorted(f.transport_errors.items())) or "0"
         lines.append(
             f"| {f.topology} | {f.clients} | {f.requests} | {f.throughput:.1f} "
             f"| {f.rate('recall', 'context'):.1f} | {f.rate('append', 'start', 'end'):.1f} "
             f"| {f.late_recalls} of {f.recalls} | {f.late_in_app} "
             f"| {f.recall_in_app_p99_ms:.0f} | {f.degraded_share:.1%} ({reasons}) "
-            f"| {f.server_errors} | {f.transport_errors} | {four} | {f.retried} "
+            f"| {f.server_errors} | {lost} | {four} | {f.retried} "
             f"| {f.client_lag_p99_ms:.0f} "
             f"| {f.rss_mib:.0f} | {f.load_average} |"
         )

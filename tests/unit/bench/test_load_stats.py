@@ -23,7 +23,7 @@ def test_a_level_counts_late_recalls_degraded_answers_and_errors_by_kind() -> No
         Sample("recall", 200, 1.2, "timeout", 0.95),
         Sample("context", 200, 0.1, "overloaded"),
         Sample("append", 503, 0.01),
-        Sample("append", 0, 0.01),  # a transport error
+        Sample("append", 0, 0.01, error="ReadError"),  # no answer
         Sample("end", 409, 0.05),
         Sample("end", 200, 1.5, retries=1),  # answered after a 503 with Retry-After
     ]
@@ -35,7 +35,9 @@ def test_a_level_counts_late_recalls_degraded_answers_and_errors_by_kind() -> No
     assert level.client_lag_p99_ms == 200.0
     assert level.degraded == {"timeout": 1, "overloaded": 1}
     assert level.degraded_share == 2 / 3
-    assert (level.server_errors, level.transport_errors, level.other_errors) == (1, 1, {409: 1})
+    assert (level.server_errors, level.other_errors) == (1, {409: 1})
+    assert level.transport_errors == {"ReadError": 1}
+    assert level.other_by_route == {"end 409": 1}
     assert level.retried == 1
     assert level.throughput == 3.5
     assert "| embedded | 4 | 7 | 3.5 |" in summary_table([level])
