@@ -42,20 +42,22 @@ async def ok(response: httpx.Response, status: int = 200) -> Any:
     return response.json()
 
 
-async def pending_changes(http: httpx.AsyncClient) -> tuple[str, list[str]]:
-    """A subject with one session of DECISIONS messages and one pending change per message,
-    each on its own field (so no decision is stale against another)."""
-    body = {"kind": "lead", "external_ref": REF}
-    subject_id = (await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201))[
-        "subject_id"
-    ]
-    start = {"session_id": "wa-1", "channel": "whatsapp"}
+async def session(http: httpx.AsyncClient, session_id: str, proposals: list[Any]) -> Any:
+    start = {"session_id": session_id, "channel": "whatsapp"}
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     for i in range(DECISIONS):
         message = {"role": "subject", "text": f"Yes, field {i} is right."}
-        await ok(
-            await http.post("/v1/subjects/me/sessions/wa-1/messages", json=message, headers=AGENT)
-        )
+        url = f"/v1/subjects/me/sessions/{session_id}/messages"
+        await ok(await http.post(url, json=message, headers=AGENT))
+    url = f"/v1/subjects/me/sessions/{session_id}/end"
+    return await ok(await http.post(url, json={"proposals": proposals}, headers=AGENT))
+
+
+async def pending_changes(http: httpx.AsyncClient) -> tuple[str, list[str]]:
+    """A subject with DECISIONS pending changes, each on its own field (so no decision is
+    stale against another), and a later session in which the subject's words confirm them."""
+    body = {"kind": "lead", "external_ref": REF}
+    registered = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
     proposals = [
         {
             "field": f"field_{i}",
@@ -65,16 +67,16 @@ async def pending_changes(http: httpx.AsyncClient) -> tuple[str, list[str]]:
         }
         for i in range(DECISIONS)
     ]
-    url = "/v1/subjects/me/sessions/wa-1/end"
-    ended = await ok(await http.post(url, json={"proposals": proposals}, headers=AGENT))
-    return str(subject_id), [p["change_id"] for p in ended["proposals"]]
+    ended = await session(http, "wa-1", proposals)
+    await session(http, "wa-2", [])
+    return str(registered["subject_id"]), [p["change_id"] for p in ended["proposals"]]
 
 
 async def decide(http: httpx.AsyncClient, subject_id: str, i: int, change_id: str) -> Any:
     if i % 2:  # half approved by a reviewer, half confirmed by the subject in its own words
         url = f"/v1/subjects/{subject_id}/proposals/{change_id}/approve"
         return await ok(await http.post(url, json={}, headers=REVIEWER))
-    evidence = {"session_id": "wa-1", "message_index": i, "quote": f"field {i} is right"}
+    evidence = {"session_id": "wa-2", "message_index": i, "quote": f"field {i} is right"}
     url = f"/v1/subjects/me/proposals/{change_id}/confirm"
     return await ok(await http.post(url, json={"evidence": evidence}, headers=AGENT))
 
