@@ -104,7 +104,7 @@ class Idempotency:
             await asyncio.sleep(self._renew_every_s)
             try:
                 held = await self._store.renew(self._scope, self._fingerprint)
-            except IdempotencyStoreUnavailableError:
+            except StoreUnavailableError:
                 # The next renewal may get through; if none does, the lease lapses and a
                 # retry may run the command again, which the ledger drops by command id.
                 log.warning("api.idempotency_renewal_failed")
