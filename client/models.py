@@ -136,7 +136,8 @@ class Proposal(_Answer):
     proposed_at: datetime
     based_on_version: int
     evidence: EvidenceOut | None = None
-    rationale: str = ""
+    rationale: str | None = ""  # null once the field was forgotten
+    redacted: bool = False
 
 
 class EndedSession(_Answer):

@@ -81,7 +81,7 @@ class ChangeProposed(Aggregate.Event):
     condition: str | None
     origin: str
     evidence: JsonObject | None
-    rationale: str
+    rationale: str | None  # None once the field's key is deleted (ADR 0003)
     proposed_by: JsonObject
     based_on_version: int
     command_id: str | None

@@ -55,7 +55,9 @@ class Proposal(Immutable):
     based_on_version: int
     evidence: Evidence | None = None
     condition: str | None = None  # kept verbatim: "if the pricing works"
-    rationale: str = ""
+    # Always text when proposed; None once the field's key is deleted (ADR 0003), like the
+    # value, condition and evidence encrypted with it.
+    rationale: str | None = ""
     command_id: str | None = None
 
     def __post_init__(self) -> None:
@@ -66,8 +68,14 @@ class Proposal(Immutable):
 
     def check_new(self) -> None:
         """Limits checked when the change is proposed; replays trust recorded proposals."""
-        if len(self.rationale) > MAX_RATIONALE:
+        if len(self.rationale or "") > MAX_RATIONALE:
             raise InvalidValueError(f"rationale: at most {MAX_RATIONALE} characters")
+
+    @property
+    def redacted(self) -> bool:
+        """True when the proposal was read after its field's key was deleted: its value,
+        condition, evidence and rationale are gone for good."""
+        return self.rationale is None
 
     def to_event_fields(self) -> dict[str, object]:
         return {

@@ -81,6 +81,7 @@ def proposal_out(subject: Subject, change_id: UUID) -> ProposalOut:
             quote=p.evidence.quote,
         ),
         rationale=p.rationale,
+        redacted=p.redacted,
     )
 
 

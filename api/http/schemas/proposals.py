@@ -40,6 +40,10 @@ class ProposalIn(Strict):
 
 
 class ProposalOut(BaseModel):
+    """A proposal and its status. Once its field is forgotten the proposal stays readable as a
+    fact of the history, but its content is gone: `redacted` is true and `value`,
+    `condition`, `evidence` and `rationale` are null."""
+
     change_id: UUID
     subject_id: UUID
     field: str
@@ -52,7 +56,11 @@ class ProposalOut(BaseModel):
     proposed_at: datetime
     based_on_version: int
     evidence: EvidenceOut | None = None
-    rationale: str = ""
+    rationale: str | None = Field(default="", description="Null when `redacted`.")
+    redacted: bool = Field(
+        default=False,
+        description="True once the field was forgotten: the content above is erased.",
+    )
 
 
 class ConfirmIn(Strict):
