@@ -166,6 +166,10 @@ class SessionBuffer(Protocol):
     - `append(message_id=...)` is idempotent: a message id is unique within its session
       (a unique constraint in the stores), so appending it again adds nothing and returns the
       first append's index, whichever process retried.
+    - `append` to a session already holding its cap (`MAX_MESSAGES` of `domain.sessions`
+      unless the adapter is built with a smaller one) raises `SessionFullError`, atomically
+      with the counter, so a session never grows past what its end can record; a known
+      message id still returns its index.
     - `messages(last=n)` returns the n most recent messages, oldest first.
     - `discard` removes the session and its messages; discarding twice is a no-op.
     """

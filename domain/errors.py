@@ -40,6 +40,11 @@ class InvalidSessionError(DomainError):
     """A session is malformed (ends before it starts, negative withheld count...)."""
 
 
+class SessionFullError(InvalidSessionError):
+    """An active session already holds the most messages a recorded session may have, so one
+    more would make it impossible to end; the session stays open and endable."""
+
+
 class EvidenceNotFoundError(DomainError):
     """Evidence names a session that was never recorded, or a message or quote it does not hold."""
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from factledger.domain.errors import InvalidSessionError, SessionConflictError
+from factledger.domain.errors import InvalidSessionError, SessionConflictError, SessionFullError
 from factledger.domain.transcript import (
     MAX_MESSAGE_CHARS,
     Channel,
@@ -30,6 +30,11 @@ def _message_payload(m: Message) -> JsonValue:
     if m.decides is not None:  # only then, so older sessions keep their fingerprints
         payload["decides"] = m.decides.encode()
     return payload
+
+
+def session_full(session_id: str, cap: int = MAX_MESSAGES) -> SessionFullError:
+    """The error for a message past the cap: a longer session could never be recorded."""
+    return SessionFullError(f"session {session_id}: at most {cap} messages")
 
 
 def transcript_payload(transcript: tuple[Message, ...]) -> list[JsonValue]:

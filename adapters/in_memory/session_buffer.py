@@ -11,13 +11,15 @@ from factledger.application.sessions.types import (
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError
+from factledger.domain.sessions import MAX_MESSAGES, session_full
 from factledger.domain.transcript import Message
 
 
 class InMemorySessionBuffer:
     """Active sessions and their messages in dicts keyed by session key, under one lock."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_messages: int = MAX_MESSAGES) -> None:
+        self._max_messages = max_messages
         self._sessions: dict[SessionKey, ActiveSession] = {}
         self._messages: dict[SessionKey, list[Message]] = {}
         self._indexes: dict[SessionKey, dict[str, int]] = {}  # message id -> index
@@ -44,13 +46,16 @@ class InMemorySessionBuffer:
     async def append(
         self, key: SessionKey, message: Message, *, message_id: str | None = None
     ) -> int:
-        """Appends a message and returns its index (the first one's, for a known message id)."""
+        """Appends a message and returns its index (the first one's, for a known message id);
+        a session already holding `max_messages` raises `SessionFullError`."""
         async with self._lock:
             session = self._require(key)
             indexes = self._indexes.setdefault(key, {})
+            if message_id is not None and message_id in indexes:
+                return indexes[message_id]
+            if session.message_count >= self._max_messages:
+                raise session_full(key.session_id, self._max_messages)
             if message_id is not None:
-                if message_id in indexes:
-                    return indexes[message_id]
                 indexes[message_id] = session.message_count
             self._messages[key].append(message)
             self._sessions[key] = replace(session, message_count=session.message_count + 1)

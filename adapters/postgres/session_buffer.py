@@ -18,6 +18,7 @@ from factledger.application.sessions.types import (
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError
+from factledger.domain.sessions import MAX_MESSAGES, session_full
 from factledger.domain.transcript import Channel, Message, MessageDecision, Role
 
 # Session ids are unique per subject only: every key and index leads with the subject.
@@ -82,13 +83,19 @@ async def _create(tables: PostgresTables, cur: Cursor) -> None:
 class PostgresSessionBuffer:
     """Active sessions in two tables of one schema; build it with `await ....connect(dsn)`."""
 
-    def __init__(self, tables: PostgresTables) -> None:
+    def __init__(self, tables: PostgresTables, *, max_messages: int = MAX_MESSAGES) -> None:
+        self._max_messages = max_messages
         self._tables = tables
         self._q, self._run = tables.q, tables.run
 
     @classmethod
     async def connect(
-        cls, conninfo: str, *, schema: str = "public", pool: PoolOptions = DEFAULT_POOL
+        cls,
+        conninfo: str,
+        *,
+        schema: str = "public",
+        pool: PoolOptions = DEFAULT_POOL,
+        max_messages: int = MAX_MESSAGES,
     ) -> PostgresSessionBuffer:
         """Opens a pool and creates (or rekeys) the tables if needed."""
         tables = await PostgresTables.open(
@@ -98,7 +105,7 @@ class PostgresSessionBuffer:
             error=lambda: SessionBufferUnavailableError("postgres session buffer failed"),
             create=_create,
         )
-        return cls(tables)
+        return cls(tables, max_messages=max_messages)
 
     async def close(self) -> None:
         """Closes the pool."""
@@ -153,7 +160,8 @@ class PostgresSessionBuffer:
     async def append(
         self, key: SessionKey, message: Message, *, message_id: str | None = None
     ) -> int:
-        """Appends a message and returns its index (the first one's, for a known message id)."""
+        """Appends a message and returns its index (the first one's, for a known message id);
+        a session already holding `max_messages` raises `SessionFullError`."""
 
         async def work(cur: Cursor) -> int:
             if message_id is not None:
@@ -180,13 +188,16 @@ class PostgresSessionBuffer:
             await cur.execute(
                 self._q(
                     "UPDATE {schema}.short_term_sessions SET message_count = message_count + 1"
-                    " WHERE subject_id = %s AND session_id = %s RETURNING message_count"
+                    " WHERE subject_id = %s AND session_id = %s AND message_count < %s"
+                    " RETURNING message_count"
                 ),
-                _ids(key),
+                (*_ids(key), self._max_messages),
             )
             row = await cur.fetchone()
             if row is None:
-                raise SessionNotActiveError(key.session_id)
+                if await self._fetch(cur, key) is None:
+                    raise SessionNotActiveError(key.session_id)
+                raise session_full(key.session_id, self._max_messages)
             index = int(row[0]) - 1
             await cur.execute(
                 self._q(

@@ -22,6 +22,7 @@ from factledger.application.sessions.types import (
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError
+from factledger.domain.sessions import MAX_MESSAGES, session_full
 from factledger.domain.transcript import Channel, Message, MessageDecision, Role
 
 T = TypeVar("T")
@@ -104,7 +105,8 @@ def _rekey_by_subject(conn: sqlite3.Connection, *, has_message_ids: bool) -> Non
 class SqliteSessionBuffer:
     """Active sessions in two tables of a SQLite file (`:memory:` works too)."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, max_messages: int = MAX_MESSAGES) -> None:
+        self._max_messages = max_messages
         self._db = SqliteWriter(
             path, error=lambda: SessionBufferUnavailableError("sqlite session buffer failed")
         )
@@ -138,7 +140,8 @@ class SqliteSessionBuffer:
         self, key: SessionKey, message: Message, *, message_id: str | None = None
     ) -> int:
         """Appends a message and returns its index (the session row's counter); a known
-        message id returns the first append's index (`BEGIN IMMEDIATE` serialises twins)."""
+        message id returns the first append's index (`BEGIN IMMEDIATE` serialises twins).
+        A session already holding `max_messages` raises `SessionFullError`."""
 
         def work(conn: sqlite3.Connection) -> int:
             if message_id is not None:
@@ -150,11 +153,13 @@ class SqliteSessionBuffer:
                     return int(seen[0])
             row = conn.execute(
                 "UPDATE short_term_sessions SET message_count = message_count + 1"  # noqa: S608
-                f" WHERE {_KEY} RETURNING message_count",
-                _ids(key),
+                f" WHERE {_KEY} AND message_count < ? RETURNING message_count",
+                (*_ids(key), self._max_messages),
             ).fetchone()
             if row is None:
-                raise SessionNotActiveError(key.session_id)
+                if _fetch(conn, key) is None:
+                    raise SessionNotActiveError(key.session_id)
+                raise session_full(key.session_id, self._max_messages)
             index = int(row[0]) - 1
             conn.execute(
                 "INSERT INTO short_term_messages"

@@ -31,13 +31,16 @@ from factledger.application.sessions.types import (
     SessionKey,
     SessionNotActiveError,
 )
-from factledger.domain.errors import SessionConflictError
+from factledger.domain.errors import SessionConflictError, SessionFullError
 from factledger.domain.transcript import Channel, Message, MessageDecision, Role, Verdict
 
 SUBJECT_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")
 SUBJECT_B = uuid.UUID("00000000-0000-0000-0000-00000000000b")
 T0 = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)
 S1 = SessionKey(SUBJECT_A, SessionId("s-1"))
+# The message cap every handle is built with: small, so a test fills a session quickly (the
+# default is the domain's MAX_MESSAGES; tests/e2e/test_api_session_cap.py drives that one).
+CAP = 12
 
 DURABLE = [
     pytest.param("sqlite", id="sqlite"),
@@ -61,20 +64,22 @@ class Buffers:
 async def _buffers(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Buffers]:
     kind: str = request.param
     if kind == "in_memory":
-        shared = InMemorySessionBuffer()
+        shared = InMemorySessionBuffer(max_messages=CAP)
 
         async def open_handle() -> SessionBuffer:
             return shared
     elif kind == "sqlite":
 
         async def open_handle() -> SessionBuffer:
-            return SqliteSessionBuffer(tmp_path / "short_term.sqlite")
+            return SqliteSessionBuffer(tmp_path / "short_term.sqlite", max_messages=CAP)
     else:
         location: PostgresLocation = request.getfixturevalue("postgres")
         schema = new_schema(location, "stm")
 
         async def open_handle() -> SessionBuffer:
-            return await PostgresSessionBuffer.connect(location.conninfo, schema=schema)
+            return await PostgresSessionBuffer.connect(
+                location.conninfo, schema=schema, max_messages=CAP
+            )
 
     buffers = Buffers(open_handle)
     yield buffers
@@ -377,3 +382,40 @@ async def test_a_closed_store_raises_its_port_error(durable: Buffers) -> None:
         await handle.get(S1)
     with pytest.raises(SessionBufferUnavailableError):
         await handle.append(S1, Message(Role.SUBJECT, "too late"))
+
+
+async def fill(buffer: SessionBuffer, count: int) -> None:
+    for n in range(count):
+        await buffer.append(S1, Message(Role.AGENT, f"turn {n}"), message_id=f"m-{n}")
+
+
+async def test_a_full_session_refuses_one_more_message_and_keeps_what_it_holds(
+    buffer: SessionBuffer,
+) -> None:
+    await buffer.open(session())
+    await fill(buffer, CAP)
+    with pytest.raises(SessionFullError, match=str(CAP)):
+        await buffer.append(S1, Message(Role.AGENT, "one too many"))
+    with pytest.raises(SessionFullError):
+        await buffer.append(S1, Message(Role.AGENT, "one too many"), message_id="m-new")
+    # A retry of a message it holds is still answered with the first append's index.
+    assert await buffer.append(S1, Message(Role.AGENT, "turn 7"), message_id="m-7") == 7
+    stored = await buffer.get(S1)
+    assert stored is not None
+    assert stored.message_count == CAP
+    assert len(await buffer.messages(S1)) == CAP
+    assert await buffer.withhold(S1) == 1  # withheld messages are not stored, so not capped
+
+
+async def test_concurrent_appends_never_overfill_a_session(buffers: Buffers) -> None:
+    a, b = await buffers.another(), await buffers.another()
+    await a.open(session())
+    await fill(a, CAP - 3)
+    outcomes = await asyncio.gather(
+        *(h.append(S1, Message(Role.AGENT, str(n))) for n, h in enumerate([a, b] * 5)),
+        return_exceptions=True,
+    )
+    kept = sorted(o for o in outcomes if isinstance(o, int))
+    assert kept == [CAP - 3, CAP - 2, CAP - 1]
+    assert all(isinstance(o, SessionFullError) for o in outcomes if not isinstance(o, int))
+    assert len(await b.messages(S1)) == CAP
