@@ -34,8 +34,16 @@ from factledger.domain.provenance import (
     Origin,
 )
 from factledger.domain.sessions import SessionInfo
+from factledger.domain.text import check_text
 from factledger.domain.transcript import Role
-from factledger.domain.values import FieldValue, Immutable, JsonObject, ListValue, to_payload
+from factledger.domain.values import (
+    FieldValue,
+    Immutable,
+    JsonObject,
+    ListValue,
+    TextValue,
+    to_payload,
+)
 
 MAX_CONDITION = 500
 MAX_RATIONALE = 2000
@@ -70,6 +78,10 @@ class Proposal(Immutable):
         """Limits checked when the change is proposed; replays trust recorded proposals."""
         if len(self.rationale or "") > MAX_RATIONALE:
             raise InvalidValueError(f"rationale: at most {MAX_RATIONALE} characters")
+        check_text(self.rationale, "rationale")
+        check_text(self.condition, "condition")
+        check_value_text(self.value)
+        check_evidence_text(self.evidence)
 
     @property
     def redacted(self) -> bool:
@@ -212,6 +224,21 @@ def check_evidence(
         raise HedgeDroppedError(dropped)
 
 
+def check_value_text(value: FieldValue | None) -> None:
+    match value:
+        case TextValue(text):
+            check_text(text, "value.value")
+        case ListValue(items):
+            for index, item in enumerate(items):
+                check_text(item, f"value.items[{index}]")
+
+
+def check_evidence_text(evidence: Evidence | None) -> None:
+    if evidence is not None:
+        check_text(evidence.session_id, "evidence.session_id")
+        check_text(evidence.quote, "evidence.quote")
+
+
 def check_rejection(record: ChangeRecord, decision: Decision) -> None:
     if record.status is not ChangeStatus.PENDING:
         raise ChangeNotPendingError(f"change {record.change_id} is {record.status.value}")
@@ -227,6 +254,8 @@ def check_confirmation(
     check_rejection(record, decision)
     if decision.note is not None and len(decision.note) > MAX_NOTE:
         raise InvalidValueError(f"note: at most {MAX_NOTE} characters")
+    check_text(decision.note, "note")
+    check_evidence_text(decision.evidence)
     if decision.by.kind is ActorKind.SUBJECT:
         check_subject_words(record, decision.evidence, sessions)
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from factledger.domain.errors import InvalidValueError
+from factledger.domain.text import check_text
 from factledger.domain.values import MAX_TEXT, Immutable, JsonObject, JsonValue
 
 MAX_ACTOR_ID = 200
@@ -64,6 +65,7 @@ def check_reason(reason: str) -> None:
     """Checked when a decision is taken; replays trust the reasons already recorded."""
     if len(reason) > MAX_REASON:
         raise InvalidValueError(f"reason: at most {MAX_REASON} characters")
+    check_text(reason, "reason")
 
 
 @dataclass(frozen=True, slots=True)

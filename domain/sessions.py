@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from factledger.domain.errors import InvalidSessionError, SessionConflictError, SessionFullError
+from factledger.domain.text import check_json_text, check_text, is_safe_text
 from factledger.domain.transcript import (
     MAX_MESSAGE_CHARS,
     Channel,
@@ -119,9 +120,17 @@ class SessionInfo(Immutable):
         return self.started_at
 
 
+def check_session_text(session: SessionRecord) -> None:
+    """Every message and the summary must be text any store can hold (`domain.text`)."""
+    for index, message in enumerate(session.transcript):
+        check_text(message.text, f"transcript[{index}].text")
+    check_json_text(session.summary, "summary")
+
+
 def check_session(session: SessionRecord, existing: SessionInfo | None) -> bool:
     """True when the session is new and valid; False when it is an identical retry."""
-    if not session.session_id.strip() or len(session.session_id) > MAX_SESSION_ID:
+    id_ok = is_safe_text(session.session_id) and session.session_id.strip()
+    if not id_ok or len(session.session_id) > MAX_SESSION_ID:
         raise InvalidSessionError(f"session_id: must be 1..{MAX_SESSION_ID} characters")
     if session.ended_at is not None and session.ended_at < session.started_at:
         raise InvalidSessionError(f"session {session.session_id}: ends before it starts")
@@ -133,6 +142,7 @@ def check_session(session: SessionRecord, existing: SessionInfo | None) -> bool:
         raise InvalidSessionError(
             f"session {session.session_id}: a message over {MAX_MESSAGE_CHARS} characters"
         )
+    check_session_text(session)
     if existing is None:
         return True
     if existing.fingerprint != session.fingerprint():

@@ -55,6 +55,7 @@ from factledger.domain.provenance import (
     check_reason,
 )
 from factledger.domain.sessions import SessionInfo, SessionRecord, check_session
+from factledger.domain.text import check_text, is_safe_text
 from factledger.domain.transcript import Message, Role, Verdict
 from factledger.domain.values import ProfileSchema
 
@@ -66,7 +67,7 @@ SEEN_COMMANDS_WINDOW = 500  # enough to absorb client retries; older ids are lon
 def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
     """The deterministic id of a subject: a retried registration targets the same stream."""
     for part in (tenant, kind, external_ref):
-        if not part.strip() or len(part) > MAX_REFERENCE or "/" in part:
+        if not part.strip() or len(part) > MAX_REFERENCE or "/" in part or not is_safe_text(part):
             raise InvalidReferenceError(
                 f"tenant, kind and external reference: 1..{MAX_REFERENCE} chars, no '/'"
             )
@@ -282,6 +283,7 @@ class Subject(Aggregate):
         """Records that a backend memory must be forgotten (the sync worker acts on it)."""
         self._check_live()
         check_reason(reason)
+        check_text(memory_id, "memory_id")
         if memory_id in self.forgotten_memories:
             return
         self._check_time(at)

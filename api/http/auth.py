@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from factledger.api.http.errors import AuthenticationError, PermissionDeniedError
+from factledger.api.http.schemas.common import SafeText
 from factledger.api.http.schemas.subjects import KIND_PATTERN
 from factledger.api.settings import AuthSettings
 from factledger.domain.provenance import MAX_ACTOR_ID
@@ -77,8 +78,8 @@ class Principal:
 class _SubjectModel(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     kind: str | None = Field(default=None, pattern=KIND_PATTERN)
-    ref: str | None = Field(default=None, min_length=1, max_length=MAX_REFERENCE)
-    id: str | None = Field(default=None, min_length=1, max_length=100)
+    ref: SafeText | None = Field(default=None, min_length=1, max_length=MAX_REFERENCE)
+    id: SafeText | None = Field(default=None, min_length=1, max_length=100)
 
     @model_validator(mode="after")
     def _one_form(self) -> _SubjectModel:
@@ -90,7 +91,7 @@ class _SubjectModel(BaseModel):
 
 class _Claims(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    sub: str = Field(min_length=1, max_length=MAX_ACTOR_ID)
+    sub: SafeText = Field(min_length=1, max_length=MAX_ACTOR_ID)
     tenant: str = Field(pattern=TENANT_PATTERN)
     role: Role
     subject: _SubjectModel | None = None

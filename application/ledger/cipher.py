@@ -5,6 +5,9 @@ stored as `fl-enc:1:<key id>:<base64 nonce+ciphertext>` (AES-256-GCM, bound to t
 subject, topic and field name). When a key is gone the field reads back as None: events
 still load, aggregates replay and projections rebuild, without the forgotten content.
 
+Text recorded before NUL and lone surrogates were refused (`domain.text`) reads back with
+them replaced by U+FFFD, so no response, view or backend write fails on an old event.
+
 | event | fields | key scope |
 | --- | --- | --- |
 | SessionRecorded | transcript, summary | subject |
@@ -17,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import time
 from typing import Any
 from uuid import UUID
@@ -29,8 +33,12 @@ from eventsourcing.utils import get_topic
 
 from factledger.application.ledger.key_store import KeyStore
 from factledger.domain.events import ChangeConfirmed, ChangeProposed, SessionRecorded
+from factledger.domain.text import scrub_json
 
 PREFIX = "fl-enc:1:"
+# How JSON spells a NUL or a surrogate (ASCII JSON has no other way to hold them): only a
+# payload that matches pays for a scrub.
+_UNSAFE_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
 CACHE_TTL_S = 30.0
 CACHE_SIZE = 10_000
 ENCRYPTED_FIELDS: dict[type[object], tuple[str, ...]] = {
@@ -104,6 +112,9 @@ class ShreddingMapper(Mapper[UUID]):
         event = super().to_domain_event(stored_event)
         cls = type(event)
         state = vars(event)
+        if _UNSAFE_ESCAPE.search(stored_event.state):
+            for name, value in state.items():
+                state[name] = scrub_json(value)
         for name in _fields_of(cls):
             value = state.get(name)
             if isinstance(value, str) and value.startswith(PREFIX):
@@ -120,7 +131,8 @@ class ShreddingMapper(Mapper[UUID]):
             plain = cipher.decrypt(raw[:12], raw[12:], aad)
         except InvalidTag:
             return None  # never ours to read (tampered or mis-keyed): treat as erased
-        return json.loads(plain)
+        value = json.loads(plain)
+        return scrub_json(value) if _UNSAFE_ESCAPE.search(plain) else value
 
 
 def _aad(state: dict[str, Any], cls: type[object], name: str) -> bytes:

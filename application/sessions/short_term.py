@@ -28,6 +28,7 @@ from factledger.application.sessions.types import (
     SessionNotActiveError,
     SessionRecording,
 )
+from factledger.domain.text import is_safe_text, scrub
 from factledger.domain.transcript import Channel, Message
 
 log = structlog.get_logger(__name__)
@@ -137,7 +138,9 @@ class ShortTermMemory:
         session's proposals in the same save); if it raises, the buffer is kept.
         """
         session = await self._require(key)
-        transcript = tuple(await self._ports.buffer.messages(key))
+        # Scrubbed, not refused: a message buffered before such text was refused at the door
+        # must not make its session impossible to end.
+        transcript = tuple(_scrubbed(m) for m in await self._ports.buffer.messages(key))
         recording = SessionRecording(
             subject_id=session.subject_id,
             session_id=session.session_id,
@@ -171,3 +174,7 @@ class ShortTermMemory:
         if session is None:
             raise SessionNotActiveError(key.session_id)
         return session
+
+
+def _scrubbed(message: Message) -> Message:
+    return message if is_safe_text(message.text) else replace(message, text=scrub(message.text))

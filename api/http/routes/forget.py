@@ -15,7 +15,7 @@ from factledger.api.http.deps import (
     SubjectIdDep,
 )
 from factledger.api.http.routes.proposals import actor_of
-from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, Strict
+from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, SafeText, Strict
 from factledger.application.ledger.commands import ForgetField, ForgetMemory, new_command_id
 from factledger.application.memory.rules import ID_PATTERN
 from factledger.domain.provenance import MAX_REASON
@@ -28,7 +28,7 @@ class ForgetIn(Strict):
 
     field: str | None = Field(default=None, pattern=FIELD_PATTERN, examples=["purchase_intent"])
     memory_id: str | None = Field(default=None, pattern=ID_PATTERN.pattern)
-    reason: str = Field(min_length=1, max_length=MAX_REASON, examples=["the subject asked"])
+    reason: SafeText = Field(min_length=1, max_length=MAX_REASON, examples=["the subject asked"])
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ForgetIn:

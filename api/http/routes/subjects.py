@@ -19,7 +19,7 @@ from factledger.api.http.deps import (
     own_subject_id,
 )
 from factledger.api.http.errors import SubjectNotFoundError
-from factledger.api.http.schemas.common import ERRORS
+from factledger.api.http.schemas.common import ERRORS, SafeText
 from factledger.api.http.schemas.subjects import (
     KIND_PATTERN,
     REF_PATTERN,
@@ -78,7 +78,7 @@ async def lookup(
     principal: Registrar,
     ledger: LedgerDep,
     kind: Annotated[str, Query(pattern=KIND_PATTERN)],
-    external_ref: Annotated[str, Query(pattern=REF_PATTERN)],
+    external_ref: Annotated[SafeText, Query(pattern=REF_PATTERN)],
 ) -> SubjectOut:
     subject_id = Ledger.subject_id_for(principal.tenant, kind, external_ref)
     return _out(await _load(ledger, principal.tenant, subject_id))

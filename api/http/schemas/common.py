@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from factledger.domain.errors import InvalidValueError
 from factledger.domain.provenance import MAX_QUOTE, Actor, Evidence
 from factledger.domain.sessions import MAX_MESSAGES
+from factledger.domain.text import UNSAFE_TEXT_RULE, check_json_text, is_safe_text
 from factledger.domain.values import (
     CURRENCY,
     FIELD_NAME,
@@ -36,6 +38,26 @@ DECIMAL_PATTERN = r"^-?\d{1,18}(\.\d{1,8})?$"
 MAX_SESSION_ID_CHARS = 100
 SESSION_ID_PATTERN = rf"^[A-Za-z0-9._:-]{{1,{MAX_SESSION_ID_CHARS}}}$"
 MAX_VERSION = 1_000_000  # profile versions and stream positions a request may name
+
+
+def _safe_text(text: str) -> str:
+    if not is_safe_text(text):
+        raise ValueError(UNSAFE_TEXT_RULE)
+    return text
+
+
+def _safe_json(value: Any) -> Any:
+    try:
+        check_json_text(value, "value")
+    except InvalidValueError:
+        raise ValueError(UNSAFE_TEXT_RULE) from None
+    return value
+
+
+# Every string a request body carries is `SafeText` (and free JSON is `SafeJson`): text with a
+# NUL or a lone surrogate is a 422 naming the field, because no store or encoder holds it.
+SafeText = Annotated[str, AfterValidator(_safe_text)]
+SafeJson = Annotated[Any, AfterValidator(_safe_json)]
 
 
 class Strict(BaseModel):
@@ -63,7 +85,7 @@ ERRORS = {
 
 class TextIn(Strict):
     type: Literal["text"]
-    value: str = Field(min_length=1, max_length=MAX_TEXT)
+    value: SafeText = Field(min_length=1, max_length=MAX_TEXT)
 
 
 class NumberIn(Strict):
@@ -89,7 +111,7 @@ class BooleanIn(Strict):
 
 class ListIn(Strict):
     type: Literal["list"]
-    items: list[Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]] = Field(
+    items: list[Annotated[SafeText, Field(min_length=1, max_length=MAX_TEXT)]] = Field(
         max_length=MAX_ITEMS
     )
 
@@ -118,11 +140,13 @@ def to_field_value(value: TextIn | NumberIn | MoneyIn | DateIn | BooleanIn | Lis
 class EvidenceIn(Strict):
     """Where in a recorded session something was said: the message and the exact quote."""
 
-    session_id: str = Field(
+    session_id: SafeText = Field(
         min_length=1, max_length=MAX_SESSION_ID_CHARS, examples=["wa-2026-01-14"]
     )
     message_index: int = Field(ge=0, le=MAX_MESSAGES - 1, examples=[0])
-    quote: str = Field(min_length=1, max_length=MAX_QUOTE, examples=["we work with Supplier A"])
+    quote: SafeText = Field(
+        min_length=1, max_length=MAX_QUOTE, examples=["we work with Supplier A"]
+    )
 
     def to_domain(self) -> Evidence:
         return Evidence(self.session_id, self.message_index, self.quote)

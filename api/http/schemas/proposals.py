@@ -14,6 +14,7 @@ from factledger.api.http.schemas.common import (
     ActorOut,
     EvidenceIn,
     EvidenceOut,
+    SafeText,
     Strict,
     ValueIn,
 )
@@ -32,10 +33,10 @@ class ProposalIn(Strict):
     value: ValueIn | None = Field(default=None, examples=[{"type": "text", "value": "Supplier A"}])
     origin: Origin = Field(examples=["stated"])
     evidence: EvidenceIn | None = None
-    condition: str | None = Field(
+    condition: SafeText | None = Field(
         default=None, min_length=1, max_length=MAX_CONDITION, examples=["if the pricing works"]
     )
-    rationale: str = Field(default="", max_length=MAX_RATIONALE)
+    rationale: SafeText = Field(default="", max_length=MAX_RATIONALE)
     based_on_version: int = Field(default=0, ge=0, le=MAX_VERSION)
 
 
@@ -70,11 +71,13 @@ class ConfirmIn(Strict):
 
 
 class ApproveIn(Strict):
-    note: str | None = Field(default=None, max_length=MAX_NOTE)
+    note: SafeText | None = Field(default=None, max_length=MAX_NOTE)
 
 
 class RejectIn(Strict):
-    reason: str = Field(min_length=1, max_length=MAX_REASON, examples=["an inference, not stated"])
+    reason: SafeText = Field(
+        min_length=1, max_length=MAX_REASON, examples=["an inference, not stated"]
+    )
 
 
 class DecisionOut(BaseModel):

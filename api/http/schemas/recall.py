@@ -6,7 +6,7 @@ from datetime import date
 
 from pydantic import BaseModel, Field
 
-from factledger.api.http.schemas.common import Strict
+from factledger.api.http.schemas.common import SafeText, Strict
 from factledger.application.recall.types import (
     Excerpt,
     Note,
@@ -18,13 +18,13 @@ MAX_QUERY_CHARS = 2000  # a recall query or topic; the memory port takes longer 
 
 
 class ContextIn(Strict):
-    topic: str | None = Field(
+    topic: SafeText | None = Field(
         default=None, min_length=1, max_length=MAX_QUERY_CHARS, examples=["supplier pricing"]
     )
 
 
 class RecallIn(Strict):
-    query: str = Field(
+    query: SafeText = Field(
         min_length=1, max_length=MAX_QUERY_CHARS, examples=["which supplier do they use?"]
     )
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from pydantic import BaseModel, Field
 
-from factledger.api.http.schemas.common import SESSION_ID_PATTERN, Strict
+from factledger.api.http.schemas.common import SESSION_ID_PATTERN, SafeJson, SafeText, Strict
 from factledger.api.http.schemas.proposals import ProposalIn, ProposalOut
 from factledger.domain.transcript import MAX_MESSAGE_CHARS, Channel, Role
 
@@ -45,7 +44,7 @@ class MessageIn(Strict):
     """
 
     role: Role = Field(examples=["subject"])
-    text: str = Field(
+    text: SafeText = Field(
         min_length=1, max_length=MAX_MESSAGE_CHARS, examples=["We work with Supplier A."]
     )
     at: datetime | None = Field(
@@ -88,7 +87,7 @@ class TranscriptOut(BaseModel):
 class EndSessionIn(Strict):
     """Ends the session: the transcript is recorded once; proposals may quote it."""
 
-    summary: dict[str, Any] | None = Field(
+    summary: dict[SafeText, SafeJson] | None = Field(
         default=None, examples=[{"topic": "suppliers", "next_step": "call in March"}]
     )
     proposals: list[ProposalIn] = Field(default_factory=list, max_length=50)

@@ -6,7 +6,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
-from factledger.api.http.schemas.common import Strict
+from factledger.api.http.schemas.common import SafeText, Strict
 from factledger.domain.subject import MAX_REFERENCE
 
 # Kinds the HTTP API accepts: lower-case identifiers, narrower than the domain's references.
@@ -18,7 +18,7 @@ class RegisterSubjectIn(Strict):
     """A subject is registered under (tenant, kind, external reference); the tenant is yours."""
 
     kind: str = Field(pattern=KIND_PATTERN, examples=["lead"])
-    external_ref: str = Field(pattern=REF_PATTERN, examples=["crm-000417"])
+    external_ref: SafeText = Field(pattern=REF_PATTERN, examples=["crm-000417"])
 
 
 class SubjectOut(BaseModel):
