@@ -56,15 +56,15 @@ def test_a_proposal_with_bad_text_is_refused_by_name(
 def test_decisions_with_bad_text_are_refused(subject: Subject, bad: str) -> None:
     change = proposal()
     subject.propose(change, OPEN_SCHEMA, at=T0)
-    with pytest.raises(InvalidValueError, match="^note: "):
+    with pytest.raises(InvalidValueError, match=r"^note: "):
         subject.confirm(change.change_id, Decision(REVIEWER, note=f"ok{bad}"), at=T0)
-    with pytest.raises(InvalidValueError, match="^reason: "):
+    with pytest.raises(InvalidValueError, match=r"^reason: "):
         subject.reject(change.change_id, by=Decision(REVIEWER), reason=f"no{bad}", at=T0)
     approve(subject, change)
-    with pytest.raises(InvalidValueError, match="^reason: "):
+    with pytest.raises(InvalidValueError, match=r"^reason: "):
         subject.forget_field("supplier", by=Decision(REVIEWER), reason=f"r{bad}", at=T0)
     asker = Decision(Actor(ActorKind.SUBJECT, "lead-42"))
-    with pytest.raises(InvalidValueError, match="^memory_id: "):
+    with pytest.raises(InvalidValueError, match=r"^memory_id: "):
         subject.forget_memory(f"m{bad}", by=asker, reason="asked", at=T0)
 
 
