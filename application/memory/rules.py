@@ -28,6 +28,8 @@ from factledger.application.memory.types import (
     SearchQuery,
     namespace,
 )
+from factledger.domain.errors import InvalidValueError
+from factledger.domain.text import UNSAFE_TEXT_RULE, check_json_text, is_safe_text
 from factledger.domain.transcript import Message
 
 # Record and document ids travel as Supermemory `customId`s too, so they keep to its alphabet.
@@ -58,7 +60,7 @@ def validate_reason(reason: str) -> str:
     """A forget reason: 1 to `MAX_REASON_CHARS` characters, not blank."""
     if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
         raise InvalidMemoryInputError("reason", f"must be 1 to {MAX_REASON_CHARS} characters")
-    return reason
+    return validate_text("reason", reason)
 
 
 def validate_aware(field: str, value: datetime) -> datetime:
@@ -81,15 +83,29 @@ def validate_ingest(
     meta = validate_metadata(metadata)
     if not transcript or not all(isinstance(m, Message) for m in transcript):
         raise InvalidMemoryInputError("transcript", "must be a non-empty list of messages")
+    for index, message in enumerate(transcript):
+        validate_text(f"transcript[{index}].text", message.text)
     return ns, meta
+
+
+def validate_text(field: str, text: str) -> str:
+    """Text every engine can store: PostgreSQL refuses NUL, UTF-8 refuses lone surrogates."""
+    if not is_safe_text(text):
+        raise InvalidMemoryInputError(field, UNSAFE_TEXT_RULE)
+    return text
 
 
 def validate_json_body(body_json: str) -> str:
     """A record body must be one JSON document; it is stored byte for byte, never re-encoded."""
     try:
-        json.loads(body_json)
+        parsed = json.loads(body_json)
     except (TypeError, ValueError) as exc:
         raise InvalidMemoryInputError("body_json", "must be valid JSON") from exc
+    validate_text("body_json", body_json)
+    try:
+        check_json_text(parsed, "body_json")
+    except InvalidValueError:
+        raise InvalidMemoryInputError("body_json", UNSAFE_TEXT_RULE) from None
     return body_json
 
 
@@ -108,14 +124,16 @@ def validate_metadata(metadata: Metadata | None) -> dict[str, MetadataValue]:
 
 
 def _validate_value(field: str, value: object) -> MetadataValue:
-    if isinstance(value, bool | int | str):
+    if isinstance(value, str):
+        return validate_text(field, value)
+    if isinstance(value, bool | int):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidMemoryInputError(field, "numbers must be finite")
         return value
     if isinstance(value, tuple | list) and all(isinstance(item, str) for item in value):
-        return tuple(value)
+        return tuple(validate_text(field, item) for item in value)
     raise InvalidMemoryInputError(field, "values must be str, int, float, bool or a list of str")
 
 
@@ -125,6 +143,7 @@ def validate_search_query(query: SearchQuery) -> SearchQuery:
         raise InvalidMemoryInputError("query", "must not be empty")
     if len(query.text) > MAX_QUERY_CHARS:
         raise InvalidMemoryInputError("query", f"must be at most {MAX_QUERY_CHARS} characters")
+    validate_text("query", query.text)
     if isinstance(query.limit, bool) or not isinstance(query.limit, int):
         raise InvalidMemoryInputError("limit", "must be an integer")
     if not 1 <= query.limit <= MAX_LIMIT:

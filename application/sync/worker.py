@@ -5,7 +5,8 @@
 - Processing: items are claimed (leased), applied with idempotent writes, then completed; a
   crash between the write and the completion only repeats an idempotent write.
 - Each item gets `MAX_ATTEMPTS` attempts with exponential backoff, then goes to the dead
-  letters (error type and ids only) while the worker moves on.
+  letters (error type and ids only) while the worker moves on; an input the memory port
+  refuses (`InvalidMemoryInputError`) goes there at once, since no retry can succeed.
 - Several workers may run against one store: claims and per-subject order are the store's job.
 - Items of tenants whose memory is off (`MemorySwitch`) are completed without a write and
   counted as skipped.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from factledger.application.errors import InvalidMemoryInputError
 from factledger.application.ports import MemoryBackend
 from factledger.application.sync.apply import ProfileVersions, SyncWriteFailedError, apply_item
 from factledger.application.sync.plan import plan
@@ -166,7 +168,8 @@ class SyncWorker:
                 exc.error_type if isinstance(exc, SyncWriteFailedError) else type(exc).__name__
             )
             attempts = item.attempts + 1
-            final = attempts >= MAX_ATTEMPTS
+            # The backend refused the input itself: every retry would be refused alike.
+            final = attempts >= MAX_ATTEMPTS or isinstance(exc, InvalidMemoryInputError)
             retry_in = None if final else self._options.backoff_s * 2 ** (attempts - 1)
             await store.fail(item.item_id, error_type=error_type, retry_in_s=retry_in)
             log.warning(

@@ -100,3 +100,24 @@ async def test_health_reports_the_backend(backend: MemoryBackend) -> None:
 
     assert health.ok
     assert health.backend == backend.name
+
+
+UNSAFE_CALLS: dict[str, Call] = {
+    "ingest": lambda b, ns, c: b.ingest_transcript(
+        ns, "d-1", [Message(Role.SUBJECT, "hi\x00there")], occurred_at=c.now()
+    ),
+    "search": lambda b, ns, c: b.search(ns, SearchQuery("coffee\udfff")),
+    "record-body": lambda b, ns, c: b.put_record(ns, "r-1", "summary", '{"t": "a\\u0000"}'),
+    "record-metadata": lambda b, ns, c: b.put_record(ns, "r-1", "summary", "{}", {"k": "\x00"}),
+    "forget-reason": lambda b, ns, c: b.forget(ns, ["mem_1"], reason="asked\x00"),
+}
+
+
+@pytest.mark.parametrize("call", UNSAFE_CALLS.values(), ids=UNSAFE_CALLS.keys())
+async def test_text_no_engine_can_store_is_refused_as_input(
+    backend: MemoryBackend, clock: ManualClock, call: Call
+) -> None:
+    """NUL (PostgreSQL refuses it) and lone surrogates (UTF-8 cannot encode them) are the
+    caller's error, never a driver failure that a retry would repeat."""
+    with pytest.raises(InvalidMemoryInputError):
+        await call(backend, NS, clock)

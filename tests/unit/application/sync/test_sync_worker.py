@@ -14,7 +14,7 @@ from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
-from factledger.application.errors import MemoryUnavailableError
+from factledger.application.errors import InvalidMemoryInputError, MemoryUnavailableError
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.types import Metadata, Namespace
 from factledger.application.sync.feed import LedgerEventFeed
@@ -283,3 +283,35 @@ async def test_a_pass_cut_short_by_the_store_gives_its_items_back_at_once(rig: R
     assert report.dead == 0
     assert await rig.store.pending_count() == 0
     assert await snapshot(rig.inner, story)
+
+
+class RefusingBackend(FlakyBackend):
+    """Refuses the proposal records as malformed input, as the memory port's rules do."""
+
+    async def put_record(
+        self,
+        namespace: Namespace,
+        record_id: str,
+        kind: str,
+        body_json: str,
+        metadata: Metadata | None = None,
+    ) -> None:
+        if kind == "change_proposed":
+            raise InvalidMemoryInputError("body_json", "refused")
+        await super().put_record(namespace, record_id, kind, body_json, metadata)
+
+
+async def test_an_input_the_backend_refuses_is_dead_lettered_without_retries(rig: Rig) -> None:
+    story = run_story(rig.ledger, rig.clock, until="June")
+    feed = LedgerEventFeed(rig.ledger)
+    worker = SyncWorker(SyncPorts(rig.store, feed, feed, RefusingBackend(rig.inner)))
+
+    report = await worker.run_once()
+
+    dead = await rig.store.dead_letters()
+    assert report.retried == 0
+    assert len(dead) == report.dead == len(story.changes)
+    assert {(d.kind, d.attempts, d.error_type) for d in dead} == {
+        (SyncKind.PROPOSAL, 1, "InvalidMemoryInputError")
+    }
+    assert await rig.store.pending_count() == 0
