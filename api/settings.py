@@ -461,6 +461,31 @@ class AuthSettings(NestedSettings):
         ]
 
 
+class RateLimitSettings(NestedSettings):
+    """Token buckets of the HTTP API, kept per process (each worker or server counts on its
+    own, so a deployment's limit is the sum over its processes). On by default, the embedded
+    dev server included; `enabled=false` switches every bucket off.
+
+    - Each principal (tenant + token `sub`) gets `principal_burst` requests at once, refilled
+      at `principal_per_s`; each tenant, all its principals together, `tenant_burst` at
+      `tenant_per_s`. Checked right after the token is verified, before any store is read.
+    - Each client address gets `failed_auth_burst` failed authentications, refilled at
+      `failed_auth_per_s`; an address that has used them up is answered 429 before its token
+      is even verified, so forged tokens cannot be sprayed.
+    - Health and metrics endpoints are never limited.
+    """
+
+    enabled: bool = True
+    principal_per_s: float = Field(default=50, gt=0, le=1_000_000)
+    principal_burst: int = Field(default=200, ge=1, le=1_000_000)
+    tenant_per_s: float = Field(default=500, gt=0, le=1_000_000)
+    tenant_burst: int = Field(default=2000, ge=1, le=1_000_000)
+    failed_auth_per_s: float = Field(default=1, gt=0, le=1_000_000)
+    failed_auth_burst: int = Field(default=30, ge=1, le=1_000_000)
+    # Buckets kept in memory per kind; the least recently used go first (and start full again).
+    max_tracked: int = Field(default=100_000, ge=100, le=10_000_000)
+
+
 class ApiSettings(NestedSettings):
     """The HTTP server (`factledger serve`)."""
 
@@ -477,6 +502,7 @@ class ApiSettings(NestedSettings):
     # write that finds none free within `write_wait_s` answers 503 with Retry-After.
     max_concurrent_writes: int = Field(default=6, ge=1, le=256)
     write_wait_s: float = Field(default=2.0, gt=0, le=60)
+    rate_limit: RateLimitSettings = RateLimitSettings()
 
 
 class Settings(BaseSettings):

@@ -21,6 +21,7 @@ from factledger.api.http.errors import install_error_handlers
 from factledger.api.http.metrics import ApiMetrics
 from factledger.api.http.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
 from factledger.api.http.overload import WriteLimiter, io_executor
+from factledger.api.http.rate_limit import RateLimiter
 from factledger.api.http.routes.dead_letters import router as dead_letters_router
 from factledger.api.http.routes.erasure import router as erasure_router
 from factledger.api.http.routes.events import router as events_router
@@ -34,7 +35,7 @@ from factledger.api.http.routes.recall import router as recall_router
 from factledger.api.http.routes.sessions import router as sessions_router
 from factledger.api.http.routes.subjects import router as subjects_router
 from factledger.api.log_setup import configure_logging
-from factledger.api.settings import AuthSettings, Settings
+from factledger.api.settings import AuthSettings, RateLimitSettings, Settings
 
 DESCRIPTION = """\
 Event-sourced memory for AI agents. Every request carries a bearer JWT issued by the platform;
@@ -50,17 +51,19 @@ def create_app(
     ports: Runtime | None = None,
     auth: AuthSettings | None = None,
     max_body_bytes: int | None = None,
+    rate_limit: RateLimitSettings | None = None,
 ) -> FastAPI:
     """Builds the app: with a ready `Runtime` as `ports` (tests) or from `settings` through
     `api.bootstrap`.
 
-    `auth` and `max_body_bytes` override the settings' values (tests).
+    `auth`, `max_body_bytes` and `rate_limit` override the settings' values (tests).
     """
     if settings is None:
         settings = Settings() if ports is None else Settings(auth=auth or AuthSettings())
     if ports is None:
         configure_logging(json_lines=settings.log_json)
     metrics = ApiMetrics()
+    limits = rate_limit or settings.api.rate_limit
     state = ApiState(
         verifier=TokenVerifier(auth or settings.auth),
         metrics=metrics,
@@ -69,6 +72,7 @@ def create_app(
             limit=settings.api.max_concurrent_writes, wait_s=settings.api.write_wait_s
         ),
         ports=ports,  # set now: test transports may never run the lifespan
+        limiter=RateLimiter(limits) if limits.enabled else None,
     )
 
     @asynccontextmanager

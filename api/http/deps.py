@@ -37,6 +37,7 @@ from factledger.api.http.idempotency import (
 from factledger.api.http.metrics import ApiMetrics
 from factledger.api.http.middleware import ARRIVED_AT
 from factledger.api.http.overload import SAFE_METHODS, WriteLimiter
+from factledger.api.http.rate_limit import RateLimiter
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
@@ -65,6 +66,7 @@ class ApiState:
     idempotency: IdempotencyStore  # used when the runtime brings no shared store
     writes: WriteLimiter
     ports: Runtime | None = None
+    limiter: RateLimiter | None = None  # None: rate limits are off
 
     def require_ports(self) -> Runtime:
         if self.ports is None:
@@ -96,12 +98,27 @@ _bearer = HTTPBearer(auto_error=False, description="A JWT issued by the platform
 
 
 def get_principal(
+    request: Request,
     state: StateDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    if credentials is None or credentials.scheme.lower() != "bearer":
-        raise AuthenticationError("a bearer token is required")
-    return state.verifier.verify(credentials.credentials)
+    """The verified principal, admitted by the rate limits before any store is read; an
+    address that sent too many bad tokens is refused before its token is looked at."""
+    limiter = state.limiter
+    address = request.client.host if request.client is not None else "unknown"
+    if limiter is not None:
+        limiter.check_address(address)
+    try:
+        if credentials is None or credentials.scheme.lower() != "bearer":
+            raise AuthenticationError("a bearer token is required")
+        principal = state.verifier.verify(credentials.credentials)
+    except AuthenticationError:
+        if limiter is not None:
+            limiter.failed(address)
+        raise
+    if limiter is not None:
+        limiter.admit(principal.tenant, principal.id)
+    return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

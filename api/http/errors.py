@@ -78,6 +78,14 @@ class InvalidParameterError(ApiError):
         self.field = field
 
 
+class RateLimitedError(ApiError):
+    """Too many requests from one principal, tenant or (failed authentications) address."""
+
+    def __init__(self, limit: str, retry_after_s: int) -> None:
+        super().__init__(f"rate limit exceeded ({limit}); retry after {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
 class ServiceUnavailableError(ApiError):
     """A dependency the request needs is not configured or not reachable."""
 
@@ -100,6 +108,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     ConcurrencyError: 409,
     MemoryConflictError: 409,
     PayloadTooLargeError: 413,
+    RateLimitedError: 429,
     MemoryBackendError: 503,
     StoreUnavailableError: 503,
     ServiceUnavailableError: 503,
@@ -265,6 +274,8 @@ def _headers_for(exc: Exception, status: int) -> dict[str, str] | None:
     if isinstance(exc, RequestInProgressError):
         # The first try renews its claim while it runs, or the claim lapses within a lease.
         return {"Retry-After": str(IN_PROGRESS_RETRY_AFTER_S)}
+    if isinstance(exc, RateLimitedError):
+        return {"Retry-After": str(exc.retry_after_s)}
     return None
 
 

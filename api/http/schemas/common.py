@@ -80,6 +80,11 @@ ERRORS = {
     409: {"model": ErrorOut, "description": "A concurrent change or a broken business rule."},
     413: {"model": ErrorOut, "description": "The body is too large."},
     422: {"model": ErrorOut, "description": "Invalid input; `field` names it."},
+    429: {
+        "model": ErrorOut,
+        "description": "Too many requests (per principal, per tenant, or failed tokens per "
+        "address); `Retry-After` says when to try again.",
+    },
 }
 
 
