@@ -41,7 +41,9 @@ DESCRIPTION = """\
 Event-sourced memory for AI agents. Every request carries a bearer JWT issued by the platform;
 its claims fix the tenant, the role and, for agent tokens, the one subject the call is about.
 Agent tokens address their subject as `me`. Errors share one shape:
-`{"error": "<Type>", "detail": "...", "field": "..."}`.
+`{"error": "<Type>", "detail": "...", "field": "..."}`. Text holding a NUL or an unpaired
+surrogate is refused (422, naming the field). Requests over a rate limit (per principal, per
+tenant, or failed tokens per client address) get 429 with `Retry-After`.
 """
 
 
