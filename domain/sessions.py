@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from factledger.domain.errors import InvalidSessionError, SessionConflictError, SessionFullError
-from factledger.domain.text import check_json_text, check_text, is_safe_text
+from factledger.domain.text import UNSAFE_TEXT_RULE, check_json_text, check_text, is_safe_text
 from factledger.domain.transcript import (
     MAX_MESSAGE_CHARS,
     Channel,
@@ -129,9 +129,10 @@ def check_session_text(session: SessionRecord) -> None:
 
 def check_session(session: SessionRecord, existing: SessionInfo | None) -> bool:
     """True when the session is new and valid; False when it is an identical retry."""
-    id_ok = is_safe_text(session.session_id) and session.session_id.strip()
-    if not id_ok or len(session.session_id) > MAX_SESSION_ID:
+    if not session.session_id.strip() or len(session.session_id) > MAX_SESSION_ID:
         raise InvalidSessionError(f"session_id: must be 1..{MAX_SESSION_ID} characters")
+    if not is_safe_text(session.session_id):
+        raise InvalidSessionError(f"session_id: {UNSAFE_TEXT_RULE}")
     if session.ended_at is not None and session.ended_at < session.started_at:
         raise InvalidSessionError(f"session {session.session_id}: ends before it starts")
     if session.withheld_count < 0:

@@ -69,7 +69,8 @@ def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
     for part in (tenant, kind, external_ref):
         if not part.strip() or len(part) > MAX_REFERENCE or "/" in part or not is_safe_text(part):
             raise InvalidReferenceError(
-                f"tenant, kind and external reference: 1..{MAX_REFERENCE} chars, no '/'"
+                f"tenant, kind and external reference: 1..{MAX_REFERENCE} chars, no '/',"
+                " no NUL or unpaired surrogate"
             )
     return uuid5(SUBJECT_NAMESPACE, f"{tenant}/{kind}/{external_ref}")
 
