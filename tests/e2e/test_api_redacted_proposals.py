@@ -1,6 +1,6 @@
-"""A proposal of a forgotten field stays readable, redacted: every role that may read proposals
-gets a 200 with its content null and `redacted: true` (the response model once required the
-erased rationale, so every read was a 500)."""
+"""A proposal of a forgotten field stays readable, redacted: every role that may read single
+proposals (ADR 0010: not analysts, who read the feed) gets a 200 with its content null and
+`redacted: true`. The response model once required the erased rationale: every read was a 500."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ READERS = {
     "agent": bearer(token(Role.AGENT, kind="lead", ref="crm-1")),
     "service": SERVICE,
     "reviewer": REVIEWER,
-    "analyst": bearer(token(Role.ANALYST)),
     "admin": bearer(token(Role.ADMIN)),
 }
 

@@ -25,7 +25,7 @@ from factledger.application.ledger.commands import (
     RegisterSubject,
     RejectChange,
 )
-from factledger.application.sessions.types import SessionId
+from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.domain import proposal, provenance, sessions
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message
@@ -153,7 +153,8 @@ async def test_an_active_session_holding_a_nul_is_read_and_ended(
     buffer = ports.session_buffer
     assert buffer is not None
     # Buffered before the API refused NUL: the message is kept as it came.
-    await buffer.append(SessionId("wa-2"), Message(Speaker.SUBJECT, f"hello{NUL}"))
+    key = SessionKey(ports.ledger.subject_id_for("t1", "lead", "crm-1"), SessionId("wa-2"))
+    await buffer.append(key, Message(Speaker.SUBJECT, f"hello{NUL}"))
 
     await ok(await http.get("/v1/subjects/me/sessions/wa-2", headers=AGENT))
     await ok(await http.get("/v1/subjects/me/sessions/wa-2/messages", headers=AGENT))
