@@ -32,6 +32,7 @@ from factledger.application.errors import (
 from factledger.application.sessions.side_doors import UnsafeFieldError
 from factledger.application.sessions.times import ConversationTimeError
 from factledger.domain import errors as de
+from factledger.domain.text import UNSAFE_TEXT_RULE
 
 log = structlog.get_logger(__name__)
 
@@ -186,6 +187,7 @@ _RULES: dict[str, str] = {
     "string_too_long": "should have at most {max_length} characters",
     "string_pattern_mismatch": "does not have the expected format",
     "string_unicode": "should be valid Unicode",
+    "unsafe_text": UNSAFE_TEXT_RULE,  # raised by `schemas.common.SafeText`
     "too_short": "should have at least {min_length} items",
     "too_long": "should have at most {max_length} items",
     "int_type": "should be an integer",

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from factledger.domain.errors import InvalidValueError
 from factledger.domain.provenance import MAX_QUOTE, Actor, Evidence
@@ -40,9 +41,13 @@ SESSION_ID_PATTERN = rf"^[A-Za-z0-9._:-]{{1,{MAX_SESSION_ID_CHARS}}}$"
 MAX_VERSION = 1_000_000  # profile versions and stream positions a request may name
 
 
+# The error type `api.http.errors` renders as the fixed rule (it never quotes the input).
+UNSAFE_TEXT_ERROR = "unsafe_text"
+
+
 def _safe_text(text: str) -> str:
     if not is_safe_text(text):
-        raise ValueError(UNSAFE_TEXT_RULE)
+        raise PydanticCustomError(UNSAFE_TEXT_ERROR, UNSAFE_TEXT_RULE)
     return text
 
 
@@ -50,7 +55,7 @@ def _safe_json(value: Any) -> Any:
     try:
         check_json_text(value, "value")
     except InvalidValueError:
-        raise ValueError(UNSAFE_TEXT_RULE) from None
+        raise PydanticCustomError(UNSAFE_TEXT_ERROR, UNSAFE_TEXT_RULE) from None
     return value
 
 
