@@ -213,6 +213,35 @@ class FactForgotten(Aggregate.Event):
         aggregate.remember_command(self.command_id)
 
 
+class ChangeSuperseded(Aggregate.Event):
+    """A pending change replaced by a newer pending change of the same field (the subject said
+    something newer), so the review queue never holds two contradicting changes of a field."""
+
+    TOPIC = "factledger.subject.change_superseded.v1"
+    change_id: UUID
+    superseded_by: UUID  # the newer change, proposed in the same save
+
+    def apply(self, aggregate: Subject) -> None:
+        aggregate.changes[self.change_id].status = ChangeStatus.SUPERSEDED
+        aggregate.superseded_by[self.change_id] = self.superseded_by
+
+
+class SessionReviewed(Aggregate.Event):
+    """A model read a recorded session for changes to propose; `change_ids` are the ones it
+    proposed (possibly none). A session is reviewed once per model, so a rerun proposes
+    nothing twice, whatever changed since."""
+
+    TOPIC = "factledger.subject.session_reviewed.v1"
+    session_id: str
+    reviewed_by: JsonObject  # the model's actor
+    change_ids: list[str]
+    superseded: list[str]
+
+    def apply(self, aggregate: Subject) -> None:
+        reviewer = Actor.from_payload(self.reviewed_by)
+        aggregate.reviewed.add((self.session_id, reviewer.id))
+
+
 class SubjectErased(Aggregate.Event):
     TOPIC = "factledger.subject.erased.v1"
     requested_by: JsonObject
@@ -256,5 +285,7 @@ SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
         FactForgotten,
         SubjectErased,
         MemoryExpirySet,
+        ChangeSuperseded,
+        SessionReviewed,
     ),
 )

@@ -42,6 +42,7 @@ class ChangeStatus(StrEnum):
     CONFIRMED = "confirmed"
     REJECTED = "rejected"
     FORGOTTEN = "forgotten"  # withdrawn because its field was forgotten
+    SUPERSEDED = "superseded"  # replaced by a newer pending change of the same field
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,9 @@ from eventsourcing.domain import Aggregate
 from factledger.domain.errors import (
     ChangeAlreadyProposedError,
     ChangeNotFoundError,
+    ChangeNotPendingError,
     ConfirmationNotFromSubjectError,
+    EvidenceNotFoundError,
     FieldNotPresentError,
     InvalidOperationError,
     InvalidReferenceError,
@@ -27,9 +29,11 @@ from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
     ChangeRejected,
+    ChangeSuperseded,
     FactForgotten,
     MemoryExpirySet,
     SessionRecorded,
+    SessionReviewed,
     SubjectErased,
     SubjectRegistered,
 )
@@ -87,6 +91,8 @@ class Subject(Aggregate):
     FactForgotten = FactForgotten
     SubjectErased = SubjectErased
     MemoryExpirySet = MemoryExpirySet
+    ChangeSuperseded = ChangeSuperseded
+    SessionReviewed = SessionReviewed
 
     def __init__(self, tenant: str, kind: str, external_ref: str) -> None:
         self.tenant, self.kind, self.external_ref = tenant, kind, external_ref
@@ -102,6 +108,8 @@ class Subject(Aggregate):
         self.forgotten_fields: set[str] = set()  # ever forgotten (keys must be gone)
         self.profile_version = 0
         self.seen_commands: list[str] = []
+        self.superseded_by: dict[UUID, UUID] = {}  # superseded change id -> the newer one
+        self.reviewed: set[tuple[str, str]] = set()  # (session id, model id) already reviewed
 
     @classmethod
     def register(cls, tenant: str, kind: str, external_ref: str, *, at: datetime) -> Subject:
@@ -140,6 +148,9 @@ class Subject(Aggregate):
 
     def has_seen(self, command_id: str) -> bool:
         return command_id in self.seen_commands
+
+    def has_reviewed(self, session_id: str, model: Actor) -> bool:
+        return (session_id, model.id) in self.reviewed
 
     def change(self, change_id: UUID) -> ChangeRecord:
         record = self.changes.get(change_id)
@@ -236,6 +247,48 @@ class Subject(Aggregate):
             else self.sessions[confirmation.evidence.session_id].said_at(
                 confirmation.evidence.message_index
             ),
+        )
+
+    def supersede(self, change_id: UUID, *, by: UUID, at: datetime) -> None:
+        """A newer pending change of the same field replaces a pending one (both stay in the
+        record; only the newer one waits for a decision)."""
+        self._check_live()
+        older, newer = self.change(change_id), self.change(by)
+        for record in (older, newer):
+            if record.status is not ChangeStatus.PENDING:
+                raise ChangeNotPendingError(f"change {record.change_id} is {record.status.value}")
+        if older.field != newer.field or change_id == by:
+            raise InvalidOperationError("supersede: needs another change of the same field")
+        self._check_time(at)
+        self.trigger_event(
+            self.ChangeSuperseded, timestamp=at, change_id=change_id, superseded_by=by
+        )
+
+    def mark_reviewed(
+        self,
+        session_id: str,
+        *,
+        by: Actor,
+        proposed: list[UUID],
+        superseded: list[UUID],
+        at: datetime,
+    ) -> None:
+        """Records that a model reviewed a session and what it proposed from it."""
+        self._check_live()
+        if by.kind is not ActorKind.MODEL:
+            raise InvalidOperationError("only a model reviews sessions for proposals")
+        if session_id not in self.sessions:
+            raise EvidenceNotFoundError(f"session {session_id}: not recorded")
+        if self.has_reviewed(session_id, by):
+            return
+        self._check_time(at)
+        self.trigger_event(
+            self.SessionReviewed,
+            timestamp=at,
+            session_id=session_id,
+            reviewed_by=by.to_payload(),
+            change_ids=[str(c) for c in proposed],
+            superseded=[str(c) for c in superseded],
         )
 
     def reject(self, change_id: UUID, *, by: Decision, reason: str, at: datetime) -> None:

@@ -13,6 +13,7 @@ from dataclasses import field as default
 from datetime import datetime
 from uuid import UUID, uuid4
 
+from factledger.application.proposals.candidates import Candidate
 from factledger.domain.provenance import Actor, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message
 from factledger.domain.values import FieldValue, JsonValue
@@ -145,6 +146,19 @@ class EraseSubject:
     requested_by: Actor
     reason: str
     command_id: str = default(default_factory=new_command_id)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewSession:
+    """A model's review of one recorded session: the changes it would propose, weighed
+    against the subject when saved. Reviewing the same session with the same model again
+    is a no-op."""
+
+    tenant: str
+    subject_id: UUID
+    session_id: str
+    model: Actor
+    candidates: tuple[Candidate, ...]
 
 
 @dataclass(frozen=True, slots=True)

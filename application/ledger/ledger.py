@@ -52,6 +52,7 @@ from factledger.application.ledger.commands import (
     RecordSession,
     RegisterSubject,
     RejectChange,
+    ReviewSession,
 )
 from factledger.application.ledger.event_store_errors import (
     UNREACHABLE,
@@ -62,7 +63,8 @@ from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger.records import proposal_of, session_record
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ports import Clock
-from factledger.domain.errors import FieldNotPresentError
+from factledger.application.proposals.plan import plan_changes
+from factledger.domain.errors import DomainError, FieldNotPresentError
 from factledger.domain.proposal import Decision
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.subject import Subject, subject_id_for
@@ -153,6 +155,43 @@ class Ledger(Application[UUID]):
             return [subject.propose(p, schema, at=self._now()) for p in built]
 
         return self._run(cmd.tenant, cmd.subject_id, None, end)
+
+    def review_session(self, cmd: ReviewSession) -> CommandResult:
+        """Records a model's proposals from one session, the open changes they supersede and
+        that the session was reviewed, in one save. A planned change that breaks a domain rule
+        is left out (logged by error type); the others still go in."""
+
+        def review(subject: Subject) -> object:
+            if subject.has_reviewed(cmd.session_id, cmd.model):
+                return None
+            schema = self.schemas.get(subject.kind, OPEN_SCHEMA)
+            proposed, superseded = [], []
+            for planned in plan_changes(subject, cmd.candidates, cmd.model, cmd.session_id):
+                proposal = planned.proposal
+                try:
+                    subject.propose(proposal, schema, at=self._now())
+                except DomainError as exc:
+                    log.info(
+                        "proposals.change_refused",
+                        subject_id=str(cmd.subject_id),
+                        field=proposal.field,
+                        error_type=type(exc).__name__,
+                    )
+                    continue
+                proposed.append(proposal.change_id)
+                for older in planned.supersedes:
+                    subject.supersede(older, by=proposal.change_id, at=self._now())
+                    superseded.append(older)
+            subject.mark_reviewed(
+                cmd.session_id,
+                by=cmd.model,
+                proposed=proposed,
+                superseded=superseded,
+                at=self._now(),
+            )
+            return proposed
+
+        return self._run(cmd.tenant, cmd.subject_id, None, review)
 
     def confirm_change(self, cmd: ConfirmChange) -> CommandResult:
         def confirm(subject: Subject) -> object:

@@ -38,6 +38,8 @@ class ExtractedFact:
     - `is_inference` is True for conclusions nobody stated (always so for DERIVES).
     - `condition` keeps a hedge or condition verbatim ("if the pricing works").
     - `source_indexes` are the indexes of the transcript messages the fact came from.
+    - `value` is the slot's value as said ("Supplier B"), when the extractor isolates it;
+      None means only `text` says it.
     """
 
     key: str
@@ -49,3 +51,4 @@ class ExtractedFact:
     is_inference: bool = False
     condition: str | None = None
     valid_from: datetime | None = None
+    value: str | None = None

@@ -33,8 +33,11 @@ SYNCED_TOPICS: tuple[str, ...] = (
 )
 
 
-def plan(position: int, event: LedgerEvent, tenant: str) -> list[SyncItem]:
-    """The items of one event of a subject of `tenant`, in the order they must be applied."""
+def plan(
+    position: int, event: LedgerEvent, tenant: str, *, propose: bool = False
+) -> list[SyncItem]:
+    """The items of one event of a subject of `tenant`, in the order they must be applied;
+    with `propose`, a recorded session also gets the model's review (after its ingest)."""
     subject = event.originator_id
     if not isinstance(subject, UUID):
         return []
@@ -54,6 +57,8 @@ def plan(position: int, event: LedgerEvent, tenant: str) -> list[SyncItem]:
             if event.summary:
                 record = summary_record_id(subject, event.session_id)
                 items.append(item(1, SyncKind.SUMMARY, record))
+            if propose and event.transcript:
+                items.append(item(2, SyncKind.PROPOSE, f"session:{event.session_id}"))
             return items
         case ChangeProposed():
             record = proposal_record_id(event.change_id)

@@ -25,6 +25,8 @@ class SubjectTenants(Protocol):
 
 # Items that only remove data from the backend: applied even where memory is off.
 REMOVALS = frozenset({SyncKind.FORGET, SyncKind.ERASE, SyncKind.EXPIRE})
+# Items that write to the ledger, not the backend: proposals have their own switch.
+LEDGER_STEPS = frozenset({SyncKind.PROPOSE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +45,7 @@ class MemorySwitch:
         object.__setattr__(self, "_uniform", states.pop() if len(states) == 1 else None)
 
     async def allows(self, subject_id: UUID, kind: SyncKind) -> bool:
-        if kind in REMOVALS:
+        if kind in REMOVALS or kind in LEDGER_STEPS:
             return True
         if self._uniform is not None:
             return self._uniform

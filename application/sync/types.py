@@ -22,6 +22,7 @@ class SyncKind(StrEnum):
     FORGET = "forget"  # FactForgotten -> forget the matching memories, delete the records
     ERASE = "erase"  # SubjectErased -> drop the subject's whole namespace
     EXPIRE = "expire"  # MemoryExpirySet -> the memory's expiry in the backend
+    PROPOSE = "propose"  # SessionRecorded -> the model's proposals, back into the ledger
 
 
 class ItemState(StrEnum):

@@ -10,6 +10,8 @@
 - Several workers may run against one store: claims and per-subject order are the store's job.
 - Items of tenants whose memory is off (`MemorySwitch`) are completed without a write and
   counted as skipped.
+- With a `proposer`, every recorded session also gets a `propose` item: the model's review
+  of the session, recorded in the ledger (`application.proposals`), after the ingest.
 """
 
 from __future__ import annotations
@@ -23,11 +25,18 @@ import structlog
 
 from factledger.application.errors import InvalidMemoryInputError
 from factledger.application.ports import MemoryBackend
-from factledger.application.sync.apply import ProfileVersions, SyncWriteFailedError, apply_item
+from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.sync.apply import (
+    ProfileVersions,
+    SyncWriteFailedError,
+    UnexpectedEventError,
+    apply_item,
+)
 from factledger.application.sync.plan import plan
-from factledger.application.sync.ports import EventFeed, SyncStore
+from factledger.application.sync.ports import EventFeed, LedgerEvent, SyncStore
 from factledger.application.sync.switch import MemorySwitch
-from factledger.application.sync.types import MAX_ATTEMPTS, SyncItem, SyncReport
+from factledger.application.sync.types import MAX_ATTEMPTS, SyncItem, SyncKind, SyncReport
+from factledger.domain.events import SessionRecorded
 
 log = structlog.get_logger(__name__)
 # The error type recorded on an item whose pass a store failure cut short.
@@ -49,6 +58,7 @@ class SyncPorts:
     profiles: ProfileVersions
     backend: MemoryBackend
     switch: MemorySwitch | None = None  # None: memory on for every tenant
+    proposer: SessionProposer | None = None  # None: no `propose` items are planned
 
 
 class SyncWorker:
@@ -66,6 +76,7 @@ class SyncWorker:
     async def feed(self) -> int:
         """Turns new events into items; returns how many items were added."""
         store, added = self._ports.store, 0
+        propose = self._ports.proposer is not None
         while True:
             after = await store.position()
             events = await self._ports.feed.read(after=after, limit=self._options.batch_size)
@@ -75,7 +86,7 @@ class SyncWorker:
             items = [
                 item
                 for position, event in events
-                for item in plan(position, event, tenants[event.originator_id])
+                for item in plan(position, event, tenants[event.originator_id], propose=propose)
             ]
             if await store.enqueue(items, after=after, upto=events[-1][0]):
                 added += len(items)
@@ -146,6 +157,14 @@ class SyncWorker:
                     continue
         log.info("sync.worker_stopped", worker_id=self.worker_id)
 
+    async def _propose(self, item: SyncItem, event: LedgerEvent) -> None:
+        proposer = self._ports.proposer
+        if proposer is None:  # planned by a worker that had one; this one leaves it done
+            return
+        if not isinstance(event, SessionRecorded):
+            raise UnexpectedEventError(f"sync item {item.item_id}: {type(event).__name__}")
+        await proposer.review(item.tenant, event)
+
     async def _process_one(self, item: SyncItem) -> str:
         started = time.perf_counter()
         store = self._ports.store
@@ -162,7 +181,10 @@ class SyncWorker:
                 )
                 return "skipped"
             event = await self._ports.feed.get(item.position)
-            await apply_item(item, event, self._ports.backend, self._ports.profiles)
+            if item.kind is SyncKind.PROPOSE:
+                await self._propose(item, event)
+            else:
+                await apply_item(item, event, self._ports.backend, self._ports.profiles)
         except Exception as exc:  # any failure is retried, then dead-lettered; never fatal
             error_type = (
                 exc.error_type if isinstance(exc, SyncWriteFailedError) else type(exc).__name__

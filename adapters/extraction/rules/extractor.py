@@ -250,6 +250,7 @@ class RuleExtractor:
         elif clauses.tentative:
             slot = f"intent:{slot}"  # a hedged state is only an intent, never the new state
         draft = Draft("", text, slot, [index], condition=clauses.condition or clauses.hedge)
+        draft.value = match.value
         if not clauses.tentative:
             marked = self.guidance.update_markers.search(clauses.statement) is not None
             changed = match.pattern.updates or (match.spec.update_markers and marked)

@@ -28,6 +28,7 @@ class Draft:
     is_inference: bool = False
     condition: str | None = None
     valid_from: datetime | None = None
+    value: str | None = None
 
     def freeze(self) -> ExtractedFact:
         return ExtractedFact(
@@ -40,6 +41,7 @@ class Draft:
             is_inference=self.is_inference,
             condition=self.condition,
             valid_from=self.valid_from,
+            value=self.value,
         )
 
 

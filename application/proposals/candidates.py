@@ -1,0 +1,118 @@
+"""From extracted facts to candidate changes: field, value, origin, condition and evidence.
+
+Pure. A candidate is what the model would propose if nothing were known yet; `plan` then
+weighs it against the subject's profile and open proposals.
+
+- A fact feeds the field its slot maps to (`schema`); other facts yield nothing.
+- Origin: `inferred` for a conclusion nobody stated (a derivation), else `stated`.
+- The condition is the extractor's, verbatim; the evidence is the subject's whole sentence
+  that said it (the last subject message the fact cites).
+- One candidate per field and session: a single-valued field keeps the session's last
+  statement, a list field gathers every value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.types import RelationKind
+from factledger.application.proposals.schema import FieldFeed, KindFeeds
+from factledger.domain.provenance import MAX_QUOTE, Evidence, Origin
+from factledger.domain.transcript import Message, Role
+from factledger.domain.values import MAX_ITEMS, MAX_TEXT, ValueType
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A change the model would propose for one field from one session."""
+
+    feed: FieldFeed
+    values: tuple[str, ...]  # one for a single-valued field; the items of a list field
+    origin: Origin
+    evidence: Evidence | None
+    condition: str | None
+    slots: tuple[str, ...]
+
+
+def whole_sentence(text: str, *, containing: Sequence[str]) -> str:
+    """The sentence of `text` that holds the first of `containing` found in it (else the
+    first sentence), exactly as written, so it is a quote of the message."""
+    parts = [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
+    for needle in (n.lower() for n in containing if n):
+        for part in parts:
+            if needle in part.lower():
+                return part[:MAX_QUOTE]
+    return (parts[0] if parts else text.strip())[:MAX_QUOTE]
+
+
+def _value_of(fact: ExtractedFact) -> str:
+    """The slot's value, unless the statement is hedged or conditional: then the note, which
+    says "may ..." (the bare value would read as a decision), without its condition."""
+    if fact.value and not fact.condition:
+        return fact.value
+    text = fact.text
+    if fact.condition and text.endswith(f", {fact.condition}"):
+        text = text.removesuffix(f", {fact.condition}")
+    return text
+
+
+def _evidence(
+    fact: ExtractedFact, transcript: Sequence[Message], session_id: str, value: str
+) -> Evidence | None:
+    said = [
+        i
+        for i in fact.source_indexes
+        if 0 <= i < len(transcript) and transcript[i].role is Role.SUBJECT
+    ]
+    if not said:
+        return None
+    index = said[-1]
+    quote = whole_sentence(transcript[index].text, containing=(value, fact.condition or ""))
+    return Evidence(session_id, index, quote) if quote else None
+
+
+def _fits(feed: FieldFeed, value: str) -> bool:
+    if not value.strip() or len(value) > MAX_TEXT:
+        return False
+    if feed.type is ValueType.NUMBER:
+        return value.replace(",", "").replace(".", "", 1).isdigit()
+    return feed.type in {ValueType.TEXT, ValueType.LIST}
+
+
+def candidates_from(
+    facts: Sequence[ExtractedFact],
+    transcript: Sequence[Message],
+    feeds: KindFeeds,
+    session_id: str,
+) -> list[Candidate]:
+    """The session's candidates, one per field, in the order their fields were first fed."""
+    by_field: dict[str, Candidate] = {}
+    for fact in facts:
+        feed = feeds.field_for(fact.slot)
+        value = _value_of(fact)
+        if feed is None or fact.slot is None or not _fits(feed, value):
+            continue
+        inferred = fact.is_inference or fact.relation is RelationKind.DERIVES
+        candidate = Candidate(
+            feed=feed,
+            values=(value,),
+            origin=Origin.INFERRED if inferred else Origin.STATED,
+            evidence=_evidence(fact, transcript, session_id, value),
+            condition=fact.condition,
+            slots=(fact.slot,),
+        )
+        if candidate.origin is Origin.STATED and candidate.evidence is None:
+            continue  # a stated change must quote the subject; this fact cites no such line
+        earlier = by_field.get(feed.field)
+        if earlier is not None and feed.many:
+            values = (*earlier.values, *(v for v in candidate.values if v not in earlier.values))
+            candidate = replace(
+                earlier, values=values[:MAX_ITEMS], slots=(*earlier.slots, fact.slot)
+            )
+        by_field[feed.field] = candidate
+    return list(by_field.values())

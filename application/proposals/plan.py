@@ -1,0 +1,101 @@
+"""What the model proposes from one session, weighed against the subject as it stands.
+
+Pure (the subject is loaded by the caller). For each candidate:
+
+- a single-valued field: nothing when the profile holds the value already, an open change
+  proposes it already, or a reviewer rejected it before; otherwise `set` (an update when the
+  profile holds another value), superseding every open `set` of the field;
+- a list field: the values neither held, open nor rejected, as one `append` (an extension);
+- the change id is derived from (subject, session, model, field): a rerun proposes the same
+  change, never a second one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from factledger.application.proposals.candidates import Candidate
+from factledger.domain.proposal import ChangeRecord, Proposal
+from factledger.domain.provenance import Actor, ChangeStatus, Operation, Origin
+from factledger.domain.subject import Subject
+from factledger.domain.values import FieldValue, ListValue, TextValue, render
+
+_CHANGE_IDS = uuid5(NAMESPACE_URL, "factledger:model-proposals")
+
+
+def change_id_for(subject_id: UUID, session_id: str, model: Actor, field: str) -> UUID:
+    return uuid5(_CHANGE_IDS, f"{subject_id}/{session_id}/{model.id}/{field}")
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedChange:
+    proposal: Proposal
+    supersedes: tuple[UUID, ...] = ()
+
+
+def _changes_of(subject: Subject, field: str, status: ChangeStatus) -> list[ChangeRecord]:
+    return [c for c in subject.changes.values() if c.field == field and c.status is status]
+
+
+def _items(value: FieldValue | None) -> tuple[str, ...]:
+    if isinstance(value, ListValue):
+        return value.items
+    return () if value is None else (render(value),)
+
+
+def _rationale(candidate: Candidate, relation: str) -> str:
+    said = candidate.evidence
+    where = "" if said is None else f" (session {said.session_id}, message {said.message_index})"
+    how = "concluded from what was said" if candidate.origin is Origin.INFERRED else "said"
+    return f"{relation} of {candidate.feed.field}: {how}{where}"
+
+
+def _plan_one(
+    subject: Subject, candidate: Candidate, model: Actor, session_id: str
+) -> PlannedChange | None:
+    field = candidate.feed.field
+    current = subject.fields.get(field)
+    held = set(_items(None if current is None else current.value))
+    open_ = _changes_of(subject, field, ChangeStatus.PENDING)
+    rejected = {
+        i
+        for c in _changes_of(subject, field, ChangeStatus.REJECTED)
+        for i in _items(c.proposal.value)
+    }
+    offered = {i for c in open_ for i in _items(c.proposal.value)}
+    fresh = [v for v in candidate.values if v not in held | offered | rejected]
+    if not fresh:
+        return None
+    value: FieldValue
+    supersedes: tuple[UUID, ...] = ()
+    if candidate.feed.many:
+        operation, value, relation = Operation.APPEND, ListValue(tuple(fresh)), "extension"
+    else:
+        operation, value = Operation.SET, TextValue(fresh[-1])
+        relation = "update" if current is not None else "new value"
+        supersedes = tuple(c.change_id for c in open_ if c.operation is Operation.SET)
+    if candidate.origin is Origin.INFERRED:
+        relation = "derivation"
+    proposal = Proposal(
+        change_id=change_id_for(subject.id, session_id, model, field),
+        field=field,
+        operation=operation,
+        value=value,
+        origin=candidate.origin,
+        proposed_by=model,
+        based_on_version=subject.profile_version,
+        evidence=candidate.evidence,
+        condition=candidate.condition,
+        rationale=_rationale(candidate, relation),
+    )
+    return PlannedChange(proposal, supersedes)
+
+
+def plan_changes(
+    subject: Subject, candidates: Sequence[Candidate], model: Actor, session_id: str
+) -> list[PlannedChange]:
+    """The changes to propose, skipping any whose change id the subject already holds."""
+    planned = (_plan_one(subject, c, model, session_id) for c in candidates)
+    return [p for p in planned if p is not None and p.proposal.change_id not in subject.changes]

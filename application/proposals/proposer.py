@@ -1,0 +1,82 @@
+"""The step that turns every recorded session into the model's proposals.
+
+It runs after the session is saved, never inside the request: the sync worker plans one
+`propose` item per recorded session and hands it here (retried with backoff, then a dead
+letter, like every sync item). For one session it:
+
+1. loads the subject; skips it when proposals are off for its tenant and kind, when it was
+   erased, or when this model has already reviewed the session (a rerun is a no-op);
+2. runs the configured extractor over the transcript;
+3. maps the facts to the kind's fields (`candidates`) and hands them to
+   `Ledger.review_session`, which weighs them against the subject as saved (`plan`).
+
+Logs carry ids, counts and error types, never what was said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import structlog
+
+from factledger.application.ledger.commands import ReviewSession
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.extraction import ExtractionRequest
+from factledger.application.ports import Extractor
+from factledger.application.proposals.candidates import candidates_from
+from factledger.application.proposals.modes import ProposalModes
+from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds
+from factledger.domain.events import SessionRecorded
+from factledger.domain.provenance import Actor
+from factledger.domain.sessions import transcript_from_payload
+
+log = structlog.get_logger(__name__)
+
+
+class Review(StrEnum):
+    PROPOSED = "proposed"  # reviewed now (possibly proposing nothing)
+    ALREADY = "already"  # this model reviewed the session before
+    OFF = "off"  # proposals are off for the subject's tenant and kind
+    ERASED = "erased"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionProposer:
+    """The product's model: `model` is its actor (`model:<extractor>@<version>`)."""
+
+    ledger: Ledger
+    extractor: Extractor
+    model: Actor
+    feeds: Mapping[str, KindFeeds] = field(default_factory=lambda: DEFAULT_FEEDS)
+    modes: ProposalModes = field(default_factory=ProposalModes)
+
+    async def review(self, tenant: str, event: SessionRecorded) -> Review:
+        subject_id = event.originator_id
+        subject = await asyncio.to_thread(self.ledger.subject, tenant, subject_id)
+        if subject.erased:
+            return Review.ERASED
+        if not self.modes.proposes(tenant, subject.kind):
+            return Review.OFF
+        if subject.has_reviewed(event.session_id, self.model):
+            return Review.ALREADY
+        transcript = transcript_from_payload(event.transcript or [])
+        facts = []
+        if transcript:
+            request = ExtractionRequest(transcript, occurred_at=event.started_at)
+            facts = await self.extractor.extract(request)
+        feeds = self.feeds.get(subject.kind, KindFeeds())
+        candidates = candidates_from(facts, transcript, feeds, event.session_id)
+        command = ReviewSession(tenant, subject_id, event.session_id, self.model, tuple(candidates))
+        result = await asyncio.to_thread(self.ledger.review_session, command)
+        log.info(
+            "proposals.session_reviewed",
+            subject_id=str(subject_id),
+            facts=len(facts),
+            candidates=len(candidates),
+            applied=result.applied,
+            position=result.position,
+        )
+        return Review.PROPOSED

@@ -1,0 +1,69 @@
+"""Which extracted facts feed which profile fields, per subject kind.
+
+A field names the extractor slots that feed it: `supplier` takes facts of slot `supplier`;
+`complaint` takes `complaint` and every keyed variant (`complaint:late_deliveries`). A list
+field gathers values (an extension adds to it); any other field holds one value (an update
+replaces it). Facts whose slot feeds no field stay backend memories only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from factledger.domain.values import ProfileSchema, ValueType
+
+
+@dataclass(frozen=True, slots=True)
+class FieldFeed:
+    """One profile field and the extractor slots that feed it."""
+
+    field: str
+    type: ValueType
+    slots: tuple[str, ...]
+
+    @property
+    def many(self) -> bool:
+        return self.type is ValueType.LIST
+
+    def takes(self, slot: str) -> bool:
+        return any(slot == s or slot.startswith(f"{s}:") for s in self.slots)
+
+
+@dataclass(frozen=True, slots=True)
+class KindFeeds:
+    """The fed fields of one subject kind, in the order a slot is matched against them."""
+
+    fields: tuple[FieldFeed, ...] = ()
+
+    def field_for(self, slot: str | None) -> FieldFeed | None:
+        if slot is None:
+            return None
+        return next((f for f in self.fields if f.takes(slot)), None)
+
+    def profile_schema(self) -> ProfileSchema:
+        return ProfileSchema({f.field: f.type for f in self.fields})
+
+
+def _text(field: str, *slots: str) -> FieldFeed:
+    return FieldFeed(field, ValueType.TEXT, slots or (field,))
+
+
+# The lead kind the demo and most sales deployments use. `location` is left out: its
+# patterns also match "moved to <a supplier>", and a wrong field is worse than none.
+DEFAULT_LEAD = KindFeeds(
+    (
+        _text("name"),
+        _text("employer"),
+        _text("job_title"),
+        _text("supplier"),
+        _text("budget"),
+        _text("plan"),
+        _text("team_size"),
+        _text("contact_channel"),
+        _text("purchase_intent", "intent"),
+        FieldFeed("complaints", ValueType.LIST, ("complaint",)),
+        FieldFeed("insights", ValueType.LIST, ("insight",)),
+    )
+)
+DEFAULT_FEEDS: Mapping[str, KindFeeds] = {"lead": DEFAULT_LEAD}

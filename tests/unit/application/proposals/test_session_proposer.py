@@ -1,0 +1,162 @@
+"""The product proposes from every recorded session: origin, condition, relation, evidence,
+no repeats, supersession, per-tenant modes, and a step that is safe to rerun."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from factledger.application.proposals.modes import ProposalMode, ProposalModes
+from factledger.application.proposals.plan import change_id_for
+from factledger.domain.proposal import ChangeRecord
+from factledger.domain.provenance import ChangeStatus, Operation, Origin
+from factledger.domain.transcript import Role
+from factledger.domain.values import ListValue, TextValue
+
+from .conftest import MODEL, TENANT, Rig, day
+
+AGENT, LEAD = Role.AGENT, Role.SUBJECT
+
+
+def pending(rig: Rig, subject_id: UUID, field: str) -> list[ChangeRecord]:
+    return [
+        c
+        for c in rig.subject(subject_id).changes.values()
+        if c.field == field and c.status is ChangeStatus.PENDING
+    ]
+
+
+async def test_a_stated_fact_becomes_the_models_pending_proposal_quoting_the_whole_sentence(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    rig.record(
+        lead,
+        "s1",
+        day(4, 2),
+        (AGENT, "Which vendor handles your printer paper?"),
+        (LEAD, "Right now we order from Initech. Our budget is 40k a year."),
+    )
+
+    await rig.worker().run_once()
+
+    (supplier,) = pending(rig, lead, "supplier")
+    proposal = supplier.proposal
+    assert proposal.value == TextValue("Initech")
+    assert proposal.origin is Origin.STATED
+    assert proposal.operation is Operation.SET
+    assert proposal.proposed_by == MODEL
+    assert proposal.evidence is not None
+    assert (proposal.evidence.session_id, proposal.evidence.message_index) == ("s1", 1)
+    assert proposal.evidence.quote == "Right now we order from Initech."
+    assert proposal.change_id == change_id_for(lead, "s1", MODEL, "supplier")
+    assert "new value of supplier" in proposal.rationale
+    (budget,) = pending(rig, lead, "budget")
+    assert budget.proposal.evidence is not None
+    assert budget.proposal.evidence.quote == "Our budget is 40k a year."
+
+
+async def test_a_conditional_intent_keeps_its_condition_word_for_word(rig: Rig) -> None:
+    lead = rig.register()
+    rig.record(
+        lead,
+        "s1",
+        day(4, 2),
+        (LEAD, "We might expand to the Lyon office, depending on the board vote."),
+    )
+
+    await rig.worker().run_once()
+
+    (intent,) = pending(rig, lead, "purchase_intent")
+    assert intent.proposal.condition == "depending on the board vote"
+    assert intent.proposal.origin is Origin.STATED
+    assert intent.proposal.value == TextValue("may expand to the Lyon office")
+
+
+async def test_a_derivation_is_an_inferred_extension_of_a_list_field(rig: Rig) -> None:
+    lead = rig.register()
+    rig.record(
+        lead,
+        "s1",
+        day(4, 2),
+        (LEAD, "We have switched to Globex. The shipments from Initech kept arriving late."),
+    )
+
+    await rig.worker().run_once()
+
+    (insight,) = pending(rig, lead, "insights")
+    assert insight.proposal.origin is Origin.INFERRED
+    assert insight.proposal.operation is Operation.APPEND
+    assert insight.proposal.value == ListValue(("delivery reliability matters to them",))
+    assert insight.proposal.rationale.startswith("derivation of insights")
+
+
+async def test_facts_that_feed_no_field_propose_nothing(rig: Rig) -> None:
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (LEAD, "The weather in Porto was lovely last week."))
+
+    await rig.worker().run_once()
+
+    assert rig.subject(lead).changes == {}
+    assert rig.subject(lead).has_reviewed("s1", MODEL)
+
+
+async def test_a_newer_statement_supersedes_the_open_proposal_of_its_field(rig: Rig) -> None:
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (LEAD, "Right now we order from Initech."))
+    await rig.worker().run_once()
+    rig.record(lead, "s2", day(5, 6), (LEAD, "We have switched to Globex."))
+
+    await rig.worker().run_once()
+
+    subject = rig.subject(lead)
+    older = subject.change(change_id_for(lead, "s1", MODEL, "supplier"))
+    newer = change_id_for(lead, "s2", MODEL, "supplier")
+    assert older.status is ChangeStatus.SUPERSEDED
+    assert subject.superseded_by[older.change_id] == newer
+    assert [c.change_id for c in pending(rig, lead, "supplier")] == [newer]
+
+
+async def test_nothing_repeats_the_current_value_or_an_open_proposal(rig: Rig) -> None:
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (LEAD, "Right now we order from Initech."))
+    await rig.worker().run_once()
+    rig.record(lead, "s2", day(4, 9), (LEAD, "We order from Initech, as I said."))
+    await rig.worker().run_once()
+
+    assert len(rig.subject(lead).changes) == 1
+
+
+async def test_an_update_replaces_a_value_the_profile_holds(rig: Rig) -> None:
+    from factledger.application.ledger.commands import ApproveChange
+
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (LEAD, "Right now we order from Initech."))
+    await rig.worker().run_once()
+    first = change_id_for(lead, "s1", MODEL, "supplier")
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, first, "reviewer-1"))
+    rig.record(lead, "s2", day(5, 6), (LEAD, "Right now we order from Initech."))
+    rig.record(lead, "s3", day(5, 7), (LEAD, "We have switched to Globex."))
+
+    await rig.worker().run_once()
+
+    (update,) = pending(rig, lead, "supplier")
+    assert update.proposal.based_on_version == 1
+    assert update.proposal.rationale.startswith("update of supplier")
+
+
+async def test_proposals_can_be_off_per_tenant_and_per_subject_kind(rig: Rig) -> None:
+    rig.modes = ProposalModes(
+        tenants={"quiet": ProposalMode.OFF}, kinds={(TENANT, "patient"): ProposalMode.OFF}
+    )
+    lead, patient = rig.register(), rig.register("p-1", kind="patient")
+    quiet = rig.register("lead-9", tenant="quiet")
+    for subject, tenant in ((lead, TENANT), (patient, TENANT), (quiet, "quiet")):
+        rig.record(
+            subject, "s1", day(4, 2), (LEAD, "Right now we order from Initech."), tenant=tenant
+        )
+
+    await rig.worker().run_once()
+
+    assert len(pending(rig, lead, "supplier")) == 1
+    assert rig.subject(patient).changes == {}
+    assert rig.ledger.subject("quiet", quiet).changes == {}
