@@ -397,6 +397,37 @@ class SyncSettings(NestedSettings):
     poll_interval_s: float = Field(default=0.5, gt=0, le=60)
 
 
+# -- the product's proposals -------------------------------------------------------------------
+
+ProposalModeName = Literal["propose", "off"]
+# An extractor slot: `supplier`, or a family such as `complaint` (which also takes
+# `complaint:late_deliveries`).
+SlotName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+
+
+class ProfileFieldSettings(NestedSettings):
+    """One field of a kind's profile schema: its type (`list` holds several values) and the
+    extractor slots whose facts the product proposes for it (none: only callers propose)."""
+
+    type: ValueType
+    slots: tuple[SlotName, ...] = ()
+
+
+class TenantProposalSettings(NestedSettings):
+    """One tenant's proposal mode (None: the deployment's) and per subject kind overrides."""
+
+    mode: ProposalModeName | None = None
+    kinds: dict[str, ProposalModeName] = Field(default_factory=dict)
+
+
+class ProposalSettings(NestedSettings):
+    """Whether the product reads every recorded session and proposes changes, e.g.
+    `FACTLEDGER_PROPOSALS__TENANTS='{"acme": {"kinds": {"patient": "off"}}}'`."""
+
+    mode: ProposalModeName = "propose"
+    tenants: dict[str, TenantProposalSettings] = Field(default_factory=dict)
+
+
 # -- HTTP API and auth -------------------------------------------------------------------------
 
 # Shipped so that `factledger serve` works out of the box in dev; refused anywhere else.
@@ -520,9 +551,14 @@ class Settings(BaseSettings):
     event_store: EventStoreSettings = SqliteEventStoreSettings()
     views: ViewSettings = SqliteViewSettings()
     follow_poll_s: float = Field(default=0.5, gt=0, le=60)
-    # Optional per-kind profile schemas, e.g.
-    # FACTLEDGER_PROFILE_SCHEMAS='{"lead": {"supplier": "text", "budget": "money"}}'
-    profile_schemas: dict[str, dict[str, ValueType]] = Field(default_factory=dict)
+    # Optional per-kind profile schemas: a field's type, or its type and the extractor slots
+    # that feed it, e.g. FACTLEDGER_PROFILE_SCHEMAS='{"lead": {"budget": "money",
+    # "supplier": {"type": "text", "slots": ["supplier"]}}}'. A kind without one gets the
+    # built-in feeds (`lead`: application.proposals.schema.DEFAULT_LEAD) and an open schema.
+    profile_schemas: dict[str, dict[str, ValueType | ProfileFieldSettings]] = Field(
+        default_factory=dict
+    )
+    proposals: ProposalSettings = ProposalSettings()
     backend: MemoryBackendSettings = InMemoryBackendSettings()
     embedder: EmbedderSettings = OnnxEmbedderSettings()
     extractor: ExtractorSettings = RuleExtractorSettings()

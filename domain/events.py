@@ -228,8 +228,8 @@ class ChangeSuperseded(Aggregate.Event):
 
 class SessionReviewed(Aggregate.Event):
     """A model read a recorded session for changes to propose; `change_ids` are the ones it
-    proposed (possibly none). A session is reviewed once per model, so a rerun proposes
-    nothing twice, whatever changed since."""
+    proposed (possibly none). A session is reviewed once, so a rerun proposes nothing twice,
+    whatever changed since."""
 
     TOPIC = "factledger.subject.session_reviewed.v1"
     session_id: str
@@ -238,8 +238,7 @@ class SessionReviewed(Aggregate.Event):
     superseded: list[str]
 
     def apply(self, aggregate: Subject) -> None:
-        reviewer = Actor.from_payload(self.reviewed_by)
-        aggregate.reviewed.add((self.session_id, reviewer.id))
+        aggregate.reviewed.add(self.session_id)
 
 
 class SubjectErased(Aggregate.Event):

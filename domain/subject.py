@@ -109,7 +109,7 @@ class Subject(Aggregate):
         self.profile_version = 0
         self.seen_commands: list[str] = []
         self.superseded_by: dict[UUID, UUID] = {}  # superseded change id -> the newer one
-        self.reviewed: set[tuple[str, str]] = set()  # (session id, model id) already reviewed
+        self.reviewed: set[str] = set()  # sessions a model reviewed for proposals
 
     @classmethod
     def register(cls, tenant: str, kind: str, external_ref: str, *, at: datetime) -> Subject:
@@ -149,8 +149,10 @@ class Subject(Aggregate):
     def has_seen(self, command_id: str) -> bool:
         return command_id in self.seen_commands
 
-    def has_reviewed(self, session_id: str, model: Actor) -> bool:
-        return (session_id, model.id) in self.reviewed
+    def has_reviewed(self, session_id: str) -> bool:
+        """A session is reviewed once, by whichever model came first: a later model (a new
+        extractor version) reviews the sessions recorded from then on, never old ones again."""
+        return session_id in self.reviewed
 
     def change(self, change_id: UUID) -> ChangeRecord:
         record = self.changes.get(change_id)
@@ -279,7 +281,7 @@ class Subject(Aggregate):
             raise InvalidOperationError("only a model reviews sessions for proposals")
         if session_id not in self.sessions:
             raise EvidenceNotFoundError(f"session {session_id}: not recorded")
-        if self.has_reviewed(session_id, by):
+        if self.has_reviewed(session_id):
             return
         self._check_time(at)
         self.trigger_event(

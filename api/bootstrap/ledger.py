@@ -19,6 +19,7 @@ from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
 from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.api.bootstrap.postgres import PostgresServer
+from factledger.api.bootstrap.proposals import profile_schemas
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.settings import (
     InMemoryEventStoreSettings,
@@ -33,7 +34,6 @@ from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStore
 from factledger.application.ports import Clock
-from factledger.domain.values import ProfileSchema
 from factledger.projections.follower import Follower
 from factledger.projections.profile_projection import ProfileProjection
 from factledger.projections.profile_reader import ViewStoreProfileReader
@@ -90,9 +90,11 @@ def open_ledger(
     closes them on exit, in reverse order."""
     with ExitStack() as stack:
         keys = build_key_store(settings, postgres, stack)
-        schemas = {kind: ProfileSchema(fields) for kind, fields in settings.profile_schemas.items()}
         ledger = Ledger(
-            event_store_env(settings, postgres), clock=clock, keys=keys, schemas=schemas
+            event_store_env(settings, postgres),
+            clock=clock,
+            keys=keys,
+            schemas=profile_schemas(settings),
         )
         stack.callback(ledger.close)
         views = build_view_store(settings, postgres, PROFILE_PROJECTION)

@@ -3,7 +3,8 @@
 - `recall_policies(settings.recall)`: the deployment policy and per-tenant overrides.
 - `open_services(runtime, settings, postgres, stack, ...)`: opens the session buffer and the
   sync store, builds `ShortTermMemory`, `Recall` and a `SyncWorker` over the runtime's ledger
-  and backend, and returns the runtime with them; it can also run the worker in-process until
+  and backend (with the product's model, which proposes from every recorded session), and
+  returns the runtime with them; it can also run the worker in-process until
   `stack` closes (`Needs.run_sync`; by default with the in-memory sync store, while with the
   PostgreSQL store `factledger worker` processes run it).
 """
@@ -15,13 +16,17 @@ import contextlib
 from contextlib import AsyncExitStack
 from dataclasses import replace
 
+import httpx
+
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.postgres.event_store import ensure_schema
 from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
+from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.postgres import PostgresServer
+from factledger.api.bootstrap.proposals import build_proposer
 from factledger.api.bootstrap.runtime import Needs, Runtime
 from factledger.api.settings import (
     InMemorySessionBufferSettings,
@@ -32,7 +37,9 @@ from factledger.api.settings import (
     Settings,
     SqliteSessionBufferSettings,
 )
+from factledger.application.ledger.ledger import Ledger
 from factledger.application.ports import Clock, MemoryBackend, SessionBuffer
+from factledger.application.proposals.proposer import SessionProposer
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, policy_of
 from factledger.application.recall.service import Recall, RecallPorts
@@ -87,12 +94,27 @@ async def open_sync_store(
 
 
 def sync_ports(
-    settings: Settings, store: SyncStore, feed: LedgerEventFeed, backend: MemoryBackend
+    settings: Settings,
+    store: SyncStore,
+    feed: LedgerEventFeed,
+    backend: MemoryBackend,
+    proposer: SessionProposer | None = None,
 ) -> SyncPorts:
     """The worker's ports; memory switched off (deployment-wide or per tenant, in the recall
-    settings) makes it skip that tenant's writes."""
+    settings) makes it skip that tenant's writes. With a `proposer`, it also runs the model's
+    review of every recorded session (`application.proposals`)."""
     switch = MemorySwitch(recall_policies(settings.recall), feed)
-    return SyncPorts(store, feed, feed, backend, switch)
+    return SyncPorts(store, feed, feed, backend, switch, proposer)
+
+
+async def open_proposer(
+    settings: Settings, ledger: Ledger, stack: AsyncExitStack
+) -> SessionProposer:
+    """The product's model over the configured extractor (the LLM one calls through an HTTP
+    client closed with `stack`)."""
+    http = httpx.AsyncClient()
+    stack.push_async_callback(http.aclose)
+    return build_proposer(settings, ledger, build_extractor(settings.extractor, http))
 
 
 def sync_options(settings: Settings) -> SyncOptions:
@@ -123,7 +145,9 @@ async def open_services(
     worker = None
     if backend is not None:
         feed = LedgerEventFeed(ledger)
-        worker = SyncWorker(sync_ports(settings, store, feed, backend), sync_options(settings))
+        proposer = await open_proposer(settings, ledger, stack)
+        ports = sync_ports(settings, store, feed, backend, proposer)
+        worker = SyncWorker(ports, sync_options(settings))
         in_process = isinstance(settings.sync.store, InMemorySyncStoreSettings)
         if needs.run_sync if needs.run_sync is not None else in_process:
             run_in_background(worker, stack)

@@ -162,7 +162,7 @@ class Ledger(Application[UUID]):
         is left out (logged by error type); the others still go in."""
 
         def review(subject: Subject) -> object:
-            if subject.has_reviewed(cmd.session_id, cmd.model):
+            if subject.has_reviewed(cmd.session_id):
                 return None
             schema = self.schemas.get(subject.kind, OPEN_SCHEMA)
             proposed, superseded = [], []

@@ -60,7 +60,7 @@ class SessionProposer:
             return Review.ERASED
         if not self.modes.proposes(tenant, subject.kind):
             return Review.OFF
-        if subject.has_reviewed(event.session_id, self.model):
+        if subject.has_reviewed(event.session_id):
             return Review.ALREADY
         transcript = transcript_from_payload(event.transcript or [])
         facts = []

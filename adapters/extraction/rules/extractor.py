@@ -133,6 +133,8 @@ def _uncovered(text: str, matches: list[_SlotMatch]) -> list[str]:
 class RuleExtractor:
     """Deterministic extractor; the default of every self-hosted backend."""
 
+    VERSION = "1"  # bumped when the same guidance would extract differently
+
     def __init__(self, guidance: Guidance | None = None) -> None:
         self.guidance = guidance if guidance is not None else load_guidance()
 

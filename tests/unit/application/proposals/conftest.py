@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from uuid import UUID
 
@@ -38,6 +38,11 @@ class Rig:
     backend: InMemoryMemoryBackend
     extractor: Extractor
     modes: ProposalModes
+    ticks: list[float] = field(default_factory=lambda: [0.0])  # the queue's monotonic clock
+    subjects: list[UUID] = field(default_factory=list)
+
+    def expire_leases(self) -> None:
+        self.ticks[0] += 3600.0
 
     def worker(self, extractor: Extractor | None = None) -> SyncWorker:
         feed = LedgerEventFeed(self.ledger)
@@ -78,5 +83,7 @@ def rig() -> Iterator[Rig]:
     ledger = Ledger(popo_env(), clock=clock)
     extractor = RuleExtractor()
     backend = InMemoryMemoryBackend(extractor=extractor, embedder=HashingEmbedder(), clock=clock)
-    yield Rig(clock, ledger, InMemorySyncStore(), backend, extractor, ProposalModes())
+    ticks = [0.0]
+    store = InMemorySyncStore(monotonic=lambda: ticks[0])
+    yield Rig(clock, ledger, store, backend, extractor, ProposalModes(), ticks)
     ledger.close()

@@ -97,7 +97,7 @@ async def test_facts_that_feed_no_field_propose_nothing(rig: Rig) -> None:
     await rig.worker().run_once()
 
     assert rig.subject(lead).changes == {}
-    assert rig.subject(lead).has_reviewed("s1", MODEL)
+    assert rig.subject(lead).has_reviewed("s1")
 
 
 async def test_a_newer_statement_supersedes_the_open_proposal_of_its_field(rig: Rig) -> None:

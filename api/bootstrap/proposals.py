@@ -1,0 +1,83 @@
+"""The proposals part: `Settings` -> the product's model (`SessionProposer`).
+
+- `profile_schemas`: each configured kind's field types, for the ledger's checks;
+- `kind_feeds`: which extractor slots feed which fields (configured kinds; else the defaults);
+- `proposal_modes`: `propose` or `off`, per deployment, tenant and subject kind;
+- `model_actor`: who the proposals are by, `model:<extractor>@<version>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.api.settings import (
+    OpenAICompatibleExtractorSettings,
+    ProfileFieldSettings,
+    RuleExtractorSettings,
+    Settings,
+)
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ports import Extractor
+from factledger.application.proposals.modes import ProposalMode, ProposalModes
+from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.proposals.schema import DEFAULT_FEEDS, FieldFeed, KindFeeds
+from factledger.domain.provenance import Actor, ActorKind
+from factledger.domain.values import ProfileSchema, ValueType
+
+
+def _field(spec: ValueType | ProfileFieldSettings) -> ProfileFieldSettings:
+    return spec if isinstance(spec, ProfileFieldSettings) else ProfileFieldSettings(type=spec)
+
+
+def profile_schemas(settings: Settings) -> dict[str, ProfileSchema]:
+    return {
+        kind: ProfileSchema({name: _field(spec).type for name, spec in fields.items()})
+        for kind, fields in settings.profile_schemas.items()
+    }
+
+
+def kind_feeds(settings: Settings) -> dict[str, KindFeeds]:
+    """A configured kind is fed as configured (only its fields with slots); the others keep
+    the built-in feeds."""
+    feeds = dict(DEFAULT_FEEDS)
+    for kind, fields in settings.profile_schemas.items():
+        specs = ((name, _field(spec)) for name, spec in fields.items())
+        feeds[kind] = KindFeeds(
+            tuple(FieldFeed(name, s.type, s.slots) for name, s in specs if s.slots)
+        )
+    return feeds
+
+
+def proposal_modes(settings: Settings) -> ProposalModes:
+    s = settings.proposals
+    return ProposalModes(
+        default=ProposalMode(s.mode),
+        tenants={t: ProposalMode(o.mode) for t, o in s.tenants.items() if o.mode is not None},
+        kinds={
+            (tenant, kind): ProposalMode(mode)
+            for tenant, o in s.tenants.items()
+            for kind, mode in o.kinds.items()
+        },
+    )
+
+
+def model_actor(settings: Settings) -> Actor:
+    """The model the proposals are by: the extractor and its version (the change ids derive
+    from it, so a rerun of the same model proposes the same changes)."""
+    match settings.extractor:
+        case RuleExtractorSettings():
+            return Actor(ActorKind.MODEL, f"rule@{RuleExtractor.VERSION}")
+        case OpenAICompatibleExtractorSettings(model=model):
+            return Actor(ActorKind.MODEL, f"openai-compatible:{model}@1")
+
+
+def build_proposer(settings: Settings, ledger: Ledger, extractor: Extractor) -> SessionProposer:
+    feeds: Mapping[str, KindFeeds] = kind_feeds(settings)
+    return SessionProposer(
+        ledger,
+        extractor,
+        model_actor(settings),
+        feeds=feeds,
+        modes=proposal_modes(settings),
+    )
