@@ -126,7 +126,12 @@ def pending_change(doc: JsonObject) -> PendingChange:
         evidence=_evidence(doc.get("evidence")),
         rationale=str(doc.get("rationale") or ""),
         based_on_version=_int(doc.get("based_on_version")),
+        supersedes=tuple(UUID(str(c)) for c in _list(doc.get("supersedes"))),
     )
+
+
+def _list(value: JsonValue) -> list[JsonValue]:
+    return value if isinstance(value, list) else []
 
 
 def session_entry(doc: JsonObject) -> SessionEntry:

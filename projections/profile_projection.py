@@ -8,7 +8,7 @@ Views (documents in one `ViewStore`, keys zero-padded so they sort):
 | profile | subject id | the current profile: fields with provenance |
 | version | subject id:version | every profile version, immutable JSON (forget redacts only) |
 | history | subject id:position | one entry per field change (set/unset/append/forgotten) |
-| change | subject id:change id | every proposal and its status |
+| change | subject id:change id | every proposal and its status (a superseded one names the newer) |
 | queue | tenant:proposed at:position | pending proposals, oldest first |
 | session | subject id:interaction number | the session index (counts, never text) |
 
@@ -29,6 +29,7 @@ from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
     ChangeRejected,
+    ChangeSuperseded,
     FactForgotten,
     SessionRecorded,
     SubjectErased,
@@ -46,6 +47,11 @@ from factledger.projections.profile_docs import (
     session_doc,
     version_key,
 )
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
 
 VIEWS = ("subject", "profile", "version", "history", "change", "queue", "session")
 
@@ -90,6 +96,8 @@ class ProfileProjection:
                 self._confirmed(txn, event, item.position)
             case ChangeRejected():
                 self._rejected(txn, event)
+            case ChangeSuperseded():
+                self._superseded(txn, event)
             case FactForgotten() if event.field is not None:
                 self._forgotten(txn, event, item.position)
             case SubjectErased():
@@ -228,6 +236,27 @@ class ProfileProjection:
                 "decided_at": e.timestamp.isoformat(),
             },
         )
+
+    def _superseded(self, txn: ViewTransaction, e: ChangeSuperseded) -> None:
+        """The older change leaves the queue; each of the two names the other."""
+        sid = str(e.originator_id)
+        self._decide(
+            txn,
+            sid,
+            str(e.change_id),
+            {
+                "status": "superseded",
+                "superseded_by": str(e.superseded_by),
+                "decided_at": e.timestamp.isoformat(),
+            },
+        )
+        key = f"{sid}:{e.superseded_by}"
+        newer = as_object(txn.get("change", key))
+        newer["supersedes"] = [*_strings(newer.get("supersedes")), str(e.change_id)]
+        txn.put("change", key, newer)
+        queue_key = str(newer.get("queue_key"))
+        if txn.get("queue", queue_key) is not None:
+            txn.put("queue", queue_key, newer)
 
     def _forgotten(self, txn: ViewTransaction, e: FactForgotten, position: int) -> None:
         sid, at, field = str(e.originator_id), e.timestamp.isoformat(), str(e.field)

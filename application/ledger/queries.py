@@ -93,6 +93,7 @@ class PendingChange:
     evidence: Evidence | None
     rationale: str
     based_on_version: int
+    supersedes: tuple[UUID, ...] = ()  # the older pending changes of the field it replaced
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,6 +161,10 @@ class PendingOut(BaseModel):
     evidence: EvidenceOut | None
     rationale: str
     based_on_version: int
+    supersedes: list[UUID] = Field(
+        default_factory=list,
+        description="Older pending changes of the field that this newer statement replaced.",
+    )
 
     @classmethod
     def of(cls, p: PendingChange) -> PendingOut:
@@ -178,6 +182,7 @@ class PendingOut(BaseModel):
             evidence=_evidence(p.evidence),
             rationale=p.rationale,
             based_on_version=p.based_on_version,
+            supersedes=list(p.supersedes),
         )
 
 

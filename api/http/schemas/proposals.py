@@ -62,6 +62,9 @@ class ProposalOut(BaseModel):
         default=False,
         description="True once the field was forgotten: the content above is erased.",
     )
+    superseded_by: UUID | None = Field(
+        default=None, description="The newer change of the field, when this one is superseded."
+    )
 
 
 class ConfirmIn(Strict):

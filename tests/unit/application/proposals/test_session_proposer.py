@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from factledger.adapters.in_memory.view_store import InMemoryViewStore
+from factledger.application.ledger.commands import ApproveChange
 from factledger.application.proposals.modes import ProposalMode, ProposalModes
 from factledger.application.proposals.plan import change_id_for
 from factledger.domain.proposal import ChangeRecord
 from factledger.domain.provenance import ChangeStatus, Operation, Origin
 from factledger.domain.transcript import Role
 from factledger.domain.values import ListValue, TextValue
+from factledger.projections.follower import Follower
+from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile_reader import ViewStoreProfileReader
 
 from .conftest import MODEL, TENANT, Rig, day
 
@@ -127,8 +132,6 @@ async def test_nothing_repeats_the_current_value_or_an_open_proposal(rig: Rig) -
 
 
 async def test_an_update_replaces_a_value_the_profile_holds(rig: Rig) -> None:
-    from factledger.application.ledger.commands import ApproveChange
-
     lead = rig.register()
     rig.record(lead, "s1", day(4, 2), (LEAD, "Right now we order from Initech."))
     await rig.worker().run_once()
@@ -160,3 +163,31 @@ async def test_proposals_can_be_off_per_tenant_and_per_subject_kind(rig: Rig) ->
     assert len(pending(rig, lead, "supplier")) == 1
     assert rig.subject(patient).changes == {}
     assert rig.ledger.subject("quiet", quiet).changes == {}
+
+
+async def test_the_review_queue_holds_one_pending_change_per_field_after_a_supersession(
+    rig: Rig,
+) -> None:
+    views = ProfileProjection(InMemoryViewStore("profile"))
+    reader = ViewStoreProfileReader(views.store)
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (LEAD, "Right now we order from Initech."))
+    await rig.worker().run_once()
+    rig.record(lead, "s2", day(5, 6), (LEAD, "We have switched to Globex."))
+    await rig.worker().run_once()
+
+    Follower(rig.ledger, [views]).catch_up()
+
+    (queued,) = reader.review_queue(TENANT)
+    older = change_id_for(lead, "s1", MODEL, "supplier")
+    assert queued.change_id == change_id_for(lead, "s2", MODEL, "supplier")
+    assert queued.display == "Globex"
+    assert queued.supersedes == (older,)
+    with views.store.read() as txn:
+        doc = txn.get("change", f"{lead}:{older}")
+    assert doc is not None
+    assert doc["status"] == "superseded"
+    assert doc["superseded_by"] == str(queued.change_id)
+    rebuilt = ProfileProjection(InMemoryViewStore("rebuilt"))
+    rebuilt.rebuild(rig.ledger)
+    assert rebuilt.dump() == views.dump()
