@@ -49,7 +49,8 @@ async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
 
 def worker(ports: Runtime) -> SyncWorker:
     """The sync worker as `bootstrap` runs it after each recording: with the product's model."""
-    assert ports.sync_store is not None and ports.backend is not None
+    assert ports.sync_store is not None
+    assert ports.backend is not None
     feed = LedgerEventFeed(ports.ledger)
     model = SessionProposer(ports.ledger, RuleExtractor(), Actor(ActorKind.MODEL, "rule@1"))
     return SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model))
