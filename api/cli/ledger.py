@@ -31,6 +31,7 @@ from factledger.api.settings import (
     InMemoryBackendSettings,
     InMemorySyncStoreSettings,
     InMemoryViewSettings,
+    ProposalSettings,
     Settings,
     SettingsError,
     SqliteEventStoreSettings,
@@ -62,6 +63,9 @@ def demo(
         views=InMemoryViewSettings(),
         backend=InMemoryBackendSettings(),
         sync=SyncSettings(store=InMemorySyncStoreSettings()),
+        # The story still scripts its model's proposals (testing/story/script.py); the
+        # product's own model would review the same sessions and compete with them.
+        proposals=ProposalSettings(mode="off"),
     )
     configure_logging(json_lines=False, level="WARNING")  # the story, not debug lines
     asyncio.run(_play_demo(settings, target))
