@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
+import structlog
+
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.application.ledger.commands import ApproveChange
 from factledger.application.proposals.modes import ProposalMode, ProposalModes
@@ -12,12 +14,12 @@ from factledger.application.proposals.plan import change_id_for
 from factledger.domain.proposal import ChangeRecord
 from factledger.domain.provenance import ChangeStatus, Operation, Origin
 from factledger.domain.transcript import Role
-from factledger.domain.values import ListValue, TextValue
+from factledger.domain.values import ListValue, ProfileSchema, TextValue, ValueType
 from factledger.projections.follower import Follower
 from factledger.projections.profile_projection import ProfileProjection
 from factledger.projections.profile_reader import ViewStoreProfileReader
 
-from .conftest import MODEL, TENANT, Rig, day
+from .conftest import KIND, MODEL, TENANT, Rig, day
 
 AGENT, LEAD = Role.AGENT, Role.SUBJECT
 
@@ -191,3 +193,32 @@ async def test_the_review_queue_holds_one_pending_change_per_field_after_a_super
     rebuilt = ProfileProjection(InMemoryViewStore("rebuilt"))
     rebuilt.rebuild(rig.ledger)
     assert rebuilt.dump() == views.dump()
+
+
+async def test_a_change_the_kinds_schema_refuses_is_left_out_and_the_others_go_in(
+    rig: Rig,
+) -> None:
+    rig.ledger.schemas = {KIND: ProfileSchema({"supplier": ValueType.TEXT})}
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (LEAD, "Right now we order from Initech. Our budget is 40k."))
+
+    with structlog.testing.capture_logs() as logs:
+        await rig.worker().run_once()
+
+    assert [c.field for c in rig.subject(lead).changes.values()] == ["supplier"]
+    assert rig.subject(lead).has_reviewed("s1")
+    refused = [entry for entry in logs if entry["event"] == "proposals.change_refused"]
+    assert [(e["field"], e["error_type"]) for e in refused] == [("budget", "UnknownFieldError")]
+
+
+async def test_the_step_logs_ids_and_counts_never_what_was_said(rig: Rig) -> None:
+    lead = rig.register()
+    said = "We might expand to the Lyon office, depending on the board vote."
+    rig.record(lead, "s1", day(4, 2), (LEAD, said))
+
+    with structlog.testing.capture_logs() as logs:
+        await rig.worker().run_once()
+
+    assert any(entry["event"] == "proposals.session_reviewed" for entry in logs)
+    for fragment in ("Lyon", "board vote", "expand"):
+        assert fragment not in repr(logs)

@@ -1,0 +1,77 @@
+"""Settings -> the product's model: profile schemas with slots, feeds, modes and the actor."""
+
+from __future__ import annotations
+
+import pytest
+
+from factledger.api.bootstrap.proposals import (
+    kind_feeds,
+    model_actor,
+    profile_schemas,
+    proposal_modes,
+)
+from factledger.api.settings import (
+    OpenAICompatibleExtractorSettings,
+    SettingsError,
+    load_settings,
+)
+from factledger.domain.provenance import Actor, ActorKind
+from factledger.domain.values import ValueType
+
+
+def test_a_schema_field_names_its_type_and_the_slots_that_feed_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(
+        "FACTLEDGER_PROFILE_SCHEMAS",
+        '{"patient": {"allergies": {"type": "list", "slots": ["allergy"]}, "note": "text"}}',
+    )
+    settings = load_settings()
+
+    assert profile_schemas(settings)["patient"].fields == {
+        "allergies": ValueType.LIST,
+        "note": ValueType.TEXT,
+    }
+    patient = kind_feeds(settings)["patient"]
+    allergies = patient.field_for("allergy:peanuts")
+    assert allergies is not None
+    assert (allergies.field, allergies.many) == ("allergies", True)
+    assert patient.field_for("note") is None  # a field without slots: only callers propose
+    supplier = kind_feeds(settings)["lead"].field_for("supplier")  # the built-in lead feeds
+    assert supplier is not None
+
+
+def test_proposals_are_on_by_default_and_off_per_tenant_or_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert proposal_modes(load_settings()).proposes("any", "lead")
+    monkeypatch.setenv(
+        "FACTLEDGER_PROPOSALS__TENANTS",
+        '{"clinic": {"mode": "off", "kinds": {"lead": "propose"}},'
+        ' "acme": {"kinds": {"patient": "off"}}}',
+    )
+    modes = proposal_modes(load_settings())
+    assert not modes.proposes("clinic", "patient")
+    assert modes.proposes("clinic", "lead")
+    assert not modes.proposes("acme", "patient")
+    assert modes.proposes("acme", "lead")
+
+
+def test_a_misspelt_mode_or_slot_is_refused_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACTLEDGER_PROPOSALS__MODE", "sometimes")
+    with pytest.raises(SettingsError, match=r"proposals\.mode"):
+        load_settings()
+    monkeypatch.delenv("FACTLEDGER_PROPOSALS__MODE")
+    monkeypatch.setenv(
+        "FACTLEDGER_PROFILE_SCHEMAS", '{"lead": {"x": {"type": "text", "slots": ["Bad Slot"]}}}'
+    )
+    with pytest.raises(SettingsError, match="profile_schemas"):
+        load_settings()
+
+
+def test_the_model_is_named_by_its_extractor_and_version() -> None:
+    assert model_actor(load_settings()) == Actor(ActorKind.MODEL, "rule@1")
+    llm = OpenAICompatibleExtractorSettings(base_url="http://llm:8080/v1", model="small-7b")
+    assert model_actor(load_settings(extractor=llm)) == Actor(
+        ActorKind.MODEL, "openai-compatible:small-7b@1"
+    )
