@@ -31,7 +31,6 @@ from factledger.api.settings import (
     InMemoryBackendSettings,
     InMemorySyncStoreSettings,
     InMemoryViewSettings,
-    ProposalSettings,
     Settings,
     SettingsError,
     SqliteEventStoreSettings,
@@ -42,7 +41,7 @@ from factledger.application.errors import NotFoundError
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import read_events
 from factledger.testing.manual_clock import ManualClock
-from factledger.testing.story.script import JAN, KIND, REF, TENANT
+from factledger.testing.story.script import INFERENCE, JAN, KIND, REASON, REF, TENANT
 from factledger.testing.story.steps import play_story
 
 projections_app = typer.Typer(help="Projection maintenance.", no_args_is_help=True)
@@ -63,9 +62,6 @@ def demo(
         views=InMemoryViewSettings(),
         backend=InMemoryBackendSettings(),
         sync=SyncSettings(store=InMemorySyncStoreSettings()),
-        # The story still scripts its model's proposals (testing/story/script.py); the
-        # product's own model would review the same sessions and compete with them.
-        proposals=ProposalSettings(mode="off"),
     )
     configure_logging(json_lines=False, level="WARNING")  # the story, not debug lines
     asyncio.run(_play_demo(settings, target))
@@ -90,13 +86,13 @@ async def _play_demo(settings: Settings, target: Path) -> None:
         console.print(versions_table(reader.versions(TENANT, sid)))
         console.print(history_table(reader.history(TENANT, sid, "supplier"), "Supplier history"))
         console.print(
-            history_table(reader.history(TENANT, sid, "switch_reason"), "Forgotten field")
+            history_table(reader.history(TENANT, sid, REASON.field), "Forgotten field")
         )
         console.print(diff_table(reader.diff(TENANT, sid, 1, 3), 1, 3))
         console.print(queue_table(reader.review_queue(TENANT)))
         console.print(sessions_table(reader.sessions(TENANT, sid)))
         console.print(
-            "The rejected inference (decision_stage) appears in no version. Explore with:\n"
+            f"The rejected inference ({INFERENCE.field}) appears in no version. Explore with:\n"
             f"  FACTLEDGER_DATA_DIR={target} factledger history {TENANT}/{KIND}/{REF} "
             "--as-of 2026-02-01"
         )

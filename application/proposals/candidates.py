@@ -6,7 +6,9 @@ weighs it against the subject's profile and open proposals.
 - A fact feeds the field its slot maps to (`schema`); other facts yield nothing.
 - Origin: `inferred` for a conclusion nobody stated (a derivation), else `stated`.
 - The condition is the extractor's, verbatim; the evidence is the subject's whole sentence
-  that said it (the last subject message the fact cites).
+  that said it (the last subject message the fact cites). An inference quotes nothing: the
+  words belong to the facts it rests on, and a copy under the inference's field would outlive
+  forgetting them (ADR 0003); its rationale names the session and message instead.
 - One candidate per field and session: a single-valued field keeps the session's last
   statement, a list field gathers every value.
 """
@@ -37,6 +39,7 @@ class Candidate:
     evidence: Evidence | None
     condition: str | None
     slots: tuple[str, ...]
+    said_in: tuple[str, int] | None = None  # (session id, message index) it was drawn from
 
 
 def whole_sentence(text: str, *, containing: Sequence[str]) -> str:
@@ -98,13 +101,15 @@ def candidates_from(
         if feed is None or fact.slot is None or not _fits(feed, value):
             continue
         inferred = fact.is_inference or fact.relation is RelationKind.DERIVES
+        evidence = _evidence(fact, transcript, session_id, value)
         candidate = Candidate(
             feed=feed,
             values=(value,),
             origin=Origin.INFERRED if inferred else Origin.STATED,
-            evidence=_evidence(fact, transcript, session_id, value),
+            evidence=None if inferred else evidence,
             condition=fact.condition,
             slots=(fact.slot,),
+            said_in=None if evidence is None else (session_id, evidence.message_index),
         )
         if candidate.origin is Origin.STATED and candidate.evidence is None:
             continue  # a stated change must quote the subject; this fact cites no such line

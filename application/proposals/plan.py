@@ -46,8 +46,8 @@ def _items(value: FieldValue | None) -> tuple[str, ...]:
 
 
 def _rationale(candidate: Candidate, relation: str) -> str:
-    said = candidate.evidence
-    where = "" if said is None else f" (session {said.session_id}, message {said.message_index})"
+    said = candidate.said_in
+    where = "" if said is None else f" (session {said[0]}, message {said[1]})"
     how = "concluded from what was said" if candidate.origin is Origin.INFERRED else "said"
     return f"{relation} of {candidate.feed.field}: {how}{where}"
 

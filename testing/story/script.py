@@ -2,10 +2,10 @@
 
 A lead says in January (WhatsApp) they work with Supplier A and might buy "next quarter, if
 the pricing works"; in March (voice) that they moved to Supplier B; in June (chat) that it was
-the delivery delays. A model proposes, the lead confirms the intent in the March call, a
-reviewer approves the facts and rejects an inference; in July the lead asks to forget the
-reason. `steps` plays it; this module only holds what the steps need, so the demo, the tests
-and the secrets checks read the same words.
+the late deliveries. The product's model proposes from every session, the lead confirms the
+intent in the March call, a reviewer approves the facts and rejects an inference; in July the
+lead asks to forget the reason. `steps` plays it; this module only holds what the steps need,
+so the demo, the tests and the secrets checks read the same words.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from factledger.domain.provenance import Actor, ActorKind, Evidence, Origin
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.domain.provenance import Actor, ActorKind, Evidence
 from factledger.domain.transcript import Channel, Role
 
 TENANT, KIND, REF = "acme", "lead", "lead-0042"
-MODEL = Actor(ActorKind.MODEL, "extractor-v1")
+# The product's own model, as `api.bootstrap.proposals.model_actor` names the default one.
+MODEL = Actor(ActorKind.MODEL, f"rule@{RuleExtractor.VERSION}")
 REVIEWER = "reviewer-07"
 LEAD = Actor(ActorKind.SUBJECT, REF)
 
@@ -32,7 +34,7 @@ JULY = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 
 Month = Literal["January", "March", "June", "July"]
 
-INTENT_QUOTE = "Maybe next quarter, if the pricing works"
+INTENT_QUOTE = "Maybe next quarter, if the pricing works."  # the whole sentence
 CONDITION = "if the pricing works"
 
 
@@ -55,7 +57,7 @@ JANUARY_CHAT = StorySession(
         (Role.AGENT, "Hi! Who supplies your packaging today?"),
         (Role.SUBJECT, "We work with Supplier A at the moment."),
         (Role.AGENT, "Would you consider switching to us?"),
-        (Role.SUBJECT, f"{INTENT_QUOTE}."),
+        (Role.SUBJECT, INTENT_QUOTE),
     ),
     "WhatsApp chat about packaging suppliers and a possible switch",
 )
@@ -77,7 +79,10 @@ JUNE_CHAT = StorySession(
     JUNE,
     (
         (Role.AGENT, "Why did you leave Supplier A, if I may ask?"),
-        (Role.SUBJECT, "Their delivery delays were hurting us."),
+        (
+            Role.SUBJECT,
+            "Their deliveries kept arriving late. That is why we switched to Supplier B.",
+        ),
     ),
     "Chat about why they left their previous supplier",
 )
@@ -90,62 +95,29 @@ WITHHELD_IN = JANUARY_CHAT.session_id
 
 
 @dataclass(frozen=True, slots=True)
-class StoryProposal:
-    """A change the model proposes; `name` is how the story and its callers refer to it."""
+class StoryChange:
+    """A change the product's model proposes from a session; `name` is how the story and its
+    callers refer to it, `field` where the model puts it (the `lead` kind's default feeds)."""
 
     name: str
     field: str
-    value: str
-    based_on_version: int
-    evidence: Evidence | None = None
-    origin: Origin = Origin.STATED
-    condition: str | None = None
-    rationale: str = ""
+    session: StorySession
 
 
-SUPPLIER_A = StoryProposal(
-    "supplier_a", "supplier", "Supplier A", 0, Evidence(JANUARY_CHAT.session_id, 1, "Supplier A")
-)
-INTENT = StoryProposal(
-    "intent",
-    "purchase_intent",
-    "move the whole packaging line to us next quarter",
-    0,
-    Evidence(JANUARY_CHAT.session_id, 3, INTENT_QUOTE),
-    condition=CONDITION,
-)
-DECIDED = StoryProposal(
-    "decided",
-    "decision_stage",
-    "decided to buy",
-    0,
-    origin=Origin.INFERRED,
-    rationale="sounds keen",
-)
-SUPPLIER_B = StoryProposal(
-    "supplier_b",
-    "supplier",
-    "Supplier B",
-    1,
-    Evidence(MARCH_CALL.session_id, 1, "we moved to Supplier B"),
-)
-REASON = StoryProposal(
-    "reason",
-    "switch_reason",
-    "delivery delays at Supplier A",
-    3,
-    Evidence(JUNE_CHAT.session_id, 1, "delivery delays"),
-)
-PROPOSALS = (SUPPLIER_A, INTENT, DECIDED, SUPPLIER_B, REASON)
+SUPPLIER_A = StoryChange("supplier_a", "supplier", JANUARY_CHAT)
+INTENT = StoryChange("intent", "purchase_intent", JANUARY_CHAT)
+SUPPLIER_B = StoryChange("supplier_b", "supplier", MARCH_CALL)
+REASON = StoryChange("reason", "complaints", JUNE_CHAT)
+INFERENCE = StoryChange("inference", "insights", JUNE_CHAT)  # derived: nobody said it
+CHANGES = (SUPPLIER_A, INTENT, SUPPLIER_B, REASON, INFERENCE)
 
 INTENT_CONFIRMATION = Evidence(MARCH_CALL.session_id, 3, "Yes, that still holds")
-REJECTION_REASON = "an inference: nobody decided anything"
+REJECTION_REASON = "an inference, not something the lead said"
 FORGET_REASON = "the lead asked"
 
 # Every text said in a session or held by a profile: none may ever appear in a log line.
 SECRETS = (
     *(text for session in SESSIONS for _, text in session.lines),
-    *(proposal.value for proposal in PROPOSALS),
     CONDITION,
     WITHHELD,
     "4111 1111",

@@ -1,7 +1,8 @@
 """The story's steps, month by month, over the ledger's commands.
 
 `play_story` registers the lead, then plays January, March, June and July, handing every
-session to `record` (straight into the ledger, or through short-term memory) and awaiting
+session to `record` (straight into the ledger, or through short-term memory), letting the
+product's model review it (`model.review_session`: no proposal is scripted) and awaiting
 `checkpoint(month)` after each month; `until` stops it after a given month. `say` receives one
 line per step, in the story's words, for the demo to print (tests use it as a hook).
 """
@@ -16,19 +17,18 @@ from factledger.application.ledger.commands import (
     ApproveChange,
     ConfirmChange,
     ForgetField,
-    ProposeChange,
     RecordSession,
     RegisterSubject,
     RejectChange,
 )
 from factledger.application.ledger.ledger import Ledger
-from factledger.domain.provenance import Actor, ActorKind, Operation
+from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.transcript import Message
-from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
+from factledger.testing.story.model import proposed, review_session
 from factledger.testing.story.script import (
-    DECIDED,
     FORGET_REASON,
+    INFERENCE,
     INTENT,
     INTENT_CONFIRMATION,
     JAN,
@@ -41,7 +41,6 @@ from factledger.testing.story.script import (
     LEAD,
     MARCH_CALL,
     MARCH_REVIEW,
-    MODEL,
     REASON,
     REF,
     REJECTION_REASON,
@@ -50,7 +49,7 @@ from factledger.testing.story.script import (
     SUPPLIER_B,
     TENANT,
     Month,
-    StoryProposal,
+    StoryChange,
     StorySession,
 )
 
@@ -61,7 +60,8 @@ Checkpoint = Callable[[Month], Awaitable[None]]
 
 @dataclass
 class StoryIds:
-    """The lead's subject id and the change id of every proposal, by the proposal's name."""
+    """The lead's subject id and the change id of every change the model proposed, by the
+    story's name for it (`script.CHANGES`)."""
 
     subject_id: UUID
     changes: dict[str, UUID] = field(default_factory=dict)
@@ -97,51 +97,38 @@ class _Scene:
     ids: StoryIds
 
     async def hold(self, session: StorySession) -> None:
+        """The session is recorded, then the product's model reviews it (as the sync worker
+        does after every recording; whichever comes first, the other finds it reviewed)."""
         self.clock.set(session.at)
         await self.record(session_command(self.ids.subject_id, session))
+        review_session(self.ledger, TENANT, self.ids.subject_id, session.session_id)
 
-    def propose(self, proposal: StoryProposal) -> None:
-        command = ProposeChange(
-            tenant=TENANT,
-            subject_id=self.ids.subject_id,
-            field=proposal.field,
-            operation=Operation.SET,
-            value=TextValue(proposal.value),
-            origin=proposal.origin,
-            proposed_by=MODEL,
-            based_on_version=proposal.based_on_version,
-            evidence=proposal.evidence,
-            condition=proposal.condition,
-            rationale=proposal.rationale,
-        )
-        self.ids.changes[proposal.name] = command.change_id
-        self.ledger.propose_change(command)
+    def note(self, change: StoryChange) -> None:
+        """Remembers the change the model proposed, under the story's name for it."""
+        sid, session = self.ids.subject_id, change.session.session_id
+        self.ids.changes[change.name] = proposed(self.ledger, TENANT, sid, session, change.field)
 
-    def approve(self, proposal: StoryProposal) -> None:
-        change_id = self.ids.changes[proposal.name]
+    def approve(self, change: StoryChange) -> None:
+        change_id = self.ids.changes[change.name]
         self.ledger.approve_change(ApproveChange(TENANT, self.ids.subject_id, change_id, REVIEWER))
 
 
 async def _january(scene: _Scene) -> None:
     await scene.hold(JANUARY_CHAT)
     scene.say("January (WhatsApp): the lead names Supplier A and a conditional purchase intent")
-    for proposal in (SUPPLIER_A, INTENT, DECIDED):
-        scene.propose(proposal)
-    scene.say("January: the model proposes supplier, intent (with its condition) and an inference")
+    for change in (SUPPLIER_A, INTENT):
+        scene.note(change)
+    scene.say("January: the model proposes supplier and intent (with its condition)")
     scene.clock.set(JAN_REVIEW)
     scene.approve(SUPPLIER_A)
     scene.say(f"January: {REVIEWER} approves 'supplier = Supplier A' (version 1)")
-    reviewer = Actor(ActorKind.STAFF, REVIEWER)
-    decided = scene.ids.changes[DECIDED.name]
-    rejection = RejectChange(TENANT, scene.ids.subject_id, decided, reviewer, REJECTION_REASON)
-    scene.ledger.reject_change(rejection)
-    scene.say(f"January: {REVIEWER} rejects the inferred 'decision_stage = decided to buy'")
 
 
 async def _march(scene: _Scene) -> None:
     await scene.hold(MARCH_CALL)
     scene.say("March (voice call): the lead moved to Supplier B and reaffirms the intent")
-    scene.propose(SUPPLIER_B)
+    scene.note(SUPPLIER_B)
+    scene.say("March: the model proposes 'supplier = Supplier B', an update")
     intent = scene.ids.changes[INTENT.name]
     confirmation = ConfirmChange(TENANT, scene.ids.subject_id, intent, INTENT_CONFIRMATION)
     scene.ledger.confirm_change(confirmation)
@@ -153,10 +140,17 @@ async def _march(scene: _Scene) -> None:
 
 async def _june(scene: _Scene) -> None:
     await scene.hold(JUNE_CHAT)
-    scene.propose(REASON)
+    for change in (REASON, INFERENCE):
+        scene.note(change)
+    scene.say("June (chat): the model proposes the reason, late deliveries, and an inference")
     scene.clock.set(JUNE_REVIEW)
     scene.approve(REASON)
-    scene.say("June (chat): the reason, delivery delays, is proposed and approved (version 4)")
+    scene.say(f"June: {REVIEWER} approves the reason (version 4)")
+    reviewer = Actor(ActorKind.STAFF, REVIEWER)
+    inference = scene.ids.changes[INFERENCE.name]
+    rejection = RejectChange(TENANT, scene.ids.subject_id, inference, reviewer, REJECTION_REASON)
+    scene.ledger.reject_change(rejection)
+    scene.say(f"June: {REVIEWER} rejects the inferred 'delivery reliability matters to them'")
 
 
 async def _july(scene: _Scene) -> None:

@@ -72,10 +72,10 @@ def test_the_conditional_intent_stays_stated_with_its_condition(
 def test_the_rejected_inference_never_appears(story: tuple[Runtime, StoryIds]) -> None:
     rt, ids = story
     rejected = [e for e in read_events(rt.ledger, after=0) if isinstance(e.event, ChangeRejected)]
-    assert [e.event.change_id for e in rejected] == [ids.changes["decided"]]
+    assert [e.event.change_id for e in rejected] == [ids.changes["inference"]]
     for version in rt.profiles.versions(TENANT, ids.subject_id):
-        assert "decision_stage" not in version.fields
-    assert rt.profiles.history(TENANT, ids.subject_id, "decision_stage") == []
+        assert "insights" not in version.fields
+    assert rt.profiles.history(TENANT, ids.subject_id, "insights") == []
 
 
 def test_every_version_is_retrievable_as_of_its_date(
@@ -95,16 +95,16 @@ def test_forgetting_removes_the_field_and_history_records_it(
 ) -> None:
     rt, ids = story
     v4, v5 = (rt.profiles.version(TENANT, ids.subject_id, n) for n in (4, 5))
-    assert "switch_reason" in v4.fields
-    assert v4.fields["switch_reason"].forgotten
-    assert "switch_reason" not in v5.fields
+    assert "complaints" in v4.fields
+    assert v4.fields["complaints"].forgotten
+    assert "complaints" not in v5.fields
     assert v5.cause == "forgotten"
-    entries = rt.profiles.history(TENANT, ids.subject_id, "switch_reason")
+    entries = rt.profiles.history(TENANT, ids.subject_id, "complaints")
     assert entries[-1].kind == "forgotten"
     assert entries[-1].at == JULY
-    assert "delivery delays" not in json.dumps(rt.projection.dump())
+    assert "arriving late" not in json.dumps(rt.projection.dump())
     forgotten = [e for e in read_events(rt.ledger, after=0) if isinstance(e.event, FactForgotten)]
-    assert [e.event.field for e in forgotten] == ["switch_reason"]
+    assert [e.event.field for e in forgotten] == ["complaints"]
 
 
 def test_the_rebuilt_views_equal_the_live_ones(story: tuple[Runtime, StoryIds]) -> None:

@@ -52,7 +52,7 @@ def test_every_version_is_retrievable_as_of_its_date(projected) -> None:  # type
         (JAN_REVIEW + DAY, 1, {"supplier"}),
         (MARCH + timedelta(hours=1), 2, {"supplier", "purchase_intent"}),
         (MARCH_REVIEW + DAY, 3, {"supplier", "purchase_intent"}),
-        (JUNE_REVIEW + DAY, 4, {"supplier", "purchase_intent", "switch_reason"}),
+        (JUNE_REVIEW + DAY, 4, {"supplier", "purchase_intent", "complaints"}),
         (JULY + DAY, 5, {"supplier", "purchase_intent"}),
     ]
     for at, version, fields in expected:
@@ -72,27 +72,27 @@ def test_the_supplier_history_shows_a_until_march_and_b_since(projected) -> None
     ]
     assert history[0].until == MARCH_REVIEW
     assert history[1].evidence is not None
-    assert history[1].evidence.quote == "we moved to Supplier B"
+    assert history[1].evidence.quote == "No, we moved to Supplier B last month."
 
 
 def test_the_rejected_inference_never_appears(projected) -> None:  # type: ignore[no-untyped-def]
     reader, sid = projected.reader, projected.ids.subject_id
-    assert all("decision_stage" not in v.fields for v in reader.versions(TENANT, sid))
-    assert reader.history(TENANT, sid, "decision_stage") == []
+    assert all("insights" not in v.fields for v in reader.versions(TENANT, sid))
+    assert reader.history(TENANT, sid, "insights") == []
     assert reader.review_queue(TENANT) == []
 
 
 def test_forgetting_removes_the_value_and_history_records_it(projected) -> None:  # type: ignore[no-untyped-def]
     reader, sid = projected.reader, projected.ids.subject_id
-    history = reader.history(TENANT, sid, "switch_reason")
+    history = reader.history(TENANT, sid, "complaints")
     assert [(h.kind, h.forgotten, h.value) for h in history] == [
-        ("set", True, None),
+        ("append", True, None),
         ("forgotten", True, None),
     ]
     assert history[1].reason == "the lead asked"
-    old = reader.version(TENANT, sid, 4).fields["switch_reason"]
+    old = reader.version(TENANT, sid, 4).fields["complaints"]
     assert (old.forgotten, old.value, old.display) == (True, None, "[forgotten]")
-    assert "delivery delays" not in json.dumps(projected.projection.dump())
+    assert "arriving late" not in json.dumps(projected.projection.dump())
 
 
 def test_a_diff_names_the_changed_and_added_fields(projected) -> None:  # type: ignore[no-untyped-def]
@@ -100,7 +100,7 @@ def test_a_diff_names_the_changed_and_added_fields(projected) -> None:  # type: 
     assert [
         (d.field, d.before and d.before.display, d.after and d.after.display) for d in diff
     ] == [
-        ("purchase_intent", None, "move the whole packaging line to us next quarter"),
+        ("purchase_intent", None, "may consider switching to us next quarter (2026-Q2)"),
         ("supplier", "Supplier A", "Supplier B"),
     ]
 
