@@ -1,11 +1,11 @@
-"""The product story's data: who, when, what was said, what a model proposed and who decided.
+"""The product story's data: who, when, what was said, what the model proposes, who decided.
 
-A lead says in January (WhatsApp) they work with Supplier A and might buy "next quarter, if
-the pricing works"; in March (voice) that they moved to Supplier B; in June (chat) that it was
-the late deliveries. The product's model proposes from every session, the lead confirms the
-intent in the March call, a reviewer approves the facts and rejects an inference; in July the
-lead asks to forget the reason. `steps` plays it; this module only holds what the steps need,
-so the demo, the tests and the secrets checks read the same words.
+A lead says in January (WhatsApp) they work with Supplier A, on a budget, and might buy
+"next quarter, if the pricing works"; in March (voice) that they moved to Supplier B; in June
+(chat) that it was the late deliveries. The product's model proposes from every session, the
+lead confirms the intent in the March call, a reviewer approves the facts and rejects an
+inference; in July the lead asks to forget the reason. `steps` plays it; this module only
+holds what the steps need, so the demo, the tests and the secrets checks read the same words.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ JANUARY_CHAT = StorySession(
     JAN,
     (
         (Role.AGENT, "Hi! Who supplies your packaging today?"),
-        (Role.SUBJECT, "We work with Supplier A at the moment."),
+        (Role.SUBJECT, "We work with Supplier A at the moment. Our budget is 40k a year."),
         (Role.AGENT, "Would you consider switching to us?"),
         (Role.SUBJECT, INTENT_QUOTE),
     ),
@@ -79,10 +79,7 @@ JUNE_CHAT = StorySession(
     JUNE,
     (
         (Role.AGENT, "Why did you leave Supplier A, if I may ask?"),
-        (
-            Role.SUBJECT,
-            "Their deliveries kept arriving late. That is why we switched to Supplier B.",
-        ),
+        (Role.SUBJECT, "Their deliveries kept arriving late."),
     ),
     "Chat about why they left their previous supplier",
 )
@@ -105,11 +102,13 @@ class StoryChange:
 
 
 SUPPLIER_A = StoryChange("supplier_a", "supplier", JANUARY_CHAT)
+BUDGET = StoryChange("budget", "budget", JANUARY_CHAT)  # nobody decides it in the story
 INTENT = StoryChange("intent", "purchase_intent", JANUARY_CHAT)
+# Derived from the budget and "if the pricing works": nobody said it.
+INFERENCE = StoryChange("inference", "insights", JANUARY_CHAT)
 SUPPLIER_B = StoryChange("supplier_b", "supplier", MARCH_CALL)
 REASON = StoryChange("reason", "complaints", JUNE_CHAT)
-INFERENCE = StoryChange("inference", "insights", JUNE_CHAT)  # derived: nobody said it
-CHANGES = (SUPPLIER_A, INTENT, SUPPLIER_B, REASON, INFERENCE)
+CHANGES = (SUPPLIER_A, BUDGET, INTENT, INFERENCE, SUPPLIER_B, REASON)
 
 INTENT_CONFIRMATION = Evidence(MARCH_CALL.session_id, 3, "Yes, that still holds")
 REJECTION_REASON = "an inference, not something the lead said"

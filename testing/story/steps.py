@@ -27,6 +27,7 @@ from factledger.domain.transcript import Message
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.model import proposed, review_session
 from factledger.testing.story.script import (
+    BUDGET,
     FORGET_REASON,
     INFERENCE,
     INTENT,
@@ -116,12 +117,19 @@ class _Scene:
 async def _january(scene: _Scene) -> None:
     await scene.hold(JANUARY_CHAT)
     scene.say("January (WhatsApp): the lead names Supplier A and a conditional purchase intent")
-    for change in (SUPPLIER_A, INTENT):
+    for change in (SUPPLIER_A, BUDGET, INTENT, INFERENCE):
         scene.note(change)
-    scene.say("January: the model proposes supplier and intent (with its condition)")
+    scene.say(
+        "January: the model proposes supplier, budget, intent (with its condition) and an inference"
+    )
     scene.clock.set(JAN_REVIEW)
     scene.approve(SUPPLIER_A)
     scene.say(f"January: {REVIEWER} approves 'supplier = Supplier A' (version 1)")
+    reviewer = Actor(ActorKind.STAFF, REVIEWER)
+    inference = scene.ids.changes[INFERENCE.name]
+    rejection = RejectChange(TENANT, scene.ids.subject_id, inference, reviewer, REJECTION_REASON)
+    scene.ledger.reject_change(rejection)
+    scene.say(f"January: {REVIEWER} rejects the inferred 'price is an important factor for them'")
 
 
 async def _march(scene: _Scene) -> None:
@@ -140,17 +148,10 @@ async def _march(scene: _Scene) -> None:
 
 async def _june(scene: _Scene) -> None:
     await scene.hold(JUNE_CHAT)
-    for change in (REASON, INFERENCE):
-        scene.note(change)
-    scene.say("June (chat): the model proposes the reason, late deliveries, and an inference")
+    scene.note(REASON)
     scene.clock.set(JUNE_REVIEW)
     scene.approve(REASON)
-    scene.say(f"June: {REVIEWER} approves the reason (version 4)")
-    reviewer = Actor(ActorKind.STAFF, REVIEWER)
-    inference = scene.ids.changes[INFERENCE.name]
-    rejection = RejectChange(TENANT, scene.ids.subject_id, inference, reviewer, REJECTION_REASON)
-    scene.ledger.reject_change(rejection)
-    scene.say(f"June: {REVIEWER} rejects the inferred 'delivery reliability matters to them'")
+    scene.say("June (chat): the reason, late deliveries, is proposed and approved (version 4)")
 
 
 async def _july(scene: _Scene) -> None:
