@@ -170,11 +170,13 @@ async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(wor
         )
         # the profile holds confirmed facts only; the rejected inference appears nowhere
         profile_fields = {n.origin.ref for n in context.profile}
-        assert profile_fields == {"supplier", "purchase_intent", "switch_reason"}
-        assert "decision stage" not in render_context(context)
-        assert "decided to buy" not in render_context(context)
+        assert profile_fields == {"supplier", "purchase_intent", "complaints"}
+        assert "insights" not in render_context(context)
+        assert "important factor" not in render_context(context)
         assert all(n.origin.kind is NoteKind.PROFILE for n in context.profile)
-        assert context.to_confirm == ()
+        # nobody decided the budget: the agent is to ask before relying on it
+        assert [n.origin.ref for n in context.to_confirm] != []
+        assert all("budget" in n.text for n in context.to_confirm)
         assert context.recent_sessions[0].on == JUNE.date()
 
         # and our verbatim records (profile versions, proposals) carry it, searchable as chunks
@@ -188,7 +190,7 @@ async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(wor
         # A is still named by the reason, another field: "delivery delays at Supplier A")
         texts = await record_texts(world.backend, story.subject_id)
         assert not [t for t in texts if "Supplier B" in t]
-        assert all("switch_reason" in t for t in texts if "Supplier" in t)
+        assert all("complaints" in t or "budget" in t for t in texts if "Supplier" in t)
         ns = namespace_for(story.subject_id)
         for mode in (SearchMode.CHUNKS, SearchMode.HYBRID):
             query = SearchQuery("works with Supplier B", mode=mode, threshold=0.0, limit=50)
@@ -212,15 +214,15 @@ async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(wor
 
 
 async def test_a_forgotten_reason_is_no_longer_recalled(world: World) -> None:
-    # Given the story up to June synced: the reason the lead gave in the June chat (message 1:
-    # the extractor gives a reason no slot) is confirmed as a field
+    # Given the story up to June synced: the reason the lead gave in the June chat (message 1,
+    # a complaint the model proposed) is confirmed as a field
     story = await play_story_through_short_term_memory(
         world.ledger, world.clock, world.memory(), until="June"
     )
     await world.worker("w").run_once()
-    recall, query = world.recall(), "why they left Supplier A: their delivery delays were hurting"
+    recall, query = world.recall(), "why they left Supplier A: deliveries kept arriving late"
     before = await recall.recall(story.subject_id, query)
-    assert [n for n in before.notes if "delivery" in n.text and n.origin.kind is NoteKind.MEMORY]
+    assert [n for n in before.notes if "deliveries" in n.text and n.origin.kind is NoteKind.MEMORY]
 
     # When the lead asks to forget the reason (the story's July) and the worker runs
     forget(world.ledger, world.clock, story, REASON.field)
@@ -229,8 +231,8 @@ async def test_a_forgotten_reason_is_no_longer_recalled(world: World) -> None:
     # Then no note or excerpt of recall carries the reason, while the supplier stays known
     assert report.dead == 0
     after = await recall.recall(story.subject_id, query)
-    assert not [n for n in after.notes if "delivery" in n.text]
-    assert not [e for e in after.excerpts if "delivery" in e.text]
+    assert not [n for n in after.notes if "deliveries" in n.text]
+    assert not [e for e in after.excerpts if "deliveries" in e.text]
     supplier = await recall.recall(story.subject_id, "works with Supplier")
     assert [n.text for n in supplier.notes if "Supplier" in n.text] == [
         "works with Supplier B, previously Supplier A"

@@ -127,7 +127,7 @@ async def test_the_story_reaches_the_backend_once(rig: Rig) -> None:
     ns = namespace_for(story.subject_id)
     current = await rig.inner.list_memories(ns, include_superseded=False)
     supplier = [m for m in current if m.slot == "supplier"]
-    assert [m.text for m in supplier] == ["switched to Supplier B"]  # said again in June
+    assert [m.text for m in supplier] == ["works with Supplier B"]
     profile = json.loads((await rig.inner.get_record(ns, "profile.v3")).body_json)
     assert profile["fields"]["supplier"]["text"] == "Supplier B"
     assert profile["fields"]["purchase_intent"]["condition"] == "if the pricing works"
