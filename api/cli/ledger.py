@@ -85,9 +85,7 @@ async def _play_demo(settings: Settings, target: Path) -> None:
         console.print(profile_table(reader.current(TENANT, sid), "Current profile"))
         console.print(versions_table(reader.versions(TENANT, sid)))
         console.print(history_table(reader.history(TENANT, sid, "supplier"), "Supplier history"))
-        console.print(
-            history_table(reader.history(TENANT, sid, REASON.field), "Forgotten field")
-        )
+        console.print(history_table(reader.history(TENANT, sid, REASON.field), "Forgotten field"))
         console.print(diff_table(reader.diff(TENANT, sid, 1, 3), 1, 3))
         console.print(queue_table(reader.review_queue(TENANT)))
         console.print(sessions_table(reader.sessions(TENANT, sid)))

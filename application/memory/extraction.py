@@ -40,6 +40,8 @@ class ExtractedFact:
     - `source_indexes` are the indexes of the transcript messages the fact came from.
     - `value` is the slot's value as said ("Supplier B"), when the extractor isolates it;
       None means only `text` says it.
+    - `negated` says the value no longer holds ("no longer works with Supplier A"): the fact
+      updates its slot but states no new value.
     """
 
     key: str
@@ -52,3 +54,4 @@ class ExtractedFact:
     condition: str | None = None
     valid_from: datetime | None = None
     value: str | None = None
+    negated: bool = False

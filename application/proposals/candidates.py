@@ -3,7 +3,8 @@
 Pure. A candidate is what the model would propose if nothing were known yet; `plan` then
 weighs it against the subject's profile and open proposals.
 
-- A fact feeds the field its slot maps to (`schema`); other facts yield nothing.
+- A fact feeds the field its slot maps to (`schema`); other facts yield nothing, and neither
+  does a negation ("no longer works with X": removing a value is the reviewer's call).
 - Origin: `inferred` for a conclusion nobody stated (a derivation), else `stated`.
 - The condition is the extractor's, verbatim; the evidence is the subject's whole sentence
   that said it (the last subject message the fact cites). An inference quotes nothing: the
@@ -98,8 +99,8 @@ def candidates_from(
     for fact in facts:
         feed = feeds.field_for(fact.slot)
         value = _value_of(fact)
-        if feed is None or fact.slot is None or not _fits(feed, value):
-            continue
+        if feed is None or fact.slot is None or fact.negated or not _fits(feed, value):
+            continue  # a negation ("no longer works with X") proposes no value
         inferred = fact.is_inference or fact.relation is RelationKind.DERIVES
         evidence = _evidence(fact, transcript, session_id, value)
         candidate = Candidate(

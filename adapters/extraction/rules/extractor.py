@@ -253,6 +253,8 @@ class RuleExtractor:
             slot = f"intent:{slot}"  # a hedged state is only an intent, never the new state
         draft = Draft("", text, slot, [index], condition=clauses.condition or clauses.hedge)
         draft.value = match.value
+        # A phrase that states a change ("no longer likes ...") says the value no longer holds.
+        draft.negated = match.pattern.updates
         if not clauses.tentative:
             marked = self.guidance.update_markers.search(clauses.statement) is not None
             changed = match.pattern.updates or (match.spec.update_markers and marked)

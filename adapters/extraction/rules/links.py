@@ -29,6 +29,7 @@ class Draft:
     condition: str | None = None
     valid_from: datetime | None = None
     value: str | None = None
+    negated: bool = False
 
     def freeze(self) -> ExtractedFact:
         return ExtractedFact(
@@ -42,6 +43,7 @@ class Draft:
             condition=self.condition,
             valid_from=self.valid_from,
             value=self.value,
+            negated=self.negated,
         )
 
 

@@ -330,5 +330,5 @@ async def test_the_whole_llm_path_scores_like_the_model_behind_it() -> None:
     # Then nothing is lost or altered on the way
     assert report_lines(through_llm) == report_lines(direct)
     for via, rule in zip(through_llm.results, direct.results, strict=True):
-        # The LLM's answer has no separate slot value: its facts say it in their text only.
-        assert via.facts == tuple(replace(fact, value=None) for fact in rule.facts)
+        # The LLM's answer has no separate slot value nor negation flag: its text says them.
+        assert via.facts == tuple(replace(f, value=None, negated=False) for f in rule.facts)

@@ -222,3 +222,12 @@ async def test_the_step_logs_ids_and_counts_never_what_was_said(rig: Rig) -> Non
     assert any(entry["event"] == "proposals.session_reviewed" for entry in logs)
     for fragment in ("Lyon", "board vote", "expand"):
         assert fragment not in repr(logs)
+
+
+async def test_a_value_that_no_longer_holds_is_never_proposed_as_the_value(rig: Rig) -> None:
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (LEAD, "We no longer order from Initech."))
+
+    await rig.worker().run_once()
+
+    assert pending(rig, lead, "supplier") == []
