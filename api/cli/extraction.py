@@ -33,11 +33,15 @@ from factledger.bench.extraction_eval import (
     parse_cases,
     report_lines,
 )
+from factledger.bench.proposal_eval import ProposalScores
+from factledger.bench.proposal_eval import evaluate as evaluate_proposals
+from factledger.bench.proposal_eval import parse_cases as parse_proposal_cases
 from factledger.domain.transcript import Message, Role
 
 extraction_app = typer.Typer(help="Fact extraction tools.", no_args_is_help=True)
 
 DEFAULT_SET = Path("tests/data/extraction_set.yaml")
+PROPOSAL_SET = Path("tests/data/proposal_set.yaml")
 
 
 class ExtractorChoice(StrEnum):
@@ -94,6 +98,37 @@ def eval_command(
     typer.echo(f"ms per transcript            {elapsed_ms / len(cases):.3f} (extraction + scoring)")
     if verbose:
         typer.echo("\n".join(_details(scores)))
+
+
+@extraction_app.command("proposals")
+def proposals_command(
+    labelled_set: Annotated[
+        Path, typer.Option("--set", exists=True, dir_okay=False, help="Labelled set (YAML).")
+    ] = PROPOSAL_SET,
+    guidance: Annotated[
+        Path | None, typer.Option(exists=True, dir_okay=False, help="Guidance YAML to use.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option(help="List every missed and extra proposal.")] = False,
+) -> None:
+    """Score the product's proposer (rule extractor, the kind's fields, the no-noise plan) on
+    multi-session conversations: precision, recall, origin accuracy, condition preservation,
+    wrong-field rate and duplicates, for every case and for the held-out third."""
+    configure_logging(json_lines=False, level="WARNING")
+    cases = parse_proposal_cases(yaml.safe_load(labelled_set.read_text(encoding="utf-8")))
+    extractor = RuleExtractor.from_guidance_file(guidance)
+    scores = asyncio.run(evaluate_proposals(extractor, cases))
+    held = ProposalScores(tuple(r for r in scores.results if "heldout" in r.case.tags))
+    tuned = ProposalScores(tuple(r for r in scores.results if "heldout" not in r.case.tags))
+    for name, part in (("all", scores), ("tuning", tuned), ("heldout", held)):
+        typer.echo(part.line(name))
+    if verbose:
+        for result in scores.results:
+            for missed in result.missed:
+                typer.echo(f"{result.case.id}: missed session {missed.session} {missed.field}")
+            for extra in result.extra:
+                typer.echo(
+                    f"{result.case.id}: extra session {extra.session} {extra.proposal.field}"
+                )
 
 
 async def _evaluate_with(
