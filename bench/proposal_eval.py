@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.application.ledger.commands import (
@@ -225,7 +225,7 @@ async def run_case(case: ProposalCase, extractor: Extractor) -> ProposalResult:
 def _recorded(ledger: Ledger, subject_id: Any, session_id: str) -> SessionRecorded:
     for event in ledger.repository.event_store.get(subject_id):
         if isinstance(event, SessionRecorded) and event.session_id == session_id:
-            return cast("SessionRecorded", event)
+            return event
     raise LookupError(session_id)
 
 

@@ -11,8 +11,10 @@ so async callers wrap it in `asyncio.to_thread`):
 - Commands (`application.commands`) -> `CommandResult`:
   `register_subject`, `record_session`, `propose_change`, `end_session` (a session and its
   proposals in one save), `confirm_change` (by the subject, evidence required),
-  `approve_change` / `reject_change` (by a reviewer), `forget_field`,
-  `forget_memory`, `expire_memory`, `erase_subject`. Domain rules raise `domain.errors.DomainError`
+  `approve_change` / `reject_change` (by a reviewer), `review_session` (the product's model:
+  its proposals from one session, what they supersede, and the review marker), `forget_field`,
+  `forget_memory`, `expire_memory`, `erase_subject`. Domain rules raise
+  `domain.errors.DomainError`
   subclasses; an unknown subject or one of another tenant raises `NotFoundError`; lasting
   contention raises `ConcurrencyError`; an event store that cannot be reached raises
   `EventStoreUnavailableError` (commands, reads and followers alike).
