@@ -167,8 +167,8 @@ async def test_a_killed_worker_resumes_without_loss_or_duplicates(rig: PgRig) ->
     assert await rig.store.pending_count() == 0
     # the crashed write is repeated once (idempotent); nothing is written twice otherwise
     assert set(rig.backend.writes.values()) == {1}
-    # three sessions (transcript and summary each), five proposals, four profile versions
-    assert len(rig.backend.writes) == 15
+    # three sessions (transcript and summary each), the model's six proposals, four versions
+    assert len(rig.backend.writes) == 16
 
 
 async def test_a_queue_made_before_items_had_tenants_gains_the_column(
