@@ -106,6 +106,11 @@ class FieldNotPresentError(DomainError):
     """The field is not in the current profile (nothing to forget or unset)."""
 
 
+class FieldNotHeldError(FieldNotPresentError):
+    """A command names a field of the current profile in its path (an expiry) and the profile
+    does not hold it: never confirmed, unset or forgotten."""
+
+
 class TimeWentBackwardsError(DomainError):
     """An event would be dated before the subject's previous event."""
 

@@ -6,6 +6,7 @@ Payloads hold JSON-safe values only (the transcoder turns tuples into lists on t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, cast
 from uuid import UUID
@@ -273,6 +274,26 @@ class MemoryExpirySet(Aggregate.Event):
         aggregate.remember_command(self.command_id)
 
 
+class FieldExpirySet(Aggregate.Event):
+    """A field of the current profile stops being served from `valid_until` on (by the clock
+    of whoever reads it: no event is needed at that time); the field, its value and this
+    event stay, so history shows what was valid when. A later confirmed change of the field
+    replaces it and, with it, the expiry."""
+
+    TOPIC = "factledger.subject.field_expiry_set.v1"
+    field: str
+    valid_until: datetime
+    requested_by: JsonObject
+    reason: str | None  # like a forget's reason: why, in a few words, stored in clear
+    command_id: str | None
+
+    def apply(self, aggregate: Subject) -> None:
+        current = aggregate.fields.get(self.field)
+        if current is not None:
+            aggregate.fields[self.field] = replace(current, valid_until=self.valid_until)
+        aggregate.remember_command(self.command_id)
+
+
 SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
     "tuple[type[Aggregate.Event], ...]",
     (
@@ -286,5 +307,6 @@ SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
         MemoryExpirySet,
         ChangeSuperseded,
         SessionReviewed,
+        FieldExpirySet,
     ),
 )

@@ -171,6 +171,9 @@ class CurrentField(Immutable):
     confirmed_by: Actor
     confirmed_at: datetime
     evidence_session: str | None
+    # From this time on recall and context stop serving the field (`FieldExpirySet`); a later
+    # confirmed change builds a new `CurrentField`, so it clears the expiry.
+    valid_until: datetime | None = None
 
 
 def apply_operation(

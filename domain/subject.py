@@ -18,6 +18,7 @@ from factledger.domain.errors import (
     ChangeNotPendingError,
     ConfirmationNotFromSubjectError,
     EvidenceNotFoundError,
+    FieldNotHeldError,
     FieldNotPresentError,
     InvalidOperationError,
     InvalidReferenceError,
@@ -31,6 +32,7 @@ from factledger.domain.events import (
     ChangeRejected,
     ChangeSuperseded,
     FactForgotten,
+    FieldExpirySet,
     MemoryExpirySet,
     SessionRecorded,
     SessionReviewed,
@@ -93,6 +95,7 @@ class Subject(Aggregate):
     MemoryExpirySet = MemoryExpirySet
     ChangeSuperseded = ChangeSuperseded
     SessionReviewed = SessionReviewed
+    FieldExpirySet = FieldExpirySet
 
     def __init__(self, tenant: str, kind: str, external_ref: str) -> None:
         self.tenant, self.kind, self.external_ref = tenant, kind, external_ref
@@ -373,6 +376,38 @@ class Subject(Aggregate):
             memory_id=memory_id,
             valid_until=valid_until,
             requested_by=by.by.to_payload(),
+            command_id=by.command_id,
+        )
+
+    def expire_field(
+        self,
+        field: str,
+        valid_until: datetime,
+        *,
+        by: Decision,
+        at: datetime,
+        reason: str | None = None,
+    ) -> None:
+        """Records until when a field of the current profile is served; setting the same time
+        again records nothing. A time in the past stops serving it at once."""
+        self._check_live()
+        if valid_until.tzinfo is None:
+            raise InvalidOperationError("valid_until: needs a time zone")
+        if reason is not None:
+            check_reason(reason)
+        current = self.fields.get(field)
+        if current is None:
+            raise FieldNotHeldError(f"field {field} on subject {self.id}")
+        if current.valid_until == valid_until:
+            return
+        self._check_time(at)
+        self.trigger_event(
+            self.FieldExpirySet,
+            timestamp=at,
+            field=field,
+            valid_until=valid_until,
+            requested_by=by.by.to_payload(),
+            reason=reason,
             command_id=by.command_id,
         )
 

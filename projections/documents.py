@@ -67,6 +67,7 @@ def profile_field(name: str, doc: JsonObject) -> ProfileField:
         change_id=UUID(str(doc["change_id"])),
         version=_int(doc.get("version")),
         forgotten=bool(doc.get("forgotten", False)),
+        valid_until=_opt_time(doc.get("valid_until")),
     )
 
 
@@ -107,6 +108,7 @@ def history_entry(doc: JsonObject) -> FieldHistoryEntry:
         reason=_str(doc.get("reason")),
         forgotten=bool(doc.get("forgotten", False)) or doc.get("kind") == "forgotten",
         note=_str(doc.get("note")),
+        valid_until=_opt_time(doc.get("valid_until")),
     )
 
 

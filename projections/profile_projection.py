@@ -7,7 +7,7 @@ Views (documents in one `ViewStore`, keys zero-padded so they sort):
 | subject | subject id | tenant, kind, external reference, current version |
 | profile | subject id | the current profile: fields with provenance |
 | version | subject id:version | every profile version, immutable JSON (forget redacts only) |
-| history | subject id:position | one entry per field change (set/unset/append/forgotten) |
+| history | subject id:position | one entry per field change (set/unset/append/forgotten/expiry) |
 | change | subject id:change id | every proposal and its status (a superseded one names the newer) |
 | queue | tenant:proposed at:position | pending proposals, oldest first |
 | session | subject id:interaction number | the session index (counts, never text) |
@@ -31,6 +31,7 @@ from factledger.domain.events import (
     ChangeRejected,
     ChangeSuperseded,
     FactForgotten,
+    FieldExpirySet,
     SessionRecorded,
     SubjectErased,
     SubjectRegistered,
@@ -100,6 +101,8 @@ class ProfileProjection:
                 self._superseded(txn, event)
             case FactForgotten() if event.field is not None:
                 self._forgotten(txn, event, item.position)
+            case FieldExpirySet():
+                self._expiry_set(txn, event, item.position)
             case SubjectErased():
                 self._erased(txn, str(event.originator_id))
 
@@ -277,6 +280,40 @@ class ProfileProjection:
                 "kind": "forgotten",
                 "at": at,
                 "version": version,
+                "requested_by": e.requested_by,
+                "reason": e.reason,
+                "until_version": None,
+                "until": None,
+            },
+        )
+
+    def _expiry_set(self, txn: ViewTransaction, e: FieldExpirySet, position: int) -> None:
+        """An expiry annotates the field of the current profile (no new version: the value is
+        unchanged, and written versions never change); versions written later carry it while
+        the field is unchanged. The history entry stays open until the field next changes."""
+        sid, at, field = str(e.originator_id), e.timestamp.isoformat(), e.field
+        valid_until = e.valid_until.isoformat()
+        version = as_object(txn.get("subject", sid)).get("version")
+        version = version if isinstance(version, int) else 0
+        profile = as_object(txn.get("profile", sid))
+        fields = as_object(profile.get("fields"))
+        if field in fields:
+            fields[field] = {**as_object(fields[field]), "valid_until": valid_until}
+            txn.put("profile", sid, profile)
+        for key, doc in txn.scan("history", f"{sid}:"):
+            # An earlier expiry of the same value ends where this one begins.
+            open_expiry = doc.get("kind") == "expiry" and doc.get("until") is None
+            if doc.get("field") == field and open_expiry:
+                txn.put("history", key, {**doc, "until_version": version, "until": at})
+        txn.put(
+            "history",
+            f"{sid}:{position:012d}",
+            {
+                "field": field,
+                "kind": "expiry",
+                "at": at,
+                "version": version,
+                "valid_until": valid_until,
                 "requested_by": e.requested_by,
                 "reason": e.reason,
                 "until_version": None,

@@ -141,7 +141,7 @@ async def open_services(
         recorder = LedgerSessionRecorder(ledger)
         short_term = ShortTermMemory(SessionPorts(buffer, runtime.safety, recorder, clock))
     policies = recall_policies(settings.recall)
-    recall = Recall(RecallPorts(backend, LedgerRecallSources(ledger), policies))
+    recall = Recall(RecallPorts(backend, LedgerRecallSources(ledger, clock=clock), policies))
     worker = None
     if backend is not None:
         feed = LedgerEventFeed(ledger)

@@ -43,6 +43,7 @@ def profile_table(profile: ProfileVersion, title: str) -> Table:
         "when",
         "evidence",
         "since v",
+        "valid until",
     ):
         table.add_column(column)
     for name, f in profile.fields.items():
@@ -57,6 +58,7 @@ def profile_table(profile: ProfileVersion, title: str) -> Table:
             _when(f.confirmed_at),
             "" if f.evidence is None else f'{f.evidence.session_id}: "{f.evidence.quote}"',
             str(f.version),
+            _when(f.valid_until),
         )
     return table
 
@@ -86,12 +88,14 @@ def history_table(entries: Sequence[FieldHistoryEntry], title: str) -> Table:
         table.add_column(column)
     for h in entries:
         until = "" if h.until_version is None else f"v{h.until_version} {_when(h.until)}"
-        why = h.reason if h.kind == "forgotten" else (h.evidence.quote if h.evidence else "")
+        asked = h.kind in {"forgotten", "expiry"}
+        why = h.reason if asked else (h.evidence.quote if h.evidence else "")
+        value = f"valid until {_when(h.valid_until)}" if h.kind == "expiry" else h.display
         _row(
             table,
             h.field,
             h.kind,
-            h.display or "",
+            value or "",
             f"v{h.version} {_when(h.at)}",
             until,
             "" if h.origin is None else h.origin.value,

@@ -1,4 +1,5 @@
-"""`factledger subjects erase | expire-memory`: subject administration for operators."""
+"""`factledger subjects erase | expire-memory | expire-field`: subject administration for
+operators."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from factledger.api.bootstrap.runtime import Needs
 from factledger.api.cli.ledger import subject_ref
 from factledger.api.settings import Settings, SettingsError, load_settings
 from factledger.application.errors import NotFoundError
-from factledger.application.ledger.commands import EraseSubject, ExpireMemory
+from factledger.application.ledger.commands import EraseSubject, ExpireField, ExpireMemory
 from factledger.domain.errors import DomainError
 from factledger.domain.provenance import Actor, ActorKind
 
@@ -71,7 +72,7 @@ def expire_memory(
     except SettingsError as exc:
         raise typer.BadParameter(str(exc)) from None
     tenant_name, subject_id = subject_ref(subject, tenant)
-    valid_until = until if until.tzinfo else until.astimezone()
+    valid_until = _aware(until)
     cmd = ExpireMemory(tenant_name, subject_id, memory_id, valid_until, Actor(ActorKind.STAFF, by))
     try:
         with open_ledger_runtime(settings, catch_up=False) as rt:
@@ -81,6 +82,43 @@ def expire_memory(
         raise typer.Exit(1) from None
     state = "recorded" if result.applied else "already recorded"
     typer.echo(f"expiry of {memory_id} at {valid_until.isoformat()} {state}")
+
+
+@subjects_app.command("expire-field")
+def expire_field(
+    subject: Annotated[str, typer.Argument(help="tenant/kind/reference, or a subject id.")],
+    field: Annotated[str, typer.Argument(help="A field of the current profile.")],
+    until: Annotated[datetime, typer.Option(help="Not served from this time on (ISO 8601).")],
+    by: Annotated[str, typer.Option(help="Who asks: the operator's staff id.")],
+    reason: Annotated[
+        str | None, typer.Option(help="Why (kept in clear: no content, e.g. a ticket).")
+    ] = None,
+    tenant: Annotated[str | None, typer.Option(help="Tenant, when SUBJECT is an id.")] = None,
+) -> None:
+    """Stop serving a profile field from a given time on; it stays in the profile and its
+    history, and a later confirmed change of the field clears the expiry."""
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    tenant_name, subject_id = subject_ref(subject, tenant)
+    valid_until = _aware(until)
+    cmd = ExpireField(
+        tenant_name, subject_id, field, valid_until, Actor(ActorKind.STAFF, by), reason
+    )
+    try:
+        with open_ledger_runtime(settings, catch_up=False) as rt:
+            result = rt.ledger.expire_field(cmd)
+    except (NotFoundError, DomainError) as exc:
+        typer.echo(f"{type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(1) from None
+    state = "recorded" if result.applied else "already recorded"
+    typer.echo(f"expiry of {field} at {valid_until.isoformat()} {state}")
+
+
+def _aware(until: datetime) -> datetime:
+    """A time typed without a zone is the operator's local time."""
+    return until if until.tzinfo else until.astimezone()
 
 
 def register(app: typer.Typer) -> None:

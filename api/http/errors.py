@@ -117,6 +117,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     # The ledger's rules: a conflict with the subject's state by default (409), bad input 422.
     de.DomainError: 409,
     de.ChangeNotFoundError: 404,
+    de.FieldNotHeldError: 404,  # the path names the field (an expiry)
     de.SubjectErasedError: 410,  # for its own tenant only: others get the 404 of no subject
     de.ConfirmationNotAllowedError: 403,
     de.InvalidValueError: 422,

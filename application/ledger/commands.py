@@ -138,6 +138,19 @@ class ExpireMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class ExpireField:
+    """Sets until when one field of the current profile is served by recall and context."""
+
+    tenant: str
+    subject_id: UUID
+    field: str
+    valid_until: datetime
+    requested_by: Actor
+    reason: str | None = None
+    command_id: str = default(default_factory=new_command_id)
+
+
+@dataclass(frozen=True, slots=True)
 class EraseSubject:
     """Erases a subject: every transcript and field becomes unreadable; no more commands."""
 

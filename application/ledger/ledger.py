@@ -13,11 +13,10 @@ so async callers wrap it in `asyncio.to_thread`):
   proposals in one save), `confirm_change` (by the subject, evidence required),
   `approve_change` / `reject_change` (by a reviewer), `review_session` (the product's model:
   its proposals from one session, what they supersede, and the review marker), `forget_field`,
-  `forget_memory`, `expire_memory`, `erase_subject`. Domain rules raise
-  `domain.errors.DomainError`
-  subclasses; an unknown subject or one of another tenant raises `NotFoundError`; lasting
-  contention raises `ConcurrencyError`; an event store that cannot be reached raises
-  `EventStoreUnavailableError` (commands, reads and followers alike).
+  `forget_memory`, `expire_memory`, `expire_field`, `erase_subject`. Domain rules raise
+  `domain.errors.DomainError` subclasses; an unknown subject or one of another tenant raises
+  `NotFoundError`; lasting contention raises `ConcurrencyError`; an event store that cannot be
+  reached raises `EventStoreUnavailableError` (commands, reads and followers alike).
 - Reads: `subject(tenant, subject_id)` loads the aggregate (for checks and tests; hot paths
   read the projections), `tenant_of(subject_id)` reads only the subject's first event (once;
   then a bounded cache), `subject_id_for(tenant, kind, external_ref)`.
@@ -47,6 +46,7 @@ from factledger.application.ledger.commands import (
     CommandResult,
     ConfirmChange,
     EraseSubject,
+    ExpireField,
     ExpireMemory,
     ForgetField,
     ForgetMemory,
@@ -292,6 +292,19 @@ class Ledger(Application[UUID]):
             cmd.subject_id,
             cmd.command_id,
             lambda s: s.expire_memory(cmd.memory_id, cmd.valid_until, by=decision, at=self._now()),
+        )
+
+    def expire_field(self, cmd: ExpireField) -> CommandResult:
+        """Records the field's expiry; from `valid_until` on, readers that hold a clock stop
+        serving it (nothing is written at that time)."""
+        decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
+        return self._run(
+            cmd.tenant,
+            cmd.subject_id,
+            cmd.command_id,
+            lambda s: s.expire_field(
+                cmd.field, cmd.valid_until, by=decision, at=self._now(), reason=cmd.reason
+            ),
         )
 
     # -- reads ---------------------------------------------------------------------------------

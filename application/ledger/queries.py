@@ -32,6 +32,12 @@ class ProfileField:
     change_id: UUID
     version: int  # the profile version that introduced this value
     forgotten: bool = False
+    # Not served by recall and context from this time on (`FieldExpirySet`); readers compare
+    # it with their clock, so the field stays here, and in history, after it.
+    valid_until: datetime | None = None
+
+    def expired(self, now: datetime) -> bool:
+        return self.valid_until is not None and self.valid_until <= now
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +56,7 @@ class FieldHistoryEntry:
     """One step in a field's life: a value set (and until when), or the field forgotten."""
 
     field: str
-    kind: str  # set | unset | append | forgotten
+    kind: str  # set | unset | append | forgotten | expiry
     at: datetime
     version: int
     until: datetime | None
@@ -66,6 +72,7 @@ class FieldHistoryEntry:
     reason: str | None  # why it was forgotten
     forgotten: bool = False
     note: str | None = None  # the reviewer's note on the approval that set it
+    valid_until: datetime | None = None  # an expiry entry: from when the field is not served
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,9 @@
 
 - `LedgerSessionRecorder`: records an ended session with the ledger's `record_session`.
 - `LedgerRecallSources`: recall's read side over the subject aggregate (cached by the
-  library) and, for session summaries, the subject's `SessionRecorded` events. It serves
-  until the profile projection's session index carries summaries; swap it then.
+  library; a field past its `valid_until` by the `Clock` is left out) and, for session
+  summaries, the subject's `SessionRecorded` events. It serves until the profile
+  projection's session index carries summaries; swap it then.
 Blocking library calls run in worker threads.
 """
 
@@ -17,6 +18,7 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.ports import Clock
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.application.sessions.types import SessionRecording
 from factledger.domain.events import SessionRecorded
@@ -41,10 +43,12 @@ class LedgerSessionRecorder:
 
 
 class LedgerRecallSources:
-    """`RecallSources` over the ledger; an unknown subject reads as empty."""
+    """`RecallSources` over the ledger; an unknown subject reads as empty. `clock` decides
+    which fields have expired (by default the ledger's, which dates its events)."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, *, clock: Clock | None = None) -> None:
         self._ledger = ledger
+        self._clock = clock or ledger.clock
 
     def _subject(self, subject_id: UUID) -> Subject | None:
         try:
@@ -57,6 +61,7 @@ class LedgerRecallSources:
             subject = self._subject(subject_id)
             if subject is None:
                 return []
+            now = self._clock.now()
             return [
                 ProfileEntry(
                     field=name,
@@ -67,6 +72,8 @@ class LedgerRecallSources:
                     evidence_session=f.evidence_session,
                 )
                 for name, f in sorted(subject.fields.items())
+                # Expired by the clock, not by an event: nothing is written at `valid_until`.
+                if f.valid_until is None or now < f.valid_until
             ]
 
         return await asyncio.to_thread(read)

@@ -53,7 +53,9 @@ class OpenProposal:
 class RecallSources(Protocol):
     """Read-only views of one subject's ledger.
 
-    - `confirmed_profile` never returns unconfirmed proposals.
+    - `confirmed_profile` never returns unconfirmed proposals, nor a field whose
+      `valid_until` has passed by the sources' `Clock` (an expired field stays in the
+      profile and its history; it is only no longer served).
     - `recent_sessions` is newest first; `sessions` looks sessions up by id (unknown ids are
       left out) and `transcript` returns a session's messages in order (empty when unknown).
     """

@@ -117,3 +117,102 @@ async def test_an_expiry_needs_a_time_zone_and_a_valid_memory_id(
     )
 
     assert (naive.status_code, bad_id.status_code) == (422, 422)
+
+
+REVIEWER = bearer(token(Role.REVIEWER))
+
+
+async def a_confirmed_supplier(http: httpx.AsyncClient) -> str:
+    """A subject whose profile holds `supplier` (stated, approved); returns the subject id."""
+    body = {"kind": "lead", "external_ref": "crm-1"}
+    subject = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
+    start = {"session_id": "wa-1", "channel": "whatsapp"}
+    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
+    message = {"role": "subject", "text": "We work with Supplier Tamarind now."}
+    await ok(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=message, headers=AGENT))
+    await ok(await http.post("/v1/subjects/me/sessions/wa-1/end", json={}, headers=AGENT))
+    proposal = {
+        "field": "supplier",
+        "value": {"type": "text", "value": "Supplier Tamarind"},
+        "origin": "stated",
+        "evidence": {"session_id": "wa-1", "message_index": 0, "quote": "Supplier Tamarind"},
+    }
+    change = await ok(
+        await http.post("/v1/subjects/me/proposals", json=proposal, headers=AGENT), 201
+    )
+    sid = str(subject["subject_id"])
+    url = f"/v1/subjects/{sid}/proposals/{change['change_id']}/approve"
+    await ok(await http.post(url, json={}, headers=REVIEWER))
+    return sid
+
+
+async def profile_context(http: httpx.AsyncClient) -> str:
+    out = await ok(await http.post("/v1/subjects/me/context", json={}, headers=AGENT))
+    return str(out["profile"])
+
+
+async def test_an_expired_field_leaves_context_and_stays_in_the_profile_and_history(
+    http: httpx.AsyncClient, clock: ManualClock
+) -> None:
+    subject_id = await a_confirmed_supplier(http)
+    assert "Tamarind" in await profile_context(http)
+    until = START + timedelta(days=30)
+    url = "/v1/subjects/me/profile/fields/supplier/expire"
+    body = {"valid_until": until.isoformat(), "reason": "contract ends"}
+    headers = {**AGENT, "Idempotency-Key": "expire-field-0001"}
+
+    first = await http.post(url, json=body, headers=headers)
+    replay = await http.post(url, json=body, headers=headers)
+    again = await ok(await http.post(url, json=body, headers=AGENT))
+
+    assert (await ok(first))["applied"] is True
+    assert replay.headers.get("Idempotent-Replayed") == "true"
+    assert replay.json() == first.json()
+    assert again["applied"] is False
+    profile_url = f"/v1/subjects/{subject_id}/profile"
+    served = (await ok(await http.get(profile_url, headers=ANALYST)))["fields"]["supplier"]
+    assert (served["valid_until"][:10], served["expired"]) == ("2026-04-02", False)
+    assert "Tamarind" in await profile_context(http)
+
+    clock.advance(timedelta(days=31))
+
+    assert "Tamarind" not in await profile_context(http)
+    kept = (await ok(await http.get(profile_url, headers=ANALYST)))["fields"]["supplier"]
+    assert (kept["display"], kept["expired"]) == ("Supplier Tamarind", True)
+    history = await ok(await http.get(f"{profile_url}/history?field=supplier", headers=ANALYST))
+    assert [e["kind"] for e in history["entries"]] == ["set", "expiry"]
+    assert history["entries"][1]["valid_until"].startswith("2026-04-02")
+    events = await ok(await http.get(f"/v1/subjects/{subject_id}/events", headers=ANALYST))
+    (expiry,) = [e for e in events["events"] if e["topic"].endswith("field_expiry_set.v1")]
+    assert (expiry["payload"]["field"], expiry["payload"]["reason"]) == (
+        "supplier",
+        "contract ends",
+    )
+
+
+async def test_a_field_expiry_needs_a_time_zone_and_a_field_the_profile_holds(
+    http: httpx.AsyncClient,
+) -> None:
+    await a_confirmed_supplier(http)
+
+    naive = await http.post(
+        "/v1/subjects/me/profile/fields/supplier/expire",
+        json={"valid_until": "2026-06-30T00:00:00"},
+        headers=AGENT,
+    )
+    absent = await http.post(
+        "/v1/subjects/me/profile/fields/budget/expire",
+        json={"valid_until": "2026-06-30T00:00:00Z"},
+        headers=AGENT,
+    )
+    bad_name = await http.post(
+        "/v1/subjects/me/profile/fields/Bad-Name/expire",
+        json={"valid_until": "2026-06-30T00:00:00Z"},
+        headers=AGENT,
+    )
+
+    assert naive.status_code == 422
+    assert naive.json()["field"] == "valid_until"
+    assert "2026-06-30" not in naive.text  # errors never echo the input
+    assert (absent.status_code, absent.json()["error"]) == (404, "FieldNotHeldError")
+    assert bad_name.status_code == 422

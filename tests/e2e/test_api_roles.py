@@ -46,6 +46,9 @@ ROLES_BY_ROUTE: dict[tuple[str, str], frozenset[Role]] = {
     ("POST", f"{S}/proposals/{{change_id}}/reject"): REVIEW,
     ("POST", f"{S}/forget"): AGENT_WORK,
     ("POST", f"{S}/memories/{{memory_id}}/expire"): AGENT_WORK,
+    # An expiry is a forget that waits and keeps history: the roles that may forget (not
+    # reviewers, who decide on proposals only).
+    ("POST", f"{S}/profile/fields/{{field}}/expire"): AGENT_WORK,
     ("DELETE", S): frozenset({ADMIN}),  # erasure (ADR 0015)
     ("GET", f"{S}/profile"): EVERYONE,
     ("GET", f"{S}/profile/versions/{{version}}"): EVERYONE,
@@ -93,6 +96,7 @@ def _url(path: str, role: Role, subject_id: str) -> str:
         version=0,
         item_id="1.0",
         memory_id="mem-1",
+        field="supplier",
     )
 
 

@@ -66,3 +66,34 @@ def test_the_cli_records_a_memory_expiry(tmp_path: Path, monkeypatch: pytest.Mon
     assert [(e["memory_id"], e["valid_until"]) for e in expiries] == [
         ("mem-1", "2026-09-01T00:00:00+00:00")
     ]
+
+
+def test_the_cli_expires_a_field_the_profile_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = CliRunner()
+    assert runner.invoke(app, ["demo", "--data-dir", str(tmp_path)]).exit_code == 0
+    monkeypatch.setenv("FACTLEDGER_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("FACTLEDGER_EVENT_STORE__KIND", raising=False)
+    until = ["--until", "2026-09-01T00:00:00+00:00", "--by", "ops-1"]
+
+    first = runner.invoke(
+        app, ["subjects", "expire-field", SUBJECT, "supplier", *until, "--reason", "ticket 9"]
+    )
+    again = runner.invoke(app, ["subjects", "expire-field", SUBJECT, "supplier", *until])
+    absent = runner.invoke(app, ["subjects", "expire-field", SUBJECT, "budget", *until])
+
+    assert first.exit_code == 0, first.output
+    assert "recorded" in first.output
+    assert "already" in again.output
+    assert absent.exit_code == 1
+    assert "FieldNotHeldError" in absent.output
+    lines = [json.loads(line) for line in runner.invoke(app, ["replay"]).output.splitlines()]
+    expiries = [line for line in lines if line["topic"].endswith("field_expiry_set.v1")]
+    assert [(e["field"], e["valid_until"], e["reason"]) for e in expiries] == [
+        ("supplier", "2026-09-01T00:00:00+00:00", "ticket 9")
+    ]
+    monkeypatch.setenv("COLUMNS", "400")  # rich wraps cells to the terminal's width
+    history = runner.invoke(app, ["history", SUBJECT])
+    assert history.exit_code == 0, history.output
+    assert "valid until 2026-09-01" in history.output

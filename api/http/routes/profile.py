@@ -10,7 +10,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from factledger.api.http.deps import Reader, Reviewer, StateDep, SubjectIdDep
+from factledger.api.http.deps import ApiState, Reader, Reviewer, StateDep, SubjectIdDep
 from factledger.api.http.errors import InvalidParameterError
 from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, MAX_VERSION
 from factledger.api.http.schemas.profile import (
@@ -42,8 +42,14 @@ async def get_profiles(state: StateDep) -> ProfileReader:
 ProfilesDep = Annotated[ProfileReader, Depends(get_profiles)]
 
 
+def now_of(state: ApiState) -> datetime:
+    """The time expiries are judged by: the ledger's clock, which recall and context use."""
+    return state.require_ports().ledger.clock.now()
+
+
 @router.get("", summary="The current profile, or the one in force at `as_of`")
 async def current(
+    state: StateDep,
     principal: Reader,
     subject_id: SubjectIdDep,
     profiles: ProfilesDep,
@@ -55,18 +61,19 @@ async def current(
         raise InvalidParameterError("as_of", "must carry a timezone")
     else:
         profile = await asyncio.to_thread(profiles.as_of, principal.tenant, subject_id, as_of)
-    return ProfileOut.of(profile)
+    return ProfileOut.of(profile, now_of(state))
 
 
 @router.get("/versions/{version}", summary="One profile version, exactly as it was written")
 async def version(
     version: Annotated[int, Path(ge=0, le=MAX_VERSION)],
+    state: StateDep,
     principal: Reader,
     subject_id: SubjectIdDep,
     profiles: ProfilesDep,
 ) -> ProfileOut:
     found = await asyncio.to_thread(profiles.version, principal.tenant, subject_id, version)
-    return ProfileOut.of(found)
+    return ProfileOut.of(found, now_of(state))
 
 
 @router.get("/history", summary="The life of every field, or of one (`field`)")
@@ -84,6 +91,7 @@ async def history(
 
 @router.get("/diff", summary="What changed between two versions")
 async def diff(
+    state: StateDep,
     principal: Reader,
     subject_id: SubjectIdDep,
     profiles: ProfilesDep,
@@ -97,7 +105,7 @@ async def diff(
         subject_id=subject_id,
         from_version=from_version,
         to_version=to_version,
-        changes=[FieldDiffOut.of(c) for c in changes],
+        changes=[FieldDiffOut.of(c, now_of(state)) for c in changes],
     )
 
 

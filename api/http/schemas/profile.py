@@ -45,9 +45,15 @@ class ProfileFieldOut(BaseModel):
     change_id: UUID
     version: int
     forgotten: bool
+    valid_until: datetime | None = Field(
+        default=None, description="From this time on recall and context do not serve the field."
+    )
+    expired: bool = Field(
+        default=False, description="`valid_until` has passed: kept here and in history only."
+    )
 
     @classmethod
-    def of(cls, f: ProfileField) -> ProfileFieldOut:
+    def of(cls, f: ProfileField, now: datetime) -> ProfileFieldOut:
         return cls(
             value=_value(f.value),
             display=f.display,
@@ -60,6 +66,8 @@ class ProfileFieldOut(BaseModel):
             change_id=f.change_id,
             version=f.version,
             forgotten=f.forgotten,
+            valid_until=f.valid_until,
+            expired=f.expired(now),
         )
 
 
@@ -71,8 +79,9 @@ class ProfileOut(BaseModel):
     fields: dict[str, ProfileFieldOut]
 
     @classmethod
-    def of(cls, p: ProfileVersion) -> ProfileOut:
-        fields = {name: ProfileFieldOut.of(f) for name, f in p.fields.items()}
+    def of(cls, p: ProfileVersion, now: datetime) -> ProfileOut:
+        """`now`, the clock's time, decides which fields show as expired."""
+        fields = {name: ProfileFieldOut.of(f, now) for name, f in p.fields.items()}
         return cls(
             subject_id=p.subject_id, version=p.version, at=p.at, cause=p.cause, fields=fields
         )
@@ -96,6 +105,9 @@ class HistoryEntryOut(BaseModel):
     reason: str | None
     forgotten: bool
     note: str | None = Field(default=None, description="The reviewer's note on the approval.")
+    valid_until: datetime | None = Field(
+        default=None, description="An `expiry` entry: from when the field is not served."
+    )
 
     @classmethod
     def of(cls, h: FieldHistoryEntry) -> HistoryEntryOut:
@@ -117,6 +129,7 @@ class HistoryEntryOut(BaseModel):
             reason=h.reason,
             forgotten=h.forgotten,
             note=h.note,
+            valid_until=h.valid_until,
         )
 
 
@@ -132,11 +145,11 @@ class FieldDiffOut(BaseModel):
     after: ProfileFieldOut | None
 
     @classmethod
-    def of(cls, d: FieldDiff) -> FieldDiffOut:
+    def of(cls, d: FieldDiff, now: datetime) -> FieldDiffOut:
         return cls(
             field=d.field,
-            before=None if d.before is None else ProfileFieldOut.of(d.before),
-            after=None if d.after is None else ProfileFieldOut.of(d.after),
+            before=None if d.before is None else ProfileFieldOut.of(d.before, now),
+            after=None if d.after is None else ProfileFieldOut.of(d.after, now),
         )
 
 
