@@ -38,6 +38,7 @@ from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
+from factledger.api.settings import RateLimitSettings
 from factledger.testing.manual_clock import ManualClock
 
 pytestmark = pytest.mark.slow
@@ -64,7 +65,12 @@ def free_port() -> int:
 
 
 # One app for the schema and the server; its ports are only ever used on the server's loop.
-APP = create_app(ports=build_ports(ManualClock()), auth=TEST_AUTH)
+# Rate limits are off here: every case comes from one address, and once its failed
+# authentications ran out, the limiter would answer most of the run with 429s and leave the
+# routes untested (the limits have their own tests, tests/e2e/test_api_rate_limits.py).
+APP = create_app(
+    ports=build_ports(ManualClock()), auth=TEST_AUTH, rate_limit=RateLimitSettings(enabled=False)
+)
 schema = schemathesis.openapi.from_dict(APP.openapi())
 
 
