@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, build_ports, token
+from support.api_harness import TEST_AUTH, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -25,7 +25,6 @@ from factledger.client import (
     RetryPolicy,
     text,
 )
-from factledger.testing.manual_clock import ManualClock
 
 FAST = RetryPolicy(attempts=3, backoff_s=0.001, max_backoff_s=0.002)
 
@@ -48,11 +47,6 @@ class LosesFirstResponse(httpx.AsyncBaseTransport):
                 await response.aread()
                 raise httpx.ReadError("connection reset", request=request)
         return response
-
-
-@pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
 
 
 @pytest.fixture

@@ -10,12 +10,11 @@ from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.testing.manual_clock import ManualClock
 
 LEAD = "crm-640"
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=LEAD, principal_id="chat-bot"))
@@ -24,15 +23,8 @@ REVIEWER = bearer(token(Role.REVIEWER))
 
 
 @pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
-
-
-@pytest.fixture
 async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(ports=ports, auth=TEST_AUTH)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+    async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as client:
         body = {"kind": "lead", "external_ref": LEAD}
         assert (await client.post("/v1/subjects", json=body, headers=SERVICE)).is_success
         yield client

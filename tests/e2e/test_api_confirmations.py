@@ -8,12 +8,11 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.testing.manual_clock import ManualClock
 
 LEAD, OTHER = "crm-310", "crm-311"
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=LEAD, principal_id="voice-bot"))
@@ -23,15 +22,8 @@ REVIEWER = bearer(token(Role.REVIEWER, principal_id="staff-3"))
 
 
 @pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
-
-
-@pytest.fixture
 async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(ports=ports, auth=TEST_AUTH)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+    async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as client:
         for ref in (LEAD, OTHER):
             body = {"kind": "lead", "external_ref": ref}
             assert (await client.post("/v1/subjects", json=body, headers=SERVICE)).is_success

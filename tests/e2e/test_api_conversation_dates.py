@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -32,9 +32,7 @@ def ports() -> Runtime:
 
 @pytest.fixture
 async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(ports=ports, auth=TEST_AUTH)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+    async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as client:
         body = {"kind": "lead", "external_ref": LEAD}
         assert (await client.post("/v1/subjects", json=body, headers=SERVICE)).is_success
         yield client

@@ -9,25 +9,19 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, bearer, token
 
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.domain.events import ChangeConfirmed
-from factledger.testing.manual_clock import ManualClock
 
 REF = "crm-decide"
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=REF, principal_id="wa-bot"))
 SERVICE = bearer(token(Role.SERVICE))
 REVIEWER = bearer(token(Role.REVIEWER, principal_id="staff-9"))
 DECISIONS = 20
-
-
-@pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
 
 
 @pytest.fixture

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import pytest
 import structlog
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, bearer, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -16,16 +15,10 @@ from factledger.api.http.auth import Role
 from factledger.application.errors import MemoryUnavailableError
 from factledger.application.sync.ports import SyncStoreUnavailableError
 from factledger.application.sync.types import DeadLetter
-from factledger.testing.manual_clock import ManualClock
 
 SERVICE = bearer(token(Role.SERVICE))
 AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
 SECRET = "my sister's diagnosis is confidential"
-
-
-@pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
 
 
 def client(ports: Runtime) -> httpx.AsyncClient:

@@ -9,24 +9,18 @@ from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, bearer, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.application.sync.types import SyncItem, SyncKind
-from factledger.testing.manual_clock import ManualClock
 
 SERVICE = bearer(token(Role.SERVICE))
 ADMIN = bearer(token(Role.ADMIN))
 FOREIGN_ADMIN = bearer(token(Role.ADMIN, tenant="t2"))
 AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
 ANALYST = bearer(token(Role.ANALYST))
-
-
-@pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
 
 
 @pytest.fixture

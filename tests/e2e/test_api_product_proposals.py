@@ -4,17 +4,15 @@ rejects an inference; the profile's versions and histories come out right."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import bearer, build_ports, token
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.application.proposals.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
@@ -37,14 +35,6 @@ def clock() -> ManualClock:
 @pytest.fixture
 def ports(clock: ManualClock) -> Runtime:
     return build_ports(clock)
-
-
-@pytest.fixture
-async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(ports=ports, auth=TEST_AUTH)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
-        yield client
 
 
 def worker(ports: Runtime) -> SyncWorker:

@@ -8,13 +8,12 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, bearer, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import RateLimitSettings, Settings
-from factledger.testing.manual_clock import ManualClock
 
 # Refills so slow that no token comes back during a test.
 LIMITS = RateLimitSettings(
@@ -27,11 +26,6 @@ LIMITS = RateLimitSettings(
 )
 FORGED = {"Authorization": "Bearer " + token(Role.SERVICE).rsplit(".", 1)[0] + ".forged"}
 Client = Callable[[str], httpx.AsyncClient]
-
-
-@pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from uuid import uuid4
 import httpx
 import pytest
 from pydantic import SecretStr
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, bearer, token
 
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
@@ -29,7 +29,6 @@ from factledger.application.sessions.types import (
     SessionKey,
 )
 from factledger.domain.transcript import Message
-from factledger.testing.manual_clock import ManualClock
 
 REF = "crm-retry"
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=REF, principal_id="wa-bot"))
@@ -43,11 +42,6 @@ Clients = tuple[httpx.AsyncClient, httpx.AsyncClient]
 def client(ports: Runtime, name: str) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
     return httpx.AsyncClient(transport=transport, base_url=f"http://api-{name}")
-
-
-@pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
 
 
 @pytest.fixture

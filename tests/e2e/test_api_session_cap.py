@@ -4,37 +4,19 @@ then refused to end with more than the cap, and stayed active for ever)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
-import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import bearer, token
 
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.domain.sessions import MAX_MESSAGES
 from factledger.domain.transcript import Message
 from factledger.domain.transcript import Role as Speaker
-from factledger.testing.manual_clock import ManualClock
 
 AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
 SERVICE = bearer(token(Role.SERVICE))
 SESSIONS = "/v1/subjects/me/sessions"
-
-
-@pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
-
-
-@pytest.fixture
-async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(ports=ports, auth=TEST_AUTH)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
-        yield client
 
 
 async def test_the_message_past_the_cap_is_a_422_and_the_session_still_ends(

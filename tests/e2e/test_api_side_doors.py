@@ -9,12 +9,11 @@ from typing import Any
 import httpx
 import pytest
 import structlog
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.testing.manual_clock import ManualClock
 
 LEAD = "crm-420"
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=LEAD))
@@ -24,15 +23,8 @@ LINE = "We keep two spare trucks at the Lille depot."
 
 
 @pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
-
-
-@pytest.fixture
 async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(ports=ports, auth=TEST_AUTH)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+    async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as client:
         body = {"kind": "lead", "external_ref": LEAD}
         assert (await client.post("/v1/subjects", json=body, headers=SERVICE)).is_success
         start = {"session_id": "chat-1", "channel": "chat"}

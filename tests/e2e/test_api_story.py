@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import bearer, token
 
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.testing.manual_clock import ManualClock
 
 LEAD = "crm-100"
 OWNER = "crm-200"
-
-
-@pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
-
-
-@pytest.fixture
-async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(ports=ports, auth=TEST_AUTH)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
-        yield client
 
 
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=LEAD, principal_id="wa-bot"))

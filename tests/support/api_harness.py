@@ -8,8 +8,12 @@ parts, so e2e tests drive the real routes over `httpx.ASGITransport` without a s
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 
+import httpx
+from fastapi import FastAPI
 from pydantic import SecretStr
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
@@ -101,3 +105,11 @@ def token(
 
 def bearer(jwt: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {jwt}"}
+
+
+@asynccontextmanager
+async def asgi_client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """A client that calls `app` in process, as `http://api`."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+        yield client
