@@ -109,17 +109,23 @@ def proposals_command(
         Path | None, typer.Option(exists=True, dir_okay=False, help="Guidance YAML to use.")
     ] = None,
     verbose: Annotated[bool, typer.Option(help="List every missed and extra proposal.")] = False,
+    tag: Annotated[
+        str | None, typer.Option(help="Score only the cases carrying this tag (e.g. batch2).")
+    ] = None,
 ) -> None:
     """Score the product's proposer (rule extractor, the kind's fields, the no-noise plan) on
     multi-session conversations: precision, recall, origin accuracy, condition preservation,
     wrong-field rate and duplicates, for every case and for the held-out third."""
     configure_logging(json_lines=False, level="WARNING")
     cases = parse_proposal_cases(yaml.safe_load(labelled_set.read_text(encoding="utf-8")))
+    cases = [c for c in cases if tag is None or tag in c.tags]
     extractor = RuleExtractor.from_guidance_file(guidance)
     scores = asyncio.run(evaluate_proposals(extractor, cases))
     held = ProposalScores(tuple(r for r in scores.results if "heldout" in r.case.tags))
     tuned = ProposalScores(tuple(r for r in scores.results if "heldout" not in r.case.tags))
-    for name, part in (("all", scores), ("tuning", tuned), ("heldout", held)):
+    multi = ProposalScores(tuple(r for r in scores.results if len(r.case.sessions) > 1))
+    parts = (("all", scores), ("tuning", tuned), ("heldout", held), ("multi-session", multi))
+    for name, part in parts:
         typer.echo(part.line(name))
     if verbose:
         for result in scores.results:

@@ -27,11 +27,18 @@ def test_the_set_has_sixty_cases_and_keeps_a_third_aside() -> None:
 async def test_the_rule_proposer_keeps_its_first_run_figures() -> None:
     scores = await evaluate(RuleExtractor(), cases())
     held = ProposalScores(tuple(r for r in scores.results if "heldout" in r.case.tags))
-    # First run (no tuning on this set): precision 1.00, recall 0.87, both on the held-out
-    # third too. Safety-like properties are exact, not floors.
-    assert scores.precision >= 0.95
-    assert scores.recall >= 0.85
-    assert held.recall >= 0.8
+    # First run with the second batch (105 cases, 64 multi-session, 34 held out; no tuning):
+    # precision 1.00, recall 0.68, held-out recall 0.75, the 64 multi-session cases 0.66.
+    # Floors are the measured figures, so any regression fails. Safety-like properties are
+    # exact, not floors.
+    multi = ProposalScores(tuple(r for r in scores.results if len(r.case.sessions) > 1))
+    assert len(multi.results) >= 60
+    assert scores.precision >= 1.0
+    assert round(scores.recall, 2) >= 0.68
+    assert round(held.recall, 2) >= 0.75
+    assert round(multi.recall, 2) >= 0.66
+    new = ProposalScores(tuple(r for r in scores.results if "batch2" in r.case.tags))
+    assert round(new.recall, 2) >= 0.47  # the 42 cases of the second batch
     assert scores.origin_accuracy == 1.0
     assert scores.condition_preservation == 1.0
     assert scores.wrong_field_rate == 0.0
