@@ -9,11 +9,11 @@ from factledger.application.memory.types import RelationKind, SearchHit
 from factledger.application.recall.notes import (
     profile_text,
     proposal_text,
-    question_text,
     summary_text,
     unquote,
 )
 from factledger.application.recall.notes import with_previous as merge_previous
+from factledger.application.recall.questions import question_text
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.application.recall.types import Excerpt, Note, NoteKind, NoteOrigin
 from factledger.domain.transcript import Channel, Message

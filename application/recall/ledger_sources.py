@@ -96,6 +96,8 @@ class LedgerRecallSources:
                     evidence_session=None
                     if c.proposal.evidence is None
                     else c.proposal.evidence.session_id,
+                    typed=c.proposal.value,
+                    operation=c.proposal.operation,
                 )
                 for c in pending[:limit]
             ]

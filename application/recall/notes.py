@@ -86,16 +86,6 @@ def proposal_text(proposal: OpenProposal) -> str:
     return unquote(f"{field_label(proposal.field)}: {value}{condition} ({kind}, unconfirmed)")
 
 
-def question_text(proposal: OpenProposal) -> str:
-    """What an agent may ask to have a proposal confirmed or declined, in its own words: a
-    paraphrase of the change, never the subject's quotation."""
-    label = field_label(proposal.field)
-    if proposal.value is None:
-        return unquote(f"Should we remove your {label} from your profile?")
-    condition = f", {proposal.condition}" if proposal.condition else ""
-    return unquote(f"Is it right that your {label} is {proposal.value}{condition}?")
-
-
 def _to_ask(note: Note) -> str:
     if note.question is None:
         return dated(note)

@@ -12,7 +12,9 @@ from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
+from factledger.domain.provenance import Operation
 from factledger.domain.transcript import Channel, Message
+from factledger.domain.values import FieldValue
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,9 @@ class OpenProposal:
     inferred: bool
     proposed_at: datetime
     evidence_session: str | None
+    # The typed value and the operation, so a question can be phrased per type and operation.
+    typed: FieldValue | None = None
+    operation: Operation = Operation.SET
 
 
 class RecallSources(Protocol):

@@ -83,10 +83,10 @@ async def test_context_suggests_a_question_for_every_pending_change(
     context = (await http.post("/v1/subjects/me/context", json={}, headers=AGENT)).json()
     asks = {n["ref"]: n["question"] for n in context["to_confirm"]}
     assert asks == {
-        crm: "Is it right that your crm is Pipewise?",
+        crm: "Is it right that your CRM is Pipewise?",
         renewal: "Is it right that your renewal month is October?",
     }
-    assert f"Ask: Is it right that your crm is Pipewise? (change {crm})" in context["prompt"]
+    assert f"Ask: Is it right that your CRM is Pipewise? (change {crm})" in context["prompt"]
     # a note, not a quotation: nothing the lead said is quoted back
     assert "on Pipewise" not in str(asks)
 

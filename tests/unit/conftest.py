@@ -26,9 +26,13 @@ def postgres() -> NoReturn:
     pytest.fail(NO_POSTGRES)
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(autouse=True)
 def _no_embedded_server() -> Iterator[None]:
-    """Catches a unit test that starts the embedded server itself."""
+    """Catches a unit test that starts the embedded server itself.
+
+    Per test, not per session: a session-scoped patch outlived the unit tests and refused
+    the server to e2e tests run in the same pytest session (`pytest tests/unit tests/e2e`).
+    """
 
     def refuse(*_args: object, **_kwargs: object) -> NoReturn:
         pytest.fail(NO_POSTGRES)
