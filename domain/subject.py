@@ -7,6 +7,7 @@ replay rebuilds the same subject. Times are passed in (`at`), never read from a 
 from __future__ import annotations
 
 import contextlib
+import copy
 from datetime import datetime
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -134,17 +135,8 @@ class Subject(Aggregate):
             if isinstance(value, dict | set | list):
                 value = value.copy()
             clone.__dict__[name] = value
-        clone.changes = {
-            cid: ChangeRecord(
-                r.proposal,
-                r.proposed_at,
-                r.status,
-                r.note,
-                r.proposed_version,
-                r.confirmed_version,
-            )
-            for cid, r in self.changes.items()
-        }
+        # A record's fields are immutable values: a shallow copy keeps every field, new ones too.
+        clone.changes = {cid: copy.copy(r) for cid, r in self.changes.items()}
         return clone
 
     # -- queries on state -------------------------------------------------------------------
