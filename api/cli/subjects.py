@@ -4,6 +4,7 @@ operators."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated
 
@@ -14,7 +15,13 @@ from factledger.api.bootstrap.runtime import Needs
 from factledger.api.cli.ledger import subject_ref
 from factledger.api.settings import Settings, SettingsError, load_settings
 from factledger.application.errors import NotFoundError
-from factledger.application.ledger.commands import EraseSubject, ExpireField, ExpireMemory
+from factledger.application.ledger.commands import (
+    CommandResult,
+    EraseSubject,
+    ExpireField,
+    ExpireMemory,
+)
+from factledger.application.ledger.ledger import Ledger
 from factledger.domain.errors import DomainError
 from factledger.domain.provenance import Actor, ActorKind
 
@@ -35,10 +42,7 @@ def erase(
     """Erase a subject: its keys are deleted (every transcript and field becomes unreadable),
     its views and saved responses go, and the sync drops its memory-backend namespace. The
     ledger keeps a receipt: who, when, why."""
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    settings = _settings()
     tenant_name, subject_id = subject_ref(subject, tenant)
     cmd = EraseSubject(tenant_name, subject_id, Actor(ActorKind.STAFF, by), reason)
     try:
@@ -67,21 +71,11 @@ def expire_memory(
     tenant: Annotated[str | None, typer.Option(help="Tenant, when SUBJECT is an id.")] = None,
 ) -> None:
     """Stop serving a memory from a given time on; the sync worker sets it in the backend."""
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    settings = _settings()
     tenant_name, subject_id = subject_ref(subject, tenant)
     valid_until = _aware(until)
     cmd = ExpireMemory(tenant_name, subject_id, memory_id, valid_until, Actor(ActorKind.STAFF, by))
-    try:
-        with open_ledger_runtime(settings, catch_up=False) as rt:
-            result = rt.ledger.expire_memory(cmd)
-    except (NotFoundError, DomainError) as exc:
-        typer.echo(f"{type(exc).__name__}: {exc}", err=True)
-        raise typer.Exit(1) from None
-    state = "recorded" if result.applied else "already recorded"
-    typer.echo(f"expiry of {memory_id} at {valid_until.isoformat()} {state}")
+    _record_expiry(settings, memory_id, valid_until, lambda ledger: ledger.expire_memory(cmd))
 
 
 @subjects_app.command("expire-field")
@@ -97,23 +91,37 @@ def expire_field(
 ) -> None:
     """Stop serving a profile field from a given time on; it stays in the profile and its
     history, and a later confirmed change of the field clears the expiry."""
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    settings = _settings()
     tenant_name, subject_id = subject_ref(subject, tenant)
     valid_until = _aware(until)
     cmd = ExpireField(
         tenant_name, subject_id, field, valid_until, Actor(ActorKind.STAFF, by), reason
     )
+    _record_expiry(settings, field, valid_until, lambda ledger: ledger.expire_field(cmd))
+
+
+def _settings() -> Settings:
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _record_expiry(
+    settings: Settings,
+    target: str,
+    valid_until: datetime,
+    expire: Callable[[Ledger], CommandResult],
+) -> None:
+    """Expiries need only the ledger: the sync worker carries them to the backend later."""
     try:
         with open_ledger_runtime(settings, catch_up=False) as rt:
-            result = rt.ledger.expire_field(cmd)
+            result = expire(rt.ledger)
     except (NotFoundError, DomainError) as exc:
         typer.echo(f"{type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(1) from None
     state = "recorded" if result.applied else "already recorded"
-    typer.echo(f"expiry of {field} at {valid_until.isoformat()} {state}")
+    typer.echo(f"expiry of {target} at {valid_until.isoformat()} {state}")
 
 
 def _aware(until: datetime) -> datetime:
