@@ -1,4 +1,5 @@
-"""`factledger serve` (the HTTP API) and `factledger token mint` (development tokens)."""
+"""`factledger serve` (the HTTP API and its console at `/console`) and `factledger token mint`
+(development tokens)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def serve(
     configure_logging(json_lines=settings.log_json)
     # The factory builds settings again in each worker process, from the same environment.
     uvicorn.run(
-        "factledger.api.http.app:create_app",
+        "factledger.api.console.app:create_app",
         factory=True,
         host=host or settings.api.host,
         port=port or settings.api.port,
