@@ -21,7 +21,7 @@ from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.console.app import create_app
 from factledger.api.console.session import SESSION_COOKIE
 from factledger.api.http.auth import Role
-from factledger.api.settings import RateLimitSettings
+from factledger.api.settings import ConsoleSettings, RateLimitSettings
 from factledger.domain.events import ChangeConfirmed, ChangeRejected, FactForgotten
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.script import SECRETS
@@ -285,3 +285,22 @@ async def test_pages_show_content_and_logs_do_not(web: httpx.AsyncClient, seeded
     assert logs
     for secret in (*SECRETS, "a secret reason"):
         assert secret not in repr(logs)
+
+
+async def test_a_disabled_console_is_not_served(ports: Runtime) -> None:
+    app = create_app(ports=ports, auth=TEST_AUTH, console=ConsoleSettings(enabled=False))
+    async with asgi_client(app) as web:
+        assert (await web.get("/console/sign-in")).status_code == 404
+        assert (await web.get("/healthz")).status_code == 200
+
+
+async def test_pages_are_not_cached_framed_or_given_foreign_scripts(
+    web: httpx.AsyncClient,
+) -> None:
+    page = await web.get("/console/sign-in")
+    assert page.headers["cache-control"] == "no-store"
+    assert page.headers["x-frame-options"] == "DENY"
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    style = await web.get("/console/static/console.css")
+    assert style.status_code == 200
+    assert "focus-visible" in style.text
