@@ -22,9 +22,12 @@ from factledger.api.console.app import create_app
 from factledger.api.console.session import SESSION_COOKIE
 from factledger.api.http.auth import Role
 from factledger.api.settings import ConsoleSettings, RateLimitSettings
+from factledger.application.ledger.commands import ApproveChange, ProposeChange
 from factledger.domain.events import ChangeConfirmed, ChangeRejected, FactForgotten
+from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
+from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
-from factledger.testing.story.script import SECRETS
+from factledger.testing.story.script import SECRETS, TENANT
 
 NO_LIMITS = RateLimitSettings(enabled=False)
 
@@ -304,3 +307,50 @@ async def test_pages_are_not_cached_framed_or_given_foreign_scripts(
     style = await web.get("/console/static/console.css")
     assert style.status_code == 200
     assert "focus-visible" in style.text
+
+
+async def test_a_field_changed_meanwhile_is_shown_as_a_conflict(
+    web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
+) -> None:
+    # Given another supplier proposal, approved first, on the same profile version
+    subject = seeded.subject_id
+    other = ProposeChange(
+        TENANT,
+        subject,
+        "supplier",
+        Operation.SET,
+        TextValue("Supplier C"),
+        Origin.INFERRED,
+        Actor(ActorKind.STAFF, "reviewer-2"),
+        based_on_version=0,
+    )
+    ports.ledger.propose_change(other)
+    ports.ledger.approve_change(ApproveChange(TENANT, subject, other.change_id, "reviewer-2"))
+    await sign_in(web)
+    # Then the queue says so before anyone tries
+    queue = await web.get("/console/queue")
+    assert "Conflict: the field changed after this was proposed" in queue.text
+    # And approving it anyway is refused, shown, and changes nothing
+    change = seeded.changes["supplier_a"]
+    url = f"/console/subjects/{subject}/proposals/{change}/approve"
+    before = len(events(ports, seeded))
+    answer = await web.post(url, data={"csrf": csrf_of(queue.text), "nonce": "i" * 24})
+    assert answer.status_code == 409
+    assert "StaleChangeError" in answer.text
+    assert f'href="/console/subjects/{subject}/proposals/{change}"' in answer.text
+    assert len(events(ports, seeded)) == before
+
+
+async def test_an_admin_forgets_a_memory_with_a_reason(
+    web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
+) -> None:
+    await sign_in(web, Role.ADMIN)
+    subject = seeded.subject_id
+    confirm = await web.get(f"/console/subjects/{subject}/forget?memory_id=mem-1")
+    assert confirm.status_code == 200
+    form = {"csrf": csrf_of(confirm.text), "nonce": "j" * 24, "memory_id": "mem-1"}
+    url = f"/console/subjects/{subject}/forget"
+    assert (await web.post(url, data=form)).status_code == 422  # no reason
+    assert (await web.post(url, data={**form, "reason": "asked"})).status_code == 303
+    forgotten = [e for e in events(ports, seeded) if isinstance(e, FactForgotten)]
+    assert [(f.memory_id, f.reason) for f in forgotten] == [("mem-1", "asked")]
