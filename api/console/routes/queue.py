@@ -12,6 +12,7 @@ import asyncio
 from typing import Annotated
 from uuid import UUID
 
+import structlog
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
@@ -28,6 +29,7 @@ from factledger.domain.proposal import MAX_NOTE
 from factledger.domain.provenance import MAX_REASON, Origin
 
 router = APIRouter()
+log = structlog.get_logger(__name__)
 Filter = Annotated[str | None, Query(max_length=200)]
 Nonce = Annotated[str, Form(pattern=NONCE_PATTERN)]
 MAX_BULK = 200
@@ -136,7 +138,14 @@ async def decide_many(
     for subject_id in {d.subject_id for d in decisions}:
         await checked(console, session, subject_id)
     outcomes = await decide_all(ledger, session, decisions, nonce)
-    refused = any(o.error_type is not None for o in outcomes)
+    refused = [o.error_type for o in outcomes if o.error_type is not None]
+    log.info(
+        "console.decisions_taken",
+        action=action,
+        applied=len(outcomes) - len(refused),
+        refused=len(refused),
+        error_types=sorted(set(refused)),
+    )
     return render_page(
         request,
         "outcomes.html",

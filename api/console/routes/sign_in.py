@@ -12,6 +12,7 @@ import time
 from typing import Annotated
 
 import jwt
+import structlog
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
@@ -28,6 +29,7 @@ from factledger.api.http.auth import Principal, Role
 from factledger.api.http.errors import AuthenticationError, PermissionDeniedError
 
 router = APIRouter()
+log = structlog.get_logger(__name__)
 MAX_TOKEN_CHARS = 64 * 1024  # the verifier applies the configured, smaller limit
 
 
@@ -54,11 +56,18 @@ def _verified(request: Request, console: ConsoleDep, token: str) -> Principal:
     try:
         principal = console.api.verifier.verify(token)
     except AuthenticationError:
+        log.info("console.sign_in_refused", error_type="AuthenticationError")
         if limiter is not None:
             limiter.failed(address)
         raise
     if principal.role not in CONSOLE_ROLES:
+        log.info(
+            "console.sign_in_refused",
+            error_type="PermissionDeniedError",
+            role=principal.role.value,
+        )
         raise PermissionDeniedError(f"role {principal.role.value} may not use the console")
+    log.info("console.signed_in", role=principal.role.value, tenant=principal.tenant)
     return principal
 
 
