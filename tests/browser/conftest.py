@@ -6,14 +6,12 @@ Skipped, saying why, only where that browser is not installed (`.ci/run` install
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 import pytest
 from support.api_harness import TEST_AUTH, build_ports
-from support.browser import CHROMIUM, chromium, serve
-from support.console_seed import Seeded, seed_dead_letter, seed_queue
+from support.browser import CHROMIUM, Console, chromium, serve
+from support.console_seed import seed_dead_letter, seed_queue
 
-from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.console.app import create_app
 from factledger.api.settings import RateLimitSettings
 from factledger.testing.manual_clock import ManualClock
@@ -24,14 +22,6 @@ if not CHROMIUM.exists():
     )
 
 from playwright.async_api import Browser, BrowserContext, async_playwright
-
-
-@dataclass(frozen=True, slots=True)
-class Console:
-    base_url: str
-    ports: Runtime
-    seeded: Seeded
-    dead_letter: str
 
 
 @pytest.fixture(scope="session")

@@ -6,12 +6,12 @@ import re
 
 from playwright.async_api import BrowserContext, Page, expect
 from support.api_harness import token
+from support.browser import Console
 
 from factledger.api.http.auth import Role
 from factledger.application.ledger.commands import ApproveChange
 from factledger.domain.events import ChangeConfirmed, ChangeRejected, FactForgotten
 from factledger.testing.story.script import INTENT_QUOTE, TENANT
-from tests.browser.conftest import Console
 
 OTHER_TENANT = "globex"
 

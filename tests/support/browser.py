@@ -9,11 +9,15 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import uvicorn
 from fastapi import FastAPI
 from playwright.async_api import Browser, Playwright
+from support.console_seed import Seeded
+
+from factledger.api.bootstrap.runtime import Runtime
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -27,6 +31,16 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 STARTUP_S = 15.0
+
+
+@dataclass(frozen=True, slots=True)
+class Console:
+    """A served console and what it was seeded with."""
+
+    base_url: str
+    ports: Runtime
+    seeded: Seeded
+    dead_letter: str
 
 
 def _free_port() -> int:
