@@ -22,12 +22,14 @@ from factledger.api.console.app import create_app
 from factledger.api.console.session import SESSION_COOKIE
 from factledger.api.http.auth import Role
 from factledger.api.settings import ConsoleSettings, RateLimitSettings
-from factledger.application.ledger.commands import ApproveChange, ProposeChange
+from factledger.application.ledger.commands import ApproveChange, ProposeChange, RecordSession
 from factledger.domain.events import ChangeConfirmed, ChangeRejected, FactForgotten
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
+from factledger.domain.transcript import Channel, Message
+from factledger.domain.transcript import Role as MessageRole
 from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
-from factledger.testing.story.script import SECRETS, TENANT
+from factledger.testing.story.script import JAN, SECRETS, TENANT
 
 NO_LIMITS = RateLimitSettings(enabled=False)
 
@@ -354,3 +356,17 @@ async def test_an_admin_forgets_a_memory_with_a_reason(
     assert (await web.post(url, data={**form, "reason": "asked"})).status_code == 303
     forgotten = [e for e in events(ports, seeded) if isinstance(e, FactForgotten)]
     assert [(f.memory_id, f.reason) for f in forgotten] == [("mem-1", "asked")]
+
+
+async def test_what_people_wrote_is_shown_as_text_never_as_markup(
+    web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
+) -> None:
+    markup = '<script src="/x.js"></script><b>bold</b>'
+    said = Message(MessageRole.SUBJECT, f"We said {markup}", JAN)
+    ports.ledger.record_session(
+        RecordSession(TENANT, seeded.subject_id, "chat-markup", Channel.CHAT, JAN, JAN, (said,))
+    )
+    await sign_in(web)
+    page = await web.get(f"/console/subjects/{seeded.subject_id}/sessions")
+    assert markup not in page.text
+    assert "&lt;script src=&#34;/x.js&#34;&gt;&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in page.text
