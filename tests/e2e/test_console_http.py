@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from uuid import UUID
 
 import httpx
 import pytest
 import structlog
-from support.api_harness import TEST_AUTH, asgi_client, build_ports, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
 from support.console_seed import (
     OTHER_TENANT,
     Seeded,
@@ -370,3 +371,43 @@ async def test_what_people_wrote_is_shown_as_text_never_as_markup(
     page = await web.get(f"/console/subjects/{seeded.subject_id}/sessions")
     assert markup not in page.text
     assert "&lt;script src=&#34;/x.js&#34;&gt;&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in page.text
+
+
+def _decisions(ports: Runtime, subject: UUID) -> list[tuple[str, dict[str, object]]]:
+    """The decision events of a subject, without what differs between two runs by design."""
+    skipped = {"command_id", "originator_id", "originator_version", "timestamp"}
+    return [
+        (type(e).__name__, {k: v for k, v in vars(e).items() if k not in skipped})
+        for e in ports.ledger.events.get(subject)
+        if isinstance(e, ChangeConfirmed | ChangeRejected)
+    ]
+
+
+async def test_console_decisions_are_the_apis_events(
+    web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
+) -> None:
+    # Given the same queue in a second runtime, decided through the JSON API
+    api_clock = ManualClock()
+    api_ports = build_ports(api_clock)
+    twin = seed_queue(api_ports, api_clock)
+    reviewer = bearer(token(Role.REVIEWER, tenant=TENANT))
+    async with asgi_client(create_app(ports=api_ports, auth=TEST_AUTH)) as api:
+        base = f"/v1/subjects/{twin.subject_id}/proposals"
+        approve = f"{base}/{twin.changes['supplier_a']}/approve"
+        reject = f"{base}/{twin.changes['inference']}/reject"
+        assert (await api.post(approve, json={"note": "ok"}, headers=reviewer)).status_code == 200
+        rejected = await api.post(reject, json={"reason": "a guess"}, headers=reviewer)
+        assert rejected.status_code == 200
+    # When the console takes the same decisions
+    await sign_in(web)
+    subject = seeded.subject_id
+    page = await web.get("/console/queue")
+    form = {"csrf": csrf_of(page.text), "nonce": "k" * 24}
+    base = f"/console/subjects/{subject}/proposals"
+    await web.post(f"{base}/{seeded.changes['supplier_a']}/approve", data={**form, "note": "ok"})
+    await web.post(
+        f"{base}/{seeded.changes['inference']}/reject", data={**form, "reason": "a guess"}
+    )
+    # Then the events are the same, reviewer and all
+    assert _decisions(ports, subject) == _decisions(api_ports, twin.subject_id)
+    assert len(_decisions(ports, subject)) == 2
