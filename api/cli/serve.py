@@ -39,6 +39,13 @@ def serve(
             "several workers need shared state: a PostgreSQL sync store and a backend other "
             "than in-memory (FACTLEDGER_SYNC__STORE__KIND=postgres, FACTLEDGER_BACKEND__KIND=...)"
         )
+    console = settings.console
+    if processes > 1 and console.enabled and console.session_secret is None:
+        # Each process would sign console sessions with its own random key.
+        raise typer.BadParameter(
+            "several workers need one console session key: FACTLEDGER_CONSOLE__SESSION_SECRET "
+            "(or FACTLEDGER_CONSOLE__ENABLED=false)"
+        )
     # uvicorn installs no handlers of its own (`log_config=None`): its lines go through ours,
     # which never print a traceback's values. The factory configures each worker again.
     configure_logging(json_lines=settings.log_json)

@@ -78,6 +78,7 @@ def create_app(
     *,
     ports: Runtime | None = None,
     auth: AuthSettings | None = None,
+    max_body_bytes: int | None = None,
     rate_limit: RateLimitSettings | None = None,
     console: ConsoleSettings | None = None,
 ) -> FastAPI:
@@ -85,7 +86,9 @@ def create_app(
     disabled; cookies are `Secure` outside the `dev` environment."""
     if settings is None:
         settings = Settings() if ports is None else Settings(auth=auth or AuthSettings())
-    app = create_api(settings, ports=ports, auth=auth, rate_limit=rate_limit)
+    app = create_api(
+        settings, ports=ports, auth=auth, max_body_bytes=max_body_bytes, rate_limit=rate_limit
+    )
     chosen = console or settings.console
     if chosen.enabled:
         secure = (auth or settings.auth).environment != "dev"
