@@ -87,7 +87,7 @@ CONSOLE_ROLES = frozenset({Role.REVIEWER, Role.ANALYST, Role.ADMIN})
 async def check_csrf(request: Request, session: SessionDep) -> None:
     form = await request.form()
     given = form.get("csrf")
-    if not isinstance(given, str) or not hmac.compare_digest(given, session.csrf):
+    if not isinstance(given, str) or not hmac.compare_digest(given.encode(), session.csrf.encode()):
         raise CsrfRefusedError("csrf: the form's token is missing or does not match the session")
 
 

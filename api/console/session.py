@@ -69,7 +69,7 @@ class CookieSigner:
         if not value or value.count(".") != 1:
             return None
         payload, mac = value.split(".")
-        if not hmac.compare_digest(mac, self._mac(purpose, payload)):
+        if not hmac.compare_digest(mac.encode(), self._mac(purpose, payload).encode()):
             return None
         try:
             body = json.loads(_unb64(payload))

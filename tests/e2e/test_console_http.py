@@ -411,3 +411,15 @@ async def test_console_decisions_are_the_apis_events(
     # Then the events are the same, reviewer and all
     assert _decisions(ports, subject) == _decisions(api_ports, twin.subject_id)
     assert len(_decisions(ports, subject)) == 2
+
+
+async def test_a_csrf_token_of_any_text_is_a_refusal_not_an_error(
+    web: httpx.AsyncClient, seeded: Seeded
+) -> None:
+    await sign_in(web)
+    url = f"/console/subjects/{seeded.subject_id}/proposals/{seeded.changes['budget']}/approve"
+    answer = await web.post(url, data={"nonce": "n" * 24, "csrf": "é∂"})
+    assert answer.status_code == 403
+    await web.get("/console/sign-in")
+    signing_in = await web.post("/console/sign-in", data={"token": "x", "csrf": "é∂"})
+    assert signing_in.status_code == 403

@@ -81,7 +81,7 @@ async def sign_in(
     expected = console.signer.read_sign_in_nonce(
         request.cookies.get(SIGN_IN_COOKIE), now=time.time()
     )
-    if expected is None or not hmac.compare_digest(expected, csrf):
+    if expected is None or not hmac.compare_digest(expected.encode(), csrf.encode()):
         raise CsrfRefusedError("csrf: the sign-in form's token is missing or has expired")
     principal = _verified(request, console, token.strip())
     # Verified above; only its expiry is read here, so the session never outlives the token.

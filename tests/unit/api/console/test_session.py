@@ -25,6 +25,7 @@ def test_a_changed_byte_or_another_key_is_no_session() -> None:
     assert signer.read_session(f"{flipped}.{mac}", now=NOW) is None
     assert CookieSigner(b"o" * 32).read_session(value, now=NOW) is None
     assert signer.read_session("garbage", now=NOW) is None
+    assert signer.read_session("\u00e9t\u00e9.\u00e9t\u00e9", now=NOW) is None
     assert signer.read_session(None, now=NOW) is None
 
 
