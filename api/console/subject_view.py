@@ -77,6 +77,24 @@ def evidence_context(
     return tuple(lines)
 
 
+def queue_contexts(
+    ledger: Ledger, tenant: str, items: list[QueueItem], *, around: int = 2
+) -> dict[UUID, tuple[ContextLine, ...]]:
+    """The evidence in context of each queued change that quotes one, by change id (each
+    subject loaded once)."""
+    subjects: dict[UUID, Subject] = {}
+    contexts = {}
+    for item in items:
+        change = item.change
+        if change.evidence is None:
+            continue
+        if change.subject_id not in subjects:
+            subjects[change.subject_id] = ledger.subject(tenant, change.subject_id)
+        subject = subjects[change.subject_id]
+        contexts[change.change_id] = evidence_context(subject, change.evidence, around=around)
+    return contexts
+
+
 @dataclass(frozen=True, slots=True)
 class ProposalPage:
     subject: SubjectSummary

@@ -42,7 +42,14 @@ async def test_a_reviewer_opens_the_evidence_approves_with_a_note_and_rejects_an
     await expect(rows).to_have_count(4)
     await expect(page.locator("tr.inferred .origin-inferred")).to_have_text("INFERRED")
 
-    # The evidence: the quoted sentence, highlighted among the session's messages.
+    # The evidence, opened in the queue: the quoted sentence among the session's messages.
+    intent = rows.filter(has_text="purchase_intent")
+    await expect(intent.locator("mark")).to_be_hidden()
+    await intent.get_by_text("Evidence in context").click()
+    await expect(intent.locator("li.evidence mark")).to_have_text(INTENT_QUOTE)
+    await expect(intent.locator("li.msg")).to_have_count(3)  # two before, none after
+
+    # And on the proposal's own page.
     await page.get_by_role(
         "link", name=re.compile("Evidence and decision for purchase_intent")
     ).click()

@@ -21,7 +21,7 @@ from factledger.api.console.guard import CSRF, ConsoleDep, Reviewing
 from factledger.api.console.guard import subject_in_tenant as checked
 from factledger.api.console.pages import render_page, see_other
 from factledger.api.console.queue_view import QueueFilters, queue_choices, review_queue
-from factledger.api.console.subject_view import proposal_page
+from factledger.api.console.subject_view import proposal_page, queue_contexts
 from factledger.api.http.deps import LedgerDep
 from factledger.api.http.errors import InvalidParameterError
 from factledger.api.http.routes.profile import ProfilesDep
@@ -44,6 +44,7 @@ async def queue(
     request: Request,
     session: Reviewing,
     profiles: ProfilesDep,
+    ledger: LedgerDep,
     kind: Filter = None,
     field: Filter = None,
     origin: Annotated[Origin | None, Query()] = None,
@@ -52,8 +53,15 @@ async def queue(
     filters = QueueFilters(_blank(kind), _blank(field), origin, _blank(proposer))
     items = await asyncio.to_thread(review_queue, profiles, session.tenant, filters)
     choices = await asyncio.to_thread(queue_choices, profiles, session.tenant)
+    contexts = await asyncio.to_thread(queue_contexts, ledger, session.tenant, items)
     return render_page(
-        request, "queue.html", session, items=items, filters=filters, choices=choices
+        request,
+        "queue.html",
+        session,
+        items=items,
+        filters=filters,
+        choices=choices,
+        contexts=contexts,
     )
 
 
