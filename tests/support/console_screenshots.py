@@ -2,7 +2,8 @@
 
     cd tests && ../.venv/bin/python -m support.console_screenshots ../docs
 
-The queue is the story's lead after the January chat (the model's four proposals pending);
+The queue is the story's lead after the January chat (the model's four proposals pending, the
+intent's evidence opened);
 the subject page is the lead after the whole story, synced to the in-memory backend,
 comparing versions 1 and 3.
 """
@@ -69,6 +70,8 @@ async def main(out: Path) -> None:
         with serve(create_app(ports=queue_ports, auth=TEST_AUTH)) as base_url:
             page = await (await browser.new_context(viewport=VIEWPORT)).new_page()
             await _signed_in(page, base_url, Role.REVIEWER)
+            intent = page.locator("table.queue tbody tr", has_text="purchase_intent")
+            await intent.get_by_text("Evidence in context").click()
             await page.screenshot(path=out / "console-queue.png", full_page=True)
         with serve(create_app(ports=story_ports, auth=TEST_AUTH)) as base_url:
             page = await (await browser.new_context(viewport=VIEWPORT)).new_page()
