@@ -6,9 +6,11 @@ STAMP := $(VENV)/.installed
 # Tools that resolve modules from files (mypy, import-linter) see the layer folders through
 # this tree of symlinks, laid out the way the installed `factledger` namespace package is.
 TREE := .build/tree
+# Where `make demo` leaves the story's ledger for `make console` to show.
+DEMO_DIR := .factledger/demo
 LAYERS := domain application adapters projections api client testing bench
 
-.PHONY: install demo serve worker test lint typecheck imports unit bench clean tree
+.PHONY: install demo console serve worker test lint typecheck imports unit bench clean tree
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +25,13 @@ tree:
 	@for layer in $(LAYERS); do ln -sfn ../../../$$layer $(TREE)/factledger/$$layer; done
 
 demo: $(STAMP)
-	$(BIN)/factledger demo
+	rm -rf $(DEMO_DIR)
+	$(BIN)/factledger demo --data-dir $(DEMO_DIR)
+
+# The reviewer's console on the demo's data: prints a sign-in link, then serves the API.
+console: $(STAMP)
+	@FACTLEDGER_DATA_DIR=$(DEMO_DIR) $(BIN)/factledger console-link --tenant acme
+	FACTLEDGER_DATA_DIR=$(DEMO_DIR) $(BIN)/factledger serve
 
 serve: $(STAMP)
 	$(BIN)/factledger serve

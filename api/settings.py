@@ -536,6 +536,27 @@ class ApiSettings(NestedSettings):
     rate_limit: RateLimitSettings = RateLimitSettings()
 
 
+class ConsoleSettings(NestedSettings):
+    """The reviewer's console under `/console` (ADR 0019): server-rendered pages for the
+    reviewer, analyst and admin roles, signed in once with a platform token.
+
+    `session_secret` signs the console's session cookies; without one each process draws a
+    random key at start, so sessions end with the process and several workers need a shared
+    secret (`FACTLEDGER_CONSOLE__SESSION_SECRET`).
+    """
+
+    enabled: bool = True
+    session_ttl_s: int = Field(default=900, ge=60, le=8 * 3600)
+    session_secret: SecretStr | None = None
+
+    @model_validator(mode="after")
+    def _secret_long_enough(self) -> ConsoleSettings:
+        secret = self.session_secret
+        if secret is not None and len(secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
+            raise ValueError(f"session_secret needs at least {MIN_SECRET_BYTES} bytes")
+        return self
+
+
 class Settings(BaseSettings):
     """Everything configurable, validated once at start-up."""
 
@@ -567,6 +588,7 @@ class Settings(BaseSettings):
     sync: SyncSettings = SyncSettings()
     auth: AuthSettings = AuthSettings()
     api: ApiSettings = ApiSettings()
+    console: ConsoleSettings = ConsoleSettings()
     log_json: bool = False
 
     def ledger_path(self) -> Path:

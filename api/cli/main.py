@@ -11,6 +11,7 @@ from importlib.metadata import version as installed_version
 import typer
 
 from factledger.api.cli import bench as cli_bench
+from factledger.api.cli import console as cli_console
 from factledger.api.cli import embedder as cli_embedder
 from factledger.api.cli import extraction as cli_extraction
 from factledger.api.cli import ledger as cli_ledger
@@ -42,6 +43,7 @@ def version() -> None:
 
 
 cli_bench.register(app)
+cli_console.register(app)
 cli_embedder.register(app)
 cli_api.register(app)
 cli_memory.register(app)

@@ -1,4 +1,5 @@
-"""`factledger serve` (the HTTP API) and `factledger token mint` (development tokens)."""
+"""`factledger serve` (the HTTP API and its console at `/console`) and `factledger token mint`
+(development tokens)."""
 
 from __future__ import annotations
 
@@ -38,12 +39,19 @@ def serve(
             "several workers need shared state: a PostgreSQL sync store and a backend other "
             "than in-memory (FACTLEDGER_SYNC__STORE__KIND=postgres, FACTLEDGER_BACKEND__KIND=...)"
         )
+    console = settings.console
+    if processes > 1 and console.enabled and console.session_secret is None:
+        # Each process would sign console sessions with its own random key.
+        raise typer.BadParameter(
+            "several workers need one console session key: FACTLEDGER_CONSOLE__SESSION_SECRET "
+            "(or FACTLEDGER_CONSOLE__ENABLED=false)"
+        )
     # uvicorn installs no handlers of its own (`log_config=None`): its lines go through ours,
     # which never print a traceback's values. The factory configures each worker again.
     configure_logging(json_lines=settings.log_json)
     # The factory builds settings again in each worker process, from the same environment.
     uvicorn.run(
-        "factledger.api.http.app:create_app",
+        "factledger.api.console.app:create_app",
         factory=True,
         host=host or settings.api.host,
         port=port or settings.api.port,

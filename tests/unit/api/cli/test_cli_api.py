@@ -48,3 +48,15 @@ def test_serve_refuses_several_workers_without_shared_state(
     result = CliRunner().invoke(app, ["serve", "--workers", "2"])
     assert result.exit_code != 0
     assert "shared state" in result.output
+
+
+def test_serve_refuses_several_workers_without_one_console_session_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_BACKEND__KIND", "pgvector")
+    monkeypatch.setenv("FACTLEDGER_SYNC__STORE__KIND", "postgres")
+    monkeypatch.delenv("FACTLEDGER_CONSOLE__SESSION_SECRET", raising=False)
+    monkeypatch.delenv("FACTLEDGER_CONSOLE__ENABLED", raising=False)
+    result = CliRunner().invoke(app, ["serve", "--workers", "2"])
+    assert result.exit_code != 0
+    assert "SESSION_SECRET" in result.output

@@ -1,0 +1,96 @@
+"""The console as a sub-application of the API, mounted at `/console` (ADR 0019).
+
+It shares the API's state (token verifier, rate limits, the runtime its lifespan opens), so
+its pages call the same use cases, and it has its own error handlers (pages, not JSON) and
+response headers: no caching of pages that show personal content, no framing, and a content
+security policy that admits the app's own static files only.
+
+`create_app` is the API's factory plus the console; `factledger serve` runs it.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.console.errors import install_console_errors
+from factledger.api.console.guard import ConsoleState
+from factledger.api.console.pages import STATIC_DIR
+from factledger.api.console.routes.operations import router as operations_router
+from factledger.api.console.routes.queue import router as queue_router
+from factledger.api.console.routes.sign_in import router as sign_in_router
+from factledger.api.console.routes.subjects import router as subjects_router
+from factledger.api.console.session import CookieSigner
+from factledger.api.http.app import create_app as create_api
+from factledger.api.http.deps import WRITE_SLOT, ApiState
+from factledger.api.settings import AuthSettings, ConsoleSettings, RateLimitSettings, Settings
+
+MOUNT = "/console"
+HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'; "
+        b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+]
+
+
+class ConsoleHeadersMiddleware:
+    """Adds `HEADERS` to every console response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+def build_console(api: ApiState, settings: ConsoleSettings, *, secure_cookies: bool) -> FastAPI:
+    secret = settings.session_secret
+    key = secrets.token_bytes(32) if secret is None else secret.get_secret_value().encode()
+    console = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    console.state.api = api  # the API's dependencies (ledger, profiles, sync store) read it
+    console.state.console = ConsoleState(api, CookieSigner(key), settings, secure_cookies)
+    install_console_errors(console)
+    console.include_router(sign_in_router)
+    for router in (queue_router, subjects_router, operations_router):
+        console.include_router(router, dependencies=[WRITE_SLOT])
+    console.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    console.add_middleware(ConsoleHeadersMiddleware)
+    return console
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    ports: Runtime | None = None,
+    auth: AuthSettings | None = None,
+    max_body_bytes: int | None = None,
+    rate_limit: RateLimitSettings | None = None,
+    console: ConsoleSettings | None = None,
+) -> FastAPI:
+    """The API (`api.http.app.create_app`) with the console at `/console` unless it is
+    disabled; cookies are `Secure` outside the `dev` environment."""
+    if settings is None:
+        settings = Settings() if ports is None else Settings(auth=auth or AuthSettings())
+    app = create_api(
+        settings, ports=ports, auth=auth, max_body_bytes=max_body_bytes, rate_limit=rate_limit
+    )
+    chosen = console or settings.console
+    if chosen.enabled:
+        secure = (auth or settings.auth).environment != "dev"
+        app.mount(MOUNT, build_console(app.state.api, chosen, secure_cookies=secure))
+    return app

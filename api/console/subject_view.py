@@ -1,0 +1,190 @@
+"""What the subject and proposal pages show, read from the projections and the ledger.
+
+- Profile, versions, diffs, field history and the session index come from the profile
+  projection (`ProfileReader`), as the API serves them.
+- A proposal, its status and the evidence in context come from the subject aggregate
+  (`Ledger.subject`), as the API's proposal route reads them.
+- Transcripts and summaries come from the subject's `SessionRecorded` events, as recall's
+  session sources read them; a withheld message was never stored, so it is only a count.
+Every function blocks (the caller runs it in a thread).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from factledger.api.console.queue_view import QueueFilters, QueueItem, review_queue
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.queries import (
+    FieldDiff,
+    FieldHistoryEntry,
+    ProfileField,
+    ProfileReader,
+    ProfileVersion,
+    SubjectSummary,
+)
+from factledger.application.recall.notes import summary_text
+from factledger.domain.events import SessionRecorded
+from factledger.domain.proposal import ChangeRecord
+from factledger.domain.provenance import Evidence
+from factledger.domain.subject import Subject
+
+CONTEXT_AROUND = 3  # messages shown on each side of the quoted one
+
+
+@dataclass(frozen=True, slots=True)
+class ContextLine:
+    """One message around the evidence; on the quoted one, the quote split out of it."""
+
+    index: int
+    role: str
+    before: str
+    quote: str = ""
+    after: str = ""
+
+    @property
+    def is_evidence(self) -> bool:
+        return bool(self.quote)
+
+
+def _split(text: str, quote: str) -> tuple[str, str, str]:
+    at = text.find(quote)
+    if at < 0:  # the quote no longer matches verbatim: mark the whole message
+        return "", text, ""
+    return text[:at], quote, text[at + len(quote) :]
+
+
+def evidence_context(
+    subject: Subject, evidence: Evidence | None, *, around: int = CONTEXT_AROUND
+) -> tuple[ContextLine, ...]:
+    """The messages around the quoted one, the quote highlighted; () without a session."""
+    info = None if evidence is None else subject.sessions.get(evidence.session_id)
+    if evidence is None or info is None:
+        return ()
+    first = max(0, evidence.message_index - around)
+    lines = []
+    for index, (role, text) in enumerate(info.messages):
+        if index < first or index > evidence.message_index + around:
+            continue
+        if index == evidence.message_index:
+            before, quote, after = _split(text, evidence.quote)
+            lines.append(ContextLine(index, role.value, before, quote, after))
+        else:
+            lines.append(ContextLine(index, role.value, text))
+    return tuple(lines)
+
+
+def queue_contexts(
+    ledger: Ledger, tenant: str, items: list[QueueItem], *, around: int = 2
+) -> dict[UUID, tuple[ContextLine, ...]]:
+    """The evidence in context of each queued change that quotes one, by change id (each
+    subject loaded once)."""
+    subjects: dict[UUID, Subject] = {}
+    contexts = {}
+    for item in items:
+        change = item.change
+        if change.evidence is None:
+            continue
+        if change.subject_id not in subjects:
+            subjects[change.subject_id] = ledger.subject(tenant, change.subject_id)
+        subject = subjects[change.subject_id]
+        contexts[change.change_id] = evidence_context(subject, change.evidence, around=around)
+    return contexts
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalPage:
+    subject: SubjectSummary
+    record: ChangeRecord
+    current: ProfileField | None
+    context: tuple[ContextLine, ...]
+    superseded_by: UUID | None
+
+
+def proposal_page(
+    ledger: Ledger, profiles: ProfileReader, tenant: str, subject_id: UUID, change_id: UUID
+) -> ProposalPage:
+    subject = ledger.subject(tenant, subject_id)
+    record = subject.change(change_id)  # ChangeNotFoundError: 404
+    current = profiles.current(tenant, subject_id).fields.get(record.field)
+    return ProposalPage(
+        subject=profiles.subject(tenant, subject_id),
+        record=record,
+        current=None if current is None or current.forgotten else current,
+        context=evidence_context(subject, record.proposal.evidence),
+        superseded_by=subject.superseded_by.get(change_id),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionView:
+    """A recorded session: its summary and transcript (None once the subject is erased)."""
+
+    session_id: str
+    channel: str
+    started_at: datetime
+    ended_at: datetime | None
+    summary: str | None
+    messages: tuple[tuple[int, str, str], ...] | None  # (index, role, text)
+    withheld: int
+
+
+def _session_view(event: SessionRecorded) -> SessionView:
+    transcript = event.transcript
+    messages = (
+        None
+        if transcript is None
+        else tuple(
+            (n, str(m.get("role")), str(m.get("text")))
+            for n, m in enumerate(transcript)
+            if isinstance(m, Mapping)
+        )
+    )
+    summary = event.summary
+    return SessionView(
+        session_id=event.session_id,
+        channel=event.channel,
+        started_at=event.started_at,
+        ended_at=event.ended_at,
+        summary=summary_text(summary) if isinstance(summary, Mapping) and summary else None,
+        messages=messages,
+        withheld=event.withheld_count,
+    )
+
+
+def recorded_sessions(ledger: Ledger, subject_id: UUID) -> list[SessionView]:
+    """The subject's recorded sessions, oldest first (the caller checked the tenant)."""
+    events = ledger.repository.event_store.get(subject_id)
+    return [_session_view(e) for e in events if isinstance(e, SessionRecorded)]
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectPage:
+    subject: SubjectSummary
+    profile: ProfileVersion
+    versions: list[ProfileVersion]
+    history: list[FieldHistoryEntry]
+    pending: list[QueueItem]
+    diff: list[FieldDiff] | None  # None: no two versions chosen
+
+
+def subject_page(
+    profiles: ProfileReader, tenant: str, subject_id: UUID, compare: tuple[int, int] | None
+) -> SubjectPage:
+    summary = profiles.subject(tenant, subject_id)
+    pending = [
+        item
+        for item in review_queue(profiles, tenant, QueueFilters(kind=summary.kind))
+        if item.change.subject_id == subject_id
+    ]
+    return SubjectPage(
+        subject=summary,
+        profile=profiles.current(tenant, subject_id),
+        versions=profiles.versions(tenant, subject_id),
+        history=profiles.history(tenant, subject_id),
+        pending=pending,
+        diff=None if compare is None else profiles.diff(tenant, subject_id, *compare),
+    )
