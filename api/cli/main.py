@@ -14,6 +14,7 @@ from factledger.api.cli import bench as cli_bench
 from factledger.api.cli import embedder as cli_embedder
 from factledger.api.cli import extraction as cli_extraction
 from factledger.api.cli import ledger as cli_ledger
+from factledger.api.cli import mcp as cli_mcp
 from factledger.api.cli import memory as cli_memory
 from factledger.api.cli import pgvector as cli_pgvector
 from factledger.api.cli import recall as cli_recall
@@ -45,6 +46,7 @@ cli_bench.register(app)
 cli_embedder.register(app)
 cli_api.register(app)
 cli_memory.register(app)
+cli_mcp.register(app)
 cli_extraction.register(app)
 cli_ledger.register(app)
 cli_sync.register(app)

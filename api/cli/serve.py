@@ -27,7 +27,8 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Default: FACTLEDGER_API__PORT.")] = None,
     workers: Annotated[int | None, typer.Option(help="Processes (share one PostgreSQL).")] = None,
 ) -> None:
-    """Run the HTTP API (embedded default, or PostgreSQL / pgvector / Supermemory by settings)."""
+    """Run the HTTP API, with the MCP tools at /mcp (embedded default, or PostgreSQL /
+    pgvector / Supermemory by settings)."""
     try:
         settings = load_settings()
     except SettingsError as exc:
@@ -43,7 +44,7 @@ def serve(
     configure_logging(json_lines=settings.log_json)
     # The factory builds settings again in each worker process, from the same environment.
     uvicorn.run(
-        "factledger.api.http.app:create_app",
+        "factledger.api.mcp.http:create_app",
         factory=True,
         host=host or settings.api.host,
         port=port or settings.api.port,
