@@ -20,6 +20,7 @@ from fastapi.security.utils import get_authorization_scheme_param
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
+from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from factledger.api.bootstrap.runtime import Runtime
@@ -50,7 +51,8 @@ def mount_mcp(app: FastAPI) -> None:
     state: ApiState = app.state.api
     server = build_server(state, lambda ctx: _bearer_principal(state.verifier, ctx))
     manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
-    app.router.add_route(MCP_PATH, _McpEndpoint(state, manager), include_in_schema=False)
+    # A Route, not a Mount: `/mcp` itself is the endpoint (a Mount would redirect to `/mcp/`).
+    app.router.routes.append(Route(MCP_PATH, _McpEndpoint(state, manager), include_in_schema=False))
     outer = app.router.lifespan_context
 
     @asynccontextmanager
