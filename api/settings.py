@@ -517,6 +517,15 @@ class RateLimitSettings(NestedSettings):
     max_tracked: int = Field(default=100_000, ge=100, le=10_000_000)
 
 
+class EventStreamSettings(NestedSettings):
+    """`GET /v1/events/stream`: how often it looks for new events, how many it reads at once,
+    and how long an idle stream waits before a heartbeat comment (proxies close silent ones)."""
+
+    heartbeat_s: float = Field(default=15.0, gt=0, le=300)
+    poll_s: float = Field(default=0.5, gt=0, le=60)
+    batch: int = Field(default=200, ge=1, le=5000)
+
+
 class ApiSettings(NestedSettings):
     """The HTTP server (`factledger serve`)."""
 
@@ -534,6 +543,7 @@ class ApiSettings(NestedSettings):
     max_concurrent_writes: int = Field(default=6, ge=1, le=256)
     write_wait_s: float = Field(default=2.0, gt=0, le=60)
     rate_limit: RateLimitSettings = RateLimitSettings()
+    event_stream: EventStreamSettings = EventStreamSettings()
 
 
 class Settings(BaseSettings):
