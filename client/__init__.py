@@ -23,6 +23,7 @@ from factledger.client.errors import (
     ServerUnavailableError,
     TransportFailedError,
 )
+from factledger.client.events import EventFollower, LedgerEvent
 from factledger.client.models import (
     Evidence,
     ProposalDraft,
@@ -40,10 +41,12 @@ __all__ = [
     "AsyncFactledgerClient",
     "AuthenticationFailedError",
     "ConflictError",
+    "EventFollower",
     "Evidence",
     "FactledgerClient",
     "FactledgerError",
     "InvalidRequestError",
+    "LedgerEvent",
     "NotFoundError",
     "PayloadTooLargeError",
     "PermissionDeniedError",
