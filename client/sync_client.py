@@ -15,7 +15,7 @@ from factledger.client import calls as c
 from factledger.client import models as m
 from factledger.client.calls import ME, AnswerT, Call
 from factledger.client.errors import TransportFailedError
-from factledger.client.events import EventFollower
+from factledger.client.events import EventFollower, StreamQuery
 from factledger.client.transport import (
     RetryPolicy,
     auth_headers,
@@ -95,7 +95,8 @@ class FactledgerClient:
     ) -> EventFollower:
         """The tenant's events from position `after` on, as an endless iterator that
         reconnects and resumes by itself; its `position` is the last event yielded."""
-        return EventFollower(self._http, after=after, kinds=kinds, types=types, retry=self._retry)
+        query = StreamQuery(after, kinds, types)
+        return EventFollower(self._http, query, retry=self._retry)
 
     # -- subjects ---------------------------------------------------------------------------
 
