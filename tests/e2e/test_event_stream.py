@@ -5,16 +5,23 @@ or a duplicate, filters, content by role, forgotten values, heartbeats, and a cl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import structlog
 import uvicorn
-from support.api_harness import TEST_AUTH, bearer, token
+from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -23,14 +30,16 @@ from factledger.api.settings import ApiSettings, EventStreamSettings, RateLimitS
 from factledger.application.ledger.event_log import TenantEventLog
 from factledger.client import FactledgerClient, LedgerEvent
 
-from .test_api_server import free_port
+from .test_api_server import free_port, wait_until_ready
 
+ENTRY = "from factledger.api.cli.main import main; main()"
 SERVICE = token(Role.SERVICE)
 ANALYST = token(Role.ANALYST)
 OTHER_TENANT = token(Role.SERVICE, tenant="t2")
 STREAM = "/v1/events/stream"
 WAIT_S = 10.0
 HEARTBEAT_S = 0.2
+SHUTDOWN_S = 5.0  # well under uvicorn's wait for open connections, which is unbounded
 
 
 @asynccontextmanager
@@ -246,3 +255,43 @@ async def test_a_bad_filter_or_position_is_a_422_naming_it(
         response = await http.get(STREAM, params=params, headers=bearer(SERVICE) | headers)
     assert response.status_code == 422
     assert response.json()["field"] == field
+
+
+def test_an_open_stream_ends_when_the_server_shuts_down(tmp_path: Path) -> None:
+    port = free_port()
+    env = {
+        **os.environ,
+        "FACTLEDGER_DATA_DIR": str(tmp_path),
+        "FACTLEDGER_AUTH__ENVIRONMENT": "test",
+        "FACTLEDGER_AUTH__ISSUER": TEST_AUTH.issuer,
+        "FACTLEDGER_AUTH__AUDIENCE": TEST_AUTH.audience,
+        "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "test", "secret": TEST_SECRET}]),
+    }
+    command = [sys.executable, "-c", ENTRY, "serve", "--port", str(port)]
+    log = tmp_path / "serve.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
+            command, env=env, stdout=subprocess.DEVNULL, stderr=sink
+        )
+    api = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(api, process, log)
+        with (
+            httpx.Client(base_url=api, headers=bearer(SERVICE), timeout=WAIT_S) as http,
+            http.stream("GET", STREAM) as response,
+        ):
+            assert response.status_code == 200
+            started = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            with contextlib.suppress(httpx.RemoteProtocolError):
+                for _ in response.iter_lines():
+                    pass  # heartbeats until the server closes the stream
+            closed_s = time.monotonic() - started
+        # uvicorn re-raises the signal it handled once it has shut down cleanly.
+        assert process.wait(timeout=WAIT_S) in {0, -signal.SIGTERM}
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert closed_s < SHUTDOWN_S
+    assert "events.stream_closed" in log.read_text()
