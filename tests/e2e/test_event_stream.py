@@ -295,3 +295,19 @@ def test_an_open_stream_ends_when_the_server_shuts_down(tmp_path: Path) -> None:
             process.wait()
     assert closed_s < SHUTDOWN_S
     assert "events.stream_closed" in log.read_text()
+
+
+async def test_an_erased_subjects_events_stay_in_order_without_their_content(
+    ports: Runtime,
+) -> None:
+    async with serving(ports) as api:
+        lead = await register(api, "lead", "crm-1")
+        await propose(api, lead, "supplier", "Supplier A")
+        async with httpx.AsyncClient(base_url=api, headers=bearer(token(Role.ADMIN))) as http:
+            erased = await http.request(
+                "DELETE", f"/v1/subjects/{lead}", json={"reason": "erasure request"}
+            )
+            assert erased.is_success, erased.text
+        events = await read_events(api, 3)
+    assert [e["type"] for e in events] == ["registered", "change_proposed", "erased"]
+    assert "Supplier A" not in json.dumps(events)
