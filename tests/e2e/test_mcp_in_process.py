@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
+import structlog
 from mcp import Client
 from support.api_harness import TEST_AUTH, build_ports, token
 from support.mcp_story import call, error, tell_story
@@ -50,9 +51,13 @@ def client_for(ports: Runtime, jwt: str = AGENT) -> Client:
 # the task that entered it, and pytest-asyncio tears fixtures down in another.
 
 
-async def test_the_story_runs_through_the_tools(ports: Runtime) -> None:
-    async with client_for(registered(ports)) as agent:
-        await tell_story(agent)
+async def test_the_story_runs_through_the_tools_and_logs_none_of_it(ports: Runtime) -> None:
+    with structlog.testing.capture_logs() as logs:
+        async with client_for(registered(ports)) as agent:
+            await tell_story(agent)
+    assert logs
+    for said in ("thirty electric vans", "Yes, thirty vans is right", "How many vans"):
+        assert said not in repr(logs)
 
 
 async def test_an_argument_naming_a_subject_or_tenant_fails_and_records_nothing(
