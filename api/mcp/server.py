@@ -86,15 +86,14 @@ async def _run(
     tool = TOOLS_BY_NAME.get(params.name)
     if tool is None:
         raise InvalidParameterError("name", "is not one of the tools")
-    body = tool.arguments.model_validate(params.arguments or {})
     call = Call(principal, state, arrived_at)
     if not tool.writes:
-        return await tool.handler(call, body)
+        return await tool.run(call, params.arguments or {})
     async with state.writes.slot():
-        return await tool.handler(call, body)
+        return await tool.run(call, params.arguments or {})
 
 
-def _described(tool: Tool) -> McpTool:
+def _described(tool: Tool[Any]) -> McpTool:
     return McpTool(
         name=tool.name,
         description=tool.description,

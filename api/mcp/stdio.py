@@ -39,7 +39,8 @@ def check_token(verifier: TokenVerifier, raw: str | None) -> Principal:
     except AuthenticationError as exc:
         raise TokenRefusedError(f"{TOKEN_ENV} refused: {exc}") from None
     if principal.role is not Role.AGENT:
-        raise TokenRefusedError(f"{TOKEN_ENV} refused: an agent token bound to a subject")
+        needed = "an agent token, bound to a subject, is needed"
+        raise TokenRefusedError(f"{TOKEN_ENV} refused: {needed}")
     return principal
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from fastapi import Response
@@ -54,16 +55,21 @@ class Call:
     arrived_at: float  # `time.monotonic()` when the call reached the server
 
 
-Handler = Callable[[Call, BaseModel], Awaitable[BaseModel]]
+BodyT = TypeVar("BodyT", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
-class Tool:
+class Tool(Generic[BodyT]):
+    """A tool: its arguments are `arguments`, validated strictly, then handed to `handler`."""
+
     name: str
     description: str
-    arguments: type[BaseModel]
-    handler: Handler
+    arguments: type[BodyT]
+    handler: Callable[[Call, BodyT], Awaitable[BaseModel]]
     writes: bool = True
+
+    async def run(self, call: Call, raw: dict[str, Any]) -> BaseModel:
+        return await self.handler(call, self.arguments.model_validate(raw))
 
 
 def no_key(call: Call) -> Idempotency:
@@ -84,8 +90,7 @@ def _sessions(call: Call) -> ShortTermMemory:
     return sessions
 
 
-async def get_context(call: Call, body: BaseModel) -> BaseModel:
-    assert isinstance(body, ContextIn)  # noqa: S101 - the table pairs each tool with its model
+async def get_context(call: Call, body: ContextIn) -> BaseModel:
     p, ports, state = call.principal, call.state.require_ports(), call.state
     recall = recall_routes.get_recall(state)
     budget = recall.budget_s(p.tenant, context=True)
@@ -93,8 +98,7 @@ async def get_context(call: Call, body: BaseModel) -> BaseModel:
     return await recall_routes.context(body, p, subject, recall, state, call.arrived_at)
 
 
-async def recall(call: Call, body: BaseModel) -> BaseModel:
-    assert isinstance(body, RecallIn)  # noqa: S101 - the table pairs each tool with its model
+async def recall(call: Call, body: RecallIn) -> BaseModel:
     p, ports, state = call.principal, call.state.require_ports(), call.state
     service = recall_routes.get_recall(state)
     budget = service.budget_s(p.tenant)
@@ -102,14 +106,12 @@ async def recall(call: Call, body: BaseModel) -> BaseModel:
     return await recall_routes.recall_turn(body, p, subject, service, state, call.arrived_at)
 
 
-async def start_session(call: Call, body: BaseModel) -> BaseModel:
-    assert isinstance(body, StartSessionIn)  # noqa: S101 - the table pairs each tool with its model
+async def start_session(call: Call, body: StartSessionIn) -> BaseModel:
     subject_id = await _subject(call)
     return await session_routes.start(body, call.principal, subject_id, _sessions(call))
 
 
-async def record_message(call: Call, body: BaseModel) -> BaseModel:
-    assert isinstance(body, RecordMessageIn)  # noqa: S101 - the table pairs each tool with its model
+async def record_message(call: Call, body: RecordMessageIn) -> BaseModel:
     ports = call.state.require_ports()
     buffer = ports.session_buffer
     if buffer is None:
@@ -127,8 +129,7 @@ async def record_message(call: Call, body: BaseModel) -> BaseModel:
     )
 
 
-async def end_session(call: Call, body: BaseModel) -> BaseModel:
-    assert isinstance(body, EndSessionToolIn)  # noqa: S101 - the table pairs each tool with its model
+async def end_session(call: Call, body: EndSessionToolIn) -> BaseModel:
     ports = call.state.require_ports()
     buffer = ports.session_buffer
     if buffer is None:
@@ -147,8 +148,7 @@ async def end_session(call: Call, body: BaseModel) -> BaseModel:
     )
 
 
-async def propose_change(call: Call, body: BaseModel) -> BaseModel:
-    assert isinstance(body, ProposalIn)  # noqa: S101 - the table pairs each tool with its model
+async def propose_change(call: Call, body: ProposalIn) -> BaseModel:
     ports = call.state.require_ports()
     subject_id = await _subject(call)
     return await proposal_routes.create(
@@ -156,8 +156,7 @@ async def propose_change(call: Call, body: BaseModel) -> BaseModel:
     )
 
 
-async def confirm_change(call: Call, body: BaseModel) -> BaseModel:
-    assert isinstance(body, ConfirmChangeIn)  # noqa: S101 - the table pairs each tool with its model
+async def confirm_change(call: Call, body: ConfirmChangeIn) -> BaseModel:
     ports = call.state.require_ports()
     subject_id = await _subject(call)
     return await proposal_routes.confirm(
@@ -165,8 +164,7 @@ async def confirm_change(call: Call, body: BaseModel) -> BaseModel:
     )
 
 
-async def forget(call: Call, body: BaseModel) -> BaseModel:
-    assert isinstance(body, ForgetIn)  # noqa: S101 - the table pairs each tool with its model
+async def forget(call: Call, body: ForgetIn) -> BaseModel:
     ports = call.state.require_ports()
     subject_id = await _subject(call)
     saved = ports.idempotency or call.state.idempotency
@@ -175,7 +173,7 @@ async def forget(call: Call, body: BaseModel) -> BaseModel:
     )
 
 
-TOOLS: tuple[Tool, ...] = (
+TOOLS: tuple[Tool[Any], ...] = (
     Tool(
         "get_context",
         "At the start of a call: what to know about the subject (profile, recent sessions, "

@@ -68,7 +68,7 @@ def start_mcp(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     [
         (None, "FACTLEDGER_MCP_TOKEN is not set"),
         ("not-a-jwt", "FACTLEDGER_MCP_TOKEN refused: token malformed"),
-        (token(Role.SERVICE), "FACTLEDGER_MCP_TOKEN refused: an agent token"),
+        (token(Role.SERVICE), "FACTLEDGER_MCP_TOKEN refused: an agent token, bound to a subject"),
     ],
 )
 def test_mcp_refuses_to_start_without_a_valid_agent_token(
