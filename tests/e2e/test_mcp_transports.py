@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, token
-from support.mcp_story import tell_story
+from support.mcp_story import call, error, tell_story
 
 from factledger.api.bootstrap.compose import open_ledger_runtime
 from factledger.api.http.auth import Role
@@ -128,6 +128,19 @@ def http_client(base_url: str, jwt: str) -> Client:
 async def test_the_story_over_streamable_http(served: str) -> None:
     async with http_client(served, AGENT) as client:
         await tell_story(client)
+
+
+async def test_over_http_an_argument_naming_a_subject_fails(served: str) -> None:
+    async with http_client(served, AGENT) as client:
+        result = await call(client, "recall", query="vans", subject="crm-someone-else")
+        refused = error(result)
+    assert (refused["error"], refused["field"]) == ("ValidationError", "subject")
+
+
+async def test_over_http_a_service_token_may_not_use_the_tools(served: str) -> None:
+    async with http_client(served, token(Role.SERVICE)) as client:
+        refused = error(await call(client, "recall", query="vans"))
+    assert refused["error"] == "PermissionDeniedError"
 
 
 def test_mcp_over_http_refuses_a_missing_or_bad_bearer_with_the_apis_body(served: str) -> None:
