@@ -28,7 +28,7 @@ from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import ApiSettings, EventStreamSettings, RateLimitSettings, Settings
 from factledger.application.ledger.event_log import TenantEventLog
-from factledger.client import FactledgerClient, LedgerEvent
+from factledger.client import AsyncFactledgerClient, FactledgerClient, LedgerEvent
 
 from .test_api_server import free_port, wait_until_ready
 
@@ -311,3 +311,19 @@ async def test_an_erased_subjects_events_stay_in_order_without_their_content(
         events = await read_events(api, 3)
     assert [e["type"] for e in events] == ["registered", "change_proposed", "erased"]
     assert "Supplier A" not in json.dumps(events)
+
+
+async def test_the_async_client_follows_and_resumes_too(ports: Runtime) -> None:
+    async with serving(ports) as api:
+        for n in range(3):
+            await register(api, "lead", f"crm-{n}")
+        async with AsyncFactledgerClient(api, SERVICE) as client:
+            follower = client.follow_events(types=["registered"])
+            first = []
+            async for event in follower:
+                first.append(event.position)
+                if len(first) == 2:
+                    break
+            resumed = client.follow_events(after=follower.position)
+            rest = [await asyncio.wait_for(anext(aiter(resumed)), WAIT_S)]
+    assert first + [e.position for e in rest] == logged_positions(ports)
