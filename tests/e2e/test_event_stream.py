@@ -28,6 +28,7 @@ from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import ApiSettings, EventStreamSettings, RateLimitSettings, Settings
 from factledger.application.ledger.event_log import TenantEventLog
+from factledger.application.ledger.event_store_errors import EventStoreUnavailableError
 from factledger.client import AsyncFactledgerClient, FactledgerClient, LedgerEvent
 
 from .test_api_server import free_port, wait_until_ready
@@ -327,3 +328,23 @@ async def test_the_async_client_follows_and_resumes_too(ports: Runtime) -> None:
             resumed = client.follow_events(after=follower.position)
             rest = [await asyncio.wait_for(anext(aiter(resumed)), WAIT_S)]
     assert first + [e.position for e in rest] == logged_positions(ports)
+
+
+async def test_a_store_that_fails_a_read_does_not_end_the_stream(
+    ports: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failures = iter([EventStoreUnavailableError("event store unavailable")])
+    read = TenantEventLog.read
+
+    def flaky(self: TenantEventLog, *args: Any, **kwargs: Any) -> Any:
+        for failure in failures:
+            raise failure
+        return read(self, *args, **kwargs)
+
+    monkeypatch.setattr(TenantEventLog, "read", flaky)
+    async with serving(ports) as api:
+        await register(api, "lead", "crm-1")
+        with structlog.testing.capture_logs() as logs:
+            (event,) = await read_events(api, 1)
+    assert event["type"] == "registered"
+    assert any(log["event"] == "events.stream_read_failed" for log in logs)

@@ -10,7 +10,8 @@ Server-Sent Events.
   for everyone, as on a subject's event pages.
 - The log is read in short batches on a worker thread, so a stream holds neither the event loop
   nor a database connection between reads; an idle stream sends a heartbeat comment every
-  `heartbeat_s`. The stream ends when the client goes away or the server shuts down.
+  `heartbeat_s`, and a store that fails a read is tried again (the stream stays open). The
+  stream ends when the client goes away or the server shuts down.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from factledger.api.http.event_views import event_payload, reads_content, withou
 from factledger.api.http.schemas.common import ERRORS
 from factledger.api.http.schemas.subjects import KIND_PATTERN
 from factledger.api.settings import EventStreamSettings
+from factledger.application.errors import StoreUnavailableError
 from factledger.application.ledger.event_log import (
     TOPIC_BY_TYPE,
     LoggedEvent,
@@ -50,6 +52,7 @@ MAX_POSITION = 2**63 - 1
 _KIND = re.compile(KIND_PATTERN)
 _POSITION = re.compile(r"^[0-9]{1,19}$")
 HEARTBEAT = "heartbeat"
+STORE_RETRY_S = 1.0
 
 
 def _position(raw: str | None, after: int) -> int:
@@ -119,7 +122,13 @@ async def _follow(
     log.info("events.stream_opened", tenant=query.tenant, after=position)
     try:
         while True:
-            page, forgotten = await asyncio.to_thread(_read, source, query, position, settings)
+            try:
+                page, forgotten = await asyncio.to_thread(_read, source, query, position, settings)
+            except StoreUnavailableError as exc:
+                # The store is usually back within seconds: keep the stream, try again.
+                log.warning("events.stream_read_failed", error_type=type(exc).__name__)
+                await asyncio.sleep(max(settings.poll_s, STORE_RETRY_S))
+                continue
             for logged in page.events:
                 yield _sse(logged, forgotten.get(logged.subject_id, set()), query.content)
                 sent += 1
