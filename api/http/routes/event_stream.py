@@ -21,7 +21,6 @@ import json
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated
 from uuid import UUID
 
@@ -32,7 +31,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from factledger.api.http.auth import Principal, Role
 from factledger.api.http.deps import LedgerDep, StateDep, require_roles
 from factledger.api.http.errors import InvalidParameterError
-from factledger.api.http.event_views import event_payload, reads_content, without_content
+from factledger.api.http.event_views import reads_content
 from factledger.api.http.schemas.common import ERRORS
 from factledger.api.http.schemas.subjects import KIND_PATTERN
 from factledger.api.settings import EventStreamSettings
@@ -43,6 +42,7 @@ from factledger.application.ledger.event_log import (
     LogPage,
     TenantEventLog,
 )
+from factledger.application.ledger.event_views import event_body
 
 router = APIRouter(prefix="/v1/events", tags=["events"], responses=ERRORS)  # type: ignore[arg-type]
 log = structlog.get_logger(__name__)
@@ -151,18 +151,7 @@ def _read(
 
 
 def _sse(logged: LoggedEvent, forgotten: set[str], content: bool) -> ServerSentEvent:
-    payload = event_payload(logged.event, forgotten)
-    timestamp = getattr(logged.event, "timestamp", None)
-    body = {
-        "position": logged.position,
-        "type": logged.type,
-        "subject_id": str(logged.subject_id),
-        "subject_kind": logged.kind,
-        "version": logged.event.originator_version,
-        "timestamp": timestamp.isoformat() if isinstance(timestamp, datetime) else None,
-        "content": content,
-        "payload": payload if content else without_content(payload),
-    }
+    body = event_body(logged, forgotten, content=content)
     return ServerSentEvent(
         data=json.dumps(body, separators=(",", ":")), id=str(logged.position), event=logged.type
     )

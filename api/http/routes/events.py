@@ -14,9 +14,9 @@ from uuid import UUID
 from fastapi import APIRouter, Query
 
 from factledger.api.http.deps import Analyst, LedgerDep, SubjectIdDep
-from factledger.api.http.event_views import event_payload
 from factledger.api.http.schemas.common import ERRORS
 from factledger.api.http.schemas.profile import EventOut, EventPage
+from factledger.application.ledger.event_views import event_payload
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain.events import FactForgotten
 

@@ -4,7 +4,8 @@ analysts, and never a forgotten value."""
 from __future__ import annotations
 
 from factledger.api.http.auth import Principal, Role
-from factledger.api.http.event_views import reads_content, without_content
+from factledger.api.http.event_views import reads_content
+from factledger.application.ledger.event_views import without_content
 
 
 def test_only_roles_that_read_subjects_get_content() -> None:
