@@ -22,6 +22,7 @@ from factledger.api.cli import serve as cli_api
 from factledger.api.cli import subjects as cli_subjects
 from factledger.api.cli import supermemory as cli_supermemory
 from factledger.api.cli import sync as cli_sync
+from factledger.api.cli import webhooks as cli_webhooks
 
 app = typer.Typer(
     name="factledger",
@@ -54,6 +55,7 @@ cli_recall.register(app)
 cli_pgvector.register(app)
 cli_supermemory.register(app)
 cli_subjects.register(app)
+cli_webhooks.register(app)
 
 
 def main() -> None:
