@@ -24,6 +24,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    HttpUrl,
     SecretStr,
     Tag,
     ValidationError,
@@ -39,6 +40,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     default_cache_dir,
 )
 from factledger.adapters.sql_names import SQL_NAME
+from factledger.application.ledger.event_log import TOPIC_BY_TYPE
 from factledger.application.recall.policy import RecallPolicy
 from factledger.domain.values import ValueType
 
@@ -517,6 +519,55 @@ class RateLimitSettings(NestedSettings):
     max_tracked: int = Field(default=100_000, ge=100, le=10_000_000)
 
 
+class EventStreamSettings(NestedSettings):
+    """`GET /v1/events/stream`: how often it looks for new events, how many it reads at once,
+    and how long an idle stream waits before a heartbeat comment (proxies close silent ones)."""
+
+    heartbeat_s: float = Field(default=15.0, gt=0, le=300)
+    poll_s: float = Field(default=0.5, gt=0, le=60)
+    batch: int = Field(default=200, ge=1, le=5000)
+
+
+class WebhookEndpointSettings(NestedSettings):
+    """One endpoint that receives a tenant's events (`factledger webhooks run`, ADR 0022)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
+    tenant: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    url: HttpUrl
+    secret: SecretStr = Field(min_length=32)  # HMAC-SHA256 key shared with the receiver
+    kinds: tuple[str, ...] = ()  # subject kinds to send; none: all
+    types: tuple[str, ...] = ()  # event types to send (the stream's names); none: all
+    content: bool = False  # messages, values, quotes, summaries: only when the receiver may
+    max_attempts: int = Field(default=8, ge=1, le=100)
+    backoff_s: float = Field(default=1.0, gt=0, le=3600)
+    max_backoff_s: float = Field(default=300.0, gt=0, le=86_400)
+    timeout_s: float = Field(default=10.0, gt=0, le=120)
+
+    @model_validator(mode="after")
+    def _known_types(self) -> WebhookEndpointSettings:
+        unknown = set(self.types) - set(TOPIC_BY_TYPE)
+        if unknown:
+            raise ValueError(f"types: unknown event types {sorted(unknown)}")
+        return self
+
+
+class WebhooksSettings(NestedSettings):
+    """Signed webhooks: each endpoint gets its tenant's events in order, retried with backoff;
+    positions and attempts are kept in `log_path` (default `<data_dir>/webhooks.sqlite`)."""
+
+    endpoints: tuple[WebhookEndpointSettings, ...] = ()
+    poll_s: float = Field(default=1.0, gt=0, le=60)
+    batch: int = Field(default=100, ge=1, le=1000)
+    log_path: Path | None = None
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> WebhooksSettings:
+        ids = [e.id for e in self.endpoints]
+        if len(ids) != len(set(ids)):
+            raise ValueError("endpoints: ids must be unique")
+        return self
+
+
 class ApiSettings(NestedSettings):
     """The HTTP server (`factledger serve`)."""
 
@@ -534,6 +585,7 @@ class ApiSettings(NestedSettings):
     max_concurrent_writes: int = Field(default=6, ge=1, le=256)
     write_wait_s: float = Field(default=2.0, gt=0, le=60)
     rate_limit: RateLimitSettings = RateLimitSettings()
+    event_stream: EventStreamSettings = EventStreamSettings()
 
 
 class ConsoleSettings(NestedSettings):
@@ -570,6 +622,7 @@ class Settings(BaseSettings):
     )
     postgres: PostgresSettings = PostgresSettings()
     event_store: EventStoreSettings = SqliteEventStoreSettings()
+    webhooks: WebhooksSettings = WebhooksSettings()
     views: ViewSettings = SqliteViewSettings()
     follow_poll_s: float = Field(default=0.5, gt=0, le=60)
     # Optional per-kind profile schemas: a field's type, or its type and the extractor slots

@@ -23,6 +23,7 @@ from factledger.client.errors import (
     ServerUnavailableError,
     TransportFailedError,
 )
+from factledger.client.events import AsyncEventFollower, EventFollower, LedgerEvent
 from factledger.client.models import (
     Evidence,
     ProposalDraft,
@@ -37,13 +38,16 @@ from factledger.client.sync_client import FactledgerClient
 from factledger.client.transport import RetryPolicy
 
 __all__ = [
+    "AsyncEventFollower",
     "AsyncFactledgerClient",
     "AuthenticationFailedError",
     "ConflictError",
+    "EventFollower",
     "Evidence",
     "FactledgerClient",
     "FactledgerError",
     "InvalidRequestError",
+    "LedgerEvent",
     "NotFoundError",
     "PayloadTooLargeError",
     "PermissionDeniedError",

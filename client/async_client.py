@@ -16,6 +16,7 @@ from factledger.client import calls as c
 from factledger.client import models as m
 from factledger.client.calls import ME, AnswerT, Call
 from factledger.client.errors import TransportFailedError
+from factledger.client.events import AsyncEventFollower, StreamQuery
 from factledger.client.transport import (
     RetryPolicy,
     auth_headers,
@@ -83,6 +84,20 @@ class AsyncFactledgerClient:
                     return decode(call, response)
             await asyncio.sleep(wait)
             attempt += 1
+
+    # -- events -----------------------------------------------------------------------------
+
+    def follow_events(
+        self,
+        *,
+        after: int | None = None,
+        kinds: Sequence[str] = (),
+        types: Sequence[str] = (),
+    ) -> AsyncEventFollower:
+        """The tenant's events from position `after` on, as an endless async iterator that
+        reconnects and resumes by itself; its `position` is the last event yielded."""
+        query = StreamQuery(after, kinds, types)
+        return AsyncEventFollower(self._http, query, retry=self._retry)
 
     # -- subjects ---------------------------------------------------------------------------
 

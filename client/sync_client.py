@@ -15,6 +15,7 @@ from factledger.client import calls as c
 from factledger.client import models as m
 from factledger.client.calls import ME, AnswerT, Call
 from factledger.client.errors import TransportFailedError
+from factledger.client.events import EventFollower, StreamQuery
 from factledger.client.transport import (
     RetryPolicy,
     auth_headers,
@@ -82,6 +83,20 @@ class FactledgerClient:
                     return decode(call, response)
             time.sleep(wait)
             attempt += 1
+
+    # -- events -----------------------------------------------------------------------------
+
+    def follow_events(
+        self,
+        *,
+        after: int | None = None,
+        kinds: Sequence[str] = (),
+        types: Sequence[str] = (),
+    ) -> EventFollower:
+        """The tenant's events from position `after` on, as an endless iterator that
+        reconnects and resumes by itself; its `position` is the last event yielded."""
+        query = StreamQuery(after, kinds, types)
+        return EventFollower(self._http, query, retry=self._retry)
 
     # -- subjects ---------------------------------------------------------------------------
 

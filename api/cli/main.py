@@ -15,6 +15,7 @@ from factledger.api.cli import console as cli_console
 from factledger.api.cli import embedder as cli_embedder
 from factledger.api.cli import extraction as cli_extraction
 from factledger.api.cli import ledger as cli_ledger
+from factledger.api.cli import mcp as cli_mcp
 from factledger.api.cli import memory as cli_memory
 from factledger.api.cli import pgvector as cli_pgvector
 from factledger.api.cli import recall as cli_recall
@@ -22,6 +23,7 @@ from factledger.api.cli import serve as cli_api
 from factledger.api.cli import subjects as cli_subjects
 from factledger.api.cli import supermemory as cli_supermemory
 from factledger.api.cli import sync as cli_sync
+from factledger.api.cli import webhooks as cli_webhooks
 
 app = typer.Typer(
     name="factledger",
@@ -47,6 +49,7 @@ cli_console.register(app)
 cli_embedder.register(app)
 cli_api.register(app)
 cli_memory.register(app)
+cli_mcp.register(app)
 cli_extraction.register(app)
 cli_ledger.register(app)
 cli_sync.register(app)
@@ -54,6 +57,7 @@ cli_recall.register(app)
 cli_pgvector.register(app)
 cli_supermemory.register(app)
 cli_subjects.register(app)
+cli_webhooks.register(app)
 
 
 def main() -> None:

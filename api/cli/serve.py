@@ -1,5 +1,5 @@
-"""`factledger serve` (the HTTP API and its console at `/console`) and `factledger token mint`
-(development tokens)."""
+"""`factledger serve` (the HTTP API, its console at `/console` and the MCP tools at `/mcp`) and
+`factledger token mint` (development tokens)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ from typing import Annotated
 import typer
 import uvicorn
 
+from fastapi import FastAPI
+
+from factledger.api.console.app import create_app as create_app_with_console
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest, mint_token
 from factledger.api.log_setup import configure_logging
+from factledger.api.mcp.http import mount_mcp
 from factledger.api.settings import (
     InMemoryBackendSettings,
     PostgresSyncStoreSettings,
@@ -23,12 +27,21 @@ from factledger.api.settings import (
 token_app = typer.Typer(help="Development tokens, signed with the configured keys.")
 
 
+def create_served_app() -> FastAPI:
+    """What `factledger serve` runs in each worker: the API, the console and the MCP tools.
+    The console and MCP stand side by side on the API, so they meet only here."""
+    app = create_app_with_console()
+    mount_mcp(app)
+    return app
+
+
 def serve(
     host: Annotated[str | None, typer.Option(help="Default: FACTLEDGER_API__HOST.")] = None,
     port: Annotated[int | None, typer.Option(help="Default: FACTLEDGER_API__PORT.")] = None,
     workers: Annotated[int | None, typer.Option(help="Processes (share one PostgreSQL).")] = None,
 ) -> None:
-    """Run the HTTP API (embedded default, or PostgreSQL / pgvector / Supermemory by settings)."""
+    """Run the HTTP API, with the console at /console and the MCP tools at /mcp (embedded default, or PostgreSQL /
+    pgvector / Supermemory by settings)."""
     try:
         settings = load_settings()
     except SettingsError as exc:
@@ -51,7 +64,7 @@ def serve(
     configure_logging(json_lines=settings.log_json)
     # The factory builds settings again in each worker process, from the same environment.
     uvicorn.run(
-        "factledger.api.console.app:create_app",
+        "factledger.api.cli.serve:create_served_app",
         factory=True,
         host=host or settings.api.host,
         port=port or settings.api.port,

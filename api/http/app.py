@@ -24,6 +24,7 @@ from factledger.api.http.overload import WriteLimiter, io_executor
 from factledger.api.http.rate_limit import RateLimiter
 from factledger.api.http.routes.dead_letters import router as dead_letters_router
 from factledger.api.http.routes.erasure import router as erasure_router
+from factledger.api.http.routes.event_stream import router as event_stream_router
 from factledger.api.http.routes.events import router as events_router
 from factledger.api.http.routes.expiry import router as expiry_router
 from factledger.api.http.routes.forget import router as forget_router
@@ -75,6 +76,7 @@ def create_app(
         ),
         ports=ports,  # set now: test transports may never run the lifespan
         limiter=RateLimiter(limits) if limits.enabled else None,
+        event_stream=settings.api.event_stream,
     )
 
     @asynccontextmanager
@@ -100,6 +102,7 @@ def create_app(
     install_error_handlers(app)
     app.include_router(health_router)
     app.include_router(recall_router)  # never waits for a write slot
+    app.include_router(event_stream_router)  # a read that lasts: never holds a write slot
     for router in (
         subjects_router,
         sessions_router,

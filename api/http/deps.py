@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -38,6 +38,7 @@ from factledger.api.http.metrics import ApiMetrics
 from factledger.api.http.middleware import ARRIVED_AT
 from factledger.api.http.overload import SAFE_METHODS, WriteLimiter
 from factledger.api.http.rate_limit import RateLimiter
+from factledger.api.settings import EventStreamSettings
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
@@ -67,6 +68,7 @@ class ApiState:
     writes: WriteLimiter
     ports: Runtime | None = None
     limiter: RateLimiter | None = None  # None: rate limits are off
+    event_stream: EventStreamSettings = field(default_factory=EventStreamSettings)
 
     def require_ports(self) -> Runtime:
         if self.ports is None:

@@ -60,6 +60,11 @@ ROLES_BY_ROUTE: dict[tuple[str, str], frozenset[Role]] = {
     ("POST", "/v1/dead-letters/retry"): frozenset({SERVICE, ADMIN}),
     ("POST", "/v1/dead-letters/{item_id}/retry"): frozenset({SERVICE, ADMIN}),
 }
+# Streams never end, so their roles are checked with a request that fails validation once
+# admitted (an ASGI transport would wait for the whole body): 403 before it, 422 after it.
+STREAM_ROLES: dict[tuple[str, str], frozenset[Role]] = {
+    ("GET", "/v1/events/stream"): frozenset({ANALYST, SERVICE, ADMIN}),  # ADR 0022
+}
 TOKENS = {
     role: bearer(token(role, **({"kind": "lead", "ref": "crm-1"} if role is AGENT else {})))
     for role in Role
@@ -85,7 +90,7 @@ def test_the_table_covers_every_route_of_the_api() -> None:
         if path.startswith("/v1/")
         for method in operations
     }
-    assert routes == set(ROLES_BY_ROUTE)
+    assert routes == set(ROLES_BY_ROUTE) | set(STREAM_ROLES)
 
 
 def _url(path: str, role: Role, subject_id: str) -> str:
@@ -116,3 +121,18 @@ async def test_each_route_admits_exactly_the_roles_of_adr_0010(
     else:
         assert response.status_code == 403, response.text
         assert response.json()["detail"] == f"role {role.value} may not do this"
+
+
+@pytest.mark.parametrize("role", list(Role), ids=[r.value for r in Role])
+@pytest.mark.parametrize(("method", "path"), sorted(STREAM_ROLES))
+async def test_each_stream_admits_exactly_its_roles(
+    http: tuple[httpx.AsyncClient, str], method: str, path: str, role: Role
+) -> None:
+    client, _ = http
+    response = await client.request(
+        method, path, params={"type": "not-a-type"}, headers=TOKENS[role]
+    )
+    if role in STREAM_ROLES[(method, path)]:
+        assert response.status_code == 422, response.text
+    else:
+        assert response.status_code == 403, response.text

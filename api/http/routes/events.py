@@ -8,36 +8,19 @@ and quote do not.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Query
-from pydantic_core import to_jsonable_python
 
 from factledger.api.http.deps import Analyst, LedgerDep, SubjectIdDep
 from factledger.api.http.schemas.common import ERRORS
 from factledger.api.http.schemas.profile import EventOut, EventPage
+from factledger.application.ledger.event_views import event_payload
 from factledger.application.ledger.ledger import Ledger
-from factledger.domain.events import ChangeProposed, FactForgotten
+from factledger.domain.events import FactForgotten
 
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["events"], responses=ERRORS)  # type: ignore[arg-type]
-_ENVELOPE = {"originator_id", "originator_version", "timestamp"}
-REDACTED = "[forgotten]"
-
-
-def _payload(event: object, forgotten: set[str]) -> dict[str, Any]:
-    payload = {
-        f.name: getattr(event, f.name)
-        for f in dataclasses.fields(event)  # type: ignore[arg-type]
-        if f.name not in _ENVELOPE
-    }
-    if isinstance(event, ChangeProposed) and event.field in forgotten:
-        payload |= {"value": None, "condition": None, "rationale": REDACTED}
-        if event.evidence is not None:
-            payload["evidence"] = {**event.evidence, "quote": REDACTED}
-    result: dict[str, Any] = to_jsonable_python(payload)
-    return result
 
 
 def _page(ledger: Ledger, subject_id: UUID, after: int, limit: int) -> EventPage:
@@ -49,7 +32,7 @@ def _page(ledger: Ledger, subject_id: UUID, after: int, limit: int) -> EventPage
             version=e.originator_version,
             topic=str(getattr(e, "TOPIC", type(e).__name__)),
             timestamp=getattr(e, "timestamp"),  # noqa: B009 - not on the library's protocol
-            payload=_payload(e, forgotten),
+            payload=event_payload(e, forgotten),
         )
         for e in page[:limit]
     ]

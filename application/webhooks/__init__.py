@@ -1,0 +1,1 @@
+"""Webhooks: the tenant's events pushed to configured endpoints, signed, retried, logged."""

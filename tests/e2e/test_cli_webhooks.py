@@ -1,0 +1,98 @@
+"""`factledger webhooks run --once` delivers the tenant's events to a real HTTP receiver,
+signed with the endpoint's secret; `factledger webhooks log` shows where it stands."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.api_harness import TEST_AUTH
+
+from factledger.api.bootstrap.compose import open_ledger_runtime
+from factledger.api.settings import Settings
+from factledger.application.ledger.commands import RegisterSubject
+from factledger.application.webhooks.signing import SIGNATURE_HEADER, verify
+
+ENTRY = "from factledger.api.cli.main import main; main()"
+SECRET = "a-shared-secret-of-at-least-32-bytes!"
+
+
+class Receiver(BaseHTTPRequestHandler):
+    received: list[tuple[dict[str, Any], bool]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        signed = verify(SECRET.encode(), self.headers[SIGNATURE_HEADER], body, now=int(time.time()))
+        self.received.append((json.loads(body), signed))
+        self.send_response(204 if signed else 401)
+        self.end_headers()
+
+    def log_message(self, *_: Any) -> None:  # no access lines on the test's stderr
+        return
+
+
+@pytest.fixture
+def receiver() -> Iterator[str]:
+    Receiver.received = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - our own entry point, fixed arguments
+        [sys.executable, "-c", ENTRY, "webhooks", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_run_once_delivers_signed_events_and_the_log_shows_the_position(
+    tmp_path: Path, receiver: str
+) -> None:
+    with open_ledger_runtime(Settings(data_dir=tmp_path, auth=TEST_AUTH)) as runtime:
+        for ref in ("crm-1", "crm-2"):
+            runtime.ledger.register_subject(RegisterSubject("acme", "lead", ref))
+        runtime.ledger.register_subject(RegisterSubject("other", "lead", "crm-9"))
+    endpoint = {"id": "crm", "tenant": "acme", "url": receiver, "secret": SECRET}
+    env = {
+        **os.environ,
+        "FACTLEDGER_DATA_DIR": str(tmp_path),
+        "FACTLEDGER_WEBHOOKS__ENDPOINTS": json.dumps([endpoint]),
+    }
+    ran = cli(env, "run", "--once")
+    assert ran.returncode == 0, ran.stderr
+    assert [(body["id"], signed) for body, signed in Receiver.received] == [
+        ("crm:1", True),
+        ("crm:2", True),
+    ]
+    shown = cli(env, "log", "crm")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0] == "position 2"
+    assert shown.stdout.count("delivered") == 2
+    assert SECRET not in ran.stderr + ran.stdout
+
+
+def test_run_refuses_to_start_without_endpoints(tmp_path: Path) -> None:
+    env = {**os.environ, "FACTLEDGER_DATA_DIR": str(tmp_path)}
+    env.pop("FACTLEDGER_WEBHOOKS__ENDPOINTS", None)
+    ran = cli(env, "run", "--once")
+    assert ran.returncode == 2
+    assert "FACTLEDGER_WEBHOOKS__ENDPOINTS" in ran.stderr

@@ -1,0 +1,151 @@
+"""The MCP tools over real transports: `factledger mcp` as a stdio subprocess, and `/mcp` on a
+`factledger serve` process; each lists the tools and tells the story. A missing or refused
+token stops `factledger mcp` at start (exit 2, a message naming the variable), and `/mcp`
+answers a bad bearer with the API's 401 body."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, token
+from support.mcp_story import call, error, tell_story
+
+from factledger.api.bootstrap.compose import open_ledger_runtime
+from factledger.api.http.auth import Role
+from factledger.api.settings import Settings
+from factledger.application.ledger.commands import RegisterSubject
+
+from .test_api_server import free_port, wait_until_ready
+
+pytestmark = pytest.mark.slow
+ENTRY = "from factledger.api.cli.main import main; main()"
+REF = "crm-mcp-transport"
+AGENT = token(Role.AGENT, kind="lead", ref=REF, principal_id="voice-bot")
+START_LIMIT_S = 60
+
+
+def environment(data_dir: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "FACTLEDGER_DATA_DIR": str(data_dir),
+        "FACTLEDGER_AUTH__ENVIRONMENT": "test",
+        "FACTLEDGER_AUTH__ISSUER": TEST_AUTH.issuer,
+        "FACTLEDGER_AUTH__AUDIENCE": TEST_AUTH.audience,
+        "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "test", "secret": TEST_SECRET}]),
+    }
+
+
+def register_subject(data_dir: Path) -> None:
+    with open_ledger_runtime(Settings(data_dir=data_dir, auth=TEST_AUTH)) as runtime:
+        runtime.ledger.register_subject(RegisterSubject("t1", "lead", REF))
+
+
+def start_mcp(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - our own entry point, fixed arguments
+        [sys.executable, "-c", ENTRY, "mcp"],
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=START_LIMIT_S,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("token_value", "reason"),
+    [
+        (None, "FACTLEDGER_MCP_TOKEN is not set"),
+        ("not-a-jwt", "FACTLEDGER_MCP_TOKEN refused: token malformed"),
+        (token(Role.SERVICE), "FACTLEDGER_MCP_TOKEN refused: an agent token, bound to a subject"),
+    ],
+)
+def test_mcp_refuses_to_start_without_a_valid_agent_token(
+    tmp_path: Path, token_value: str | None, reason: str
+) -> None:
+    env = environment(tmp_path)
+    env.pop("FACTLEDGER_MCP_TOKEN", None)
+    if token_value is not None:
+        env["FACTLEDGER_MCP_TOKEN"] = token_value
+    done = start_mcp(env)
+    assert done.returncode == 2
+    assert reason in done.stderr
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+
+
+async def test_the_story_over_stdio(tmp_path: Path) -> None:
+    register_subject(tmp_path)
+    env = environment(tmp_path) | {"FACTLEDGER_MCP_TOKEN": AGENT}
+    server = StdioServerParameters(command=sys.executable, args=["-c", ENTRY, "mcp"], env=env)
+    with (tmp_path / "mcp.log").open("w") as errlog:
+        transport = stdio_client(server, errlog=errlog)
+        async with Client(transport, read_timeout_seconds=START_LIMIT_S) as client:
+            await tell_story(client)
+    assert "Traceback" not in (tmp_path / "mcp.log").read_text()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    data_dir = tmp_path_factory.mktemp("serve-mcp")
+    port = free_port()
+    log = data_dir / "serve.log"
+    command = [sys.executable, "-c", ENTRY, "serve", "--port", str(port)]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
+            command, env=environment(data_dir), stdout=subprocess.DEVNULL, stderr=sink
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(base_url, process, log)
+        body = {"kind": "lead", "external_ref": REF}
+        created = httpx.post(
+            f"{base_url}/v1/subjects", json=body, headers=bearer(token(Role.SERVICE))
+        )
+        assert created.status_code == 201, created.text
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def http_client(base_url: str, jwt: str) -> Client:
+    session = httpx2.AsyncClient(headers=bearer(jwt), timeout=30)
+    return Client(streamable_http_client(f"{base_url}/mcp", http_client=session))
+
+
+async def test_the_story_over_streamable_http(served: str) -> None:
+    async with http_client(served, AGENT) as client:
+        await tell_story(client)
+
+
+async def test_over_http_an_argument_naming_a_subject_fails(served: str) -> None:
+    async with http_client(served, AGENT) as client:
+        result = await call(client, "recall", query="vans", subject="crm-someone-else")
+        refused = error(result)
+    assert (refused["error"], refused["field"]) == ("ValidationError", "subject")
+
+
+async def test_over_http_a_service_token_may_not_use_the_tools(served: str) -> None:
+    async with http_client(served, token(Role.SERVICE)) as client:
+        refused = error(await call(client, "recall", query="vans"))
+    assert refused["error"] == "PermissionDeniedError"
+
+
+def test_mcp_over_http_refuses_a_missing_or_bad_bearer_with_the_apis_body(served: str) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    for headers in ({}, bearer("not-a-jwt")):
+        response = httpx.post(f"{served}/mcp", json=ping, headers=headers)
+        assert response.status_code == 401
+        assert response.json()["error"] == "AuthenticationError"

@@ -1,0 +1,157 @@
+"""Webhook delivery: each endpoint gets its tenant's events in order, signed; a failure is
+retried after a growing wait and given up after the last attempt; every attempt is logged and
+the position survives a new dispatcher."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import structlog
+
+from factledger.adapters.in_memory.delivery_log import InMemoryDeliveryLog
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.application.ledger.commands import ProposeChange, RegisterSubject
+from factledger.application.ledger.event_log import TenantEventLog
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.webhooks.dispatch import Endpoint, WebhookDispatcher
+from factledger.application.webhooks.ports import Outcome, WebhookUnreachableError
+from factledger.application.webhooks.signing import SIGNATURE_HEADER, verify
+from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
+from factledger.domain.values import TextValue
+from factledger.testing.manual_clock import ManualClock
+
+SECRET = b"a-shared-secret-of-at-least-32-bytes!"
+CRM = Endpoint("crm", "acme", "https://crm.invalid/hook", SECRET, max_attempts=3)
+
+
+@dataclass
+class FakeReceiver:
+    """Answers each POST with the next scripted status (200 once the script runs out); a
+    `None` in the script is an unreachable endpoint."""
+
+    script: list[int | None] = field(default_factory=list)
+    received: list[tuple[dict[str, Any], Mapping[str, str], bytes]] = field(default_factory=list)
+
+    async def post(
+        self, url: str, body: bytes, headers: Mapping[str, str], *, timeout_s: float
+    ) -> int:
+        status = self.script.pop(0) if self.script else 200
+        if status is None:
+            raise WebhookUnreachableError("unreachable") from ConnectionRefusedError()
+        self.received.append((json.loads(body), headers, body))
+        return status
+
+
+def story(ledger: Ledger) -> None:
+    lead = ledger.register_subject(RegisterSubject("acme", "lead", "crm-1")).subject_id
+    ledger.register_subject(RegisterSubject("other", "lead", "crm-1"))
+    actor = Actor(ActorKind.AGENT, "voice-bot")
+    ledger.propose_change(
+        ProposeChange(
+            "acme",
+            lead,
+            "supplier",
+            Operation.SET,
+            TextValue("Supplier A"),
+            Origin.INFERRED,
+            actor,
+            0,
+            rationale="they said so",
+        )
+    )
+
+
+def dispatcher(
+    ledger: Ledger,
+    receiver: FakeReceiver,
+    log: InMemoryDeliveryLog,
+    clock: ManualClock,
+    endpoint: Endpoint = CRM,
+) -> WebhookDispatcher:
+    return WebhookDispatcher(
+        [endpoint], events=TenantEventLog(ledger), log=log, sender=receiver, clock=clock
+    )
+
+
+async def test_each_event_of_the_tenant_arrives_in_order_signed_and_without_content() -> None:
+    clock, receiver, log = ManualClock(), FakeReceiver(), InMemoryDeliveryLog()
+    ledger = Ledger(popo_env(), clock=clock)
+    story(ledger)
+    with structlog.testing.capture_logs() as logs:
+        assert await dispatcher(ledger, receiver, log, clock).run_once() == 2
+    bodies = [body for body, _, _ in receiver.received]
+    assert [b["event"]["type"] for b in bodies] == ["registered", "change_proposed"]
+    assert [b["id"] for b in bodies] == ["crm:1", "crm:3"]  # position 2 is another tenant's
+    assert bodies[1]["event"]["payload"]["value"] is None
+    now = int(clock.now().timestamp())
+    for _, headers, raw in receiver.received:
+        assert verify(SECRET, headers[SIGNATURE_HEADER], raw, now=now)
+    assert await log.position("crm") == 3
+    assert "Supplier A" not in repr(logs)
+
+
+async def test_an_endpoint_configured_for_content_gets_it() -> None:
+    clock, receiver, log = ManualClock(), FakeReceiver(), InMemoryDeliveryLog()
+    ledger = Ledger(popo_env(), clock=clock)
+    story(ledger)
+    with_content = Endpoint("crm", "acme", CRM.url, SECRET, content=True)
+    await dispatcher(ledger, receiver, log, clock, with_content).run_once()
+    proposal = receiver.received[1][0]["event"]
+    assert proposal["payload"]["value"] == {"type": "text", "value": "Supplier A"}
+
+
+async def test_a_failure_waits_its_backoff_then_is_retried_and_later_events_wait_for_it() -> None:
+    clock, log = ManualClock(), InMemoryDeliveryLog()
+    receiver = FakeReceiver(script=[503])
+    ledger = Ledger(popo_env(), clock=clock)
+    story(ledger)
+    hooks = dispatcher(ledger, receiver, log, clock)
+    assert await hooks.run_once() == 1  # the first event failed: the second is not sent
+    assert receiver.received[0][0]["id"] == "crm:1"
+    assert await hooks.run_once() == 0  # still within its backoff (1 s)
+    clock.advance(timedelta(seconds=1))
+    assert await hooks.run_once() == 2
+    assert [b["id"] for b, _, _ in receiver.received] == ["crm:1", "crm:1", "crm:3"]
+    attempts = [(d.position, d.attempt, d.outcome) for d in await log.deliveries("crm", limit=9)]
+    assert attempts == [
+        (3, 1, Outcome.DELIVERED),
+        (1, 2, Outcome.DELIVERED),
+        (1, 1, Outcome.FAILED),
+    ]
+
+
+async def test_the_last_failed_attempt_gives_the_event_up_and_moves_on() -> None:
+    clock, log = ManualClock(), InMemoryDeliveryLog()
+    receiver = FakeReceiver(script=[None, 500, 500])
+    ledger = Ledger(popo_env(), clock=clock)
+    story(ledger)
+    hooks = dispatcher(ledger, receiver, log, clock)
+    for _ in range(3):
+        await hooks.run_once()
+        clock.advance(timedelta(seconds=10))
+    outcomes = [(d.position, d.outcome, d.error) for d in await log.deliveries("crm", limit=9)]
+    assert (
+        outcomes[-3:]
+        == [
+            (1, Outcome.GAVE_UP, "http_500"),
+            (1, Outcome.FAILED, "http_500"),
+            (1, Outcome.FAILED, "ConnectionRefusedError"),
+        ][::-1][::-1]
+    )
+    assert [b["id"] for b, _, _ in receiver.received][-1] == "crm:3"
+    assert await log.position("crm") == 3
+
+
+async def test_a_new_dispatcher_resumes_from_the_logged_position() -> None:
+    clock, receiver, log = ManualClock(), FakeReceiver(), InMemoryDeliveryLog()
+    ledger = Ledger(popo_env(), clock=clock)
+    story(ledger)
+    await dispatcher(ledger, receiver, log, clock).run_once()
+    ledger.register_subject(RegisterSubject("acme", "customer", "acct-1"))
+    again = FakeReceiver()
+    assert await dispatcher(ledger, again, log, clock).run_once() == 1
+    assert [b["event"]["subject_kind"] for b, _, _ in again.received] == ["customer"]
