@@ -13,6 +13,7 @@ import typer
 from factledger.api.cli import bench as cli_bench
 from factledger.api.cli import embedder as cli_embedder
 from factledger.api.cli import extraction as cli_extraction
+from factledger.api.cli import importing as cli_importing
 from factledger.api.cli import ledger as cli_ledger
 from factledger.api.cli import memory as cli_memory
 from factledger.api.cli import pgvector as cli_pgvector
@@ -52,6 +53,7 @@ cli_recall.register(app)
 cli_pgvector.register(app)
 cli_supermemory.register(app)
 cli_subjects.register(app)
+cli_importing.register(app)
 
 
 def main() -> None:
