@@ -59,6 +59,7 @@ ROLES_BY_ROUTE: dict[tuple[str, str], frozenset[Role]] = {
     ("GET", "/v1/dead-letters"): frozenset({SERVICE, ADMIN}),
     ("POST", "/v1/dead-letters/retry"): frozenset({SERVICE, ADMIN}),
     ("POST", "/v1/dead-letters/{item_id}/retry"): frozenset({SERVICE, ADMIN}),
+    ("POST", "/v1/import"): frozenset({SERVICE, ADMIN}),  # history import (ADR 0021)
 }
 TOKENS = {
     role: bearer(token(role, **({"kind": "lead", "ref": "crm-1"} if role is AGENT else {})))
