@@ -33,6 +33,10 @@ class ImportReport:
     - `proposals`: changes the model proposed from them, when the import waited for the sync
       (None otherwise: the step runs later, on the sync queue);
     - `errors`: the first `MAX_REPORTED_ERRORS` bad lines; `error_count` counts all of them.
+
+    After a crash, the resumed run continues from the counts saved with the position; what
+    the crashed run did after it shows as `unchanged` sessions, and its registrations are not
+    counted (the subjects exist already).
     """
 
     import_id: str | None = None
