@@ -32,6 +32,8 @@ from factledger.application.importing.importer import (
 )
 from factledger.application.importing.lines import NumberedLine, split_lines
 from factledger.application.importing.report import ImportReport
+from factledger.application.sync.ports import SyncStore
+from factledger.application.sync.worker import SyncWorker
 
 CHUNK = 1 << 20
 err = Console(stderr=True)
@@ -107,13 +109,19 @@ async def run_import(
 
         report = await use_case.run(_lines(path, data), options, advance)
         worker, store = runtime.sync_worker, runtime.sync_store
-        waited = wait_sync_s is not None and worker is not None and store is not None
-        if waited and await drain_sync(worker, store, timeout_s=wait_sync_s):
+        if await _drained(worker, store, wait_sync_s):
             report.proposals = await asyncio.to_thread(
                 count_proposals, ledger, after=head, sessions=use_case.recorded
             )
         await asyncio.to_thread(runtime.catch_up)
         return report
+
+
+async def _drained(worker: SyncWorker | None, store: SyncStore | None, s: float | None) -> bool:
+    """Runs the sync until its queue is empty (False: not asked to, or it took too long)."""
+    if worker is None or store is None or s is None:
+        return False
+    return await drain_sync(worker, store, timeout_s=s)
 
 
 def print_report(report: ImportReport) -> None:
