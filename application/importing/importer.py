@@ -9,7 +9,8 @@ One use case for the CLI and the HTTP API. Line by line, in the file's order:
   order);
 - a bad line (`ImportLineError`, a time, a refused summary, a broken ledger rule) is reported
   with its number and field; `on_error=skip` goes on, `stop` ends the import before it;
-- every `checkpoint_lines` lines, and at the end, the position is saved (`ImportPositions`).
+- every `checkpoint_lines` lines, at the end, and when the run fails (if the store still
+  answers), the position is saved (`ImportPositions`).
   A resumed import skips the lines up to it once their digest matches, so it never records
   a line twice; a finished import given again records nothing and answers with its report
   (lines appended since are imported, as a resumed import's would be).
@@ -21,6 +22,7 @@ recorded, and running it again resumes. Logs carry line numbers, counts and erro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -109,14 +111,16 @@ class HistoryImport:
         progress: Progress | None = None,
     ) -> ImportReport:
         run = await self._begin(options)
-        async for line in lines:
-            if run.saved is not None and line.number <= run.saved.line:
-                self._check_resumed(run, line)
-            elif not await self._handle(run, line):
-                break
-            run.last = line
-            if progress is not None:
-                progress(line)
+        try:
+            await self._read(run, lines, progress)
+        except BaseException:
+            # A store down, a client gone: save how far this run got, if the store still
+            # answers, so the next run need not handle those lines again.
+            with contextlib.suppress(Exception):
+                await self._checkpoint(run)
+            raise
+        finally:
+            self.recorded = run.recorded
         if run.saved is not None and (run.last is None or run.last.number < run.saved.line):
             raise ImportMismatchError(options.import_id or "", run.saved.line)
         run.report.finished = not run.report.stopped
@@ -129,8 +133,19 @@ class HistoryImport:
             errors=run.report.error_count,
             stopped=run.report.stopped,
         )
-        self.recorded = run.recorded
         return run.report
+
+    async def _read(
+        self, run: _Run, lines: AsyncIterable[NumberedLine], progress: Progress | None
+    ) -> None:
+        async for line in lines:
+            if run.saved is not None and line.number <= run.saved.line:
+                self._check_resumed(run, line)
+            elif not await self._handle(run, line):
+                return
+            run.last = line
+            if progress is not None:
+                progress(line)
 
     async def _begin(self, options: ImportOptions) -> _Run:
         saved = None

@@ -15,6 +15,7 @@ from factledger.application.importing.importer import (
     OnError,
 )
 from factledger.application.importing.lines import NumberedLine
+from factledger.application.importing.positions import ImportPositionsUnavailableError
 from factledger.domain.subject import subject_id_for
 from factledger.testing.history import CARD, HistoryShape, history_bytes
 
@@ -110,25 +111,40 @@ async def crashing(data: bytes, after_line: int) -> AsyncIterator[NumberedLine]:
         yield line
 
 
-async def test_a_crashed_import_resumes_after_its_position(importer: Importer) -> None:
+async def test_a_failed_import_saves_how_far_it_got_and_resumes_after_it(
+    importer: Importer,
+) -> None:
     data = history_bytes(SHAPE)
     options = ImportOptions(TENANT, "file-1", OnError.SKIP, checkpoint_lines=4)
-    with pytest.raises(CrashError):
+    with pytest.raises(CrashError):  # the stream breaks off (a client gone) after line 9
         await importer.use_case().run(crashing(data, after_line=9), options)
     saved = await importer.positions.get(TENANT, "file-1")
     assert saved is not None
-    assert saved.line == 8
-    assert not saved.finished
+    assert (saved.line, saved.finished) == (9, False)
     report = await importer.run(data, checkpoint_lines=4)
-    assert report.resumed_after == 8
+    assert report.resumed_after == 9
     assert report.finished
-    # Line 9 was recorded before the crash, after the checkpoint: found unchanged.
-    assert report.sessions + report.unchanged == 12
-    assert report.unchanged == 1
-    assert (
-        len(importer.ledger.subject(TENANT, subject_id_for(TENANT, "lead", "crm-00002")).sessions)
-        == 4
-    )
+    assert (report.sessions, report.unchanged) == (12, 0)
+    subject = importer.ledger.subject(TENANT, subject_id_for(TENANT, "lead", "crm-00002"))
+    assert len(subject.sessions) == 4
+
+
+async def test_a_failing_position_store_ends_the_import_and_a_rerun_records_nothing_twice(
+    importer: Importer,
+) -> None:
+    data = history_bytes(SHAPE)
+
+    async def down(*_: object) -> bool:
+        raise ImportPositionsUnavailableError("positions down")
+
+    importer.positions.save = down  # type: ignore[method-assign]
+    with pytest.raises(ImportPositionsUnavailableError):
+        await importer.run(data, import_id="file-2", checkpoint_lines=2)
+    # Recording is idempotent: what the failed run recorded is found unchanged next time.
+    del importer.positions.save
+    report = await importer.run(data, import_id="file-2")
+    assert report.resumed_after == 0
+    assert report.unchanged >= 1
 
 
 async def test_resuming_with_other_lines_under_the_same_id_is_refused(importer: Importer) -> None:
