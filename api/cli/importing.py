@@ -34,6 +34,8 @@ from factledger.application.importing.lines import NumberedLine, split_lines
 from factledger.application.importing.report import ImportReport
 from factledger.application.sync.ports import SyncStore
 from factledger.application.sync.worker import SyncWorker
+from factledger.domain.errors import DomainError
+from factledger.domain.subject import subject_id_for
 
 CHUNK = 1 << 20
 err = Console(stderr=True)
@@ -164,6 +166,10 @@ def import_command(
 ) -> None:
     """Import past conversations with their original times: subjects, sessions, messages,
     summaries (docs/import-format.md). Idempotent and resumable: run it again after a crash."""
+    try:
+        subject_id_for(tenant, "probe", "probe")  # the rule every subject id applies
+    except DomainError:
+        raise typer.BadParameter("1..200 characters, no '/'", param_hint="--tenant") from None
     try:
         data = None if source is Source.NDJSON else converted(path, source, kind)
     except (ConversionError, json.JSONDecodeError) as exc:
