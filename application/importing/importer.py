@@ -1,6 +1,8 @@
 """`HistoryImport`: past conversations from an NDJSON stream into the ledger (ADR 0021).
 
-One use case for the CLI and the HTTP API. Line by line, in the file's order:
+One use case for the CLI and the HTTP API. In the file's order, a batch of lines at a time
+(at most `batch_lines` lines or `batch_bytes` bytes held): the batch's subjects side by side,
+each subject's lines one after the other, outcomes counted in line order (`recording.py`):
 
 - a `subject` line registers the subject (idempotent); a `session` line registers its subject
   if needed and records the session whole, with `Ledger.record_past_session` (idempotent by
@@ -21,7 +23,6 @@ recorded, and running it again resumes. Logs carry line numbers, counts and erro
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass, field
@@ -30,30 +31,16 @@ from uuid import UUID
 
 import structlog
 
-from factledger.application.errors import ApplicationError, SessionOrderError
-from factledger.application.importing.format import (
-    MAX_LINE_BYTES,
-    ImportLineError,
-    SessionLine,
-    SubjectLine,
-    parse_line,
-)
+from factledger.application.errors import ApplicationError
 from factledger.application.importing.lines import NumberedLine
 from factledger.application.importing.positions import ImportPosition, ImportPositions
-from factledger.application.importing.report import ImportReport, LineError
-from factledger.application.importing.sessions import PreparedSession, prepare_session
-from factledger.application.ledger.commands import RegisterSubject
+from factledger.application.importing.recording import LineRecorder
+from factledger.application.importing.report import ImportReport
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ports import Clock, SafetyFilter
-from factledger.application.sessions.side_doors import UnsafeFieldError
-from factledger.application.sessions.times import ConversationTimeError
-from factledger.domain.errors import DomainError
 
 log = structlog.get_logger(__name__)
 Progress = Callable[[NumberedLine], None]
-# Errors that condemn one line only; anything else (a store down) ends the import.
-LINE_ERRORS = (ImportLineError, ConversationTimeError, UnsafeFieldError, SessionOrderError)
-_KNOWN_SUBJECTS_MAX = 100_000
 
 
 class OnError(StrEnum):
@@ -84,6 +71,11 @@ class ImportOptions:
     import_id: str | None  # None: no position is kept (a rerun re-checks every line)
     on_error: OnError = OnError.SKIP
     checkpoint_lines: int = 100
+    # A batch of lines is read, then handled: its subjects side by side (at most
+    # `concurrency` at once), each subject's lines one after the other, in file order.
+    batch_lines: int = 200
+    batch_bytes: int = 8 * 1024 * 1024
+    concurrency: int = 8
 
 
 @dataclass(slots=True)
@@ -91,6 +83,7 @@ class _Run:
     options: ImportOptions
     report: ImportReport
     saved: ImportPosition | None
+    lines: LineRecorder
     last: NumberedLine | None = None  # the last line handled
     since_checkpoint: int = 0
     recorded: list[tuple[UUID, str]] = field(default_factory=list)
@@ -101,7 +94,6 @@ class HistoryImport:
 
     def __init__(self, ports: ImportPorts) -> None:
         self._ports = ports
-        self._known: set[UUID] = set()
         self.recorded: list[tuple[UUID, str]] = []
 
     async def run(
@@ -138,21 +130,30 @@ class HistoryImport:
     async def _read(
         self, run: _Run, lines: AsyncIterable[NumberedLine], progress: Progress | None
     ) -> None:
+        batch: list[NumberedLine] = []
+        held, options = 0, run.options
         async for line in lines:
             if run.saved is not None and line.number <= run.saved.line:
                 self._check_resumed(run, line)
-            elif not await self._handle(run, line):
-                return
-            run.last = line
-            if progress is not None:
-                progress(line)
+                run.last = line
+                continue
+            batch.append(line)
+            held += len(line.raw)
+            if len(batch) >= options.batch_lines or held >= options.batch_bytes:
+                if not await self._handle(run, batch, progress):
+                    return
+                batch, held = [], 0
+        if batch:
+            await self._handle(run, batch, progress)
 
     async def _begin(self, options: ImportOptions) -> _Run:
         saved = None
         if options.import_id is not None:
             saved = await self._ports.positions.get(options.tenant, options.import_id)
+        ports = self._ports
+        lines = LineRecorder(ports.ledger, ports.safety, ports.clock, options.tenant)
         if saved is None:
-            return _Run(options, ImportReport(import_id=options.import_id), None)
+            return _Run(options, ImportReport(import_id=options.import_id), None, lines)
         report = ImportReport.from_json(saved.report)
         report.resumed_after, report.stopped = saved.line, False
         # A stopped import's bad line is handled again: its error is reported again.
@@ -160,68 +161,39 @@ class HistoryImport:
         report.errors = [e for e in report.errors if e.line <= saved.line]
         report.error_count -= len(later)
         log.info("import.resumed", after_line=saved.line, finished=saved.finished)
-        return _Run(options, report, saved)
+        return _Run(options, report, saved, lines)
 
     def _check_resumed(self, run: _Run, line: NumberedLine) -> None:
         saved = run.saved
         if saved is not None and line.number == saved.line and line.digest != saved.digest:
             raise ImportMismatchError(run.options.import_id or "", saved.line)
 
-    async def _handle(self, run: _Run, line: NumberedLine) -> bool:
-        """Handles one new line; False when the import stops before it."""
-        try:
-            if not line.blank:
-                await self._import(run, line)
-        except (*LINE_ERRORS, DomainError) as exc:
-            error = LineError(line.number, _field_of(exc), _rule_of(exc), type(exc).__name__)
-            log.info("import.line_refused", line=line.number, error_type=error.error)
-            if run.options.on_error is OnError.STOP:
-                run.report.add_error(error)
-                run.report.stopped = True
+    async def _handle(
+        self, run: _Run, batch: list[NumberedLine], progress: Progress | None
+    ) -> bool:
+        """Handles a batch, then applies its outcomes in line order; False when the import
+        stops at a bad line (nothing past it is counted, nor the position moved past it)."""
+        stop = run.options.on_error is OnError.STOP
+        outcomes = await run.lines.handle(
+            batch, stop_on_error=stop, concurrency=run.options.concurrency
+        )
+        for line in batch:
+            outcome = outcomes.get(line.number)
+            if outcome is None:  # left out after its subject's bad line: stopped already
                 return False
-            run.report.add_error(error)
-        run.report.lines = line.number
-        run.since_checkpoint += 1
-        if run.since_checkpoint >= run.options.checkpoint_lines:
-            run.last = line
-            await self._checkpoint(run)
+            if outcome.error is not None:
+                run.report.add_error(outcome.error)
+                if stop:
+                    run.report.stopped = True
+                    return False
+            outcome.apply(run.report, run.recorded)
+            run.report.lines, run.last = line.number, line
+            if progress is not None:
+                progress(line)
+            run.since_checkpoint += 1
+            if run.since_checkpoint >= run.options.checkpoint_lines:
+                await self._checkpoint(run)
         return True
-
-    async def _import(self, run: _Run, line: NumberedLine) -> None:
-        if line.too_long:
-            raise ImportLineError(line.number, "line", f"longer than {MAX_LINE_BYTES} bytes")
-        record = parse_line(line.number, line.raw)
-        tenant = run.options.tenant
-        if isinstance(record, SubjectLine):
-            await asyncio.to_thread(self._register, run, tenant, record.kind, record.ref)
-            return
-        assert isinstance(record, SessionLine)  # noqa: S101 - the union has two members
-        now = self._ports.clock.now()
-        prepared = await prepare_session(record, tenant=tenant, safety=self._ports.safety, now=now)
-        await asyncio.to_thread(self._record, run, prepared)
-
-    def _register(self, run: _Run, tenant: str, kind: str, ref: str) -> UUID:
-        result = self._ports.ledger.register_subject(RegisterSubject(tenant, kind, ref))
-        run.report.subjects += result.applied
-        if len(self._known) >= _KNOWN_SUBJECTS_MAX:
-            self._known.clear()
-        self._known.add(result.subject_id)
-        return result.subject_id
-
-    def _record(self, run: _Run, prepared: PreparedSession) -> None:
-        cmd = prepared.command
-        if cmd.subject_id not in self._known:
-            self._register(run, cmd.tenant, prepared.kind, prepared.ref)
-        result = self._ports.ledger.record_past_session(cmd)
-        report = run.report
-        if not result.applied:
-            report.unchanged += 1
-            return
-        report.sessions += 1
-        report.messages += len(cmd.transcript)
-        report.withheld += cmd.withheld_count
-        report.reviews += bool(cmd.transcript)
-        run.recorded.append((cmd.subject_id, cmd.session_id))
 
     async def _checkpoint(self, run: _Run) -> None:
         run.since_checkpoint = 0
@@ -233,19 +205,3 @@ class HistoryImport:
             last.number, last.digest, run.report.to_json(), run.report.finished
         )
         await self._ports.positions.save(run.options.tenant, import_id, position)
-
-
-def _field_of(exc: Exception) -> str:
-    named = getattr(exc, "field", None)
-    if isinstance(named, str):
-        return named
-    text = str(exc)
-    head, sep, _ = text.partition(":")
-    return head if sep and " " not in head else "line"
-
-
-def _rule_of(exc: Exception) -> str:
-    if isinstance(exc, ImportLineError):
-        return exc.rule
-    # Errors of this codebase name ids and rules, never content (STYLE section 6).
-    return str(exc)

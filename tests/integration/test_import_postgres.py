@@ -25,7 +25,7 @@ from factledger.testing.history import HistoryShape, history_bytes
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 CRASH_IMPORT = Path(__file__).parents[1] / "support" / "import_crash_worker.py"
-SHAPE = HistoryShape(subjects=20, sessions_per_subject=8, messages_per_session=3)
+SHAPE = HistoryShape(subjects=40, sessions_per_subject=8, messages_per_session=2)
 
 
 def env_for(location: PostgresLocation, data_dir: Path, suffix: str) -> dict[str, str]:
@@ -63,7 +63,7 @@ async def test_a_killed_import_resumes_and_is_reviewed_on_postgres(
     history.write_bytes(history_bytes(SHAPE))
     sessions = SHAPE.subjects * SHAPE.sessions_per_subject
 
-    kill_after = str(sessions * 3 // 4)  # past the first saved position (line 100)
+    kill_after = str(sessions * 3 // 4)  # past the first batch (200 lines)
     killed = await asyncio.to_thread(
         subprocess.run,
         [sys.executable, str(CRASH_IMPORT), str(history), "acme", kill_after],

@@ -1,5 +1,5 @@
 """A `factledger import` that kills its own process (SIGKILL) right after the n-th session it
-records: the ledger holds the session, the position does not (it is saved every 100 lines),
+records: the ledger holds the session, the position does not (it is saved after each batch),
 which is the worst moment an OOM kill or a lost node can pick.
 
 Run as `python tests/support/import_crash_worker.py PATH TENANT N` with the same

@@ -115,14 +115,15 @@ async def test_a_failed_import_saves_how_far_it_got_and_resumes_after_it(
     importer: Importer,
 ) -> None:
     data = history_bytes(SHAPE)
-    options = ImportOptions(TENANT, "file-1", OnError.SKIP, checkpoint_lines=4)
+    options = ImportOptions(TENANT, "file-1", OnError.SKIP, checkpoint_lines=4, batch_lines=4)
     with pytest.raises(CrashError):  # the stream breaks off (a client gone) after line 9
         await importer.use_case().run(crashing(data, after_line=9), options)
     saved = await importer.positions.get(TENANT, "file-1")
     assert saved is not None
-    assert (saved.line, saved.finished) == (9, False)
+    # Line 9 was read, but its batch (lines 9-12) never ran: the position stands at 8.
+    assert (saved.line, saved.finished) == (8, False)
     report = await importer.run(data, checkpoint_lines=4)
-    assert report.resumed_after == 9
+    assert report.resumed_after == 8
     assert report.finished
     assert (report.sessions, report.unchanged) == (12, 0)
     subject = importer.ledger.subject(TENANT, subject_id_for(TENANT, "lead", "crm-00002"))
@@ -149,7 +150,7 @@ async def test_a_failing_position_store_ends_the_import_and_a_rerun_records_noth
 
 async def test_resuming_with_other_lines_under_the_same_id_is_refused(importer: Importer) -> None:
     data = history_bytes(SHAPE)
-    options = ImportOptions(TENANT, "file-1", OnError.SKIP, checkpoint_lines=2)
+    options = ImportOptions(TENANT, "file-1", OnError.SKIP, checkpoint_lines=2, batch_lines=2)
     with pytest.raises(CrashError):
         await importer.use_case().run(crashing(data, after_line=5), options)
     changed = data.replace(b"crm-00000", b"crm-00009", 1)
@@ -259,3 +260,17 @@ async def test_tenants_never_share_subjects_or_positions(importer: Importer) -> 
     assert report.resumed_after == 0
     assert report.subjects == 3
     assert report.sessions == 12
+
+
+async def test_stop_counts_nothing_past_the_bad_line_even_if_recorded_beside_it(
+    importer: Importer,
+) -> None:
+    other = session("b1", "2025-01-14T09:00:00+00:00", said("fine")).replace("crm-17", "crm-18")
+    data = ndjson(
+        session("a1", "2025-01-14T09:00:00+00:00", said("x", "2025-01-01T00:00:00Z")), other
+    )
+    stopped = await importer.run(data, on_error=OnError.STOP)
+    assert stopped.stopped
+    assert (stopped.sessions, stopped.lines) == (0, 0)  # b1 went in beside a1, uncounted
+    rerun = await importer.run(data, import_id="rerun")
+    assert (rerun.sessions, rerun.unchanged, rerun.error_count) == (0, 1, 1)
