@@ -136,6 +136,8 @@ class HistoryImport:
             if run.saved is not None and line.number <= run.saved.line:
                 self._check_resumed(run, line)
                 run.last = line
+                if progress is not None:
+                    progress(line)
                 continue
             batch.append(line)
             held += len(line.raw)

@@ -103,7 +103,13 @@ class LineRecorder:
                     if stop_on_error and outcomes[line.number].error is not None:
                         return
 
-        await asyncio.gather(*(run_group(items) for items in groups.values()))
+        try:
+            async with asyncio.TaskGroup() as group:  # one group failing stops the others
+                for items in groups.values():
+                    group.create_task(run_group(items))
+        except BaseExceptionGroup as failed:
+            # A store down (503) must reach the caller as itself, not as a group of one.
+            raise failed.exceptions[0] from None
         return outcomes
 
     def _parse(self, line: NumberedLine) -> ImportRecord | None:

@@ -16,6 +16,8 @@ from factledger.application.importing.importer import (
 )
 from factledger.application.importing.lines import NumberedLine
 from factledger.application.importing.positions import ImportPositionsUnavailableError
+from factledger.application.ledger.commands import CommandResult, RecordSession
+from factledger.application.ledger.event_store_errors import EventStoreUnavailableError
 from factledger.domain.subject import subject_id_for
 from factledger.testing.history import CARD, HistoryShape, history_bytes
 
@@ -274,3 +276,24 @@ async def test_stop_counts_nothing_past_the_bad_line_even_if_recorded_beside_it(
     assert (stopped.sessions, stopped.lines) == (0, 0)  # b1 went in beside a1, uncounted
     rerun = await importer.run(data, import_id="rerun")
     assert (rerun.sessions, rerun.unchanged, rerun.error_count) == (0, 1, 1)
+
+
+async def test_a_ledger_that_fails_mid_batch_ends_the_import_with_its_own_error(
+    importer: Importer,
+) -> None:
+    data = history_bytes(SHAPE)
+    record, calls = importer.ledger.record_past_session, [0]
+
+    def flaky(cmd: RecordSession) -> CommandResult:
+        calls[0] += 1
+        if calls[0] == 5:
+            raise EventStoreUnavailableError("event store down")
+        return record(cmd)
+
+    importer.ledger.record_past_session = flaky  # type: ignore[method-assign]
+    with pytest.raises(EventStoreUnavailableError):
+        await importer.run(data)
+    del importer.ledger.record_past_session
+    report = await importer.run(data)  # nothing of the failed batch was counted
+    assert report.resumed_after == 0
+    assert report.sessions + report.unchanged == 12
