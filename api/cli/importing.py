@@ -76,7 +76,7 @@ async def _lines(path: Path | None, data: bytes | None) -> AsyncIterator[Numbere
     chunks = _chunks(path, data)
     pending = split_lines(chunks)
     while True:
-        # Reading the file is blocking: one chunk's lines at a time, off the event loop.
+        # Reading the file blocks: each line is fetched off the event loop.
         line = await asyncio.to_thread(next, pending, None)
         if line is None:
             return
@@ -172,8 +172,11 @@ def import_command(
         raise typer.BadParameter("1..200 characters, no '/'", param_hint="--tenant") from None
     try:
         data = None if source is Source.NDJSON else converted(path, source, kind)
-    except (ConversionError, json.JSONDecodeError) as exc:
-        raise typer.BadParameter(str(exc).split(":")[0] + ": cannot be converted") from None
+    except ConversionError as exc:
+        # The converters name a path and a fixed rule, never a value from the file.
+        raise typer.BadParameter(str(exc), param_hint="PATH") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise typer.BadParameter("not a JSON document", param_hint="PATH") from None
     if out is not None:
         if data is None:
             raise typer.BadParameter("--out needs --from mem0 or --from locomo")

@@ -27,6 +27,8 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from factledger.application.errors import ApplicationError
 from factledger.application.importing.format import (
     ImportRecord,
@@ -81,6 +83,26 @@ def _session(
 
 def from_locomo(data: object, *, kind: str = "person") -> Iterator[ImportRecord]:
     """The records of a LoCoMo-shaped file (see the module's docstring)."""
+    return _validated(_locomo(data, kind))
+
+
+def from_mem0(data: object, *, kind: str = "person") -> Iterator[ImportRecord]:
+    """The records of a mem0 export (see the module's docstring)."""
+    return _validated(_mem0(data, kind))
+
+
+def _validated(records: Iterator[ImportRecord]) -> Iterator[ImportRecord]:
+    """`records`, a record the format refuses (a `--kind` it does not allow, a reference too
+    long) as a `ConversionError` naming the record's field."""
+    try:
+        yield from records
+    except ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        field = ".".join(str(part) for part in first.get("loc", ())) or "record"
+        raise ConversionError(field, str(first["msg"])) from None
+
+
+def _locomo(data: object, kind: str) -> Iterator[ImportRecord]:
     if not isinstance(data, list):
         raise ConversionError("$", "must be a list of conversations")
     for n, sample in enumerate(data):
@@ -127,8 +149,7 @@ def _locomo_time(conversation: Mapping[str, Any], number: int, path: str) -> dat
 _MEM0_VERBS = {"ADD": "added", "UPDATE": "updated", "DELETE": "deleted"}
 
 
-def from_mem0(data: object, *, kind: str = "person") -> Iterator[ImportRecord]:
-    """The records of a mem0 export (see the module's docstring)."""
+def _mem0(data: object, kind: str) -> Iterator[ImportRecord]:
     memories = data
     if isinstance(data, Mapping):
         memories = data.get("results", data.get("memories"))

@@ -13,7 +13,6 @@ field (`messages[3].at`), never the value: pydantic's own messages may quote the
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -140,27 +139,3 @@ def parse_line(number: int, raw: bytes | str) -> ImportRecord:
 def to_line(record: ImportRecord) -> str:
     """A record as one line of the format (the converters write these)."""
     return record.model_dump_json(exclude_none=True, exclude_defaults=False)
-
-
-def session_line(
-    *,
-    kind: str,
-    ref: str,
-    session_id: str,
-    channel: Channel,
-    started_at: datetime,
-    messages: list[MessageLine],
-    summary: dict[str, Any] | None = None,
-) -> SessionLine:
-    """A session record built in code (converters), checked like a parsed one."""
-    return SessionLine.model_validate(
-        {
-            "type": "session",
-            "subject": {"kind": kind, "ref": ref},
-            "session_id": session_id,
-            "channel": channel,
-            "started_at": started_at,
-            "messages": messages,
-            "summary": summary,
-        }
-    )

@@ -156,3 +156,9 @@ async def test_the_locomo_file_converts_and_imports_without_an_error(importer: I
         if isinstance(turns, list)
     )
     assert report.messages + report.withheld == turns
+
+
+def test_a_kind_the_format_refuses_is_a_conversion_error() -> None:
+    with pytest.raises(ConversionError) as caught:
+        list(from_locomo(CONVERSATION, kind="Not A Kind"))
+    assert caught.value.field == "kind"
