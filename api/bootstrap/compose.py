@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from factledger.api.bootstrap.backend import open_configured_backend
 from factledger.api.bootstrap.idempotency import open_idempotency_store
+from factledger.api.bootstrap.importing import open_import_positions
 from factledger.api.bootstrap.ledger import open_ledger
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.runtime import API, Needs, Runtime
@@ -50,7 +51,7 @@ async def open_runtime(
     settings: Settings, needs: Needs = API, *, clock: Clock | None = None
 ) -> AsyncIterator[Runtime]:
     """The ledger, its views and the parts in `needs`: the configured memory backend,
-    short-term memory, recall, the sync and the idempotency store."""
+    short-term memory, recall, the sync, the idempotency store and the import positions."""
     now = clock or SystemClock()
     async with AsyncExitStack() as stack:
         postgres = stack.enter_context(PostgresServer(settings))
@@ -64,6 +65,9 @@ async def open_runtime(
         if needs.idempotency:
             idempotency = await open_idempotency_store(settings, postgres, stack)
             runtime = replace(runtime, idempotency=idempotency)
+        if needs.imports:
+            imports = await open_import_positions(settings, postgres, stack)
+            runtime = replace(runtime, imports=imports)
         yield runtime
 
 

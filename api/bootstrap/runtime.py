@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
+from factledger.application.importing.positions import ImportPositions
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import ProfileReader
@@ -39,6 +40,7 @@ class Runtime:
     sync_store: SyncStore | None = None
     sync_worker: SyncWorker | None = None  # None without a memory backend
     idempotency: IdempotencyStore | None = None  # shared by every API process
+    imports: ImportPositions | None = None  # where each history import stands
     # Screens messages and, through the side doors, summaries and proposals alike.
     safety: SafetyFilter = field(default_factory=RuleBasedSafetyFilter)
 
@@ -57,8 +59,11 @@ class Needs:
     catch_up: bool = True  # bring the views to the head of the log on open
     run_sync: bool | None = None  # run the sync worker in this process; None: when its
     # store is in memory (a PostgreSQL store is served by `factledger worker` processes)
+    imports: bool = True  # the history import's position store
 
 
 API = Needs()
-WORKER = Needs(sessions=False, idempotency=False, run_sync=False)
+WORKER = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
 DEMO = Needs(idempotency=False, run_sync=False)  # the demo runs the sync by hand
+# `factledger import`: it runs the sync itself when asked to wait for it (`backend`).
+IMPORT = Needs(sessions=False, idempotency=False, run_sync=False)

@@ -30,7 +30,9 @@ from factledger.bench.config import (
     BenchConfig,
     smoke_config,
 )
+from factledger.bench.importing import STORES, run_store
 from factledger.bench.progress import Advance
+from factledger.testing.history import HistoryShape
 
 
 def _backends(value: str) -> tuple[str, ...]:
@@ -121,8 +123,34 @@ def bench(
     console.print(f"report: {out / 'report.md'} ({report['meta']['duration_s']} s)")
 
 
+def bench_import(
+    stores: Annotated[str, typer.Option(help="Comma-separated: sqlite, postgres.")] = ",".join(
+        STORES
+    ),
+    subjects: Annotated[int, typer.Option(min=1, help="Subjects of the generated history.")] = 50,
+    sessions_per_subject: Annotated[int, typer.Option(min=1)] = 20,
+    messages_per_session: Annotated[int, typer.Option(min=1, max=2000)] = 10,
+    seed: Annotated[int, typer.Option(help="Seed of the generated history.")] = 7,
+    follow_up: Annotated[
+        bool, typer.Option(help="Also time the sync and the proposals step after it.")
+    ] = True,
+) -> None:
+    """Import a generated history (default 10,000 messages) on each store and print
+    messages/s and ledger events/s, with the load average."""
+    names = tuple(n.strip() for n in stores.split(",") if n.strip())
+    if not names or any(n not in STORES for n in names):
+        raise typer.BadParameter(f"choose from {', '.join(STORES)}")
+    configure_logging(json_lines=False, level="WARNING")
+    shape = HistoryShape(subjects, sessions_per_subject, messages_per_session, seed)
+    for name in names:
+        figures = asyncio.run(run_store(name, shape, follow_up=follow_up))
+        for line in figures.lines():
+            typer.echo(line)
+
+
 def register(app: typer.Typer) -> None:
     group = typer.Typer()
     group.callback(invoke_without_command=True)(bench)
     cli_load.register(group)
+    group.command("import")(bench_import)
     app.add_typer(group, name="bench")

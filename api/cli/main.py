@@ -14,6 +14,7 @@ from factledger.api.cli import bench as cli_bench
 from factledger.api.cli import console as cli_console
 from factledger.api.cli import embedder as cli_embedder
 from factledger.api.cli import extraction as cli_extraction
+from factledger.api.cli import importing as cli_importing
 from factledger.api.cli import ledger as cli_ledger
 from factledger.api.cli import mcp as cli_mcp
 from factledger.api.cli import memory as cli_memory
@@ -58,6 +59,7 @@ cli_pgvector.register(app)
 cli_supermemory.register(app)
 cli_subjects.register(app)
 cli_webhooks.register(app)
+cli_importing.register(app)
 
 
 def main() -> None:

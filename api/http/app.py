@@ -29,6 +29,8 @@ from factledger.api.http.routes.events import router as events_router
 from factledger.api.http.routes.expiry import router as expiry_router
 from factledger.api.http.routes.forget import router as forget_router
 from factledger.api.http.routes.health import router as health_router
+from factledger.api.http.routes.importing import IMPORT_PATH
+from factledger.api.http.routes.importing import router as import_router
 from factledger.api.http.routes.profile import queue_router
 from factledger.api.http.routes.profile import router as profile_router
 from factledger.api.http.routes.proposals import router as proposals_router
@@ -114,10 +116,12 @@ def create_app(
         queue_router,
         events_router,
         dead_letters_router,
+        import_router,
     ):
         app.include_router(router, dependencies=[WRITE_SLOT])
     # Added last = outermost: the request context wraps the body limit and every handler.
     limit = max_body_bytes or settings.api.max_body_bytes
-    app.add_middleware(BodySizeLimitMiddleware, max_bytes=limit)
+    # An import's body is streamed line by line, each line bounded by the import itself.
+    app.add_middleware(BodySizeLimitMiddleware, max_bytes=limit, unlimited=(IMPORT_PATH,))
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app

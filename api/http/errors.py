@@ -29,6 +29,7 @@ from factledger.application.errors import (
     StorageReadOnlyError,
     StoreUnavailableError,
 )
+from factledger.application.importing.importer import ImportMismatchError
 from factledger.application.sessions.side_doors import UnsafeFieldError
 from factledger.application.sessions.times import ConversationTimeError
 from factledger.domain import errors as de
@@ -107,6 +108,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     ConversationTimeError: 422,
     RequestInProgressError: 409,
     ConcurrencyError: 409,
+    ImportMismatchError: 409,
     MemoryConflictError: 409,
     PayloadTooLargeError: 413,
     RateLimitedError: 429,

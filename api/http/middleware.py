@@ -102,15 +102,17 @@ class BodySizeLimitMiddleware:
     without one (chunked) is read up to the limit before the app sees any of it.
 
     Reading first, rather than failing inside the app's own read, matters: FastAPI turns any
-    error raised while it reads a body into a 400.
+    error raised while it reads a body into a 400. Paths in `unlimited` (the streamed import)
+    pass untouched: their route reads the body in bounded pieces itself.
     """
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_bytes: int, unlimited: tuple[str, ...] = ()) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.unlimited = frozenset(unlimited)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path") in self.unlimited:
             await self.app(scope, receive, send)
             return
         declared = _header(scope, b"content-length")

@@ -9,7 +9,8 @@ so async callers wrap it in `asyncio.to_thread`):
   use it as a context manager. `keys` is the `KeyStore` of the deletable keys that encrypt
   personal payload fields (ADR 0003); it must persist alongside the event store.
 - Commands (`application.commands`) -> `CommandResult`:
-  `register_subject`, `record_session`, `propose_change`, `end_session` (a session and its
+  `register_subject`, `record_session`, `record_past_session` (an imported session, in
+  time order), `propose_change`, `end_session` (a session and its
   proposals in one save), `confirm_change` (by the subject, evidence required),
   `approve_change` / `reject_change` (by a reviewer), `review_session` (the product's model:
   its proposals from one session, what they supersede, and the review marker), `forget_field`,
@@ -39,7 +40,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper
 
 from factledger.application.clocks import SystemClock
-from factledger.application.errors import ConcurrencyError, NotFoundError
+from factledger.application.errors import ConcurrencyError, NotFoundError, SessionOrderError
 from factledger.application.ledger.cipher import ShreddingMapper, field_scope
 from factledger.application.ledger.commands import (
     ApproveChange,
@@ -134,6 +135,21 @@ class Ledger(Application[UUID]):
         return self._run(
             cmd.tenant, cmd.subject_id, None, lambda s: s.record_session(session, at=self._now())
         )
+
+    def record_past_session(self, cmd: RecordSession) -> CommandResult:
+        """Records an imported session (ADR 0021): a no-op when it is recorded already with
+        the same content; `SessionOrderError` when the subject has a session that started
+        later, since the proposals step reviews a subject's sessions in recording order."""
+        session = session_record(cmd)
+
+        def record(subject: Subject) -> object:
+            if cmd.session_id not in subject.sessions:
+                starts = (s.started_at for s in subject.sessions.values())
+                if cmd.started_at < max(starts, default=cmd.started_at):
+                    raise SessionOrderError(cmd.session_id)
+            return subject.record_session(session, at=self._now())
+
+        return self._run(cmd.tenant, cmd.subject_id, None, record)
 
     def propose_change(self, cmd: ProposeChange) -> CommandResult:
         proposal = proposal_of(cmd)

@@ -59,6 +59,7 @@ ROLES_BY_ROUTE: dict[tuple[str, str], frozenset[Role]] = {
     ("GET", "/v1/dead-letters"): frozenset({SERVICE, ADMIN}),
     ("POST", "/v1/dead-letters/retry"): frozenset({SERVICE, ADMIN}),
     ("POST", "/v1/dead-letters/{item_id}/retry"): frozenset({SERVICE, ADMIN}),
+    ("POST", "/v1/import"): frozenset({SERVICE, ADMIN}),  # history import (ADR 0021)
 }
 # Streams never end, so their roles are checked with a request that fails validation once
 # admitted (an ASGI transport would wait for the whole body): 403 before it, 422 after it.

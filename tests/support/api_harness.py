@@ -21,6 +21,7 @@ from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.import_positions import InMemoryImportPositions
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
@@ -79,6 +80,7 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
         session_buffer=buffer,
         recall=recall,
         sync_store=InMemorySyncStore(),
+        imports=InMemoryImportPositions(),
     )
 
 

@@ -1,0 +1,1 @@
+"""History import: past conversations from NDJSON (or converted exports) into the ledger."""

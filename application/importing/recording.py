@@ -1,0 +1,181 @@
+"""Handling the lines of one batch: sessions of different subjects side by side, each
+subject's lines one after the other, in the file's order.
+
+Nothing here touches the report: each line yields an `Outcome`, which the importer applies in
+line order, so a run that stops at a bad line counts nothing past it even when a later line
+of another subject was recorded meanwhile (a rerun finds that one unchanged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from uuid import UUID
+
+import structlog
+
+from factledger.application.errors import SessionOrderError
+from factledger.application.importing.format import (
+    MAX_LINE_BYTES,
+    ImportLineError,
+    ImportRecord,
+    SubjectLine,
+    parse_line,
+)
+from factledger.application.importing.lines import NumberedLine
+from factledger.application.importing.report import ImportReport, LineError
+from factledger.application.importing.sessions import prepare_session
+from factledger.application.ledger.commands import RecordSession, RegisterSubject
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ports import Clock, SafetyFilter
+from factledger.application.sessions.side_doors import UnsafeFieldError
+from factledger.application.sessions.times import ConversationTimeError
+from factledger.domain.errors import DomainError
+from factledger.domain.subject import subject_id_for
+
+log = structlog.get_logger(__name__)
+# Errors that condemn one line only; anything else (a store down) ends the import.
+LINE_ERRORS = (
+    ImportLineError,
+    ConversationTimeError,
+    UnsafeFieldError,
+    SessionOrderError,
+    DomainError,
+)
+_KNOWN_SUBJECTS_MAX = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one line did (blank lines do nothing)."""
+
+    subjects: int = 0  # registered by this line
+    recorded: RecordSession | None = None
+    unchanged: int = 0
+    error: LineError | None = None
+
+    def apply(self, report: ImportReport, recorded: list[tuple[UUID, str]]) -> None:
+        report.subjects += self.subjects
+        report.unchanged += self.unchanged
+        cmd = self.recorded
+        if cmd is None:
+            return
+        report.sessions += 1
+        report.messages += len(cmd.transcript)
+        report.withheld += cmd.withheld_count
+        report.reviews += bool(cmd.transcript)  # an empty session gets no review
+        recorded.append((cmd.subject_id, cmd.session_id))
+
+
+class LineRecorder:
+    """Records the lines of one tenant's import through the ledger."""
+
+    def __init__(self, ledger: Ledger, safety: SafetyFilter, clock: Clock, tenant: str) -> None:
+        self._ledger, self._safety, self._clock, self._tenant = ledger, safety, clock, tenant
+        self._known: set[UUID] = set()  # subjects registered (or found) in this run
+
+    async def handle(
+        self, batch: Sequence[NumberedLine], *, stop_on_error: bool, concurrency: int = 8
+    ) -> dict[int, Outcome]:
+        """Every line's outcome by line number. With `stop_on_error`, a subject's lines after
+        its first bad one are left out (no outcome): the import stops before them."""
+        groups: dict[object, list[tuple[NumberedLine, ImportRecord]]] = defaultdict(list)
+        outcomes: dict[int, Outcome] = {}
+        for line in batch:
+            try:
+                record = self._parse(line)
+            except ImportLineError as exc:
+                outcomes[line.number] = _refused(line, exc)
+                continue
+            if record is None:
+                outcomes[line.number] = Outcome()
+                continue
+            groups[self._subject_of(record)].append((line, record))
+
+        slots = asyncio.Semaphore(max(1, concurrency))
+
+        async def run_group(items: list[tuple[NumberedLine, ImportRecord]]) -> None:
+            async with slots:
+                for line, record in items:
+                    outcomes[line.number] = await self._handle(line, record)
+                    if stop_on_error and outcomes[line.number].error is not None:
+                        return
+
+        try:
+            async with asyncio.TaskGroup() as group:  # one group failing stops the others
+                for items in groups.values():
+                    group.create_task(run_group(items))
+        except BaseExceptionGroup as failed:
+            # A store down (503) must reach the caller as itself, not as a group of one.
+            raise failed.exceptions[0] from None
+        return outcomes
+
+    def _parse(self, line: NumberedLine) -> ImportRecord | None:
+        if line.too_long:
+            raise ImportLineError(line.number, "line", f"longer than {MAX_LINE_BYTES} bytes")
+        return None if line.blank else parse_line(line.number, line.raw)
+
+    def _subject_of(self, record: ImportRecord) -> object:
+        subject = record if isinstance(record, SubjectLine) else record.subject
+        try:
+            return subject_id_for(self._tenant, subject.kind, subject.ref)
+        except DomainError:
+            return (subject.kind, subject.ref)  # refused when handled; grouped all the same
+
+    async def _handle(self, line: NumberedLine, record: ImportRecord) -> Outcome:
+        try:
+            if isinstance(record, SubjectLine):
+                registered = await asyncio.to_thread(self._register, record.kind, record.ref)
+                self._remember(subject_id_for(self._tenant, record.kind, record.ref))
+                return Outcome(subjects=registered)
+            now = self._clock.now()
+            prepared = await prepare_session(
+                record, tenant=self._tenant, safety=self._safety, now=now
+            )
+            cmd = prepared.command
+            known = cmd.subject_id in self._known
+            registered, applied = await asyncio.to_thread(
+                self._record, cmd, None if known else (prepared.kind, prepared.ref)
+            )
+            self._remember(cmd.subject_id)
+            if not applied:
+                return Outcome(subjects=registered, unchanged=1)
+            return Outcome(subjects=registered, recorded=cmd)
+        except LINE_ERRORS as exc:
+            return _refused(line, exc)
+
+    def _register(self, kind: str, ref: str) -> int:
+        result = self._ledger.register_subject(RegisterSubject(self._tenant, kind, ref))
+        return int(result.applied)
+
+    def _record(self, cmd: RecordSession, register: tuple[str, str] | None) -> tuple[int, bool]:
+        registered = 0 if register is None else self._register(*register)
+        return registered, self._ledger.record_past_session(cmd).applied
+
+    def _remember(self, subject_id: UUID) -> None:
+        if len(self._known) >= _KNOWN_SUBJECTS_MAX:
+            self._known.clear()
+        self._known.add(subject_id)
+
+
+def _refused(line: NumberedLine, exc: Exception) -> Outcome:
+    error = LineError(line.number, _field_of(exc), _rule_of(exc), type(exc).__name__)
+    log.info("import.line_refused", line=line.number, error_type=error.error)
+    return Outcome(error=error)
+
+
+def _field_of(exc: Exception) -> str:
+    named = getattr(exc, "field", None)
+    if isinstance(named, str):
+        return named
+    head, sep, _ = str(exc).partition(":")
+    return head if sep and " " not in head else "line"
+
+
+def _rule_of(exc: Exception) -> str:
+    if isinstance(exc, ImportLineError):
+        return exc.rule
+    # Errors of this codebase name ids and rules, never content (STYLE section 6).
+    return str(exc)
