@@ -29,6 +29,7 @@ from factledger.application.errors import (
     StorageReadOnlyError,
     StoreUnavailableError,
 )
+from factledger.application.memory.guidance_catalogue import UnknownConversationTypeError
 from factledger.application.sessions.side_doors import UnsafeFieldError
 from factledger.application.sessions.times import ConversationTimeError
 from factledger.domain import errors as de
@@ -105,6 +106,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     InvalidMemoryInputError: 422,
     UnsafeFieldError: 422,
     ConversationTimeError: 422,
+    UnknownConversationTypeError: 422,
     RequestInProgressError: 409,
     ConcurrencyError: 409,
     MemoryConflictError: 409,
