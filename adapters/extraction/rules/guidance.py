@@ -107,7 +107,7 @@ def load_guidance(path: Path | None = None) -> Guidance:
     `RuleExtractor`)."""
     if path is None:
         return _packaged_guidance()
-    return _parse_resolved(parse_yaml(path.read_text(encoding="utf-8")), path.parent)
+    return _parse_resolved(path.read_text(encoding="utf-8"), path.parent)
 
 
 @cache
@@ -115,14 +115,15 @@ def load_packaged_guidance(name: str) -> Guidance:
     """A packaged guidance by name (`inheritance.PACKAGED`), parsed once per process."""
     if name == "default":
         return _packaged_guidance()
-    return _parse_resolved(parse_yaml(packaged_text(name)), None)
+    return _parse_resolved(packaged_text(name), None)
 
 
-def _parse_resolved(data: dict[str, Any], base_dir: Path | None) -> Guidance:
+def _parse_resolved(raw: str, base_dir: Path | None) -> Guidance:
     try:
-        return parse_guidance(resolve(data, base_dir=base_dir))
+        data = resolve(parse_yaml(raw), base_dir=base_dir)
     except GuidanceInheritanceError as exc:
-        raise GuidanceError(str(exc)) from exc
+        raise GuidanceError(str(exc)) from None
+    return parse_guidance(data)
 
 
 @cache
