@@ -52,7 +52,8 @@ def ports() -> Runtime:
 
 
 def worker(ports: Runtime) -> SyncWorker:
-    assert ports.sync_store is not None and ports.backend is not None
+    assert ports.sync_store is not None
+    assert ports.backend is not None
     feed = LedgerEventFeed(ports.ledger)
     feeds = kind_feeds(load_settings(profile_schemas=SCHEMA))
     model = SessionProposer(

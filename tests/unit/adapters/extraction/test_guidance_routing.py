@@ -58,9 +58,11 @@ def test_a_file_extending_the_default_adds_slots_and_triggers_without_copying(
     assert set(names) == {"warehouse"} | {s.name for s in base.slots}
     supplier = child.slot("supplier")
     parent_supplier = base.slot("supplier")
-    assert supplier is not None and parent_supplier is not None
+    assert supplier is not None
+    assert parent_supplier is not None
     assert len(supplier.patterns) == len(parent_supplier.patterns) + 1
-    assert child.hedges.count("maybe") == 1 and "sort of" in child.hedges
+    assert child.hedges.count("maybe") == 1
+    assert "sort of" in child.hedges
     assert child.llm_instructions.startswith(base.llm_instructions.rstrip("\n"))
     assert child.llm_instructions.rstrip().endswith("Also note where their warehouse is.")
     extractor = RuleExtractor(child)
@@ -89,7 +91,8 @@ def test_the_packaged_guidance_extends_the_default_and_adds_its_own_slots() -> N
     support = {s.name for s in load_packaged_guidance("support_ticket").slots}
     assert {"timeline", "decision_maker", "competitor"} <= sales - base
     assert {"issue", "severity", "environment", "requested_outcome", "product"} <= support - base
-    assert base < sales and base < support
+    assert base < sales
+    assert base < support
     assert load_packaged_guidance("sales_discovery") is load_packaged_guidance("sales_discovery")
 
 
@@ -101,7 +104,8 @@ def test_the_rule_extractor_reads_each_request_with_its_conversation_types_guida
     assert "issue" in slots(said(text, conversation_type="support_ticket"), extractor)
     assert "decision_maker" not in slots(said(text, conversation_type="support_ticket"), extractor)
     plain = slots(said(text), extractor)
-    assert "issue" not in plain and "decision_maker" not in plain
+    assert "issue" not in plain
+    assert "decision_maker" not in plain
 
 
 def test_routes_pick_guidance_by_tenant_and_kind(tmp_path: Path) -> None:

@@ -362,7 +362,8 @@ async def test_the_instructions_sent_follow_the_conversation_type(
     assert len(set(sent)) == len(contexts)
     base = load_guidance().llm_instructions.rstrip("\n")
     assert all(text.startswith(base) for text in sent)
-    assert "sales discovery call" in sent[1] and "sales discovery call" not in sent[2]
+    assert "sales discovery call" in sent[1]
+    assert "sales discovery call" not in sent[2]
     assert "support conversation" in sent[2]
     assert "onboarding call" in sent[3]
 
