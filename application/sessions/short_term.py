@@ -97,7 +97,12 @@ class ShortTermMemory:
             conversation_type=conversation_type,
         )
         session = await self._ports.buffer.open(requested)
-        log.info("session.started", session_id=session_id, subject_id=str(subject_id))
+        log.info(
+            "session.started",
+            session_id=session_id,
+            subject_id=str(subject_id),
+            conversation_type=session.conversation_type,  # a configured slug, not content
+        )
         return session
 
     async def add_message(
