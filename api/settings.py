@@ -42,6 +42,7 @@ from factledger.adapters.embedding.onnx.model_files import (
 from factledger.adapters.sql_names import SQL_NAME
 from factledger.application.ledger.event_log import TOPIC_BY_TYPE
 from factledger.application.recall.policy import RecallPolicy
+from factledger.domain.transcript import Channel
 from factledger.domain.values import ValueType
 
 # Every nested settings model refuses unknown keys: a misspelt option is a start-up error
@@ -302,6 +303,33 @@ class OpenAICompatibleExtractorSettings(NestedSettings):
 ExtractorSettings = Annotated[
     RuleExtractorSettings | OpenAICompatibleExtractorSettings, Field(discriminator="kind")
 ]
+
+Slug = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
+
+
+class GuidanceRouteSettings(NestedSettings):
+    """One route of the guidance catalogue (ADR 0018): sessions matching every part that is
+    set are read with `guidance`, a packaged name (`default`, `sales_discovery`,
+    `support_ticket`) or the path of a guidance file (`.yaml`/`.yml`)."""
+
+    guidance: str = Field(min_length=1, max_length=500)
+    tenant: str | None = Field(default=None, min_length=1, max_length=200)
+    subject_kind: str | None = Field(default=None, min_length=1, max_length=100)
+    channel: Channel | None = None
+    conversation_type: Slug | None = None
+
+
+class ExtractionSettings(NestedSettings):
+    """Which guidance each session is read with, e.g. `FACTLEDGER_EXTRACTION__GUIDANCE='[
+    {"conversation_type": "onboarding", "guidance": "/etc/factledger/onboarding.yaml"},
+    {"tenant": "acme", "conversation_type": "support_ticket", "guidance": "acme.yaml"}]'`.
+
+    The most specific matching route wins (the most parts set; ties: conversation type,
+    subject kind, channel, tenant); no match: the default guidance (the extractor's
+    `guidance_path`, else the packaged one). Each packaged conversation type is routed to its
+    packaged guidance unless a route with the same parts replaces it."""
+
+    guidance: list[GuidanceRouteSettings] = Field(default_factory=list)
 
 
 # -- recall and sync ---------------------------------------------------------------------------
@@ -636,6 +664,7 @@ class Settings(BaseSettings):
     backend: MemoryBackendSettings = InMemoryBackendSettings()
     embedder: EmbedderSettings = OnnxEmbedderSettings()
     extractor: ExtractorSettings = RuleExtractorSettings()
+    extraction: ExtractionSettings = ExtractionSettings()
     recall: RecallSettings = RecallSettings()
     short_term: SessionBufferSettings = SqliteSessionBufferSettings()
     sync: SyncSettings = SyncSettings()

@@ -159,8 +159,9 @@ class SessionBuffer(Protocol):
     - A session is named by its `SessionKey` (subject, session id): two subjects (of one
       tenant or of two) may use the same session id, and neither can see, block or end the
       other's session.
-    - `open` is idempotent for the same key and channel (returns the stored session); the same
-      key with another channel raises `SessionConflictError`.
+    - `open` is idempotent for the same key, channel and conversation type (returns the
+      stored session, conversation type included); the same key with another channel or
+      conversation type raises `SessionConflictError`.
     - `append` keeps order and returns the message's index (0, 1, ...); `append`,
       `withhold` and `messages` on an unknown session raise `SessionNotActiveError`.
     - `append(message_id=...)` is idempotent: a message id is unique within its session

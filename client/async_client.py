@@ -123,10 +123,13 @@ class AsyncFactledgerClient:
         channel: m.Channel,
         *,
         started_at: datetime | None = None,
+        conversation_type: str | None = None,
         subject: Subject = ME,
     ) -> m.Session:
-        """Starts a session, dated `started_at` when the conversation began earlier."""
-        return await self.send(c.start_session(subject, session_id, channel, started_at))
+        """Starts a session, dated `started_at` when the conversation began earlier;
+        `conversation_type` (e.g. `support_ticket`) picks the extraction guidance."""
+        call = c.start_session(subject, session_id, channel, started_at, conversation_type)
+        return await self.send(call)
 
     async def append_message(
         self,

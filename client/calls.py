@@ -57,11 +57,17 @@ def get_subject(subject: str | UUID) -> Call[m.Subject]:
 
 
 def start_session(
-    subject: str | UUID, session_id: str, channel: m.Channel, started_at: datetime | None = None
+    subject: str | UUID,
+    session_id: str,
+    channel: m.Channel,
+    started_at: datetime | None = None,
+    conversation_type: str | None = None,
 ) -> Call[m.Session]:
     body: dict[str, Any] = {"session_id": session_id, "channel": channel}
     if started_at is not None:  # a conversation relayed later keeps its own time
         body["started_at"] = started_at.isoformat()
+    if conversation_type is not None:  # picks the guidance the product reads it with
+        body["conversation_type"] = conversation_type
     # The caller's session id makes a retried start a no-op: no key needed.
     return Call("POST", f"{_s(subject)}/sessions", m.Session, body)
 

@@ -97,6 +97,7 @@ class Session(_Answer):
     started_at: datetime
     message_count: int
     withheld: int
+    conversation_type: str | None = None
 
 
 class MessageOutcome(_Answer):

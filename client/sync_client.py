@@ -122,10 +122,13 @@ class FactledgerClient:
         channel: m.Channel,
         *,
         started_at: datetime | None = None,
+        conversation_type: str | None = None,
         subject: Subject = ME,
     ) -> m.Session:
-        """Starts a session, dated `started_at` when the conversation began earlier."""
-        return self.send(c.start_session(subject, session_id, channel, started_at))
+        """Starts a session, dated `started_at` when the conversation began earlier;
+        `conversation_type` (e.g. `support_ticket`) picks the extraction guidance."""
+        call = c.start_session(subject, session_id, channel, started_at, conversation_type)
+        return self.send(call)
 
     def append_message(
         self,

@@ -47,7 +47,15 @@ class SubjectRegistered(Aggregate.Created):
 
 
 class SessionRecorded(Aggregate.Event):
+    """One interaction recorded verbatim.
+
+    Class version 2 adds `conversation_type` (which extraction guidance applies, ADR 0018);
+    the topic is unchanged and the library upcasts stored version 1 events (no class_version
+    in their state) with `upcast_v1_v2`, to None: no conversation type, the default guidance.
+    """
+
     TOPIC = "factledger.subject.session_recorded.v1"
+    class_version = 2
     session_id: str
     channel: str
     started_at: datetime
@@ -56,7 +64,12 @@ class SessionRecorded(Aggregate.Event):
     transcript: list[JsonValue]
     summary: JsonObject | None
     withheld_count: int
+    conversation_type: str | None  # a slug, stored in clear (it says what kind of talk, not what)
     fingerprint: str
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, object]) -> None:
+        state["conversation_type"] = None
 
     def apply(self, aggregate: Subject) -> None:
         # None once the subject's key is deleted (erased): the session keeps no messages.
@@ -70,6 +83,7 @@ class SessionRecorded(Aggregate.Event):
             messages=tuple((m.role, m.text) for m in messages),
             recorded_version=self.originator_version,
             message_times=tuple(m.at for m in messages),
+            conversation_type=self.conversation_type,
         )
 
 

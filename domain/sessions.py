@@ -70,9 +70,10 @@ class SessionRecord:
     transcript: tuple[Message, ...]
     summary: JsonObject | None = None
     withheld_count: int = 0  # messages dropped by safety checks; their content is never stored
+    conversation_type: str | None = None  # picks the extraction guidance (ADR 0018)
 
     def fingerprint(self) -> str:
-        body = {
+        body: JsonObject = {
             "channel": self.channel.value,
             "started_at": self.started_at.isoformat(),
             "ended_at": None if self.ended_at is None else self.ended_at.isoformat(),
@@ -80,6 +81,8 @@ class SessionRecord:
             "summary": self.summary,
             "withheld_count": self.withheld_count,
         }
+        if self.conversation_type is not None:  # only then, so older sessions keep theirs
+            body["conversation_type"] = self.conversation_type
         canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -92,6 +95,7 @@ class SessionRecord:
             "transcript": transcript_payload(self.transcript),
             "summary": self.summary,
             "withheld_count": self.withheld_count,
+            "conversation_type": self.conversation_type,
             "fingerprint": self.fingerprint(),
         }
 
@@ -110,6 +114,7 @@ class SessionInfo(Immutable):
     # the version a change was proposed at ("recorded after the proposal").
     recorded_version: int = 0
     message_times: tuple[datetime | None, ...] = ()  # when each message was said, if known
+    conversation_type: str | None = None
 
     def said_at(self, message_index: int) -> datetime:
         """When a message was said: its own time, else the session's start."""

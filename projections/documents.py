@@ -145,6 +145,8 @@ def session_entry(doc: JsonObject) -> SessionEntry:
         interaction_number=_int(doc.get("interaction_number")),
         message_count=_int(doc.get("message_count")),
         withheld_count=_int(doc.get("withheld_count")),
+        # Absent from documents written before sessions carried one.
+        conversation_type=_str(doc.get("conversation_type")),
     )
 
 

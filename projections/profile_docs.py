@@ -35,6 +35,7 @@ def session_doc(e: SessionRecorded, position: int) -> JsonObject:
         "message_count": len(e.transcript or []),  # None once the subject is erased
         "withheld_count": e.withheld_count,
         "has_summary": e.summary is not None,
+        "conversation_type": e.conversation_type,
         "position": position,
     }
 

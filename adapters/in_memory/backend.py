@@ -28,7 +28,7 @@ from factledger.application.errors import (
     MemoryNotFoundError,
 )
 from factledger.application.memory.chunking import split_chunks
-from factledger.application.memory.extraction import ExtractionRequest
+from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
 from factledger.application.memory.types import (
     ALL_CAPABILITIES,
     BackendHealth,
@@ -136,6 +136,7 @@ class InMemoryMemoryBackend:
                 transcript=doc.transcript,
                 occurred_at=doc.occurred_at,
                 known=known_facts(space, self._clock.now()),
+                context=ExtractionContext.from_metadata(doc.metadata),
             )
             facts = await self._extractor.extract(request)
             doc.status = ProcessingStatus(doc.document_id, ProcessingState.INDEXING)

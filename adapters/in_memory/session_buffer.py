@@ -37,6 +37,10 @@ class InMemorySessionBuffer:
                 return stored
             if existing.channel != session.channel:
                 raise SessionConflictError(f"session {session.session_id}: open on another channel")
+            if existing.conversation_type != session.conversation_type:
+                raise SessionConflictError(
+                    f"session {session.session_id}: open with another conversation type"
+                )
             return existing
 
     async def get(self, key: SessionKey) -> ActiveSession | None:

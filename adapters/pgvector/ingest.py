@@ -17,7 +17,13 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.extraction import (
+    NO_CONTEXT,
+    ExtractedFact,
+    ExtractionContext,
+    ExtractionRequest,
+    KnownFact,
+)
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.types import (
     Namespace,
@@ -84,6 +90,12 @@ async def known_facts(conn: psycopg.AsyncConnection[Any], now: datetime) -> list
     return [KnownFact(memory_id=r[0], text=r[1], slot=r[2]) for r in await cur.fetchall()]
 
 
+def context_of(doc: DocumentRow) -> ExtractionContext:
+    """The extraction context the document's metadata carries (the sync puts it there)."""
+    metadata = json.loads(doc.metadata_json) if doc.metadata_json else {}
+    return ExtractionContext.from_metadata(metadata if isinstance(metadata, dict) else {})
+
+
 async def extract(
     extractor: Extractor,
     embedder: Embedder,
@@ -91,10 +103,10 @@ async def extract(
     *,
     occurred_at: datetime,
     known: Sequence[KnownFact],
+    context: ExtractionContext = NO_CONTEXT,
 ) -> Extraction:
-    facts = await extractor.extract(
-        ExtractionRequest(transcript=transcript, occurred_at=occurred_at, known=known)
-    )
+    request = ExtractionRequest(transcript, occurred_at=occurred_at, known=known, context=context)
+    facts = await extractor.extract(request)
     if not facts:
         return Extraction(facts, np.zeros((0, embedder.dimension), dtype=np.float32))
     return Extraction(facts, await embedder.embed([f.text for f in facts]))

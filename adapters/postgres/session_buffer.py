@@ -37,6 +37,8 @@ _SCHEMA = (
     "ALTER TABLE {schema}.short_term_messages ADD COLUMN IF NOT EXISTS message_id text",
     # "confirms:<change id>" / "declines:<change id>" when the subject decides in the message.
     "ALTER TABLE {schema}.short_term_messages ADD COLUMN IF NOT EXISTS decides text",
+    # Which extraction guidance the session gets (ADR 0018); NULL: the default.
+    "ALTER TABLE {schema}.short_term_sessions ADD COLUMN IF NOT EXISTS conversation_type text",
 )
 _UNKEYED = """SELECT 1 FROM information_schema.columns WHERE table_schema = %s
     AND table_name = 'short_term_sessions' AND column_name = 'session_id' AND NOT EXISTS (
@@ -114,8 +116,8 @@ class PostgresSessionBuffer:
     async def _fetch(self, cur: Cursor, key: SessionKey) -> ActiveSession | None:
         await cur.execute(
             self._q(
-                "SELECT session_id, subject_id, channel, started_at, message_count, withheld"
-                " FROM {schema}.short_term_sessions WHERE "
+                "SELECT session_id, subject_id, channel, started_at, message_count, withheld,"
+                " conversation_type FROM {schema}.short_term_sessions WHERE "
                 "subject_id = %s AND session_id = %s"
             ),
             _ids(key),
@@ -130,6 +132,7 @@ class PostgresSessionBuffer:
             started_at=row[3],
             message_count=row[4],
             withheld=row[5],
+            conversation_type=row[6],
         )
 
     async def open(self, session: ActiveSession) -> ActiveSession:
@@ -139,16 +142,25 @@ class PostgresSessionBuffer:
             await cur.execute(
                 self._q(
                     "INSERT INTO {schema}.short_term_sessions (subject_id, session_id, channel,"
-                    " started_at) VALUES (%s, %s, %s, %s)"
+                    " started_at, conversation_type) VALUES (%s, %s, %s, %s, %s)"
                     " ON CONFLICT (subject_id, session_id) DO NOTHING"
                 ),
-                (*_ids(session.key), session.channel.value, session.started_at),
+                (
+                    *_ids(session.key),
+                    session.channel.value,
+                    session.started_at,
+                    session.conversation_type,
+                ),
             )
             stored = await self._fetch(cur, session.key)
             if stored is None:  # discarded between the insert and the read: open it again
                 raise SessionNotActiveError(session.session_id)
             if stored.channel != session.channel:
                 raise SessionConflictError(f"session {session.session_id}: open on another channel")
+            if stored.conversation_type != session.conversation_type:
+                raise SessionConflictError(
+                    f"session {session.session_id}: open with another conversation type"
+                )
             return stored
 
         return await self._run(work)

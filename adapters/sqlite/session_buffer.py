@@ -32,7 +32,8 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS short_term_sessions (
         subject_id TEXT NOT NULL, session_id TEXT NOT NULL, channel TEXT NOT NULL,
         started_at TEXT NOT NULL, message_count INTEGER NOT NULL DEFAULT 0,
-        withheld INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (subject_id, session_id))""",
+        withheld INTEGER NOT NULL DEFAULT 0, conversation_type TEXT,
+        PRIMARY KEY (subject_id, session_id))""",
     """CREATE TABLE IF NOT EXISTS short_term_messages (
         subject_id TEXT NOT NULL, session_id TEXT NOT NULL, idx INTEGER NOT NULL,
         role TEXT NOT NULL, text TEXT NOT NULL, at TEXT, message_id TEXT, decides TEXT,
@@ -42,10 +43,12 @@ _SCHEMA = (
         ON short_term_messages (subject_id, session_id, message_id)""",
 )
 _SESSION_COLUMNS = "session_id, subject_id, channel, started_at, message_count, withheld"
+# Read with the columns above; tables made before sessions had a type gain it in `_migrate`.
+_READ_COLUMNS = f"{_SESSION_COLUMNS}, conversation_type"
 _KEY = "subject_id = ? AND session_id = ?"
 
 
-def _session_from_row(row: tuple[str, str, str, str, int, int]) -> ActiveSession:
+def _session_from_row(row: tuple[str, str, str, str, int, int, str | None]) -> ActiveSession:
     return ActiveSession(
         session_id=SessionId(row[0]),
         subject_id=UUID(row[1]),
@@ -53,6 +56,7 @@ def _session_from_row(row: tuple[str, str, str, str, int, int]) -> ActiveSession
         started_at=datetime.fromisoformat(row[3]),
         message_count=row[4],
         withheld=row[5],
+        conversation_type=row[6],
     )
 
 
@@ -73,6 +77,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
     if "decides" not in _columns(conn, "short_term_messages"):
         # Tables made before a subject's message could confirm or decline a change.
         conn.execute("ALTER TABLE short_term_messages ADD COLUMN decides TEXT")
+    if "conversation_type" not in _columns(conn, "short_term_sessions"):
+        # Tables made before a session could name its conversation type (ADR 0018).
+        conn.execute("ALTER TABLE short_term_sessions ADD COLUMN conversation_type TEXT")
 
 
 def _rekey_by_subject(conn: sqlite3.Connection, *, has_message_ids: bool) -> None:
@@ -121,13 +128,22 @@ class SqliteSessionBuffer:
         def work(conn: sqlite3.Connection) -> ActiveSession:
             conn.execute(
                 "INSERT OR IGNORE INTO short_term_sessions (subject_id, session_id, channel,"
-                " started_at) VALUES (?, ?, ?, ?)",
-                (*_ids(session.key), session.channel.value, session.started_at.isoformat()),
+                " started_at, conversation_type) VALUES (?, ?, ?, ?, ?)",
+                (
+                    *_ids(session.key),
+                    session.channel.value,
+                    session.started_at.isoformat(),
+                    session.conversation_type,
+                ),
             )
             stored = _fetch(conn, session.key)
             assert stored is not None  # noqa: S101 - inserted or present in this transaction
             if stored.channel != session.channel:
                 raise SessionConflictError(f"session {session.session_id}: open on another channel")
+            if stored.conversation_type != session.conversation_type:
+                raise SessionConflictError(
+                    f"session {session.session_id}: open with another conversation type"
+                )
             return stored
 
         return await self._run(work)
@@ -233,7 +249,7 @@ class SqliteSessionBuffer:
 
 def _fetch(conn: sqlite3.Connection, key: SessionKey) -> ActiveSession | None:
     row = conn.execute(
-        f"SELECT {_SESSION_COLUMNS} FROM short_term_sessions WHERE {_KEY}",  # noqa: S608
+        f"SELECT {_READ_COLUMNS} FROM short_term_sessions WHERE {_KEY}",  # noqa: S608
         _ids(key),
     ).fetchone()
     return None if row is None else _session_from_row(row)

@@ -8,6 +8,7 @@ one). The LLM extractor and the HTTP embedder share one HTTP client.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import replace
 
@@ -19,14 +20,17 @@ from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles
 from factledger.adapters.embedding.openai_compatible import OpenAICompatibleEmbedder
 from factledger.adapters.extraction.openai.extractor import (
     OpenAICompatibleExtractor,
+    instructions_by_context,
     load_instructions,
 )
+from factledger.adapters.extraction.rules.book import GuidanceBook
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import server_config
 from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
 from factledger.adapters.supermemory.calls import CallPolicy
+from factledger.api.bootstrap.guidance import guidance_routes
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
     EmbedderSettings,
@@ -41,16 +45,23 @@ from factledger.api.settings import (
     Settings,
     SupermemoryBackendSettings,
 )
+from factledger.application.memory.guidance_catalogue import GuidanceRoute
 from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.ports import Clock, Embedder, Extractor, MemoryBackend
 
 
-def build_extractor(settings: ExtractorSettings, http: httpx.AsyncClient) -> Extractor:
-    """The extractor the settings choose; `http` is only used by the LLM one (the caller owns
-    and closes it)."""
+def build_extractor(
+    settings: ExtractorSettings,
+    http: httpx.AsyncClient,
+    routes: Sequence[GuidanceRoute] = (),
+) -> Extractor:
+    """The extractor the settings choose, its guidance chosen per request by `routes` (and
+    the packaged conversation types); `http` is only used by the LLM one (the caller owns and
+    closes it)."""
+    book = GuidanceBook.load(routes, default_path=settings.guidance_path)
     match settings:
         case RuleExtractorSettings():
-            return RuleExtractor.from_guidance_file(settings.guidance_path)
+            return RuleExtractor(book=book)
         case OpenAICompatibleExtractorSettings():
             key = settings.api_key.get_secret_value() if settings.api_key else None
             return OpenAICompatibleExtractor(
@@ -58,6 +69,7 @@ def build_extractor(settings: ExtractorSettings, http: httpx.AsyncClient) -> Ext
                 base_url=settings.base_url,
                 model=settings.model,
                 instructions=load_instructions(settings.guidance_path, settings.prompt_path),
+                instructions_for=instructions_by_context(book, settings.prompt_path),
                 api_key=key,
                 timeout_s=settings.timeout_s,
                 temperature=settings.temperature,
@@ -113,7 +125,11 @@ async def open_backend(
     backend: MemoryBackend
     match settings.backend:
         case InMemoryBackendSettings():
-            extractor = build_extractor(settings.extractor, http or await _client(stack))
+            extractor = build_extractor(
+                settings.extractor,
+                http or await _client(stack),
+                guidance_routes(settings.extraction),
+            )
             backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=clock)
         case PgvectorBackendSettings() as s:
             config = replace(
@@ -130,7 +146,11 @@ async def open_backend(
             backend = await PgvectorMemoryBackend.open(
                 config,
                 embedder=embedder,
-                extractor=build_extractor(settings.extractor, http or await _client(stack)),
+                extractor=build_extractor(
+                    settings.extractor,
+                    http or await _client(stack),
+                    guidance_routes(settings.extraction),
+                ),
                 clock=clock,
             )
         case SupermemoryBackendSettings() as s:

@@ -25,6 +25,7 @@ from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.api.bootstrap.backend import build_extractor
+from factledger.api.bootstrap.guidance import guidance_catalogue, guidance_routes
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.proposals import build_proposer
 from factledger.api.bootstrap.runtime import Needs, Runtime
@@ -114,7 +115,8 @@ async def open_proposer(
     client closed with `stack`)."""
     http = httpx.AsyncClient()
     stack.push_async_callback(http.aclose)
-    return build_proposer(settings, ledger, build_extractor(settings.extractor, http))
+    routes = guidance_routes(settings.extraction)
+    return build_proposer(settings, ledger, build_extractor(settings.extractor, http, routes))
 
 
 def sync_options(settings: Settings) -> SyncOptions:
@@ -139,7 +141,9 @@ async def open_services(
     short_term = None
     if buffer is not None:
         recorder = LedgerSessionRecorder(ledger)
-        short_term = ShortTermMemory(SessionPorts(buffer, runtime.safety, recorder, clock))
+        short_term = ShortTermMemory(
+            SessionPorts(buffer, runtime.safety, recorder, clock, guidance_catalogue(settings))
+        )
     policies = recall_policies(settings.recall)
     recall = Recall(RecallPorts(backend, LedgerRecallSources(ledger, clock=clock), policies))
     worker = None

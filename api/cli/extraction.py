@@ -24,7 +24,7 @@ from factledger.api.settings import (
     OpenAICompatibleExtractorSettings,
     RuleExtractorSettings,
 )
-from factledger.application.memory.extraction import ExtractionRequest
+from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
 from factledger.bench.extraction_eval import (
     CaseResult,
     ExtractionCase,
@@ -33,6 +33,8 @@ from factledger.bench.extraction_eval import (
     parse_cases,
     report_lines,
 )
+from factledger.bench.guidance_eval import GuidanceSet, evaluate_set
+from factledger.bench.guidance_eval import guidance_sets as load_sets
 from factledger.bench.proposal_eval import ProposalScores
 from factledger.bench.proposal_eval import evaluate as evaluate_proposals
 from factledger.bench.proposal_eval import parse_cases as parse_proposal_cases
@@ -41,6 +43,7 @@ from factledger.domain.transcript import Message, Role
 extraction_app = typer.Typer(help="Fact extraction tools.", no_args_is_help=True)
 
 DEFAULT_SET = Path("tests/data/extraction_set.yaml")
+GUIDANCE_SETS = Path("tests/data/extraction_sets")  # one labelled set per other guidance
 PROPOSAL_SET = Path("tests/data/proposal_set.yaml")
 
 
@@ -68,9 +71,19 @@ def eval_command(
     ] = None,
     timeout: Annotated[float, typer.Option(min=1, help="Seconds per LLM call.")] = 120.0,
     verbose: Annotated[bool, typer.Option(help="List every miss, extra fact and error.")] = False,
+    guidance_sets: Annotated[
+        Path | None,
+        typer.Option(
+            file_okay=False,
+            help="Folder of labelled sets, one per guidance (<name>.yaml, read with the "
+            "conversation type <name>); a missing folder prints the default guidance only.",
+        ),
+    ] = GUIDANCE_SETS,
 ) -> None:
     """Print precision/recall of facts, stated-vs-inferred accuracy, update detection,
-    condition preservation and safety violations for an extractor."""
+    condition preservation and safety violations for an extractor; then one line per
+    guidance (default, and each of `--guidance-sets`) with precision and recall on its dev
+    and held-out cases apart."""
     configure_logging(json_lines=False, level="WARNING")
     cases = parse_cases(yaml.safe_load(labelled_set.read_text(encoding="utf-8")))
     if tag is not None:
@@ -90,12 +103,15 @@ def eval_command(
             timeout_s=timeout,
             guidance_path=guidance,
         )
-    started = time.perf_counter()
-    scores = asyncio.run(_evaluate_with(chosen, cases))
+    scores, per_guidance, elapsed_ms = asyncio.run(
+        _evaluate_with(chosen, cases, load_sets(labelled_set, guidance_sets), tag)
+    )
     typer.echo(f"extractor                    {extractor.value}")
     typer.echo("\n".join(report_lines(scores)))
-    elapsed_ms = (time.perf_counter() - started) * 1000
     typer.echo(f"ms per transcript            {elapsed_ms / len(cases):.3f} (extraction + scoring)")
+    typer.echo("per guidance (slotted facts only where the set says so; tag filter applies)")
+    for line in per_guidance:
+        typer.echo(line)
     if verbose:
         typer.echo("\n".join(_details(scores)))
 
@@ -138,10 +154,19 @@ def proposals_command(
 
 
 async def _evaluate_with(
-    settings: ExtractorSettings, cases: list[ExtractionCase]
-) -> ExtractionScores:
+    settings: ExtractorSettings,
+    cases: list[ExtractionCase],
+    sets: list[GuidanceSet],
+    tag: str | None,
+) -> tuple[ExtractionScores, list[str], float]:
+    """The main set's scores, one line per guidance, and the main set's time (ms)."""
     async with httpx.AsyncClient() as http:
-        return await evaluate(build_extractor(settings, http), cases)
+        extractor = build_extractor(settings, http)
+        started = time.perf_counter()
+        scores = await evaluate(extractor, cases)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        lines = [(await evaluate_set(extractor, s, tag=tag)).line() for s in sets]
+        return scores, lines, elapsed_ms
 
 
 def _details(scores: ExtractionScores) -> list[str]:
@@ -178,13 +203,18 @@ def try_command(
     guidance: Annotated[
         Path | None, typer.Option(exists=True, dir_okay=False, help="Guidance YAML to use.")
     ] = None,
+    conversation_type: Annotated[
+        str | None,
+        typer.Option(help="Read as this conversation type (e.g. support_ticket)."),
+    ] = None,
 ) -> None:
     """Show what the rule extractor makes of a few messages (for writing guidance files)."""
     configure_logging(json_lines=False, level="WARNING")
     occurred_at = when or datetime.now(UTC)
     if occurred_at.tzinfo is None:
         occurred_at = occurred_at.replace(tzinfo=UTC)
-    request = ExtractionRequest([_message(m) for m in messages], occurred_at)
+    context = ExtractionContext(conversation_type=conversation_type)
+    request = ExtractionRequest([_message(m) for m in messages], occurred_at, context=context)
     for fact in RuleExtractor.from_guidance_file(guidance).extract_now(request):
         links = ",".join(fact.related_to)
         relation = f"{fact.relation.value}({links})" if fact.relation else "-"

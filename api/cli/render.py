@@ -135,7 +135,7 @@ def queue_table(pending: Sequence[PendingChange]) -> Table:
 
 def sessions_table(sessions: Sequence[SessionEntry]) -> Table:
     table = Table(title="Sessions")
-    for column in ("#", "session", "channel", "started", "messages", "withheld"):
+    for column in ("#", "session", "channel", "type", "started", "messages", "withheld"):
         table.add_column(column)
     for s in sessions:
         _row(
@@ -143,6 +143,7 @@ def sessions_table(sessions: Sequence[SessionEntry]) -> Table:
             str(s.interaction_number),
             s.session_id,
             s.channel,
+            s.conversation_type or "-",
             _when(s.started_at),
             str(s.message_count),
             str(s.withheld_count),

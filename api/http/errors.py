@@ -30,6 +30,7 @@ from factledger.application.errors import (
     StoreUnavailableError,
 )
 from factledger.application.importing.importer import ImportMismatchError
+from factledger.application.memory.guidance_catalogue import UnknownConversationTypeError
 from factledger.application.sessions.side_doors import UnsafeFieldError
 from factledger.application.sessions.times import ConversationTimeError
 from factledger.domain import errors as de
@@ -106,6 +107,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     InvalidMemoryInputError: 422,
     UnsafeFieldError: 422,
     ConversationTimeError: 422,
+    UnknownConversationTypeError: 422,
     RequestInProgressError: 409,
     ConcurrencyError: 409,
     ImportMismatchError: 409,

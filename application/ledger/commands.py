@@ -45,6 +45,7 @@ class RecordSession:
     transcript: tuple[Message, ...]
     summary: Mapping[str, JsonValue] | None = None
     withheld_count: int = 0
+    conversation_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,6 +114,7 @@ class SessionEntry:
     interaction_number: int
     message_count: int
     withheld_count: int
+    conversation_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ def session_record(cmd: RecordSession) -> SessionRecord:
         transcript=tuple(cmd.transcript),
         summary=None if cmd.summary is None else cast("JsonObject", dict(cmd.summary)),
         withheld_count=cmd.withheld_count,
+        conversation_type=cmd.conversation_type,
     )
 
 

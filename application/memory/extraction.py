@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,11 +19,44 @@ class KnownFact:
     slot: str | None
 
 
+# Keys of a transcript's backend metadata that carry its extraction context, so a backend
+# that extracts later (a queued ingest, a remote engine) still knows which guidance applies.
+CONTEXT_KEYS = ("tenant", "subject_kind", "channel", "conversation_type")
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionContext:
+    """Where a transcript comes from: what extraction guidance is chosen by.
+
+    Every part is optional: a context that names nothing gets the default guidance.
+    """
+
+    tenant: str | None = None
+    subject_kind: str | None = None
+    channel: str | None = None
+    conversation_type: str | None = None
+
+    def to_metadata(self) -> dict[str, str]:
+        """The parts that are set, under `CONTEXT_KEYS`, for a transcript's metadata."""
+        return {k: v for k in CONTEXT_KEYS if (v := getattr(self, k)) is not None}
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, object]) -> ExtractionContext:
+        """The context a transcript's metadata carries; keys that are absent or not text
+        stay None."""
+        parts = {k: v for k in CONTEXT_KEYS if isinstance(v := metadata.get(k), str)}
+        return cls(**parts)
+
+
+NO_CONTEXT = ExtractionContext()
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractionRequest:
     transcript: Sequence[Message]
     occurred_at: datetime
     known: Sequence[KnownFact] = ()
+    context: ExtractionContext = NO_CONTEXT
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ letter, like every sync item). For one session it:
 
 1. loads the subject; skips it when proposals are off for its tenant and kind, when it was
    erased, or when this model has already reviewed the session (a rerun is a no-op);
-2. runs the configured extractor over the transcript;
+2. runs the configured extractor over the transcript, in its context (tenant, subject kind,
+   channel, conversation type), which picks the extraction guidance (ADR 0018);
 3. maps the facts to the kind's fields (`candidates`) and hands them to
    `Ledger.review_session`, which weighs them against the subject as saved (`plan`).
 
@@ -24,7 +25,7 @@ import structlog
 
 from factledger.application.ledger.commands import ReviewSession
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.memory.extraction import ExtractionRequest
+from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
 from factledger.application.ports import Extractor
 from factledger.application.proposals.candidates import candidates_from
 from factledger.application.proposals.modes import ProposalModes
@@ -65,7 +66,10 @@ class SessionProposer:
         transcript = transcript_from_payload(event.transcript or [])
         facts = []
         if transcript:
-            request = ExtractionRequest(transcript, occurred_at=event.started_at)
+            context = ExtractionContext(
+                tenant, subject.kind, event.channel, event.conversation_type
+            )
+            request = ExtractionRequest(transcript, occurred_at=event.started_at, context=context)
             facts = await self.extractor.extract(request)
         feeds = self.feeds.get(subject.kind, KindFeeds())
         candidates = candidates_from(facts, transcript, feeds, event.session_id)

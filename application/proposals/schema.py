@@ -51,6 +51,10 @@ def _text(field: str, *slots: str) -> FieldFeed:
 
 # The lead kind the demo and most sales deployments use. `location` is left out: its
 # patterns also match "moved to <a supplier>", and a wrong field is worse than none.
+# `timeline`, `decision_maker` and `competitors` are fed only by the `sales_discovery`
+# guidance (ADR 0018): a lead's sessions of that type qualify the deal. Support slots
+# (`issue`, `severity`, `environment`, `requested_outcome`, `product`) feed no built-in kind;
+# a deployment maps them for its support kind in `FACTLEDGER_PROFILE_SCHEMAS`.
 DEFAULT_LEAD = KindFeeds(
     (
         _text("name"),
@@ -64,6 +68,9 @@ DEFAULT_LEAD = KindFeeds(
         _text("purchase_intent", "intent"),
         FieldFeed("complaints", ValueType.LIST, ("complaint",)),
         FieldFeed("insights", ValueType.LIST, ("insight",)),
+        _text("timeline"),
+        _text("decision_maker"),
+        FieldFeed("competitors", ValueType.LIST, ("competitor",)),
     )
 )
 DEFAULT_FEEDS: Mapping[str, KindFeeds] = {"lead": DEFAULT_LEAD}

@@ -10,13 +10,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
 import structlog
 
+from factledger.application.memory.guidance_catalogue import GuidanceCatalogue
 from factledger.application.ports import Clock, SafetyFilter, SessionBuffer
 from factledger.application.sessions.times import check_time
 from factledger.application.sessions.types import (
@@ -51,6 +52,9 @@ class SessionPorts:
     safety: SafetyFilter
     recorder: SessionRecorder
     clock: Clock
+    # Which conversation types each tenant's extraction guidance knows (ADR 0018); the empty
+    # catalogue knows none, so a session naming one is refused.
+    guidance: GuidanceCatalogue = field(default_factory=GuidanceCatalogue)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,19 +79,30 @@ class ShortTermMemory:
         channel: Channel,
         *,
         started_at: datetime | None = None,
+        conversation_type: str | None = None,
+        tenant: str = "",
     ) -> ActiveSession:
-        """Opens a session (idempotent for the same id, subject and channel); another subject's
-        session of the same id is another session. `started_at` dates it when the
-        conversation began earlier (checked by `times.check_time`)."""
+        """Opens a session (idempotent for the same id, subject, channel and conversation
+        type); another subject's session of the same id is another session. `started_at`
+        dates it when the conversation began earlier (checked by `times.check_time`); a
+        `conversation_type` must be one the `tenant`'s extraction guidance knows."""
         now = self._ports.clock.now()
+        if conversation_type is not None:
+            self._ports.guidance.check_known(tenant, conversation_type)
         requested = ActiveSession(
             session_id=session_id,
             subject_id=subject_id,
             channel=channel,
             started_at=now if started_at is None else check_time("started_at", started_at, now=now),
+            conversation_type=conversation_type,
         )
         session = await self._ports.buffer.open(requested)
-        log.info("session.started", session_id=session_id, subject_id=str(subject_id))
+        log.info(
+            "session.started",
+            session_id=session_id,
+            subject_id=str(subject_id),
+            conversation_type=session.conversation_type,  # a configured slug, not content
+        )
         return session
 
     async def add_message(
@@ -150,6 +165,7 @@ class ShortTermMemory:
             transcript=transcript,
             withheld=session.withheld,
             summary=summary,
+            conversation_type=session.conversation_type,
         )
         await (recorder or self._ports.recorder).record_session(recording)
         await self._ports.buffer.discard(key)

@@ -43,6 +43,7 @@ class ActiveSession:
     started_at: datetime
     message_count: int = 0
     withheld: int = 0
+    conversation_type: str | None = None  # picks the extraction guidance (ADR 0018)
 
     @property
     def key(self) -> SessionKey:
@@ -72,6 +73,7 @@ class SessionRecording:
     transcript: tuple[Message, ...]
     withheld: int
     summary: Mapping[str, JsonValue] | None = None
+    conversation_type: str | None = None
 
     def command(self, tenant: str) -> RecordSession:
         return RecordSession(
@@ -84,6 +86,7 @@ class SessionRecording:
             transcript=self.transcript,
             summary=self.summary,
             withheld_count=self.withheld,
+            conversation_type=self.conversation_type,
         )
 
 

@@ -15,6 +15,7 @@ from factledger.application.errors import (
     MemoryConflictError,
     MemoryNotFoundError,
 )
+from factledger.application.memory.extraction import ExtractionContext
 from factledger.application.memory.types import IngestMode, Namespace, ProcessingState
 from factledger.application.ports import MemoryBackend
 from factledger.application.sync.forget import fields_of, memories_to_forget
@@ -51,6 +52,10 @@ class ProfileVersions(Protocol):
         self, subject_id: UUID, field: str, subject_version: int
     ) -> FieldTrace: ...
 
+    async def kind_of(self, subject_id: UUID) -> str:
+        """The subject's kind (fixed at registration)."""
+        ...
+
 
 class SyncWriteFailedError(ApplicationError):
     """The backend accepted a write but reported failure (e.g. extraction failed)."""
@@ -79,7 +84,8 @@ async def apply_item(
     ns = namespace_for(item.subject_id)
     match item.kind, event:
         case SyncKind.TRANSCRIPT, SessionRecorded():
-            await _ingest(item, event, ns, backend)
+            kind = await profiles.kind_of(item.subject_id)
+            await _ingest(item, event, ns, backend, kind)
         case SyncKind.SUMMARY, SessionRecorded():
             payload = {
                 "session_id": event.session_id,
@@ -137,17 +143,20 @@ def _session_meta(event: SessionRecorded) -> dict[str, str | int]:
 
 
 async def _ingest(
-    item: SyncItem, event: SessionRecorded, ns: Namespace, backend: MemoryBackend
+    item: SyncItem, event: SessionRecorded, ns: Namespace, backend: MemoryBackend, kind: str
 ) -> None:
     if not event.transcript:
         return  # every message withheld, or the payload erased (forgotten): nothing to extract
     transcript = transcript_from_payload(event.transcript)
+    # The extraction context rides in the metadata, so a backend that extracts later (a queue,
+    # a remote engine) still picks the session's guidance (ADR 0018).
+    context = ExtractionContext(item.tenant, kind, event.channel, event.conversation_type)
     status = await backend.ingest_transcript(
         ns,
         item.targets[0],
         transcript,
         occurred_at=event.started_at,
-        metadata=_session_meta(event),
+        metadata={**_session_meta(event), **context.to_metadata()},
         mode=IngestMode.INSTANT,
     )
     if status.state is ProcessingState.FAILED:

@@ -26,6 +26,7 @@ class LedgerEventFeed:
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
         self._tenants: dict[UUID, str] = {}  # a subject's tenant never changes
+        self._kinds: dict[UUID, str] = {}  # nor does its kind
 
     async def read(self, *, after: int, limit: int) -> list[tuple[int, LedgerEvent]]:
         """Synced events after `after`, oldest first."""
@@ -106,6 +107,16 @@ class LedgerEventFeed:
             )
 
         return await asyncio.to_thread(load)
+
+    async def kind_of(self, subject_id: UUID) -> str:
+        """The subject's kind, from its registration (the stream's first event)."""
+        if subject_id not in self._kinds:
+
+            def load() -> str:
+                return cast("Subject", self._ledger.repository.get(subject_id, version=1)).kind
+
+            self._kinds[subject_id] = await asyncio.to_thread(load)
+        return self._kinds[subject_id]
 
     async def tenant_of(self, subject_id: UUID) -> str:
         """The subject's tenant, from its registration (the stream's first event)."""

@@ -13,7 +13,7 @@ from uuid import UUID
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.application.ledger.commands import ReviewSession
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.memory.extraction import ExtractionRequest
+from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
 from factledger.application.proposals.candidates import candidates_from
 from factledger.application.proposals.plan import change_id_for
 from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds
@@ -29,7 +29,10 @@ def review_session(ledger: Ledger, tenant: str, subject_id: UUID, session_id: st
     subject = ledger.subject(tenant, subject_id)
     recorded = subject.sessions[session_id]
     transcript = tuple(Message(role, text, recorded.started_at) for role, text in recorded.messages)
-    request = ExtractionRequest(transcript, occurred_at=recorded.started_at)
+    context = ExtractionContext(
+        tenant, subject.kind, recorded.channel.value, recorded.conversation_type
+    )
+    request = ExtractionRequest(transcript, occurred_at=recorded.started_at, context=context)
     facts = _EXTRACTOR.extract_now(request)
     feeds = DEFAULT_FEEDS.get(subject.kind, KindFeeds())
     candidates = tuple(candidates_from(facts, transcript, feeds, session_id))

@@ -17,7 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.extraction import (
+    ExtractedFact,
+    ExtractionContext,
+    ExtractionRequest,
+    KnownFact,
+)
 from factledger.application.memory.types import RelationKind
 from factledger.application.ports import Embedder, Extractor
 from factledger.domain.transcript import Message, Role
@@ -68,7 +73,10 @@ class Dreamer:
         """Mines `text` (the document's not-yet-processed part) and links the facts found."""
         known = [KnownFact(m.id, m.text, m.slot) for m in state.current_memories()]
         request = ExtractionRequest(
-            transcript=parse_transcript(text), occurred_at=document_date(document), known=known
+            transcript=parse_transcript(text),
+            occurred_at=document_date(document),
+            known=known,
+            context=ExtractionContext.from_metadata(document.metadata),
         )
         facts = await self.extractor.extract(request)
         if not facts:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -130,6 +130,22 @@ async def test_same_id_on_another_channel_is_a_conflict(buffer: SessionBuffer) -
     stored = await buffer.get(S1)
     assert stored is not None
     assert (stored.subject_id, stored.channel) == (SUBJECT_A, Channel.VOICE)
+
+
+async def test_the_conversation_type_reads_back_and_a_reopen_must_name_the_same(
+    buffers: Buffers,
+) -> None:
+    first, second = await buffers.another(), await buffers.another()
+    typed = replace(session(), conversation_type="support_ticket")
+    assert (await first.open(typed)).conversation_type == "support_ticket"
+    assert (await second.open(typed)).conversation_type == "support_ticket"
+    stored = await second.get(S1)
+    assert stored is not None
+    assert stored.conversation_type == "support_ticket"
+    with pytest.raises(SessionConflictError):
+        await first.open(session())  # the same id without a type is another session
+    with pytest.raises(SessionConflictError):
+        await first.open(replace(session(), conversation_type="sales_discovery"))
 
 
 async def test_one_session_id_names_a_separate_session_per_subject(buffer: SessionBuffer) -> None:

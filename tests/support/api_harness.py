@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.extraction.rules.book import built_in_routes
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
@@ -30,6 +31,7 @@ from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.http.auth import mint_token as sign
 from factledger.api.settings import AuthSettings, JwtKeySettings
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.guidance_catalogue import GuidanceCatalogue
 from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.ports import Clock, MemoryBackend
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
@@ -58,6 +60,7 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
             safety=RuleBasedSafetyFilter(),
             recorder=LedgerSessionRecorder(ledger),
             clock=clock,
+            guidance=GuidanceCatalogue.merged(built_in_routes(), ()),
         )
     )
     backend = ValidatingMemoryBackend(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,13 +24,19 @@ import structlog
 from pydantic import ValidationError
 
 from factledger.adapters.extraction.openai.schema import FACTS_JSON_SCHEMA, LlmFacts, to_extracted
+from factledger.adapters.extraction.rules.book import GuidanceBook
 from factledger.adapters.extraction.rules.guidance import load_guidance
 from factledger.application.errors import (
     MemoryBackendError,
     MemoryTimeoutError,
     MemoryUnavailableError,
 )
-from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
+from factledger.application.memory.extraction import (
+    ExtractedFact,
+    ExtractionContext,
+    ExtractionRequest,
+)
+from factledger.application.memory.guidance_catalogue import DEFAULT_GUIDANCE
 
 log = structlog.get_logger()
 
@@ -49,6 +56,22 @@ def load_instructions(guidance_path: Path | None = None, prompt_path: Path | Non
     return load_guidance(guidance_path).llm_instructions
 
 
+def instructions_by_context(
+    book: GuidanceBook, prompt_path: Path | None = None
+) -> Callable[[ExtractionContext], str]:
+    """The instructions of the guidance a context is routed to; a prompt file replaces the
+    default guidance's only (each routed guidance keeps its own)."""
+    prompt = None if prompt_path is None else prompt_path.read_text(encoding="utf-8")
+
+    def choose(context: ExtractionContext) -> str:
+        name = book.name_for(context)
+        if prompt is not None and name == DEFAULT_GUIDANCE:
+            return prompt
+        return book.guidances[name].llm_instructions
+
+    return choose
+
+
 class OpenAICompatibleExtractor:
     """Extractor backed by an OpenAI-compatible chat model."""
 
@@ -63,7 +86,10 @@ class OpenAICompatibleExtractor:
         timeout_s: float = 60.0,
         temperature: float = 0.0,
         response_format: ResponseFormat = "json_schema",
+        instructions_for: Callable[[ExtractionContext], str] | None = None,
     ) -> None:
+        """`instructions_for`, when given, chooses the instructions per request's context
+        (the guidance the catalogue routes it to); else `instructions` serve every request."""
         self._http = http
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._model = model
@@ -72,6 +98,7 @@ class OpenAICompatibleExtractor:
         self._timeout_s = timeout_s
         self._temperature = temperature
         self._response_format = response_format
+        self._instructions_for = instructions_for
 
     async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
         if not request.transcript:
@@ -125,12 +152,17 @@ class OpenAICompatibleExtractor:
             }
         else:
             response_format = {"type": "json_object"}
+        instructions = (
+            self._instructions
+            if self._instructions_for is None
+            else self._instructions_for(request.context)
+        )
         return {
             "model": self._model,
             "temperature": self._temperature,
             "response_format": response_format,
             "messages": [
-                {"role": "system", "content": self._instructions + _SCHEMA_HINT},
+                {"role": "system", "content": instructions + _SCHEMA_HINT},
                 {"role": "user", "content": json.dumps(_transcript_payload(request))},
             ],
         }

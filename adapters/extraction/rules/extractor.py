@@ -17,10 +17,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 
 import structlog
 
+from factledger.adapters.extraction.rules.book import GuidanceBook
 from factledger.adapters.extraction.rules.clauses import (
     Clauses,
     is_filler,
@@ -33,12 +35,7 @@ from factledger.adapters.extraction.rules.dates import (
     find_dates,
     strip_dates,
 )
-from factledger.adapters.extraction.rules.guidance import (
-    Guidance,
-    SlotPattern,
-    SlotSpec,
-    load_guidance,
-)
+from factledger.adapters.extraction.rules.guidance import Guidance, SlotPattern, SlotSpec
 from factledger.adapters.extraction.rules.links import Draft, derive, update_targets
 from factledger.adapters.extraction.rules.replies import reply_intent
 from factledger.adapters.extraction.rules.text import (
@@ -130,18 +127,44 @@ def _uncovered(text: str, matches: list[_SlotMatch]) -> list[str]:
     return [r for r in rests if _FIRST_PERSON.search(r) and _is_statement(r)]
 
 
+@cache
+def _packaged_book() -> GuidanceBook:
+    return GuidanceBook.load()
+
+
 class RuleExtractor:
     """Deterministic extractor; the default of every self-hosted backend."""
 
     VERSION = "1"  # bumped when the same guidance would extract differently
 
-    def __init__(self, guidance: Guidance | None = None) -> None:
-        self.guidance = guidance if guidance is not None else load_guidance()
+    def __init__(
+        self, guidance: Guidance | None = None, *, book: GuidanceBook | None = None
+    ) -> None:
+        """One `guidance` for every request, or a `book` that chooses one per request's
+        context; neither: the packaged guidance per conversation type (`GuidanceBook.load`)."""
+        if book is None:
+            book = GuidanceBook.single(guidance) if guidance is not None else _packaged_book()
+        self.book = book
+        self.guidance = book.default
+        # One extractor per other guidance of the book, made on first use.
+        self._by_guidance: dict[str, RuleExtractor] = {}
 
     @classmethod
     def from_guidance_file(cls, path: Path | None = None) -> RuleExtractor:
-        """An extractor for a user's guidance file (None: the packaged guidance)."""
-        return cls(load_guidance(path))
+        """An extractor whose default is a user's guidance file (None: the packaged one),
+        with the packaged guidance of each packaged conversation type."""
+        if path is None:
+            return cls()
+        return cls(book=GuidanceBook.load(default_path=path))
+
+    def _chosen(self, request: ExtractionRequest) -> RuleExtractor:
+        name = self.book.name_for(request.context)
+        guidance = self.book.guidances[name]
+        if guidance is self.guidance:
+            return self
+        if name not in self._by_guidance:
+            self._by_guidance[name] = RuleExtractor(guidance)
+        return self._by_guidance[name]
 
     async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
         # Pure CPU work that grows with the transcript: a long one goes to a thread so the event
@@ -152,6 +175,9 @@ class RuleExtractor:
 
     def extract_now(self, request: ExtractionRequest) -> list[ExtractedFact]:
         """The same as `extract`, for synchronous callers (it does no I/O)."""
+        chosen = self._chosen(request)
+        if chosen is not self:
+            return chosen.extract_now(request)
         started = time.perf_counter()
         run = _Run(known=request.known)
         for index, message in enumerate(request.transcript):

@@ -16,6 +16,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from factledger.adapters.extraction.rules.inheritance import (
+    GuidanceInheritanceError,
+    packaged_text,
+    parse_yaml,
+    resolve,
+)
+
 DEFAULT_GUIDANCE = "guidance.yaml"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -95,11 +102,28 @@ class Guidance:
 
 
 def load_guidance(path: Path | None = None) -> Guidance:
-    """Loads a guidance file; without a path, the default shipped with the package (parsed
-    once per process: it is immutable, and every backend builds a `RuleExtractor`)."""
+    """Loads a guidance file (following its `extends:`); without a path, the default shipped
+    with the package (parsed once per process: it is immutable, and every backend builds a
+    `RuleExtractor`)."""
     if path is None:
         return _packaged_guidance()
-    return _parse_text(path.read_text(encoding="utf-8"))
+    return _parse_resolved(path.read_text(encoding="utf-8"), path.parent)
+
+
+@cache
+def load_packaged_guidance(name: str) -> Guidance:
+    """A packaged guidance by name (`inheritance.PACKAGED`), parsed once per process."""
+    if name == "default":
+        return _packaged_guidance()
+    return _parse_resolved(packaged_text(name), None)
+
+
+def _parse_resolved(raw: str, base_dir: Path | None) -> Guidance:
+    try:
+        data = resolve(parse_yaml(raw), base_dir=base_dir)
+    except GuidanceInheritanceError as exc:
+        raise GuidanceError(str(exc)) from None
+    return parse_guidance(data)
 
 
 @cache

@@ -70,6 +70,7 @@ def _out(session: ActiveSession) -> SessionOut:
         started_at=session.started_at,
         message_count=session.message_count,
         withheld=session.withheld,
+        conversation_type=session.conversation_type,
     )
 
 
@@ -88,7 +89,12 @@ async def start(
     sessions: SessionsDep,
 ) -> SessionOut:
     session = await sessions.start(
-        subject_id, SessionId(body.session_id), body.channel, started_at=body.started_at
+        subject_id,
+        SessionId(body.session_id),
+        body.channel,
+        started_at=body.started_at,
+        conversation_type=body.conversation_type,
+        tenant=principal.tenant,
     )
     return _out(session)
 

@@ -22,6 +22,14 @@ class StartSessionIn(Strict):
         description="When the conversation began (timezone-aware, not in the future); "
         "defaults to now. Notes and the session index are dated by it.",
     )
+    conversation_type: str | None = Field(
+        default=None,
+        pattern=r"^[a-z][a-z0-9_]{0,62}$",
+        examples=["sales_discovery"],
+        description="What kind of conversation this is (`sales_discovery`, `support_ticket`, "
+        "or one the deployment configures for the tenant): it picks the extraction guidance "
+        "the product reads the session with. Unknown to the tenant: 422.",
+    )
 
 
 class SessionOut(BaseModel):
@@ -31,6 +39,7 @@ class SessionOut(BaseModel):
     started_at: datetime
     message_count: int
     withheld: int
+    conversation_type: str | None = None
 
 
 class MessageIn(Strict):

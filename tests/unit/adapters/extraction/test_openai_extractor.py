@@ -25,7 +25,8 @@ from factledger.adapters.extraction.rules.guidance import load_guidance
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.settings import OpenAICompatibleExtractorSettings, load_settings
 from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
-from factledger.application.memory.extraction import ExtractionRequest, KnownFact
+from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest, KnownFact
+from factledger.application.memory.guidance_catalogue import GuidanceRoute
 from factledger.application.memory.types import RelationKind
 from factledger.bench.extraction_eval import evaluate, parse_cases, report_lines
 from factledger.domain.transcript import Message, Role
@@ -332,3 +333,54 @@ async def test_the_whole_llm_path_scores_like_the_model_behind_it() -> None:
     for via, rule in zip(through_llm.results, direct.results, strict=True):
         # The LLM's answer has no separate slot value nor negation flag: its text says them.
         assert via.facts == tuple(replace(f, value=None, negated=False) for f in rule.facts)
+
+
+async def test_the_instructions_sent_follow_the_conversation_type(
+    fake: FakeOpenAI, http: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    # Given the extractor as bootstrap builds it, with a tenant route of its own
+    onboarding = tmp_path / "onboarding.yaml"
+    onboarding.write_text(
+        "extends: default\nllm_instructions: This is an onboarding call.\n", encoding="utf-8"
+    )
+    settings = OpenAICompatibleExtractorSettings(
+        base_url=BASE_URL, model="tiny", api_key=SecretStr("test-key")
+    )
+    route = GuidanceRoute(str(onboarding), tenant="acme", conversation_type="onboarding")
+    built = build_extractor(settings, http, [route])
+    # When one transcript is extracted as each kind of conversation
+    contexts = [
+        ExtractionContext(),
+        ExtractionContext(conversation_type="sales_discovery"),
+        ExtractionContext(conversation_type="support_ticket"),
+        ExtractionContext(tenant="acme", conversation_type="onboarding"),
+    ]
+    for context in contexts:
+        await built.extract(replace(request(), context=context))
+    # Then each request carried its guidance's instructions, on top of the default's
+    sent = [body["messages"][0]["content"] for body in fake.requests]
+    assert len(set(sent)) == len(contexts)
+    base = load_guidance().llm_instructions.rstrip("\n")
+    assert all(text.startswith(base) for text in sent)
+    assert "sales discovery call" in sent[1]
+    assert "sales discovery call" not in sent[2]
+    assert "support conversation" in sent[2]
+    assert "onboarding call" in sent[3]
+
+
+async def test_a_prompt_file_replaces_only_the_default_instructions(
+    fake: FakeOpenAI, http: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Extract facts about the customer.", encoding="utf-8")
+    settings = OpenAICompatibleExtractorSettings(
+        base_url=BASE_URL, model="tiny", api_key=SecretStr("test-key"), prompt_path=prompt
+    )
+    built = build_extractor(settings, http)
+    await built.extract(request())
+    await built.extract(
+        replace(request(), context=ExtractionContext(conversation_type="support_ticket"))
+    )
+    first, second = (body["messages"][0]["content"] for body in fake.requests)
+    assert first.startswith("Extract facts about the customer")
+    assert "support conversation" in second

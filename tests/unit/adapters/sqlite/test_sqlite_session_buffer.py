@@ -59,3 +59,29 @@ async def test_a_buffer_keyed_by_session_id_alone_is_rekeyed_by_subject(tmp_path
         assert await buffer.get(b1) is None
     finally:
         buffer.close()
+
+
+async def test_a_buffer_from_before_conversation_types_keeps_its_sessions_untyped(
+    tmp_path: Path,
+) -> None:
+    # Given an open session in tables made before sessions named a conversation type
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            """CREATE TABLE short_term_sessions (subject_id TEXT NOT NULL,
+            session_id TEXT NOT NULL, channel TEXT NOT NULL, started_at TEXT NOT NULL,
+            message_count INTEGER NOT NULL DEFAULT 0, withheld INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (subject_id, session_id))"""
+        )
+        conn.execute(
+            "INSERT INTO short_term_sessions VALUES (?, 's-1', 'chat', ?, 0, 0)",
+            (str(SUBJECT_A), "2026-03-12T10:00:00+00:00"),
+        )
+    # When the buffer opens it, then the column is added and the session reads as untyped
+    buffer = SqliteSessionBuffer(path)
+    try:
+        stored = await buffer.get(SessionKey(SUBJECT_A, SessionId("s-1")))
+        assert stored is not None
+        assert stored.conversation_type is None
+    finally:
+        buffer.close()

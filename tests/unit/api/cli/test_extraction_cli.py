@@ -81,3 +81,29 @@ def test_try_shows_the_facts_of_a_few_messages() -> None:
     assert "f0 [intent:upgrade_to_pro_plan] - sources=[0, 1]" in result.output
     assert "condition: if the pricing works" in result.output
     assert "Ana" not in result.output
+
+
+def test_eval_prints_one_line_per_guidance_with_dev_and_held_out_apart() -> None:
+    sets = LABELLED_SET.parent / "extraction_sets"
+    result = CliRunner().invoke(
+        app,
+        ["extraction", "eval", "--set", str(LABELLED_SET), "--guidance-sets", str(sets)],
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    for name in ("default", "sales_discovery", "support_ticket"):
+        (line,) = [x for x in lines if x.startswith(f"{name} ")]
+        assert " dev P " in line
+        assert " held-out P " in line
+
+
+def test_try_reads_messages_as_the_conversation_type_given() -> None:
+    said = ["The export keeps failing on Windows 11."]
+    plain = CliRunner().invoke(app, ["extraction", "try", *said])
+    typed = CliRunner().invoke(
+        app, ["extraction", "try", *said, "--conversation-type", "support_ticket"]
+    )
+    assert plain.exit_code == 0, plain.output
+    assert typed.exit_code == 0, typed.output
+    assert "[issue]" in typed.output
+    assert "[issue]" not in plain.output
