@@ -3,7 +3,8 @@
 - Lookups run concurrently and stop at the deadline; recall FAILS OPEN: on timeout, backend
   error or memory disabled it returns what it has with a `degraded` reason, never an error.
 - Only confirmed profile fields are facts; open proposals are offered as things to ask.
-- Output is notes, not quotations (see `notes`); excerpts are verbatim and attributed.
+- Output is notes, not quotations (see `notes`); verbatim excerpts only when the tenant's
+  policy opts in (`excerpts`), attributed and in a field of their own.
 - The budget counts from the request's arrival (`arrived_at`, `time.monotonic()`), so time
   spent queueing before recall starts is part of it; with too little left, recall answers at
   once with `overloaded` instead of late.
@@ -43,7 +44,12 @@ from factledger.application.recall.deadline import (
 )
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.sources import RecallSources
-from factledger.application.recall.types import Degraded, RecallResult, SessionContext
+from factledger.application.recall.types import (
+    Degraded,
+    Excerpt,
+    RecallResult,
+    SessionContext,
+)
 from factledger.application.sync.ids import namespace_for
 
 log = structlog.get_logger(__name__)
@@ -92,7 +98,7 @@ class Recall:
         failures = await run_within(lookup_time(policy.recall_budget_s, left), [lookup])
         result = RecallResult(
             notes=memory_notes(findings),
-            excerpts=excerpts(findings, max_chars=policy.excerpt_chars),
+            excerpts=_excerpts(findings, policy),
             degraded=worst(failures),
         )
         return self._served(result, subject_id, started)
@@ -135,7 +141,7 @@ class Recall:
             recent_sessions=session_notes(ledger.recent),
             memories=memory_notes(memories),
             to_confirm=proposal_notes(ledger),
-            excerpts=excerpts(memories, max_chars=policy.excerpt_chars),
+            excerpts=_excerpts(memories, policy),
             degraded=degraded,
             degraded_lookups=tuple(sorted(failures)),
         )
@@ -260,6 +266,11 @@ class Recall:
             context.degraded_lookups,
             elapsed,
         )
+
+
+def _excerpts(findings: MemoryFindings, policy: RecallPolicy) -> tuple[Excerpt, ...]:
+    """Verbatim lines only for a tenant that opted in; notes never carry them."""
+    return excerpts(findings, max_chars=policy.excerpt_chars) if policy.excerpts else ()
 
 
 def _wide_query(text: str, policy: RecallPolicy) -> SearchQuery:

@@ -83,8 +83,9 @@ def test_recall_shows_supplier_b_current_with_a_as_previous(demo_output: str) ->
     assert march.notes()[0] == (
         "- 2026-03-03, voice call: works with Supplier B, previously Supplier A"
     )
-    # the excerpt is verbatim, in quotation marks, attributed to the speaker
-    assert "Subject, 2026-03-03, voice call: \u201cNo, we moved to Supplier B" in march.body
+    # by default the prompt carries notes only: no verbatim excerpt, no quotation
+    assert "Verbatim excerpts:" not in march.lines
+    assert not any(quote in march.body for quote in QUOTES)
 
 
 def test_the_conditional_intent_keeps_its_condition_and_origin(demo_output: str) -> None:

@@ -47,7 +47,7 @@ from factledger.testing.story.script import JUNE, MARCH, REASON, SECRETS, TENANT
 from factledger.testing.story.steps import forget
 
 # The hashing embedder is lexical: queries share words with the facts they should find.
-POLICY = RecallPolicy(threshold=0.3)
+POLICY = RecallPolicy(threshold=0.3, excerpts=True)  # the story checks the excerpts too
 
 
 @dataclass
