@@ -20,7 +20,7 @@ from uuid import UUID
 import structlog
 
 from factledger.application.errors import MemoryNotFoundError
-from factledger.application.memory.types import MAX_LIMIT, SearchQuery
+from factledger.application.memory.types import MAX_LIMIT, Capability, SearchQuery
 from factledger.application.ports import MemoryBackend
 from factledger.application.recall.build import (
     LedgerFindings,
@@ -41,6 +41,13 @@ from factledger.application.recall.deadline import (
     run_within,
     too_late_to_start,
     worst,
+)
+from factledger.application.recall.forgets import (
+    NOTHING_FORGOTTEN,
+    ForgetMask,
+    ForgetSource,
+    remembered,
+    unforgotten,
 )
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.sources import RecallSources
@@ -63,6 +70,9 @@ class RecallPorts:
     backend: MemoryBackend | None
     sources: RecallSources
     policies: RecallPolicies
+    # The ledger's forgets, applied before the backend learns of them (`recall.forgets`);
+    # None only where nothing is forgotten outside the backend (benchmarks, fixed sources).
+    forgets: ForgetSource | None = None
 
 
 class Recall:
@@ -166,7 +176,12 @@ class Recall:
             backend = self._ports.backend
             assert backend is not None  # noqa: S101 - callers check before building the lookup
             ns = namespace_for(subject_id)
-            hits = await backend.search(ns, _wide_query(text, policy))
+            found, mask = await asyncio.gather(
+                backend.search(ns, _wide_query(text, policy)), self._mask(subject_id)
+            )
+            # A mask that cannot be read leaves no hits: never serve what may be forgotten.
+            hits = await unforgotten(found, mask, backend, ns)
+            findings.mask = mask
             # Superseded facts that matched too give "previously ..." without a round trip.
             findings.previous.update({h.id: h.text for h in hits if not h.is_latest})
             wanted = [h for h in hits if h.is_latest or policy.include_superseded]
@@ -185,6 +200,7 @@ class Recall:
         self, backend: MemoryBackend, subject_id: UUID, findings: MemoryFindings
     ) -> None:
         ns = namespace_for(subject_id)
+        provenance = Capability.FACT_PROVENANCE in backend.capabilities
         old_ids = [
             i
             for i in dict.fromkeys(i for hit in findings.hits for i in superseded_ids(hit))
@@ -198,8 +214,13 @@ class Recall:
                 continue  # dropped meanwhile: no history to show
             if isinstance(outcome, BaseException):
                 raise outcome
-            if not outcome.is_forgotten:  # a forgotten value never resurfaces as history
+            # A forgotten value never resurfaces as history, synced or not.
+            if remembered(outcome, findings.mask, provenance=provenance):
                 findings.previous[outcome.id] = outcome.text
+
+    async def _mask(self, subject_id: UUID) -> ForgetMask:
+        forgets = self._ports.forgets
+        return NOTHING_FORGOTTEN if forgets is None else await forgets.mask(subject_id)
 
     async def _transcripts(self, subject_id: UUID, findings: MemoryFindings) -> None:
         ids = list(
