@@ -1,0 +1,106 @@
+"""`factledger bench calibration` and `factledger embedder calibrate` (ADR 0023)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from factledger.adapters.embedding.onnx.calibration_tables import (
+    OWN_PAIRS,
+    PACKAGED_TABLES,
+    file_sha256,
+    read_pairs,
+    table_entry,
+    write_table,
+)
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles, OnnxPreset
+from factledger.application.memory.calibration import (
+    CalibrationFitError,
+    fit_pairs,
+    precision_recall,
+    similarities,
+)
+from factledger.bench.calibration import THRESHOLD, ModelCalibration, all_pairs, calibrate_model
+from factledger.bench.calibration import render as render_calibration
+from factledger.bench.config import DEFAULT_LOCOMO
+
+
+def bench_calibration(
+    locomo: Annotated[Path, typer.Option(help="LoCoMo's locomo10.json (never copied).")] = (
+        DEFAULT_LOCOMO
+    ),
+    write_tables: Annotated[
+        bool, typer.Option(help="Write the fitted tables into the package (maintainers).")
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the drawn negatives.")] = 7,
+) -> None:
+    """Fit each packaged model's calibration on labelled pairs; print precision and recall at
+    the default threshold on held-out pairs, raw cosine (before) and calibrated (after)."""
+    pairs = all_pairs(locomo, seed=seed)
+    results = []
+    for preset in OnnxPreset:
+        files = OnnxModelFiles.preset(preset)
+        results.append(asyncio.run(calibrate_model(OnnxEmbedder(files), pairs)))
+    typer.echo(render_calibration(results))
+    if write_tables:
+        presets = [OnnxModelFiles.preset(p) for p in OnnxPreset]
+        _write_packaged({f.model_sha256 or "": r for f, r in zip(presets, results, strict=True)})
+        typer.echo(f"tables: {PACKAGED_TABLES}")
+
+
+def _write_packaged(results: dict[str, ModelCalibration]) -> None:
+    tables = {
+        sha: table_entry(
+            r.calibration,
+            model_id=r.model_id,
+            fitted_on=f"{r.fit_pairs} pairs: LoCoMo observations (non-commercial data, not "
+            "shipped) and factledger's own set",
+            held_out={
+                name: {"precision": round(f.precision, 3), "recall": round(f.recall, 3)}
+                for name, f in r.calibrated.items()
+            },
+        )
+        for sha, r in results.items()
+    }
+    body = {"threshold": THRESHOLD, "tables": tables}
+    PACKAGED_TABLES.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+
+
+def calibrate(
+    model_dir: Annotated[
+        Path, typer.Option(help="Your model directory: model.onnx and tokenizer.json.")
+    ],
+    pairs: Annotated[
+        Path | None,
+        typer.Option(help='JSON lines {"question", "fact", "relevant"}; default: our own set.'),
+    ] = None,
+) -> None:
+    """Fit a calibration table for your own model and write it next to it (calibration.json),
+    keyed by the model file's sha256."""
+    labelled = read_pairs(pairs or OWN_PAIRS)
+    files = OnnxModelFiles.from_directory(model_dir)
+    embedder = OnnxEmbedder(files)
+    try:
+        calibration = asyncio.run(fit_pairs(embedder, labelled))
+    except CalibrationFitError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--pairs") from exc
+    scores = asyncio.run(similarities(embedder, labelled))
+    labels = [p.relevant for p in labelled]
+    fitted = precision_recall([calibration.relevance(s) for s in scores], labels, THRESHOLD)
+    entry = table_entry(
+        calibration,
+        model_id=files.model_id,
+        fitted_on=f"{len(labelled)} pairs",
+        on_fit_pairs={"precision": round(fitted.precision, 3), "recall": round(fitted.recall, 3)},
+    )
+    target = write_table(model_dir, file_sha256(files.model), entry)
+    typer.echo(
+        f"wrote {target}: relevance {THRESHOLD} at raw cosine "
+        f"{calibration.raw_at(THRESHOLD):.3f}; on the fit pairs precision "
+        f"{fitted.precision:.2f}, recall {fitted.recall:.2f}"
+    )
