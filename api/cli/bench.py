@@ -127,4 +127,5 @@ def register(app: typer.Typer) -> None:
     group.callback(invoke_without_command=True)(bench)
     cli_load.register(group)
     group.command("calibration")(cli_calibration.bench_calibration)
+    group.command("forget-mask")(cli_calibration.bench_forget_mask)
     app.add_typer(group, name="bench")

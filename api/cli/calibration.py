@@ -1,4 +1,5 @@
-"""`factledger bench calibration` and `factledger embedder calibrate` (ADR 0023)."""
+"""`factledger bench calibration`, `factledger embedder calibrate` and `factledger bench
+forget-mask` (ADR 0023)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from factledger.adapters.embedding.onnx.calibration_tables import (
 )
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles, OnnxPreset
+from factledger.api.log_setup import configure_logging
 from factledger.application.memory.calibration import (
     CalibrationFitError,
     fit_pairs,
@@ -28,6 +30,8 @@ from factledger.application.memory.calibration import (
 from factledger.bench.calibration import THRESHOLD, ModelCalibration, all_pairs, calibrate_model
 from factledger.bench.calibration import render as render_calibration
 from factledger.bench.config import DEFAULT_LOCOMO
+from factledger.bench.forget_mask import render as render_forget_mask
+from factledger.bench.forget_mask import run as run_forget_mask
 
 
 def bench_calibration(
@@ -104,3 +108,12 @@ def calibrate(
         f"{calibration.raw_at(THRESHOLD):.3f}; on the fit pairs precision "
         f"{fitted.precision:.2f}, recall {fitted.recall:.2f}"
     )
+
+
+def bench_forget_mask(
+    calls: Annotated[int, typer.Option(min=100, help="Timed reads per case.")] = 2000,
+    sessions: Annotated[int, typer.Option(min=0, help="Sessions added to each subject.")] = 100,
+) -> None:
+    """Time the ledger read that makes forgetting immediate (recall's forget mask)."""
+    configure_logging(json_lines=False, level="WARNING")
+    typer.echo(render_forget_mask(run_forget_mask(calls=calls, extra_sessions=sessions)))
