@@ -175,4 +175,5 @@ def render(results: Sequence[ModelCalibration], *, threshold: float = THRESHOLD)
 
 
 def _pr(figures: Retrieval) -> str:
-    return f"{figures.precision:.2f} / {figures.recall:.2f}"
+    precision = f"{figures.precision:.2f}" if figures.kept else "none kept"
+    return f"{precision} / {figures.recall:.2f}"
