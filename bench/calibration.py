@@ -91,6 +91,10 @@ def held_out(pairs: Sequence[LabelledPair]) -> frozenset[str]:
     return frozenset(locomo[-HELD_OUT_CONVERSATIONS:]) | HELD_OUT_OWN
 
 
+def is_own(pair: LabelledPair) -> bool:
+    return pair.group.startswith("own-")
+
+
 def no_shared_keyword(pair: LabelledPair) -> bool:
     return not set(keyword_tokens(pair.question)) & set(keyword_tokens(pair.fact))
 

@@ -27,8 +27,17 @@ from factledger.application.memory.calibration import (
     precision_recall,
     similarities,
 )
-from factledger.bench.calibration import THRESHOLD, ModelCalibration, all_pairs, calibrate_model
+from factledger.bench.calibration import (
+    THRESHOLD,
+    ModelCalibration,
+    all_pairs,
+    calibrate_model,
+    held_out,
+    is_own,
+)
 from factledger.bench.calibration import render as render_calibration
+from factledger.bench.calibration_backends import BackendFigures, through_backends
+from factledger.bench.calibration_backends import questions as questions_of
 from factledger.bench.config import DEFAULT_LOCOMO
 from factledger.bench.forget_mask import render as render_forget_mask
 from factledger.bench.forget_mask import run as run_forget_mask
@@ -38,23 +47,60 @@ def bench_calibration(
     locomo: Annotated[Path, typer.Option(help="LoCoMo's locomo10.json (never copied).")] = (
         DEFAULT_LOCOMO
     ),
+    backends: Annotated[
+        str, typer.Option(help="Backends searched with the held-out questions (comma-separated).")
+    ] = "in-memory,pgvector,supermemory-sim",
+    questions: Annotated[
+        int, typer.Option(min=0, help="Held-out LoCoMo questions asked through each backend.")
+    ] = 150,
     write_tables: Annotated[
         bool, typer.Option(help="Write the fitted tables into the package (maintainers).")
     ] = False,
     seed: Annotated[int, typer.Option(help="Seed of the drawn negatives.")] = 7,
 ) -> None:
     """Fit each packaged model's calibration on labelled pairs; print precision and recall at
-    the default threshold on held-out pairs, raw cosine (before) and calibrated (after)."""
+    the default threshold on held-out pairs, raw cosine (before) and calibrated (after), then
+    through each backend's search."""
+    configure_logging(json_lines=False, level="WARNING")
     pairs = all_pairs(locomo, seed=seed)
-    results = []
+    out = held_out(pairs)
+    asked = [
+        *questions_of([p for p in pairs if p.group in out and not is_own(p)], limit=questions),
+        *questions_of([p for p in pairs if p.group in out and is_own(p)], limit=len(pairs)),
+    ]
+    names = [name.strip() for name in backends.split(",") if name.strip()]
+    results, by_backend = [], []
     for preset in OnnxPreset:
-        files = OnnxModelFiles.preset(preset)
-        results.append(asyncio.run(calibrate_model(OnnxEmbedder(files), pairs)))
+        embedder = OnnxEmbedder(OnnxModelFiles.preset(preset))
+        result = asyncio.run(calibrate_model(embedder, pairs))
+        results.append(result)
+        figures = asyncio.run(through_backends(embedder, result.calibration, asked, names))
+        by_backend.append((result.model_id, figures))
     typer.echo(render_calibration(results))
+    typer.echo("")
+    typer.echo(render_backends(by_backend, questions=len(asked)))
     if write_tables:
         presets = [OnnxModelFiles.preset(p) for p in OnnxPreset]
         _write_packaged({f.model_sha256 or "": r for f, r in zip(presets, results, strict=True)})
         typer.echo(f"tables: {PACKAGED_TABLES}")
+
+
+def render_backends(rows: list[tuple[str, list[BackendFigures]]], *, questions: int) -> str:
+    lines = [
+        f"Through each backend's search: {questions} held-out questions, memories mode, "
+        f"threshold {THRESHOLD}",
+        "",
+        "| model | backend | score | pairs (relevant) | returned | precision | recall |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for model_id, figures in rows:
+        for f in figures:
+            r = f.figures
+            lines.append(
+                f"| {model_id} | {f.backend} | {f.scale} | {r.pairs} ({r.relevant}) | {r.kept} "
+                f"| {r.precision:.2f} | {r.recall:.2f} |"
+            )
+    return "\n".join(lines)
 
 
 def _write_packaged(results: dict[str, ModelCalibration]) -> None:
