@@ -13,12 +13,14 @@ forgotten memory. So recall reads the subject's forgets from the ledger alongsid
 The mask is exact (it drops what the sync drops, no more), so it stays valid once the backend
 has caught up and needs no confirmation from the sync (ADR 0023). A hit is only checked
 against a field when it comes from a session recorded before that field's forget; only then,
-and only on a backend that fills slots, does recall read the memory's slot (`get_memory`).
+and only on a backend that fills slots, does recall read the memory's slot (`get_memory`),
+once per memory: a memory's slot and words never change, so `Traces` keeps them.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -81,6 +83,15 @@ class ForgetSource(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class _SlotKnown:
+    """A memory's slot and words, as read from the backend."""
+
+    slot: str | None
+    document_id: str | None
+    source_indexes: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _SlotUnknown:
     """A hit of a backend that fills no slots: the sync decides on its words alone."""
 
@@ -89,8 +100,34 @@ class _SlotUnknown:
     slot: str | None = None
 
 
+TRACES_KEPT = 50_000  # memories whose slot recall keeps: an id and a few short strings each
+
+
+class Traces:
+    """The slot and words of memories read once (least recently used go first)."""
+
+    def __init__(self, kept: int = TRACES_KEPT) -> None:
+        self._kept = kept
+        self._known: OrderedDict[tuple[Namespace, str], Traced] = OrderedDict()
+
+    def get(self, ns: Namespace, memory_id: str) -> Traced | None:
+        trace = self._known.get((ns, memory_id))
+        if trace is not None:
+            self._known.move_to_end((ns, memory_id))
+        return trace
+
+    def put(self, ns: Namespace, memory_id: str, trace: Traced) -> None:
+        self._known[(ns, memory_id)] = trace
+        if len(self._known) > self._kept:
+            self._known.popitem(last=False)
+
+
 async def unforgotten(
-    hits: Sequence[SearchHit], mask: ForgetMask, backend: MemoryBackend, ns: Namespace
+    hits: Sequence[SearchHit],
+    mask: ForgetMask,
+    backend: MemoryBackend,
+    ns: Namespace,
+    traces: Traces | None = None,
 ) -> list[SearchHit]:
     """`hits` without those the mask forgets, in their order."""
     if mask.empty:
@@ -99,7 +136,7 @@ async def unforgotten(
     doubtful = [h for h in kept if mask.concerned(h.document_id)]
     if not doubtful:
         return kept
-    traced = await _traces(doubtful, backend, ns)
+    traced = await _traces(doubtful, backend, ns, traces or Traces())
     provenance = Capability.FACT_PROVENANCE in backend.capabilities
     forgotten = {
         h.id
@@ -110,21 +147,24 @@ async def unforgotten(
 
 
 async def _traces(
-    hits: Sequence[SearchHit], backend: MemoryBackend, ns: Namespace
+    hits: Sequence[SearchHit], backend: MemoryBackend, ns: Namespace, known: Traces
 ) -> dict[str, Traced]:
     """Each hit's slot and words; a memory gone from the backend meanwhile has none."""
     if Capability.FACT_SLOTS not in backend.capabilities:
         return {h.id: _SlotUnknown(h.document_id, h.source_indexes) for h in hits}
+    traces = {h.id: t for h in hits if (t := known.get(ns, h.id)) is not None}
+    unknown = [h for h in hits if h.id not in traces]
     found = await asyncio.gather(
-        *(backend.get_memory(ns, h.id) for h in hits), return_exceptions=True
+        *(backend.get_memory(ns, h.id) for h in unknown), return_exceptions=True
     )
-    traces: dict[str, Traced] = {}
-    for hit, outcome in zip(hits, found, strict=True):
+    for hit, outcome in zip(unknown, found, strict=True):
         if isinstance(outcome, MemoryNotFoundError):
             continue  # forgotten for good meanwhile
         if isinstance(outcome, BaseException):
             raise outcome
-        traces[hit.id] = outcome
+        trace = _SlotKnown(outcome.slot, outcome.document_id, outcome.source_indexes)
+        known.put(ns, hit.id, trace)
+        traces[hit.id] = trace
     return traces
 
 

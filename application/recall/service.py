@@ -46,6 +46,7 @@ from factledger.application.recall.forgets import (
     NOTHING_FORGOTTEN,
     ForgetMask,
     ForgetSource,
+    Traces,
     remembered,
     unforgotten,
 )
@@ -81,6 +82,7 @@ class Recall:
 
     def __init__(self, ports: RecallPorts) -> None:
         self._ports = ports
+        self._traces = Traces()  # slots of memories the forget mask had to look up
 
     def budget_s(self, tenant: str | None, *, context: bool = False) -> float:
         """The tenant's budget for `recall` (or `session_context`)."""
@@ -180,7 +182,7 @@ class Recall:
                 backend.search(ns, _wide_query(text, policy)), self._mask(subject_id)
             )
             # A mask that cannot be read leaves no hits: never serve what may be forgotten.
-            hits = await unforgotten(found, mask, backend, ns)
+            hits = await unforgotten(found, mask, backend, ns, self._traces)
             findings.mask = mask
             # Superseded facts that matched too give "previously ..." without a round trip.
             findings.previous.update({h.id: h.text for h in hits if not h.is_latest})

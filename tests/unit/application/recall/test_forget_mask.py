@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from factledger.application.recall.forgets import NOTHING_FORGOTTEN, FieldForget, ForgetMask
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.types import MemoryFact, Namespace, SearchQuery
+from factledger.application.recall.forgets import (
+    NOTHING_FORGOTTEN,
+    FieldForget,
+    ForgetMask,
+    Traces,
+    unforgotten,
+)
+from factledger.domain.transcript import Message, Role
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.scripted_extractor import ScriptedExtractor
 
 BEFORE, AFTER = "session.before", "session.after"
 MASK = ForgetMask(
@@ -49,3 +62,37 @@ def test_an_erased_subject_has_every_memory_dropped_and_nothing_forgotten_drops_
     assert not erased.empty
     assert NOTHING_FORGOTTEN.empty
     assert not NOTHING_FORGOTTEN.forgets(Trace("reason", BEFORE, (1,)), "m1", provenance=True)
+
+
+class CountingBackend(InMemoryMemoryBackend):
+    """Counts `get_memory`, which recall needs for a hit's slot."""
+
+    reads = 0
+
+    async def get_memory(self, namespace: Namespace, memory_id: str) -> MemoryFact:
+        self.reads += 1
+        return await super().get_memory(namespace, memory_id)
+
+
+async def test_a_hits_slot_is_read_once_and_decides_with_the_syncs_rule() -> None:
+    extractor = ScriptedExtractor()
+    backend = CountingBackend(
+        extractor=extractor, embedder=HashingEmbedder(dimension=512), clock=ManualClock()
+    )
+    said = [Message(Role.SUBJECT, "We left Supplier A, deliveries were late; we use Supplier B.")]
+    extractor.script_transcript(
+        said,
+        ExtractedFact("f0", "left Supplier A because deliveries were late", "reason", (0,)),
+        ExtractedFact("f1", "works with Supplier B", "supplier", (0,)),
+    )
+    ns = Namespace("subject-mask")
+    await backend.ingest_transcript(ns, BEFORE, said, occurred_at=ManualClock().now())
+    hits = await backend.search(ns, SearchQuery("Supplier deliveries", threshold=0.0, limit=5))
+    traces = Traces()
+
+    first = await unforgotten(hits, MASK, backend, ns, traces)
+    again = await unforgotten(hits, MASK, backend, ns, traces)
+
+    # the reason goes by its slot; the supplier, said in the same words, is still in the profile
+    assert [h.text for h in first] == [h.text for h in again] == ["works with Supplier B"]
+    assert backend.reads == len(hits) == 2
