@@ -99,3 +99,37 @@ async def test_a_memory_forgotten_over_http_leaves_recall_before_the_sync_runs(
     assert recall["degraded"] is None
     assert "Tamarind" not in str(context["memories"])
     assert "Tamarind" not in recall["prompt"] + context["prompt"]
+
+
+REVIEWER = bearer(token(Role.REVIEWER))
+
+
+async def test_a_field_forgotten_over_http_takes_its_memories_out_of_recall_at_once(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    # Given the supplier said, synced, then confirmed as a field
+    subject_id, memory_id = await a_synced_memory(http, ports)
+    proposal = {
+        "field": "supplier",
+        "value": {"type": "text", "value": "Supplier Tamarind"},
+        "origin": "stated",
+        "evidence": {"session_id": "wa-1", "message_index": 0, "quote": "Supplier Tamarind"},
+    }
+    change = await ok(
+        await http.post("/v1/subjects/me/proposals", json=proposal, headers=AGENT), 201
+    )
+    url = f"/v1/subjects/{subject_id}/proposals/{change['change_id']}/approve"
+    await ok(await http.post(url, json={}, headers=REVIEWER))
+    before = await ok(await http.post("/v1/subjects/me/recall", json=QUERY, headers=AGENT))
+    assert [n["ref"] for n in before["notes"]] == [memory_id]
+
+    # When the field is forgotten and the sync does not run
+    forget = {"field": "supplier", "reason": "the subject asked"}
+    await ok(await http.post("/v1/subjects/me/forget", json=forget, headers=AGENT))
+
+    # Then neither recall nor context serves the memory drawn from its words
+    recall = await ok(await http.post("/v1/subjects/me/recall", json=QUERY, headers=AGENT))
+    topic = {"topic": "Supplier Tamarind"}
+    context = await ok(await http.post("/v1/subjects/me/context", json=topic, headers=AGENT))
+    assert recall["notes"] == []
+    assert "Tamarind" not in str(context["memories"]) + str(context["profile"])
