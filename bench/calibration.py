@@ -30,10 +30,10 @@ from factledger.application.memory.calibration import (
     Retrieval,
     fit_logistic,
     precision_recall,
-    similarities,
 )
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.ports import Embedder
+from factledger.bench.calibration_scores import backend_scores
 from factledger.bench.locomo import normalise_evidence
 
 THRESHOLD = 0.55  # the product's default (RecallPolicy.threshold)
@@ -113,7 +113,7 @@ class ModelCalibration:
 async def calibrate_model(
     embedder: Embedder, pairs: Sequence[LabelledPair], *, threshold: float = THRESHOLD
 ) -> ModelCalibration:
-    scores = await similarities(embedder, pairs)
+    scores = await backend_scores(embedder, pairs)
     out = held_out(pairs)
     fit = [(s, p) for s, p in zip(scores, pairs, strict=True) if p.group not in out]
     calibration = fit_logistic([s for s, _ in fit], [p.relevant for _, p in fit])

@@ -14,23 +14,20 @@ import tempfile
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
 from factledger.application.memory.calibration import Calibration, LabelledPair, Retrieval
-from factledger.application.memory.extraction import ExtractedFact
-from factledger.application.memory.types import MAX_LIMIT, SearchQuery, namespace
+from factledger.application.memory.types import namespace
 from factledger.application.ports import Embedder, MemoryBackend
 from factledger.bench.backends import BenchEnvironment, open_backend
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.bench.calibration import THRESHOLD
-from factledger.domain.transcript import Message, Role
+from factledger.bench.calibration_scores import WHEN, ingest_facts, search_texts
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor
 
 CALIBRATED_BACKENDS = frozenset({"in-memory", "pgvector"})
-WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,14 +35,6 @@ class BackendFigures:
     backend: str
     scale: str  # "calibrated" or "raw"
     figures: Retrieval
-
-
-def questions(pairs: Sequence[LabelledPair], *, limit: int) -> list[list[LabelledPair]]:
-    """The pairs of each question (its facts, labelled), at most `limit` questions."""
-    grouped: dict[tuple[str, str], list[LabelledPair]] = {}
-    for pair in pairs:
-        grouped.setdefault((pair.group, pair.question), []).append(pair)
-    return list(grouped.values())[:limit]
 
 
 async def through_backends(
@@ -86,20 +75,12 @@ async def _search_all(
     kept = hits = relevant = pairs = 0
     for n, facts in enumerate(asked):
         ns = namespace(f"cal-{backend_name.replace('-', '')}-{n}")
-        # One message per fact, so the transcript (the script's key) is unique to the question.
-        messages = [Message(Role.SUBJECT, f"{n}.{i} {p.fact}") for i, p in enumerate(facts)]
-        extractor.script_transcript(
-            messages,
-            *(ExtractedFact(f"f{i}", p.fact, None, (i,)) for i, p in enumerate(facts)),
-        )
-        await backend.ingest_transcript(ns, f"doc-{n}", messages, occurred_at=WHEN)
+        await ingest_facts(backend, extractor, ns, facts)
         # Every fact above the threshold, so the figures compare with the pairs' (recall's own
         # limit of 3 would cut a question with more relevant facts).
-        query = SearchQuery(
-            facts[0].question, threshold=THRESHOLD, limit=min(MAX_LIMIT, len(facts))
-        )
+        question = facts[0].question
+        returned = await search_texts(backend, ns, question, threshold=THRESHOLD, facts=len(facts))
         labels = {p.fact: p.relevant for p in facts}
-        returned = {h.text for h in await backend.search(ns, query)}
         kept += len(returned)
         hits += sum(1 for text in returned if labels.get(text))
         relevant += sum(labels.values())

@@ -23,9 +23,8 @@ from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles, OnnxP
 from factledger.api.log_setup import configure_logging
 from factledger.application.memory.calibration import (
     CalibrationFitError,
-    fit_pairs,
+    fit_logistic,
     precision_recall,
-    similarities,
 )
 from factledger.bench.calibration import (
     THRESHOLD,
@@ -37,7 +36,8 @@ from factledger.bench.calibration import (
 )
 from factledger.bench.calibration import render as render_calibration
 from factledger.bench.calibration_backends import BackendFigures, through_backends
-from factledger.bench.calibration_backends import questions as questions_of
+from factledger.bench.calibration_scores import backend_scores
+from factledger.bench.calibration_scores import questions as questions_of
 from factledger.bench.config import DEFAULT_LOCOMO
 from factledger.bench.forget_mask import render as render_forget_mask
 from factledger.bench.forget_mask import run as run_forget_mask
@@ -135,12 +135,14 @@ def calibrate(
     labelled = read_pairs(pairs or OWN_PAIRS)
     files = OnnxModelFiles.from_directory(model_dir)
     embedder = OnnxEmbedder(files)
+    # The scores the backends serve for these pairs (today their cosine), so the table maps
+    # what recall will compare with the threshold.
+    scores = asyncio.run(backend_scores(embedder, labelled))
+    labels = [p.relevant for p in labelled]
     try:
-        calibration = asyncio.run(fit_pairs(embedder, labelled))
+        calibration = fit_logistic(scores, labels)
     except CalibrationFitError as exc:
         raise typer.BadParameter(str(exc), param_hint="--pairs") from exc
-    scores = asyncio.run(similarities(embedder, labelled))
-    labels = [p.relevant for p in labelled]
     fitted = precision_recall([calibration.relevance(s) for s in scores], labels, THRESHOLD)
     entry = table_entry(
         calibration,

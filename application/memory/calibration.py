@@ -102,12 +102,6 @@ async def similarities(embedder: Embedder, pairs: Sequence[LabelledPair]) -> lis
     return [float(vectors[row[p.question]] @ vectors[row[p.fact]]) for p in pairs]
 
 
-async def fit_pairs(embedder: Embedder, pairs: Sequence[LabelledPair]) -> Calibration:
-    """The embedder's calibration, fitted on `pairs`."""
-    scores = await similarities(embedder, pairs)
-    return fit_logistic(scores, [p.relevant for p in pairs])
-
-
 @dataclass(frozen=True, slots=True)
 class Retrieval:
     """Precision and recall of `score >= threshold` over labelled pairs."""
