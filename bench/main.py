@@ -19,6 +19,8 @@ from factledger.application.clocks import SystemClock
 from factledger.application.ports import Embedder
 from factledger.bench.backends import BenchEnvironment
 from factledger.bench.caching_embedder import CachingEmbedder
+from factledger.bench.calibration import all_pairs, calibrate_model
+from factledger.bench.calibration import render as render_calibration
 from factledger.bench.config import BenchConfig
 from factledger.bench.machine import load_average, machine_info, package_versions
 from factledger.bench.report.files import REFERENCES, clean, write_json
@@ -72,6 +74,23 @@ def _meta(config: BenchConfig, embedder: Embedder, started: datetime, run_id: st
     }
 
 
+async def calibration_figures(config: BenchConfig, embedder: Embedder) -> Json | None:
+    """The embedder's calibration at the default threshold, before and after, on held-out
+    pairs (ADR 0023; `factledger bench calibration` adds the other packaged model and each
+    backend's search). Skipped in a smoke run, or without LoCoMo."""
+    if config.smoke or config.locomo is None or not config.locomo.is_file():
+        return None
+    result = await calibrate_model(embedder, all_pairs(config.locomo, seed=config.seed))
+    return {
+        "model_id": result.model_id,
+        "slope": result.calibration.slope,
+        "intercept": result.calibration.intercept,
+        "before": {name: asdict(f) for name, f in result.raw.items()},
+        "after": {name: asdict(f) for name, f in result.calibrated.items()},
+        "markdown": render_calibration([result]),
+    }
+
+
 async def run(
     config: BenchConfig,
     start: StartTask,
@@ -110,6 +129,7 @@ async def run(
         finally:
             await env.close()
     report: Json = {"meta": _meta(config, inner, started, run_id), "backends": backends}
+    report["calibration"] = await calibration_figures(config, inner)
     report["meta"]["machine"]["load_average_at_start"] = load_at_start
     report["meta"]["duration_s"] = round(time.perf_counter() - clock_start, 1)
     # CPU seconds of this process (all threads): on a shared machine, wall time mostly measures

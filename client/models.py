@@ -178,6 +178,9 @@ class Note(_Answer):
 
 
 class Excerpt(_Answer):
+    """A verbatim line, attributed (who, session, date); only for a tenant whose recall
+    settings opt in (`excerpts: true`), and never part of the notes."""
+
     text: str
     role: str
     session_id: str
@@ -188,7 +191,7 @@ class Excerpt(_Answer):
 
 class RecallAnswer(_Answer):
     notes: list[Note]
-    excerpts: list[Excerpt]
+    excerpts: list[Excerpt]  # empty unless the tenant opted in
     degraded: str | None
     elapsed_ms: float
     prompt: str

@@ -13,6 +13,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
+from factledger.domain.forgets import ForgetMark
 from factledger.domain.proposal import ChangeRecord, CurrentField, Proposal, apply_operation
 from factledger.domain.provenance import Actor, ChangeStatus, Evidence, Operation, Origin
 from factledger.domain.sessions import SessionInfo, transcript_from_payload
@@ -219,6 +220,16 @@ class FactForgotten(Aggregate.Event):
         if self.field is not None and self.profile_version is not None:
             aggregate.fields.pop(self.field, None)
             aggregate.forgotten_fields.add(self.field)
+            earlier = aggregate.forget_marks.get(self.field)
+            evidence = frozenset(
+                (session, index)
+                for ref in self.evidence_refs
+                if isinstance(session := ref.get("session_id"), str)
+                and isinstance(index := ref.get("message_index"), int)
+            )
+            aggregate.forget_marks[self.field] = ForgetMark(
+                self.originator_version, evidence | (earlier.evidence if earlier else frozenset())
+            )
             aggregate.field_changed_in[self.field] = self.profile_version
             aggregate.profile_version = self.profile_version
             for change_id in self.withdrawn_changes:

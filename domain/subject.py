@@ -40,6 +40,7 @@ from factledger.domain.events import (
     SubjectErased,
     SubjectRegistered,
 )
+from factledger.domain.forgets import ForgetMark
 from factledger.domain.proposal import (
     ChangeRecord,
     CurrentField,
@@ -110,6 +111,7 @@ class Subject(Aggregate):
         self.confirmed_in: dict[UUID, tuple[str, int]] = {}
         self.erased = False
         self.forgotten_fields: set[str] = set()  # ever forgotten (keys must be gone)
+        self.forget_marks: dict[str, ForgetMark] = {}  # field -> its latest forget (recall)
         self.profile_version = 0
         self.seen_commands: list[str] = []
         self.superseded_by: dict[UUID, UUID] = {}  # superseded change id -> the newer one

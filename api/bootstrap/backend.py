@@ -13,8 +13,10 @@ from contextlib import AsyncExitStack
 from dataclasses import replace
 
 import httpx
+import structlog
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.embedding.onnx.calibration_tables import calibration_for
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles
 from factledger.adapters.embedding.openai_compatible import OpenAICompatibleEmbedder
@@ -46,8 +48,11 @@ from factledger.api.settings import (
     SupermemoryBackendSettings,
 )
 from factledger.application.memory.guidance_catalogue import GuidanceRoute
+from factledger.application.memory.calibrated import CalibratedMemoryBackend
 from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.ports import Clock, Embedder, Extractor, MemoryBackend
+
+log = structlog.get_logger(__name__)
 
 
 def build_extractor(
@@ -131,6 +136,7 @@ async def open_backend(
                 guidance_routes(settings.extraction),
             )
             backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=clock)
+            backend = calibrated(backend, embedder)
         case PgvectorBackendSettings() as s:
             config = replace(
                 server_config(
@@ -153,6 +159,7 @@ async def open_backend(
                 ),
                 clock=clock,
             )
+            backend = calibrated(backend, embedder)
         case SupermemoryBackendSettings() as s:
             backend = SupermemoryMemoryBackend(
                 api_key=s.api_key.get_secret_value(),
@@ -167,6 +174,18 @@ async def open_backend(
             )
     stack.push_async_callback(backend.close)
     return ValidatingMemoryBackend(backend)
+
+
+def calibrated(backend: MemoryBackend, embedder: Embedder) -> MemoryBackend:
+    """A self-hosted backend on the calibrated scale when its model has a table (ADR 0023);
+    otherwise as it is, on raw cosine, with a warning. Supermemory scores on its own scale."""
+    match embedder:
+        case OnnxEmbedder():
+            calibration = calibration_for(embedder.files)
+        case _:
+            log.warning("embedding.uncalibrated", model_id=embedder.model_id, table_found=False)
+            calibration = None
+    return backend if calibration is None else CalibratedMemoryBackend(backend, calibration)
 
 
 async def open_configured_backend(

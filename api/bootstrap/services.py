@@ -41,6 +41,7 @@ from factledger.api.settings import (
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ports import Clock, MemoryBackend, SessionBuffer
 from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.recall.ledger_forgets import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, policy_of
 from factledger.application.recall.service import Recall, RecallPorts
@@ -145,7 +146,8 @@ async def open_services(
             SessionPorts(buffer, runtime.safety, recorder, clock, guidance_catalogue(settings))
         )
     policies = recall_policies(settings.recall)
-    recall = Recall(RecallPorts(backend, LedgerRecallSources(ledger, clock=clock), policies))
+    sources = LedgerRecallSources(ledger, clock=clock)
+    recall = Recall(RecallPorts(backend, sources, policies, forgets=LedgerForgets(ledger)))
     worker = None
     if backend is not None:
         feed = LedgerEventFeed(ledger)

@@ -18,6 +18,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
+from factledger.api.cli import calibration as cli_calibration
 from factledger.api.cli import load as cli_load
 from factledger.api.log_setup import configure_logging
 from factledger.bench import main as bench_main
@@ -153,4 +154,6 @@ def register(app: typer.Typer) -> None:
     group.callback(invoke_without_command=True)(bench)
     cli_load.register(group)
     group.command("import")(bench_import)
+    group.command("calibration")(cli_calibration.bench_calibration)
+    group.command("forget-mask")(cli_calibration.bench_forget_mask)
     app.add_typer(group, name="bench")

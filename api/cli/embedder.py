@@ -14,6 +14,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
+from factledger.api.cli import calibration as cli_calibration
 from factledger.bench.embedder_bench import BenchOptions, render, run
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
 from factledger.bench.serve_start import render as render_starts
@@ -54,6 +55,9 @@ def serve_start(
     with tempfile.TemporaryDirectory(prefix="factledger-serve-start-") as workdir:
         seconds = measure_serve_start(contenders, Path(workdir), runs=runs)
     typer.echo(render_starts(seconds))
+
+
+embedder_app.command("calibrate")(cli_calibration.calibrate)
 
 
 def register(app: typer.Typer) -> None:

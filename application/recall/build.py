@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from factledger.application.memory.types import RelationKind, SearchHit
+from factledger.application.recall.forgets import NOTHING_FORGOTTEN, ForgetMask
 from factledger.application.recall.notes import (
     profile_text,
     proposal_text,
@@ -26,6 +27,7 @@ class MemoryFindings:
     hits: list[SearchHit] = field(default_factory=list)
     previous: dict[str, str] = field(default_factory=dict)  # superseded memory id -> its text
     transcripts: dict[str, Sequence[Message]] = field(default_factory=dict)  # by session id
+    mask: ForgetMask = NOTHING_FORGOTTEN  # the ledger's forgets, as of this lookup
 
 
 @dataclass(slots=True)

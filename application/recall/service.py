@@ -3,7 +3,8 @@
 - Lookups run concurrently and stop at the deadline; recall FAILS OPEN: on timeout, backend
   error or memory disabled it returns what it has with a `degraded` reason, never an error.
 - Only confirmed profile fields are facts; open proposals are offered as things to ask.
-- Output is notes, not quotations (see `notes`); excerpts are verbatim and attributed.
+- Output is notes, not quotations (see `notes`); verbatim excerpts only when the tenant's
+  policy opts in (`excerpts`), attributed and in a field of their own.
 - The budget counts from the request's arrival (`arrived_at`, `time.monotonic()`), so time
   spent queueing before recall starts is part of it; with too little left, recall answers at
   once with `overloaded` instead of late.
@@ -19,7 +20,7 @@ from uuid import UUID
 import structlog
 
 from factledger.application.errors import MemoryNotFoundError
-from factledger.application.memory.types import MAX_LIMIT, SearchQuery
+from factledger.application.memory.types import MAX_LIMIT, Capability, SearchQuery
 from factledger.application.ports import MemoryBackend
 from factledger.application.recall.build import (
     LedgerFindings,
@@ -41,9 +42,22 @@ from factledger.application.recall.deadline import (
     too_late_to_start,
     worst,
 )
+from factledger.application.recall.forgets import (
+    NOTHING_FORGOTTEN,
+    ForgetMask,
+    ForgetSource,
+    Traces,
+    remembered,
+    unforgotten,
+)
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.sources import RecallSources
-from factledger.application.recall.types import Degraded, RecallResult, SessionContext
+from factledger.application.recall.types import (
+    Degraded,
+    Excerpt,
+    RecallResult,
+    SessionContext,
+)
 from factledger.application.sync.ids import namespace_for
 
 log = structlog.get_logger(__name__)
@@ -57,6 +71,9 @@ class RecallPorts:
     backend: MemoryBackend | None
     sources: RecallSources
     policies: RecallPolicies
+    # The ledger's forgets, applied before the backend learns of them (`recall.forgets`);
+    # None only where nothing is forgotten outside the backend (benchmarks, fixed sources).
+    forgets: ForgetSource | None = None
 
 
 class Recall:
@@ -65,6 +82,7 @@ class Recall:
 
     def __init__(self, ports: RecallPorts) -> None:
         self._ports = ports
+        self._traces = Traces()  # slots of memories the forget mask had to look up
 
     def budget_s(self, tenant: str | None, *, context: bool = False) -> float:
         """The tenant's budget for `recall` (or `session_context`)."""
@@ -92,7 +110,7 @@ class Recall:
         failures = await run_within(lookup_time(policy.recall_budget_s, left), [lookup])
         result = RecallResult(
             notes=memory_notes(findings),
-            excerpts=excerpts(findings, max_chars=policy.excerpt_chars),
+            excerpts=_excerpts(findings, policy),
             degraded=worst(failures),
         )
         return self._served(result, subject_id, started)
@@ -135,7 +153,7 @@ class Recall:
             recent_sessions=session_notes(ledger.recent),
             memories=memory_notes(memories),
             to_confirm=proposal_notes(ledger),
-            excerpts=excerpts(memories, max_chars=policy.excerpt_chars),
+            excerpts=_excerpts(memories, policy),
             degraded=degraded,
             degraded_lookups=tuple(sorted(failures)),
         )
@@ -160,7 +178,12 @@ class Recall:
             backend = self._ports.backend
             assert backend is not None  # noqa: S101 - callers check before building the lookup
             ns = namespace_for(subject_id)
-            hits = await backend.search(ns, _wide_query(text, policy))
+            found, mask = await asyncio.gather(
+                backend.search(ns, _wide_query(text, policy)), self._mask(subject_id)
+            )
+            # A mask that cannot be read leaves no hits: never serve what may be forgotten.
+            hits = await unforgotten(found, mask, backend, ns, self._traces)
+            findings.mask = mask
             # Superseded facts that matched too give "previously ..." without a round trip.
             findings.previous.update({h.id: h.text for h in hits if not h.is_latest})
             wanted = [h for h in hits if h.is_latest or policy.include_superseded]
@@ -179,6 +202,7 @@ class Recall:
         self, backend: MemoryBackend, subject_id: UUID, findings: MemoryFindings
     ) -> None:
         ns = namespace_for(subject_id)
+        provenance = Capability.FACT_PROVENANCE in backend.capabilities
         old_ids = [
             i
             for i in dict.fromkeys(i for hit in findings.hits for i in superseded_ids(hit))
@@ -192,8 +216,13 @@ class Recall:
                 continue  # dropped meanwhile: no history to show
             if isinstance(outcome, BaseException):
                 raise outcome
-            if not outcome.is_forgotten:  # a forgotten value never resurfaces as history
+            # A forgotten value never resurfaces as history, synced or not.
+            if remembered(outcome, findings.mask, provenance=provenance):
                 findings.previous[outcome.id] = outcome.text
+
+    async def _mask(self, subject_id: UUID) -> ForgetMask:
+        forgets = self._ports.forgets
+        return NOTHING_FORGOTTEN if forgets is None else await forgets.mask(subject_id)
 
     async def _transcripts(self, subject_id: UUID, findings: MemoryFindings) -> None:
         ids = list(
@@ -260,6 +289,11 @@ class Recall:
             context.degraded_lookups,
             elapsed,
         )
+
+
+def _excerpts(findings: MemoryFindings, policy: RecallPolicy) -> tuple[Excerpt, ...]:
+    """Verbatim lines only for a tenant that opted in; notes never carry them."""
+    return excerpts(findings, max_chars=policy.excerpt_chars) if policy.excerpts else ()
 
 
 def _wide_query(text: str, policy: RecallPolicy) -> SearchQuery:

@@ -23,6 +23,7 @@ forget selects nothing new.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Collection, Mapping
+from typing import Protocol
 from uuid import UUID
 
 from factledger.application.memory.types import Capability, MemoryFact, Namespace
@@ -31,6 +32,20 @@ from factledger.application.sync.ids import transcript_document_id
 from factledger.domain.events import FactForgotten
 
 PAGE = 100
+
+
+class Traced(Protocol):
+    """What decides whether a memory goes with a field: its slot and the words it came from
+    (a `MemoryFact`, or recall's view of a search hit)."""
+
+    @property
+    def slot(self) -> str | None: ...
+
+    @property
+    def document_id(self) -> str | None: ...
+
+    @property
+    def source_indexes(self) -> tuple[int, ...]: ...
 
 
 def evidence_by_document(event: FactForgotten, subject_id: UUID) -> dict[str, frozenset[int]]:
@@ -51,7 +66,7 @@ def slot_field(slot: str | None) -> str | None:
 
 
 def is_forgotten_with(
-    memory: MemoryFact,
+    memory: Traced,
     field: str,
     said: Mapping[str, frozenset[int]],
     *,

@@ -35,10 +35,17 @@ def render_markdown(report: Json) -> str:
         *_prefeval(report["backends"]),
         *_lifecycle(report["backends"]),
         *_latency(report["backends"], meta),
+        *calibration_section(report.get("calibration")),
         *_notes(report["backends"]),
         *[f"![{name}]({name})" for name in meta.get("plots", [])],
     ]
     return "\n".join(lines)
+
+
+def calibration_section(calibration: Json | None) -> list[str]:
+    if not calibration:
+        return []
+    return ["## Calibrated relevance (ADR 0023)", "", calibration["markdown"], ""]
 
 
 def _setup(meta: Json) -> list[str]:

@@ -28,6 +28,7 @@ from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.types import HitKind, SearchMode, SearchQuery
 from factledger.application.ports import MemoryBackend, SessionBuffer
+from factledger.application.recall.ledger_forgets import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
@@ -47,7 +48,7 @@ from factledger.testing.story.script import JUNE, MARCH, REASON, SECRETS, TENANT
 from factledger.testing.story.steps import forget
 
 # The hashing embedder is lexical: queries share words with the facts they should find.
-POLICY = RecallPolicy(threshold=0.3)
+POLICY = RecallPolicy(threshold=0.3, excerpts=True)  # the story checks the excerpts too
 
 
 @dataclass
@@ -65,7 +66,8 @@ class World:
 
     def recall(self, backend: MemoryBackend | None = None) -> Recall:
         sources = LedgerRecallSources(self.ledger)
-        return Recall(RecallPorts(backend or self.backend, sources, RecallPolicies(POLICY)))
+        policies, forgets = RecallPolicies(POLICY), LedgerForgets(self.ledger)
+        return Recall(RecallPorts(backend or self.backend, sources, policies, forgets))
 
     def worker(self, name: str, backend: MemoryBackend | None = None) -> SyncWorker:
         feed = LedgerEventFeed(self.ledger)

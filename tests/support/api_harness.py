@@ -34,6 +34,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.guidance_catalogue import GuidanceCatalogue
 from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.ports import Clock, MemoryBackend
+from factledger.application.recall.ledger_forgets import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies
 from factledger.application.recall.service import Recall, RecallPorts
@@ -68,7 +69,12 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
         or InMemoryMemoryBackend(extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock)
     )
     recall = Recall(
-        RecallPorts(backend=backend, sources=LedgerRecallSources(ledger), policies=RecallPolicies())
+        RecallPorts(
+            backend=backend,
+            sources=LedgerRecallSources(ledger),
+            policies=RecallPolicies(),
+            forgets=LedgerForgets(ledger),
+        )
     )
     views = InMemoryViewStore("profile")
     projection = ProfileProjection(views)

@@ -148,6 +148,11 @@ class OnnxEmbedder:
         self.dimension = self._loaded.dimension
         self.model_id = self._loaded.model_id
 
+    @property
+    def files(self) -> OnnxModelFiles:
+        """The model's files (their sha256 finds its calibration table)."""
+        return self._files
+
     async def embed(self, texts: Sequence[str]) -> Vectors:
         return await asyncio.to_thread(self.embed_sync, texts)
 

@@ -15,6 +15,10 @@ from factledger.application.recall.types import (
 )
 
 MAX_QUERY_CHARS = 2000  # a recall query or topic; the memory port takes longer ones too
+EXCERPTS_DESCRIPTION = (
+    "Verbatim transcript lines behind the notes, attributed; empty unless the tenant's recall "
+    "settings opt in (`excerpts: true`). Never mixed into the notes."
+)
 
 
 class ContextIn(Strict):
@@ -60,8 +64,10 @@ class NoteOut(BaseModel):
 
 
 class ExcerptOut(BaseModel):
-    text: str
-    role: str
+    """A verbatim transcript line, attributed: who said it, in which session, when."""
+
+    text: str = Field(description="Verbatim; render it in quotation marks, never as a note.")
+    role: str = Field(description="Who said it.", examples=["subject"])
     session_id: str
     message_index: int
     on: date | None = None
@@ -81,7 +87,7 @@ class ExcerptOut(BaseModel):
 
 class RecallOut(BaseModel):
     notes: list[NoteOut]
-    excerpts: list[ExcerptOut]
+    excerpts: list[ExcerptOut] = Field(description=EXCERPTS_DESCRIPTION)
     degraded: str | None = Field(description="Why the answer is partial; null when complete.")
     elapsed_ms: float
     prompt: str = Field(description="Ready-to-use rendering for an agent prompt.")
@@ -102,7 +108,7 @@ class ContextOut(BaseModel):
     recent_sessions: list[NoteOut]
     memories: list[NoteOut]
     to_confirm: list[NoteOut] = Field(description="Open proposals to ask about; never facts.")
-    excerpts: list[ExcerptOut]
+    excerpts: list[ExcerptOut] = Field(description=EXCERPTS_DESCRIPTION)
     degraded: str | None
     degraded_lookups: list[str]
     elapsed_ms: float

@@ -129,7 +129,8 @@ def recall_with(
 
 
 async def test_recall_returns_dated_notes_without_quotes_and_the_superseded_fact() -> None:
-    recall = recall_with(await seeded_backend())
+    opted_in = RecallPolicy(threshold=0.3, excerpts=True)
+    recall = recall_with(await seeded_backend(), policy=opted_in)
     result = await recall.recall(SUBJECT, "works with supplier")
     assert result.degraded is None
     texts = [n.text for n in result.notes]
@@ -144,6 +145,31 @@ async def test_recall_returns_dated_notes_without_quotes_and_the_superseded_fact
     assert [e.text for e in result.excerpts] == [MAR_TEXT]
     assert "Subject, 2026-03-12, voice call: \u201c" in rendered
     assert all('"' not in n.text for n in result.notes)
+
+
+async def test_default_recall_and_context_carry_notes_and_no_excerpts() -> None:
+    recall = recall_with(await seeded_backend(), policy=RecallPolicy(threshold=0.3))
+    result = await recall.recall(SUBJECT, "works with supplier")
+    context = await recall.session_context(SUBJECT, topic="works with supplier")
+    assert [n.text for n in result.notes] == ["works with Supplier B, previously Supplier A"]
+    assert [n.text for n in context.memories] == [n.text for n in result.notes]
+    assert (result.excerpts, context.excerpts) == ((), ())
+    for rendered in (render_recall(result), render_context(context)):
+        assert "Verbatim" not in rendered
+        assert "\u201c" not in rendered
+
+
+async def test_a_tenant_that_opts_in_gets_attributed_excerpts_apart_from_the_notes() -> None:
+    tenants = {"quotes": RecallPolicy(threshold=0.3, excerpts=True)}
+    recall = recall_with(await seeded_backend(), tenants=tenants)
+    plain = await recall.session_context(SUBJECT, topic="works with supplier")
+    quoted = await recall.session_context(SUBJECT, topic="works with supplier", tenant="quotes")
+    assert plain.excerpts == ()
+    (excerpt,) = quoted.excerpts
+    assert (excerpt.text, excerpt.role, excerpt.session_id) == (MAR_TEXT, Role.SUBJECT, "call-mar")
+    assert excerpt.on == MAR.date()
+    assert quoted.memories == plain.memories  # the notes are the same, with or without quotes
+    assert all(MAR_TEXT not in n.text for n in quoted.memories)
 
 
 async def test_inferred_facts_are_excluded_unless_the_tenant_asks() -> None:
@@ -177,7 +203,7 @@ async def test_a_38_second_stall_costs_at_most_the_budget() -> None:
 
 
 async def test_a_stall_in_the_second_step_keeps_what_the_first_found() -> None:
-    policy = RecallPolicy(threshold=0.3, recall_budget_s=0.3)
+    policy = RecallPolicy(threshold=0.3, recall_budget_s=0.3, excerpts=True)
     recall = recall_with(await seeded_backend(), FixedSources(stall_s=38.0), policy)
     result = await recall.recall(SUBJECT, "works with supplier")
     assert result.degraded is Degraded.TIMEOUT  # the transcript for the excerpt never came

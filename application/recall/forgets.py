@@ -1,0 +1,173 @@
+"""Forgetting is immediate: recall drops what the ledger has forgotten, whatever the sync's lag.
+
+The sync tells the backend later (ADR 0009); until it has, the backend still returns a
+forgotten memory. So recall reads the subject's forgets from the ledger alongside its search
+(concurrently, so it adds no wait of its own) and drops every hit the sync forgets:
+
+- a memory forgotten by id, and every memory of an erased subject;
+- for a forgotten field, what the sync's own rule selects (`sync.forget.is_forgotten_with`:
+  the field's slot, or the words that evidenced it), among the memories of sessions recorded
+  before the forget. A session recorded later is ingested after the sync's forget (the sync
+  keeps each subject's order), so its memories are not the forget's concern and stay.
+
+The mask is exact (it drops what the sync drops, no more), so it stays valid once the backend
+has caught up and needs no confirmation from the sync (ADR 0023). A hit is only checked
+against a field when it comes from a session recorded before that field's forget; only then,
+and only on a backend that fills slots, does recall read the memory's slot (`get_memory`),
+once per memory: a memory's slot and words never change, so `Traces` keeps them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+from uuid import UUID
+
+from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.types import Capability, MemoryFact, Namespace, SearchHit
+from factledger.application.ports import MemoryBackend
+from factledger.application.sync.forget import Traced, is_forgotten_with
+
+
+@dataclass(frozen=True, slots=True)
+class FieldForget:
+    """A forgotten field as recall needs it: the words that evidenced it (message indexes by
+    transcript document id) and the transcript documents recorded before its forget."""
+
+    field: str
+    evidence: Mapping[str, frozenset[int]]
+    documents: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetMask:
+    """One subject's forgets, as of the ledger's latest version."""
+
+    erased: bool = False
+    memory_ids: frozenset[str] = frozenset()
+    fields: tuple[FieldForget, ...] = ()
+    current_fields: frozenset[str] = frozenset()  # still in the profile: their memories stay
+
+    @property
+    def empty(self) -> bool:
+        return not (self.erased or self.memory_ids or self.fields)
+
+    def by_id(self, memory_id: str) -> bool:
+        return self.erased or memory_id in self.memory_ids
+
+    def concerned(self, document_id: str | None) -> list[FieldForget]:
+        """The forgotten fields a memory of `document_id` may belong to."""
+        return [f for f in self.fields if document_id in f.documents]
+
+    def forgets(self, memory: Traced, memory_id: str, *, provenance: bool) -> bool:
+        """Whether the sync forgets (or has forgotten) this memory."""
+        if self.by_id(memory_id):
+            return True
+        kept, has = self.current_fields, provenance
+        return any(
+            is_forgotten_with(memory, f.field, f.evidence, current_fields=kept, provenance=has)
+            for f in self.concerned(memory.document_id)
+        )
+
+
+NOTHING_FORGOTTEN = ForgetMask()
+
+
+class ForgetSource(Protocol):
+    """The ledger's forgets of one subject; cheap, since recall reads it on every turn."""
+
+    async def mask(self, subject_id: UUID) -> ForgetMask: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _SlotKnown:
+    """A memory's slot and words, as read from the backend."""
+
+    slot: str | None
+    document_id: str | None
+    source_indexes: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _SlotUnknown:
+    """A hit of a backend that fills no slots: the sync decides on its words alone."""
+
+    document_id: str | None
+    source_indexes: tuple[int, ...]
+    slot: str | None = None
+
+
+TRACES_KEPT = 50_000  # memories whose slot recall keeps: an id and a few short strings each
+
+
+class Traces:
+    """The slot and words of memories read once (least recently used go first)."""
+
+    def __init__(self, kept: int = TRACES_KEPT) -> None:
+        self._kept = kept
+        self._known: OrderedDict[tuple[Namespace, str], Traced] = OrderedDict()
+
+    def get(self, ns: Namespace, memory_id: str) -> Traced | None:
+        trace = self._known.get((ns, memory_id))
+        if trace is not None:
+            self._known.move_to_end((ns, memory_id))
+        return trace
+
+    def put(self, ns: Namespace, memory_id: str, trace: Traced) -> None:
+        self._known[(ns, memory_id)] = trace
+        if len(self._known) > self._kept:
+            self._known.popitem(last=False)
+
+
+async def unforgotten(
+    hits: Sequence[SearchHit],
+    mask: ForgetMask,
+    backend: MemoryBackend,
+    ns: Namespace,
+    traces: Traces | None = None,
+) -> list[SearchHit]:
+    """`hits` without those the mask forgets, in their order."""
+    if mask.empty:
+        return list(hits)
+    kept = [h for h in hits if not mask.by_id(h.id)]
+    doubtful = [h for h in kept if mask.concerned(h.document_id)]
+    if not doubtful:
+        return kept
+    traced = await _traces(doubtful, backend, ns, traces or Traces())
+    provenance = Capability.FACT_PROVENANCE in backend.capabilities
+    forgotten = {
+        h.id
+        for h in doubtful
+        if (trace := traced.get(h.id)) is None or mask.forgets(trace, h.id, provenance=provenance)
+    }
+    return [h for h in kept if h.id not in forgotten]
+
+
+async def _traces(
+    hits: Sequence[SearchHit], backend: MemoryBackend, ns: Namespace, known: Traces
+) -> dict[str, Traced]:
+    """Each hit's slot and words; a memory gone from the backend meanwhile has none."""
+    if Capability.FACT_SLOTS not in backend.capabilities:
+        return {h.id: _SlotUnknown(h.document_id, h.source_indexes) for h in hits}
+    traces = {h.id: t for h in hits if (t := known.get(ns, h.id)) is not None}
+    unknown = [h for h in hits if h.id not in traces]
+    found = await asyncio.gather(
+        *(backend.get_memory(ns, h.id) for h in unknown), return_exceptions=True
+    )
+    for hit, outcome in zip(unknown, found, strict=True):
+        if isinstance(outcome, MemoryNotFoundError):
+            continue  # forgotten for good meanwhile
+        if isinstance(outcome, BaseException):
+            raise outcome
+        trace = _SlotKnown(outcome.slot, outcome.document_id, outcome.source_indexes)
+        known.put(ns, hit.id, trace)
+        traces[hit.id] = trace
+    return traces
+
+
+def remembered(fact: MemoryFact, mask: ForgetMask, *, provenance: bool) -> bool:
+    """Whether a memory read by id (a superseded value shown as history) may be shown."""
+    return not fact.is_forgotten and not mask.forgets(fact, fact.id, provenance=provenance)
