@@ -169,6 +169,7 @@ class PgvectorMemoryBackend:
                 transcript,
                 occurred_at=doc.occurred_at,
                 known=known,
+                label=ingest.label_of(doc),
             )
         except Exception as exc:  # extractor and embedder are pluggable: any failure fails the doc
             error = type(exc).__name__

@@ -18,6 +18,12 @@ import numpy as np
 import psycopg
 
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.lexical import (
+    lexical_terms,
+    source_text,
+    subject_label,
+    vector_text,
+)
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.types import (
     Namespace,
@@ -49,6 +55,7 @@ class Extraction:
 
     facts: Sequence[ExtractedFact]
     vectors: np.ndarray[Any, Any]
+    terms: Sequence[list[str]] = ()  # each fact's keywords (`application.memory.lexical`)
 
 
 def transcript_to_json(transcript: Sequence[Message]) -> str:
@@ -84,6 +91,11 @@ async def known_facts(conn: psycopg.AsyncConnection[Any], now: datetime) -> list
     return [KnownFact(memory_id=r[0], text=r[1], slot=r[2]) for r in await cur.fetchall()]
 
 
+def label_of(doc: DocumentRow) -> str | None:
+    """The subject label the document's metadata gives, if any."""
+    return subject_label(json.loads(doc.metadata_json))
+
+
 async def extract(
     extractor: Extractor,
     embedder: Embedder,
@@ -91,13 +103,21 @@ async def extract(
     *,
     occurred_at: datetime,
     known: Sequence[KnownFact],
+    label: str | None = None,
 ) -> Extraction:
+    """Facts with their vectors (of the fact carrying its subject's label) and keywords (the
+    label, the fact and its source sentences)."""
     facts = await extractor.extract(
         ExtractionRequest(transcript=transcript, occurred_at=occurred_at, known=known)
     )
     if not facts:
         return Extraction(facts, np.zeros((0, embedder.dimension), dtype=np.float32))
-    return Extraction(facts, await embedder.embed([f.text for f in facts]))
+    vectors = await embedder.embed([vector_text(f.text, label) for f in facts])
+    terms = [
+        sorted(lexical_terms(f.text, source_text(transcript, f.source_indexes), label))
+        for f in facts
+    ]
+    return Extraction(facts, vectors, terms)
 
 
 async def claim_document(
@@ -158,7 +178,8 @@ async def write_extraction(
     nothing)."""
     local: dict[str, str] = {}
     written = 0
-    for fact, vector in zip(extraction.facts, extraction.vectors, strict=True):
+    terms = extraction.terms or [[] for _ in extraction.facts]
+    for fact, vector, keywords in zip(extraction.facts, extraction.vectors, terms, strict=True):
         memory_id = derive_memory_id(namespace, doc.document_id, fact.key)
         local[fact.key] = memory_id
         if await _existing_ids(conn, [memory_id]):
@@ -168,8 +189,8 @@ async def write_extraction(
         await conn.execute(
             "INSERT INTO memories (namespace, id, text, slot, is_inference, occurred_at, "
             "valid_from, document_id, version, relations, condition, source_indexes, metadata, "
-            "embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, %s, %s, %s, %s, "
-            "%s, %s, %s, %s, %b)",
+            "lexical_terms, embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s, %s, %s, %s, %b)",
             [
                 memory_id,
                 fact.text,
@@ -183,6 +204,7 @@ async def write_extraction(
                 fact.condition,
                 list(fact.source_indexes),
                 doc.metadata_json,
+                keywords,
                 vector,
             ],
         )

@@ -100,6 +100,7 @@ class IngestWorker:
                 ingest.transcript_from_json(row[1]),
                 occurred_at=doc.occurred_at,
                 known=known,
+                label=ingest.label_of(doc),
             )
             await self._set_state(ns, document_id, "indexing")
             async with self._db.bound(ns, lock=True) as conn:
