@@ -4,9 +4,11 @@
   metadata the product's sync gives (no subject label), so the figures are the product's.
 - Each question runs the recall query (memories, threshold 0.55, superseded facts asked for
   but kept out of the notes) and keeps the first three current facts: the notes an agent gets.
-- notes-hit@3: a note holds the current answer. Stale as current: a note holds the superseded
-  value and not the current one. Cross-subject: a note holds a value that belongs to another
-  subject. "Paraphrase" questions share no keyword with any sentence holding their answer.
+- notes-hit@3: a note holds the current answer. ranked-hit@3: the same with no threshold (the
+  ranking alone, what calibrating the threshold could at most let through).
+- Stale as current: a note holds the superseded value and not the current one.
+  Cross-subject: a note holds a value that belongs to another subject.
+- "Paraphrase" questions share no keyword with any sentence holding their answer.
 """
 
 from __future__ import annotations
@@ -57,11 +59,13 @@ class Tally:
     cross_subject: int = 0
     paraphrases: int = 0
     paraphrase_hits: int = 0
+    ranked_hits: int = 0  # the answer among the first three current facts, with no threshold
 
     def as_dict(self) -> dict[str, float | int]:
         return {
             "n": self.asked,
             "notes_hit@3": round(self.hits / self.asked, 4) if self.asked else 0.0,
+            "ranked_hit@3": round(self.ranked_hits / self.asked, 4) if self.asked else 0.0,
             "stale_as_current": self.stale_as_current,
             "cross_subject": self.cross_subject,
             "paraphrases": self.paraphrases,
@@ -143,11 +147,11 @@ async def ingest_subject(backend: MemoryBackend, ns: Namespace, subject: dict[st
         )
 
 
-async def current_notes(backend: MemoryBackend, ns: Namespace, text: str) -> list[SearchHit]:
+async def current_notes(
+    backend: MemoryBackend, ns: Namespace, text: str, *, threshold: float = RECALL_THRESHOLD
+) -> list[SearchHit]:
     """What per-turn recall would show: the first three current facts of its wide query."""
-    query = SearchQuery(
-        text=text, threshold=RECALL_THRESHOLD, limit=NOTES * 3, include_superseded=True
-    )
+    query = SearchQuery(text=text, threshold=threshold, limit=NOTES * 3, include_superseded=True)
     hits = await backend.search(ns, query)
     return [hit for hit in hits if hit.is_latest][:NOTES]
 
@@ -166,6 +170,10 @@ async def run_natural(
         for question in questions_of(subject):
             notes = [hit.text.lower() for hit in await current_notes(backend, ns, question.text)]
             _score(scores, question, notes, foreign)
+            # Ranking alone: what a better-calibrated threshold could at most let through.
+            ranked = await current_notes(backend, ns, question.text, threshold=0.0)
+            answer = question.answer.lower()
+            scores.parts[question.part].ranked_hits += any(answer in h.text.lower() for h in ranked)
             advance(1)
         await backend.drop_namespace(ns)
     return scores
