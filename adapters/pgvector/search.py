@@ -12,7 +12,11 @@ import numpy as np
 from psycopg import sql
 
 from factledger.adapters.pgvector.filters import compile_filter, metadata_from_json
-from factledger.adapters.pgvector.keywords import keyword_statements, rank_by_keywords
+from factledger.adapters.pgvector.keywords import (
+    fused_exact_statement,
+    keyword_statements,
+    rank_by_keywords,
+)
 from factledger.application.memory.lexical import query_terms
 from factledger.application.memory.types import (
     HitKind,
@@ -136,6 +140,20 @@ def search_statement(
     # may pass with them, so the vector list is deeper and unfiltered.
     fused = query.mode is SearchMode.MEMORIES
     depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
+    terms = query_terms(query.text) if fused else []
+    if terms and not ann:
+        statement, args = fused_exact_statement(
+            ns,
+            query,
+            vector,
+            columns=_MEMORY_COLUMNS,
+            list_columns=LIST_COLUMNS,
+            visible=visibility(query, True, now),
+            now=now,
+            depth=depth,
+            terms=terms,
+        )
+        return statement, args, SearchLists(query, depth, ((HitKind.MEMORY, False),), tuple(terms))
     vector_query = replace(query, threshold=-1.0) if fused else query
     parts: list[sql.Composable] = []
     args: list[Any] = []
@@ -150,8 +168,7 @@ def search_statement(
             parts.append(_numbered(len(parts), statement))
             args += part_args
             lists.append((kind, text_ranked))
-    terms = query_terms(query.text) if fused else []
-    if terms:
+    if terms:  # a namespace with an ANN index: its vector list must stay an index scan
         visible = visibility(query, True, now)
         for statement, part_args in keyword_statements(
             ns,
