@@ -51,7 +51,8 @@ def search_namespace(
     if query.mode is SearchMode.HYBRID:
         scores = _hybrid(query, list(items.values()), similarity)
     elif query.mode is SearchMode.MEMORIES:
-        scores = memory_scores(query, [f for f in facts if isinstance(f, StoredFact)], similarity)
+        searched = [f for f in facts if isinstance(f, StoredFact)]
+        scores = memory_scores(query, searched, similarity, state.fact_postings)
     else:
         scores = {k: v for k, v in similarity.items() if v >= query.threshold}
     ranked = rank_desc(scores)[: query.limit]
