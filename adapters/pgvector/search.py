@@ -142,7 +142,7 @@ def search_statement(
     depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
     terms = query_terms(query.text) if fused else []
     if terms and not ann:
-        statement, args = fused_exact_statement(
+        fused_sql, fused_args = fused_exact_statement(
             ns,
             query,
             vector,
@@ -153,7 +153,8 @@ def search_statement(
             depth=depth,
             terms=terms,
         )
-        return statement, args, SearchLists(query, depth, ((HitKind.MEMORY, False),), tuple(terms))
+        lists_sent = SearchLists(query, depth, ((HitKind.MEMORY, False),), tuple(terms))
+        return fused_sql, fused_args, lists_sent
     vector_query = replace(query, threshold=-1.0) if fused else query
     parts: list[sql.Composable] = []
     args: list[Any] = []
