@@ -13,6 +13,8 @@ DEFAULT_BACKENDS = ("in-memory", "pgvector", "supermemory-sim")
 # Relative to the working directory, so the data is read where it lies and never copied.
 DEFAULT_LOCOMO = Path("../shared/datasets/locomo/locomo10.json")
 DEFAULT_PREFEVAL = Path("../shared/datasets/prefeval")
+DEFAULT_NATURAL = Path("tests/data/natural_questions.yaml")  # the project's own, generated
+WORKLOADS = ("locomo", "prefeval", "natural", "lifecycle", "latency")
 SIM_PROFILES = ("observed", "fast", "none")
 LOCOMO_RUNS = (
     LocomoRun("records", SearchMode.CHUNKS),
@@ -27,6 +29,8 @@ class BenchConfig:
     backends: tuple[str, ...] = DEFAULT_BACKENDS
     locomo: Path | None = DEFAULT_LOCOMO
     prefeval: Path | None = DEFAULT_PREFEVAL
+    natural: Path | None = DEFAULT_NATURAL
+    workloads: tuple[str, ...] = WORKLOADS
     out_dir: Path = Path("bench-report")
     seed: int = 7
     sim_profile: str = "observed"
@@ -36,6 +40,7 @@ class BenchConfig:
     locomo_conversations: int | None = None  # None: all ten
     locomo_questions: int | None = None  # per conversation; None: all
     prefeval_per_topic: int | None = None
+    natural_subjects: int | None = None  # None: every subject of the set
     prefeval_mode: SearchMode = SearchMode.HYBRID
     lifecycle_subjects: int = 40
     lifecycle_budgets: int = 4
@@ -58,6 +63,8 @@ def smoke_config(base: BenchConfig) -> BenchConfig:
         backends=base.backends,
         locomo=base.locomo,
         prefeval=base.prefeval,
+        natural=base.natural,
+        workloads=base.workloads,
         out_dir=base.out_dir,
         seed=base.seed,
         sim_profile="fast" if base.sim_profile == "observed" else base.sim_profile,
@@ -66,6 +73,7 @@ def smoke_config(base: BenchConfig) -> BenchConfig:
         locomo_conversations=1,
         locomo_questions=20,
         prefeval_per_topic=3,
+        natural_subjects=2,
         lifecycle_subjects=2,
         lifecycle_budgets=2,
         latency_local=tiny,

@@ -23,6 +23,7 @@ from factledger.bench.config import BenchConfig
 from factledger.bench.lifecycle_suite import generate_suite
 from factledger.bench.locomo import Conversation, load_locomo
 from factledger.bench.metrics import ScoreTable
+from factledger.bench.natural.score import load_set, questions_of, run_natural
 from factledger.bench.prefeval import PrefEntry, load_prefeval, run_prefeval
 from factledger.bench.progress import Advance
 from factledger.bench.workloads.latency import latency_steps, run_latency
@@ -44,6 +45,7 @@ StartTask = Callable[[str, int], Advance]
 class Datasets:
     locomo: list[Conversation] = field(default_factory=list)
     prefeval: dict[str, list[PrefEntry]] = field(default_factory=dict)
+    natural: list[dict[str, Any]] = field(default_factory=list)
 
 
 def load_datasets(config: BenchConfig) -> Datasets:
@@ -55,6 +57,8 @@ def load_datasets(config: BenchConfig) -> Datasets:
         data.locomo = conversations
     if config.prefeval is not None and config.prefeval.is_dir():
         data.prefeval = load_prefeval(config.prefeval)
+    if config.natural is not None and config.natural.is_file():
+        data.natural = load_set(config.natural)[: config.natural_subjects]
     return data
 
 
@@ -156,6 +160,15 @@ async def _prefeval(
     }
 
 
+async def _natural(
+    opened: OpenedBackend, env: BenchEnvironment, data: Datasets, start: StartTask
+) -> Json:
+    total = sum(len(questions_of(subject)) for subject in data.natural)
+    advance = start(f"{opened.name} · natural questions", total)
+    scores = await run_natural(opened.backend, env.run_id, data.natural, advance)
+    return {**scores.as_dict(), "misses": scores.misses}
+
+
 async def _lifecycle(
     opened: OpenedBackend, env: BenchEnvironment, config: BenchConfig, start: StartTask
 ) -> Json:
@@ -190,6 +203,22 @@ async def _latency(
     return scores.summary()
 
 
+def _skip_reason(
+    workload: str, opened: OpenedBackend, data: Datasets, config: BenchConfig
+) -> str | None:
+    """Why a workload does not run on this backend, or None when it does."""
+    if workload not in config.workloads:
+        return "not chosen"
+    if workload in ("natural", "lifecycle") and not opened.traits.transcripts:
+        return "backend has no extraction path"
+    missing = {
+        "locomo": None if data.locomo else "no LoCoMo file at the given path",
+        "prefeval": None if data.prefeval else "no PrefEval folder at the given path",
+        "natural": None if data.natural else "no natural-question set at the given path",
+    }
+    return missing.get(workload)
+
+
 async def run_backend(
     name: str, env: BenchEnvironment, config: BenchConfig, data: Datasets, start: StartTask
 ) -> Json:
@@ -198,21 +227,19 @@ async def run_backend(
     try:
         async with open_backend(name, env) as opened:
             result.update(simulated=opened.traits.simulated, detail=opened.detail)
-            if data.locomo:
-                await _phase(result, "locomo", lambda: _locomo(opened, env, config, data, start))
-            else:
-                result["skipped"]["locomo"] = "no LoCoMo file at the given path"
-            if data.prefeval:
-                await _phase(
-                    result, "prefeval", lambda: _prefeval(opened, env, config, data, start)
-                )
-            else:
-                result["skipped"]["prefeval"] = "no PrefEval folder at the given path"
-            if opened.traits.transcripts:
-                await _phase(result, "lifecycle", lambda: _lifecycle(opened, env, config, start))
-            else:
-                result["skipped"]["lifecycle"] = "backend has no extraction path"
-            await _phase(result, "latency", lambda: _latency(opened, env, config, start))
+            work: dict[str, Callable[[], Awaitable[Any]]] = {
+                "locomo": lambda: _locomo(opened, env, config, data, start),
+                "prefeval": lambda: _prefeval(opened, env, config, data, start),
+                "natural": lambda: _natural(opened, env, data, start),
+                "lifecycle": lambda: _lifecycle(opened, env, config, start),
+                "latency": lambda: _latency(opened, env, config, start),
+            }
+            for workload, job in work.items():
+                reason = _skip_reason(workload, opened, data, config)
+                if reason is None:
+                    await _phase(result, workload, job)
+                else:
+                    result["skipped"][workload] = reason
     except BackendUnavailableError as exc:
         result["unavailable"] = str(exc)
     return result

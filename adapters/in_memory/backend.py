@@ -29,6 +29,7 @@ from factledger.application.errors import (
 )
 from factledger.application.memory.chunking import split_chunks
 from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
+from factledger.application.memory.lexical import subject_label, vector_text
 from factledger.application.memory.types import (
     ALL_CAPABILITIES,
     BackendHealth,
@@ -140,11 +141,14 @@ class InMemoryMemoryBackend:
             )
             facts = await self._extractor.extract(request)
             doc.status = ProcessingStatus(doc.document_id, ProcessingState.INDEXING)
-            vectors = await self._embed([fact.text for fact in facts])
+            label = subject_label(doc.metadata)
+            vectors = await self._embed([vector_text(fact.text, label) for fact in facts])
             async with space.lock:
                 if self._spaces.get(ns) is not space:
                     return  # the namespace was dropped meanwhile: nothing to index into
-                source = Provenance(ns, doc.document_id, doc.occurred_at, doc.metadata)
+                source = Provenance(
+                    ns, doc.document_id, doc.occurred_at, doc.metadata, doc.transcript
+                )
                 created = apply_facts(space, source, facts, vectors, self._clock.now())
         except Exception as exc:  # extractor and embedder are pluggable: any failure fails the doc
             doc.status = ProcessingStatus(

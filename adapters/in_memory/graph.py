@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from factledger.adapters.in_memory.store import NamespaceState, StoredFact, term_counts
+from factledger.adapters.in_memory.store import NamespaceState, StoredFact
 from factledger.application.memory.extraction import ExtractedFact, KnownFact
+from factledger.application.memory.lexical import lexical_terms, source_text, subject_label
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.types import MetadataValue, Namespace, Relation, RelationKind
 from factledger.application.ports import Vectors
+from factledger.domain.transcript import Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +21,7 @@ class Provenance:
     document_id: str
     occurred_at: datetime
     metadata: dict[str, MetadataValue]
+    transcript: tuple[Message, ...] = ()  # what facts' source sentences are read from
 
 
 def known_facts(state: NamespaceState, now: datetime) -> list[KnownFact]:
@@ -46,6 +49,7 @@ def apply_facts(
     """
     local: dict[str, str] = {}
     created: list[StoredFact] = []
+    label = subject_label(source.metadata)
     for fact, vector in zip(extracted, vectors, strict=True):
         memory_id = derive_memory_id(source.namespace, source.document_id, fact.key)
         local[fact.key] = memory_id
@@ -61,7 +65,9 @@ def apply_facts(
             document_id=source.document_id,
             occurred_at=source.occurred_at,
             row=row,
-            tokens=term_counts(fact.text),
+            tokens=lexical_terms(
+                fact.text, source_text(source.transcript, fact.source_indexes), label
+            ),
             metadata=dict(source.metadata),
             source_indexes=tuple(fact.source_indexes),
             condition=fact.condition,

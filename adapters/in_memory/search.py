@@ -1,4 +1,5 @@
-"""Search over one namespace: cosine for memories and chunks, BM25 + RRF for hybrid."""
+"""Search over one namespace: cosine lifted by keywords for memories (`keywords`), cosine for
+chunks, BM25 + RRF for hybrid."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import datetime
 
 import numpy as np
 
+from factledger.adapters.in_memory.keywords import memory_scores
 from factledger.adapters.in_memory.store import NamespaceState, StoredChunk, StoredFact
 from factledger.application.memory.filters import matches
 from factledger.application.memory.scoring import (
@@ -48,6 +50,9 @@ def search_namespace(
     items = {item.id: item for item in (*facts, *chunks)}
     if query.mode is SearchMode.HYBRID:
         scores = _hybrid(query, list(items.values()), similarity)
+    elif query.mode is SearchMode.MEMORIES:
+        searched = [f for f in facts if isinstance(f, StoredFact)]
+        scores = memory_scores(query, searched, similarity, state.fact_postings)
     else:
         scores = {k: v for k, v in similarity.items() if v >= query.threshold}
     ranked = rank_desc(scores)[: query.limit]

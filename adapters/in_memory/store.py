@@ -129,6 +129,8 @@ class NamespaceState:
         self.lock = asyncio.Lock()
         self.fact_rows: list[StoredFact] = []
         self.chunk_rows: list[StoredChunk] = []
+        # keyword -> ids of the facts holding it, so keyword scoring reads only those facts
+        self.fact_postings: dict[str, set[str]] = {}
 
     def current_in_slot(self, slot: str, now: datetime) -> StoredFact | None:
         for fact in reversed(self.fact_rows):
@@ -139,6 +141,8 @@ class NamespaceState:
     def add_fact(self, fact: StoredFact) -> None:
         self.facts[fact.id] = fact
         self.fact_rows.append(fact)
+        for term in fact.tokens:
+            self.fact_postings.setdefault(term, set()).add(fact.id)
 
     def add_chunk(self, chunk: StoredChunk) -> None:
         self.chunks[chunk.id] = chunk

@@ -170,6 +170,7 @@ class PgvectorMemoryBackend:
                 occurred_at=doc.occurred_at,
                 known=known,
                 context=ingest.context_of(doc),
+                label=ingest.label_of(doc),
             )
         except Exception as exc:  # extractor and embedder are pluggable: any failure fails the doc
             error = type(exc).__name__

@@ -36,7 +36,8 @@ EXPLAIN_FUNCTION = "bound_explain"
 RESULT_COLUMNS = (
     "list_no integer, id text, text text, is_latest boolean, is_inference boolean, "
     "is_forgotten boolean, occurred_at timestamptz, document_id text, relations jsonb, "
-    "metadata jsonb, source_indexes integer[], score double precision, text_rank real"
+    "metadata jsonb, source_indexes integer[], score double precision, text_rank real, "
+    "lexical_terms text[]"
 )
 _PLACEHOLDER = re.compile(r"%%|%s|%b")
 _INT8 = range(-(2**63), 2**63)
@@ -72,6 +73,26 @@ def bound_search_migration(o: SchemaOptions) -> list[Statement]:
             sql.SQL("GRANT EXECUTE ON FUNCTION {}{} TO {}").format(fn, signature, role),
         ]
     return statements
+
+
+def lexical_terms_migration(o: SchemaOptions) -> list[Statement]:
+    """Migration 6: each memory's keywords (`application.memory.lexical`), returned by the
+    search functions, which are recreated for their new result type. Facts written before it
+    have none and rank by their vector alone until re-ingested."""
+    table = sql.Identifier(o.schema, "memories")
+    drops: list[Statement] = [
+        sql.SQL("DROP FUNCTION {}(text, integer, text, vector, text[])").format(
+            sql.Identifier(o.schema, name)
+        )
+        for name in (SEARCH_FUNCTION, EXPLAIN_FUNCTION)
+    ]
+    return [
+        sql.SQL("ALTER TABLE {} ADD COLUMN lexical_terms text[] NOT NULL DEFAULT '{{}}'").format(
+            table
+        ),
+        *drops,
+        *bound_search_migration(o),
+    ]
 
 
 def function_arguments(

@@ -20,8 +20,10 @@ from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.adapters.pgvector.connection import port_errors, register_vector
 from factledger.application.memory.rules import validate_namespace
 
-_COLUMNS = ("namespace", "id", "text", "slot", "occurred_at", "document_id", "embedding")
-_TYPES = ["text", "text", "text", "text", "timestamptz", "text", "vector"]
+_COLUMNS = (
+    "namespace", "id", "text", "slot", "occurred_at", "document_id", "lexical_terms", "embedding"
+)  # fmt: skip
+_TYPES = ["text", "text", "text", "text", "timestamptz", "text", "text[]", "vector"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,7 @@ class BulkFact:
     slot: str | None = None
     occurred_at: datetime | None = None
     document_id: str | None = None
+    terms: tuple[str, ...] = ()  # its keywords (`application.memory.lexical.lexical_terms`)
 
 
 async def bulk_load_facts(config: PgvectorConfig, facts: Iterable[BulkFact]) -> int:
@@ -57,6 +60,7 @@ async def bulk_load_facts(config: PgvectorConfig, facts: Iterable[BulkFact]) -> 
                             fact.slot,
                             fact.occurred_at,
                             fact.document_id,
+                            list(fact.terms),
                             np.asarray(fact.vector, dtype=np.float32),
                         )
                     )

@@ -24,6 +24,12 @@ from factledger.application.memory.extraction import (
     ExtractionRequest,
     KnownFact,
 )
+from factledger.application.memory.lexical import (
+    lexical_terms,
+    source_text,
+    subject_label,
+    vector_text,
+)
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.types import (
     Namespace,
@@ -55,6 +61,7 @@ class Extraction:
 
     facts: Sequence[ExtractedFact]
     vectors: np.ndarray[Any, Any]
+    terms: Sequence[list[str]] = ()  # each fact's keywords (`application.memory.lexical`)
 
 
 def transcript_to_json(transcript: Sequence[Message]) -> str:
@@ -90,10 +97,19 @@ async def known_facts(conn: psycopg.AsyncConnection[Any], now: datetime) -> list
     return [KnownFact(memory_id=r[0], text=r[1], slot=r[2]) for r in await cur.fetchall()]
 
 
+def _metadata(doc: DocumentRow) -> dict[str, Any]:
+    metadata = json.loads(doc.metadata_json) if doc.metadata_json else {}
+    return metadata if isinstance(metadata, dict) else {}
+
+
 def context_of(doc: DocumentRow) -> ExtractionContext:
     """The extraction context the document's metadata carries (the sync puts it there)."""
-    metadata = json.loads(doc.metadata_json) if doc.metadata_json else {}
-    return ExtractionContext.from_metadata(metadata if isinstance(metadata, dict) else {})
+    return ExtractionContext.from_metadata(_metadata(doc))
+
+
+def label_of(doc: DocumentRow) -> str | None:
+    """The subject label the document's metadata gives, if any."""
+    return subject_label(_metadata(doc))
 
 
 async def extract(
@@ -104,12 +120,20 @@ async def extract(
     occurred_at: datetime,
     known: Sequence[KnownFact],
     context: ExtractionContext = NO_CONTEXT,
+    label: str | None = None,
 ) -> Extraction:
+    """Facts with their vectors (of the fact carrying its subject's label) and keywords (the
+    label, the fact and its source sentences)."""
     request = ExtractionRequest(transcript, occurred_at=occurred_at, known=known, context=context)
     facts = await extractor.extract(request)
     if not facts:
         return Extraction(facts, np.zeros((0, embedder.dimension), dtype=np.float32))
-    return Extraction(facts, await embedder.embed([f.text for f in facts]))
+    vectors = await embedder.embed([vector_text(f.text, label) for f in facts])
+    terms = [
+        sorted(lexical_terms(f.text, source_text(transcript, f.source_indexes), label))
+        for f in facts
+    ]
+    return Extraction(facts, vectors, terms)
 
 
 async def claim_document(
@@ -170,7 +194,8 @@ async def write_extraction(
     nothing)."""
     local: dict[str, str] = {}
     written = 0
-    for fact, vector in zip(extraction.facts, extraction.vectors, strict=True):
+    terms = extraction.terms or [[] for _ in extraction.facts]
+    for fact, vector, keywords in zip(extraction.facts, extraction.vectors, terms, strict=True):
         memory_id = derive_memory_id(namespace, doc.document_id, fact.key)
         local[fact.key] = memory_id
         if await _existing_ids(conn, [memory_id]):
@@ -180,8 +205,8 @@ async def write_extraction(
         await conn.execute(
             "INSERT INTO memories (namespace, id, text, slot, is_inference, occurred_at, "
             "valid_from, document_id, version, relations, condition, source_indexes, metadata, "
-            "embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, %s, %s, %s, %s, "
-            "%s, %s, %s, %s, %b)",
+            "lexical_terms, embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s, %s, %s, %s, %b)",
             [
                 memory_id,
                 fact.text,
@@ -195,6 +220,7 @@ async def write_extraction(
                 fact.condition,
                 list(fact.source_indexes),
                 doc.metadata_json,
+                keywords,
                 vector,
             ],
         )

@@ -101,6 +101,7 @@ class IngestWorker:
                 occurred_at=doc.occurred_at,
                 known=known,
                 context=ingest.context_of(doc),
+                label=ingest.label_of(doc),
             )
             await self._set_state(ns, document_id, "indexing")
             async with self._db.bound(ns, lock=True) as conn:

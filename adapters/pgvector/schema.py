@@ -15,7 +15,10 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
-from factledger.adapters.pgvector.bound_search import bound_search_migration
+from factledger.adapters.pgvector.bound_search import (
+    bound_search_migration,
+    lexical_terms_migration,
+)
 
 MIGRATION_LOCK_KEY = 7_406_411_230_001  # arbitrary, fixed: one lock id for our migrations
 NAMESPACED_TABLES = ("memories", "documents", "records", "chunks", "ann_indexes")
@@ -217,6 +220,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (3, "ann lookup", _v3_ann_lookup),
     (4, "reclaim indexing", _v4_reclaim_indexing),
     (5, "bound search", bound_search_migration),
+    (6, "lexical terms", lexical_terms_migration),
 )
 
 

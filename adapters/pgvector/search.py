@@ -4,7 +4,7 @@ PostgreSQL full-text ranking by reciprocal rank fusion (RRF)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +12,12 @@ import numpy as np
 from psycopg import sql
 
 from factledger.adapters.pgvector.filters import compile_filter, metadata_from_json
+from factledger.adapters.pgvector.keywords import (
+    fused_exact_statement,
+    keyword_statements,
+    rank_by_keywords,
+)
+from factledger.application.memory.lexical import query_terms
 from factledger.application.memory.types import (
     HitKind,
     Namespace,
@@ -27,18 +33,18 @@ HNSW_EF_SEARCH = 100
 # The columns of every candidate list, in the order `bound_search` returns them.
 LIST_COLUMNS = sql.SQL(
     "id, text, is_latest, is_inference, is_forgotten, occurred_at, document_id, relations, "
-    "metadata, source_indexes, score::double precision, text_rank::real"
+    "metadata, source_indexes, score::double precision, text_rank::real, lexical_terms"
 )
 
 _MEMORY_COLUMNS = sql.SQL(
     "id, text, is_latest, is_inference, "
     "(is_forgotten OR (expires_at IS NOT NULL AND expires_at <= %s)) AS is_forgotten, "
-    "occurred_at, document_id, relations, metadata, source_indexes"
+    "occurred_at, document_id, relations, metadata, source_indexes, lexical_terms"
 )
 _CHUNK_COLUMNS = sql.SQL(
     "chunk_id AS id, text, true AS is_latest, false AS is_inference, false AS is_forgotten, "
     "occurred_at, source_id AS document_id, '[]'::jsonb AS relations, metadata, "
-    "'{}'::integer[] AS source_indexes"
+    "'{}'::integer[] AS source_indexes, '{}'::text[] AS lexical_terms"
 )
 
 
@@ -73,7 +79,7 @@ def ranked_statement(
     (cover-density rank, above zero); the query vector is the only `%b` argument.
     """
     memories = plan.table == "memories"
-    visible, params = _visibility(query, memories, now)
+    visible, params = visibility(query, memories, now)
     where_filter, filter_params = compile_filter(query.filters, sql.SQL("metadata"))
     # A partial HNSW index is only usable when the planner sees the namespace as a constant;
     # the namespace matched NAMESPACE_PATTERN, and RLS still binds the transaction to it.
@@ -110,11 +116,13 @@ def ranked_statement(
 
 @dataclass(frozen=True, slots=True)
 class SearchLists:
-    """The candidate lists of one search, in `list_no` order: (kind, ranked by text)."""
+    """The candidate lists of one search, in `list_no` order: (kind, ranked by text). In
+    memories mode, the keyword candidates and frequencies (`keywords`) follow them."""
 
     query: SearchQuery
     depth: int
     lists: tuple[tuple[HitKind, bool], ...]
+    terms: tuple[str, ...] = ()
 
 
 def search_statement(
@@ -128,7 +136,26 @@ def search_statement(
         SearchMode.HYBRID: (("memories", HitKind.MEMORY), ("chunks", HitKind.CHUNK)),
     }[query.mode]
     hybrid = query.mode is SearchMode.HYBRID
-    depth = max(query.limit * 4, 20) if hybrid else query.limit
+    # Memories mode fuses keywords in Python: a fact under the threshold by its vector alone
+    # may pass with them, so the vector list is deeper and unfiltered.
+    fused = query.mode is SearchMode.MEMORIES
+    depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
+    terms = query_terms(query.text) if fused else []
+    if terms and not ann:
+        fused_sql, fused_args = fused_exact_statement(
+            ns,
+            query,
+            vector,
+            columns=_MEMORY_COLUMNS,
+            list_columns=LIST_COLUMNS,
+            visible=visibility(query, True, now),
+            now=now,
+            depth=depth,
+            terms=terms,
+        )
+        lists_sent = SearchLists(query, depth, ((HitKind.MEMORY, False),), tuple(terms))
+        return fused_sql, fused_args, lists_sent
+    vector_query = replace(query, threshold=-1.0) if fused else query
     parts: list[sql.Composable] = []
     args: list[Any] = []
     lists: list[tuple[HitKind, bool]] = []
@@ -136,25 +163,53 @@ def search_statement(
         use_ann = ann and table == "memories"
         for text_ranked in (False, True) if hybrid else (False,):
             plan = SearchPlan(table, by_text=text_ranked, limit=depth)
-            statement, part_args = ranked_statement(ns, query, vector, plan, now=now, ann=use_ann)
-            parts.append(
-                sql.SQL("(SELECT {n}, {cols} FROM ({s}) AS l)").format(
-                    n=sql.Literal(len(lists)), cols=LIST_COLUMNS, s=statement
-                )
+            statement, part_args = ranked_statement(
+                ns, vector_query, vector, plan, now=now, ann=use_ann
             )
+            parts.append(_numbered(len(parts), statement))
             args += part_args
             lists.append((kind, text_ranked))
-    return sql.SQL(" UNION ALL ").join(parts), args, SearchLists(query, depth, tuple(lists))
+    if terms:  # a namespace with an ANN index: its vector list must stay an index scan
+        visible = visibility(query, True, now)
+        for statement, part_args in keyword_statements(
+            ns,
+            query,
+            vector,
+            columns=_MEMORY_COLUMNS,
+            visible=visible,
+            now=now,
+            depth=depth,
+            terms=terms,
+        ):
+            parts.append(_numbered(len(parts), statement))
+            args += part_args
+    searched = SearchLists(query, depth, tuple(lists), tuple(terms))
+    return sql.SQL(" UNION ALL ").join(parts), args, searched
+
+
+def _numbered(list_no: int, statement: sql.Composable) -> sql.Composed:
+    return sql.SQL("(SELECT {n}, {cols} FROM ({s}) AS l)").format(
+        n=sql.Literal(list_no), cols=LIST_COLUMNS, s=statement
+    )
 
 
 def rank_rows(lists: SearchLists, rows: list[dict[str, Any]]) -> list[SearchHit]:
     """Ranks the rows of `search_statement`; hybrid fuses the lists by reciprocal rank."""
-    grouped: list[list[dict[str, Any]]] = [[] for _ in lists.lists]
+    grouped: list[list[dict[str, Any]]] = [[] for _ in range(len(lists.lists) + 2)]
     for row in rows:
-        grouped[row["list_no"]].append({**row, "kind": lists.lists[row["list_no"]][0]})
+        kind = (
+            HitKind.MEMORY if row["list_no"] >= len(lists.lists) else lists.lists[row["list_no"]][0]
+        )
+        grouped[row["list_no"]].append({**row, "kind": kind})
+    keyword_candidates, frequencies = grouped[len(lists.lists) :]
+    grouped = grouped[: len(lists.lists)]
     by_vector = [g for g, (_, by_text) in zip(grouped, lists.lists, strict=True) if not by_text]
     by_text = [g for g, (_, text) in zip(grouped, lists.lists, strict=True) if text]
     semantic = merge(by_vector, "score")[: lists.depth]
+    if lists.query.mode is SearchMode.MEMORIES:
+        candidates = semantic + keyword_candidates
+        ranked = rank_by_keywords(lists.query, list(lists.terms), candidates, frequencies)
+        return [to_hit(r, HitKind.MEMORY, score) for r, score in ranked]
     if lists.query.mode is not SearchMode.HYBRID:
         return [to_hit(r, r["kind"], min(1.0, r["score"])) for r in semantic]
     # What passes the similarity threshold or matches a keyword is admitted; RRF orders
@@ -164,7 +219,7 @@ def rank_rows(lists: SearchLists, rows: list[dict[str, Any]]) -> list[SearchHit]
     return [to_hit(r, r["kind"], score) for r, score in fused]
 
 
-def _visibility(
+def visibility(
     query: SearchQuery, memories: bool, now: datetime
 ) -> tuple[sql.Composable, list[Any]]:
     if not memories:

@@ -26,8 +26,10 @@ from factledger.bench.backends import BACKEND_NAMES
 from factledger.bench.config import (
     DEFAULT_BACKENDS,
     DEFAULT_LOCOMO,
+    DEFAULT_NATURAL,
     DEFAULT_PREFEVAL,
     SIM_PROFILES,
+    WORKLOADS,
     BenchConfig,
     smoke_config,
 )
@@ -44,6 +46,13 @@ def _backends(value: str) -> tuple[str, ...]:
     return names
 
 
+def _workloads(value: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    if not names or any(name not in WORKLOADS for name in names):
+        raise typer.BadParameter(f"choose from {', '.join(WORKLOADS)}")
+    return names
+
+
 def bench(
     ctx: typer.Context,
     backends: Annotated[
@@ -55,6 +64,12 @@ def bench(
     prefeval: Annotated[Path, typer.Option(help="Folder of the PrefEval topic files.")] = (
         DEFAULT_PREFEVAL
     ),
+    natural: Annotated[
+        Path, typer.Option(help="The natural-question set (generated, in tests/data).")
+    ] = DEFAULT_NATURAL,
+    workloads: Annotated[
+        str, typer.Option(help=f"Comma-separated subset of: {', '.join(WORKLOADS)}.")
+    ] = ",".join(WORKLOADS),
     out: Annotated[Path, typer.Option(help="Report folder.")] = Path("bench-report"),
     sim_latency: Annotated[
         str, typer.Option(help=f"Simulated Supermemory latency: {', '.join(SIM_PROFILES)}.")
@@ -74,6 +89,8 @@ def bench(
         backends=_backends(backends),
         locomo=locomo,
         prefeval=prefeval,
+        natural=natural,
+        workloads=_workloads(workloads),
         out_dir=out,
         seed=seed,
         sim_profile=sim_latency,
@@ -88,6 +105,10 @@ def bench(
                 str(locomo),
                 "--prefeval",
                 str(prefeval),
+                "--natural",
+                str(natural),
+                "--workloads",
+                workloads,
                 "--out",
                 str(out),
                 "--sim-latency",

@@ -136,8 +136,9 @@ def render(report: BenchReport) -> str:
     """The results as a markdown table (pasted into docs/benchmarks.md)."""
     head = (
         "| backend | tier | facts | load | load rate | index build | search p50/p95/p99 ms "
-        "(embedding excluded) | same, embedding included | recall@3 |\n"
-        "|---|---|---|---|---|---|---|---|---|"
+        "(embedding excluded) | same, embedding included | recall@3 | floor p50/p95/p99 ms "
+        "(embedding + SELECT 1) | included p95 / floor p95 |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|"
     )
     lines = [head, *(_row(f) for f in report.figures)]
     return "\n".join([*lines, "", *(f"- {note}" for note in report.notes)])
@@ -150,10 +151,12 @@ def _row(f: Figures) -> str:
     included = "/".join(f"{v:.2f}" for v in f.included_ms)
     load = f"{f.load_s:.1f} s" if f.load_s else "-"
     searched = f.tier != "ingest_transcript"
+    floor = "/".join(f"{v:.2f}" for v in f.floor_ms) if f.floor_ms else "-"
+    ratio = f"{f.included_ms[1] / f.floor_ms[1]:.2f}x" if f.floor_ms and f.floor_ms[1] else "-"
     return (
         f"| {f.backend} | {f.tier} | {f.facts:,} | {load} | {rate} | {index} | "
         f"{excluded if searched else '-'} | {included if searched else '-'} | "
-        f"{f'{f.recall:.3f}' if searched else '-'} |"
+        f"{f'{f.recall:.3f}' if searched else '-'} | {floor} | {ratio} |"
     )
 
 

@@ -29,15 +29,17 @@ from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.pgvector.config import embedded_config, ensure_database
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
+from factledger.application.memory.lexical import lexical_terms
 from factledger.application.memory.types import Namespace
 from factledger.application.ports import Embedder, Vectors
 from factledger.bench.pgvector.data import Tier, assign, question, sentence_pool
+from factledger.bench.pgvector.floor import floor
 from factledger.bench.pgvector.measure import (
-    TOP_K,
     CachingEmbedder,
     Figures,
     ListExtractor,
     Workload,
+    exact_top,
     measure,
     percentiles,
 )
@@ -154,10 +156,11 @@ async def _workload(
             f"{tier.name}: query embedding by {reference.model_id} (same queries, interleaved) "
             f"{_percentile_text(reference_timings)}"
         )
-    truth = []
-    for ns, text in queries:
-        scores = vectors[facts[ns]] @ embedder.cache[text]
-        truth.append([float(v) for v in np.sort(scores)[::-1][:TOP_K] if v >= 0.0])
+    terms = [lexical_terms(text, "", None) for text in pool]
+    truth = [
+        exact_top(vectors[facts[ns]], [terms[i] for i in facts[ns]], embedder.cache[text], text)
+        for ns, text in queries
+    ]
     return Workload(tier, facts, queries, truth)
 
 
@@ -187,6 +190,7 @@ async def _pgvector(
                 rows = await bulk_load_facts(config, _bulk_rows(work, pool, vectors))
                 line = Figures("pgvector", work.tier.name, rows, time.perf_counter() - t0, "COPY")
                 figures.append(await measure(backend, embedder, work, line, echo))
+                line.floor_ms = await floor(backend, embedder.real, work)
             report.notes.append(await _round_trip_note(backend, options.queries))
             echo(report.notes[-1])
             figures.append(await _port_ingest(backend, extractor, pool, options, echo))
@@ -224,7 +228,9 @@ def _percentile_text(timings: list[float]) -> str:
 
 def _bulk_rows(work: Workload, pool: list[str], vectors: Vectors) -> list[BulkFact]:
     return [
-        BulkFact(ns, f"{ns}-{n}", pool[i], vectors[i])
+        BulkFact(
+            ns, f"{ns}-{n}", pool[i], vectors[i], terms=tuple(lexical_terms(pool[i], "", None))
+        )
         for ns, idx in work.facts.items()
         for n, i in enumerate(idx)
     ]

@@ -33,6 +33,7 @@ def render_markdown(report: Json) -> str:
         *_setup(meta),
         *_locomo(report["backends"]),
         *_prefeval(report["backends"]),
+        *_natural(report["backends"]),
         *_lifecycle(report["backends"]),
         *_latency(report["backends"], meta),
         *calibration_section(report.get("calibration")),
@@ -174,6 +175,51 @@ def _prefeval(backends: Json) -> list[str]:
         "travel 0.98/1.00/1.00, shows 0.82/0.97/0.98; inferred strict about 0.04-0.16, lenient "
         "0.20-0.82. Our BM25 reference returns only items sharing a word with the question, "
         "which is why its said figures sit far below the README's.",
+        "",
+        *md_table(head, rows),
+    ]
+
+
+def _natural(backends: Json) -> list[str]:
+    head = [
+        "backend",
+        "part",
+        "n",
+        "notes-hit@3",
+        "ranked-hit@3 (no threshold)",
+        "paraphrases",
+        "paraphrase notes-hit@3",
+        "stale as current",
+        "cross-subject",
+    ]
+    rows = []
+    for name, result in backends.items():
+        scores = result.get("natural")
+        if not isinstance(scores, dict):
+            continue
+        for part in ("all", "dev", "heldout"):
+            o = scores[part]
+            rows.append(
+                [
+                    backend_label(name, result),
+                    part,
+                    str(o["n"]),
+                    fmt(o["notes_hit@3"]),
+                    fmt(o["ranked_hit@3"]),
+                    str(o["paraphrases"]),
+                    fmt(o["paraphrase_hit@3"]),
+                    str(o["stale_as_current"]),
+                    str(o["cross_subject"]),
+                ]
+            )
+    return [
+        "## Natural questions (generated multi-session subjects)",
+        "",
+        "An agent's questions over made-up subjects of three sessions each, some values "
+        "superseded later; asked as per-turn recall asks (memories, threshold 0.55, the first "
+        "three current facts are the notes). A paraphrase shares no keyword with the sentence "
+        "holding its answer. The held-out subjects are asked in wordings of their own. Stale as "
+        "current and cross-subject count notes, and must be 0.",
         "",
         *md_table(head, rows),
     ]

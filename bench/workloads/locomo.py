@@ -99,7 +99,11 @@ async def ingest_transcripts(backend: MemoryBackend, ns: Namespace, conv: Conver
                 document_id(session, index),
                 session_transcript(session, speaker),
                 occurred_at=session[0].occurred_at,
-                metadata={"session": session[0].session, "speaker": speaker},
+                metadata={
+                    "session": session[0].session,
+                    "speaker": speaker,
+                    "subject_label": speaker,
+                },
                 mode=IngestMode.INSTANT,
             )
             facts += status.facts

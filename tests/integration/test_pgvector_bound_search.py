@@ -28,7 +28,8 @@ B = Namespace("tenant-1:subject-b")
 EMBEDDER = HashingEmbedder(64)
 EVERY_MEMORY = sql.SQL(
     "SELECT 0, id, text, is_latest, is_inference, is_forgotten, occurred_at, document_id, "
-    "relations, metadata, source_indexes, 0::double precision, NULL::real FROM memories"
+    "relations, metadata, source_indexes, 0::double precision, NULL::real, lexical_terms "
+    "FROM memories"
 )
 
 

@@ -1,0 +1,89 @@
+"""What a fact is indexed under, beside its own words, and how memories-mode search weighs it.
+
+An extracted fact is a short paraphrase ("Researched adoption agencies"): it drops the
+subject's name and most of the words the subject used, which are the words a question tends
+to repeat. So every self-hosted backend indexes, with each fact:
+
+- for its vector, the fact prefixed by the subject's label when the transcript's metadata
+  gives one (`SUBJECT_LABEL_KEY`): "Caroline: Researched adoption agencies";
+- for its keywords, the label, the fact and the source sentences it came from.
+
+Memories-mode search then scores `min(1, cosine + LEXICAL_WEIGHT * coverage)`, where coverage
+is the share of the query's keyword weight (IDF over the searched facts) that the fact's
+keywords hold. The score stays similarity-like (0..1, a pure vector match keeps its cosine),
+so the recall threshold still means what it meant; a keyword match can only lift a fact.
+Chosen on the LoCoMo development conversations (ADR 0026, docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Collection, Sequence
+
+from factledger.application.memory.scoring import keyword_tokens
+from factledger.application.memory.types import Metadata
+from factledger.domain.transcript import Message, Role
+
+SUBJECT_LABEL_KEY = "subject_label"
+LEXICAL_WEIGHT = 0.3
+
+
+def subject_label(metadata: Metadata | None) -> str | None:
+    """The subject's label from a transcript's metadata, if the caller gave a usable one."""
+    value = (metadata or {}).get(SUBJECT_LABEL_KEY)
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def vector_text(fact_text: str, label: str | None) -> str:
+    """What a fact's vector is computed from: the fact, carrying its subject when known."""
+    return f"{label}: {fact_text}" if label else fact_text
+
+
+def source_text(transcript: Sequence[Message], source_indexes: Sequence[int]) -> str:
+    """The subject's own sentences a fact came from (agent lines never describe the subject)."""
+    return " ".join(
+        transcript[i].text
+        for i in dict.fromkeys(source_indexes)
+        if 0 <= i < len(transcript) and transcript[i].role is Role.SUBJECT
+    )
+
+
+def lexical_terms(fact_text: str, source: str, label: str | None) -> Counter[str]:
+    """The keywords a fact is found by: its label, its words and its source's words."""
+    return Counter(keyword_tokens(" ".join(part for part in (label, fact_text, source) if part)))
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct keywords of a query, in order."""
+    return list(dict.fromkeys(keyword_tokens(text)))
+
+
+def idf_weights(terms: Sequence[str], document_frequency: dict[str, int], n: int) -> list[float]:
+    """BM25's IDF of each term among `n` searched facts."""
+    return [
+        math.log(
+            1.0 + (n - document_frequency.get(t, 0) + 0.5) / (document_frequency.get(t, 0) + 0.5)
+        )
+        for t in terms
+    ]
+
+
+def coverage(terms: Sequence[str], weights: Sequence[float], held: Collection[str]) -> float:
+    """The share of the query's keyword weight that a fact's keywords hold, in [0, 1]."""
+    total = sum(weights)
+    if total <= 0.0:
+        return 0.0
+    return sum(w for t, w in zip(terms, weights, strict=True) if t in held) / total
+
+
+def fused_score(cosine: float, keyword_coverage: float) -> float:
+    """Memories-mode relevance: the cosine, lifted by the keywords a fact shares with the query."""
+    return min(1.0, cosine + LEXICAL_WEIGHT * keyword_coverage)
+
+
+def document_frequency(
+    terms: Sequence[str], documents: Sequence[Collection[str]]
+) -> dict[str, int]:
+    """How many of the searched facts hold each query term."""
+    return {t: sum(1 for doc in documents if t in doc) for t in terms}

@@ -1,0 +1,1 @@
+"""The natural-question set: agents' questions over generated multi-session subjects."""

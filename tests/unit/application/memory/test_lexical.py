@@ -1,0 +1,59 @@
+"""The keyword side of memories-mode scoring: labels, source sentences, coverage, fusion."""
+
+from __future__ import annotations
+
+import pytest
+
+from factledger.application.memory.lexical import (
+    LEXICAL_WEIGHT,
+    coverage,
+    document_frequency,
+    fused_score,
+    idf_weights,
+    lexical_terms,
+    query_terms,
+    source_text,
+    subject_label,
+    vector_text,
+)
+from factledger.domain.transcript import Message, Role
+
+
+def test_a_label_prefixes_the_vector_text_only_when_given() -> None:
+    assert vector_text("Collects stamps", "Ingrid") == "Ingrid: Collects stamps"
+    assert vector_text("Collects stamps", None) == "Collects stamps"
+
+
+@pytest.mark.parametrize("metadata", [None, {}, {"subject_label": "  "}, {"subject_label": 3}])
+def test_a_missing_blank_or_non_text_label_is_no_label(metadata: dict[str, object] | None) -> None:
+    assert subject_label(metadata) is None  # type: ignore[arg-type]
+
+
+def test_the_source_is_the_subjects_own_sentences_never_the_agents() -> None:
+    transcript = [Message(Role.AGENT, "Who makes your boxes?"), Message(Role.SUBJECT, "Fernhill")]
+
+    assert source_text(transcript, (0, 1, 1, 7)) == "Fernhill"
+
+
+def test_terms_hold_the_label_the_fact_and_the_source() -> None:
+    terms = lexical_terms("Buys packaging", "we order cartons", "Ingrid")
+
+    assert set(terms) == {"ingrid", "buys", "packaging", "order", "cartons"}
+
+
+def test_coverage_weighs_rare_words_more_than_common_ones() -> None:
+    documents = [{"cartons", "monthly"}, {"monthly"}, {"monthly"}, {"weather"}]
+    terms = query_terms("monthly cartons")
+    weights = idf_weights(terms, document_frequency(terms, documents), len(documents))
+
+    rare, common = coverage(terms, weights, {"cartons"}), coverage(terms, weights, {"monthly"})
+
+    assert rare > 0.5 > common > 0.0
+    assert coverage(terms, weights, {"cartons", "monthly"}) == pytest.approx(1.0)
+    assert coverage([], [], {"cartons"}) == 0.0
+
+
+def test_the_fused_score_keeps_a_pure_vector_match_and_never_passes_one() -> None:
+    assert fused_score(0.42, 0.0) == 0.42
+    assert fused_score(0.42, 1.0) == pytest.approx(0.42 + LEXICAL_WEIGHT)
+    assert fused_score(0.95, 1.0) == 1.0
