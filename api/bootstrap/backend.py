@@ -47,8 +47,8 @@ from factledger.api.settings import (
     Settings,
     SupermemoryBackendSettings,
 )
-from factledger.application.memory.guidance_catalogue import GuidanceRoute
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
+from factledger.application.memory.guidance_catalogue import GuidanceRoute
 from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.ports import Clock, Embedder, Extractor, MemoryBackend
 

@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 import uvicorn
-
 from fastapi import FastAPI
 
 from factledger.api.console.app import create_app as create_app_with_console
@@ -40,8 +39,8 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Default: FACTLEDGER_API__PORT.")] = None,
     workers: Annotated[int | None, typer.Option(help="Processes (share one PostgreSQL).")] = None,
 ) -> None:
-    """Run the HTTP API, with the console at /console and the MCP tools at /mcp (embedded default, or PostgreSQL /
-    pgvector / Supermemory by settings)."""
+    """Run the HTTP API, with the console at /console and the MCP tools at /mcp (embedded
+    default, or PostgreSQL / pgvector / Supermemory by settings)."""
     try:
         settings = load_settings()
     except SettingsError as exc:
