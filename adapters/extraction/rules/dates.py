@@ -40,6 +40,8 @@ _PATTERN = re.compile(
     r"|(?P<rel>next|last|this|coming|past) (?P<period>week|month|quarter|year|weekend|"
     + "|".join(_WEEKDAYS)
     + r")(?!\s+of\b)"  # "the last week of term" names no date
+    r"|(?P<season_rel>in|this|next|last|by|during|over the|in the) "
+    r"(?P<season>spring|summer|autumn|fall|winter)(?!\s+(?:of|sale|range|collection)\b)"
     r")\b",
     re.IGNORECASE,
 )
@@ -96,6 +98,8 @@ def _resolve(match: re.Match[str], today: date) -> tuple[str, date] | None:
         return _shift(today, _count(match.group("n")), match.group("unit").lower())
     if match.group("n_ago"):
         return _shift(today, -_count(match.group("n_ago")), match.group("unit_ago").lower())
+    if match.group("season"):
+        return _season(today, match.group("season_rel").lower(), match.group("season").lower())
     return _relative_period(today, match.group("rel").lower(), match.group("period").lower())
 
 
@@ -133,6 +137,26 @@ def _relative_period(today: date, rel: str, period: str) -> tuple[str, date] | N
         return f"{first.year:04d}-Q{(first.month - 1) // 3 + 1}", first
     first = date(today.year + step, 1, 1)
     return f"{first.year:04d}", first
+
+
+# The meteorological seasons of the northern hemisphere, by their first month.
+_SEASON_STARTS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+
+
+def _season(today: date, rel: str, season: str) -> tuple[str, date]:
+    """ "in spring" said in February is the coming one; said in April, the one under way;
+    "next" skips the one under way; "last" is the latest that has ended."""
+    start = date(today.year, _SEASON_STARTS[season], 1)
+    latest = start if start <= today else _add_months(start, -12)
+    under_way = today < _add_months(latest, 3)
+    if rel == "last":
+        first = _add_months(latest, -12) if under_way else latest
+    elif rel == "next" or not under_way:
+        first = _add_months(latest, 12)
+    else:
+        first = latest
+    label = "autumn" if season == "fall" else season
+    return f"{label} {first.year:04d}", first
 
 
 def _weekday(today: date, weekday: int, step: int) -> tuple[str, date]:

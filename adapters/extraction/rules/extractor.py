@@ -181,6 +181,7 @@ class RuleExtractor:
             made = self._statement_facts(run, index, clauses, anchor, previous)
             if clauses.reason:
                 self._reason_fact(run, index, clauses, anchor, made)
+                self._reason_slot_facts(run, index, clauses.reason, anchor)
 
     def _statement_facts(
         self,
@@ -263,6 +264,15 @@ class RuleExtractor:
                 draft.relation, draft.related_to = RelationKind.UPDATES, targets
             draft.valid_from = _past_day(dates, anchor)
         return run.add(draft)
+
+    def _reason_slot_facts(self, run: _Run, index: int, reason: str, anchor: datetime) -> None:
+        """A reason may state a fact of its own ("because the parcels were always late" is a
+        complaint). Only keyed slots are taken from it: a one-value state named in a reason
+        is background to the change, not a change of its own."""
+        clauses = split_clauses(reason, self.guidance)
+        for match in self._match_slots(expand_contractions(clauses.statement)):
+            if not match.spec.single_valued:
+                self._slot_fact(run, index, match, clauses, [], anchor)
 
     def _reason_fact(
         self, run: _Run, index: int, clauses: Clauses, anchor: datetime, made: list[Draft]
