@@ -34,6 +34,7 @@ _INTERJECTION = re.compile(
     r"(?:\s+(?-i:[A-Z][a-z]+)\b)?[\s,!.]*)+",  # "Hello Tom," greets someone by name
     re.IGNORECASE,
 )
+_PARTS = re.compile(r"\s*[,;:\u2013\u2014]\s*|\s+-\s+")
 _VOCATIVE = re.compile(r",\s*(?:[A-Z][a-z]+|thanks|thank you)[\s!.?]*$")
 
 
@@ -63,8 +64,19 @@ def split_clauses(sentence: str, guidance: Guidance) -> Clauses:
 
 
 def is_filler(sentence: str, guidance: Guidance) -> bool:
-    """Greetings, thanks and small talk: nothing a note about the subject should hold."""
+    """Greetings, thanks, small talk and requests about memory: nothing a note about the
+    subject should hold. A sentence is small talk when it is one of the guidance's filler
+    phrases, or when each of its comma-separated parts is ("Sorry for the slow reply, it's
+    been hectic"; "Can't complain, really")."""
     text = sentence.strip().rstrip(".!?").strip()
+    if _is_filler_part(text, guidance):
+        return True
+    parts = [p for p in _PARTS.split(text) if p.strip(" ,")]
+    return len(parts) > 1 and all(_is_filler_part(p, guidance) for p in parts)
+
+
+def _is_filler_part(text: str, guidance: Guidance) -> bool:
+    text = text.strip(" ,;-")
     if any(p.fullmatch(text) for p in guidance.filler):
         return True
     core = _VOCATIVE.sub("", _INTERJECTION.sub("", text)).strip(" ,!.?")

@@ -40,15 +40,27 @@ from factledger.adapters.extraction.rules.guidance import (
     load_guidance,
 )
 from factledger.adapters.extraction.rules.links import Draft, derive, update_targets
+from factledger.adapters.extraction.rules.notes import is_fragment, with_partner, without_filler
+from factledger.adapters.extraction.rules.reasons import (
+    answer_as_reason,
+    asks_why,
+    explained_by_later_reason,
+    is_pointer,
+    previous_value,
+    reason_draft,
+    reason_note,
+    reason_words,
+)
 from factledger.adapters.extraction.rules.replies import reply_intent
+from factledger.adapters.extraction.rules.tenses import simple_present
 from factledger.adapters.extraction.rules.text import (
     carry_speaker,
     clean,
     expand_contractions,
-    neutral_pronouns,
     sentences,
     third_person,
     value_key,
+    with_topic,
     word_count,
 )
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
@@ -174,14 +186,31 @@ class RuleExtractor:
     def _read_message(
         self, run: _Run, index: int, message: Message, anchor: datetime, previous: Message | None
     ) -> None:
+        # The first statement after an agent's "why?" answers it, when there is a change.
+        answers_why = asks_why(previous) and explained_by_later_reason(run.drafts) is not None
+        asked = ""  # "Kingfisher Metals? They're our main supplier."
         for sentence in sentences(message.text):
-            if sentence.rstrip().endswith("?") or is_filler(sentence, self.guidance):
+            if sentence.rstrip().endswith("?"):
+                asked = sentence
                 continue
-            clauses = split_clauses(sentence, self.guidance)
-            made = self._statement_facts(run, index, clauses, anchor, previous)
-            if clauses.reason:
-                self._reason_fact(run, index, clauses, anchor, made)
-                self._reason_slot_facts(run, index, clauses.reason, anchor)
+            if is_filler(sentence, self.guidance):
+                continue
+            clauses = split_clauses(with_topic(asked, sentence), self.guidance)
+            asked = ""
+            if answers_why and not clauses.reason and not self._match_slots(self._bare(clauses)):
+                self._answer_fact(run, index, clauses.body, anchor)
+            else:
+                made = self._statement_facts(run, index, clauses, anchor, previous)
+                if clauses.reason:
+                    self._reason_fact(run, index, clauses, anchor, made)
+                    self._reason_slot_facts(run, index, clauses.reason, anchor)
+            answers_why = False
+
+    def _bare(self, clauses: Clauses, dates: list[DateMention] | None = None) -> str:
+        """The statement as slot patterns see it: no dates, no contractions, simple present,
+        and the speaker carried to a second verb."""
+        stripped = strip_dates(clauses.statement, dates or [])
+        return carry_speaker(simple_present(expand_contractions(stripped)))
 
     def _statement_facts(
         self,
@@ -191,13 +220,15 @@ class RuleExtractor:
         anchor: datetime,
         previous: Message | None,
     ) -> list[Draft]:
+        if is_pointer(clauses.statement):
+            return []  # "That was because ...": the reason alone says something
         dates = find_dates(clauses.statement, anchor)
-        bare = carry_speaker(expand_contractions(strip_dates(clauses.statement, dates)))
-        matches = self._match_slots(bare)
+        bare = self._bare(clauses, dates)
+        matches = self._match_slots(bare, _context_slots(run))
         if matches:
             made = [self._slot_fact(run, index, m, clauses, dates, anchor) for m in matches]
             rests = _uncovered(bare, matches)
-            made.extend(run.add(Draft("", third_person(r), None, [index])) for r in rests)
+            made.extend(run.add(Draft("", _note(r), None, [index])) for r in rests)
             return made
         intent = reply_intent(clauses, previous, self.guidance, dates)
         if intent is not None:
@@ -205,15 +236,15 @@ class RuleExtractor:
             draft = Draft("", text, f"intent:{value_key(topic)}", [index - 1, index])
             draft.condition = clauses.condition or clauses.hedge
             return [run.add(draft)]
-        if not _is_statement(bare) or not clauses.body:
+        if not _is_statement(bare) or not clauses.body or is_fragment(clauses.statement):
             return []
-        text = third_person(_date_last(clauses.body, anchor))
+        text = _note(_date_last(clauses.body, anchor))
         draft = Draft("", text, None, [index], condition=clauses.condition or clauses.hedge)
         if not clauses.tentative:  # "went to a support group yesterday" happened on that day
             draft.valid_from = _past_day(dates, anchor)
         return [run.add(draft)]
 
-    def _match_slots(self, text: str) -> list[_SlotMatch]:
+    def _match_slots(self, text: str, context: frozenset[str] = frozenset()) -> list[_SlotMatch]:
         found = [
             _SlotMatch(spec, pattern, m.start(), m.end(), clean(m.group("value")))
             for spec in self.guidance.slots
@@ -222,7 +253,9 @@ class RuleExtractor:
             if clean(m.group("value"))
         ]
         # Earliest first, then the longest: "switched to the Pro plan" is a plan, not a supplier.
-        found.sort(key=lambda m: (m.start, m.start - m.end))
+        # Of two readings of the same words ("moved over to X": a place or a supplier), the
+        # slot the conversation or the namespace already speaks of.
+        found.sort(key=lambda m: (m.start, m.start - m.end, m.spec.name not in context))
         chosen: list[_SlotMatch] = []
         for match in found:
             if all(match.start >= c.end or match.end <= c.start for c in chosen):
@@ -278,22 +311,39 @@ class RuleExtractor:
         self, run: _Run, index: int, clauses: Clauses, anchor: datetime, made: list[Draft]
     ) -> None:
         reason = clauses.reason or ""
-        explained = made[-1] if made else (run.drafts[-1] if run.drafts else None)
-        because = neutral_pronouns(clean(annotate(reason, find_dates(reason, anchor))))
+        explained = made[-1] if made else explained_by_later_reason(run.drafts)
+        because = reason_words(annotate(reason, find_dates(reason, anchor)))
         opener = (clauses.reason_opener or "because").lower()
         if explained is None:
             if word_count(reason) >= MIN_STATEMENT_WORDS:
                 run.add(Draft("", f"{opener} {because}", None, [index]))
             return
-        text = f"{explained.text} {opener} {because}"
-        run.add(
-            Draft(
-                "",
-                text,
-                None,
-                sorted({*explained.sources, index}),
-                relation=RelationKind.EXTENDS,
-                related_to=[explained.key],
-                condition=explained.condition,
-            )
-        )
+        self._add_reason(run, index, explained, opener, because)
+
+    def _answer_fact(self, run: _Run, index: int, answer: str, anchor: datetime) -> None:
+        """An answer to "why?" explains the latest change; a complaint in it is one too."""
+        explained = explained_by_later_reason(run.drafts)
+        if explained is None or word_count(answer) < 2:
+            return
+        opener, because = answer_as_reason(annotate(answer, find_dates(answer, anchor)))
+        self._add_reason(run, index, explained, opener, because)
+        self._reason_slot_facts(run, index, answer, anchor)
+
+    def _add_reason(
+        self, run: _Run, index: int, explained: Draft, opener: str, because: str
+    ) -> None:
+        previous = previous_value(explained, run.drafts, run.known, self.guidance)
+        text = reason_note(explained, opener, because, previous)
+        run.add(reason_draft(explained, text, index))
+
+
+def _context_slots(run: _Run) -> frozenset[str]:
+    """The slots the conversation so far and the namespace hold facts of."""
+    slots = [d.slot for d in run.drafts] + [k.slot for k in run.known]
+    return frozenset(s.split(":", 1)[0] for s in slots if s)
+
+
+def _note(text: str) -> str:
+    """A plain note: no filler, third person, "my team and I ..." about the subject."""
+    tidy = without_filler(clean(text))
+    return with_partner(tidy) or third_person(tidy)
