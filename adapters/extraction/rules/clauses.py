@@ -28,6 +28,8 @@ _SINCE_TIME = re.compile(
     r"autumn|fall|winter))",
     re.IGNORECASE,
 )
+# "We have since gone over to X": an adverb of time after an auxiliary, not a reason.
+_SINCE_ADVERB = re.compile(r"\b(?:have|has|had|'ve|'s|'d|ever|long)$", re.IGNORECASE)
 _INTERJECTION = re.compile(
     r"^(?:(?:wow|oh|ooh|hey|hi|hello|yeah|yes|yep|no|nope|nah|well|ok|okay|haha|lol|omg|aww*|"
     r"ah|hmm+|so|sure|great|cool|perfect|right|thanks|thank you)\b"
@@ -91,9 +93,9 @@ def _split_reason(text: str, openers: tuple[str, ...]) -> tuple[str, str | None,
     for match in _opener_regex(openers).finditer(text):
         after = text[match.end() :]
         opener = match.group(0).strip()
-        if opener.lower() == "since" and _SINCE_TIME.match(after):
-            continue
         before = text[: match.start()].rstrip(" ,")
+        if opener.lower() == "since" and (_SINCE_TIME.match(after) or _SINCE_ADVERB.search(before)):
+            continue
         if not before:  # "Because A was late, we switched." or a bare "Because A was late."
             reason, _, main = after.partition(",")
             return main.strip(), opener, reason.strip() or None

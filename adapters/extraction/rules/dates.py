@@ -65,9 +65,10 @@ class DateMention:
 def find_dates(text: str, anchor: datetime) -> list[DateMention]:
     """Every relative date in `text`, resolved against `anchor` (the interaction's time)."""
     today = anchor.date()
+    past = _PAST.search(text) is not None and _FUTURE.search(text) is None
     mentions = []
     for match in _PATTERN.finditer(text):
-        resolved = _resolve(match, today)
+        resolved = _resolve(match, today, past=past)
         if resolved is not None:
             label, day = resolved
             mentions.append(DateMention(match.group(0), match.start(), match.end(), label, day))
@@ -88,7 +89,7 @@ def strip_dates(text: str, mentions: list[DateMention]) -> str:
     return re.sub(r"\s{2,}", " ", text).strip()
 
 
-def _resolve(match: re.Match[str], today: date) -> tuple[str, date] | None:
+def _resolve(match: re.Match[str], today: date, *, past: bool) -> tuple[str, date] | None:
     if word := match.group("day_word"):
         offsets = {"the day after tomorrow": 2, "tomorrow": 1, "yesterday": -1, "last night": -1}
         offsets["the day before yesterday"] = -2
@@ -99,7 +100,10 @@ def _resolve(match: re.Match[str], today: date) -> tuple[str, date] | None:
     if match.group("n_ago"):
         return _shift(today, -_count(match.group("n_ago")), match.group("unit_ago").lower())
     if match.group("season"):
-        return _season(today, match.group("season_rel").lower(), match.group("season").lower())
+        rel = match.group("season_rel").lower()
+        if past and rel in _PLAIN_SEASON:  # "we moved over the summer": the one just gone
+            rel = "last"
+        return _season(today, rel, match.group("season").lower())
     return _relative_period(today, match.group("rel").lower(), match.group("period").lower())
 
 
@@ -138,6 +142,15 @@ def _relative_period(today: date, rel: str, period: str) -> tuple[str, date] | N
     first = date(today.year + step, 1, 1)
     return f"{first.year:04d}", first
 
+
+# A season named without "next" or "last" is the coming one, or the latest one in a sentence
+# told in the past tense.
+_PLAIN_SEASON = frozenset({"in", "over the", "during", "in the"})
+_PAST = re.compile(
+    r"\b(?:\w{3,}ed|went|was|were|had|did|got|came|left|began|became|bought|sold|took|made)\b",
+    re.IGNORECASE,
+)
+_FUTURE = re.compile(r"\b(?:will|'ll|going to|plan|plans|planning|hope|might|may)\b", re.I)
 
 # The meteorological seasons of the northern hemisphere, by their first month.
 _SEASON_STARTS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}

@@ -12,10 +12,7 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -25,7 +22,6 @@ from factledger.adapters.extraction.rules.clauses import (
     Clauses,
     is_filler,
     split_clauses,
-    without_interjection,
 )
 from factledger.adapters.extraction.rules.dates import (
     DateMention,
@@ -35,12 +31,10 @@ from factledger.adapters.extraction.rules.dates import (
 )
 from factledger.adapters.extraction.rules.guidance import (
     Guidance,
-    SlotPattern,
-    SlotSpec,
     load_guidance,
 )
 from factledger.adapters.extraction.rules.links import Draft, derive, update_targets
-from factledger.adapters.extraction.rules.notes import is_fragment, with_partner, without_filler
+from factledger.adapters.extraction.rules.notes import is_fragment
 from factledger.adapters.extraction.rules.reasons import (
     answer_as_reason,
     asks_why,
@@ -52,94 +46,34 @@ from factledger.adapters.extraction.rules.reasons import (
     reason_words,
 )
 from factledger.adapters.extraction.rules.replies import reply_intent
+from factledger.adapters.extraction.rules.statements import (
+    MIN_STATEMENT_WORDS,
+    Run,
+    SlotMatch,
+    context_slots,
+    date_last,
+    is_statement,
+    past_day,
+    plain_note,
+    uncovered,
+)
 from factledger.adapters.extraction.rules.tenses import simple_present
 from factledger.adapters.extraction.rules.text import (
     carry_speaker,
     clean,
     expand_contractions,
     sentences,
-    third_person,
     value_key,
     with_topic,
     word_count,
 )
-from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.application.memory.types import RelationKind
 from factledger.domain.transcript import Message, Role
 
 log = structlog.get_logger()
 
-MIN_STATEMENT_WORDS = 3
 _INLINE_MESSAGES = 20
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|us|our)\b", re.I)
-_CONJUNCTIONS = re.compile(
-    r"^(?:and|but|so|also|or|then)\b|\b(?:and|but|so|or)(?: then)?$", re.IGNORECASE
-)
-# "You are doing great" is about the listener; "Your pricing is higher" may be a complaint.
-_LISTENER_SUBJECT = re.compile(r"^(?:you|you're|you've|you'll|you'd)\b", re.IGNORECASE)
-
-
-@dataclass(slots=True)
-class _Run:
-    """The state of one extraction: drafts so far and what they are linked against."""
-
-    known: Sequence[KnownFact]
-    drafts: list[Draft] = field(default_factory=list)
-
-    def add(self, draft: Draft) -> Draft:
-        twin = next((d for d in self.drafts if d.text.lower() == draft.text.lower()), None)
-        if twin is not None:  # the same note said twice: one fact, both sources
-            twin.sources = sorted(set(twin.sources) | set(draft.sources))
-            return twin
-        draft.key = f"f{len(self.drafts)}"
-        self.drafts.append(draft)
-        return draft
-
-
-@dataclass(frozen=True, slots=True)
-class _SlotMatch:
-    spec: SlotSpec
-    pattern: SlotPattern
-    start: int
-    end: int
-    value: str
-
-
-def _is_statement(text: str) -> bool:
-    """Says something about the subject: enough words, and not only about the listener."""
-    core = without_interjection(text)
-    if word_count(core) < MIN_STATEMENT_WORDS:
-        return False
-    return not (_LISTENER_SUBJECT.match(core) and not _FIRST_PERSON.search(core))
-
-
-def _date_last(text: str, anchor: datetime) -> str:
-    """Annotates relative dates, moving a leading one to the end so the statement opens with
-    its verb ("Last week I went" -> "went ... last week (week of ...)")."""
-    dates = find_dates(text, anchor)
-    if dates and dates[0].start == 0:
-        first, rest = dates[0], text[dates[0].end :].lstrip(" ,")
-        moved = [replace(d, start=d.start - first.end, end=d.end - first.end) for d in dates[1:]]
-        shift = len(text[first.end :]) - len(rest)
-        moved = [replace(d, start=d.start - shift, end=d.end - shift) for d in moved]
-        words = first.annotated[0].lower() + first.annotated[1:]
-        return f"{annotate(rest, moved).rstrip(' .!')} {words}"
-    return annotate(text, dates)
-
-
-def _past_day(dates: list[DateMention], anchor: datetime) -> datetime | None:
-    """The first resolved date that is not in the future, as the start of that day."""
-    past = [d.day for d in dates if d.day <= anchor.date()]
-    return datetime.combine(past[0], datetime.min.time(), anchor.tzinfo) if past else None
-
-
-def _uncovered(text: str, matches: list[_SlotMatch]) -> list[str]:
-    """Clauses of `text` outside every slot match that still say something of the subject
-    ("We're a clinic" in "We're a clinic with 25 staff")."""
-    edges = [0, *(e for m in matches for e in (m.start, m.end)), len(text)]
-    gaps = [text[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2)]
-    rests = [_CONJUNCTIONS.sub("", g.strip(" ,;")).strip(" ,;") for g in gaps]
-    return [r for r in rests if _FIRST_PERSON.search(r) and _is_statement(r)]
 
 
 class RuleExtractor:
@@ -165,7 +99,7 @@ class RuleExtractor:
     def extract_now(self, request: ExtractionRequest) -> list[ExtractedFact]:
         """The same as `extract`, for synchronous callers (it does no I/O)."""
         started = time.perf_counter()
-        run = _Run(known=request.known)
+        run = Run(known=request.known)
         for index, message in enumerate(request.transcript):
             if message.role is Role.SUBJECT:
                 anchor = message.at or request.occurred_at
@@ -184,7 +118,7 @@ class RuleExtractor:
         return facts
 
     def _read_message(
-        self, run: _Run, index: int, message: Message, anchor: datetime, previous: Message | None
+        self, run: Run, index: int, message: Message, anchor: datetime, previous: Message | None
     ) -> None:
         # The first statement after an agent's "why?" answers it, when there is a change.
         answers_why = asks_why(previous) and explained_by_later_reason(run.drafts) is not None
@@ -214,7 +148,7 @@ class RuleExtractor:
 
     def _statement_facts(
         self,
-        run: _Run,
+        run: Run,
         index: int,
         clauses: Clauses,
         anchor: datetime,
@@ -224,11 +158,11 @@ class RuleExtractor:
             return []  # "That was because ...": the reason alone says something
         dates = find_dates(clauses.statement, anchor)
         bare = self._bare(clauses, dates)
-        matches = self._match_slots(bare, _context_slots(run))
+        matches = self._match_slots(bare, context_slots(run))
         if matches:
             made = [self._slot_fact(run, index, m, clauses, dates, anchor) for m in matches]
-            rests = _uncovered(bare, matches)
-            made.extend(run.add(Draft("", _note(r), None, [index])) for r in rests)
+            rests = uncovered(bare, matches)
+            made.extend(run.add(Draft("", plain_note(r), None, [index])) for r in rests)
             return made
         intent = reply_intent(clauses, previous, self.guidance, dates)
         if intent is not None:
@@ -236,17 +170,17 @@ class RuleExtractor:
             draft = Draft("", text, f"intent:{value_key(topic)}", [index - 1, index])
             draft.condition = clauses.condition or clauses.hedge
             return [run.add(draft)]
-        if not _is_statement(bare) or not clauses.body or is_fragment(clauses.statement):
+        if not is_statement(bare) or not clauses.body or is_fragment(clauses.statement):
             return []
-        text = _note(_date_last(clauses.body, anchor))
+        text = plain_note(date_last(clauses.body, anchor))
         draft = Draft("", text, None, [index], condition=clauses.condition or clauses.hedge)
         if not clauses.tentative:  # "went to a support group yesterday" happened on that day
-            draft.valid_from = _past_day(dates, anchor)
+            draft.valid_from = past_day(dates, anchor)
         return [run.add(draft)]
 
-    def _match_slots(self, text: str, context: frozenset[str] = frozenset()) -> list[_SlotMatch]:
+    def _match_slots(self, text: str, context: frozenset[str] = frozenset()) -> list[SlotMatch]:
         found = [
-            _SlotMatch(spec, pattern, m.start(), m.end(), clean(m.group("value")))
+            SlotMatch(spec, pattern, m.start(), m.end(), clean(m.group("value")))
             for spec in self.guidance.slots
             for pattern in spec.patterns
             for m in pattern.regex.finditer(text)
@@ -256,7 +190,7 @@ class RuleExtractor:
         # Of two readings of the same words ("moved over to X": a place or a supplier), the
         # slot the conversation or the namespace already speaks of.
         found.sort(key=lambda m: (m.start, m.start - m.end, m.spec.name not in context))
-        chosen: list[_SlotMatch] = []
+        chosen: list[SlotMatch] = []
         for match in found:
             if all(match.start >= c.end or match.end <= c.start for c in chosen):
                 chosen.append(match)
@@ -264,9 +198,9 @@ class RuleExtractor:
 
     def _slot_fact(
         self,
-        run: _Run,
+        run: Run,
         index: int,
-        match: _SlotMatch,
+        match: SlotMatch,
         clauses: Clauses,
         dates: list[DateMention],
         anchor: datetime,
@@ -295,10 +229,10 @@ class RuleExtractor:
             targets = update_targets(slot, run.drafts, run.known)
             if changed or targets:
                 draft.relation, draft.related_to = RelationKind.UPDATES, targets
-            draft.valid_from = _past_day(dates, anchor)
+            draft.valid_from = past_day(dates, anchor)
         return run.add(draft)
 
-    def _reason_slot_facts(self, run: _Run, index: int, reason: str, anchor: datetime) -> None:
+    def _reason_slot_facts(self, run: Run, index: int, reason: str, anchor: datetime) -> None:
         """A reason may state a fact of its own ("because the parcels were always late" is a
         complaint). Only keyed slots are taken from it: a one-value state named in a reason
         is background to the change, not a change of its own."""
@@ -308,7 +242,7 @@ class RuleExtractor:
                 self._slot_fact(run, index, match, clauses, [], anchor)
 
     def _reason_fact(
-        self, run: _Run, index: int, clauses: Clauses, anchor: datetime, made: list[Draft]
+        self, run: Run, index: int, clauses: Clauses, anchor: datetime, made: list[Draft]
     ) -> None:
         reason = clauses.reason or ""
         explained = made[-1] if made else explained_by_later_reason(run.drafts)
@@ -320,7 +254,7 @@ class RuleExtractor:
             return
         self._add_reason(run, index, explained, opener, because)
 
-    def _answer_fact(self, run: _Run, index: int, answer: str, anchor: datetime) -> None:
+    def _answer_fact(self, run: Run, index: int, answer: str, anchor: datetime) -> None:
         """An answer to "why?" explains the latest change; a complaint in it is one too."""
         explained = explained_by_later_reason(run.drafts)
         if explained is None or word_count(answer) < 2:
@@ -330,20 +264,8 @@ class RuleExtractor:
         self._reason_slot_facts(run, index, answer, anchor)
 
     def _add_reason(
-        self, run: _Run, index: int, explained: Draft, opener: str, because: str
+        self, run: Run, index: int, explained: Draft, opener: str, because: str
     ) -> None:
         previous = previous_value(explained, run.drafts, run.known, self.guidance)
         text = reason_note(explained, opener, because, previous)
         run.add(reason_draft(explained, text, index))
-
-
-def _context_slots(run: _Run) -> frozenset[str]:
-    """The slots the conversation so far and the namespace hold facts of."""
-    slots = [d.slot for d in run.drafts] + [k.slot for k in run.known]
-    return frozenset(s.split(":", 1)[0] for s in slots if s)
-
-
-def _note(text: str) -> str:
-    """A plain note: no filler, third person, "my team and I ..." about the subject."""
-    tidy = without_filler(clean(text))
-    return with_partner(tidy) or third_person(tidy)

@@ -16,12 +16,12 @@ import re
 from factledger.adapters.extraction.rules.clauses import without_interjection
 from factledger.adapters.extraction.rules.text import conjugate
 
-_FILLER_WORDS = re.compile(
-    r"(?:^|(?<=[\s,]))(?:honestly|basically|literally|actually|kind of|sort of|you know|"
-    r"i mean|to be fair|to be honest|tbh|pretty much|so yeah|yeah|anyway|i suppose|i guess|"
-    r"if (?:i'm|i am) honest)\b,?",
-    re.IGNORECASE,
+_FILLER = (
+    r"(?:honestly|basically|literally|actually|kind of|sort of|you know|i mean|to be fair|"
+    r"to be honest|tbh|pretty much|so yeah|yeah|anyway|i suppose|i guess|if (?:i'm|i am) honest)"
 )
+_FILLER_ASIDE = re.compile(rf",\s*{_FILLER}\s*,\s*", re.IGNORECASE)  # "We do, you know, ..."
+_FILLER_WORDS = re.compile(rf"(?:^|(?<=[\s,])){_FILLER}\b,?", re.IGNORECASE)
 # Adverbs that soften a reply without adding to it ("Mostly the outages.").
 _SOFTENERS = re.compile(
     r"(?:^|(?<=[\s,]))(?:mostly|mainly|largely|partly|primarily|probably|really|roughly|"
@@ -50,7 +50,7 @@ _SPACES = re.compile(r"\s{2,}")
 
 def without_filler(text: str) -> str:
     """The text without filler words and softening asides, punctuation tidied."""
-    text = _FILLER_WORDS.sub(" ", text)
+    text = _FILLER_WORDS.sub(" ", _FILLER_ASIDE.sub(" ", text))
     text = re.sub(r"\s*,\s*(?=,|$)", "", text)  # an aside removed leaves a dangling comma
     text = re.sub(r"^\s*,\s*", "", text)
     return _SPACES.sub(" ", text).strip(" ,")

@@ -106,7 +106,20 @@ def previous_value(
     return None
 
 
+# Openers that read as the subject's words in a note are said the note's way.
+_NOTE_OPENERS = {
+    "the reason was": "because",
+    "the reason is": "because",
+    "came down to": "because of",
+    "comes down to": "because of",
+    "was down to": "because of",
+}
+_THAT = re.compile(r"^that\s+", re.IGNORECASE)
+
+
 def reason_note(explained: Draft, opener: str, because: str, previous: str | None) -> str:
+    if opener in _NOTE_OPENERS:
+        opener, because = _NOTE_OPENERS[opener], _THAT.sub("", because)
     head = explained.text
     if previous is None:
         return f"{head} {opener} {because}"
