@@ -6,12 +6,19 @@ import asyncio
 from pathlib import Path
 from typing import Annotated
 
+import httpx
 import typer
 import yaml
+from pydantic import SecretStr
 
-from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.log_setup import configure_logging
-from factledger.bench.phrasing_eval import evaluate, parse_cases
+from factledger.api.settings import (
+    ExtractorSettings,
+    OpenAICompatibleExtractorSettings,
+    RuleExtractorSettings,
+)
+from factledger.bench.phrasing_eval import PhrasingCase, PhrasingScores, evaluate, parse_cases
 
 PHRASING_SET = Path("tests/data/phrasing_set.yaml")
 
@@ -24,18 +31,39 @@ def phrasings_command(
         Path | None, typer.Option(exists=True, dir_okay=False, help="Guidance YAML to use.")
     ] = None,
     tag: Annotated[str | None, typer.Option(help="Score only the cases with this tag.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="Score an OpenAI-compatible model at this URL (up to /v1) instead."),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model name, with --base-url.")] = None,
+    api_key: Annotated[
+        str | None, typer.Option(envvar="FACTLEDGER_EXTRACTOR_API_KEY", show_default=False)
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds per LLM call.")] = 300.0,
     verbose: Annotated[
         bool, typer.Option(help="List the problems of the cases not held out (never the others).")
     ] = False,
 ) -> None:
-    """Score the rule extractor on tenses, contractions, indirect statements, small talk,
-    requests about memory, fragments, note shape and later reasons: all, dev and held-out."""
+    """Score an extractor (the rule one unless --base-url) on tenses, contractions, indirect
+    statements, small talk, requests about memory, fragments, note shape and later reasons:
+    all, dev and held-out, with seconds per session."""
     configure_logging(json_lines=False, level="WARNING")
     cases = parse_cases(yaml.safe_load(labelled_set.read_text(encoding="utf-8")))
     cases = [c for c in cases if tag is None or tag in c.tags]
     if not cases:
         raise typer.BadParameter("no case has that tag", param_hint="--tag")
-    scores = asyncio.run(evaluate(RuleExtractor.from_guidance_file(guidance), cases))
+    chosen: ExtractorSettings = RuleExtractorSettings(guidance_path=guidance)
+    if base_url is not None:
+        if not model:
+            raise typer.BadParameter("--base-url needs --model", param_hint="--model")
+        chosen = OpenAICompatibleExtractorSettings(
+            base_url=base_url,
+            model=model,
+            api_key=SecretStr(api_key) if api_key else None,
+            timeout_s=timeout,
+            guidance_path=guidance,
+        )
+    scores = asyncio.run(_score(chosen, cases))
     for name, part in (
         ("all", scores),
         ("dev", scores.part(heldout=False)),
@@ -47,3 +75,8 @@ def phrasings_command(
         for result in scores.part(heldout=False).results:
             for problem in result.problems:
                 typer.echo(f"{result.case.id}: {problem}")
+
+
+async def _score(settings: ExtractorSettings, cases: list[PhrasingCase]) -> PhrasingScores:
+    async with httpx.AsyncClient() as http:
+        return await evaluate(build_extractor(settings, http), cases)
