@@ -219,6 +219,13 @@ class RuleExtractor:
             slot = f"{slot}:{value_key(match.value)}"
         elif clauses.tentative:
             slot = f"intent:{slot}"  # a hedged state is only an intent, never the new state
+        said_before = run.restated(slot, match.value) if not match.pattern.updates else None
+        if said_before is not None:
+            # "We moved to B last month. We now work with B.": one fact of B, in the words of
+            # the later statement, which names the state rather than the move.
+            said_before.sources = sorted({*said_before.sources, index})
+            said_before.text = text
+            return said_before
         draft = Draft("", text, slot, [index], condition=clauses.condition or clauses.hedge)
         draft.value = match.value
         # A phrase that states a change ("no longer likes ...") says the value no longer holds.

@@ -41,6 +41,13 @@ class Run:
         self.drafts.append(draft)
         return draft
 
+    def restated(self, slot: str, value: str) -> Draft | None:
+        """The latest fact of `slot` when it already holds `value` (said again)."""
+        latest = next((d for d in reversed(self.drafts) if d.slot == slot), None)
+        if latest is None or latest.negated or (latest.value or "").lower() != value.lower():
+            return None
+        return latest
+
 
 @dataclass(frozen=True, slots=True)
 class SlotMatch:

@@ -130,3 +130,14 @@ def test_a_reason_that_points_back_explains_the_latest_change() -> None:
 def test_a_reason_with_no_change_to_explain_is_still_kept() -> None:
     [fact] = extract(("subject", "Because the roads were closed, sadly."))
     assert fact.text.startswith("because the roads were closed")
+
+
+def test_a_change_said_twice_is_one_fact_in_the_words_of_the_state() -> None:
+    facts = extract(
+        ("subject", "We moved to Osprey Paper in May. We now work with Osprey Paper."),
+        known=(KnownFact("m1", "works with Wren Paper", "supplier"),),
+    )
+    [change] = [f for f in facts if f.slot == "supplier"]
+    assert change.text == "works with Osprey Paper"
+    assert (change.relation, change.related_to) == (RelationKind.UPDATES, ("m1",))
+    assert not any(f.slot == "location" for f in facts)  # the namespace speaks of suppliers
