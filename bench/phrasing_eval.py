@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from factledger.application.errors import MemoryBackendError
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
 from factledger.application.memory.types import RelationKind
 from factledger.application.ports import Extractor
@@ -88,6 +89,7 @@ class PhrasingResult:
     bad_notes: tuple[tuple[str, str], ...]  # (fact key, what is wrong)
     wrong_slots: int
     seconds: float
+    failed: bool = False  # the extractor raised instead of answering
 
     @property
     def problems(self) -> list[str]:
@@ -99,6 +101,7 @@ class PhrasingResult:
             said.append(f"reason not linked to {self.case.reason.slot}")
         said += [f"note {key}: {why}" for key, why in self.bad_notes]
         said += ["a fact of an unexpected slot"] * self.wrong_slots
+        said += ["the extractor failed"] * self.failed
         return said
 
     @property
@@ -138,6 +141,7 @@ class PhrasingScores:
             ),
             f"  notes well formed  {self._ratio(notes - bad, notes)}",
             f"  unexpected slots   {sum(x.wrong_slots for x in r)}",
+            f"  extractor errors   {sum(x.failed for x in r)}",
             f"  seconds per session {seconds:.4f}",
         ]
 
@@ -163,13 +167,23 @@ async def evaluate(extractor: Extractor, cases: Sequence[PhrasingCase]) -> Phras
     results = []
     for case in cases:
         started = time.perf_counter()
-        facts = await extractor.extract(case.request)
+        try:
+            facts = await extractor.extract(case.request)
+        except MemoryBackendError:
+            # A model that answers out of shape has extracted nothing for the case; the run
+            # goes on so its other cases are scored.
+            results.append(score_case(case, [], time.perf_counter() - started, failed=True))
+            continue
         results.append(score_case(case, facts, time.perf_counter() - started))
     return PhrasingScores(tuple(results))
 
 
 def score_case(
-    case: PhrasingCase, facts: Sequence[ExtractedFact], seconds: float = 0.0
+    case: PhrasingCase,
+    facts: Sequence[ExtractedFact],
+    seconds: float = 0.0,
+    *,
+    failed: bool = False,
 ) -> PhrasingResult:
     left = [f for f in facts if not f.is_inference]
     pairs: list[tuple[ExpectedSlot, ExtractedFact]] = []
@@ -203,6 +217,7 @@ def score_case(
             and not any(f.slot == s or f.slot.startswith(f"{s}:") for s in expected_slots)
         ),
         seconds=seconds,
+        failed=failed,
     )
 
 

@@ -40,6 +40,9 @@ def phrasings_command(
         str | None, typer.Option(envvar="FACTLEDGER_EXTRACTOR_API_KEY", show_default=False)
     ] = None,
     timeout: Annotated[float, typer.Option(min=1, help="Seconds per LLM call.")] = 300.0,
+    json_object: Annotated[
+        bool, typer.Option(help="Ask for a JSON object (servers without JSON-schema output).")
+    ] = False,
     verbose: Annotated[
         bool, typer.Option(help="List the problems of the cases not held out (never the others).")
     ] = False,
@@ -62,6 +65,7 @@ def phrasings_command(
             api_key=SecretStr(api_key) if api_key else None,
             timeout_s=timeout,
             guidance_path=guidance,
+            response_format="json_object" if json_object else "json_schema",
         )
     scores = asyncio.run(_score(chosen, cases))
     for name, part in (

@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.application.errors import MemoryBackendError
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.bench.phrasing_eval import (
     PhrasingScores,
@@ -90,3 +91,13 @@ def _passed(scores: PhrasingScores) -> int:
 def _quiet(scores: PhrasingScores) -> tuple[int, int]:
     kept = sum(r.quiet_kept for r in scores.results)
     return kept, sum(len(r.case.quiet) for r in scores.results)
+
+
+async def test_an_extractor_that_fails_is_scored_not_fatal() -> None:
+    class OutOfShape:
+        async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
+            raise MemoryBackendError("extractor: the answer does not match the facts schema")
+
+    scores = await evaluate(OutOfShape(), cases()[:4])  # type: ignore[arg-type]
+    assert all(r.failed and not r.passed for r in scores.results)
+    assert "  extractor errors   4" in scores.lines("all")
