@@ -79,7 +79,7 @@ _INLINE_MESSAGES = 20
 class RuleExtractor:
     """Deterministic extractor; the default of every self-hosted backend."""
 
-    VERSION = "1"  # bumped when the same guidance would extract differently
+    VERSION = "2"  # bumped when the same guidance would extract differently
 
     def __init__(self, guidance: Guidance | None = None) -> None:
         self.guidance = guidance if guidance is not None else load_guidance()
