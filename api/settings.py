@@ -656,7 +656,7 @@ class Settings(BaseSettings):
     # Optional per-kind profile schemas: a field's type, or its type and the extractor slots
     # that feed it, e.g. FACTLEDGER_PROFILE_SCHEMAS='{"lead": {"budget": "money",
     # "supplier": {"type": "text", "slots": ["supplier"]}}}'. A kind without one gets the
-    # built-in feeds (`lead`: application.proposals.schema.DEFAULT_LEAD) and an open schema.
+    # built-in feeds (`lead`, `customer`: application.proposals.schema) and an open schema.
     profile_schemas: dict[str, dict[str, ValueType | ProfileFieldSettings]] = Field(
         default_factory=dict
     )

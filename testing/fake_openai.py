@@ -42,6 +42,8 @@ def facts_reply(*facts: dict[str, Any]) -> str:
         "is_inference": False,
         "condition": None,
         "valid_from": None,
+        "value": None,
+        "negated": False,
     }
     return json.dumps(
         {"facts": [{"key": f"k{i}", **defaults, **fact} for i, fact in enumerate(facts)]}
@@ -177,6 +179,8 @@ def rule_model(body: dict[str, Any]) -> str:
                     "is_inference": f.is_inference,
                     "condition": f.condition,
                     "valid_from": f.valid_from.isoformat() if f.valid_from else None,
+                    "value": f.value,
+                    "negated": f.negated,
                 }
                 for f in facts
             ]

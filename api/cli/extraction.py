@@ -18,6 +18,7 @@ from pydantic import SecretStr
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.backend import build_extractor
+from factledger.api.cli.phrasings import phrasings_command
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
     ExtractorSettings,
@@ -279,6 +280,9 @@ def locomo_coverage(
         f"evidence turns cited       {hit / max(len(evidence), 1):.3f} ({hit}/{len(evidence)})"
     )
     typer.echo(f"ms per message             {seconds * 1000 / max(turns * 2, 1):.3f}")
+
+
+extraction_app.command("phrasings")(phrasings_command)
 
 
 def register(app: typer.Typer) -> None:

@@ -73,4 +73,19 @@ DEFAULT_LEAD = KindFeeds(
         FieldFeed("competitors", ValueType.LIST, ("competitor",)),
     )
 )
-DEFAULT_FEEDS: Mapping[str, KindFeeds] = {"lead": DEFAULT_LEAD}
+# A customer already buys: what they are on, how to reach them, what goes wrong and what they
+# may buy next. Who supplies them, their budget and headcount are a lead's questions, and a
+# field nobody reads is one more thing a reviewer must approve.
+DEFAULT_CUSTOMER = KindFeeds(
+    (
+        _text("name"),
+        _text("employer"),
+        _text("job_title"),
+        _text("plan"),
+        _text("contact_channel"),
+        _text("purchase_intent", "intent"),
+        FieldFeed("complaints", ValueType.LIST, ("complaint",)),
+        FieldFeed("insights", ValueType.LIST, ("insight",)),
+    )
+)
+DEFAULT_FEEDS: Mapping[str, KindFeeds] = {"lead": DEFAULT_LEAD, "customer": DEFAULT_CUSTOMER}

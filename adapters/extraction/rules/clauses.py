@@ -28,12 +28,15 @@ _SINCE_TIME = re.compile(
     r"autumn|fall|winter))",
     re.IGNORECASE,
 )
+# "We have since gone over to X": an adverb of time after an auxiliary, not a reason.
+_SINCE_ADVERB = re.compile(r"\b(?:have|has|had|'ve|'s|'d|ever|long)$", re.IGNORECASE)
 _INTERJECTION = re.compile(
     r"^(?:(?:wow|oh|ooh|hey|hi|hello|yeah|yes|yep|no|nope|nah|well|ok|okay|haha|lol|omg|aww*|"
     r"ah|hmm+|so|sure|great|cool|perfect|right|thanks|thank you)\b"
     r"(?:\s+(?-i:[A-Z][a-z]+)\b)?[\s,!.]*)+",  # "Hello Tom," greets someone by name
     re.IGNORECASE,
 )
+_PARTS = re.compile(r"\s*[,;:\u2013\u2014]\s*|\s+-\s+")
 _VOCATIVE = re.compile(r",\s*(?:[A-Z][a-z]+|thanks|thank you)[\s!.?]*$")
 
 
@@ -63,8 +66,19 @@ def split_clauses(sentence: str, guidance: Guidance) -> Clauses:
 
 
 def is_filler(sentence: str, guidance: Guidance) -> bool:
-    """Greetings, thanks and small talk: nothing a note about the subject should hold."""
+    """Greetings, thanks, small talk and requests about memory: nothing a note about the
+    subject should hold. A sentence is small talk when it is one of the guidance's filler
+    phrases, or when each of its comma-separated parts is ("Sorry for the slow reply, it's
+    been hectic"; "Can't complain, really")."""
     text = sentence.strip().rstrip(".!?").strip()
+    if _is_filler_part(text, guidance):
+        return True
+    parts = [p for p in _PARTS.split(text) if p.strip(" ,")]
+    return len(parts) > 1 and all(_is_filler_part(p, guidance) for p in parts)
+
+
+def _is_filler_part(text: str, guidance: Guidance) -> bool:
+    text = text.strip(" ,;-")
     if any(p.fullmatch(text) for p in guidance.filler):
         return True
     core = _VOCATIVE.sub("", _INTERJECTION.sub("", text)).strip(" ,!.?")
@@ -79,9 +93,9 @@ def _split_reason(text: str, openers: tuple[str, ...]) -> tuple[str, str | None,
     for match in _opener_regex(openers).finditer(text):
         after = text[match.end() :]
         opener = match.group(0).strip()
-        if opener.lower() == "since" and _SINCE_TIME.match(after):
-            continue
         before = text[: match.start()].rstrip(" ,")
+        if opener.lower() == "since" and (_SINCE_TIME.match(after) or _SINCE_ADVERB.search(before)):
+            continue
         if not before:  # "Because A was late, we switched." or a bare "Because A was late."
             reason, _, main = after.partition(",")
             return main.strip(), opener, reason.strip() or None

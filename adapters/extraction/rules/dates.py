@@ -40,6 +40,8 @@ _PATTERN = re.compile(
     r"|(?P<rel>next|last|this|coming|past) (?P<period>week|month|quarter|year|weekend|"
     + "|".join(_WEEKDAYS)
     + r")(?!\s+of\b)"  # "the last week of term" names no date
+    r"|(?P<season_rel>in|this|next|last|by|during|over the|in the) "
+    r"(?P<season>spring|summer|autumn|fall|winter)(?!\s+(?:of|sale|range|collection)\b)"
     r")\b",
     re.IGNORECASE,
 )
@@ -63,9 +65,10 @@ class DateMention:
 def find_dates(text: str, anchor: datetime) -> list[DateMention]:
     """Every relative date in `text`, resolved against `anchor` (the interaction's time)."""
     today = anchor.date()
+    past = _PAST.search(text) is not None and _FUTURE.search(text) is None
     mentions = []
     for match in _PATTERN.finditer(text):
-        resolved = _resolve(match, today)
+        resolved = _resolve(match, today, past=past)
         if resolved is not None:
             label, day = resolved
             mentions.append(DateMention(match.group(0), match.start(), match.end(), label, day))
@@ -86,7 +89,7 @@ def strip_dates(text: str, mentions: list[DateMention]) -> str:
     return re.sub(r"\s{2,}", " ", text).strip()
 
 
-def _resolve(match: re.Match[str], today: date) -> tuple[str, date] | None:
+def _resolve(match: re.Match[str], today: date, *, past: bool) -> tuple[str, date] | None:
     if word := match.group("day_word"):
         offsets = {"the day after tomorrow": 2, "tomorrow": 1, "yesterday": -1, "last night": -1}
         offsets["the day before yesterday"] = -2
@@ -96,6 +99,11 @@ def _resolve(match: re.Match[str], today: date) -> tuple[str, date] | None:
         return _shift(today, _count(match.group("n")), match.group("unit").lower())
     if match.group("n_ago"):
         return _shift(today, -_count(match.group("n_ago")), match.group("unit_ago").lower())
+    if match.group("season"):
+        rel = match.group("season_rel").lower()
+        if past and rel in _PLAIN_SEASON:  # "we moved over the summer": the one just gone
+            rel = "last"
+        return _season(today, rel, match.group("season").lower())
     return _relative_period(today, match.group("rel").lower(), match.group("period").lower())
 
 
@@ -133,6 +141,35 @@ def _relative_period(today: date, rel: str, period: str) -> tuple[str, date] | N
         return f"{first.year:04d}-Q{(first.month - 1) // 3 + 1}", first
     first = date(today.year + step, 1, 1)
     return f"{first.year:04d}", first
+
+
+# A season named without "next" or "last" is the coming one, or the latest one in a sentence
+# told in the past tense.
+_PLAIN_SEASON = frozenset({"in", "over the", "during", "in the"})
+_PAST = re.compile(
+    r"\b(?:\w{3,}ed|went|was|were|had|did|got|came|left|began|became|bought|sold|took|made)\b",
+    re.IGNORECASE,
+)
+_FUTURE = re.compile(r"\b(?:will|'ll|going to|plan|plans|planning|hope|might|may)\b", re.I)
+
+# The meteorological seasons of the northern hemisphere, by their first month.
+_SEASON_STARTS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+
+
+def _season(today: date, rel: str, season: str) -> tuple[str, date]:
+    """ "in spring" said in February is the coming one; said in April, the one under way;
+    "next" skips the one under way; "last" is the latest that has ended."""
+    start = date(today.year, _SEASON_STARTS[season], 1)
+    latest = start if start <= today else _add_months(start, -12)
+    under_way = today < _add_months(latest, 3)
+    if rel == "last":
+        first = _add_months(latest, -12) if under_way else latest
+    elif rel == "next" or not under_way:
+        first = _add_months(latest, 12)
+    else:
+        first = latest
+    label = "autumn" if season == "fall" else season
+    return f"{label} {first.year:04d}", first
 
 
 def _weekday(today: date, weekday: int, step: int) -> tuple[str, date]:

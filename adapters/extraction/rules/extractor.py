@@ -12,10 +12,7 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -27,7 +24,6 @@ from factledger.adapters.extraction.rules.clauses import (
     Clauses,
     is_filler,
     split_clauses,
-    without_interjection,
 )
 from factledger.adapters.extraction.rules.dates import (
     DateMention,
@@ -35,96 +31,50 @@ from factledger.adapters.extraction.rules.dates import (
     find_dates,
     strip_dates,
 )
-from factledger.adapters.extraction.rules.guidance import Guidance, SlotPattern, SlotSpec
+from factledger.adapters.extraction.rules.guidance import (
+    Guidance,
+)
 from factledger.adapters.extraction.rules.links import Draft, derive, update_targets
+from factledger.adapters.extraction.rules.notes import is_fragment
+from factledger.adapters.extraction.rules.reasons import (
+    answer_as_reason,
+    asks_why,
+    explained_by_later_reason,
+    is_pointer,
+    previous_value,
+    reason_draft,
+    reason_note,
+    reason_words,
+)
 from factledger.adapters.extraction.rules.replies import reply_intent
+from factledger.adapters.extraction.rules.statements import (
+    MIN_STATEMENT_WORDS,
+    Run,
+    SlotMatch,
+    context_slots,
+    date_last,
+    is_statement,
+    past_day,
+    plain_note,
+    uncovered,
+)
+from factledger.adapters.extraction.rules.tenses import simple_present
 from factledger.adapters.extraction.rules.text import (
     carry_speaker,
     clean,
     expand_contractions,
-    neutral_pronouns,
     sentences,
-    third_person,
     value_key,
+    with_topic,
     word_count,
 )
-from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.application.memory.types import RelationKind
 from factledger.domain.transcript import Message, Role
 
 log = structlog.get_logger()
 
-MIN_STATEMENT_WORDS = 3
 _INLINE_MESSAGES = 20
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|us|our)\b", re.I)
-_CONJUNCTIONS = re.compile(
-    r"^(?:and|but|so|also|or|then)\b|\b(?:and|but|so|or)(?: then)?$", re.IGNORECASE
-)
-# "You are doing great" is about the listener; "Your pricing is higher" may be a complaint.
-_LISTENER_SUBJECT = re.compile(r"^(?:you|you're|you've|you'll|you'd)\b", re.IGNORECASE)
-
-
-@dataclass(slots=True)
-class _Run:
-    """The state of one extraction: drafts so far and what they are linked against."""
-
-    known: Sequence[KnownFact]
-    drafts: list[Draft] = field(default_factory=list)
-
-    def add(self, draft: Draft) -> Draft:
-        twin = next((d for d in self.drafts if d.text.lower() == draft.text.lower()), None)
-        if twin is not None:  # the same note said twice: one fact, both sources
-            twin.sources = sorted(set(twin.sources) | set(draft.sources))
-            return twin
-        draft.key = f"f{len(self.drafts)}"
-        self.drafts.append(draft)
-        return draft
-
-
-@dataclass(frozen=True, slots=True)
-class _SlotMatch:
-    spec: SlotSpec
-    pattern: SlotPattern
-    start: int
-    end: int
-    value: str
-
-
-def _is_statement(text: str) -> bool:
-    """Says something about the subject: enough words, and not only about the listener."""
-    core = without_interjection(text)
-    if word_count(core) < MIN_STATEMENT_WORDS:
-        return False
-    return not (_LISTENER_SUBJECT.match(core) and not _FIRST_PERSON.search(core))
-
-
-def _date_last(text: str, anchor: datetime) -> str:
-    """Annotates relative dates, moving a leading one to the end so the statement opens with
-    its verb ("Last week I went" -> "went ... last week (week of ...)")."""
-    dates = find_dates(text, anchor)
-    if dates and dates[0].start == 0:
-        first, rest = dates[0], text[dates[0].end :].lstrip(" ,")
-        moved = [replace(d, start=d.start - first.end, end=d.end - first.end) for d in dates[1:]]
-        shift = len(text[first.end :]) - len(rest)
-        moved = [replace(d, start=d.start - shift, end=d.end - shift) for d in moved]
-        words = first.annotated[0].lower() + first.annotated[1:]
-        return f"{annotate(rest, moved).rstrip(' .!')} {words}"
-    return annotate(text, dates)
-
-
-def _past_day(dates: list[DateMention], anchor: datetime) -> datetime | None:
-    """The first resolved date that is not in the future, as the start of that day."""
-    past = [d.day for d in dates if d.day <= anchor.date()]
-    return datetime.combine(past[0], datetime.min.time(), anchor.tzinfo) if past else None
-
-
-def _uncovered(text: str, matches: list[_SlotMatch]) -> list[str]:
-    """Clauses of `text` outside every slot match that still say something of the subject
-    ("We're a clinic" in "We're a clinic with 25 staff")."""
-    edges = [0, *(e for m in matches for e in (m.start, m.end)), len(text)]
-    gaps = [text[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2)]
-    rests = [_CONJUNCTIONS.sub("", g.strip(" ,;")).strip(" ,;") for g in gaps]
-    return [r for r in rests if _FIRST_PERSON.search(r) and _is_statement(r)]
 
 
 @cache
@@ -135,7 +85,7 @@ def _packaged_book() -> GuidanceBook:
 class RuleExtractor:
     """Deterministic extractor; the default of every self-hosted backend."""
 
-    VERSION = "1"  # bumped when the same guidance would extract differently
+    VERSION = "2"  # bumped when the same guidance would extract differently
 
     def __init__(
         self, guidance: Guidance | None = None, *, book: GuidanceBook | None = None
@@ -179,7 +129,7 @@ class RuleExtractor:
         if chosen is not self:
             return chosen.extract_now(request)
         started = time.perf_counter()
-        run = _Run(known=request.known)
+        run = Run(known=request.known)
         for index, message in enumerate(request.transcript):
             if message.role is Role.SUBJECT:
                 anchor = message.at or request.occurred_at
@@ -198,31 +148,51 @@ class RuleExtractor:
         return facts
 
     def _read_message(
-        self, run: _Run, index: int, message: Message, anchor: datetime, previous: Message | None
+        self, run: Run, index: int, message: Message, anchor: datetime, previous: Message | None
     ) -> None:
+        # The first statement after an agent's "why?" answers it, when there is a change.
+        answers_why = asks_why(previous) and explained_by_later_reason(run.drafts) is not None
+        asked = ""  # "Kingfisher Metals? They're our main supplier."
         for sentence in sentences(message.text):
-            if sentence.rstrip().endswith("?") or is_filler(sentence, self.guidance):
+            if sentence.rstrip().endswith("?"):
+                asked = sentence
                 continue
-            clauses = split_clauses(sentence, self.guidance)
-            made = self._statement_facts(run, index, clauses, anchor, previous)
-            if clauses.reason:
-                self._reason_fact(run, index, clauses, anchor, made)
+            if is_filler(sentence, self.guidance):
+                continue
+            clauses = split_clauses(with_topic(asked, sentence), self.guidance)
+            asked = ""
+            if answers_why and not clauses.reason and not self._match_slots(self._bare(clauses)):
+                self._answer_fact(run, index, clauses.body, anchor)
+            else:
+                made = self._statement_facts(run, index, clauses, anchor, previous)
+                if clauses.reason:
+                    self._reason_fact(run, index, clauses, anchor, made)
+                    self._reason_slot_facts(run, index, clauses.reason, anchor)
+            answers_why = False
+
+    def _bare(self, clauses: Clauses, dates: list[DateMention] | None = None) -> str:
+        """The statement as slot patterns see it: no dates, no contractions, simple present,
+        and the speaker carried to a second verb."""
+        stripped = strip_dates(clauses.statement, dates or [])
+        return carry_speaker(simple_present(expand_contractions(stripped)))
 
     def _statement_facts(
         self,
-        run: _Run,
+        run: Run,
         index: int,
         clauses: Clauses,
         anchor: datetime,
         previous: Message | None,
     ) -> list[Draft]:
+        if is_pointer(clauses.statement):
+            return []  # "That was because ...": the reason alone says something
         dates = find_dates(clauses.statement, anchor)
-        bare = carry_speaker(expand_contractions(strip_dates(clauses.statement, dates)))
-        matches = self._match_slots(bare)
+        bare = self._bare(clauses, dates)
+        matches = self._match_slots(bare, context_slots(run))
         if matches:
             made = [self._slot_fact(run, index, m, clauses, dates, anchor) for m in matches]
-            rests = _uncovered(bare, matches)
-            made.extend(run.add(Draft("", third_person(r), None, [index])) for r in rests)
+            rests = uncovered(bare, matches)
+            made.extend(run.add(Draft("", plain_note(r), None, [index])) for r in rests)
             return made
         intent = reply_intent(clauses, previous, self.guidance, dates)
         if intent is not None:
@@ -230,25 +200,27 @@ class RuleExtractor:
             draft = Draft("", text, f"intent:{value_key(topic)}", [index - 1, index])
             draft.condition = clauses.condition or clauses.hedge
             return [run.add(draft)]
-        if not _is_statement(bare) or not clauses.body:
+        if not is_statement(bare) or not clauses.body or is_fragment(clauses.statement):
             return []
-        text = third_person(_date_last(clauses.body, anchor))
+        text = plain_note(date_last(clauses.body, anchor))
         draft = Draft("", text, None, [index], condition=clauses.condition or clauses.hedge)
         if not clauses.tentative:  # "went to a support group yesterday" happened on that day
-            draft.valid_from = _past_day(dates, anchor)
+            draft.valid_from = past_day(dates, anchor)
         return [run.add(draft)]
 
-    def _match_slots(self, text: str) -> list[_SlotMatch]:
+    def _match_slots(self, text: str, context: frozenset[str] = frozenset()) -> list[SlotMatch]:
         found = [
-            _SlotMatch(spec, pattern, m.start(), m.end(), clean(m.group("value")))
+            SlotMatch(spec, pattern, m.start(), m.end(), clean(m.group("value")))
             for spec in self.guidance.slots
             for pattern in spec.patterns
             for m in pattern.regex.finditer(text)
             if clean(m.group("value"))
         ]
         # Earliest first, then the longest: "switched to the Pro plan" is a plan, not a supplier.
-        found.sort(key=lambda m: (m.start, m.start - m.end))
-        chosen: list[_SlotMatch] = []
+        # Of two readings of the same words ("moved over to X": a place or a supplier), the
+        # slot the conversation or the namespace already speaks of.
+        found.sort(key=lambda m: (m.start, m.start - m.end, m.spec.name not in context))
+        chosen: list[SlotMatch] = []
         for match in found:
             if all(match.start >= c.end or match.end <= c.start for c in chosen):
                 chosen.append(match)
@@ -256,9 +228,9 @@ class RuleExtractor:
 
     def _slot_fact(
         self,
-        run: _Run,
+        run: Run,
         index: int,
-        match: _SlotMatch,
+        match: SlotMatch,
         clauses: Clauses,
         dates: list[DateMention],
         anchor: datetime,
@@ -277,6 +249,13 @@ class RuleExtractor:
             slot = f"{slot}:{value_key(match.value)}"
         elif clauses.tentative:
             slot = f"intent:{slot}"  # a hedged state is only an intent, never the new state
+        said_before = run.restated(slot, match.value) if not match.pattern.updates else None
+        if said_before is not None:
+            # "We moved to B last month. We now work with B.": one fact of B, in the words of
+            # the later statement, which names the state rather than the move.
+            said_before.sources = sorted({*said_before.sources, index})
+            said_before.text = text
+            return said_before
         draft = Draft("", text, slot, [index], condition=clauses.condition or clauses.hedge)
         draft.value = match.value
         # A phrase that states a change ("no longer likes ...") says the value no longer holds.
@@ -287,29 +266,43 @@ class RuleExtractor:
             targets = update_targets(slot, run.drafts, run.known)
             if changed or targets:
                 draft.relation, draft.related_to = RelationKind.UPDATES, targets
-            draft.valid_from = _past_day(dates, anchor)
+            draft.valid_from = past_day(dates, anchor)
         return run.add(draft)
 
+    def _reason_slot_facts(self, run: Run, index: int, reason: str, anchor: datetime) -> None:
+        """A reason may state a fact of its own ("because the parcels were always late" is a
+        complaint). Only keyed slots are taken from it: a one-value state named in a reason
+        is background to the change, not a change of its own."""
+        clauses = split_clauses(reason, self.guidance)
+        for match in self._match_slots(expand_contractions(clauses.statement)):
+            if not match.spec.single_valued:
+                self._slot_fact(run, index, match, clauses, [], anchor)
+
     def _reason_fact(
-        self, run: _Run, index: int, clauses: Clauses, anchor: datetime, made: list[Draft]
+        self, run: Run, index: int, clauses: Clauses, anchor: datetime, made: list[Draft]
     ) -> None:
         reason = clauses.reason or ""
-        explained = made[-1] if made else (run.drafts[-1] if run.drafts else None)
-        because = neutral_pronouns(clean(annotate(reason, find_dates(reason, anchor))))
+        explained = made[-1] if made else explained_by_later_reason(run.drafts)
+        because = reason_words(annotate(reason, find_dates(reason, anchor)))
         opener = (clauses.reason_opener or "because").lower()
         if explained is None:
             if word_count(reason) >= MIN_STATEMENT_WORDS:
                 run.add(Draft("", f"{opener} {because}", None, [index]))
             return
-        text = f"{explained.text} {opener} {because}"
-        run.add(
-            Draft(
-                "",
-                text,
-                None,
-                sorted({*explained.sources, index}),
-                relation=RelationKind.EXTENDS,
-                related_to=[explained.key],
-                condition=explained.condition,
-            )
-        )
+        self._add_reason(run, index, explained, opener, because)
+
+    def _answer_fact(self, run: Run, index: int, answer: str, anchor: datetime) -> None:
+        """An answer to "why?" explains the latest change; a complaint in it is one too."""
+        explained = explained_by_later_reason(run.drafts)
+        if explained is None or word_count(answer) < 2:
+            return
+        opener, because = answer_as_reason(annotate(answer, find_dates(answer, anchor)))
+        self._add_reason(run, index, explained, opener, because)
+        self._reason_slot_facts(run, index, answer, anchor)
+
+    def _add_reason(
+        self, run: Run, index: int, explained: Draft, opener: str, because: str
+    ) -> None:
+        previous = previous_value(explained, run.drafts, run.known, self.guidance)
+        text = reason_note(explained, opener, because, previous)
+        run.add(reason_draft(explained, text, index))

@@ -42,6 +42,39 @@ _MODALS = frozenset(
         "left",
         "began",
         "became",
+        # irregular pasts: "I ran 5 km" is "ran 5 km", never "rans"
+        "ran",
+        "met",
+        "wrote",
+        "won",
+        "lost",
+        "spent",
+        "built",
+        "brought",
+        "paid",
+        "sent",
+        "grew",
+        "bought",
+        "sold",
+        "drove",
+        "flew",
+        "swam",
+        "ate",
+        "drank",
+        "sang",
+        "wore",
+        "forgot",
+        "understood",
+        "caught",
+        "taught",
+        "fought",
+        "heard",
+        "held",
+        "stood",
+        "sat",
+        "slept",
+        "woke",
+        "chose",
     ]
 )
 _ADVERBS = frozenset(
@@ -225,6 +258,7 @@ _EXPANSIONS = [
     (re.compile(r"\b(I|we|you|they)'ll\b", re.IGNORECASE), r"\1 will"),
     (re.compile(r"\b(I|we|you|they)'d\b", re.IGNORECASE), r"\1 would"),
     (re.compile(r"\b(do|does|did|was|were|is|are|have|has|had)n't\b", re.IGNORECASE), r"\1 not"),
+    (re.compile(r"\b(\w+)'s (been|got|gone)\b", re.IGNORECASE), r"\1 has \2"),
     (re.compile(r"\bcan't\b", re.IGNORECASE), "cannot"),
     (re.compile(r"\bwon't\b", re.IGNORECASE), "will not"),
 ]
@@ -255,3 +289,15 @@ def carry_speaker(text: str) -> str:
         return text
     speaker = "I" if leading.group(1) == "I" else "we"
     return _AND_PAST_VERB.sub(lambda m: f"{m.group(1)}{m.group(2).rstrip()} {speaker} ", text)
+
+
+# "Kingfisher Metals?" asked of oneself, then "They're our main supplier."
+_NAME_ASKED = re.compile(r"^(?-i:[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*){0,3})\?$")
+_POINTS_BACK = re.compile(r"^(?:they're|they are|it's|it is|that's|that is)\b", re.IGNORECASE)
+
+
+def with_topic(asked: str, sentence: str) -> str:
+    """The sentence with a pronoun that points at a name just asked replaced by the name."""
+    if not _NAME_ASKED.match(asked.strip()) or not _POINTS_BACK.match(sentence):
+        return sentence
+    return _POINTS_BACK.sub(f"{asked.strip().rstrip('?')} is", sentence, count=1)

@@ -28,6 +28,8 @@ from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableE
 from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest, KnownFact
 from factledger.application.memory.guidance_catalogue import GuidanceRoute
 from factledger.application.memory.types import RelationKind
+from factledger.application.proposals.candidates import candidates_from
+from factledger.application.proposals.schema import DEFAULT_LEAD
 from factledger.bench.extraction_eval import evaluate, parse_cases, report_lines
 from factledger.domain.transcript import Message, Role
 from factledger.testing.fake_openai import FakeOpenAI, facts_reply, rule_model
@@ -190,6 +192,50 @@ async def test_indexes_out_of_range_are_dropped(fake: FakeOpenAI, http: httpx.As
     assert [(f.text, f.source_indexes) for f in facts] == [("works with Supplier A", (1,))]
 
 
+async def test_a_slot_value_is_kept_only_when_the_subject_said_it(
+    fake: FakeOpenAI, http: httpx.AsyncClient
+) -> None:
+    fake.replies.append(
+        facts_reply(
+            {
+                "key": "a",
+                "text": "works with Supplier A",
+                "slot": "supplier",
+                "source_indexes": [1],
+                "value": "Supplier A",
+            },
+            {
+                "key": "b",
+                "text": "may upgrade, if the pricing works",
+                "slot": "intent:upgrade",
+                "source_indexes": [1],
+                "value": "the Enterprise plan",  # nobody said it
+            },
+            {"key": "c", "text": "is hedging", "source_indexes": [1], "value": "hedging"},
+        )
+    )
+    facts = await extractor(http).extract(request())
+    assert [f.value for f in facts] == ["Supplier A", None, None]  # the last has no slot
+
+
+async def test_a_negation_travels_with_its_fact(fake: FakeOpenAI, http: httpx.AsyncClient) -> None:
+    fake.replies.append(
+        facts_reply(
+            {
+                "key": "a",
+                "text": "no longer works with Supplier A",
+                "slot": "supplier",
+                "source_indexes": [0],
+                "value": "Supplier A",
+                "negated": True,
+            }
+        )
+    )
+    said = Message(Role.SUBJECT, "We no longer use Supplier A.")
+    facts = await extractor(http).extract(request(said))
+    assert [(f.value, f.negated) for f in facts] == [("Supplier A", True)]
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -331,8 +377,8 @@ async def test_the_whole_llm_path_scores_like_the_model_behind_it() -> None:
     # Then nothing is lost or altered on the way
     assert report_lines(through_llm) == report_lines(direct)
     for via, rule in zip(through_llm.results, direct.results, strict=True):
-        # The LLM's answer has no separate slot value nor negation flag: its text says them.
-        assert via.facts == tuple(replace(f, value=None, negated=False) for f in rule.facts)
+        # The slot's value and the negation travel too, so a proposal carries the value alone.
+        assert via.facts == rule.facts
 
 
 async def test_the_instructions_sent_follow_the_conversation_type(
@@ -384,3 +430,21 @@ async def test_a_prompt_file_replaces_only_the_default_instructions(
     first, second = (body["messages"][0]["content"] for body in fake.requests)
     assert first.startswith("Extract facts about the customer")
     assert "support conversation" in second
+
+
+async def test_the_model_proposes_the_slot_value_not_its_note() -> None:
+    # Given a model that answers like the rule extractor, slot values included
+    fake = FakeOpenAI(responder=rule_model)
+    said = (
+        Message(Role.SUBJECT, "We switched to Vandelay Freight last month."),
+        Message(Role.SUBJECT, "Our budget is 40k."),
+    )
+    async with httpx.AsyncClient(transport=fake.transport()) as client:
+        facts = await extractor(client).extract(request(*said))
+    # When its facts become the lead's candidate changes
+    found = candidates_from(facts, said, DEFAULT_LEAD, "s1")
+    # Then each field gets the value as said, not "switched to ..." or "budget is ..."
+    assert {c.feed.field: c.values for c in found} == {
+        "supplier": ("Vandelay Freight",),
+        "budget": ("40k",),
+    }

@@ -352,3 +352,51 @@ def test_a_change_told_as_a_second_verb_still_updates_its_slot() -> None:
     joined = by_slot(facts, "employer")
     assert (joined.text, joined.relation) == ("joined Pied Piper", RelationKind.UPDATES)
     assert [f.text for f in facts if f.slot is None] == ["left Hooli"]
+
+
+@pytest.mark.parametrize(
+    ("said", "slot", "value"),
+    [
+        ("Most of our glassware comes from Brightwater Supply.", "supplier", "Brightwater Supply"),
+        ("We order our beans from Kestrel Roasters.", "supplier", "Kestrel Roasters"),
+        ("Our carrier is Lynx Parcel.", "supplier", "Lynx Parcel"),
+        ("We ship all our samples with Wren Express.", "supplier", "Wren Express"),
+        ("The board approved around 25k for the rollout.", "budget", "25k"),
+        ("We have roughly 60k to spend.", "budget", "60k"),
+        ("Procurement cut our budget to 18k.", "budget", "18k"),
+        ("We are a team of about twelve.", "team_size", "twelve"),
+        ("There are 9 of us.", "team_size", "9"),
+        ("We are still on the Starter plan.", "plan", "Starter"),
+        ("I started at Redwood Analytics.", "employer", "Redwood Analytics"),
+        ("Ring me on my landline.", "contact_channel", "landline"),
+        ("WhatsApp works best for me.", "contact_channel", "WhatsApp"),
+    ],
+)
+def test_everyday_first_statements_fill_their_slot(said: str, slot: str, value: str) -> None:
+    fact = by_slot(extract(("subject", said)), slot)
+    assert fact.value == value
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The mobile app freezes whenever we scan a barcode.",
+        "Your invoices always arrive late.",
+        "The new portal was a nightmare.",
+        "The cartons arrived dented.",
+    ],
+)
+def test_a_complaint_needs_no_complaint_verb(said: str) -> None:
+    [fact] = [f for f in extract(("subject", said)) if (f.slot or "").startswith("complaint:")]
+    assert fact.text.startswith("complained that ")
+
+
+def test_a_complaint_given_as_a_reason_is_a_complaint_too() -> None:
+    facts = extract(("subject", "We left Supplier A because their invoices were always wrong."))
+    assert any((f.slot or "").startswith("complaint:") for f in facts)
+
+
+def test_price_said_to_decide_is_an_inferred_price_insight() -> None:
+    facts = extract(("subject", "Honestly, pricing is what decides it."))
+    insight = by_slot(facts, "insight:price_sensitivity")
+    assert insight.is_inference

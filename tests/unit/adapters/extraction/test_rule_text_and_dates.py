@@ -46,6 +46,27 @@ def test_relative_dates_resolve(words: str, anchor: datetime, label: str, day: d
     assert (mention.words, mention.label, mention.day) == (words, label, day)
 
 
+@pytest.mark.parametrize(
+    ("said", "anchor", "label"),
+    [
+        # The coming season, the one under way, and winter across the new year.
+        ("We will launch in spring.", datetime(2026, 2, 2, tzinfo=UTC), "spring 2026"),
+        ("We will launch in spring.", datetime(2026, 7, 1, tzinfo=UTC), "spring 2027"),
+        ("We are busy this summer.", datetime(2026, 7, 1, tzinfo=UTC), "summer 2026"),
+        ("Ask me next summer.", datetime(2026, 7, 1, tzinfo=UTC), "summer 2027"),
+        ("It is quiet this winter.", datetime(2026, 1, 15, tzinfo=UTC), "winter 2025"),
+        ("It snowed a lot last winter.", datetime(2026, 1, 15, tzinfo=UTC), "winter 2024"),
+        ("We should be done by fall.", TUESDAY, "autumn 2026"),
+        # Told in the past tense, a plain season is the latest one.
+        ("We moved over the summer.", datetime(2026, 11, 16, tzinfo=UTC), "summer 2026"),
+        ("We opened in spring.", datetime(2026, 7, 1, tzinfo=UTC), "spring 2026"),
+    ],
+)
+def test_seasons_resolve_by_tense(said: str, anchor: datetime, label: str) -> None:
+    [mention] = find_dates(said, anchor)
+    assert mention.label == label
+
+
 def test_annotate_and_strip_keep_the_rest_of_the_text() -> None:
     text = "Tomorrow we sign, and next month we launch."
     mentions = find_dates(text, TUESDAY)

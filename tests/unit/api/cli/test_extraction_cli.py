@@ -1,4 +1,4 @@
-"""`factledger extraction eval` prints the figures."""
+"""`factledger extraction eval` and `phrasings` print the figures."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from factledger.api.cli.main import app
@@ -107,3 +108,26 @@ def test_try_reads_messages_as_the_conversation_type_given() -> None:
     assert typed.exit_code == 0, typed.output
     assert "[issue]" in typed.output
     assert "[issue]" not in plain.output
+
+
+PHRASING_SET = Path(__file__).parents[3] / "data" / "phrasing_set.yaml"
+
+
+def test_phrasings_prints_all_dev_and_held_out_and_lists_only_dev_problems() -> None:
+    result = CliRunner().invoke(
+        app, ["extraction", "phrasings", "--set", str(PHRASING_SET), "--tag", "reason", "--verbose"]
+    )
+    assert result.exit_code == 0, result.output
+    for line in ("all: cases", "dev: cases", "heldout: cases", "reasons linked", "seconds per"):
+        assert line in result.output
+    labelled = yaml.safe_load(PHRASING_SET.read_text(encoding="utf-8"))
+    held = [c["id"] for c in labelled if "heldout" in c["tags"] and "reason" in c["tags"]]
+    assert held
+    assert not any(f"{case}:" in result.output for case in held)
+
+
+def test_phrasings_needs_a_model_with_a_url() -> None:
+    result = CliRunner().invoke(
+        app, ["extraction", "phrasings", "--set", str(PHRASING_SET), "--base-url", "http://x/v1"]
+    )
+    assert result.exit_code != 0

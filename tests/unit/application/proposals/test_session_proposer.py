@@ -231,3 +231,21 @@ async def test_a_value_that_no_longer_holds_is_never_proposed_as_the_value(rig: 
     await rig.worker().run_once()
 
     assert pending(rig, lead, "supplier") == []
+
+
+async def test_a_customer_gets_the_built_in_customer_fields(rig: Rig) -> None:
+    customer = rig.register("customer-3", kind="customer")
+    rig.record(
+        customer,
+        "s1",
+        day(4, 2),
+        (LEAD, "We are on the Team plan. The sync keeps failing on Fridays. Our budget is 9k."),
+    )
+
+    await rig.worker().run_once()
+
+    (plan,) = pending(rig, customer, "plan")
+    assert plan.proposal.value == TextValue("Team")
+    (complaints,) = pending(rig, customer, "complaints")
+    assert isinstance(complaints.proposal.value, ListValue)
+    assert pending(rig, customer, "budget") == []  # a lead's question, not a customer's field
