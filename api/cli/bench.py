@@ -19,6 +19,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxPreset,
 )
 from factledger.api.cli import load as cli_load
+from factledger.api.cli import write as cli_write
 from factledger.api.log_setup import configure_logging
 from factledger.bench import main as bench_main
 from factledger.bench.backends import BACKEND_NAMES
@@ -125,4 +126,5 @@ def register(app: typer.Typer) -> None:
     group = typer.Typer()
     group.callback(invoke_without_command=True)(bench)
     cli_load.register(group)
+    cli_write.register(group)
     app.add_typer(group, name="bench")

@@ -1,0 +1,115 @@
+"""`factledger bench write`: the write path on loopback (issue 19), every figure printed
+with the load average it was taken under."""
+
+from __future__ import annotations
+
+import shlex
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from factledger.api.cli.load import _credentials, _split
+from factledger.bench.load.servers import TOPOLOGIES
+from factledger.bench.machine import load_average
+from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
+from factledger.bench.write.run import PARTS, Rate, closed_loop, history
+
+ALL_PARTS = (*PARTS, "history", "start")
+
+
+def write(
+    parts: Annotated[
+        str, typer.Option(help=f"Comma-separated: {', '.join(ALL_PARTS)}.")
+    ] = ",".join(ALL_PARTS),
+    topologies: Annotated[
+        str, typer.Option(help=f"For appends and ends: {', '.join(TOPOLOGIES)}.")
+    ] = "embedded",
+    clients: Annotated[int, typer.Option(min=1, max=256, help="Closed-loop clients.")] = 16,
+    seconds: Annotated[float, typer.Option(min=1, max=300, help="Per part, at most.")] = 15.0,
+    max_requests: Annotated[int, typer.Option(min=1, max=200_000)] = 20_000,
+    rounds: Annotated[int, typer.Option(min=1, max=2_000, help="History: appends per size.")] = 100,
+    start_runs: Annotated[int, typer.Option(min=1, max=20, help="Cold starts timed.")] = 3,
+    workdir: Annotated[Path | None, typer.Option(help="Data and logs (default: temp).")] = None,
+) -> None:
+    """Message appends and session ends (2 proposals), each on its own with closed-loop
+    clients; appends on subjects of 10, 1,000 and 10,000 events; cold start of `serve`."""
+    chosen = _split(parts, ALL_PARTS)
+    where = _split(topologies, TOPOLOGIES)
+    command = shlex.join(
+        ["factledger", "bench", "write", "--parts", parts, "--topologies", topologies,
+         "--clients", str(clients), "--seconds", f"{seconds:g}", "--max-requests",
+         str(max_requests), "--rounds", str(rounds), "--start-runs", str(start_runs)]
+    )  # fmt: skip
+    console = Console(stderr=True)
+    console.print(f"load average at start: {load_average()}")
+    credentials = _credentials()
+    env = dict(credentials.server_env)
+    rates: list[Rate] = []
+    with tempfile.TemporaryDirectory(prefix="factledger-write-") as scratch:
+        root = workdir or Path(scratch)
+        for part in (p for p in chosen if p in PARTS):
+            for topology in where:
+                rate = closed_loop(
+                    part,
+                    PARTS[part],
+                    topology=topology,
+                    clients=clients,
+                    seconds=seconds,
+                    max_requests=max_requests,
+                    workdir=root,
+                    server_env=env,
+                    service=credentials.service_token,
+                    agent_token=credentials.agent_token,
+                )
+                console.print(f"{part} on {topology}: {rate.per_second:.1f}/s")
+                rates.append(rate)
+        typer.echo(f"Command: `{command}`\n")
+        if rates:
+            typer.echo(_rates_table(rates))
+        if "history" in chosen:
+            rows = history(
+                rounds=rounds, workdir=root, server_env=env, service=credentials.service_token
+            )
+            base = rows[0].in_app_p50_ms or 1.0
+            typer.echo("\n| subject events | append p50 at the client ms | in the app ms | "
+                       "vs 10 events | load avg |\n|---|---|---|---|---|")  # fmt: skip
+            for row in rows:
+                typer.echo(
+                    f"| {row.size:,} | {row.client_p50_ms:.2f} | {row.in_app_p50_ms:.2f} | "
+                    f"{row.in_app_p50_ms / base:.2f}x | {row.load_average} |"
+                )
+        if "start" in chosen:
+            contender = Contender("serve", default_executable(), cache=True)
+            starts = measure_serve_start([contender], root / "start", runs=start_runs)["serve"]
+            typer.echo(
+                f"\nCold start of `factledger serve` to ready: median "
+                f"{statistics.median(starts):.2f} s, every start "
+                f"{', '.join(f'{s:.2f}' for s in starts)} s (load avg {load_average()})"
+            )
+
+
+def _rates_table(rates: list[Rate]) -> str:
+    lines = [
+        "| part | topology | clients | answered | failed | per s | p50 / p95 / p99 ms | "
+        "in the app p50 ms | load avg |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rates:
+        lines.append(
+            f"| {r.part} | {r.topology} | {r.clients} | {r.ok} | {_failures(r.failed)} | "
+            f"{r.per_second:.1f} | {r.p50_ms:.0f} / {r.p95_ms:.0f} / {r.p99_ms:.0f} | "
+            f"{r.in_app_p50_ms:.1f} | {r.load_average} |"
+        )
+    return "\n".join(lines)
+
+
+def _failures(failed: dict[int, int]) -> str:
+    return ", ".join(f"{n} x {status or 'none'}" for status, n in sorted(failed.items())) or "0"
+
+
+def register(group: typer.Typer) -> None:
+    group.command(name="write")(write)
