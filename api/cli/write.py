@@ -98,12 +98,12 @@ def _rates_table(rates: list[Rate]) -> str:
         "in the app p50 ms | load avg |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rates:
-        lines.append(
-            f"| {r.part} | {r.topology} | {r.clients} | {r.ok} | {_failures(r.failed)} | "
-            f"{r.per_second:.1f} | {r.p50_ms:.0f} / {r.p95_ms:.0f} / {r.p99_ms:.0f} | "
-            f"{r.in_app_p50_ms:.1f} | {r.load_average} |"
-        )
+    lines.extend(
+        f"| {r.part} | {r.topology} | {r.clients} | {r.ok} | {_failures(r.failed)} | "
+        f"{r.per_second:.1f} | {r.p50_ms:.0f} / {r.p95_ms:.0f} / {r.p99_ms:.0f} | "
+        f"{r.in_app_p50_ms:.1f} | {r.load_average} |"
+        for r in rates
+    )
     return "\n".join(lines)
 
 

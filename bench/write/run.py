@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
