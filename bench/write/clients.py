@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -34,9 +35,11 @@ async def timed(
     http: httpx.AsyncClient, route: str, path: str, body: object, headers: dict[str, str]
 ) -> tuple[Sample, httpx.Response | None]:
     """One POST and what it cost, as the client saw it and inside the app."""
+    # As the Python client does: every command carries a fresh Idempotency-Key.
+    keyed = {**headers, "Idempotency-Key": uuid.uuid4().hex}
     started = time.perf_counter()
     try:
-        response = await http.post(path, json=body, headers=headers)
+        response = await http.post(path, json=body, headers=keyed)
     except httpx.TransportError as exc:
         return Sample(route, 0, time.perf_counter() - started, error=type(exc).__name__), None
     elapsed = time.perf_counter() - started
