@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -34,6 +35,10 @@ def write(
     rounds: Annotated[int, typer.Option(min=1, max=2_000, help="History: appends per size.")] = 100,
     start_runs: Annotated[int, typer.Option(min=1, max=20, help="Cold starts timed.")] = 3,
     workdir: Annotated[Path | None, typer.Option(help="Data and logs (default: temp).")] = None,
+    baseline_python: Annotated[
+        Path | None,
+        typer.Option(help="Another install's interpreter: its servers take turns with ours."),
+    ] = None,
 ) -> None:
     """Message appends and session ends (2 proposals), each on its own with closed-loop
     clients; appends on subjects of 10, 1,000 and 10,000 events; cold start of `serve`."""
@@ -43,63 +48,78 @@ def write(
         ["factledger", "bench", "write", "--parts", parts, "--topologies", topologies,
          "--clients", str(clients), "--seconds", f"{seconds:g}", "--max-requests",
          str(max_requests), "--rounds", str(rounds), "--start-runs", str(start_runs)]
+        + (["--baseline-python", str(baseline_python)] if baseline_python else [])
     )  # fmt: skip
     console = Console(stderr=True)
     console.print(f"load average at start: {load_average()}")
     credentials = _credentials()
     env = dict(credentials.server_env)
     rates: list[Rate] = []
+    builds = [sys.executable] + ([str(baseline_python)] if baseline_python else [])
     with tempfile.TemporaryDirectory(prefix="factledger-write-") as scratch:
         root = workdir or Path(scratch)
-        for part in (p for p in chosen if p in PARTS):
-            for topology in where:
-                rate = closed_loop(
-                    part,
-                    PARTS[part],
-                    topology=topology,
-                    clients=clients,
-                    seconds=seconds,
-                    max_requests=max_requests,
-                    workdir=root,
-                    server_env=env,
-                    service=credentials.service_token,
-                    agent_token=credentials.agent_token,
-                )
-                console.print(f"{part} on {topology}: {rate.per_second:.1f}/s")
-                rates.append(rate)
+        for part, topology, python in (
+            (p, t, b) for p in chosen if p in PARTS for t in where for b in builds
+        ):
+            rate = closed_loop(
+                part,
+                PARTS[part],
+                topology=topology,
+                clients=clients,
+                seconds=seconds,
+                max_requests=max_requests,
+                workdir=root,
+                server_env=env,
+                service=credentials.service_token,
+                agent_token=credentials.agent_token,
+                python=python,
+            )
+            console.print(f"{part} on {topology} ({rate.build}): {rate.per_second:.1f}/s")
+            rates.append(rate)
         typer.echo(f"Command: `{command}`\n")
         if rates:
             typer.echo(_rates_table(rates))
         if "history" in chosen:
-            rows = history(
-                rounds=rounds, workdir=root, server_env=env, service=credentials.service_token
-            )
-            base = rows[0].in_app_p50_ms or 1.0
-            typer.echo("\n| subject events | append p50 at the client ms | in the app ms | "
-                       "vs 10 events | load avg |\n|---|---|---|---|---|")  # fmt: skip
-            for row in rows:
-                typer.echo(
-                    f"| {row.size:,} | {row.client_p50_ms:.2f} | {row.in_app_p50_ms:.2f} | "
-                    f"{row.in_app_p50_ms / base:.2f}x | {row.load_average} |"
+            typer.echo("\n| build | subject events | append p50 at the client ms | in the app "
+                       "ms | vs 10 events | load avg |\n|---|---|---|---|---|---|")  # fmt: skip
+            for python in builds:
+                rows = history(
+                    rounds=rounds,
+                    workdir=root,
+                    server_env=env,
+                    service=credentials.service_token,
+                    python=python,
                 )
+                base = rows[0].in_app_p50_ms or 1.0
+                for row in rows:
+                    typer.echo(
+                        f"| {row.build} | {row.size:,} | {row.client_p50_ms:.2f} | "
+                        f"{row.in_app_p50_ms:.2f} | {row.in_app_p50_ms / base:.2f}x | "
+                        f"{row.load_average} |"
+                    )
         if "start" in chosen:
-            contender = Contender("serve", default_executable(), cache=True)
-            starts = measure_serve_start([contender], root / "start", runs=start_runs)["serve"]
-            typer.echo(
-                f"\nCold start of `factledger serve` to ready: median "
-                f"{statistics.median(starts):.2f} s, every start "
-                f"{', '.join(f'{s:.2f}' for s in starts)} s (load avg {load_average()})"
-            )
+            contenders = [Contender("this", default_executable(), cache=True)]
+            if baseline_python is not None:
+                executable = baseline_python.parent / "factledger"
+                contenders.append(Contender("baseline", executable, cache=True))
+            starts = measure_serve_start(contenders, root / "start", runs=start_runs)
+            for build, seconds_each in starts.items():
+                typer.echo(
+                    f"\nCold start of `factledger serve` to ready ({build}): median "
+                    f"{statistics.median(seconds_each):.2f} s, every start "
+                    f"{', '.join(f'{s:.2f}' for s in seconds_each)} s "
+                    f"(load avg {load_average()})"
+                )
 
 
 def _rates_table(rates: list[Rate]) -> str:
     lines = [
-        "| part | topology | clients | answered | failed | per s | p50 / p95 / p99 ms | "
+        "| part | build | topology | clients | answered | failed | per s | p50 / p95 / p99 ms | "
         "in the app p50 ms | load avg |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines.extend(
-        f"| {r.part} | {r.topology} | {r.clients} | {r.ok} | {_failures(r.failed)} | "
+        f"| {r.part} | {r.build} | {r.topology} | {r.clients} | {r.ok} | {_failures(r.failed)} | "
         f"{r.per_second:.1f} | {r.p50_ms:.0f} / {r.p95_ms:.0f} / {r.p99_ms:.0f} | "
         f"{r.in_app_p50_ms:.1f} | {r.load_average} |"
         for r in rates

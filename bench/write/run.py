@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -27,6 +28,7 @@ class Rate:
     """One closed-loop part: how many answered per second and how fast."""
 
     part: str
+    build: str  # this install or the baseline
     topology: str
     clients: int
     ok: int
@@ -48,17 +50,21 @@ class History:
     """Sequential appends per subject size: median at the client and inside the app."""
 
     size: int
+    build: str
     client_p50_ms: float
     in_app_p50_ms: float
     load_average: str
 
 
-def rate_of(part: str, topology: str, clients: int, samples: list[Sample], seconds: float) -> Rate:
+def rate_of(
+    part: str, build: str, topology: str, clients: int, samples: list[Sample], seconds: float
+) -> Rate:
     ok = sorted(s.seconds for s in samples if 200 <= s.status < 300)
     failed = Counter(s.status for s in samples if not 200 <= s.status < 300)
     in_app = sorted(s.in_app_s for s in samples if s.in_app_s is not None and s.status < 300)
     return Rate(
         part,
+        build,
         topology,
         clients,
         len(ok),
@@ -96,9 +102,11 @@ def closed_loop(
     server_env: dict[str, str],
     service: str,
     agent_token: TokenFor,
+    python: str,
 ) -> Rate:
     """Fresh servers, one subject per client, then `client` for the bounded time."""
-    with started(topology, workdir / f"{part}-{topology}-{clients}", server_env) as servers:
+    where = workdir / f"{part}-{topology}-{clients}-{time.monotonic_ns()}"
+    with started(topology, where, server_env, python=python) as servers:
         refs = [f"{part}-{int(time.time())}-{n}" for n in range(clients)]
         ids = asyncio.run(register(servers.base_url, service, refs))
         # One agent token per subject: rate limits are per principal, as for real agents.
@@ -106,17 +114,22 @@ def closed_loop(
         samples, active = asyncio.run(
             drive(servers.base_url, client, subjects, seconds=seconds, max_requests=max_requests)
         )
-    return rate_of(part, topology, clients, samples, active)
+    return rate_of(part, label(python), topology, clients, samples, active)
+
+
+def label(python: str) -> str:
+    return "this" if python == sys.executable else "baseline"
 
 
 PARTS: dict[str, Client] = {"appends": appender, "ends": ender}
 
 
 def history(
-    *, rounds: int, workdir: Path, server_env: dict[str, str], service: str
+    *, rounds: int, workdir: Path, server_env: dict[str, str], service: str, python: str
 ) -> list[History]:
     """One embedded server; subjects of each size; then the appends, sizes taking turns."""
-    with started("embedded", workdir / "history", server_env) as servers:
+    where = workdir / f"history-{time.monotonic_ns()}"
+    with started("embedded", where, server_env, python=python) as servers:
 
         async def run() -> dict[int, list[Sample]]:
             refs = [f"history-{int(time.time())}-{size}" for size in SIZES]
@@ -129,6 +142,12 @@ def history(
 
         by_size = asyncio.run(run())
     return [
-        History(size, median_ms(s, in_app=False), median_ms(s, in_app=True), load_average())
+        History(
+            size,
+            label(python),
+            median_ms(s, in_app=False),
+            median_ms(s, in_app=True),
+            load_average(),
+        )
         for size, s in by_size.items()
     ]

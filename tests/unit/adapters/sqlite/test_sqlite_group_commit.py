@@ -17,12 +17,12 @@ from pathlib import Path
 from factledger.adapters.sqlite.connection import SqliteWriter
 
 
-class StoreDown(Exception):
+class StoreDownError(Exception):
     pass
 
 
 def _writer(path: Path) -> SqliteWriter:
-    writer = SqliteWriter(path, error=lambda: StoreDown("store down"))
+    writer = SqliteWriter(path, error=lambda: StoreDownError("store down"))
     writer.run_sync(lambda conn: conn.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)"))
     return writer
 
@@ -61,7 +61,7 @@ async def test_a_failing_unit_gets_its_error_and_the_others_commit(tmp_path: Pat
     )
     assert outcomes[0] == 1
     assert isinstance(outcomes[1], ValueError)
-    assert isinstance(outcomes[2], StoreDown)
+    assert isinstance(outcomes[2], StoreDownError)
     assert isinstance(outcomes[2].__cause__, sqlite3.IntegrityError)
     assert outcomes[3] == 1
     assert _keys(tmp_path / "db.sqlite") == [1, 2]  # nothing of the failed units
@@ -92,7 +92,7 @@ async def test_an_abandoned_transaction_fails_the_whole_batch(tmp_path: Path) ->
         return_exceptions=True,
     )
     if writer._committer.batches == 1:  # both in one transaction: both lost, both told
-        assert all(isinstance(o, StoreDown) for o in outcomes)
+        assert all(isinstance(o, StoreDownError) for o in outcomes)
         assert _keys(tmp_path / "db.sqlite") == []
     else:
         assert outcomes[0] == 1
