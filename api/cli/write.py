@@ -30,6 +30,9 @@ def write(
         str, typer.Option(help=f"For appends and ends: {', '.join(TOPOLOGIES)}.")
     ] = "embedded",
     clients: Annotated[int, typer.Option(min=1, max=256, help="Closed-loop clients.")] = 16,
+    client_processes: Annotated[
+        int, typer.Option(min=1, max=8, help="Processes the clients are spread over.")
+    ] = 2,
     seconds: Annotated[float, typer.Option(min=1, max=300, help="Per part, at most.")] = 15.0,
     max_requests: Annotated[int, typer.Option(min=1, max=200_000)] = 20_000,
     rounds: Annotated[int, typer.Option(min=1, max=2_000, help="History: appends per size.")] = 100,
@@ -46,8 +49,9 @@ def write(
     where = _split(topologies, TOPOLOGIES)
     command = shlex.join(
         ["factledger", "bench", "write", "--parts", parts, "--topologies", topologies,
-         "--clients", str(clients), "--seconds", f"{seconds:g}", "--max-requests",
-         str(max_requests), "--rounds", str(rounds), "--start-runs", str(start_runs)]
+         "--clients", str(clients), "--client-processes", str(client_processes),
+         "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
+         "--rounds", str(rounds), "--start-runs", str(start_runs)]
         + (["--baseline-python", str(baseline_python)] if baseline_python else [])
     )  # fmt: skip
     console = Console(stderr=True)
@@ -63,7 +67,7 @@ def write(
         ):
             rate = closed_loop(
                 part,
-                PARTS[part],
+                client_processes=client_processes,
                 topology=topology,
                 clients=clients,
                 seconds=seconds,

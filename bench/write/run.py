@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,10 +92,19 @@ async def register(base_url: str, service: str, refs: list[str]) -> list[str]:
     return ids
 
 
+def drive_part(
+    base_url: str, part: str, subjects: list[tuple[str, str]], seconds: float, max_requests: int
+) -> tuple[list[Sample], float]:
+    """One client process's share of the clients (top level: pickled into the process)."""
+    return asyncio.run(
+        drive(base_url, PARTS[part], subjects, seconds=seconds, max_requests=max_requests)
+    )
+
+
 def closed_loop(
     part: str,
-    client: Client,
     *,
+    client_processes: int,
     topology: str,
     clients: int,
     seconds: float,
@@ -104,16 +115,25 @@ def closed_loop(
     agent_token: TokenFor,
     python: str,
 ) -> Rate:
-    """Fresh servers, one subject per client, then `client` for the bounded time."""
+    """Fresh servers, one subject per client, then the part's clients for the bounded time,
+    spread over `client_processes` so that the load generator is not what is measured."""
     where = workdir / f"{part}-{topology}-{clients}-{time.monotonic_ns()}"
     with started(topology, where, server_env, python=python) as servers:
         refs = [f"{part}-{int(time.time())}-{n}" for n in range(clients)]
         ids = asyncio.run(register(servers.base_url, service, refs))
         # One agent token per subject: rate limits are per principal, as for real agents.
         subjects = [(subject, agent_token(ref)) for subject, ref in zip(ids, refs, strict=True)]
-        samples, active = asyncio.run(
-            drive(servers.base_url, client, subjects, seconds=seconds, max_requests=max_requests)
-        )
+        parts = [subjects[n::client_processes] for n in range(client_processes)]
+        parts = [chunk for chunk in parts if chunk]
+        spawn = multiprocessing.get_context("spawn")  # no fork of a process with threads
+        with ProcessPoolExecutor(len(parts), mp_context=spawn) as pool:
+            futures = [
+                pool.submit(drive_part, servers.base_url, part, chunk, seconds, max_requests)
+                for chunk in parts
+            ]
+            results = [future.result() for future in futures]
+        samples = [sample for items, _ in results for sample in items]
+        active = max(seconds_active for _, seconds_active in results)
     return rate_of(part, label(python), topology, clients, samples, active)
 
 
