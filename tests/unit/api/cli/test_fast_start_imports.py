@@ -1,0 +1,58 @@
+"""`factledger serve` and the API app start without the benchmarks or plotting: checked in
+a fresh interpreter, through `sys.modules`, so nothing this test session imported counts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+HEAVY = ("factledger.bench", "matplotlib", "factledger.testing")
+
+
+def _imported_after(script: str) -> list[str]:
+    probe = textwrap.dedent(script) + textwrap.dedent(
+        f"""
+        import json, sys
+        heavy = {HEAVY!r}
+        print(json.dumps(sorted(m for m in sys.modules if m.startswith(heavy))))
+        """
+    )
+    out = subprocess.run(  # noqa: S603 - this interpreter, our own probe
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    return list(json.loads(out.strip().splitlines()[-1]))
+
+
+def test_importing_and_building_the_api_app_imports_no_benchmark() -> None:
+    assert _imported_after(
+        """
+        from factledger.api.http.app import create_app
+        create_app()
+        """
+    ) == []
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_the_fast_starting_commands_import_no_benchmark(command: str) -> None:
+    assert _imported_after(
+        f"""
+        import sys
+        sys.argv = ["factledger", "{command}", "--help"]
+        from factledger.api.cli.main import main
+        try:
+            main()
+        except SystemExit:
+            pass
+        """
+    ) == []
+
+
+def test_the_full_command_set_still_has_the_benchmarks() -> None:
+    from factledger.api.cli.main import full_app
+
+    names = {group.name for group in full_app().registered_groups}
+    assert "bench" in names
