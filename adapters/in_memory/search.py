@@ -7,6 +7,7 @@ from datetime import datetime
 
 import numpy as np
 
+from factledger.adapters.in_memory.cosine_scan import row_index, top_by_cosine
 from factledger.adapters.in_memory.store import NamespaceState, StoredChunk, StoredFact
 from factledger.application.memory.filters import matches
 from factledger.application.memory.scoring import (
@@ -35,6 +36,8 @@ def search_namespace(
     state: NamespaceState, query: SearchQuery, vector: Vectors, now: datetime
 ) -> list[SearchHit]:
     """Hits of one namespace, best first, scores never rising, at most `query.limit`."""
+    if query.mode is SearchMode.MEMORIES:
+        return _scanned(state, query, vector, now)
     facts: list[Item] = []
     chunks: list[Item] = []
     if query.mode in (SearchMode.MEMORIES, SearchMode.HYBRID):
@@ -52,6 +55,23 @@ def search_namespace(
         scores = {k: v for k, v in similarity.items() if v >= query.threshold}
     ranked = rank_desc(scores)[: query.limit]
     return [_hit(items[item_id], scores[item_id], now) for item_id in ranked]
+
+
+def _scanned(
+    state: NamespaceState, query: SearchQuery, vector: Vectors, now: datetime
+) -> list[SearchHit]:
+    """Memories by cosine alone: one scan of the matrix, filters only on the best rows."""
+    facts = state.fact_rows
+    hits = top_by_cosine(
+        state.fact_vectors.matrix(),
+        facts,
+        row_index(state, "facts").rows(facts),
+        vector,
+        threshold=query.threshold,
+        limit=query.limit,
+        admit=lambda fact: visible_fact(fact, query, now),
+    )
+    return [_hit(fact, score, now) for fact, score in hits]
 
 
 def _cosine(matrix: Vectors, items: Sequence[Item], vector: Vectors) -> dict[str, float]:

@@ -18,8 +18,9 @@ from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history
+from factledger.bench.write.search import measure_search
 
-ALL_PARTS = (*PARTS, "history", "start")
+ALL_PARTS = (*PARTS, "history", "search", "start")
 
 
 def write(
@@ -101,6 +102,15 @@ def write(
                         f"{row.in_app_p50_ms:.2f} | {row.in_app_p50_ms / base:.2f}x | "
                         f"{row.load_average} |"
                     )
+        if "search" in chosen:
+            found = measure_search()
+            typer.echo(
+                f"\nIn-memory search, {found.facts:,} facts in one subject, median ms: numpy "
+                f"scan {found.numpy_ms:.2f}, backend {found.backend_ms:.2f} "
+                f"({found.backend_ms / found.numpy_ms:.2f}x), filter-first (before) "
+                f"{found.filter_first_ms:.2f} ({found.filter_first_ms / found.numpy_ms:.1f}x) "
+                f"(load avg {found.load_average})"
+            )
         if "start" in chosen:
             contenders = [Contender("this", default_executable(), cache=True)]
             if baseline_python is not None:

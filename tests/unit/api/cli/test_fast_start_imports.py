@@ -28,18 +28,16 @@ def _imported_after(script: str) -> list[str]:
 
 
 def test_importing_and_building_the_api_app_imports_no_benchmark() -> None:
-    assert _imported_after(
-        """
+    script = """
         from factledger.api.http.app import create_app
         create_app()
         """
-    ) == []
+    assert _imported_after(script) == []
 
 
 @pytest.mark.parametrize("command", ["serve", "worker"])
 def test_the_fast_starting_commands_import_no_benchmark(command: str) -> None:
-    assert _imported_after(
-        f"""
+    script = f"""
         import sys
         sys.argv = ["factledger", "{command}", "--help"]
         from factledger.api.cli.main import main
@@ -48,7 +46,7 @@ def test_the_fast_starting_commands_import_no_benchmark(command: str) -> None:
         except SystemExit:
             pass
         """
-    ) == []
+    assert _imported_after(script) == []
 
 
 def test_the_full_command_set_still_has_the_benchmarks() -> None:
