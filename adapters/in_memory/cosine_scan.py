@@ -83,7 +83,7 @@ def top_by_cosine(
     if len(admitted) == limit:
         # Items tied with the last hit compete on id, wherever the scan left them.
         last = np.float32(admitted[-1][1])
-        tied = (items[p] for p in np.flatnonzero(scores == last) if int(p) not in seen)
+        tied = (items[int(p)] for p in np.flatnonzero(scores == last) if int(p) not in seen)
         admitted.extend((item, float(last)) for item in tied if admit(item))
     admitted.sort(key=lambda hit: (-hit[1], hit[0].id))
     return admitted[:limit]

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
@@ -65,7 +66,7 @@ def proposal(field_name: str, quote: str, session_id: str) -> dict[str, object]:
     }
 
 
-Client = Callable[[httpx.AsyncClient, str, str, Samples], Awaitable[None]]
+Client = Callable[[httpx.AsyncClient, str, str, Samples], Coroutine[Any, Any, None]]
 
 
 async def appender(http: httpx.AsyncClient, subject: str, token: str, samples: Samples) -> None:
