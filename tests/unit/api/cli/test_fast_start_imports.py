@@ -1,4 +1,4 @@
-"""`factledger serve` and the API app start without the benchmarks or plotting: checked in
+"""`factledger serve` and the API app start without the benchmarks, plotting or `onnx`: checked in
 a fresh interpreter, through `sys.modules`, so nothing this test session imported counts."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import textwrap
 
 import pytest
 
-HEAVY = ("factledger.bench", "matplotlib", "factledger.testing")
+# `onnx` (the graph compiler's) is needed only when no compiled graph is cached.
+HEAVY = ("factledger.bench", "matplotlib", "factledger.testing", "onnx.", "ml_dtypes")
 
 
 def _imported_after(script: str) -> list[str]:
@@ -18,7 +19,7 @@ def _imported_after(script: str) -> list[str]:
         f"""
         import json, sys
         heavy = {HEAVY!r}
-        print(json.dumps(sorted(m for m in sys.modules if m.startswith(heavy))))
+        print(json.dumps(sorted(m for m in sys.modules if m.startswith(heavy) or m == "onnx")))
         """
     )
     out = subprocess.run(  # noqa: S603 - this interpreter, our own probe
