@@ -17,10 +17,10 @@ from factledger.api.cli.load import _credentials, _split
 from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
-from factledger.bench.write.run import PARTS, Rate, closed_loop, history
+from factledger.bench.write.run import PARTS, Rate, closed_loop, history, searchable
 from factledger.bench.write.search import measure_search
 
-ALL_PARTS = (*PARTS, "history", "search", "start")
+ALL_PARTS = (*PARTS, "searchable", "history", "search", "start")
 
 
 def write(
@@ -81,6 +81,17 @@ def write(
             )
             console.print(f"{part} on {topology} ({rate.build}): {rate.per_second:.1f}/s")
             rates.append(rate)
+        if "searchable" in chosen:
+            for python in builds:
+                rate = searchable(
+                    sessions=rounds // 5 or 1,
+                    workdir=root,
+                    server_env=env,
+                    service=credentials.service_token,
+                    python=python,
+                )
+                console.print(f"searchable ({rate.build}): p95 {rate.p95_ms:.0f} ms")
+                rates.append(rate)
         typer.echo(f"Command: `{command}`\n")
         if rates:
             typer.echo(_rates_table(rates))

@@ -20,6 +20,7 @@ from factledger.bench.load.stats import percentile
 from factledger.bench.machine import load_average
 from factledger.bench.write.clients import Client, appender, drive, ender
 from factledger.bench.write.history import SIZES, appends_by_size, median_ms, seed
+from factledger.bench.write.searchable import one_session
 
 TENANT = "load"
 TokenFor = Callable[[str], str]
@@ -171,3 +172,27 @@ def history(
         )
         for size, s in by_size.items()
     ]
+
+
+def searchable(
+    *, sessions: int, workdir: Path, server_env: dict[str, str], service: str, python: str
+) -> Rate:
+    """One embedded server; sessions one after the other, each on a subject of its own (so
+    that no earlier fact competes for the recall's few notes)."""
+    where = workdir / f"searchable-{time.monotonic_ns()}"
+    with started("embedded", where, server_env, python=python) as servers:
+
+        async def run() -> list[Sample]:
+            refs = [f"ingest-{time.time_ns()}-{n}" for n in range(sessions)]
+            subjects = await register(servers.base_url, service, refs)
+            async with httpx.AsyncClient(base_url=servers.base_url, timeout=60.0) as http:
+                return [
+                    await one_session(http, subject, service, n)
+                    for n, subject in enumerate(subjects)
+                ]
+
+        started_at = time.perf_counter()
+        samples = asyncio.run(run())
+    return rate_of(
+        "searchable", label(python), "embedded", 1, samples, time.perf_counter() - started_at
+    )
