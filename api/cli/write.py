@@ -17,10 +17,11 @@ from factledger.api.cli.load import _credentials, _split
 from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
-from factledger.bench.write.run import PARTS, Rate, closed_loop, history, searchable
+from factledger.bench.write.rebuild import measure_rebuild, seeded
+from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_search
 
-ALL_PARTS = (*PARTS, "searchable", "history", "search", "start")
+ALL_PARTS = (*PARTS, "searchable", "history", "search", "rebuild", "start")
 
 
 def write(
@@ -37,6 +38,9 @@ def write(
     seconds: Annotated[float, typer.Option(min=1, max=300, help="Per part, at most.")] = 15.0,
     max_requests: Annotated[int, typer.Option(min=1, max=200_000)] = 20_000,
     rounds: Annotated[int, typer.Option(min=1, max=2_000, help="History: appends per size.")] = 100,
+    rebuild_events: Annotated[
+        int, typer.Option(min=100, max=500_000, help="Rebuild: events in the ledger.")
+    ] = 50_000,
     start_runs: Annotated[int, typer.Option(min=1, max=20, help="Cold starts timed.")] = 3,
     workdir: Annotated[Path | None, typer.Option(help="Data and logs (default: temp).")] = None,
     baseline_python: Annotated[
@@ -52,7 +56,8 @@ def write(
         ["factledger", "bench", "write", "--parts", parts, "--topologies", topologies,
          "--clients", str(clients), "--client-processes", str(client_processes),
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
-         "--rounds", str(rounds), "--start-runs", str(start_runs)]
+         "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
+         "--start-runs", str(start_runs)]
         + (["--baseline-python", str(baseline_python)] if baseline_python else [])
     )  # fmt: skip
     console = Console(stderr=True)
@@ -122,6 +127,16 @@ def write(
                 f"{found.filter_first_ms:.2f} ({found.filter_first_ms / found.numpy_ms:.1f}x) "
                 f"(load avg {found.load_average})"
             )
+        if "rebuild" in chosen:
+            ledger_dir = seeded(root / "rebuild", events=rebuild_events)
+            for run in range(3):  # the builds take turns
+                for python in builds:
+                    rebuilt = measure_rebuild(ledger_dir, python, run=run)
+                    typer.echo(
+                        f"\nProjection rebuild ({label(python)}), SQLite, {rebuilt.events:,} "
+                        f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s "
+                        f"(load avg {rebuilt.load_average})"
+                    )
         if "start" in chosen:
             contenders = [Contender("this", default_executable(), cache=True)]
             if baseline_python is not None:
