@@ -72,7 +72,9 @@ import structlog.testing
 
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
+from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.application.ledger.ledger import Ledger
+from factledger.projections.profile_projection import ProfileProjection
 work = Path(sys.argv[1])
 keys = SqliteKeyStore(work / "keys.sqlite")
 ledger = Ledger(sqlite_env(work / "ledger.sqlite"), keys=keys)
