@@ -12,7 +12,12 @@ REDACTED_KEYS = ("value", "condition", "rationale", "note")
 
 
 def key_time(at: datetime) -> str:
-    return at.astimezone(UTC).strftime("%Y%m%dT%H%M%S%f")
+    """`%Y%m%dT%H%M%S%f` in UTC, formatted by hand: `strftime` was a tenth of a rebuild."""
+    t = at.astimezone(UTC)
+    return (
+        f"{t.year}{t.month:02d}{t.day:02d}T{t.hour:02d}{t.minute:02d}{t.second:02d}"
+        f"{t.microsecond:06d}"
+    )
 
 
 def version_key(subject_id: str, version: int) -> str:

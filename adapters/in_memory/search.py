@@ -8,9 +8,11 @@ from datetime import datetime
 
 import numpy as np
 
+from factledger.adapters.in_memory.cosine_scan import row_index, top_by_cosine
 from factledger.adapters.in_memory.keywords import memory_scores
 from factledger.adapters.in_memory.store import NamespaceState, StoredChunk, StoredFact
 from factledger.application.memory.filters import matches
+from factledger.application.memory.lexical import query_terms
 from factledger.application.memory.scoring import (
     bm25_scores,
     cosine_scores,
@@ -37,6 +39,8 @@ def search_namespace(
     state: NamespaceState, query: SearchQuery, vector: Vectors, now: datetime
 ) -> list[SearchHit]:
     """Hits of one namespace, best first, scores never rising, at most `query.limit`."""
+    if query.mode is SearchMode.MEMORIES and not _can_lift(state, query):
+        return _scanned(state, query, vector, now)
     facts: list[Item] = []
     chunks: list[Item] = []
     if query.mode in (SearchMode.MEMORIES, SearchMode.HYBRID):
@@ -57,6 +61,30 @@ def search_namespace(
         scores = {k: v for k, v in similarity.items() if v >= query.threshold}
     ranked = rank_desc(scores)[: query.limit]
     return [_hit(items[item_id], scores[item_id], now) for item_id in ranked]
+
+
+def _can_lift(state: NamespaceState, query: SearchQuery) -> bool:
+    """Whether a query keyword is held by some fact: only then can a score differ from the
+    cosine, and the keyword statistics need the visible facts listed first."""
+    return any(term in state.fact_postings for term in query_terms(query.text))
+
+
+def _scanned(
+    state: NamespaceState, query: SearchQuery, vector: Vectors, now: datetime
+) -> list[SearchHit]:
+    """Memories by cosine alone (no keyword of the query is held by any fact): one scan of
+    the matrix, filters only on the best rows."""
+    facts = state.fact_rows
+    hits = top_by_cosine(
+        state.fact_vectors.matrix(),
+        facts,
+        row_index(state, "facts").rows(facts),
+        vector,
+        threshold=query.threshold,
+        limit=query.limit,
+        admit=lambda fact: visible_fact(fact, query, now),
+    )
+    return [_hit(fact, score, now) for fact, score in hits]
 
 
 def _cosine(matrix: Vectors, items: Sequence[Item], vector: Vectors) -> dict[str, float]:

@@ -13,13 +13,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from factledger.adapters.sqlite.group_commit import GroupCommitter
 from factledger.application.errors import StorageFullError, StorageReadOnlyError, port_error
 
 T = TypeVar("T")
 
 
 class SqliteWriter:
-    """Runs each unit of work in its own `BEGIN IMMEDIATE` transaction, in a worker thread.
+    """Runs units of work in `BEGIN IMMEDIATE` transactions: async callers' units in batches
+    (`group_commit`), synchronous callers' one at a time on their own thread.
 
     - `BEGIN IMMEDIATE` takes the file's write lock before the first read, so a read-then-write
       (claim a key, append the next index) cannot interleave with another process's.
@@ -41,6 +43,12 @@ class SqliteWriter:
                 self.conn.execute("PRAGMA journal_mode=WAL")
         except sqlite3.Error as exc:
             raise sqlite_port_error(exc, error(), path) from exc
+        self._committer = GroupCommitter(self.conn, self.lock, self._as_port_error)
+
+    def _as_port_error(self, exc: sqlite3.Error) -> Exception:
+        error = sqlite_port_error(exc, self._error(), self._path)
+        error.__cause__ = exc
+        return error
 
     def run_sync(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work` in one transaction, on the calling thread."""
@@ -50,8 +58,10 @@ class SqliteWriter:
             raise sqlite_port_error(exc, self._error(), self._path) from exc
 
     async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """`work` in one transaction, in a worker thread."""
-        return await asyncio.to_thread(self.run_sync, work)
+        """`work` in a transaction shared with whatever else is queued (group commit), in
+        the connection's writer thread; answered once that transaction has committed."""
+        result: T = await self._committer.run(work)
+        return result
 
     def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
         with self.lock:
@@ -79,6 +89,7 @@ class SqliteWriter:
             raise self._error() from exc
 
     def close(self) -> None:
+        self._committer.close()
         with self.lock:
             self.conn.close()
 

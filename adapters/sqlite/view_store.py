@@ -28,6 +28,9 @@ CREATE TABLE IF NOT EXISTS view_tracking (
 );
 """
 
+# One encoder for every document: `json.dumps` with options builds a new one per call.
+_encode = json.JSONEncoder(sort_keys=True).encode
+
 
 class _SqliteTransaction:
     def __init__(self, conn: sqlite3.Connection, projection: str, position: int) -> None:
@@ -45,7 +48,7 @@ class _SqliteTransaction:
         self._conn.execute(
             "INSERT INTO view_documents VALUES (?, ?, ?, ?) "
             "ON CONFLICT (projection, view, key) DO UPDATE SET doc=excluded.doc",
-            (self._projection, view, key, json.dumps(doc, sort_keys=True)),
+            (self._projection, view, key, _encode(doc)),
         )
 
     def delete(self, view: str, key: str) -> None:

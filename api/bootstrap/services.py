@@ -49,6 +49,7 @@ from factledger.application.sessions.short_term import SessionPorts, ShortTermMe
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ports import SyncStore
 from factledger.application.sync.switch import MemorySwitch
+from factledger.application.sync.wakeup import Wakeup
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 
 
@@ -153,9 +154,12 @@ async def open_services(
         feed = LedgerEventFeed(ledger)
         proposer = await open_proposer(settings, ledger, stack)
         ports = sync_ports(settings, store, feed, backend, proposer)
-        worker = SyncWorker(ports, sync_options(settings))
         in_process = isinstance(settings.sync.store, InMemorySyncStoreSettings)
-        if needs.run_sync if needs.run_sync is not None else in_process:
+        runs_here = needs.run_sync if needs.run_sync is not None else in_process
+        wakeup = Wakeup() if runs_here else None
+        worker = SyncWorker(ports, sync_options(settings), wakeup=wakeup)
+        if wakeup is not None:
+            ledger.after_commit.append(wakeup.notify)
             run_in_background(worker, stack)
     return replace(
         runtime,

@@ -20,6 +20,7 @@ from factledger.adapters.embedding.onnx.model_files import (
 )
 from factledger.api.cli import calibration as cli_calibration
 from factledger.api.cli import load as cli_load
+from factledger.api.cli import write as cli_write
 from factledger.api.log_setup import configure_logging
 from factledger.bench import main as bench_main
 from factledger.bench.backends import BACKEND_NAMES
@@ -177,4 +178,5 @@ def register(app: typer.Typer) -> None:
     group.command("import")(bench_import)
     group.command("calibration")(cli_calibration.bench_calibration)
     group.command("forget-mask")(cli_calibration.bench_forget_mask)
+    cli_write.register(group)
     app.add_typer(group, name="bench")

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -34,6 +35,7 @@ from pydantic import (
 from factledger.api.http.errors import AuthenticationError, PermissionDeniedError
 from factledger.api.http.schemas.common import SafeText
 from factledger.api.http.schemas.subjects import KIND_PATTERN
+from factledger.api.http.token_cache import VerifiedTokens, wall_clock
 from factledger.api.settings import AuthSettings
 from factledger.domain.provenance import MAX_ACTOR_ID
 from factledger.domain.subject import MAX_REFERENCE
@@ -104,7 +106,7 @@ class _Claims(BaseModel):
 class TokenVerifier:
     """Verifies bearer tokens against the configured keys and returns the `Principal`."""
 
-    def __init__(self, settings: AuthSettings) -> None:
+    def __init__(self, settings: AuthSettings, *, clock: Callable[[], float] = wall_clock) -> None:
         self._settings = settings
         self._keys: dict[str, tuple[str, Any]] = {}
         for key in settings.keys:
@@ -121,10 +123,21 @@ class TokenVerifier:
                 except (ValueError, TypeError, jwt.PyJWTError) as exc:
                     raise ValueError(f"auth key {key.kid}: public_key_pem unreadable") from exc
             self._keys[key.kid] = (key.algorithm, material)
+        self._verified: VerifiedTokens[Principal] = VerifiedTokens(clock=clock)
 
     def verify(self, token: str) -> Principal:
+        """The token's principal; a token verified before (and not yet expired) is answered
+        from `VerifiedTokens` without parsing it again."""
         if len(token) > self._settings.max_token_bytes:
             raise AuthenticationError("token too large")
+        cached = self._verified.get(token)
+        if cached is not None:
+            return cached
+        principal, expires_at = self._verify(token)
+        self._verified.put(token, principal, expires_at=expires_at)
+        return principal
+
+    def _verify(self, token: str) -> tuple[Principal, float]:
         algorithm, key = self._key_for(token)
         s = self._settings
         try:
@@ -147,7 +160,7 @@ class TokenVerifier:
             raise AuthenticationError("token issuer or audience not accepted") from exc
         except jwt.PyJWTError as exc:
             raise AuthenticationError("token invalid") from exc
-        return self._principal(raw)
+        return self._principal(raw), float(raw["exp"])
 
     def _key_for(self, token: str) -> tuple[str, Any]:
         try:

@@ -1,5 +1,9 @@
 """FastAPI dependencies as `Annotated` aliases: the principal, roles, the subject, ports.
 
+Every dependency is `async def`: none blocks (token checks are CPU-only and short), and
+FastAPI runs a plain `def` dependency in a worker thread, a hop that cost more than the
+dependency itself on every request (issue 19).
+
 - The principal comes only from the verified bearer token.
 - The subject of a request comes from the token for agents (the path may say `me` or repeat
   the token's own subject id; anything else is refused), and from the path for the other roles,
@@ -76,7 +80,7 @@ class ApiState:
         return self.ports
 
 
-def get_state(request: Request) -> ApiState:
+async def get_state(request: Request) -> ApiState:
     state: ApiState = request.app.state.api
     return state
 
@@ -99,7 +103,7 @@ WRITE_SLOT = Depends(write_slot)
 _bearer = HTTPBearer(auto_error=False, description="A JWT issued by the platform.")
 
 
-def get_principal(
+async def get_principal(
     request: Request,
     state: StateDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
@@ -129,7 +133,7 @@ PrincipalDep = Annotated[Principal, Depends(get_principal)]
 def require_roles(*roles: Role) -> Any:
     """A dependency that admits only the given roles (and returns the principal)."""
 
-    def check(principal: PrincipalDep) -> Principal:
+    async def check(principal: PrincipalDep) -> Principal:
         principal.require(*roles)
         return principal
 
@@ -177,28 +181,28 @@ def check_agent_subject(principal: Principal, raw: str, own_id: UUID) -> UUID:
     return own_id
 
 
-def get_ledger(state: StateDep) -> Ledger:
+async def get_ledger(state: StateDep) -> Ledger:
     return state.require_ports().ledger
 
 
 LedgerDep = Annotated[Ledger, Depends(get_ledger)]
 
 
-def get_sessions(state: StateDep) -> ShortTermMemory:
+async def get_sessions(state: StateDep) -> ShortTermMemory:
     sessions = state.require_ports().sessions
     if sessions is None:
         raise ServiceUnavailableError("short-term memory is not configured")
     return sessions
 
 
-def get_session_buffer(state: StateDep) -> SessionBuffer:
+async def get_session_buffer(state: StateDep) -> SessionBuffer:
     buffer = state.require_ports().session_buffer
     if buffer is None:
         raise ServiceUnavailableError("short-term memory is not configured")
     return buffer
 
 
-def get_safety(state: StateDep) -> SafetyFilter:
+async def get_safety(state: StateDep) -> SafetyFilter:
     return state.require_ports().safety
 
 
@@ -259,16 +263,20 @@ async def get_subject_id(principal: PrincipalDep, ledger: LedgerDep, raw: Subjec
 SubjectIdDep = Annotated[UUID, Depends(get_subject_id)]
 
 
-def get_idempotency_store(state: StateDep) -> IdempotencyStore:
+def idempotency_store_of(state: ApiState) -> IdempotencyStore:
     """The shared store of saved responses (the runtime's, else the app's own)."""
     shared = None if state.ports is None else state.ports.idempotency
     return shared or state.idempotency
 
 
+async def get_idempotency_store(state: StateDep) -> IdempotencyStore:
+    return idempotency_store_of(state)
+
+
 IdempotencyStoreDep = Annotated[IdempotencyStore, Depends(get_idempotency_store)]
 
 
-def get_arrival(request: Request) -> float:
+async def get_arrival(request: Request) -> float:
     """When the request reached this process (`time.monotonic()`), stamped by the middleware;
     now when no middleware stamped it."""
     arrived = request.scope.get("state", {}).get(ARRIVED_AT)
@@ -286,7 +294,7 @@ async def get_idempotency_request(
     key: IdempotencyKeyHeader = None,
 ) -> IdempotencyRequest:
     return IdempotencyRequest(
-        get_idempotency_store(state),
+        idempotency_store_of(state),
         tenant=principal.tenant,
         principal=principal.id,
         key=parse_key(key),
@@ -298,7 +306,7 @@ async def get_idempotency_request(
 IdempotencyRequestDep = Annotated[IdempotencyRequest, Depends(get_idempotency_request)]
 
 
-def get_idempotency(request: IdempotencyRequestDep, subject_id: SubjectIdDep) -> Idempotency:
+async def get_idempotency(request: IdempotencyRequestDep, subject_id: SubjectIdDep) -> Idempotency:
     """The key scoped to the subject of the path (checked against the token first)."""
     return request.for_subject(subject_id)
 

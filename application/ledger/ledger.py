@@ -32,12 +32,13 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 from uuid import UUID
 
 import structlog
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper
+from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
+from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper, Recording
 
 from factledger.application.clocks import SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError, SessionOrderError
@@ -99,6 +100,8 @@ class Ledger(Application[UUID]):
         # Set before the library builds the mapper, which needs it (ADR 0003).
         self.keys: KeyStore = keys or InMemoryKeyStore()
         self._tenants = TenantCache()
+        # Called after every commit, in the saving thread (e.g. to wake the sync worker).
+        self.after_commit: list[Callable[[], None]] = []
         super().__init__(env)
 
     def construct_recorder(self) -> ApplicationRecorder:
@@ -116,6 +119,16 @@ class Ledger(Application[UUID]):
             cipher=self.factory.cipher(),
             keys=self.keys,
         )
+
+    def save(
+        self,
+        *objs: MutableOrImmutableAggregate[UUID] | DomainEventProtocol[UUID] | None,
+        **kwargs: Any,
+    ) -> list[Recording[UUID]]:
+        recordings = super().save(*objs, **kwargs)
+        for listener in self.after_commit:
+            listener()
+        return recordings
 
     # -- commands ------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from factledger.application.sync.plan import plan
 from factledger.application.sync.ports import EventFeed, LedgerEvent, SyncStore
 from factledger.application.sync.switch import MemorySwitch
 from factledger.application.sync.types import MAX_ATTEMPTS, SyncItem, SyncKind, SyncReport
+from factledger.application.sync.wakeup import Wakeup
 from factledger.domain.events import SessionRecorded
 
 log = structlog.get_logger(__name__)
@@ -65,9 +67,15 @@ class SyncWorker:
     """One worker; run several (in one process or many) for throughput."""
 
     def __init__(
-        self, ports: SyncPorts, options: SyncOptions | None = None, *, worker_id: str | None = None
+        self,
+        ports: SyncPorts,
+        options: SyncOptions | None = None,
+        *,
+        worker_id: str | None = None,
+        wakeup: Wakeup | None = None,
     ) -> None:
         self._ports = ports
+        self._wakeup = wakeup  # None: only the poll interval wakes an idle worker
         self._options = options or SyncOptions()
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:8]}"
         # Items of a pass cut short by a store failure, still leased to this worker.
@@ -151,11 +159,17 @@ class SyncWorker:
                 )
                 report = SyncReport()
             if report == SyncReport():
-                try:
-                    await asyncio.wait_for(stop.wait(), timeout=self._options.poll_interval_s)
-                except TimeoutError:
-                    continue
+                await self._idle(stop)
         log.info("sync.worker_stopped", worker_id=self.worker_id)
+
+    async def _idle(self, stop: asyncio.Event) -> None:
+        """Until the poll interval passes, `stop` is set or (with a wakeup) a commit lands."""
+        timeout = self._options.poll_interval_s
+        if self._wakeup is not None:
+            await self._wakeup.wait(stop, within_s=timeout)
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=timeout)
 
     async def _propose(self, item: SyncItem, event: LedgerEvent) -> None:
         proposer = self._ports.proposer

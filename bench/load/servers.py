@@ -71,8 +71,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def started(topology: str, workdir: Path, auth_env: Mapping[str, str]) -> Iterator[Servers]:
-    """Starts the topology, waits until it is ready, stops everything on exit."""
+def started(
+    topology: str, workdir: Path, auth_env: Mapping[str, str], *, python: str = sys.executable
+) -> Iterator[Servers]:
+    """Starts the topology, waits until it is ready, stops everything on exit; `python` is
+    the servers' interpreter (another install's, for a baseline in the same run)."""
     workdir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **auth_env, "FACTLEDGER_DATA_DIR": str(workdir / "data")}
     env.setdefault("FACTLEDGER_LOG_JSON", "true")
@@ -83,14 +86,14 @@ def started(topology: str, workdir: Path, auth_env: Mapping[str, str]) -> Iterat
             stack.callback(database.stop)
             env.update(_postgres_env(database))
             workers = [
-                stack.enter_context(_process(["worker"], env, workdir / f"worker-{n}.log"))
+                stack.enter_context(_process(python, ["worker"], env, workdir / f"worker-{n}.log"))
                 for n in range(2)
             ]
             serve = ["serve", "--port", str(port), "--workers", "2"]
         else:
             workers = []
             serve = ["serve", "--port", str(port)]
-        api = stack.enter_context(_process(serve, env, workdir / "serve.log"))
+        api = stack.enter_context(_process(python, serve, env, workdir / "serve.log"))
         base_url = f"http://127.0.0.1:{port}"
         _wait_until_ready(base_url, api, workdir / "serve.log")
         yield Servers(base_url, (api.pid, *(w.pid for w in workers)))
@@ -111,12 +114,12 @@ def _postgres_env(database: EmbeddedPostgres) -> dict[str, str]:
 
 @contextmanager
 def _process(
-    args: list[str], env: Mapping[str, str], log: Path
+    python: str, args: list[str], env: Mapping[str, str], log: Path
 ) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as sink:
         # A file, not a pipe: nobody drains a pipe during the run, and a full one blocks.
         process = subprocess.Popen(  # noqa: S603 - this interpreter, our entry point
-            [sys.executable, "-c", ENTRY, *args], env=dict(env), stdout=sink, stderr=sink
+            [python, "-c", ENTRY, *args], env=dict(env), stdout=sink, stderr=sink
         )
     try:
         yield process

@@ -22,6 +22,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from factledger.adapters.embedding.onnx.graph_options import (  # re-exported
+    TOKEN_TYPES,
+)
 from factledger.adapters.embedding.onnx.quantize import CONTRIB_DOMAIN, unsigned_weights
 
 _BIAS = re.compile(r"^(?P<prefix>.*)encoder\.layer\.(?P<layer>\d+)\.(?P<role>.+)\.bias$")
@@ -34,17 +37,7 @@ _PROJECTIONS = (
     "output.dense",
 )
 REQUIRED_INPUTS = ("input_ids", "attention_mask")
-TOKEN_TYPES = "token_type_ids"  # noqa: S105 - an input name, not a secret
 OUTPUT = "last_hidden_state"
-# onnxruntime would fuse each residual Add + Add + LayerNormalization back into
-# SkipLayerNormalization, whose CPU kernel is slower than the three nodes it replaces on short
-# queries (ADR 0004 has the measurement).
-SLOWER_FUSIONS = ("SkipLayerNormFusion",)
-# onnxruntime keeps a `DequantizeLinear` for its QDQ fusions rather than folding it, so the whole
-# word table would be dequantized on every run (+2.3 ms per query); with its QDQ handling off,
-# the constant folding does it once, at session start (~20 ms, against ~70 ms for Cast + Mul).
-# A compact graph has no QDQ pairs for those fusions to find.
-FOLD_DEQUANTIZE = ("session.disable_quant_qdq", "1")
 
 
 @dataclass(frozen=True, slots=True)

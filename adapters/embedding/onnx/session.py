@@ -12,23 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 
-from factledger.adapters.embedding.onnx.bert_graph import (
-    FOLD_DEQUANTIZE,
-    SLOWER_FUSIONS,
-    TOKEN_TYPES,
-    compact_bert_encoder,
-)
 from factledger.adapters.embedding.onnx.graph_cache import (
     CompiledGraph,
     CompiledGraphCache,
     GraphKey,
 )
-from factledger.adapters.embedding.onnx.quantize import quantize_activations
+from factledger.adapters.embedding.onnx.graph_options import (
+    FOLD_DEQUANTIZE,
+    SLOWER_FUSIONS,
+    TOKEN_TYPES,
+)
+
+if TYPE_CHECKING:
+    import onnx
 
 BERT_HEADS = 12  # MiniLM and BERT-base alike; a wrong count fails the probe, not the vectors
 HIDDEN_STATES = "last_hidden_state"
@@ -93,7 +94,15 @@ def compile_encoder(
     serialized: bytes, options: ort.SessionOptions, *, int8_activations: bool, trusted: bool
 ) -> CompiledGraph:
     """The graph to run: the compact one when the model is a BERT encoder that survives the
-    rebuild, else the model's own, with int8 activations where it stores int8 weights."""
+    rebuild, else the model's own, with int8 activations where it stores int8 weights.
+
+    `onnx` and the compiler are imported here, not at the top: a start that finds its graph
+    in the cache never needs them."""
+    import onnx
+
+    from factledger.adapters.embedding.onnx.bert_graph import compact_bert_encoder
+    from factledger.adapters.embedding.onnx.quantize import quantize_activations
+
     model = onnx.load_from_string(serialized)
     compact = compact_bert_encoder(model, int8_activations=int8_activations, heads=BERT_HEADS)
     if compact is not None and (trusted or compact_is_faithful(model, options)):
@@ -105,6 +114,8 @@ def compile_encoder(
 
 def compact_is_faithful(original: onnx.ModelProto, options: ort.SessionOptions) -> bool:
     """The float compact graph gives the original's hidden states on a padded probe batch."""
+    from factledger.adapters.embedding.onnx.bert_graph import compact_bert_encoder
+
     compact = compact_bert_encoder(original, int8_activations=False, heads=BERT_HEADS)
     if compact is None:
         return False

@@ -44,7 +44,7 @@ class RetryOut(BaseModel):
     retried: int
 
 
-def get_sync_store(state: StateDep) -> SyncStore:
+async def get_sync_store(state: StateDep) -> SyncStore:
     store = state.require_ports().sync_store
     if store is None:
         raise ServiceUnavailableError("the sync is not configured")

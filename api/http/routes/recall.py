@@ -40,7 +40,7 @@ from factledger.application.recall.types import Degraded
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["recall"], responses=ERRORS)  # type: ignore[arg-type]
 
 
-def get_recall(state: StateDep) -> Recall:
+async def get_recall(state: StateDep) -> Recall:
     recall = state.require_ports().recall
     if recall is None:
         raise ServiceUnavailableError("recall is not configured")

@@ -116,9 +116,11 @@ async def append(
     """A subject's message may confirm or decline a pending change (`confirms`, `declines`):
     recorded when the session ends, with this message as evidence."""
     key = SessionKey(subject_id, SessionId(session_id))
-    await _owned(buffer, key)
     decides = _decision(body)
     if decides is not None:
+        # A plain append needs no read first: the buffer refuses a session that is not
+        # active in the same transaction as the append.
+        await _owned(buffer, key)
         await asyncio.to_thread(
             check_decidable, ledger, principal.tenant, subject_id, decides.change_id
         )

@@ -1,0 +1,175 @@
+"""`factledger bench write`: the write path on loopback (issue 19), every figure printed
+with the load average it was taken under."""
+
+from __future__ import annotations
+
+import shlex
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from factledger.api.cli.load import _credentials, _split
+from factledger.bench.load.servers import TOPOLOGIES
+from factledger.bench.machine import load_average
+from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
+from factledger.bench.write.rebuild import measure_rebuild, seeded
+from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
+from factledger.bench.write.search import measure_search
+
+ALL_PARTS = (*PARTS, "searchable", "history", "search", "rebuild", "start")
+
+
+def write(
+    parts: Annotated[
+        str, typer.Option(help=f"Comma-separated: {', '.join(ALL_PARTS)}.")
+    ] = ",".join(ALL_PARTS),
+    topologies: Annotated[
+        str, typer.Option(help=f"For appends and ends: {', '.join(TOPOLOGIES)}.")
+    ] = "embedded",
+    clients: Annotated[int, typer.Option(min=1, max=256, help="Closed-loop clients.")] = 16,
+    client_processes: Annotated[
+        int, typer.Option(min=1, max=8, help="Processes the clients are spread over.")
+    ] = 2,
+    seconds: Annotated[float, typer.Option(min=1, max=300, help="Per part, at most.")] = 15.0,
+    max_requests: Annotated[int, typer.Option(min=1, max=200_000)] = 20_000,
+    rounds: Annotated[int, typer.Option(min=1, max=2_000, help="History: appends per size.")] = 100,
+    rebuild_events: Annotated[
+        int, typer.Option(min=100, max=500_000, help="Rebuild: events in the ledger.")
+    ] = 50_000,
+    start_runs: Annotated[int, typer.Option(min=1, max=20, help="Cold starts timed.")] = 3,
+    workdir: Annotated[Path | None, typer.Option(help="Data and logs (default: temp).")] = None,
+    baseline_python: Annotated[
+        Path | None,
+        typer.Option(help="Another install's interpreter: its servers take turns with ours."),
+    ] = None,
+) -> None:
+    """Message appends and session ends (2 proposals), each on its own with closed-loop
+    clients; appends on subjects of 10, 1,000 and 10,000 events; cold start of `serve`."""
+    chosen = _split(parts, ALL_PARTS)
+    where = _split(topologies, TOPOLOGIES)
+    command = shlex.join(
+        ["factledger", "bench", "write", "--parts", parts, "--topologies", topologies,
+         "--clients", str(clients), "--client-processes", str(client_processes),
+         "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
+         "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
+         "--start-runs", str(start_runs)]
+        + (["--baseline-python", str(baseline_python)] if baseline_python else [])
+    )  # fmt: skip
+    console = Console(stderr=True)
+    console.print(f"load average at start: {load_average()}")
+    credentials = _credentials()
+    env = dict(credentials.server_env)
+    rates: list[Rate] = []
+    builds = [sys.executable] + ([str(baseline_python)] if baseline_python else [])
+    with tempfile.TemporaryDirectory(prefix="factledger-write-") as scratch:
+        root = workdir or Path(scratch)
+        for part, topology, python in (
+            (p, t, b) for p in chosen if p in PARTS for t in where for b in builds
+        ):
+            rate = closed_loop(
+                part,
+                client_processes=client_processes,
+                topology=topology,
+                clients=clients,
+                seconds=seconds,
+                max_requests=max_requests,
+                workdir=root,
+                server_env=env,
+                service=credentials.service_token,
+                agent_token=credentials.agent_token,
+                python=python,
+            )
+            console.print(f"{part} on {topology} ({rate.build}): {rate.per_second:.1f}/s")
+            rates.append(rate)
+        if "searchable" in chosen:
+            for python in builds:
+                rate = searchable(
+                    sessions=rounds // 5 or 1,
+                    workdir=root,
+                    server_env=env,
+                    service=credentials.service_token,
+                    python=python,
+                )
+                console.print(f"searchable ({rate.build}): p95 {rate.p95_ms:.0f} ms")
+                rates.append(rate)
+        typer.echo(f"Command: `{command}`\n")
+        if rates:
+            typer.echo(_rates_table(rates))
+        if "history" in chosen:
+            typer.echo("\n| build | subject events | append p50 at the client ms | in the app "
+                       "ms | vs 10 events | load avg |\n|---|---|---|---|---|---|")  # fmt: skip
+            for python in builds:
+                rows = history(
+                    rounds=rounds,
+                    workdir=root,
+                    server_env=env,
+                    service=credentials.service_token,
+                    python=python,
+                )
+                base = rows[0].in_app_p50_ms or 1.0
+                for row in rows:
+                    typer.echo(
+                        f"| {row.build} | {row.size:,} | {row.client_p50_ms:.2f} | "
+                        f"{row.in_app_p50_ms:.2f} | {row.in_app_p50_ms / base:.2f}x | "
+                        f"{row.load_average} |"
+                    )
+        if "search" in chosen:
+            found = measure_search()
+            typer.echo(
+                f"\nIn-memory search, {found.facts:,} facts in one subject, median ms: numpy "
+                f"scan {found.numpy_ms:.2f}, backend {found.backend_ms:.2f} "
+                f"({found.backend_ms / found.numpy_ms:.2f}x), filter-first (before) "
+                f"{found.filter_first_ms:.2f} ({found.filter_first_ms / found.numpy_ms:.1f}x) "
+                f"(load avg {found.load_average})"
+            )
+        if "rebuild" in chosen:
+            ledger_dir = seeded(root / "rebuild", events=rebuild_events)
+            for run in range(3):  # the builds take turns
+                for python in builds:
+                    rebuilt = measure_rebuild(ledger_dir, python, run=run)
+                    typer.echo(
+                        f"\nProjection rebuild ({label(python)}), SQLite, {rebuilt.events:,} "
+                        f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s "
+                        f"(load avg {rebuilt.load_average})"
+                    )
+        if "start" in chosen:
+            contenders = [Contender("this", default_executable(), cache=True)]
+            if baseline_python is not None:
+                executable = baseline_python.parent / "factledger"
+                contenders.append(Contender("baseline", executable, cache=True))
+            starts = measure_serve_start(contenders, root / "start", runs=start_runs)
+            for build, seconds_each in starts.items():
+                typer.echo(
+                    f"\nCold start of `factledger serve` to ready ({build}): median "
+                    f"{statistics.median(seconds_each):.2f} s, every start "
+                    f"{', '.join(f'{s:.2f}' for s in seconds_each)} s "
+                    f"(load avg {load_average()})"
+                )
+
+
+def _rates_table(rates: list[Rate]) -> str:
+    lines = [
+        "| part | build | topology | clients | answered | failed | per s | p50 / p95 / p99 ms | "
+        "in the app p50 ms | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines.extend(
+        f"| {r.part} | {r.build} | {r.topology} | {r.clients} | {r.ok} | {_failures(r.failed)} | "
+        f"{r.per_second:.1f} | {r.p50_ms:.0f} / {r.p95_ms:.0f} / {r.p99_ms:.0f} | "
+        f"{r.in_app_p50_ms:.1f} | {r.load_average} |"
+        for r in rates
+    )
+    return "\n".join(lines)
+
+
+def _failures(failed: dict[int, int]) -> str:
+    return ", ".join(f"{n} x {status or 'none'}" for status, n in sorted(failed.items())) or "0"
+
+
+def register(group: typer.Typer) -> None:
+    group.command(name="write")(write)
