@@ -119,4 +119,4 @@ async def forget(state: ApiState, session: ConsoleSession, what: Forget, nonce: 
         memory_id = what.memory_id or ""
         cmd_m = ForgetMemory(tenant, what.subject_id, memory_id, by, what.reason, cid)
         await asyncio.to_thread(ledger.forget_memory, cmd_m)
-    await get_idempotency_store(state).forget_subject(tenant, what.subject_id)
+    await (await get_idempotency_store(state)).forget_subject(tenant, what.subject_id)

@@ -76,7 +76,7 @@ class _McpEndpoint:
             HTTPAuthorizationCredentials(scheme=scheme, credentials=token) if token else None
         )
         try:
-            get_principal(request, self._state, credentials)
+            await get_principal(request, self._state, credentials)
         except ApiError as exc:
             await render(exc)(scope, receive, send)
             return

@@ -92,7 +92,7 @@ def _sessions(call: Call) -> ShortTermMemory:
 
 async def get_context(call: Call, body: ContextIn) -> BaseModel:
     p, ports, state = call.principal, call.state.require_ports(), call.state
-    recall = recall_routes.get_recall(state)
+    recall = await recall_routes.get_recall(state)
     budget = recall.budget_s(p.tenant, context=True)
     subject = await recall_routes.check_within_budget(p, ports.ledger, ME, budget, call.arrived_at)
     return await recall_routes.context(body, p, subject, recall, state, call.arrived_at)
@@ -100,7 +100,7 @@ async def get_context(call: Call, body: ContextIn) -> BaseModel:
 
 async def recall(call: Call, body: RecallIn) -> BaseModel:
     p, ports, state = call.principal, call.state.require_ports(), call.state
-    service = recall_routes.get_recall(state)
+    service = await recall_routes.get_recall(state)
     budget = service.budget_s(p.tenant)
     subject = await recall_routes.check_within_budget(p, ports.ledger, ME, budget, call.arrived_at)
     return await recall_routes.recall_turn(body, p, subject, service, state, call.arrived_at)
