@@ -29,6 +29,7 @@ from factledger.api.http.schemas.common import SESSION_ID_PATTERN
 from factledger.api.http.schemas.proposals import ConfirmIn, ProposalIn
 from factledger.api.http.schemas.recall import ContextIn, RecallIn
 from factledger.api.http.schemas.sessions import EndSessionIn, MessageIn, StartSessionIn
+from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 
 SESSION_ID = Field(pattern=SESSION_ID_PATTERN, examples=["call-2026-01-14-001"])
@@ -83,6 +84,13 @@ async def _subject(call: Call) -> UUID:
     return await get_subject_id(call.principal, ledger, ME)
 
 
+def _buffer(call: Call) -> SessionBuffer:
+    buffer = call.state.require_ports().session_buffer
+    if buffer is None:
+        raise ServiceUnavailableError("short-term memory is not configured")
+    return buffer
+
+
 def _sessions(call: Call) -> ShortTermMemory:
     sessions = call.state.require_ports().sessions
     if sessions is None:
@@ -112,17 +120,15 @@ async def start_session(call: Call, body: StartSessionIn) -> BaseModel:
 
 
 async def record_message(call: Call, body: RecordMessageIn) -> BaseModel:
-    ports = call.state.require_ports()
-    buffer = ports.session_buffer
-    if buffer is None:
-        raise ServiceUnavailableError("short-term memory is not configured")
+    ports, buffer = call.state.require_ports(), _buffer(call)
     subject_id = await _subject(call)
+    sessions = _sessions(call)
     return await session_routes.append(
         body.session_id,
         body,
         call.principal,
         subject_id,
-        _sessions(call),
+        sessions,
         buffer,
         ports.ledger,
         no_key(call),
@@ -130,17 +136,15 @@ async def record_message(call: Call, body: RecordMessageIn) -> BaseModel:
 
 
 async def end_session(call: Call, body: EndSessionToolIn) -> BaseModel:
-    ports = call.state.require_ports()
-    buffer = ports.session_buffer
-    if buffer is None:
-        raise ServiceUnavailableError("short-term memory is not configured")
+    ports, buffer = call.state.require_ports(), _buffer(call)
     subject_id = await _subject(call)
+    sessions = _sessions(call)
     return await session_routes.end(
         body.session_id,
         body,
         call.principal,
         subject_id,
-        _sessions(call),
+        sessions,
         buffer,
         ports.ledger,
         ports.safety,
