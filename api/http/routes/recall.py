@@ -10,6 +10,7 @@ one or a 503. A subject of another tenant is still a 404.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated
 from uuid import UUID
@@ -75,33 +76,28 @@ async def check_within_budget(
     return BudgetedSubject(subject_id)
 
 
-async def recall_subject(
-    principal: AgentOrService,
-    ledger: LedgerDep,
-    raw: SubjectPath,
-    recall: RecallDep,
-    arrived_at: ArrivalDep,
-) -> BudgetedSubject:
-    budget = recall.budget_s(principal.tenant)
-    return await check_within_budget(principal, ledger, raw, budget, arrived_at)
+def budgeted_subject(*, context: bool) -> Callable[..., Awaitable[BudgetedSubject]]:
+    """The subject check of a recall (`context=False`) or a session's context, within the
+    tenant's budget for it."""
 
+    async def check(
+        principal: AgentOrService,
+        ledger: LedgerDep,
+        raw: SubjectPath,
+        recall: RecallDep,
+        arrived_at: ArrivalDep,
+    ) -> BudgetedSubject:
+        budget = recall.budget_s(principal.tenant, context=context)
+        return await check_within_budget(principal, ledger, raw, budget, arrived_at)
 
-async def context_subject(
-    principal: AgentOrService,
-    ledger: LedgerDep,
-    raw: SubjectPath,
-    recall: RecallDep,
-    arrived_at: ArrivalDep,
-) -> BudgetedSubject:
-    budget = recall.budget_s(principal.tenant, context=True)
-    return await check_within_budget(principal, ledger, raw, budget, arrived_at)
+    return check
 
 
 @router.post("/context", summary="What the agent should know at the start of a session (2 s)")
 async def context(
     body: ContextIn,
     principal: AgentOrService,
-    subject: Annotated[BudgetedSubject, Depends(context_subject)],
+    subject: Annotated[BudgetedSubject, Depends(budgeted_subject(context=True))],
     recall: RecallDep,
     state: StateDep,
     arrived_at: ArrivalDep,
@@ -121,7 +117,7 @@ async def context(
 async def recall_turn(
     body: RecallIn,
     principal: AgentOrService,
-    subject: Annotated[BudgetedSubject, Depends(recall_subject)],
+    subject: Annotated[BudgetedSubject, Depends(budgeted_subject(context=False))],
     recall: RecallDep,
     state: StateDep,
     arrived_at: ArrivalDep,
