@@ -87,10 +87,13 @@ async def pgvector_memory_backend(
         yield backend
 
 
-BACKENDS = [
+SELF_HOSTED_BACKENDS = [
     pytest.param(in_memory_backend, id="in-memory"),
-    pytest.param(supermemory_fake_http_backend, id="supermemory-fake-http"),
     pytest.param(pgvector_memory_backend, id="pgvector", marks=pytest.mark.integration),
+]
+BACKENDS = [
+    *SELF_HOSTED_BACKENDS,
+    pytest.param(supermemory_fake_http_backend, id="supermemory-fake-http"),
 ]
 
 
@@ -110,6 +113,16 @@ def embedder() -> Embedder:
     return HashingEmbedder(dimension=512)
 
 
+@asynccontextmanager
+async def validated(
+    request: pytest.FixtureRequest, deps: BackendDeps
+) -> AsyncIterator[MemoryBackend]:
+    factory: BackendFactory = request.param
+    async with factory(request, deps) as backend:
+        # As the composition root does: the wrapper checks inputs, the adapter does the rest.
+        yield ValidatingMemoryBackend(backend)
+
+
 @pytest.fixture(params=BACKENDS)
 async def backend(
     request: pytest.FixtureRequest,
@@ -117,10 +130,8 @@ async def backend(
     embedder: Embedder,
     clock: ManualClock,
 ) -> AsyncIterator[MemoryBackend]:
-    factory: BackendFactory = request.param
-    async with factory(request, BackendDeps(extractor, embedder, clock)) as backend:
-        # As the composition root does: the wrapper checks inputs, the adapter does the rest.
-        yield ValidatingMemoryBackend(backend)
+    async with validated(request, BackendDeps(extractor, embedder, clock)) as backend:
+        yield backend
 
 
 Ingest = Callable[..., Awaitable[ProcessingStatus]]

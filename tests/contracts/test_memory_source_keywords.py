@@ -7,24 +7,32 @@ engine ranks with its own signals, which we neither see nor set.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
+from contracts.conftest import SELF_HOSTED_BACKENDS, BackendDeps, validated
 
 from factledger.application.memory.lexical import LEXICAL_WEIGHT, SUBJECT_LABEL_KEY
 from factledger.application.memory.types import Namespace, ProcessingStatus, SearchQuery
-from factledger.application.ports import MemoryBackend
-from factledger.testing.scripted_extractor import stated
+from factledger.application.ports import Embedder, MemoryBackend
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.scripted_extractor import ScriptedExtractor, stated
 
 Ingest = Callable[..., Awaitable[ProcessingStatus]]
 NS = Namespace("subject-source-words")
 SOURCE = "Every month we order our cartons from Fernhill, they are reliable."
 
 
-@pytest.fixture(autouse=True)
-def self_hosted(backend: MemoryBackend) -> None:
-    if backend.name == "supermemory":
-        pytest.skip("the hosted engine ranks with its own signals")
+@pytest.fixture(params=SELF_HOSTED_BACKENDS)
+async def backend(
+    request: pytest.FixtureRequest,
+    extractor: ScriptedExtractor,
+    embedder: Embedder,
+    clock: ManualClock,
+) -> AsyncIterator[MemoryBackend]:
+    """The self-hosted backends only: this contract is theirs."""
+    async with validated(request, BackendDeps(extractor, embedder, clock)) as backend:
+        yield backend
 
 
 async def test_a_fact_is_found_by_a_keyword_only_its_source_sentence_holds(
