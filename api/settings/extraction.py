@@ -1,0 +1,72 @@
+"""Fact extraction: the extractor and the guidance it follows per conversation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import (
+    Field,
+    SecretStr,
+)
+
+from factledger.api.settings.base import NestedSettings
+from factledger.domain.transcript import Channel
+
+# -- fact extraction ---------------------------------------------------------------------------
+
+
+class RuleExtractorSettings(NestedSettings):
+    """The default: deterministic, offline extraction driven by a guidance YAML file (slots,
+    trigger phrases, derivation rules); without `guidance_path`, the packaged guidance."""
+
+    kind: Literal["rule"] = "rule"
+    guidance_path: Path | None = None
+
+
+class OpenAICompatibleExtractorSettings(NestedSettings):
+    """Any OpenAI-compatible `/chat/completions` endpoint (OpenAI, Ollama, vLLM, llama.cpp);
+    `base_url` ends before `/chat/completions` (usually with `/v1`). The instructions come from
+    `prompt_path`, else from the guidance file's `llm_instructions`."""
+
+    kind: Literal["openai_compatible"] = "openai_compatible"
+    base_url: str = Field(pattern=r"^https?://[^\s]+$")
+    model: str = Field(min_length=1, max_length=200)
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=60.0, gt=0, le=600)
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    guidance_path: Path | None = None
+    prompt_path: Path | None = None
+
+
+ExtractorSettings = Annotated[
+    RuleExtractorSettings | OpenAICompatibleExtractorSettings, Field(discriminator="kind")
+]
+
+Slug = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
+
+
+class GuidanceRouteSettings(NestedSettings):
+    """One route of the guidance catalogue (ADR 0018): sessions matching every part that is
+    set are read with `guidance`, a packaged name (`default`, `sales_discovery`,
+    `support_ticket`) or the path of a guidance file (`.yaml`/`.yml`)."""
+
+    guidance: str = Field(min_length=1, max_length=500)
+    tenant: str | None = Field(default=None, min_length=1, max_length=200)
+    subject_kind: str | None = Field(default=None, min_length=1, max_length=100)
+    channel: Channel | None = None
+    conversation_type: Slug | None = None
+
+
+class ExtractionSettings(NestedSettings):
+    """Which guidance each session is read with, e.g. `FACTLEDGER_EXTRACTION__GUIDANCE='[
+    {"conversation_type": "onboarding", "guidance": "/etc/factledger/onboarding.yaml"},
+    {"tenant": "acme", "conversation_type": "support_ticket", "guidance": "acme.yaml"}]'`.
+
+    The most specific matching route wins (the most parts set; ties: conversation type,
+    subject kind, channel, tenant); no match: the default guidance (the extractor's
+    `guidance_path`, else the packaged one). Each packaged conversation type is routed to its
+    packaged guidance unless a route with the same parts replaces it."""
+
+    guidance: list[GuidanceRouteSettings] = Field(default_factory=list)

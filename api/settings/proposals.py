@@ -1,0 +1,42 @@
+"""The product's proposals."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import (
+    Field,
+)
+
+from factledger.api.settings.base import NestedSettings
+from factledger.domain.values import ValueType
+
+# -- the product's proposals -------------------------------------------------------------------
+
+ProposalModeName = Literal["propose", "off"]
+# An extractor slot: `supplier`, or a family such as `complaint` (which also takes
+# `complaint:late_deliveries`).
+SlotName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+
+
+class ProfileFieldSettings(NestedSettings):
+    """One field of a kind's profile schema: its type (`list` holds several values) and the
+    extractor slots whose facts the product proposes for it (none: only callers propose)."""
+
+    type: ValueType
+    slots: tuple[SlotName, ...] = ()
+
+
+class TenantProposalSettings(NestedSettings):
+    """One tenant's proposal mode (None: the deployment's) and per subject kind overrides."""
+
+    mode: ProposalModeName | None = None
+    kinds: dict[str, ProposalModeName] = Field(default_factory=dict)
+
+
+class ProposalSettings(NestedSettings):
+    """Whether the product reads every recorded session and proposes changes, e.g.
+    `FACTLEDGER_PROPOSALS__TENANTS='{"acme": {"kinds": {"patient": "off"}}}'`."""
+
+    mode: ProposalModeName = "propose"
+    tenants: dict[str, TenantProposalSettings] = Field(default_factory=dict)
