@@ -24,7 +24,6 @@ from uuid import UUID
 from eventsourcing.application import Application
 
 from factledger.application.ledger.view_store import ViewStore, ViewTransaction
-from factledger.domain.errors import ProfileVersionRewriteError
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
@@ -44,15 +43,17 @@ from factledger.projections.profile_docs import (
     as_object,
     change_doc,
     key_time,
-    redacted,
     session_doc,
-    version_key,
 )
-
-
-def _strings(value: object) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
-
+from factledger.projections.profile_writes import (
+    close_history,
+    decide,
+    erase_views,
+    new_version,
+    put_version,
+    redact_field,
+    strings,
+)
 
 VIEWS = ("subject", "profile", "version", "history", "change", "queue", "session")
 
@@ -104,7 +105,7 @@ class ProfileProjection:
             case FieldExpirySet():
                 self._expiry_set(txn, event, item.position)
             case SubjectErased():
-                self._erased(txn, str(event.originator_id))
+                erase_views(txn, str(event.originator_id))
 
     def _registered(self, txn: ViewTransaction, e: SubjectRegistered) -> None:
         sid, at = str(e.originator_id), e.timestamp.isoformat()
@@ -121,7 +122,7 @@ class ProfileProjection:
             },
         )
         txn.put("profile", sid, {"subject_id": sid, "version": 0, "at": at, "fields": {}})
-        self._put_version(txn, sid, 0, at, {"kind": "registered"}, {})
+        put_version(txn, sid, 0, at, {"kind": "registered"}, {})
 
     def _session(self, txn: ViewTransaction, e: SessionRecorded, position: int) -> None:
         txn.put(
@@ -137,21 +138,11 @@ class ProfileProjection:
         txn.put("change", f"{sid}:{e.change_id}", change)
         txn.put("queue", queue_key, change)
 
-    def _decide(
-        self, txn: ViewTransaction, sid: str, change_id: str, update: JsonObject
-    ) -> JsonObject:
-        key = f"{sid}:{change_id}"
-        change = as_object(txn.get("change", key))
-        change.update(update)
-        txn.put("change", key, change)
-        txn.delete("queue", str(change.get("queue_key")))
-        return change
-
     def _confirmed(self, txn: ViewTransaction, e: ChangeConfirmed, position: int) -> None:
         # The version is dated by the conversation in which the subject confirmed (ADR 0017);
         # `decided_at` keeps when the ledger recorded the decision.
         sid, at = str(e.originator_id), e.dated.isoformat()
-        change = self._decide(
+        change = decide(
             txn,
             sid,
             str(e.change_id),
@@ -202,7 +193,7 @@ class ProfileProjection:
             fields.pop(field, None)
         else:
             fields[field] = entry
-        self._new_version(
+        new_version(
             txn,
             sid,
             e.profile_version,
@@ -210,7 +201,7 @@ class ProfileProjection:
             fields,
             {"kind": "confirmed", "change_id": str(e.change_id), "field": field},
         )
-        self._close_history(txn, sid, field, e.profile_version, at)
+        close_history(txn, sid, field, e.profile_version, at)
         txn.put(
             "history",
             f"{sid}:{position:012d}",
@@ -228,7 +219,7 @@ class ProfileProjection:
         )
 
     def _rejected(self, txn: ViewTransaction, e: ChangeRejected) -> None:
-        self._decide(
+        decide(
             txn,
             str(e.originator_id),
             str(e.change_id),
@@ -243,7 +234,7 @@ class ProfileProjection:
     def _superseded(self, txn: ViewTransaction, e: ChangeSuperseded) -> None:
         """The older change leaves the queue; each of the two names the other."""
         sid = str(e.originator_id)
-        self._decide(
+        decide(
             txn,
             sid,
             str(e.change_id),
@@ -255,7 +246,7 @@ class ProfileProjection:
         )
         key = f"{sid}:{e.superseded_by}"
         newer = as_object(txn.get("change", key))
-        newer["supersedes"] = [*_strings(newer.get("supersedes")), str(e.change_id)]
+        newer["supersedes"] = [*strings(newer.get("supersedes")), str(e.change_id)]
         txn.put("change", key, newer)
         queue_key = str(newer.get("queue_key"))
         if txn.get("queue", queue_key) is not None:
@@ -265,13 +256,13 @@ class ProfileProjection:
         sid, at, field = str(e.originator_id), e.timestamp.isoformat(), str(e.field)
         version = int(e.profile_version or 0)
         for change_id in e.withdrawn_changes:
-            self._decide(txn, sid, change_id, {"status": "forgotten", "decided_at": at})
-        self._redact_field(txn, sid, field)
+            decide(txn, sid, change_id, {"status": "forgotten", "decided_at": at})
+        redact_field(txn, sid, field)
         profile = as_object(txn.get("profile", sid))
         fields = as_object(profile.get("fields"))
         fields.pop(field, None)
-        self._new_version(txn, sid, version, at, fields, {"kind": "forgotten", "field": field})
-        self._close_history(txn, sid, field, version, at)
+        new_version(txn, sid, version, at, fields, {"kind": "forgotten", "field": field})
+        close_history(txn, sid, field, version, at)
         txn.put(
             "history",
             f"{sid}:{position:012d}",
@@ -320,65 +311,3 @@ class ProfileProjection:
                 "until": None,
             },
         )
-
-    @staticmethod
-    def _erased(txn: ViewTransaction, sid: str) -> None:
-        """An erased subject leaves no document behind (its queue entries included)."""
-        tenant = str(as_object(txn.get("subject", sid)).get("tenant", ""))
-        for key, doc in txn.scan("queue", f"{tenant}:"):
-            if doc.get("subject_id") == sid:
-                txn.delete("queue", key)
-        txn.delete("subject", sid)
-        txn.delete("profile", sid)
-        for view in ("version", "history", "change", "session"):
-            for key, _ in txn.scan(view, f"{sid}:"):
-                txn.delete(view, key)
-
-    def _redact_field(self, txn: ViewTransaction, sid: str, field: str) -> None:
-        """Forget is the one rewrite of the past: the field's content leaves every view."""
-        for view in ("history", "change"):
-            for key, doc in txn.scan(view, f"{sid}:"):
-                if doc.get("field") == field:
-                    txn.put(view, key, redacted(doc))
-        for key, doc in txn.scan("version", f"{sid}:"):
-            fields = as_object(doc.get("fields"))
-            if field in fields:
-                fields[field] = redacted(as_object(fields[field]))
-                txn.put("version", key, doc)
-
-    def _new_version(
-        self,
-        txn: ViewTransaction,
-        sid: str,
-        version: int,
-        at: str,
-        fields: JsonObject,
-        cause: JsonObject,
-    ) -> None:
-        txn.put("profile", sid, {"subject_id": sid, "version": version, "at": at, "fields": fields})
-        subject = as_object(txn.get("subject", sid))
-        txn.put("subject", sid, {**subject, "version": version})
-        self._put_version(txn, sid, version, at, cause, fields)
-
-    @staticmethod
-    def _put_version(
-        txn: ViewTransaction, sid: str, version: int, at: str, cause: JsonObject, fields: JsonObject
-    ) -> None:
-        key = version_key(sid, version)
-        doc: JsonObject = {
-            "subject_id": sid,
-            "version": version,
-            "at": at,
-            "cause": cause,
-            "fields": fields,
-        }
-        existing = txn.get("version", key)
-        if existing is not None and existing != doc:
-            raise ProfileVersionRewriteError(f"subject {sid} version {version}")
-        txn.put("version", key, doc)
-
-    @staticmethod
-    def _close_history(txn: ViewTransaction, sid: str, field: str, version: int, at: str) -> None:
-        for key, doc in txn.scan("history", f"{sid}:"):
-            if doc.get("field") == field and doc.get("until_version") is None:
-                txn.put("history", key, {**doc, "until_version": version, "until": at})

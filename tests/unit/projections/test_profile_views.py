@@ -13,6 +13,7 @@ from factledger.domain.provenance import Actor, ActorKind, Origin
 from factledger.domain.values import TextValue
 from factledger.projections.follower import read_events
 from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile_writes import put_version
 from factledger.testing.story.script import (
     CONDITION,
     JAN,
@@ -143,5 +144,5 @@ def test_a_batch_seen_twice_changes_nothing(projected) -> None:  # type: ignore[
 def test_a_written_version_cannot_be_rewritten(projected) -> None:  # type: ignore[no-untyped-def]
     sid = str(projected.ids.subject_id)
     with pytest.raises(ProfileVersionRewriteError), projected.projection.store.transaction() as txn:
-        ProfileProjection._put_version(txn, sid, 1, "2026-01-13T09:00:00+00:00", {}, {})
+        put_version(txn, sid, 1, "2026-01-13T09:00:00+00:00", {}, {})
     assert projected.reader.version(TENANT, projected.ids.subject_id, 1).fields

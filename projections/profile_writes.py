@@ -1,0 +1,87 @@
+"""Writes the profile projection shares between its event handlers: a decision on a change,
+a new profile version, the end of a field's open history entries, a forget's redaction and an
+erasure. Each takes the batch's `ViewTransaction`, so all of them commit with the batch."""
+
+from __future__ import annotations
+
+from factledger.application.ledger.view_store import ViewTransaction
+from factledger.domain.errors import ProfileVersionRewriteError
+from factledger.domain.values import JsonObject
+from factledger.projections.profile_docs import as_object, redacted, version_key
+
+
+def strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def decide(txn: ViewTransaction, sid: str, change_id: str, update: JsonObject) -> JsonObject:
+    """Records a decision on a change and takes it out of the queue."""
+    key = f"{sid}:{change_id}"
+    change = as_object(txn.get("change", key))
+    change.update(update)
+    txn.put("change", key, change)
+    txn.delete("queue", str(change.get("queue_key")))
+    return change
+
+
+def erase_views(txn: ViewTransaction, sid: str) -> None:
+    """An erased subject leaves no document behind (its queue entries included)."""
+    tenant = str(as_object(txn.get("subject", sid)).get("tenant", ""))
+    for key, doc in txn.scan("queue", f"{tenant}:"):
+        if doc.get("subject_id") == sid:
+            txn.delete("queue", key)
+    txn.delete("subject", sid)
+    txn.delete("profile", sid)
+    for view in ("version", "history", "change", "session"):
+        for key, _ in txn.scan(view, f"{sid}:"):
+            txn.delete(view, key)
+
+
+def redact_field(txn: ViewTransaction, sid: str, field: str) -> None:
+    """Forget is the one rewrite of the past: the field's content leaves every view."""
+    for view in ("history", "change"):
+        for key, doc in txn.scan(view, f"{sid}:"):
+            if doc.get("field") == field:
+                txn.put(view, key, redacted(doc))
+    for key, doc in txn.scan("version", f"{sid}:"):
+        fields = as_object(doc.get("fields"))
+        if field in fields:
+            fields[field] = redacted(as_object(fields[field]))
+            txn.put("version", key, doc)
+
+
+def new_version(
+    txn: ViewTransaction,
+    sid: str,
+    version: int,
+    at: str,
+    fields: JsonObject,
+    cause: JsonObject,
+) -> None:
+    txn.put("profile", sid, {"subject_id": sid, "version": version, "at": at, "fields": fields})
+    subject = as_object(txn.get("subject", sid))
+    txn.put("subject", sid, {**subject, "version": version})
+    put_version(txn, sid, version, at, cause, fields)
+
+
+def put_version(
+    txn: ViewTransaction, sid: str, version: int, at: str, cause: JsonObject, fields: JsonObject
+) -> None:
+    key = version_key(sid, version)
+    doc: JsonObject = {
+        "subject_id": sid,
+        "version": version,
+        "at": at,
+        "cause": cause,
+        "fields": fields,
+    }
+    existing = txn.get("version", key)
+    if existing is not None and existing != doc:
+        raise ProfileVersionRewriteError(f"subject {sid} version {version}")
+    txn.put("version", key, doc)
+
+
+def close_history(txn: ViewTransaction, sid: str, field: str, version: int, at: str) -> None:
+    for key, doc in txn.scan("history", f"{sid}:"):
+        if doc.get("field") == field and doc.get("until_version") is None:
+            txn.put("history", key, {**doc, "until_version": version, "until": at})
