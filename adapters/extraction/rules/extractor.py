@@ -35,7 +35,7 @@ from factledger.adapters.extraction.rules.guidance import (
     Guidance,
 )
 from factledger.adapters.extraction.rules.links import Draft, derive, update_targets
-from factledger.adapters.extraction.rules.notes import is_fragment
+from factledger.adapters.extraction.rules.notes import is_fragment, mid_sentence
 from factledger.adapters.extraction.rules.reasons import (
     answer_as_reason,
     asks_why,
@@ -219,12 +219,21 @@ class RuleExtractor:
         # Earliest first, then the longest: "switched to the Pro plan" is a plan, not a supplier.
         # Of two readings of the same words ("moved over to X": a place or a supplier), the
         # slot the conversation or the namespace already speaks of.
-        found.sort(key=lambda m: (m.start, m.start - m.end, m.spec.name not in context))
+        # Before both: a slot of the conversation type's own guidance over one it inherits
+        # ("the export keeps failing" is a support `issue`, not the default's `complaint`).
+        found.sort(
+            key=lambda m: (
+                m.spec.inherited,
+                m.start,
+                m.start - m.end,
+                m.spec.name not in context,
+            )
+        )
         chosen: list[SlotMatch] = []
         for match in found:
             if all(match.start >= c.end or match.end <= c.start for c in chosen):
                 chosen.append(match)
-        return chosen
+        return sorted(chosen, key=lambda m: m.start)
 
     def _slot_fact(
         self,
@@ -235,7 +244,9 @@ class RuleExtractor:
         dates: list[DateMention],
         anchor: datetime,
     ) -> Draft:
-        text = match.pattern.text.format(value=match.value)
+        template = match.pattern.text
+        value = match.value if template.startswith("{value}") else mid_sentence(match.value)
+        text = template.format(value=value)
         if clauses.tentative and text.startswith("plans to "):
             text = "may " + text.removeprefix("plans to ")
         if dates:

@@ -68,6 +68,9 @@ class SlotSpec:
     single_valued: bool
     patterns: tuple[SlotPattern, ...]
     update_markers: bool = True  # whether "now", "switched", ... make its facts updates
+    # 0: a slot of the guidance itself (or one it extends); n: inherited from n levels up.
+    # Of two slots matching the same words, the less inherited wins (ADR 0018).
+    inherited: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +160,9 @@ class _SlotDoc(_Doc):
     single_valued: bool = True
     update_markers: bool = True
     patterns: list[_PatternDoc] = Field(default_factory=list)
+    # Set by `extends:`, not by hand: how many levels up the slot was last written (0: in
+    # the file itself). The rule extractor prefers the more specific slot (ADR 0018).
+    inherited: int = Field(default=0, ge=0)
 
 
 class _RequirementDoc(_Doc):
@@ -227,7 +233,7 @@ def _slot(doc: _SlotDoc) -> SlotSpec:
         except (KeyError, IndexError, ValueError) as exc:
             raise GuidanceError(f"slots.{doc.name}: a text may only use {{value}}") from exc
         patterns.append(SlotPattern(regex=regex, text=item.text, updates=item.updates))
-    return SlotSpec(doc.name, doc.single_valued, tuple(patterns), doc.update_markers)
+    return SlotSpec(doc.name, doc.single_valued, tuple(patterns), doc.update_markers, doc.inherited)
 
 
 def _derivation(doc: _DerivationDoc) -> Derivation:

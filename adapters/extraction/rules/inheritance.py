@@ -8,7 +8,9 @@ parent is read first (it may extend another in turn), then the child is laid ove
   child's entries are added after the parent's, each once;
 - slots: a slot of a new name is added before the parent's slots; a slot the parent has gets
   the child's patterns first, and the child's `single_valued` / `update_markers` when it sets
-  them (of two equally long matches the rule extractor keeps the first: the child's);
+  them; a slot the child leaves alone is marked one level further `inherited`, and where
+  slots of different levels match the same words the rule extractor keeps the child's own
+  (the conversation type's `issue` over the default's generic `complaint`; ADR 0018);
 - derivations: one of a new name is added, one of the parent's name replaces it;
 - `llm_instructions`: the child's text follows the parent's, so tailored instructions only
   say what is particular to them.
@@ -96,7 +98,8 @@ def merge(parent: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]
             before = list(parent.get(key) or [])
             merged[key] = before + [v for v in value or [] if v not in before]
         elif key == "slots":
-            merged[key] = _merge_named(parent.get(key) or [], value or [], _merge_slot)
+            inherited = [_inherited(e) for e in parent.get(key) or []]
+            merged[key] = _merge_named(inherited, value or [], _merge_slot)
         elif key == "derivations":
             merged[key] = _merge_named(parent.get(key) or [], value or [], lambda _, new: new)
         elif key == "llm_instructions":
@@ -107,8 +110,15 @@ def merge(parent: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]
     return merged
 
 
+def _inherited(entry: Any) -> Any:
+    """A parent's slot one level further from the guidance being read."""
+    if not isinstance(entry, dict):
+        return entry  # validation rejects it
+    return {**entry, "inherited": int(entry.get("inherited") or 0) + 1}
+
+
 def _merge_slot(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
-    slot = {**old, **{k: v for k, v in new.items() if k != "patterns"}}
+    slot = {**old, **{k: v for k, v in new.items() if k != "patterns"}, "inherited": 0}
     slot["patterns"] = list(new.get("patterns") or []) + list(old.get("patterns") or [])
     return slot
 

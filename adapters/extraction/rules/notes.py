@@ -46,6 +46,11 @@ _WITH_PARTNER = re.compile(
     r"^(?:my|our) (?P<who>(?:[\w'-]+ ){0,2}[\w'-]+) and I (?P<rest>.+)$", re.IGNORECASE
 )
 _SPACES = re.compile(r"\s{2,}")
+# A sentence's first word that is capitalised only for opening it ("The export keeps failing").
+_OPENING_WORD = re.compile(
+    r"^(?:The|A|An|This|That|These|Those|Our|My|Your|Their|Its|His|Her|Every|Each|Some|All|"
+    r"None|Nobody|Everyone|It|We|They|There)\b"
+)
 
 
 def without_filler(text: str) -> str:
@@ -71,3 +76,9 @@ def with_partner(text: str) -> str | None:
     if match is None:
         return None
     return f"{conjugate(match.group('rest'))} with their {match.group('who')}"
+
+
+def mid_sentence(value: str) -> str:
+    """A value as it reads inside a note: "complained that the export keeps failing", not
+    "... that The export ..."; a name ("Routeplanner", "iPhone") keeps its capital."""
+    return _OPENING_WORD.sub(lambda m: m.group(0).lower(), value, count=1)

@@ -96,6 +96,42 @@ def test_the_packaged_guidance_extends_the_default_and_adds_its_own_slots() -> N
     assert load_packaged_guidance("sales_discovery") is load_packaged_guidance("sales_discovery")
 
 
+def test_a_guidances_own_slot_wins_over_an_inherited_one_on_the_same_words(
+    tmp_path: Path,
+) -> None:
+    # Given a child whose own slot and the default's complaint both read the sentence, the
+    # complaint's match starting earlier and running longer
+    path = tmp_path / "fleet.yaml"
+    path.write_text(
+        "version: 1\nextends: default\nslots:\n  - name: fault\n    patterns:\n"
+        '      - match: "\\\\b(?P<value>export keeps failing)"\n'
+        '        text: "reports that the {value}"\n',
+        encoding="utf-8",
+    )
+    child = load_guidance(path)
+    assert child.slot("fault") is not None
+    assert child.slot("fault").inherited == 0  # type: ignore[union-attr]
+    assert child.slot("complaint").inherited == 1  # type: ignore[union-attr]
+    # When it is read, then only the child's slot speaks for those words
+    found = slots(said("The export keeps failing on Windows 11."), RuleExtractor(child))
+    assert "fault" in found
+    assert not any(slot and slot.startswith("complaint") for slot in found)
+    # and the default alone still reads it as a complaint, in a note that reads mid-sentence
+    plain = slots(said("The export keeps failing on Windows 11."), RuleExtractor())
+    complaint = next(text for slot, text in plain.items() if slot and "complaint" in slot)
+    assert complaint.startswith("complained that the export keeps failing")
+
+
+def test_a_packaged_types_slot_wins_over_the_default_complaint() -> None:
+    found = slots(
+        said("The export keeps failing on Windows 11.", conversation_type="support_ticket"),
+        RuleExtractor(),
+    )
+    assert found["issue"] == "reports: the export keeps failing"
+    assert "environment:windows_11" in found
+    assert not any(slot and slot.startswith("complaint") for slot in found)
+
+
 def test_the_rule_extractor_reads_each_request_with_its_conversation_types_guidance() -> None:
     extractor = RuleExtractor()
     text = "The final decision is with our CFO. The export keeps failing."
