@@ -21,8 +21,11 @@ import math
 from collections import Counter
 from collections.abc import Collection, Sequence
 
+import numpy as np
+
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import Metadata
+from factledger.application.ports import Vectors
 from factledger.domain.transcript import Message, Role
 
 SUBJECT_LABEL_KEY = "subject_label"
@@ -80,6 +83,12 @@ def coverage(terms: Sequence[str], weights: Sequence[float], held: Collection[st
 def fused_score(cosine: float, keyword_coverage: float) -> float:
     """Memories-mode relevance: the cosine, lifted by the keywords a fact shares with the query."""
     return min(1.0, cosine + LEXICAL_WEIGHT * keyword_coverage)
+
+
+def fused_scores(cosines: Vectors, keyword_coverage: Vectors) -> Vectors:
+    """`fused_score` over arrays (float64 in, float64 out: the same values, element by element)."""
+    scores: Vectors = np.minimum(1.0, cosines + LEXICAL_WEIGHT * keyword_coverage)
+    return scores
 
 
 def document_frequency(
