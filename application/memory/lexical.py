@@ -22,10 +22,10 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import Metadata
-from factledger.application.ports import Vectors
 from factledger.domain.transcript import Message, Role
 
 SUBJECT_LABEL_KEY = "subject_label"
@@ -85,9 +85,11 @@ def fused_score(cosine: float, keyword_coverage: float) -> float:
     return min(1.0, cosine + LEXICAL_WEIGHT * keyword_coverage)
 
 
-def fused_scores(cosines: Vectors, keyword_coverage: Vectors) -> Vectors:
+def fused_scores(
+    cosines: npt.NDArray[np.float64], keyword_coverage: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
     """`fused_score` over arrays (float64 in, float64 out: the same values, element by element)."""
-    scores: Vectors = np.minimum(1.0, cosines + LEXICAL_WEIGHT * keyword_coverage)
+    scores: npt.NDArray[np.float64] = np.minimum(1.0, cosines + LEXICAL_WEIGHT * keyword_coverage)
     return scores
 
 
