@@ -23,10 +23,13 @@ import psycopg
 import supermemory
 from psycopg import sql
 
+from factledger.adapters.embedding.onnx.calibration_tables import calibration_for
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorConfig, PgvectorMemoryBackend
 from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
+from factledger.application.memory.calibrated import CalibratedMemoryBackend
 from factledger.application.ports import Clock, Extractor, MemoryBackend
 from factledger.bench.bm25_reference import Bm25ReferenceBackend
 from factledger.bench.caching_embedder import CachingEmbedder
@@ -37,6 +40,7 @@ from factledger.testing.supermemory.server import (
     serve_on_loopback,
 )
 
+CALIBRATED_BACKENDS = frozenset({"in-memory", "pgvector"})
 BACKEND_NAMES = ("in-memory", "pgvector", "supermemory-sim", "supermemory-live", "bm25-reference")
 
 
@@ -200,3 +204,15 @@ def _sdk_default_base_url(api_key: str) -> str:
         return str(client.base_url)
     finally:
         client.close()
+
+
+def as_served(opened: OpenedBackend, embedder: CachingEmbedder) -> tuple[MemoryBackend, str]:
+    """The backend as the composition root serves it, and the scale of its scores: the
+    self-hosted ones on the calibrated scale when their model has a packaged table (ADR 0023),
+    anything else on its own ("raw")."""
+    if opened.name not in CALIBRATED_BACKENDS or not isinstance(embedder.inner, OnnxEmbedder):
+        return opened.backend, "raw"
+    calibration = calibration_for(embedder.inner.files)
+    if calibration is None:
+        return opened.backend, "raw"
+    return CalibratedMemoryBackend(opened.backend, calibration), "calibrated"

@@ -20,14 +20,12 @@ from factledger.application.memory.calibrated import CalibratedMemoryBackend
 from factledger.application.memory.calibration import Calibration, LabelledPair, Retrieval
 from factledger.application.memory.types import namespace
 from factledger.application.ports import Embedder, MemoryBackend
-from factledger.bench.backends import BenchEnvironment, open_backend
+from factledger.bench.backends import CALIBRATED_BACKENDS, BenchEnvironment, open_backend
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.bench.calibration import THRESHOLD
 from factledger.bench.calibration_scores import WHEN, ingest_facts, search_texts
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor
-
-CALIBRATED_BACKENDS = frozenset({"in-memory", "pgvector"})
 
 
 @dataclass(frozen=True, slots=True)

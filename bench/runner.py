@@ -17,6 +17,7 @@ from factledger.bench.backends import (
     BackendUnavailableError,
     BenchEnvironment,
     OpenedBackend,
+    as_served,
     open_backend,
 )
 from factledger.bench.config import BenchConfig
@@ -165,8 +166,10 @@ async def _natural(
 ) -> Json:
     total = sum(len(questions_of(subject)) for subject in data.natural)
     advance = start(f"{opened.name} · natural questions", total)
-    scores = await run_natural(opened.backend, env.run_id, data.natural, advance)
-    return {**scores.as_dict(), "misses": scores.misses}
+    # Per-turn recall's threshold is calibrated relevance: score as the product serves it.
+    backend, scale = as_served(opened, env.embedder)
+    scores = await run_natural(backend, env.run_id, data.natural, advance)
+    return {**scores.as_dict(), "scale": scale, "misses": scores.misses}
 
 
 async def _lifecycle(

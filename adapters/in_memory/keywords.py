@@ -1,45 +1,86 @@
-"""Memories-mode scores of the in-memory backend: the cosine lifted by keyword coverage.
+"""Memories-mode search of the in-memory backend when a query keyword can lift a score.
 
-Kept apart from `search` so the vector scan and the lexical signal change independently;
-the weighting itself is the application's (`application.memory.lexical`), shared with pgvector.
-Keyword statistics come from the namespace's postings, so a search reads only the facts that
-hold a query keyword, not every fact once per keyword.
+The cosine of every fact comes from one matrix product; the keyword lift (the application's
+weighting, `application.memory.lexical`, shared with pgvector) is computed in Python only for
+the visible facts holding a query keyword, found through the namespace's postings. Keyword
+statistics (IDF) are over the visible facts, as a search that scores every fact would count
+them; only that visibility check still reads every fact, one cheap test each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from datetime import datetime
 
-from factledger.adapters.in_memory.store import StoredFact
+import numpy as np
+
+from factledger.adapters.in_memory.cosine_scan import row_index
+from factledger.adapters.in_memory.store import NamespaceState, StoredFact
+from factledger.application.memory.filters import matches
 from factledger.application.memory.lexical import (
-    coverage,
-    fused_score,
+    fused_scores,
     idf_weights,
     query_terms,
 )
 from factledger.application.memory.types import SearchQuery
+from factledger.application.ports import Vectors
 
 
-def memory_scores(
-    query: SearchQuery,
-    facts: Sequence[StoredFact],
-    similarity: dict[str, float],
-    postings: Mapping[str, set[str]],
-) -> dict[str, float]:
-    """Fused scores of the searched facts that reach the threshold; IDF over those facts."""
+def visible_fact(fact: StoredFact, query: SearchQuery, now: datetime) -> bool:
+    return (
+        (query.include_superseded or fact.is_latest)
+        and (query.include_inferred or not fact.is_inference)
+        and (query.include_forgotten or not fact.hidden(now))
+        and matches(query.filters, fact.metadata)
+    )
+
+
+def lifted_top(
+    state: NamespaceState, query: SearchQuery, vector: Vectors, now: datetime
+) -> list[tuple[StoredFact, float]]:
+    """The `limit` best visible facts by `fused_score` reaching the threshold, best first,
+    ties by id: what scoring every visible fact and sorting gives."""
+    facts = state.fact_rows
+    if not facts or query.limit <= 0:
+        return []
+    rows = row_index(state, "facts").rows(facts)
+    # float32 rounding can push an exact match a hair above 1.
+    cosine = np.minimum(state.fact_vectors.matrix() @ vector.reshape(-1), np.float32(1.0))
+    scores = cosine[rows].astype(np.float64)
+    visible = np.fromiter(
+        (visible_fact(f, query, now) for f in facts), dtype=np.bool_, count=len(facts)
+    )
+    _lift(state, query, scores, visible)
+    scores[~visible] = -np.inf
+    candidates = np.flatnonzero(scores >= query.threshold)
+    if len(candidates) > query.limit:
+        # Everything tied with the limit-th score stays in: ties are broken by id below.
+        kth = np.partition(scores[candidates], len(candidates) - query.limit)
+        candidates = candidates[scores[candidates] >= kth[len(candidates) - query.limit]]
+    ranked = sorted(
+        ((facts[int(p)], float(scores[p])) for p in candidates),
+        key=lambda hit: (-hit[1], hit[0].id),
+    )
+    return ranked[: query.limit]
+
+
+def _lift(
+    state: NamespaceState, query: SearchQuery, scores: np.ndarray, visible: np.ndarray
+) -> None:
+    """Replaces, in `scores`, each visible fact's cosine by its fused score (a fact holding
+    no query keyword keeps its cosine). Coverage adds the terms' weights in query order, as
+    `coverage` does, so the floats are the same."""
     terms = query_terms(query.text)
-    searched = {fact.id for fact in facts}
-    holders = {t: postings.get(t, set()) & searched for t in terms}
-    weights = idf_weights(terms, {t: len(ids) for t, ids in holders.items()}, len(facts))
-    lifted = set().union(*holders.values()) if holders else set()
-    scores = {
-        fact_id: fused_score(similarity[fact_id], 0.0)
-        if fact_id not in lifted
-        else fused_score(similarity[fact_id], coverage(terms, weights, _held(fact_id, holders)))
-        for fact_id in searched
-    }
-    return {k: v for k, v in scores.items() if v >= query.threshold}
-
-
-def _held(fact_id: str, holders: Mapping[str, set[str]]) -> set[str]:
-    return {term for term, ids in holders.items() if fact_id in ids}
+    holders = []
+    for term in terms:
+        positions = np.asarray(state.fact_term_positions.get(term, ()), dtype=np.int64)
+        holders.append(positions[visible[positions]])
+    n = int(np.count_nonzero(visible))
+    weights = idf_weights(terms, {t: len(p) for t, p in zip(terms, holders, strict=True)}, n)
+    total = sum(weights)
+    if total <= 0.0:
+        return
+    held = np.zeros(len(scores), dtype=np.float64)
+    for positions, weight in zip(holders, weights, strict=True):
+        held[positions] += weight
+    lifted = np.flatnonzero(held)
+    scores[lifted] = fused_scores(scores[lifted], held[lifted] / total)

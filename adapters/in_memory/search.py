@@ -1,5 +1,5 @@
 """Search over one namespace: cosine lifted by keywords for memories (`keywords`), cosine for
-chunks, BM25 + RRF for hybrid."""
+chunks, BM25 + RRF for hybrid. Memories mode scores from one matrix product either way."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import datetime
 import numpy as np
 
 from factledger.adapters.in_memory.cosine_scan import row_index, top_by_cosine
-from factledger.adapters.in_memory.keywords import memory_scores
+from factledger.adapters.in_memory.keywords import lifted_top, visible_fact
 from factledger.adapters.in_memory.store import NamespaceState, StoredChunk, StoredFact
 from factledger.application.memory.filters import matches
 from factledger.application.memory.lexical import query_terms
@@ -26,24 +26,17 @@ from factledger.application.ports import Vectors
 Item = StoredFact | StoredChunk
 
 
-def visible_fact(fact: StoredFact, query: SearchQuery, now: datetime) -> bool:
-    return (
-        (query.include_superseded or fact.is_latest)
-        and (query.include_inferred or not fact.is_inference)
-        and (query.include_forgotten or not fact.hidden(now))
-        and matches(query.filters, fact.metadata)
-    )
-
-
 def search_namespace(
     state: NamespaceState, query: SearchQuery, vector: Vectors, now: datetime
 ) -> list[SearchHit]:
     """Hits of one namespace, best first, scores never rising, at most `query.limit`."""
     if query.mode is SearchMode.MEMORIES and not _can_lift(state, query):
         return _scanned(state, query, vector, now)
+    if query.mode is SearchMode.MEMORIES:
+        return [_hit(fact, score, now) for fact, score in lifted_top(state, query, vector, now)]
     facts: list[Item] = []
     chunks: list[Item] = []
-    if query.mode in (SearchMode.MEMORIES, SearchMode.HYBRID):
+    if query.mode is SearchMode.HYBRID:
         facts = [f for f in state.fact_rows if visible_fact(f, query, now)]
     if query.mode in (SearchMode.CHUNKS, SearchMode.HYBRID):
         chunks = [c for c in state.chunk_rows if matches(query.filters, c.metadata)]
@@ -54,9 +47,6 @@ def search_namespace(
     items = {item.id: item for item in (*facts, *chunks)}
     if query.mode is SearchMode.HYBRID:
         scores = _hybrid(query, list(items.values()), similarity)
-    elif query.mode is SearchMode.MEMORIES:
-        searched = [f for f in facts if isinstance(f, StoredFact)]
-        scores = memory_scores(query, searched, similarity, state.fact_postings)
     else:
         scores = {k: v for k, v in similarity.items() if v >= query.threshold}
     ranked = rank_desc(scores)[: query.limit]
@@ -65,7 +55,7 @@ def search_namespace(
 
 def _can_lift(state: NamespaceState, query: SearchQuery) -> bool:
     """Whether a query keyword is held by some fact: only then can a score differ from the
-    cosine, and the keyword statistics need the visible facts listed first."""
+    cosine, and the keyword statistics need every fact's visibility."""
     return any(term in state.fact_postings for term in query_terms(query.text))
 
 

@@ -131,6 +131,9 @@ class NamespaceState:
         self.chunk_rows: list[StoredChunk] = []
         # keyword -> ids of the facts holding it, so keyword scoring reads only those facts
         self.fact_postings: dict[str, set[str]] = {}
+        # keyword -> positions in `fact_rows` of the facts holding it (the same postings, as
+        # the row numbers the memories search lifts in one array operation)
+        self.fact_term_positions: dict[str, list[int]] = {}
 
     def current_in_slot(self, slot: str, now: datetime) -> StoredFact | None:
         for fact in reversed(self.fact_rows):
@@ -143,6 +146,7 @@ class NamespaceState:
         self.fact_rows.append(fact)
         for term in fact.tokens:
             self.fact_postings.setdefault(term, set()).add(fact.id)
+            self.fact_term_positions.setdefault(term, []).append(len(self.fact_rows) - 1)
 
     def add_chunk(self, chunk: StoredChunk) -> None:
         self.chunks[chunk.id] = chunk

@@ -21,6 +21,9 @@ import math
 from collections import Counter
 from collections.abc import Collection, Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import Metadata
 from factledger.domain.transcript import Message, Role
@@ -80,6 +83,14 @@ def coverage(terms: Sequence[str], weights: Sequence[float], held: Collection[st
 def fused_score(cosine: float, keyword_coverage: float) -> float:
     """Memories-mode relevance: the cosine, lifted by the keywords a fact shares with the query."""
     return min(1.0, cosine + LEXICAL_WEIGHT * keyword_coverage)
+
+
+def fused_scores(
+    cosines: npt.NDArray[np.float64], keyword_coverage: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """`fused_score` over arrays (float64 in, float64 out: the same values, element by element)."""
+    scores: npt.NDArray[np.float64] = np.minimum(1.0, cosines + LEXICAL_WEIGHT * keyword_coverage)
+    return scores
 
 
 def document_frequency(

@@ -183,6 +183,7 @@ def _prefeval(backends: Json) -> list[str]:
 def _natural(backends: Json) -> list[str]:
     head = [
         "backend",
+        "scores",
         "part",
         "n",
         "notes-hit@3",
@@ -202,6 +203,7 @@ def _natural(backends: Json) -> list[str]:
             rows.append(
                 [
                     backend_label(name, result),
+                    str(scores.get("scale", "raw")),
                     part,
                     str(o["n"]),
                     fmt(o["notes_hit@3"]),

@@ -10,7 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factledger.adapters.in_memory.search import search_namespace, visible_fact
+from factledger.adapters.in_memory.keywords import visible_fact
+from factledger.adapters.in_memory.search import search_namespace
 from factledger.adapters.in_memory.store import NamespaceState, StoredFact
 from factledger.application.memory.scoring import rank_desc
 from factledger.application.memory.types import SearchQuery
