@@ -87,15 +87,16 @@ def write(
             console.print(f"{part} on {topology} ({rate.build}): {rate.per_second:.1f}/s")
             rates.append(rate)
         if "searchable" in chosen:
-            for python in builds:
+            for topology, python in ((t, b) for t in where for b in builds):
                 rate = searchable(
                     sessions=rounds // 5 or 1,
                     workdir=root,
                     server_env=env,
                     service=credentials.service_token,
                     python=python,
+                    topology=topology,
                 )
-                console.print(f"searchable ({rate.build}): p95 {rate.p95_ms:.0f} ms")
+                console.print(f"searchable on {topology} ({rate.build}): p95 {rate.p95_ms:.0f} ms")
                 rates.append(rate)
         typer.echo(f"Command: `{command}`\n")
         if rates:

@@ -175,12 +175,19 @@ def history(
 
 
 def searchable(
-    *, sessions: int, workdir: Path, server_env: dict[str, str], service: str, python: str
+    *,
+    sessions: int,
+    workdir: Path,
+    server_env: dict[str, str],
+    service: str,
+    python: str,
+    topology: str = "embedded",
 ) -> Rate:
-    """One embedded server; sessions one after the other, each on a subject of its own (so
-    that no earlier fact competes for the recall's few notes)."""
-    where = workdir / f"searchable-{time.monotonic_ns()}"
-    with started("embedded", where, server_env, python=python) as servers:
+    """Fresh servers of `topology` (on PostgreSQL the sync runs in worker processes of its
+    own); sessions one after the other, each on a subject of its own (so that no earlier fact
+    competes for the recall's few notes)."""
+    where = workdir / f"searchable-{topology}-{time.monotonic_ns()}"
+    with started(topology, where, server_env, python=python) as servers:
 
         async def run() -> list[Sample]:
             refs = [f"ingest-{time.time_ns()}-{n}" for n in range(sessions)]
@@ -194,5 +201,5 @@ def searchable(
         started_at = time.perf_counter()
         samples = asyncio.run(run())
     return rate_of(
-        "searchable", label(python), "embedded", 1, samples, time.perf_counter() - started_at
+        "searchable", label(python), topology, 1, samples, time.perf_counter() - started_at
     )
