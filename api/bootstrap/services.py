@@ -124,7 +124,7 @@ async def open_proposer(
 
 def sync_options(settings: Settings) -> SyncOptions:
     s = settings.sync
-    return SyncOptions(s.batch_size, s.lease_s, s.backoff_s, s.poll_interval_s)
+    return SyncOptions(s.batch_size, s.lease_s, s.backoff_s, s.poll_interval_s, s.concurrency)
 
 
 async def open_services(

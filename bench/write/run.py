@@ -194,7 +194,7 @@ def searchable(
             subjects = await register(servers.base_url, service, refs)
             async with httpx.AsyncClient(base_url=servers.base_url, timeout=60.0) as http:
                 return [
-                    await one_session(http, subject, service, n)
+                    await one_session(http, subject, service, n, by_name=topology == "postgres")
                     for n, subject in enumerate(subjects)
                 ]
 
