@@ -198,8 +198,12 @@ async def open_configured_backend(
     closed when `stack` closes."""
     http = httpx.AsyncClient()
     stack.push_async_callback(http.aclose)
-    # Concurrent callers (the sync's items side by side, simultaneous recalls) share calls.
-    embedder = CoalescingEmbedder(build_embedder(settings.embedder, http))
+    embedder = build_embedder(settings.embedder, http)
+    if isinstance(embedder, OpenAICompatibleEmbedder):
+        # One request for the texts of concurrent callers (the sync's items side by side).
+        # Not for ONNX: with int8 activations it runs one text per inference by design, and
+        # serialising its calls would cost the worker's parallelism (docs/benchmarks.md).
+        embedder = CoalescingEmbedder(embedder)
     return await open_backend(settings, embedder, clock, postgres, stack, http=http)
 
 

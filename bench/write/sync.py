@@ -74,8 +74,8 @@ def seed(location: PostgresLocation, workdir: Path, sessions: int) -> None:
     settings = Settings(
         data_dir=workdir / "seed",
         database_url=SecretStr(url_of(location)),
-        event_store={"kind": "postgres", "schema_name": "events"},  # type: ignore[arg-type]
-        views={"kind": "memory"},  # type: ignore[arg-type]
+        event_store={"kind": "postgres", "schema_name": "events"},
+        views={"kind": "memory"},
     )
     with structlog.testing.capture_logs(), open_ledger_runtime(settings) as runtime:
         ledger, subject_id = runtime.ledger, None
