@@ -160,7 +160,12 @@ async def open_services(
         channel = commit_channel(ledger.recorder)
         listens = channel is not None and (runs_here or needs.listen_for_commits)
         wakeup = Wakeup() if runs_here or listens else None
-        worker = SyncWorker(ports, sync_options(settings), wakeup=wakeup)
+        options = sync_options(settings)
+        if runs_here:
+            # In an API process items go one at a time: side by side they took the event loop
+            # from the requests (session ends 45/s against 70/s, docs/benchmarks.md).
+            options = replace(options, concurrency=1)
+        worker = SyncWorker(ports, options, wakeup=wakeup)
         if wakeup is not None:
             ledger.after_commit.append(wakeup.notify)
         if wakeup is not None and channel is not None and listens:
