@@ -216,17 +216,15 @@ class PgvectorMemoryBackend:
         meta = dict(metadata or {})
         record = StoredRecord(record_id, kind, body_json, meta)
         with port_errors("put_record"):
-            async with self.db.bound(namespace) as conn:
-                existing = await records.stored(conn, record_id)
-            if existing is not None:
-                records.check_same(existing, record)
-                return
+            # Embedded first and written in one transaction: a record that exists already (a
+            # replay, or a concurrent writer that won) costs an embedding, every new one a
+            # transaction less (issue 19: sync throughput).
             chunks = records.record_chunks(body_json)
             vectors = await self._embedder.embed(chunks)
             async with self.db.bound(namespace) as conn:
                 if await records.insert(conn, record, metadata_json(meta), chunks, vectors):
                     return
-                existing = await records.stored(conn, record_id)  # a concurrent writer won
+                existing = await records.stored(conn, record_id)
             if existing is not None:
                 records.check_same(existing, record)
 

@@ -52,12 +52,18 @@ async def insert(
     )
     if cur.rowcount == 0:
         return False
-    for index, (text, vector) in enumerate(zip(chunks, vectors, strict=True)):
-        await conn.execute(
-            "INSERT INTO chunks (namespace, chunk_id, source_id, chunk_index, text, metadata, "
-            "embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, %s, %b)",
-            [f"{record.record_id}#{index}", record.record_id, index, text, metadata_json, vector],
-        )
+    if chunks:
+        # One pipelined batch for the chunks, not a round trip each.
+        async with conn.cursor() as chunk_cur:
+            await chunk_cur.executemany(
+                "INSERT INTO chunks (namespace, chunk_id, source_id, chunk_index, text, "
+                "metadata, embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, "
+                "%s, %b)",
+                [
+                    (f"{record.record_id}#{i}", record.record_id, i, text, metadata_json, vector)
+                    for i, (text, vector) in enumerate(zip(chunks, vectors, strict=True))
+                ],
+            )
     return True
 
 

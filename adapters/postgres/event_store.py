@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 import psycopg
-from eventsourcing.postgres import PostgresFactory
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresFactory
 from eventsourcing.utils import Environment, EnvType
 from psycopg import sql
 
@@ -83,3 +83,11 @@ def ensure_schema(
         conn.execute(
             sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(sql_name(schema)))
         )
+
+
+def commit_channel(recorder: object) -> str | None:
+    """The channel the library's PostgreSQL recorder `NOTIFY`s in each transaction that
+    inserts events (None for another store's recorder)."""
+    if isinstance(recorder, PostgresApplicationRecorder):
+        return recorder.channel_name
+    return None

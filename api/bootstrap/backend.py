@@ -48,6 +48,7 @@ from factledger.api.settings import (
     SupermemoryBackendSettings,
 )
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
+from factledger.application.memory.coalescing_embedder import CoalescingEmbedder
 from factledger.application.memory.guidance_catalogue import GuidanceRoute
 from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.ports import Clock, Embedder, Extractor, MemoryBackend
@@ -179,6 +180,8 @@ async def open_backend(
 def calibrated(backend: MemoryBackend, embedder: Embedder) -> MemoryBackend:
     """A self-hosted backend on the calibrated scale when its model has a table (ADR 0023);
     otherwise as it is, on raw cosine, with a warning. Supermemory scores on its own scale."""
+    if isinstance(embedder, CoalescingEmbedder):
+        embedder = embedder.inner
     match embedder:
         case OnnxEmbedder():
             calibration = calibration_for(embedder.files)
@@ -196,6 +199,11 @@ async def open_configured_backend(
     http = httpx.AsyncClient()
     stack.push_async_callback(http.aclose)
     embedder = build_embedder(settings.embedder, http)
+    if isinstance(embedder, OpenAICompatibleEmbedder):
+        # One request for the texts of concurrent callers (the sync's items side by side).
+        # Not for ONNX: with int8 activations it runs one text per inference by design, and
+        # serialising its calls would cost the worker's parallelism (docs/benchmarks.md).
+        embedder = CoalescingEmbedder(embedder)
     return await open_backend(settings, embedder, clock, postgres, stack, http=http)
 
 

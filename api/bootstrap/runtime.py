@@ -60,10 +60,15 @@ class Needs:
     run_sync: bool | None = None  # run the sync worker in this process; None: when its
     # store is in memory (a PostgreSQL store is served by `factledger worker` processes)
     imports: bool = True  # the history import's position store
+    # Wake this process's sync worker when another process commits events (PostgreSQL's
+    # LISTEN/NOTIFY); the worker's poll interval stays the fallback.
+    listen_for_commits: bool = False
 
 
 API = Needs()
-WORKER = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
+WORKER = Needs(
+    sessions=False, idempotency=False, run_sync=False, imports=False, listen_for_commits=True
+)
 DEMO = Needs(idempotency=False, run_sync=False)  # the demo runs the sync by hand
 # `factledger import`: it runs the sync itself when asked to wait for it (`backend`).
 IMPORT = Needs(sessions=False, idempotency=False, run_sync=False)

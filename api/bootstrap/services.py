@@ -20,7 +20,8 @@ import httpx
 
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
-from factledger.adapters.postgres.event_store import ensure_schema
+from factledger.adapters.postgres.commit_listener import CommitListener, start_listening
+from factledger.adapters.postgres.event_store import commit_channel, ensure_schema
 from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
@@ -123,7 +124,7 @@ async def open_proposer(
 
 def sync_options(settings: Settings) -> SyncOptions:
     s = settings.sync
-    return SyncOptions(s.batch_size, s.lease_s, s.backoff_s, s.poll_interval_s)
+    return SyncOptions(s.batch_size, s.lease_s, s.backoff_s, s.poll_interval_s, s.concurrency)
 
 
 async def open_services(
@@ -156,10 +157,20 @@ async def open_services(
         ports = sync_ports(settings, store, feed, backend, proposer)
         in_process = isinstance(settings.sync.store, InMemorySyncStoreSettings)
         runs_here = needs.run_sync if needs.run_sync is not None else in_process
-        wakeup = Wakeup() if runs_here else None
-        worker = SyncWorker(ports, sync_options(settings), wakeup=wakeup)
+        channel = commit_channel(ledger.recorder)
+        listens = channel is not None and (runs_here or needs.listen_for_commits)
+        wakeup = Wakeup() if runs_here or listens else None
+        options = sync_options(settings)
+        if runs_here:
+            # In an API process items go one at a time: side by side they took the event loop
+            # from the requests (session ends 45/s against 70/s, docs/benchmarks.md).
+            options = replace(options, concurrency=1)
+        worker = SyncWorker(ports, options, wakeup=wakeup)
         if wakeup is not None:
             ledger.after_commit.append(wakeup.notify)
+        if wakeup is not None and channel is not None and listens:
+            listen_for_commits(postgres, channel, wakeup, stack)
+        if runs_here:
             run_in_background(worker, stack)
     return replace(
         runtime,
@@ -169,6 +180,20 @@ async def open_services(
         sync_store=store,
         sync_worker=worker,
     )
+
+
+def listen_for_commits(
+    postgres: PostgresServer, channel: str, wakeup: Wakeup, stack: AsyncExitStack
+) -> None:
+    """Until `stack` closes, commits of other processes (PostgreSQL's NOTIFY in the events'
+    transaction) wake the worker, on a connection of its own."""
+    listener = CommitListener(
+        postgres.location().conninfo,
+        channel,
+        wakeup.notify,
+        connect_kwargs=postgres.pool().connection_kwargs(autocommit=True),
+    )
+    stack.push_async_callback(start_listening(listener))
 
 
 def run_in_background(worker: SyncWorker, stack: AsyncExitStack) -> None:

@@ -20,8 +20,9 @@ from factledger.bench.serve_start import Contender, default_executable, measure_
 from factledger.bench.write.rebuild import measure_rebuild, seeded
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_lifted_search, measure_search
+from factledger.bench.write.sync import measure_sync
 
-ALL_PARTS = (*PARTS, "searchable", "history", "search", "rebuild", "start")
+ALL_PARTS = (*PARTS, "searchable", "history", "search", "rebuild", "sync", "start")
 
 
 def write(
@@ -29,7 +30,7 @@ def write(
         str, typer.Option(help=f"Comma-separated: {', '.join(ALL_PARTS)}.")
     ] = ",".join(ALL_PARTS),
     topologies: Annotated[
-        str, typer.Option(help=f"For appends and ends: {', '.join(TOPOLOGIES)}.")
+        str, typer.Option(help=f"For appends, ends and searchable: {', '.join(TOPOLOGIES)}.")
     ] = "embedded",
     clients: Annotated[int, typer.Option(min=1, max=256, help="Closed-loop clients.")] = 16,
     client_processes: Annotated[
@@ -42,6 +43,9 @@ def write(
         int, typer.Option(min=100, max=500_000, help="Rebuild: events in the ledger.")
     ] = 50_000,
     start_runs: Annotated[int, typer.Option(min=1, max=20, help="Cold starts timed.")] = 3,
+    sync_sessions: Annotated[
+        int, typer.Option(min=1, max=10_000, help="Sync: recorded sessions (9 facts each).")
+    ] = 60,
     workdir: Annotated[Path | None, typer.Option(help="Data and logs (default: temp).")] = None,
     baseline_python: Annotated[
         Path | None,
@@ -57,7 +61,7 @@ def write(
          "--clients", str(clients), "--client-processes", str(client_processes),
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
-         "--start-runs", str(start_runs)]
+         "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions)]
         + (["--baseline-python", str(baseline_python)] if baseline_python else [])
     )  # fmt: skip
     console = Console(stderr=True)
@@ -87,15 +91,16 @@ def write(
             console.print(f"{part} on {topology} ({rate.build}): {rate.per_second:.1f}/s")
             rates.append(rate)
         if "searchable" in chosen:
-            for python in builds:
+            for topology, python in ((t, b) for t in where for b in builds):
                 rate = searchable(
                     sessions=rounds // 5 or 1,
                     workdir=root,
                     server_env=env,
                     service=credentials.service_token,
                     python=python,
+                    topology=topology,
                 )
-                console.print(f"searchable ({rate.build}): p95 {rate.p95_ms:.0f} ms")
+                console.print(f"searchable on {topology} ({rate.build}): p95 {rate.p95_ms:.0f} ms")
                 rates.append(rate)
         typer.echo(f"Command: `{command}`\n")
         if rates:
@@ -145,6 +150,15 @@ def write(
                         f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s "
                         f"(load avg {rebuilt.load_average})"
                     )
+        if "sync" in chosen:
+            named = [(label(python), python) for python in builds]
+            for figures in measure_sync(root / "sync", named, sessions=sync_sessions):
+                typer.echo(
+                    f"\nSync into pgvector ({figures.build}): {figures.sessions} sessions, "
+                    f"{figures.facts} facts, {figures.records} records in "
+                    f"{figures.seconds:.2f} s, {figures.facts_per_second:.1f} facts/s "
+                    f"(load avg {figures.load_average})"
+                )
         if "start" in chosen:
             contenders = [Contender("this", default_executable(), cache=True)]
             if baseline_python is not None:

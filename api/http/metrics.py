@@ -3,7 +3,8 @@
 - Request latency histograms are labelled by route *template* (`/v1/subjects/{subject}/recall`),
   never by the concrete path, so ids do not explode the label space or leak into dashboards.
 - Recall degradations are counted by their fixed reason code (timeout, backend_error, ...).
-- Sync lag (events not yet delivered to the memory backend) is read at scrape time.
+- Sync lag (events not yet delivered to the memory backend) and each projection's lag (log
+  positions its views are behind the head) are read at scrape time.
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ class ApiMetrics:
             "Ledger events not yet delivered to the memory backend (-1 when unknown).",
             registry=self.registry,
         )
+        self.projection_lag = Gauge(
+            "factledger_projection_lag_events",
+            "Log positions between the head of the ledger and a projection's views.",
+            ["projection"],
+            registry=self.registry,
+        )
         self.dead_letters = Gauge(
             "factledger_sync_dead_letters",
             "Items the sync gave up on, waiting for a retry (-1 when unknown).",
@@ -58,8 +65,16 @@ class ApiMetrics:
     def count_degraded(self, operation: str, reason: str) -> None:
         self.recall_degraded.labels(operation, reason).inc()
 
-    def render(self, *, sync_lag: int | None = None, dead_letters: int | None = None) -> bytes:
+    def render(
+        self,
+        *,
+        sync_lag: int | None = None,
+        dead_letters: int | None = None,
+        projection_lag: dict[str, int] | None = None,
+    ) -> bytes:
         """The exposition text, with the values read at scrape time (None: unknown)."""
         self.sync_lag.set(-1 if sync_lag is None else sync_lag)
+        for name, lag in (projection_lag or {}).items():
+            self.projection_lag.labels(name).set(lag)
         self.dead_letters.set(-1 if dead_letters is None else dead_letters)
         return generate_latest(self.registry)

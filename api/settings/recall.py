@@ -109,3 +109,6 @@ class SyncSettings(NestedSettings):
     lease_s: float = Field(default=60.0, gt=0, le=3600)
     backoff_s: float = Field(default=0.5, ge=0, le=600)
     poll_interval_s: float = Field(default=0.5, gt=0, le=60)
+    # Items of different subjects a `factledger worker` applies side by side (a claim holds at
+    # most one item per subject); a worker inside an API process takes them one at a time.
+    concurrency: int = Field(default=4, ge=1, le=64)

@@ -51,6 +51,7 @@ class SyncOptions:
     lease_s: float = 60.0
     backoff_s: float = 0.5  # first retry after backoff_s, then doubled
     poll_interval_s: float = 0.5
+    concurrency: int = 1  # items of different subjects applied side by side
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,16 +110,37 @@ class SyncWorker:
             )
             if not items:
                 return SyncReport(done=done, retried=retried, dead=dead, skipped=skipped)
-            for index, item in enumerate(items):
-                try:
-                    outcome = await self._process_one(item)
-                except Exception:
-                    self._interrupted.extend(items[index:])
-                    raise
+            for outcome in await self._process_claimed(items):
                 done += outcome == "done"
                 retried += outcome == "retried"
                 dead += outcome == "dead"
                 skipped += outcome == "skipped"
+
+    async def _process_claimed(self, items: list[SyncItem]) -> list[str]:
+        """Applies a claim's items, up to `concurrency` at a time: a claim holds at most one
+        item per subject (the store's rule), so no two of them are ordered. Items whose pass a
+        store failure cut short are kept to give back, and the first such failure raised."""
+        if self._options.concurrency <= 1 or len(items) == 1:
+            outcomes = []
+            for index, item in enumerate(items):
+                try:
+                    outcomes.append(await self._process_one(item))
+                except Exception:
+                    self._interrupted.extend(items[index:])
+                    raise
+            return outcomes
+        gate = asyncio.Semaphore(self._options.concurrency)
+
+        async def one(item: SyncItem) -> str:
+            async with gate:
+                return await self._process_one(item)
+
+        results = await asyncio.gather(*(one(i) for i in items), return_exceptions=True)
+        failures = [(i, r) for i, r in zip(items, results, strict=True) if not isinstance(r, str)]
+        if failures:
+            self._interrupted.extend(item for item, _ in failures)
+            raise failures[0][1]
+        return [r for r in results if isinstance(r, str)]
 
     async def give_back_interrupted(self) -> None:
         """Gives back the items of a pass that a store failure cut short (the database went

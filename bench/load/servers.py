@@ -109,6 +109,8 @@ def _postgres_env(database: EmbeddedPostgres) -> dict[str, str]:
         "FACTLEDGER_SHORT_TERM__KIND": "postgres",
         "FACTLEDGER_SYNC__STORE__KIND": "postgres",
         "FACTLEDGER_BACKEND__KIND": "pgvector",
+        # Two API processes would need one shared console session key; the bench uses none.
+        "FACTLEDGER_CONSOLE__ENABLED": "false",
     }
 
 

@@ -175,24 +175,31 @@ def history(
 
 
 def searchable(
-    *, sessions: int, workdir: Path, server_env: dict[str, str], service: str, python: str
+    *,
+    sessions: int,
+    workdir: Path,
+    server_env: dict[str, str],
+    service: str,
+    python: str,
+    topology: str = "embedded",
 ) -> Rate:
-    """One embedded server; sessions one after the other, each on a subject of its own (so
-    that no earlier fact competes for the recall's few notes)."""
-    where = workdir / f"searchable-{time.monotonic_ns()}"
-    with started("embedded", where, server_env, python=python) as servers:
+    """Fresh servers of `topology` (on PostgreSQL the sync runs in worker processes of its
+    own); sessions one after the other, each on a subject of its own (so that no earlier fact
+    competes for the recall's few notes)."""
+    where = workdir / f"searchable-{topology}-{time.monotonic_ns()}"
+    with started(topology, where, server_env, python=python) as servers:
 
         async def run() -> list[Sample]:
             refs = [f"ingest-{time.time_ns()}-{n}" for n in range(sessions)]
             subjects = await register(servers.base_url, service, refs)
             async with httpx.AsyncClient(base_url=servers.base_url, timeout=60.0) as http:
                 return [
-                    await one_session(http, subject, service, n)
+                    await one_session(http, subject, service, n, by_name=topology == "postgres")
                     for n, subject in enumerate(subjects)
                 ]
 
         started_at = time.perf_counter()
         samples = asyncio.run(run())
     return rate_of(
-        "searchable", label(python), "embedded", 1, samples, time.perf_counter() - started_at
+        "searchable", label(python), topology, 1, samples, time.perf_counter() - started_at
     )

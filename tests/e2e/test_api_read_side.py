@@ -213,6 +213,7 @@ async def test_a_stalled_backend_degrades_recall_and_is_counted(clock: ManualClo
         metrics = (await http.get("/metrics")).text
     assert 'factledger_recall_degraded_total{operation="recall",reason="timeout"} 1.0' in metrics
     assert "factledger_sync_lag_events" in metrics
+    assert 'factledger_projection_lag_events{projection="profile"}' in metrics
 
 
 async def test_an_approval_note_is_answered_and_shown_in_the_history(

@@ -61,8 +61,19 @@ async def _sync_figures(ports: Runtime | None) -> tuple[int | None, int | None]:
     return lag, len(await store.dead_letters(limit=DEAD_LETTER_SCAN))
 
 
+async def _projection_lag(ports: Runtime | None) -> dict[str, int] | None:
+    """How far each projection's views are behind the log (None when the ledger is away)."""
+    if ports is None:
+        return None
+    try:
+        return await asyncio.to_thread(ports.follower.lag)
+    except Exception:  # a scrape reports what it can; the store checks say what is down
+        return None
+
+
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
 async def metrics(state: StateDep) -> Response:
     lag, dead = await _sync_figures(state.ports)
-    body = state.metrics.render(sync_lag=lag, dead_letters=dead)
+    projections = await _projection_lag(state.ports)
+    body = state.metrics.render(sync_lag=lag, dead_letters=dead, projection_lag=projections)
     return Response(body, media_type=state.metrics.content_type)

@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pytest
 
@@ -15,6 +16,7 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.errors import InvalidMemoryInputError, MemoryUnavailableError
+from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.types import Metadata, Namespace
 from factledger.application.sync.feed import LedgerEventFeed
@@ -22,6 +24,7 @@ from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.ports import SyncStoreUnavailableError
 from factledger.application.sync.types import SyncKind
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
+from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.stalling_backend import Fault, StallingBackend
 from factledger.testing.story.drivers import run_story
@@ -315,3 +318,61 @@ async def test_an_input_the_backend_refuses_is_dead_lettered_without_retries(rig
         (SyncKind.PROPOSAL, 1, "InvalidMemoryInputError")
     }
     assert await rig.store.pending_count() == 0
+
+
+def record_sessions(ledger: Ledger, subjects: int) -> list[Namespace]:
+    """One session of two facts on each of `subjects` subjects."""
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    namespaces = []
+    for n in range(subjects):
+        subject_id = ledger.register_subject(RegisterSubject("acme", "lead", f"s-{n}")).subject_id
+        said = (
+            Message(role=Role.SUBJECT, text=f"We now buy our flour from Zorblax{n}.", at=at),
+            Message(role=Role.SUBJECT, text="We moved our office to Lyon.", at=at),
+        )
+        ledger.record_session(
+            RecordSession("acme", subject_id, f"s-{n}", Channel.CHAT, at, at, said)
+        )
+        namespaces.append(namespace_for(subject_id))
+    return namespaces
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_items_of_different_subjects_side_by_side_reach_the_backend_once(
+    rig: Rig, concurrency: int
+) -> None:
+    namespaces = record_sessions(rig.ledger, 6)
+    feed = LedgerEventFeed(rig.ledger)
+    ports = SyncPorts(rig.store, feed, feed, rig.backend)
+    worker = SyncWorker(ports, SyncOptions(concurrency=concurrency))
+    report = await worker.run_once()
+    assert report.dead == report.retried == 0
+    assert report.done == report.fed > 0
+    for ns in namespaces:
+        texts = sorted(m.text for m in await rig.inner.list_memories(ns))
+        assert len(texts) == 2, texts
+    again = await worker.run_once()
+    assert (again.fed, again.done) == (0, 0)
+
+
+async def test_items_side_by_side_cut_short_by_the_store_are_given_back(rig: Rig) -> None:
+    class OutageOnComplete(InMemorySyncStore):
+        outages = 2
+
+        async def complete(self, item_id: str) -> None:
+            if self.outages:
+                self.outages -= 1
+                raise SyncStoreUnavailableError("database away")
+            await super().complete(item_id)
+
+    rig.store = OutageOnComplete(monotonic=rig.ticks)
+    namespaces = record_sessions(rig.ledger, 6)
+    feed = LedgerEventFeed(rig.ledger)
+    worker = SyncWorker(SyncPorts(rig.store, feed, feed, rig.backend), SyncOptions(concurrency=4))
+    with pytest.raises(SyncStoreUnavailableError):
+        await worker.run_once()
+    report = await worker.run_once()
+    assert report.dead == 0
+    assert await rig.store.pending_count() == 0
+    for ns in namespaces:
+        assert len(await rig.inner.list_memories(ns)) == 2

@@ -1,0 +1,148 @@
+"""Sync throughput into pgvector: a PostgreSQL ledger of `sessions` recorded sessions (eight
+messages, nine facts for the rule extractor each), then one `factledger worker` runtime of
+each build drains it into a pgvector schema of its own, timed from its first pass to an empty
+queue. The default embedder and extractor, as a deployment has them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import structlog.testing
+from pydantic import SecretStr
+
+from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
+from factledger.api.bootstrap.compose import open_ledger_runtime
+from factledger.api.settings import Settings
+from factledger.application.ledger.commands import RecordSession, RegisterSubject
+from factledger.bench.machine import load_average
+from factledger.domain.transcript import Channel, Message, Role
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+SAID = (
+    "We now buy our flour from Zorblax{n}.",
+    "My email is anna{n}@example.com.",
+    "We have {n} employees.",
+    "Our budget is {n} euros a month.",
+    "I prefer to be called in the morning.",
+    "We moved our office to Lyon.",
+    "Our main competitor is Acme{n}.",
+    "We use Salesforce as our CRM.",
+)
+SESSIONS_PER_SUBJECT = 2
+
+
+@dataclass(frozen=True, slots=True)
+class SyncFigures:
+    build: str
+    sessions: int
+    facts: int
+    records: int
+    seconds: float
+    load_average: str
+
+    @property
+    def facts_per_second(self) -> float:
+        return self.facts / self.seconds if self.seconds else 0.0
+
+
+def url_of(location: PostgresLocation) -> str:
+    auth = f"{location.user}:{location.password}"
+    return f"postgresql://{auth}@/{location.dbname}?host={location.host}"
+
+
+def server_env(location: PostgresLocation, workdir: Path, build: str) -> dict[str, str]:
+    return {
+        "FACTLEDGER_DATA_DIR": str(workdir / f"data-{build}"),
+        "FACTLEDGER_DATABASE_URL": url_of(location),
+        "FACTLEDGER_EVENT_STORE__KIND": "postgres",
+        "FACTLEDGER_EVENT_STORE__SCHEMA_NAME": "events",
+        "FACTLEDGER_VIEWS__KIND": "memory",
+        "FACTLEDGER_SYNC__STORE__KIND": "postgres",
+        "FACTLEDGER_SYNC__STORE__SCHEMA_NAME": f"sync_{build}",
+        "FACTLEDGER_BACKEND__KIND": "pgvector",
+        "FACTLEDGER_BACKEND__SCHEMA_NAME": f"mem_{build}",
+        "FACTLEDGER_LOG_JSON": "true",
+    }
+
+
+def seed(location: PostgresLocation, workdir: Path, sessions: int) -> None:
+    settings = Settings(
+        data_dir=workdir / "seed",
+        database_url=SecretStr(url_of(location)),
+        event_store={"kind": "postgres", "schema_name": "events"},
+        views={"kind": "memory"},
+    )
+    with structlog.testing.capture_logs(), open_ledger_runtime(settings) as runtime:
+        ledger, subject_id = runtime.ledger, None
+        for n in range(sessions):
+            if n % SESSIONS_PER_SUBJECT == 0:
+                registered = ledger.register_subject(RegisterSubject("bench", "lead", f"s-{n}"))
+                subject_id = registered.subject_id
+            assert subject_id is not None  # noqa: S101 - registered on the first session
+            said = tuple(Message(role=Role.SUBJECT, text=text.format(n=n), at=AT) for text in SAID)
+            ledger.record_session(
+                RecordSession("bench", subject_id, f"s-{n}", Channel.CHAT, AT, AT, said)
+            )
+
+
+# Runs in the interpreter under test (a baseline install drains the same ledger).
+_DRAIN = """
+import asyncio, sys, time
+from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.bootstrap.runtime import WORKER
+from factledger.api.settings import load_settings
+
+async def main():
+    async with open_runtime(load_settings(), WORKER) as runtime:
+        worker = runtime.sync_worker
+        started = time.perf_counter()
+        while True:
+            report = await worker.run_once()
+            if not (report.fed or report.done or report.retried or report.dead):
+                break
+        elapsed = time.perf_counter() - started
+    with open(sys.argv[1], "w") as out:
+        out.write(str(elapsed))
+
+asyncio.run(main())
+"""
+
+
+def drain(location: PostgresLocation, workdir: Path, python: str, build: str) -> SyncFigures:
+    result = workdir / f"drain-{build}.txt"
+    env = {**os.environ, **server_env(location, workdir, build)}
+    with (workdir / f"worker-{build}.log").open("wb") as log:
+        subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
+            [python, "-c", _DRAIN, str(result)], env=env, stdout=log, stderr=log, check=True
+        )
+    seconds = float(result.read_text())
+    with psycopg.connect(location.conninfo, autocommit=True) as conn:
+        facts = conn.execute(f"SELECT count(*) FROM mem_{build}.memories").fetchone()  # noqa: S608
+        records = conn.execute(f"SELECT count(*) FROM mem_{build}.records").fetchone()  # noqa: S608
+        sessions = conn.execute(f"SELECT count(*) FROM mem_{build}.documents").fetchone()  # noqa: S608
+    return SyncFigures(
+        build,
+        sessions[0] if sessions else 0,
+        facts[0] if facts else 0,
+        records[0] if records else 0,
+        seconds,
+        load_average(),
+    )
+
+
+def measure_sync(
+    workdir: Path, builds: list[tuple[str, str]], *, sessions: int
+) -> list[SyncFigures]:
+    """Seeds one ledger, then each (build, python) drains it into its own schemas."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
+    try:
+        seed(database.location, workdir, sessions)
+        return [drain(database.location, workdir, python, build) for build, python in builds]
+    finally:
+        database.stop()
