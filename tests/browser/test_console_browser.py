@@ -166,3 +166,22 @@ async def test_a_form_without_its_csrf_token_is_refused(
     await expect(page.get_by_role("alert")).to_contain_text("csrf")
     events = console.ports.ledger.events.get(console.seeded.subject_id)
     assert not any(isinstance(e, ChangeConfirmed) for e in events)
+
+
+async def test_a_page_that_fails_shows_the_error_page_with_its_request_id(
+    context: BrowserContext, console: Console
+) -> None:
+    page = await sign_in(context, Role.REVIEWER)
+    await expect(page.get_by_role("heading", name="Review queue")).to_be_visible()
+
+    def fail(*_: object, **__: object) -> object:
+        raise RuntimeError("a failing read")
+
+    console.ports.profiles.review_queue = fail  # type: ignore[method-assign]
+    response = await page.goto("/console/queue")
+
+    assert response is not None
+    assert response.status == 500
+    await expect(page.get_by_role("heading", name="Something went wrong")).to_be_visible()
+    await expect(page.locator("main")).to_contain_text(response.headers["x-request-id"])
+    await expect(page.get_by_role("link", name="Sign in")).to_be_visible()
