@@ -27,8 +27,15 @@ from typing import Protocol
 from uuid import UUID
 
 from factledger.application.errors import MemoryNotFoundError
-from factledger.application.memory.types import Capability, MemoryFact, Namespace, SearchHit
+from factledger.application.memory.types import (
+    Capability,
+    MemoryFact,
+    Namespace,
+    RelationKind,
+    SearchHit,
+)
 from factledger.application.ports import MemoryBackend
+from factledger.application.sync.carriers import PREVIOUSLY, repeats_value_of, targets
 from factledger.application.sync.forget import Traced, is_forgotten_with
 
 
@@ -133,17 +140,61 @@ async def unforgotten(
     if mask.empty:
         return list(hits)
     kept = [h for h in hits if not mask.by_id(h.id)]
-    doubtful = [h for h in kept if mask.concerned(h.document_id)]
-    if not doubtful:
-        return kept
-    traced = await _traces(doubtful, backend, ns, traces or Traces())
     provenance = Capability.FACT_PROVENANCE in backend.capabilities
-    forgotten = {
-        h.id
-        for h in doubtful
-        if (trace := traced.get(h.id)) is None or mask.forgets(trace, h.id, provenance=provenance)
-    }
-    return [h for h in kept if h.id not in forgotten]
+    doubtful = [h for h in kept if mask.concerned(h.document_id)]
+    if doubtful:
+        traced = await _traces(doubtful, backend, ns, traces or Traces())
+        forgotten = {
+            h.id
+            for h in doubtful
+            if (trace := traced.get(h.id)) is None
+            or mask.forgets(trace, h.id, provenance=provenance)
+        }
+        kept = [h for h in kept if h.id not in forgotten]
+    carriers = await _carriers(kept, mask, backend, ns, provenance=provenance)
+    return [h for h in kept if h.id not in carriers]
+
+
+async def _carriers(
+    hits: Sequence[SearchHit],
+    mask: ForgetMask,
+    backend: MemoryBackend,
+    ns: Namespace,
+    *,
+    provenance: bool,
+) -> set[str]:
+    """The hits that repeat the value of a memory the mask forgets (`sync.carriers`): only
+    extensions can, so only they cost a read of what they extend (and what that replaced)."""
+
+    def forgets(fact: MemoryFact) -> bool:
+        return mask.forgets(fact, fact.id, provenance=provenance)
+
+    found: set[str] = set()
+    for hit in hits:
+        for target in targets(hit, RelationKind.EXTENDS):
+            if not (PREVIOUSLY in hit.text or mask.fields or mask.by_id(target)):
+                continue  # nothing the mask forgets can be repeated here: no read
+            extended = await _memory_or_none(backend, ns, target)
+            if extended is None:
+                continue
+            gone = {extended.id} if forgets(extended) else set()
+            if PREVIOUSLY in hit.text:
+                for old_id in targets(extended, RelationKind.UPDATES):
+                    old = None if mask.by_id(old_id) else await _memory_or_none(backend, ns, old_id)
+                    if mask.by_id(old_id) or (old is not None and forgets(old)):
+                        gone.add(old_id)
+            if repeats_value_of(hit, extended, gone):
+                found.add(hit.id)
+    return found
+
+
+async def _memory_or_none(
+    backend: MemoryBackend, ns: Namespace, memory_id: str
+) -> MemoryFact | None:
+    try:
+        return await backend.get_memory(ns, memory_id)
+    except MemoryNotFoundError:
+        return None  # forgotten for good meanwhile
 
 
 async def _traces(
