@@ -17,6 +17,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from factledger.adapters.postgres.delivery_log import PostgresDeliveryLog
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
 from factledger.adapters.postgres.key_store import PostgresKeyStore
@@ -40,6 +41,7 @@ from factledger.application.sessions.types import (
     SessionKey,
 )
 from factledger.application.sync.ports import SyncStoreUnavailableError
+from factledger.application.webhooks.ports import DeliveryLogUnavailableError
 
 pytestmark = pytest.mark.integration
 
@@ -110,6 +112,19 @@ async def test_the_sync_store_reports_a_lost_database(
         assert_driver_cause(error)
     finally:
         await store.close()
+
+
+async def test_the_webhook_delivery_log_reports_a_lost_database(
+    postgres: PostgresLocation, database: PostgresLocation
+) -> None:
+    log = await PostgresDeliveryLog.connect(database.conninfo)
+    try:
+        cut_off(postgres, database)
+        with pytest.raises(DeliveryLogUnavailableError) as error:
+            await log.position("crm")
+        assert_driver_cause(error)
+    finally:
+        await log.close()
 
 
 def test_the_key_store_reports_a_lost_database(
