@@ -4,18 +4,15 @@ is unavailable, within the pool's wait; never a 500, never a hang."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
-from psycopg import sql
 from pydantic import SecretStr
 from support.api_harness import TEST_AUTH, asgi_client
 from support.console_seed import sign_in
+from support.outage import cut_off, own_database
 
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.api.bootstrap.compose import open_runtime
@@ -31,22 +28,8 @@ ANSWER_WITHIN_S = ACQUIRE_TIMEOUT_S + 4.0  # one wait for a connection, on a loa
 
 @pytest.fixture
 def database(postgres: PostgresLocation) -> Iterator[PostgresLocation]:
-    name = f"console_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield dataclasses.replace(postgres, dbname=name)
-    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
-        admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
-def cut_off(postgres: PostgresLocation, database: PostgresLocation) -> None:
-    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
-        name = sql.Identifier(database.dbname)
-        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(name))
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-            (database.dbname,),
-        )
+    with own_database(postgres, "console") as database:
+        yield database
 
 
 def url_of(location: PostgresLocation) -> str:

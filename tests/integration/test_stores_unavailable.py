@@ -8,14 +8,12 @@ the server restarts or fails over.
 
 from __future__ import annotations
 
-import dataclasses
-import uuid
 from collections.abc import Iterator
 from uuid import UUID
 
 import psycopg
 import pytest
-from psycopg import sql
+from support.outage import cut_off, own_database
 
 from factledger.adapters.postgres.delivery_log import PostgresDeliveryLog
 from factledger.adapters.postgres.event_store import postgres_env
@@ -53,22 +51,8 @@ SUBJECT = UUID("00000000-0000-0000-0000-00000000000a")
 
 @pytest.fixture
 def database(postgres: PostgresLocation) -> Iterator[PostgresLocation]:
-    name = f"outage_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield dataclasses.replace(postgres, dbname=name)
-    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
-        admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
-def cut_off(postgres: PostgresLocation, database: PostgresLocation) -> None:
-    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
-        name = sql.Identifier(database.dbname)
-        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(name))
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-            (database.dbname,),
-        )
+    with own_database(postgres, "outage") as database:
+        yield database
 
 
 def assert_driver_cause(error: pytest.ExceptionInfo[StoreUnavailableError]) -> None:
