@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
@@ -163,38 +163,60 @@ async def _carriers(
     *,
     provenance: bool,
 ) -> set[str]:
-    """The hits that repeat the value of a memory the mask forgets (`sync.carriers`): only
-    extensions can, so only they cost a read of what they extend (and what that replaced)."""
+    """The hits that repeat the value of a memory the mask forgets (`sync.carriers`). Only
+    extensions can, and only they cost reads: what they extend, then (for a "previously"
+    note) what that replaced; each step's reads run side by side."""
+    pairs = [
+        (hit, target)
+        for hit in hits
+        for target in targets(hit, RelationKind.EXTENDS)
+        if PREVIOUSLY in hit.text or mask.fields or mask.by_id(target)
+    ]
+    if not pairs:
+        return set()
+    read = await _memories(backend, ns, {target for _, target in pairs})
+    replaced = {
+        old
+        for hit, target in pairs
+        if PREVIOUSLY in hit.text and target in read
+        for old in targets(read[target], RelationKind.UPDATES)
+        if not mask.by_id(old)
+    }
+    read |= await _memories(backend, ns, replaced - read.keys())
 
-    def forgets(fact: MemoryFact) -> bool:
-        return mask.forgets(fact, fact.id, provenance=provenance)
+    def gone(memory_id: str) -> bool:
+        fact = read.get(memory_id)
+        return mask.by_id(memory_id) or (
+            fact is not None and mask.forgets(fact, fact.id, provenance=provenance)
+        )
 
     found: set[str] = set()
-    for hit in hits:
-        for target in targets(hit, RelationKind.EXTENDS):
-            if not (PREVIOUSLY in hit.text or mask.fields or mask.by_id(target)):
-                continue  # nothing the mask forgets can be repeated here: no read
-            extended = await _memory_or_none(backend, ns, target)
-            if extended is None:
-                continue
-            gone = {extended.id} if forgets(extended) else set()
-            if PREVIOUSLY in hit.text:
-                for old_id in targets(extended, RelationKind.UPDATES):
-                    old = None if mask.by_id(old_id) else await _memory_or_none(backend, ns, old_id)
-                    if mask.by_id(old_id) or (old is not None and forgets(old)):
-                        gone.add(old_id)
-            if repeats_value_of(hit, extended, gone):
-                found.add(hit.id)
+    for hit, target in pairs:
+        extended = read.get(target)
+        if extended is None:
+            continue  # forgotten for good meanwhile: so is what repeats it, by the sync
+        candidates = [target, *targets(extended, RelationKind.UPDATES)]
+        if repeats_value_of(hit, extended, {c for c in candidates if gone(c)}):
+            found.add(hit.id)
     return found
 
 
-async def _memory_or_none(
-    backend: MemoryBackend, ns: Namespace, memory_id: str
-) -> MemoryFact | None:
-    try:
-        return await backend.get_memory(ns, memory_id)
-    except MemoryNotFoundError:
-        return None  # forgotten for good meanwhile
+async def _memories(
+    backend: MemoryBackend, ns: Namespace, ids: Collection[str]
+) -> dict[str, MemoryFact]:
+    """The memories of `ids` still in the backend, read side by side."""
+    wanted = sorted(ids)
+    outcomes = await asyncio.gather(
+        *(backend.get_memory(ns, memory_id) for memory_id in wanted), return_exceptions=True
+    )
+    found: dict[str, MemoryFact] = {}
+    for memory_id, outcome in zip(wanted, outcomes, strict=True):
+        if isinstance(outcome, MemoryNotFoundError):
+            continue  # forgotten for good meanwhile
+        if isinstance(outcome, BaseException):
+            raise outcome
+        found[memory_id] = outcome
+    return found
 
 
 async def _traces(
