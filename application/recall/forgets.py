@@ -151,11 +151,11 @@ async def unforgotten(
             or mask.forgets(trace, h.id, provenance=provenance)
         }
         kept = [h for h in kept if h.id not in forgotten]
-    carriers = await _carriers(kept, mask, backend, ns, provenance=provenance)
+    carriers = await repeating_hits(kept, mask, backend, ns, provenance=provenance)
     return [h for h in kept if h.id not in carriers]
 
 
-async def _carriers(
+async def repeating_hits(
     hits: Sequence[SearchHit],
     mask: ForgetMask,
     backend: MemoryBackend,
