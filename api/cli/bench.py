@@ -178,5 +178,6 @@ def register(app: typer.Typer) -> None:
     group.command("import")(bench_import)
     group.command("calibration")(cli_calibration.bench_calibration)
     group.command("forget-mask")(cli_calibration.bench_forget_mask)
+    group.command("forget-filter")(cli_calibration.bench_forget_filter)
     cli_write.register(group)
     app.add_typer(group, name="bench")
