@@ -19,7 +19,15 @@ from factledger.bench.load.servers import started
 from factledger.bench.load.stats import percentile
 from factledger.bench.machine import load_average
 from factledger.bench.write.clients import Client, appender, drive, ender
-from factledger.bench.write.history import SIZES, appends_by_size, median_ms, seed
+from factledger.bench.write.history import (
+    SIZES,
+    appends_by_size,
+    ends_and_decisions_by_size,
+    median_ms,
+    overhead_median_ms,
+    seed,
+    use_case_median_ms,
+)
 from factledger.bench.write.searchable import one_session
 
 TENANT = "load"
@@ -42,6 +50,9 @@ class Rate:
     p99_ms: float
     in_app_p50_ms: float
     load_average: str
+    # In the app but outside the use case (routing, auth, subject check, idempotency,
+    # serialisation); None when the server does not say (a baseline without `use;dur`).
+    overhead_p50_ms: float | None = None
 
     @property
     def per_second(self) -> float:
@@ -50,12 +61,16 @@ class Rate:
 
 @dataclass(frozen=True, slots=True)
 class History:
-    """Sequential appends per subject size: median at the client and inside the app."""
+    """One request kind on subjects of one size, sequential: medians at the client, inside
+    the app and in the use case (None when the server does not say)."""
 
+    request: str  # append, end or decision
     size: int
     build: str
     client_p50_ms: float
     in_app_p50_ms: float
+    use_case_p50_ms: float | None
+    overhead_p50_ms: float | None  # in the app, outside the use case and idempotency record
     load_average: str
 
 
@@ -65,6 +80,7 @@ def rate_of(
     ok = sorted(s.seconds for s in samples if 200 <= s.status < 300)
     failed = Counter(s.status for s in samples if not 200 <= s.status < 300)
     in_app = sorted(s.in_app_s for s in samples if s.in_app_s is not None and s.status < 300)
+    outside = sorted(s.overhead_s for s in samples if s.overhead_s is not None and s.status < 300)
     return Rate(
         part,
         build,
@@ -78,6 +94,7 @@ def rate_of(
         percentile(ok, 0.99) * 1e3,
         percentile(in_app, 0.50) * 1e3,
         load_average(),
+        percentile(outside, 0.50) * 1e3 if outside else None,
     )
 
 
@@ -146,30 +163,45 @@ PARTS: dict[str, Client] = {"appends": appender, "ends": ender}
 
 
 def history(
-    *, rounds: int, workdir: Path, server_env: dict[str, str], service: str, python: str
+    *,
+    rounds: int,
+    workdir: Path,
+    server_env: dict[str, str],
+    service: str,
+    reviewer: str,
+    python: str,
 ) -> list[History]:
-    """One embedded server; subjects of each size; then the appends, sizes taking turns."""
+    """One embedded server; subjects of each size; then appends, session ends and decisions
+    (a reviewer's approval), the sizes taking turns."""
     where = workdir / f"history-{time.monotonic_ns()}"
     with started("embedded", where, server_env, python=python) as servers:
 
-        async def run() -> dict[int, list[Sample]]:
+        async def run() -> dict[str, dict[int, list[Sample]]]:
             refs = [f"history-{int(time.time())}-{size}" for size in SIZES]
             ids = await register(servers.base_url, service, refs)
             subjects = dict(zip(SIZES, ids, strict=True))
             async with httpx.AsyncClient(base_url=servers.base_url, timeout=60.0) as http:
                 for size, subject in subjects.items():
                     await seed(http, subject, service, size)
-                return await appends_by_size(http, subjects, service, rounds)
+                appends = await appends_by_size(http, subjects, service, rounds)
+                ends, decisions = await ends_and_decisions_by_size(
+                    http, subjects, service, reviewer, rounds
+                )
+                return {"append": appends, "end": ends, "decision": decisions}
 
-        by_size = asyncio.run(run())
+        by_request = asyncio.run(run())
     return [
         History(
+            request,
             size,
             label(python),
             median_ms(s, in_app=False),
             median_ms(s, in_app=True),
+            use_case_median_ms(s),
+            overhead_median_ms(s),
             load_average(),
         )
+        for request, by_size in by_request.items()
         for size, s in by_size.items()
     ]
 
