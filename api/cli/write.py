@@ -19,12 +19,14 @@ from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
 from factledger.bench.write.history import SIZES
+from factledger.bench.write.loads import WARM_LOADS, measure_loads
+from factledger.bench.write.loads import seeded as seeded_subjects
 from factledger.bench.write.rebuild import measure_rebuild, seeded
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_lifted_search, measure_search
 from factledger.bench.write.sync import measure_sync
 
-ALL_PARTS = (*PARTS, "searchable", "history", "search", "rebuild", "sync", "start")
+ALL_PARTS = (*PARTS, "searchable", "history", "loads", "search", "rebuild", "sync", "start")
 
 
 def write(
@@ -109,6 +111,8 @@ def write(
             typer.echo(_rates_table(rates))
         if "history" in chosen:
             typer.echo(history_table(credentials, builds, rounds=rounds, workdir=root, env=env))
+        if "loads" in chosen:
+            typer.echo(loads_table(root / "loads", builds))
         if "search" in chosen:
             found = measure_search()
             typer.echo(
@@ -201,6 +205,22 @@ def history_table(
             f"{_ms(row.overhead_p50_ms)} | "
             f"{row.in_app_p50_ms / smallest[row.request]:.2f}x | {row.load_average} |"
             for row in rows
+        )
+    return "\n".join(lines)
+
+
+def loads_table(workdir: Path, builds: list[str]) -> str:
+    """Loading a subject in process (SQLite), each build on the same file, turn by turn."""
+    subjects = seeded_subjects(workdir)
+    lines = [
+        "\n| build | subject events | first load ms | cached load ms (median of "
+        f"{WARM_LOADS}) | load avg |",
+        "|---|---|---|---|---|",
+    ]
+    for python in builds:
+        lines.extend(
+            f"| {f.build} | {f.size:,} | {f.cold_ms:.2f} | {f.warm_ms:.3f} | {f.load_average} |"
+            for f in measure_loads(workdir, subjects, python, label(python))
         )
     return "\n".join(lines)
 
