@@ -167,13 +167,14 @@ def write(
 def _rates_table(rates: list[Rate]) -> str:
     lines = [
         "| part | build | topology | clients | answered | failed | per s | p50 / p95 / p99 ms | "
-        "in the app p50 ms | outside the use case p50 ms | load avg |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "in the app p50 ms | outside the use case p50 ms | server CPU ms per answer | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines.extend(
         f"| {r.part} | {r.build} | {r.topology} | {r.clients} | {r.ok} | {_failures(r.failed)} | "
         f"{r.per_second:.1f} | {r.p50_ms:.0f} / {r.p95_ms:.0f} / {r.p99_ms:.0f} | "
-        f"{r.in_app_p50_ms:.1f} | {_ms(r.overhead_p50_ms)} | {r.load_average} |"
+        f"{r.in_app_p50_ms:.1f} | {_ms(r.overhead_p50_ms)} | {_ms(r.cpu_ms_per_answer)} | "
+        f"{r.load_average} |"
         for r in rates
     )
     return "\n".join(lines)

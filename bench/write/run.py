@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -53,6 +54,9 @@ class Rate:
     # In the app but outside the use case (routing, auth, subject check, idempotency,
     # serialisation); None when the server does not say (a baseline without `use;dur`).
     overhead_p50_ms: float | None = None
+    # The server processes' CPU time (user + system) per answered request: unlike the rate,
+    # it hardly depends on how much of the machine other work takes. None off Linux.
+    cpu_ms_per_answer: float | None = None
 
     @property
     def per_second(self) -> float:
@@ -139,6 +143,7 @@ def closed_loop(
     with started(topology, where, server_env, python=python) as servers:
         refs = [f"{part}-{int(time.time())}-{n}" for n in range(clients)]
         ids = asyncio.run(register(servers.base_url, service, refs))
+        cpu_before = cpu_seconds(servers.pids)
         # One agent token per subject: rate limits are per principal, as for real agents.
         subjects = [(subject, agent_token(ref)) for subject, ref in zip(ids, refs, strict=True)]
         parts = [subjects[n::client_processes] for n in range(client_processes)]
@@ -150,9 +155,25 @@ def closed_loop(
                 for chunk in parts
             ]
             results = [future.result() for future in futures]
+        cpu_after = cpu_seconds(servers.pids)
         samples = [sample for items, _ in results for sample in items]
         active = max(seconds_active for _, seconds_active in results)
-    return rate_of(part, label(python), topology, clients, samples, active)
+    rate = rate_of(part, label(python), topology, clients, samples, active)
+    if cpu_before is None or cpu_after is None or not rate.ok:
+        return rate
+    return replace(rate, cpu_ms_per_answer=(cpu_after - cpu_before) * 1e3 / rate.ok)
+
+
+def cpu_seconds(pids: tuple[int, ...]) -> float | None:
+    """User and system CPU seconds the processes have used so far (None off Linux)."""
+    total = 0.0
+    try:
+        for pid in pids:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
 
 
 def label(python: str) -> str:
