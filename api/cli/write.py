@@ -21,12 +21,23 @@ from factledger.bench.serve_start import Contender, default_executable, measure_
 from factledger.bench.write.history import SIZES
 from factledger.bench.write.loads import WARM_LOADS, measure_loads
 from factledger.bench.write.loads import seeded as seeded_subjects
+from factledger.bench.write.overhead import APPENDS, measure_overhead
 from factledger.bench.write.rebuild import measure_rebuild, seeded
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_lifted_search, measure_search
 from factledger.bench.write.sync import measure_sync
 
-ALL_PARTS = (*PARTS, "searchable", "history", "loads", "search", "rebuild", "sync", "start")
+ALL_PARTS = (
+    *PARTS,
+    "searchable",
+    "history",
+    "loads",
+    "overhead",
+    "search",
+    "rebuild",
+    "sync",
+    "start",
+)
 
 
 def write(
@@ -113,6 +124,8 @@ def write(
             typer.echo(history_table(credentials, builds, rounds=rounds, workdir=root, env=env))
         if "loads" in chosen:
             typer.echo(loads_table(root / "loads", builds))
+        if "overhead" in chosen:
+            typer.echo(overhead_table(root / "overhead", builds))
         if "search" in chosen:
             found = measure_search()
             typer.echo(
@@ -223,6 +236,23 @@ def loads_table(workdir: Path, builds: list[str]) -> str:
             f"| {f.build} | {f.size:,} | {f.cold_ms:.2f} | {f.warm_ms:.3f} | {f.load_average} |"
             for f in measure_loads(workdir, subjects, python, label(python))
         )
+    return "\n".join(lines)
+
+
+def overhead_table(workdir: Path, builds: list[str]) -> str:
+    """Sequential appends in process, three turns per build (the builds alternating)."""
+    lines = [
+        "\n| build | run | appends | in the app p50 ms | use case ms | idempotency record ms | "
+        "outside them ms | load avg |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for run in range(3):
+        for python in builds:
+            f = measure_overhead(workdir / f"{label(python)}-{run}", python, label(python))
+            lines.append(
+                f"| {f.build} | {run + 1} | {APPENDS} | {f.app_ms:.2f} | {_ms(f.use_case_ms)} | "
+                f"{_ms(f.idempotency_ms)} | {_ms(f.outside_ms)} | {f.load_average} |"
+            )
     return "\n".join(lines)
 
 
