@@ -8,10 +8,12 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import bearer, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, token
 
 from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
+from factledger.api.settings import RateLimitSettings
 from factledger.bench.load.agent import server_timing
 
 REF = "crm-single-load"
@@ -140,3 +142,20 @@ async def test_the_answer_times_the_use_case_and_the_idempotency_record(
     assert set(server_timing(unkeyed.headers["server-timing"])) == {"app", "use"}
     read = await http.get(f"{SESSIONS}/s-1", headers=AGENT)
     assert set(server_timing(read.headers["server-timing"])) == {"app"}
+
+
+async def test_a_command_is_admitted_by_the_rate_limits_once(ports: Runtime) -> None:
+    """Three dependencies of an append ask for the principal: it is verified, and counted
+    against its burst, once per request."""
+    limits = RateLimitSettings(
+        principal_per_s=0.001, principal_burst=5, tenant_per_s=0.001, tenant_burst=100
+    )
+    app = create_app(ports=ports, auth=TEST_AUTH, rate_limit=limits)
+    async with asgi_client(app) as http:
+        await registered(http)
+        start = {"session_id": "s-1", "channel": "chat"}
+        await ok(await http.post(SESSIONS, json=start, headers=AGENT), 201)
+        said = {"role": "subject", "text": "Hello."}
+        url = f"{SESSIONS}/s-1/messages"
+        statuses = [(await http.post(url, json=said, headers=AGENT)).status_code for _ in range(5)]
+        assert statuses == [200, 200, 200, 200, 429]
