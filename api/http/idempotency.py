@@ -33,6 +33,7 @@ from factledger.api.http.errors import (
     InvalidParameterError,
     RequestInProgressError,
 )
+from factledger.api.http.timing import IDEMPOTENCY, USE_CASE, timed
 from factledger.application.errors import StoreUnavailableError
 from factledger.application.ledger.idempotency import (
     ClaimStatus,
@@ -75,8 +76,10 @@ class Idempotency:
 
     async def run(self, command: Callable[[], Awaitable[ModelT]], model: type[ModelT]) -> ModelT:
         if self._scope is None:
-            return await command()
-        claim = await self._store.claim(self._scope, self._fingerprint)
+            with timed(USE_CASE):
+                return await command()
+        with timed(IDEMPOTENCY):
+            claim = await self._store.claim(self._scope, self._fingerprint)
         match claim.status:
             case ClaimStatus.REPLAY:
                 self._response.headers["Idempotent-Replayed"] = "true"
@@ -89,13 +92,16 @@ class Idempotency:
                 )
         renewal = asyncio.create_task(self._keep_lease())
         try:
-            result = await command()
+            with timed(USE_CASE):
+                result = await command()
         except BaseException:
             await _stop(renewal)
             await self._release()
             raise
         await _stop(renewal)
-        await self._store.complete(self._scope, self._fingerprint, result.model_dump(mode="json"))
+        body = result.model_dump(mode="json")
+        with timed(IDEMPOTENCY):
+            await self._store.complete(self._scope, self._fingerprint, body)
         return result
 
     async def _keep_lease(self) -> None:

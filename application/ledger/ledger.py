@@ -68,7 +68,7 @@ from factledger.application.ledger.records import proposal_of, session_record
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ports import Clock
 from factledger.application.proposals.plan import plan_changes
-from factledger.domain.errors import DomainError, FieldNotPresentError
+from factledger.domain.errors import DomainError, FieldNotPresentError, SessionConflictError
 from factledger.domain.proposal import Decision
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.subject import Subject, subject_id_for
@@ -177,9 +177,15 @@ class Ledger(Application[UUID]):
         """Records a session and the proposals it supports in one save: a proposal that breaks
         a rule records nothing. A session already recorded (by a twin) adds nothing."""
         session, built = session_record(cmd), [proposal_of(p) for p in proposals]
+        # A twin (or a retry after a save whose answer was lost) finds the session recorded:
+        # the same proposals are a no-op, others a conflict, decided in the same load.
 
         def end(subject: Subject) -> object:
             if cmd.session_id in subject.sessions:
+                if any(p.change_id not in subject.changes for p in built):
+                    raise SessionConflictError(
+                        f"session {cmd.session_id}: already ended with other proposals"
+                    )
                 return None
             schema = self.schemas.get(subject.kind, OPEN_SCHEMA)
             subject.record_session(session, at=self._now())
@@ -414,4 +420,5 @@ class Ledger(Application[UUID]):
             position=position,
             subject_version=subject.version,
             profile_version=subject.profile_version,
+            subject=subject,
         )

@@ -31,6 +31,7 @@ from factledger.api.http.schemas.proposals import (
 )
 from factledger.application.ledger.commands import (
     ApproveChange,
+    CommandResult,
     ConfirmChange,
     ProposeChange,
     RejectChange,
@@ -111,9 +112,15 @@ def propose_command(
 
 
 async def propose(ledger: Ledger, cmd: ProposeChange) -> ProposalOut:
-    await asyncio.to_thread(ledger.propose_change, cmd)
-    subject = await asyncio.to_thread(ledger.subject, cmd.tenant, cmd.subject_id)
-    return proposal_out(subject, cmd.change_id)
+    result = await asyncio.to_thread(ledger.propose_change, cmd)
+    return proposal_out(subject_of(result), cmd.change_id)
+
+
+def subject_of(result: CommandResult) -> Subject:
+    """The subject the command left (every ledger command returns it)."""
+    if result.subject is None:
+        raise RuntimeError("a ledger command returned no subject")
+    return result.subject
 
 
 @router.post(
@@ -135,18 +142,19 @@ async def create(
     return await idem.run(lambda: propose(ledger, cmd), ProposalOut)
 
 
-async def _decided(ledger: Ledger, tenant: str, subject_id: UUID, change_id: UUID) -> DecisionOut:
-    subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+def _decided(result: CommandResult, change_id: UUID) -> DecisionOut:
+    """The decision as the command's own load of the subject saw it after saving."""
+    subject = subject_of(result)
     change = subject.change(change_id)
     # A confirmation answers the version it created, not the subject's version by now (other
     # decisions may have landed meanwhile); a rejection creates none.
     version = change.confirmed_version
     return DecisionOut(
         change_id=change_id,
-        subject_id=subject_id,
+        subject_id=subject.id,
         status=change.status,
         profile_version=subject.profile_version if version is None else version,
-        applied=True,
+        applied=result.applied,
         note=change.note,
     )
 
@@ -173,8 +181,7 @@ async def confirm(
 
     async def run() -> DecisionOut:
         result = await asyncio.to_thread(ledger.confirm_change, cmd)
-        out = await _decided(ledger, principal.tenant, subject_id, change_id)
-        return out.model_copy(update={"applied": result.applied})
+        return _decided(result, change_id)
 
     return await idem.run(run, DecisionOut)
 
@@ -202,8 +209,7 @@ async def approve(
 
     async def run() -> DecisionOut:
         result = await asyncio.to_thread(ledger.approve_change, cmd)
-        out = await _decided(ledger, principal.tenant, subject_id, change_id)
-        return out.model_copy(update={"applied": result.applied})
+        return _decided(result, change_id)
 
     return await idem.run(run, DecisionOut)
 
@@ -231,8 +237,7 @@ async def reject(
 
     async def run() -> DecisionOut:
         result = await asyncio.to_thread(ledger.reject_change, cmd)
-        out = await _decided(ledger, principal.tenant, subject_id, change_id)
-        return out.model_copy(update={"applied": result.applied})
+        return _decided(result, change_id)
 
     return await idem.run(run, DecisionOut)
 

@@ -224,17 +224,23 @@ async def end(
     key = SessionKey(subject_id, SessionId(session_id))
 
     async def run() -> EndSessionOut:
-        done = await asyncio.to_thread(
-            recorded_end, ledger, tenant, subject_id, session_id, change_ids
-        )
-        if done is not None:
-            # Left behind by a process that stopped between the save and the clear.
-            await buffer.discard(key)
+        try:
+            await _owned(buffer, key)
+        except SessionNotActiveError:
+            # Ended before: answer with what was recorded (the ledger is the durable record).
+            done = await asyncio.to_thread(
+                recorded_end, ledger, tenant, subject_id, session_id, change_ids
+            )
+            if done is None:
+                raise
             return _end_out(session_id, done)
-        await _owned(buffer, key)
+        # Still buffered: a fresh end, or one left behind by a process that stopped between
+        # the save and the clear, which the ledger's end answers from the same single load.
         recorder = ProposalsRecorder(ledger, tenant, cmds)
         recording = await sessions.end(key, summary=body.summary, recorder=recorder)
-        subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+        subject = recorder.subject
+        if subject is None:  # a recorder that saved nothing would have raised
+            raise SessionNotActiveError(session_id)
         fresh = RecordedEnd(
             subject,
             len(recording.transcript),
