@@ -110,6 +110,8 @@ class PostgresIdempotencyStore:
         now = self._clock()
         ids = _ids(scope)
 
+        # Each statement on its own: under READ COMMITTED the read sees what the insert lost
+        # to, as inside one transaction, at one round trip each.
         async def work(cur: Cursor) -> Claim:
             await cur.execute(self._q(_CLAIM), (*ids, fingerprint, now + self._lease_s, now))
             if await cur.fetchone() is not None:
@@ -121,7 +123,7 @@ class PostgresIdempotencyStore:
                 return settled(fingerprint, fingerprint, None)
             return settled(fingerprint, str(row[0]), cast("JsonBody | None", row[1]))
 
-        return await self._run(work)
+        return await self._tables.run_single(work)
 
     async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None:
         expires_at = self._clock() + self._ttl_s
@@ -133,7 +135,7 @@ class PostgresIdempotencyStore:
                 (Jsonb(body), expires_at, *ids),
             )
 
-        await self._run(work)
+        await self._tables.run_single(work)
 
     @property
     def lease_s(self) -> float:
@@ -147,7 +149,7 @@ class PostgresIdempotencyStore:
             await cur.execute(self._q(_RENEW), (now + self._lease_s, *ids, now))
             return await cur.fetchone() is not None
 
-        return await self._run(work)
+        return await self._tables.run_single(work)
 
     async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
         ids = (*_ids(scope), fingerprint)
@@ -158,7 +160,7 @@ class PostgresIdempotencyStore:
                 ids,
             )
 
-        await self._run(work)
+        await self._tables.run_single(work)
 
     async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
         async def work(cur: Cursor) -> int:

@@ -46,6 +46,9 @@ def write(
     sync_sessions: Annotated[
         int, typer.Option(min=1, max=10_000, help="Sync: recorded sessions (9 facts each).")
     ] = 60,
+    worker_processes: Annotated[
+        int, typer.Option(min=0, max=8, help="postgres topology: `factledger worker` processes.")
+    ] = 2,
     workdir: Annotated[Path | None, typer.Option(help="Data and logs (default: temp).")] = None,
     baseline_python: Annotated[
         Path | None,
@@ -61,7 +64,8 @@ def write(
          "--clients", str(clients), "--client-processes", str(client_processes),
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
-         "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions)]
+         "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions),
+         "--worker-processes", str(worker_processes)]
         + (["--baseline-python", str(baseline_python)] if baseline_python else [])
     )  # fmt: skip
     console = Console(stderr=True)
@@ -87,6 +91,7 @@ def write(
                 service=credentials.service_token,
                 agent_token=credentials.agent_token,
                 python=python,
+                workers=worker_processes,
             )
             console.print(f"{part} on {topology} ({rate.build}): {rate.per_second:.1f}/s")
             rates.append(rate)

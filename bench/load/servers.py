@@ -72,10 +72,16 @@ def free_port() -> int:
 
 @contextmanager
 def started(
-    topology: str, workdir: Path, auth_env: Mapping[str, str], *, python: str = sys.executable
+    topology: str,
+    workdir: Path,
+    auth_env: Mapping[str, str],
+    *,
+    python: str = sys.executable,
+    workers: int = 2,
 ) -> Iterator[Servers]:
     """Starts the topology, waits until it is ready, stops everything on exit; `python` is
-    the servers' interpreter (another install's, for a baseline in the same run)."""
+    the servers' interpreter (another install's, for a baseline in the same run); `workers`
+    is how many `factledger worker` processes the postgres topology runs."""
     workdir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **auth_env, "FACTLEDGER_DATA_DIR": str(workdir / "data")}
     env.setdefault("FACTLEDGER_LOG_JSON", "true")
@@ -87,7 +93,7 @@ def started(
             env.update(_postgres_env(database))
             workers = [
                 stack.enter_context(_process(python, ["worker"], env, workdir / f"worker-{n}.log"))
-                for n in range(2)
+                for n in range(workers)
             ]
             serve = ["serve", "--port", str(port), "--workers", "2"]
         else:
