@@ -181,8 +181,8 @@ class PostgresSessionBuffer:
         return await self._run(work)
 
     async def get(self, key: SessionKey) -> ActiveSession | None:
-        """The open session, or None."""
-        return await self._run(lambda cur: self._fetch(cur, key))
+        """The open session, or None (one statement: no transaction around it)."""
+        return await self._tables.run_single(lambda cur: self._fetch(cur, key))
 
     async def append(
         self, key: SessionKey, message: Message, *, message_id: str | None = None
