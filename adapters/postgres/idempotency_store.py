@@ -40,8 +40,9 @@ _CLAIM = """INSERT INTO {schema}.idempotency_keys AS k
     RETURNING 1"""
 _READ = """SELECT fingerprint, body FROM {schema}.idempotency_keys
     WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s"""
-# Both act only on the row this fingerprint holds.
-_COMPLETE = """UPDATE {schema}.idempotency_keys SET body = %s, expires_at = %s
+# Both act only on the row this fingerprint holds. The ledger's recorder runs COMPLETE in the
+# transaction of a command's events (ADR 0027).
+COMPLETE = """UPDATE {schema}.idempotency_keys SET body = %s, expires_at = %s
     WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s AND fingerprint = %s"""
 # A lapsed claim is not revived: a twin may already be entitled to take it over.
 _RENEW = """UPDATE {schema}.idempotency_keys SET expires_at = %s
@@ -68,7 +69,12 @@ _FORGET = """DELETE FROM {schema}.idempotency_keys
 
 
 class PostgresIdempotencyStore:
-    """Saved responses in one table of one schema; build it with `await ....connect(dsn)`."""
+    """Saved responses in one table of one schema; build it with `await ....connect(dsn)`.
+
+    Kept in the event store's schema, where the ledger's recorder writes a command's response
+    with its events (`commits_with_events`, ADR 0027)."""
+
+    commits_with_events = True
 
     def __init__(
         self,
@@ -131,7 +137,7 @@ class PostgresIdempotencyStore:
 
         async def work(cur: Cursor) -> None:
             await cur.execute(
-                self._q(_COMPLETE),
+                self._q(COMPLETE),
                 (Jsonb(body), expires_at, *ids),
             )
 
@@ -140,6 +146,10 @@ class PostgresIdempotencyStore:
     @property
     def lease_s(self) -> float:
         return self._lease_s
+
+    @property
+    def ttl_s(self) -> float:
+        return self._ttl_s
 
     async def renew(self, scope: IdempotencyScope, fingerprint: str) -> bool:
         now = self._clock()

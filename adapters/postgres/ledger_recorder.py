@@ -9,9 +9,13 @@ inserts every unit's events in one statement and commits once (ADR 0027).
   `IntegrityError`, as from its own insert, and the rows it did insert are deleted again in
   the same transaction, so a subject's versions stay dense. Their notification ids are
   skipped; readers already page by id, never by count.
+- A save may pass `response=` (`ResponseWrite`): the request's response goes into the
+  idempotency table of the same schema in the events' transaction (ADR 0027).
 - A save may pass `in_transaction=` (`Callable[[cursor, notification ids], None]`): run in the
   same transaction right after its events are in, so whatever it writes commits with them
-  or not at all (the idempotency record, ADR 0027).
+  or not at all (the idempotency record, ADR 0027). One that raises before its statement
+  fails its own unit only (its events are deleted again); a failed statement loses the
+  transaction, and so the batch.
 - The channel is named after the schema as well as the table, so ledgers in two schemas of
   one database do not wake each other's workers.
 - A save with a tracking record (the library's process applications; the ledger has none)
@@ -23,13 +27,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import psycopg
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.sql import SQL, Composed, Identifier
+from psycopg.types.json import Jsonb
 
 from factledger.adapters.postgres.group_commit import GroupCommit
+from factledger.adapters.postgres.idempotency_store import COMPLETE
+from factledger.application.ledger.responses import ResponseWrite
 
 InTransaction = Callable[[Cursor[DictRow], Sequence[int]], None]
 Work = tuple[Sequence[StoredEvent], InTransaction | None]
@@ -64,6 +72,7 @@ class GroupCommitRecorder(PostgresApplicationRecorder):
         self._delete_ids: Composed = SQL(
             "DELETE FROM {0}.{1} WHERE notification_id = ANY(%s)"
         ).format(*table)
+        self._complete = SQL(COMPLETE).format(schema=Identifier(datastore.schema))
         self.group: GroupCommit[Work] = GroupCommit(
             self._run_batch, name=f"ledger-group-commit-{datastore.schema}"
         )
@@ -76,12 +85,42 @@ class GroupCommitRecorder(PostgresApplicationRecorder):
         if not stored_events:
             return []
         hook: InTransaction | None = kwargs.get("in_transaction")
+        response = kwargs.get("response")
+        if isinstance(response, ResponseWrite):
+            hook = self._writing_response(response, hook)
         keys = frozenset(e.originator_id for e in stored_events)
         ids = self.group.submit(keys, (stored_events, hook))
         return list(ids)  # type: ignore[call-overload]
 
     def close(self) -> None:
         self.group.close()
+
+    def _writing_response(
+        self, response: ResponseWrite, then: InTransaction | None
+    ) -> InTransaction:
+        """Saves the request's response in the idempotency table of this schema (the
+        PostgreSQL idempotency store's, ADR 0027), in the events' transaction."""
+
+        def write(curs: Cursor[DictRow], ids: Sequence[int]) -> None:
+            pending = response.pending
+            scope = pending.scope
+            curs.execute(
+                self._complete,
+                (
+                    Jsonb(response.body(ids)),
+                    pending.expires_at,
+                    scope.tenant,
+                    scope.principal,
+                    scope.subject_id,
+                    scope.key,
+                    pending.fingerprint,
+                ),
+            )
+            response.executed = True
+            if then is not None:
+                then(curs, ids)
+
+        return write
 
     def _run_batch(self, works: Sequence[Work]) -> list[object]:
         rows = [
@@ -97,11 +136,20 @@ class GroupCommitRecorder(PostgresApplicationRecorder):
                 for r in curs.fetchall()
             }
             outcomes, burned = _outcomes(works, issued)
+            for index, (_, hook) in enumerate(works):
+                ids = outcomes[index]
+                if hook is None or not isinstance(ids, list):
+                    continue
+                try:
+                    hook(curs, ids)
+                except psycopg.Error:
+                    raise  # the transaction is lost: the whole batch fails
+                except Exception as exc:
+                    # Failed before its statement ran: only this unit's events go again.
+                    outcomes[index] = exc
+                    burned.extend(ids)
             if burned:
                 curs.execute(self._delete_ids, (burned,))
-            for (_, hook), outcome in zip(works, outcomes, strict=True):
-                if hook is not None and isinstance(outcome, list):
-                    hook(curs, outcome)
         return outcomes
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 from uuid import UUID
@@ -29,7 +29,9 @@ from factledger.application.ledger.event_store_errors import (
     reporting_unavailability,
     unavailable,
 )
+from factledger.application.ledger.idempotency import JsonBody
 from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
+from factledger.application.ledger.responses import ResponseWrite, pending_response
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ports import Clock
 from factledger.domain.subject import Subject, subject_id_for
@@ -137,14 +139,17 @@ class LedgerCore(Application[UUID]):
             if not subject.pending_events:
                 return self._result(subject, position=None)
             events = [type(e).__name__ for e in subject.pending_events]
+            response = self._response_for(subject)
             try:
-                recordings = self.save(subject)
+                recordings = self.save(subject, response=response)
             except IntegrityError:
                 log.info("ledger.write_conflicted", subject_id=str(subject_id), attempt=attempt)
                 # Jittered backoff: writers that collided should not collide again in lockstep.
                 time.sleep(random.uniform(0, 0.005 * (attempt + 1)))  # noqa: S311
                 continue
             position = recordings[-1].notification.id
+            if response is not None and response.executed:
+                response.pending.written = True  # committed with the events
             log.info(
                 "ledger.events_saved",
                 subject_id=str(subject_id),
@@ -155,6 +160,19 @@ class LedgerCore(Application[UUID]):
             return self._result(subject, position=position)
         log.warning("ledger.write_gave_up", subject_id=str(subject_id), attempts=MAX_ATTEMPTS)
         raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
+
+    def _response_for(self, subject: Subject) -> ResponseWrite | None:
+        """The running request's response, for the recorder to write with the events."""
+        pending = pending_response()
+        if pending is None or pending.scope.subject_id != subject.id:
+            return None
+
+        def body(positions: Sequence[int]) -> JsonBody:
+            result = self._result(subject, position=positions[-1] if positions else None)
+            pending.body = pending.render(subject, result)
+            return pending.body
+
+        return ResponseWrite(pending, body)
 
     @staticmethod
     def _result(subject: Subject, *, position: int | None) -> CommandResult:

@@ -6,6 +6,7 @@ The proposer and the decider are always the verified principal; a body never nam
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from uuid import UUID, uuid4, uuid5
 
 from fastapi import APIRouter
@@ -31,6 +32,7 @@ from factledger.api.http.schemas.proposals import (
 )
 from factledger.application.ledger.commands import (
     ApproveChange,
+    CommandResult,
     ConfirmChange,
     ProposeChange,
     RejectChange,
@@ -137,13 +139,24 @@ async def create(
 
 async def _decided(ledger: Ledger, tenant: str, subject_id: UUID, change_id: UUID) -> DecisionOut:
     subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+    return decision_of(subject, change_id)
+
+
+def _decision_render(change_id: UUID) -> Callable[[Subject, CommandResult], DecisionOut]:
+    def render(subject: Subject, result: CommandResult) -> DecisionOut:
+        return decision_of(subject, change_id).model_copy(update={"applied": result.applied})
+
+    return render
+
+
+def decision_of(subject: Subject, change_id: UUID) -> DecisionOut:
     change = subject.change(change_id)
     # A confirmation answers the version it created, not the subject's version by now (other
     # decisions may have landed meanwhile); a rejection creates none.
     version = change.confirmed_version
     return DecisionOut(
         change_id=change_id,
-        subject_id=subject_id,
+        subject_id=subject.id,
         status=change.status,
         profile_version=subject.profile_version if version is None else version,
         applied=True,
@@ -176,7 +189,7 @@ async def confirm(
         out = await _decided(ledger, principal.tenant, subject_id, change_id)
         return out.model_copy(update={"applied": result.applied})
 
-    return await idem.run(run, DecisionOut)
+    return await idem.run(run, DecisionOut, render=_decision_render(change_id))
 
 
 @router.post(
@@ -205,7 +218,7 @@ async def approve(
         out = await _decided(ledger, principal.tenant, subject_id, change_id)
         return out.model_copy(update={"applied": result.applied})
 
-    return await idem.run(run, DecisionOut)
+    return await idem.run(run, DecisionOut, render=_decision_render(change_id))
 
 
 @router.post(
@@ -234,7 +247,7 @@ async def reject(
         out = await _decided(ledger, principal.tenant, subject_id, change_id)
         return out.model_copy(update={"applied": result.applied})
 
-    return await idem.run(run, DecisionOut)
+    return await idem.run(run, DecisionOut, render=_decision_render(change_id))
 
 
 @router.get("/proposals/{change_id}", summary="Read one proposal and its status")
