@@ -25,7 +25,7 @@ inserts every unit's events in one statement and commits once (ADR 0027).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from eventsourcing.persistence import IntegrityError, StoredEvent
@@ -81,7 +81,7 @@ class GroupCommitRecorder(PostgresApplicationRecorder):
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
         if kwargs.get("tracking") is not None:
-            return super().insert_events(stored_events, **kwargs)
+            return cast("Sequence[int] | None", super().insert_events(stored_events, **kwargs))
         if not stored_events:
             return []
         hook: InTransaction | None = kwargs.get("in_transaction")
@@ -89,8 +89,7 @@ class GroupCommitRecorder(PostgresApplicationRecorder):
         if isinstance(response, ResponseWrite):
             hook = self._writing_response(response, hook)
         keys = frozenset(e.originator_id for e in stored_events)
-        ids = self.group.submit(keys, (stored_events, hook))
-        return list(ids)  # type: ignore[call-overload]
+        return cast("list[int]", self.group.submit(keys, (stored_events, hook)))
 
     def close(self) -> None:
         self.group.close()

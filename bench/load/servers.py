@@ -91,18 +91,18 @@ def started(
             database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
             stack.callback(database.stop)
             env.update(_postgres_env(database))
-            workers = [
+            syncing = [
                 stack.enter_context(_process(python, ["worker"], env, workdir / f"worker-{n}.log"))
                 for n in range(workers)
             ]
             serve = ["serve", "--port", str(port), "--workers", "2"]
         else:
-            workers = []
+            syncing = []
             serve = ["serve", "--port", str(port)]
         api = stack.enter_context(_process(python, serve, env, workdir / "serve.log"))
         base_url = f"http://127.0.0.1:{port}"
         _wait_until_ready(base_url, api, workdir / "serve.log")
-        yield Servers(base_url, (api.pid, *(w.pid for w in workers)))
+        yield Servers(base_url, (api.pid, *(w.pid for w in syncing)))
 
 
 def _postgres_env(database: EmbeddedPostgres) -> dict[str, str]:
