@@ -20,9 +20,19 @@ from factledger.bench.serve_start import Contender, default_executable, measure_
 from factledger.bench.write.rebuild import measure_rebuild, seeded
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_lifted_search, measure_search
+from factledger.bench.write.store_appends import measure_store_appends
 from factledger.bench.write.sync import measure_sync
 
-ALL_PARTS = (*PARTS, "searchable", "history", "search", "rebuild", "sync", "start")
+ALL_PARTS = (
+    *PARTS,
+    "searchable",
+    "history",
+    "search",
+    "rebuild",
+    "sync",
+    "start",
+    "store-appends",
+)
 
 
 def write(
@@ -164,6 +174,16 @@ def write(
                     f"{figures.seconds:.2f} s, {figures.facts_per_second:.1f} facts/s "
                     f"(load avg {figures.load_average})"
                 )
+        if "store-appends" in chosen:
+            for run in range(3):  # the builds take turns
+                for python in builds:
+                    measured = measure_store_appends(python)
+                    typer.echo(
+                        f"\nPostgreSQL append path without HTTP ({label(python)}, run {run + 1}): "
+                        f"{measured.appends} appends, {measured.per_second:.0f}/s, "
+                        f"{measured.cpu_ms_each:.2f} ms CPU each in the client "
+                        f"(load avg {measured.load_average})"
+                    )
         if "start" in chosen:
             contenders = [Contender("this", default_executable(), cache=True)]
             if baseline_python is not None:
