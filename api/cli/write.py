@@ -25,6 +25,7 @@ from factledger.bench.write.overhead import APPENDS, measure_overhead
 from factledger.bench.write.rebuild import measure_rebuild, seeded
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_lifted_search, measure_search
+from factledger.bench.write.store_appends import measure_store_appends
 from factledger.bench.write.sync import measure_sync
 
 ALL_PARTS = (
@@ -37,6 +38,7 @@ ALL_PARTS = (
     "rebuild",
     "sync",
     "start",
+    "store-appends",
 )
 
 
@@ -61,6 +63,9 @@ def write(
     sync_sessions: Annotated[
         int, typer.Option(min=1, max=10_000, help="Sync: recorded sessions (9 facts each).")
     ] = 60,
+    worker_processes: Annotated[
+        int, typer.Option(min=0, max=8, help="postgres topology: `factledger worker` processes.")
+    ] = 2,
     workdir: Annotated[Path | None, typer.Option(help="Data and logs (default: temp).")] = None,
     baseline_python: Annotated[
         Path | None,
@@ -76,7 +81,8 @@ def write(
          "--clients", str(clients), "--client-processes", str(client_processes),
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
-         "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions)]
+         "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions),
+         "--worker-processes", str(worker_processes)]
         + (["--baseline-python", str(baseline_python)] if baseline_python else [])
     )  # fmt: skip
     console = Console(stderr=True)
@@ -102,6 +108,7 @@ def write(
                 service=credentials.service_token,
                 agent_token=credentials.agent_token,
                 python=python,
+                workers=worker_processes,
             )
             console.print(f"{part} on {topology} ({rate.build}): {rate.per_second:.1f}/s")
             rates.append(rate)
@@ -162,6 +169,16 @@ def write(
                     f"{figures.seconds:.2f} s, {figures.facts_per_second:.1f} facts/s "
                     f"(load avg {figures.load_average})"
                 )
+        if "store-appends" in chosen:
+            for run in range(3):  # the builds take turns
+                for python in builds:
+                    measured = measure_store_appends(python)
+                    typer.echo(
+                        f"\nPostgreSQL append path without HTTP ({label(python)}, run {run + 1}): "
+                        f"{measured.appends} appends, {measured.per_second:.0f}/s, "
+                        f"{measured.cpu_ms_each:.2f} ms CPU each in the client "
+                        f"(load avg {measured.load_average})"
+                    )
         if "start" in chosen:
             contenders = [Contender("this", default_executable(), cache=True)]
             if baseline_python is not None:

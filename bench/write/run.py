@@ -136,11 +136,12 @@ def closed_loop(
     service: str,
     agent_token: TokenFor,
     python: str,
+    workers: int = 2,
 ) -> Rate:
     """Fresh servers, one subject per client, then the part's clients for the bounded time,
     spread over `client_processes` so that the load generator is not what is measured."""
     where = workdir / f"{part}-{topology}-{clients}-{time.monotonic_ns()}"
-    with started(topology, where, server_env, python=python) as servers:
+    with started(topology, where, server_env, python=python, workers=workers) as servers:
         refs = [f"{part}-{int(time.time())}-{n}" for n in range(clients)]
         ids = asyncio.run(register(servers.base_url, service, refs))
         cpu_before = cpu_seconds(servers.pids)

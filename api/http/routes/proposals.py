@@ -6,6 +6,7 @@ The proposer and the decider are always the verified principal; a body never nam
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from uuid import UUID, uuid4, uuid5
 
 from fastapi import APIRouter
@@ -144,7 +145,17 @@ async def create(
 
 def _decided(result: CommandResult, change_id: UUID) -> DecisionOut:
     """The decision as the command's own load of the subject saw it after saving."""
-    subject = subject_of(result)
+    return decision_of(subject_of(result), change_id, applied=result.applied)
+
+
+def _decision_render(change_id: UUID) -> Callable[[Subject, CommandResult], DecisionOut]:
+    def render(subject: Subject, result: CommandResult) -> DecisionOut:
+        return decision_of(subject, change_id, applied=result.applied)
+
+    return render
+
+
+def decision_of(subject: Subject, change_id: UUID, *, applied: bool) -> DecisionOut:
     change = subject.change(change_id)
     # A confirmation answers the version it created, not the subject's version by now (other
     # decisions may have landed meanwhile); a rejection creates none.
@@ -154,7 +165,7 @@ def _decided(result: CommandResult, change_id: UUID) -> DecisionOut:
         subject_id=subject.id,
         status=change.status,
         profile_version=subject.profile_version if version is None else version,
-        applied=result.applied,
+        applied=applied,
         note=change.note,
     )
 
@@ -183,7 +194,7 @@ async def confirm(
         result = await asyncio.to_thread(ledger.confirm_change, cmd)
         return _decided(result, change_id)
 
-    return await idem.run(run, DecisionOut)
+    return await idem.run(run, DecisionOut, render=_decision_render(change_id))
 
 
 @router.post(
@@ -211,7 +222,7 @@ async def approve(
         result = await asyncio.to_thread(ledger.approve_change, cmd)
         return _decided(result, change_id)
 
-    return await idem.run(run, DecisionOut)
+    return await idem.run(run, DecisionOut, render=_decision_render(change_id))
 
 
 @router.post(
@@ -239,7 +250,7 @@ async def reject(
         result = await asyncio.to_thread(ledger.reject_change, cmd)
         return _decided(result, change_id)
 
-    return await idem.run(run, DecisionOut)
+    return await idem.run(run, DecisionOut, render=_decision_render(change_id))
 
 
 @router.get("/proposals/{change_id}", summary="Read one proposal and its status")
