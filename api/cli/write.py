@@ -88,7 +88,9 @@ def write(
     console = Console(stderr=True)
     console.print(f"load average at start: {load_average()}")
     credentials = _credentials()
-    env = dict(credentials.server_env)
+    # Capacity, not policy: the token buckets (500 requests/s per tenant by default) would
+    # answer 429 before the server is saturated.
+    env = {**credentials.server_env, "FACTLEDGER_API__RATE_LIMIT__ENABLED": "false"}
     rates: list[Rate] = []
     builds = [sys.executable] + ([str(baseline_python)] if baseline_python else [])
     with tempfile.TemporaryDirectory(prefix="factledger-write-") as scratch:
