@@ -17,7 +17,7 @@ from factledger.api.cli.load import _credentials, _split
 from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
-from factledger.bench.write.rebuild import measure_rebuild, seeded
+from factledger.bench.write.rebuild import rebuilds
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_lifted_search, measure_search
 from factledger.bench.write.sync import measure_sync
@@ -141,15 +141,12 @@ def write(
                 f"(load avg {lifted.load_average})"
             )
         if "rebuild" in chosen:
-            ledger_dir = seeded(root / "rebuild", events=rebuild_events)
-            for run in range(3):  # the builds take turns
-                for python in builds:
-                    rebuilt = measure_rebuild(ledger_dir, python, run=run)
-                    typer.echo(
-                        f"\nProjection rebuild ({label(python)}), SQLite, {rebuilt.events:,} "
-                        f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s "
-                        f"(load avg {rebuilt.load_average})"
-                    )
+            for store, rebuilt in rebuilds(root / "rebuild", builds, events=rebuild_events):
+                typer.echo(
+                    f"\nProjection rebuild ({rebuilt.build}), {store}, {rebuilt.events:,} "
+                    f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s "
+                    f"(load avg {rebuilt.load_average})"
+                )
         if "sync" in chosen:
             named = [(label(python), python) for python in builds]
             for figures in measure_sync(root / "sync", named, sessions=sync_sessions):
