@@ -17,12 +17,13 @@ from factledger.api.cli.load import _credentials, _split
 from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
+from factledger.bench.write.lag import LagRun, measure_lag
 from factledger.bench.write.rebuild import rebuilds
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_lifted_search, measure_search
 from factledger.bench.write.sync import measure_sync
 
-ALL_PARTS = (*PARTS, "searchable", "history", "search", "rebuild", "sync", "start")
+ALL_PARTS = (*PARTS, "searchable", "history", "search", "rebuild", "lag", "sync", "start")
 
 
 def write(
@@ -146,6 +147,22 @@ def write(
                     f"\nProjection rebuild ({rebuilt.build}), {store}, {rebuilt.events:,} "
                     f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s "
                     f"(load avg {rebuilt.load_average})"
+                )
+        if "lag" in chosen:
+            lag_run = LagRun(root, env, credentials.service_token, credentials.agent_token,
+                             seconds=seconds)  # fmt: skip
+            typer.echo(
+                "\nViews behind the ledger, one embedded API process offered 400 appends/s and "
+                "50 session ends/s:\n\n| build | s | appends/s | ends/s | failed | events | "
+                "lag p50 / p95 / max s | gauge max events | load avg |\n|---|---|---|---|---|---|"
+                "---|---|---|"
+            )
+            for python in builds:
+                f = measure_lag(lag_run, python)
+                typer.echo(
+                    f"| {f.build} | {f.seconds:g} | {f.appends / f.seconds:.1f} | "
+                    f"{f.ends / f.seconds:.1f} | {f.failed} | {f.events} | {f.p50_lag_s:.2f} / "
+                    f"{f.p95_lag_s:.2f} / {f.max_lag_s:.2f} | {f.max_gauge} | {f.load_average} |"
                 )
         if "sync" in chosen:
             named = [(label(python), python) for python in builds]
