@@ -145,8 +145,9 @@ def write(
             for store, rebuilt in rebuilds(root / "rebuild", builds, events=rebuild_events):
                 typer.echo(
                     f"\nProjection rebuild ({rebuilt.build}), {store}, {rebuilt.events:,} "
-                    f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s "
-                    f"(load avg {rebuilt.load_average})"
+                    f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s; "
+                    f"{rebuilt.cpu_seconds:.2f} CPU s, {rebuilt.per_cpu_second:,.0f} events per "
+                    f"CPU s (load avg {rebuilt.load_average})"
                 )
         if "lag" in chosen:
             lag_run = LagRun(root, env, credentials.service_token, credentials.agent_token,
@@ -170,8 +171,9 @@ def write(
                 typer.echo(
                     f"\nSync into pgvector ({figures.build}): {figures.sessions} sessions, "
                     f"{figures.facts} facts, {figures.records} records in "
-                    f"{figures.seconds:.2f} s, {figures.facts_per_second:.1f} facts/s "
-                    f"(load avg {figures.load_average})"
+                    f"{figures.seconds:.2f} s, {figures.facts_per_second:.1f} facts/s; "
+                    f"{figures.cpu_seconds:.2f} CPU s, {figures.facts_per_cpu_second:.1f} facts "
+                    f"per CPU s (load avg {figures.load_average})"
                 )
         if "start" in chosen:
             contenders = [Contender("this", default_executable(), cache=True)]

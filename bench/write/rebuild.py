@@ -38,11 +38,16 @@ class RebuildFigures:
     build: str
     events: int
     seconds: float
+    cpu_seconds: float  # the rebuilding process's (PostgreSQL's own work is not in it)
     load_average: str
 
     @property
     def per_second(self) -> float:
         return self.events / self.seconds if self.seconds else 0.0
+
+    @property
+    def per_cpu_second(self) -> float:
+        return self.events / self.cpu_seconds if self.cpu_seconds else 0.0
 
 
 def seed_ledger(ledger: Ledger, events: int) -> None:
@@ -101,9 +106,9 @@ else:
     ledger = Ledger(postgres_env(location, schema="rebuild_ledger"), keys=keys)
     store = PostgresViewStore(location.conninfo, "profile", schema=views)
 projection = ProfileProjection(store)
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 count = projection.rebuild(ledger)
-print(count, time.perf_counter() - started)
+print(count, time.perf_counter() - started, time.process_time() - cpu)
 """
 
 
@@ -154,7 +159,9 @@ def _rebuild(python: str, kind: str, where: str, views: str) -> RebuildFigures:
         text=True,
         check=True,
     ).stdout.split()
-    return RebuildFigures(label(python), int(out[-2]), float(out[-1]), load_average())
+    return RebuildFigures(
+        label(python), int(out[-3]), float(out[-2]), float(out[-1]), load_average()
+    )
 
 
 def rebuilds(
