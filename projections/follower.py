@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
@@ -82,32 +81,12 @@ class Follower:
             return sum(self._drain(processor) for processor in self.processors)
 
     def _drain(self, processor: Processor) -> int:
-        batch = read_events(self.app, after=processor.position(), limit=self.page)
-        if len(batch) < self.page:  # the usual case: a few new events, one page
-            if batch:
-                processor.process(batch)
-            return len(batch)
-        return self._drain_backlog(processor, batch)
-
-    def _drain_backlog(self, processor: Processor, batch: list[Tracked]) -> int:
-        """Pages in turn, each read and decoded on a thread of its own while the page before
-        it is applied: a view store's commit waits for the disk or the server without the
-        GIL, and decoding the next page fills that wait (a rebuild's reads and writes were
-        each about half of its time)."""
         fed = 0
-        with ThreadPoolExecutor(1, thread_name_prefix=f"follow-{processor.name}") as reader:
-            ahead: Future[list[Tracked]] | None = None
-            while batch:
-                if len(batch) == self.page:
-                    # Past the page's last event: a processor that finds its position moved
-                    # further (another follower) skips what it has already seen.
-                    after = batch[-1].position
-                    ahead = reader.submit(read_events, self.app, after=after, limit=self.page)
-                processor.process(batch)
-                fed += len(batch)
-                if ahead is None:
-                    break
-                batch, ahead = ahead.result(), None
+        while batch := read_events(self.app, after=processor.position(), limit=self.page):
+            processor.process(batch)
+            fed += len(batch)
+            if len(batch) < self.page:
+                break
         return fed
 
     def lag(self) -> dict[str, int]:
