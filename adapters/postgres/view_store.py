@@ -159,16 +159,25 @@ class PostgresViewStore:
                 del self._open[depth:]
 
     def _lock_position(self, conn: Conn) -> int:
-        conn.execute(
-            sql.SQL("INSERT INTO {} VALUES (%s, 0) ON CONFLICT DO NOTHING").format(self._tracking),
-            (self.name,),
-        )
-        row = conn.execute(
-            sql.SQL("SELECT position FROM {} WHERE projection=%s FOR UPDATE").format(
-                self._tracking
-            ),
-            (self.name,),
-        ).fetchone()
+        """Takes the tracking row's lock and reads the position, in one round trip."""
+        with conn.pipeline():
+            # No wait for the WAL's flush at commit: a server crash can take back the last
+            # commits of the views, documents and position together, and the projection then
+            # replays those events from the ledger (whose commits keep waiting).
+            conn.execute("SET LOCAL synchronous_commit = off")
+            conn.execute(
+                sql.SQL("INSERT INTO {} VALUES (%s, 0) ON CONFLICT DO NOTHING").format(
+                    self._tracking
+                ),
+                (self.name,),
+            )
+            cur = conn.execute(
+                sql.SQL("SELECT position FROM {} WHERE projection=%s FOR UPDATE").format(
+                    self._tracking
+                ),
+                (self.name,),
+            )
+        row = cur.fetchone()
         return int(cast("int", row[0])) if row else 0
 
     def _store_position(self, conn: Conn, old: int, new: int) -> None:

@@ -153,12 +153,13 @@ def measure_rebuild_postgres(
 
 
 def _rebuild(python: str, kind: str, where: str, views: str) -> RebuildFigures:
-    out = subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
-        [python, "-c", _REBUILD, kind, where, views],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    done = subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
+        [python, "-c", _REBUILD, kind, where, views], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"rebuild by {label(python)} on {kind} failed: {last}")
+    out = done.stdout.split()
     return RebuildFigures(
         label(python), int(out[-3]), float(out[-2]), float(out[-1]), load_average()
     )
