@@ -29,7 +29,7 @@ log = structlog.get_logger(__name__)
 class LiveViews:
     """Runs `follower.catch_up()` on a daemon thread until `stop()`."""
 
-    def __init__(self, follower: Follower, *, poll_s: float = 0.5, settle_s: float = 0.05) -> None:
+    def __init__(self, follower: Follower, *, poll_s: float = 0.5, settle_s: float = 0.2) -> None:
         self._follower = follower
         self._poll_s, self._settle_s = poll_s, settle_s
         self._woken = threading.Event()
