@@ -225,9 +225,8 @@ class PgvectorMemoryBackend:
                 if await records.insert(conn, record, metadata_json(meta), chunks, vectors):
                     return
                 existing = await records.stored(conn, record_id)
-                if existing is not None:
-                    # Inside the transaction: a conflict rolls back what the insert added.
-                    records.check_same(existing, record)
+            if existing is not None:
+                records.check_same(existing, record)
 
     async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
         with port_errors("get_record"):

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from factledger.adapters.pgvector import linking
 from factledger.application.memory.extraction import (
     NO_CONTEXT,
     ExtractedFact,
@@ -42,7 +41,7 @@ from factledger.application.ports import Embedder, Extractor
 from factledger.domain.transcript import Message, Role
 
 UNSLOTTED_KNOWN_LIMIT = 500  # newest unslotted current facts shown to an extractor
-_HIDDEN = linking.HIDDEN
+_HIDDEN = "(is_forgotten OR (expires_at IS NOT NULL AND expires_at <= %s))"
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,62 +191,77 @@ async def write_extraction(
 ) -> int:
     """Links and inserts the facts in order and marks the document done; the caller holds the
     namespace lock. A fact whose deterministic id exists already is skipped (a replay adds
-    nothing). Three reads, then every write in one pipeline (`linking`)."""
-    terms = extraction.terms or [[] for _ in extraction.facts]
-    ids = [derive_memory_id(namespace, doc.document_id, f.key) for f in extraction.facts]
-    existing = await _existing_ids(conn, ids)
+    nothing)."""
     local: dict[str, str] = {}
-    new: list[linking.NewFact] = []
-    for fact, memory_id, vector, keywords in zip(
-        extraction.facts, ids, extraction.vectors, terms, strict=True
-    ):
+    written = 0
+    terms = extraction.terms or [[] for _ in extraction.facts]
+    for fact, vector, keywords in zip(extraction.facts, extraction.vectors, terms, strict=True):
+        memory_id = derive_memory_id(namespace, doc.document_id, fact.key)
         local[fact.key] = memory_id
-        if memory_id not in existing:
-            targets = list(dict.fromkeys(local.get(ref, ref) for ref in fact.related_to))
-            new.append(linking.NewFact(memory_id, fact, vector, keywords, targets))
-    linked, superseded = linking.plan(new, await linking.neighbours(conn, new, now))
-    async with conn.pipeline(), conn.cursor() as cur:
-        if linked:
-            await cur.executemany(_INSERT_FACT, [_fact_row(doc, link) for link in linked])
-        if superseded:
-            # After the inserts: a fact may supersede one written earlier in this transcript.
-            await cur.execute(
-                "UPDATE memories SET is_latest = false WHERE id = ANY(%s)", [superseded]
-            )
-        await cur.execute(
-            "UPDATE documents SET state = 'done', facts = %s, error_type = NULL "
-            "WHERE document_id = %s",
-            [len(linked), doc.document_id],
+        if await _existing_ids(conn, [memory_id]):
+            continue
+        targets = list(dict.fromkeys(local.get(ref, ref) for ref in fact.related_to))
+        relations, version = await _link(conn, fact, targets, now)
+        await conn.execute(
+            "INSERT INTO memories (namespace, id, text, slot, is_inference, occurred_at, "
+            "valid_from, document_id, version, relations, condition, source_indexes, metadata, "
+            "lexical_terms, embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s, %s, %s, %s, %b)",
+            [
+                memory_id,
+                fact.text,
+                fact.slot,
+                fact.is_inference or fact.relation is RelationKind.DERIVES,
+                doc.occurred_at,
+                fact.valid_from,
+                doc.document_id,
+                version,
+                json.dumps(relations),
+                fact.condition,
+                list(fact.source_indexes),
+                doc.metadata_json,
+                keywords,
+                vector,
+            ],
         )
-    return len(linked)
+        written += 1
+    await conn.execute(
+        "UPDATE documents SET state = 'done', facts = %s, error_type = NULL WHERE document_id = %s",
+        [written, doc.document_id],
+    )
+    return written
 
 
-_INSERT_FACT = (
-    "INSERT INTO memories (namespace, id, text, slot, is_inference, occurred_at, valid_from, "
-    "document_id, version, relations, condition, source_indexes, metadata, lexical_terms, "
-    "embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-    "%s, %s, %s, %s, %b)"
-)
-
-
-def _fact_row(doc: DocumentRow, link: linking.Linked) -> list[Any]:
-    fact = link.fact.fact
-    return [
-        link.fact.memory_id,
-        fact.text,
-        fact.slot,
-        fact.is_inference or fact.relation is RelationKind.DERIVES,
-        doc.occurred_at,
-        fact.valid_from,
-        doc.document_id,
-        link.version,
-        json.dumps(link.relations),
-        fact.condition,
-        list(fact.source_indexes),
-        doc.metadata_json,
-        link.fact.terms,
-        link.fact.vector,
-    ]
+async def _link(
+    conn: psycopg.AsyncConnection[Any], fact: ExtractedFact, targets: list[str], now: datetime
+) -> tuple[list[dict[str, str]], int]:
+    """Same rules as the in-memory backend: a slotted fact supersedes the slot's current fact
+    (read under the namespace lock), even without UPDATES; without a slot, UPDATES supersedes
+    its targets; EXTENDS and DERIVES point at the targets that exist."""
+    if fact.relation in (RelationKind.EXTENDS, RelationKind.DERIVES):
+        existing = await _existing_ids(conn, targets)
+        kind = fact.relation.value
+        return [{"kind": kind, "memory_id": t} for t in targets if t in existing], 1
+    if fact.slot is not None:
+        cur = await conn.execute(
+            f"SELECT id FROM memories WHERE slot = %s AND is_latest AND NOT {_HIDDEN} "  # noqa: S608
+            "ORDER BY seq DESC LIMIT 1",
+            [fact.slot, now],
+        )
+        superseded = [r[0] for r in await cur.fetchall()]
+    elif fact.relation is RelationKind.UPDATES:
+        superseded = targets
+    else:
+        return [], 1
+    if not superseded:
+        return [], 1
+    cur = await conn.execute(
+        "UPDATE memories SET is_latest = false WHERE id = ANY(%s) RETURNING id, version",
+        [superseded],
+    )
+    rows = {r[0]: r[1] for r in await cur.fetchall()}
+    relations = [{"kind": "updates", "memory_id": i} for i in superseded if i in rows]
+    return relations, max([1, *(v + 1 for v in rows.values())])
 
 
 async def _existing_ids(conn: psycopg.AsyncConnection[Any], ids: list[str]) -> set[str]:

@@ -43,27 +43,28 @@ async def insert(
     chunks: list[str],
     vectors: np.ndarray[Any, Any],
 ) -> bool:
-    """Inserts the record and its chunks in one pipeline (one round trip); False when the
-    record exists already, and then the caller must check it and roll back: the chunks of an
-    existing record are skipped by their ids, but a longer body's extra chunks would not be."""
-    async with conn.pipeline(), conn.cursor() as cur, conn.cursor() as chunk_cur:
-        await cur.execute(
-            "INSERT INTO records (namespace, record_id, kind, body_json, body, metadata) "
-            "VALUES (current_setting('app.namespace'), %s, %s, %s, %s::jsonb, %s) "
-            "ON CONFLICT (namespace, record_id) DO NOTHING",
-            [record.record_id, record.kind, record.body_json, record.body_json, metadata_json],
-        )
-        if chunks:
+    """Inserts the record and its chunks; False when a concurrent writer got there first."""
+    cur = await conn.execute(
+        "INSERT INTO records (namespace, record_id, kind, body_json, body, metadata) "
+        "VALUES (current_setting('app.namespace'), %s, %s, %s, %s::jsonb, %s) "
+        "ON CONFLICT (namespace, record_id) DO NOTHING",
+        [record.record_id, record.kind, record.body_json, record.body_json, metadata_json],
+    )
+    if cur.rowcount == 0:
+        return False
+    if chunks:
+        # One pipelined batch for the chunks, not a round trip each.
+        async with conn.cursor() as chunk_cur:
             await chunk_cur.executemany(
                 "INSERT INTO chunks (namespace, chunk_id, source_id, chunk_index, text, "
                 "metadata, embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, "
-                "%s, %b) ON CONFLICT (namespace, chunk_id) DO NOTHING",
+                "%s, %b)",
                 [
                     (f"{record.record_id}#{i}", record.record_id, i, text, metadata_json, vector)
                     for i, (text, vector) in enumerate(zip(chunks, vectors, strict=True))
                 ],
             )
-    return cur.rowcount != 0
+    return True
 
 
 async def delete(conn: psycopg.AsyncConnection[Any], record_ids: list[str]) -> set[str]:
