@@ -103,6 +103,37 @@ async def test_concurrent_updates_of_one_slot_leave_one_current_fact_and_one_cha
     assert len(set(superseded)) == 11
 
 
+async def test_one_document_chains_its_own_slot_facts_and_writes_a_repeated_key_once(
+    backend: PgvectorMemoryBackend, extractor: YieldingExtractor
+) -> None:
+    # Given a current fact in the slot
+    await ingest(backend, extractor, "call-1", "Supplier A", [stated("f0", "A", slot="s")])
+    # When one document holds two updates of that slot and repeats a key
+    facts = [
+        stated("f0", "B", slot="s", updates=True),
+        stated("f1", "C", slot="s", updates=True),
+        stated("f0", "B", slot="s", updates=True),
+        stated("f2", "an unslotted fact"),
+    ]
+    first = await ingest(backend, extractor, "call-2", "Supplier B, then C", facts)
+    replay = await backend.ingest_transcript(
+        NS,
+        "call-2",
+        extractor.script("Supplier B, then C", *facts),
+        occurred_at=ManualClock().now(),
+    )
+
+    # Then each fact of the slot supersedes the one before it, and nothing is doubled
+    stored = {f.text: f for f in await backend.list_memories(NS)}
+    assert (first, replay.state, replay.facts) == (ProcessingState.DONE, ProcessingState.DONE, 3)
+    assert sorted(stored) == ["A", "B", "C", "an unslotted fact"]
+    assert [stored[t].version for t in ("A", "B", "C")] == [1, 2, 3]
+    assert [t for t in ("A", "B", "C") if stored[t].is_latest] == ["C"]
+    assert [r.memory_id for r in stored["C"].relations] == [stored["B"].id]
+    assert [r.memory_id for r in stored["B"].relations] == [stored["A"].id]
+    assert (stored["an unslotted fact"].version, stored["an unslotted fact"].relations) == (1, ())
+
+
 async def test_one_document_ingested_concurrently_is_written_once(
     backend: PgvectorMemoryBackend, extractor: YieldingExtractor
 ) -> None:
