@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 
@@ -13,6 +14,7 @@ from psycopg import sql
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.records import CHUNK_ROWS_PER_INSERT, record_chunks
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import InvalidMemoryInputError, MemoryNotFoundError
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
@@ -161,6 +163,33 @@ async def test_one_record_written_concurrently_is_stored_once(
     )
 
     assert [h.document_id for h in hits] == ["s-1"]
+
+
+async def test_a_record_of_more_chunks_than_one_insert_takes_stores_each_once_in_order(
+    backend: PgvectorMemoryBackend,
+) -> None:
+    # Given a body that splits into more chunks than one INSERT carries (32 rows)
+    words = " ".join(f"word{n:04d}" for n in range(4_000))  # 36,000 characters: 37 chunks
+    body = json.dumps({"notes": words})
+    expected = record_chunks(body)
+    assert len(expected) > CHUNK_ROWS_PER_INSERT
+
+    await backend.put_record(NS, "long-1", "summary", body)
+    await backend.put_record(NS, "long-1", "summary", body)  # a replay writes nothing more
+
+    stored = await _chunk_rows(backend)
+    assert stored == [(f"long-1#{i}", i, text) for i, text in enumerate(expected)]
+
+
+async def _chunk_rows(backend: PgvectorMemoryBackend) -> list[tuple[str, int, str]]:
+    config = backend.config
+    async with await psycopg.AsyncConnection.connect(config.admin_conninfo) as conn:
+        cur = await conn.execute(
+            sql.SQL("SELECT chunk_id, chunk_index, text FROM {} ORDER BY chunk_index").format(
+                sql.Identifier(config.schema, "chunks")
+            )
+        )
+        return [(r[0], r[1], r[2]) for r in await cur.fetchall()]
 
 
 async def test_a_write_failing_midway_leaves_nothing_behind(
