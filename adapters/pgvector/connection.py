@@ -116,12 +116,14 @@ class PgvectorConnections:
         link facts (one current fact per slot) without blocking readers.
         """
         async with self._pool.connection() as conn, conn.transaction():
-            await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
-            if lock:
+            if lock:  # one round trip for both (issue 19: sync throughput)
                 await conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended('factledger.ns:' || %s, 0))",
-                    [namespace],
+                    "SELECT set_config('app.namespace', %s, true), "
+                    "pg_advisory_xact_lock(hashtextextended('factledger.ns:' || %s, 0))",
+                    [namespace, namespace],
                 )
+            else:
+                await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
             yield conn
 
     async def one_statement(self, run: Callable[[psycopg.AsyncConnection[Any]], Awaitable[R]]) -> R:

@@ -195,11 +195,16 @@ async def write_extraction(
     local: dict[str, str] = {}
     written = 0
     terms = extraction.terms or [[] for _ in extraction.facts]
-    for fact, vector, keywords in zip(extraction.facts, extraction.vectors, terms, strict=True):
-        memory_id = derive_memory_id(namespace, doc.document_id, fact.key)
+    ids = [derive_memory_id(namespace, doc.document_id, f.key) for f in extraction.facts]
+    # One look-up for the whole document, not one per fact (issue 19: sync throughput); the
+    # namespace lock keeps other writers out, so only this loop adds to the set.
+    written_ids = await _existing_ids(conn, ids)
+    for fact, memory_id, vector, keywords in zip(
+        extraction.facts, ids, extraction.vectors, terms, strict=True
+    ):
         local[fact.key] = memory_id
-        if await _existing_ids(conn, [memory_id]):
-            continue
+        if memory_id in written_ids:
+            continue  # a replay, or a key repeated within the extraction: written once
         targets = list(dict.fromkeys(local.get(ref, ref) for ref in fact.related_to))
         relations, version = await _link(conn, fact, targets, now)
         await conn.execute(
@@ -224,6 +229,7 @@ async def write_extraction(
                 vector,
             ],
         )
+        written_ids.add(memory_id)
         written += 1
     await conn.execute(
         "UPDATE documents SET state = 'done', facts = %s, error_type = NULL WHERE document_id = %s",
@@ -243,23 +249,26 @@ async def _link(
         kind = fact.relation.value
         return [{"kind": kind, "memory_id": t} for t in targets if t in existing], 1
     if fact.slot is not None:
+        # The slot's current fact found and superseded in one statement (one round trip).
         cur = await conn.execute(
-            f"SELECT id FROM memories WHERE slot = %s AND is_latest AND NOT {_HIDDEN} "  # noqa: S608
-            "ORDER BY seq DESC LIMIT 1",
+            "UPDATE memories SET is_latest = false WHERE id = (SELECT id FROM memories "  # noqa: S608
+            f"WHERE slot = %s AND is_latest AND NOT {_HIDDEN} ORDER BY seq DESC LIMIT 1) "
+            "RETURNING id, version",
             [fact.slot, now],
         )
-        superseded = [r[0] for r in await cur.fetchall()]
-    elif fact.relation is RelationKind.UPDATES:
+        rows = {r[0]: r[1] for r in await cur.fetchall()}
+        superseded = list(rows)
+    elif fact.relation is RelationKind.UPDATES and targets:
         superseded = targets
+        cur = await conn.execute(
+            "UPDATE memories SET is_latest = false WHERE id = ANY(%s) RETURNING id, version",
+            [superseded],
+        )
+        rows = {r[0]: r[1] for r in await cur.fetchall()}
     else:
         return [], 1
-    if not superseded:
+    if not rows:
         return [], 1
-    cur = await conn.execute(
-        "UPDATE memories SET is_latest = false WHERE id = ANY(%s) RETURNING id, version",
-        [superseded],
-    )
-    rows = {r[0]: r[1] for r in await cur.fetchall()}
     relations = [{"kind": "updates", "memory_id": i} for i in superseded if i in rows]
     return relations, max([1, *(v + 1 for v in rows.values())])
 

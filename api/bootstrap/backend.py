@@ -99,6 +99,7 @@ def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
                 threads=s.threads,
                 int8_activations=s.int8_activations,
                 cache_dir=s.cache_dir,
+                cached_vectors=s.cached_vectors,
             )
         case HashingEmbedderSettings():
             return HashingEmbedder(s.dimension)

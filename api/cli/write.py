@@ -27,7 +27,7 @@ from factledger.bench.write.rebuild import rebuilds
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_lifted_search, measure_search
 from factledger.bench.write.store_appends import measure_store_appends
-from factledger.bench.write.sync import measure_sync
+from factledger.bench.write.sync import SyncFigures, measure_sync
 
 ALL_PARTS = (
     *PARTS,
@@ -186,7 +186,7 @@ def write(
                     f"{figures.facts} facts, {figures.records} records in "
                     f"{figures.seconds:.2f} s, {figures.facts_per_second:.1f} facts/s; "
                     f"{figures.cpu_seconds:.2f} CPU s, {figures.facts_per_cpu_second:.1f} facts "
-                    f"per CPU s (load avg {figures.load_average})"
+                    f"per CPU s{_server_cpu(figures)} (load avg {figures.load_average})"
                 )
         if "store-appends" in chosen:
             for run in range(3):  # the builds take turns
@@ -290,6 +290,16 @@ def overhead_table(workdir: Path, builds: list[str]) -> str:
                 f"{_ms(f.idempotency_ms)} | {_ms(f.outside_ms)} | {f.load_average} |"
             )
     return "\n".join(lines)
+
+
+def _server_cpu(figures: SyncFigures) -> str:
+    """PostgreSQL's server CPU over the drain, and facts per CPU second of both, if measured."""
+    server = figures.server_cpu_seconds
+    if server is None:
+        return ""
+    both = figures.cpu_seconds + server
+    per_cpu = figures.facts / both if both else 0.0
+    return f"; server {server:.2f} CPU s, {per_cpu:.1f} facts per CPU s of both"
 
 
 def _ms(value: float | None) -> str:

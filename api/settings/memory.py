@@ -97,6 +97,8 @@ class OnnxEmbedderSettings(NestedSettings):
     stores int8 weights (twice as fast per query); false keeps the float vectors of a store
     embedded before it existed. `cache_dir` keeps the compiled graph between starts (default:
     the user's cache directory); one that cannot be written means compiling at every start.
+    `cached_vectors`: the vectors of that many recent texts are kept in memory, so a text met
+    again is not run again (0: none; ADR 0035).
     """
 
     kind: Literal["onnx"] = "onnx"
@@ -108,6 +110,7 @@ class OnnxEmbedderSettings(NestedSettings):
     max_tokens: int = Field(default=256, ge=8, le=512)
     int8_activations: bool = True
     cache_dir: Path | None = Field(default_factory=default_cache_dir)
+    cached_vectors: int = Field(default=4_096, ge=0, le=1_000_000)
 
 
 class HashingEmbedderSettings(NestedSettings):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +46,9 @@ class SyncFigures:
     seconds: float
     cpu_seconds: float  # the worker process's, on every thread (ONNX inference included)
     load_average: str
+    # PostgreSQL's server processes (the drain's backends, WAL writer, checkpointer) over
+    # the drain; None where /proc is not there to read.
+    server_cpu_seconds: float | None = None
 
     @property
     def facts_per_second(self) -> float:
@@ -54,6 +58,30 @@ class SyncFigures:
     def facts_per_cpu_second(self) -> float:
         """Less swayed by the machine's load than the rate: what a core does alone."""
         return self.facts / self.cpu_seconds if self.cpu_seconds else 0.0
+
+
+def _proc_cpu_ticks(pid: int) -> tuple[int, int, int]:
+    """(parent pid, own utime + stime, reaped children's cutime + cstime) from /proc, in ticks."""
+    stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
+    return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+
+
+def server_cpu_seconds(postmaster: int | None) -> float | None:
+    """CPU time of a PostgreSQL server so far: the postmaster, its live children, and the
+    children it has reaped (a drain's backends end with its connections). Linux only."""
+    if postmaster is None or not Path("/proc/self/stat").exists():
+        return None
+    _, own, reaped = _proc_cpu_ticks(postmaster)
+    ticks = own + reaped
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and entry.name != str(postmaster):
+            try:
+                parent, child_own, _ = _proc_cpu_ticks(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue  # gone, or not ours to read
+            ticks += child_own if parent == postmaster else 0
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def url_of(location: PostgresLocation) -> str:
@@ -119,13 +147,24 @@ asyncio.run(main())
 """
 
 
-def drain(location: PostgresLocation, workdir: Path, python: str, build: str) -> SyncFigures:
+def drain(
+    location: PostgresLocation,
+    workdir: Path,
+    python: str,
+    build: str,
+    *,
+    postmaster: int | None = None,
+) -> SyncFigures:
     result = workdir / f"drain-{build}.txt"
     env = {**os.environ, **server_env(location, workdir, build)}
+    server_before = server_cpu_seconds(postmaster)
     with (workdir / f"worker-{build}.log").open("wb") as log:
         subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
             [python, "-c", _DRAIN, str(result)], env=env, stdout=log, stderr=log, check=True
         )
+    time.sleep(0.5)  # the postmaster reaps the drain's backends (their CPU) once they exit
+    server_after = server_cpu_seconds(postmaster)
+    server = None if server_before is None or server_after is None else server_after - server_before
     seconds, cpu_seconds = (float(x) for x in result.read_text().split())
     with psycopg.connect(location.conninfo, autocommit=True) as conn:
         facts = conn.execute(f"SELECT count(*) FROM mem_{build}.memories").fetchone()  # noqa: S608
@@ -139,6 +178,7 @@ def drain(location: PostgresLocation, workdir: Path, python: str, build: str) ->
         seconds,
         cpu_seconds,
         load_average(),
+        server,
     )
 
 
@@ -150,6 +190,10 @@ def measure_sync(
     database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
     try:
         seed(database.location, workdir, sessions)
-        return [drain(database.location, workdir, python, build) for build, python in builds]
+        postmaster = database.postmaster_pid()
+        return [
+            drain(database.location, workdir, python, build, postmaster=postmaster)
+            for build, python in builds
+        ]
     finally:
         database.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 
@@ -13,6 +14,7 @@ from psycopg import sql
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.records import CHUNK_ROWS_PER_INSERT, record_chunks
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import InvalidMemoryInputError, MemoryNotFoundError
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
@@ -103,6 +105,37 @@ async def test_concurrent_updates_of_one_slot_leave_one_current_fact_and_one_cha
     assert len(set(superseded)) == 11
 
 
+async def test_one_document_chains_its_own_slot_facts_and_writes_a_repeated_key_once(
+    backend: PgvectorMemoryBackend, extractor: YieldingExtractor
+) -> None:
+    # Given a current fact in the slot
+    await ingest(backend, extractor, "call-1", "Supplier A", [stated("f0", "A", slot="s")])
+    # When one document holds two updates of that slot and repeats a key
+    facts = [
+        stated("f0", "B", slot="s", updates=True),
+        stated("f1", "C", slot="s", updates=True),
+        stated("f0", "B", slot="s", updates=True),
+        stated("f2", "an unslotted fact"),
+    ]
+    first = await ingest(backend, extractor, "call-2", "Supplier B, then C", facts)
+    replay = await backend.ingest_transcript(
+        NS,
+        "call-2",
+        extractor.script("Supplier B, then C", *facts),
+        occurred_at=ManualClock().now(),
+    )
+
+    # Then each fact of the slot supersedes the one before it, and nothing is doubled
+    stored = {f.text: f for f in await backend.list_memories(NS)}
+    assert (first, replay.state, replay.facts) == (ProcessingState.DONE, ProcessingState.DONE, 3)
+    assert sorted(stored) == ["A", "B", "C", "an unslotted fact"]
+    assert [stored[t].version for t in ("A", "B", "C")] == [1, 2, 3]
+    assert [t for t in ("A", "B", "C") if stored[t].is_latest] == ["C"]
+    assert [r.memory_id for r in stored["C"].relations] == [stored["B"].id]
+    assert [r.memory_id for r in stored["B"].relations] == [stored["A"].id]
+    assert (stored["an unslotted fact"].version, stored["an unslotted fact"].relations) == (1, ())
+
+
 async def test_one_document_ingested_concurrently_is_written_once(
     backend: PgvectorMemoryBackend, extractor: YieldingExtractor
 ) -> None:
@@ -130,6 +163,33 @@ async def test_one_record_written_concurrently_is_stored_once(
     )
 
     assert [h.document_id for h in hits] == ["s-1"]
+
+
+async def test_a_record_of_more_chunks_than_one_insert_takes_stores_each_once_in_order(
+    backend: PgvectorMemoryBackend,
+) -> None:
+    # Given a body that splits into more chunks than one INSERT carries (32 rows)
+    words = " ".join(f"word{n:04d}" for n in range(4_000))  # 36,000 characters: 37 chunks
+    body = json.dumps({"notes": words})
+    expected = record_chunks(body)
+    assert len(expected) > CHUNK_ROWS_PER_INSERT
+
+    await backend.put_record(NS, "long-1", "summary", body)
+    await backend.put_record(NS, "long-1", "summary", body)  # a replay writes nothing more
+
+    stored = await _chunk_rows(backend)
+    assert stored == [(f"long-1#{i}", i, text) for i, text in enumerate(expected)]
+
+
+async def _chunk_rows(backend: PgvectorMemoryBackend) -> list[tuple[str, int, str]]:
+    config = backend.config
+    async with await psycopg.AsyncConnection.connect(config.admin_conninfo) as conn:
+        cur = await conn.execute(
+            sql.SQL("SELECT chunk_id, chunk_index, text FROM {} ORDER BY chunk_index").format(
+                sql.Identifier(config.schema, "chunks")
+            )
+        )
+        return [(r[0], r[1], r[2]) for r in await cur.fetchall()]
 
 
 async def test_a_write_failing_midway_leaves_nothing_behind(

@@ -22,6 +22,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
 )
 from factledger.adapters.embedding.onnx.session import EncoderSession, open_encoder
+from factledger.adapters.embedding.onnx.vector_cache import DEFAULT_CAPACITY, VectorCache, text_key
 from factledger.application.ports import Vectors
 
 
@@ -130,6 +131,8 @@ class OnnxEmbedder:
       loop keeps serving while a long ingest is embedded.
     - With a `cache_dir`, the compiled graph is kept there between processes (`graph_cache`);
       without one, or when it cannot be used, the graph is compiled in memory at every start.
+    - Embeds each distinct text of a call once, and keeps the vectors of the last
+      `cached_vectors` texts (`vector_cache`; 0 keeps none): a text met again is not run again.
     """
 
     def __init__(
@@ -141,10 +144,12 @@ class OnnxEmbedder:
         threads: int = 1,
         int8_activations: bool = True,
         cache_dir: Path | None = None,
+        cached_vectors: int = DEFAULT_CAPACITY,
     ) -> None:
         self._files = files or OnnxModelFiles.preset(DEFAULT_PRESET)
         self._loaded = _load(self._files, max_tokens, threads, int8_activations, cache_dir)
         self._batch_size = batch_size
+        self.vectors = VectorCache(cached_vectors)
         self.dimension = self._loaded.dimension
         self.model_id = self._loaded.model_id
 
@@ -159,6 +164,20 @@ class OnnxEmbedder:
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        keys = [text_key(text) for text in texts]
+        distinct = dict(zip(keys, texts, strict=True))  # first text of each key, in order
+        rows = self.vectors.get_many(distinct)
+        missing = [key for key in distinct if key not in rows]
+        if missing:
+            fresh = self._run([distinct[key] for key in missing])
+            new_rows = dict(zip(missing, fresh, strict=True))
+            self.vectors.put_many(new_rows)
+            rows.update(new_rows)
+        vectors: Vectors = np.stack([rows[key] for key in keys]).astype(np.float32, copy=False)
+        return vectors
+
+    def _run(self, texts: Sequence[str]) -> Vectors:
+        """Runs the model over `texts`, in batches (see the class)."""
         loaded = self._loaded
         # Int8 activations share one quantization range per run, so a text embedded beside
         # others would get a vector that depends on its neighbours (and their padding).
