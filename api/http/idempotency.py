@@ -44,6 +44,7 @@ from factledger.application.ledger.idempotency import (
     IdempotencyScope,
     IdempotencyStore,
     JsonBody,
+    for_ledger_commands,
 )
 from factledger.application.ledger.responses import PendingResponse, responding
 from factledger.domain.subject import Subject
@@ -95,6 +96,8 @@ class Idempotency:
         if self._scope is None:
             with timed(USE_CASE):
                 return await command()
+        if render is not None:
+            self._store = for_ledger_commands(self._store)
         with timed(IDEMPOTENCY):
             claim = await self._store.claim(self._scope, self._fingerprint)
         match claim.status:
