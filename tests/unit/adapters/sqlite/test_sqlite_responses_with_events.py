@@ -1,0 +1,239 @@
+"""On the embedded default a ledger command's saved response commits with its events, in the
+ledger's own file (ADR 0037): a process that dies after the commit leaves the response saved;
+a render or a write that fails leaves neither; records of the idempotency file from before the
+move still answer; a forget deletes a subject's responses in both files."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool
+
+from factledger.adapters.sqlite.event_store import sqlite_env
+from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
+from factledger.adapters.sqlite.split_idempotency import SplitSqliteIdempotencyStore
+from factledger.api.http.errors import render as render_error
+from factledger.application.errors import StorageFullError
+from factledger.application.ledger.commands import (
+    ApproveChange,
+    CommandResult,
+    ProposeChange,
+    RegisterSubject,
+)
+from factledger.application.ledger.idempotency import (
+    ClaimStatus,
+    IdempotencyScope,
+    JsonBody,
+    for_ledger_commands,
+)
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.responses import PendingResponse, responding
+from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
+from factledger.domain.subject import Subject
+from factledger.domain.values import TextValue
+
+TENANT = "acme"
+FINGERPRINT = "f" * 64
+BIG = "x" * 20_000  # several pages: a write of it needs new pages
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Iterator[Ledger]:
+    ledger = Ledger(sqlite_env(tmp_path / "ledger.sqlite"))
+    yield ledger
+    ledger.close()
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> Iterator[SplitSqliteIdempotencyStore]:
+    own = SqliteIdempotencyStore(tmp_path / "ledger-idempotency.sqlite")
+    with_events = SqliteIdempotencyStore(
+        tmp_path / "ledger.sqlite", commits_with_events=True, earlier=own
+    )
+    split = SplitSqliteIdempotencyStore(own, with_events)
+    yield split
+    split.close()
+
+
+def rendered(subject: Subject, result: CommandResult) -> JsonBody:
+    return {"version": result.subject_version, "position": result.position}
+
+
+def proposed(ledger: Ledger) -> tuple[uuid.UUID, uuid.UUID]:
+    subject_id = ledger.register_subject(RegisterSubject(TENANT, "lead", "l-1")).subject_id
+    ledger.propose_change(
+        ProposeChange(
+            tenant=TENANT,
+            subject_id=subject_id,
+            field="supplier",
+            operation=Operation.SET,
+            value=TextValue("Acme"),
+            origin=Origin.INFERRED,
+            proposed_by=Actor(ActorKind.MODEL, "m"),
+            based_on_version=0,
+        )
+    )
+    change_id = next(iter(ledger.subject(TENANT, subject_id).changes))
+    return subject_id, change_id
+
+
+def approve(subject_id: uuid.UUID, change_id: uuid.UUID) -> ApproveChange:
+    return ApproveChange(TENANT, subject_id, change_id, reviewer_id="r-1", command_id="cmd-1")
+
+
+async def approved_with(
+    ledger: Ledger, scope: IdempotencyScope, render: Callable[[Subject, CommandResult], JsonBody]
+) -> tuple[PendingResponse, CommandResult]:
+    subject_id, change_id = (
+        scope.subject_id,
+        next(iter(ledger.subject(TENANT, scope.subject_id).changes)),
+    )
+    pending = PendingResponse(scope, FINGERPRINT, time.time() + 60, render)
+    with responding(pending):
+        result = await asyncio.to_thread(ledger.approve_change, approve(subject_id, change_id))
+    return pending, result
+
+
+async def test_the_ledger_store_claims_in_the_ledger_file_and_commits_with_events(
+    ledger: Ledger, stores: SplitSqliteIdempotencyStore
+) -> None:
+    with_events = for_ledger_commands(stores)
+    assert with_events is stores.ledger_commands
+    assert getattr(with_events, "commits_with_events", False)
+    subject_id, _ = await asyncio.to_thread(proposed, ledger)
+    scope = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000001")
+    assert (await with_events.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
+
+    pending, result = await approved_with(ledger, scope, rendered)
+    # The process "dies" here: it never calls `complete`.
+    assert pending.written
+    assert pending.body == {"version": result.subject_version, "position": result.position}
+
+    retry = await with_events.claim(scope, FINGERPRINT)
+    assert retry.status is ClaimStatus.REPLAY
+    assert retry.body == pending.body
+    # Not in the idempotency file: appends' claims there never wait for the ledger.
+    assert (await stores.claim(scope, "other")).status is ClaimStatus.CLAIMED
+
+
+async def test_a_failed_render_leaves_neither_the_events_nor_the_response(
+    ledger: Ledger, stores: SplitSqliteIdempotencyStore
+) -> None:
+    with_events = stores.ledger_commands
+    subject_id, _ = await asyncio.to_thread(proposed, ledger)
+    version = ledger.subject(TENANT, subject_id).version
+    scope = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000002")
+    assert (await with_events.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
+
+    def broken(subject: Subject, result: CommandResult) -> JsonBody:
+        raise RuntimeError("the response could not be built")
+
+    with pytest.raises(RuntimeError):
+        await approved_with(ledger, scope, broken)
+    assert ledger.subject(TENANT, subject_id).version == version
+    assert (await with_events.claim(scope, FINGERPRINT)).status is ClaimStatus.IN_PROGRESS
+
+
+async def test_a_full_disk_at_the_response_is_a_503_and_loses_nothing(
+    ledger: Ledger, stores: SplitSqliteIdempotencyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_events = stores.ledger_commands
+    subject_id, _ = await asyncio.to_thread(proposed, ledger)
+    version = ledger.subject(TENANT, subject_id).version
+    scope = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000003")
+    assert (await with_events.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
+
+    # The ledger's connections may not grow the file: the events fit in pages it has, the
+    # large response does not, so the write fails after the events' insert.
+    create = SQLiteConnectionPool._create_connection
+
+    def without_room(pool: SQLiteConnectionPool) -> SQLiteConnection:
+        conn = create(pool)
+        raw: sqlite3.Connection = conn._sqlite_conn
+        pages = raw.execute("PRAGMA page_count").fetchone()[0]
+        raw.execute(f"PRAGMA max_page_count = {pages}")
+        return conn
+
+    monkeypatch.setattr(SQLiteConnectionPool, "_create_connection", without_room)
+    full = Ledger(ledger.env)
+    try:
+        rendered_after_insert: list[int | None] = []
+
+        def big(subject: Subject, result: CommandResult) -> JsonBody:
+            rendered_after_insert.append(result.position)
+            return {"padding": BIG, "version": result.subject_version}
+
+        with pytest.raises(StorageFullError) as raised:
+            await approved_with(full, scope, big)
+        assert len(rendered_after_insert) == 1  # the events were in; the response failed
+        assert render_error(raised.value).status_code == 503
+    finally:
+        full.close()
+    monkeypatch.undo()
+    # Nothing lost, nothing half-written: no events, the key still only claimed.
+    assert ledger.subject(TENANT, subject_id).version == version
+    assert (await with_events.claim(scope, FINGERPRINT)).status is ClaimStatus.IN_PROGRESS
+    # Once there is room, the same command goes through and its response with it.
+    pending, result = await approved_with(ledger, scope, rendered)
+    assert pending.written
+    assert ledger.subject(TENANT, subject_id).version == result.subject_version == version + 1
+
+
+async def test_records_of_the_idempotency_file_from_before_still_answer(
+    tmp_path: Path, stores: SplitSqliteIdempotencyStore
+) -> None:
+    subject_id = uuid.uuid4()
+    scope = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000004")
+    # Saved by an older build, which kept every record in the idempotency file.
+    assert (await stores.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
+    await stores.complete(scope, FINGERPRINT, {"applied": True})
+
+    replay = await stores.ledger_commands.claim(scope, FINGERPRINT)
+    assert replay.status is ClaimStatus.REPLAY
+    assert replay.body == {"applied": True}
+    reused = await stores.ledger_commands.claim(scope, "another request")
+    assert reused.status is ClaimStatus.MISMATCH
+
+
+async def test_an_expired_record_of_the_idempotency_file_no_longer_answers(
+    tmp_path: Path,
+) -> None:
+    now = [1_000.0]
+    own = SqliteIdempotencyStore(tmp_path / "idem.sqlite", ttl_s=10.0, clock=lambda: now[0])
+    with_events = SqliteIdempotencyStore(
+        tmp_path / "ledger.sqlite", earlier=own, commits_with_events=True, clock=lambda: now[0]
+    )
+    scope = IdempotencyScope(TENANT, "agent-1", uuid.uuid4(), "key-00000005")
+    try:
+        await own.claim(scope, FINGERPRINT)
+        await own.complete(scope, FINGERPRINT, {"applied": True})
+        now[0] += 11.0
+        assert (await with_events.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
+    finally:
+        with_events.close()
+        own.close()
+
+
+async def test_a_forget_deletes_the_subjects_responses_in_both_files(
+    ledger: Ledger, stores: SplitSqliteIdempotencyStore
+) -> None:
+    subject_id, _ = await asyncio.to_thread(proposed, ledger)
+    in_ledger = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000006")
+    in_file = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000007")
+    await stores.ledger_commands.claim(in_ledger, FINGERPRINT)
+    pending, _ = await approved_with(ledger, in_ledger, rendered)
+    assert pending.written
+    await stores.claim(in_file, FINGERPRINT)
+    await stores.complete(in_file, FINGERPRINT, {"index": 0})
+
+    assert await stores.forget_subject(TENANT, subject_id) == 2
+    assert (await stores.ledger_commands.claim(in_ledger, FINGERPRINT)).status is (
+        ClaimStatus.CLAIMED
+    )
+    assert (await stores.claim(in_file, FINGERPRINT)).status is ClaimStatus.CLAIMED
