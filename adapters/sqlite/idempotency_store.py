@@ -4,10 +4,16 @@ Every API process on the node opens the same file; `BEGIN IMMEDIATE` takes SQLit
 before the claim row is read, so two first requests with one key are serialised (one claims,
 the other sees its claim).
 
-The same table also lives in the ledger's own file, for the commands whose response is
-written with their events (`commits_with_events`, ADR 0037): there the store is opened on the
-ledger's file and reads `earlier` (the idempotency file) for a scope's live entry before it
-claims, so records saved there before the move keep answering until they expire.
+Responses written with their events (ADR 0037): the ledger's recorder writes a command's
+response into an `idempotency_keys` table of the ledger's own file, in its events'
+transaction (`ledger_recorder`). Given that file (`responses_with_events`), the store opens
+a second connection on it and `ledger_commands` claims like the store does, after reading
+there first (a read: it takes no write lock of the ledger's): a response saved with its events
+answers a retry, whatever became of the claim in this file. (Not an ATTACH: `BEGIN IMMEDIATE`
+would take the write lock of every attached file, the ledger's too, for every claim.)
+Claims, renewals and releases stay in this file, for every command, so a key is refused for
+another request whichever route used it first, and an append never waits for the ledger's
+write lock.
 """
 
 from __future__ import annotations
@@ -50,10 +56,19 @@ _CLAIM = """INSERT INTO idempotency_keys
     RETURNING 1"""
 _SCOPE = "tenant = ? AND principal = ? AND subject_id = ? AND key = ?"
 _WHERE = f"{_SCOPE} AND fingerprint = ?"
-_ENTRY = f"SELECT fingerprint, body, expires_at FROM idempotency_keys WHERE {_SCOPE}"  # noqa: S608
-# Acts only on the row this fingerprint holds; the ledger's recorder runs it in the
-# transaction of a command's events (ADR 0037), with (body, expires_at, *scope, fingerprint).
-COMPLETE = f"UPDATE idempotency_keys SET body = ?, expires_at = ? WHERE {_WHERE}"  # noqa: S608
+_COMPLETE = f"UPDATE idempotency_keys SET body = ?, expires_at = ? WHERE {_WHERE}"  # noqa: S608
+# The ledger's recorder runs it in the transaction of a command's events (ADR 0037), with
+# (*scope, fingerprint, body, expires_at). The claim itself lives in the idempotency file, so
+# the row is inserted; an expired one of an earlier use of the key is replaced.
+SAVE_WITH_EVENTS = """INSERT INTO idempotency_keys
+    (tenant, principal, subject_id, key, fingerprint, body, expires_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (tenant, principal, subject_id, key) DO UPDATE
+    SET fingerprint = excluded.fingerprint, body = excluded.body,
+    expires_at = excluded.expires_at"""
+_SAVED_WITH_EVENTS = (
+    f"SELECT fingerprint, body FROM idempotency_keys WHERE {_SCOPE} AND expires_at > ?"  # noqa: S608
+)
 
 
 def scope_values(scope: IdempotencyScope) -> tuple[str, str, str, str]:
@@ -75,15 +90,15 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 _FORGET = "DELETE FROM idempotency_keys WHERE tenant = ? AND subject_id = ? AND body IS NOT NULL"
+_FORGET_WITH_EVENTS = "DELETE FROM idempotency_keys WHERE tenant = ? AND subject_id = ?"
 
 
 class SqliteIdempotencyStore:
     """Saved responses in one table of a SQLite file (`:memory:` works too).
 
-    - `commits_with_events`: the file is the ledger's, whose recorder writes a command's
-      response in its events' transaction (ADR 0037).
-    - `earlier`: another store whose live entry of a scope answers before this one claims
-      (the records of the idempotency file, from before a command's records moved).
+    `responses_with_events`: the ledger's SQLite file, whose recorder saves the responses of
+    `ledger_commands` with their events (ADR 0037); without it, `ledger_commands` is the store
+    itself and every response is saved after its command.
     """
 
     def __init__(
@@ -93,31 +108,47 @@ class SqliteIdempotencyStore:
         ttl_s: float = DEFAULT_TTL_S,
         lease_s: float = DEFAULT_LEASE_S,
         clock: WallClock = time.time,
-        commits_with_events: bool = False,
-        earlier: SqliteIdempotencyStore | None = None,
+        responses_with_events: Path | None = None,
     ) -> None:
         self._ttl_s, self._lease_s, self._clock = ttl_s, lease_s, clock
-        self.commits_with_events = commits_with_events
-        self._earlier = earlier
         self._db = SqliteWriter(
             path, error=lambda: IdempotencyStoreUnavailableError("sqlite idempotency store failed")
         )
         # Deleted responses are overwritten in the file, not just unlinked from the b-tree.
         self._db.run_sync(lambda conn: conn.execute("PRAGMA secure_delete=ON"))
         self._db.run_sync(_migrate)
+        self._with_events = responses_with_events is not None
+        self._ledger: SqliteWriter | None = None
+        if responses_with_events is not None:
+            self._ledger = SqliteWriter(
+                responses_with_events,
+                error=lambda: IdempotencyStoreUnavailableError("sqlite ledger responses failed"),
+            )
+            self._ledger.run_sync(lambda conn: conn.execute("PRAGMA secure_delete=ON"))
+            self._ledger.run_sync(lambda conn: conn.execute(SCHEMA))
+
+    @property
+    def ledger_commands(self) -> SqliteIdempotencyStore | LedgerCommandKeys:
+        """Where commands that save ledger events and render their response claim keys."""
+        return LedgerCommandKeys(self) if self._with_events else self
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         return await self._db.run(work)
 
-    async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim:
-        if self._earlier is not None:
-            entry = await self._earlier.entry(scope)
-            if entry is not None:
-                return settled(fingerprint, entry[0], entry[1])
+    async def claim(
+        self, scope: IdempotencyScope, fingerprint: str, *, with_events: bool = False
+    ) -> Claim:
         now = self._clock()
         ids = _ids(scope)
 
         def work(conn: sqlite3.Connection) -> Claim:
+            if with_events and self._ledger is not None:
+                # A response saved with its events answers first: its claim here may have
+                # lapsed (the process died before answering) or been taken over since.
+                saved = self._ledger.read(_SAVED_WITH_EVENTS, (*ids, now))
+                if saved is not None:
+                    saved_body = cast("JsonBody", json.loads(str(saved[1])))
+                    return settled(fingerprint, str(saved[0]), saved_body)
             won = conn.execute(_CLAIM, (*ids, fingerprint, now + self._lease_s, now)).fetchone()
             if won is not None:
                 return CLAIMED
@@ -133,16 +164,7 @@ class SqliteIdempotencyStore:
     async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None:
         expires_at = self._clock() + self._ttl_s
         args = (json.dumps(body), expires_at, *_ids(scope), fingerprint)
-        await self._run(lambda conn: conn.execute(COMPLETE, args))
-
-    async def entry(self, scope: IdempotencyScope) -> tuple[str, JsonBody | None] | None:
-        """The scope's live entry (fingerprint, body), if any; claims nothing."""
-        now = self._clock()
-        row = await self._run(lambda conn: conn.execute(_ENTRY, _ids(scope)).fetchone())
-        if row is None or row[2] <= now:
-            return None
-        body = None if row[1] is None else cast("JsonBody", json.loads(row[1]))
-        return str(row[0]), body
+        await self._run(lambda conn: conn.execute(_COMPLETE, args))
 
     @property
     def lease_s(self) -> float:
@@ -176,11 +198,55 @@ class SqliteIdempotencyStore:
 
     async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
         args = (tenant, str(subject_id))
-        deleted = await self._run(lambda conn: conn.execute(_FORGET, args).rowcount)
+
+        deleted: int = await self._run(lambda conn: conn.execute(_FORGET, args).rowcount)
+        if self._ledger is not None:
+            ledger = self._ledger
+            with_events: int = await ledger.run(
+                lambda conn: conn.execute(_FORGET_WITH_EVENTS, args).rowcount
+            )
+            if with_events:
+                await ledger.checkpoint()
+            deleted += with_events
         if deleted:
             # The write-ahead log still holds the pages as they were before the delete.
             await self._db.checkpoint()
         return deleted
 
     def close(self) -> None:
+        if self._ledger is not None:
+            self._ledger.close()
         self._db.close()
+
+
+class LedgerCommandKeys:
+    """The store as a command that saves ledger events sees it: claims look for a response
+    saved with the events first; the ledger's recorder saves the response (ADR 0037)."""
+
+    commits_with_events = True
+
+    def __init__(self, store: SqliteIdempotencyStore) -> None:
+        self._store = store
+
+    async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim:
+        return await self._store.claim(scope, fingerprint, with_events=True)
+
+    async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None:
+        await self._store.complete(scope, fingerprint, body)
+
+    async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
+        await self._store.release(scope, fingerprint)
+
+    async def renew(self, scope: IdempotencyScope, fingerprint: str) -> bool:
+        return await self._store.renew(scope, fingerprint)
+
+    async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
+        return await self._store.forget_subject(tenant, subject_id)
+
+    @property
+    def lease_s(self) -> float:
+        return self._store.lease_s
+
+    @property
+    def ttl_s(self) -> float:
+        return self._store.ttl_s

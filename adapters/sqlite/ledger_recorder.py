@@ -4,10 +4,11 @@ PostgreSQL).
 
 - A save may pass `response=` (`ResponseWrite`): once the events are inserted (and have their
   notification ids), the body is rendered and written to the `idempotency_keys` table of the
-  ledger's own file with the idempotency store's `COMPLETE` statement; the library's
+  ledger's own file (`SAVE_WITH_EVENTS`, the idempotency store's); the library's
   transaction then commits both, or neither. A render that raises rolls the events back too.
+  The key's claim stays in the idempotency file, which reads this table before it claims.
 - The table is created with the events' table, so a ledger that the API never opened still
-  has it; the idempotency store opened on the ledger's file creates it the same way.
+  has it; the idempotency store creates it the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 
-from factledger.adapters.sqlite.idempotency_store import COMPLETE, SCHEMA, scope_values
+from factledger.adapters.sqlite.idempotency_store import SAVE_WITH_EVENTS, SCHEMA, scope_values
 from factledger.application.ledger.responses import ResponseWrite
 
 
@@ -38,8 +39,8 @@ class ResponseWritingRecorder(SQLiteApplicationRecorder):
             pending = response.pending
             body = json.dumps(response.body(ids))
             c.execute(
-                COMPLETE,
-                (body, pending.expires_at, *scope_values(pending.scope), pending.fingerprint),
+                SAVE_WITH_EVENTS,
+                (*scope_values(pending.scope), pending.fingerprint, body, pending.expires_at),
             )
             response.executed = True
         return ids

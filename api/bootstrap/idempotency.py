@@ -2,8 +2,8 @@
 
 Every API process of a deployment shares its event store, so they share this store too: the
 in-memory event store gets the in-memory store (one process), the SQLite one a SQLite file next
-to `ledger.sqlite` plus, for the commands whose response commits with their events, a table in
-`ledger.sqlite` itself (ADR 0037), and a PostgreSQL event store a table in its schema.
+to `ledger.sqlite` (which also reads the responses the ledger saved with their events in
+`ledger.sqlite` itself, ADR 0037), and a PostgreSQL event store a table in its schema.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from contextlib import AsyncExitStack
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
-from factledger.adapters.sqlite.split_idempotency import SplitSqliteIdempotencyStore
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
     InMemoryEventStoreSettings,
@@ -40,17 +39,12 @@ async def open_idempotency_store(
             return InMemoryIdempotencyStore(ttl_s=ttl_s, lease_s=lease_s)
         case SqliteEventStoreSettings():
             settings.ledger_path().parent.mkdir(parents=True, exist_ok=True)
-            own = SqliteIdempotencyStore(idempotency_path(settings), ttl_s=ttl_s, lease_s=lease_s)
-            # The idempotency file's records of ledger commands saved before ADR 0037 keep
-            # answering (`earlier`) until they expire.
-            with_events = SqliteIdempotencyStore(
-                settings.ledger_path(),
+            sqlite = SqliteIdempotencyStore(
+                idempotency_path(settings),
                 ttl_s=ttl_s,
                 lease_s=lease_s,
-                commits_with_events=True,
-                earlier=own,
+                responses_with_events=settings.ledger_path(),
             )
-            sqlite = SplitSqliteIdempotencyStore(own, with_events)
             stack.callback(sqlite.close)
             return sqlite
         case PostgresEventStoreSettings(schema_name=schema):

@@ -1,7 +1,8 @@
 """On the embedded default a ledger command's saved response commits with its events, in the
-ledger's own file (ADR 0037): a process that dies after the commit leaves the response saved;
-a render or a write that fails leaves neither; records of the idempotency file from before the
-move still answer; a forget deletes a subject's responses in both files."""
+ledger's own file (ADR 0037): a process that dies after the commit leaves the response saved
+and the retry replays it (its claim lapsed or not); a render or a write that fails leaves
+neither; a key stays refused for another request across both kinds of commands; a forget
+deletes a subject's responses in both files."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool
 
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
-from factledger.adapters.sqlite.split_idempotency import SplitSqliteIdempotencyStore
 from factledger.api.http.errors import render as render_error
 from factledger.application.errors import StorageFullError
 from factledger.application.ledger.commands import (
@@ -50,15 +50,22 @@ def ledger(tmp_path: Path) -> Iterator[Ledger]:
     ledger.close()
 
 
+NOW = [1_000_000.0]
+LEASE_S, TTL_S = 5.0, 100.0
+
+
 @pytest.fixture
-def stores(tmp_path: Path) -> Iterator[SplitSqliteIdempotencyStore]:
-    own = SqliteIdempotencyStore(tmp_path / "ledger-idempotency.sqlite")
-    with_events = SqliteIdempotencyStore(
-        tmp_path / "ledger.sqlite", commits_with_events=True, earlier=own
+def stores(tmp_path: Path, ledger: Ledger) -> Iterator[SqliteIdempotencyStore]:
+    NOW[0] = time.time()
+    store = SqliteIdempotencyStore(
+        tmp_path / "ledger-idempotency.sqlite",
+        lease_s=LEASE_S,
+        ttl_s=TTL_S,
+        clock=lambda: NOW[0],
+        responses_with_events=tmp_path / "ledger.sqlite",
     )
-    split = SplitSqliteIdempotencyStore(own, with_events)
-    yield split
-    split.close()
+    yield store
+    store.close()
 
 
 def rendered(subject: Subject, result: CommandResult) -> JsonBody:
@@ -101,11 +108,11 @@ async def approved_with(
 
 
 async def test_the_ledger_store_claims_in_the_ledger_file_and_commits_with_events(
-    ledger: Ledger, stores: SplitSqliteIdempotencyStore
+    ledger: Ledger, stores: SqliteIdempotencyStore
 ) -> None:
     with_events = for_ledger_commands(stores)
-    assert with_events is stores.ledger_commands
     assert getattr(with_events, "commits_with_events", False)
+    assert not getattr(stores, "commits_with_events", False)
     subject_id, _ = await asyncio.to_thread(proposed, ledger)
     scope = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000001")
     assert (await with_events.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
@@ -118,12 +125,19 @@ async def test_the_ledger_store_claims_in_the_ledger_file_and_commits_with_event
     retry = await with_events.claim(scope, FINGERPRINT)
     assert retry.status is ClaimStatus.REPLAY
     assert retry.body == pending.body
-    # Not in the idempotency file: appends' claims there never wait for the ledger.
-    assert (await stores.claim(scope, "other")).status is ClaimStatus.CLAIMED
+    # Still so once the dead process's claim has lapsed, which frees the key in this file.
+    NOW[0] += LEASE_S + 1
+    again = await with_events.claim(scope, FINGERPRINT)
+    assert (again.status, again.body) == (ClaimStatus.REPLAY, pending.body)
+    # The same key for another request is refused, on either kind of route...
+    assert (await with_events.claim(scope, "other")).status is ClaimStatus.MISMATCH
+    # ...and the response expires with its time to live.
+    NOW[0] += TTL_S
+    assert (await with_events.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
 
 
 async def test_a_failed_render_leaves_neither_the_events_nor_the_response(
-    ledger: Ledger, stores: SplitSqliteIdempotencyStore
+    ledger: Ledger, stores: SqliteIdempotencyStore
 ) -> None:
     with_events = stores.ledger_commands
     subject_id, _ = await asyncio.to_thread(proposed, ledger)
@@ -141,7 +155,7 @@ async def test_a_failed_render_leaves_neither_the_events_nor_the_response(
 
 
 async def test_a_full_disk_at_the_response_is_a_503_and_loses_nothing(
-    ledger: Ledger, stores: SplitSqliteIdempotencyStore, monkeypatch: pytest.MonkeyPatch
+    ledger: Ledger, stores: SqliteIdempotencyStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with_events = stores.ledger_commands
     subject_id, _ = await asyncio.to_thread(proposed, ledger)
@@ -187,49 +201,36 @@ async def test_a_full_disk_at_the_response_is_a_503_and_loses_nothing(
     assert ledger.subject(TENANT, subject_id).version == result.subject_version == version + 1
 
 
-async def test_records_of_the_idempotency_file_from_before_still_answer(
-    tmp_path: Path, stores: SplitSqliteIdempotencyStore
+async def test_a_key_used_by_an_append_first_is_refused_to_a_ledger_command(
+    stores: SqliteIdempotencyStore,
 ) -> None:
-    subject_id = uuid.uuid4()
-    scope = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000004")
-    # Saved by an older build, which kept every record in the idempotency file.
-    assert (await stores.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
-    await stores.complete(scope, FINGERPRINT, {"applied": True})
-
-    replay = await stores.ledger_commands.claim(scope, FINGERPRINT)
-    assert replay.status is ClaimStatus.REPLAY
-    assert replay.body == {"applied": True}
-    reused = await stores.ledger_commands.claim(scope, "another request")
+    scope = IdempotencyScope(TENANT, "agent-1", uuid.uuid4(), "key-00000004")
+    assert (await stores.claim(scope, "append")).status is ClaimStatus.CLAIMED
+    await stores.complete(scope, "append", {"index": 0})
+    reused = await stores.ledger_commands.claim(scope, FINGERPRINT)
     assert reused.status is ClaimStatus.MISMATCH
 
 
-async def test_an_expired_record_of_the_idempotency_file_no_longer_answers(
-    tmp_path: Path,
+async def test_responses_saved_after_their_command_by_an_older_build_still_replay(
+    stores: SqliteIdempotencyStore,
 ) -> None:
-    now = [1_000.0]
-    own = SqliteIdempotencyStore(tmp_path / "idem.sqlite", ttl_s=10.0, clock=lambda: now[0])
-    with_events = SqliteIdempotencyStore(
-        tmp_path / "ledger.sqlite", earlier=own, commits_with_events=True, clock=lambda: now[0]
-    )
     scope = IdempotencyScope(TENANT, "agent-1", uuid.uuid4(), "key-00000005")
-    try:
-        await own.claim(scope, FINGERPRINT)
-        await own.complete(scope, FINGERPRINT, {"applied": True})
-        now[0] += 11.0
-        assert (await with_events.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
-    finally:
-        with_events.close()
-        own.close()
+    # An older build saved every response in the idempotency file, after the command.
+    assert (await stores.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
+    await stores.complete(scope, FINGERPRINT, {"applied": True})
+    replay = await stores.ledger_commands.claim(scope, FINGERPRINT)
+    assert (replay.status, replay.body) == (ClaimStatus.REPLAY, {"applied": True})
 
 
 async def test_a_forget_deletes_the_subjects_responses_in_both_files(
-    ledger: Ledger, stores: SplitSqliteIdempotencyStore
+    ledger: Ledger, stores: SqliteIdempotencyStore
 ) -> None:
     subject_id, _ = await asyncio.to_thread(proposed, ledger)
     in_ledger = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000006")
     in_file = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000007")
     await stores.ledger_commands.claim(in_ledger, FINGERPRINT)
     pending, _ = await approved_with(ledger, in_ledger, rendered)
+    await stores.release(in_ledger, FINGERPRINT)  # the claim lapses; the response stays
     assert pending.written
     await stores.claim(in_file, FINGERPRINT)
     await stores.complete(in_file, FINGERPRINT, {"index": 0})
