@@ -250,3 +250,7 @@ class LedgerCommandKeys:
     @property
     def ttl_s(self) -> float:
         return self._store.ttl_s
+
+    def close(self) -> None:
+        """Closes the store it is a view of."""
+        self._store.close()

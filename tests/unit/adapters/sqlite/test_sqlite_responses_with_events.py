@@ -240,3 +240,22 @@ async def test_a_forget_deletes_the_subjects_responses_in_both_files(
         ClaimStatus.CLAIMED
     )
     assert (await stores.claim(in_file, FINGERPRINT)).status is ClaimStatus.CLAIMED
+
+
+async def test_a_forgotten_response_saved_with_its_events_leaves_no_bytes_in_the_files(
+    tmp_path: Path, ledger: Ledger, stores: SqliteIdempotencyStore
+) -> None:
+    subject_id, _ = await asyncio.to_thread(proposed, ledger)
+    scope = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000008")
+    await stores.ledger_commands.claim(scope, FINGERPRINT)
+
+    def canary(subject: Subject, result: CommandResult) -> JsonBody:
+        return {"said": "Canary Gazebo Quartz", "version": result.subject_version}
+
+    pending, _ = await approved_with(ledger, scope, canary)
+    assert pending.written
+
+    assert await stores.forget_subject(TENANT, subject_id) == 1
+    files = [f for f in tmp_path.iterdir() if f.is_file()]  # noqa: ASYNC240 - a test's own dir
+    assert files
+    assert [f.name for f in files if b"Canary Gazebo" in f.read_bytes()] == []
