@@ -224,6 +224,9 @@ class LedgerCommandKeys:
     saved with the events first; the ledger's recorder saves the response (ADR 0037)."""
 
     commits_with_events = True
+    # The claim is in the idempotency file: the request completes it too once answered, so
+    # the key stays refused to another request after its lease (ADR 0037).
+    claims_apart_from_events = True
 
     def __init__(self, store: SqliteIdempotencyStore) -> None:
         self._store = store

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pytest
 from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool
+from fastapi import Response
+from pydantic import BaseModel
 
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
 from factledger.api.http.errors import render as render_error
+from factledger.api.http.idempotency import Idempotency
 from factledger.application.errors import StorageFullError
 from factledger.application.ledger.commands import (
     ApproveChange,
@@ -259,3 +262,31 @@ async def test_a_forgotten_response_saved_with_its_events_leaves_no_bytes_in_the
     files = [f for f in tmp_path.iterdir() if f.is_file()]  # noqa: ASYNC240 - a test's own dir
     assert files
     assert [f.name for f in files if b"Canary Gazebo" in f.read_bytes()] == []
+
+
+class Approved(BaseModel):
+    version: int
+    position: int | None
+
+
+async def test_a_key_answered_with_its_events_stays_refused_to_another_request(
+    ledger: Ledger, stores: SqliteIdempotencyStore
+) -> None:
+    subject_id, change_id = await asyncio.to_thread(proposed, ledger)
+    scope = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000009")
+
+    def render(subject: Subject, result: CommandResult) -> Approved:
+        return Approved(version=result.subject_version, position=result.position)
+
+    async def command() -> Approved:
+        result = await asyncio.to_thread(ledger.approve_change, approve(subject_id, change_id))
+        return render(result.subject, result)
+
+    request = Idempotency(stores, scope, FINGERPRINT, Response())
+    answer = await request.run(command, Approved, render=render)
+    # Past the claim's lease: another request with the key (an append's) is still refused...
+    NOW[0] += LEASE_S + 1
+    assert (await stores.claim(scope, "an append")).status is ClaimStatus.MISMATCH
+    # ...and the command's retry replays the answer.
+    replay = await stores.ledger_commands.claim(scope, FINGERPRINT)
+    assert (replay.status, replay.body) == (ClaimStatus.REPLAY, answer.model_dump(mode="json"))
