@@ -45,6 +45,16 @@ class SqliteWriter:
             raise sqlite_port_error(exc, error(), path) from exc
         self._committer = GroupCommitter(self.conn, self.lock, self._as_port_error)
 
+    def read(self, statement: str, args: tuple[object, ...]) -> tuple[object, ...] | None:
+        """The first row of one `SELECT`, in autocommit: a read of the latest commit that
+        takes no write lock, on the calling thread."""
+        try:
+            with self.lock:
+                row: tuple[object, ...] | None = self.conn.execute(statement, args).fetchone()
+                return row
+        except sqlite3.Error as exc:
+            raise sqlite_port_error(exc, self._error(), self._path) from exc
+
     def _as_port_error(self, exc: sqlite3.Error) -> Exception:
         error = sqlite_port_error(exc, self._error(), self._path)
         error.__cause__ = exc

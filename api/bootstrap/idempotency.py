@@ -2,7 +2,8 @@
 
 Every API process of a deployment shares its event store, so they share this store too: the
 in-memory event store gets the in-memory store (one process), the SQLite one a SQLite file next
-to `ledger.sqlite`, and a PostgreSQL event store a table in its schema.
+to `ledger.sqlite` (which also reads the responses the ledger saved with their events in
+`ledger.sqlite` itself, ADR 0037), and a PostgreSQL event store a table in its schema.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ async def open_idempotency_store(
         case SqliteEventStoreSettings():
             settings.ledger_path().parent.mkdir(parents=True, exist_ok=True)
             sqlite = SqliteIdempotencyStore(
-                idempotency_path(settings), ttl_s=ttl_s, lease_s=lease_s
+                idempotency_path(settings),
+                ttl_s=ttl_s,
+                lease_s=lease_s,
+                responses_with_events=settings.ledger_path(),
             )
             stack.callback(sqlite.close)
             return sqlite

@@ -44,6 +44,7 @@ from factledger.application.ledger.idempotency import (
     IdempotencyScope,
     IdempotencyStore,
     JsonBody,
+    for_ledger_commands,
 )
 from factledger.application.ledger.responses import PendingResponse, responding
 from factledger.domain.subject import Subject
@@ -95,6 +96,8 @@ class Idempotency:
         if self._scope is None:
             with timed(USE_CASE):
                 return await command()
+        if render is not None:
+            self._store = for_ledger_commands(self._store)
         with timed(IDEMPOTENCY):
             claim = await self._store.claim(self._scope, self._fingerprint)
         match claim.status:
@@ -119,6 +122,8 @@ class Idempotency:
             raise
         await _stop(renewal)
         if pending is not None and pending.written and pending.body is not None:
+            if getattr(self._store, "claims_apart_from_events", False):
+                await self._settle_claim(pending.body)
             # Answer exactly what a retry will be answered.
             return model.model_validate(pending.body)
         body = result.model_dump(mode="json")
@@ -139,6 +144,17 @@ class Idempotency:
             return render(subject, result).model_dump(mode="json")
 
         return PendingResponse(self._scope, self._fingerprint, time.time() + ttl_s, body)
+
+    async def _settle_claim(self, body: JsonBody) -> None:
+        """The claim lives apart from the response saved with the events (SQLite, ADR 0037):
+        it gets the body too, so the key stays refused to another request after its lease
+        and a process of an earlier build replays it. Best effort: the response is saved."""
+        assert self._scope is not None  # noqa: S101 - only called for a claimed key
+        try:
+            with timed(IDEMPOTENCY):
+                await self._store.complete(self._scope, self._fingerprint, body)
+        except StoreUnavailableError:
+            log.warning("api.idempotency_claim_not_settled")
 
     async def _keep_lease(self) -> None:
         assert self._scope is not None  # noqa: S101 - only run for a claimed key

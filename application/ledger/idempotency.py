@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, cast
 from uuid import UUID
 
 from factledger.application.errors import StoreUnavailableError
@@ -105,3 +105,11 @@ class IdempotencyStore(Protocol):
     def lease_s(self) -> float:
         """How long a claim lives unless renewed."""
         ...
+
+
+def for_ledger_commands(store: IdempotencyStore) -> IdempotencyStore:
+    """The store in which a command that saves ledger events (and can render its response
+    from them) claims its key: where a store keeps those records beside the events, in
+    another file than the others (SQLite, ADR 0037), its `ledger_commands`; else `store`."""
+    routed = getattr(store, "ledger_commands", None)
+    return store if routed is None else cast("IdempotencyStore", routed)

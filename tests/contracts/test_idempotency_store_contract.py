@@ -30,6 +30,7 @@ from factledger.application.ledger.idempotency import (
 
 DURABLE = [
     pytest.param("sqlite", id="sqlite"),
+    pytest.param("sqlite_ledger_commands", id="sqlite-ledger-commands"),
     pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
 ]
 ADAPTERS = [pytest.param("in_memory", id="in-memory"), *DURABLE]
@@ -64,6 +65,18 @@ async def stores(
         a = SqliteIdempotencyStore(path, ttl_s=100.0, lease_s=10.0, clock=clock)
         b = SqliteIdempotencyStore(path, ttl_s=100.0, lease_s=10.0, clock=clock)
         yield a, b
+        a.close()
+        b.close()
+    elif request.param == "sqlite_ledger_commands":
+        # As ledger commands see it: responses may also be saved with the events (ADR 0037).
+        path, ledger = tmp_path / "idempotency.sqlite", tmp_path / "ledger.sqlite"
+        a = SqliteIdempotencyStore(
+            path, ttl_s=100.0, lease_s=10.0, clock=clock, responses_with_events=ledger
+        )
+        b = SqliteIdempotencyStore(
+            path, ttl_s=100.0, lease_s=10.0, clock=clock, responses_with_events=ledger
+        )
+        yield a.ledger_commands, b.ledger_commands
         a.close()
         b.close()
     else:
