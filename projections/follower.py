@@ -26,6 +26,8 @@ from uuid import UUID
 from eventsourcing.application import Application
 from eventsourcing.domain import DomainEventProtocol
 
+from factledger.application.ledger.cipher import ShreddingMapper
+
 PAGE = 500
 
 
@@ -56,7 +58,11 @@ class Processor(Protocol):
 def read_events(app: Application[UUID], *, after: int, limit: int = PAGE) -> list[Tracked]:
     """Up to `limit` events with a position above `after`, in log order (decoded and upcast)."""
     notifications = app.recorder.select_notifications(start=after + 1, limit=limit)
-    return [Tracked(n.id, app.mapper.to_domain_event(n)) for n in notifications]
+    mapper = app.mapper
+    if isinstance(mapper, ShreddingMapper):  # the ledger's: reads a page's keys at once
+        events = mapper.to_domain_events(notifications)
+        return [Tracked(n.id, e) for n, e in zip(notifications, events, strict=True)]
+    return [Tracked(n.id, mapper.to_domain_event(n)) for n in notifications]
 
 
 def max_position(app: Application[UUID]) -> int:
