@@ -84,6 +84,10 @@ class ShreddingMapper(Mapper[UUID]):
         # key-store queries per load. Bounds how long another process can still read a key
         # forgotten elsewhere (ADR 0003); the forgetting process clears it at once.
         self._cache: dict[str, tuple[AESGCM, float]] = {}
+        # Key ids found gone. Every key id in an event was stored before the event, and a
+        # forget is final, so this stays true for good; a forgotten fact's fields would
+        # otherwise ask the key store again at every read.
+        self._gone: set[str] = set()
 
     def forget_cached(self) -> None:
         self._cache.clear()
@@ -93,8 +97,11 @@ class ShreddingMapper(Mapper[UUID]):
         hit = self._cache.get(key_id)
         if hit is not None and hit[1] > now:
             return hit[0]
+        if key_id in self._gone:
+            return None
         key = self.keys.key(key_id)
         if key is None:
+            self._remember_gone([key_id])
             return None
         if len(self._cache) >= CACHE_SIZE:
             self._cache.clear()
@@ -117,14 +124,24 @@ class ShreddingMapper(Mapper[UUID]):
             for stored in stored_events
             for key_id in _SEALED_KEY_ID.findall(stored.state)
         }
-        missing = [key_id for key_id in wanted if not self._cached(key_id, now)]
+        missing = [
+            key_id
+            for key_id in wanted
+            if key_id not in self._gone and not self._cached(key_id, now)
+        ]
         if not missing:
             return
         found = self.keys.keys_by_id(missing)
+        self._remember_gone([key_id for key_id in missing if key_id not in found])
         if len(self._cache) + len(found) > CACHE_SIZE:
             self._cache.clear()
         for key_id, key in found.items():
             self._cache[key_id] = (AESGCM(key), now + CACHE_TTL_S)
+
+    def _remember_gone(self, key_ids: list[str]) -> None:
+        if len(self._gone) + len(key_ids) > CACHE_SIZE:
+            self._gone.clear()
+        self._gone.update(key_ids)
 
     def _cached(self, key_id: str, now: float) -> bool:
         hit = self._cache.get(key_id)
