@@ -43,9 +43,7 @@ class TopLevelJSONTranscoder(JSONTranscoder):
         except orjson.JSONDecodeError:
             return super().decode(data)
         spelled = data.count(_TYPED_KEY)
-        if spelled and (
-            not isinstance(state, dict) or self._convert_top_level(state) != spelled
-        ):
+        if spelled and (not isinstance(state, dict) or self._convert_top_level(state) != spelled):
             return super().decode(data)
         return state
 

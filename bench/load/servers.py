@@ -33,17 +33,36 @@ class Servers:
 
     def rss_mib(self) -> float:
         """Resident memory of every process and its children, in MiB."""
-        seen: set[int] = set()
-        total_kib = 0
+        return sum(_rss_kib(pid) for pid in self.tree()) / 1024
+
+    def cpu_seconds(self) -> float | None:
+        """User and system CPU seconds used so far by every process and its children (the
+        API processes `serve --workers` forks, not only their supervisor); None off Linux."""
+        try:
+            return sum(cpu_seconds_of(pid) for pid in self.tree())
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def tree(self) -> list[int]:
+        """The processes and all their descendants alive now."""
+        seen: list[int] = []
         stack = list(self.pids)
         while stack:
             pid = stack.pop()
             if pid in seen:
                 continue
-            seen.add(pid)
-            total_kib += _rss_kib(pid)
+            seen.append(pid)
             stack.extend(_children(pid))
-        return total_kib / 1024
+        return seen
+
+
+def cpu_seconds_of(pid: int) -> float:
+    """A process's CPU seconds, with those of its children it has reaped: a child that ends
+    between two readings moves its time into its parent's, so a tree's sum never drops."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    # After the command: state is field 0, so utime, stime, cutime, cstime are 11 to 14.
+    ticks = sum(int(field) for field in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_kib(pid: int) -> int:
