@@ -18,6 +18,7 @@ Notification ids have gaps (a rejected insert burns one), so positions are ids, 
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -74,11 +75,19 @@ class Follower:
     """Drives processors from the log. Thread-safe: one catch-up runs at a time."""
 
     def __init__(
-        self, app: Application[UUID], processors: Sequence[Processor], *, page: int = PAGE
+        self,
+        app: Application[UUID],
+        processors: Sequence[Processor],
+        *,
+        page: int = PAGE,
+        read_ahead: bool = False,
     ) -> None:
         self.app = app
         self.processors = list(processors)
         self.page = page
+        # Reads and decodes the next page on a thread while a processor applies this one: a
+        # PostgreSQL view store's page waits for the server, and the decoding can use that.
+        self.read_ahead = read_ahead
         self._lock = threading.Lock()
 
     def catch_up(self) -> int:
@@ -87,12 +96,30 @@ class Follower:
             return sum(self._drain(processor) for processor in self.processors)
 
     def _drain(self, processor: Processor) -> int:
+        if self.read_ahead:
+            return self._drain_reading_ahead(processor)
         fed = 0
         while batch := read_events(self.app, after=processor.position(), limit=self.page):
             processor.process(batch)
             fed += len(batch)
             if len(batch) < self.page:
                 break
+        return fed
+
+    def _drain_reading_ahead(self, processor: Processor) -> int:
+        fed = 0
+        with ThreadPoolExecutor(1, thread_name_prefix="factledger-read-ahead") as reader:
+            batch = read_events(self.app, after=processor.position(), limit=self.page)
+            while batch:
+                last = batch[-1].position
+                upcoming = reader.submit(read_events, self.app, after=last, limit=self.page)
+                processor.process(batch)
+                fed += len(batch)
+                if len(batch) < self.page:
+                    break
+                batch = upcoming.result()
+                if processor.position() != last:  # it kept another position: read from there
+                    batch = read_events(self.app, after=processor.position(), limit=self.page)
         return fed
 
     def lag(self) -> dict[str, int]:

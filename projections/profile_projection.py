@@ -80,7 +80,7 @@ class ProfileProjection:
         """Drops every view and replays the whole log into them, `page` events per
         transaction; returns events replayed."""
         self.store.drop()
-        return Follower(app, [self], page=page).catch_up()
+        return Follower(app, [self], page=page, read_ahead=False).catch_up()
 
     def process(self, batch: Sequence[Tracked]) -> None:
         self._tenants.clear()
