@@ -18,8 +18,8 @@ Notification ids have gaps (a rejected insert burns one), so positions are ids, 
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from factledger.adapters.postgres_server import EmbeddedPostgres
+from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 
 TOPOLOGIES = ("embedded", "postgres")
 READY_TIMEOUT_S = 180.0
@@ -30,6 +30,7 @@ class Servers:
 
     base_url: str
     pids: tuple[int, ...]
+    database: PostgresLocation | None = None  # the postgres topology's server
 
     def rss_mib(self) -> float:
         """Resident memory of every process and its children, in MiB."""
@@ -106,8 +107,10 @@ def started(
     env.setdefault("FACTLEDGER_LOG_JSON", "true")
     port = free_port()
     with ExitStack() as stack:
+        location = None
         if topology == "postgres":
             database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
+            location = database.location
             stack.callback(database.stop)
             env.update(_postgres_env(database))
             syncing = [
@@ -121,7 +124,7 @@ def started(
         api = stack.enter_context(_process(python, serve, env, workdir / "serve.log"))
         base_url = f"http://127.0.0.1:{port}"
         _wait_until_ready(base_url, api, workdir / "serve.log")
-        yield Servers(base_url, (api.pid, *(w.pid for w in syncing)))
+        yield Servers(base_url, (api.pid, *(w.pid for w in syncing)), location)
 
 
 def _postgres_env(database: EmbeddedPostgres) -> dict[str, str]:
