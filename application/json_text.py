@@ -21,7 +21,11 @@ from typing import Any
 import orjson
 
 _LONG_DIGITS = re.compile(r"[0-9]{19}")
-_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
+# Every digit read as a zero, so that one substring search finds any run of 19 digits: eight
+# times faster than the regular expression on an event's state, whose base64 runs make the
+# expression try a match at almost every byte.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_RUN = b"0" * 19
 _std_decode = json.JSONDecoder().decode
 _std_encode_sorted = json.JSONEncoder(sort_keys=True).encode
 
@@ -34,10 +38,16 @@ def dumps_sorted(value: Any) -> str:
         return _std_encode_sorted(value)
 
 
+def has_long_digits(text: bytes) -> bool:
+    """Whether UTF-8 JSON text holds a run of 19 digits or more (an integer literal orjson
+    would read as a float, or digits in a string: either way the standard library reads it)."""
+    return _LONG_RUN in text.translate(_DIGITS_AS_ZERO)
+
+
 def loads(text: str | bytes) -> Any:
     """The value of JSON text (UTF-8 when bytes), exactly as `json.loads` reads it."""
     if isinstance(text, bytes):
-        if _LONG_DIGITS_BYTES.search(text):
+        if has_long_digits(text):
             return _std_decode(text.decode())
     elif _LONG_DIGITS.search(text):
         return _std_decode(text)

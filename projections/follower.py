@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
 
 from eventsourcing.application import Application
 from eventsourcing.domain import DomainEventProtocol
+
+from factledger.application.ledger.cipher import ShreddingMapper
 
 PAGE = 500
 
@@ -56,7 +59,11 @@ class Processor(Protocol):
 def read_events(app: Application[UUID], *, after: int, limit: int = PAGE) -> list[Tracked]:
     """Up to `limit` events with a position above `after`, in log order (decoded and upcast)."""
     notifications = app.recorder.select_notifications(start=after + 1, limit=limit)
-    return [Tracked(n.id, app.mapper.to_domain_event(n)) for n in notifications]
+    mapper = app.mapper
+    if isinstance(mapper, ShreddingMapper):  # the ledger's: reads a page's keys at once
+        events = mapper.to_domain_events(notifications)
+        return [Tracked(n.id, e) for n, e in zip(notifications, events, strict=True)]
+    return [Tracked(n.id, mapper.to_domain_event(n)) for n in notifications]
 
 
 def max_position(app: Application[UUID]) -> int:
@@ -68,11 +75,19 @@ class Follower:
     """Drives processors from the log. Thread-safe: one catch-up runs at a time."""
 
     def __init__(
-        self, app: Application[UUID], processors: Sequence[Processor], *, page: int = PAGE
+        self,
+        app: Application[UUID],
+        processors: Sequence[Processor],
+        *,
+        page: int = PAGE,
+        read_ahead: bool = False,
     ) -> None:
         self.app = app
         self.processors = list(processors)
         self.page = page
+        # Reads and decodes the next page on a thread while a processor applies this one: a
+        # PostgreSQL view store's page waits for the server, and the decoding can use that.
+        self.read_ahead = read_ahead
         self._lock = threading.Lock()
 
     def catch_up(self) -> int:
@@ -81,12 +96,30 @@ class Follower:
             return sum(self._drain(processor) for processor in self.processors)
 
     def _drain(self, processor: Processor) -> int:
+        if self.read_ahead:
+            return self._drain_reading_ahead(processor)
         fed = 0
         while batch := read_events(self.app, after=processor.position(), limit=self.page):
             processor.process(batch)
             fed += len(batch)
             if len(batch) < self.page:
                 break
+        return fed
+
+    def _drain_reading_ahead(self, processor: Processor) -> int:
+        fed = 0
+        with ThreadPoolExecutor(1, thread_name_prefix="factledger-read-ahead") as reader:
+            batch = read_events(self.app, after=processor.position(), limit=self.page)
+            while batch:
+                last = batch[-1].position
+                upcoming = reader.submit(read_events, self.app, after=last, limit=self.page)
+                processor.process(batch)
+                fed += len(batch)
+                if len(batch) < self.page:
+                    break
+                batch = upcoming.result()
+                if processor.position() != last:  # it kept another position: read from there
+                    batch = read_events(self.app, after=processor.position(), limit=self.page)
         return fed
 
     def lag(self) -> dict[str, int]:

@@ -64,6 +64,9 @@ class ProfileProjection:
     def __init__(self, store: ViewStore) -> None:
         self.store = store
         self.name = store.name
+        # Subject id -> tenant, for one batch: a subject never changes tenant, and its record
+        # was read back once per proposal (a twentieth of a rebuild).
+        self._tenants: dict[str, str] = {}
 
     def position(self) -> int:
         return self.store.position()
@@ -77,9 +80,10 @@ class ProfileProjection:
         """Drops every view and replays the whole log into them, `page` events per
         transaction; returns events replayed."""
         self.store.drop()
-        return Follower(app, [self], page=page).catch_up()
+        return Follower(app, [self], page=page, read_ahead=False).catch_up()
 
     def process(self, batch: Sequence[Tracked]) -> None:
+        self._tenants.clear()
         with self.store.transaction() as txn:
             for item in batch:
                 if item.position > txn.position():
@@ -90,6 +94,7 @@ class ProfileProjection:
         event = item.event
         match event:
             case SubjectRegistered():
+                self._tenants.pop(str(event.originator_id), None)
                 self._registered(txn, event)
             case SessionRecorded():
                 self._session(txn, event, item.position)
@@ -106,6 +111,7 @@ class ProfileProjection:
             case FieldExpirySet():
                 self._expiry_set(txn, event, item.position)
             case SubjectErased():
+                self._tenants.pop(str(event.originator_id), None)
                 erase_views(txn, str(event.originator_id))
 
     def _registered(self, txn: ViewTransaction, e: SubjectRegistered) -> None:
@@ -132,11 +138,12 @@ class ProfileProjection:
 
     def _proposed(self, txn: ViewTransaction, e: ChangeProposed, position: int) -> None:
         sid = str(e.originator_id)
-        subject = as_object(txn.get("subject", sid))
-        tenant = str(subject.get("tenant", ""))
+        tenant = self._tenants.get(sid)
+        if tenant is None:
+            tenant = self._tenants[sid] = str(as_object(txn.get("subject", sid)).get("tenant", ""))
         queue_key = f"{tenant}:{key_time(e.timestamp)}:{position:012d}"
         change = change_doc(e, sid, tenant, queue_key)
-        txn.put("change", f"{sid}:{e.change_id}", change)
+        txn.put("change", f"{sid}:{change['change_id']}", change)
         txn.put("queue", queue_key, change)
 
     def _confirmed(self, txn: ViewTransaction, e: ChangeConfirmed, position: int) -> None:

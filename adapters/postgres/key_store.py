@@ -6,6 +6,8 @@ they age out; ADR 0003 states this limit.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from psycopg import sql
 
 from factledger.adapters.postgres.tables import driver_errors_as
@@ -77,6 +79,16 @@ class PostgresKeyStore:
                 sql.SQL("SELECT key FROM {} WHERE key_id=%s").format(self._table), (key_id,)
             ).fetchone()
         return None if row is None else bytes(row[0])
+
+    def keys_by_id(self, key_ids: Collection[str]) -> dict[str, bytes]:
+        if not key_ids:
+            return {}
+        with driver_errors_as(_unavailable), self._pool.connection() as conn:
+            rows = conn.execute(
+                sql.SQL("SELECT key_id, key FROM {} WHERE key_id = ANY(%s)").format(self._table),
+                (list(key_ids),),
+            ).fetchall()
+        return {str(key_id): bytes(key) for key_id, key in rows}
 
     def forget(self, scope: str) -> int:
         with driver_errors_as(_unavailable), self._pool.connection() as conn:

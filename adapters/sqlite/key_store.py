@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Collection
 from pathlib import Path
 
 from factledger.adapters.sqlite.connection import driver_errors_as
@@ -67,6 +68,21 @@ class SqliteKeyStore:
                 "SELECT key FROM subject_keys WHERE key_id=?", (key_id,)
             ).fetchone()
         return None if row is None else bytes(row[0])
+
+    def keys_by_id(self, key_ids: Collection[str]) -> dict[str, bytes]:
+        wanted = list(key_ids)
+        found: dict[str, bytes] = {}
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
+            # Within SQLite's smallest limit on bound parameters.
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT key_id, key FROM subject_keys WHERE key_id IN ({marks})",  # noqa: S608 - only placeholders
+                    chunk,
+                ).fetchall()
+                found.update((str(key_id), bytes(key)) for key_id, key in rows)
+        return found
 
     def forget(self, scope: str) -> int:
         with self._lock, driver_errors_as(_unavailable, path=self._path):

@@ -166,15 +166,15 @@ def write(
             lag_run = LagRun(root, env, credentials.service_token, credentials.agent_token,
                              seconds=seconds)  # fmt: skip
             typer.echo(
-                "\nViews behind the ledger, one embedded API process offered 400 appends/s and "
-                "50 session ends/s:\n\n| build | s | appends/s | ends/s | failed | events | "
+                "\nViews behind the ledger, the API offered 400 appends/s and 50 session "
+                "ends/s:\n\n| topology | build | s | appends/s | ends/s | failed | events | "
                 "lag p50 / p95 / max s | gauge max events | load avg |\n|---|---|---|---|---|---|"
-                "---|---|---|"
+                "---|---|---|---|"
             )
-            for python in builds:
-                f = measure_lag(lag_run, python)
+            for topology, python in ((t, b) for t in where for b in builds):
+                f = measure_lag(lag_run, python, topology=topology)
                 typer.echo(
-                    f"| {f.build} | {f.seconds:g} | {f.appends / f.seconds:.1f} | "
+                    f"| {f.topology} | {f.build} | {f.seconds:g} | {f.appends / f.seconds:.1f} | "
                     f"{f.ends / f.seconds:.1f} | {f.failed} | {f.events} | {f.p50_lag_s:.2f} / "
                     f"{f.p95_lag_s:.2f} / {f.max_lag_s:.2f} | {f.max_gauge} | {f.load_average} |"
                 )

@@ -23,6 +23,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -38,6 +39,7 @@ from factledger.domain.events import ChangeConfirmed, ChangeProposed, SessionRec
 from factledger.domain.text import scrub_json
 
 PREFIX = "fl-enc:1:"
+_SEALED_KEY_ID = re.compile(rb"fl-enc:1:([0-9a-f]+):")
 # How JSON spells a NUL or a surrogate (ASCII JSON has no other way to hold them): only a
 # payload that matches pays for a scrub.
 _UNSAFE_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
@@ -82,6 +84,10 @@ class ShreddingMapper(Mapper[UUID]):
         # key-store queries per load. Bounds how long another process can still read a key
         # forgotten elsewhere (ADR 0003); the forgetting process clears it at once.
         self._cache: dict[str, tuple[AESGCM, float]] = {}
+        # Key ids found gone. Every key id in an event was stored before the event, and a
+        # forget is final, so this stays true for good; a forgotten fact's fields would
+        # otherwise ask the key store again at every read.
+        self._gone: set[str] = set()
 
     def forget_cached(self) -> None:
         self._cache.clear()
@@ -91,14 +97,55 @@ class ShreddingMapper(Mapper[UUID]):
         hit = self._cache.get(key_id)
         if hit is not None and hit[1] > now:
             return hit[0]
+        if key_id in self._gone:
+            return None
         key = self.keys.key(key_id)
         if key is None:
+            self._remember_gone([key_id])
             return None
         if len(self._cache) >= CACHE_SIZE:
             self._cache.clear()
         cipher = AESGCM(key)
         self._cache[key_id] = (cipher, now + CACHE_TTL_S)
         return cipher
+
+    def to_domain_events(
+        self, stored_events: Sequence[StoredEvent]
+    ) -> list[DomainEventProtocol[UUID]]:
+        """`to_domain_event` of each, after reading the keys they need that are not cached in
+        one key-store call (a page of a rebuild meets dozens of scopes it has not seen)."""
+        self._prefetch(stored_events)
+        return [self.to_domain_event(stored) for stored in stored_events]
+
+    def _prefetch(self, stored_events: Sequence[StoredEvent]) -> None:
+        now = time.monotonic()
+        wanted = {
+            key_id.decode()
+            for stored in stored_events
+            for key_id in _SEALED_KEY_ID.findall(stored.state)
+        }
+        missing = [
+            key_id
+            for key_id in wanted
+            if key_id not in self._gone and not self._cached(key_id, now)
+        ]
+        if not missing:
+            return
+        found = self.keys.keys_by_id(missing)
+        self._remember_gone([key_id for key_id in missing if key_id not in found])
+        if len(self._cache) + len(found) > CACHE_SIZE:
+            self._cache.clear()
+        for key_id, key in found.items():
+            self._cache[key_id] = (AESGCM(key), now + CACHE_TTL_S)
+
+    def _remember_gone(self, key_ids: list[str]) -> None:
+        if len(self._gone) + len(key_ids) > CACHE_SIZE:
+            self._gone.clear()
+        self._gone.update(key_ids)
+
+    def _cached(self, key_id: str, now: float) -> bool:
+        hit = self._cache.get(key_id)
+        return hit is not None and hit[1] > now
 
     def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
         cls = type(domain_event)

@@ -18,7 +18,14 @@ from uuid import UUID
 import structlog
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
-from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper, Recording
+from eventsourcing.persistence import (
+    ApplicationRecorder,
+    IntegrityError,
+    JSONTranscoder,
+    Mapper,
+    Recording,
+    Transcoder,
+)
 
 from factledger.application.clocks import SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError
@@ -33,6 +40,7 @@ from factledger.application.ledger.idempotency import JsonBody
 from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger.responses import ResponseWrite, pending_response
 from factledger.application.ledger.tenants import TenantCache
+from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
 from factledger.application.ports import Clock
 from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import ProfileSchema
@@ -69,6 +77,14 @@ class LedgerCore(Application[UUID]):
         except UNREACHABLE as exc:
             raise unavailable() from exc
         return reporting_unavailability(recorder)
+
+    def construct_transcoder(self) -> Transcoder:
+        transcoder = super().construct_transcoder()
+        if type(transcoder) is not JSONTranscoder:
+            return transcoder  # one the environment chose: left as it is
+        fast = TopLevelJSONTranscoder()
+        self.register_transcodings(fast)
+        return fast
 
     def construct_mapper(self) -> Mapper[UUID]:
         return ShreddingMapper(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import uuid
+from collections.abc import Collection
 from typing import Protocol
 
 from factledger.application.errors import StoreUnavailableError
@@ -35,6 +36,11 @@ class KeyStore(Protocol):
 
     def key(self, key_id: str) -> bytes | None:
         """The key with this id, or None once its scope was forgotten."""
+        ...
+
+    def keys_by_id(self, key_ids: Collection[str]) -> dict[str, bytes]:
+        """The keys among these ids that still exist (a forgotten one is absent), in one read:
+        a rebuild meets thousands of key ids, a round trip each was a tenth of its time."""
         ...
 
     def forget(self, scope: str) -> int:
@@ -66,6 +72,10 @@ class InMemoryKeyStore:
     def key(self, key_id: str) -> bytes | None:
         found = self._keys.get(key_id)
         return None if found is None else found[1]
+
+    def keys_by_id(self, key_ids: Collection[str]) -> dict[str, bytes]:
+        found = {key_id: self._keys.get(key_id) for key_id in key_ids}
+        return {key_id: held[1] for key_id, held in found.items() if held is not None}
 
     def forget(self, scope: str) -> int:
         with self._lock:

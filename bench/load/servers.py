@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from factledger.adapters.postgres_server import EmbeddedPostgres
+from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 
 TOPOLOGIES = ("embedded", "postgres")
 READY_TIMEOUT_S = 180.0
@@ -30,20 +30,40 @@ class Servers:
 
     base_url: str
     pids: tuple[int, ...]
+    database: PostgresLocation | None = None  # the postgres topology's server
 
     def rss_mib(self) -> float:
         """Resident memory of every process and its children, in MiB."""
-        seen: set[int] = set()
-        total_kib = 0
+        return sum(_rss_kib(pid) for pid in self.tree()) / 1024
+
+    def cpu_seconds(self) -> float | None:
+        """User and system CPU seconds used so far by every process and its children (the
+        API processes `serve --workers` forks, not only their supervisor); None off Linux."""
+        try:
+            return sum(cpu_seconds_of(pid) for pid in self.tree())
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def tree(self) -> list[int]:
+        """The processes and all their descendants alive now."""
+        seen: list[int] = []
         stack = list(self.pids)
         while stack:
             pid = stack.pop()
             if pid in seen:
                 continue
-            seen.add(pid)
-            total_kib += _rss_kib(pid)
+            seen.append(pid)
             stack.extend(_children(pid))
-        return total_kib / 1024
+        return seen
+
+
+def cpu_seconds_of(pid: int) -> float:
+    """A process's CPU seconds, with those of its children it has reaped: a child that ends
+    between two readings moves its time into its parent's, so a tree's sum never drops."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    # After the command: state is field 0, so utime, stime, cutime, cstime are 11 to 14.
+    ticks = sum(int(field) for field in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_kib(pid: int) -> int:
@@ -87,8 +107,10 @@ def started(
     env.setdefault("FACTLEDGER_LOG_JSON", "true")
     port = free_port()
     with ExitStack() as stack:
+        location = None
         if topology == "postgres":
             database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
+            location = database.location
             stack.callback(database.stop)
             env.update(_postgres_env(database))
             syncing = [
@@ -102,7 +124,7 @@ def started(
         api = stack.enter_context(_process(python, serve, env, workdir / "serve.log"))
         base_url = f"http://127.0.0.1:{port}"
         _wait_until_ready(base_url, api, workdir / "serve.log")
-        yield Servers(base_url, (api.pid, *(w.pid for w in syncing)))
+        yield Servers(base_url, (api.pid, *(w.pid for w in syncing)), location)
 
 
 def _postgres_env(database: EmbeddedPostgres) -> dict[str, str]:

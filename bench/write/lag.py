@@ -1,4 +1,5 @@
 """How far the views trail the ledger under the goal's write load: one embedded API process
+(or the postgres topology: its API processes and workers, the positions read from PostgreSQL)
 offered `appends_per_s` message appends and `ends_per_s` session ends (two proposals each),
 paced, while this process samples the ledger's head and the views' position from their
 SQLite files every `SAMPLE_S` and scrapes `factledger_projection_lag_events`.
@@ -18,9 +19,12 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import httpx
+import psycopg
 
+from factledger.adapters.postgres_server import PostgresLocation
 from factledger.bench.load.servers import started
 from factledger.bench.load.stats import percentile
 from factledger.bench.machine import load_average
@@ -36,6 +40,7 @@ _GAUGE = re.compile(r'^factledger_projection_lag_events\{projection="[^"]+"\} (\
 @dataclass(frozen=True, slots=True)
 class LagFigures:
     build: str
+    topology: str
     seconds: float
     appends: int
     ends: int
@@ -120,19 +125,38 @@ def drive_paced(
 
 
 class Sampler:
-    """Reads the head of the ledger and the views' position from their files."""
+    """Reads the head of the ledger and the views' position: from their SQLite files (the
+    embedded topology), or from PostgreSQL's tables (the postgres topology: the settings'
+    default schemas)."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, database: PostgresLocation | None = None) -> None:
         self._ledger = data_dir / "ledger.sqlite"
         self._views = data_dir / "views.sqlite"
+        self._database = database
         self.samples: list[tuple[float, int, int]] = []  # (time, head, views)
 
     def sample(self) -> None:
+        head, views = self._read() if self._database is None else self._read_postgres()
+        self.samples.append((time.perf_counter(), head, views))
+
+    def _read(self) -> tuple[int, int]:
         with sqlite3.connect(f"file:{self._ledger}?mode=ro", uri=True) as ledger:
             head = ledger.execute("SELECT MAX(rowid) FROM stored_events").fetchone()[0] or 0
         with sqlite3.connect(f"file:{self._views}?mode=ro", uri=True) as views:
             row = views.execute("SELECT MAX(position) FROM view_tracking").fetchone()
-        self.samples.append((time.perf_counter(), int(head), int(row[0] or 0)))
+        return int(head), int(row[0] or 0)
+
+    def _read_postgres(self) -> tuple[int, int]:
+        assert self._database is not None  # noqa: S101 - chosen by sample()
+        with psycopg.connect(self._database.conninfo, autocommit=True) as conn:
+            head = conn.execute("SELECT MAX(notification_id) FROM public.ledger_events")
+            head_row = head.fetchone()
+            views = conn.execute("SELECT MAX(position) FROM factledger_views.view_tracking")
+            views_row = views.fetchone()
+        return (
+            int(cast("int", head_row[0] if head_row else 0) or 0),
+            int(cast("int", views_row[0] if views_row else 0) or 0),
+        )
 
     def lags_s(self) -> list[float]:
         """Each sample's lag in time (see the module docstring)."""
@@ -169,14 +193,15 @@ class LagRun:
     seconds: float = 15.0
 
 
-def measure_lag(run: LagRun, python: str) -> LagFigures:
-    """A fresh embedded server of `python`'s install under the paced load, sampled."""
-    where = run.workdir / f"lag-{time.monotonic_ns()}"
-    with started("embedded", where, run.server_env, python=python) as servers:
+def measure_lag(run: LagRun, python: str, *, topology: str = "embedded") -> LagFigures:
+    """Fresh servers of `python`'s install (one embedded API process, or the postgres
+    topology's API processes and workers) under the paced load, sampled."""
+    where = run.workdir / f"lag-{topology}-{time.monotonic_ns()}"
+    with started(topology, where, run.server_env, python=python) as servers:
         refs = [f"lag-{time.time_ns()}-{n}" for n in range(APPEND_CLIENTS + END_CLIENTS)]
         ids = asyncio.run(register(servers.base_url, run.service, refs))
         subjects = [(s, run.agent_token(r)) for s, r in zip(ids, refs, strict=True)]
-        sampler = Sampler(where / "data")
+        sampler = Sampler(where / "data", servers.database)
         sampler.sample()
         spawn = multiprocessing.get_context("spawn")  # no fork of a process with threads
         with ProcessPoolExecutor(2, mp_context=spawn) as pool:
@@ -193,6 +218,7 @@ def measure_lag(run: LagRun, python: str) -> LagFigures:
     ordered = sorted(sampler.lags_s())
     return LagFigures(
         label(python),
+        topology,
         run.seconds,
         appended,
         ended,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import os
 import sys
 import time
 from collections import Counter
@@ -144,7 +143,7 @@ def closed_loop(
     with started(topology, where, server_env, python=python, workers=workers) as servers:
         refs = [f"{part}-{int(time.time())}-{n}" for n in range(clients)]
         ids = asyncio.run(register(servers.base_url, service, refs))
-        cpu_before = cpu_seconds(servers.pids)
+        cpu_before = servers.cpu_seconds()
         # One agent token per subject: rate limits are per principal, as for real agents.
         subjects = [(subject, agent_token(ref)) for subject, ref in zip(ids, refs, strict=True)]
         parts = [subjects[n::client_processes] for n in range(client_processes)]
@@ -156,25 +155,13 @@ def closed_loop(
                 for chunk in parts
             ]
             results = [future.result() for future in futures]
-        cpu_after = cpu_seconds(servers.pids)
+        cpu_after = servers.cpu_seconds()
         samples = [sample for items, _ in results for sample in items]
         active = max(seconds_active for _, seconds_active in results)
     rate = rate_of(part, label(python), topology, clients, samples, active)
     if cpu_before is None or cpu_after is None or not rate.ok:
         return rate
     return replace(rate, cpu_ms_per_answer=(cpu_after - cpu_before) * 1e3 / rate.ok)
-
-
-def cpu_seconds(pids: tuple[int, ...]) -> float | None:
-    """User and system CPU seconds the processes have used so far (None off Linux)."""
-    total = 0.0
-    try:
-        for pid in pids:
-            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-    return total
 
 
 def label(python: str) -> str:

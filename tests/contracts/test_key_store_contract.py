@@ -161,3 +161,17 @@ def test_keys_and_forgets_survive_closing_the_store(keys: Keys) -> None:
     assert reopened.current(SUBJECT) == (kept_id, kept)
     assert reopened.key(gone_id) is None
     assert reopened.current(FIELD)[0] != gone_id
+
+
+def test_keys_by_id_reads_many_keys_and_leaves_out_forgotten_ones(keys: Keys) -> None:
+    store = keys.another()
+    field_id, field_key = store.current(FIELD)
+    subject_id, subject_key = store.current(SUBJECT)
+    other_id, other_key = store.current(OTHER_SUBJECT)
+    assert store.forget(FIELD) == 1
+    # Another handle (another process) reads what this one wrote; 600 ids pass any batch limit.
+    unknown = [f"{n:032x}" for n in range(600)]
+    found = keys.another().keys_by_id([field_id, subject_id, other_id, *unknown])
+    assert found == {subject_id: subject_key, other_id: other_key}
+    assert field_key not in found.values()
+    assert store.keys_by_id([]) == {}

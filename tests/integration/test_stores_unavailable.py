@@ -120,6 +120,9 @@ def test_the_key_store_reports_a_lost_database(
         with pytest.raises(KeyStoreUnavailableError) as error:
             keys.current("subject-1")
         assert_driver_cause(error)
+        with pytest.raises(KeyStoreUnavailableError) as error:
+            keys.keys_by_id(["0" * 32])
+        assert_driver_cause(error)
     finally:
         keys.close()
 

@@ -6,6 +6,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.sqlite.view_store import SqliteViewStore
@@ -20,14 +22,16 @@ from factledger.testing.story.drivers import run_story
 from factledger.testing.story.script import JAN, TENANT
 
 
+@pytest.mark.parametrize("read_ahead", [False, True], ids=["in-turn", "reading-ahead"])
 def test_two_followers_of_one_projection_never_apply_an_event_twice(
-    twin_stores: list[ViewStore],
+    twin_stores: list[ViewStore], read_ahead: bool
 ) -> None:
+    # Reading ahead, a follower whose twin moved the position meanwhile reads from there.
     clock = ManualClock(JAN)
     with Ledger(popo_env(), clock=clock) as ledger:
         ids = run_story(ledger, clock)
         projections = [ProfileProjection(store) for store in twin_stores]
-        followers = [Follower(ledger, [p], page=2) for p in projections]
+        followers = [Follower(ledger, [p], page=2, read_ahead=read_ahead) for p in projections]
         threads = [threading.Thread(target=f.catch_up) for f in followers]
         for thread in threads:
             thread.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from contextlib import nullcontext
 from datetime import UTC, datetime
 
@@ -135,6 +136,9 @@ class FailingOnce:
 
     def key(self, key_id: str) -> bytes | None:
         return self.inner.key(key_id)
+
+    def keys_by_id(self, key_ids: Collection[str]) -> dict[str, bytes]:
+        return self.inner.keys_by_id(key_ids)
 
     def forget(self, scope: str) -> int:
         if not self.failed:
