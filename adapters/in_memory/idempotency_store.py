@@ -83,6 +83,14 @@ class InMemoryIdempotencyStore:
             if entry is not None and entry.fingerprint == fingerprint and entry.body is None:
                 del self._entries[scope]
 
+    async def sweep_expired(self, limit: int) -> int:
+        now = self._clock()
+        with self._lock:
+            gone = [s for s, e in self._entries.items() if e.expires_at <= now][:limit]
+            for scope in gone:
+                del self._entries[scope]
+            return len(gone)
+
     async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
         with self._lock:
             gone = [

@@ -31,6 +31,12 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS {schema}.idempotency_keys (
     tenant text NOT NULL, principal text NOT NULL, subject_id uuid NOT NULL, key text NOT NULL,
     fingerprint text NOT NULL, body jsonb, expires_at double precision NOT NULL,
     PRIMARY KEY (tenant, principal, subject_id, key))"""
+_EXPIRY_INDEX = """CREATE INDEX IF NOT EXISTS idempotency_keys_expiry
+    ON {schema}.idempotency_keys (expires_at)"""
+# Rows a request holds (a claim being completed with its events) are left for the next sweep.
+_SWEEP = """DELETE FROM {schema}.idempotency_keys WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM {schema}.idempotency_keys WHERE expires_at <= %s
+    LIMIT %s FOR UPDATE SKIP LOCKED))"""
 _CLAIM = """INSERT INTO {schema}.idempotency_keys AS k
     (tenant, principal, subject_id, key, fingerprint, body, expires_at)
     VALUES (%s, %s, %s, %s, %s, NULL, %s)
@@ -172,6 +178,15 @@ class PostgresIdempotencyStore:
 
         await self._tables.run_single(work)
 
+    async def sweep_expired(self, limit: int) -> int:
+        now = self._clock()
+
+        async def work(cur: Cursor) -> int:
+            await cur.execute(self._q(_SWEEP), (now, limit))
+            return cur.rowcount
+
+        return await self._tables.run_single(work)
+
     async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
         async def work(cur: Cursor) -> int:
             await cur.execute(self._q(_FORGET), (tenant, subject_id))
@@ -180,7 +195,8 @@ class PostgresIdempotencyStore:
         deleted = await self._run(work)
         if deleted:
             # The deleted rows' bytes stay in the table's pages until the table is rewritten;
-            # saved responses live a day at most, so the table stays small and this is quick.
+            # saved responses live a day at most and expired ones are swept (`idempotency_sweep`),
+            # so the table stays small and this is quick.
             await self._tables.rewrite("idempotency_keys")
         return deleted
 
@@ -192,3 +208,4 @@ async def _create(tables: PostgresTables, cur: Cursor) -> None:
     if await cur.fetchone() is not None:
         await cur.execute(tables.q("DROP TABLE {schema}.idempotency_keys"))
     await cur.execute(tables.q(_SCHEMA))
+    await cur.execute(tables.q(_EXPIRY_INDEX))

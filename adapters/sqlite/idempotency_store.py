@@ -46,6 +46,11 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS idempotency_keys (
     fingerprint TEXT NOT NULL, body TEXT, expires_at REAL NOT NULL,
     PRIMARY KEY (tenant, principal, subject_id, key))"""
 
+# What `sweep_expired` looks up; kept in both files (the ledger's recorder creates it there).
+EXPIRY_INDEX = "CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_at)"
+_SWEEP = """DELETE FROM idempotency_keys WHERE rowid IN
+    (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)"""
+
 # The claim row goes in first; an existing row is taken over only once it has expired.
 _CLAIM = """INSERT INTO idempotency_keys
     (tenant, principal, subject_id, key, fingerprint, body, expires_at)
@@ -87,6 +92,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
         # kept (they are saved responses of at most a day, not state).
         conn.execute("DROP TABLE idempotency_keys")
     conn.execute(SCHEMA)
+    conn.execute(EXPIRY_INDEX)
 
 
 _FORGET = "DELETE FROM idempotency_keys WHERE tenant = ? AND subject_id = ? AND body IS NOT NULL"
@@ -126,6 +132,7 @@ class SqliteIdempotencyStore:
             )
             self._ledger.run_sync(lambda conn: conn.execute("PRAGMA secure_delete=ON"))
             self._ledger.run_sync(lambda conn: conn.execute(SCHEMA))
+            self._ledger.run_sync(lambda conn: conn.execute(EXPIRY_INDEX))
 
     @property
     def ledger_commands(self) -> SqliteIdempotencyStore | LedgerCommandKeys:
@@ -196,6 +203,16 @@ class SqliteIdempotencyStore:
             )
         )
 
+    async def sweep_expired(self, limit: int) -> int:
+        now = self._clock()
+        swept: int = await self._run(lambda conn: conn.execute(_SWEEP, (now, limit)).rowcount)
+        if self._ledger is not None and swept < limit:
+            rest = limit - swept
+            swept += await self._ledger.run(
+                lambda conn: int(conn.execute(_SWEEP, (now, rest)).rowcount)
+            )
+        return swept
+
     async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
         args = (tenant, str(subject_id))
 
@@ -242,6 +259,9 @@ class LedgerCommandKeys:
 
     async def renew(self, scope: IdempotencyScope, fingerprint: str) -> bool:
         return await self._store.renew(scope, fingerprint)
+
+    async def sweep_expired(self, limit: int) -> int:
+        return await self._store.sweep_expired(limit)
 
     async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
         return await self._store.forget_subject(tenant, subject_id)

@@ -20,7 +20,12 @@ from typing import Any
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 
-from factledger.adapters.sqlite.idempotency_store import SAVE_WITH_EVENTS, SCHEMA, scope_values
+from factledger.adapters.sqlite.idempotency_store import (
+    EXPIRY_INDEX,
+    SAVE_WITH_EVENTS,
+    SCHEMA,
+    scope_values,
+)
 from factledger.application.ledger.responses import ResponseWrite
 
 
@@ -28,7 +33,7 @@ class ResponseWritingRecorder(SQLiteApplicationRecorder):
     """The library's recorder; `response=` commits the request's response with its events."""
 
     def construct_create_table_statements(self) -> list[str]:
-        return [*super().construct_create_table_statements(), SCHEMA]
+        return [*super().construct_create_table_statements(), SCHEMA, EXPIRY_INDEX]
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any

@@ -3,11 +3,14 @@
 Every API process of a deployment shares its event store, so they share this store too: the
 in-memory event store gets the in-memory store (one process), the SQLite one a SQLite file next
 to `ledger.sqlite` (which also reads the responses the ledger saved with their events in
-`ledger.sqlite` itself, ADR 0037), and a PostgreSQL event store a table in its schema.
+`ledger.sqlite` itself, ADR 0037), and a PostgreSQL event store a table in its schema. The
+durable ones are swept of expired entries in the background until the stack closes.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from contextlib import AsyncExitStack
 
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
@@ -21,6 +24,7 @@ from factledger.api.settings import (
     SqliteEventStoreSettings,
 )
 from factledger.application.ledger.idempotency import IdempotencyStore
+from factledger.application.ledger.idempotency_sweep import sweep_forever
 
 
 def idempotency_path(settings: Settings) -> str:
@@ -46,6 +50,7 @@ async def open_idempotency_store(
                 responses_with_events=settings.ledger_path(),
             )
             stack.callback(sqlite.close)
+            sweep_in_background(sqlite, stack)
             return sqlite
         case PostgresEventStoreSettings(schema_name=schema):
             location = postgres.location()
@@ -57,4 +62,18 @@ async def open_idempotency_store(
                 pool=postgres.pool(),
             )
             stack.push_async_callback(pg.close)
+            sweep_in_background(pg, stack)
             return pg
+
+
+def sweep_in_background(store: IdempotencyStore, stack: AsyncExitStack) -> None:
+    """Sweeps `store` on this event loop until `stack` closes (before the store is closed)."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(sweep_forever(store, stop))
+
+    async def halt() -> None:
+        stop.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    stack.push_async_callback(halt)

@@ -17,6 +17,9 @@ once the first request finished, its response body.
   then the key is free again.
 - `release` frees a claim whose request failed (so the retry runs again); `complete` stores the
   response. Both act only on the claim this fingerprint holds.
+- `sweep_expired` deletes at most `limit` entries whose lease or time to live has passed:
+  the stores replace an expired entry only when its key comes back, which most keys never do,
+  so without it they would keep every response ever saved (`idempotency_sweep` runs it).
 - `forget_subject` deletes every saved response of one subject of a tenant (every scope of
   that subject, whoever the principal): a forget or an erasure leaves no replayable copy of
   what the deleted keys encrypted in the ledger (ADR 0015). Claims still running stay. A retry
@@ -100,6 +103,8 @@ class IdempotencyStore(Protocol):
     async def forget_subject(self, tenant: str, subject_id: UUID) -> int: ...
 
     async def renew(self, scope: IdempotencyScope, fingerprint: str) -> bool: ...
+
+    async def sweep_expired(self, limit: int) -> int: ...
 
     @property
     def lease_s(self) -> float:

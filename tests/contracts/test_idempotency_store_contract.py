@@ -257,6 +257,8 @@ async def test_a_closed_store_raises_its_port_error(
         await a.claim(SCOPE, "fp-1")
     with pytest.raises(IdempotencyStoreUnavailableError):
         await a.complete(SCOPE, "fp-1", {"n": 1})
+    with pytest.raises(IdempotencyStoreUnavailableError):
+        await a.sweep_expired(10)
     assert (await b.claim(SCOPE, "fp-1")).status is ClaimStatus.IN_PROGRESS
 
 
@@ -343,3 +345,29 @@ async def test_only_a_live_claim_of_this_fingerprint_is_renewed(
     assert not await b.renew(SCOPE, "fp-2")  # finished: its ttl stays as it is
     clock.now += 99.0
     assert (await a.claim(SCOPE, "fp-2")).status is ClaimStatus.REPLAY
+
+
+async def test_a_sweep_deletes_expired_entries_only_and_at_most_its_limit(
+    stores: tuple[IdempotencyStore, IdempotencyStore], clock: FakeWallClock
+) -> None:
+    a, b = stores
+    old_responses = [replace(SCOPE, key=f"key-old-{n:04d}") for n in range(3)]
+    for scope in old_responses:  # answered now: kept until now + 100 (the ttl)
+        await a.claim(scope, "fp-1")
+        await a.complete(scope, "fp-1", {"n": 1})
+    clock.now += 60
+    young = replace(SCOPE, key="key-young-01")  # answered at +60: kept until +160
+    await a.claim(young, "fp-1")
+    await a.complete(young, "fp-1", {"n": 2})
+    abandoned = replace(SCOPE, key="key-abandoned")  # claimed at +60, lease until +70
+    await a.claim(abandoned, "fp-1")
+    assert await b.sweep_expired(10) == 0  # nothing has expired yet
+
+    clock.now += 41  # +101: the old responses and the abandoned claim have expired
+    assert await b.sweep_expired(2) == 2
+    assert await b.sweep_expired(10) == 2
+    assert await b.sweep_expired(10) == 0
+    replay = await a.claim(young, "fp-1")
+    assert (replay.status, replay.body) == (ClaimStatus.REPLAY, {"n": 2})
+    for scope in (*old_responses, abandoned):
+        assert (await a.claim(scope, "fp-2")).status is ClaimStatus.CLAIMED

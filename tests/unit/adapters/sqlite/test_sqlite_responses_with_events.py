@@ -290,3 +290,24 @@ async def test_a_key_answered_with_its_events_stays_refused_to_another_request(
     # ...and the command's retry replays the answer.
     replay = await stores.ledger_commands.claim(scope, FINGERPRINT)
     assert (replay.status, replay.body) == (ClaimStatus.REPLAY, answer.model_dump(mode="json"))
+
+
+async def test_responses_saved_with_their_events_are_swept_from_the_ledger_file_once_expired(
+    ledger: Ledger, stores: SqliteIdempotencyStore, tmp_path: Path
+) -> None:
+    subject_id, _ = await asyncio.to_thread(proposed, ledger)
+    scope = IdempotencyScope(TENANT, "agent-1", subject_id, "key-00000009")
+    await stores.ledger_commands.claim(scope, FINGERPRINT)
+    pending, _ = await approved_with(ledger, scope, rendered)
+    await stores.complete(scope, FINGERPRINT, pending.body or {})
+
+    def rows() -> int:
+        with sqlite3.connect(tmp_path / "ledger.sqlite") as conn:
+            return int(conn.execute("SELECT count(*) FROM idempotency_keys").fetchone()[0])
+
+    assert rows() == 1
+    assert await stores.sweep_expired(10) == 0  # both copies still live
+    NOW[0] = time.time() + 60 + TTL_S  # past the ledger copy's expiry and the file's
+    assert await stores.ledger_commands.sweep_expired(10) == 2  # one row in each file
+    assert rows() == 0
+    assert (await stores.ledger_commands.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
