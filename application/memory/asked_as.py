@@ -1,0 +1,52 @@
+"""The words a question about each kind of fact tends to use: a packaged lexicon.
+
+A slot fact is a short note ("moved to Lucca", "works with Vireo Wraps"); the one who asks
+about it rarely repeats its words ("Which town are they in?", "Who supplies their cartons?").
+The slot's name already joins the fact's keywords (ADR 0031); this lexicon adds, per slot, the
+words people ask about that kind of fact with, so memories-mode's keyword lift meets a
+question that shares no word with the note or the sentence it came from (ADR 0036).
+
+- Keyed by the guidance's slot names (`adapters/extraction/rules/guidance.yaml`); a keyed slot
+  ("allergy:peanuts") uses its kind. Intents get none: their topic is open.
+- Words are written for the kind of fact, never for a question set: generic nouns and verbs
+  of asking about where one lives, who one works for, who supplies one, and so on. A word that
+  means several kinds ("work") is left out of all but the one it names best, so a question
+  about one kind lifts facts of that kind only.
+- Applied at ingest to the keywords only: the query path and the fact's vector are unchanged,
+  and the lift is bounded as before (`LEXICAL_WEIGHT` times the share of the query's keyword
+  weight that the fact holds).
+"""
+
+from __future__ import annotations
+
+from factledger.application.memory.scoring import keyword_tokens
+
+ASKED_AS: dict[str, str] = {
+    "name": "name called call named",
+    "location": "city town place live lives living located based reside resides residence "
+    "home settled area region country where",
+    "employer": "employer employs employed employee company firm job payroll organisation "
+    "organization workplace",
+    "job_title": "job role title position occupation profession career",
+    "supplier": "supplier suppliers supplies supply supplying vendor vendors provider "
+    "provides providing source sources sourcing buy buys purchase purchases partner",
+    "budget": "budget money spend spending afford cost price funds annual yearly year cap "
+    "limit much",
+    "plan": "plan subscription tier package licence license",
+    "team_size": "team staff employees people headcount size many",
+    "contact_channel": "contact reach call email phone message channel prefer",
+    "diet": "diet eat eats eating food vegetarian vegan meals",
+    "allergy": "allergy allergies allergic intolerance intolerant react reaction sensitive "
+    "avoid eat food dietary restriction restrictions",
+    "preference": "like likes prefer prefers preference favourite favorite enjoy enjoys",
+    "complaint": "complaint complaints problem problems issue issues unhappy wrong",
+    "priority": "priority priorities important matters care cares most",
+}
+
+
+def asked_as_words(slot_name: str | None) -> str | None:
+    """The lexicon's words for a slot's kind ("allergy:peanuts" -> its "allergy" words)."""
+    if not slot_name:
+        return None
+    words = ASKED_AS.get(slot_name.split(":", 1)[0].replace(" ", "_"))
+    return " ".join(keyword_tokens(words)) or None if words else None
