@@ -44,6 +44,39 @@ ASKED_AS: dict[str, str] = {
 }
 
 
+# A fact with no slot ("their cat is called Pixel", "ships with DPD") says its kind with a word
+# of its own: each such word brings the words people ask about that kind with. Keyed by the
+# fact's own words only (never its source sentence, where "we work with" would bring an
+# employer's words to a supplier). Words that name several kinds ("work", "with") have no entry.
+_PET = "pet pets animal animals"
+_HOBBY = "hobby hobbies pastime pastimes leisure fun free spare time weekend weekends interest"
+_SHIPPING = "courier couriers carrier delivery deliveries deliver delivers shipping ship " \
+    "ships parcel parcels package packages orders logistics"
+_CHILD = "child children kid kids daughter son family"
+RELATED: dict[str, str] = {
+    **dict.fromkeys(
+        ("dog", "dogs", "puppy", "cat", "cats", "kitten", "parrot", "rabbit", "tortoise",
+         "hamster", "horse", "fish", "bird", "budgie", "guinea", "pig"),
+        _PET,
+    ),  # fmt: skip
+    **dict.fromkeys(("hobby", "hobbies", "pastime", "pastimes"), _HOBBY),
+    **dict.fromkeys(("ships", "shipping", "courier", "carrier", "deliveries", "delivers"), _SHIPPING),
+    **dict.fromkeys(("daughter", "son", "child", "children", "kid", "kids"), _CHILD),
+    "plays": "play plays playing instrument music lessons sport game",
+    "favourite": "favourite favorite enjoy enjoys like likes love loves",
+    "likes": "like likes enjoy enjoys love loves favourite favorite",
+    "loves": "love loves like likes enjoy enjoys favourite favorite",
+}
+
+
+def related_words(fact_text: str) -> str | None:
+    """The lexicon's words for the kinds a fact's own words name (`RELATED`)."""
+    found = dict.fromkeys(
+        word for token in keyword_tokens(fact_text) for word in RELATED.get(token, "").split()
+    )
+    return " ".join(keyword_tokens(" ".join(found))) or None
+
+
 def asked_as_words(slot_name: str | None) -> str | None:
     """The lexicon's words for a slot's kind ("allergy:peanuts" -> its "allergy" words)."""
     if not slot_name:
