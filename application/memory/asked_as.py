@@ -49,18 +49,19 @@ ASKED_AS: dict[str, str] = {
 # fact's own words only (never its source sentence, where "we work with" would bring an
 # employer's words to a supplier). Words that name several kinds ("work", "with") have no entry.
 _PET = "pet pets animal animals"
+_PET_KINDS = "dog dogs puppy cat cats kitten parrot rabbit tortoise hamster horse budgie"
 _HOBBY = "hobby hobbies pastime pastimes leisure fun free spare time weekend weekends interest"
-_SHIPPING = "courier couriers carrier delivery deliveries deliver delivers shipping ship " \
+_SHIPPING = (
+    "courier couriers carrier delivery deliveries deliver delivers shipping ship "
     "ships parcel parcels package packages orders logistics"
+)
 _CHILD = "child children kid kids daughter son family"
 RELATED: dict[str, str] = {
-    **dict.fromkeys(
-        ("dog", "dogs", "puppy", "cat", "cats", "kitten", "parrot", "rabbit", "tortoise",
-         "hamster", "horse", "fish", "bird", "budgie", "guinea", "pig"),
-        _PET,
-    ),  # fmt: skip
+    **dict.fromkeys(_PET_KINDS.split(), _PET),
     **dict.fromkeys(("hobby", "hobbies", "pastime", "pastimes"), _HOBBY),
-    **dict.fromkeys(("ships", "shipping", "courier", "carrier", "deliveries", "delivers"), _SHIPPING),
+    **dict.fromkeys(
+        ("ships", "shipping", "courier", "carrier", "deliveries", "delivers"), _SHIPPING
+    ),
     **dict.fromkeys(("daughter", "son", "child", "children", "kid", "kids"), _CHILD),
     "plays": "play plays playing instrument music lessons sport game",
     "favourite": "favourite favorite enjoy enjoys like likes love loves",

@@ -72,4 +72,3 @@ def fresh_subjects(
             fresh.append({**subject, "id": f"{subject['id']}-{part}", "part": part,
                           "questions": questions})  # fmt: skip
     return fresh
-
