@@ -10,8 +10,8 @@ question that shares no word with the note or the sentence it came from (ADR 003
   ("allergy:peanuts") uses its kind. Intents get none: their topic is open.
 - Words are written for the kind of fact, never for a question set: generic nouns and verbs
   of asking about where one lives, who one works for, who supplies one, and so on. A word that
-  means several kinds ("work") is left out of all but the one it names best, so a question
-  about one kind lifts facts of that kind only.
+  means several kinds ("work", "with") is in none, so a question about one kind lifts facts
+  of that kind only; diet and allergy share their words of eating, both being about food.
 - Applied at ingest to the keywords only: the query path and the fact's vector are unchanged,
   and the lift is bounded as before (`LEXICAL_WEIGHT` times the share of the query's keyword
   weight that the fact holds).
@@ -27,14 +27,14 @@ ASKED_AS: dict[str, str] = {
     "home settled area region country where",
     "employer": "employer employs employed employee company firm job payroll organisation "
     "organization workplace",
-    "job_title": "job role title position occupation profession career",
+    "job_title": "role title position occupation profession career",
     "supplier": "supplier suppliers supplies supply supplying vendor vendors provider "
     "provides providing source sources sourcing buy buys purchase purchases partner",
     "budget": "budget money spend spending afford cost price funds annual yearly year cap "
     "limit much",
     "plan": "plan subscription tier package licence license",
     "team_size": "team staff employees people headcount size many",
-    "contact_channel": "contact reach call email phone message channel prefer",
+    "contact_channel": "contact reach email phone message channel",
     "diet": "diet eat eats eating food vegetarian vegan meals",
     "allergy": "allergy allergies allergic intolerance intolerant react reaction sensitive "
     "avoid eat food dietary restriction restrictions",
