@@ -10,8 +10,10 @@ question that shares no word with the note or the sentence it came from (ADR 003
   ("allergy:peanuts") uses its kind. Intents get none: their topic is open.
 - Words are written for the kind of fact, never for a question set: generic nouns and verbs
   of asking about where one lives, who one works for, who supplies one, and so on. A word that
-  means several kinds ("work", "with") is in none, so a question about one kind lifts facts
-  of that kind only; diet and allergy share their words of eating, both being about food.
+  means several kinds ("work", "with", "job") is in one kind at most, so a question about one
+  kind lifts facts of that kind only; diet and allergy share their words of eating, both being
+  about food. "company" and "firm" stay with the employer although a supplier is a company
+  too: leaving them out cost more answers than the wrong notes it saved (ADR 0036).
 - Applied at ingest to the keywords only: the query path and the fact's vector are unchanged,
   and the lift is bounded as before (`LEXICAL_WEIGHT` times the share of the query's keyword
   weight that the fact holds).
