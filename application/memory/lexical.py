@@ -27,6 +27,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from factledger.application.memory.asked_as import asked_as_words, related_words
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import Metadata
 from factledger.domain.transcript import Message, Role
@@ -73,9 +74,10 @@ def source_text(transcript: Sequence[Message], source_indexes: Sequence[int]) ->
 def lexical_terms(
     fact_text: str, source: str, label: str | None, slot: str | None = None
 ) -> Counter[str]:
-    """The keywords a fact is found by: its label, its slot's name, its words and its
-    source's words."""
-    parts = (label, slot_words(slot), fact_text, source)
+    """The keywords a fact is found by: its label, its slot's name and the words its kind is
+    asked about with (`ASKED_AS`, ADR 0036), its words and its source's words."""
+    words_of_kind = asked_as_words(slot) if slot else related_words(fact_text)
+    parts = (label, slot_words(slot), words_of_kind, fact_text, source)
     return Counter(keyword_tokens(" ".join(part for part in parts if part)))
 
 

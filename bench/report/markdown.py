@@ -193,29 +193,16 @@ def _natural(backends: Json) -> list[str]:
         "stale as current",
         "cross-subject",
         "notes per question (answering)",
+        "no answer: wrong-note rate",
     ]
     rows = []
     for name, result in backends.items():
-        scores = result.get("natural")
-        if not isinstance(scores, dict):
+        natural = result.get("natural")
+        if not isinstance(natural, dict):
             continue
-        for part in ("all", "dev", "heldout"):
-            o = scores[part]
-            rows.append(
-                [
-                    backend_label(name, result),
-                    str(scores.get("scale", "raw")),
-                    part,
-                    str(o["n"]),
-                    fmt(o["notes_hit@3"]),
-                    fmt(o["ranked_hit@3"]),
-                    str(o["paraphrases"]),
-                    fmt(o["paraphrase_hit@3"]),
-                    str(o["stale_as_current"]),
-                    str(o["cross_subject"]),
-                    f"{o.get('notes_per_question', '-')} ({fmt(o.get('notes_answering'))})",
-                ]
-            )
+        for wording, scores in (("set", natural), ("fresh", natural.get("fresh"))):
+            if isinstance(scores, dict):
+                rows.extend(_natural_rows(backend_label(name, result), natural, wording, scores))
     return [
         "## Natural questions (generated multi-session subjects)",
         "",
@@ -223,10 +210,39 @@ def _natural(backends: Json) -> list[str]:
         "superseded later; asked as per-turn recall asks (memories, threshold 0.55, the first "
         "three current facts are the notes). A paraphrase shares no keyword with the sentence "
         "holding its answer. The held-out subjects are asked in wordings of their own. Stale as "
-        "current and cross-subject count notes, and must be 0.",
+        'current and cross-subject count notes, and must be 0. "fresh" rows ask every subject '
+        "the wordings of `tests/data/fresh_natural_wordings.yaml` (written apart from the "
+        'generator; its held-out part is held-out wordings). "no answer" is the share of '
+        "questions that still get a note when every fact holding the answer is left out of the "
+        "hits (ADR 0036: it must not rise).",
         "",
         *md_table(head, rows),
     ]
+
+
+def _natural_rows(label: str, natural: Json, wording: str, scores: Json) -> list[list[str]]:
+    no_answer = natural.get("no_answer" if wording == "set" else "fresh_no_answer") or {}
+    rows = []
+    for part in ("all", "dev", "heldout"):
+        o = scores[part]
+        wrong = no_answer.get(part, {}).get("wrong_note_rate")
+        rows.append(
+            [
+                label,
+                f"{natural.get('scale', 'raw')}, {wording}",
+                part,
+                str(o["n"]),
+                fmt(o["notes_hit@3"]),
+                fmt(o["ranked_hit@3"]),
+                str(o["paraphrases"]),
+                fmt(o["paraphrase_hit@3"]),
+                str(o["stale_as_current"]),
+                str(o["cross_subject"]),
+                f"{o.get('notes_per_question', '-')} ({fmt(o.get('notes_answering'))})",
+                fmt(wrong) if wrong is not None else "-",
+            ]
+        )
+    return rows
 
 
 def _lifecycle(backends: Json) -> list[str]:
