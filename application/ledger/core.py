@@ -132,20 +132,22 @@ class LedgerCore(Application[UUID]):
         return recordings
 
     def _snapshot_if_due(self, objs: Sequence[object], before: Mapping[UUID, int]) -> None:
-        """After the commit, on the saving thread: a snapshot every `interval` events. It is a
-        cache, so failing to write one is logged and the command's answer stands."""
+        """After the commit: a snapshot every `interval` events, sealed off the request's path.
+        It is a cache, so failing to write one is logged and the command's answer stands."""
         snapshots = self.subject_snapshots
         if snapshots is None:
             return
         for obj in objs:
-            if not isinstance(obj, Subject):
-                continue
-            if not is_due(snapshots.interval, before=before[obj.id], after=obj.version):
-                continue
-            try:
-                snapshots.take(obj)
-            except Exception:  # any failure only costs a later replay
-                log.warning("ledger.snapshot_failed", subject_id=str(obj.id), version=obj.version)
+            if isinstance(obj, Subject) and is_due(
+                snapshots.interval, before=before[obj.id], after=obj.version
+            ):
+                snapshots.take_later(obj)
+
+    def close(self) -> None:
+        snapshots = self.subject_snapshots
+        if snapshots is not None:
+            snapshots.close()
+        super().close()
 
     # -- reads ---------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ forgotten value; on every event store."""
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -100,6 +101,7 @@ def cold_load(ledger: Ledger, subject_id: UUID) -> Subject:
     if cache is not None:
         with contextlib.suppress(KeyError):
             cache.get(subject_id, evict=True)
+    snapshots_of(ledger).flush()
     assert isinstance(ledger.mapper, ShreddingMapper)
     ledger.mapper.forget_cached()
     return ledger.subject(TENANT, subject_id)
@@ -112,6 +114,7 @@ def replayed(ledger: Ledger, subject_id: UUID, version: int) -> Subject:
 
 
 def rows(ledger: Ledger, subject_id: UUID) -> list[StoredEvent]:
+    snapshots_of(ledger).flush()  # they are taken off the saving thread
     return list(snapshots_of(ledger).recorder.select_events(subject_id))
 
 
@@ -133,6 +136,7 @@ def delete_all_snapshots(recorder: AggregateRecorder) -> None:
 
 def raw_snapshot_bytes(ledger: Ledger) -> bytes:
     """Every stored snapshot's bytes, read past the ledger (as a database reader would)."""
+    snapshots_of(ledger).flush()
     recorder = snapshots_of(ledger).recorder
     if isinstance(recorder, SQLiteAggregateRecorder):
         with recorder.datastore.transaction(commit=False) as cursor:
@@ -189,6 +193,7 @@ def test_the_cold_load_reads_the_snapshot_and_only_the_events_after_it(ledger: L
 
 def test_deleting_every_snapshot_changes_nothing_a_load_shows(ledger: Ledger) -> None:
     subject_id = subject_with_history(ledger, "deleted", events=2 * INTERVAL + 3)
+    assert rows(ledger, subject_id)
     with_snapshots = state_of(cold_load(ledger, subject_id))
 
     delete_all_snapshots(snapshots_of(ledger).recorder)
@@ -258,6 +263,7 @@ def test_a_failing_snapshot_store_costs_neither_the_write_nor_the_load(
     monkeypatch.setattr(recorder, "select_events", down)
     with structlog.testing.capture_logs() as logs:
         result = ledger.propose_change(proposal(subject_id, "during", "outage"))
+        snapshots_of(ledger).flush()
         loaded = cold_load(ledger, subject_id)
 
     assert result.applied
@@ -265,6 +271,26 @@ def test_a_failing_snapshot_store_costs_neither_the_write_nor_the_load(
     names = [entry["event"] for entry in logs]
     assert "ledger.snapshot_failed" in names
     assert "ledger.snapshot_store_failed" in names
+
+
+def test_the_save_does_not_wait_for_its_snapshot(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subject_id = subject_with_history(ledger, "waiting", events=INTERVAL - 1)
+    release = threading.Event()
+    snapshots = snapshots_of(ledger)
+    take = snapshots.take
+
+    def slow_take(subject: Subject) -> bool:
+        assert release.wait(10)
+        return take(subject)
+
+    monkeypatch.setattr(snapshots, "take", slow_take)
+    result = ledger.propose_change(proposal(subject_id, "due", "now"))  # returns meanwhile
+    assert result.subject_version == INTERVAL
+    assert list(snapshots.recorder.select_events(subject_id)) == []
+    release.set()
+    assert [r.originator_version for r in rows(ledger, subject_id)] == [INTERVAL]
 
 
 # -- erasure ----------------------------------------------------------------------------------

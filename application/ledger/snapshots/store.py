@@ -13,6 +13,8 @@ gives after the forget; such a subject loads from its stream, as before (ADR 003
 
 from __future__ import annotations
 
+import copy
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -46,12 +48,40 @@ def is_snapshottable(subject: Subject) -> bool:
 
 
 class SubjectSnapshots:
-    """Sealed snapshots of subjects, every `interval` events (0: never)."""
+    """Sealed snapshots of subjects, every `interval` events (0: never).
+
+    `take_later` seals on one worker thread, off the saving request's path: sealing a large
+    state costs up to a few hundred ms (docs/benchmarks.md), which one save in `interval`
+    would otherwise add to its answer. The worker gets its own copy of the subject (its
+    containers; their values are immutable), so nothing the request does afterwards reaches it.
+    """
 
     def __init__(self, recorder: AggregateRecorder, keys: KeyStore, *, interval: int) -> None:
         self.recorder = recorder
         self.keys = keys
         self.interval = interval
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-snapshots")
+
+    def take_later(self, subject: Subject) -> None:
+        """Queues a snapshot of the subject as it is now; failures are logged, never raised."""
+        if is_snapshottable(subject):
+            self._worker.submit(self._take_logged, copy.deepcopy(subject))
+
+    def flush(self) -> None:
+        """Waits for the snapshots queued so far (the worker takes them in order)."""
+        self._worker.submit(lambda: None).result()
+
+    def close(self) -> None:
+        """Writes what is queued, then stops the worker (before the store's pool closes)."""
+        self._worker.shutdown(wait=True)
+
+    def _take_logged(self, subject: Subject) -> None:
+        try:
+            self.take(subject)
+        except Exception:  # a snapshot is a cache: a failure only costs a later replay
+            log.warning(
+                "ledger.snapshot_failed", subject_id=str(subject.id), version=subject.version
+            )
 
     def take(self, subject: Subject) -> bool:
         """Stores the subject's state at its version; False when it must not be stored."""
