@@ -10,6 +10,7 @@ deletion). Loads of an older version (`version=`) never use snapshots.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 from uuid import UUID
 
@@ -47,8 +48,10 @@ class SnapshottingRepository(Repository[UUID]):
             return super()._reconstruct_aggregate(aggregate_id, None, projector_func)
         tail = list(self.event_store.get(originator_id=aggregate_id, gt=restored.version))
         if any(_outdates_snapshot(event) for event in tail):
-            self.snapshots.forget(aggregate_id)
             log.info("ledger.snapshot_outdated", subject_id=str(aggregate_id))
+            # Best effort: this load does not need the key gone, and the next one tries again.
+            with contextlib.suppress(StoreUnavailableError):
+                self.snapshots.forget(aggregate_id)
             return super()._reconstruct_aggregate(aggregate_id, None, projector_func)
         subject = object.__new__(Subject)
         subject.__dict__.update(restored.state)
