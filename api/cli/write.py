@@ -18,6 +18,7 @@ from factledger.bench.load.run import Credentials
 from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
+from factledger.bench.write.cold_loads import TURNS, measure_cold_loads, seeded_stores
 from factledger.bench.write.history import SIZES
 from factledger.bench.write.lag import LagRun, measure_lag
 from factledger.bench.write.loads import WARM_LOADS, measure_loads
@@ -135,6 +136,7 @@ def write(
             typer.echo(history_table(credentials, builds, rounds=rounds, workdir=root, env=env))
         if "loads" in chosen:
             typer.echo(loads_table(root / "loads", builds))
+            typer.echo(cold_loads_table(root / "cold-loads", builds))
         if "overhead" in chosen:
             typer.echo(overhead_table(root / "overhead", builds))
         if "search" in chosen:
@@ -272,6 +274,27 @@ def loads_table(workdir: Path, builds: list[str]) -> str:
             f"| {f.build} | {f.size:,} | {f.cold_ms:.2f} | {f.warm_ms:.3f} | {f.load_average} |"
             for f in measure_loads(workdir, subjects, python, label(python))
         )
+    return "\n".join(lines)
+
+
+def cold_loads_table(workdir: Path, builds: list[str]) -> str:
+    """A process's first load with snapshots and with the whole stream, on both stores."""
+    lines = [
+        "\n| build | store | subject events | tail after snapshot | first load with snapshot "
+        "ms (CPU ms) | whole replay ms (CPU ms) | sealing a snapshot CPU ms | load avg |"
+        "\n|---|---|---|---|---|---|---|---|",
+    ]
+    with seeded_stores(workdir) as stores:
+        for store, where, subjects in stores:
+            for python in builds:
+                lines.extend(
+                    f"| {label(python)} | {f.store} | {f.size:,} | {f.tail} | "
+                    f"{f.snapshot_ms:.1f} ({f.snapshot_cpu_ms:.1f}) | "
+                    f"{f.replay_ms:.1f} ({f.replay_cpu_ms:.1f}) | {f.seal_cpu_ms:.1f} | "
+                    f"{f.load_average} |"
+                    for f in measure_cold_loads(store, where, subjects, python)
+                )
+    lines.append(f"\nMedians of {TURNS} turns, each in a new ledger (nothing cached).")
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from typing import Any, cast
 from uuid import UUID
 
 import structlog
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import AggregateNotFoundError, Application, Repository
 from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
 from eventsourcing.persistence import (
     ApplicationRecorder,
@@ -26,6 +26,7 @@ from eventsourcing.persistence import (
     Recording,
     Transcoder,
 )
+from eventsourcing.utils import strtobool
 
 from factledger.application.clocks import SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError
@@ -39,6 +40,12 @@ from factledger.application.ledger.event_store_errors import (
 from factledger.application.ledger.idempotency import JsonBody
 from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger.responses import ResponseWrite, pending_response
+from factledger.application.ledger.snapshots.repository import SnapshottingRepository
+from factledger.application.ledger.snapshots.store import (
+    DEFAULT_INTERVAL,
+    SubjectSnapshots,
+    is_due,
+)
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
 from factledger.application.ports import Clock
@@ -46,12 +53,18 @@ from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import ProfileSchema
 
 MAX_ATTEMPTS = 12
+# Events between two snapshots of a subject in the ledger's env (0: no snapshots), ADR 0034.
+SNAPSHOT_INTERVAL = "FACTLEDGER_SNAPSHOT_INTERVAL"
 log = structlog.get_logger(__name__)
 Action = Callable[[Subject], object]
 
 
 class LedgerCore(Application[UUID]):
     """The Application under `Ledger`: set-up, reads and the load-act-save loop."""
+
+    # Creates the library's snapshot table; the library itself never takes or reads one
+    # (`SubjectSnapshots` and `SnapshottingRepository` do, sealed under deletable keys).
+    is_snapshotting_enabled = True
 
     def __init__(
         self,
@@ -94,15 +107,63 @@ class LedgerCore(Application[UUID]):
             keys=self.keys,
         )
 
+    def construct_repository(self) -> Repository[UUID]:
+        # The library's settings, read as its own `construct_repository` reads them.
+        interval = int(self.env.get(SNAPSHOT_INTERVAL) or DEFAULT_INTERVAL)
+        snapshots = None
+        if self.snapshots is not None and interval > 0:
+            snapshots = SubjectSnapshots(self.snapshots.recorder, self.keys, interval=interval)
+        cache_maxsize = self.env.get(self.AGGREGATE_CACHE_MAXSIZE)
+        return SnapshottingRepository(
+            event_store=self.events,
+            snapshot_store=None,  # ours, sealed: never the library's unsealed reads
+            snapshots=snapshots,
+            cache_maxsize=int(cache_maxsize) if cache_maxsize else None,
+            fastforward=strtobool(self.env.get(self.AGGREGATE_CACHE_FASTFORWARD, "y")),
+            fastforward_skipping=strtobool(
+                self.env.get(self.AGGREGATE_CACHE_FASTFORWARD_SKIPPING, "n")
+            ),
+            deepcopy_from_cache=strtobool(self.env.get(self.DEEPCOPY_FROM_AGGREGATE_CACHE, "y")),
+        )
+
+    @property
+    def subject_snapshots(self) -> SubjectSnapshots | None:
+        repository = self.repository
+        return repository.snapshots if isinstance(repository, SnapshottingRepository) else None
+
     def save(
         self,
         *objs: MutableOrImmutableAggregate[UUID] | DomainEventProtocol[UUID] | None,
         **kwargs: Any,
     ) -> list[Recording[UUID]]:
+        before = {
+            obj.id: obj.version - len(obj.pending_events)
+            for obj in objs
+            if isinstance(obj, Subject)
+        }
         recordings = super().save(*objs, **kwargs)
         for listener in self.after_commit:
             listener()
+        self._snapshot_if_due(objs, before)
         return recordings
+
+    def _snapshot_if_due(self, objs: Sequence[object], before: Mapping[UUID, int]) -> None:
+        """After the commit: a snapshot every `interval` events, sealed off the request's path.
+        It is a cache, so failing to write one is logged and the command's answer stands."""
+        snapshots = self.subject_snapshots
+        if snapshots is None:
+            return
+        for obj in objs:
+            if isinstance(obj, Subject) and is_due(
+                snapshots.interval, before=before[obj.id], after=obj.version
+            ):
+                snapshots.take_later(obj)
+
+    def close(self) -> None:
+        snapshots = self.subject_snapshots
+        if snapshots is not None:
+            snapshots.close()
+        super().close()
 
     # -- reads ---------------------------------------------------------------------------------
 

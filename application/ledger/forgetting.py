@@ -22,6 +22,7 @@ from factledger.application.ledger.commands import (
     ForgetMemory,
 )
 from factledger.application.ledger.core import LedgerCore
+from factledger.application.ledger.snapshots.codec import snapshot_scope
 from factledger.domain.errors import FieldNotPresentError
 from factledger.domain.proposal import Decision
 
@@ -53,6 +54,9 @@ class ForgettingCommands(LedgerCore):
 
     def _forget_keys(self, subject_id: UUID, scope: str) -> None:
         deleted = self.keys.forget(scope)
+        # Snapshots hold every field's words in clear inside their seal: they go with any
+        # key, even while snapshots are switched off (ones taken before may remain).
+        deleted += self.keys.forget(snapshot_scope(subject_id))
         log.info("ledger.keys_forgotten", subject_id=str(subject_id), keys=deleted)
         if isinstance(self.mapper, ShreddingMapper):
             self.mapper.forget_cached()

@@ -41,38 +41,41 @@ def seeded(workdir: Path) -> dict[int, UUID]:
     workdir.mkdir(parents=True, exist_ok=True)
     keys = SqliteKeyStore(workdir / "keys.sqlite")
     ledger = Ledger(sqlite_env(workdir / "ledger.sqlite"), keys=keys)
-    subjects: dict[int, UUID] = {}
     try:
-        with structlog.testing.capture_logs():
-            for size in SIZES:
-                subject_id = ledger.register_subject(
-                    RegisterSubject(TENANT, "lead", f"loads-{size}")
-                ).subject_id
-                subjects[size] = subject_id
-                for n, count in enumerate(seed_plan(size)):
-                    said = Message(role=Role.SUBJECT, text="We buy from Acme.", at=AT)
-                    session = RecordSession(
-                        TENANT, subject_id, f"s-{n}", Channel.CHAT, AT, AT, (said,)
-                    )
-                    evidence = Evidence(session_id=f"s-{n}", message_index=0, quote="Acme")
-                    proposals = [
-                        ProposeChange(
-                            tenant=TENANT,
-                            subject_id=subject_id,
-                            field=f"f{p}",
-                            operation=Operation.SET,
-                            value=TextValue("Acme"),
-                            origin=Origin.STATED,
-                            proposed_by=Actor(ActorKind.AGENT, "bench"),
-                            based_on_version=0,
-                            evidence=evidence,
-                        )
-                        for p in range(min(count, PROPOSALS_PER_SAVE))
-                    ]
-                    ledger.end_session(session, proposals)
+        return seed_subjects(ledger)
     finally:
         ledger.close()
         keys.close()
+
+
+def seed_subjects(ledger: Ledger) -> dict[int, UUID]:
+    """One subject of each size in `SIZES`, in the given ledger (any store)."""
+    subjects: dict[int, UUID] = {}
+    with structlog.testing.capture_logs():
+        for size in SIZES:
+            subject_id = ledger.register_subject(
+                RegisterSubject(TENANT, "lead", f"loads-{size}")
+            ).subject_id
+            subjects[size] = subject_id
+            for n, count in enumerate(seed_plan(size)):
+                said = Message(role=Role.SUBJECT, text="We buy from Acme.", at=AT)
+                session = RecordSession(TENANT, subject_id, f"s-{n}", Channel.CHAT, AT, AT, (said,))
+                evidence = Evidence(session_id=f"s-{n}", message_index=0, quote="Acme")
+                proposals = [
+                    ProposeChange(
+                        tenant=TENANT,
+                        subject_id=subject_id,
+                        field=f"f{p}",
+                        operation=Operation.SET,
+                        value=TextValue("Acme"),
+                        origin=Origin.STATED,
+                        proposed_by=Actor(ActorKind.AGENT, "bench"),
+                        based_on_version=0,
+                        evidence=evidence,
+                    )
+                    for p in range(min(count, PROPOSALS_PER_SAVE))
+                ]
+                ledger.end_session(session, proposals)
     return subjects
 
 
