@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import math
 from typing import Any
+from uuid import UUID
 
 import psycopg
 from eventsourcing.persistence import ApplicationRecorder
-from eventsourcing.postgres import PostgresApplicationRecorder, PostgresFactory
+from eventsourcing.postgres import (
+    PostgresAggregateRecorder,
+    PostgresApplicationRecorder,
+    PostgresFactory,
+)
 from eventsourcing.utils import Environment, EnvType
 from psycopg import sql
 
@@ -33,11 +38,30 @@ LIBPQ_CONNECT_TIMEOUT_S = "FACTLEDGER_POSTGRES_LIBPQ_CONNECT_TIMEOUT_S"
 RECONNECT_TIMEOUT_S = "FACTLEDGER_POSTGRES_RECONNECT_TIMEOUT_S"
 
 
+class PruningPostgresAggregateRecorder(PostgresAggregateRecorder):
+    """The library's recorder of snapshots; it deletes a subject's older snapshots once a
+    newer one is stored (only the newest is ever read, ADR 0034)."""
+
+    def delete_older(self, originator_id: UUID, version: int) -> int:
+        """Deletes the originator's rows below `version`; returns how many."""
+        statement = sql.SQL(
+            "DELETE FROM {schema}.{table} WHERE originator_id = %s AND originator_version < %s"
+        ).format(
+            schema=sql.Identifier(self.datastore.schema),
+            table=sql.Identifier(self.events_table_name),
+        )
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(statement, (originator_id, version))
+            conn.commit()
+            return int(curs.rowcount)
+
+
 class HealingPostgresFactory(PostgresFactory):
     """The library's factory; its pool gets our connect, statement and reconnect timeouts,
     and its application recorder batches saves (`GroupCommitRecorder`, ADR 0027)."""
 
     application_recorder_class = GroupCommitRecorder
+    aggregate_recorder_class = PruningPostgresAggregateRecorder
 
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)

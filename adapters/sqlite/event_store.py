@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from factledger.adapters.sqlite.ledger_recorder import ResponseWritingRecorder
+from factledger.adapters.sqlite.snapshot_recorder import FACTORY_TOPIC
 
 RECORDER_TOPIC = f"{ResponseWritingRecorder.__module__}:{ResponseWritingRecorder.__qualname__}"
 
@@ -16,7 +17,7 @@ def sqlite_env(path: Path) -> dict[str, str]:
     the commands that write their response with their events, ADR 0037)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return {
-        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "PERSISTENCE_MODULE": FACTORY_TOPIC,
         "SQLITE_DBNAME": str(path),
         "SQLITE_LOCK_TIMEOUT": "10",
         "APPLICATION_RECORDER_TOPIC": RECORDER_TOPIC,

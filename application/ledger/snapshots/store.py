@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 from uuid import UUID
 
 import structlog
@@ -29,6 +29,13 @@ from factledger.domain.subject import Subject
 TOPIC = "factledger.subject.snapshot"
 DEFAULT_INTERVAL = 100
 log = structlog.get_logger(__name__)
+
+
+@runtime_checkable
+class PrunesOlder(Protocol):
+    """A snapshot recorder that can delete a subject's older snapshots (the adapters' are)."""
+
+    def delete_older(self, originator_id: UUID, version: int) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +85,12 @@ class SubjectSnapshots:
     def _take_logged(self, subject: Subject) -> None:
         try:
             self.take(subject)
-        except Exception:  # a snapshot is a cache: a failure only costs a later replay
+        except Exception as error:  # a snapshot is a cache: a failure only costs a replay
             log.warning(
-                "ledger.snapshot_failed", subject_id=str(subject.id), version=subject.version
+                "ledger.snapshot_failed",
+                subject_id=str(subject.id),
+                version=subject.version,
+                error_type=type(error).__name__,
             )
 
     def take(self, subject: Subject) -> bool:
@@ -95,6 +105,10 @@ class SubjectSnapshots:
             state=blob,
         )
         self.recorder.insert_events([row])
+        if isinstance(self.recorder, PrunesOlder):
+            # Only the newest is ever read; the older ones would be a copy of the state per
+            # `interval` events, hundreds of kB each for a long history.
+            self.recorder.delete_older(subject.id, subject.version)
         log.info("ledger.snapshot_taken", subject_id=str(subject.id), version=subject.version)
         return True
 
