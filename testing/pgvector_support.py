@@ -18,6 +18,7 @@ from psycopg import sql
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import PgvectorConfig, embedded_config, ensure_database
 from factledger.adapters.pgvector.schema import NAMESPACED_TABLES
+from factledger.adapters.pgvector.term_stats import TERMS_TABLE
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ports import Clock, Embedder, Extractor
 
@@ -67,7 +68,9 @@ async def pgvector_backend(
 
 
 async def empty_tables(config: PgvectorConfig) -> None:
-    tables = sql.SQL(", ").join(sql.Identifier(config.schema, table) for table in NAMESPACED_TABLES)
+    # TRUNCATE fires no row triggers: the kept keyword counts are emptied with their facts.
+    every = (*NAMESPACED_TABLES, TERMS_TABLE)
+    tables = sql.SQL(", ").join(sql.Identifier(config.schema, table) for table in every)
     async with await psycopg.AsyncConnection.connect(
         config.admin_conninfo, autocommit=True
     ) as conn:

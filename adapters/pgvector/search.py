@@ -12,6 +12,7 @@ import numpy as np
 from psycopg import sql
 
 from factledger.adapters.pgvector.filters import compile_filter, metadata_from_json
+from factledger.adapters.pgvector.keyword_bound import kept_frequencies_statement
 from factledger.adapters.pgvector.keywords import (
     fused_exact_statement,
     keyword_statements,
@@ -36,7 +37,7 @@ LIST_COLUMNS = sql.SQL(
     "metadata, source_indexes, score::double precision, text_rank::real, lexical_terms"
 )
 
-_MEMORY_COLUMNS = sql.SQL(
+MEMORY_COLUMNS = sql.SQL(
     "id, text, is_latest, is_inference, "
     "(is_forgotten OR (expires_at IS NOT NULL AND expires_at <= %s)) AS is_forgotten, "
     "occurred_at, document_id, relations, metadata, source_indexes, lexical_terms"
@@ -92,7 +93,7 @@ def ranked_statement(
         "SELECT {cols}, 1 - (embedding <=> %b) AS score{rank} FROM {t} "
         "WHERE namespace = {ns} AND {vis} AND {f}{match}"
     ).format(
-        cols=_MEMORY_COLUMNS if memories else _CHUNK_COLUMNS,
+        cols=MEMORY_COLUMNS if memories else _CHUNK_COLUMNS,
         rank=rank if by_text else sql.SQL(", NULL::real AS text_rank"),
         t=sql.Identifier(plan.table),
         ns=ns,
@@ -123,6 +124,9 @@ class SearchLists:
     depth: int
     lists: tuple[tuple[HitKind, bool], ...]
     terms: tuple[str, ...] = ()
+    # The keyword candidates are left to a second statement (`keyword_bound`): the first
+    # carried the vector list and the kept keyword frequencies only.
+    holders_pending: bool = False
 
 
 def search_statement(
@@ -146,7 +150,7 @@ def search_statement(
             ns,
             query,
             vector,
-            columns=_MEMORY_COLUMNS,
+            columns=MEMORY_COLUMNS,
             list_columns=LIST_COLUMNS,
             visible=visibility(query, True, now),
             now=now,
@@ -156,6 +160,10 @@ def search_statement(
         lists_sent = SearchLists(query, depth, ((HitKind.MEMORY, False),), tuple(terms))
         return fused_sql, fused_args, lists_sent
     vector_query = replace(query, threshold=-1.0) if fused else query
+    # A namespace with its own ANN index is a large one: its keyword statistics come from the
+    # kept counts, and its keyword candidates are bounded by the ranking (ADR 0030). Metadata
+    # filters select facts the counts cannot tell apart, so filtered searches count rows.
+    bounded = bool(terms) and ann and not query.filters
     parts: list[sql.Composable] = []
     args: list[Any] = []
     lists: list[tuple[HitKind, bool]] = []
@@ -166,28 +174,33 @@ def search_statement(
             statement, part_args = ranked_statement(
                 ns, vector_query, vector, plan, now=now, ann=use_ann
             )
-            parts.append(_numbered(len(parts), statement))
+            parts.append(numbered(len(parts), statement))
             args += part_args
             lists.append((kind, text_ranked))
-    if terms:  # a namespace with an ANN index: its vector list must stay an index scan
+    if bounded:
+        statement, part_args = kept_frequencies_statement(ns, query, now=now, terms=terms)
+        # Numbered as the frequency list: the keyword candidates' number stays free for step 2.
+        parts.append(numbered(len(parts) + 1, statement))
+        args += part_args
+    elif terms:  # a namespace with an ANN index: its vector list must stay an index scan
         visible = visibility(query, True, now)
         for statement, part_args in keyword_statements(
             ns,
             query,
             vector,
-            columns=_MEMORY_COLUMNS,
+            columns=MEMORY_COLUMNS,
             visible=visible,
             now=now,
             depth=depth,
             terms=terms,
         ):
-            parts.append(_numbered(len(parts), statement))
+            parts.append(numbered(len(parts), statement))
             args += part_args
-    searched = SearchLists(query, depth, tuple(lists), tuple(terms))
+    searched = SearchLists(query, depth, tuple(lists), tuple(terms), holders_pending=bounded)
     return sql.SQL(" UNION ALL ").join(parts), args, searched
 
 
-def _numbered(list_no: int, statement: sql.Composable) -> sql.Composed:
+def numbered(list_no: int, statement: sql.Composable) -> sql.Composed:
     return sql.SQL("(SELECT {n}, {cols} FROM ({s}) AS l)").format(
         n=sql.Literal(list_no), cols=LIST_COLUMNS, s=statement
     )
