@@ -22,6 +22,7 @@ result against the exhaustive ranking.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +37,17 @@ from factledger.application.memory.types import Namespace, SearchQuery
 # is common and whose bar is low); the bench reports how often it is reached.
 HOLDER_LIMIT = 500
 _TIE = 1e-9  # float8 in PostgreSQL against float arithmetic here: never drop a tie
+
+
+@dataclass(slots=True)
+class BoundedSearchCounts:
+    """How bounded searches went in this process (the bench prints them)."""
+
+    searches: int = 0  # bounded searches
+    second_statements: int = 0  # those that fetched keyword holders
+    holders: int = 0  # holders fetched in all
+    at_limit: int = 0  # statements that returned `HOLDER_LIMIT` holders (maybe more existed)
+
 
 _FREQUENCY_COLUMNS = sql.SQL(
     "t AS id, NULL::text AS text, NULL::boolean AS is_latest, NULL::boolean AS is_inference, "
@@ -96,6 +108,9 @@ def essential_terms(
     frequency = {row["id"]: int(row["score"]) for row in frequencies}
     searched = frequency.pop("", 0)
     weights = idf_weights(terms, frequency, searched)
+    # A keyword no searched fact holds weighs the most and lifts nobody: never fetched, and
+    # never counted in what a fact outside the vector list could hold.
+    held = [(w, t) for w, t in zip(weights, terms, strict=True) if frequency.get(t, 0) > 0]
     scores = sorted(
         (
             fused_score(min(1.0, r["score"]), coverage(terms, weights, set(r["lexical_terms"])))
@@ -107,11 +122,11 @@ def essential_terms(
     bar = max(query.threshold, kth) - _TIE
     outside = min(1.0, min(r["score"] for r in vector_rows))
     dropped: set[str] = set()
-    for _, term in sorted(zip(weights, terms, strict=True)):
+    for _, term in sorted(held):
         if fused_score(outside, coverage(terms, weights, dropped | {term})) >= bar:
             break
         dropped.add(term)
-    return [t for t in terms if t not in dropped]
+    return [t for _, t in held if t not in dropped]
 
 
 def holders_statement(
@@ -128,7 +143,8 @@ def holders_statement(
     where_visible, visible_params = visible
     statement = sql.SQL(
         "SELECT {cols}, 1 - (embedding <=> %b) AS score, NULL::real AS text_rank FROM memories "
-        "WHERE namespace = %s AND {vis} AND lexical_terms && string_to_array(%s, ' ') "
+        "WHERE namespace = %s AND {vis} "
+        "AND id = ANY(ARRAY(SELECT keyword_holders(string_to_array(%s, ' ')))) "
         "ORDER BY embedding <=> %b, id LIMIT %s"
     ).format(cols=columns, vis=where_visible)
     args = [now, vector, ns, *visible_params, " ".join(terms), vector, HOLDER_LIMIT]

@@ -15,7 +15,12 @@ from typing import Any
 
 from factledger.adapters.pgvector.bound_search import EXPLAIN_FUNCTION, run_bound
 from factledger.adapters.pgvector.connection import PgvectorConnections, port_errors
-from factledger.adapters.pgvector.keyword_bound import essential_terms, holders_statement
+from factledger.adapters.pgvector.keyword_bound import (
+    HOLDER_LIMIT,
+    BoundedSearchCounts,
+    essential_terms,
+    holders_statement,
+)
 from factledger.adapters.pgvector.search import (
     HNSW_EF_SEARCH,
     MEMORY_COLUMNS,
@@ -39,6 +44,7 @@ class PgvectorSearcher:
         self._embedder = embedder
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
+        self.bounded = BoundedSearchCounts()
 
     def forget_ann(self) -> None:
         self._ann = None
@@ -89,6 +95,7 @@ class PgvectorSearcher:
         vector_rows = [r for r in rows if r["list_no"] == 0]
         frequencies = [r for r in rows if r["list_no"] == len(lists.lists) + 1]
         wanted = essential_terms(query, list(lists.terms), vector_rows, frequencies)
+        self.bounded.searches += 1
         if not wanted:
             return []
         statement, args = holders_statement(
@@ -101,9 +108,13 @@ class PgvectorSearcher:
             terms=wanted,
         )
         candidates = numbered(len(lists.lists), statement)
-        return await self.db.one_statement(
+        found = await self.db.one_statement(
             lambda conn: run_bound(conn, ns, candidates, args, ef_search=None)
         )
+        self.bounded.second_statements += 1
+        self.bounded.holders += len(found)
+        self.bounded.at_limit += len(found) >= HOLDER_LIMIT
+        return found
 
     async def has_ann(self, ns: Namespace) -> bool:
         if self._ann is None or time.monotonic() - self._ann[0] > ANN_CACHE_SECONDS:

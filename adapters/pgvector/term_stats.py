@@ -13,7 +13,9 @@
   statements never wait on each other's rows in opposite orders.
 - The triggers run as the owner (`SECURITY DEFINER`): the application role may read the
   counts of its bound namespace (row-level security) but never write them.
-- A GIN index on `lexical_terms` finds the holders of a keyword; a partial index finds the
+- A GIN index on `lexical_terms` finds the holders of a keyword, through an owner-run function
+  that returns the bound namespace's ids only (`&&` is not leakproof, so RLS keeps the
+  application role's own lookups off the index); a partial index finds the
   facts whose expiry passed but that are not flagged forgotten, which the counts still show
   as visible and a search subtracts.
 """
@@ -28,6 +30,7 @@ if TYPE_CHECKING:  # schema lists this module's migration
     from factledger.adapters.pgvector.schema import SchemaOptions, Statement
 
 TERMS_TABLE = "memory_terms"
+HOLDERS_FUNCTION = "keyword_holders"
 _KEY = "namespace, term, is_inference, is_latest, is_forgotten"
 
 
@@ -89,6 +92,26 @@ def _trigger_function(o: SchemaOptions) -> sql.Composed:
     )
 
 
+def _holders_function(o: SchemaOptions) -> list[Statement]:
+    # `&&` on arrays is not leakproof, so under row-level security PostgreSQL must not use it
+    # as an index condition: the application role's lookup read every row of the namespace.
+    # This owner-run function applies the policy's own condition itself and returns ids only
+    # (the caller then reads the rows under RLS by primary key), like `claim_queued_document`.
+    fn = sql.Identifier(o.schema, HOLDERS_FUNCTION)
+    return [
+        sql.SQL(
+            "CREATE FUNCTION {fn}(p_terms text[]) RETURNS SETOF text LANGUAGE sql STABLE "
+            "SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$ "
+            "SELECT id FROM {m} WHERE namespace = current_setting('app.namespace', true) "
+            "AND lexical_terms && p_terms $$"
+        ).format(fn=fn, m=sql.Identifier(o.schema, "memories")),
+        sql.SQL("REVOKE ALL ON FUNCTION {}(text[]) FROM PUBLIC").format(fn),
+        sql.SQL("GRANT EXECUTE ON FUNCTION {}(text[]) TO {}").format(
+            fn, sql.Identifier(o.app_role)
+        ),
+    ]
+
+
 def term_statistics_migration(o: SchemaOptions) -> list[Statement]:
     """Migration 7: the counts table, its triggers, its backfill and the two indexes."""
     s = sql.Identifier(o.schema)
@@ -141,9 +164,13 @@ def term_statistics_migration(o: SchemaOptions) -> list[Statement]:
             key=sql.SQL(_KEY),
             rows=_delta_of(memories, 1),
         ),
-        sql.SQL("CREATE INDEX memories_lexical_terms ON {} USING gin (lexical_terms)").format(
-            memories
-        ),
+        # No pending list: a search would scan it whole (fastupdate's list reached 100 pages
+        # after a bulk load and cost 1-2 ms per lookup); each insert updates the index instead.
+        sql.SQL(
+            "CREATE INDEX memories_lexical_terms ON {} USING gin (lexical_terms) "
+            "WITH (fastupdate = off)"
+        ).format(memories),
+        *_holders_function(o),
         sql.SQL(
             "CREATE INDEX memories_expiring ON {}.memories (namespace, expires_at) "
             "WHERE expires_at IS NOT NULL AND NOT is_forgotten"

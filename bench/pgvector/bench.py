@@ -17,7 +17,7 @@ import random
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,7 @@ from factledger.adapters.pgvector.ann import AnnSettings
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.pgvector.config import embedded_config, ensure_database
+from factledger.adapters.pgvector.keyword_bound import BoundedSearchCounts
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
@@ -202,12 +203,28 @@ async def _pgvector(
                 ann = Figures("pgvector+HNSW", large.tier.name, facts)
                 ann.index_s = time.perf_counter() - t0
                 ann.load_note = f"{len(built.created)} partial indexes"
+                before = replace(backend.searcher.bounded)
                 figures.append(await measure(backend, embedder, large, ann, echo))
+                # Its own floor, timed after it: the machine's load moves within a run.
+                ann.floor_ms = await floor(backend, embedder.real, large)
+                report.notes.append(_bounded_note(before, backend.searcher.bounded))
+                echo(report.notes[-1])
         finally:
             await backend.close()
     finally:
         server.stop()
     return figures
+
+
+def _bounded_note(before: BoundedSearchCounts, after: BoundedSearchCounts) -> str:
+    searches = after.searches - before.searches
+    second = after.second_statements - before.second_statements
+    holders = after.holders - before.holders
+    return (
+        f"pgvector+HNSW keyword bound: {searches} searches, {second} fetched holders "
+        f"({holders / max(second, 1):.1f} per fetch, {after.at_limit - before.at_limit} "
+        "at the holder limit)"
+    )
 
 
 async def _round_trip_note(backend: PgvectorMemoryBackend, count: int) -> str:
