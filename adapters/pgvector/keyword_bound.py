@@ -96,15 +96,26 @@ def kept_frequencies_statement(
     return statement, args
 
 
-def essential_terms(
+@dataclass(frozen=True, slots=True)
+class HolderBound:
+    """What step two fetches: holders of `lookup`, kept when the weight they hold of `terms`
+    reaches `needed` (the least a fact outside the vector list must hold to reach the bar)."""
+
+    lookup: tuple[str, ...]
+    terms: tuple[str, ...]
+    weights: tuple[float, ...]
+    needed: float
+
+
+def holder_bound(
     query: SearchQuery,
     terms: list[str],
     vector_rows: list[dict[str, Any]],
     frequencies: list[dict[str, Any]],
-) -> list[str]:
-    """The keywords whose holders may still enter the top `limit` (see the module's doc)."""
+) -> HolderBound | None:
+    """Which holders may still enter the top `limit` (see the module's doc); None: none."""
     if not vector_rows or not terms:
-        return []
+        return None
     frequency = {row["id"]: int(row["score"]) for row in frequencies}
     searched = frequency.pop("", 0)
     weights = idf_weights(terms, frequency, searched)
@@ -121,12 +132,31 @@ def essential_terms(
     kth = scores[query.limit - 1] if len(scores) >= query.limit else -1.0
     bar = max(query.threshold, kth) - _TIE
     outside = min(1.0, min(r["score"] for r in vector_rows))
+    if fused_score(outside, 1.0) < bar:
+        return None
     dropped: set[str] = set()
     for _, term in sorted(held):
         if fused_score(outside, coverage(terms, weights, dropped | {term})) >= bar:
             break
         dropped.add(term)
-    return [t for _, t in held if t not in dropped]
+    lookup = tuple(t for _, t in held if t not in dropped)
+    if not lookup:
+        return None
+    needed = _least_coverage(outside, bar) * sum(weights)
+    return HolderBound(lookup, tuple(t for _, t in held), tuple(w for w, _ in held), needed)
+
+
+def _least_coverage(cosine: float, bar: float) -> float:
+    """The least coverage that lifts `cosine` to `bar`, from below (bisection on the score,
+    which grows with coverage; 40 halvings leave 1e-12 of slack, taken off to stay safe)."""
+    low, high = 0.0, 1.0
+    for _ in range(40):
+        middle = (low + high) / 2
+        if fused_score(cosine, middle) >= bar:
+            high = middle
+        else:
+            low = middle
+    return max(0.0, low - _TIE)
 
 
 def holders_statement(
@@ -137,15 +167,32 @@ def holders_statement(
     columns: sql.Composable,
     visible: tuple[sql.Composable, list[Any]],
     now: datetime,
-    terms: list[str],
+    bound: HolderBound,
 ) -> tuple[sql.Composed, list[Any]]:
-    """The visible facts holding any of `terms`, nearest first, at most `HOLDER_LIMIT`."""
+    """The visible holders that may reach the bar, nearest first, at most `HOLDER_LIMIT`.
+
+    The weight a fact holds is summed as `coverage` sums it (a share of additive weights),
+    so a holder that cannot reach the bar never leaves the server."""
     where_visible, visible_params = visible
     statement = sql.SQL(
         "SELECT {cols}, 1 - (embedding <=> %b) AS score, NULL::real AS text_rank FROM memories "
         "WHERE namespace = %s AND {vis} "
         "AND id = ANY(ARRAY(SELECT keyword_holders(string_to_array(%s, ' ')))) "
+        "AND (SELECT coalesce(sum(q.w), 0) FROM unnest(string_to_array(%s, ' '), "
+        "string_to_array(%s, ' ')::double precision[]) AS q(t, w) "
+        "WHERE q.t = ANY(lexical_terms)) >= %s "
         "ORDER BY embedding <=> %b, id LIMIT %s"
     ).format(cols=columns, vis=where_visible)
-    args = [now, vector, ns, *visible_params, " ".join(terms), vector, HOLDER_LIMIT]
+    args = [
+        now,
+        vector,
+        ns,
+        *visible_params,
+        " ".join(bound.lookup),
+        " ".join(bound.terms),
+        " ".join(repr(w) for w in bound.weights),
+        bound.needed,
+        vector,
+        HOLDER_LIMIT,
+    ]
     return statement, args

@@ -18,7 +18,7 @@ from factledger.adapters.pgvector.connection import PgvectorConnections, port_er
 from factledger.adapters.pgvector.keyword_bound import (
     HOLDER_LIMIT,
     BoundedSearchCounts,
-    essential_terms,
+    holder_bound,
     holders_statement,
 )
 from factledger.adapters.pgvector.search import (
@@ -94,9 +94,9 @@ class PgvectorSearcher:
         numbered as the keyword candidate list."""
         vector_rows = [r for r in rows if r["list_no"] == 0]
         frequencies = [r for r in rows if r["list_no"] == len(lists.lists) + 1]
-        wanted = essential_terms(query, list(lists.terms), vector_rows, frequencies)
+        bound = holder_bound(query, list(lists.terms), vector_rows, frequencies)
         self.bounded.searches += 1
-        if not wanted:
+        if bound is None:
             return []
         statement, args = holders_statement(
             ns,
@@ -105,7 +105,7 @@ class PgvectorSearcher:
             columns=MEMORY_COLUMNS,
             visible=visibility(query, True, now),
             now=now,
-            terms=wanted,
+            bound=bound,
         )
         candidates = numbered(len(lists.lists), statement)
         found = await self.db.one_statement(

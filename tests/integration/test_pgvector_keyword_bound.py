@@ -263,3 +263,23 @@ async def test_an_upgrade_from_migration_6_counts_the_facts_already_there(
         assert sum(c for k, c in kept.items() if k[1] == "" and not k[4]) == 199
     finally:
         await drop_schema(config)
+
+
+async def test_the_holder_lookup_answers_for_the_bound_namespace_only(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+) -> None:
+    backend, extractor, _ = opened
+    await ingest(backend, extractor, NS, "doc-0")
+    await ingest(backend, extractor, OTHER, "doc-0")  # the same texts, other ids
+    every_word = list(COMMON)
+
+    async with backend.db.bound(NS) as conn:
+        cur = await conn.execute("SELECT keyword_holders(%s)", [every_word])
+        bound = {row[0] for row in await cur.fetchall()}
+    async with backend.db.unbound() as conn:
+        cur = await conn.execute("SELECT keyword_holders(%s)", [every_word])
+        unbound = await cur.fetchall()
+
+    own = {fact.id for fact in await backend.list_memories(NS, limit=100)}
+    assert bound == own
+    assert unbound == []
