@@ -145,7 +145,11 @@ def search_statement(
     fused = query.mode is SearchMode.MEMORIES
     depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
     terms = query_terms(query.text) if fused else []
-    if terms and not ann:
+    # Keyword statistics come from the kept counts and keyword candidates are bounded by the
+    # ranking (ADR 0030). Metadata filters select facts the counts cannot tell apart, so a
+    # filtered search counts rows, as before.
+    bounded = bool(terms) and not query.filters
+    if terms and not ann and not bounded:
         fused_sql, fused_args = fused_exact_statement(
             ns,
             query,
@@ -160,10 +164,6 @@ def search_statement(
         lists_sent = SearchLists(query, depth, ((HitKind.MEMORY, False),), tuple(terms))
         return fused_sql, fused_args, lists_sent
     vector_query = replace(query, threshold=-1.0) if fused else query
-    # A namespace with its own ANN index is a large one: its keyword statistics come from the
-    # kept counts, and its keyword candidates are bounded by the ranking (ADR 0030). Metadata
-    # filters select facts the counts cannot tell apart, so filtered searches count rows.
-    bounded = bool(terms) and ann and not query.filters
     parts: list[sql.Composable] = []
     args: list[Any] = []
     lists: list[tuple[HitKind, bool]] = []

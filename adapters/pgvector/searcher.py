@@ -94,7 +94,10 @@ class PgvectorSearcher:
         numbered as the keyword candidate list."""
         vector_rows = [r for r in rows if r["list_no"] == 0]
         frequencies = [r for r in rows if r["list_no"] == len(lists.lists) + 1]
-        bound = holder_bound(query, list(lists.terms), vector_rows, frequencies)
+        # An exact vector list shorter than asked holds every visible fact already.
+        complete = not await self.has_ann(ns) and len(vector_rows) < lists.depth
+        terms = list(lists.terms)
+        bound = None if complete else holder_bound(query, terms, vector_rows, frequencies)
         self.bounded.searches += 1
         if bound is None:
             return []

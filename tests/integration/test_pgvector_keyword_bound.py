@@ -192,18 +192,22 @@ async def visible_rows(
         ]
 
 
+@pytest.mark.parametrize("indexed", [True, False])
 @pytest.mark.parametrize("limit", [3, 10])
 async def test_bounded_search_ranks_as_the_exhaustive_scoring(
     opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
     monkeypatch: pytest.MonkeyPatch,
     limit: int,
+    indexed: bool,
 ) -> None:
     backend, extractor, clock = opened
     for n in range(8):
         await ingest(backend, extractor, NS, f"doc-{n}", slots=n % 2 == 0)
 
     async def as_if_indexed(_: Namespace) -> bool:
-        return True  # the bounded path, over an exact vector list: the ranking must be exact
+        # With no index built either way the vector list is exact, so the ranking must be too;
+        # "indexed" only writes the namespace as a literal, as for a partial index.
+        return indexed
 
     monkeypatch.setattr(backend.searcher, "has_ann", as_if_indexed)
     for fact in (await backend.list_memories(NS, limit=40))[::8]:  # expired, not flagged
