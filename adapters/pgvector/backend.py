@@ -21,7 +21,7 @@ import structlog
 from factledger.adapters.pgvector import ingest as ingest
 from factledger.adapters.pgvector import memories as memories
 from factledger.adapters.pgvector import records as records
-from factledger.adapters.pgvector.ann import AnnReport, AnnSettings, maintain_ann_indexes
+from factledger.adapters.pgvector.ann import AnnReport, AnnSettings
 from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.adapters.pgvector.connection import (
     PgvectorConnections,
@@ -32,7 +32,7 @@ from factledger.adapters.pgvector.filters import metadata_json
 from factledger.adapters.pgvector.queue import IngestWorker
 from factledger.adapters.pgvector.schema import SchemaOptions, apply_migrations
 from factledger.adapters.pgvector.searcher import PgvectorSearcher
-from factledger.adapters.pgvector.vacuum import compact_tables, vacuum_tables
+from factledger.adapters.pgvector.upkeep import PgvectorUpkeep
 from factledger.application.errors import (
     MemoryNotFoundError,
     MemoryUnavailableError,
@@ -85,7 +85,7 @@ class PgvectorMemoryBackend:
         self._extractor = extractor
         self._clock = clock
         self.searcher = PgvectorSearcher(connections, embedder=embedder, clock=clock)
-        self._erased: set[str] = set()  # tables erased from since the last compaction
+        self.upkeep = PgvectorUpkeep(config)
         self.worker = IngestWorker(connections, embedder=embedder, extractor=extractor, clock=clock)
 
     @classmethod
@@ -311,32 +311,15 @@ class PgvectorMemoryBackend:
         log.info("pgvector.namespace_dropped")
 
     async def _vacuum(self, *tables: str) -> None:
-        """Erased rows are pruned now, not at the next autovacuum (ADR 0015); the next
-        `compact_erased` removes what the pages' free space still holds of them."""
-        self._erased.update(tables)
-        with port_errors("vacuum"):
-            await vacuum_tables(self.config.admin_conninfo, self.config.schema, tables)
+        await self.upkeep.vacuum(*tables)
 
     async def compact_erased(self, *, every_table: bool = False) -> tuple[str, ...]:
-        """Rewrites the tables this process erased rows from since its last compaction (every
-        table of the backend with `every_table`, e.g. from another process), as their owner;
-        returns the tables rewritten. The worker runs it on its maintenance round."""
-        every = (*memories.NAMESPACE_TABLES, *memories.DERIVED_TABLES)
-        chosen = every if every_table else tuple(sorted(self._erased))
-        self._erased.difference_update(chosen)
-        try:
-            with port_errors("compact"):
-                await compact_tables(self.config.admin_conninfo, self.config.schema, chosen)
-        except BaseException:
-            self._erased.update(chosen)  # the next round tries again
-            raise
-        log.info("pgvector.erased_compacted", tables=len(chosen))
-        return chosen
+        """Rewrites the tables erased from since the last compaction (`PgvectorUpkeep`)."""
+        return await self.upkeep.compact_erased(every_table=every_table)
 
     async def maintain_ann_indexes(self, settings: AnnSettings | None = None) -> AnnReport:
         """Gives namespaces past the threshold their own partial HNSW index (as the owner)."""
-        with port_errors("maintain_ann_indexes"):
-            report = await maintain_ann_indexes(self.config, settings)
+        report = await self.upkeep.maintain_ann_indexes(settings)
         self.searcher.forget_ann()
         return report
 

@@ -1,23 +1,24 @@
-"""Memories-mode keywords for a namespace with its own ANN index: statistics from the kept
-counts, candidates bounded by the ranking itself (migration 7, ADR 0030).
+"""Memories-mode keywords from the kept counts, with keyword candidates bounded by the
+ranking itself (migration 7, ADR 0030).
 
 Reading every row of a large namespace for the keyword lists cost 40-50 ms at 10,000 facts.
 Here a search reads O(candidates):
 
-1. one statement: the vector list (the partial HNSW index, as before) and the keyword
-   frequencies summed from `memory_terms` over the visibility classes the query admits, less
-   the facts whose expiry passed unflagged (a partial index finds them);
-2. in Python, with the same functions that score (`application.memory.lexical`): the limit-th
-   best fused score of the vector list is the bar, and the vector list's lowest cosine bounds
-   the cosine of any fact outside it. Keywords are dropped lightest first while a fact holding
+1. one statement: the vector list (the partial HNSW index or the exact scan, as before) and
+   the keyword frequencies summed from `memory_terms` over the visibility classes the query
+   admits, less the facts whose expiry passed unflagged (a partial index finds them);
+2. in Python, with the functions that score (`application.memory.lexical`): the limit-th best
+   fused score of the vector list is the bar, and the vector list's lowest cosine bounds the
+   cosine of any fact outside it. Keywords are dropped lightest first while a fact holding
    every dropped keyword and nothing else could not reach the bar; only holders of the
-   keywords left can enter the top, so only they are fetched (statement two, through the GIN
-   index). The ranking is the exhaustive one over the vector list and those holders: exact
-   wherever the vector list is (the ANN index's own approximation stays).
+   keywords left can enter the top. A second statement fetches those (through the GIN index)
+   whose held weight could lift the bounding cosine to the bar. The ranking is the
+   exhaustive one over the vector list and those holders: exact wherever the vector list is
+   (the ANN index's own approximation stays).
 
-The bound relies on the score growing with the cosine and with the weight of the keywords held
-(`fused_score`, `coverage`); `tests/integration/test_pgvector_keyword_bound.py` checks the
-result against the exhaustive ranking.
+The bound relies on the score growing with the cosine and with the (additive) weight of the
+keywords held (`fused_score`, `coverage`); `tests/integration/test_pgvector_keyword_bound.py`
+checks the result against the exhaustive scoring.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 ranking (split from `backend.py`; the SQL is composed in `search.py`).
 
 - A search is one round trip through `bound_search` (ADR 0006 addendum), except memories mode
-  on a namespace with its own ANN index and query keywords: its keyword candidates are
-  fetched by a second statement once the first has told which keywords can still matter
-  (`keyword_bound`, ADR 0030).
+  with query keywords whose first statement leaves keywords that can still lift a fact into
+  the top: their holders are fetched by a second statement (`keyword_bound`, ADR 0030).
 """
 
 from __future__ import annotations
