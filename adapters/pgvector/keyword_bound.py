@@ -178,10 +178,8 @@ def holders_statement(
     statement = sql.SQL(
         "SELECT {cols}, 1 - (embedding <=> %b) AS score, NULL::real AS text_rank FROM memories "
         "WHERE namespace = %s AND {vis} "
-        "AND id = ANY(ARRAY(SELECT keyword_holders(string_to_array(%s, ' ')))) "
-        "AND (SELECT coalesce(sum(q.w), 0) FROM unnest(string_to_array(%s, ' '), "
-        "string_to_array(%s, ' ')::double precision[]) AS q(t, w) "
-        "WHERE q.t = ANY(lexical_terms)) >= %s "
+        "AND id = ANY(ARRAY(SELECT keyword_holders(string_to_array(%s, ' '), "
+        "string_to_array(%s, ' '), string_to_array(%s, ' ')::double precision[], %s))) "
         "ORDER BY embedding <=> %b, id LIMIT %s"
     ).format(cols=columns, vis=where_visible)
     args = [

@@ -97,17 +97,24 @@ def _holders_function(o: SchemaOptions) -> list[Statement]:
     # as an index condition: the application role's lookup read every row of the namespace.
     # This owner-run function applies the policy's own condition itself and returns ids only
     # (the caller then reads the rows under RLS by primary key), like `claim_queued_document`.
+    # The holders come back only when the weight they hold of `p_terms` reaches `p_needed`:
+    # the index's recheck reads their keywords anyway, and most holders fall short.
     fn = sql.Identifier(o.schema, HOLDERS_FUNCTION)
+    signature = sql.SQL("(text[], text[], double precision[], double precision)")
     return [
         sql.SQL(
-            "CREATE FUNCTION {fn}(p_terms text[]) RETURNS SETOF text LANGUAGE sql STABLE "
+            "CREATE FUNCTION {fn}(p_lookup text[], p_terms text[], p_weights double precision[], "
+            "p_needed double precision) RETURNS SETOF text LANGUAGE sql STABLE "
             "SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$ "
-            "SELECT id FROM {m} WHERE namespace = current_setting('app.namespace', true) "
-            "AND lexical_terms && p_terms $$"
+            "SELECT m.id FROM {m} AS m "
+            "WHERE m.namespace = current_setting('app.namespace', true) "
+            "AND m.lexical_terms && p_lookup AND (SELECT coalesce(sum(q.w), 0) "
+            "FROM unnest(p_terms, p_weights) AS q(t, w) WHERE q.t = ANY(m.lexical_terms)) "
+            ">= p_needed $$"
         ).format(fn=fn, m=sql.Identifier(o.schema, "memories")),
-        sql.SQL("REVOKE ALL ON FUNCTION {}(text[]) FROM PUBLIC").format(fn),
-        sql.SQL("GRANT EXECUTE ON FUNCTION {}(text[]) TO {}").format(
-            fn, sql.Identifier(o.app_role)
+        sql.SQL("REVOKE ALL ON FUNCTION {}{} FROM PUBLIC").format(fn, signature),
+        sql.SQL("GRANT EXECUTE ON FUNCTION {}{} TO {}").format(
+            fn, signature, sql.Identifier(o.app_role)
         ),
     ]
 

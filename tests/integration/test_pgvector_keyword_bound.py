@@ -40,6 +40,7 @@ EMBEDDER = HashingEmbedder(64)
 COMMON = ("prefers", "weekly", "calls", "team", "office", "morning", "supplier", "invoices")
 RARE = tuple(f"word{n:03d}" for n in range(120))
 START = datetime(2026, 1, 1, tzinfo=UTC)
+HOLDERS = "SELECT keyword_holders(%s::text[], %s::text[], %s::double precision[], 1.0)"
 
 
 def fact_texts(seed: int, count: int) -> list[str]:
@@ -278,10 +279,10 @@ async def test_the_holder_lookup_answers_for_the_bound_namespace_only(
     every_word = list(COMMON)
 
     async with backend.db.bound(NS) as conn:
-        cur = await conn.execute("SELECT keyword_holders(%s)", [every_word])
+        cur = await conn.execute(HOLDERS, [every_word, every_word, [1.0] * len(every_word)])
         bound = {row[0] for row in await cur.fetchall()}
     async with backend.db.unbound() as conn:
-        cur = await conn.execute("SELECT keyword_holders(%s)", [every_word])
+        cur = await conn.execute(HOLDERS, [every_word, every_word, [1.0] * len(every_word)])
         unbound = await cur.fetchall()
 
     own = {fact.id for fact in await backend.list_memories(NS, limit=100)}
