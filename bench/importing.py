@@ -3,12 +3,18 @@
 file again under another id (every line re-checked, nothing recorded), and optionally the
 sync's follow-up (the proposals step and the in-memory backend, hashing embedder).
 
-Figures: messages/s and ledger events/s of the import; sessions/s of the re-check; seconds
-of the follow-up. Each run prints the machine's load average: the machine may be shared.
+Figures: messages/s and ledger events/s of the import, and the time each batch of lines
+took (p50 / p99); sessions/s of the re-check; seconds of the follow-up. Each run prints the
+machine's load average: the machine may be shared.
+
+`order`: `grouped` keeps each subject's sessions in a row (an export grouped by customer);
+`interleaved` sorts every session by its start, subjects taking turns (an export in time
+order), so a batch of lines holds one or two sessions of many subjects.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -40,6 +46,7 @@ from factledger.testing.history import HistoryShape, history_bytes
 from factledger.testing.ledger_stores import make_store
 
 STORES = ("sqlite", "postgres")
+ORDERS = ("grouped", "interleaved")
 TENANT = "bench"
 
 
@@ -54,6 +61,9 @@ class ImportFigures:
     follow_up_s: float | None
     proposals: int | None
     load: str
+    batch_p50_s: float = 0.0
+    batch_p99_s: float = 0.0
+    order: str = "grouped"
 
     def lines(self) -> list[str]:
         out = [
@@ -61,7 +71,9 @@ class ImportFigures:
             f"{self.events} ledger events in {self.import_s:.1f} s",
             f"  import    {self.messages / self.import_s:,.0f} messages/s, "
             f"{self.events / self.import_s:,.0f} ledger events/s, "
-            f"{self.sessions / self.import_s:,.0f} sessions/s",
+            f"{self.sessions / self.import_s:,.0f} sessions/s ({self.order} file)",
+            f"  per batch of {BATCH_LINES} lines p50 {self.batch_p50_s * 1e3:.0f} ms, "
+            f"p99 {self.batch_p99_s * 1e3:.0f} ms",
             f"  re-check  {self.sessions / self.recheck_s:,.0f} sessions/s "
             f"(the same file under another id: nothing recorded)",
         ]
@@ -104,8 +116,40 @@ async def _lines(data: bytes) -> AsyncIterator[NumberedLine]:
         yield line
 
 
-async def _import(use_case: HistoryImport, data: bytes, import_id: str) -> ImportReport:
-    return await use_case.run(_lines(data), ImportOptions(TENANT, import_id))
+BATCH_LINES = ImportOptions(TENANT, None).batch_lines
+
+
+async def _import(
+    use_case: HistoryImport, data: bytes, import_id: str, batches: list[float] | None = None
+) -> ImportReport:
+    """`batches` gets the seconds each batch of lines took, from the end of the one before
+    (reading, handling and the position saved on the way)."""
+    options = ImportOptions(TENANT, import_id)
+    last = [time.perf_counter()]
+
+    def progress(line: NumberedLine) -> None:
+        if batches is not None and line.number % options.batch_lines == 0:
+            now = time.perf_counter()
+            batches.append(now - last[0])
+            last[0] = now
+
+    return await use_case.run(_lines(data), options, progress)
+
+
+def interleaved(data: bytes) -> bytes:
+    """The same lines, subject lines first, then every session by its start (stable)."""
+    rows = [line for line in data.splitlines() if line.strip()]
+    subjects = [r for r in rows if json.loads(r)["type"] == "subject"]
+    sessions = [r for r in rows if json.loads(r)["type"] == "session"]
+    sessions.sort(key=lambda r: str(json.loads(r)["started_at"]))
+    return b"\n".join(subjects + sessions) + b"\n"
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def _follow_up(ledger: Ledger, use_case: HistoryImport) -> tuple[float, int]:
@@ -124,15 +168,20 @@ async def _follow_up(ledger: Ledger, use_case: HistoryImport) -> tuple[float, in
     return elapsed, count_proposals(ledger, after=0, sessions=use_case.recorded)
 
 
-async def run_store(kind: str, shape: HistoryShape, *, follow_up: bool) -> ImportFigures:
+async def run_store(
+    kind: str, shape: HistoryShape, *, follow_up: bool, order: str = "grouped"
+) -> ImportFigures:
     """One store's figures, on fresh stores in a temporary folder."""
     data = history_bytes(shape)
+    if order == "interleaved":
+        data = interleaved(data)
+    batches: list[float] = []
     with tempfile.TemporaryDirectory(prefix="factledger-bench-import-") as tmp:
         async with _stores(kind, Path(tmp)) as (ledger, positions):
             ports = ImportPorts(ledger, RuleBasedSafetyFilter(), positions, ledger.clock)
             use_case = HistoryImport(ports)
             started = time.perf_counter()
-            report = await _import(use_case, data, "first")
+            report = await _import(use_case, data, "first", batches)
             import_s = time.perf_counter() - started
             events = ledger_head(ledger)
             started = time.perf_counter()
@@ -151,4 +200,7 @@ async def run_store(kind: str, shape: HistoryShape, *, follow_up: bool) -> Impor
         follow_up_s,
         proposals,
         load_average(),
+        _percentile(batches, 0.50),
+        _percentile(batches, 0.99),
+        order,
     )

@@ -147,9 +147,12 @@ class ChangeConfirmed(Aggregate.Event):
 
     def apply(self, aggregate: Subject) -> None:
         record = aggregate.changes[self.change_id]
-        record.status = ChangeStatus.CONFIRMED
-        record.note = self.note
-        record.confirmed_version = self.profile_version
+        aggregate.changes[self.change_id] = replace(
+            record,
+            status=ChangeStatus.CONFIRMED,
+            note=self.note,
+            confirmed_version=self.profile_version,
+        )
         proposal = record.proposal
         current = aggregate.fields.get(proposal.field)
         value = apply_operation(
@@ -187,7 +190,7 @@ class ChangeRejected(Aggregate.Event):
     command_id: str | None
 
     def apply(self, aggregate: Subject) -> None:
-        aggregate.changes[self.change_id].status = ChangeStatus.REJECTED
+        aggregate.set_status(self.change_id, ChangeStatus.REJECTED)
         aggregate.remember_command(self.command_id)
 
 
@@ -233,7 +236,7 @@ class FactForgotten(Aggregate.Event):
             aggregate.field_changed_in[self.field] = self.profile_version
             aggregate.profile_version = self.profile_version
             for change_id in self.withdrawn_changes:
-                aggregate.changes[UUID(change_id)].status = ChangeStatus.FORGOTTEN
+                aggregate.set_status(UUID(change_id), ChangeStatus.FORGOTTEN)
         if self.memory_id is not None:
             aggregate.forgotten_memories.add(self.memory_id)
         aggregate.remember_command(self.command_id)
@@ -248,7 +251,7 @@ class ChangeSuperseded(Aggregate.Event):
     superseded_by: UUID  # the newer change, proposed in the same save
 
     def apply(self, aggregate: Subject) -> None:
-        aggregate.changes[self.change_id].status = ChangeStatus.SUPERSEDED
+        aggregate.set_status(self.change_id, ChangeStatus.SUPERSEDED)
         aggregate.superseded_by[self.change_id] = self.superseded_by
 
 
@@ -278,9 +281,9 @@ class SubjectErased(Aggregate.Event):
         aggregate.erased = True
         aggregate.fields.clear()
         aggregate.forgotten_fields.update(self.fields)
-        for record in aggregate.changes.values():
-            if record.status is ChangeStatus.PENDING:
-                record.status = ChangeStatus.FORGOTTEN
+        pending = [c for c, r in aggregate.changes.items() if r.status is ChangeStatus.PENDING]
+        for change_id in pending:
+            aggregate.set_status(change_id, ChangeStatus.FORGOTTEN)
         aggregate.remember_command(self.command_id)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from uuid import UUID
 
@@ -122,9 +122,10 @@ class Decision:
     note: str | None = None  # a reviewer's note on an approval
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ChangeRecord:
-    """A proposal as the subject keeps it, with its status."""
+    """A proposal as the subject keeps it, with its status. Immutable: a decision replaces
+    the record, so a copy of the subject shares its records instead of copying each."""
 
     proposal: Proposal
     proposed_at: datetime
@@ -134,6 +135,9 @@ class ChangeRecord:
     # The profile version the confirmation created: what its decision answers, however many
     # versions came after it.
     confirmed_version: int | None = None
+
+    def with_status(self, status: ChangeStatus) -> ChangeRecord:
+        return replace(self, status=status)
 
     @property
     def fingerprint(self) -> str:

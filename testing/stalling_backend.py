@@ -4,25 +4,12 @@ or raises on chosen calls, to prove that recall fails open within its budget."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from datetime import datetime
 from enum import StrEnum
 
 from factledger.application.errors import MemoryUnavailableError
-from factledger.application.memory.types import (
-    BackendHealth,
-    ForgetResult,
-    IngestMode,
-    MemoryFact,
-    Metadata,
-    Namespace,
-    ProcessingStatus,
-    SearchHit,
-    SearchQuery,
-    StoredRecord,
-)
+from factledger.application.memory.forwarding import ForwardingMemoryBackend
+from factledger.application.memory.types import MemoryFact, Namespace, SearchHit, SearchQuery
 from factledger.application.ports import MemoryBackend
-from factledger.domain.transcript import Message
 
 INCIDENT_STALL_S = 38.0
 
@@ -33,7 +20,7 @@ class Fault(StrEnum):
     RAISE = "raise"  # raise MemoryUnavailableError at once
 
 
-class StallingBackend:
+class StallingBackend(ForwardingMemoryBackend):
     """Delegates to `inner`; reads (`search`, `get_memory`, `list_memories`) obey `fault`.
 
     - `faulty_calls` narrows which reads misbehave; writes always pass through.
@@ -48,9 +35,8 @@ class StallingBackend:
         stall_s: float = INCIDENT_STALL_S,
         faulty_calls: frozenset[str] = frozenset({"search", "get_memory", "list_memories"}),
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.name = f"stalling:{inner.name}"
-        self.capabilities = inner.capabilities
         self.fault = fault
         self.stall_s = stall_s
         self.faulty_calls = faulty_calls
@@ -69,47 +55,9 @@ class StallingBackend:
             self.cancelled += 1
             raise
 
-    async def ingest_transcript(
-        self,
-        namespace: Namespace,
-        document_id: str,
-        transcript: Sequence[Message],
-        *,
-        occurred_at: datetime,
-        metadata: Metadata | None = None,
-        mode: IngestMode = IngestMode.INSTANT,
-    ) -> ProcessingStatus:
-        return await self.inner.ingest_transcript(
-            namespace,
-            document_id,
-            transcript,
-            occurred_at=occurred_at,
-            metadata=metadata,
-            mode=mode,
-        )
-
-    async def processing_status(self, namespace: Namespace, document_id: str) -> ProcessingStatus:
-        return await self.inner.processing_status(namespace, document_id)
-
-    async def put_record(
-        self,
-        namespace: Namespace,
-        record_id: str,
-        kind: str,
-        body_json: str,
-        metadata: Metadata | None = None,
-    ) -> None:
-        await self.inner.put_record(namespace, record_id, kind, body_json, metadata)
-
-    async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
-        return await self.inner.get_record(namespace, record_id)
-
-    async def delete_records(self, namespace: Namespace, record_ids: Sequence[str]) -> ForgetResult:
-        return await self.inner.delete_records(namespace, record_ids)
-
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         await self._misbehave("search")
-        return await self.inner.search(namespace, query)
+        return await super().search(namespace, query)
 
     async def list_memories(
         self,
@@ -121,7 +69,7 @@ class StallingBackend:
         offset: int = 0,
     ) -> list[MemoryFact]:
         await self._misbehave("list_memories")
-        return await self.inner.list_memories(
+        return await super().list_memories(
             namespace,
             include_superseded=include_superseded,
             include_forgotten=include_forgotten,
@@ -131,21 +79,4 @@ class StallingBackend:
 
     async def get_memory(self, namespace: Namespace, memory_id: str) -> MemoryFact:
         await self._misbehave("get_memory")
-        return await self.inner.get_memory(namespace, memory_id)
-
-    async def forget(
-        self, namespace: Namespace, memory_ids: Sequence[str], *, reason: str
-    ) -> ForgetResult:
-        return await self.inner.forget(namespace, memory_ids, reason=reason)
-
-    async def expire(self, namespace: Namespace, memory_id: str, *, at: datetime) -> None:
-        await self.inner.expire(namespace, memory_id, at=at)
-
-    async def drop_namespace(self, namespace: Namespace) -> None:
-        await self.inner.drop_namespace(namespace)
-
-    async def health(self) -> BackendHealth:
-        return await self.inner.health()
-
-    async def close(self) -> None:
-        await self.inner.close()
+        return await super().get_memory(namespace, memory_id)

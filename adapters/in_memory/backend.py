@@ -142,7 +142,9 @@ class InMemoryMemoryBackend:
             facts = await self._extractor.extract(request)
             doc.status = ProcessingStatus(doc.document_id, ProcessingState.INDEXING)
             label = subject_label(doc.metadata)
-            vectors = await self._embed([vector_text(fact.text, label) for fact in facts])
+            vectors = await self._embed(
+                [vector_text(fact.text, label, fact.slot) for fact in facts]
+            )
             async with space.lock:
                 if self._spaces.get(ns) is not space:
                     return  # the namespace was dropped meanwhile: nothing to index into

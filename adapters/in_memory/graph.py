@@ -66,7 +66,7 @@ def apply_facts(
             occurred_at=source.occurred_at,
             row=row,
             tokens=lexical_terms(
-                fact.text, source_text(source.transcript, fact.source_indexes), label
+                fact.text, source_text(source.transcript, fact.source_indexes), label, fact.slot
             ),
             metadata=dict(source.metadata),
             source_indexes=tuple(fact.source_indexes),

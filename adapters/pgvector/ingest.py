@@ -128,9 +128,9 @@ async def extract(
     facts = await extractor.extract(request)
     if not facts:
         return Extraction(facts, np.zeros((0, embedder.dimension), dtype=np.float32))
-    vectors = await embedder.embed([vector_text(f.text, label) for f in facts])
+    vectors = await embedder.embed([vector_text(f.text, label, f.slot) for f in facts])
     terms = [
-        sorted(lexical_terms(f.text, source_text(transcript, f.source_indexes), label))
+        sorted(lexical_terms(f.text, source_text(transcript, f.source_indexes), label, f.slot))
         for f in facts
     ]
     return Extraction(facts, vectors, terms)

@@ -16,10 +16,12 @@ import math
 from typing import Any
 
 import psycopg
+from eventsourcing.persistence import ApplicationRecorder
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresFactory
 from eventsourcing.utils import Environment, EnvType
 from psycopg import sql
 
+from factledger.adapters.postgres.ledger_recorder import GroupCommitRecorder
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sql_names import sql_name
@@ -32,10 +34,14 @@ RECONNECT_TIMEOUT_S = "FACTLEDGER_POSTGRES_RECONNECT_TIMEOUT_S"
 
 
 class HealingPostgresFactory(PostgresFactory):
-    """The library's factory; its pool gets our connect, statement and reconnect timeouts."""
+    """The library's factory; its pool gets our connect, statement and reconnect timeouts,
+    and its application recorder batches saves (`GroupCommitRecorder`, ADR 0027)."""
+
+    application_recorder_class = GroupCommitRecorder
 
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)
+        self._recorders: list[ApplicationRecorder] = []
         pool: Any = self.datastore.pool
         kwargs: dict[str, Any] = pool.kwargs
         statement_ms = self.env.get(STATEMENT_TIMEOUT_MS)
@@ -47,6 +53,18 @@ class HealingPostgresFactory(PostgresFactory):
         reconnect_s = self.env.get(RECONNECT_TIMEOUT_S)
         if reconnect_s:
             pool.reconnect_timeout = float(reconnect_s)
+
+    def application_recorder(self) -> ApplicationRecorder:
+        recorder = super().application_recorder()
+        self._recorders.append(recorder)
+        return recorder
+
+    def close(self) -> None:
+        # The writer thread first: it answers what is queued while the pool is still open.
+        for recorder in self._recorders:
+            if isinstance(recorder, GroupCommitRecorder):
+                recorder.close()
+        super().close()
 
 
 def postgres_env(

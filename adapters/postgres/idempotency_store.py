@@ -40,8 +40,9 @@ _CLAIM = """INSERT INTO {schema}.idempotency_keys AS k
     RETURNING 1"""
 _READ = """SELECT fingerprint, body FROM {schema}.idempotency_keys
     WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s"""
-# Both act only on the row this fingerprint holds.
-_COMPLETE = """UPDATE {schema}.idempotency_keys SET body = %s, expires_at = %s
+# Both act only on the row this fingerprint holds. The ledger's recorder runs COMPLETE in the
+# transaction of a command's events (ADR 0027).
+COMPLETE = """UPDATE {schema}.idempotency_keys SET body = %s, expires_at = %s
     WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s AND fingerprint = %s"""
 # A lapsed claim is not revived: a twin may already be entitled to take it over.
 _RENEW = """UPDATE {schema}.idempotency_keys SET expires_at = %s
@@ -68,7 +69,12 @@ _FORGET = """DELETE FROM {schema}.idempotency_keys
 
 
 class PostgresIdempotencyStore:
-    """Saved responses in one table of one schema; build it with `await ....connect(dsn)`."""
+    """Saved responses in one table of one schema; build it with `await ....connect(dsn)`.
+
+    Kept in the event store's schema, where the ledger's recorder writes a command's response
+    with its events (`commits_with_events`, ADR 0027)."""
+
+    commits_with_events = True
 
     def __init__(
         self,
@@ -110,6 +116,8 @@ class PostgresIdempotencyStore:
         now = self._clock()
         ids = _ids(scope)
 
+        # Each statement on its own: under READ COMMITTED the read sees what the insert lost
+        # to, as inside one transaction, at one round trip each.
         async def work(cur: Cursor) -> Claim:
             await cur.execute(self._q(_CLAIM), (*ids, fingerprint, now + self._lease_s, now))
             if await cur.fetchone() is not None:
@@ -121,7 +129,7 @@ class PostgresIdempotencyStore:
                 return settled(fingerprint, fingerprint, None)
             return settled(fingerprint, str(row[0]), cast("JsonBody | None", row[1]))
 
-        return await self._run(work)
+        return await self._tables.run_single(work)
 
     async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None:
         expires_at = self._clock() + self._ttl_s
@@ -129,15 +137,19 @@ class PostgresIdempotencyStore:
 
         async def work(cur: Cursor) -> None:
             await cur.execute(
-                self._q(_COMPLETE),
+                self._q(COMPLETE),
                 (Jsonb(body), expires_at, *ids),
             )
 
-        await self._run(work)
+        await self._tables.run_single(work)
 
     @property
     def lease_s(self) -> float:
         return self._lease_s
+
+    @property
+    def ttl_s(self) -> float:
+        return self._ttl_s
 
     async def renew(self, scope: IdempotencyScope, fingerprint: str) -> bool:
         now = self._clock()
@@ -147,7 +159,7 @@ class PostgresIdempotencyStore:
             await cur.execute(self._q(_RENEW), (now + self._lease_s, *ids, now))
             return await cur.fetchone() is not None
 
-        return await self._run(work)
+        return await self._tables.run_single(work)
 
     async def release(self, scope: IdempotencyScope, fingerprint: str) -> None:
         ids = (*_ids(scope), fingerprint)
@@ -158,7 +170,7 @@ class PostgresIdempotencyStore:
                 ids,
             )
 
-        await self._run(work)
+        await self._tables.run_single(work)
 
     async def forget_subject(self, tenant: str, subject_id: UUID) -> int:
         async def work(cur: Cursor) -> int:

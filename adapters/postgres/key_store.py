@@ -50,22 +50,26 @@ class PostgresKeyStore:
                 raise
 
     def current(self, scope: str) -> tuple[str, bytes]:
-        key_id, key = new_key()
         with driver_errors_as(_unavailable), self._pool.connection() as conn:
-            # Concurrent first uses race on the partial unique index; the loser reads the winner.
-            conn.execute(
-                sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, true) ON CONFLICT DO NOTHING").format(
-                    self._table
-                ),
-                (key_id, scope, key),
-            )
-            row = conn.execute(
-                sql.SQL("SELECT key_id, key FROM {} WHERE scope=%s AND live").format(self._table),
-                (scope,),
-            ).fetchone()
+            # Read first: every save after a scope's first finds its key in one round trip.
+            row = conn.execute(self._live(), (scope,)).fetchone()
+            if row is None:
+                key_id, key = new_key()
+                # Concurrent first uses race on the partial unique index; the loser reads
+                # the winner.
+                conn.execute(
+                    sql.SQL(
+                        "INSERT INTO {} VALUES (%s, %s, %s, true) ON CONFLICT DO NOTHING"
+                    ).format(self._table),
+                    (key_id, scope, key),
+                )
+                row = conn.execute(self._live(), (scope,)).fetchone()
         if row is None:
             raise RuntimeError("key store: no live key after insert")
         return str(row[0]), bytes(row[1])
+
+    def _live(self) -> sql.Composed:
+        return sql.SQL("SELECT key_id, key FROM {} WHERE scope=%s AND live").format(self._table)
 
     def key(self, key_id: str) -> bytes | None:
         with driver_errors_as(_unavailable), self._pool.connection() as conn:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from psycopg.errors import UniqueViolation
+
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.sessions.types import (
@@ -65,6 +67,19 @@ _REKEY = (
 _MESSAGE_KEYS = """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_keys
     ON {schema}.short_term_messages (subject_id, session_id, message_id)"""
 _DDL_LOCK_KEY = 7_406_411_230_019  # arbitrary, fixed: serialises these tables' DDL
+# One statement: take the next index if the session is open, has room and holds no message
+# with this id (NULL ids never match), and insert the message under it. No row back: the
+# caller takes the locking path to find out why.
+_APPEND_ONE = """WITH bumped AS (
+        UPDATE {schema}.short_term_sessions s SET message_count = s.message_count + 1
+        WHERE s.subject_id = %s AND s.session_id = %s AND s.message_count < %s
+        AND NOT EXISTS (SELECT 1 FROM {schema}.short_term_messages m
+            WHERE m.subject_id = s.subject_id AND m.session_id = s.session_id
+            AND m.message_id = %s)
+        RETURNING s.message_count - 1 AS idx)
+    INSERT INTO {schema}.short_term_messages
+        (subject_id, session_id, idx, role, text, at, message_id, decides)
+    SELECT %s, %s, idx, %s, %s, %s, %s, %s FROM bumped RETURNING idx"""
 
 
 def _ids(key: SessionKey) -> tuple[UUID, str]:
@@ -166,70 +181,93 @@ class PostgresSessionBuffer:
         return await self._run(work)
 
     async def get(self, key: SessionKey) -> ActiveSession | None:
-        """The open session, or None."""
-        return await self._run(lambda cur: self._fetch(cur, key))
+        """The open session, or None (one statement: no transaction around it)."""
+        return await self._tables.run_single(lambda cur: self._fetch(cur, key))
 
     async def append(
         self, key: SessionKey, message: Message, *, message_id: str | None = None
     ) -> int:
         """Appends a message and returns its index (the first one's, for a known message id);
-        a session already holding `max_messages` raises `SessionFullError`."""
+        a session already holding `max_messages` raises `SessionFullError`.
 
-        async def work(cur: Cursor) -> int:
-            if message_id is not None:
-                # The session row's lock serialises twins: the second reads the first's row.
+        The usual case (an open session with room, a new message id) is one statement in one
+        round trip (ADR 0027); anything else (a twin, a session not open or full, a twin
+        racing this one to the unique index) takes the locking path, which tells them apart.
+        """
+        row = (*_ids(key), *self._message_row(message, message_id))
+
+        async def quick(cur: Cursor) -> int | None:
+            try:
                 await cur.execute(
-                    self._q(
-                        "SELECT 1 FROM {schema}.short_term_sessions"
-                        " WHERE subject_id = %s AND session_id = %s FOR UPDATE"
-                    ),
-                    _ids(key),
+                    self._q(_APPEND_ONE), (*_ids(key), self._max_messages, message_id, *row)
                 )
-                if await cur.fetchone() is None:
-                    raise SessionNotActiveError(key.session_id)
-                await cur.execute(
-                    self._q(
-                        "SELECT idx FROM {schema}.short_term_messages"
-                        " WHERE subject_id = %s AND session_id = %s AND message_id = %s"
-                    ),
-                    (*_ids(key), message_id),
-                )
-                seen = await cur.fetchone()
-                if seen is not None:
-                    return int(seen[0])
-            await cur.execute(
-                self._q(
-                    "UPDATE {schema}.short_term_sessions SET message_count = message_count + 1"
-                    " WHERE subject_id = %s AND session_id = %s AND message_count < %s"
-                    " RETURNING message_count"
-                ),
-                (*_ids(key), self._max_messages),
-            )
-            row = await cur.fetchone()
-            if row is None:
-                if await self._fetch(cur, key) is None:
-                    raise SessionNotActiveError(key.session_id)
-                raise session_full(key.session_id, self._max_messages)
-            index = int(row[0]) - 1
-            await cur.execute(
-                self._q(
-                    "INSERT INTO {schema}.short_term_messages"
-                    " (subject_id, session_id, idx, role, text, at, message_id, decides)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-                ),
-                (
-                    *_ids(key),
-                    index,
-                    message.role.value,
-                    message.text,
-                    message.at,
-                    message_id,
-                    None if message.decides is None else message.decides.encode(),
-                ),
-            )
+            except UniqueViolation:
+                return None  # a twin with this message id got in first
+            found = await cur.fetchone()
+            return None if found is None else int(found[0])
+
+        index = await self._tables.run_single(quick)
+        if index is not None:
             return index
+        return await self._run(lambda cur: self._append_locked(cur, key, message, message_id))
 
-        return await self._run(work)
+    @staticmethod
+    def _message_row(message: Message, message_id: str | None) -> tuple[object, ...]:
+        return (
+            message.role.value,
+            message.text,
+            message.at,
+            message_id,
+            None if message.decides is None else message.decides.encode(),
+        )
+
+    async def _append_locked(
+        self, cur: Cursor, key: SessionKey, message: Message, message_id: str | None
+    ) -> int:
+        if message_id is not None:
+            # The session row's lock serialises twins: the second reads the first's row.
+            await cur.execute(
+                self._q(
+                    "SELECT 1 FROM {schema}.short_term_sessions"
+                    " WHERE subject_id = %s AND session_id = %s FOR UPDATE"
+                ),
+                _ids(key),
+            )
+            if await cur.fetchone() is None:
+                raise SessionNotActiveError(key.session_id)
+            await cur.execute(
+                self._q(
+                    "SELECT idx FROM {schema}.short_term_messages"
+                    " WHERE subject_id = %s AND session_id = %s AND message_id = %s"
+                ),
+                (*_ids(key), message_id),
+            )
+            seen = await cur.fetchone()
+            if seen is not None:
+                return int(seen[0])
+        await cur.execute(
+            self._q(
+                "UPDATE {schema}.short_term_sessions SET message_count = message_count + 1"
+                " WHERE subject_id = %s AND session_id = %s AND message_count < %s"
+                " RETURNING message_count"
+            ),
+            (*_ids(key), self._max_messages),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            if await self._fetch(cur, key) is None:
+                raise SessionNotActiveError(key.session_id)
+            raise session_full(key.session_id, self._max_messages)
+        index = int(row[0]) - 1
+        await cur.execute(
+            self._q(
+                "INSERT INTO {schema}.short_term_messages"
+                " (subject_id, session_id, idx, role, text, at, message_id, decides)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+            ),
+            (*_ids(key), index, *self._message_row(message, message_id)),
+        )
+        return index
 
     async def withhold(self, key: SessionKey) -> int:
         """Counts one withheld message and returns the new count."""

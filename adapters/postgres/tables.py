@@ -69,6 +69,20 @@ class PostgresTables:
         except psycopg.Error as exc:
             raise port_error(exc, self._error()) from exc
 
+    async def run_single(self, work: Callable[[Cursor], Awaitable[T]]) -> T:
+        """Like `run` for work whose writes are one statement (each statement of `work`
+        commits on its own): one round trip each, where `run` adds a `BEGIN` and a `COMMIT`."""
+        try:
+            async with self._pool.connection() as conn:
+                await conn.set_autocommit(True)  # a flag: no round trip
+                try:
+                    async with conn.cursor() as cur:
+                        return await work(cur)
+                finally:
+                    await conn.set_autocommit(False)
+        except psycopg.Error as exc:
+            raise port_error(exc, self._error()) from exc
+
     async def rewrite(self, table: str) -> None:
         """Rewrites `table` into new files (`VACUUM (FULL)`), so deleted rows leave no byte
         behind: a plain VACUUM unlinks them but the pages' free space keeps their bytes until

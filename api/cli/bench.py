@@ -34,7 +34,7 @@ from factledger.bench.config import (
     BenchConfig,
     smoke_config,
 )
-from factledger.bench.importing import STORES, run_store
+from factledger.bench.importing import ORDERS, STORES, run_store
 from factledger.bench.progress import Advance
 from factledger.testing.history import HistoryShape
 
@@ -157,16 +157,22 @@ def bench_import(
     follow_up: Annotated[
         bool, typer.Option(help="Also time the sync and the proposals step after it.")
     ] = True,
+    order: Annotated[
+        str,
+        typer.Option(help="grouped: a subject's sessions in a row; interleaved: by start time."),
+    ] = "grouped",
 ) -> None:
     """Import a generated history (default 10,000 messages) on each store and print
     messages/s and ledger events/s, with the load average."""
     names = tuple(n.strip() for n in stores.split(",") if n.strip())
     if not names or any(n not in STORES for n in names):
         raise typer.BadParameter(f"choose from {', '.join(STORES)}")
+    if order not in ORDERS:
+        raise typer.BadParameter(f"order: choose from {', '.join(ORDERS)}")
     configure_logging(json_lines=False, level="WARNING")
     shape = HistoryShape(subjects, sessions_per_subject, messages_per_session, seed)
     for name in names:
-        figures = asyncio.run(run_store(name, shape, follow_up=follow_up))
+        figures = asyncio.run(run_store(name, shape, follow_up=follow_up, order=order))
         for line in figures.lines():
             typer.echo(line)
 
@@ -178,5 +184,6 @@ def register(app: typer.Typer) -> None:
     group.command("import")(bench_import)
     group.command("calibration")(cli_calibration.bench_calibration)
     group.command("forget-mask")(cli_calibration.bench_forget_mask)
+    group.command("forget-filter")(cli_calibration.bench_forget_filter)
     cli_write.register(group)
     app.add_typer(group, name="bench")

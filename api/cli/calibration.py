@@ -39,6 +39,8 @@ from factledger.bench.calibration_backends import BackendFigures, through_backen
 from factledger.bench.calibration_scores import backend_scores
 from factledger.bench.calibration_scores import questions as questions_of
 from factledger.bench.config import DEFAULT_LOCOMO
+from factledger.bench.forget_filter import render as render_forget_filter
+from factledger.bench.forget_filter import run as run_forget_filter
 from factledger.bench.forget_mask import render as render_forget_mask
 from factledger.bench.forget_mask import run as run_forget_mask
 
@@ -165,3 +167,16 @@ def bench_forget_mask(
     """Time the ledger read that makes forgetting immediate (recall's forget mask)."""
     configure_logging(json_lines=False, level="WARNING")
     typer.echo(render_forget_mask(run_forget_mask(calls=calls, extra_sessions=sessions)))
+
+
+def bench_forget_filter(
+    calls: Annotated[int, typer.Option(min=100, help="Timed turns per case.")] = 500,
+    backends: Annotated[str, typer.Option(help="Comma-separated: in-memory, pgvector.")] = (
+        "in-memory,pgvector"
+    ),
+) -> None:
+    """Time recall's forget filter over one turn's hits (ADR 0032's carrier check apart)."""
+    configure_logging(json_lines=False, level="WARNING")
+    chosen = tuple(b.strip() for b in backends.split(",") if b.strip())
+    timings = asyncio.run(run_forget_filter(backends=chosen, calls=calls))
+    typer.echo(render_forget_filter(timings))

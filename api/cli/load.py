@@ -46,7 +46,8 @@ def _credentials() -> Credentials:
         return mint_token(auth, request)
 
     service = mint_token(auth, TokenRequest(Role.SERVICE, TENANT, "load-service", None, ttl))
-    return Credentials(server_env, service, agent_token)
+    reviewer = mint_token(auth, TokenRequest(Role.REVIEWER, TENANT, "load-reviewer", None, ttl))
+    return Credentials(server_env, service, agent_token, reviewer)
 
 
 def _split(raw: str, allowed: tuple[str, ...] | None = None) -> tuple[str, ...]:

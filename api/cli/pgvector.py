@@ -20,7 +20,7 @@ from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.api.bootstrap.compose import open_memory_backend
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import PgvectorBackendSettings, Settings, load_settings
-from factledger.application.memory.validating import inner_backend
+from factledger.application.memory.forwarding import innermost_backend
 from factledger.application.ports import Embedder
 from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
 from factledger.bench.pgvector.data import Tier
@@ -125,7 +125,7 @@ def maintain(
 
 async def _maintain(settings: Settings, ann: AnnSettings) -> AnnReport:
     async with open_memory_backend(settings) as opened:
-        backend = inner_backend(opened)
+        backend = innermost_backend(opened)
         assert isinstance(backend, PgvectorMemoryBackend)  # noqa: S101 - settings checked above
         report = await backend.maintain_ann_indexes(ann)
         await backend.compact_erased(every_table=True)

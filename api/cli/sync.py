@@ -23,7 +23,7 @@ from factledger.api.settings import (
     Settings,
     load_settings,
 )
-from factledger.application.memory.validating import inner_backend
+from factledger.application.memory.forwarding import innermost_backend
 from factledger.application.ports import MemoryBackend
 
 log = structlog.get_logger(__name__)
@@ -69,7 +69,7 @@ def ann_maintenance(
     s = settings.backend
     if not isinstance(s, PgvectorBackendSettings) or s.ann_maintenance_interval_s <= 0:
         return None
-    pgvector = inner_backend(backend)
+    pgvector = innermost_backend(backend)
     if not isinstance(pgvector, PgvectorMemoryBackend):
         return None
     ann = AnnSettings(min_facts=s.ann_min_facts)

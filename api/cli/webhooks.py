@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from factledger.api.bootstrap.webhooks import open_delivery_log, open_webhooks
+from factledger.api.bootstrap.webhooks import open_webhooks, opened_delivery_log
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import Settings, SettingsError, load_settings
 
@@ -40,7 +40,8 @@ def run(
 ) -> None:
     """Deliver each endpoint's events (FACTLEDGER_WEBHOOKS__ENDPOINTS) until SIGINT/SIGTERM.
 
-    Run one such process per deployment: positions are kept in its delivery log file."""
+    Run one such process per deployment: positions are kept in its delivery log (a SQLite
+    file, or a table beside the PostgreSQL event store)."""
     settings = _settings()
     if not settings.webhooks.endpoints:
         raise typer.BadParameter("no endpoints: set FACTLEDGER_WEBHOOKS__ENDPOINTS")
@@ -49,16 +50,13 @@ def run(
 
 
 async def _show(settings: Settings, endpoint: str, limit: int) -> None:
-    log = open_delivery_log(settings)
-    try:
+    async with opened_delivery_log(settings) as log:
         typer.echo(f"position {await log.position(endpoint)}")
         for d in await log.deliveries(endpoint, limit=limit):
             typer.echo(
                 f"{d.at.isoformat()}\tposition={d.position}\tattempt={d.attempt}"
                 f"\t{d.outcome.value}\tstatus={d.status}\terror={d.error}"
             )
-    finally:
-        log.close()
 
 
 @webhooks_app.command("log")

@@ -14,15 +14,32 @@ import typer
 from rich.console import Console
 
 from factledger.api.cli.load import _credentials, _split
+from factledger.bench.load.run import Credentials
 from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
+from factledger.bench.write.history import SIZES
+from factledger.bench.write.loads import WARM_LOADS, measure_loads
+from factledger.bench.write.loads import seeded as seeded_subjects
+from factledger.bench.write.overhead import APPENDS, measure_overhead
 from factledger.bench.write.rebuild import measure_rebuild, seeded
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_lifted_search, measure_search
+from factledger.bench.write.store_appends import measure_store_appends
 from factledger.bench.write.sync import measure_sync
 
-ALL_PARTS = (*PARTS, "searchable", "history", "search", "rebuild", "sync", "start")
+ALL_PARTS = (
+    *PARTS,
+    "searchable",
+    "history",
+    "loads",
+    "overhead",
+    "search",
+    "rebuild",
+    "sync",
+    "start",
+    "store-appends",
+)
 
 
 def write(
@@ -46,6 +63,9 @@ def write(
     sync_sessions: Annotated[
         int, typer.Option(min=1, max=10_000, help="Sync: recorded sessions (9 facts each).")
     ] = 60,
+    worker_processes: Annotated[
+        int, typer.Option(min=0, max=8, help="postgres topology: `factledger worker` processes.")
+    ] = 2,
     workdir: Annotated[Path | None, typer.Option(help="Data and logs (default: temp).")] = None,
     baseline_python: Annotated[
         Path | None,
@@ -61,7 +81,8 @@ def write(
          "--clients", str(clients), "--client-processes", str(client_processes),
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
-         "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions)]
+         "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions),
+         "--worker-processes", str(worker_processes)]
         + (["--baseline-python", str(baseline_python)] if baseline_python else [])
     )  # fmt: skip
     console = Console(stderr=True)
@@ -87,6 +108,7 @@ def write(
                 service=credentials.service_token,
                 agent_token=credentials.agent_token,
                 python=python,
+                workers=worker_processes,
             )
             console.print(f"{part} on {topology} ({rate.build}): {rate.per_second:.1f}/s")
             rates.append(rate)
@@ -106,23 +128,11 @@ def write(
         if rates:
             typer.echo(_rates_table(rates))
         if "history" in chosen:
-            typer.echo("\n| build | subject events | append p50 at the client ms | in the app "
-                       "ms | vs 10 events | load avg |\n|---|---|---|---|---|---|")  # fmt: skip
-            for python in builds:
-                rows = history(
-                    rounds=rounds,
-                    workdir=root,
-                    server_env=env,
-                    service=credentials.service_token,
-                    python=python,
-                )
-                base = rows[0].in_app_p50_ms or 1.0
-                for row in rows:
-                    typer.echo(
-                        f"| {row.build} | {row.size:,} | {row.client_p50_ms:.2f} | "
-                        f"{row.in_app_p50_ms:.2f} | {row.in_app_p50_ms / base:.2f}x | "
-                        f"{row.load_average} |"
-                    )
+            typer.echo(history_table(credentials, builds, rounds=rounds, workdir=root, env=env))
+        if "loads" in chosen:
+            typer.echo(loads_table(root / "loads", builds))
+        if "overhead" in chosen:
+            typer.echo(overhead_table(root / "overhead", builds))
         if "search" in chosen:
             found = measure_search()
             typer.echo(
@@ -159,6 +169,16 @@ def write(
                     f"{figures.seconds:.2f} s, {figures.facts_per_second:.1f} facts/s "
                     f"(load avg {figures.load_average})"
                 )
+        if "store-appends" in chosen:
+            for run in range(3):  # the builds take turns
+                for python in builds:
+                    measured = measure_store_appends(python)
+                    typer.echo(
+                        f"\nPostgreSQL append path without HTTP ({label(python)}, run {run + 1}): "
+                        f"{measured.appends} appends, {measured.per_second:.0f}/s, "
+                        f"{measured.cpu_ms_each:.2f} ms CPU each in the client "
+                        f"(load avg {measured.load_average})"
+                    )
         if "start" in chosen:
             contenders = [Contender("this", default_executable(), cache=True)]
             if baseline_python is not None:
@@ -177,16 +197,84 @@ def write(
 def _rates_table(rates: list[Rate]) -> str:
     lines = [
         "| part | build | topology | clients | answered | failed | per s | p50 / p95 / p99 ms | "
-        "in the app p50 ms | load avg |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "in the app p50 ms | outside the use case p50 ms | server CPU ms per answer | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines.extend(
         f"| {r.part} | {r.build} | {r.topology} | {r.clients} | {r.ok} | {_failures(r.failed)} | "
         f"{r.per_second:.1f} | {r.p50_ms:.0f} / {r.p95_ms:.0f} / {r.p99_ms:.0f} | "
-        f"{r.in_app_p50_ms:.1f} | {r.load_average} |"
+        f"{r.in_app_p50_ms:.1f} | {_ms(r.overhead_p50_ms)} | {_ms(r.cpu_ms_per_answer)} | "
+        f"{r.load_average} |"
         for r in rates
     )
     return "\n".join(lines)
+
+
+def history_table(
+    credentials: Credentials, builds: list[str], *, rounds: int, workdir: Path, env: dict[str, str]
+) -> str:
+    """Each build's appends, session ends and decisions on subjects of each size, against
+    the same request on the smallest subject."""
+    lines = [
+        "\n| build | request | subject events | p50 at the client ms | in the app ms | "
+        "use case ms | outside the use case ms | vs 10 events (in the app) | load avg |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for python in builds:
+        rows = history(
+            rounds=rounds,
+            workdir=workdir,
+            server_env=env,
+            service=credentials.service_token,
+            reviewer=credentials.reviewer_token or credentials.service_token,
+            python=python,
+        )
+        smallest = {r.request: r.in_app_p50_ms or 1.0 for r in rows if r.size == min(SIZES)}
+        lines.extend(
+            f"| {row.build} | {row.request} | {row.size:,} | {row.client_p50_ms:.2f} | "
+            f"{row.in_app_p50_ms:.2f} | {_ms(row.use_case_p50_ms)} | "
+            f"{_ms(row.overhead_p50_ms)} | "
+            f"{row.in_app_p50_ms / smallest[row.request]:.2f}x | {row.load_average} |"
+            for row in rows
+        )
+    return "\n".join(lines)
+
+
+def loads_table(workdir: Path, builds: list[str]) -> str:
+    """Loading a subject in process (SQLite), each build on the same file, turn by turn."""
+    subjects = seeded_subjects(workdir)
+    lines = [
+        "\n| build | subject events | first load ms | cached load ms (median of "
+        f"{WARM_LOADS}) | load avg |",
+        "|---|---|---|---|---|",
+    ]
+    for python in builds:
+        lines.extend(
+            f"| {f.build} | {f.size:,} | {f.cold_ms:.2f} | {f.warm_ms:.3f} | {f.load_average} |"
+            for f in measure_loads(workdir, subjects, python, label(python))
+        )
+    return "\n".join(lines)
+
+
+def overhead_table(workdir: Path, builds: list[str]) -> str:
+    """Sequential appends in process, three turns per build (the builds alternating)."""
+    lines = [
+        "\n| build | run | appends | in the app p50 ms | use case ms | idempotency record ms | "
+        "outside them ms | load avg |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for run in range(3):
+        for python in builds:
+            f = measure_overhead(workdir / f"{label(python)}-{run}", python, label(python))
+            lines.append(
+                f"| {f.build} | {run + 1} | {APPENDS} | {f.app_ms:.2f} | {_ms(f.use_case_ms)} | "
+                f"{_ms(f.idempotency_ms)} | {_ms(f.outside_ms)} | {f.load_average} |"
+            )
+    return "\n".join(lines)
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def _failures(failed: dict[int, int]) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from factledger.api.console.session import ConsoleSession
-from factledger.api.http.deps import ApiState, get_idempotency_store
+from factledger.api.http.deps import ApiState, idempotency_store_of
 from factledger.api.http.routes.proposals import actor_of
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.commands import (
@@ -119,4 +119,4 @@ async def forget(state: ApiState, session: ConsoleSession, what: Forget, nonce: 
         memory_id = what.memory_id or ""
         cmd_m = ForgetMemory(tenant, what.subject_id, memory_id, by, what.reason, cid)
         await asyncio.to_thread(ledger.forget_memory, cmd_m)
-    await (await get_idempotency_store(state)).forget_subject(tenant, what.subject_id)
+    await idempotency_store_of(state).forget_subject(tenant, what.subject_id)

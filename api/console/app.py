@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.api.console.errors import install_console_errors
+from factledger.api.console.errors import ConsoleErrorPagesMiddleware, install_console_errors
 from factledger.api.console.guard import ConsoleState
 from factledger.api.console.pages import STATIC_DIR
 from factledger.api.console.routes.operations import router as operations_router
@@ -69,6 +69,8 @@ def build_console(api: ApiState, settings: ConsoleSettings, *, secure_cookies: b
     for router in (queue_router, subjects_router, operations_router):
         console.include_router(router, dependencies=[WRITE_SLOT])
     console.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    # Inside the headers: an error page gets the same headers as any other page.
+    console.add_middleware(ConsoleErrorPagesMiddleware)
     console.add_middleware(ConsoleHeadersMiddleware)
     return console
 

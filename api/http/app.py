@@ -99,6 +99,10 @@ def create_app(
         version="1",
         description=DESCRIPTION,
         lifespan=lifespan,
+        # The service reports through its Prometheus metrics and structured logs; FastAPI's
+        # OpenTelemetry hooks looked the global providers up (in the environment) on every
+        # request, for nothing (issue 19).
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.api = state
     install_error_handlers(app)

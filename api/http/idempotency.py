@@ -18,8 +18,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
 from uuid import UUID
@@ -33,12 +35,18 @@ from factledger.api.http.errors import (
     InvalidParameterError,
     RequestInProgressError,
 )
+from factledger.api.http.timing import IDEMPOTENCY, USE_CASE, timed
 from factledger.application.errors import StoreUnavailableError
+from factledger.application.ledger.commands import CommandResult
 from factledger.application.ledger.idempotency import (
+    DEFAULT_TTL_S,
     ClaimStatus,
     IdempotencyScope,
     IdempotencyStore,
+    JsonBody,
 )
+from factledger.application.ledger.responses import PendingResponse, responding
+from factledger.domain.subject import Subject
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 _KEY = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
@@ -73,10 +81,22 @@ class Idempotency:
         parts = (scope.tenant, scope.principal, str(scope.subject_id), scope.key)
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
-    async def run(self, command: Callable[[], Awaitable[ModelT]], model: type[ModelT]) -> ModelT:
+    async def run(
+        self,
+        command: Callable[[], Awaitable[ModelT]],
+        model: type[ModelT],
+        *,
+        render: Callable[[Subject, CommandResult], ModelT] | None = None,
+    ) -> ModelT:
+        """Runs `command` once per key. `render` (for a command that saves ledger events)
+        builds the response from the subject as saved and the command's result: where the
+        store allows it, the response is saved in the transaction of the events (ADR 0027),
+        so a crash between the two can neither lose it nor let a retry run the command."""
         if self._scope is None:
-            return await command()
-        claim = await self._store.claim(self._scope, self._fingerprint)
+            with timed(USE_CASE):
+                return await command()
+        with timed(IDEMPOTENCY):
+            claim = await self._store.claim(self._scope, self._fingerprint)
         match claim.status:
             case ClaimStatus.REPLAY:
                 self._response.headers["Idempotent-Replayed"] = "true"
@@ -88,15 +108,37 @@ class Idempotency:
                     "a request with this key is still running; retry later"
                 )
         renewal = asyncio.create_task(self._keep_lease())
+        pending = self._pending(render)
         try:
-            result = await command()
+            responds = contextlib.nullcontext() if pending is None else responding(pending)
+            with timed(USE_CASE), responds:
+                result = await command()
         except BaseException:
             await _stop(renewal)
             await self._release()
             raise
         await _stop(renewal)
-        await self._store.complete(self._scope, self._fingerprint, result.model_dump(mode="json"))
+        if pending is not None and pending.written and pending.body is not None:
+            # Answer exactly what a retry will be answered.
+            return model.model_validate(pending.body)
+        body = result.model_dump(mode="json")
+        with timed(IDEMPOTENCY):
+            await self._store.complete(self._scope, self._fingerprint, body)
         return result
+
+    def _pending(
+        self, render: Callable[[Subject, CommandResult], ModelT] | None
+    ) -> PendingResponse | None:
+        if render is None or self._scope is None:
+            return None
+        if not getattr(self._store, "commits_with_events", False):
+            return None
+        ttl_s = float(getattr(self._store, "ttl_s", DEFAULT_TTL_S))
+
+        def body(subject: Subject, result: CommandResult) -> JsonBody:
+            return render(subject, result).model_dump(mode="json")
+
+        return PendingResponse(self._scope, self._fingerprint, time.time() + ttl_s, body)
 
     async def _keep_lease(self) -> None:
         assert self._scope is not None  # noqa: S101 - only run for a claimed key

@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from factledger.api.http.errors import error_body, render
 from factledger.api.http.metrics import UNMATCHED_ROUTE, ApiMetrics
+from factledger.api.http.timing import begin_request
 
 log = structlog.get_logger(__name__)
 
@@ -44,7 +45,8 @@ class RequestContextMiddleware:
     - An exception nothing else handled becomes the generic 500 (logged once, by `render`),
       unless the response had already started, in which case the connection is cut.
     - The request's arrival is stamped first (`ARRIVED_AT`), before auth and every check;
-      the response's `Server-Timing: app;dur=<ms>` says how long it then spent in the app.
+      the response's `Server-Timing: app;dur=<ms>` says how long it then spent in the app,
+      and `use;dur=<ms>` how much of that its use case took (`api.http.timing`).
     """
 
     def __init__(self, app: ASGIApp, *, metrics: ApiMetrics) -> None:
@@ -61,6 +63,7 @@ class RequestContextMiddleware:
         structlog.contextvars.bind_contextvars(request_id=request_id)
         status = 500
         started = False
+        timing = begin_request()
         begun = time.perf_counter()
 
         async def send_with_id(message: Message) -> None:
@@ -70,9 +73,9 @@ class RequestContextMiddleware:
                 status = message["status"]
                 headers = list(message.get("headers", []))
                 headers.append((REQUEST_ID_HEADER.encode(), request_id.encode()))
-                # Time inside the app, so a caller can tell it from queueing before it.
-                in_app_ms = (time.perf_counter() - begun) * 1e3
-                headers.append((b"server-timing", f"app;dur={in_app_ms:.1f}".encode()))
+                # Time inside the app, so a caller can tell it from queueing before it, and
+                # the use case's share of it (the rest is the request's own overhead).
+                headers.append((b"server-timing", timing.header(time.perf_counter() - begun)))
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -17,7 +17,7 @@ from fastapi import Response
 from pydantic import BaseModel, Field
 
 from factledger.api.http.auth import Principal
-from factledger.api.http.deps import ME, ApiState, get_subject_id
+from factledger.api.http.deps import ME, ApiState, checked_subject_id
 from factledger.api.http.errors import ServiceUnavailableError
 from factledger.api.http.idempotency import Idempotency
 from factledger.api.http.routes import forget as forget_route
@@ -81,7 +81,7 @@ def no_key(call: Call) -> Idempotency:
 
 async def _subject(call: Call) -> UUID:
     ledger = call.state.require_ports().ledger
-    return await get_subject_id(call.principal, ledger, ME)
+    return await checked_subject_id(call.principal, ledger, ME)
 
 
 def _buffer(call: Call) -> SessionBuffer:

@@ -140,7 +140,8 @@ class WebhookEndpointSettings(NestedSettings):
 
 class WebhooksSettings(NestedSettings):
     """Signed webhooks: each endpoint gets its tenant's events in order, retried with backoff;
-    positions and attempts are kept in `log_path` (default `<data_dir>/webhooks.sqlite`)."""
+    positions and attempts are kept beside the event store: a table in its PostgreSQL schema, else
+    the SQLite file `log_path` (default `<data_dir>/webhooks.sqlite`)."""
 
     endpoints: tuple[WebhookEndpointSettings, ...] = ()
     poll_s: float = Field(default=1.0, gt=0, le=60)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import field as dataclass_field
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     Field,
@@ -14,6 +13,11 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from pydantic_core import ArgsKwargs
 
 from factledger.api.settings.base import FORBID_EXTRA, NestedSettings, SqlName
+from factledger.api.settings.stores import (
+    InProcessStoreSettings,
+    PostgresSchemaStoreSettings,
+    SqliteFileStoreSettings,
+)
 from factledger.application.recall.policy import RecallPolicy
 
 # -- recall and sync ---------------------------------------------------------------------------
@@ -57,23 +61,17 @@ def _with_tenants_merged(data: dict[str, Any]) -> dict[str, Any] | None:
     return {**data, "tenants": merged}
 
 
-class InMemorySessionBufferSettings(NestedSettings):
+class InMemorySessionBufferSettings(InProcessStoreSettings):
     """Short-term memory in process memory (lost on restart)."""
 
-    kind: Literal["memory"] = "memory"
 
-
-class SqliteSessionBufferSettings(NestedSettings):
+class SqliteSessionBufferSettings(SqliteFileStoreSettings):
     """Short-term memory in a SQLite file; default `<data_dir>/short_term.sqlite`."""
 
-    kind: Literal["sqlite"] = "sqlite"
-    path: Path | None = None
 
-
-class PostgresSessionBufferSettings(NestedSettings):
+class PostgresSessionBufferSettings(PostgresSchemaStoreSettings):
     """Short-term memory in PostgreSQL, shared by every API server."""
 
-    kind: Literal["postgres"] = "postgres"
     schema_name: SqlName = "factledger_short_term"
 
 
@@ -83,16 +81,13 @@ SessionBufferSettings = Annotated[
 ]
 
 
-class InMemorySyncStoreSettings(NestedSettings):
+class InMemorySyncStoreSettings(InProcessStoreSettings):
     """The sync queue in process memory: the worker runs inside the API process."""
 
-    kind: Literal["memory"] = "memory"
 
-
-class PostgresSyncStoreSettings(NestedSettings):
+class PostgresSyncStoreSettings(PostgresSchemaStoreSettings):
     """The sync queue in PostgreSQL: `factledger worker` processes share it."""
 
-    kind: Literal["postgres"] = "postgres"
     schema_name: SqlName = "factledger_sync"
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import (
     Field,
@@ -11,27 +10,26 @@ from pydantic import (
 )
 
 from factledger.api.settings.base import NestedSettings, SqlName
+from factledger.api.settings.stores import (
+    InProcessStoreSettings,
+    PostgresSchemaStoreSettings,
+    SqliteFileStoreSettings,
+)
 
 # -- event store -------------------------------------------------------------------------------
 
 
-class InMemoryEventStoreSettings(NestedSettings):
+class InMemoryEventStoreSettings(InProcessStoreSettings):
     """Events in process memory: tests and throwaway runs; gone at exit."""
 
-    kind: Literal["memory"] = "memory"
 
-
-class SqliteEventStoreSettings(NestedSettings):
+class SqliteEventStoreSettings(SqliteFileStoreSettings):
     """Events in a SQLite file (the embedded default); default `<data_dir>/ledger.sqlite`."""
 
-    kind: Literal["sqlite"] = "sqlite"
-    path: Path | None = None
 
-
-class PostgresEventStoreSettings(NestedSettings):
+class PostgresEventStoreSettings(PostgresSchemaStoreSettings):
     """Events in PostgreSQL (`ledger_events`): `DATABASE_URL`, else the embedded server."""
 
-    kind: Literal["postgres"] = "postgres"
     schema_name: SqlName = "public"
 
 
@@ -76,23 +74,17 @@ class PostgresSettings(NestedSettings):
 # -- projection views --------------------------------------------------------------------------
 
 
-class InMemoryViewSettings(NestedSettings):
+class InMemoryViewSettings(InProcessStoreSettings):
     """Views in process memory, rebuilt from the ledger at every start."""
 
-    kind: Literal["memory"] = "memory"
 
-
-class SqliteViewSettings(NestedSettings):
+class SqliteViewSettings(SqliteFileStoreSettings):
     """Views in a SQLite file; `path` defaults to `<data_dir>/views.sqlite`."""
 
-    kind: Literal["sqlite"] = "sqlite"
-    path: Path | None = None
 
-
-class PostgresViewSettings(NestedSettings):
+class PostgresViewSettings(PostgresSchemaStoreSettings):
     """Views in PostgreSQL (the same database as the events)."""
 
-    kind: Literal["postgres"] = "postgres"
     schema_name: SqlName = "factledger_views"
 
 

@@ -5,8 +5,9 @@ One use case for the CLI and the HTTP API. In the file's order, a batch of lines
 each subject's lines one after the other, outcomes counted in line order (`recording.py`):
 
 - a `subject` line registers the subject (idempotent); a `session` line registers its subject
-  if needed and records the session whole, with `Ledger.record_past_session` (idempotent by
-  session id; refused when the subject already has a later session, so the proposals step,
+  if needed and records the session whole; a subject's run of session lines in one batch
+  goes in one save (`Ledger.record_past_sessions`, ADR 0027), each session idempotent by
+  session id and refused when the subject already has a later session, so the proposals step,
   which the sync queue runs per subject in recording order, sees a subject's past in time
   order);
 - a bad line (`ImportLineError`, a time, a refused summary, a broken ledger rule) is reported

@@ -21,14 +21,16 @@ from factledger.application.importing.format import (
     MAX_LINE_BYTES,
     ImportLineError,
     ImportRecord,
+    SessionLine,
     SubjectLine,
     parse_line,
 )
 from factledger.application.importing.lines import NumberedLine
 from factledger.application.importing.report import ImportReport, LineError
-from factledger.application.importing.sessions import prepare_session
+from factledger.application.importing.sessions import PreparedSession, prepare_session
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.past_sessions import PastOutcome
 from factledger.application.ports import Clock, SafetyFilter
 from factledger.application.sessions.side_doors import UnsafeFieldError
 from factledger.application.sessions.times import ConversationTimeError
@@ -98,10 +100,7 @@ class LineRecorder:
 
         async def run_group(items: list[tuple[NumberedLine, ImportRecord]]) -> None:
             async with slots:
-                for line, record in items:
-                    outcomes[line.number] = await self._handle(line, record)
-                    if stop_on_error and outcomes[line.number].error is not None:
-                        return
+                await self._handle_group(items, outcomes, stop_on_error=stop_on_error)
 
         try:
             async with asyncio.TaskGroup() as group:  # one group failing stops the others
@@ -124,35 +123,100 @@ class LineRecorder:
         except DomainError:
             return (subject.kind, subject.ref)  # refused when handled; grouped all the same
 
-    async def _handle(self, line: NumberedLine, record: ImportRecord) -> Outcome:
+    async def _handle_group(
+        self,
+        items: list[tuple[NumberedLine, ImportRecord]],
+        outcomes: dict[int, Outcome],
+        *,
+        stop_on_error: bool,
+    ) -> None:
+        """One subject's lines in file order: each run of session lines between subject lines
+        and bad lines is recorded in one ledger save (ADR 0027)."""
+        run: list[tuple[NumberedLine, PreparedSession]] = []
+        for line, record in items:
+            if isinstance(record, SessionLine):
+                try:
+                    prepared = await prepare_session(
+                        record, tenant=self._tenant, safety=self._safety, now=self._clock.now()
+                    )
+                except LINE_ERRORS as exc:
+                    if not await self._record_run(run, outcomes, stop_on_error=stop_on_error):
+                        return
+                    run = []
+                    outcomes[line.number] = _refused(line, exc)
+                    if stop_on_error:
+                        return
+                    continue
+                run.append((line, prepared))
+                continue
+            if not await self._record_run(run, outcomes, stop_on_error=stop_on_error):
+                return
+            run = []
+            outcomes[line.number] = await self._register_line(line, record)
+            if stop_on_error and outcomes[line.number].error is not None:
+                return
+        await self._record_run(run, outcomes, stop_on_error=stop_on_error)
+
+    async def _register_line(self, line: NumberedLine, record: SubjectLine) -> Outcome:
         try:
-            if isinstance(record, SubjectLine):
-                registered = await asyncio.to_thread(self._register, record.kind, record.ref)
-                self._remember(subject_id_for(self._tenant, record.kind, record.ref))
-                return Outcome(subjects=registered)
-            now = self._clock.now()
-            prepared = await prepare_session(
-                record, tenant=self._tenant, safety=self._safety, now=now
-            )
-            cmd = prepared.command
-            known = cmd.subject_id in self._known
-            registered, applied = await asyncio.to_thread(
-                self._record, cmd, None if known else (prepared.kind, prepared.ref)
-            )
-            self._remember(cmd.subject_id)
-            if not applied:
-                return Outcome(subjects=registered, unchanged=1)
-            return Outcome(subjects=registered, recorded=cmd)
+            registered = await asyncio.to_thread(self._register, record.kind, record.ref)
         except LINE_ERRORS as exc:
             return _refused(line, exc)
+        self._remember(subject_id_for(self._tenant, record.kind, record.ref))
+        return Outcome(subjects=registered)
+
+    async def _record_run(
+        self,
+        run: list[tuple[NumberedLine, PreparedSession]],
+        outcomes: dict[int, Outcome],
+        *,
+        stop_on_error: bool,
+    ) -> bool:
+        """Records a run of one subject's sessions; False when it stopped at a bad one."""
+        if not run:
+            return True
+        first = run[0][1]
+        subject_id = first.command.subject_id
+        register = None if subject_id in self._known else (first.kind, first.ref)
+        cmds = [prepared.command for _, prepared in run]
+        try:
+            registered, results = await asyncio.to_thread(
+                self._record, cmds, register, stop_on_error
+            )
+        except LINE_ERRORS as exc:
+            # The subject could not be registered: every line of the run fails with it.
+            for line, _ in run[:1] if stop_on_error else run:
+                outcomes[line.number] = _refused(line, exc)
+            return not stop_on_error
+        self._remember(subject_id)
+        clean = True
+        for (line, prepared), result in zip(run, results, strict=True):
+            if result is None:  # not tried: an earlier session of the run was refused
+                clean = False
+            elif isinstance(result, Exception):
+                outcomes[line.number] = _refused(line, result)
+                clean = False
+            else:
+                recorded = prepared.command if result else None
+                outcomes[line.number] = Outcome(
+                    subjects=registered, recorded=recorded, unchanged=int(not result)
+                )
+                registered = 0
+        return clean or not stop_on_error
 
     def _register(self, kind: str, ref: str) -> int:
         result = self._ledger.register_subject(RegisterSubject(self._tenant, kind, ref))
         return int(result.applied)
 
-    def _record(self, cmd: RecordSession, register: tuple[str, str] | None) -> tuple[int, bool]:
+    def _record(
+        self,
+        cmds: list[RecordSession],
+        register: tuple[str, str] | None,
+        stop_on_error: bool,
+    ) -> tuple[int, list[PastOutcome]]:
         registered = 0 if register is None else self._register(*register)
-        return registered, self._ledger.record_past_session(cmd).applied
+        results = self._ledger.record_past_sessions(cmds, stop_on_error=stop_on_error)
+        return registered, results
 
     def _remember(self, subject_id: UUID) -> None:
         if len(self._known) >= _KNOWN_SUBJECTS_MAX:

@@ -15,6 +15,7 @@ from uuid import UUID, uuid4
 
 from factledger.application.proposals.candidates import Candidate
 from factledger.domain.provenance import Actor, Evidence, Operation, Origin
+from factledger.domain.subject import Subject
 from factledger.domain.transcript import Channel, Message
 from factledger.domain.values import FieldValue, JsonValue
 
@@ -182,6 +183,8 @@ class CommandResult:
     - `applied` is False for a retry or duplicate that changed nothing.
     - `position` is the notification id of the last event written (None when nothing was):
       catch the projections up to it (`Follower.catch_up`) for read-your-writes.
+    - `subject` is the subject as the command left it, the caller's own copy: an answer is
+      rendered from it without loading the subject again.
     """
 
     subject_id: UUID
@@ -189,3 +192,4 @@ class CommandResult:
     position: int | None
     subject_version: int
     profile_version: int
+    subject: Subject | None = default(default=None, compare=False, repr=False)

@@ -5,8 +5,11 @@ subject's name and most of the words the subject used, which are the words a que
 to repeat. So every self-hosted backend indexes, with each fact:
 
 - for its vector, the fact prefixed by the subject's label when the transcript's metadata
-  gives one (`SUBJECT_LABEL_KEY`): "Caroline: Researched adoption agencies";
-- for its keywords, the label, the fact and the source sentences it came from.
+  gives one (`SUBJECT_LABEL_KEY`) and by the name of its slot when it has one: "Caroline:
+  Researched adoption agencies", "supplier: works with Bramble Boxes" (ADR 0031: a question
+  about "their vendor" or "where they are based" meets the slot's name where the short note
+  alone, "moved to Lucca", says little of what it is about);
+- for its keywords, the label, the slot's name, the fact and the source sentences it came from.
 
 Memories-mode search then scores `min(1, cosine + LEXICAL_WEIGHT * coverage)`, where coverage
 is the share of the query's keyword weight (IDF over the searched facts) that the fact's
@@ -29,6 +32,7 @@ from factledger.application.memory.types import Metadata
 from factledger.domain.transcript import Message, Role
 
 SUBJECT_LABEL_KEY = "subject_label"
+INTENT_SLOT = "intent"
 LEXICAL_WEIGHT = 0.3
 
 
@@ -38,9 +42,23 @@ def subject_label(metadata: Metadata | None) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
-def vector_text(fact_text: str, label: str | None) -> str:
-    """What a fact's vector is computed from: the fact, carrying its subject when known."""
-    return f"{label}: {fact_text}" if label else fact_text
+def slot_words(slot: str | None) -> str | None:
+    """The name of a fact's slot as words ("job_title" -> "job title"; a keyed slot
+    "allergy:peanuts" -> "allergy"). An intent's slot names what is intended, not a kind of
+    fact, and gives none."""
+    if not slot:
+        return None
+    name = slot.split(":", 1)[0]
+    if name == INTENT_SLOT:
+        return None
+    return name.replace("_", " ").strip() or None
+
+
+def vector_text(fact_text: str, label: str | None, slot: str | None = None) -> str:
+    """What a fact's vector is computed from: the fact, carrying its subject when known and
+    the name of its slot when it has one."""
+    prefix = ", ".join(part for part in (label, slot_words(slot)) if part)
+    return f"{prefix}: {fact_text}" if prefix else fact_text
 
 
 def source_text(transcript: Sequence[Message], source_indexes: Sequence[int]) -> str:
@@ -52,9 +70,13 @@ def source_text(transcript: Sequence[Message], source_indexes: Sequence[int]) ->
     )
 
 
-def lexical_terms(fact_text: str, source: str, label: str | None) -> Counter[str]:
-    """The keywords a fact is found by: its label, its words and its source's words."""
-    return Counter(keyword_tokens(" ".join(part for part in (label, fact_text, source) if part)))
+def lexical_terms(
+    fact_text: str, source: str, label: str | None, slot: str | None = None
+) -> Counter[str]:
+    """The keywords a fact is found by: its label, its slot's name, its words and its
+    source's words."""
+    parts = (label, slot_words(slot), fact_text, source)
+    return Counter(keyword_tokens(" ".join(part for part in parts if part)))
 
 
 def query_terms(text: str) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from factledger.application.memory.forwarding import ForwardingMemoryBackend
 from factledger.application.memory.rules import (
     validate_aware,
     validate_id,
@@ -23,8 +24,6 @@ from factledger.application.memory.rules import (
     validate_search_query,
 )
 from factledger.application.memory.types import (
-    BackendHealth,
-    Capability,
     ForgetResult,
     IngestMode,
     MemoryFact,
@@ -35,21 +34,15 @@ from factledger.application.memory.types import (
     SearchQuery,
     StoredRecord,
 )
-from factledger.application.ports import MemoryBackend
 from factledger.domain.transcript import Message
 
 
-class ValidatingMemoryBackend:
+class ValidatingMemoryBackend(ForwardingMemoryBackend):
     """Implements `MemoryBackend` by validating each call's inputs, then delegating to `inner`.
 
     - Metadata reaches `inner` as the plain, checked copy `validate_metadata` returns.
     - `name`, `capabilities`, `health` and `close` are the inner backend's.
     """
-
-    def __init__(self, inner: MemoryBackend) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.capabilities: frozenset[Capability] = inner.capabilities
 
     async def ingest_transcript(
         self,
@@ -141,16 +134,3 @@ class ValidatingMemoryBackend:
 
     async def drop_namespace(self, namespace: Namespace) -> None:
         await self.inner.drop_namespace(validate_namespace(namespace))
-
-    async def health(self) -> BackendHealth:
-        return await self.inner.health()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-
-def inner_backend(backend: MemoryBackend) -> MemoryBackend:
-    """The adapter behind any validating wrappers, for operator calls outside the port."""
-    while isinstance(backend, ValidatingMemoryBackend):
-        backend = backend.inner
-    return backend

@@ -21,14 +21,21 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
 
 from factledger.application.errors import MemoryNotFoundError
-from factledger.application.memory.types import Capability, MemoryFact, Namespace, SearchHit
+from factledger.application.memory.types import (
+    Capability,
+    MemoryFact,
+    Namespace,
+    RelationKind,
+    SearchHit,
+)
 from factledger.application.ports import MemoryBackend
+from factledger.application.sync.carriers import PREVIOUSLY, repeats_value_of, targets
 from factledger.application.sync.forget import Traced, is_forgotten_with
 
 
@@ -133,17 +140,83 @@ async def unforgotten(
     if mask.empty:
         return list(hits)
     kept = [h for h in hits if not mask.by_id(h.id)]
-    doubtful = [h for h in kept if mask.concerned(h.document_id)]
-    if not doubtful:
-        return kept
-    traced = await _traces(doubtful, backend, ns, traces or Traces())
     provenance = Capability.FACT_PROVENANCE in backend.capabilities
-    forgotten = {
-        h.id
-        for h in doubtful
-        if (trace := traced.get(h.id)) is None or mask.forgets(trace, h.id, provenance=provenance)
+    doubtful = [h for h in kept if mask.concerned(h.document_id)]
+    if doubtful:
+        traced = await _traces(doubtful, backend, ns, traces or Traces())
+        forgotten = {
+            h.id
+            for h in doubtful
+            if (trace := traced.get(h.id)) is None
+            or mask.forgets(trace, h.id, provenance=provenance)
+        }
+        kept = [h for h in kept if h.id not in forgotten]
+    carriers = await repeating_hits(kept, mask, backend, ns, provenance=provenance)
+    return [h for h in kept if h.id not in carriers]
+
+
+async def repeating_hits(
+    hits: Sequence[SearchHit],
+    mask: ForgetMask,
+    backend: MemoryBackend,
+    ns: Namespace,
+    *,
+    provenance: bool,
+) -> set[str]:
+    """The hits that repeat the value of a memory the mask forgets (`sync.carriers`). Only
+    extensions can, and only they cost reads: what they extend, then (for a "previously"
+    note) what that replaced; each step's reads run side by side."""
+    pairs = [
+        (hit, target)
+        for hit in hits
+        for target in targets(hit, RelationKind.EXTENDS)
+        if PREVIOUSLY in hit.text or mask.fields or mask.by_id(target)
+    ]
+    if not pairs:
+        return set()
+    read = await _memories(backend, ns, {target for _, target in pairs})
+    replaced = {
+        old
+        for hit, target in pairs
+        if PREVIOUSLY in hit.text and target in read
+        for old in targets(read[target], RelationKind.UPDATES)
+        if not mask.by_id(old)
     }
-    return [h for h in kept if h.id not in forgotten]
+    read |= await _memories(backend, ns, replaced - read.keys())
+
+    def gone(memory_id: str) -> bool:
+        fact = read.get(memory_id)
+        return mask.by_id(memory_id) or (
+            fact is not None and mask.forgets(fact, fact.id, provenance=provenance)
+        )
+
+    found: set[str] = set()
+    for hit, target in pairs:
+        extended = read.get(target)
+        if extended is None:
+            continue  # forgotten for good meanwhile: so is what repeats it, by the sync
+        candidates = [target, *targets(extended, RelationKind.UPDATES)]
+        if repeats_value_of(hit, extended, {c for c in candidates if gone(c)}):
+            found.add(hit.id)
+    return found
+
+
+async def _memories(
+    backend: MemoryBackend, ns: Namespace, ids: Collection[str]
+) -> dict[str, MemoryFact]:
+    """The memories of `ids` still in the backend, read side by side."""
+    wanted = sorted(ids)
+    outcomes = await asyncio.gather(
+        *(backend.get_memory(ns, memory_id) for memory_id in wanted), return_exceptions=True
+    )
+    found: dict[str, MemoryFact] = {}
+    for memory_id, outcome in zip(wanted, outcomes, strict=True):
+        if isinstance(outcome, MemoryNotFoundError):
+            continue  # forgotten for good meanwhile
+        if isinstance(outcome, BaseException):
+            raise outcome
+        found[memory_id] = outcome
+    return found
 
 
 async def _traces(

@@ -27,14 +27,19 @@ from factledger.domain.transcript import Message
 
 
 class ProposalsRecorder:
-    """A `SessionRecorder` for one end: the session and `proposals` in one save."""
+    """A `SessionRecorder` for one end: the session and `proposals` in one save. `subject`
+    is the subject as the save left it (None before), so the answer needs no other load."""
 
     def __init__(self, ledger: Ledger, tenant: str, proposals: Sequence[ProposeChange]) -> None:
         self._ledger, self._tenant, self._proposals = ledger, tenant, tuple(proposals)
+        self.subject: Subject | None = None
+        self.recording: SessionRecording | None = None  # what it was given to record
 
     async def record_session(self, recording: SessionRecording) -> None:
+        self.recording = recording  # before the save, which may render the response from it
         cmd = recording.command(self._tenant)
-        await asyncio.to_thread(self._ledger.end_session, cmd, self._proposals)
+        result = await asyncio.to_thread(self._ledger.end_session, cmd, self._proposals)
+        self.subject = result.subject
 
 
 @dataclass(frozen=True, slots=True)

@@ -172,12 +172,12 @@ async def _forget(
 ) -> None:
     # The reason stays in the ledger; the backend gets a fixed text that carries no content.
     reason = f"forgotten in the ledger at position {item.position}"
-    if event.memory_id is not None:
-        await backend.forget(ns, [event.memory_id], reason=reason)
-        return
     # The field's memories by slot and by the words that evidenced it (`sync_forget`); the
     # profile without the field says which other fields a shared sentence must keep.
-    remaining = fields_of(await profiles.profile_at(item.subject_id, event.originator_version))
+    remaining: frozenset[str] = frozenset()
+    if event.field is not None:
+        profile = await profiles.profile_at(item.subject_id, event.originator_version)
+        remaining = fields_of(profile)
     ids = await memories_to_forget(backend, ns, event, item.subject_id, remaining)
     if ids:
         await backend.forget(ns, ids, reason=reason)

@@ -16,6 +16,8 @@ Either way a memory whose slot names another field still in the profile stays: i
 that field, which the subject did not ask to forget (a sentence may carry several fields).
 Memories without a slot from those words go, since nothing says what else they are about.
 
+A note that repeats a forgotten memory's value goes with it (`sync.carriers`, ADR 0032).
+
 Pure selection over `list_memories`: already-forgotten memories are not listed, so a retried
 forget selects nothing new.
 """
@@ -28,6 +30,7 @@ from uuid import UUID
 
 from factledger.application.memory.types import Capability, MemoryFact, Namespace
 from factledger.application.ports import MemoryBackend
+from factledger.application.sync.carriers import carriers_of
 from factledger.application.sync.ids import transcript_document_id
 from factledger.domain.events import FactForgotten
 
@@ -102,18 +105,25 @@ async def memories_to_forget(
     subject_id: UUID,
     current_fields: Collection[str],
 ) -> list[str]:
-    """The ids of the (not yet forgotten) memories that go with the event's field."""
-    if event.field is None:
+    """The ids of the (not yet forgotten) memories that go with the event's memory or field,
+    and the notes that repeat their values (`sync.carriers`)."""
+    memories = [memory async for memory in _every_memory(backend, ns)]
+    if event.memory_id is not None:
+        # Forgotten by id whether or not it is listed: a retry, or one already expired.
+        chosen = [event.memory_id]
+    elif event.field is not None:
+        said = evidence_by_document(event, subject_id)
+        provenance = Capability.FACT_PROVENANCE in backend.capabilities
+        chosen = [
+            memory.id
+            for memory in memories
+            if is_forgotten_with(
+                memory, event.field, said, current_fields=current_fields, provenance=provenance
+            )
+        ]
+    else:
         return []
-    said = evidence_by_document(event, subject_id)
-    provenance = Capability.FACT_PROVENANCE in backend.capabilities
-    return [
-        memory.id
-        async for memory in _every_memory(backend, ns)
-        if is_forgotten_with(
-            memory, event.field, said, current_fields=current_fields, provenance=provenance
-        )
-    ]
+    return chosen + carriers_of(frozenset(chosen), memories)
 
 
 async def _every_memory(backend: MemoryBackend, ns: Namespace) -> AsyncIterator[MemoryFact]:

@@ -8,6 +8,7 @@ short, jittered think time separates requests (a real agent also waits for its m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections.abc import Callable
@@ -38,6 +39,16 @@ class Sample:
     in_app_s: float | None = None  # the server's `Server-Timing: app;dur=`: time in the app
     retries: int = 0  # 503s with Retry-After retried before this answer
     error: str | None = None  # the transport error's type, when there was no answer
+    use_case_s: float | None = None  # `Server-Timing: use;dur=`: the use case's share of it
+    idempotency_s: float | None = None  # `idem;dur=`: the key's claim and saved response
+
+    @property
+    def overhead_s(self) -> float | None:
+        """Time in the app outside the use case and the idempotency record (None unless the
+        server said so: an older server sends only `app`)."""
+        if self.in_app_s is None or self.use_case_s is None:
+            return None
+        return self.in_app_s - self.use_case_s - (self.idempotency_s or 0.0)
 
 
 @dataclass(slots=True)
@@ -140,13 +151,22 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
+def server_timing(header: str | None) -> dict[str, float]:
+    """Seconds by metric name from a `Server-Timing` header (`app;dur=12.5, use;dur=9.1`);
+    entries without a readable duration are left out."""
+    found: dict[str, float] = {}
+    for entry in (header or "").split(","):
+        name, _, params = entry.strip().partition(";")
+        for param in params.split(";"):
+            key, _, value = param.strip().partition("=")
+            if key == "dur":
+                with contextlib.suppress(ValueError):
+                    found[name] = float(value) / 1e3
+    return found
+
+
 def _in_app_s(header: str | None) -> float | None:
-    if header is None or not header.startswith("app;dur="):
-        return None
-    try:
-        return float(header.removeprefix("app;dur=")) / 1e3
-    except ValueError:
-        return None
+    return server_timing(header).get("app")
 
 
 async def measure_lag(lags: list[float], stop: asyncio.Event, *, every_s: float = 0.05) -> None:

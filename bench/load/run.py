@@ -66,6 +66,7 @@ class Credentials:
     server_env: Mapping[str, str]
     service_token: str
     agent_token: TokenFor
+    reviewer_token: str | None = None  # for decisions (approvals) where a part makes them
 
 
 @dataclass(frozen=True, slots=True)

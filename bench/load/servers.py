@@ -72,10 +72,16 @@ def free_port() -> int:
 
 @contextmanager
 def started(
-    topology: str, workdir: Path, auth_env: Mapping[str, str], *, python: str = sys.executable
+    topology: str,
+    workdir: Path,
+    auth_env: Mapping[str, str],
+    *,
+    python: str = sys.executable,
+    workers: int = 2,
 ) -> Iterator[Servers]:
     """Starts the topology, waits until it is ready, stops everything on exit; `python` is
-    the servers' interpreter (another install's, for a baseline in the same run)."""
+    the servers' interpreter (another install's, for a baseline in the same run); `workers`
+    is how many `factledger worker` processes the postgres topology runs."""
     workdir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **auth_env, "FACTLEDGER_DATA_DIR": str(workdir / "data")}
     env.setdefault("FACTLEDGER_LOG_JSON", "true")
@@ -85,18 +91,18 @@ def started(
             database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
             stack.callback(database.stop)
             env.update(_postgres_env(database))
-            workers = [
+            syncing = [
                 stack.enter_context(_process(python, ["worker"], env, workdir / f"worker-{n}.log"))
-                for n in range(2)
+                for n in range(workers)
             ]
             serve = ["serve", "--port", str(port), "--workers", "2"]
         else:
-            workers = []
+            syncing = []
             serve = ["serve", "--port", str(port)]
         api = stack.enter_context(_process(python, serve, env, workdir / "serve.log"))
         base_url = f"http://127.0.0.1:{port}"
         _wait_until_ready(base_url, api, workdir / "serve.log")
-        yield Servers(base_url, (api.pid, *(w.pid for w in workers)))
+        yield Servers(base_url, (api.pid, *(w.pid for w in syncing)))
 
 
 def _postgres_env(database: EmbeddedPostgres) -> dict[str, str]:

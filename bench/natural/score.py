@@ -7,12 +7,17 @@
 - notes-hit@3: a note holds the current answer. ranked-hit@3: the same with no threshold (the
   ranking alone, what calibrating the threshold could at most let through).
 - Stale as current: a note holds the superseded value and not the current one.
-  Cross-subject: a note holds a value that belongs to another subject.
+  Cross-subject: a note holds a value that belongs to another subject, as whole words and
+  outside this subject's own values (a supplier "Juniper Bags" is not another subject's pet
+  "Juniper"; ADR 0031).
+- Notes shown and the share of them that hold the answer: what the notes cost in prompt space
+  (a lower threshold shows more notes that answer nothing).
 - "Paraphrase" questions share no keyword with any sentence holding their answer.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -60,6 +65,8 @@ class Tally:
     paraphrases: int = 0
     paraphrase_hits: int = 0
     ranked_hits: int = 0  # the answer among the first three current facts, with no threshold
+    notes: int = 0  # notes shown
+    answering: int = 0  # notes shown that hold the answer
 
     def as_dict(self) -> dict[str, float | int]:
         return {
@@ -68,6 +75,8 @@ class Tally:
             "ranked_hit@3": round(self.ranked_hits / self.asked, 4) if self.asked else 0.0,
             "stale_as_current": self.stale_as_current,
             "cross_subject": self.cross_subject,
+            "notes_per_question": round(self.notes / self.asked, 2) if self.asked else 0.0,
+            "notes_answering": round(self.answering / self.notes, 4) if self.notes else 0.0,
             "paraphrases": self.paraphrases,
             "paraphrase_hit@3": (
                 round(self.paraphrase_hits / self.paraphrases, 4) if self.paraphrases else 0.0
@@ -123,6 +132,17 @@ def questions_of(subject: dict[str, Any]) -> list[Question]:
 
 def foreign_values(subjects: Sequence[dict[str, Any]], own: str) -> list[str]:
     """Values said by other subjects only (budgets are left out: amounts may coincide)."""
+    values = _owners(subjects)
+    return [v for v, owners in values.items() if own not in owners]
+
+
+def own_values(subjects: Sequence[dict[str, Any]], own: str) -> list[str]:
+    """Values this subject said, longest first (budgets left out, as above)."""
+    values = _owners(subjects)
+    return sorted((v for v, owners in values.items() if own in owners), key=len, reverse=True)
+
+
+def _owners(subjects: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
     values: dict[str, set[str]] = {}
     for subject in subjects:
         for q in subject["questions"]:
@@ -131,7 +151,15 @@ def foreign_values(subjects: Sequence[dict[str, Any]], own: str) -> list[str]:
             for value in (q["answer"], q.get("stale")):
                 if value:
                     values.setdefault(value.lower(), set()).add(subject["id"])
-    return [v for v, owners in values.items() if own not in owners]
+    return values
+
+
+def holds_foreign(note: str, foreign: Sequence[str], own: Sequence[str]) -> bool:
+    """A note names another subject's value: as whole words, outside this subject's values."""
+    rest = note.lower()
+    for value in own:
+        rest = re.sub(rf"\b{re.escape(value)}\b", " ", rest)
+    return any(re.search(rf"\b{re.escape(value)}\b", rest) for value in foreign)
 
 
 async def ingest_subject(backend: MemoryBackend, ns: Namespace, subject: dict[str, Any]) -> None:
@@ -167,9 +195,10 @@ async def run_natural(
         ns = namespace(f"bench-{run_id}-natural-{subject['id']}")
         await ingest_subject(backend, ns, subject)
         foreign = foreign_values(subjects, subject["id"])
+        own = own_values(subjects, subject["id"])
         for question in questions_of(subject):
             notes = [hit.text.lower() for hit in await current_notes(backend, ns, question.text)]
-            _score(scores, question, notes, foreign)
+            _score(scores, question, notes, foreign, own)
             # Ranking alone: what a better-calibrated threshold could at most let through.
             ranked = await current_notes(backend, ns, question.text, threshold=0.0)
             answer = question.answer.lower()
@@ -179,17 +208,21 @@ async def run_natural(
     return scores
 
 
-def _score(scores: NaturalScores, q: Question, notes: list[str], foreign: list[str]) -> None:
+def _score(
+    scores: NaturalScores, q: Question, notes: list[str], foreign: list[str], own: list[str]
+) -> None:
     tally = scores.parts[q.part]
     answer = q.answer.lower()
     hit = any(answer in note for note in notes)
     tally.asked += 1
+    tally.notes += len(notes)
+    tally.answering += sum(answer in note for note in notes)
     tally.hits += hit
     tally.paraphrases += q.paraphrase
     tally.paraphrase_hits += q.paraphrase and hit
     if q.stale is not None:
         stale = q.stale.lower()
         tally.stale_as_current += sum(stale in n and answer not in n for n in notes)
-    tally.cross_subject += sum(any(value in n for value in foreign) for n in notes)
+    tally.cross_subject += sum(holds_foreign(n, foreign, own) for n in notes)
     if not hit:
         scores.misses.append(f"{q.part} {q.subject} {q.topic}: {q.text}")

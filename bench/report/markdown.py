@@ -192,6 +192,7 @@ def _natural(backends: Json) -> list[str]:
         "paraphrase notes-hit@3",
         "stale as current",
         "cross-subject",
+        "notes per question (answering)",
     ]
     rows = []
     for name, result in backends.items():
@@ -212,6 +213,7 @@ def _natural(backends: Json) -> list[str]:
                     fmt(o["paraphrase_hit@3"]),
                     str(o["stale_as_current"]),
                     str(o["cross_subject"]),
+                    f"{o.get('notes_per_question', '-')} ({fmt(o.get('notes_answering'))})",
                 ]
             )
     return [

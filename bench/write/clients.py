@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from factledger.bench.load.agent import Sample
+from factledger.bench.load.agent import Sample, server_timing
 
 MESSAGES_PER_SESSION = 1_000  # well under the buffer's MAX_MESSAGES: a session never fills up
 PROPOSALS_PER_END = 2
@@ -44,17 +44,16 @@ async def timed(
     except httpx.TransportError as exc:
         return Sample(route, 0, time.perf_counter() - started, error=type(exc).__name__), None
     elapsed = time.perf_counter() - started
-    return Sample(route, response.status_code, elapsed, in_app_s=_in_app_s(response)), response
-
-
-def _in_app_s(response: httpx.Response) -> float | None:
-    header = response.headers.get("server-timing", "")
-    if not header.startswith("app;dur="):
-        return None
-    try:
-        return float(header.removeprefix("app;dur=")) / 1e3
-    except ValueError:
-        return None
+    timing = server_timing(response.headers.get("server-timing"))
+    sample = Sample(
+        route,
+        response.status_code,
+        elapsed,
+        in_app_s=timing.get("app"),
+        use_case_s=timing.get("use"),
+        idempotency_s=timing.get("idem"),
+    )
+    return sample, response
 
 
 def proposal(field_name: str, quote: str, session_id: str) -> dict[str, object]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -19,7 +20,15 @@ from factledger.bench.load.servers import started
 from factledger.bench.load.stats import percentile
 from factledger.bench.machine import load_average
 from factledger.bench.write.clients import Client, appender, drive, ender
-from factledger.bench.write.history import SIZES, appends_by_size, median_ms, seed
+from factledger.bench.write.history import (
+    SIZES,
+    appends_by_size,
+    ends_and_decisions_by_size,
+    median_ms,
+    overhead_median_ms,
+    seed,
+    use_case_median_ms,
+)
 from factledger.bench.write.searchable import one_session
 
 TENANT = "load"
@@ -42,6 +51,12 @@ class Rate:
     p99_ms: float
     in_app_p50_ms: float
     load_average: str
+    # In the app but outside the use case (routing, auth, subject check, idempotency,
+    # serialisation); None when the server does not say (a baseline without `use;dur`).
+    overhead_p50_ms: float | None = None
+    # The server processes' CPU time (user + system) per answered request: unlike the rate,
+    # it hardly depends on how much of the machine other work takes. None off Linux.
+    cpu_ms_per_answer: float | None = None
 
     @property
     def per_second(self) -> float:
@@ -50,12 +65,16 @@ class Rate:
 
 @dataclass(frozen=True, slots=True)
 class History:
-    """Sequential appends per subject size: median at the client and inside the app."""
+    """One request kind on subjects of one size, sequential: medians at the client, inside
+    the app and in the use case (None when the server does not say)."""
 
+    request: str  # append, end or decision
     size: int
     build: str
     client_p50_ms: float
     in_app_p50_ms: float
+    use_case_p50_ms: float | None
+    overhead_p50_ms: float | None  # in the app, outside the use case and idempotency record
     load_average: str
 
 
@@ -65,6 +84,7 @@ def rate_of(
     ok = sorted(s.seconds for s in samples if 200 <= s.status < 300)
     failed = Counter(s.status for s in samples if not 200 <= s.status < 300)
     in_app = sorted(s.in_app_s for s in samples if s.in_app_s is not None and s.status < 300)
+    outside = sorted(s.overhead_s for s in samples if s.overhead_s is not None and s.status < 300)
     return Rate(
         part,
         build,
@@ -78,6 +98,7 @@ def rate_of(
         percentile(ok, 0.99) * 1e3,
         percentile(in_app, 0.50) * 1e3,
         load_average(),
+        percentile(outside, 0.50) * 1e3 if outside else None,
     )
 
 
@@ -115,13 +136,15 @@ def closed_loop(
     service: str,
     agent_token: TokenFor,
     python: str,
+    workers: int = 2,
 ) -> Rate:
     """Fresh servers, one subject per client, then the part's clients for the bounded time,
     spread over `client_processes` so that the load generator is not what is measured."""
     where = workdir / f"{part}-{topology}-{clients}-{time.monotonic_ns()}"
-    with started(topology, where, server_env, python=python) as servers:
+    with started(topology, where, server_env, python=python, workers=workers) as servers:
         refs = [f"{part}-{int(time.time())}-{n}" for n in range(clients)]
         ids = asyncio.run(register(servers.base_url, service, refs))
+        cpu_before = cpu_seconds(servers.pids)
         # One agent token per subject: rate limits are per principal, as for real agents.
         subjects = [(subject, agent_token(ref)) for subject, ref in zip(ids, refs, strict=True)]
         parts = [subjects[n::client_processes] for n in range(client_processes)]
@@ -133,9 +156,25 @@ def closed_loop(
                 for chunk in parts
             ]
             results = [future.result() for future in futures]
+        cpu_after = cpu_seconds(servers.pids)
         samples = [sample for items, _ in results for sample in items]
         active = max(seconds_active for _, seconds_active in results)
-    return rate_of(part, label(python), topology, clients, samples, active)
+    rate = rate_of(part, label(python), topology, clients, samples, active)
+    if cpu_before is None or cpu_after is None or not rate.ok:
+        return rate
+    return replace(rate, cpu_ms_per_answer=(cpu_after - cpu_before) * 1e3 / rate.ok)
+
+
+def cpu_seconds(pids: tuple[int, ...]) -> float | None:
+    """User and system CPU seconds the processes have used so far (None off Linux)."""
+    total = 0.0
+    try:
+        for pid in pids:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
 
 
 def label(python: str) -> str:
@@ -146,30 +185,45 @@ PARTS: dict[str, Client] = {"appends": appender, "ends": ender}
 
 
 def history(
-    *, rounds: int, workdir: Path, server_env: dict[str, str], service: str, python: str
+    *,
+    rounds: int,
+    workdir: Path,
+    server_env: dict[str, str],
+    service: str,
+    reviewer: str,
+    python: str,
 ) -> list[History]:
-    """One embedded server; subjects of each size; then the appends, sizes taking turns."""
+    """One embedded server; subjects of each size; then appends, session ends and decisions
+    (a reviewer's approval), the sizes taking turns."""
     where = workdir / f"history-{time.monotonic_ns()}"
     with started("embedded", where, server_env, python=python) as servers:
 
-        async def run() -> dict[int, list[Sample]]:
+        async def run() -> dict[str, dict[int, list[Sample]]]:
             refs = [f"history-{int(time.time())}-{size}" for size in SIZES]
             ids = await register(servers.base_url, service, refs)
             subjects = dict(zip(SIZES, ids, strict=True))
             async with httpx.AsyncClient(base_url=servers.base_url, timeout=60.0) as http:
                 for size, subject in subjects.items():
                     await seed(http, subject, service, size)
-                return await appends_by_size(http, subjects, service, rounds)
+                appends = await appends_by_size(http, subjects, service, rounds)
+                ends, decisions = await ends_and_decisions_by_size(
+                    http, subjects, service, reviewer, rounds
+                )
+                return {"append": appends, "end": ends, "decision": decisions}
 
-        by_size = asyncio.run(run())
+        by_request = asyncio.run(run())
     return [
         History(
+            request,
             size,
             label(python),
             median_ms(s, in_app=False),
             median_ms(s, in_app=True),
+            use_case_median_ms(s),
+            overhead_median_ms(s),
             load_average(),
         )
+        for request, by_size in by_request.items()
         for size, s in by_size.items()
     ]
 

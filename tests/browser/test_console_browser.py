@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import structlog
 from playwright.async_api import BrowserContext, Page, expect
 from support.api_harness import token
 from support.browser import Console
@@ -166,3 +167,28 @@ async def test_a_form_without_its_csrf_token_is_refused(
     await expect(page.get_by_role("alert")).to_contain_text("csrf")
     events = console.ports.ledger.events.get(console.seeded.subject_id)
     assert not any(isinstance(e, ChangeConfirmed) for e in events)
+
+
+async def test_a_page_that_fails_shows_the_error_page_with_its_request_id(
+    context: BrowserContext, console: Console
+) -> None:
+    page = await sign_in(context, Role.REVIEWER)
+    await expect(page.get_by_role("heading", name="Review queue")).to_be_visible()
+
+    def fail(*_: object, **__: object) -> object:
+        raise RuntimeError("a failing read")
+
+    console.ports.profiles.review_queue = fail  # type: ignore[method-assign]
+    # Captured, not rendered: the default console renderer pretty-prints the traceback with
+    # its locals, which on a loaded machine takes longer than the page may.
+    with structlog.testing.capture_logs() as logs:
+        response = await page.goto("/console/queue")
+
+    assert [e["error_type"] for e in logs if e["event"] == "api.unexpected_error"] == [
+        "RuntimeError"
+    ]
+    assert response is not None
+    assert response.status == 500
+    await expect(page.get_by_role("heading", name="Something went wrong")).to_be_visible()
+    await expect(page.locator("main")).to_contain_text(response.headers["x-request-id"])
+    await expect(page.get_by_role("link", name="Sign in")).to_be_visible()

@@ -20,6 +20,7 @@ import pytest
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.forwarding import ForwardingMemoryBackend
 from factledger.application.memory.types import (
     IngestMode,
     Metadata,
@@ -87,8 +88,18 @@ async def pgvector_memory_backend(
         yield backend
 
 
+@asynccontextmanager
+async def in_memory_behind_a_forwarder(
+    request: pytest.FixtureRequest, deps: BackendDeps
+) -> AsyncIterator[MemoryBackend]:
+    # A wrapper that changes nothing must keep every promise of the adapter it wraps.
+    async with in_memory_backend(request, deps) as backend:
+        yield ForwardingMemoryBackend(backend)
+
+
 SELF_HOSTED_BACKENDS = [
     pytest.param(in_memory_backend, id="in-memory"),
+    pytest.param(in_memory_behind_a_forwarder, id="in-memory-forwarded"),
     pytest.param(pgvector_memory_backend, id="pgvector", marks=pytest.mark.integration),
 ]
 BACKENDS = [

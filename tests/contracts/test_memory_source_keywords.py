@@ -86,3 +86,14 @@ async def test_the_subject_label_finds_the_subjects_facts_and_is_not_in_their_te
     hits = await backend.search(NS, SearchQuery("what does Ingrid collect", threshold=0.0))
 
     assert hits[0].text == "Collects stamps"
+
+
+async def test_a_slot_name_finds_its_fact_and_is_not_in_its_text(
+    backend: MemoryBackend, ingest: Ingest
+) -> None:
+    await ingest(NS, "call-1", "We are in Lucca.", stated("f0", "Based in Lucca", slot="location"))
+    await ingest(NS, "call-2", "We love Lucca.", stated("f0", "Likes Lucca"))
+
+    hits = await backend.search(NS, SearchQuery("location", threshold=LEXICAL_WEIGHT / 2))
+
+    assert [h.text for h in hits] == ["Based in Lucca"]

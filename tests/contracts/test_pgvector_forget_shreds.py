@@ -12,8 +12,8 @@ from contracts.conftest import pgvector_memory_backend
 from psycopg import sql
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.application.memory.forwarding import innermost_backend
 from factledger.application.memory.types import Namespace
-from factledger.application.memory.validating import inner_backend
 from factledger.application.ports import MemoryBackend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
@@ -28,7 +28,7 @@ TABLES = ("memories", "documents", "records", "chunks")
 
 async def table_text(backend: MemoryBackend) -> str:
     """Every row of the backend's tables, as text, read as their owner (no row security)."""
-    pg = cast("PgvectorMemoryBackend", inner_backend(backend))
+    pg = cast("PgvectorMemoryBackend", innermost_backend(backend))
     dumped = []
     async with await psycopg.AsyncConnection.connect(pg.config.admin_conninfo) as conn:
         for table in TABLES:

@@ -97,7 +97,12 @@ async def test_two_processes_share_sessions_ledger_and_views(
     assert retry == first
 
     url = f"/v1/subjects/{subject['subject_id']}/proposals/{first['change_id']}/approve"
-    await ok(await a.post(url, json={}, headers=REVIEWER))
+    # Keyed: the saved response commits with the approval's events (ADR 0027).
+    reviewed = {**REVIEWER, "Idempotency-Key": "pg-approve-0001"}
+    approved = await ok(await a.post(url, json={}, headers=reviewed))
+    replayed = await b.post(url, json={}, headers=reviewed)
+    assert replayed.headers.get("Idempotent-Replayed") == "true"
+    assert await ok(replayed) == approved
     profile = await ok(await b.get("/v1/subjects/me/profile", headers=AGENT))
     assert profile["version"] == 1
     assert profile["fields"]["supplier"]["display"] == "Supplier A"
@@ -112,5 +117,18 @@ async def test_two_processes_share_sessions_ledger_and_views(
             await api.post("/v1/subjects/me/recall", json={"query": "supplier"}, headers=AGENT)
         )
         assert answer["degraded"] is None
+    expiry = {"valid_until": "2099-01-01T00:00:00Z"}
+    expiring = {**AGENT, "Idempotency-Key": "pg-expire-0001"}
+    expired = await ok(
+        await a.post(
+            "/v1/subjects/me/profile/fields/supplier/expire", json=expiry, headers=expiring
+        )
+    )
+    again = await b.post(
+        "/v1/subjects/me/profile/fields/supplier/expire", json=expiry, headers=expiring
+    )
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert await ok(again) == expired
+    assert expired["applied"] is True
     ready = await ok(await b.get("/readyz"))
     assert ready["checks"]["memory"] == "ok"

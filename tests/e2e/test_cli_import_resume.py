@@ -60,8 +60,11 @@ async def test_an_import_killed_halfway_resumes_and_a_reimport_adds_nothing(
     # Given an import killed (SIGKILL) right after its 500th session was recorded
     killed = await run(sys.executable, str(CRASH_IMPORT), str(history), "acme", "500", env=env)
     assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
-    # Subjects are recorded side by side (8 at once): a few more may land before the signal.
-    assert SESSIONS // 2 <= ledger_counts(data_dir)[2] < SESSIONS // 2 + 8
+    # Subjects are recorded side by side (8 at once), each subject's run of sessions in a
+    # batch in one save (ADR 0027): up to 8 such runs more may land before the signal.
+    assert (
+        SESSIONS // 2 <= ledger_counts(data_dir)[2] < SESSIONS // 2 + 8 * SHAPE.sessions_per_subject
+    )
 
     # When `factledger import` runs again, it resumes after the saved position
     resumed = await run(*importing, "--json", env=env)

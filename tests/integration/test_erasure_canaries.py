@@ -28,7 +28,7 @@ from factledger.api.bootstrap.runtime import Needs, Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import Settings, load_settings
-from factledger.application.memory.validating import inner_backend
+from factledger.application.memory.forwarding import innermost_backend
 from factledger.testing.manual_clock import ManualClock
 
 # Distinctive, and split into words no other text of the run contains.
@@ -224,7 +224,7 @@ async def test_nothing_forgotten_or_erased_is_left_in_postgres_or_pgvector(
             async with api(pg_settings(data_dir, location), clock()) as story:
                 await story.run(lambda: dump_tables(location.conninfo))
                 # as the worker's maintenance round does
-                pgvector = inner_backend(story.rt.backend)
+                pgvector = innermost_backend(story.rt.backend)
                 assert isinstance(pgvector, PgvectorMemoryBackend)
                 compacted = await pgvector.compact_erased()
         dumped = dump_tables(location.conninfo)

@@ -29,7 +29,7 @@ from factledger.api.bootstrap.services import open_services
 from factledger.api.settings import Settings, load_settings
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.memory.validating import inner_backend
+from factledger.application.memory.forwarding import innermost_backend
 from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
@@ -111,7 +111,7 @@ async def test_one_server_serves_every_part_and_stops_after_them(
 
     # Given a runtime with every PostgreSQL-capable part on the embedded server
     async with open_runtime(everything_on_postgres(server_dir), clock=ManualClock(AT)) as rt:
-        assert isinstance(inner_backend(rt.backend), PgvectorMemoryBackend)
+        assert isinstance(innermost_backend(rt.backend), PgvectorMemoryBackend)
         assert isinstance(rt.session_buffer, PostgresSessionBuffer)
         assert isinstance(rt.sync_store, PostgresSyncStore)
         assert isinstance(rt.idempotency, PostgresIdempotencyStore)

@@ -8,15 +8,14 @@ the server restarts or fails over.
 
 from __future__ import annotations
 
-import dataclasses
-import uuid
 from collections.abc import Iterator
 from uuid import UUID
 
 import psycopg
 import pytest
-from psycopg import sql
+from support.outage import cut_off, own_database
 
+from factledger.adapters.postgres.delivery_log import PostgresDeliveryLog
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
 from factledger.adapters.postgres.key_store import PostgresKeyStore
@@ -40,6 +39,7 @@ from factledger.application.sessions.types import (
     SessionKey,
 )
 from factledger.application.sync.ports import SyncStoreUnavailableError
+from factledger.application.webhooks.ports import DeliveryLogUnavailableError
 
 pytestmark = pytest.mark.integration
 
@@ -51,22 +51,8 @@ SUBJECT = UUID("00000000-0000-0000-0000-00000000000a")
 
 @pytest.fixture
 def database(postgres: PostgresLocation) -> Iterator[PostgresLocation]:
-    name = f"outage_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield dataclasses.replace(postgres, dbname=name)
-    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
-        admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
-def cut_off(postgres: PostgresLocation, database: PostgresLocation) -> None:
-    with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
-        name = sql.Identifier(database.dbname)
-        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(name))
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-            (database.dbname,),
-        )
+    with own_database(postgres, "outage") as database:
+        yield database
 
 
 def assert_driver_cause(error: pytest.ExceptionInfo[StoreUnavailableError]) -> None:
@@ -110,6 +96,19 @@ async def test_the_sync_store_reports_a_lost_database(
         assert_driver_cause(error)
     finally:
         await store.close()
+
+
+async def test_the_webhook_delivery_log_reports_a_lost_database(
+    postgres: PostgresLocation, database: PostgresLocation
+) -> None:
+    log = await PostgresDeliveryLog.connect(database.conninfo)
+    try:
+        cut_off(postgres, database)
+        with pytest.raises(DeliveryLogUnavailableError) as error:
+            await log.position("crm")
+        assert_driver_cause(error)
+    finally:
+        await log.close()
 
 
 def test_the_key_store_reports_a_lost_database(

@@ -17,6 +17,7 @@ from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
 from factledger.api.bootstrap.backend import open_backend
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import Settings, SettingsError, load_settings
+from factledger.application.memory.forwarding import innermost_backend
 from factledger.application.memory.types import (
     HitKind,
     Namespace,
@@ -24,7 +25,6 @@ from factledger.application.memory.types import (
     SearchMode,
     SearchQuery,
 )
-from factledger.application.memory.validating import inner_backend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.supermemory.server import SupermemoryServer, serve_on_loopback
@@ -55,7 +55,7 @@ async def test_supermemory_settings_open_a_working_adapter(
             )
             health = await backend.health()
 
-    assert isinstance(inner_backend(backend), SupermemoryMemoryBackend)
+    assert isinstance(innermost_backend(backend), SupermemoryMemoryBackend)
     assert status.state is ProcessingState.DONE
     assert [(h.kind, h.document_id) for h in chunks] == [(HitKind.CHUNK, "profile-7")]
     assert health.ok

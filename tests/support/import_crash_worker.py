@@ -1,6 +1,6 @@
-"""A `factledger import` that kills its own process (SIGKILL) right after the n-th session it
-records: the ledger holds the session, the position does not (it is saved after each batch),
-which is the worst moment an OOM kill or a lost node can pick.
+"""A `factledger import` that kills its own process (SIGKILL) right after the save that
+records its n-th session: the ledger holds the session, the position does not (it is saved
+after each batch), which is the worst moment an OOM kill or a lost node can pick.
 
 Run as `python tests/support/import_crash_worker.py PATH TENANT N` with the same
 `FACTLEDGER_*` settings as the `factledger import` that resumes it.
@@ -12,7 +12,7 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,7 +26,8 @@ from factledger.application.importing.importer import (
     ImportPorts,
 )
 from factledger.application.importing.lines import NumberedLine, split_lines
-from factledger.application.ledger.commands import CommandResult, RecordSession
+from factledger.application.ledger.commands import RecordSession
+from factledger.application.ledger.past_sessions import PastOutcome
 
 
 async def numbered(path: Path) -> AsyncIterator[NumberedLine]:
@@ -39,16 +40,18 @@ async def main(path: Path, tenant: str, kill_after: int) -> None:
     async with open_runtime(settings, replace(IMPORT, backend=False)) as runtime:
         ledger, positions = runtime.ledger, runtime.imports
         assert positions is not None  # the import runtime opens it
-        record, recorded = ledger.record_past_session, [0]
+        record, recorded = ledger.record_past_sessions, [0]
 
-        def record_then_die(cmd: RecordSession) -> CommandResult:
-            result = record(cmd)
-            recorded[0] += result.applied
-            if recorded[0] == kill_after:
+        def record_then_die(
+            cmds: Sequence[RecordSession], *, stop_on_error: bool = False
+        ) -> list[PastOutcome]:
+            results = record(cmds, stop_on_error=stop_on_error)
+            recorded[0] += sum(result is True for result in results)
+            if recorded[0] >= kill_after:
                 os.kill(os.getpid(), signal.SIGKILL)
-            return result
+            return results
 
-        ledger.record_past_session = record_then_die  # type: ignore[method-assign]
+        ledger.record_past_sessions = record_then_die  # type: ignore[method-assign]
         use_case = HistoryImport(ImportPorts(ledger, runtime.safety, positions, ledger.clock))
         await use_case.run(numbered(path), ImportOptions(tenant, content_id(path, None)))
 

@@ -25,6 +25,7 @@ from factledger.adapters.extraction.rules.clauses import (
     is_filler,
     split_clauses,
 )
+from factledger.adapters.extraction.rules.context import with_context
 from factledger.adapters.extraction.rules.dates import (
     DateMention,
     annotate,
@@ -85,7 +86,7 @@ def _packaged_book() -> GuidanceBook:
 class RuleExtractor:
     """Deterministic extractor; the default of every self-hosted backend."""
 
-    VERSION = "2"  # bumped when the same guidance would extract differently
+    VERSION = "3"  # bumped when the same guidance would extract differently
 
     def __init__(
         self, guidance: Guidance | None = None, *, book: GuidanceBook | None = None
@@ -190,8 +191,9 @@ class RuleExtractor:
         bare = self._bare(clauses, dates)
         matches = self._match_slots(bare, context_slots(run))
         if matches:
-            made = [self._slot_fact(run, index, m, clauses, dates, anchor) for m in matches]
-            rests = uncovered(bare, matches)
+            kept = with_context(bare, matches)
+            made = [self._slot_fact(run, index, m, clauses, dates, anchor, c) for m, c in kept]
+            rests = uncovered(bare, [m for m, _ in kept])
             made.extend(run.add(Draft("", plain_note(r), None, [index])) for r in rests)
             return made
         intent = reply_intent(clauses, previous, self.guidance, dates)
@@ -243,10 +245,11 @@ class RuleExtractor:
         clauses: Clauses,
         dates: list[DateMention],
         anchor: datetime,
+        context: str = "",
     ) -> Draft:
         template = match.pattern.text
         value = match.value if template.startswith("{value}") else mid_sentence(match.value)
-        text = template.format(value=value)
+        text = f"{template.format(value=value)} {context}".rstrip()
         if clauses.tentative and text.startswith("plans to "):
             text = "may " + text.removeprefix("plans to ")
         if dates:

@@ -14,7 +14,12 @@ from pydantic import AwareDatetime, BaseModel, Field
 from factledger.api.http.deps import AgentOrService, IdempotencyDep, LedgerDep, SubjectIdDep
 from factledger.api.http.routes.proposals import actor_of
 from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, Strict
-from factledger.application.ledger.commands import ExpireField, ExpireMemory, new_command_id
+from factledger.application.ledger.commands import (
+    CommandResult,
+    ExpireField,
+    ExpireMemory,
+    new_command_id,
+)
 from factledger.application.memory.rules import ID_PATTERN
 from factledger.domain.provenance import MAX_REASON
 
@@ -58,8 +63,7 @@ async def expire_memory(
         idem.command_id or new_command_id(),
     )
 
-    async def run() -> ExpiryOut:
-        result = await asyncio.to_thread(ledger.expire_memory, cmd)
+    def out(result: CommandResult) -> ExpiryOut:
         return ExpiryOut(
             subject_id=str(subject_id),
             memory_id=memory_id,
@@ -67,7 +71,10 @@ async def expire_memory(
             applied=result.applied,
         )
 
-    return await idem.run(run, ExpiryOut)
+    async def run() -> ExpiryOut:
+        return out(await asyncio.to_thread(ledger.expire_memory, cmd))
+
+    return await idem.run(run, ExpiryOut, render=lambda _, result: out(result))
 
 
 class ExpireFieldIn(Strict):
@@ -110,8 +117,7 @@ async def expire_field(
         idem.command_id or new_command_id(),
     )
 
-    async def run() -> FieldExpiryOut:
-        result = await asyncio.to_thread(ledger.expire_field, cmd)
+    def out(result: CommandResult) -> FieldExpiryOut:
         return FieldExpiryOut(
             subject_id=str(subject_id),
             field=field,
@@ -119,4 +125,7 @@ async def expire_field(
             applied=result.applied,
         )
 
-    return await idem.run(run, FieldExpiryOut)
+    async def run() -> FieldExpiryOut:
+        return out(await asyncio.to_thread(ledger.expire_field, cmd))
+
+    return await idem.run(run, FieldExpiryOut, render=lambda _, result: out(result))

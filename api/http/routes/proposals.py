@@ -6,6 +6,7 @@ The proposer and the decider are always the verified principal; a body never nam
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from uuid import UUID, uuid4, uuid5
 
 from fastapi import APIRouter
@@ -31,6 +32,7 @@ from factledger.api.http.schemas.proposals import (
 )
 from factledger.application.ledger.commands import (
     ApproveChange,
+    CommandResult,
     ConfirmChange,
     ProposeChange,
     RejectChange,
@@ -111,9 +113,15 @@ def propose_command(
 
 
 async def propose(ledger: Ledger, cmd: ProposeChange) -> ProposalOut:
-    await asyncio.to_thread(ledger.propose_change, cmd)
-    subject = await asyncio.to_thread(ledger.subject, cmd.tenant, cmd.subject_id)
-    return proposal_out(subject, cmd.change_id)
+    result = await asyncio.to_thread(ledger.propose_change, cmd)
+    return proposal_out(subject_of(result), cmd.change_id)
+
+
+def subject_of(result: CommandResult) -> Subject:
+    """The subject the command left (every ledger command returns it)."""
+    if result.subject is None:
+        raise RuntimeError("a ledger command returned no subject")
+    return result.subject
 
 
 @router.post(
@@ -135,18 +143,29 @@ async def create(
     return await idem.run(lambda: propose(ledger, cmd), ProposalOut)
 
 
-async def _decided(ledger: Ledger, tenant: str, subject_id: UUID, change_id: UUID) -> DecisionOut:
-    subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+def _decided(result: CommandResult, change_id: UUID) -> DecisionOut:
+    """The decision as the command's own load of the subject saw it after saving."""
+    return decision_of(subject_of(result), change_id, applied=result.applied)
+
+
+def _decision_render(change_id: UUID) -> Callable[[Subject, CommandResult], DecisionOut]:
+    def render(subject: Subject, result: CommandResult) -> DecisionOut:
+        return decision_of(subject, change_id, applied=result.applied)
+
+    return render
+
+
+def decision_of(subject: Subject, change_id: UUID, *, applied: bool) -> DecisionOut:
     change = subject.change(change_id)
     # A confirmation answers the version it created, not the subject's version by now (other
     # decisions may have landed meanwhile); a rejection creates none.
     version = change.confirmed_version
     return DecisionOut(
         change_id=change_id,
-        subject_id=subject_id,
+        subject_id=subject.id,
         status=change.status,
         profile_version=subject.profile_version if version is None else version,
-        applied=True,
+        applied=applied,
         note=change.note,
     )
 
@@ -173,10 +192,9 @@ async def confirm(
 
     async def run() -> DecisionOut:
         result = await asyncio.to_thread(ledger.confirm_change, cmd)
-        out = await _decided(ledger, principal.tenant, subject_id, change_id)
-        return out.model_copy(update={"applied": result.applied})
+        return _decided(result, change_id)
 
-    return await idem.run(run, DecisionOut)
+    return await idem.run(run, DecisionOut, render=_decision_render(change_id))
 
 
 @router.post(
@@ -202,10 +220,9 @@ async def approve(
 
     async def run() -> DecisionOut:
         result = await asyncio.to_thread(ledger.approve_change, cmd)
-        out = await _decided(ledger, principal.tenant, subject_id, change_id)
-        return out.model_copy(update={"applied": result.applied})
+        return _decided(result, change_id)
 
-    return await idem.run(run, DecisionOut)
+    return await idem.run(run, DecisionOut, render=_decision_render(change_id))
 
 
 @router.post(
@@ -231,10 +248,9 @@ async def reject(
 
     async def run() -> DecisionOut:
         result = await asyncio.to_thread(ledger.reject_change, cmd)
-        out = await _decided(ledger, principal.tenant, subject_id, change_id)
-        return out.model_copy(update={"applied": result.applied})
+        return _decided(result, change_id)
 
-    return await idem.run(run, DecisionOut)
+    return await idem.run(run, DecisionOut, render=_decision_render(change_id))
 
 
 @router.get("/proposals/{change_id}", summary="Read one proposal and its status")

@@ -40,6 +40,7 @@ from factledger.api.http.schemas.sessions import (
     StartSessionIn,
     TranscriptOut,
 )
+from factledger.application.ledger.commands import CommandResult
 from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.decisions import check_decidable
 from factledger.application.sessions.end import (
@@ -56,6 +57,7 @@ from factledger.application.sessions.types import (
     SessionNotActiveError,
 )
 from factledger.domain.sessions import MAX_MESSAGES
+from factledger.domain.subject import Subject
 from factledger.domain.transcript import Message, MessageDecision, Role, Verdict
 
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["sessions"], responses=ERRORS)  # type: ignore[arg-type]
@@ -222,19 +224,38 @@ async def end(
     await screen_fields(safety, end_fields(body.summary, cmds))
     change_ids = [c.change_id for c in cmds]
     key = SessionKey(subject_id, SessionId(session_id))
+    recorder = ProposalsRecorder(ledger, tenant, cmds)
+
+    def render(subject: Subject, result: CommandResult) -> EndSessionOut:
+        # Run inside the save (ADR 0027), after the recorder was handed the recording.
+        recording = recorder.recording
+        assert recording is not None  # noqa: S101 - the save follows the hand-over
+        done = RecordedEnd(
+            subject,
+            len(recording.transcript),
+            recording.withheld,
+            tuple(change_ids),
+            decided_in(recording.transcript),
+        )
+        return _end_out(session_id, done)
 
     async def run() -> EndSessionOut:
-        done = await asyncio.to_thread(
-            recorded_end, ledger, tenant, subject_id, session_id, change_ids
-        )
-        if done is not None:
-            # Left behind by a process that stopped between the save and the clear.
-            await buffer.discard(key)
+        try:
+            await _owned(buffer, key)
+        except SessionNotActiveError:
+            # Ended before: answer with what was recorded (the ledger is the durable record).
+            done = await asyncio.to_thread(
+                recorded_end, ledger, tenant, subject_id, session_id, change_ids
+            )
+            if done is None:
+                raise
             return _end_out(session_id, done)
-        await _owned(buffer, key)
-        recorder = ProposalsRecorder(ledger, tenant, cmds)
+        # Still buffered: a fresh end, or one left behind by a process that stopped between
+        # the save and the clear, which the ledger's end answers from the same single load.
         recording = await sessions.end(key, summary=body.summary, recorder=recorder)
-        subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+        subject = recorder.subject
+        if subject is None:  # a recorder that saved nothing would have raised
+            raise SessionNotActiveError(session_id)
         fresh = RecordedEnd(
             subject,
             len(recording.transcript),
@@ -244,7 +265,7 @@ async def end(
         )
         return _end_out(session_id, fresh)
 
-    return await idem.run(run, EndSessionOut)
+    return await idem.run(run, EndSessionOut, render=render)
 
 
 def _end_out(session_id: str, done: RecordedEnd) -> EndSessionOut:

@@ -8,7 +8,13 @@ from pathlib import Path
 import yaml
 
 from factledger.bench.natural.generate import generate
-from factledger.bench.natural.score import DEFAULT_SET, foreign_values, questions_of
+from factledger.bench.natural.score import (
+    DEFAULT_SET,
+    foreign_values,
+    holds_foreign,
+    own_values,
+    questions_of,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -46,3 +52,21 @@ def test_changed_values_have_a_stale_one_and_values_belong_to_one_subject() -> N
     assert all(q.stale != q.answer for q in stale)
     own = {q.answer.lower() for q in questions_of(first)}
     assert not own & set(foreign_values(subjects, first["id"]))
+
+
+def test_a_value_inside_the_subjects_own_value_is_not_another_subjects() -> None:
+    own = ["juniper bags", "lucca"]
+
+    assert not holds_foreign("works with juniper bags", ["juniper", "soy"], own)
+    assert holds_foreign("their dog is called juniper", ["juniper"], own)
+    assert not holds_foreign("works at soylent", ["soy"], ["soylent"])
+    assert not holds_foreign("likes soya milk", ["soy"], [])  # whole words only
+
+
+def test_every_subject_owns_the_values_it_is_asked_about() -> None:
+    subjects = generate()["subjects"]
+    for subject in subjects:
+        own = set(own_values(subjects, subject["id"]))
+        asked = {q.answer.lower() for q in questions_of(subject) if q.topic != "budget"}
+        assert asked <= own
+        assert not own & set(foreign_values(subjects, subject["id"]))

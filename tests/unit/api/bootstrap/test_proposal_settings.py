@@ -70,7 +70,7 @@ def test_a_misspelt_mode_or_slot_is_refused_at_start_up(monkeypatch: pytest.Monk
 
 
 def test_the_model_is_named_by_its_extractor_and_version() -> None:
-    assert model_actor(load_settings()) == Actor(ActorKind.MODEL, "rule@2")
+    assert model_actor(load_settings()) == Actor(ActorKind.MODEL, "rule@3")
     llm = OpenAICompatibleExtractorSettings(base_url="http://llm:8080/v1", model="small-7b")
     assert model_actor(load_settings(extractor=llm)) == Actor(
         ActorKind.MODEL, "openai-compatible:small-7b@1"

@@ -4,7 +4,7 @@ text, bad lines reported by number and field, re-imports and resumes that add no
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 import structlog
@@ -16,8 +16,9 @@ from factledger.application.importing.importer import (
 )
 from factledger.application.importing.lines import NumberedLine
 from factledger.application.importing.positions import ImportPositionsUnavailableError
-from factledger.application.ledger.commands import CommandResult, RecordSession
+from factledger.application.ledger.commands import RecordSession
 from factledger.application.ledger.event_store_errors import EventStoreUnavailableError
+from factledger.application.ledger.past_sessions import PastOutcome
 from factledger.domain.subject import subject_id_for
 from factledger.testing.history import CARD, HistoryShape, history_bytes
 
@@ -282,18 +283,19 @@ async def test_a_ledger_that_fails_mid_batch_ends_the_import_with_its_own_error(
     importer: Importer,
 ) -> None:
     data = history_bytes(SHAPE)
-    record, calls = importer.ledger.record_past_session, [0]
+    record, calls = importer.ledger.record_past_sessions, [0]
 
-    def flaky(cmd: RecordSession) -> CommandResult:
+    def flaky(cmds: Sequence[RecordSession], *, stop_on_error: bool = False) -> list[PastOutcome]:
         calls[0] += 1
-        if calls[0] == 5:
+        if calls[0] == 2:
             raise EventStoreUnavailableError("event store down")
-        return record(cmd)
+        return record(cmds, stop_on_error=stop_on_error)
 
-    importer.ledger.record_past_session = flaky  # type: ignore[method-assign]
+    importer.ledger.record_past_sessions = flaky  # type: ignore[method-assign]
     with pytest.raises(EventStoreUnavailableError):
         await importer.run(data)
-    del importer.ledger.record_past_session
+    assert calls[0] >= 2
+    del importer.ledger.record_past_sessions
     report = await importer.run(data)  # nothing of the failed batch was counted
     assert report.resumed_after == 0
     assert report.sessions + report.unchanged == 12

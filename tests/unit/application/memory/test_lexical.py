@@ -12,6 +12,7 @@ from factledger.application.memory.lexical import (
     idf_weights,
     lexical_terms,
     query_terms,
+    slot_words,
     source_text,
     subject_label,
     vector_text,
@@ -22,6 +23,36 @@ from factledger.domain.transcript import Message, Role
 def test_a_label_prefixes_the_vector_text_only_when_given() -> None:
     assert vector_text("Collects stamps", "Ingrid") == "Ingrid: Collects stamps"
     assert vector_text("Collects stamps", None) == "Collects stamps"
+
+
+@pytest.mark.parametrize(
+    ("slot", "words"),
+    [
+        ("supplier", "supplier"),
+        ("job_title", "job title"),
+        ("allergy:tree_nuts", "allergy"),
+        ("intent:supplier", None),
+        ("intent:open_a_store", None),
+        (None, None),
+        ("", None),
+    ],
+)
+def test_a_slot_is_named_in_words_and_an_intent_names_none(
+    slot: str | None, words: str | None
+) -> None:
+    assert slot_words(slot) == words
+
+
+def test_the_slot_name_follows_the_label_in_the_vector_text() -> None:
+    assert vector_text("moved to Lucca", None, "location") == "location: moved to Lucca"
+    assert vector_text("moved to Lucca", "Ingrid", "location") == "Ingrid, location: moved to Lucca"
+    assert vector_text("may open a shop", None, "intent:shop") == "may open a shop"
+
+
+def test_terms_hold_the_slot_name() -> None:
+    terms = lexical_terms("moved to Lucca", "", None, "job_title")
+
+    assert {"job", "title", "lucca"} <= set(terms)
 
 
 @pytest.mark.parametrize("metadata", [None, {}, {"subject_label": "  "}, {"subject_label": 3}])

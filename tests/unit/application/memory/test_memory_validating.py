@@ -11,8 +11,9 @@ import pytest
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.errors import InvalidMemoryInputError
+from factledger.application.memory.forwarding import innermost_backend
 from factledger.application.memory.types import Metadata, Namespace, SearchQuery
-from factledger.application.memory.validating import ValidatingMemoryBackend, inner_backend
+from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor
@@ -99,5 +100,5 @@ async def test_the_wrapper_shows_the_adapter_name_and_unwraps_to_it() -> None:
     inner = RecordingBackend()
     backend = ValidatingMemoryBackend(ValidatingMemoryBackend(inner))
     assert (backend.name, backend.capabilities) == (inner.name, inner.capabilities)
-    assert inner_backend(backend) is inner
-    assert inner_backend(inner) is inner
+    assert innermost_backend(backend) is inner
+    assert innermost_backend(inner) is inner

@@ -1,0 +1,186 @@
+"""`LedgerCore`: the ledger's `eventsourcing` Application and the machinery its commands share.
+
+Load, act, save with retries on a concurrent writer's win (`_run`), the reads, and the
+store's set-up (the recorder that reports unavailability, the crypto-shredding mapper, the
+`after_commit` listeners). The commands live in `ledger` (`Ledger`), `forgetting` and
+`past_sessions`, as mixins over this class.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, cast
+from uuid import UUID
+
+import structlog
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
+from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper, Recording
+
+from factledger.application.clocks import SystemClock
+from factledger.application.errors import ConcurrencyError, NotFoundError
+from factledger.application.ledger.cipher import ShreddingMapper
+from factledger.application.ledger.commands import CommandResult
+from factledger.application.ledger.event_store_errors import (
+    UNREACHABLE,
+    reporting_unavailability,
+    unavailable,
+)
+from factledger.application.ledger.idempotency import JsonBody
+from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
+from factledger.application.ledger.responses import ResponseWrite, pending_response
+from factledger.application.ledger.tenants import TenantCache
+from factledger.application.ports import Clock
+from factledger.domain.subject import Subject, subject_id_for
+from factledger.domain.values import ProfileSchema
+
+MAX_ATTEMPTS = 12
+log = structlog.get_logger(__name__)
+Action = Callable[[Subject], object]
+
+
+class LedgerCore(Application[UUID]):
+    """The Application under `Ledger`: set-up, reads and the load-act-save loop."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        clock: Clock | None = None,
+        schemas: Mapping[str, ProfileSchema] | None = None,
+        keys: KeyStore | None = None,
+    ) -> None:
+        self.clock: Clock = clock or SystemClock()
+        self.schemas: Mapping[str, ProfileSchema] = schemas or {}
+        # Set before the library builds the mapper, which needs it (ADR 0003).
+        self.keys: KeyStore = keys or InMemoryKeyStore()
+        self._tenants = TenantCache()
+        # Called after every commit, in the saving thread (e.g. to wake the sync worker).
+        self.after_commit: list[Callable[[], None]] = []
+        super().__init__(env)
+
+    def construct_recorder(self) -> ApplicationRecorder:
+        # Opening the store creates its tables: a database it cannot reach fails here first.
+        try:
+            recorder = super().construct_recorder()
+        except UNREACHABLE as exc:
+            raise unavailable() from exc
+        return reporting_unavailability(recorder)
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        return ShreddingMapper(
+            transcoder=self.construct_transcoder(),
+            compressor=self.factory.compressor(),
+            cipher=self.factory.cipher(),
+            keys=self.keys,
+        )
+
+    def save(
+        self,
+        *objs: MutableOrImmutableAggregate[UUID] | DomainEventProtocol[UUID] | None,
+        **kwargs: Any,
+    ) -> list[Recording[UUID]]:
+        recordings = super().save(*objs, **kwargs)
+        for listener in self.after_commit:
+            listener()
+        return recordings
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def subject(self, tenant: str, subject_id: UUID) -> Subject:
+        """Loads a subject of this tenant; any other case is `NotFoundError` (no existence leak)."""
+        try:
+            subject = cast("Subject", self.repository.get(subject_id))
+        except AggregateNotFoundError as exc:
+            raise NotFoundError(f"subject {subject_id}") from exc
+        if subject.tenant != tenant:
+            raise NotFoundError(f"subject {subject_id}")
+        return subject
+
+    def tenant_of(self, subject_id: UUID) -> str:
+        """The tenant a subject was registered in, from its first event alone (a subject never
+        changes tenant); `NotFoundError` when there is no such subject."""
+        tenant = self._tenants.get(subject_id)
+        if tenant is None:
+            try:
+                registered = cast("Subject", self.repository.get(subject_id, version=1))
+            except AggregateNotFoundError as exc:
+                raise NotFoundError(f"subject {subject_id}") from exc
+            tenant = registered.tenant
+            self._tenants.put(subject_id, tenant)
+        return tenant
+
+    def known_tenant(self, subject_id: UUID) -> str | None:
+        """The subject's tenant when `tenant_of` has read it before; None otherwise. Never
+        blocks, so async callers may call it without a thread."""
+        return self._tenants.get(subject_id)
+
+    @staticmethod
+    def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
+        return subject_id_for(tenant, kind, external_ref)
+
+    # -- machinery -----------------------------------------------------------------------------
+
+    def _now(self) -> datetime:
+        return self.clock.now()
+
+    def _run(
+        self, tenant: str, subject_id: UUID, command_id: str | None, action: Action
+    ) -> CommandResult:
+        """Load, act, save; on a concurrent writer's win, reload and act again."""
+        for attempt in range(MAX_ATTEMPTS):
+            subject = self.subject(tenant, subject_id)
+            if command_id is not None and subject.has_seen(command_id):
+                return self._result(subject, position=None)
+            action(subject)
+            if not subject.pending_events:
+                return self._result(subject, position=None)
+            events = [type(e).__name__ for e in subject.pending_events]
+            response = self._response_for(subject)
+            try:
+                recordings = self.save(subject, response=response)
+            except IntegrityError:
+                log.info("ledger.write_conflicted", subject_id=str(subject_id), attempt=attempt)
+                # Jittered backoff: writers that collided should not collide again in lockstep.
+                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))  # noqa: S311
+                continue
+            position = recordings[-1].notification.id
+            if response is not None and response.executed:
+                response.pending.written = True  # committed with the events
+            log.info(
+                "ledger.events_saved",
+                subject_id=str(subject_id),
+                events=events,
+                position=position,
+                attempts=attempt + 1,
+            )
+            return self._result(subject, position=position)
+        log.warning("ledger.write_gave_up", subject_id=str(subject_id), attempts=MAX_ATTEMPTS)
+        raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
+
+    def _response_for(self, subject: Subject) -> ResponseWrite | None:
+        """The running request's response, for the recorder to write with the events."""
+        pending = pending_response()
+        if pending is None or pending.scope.subject_id != subject.id:
+            return None
+
+        def body(positions: Sequence[int]) -> JsonBody:
+            result = self._result(subject, position=positions[-1] if positions else None)
+            pending.body = pending.render(subject, result)
+            return pending.body
+
+        return ResponseWrite(pending, body)
+
+    @staticmethod
+    def _result(subject: Subject, *, position: int | None) -> CommandResult:
+        return CommandResult(
+            subject_id=subject.id,
+            applied=position is not None,
+            position=position,
+            subject_version=subject.version,
+            profile_version=subject.profile_version,
+            subject=subject,
+        )

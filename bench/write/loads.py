@@ -1,0 +1,124 @@
+"""Loading a subject in process, on subjects of 10, 1,000 and 10,000 events: the first load
+of a process (a replay of the whole stream) and a load from the aggregate cache (what every
+command pays: the new events, then a copy for the command), each build on the same file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from uuid import UUID
+
+import structlog.testing
+
+from factledger.adapters.sqlite.event_store import sqlite_env
+from factledger.adapters.sqlite.key_store import SqliteKeyStore
+from factledger.application.ledger.commands import ProposeChange, RecordSession, RegisterSubject
+from factledger.application.ledger.ledger import Ledger
+from factledger.bench.machine import load_average
+from factledger.bench.write.history import SIZES, seed_plan
+from factledger.bench.write.rebuild import AT, PROPOSALS_PER_SAVE
+from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
+from factledger.domain.transcript import Channel, Message, Role
+from factledger.domain.values import TextValue
+
+TENANT = "bench"
+WARM_LOADS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class LoadFigures:
+    build: str
+    size: int
+    cold_ms: float  # a new process's first load: the whole stream replayed
+    warm_ms: float  # median of cached loads (fast-forward and copy)
+    load_average: str
+
+
+def seeded(workdir: Path) -> dict[int, UUID]:
+    """A SQLite ledger with one subject of each size in `SIZES`."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    keys = SqliteKeyStore(workdir / "keys.sqlite")
+    ledger = Ledger(sqlite_env(workdir / "ledger.sqlite"), keys=keys)
+    subjects: dict[int, UUID] = {}
+    try:
+        with structlog.testing.capture_logs():
+            for size in SIZES:
+                subject_id = ledger.register_subject(
+                    RegisterSubject(TENANT, "lead", f"loads-{size}")
+                ).subject_id
+                subjects[size] = subject_id
+                for n, count in enumerate(seed_plan(size)):
+                    said = Message(role=Role.SUBJECT, text="We buy from Acme.", at=AT)
+                    session = RecordSession(
+                        TENANT, subject_id, f"s-{n}", Channel.CHAT, AT, AT, (said,)
+                    )
+                    evidence = Evidence(session_id=f"s-{n}", message_index=0, quote="Acme")
+                    proposals = [
+                        ProposeChange(
+                            tenant=TENANT,
+                            subject_id=subject_id,
+                            field=f"f{p}",
+                            operation=Operation.SET,
+                            value=TextValue("Acme"),
+                            origin=Origin.STATED,
+                            proposed_by=Actor(ActorKind.AGENT, "bench"),
+                            based_on_version=0,
+                            evidence=evidence,
+                        )
+                        for p in range(min(count, PROPOSALS_PER_SAVE))
+                    ]
+                    ledger.end_session(session, proposals)
+    finally:
+        ledger.close()
+        keys.close()
+    return subjects
+
+
+# Runs in the interpreter under test, so a baseline install loads the same ledger file.
+_LOADS = """
+import json, statistics, sys, time
+from pathlib import Path
+from uuid import UUID
+from factledger.adapters.sqlite.event_store import sqlite_env
+from factledger.adapters.sqlite.key_store import SqliteKeyStore
+from factledger.application.ledger.ledger import Ledger
+work, tenant, warm = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+keys = SqliteKeyStore(work / "keys.sqlite")
+ledger = Ledger(sqlite_env(work / "ledger.sqlite"), keys=keys)
+found = {}
+for size, raw in json.loads(sys.argv[4]).items():
+    subject_id = UUID(raw)
+    started = time.perf_counter()
+    ledger.subject(tenant, subject_id)
+    cold = time.perf_counter() - started
+    times = []
+    for _ in range(warm):
+        started = time.perf_counter()
+        ledger.subject(tenant, subject_id)
+        times.append(time.perf_counter() - started)
+    found[size] = [cold * 1e3, statistics.median(times) * 1e3]
+print(json.dumps(found))
+"""
+
+
+def measure_loads(
+    workdir: Path, subjects: dict[int, UUID], python: str, build: str
+) -> list[LoadFigures]:
+    ids = json.dumps({str(size): str(subject) for size, subject in subjects.items()})
+    out = (
+        subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
+            [python, "-c", _LOADS, str(workdir), TENANT, str(WARM_LOADS), ids],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    found = json.loads(out)
+    return [
+        LoadFigures(build, int(size), cold, warm, load_average())
+        for size, (cold, warm) in found.items()
+    ]

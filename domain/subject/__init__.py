@@ -1,0 +1,13 @@
+"""The subject aggregate (`Subject`) and its deterministic id (`subject_id_for`)."""
+
+from factledger.domain.subject.aggregate import Subject
+from factledger.domain.subject.ids import MAX_REFERENCE, SUBJECT_NAMESPACE, subject_id_for
+from factledger.domain.subject.state import SEEN_COMMANDS_WINDOW
+
+__all__ = [
+    "MAX_REFERENCE",
+    "SEEN_COMMANDS_WINDOW",
+    "SUBJECT_NAMESPACE",
+    "Subject",
+    "subject_id_for",
+]
