@@ -45,11 +45,11 @@ def session_doc(e: SessionRecorded, position: int) -> JsonObject:
     }
 
 
-def change_doc(e: ChangeProposed, tenant: str, queue_key: str) -> JsonObject:
-    """A proposal as the change view and the review queue keep it."""
+def change_doc(e: ChangeProposed, sid: str, tenant: str, queue_key: str) -> JsonObject:
+    """A proposal as the change view and the review queue keep it (`sid`: its subject's id)."""
     return {
         "tenant": tenant,
-        "subject_id": str(e.originator_id),
+        "subject_id": sid,
         "change_id": str(e.change_id),
         "field": e.field,
         "operation": e.operation,

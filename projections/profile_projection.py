@@ -38,7 +38,7 @@ from factledger.domain.events import (
 from factledger.domain.proposal import apply_operation
 from factledger.domain.provenance import Operation
 from factledger.domain.values import JsonObject, from_payload, render, to_payload
-from factledger.projections.follower import Follower, Tracked
+from factledger.projections.follower import PAGE, Follower, Tracked
 from factledger.projections.profile_docs import (
     as_object,
     change_doc,
@@ -73,10 +73,11 @@ class ProfileProjection:
         with self.store.read() as txn:
             return {view: txn.scan(view, "") for view in VIEWS}
 
-    def rebuild(self, app: Application[UUID]) -> int:
-        """Drops every view and replays the whole log into them; returns events replayed."""
+    def rebuild(self, app: Application[UUID], *, page: int = PAGE) -> int:
+        """Drops every view and replays the whole log into them, `page` events per
+        transaction; returns events replayed."""
         self.store.drop()
-        return Follower(app, [self]).catch_up()
+        return Follower(app, [self], page=page).catch_up()
 
     def process(self, batch: Sequence[Tracked]) -> None:
         with self.store.transaction() as txn:
@@ -134,7 +135,7 @@ class ProfileProjection:
         subject = as_object(txn.get("subject", sid))
         tenant = str(subject.get("tenant", ""))
         queue_key = f"{tenant}:{key_time(e.timestamp)}:{position:012d}"
-        change = change_doc(e, tenant, queue_key)
+        change = change_doc(e, sid, tenant, queue_key)
         txn.put("change", f"{sid}:{e.change_id}", change)
         txn.put("queue", queue_key, change)
 

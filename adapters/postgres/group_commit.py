@@ -11,7 +11,11 @@ runs it in one transaction and answers each caller after the commit.
   which their callers' clients retry.
 - A unit that fails alone (another writer took its versions) gets its own error; the
   others commit. A failure of the transaction itself (the database away, a failed commit)
-  fails every unit of the batch with it: none of it is written.
+  fails every unit of the batch with it: none of it is written. It also fails the units
+  that queued while that transaction was failing, without a transaction of their own:
+  each attempt on a database that is away costs up to the pool's wait, and a unit that
+  waited for one failed batch and then ran its own would answer its 503 late (twice the
+  wait and more), past the budget a client is promised.
 - Units of one aggregate never share a batch: the second waits for the next one, so a
   batch never holds two claims on one version.
 """
@@ -109,11 +113,18 @@ class GroupCommit(Generic[T]):
             self._queue.extendleft(reversed(deferred))
             return batch
 
+    def _take_queued(self) -> list[Unit[T]]:
+        with self._ready:
+            queued = list(self._queue)
+            self._queue.clear()
+            return queued
+
     def _serve(self) -> None:
         while (batch := self._take()) is not None:
             try:
                 outcomes = self._run_batch([unit.work for unit in batch])
             except BaseException as exc:
+                batch += self._take_queued()
                 outcomes = [_copy_of(exc) for _ in batch]
                 log.warning(
                     "ledger.group_commit_failed", units=len(batch), error_type=type(exc).__name__

@@ -3,7 +3,6 @@ transaction, so followers in several processes take turns and never apply an eve
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -16,12 +15,13 @@ from psycopg.pq import TransactionStatus
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.adapters.sql_names import sql_name
+from factledger.adapters.view_buffer import BufferedViewTransaction, LoadOne, LoadPrefix
+from factledger.application.json_text import dumps_sorted
 from factledger.application.ledger.view_store import (
     PositionMovedError,
     ViewStoreUnavailableError,
     ViewTransaction,
 )
-from factledger.domain.values import JsonObject
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS {schema}.view_documents (
@@ -34,48 +34,32 @@ CREATE TABLE IF NOT EXISTS {schema}.view_tracking (
 """
 
 
-class _PostgresTransaction:
-    def __init__(self, conn: psycopg.Connection[tuple[object, ...]], schema: str, name: str):
-        self._conn, self._name = conn, name
-        self._docs = sql.SQL("{}.view_documents").format(sql.Identifier(schema))
-        self.start_position = self.new_position = 0
+Conn = psycopg.Connection[tuple[object, ...]]
 
-    def _exec(self, query: str, params: tuple[object, ...]) -> psycopg.Cursor[tuple[object, ...]]:
-        return self._conn.execute(sql.SQL(query).format(docs=self._docs), params)
 
-    def get(self, view: str, key: str) -> JsonObject | None:
-        row = self._exec(
-            "SELECT doc FROM {docs} WHERE projection=%s AND view=%s AND key=%s",
-            (self._name, view, key),
-        ).fetchone()
-        return None if row is None else cast("JsonObject", row[0])
+def _load_one(conn: Conn, docs: sql.Composed, name: str) -> LoadOne:
+    query = sql.SQL("SELECT doc::text FROM {} WHERE projection=%s AND view=%s AND key=%s").format(
+        docs
+    )
 
-    def put(self, view: str, key: str, doc: JsonObject) -> None:
-        self._exec(
-            "INSERT INTO {docs} VALUES (%s, %s, %s, %s::jsonb) "
-            "ON CONFLICT (projection, view, key) DO UPDATE SET doc = excluded.doc",
-            (self._name, view, key, json.dumps(doc)),
-        )
+    def load(view: str, key: str) -> str | None:
+        row = conn.execute(query, (name, view, key)).fetchone()
+        return None if row is None else str(row[0])
 
-    def delete(self, view: str, key: str) -> None:
-        self._exec(
-            "DELETE FROM {docs} WHERE projection=%s AND view=%s AND key=%s",
-            (self._name, view, key),
-        )
+    return load
 
-    def scan(self, view: str, prefix: str) -> list[tuple[str, JsonObject]]:
-        rows = self._exec(
-            "SELECT key, doc FROM {docs} WHERE projection=%s AND view=%s "
-            "AND left(key, %s) = %s ORDER BY key",
-            (self._name, view, len(prefix), prefix),
-        ).fetchall()
-        return [(str(key), cast("JsonObject", doc)) for key, doc in rows]
 
-    def position(self) -> int:
-        return self.new_position
+def _load_prefix(conn: Conn, docs: sql.Composed, name: str) -> LoadPrefix:
+    query = sql.SQL(
+        "SELECT key, doc::text FROM {} WHERE projection=%s AND view=%s "
+        "AND left(key, %s) = %s ORDER BY key"
+    ).format(docs)
 
-    def advance(self, position: int) -> None:
-        self.new_position = position
+    def load(view: str, prefix: str) -> list[tuple[str, str]]:
+        rows = conn.execute(query, (name, view, len(prefix), prefix)).fetchall()
+        return [(str(key), str(doc)) for key, doc in rows]
+
+    return load
 
 
 def _unavailable() -> ViewStoreUnavailableError:
@@ -108,6 +92,37 @@ class PostgresViewStore:
                 raise
         self._tracking = sql.SQL("{}.view_tracking").format(ident)
         self._docs = sql.SQL("{}.view_documents").format(ident)
+        # The transactions open on this handle, outermost first (more than one: savepoints).
+        self._open: list[BufferedViewTransaction] = []
+
+    def _buffered(self, conn: Conn, position: int) -> BufferedViewTransaction:
+        return BufferedViewTransaction(
+            _load_one(conn, self._docs, self.name),
+            _load_prefix(conn, self._docs, self.name),
+            dumps_sorted,
+            position,
+        )
+
+    def _write(self, conn: Conn, txn: BufferedViewTransaction) -> None:
+        """A transaction's writes in two statements at most, each sent once for all its rows
+        (psycopg pipelines `executemany`): a round trip per document was most of a page."""
+        writes = txn.take_writes()
+        with conn.cursor() as cursor:
+            if writes.deletes:
+                cursor.executemany(
+                    sql.SQL("DELETE FROM {} WHERE projection=%s AND view=%s AND key=%s").format(
+                        self._docs
+                    ),
+                    [(self.name, view, key) for view, key in writes.deletes],
+                )
+            if writes.puts:
+                cursor.executemany(
+                    sql.SQL(
+                        "INSERT INTO {} VALUES (%s, %s, %s, %s::jsonb) "
+                        "ON CONFLICT (projection, view, key) DO UPDATE SET doc = excluded.doc"
+                    ).format(self._docs),
+                    [(self.name, view, key, text) for view, key, text in writes.puts],
+                )
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
@@ -126,33 +141,56 @@ class PostgresViewStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[ViewTransaction]:
-        with self._connection() as conn, conn.transaction():
+        with self._connection() as conn:
+            if self._open:
+                # A transaction nested in another: the outer one's writes go first, as they
+                # would have unbuffered (and it forgets what it read, which may change).
+                self._write(conn, self._open[-1])
+            depth = len(self._open)
+            try:
+                with conn.transaction():
+                    txn = self._buffered(conn, self._lock_position(conn))
+                    self._open.append(txn)
+                    yield txn
+                    self._write(conn, txn)
+                    if txn.new_position != txn.start_position:
+                        self._store_position(conn, txn.start_position, txn.new_position)
+            finally:
+                del self._open[depth:]
+
+    def _lock_position(self, conn: Conn) -> int:
+        """Takes the tracking row's lock and reads the position, in one round trip."""
+        with conn.pipeline():
+            # No wait for the WAL's flush at commit: a server crash can take back the last
+            # commits of the views, documents and position together, and the projection then
+            # replays those events from the ledger (whose commits keep waiting).
+            conn.execute("SET LOCAL synchronous_commit = off")
             conn.execute(
                 sql.SQL("INSERT INTO {} VALUES (%s, 0) ON CONFLICT DO NOTHING").format(
                     self._tracking
                 ),
                 (self.name,),
             )
-            row = conn.execute(
+            cur = conn.execute(
                 sql.SQL("SELECT position FROM {} WHERE projection=%s FOR UPDATE").format(
                     self._tracking
                 ),
                 (self.name,),
-            ).fetchone()
-            txn = _PostgresTransaction(conn, self.schema, self.name)
-            txn.start_position = txn.new_position = int(cast("int", row[0])) if row else 0
-            yield txn
-            if txn.new_position != txn.start_position:
-                # The row lock keeps other handles out; a transaction nested on this one's
-                # connection can still move the position, and then this one must not commit.
-                moved = conn.execute(
-                    sql.SQL("UPDATE {} SET position=%s WHERE projection=%s AND position=%s").format(
-                        self._tracking
-                    ),
-                    (txn.new_position, self.name, txn.start_position),
-                )
-                if moved.rowcount != 1:
-                    raise PositionMovedError(self.name)
+            )
+        row = cur.fetchone()
+        return int(cast("int", row[0])) if row else 0
+
+    def _store_position(self, conn: Conn, old: int, new: int) -> None:
+        # The row lock keeps other handles out; a transaction nested on this one's
+        # connection can still move the position, and then this one must not commit.
+        moved = conn.execute(
+            sql.SQL("UPDATE {} SET position=%s WHERE projection=%s AND position=%s").format(
+                self._tracking
+            ),
+            (new, self.name, old),
+        )
+        if moved.rowcount != 1:
+            raise PositionMovedError(self.name)
 
     def transaction(self) -> AbstractContextManager[ViewTransaction]:
         return self._transaction()
@@ -166,9 +204,8 @@ class PostgresViewStore:
             with conn.transaction(force_rollback=True):
                 if outermost:  # a read nested in a transaction shares that one's snapshot
                     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                txn = _PostgresTransaction(conn, self.schema, self.name)
-                txn.start_position = txn.new_position = self._read_position(conn)
-                yield txn
+                # Its writes are never taken: they end with it.
+                yield self._buffered(conn, self._read_position(conn))
 
     def read(self) -> AbstractContextManager[ViewTransaction]:
         return self._read()

@@ -31,6 +31,7 @@ from factledger.api.settings import Settings
 from factledger.application.clocks import SystemClock
 from factledger.application.ports import Clock, MemoryBackend
 from factledger.application.sync.ports import SyncStore
+from factledger.projections.live import LiveViews
 
 
 @contextmanager
@@ -62,6 +63,11 @@ async def open_runtime(
             backend = await open_configured_backend(settings, now, postgres, stack)
             runtime = replace(runtime, backend=backend)
         runtime = await open_services(runtime, settings, postgres, stack, clock=now, needs=needs)
+        if needs.live_views:
+            live = LiveViews(runtime.follower)
+            runtime.ledger.after_commit.append(live.wake)
+            live.start()
+            stack.callback(live.stop)
         if needs.idempotency:
             idempotency = await open_idempotency_store(settings, postgres, stack)
             runtime = replace(runtime, idempotency=idempotency)

@@ -63,9 +63,11 @@ class Needs:
     # Wake this process's sync worker when another process commits events (PostgreSQL's
     # LISTEN/NOTIFY); the worker's poll interval stays the fallback.
     listen_for_commits: bool = False
+    # Keep the views following the log in a thread (`projections.live`), not only when read.
+    live_views: bool = False
 
 
-API = Needs()
+API = Needs(live_views=True)
 WORKER = Needs(
     sessions=False, idempotency=False, run_sync=False, imports=False, listen_for_commits=True
 )

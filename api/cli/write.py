@@ -19,10 +19,11 @@ from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
 from factledger.bench.write.history import SIZES
+from factledger.bench.write.lag import LagRun, measure_lag
 from factledger.bench.write.loads import WARM_LOADS, measure_loads
 from factledger.bench.write.loads import seeded as seeded_subjects
 from factledger.bench.write.overhead import APPENDS, measure_overhead
-from factledger.bench.write.rebuild import measure_rebuild, seeded
+from factledger.bench.write.rebuild import rebuilds
 from factledger.bench.write.run import PARTS, Rate, closed_loop, history, label, searchable
 from factledger.bench.write.search import measure_lifted_search, measure_search
 from factledger.bench.write.store_appends import measure_store_appends
@@ -36,6 +37,7 @@ ALL_PARTS = (
     "overhead",
     "search",
     "rebuild",
+    "lag",
     "sync",
     "start",
     "store-appends",
@@ -88,7 +90,9 @@ def write(
     console = Console(stderr=True)
     console.print(f"load average at start: {load_average()}")
     credentials = _credentials()
-    env = dict(credentials.server_env)
+    # Capacity, not policy: the token buckets (500 requests/s per tenant by default) would
+    # answer 429 before the server is saturated.
+    env = {**credentials.server_env, "FACTLEDGER_API__RATE_LIMIT__ENABLED": "false"}
     rates: list[Rate] = []
     builds = [sys.executable] + ([str(baseline_python)] if baseline_python else [])
     with tempfile.TemporaryDirectory(prefix="factledger-write-") as scratch:
@@ -151,23 +155,38 @@ def write(
                 f"(load avg {lifted.load_average})"
             )
         if "rebuild" in chosen:
-            ledger_dir = seeded(root / "rebuild", events=rebuild_events)
-            for run in range(3):  # the builds take turns
-                for python in builds:
-                    rebuilt = measure_rebuild(ledger_dir, python, run=run)
-                    typer.echo(
-                        f"\nProjection rebuild ({label(python)}), SQLite, {rebuilt.events:,} "
-                        f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s "
-                        f"(load avg {rebuilt.load_average})"
-                    )
+            for store, rebuilt in rebuilds(root / "rebuild", builds, events=rebuild_events):
+                typer.echo(
+                    f"\nProjection rebuild ({rebuilt.build}), {store}, {rebuilt.events:,} "
+                    f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s; "
+                    f"{rebuilt.cpu_seconds:.2f} CPU s, {rebuilt.per_cpu_second:,.0f} events per "
+                    f"CPU s (load avg {rebuilt.load_average})"
+                )
+        if "lag" in chosen:
+            lag_run = LagRun(root, env, credentials.service_token, credentials.agent_token,
+                             seconds=seconds)  # fmt: skip
+            typer.echo(
+                "\nViews behind the ledger, one embedded API process offered 400 appends/s and "
+                "50 session ends/s:\n\n| build | s | appends/s | ends/s | failed | events | "
+                "lag p50 / p95 / max s | gauge max events | load avg |\n|---|---|---|---|---|---|"
+                "---|---|---|"
+            )
+            for python in builds:
+                f = measure_lag(lag_run, python)
+                typer.echo(
+                    f"| {f.build} | {f.seconds:g} | {f.appends / f.seconds:.1f} | "
+                    f"{f.ends / f.seconds:.1f} | {f.failed} | {f.events} | {f.p50_lag_s:.2f} / "
+                    f"{f.p95_lag_s:.2f} / {f.max_lag_s:.2f} | {f.max_gauge} | {f.load_average} |"
+                )
         if "sync" in chosen:
             named = [(label(python), python) for python in builds]
             for figures in measure_sync(root / "sync", named, sessions=sync_sessions):
                 typer.echo(
                     f"\nSync into pgvector ({figures.build}): {figures.sessions} sessions, "
                     f"{figures.facts} facts, {figures.records} records in "
-                    f"{figures.seconds:.2f} s, {figures.facts_per_second:.1f} facts/s "
-                    f"(load avg {figures.load_average})"
+                    f"{figures.seconds:.2f} s, {figures.facts_per_second:.1f} facts/s; "
+                    f"{figures.cpu_seconds:.2f} CPU s, {figures.facts_per_cpu_second:.1f} facts "
+                    f"per CPU s (load avg {figures.load_average})"
                 )
         if "store-appends" in chosen:
             for run in range(3):  # the builds take turns

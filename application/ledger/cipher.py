@@ -18,6 +18,7 @@ them replaced by U+FFFD, so no response, view or backend write fails on an old e
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import os
 import re
@@ -31,6 +32,7 @@ from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Mapper, StoredEvent
 from eventsourcing.utils import get_topic
 
+from factledger.application import json_text
 from factledger.application.ledger.key_store import KeyStore
 from factledger.domain.events import ChangeConfirmed, ChangeProposed, SessionRecorded
 from factledger.domain.text import scrub_json
@@ -59,11 +61,15 @@ def field_scope(subject_id: UUID, field: str) -> str:
     return f"{subject_id}/{field}"
 
 
+_FIELDS_BY_CLASS: dict[type[object], tuple[str, ...]] = {}
+
+
 def _fields_of(cls: type[object]) -> tuple[str, ...]:
-    for base, fields in ENCRYPTED_FIELDS.items():
-        if issubclass(cls, base):
-            return fields
-    return ()
+    try:
+        return _FIELDS_BY_CLASS[cls]
+    except KeyError:
+        found = next((f for base, f in ENCRYPTED_FIELDS.items() if issubclass(cls, base)), ())
+        return _FIELDS_BY_CLASS.setdefault(cls, found)
 
 
 class ShreddingMapper(Mapper[UUID]):
@@ -115,10 +121,14 @@ class ShreddingMapper(Mapper[UUID]):
         if _UNSAFE_ESCAPE.search(stored_event.state):
             for name, value in state.items():
                 state[name] = scrub_json(value)
+        # A rebuild decrypts every sealed field of the log: the associated data's prefix is
+        # formatted once per event, not once per field.
+        aad_prefix = ""
         for name in _fields_of(cls):
             value = state.get(name)
             if isinstance(value, str) and value.startswith(PREFIX):
-                state[name] = self._decrypt(value, _aad(state, cls, name))
+                aad_prefix = aad_prefix or f"{state['originator_id']}|{get_topic(cls)}|"
+                state[name] = self._decrypt(value, (aad_prefix + name).encode())
         return event
 
     def _decrypt(self, sealed: str, aad: bytes) -> Any:
@@ -126,12 +136,12 @@ class ShreddingMapper(Mapper[UUID]):
         cipher = self._cipher(key_id)
         if cipher is None:
             return None  # forgotten: the content is gone for good
-        raw = base64.b64decode(blob)
+        raw = binascii.a2b_base64(blob)  # what `base64.b64decode` runs, without its checks
         try:
             plain = cipher.decrypt(raw[:12], raw[12:], aad)
         except InvalidTag:
             return None  # never ours to read (tampered or mis-keyed): treat as erased
-        value = json.loads(plain)
+        value = json_text.loads(plain)
         return scrub_json(value) if _UNSAFE_ESCAPE.search(plain) else value
 
 

@@ -1,21 +1,29 @@
-"""Projection rebuild on the embedded default: a SQLite ledger of about `events` events (a
-session and 49 proposals per save, on many subjects), then the profile views dropped and
+"""Projection rebuild: a ledger of about `events` events (a session and 49 proposals per
+save, on many subjects), in SQLite (the embedded default, views in a SQLite file) or in
+PostgreSQL (views in a schema of the same server), then the profile views dropped and
 replayed from the whole log, timed."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import structlog.testing
 
+from factledger.adapters.postgres.event_store import postgres_env
+from factledger.adapters.postgres.key_store import PostgresKeyStore
+from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
 from factledger.application.ledger.commands import ProposeChange, RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.bench.machine import load_average
+from factledger.bench.write.run import label
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue
@@ -27,13 +35,19 @@ AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 @dataclass(frozen=True, slots=True)
 class RebuildFigures:
+    build: str
     events: int
     seconds: float
+    cpu_seconds: float  # the rebuilding process's (PostgreSQL's own work is not in it)
     load_average: str
 
     @property
     def per_second(self) -> float:
         return self.events / self.seconds if self.seconds else 0.0
+
+    @property
+    def per_cpu_second(self) -> float:
+        return self.events / self.cpu_seconds if self.cpu_seconds else 0.0
 
 
 def seed_ledger(ledger: Ledger, events: int) -> None:
@@ -64,24 +78,37 @@ def seed_ledger(ledger: Ledger, events: int) -> None:
         ledger.end_session(session, proposals)
 
 
-# Runs in the interpreter under test, so a baseline install replays the same ledger file.
+# Runs in the interpreter under test, so a baseline install replays the same ledger. argv:
+# the ledger's directory (SQLite) or its server (PostgreSQL, JSON), and where the views go.
 _REBUILD = """
-import sys, time
+import json, sys, time
 from pathlib import Path
-import structlog.testing
 
-from factledger.adapters.sqlite.event_store import sqlite_env
-from factledger.adapters.sqlite.key_store import SqliteKeyStore
-from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.profile_projection import ProfileProjection
-work = Path(sys.argv[1])
-keys = SqliteKeyStore(work / "keys.sqlite")
-ledger = Ledger(sqlite_env(work / "ledger.sqlite"), keys=keys)
-projection = ProfileProjection(SqliteViewStore(work / sys.argv[2], "profile"))
-started = time.perf_counter()
+
+kind, where, views = sys.argv[1:4]
+if kind == "sqlite":
+    from factledger.adapters.sqlite.event_store import sqlite_env
+    from factledger.adapters.sqlite.key_store import SqliteKeyStore
+    from factledger.adapters.sqlite.view_store import SqliteViewStore
+    work = Path(where)
+    keys = SqliteKeyStore(work / "keys.sqlite")
+    ledger = Ledger(sqlite_env(work / "ledger.sqlite"), keys=keys)
+    store = SqliteViewStore(work / views, "profile")
+else:
+    from factledger.adapters.postgres.event_store import postgres_env
+    from factledger.adapters.postgres.key_store import PostgresKeyStore
+    from factledger.adapters.postgres.view_store import PostgresViewStore
+    from factledger.adapters.postgres_server import PostgresLocation
+    location = PostgresLocation(**json.loads(where))
+    keys = PostgresKeyStore(location.conninfo, schema="rebuild_ledger")
+    ledger = Ledger(postgres_env(location, schema="rebuild_ledger"), keys=keys)
+    store = PostgresViewStore(location.conninfo, "profile", schema=views)
+projection = ProfileProjection(store)
+started, cpu = time.perf_counter(), time.process_time()
 count = projection.rebuild(ledger)
-print(count, time.perf_counter() - started)
+print(count, time.perf_counter() - started, time.process_time() - cpu)
 """
 
 
@@ -90,6 +117,18 @@ def seeded(workdir: Path, *, events: int) -> Path:
     workdir.mkdir(parents=True, exist_ok=True)
     keys = SqliteKeyStore(workdir / "keys.sqlite")
     ledger = Ledger(sqlite_env(workdir / "ledger.sqlite"), keys=keys)
+    _seed_quietly(ledger, keys, events)
+    return workdir
+
+
+def seeded_postgres(location: PostgresLocation, *, events: int) -> None:
+    """A PostgreSQL ledger of about `events` events in the schema `rebuild_ledger`."""
+    keys = PostgresKeyStore(location.conninfo, schema="rebuild_ledger")
+    ledger = Ledger(postgres_env(location, schema="rebuild_ledger"), keys=keys)
+    _seed_quietly(ledger, keys, events)
+
+
+def _seed_quietly(ledger: Ledger, keys: SqliteKeyStore | PostgresKeyStore, events: int) -> None:
     try:
         # Held, not printed: a line per save would bury the figures.
         with structlog.testing.capture_logs():
@@ -97,16 +136,48 @@ def seeded(workdir: Path, *, events: int) -> Path:
     finally:
         ledger.close()
         keys.close()
-    return workdir
 
 
 def measure_rebuild(workdir: Path, python: str, *, run: int) -> RebuildFigures:
-    """One rebuild of the views of the ledger in `workdir`, by `python`'s install."""
-    views = f"views-{Path(python).parent.parent.name}-{run}.sqlite"
-    out = subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
-        [python, "-c", _REBUILD, str(workdir), views],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    return RebuildFigures(int(out[-2]), float(out[-1]), load_average())
+    """One rebuild of the views of the SQLite ledger in `workdir`, by `python`'s install."""
+    views = f"views-{label(python)}-{run}.sqlite"
+    return _rebuild(python, "sqlite", str(workdir), views)
+
+
+def measure_rebuild_postgres(
+    location: PostgresLocation, python: str, *, run: int
+) -> RebuildFigures:
+    """One rebuild of the PostgreSQL ledger's views, into a schema of their own."""
+    where = json.dumps(dataclasses.asdict(location))
+    return _rebuild(python, "postgres", where, f"views_{label(python)}_{run}")
+
+
+def _rebuild(python: str, kind: str, where: str, views: str) -> RebuildFigures:
+    done = subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
+        [python, "-c", _REBUILD, kind, where, views], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"rebuild by {label(python)} on {kind} failed: {last}")
+    out = done.stdout.split()
+    return RebuildFigures(
+        label(python), int(out[-3]), float(out[-2]), float(out[-1]), load_average()
+    )
+
+
+def rebuilds(
+    workdir: Path, builds: list[str], *, events: int, runs: int = 3
+) -> Iterator[tuple[str, RebuildFigures]]:
+    """Each store's ledger seeded once, then `runs` rebuilds by each build, taking turns."""
+    ledger_dir = seeded(workdir / "sqlite", events=events)
+    for run in range(runs):
+        for python in builds:
+            yield "SQLite", measure_rebuild(ledger_dir, python, run=run)
+    database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
+    try:
+        seeded_postgres(database.location, events=events)
+        for run in range(runs):
+            for python in builds:
+                yield "PostgreSQL", measure_rebuild_postgres(database.location, python, run=run)
+    finally:
+        database.stop()

@@ -43,11 +43,17 @@ class SyncFigures:
     facts: int
     records: int
     seconds: float
+    cpu_seconds: float  # the worker process's, on every thread (ONNX inference included)
     load_average: str
 
     @property
     def facts_per_second(self) -> float:
         return self.facts / self.seconds if self.seconds else 0.0
+
+    @property
+    def facts_per_cpu_second(self) -> float:
+        """Less swayed by the machine's load than the rate: what a core does alone."""
+        return self.facts / self.cpu_seconds if self.cpu_seconds else 0.0
 
 
 def url_of(location: PostgresLocation) -> str:
@@ -100,14 +106,14 @@ from factledger.api.settings import load_settings
 async def main():
     async with open_runtime(load_settings(), WORKER) as runtime:
         worker = runtime.sync_worker
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         while True:
             report = await worker.run_once()
             if not (report.fed or report.done or report.retried or report.dead):
                 break
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     with open(sys.argv[1], "w") as out:
-        out.write(str(elapsed))
+        out.write(f"{elapsed} {cpu}")
 
 asyncio.run(main())
 """
@@ -120,7 +126,7 @@ def drain(location: PostgresLocation, workdir: Path, python: str, build: str) ->
         subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
             [python, "-c", _DRAIN, str(result)], env=env, stdout=log, stderr=log, check=True
         )
-    seconds = float(result.read_text())
+    seconds, cpu_seconds = (float(x) for x in result.read_text().split())
     with psycopg.connect(location.conninfo, autocommit=True) as conn:
         facts = conn.execute(f"SELECT count(*) FROM mem_{build}.memories").fetchone()  # noqa: S608
         records = conn.execute(f"SELECT count(*) FROM mem_{build}.records").fetchone()  # noqa: S608
@@ -131,6 +137,7 @@ def drain(location: PostgresLocation, workdir: Path, python: str, build: str) ->
         facts[0] if facts else 0,
         records[0] if records else 0,
         seconds,
+        cpu_seconds,
         load_average(),
     )
 

@@ -5,6 +5,7 @@ of its callers with an error of their own."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -66,6 +67,29 @@ def test_a_failed_batch_fails_every_caller_with_a_copy_of_its_error() -> None:
     assert all(isinstance(e, ConnectionError) for e in errors)
     assert len({id(e) for e in errors}) == len(errors)
     assert all(isinstance(e.__cause__, ConnectionError) for e in errors if e is not None)
+
+
+def test_units_queued_while_a_batch_failed_fail_with_it_without_a_transaction() -> None:
+    # The database is away: each attempt takes the pool's whole wait before it fails. A unit
+    # that queued meanwhile must not wait for a second attempt to learn the same.
+    attempts: list[list[str]] = []
+    first_started = threading.Event()
+
+    def away(works: Sequence[str]) -> list[object]:
+        attempts.append(list(works))
+        first_started.set()
+        time.sleep(0.3)
+        raise ConnectionError("the database went away")
+
+    group: GroupCommit[str] = GroupCommit(away, name="test-group")
+    with ThreadPoolExecutor(4) as pool:
+        first = pool.submit(group.submit, frozenset({"a"}), "first")
+        assert first_started.wait(timeout=10)
+        later = [pool.submit(group.submit, frozenset({k}), k) for k in "abc"]
+        errors = [f.exception(timeout=10) for f in [first, *later]]
+    group.close()
+    assert all(isinstance(e, ConnectionError) for e in errors)
+    assert attempts == [["first"]]
 
 
 def test_a_closed_group_refuses_new_units() -> None:

@@ -1,0 +1,122 @@
+"""A view transaction whose documents stay in memory until commit (SQLite and PostgreSQL).
+
+A projection's page reads the same few documents many times (a subject's record once per
+proposal) and writes some of them several times (a change, then its decision); with a
+statement per read and per write, the statements and their JSON were half of a rebuild. A
+`BufferedViewTransaction` reads a document from the database at most once per transaction,
+keeps every write in memory, and hands the adapter only the last state of each written
+document, to write in one batched statement before the position (`take_writes`).
+
+Documents are held as JSON text, so every `get` and `scan` returns a fresh object: a caller
+that changes what it read changes nothing until it puts it, as with a database. The
+database cannot change under an open transaction (the adapters hold the projection's write
+lock for it), so what was read once stays true until this transaction writes it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import cast
+
+from factledger.application.json_text import loads
+from factledger.domain.values import JsonObject
+
+LoadOne = Callable[[str, str], str | None]
+LoadPrefix = Callable[[str, str], list[tuple[str, str]]]
+Encode = Callable[[JsonObject], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Writes:
+    """What a transaction leaves behind: documents as JSON text, and addresses deleted."""
+
+    puts: list[tuple[str, str, str]] = field(default_factory=list)
+    deletes: list[tuple[str, str]] = field(default_factory=list)
+
+
+class BufferedViewTransaction:
+    """A `ViewTransaction` over loader callbacks; the adapter writes `take_writes()`."""
+
+    def __init__(
+        self, load_one: LoadOne, load_prefix: LoadPrefix, encode: Encode, position: int
+    ) -> None:
+        self._load_one, self._load_prefix, self._encode = load_one, load_prefix, encode
+        self.start_position = self.new_position = position
+        # (view, key) -> the document's text as read or written; None: absent or deleted.
+        self._texts: dict[tuple[str, str], str | None] = {}
+        # view -> key -> text written (None: deleted), and the same keys sorted, for scans.
+        self._written: dict[str, dict[str, str | None]] = {}
+        self._written_keys: dict[str, list[str]] = {}
+        # (view, prefix) -> the keys the database held under it when first scanned.
+        self._scanned: dict[tuple[str, str], list[str]] = {}
+
+    def get(self, view: str, key: str) -> JsonObject | None:
+        address = (view, key)
+        try:
+            text = self._texts[address]
+        except KeyError:
+            text = self._texts[address] = self._load_one(view, key)
+        return None if text is None else cast("JsonObject", loads(text))
+
+    def put(self, view: str, key: str, doc: JsonObject) -> None:
+        self._write(view, key, self._encode(doc))
+
+    def delete(self, view: str, key: str) -> None:
+        self._write(view, key, None)
+
+    def _write(self, view: str, key: str, text: str | None) -> None:
+        self._texts[(view, key)] = text
+        written = self._written.setdefault(view, {})
+        if key not in written:
+            insort(self._written_keys.setdefault(view, []), key)
+        written[key] = text
+
+    def scan(self, view: str, prefix: str) -> list[tuple[str, JsonObject]]:
+        stored = self._scanned.get((view, prefix))
+        if stored is None:
+            rows = self._load_prefix(view, prefix)
+            for key, text in rows:
+                # A document this transaction wrote keeps its written state.
+                self._texts.setdefault((view, key), text)
+            stored = self._scanned[(view, prefix)] = [key for key, _ in rows]
+        keys = set(stored)
+        written = self._written_keys.get(view, [])
+        at = bisect_left(written, prefix)
+        while at < len(written) and written[at].startswith(prefix):
+            keys.add(written[at])
+            at += 1
+        found = []
+        for key in sorted(keys):
+            held = self._texts[(view, key)]
+            if held is not None:
+                found.append((key, cast("JsonObject", loads(held))))
+        return found
+
+    def position(self) -> int:
+        return self.new_position
+
+    def advance(self, position: int) -> None:
+        self.new_position = position
+
+    def take_writes(self) -> Writes:
+        """The last state of every document written since the previous call; what was read is
+        forgotten too, since the caller may let another transaction write before the next."""
+        writes = Writes()
+        for view, docs in self._written.items():
+            for key, text in docs.items():
+                if text is None:
+                    writes.deletes.append((view, key))
+                else:
+                    writes.puts.append((view, key, text))
+        self._written.clear()
+        self._written_keys.clear()
+        self.forget_reads()
+        return writes
+
+    def forget_reads(self) -> None:
+        """Drops what was read: another transaction on this connection (a savepoint nested in
+        this one) may have written since. Only with nothing written since `take_writes`."""
+        self._texts.clear()
+        self._scanned.clear()
