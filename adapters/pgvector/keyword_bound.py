@@ -180,8 +180,8 @@ def holders_statement(
         "WHERE namespace = %s AND {vis} "
         "AND id = ANY(ARRAY(SELECT keyword_holders(string_to_array(%s, ' '), "
         "string_to_array(%s, ' '), string_to_array(%s, ' ')::double precision[], %s))) "
-        "ORDER BY embedding <=> %b, id LIMIT %s"
-    ).format(cols=columns, vis=where_visible)
+        "ORDER BY embedding <=> %b, id LIMIT {limit}"
+    ).format(cols=columns, vis=where_visible, limit=sql.Literal(HOLDER_LIMIT))
     args = [
         now,
         vector,
@@ -192,6 +192,5 @@ def holders_statement(
         " ".join(repr(w) for w in bound.weights),
         bound.needed,
         vector,
-        HOLDER_LIMIT,
     ]
     return statement, args

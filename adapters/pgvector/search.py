@@ -103,15 +103,18 @@ def ranked_statement(
     )
     args: list[Any] = [*head, vector, *([query.text] if by_text else [])]
     args += [*([] if ann else [namespace]), *params, *filter_params]
+    # The limit is a literal: a prepared statement's generic plan (`prepared_search`) would
+    # otherwise cost its scan without knowing how few rows it stops after.
+    limit = sql.Literal(plan.limit)
     if by_text:
-        statement = sql.SQL("{} ORDER BY text_rank DESC, id LIMIT %s").format(base)
-        args += [query.text, plan.limit]
+        statement = sql.SQL("{} ORDER BY text_rank DESC, id LIMIT {}").format(base, limit)
+        args += [query.text]
     else:
         statement = sql.SQL(
-            "SELECT * FROM ({} ORDER BY embedding <=> %b LIMIT %s) AS c "
+            "SELECT * FROM ({} ORDER BY embedding <=> %b LIMIT {}) AS c "
             "WHERE c.score >= %s ORDER BY c.score DESC, c.id"
-        ).format(base)
-        args += [vector, plan.limit, query.threshold]
+        ).format(base, limit)
+        args += [vector, query.threshold]
     return statement, args
 
 
@@ -201,7 +204,7 @@ def search_statement(
 
 
 def numbered(list_no: int, statement: sql.Composable) -> sql.Composed:
-    return sql.SQL("(SELECT {n}, {cols} FROM ({s}) AS l)").format(
+    return sql.SQL("(SELECT {n} AS list_no, {cols} FROM ({s}) AS l)").format(
         n=sql.Literal(list_no), cols=LIST_COLUMNS, s=statement
     )
 

@@ -20,6 +20,7 @@ from factledger.adapters.pgvector.keyword_bound import (
     holder_bound,
     holders_statement,
 )
+from factledger.adapters.pgvector.prepared_search import run_prepared
 from factledger.adapters.pgvector.search import (
     HNSW_EF_SEARCH,
     MEMORY_COLUMNS,
@@ -40,6 +41,9 @@ class PgvectorSearcher:
 
     def __init__(self, db: PgvectorConnections, *, embedder: Embedder, clock: Clock) -> None:
         self.db = db
+        # Statements prepared per connection (`prepared_search`); False plans each search in
+        # `bound_search` as before ADR 0030's addendum, kept for the bench's comparison.
+        self.prepared = True
         self._embedder = embedder
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
@@ -75,7 +79,11 @@ class PgvectorSearcher:
         statement, args, lists = search_statement(ns, query, vector, now=now, ann=ann)
         ef_search = HNSW_EF_SEARCH if ann else None
         rows = await self.db.one_statement(
-            lambda conn: run_bound(conn, ns, statement, args, ef_search=ef_search, explain=explain)
+            lambda conn: (
+                run_prepared(conn, ns, statement, args, ef_search=ef_search)
+                if self.prepared and not explain
+                else run_bound(conn, ns, statement, args, ef_search=ef_search, explain=explain)
+            )
         )
         return rows, lists
 
@@ -111,7 +119,11 @@ class PgvectorSearcher:
         )
         candidates = numbered(len(lists.lists), statement)
         found = await self.db.one_statement(
-            lambda conn: run_bound(conn, ns, candidates, args, ef_search=None)
+            lambda conn: (
+                run_prepared(conn, ns, candidates, args, ef_search=None)
+                if self.prepared
+                else run_bound(conn, ns, candidates, args, ef_search=None)
+            )
         )
         self.bounded.second_statements += 1
         self.bounded.holders += len(found)
