@@ -37,7 +37,7 @@ _BIND_HNSW = (
 async def run_prepared(
     conn: psycopg.AsyncConnection[Any],
     namespace: str,
-    statement: sql.Composable,
+    statement: sql.Composed,
     args: list[Any],
     *,
     ef_search: int | None,

@@ -44,6 +44,7 @@ from factledger.bench.pgvector.measure import (
     measure,
     percentiles,
 )
+from factledger.bench.pgvector.turns import BLOCK, Turns, take_turns
 
 PORT_SAMPLE_FACTS = 10  # facts per document in the ingest_transcript sample
 
@@ -209,11 +210,30 @@ async def _pgvector(
                 ann.floor_ms = await floor(backend, embedder.real, large)
                 report.notes.append(_bounded_note(before, backend.searcher.bounded))
                 echo(report.notes[-1])
+                embedder.live = True  # the turns include the query embedding, as the floor
+                try:
+                    turns = await take_turns(backend, embedder.real, large, server.postmaster_pid())
+                finally:
+                    embedder.live = False
+                report.notes.append(_turns_note(turns))
+                echo(report.notes[-1])
         finally:
             await backend.close()
     finally:
         server.stop()
     return figures
+
+
+def _turns_note(turns: list[Turns]) -> str:
+    floor_p95 = percentiles(turns[0].timings)[1]
+    ratios = ", ".join(
+        f"{t.name} {percentiles(t.timings)[1] / floor_p95:.2f}x" for t in turns[1:] if floor_p95
+    )
+    lines = "; ".join(t.line() for t in turns)
+    return (
+        f"pgvector+HNSW taking turns (blocks of {BLOCK}, embedding included): {lines}; "
+        f"p95 / floor p95: {ratios}"
+    )
 
 
 def _bounded_note(before: BoundedSearchCounts, after: BoundedSearchCounts) -> str:
