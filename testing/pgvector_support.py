@@ -18,7 +18,6 @@ from psycopg import sql
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import PgvectorConfig, embedded_config, ensure_database
 from factledger.adapters.pgvector.schema import NAMESPACED_TABLES
-from factledger.adapters.pgvector.term_stats import TERMS_TABLE
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ports import Clock, Embedder, Extractor
 
@@ -68,9 +67,8 @@ async def pgvector_backend(
 
 
 async def empty_tables(config: PgvectorConfig) -> None:
-    # TRUNCATE fires no row triggers: the kept keyword counts are emptied with their facts.
-    every = (*NAMESPACED_TABLES, TERMS_TABLE)
-    tables = sql.SQL(", ").join(sql.Identifier(config.schema, table) for table in every)
+    # The kept keyword counts are emptied by `memories`' TRUNCATE trigger (migration 7).
+    tables = sql.SQL(", ").join(sql.Identifier(config.schema, table) for table in NAMESPACED_TABLES)
     async with await psycopg.AsyncConnection.connect(
         config.admin_conninfo, autocommit=True
     ) as conn:

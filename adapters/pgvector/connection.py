@@ -26,6 +26,8 @@ from factledger.application.errors import (
 )
 from factledger.application.memory.types import Namespace
 
+# A namespace's writer lock; every writer of `memories` takes it (`{}`: the namespace).
+NAMESPACE_LOCK = sql.SQL("pg_advisory_xact_lock(hashtextextended('factledger.ns:' || {}, 0))")
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -118,10 +120,8 @@ class PgvectorConnections:
         async with self._pool.connection() as conn, conn.transaction():
             await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
             if lock:
-                await conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended('factledger.ns:' || %s, 0))",
-                    [namespace],
-                )
+                lock_it = sql.SQL("SELECT {}").format(NAMESPACE_LOCK.format(sql.Placeholder()))
+                await conn.execute(lock_it, [namespace])
             yield conn
 
     async def one_statement(self, run: Callable[[psycopg.AsyncConnection[Any]], Awaitable[R]]) -> R:

@@ -8,6 +8,8 @@
   worker, forgetting, dropping a namespace, the bulk COPY): each statement adds its new rows'
   keywords and subtracts its old rows', grouped, in key order. A count that reaches zero is
   deleted at once, so a forgotten fact's words do not outlive it here (ADR 0015).
+- A TRUNCATE of `memories` empties the counts too (a trigger of its own: TRUNCATE fires no
+  row or transition-table triggers).
 - Writers of one namespace already hold its advisory lock (`connection.bound(lock=True)`),
   which serialises their updates of the namespace's counts; the upserts go in key order so two
   statements never wait on each other's rows in opposite orders.
@@ -162,6 +164,21 @@ def term_statistics_migration(o: SchemaOptions) -> list[Statement]:
                 fn=fn,
             )
         )
+    # TRUNCATE fires no row or transition-table triggers: its own trigger empties the counts,
+    # whoever truncates (DELETE, not TRUNCATE: the table may be in the same TRUNCATE's list).
+    truncated = sql.Identifier(o.schema, "truncate_memory_terms")
+    statements += [
+        sql.SQL(
+            "CREATE FUNCTION {fn}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
+            "SET search_path = pg_catalog, pg_temp AS $$\n"
+            "BEGIN\n  DELETE FROM {t};\n  RETURN NULL;\nEND $$"
+        ).format(fn=truncated, t=terms),
+        sql.SQL("REVOKE ALL ON FUNCTION {}() FROM PUBLIC").format(truncated),
+        sql.SQL(
+            "CREATE TRIGGER memory_terms_truncate AFTER TRUNCATE ON {m} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION {fn}()"
+        ).format(m=memories, fn=truncated),
+    ]
     statements += [
         sql.SQL(
             "INSERT INTO {t} ({key}, facts) SELECT namespace, term, is_inference, is_latest, "
