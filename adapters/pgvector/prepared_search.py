@@ -4,8 +4,8 @@
 `bound_search` (ADR 0006 addendum) runs its statement through PL/pgSQL `EXECUTE`, which parses
 and plans it on every call: 1-1.5 ms of a 4 ms search at 10,000 facts per subject. Here the
 same statement, with the same arguments, is sent as a prepared statement (psycopg
-`prepare=True`: parsed once per connection and statement text; the server keeps a generic plan
-once it costs no more than the custom ones) after a statement that binds the namespace, both
+`prepare=True`: parsed once per connection and statement text, its generic plan forced, so
+it is planned once too) after a statement that binds the namespace, both
 in one pipeline: sent together, run as one implicit transaction that ends at the pipeline's
 only Sync, so a search stays one round trip.
 
@@ -13,7 +13,9 @@ only Sync, so a search stays one round trip.
   true)` is transaction-local, the statement runs as the application role under row-level
   security, and the Sync (a commit, or the rollback of a failed pipeline) leaves the
   connection bound to nothing.
-- The HNSW settings are transaction-local too.
+- The HNSW settings and `plan_cache_mode` are transaction-local too.
+- The generic plan is built without the arguments' values: the namespace of a partial HNSW
+  index is a literal in the text (`search.ranked_statement`), so the index still matches.
 - The vector list's `LIMIT` is written as a literal by the caller: a generic plan that does not
   know it costs the index scan as if it read a tenth of the rows.
 """
@@ -26,10 +28,15 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-_BIND = "SELECT set_config('app.namespace', %s, true)"
-_BIND_HNSW = (
+# The generic plan, forced: in its default mode the server compares the generic plan's
+# estimated cost with the custom plans' and kept planning most searches anyway (server CPU per
+# search 2.30 ms prepared, 1.93 ms forced generic, 2.93 ms planned by EXECUTE; docs/benchmarks.md).
+_BIND = (
     "SELECT set_config('app.namespace', %s, true), "
-    "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('plan_cache_mode', 'force_generic_plan', true)"
+)
+_BIND_HNSW = (
+    f"{_BIND}, set_config('hnsw.iterative_scan', 'relaxed_order', true), "
     "set_config('hnsw.ef_search', %s, true)"
 )
 
