@@ -4,6 +4,7 @@ PostgreSQL full-text ranking by reciprocal rank fusion (RRF)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -283,11 +284,17 @@ def to_hit(row: dict[str, Any], kind: HitKind, score: float) -> SearchHit:
         is_inference=row["is_inference"],
         occurred_at=row["occurred_at"],
         document_id=row["document_id"],
-        relations=relations_from_json(row["relations"]),
+        relations=relations_from_json(parsed_json(row["relations"])),
         is_forgotten=row["is_forgotten"],
-        metadata=metadata_from_json(row["metadata"]),
+        metadata=metadata_from_json(parsed_json(row["metadata"])),
         source_indexes=tuple(row["source_indexes"]),
     )
+
+
+def parsed_json(raw: Any) -> Any:
+    """A jsonb column of a search row: its text (`JSONB_AS_TEXT`, parsed only for the hits
+    returned) or, from another reader, already parsed."""
+    return json.loads(raw) if isinstance(raw, str) else raw
 
 
 def relations_from_json(raw: list[dict[str, str]]) -> tuple[Relation, ...]:
