@@ -95,8 +95,9 @@ class PgvectorConnections:
             conninfo,
             replace(timeouts, min_size=min_size, max_size=max_size),
             name=f"factledger.pgvector.{schema}",
-            # Autocommit: a bound search is one statement whose implicit transaction scopes its
-            # namespace binding (`pgvector_bound_search.py`); `bound` still opens a transaction.
+            # Autocommit: a search is one pipeline (or one statement) whose implicit transaction
+            # scopes its namespace binding (`prepared_search`, `bound_search`); `bound` still
+            # opens a transaction.
             autocommit=True,
             extra_options=f"-c search_path={schema},public",
             configure=register_vector,
@@ -126,7 +127,8 @@ class PgvectorConnections:
 
     async def one_statement(self, run: Callable[[psycopg.AsyncConnection[Any]], Awaitable[R]]) -> R:
         """`run` on an idle autocommit connection: each statement is its own transaction, so one
-        that binds a namespace transaction-locally (`bound_search`) binds nothing after it."""
+        that binds a namespace transaction-locally (`bound_search`, `prepared_search`) binds
+        nothing after it."""
         async with self._pool.connection() as conn:
             return await run(conn)
 

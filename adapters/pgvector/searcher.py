@@ -1,9 +1,12 @@
 """Running a pgvector search: which namespaces have an ANN index, the bound statement(s), the
 ranking (split from `backend.py`; the SQL is composed in `search.py`).
 
-- A search is one round trip through `bound_search` (ADR 0006 addendum), except memories mode
-  with query keywords whose first statement leaves keywords that can still lift a fact into
-  the top: their holders are fetched by a second statement (`keyword_bound`, ADR 0030).
+- A search is one round trip: its statement prepared per connection and bound to the
+  namespace in one pipeline (`prepared_search`, ADR 0030 addendum; `bound_search`'s
+  `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison),
+  except memories mode with query keywords whose first statement leaves keywords that can
+  still lift a fact into the top: their holders are fetched by a second statement
+  (`keyword_bound`, ADR 0030).
 """
 
 from __future__ import annotations
