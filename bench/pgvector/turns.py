@@ -1,11 +1,12 @@
-"""Prepared against planned-per-search statements, and the floor, taking turns in one run
-(`factledger pgvector bench`, ADR 0030 addendum).
+"""Prepared against planned-per-search statements, the HNSW candidate list of before, and the
+floor, taking turns in one run (`factledger pgvector bench`, ADR 0030 addendum).
 
-The machine is shared and its load moves within a run, so the three are timed in alternating
+The machine is shared and its load moves within a run, so they are timed in alternating
 blocks of queries over the same workload: the floor (query embedding + `SELECT 1`), a search
-whose statement is prepared once per connection (`prepared_search`), and one planned by
-`bound_search`'s `EXECUTE` on every call. Each block also reads the CPU time the bench process
-and the server's processes spent, which the load moves less than the wall clock.
+whose statement is prepared once per connection (`prepared_search`), one planned by
+`bound_search`'s `EXECUTE` on every call, and a prepared one with `ef_search` 100. Each block
+also reads the CPU time the bench process and the server's processes spent, which the load
+moves less than the wall clock.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from factledger.application.ports import Embedder
 from factledger.bench.pgvector.measure import TOP_K, Workload, percentiles
 
 BLOCK = 50  # queries per turn
+WIDE_EF_SEARCH = 100  # every search's HNSW candidate list before ADR 0030's addendum
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -64,8 +66,10 @@ def server_cpu_seconds(postmaster: int | None) -> float:
 async def take_turns(
     backend: PgvectorMemoryBackend, embedder: Embedder, work: Workload, postmaster: int | None
 ) -> list[Turns]:
-    """Floor, prepared and planned searches over `work.queries`, in alternating blocks."""
+    """Floor, prepared, planned and wide-list searches over `work.queries`, in alternating
+    blocks."""
     floor, prepared, planned = Turns("floor"), Turns("prepared"), Turns("planned per search")
+    wide = Turns(f"prepared, ef_search {WIDE_EF_SEARCH}")
 
     async def floor_call(_: Namespace, text: str) -> None:
         await embedder.embed([text])
@@ -81,11 +85,20 @@ async def take_turns(
     async def planned_call(ns: Namespace, text: str) -> None:
         backend.searcher.prepared = False
         await search_call(ns, text)
+        backend.searcher.prepared = True
+
+    async def wide_call(ns: Namespace, text: str) -> None:
+        backend.searcher.ef_search = WIDE_EF_SEARCH
+        try:
+            await search_call(ns, text)
+        finally:
+            backend.searcher.ef_search = None
 
     ways: list[tuple[Turns, Callable[[Namespace, str], Awaitable[None]]]] = [
         (floor, floor_call),
         (prepared, prepared_call),
         (planned, planned_call),
+        (wide, wide_call),
     ]
     try:
         for block_no, start in enumerate(range(0, len(work.queries), BLOCK)):
@@ -94,8 +107,8 @@ async def take_turns(
             for turns, call in ways[shift:] + ways[:shift]:
                 await _block(turns, call, block, postmaster)
     finally:
-        backend.searcher.prepared = True
-    return [floor, prepared, planned]
+        backend.searcher.prepared, backend.searcher.ef_search = True, None
+    return [floor, prepared, planned, wide]
 
 
 async def _block(
