@@ -80,7 +80,7 @@ class PgvectorSearcher:
     async def _bound_rows(
         self, ns: Namespace, query: SearchQuery, vector: Any, *, now: datetime, explain: bool
     ) -> tuple[list[dict[str, Any]], SearchLists]:
-        # One round trip: the `bound_search` function binds the namespace for its own statement.
+        # One round trip: a pipeline (`prepared_search`) or `bound_search` binds the namespace.
         ann = await self.has_ann(ns)
         statement, args, lists = search_statement(ns, query, vector, now=now, ann=ann)
         ef_search = (self.ef_search or hnsw_ef_search(lists.depth)) if ann else None
