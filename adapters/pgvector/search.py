@@ -31,14 +31,10 @@ from factledger.application.memory.types import (
 )
 
 RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very top ranks
-# The HNSW candidate list: twice the vector list's depth, at least 40 (pgvector's default).
-# 100 for every search before ADR 0030's addendum; 40 for the usual depth of 20 gave the same
-# recall@3 against the exact ranking at 10,000 facts per subject (docs/benchmarks.md).
-HNSW_EF_SEARCH_MIN = 40
-
-
-def hnsw_ef_search(depth: int) -> int:
-    return max(HNSW_EF_SEARCH_MIN, 2 * depth)
+# The HNSW candidate list. 40 (twice the usual vector list) cut the server's CPU per search
+# by a fifth but gave recall@3 0.991 against the exact ranking in one of two runs at 10,000
+# facts per subject (docs/benchmarks.md, ADR 0030 addendum): kept at 100.
+HNSW_EF_SEARCH = 100
 
 
 # The columns of every candidate list, in the order `bound_search` returns them.

@@ -25,9 +25,9 @@ from factledger.adapters.pgvector.keyword_bound import (
 )
 from factledger.adapters.pgvector.prepared_search import run_prepared
 from factledger.adapters.pgvector.search import (
+    HNSW_EF_SEARCH,
     MEMORY_COLUMNS,
     SearchLists,
-    hnsw_ef_search,
     numbered,
     rank_rows,
     search_statement,
@@ -47,8 +47,7 @@ class PgvectorSearcher:
         # Statements prepared per connection (`prepared_search`); False plans each search in
         # `bound_search` as before ADR 0030's addendum, kept for the bench's comparison.
         self.prepared = True
-        # None: `search.hnsw_ef_search` of the vector list's depth; the bench sets 100 (the
-        # value before ADR 0030's addendum) to compare.
+        # None: `search.HNSW_EF_SEARCH`; the bench sets 40 to compare in the same run.
         self.ef_search: int | None = None
         self._embedder = embedder
         self._clock = clock
@@ -83,7 +82,7 @@ class PgvectorSearcher:
         # One round trip: a pipeline (`prepared_search`) or `bound_search` binds the namespace.
         ann = await self.has_ann(ns)
         statement, args, lists = search_statement(ns, query, vector, now=now, ann=ann)
-        ef_search = (self.ef_search or hnsw_ef_search(lists.depth)) if ann else None
+        ef_search = (self.ef_search or HNSW_EF_SEARCH) if ann else None
         rows = await self.db.one_statement(
             lambda conn: (
                 run_prepared(conn, ns, statement, args, ef_search=ef_search)

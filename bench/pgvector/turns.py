@@ -1,10 +1,10 @@
-"""Prepared against planned-per-search statements, the HNSW candidate list of before, and the
+"""Prepared against planned-per-search statements, a narrower HNSW candidate list, and the
 floor, taking turns in one run (`factledger pgvector bench`, ADR 0030 addendum).
 
 The machine is shared and its load moves within a run, so they are timed in alternating
 blocks of queries over the same workload: the floor (query embedding + `SELECT 1`), a search
 whose statement is prepared once per connection (`prepared_search`), one planned by
-`bound_search`'s `EXECUTE` on every call, and a prepared one with `ef_search` 100. Each block
+`bound_search`'s `EXECUTE` on every call, and a prepared one with `ef_search` 40. Each block
 also reads the CPU time the bench process and the server's processes spent, which the load
 moves less than the wall clock.
 """
@@ -23,7 +23,7 @@ from factledger.application.ports import Embedder
 from factledger.bench.pgvector.measure import TOP_K, Workload, percentiles
 
 BLOCK = 50  # queries per turn
-WIDE_EF_SEARCH = 100  # every search's HNSW candidate list before ADR 0030's addendum
+NARROW_EF_SEARCH = 40  # the HNSW candidate list tried against the default 100
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -66,10 +66,10 @@ def server_cpu_seconds(postmaster: int | None) -> float:
 async def take_turns(
     backend: PgvectorMemoryBackend, embedder: Embedder, work: Workload, postmaster: int | None
 ) -> list[Turns]:
-    """Floor, prepared, planned and wide-list searches over `work.queries`, in alternating
+    """Floor, prepared, planned and narrow-list searches over `work.queries`, in alternating
     blocks."""
     floor, prepared, planned = Turns("floor"), Turns("prepared"), Turns("planned per search")
-    wide = Turns(f"prepared, ef_search {WIDE_EF_SEARCH}")
+    narrow = Turns(f"prepared, ef_search {NARROW_EF_SEARCH}")
 
     async def floor_call(_: Namespace, text: str) -> None:
         await embedder.embed([text])
@@ -87,8 +87,8 @@ async def take_turns(
         await search_call(ns, text)
         backend.searcher.prepared = True
 
-    async def wide_call(ns: Namespace, text: str) -> None:
-        backend.searcher.ef_search = WIDE_EF_SEARCH
+    async def narrow_call(ns: Namespace, text: str) -> None:
+        backend.searcher.ef_search = NARROW_EF_SEARCH
         try:
             await search_call(ns, text)
         finally:
@@ -98,7 +98,7 @@ async def take_turns(
         (floor, floor_call),
         (prepared, prepared_call),
         (planned, planned_call),
-        (wide, wide_call),
+        (narrow, narrow_call),
     ]
     try:
         for block_no, start in enumerate(range(0, len(work.queries), BLOCK)):
@@ -108,7 +108,7 @@ async def take_turns(
                 await _block(turns, call, block, postmaster)
     finally:
         backend.searcher.prepared, backend.searcher.ef_search = True, None
-    return [floor, prepared, planned, wide]
+    return [floor, prepared, planned, narrow]
 
 
 async def _block(
