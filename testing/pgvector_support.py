@@ -67,6 +67,7 @@ async def pgvector_backend(
 
 
 async def empty_tables(config: PgvectorConfig) -> None:
+    # The kept keyword counts are emptied by `memories`' TRUNCATE trigger (migration 7).
     tables = sql.SQL(", ").join(sql.Identifier(config.schema, table) for table in NAMESPACED_TABLES)
     async with await psycopg.AsyncConnection.connect(
         config.admin_conninfo, autocommit=True

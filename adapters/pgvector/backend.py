@@ -15,15 +15,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import structlog
 
 from factledger.adapters.pgvector import ingest as ingest
 from factledger.adapters.pgvector import memories as memories
 from factledger.adapters.pgvector import records as records
-from factledger.adapters.pgvector.ann import AnnReport, AnnSettings, maintain_ann_indexes
-from factledger.adapters.pgvector.bound_search import EXPLAIN_FUNCTION, run_bound
+from factledger.adapters.pgvector.ann import AnnReport, AnnSettings
 from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.adapters.pgvector.connection import (
     PgvectorConnections,
@@ -33,13 +31,8 @@ from factledger.adapters.pgvector.connection import (
 from factledger.adapters.pgvector.filters import metadata_json
 from factledger.adapters.pgvector.queue import IngestWorker
 from factledger.adapters.pgvector.schema import SchemaOptions, apply_migrations
-from factledger.adapters.pgvector.search import (
-    HNSW_EF_SEARCH,
-    SearchLists,
-    rank_rows,
-    search_statement,
-)
-from factledger.adapters.pgvector.vacuum import compact_tables, vacuum_tables
+from factledger.adapters.pgvector.searcher import PgvectorSearcher
+from factledger.adapters.pgvector.upkeep import PgvectorUpkeep
 from factledger.application.errors import (
     MemoryNotFoundError,
     MemoryUnavailableError,
@@ -66,7 +59,6 @@ from factledger.domain.transcript import Message
 __all__ = ["PgvectorConfig", "PgvectorMemoryBackend"]
 
 log = structlog.get_logger(__name__)
-ANN_CACHE_SECONDS = 10.0  # how long a search trusts its knowledge of a namespace's ANN index
 
 
 class PgvectorMemoryBackend:
@@ -92,8 +84,8 @@ class PgvectorMemoryBackend:
         self._embedder = embedder
         self._extractor = extractor
         self._clock = clock
-        self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
-        self._erased: set[str] = set()  # tables erased from since the last compaction
+        self.searcher = PgvectorSearcher(connections, embedder=embedder, clock=clock)
+        self.upkeep = PgvectorUpkeep(config)
         self.worker = IngestWorker(connections, embedder=embedder, extractor=extractor, clock=clock)
 
     @classmethod
@@ -252,41 +244,13 @@ class PgvectorMemoryBackend:
     # --- search ------------------------------------------------------------------------------
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
-        vector = (await self._embedder.embed([query.text]))[0]
-        now = self._clock.now()
-        # No log line per search: it is the hot path, and callers log and meter their calls.
-        with port_errors("search"):
-            rows, lists = await self._bound_rows(namespace, query, vector, now=now, explain=False)
-        return rank_rows(lists, rows)
+        return await self.searcher.search(namespace, query)
 
     async def explain_search(self, namespace: Namespace, query: SearchQuery) -> str:
         """The plan PostgreSQL picks for this search (operators: is the ANN index used?)."""
         ns = validate_namespace(namespace)
         validate_search_query(query)
-        vector = (await self._embedder.embed([query.text]))[0]
-        with port_errors("explain"):
-            rows, _ = await self._bound_rows(ns, query, vector, now=self._clock.now(), explain=True)
-        return "\n".join(str(row[EXPLAIN_FUNCTION]) for row in rows)
-
-    async def _bound_rows(
-        self, ns: Namespace, query: SearchQuery, vector: Any, *, now: datetime, explain: bool
-    ) -> tuple[list[dict[str, Any]], SearchLists]:
-        # One round trip: the `bound_search` function binds the namespace for its own statement.
-        ann = await self._has_ann(ns)
-        statement, args, lists = search_statement(ns, query, vector, now=now, ann=ann)
-        ef_search = HNSW_EF_SEARCH if ann else None
-        rows = await self.db.one_statement(
-            lambda conn: run_bound(conn, ns, statement, args, ef_search=ef_search, explain=explain)
-        )
-        return rows, lists
-
-    async def _has_ann(self, ns: Namespace) -> bool:
-        if self._ann is None or time.monotonic() - self._ann[0] > ANN_CACHE_SECONDS:
-            async with self.db.unbound() as conn:
-                cur = await conn.execute("SELECT * FROM ann_namespaces()")
-                names = frozenset(row[0] for row in await cur.fetchall())
-            self._ann = (time.monotonic(), names)
-        return ns in self._ann[1]
+        return await self.searcher.explain(ns, query)
 
     # --- memories ----------------------------------------------------------------------------
 
@@ -322,16 +286,18 @@ class PgvectorMemoryBackend:
         self, namespace: Namespace, memory_ids: Sequence[str], *, reason: str
     ) -> ForgetResult:
         with port_errors("forget"):
-            async with self.db.bound(namespace) as conn:
+            # The namespace's lock, as every writer of `memories` holds it: the keyword counts
+            # the triggers keep are updated by one writer of a namespace at a time.
+            async with self.db.bound(namespace, lock=True) as conn:
                 result = await memories.forget(conn, memory_ids, reason=reason)
         if result.forgotten:
-            await self._vacuum("memories", "documents")
+            await self._vacuum("memories", *memories.DERIVED_TABLES, "documents")
         log.info("pgvector.forgotten", forgotten=len(result.forgotten), missing=len(result.missing))
         return result
 
     async def expire(self, namespace: Namespace, memory_id: str, *, at: datetime) -> None:
         with port_errors("expire"):
-            async with self.db.bound(namespace) as conn:
+            async with self.db.bound(namespace, lock=True) as conn:
                 found = await memories.expire(conn, memory_id, at=at)
         if not found:
             raise MemoryNotFoundError(f"memory {memory_id}")
@@ -340,37 +306,21 @@ class PgvectorMemoryBackend:
         with port_errors("drop_namespace"):
             async with self.db.bound(namespace, lock=True) as conn:
                 await memories.drop(conn)
-        await self._vacuum(*memories.NAMESPACE_TABLES)
-        self._ann = None
+        await self._vacuum(*memories.NAMESPACE_TABLES, *memories.DERIVED_TABLES)
+        self.searcher.forget_ann()
         log.info("pgvector.namespace_dropped")
 
     async def _vacuum(self, *tables: str) -> None:
-        """Erased rows are pruned now, not at the next autovacuum (ADR 0015); the next
-        `compact_erased` removes what the pages' free space still holds of them."""
-        self._erased.update(tables)
-        with port_errors("vacuum"):
-            await vacuum_tables(self.config.admin_conninfo, self.config.schema, tables)
+        await self.upkeep.vacuum(*tables)
 
     async def compact_erased(self, *, every_table: bool = False) -> tuple[str, ...]:
-        """Rewrites the tables this process erased rows from since its last compaction (every
-        table of the backend with `every_table`, e.g. from another process), as their owner;
-        returns the tables rewritten. The worker runs it on its maintenance round."""
-        chosen = memories.NAMESPACE_TABLES if every_table else tuple(sorted(self._erased))
-        self._erased.difference_update(chosen)
-        try:
-            with port_errors("compact"):
-                await compact_tables(self.config.admin_conninfo, self.config.schema, chosen)
-        except BaseException:
-            self._erased.update(chosen)  # the next round tries again
-            raise
-        log.info("pgvector.erased_compacted", tables=len(chosen))
-        return chosen
+        """Rewrites the tables erased from since the last compaction (`PgvectorUpkeep`)."""
+        return await self.upkeep.compact_erased(every_table=every_table)
 
     async def maintain_ann_indexes(self, settings: AnnSettings | None = None) -> AnnReport:
         """Gives namespaces past the threshold their own partial HNSW index (as the owner)."""
-        with port_errors("maintain_ann_indexes"):
-            report = await maintain_ann_indexes(self.config, settings)
-        self._ann = None
+        report = await self.upkeep.maintain_ann_indexes(settings)
+        self.searcher.forget_ann()
         return report
 
     async def health(self) -> BackendHealth:

@@ -25,7 +25,8 @@ import numpy as np
 import psycopg
 from psycopg import sql
 from psycopg.abc import AdaptContext
-from psycopg.rows import dict_row
+
+from factledger.adapters.pgvector.prepared_search import search_cursor
 
 if TYPE_CHECKING:  # pgvector_schema lists this module's migration
     from factledger.adapters.pgvector.schema import SchemaOptions, Statement
@@ -166,6 +167,6 @@ async def run_bound(
     text, vector, texts = function_arguments(conn, statement, args)
     fn = sql.Identifier(EXPLAIN_FUNCTION if explain else SEARCH_FUNCTION)
     call = sql.SQL("SELECT * FROM {}(%s, %s::integer, %s, %b, %s::text[])").format(fn)
-    cursor = conn.cursor(row_factory=dict_row)
+    cursor = search_cursor(conn)  # as the prepared path, so the two compare
     await cursor.execute(call, [namespace, ef_search, text, vector, texts])
     return await cursor.fetchall()

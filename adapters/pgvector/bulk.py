@@ -17,7 +17,7 @@ import psycopg
 from psycopg import sql
 
 from factledger.adapters.pgvector.config import PgvectorConfig
-from factledger.adapters.pgvector.connection import port_errors, register_vector
+from factledger.adapters.pgvector.connection import NAMESPACE_LOCK, port_errors, register_vector
 from factledger.application.memory.rules import validate_namespace
 
 _COLUMNS = (
@@ -41,17 +41,27 @@ class BulkFact:
 async def bulk_load_facts(config: PgvectorConfig, facts: Iterable[BulkFact]) -> int:
     """Loads facts in one transaction with binary COPY; returns the number of rows written."""
     written = 0
+    rows = list(facts)
+    for fact in rows:
+        validate_namespace(fact.namespace)
     with port_errors("bulk_load"):
         async with await psycopg.AsyncConnection.connect(config.admin_conninfo) as conn:
             await register_vector(conn)
+            # Every writer of `memories` holds its namespaces' locks (the kept keyword counts,
+            # ADR 0030); in sorted order, so two bulk loads never wait on each other in a cycle.
+            await conn.execute(
+                sql.SQL("SELECT {} FROM unnest(%s::text[]) AS n").format(
+                    NAMESPACE_LOCK.format(sql.Identifier("n"))
+                ),
+                [sorted({fact.namespace for fact in rows})],  # unnest keeps the order
+            )
             statement = sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
                 sql.Identifier(config.schema, "memories"),
                 sql.SQL(", ").join(sql.Identifier(c) for c in _COLUMNS),
             )
             async with conn.cursor() as cur, cur.copy(statement) as copy:
                 copy.set_types(_TYPES)
-                for fact in facts:
-                    validate_namespace(fact.namespace)
+                for fact in rows:
                     await copy.write_row(
                         (
                             fact.namespace,

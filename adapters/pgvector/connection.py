@@ -26,6 +26,8 @@ from factledger.application.errors import (
 )
 from factledger.application.memory.types import Namespace
 
+# A namespace's writer lock; every writer of `memories` takes it (`{}`: the namespace).
+NAMESPACE_LOCK = sql.SQL("pg_advisory_xact_lock(hashtextextended('factledger.ns:' || {}, 0))")
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -93,8 +95,9 @@ class PgvectorConnections:
             conninfo,
             replace(timeouts, min_size=min_size, max_size=max_size),
             name=f"factledger.pgvector.{schema}",
-            # Autocommit: a bound search is one statement whose implicit transaction scopes its
-            # namespace binding (`pgvector_bound_search.py`); `bound` still opens a transaction.
+            # Autocommit: a search is one pipeline (or one statement) whose implicit transaction
+            # scopes its namespace binding (`prepared_search`, `bound_search`); `bound` still
+            # opens a transaction.
             autocommit=True,
             extra_options=f"-c search_path={schema},public",
             configure=register_vector,
@@ -117,18 +120,18 @@ class PgvectorConnections:
         """
         async with self._pool.connection() as conn, conn.transaction():
             if lock:  # one round trip for both (issue 19: sync throughput)
-                await conn.execute(
-                    "SELECT set_config('app.namespace', %s, true), "
-                    "pg_advisory_xact_lock(hashtextextended('factledger.ns:' || %s, 0))",
-                    [namespace, namespace],
+                both = sql.SQL("SELECT set_config('app.namespace', %s, true), {}").format(
+                    NAMESPACE_LOCK.format(sql.Placeholder())
                 )
+                await conn.execute(both, [namespace, namespace])
             else:
                 await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
             yield conn
 
     async def one_statement(self, run: Callable[[psycopg.AsyncConnection[Any]], Awaitable[R]]) -> R:
         """`run` on an idle autocommit connection: each statement is its own transaction, so one
-        that binds a namespace transaction-locally (`bound_search`) binds nothing after it."""
+        that binds a namespace transaction-locally (`bound_search`, `prepared_search`) binds
+        nothing after it."""
         async with self._pool.connection() as conn:
             return await run(conn)
 

@@ -117,7 +117,7 @@ def fused_exact_statement(
     statement = sql.SQL(
         "WITH m AS MATERIALIZED (SELECT {cols}, 1 - (embedding <=> %b) AS score, "
         "NULL::real AS text_rank FROM memories WHERE namespace = %s AND {vis} AND {f}) "
-        "(SELECT 0, {out} FROM (SELECT * FROM m ORDER BY score DESC, id LIMIT %s) AS l) "
+        "(SELECT 0 AS list_no, {out} FROM (SELECT * FROM m ORDER BY score DESC, id LIMIT %s) AS l) "
         "UNION ALL (SELECT 1, {out} FROM (SELECT * FROM m WHERE lexical_terms && {terms} "
         "ORDER BY cardinality(ARRAY(SELECT unnest(lexical_terms) INTERSECT "
         "SELECT unnest({terms}))) DESC, score DESC, id LIMIT %s) AS l) "

@@ -35,6 +35,8 @@ _SHRED_MESSAGES = """UPDATE documents d SET transcript = (
     WHERE document_id = %(document)s"""
 # Dropping a namespace empties these; ann_indexes rows go too, and maintenance drops the index.
 NAMESPACE_TABLES = ("memories", "chunks", "records", "documents", "ann_indexes")
+# Kept by triggers from `memories` (`term_stats`): erased with it, never written directly.
+DERIVED_TABLES = ("memory_terms",)
 
 
 async def list_facts(
@@ -87,7 +89,7 @@ async def forget(
     if fresh:
         await conn.execute(
             "UPDATE memories SET forget_reason = %s, is_forgotten = true, text = %s, "
-            "condition = NULL WHERE id = ANY(%s)",
+            "condition = NULL, lexical_terms = '{}' WHERE id = ANY(%s)",
             [reason, SHREDDED, [r[0] for r in fresh]],
         )
     for _, _, document_id, source_indexes in fresh:

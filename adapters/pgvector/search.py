@@ -4,6 +4,7 @@ PostgreSQL full-text ranking by reciprocal rank fusion (RRF)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -12,6 +13,7 @@ import numpy as np
 from psycopg import sql
 
 from factledger.adapters.pgvector.filters import compile_filter, metadata_from_json
+from factledger.adapters.pgvector.keyword_bound import kept_frequencies_statement
 from factledger.adapters.pgvector.keywords import (
     fused_exact_statement,
     keyword_statements,
@@ -29,14 +31,19 @@ from factledger.application.memory.types import (
 )
 
 RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very top ranks
+# The HNSW candidate list. 40 (twice the usual vector list) cut the server's CPU per search
+# by a fifth but gave recall@3 0.991 against the exact ranking in one of two runs at 10,000
+# facts per subject (docs/benchmarks.md, ADR 0030 addendum): kept at 100.
 HNSW_EF_SEARCH = 100
+
+
 # The columns of every candidate list, in the order `bound_search` returns them.
 LIST_COLUMNS = sql.SQL(
     "id, text, is_latest, is_inference, is_forgotten, occurred_at, document_id, relations, "
     "metadata, source_indexes, score::double precision, text_rank::real, lexical_terms"
 )
 
-_MEMORY_COLUMNS = sql.SQL(
+MEMORY_COLUMNS = sql.SQL(
     "id, text, is_latest, is_inference, "
     "(is_forgotten OR (expires_at IS NOT NULL AND expires_at <= %s)) AS is_forgotten, "
     "occurred_at, document_id, relations, metadata, source_indexes, lexical_terms"
@@ -92,7 +99,7 @@ def ranked_statement(
         "SELECT {cols}, 1 - (embedding <=> %b) AS score{rank} FROM {t} "
         "WHERE namespace = {ns} AND {vis} AND {f}{match}"
     ).format(
-        cols=_MEMORY_COLUMNS if memories else _CHUNK_COLUMNS,
+        cols=MEMORY_COLUMNS if memories else _CHUNK_COLUMNS,
         rank=rank if by_text else sql.SQL(", NULL::real AS text_rank"),
         t=sql.Identifier(plan.table),
         ns=ns,
@@ -102,15 +109,18 @@ def ranked_statement(
     )
     args: list[Any] = [*head, vector, *([query.text] if by_text else [])]
     args += [*([] if ann else [namespace]), *params, *filter_params]
+    # The limit is a literal: a prepared statement's generic plan (`prepared_search`) would
+    # otherwise cost its scan without knowing how few rows it stops after.
+    limit = sql.Literal(plan.limit)
     if by_text:
-        statement = sql.SQL("{} ORDER BY text_rank DESC, id LIMIT %s").format(base)
-        args += [query.text, plan.limit]
+        statement = sql.SQL("{} ORDER BY text_rank DESC, id LIMIT {}").format(base, limit)
+        args += [query.text]
     else:
         statement = sql.SQL(
-            "SELECT * FROM ({} ORDER BY embedding <=> %b LIMIT %s) AS c "
+            "SELECT * FROM ({} ORDER BY embedding <=> %b LIMIT {}) AS c "
             "WHERE c.score >= %s ORDER BY c.score DESC, c.id"
-        ).format(base)
-        args += [vector, plan.limit, query.threshold]
+        ).format(base, limit)
+        args += [vector, query.threshold]
     return statement, args
 
 
@@ -123,6 +133,9 @@ class SearchLists:
     depth: int
     lists: tuple[tuple[HitKind, bool], ...]
     terms: tuple[str, ...] = ()
+    # The keyword candidates are left to a second statement (`keyword_bound`): the first
+    # carried the vector list and the kept keyword frequencies only.
+    holders_pending: bool = False
 
 
 def search_statement(
@@ -141,12 +154,16 @@ def search_statement(
     fused = query.mode is SearchMode.MEMORIES
     depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
     terms = query_terms(query.text) if fused else []
-    if terms and not ann:
+    # Keyword statistics come from the kept counts and keyword candidates are bounded by the
+    # ranking (ADR 0030). Metadata filters select facts the counts cannot tell apart, so a
+    # filtered search counts rows, as before.
+    bounded = bool(terms) and not query.filters
+    if terms and not ann and not bounded:
         fused_sql, fused_args = fused_exact_statement(
             ns,
             query,
             vector,
-            columns=_MEMORY_COLUMNS,
+            columns=MEMORY_COLUMNS,
             list_columns=LIST_COLUMNS,
             visible=visibility(query, True, now),
             now=now,
@@ -166,29 +183,34 @@ def search_statement(
             statement, part_args = ranked_statement(
                 ns, vector_query, vector, plan, now=now, ann=use_ann
             )
-            parts.append(_numbered(len(parts), statement))
+            parts.append(numbered(len(parts), statement))
             args += part_args
             lists.append((kind, text_ranked))
-    if terms:  # a namespace with an ANN index: its vector list must stay an index scan
+    if bounded:
+        statement, part_args = kept_frequencies_statement(ns, query, now=now, terms=terms)
+        # Numbered as the frequency list: the keyword candidates' number stays free for step 2.
+        parts.append(numbered(len(parts) + 1, statement))
+        args += part_args
+    elif terms:  # a namespace with an ANN index: its vector list must stay an index scan
         visible = visibility(query, True, now)
         for statement, part_args in keyword_statements(
             ns,
             query,
             vector,
-            columns=_MEMORY_COLUMNS,
+            columns=MEMORY_COLUMNS,
             visible=visible,
             now=now,
             depth=depth,
             terms=terms,
         ):
-            parts.append(_numbered(len(parts), statement))
+            parts.append(numbered(len(parts), statement))
             args += part_args
-    searched = SearchLists(query, depth, tuple(lists), tuple(terms))
+    searched = SearchLists(query, depth, tuple(lists), tuple(terms), holders_pending=bounded)
     return sql.SQL(" UNION ALL ").join(parts), args, searched
 
 
-def _numbered(list_no: int, statement: sql.Composable) -> sql.Composed:
-    return sql.SQL("(SELECT {n}, {cols} FROM ({s}) AS l)").format(
+def numbered(list_no: int, statement: sql.Composable) -> sql.Composed:
+    return sql.SQL("(SELECT {n} AS list_no, {cols} FROM ({s}) AS l)").format(
         n=sql.Literal(list_no), cols=LIST_COLUMNS, s=statement
     )
 
@@ -267,11 +289,17 @@ def to_hit(row: dict[str, Any], kind: HitKind, score: float) -> SearchHit:
         is_inference=row["is_inference"],
         occurred_at=row["occurred_at"],
         document_id=row["document_id"],
-        relations=relations_from_json(row["relations"]),
+        relations=relations_from_json(parsed_json(row["relations"])),
         is_forgotten=row["is_forgotten"],
-        metadata=metadata_from_json(row["metadata"]),
+        metadata=metadata_from_json(parsed_json(row["metadata"])),
         source_indexes=tuple(row["source_indexes"]),
     )
+
+
+def parsed_json(raw: Any) -> Any:
+    """A jsonb column of a search row: its text (`JSONB_AS_TEXT`, parsed only for the hits
+    returned) or, from another reader, already parsed."""
+    return json.loads(raw) if isinstance(raw, str) else raw
 
 
 def relations_from_json(raw: list[dict[str, str]]) -> tuple[Relation, ...]:

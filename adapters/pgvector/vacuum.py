@@ -5,8 +5,10 @@ vacuum prunes it, and a plain VACUUM only unlinks it: the page's free space may 
 its bytes until new rows overwrite them. So erasure works in two steps:
 
 - `vacuum_tables`, right after each erasing write: the dead tuples are pruned at once, so no
-  scan, index or page inspection finds the rows (index cleanup is left to autovacuum: these
-  indexes hold ids, slots and vectors, never text, and an HNSW index is costly to clean);
+  scan finds the rows (index cleanup is left to autovacuum: an HNSW index is costly to
+  clean; the keyword indexes of migration 7, the GIN on `lexical_terms` and the key of
+  `memory_terms`, keep a forgotten fact's keywords, lowercased and one by one, until then or
+  until the compaction below, like the pages' free space);
 - `compact_tables`, on the worker's maintenance round (and `factledger pgvector maintain`):
   `VACUUM (FULL)` rewrites each table that saw an erasure into new files and unlinks the old
   ones, which removes the leftover bytes. It locks the table while it copies, which is why it

@@ -17,7 +17,7 @@ import random
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,7 @@ from factledger.adapters.pgvector.ann import AnnSettings
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.pgvector.config import embedded_config, ensure_database
+from factledger.adapters.pgvector.keyword_bound import BoundedSearchCounts
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
@@ -43,6 +44,7 @@ from factledger.bench.pgvector.measure import (
     measure,
     percentiles,
 )
+from factledger.bench.pgvector.turns import BLOCK, Turns, take_turns
 
 PORT_SAMPLE_FACTS = 10  # facts per document in the ingest_transcript sample
 
@@ -202,12 +204,47 @@ async def _pgvector(
                 ann = Figures("pgvector+HNSW", large.tier.name, facts)
                 ann.index_s = time.perf_counter() - t0
                 ann.load_note = f"{len(built.created)} partial indexes"
+                before = replace(backend.searcher.bounded)
                 figures.append(await measure(backend, embedder, large, ann, echo))
+                # Its own floor, timed after it: the machine's load moves within a run.
+                ann.floor_ms = await floor(backend, embedder.real, large)
+                report.notes.append(_bounded_note(before, backend.searcher.bounded))
+                echo(report.notes[-1])
+                embedder.live = True  # the turns include the query embedding, as the floor
+                try:
+                    turns = await take_turns(backend, embedder.real, large, server.postmaster_pid())
+                finally:
+                    embedder.live = False
+                report.notes.append(_turns_note(turns))
+                echo(report.notes[-1])
         finally:
             await backend.close()
     finally:
         server.stop()
     return figures
+
+
+def _turns_note(turns: list[Turns]) -> str:
+    floor_p95 = percentiles(turns[0].timings)[1]
+    ratios = ", ".join(
+        f"{t.name} {percentiles(t.timings)[1] / floor_p95:.2f}x" for t in turns[1:] if floor_p95
+    )
+    lines = "; ".join(t.line() for t in turns)
+    return (
+        f"pgvector+HNSW taking turns (blocks of {BLOCK}, embedding included): {lines}; "
+        f"p95 / floor p95: {ratios}"
+    )
+
+
+def _bounded_note(before: BoundedSearchCounts, after: BoundedSearchCounts) -> str:
+    searches = after.searches - before.searches
+    second = after.second_statements - before.second_statements
+    holders = after.holders - before.holders
+    return (
+        f"pgvector+HNSW keyword bound: {searches} searches, {second} fetched holders "
+        f"({holders / max(second, 1):.1f} per fetch, {after.at_limit - before.at_limit} "
+        "at the holder limit)"
+    )
 
 
 async def _round_trip_note(backend: PgvectorMemoryBackend, count: int) -> str:

@@ -244,7 +244,14 @@ async def test_nothing_forgotten_or_erased_is_left_in_postgres_or_pgvector(
     hits = [h for h in hits_in_files(data_dir) if not h.removeprefix("pg/").startswith(RETAINED)]
     assert named(hits, relations) == [], "\n".join(named(hits, relations))
     assert not [c for c in CANARIES if c in repr(logs)]
-    assert set(compacted) == {"chunks", "documents", "memories", "records", "ann_indexes"}
+    assert set(compacted) == {
+        "chunks",
+        "documents",
+        "memories",
+        "memory_terms",
+        "records",
+        "ann_indexes",
+    }
     # What the erasing code cleans itself, before any VACUUM of the test's: the backend's tables
     # (pruned at once, rewritten by the maintenance round) and the saved responses (rewritten)
     own = [h for h in named(before_vacuum, relations) if h.startswith(CLEANED_AT_ONCE)]

@@ -44,6 +44,12 @@ def test_the_bench_command_prints_both_backends_side_by_side() -> None:
     # pgvector's searched tiers are set against their floor, measured in the same run.
     pgvector = [row for row in exact if row.split("|")[1].strip() == "pgvector"]
     assert all(row.split("|")[11].strip().endswith("x") for row in pgvector)
+    # The prepared and the planned statement took turns with the floor, CPU included.
+    turns = next(line for line in result.output.splitlines() if "taking turns" in line)
+    assert "prepared: p50/p95/p99" in turns
+    assert "planned per search: p50/p95/p99" in turns
+    assert "ms server" in turns
+    assert "p95 / floor p95: prepared" in turns
 
 
 def test_the_sentence_pool_is_distinct_and_refuses_sizes_it_cannot_supply() -> None:

@@ -117,7 +117,7 @@ async def test_a_search_is_one_round_trip(
     async def no_ann(_: Namespace) -> bool:
         return False  # the process-wide ANN lookup is cached; count the search alone
 
-    monkeypatch.setattr(backend, "_has_ann", no_ann)
+    monkeypatch.setattr(backend.searcher, "has_ann", no_ann)
     query = SearchQuery(text="Likes alpha", limit=5, mode=mode)
     trace = tmp_path / "trace.txt"
     with trace.open("w") as out:

@@ -1,0 +1,144 @@
+"""Running a pgvector search: which namespaces have an ANN index, the bound statement(s), the
+ranking (split from `backend.py`; the SQL is composed in `search.py`).
+
+- A search is one round trip: its statement prepared per connection and bound to the
+  namespace in one pipeline (`prepared_search`, ADR 0030 addendum; `bound_search`'s
+  `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison),
+  except memories mode with query keywords whose first statement leaves keywords that can
+  still lift a fact into the top: their holders are fetched by a second statement
+  (`keyword_bound`, ADR 0030).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+from factledger.adapters.pgvector.bound_search import EXPLAIN_FUNCTION, run_bound
+from factledger.adapters.pgvector.connection import PgvectorConnections, port_errors
+from factledger.adapters.pgvector.keyword_bound import (
+    HOLDER_LIMIT,
+    BoundedSearchCounts,
+    holder_bound,
+    holders_statement,
+)
+from factledger.adapters.pgvector.prepared_search import run_prepared
+from factledger.adapters.pgvector.search import (
+    HNSW_EF_SEARCH,
+    MEMORY_COLUMNS,
+    SearchLists,
+    numbered,
+    rank_rows,
+    search_statement,
+    visibility,
+)
+from factledger.application.memory.types import Namespace, SearchHit, SearchQuery
+from factledger.application.ports import Clock, Embedder
+
+ANN_CACHE_SECONDS = 10.0  # how long a search trusts its knowledge of a namespace's ANN index
+
+
+class PgvectorSearcher:
+    """Searches of one backend; `forget_ann` after indexes are built, dropped or emptied."""
+
+    def __init__(self, db: PgvectorConnections, *, embedder: Embedder, clock: Clock) -> None:
+        self.db = db
+        # Statements prepared per connection (`prepared_search`); False plans each search in
+        # `bound_search` as before ADR 0030's addendum, kept for the bench's comparison.
+        self.prepared = True
+        # None: `search.HNSW_EF_SEARCH`; the bench sets 40 to compare in the same run.
+        self.ef_search: int | None = None
+        self._embedder = embedder
+        self._clock = clock
+        self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
+        self.bounded = BoundedSearchCounts()
+
+    def forget_ann(self) -> None:
+        self._ann = None
+
+    async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
+        vector = (await self._embedder.embed([query.text]))[0]
+        now = self._clock.now()
+        # No log line per search: it is the hot path, and callers log and meter their calls.
+        with port_errors("search"):
+            rows, lists = await self._bound_rows(namespace, query, vector, now=now, explain=False)
+            if lists.holders_pending:
+                rows += await self._holders(namespace, query, vector, lists, rows, now=now)
+        return rank_rows(lists, rows)
+
+    async def explain(self, namespace: Namespace, query: SearchQuery) -> str:
+        """The plan of the search's first statement (operators: is the ANN index used?)."""
+        vector = (await self._embedder.embed([query.text]))[0]
+        with port_errors("explain"):
+            rows, _ = await self._bound_rows(
+                namespace, query, vector, now=self._clock.now(), explain=True
+            )
+        return "\n".join(str(row[EXPLAIN_FUNCTION]) for row in rows)
+
+    async def _bound_rows(
+        self, ns: Namespace, query: SearchQuery, vector: Any, *, now: datetime, explain: bool
+    ) -> tuple[list[dict[str, Any]], SearchLists]:
+        # One round trip: a pipeline (`prepared_search`) or `bound_search` binds the namespace.
+        ann = await self.has_ann(ns)
+        statement, args, lists = search_statement(ns, query, vector, now=now, ann=ann)
+        ef_search = (self.ef_search or HNSW_EF_SEARCH) if ann else None
+        rows = await self.db.one_statement(
+            lambda conn: (
+                run_prepared(conn, ns, statement, args, ef_search=ef_search)
+                if self.prepared and not explain
+                else run_bound(conn, ns, statement, args, ef_search=ef_search, explain=explain)
+            )
+        )
+        return rows, lists
+
+    async def _holders(
+        self,
+        ns: Namespace,
+        query: SearchQuery,
+        vector: Any,
+        lists: SearchLists,
+        rows: list[dict[str, Any]],
+        *,
+        now: datetime,
+    ) -> list[dict[str, Any]]:
+        """Step two of a bounded search: the holders of the keywords that can still matter,
+        numbered as the keyword candidate list."""
+        vector_rows = [r for r in rows if r["list_no"] == 0]
+        frequencies = [r for r in rows if r["list_no"] == len(lists.lists) + 1]
+        # An exact vector list shorter than asked holds every visible fact already.
+        complete = not await self.has_ann(ns) and len(vector_rows) < lists.depth
+        terms = list(lists.terms)
+        bound = None if complete else holder_bound(query, terms, vector_rows, frequencies)
+        self.bounded.searches += 1
+        if bound is None:
+            return []
+        statement, args = holders_statement(
+            ns,
+            query,
+            vector,
+            columns=MEMORY_COLUMNS,
+            visible=visibility(query, True, now),
+            now=now,
+            bound=bound,
+        )
+        candidates = numbered(len(lists.lists), statement)
+        found = await self.db.one_statement(
+            lambda conn: (
+                run_prepared(conn, ns, candidates, args, ef_search=None)
+                if self.prepared
+                else run_bound(conn, ns, candidates, args, ef_search=None)
+            )
+        )
+        self.bounded.second_statements += 1
+        self.bounded.holders += len(found)
+        self.bounded.at_limit += len(found) >= HOLDER_LIMIT
+        return found
+
+    async def has_ann(self, ns: Namespace) -> bool:
+        if self._ann is None or time.monotonic() - self._ann[0] > ANN_CACHE_SECONDS:
+            async with self.db.unbound() as conn:
+                cur = await conn.execute("SELECT * FROM ann_namespaces()")
+                names = frozenset(row[0] for row in await cur.fetchall())
+            self._ann = (time.monotonic(), names)
+        return ns in self._ann[1]

@@ -1,0 +1,126 @@
+"""Prepared against planned-per-search statements, a narrower HNSW candidate list, and the
+floor, taking turns in one run (`factledger pgvector bench`, ADR 0030 addendum).
+
+The machine is shared and its load moves within a run, so they are timed in alternating
+blocks of queries over the same workload: the floor (query embedding + `SELECT 1`), a search
+whose statement is prepared once per connection (`prepared_search`), one planned by
+`bound_search`'s `EXECUTE` on every call, and a prepared one with `ef_search` 40. Each block
+also reads the CPU time the bench process and the server's processes spent, which the load
+moves less than the wall clock.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.application.memory.types import Namespace, SearchQuery
+from factledger.application.ports import Embedder
+from factledger.bench.pgvector.measure import TOP_K, Workload, percentiles
+
+BLOCK = 50  # queries per turn
+NARROW_EF_SEARCH = 40  # the HNSW candidate list tried against the default 100
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(slots=True)
+class Turns:
+    """Timings (ms, embedding included) and CPU seconds of one way of answering."""
+
+    name: str
+    timings: list[float] = field(default_factory=list)
+    client_cpu_s: float = 0.0
+    server_cpu_s: float = 0.0
+
+    def line(self) -> str:
+        p50, p95, p99 = percentiles(self.timings)
+        count = max(len(self.timings), 1)
+        return (
+            f"{self.name}: p50/p95/p99 {p50:.2f}/{p95:.2f}/{p99:.2f} ms, CPU per call "
+            f"{self.client_cpu_s / count * 1e3:.2f} ms bench + "
+            f"{self.server_cpu_s / count * 1e3:.2f} ms server"
+        )
+
+
+def server_cpu_seconds(postmaster: int | None) -> float:
+    """User + system CPU of the server's processes (the postmaster's children, Linux /proc);
+    0.0 where that cannot be read."""
+    if postmaster is None:
+        return 0.0
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended meanwhile
+        # After the command: state, ppid, ..., utime and stime are fields 14 and 15 of stat.
+        if int(fields[1]) == postmaster or stat.parent.name == str(postmaster):
+            total += int(fields[11]) + int(fields[12])
+    return total / _TICKS
+
+
+async def take_turns(
+    backend: PgvectorMemoryBackend, embedder: Embedder, work: Workload, postmaster: int | None
+) -> list[Turns]:
+    """Floor, prepared, planned and narrow-list searches over `work.queries`, in alternating
+    blocks."""
+    floor, prepared, planned = Turns("floor"), Turns("prepared"), Turns("planned per search")
+    narrow = Turns(f"prepared, ef_search {NARROW_EF_SEARCH}")
+
+    async def floor_call(_: Namespace, text: str) -> None:
+        await embedder.embed([text])
+        await backend.db.one_statement(lambda conn: conn.execute("SELECT 1"))
+
+    async def search_call(ns: Namespace, text: str) -> None:
+        await backend.searcher.search(ns, SearchQuery(text, threshold=0.0, limit=TOP_K))
+
+    async def prepared_call(ns: Namespace, text: str) -> None:
+        backend.searcher.prepared = True
+        await search_call(ns, text)
+
+    async def planned_call(ns: Namespace, text: str) -> None:
+        backend.searcher.prepared = False
+        await search_call(ns, text)
+        backend.searcher.prepared = True
+
+    async def narrow_call(ns: Namespace, text: str) -> None:
+        backend.searcher.ef_search = NARROW_EF_SEARCH
+        try:
+            await search_call(ns, text)
+        finally:
+            backend.searcher.ef_search = None
+
+    ways: list[tuple[Turns, Callable[[Namespace, str], Awaitable[None]]]] = [
+        (floor, floor_call),
+        (prepared, prepared_call),
+        (planned, planned_call),
+        (narrow, narrow_call),
+    ]
+    try:
+        for block_no, start in enumerate(range(0, len(work.queries), BLOCK)):
+            block = work.queries[start : start + BLOCK]
+            shift = block_no % len(ways)  # each way goes first, second and third in turn
+            for turns, call in ways[shift:] + ways[:shift]:
+                await _block(turns, call, block, postmaster)
+    finally:
+        backend.searcher.prepared, backend.searcher.ef_search = True, None
+    return [floor, prepared, planned, narrow]
+
+
+async def _block(
+    turns: Turns,
+    call: Callable[[Namespace, str], Awaitable[None]],
+    block: list[tuple[Namespace, str]],
+    postmaster: int | None,
+) -> None:
+    client, server = time.process_time(), server_cpu_seconds(postmaster)
+    for ns, text in block:
+        t0 = time.perf_counter()
+        await call(ns, text)
+        turns.timings.append((time.perf_counter() - t0) * 1e3)
+    turns.client_cpu_s += time.process_time() - client
+    turns.server_cpu_s += server_cpu_seconds(postmaster) - server

@@ -1,0 +1,309 @@
+"""pgvector memories mode on a large namespace: kept keyword counts (migration 7) and keyword
+candidates bounded by the ranking give the exhaustive ranking (ADR 0030)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import zlib
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+from psycopg import sql
+
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.pgvector import schema
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
+from factledger.adapters.pgvector.config import PgvectorConfig
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.lexical import (
+    coverage,
+    fused_score,
+    idf_weights,
+    lexical_terms,
+    query_terms,
+)
+from factledger.application.memory.types import Namespace, RelationKind, SearchQuery
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.pgvector_support import drop_schema, fresh_schema, pgvector_backend
+from factledger.testing.scripted_extractor import ScriptedExtractor
+
+pytestmark = pytest.mark.integration
+NS, OTHER = Namespace("tenant-1:large"), Namespace("tenant-1:other")
+EMBEDDER = HashingEmbedder(64)
+COMMON = ("prefers", "weekly", "calls", "team", "office", "morning", "supplier", "invoices")
+RARE = tuple(f"word{n:03d}" for n in range(120))
+START = datetime(2026, 1, 1, tzinfo=UTC)
+HOLDERS = "SELECT keyword_holders(%s::text[], %s::text[], %s::double precision[], 1.0)"
+
+
+def fact_texts(seed: int, count: int) -> list[str]:
+    rnd = random.Random(seed)
+    return [
+        " ".join([*rnd.sample(COMMON, rnd.randint(2, 5)), *rnd.sample(RARE, rnd.randint(0, 2))])
+        for _ in range(count)
+    ]
+
+
+def facts(texts: list[str], *, tag: str, slots: bool = False) -> list[ExtractedFact]:
+    return [
+        ExtractedFact(
+            key=f"f{i}",
+            text=text,
+            slot=f"slot-{i % 7}" if slots else None,
+            source_indexes=(0,),
+            relation=RelationKind.UPDATES if slots else None,
+            is_inference=(i % 5 == 4),
+        )
+        for i, text in enumerate(texts)
+    ]
+
+
+async def ingest(
+    backend: PgvectorMemoryBackend, extractor: ScriptedExtractor, ns: Namespace, doc: str, **kw: Any
+) -> None:
+    texts = fact_texts(zlib.crc32(doc.encode()), 30)
+    transcript = extractor.script(f"{ns} {doc}", *facts(texts, tag=doc, **kw))
+    await backend.ingest_transcript(ns, doc, transcript, occurred_at=START)
+
+
+async def kept_counts(config: PgvectorConfig) -> dict[tuple[Any, ...], int]:
+    return await _counts(
+        config,
+        "SELECT namespace, term, is_inference, is_latest, is_forgotten, facts FROM {}.memory_terms",
+    )
+
+
+async def recounted(config: PgvectorConfig) -> dict[tuple[Any, ...], int]:
+    return await _counts(
+        config,
+        "SELECT namespace, t, is_inference, is_latest, is_forgotten, count(*) FROM {}.memories "
+        "CROSS JOIN LATERAL unnest(array_append(lexical_terms, '')) AS t "
+        "GROUP BY namespace, t, is_inference, is_latest, is_forgotten",
+    )
+
+
+async def _counts(config: PgvectorConfig, statement: str) -> dict[tuple[Any, ...], int]:
+    async with await psycopg.AsyncConnection.connect(config.admin_conninfo) as conn:
+        cur = await conn.execute(sql.SQL(statement).format(sql.Identifier(config.schema)))
+        return {tuple(row[:5]): int(row[5]) for row in await cur.fetchall()}
+
+
+@pytest.fixture
+async def opened(
+    postgres: PostgresLocation,
+) -> AsyncIterator[tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock]]:
+    extractor, clock = ScriptedExtractor(), ManualClock(START)
+    async with pgvector_backend(
+        postgres, embedder=EMBEDDER, extractor=extractor, clock=clock
+    ) as backend:
+        yield backend, extractor, clock
+
+
+async def test_kept_counts_follow_ingest_supersession_forgetting_expiry_and_drops(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+) -> None:
+    backend, extractor, clock = opened
+    for n in range(3):
+        await ingest(backend, extractor, NS, f"doc-{n}", slots=True)
+        await ingest(backend, extractor, NS, f"doc-{n}", slots=True)  # a replay adds nothing
+    await ingest(backend, extractor, OTHER, "doc-0")
+    listed = await backend.list_memories(NS, limit=10)
+    await backend.forget(NS, [listed[0].id, listed[1].id], reason="asked")
+    await backend.expire(NS, listed[2].id, at=clock.now() + timedelta(days=1))
+    assert await kept_counts(backend.config) == await recounted(backend.config)
+
+    await backend.drop_namespace(OTHER)
+
+    kept = await kept_counts(backend.config)
+    assert kept == await recounted(backend.config)
+    assert not any(key[0] == OTHER for key in kept)
+    assert all(count > 0 for count in kept.values())
+
+
+async def test_a_forgotten_facts_words_leave_the_counts(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+) -> None:
+    backend, extractor, _ = opened
+    transcript = extractor.script(
+        "only",
+        ExtractedFact(key="f0", text="diagnosed with zebrafinch", slot=None, source_indexes=(0,)),
+    )
+    await backend.ingest_transcript(NS, "d", transcript, occurred_at=START)
+    [fact] = await backend.list_memories(NS)
+
+    await backend.forget(NS, [fact.id], reason="asked")
+
+    assert not any(key[1] == "zebrafinch" for key in await kept_counts(backend.config))
+
+
+async def test_concurrent_writers_of_one_namespace_keep_the_counts_exact(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+) -> None:
+    backend, extractor, _ = opened
+    await ingest(backend, extractor, NS, "first", slots=True)
+    listed = await backend.list_memories(NS, limit=20)
+
+    await asyncio.gather(
+        *(ingest(backend, extractor, NS, f"c-{n}", slots=True) for n in range(6)),
+        *(backend.forget(NS, [fact.id], reason="asked") for fact in listed[:6]),
+    )
+
+    assert await kept_counts(backend.config) == await recounted(backend.config)
+
+
+def exhaustive_top(
+    rows: list[tuple[str, list[str], np.ndarray[Any, Any]]],
+    vector: np.ndarray[Any, Any],
+    text: str,
+    limit: int,
+) -> list[tuple[str, float]]:
+    terms = query_terms(text)
+    frequency = {t: sum(1 for _, held, _ in rows if t in held) for t in terms}
+    weights = idf_weights(terms, frequency, len(rows))
+    scored = [
+        (fid, fused_score(min(1.0, float(v @ vector)), coverage(terms, weights, set(held))))
+        for fid, held, v in rows
+    ]
+    scored.sort(key=lambda pair: (-pair[1], pair[0]))
+    return scored[:limit]
+
+
+async def visible_rows(
+    config: PgvectorConfig, ns: Namespace, *, now: datetime
+) -> list[tuple[str, list[str], np.ndarray[Any, Any]]]:
+    async with await psycopg.AsyncConnection.connect(config.admin_conninfo) as conn:
+        cur = await conn.execute(
+            sql.SQL(
+                "SELECT id, lexical_terms, embedding::text FROM {}.memories WHERE namespace = %s "
+                "AND is_latest AND NOT is_inference AND NOT is_forgotten "
+                "AND (expires_at IS NULL OR expires_at > %s)"
+            ).format(sql.Identifier(config.schema)),
+            [ns, now],
+        )
+        return [
+            (row[0], list(row[1]), np.array(row[2].strip("[]").split(","), dtype=np.float64))
+            for row in await cur.fetchall()
+        ]
+
+
+SCORE_ULP = 1e-6
+
+
+def untied_positions(ranking: list[tuple[str, float]], top: int) -> list[int]:
+    """Positions among the first `top` of a whole ranking whose score no other fact's nears
+    (facts past `top` included: a tie across the cut-off may come back either way)."""
+    return [
+        i
+        for i, (_, score) in enumerate(ranking[:top])
+        if all(abs(score - other) > SCORE_ULP for j, (_, other) in enumerate(ranking) if j != i)
+    ]
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+@pytest.mark.parametrize("limit", [3, 10])
+async def test_bounded_search_ranks_as_the_exhaustive_scoring(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+    monkeypatch: pytest.MonkeyPatch,
+    limit: int,
+    indexed: bool,
+) -> None:
+    backend, extractor, clock = opened
+    for n in range(8):
+        await ingest(backend, extractor, NS, f"doc-{n}", slots=n % 2 == 0)
+
+    async def as_if_indexed(_: Namespace) -> bool:
+        # With no index built either way the vector list is exact, so the ranking must be too;
+        # "indexed" only writes the namespace as a literal, as for a partial index.
+        return indexed
+
+    monkeypatch.setattr(backend.searcher, "has_ann", as_if_indexed)
+    for fact in (await backend.list_memories(NS, limit=40))[::8]:  # expired, not flagged
+        await backend.expire(NS, fact.id, at=clock.now() - timedelta(seconds=1))
+    rows = await visible_rows(backend.config, NS, now=clock.now())
+    rnd = random.Random(3)
+    for _ in range(25):
+        words = [*rnd.sample(COMMON, rnd.randint(1, 4)), *rnd.sample(RARE, rnd.randint(0, 2))]
+        text = " ".join(rnd.sample(words, len(words)))
+        vector = (await EMBEDDER.embed([text]))[0].astype(np.float64)
+
+        hits = await backend.search(NS, SearchQuery(text, threshold=0.0, limit=limit))
+
+        ranking = [pair for pair in exhaustive_top(rows, vector, text, len(rows)) if pair[1] >= 0]
+        expected = ranking[:limit]
+        # pgvector's cosine is float32 arithmetic, the exhaustive one float64: they differ by
+        # ~1e-8, so scores compare within a tolerance (rounding both can straddle a boundary).
+        # Ids compare wherever the score has no near-tie, where any order is legitimate.
+        assert [h.score for h in hits] == pytest.approx([s for _, s in expected], abs=SCORE_ULP)
+        untied = untied_positions(ranking, limit)
+        assert [hits[i].id for i in untied] == [expected[i][0] for i in untied]
+
+
+async def test_an_upgrade_from_migration_6_counts_the_facts_already_there(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = await fresh_schema(postgres)
+    options = schema.SchemaOptions(config.schema, config.app_role, 64, create_app_role=True)
+    before = tuple(m for m in schema.MIGRATIONS if m[0] <= 6)
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(schema, "MIGRATIONS", before)
+            assert await schema.apply_migrations(config.admin_conninfo, options) == [
+                1,
+                2,
+                3,
+                4,
+                5,
+                6,
+            ]
+        texts = fact_texts(1, 200)
+        vectors = await EMBEDDER.embed(texts)
+        await bulk_load_facts(
+            config,
+            [
+                BulkFact(NS, f"m-{i}", t, vectors[i], terms=tuple(lexical_terms(t, "", None)))
+                for i, t in enumerate(texts)
+            ],
+        )
+        async with await psycopg.AsyncConnection.connect(config.admin_conninfo) as conn:
+            # Forgotten under migration 6: flagged, its keywords still there.
+            await conn.execute(
+                sql.SQL("UPDATE {}.memories SET is_forgotten = true WHERE id = 'm-0'").format(
+                    sql.Identifier(config.schema)
+                )
+            )
+
+        assert await schema.apply_migrations(config.admin_conninfo, options) == [7]
+
+        kept = await kept_counts(config)
+        assert kept == await recounted(config)
+        assert kept[(NS, "", False, True, True)] == 1  # the forgotten fact, now without words
+        assert sum(c for k, c in kept.items() if k[1] == "" and not k[4]) == 199
+    finally:
+        await drop_schema(config)
+
+
+async def test_the_holder_lookup_answers_for_the_bound_namespace_only(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+) -> None:
+    backend, extractor, _ = opened
+    await ingest(backend, extractor, NS, "doc-0")
+    await ingest(backend, extractor, OTHER, "doc-0")  # the same texts, other ids
+    every_word = list(COMMON)
+
+    async with backend.db.bound(NS) as conn:
+        cur = await conn.execute(HOLDERS, [every_word, every_word, [1.0] * len(every_word)])
+        bound = {row[0] for row in await cur.fetchall()}
+    async with backend.db.unbound() as conn:
+        cur = await conn.execute(HOLDERS, [every_word, every_word, [1.0] * len(every_word)])
+        unbound = await cur.fetchall()
+
+    own = {fact.id for fact in await backend.list_memories(NS, limit=100)}
+    assert bound == own
+    assert unbound == []
