@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from factledger.adapters.postgres.schemas import LOCK_SCHEMA
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.webhooks.ports import Delivery, DeliveryLogUnavailableError, Outcome
@@ -85,6 +86,7 @@ class PostgresDeliveryLog:
 
 async def _create(tables: PostgresTables, cur: Cursor) -> None:
     await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
+    await cur.execute(LOCK_SCHEMA, (tables.schema_name,))
     await cur.execute(tables.q("CREATE SCHEMA IF NOT EXISTS {schema}"))
     for statement in _SCHEMA:
         await cur.execute(tables.q(statement))

@@ -27,6 +27,7 @@ from eventsourcing.utils import Environment, EnvType
 from psycopg import sql
 
 from factledger.adapters.postgres.ledger_recorder import GroupCommitRecorder
+from factledger.adapters.postgres.schemas import create_schema
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sql_names import sql_name
@@ -122,9 +123,7 @@ def ensure_schema(
 ) -> None:
     """The library expects the schema to exist already."""
     with psycopg.connect(location.conninfo, **pool.connection_kwargs(autocommit=True)) as conn:
-        conn.execute(
-            sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(sql_name(schema)))
-        )
+        create_schema(conn, sql_name(schema))
 
 
 def commit_channel(recorder: object) -> str | None:

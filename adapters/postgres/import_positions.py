@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from psycopg.types.json import Jsonb
 
+from factledger.adapters.postgres.schemas import LOCK_SCHEMA
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.importing.positions import (
@@ -80,5 +81,6 @@ class PostgresImportPositions:
 
 async def _create(tables: PostgresTables, cur: Cursor) -> None:
     await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
+    await cur.execute(LOCK_SCHEMA, (tables.schema_name,))
     await cur.execute(tables.q("CREATE SCHEMA IF NOT EXISTS {schema}"))
     await cur.execute(tables.q(_SCHEMA))

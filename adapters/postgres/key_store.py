@@ -10,6 +10,7 @@ from collections.abc import Collection
 
 from psycopg import sql
 
+from factledger.adapters.postgres.schemas import create_schema
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.application.ledger.key_store import KeyStoreUnavailableError, new_key
@@ -39,9 +40,7 @@ class PostgresKeyStore:
             self._pool.open()
             try:
                 with self._pool.connection() as conn:
-                    conn.execute(
-                        sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
-                    )
+                    create_schema(conn, schema)
                     conn.execute(
                         sql.SQL(TABLE).format(
                             table=self._table, index=sql.Identifier("ledger_keys_live")

@@ -12,6 +12,7 @@ import psycopg
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
+from factledger.adapters.postgres.schemas import create_schema
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.adapters.sql_names import sql_name
@@ -85,7 +86,7 @@ class PostgresViewStore:
             self._pool.open()
             try:
                 with self._pool.connection() as conn:
-                    conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
+                    create_schema(conn, schema)
                     conn.execute(sql.SQL(TABLES).format(schema=ident))
             except BaseException:
                 self._pool.close()
