@@ -66,6 +66,9 @@ def write(
     sync_sessions: Annotated[
         int, typer.Option(min=1, max=10_000, help="Sync: recorded sessions (9 facts each).")
     ] = 60,
+    sync_processes: Annotated[
+        int, typer.Option(min=1, max=8, help="Sync: worker processes draining side by side.")
+    ] = 1,
     worker_processes: Annotated[
         int, typer.Option(min=0, max=8, help="postgres topology: `factledger worker` processes.")
     ] = 2,
@@ -85,6 +88,7 @@ def write(
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
          "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions),
+         "--sync-processes", str(sync_processes),
          "--worker-processes", str(worker_processes)]
         + (["--baseline-python", str(baseline_python)] if baseline_python else [])
     )  # fmt: skip
@@ -182,7 +186,9 @@ def write(
                 )
         if "sync" in chosen:
             named = [(label(python), python) for python in builds]
-            for figures in measure_sync(root / "sync", named, sessions=sync_sessions):
+            for figures in measure_sync(
+                root / "sync", named, sessions=sync_sessions, processes=sync_processes
+            ):
                 typer.echo(
                     f"\nSync into pgvector ({figures.build}): {figures.sessions} sessions, "
                     f"{figures.facts} facts, {figures.records} records in "

@@ -5,6 +5,7 @@ queue. The default embedder and extractor, as a deployment has them."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import time
@@ -44,7 +45,7 @@ class SyncFigures:
     facts: int
     records: int
     seconds: float
-    cpu_seconds: float  # the worker process's, on every thread (ONNX inference included)
+    cpu_seconds: float  # the worker processes', on every thread (ONNX inference included)
     load_average: str
     # PostgreSQL's server processes (the drain's backends, WAL writer, checkpointer) over
     # the drain; None where /proc is not there to read.
@@ -134,14 +135,14 @@ from factledger.api.settings import load_settings
 async def main():
     async with open_runtime(load_settings(), WORKER) as runtime:
         worker = runtime.sync_worker
-        started, cpu = time.perf_counter(), time.process_time()
+        started, cpu = time.time(), time.process_time()
         while True:
             report = await worker.run_once()
             if not (report.fed or report.done or report.retried or report.dead):
                 break
-        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        ended, cpu = time.time(), time.process_time() - cpu
     with open(sys.argv[1], "w") as out:
-        out.write(f"{elapsed} {cpu}")
+        out.write(f"{started} {ended} {cpu}")
 
 asyncio.run(main())
 """
@@ -154,18 +155,33 @@ def drain(
     build: str,
     *,
     postmaster: int | None = None,
+    processes: int = 1,
 ) -> SyncFigures:
-    result = workdir / f"drain-{build}.txt"
+    """`processes` worker processes drain the queue side by side (as `factledger worker` runs
+    on each core); the time is from the first one's start to the last one's end, the CPU
+    their sum."""
+    results = [workdir / f"drain-{build}-{n}.txt" for n in range(processes)]
     env = {**os.environ, **server_env(location, workdir, build)}
     server_before = server_cpu_seconds(postmaster)
-    with (workdir / f"worker-{build}.log").open("wb") as log:
-        subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
-            [python, "-c", _DRAIN, str(result)], env=env, stdout=log, stderr=log, check=True
-        )
+    with contextlib.ExitStack() as logs:
+        running = [
+            subprocess.Popen(  # noqa: S603 - an interpreter the caller named, our own script
+                [python, "-c", _DRAIN, str(result)],
+                env=env,
+                stdout=(log := logs.enter_context((workdir / f"{result.stem}.log").open("wb"))),
+                stderr=log,
+            )
+            for result in results
+        ]
+        failed = [p.args for p in running if p.wait() != 0]
+    if failed:
+        raise subprocess.CalledProcessError(1, failed[0])
     time.sleep(0.5)  # the postmaster reaps the drain's backends (their CPU) once they exit
     server_after = server_cpu_seconds(postmaster)
     server = None if server_before is None or server_after is None else server_after - server_before
-    seconds, cpu_seconds = (float(x) for x in result.read_text().split())
+    spans = [[float(x) for x in result.read_text().split()] for result in results]
+    seconds = max(end for _, end, _ in spans) - min(start for start, _, _ in spans)
+    cpu_seconds = sum(cpu for _, _, cpu in spans)
     with psycopg.connect(location.conninfo, autocommit=True) as conn:
         facts = conn.execute(f"SELECT count(*) FROM mem_{build}.memories").fetchone()  # noqa: S608
         records = conn.execute(f"SELECT count(*) FROM mem_{build}.records").fetchone()  # noqa: S608
@@ -183,16 +199,24 @@ def drain(
 
 
 def measure_sync(
-    workdir: Path, builds: list[tuple[str, str]], *, sessions: int
+    workdir: Path, builds: list[tuple[str, str]], *, sessions: int, processes: int = 1
 ) -> list[SyncFigures]:
-    """Seeds one ledger, then each (build, python) drains it into its own schemas."""
+    """Seeds one ledger, then each (build, python) drains it into its own schemas with
+    `processes` worker processes."""
     workdir.mkdir(parents=True, exist_ok=True)
     database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
     try:
         seed(database.location, workdir, sessions)
         postmaster = database.postmaster_pid()
         return [
-            drain(database.location, workdir, python, build, postmaster=postmaster)
+            drain(
+                database.location,
+                workdir,
+                python,
+                build,
+                postmaster=postmaster,
+                processes=processes,
+            )
             for build, python in builds
         ]
     finally:
