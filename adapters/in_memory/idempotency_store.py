@@ -12,6 +12,7 @@ from factledger.application.ledger.idempotency import (
     CLAIMED,
     DEFAULT_LEASE_S,
     DEFAULT_TTL_S,
+    SWEEP_GRACE_S,
     Claim,
     IdempotencyScope,
     JsonBody,
@@ -84,7 +85,7 @@ class InMemoryIdempotencyStore:
                 del self._entries[scope]
 
     async def sweep_expired(self, limit: int) -> int:
-        now = self._clock()
+        now = self._clock() - SWEEP_GRACE_S
         with self._lock:
             gone = [s for s, e in self._entries.items() if e.expires_at <= now][:limit]
             for scope in gone:

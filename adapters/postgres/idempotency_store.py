@@ -20,6 +20,7 @@ from factledger.application.ledger.idempotency import (
     CLAIMED,
     DEFAULT_LEASE_S,
     DEFAULT_TTL_S,
+    SWEEP_GRACE_S,
     Claim,
     IdempotencyScope,
     IdempotencyStoreUnavailableError,
@@ -180,7 +181,7 @@ class PostgresIdempotencyStore:
         await self._tables.run_single(work)
 
     async def sweep_expired(self, limit: int) -> int:
-        now = self._clock()
+        now = self._clock() - SWEEP_GRACE_S
 
         async def work(cur: Cursor) -> int:
             await cur.execute(self._q(_SWEEP), (now, limit))

@@ -31,6 +31,7 @@ from factledger.application.ledger.idempotency import (
     CLAIMED,
     DEFAULT_LEASE_S,
     DEFAULT_TTL_S,
+    SWEEP_GRACE_S,
     Claim,
     IdempotencyScope,
     IdempotencyStoreUnavailableError,
@@ -204,7 +205,7 @@ class SqliteIdempotencyStore:
         )
 
     async def sweep_expired(self, limit: int) -> int:
-        now = self._clock()
+        now = self._clock() - SWEEP_GRACE_S
         swept: int = await self._run(lambda conn: conn.execute(_SWEEP, (now, limit)).rowcount)
         if self._ledger is not None and swept < limit:
             rest = limit - swept

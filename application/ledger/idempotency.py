@@ -17,7 +17,8 @@ once the first request finished, its response body.
   then the key is free again.
 - `release` frees a claim whose request failed (so the retry runs again); `complete` stores the
   response. Both act only on the claim this fingerprint holds.
-- `sweep_expired` deletes at most `limit` entries whose lease or time to live has passed:
+- `sweep_expired` deletes at most `limit` entries whose lease or time to live has passed
+  `SWEEP_GRACE_S` ago:
   the stores replace an expired entry only when its key comes back, which most keys never do,
   so without it they would keep every response ever saved (`idempotency_sweep` runs it).
 - `forget_subject` deletes every saved response of one subject of a tenant (every scope of
@@ -45,6 +46,10 @@ DEFAULT_TTL_S = 24 * 3600.0
 # Short, because the holder renews it while its command runs: a dead process's key frees
 # within this long.
 DEFAULT_LEASE_S = 5.0
+# `sweep_expired` deletes an entry only this long after it expired: a claim whose lease lapsed
+# while its holder still runs (a renewal late under load) is still there when the holder
+# completes it, as before stores were swept, so its response is saved.
+SWEEP_GRACE_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)

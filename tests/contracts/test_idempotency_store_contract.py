@@ -22,6 +22,7 @@ from factledger.adapters.postgres.idempotency_store import PostgresIdempotencySt
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
 from factledger.application.ledger.idempotency import (
+    SWEEP_GRACE_S,
     ClaimStatus,
     IdempotencyScope,
     IdempotencyStore,
@@ -361,13 +362,25 @@ async def test_a_sweep_deletes_expired_entries_only_and_at_most_its_limit(
     await a.complete(young, "fp-1", {"n": 2})
     abandoned = replace(SCOPE, key="key-abandoned")  # claimed at +60, lease until +70
     await a.claim(abandoned, "fp-1")
-    assert await b.sweep_expired(10) == 0  # nothing has expired yet
-
-    clock.now += 41  # +101: the old responses and the abandoned claim have expired
+    clock.now += 41  # +101: the old responses and the abandoned claim have expired...
+    assert await b.sweep_expired(10) == 0  # ...but a lapsed claim's holder may still answer
+    clock.now += SWEEP_GRACE_S
     assert await b.sweep_expired(2) == 2
     assert await b.sweep_expired(10) == 2
-    assert await b.sweep_expired(10) == 0
-    replay = await a.claim(young, "fp-1")
-    assert (replay.status, replay.body) == (ClaimStatus.REPLAY, {"n": 2})
+    assert await b.sweep_expired(10) == 0  # the young response is within its grace still
+    replay = await a.claim(young, "fp-1")  # (and a time to live ended is no replay)
+    assert replay.status is ClaimStatus.CLAIMED
     for scope in (*old_responses, abandoned):
         assert (await a.claim(scope, "fp-2")).status is ClaimStatus.CLAIMED
+
+
+async def test_a_live_response_is_never_swept(
+    stores: tuple[IdempotencyStore, IdempotencyStore], clock: FakeWallClock
+) -> None:
+    a, b = stores
+    await a.claim(SCOPE, "fp-1")
+    await a.complete(SCOPE, "fp-1", {"n": 2})
+    clock.now += 99  # the ttl is 100
+    assert await b.sweep_expired(10) == 0
+    replay = await a.claim(SCOPE, "fp-1")
+    assert (replay.status, replay.body) == (ClaimStatus.REPLAY, {"n": 2})

@@ -30,6 +30,7 @@ from factledger.application.ledger.commands import (
     RegisterSubject,
 )
 from factledger.application.ledger.idempotency import (
+    SWEEP_GRACE_S,
     ClaimStatus,
     IdempotencyScope,
     JsonBody,
@@ -307,7 +308,7 @@ async def test_responses_saved_with_their_events_are_swept_from_the_ledger_file_
 
     assert rows() == 1
     assert await stores.sweep_expired(10) == 0  # both copies still live
-    NOW[0] = time.time() + 60 + TTL_S  # past the ledger copy's expiry and the file's
+    NOW[0] = time.time() + 60 + TTL_S + SWEEP_GRACE_S  # past both copies' expiry and the grace
     assert await stores.ledger_commands.sweep_expired(10) == 2  # one row in each file
     assert rows() == 0
     assert (await stores.ledger_commands.claim(scope, FINGERPRINT)).status is ClaimStatus.CLAIMED
