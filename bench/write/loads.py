@@ -14,14 +14,12 @@ import structlog.testing
 
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
-from factledger.application.ledger.commands import ProposeChange, RecordSession, RegisterSubject
+from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.bench.machine import load_average
 from factledger.bench.write.history import SIZES, seed_plan
-from factledger.bench.write.rebuild import AT, PROPOSALS_PER_SAVE
-from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
+from factledger.bench.write.rebuild import AT, PROPOSALS_PER_SAVE, acme_proposals
 from factledger.domain.transcript import Channel, Message, Role
-from factledger.domain.values import TextValue
 
 TENANT = "bench"
 WARM_LOADS = 50
@@ -60,21 +58,9 @@ def seed_subjects(ledger: Ledger) -> dict[int, UUID]:
             for n, count in enumerate(seed_plan(size)):
                 said = Message(role=Role.SUBJECT, text="We buy from Acme.", at=AT)
                 session = RecordSession(TENANT, subject_id, f"s-{n}", Channel.CHAT, AT, AT, (said,))
-                evidence = Evidence(session_id=f"s-{n}", message_index=0, quote="Acme")
-                proposals = [
-                    ProposeChange(
-                        tenant=TENANT,
-                        subject_id=subject_id,
-                        field=f"f{p}",
-                        operation=Operation.SET,
-                        value=TextValue("Acme"),
-                        origin=Origin.STATED,
-                        proposed_by=Actor(ActorKind.AGENT, "bench"),
-                        based_on_version=0,
-                        evidence=evidence,
-                    )
-                    for p in range(min(count, PROPOSALS_PER_SAVE))
-                ]
+                proposals = acme_proposals(
+                    TENANT, subject_id, f"s-{n}", min(count, PROPOSALS_PER_SAVE)
+                )
                 ledger.end_session(session, proposals)
     return subjects
 

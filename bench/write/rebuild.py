@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from uuid import UUID
 
 import structlog.testing
 
@@ -61,21 +62,28 @@ def seed_ledger(ledger: Ledger, events: int) -> None:
         session_id = f"s-{n}"
         said = Message(role=Role.SUBJECT, text="We buy from Acme.", at=AT)
         session = RecordSession("bench", subject_id, session_id, Channel.CHAT, AT, AT, (said,))
-        proposals = [
-            ProposeChange(
-                tenant="bench",
-                subject_id=subject_id,
-                field=f"f{p}",
-                operation=Operation.SET,
-                value=TextValue("Acme"),
-                origin=Origin.STATED,
-                proposed_by=Actor(ActorKind.AGENT, "bench"),
-                based_on_version=0,
-                evidence=Evidence(session_id=session_id, message_index=0, quote="Acme"),
-            )
-            for p in range(PROPOSALS_PER_SAVE)
-        ]
+        proposals = acme_proposals("bench", subject_id, session_id, PROPOSALS_PER_SAVE)
         ledger.end_session(session, proposals)
+
+
+def acme_proposals(
+    tenant: str, subject_id: UUID, session_id: str, count: int
+) -> list[ProposeChange]:
+    """`count` stated proposals of fields f0, f1, ..., each quoting the session's message."""
+    return [
+        ProposeChange(
+            tenant=tenant,
+            subject_id=subject_id,
+            field=f"f{p}",
+            operation=Operation.SET,
+            value=TextValue("Acme"),
+            origin=Origin.STATED,
+            proposed_by=Actor(ActorKind.AGENT, "bench"),
+            based_on_version=0,
+            evidence=Evidence(session_id=session_id, message_index=0, quote="Acme"),
+        )
+        for p in range(count)
+    ]
 
 
 # Runs in the interpreter under test, so a baseline install replays the same ledger. argv:
