@@ -80,7 +80,11 @@ class ProfileProjection:
         """Drops every view and replays the whole log into them, `page` events per
         transaction; returns events replayed."""
         self.store.drop()
-        return Follower(app, [self], page=page, read_ahead=False).catch_up()
+        # The next page is read and decoded on a thread while a server commits this one
+        # (PostgreSQL: 15-30% less wall time); where the commit is local (SQLite) the thread
+        # only costs (4% slower, docs/benchmarks.md).
+        read_ahead = getattr(self.store, "commits_on_a_server", False)
+        return Follower(app, [self], page=page, read_ahead=read_ahead).catch_up()
 
     def process(self, batch: Sequence[Tracked]) -> None:
         self._tenants.clear()

@@ -74,6 +74,9 @@ class PostgresViewStore:
     transaction or read nested in another on the same thread shares its connection.
     """
 
+    # A page's commit waits for the server: a rebuild reads the next page meanwhile.
+    commits_on_a_server = True
+
     def __init__(
         self, conninfo: str, name: str, *, schema: str = "public", pool: PoolOptions = DEFAULT_POOL
     ) -> None:
