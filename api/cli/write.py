@@ -66,6 +66,12 @@ def write(
     sync_sessions: Annotated[
         int, typer.Option(min=1, max=10_000, help="Sync: recorded sessions (9 facts each).")
     ] = 60,
+    lag_appends_per_s: Annotated[
+        float, typer.Option(min=0, max=10_000, help="Lag: message appends offered a second.")
+    ] = 400,
+    lag_ends_per_s: Annotated[
+        float, typer.Option(min=0, max=1_000, help="Lag: session ends offered a second.")
+    ] = 50,
     sync_processes: Annotated[
         int, typer.Option(min=1, max=8, help="Sync: worker processes draining side by side.")
     ] = 1,
@@ -89,6 +95,7 @@ def write(
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
          "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions),
          "--sync-processes", str(sync_processes),
+         "--lag-appends-per-s", f"{lag_appends_per_s:g}", "--lag-ends-per-s", f"{lag_ends_per_s:g}",
          "--worker-processes", str(worker_processes)]
         + (["--baseline-python", str(baseline_python)] if baseline_python else [])
     )  # fmt: skip
@@ -170,10 +177,11 @@ def write(
                 )
         if "lag" in chosen:
             lag_run = LagRun(root, env, credentials.service_token, credentials.agent_token,
-                             seconds=seconds)  # fmt: skip
+                             lag_appends_per_s, lag_ends_per_s, seconds)  # fmt: skip
             typer.echo(
-                "\nViews behind the ledger, the API offered 400 appends/s and 50 session "
-                "ends/s:\n\n| topology | build | s | appends/s | ends/s | failed | events | "
+                f"\nViews behind the ledger, the API offered {lag_appends_per_s:g} appends/s and "
+                f"{lag_ends_per_s:g} session ends/s:\n\n"
+                "| topology | build | s | appends/s | ends/s | failed | events | "
                 "lag p50 / p95 / max s | gauge max events | load avg |\n|---|---|---|---|---|---|"
                 "---|---|---|---|"
             )

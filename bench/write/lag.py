@@ -106,7 +106,7 @@ def drive_paced(
     base_url: str, kind: str, subjects: list[tuple[str, str]], rate: float, seconds: float
 ) -> tuple[int, int]:
     """One client process: `kind` ("appends" or "ends") at `rate` a second in all, spread over
-    its subjects; returns (answered, failed)."""
+    its subjects; returns (answered, failed). A rate of 0 sends nothing."""
 
     async def run() -> tuple[int, int]:
         samples = Samples(max_requests=10**9)
@@ -121,7 +121,7 @@ def drive_paced(
         ok = sum(1 for x in samples.items if 200 <= x.status < 300)
         return ok, len(samples.items) - ok
 
-    return asyncio.run(run())
+    return asyncio.run(run()) if rate > 0 else (0, 0)
 
 
 class Sampler:
@@ -213,7 +213,8 @@ def measure_lag(run: LagRun, python: str, *, topology: str = "embedded") -> LagF
                 drive_paced, servers.base_url, "ends", subjects[APPEND_CLIENTS:],
                 run.ends_per_s, run.seconds,
             )  # fmt: skip
-            gauges = asyncio.run(_sample_while(sampler, servers.base_url, run.service, appends))
+            paced = appends if run.appends_per_s > 0 else ends  # runs for `seconds`
+            gauges = asyncio.run(_sample_while(sampler, servers.base_url, run.service, paced))
             (appended, append_failed), (ended, end_failed) = appends.result(), ends.result()
     ordered = sorted(sampler.lags_s())
     return LagFigures(
