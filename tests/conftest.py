@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.crash import CrashablePostgres
 
 from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 
@@ -34,3 +35,13 @@ def server_dir() -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def crashable(server_dir: Path) -> Iterator[CrashablePostgres]:
+    """A server of the test's own that it may kill and restart (`support.crash`)."""
+    server = CrashablePostgres(server_dir / "pg")
+    try:
+        yield server
+    finally:
+        server.stop()

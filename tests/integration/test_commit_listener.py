@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,15 +30,6 @@ pytestmark = pytest.mark.integration
 HEARD_WITHIN_S = 5.0
 RELISTENS_WITHIN_S = 15.0
 POOL = PoolOptions(connect_timeout_s=2, acquire_timeout_s=1.5, reconnect_timeout_s=2.0)
-
-
-@pytest.fixture
-async def crashable(server_dir: Path) -> AsyncIterator[CrashablePostgres]:
-    server = CrashablePostgres(server_dir / "pg")
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def until(check: Callable[[], bool], within_s: float, what: str) -> None:

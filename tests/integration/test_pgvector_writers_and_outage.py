@@ -8,7 +8,6 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -117,15 +116,6 @@ async def test_forgetting_clears_the_facts_keywords(backend: PgvectorMemoryBacke
     terms = {str(fid): list(held) for fid, held in rows}
     assert terms[forgotten.id] == []
     assert all(held for fid, held in terms.items() if fid != forgotten.id)
-
-
-@pytest.fixture
-async def crashable(server_dir: Path) -> AsyncIterator[CrashablePostgres]:
-    server = CrashablePostgres(server_dir / "pg")
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_a_search_whose_server_dies_answers_unavailable_then_heals(

@@ -7,27 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from support.approvals import approve, proposed
+from support.approvals import rendered as render
 
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
 from factledger.adapters.postgres.ledger_recorder import GroupCommitRecorder
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ledger.commands import (
-    ApproveChange,
     CommandResult,
-    ProposeChange,
-    RegisterSubject,
 )
 from factledger.application.ledger.idempotency import ClaimStatus, IdempotencyScope, JsonBody
-from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.responses import PendingResponse, responding
-from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.subject import Subject
-from factledger.domain.values import TextValue
 from factledger.testing.ledger_stores import LedgerStore, make_store, open_ledger
 
 pytestmark = pytest.mark.integration
@@ -48,32 +43,6 @@ async def stores(
             yield store, saved
         finally:
             await saved.close()
-
-
-def render(subject: Subject, result: CommandResult) -> JsonBody:
-    return {"version": result.subject_version, "position": result.position}
-
-
-def proposed(ledger: Ledger) -> tuple[uuid.UUID, uuid.UUID]:
-    subject_id = ledger.register_subject(RegisterSubject(TENANT, "lead", "l-1")).subject_id
-    ledger.propose_change(
-        ProposeChange(
-            tenant=TENANT,
-            subject_id=subject_id,
-            field="supplier",
-            operation=Operation.SET,
-            value=TextValue("Acme"),
-            origin=Origin.INFERRED,
-            proposed_by=Actor(ActorKind.MODEL, "m"),
-            based_on_version=0,
-        )
-    )
-    change_id = next(iter(ledger.subject(TENANT, subject_id).changes))
-    return subject_id, change_id
-
-
-def approve(subject_id: uuid.UUID, change_id: uuid.UUID) -> ApproveChange:
-    return ApproveChange(TENANT, subject_id, change_id, reviewer_id="r-1", command_id="cmd-1")
 
 
 async def test_a_response_saved_with_its_events_survives_a_crash_before_the_reply(

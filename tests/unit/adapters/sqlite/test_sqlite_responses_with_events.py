@@ -17,6 +17,7 @@ import pytest
 from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool
 from fastapi import Response
 from pydantic import BaseModel
+from support.approvals import approve, proposed, rendered
 
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
@@ -24,10 +25,7 @@ from factledger.api.http.errors import render as render_error
 from factledger.api.http.idempotency import Idempotency
 from factledger.application.errors import StorageFullError
 from factledger.application.ledger.commands import (
-    ApproveChange,
     CommandResult,
-    ProposeChange,
-    RegisterSubject,
 )
 from factledger.application.ledger.idempotency import (
     SWEEP_GRACE_S,
@@ -38,9 +36,7 @@ from factledger.application.ledger.idempotency import (
 )
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.responses import PendingResponse, responding
-from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.subject import Subject
-from factledger.domain.values import TextValue
 
 TENANT = "acme"
 FINGERPRINT = "f" * 64
@@ -70,32 +66,6 @@ def stores(tmp_path: Path, ledger: Ledger) -> Iterator[SqliteIdempotencyStore]:
     )
     yield store
     store.close()
-
-
-def rendered(subject: Subject, result: CommandResult) -> JsonBody:
-    return {"version": result.subject_version, "position": result.position}
-
-
-def proposed(ledger: Ledger) -> tuple[uuid.UUID, uuid.UUID]:
-    subject_id = ledger.register_subject(RegisterSubject(TENANT, "lead", "l-1")).subject_id
-    ledger.propose_change(
-        ProposeChange(
-            tenant=TENANT,
-            subject_id=subject_id,
-            field="supplier",
-            operation=Operation.SET,
-            value=TextValue("Acme"),
-            origin=Origin.INFERRED,
-            proposed_by=Actor(ActorKind.MODEL, "m"),
-            based_on_version=0,
-        )
-    )
-    change_id = next(iter(ledger.subject(TENANT, subject_id).changes))
-    return subject_id, change_id
-
-
-def approve(subject_id: uuid.UUID, change_id: uuid.UUID) -> ApproveChange:
-    return ApproveChange(TENANT, subject_id, change_id, reviewer_id="r-1", command_id="cmd-1")
 
 
 async def approved_with(
