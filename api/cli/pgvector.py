@@ -85,10 +85,20 @@ def bench(
     reference: Embedder | None = None
     if embedder == "onnx":
         files = OnnxModelFiles.preset(embedder_model)
-        real = OnnxEmbedder(files, threads=embedder_threads, int8_activations=int8_activations)
+        # No vector cache (ADR 0035): the floor is a query's embedding, which a repeated
+        # query would otherwise read back from memory.
+        real = OnnxEmbedder(
+            files,
+            threads=embedder_threads,
+            int8_activations=int8_activations,
+            cached_vectors=0,
+        )
         if compare_activations:
             reference = OnnxEmbedder(
-                files, threads=embedder_threads, int8_activations=not int8_activations
+                files,
+                threads=embedder_threads,
+                int8_activations=not int8_activations,
+                cached_vectors=0,
             )
     report = asyncio.run(run_bench(options, real, typer.echo, reference))
     typer.echo("")

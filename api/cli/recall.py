@@ -44,7 +44,8 @@ class EmbedderChoice(StrEnum):
 
 
 def build_embedder(choice: EmbedderChoice) -> Embedder:
-    return OnnxEmbedder() if choice is EmbedderChoice.ONNX else HashingEmbedder()
+    # No vector cache (ADR 0035): each timed recall embeds its question, as a new one would.
+    return OnnxEmbedder(cached_vectors=0) if choice is EmbedderChoice.ONNX else HashingEmbedder()
 
 
 class BenchBackend(StrEnum):
