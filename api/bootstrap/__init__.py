@@ -8,5 +8,6 @@ chooses adapters.
 - `ledger`: the event store, its keys and the profile views.
 - `backend`: the embedder, the extractor and the memory backend.
 - `services`: short-term memory, recall, the sync store and the sync worker.
-- `idempotency`: the idempotency store beside the event store.
+- `idempotency`: the idempotency store beside the event store (swept in the background).
+- `background`: tasks a runtime keeps on its event loop until it closes.
 """

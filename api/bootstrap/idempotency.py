@@ -9,13 +9,12 @@ durable ones are swept of expired entries in the background until the stack clos
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from contextlib import AsyncExitStack
 
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
+from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
     InMemoryEventStoreSettings,
@@ -50,7 +49,7 @@ async def open_idempotency_store(
                 responses_with_events=settings.ledger_path(),
             )
             stack.callback(sqlite.close)
-            sweep_in_background(sqlite, stack)
+            run_until_closed(lambda stop: sweep_forever(sqlite, stop), stack)
             return sqlite
         case PostgresEventStoreSettings(schema_name=schema):
             location = postgres.location()
@@ -62,18 +61,5 @@ async def open_idempotency_store(
                 pool=postgres.pool(),
             )
             stack.push_async_callback(pg.close)
-            sweep_in_background(pg, stack)
+            run_until_closed(lambda stop: sweep_forever(pg, stop), stack)
             return pg
-
-
-def sweep_in_background(store: IdempotencyStore, stack: AsyncExitStack) -> None:
-    """Sweeps `store` on this event loop until `stack` closes (before the store is closed)."""
-    stop = asyncio.Event()
-    task = asyncio.create_task(sweep_forever(store, stop))
-
-    async def halt() -> None:
-        stop.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-    stack.push_async_callback(halt)

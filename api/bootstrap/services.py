@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from contextlib import AsyncExitStack
 from dataclasses import replace
 
@@ -26,6 +24,7 @@ from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.api.bootstrap.backend import build_extractor
+from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.guidance import guidance_catalogue, guidance_routes
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.proposals import build_proposer
@@ -171,7 +170,7 @@ async def open_services(
         if wakeup is not None and channel is not None and listens:
             listen_for_commits(postgres, channel, wakeup, stack)
         if runs_here:
-            run_in_background(worker, stack)
+            run_until_closed(worker.run_forever, stack)
     return replace(
         runtime,
         sessions=short_term,
@@ -194,16 +193,3 @@ def listen_for_commits(
         connect_kwargs=postgres.pool().connection_kwargs(autocommit=True),
     )
     stack.push_async_callback(start_listening(listener))
-
-
-def run_in_background(worker: SyncWorker, stack: AsyncExitStack) -> None:
-    """Runs `worker` on this event loop until `stack` closes."""
-    stop = asyncio.Event()
-    task = asyncio.create_task(worker.run_forever(stop))
-
-    async def halt() -> None:
-        stop.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-    stack.push_async_callback(halt)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from factledger.adapters.sqlite.key_store import SqliteKeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.bench.machine import load_average
 from factledger.bench.write.loads import TENANT, seed_subjects
+from factledger.bench.write.scripts import script_json
 
 TURNS = 5
 SCHEMA = "cold_loads"
@@ -121,13 +121,7 @@ def measure_cold_loads(
     store: str, where: str, subjects: dict[int, UUID], python: str
 ) -> list[ColdLoad]:
     ids = json.dumps({str(size): str(subject) for size, subject in subjects.items()})
-    out = subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
-        [python, "-c", _COLD, store, where, TENANT, str(TURNS), ids],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    found = json.loads(out.splitlines()[-1])
+    found = script_json(python, _COLD, store, where, TENANT, str(TURNS), ids)
     return [
         ColdLoad(
             store=store,

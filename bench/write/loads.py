@@ -5,7 +5,6 @@ command pays: the new events, then a copy for the command), each build on the sa
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
@@ -19,6 +18,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.bench.machine import load_average
 from factledger.bench.write.history import SIZES, seed_plan
 from factledger.bench.write.rebuild import AT, PROPOSALS_PER_SAVE, acme_proposals
+from factledger.bench.write.scripts import script_json
 from factledger.domain.transcript import Channel, Message, Role
 
 TENANT = "bench"
@@ -96,17 +96,7 @@ def measure_loads(
     workdir: Path, subjects: dict[int, UUID], python: str, build: str
 ) -> list[LoadFigures]:
     ids = json.dumps({str(size): str(subject) for size, subject in subjects.items()})
-    out = (
-        subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
-            [python, "-c", _LOADS, str(workdir), TENANT, str(WARM_LOADS), ids],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    found = json.loads(out)
+    found = script_json(python, _LOADS, str(workdir), TENANT, str(WARM_LOADS), ids)
     return [
         LoadFigures(build, int(size), cold, warm, load_average())
         for size, (cold, warm) in found.items()

@@ -6,12 +6,11 @@ only `app` shows the whole)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from factledger.bench.machine import load_average
+from factledger.bench.write.scripts import script_json
 
 APPENDS = 600
 WARM_UP = 100
@@ -95,17 +94,7 @@ class OverheadFigures:
 
 def measure_overhead(workdir: Path, python: str, build: str) -> OverheadFigures:
     workdir.mkdir(parents=True, exist_ok=True)
-    out = (
-        subprocess.run(  # noqa: S603 - an interpreter the caller named, our own script
-            [python, "-c", _OVERHEAD, str(workdir), str(APPENDS), str(WARM_UP)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    found = json.loads(out)
+    found = script_json(python, _OVERHEAD, str(workdir), str(APPENDS), str(WARM_UP))
     return OverheadFigures(
         build, found["app"], found["use"], found["idem"], found["outside"], load_average()
     )
