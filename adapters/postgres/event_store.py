@@ -27,7 +27,7 @@ from eventsourcing.utils import Environment, EnvType
 from psycopg import sql
 
 from factledger.adapters.postgres.ledger_recorder import GroupCommitRecorder
-from factledger.adapters.postgres.schemas import create_schema
+from factledger.adapters.postgres.schemas import SchemaLockedTables, create_schema
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sql_names import sql_name
@@ -39,7 +39,7 @@ LIBPQ_CONNECT_TIMEOUT_S = "FACTLEDGER_POSTGRES_LIBPQ_CONNECT_TIMEOUT_S"
 RECONNECT_TIMEOUT_S = "FACTLEDGER_POSTGRES_RECONNECT_TIMEOUT_S"
 
 
-class PruningPostgresAggregateRecorder(PostgresAggregateRecorder):
+class PruningPostgresAggregateRecorder(SchemaLockedTables, PostgresAggregateRecorder):
     """The library's recorder of snapshots; it deletes a subject's older snapshots once a
     newer one is stored (only the newest is ever read, ADR 0034)."""
 

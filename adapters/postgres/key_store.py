@@ -40,12 +40,10 @@ class PostgresKeyStore:
             self._pool.open()
             try:
                 with self._pool.connection() as conn:
-                    create_schema(conn, schema)
-                    conn.execute(
-                        sql.SQL(TABLE).format(
-                            table=self._table, index=sql.Identifier("ledger_keys_live")
-                        )
+                    table = sql.SQL(TABLE).format(
+                        table=self._table, index=sql.Identifier("ledger_keys_live")
                     )
+                    create_schema(conn, schema, table)
             except BaseException:
                 self._pool.close()
                 raise

@@ -37,6 +37,7 @@ from psycopg.types.json import Jsonb
 
 from factledger.adapters.postgres.group_commit import GroupCommit
 from factledger.adapters.postgres.idempotency_store import COMPLETE
+from factledger.adapters.postgres.schemas import SchemaLockedTables
 from factledger.application.ledger.responses import ResponseWrite
 
 InTransaction = Callable[[Cursor[DictRow], Sequence[int]], None]
@@ -50,7 +51,7 @@ def commit_channel_name(schema: str, table: str) -> str:
     return name if len(name) <= _MAX_CHANNEL else name[-_MAX_CHANNEL:]
 
 
-class GroupCommitRecorder(PostgresApplicationRecorder):
+class GroupCommitRecorder(SchemaLockedTables, PostgresApplicationRecorder):
     """The library's recorder; `insert_events` goes through one `GroupCommit` per recorder."""
 
     def __init__(

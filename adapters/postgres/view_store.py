@@ -89,8 +89,7 @@ class PostgresViewStore:
             self._pool.open()
             try:
                 with self._pool.connection() as conn:
-                    create_schema(conn, schema)
-                    conn.execute(sql.SQL(TABLES).format(schema=ident))
+                    create_schema(conn, schema, sql.SQL(TABLES).format(schema=ident))
             except BaseException:
                 self._pool.close()
                 raise

@@ -1,17 +1,23 @@
-"""Processes started together on a fresh database create the same schemas at once: each
-must find the schema there or create it, never fail on `pg_namespace`'s unique index (two sync
-workers started together did, before schemas were created under an advisory lock)."""
+"""Processes started together on a fresh database create the same schemas and tables at once:
+each must find them there or create them, never fail on a catalogue's unique index. Two sync
+workers started together failed on `pg_namespace`'s before schemas were created under an
+advisory lock; two API processes (`serve --workers 2`) on `pg_type`'s, when the view store's
+tables were created after that lock was released."""
 
 from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 
 import psycopg
 import pytest
 
-from factledger.adapters.postgres.event_store import ensure_schema
+from factledger.adapters.postgres.event_store import ensure_schema, postgres_env
+from factledger.adapters.postgres.key_store import PostgresKeyStore
+from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.ledger.ledger import Ledger
 
 pytestmark = pytest.mark.integration
 
@@ -23,24 +29,51 @@ def test_starters_creating_one_schema_at_once_all_succeed(
     postgres: PostgresLocation, round_: int
 ) -> None:
     schema = f"race_{round_}_{uuid.uuid4().hex[:8]}"
-    start = threading.Barrier(STARTERS)
-    errors: list[BaseException] = []
-
-    def starter() -> None:
-        start.wait()
-        try:
-            ensure_schema(postgres, schema)
-        except BaseException as error:  # collected: a thread's exception is otherwise lost
-            errors.append(error)
-
-    threads = [threading.Thread(target=starter) for _ in range(STARTERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    assert errors == []
+    assert started_together(lambda: ensure_schema(postgres, schema)) == []
     with psycopg.connect(postgres.conninfo) as conn:
         found = conn.execute(
             "SELECT count(*) FROM pg_namespace WHERE nspname = %s", (schema,)
         ).fetchone()
     assert found == (1,)
+
+
+def _ledger(location: PostgresLocation, schema: str) -> None:
+    Ledger(postgres_env(location, schema=schema)).close()
+
+
+def _keys(location: PostgresLocation, schema: str) -> None:
+    PostgresKeyStore(location.conninfo, schema=schema).close()
+
+
+def _views(location: PostgresLocation, schema: str) -> None:
+    PostgresViewStore(location.conninfo, "profile", schema=schema).close()
+
+
+@pytest.mark.parametrize("opens", [_ledger, _keys, _views], ids=["ledger", "keys", "views"])
+@pytest.mark.parametrize("round_", range(3))
+def test_stores_opened_together_on_a_fresh_schema_all_open(
+    postgres: PostgresLocation, opens: Callable[[PostgresLocation, str], None], round_: int
+) -> None:
+    """Each store creates its tables (and the ledger its composite type) when it opens."""
+    schema = f"race_{opens.__name__.strip('_')}_{round_}_{uuid.uuid4().hex[:8]}"
+    assert started_together(lambda: opens(postgres, schema), starters=4) == []
+
+
+def started_together(start: Callable[[], None], starters: int = STARTERS) -> list[BaseException]:
+    """Runs `start` on `starters` threads released at once; the errors they raised."""
+    barrier = threading.Barrier(starters)
+    errors: list[BaseException] = []
+
+    def starter() -> None:
+        barrier.wait()
+        try:
+            start()
+        except BaseException as error:  # collected: a thread's exception is otherwise lost
+            errors.append(error)
+
+    threads = [threading.Thread(target=starter) for _ in range(starters)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return errors
