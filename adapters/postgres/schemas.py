@@ -26,7 +26,9 @@ _UNLOCK_SCHEMA_SESSION = (
 )
 
 
-def create_schema(conn: psycopg.Connection[Any], schema: str, *tables: sql.Composable) -> None:
+def create_schema(
+    conn: psycopg.Connection[Any], schema: str, *tables: sql.SQL | sql.Composed
+) -> None:
     """Creates `schema` if it is missing, then runs `tables` (idempotent DDL), all in one
     transaction (a savepoint in the caller's) under the schema's lock."""
     with conn.transaction():
