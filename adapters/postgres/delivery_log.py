@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from factledger.adapters.postgres.schemas import LOCK_SCHEMA
+from factledger.adapters.postgres.schemas import ddl_version
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.webhooks.ports import Delivery, DeliveryLogUnavailableError, Outcome
@@ -28,7 +28,6 @@ _ADVANCE = """INSERT INTO {schema}.webhook_positions AS p (endpoint, position) V
 _POSITION = "SELECT position FROM {schema}.webhook_positions WHERE endpoint = %s"
 _LATEST = """SELECT endpoint, position, attempt, outcome, status, error, at
     FROM {schema}.webhook_deliveries WHERE endpoint = %s ORDER BY id DESC LIMIT %s"""
-_DDL_LOCK_KEY = 7_406_411_230_032  # arbitrary, fixed: serialises these tables' DDL
 
 
 class PostgresDeliveryLog:
@@ -47,6 +46,7 @@ class PostgresDeliveryLog:
             pool=pool,
             error=lambda: DeliveryLogUnavailableError("postgres delivery log failed"),
             create=_create,
+            ddl=("webhook_deliveries", ddl_version(*_SCHEMA)),
         )
         return cls(tables)
 
@@ -85,8 +85,5 @@ class PostgresDeliveryLog:
 
 
 async def _create(tables: PostgresTables, cur: Cursor) -> None:
-    await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
-    await cur.execute(LOCK_SCHEMA, (tables.schema_name,))
-    await cur.execute(tables.q("CREATE SCHEMA IF NOT EXISTS {schema}"))
     for statement in _SCHEMA:
         await cur.execute(tables.q(statement))

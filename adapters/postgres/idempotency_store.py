@@ -13,7 +13,7 @@ from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
-from factledger.adapters.postgres.schemas import LOCK_SCHEMA
+from factledger.adapters.postgres.schemas import ddl_version
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.ledger.idempotency import (
@@ -65,7 +65,6 @@ _UNSCOPED = """SELECT 1 FROM information_schema.tables t WHERE t.table_schema = 
     AND t.table_name = 'idempotency_keys' AND NOT EXISTS (
         SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema
         AND c.table_name = t.table_name AND c.column_name = 'subject_id')"""
-_DDL_LOCK_KEY = 7_406_411_230_018  # arbitrary, fixed: serialises this table's DDL
 
 
 def _ids(scope: IdempotencyScope) -> tuple[str, str, UUID, str]:
@@ -114,6 +113,7 @@ class PostgresIdempotencyStore:
             pool=pool,
             error=lambda: IdempotencyStoreUnavailableError("postgres idempotency store failed"),
             create=_create,
+            ddl=("idempotency_keys", ddl_version(_UNSCOPED, _SCHEMA, _EXPIRY_INDEX)),
         )
         return cls(tables, ttl_s=ttl_s, lease_s=lease_s, clock=clock)
 
@@ -204,9 +204,6 @@ class PostgresIdempotencyStore:
 
 
 async def _create(tables: PostgresTables, cur: Cursor) -> None:
-    await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
-    await cur.execute(LOCK_SCHEMA, (tables.schema_name,))
-    await cur.execute(tables.q("CREATE SCHEMA IF NOT EXISTS {schema}"))
     await cur.execute(_UNSCOPED, (tables.schema_name,))
     if await cur.fetchone() is not None:
         await cur.execute(tables.q("DROP TABLE {schema}.idempotency_keys"))

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from psycopg.types.json import Jsonb
 
-from factledger.adapters.postgres.schemas import LOCK_SCHEMA
+from factledger.adapters.postgres.schemas import ddl_version
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.importing.positions import (
@@ -26,7 +26,6 @@ _SAVE = """INSERT INTO {schema}.import_positions AS p VALUES (%s, %s, %s, %s, %s
     RETURNING 1"""
 _GET = """SELECT line, digest, report, finished FROM {schema}.import_positions
     WHERE tenant = %s AND import_id = %s"""
-_DDL_LOCK_KEY = 7_406_411_230_021  # arbitrary, fixed: serialises this table's DDL
 
 
 class PostgresImportPositions:
@@ -45,6 +44,7 @@ class PostgresImportPositions:
             pool=pool,
             error=lambda: ImportPositionsUnavailableError("postgres import positions failed"),
             create=_create,
+            ddl=("import_positions", ddl_version(_SCHEMA)),
         )
         return cls(tables)
 
@@ -80,7 +80,4 @@ class PostgresImportPositions:
 
 
 async def _create(tables: PostgresTables, cur: Cursor) -> None:
-    await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
-    await cur.execute(LOCK_SCHEMA, (tables.schema_name,))
-    await cur.execute(tables.q("CREATE SCHEMA IF NOT EXISTS {schema}"))
     await cur.execute(tables.q(_SCHEMA))

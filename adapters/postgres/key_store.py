@@ -10,7 +10,7 @@ from collections.abc import Collection
 
 from psycopg import sql
 
-from factledger.adapters.postgres.schemas import create_schema
+from factledger.adapters.postgres.schemas import create_tables
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.application.ledger.key_store import KeyStoreUnavailableError, new_key
@@ -43,7 +43,7 @@ class PostgresKeyStore:
                     table = sql.SQL(TABLE).format(
                         table=self._table, index=sql.Identifier("ledger_keys_live")
                     )
-                    create_schema(conn, schema, table)
+                    create_tables(conn, schema, "keys", table)
             except BaseException:
                 self._pool.close()
                 raise

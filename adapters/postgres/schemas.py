@@ -1,21 +1,28 @@
-"""Creating a schema and its tables from processes that start together.
+"""Creating a schema and its tables from processes that start together, and not again.
 
-`CREATE SCHEMA IF NOT EXISTS` and `CREATE TABLE IF NOT EXISTS` are not safe against
-themselves: two sessions that both find a name free both insert it, and the second fails on a
-catalogue's unique index (`pg_namespace` when two sync workers started at once on a fresh
-database; `pg_type` when both API processes of `serve --workers 2` created the view store's
-tables). An advisory lock on the schema's name, taken first and held until the last table
-exists, serialises them; the second then finds everything there.
+- `CREATE SCHEMA IF NOT EXISTS` and `CREATE TABLE IF NOT EXISTS` are not safe against
+  themselves: two sessions that both find a name free both insert it, and the second fails on a
+  catalogue's unique index (`pg_namespace` when two sync workers started at once on a fresh
+  database; `pg_type` when both API processes of `serve --workers 2` created the view store's
+  tables). An advisory lock on the schema's name, taken first and held until the last table
+  exists, serialises them; the second then finds everything there.
+- `CREATE INDEX IF NOT EXISTS` and `ALTER TABLE ... IF NOT EXISTS` lock their table before
+  they look, even when there is nothing to do: a process that starts while others write waits
+  behind every write in flight and holds up every write after it (a replacement API process
+  did, and a session end died in the deadlock that followed). So each store's DDL is marked,
+  per schema, with a digest of its text once it has run (`factledger_ddl`), and a process that
+  finds its version marked runs none of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg import sql
+from psycopg import AsyncCursor, sql
 
 # Parameter: the schema's name. Held until the caller's transaction ends.
 LOCK_SCHEMA = "SELECT pg_advisory_xact_lock(hashtextextended('factledger.schema:' || %s, 0))"
@@ -24,6 +31,17 @@ _LOCK_SCHEMA_SESSION = "SELECT pg_advisory_lock(hashtextextended('factledger.sch
 _UNLOCK_SCHEMA_SESSION = (
     "SELECT pg_advisory_unlock(hashtextextended('factledger.schema:' || %s, 0))"
 )
+_MARKS = "factledger_ddl"
+_MARKS_TABLE = """CREATE TABLE IF NOT EXISTS {schema}.factledger_ddl (
+    store text PRIMARY KEY, version text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"""
+_MARK = """INSERT INTO {schema}.factledger_ddl AS m (store, version) VALUES (%s, %s)
+    ON CONFLICT (store) DO UPDATE SET version = excluded.version, applied_at = now()"""
+_MARKED = "SELECT version FROM {schema}.factledger_ddl WHERE store = %s"
+
+
+def ddl_version(*statements: str) -> str:
+    """The version of a store's DDL: a digest of its text, so any change to it runs it again."""
+    return hashlib.sha256("\x1f".join(statements).encode()).hexdigest()[:16]
 
 
 def create_schema(
@@ -38,27 +56,111 @@ def create_schema(
             conn.execute(statement)
 
 
+def create_tables(
+    conn: psycopg.Connection[Any],
+    schema: str,
+    store: str,
+    *tables: sql.SQL | sql.Composed,
+) -> None:
+    """`create_schema` with `tables`, unless this version of them is marked as run already."""
+    version = ddl_version(*(statement.as_string() for statement in tables))
+    with conn.transaction():
+        if _marked(conn, schema, store) == version:
+            return
+        conn.execute(LOCK_SCHEMA, (schema,))
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        conn.execute(_q(_MARKS_TABLE, schema))
+        if _marked(conn, schema, store) == version:  # a twin ran it while this one waited
+            return
+        for statement in tables:
+            conn.execute(statement)
+        conn.execute(_q(_MARK, schema), (store, version))
+
+
+async def create_tables_async(
+    cur: AsyncCursor[Any],
+    schema: str,
+    store: str,
+    version: str,
+    create: Callable[[], Awaitable[None]],
+) -> None:
+    """In the caller's transaction: runs `create` (DDL whose text gives `version`) under the
+    schema's lock, unless this version is marked as run already."""
+    if await _marked_async(cur, schema, store) == version:
+        return
+    await cur.execute(LOCK_SCHEMA, (schema,))
+    await cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+    await cur.execute(_q(_MARKS_TABLE, schema))
+    if await _marked_async(cur, schema, store) == version:
+        return
+    await create()
+    await cur.execute(_q(_MARK, schema), (store, version))
+
+
 @contextmanager
-def schema_locked(conninfo: str, schema: str, **connect: Any) -> Iterator[None]:
-    """Holds the schema's lock on a connection of its own while DDL that runs in other
-    transactions (the event library's, which creates a type and then its tables in two)
+def schema_locked(conninfo: str, schema: str, **connect: Any) -> Iterator[psycopg.Connection[Any]]:
+    """Holds the schema's lock on a connection of its own (yielded) while DDL that runs in
+    other transactions (the event library's, which creates a type and then its tables in two)
     creates what the schema lacks."""
     with psycopg.connect(conninfo, autocommit=True, **connect) as conn:
         conn.execute(_LOCK_SCHEMA_SESSION, (schema,))
         try:
-            yield
+            conn.execute(_q(_MARKS_TABLE, schema))
+            yield conn
         finally:
             conn.execute(_UNLOCK_SCHEMA_SESSION, (schema,))
 
 
 class SchemaLockedTables:
-    """For the event library's PostgreSQL recorders: `create_table` holds the schema's lock,
-    since the library creates a composite type and its tables in two transactions and counts
-    only a `DuplicateObject` as "already there" (a concurrent twin raises `UniqueViolation`)."""
+    """For the event library's PostgreSQL recorders: `create_table` runs the library's DDL
+    under the schema's lock, once per version of its text. The library creates a composite
+    type and its tables in two transactions and counts only a `DuplicateObject` as "already
+    there" (a concurrent twin raises `UniqueViolation`); and its `CREATE INDEX IF NOT EXISTS`
+    would wait behind every insert in flight."""
 
     datastore: Any
+    events_table_name: str
+    sql_create_statements: list[sql.Composed]
 
     def create_table(self) -> None:
+        schema, store = self.datastore.schema, f"eventsourcing.{self.events_table_name}"
+        version = ddl_version(*(s.as_string() for s in self.sql_create_statements))
         connect = {k: v for k, v in self.datastore.pool.kwargs.items() if k != "row_factory"}
-        with schema_locked("", self.datastore.schema, **connect):
+        with psycopg.connect("", autocommit=True, **connect) as conn:
+            if _marked(conn, schema, store) == version:
+                self.datastore.register_type_adapters()
+                return
+        with schema_locked("", schema, **connect) as conn:
+            if _marked(conn, schema, store) == version:
+                self.datastore.register_type_adapters()
+                return
             super().create_table()  # type: ignore[misc]
+            conn.execute(_q(_MARK, schema), (store, version))
+
+
+def _q(text: str, schema: str) -> sql.Composed:
+    return sql.SQL(text).format(schema=sql.Identifier(schema))
+
+
+def _marked(conn: psycopg.Connection[Any], schema: str, store: str) -> str | None:
+    """The version of `store`'s DDL marked in `schema` (None: none, or no marks yet). Reads
+    only the marks, so it waits for no writer of the store's tables."""
+    found = conn.execute("SELECT to_regclass(%s)", (_marks_name(schema),)).fetchone()
+    if found is None or found[0] is None:
+        return None
+    row = conn.execute(_q(_MARKED, schema), (store,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+async def _marked_async(cur: AsyncCursor[Any], schema: str, store: str) -> str | None:
+    await cur.execute("SELECT to_regclass(%s)", (_marks_name(schema),))
+    found = await cur.fetchone()
+    if found is None or found[0] is None:
+        return None
+    await cur.execute(_q(_MARKED, schema), (store,))
+    row = await cur.fetchone()
+    return None if row is None else str(row[0])
+
+
+def _marks_name(schema: str) -> str:
+    return sql.Identifier(schema, _MARKS).as_string()

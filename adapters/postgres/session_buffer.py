@@ -10,6 +10,7 @@ from uuid import UUID
 
 from psycopg.errors import UniqueViolation
 
+from factledger.adapters.postgres.schemas import ddl_version
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.sessions.types import (
@@ -66,7 +67,6 @@ _REKEY = (
 )
 _MESSAGE_KEYS = """CREATE UNIQUE INDEX IF NOT EXISTS short_term_message_keys
     ON {schema}.short_term_messages (subject_id, session_id, message_id)"""
-_DDL_LOCK_KEY = 7_406_411_230_019  # arbitrary, fixed: serialises these tables' DDL
 # One statement: take the next index if the session is open, has room and holds no message
 # with this id (NULL ids never match), and insert the message under it. No row back: the
 # caller takes the locking path to find out why.
@@ -87,7 +87,6 @@ def _ids(key: SessionKey) -> tuple[UUID, str]:
 
 
 async def _create(tables: PostgresTables, cur: Cursor) -> None:
-    await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
     for statement in _SCHEMA:
         await cur.execute(tables.q(statement))
     await cur.execute(_UNKEYED, (tables.schema_name, tables.schema_name))
@@ -121,6 +120,7 @@ class PostgresSessionBuffer:
             pool=pool,
             error=lambda: SessionBufferUnavailableError("postgres session buffer failed"),
             create=_create,
+            ddl=("session_buffer", ddl_version(*_SCHEMA, _UNKEYED, *_REKEY, _MESSAGE_KEYS)),
         )
         return cls(tables, max_messages=max_messages)
 

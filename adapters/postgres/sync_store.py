@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
+from factledger.adapters.postgres.schemas import ddl_version
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.sync.ports import SyncStoreUnavailableError
@@ -63,7 +64,6 @@ _RETRY = (
 # Separate statements rather than `%s IS NULL OR tenant = %s`, so a tenant's listing always
 # plans on the `sync_items_dead` index.
 _IN_TENANT = " AND tenant = %s"
-_DDL_LOCK_KEY = 7_406_411_230_020  # arbitrary, fixed: serialises these tables' DDL
 
 
 class PostgresSyncStore:
@@ -86,8 +86,6 @@ class PostgresSyncStore:
         """Opens a small pool and creates the tables and the position row if needed."""
 
         async def create(tables: PostgresTables, cur: Cursor) -> None:
-            # Processes started together would deadlock on the same CREATEs otherwise.
-            await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
             for statement in _SCHEMA:
                 await cur.execute(tables.q(statement))
             await cur.execute(
@@ -104,6 +102,7 @@ class PostgresSyncStore:
             pool=pool,
             error=lambda: SyncStoreUnavailableError("postgres sync store failed"),
             create=create,
+            ddl=(f"sync.{name}", ddl_version(*_SCHEMA)),
         )
         return cls(tables, name=name)
 

@@ -16,6 +16,7 @@ from psycopg import AsyncCursor, sql
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
+from factledger.adapters.postgres.schemas import create_tables_async
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_async_pool
 from factledger.adapters.sql_names import sql_name
 from factledger.application.errors import port_error
@@ -41,16 +42,25 @@ class PostgresTables:
         schema: str,
         error: Callable[[], Exception],
         create: Callable[[PostgresTables, Cursor], Awaitable[None]],
+        ddl: tuple[str, str],
         pool: PoolOptions = DEFAULT_POOL,
     ) -> PostgresTables:
-        """Opens the pool and runs `create` (the store's idempotent DDL) in one transaction."""
+        """Opens the pool and runs `create` (the store's idempotent DDL) in one transaction,
+        under the schema's lock, unless `ddl` (the store's name and `ddl_version` of the text
+        `create` runs) is marked in the schema as run already (`schemas`)."""
         connections = healing_async_pool(conninfo, pool, name=f"factledger.{schema}")
         tables = cls(connections, schema=schema, error=error)
         try:
             # No waiting for the pool to fill: the DDL below waits for one connection, as
             # long as any caller would (`acquire_timeout_s`).
             await connections.open()
-            await tables.run(lambda cur: create(tables, cur))
+            store, version = ddl
+
+            async def once(cur: Cursor) -> None:
+                schema = tables.schema_name
+                await create_tables_async(cur, schema, store, version, lambda: create(tables, cur))
+
+            await tables.run(once)
         except BaseException as exc:
             await connections.close()
             if isinstance(exc, psycopg.Error):

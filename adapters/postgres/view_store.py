@@ -12,7 +12,7 @@ import psycopg
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
-from factledger.adapters.postgres.schemas import create_schema
+from factledger.adapters.postgres.schemas import create_tables
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.adapters.sql_names import sql_name
@@ -89,7 +89,7 @@ class PostgresViewStore:
             self._pool.open()
             try:
                 with self._pool.connection() as conn:
-                    create_schema(conn, schema, sql.SQL(TABLES).format(schema=ident))
+                    create_tables(conn, schema, "views", sql.SQL(TABLES).format(schema=ident))
             except BaseException:
                 self._pool.close()
                 raise
