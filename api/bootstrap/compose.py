@@ -16,9 +16,13 @@ before the stores and the backend it writes through, and those before the ledger
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import replace
+
+import structlog
 
 from factledger.api.bootstrap.backend import open_configured_backend
 from factledger.api.bootstrap.idempotency import open_idempotency_store
@@ -29,9 +33,13 @@ from factledger.api.bootstrap.runtime import API, Needs, Runtime
 from factledger.api.bootstrap.services import open_services, open_sync_store
 from factledger.api.settings import Settings
 from factledger.application.clocks import SystemClock
+from factledger.application.errors import StoreUnavailableError
 from factledger.application.ports import Clock, MemoryBackend
 from factledger.application.sync.ports import SyncStore
 from factledger.projections.live import LiveViews
+
+log = structlog.get_logger(__name__)
+FIRST_RETRY_S, LONGEST_RETRY_S = 0.25, 5.0
 
 
 @contextmanager
@@ -74,6 +82,38 @@ async def open_runtime(
         if needs.imports:
             imports = await open_import_positions(settings, postgres, stack)
             runtime = replace(runtime, imports=imports)
+        yield runtime
+
+
+@asynccontextmanager
+async def open_runtime_patiently(
+    settings: Settings, needs: Needs = API, *, wait_s: float | None = None
+) -> AsyncIterator[Runtime]:
+    """`open_runtime` for a process that starts on its own (`serve`'s workers, `worker`):
+    a store that is away (its database restarting) is tried again, with growing pauses,
+    for `wait_s` (`api.startup_wait_s`) before the startup fails. Under `serve --workers N`
+    a worker whose startup fails stops the whole server, the workers that serve included."""
+    patience = settings.api.startup_wait_s if wait_s is None else wait_s
+    deadline = time.monotonic() + patience
+    pause = FIRST_RETRY_S
+    async with AsyncExitStack() as stack:
+        while True:
+            try:
+                # A failed entry closed what it had opened; nothing is left on the stack.
+                runtime = await stack.enter_async_context(open_runtime(settings, needs))
+            except StoreUnavailableError as exc:
+                if time.monotonic() + pause > deadline:
+                    raise
+                log.warning(
+                    "runtime.store_unavailable_at_start",
+                    error_type=type(exc).__name__,
+                    cause_type=type(exc.__cause__).__name__,
+                    retry_in_s=pause,
+                )
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, LONGEST_RETRY_S)
+                continue
+            break
         yield runtime
 
 

@@ -12,7 +12,7 @@ import typer
 
 from factledger.adapters.pgvector.ann import AnnSettings
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
-from factledger.api.bootstrap.compose import open_runtime, open_sync_queue
+from factledger.api.bootstrap.compose import open_runtime_patiently, open_sync_queue
 from factledger.api.bootstrap.runtime import WORKER
 from factledger.api.cli.periodic import run_every
 from factledger.api.log_setup import configure_logging
@@ -31,7 +31,7 @@ dead_letters_app = typer.Typer(help="Sync items that failed 3 times.", no_args_i
 
 
 async def _run_worker(settings: Settings, *, once: bool) -> None:
-    async with open_runtime(settings, WORKER) as runtime:
+    async with open_runtime_patiently(settings, WORKER) as runtime:
         if isinstance(settings.sync.store, InMemorySyncStoreSettings):
             # Each start replays the whole ledger (idempotent, but slow); share a
             # PostgreSQL queue between worker processes instead.

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
-from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.bootstrap.compose import open_runtime_patiently
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import TokenVerifier
 from factledger.api.http.deps import WRITE_SLOT, ApiState
@@ -89,7 +89,7 @@ def create_app(
         # The serving process's threads: writes hold at most their slots, reads get the rest.
         executor = io_executor(settings.api.max_concurrent_writes)
         asyncio.get_running_loop().set_default_executor(executor)
-        async with open_runtime(settings) as runtime:
+        async with open_runtime_patiently(settings) as runtime:
             state.ports = runtime
             yield
         state.ports = None

@@ -174,6 +174,9 @@ class ApiSettings(NestedSettings):
     write_wait_s: float = Field(default=2.0, gt=0, le=60)
     rate_limit: RateLimitSettings = RateLimitSettings()
     event_stream: EventStreamSettings = EventStreamSettings()
+    # How long a starting process keeps trying a store that is away (a database restarting):
+    # a process that gives up fails its startup, and uvicorn then stops every worker.
+    startup_wait_s: float = Field(default=30.0, ge=0, le=600)
 
 
 class ConsoleSettings(NestedSettings):
