@@ -12,15 +12,13 @@ at a time instead.
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Sequence
 
 from eventsourcing.persistence import IntegrityError
 
 from factledger.application.errors import ConcurrencyError, SessionOrderError
 from factledger.application.ledger.commands import CommandResult, RecordSession
-from factledger.application.ledger.core import MAX_ATTEMPTS, LedgerCore, log
+from factledger.application.ledger.core import MAX_ATTEMPTS, LedgerCore, back_off, log
 from factledger.application.ledger.records import session_record
 from factledger.domain.errors import DomainError
 from factledger.domain.subject import Subject
@@ -66,7 +64,7 @@ class PastSessions(LedgerCore):
                 self.save(subject)
             except IntegrityError:
                 log.info("ledger.write_conflicted", subject_id=str(subject.id), attempt=attempt)
-                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))  # noqa: S311
+                back_off(attempt)
                 continue
             log.info("ledger.sessions_saved", subject_id=str(subject.id), sessions=len(cmds))
             return outcomes
