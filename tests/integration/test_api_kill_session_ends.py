@@ -125,7 +125,28 @@ async def both_api_processes(supervisor: int, within_s: float = 30.0) -> list[in
     return uvicorn_workers(supervisor)
 
 
+def server_story(server_dir: Path) -> str:
+    """What the servers logged of their processes and their failures (never a body): printed
+    when the test fails, since the folder goes with it."""
+    words = ("process", "startup", "error", "warning", "failed")
+    kept = [
+        f"{log.name}: {line[:400]}"
+        for log in sorted(server_dir.glob("*.log"))
+        for line in log.read_text(errors="replace").splitlines()
+        if any(word in line for word in words)
+    ]
+    return "\n".join(kept[-200:])
+
+
 async def test_session_ends_survive_a_killed_api_process(server_dir: Path) -> None:
+    try:
+        await killed_mid_run(server_dir)
+    except AssertionError:
+        print(server_story(server_dir))  # noqa: T201 - pytest shows it with the failure
+        raise
+
+
+async def killed_mid_run(server_dir: Path) -> None:
     auth = Auth()
     with started("postgres", server_dir, auth.server_env, workers=0) as servers:
         api_children = await both_api_processes(servers.pids[0])
