@@ -28,6 +28,11 @@ from factledger.application.sync.ids import (
     proposal_record_id,
 )
 from factledger.application.sync.ports import LedgerEvent
+from factledger.application.sync.search_text import (
+    profile_search_text,
+    proposal_search_text,
+    summary_search_text,
+)
 from factledger.application.sync.types import FieldTrace, SyncItem, SyncKind
 from factledger.domain.events import (
     ChangeConfirmed,
@@ -94,12 +99,16 @@ async def apply_item(
                 "summary": event.summary,
             }
             meta = _session_meta(event)
-            await _put(backend, ns, item, KIND_SESSION_SUMMARY, body(payload), meta)
+            text = summary_search_text(event.channel, event.summary)
+            await _put(backend, ns, item, KIND_SESSION_SUMMARY, body(payload), meta, text)
         case SyncKind.PROPOSAL, ChangeProposed():
-            await _put(backend, ns, item, KIND_CHANGE_PROPOSED, body(_proposal(event)), {})
+            proposal = _proposal(event)
+            text = proposal_search_text(proposal)
+            await _put(backend, ns, item, KIND_CHANGE_PROPOSED, body(proposal), {}, text)
         case SyncKind.PROFILE_VERSION, ChangeConfirmed() | FactForgotten():
             profile = await profiles.profile_at(item.subject_id, event.originator_version)
-            await _put(backend, ns, item, KIND_PROFILE_VERSION, body(profile), {})
+            text = profile_search_text(profile)
+            await _put(backend, ns, item, KIND_PROFILE_VERSION, body(profile), {}, text)
         case SyncKind.FORGET, FactForgotten():
             await _forget(item, event, ns, backend, profiles)
             if event.field is not None:
@@ -125,9 +134,12 @@ async def _put(
     kind: str,
     payload: str,
     metadata: Mapping[str, str | int],
+    search_text: str | None,
 ) -> None:
     try:
-        await backend.put_record(ns, item.targets[0], kind, payload, metadata)
+        await backend.put_record(
+            ns, item.targets[0], kind, payload, metadata, search_text=search_text
+        )
     except MemoryConflictError:
         # Record ids are per event, so the record exists from an earlier delivery of this very
         # item; its body differs only if the event's payload was erased (forgotten) since.
