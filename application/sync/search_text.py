@@ -50,13 +50,14 @@ def value_words(value: object) -> str:
     return ""
 
 
-def _sentence(*parts: str | None) -> str | None:
+def _sentences(*parts: str | None) -> str | None:
+    """The parts as sentences: each ends with a stop, none with two."""
     kept = [p.strip() for p in parts if p and p.strip()]
-    return ". ".join(kept) if kept else None
+    return " ".join(p if p[-1] in ".!?" else f"{p}." for p in kept) or None
 
 
 def proposal_search_text(proposal: Mapping[str, object]) -> str | None:
-    """ "supplier: Salesforce, for the EU office. We use Salesforce as our CRM. <rationale>"."""
+    """ "supplier: Salesforce, for the EU office. We use Salesforce as our CRM. <rationale>." """
     field = proposal.get("field")
     if not isinstance(field, str):
         return None
@@ -70,7 +71,7 @@ def proposal_search_text(proposal: Mapping[str, object]) -> str | None:
     evidence = proposal.get("evidence")
     quote = evidence.get("quote") if isinstance(evidence, Mapping) else None
     rationale = proposal.get("rationale")
-    return _sentence(
+    return _sentences(
         head,
         quote if isinstance(quote, str) else None,
         rationale if isinstance(rationale, str) else None,
