@@ -14,7 +14,13 @@ Every renderer reads the payload the body is made of, and returns None when no v
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+
+from factledger.application.sync.ids import (
+    KIND_CHANGE_PROPOSED,
+    KIND_PROFILE_VERSION,
+    KIND_SESSION_SUMMARY,
+)
 
 # Whole strings that name or date something rather than say it; left out of summaries, whose
 # shape the agent chooses (a proposal's or profile's ids and times are known keys instead).
@@ -114,3 +120,21 @@ def _summary_words(value: object) -> list[str]:
         case int() | float() if not isinstance(value, bool):
             return [str(value)]
     return []
+
+
+def _summary_record(payload: Mapping[str, object]) -> str | None:
+    return summary_search_text(str(payload.get("channel", "")), payload.get("summary"))
+
+
+_RENDERERS: Mapping[str, Callable[[Mapping[str, object]], str | None]] = {
+    KIND_CHANGE_PROPOSED: proposal_search_text,
+    KIND_PROFILE_VERSION: profile_search_text,
+    KIND_SESSION_SUMMARY: _summary_record,
+}
+
+
+def record_search_text(kind: str, payload: Mapping[str, object]) -> str | None:
+    """The search text of one of our records, from the payload its body is the JSON of; None
+    for a kind that is not ours."""
+    render = _RENDERERS.get(kind)
+    return None if render is None else render(payload)
