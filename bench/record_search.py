@@ -67,6 +67,11 @@ class RecordHits:
 
     questions: int = 0
     hits: dict[int, int] = field(default_factory=lambda: dict.fromkeys(KS, 0))
+    reciprocal_ranks: float = 0.0  # of the first record holding the answer, 0 past 10
+
+    @property
+    def mrr(self) -> float:
+        return self.reciprocal_ranks / self.questions if self.questions else 0.0
 
     def rate(self, k: int) -> float:
         return self.hits[k] / self.questions if self.questions else 0.0
@@ -174,8 +179,10 @@ async def score_records(
                     ranked = await _ranked_records(backend, ns, question, mode)
                     tally = tallies.setdefault((index, mode.value, question.part), RecordHits())
                     tally.questions += 1
+                    holding = [n for n, r in enumerate(ranked, 1) if answer in bodies[r]]
+                    tally.reciprocal_ranks += 1 / holding[0] if holding else 0.0
                     for k in KS:
-                        tally.hits[k] += any(answer in bodies[r] for r in ranked[:k])
+                        tally.hits[k] += bool(holding) and holding[0] <= k
     return tallies
 
 
@@ -237,7 +244,7 @@ async def _backend_lines(
         embedder=CachingEmbedder(OnnxEmbedder()),
         extractor=RuleExtractor(),
         clock=SystemClock(),
-        work_dir=work / name,
+        work_dir=_made(work / name),
         run_id=run_id,
         sim_latency=None,
     )
@@ -248,6 +255,11 @@ async def _backend_lines(
         await env.close()
     lines = []
     for (index, mode, part), tally in sorted(tallies.items()):
-        rates = ", ".join(f"hit@{k} {tally.rate(k):.3f}" for k in KS)
+        rates = ", ".join([*(f"hit@{k} {tally.rate(k):.3f}" for k in KS), f"MRR {tally.mrr:.3f}"])
         lines.append(f"{name} {mode} indexed by {index}, {part} (n={tally.questions}): {rates}")
     return lines
+
+
+def _made(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
