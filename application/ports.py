@@ -43,6 +43,12 @@ class MemoryBackend(Protocol):
       searchable as chunks. Writing the same id with the same body again is a no-op; with a
       different body it raises `MemoryConflictError` (records are immutable; a new version of
       something gets a new id).
+    - A record's chunks are cut from its `search_text` when one is given (a rendering of the
+      body's own values, without keys, ids or timestamps), else from its body: the text whose
+      vectors and words find it; a chunk hit's text is that piece. `get_record` still returns
+      the body verbatim. The search text is not part of the record's identity: writing it
+      again with another one is a no-op. An engine that indexes on its own service
+      (Supermemory) indexes the body.
     - `delete_records` is erasure, not a soft forget: the records, their chunks and vectors are
       gone for good (`get_record` raises not found, no search returns them); ids not found are
       reported in `missing`, so deleting twice is fine; other namespaces are never touched.
@@ -79,6 +85,8 @@ class MemoryBackend(Protocol):
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None: ...
 
     async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord: ...

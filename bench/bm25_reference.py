@@ -79,6 +79,8 @@ class Bm25ReferenceBackend:
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
         index = self._indexes.setdefault(namespace, _Index())
         if (old := index.records.get(record_id)) is not None:
@@ -86,7 +88,7 @@ class Bm25ReferenceBackend:
                 raise MemoryConflictError(f"record {record_id} exists with another body")
             return
         index.records[record_id] = StoredRecord(record_id, kind, body_json, dict(metadata or {}))
-        counts = Counter(tokens(body_json))
+        counts = Counter(tokens(body_json if search_text is None else search_text))
         index.terms[record_id] = counts
         index.document_frequency.update(counts.keys())
         index.total_length += sum(counts.values())

@@ -181,6 +181,8 @@ class InMemoryMemoryBackend:
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
         meta = dict(metadata or {})
         record = StoredRecord(record_id=record_id, kind=kind, body_json=body_json, metadata=meta)
@@ -190,7 +192,7 @@ class InMemoryMemoryBackend:
             if existing != record:
                 raise MemoryConflictError(f"record {record_id} exists with another body")
             return
-        pieces = split_chunks(body_json)
+        pieces = split_chunks(body_json if search_text is None else search_text)
         vectors = await self._embed(pieces)
         async with space.lock:
             if record_id in space.records:  # a concurrent writer won; same rule applies

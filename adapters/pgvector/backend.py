@@ -204,6 +204,8 @@ class PgvectorMemoryBackend:
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
         meta = dict(metadata or {})
         record = StoredRecord(record_id, kind, body_json, meta)
@@ -211,7 +213,7 @@ class PgvectorMemoryBackend:
             # Embedded first and written in one transaction: a record that exists already (a
             # replay, or a concurrent writer that won) costs an embedding, every new one a
             # transaction less (issue 19: sync throughput).
-            chunks = records.record_chunks(body_json)
+            chunks = records.record_chunks(body_json if search_text is None else search_text)
             vectors = await self._embedder.embed(chunks)
             async with self.db.bound(namespace) as conn:
                 if await records.insert(conn, record, metadata_json(meta), chunks, vectors):

@@ -26,10 +26,11 @@ def _chunk_insert(rows: int) -> str:
     return f"INSERT INTO chunks ({columns}) VALUES {values}"  # noqa: S608 - placeholders only
 
 
-def record_chunks(body_json: str) -> list[str]:
-    """The searchable pieces of a record: its verbatim text cut at whitespace, exactly as the
-    in-memory backend cuts it, so both backends answer chunk searches alike."""
-    return split_chunks(body_json)
+def record_chunks(indexed_text: str) -> list[str]:
+    """The searchable pieces of a record: the text that indexes it (its search text, else its
+    verbatim body) cut at whitespace, exactly as the in-memory backend cuts it, so both
+    backends answer chunk searches alike."""
+    return split_chunks(indexed_text)
 
 
 async def stored(conn: psycopg.AsyncConnection[Any], record_id: str) -> StoredRecord | None:

@@ -145,7 +145,11 @@ class SupermemoryMemoryBackend:
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
+        # The service chunks and embeds the document it stores, and a record must read back
+        # verbatim: the body is what it indexes, whatever the search text.
         meta = dict(metadata or {})
         deadline = Deadline(self._ingest_timeout_s)
         await self._documents.put_record(namespace, record_id, kind, body_json, meta, deadline)

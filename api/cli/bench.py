@@ -36,6 +36,7 @@ from factledger.bench.config import (
 )
 from factledger.bench.importing import ORDERS, STORES, run_store
 from factledger.bench.progress import Advance
+from factledger.bench.record_search import run_record_search
 from factledger.testing.history import HistoryShape
 
 
@@ -177,11 +178,29 @@ def bench_import(
             typer.echo(line)
 
 
+def bench_records(
+    backends: Annotated[str, typer.Option(help="Comma-separated: in-memory, pgvector.")] = (
+        "in-memory,pgvector"
+    ),
+    natural: Annotated[Path, typer.Option(help="The natural-question set.")] = DEFAULT_NATURAL,
+) -> None:
+    """Our records (proposals, profile versions) found by questions: each indexed by its body
+    and by its search text side by side (ADR 0042); hit@1/3/10 in chunks and hybrid mode, and
+    the embedding CPU per record either way."""
+    names = _backends(backends)
+    if any(n not in ("in-memory", "pgvector") for n in names):
+        raise typer.BadParameter("choose from in-memory, pgvector")
+    configure_logging(json_lines=False, level="WARNING")
+    for line in asyncio.run(run_record_search(natural, names)):
+        typer.echo(line)
+
+
 def register(app: typer.Typer) -> None:
     group = typer.Typer()
     group.callback(invoke_without_command=True)(bench)
     cli_load.register(group)
     group.command("import")(bench_import)
+    group.command("records")(bench_records)
     group.command("calibration")(cli_calibration.bench_calibration)
     group.command("forget-mask")(cli_calibration.bench_forget_mask)
     group.command("forget-filter")(cli_calibration.bench_forget_filter)

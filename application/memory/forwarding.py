@@ -66,8 +66,12 @@ class ForwardingMemoryBackend:
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
-        await self.inner.put_record(namespace, record_id, kind, body_json, metadata)
+        await self.inner.put_record(
+            namespace, record_id, kind, body_json, metadata, search_text=search_text
+        )
 
     async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
         return await self.inner.get_record(namespace, record_id)

@@ -109,6 +109,14 @@ def validate_json_body(body_json: str) -> str:
     return body_json
 
 
+def validate_search_text(search_text: str) -> str:
+    """A record's search text: safe text with at least one non-blank character (a record is
+    always findable by something)."""
+    if not isinstance(search_text, str) or not search_text.strip():
+        raise InvalidMemoryInputError("search_text", "must not be blank")
+    return validate_text("search_text", search_text)
+
+
 def validate_metadata(metadata: Metadata | None) -> dict[str, MetadataValue]:
     """Checks keys and value types; returns a plain copy the caller may keep."""
     if metadata is None:

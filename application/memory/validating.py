@@ -22,6 +22,7 @@ from factledger.application.memory.rules import (
     validate_namespace,
     validate_reason,
     validate_search_query,
+    validate_search_text,
 )
 from factledger.application.memory.types import (
     ForgetResult,
@@ -71,13 +72,17 @@ class ValidatingMemoryBackend(ForwardingMemoryBackend):
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
         ns = validate_namespace(namespace)
         validate_id("record_id", record_id)
         validate_id("kind", kind)
         validate_json_body(body_json)
         meta = validate_metadata(metadata)
-        await self.inner.put_record(ns, record_id, kind, body_json, meta)
+        if search_text is not None:
+            validate_search_text(search_text)
+        await self.inner.put_record(ns, record_id, kind, body_json, meta, search_text=search_text)
 
     async def get_record(self, namespace: Namespace, record_id: str) -> StoredRecord:
         ns = validate_namespace(namespace)

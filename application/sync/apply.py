@@ -28,6 +28,7 @@ from factledger.application.sync.ids import (
     proposal_record_id,
 )
 from factledger.application.sync.ports import LedgerEvent
+from factledger.application.sync.search_text import record_search_text
 from factledger.application.sync.types import FieldTrace, SyncItem, SyncKind
 from factledger.domain.events import (
     ChangeConfirmed,
@@ -93,13 +94,12 @@ async def apply_item(
                 "started_at": event.started_at.isoformat(),
                 "summary": event.summary,
             }
-            meta = _session_meta(event)
-            await _put(backend, ns, item, KIND_SESSION_SUMMARY, body(payload), meta)
+            await _put(backend, ns, item, KIND_SESSION_SUMMARY, payload, _session_meta(event))
         case SyncKind.PROPOSAL, ChangeProposed():
-            await _put(backend, ns, item, KIND_CHANGE_PROPOSED, body(_proposal(event)), {})
+            await _put(backend, ns, item, KIND_CHANGE_PROPOSED, _proposal(event), {})
         case SyncKind.PROFILE_VERSION, ChangeConfirmed() | FactForgotten():
             profile = await profiles.profile_at(item.subject_id, event.originator_version)
-            await _put(backend, ns, item, KIND_PROFILE_VERSION, body(profile), {})
+            await _put(backend, ns, item, KIND_PROFILE_VERSION, profile, {})
         case SyncKind.FORGET, FactForgotten():
             await _forget(item, event, ns, backend, profiles)
             if event.field is not None:
@@ -123,11 +123,15 @@ async def _put(
     ns: Namespace,
     item: SyncItem,
     kind: str,
-    payload: str,
+    payload: Mapping[str, object],
     metadata: Mapping[str, str | int],
 ) -> None:
+    # Stored as canonical JSON, found by the words of its values (ADR 0042).
+    text = record_search_text(kind, payload)
     try:
-        await backend.put_record(ns, item.targets[0], kind, payload, metadata)
+        await backend.put_record(
+            ns, item.targets[0], kind, body(payload), metadata, search_text=text
+        )
     except MemoryConflictError:
         # Record ids are per event, so the record exists from an earlier delivery of this very
         # item; its body differs only if the event's payload was erased (forgotten) since.

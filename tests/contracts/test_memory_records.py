@@ -105,3 +105,52 @@ async def test_record_metadata_is_filterable_in_chunk_search(backend: MemoryBack
     )
 
     assert [h.document_id for h in hits] == ["s-2"]
+
+
+# A proposal as the sync stores it, and the rendering of its values the sync indexes it by.
+PROPOSAL_BODY = (
+    '{"change_id":"5f0c2d4e-9b1a-4c3e-8d2f-1a2b3c4d5e6f","field":"supplier",'
+    '"proposed_at":"2026-03-03T10:00:00+00:00","value":{"type":"text","value":"Fernhill"}}'
+)
+PROPOSAL_TEXT = "supplier: Fernhill. We order our cartons from Fernhill."
+
+
+async def test_a_record_with_a_search_text_is_found_and_reads_back_verbatim(
+    backend: MemoryBackend,
+) -> None:
+    await backend.put_record(
+        NS, "proposal-1", "change_proposed", PROPOSAL_BODY, search_text=PROPOSAL_TEXT
+    )
+
+    hits = await backend.search(
+        NS, SearchQuery("supplier Fernhill", mode=SearchMode.CHUNKS, threshold=0.0, limit=5)
+    )
+
+    assert [(h.kind, h.document_id) for h in hits] == [(HitKind.CHUNK, "proposal-1")]
+    assert "Fernhill" in hits[0].text
+    assert (await backend.get_record(NS, "proposal-1")).body_json == PROPOSAL_BODY
+
+
+async def test_the_search_text_is_no_part_of_a_records_identity(backend: MemoryBackend) -> None:
+    await backend.put_record(
+        NS, "proposal-1", "change_proposed", PROPOSAL_BODY, search_text=PROPOSAL_TEXT
+    )
+    await backend.put_record(NS, "proposal-1", "change_proposed", PROPOSAL_BODY)
+    await backend.put_record(
+        NS, "proposal-1", "change_proposed", PROPOSAL_BODY, search_text="supplier: Fernhill"
+    )
+
+    hits = await backend.search(
+        NS, SearchQuery("supplier Fernhill", mode=SearchMode.HYBRID, threshold=0.0, limit=10)
+    )
+
+    assert [h.document_id for h in hits] == ["proposal-1"]
+
+
+@pytest.mark.parametrize("blank", ["", "  \n"])
+async def test_a_blank_search_text_is_refused(backend: MemoryBackend, blank: str) -> None:
+    with pytest.raises(InvalidMemoryInputError):
+        await backend.put_record(NS, "proposal-1", "change_proposed", "{}", search_text=blank)
+
+    with pytest.raises(MemoryNotFoundError):
+        await backend.get_record(NS, "proposal-1")

@@ -61,11 +61,15 @@ class CountingBackend(StallingBackend):
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
         if kind == self.failing_kind:
             raise MemoryUnavailableError("injected outage")
         self._count(record_id)
-        await super().put_record(namespace, record_id, kind, body_json, metadata)
+        await super().put_record(
+            namespace, record_id, kind, body_json, metadata, search_text=search_text
+        )
 
     async def ingest_transcript(
         self,

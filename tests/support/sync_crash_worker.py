@@ -38,8 +38,12 @@ class KillOnWrite(StallingBackend):
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
-        await self.inner.put_record(namespace, record_id, kind, body_json, metadata)
+        await self.inner.put_record(
+            namespace, record_id, kind, body_json, metadata, search_text=search_text
+        )
         self.writes += 1
         if self.writes == self.kill_on:
             os.kill(os.getpid(), signal.SIGKILL)

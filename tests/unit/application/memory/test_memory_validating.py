@@ -41,10 +41,14 @@ class RecordingBackend(InMemoryMemoryBackend):
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
         self.reached.append("put_record")
         self.metadata.append(metadata)
-        await super().put_record(namespace, record_id, kind, body_json, metadata)
+        await super().put_record(
+            namespace, record_id, kind, body_json, metadata, search_text=search_text
+        )
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[Any]:
         self.reached.append("search")

@@ -65,15 +65,21 @@ class FlakyBackend(StallingBackend):
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
         if kind == self.failing_kind:
             raise MemoryUnavailableError("injected outage")
         if self.crash_after_write:
-            await super().put_record(namespace, record_id, kind, body_json, metadata)
+            await super().put_record(
+                namespace, record_id, kind, body_json, metadata, search_text=search_text
+            )
             self._write()
             return
         self._write()
-        await super().put_record(namespace, record_id, kind, body_json, metadata)
+        await super().put_record(
+            namespace, record_id, kind, body_json, metadata, search_text=search_text
+        )
 
     async def ingest_transcript(self, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
         self._write()
@@ -298,10 +304,14 @@ class RefusingBackend(FlakyBackend):
         kind: str,
         body_json: str,
         metadata: Metadata | None = None,
+        *,
+        search_text: str | None = None,
     ) -> None:
         if kind == "change_proposed":
             raise InvalidMemoryInputError("body_json", "refused")
-        await super().put_record(namespace, record_id, kind, body_json, metadata)
+        await super().put_record(
+            namespace, record_id, kind, body_json, metadata, search_text=search_text
+        )
 
 
 async def test_an_input_the_backend_refuses_is_dead_lettered_without_retries(rig: Rig) -> None:
