@@ -82,7 +82,8 @@ class ProfileProjection:
 
     def rebuild(self, app: Application[UUID], *, page: int = PAGE) -> int:
         """Drops every view and replays the whole log into them, `page` events per
-        transaction; returns events replayed."""
+        transaction; returns the events fed (one that another follower of the same views
+        applied meanwhile may count twice)."""
         self.store.drop()
         # The next page is read and decoded on a thread while a server commits this one
         # (PostgreSQL: 15-30% less wall time); where the commit is local (SQLite) the thread

@@ -141,22 +141,26 @@ class PostgresViewStore:
         Other threads' transactions commit in turn, as always. At the end every page is
         committed, or `PositionMovedError` says another follower took a turn in between (the
         committed pages and the position are consistent; catching up completes them)."""
-        with self._lock, driver_errors_as(_unavailable):
-            if self._behind is not None or self._open:
-                raise RuntimeError("writing_behind: this handle already has a transaction")
-            with self._pool.connection() as reader, self._pool.connection() as writer:
+        with (
+            driver_errors_as(_unavailable),
+            self._pool.connection() as reader,
+            self._pool.connection() as writer,
+        ):
+            with self._lock:  # only to start: other threads' transactions take turns with pages
+                if self._behind is not None or self._open:
+                    raise RuntimeError("writing_behind: this handle has a transaction open")
                 behind = WriteBehind(
                     self._sql, reader=reader, writer=writer, position=self.position()
                 )
                 self._behind = (threading.get_ident(), behind)
-                try:
-                    yield
-                    behind.wait()
-                finally:
-                    self._behind = None
-                    # A page still in flight after a failure ends (committed or rolled back)
-                    # before its connection goes back to the pool.
-                    behind.close()
+            try:
+                yield
+                behind.wait()
+            finally:
+                self._behind = None
+                # A page still in flight after a failure ends (committed or rolled back)
+                # before its connection goes back to the pool.
+                behind.close()
 
     @contextmanager
     def _read(self) -> Iterator[ViewTransaction]:
