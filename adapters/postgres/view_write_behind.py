@@ -89,6 +89,7 @@ class WriteBehind:
         self.position = position
         self._carry: Carried = {}
         self._in_flight: Future[None] | None = None
+        self._open = False
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="factledger-write-behind")
 
     def transaction(self) -> AbstractContextManager[ViewTransaction]:
@@ -96,6 +97,18 @@ class WriteBehind:
 
     @contextmanager
     def _transaction(self) -> Iterator[ViewTransaction]:
+        if self._open:
+            # A savepoint's writes would commit as a page of their own, before the outer's.
+            raise RuntimeError("a transaction written behind cannot be nested")
+        self._open = True
+        try:
+            with self._page() as txn:
+                yield txn
+        finally:
+            self._open = False
+
+    @contextmanager
+    def _page(self) -> Iterator[BufferedViewTransaction]:
         with driver_errors_as(_unavailable):
             txn = BufferedViewTransaction(
                 reading_through_one(self._statements.load_one(self._reader), self._carry),

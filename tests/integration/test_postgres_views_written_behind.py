@@ -121,3 +121,13 @@ def test_a_failed_page_ends_the_block_with_everything_before_it_committed(
     with store.transaction() as txn:  # the handle works on, committing in turn
         txn.advance(3)
     assert store.position() == 3
+
+
+def test_a_transaction_written_behind_cannot_be_nested(store: PostgresViewStore) -> None:
+    def nested() -> None:
+        with store.writing_behind(), store.transaction(), store.transaction():
+            pass
+
+    with pytest.raises(RuntimeError, match="nested"):
+        nested()
+    assert store.position() == 0
