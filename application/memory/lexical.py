@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from factledger.application.memory.asked_as import asked_as_words, related_words
+from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import Metadata
 from factledger.domain.transcript import Message, Role
@@ -72,13 +73,43 @@ def source_text(transcript: Sequence[Message], source_indexes: Sequence[int]) ->
 
 
 def lexical_terms(
-    fact_text: str, source: str, label: str | None, slot: str | None = None
+    fact_text: str,
+    source: str,
+    label: str | None,
+    slot: str | None = None,
+    *,
+    claimed: Collection[str] = (),
 ) -> Counter[str]:
     """The keywords a fact is found by: its label, its slot's name and the words its kind is
-    asked about with (`ASKED_AS`, ADR 0036), its words and its source's words."""
+    asked about with (`ASKED_AS`, ADR 0036), its words and its source's words, less the source
+    words in `claimed` that the fact does not say itself (`extraction_terms`)."""
     words_of_kind = asked_as_words(slot) if slot else related_words(fact_text)
-    parts = (label, slot_words(slot), words_of_kind, fact_text, source)
-    return Counter(keyword_tokens(" ".join(part for part in parts if part)))
+    own = keyword_tokens(
+        " ".join(p for p in (label, slot_words(slot), words_of_kind, fact_text) if p)
+    )
+    held = set(own)
+    return Counter([*own, *(t for t in keyword_tokens(source) if t in held or t not in claimed)])
+
+
+def extraction_terms(
+    facts: Sequence[ExtractedFact], transcript: Sequence[Message], label: str | None
+) -> list[Counter[str]]:
+    """The keywords of each fact of one extraction (`lexical_terms`). A sentence often says two
+    things ("I'm allergic to peanuts. My favourite hobby is sailing."): a word of the source that
+    another fact drawn from the same message says, and this one does not, is that fact's, so a
+    question about the allergy does not lift the hobby (ADR 0040)."""
+    said = [set(keyword_tokens(f.text)) for f in facts]
+    by_message: dict[int, list[int]] = {}
+    for n, fact in enumerate(facts):
+        for index in set(fact.source_indexes):
+            by_message.setdefault(index, []).append(n)
+    terms = []
+    for n, fact in enumerate(facts):
+        siblings = {m for i in set(fact.source_indexes) for m in by_message[i] if m != n}
+        claimed = set().union(*(said[m] for m in siblings))
+        source = source_text(transcript, fact.source_indexes)
+        terms.append(lexical_terms(fact.text, source, label, fact.slot, claimed=claimed))
+    return terms
 
 
 def query_terms(text: str) -> list[str]:
