@@ -35,7 +35,13 @@ from factledger.domain.transcript import Message, Role
 
 SUBJECT_LABEL_KEY = "subject_label"
 INTENT_SLOT = "intent"
-LEXICAL_WEIGHT = 0.3
+LEXICAL_WEIGHT = 0.46  # the fused fit of the calibration pairs (ADR 0040; was 0.3, ADR 0026)
+# A query keyword that no searched fact holds weighs this share of its IDF (ADR 0040).
+UNHELD_WEIGHT = 0.5
+# Words that say when a value holds, not what it is. Recall serves current facts, so in a
+# question they cannot tell which fact answers; in a source sentence ("I work at X now") they
+# only mark a change. Neither queries nor facts are keyed by them (ADR 0040).
+WHEN_WORDS = frozenset({"now", "currently", "current", "today", "nowadays", "presently", "lately"})
 
 
 def subject_label(metadata: Metadata | None) -> str | None:
@@ -112,19 +118,27 @@ def extraction_terms(
     return terms
 
 
+def _keywords(text: str) -> list[str]:
+    return [t for t in keyword_tokens(text) if t not in WHEN_WORDS]
+
+
 def query_terms(text: str) -> list[str]:
     """The distinct keywords of a query, in order."""
-    return list(dict.fromkeys(keyword_tokens(text)))
+    return list(dict.fromkeys(_keywords(text)))
 
 
 def idf_weights(terms: Sequence[str], document_frequency: dict[str, int], n: int) -> list[float]:
-    """BM25's IDF of each term among `n` searched facts."""
-    return [
-        math.log(
-            1.0 + (n - document_frequency.get(t, 0) + 0.5) / (document_frequency.get(t, 0) + 0.5)
-        )
-        for t in terms
-    ]
+    """BM25's IDF of each term among `n` searched facts; a term none of them holds (the
+    subject's own name, which no note repeats, or "chat" in "anything I could chat about?")
+    weighs `UNHELD_WEIGHT` of it. Such a term lifts no fact, so it cannot tell which fact
+    answers; it still weighs, since a question mostly about what no fact holds may have no
+    answer here (ADR 0040)."""
+    weights = []
+    for t in terms:
+        held = document_frequency.get(t, 0)
+        idf = math.log(1.0 + (n - held + 0.5) / (held + 0.5))
+        weights.append(idf if held > 0 else UNHELD_WEIGHT * idf)
+    return weights
 
 
 def coverage(terms: Sequence[str], weights: Sequence[float], held: Collection[str]) -> float:
