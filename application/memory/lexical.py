@@ -90,11 +90,9 @@ def lexical_terms(
     asked about with (`ASKED_AS`, ADR 0036), its words and its source's words, less the source
     words in `claimed` that the fact does not say itself (`extraction_terms`)."""
     words_of_kind = asked_as_words(slot) if slot else related_words(fact_text)
-    own = keyword_tokens(
-        " ".join(p for p in (label, slot_words(slot), words_of_kind, fact_text) if p)
-    )
+    own = _keywords(" ".join(p for p in (label, slot_words(slot), words_of_kind, fact_text) if p))
     held = set(own)
-    return Counter([*own, *(t for t in keyword_tokens(source) if t in held or t not in claimed)])
+    return Counter([*own, *(t for t in _keywords(source) if t in held or t not in claimed)])
 
 
 def extraction_terms(
