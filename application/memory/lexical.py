@@ -9,13 +9,16 @@ to repeat. So every self-hosted backend indexes, with each fact:
   Researched adoption agencies", "supplier: works with Bramble Boxes" (ADR 0031: a question
   about "their vendor" or "where they are based" meets the slot's name where the short note
   alone, "moved to Lucca", says little of what it is about);
-- for its keywords, the label, the slot's name, the fact and the source sentences it came from.
+- for its keywords, the label, the slot's name, the fact and the source sentences it came from
+  (less the words another fact of the same message says: `extraction_terms`, ADR 0040).
 
 Memories-mode search then scores `min(1, cosine + LEXICAL_WEIGHT * coverage)`, where coverage
-is the share of the query's keyword weight (IDF over the searched facts) that the fact's
-keywords hold. The score stays similarity-like (0..1, a pure vector match keeps its cosine),
-so the recall threshold still means what it meant; a keyword match can only lift a fact.
-Chosen on the LoCoMo development conversations (ADR 0026, docs/benchmarks.md).
+is the share of the query's keyword weight (IDF over the searched facts; a word no searched
+fact holds weighs `UNHELD_WEIGHT` of its IDF) that the fact's keywords hold. The score stays
+similarity-like (0..1, a pure vector match keeps its cosine), so the recall threshold still
+means what it meant; a keyword match can only lift a fact. The form was chosen on the LoCoMo
+development conversations (ADR 0026); the weight is the one a logistic fit of the calibration
+pairs on cosine and coverage apart gives (`calibration.fit_fused`, ADR 0040).
 """
 
 from __future__ import annotations
