@@ -26,13 +26,17 @@ from typing import Any
 from factledger.adapters.embedding.onnx.calibration_tables import OWN_PAIRS, read_pairs
 from factledger.application.memory.calibration import (
     Calibration,
+    FusedFit,
     LabelledPair,
     Retrieval,
+    fit_fused,
     fit_logistic,
     precision_recall,
 )
+from factledger.application.memory.lexical import LEXICAL_WEIGHT
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.ports import Embedder
+from factledger.bench.calibration_features import pair_features
 from factledger.bench.calibration_scores import backend_scores
 from factledger.bench.locomo import normalise_evidence
 
@@ -108,6 +112,8 @@ class ModelCalibration:
     fit_pairs: int
     raw: dict[str, Retrieval]  # by held-out set name
     calibrated: dict[str, Retrieval]
+    # the same fit pairs on cosine and keyword coverage apart: the lexical weight they give
+    fused: FusedFit
 
 
 async def calibrate_model(
@@ -117,6 +123,13 @@ async def calibrate_model(
     out = held_out(pairs)
     fit = [(s, p) for s, p in zip(scores, pairs, strict=True) if p.group not in out]
     calibration = fit_logistic([s for s, _ in fit], [p.relevant for _, p in fit])
+    features = await pair_features(embedder, pairs)
+    fit_features = [(f, p) for f, p in zip(features, pairs, strict=True) if p.group not in out]
+    fused = fit_fused(
+        [cosine for (cosine, _), _ in fit_features],
+        [held for (_, held), _ in fit_features],
+        [p.relevant for _, p in fit_features],
+    )
     tests = [(s, p) for s, p in zip(scores, pairs, strict=True) if p.group in out]
     sets = {
         "LoCoMo held out": [(s, p) for s, p in tests if not p.group.startswith("own-")],
@@ -132,7 +145,7 @@ async def calibrate_model(
         raw[name] = precision_recall([s for s, _ in rows], labels, threshold)
         mapped = [calibration.relevance(s) for s, _ in rows]
         calibrated[name] = precision_recall(mapped, labels, threshold)
-    return ModelCalibration(embedder.model_id, calibration, len(fit), raw, calibrated)
+    return ModelCalibration(embedder.model_id, calibration, len(fit), raw, calibrated, fused)
 
 
 def _no_keyword_questions(
@@ -174,6 +187,20 @@ def render(results: Sequence[ModelCalibration], *, threshold: float = THRESHOLD)
         lines.append(
             f"| {r.model_id} | {c.slope:.3f} | {c.intercept:.3f} | {c.raw_at(threshold):.3f} "
             f"| {r.fit_pairs} |"
+        )
+    lines += [
+        "",
+        "Fitted on cosine and keyword coverage apart (ADR 0040): the lexical weight the pairs "
+        f"give (memories mode serves {LEXICAL_WEIGHT})",
+        "",
+        "| model | lexical weight | slope | intercept |",
+        "| --- | --- | --- | --- |",
+    ]
+    for r in results:
+        f = r.fused
+        lines.append(
+            f"| {r.model_id} | {f.lexical_weight:.3f} | {f.calibration.slope:.3f} "
+            f"| {f.calibration.intercept:.3f} |"
         )
     return "\n".join(lines)
 

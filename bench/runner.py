@@ -24,7 +24,7 @@ from factledger.bench.config import BenchConfig
 from factledger.bench.lifecycle_suite import generate_suite
 from factledger.bench.locomo import Conversation, load_locomo
 from factledger.bench.metrics import ScoreTable
-from factledger.bench.natural.fresh import DEFAULT_WORDINGS, fresh_subjects, load_wordings
+from factledger.bench.natural.fresh import WORDING_SETS, fresh_subjects, load_wordings
 from factledger.bench.natural.no_answer import run_no_answer
 from factledger.bench.natural.score import load_set, questions_of, run_natural
 from factledger.bench.prefeval import PrefEntry, load_prefeval, run_prefeval
@@ -49,8 +49,9 @@ class Datasets:
     locomo: list[Conversation] = field(default_factory=list)
     prefeval: dict[str, list[PrefEntry]] = field(default_factory=dict)
     natural: list[dict[str, Any]] = field(default_factory=list)
-    # the same subjects asked fresh wordings (ADR 0036); empty without the wordings file
-    natural_fresh: list[dict[str, Any]] = field(default_factory=list)
+    # the same subjects asked each set of fresh wordings (ADR 0036, 0040), by the set's name;
+    # a set whose file is missing is left out
+    natural_fresh: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def load_datasets(config: BenchConfig) -> Datasets:
@@ -64,8 +65,11 @@ def load_datasets(config: BenchConfig) -> Datasets:
         data.prefeval = load_prefeval(config.prefeval)
     if config.natural is not None and config.natural.is_file():
         data.natural = load_set(config.natural)[: config.natural_subjects]
-        if DEFAULT_WORDINGS.is_file():
-            data.natural_fresh = fresh_subjects(data.natural, load_wordings(DEFAULT_WORDINGS))
+        data.natural_fresh = {
+            name: fresh_subjects(data.natural, load_wordings(path))
+            for name, path in WORDING_SETS.items()
+            if path.is_file()
+        }
     return data
 
 
@@ -171,7 +175,7 @@ async def _natural(
     opened: OpenedBackend, env: BenchEnvironment, data: Datasets, start: StartTask
 ) -> Json:
     asked = sum(len(questions_of(subject)) for subject in data.natural)
-    fresh = sum(len(questions_of(subject)) for subject in data.natural_fresh)
+    fresh = sum(len(questions_of(s)) for subjects in data.natural_fresh.values() for s in subjects)
     advance = start(f"{opened.name} · natural questions", 2 * (asked + fresh))
     # Per-turn recall's threshold is calibrated relevance: score as the product serves it.
     backend, scale = as_served(opened, env.embedder)
@@ -181,13 +185,11 @@ async def _natural(
     result["no_answer"] = (
         await run_no_answer(backend, env.run_id, data.natural, advance)
     ).as_dict()
-    if data.natural_fresh:
-        fresh_scores = await run_natural(
-            backend, f"{env.run_id}-fresh", data.natural_fresh, advance
-        )
-        result["fresh"] = fresh_scores.as_dict()
-        no_answer = await run_no_answer(backend, f"{env.run_id}-fresh", data.natural_fresh, advance)
-        result["fresh_no_answer"] = no_answer.as_dict()
+    for name, subjects in data.natural_fresh.items():
+        fresh_scores = await run_natural(backend, f"{env.run_id}-{name}", subjects, advance)
+        result[name] = fresh_scores.as_dict()
+        no_answer = await run_no_answer(backend, f"{env.run_id}-{name}", subjects, advance)
+        result[f"{name}_no_answer"] = no_answer.as_dict()
     return result
 
 

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from factledger.adapters.in_memory.store import NamespaceState, StoredFact
 from factledger.application.memory.extraction import ExtractedFact, KnownFact
-from factledger.application.memory.lexical import lexical_terms, source_text, subject_label
+from factledger.application.memory.lexical import extraction_terms, subject_label
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.types import MetadataValue, Namespace, Relation, RelationKind
 from factledger.application.ports import Vectors
@@ -50,7 +50,8 @@ def apply_facts(
     local: dict[str, str] = {}
     created: list[StoredFact] = []
     label = subject_label(source.metadata)
-    for fact, vector in zip(extracted, vectors, strict=True):
+    terms = extraction_terms(extracted, source.transcript, label)
+    for fact, vector, tokens in zip(extracted, vectors, terms, strict=True):
         memory_id = derive_memory_id(source.namespace, source.document_id, fact.key)
         local[fact.key] = memory_id
         if memory_id in state.facts:
@@ -65,9 +66,7 @@ def apply_facts(
             document_id=source.document_id,
             occurred_at=source.occurred_at,
             row=row,
-            tokens=lexical_terms(
-                fact.text, source_text(source.transcript, fact.source_indexes), label, fact.slot
-            ),
+            tokens=tokens,
             metadata=dict(source.metadata),
             source_indexes=tuple(fact.source_indexes),
             condition=fact.condition,

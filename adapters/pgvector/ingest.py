@@ -25,8 +25,7 @@ from factledger.application.memory.extraction import (
     KnownFact,
 )
 from factledger.application.memory.lexical import (
-    lexical_terms,
-    source_text,
+    extraction_terms,
     subject_label,
     vector_text,
 )
@@ -129,10 +128,7 @@ async def extract(
     if not facts:
         return Extraction(facts, np.zeros((0, embedder.dimension), dtype=np.float32))
     vectors = await embedder.embed([vector_text(f.text, label, f.slot) for f in facts])
-    terms = [
-        sorted(lexical_terms(f.text, source_text(transcript, f.source_indexes), label, f.slot))
-        for f in facts
-    ]
+    terms = [sorted(t) for t in extraction_terms(facts, transcript, label)]
     return Extraction(facts, vectors, terms)
 
 

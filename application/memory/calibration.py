@@ -63,25 +63,58 @@ class Calibration:
 
 def fit_logistic(scores: Sequence[float], relevant: Sequence[bool]) -> Calibration:
     """Weighted logistic regression of `relevant` on `scores` (Newton's method)."""
-    x = np.asarray(scores, dtype=np.float64)
+    slope, intercept = _fit_weighted(np.asarray(scores, dtype=np.float64)[:, None], relevant)
+    if not slope > 0:
+        raise CalibrationFitError("relevance does not rise with the score on these pairs")
+    return Calibration(slope=float(slope), intercept=float(intercept))
+
+
+@dataclass(frozen=True, slots=True)
+class FusedFit:
+    """A calibration fitted on two signals: relevance = 1 / (1 + exp(-(a * cosine + b *
+    coverage + c))). It is the one-signal map of the fused score `cosine + lexical_weight *
+    coverage` (`lexical_weight = b / a`), so a threshold still becomes one raw score."""
+
+    calibration: Calibration  # slope a, intercept c, on the fused score
+    lexical_weight: float  # b / a
+
+
+def fit_fused(
+    cosines: Sequence[float], coverages: Sequence[float], relevant: Sequence[bool]
+) -> FusedFit:
+    """Weighted logistic regression of `relevant` on the cosine and the keyword coverage of
+    each pair. Both weights must be positive: relevance then rises with each signal, so the
+    ranking by the fused score and the threshold's inversion hold (ADR 0040)."""
+    features = np.column_stack(
+        [np.asarray(cosines, dtype=np.float64), np.asarray(coverages, dtype=np.float64)]
+    )
+    a, b, c = _fit_weighted(features, relevant)
+    if not (a > 0 and b > 0):
+        raise CalibrationFitError("relevance does not rise with both signals on these pairs")
+    return FusedFit(Calibration(slope=float(a), intercept=float(c)), float(b / a))
+
+
+def _fit_weighted(features: np.ndarray, relevant: Sequence[bool]) -> np.ndarray:
+    """The coefficients (one per feature, then the intercept) of a logistic regression with
+    the classes weighted 1:1, by Newton's method."""
     y = np.asarray(relevant, dtype=np.float64)
     positives = float(y.sum())
-    if x.shape != y.shape or positives in (0.0, float(len(y))):
+    if features.shape[0] != y.shape[0] or positives in (0.0, float(len(y))):
         raise CalibrationFitError("fitting needs relevant and irrelevant pairs")
     weights = np.where(y == 1.0, len(y) / (2 * positives), len(y) / (2 * (len(y) - positives)))
-    design = np.column_stack([x, np.ones_like(x)])
-    beta = np.zeros(2)
+    design = np.column_stack([features, np.ones(len(y))])
+    beta = np.zeros(design.shape[1])
     for _ in range(NEWTON_STEPS):
         p = 1.0 / (1.0 + np.exp(-(design @ beta)))
         gradient = design.T @ (weights * (y - p)) - RIDGE * beta
-        hessian = (design * (weights * p * (1 - p))[:, None]).T @ design + RIDGE * np.eye(2)
+        hessian = (design * (weights * p * (1 - p))[:, None]).T @ design + RIDGE * np.eye(
+            design.shape[1]
+        )
         step = np.linalg.solve(hessian, gradient)
         beta += step
         if float(np.abs(step).max()) < 1e-10:
             break
-    if not beta[0] > 0:
-        raise CalibrationFitError("relevance does not rise with the score on these pairs")
-    return Calibration(slope=float(beta[0]), intercept=float(beta[1]))
+    return beta
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,13 +9,16 @@ to repeat. So every self-hosted backend indexes, with each fact:
   Researched adoption agencies", "supplier: works with Bramble Boxes" (ADR 0031: a question
   about "their vendor" or "where they are based" meets the slot's name where the short note
   alone, "moved to Lucca", says little of what it is about);
-- for its keywords, the label, the slot's name, the fact and the source sentences it came from.
+- for its keywords, the label, the slot's name, the fact and the source sentences it came from
+  (less the words another fact of the same message says: `extraction_terms`, ADR 0040).
 
 Memories-mode search then scores `min(1, cosine + LEXICAL_WEIGHT * coverage)`, where coverage
-is the share of the query's keyword weight (IDF over the searched facts) that the fact's
-keywords hold. The score stays similarity-like (0..1, a pure vector match keeps its cosine),
-so the recall threshold still means what it meant; a keyword match can only lift a fact.
-Chosen on the LoCoMo development conversations (ADR 0026, docs/benchmarks.md).
+is the share of the query's keyword weight (IDF over the searched facts; a word no searched
+fact holds weighs `UNHELD_WEIGHT` of its IDF) that the fact's keywords hold. The score stays
+similarity-like (0..1, a pure vector match keeps its cosine), so the recall threshold still
+means what it meant; a keyword match can only lift a fact. The form was chosen on the LoCoMo
+development conversations (ADR 0026); the weight is the one a logistic fit of the calibration
+pairs on cosine and coverage apart gives (`calibration.fit_fused`, ADR 0040).
 """
 
 from __future__ import annotations
@@ -28,13 +31,20 @@ import numpy as np
 import numpy.typing as npt
 
 from factledger.application.memory.asked_as import asked_as_words, related_words
+from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import Metadata
 from factledger.domain.transcript import Message, Role
 
 SUBJECT_LABEL_KEY = "subject_label"
 INTENT_SLOT = "intent"
-LEXICAL_WEIGHT = 0.3
+LEXICAL_WEIGHT = 0.46  # the fused fit of the calibration pairs (ADR 0040; was 0.3, ADR 0026)
+# A query keyword that no searched fact holds weighs this share of its IDF (ADR 0040).
+UNHELD_WEIGHT = 0.5
+# Words that say when a value holds, not what it is. Recall serves current facts, so in a
+# question they cannot tell which fact answers; in a source sentence ("I work at X now") they
+# only mark a change. Neither queries nor facts are keyed by them (ADR 0040).
+WHEN_WORDS = frozenset({"now", "currently", "current", "today", "nowadays", "presently", "lately"})
 
 
 def subject_label(metadata: Metadata | None) -> str | None:
@@ -72,28 +82,64 @@ def source_text(transcript: Sequence[Message], source_indexes: Sequence[int]) ->
 
 
 def lexical_terms(
-    fact_text: str, source: str, label: str | None, slot: str | None = None
+    fact_text: str,
+    source: str,
+    label: str | None,
+    slot: str | None = None,
+    *,
+    claimed: Collection[str] = (),
 ) -> Counter[str]:
     """The keywords a fact is found by: its label, its slot's name and the words its kind is
-    asked about with (`ASKED_AS`, ADR 0036), its words and its source's words."""
+    asked about with (`ASKED_AS`, ADR 0036), its words and its source's words, less the source
+    words in `claimed` that the fact does not say itself (`extraction_terms`)."""
     words_of_kind = asked_as_words(slot) if slot else related_words(fact_text)
-    parts = (label, slot_words(slot), words_of_kind, fact_text, source)
-    return Counter(keyword_tokens(" ".join(part for part in parts if part)))
+    own = _keywords(" ".join(p for p in (label, slot_words(slot), words_of_kind, fact_text) if p))
+    held = set(own)
+    return Counter([*own, *(t for t in _keywords(source) if t in held or t not in claimed)])
+
+
+def extraction_terms(
+    facts: Sequence[ExtractedFact], transcript: Sequence[Message], label: str | None
+) -> list[Counter[str]]:
+    """The keywords of each fact of one extraction (`lexical_terms`). A sentence often says two
+    things ("I'm allergic to peanuts. My favourite hobby is sailing."): a word of the source that
+    another fact drawn from the same message says, and this one does not, is that fact's, so a
+    question about the allergy does not lift the hobby (ADR 0040)."""
+    said = [set(keyword_tokens(f.text)) for f in facts]
+    by_message: dict[int, list[int]] = {}
+    for n, fact in enumerate(facts):
+        for index in set(fact.source_indexes):
+            by_message.setdefault(index, []).append(n)
+    terms = []
+    for n, fact in enumerate(facts):
+        siblings = {m for i in set(fact.source_indexes) for m in by_message[i] if m != n}
+        claimed = set().union(*(said[m] for m in siblings))
+        source = source_text(transcript, fact.source_indexes)
+        terms.append(lexical_terms(fact.text, source, label, fact.slot, claimed=claimed))
+    return terms
+
+
+def _keywords(text: str) -> list[str]:
+    return [t for t in keyword_tokens(text) if t not in WHEN_WORDS]
 
 
 def query_terms(text: str) -> list[str]:
     """The distinct keywords of a query, in order."""
-    return list(dict.fromkeys(keyword_tokens(text)))
+    return list(dict.fromkeys(_keywords(text)))
 
 
 def idf_weights(terms: Sequence[str], document_frequency: dict[str, int], n: int) -> list[float]:
-    """BM25's IDF of each term among `n` searched facts."""
-    return [
-        math.log(
-            1.0 + (n - document_frequency.get(t, 0) + 0.5) / (document_frequency.get(t, 0) + 0.5)
-        )
-        for t in terms
-    ]
+    """BM25's IDF of each term among `n` searched facts; a term none of them holds (the
+    subject's own name, which no note repeats, or "chat" in "anything I could chat about?")
+    weighs `UNHELD_WEIGHT` of it. Such a term lifts no fact, so it cannot tell which fact
+    answers; it still weighs, since a question mostly about what no fact holds may have no
+    answer here (ADR 0040)."""
+    weights = []
+    for t in terms:
+        held = document_frequency.get(t, 0)
+        idf = math.log(1.0 + (n - held + 0.5) / (held + 0.5))
+        weights.append(idf if held > 0 else UNHELD_WEIGHT * idf)
+    return weights
 
 
 def coverage(terms: Sequence[str], weights: Sequence[float], held: Collection[str]) -> float:

@@ -18,6 +18,12 @@ import yaml
 from factledger.bench.natural.score import PARTS
 
 DEFAULT_WORDINGS = Path("tests/data/fresh_natural_wordings.yaml")
+# Each set of wordings written apart from the generator, by the name its rows carry in the
+# report: the first fresh set (ADR 0036) and a third voice written before ADR 0040's tuning.
+WORDING_SETS = {
+    "fresh": DEFAULT_WORDINGS,
+    "briefing": Path("tests/data/briefing_natural_wordings.yaml"),
+}
 
 
 def load_wordings(path: Path) -> dict[str, dict[str, list[str]]]:

@@ -6,6 +6,7 @@ from typing import Any
 
 from factledger.bench.locomo import CATEGORY_NAMES
 from factledger.bench.metrics import KS
+from factledger.bench.natural.fresh import WORDING_SETS
 from factledger.bench.report.files import (
     LATENCY_ROWS,
     LIFECYCLE_ROWS,
@@ -200,7 +201,8 @@ def _natural(backends: Json) -> list[str]:
         natural = result.get("natural")
         if not isinstance(natural, dict):
             continue
-        for wording, scores in (("set", natural), ("fresh", natural.get("fresh"))):
+        wordings = [("set", natural), *((name, natural.get(name)) for name in WORDING_SETS)]
+        for wording, scores in wordings:
             if isinstance(scores, dict):
                 rows.extend(_natural_rows(backend_label(name, result), natural, wording, scores))
     return [
@@ -210,9 +212,10 @@ def _natural(backends: Json) -> list[str]:
         "superseded later; asked as per-turn recall asks (memories, threshold 0.55, the first "
         "three current facts are the notes). A paraphrase shares no keyword with the sentence "
         "holding its answer. The held-out subjects are asked in wordings of their own. Stale as "
-        'current and cross-subject count notes, and must be 0. "fresh" rows ask every subject '
-        "the wordings of `tests/data/fresh_natural_wordings.yaml` (written apart from the "
-        'generator; its held-out part is held-out wordings). "no answer" is the share of '
+        'current and cross-subject count notes, and must be 0. "fresh" and "briefing" rows ask '
+        "every subject the wordings of `tests/data/fresh_natural_wordings.yaml` and "
+        "`tests/data/briefing_natural_wordings.yaml` (written apart from the generator; their "
+        'held-out parts are held-out wordings). "no answer" is the share of '
         "questions that still get a note when every fact holding the answer is left out of the "
         "hits (ADR 0036: it must not rise).",
         "",
@@ -221,7 +224,7 @@ def _natural(backends: Json) -> list[str]:
 
 
 def _natural_rows(label: str, natural: Json, wording: str, scores: Json) -> list[list[str]]:
-    no_answer = natural.get("no_answer" if wording == "set" else "fresh_no_answer") or {}
+    no_answer = natural.get("no_answer" if wording == "set" else f"{wording}_no_answer") or {}
     rows = []
     for part in ("all", "dev", "heldout"):
         o = scores[part]
