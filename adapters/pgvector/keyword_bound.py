@@ -25,7 +25,7 @@ The bound relies on the score growing with the cosine and with the (additive) we
 keywords held, and, since it is now written in SQL, on its exact form: `fused_score` is
 `min(1, cosine + LEXICAL_WEIGHT x coverage)` and the weights are `idf_weights`. A change of
 either must change `_BOUNDED`; `tests/integration/test_pgvector_keyword_bound.py` checks the
-result against the exhaustive scoring, and `tests/unit/adapters/test_pgvector_bound_form.py`
+result against the exhaustive scoring, and `tests/unit/adapters/pgvector/test_bound_form.py`
 the formulas the SQL restates.
 """
 
@@ -109,11 +109,13 @@ def kept_frequencies_statement(
 # v the vector list, f the kept frequencies, q each query keyword's IDF weight (`idf_weights`),
 # s the vector list's fused scores (`fused_score` and `coverage`), b the bar and the bounding
 # cosine, h the least coverage that lifts that cosine to the bar (`fused_score` is linear below
-# its cap of 1, so in closed form), d the held keywords lightest first with their running
-# weight, l the keywords left after dropping the lightest and the weight a holder must hold.
+# its cap of 1, so in closed form) and n the weight a holder must hold, d the held keywords
+# lightest first with their running weight, l what `keyword_holders` looks up: a keyword every
+# such holder holds (one whose weight the others cannot make up), the rarest, when there is
+# one; else the keywords left after dropping the lightest.
 _BOUNDED = """WITH v AS MATERIALIZED ({vector_list}),
 f AS MATERIALIZED ({frequencies}),
-q AS (SELECT u.t, coalesce(f.score, 0) > 0 AS held,
+q AS (SELECT u.t, coalesce(f.score, 0) AS df, coalesce(f.score, 0) > 0 AS held,
   ln(1.0 + (n.n - coalesce(f.score, 0) + 0.5) / (coalesce(f.score, 0) + 0.5)) AS w
   FROM unnest(string_to_array(%s, ' ')) AS u(t)
   CROSS JOIN (SELECT coalesce(max(score) FILTER (WHERE id = ''), 0) AS n FROM f) AS n
@@ -127,10 +129,14 @@ b AS (SELECT greatest(%s::double precision, coalesce((SELECT s.fused FROM s
   (SELECT min(s.cos) FROM s) AS outside, k.total FROM k),
 h AS (SELECT (b.bar - b.outside) / {weight} - {tie} AS cov, b.total FROM b
   WHERE b.outside IS NOT NULL AND ({approximate} OR (SELECT count(*) FROM v) >= {depth})),
-d AS (SELECT q.t, q.w, sum(q.w) OVER (ORDER BY q.w, q.t COLLATE "C") AS cw FROM q WHERE q.held),
-l AS (SELECT array_agg(d.t) FILTER (WHERE d.cw >= h.cov * h.total) AS lookup,
-  array_agg(d.t) AS terms, array_agg(d.w) AS weights, greatest(0.0, h.cov) * h.total AS needed
-  FROM h CROSS JOIN d WHERE h.cov <= 1.0 GROUP BY h.cov, h.total)
+n AS (SELECT h.cov, h.total, greatest(0.0, h.cov) * h.total AS needed FROM h
+  WHERE h.cov <= 1.0),
+d AS (SELECT q.t, q.w, q.df, sum(q.w) OVER (ORDER BY q.w, q.t COLLATE "C") AS cw,
+  sum(q.w) OVER () AS all_held FROM q WHERE q.held),
+l AS (SELECT coalesce((SELECT ARRAY[r.t] FROM d AS r WHERE r.all_held - r.w < n.needed - {tie}
+  ORDER BY r.df, r.t COLLATE "C" LIMIT 1), array_agg(d.t) FILTER (WHERE d.cw >= n.cov * n.total))
+  AS lookup, array_agg(d.t) AS terms, array_agg(d.w) AS weights, n.needed
+  FROM n CROSS JOIN d GROUP BY n.cov, n.total, n.needed)
 SELECT 0 AS list_no, {out} FROM v
 UNION ALL (SELECT 1, {out} FROM (SELECT {cols}, 1 - (embedding <=> %b) AS score,
   NULL::real AS text_rank FROM memories WHERE namespace = %s AND {vis}
