@@ -13,7 +13,7 @@ import numpy as np
 from psycopg import sql
 
 from factledger.adapters.pgvector.filters import compile_filter, metadata_from_json
-from factledger.adapters.pgvector.keyword_bound import BoundedLists, bounded_statement
+from factledger.adapters.pgvector.keyword_bound import kept_frequencies_statement
 from factledger.adapters.pgvector.keywords import (
     fused_exact_statement,
     keyword_statements,
@@ -133,8 +133,9 @@ class SearchLists:
     depth: int
     lists: tuple[tuple[HitKind, bool], ...]
     terms: tuple[str, ...] = ()
-    # The keyword candidates are the holders bounded by the ranking (`keyword_bound`).
-    bounded: bool = False
+    # The keyword candidates are left to a second statement (`keyword_bound`): the first
+    # carried the vector list and the kept keyword frequencies only.
+    holders_pending: bool = False
 
 
 def search_statement(
@@ -172,8 +173,6 @@ def search_statement(
         lists_sent = SearchLists(query, depth, ((HitKind.MEMORY, False),), tuple(terms))
         return fused_sql, fused_args, lists_sent
     vector_query = replace(query, threshold=-1.0) if fused else query
-    if bounded:
-        return _bounded(ns, query, vector, depth=depth, now=now, ann=ann, terms=terms)
     parts: list[sql.Composable] = []
     args: list[Any] = []
     lists: list[tuple[HitKind, bool]] = []
@@ -187,7 +186,12 @@ def search_statement(
             parts.append(numbered(len(parts), statement))
             args += part_args
             lists.append((kind, text_ranked))
-    if terms:  # filtered, with an ANN index: its vector list must stay an index scan
+    if bounded:
+        statement, part_args = kept_frequencies_statement(ns, query, now=now, terms=terms)
+        # Numbered as the frequency list: the keyword candidates' number stays free for step 2.
+        parts.append(numbered(len(parts) + 1, statement))
+        args += part_args
+    elif terms:  # a namespace with an ANN index: its vector list must stay an index scan
         visible = visibility(query, True, now)
         for statement, part_args in keyword_statements(
             ns,
@@ -201,37 +205,8 @@ def search_statement(
         ):
             parts.append(numbered(len(parts), statement))
             args += part_args
-    searched = SearchLists(query, depth, tuple(lists), tuple(terms))
+    searched = SearchLists(query, depth, tuple(lists), tuple(terms), holders_pending=bounded)
     return sql.SQL(" UNION ALL ").join(parts), args, searched
-
-
-def _bounded(
-    ns: Namespace,
-    query: SearchQuery,
-    vector: np.ndarray[Any, Any],
-    *,
-    depth: int,
-    now: datetime,
-    ann: bool,
-    terms: list[str],
-) -> tuple[sql.Composed, list[Any], SearchLists]:
-    """Memories mode with keywords and no filter: the vector list, the keyword holders that
-    can still reach the top and the kept frequencies (`keyword_bound`, ADR 0030 and 0041)."""
-    plan = SearchPlan("memories", by_text=False, limit=depth)
-    # The vector list ignores the threshold: keywords may lift a fact past it.
-    vector_query = replace(query, threshold=-1.0)
-    parts = BoundedLists(
-        ranked_statement(ns, vector_query, vector, plan, now=now, ann=ann),
-        MEMORY_COLUMNS,
-        LIST_COLUMNS,
-        depth,
-        approximate=ann,
-    )
-    statement, args = bounded_statement(
-        ns, query, vector, parts, visible=visibility(query, True, now), now=now, terms=terms
-    )
-    lists = ((HitKind.MEMORY, False),)
-    return statement, args, SearchLists(query, depth, lists, tuple(terms), bounded=True)
 
 
 def numbered(list_no: int, statement: sql.Composable) -> sql.Composed:

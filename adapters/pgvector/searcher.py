@@ -3,9 +3,10 @@ ranking (split from `backend.py`; the SQL is composed in `search.py`).
 
 - A search is one round trip: its statement prepared per connection and bound to the
   namespace in one pipeline (`prepared_search`, ADR 0030 addendum; `bound_search`'s
-  `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison).
-  Memories mode with query keywords fetches, in the same statement, the holders of the
-  keywords that can still lift a fact into the top (`keyword_bound`, ADR 0030 and 0041).
+  `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison),
+  except memories mode with query keywords whose first statement leaves keywords that can
+  still lift a fact into the top: their holders are fetched by a second statement
+  (`keyword_bound`, ADR 0030).
 """
 
 from __future__ import annotations
@@ -16,13 +17,21 @@ from typing import Any
 
 from factledger.adapters.pgvector.bound_search import EXPLAIN_FUNCTION, run_bound
 from factledger.adapters.pgvector.connection import PgvectorConnections, port_errors
-from factledger.adapters.pgvector.keyword_bound import HOLDER_LIMIT, BoundedSearchCounts
+from factledger.adapters.pgvector.keyword_bound import (
+    HOLDER_LIMIT,
+    BoundedSearchCounts,
+    holder_bound,
+    holders_statement,
+)
 from factledger.adapters.pgvector.prepared_search import run_prepared
 from factledger.adapters.pgvector.search import (
     HNSW_EF_SEARCH,
+    MEMORY_COLUMNS,
     SearchLists,
+    numbered,
     rank_rows,
     search_statement,
+    visibility,
 )
 from factledger.application.memory.types import Namespace, SearchHit, SearchQuery
 from factledger.application.ports import Clock, Embedder
@@ -54,8 +63,8 @@ class PgvectorSearcher:
         # No log line per search: it is the hot path, and callers log and meter their calls.
         with port_errors("search"):
             rows, lists = await self._bound_rows(namespace, query, vector, now=now, explain=False)
-        if lists.bounded:
-            self._count_holders(lists, rows)
+            if lists.holders_pending:
+                rows += await self._holders(namespace, query, vector, lists, rows, now=now)
         return rank_rows(lists, rows)
 
     async def explain(self, namespace: Namespace, query: SearchQuery) -> str:
@@ -83,12 +92,48 @@ class PgvectorSearcher:
         )
         return rows, lists
 
-    def _count_holders(self, lists: SearchLists, rows: list[dict[str, Any]]) -> None:
-        holders = sum(1 for row in rows if row["list_no"] == len(lists.lists))
+    async def _holders(
+        self,
+        ns: Namespace,
+        query: SearchQuery,
+        vector: Any,
+        lists: SearchLists,
+        rows: list[dict[str, Any]],
+        *,
+        now: datetime,
+    ) -> list[dict[str, Any]]:
+        """Step two of a bounded search: the holders of the keywords that can still matter,
+        numbered as the keyword candidate list."""
+        vector_rows = [r for r in rows if r["list_no"] == 0]
+        frequencies = [r for r in rows if r["list_no"] == len(lists.lists) + 1]
+        # An exact vector list shorter than asked holds every visible fact already.
+        complete = not await self.has_ann(ns) and len(vector_rows) < lists.depth
+        terms = list(lists.terms)
+        bound = None if complete else holder_bound(query, terms, vector_rows, frequencies)
         self.bounded.searches += 1
-        self.bounded.with_holders += holders > 0
-        self.bounded.holders += holders
-        self.bounded.at_limit += holders >= HOLDER_LIMIT
+        if bound is None:
+            return []
+        statement, args = holders_statement(
+            ns,
+            query,
+            vector,
+            columns=MEMORY_COLUMNS,
+            visible=visibility(query, True, now),
+            now=now,
+            bound=bound,
+        )
+        candidates = numbered(len(lists.lists), statement)
+        found = await self.db.one_statement(
+            lambda conn: (
+                run_prepared(conn, ns, candidates, args, ef_search=None)
+                if self.prepared
+                else run_bound(conn, ns, candidates, args, ef_search=None)
+            )
+        )
+        self.bounded.second_statements += 1
+        self.bounded.holders += len(found)
+        self.bounded.at_limit += len(found) >= HOLDER_LIMIT
+        return found
 
     async def has_ann(self, ns: Namespace) -> bool:
         if self._ann is None or time.monotonic() - self._ann[0] > ANN_CACHE_SECONDS:

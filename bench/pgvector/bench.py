@@ -238,7 +238,7 @@ def _turns_note(turns: list[Turns]) -> str:
 
 def _bounded_note(before: BoundedSearchCounts, after: BoundedSearchCounts) -> str:
     searches = after.searches - before.searches
-    second = after.with_holders - before.with_holders
+    second = after.second_statements - before.second_statements
     holders = after.holders - before.holders
     return (
         f"pgvector+HNSW keyword bound: {searches} searches, {second} fetched holders "
