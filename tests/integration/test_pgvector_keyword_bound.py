@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -307,3 +307,60 @@ async def test_the_holder_lookup_answers_for_the_bound_namespace_only(
     own = {fact.id for fact in await backend.list_memories(NS, limit=100)}
     assert bound == own
     assert unbound == []
+
+
+class _QueryAlongTheFirstAxis:
+    """Embeds every text as the first unit vector: facts get their cosines by construction."""
+
+    dimension, model_id = 64, "first-axis"
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        vectors[:, 0] = 1.0
+        return vectors
+
+
+def at_cosine(cosine: float, axis: int) -> np.ndarray[Any, Any]:
+    vector = np.zeros(64, dtype=np.float32)
+    vector[0], vector[axis] = cosine, np.sqrt(1.0 - cosine**2)
+    return vector
+
+
+async def test_a_holder_of_common_keywords_reaches_the_top_past_a_rarer_one(
+    postgres: PostgresLocation,
+) -> None:
+    """The holders looked up must include a fact lifted by two common keywords when the rarest
+    keyword is not needed to reach the bar (a lookup of the rarest alone would miss it)."""
+    # Given: 20 facts without keywords fill the vector list (cosines 0.60 down to 0.41); just
+    # outside it, a fact holding "lantern" and "harbour" (3 holders each), which lift it
+    # from 0.405 to about 0.595, past the limit-th best (0.58); "walnut" (2 holders) is rarer.
+    cosines_and_terms: list[tuple[float, tuple[str, ...]]] = [
+        (0.60 - i * 0.01, ()) for i in range(20)
+    ]
+    cosines_and_terms += [(0.405, ("lantern", "harbour"))]
+    cosines_and_terms += [(0.05, ("lantern",)), (0.04, ("lantern",))]
+    cosines_and_terms += [(0.03, ("harbour",)), (0.02, ("harbour",))]
+    cosines_and_terms += [(0.01, ("walnut",)), (0.0, ("walnut",))]
+    cosines_and_terms += [(-0.1, ()), (-0.2, ()), (-0.3, ())]
+    async with pgvector_backend(
+        postgres,
+        embedder=_QueryAlongTheFirstAxis(),
+        extractor=ScriptedExtractor(),
+        clock=ManualClock(START),
+    ) as backend:
+        await bulk_load_facts(
+            backend.config,
+            [
+                BulkFact(NS, f"fact-{i:02d}", f"fact {i}", at_cosine(c, i + 1), terms=terms)
+                for i, (c, terms) in enumerate(cosines_and_terms)
+            ],
+        )
+
+        # When
+        hits = await backend.search(NS, SearchQuery("lantern harbour walnut", threshold=0.0))
+
+    # Then
+    assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
+    assert hits[1].score == pytest.approx(
+        0.405 + 0.3 * (2 * 2.1812) / (2 * 2.1812 + 2.5177), abs=1e-3
+    )
