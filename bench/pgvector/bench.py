@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from factledger.adapters.embedding.onnx.calibration_tables import calibration_for
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.ann import AnnSettings
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
@@ -33,6 +35,7 @@ from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
 from factledger.application.memory.types import Namespace
 from factledger.application.ports import Embedder, Vectors
+from factledger.application.recall.policy import RecallPolicy
 from factledger.bench.pgvector.data import Tier, assign, question, sentence_pool
 from factledger.bench.pgvector.floor import floor
 from factledger.bench.pgvector.measure import (
@@ -212,7 +215,13 @@ async def _pgvector(
                 echo(report.notes[-1])
                 embedder.live = True  # the turns include the query embedding, as the floor
                 try:
-                    turns = await take_turns(backend, embedder.real, large, server.postmaster_pid())
+                    turns = await take_turns(
+                        backend,
+                        embedder.real,
+                        large,
+                        server.postmaster_pid(),
+                        recall_threshold=_recall_raw_threshold(embedder.real),
+                    )
                 finally:
                     embedder.live = False
                 report.notes.append(_turns_note(turns))
@@ -222,6 +231,15 @@ async def _pgvector(
     finally:
         server.stop()
     return figures
+
+
+def _recall_raw_threshold(embedder: Embedder) -> float | None:
+    """The raw score recall's default threshold (calibrated relevance) maps to for this
+    embedder's packaged table; None without one."""
+    if not isinstance(embedder, OnnxEmbedder):
+        return None
+    calibration = calibration_for(embedder.files)
+    return None if calibration is None else calibration.raw_at(RecallPolicy().threshold)
 
 
 def _turns_note(turns: list[Turns]) -> str:

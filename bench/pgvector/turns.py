@@ -64,10 +64,16 @@ def server_cpu_seconds(postmaster: int | None) -> float:
 
 
 async def take_turns(
-    backend: PgvectorMemoryBackend, embedder: Embedder, work: Workload, postmaster: int | None
+    backend: PgvectorMemoryBackend,
+    embedder: Embedder,
+    work: Workload,
+    postmaster: int | None,
+    recall_threshold: float | None = None,
 ) -> list[Turns]:
     """Floor, prepared, planned and narrow-list searches over `work.queries`, in alternating
-    blocks."""
+    blocks; the others search at threshold 0 (every fact may enter the top), and, given
+    `recall_threshold` (the raw score recall's default threshold maps to), a prepared search
+    at it: what an agent's recall asks (ADR 0023)."""
     floor, prepared, planned = Turns("floor"), Turns("prepared"), Turns("planned per search")
     narrow = Turns(f"prepared, ef_search {NARROW_EF_SEARCH}")
 
@@ -100,6 +106,14 @@ async def take_turns(
         (planned, planned_call),
         (narrow, narrow_call),
     ]
+    if recall_threshold is not None:
+        at_recall = Turns(f"prepared, recall's threshold (raw {recall_threshold:.3f})")
+
+        async def at_recall_call(ns: Namespace, text: str) -> None:
+            query = SearchQuery(text, threshold=recall_threshold, limit=TOP_K)
+            await backend.searcher.search(ns, query)
+
+        ways.append((at_recall, at_recall_call))
     try:
         for block_no, start in enumerate(range(0, len(work.queries), BLOCK)):
             block = work.queries[start : start + BLOCK]
@@ -108,7 +122,7 @@ async def take_turns(
                 await _block(turns, call, block, postmaster)
     finally:
         backend.searcher.prepared, backend.searcher.ef_search = True, None
-    return [floor, prepared, planned, narrow]
+    return [turns for turns, _ in ways]
 
 
 async def _block(

@@ -79,3 +79,26 @@ def test_the_onnx_bench_times_both_activation_settings_on_the_same_queries() -> 
     notes = [line for line in result.output.splitlines() if "query embedding" in line]
     assert any("by all-MiniLM-L6-v2-onnx-int8 (same queries" in note for note in notes), notes
     assert "embedder all-MiniLM-L6-v2-onnx-int8+int8-activations" in result.output
+
+
+def test_with_a_calibrated_model_the_turns_include_recall_at_its_own_threshold() -> None:
+    args = [
+        "pgvector",
+        "bench",
+        "--small", "0x0",
+        "--large", "2x150",
+        "--queries", "12",
+        "--pool", "320",
+        "--ann-min-facts", "100",
+        "--port-documents", "1",
+        "--no-in-memory",
+        "--no-compare-activations",
+    ]  # fmt: skip
+
+    result = CliRunner().invoke(app, args)
+
+    assert result.exit_code == 0, result.output
+    turns = next(line for line in result.output.splitlines() if "taking turns" in line)
+    # The default model's table maps recall's 0.55 to a raw score well above 0.
+    assert "prepared, recall's threshold (raw 0.3" in turns
+    assert "recall's threshold (raw 0.3" in turns.split("p95 / floor p95:")[1]
