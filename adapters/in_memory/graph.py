@@ -8,7 +8,7 @@ from datetime import datetime
 
 from factledger.adapters.in_memory.store import NamespaceState, StoredFact
 from factledger.application.memory.extraction import ExtractedFact, KnownFact
-from factledger.application.memory.lexical import lexical_terms, source_text, subject_label
+from factledger.application.memory.lexical import keyword_source, lexical_terms, subject_label
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.types import MetadataValue, Namespace, Relation, RelationKind
 from factledger.application.ports import Vectors
@@ -66,7 +66,7 @@ def apply_facts(
             occurred_at=source.occurred_at,
             row=row,
             tokens=lexical_terms(
-                fact.text, source_text(source.transcript, fact.source_indexes), label, fact.slot
+                fact.text, keyword_source(source.transcript, fact.source_indexes), label, fact.slot
             ),
             metadata=dict(source.metadata),
             source_indexes=tuple(fact.source_indexes),

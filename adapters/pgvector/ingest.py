@@ -25,8 +25,8 @@ from factledger.application.memory.extraction import (
     KnownFact,
 )
 from factledger.application.memory.lexical import (
+    keyword_source,
     lexical_terms,
-    source_text,
     subject_label,
     vector_text,
 )
@@ -130,7 +130,7 @@ async def extract(
         return Extraction(facts, np.zeros((0, embedder.dimension), dtype=np.float32))
     vectors = await embedder.embed([vector_text(f.text, label, f.slot) for f in facts])
     terms = [
-        sorted(lexical_terms(f.text, source_text(transcript, f.source_indexes), label, f.slot))
+        sorted(lexical_terms(f.text, keyword_source(transcript, f.source_indexes), label, f.slot))
         for f in facts
     ]
     return Extraction(facts, vectors, terms)

@@ -9,13 +9,15 @@ to repeat. So every self-hosted backend indexes, with each fact:
   Researched adoption agencies", "supplier: works with Bramble Boxes" (ADR 0031: a question
   about "their vendor" or "where they are based" meets the slot's name where the short note
   alone, "moved to Lucca", says little of what it is about);
-- for its keywords, the label, the slot's name, the fact and the source sentences it came from.
+- for its keywords, the label, the slot's name, the fact, the source sentences it came from and
+  the question each of them answers (`keyword_source`, ADR 0039), every word with its plural
+  and -ing/-ed endings folded (`application.memory.inflection`), the query's words alike.
 
 Memories-mode search then scores `min(1, cosine + LEXICAL_WEIGHT * coverage)`, where coverage
 is the share of the query's keyword weight (IDF over the searched facts) that the fact's
 keywords hold. The score stays similarity-like (0..1, a pure vector match keeps its cosine),
 so the recall threshold still means what it meant; a keyword match can only lift a fact.
-Chosen on the LoCoMo development conversations (ADR 0026, docs/benchmarks.md).
+Chosen on the LoCoMo development conversations (ADR 0026, 0039, docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from factledger.application.memory.asked_as import asked_as_words, related_words
+from factledger.application.memory.inflection import fold_inflection
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import Metadata
 from factledger.domain.transcript import Message, Role
@@ -71,19 +74,54 @@ def source_text(transcript: Sequence[Message], source_indexes: Sequence[int]) ->
     )
 
 
+def answered_questions(transcript: Sequence[Message], source_indexes: Sequence[int]) -> str:
+    """The other side's question right before each of the subject's source sentences.
+
+    A reply rarely repeats what it answers ("Adoption agencies, it's been a dream" to "What
+    are you researching?"), and a later question about it tends to use the asker's words.
+    Only a question: the line before a reply may be the other side's own news, which is not
+    what the subject's sentence is about."""
+    return " ".join(
+        transcript[i - 1].text
+        for i in dict.fromkeys(source_indexes)
+        if 0 < i < len(transcript)
+        and transcript[i].role is Role.SUBJECT
+        and transcript[i - 1].role is not Role.SUBJECT
+        and "?" in transcript[i - 1].text
+    )
+
+
+def keyword_source(transcript: Sequence[Message], source_indexes: Sequence[int]) -> str:
+    """What a fact is found by beside its own words: its source and the questions it answers."""
+    return " ".join(
+        part
+        for part in (
+            source_text(transcript, source_indexes),
+            answered_questions(transcript, source_indexes),
+        )
+        if part
+    )
+
+
+def keywords(text: str) -> list[str]:
+    """The keywords of a text as memories-mode search matches them: inflections folded."""
+    return [fold_inflection(token) for token in keyword_tokens(text)]
+
+
 def lexical_terms(
     fact_text: str, source: str, label: str | None, slot: str | None = None
 ) -> Counter[str]:
     """The keywords a fact is found by: its label, its slot's name and the words its kind is
-    asked about with (`ASKED_AS`, ADR 0036), its words and its source's words."""
+    asked about with (`ASKED_AS`, ADR 0036), its words and its source's words
+    (`keyword_source`)."""
     words_of_kind = asked_as_words(slot) if slot else related_words(fact_text)
     parts = (label, slot_words(slot), words_of_kind, fact_text, source)
-    return Counter(keyword_tokens(" ".join(part for part in parts if part)))
+    return Counter(keywords(" ".join(part for part in parts if part)))
 
 
 def query_terms(text: str) -> list[str]:
     """The distinct keywords of a query, in order."""
-    return list(dict.fromkeys(keyword_tokens(text)))
+    return list(dict.fromkeys(keywords(text)))
 
 
 def idf_weights(terms: Sequence[str], document_frequency: dict[str, int], n: int) -> list[float]:
