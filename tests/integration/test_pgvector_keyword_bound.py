@@ -295,7 +295,7 @@ async def test_the_holder_lookup_answers_for_the_bound_namespace_only(
     backend, extractor, _ = opened
     await ingest(backend, extractor, NS, "doc-0")
     await ingest(backend, extractor, OTHER, "doc-0")  # the same texts, other ids
-    every_word = list(COMMON)
+    every_word = query_terms(" ".join(COMMON))  # as a search asks: inflections folded
 
     async with backend.db.bound(NS) as conn:
         cur = await conn.execute(HOLDERS, [every_word, every_word, [1.0] * len(every_word)])
