@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 SCORED_CATEGORIES = (1, 2, 3, 4)
+# Retrieval changes are chosen on conversations 1-6 and checked on 7-10 (ADR 0026, 0039).
+DEVELOPMENT_CONVERSATIONS = 6
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SESSION_KEY = re.compile(r"^session_(\d+)$")
 EVIDENCE_ID = re.compile(r"^D:?(\d+):(\d+)$")

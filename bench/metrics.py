@@ -49,6 +49,11 @@ class ScoreTable:
     def add(self, group: str, scores: RankedScores) -> None:
         self._rows.setdefault(group, []).append(scores)
 
+    def merge(self, other: ScoreTable) -> None:
+        """Adds every row of `other`, in its groups."""
+        for group, rows in other._rows.items():
+            self._rows.setdefault(group, []).extend(rows)
+
     def groups(self) -> list[str]:
         return sorted(self._rows)
 

@@ -22,7 +22,7 @@ from factledger.bench.backends import (
 )
 from factledger.bench.config import BenchConfig
 from factledger.bench.lifecycle_suite import generate_suite
-from factledger.bench.locomo import Conversation, load_locomo
+from factledger.bench.locomo import DEVELOPMENT_CONVERSATIONS, Conversation, load_locomo
 from factledger.bench.metrics import ScoreTable
 from factledger.bench.natural.fresh import WORDING_SETS, fresh_subjects, load_wordings
 from factledger.bench.natural.no_answer import run_no_answer
@@ -110,12 +110,14 @@ async def _locomo(
             continue
         runs = [run for run in config.locomo_runs if run.style == style]
         tables = {run.label: ScoreTable() for run in runs}
+        parts = {run.label: {"dev": ScoreTable(), "heldout": ScoreTable()} for run in runs}
         counts = {run.label: [0, 0] for run in runs}  # hits returned, hits without a source
         turns = sum(len(c.turns) for c in conversations)
         questions = sum(len(c.questions) for c in conversations) * len(runs)
         advance = start(f"{opened.name} · LoCoMo {style}", len(conversations) + questions)
         facts = 0
-        for conversation in conversations:
+        for position, conversation in enumerate(conversations):
+            part = "dev" if position < DEVELOPMENT_CONVERSATIONS else "heldout"
             ns = conversation_namespace(env.run_id, conversation, style)
             if style == "records":
                 await ingest_records(opened.backend, ns, conversation)
@@ -123,15 +125,21 @@ async def _locomo(
                 facts += await ingest_transcripts(opened.backend, ns, conversation)
             advance(1)
             for run in runs:
+                scored = ScoreTable()
                 returned, unattributed = await score_conversation(
-                    opened.backend, ns, conversation, run, tables[run.label], advance
+                    opened.backend, ns, conversation, run, scored, advance
                 )
+                tables[run.label].merge(scored)
+                parts[run.label][part].merge(scored)
                 counts[run.label][0] += returned
                 counts[run.label][1] += unattributed
             await opened.backend.drop_namespace(ns)
         for label, table in tables.items():
             returned, unattributed = counts[label]
             out[label] = table.as_dict()
+            for part, scored in parts[label].items():
+                if scored.count():
+                    out[label][f"part {part}"] = scored.as_dict()["overall"]
             out[label]["overall"]["unattributed_hits"] = (
                 round(unattributed / returned, 4) if returned else 0.0
             )

@@ -12,11 +12,10 @@ from factledger.adapters.in_memory.cosine_scan import row_index, top_by_cosine
 from factledger.adapters.in_memory.keywords import lifted_top, visible_fact
 from factledger.adapters.in_memory.store import NamespaceState, StoredChunk, StoredFact
 from factledger.application.memory.filters import matches
-from factledger.application.memory.lexical import query_terms
+from factledger.application.memory.lexical import keywords, query_terms
 from factledger.application.memory.scoring import (
     bm25_scores,
     cosine_scores,
-    keyword_tokens,
     rank_desc,
     reciprocal_rank_fusion,
 )
@@ -91,7 +90,7 @@ def _hybrid(
 ) -> dict[str, float]:
     """Admits what passes the semantic threshold or matches a keyword; RRF orders the union."""
     semantic = {k: v for k, v in similarity.items() if v >= query.threshold}
-    lexical = bm25_scores(keyword_tokens(query.text), [item.tokens for item in items])
+    lexical = bm25_scores(keywords(query.text), [item.tokens for item in items])
     keyword = {item.id: s for item, s in zip(items, lexical, strict=True) if s > 0.0}
     return reciprocal_rank_fusion([rank_desc(semantic), rank_desc(keyword)])
 

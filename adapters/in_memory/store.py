@@ -9,7 +9,7 @@ from datetime import datetime
 
 import numpy as np
 
-from factledger.application.memory.scoring import keyword_tokens
+from factledger.application.memory.lexical import keywords
 from factledger.application.memory.types import (
     MemoryFact,
     MetadataValue,
@@ -162,4 +162,4 @@ class NamespaceState:
 
 
 def term_counts(text: str) -> Counter[str]:
-    return Counter(keyword_tokens(text))
+    return Counter(keywords(text))

@@ -27,7 +27,7 @@ ASKED_AS: dict[str, str] = {
     "name": "name called call named",
     "location": "city town place live lives living located based reside resides residence "
     "home settled area region country where",
-    "employer": "employer employs employed employee company firm job payroll organisation "
+    "employer": "employer employs employed company firm job payroll organisation "
     "organization workplace",
     "job_title": "role title position occupation profession career",
     "supplier": "supplier suppliers supplies supply supplying vendor vendors provider "

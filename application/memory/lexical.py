@@ -9,16 +9,18 @@ to repeat. So every self-hosted backend indexes, with each fact:
   Researched adoption agencies", "supplier: works with Bramble Boxes" (ADR 0031: a question
   about "their vendor" or "where they are based" meets the slot's name where the short note
   alone, "moved to Lucca", says little of what it is about);
-- for its keywords, the label, the slot's name, the fact and the source sentences it came from
-  (less the words another fact of the same message says: `extraction_terms`, ADR 0040).
+- for its keywords, the label, the slot's name, the fact, the source sentences it came from and
+  the question each of them answers (`keyword_source`, ADR 0039), less the words another fact
+  of the same message says (`extraction_terms`, ADR 0040); every word with its plural and
+  -ing/-ed endings folded (`application.memory.inflection`), the query's words alike.
 
 Memories-mode search then scores `min(1, cosine + LEXICAL_WEIGHT * coverage)`, where coverage
 is the share of the query's keyword weight (IDF over the searched facts; a word no searched
 fact holds weighs `UNHELD_WEIGHT` of its IDF) that the fact's keywords hold. The score stays
 similarity-like (0..1, a pure vector match keeps its cosine), so the recall threshold still
 means what it meant; a keyword match can only lift a fact. The form was chosen on the LoCoMo
-development conversations (ADR 0026); the weight is the one a logistic fit of the calibration
-pairs on cosine and coverage apart gives (`calibration.fit_fused`, ADR 0040).
+development conversations (ADR 0026, 0039); the weight is the one a logistic fit of the
+calibration pairs on cosine and coverage apart gives (`calibration.fit_fused`, ADR 0040).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy.typing as npt
 
 from factledger.application.memory.asked_as import asked_as_words, related_words
 from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.inflection import fold_inflection
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import Metadata
 from factledger.domain.transcript import Message, Role
@@ -81,6 +84,41 @@ def source_text(transcript: Sequence[Message], source_indexes: Sequence[int]) ->
     )
 
 
+def answered_questions(transcript: Sequence[Message], source_indexes: Sequence[int]) -> str:
+    """The other side's question right before each of the subject's source sentences.
+
+    A reply rarely repeats what it answers ("Adoption agencies, it's been a dream" to "What
+    are you researching?"), and a later question about it tends to use the asker's words.
+    Only a question: the line before a reply may be the other side's own news, which is not
+    what the subject's sentence is about."""
+    return " ".join(
+        transcript[i - 1].text
+        for i in dict.fromkeys(source_indexes)
+        if 0 < i < len(transcript)
+        and transcript[i].role is Role.SUBJECT
+        and transcript[i - 1].role is not Role.SUBJECT
+        and "?" in transcript[i - 1].text
+    )
+
+
+def keyword_source(transcript: Sequence[Message], source_indexes: Sequence[int]) -> str:
+    """What a fact is found by beside its own words: its source and the questions it answers."""
+    return " ".join(
+        part
+        for part in (
+            source_text(transcript, source_indexes),
+            answered_questions(transcript, source_indexes),
+        )
+        if part
+    )
+
+
+def keywords(text: str) -> list[str]:
+    """The keywords of a text as memories-mode search matches them: inflections folded, words
+    of when ("now", "today") left out."""
+    return [fold_inflection(t) for t in keyword_tokens(text) if t not in WHEN_WORDS]
+
+
 def lexical_terms(
     fact_text: str,
     source: str,
@@ -90,12 +128,13 @@ def lexical_terms(
     claimed: Collection[str] = (),
 ) -> Counter[str]:
     """The keywords a fact is found by: its label, its slot's name and the words its kind is
-    asked about with (`ASKED_AS`, ADR 0036), its words and its source's words, less the source
-    words in `claimed` that the fact does not say itself (`extraction_terms`)."""
+    asked about with (`ASKED_AS`, ADR 0036), its words and its source's words
+    (`keyword_source`), less the source words in `claimed` that the fact does not say itself
+    (`extraction_terms`)."""
     words_of_kind = asked_as_words(slot) if slot else related_words(fact_text)
-    own = _keywords(" ".join(p for p in (label, slot_words(slot), words_of_kind, fact_text) if p))
+    own = keywords(" ".join(p for p in (label, slot_words(slot), words_of_kind, fact_text) if p))
     held = set(own)
-    return Counter([*own, *(t for t in _keywords(source) if t in held or t not in claimed)])
+    return Counter([*own, *(t for t in keywords(source) if t in held or t not in claimed)])
 
 
 def extraction_terms(
@@ -105,7 +144,7 @@ def extraction_terms(
     things ("I'm allergic to peanuts. My favourite hobby is sailing."): a word of the source that
     another fact drawn from the same message says, and this one does not, is that fact's, so a
     question about the allergy does not lift the hobby (ADR 0040)."""
-    said = [set(keyword_tokens(f.text)) for f in facts]
+    said = [set(keywords(f.text)) for f in facts]
     by_message: dict[int, list[int]] = {}
     for n, fact in enumerate(facts):
         for index in set(fact.source_indexes):
@@ -114,18 +153,14 @@ def extraction_terms(
     for n, fact in enumerate(facts):
         siblings = {m for i in set(fact.source_indexes) for m in by_message[i] if m != n}
         claimed = set().union(*(said[m] for m in siblings))
-        source = source_text(transcript, fact.source_indexes)
+        source = keyword_source(transcript, fact.source_indexes)
         terms.append(lexical_terms(fact.text, source, label, fact.slot, claimed=claimed))
     return terms
 
 
-def _keywords(text: str) -> list[str]:
-    return [t for t in keyword_tokens(text) if t not in WHEN_WORDS]
-
-
 def query_terms(text: str) -> list[str]:
     """The distinct keywords of a query, in order."""
-    return list(dict.fromkeys(_keywords(text)))
+    return list(dict.fromkeys(keywords(text)))
 
 
 def idf_weights(terms: Sequence[str], document_frequency: dict[str, int], n: int) -> list[float]:

@@ -80,9 +80,10 @@ def _locomo(backends: Json) -> list[str]:
         "all@10",
         "MRR",
         "hits without source turn",
+        "recall@10 dev (1-6) / held out (7-10)",
     ]
     rows = [
-        ["BM25 reference (README)", "turns", "1536", *[fmt(ref[str(k)]) for k in KS], *[""] * 4]
+        ["BM25 reference (README)", "turns", "1536", *[fmt(ref[str(k)]) for k in KS], *[""] * 5]
     ]
     cat_rows = [
         [
@@ -106,6 +107,10 @@ def _locomo(backends: Json) -> list[str]:
                     fmt(o["all@10"]),
                     fmt(o["mrr"]),
                     fmt(o.get("unattributed_hits")),
+                    " / ".join(
+                        fmt(scores.get(f"part {part}", {}).get("recall@10"))
+                        for part in ("dev", "heldout")
+                    ),
                 ]
             )
             cat_rows.append(

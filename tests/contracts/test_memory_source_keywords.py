@@ -15,6 +15,7 @@ from contracts.conftest import SELF_HOSTED_BACKENDS, BackendDeps, validated
 from factledger.application.memory.lexical import LEXICAL_WEIGHT, SUBJECT_LABEL_KEY
 from factledger.application.memory.types import Namespace, ProcessingStatus, SearchQuery
 from factledger.application.ports import Embedder, MemoryBackend
+from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated
 
@@ -97,3 +98,32 @@ async def test_a_slot_name_finds_its_fact_and_is_not_in_its_text(
     hits = await backend.search(NS, SearchQuery("location", threshold=LEXICAL_WEIGHT / 2))
 
     assert [h.text for h in hits] == ["Based in Lucca"]
+
+
+async def test_a_fact_is_found_by_the_words_of_the_question_its_sentence_answers(
+    backend: MemoryBackend, extractor: ScriptedExtractor, clock: ManualClock
+) -> None:
+    asked = [
+        Message(Role.AGENT, "Which courier takes your parcels?"),
+        Message(Role.SUBJECT, "Mostly Hermes."),
+    ]
+    told = [Message(Role.AGENT, "Parcels are heavy."), Message(Role.SUBJECT, "Mostly DHL.")]
+    extractor.script_transcript(asked, stated("f0", "Uses Hermes", source_indexes=(1,)))
+    extractor.script_transcript(told, stated("f0", "Uses DHL", source_indexes=(1,)))
+    for document_id, transcript in (("call-1", asked), ("call-2", told)):
+        await backend.ingest_transcript(NS, document_id, transcript, occurred_at=clock.now())
+
+    hits = await backend.search(NS, SearchQuery("parcels", threshold=LEXICAL_WEIGHT / 2))
+
+    assert [h.text for h in hits] == ["Uses Hermes"]
+
+
+async def test_an_inflected_query_word_finds_the_fact_said_in_another_form(
+    backend: MemoryBackend, ingest: Ingest
+) -> None:
+    await ingest(NS, "call-1", "I am researching adoption agencies.", stated("f0", "Adoption"))
+    await ingest(NS, "call-2", "The weather was lovely.", stated("f0", "Enjoyed the weather"))
+
+    hits = await backend.search(NS, SearchQuery("research", threshold=LEXICAL_WEIGHT / 2))
+
+    assert [h.text for h in hits] == ["Adoption"]

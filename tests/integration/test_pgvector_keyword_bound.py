@@ -23,6 +23,7 @@ from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.lexical import (
+    LEXICAL_WEIGHT,
     coverage,
     fused_score,
     idf_weights,
@@ -295,7 +296,7 @@ async def test_the_holder_lookup_answers_for_the_bound_namespace_only(
     backend, extractor, _ = opened
     await ingest(backend, extractor, NS, "doc-0")
     await ingest(backend, extractor, OTHER, "doc-0")  # the same texts, other ids
-    every_word = list(COMMON)
+    every_word = query_terms(" ".join(COMMON))  # as a search asks: inflections folded
 
     async with backend.db.bound(NS) as conn:
         cur = await conn.execute(HOLDERS, [every_word, every_word, [1.0] * len(every_word)])
@@ -332,12 +333,15 @@ async def test_a_holder_of_common_keywords_reaches_the_top_past_a_rarer_one(
     """The holders looked up must include a fact lifted by two common keywords when the rarest
     keyword is not needed to reach the bar (a lookup of the rarest alone would miss it)."""
     # Given: 20 facts without keywords fill the vector list (cosines 0.60 down to 0.41); just
-    # outside it, a fact holding "lantern" and "harbour" (3 holders each), which lift it
-    # from 0.405 to about 0.595, past the limit-th best (0.58); "walnut" (2 holders) is rarer.
+    # outside it, a fact holding "lantern" and "harbour" (3 holders each), which lift it to
+    # 0.595, past the limit-th best (0.58); "walnut" (2 holders) is rarer.
+    held_share = (2 * 2.1812) / (2 * 2.1812 + 2.5177)  # IDFs: lantern, harbour; walnut
+    lifted_from = 0.595 - LEXICAL_WEIGHT * held_share
+    assert lifted_from < 0.41  # outside the vector list, whatever the weight
     cosines_and_terms: list[tuple[float, tuple[str, ...]]] = [
         (0.60 - i * 0.01, ()) for i in range(20)
     ]
-    cosines_and_terms += [(0.405, ("lantern", "harbour"))]
+    cosines_and_terms += [(lifted_from, ("lantern", "harbour"))]
     cosines_and_terms += [(0.05, ("lantern",)), (0.04, ("lantern",))]
     cosines_and_terms += [(0.03, ("harbour",)), (0.02, ("harbour",))]
     cosines_and_terms += [(0.01, ("walnut",)), (0.0, ("walnut",))]
@@ -361,6 +365,4 @@ async def test_a_holder_of_common_keywords_reaches_the_top_past_a_rarer_one(
 
     # Then
     assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
-    assert hits[1].score == pytest.approx(
-        0.405 + 0.3 * (2 * 2.1812) / (2 * 2.1812 + 2.5177), abs=1e-3
-    )
+    assert hits[1].score == pytest.approx(0.595, abs=1e-3)

@@ -11,6 +11,7 @@ from factledger.application.memory.calibration import (
     precision_recall,
     similarities,
 )
+from factledger.application.memory.lexical import lexical_terms, query_terms
 from factledger.bench.calibration import THRESHOLD
 from factledger.bench.calibration_backends import through_backends
 from factledger.bench.calibration_scores import backend_scores, questions
@@ -36,10 +37,20 @@ async def test_the_in_memory_backend_returns_what_the_pairs_say_passes() -> None
 
 
 async def test_the_scores_calibration_maps_are_what_the_backend_serves() -> None:
-    # Today memories mode serves the embedder's cosine; the fit reads it through the backend
-    # so that a change of scoring there is what a refit follows.
+    # Memories mode serves the embedder's cosine, lifted where the fact's keywords hold a
+    # word of the question; the fit reads scores through the backend so that a change of
+    # scoring there is what a refit follows.
     embedder = HashingEmbedder(dimension=512)
     pairs = [p for facts in questions(read_pairs(OWN_PAIRS), limit=6) for p in facts]
     served = await backend_scores(embedder, pairs)
-    cosines = await similarities(embedder, pairs)
-    assert served == pytest.approx([max(0.0, c) for c in cosines], abs=1e-6)
+    cosines = [max(0.0, c) for c in await similarities(embedder, pairs)]
+    shared = [
+        bool(set(query_terms(p.question)) & set(lexical_terms(p.fact, p.fact, None))) for p in pairs
+    ]
+
+    assert 0 < sum(shared) < len(pairs)  # ordering / order: folded inflections meet
+    for score, cosine, lifted in zip(served, cosines, shared, strict=True):
+        if lifted:
+            assert score > cosine
+        else:
+            assert score == pytest.approx(cosine, abs=1e-6)

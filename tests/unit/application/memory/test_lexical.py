@@ -6,10 +6,13 @@ import pytest
 
 from factledger.application.memory.lexical import (
     LEXICAL_WEIGHT,
+    answered_questions,
     coverage,
     document_frequency,
     fused_score,
     idf_weights,
+    keyword_source,
+    keywords,
     lexical_terms,
     query_terms,
     slot_words,
@@ -66,21 +69,47 @@ def test_the_source_is_the_subjects_own_sentences_never_the_agents() -> None:
     assert source_text(transcript, (0, 1, 1, 7)) == "Fernhill"
 
 
+def test_the_question_a_source_sentence_answers_is_found_with_it() -> None:
+    transcript = [
+        Message(Role.AGENT, "Which courier takes your parcels?"),
+        Message(Role.SUBJECT, "Mostly Hermes."),
+        Message(Role.AGENT, "Noted, thanks."),
+        Message(Role.SUBJECT, "And we pay monthly."),
+        Message(Role.SUBJECT, "By card?"),
+    ]
+
+    assert answered_questions(transcript, (1,)) == "Which courier takes your parcels?"
+    # Not an answer: the agent's line before it is no question, or the line before is the
+    # subject's own, or there is no line before, or the source is not the subject's.
+    assert answered_questions(transcript, (3, 4, 0)) == ""
+    assert keyword_source(transcript, (1, 3)) == (
+        "Mostly Hermes. And we pay monthly. Which courier takes your parcels?"
+    )
+    assert set(keywords("courier parcels Hermes")) <= set(
+        lexical_terms("uses Hermes", keyword_source(transcript, (1,)), None)
+    )
+
+
+def test_query_and_fact_keywords_fold_inflections_alike() -> None:
+    assert query_terms("Which parcels were shipped?") == keywords("parcel shipping")
+    assert {"ship", "parcel"} <= set(lexical_terms("ships parcels", "", None))
+
+
 def test_terms_hold_the_label_the_fact_and_the_source() -> None:
     terms = lexical_terms("Buys packaging", "we order cartons", "Ingrid")
 
-    assert set(terms) == {"ingrid", "buys", "packaging", "order", "cartons"}
+    assert set(terms) == {"ingrid", "buy", "packag", "order", "carton"}
 
 
 def test_coverage_weighs_rare_words_more_than_common_ones() -> None:
-    documents = [{"cartons", "monthly"}, {"monthly"}, {"monthly"}, {"weather"}]
+    documents = [{"carton", "monthly"}, {"monthly"}, {"monthly"}, {"weather"}]
     terms = query_terms("monthly cartons")
     weights = idf_weights(terms, document_frequency(terms, documents), len(documents))
 
-    rare, common = coverage(terms, weights, {"cartons"}), coverage(terms, weights, {"monthly"})
+    rare, common = coverage(terms, weights, {"carton"}), coverage(terms, weights, {"monthly"})
 
     assert rare > 0.5 > common > 0.0
-    assert coverage(terms, weights, {"cartons", "monthly"}) == pytest.approx(1.0)
+    assert coverage(terms, weights, {"carton", "monthly"}) == pytest.approx(1.0)
     assert coverage([], [], {"cartons"}) == 0.0
 
 
