@@ -88,9 +88,6 @@ class Follower:
         # Reads and decodes the next page on a thread while a processor applies this one: a
         # PostgreSQL view store's page waits for the server, and the decoding can use that.
         self.read_ahead = read_ahead
-        # Events fed to processors since this follower was made (a rebuild's count, kept
-        # when a catch-up ends in an error and another finishes it).
-        self.fed = 0
         self._lock = threading.Lock()
 
     def catch_up(self) -> int:
@@ -105,7 +102,6 @@ class Follower:
         while batch := read_events(self.app, after=processor.position(), limit=self.page):
             processor.process(batch)
             fed += len(batch)
-            self.fed += len(batch)
             if len(batch) < self.page:
                 break
         return fed
@@ -119,7 +115,6 @@ class Follower:
                 upcoming = reader.submit(read_events, self.app, after=last, limit=self.page)
                 processor.process(batch)
                 fed += len(batch)
-                self.fed += len(batch)
                 if len(batch) < self.page:
                     break
                 batch = upcoming.result()

@@ -23,11 +23,7 @@ from uuid import UUID
 
 from eventsourcing.application import Application
 
-from factledger.application.ledger.view_store import (
-    PositionMovedError,
-    ViewStore,
-    ViewTransaction,
-)
+from factledger.application.ledger.view_store import ViewStore, ViewTransaction
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
@@ -82,26 +78,13 @@ class ProfileProjection:
 
     def rebuild(self, app: Application[UUID], *, page: int = PAGE) -> int:
         """Drops every view and replays the whole log into them, `page` events per
-        transaction; returns the events fed (one that another follower of the same views
-        applied meanwhile may count twice)."""
+        transaction; returns events replayed."""
         self.store.drop()
         # The next page is read and decoded on a thread while a server commits this one
         # (PostgreSQL: 15-30% less wall time); where the commit is local (SQLite) the thread
         # only costs (4% slower, docs/benchmarks.md).
         read_ahead = getattr(self.store, "commits_on_a_server", False)
-        follower = Follower(app, [self], page=page, read_ahead=read_ahead)
-        # A store that can commit a page while the next is applied (PostgreSQL, ADR 0043).
-        writing_behind = getattr(self.store, "writing_behind", None)
-        if writing_behind is None:
-            return follower.catch_up()
-        try:
-            with writing_behind():
-                follower.catch_up()
-        except PositionMovedError:
-            # Another follower of these views took a turn (a live API process): the pages
-            # committed so far stand, and the rest is applied in turns with it.
-            follower.catch_up()
-        return follower.fed
+        return Follower(app, [self], page=page, read_ahead=read_ahead).catch_up()
 
     def process(self, batch: Sequence[Tracked]) -> None:
         self._tenants.clear()

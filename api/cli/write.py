@@ -169,19 +169,11 @@ def write(
             )
         if "rebuild" in chosen:
             for store, rebuilt in rebuilds(root / "rebuild", builds, events=rebuild_events):
-                server = rebuilt.per_server_cpu_second
                 typer.echo(
                     f"\nProjection rebuild ({rebuilt.build}), {store}, {rebuilt.events:,} "
                     f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s; "
                     f"{rebuilt.cpu_seconds:.2f} CPU s, {rebuilt.per_cpu_second:,.0f} events per "
-                    f"CPU s"
-                    + (
-                        ""
-                        if server is None
-                        else f"; server {rebuilt.server_cpu_seconds:.2f} CPU s, "
-                        f"{server:,.0f} events per server CPU s"
-                    )
-                    + f" (load avg {rebuilt.load_average})"
+                    f"CPU s (load avg {rebuilt.load_average})"
                 )
         if "lag" in chosen:
             lag_run = LagRun(root, env, credentials.service_token, credentials.agent_token,

@@ -25,7 +25,6 @@ from factledger.application.ledger.commands import ProposeChange, RecordSession,
 from factledger.application.ledger.ledger import Ledger
 from factledger.bench.machine import load_average
 from factledger.bench.write.run import label
-from factledger.bench.write.sync import server_cpu_seconds
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue
@@ -42,9 +41,6 @@ class RebuildFigures:
     seconds: float
     cpu_seconds: float  # the rebuilding process's (PostgreSQL's own work is not in it)
     load_average: str
-    # PostgreSQL's processes over the rebuild (reading the events, writing the views);
-    # None on SQLite, or where /proc is not there to read.
-    server_cpu_seconds: float | None = None
 
     @property
     def per_second(self) -> float:
@@ -53,12 +49,6 @@ class RebuildFigures:
     @property
     def per_cpu_second(self) -> float:
         return self.events / self.cpu_seconds if self.cpu_seconds else 0.0
-
-    @property
-    def per_server_cpu_second(self) -> float | None:
-        if self.server_cpu_seconds is None:
-            return None
-        return self.events / self.server_cpu_seconds if self.server_cpu_seconds else 0.0
 
 
 def seed_ledger(ledger: Ledger, events: int) -> None:
@@ -163,18 +153,11 @@ def measure_rebuild(workdir: Path, python: str, *, run: int) -> RebuildFigures:
 
 
 def measure_rebuild_postgres(
-    database: EmbeddedPostgres, python: str, *, run: int
+    location: PostgresLocation, python: str, *, run: int
 ) -> RebuildFigures:
-    """One rebuild of the PostgreSQL ledger's views, into a schema of their own, with the
-    server's CPU time over it."""
-    where = json.dumps(dataclasses.asdict(database.location))
-    postmaster = database.postmaster_pid()
-    before = server_cpu_seconds(postmaster)
-    figures = _rebuild(python, "postgres", where, f"views_{label(python)}_{run}")
-    after = server_cpu_seconds(postmaster)
-    if before is None or after is None:
-        return figures
-    return dataclasses.replace(figures, server_cpu_seconds=after - before)
+    """One rebuild of the PostgreSQL ledger's views, into a schema of their own."""
+    where = json.dumps(dataclasses.asdict(location))
+    return _rebuild(python, "postgres", where, f"views_{label(python)}_{run}")
 
 
 def _rebuild(python: str, kind: str, where: str, views: str) -> RebuildFigures:
@@ -203,6 +186,6 @@ def rebuilds(
         seeded_postgres(database.location, events=events)
         for run in range(runs):
             for python in builds:
-                yield "PostgreSQL", measure_rebuild_postgres(database, python, run=run)
+                yield "PostgreSQL", measure_rebuild_postgres(database.location, python, run=run)
     finally:
         database.stop()
