@@ -145,6 +145,19 @@ async def backend(
         yield backend
 
 
+@pytest.fixture(params=SELF_HOSTED_BACKENDS)
+async def self_hosted_backend(
+    request: pytest.FixtureRequest,
+    extractor: ScriptedExtractor,
+    embedder: Embedder,
+    clock: ManualClock,
+) -> AsyncIterator[MemoryBackend]:
+    """The self-hosted backends only, for the contracts that are theirs alone (a module makes
+    it its `backend`)."""
+    async with validated(request, BackendDeps(extractor, embedder, clock)) as backend:
+        yield backend
+
+
 Ingest = Callable[..., Awaitable[ProcessingStatus]]
 WaitDone = Callable[[Namespace, str], Awaitable[ProcessingStatus]]
 

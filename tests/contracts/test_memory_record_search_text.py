@@ -7,15 +7,10 @@ engine chunks and embeds the document it stores, which must be the body verbatim
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from contracts.conftest import SELF_HOSTED_BACKENDS, BackendDeps, validated
 
 from factledger.application.memory.types import HitKind, Namespace, SearchMode, SearchQuery
-from factledger.application.ports import Embedder, MemoryBackend
-from factledger.testing.manual_clock import ManualClock
-from factledger.testing.scripted_extractor import ScriptedExtractor
+from factledger.application.ports import MemoryBackend
 
 NS = Namespace("subject-search-text")
 CHANGE_ID = "5f0c2d4e-9b1a-4c3e-8d2f-1a2b3c4d5e6f"
@@ -26,16 +21,10 @@ BODY = (
 SEARCH_TEXT = "supplier: Fernhill. We order our cartons from Fernhill."
 
 
-@pytest.fixture(params=SELF_HOSTED_BACKENDS)
-async def backend(
-    request: pytest.FixtureRequest,
-    extractor: ScriptedExtractor,
-    embedder: Embedder,
-    clock: ManualClock,
-) -> AsyncIterator[MemoryBackend]:
+@pytest.fixture
+def backend(self_hosted_backend: MemoryBackend) -> MemoryBackend:
     """The self-hosted backends only: this contract is theirs."""
-    async with validated(request, BackendDeps(extractor, embedder, clock)) as backend:
-        yield backend
+    return self_hosted_backend
 
 
 @pytest.mark.parametrize("mode", [SearchMode.CHUNKS, SearchMode.HYBRID])

@@ -7,14 +7,13 @@ engine ranks with its own signals, which we neither see nor set.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 import pytest
-from contracts.conftest import SELF_HOSTED_BACKENDS, BackendDeps, validated
 
 from factledger.application.memory.lexical import LEXICAL_WEIGHT, SUBJECT_LABEL_KEY
 from factledger.application.memory.types import Namespace, ProcessingStatus, SearchQuery
-from factledger.application.ports import Embedder, MemoryBackend
+from factledger.application.ports import MemoryBackend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated
@@ -24,16 +23,10 @@ NS = Namespace("subject-source-words")
 SOURCE = "Every month we order our cartons from Fernhill, they are reliable."
 
 
-@pytest.fixture(params=SELF_HOSTED_BACKENDS)
-async def backend(
-    request: pytest.FixtureRequest,
-    extractor: ScriptedExtractor,
-    embedder: Embedder,
-    clock: ManualClock,
-) -> AsyncIterator[MemoryBackend]:
+@pytest.fixture
+def backend(self_hosted_backend: MemoryBackend) -> MemoryBackend:
     """The self-hosted backends only: this contract is theirs."""
-    async with validated(request, BackendDeps(extractor, embedder, clock)) as backend:
-        yield backend
+    return self_hosted_backend
 
 
 async def test_a_fact_is_found_by_a_keyword_only_its_source_sentence_holds(

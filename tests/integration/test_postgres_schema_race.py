@@ -12,12 +12,10 @@ from collections.abc import Callable
 
 import psycopg
 import pytest
+from support.postgres_stores import OPENERS
 
-from factledger.adapters.postgres.event_store import ensure_schema, postgres_env
-from factledger.adapters.postgres.key_store import PostgresKeyStore
-from factledger.adapters.postgres.view_store import PostgresViewStore
+from factledger.adapters.postgres.event_store import ensure_schema
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.application.ledger.ledger import Ledger
 
 pytestmark = pytest.mark.integration
 
@@ -37,26 +35,14 @@ def test_starters_creating_one_schema_at_once_all_succeed(
     assert found == (1,)
 
 
-def _ledger(location: PostgresLocation, schema: str) -> None:
-    Ledger(postgres_env(location, schema=schema)).close()
-
-
-def _keys(location: PostgresLocation, schema: str) -> None:
-    PostgresKeyStore(location.conninfo, schema=schema).close()
-
-
-def _views(location: PostgresLocation, schema: str) -> None:
-    PostgresViewStore(location.conninfo, "profile", schema=schema).close()
-
-
-@pytest.mark.parametrize("opens", [_ledger, _keys, _views], ids=["ledger", "keys", "views"])
+@pytest.mark.parametrize("store", list(OPENERS))
 @pytest.mark.parametrize("round_", range(3))
 def test_stores_opened_together_on_a_fresh_schema_all_open(
-    postgres: PostgresLocation, opens: Callable[[PostgresLocation, str], None], round_: int
+    postgres: PostgresLocation, store: str, round_: int
 ) -> None:
     """Each store creates its tables (and the ledger its composite type) when it opens."""
-    schema = f"race_{opens.__name__.strip('_')}_{round_}_{uuid.uuid4().hex[:8]}"
-    assert started_together(lambda: opens(postgres, schema), starters=4) == []
+    schema = f"race_{round_}_{uuid.uuid4().hex[:8]}"
+    assert started_together(lambda: OPENERS[store](postgres, schema), starters=4) == []
 
 
 def started_together(start: Callable[[], None], starters: int = STARTERS) -> list[BaseException]:

@@ -9,65 +9,19 @@ opened again. The second open must finish while those locks are held."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import uuid
-from collections.abc import Callable
 
 import psycopg
 import pytest
 from psycopg import sql
+from support.postgres_stores import OPENERS
 
-from factledger.adapters.postgres.delivery_log import PostgresDeliveryLog
-from factledger.adapters.postgres.event_store import postgres_env
-from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
-from factledger.adapters.postgres.import_positions import PostgresImportPositions
-from factledger.adapters.postgres.key_store import PostgresKeyStore
-from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
-from factledger.adapters.postgres.sync_store import PostgresSyncStore
-from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.application.ledger.ledger import Ledger
 
 pytestmark = pytest.mark.integration
 
-Opener = Callable[[PostgresLocation, str], None]
 HOLD_FOR_S = 20.0  # far longer than an open that waits for nothing takes
-
-
-def _ledger(location: PostgresLocation, schema: str) -> None:
-    Ledger(postgres_env(location, schema=schema)).close()
-
-
-def _keys(location: PostgresLocation, schema: str) -> None:
-    PostgresKeyStore(location.conninfo, schema=schema).close()
-
-
-def _views(location: PostgresLocation, schema: str) -> None:
-    PostgresViewStore(location.conninfo, "profile", schema=schema).close()
-
-
-def _async(connect: Callable[[str, str], object]) -> Opener:
-    def opens(location: PostgresLocation, schema: str) -> None:
-        async def run() -> None:
-            store = await connect(location.conninfo, schema)  # type: ignore[misc]
-            await store.close()
-
-        asyncio.run(run())
-
-    return opens
-
-
-OPENERS: dict[str, Opener] = {
-    "ledger": _ledger,
-    "keys": _keys,
-    "views": _views,
-    "session buffer": _async(lambda c, s: PostgresSessionBuffer.connect(c, schema=s)),
-    "sync queue": _async(lambda c, s: PostgresSyncStore.connect(c, schema=s)),
-    "webhook deliveries": _async(lambda c, s: PostgresDeliveryLog.connect(c, schema=s)),
-    "idempotency keys": _async(lambda c, s: PostgresIdempotencyStore.connect(c, schema=s)),
-    "import positions": _async(lambda c, s: PostgresImportPositions.connect(c, schema=s)),
-}
 
 
 @pytest.mark.parametrize("store", list(OPENERS))
