@@ -195,6 +195,11 @@ def render(value: FieldValue) -> str:
             return ", ".join(items)
 
 
+def field_words(name: str) -> str:
+    """A field's name as the words a person says ("team_size" -> "team size")."""
+    return name.replace("_", " ")
+
+
 def check_field_name(name: str) -> None:
     if not FIELD_NAME.fullmatch(name):
         raise InvalidFieldNameError(f"field: must match {FIELD_NAME.pattern}")

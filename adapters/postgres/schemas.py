@@ -44,16 +44,11 @@ def ddl_version(*statements: str) -> str:
     return hashlib.sha256("\x1f".join(statements).encode()).hexdigest()[:16]
 
 
-def create_schema(
-    conn: psycopg.Connection[Any], schema: str, *tables: sql.SQL | sql.Composed
-) -> None:
-    """Creates `schema` if it is missing, then runs `tables` (idempotent DDL), all in one
-    transaction (a savepoint in the caller's) under the schema's lock."""
+def create_schema(conn: psycopg.Connection[Any], schema: str) -> None:
+    """Creates `schema` if it is missing, in a transaction (a savepoint in the caller's) under
+    the schema's lock."""
     with conn.transaction():
-        conn.execute(LOCK_SCHEMA, (schema,))
-        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-        for statement in tables:
-            conn.execute(statement)
+        _lock_and_create(conn, schema)
 
 
 def create_tables(
@@ -67,8 +62,7 @@ def create_tables(
     with conn.transaction():
         if _marked(conn, schema, store) == version:
             return
-        conn.execute(LOCK_SCHEMA, (schema,))
-        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        _lock_and_create(conn, schema)
         conn.execute(_q(_MARKS_TABLE, schema))
         if _marked(conn, schema, store) == version:  # a twin ran it while this one waited
             return
@@ -97,20 +91,6 @@ async def create_tables_async(
     await cur.execute(_q(_MARK, schema), (store, version))
 
 
-@contextmanager
-def schema_locked(conninfo: str, schema: str, **connect: Any) -> Iterator[psycopg.Connection[Any]]:
-    """Holds the schema's lock on a connection of its own (yielded) while DDL that runs in
-    other transactions (the event library's, which creates a type and then its tables in two)
-    creates what the schema lacks."""
-    with psycopg.connect(conninfo, autocommit=True, **connect) as conn:
-        conn.execute(_LOCK_SCHEMA_SESSION, (schema,))
-        try:
-            conn.execute(_q(_MARKS_TABLE, schema))
-            yield conn
-        finally:
-            conn.execute(_UNLOCK_SCHEMA_SESSION, (schema,))
-
-
 class SchemaLockedTables:
     """For the event library's PostgreSQL recorders: `create_table` runs the library's DDL
     under the schema's lock, once per version of its text. The library creates a composite
@@ -126,16 +106,29 @@ class SchemaLockedTables:
         schema, store = self.datastore.schema, f"eventsourcing.{self.events_table_name}"
         version = ddl_version(*(s.as_string() for s in self.sql_create_statements))
         connect = {k: v for k, v in self.datastore.pool.kwargs.items() if k != "row_factory"}
+        # A connection of its own holds the lock: the library's DDL runs on its pool's.
         with psycopg.connect("", autocommit=True, **connect) as conn:
-            if _marked(conn, schema, store) == version:
-                self.datastore.register_type_adapters()
-                return
-        with schema_locked("", schema, **connect) as conn:
-            if _marked(conn, schema, store) == version:
-                self.datastore.register_type_adapters()
-                return
-            super().create_table()  # type: ignore[misc]
-            conn.execute(_q(_MARK, schema), (store, version))
+            if _marked(conn, schema, store) != version:
+                with _session_locked(conn, schema):
+                    conn.execute(_q(_MARKS_TABLE, schema))
+                    if _marked(conn, schema, store) != version:
+                        super().create_table()  # type: ignore[misc]
+                        conn.execute(_q(_MARK, schema), (store, version))
+        self.datastore.register_type_adapters()  # what `create_table` ends with; idempotent
+
+
+@contextmanager
+def _session_locked(conn: psycopg.Connection[Any], schema: str) -> Iterator[None]:
+    conn.execute(_LOCK_SCHEMA_SESSION, (schema,))
+    try:
+        yield
+    finally:
+        conn.execute(_UNLOCK_SCHEMA_SESSION, (schema,))
+
+
+def _lock_and_create(conn: psycopg.Connection[Any], schema: str) -> None:
+    conn.execute(LOCK_SCHEMA, (schema,))
+    conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
 
 
 def _q(text: str, schema: str) -> sql.Composed:

@@ -38,6 +38,7 @@ from factledger.application.memory.inflection import fold_inflection
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import Metadata
 from factledger.domain.transcript import Message, Role
+from factledger.domain.values import field_words
 
 SUBJECT_LABEL_KEY = "subject_label"
 INTENT_SLOT = "intent"
@@ -65,7 +66,7 @@ def slot_words(slot: str | None) -> str | None:
     name = slot.split(":", 1)[0]
     if name == INTENT_SLOT:
         return None
-    return name.replace("_", " ").strip() or None
+    return field_words(name).strip() or None
 
 
 def vector_text(fact_text: str, label: str | None, slot: str | None = None) -> str:

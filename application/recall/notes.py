@@ -21,6 +21,7 @@ from factledger.application.recall.types import (
     SessionContext,
 )
 from factledger.domain.transcript import Channel, Role
+from factledger.domain.values import field_words
 
 CHANNEL_LABELS: Mapping[Channel, str] = {
     Channel.CHAT: "chat",
@@ -70,20 +71,16 @@ def dated(note: Note) -> str:
     return f"{stamp}: {note.text}" if stamp else note.text
 
 
-def field_label(name: str) -> str:
-    return name.replace("_", " ")
-
-
 def profile_text(entry: ProfileEntry) -> str:
     condition = f", {entry.condition}" if entry.condition else ""
-    return unquote(f"{field_label(entry.field)}: {entry.value}{condition}")
+    return unquote(f"{field_words(entry.field)}: {entry.value}{condition}")
 
 
 def proposal_text(proposal: OpenProposal) -> str:
     value = "remove" if proposal.value is None else proposal.value
     condition = f", {proposal.condition}" if proposal.condition else ""
     kind = "inferred" if proposal.inferred else "stated"
-    return unquote(f"{field_label(proposal.field)}: {value}{condition} ({kind}, unconfirmed)")
+    return unquote(f"{field_words(proposal.field)}: {value}{condition} ({kind}, unconfirmed)")
 
 
 def _to_ask(note: Note) -> str:
@@ -98,7 +95,7 @@ def summary_text(summary: Mapping[str, object]) -> str:
         if isinstance(summary.get(key), str):
             return unquote(str(summary[key]))
     parts = [
-        f"{field_label(key)}: {value}"
+        f"{field_words(key)}: {value}"
         for key, value in summary.items()
         if isinstance(value, str | int | float) and not isinstance(value, bool)
     ]

@@ -21,6 +21,7 @@ from factledger.application.sync.ids import (
     KIND_PROFILE_VERSION,
     KIND_SESSION_SUMMARY,
 )
+from factledger.domain.values import field_words
 
 # Whole strings that name or date something rather than say it; left out of summaries, whose
 # shape the agent chooses (a proposal's or profile's ids and times are known keys instead).
@@ -32,11 +33,6 @@ _IDENTIFIER = re.compile(
 )
 # The tag of a value payload (`domain.values.to_payload`): what kind of value, not a value.
 _VALUE_TAG = "type"
-
-
-def field_words(name: str) -> str:
-    """A field's name as the words a question uses ("team_size" -> "team size")."""
-    return name.replace("_", " ")
 
 
 def value_words(value: object) -> str:
