@@ -26,6 +26,7 @@ calibration pairs on cosine and coverage apart gives (`calibration.fit_fused`, A
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
@@ -49,6 +50,22 @@ UNHELD_WEIGHT = 0.5
 # question they cannot tell which fact answers; in a source sentence ("I work at X now") they
 # only mark a change. Neither queries nor facts are keyed by them (ADR 0040).
 WHEN_WORDS = frozenset({"now", "currently", "current", "today", "nowadays", "presently", "lately"})
+# What a speaker says while finding the words ("um", "uh", "okay") and what an apostrophe leaves
+# of a contraction ("what's" -> "s", "can't" -> "t", "they're" -> "re"). They name nothing a fact
+# could hold, yet as words no fact holds they kept half their IDF (ADR 0040) and diluted the
+# words that name the answer, most in spoken questions (ADR 0046). Neither queries nor facts
+# are keyed by them.
+SPOKEN_FILLERS = frozenset(
+    {"um", "umm", "uh", "uhm", "er", "erm", "hmm", "hm", "mm", "ah", "oh", "okay", "ok", "yeah"}
+)
+CONTRACTION_TAILS = frozenset({"s", "t", "d", "m", "re", "ll", "ve"})
+NO_KEYWORDS = WHEN_WORDS | SPOKEN_FILLERS | CONTRACTION_TAILS
+# Words of when said as a phrase ("these days", "at the moment"): each word alone may name a
+# thing ("what day", "a moment"), so the phrase goes, not the words (ADR 0046).
+WHEN_PHRASES = re.compile(
+    r"\b(?:these days|at the moment|at present|at the minute|right now|as of now"
+    r"|for now|of late)\b"
+)
 
 
 def subject_label(metadata: Metadata | None) -> str | None:
@@ -116,8 +133,10 @@ def keyword_source(transcript: Sequence[Message], source_indexes: Sequence[int])
 
 def keywords(text: str) -> list[str]:
     """The keywords of a text as memories-mode search matches them: inflections folded, words
-    of when ("now", "today") left out."""
-    return [fold_inflection(t) for t in keyword_tokens(text) if t not in WHEN_WORDS]
+    and phrases of when ("now", "these days"), spoken fillers and contraction tails left out
+    (`NO_KEYWORDS`, `WHEN_PHRASES`)."""
+    words = WHEN_PHRASES.sub(" ", text.lower())
+    return [fold_inflection(t) for t in keyword_tokens(words) if t not in NO_KEYWORDS]
 
 
 def lexical_terms(
