@@ -50,16 +50,15 @@ UNHELD_WEIGHT = 0.5
 # question they cannot tell which fact answers; in a source sentence ("I work at X now") they
 # only mark a change. Neither queries nor facts are keyed by them (ADR 0040).
 WHEN_WORDS = frozenset({"now", "currently", "current", "today", "nowadays", "presently", "lately"})
-# What a speaker says while finding the words ("um", "uh", "okay") and what an apostrophe leaves
-# of a contraction ("what's" -> "s", "can't" -> "t", "they're" -> "re"). They name nothing a fact
-# could hold, yet as words no fact holds they kept half their IDF (ADR 0040) and diluted the
-# words that name the answer, most in spoken questions (ADR 0046). Neither queries nor facts
-# are keyed by them.
+# What a speaker says while finding the words ("um", "uh", "okay"): it names nothing a fact
+# could hold, yet as a word no fact holds it kept half its IDF (ADR 0040) and diluted the words
+# that name the answer, most in spoken questions. Neither queries nor facts are keyed by them
+# (ADR 0046; what an apostrophe leaves of a contraction, "s" or "re", was measured and not
+# taken: it raised the wrong notes of spoken questions more than their answers).
 SPOKEN_FILLERS = frozenset(
     {"um", "umm", "uh", "uhm", "er", "erm", "hmm", "hm", "mm", "ah", "oh", "okay", "ok", "yeah"}
 )
-CONTRACTION_TAILS = frozenset({"s", "t", "d", "m", "re", "ll", "ve"})
-NO_KEYWORDS = WHEN_WORDS | SPOKEN_FILLERS | CONTRACTION_TAILS
+NO_KEYWORDS = WHEN_WORDS | SPOKEN_FILLERS
 # Words of when said as a phrase ("these days", "at the moment"): each word alone may name a
 # thing ("what day", "a moment"), so the phrase goes, not the words (ADR 0046).
 WHEN_PHRASES = re.compile(
@@ -133,8 +132,8 @@ def keyword_source(transcript: Sequence[Message], source_indexes: Sequence[int])
 
 def keywords(text: str) -> list[str]:
     """The keywords of a text as memories-mode search matches them: inflections folded, words
-    and phrases of when ("now", "these days"), spoken fillers and contraction tails left out
-    (`NO_KEYWORDS`, `WHEN_PHRASES`)."""
+    and phrases of when ("now", "these days") and spoken fillers left out (`NO_KEYWORDS`,
+    `WHEN_PHRASES`)."""
     words = WHEN_PHRASES.sub(" ", text.lower())
     return [fold_inflection(t) for t in keyword_tokens(words) if t not in NO_KEYWORDS]
 

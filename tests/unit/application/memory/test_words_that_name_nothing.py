@@ -1,12 +1,11 @@
-"""ADR 0046: spoken fillers, contraction tails and phrases of when key neither queries nor
-facts, so the words that name the answer keep the query's weight."""
+"""ADR 0046: spoken fillers and phrases of when key neither queries nor facts, so the words
+that name the answer keep the query's weight."""
 
 from __future__ import annotations
 
 import pytest
 
 from factledger.application.memory.lexical import (
-    CONTRACTION_TAILS,
     SPOKEN_FILLERS,
     coverage,
     document_frequency,
@@ -20,15 +19,6 @@ from factledger.application.memory.lexical import (
 def test_a_spoken_filler_keys_neither_queries_nor_facts(word: str) -> None:
     assert word not in query_terms(f"So, {word}, where do they live?")
     assert word not in lexical_terms("moved to Lucca", f"{word}, I moved to Lucca", None)
-
-
-def test_what_an_apostrophe_leaves_of_a_contraction_is_no_keyword() -> None:
-    terms = query_terms(
-        "Where's home? They're in Lucca, I'd say; can't tell, you'll see, I've, I'm"
-    )
-
-    assert not set(terms) & CONTRACTION_TAILS
-    assert {"home", "lucca", "say", "tell", "see"} <= set(terms)
 
 
 @pytest.mark.parametrize(
@@ -48,4 +38,4 @@ def test_a_filler_no_longer_dilutes_the_word_that_names_the_answer() -> None:
         weights = idf_weights(terms, document_frequency(terms, facts), len(facts))
         return coverage(terms, weights, facts[0])
 
-    assert lift("Um, okay, which town's that?") == lift("Which town?") == 1.0
+    assert lift("Um, okay, which town, uh?") == lift("Which town?") == 1.0
