@@ -191,10 +191,10 @@ def render(results: Sequence[ModelCalibration], *, threshold: float = THRESHOLD)
     for r in results:
         for name, raw in r.raw.items():
             cal = r.calibrated[name]
-            shipped = r.packaged_figures.get(name)
+            in_use = r.packaged_figures.get(name)
             lines.append(
                 f"| {r.model_id} | {name} | {raw.pairs} ({raw.relevant}) "
-                f"| {_pr(raw)} | {_pr(shipped) if shipped else 'none'} | {_pr(cal)} |"
+                f"| {_pr(raw)} | {_pr(in_use) if in_use else 'none'} | {_pr(cal)} |"
             )
     lines += [
         "",
@@ -203,10 +203,10 @@ def render(results: Sequence[ModelCalibration], *, threshold: float = THRESHOLD)
     ]
     for r in results:
         c = r.calibration
-        shipped = f"{r.packaged.raw_at(threshold):.3f}" if r.packaged else "none"
+        packaged_raw = f"{r.packaged.raw_at(threshold):.3f}" if r.packaged else "none"
         lines.append(
             f"| {r.model_id} | {c.slope:.3f} | {c.intercept:.3f} | {c.raw_at(threshold):.3f} "
-            f"({shipped}) | {r.fit_pairs} |"
+            f"({packaged_raw}) | {r.fit_pairs} |"
         )
     lines += [
         "",
