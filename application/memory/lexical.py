@@ -12,7 +12,9 @@ to repeat. So every self-hosted backend indexes, with each fact:
 - for its keywords, the label, the slot's name, the fact, the source sentences it came from and
   the question each of them answers (`keyword_source`, ADR 0039), less the words another fact
   of the same message says (`extraction_terms`, ADR 0040); every word with its plural and
-  -ing/-ed endings folded (`application.memory.inflection`), the query's words alike.
+  -ing/-ed endings folded (`application.memory.inflection`), the query's words alike, and the
+  words that name nothing a fact could hold (words and phrases of when, spoken fillers: ADR
+  0040, 0046) left out of both.
 
 Memories-mode search then scores `min(1, cosine + LEXICAL_WEIGHT * coverage)`, where coverage
 is the share of the query's keyword weight (IDF over the searched facts; a word no searched
