@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
+from factledger.adapters.embedding.onnx.calibration_tables import calibration_for
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.postgres_server import PostgresLocation
@@ -80,7 +81,10 @@ async def calibration_figures(config: BenchConfig, embedder: Embedder) -> Json |
     backend's search). Skipped in a smoke run, or without LoCoMo."""
     if config.smoke or config.locomo is None or not config.locomo.is_file():
         return None
-    result = await calibrate_model(embedder, all_pairs(config.locomo, seed=config.seed))
+    # The table the product serves with, measured on the same scores beside the refit (ADR 0046).
+    packaged = calibration_for(embedder.files) if isinstance(embedder, OnnxEmbedder) else None
+    pairs = all_pairs(config.locomo, seed=config.seed)
+    result = await calibrate_model(embedder, pairs, packaged=packaged)
     return {
         "model_id": result.model_id,
         "slope": result.calibration.slope,

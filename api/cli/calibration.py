@@ -14,6 +14,7 @@ from factledger.adapters.embedding.onnx.calibration_tables import (
     OWN_PAIRS,
     PACKAGED_TABLES,
     file_sha256,
+    packaged_tables,
     read_pairs,
     table_entry,
     write_table,
@@ -72,9 +73,12 @@ def bench_calibration(
     ]
     names = [name.strip() for name in backends.split(",") if name.strip()]
     results, by_backend = [], []
+    shipped = packaged_tables()
     for preset in OnnxPreset:
-        embedder = OnnxEmbedder(OnnxModelFiles.preset(preset))
-        result = asyncio.run(calibrate_model(embedder, pairs))
+        files = OnnxModelFiles.preset(preset)
+        embedder = OnnxEmbedder(files)
+        packaged = shipped.get(files.model_sha256 or "")
+        result = asyncio.run(calibrate_model(embedder, pairs, packaged=packaged))
         results.append(result)
         figures = asyncio.run(through_backends(embedder, result.calibration, asked, names))
         by_backend.append((result.model_id, figures))

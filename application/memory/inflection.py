@@ -13,6 +13,9 @@ from __future__ import annotations
 
 MIN_LENGTH = 4  # "bus", "was", "his": short words are left as they are
 _VOWELS = frozenset("aeiouy")
+# A plural after a hissing sound takes "-es", all of it the ending ("boxes" is "box" + "es"; left
+# as "boxe" it missed "box", ADR 0046). Other "-es" words lose the "s" only ("cases" -> "case").
+_SIBILANT_PLURALS = ("sses", "xes", "ches", "shes", "zzes")
 _KEEP_DOUBLE = frozenset("lsz")  # "called" -> "call", "passed" -> "pass", "buzzed" -> "buzz"
 
 
@@ -26,8 +29,8 @@ def fold_inflection(word: str) -> str:
 def _singular(word: str) -> str:
     if word.endswith("ies") and len(word) > MIN_LENGTH:
         return word[:-3] + "y"  # "stories" -> "story"
-    if word.endswith("sses"):
-        return word[:-2]  # "classes" -> "class"
+    if word.endswith(_SIBILANT_PLURALS):
+        return word[:-2]  # "classes" -> "class", "boxes" -> "box", "lunches" -> "lunch"
     if word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]  # "kids" -> "kid"; "glass", "bonus", "this" stay
     return word

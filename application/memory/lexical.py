@@ -12,7 +12,9 @@ to repeat. So every self-hosted backend indexes, with each fact:
 - for its keywords, the label, the slot's name, the fact, the source sentences it came from and
   the question each of them answers (`keyword_source`, ADR 0039), less the words another fact
   of the same message says (`extraction_terms`, ADR 0040); every word with its plural and
-  -ing/-ed endings folded (`application.memory.inflection`), the query's words alike.
+  -ing/-ed endings folded (`application.memory.inflection`), the query's words alike, and the
+  words that name nothing a fact could hold (words and phrases of when, spoken fillers: ADR
+  0040, 0046) left out of both.
 
 Memories-mode search then scores `min(1, cosine + LEXICAL_WEIGHT * coverage)`, where coverage
 is the share of the query's keyword weight (IDF over the searched facts; a word no searched
@@ -26,6 +28,7 @@ calibration pairs on cosine and coverage apart gives (`calibration.fit_fused`, A
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
@@ -49,6 +52,21 @@ UNHELD_WEIGHT = 0.5
 # question they cannot tell which fact answers; in a source sentence ("I work at X now") they
 # only mark a change. Neither queries nor facts are keyed by them (ADR 0040).
 WHEN_WORDS = frozenset({"now", "currently", "current", "today", "nowadays", "presently", "lately"})
+# What a speaker says while finding the words ("um", "uh", "okay"): it names nothing a fact
+# could hold, yet as a word no fact holds it kept half its IDF (ADR 0040) and diluted the words
+# that name the answer, most in spoken questions. Neither queries nor facts are keyed by them
+# (ADR 0046; what an apostrophe leaves of a contraction, "s" or "re", was measured and not
+# taken: it raised the wrong notes of spoken questions more than their answers).
+SPOKEN_FILLERS = frozenset(
+    {"um", "umm", "uh", "uhm", "er", "erm", "hmm", "hm", "mm", "ah", "oh", "okay", "ok", "yeah"}
+)
+NO_KEYWORDS = WHEN_WORDS | SPOKEN_FILLERS
+# Words of when said as a phrase ("these days", "at the moment"): each word alone may name a
+# thing ("what day", "a moment"), so the phrase goes, not the words (ADR 0046).
+WHEN_PHRASES = re.compile(
+    r"\b(?:these days|at the moment|at present|at the minute|right now|as of now"
+    r"|for now|of late)\b"
+)
 
 
 def subject_label(metadata: Metadata | None) -> str | None:
@@ -116,8 +134,10 @@ def keyword_source(transcript: Sequence[Message], source_indexes: Sequence[int])
 
 def keywords(text: str) -> list[str]:
     """The keywords of a text as memories-mode search matches them: inflections folded, words
-    of when ("now", "today") left out."""
-    return [fold_inflection(t) for t in keyword_tokens(text) if t not in WHEN_WORDS]
+    and phrases of when ("now", "these days") and spoken fillers left out (`NO_KEYWORDS`,
+    `WHEN_PHRASES`)."""
+    words = WHEN_PHRASES.sub(" ", text.lower())
+    return [fold_inflection(t) for t in keyword_tokens(words) if t not in NO_KEYWORDS]
 
 
 def lexical_terms(

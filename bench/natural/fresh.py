@@ -19,10 +19,12 @@ from factledger.bench.natural.score import PARTS
 
 DEFAULT_WORDINGS = Path("tests/data/fresh_natural_wordings.yaml")
 # Each set of wordings written apart from the generator, by the name its rows carry in the
-# report: the first fresh set (ADR 0036) and a third voice written before ADR 0040's tuning.
+# report: the first fresh set (ADR 0036), a third voice written before ADR 0040's tuning and a
+# fourth (a voice agent on a call) written before ADR 0046's.
 WORDING_SETS = {
     "fresh": DEFAULT_WORDINGS,
     "briefing": Path("tests/data/briefing_natural_wordings.yaml"),
+    "phone": Path("tests/data/phone_natural_wordings.yaml"),
 }
 
 

@@ -217,9 +217,10 @@ def _natural(backends: Json) -> list[str]:
         "superseded later; asked as per-turn recall asks (memories, threshold 0.55, the first "
         "three current facts are the notes). A paraphrase shares no keyword with the sentence "
         "holding its answer. The held-out subjects are asked in wordings of their own. Stale as "
-        'current and cross-subject count notes, and must be 0. "fresh" and "briefing" rows ask '
-        "every subject the wordings of `tests/data/fresh_natural_wordings.yaml` and "
-        "`tests/data/briefing_natural_wordings.yaml` (written apart from the generator; their "
+        'current and cross-subject count notes, and must be 0. "fresh", "briefing" and "phone" '
+        "rows ask every subject the wordings of `tests/data/fresh_natural_wordings.yaml`, "
+        "`tests/data/briefing_natural_wordings.yaml` and `tests/data/phone_natural_wordings.yaml` "
+        "(written apart from the generator; their "
         'held-out parts are held-out wordings). "no answer" is the share of '
         "questions that still get a note when every fact holding the answer is left out of the "
         "hits (ADR 0036: it must not rise).",

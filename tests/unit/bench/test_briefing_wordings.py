@@ -24,7 +24,7 @@ def _texts(wordings: dict[str, dict[str, list[str]]], part: str | None = None) -
 
 def test_the_natural_workload_asks_both_sets_of_fresh_wordings() -> None:
     assert WORDING_SETS["fresh"] == DEFAULT_WORDINGS
-    assert set(WORDING_SETS) == {"fresh", "briefing"}
+    assert set(WORDING_SETS) == {"fresh", "briefing", "phone"}
     assert all((ROOT / path).is_file() for path in WORDING_SETS.values())
 
 

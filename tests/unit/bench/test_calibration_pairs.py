@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
-from factledger.bench.calibration import held_out, locomo_pairs
+from factledger.application.memory.calibration import Calibration
+from factledger.bench.calibration import calibrate_model, held_out, locomo_pairs, render
 from factledger.bench.config import BenchConfig
 from factledger.bench.main import calibration_figures
 from factledger.bench.report.markdown import calibration_section
@@ -71,3 +72,18 @@ async def test_the_bench_report_carries_the_calibration_before_and_after(tmp_pat
     assert "before: P / R" in section
     smoke = BenchConfig(locomo=config.locomo, smoke=True)
     assert await calibration_figures(smoke, HashingEmbedder(dimension=512)) is None
+
+
+async def test_the_packaged_table_is_measured_on_todays_scores_beside_the_refit(
+    tmp_path: Path,
+) -> None:
+    pairs = locomo_pairs(locomo_file(tmp_path, conversations=5))
+    in_use = Calibration(slope=8.0, intercept=-3.0)
+
+    result = await calibrate_model(HashingEmbedder(dimension=512), pairs, packaged=in_use)
+
+    assert result.packaged == in_use
+    assert set(result.packaged_figures) == set(result.calibrated)
+    report = render([result])
+    assert "packaged table: P / R" in report
+    assert f"({in_use.raw_at(0.55):.3f})" in report

@@ -13,6 +13,10 @@ from factledger.application.memory.inflection import fold_inflection
         ("kids", "kid"),
         ("stories", "story"),
         ("classes", "class"),
+        ("boxes", "box"),
+        ("lunches", "lunch"),
+        ("dishes", "dish"),
+        ("buzzes", "buzz"),
         ("researching", "research"),
         ("camped", "camp"),
         ("painted", "paint"),
@@ -65,3 +69,10 @@ def test_a_question_and_a_statement_meet_on_the_folded_form() -> None:
 def test_an_e_final_verbs_base_form_stays_apart_from_its_inflections() -> None:
     # Putting the "e" back would join "moves" (a courier's parcels) with "moved to Lucca".
     assert fold_inflection("moves") == "move" != fold_inflection("moved")
+
+
+def test_a_plural_after_a_hissing_sound_meets_its_singular_and_other_es_words_keep_the_e() -> None:
+    assert fold_inflection("boxes") == "box" == fold_inflection("box")
+    assert fold_inflection("matches") == fold_inflection("match")
+    assert fold_inflection("cases") == "case"
+    assert fold_inflection("packages") == "package"
