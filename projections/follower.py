@@ -27,7 +27,7 @@ from eventsourcing.application import Application
 from eventsourcing.domain import DomainEventProtocol
 
 from factledger.application.ledger.cipher import ShreddingMapper
-from factledger.projections.page_reader import PageReader, handing_over_sooner
+from factledger.projections.page_reader import PageReader
 
 PAGE = 500
 
@@ -107,22 +107,21 @@ class Follower:
         return fed
 
     def _drain_reading_ahead(self, processor: Processor) -> int:
-        with handing_over_sooner():
-            fed = 0
-            reader = self._reader(after=processor.position())
-            try:
-                while batch := reader.next_page():
-                    last = batch[-1].position
-                    processor.process(batch)
-                    fed += len(batch)
-                    if len(batch) < self.page:
-                        break
-                    if processor.position() != last:  # it kept another position: go there
-                        reader.close()
-                        reader = self._reader(after=processor.position())
-            finally:
-                reader.close()
-            return fed
+        fed = 0
+        reader = self._reader(after=processor.position())
+        try:
+            while batch := reader.next_page():
+                last = batch[-1].position
+                processor.process(batch)
+                fed += len(batch)
+                if len(batch) < self.page:
+                    break
+                if processor.position() != last:  # it kept another position: read from there
+                    reader.close()
+                    reader = self._reader(after=processor.position())
+        finally:
+            reader.close()
+        return fed
 
     def _reader(self, *, after: int) -> PageReader[Tracked]:
         return PageReader(

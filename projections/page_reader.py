@@ -16,32 +16,14 @@ Python; with a few pages queued it decodes during every wait (ADR 0044).
 from __future__ import annotations
 
 import queue
-import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 Item = TypeVar("Item")
 # Pages waiting to be applied: enough to decode through several of a page's waits for the
 # server, few enough that a rebuild holds a couple of thousand decoded events at most.
 DEPTH = 4
-# A thread back from the server waits for the one decoding to hand over the interpreter, up to
-# the switch interval (5 ms by default): a page's three or four round trips could wait longer
-# than the server took. While reading ahead the process runs with a shorter one.
-READ_AHEAD_SWITCH_INTERVAL_S = 0.0005
-
-
-@contextmanager
-def handing_over_sooner() -> Iterator[None]:
-    """The interpreter's switch interval shortened for the block (process-wide: a rebuild
-    runs in a process of its own, the CLI's), then set back."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(min(before, READ_AHEAD_SWITCH_INTERVAL_S))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
 
 
 class PageReader(Generic[Item]):

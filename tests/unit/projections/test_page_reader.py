@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Sequence
 
@@ -12,7 +11,7 @@ from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import Follower, Tracked, read_events
-from factledger.projections.page_reader import READ_AHEAD_SWITCH_INTERVAL_S, PageReader
+from factledger.projections.page_reader import PageReader
 from factledger.projections.profile_projection import ProfileProjection
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.drivers import run_story
@@ -122,26 +121,3 @@ def test_reading_ahead_feeds_every_event_in_log_order(page: int) -> None:
         every = [item.position for item in read_events(ledger, after=0, limit=10_000)]
         assert seen == every
         assert fed == len(every)
-
-
-def test_reading_ahead_hands_the_interpreter_over_sooner_and_restores_it() -> None:
-    clock = ManualClock(JAN)
-    before = sys.getswitchinterval()
-    seen: list[float] = []
-
-    class Recording:
-        name = "recording"
-
-        def position(self) -> int:
-            return 0
-
-        def process(self, batch: Sequence[Tracked]) -> None:
-            seen.append(sys.getswitchinterval())
-            raise RuntimeError("apply failed")
-
-    with Ledger(popo_env(), clock=clock) as ledger:
-        run_story(ledger, clock)
-        with pytest.raises(RuntimeError, match="apply failed"):
-            Follower(ledger, [Recording()], page=2, read_ahead=True).catch_up()
-    assert seen == [min(before, READ_AHEAD_SWITCH_INTERVAL_S)]
-    assert sys.getswitchinterval() == before
