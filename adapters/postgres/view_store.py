@@ -153,16 +153,13 @@ class PostgresViewStore:
                 self._write(conn, self._open[-1])
             depth = len(self._open)
             try:
-                # In pipeline mode, statements wait to be sent until a result is needed: the
-                # begin goes with the position's lock, the documents with the position's move,
-                # and the commit alone. Three round trips a page (and one for each document read
-                # from the database) where there were five, each also a wait for the thread
-                # reading ahead to hand back the interpreter (ADR 0044).
-                with conn.pipeline(), conn.transaction():
+                with conn.transaction():
                     txn = self._buffered(conn, self._lock_position(conn))
                     self._open.append(txn)
                     yield txn
-                    self._write_and_move(conn, txn)
+                    self._write(conn, txn)
+                    if txn.new_position != txn.start_position:
+                        self._store_position(conn, txn.start_position, txn.new_position)
             finally:
                 del self._open[depth:]
 
@@ -188,21 +185,16 @@ class PostgresViewStore:
         row = cur.fetchone()
         return int(cast("int", row[0])) if row else 0
 
-    def _write_and_move(self, conn: Conn, txn: BufferedViewTransaction) -> None:
-        """The documents and the position's move, in one round trip."""
-        with conn.pipeline():
-            self._write(conn, txn)
-            moved = None
-            if txn.new_position != txn.start_position:
-                moved = conn.execute(
-                    sql.SQL("UPDATE {} SET position=%s WHERE projection=%s AND position=%s").format(
-                        self._tracking
-                    ),
-                    (txn.new_position, self.name, txn.start_position),
-                )
+    def _store_position(self, conn: Conn, old: int, new: int) -> None:
         # The row lock keeps other handles out; a transaction nested on this one's
         # connection can still move the position, and then this one must not commit.
-        if moved is not None and moved.rowcount != 1:
+        moved = conn.execute(
+            sql.SQL("UPDATE {} SET position=%s WHERE projection=%s AND position=%s").format(
+                self._tracking
+            ),
+            (new, self.name, old),
+        )
+        if moved.rowcount != 1:
             raise PositionMovedError(self.name)
 
     def transaction(self) -> AbstractContextManager[ViewTransaction]:
