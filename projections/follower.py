@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
@@ -27,7 +28,6 @@ from eventsourcing.application import Application
 from eventsourcing.domain import DomainEventProtocol
 
 from factledger.application.ledger.cipher import ShreddingMapper
-from factledger.projections.page_reader import PageReader
 
 PAGE = 500
 
@@ -85,7 +85,7 @@ class Follower:
         self.app = app
         self.processors = list(processors)
         self.page = page
-        # Reads and decodes the next pages on a thread while a processor applies this one: a
+        # Reads and decodes the next page on a thread while a processor applies this one: a
         # PostgreSQL view store's page waits for the server, and the decoding can use that.
         self.read_ahead = read_ahead
         self._lock = threading.Lock()
@@ -108,28 +108,19 @@ class Follower:
 
     def _drain_reading_ahead(self, processor: Processor) -> int:
         fed = 0
-        reader = self._reader(after=processor.position())
-        try:
-            while batch := reader.next_page():
+        with ThreadPoolExecutor(1, thread_name_prefix="factledger-read-ahead") as reader:
+            batch = read_events(self.app, after=processor.position(), limit=self.page)
+            while batch:
                 last = batch[-1].position
+                upcoming = reader.submit(read_events, self.app, after=last, limit=self.page)
                 processor.process(batch)
                 fed += len(batch)
                 if len(batch) < self.page:
                     break
+                batch = upcoming.result()
                 if processor.position() != last:  # it kept another position: read from there
-                    reader.close()
-                    reader = self._reader(after=processor.position())
-        finally:
-            reader.close()
+                    batch = read_events(self.app, after=processor.position(), limit=self.page)
         return fed
-
-    def _reader(self, *, after: int) -> PageReader[Tracked]:
-        return PageReader(
-            lambda start: read_events(self.app, after=start, limit=self.page),
-            lambda item: item.position,
-            after=after,
-            page=self.page,
-        )
 
     def lag(self) -> dict[str, int]:
         """Events each processor still has to see (for health checks and metrics)."""
