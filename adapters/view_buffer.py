@@ -26,9 +26,6 @@ from factledger.domain.values import JsonObject
 LoadOne = Callable[[str, str], str | None]
 LoadPrefix = Callable[[str, str], list[tuple[str, str]]]
 Encode = Callable[[JsonObject], str]
-# Documents written before a transaction with `send_early` hands them over: a tenth of a
-# rebuild's page of 500 events (about 1,000 documents).
-SEND_EVERY = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,27 +36,14 @@ class Writes:
     deletes: list[tuple[str, str]] = field(default_factory=list)
 
 
-SendEarly = Callable[[Writes], None]
-
-
 class BufferedViewTransaction:
     """A `ViewTransaction` over loader callbacks; the adapter writes `take_writes()`."""
 
     def __init__(
-        self,
-        load_one: LoadOne,
-        load_prefix: LoadPrefix,
-        encode: Encode,
-        position: int,
-        *,
-        send_early: SendEarly | None = None,
+        self, load_one: LoadOne, load_prefix: LoadPrefix, encode: Encode, position: int
     ) -> None:
         self._load_one, self._load_prefix, self._encode = load_one, load_prefix, encode
         self.start_position = self.new_position = position
-        # Hands over the writes so far every `SEND_EVERY` documents, for the adapter to send
-        # while the rest of the page is applied (PostgreSQL, ADR 0044); None: all at the end.
-        self._send_early = send_early
-        self._unsent = 0
         # (view, key) -> the document's text as read or written; None: absent or deleted.
         self._texts: dict[tuple[str, str], str | None] = {}
         # view -> key -> text written (None: deleted), and the same keys sorted, for scans.
@@ -87,13 +71,7 @@ class BufferedViewTransaction:
         written = self._written.setdefault(view, {})
         if key not in written:
             insort(self._written_keys.setdefault(view, []), key)
-            self._unsent += 1
         written[key] = text
-        if self._send_early is not None and self._unsent >= SEND_EVERY:
-            self._send_early(self._take_written())
-            # What was sent is in the database now, for this transaction: a scan reads it
-            # there again. Documents read or written stay known, in their last state.
-            self._scanned.clear()
 
     def scan(self, view: str, prefix: str) -> list[tuple[str, JsonObject]]:
         stored = self._scanned.get((view, prefix))
@@ -125,11 +103,6 @@ class BufferedViewTransaction:
     def take_writes(self) -> Writes:
         """The last state of every document written since the previous call; what was read is
         forgotten too, since the caller may let another transaction write before the next."""
-        writes = self._take_written()
-        self.forget_reads()
-        return writes
-
-    def _take_written(self) -> Writes:
         writes = Writes()
         for view, docs in self._written.items():
             for key, text in docs.items():
@@ -139,7 +112,7 @@ class BufferedViewTransaction:
                     writes.puts.append((view, key, text))
         self._written.clear()
         self._written_keys.clear()
-        self._unsent = 0
+        self.forget_reads()
         return writes
 
     def forget_reads(self) -> None:

@@ -16,13 +16,7 @@ from factledger.adapters.postgres.schemas import create_tables
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.adapters.sql_names import sql_name
-from factledger.adapters.view_buffer import (
-    BufferedViewTransaction,
-    LoadOne,
-    LoadPrefix,
-    SendEarly,
-    Writes,
-)
+from factledger.adapters.view_buffer import BufferedViewTransaction, LoadOne, LoadPrefix
 from factledger.application.json_text import dumps_sorted
 from factledger.application.ledger.view_store import (
     PositionMovedError,
@@ -115,24 +109,19 @@ class PostgresViewStore:
         # The transactions open on this handle, outermost first (more than one: savepoints).
         self._open: list[BufferedViewTransaction] = []
 
-    def _buffered(
-        self, conn: Conn, position: int, *, send_early: SendEarly | None = None
-    ) -> BufferedViewTransaction:
+    def _buffered(self, conn: Conn, position: int) -> BufferedViewTransaction:
         return BufferedViewTransaction(
             _load_one(conn, self._docs, self.name),
             _load_prefix(conn, self._docs, self.name),
             dumps_sorted,
             position,
-            send_early=send_early,
         )
 
     def _write(self, conn: Conn, txn: BufferedViewTransaction) -> None:
-        self._send(conn, txn.take_writes())
-
-    def _send(self, conn: Conn, writes: Writes) -> None:
-        """Writes in two statements at most, each taking its rows as arrays (`unnest`): a
-        round trip per document was most of a page, and a pipelined statement per document
-        still cost psycopg's Python a third of a rebuild's CPU."""
+        """A transaction's writes in two statements at most, each taking its rows as arrays
+        (`unnest`): a round trip per document was most of a page, and a pipelined statement
+        per document still cost psycopg's Python a third of a rebuild's CPU."""
+        writes = txn.take_writes()
         if writes.deletes:
             views, keys = (list(column) for column in zip(*writes.deletes, strict=True))
             conn.execute(self._delete_rows, (self.name, views, keys))
@@ -164,19 +153,13 @@ class PostgresViewStore:
                 self._write(conn, self._open[-1])
             depth = len(self._open)
             try:
-                # In pipeline mode a statement is sent without waiting for its result, until a
-                # result is needed: the documents a page has written so far go to the server
-                # every `SEND_EVERY` (`send_early`), and the server writes them while the rest
-                # of the page is applied. The page then waits only for its last part and the
-                # commit (ADR 0044).
-                with conn.pipeline(), conn.transaction():
-                    position = self._lock_position(conn)
-                    txn = self._buffered(
-                        conn, position, send_early=lambda writes: self._send(conn, writes)
-                    )
+                with conn.transaction():
+                    txn = self._buffered(conn, self._lock_position(conn))
                     self._open.append(txn)
                     yield txn
-                    self._write_and_move(conn, txn)
+                    self._write(conn, txn)
+                    if txn.new_position != txn.start_position:
+                        self._store_position(conn, txn.start_position, txn.new_position)
             finally:
                 del self._open[depth:]
 
@@ -202,21 +185,16 @@ class PostgresViewStore:
         row = cur.fetchone()
         return int(cast("int", row[0])) if row else 0
 
-    def _write_and_move(self, conn: Conn, txn: BufferedViewTransaction) -> None:
-        """The last documents and the position's move, then the results of everything sent."""
-        with conn.pipeline():
-            self._write(conn, txn)
-            moved = None
-            if txn.new_position != txn.start_position:
-                moved = conn.execute(
-                    sql.SQL("UPDATE {} SET position=%s WHERE projection=%s AND position=%s").format(
-                        self._tracking
-                    ),
-                    (txn.new_position, self.name, txn.start_position),
-                )
+    def _store_position(self, conn: Conn, old: int, new: int) -> None:
         # The row lock keeps other handles out; a transaction nested on this one's
         # connection can still move the position, and then this one must not commit.
-        if moved is not None and moved.rowcount != 1:
+        moved = conn.execute(
+            sql.SQL("UPDATE {} SET position=%s WHERE projection=%s AND position=%s").format(
+                self._tracking
+            ),
+            (new, self.name, old),
+        )
+        if moved.rowcount != 1:
             raise PositionMovedError(self.name)
 
     def transaction(self) -> AbstractContextManager[ViewTransaction]:
