@@ -137,6 +137,53 @@ def test_a_transaction_reads_its_own_writes(store: ViewStore) -> None:
         assert txn.position() == 1
 
 
+# A page's worth of documents and more: a buffered transaction that sent some of them ahead
+# (ADR 0044, tried and rejected) must still read, scan and roll back all of them.
+MANY = 307
+PART = 101
+
+
+def test_a_large_transaction_reads_scans_and_commits_all_its_writes(store: ViewStore) -> None:
+    with store.transaction() as txn:
+        txn.put("current", "stored", doc(-1))
+        txn.put("gone", "stored", doc(-2))
+    with store.transaction() as txn:
+        assert txn.scan("current", "k") == []  # scanned before anything is sent ahead
+        for n in range(MANY):
+            txn.put("current", f"k{n:04d}", doc(n))
+            if n == PART:
+                txn.delete("gone", "stored")
+                txn.put("current", "k0000", doc(0, again=True))
+        assert txn.get("current", "k0000") == doc(0, again=True)
+        assert txn.get("current", "stored") == doc(-1)
+        assert txn.get("gone", "stored") is None
+        scanned = txn.scan("current", "k")
+        assert [key for key, _ in scanned] == [f"k{n:04d}" for n in range(MANY)]
+        assert scanned[0][1] == doc(0, again=True)
+        txn.advance(1)
+    with store.read() as txn:
+        assert len(txn.scan("current", "k")) == MANY
+        assert txn.get("current", "k0000") == doc(0, again=True)
+        assert txn.scan("gone", "") == []
+    assert store.position() == 1
+
+
+def write_many_then_fail(store: ViewStore) -> None:
+    with store.transaction() as txn:
+        for n in range(MANY):
+            txn.put("current", f"k{n:04d}", doc(n))
+        txn.advance(1)
+        raise FailedMidwayError
+
+
+def test_a_large_transaction_that_fails_leaves_nothing(store: ViewStore) -> None:
+    with pytest.raises(FailedMidwayError):
+        write_many_then_fail(store)
+    assert store.position() == 0
+    with store.read() as txn:
+        assert txn.scan("current", "") == []
+
+
 def test_put_replaces_and_delete_is_idempotent(store: ViewStore) -> None:
     with store.transaction() as txn:
         txn.put("current", "k", doc(1))
