@@ -18,7 +18,5 @@ if TYPE_CHECKING:
 def slot_terms_migration(o: SchemaOptions) -> list[Statement]:
     table = sql.Identifier(o.schema, "memories")
     return [
-        sql.SQL("ALTER TABLE {} ADD COLUMN slot_terms text[] NOT NULL DEFAULT '{{}}'").format(
-            table
-        )
+        sql.SQL("ALTER TABLE {} ADD COLUMN slot_terms text[] NOT NULL DEFAULT '{{}}'").format(table)
     ]

@@ -70,9 +70,7 @@ async def test_a_third_value_inherits_through_the_second(
 async def test_both_facts_in_one_transcript_give_the_same_result(
     backend: MemoryBackend, ingest: Ingest
 ) -> None:
-    await ingest(
-        NS, "call-1", f"{KESTREL_SAID} {VIREO_SAID}", KESTREL, replace(VIREO, key="f1")
-    )
+    await ingest(NS, "call-1", f"{KESTREL_SAID} {VIREO_SAID}", KESTREL, replace(VIREO, key="f1"))
 
     assert await lifted(backend, "boxes") == ["works with Vireo Wraps"]
 

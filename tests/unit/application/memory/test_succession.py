@@ -22,7 +22,9 @@ def kept(text: str, source: str, value: str | None, replaced: SlotKeywords) -> S
     return SlotKeywords(terms=frozenset(done.terms), handed_on=done.handed_on)
 
 
-KESTREL = first("works with Kestrel for their boxes", "We work with Kestrel for our boxes.", "Kestrel")
+KESTREL_TEXT = "works with Kestrel for their boxes"
+KESTREL_SAID = "We work with Kestrel for our boxes."
+KESTREL = first(KESTREL_TEXT, KESTREL_SAID, "Kestrel")
 
 
 def test_a_fact_that_replaces_another_inherits_what_the_slot_is_for() -> None:
@@ -74,7 +76,7 @@ def test_a_replaced_value_the_new_sentence_repeats_stops_there() -> None:
 
 
 def test_a_fact_without_an_isolated_value_hands_on_only_what_it_inherited() -> None:
-    unknown = first("works with Kestrel for their boxes", "We work with Kestrel for our boxes.", None)
+    unknown = first(KESTREL_TEXT, KESTREL_SAID, None)
     assert unknown.handed_on == frozenset()
 
     relay = kept("works with someone new", "", None, KESTREL)
