@@ -61,7 +61,7 @@ def apply_facts(
             continue
         targets = [local.get(ref, ref) for ref in fact.related_to]
         relations, version, replaced = _link(state, fact, targets, now)
-        keys = succeed(tokens, fact.value, replaced)
+        keys = succeed(tokens, fact.text, fact.value, replaced)
         (row,) = state.fact_vectors.append(vector.reshape(1, -1))
         stored = StoredFact(
             id=memory_id,

@@ -207,7 +207,7 @@ async def write_extraction(
             continue  # a replay, or a key repeated within the extraction: written once
         targets = list(dict.fromkeys(local.get(ref, ref) for ref in fact.related_to))
         relations, version, replaced = await _link(conn, fact, targets, now)
-        keys = succeed(Counter(keywords), fact.value, replaced)
+        keys = succeed(Counter(keywords), fact.text, fact.value, replaced)
         await conn.execute(
             "INSERT INTO memories (namespace, id, text, slot, is_inference, occurred_at, "
             "valid_from, document_id, version, relations, condition, source_indexes, metadata, "

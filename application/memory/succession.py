@@ -47,10 +47,12 @@ class Succession:
     handed_on: frozenset[str]
 
 
-def succeed(own: Counter[str], value: str | None, replaced: SlotKeywords | None) -> Succession:
-    """`own`: the new fact's keywords (`lexical.extraction_terms`); `value`: its slot's value as
-    said (`ExtractedFact.value`); `replaced`: what the fact it supersedes in its slot stored,
-    or None when it supersedes nothing."""
+def succeed(
+    own: Counter[str], text: str, value: str | None, replaced: SlotKeywords | None
+) -> Succession:
+    """`own`: the new fact's keywords (`lexical.extraction_terms`); `text`: the fact as noted;
+    `value`: its slot's value as said (`ExtractedFact.value`); `replaced`: what the fact it
+    supersedes in its slot stored, or None when it supersedes nothing."""
     handed = set(replaced.handed_on) if replaced is not None else set()
     inherited = sorted(t for t in handed if t not in own)
     terms = Counter(own)
@@ -60,4 +62,5 @@ def succeed(own: Counter[str], value: str | None, replaced: SlotKeywords | None)
     # The replaced fact's own words it did not hand on are its value's (and older values'):
     # the new sentence may repeat them ("we left Kestrel for Vireo"), and they stop here.
     withheld = set(replaced.terms) - handed if replaced is not None else set()
-    return Succession(terms, frozenset(terms) - withheld - set(keywords(value)))
+    noted = set(keywords(text)) | handed
+    return Succession(terms, frozenset(noted - withheld - set(keywords(value))))
