@@ -6,11 +6,13 @@ old one, so "who do they get their boxes from?" lifted only the replaced fact, w
 does not show (ADR 0047). So at ingest a fact that supersedes the current fact of its slot is
 also keyed by the words that fact hands on:
 
-- a fact hands on its keywords (its own and those it inherited) less the words of its value,
-  less the words of every value before it in the slot that it still held ("instead of
-  Kestrel" in the new sentence), and less its own value's words: a successor never holds a
-  word of a replaced value through this rule, so forgetting the replaced fact leaves nothing of
-  its value searchable (ADR 0032);
+- a fact hands on the words of its note ("works with Kestrel for their boxes": the extractor
+  keeps what the value is for with it, ADR 0031) and the words it inherited, less the words of
+  its value and of every value before it in the slot that it still held ("we left Kestrel" in
+  its own sentence): a successor never holds a word of a replaced value through this rule, so
+  forgetting the replaced fact leaves nothing of its value searchable (ADR 0032). Not its
+  source sentences nor the question they answered: "And on the business side?" before the
+  supplier's sentence made "business" lift the supplier for employer questions;
 - a fact whose value the extractor did not isolate cannot tell its value's words from the
   rest, so it hands on only what it inherited, less its own words;
 - a successor inherits what its predecessor hands on, less the words it holds itself, so a

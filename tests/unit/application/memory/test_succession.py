@@ -76,9 +76,9 @@ def test_a_third_value_inherits_through_the_second() -> None:
     assert not {"kestrel", "vireo", "wrap"} & set(third.terms)
 
 
-def test_a_replaced_value_the_new_sentence_repeats_stops_there() -> None:
+def test_a_replaced_value_the_new_note_repeats_stops_there() -> None:
     vireo = kept(
-        "works with Vireo Wraps",
+        "works with Vireo Wraps instead of Kestrel",
         "We left Kestrel and work with Vireo Wraps.",
         "Vireo Wraps",
         KESTREL,
@@ -86,7 +86,7 @@ def test_a_replaced_value_the_new_sentence_repeats_stops_there() -> None:
 
     third = succeed(lexical_terms(LARKSPUR, "", None, SLOT), LARKSPUR, "Larkspur", vireo)
 
-    assert "kestrel" in vireo.terms  # its own sentence said it, as before this rule
+    assert "kestrel" in vireo.terms  # its own note said it, as before this rule
     assert "kestrel" not in vireo.handed_on
     assert "kestrel" not in third.terms
 
