@@ -10,6 +10,7 @@ from factledger.adapters.in_memory.store import NamespaceState, StoredFact
 from factledger.application.memory.extraction import ExtractedFact, KnownFact
 from factledger.application.memory.lexical import extraction_terms, subject_label
 from factledger.application.memory.rules import derive_memory_id
+from factledger.application.memory.succession import SlotKeywords, succeed
 from factledger.application.memory.types import MetadataValue, Namespace, Relation, RelationKind
 from factledger.application.ports import Vectors
 from factledger.domain.transcript import Message
@@ -45,6 +46,8 @@ def apply_facts(
     - A fact with a slot supersedes the slot's current fact (one current fact per slot), even
       when the extractor did not say UPDATES; without a slot, UPDATES supersedes `related_to`.
     - EXTENDS and DERIVES point at their targets; targets that do not exist are dropped.
+    - A fact that supersedes its slot's current fact also takes the words that fact hands on
+      (`application.memory.succession`, ADR 0047).
     - A fact whose deterministic id already exists is skipped, so a replay adds nothing.
     """
     local: dict[str, str] = {}
@@ -57,7 +60,8 @@ def apply_facts(
         if memory_id in state.facts:
             continue
         targets = [local.get(ref, ref) for ref in fact.related_to]
-        relations, version = _link(state, fact, targets, now)
+        relations, version, replaced = _link(state, fact, targets, now)
+        keys = succeed(tokens, fact.text, fact.value, replaced)
         (row,) = state.fact_vectors.append(vector.reshape(1, -1))
         stored = StoredFact(
             id=memory_id,
@@ -66,7 +70,8 @@ def apply_facts(
             document_id=source.document_id,
             occurred_at=source.occurred_at,
             row=row,
-            tokens=tokens,
+            tokens=keys.terms,
+            handed_on=keys.handed_on,
             metadata=dict(source.metadata),
             source_indexes=tuple(fact.source_indexes),
             condition=fact.condition,
@@ -81,18 +86,24 @@ def apply_facts(
 
 def _link(
     state: NamespaceState, fact: ExtractedFact, targets: list[str], now: datetime
-) -> tuple[tuple[Relation, ...], int]:
+) -> tuple[tuple[Relation, ...], int, SlotKeywords | None]:
+    """The fact's relations and version, and what the slot's fact it supersedes keeps for it."""
     kind = fact.relation
     if kind is RelationKind.EXTENDS or kind is RelationKind.DERIVES:
-        return tuple(Relation(kind, t) for t in dict.fromkeys(targets) if t in state.facts), 1
+        relations = tuple(Relation(kind, t) for t in dict.fromkeys(targets) if t in state.facts)
+        return relations, 1, None
     superseded: list[StoredFact] = []
+    replaced: SlotKeywords | None = None
     if fact.slot is not None:
         current = state.current_in_slot(fact.slot, now)
         superseded = [current] if current is not None else []
+        if current is not None:
+            replaced = SlotKeywords(terms=current.tokens.keys(), handed_on=current.handed_on)
     elif fact.relation is RelationKind.UPDATES:
         superseded = [state.facts[t] for t in dict.fromkeys(targets) if t in state.facts]
     version = 1
     for old in superseded:
         old.is_latest = False
         version = max(version, old.version + 1)
-    return tuple(Relation(RelationKind.UPDATES, old.id) for old in superseded), version
+    relations = tuple(Relation(RelationKind.UPDATES, old.id) for old in superseded)
+    return relations, version, replaced

@@ -68,6 +68,8 @@ class StoredFact:
     forgotten: bool = False
     forget_reason: str | None = None
     expires_at: datetime | None = None
+    # What a fact replacing this one in its slot inherits (`application.memory.succession`).
+    handed_on: frozenset[str] = frozenset()
 
     def expired(self, now: datetime) -> bool:
         return self.expires_at is not None and now >= self.expires_at

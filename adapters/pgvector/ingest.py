@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +31,7 @@ from factledger.application.memory.lexical import (
     vector_text,
 )
 from factledger.application.memory.rules import derive_memory_id
+from factledger.application.memory.succession import SlotKeywords, succeed
 from factledger.application.memory.types import (
     Namespace,
     ProcessingState,
@@ -187,7 +189,9 @@ async def write_extraction(
 ) -> int:
     """Links and inserts the facts in order and marks the document done; the caller holds the
     namespace lock. A fact whose deterministic id exists already is skipped (a replay adds
-    nothing)."""
+    nothing). A fact that supersedes its slot's current fact also takes the words that fact
+    hands on (`application.memory.succession`, ADR 0047), read from its row as it is superseded,
+    so a predecessor written earlier in the same loop counts too."""
     local: dict[str, str] = {}
     written = 0
     terms = extraction.terms or [[] for _ in extraction.facts]
@@ -202,12 +206,13 @@ async def write_extraction(
         if memory_id in written_ids:
             continue  # a replay, or a key repeated within the extraction: written once
         targets = list(dict.fromkeys(local.get(ref, ref) for ref in fact.related_to))
-        relations, version = await _link(conn, fact, targets, now)
+        relations, version, replaced = await _link(conn, fact, targets, now)
+        keys = succeed(Counter(keywords), fact.text, fact.value, replaced)
         await conn.execute(
             "INSERT INTO memories (namespace, id, text, slot, is_inference, occurred_at, "
             "valid_from, document_id, version, relations, condition, source_indexes, metadata, "
-            "lexical_terms, embedding) VALUES (current_setting('app.namespace'), %s, %s, %s, %s, "
-            "%s, %s, %s, %s, %s, %s, %s, %s, %s, %b)",
+            "lexical_terms, slot_terms, embedding) VALUES (current_setting('app.namespace'), "
+            "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %b)",
             [
                 memory_id,
                 fact.text,
@@ -221,7 +226,8 @@ async def write_extraction(
                 fact.condition,
                 list(fact.source_indexes),
                 doc.metadata_json,
-                keywords,
+                sorted(keys.terms),
+                sorted(keys.handed_on),
                 vector,
             ],
         )
@@ -236,24 +242,28 @@ async def write_extraction(
 
 async def _link(
     conn: psycopg.AsyncConnection[Any], fact: ExtractedFact, targets: list[str], now: datetime
-) -> tuple[list[dict[str, str]], int]:
+) -> tuple[list[dict[str, str]], int, SlotKeywords | None]:
     """Same rules as the in-memory backend: a slotted fact supersedes the slot's current fact
     (read under the namespace lock), even without UPDATES; without a slot, UPDATES supersedes
-    its targets; EXTENDS and DERIVES point at the targets that exist."""
+    its targets; EXTENDS and DERIVES point at the targets that exist. Also returns what the
+    slot's superseded fact keeps for its successor."""
     if fact.relation in (RelationKind.EXTENDS, RelationKind.DERIVES):
         existing = await _existing_ids(conn, targets)
         kind = fact.relation.value
-        return [{"kind": kind, "memory_id": t} for t in targets if t in existing], 1
+        return [{"kind": kind, "memory_id": t} for t in targets if t in existing], 1, None
+    replaced: SlotKeywords | None = None
     if fact.slot is not None:
         # The slot's current fact found and superseded in one statement (one round trip).
         cur = await conn.execute(
             "UPDATE memories SET is_latest = false WHERE id = (SELECT id FROM memories "  # noqa: S608
             f"WHERE slot = %s AND is_latest AND NOT {_HIDDEN} ORDER BY seq DESC LIMIT 1) "
-            "RETURNING id, version",
+            "RETURNING id, version, lexical_terms, slot_terms",
             [fact.slot, now],
         )
-        rows = {r[0]: r[1] for r in await cur.fetchall()}
+        found = await cur.fetchall()
+        rows = {r[0]: r[1] for r in found}
         superseded = list(rows)
+        replaced = next((SlotKeywords(terms=r[2], handed_on=r[3]) for r in found), None)
     elif fact.relation is RelationKind.UPDATES and targets:
         superseded = targets
         cur = await conn.execute(
@@ -262,11 +272,11 @@ async def _link(
         )
         rows = {r[0]: r[1] for r in await cur.fetchall()}
     else:
-        return [], 1
+        return [], 1, None
     if not rows:
-        return [], 1
+        return [], 1, None
     relations = [{"kind": "updates", "memory_id": i} for i in superseded if i in rows]
-    return relations, max([1, *(v + 1 for v in rows.values())])
+    return relations, max([1, *(v + 1 for v in rows.values())]), replaced
 
 
 async def _existing_ids(conn: psycopg.AsyncConnection[Any], ids: list[str]) -> set[str]:

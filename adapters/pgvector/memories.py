@@ -89,7 +89,7 @@ async def forget(
     if fresh:
         await conn.execute(
             "UPDATE memories SET forget_reason = %s, is_forgotten = true, text = %s, "
-            "condition = NULL, lexical_terms = '{}' WHERE id = ANY(%s)",
+            "condition = NULL, lexical_terms = '{}', slot_terms = '{}' WHERE id = ANY(%s)",
             [reason, SHREDDED, [r[0] for r in fresh]],
         )
     for _, _, document_id, source_indexes in fresh:

@@ -19,6 +19,7 @@ from factledger.adapters.pgvector.bound_search import (
     bound_search_migration,
     lexical_terms_migration,
 )
+from factledger.adapters.pgvector.slot_terms import slot_terms_migration
 from factledger.adapters.pgvector.term_stats import term_statistics_migration
 
 MIGRATION_LOCK_KEY = 7_406_411_230_001  # arbitrary, fixed: one lock id for our migrations
@@ -223,6 +224,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (5, "bound search", bound_search_migration),
     (6, "lexical terms", lexical_terms_migration),
     (7, "term statistics", term_statistics_migration),
+    (8, "slot terms", slot_terms_migration),
 )
 
 

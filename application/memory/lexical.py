@@ -14,7 +14,9 @@ to repeat. So every self-hosted backend indexes, with each fact:
   of the same message says (`extraction_terms`, ADR 0040); every word with its plural and
   -ing/-ed endings folded (`application.memory.inflection`), the query's words alike, and the
   words that name nothing a fact could hold (words and phrases of when, spoken fillers: ADR
-  0040, 0046) left out of both.
+  0040, 0046) left out of both; and, for a fact that replaces its slot's current fact, the
+  words of what the slot is for that fact's note said, never a value's
+  (`application.memory.succession`, ADR 0047).
 
 Memories-mode search then scores `min(1, cosine + LEXICAL_WEIGHT * coverage)`, where coverage
 is the share of the query's keyword weight (IDF over the searched facts; a word no searched

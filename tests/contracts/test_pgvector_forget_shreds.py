@@ -4,6 +4,7 @@ reason stay. pgvector only: the other backends are covered by their own forget s
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import cast
 
 import psycopg
@@ -65,3 +66,26 @@ async def test_forgetting_a_memory_shreds_its_words_in_memories_and_documents(
     dumped = await table_text(backend)
     assert CANARY not in dumped
     assert KEPT in dumped  # the other message of the document stays
+
+
+@pytest.mark.parametrize("backend", [pgvector_memory_backend], indirect=True, ids=["pgvector"])
+async def test_forgetting_a_replaced_value_leaves_no_word_of_it_in_its_successors_row(
+    backend: MemoryBackend, extractor: ScriptedExtractor, clock: ManualClock
+) -> None:
+    said = f"We get our hampers from {CANARY}."
+    old = replace(stated("f0", f"gets hampers from {CANARY}", slot="supplier"), value=CANARY)
+    new = replace(stated("f0", "gets hampers from Tern", slot="supplier"), value="Tern")
+    await backend.ingest_transcript(
+        NS, "call-1", extractor.script(said, old), occurred_at=clock.now()
+    )
+    await backend.ingest_transcript(
+        NS, "call-2", extractor.script("Tern it is.", new), occurred_at=clock.now()
+    )
+    (replaced,) = [m for m in await backend.list_memories(NS) if CANARY in m.text]
+    assert "quokka" in await table_text(backend)  # its keywords, folded and lower-cased
+
+    await backend.forget(NS, [replaced.id], reason="subject asked")
+
+    dumped = await table_text(backend)
+    assert "quokka" not in dumped.lower()
+    assert "lantern" not in dumped.lower()

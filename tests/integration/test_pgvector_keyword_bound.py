@@ -280,7 +280,8 @@ async def test_an_upgrade_from_migration_6_counts_the_facts_already_there(
                 )
             )
 
-        assert await schema.apply_migrations(config.admin_conninfo, options) == [7]
+        later = [version for version, _, _ in schema.MIGRATIONS if version > 6]
+        assert await schema.apply_migrations(config.admin_conninfo, options) == later
 
         kept = await kept_counts(config)
         assert kept == await recounted(config)
