@@ -19,7 +19,10 @@ from factledger.adapters.pgvector.bound_search import (
     bound_search_migration,
     lexical_terms_migration,
 )
-from factledger.adapters.pgvector.term_stats import term_statistics_migration
+from factledger.adapters.pgvector.term_stats import (
+    holders_of_all_migration,
+    term_statistics_migration,
+)
 
 MIGRATION_LOCK_KEY = 7_406_411_230_001  # arbitrary, fixed: one lock id for our migrations
 NAMESPACED_TABLES = ("memories", "documents", "records", "chunks", "ann_indexes")
@@ -223,6 +226,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (5, "bound search", bound_search_migration),
     (6, "lexical terms", lexical_terms_migration),
     (7, "term statistics", term_statistics_migration),
+    (8, "holders of all keywords", holders_of_all_migration),
 )
 
 

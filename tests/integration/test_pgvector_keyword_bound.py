@@ -42,6 +42,9 @@ COMMON = ("prefers", "weekly", "calls", "team", "office", "morning", "supplier",
 RARE = tuple(f"word{n:03d}" for n in range(120))
 START = datetime(2026, 1, 1, tzinfo=UTC)
 HOLDERS = "SELECT keyword_holders(%s::text[], %s::text[], %s::double precision[], 1.0)"
+HOLDERS_OF_ALL = (
+    "SELECT keyword_holders_of_all(%s::text[], %s::text[], %s::double precision[], 1.0)"
+)
 
 
 def fact_texts(seed: int, count: int) -> list[str]:
@@ -280,7 +283,7 @@ async def test_an_upgrade_from_migration_6_counts_the_facts_already_there(
                 )
             )
 
-        assert await schema.apply_migrations(config.admin_conninfo, options) == [7]
+        assert await schema.apply_migrations(config.admin_conninfo, options) == [7, 8]
 
         kept = await kept_counts(config)
         assert kept == await recounted(config)
@@ -307,6 +310,34 @@ async def test_the_holder_lookup_answers_for_the_bound_namespace_only(
 
     own = {fact.id for fact in await backend.list_memories(NS, limit=100)}
     assert bound == own
+    assert unbound == []
+
+
+async def test_the_holders_of_every_keyword_answer_for_the_bound_namespace_only(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+) -> None:
+    backend, extractor, _ = opened
+    await ingest(backend, extractor, NS, "doc-0")
+    await ingest(backend, extractor, OTHER, "doc-0")  # the same texts, other ids
+    both = query_terms("team office")
+
+    async with backend.db.bound(NS) as conn:
+        cur = await conn.execute(HOLDERS_OF_ALL, [both, both, [1.0] * len(both)])
+        bound = {row[0] for row in await cur.fetchall()}
+    async with backend.db.unbound() as conn:
+        cur = await conn.execute(HOLDERS_OF_ALL, [both, both, [1.0] * len(both)])
+        unbound = await cur.fetchall()
+
+    async with await psycopg.AsyncConnection.connect(backend.config.admin_conninfo) as conn:
+        cur = await conn.execute(
+            sql.SQL(
+                "SELECT id FROM {}.memories WHERE namespace = %s AND lexical_terms @> %s"
+            ).format(sql.Identifier(backend.config.schema)),
+            [NS, both],
+        )
+        holding_both = {row[0] for row in await cur.fetchall()}
+    assert bound == holding_both
+    assert bound  # the texts are drawn so that some facts hold both
     assert unbound == []
 
 
@@ -366,3 +397,42 @@ async def test_a_holder_of_common_keywords_reaches_the_top_past_a_rarer_one(
     # Then
     assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
     assert hits[1].score == pytest.approx(0.595, abs=1e-3)
+
+
+async def test_a_holder_of_every_required_keyword_reaches_the_top(
+    postgres: PostgresLocation,
+) -> None:
+    """With both query keywords required (neither alone lifts a fact outside the vector list to
+    the bar), the look-up of the facts holding both finds the one they lift into the top, and
+    the holders whose fused score stays under the bar do not change the ranking."""
+    # Given: 20 facts without keywords fill the vector list (cosines 0.80 down to 0.42), so the
+    # bar is 0.76 and a fact outside needs 0.74 of the keyword weight: both keywords. Outside
+    # it: a fact holding both at 0.33 (lifted to 0.79), one holding both at 0.05 (0.51, under
+    # the bar), and facts holding one of them.
+    cosines_and_terms: list[tuple[float, tuple[str, ...]]] = [
+        (0.80 - i * 0.02, ()) for i in range(20)
+    ]
+    cosines_and_terms += [(0.33, ("lantern", "harbour")), (0.05, ("lantern", "harbour"))]
+    cosines_and_terms += [(0.40, ("lantern",)), (0.39, ("harbour",)), (0.38, ("lantern",))]
+    cosines_and_terms += [(0.37, ("harbour",)), (-0.1, ()), (-0.2, ())]
+    async with pgvector_backend(
+        postgres,
+        embedder=_QueryAlongTheFirstAxis(),
+        extractor=ScriptedExtractor(),
+        clock=ManualClock(START),
+    ) as backend:
+        await bulk_load_facts(
+            backend.config,
+            [
+                BulkFact(NS, f"fact-{i:02d}", f"fact {i}", at_cosine(c, i + 1), terms=terms)
+                for i, (c, terms) in enumerate(cosines_and_terms)
+            ],
+        )
+
+        # When
+        hits = await backend.search(NS, SearchQuery("lantern harbour", threshold=0.0))
+
+    # Then
+    assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
+    assert hits[1].score == pytest.approx(0.79, abs=1e-3)
+    assert backend.searcher.bounded.second_statements == 1
