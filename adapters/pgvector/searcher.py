@@ -1,7 +1,8 @@
 """Running a pgvector search: which namespaces have an ANN index, the bound statement(s), the
 ranking (split from `backend.py`; the SQL is composed in `search.py`).
 
-- A search is one round trip: its statement prepared per connection and bound to the
+- A search is one round trip: its statements (the candidate lists, and a bounded search's
+  keyword frequencies apart, ADR 0045) prepared per connection and bound to the
   namespace in one pipeline (`prepared_search`, ADR 0030 addendum; `bound_search`'s
   `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison),
   except memories mode with query keywords whose first statement leaves keywords that can
@@ -81,15 +82,20 @@ class PgvectorSearcher:
     ) -> tuple[list[dict[str, Any]], SearchLists]:
         # One round trip: a pipeline (`prepared_search`) or `bound_search` binds the namespace.
         ann = await self.has_ann(ns)
-        statement, args, lists = search_statement(ns, query, vector, now=now, ann=ann)
+        statements, lists = search_statement(ns, query, vector, now=now, ann=ann)
         ef_search = (self.ef_search or HNSW_EF_SEARCH) if ann else None
-        rows = await self.db.one_statement(
-            lambda conn: (
-                run_prepared(conn, ns, statement, args, ef_search=ef_search)
-                if self.prepared and not explain
-                else run_bound(conn, ns, statement, args, ef_search=ef_search, explain=explain)
+        if self.prepared and not explain:
+            first, *more = statements.parts()
+            rows = await self.db.one_statement(
+                lambda conn: run_prepared(conn, ns, *first, ef_search=ef_search, more=more)
             )
-        )
+        else:
+            statement, args = statements.joined()
+            rows = await self.db.one_statement(
+                lambda conn: run_bound(
+                    conn, ns, statement, args, ef_search=ef_search, explain=explain
+                )
+            )
         return rows, lists
 
     async def _holders(
