@@ -444,8 +444,9 @@ async def test_the_frequencies_apart_give_the_hits_of_the_joined_statement(
     opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A prepared search sends the keyword frequencies as a statement of their own in its
-    pipeline (ADR 0045); the one planned per search joins them into one UNION ALL, as before."""
+    """A prepared search fetches the keyword frequencies while the query is embedded, or as a
+    statement of their own in its pipeline (ADR 0045); the one planned per search joins them
+    into one UNION ALL, as before: the same hits each way."""
     backend, extractor, _ = opened
     for n in range(4):
         await ingest(backend, extractor, NS, f"doc-{n}")
@@ -460,11 +461,15 @@ async def test_the_frequencies_apart_give_the_hits_of_the_joined_statement(
         query = SearchQuery(text, threshold=0.0, limit=5)
 
         backend.searcher.prepared = True
-        apart = await backend.search(NS, query)
-        backend.searcher.prepared = False
+        overlapped = await backend.search(NS, query)  # frequencies while embedding
+        backend.searcher.overlap = False
+        apart = await backend.search(NS, query)  # frequencies in the lists' pipeline
+        backend.searcher.overlap, backend.searcher.prepared = True, False
         joined = await backend.search(NS, query)
+        backend.searcher.prepared = True
 
         assert [(h.id, h.score) for h in apart] == [(h.id, h.score) for h in joined]
+        assert [(h.id, h.score) for h in overlapped] == [(h.id, h.score) for h in joined]
         assert apart
 
 
