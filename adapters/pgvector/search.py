@@ -142,9 +142,9 @@ class SearchLists:
 class SearchStatement:
     """What a search's first round trip runs: the candidate lists as one statement and, in a
     bounded search, the kept keyword frequencies as another, sent in the same pipeline
-    (`prepared_search`). Joined into one UNION ALL, their generic plan cost the server 1.1 ms
-    per search against 0.48 ms apart (ADR 0045); `joined` is that one statement, for
-    `bound_search`'s `EXECUTE`, which takes one."""
+    (`prepared_search`). Joined into one UNION ALL, they cost the server 0.64 ms per search
+    (median) against 0.45 ms apart, in turns on the bench's large tier (ADR 0045); `joined` is
+    that one statement, for `bound_search`'s `EXECUTE`, which takes one."""
 
     lists_sql: sql.Composed
     lists_args: list[Any]
