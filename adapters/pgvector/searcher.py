@@ -52,9 +52,10 @@ class PgvectorSearcher:
         self.prepared = True
         # None: `search.HNSW_EF_SEARCH`; the bench sets 40 to compare in the same run.
         self.ef_search: int | None = None
-        # The keyword frequencies fetched while the query is embedded (ADR 0045); False sends
-        # them in the first statement's pipeline, for the bench's comparison.
-        self.overlap = True
+        # True fetches a bounded search's keyword frequencies while the query is embedded, in
+        # a round trip of their own. Off: on a quiet machine it gained nothing at p50 or p95 and
+        # its server CPU read higher (ADR 0045); the bench keeps timing it as a turn.
+        self.overlap = False
         self._embedder = embedder
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
@@ -65,8 +66,8 @@ class PgvectorSearcher:
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         now = self._clock.now()
-        # The embedder runs in a thread: what needs no query vector (the ANN check, a bounded
-        # search's keyword frequencies) goes to the server meanwhile (ADR 0045).
+        # The embedder runs in a thread: what needs no query vector (the ANN check, and with
+        # `overlap` a bounded search's keyword frequencies) goes meanwhile (ADR 0045).
         embedding = asyncio.ensure_future(self._embedder.embed([query.text]))
         try:
             with port_errors("search"):

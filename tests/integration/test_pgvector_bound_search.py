@@ -112,8 +112,8 @@ async def test_a_connection_back_from_a_search_is_bound_to_no_namespace(
     [
         (SearchMode.MEMORIES, False, 1),
         (SearchMode.HYBRID, True, 1),
-        # The keyword frequencies go while the query is embedded (ADR 0045): one round trip
-        # after the embedding, as before.
+        # With `overlap` the keyword frequencies go while the query is embedded (ADR 0045):
+        # one round trip after the embedding, as without.
         (SearchMode.MEMORIES, True, 2),
     ],
 )

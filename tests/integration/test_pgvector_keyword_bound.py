@@ -460,11 +460,11 @@ async def test_the_frequencies_apart_give_the_hits_of_the_joined_statement(
         text = " ".join([*rnd.sample(COMMON, 3), *rnd.sample(RARE, 1)])
         query = SearchQuery(text, threshold=0.0, limit=5)
 
-        backend.searcher.prepared = True
+        backend.searcher.overlap = True
         overlapped = await backend.search(NS, query)  # frequencies while embedding
         backend.searcher.overlap = False
         apart = await backend.search(NS, query)  # frequencies in the lists' pipeline
-        backend.searcher.overlap, backend.searcher.prepared = True, False
+        backend.searcher.prepared = False
         joined = await backend.search(NS, query)
         backend.searcher.prepared = True
 
