@@ -13,8 +13,9 @@ Here a search reads O(candidates):
    every dropped keyword and nothing else could not reach the bar; only holders of the
    keywords left can enter the top. A second statement fetches those (through the GIN index)
    whose held weight could lift the bounding cosine to the bar; when some keywords are
-   required (the others' weight together falls short), it looks up the rarest of them only
-   (ADR 0041). The ranking is the
+   required (the others' weight together falls short), it looks up the facts holding every
+   one of them (ADR 0045; ADR 0041 looked up the rarest). Of those, only the ones whose fused
+   score reaches the bar come back (ADR 0045). The ranking is the
    exhaustive one over the vector list and those holders: exact wherever the vector list is
    (the ANN index's own approximation stays).
 
@@ -33,7 +34,8 @@ import numpy as np
 from psycopg import sql
 
 from factledger.adapters.pgvector.keywords import terms_argument
-from factledger.application.memory.lexical import coverage, fused_score, idf_weights
+from factledger.adapters.pgvector.term_stats import HOLDERS_FUNCTION, HOLDERS_OF_ALL_FUNCTION
+from factledger.application.memory.lexical import LEXICAL_WEIGHT, coverage, fused_score, idf_weights
 from factledger.application.memory.types import Namespace, SearchQuery
 
 # Holders fetched at most: past it the nearest by vector are kept (a query whose every keyword
@@ -101,13 +103,18 @@ def kept_frequencies_statement(
 
 @dataclass(frozen=True, slots=True)
 class HolderBound:
-    """What step two fetches: holders of `lookup`, kept when the weight they hold of `terms`
-    reaches `needed` (the least a fact outside the vector list must hold to reach the bar)."""
+    """What step two fetches: holders of `lookup` (of every one of them when `every`, of any
+    otherwise), kept when the weight they hold of `terms` reaches `needed` (the least a fact
+    outside the vector list must hold to reach the bar) and their fused score reaches `bar`
+    (`total` is the weight of every query keyword, held or not: coverage's denominator)."""
 
     lookup: tuple[str, ...]
     terms: tuple[str, ...]
     weights: tuple[float, ...]
     needed: float
+    every: bool = False
+    bar: float = -1.0
+    total: float = 1.0
 
 
 def holder_bound(
@@ -145,19 +152,31 @@ def holder_bound(
     lookup = tuple(t for _, t in held if t not in dropped)
     if not lookup:
         return None
-    needed = _least_coverage(outside, bar) * sum(weights)
+    total = sum(weights)
+    needed = _least_coverage(outside, bar) * total
     required = _required(held, needed)
-    if required:  # every holder that can reach the bar holds them all: look up the rarest
-        lookup = (min(required, key=lambda t: (frequency[t], t)),)
-    return HolderBound(lookup, tuple(t for _, t in held), tuple(w for w, _ in held), needed)
+    # Every holder that can reach the bar holds all the required keywords: the GIN index
+    # intersects their postings instead of reading the rarest one's (ADR 0045).
+    every = bool(required)
+    if every:
+        lookup = tuple(sorted(required, key=lambda t: (frequency[t], t)))
+    return HolderBound(
+        lookup,
+        tuple(t for _, t in held),
+        tuple(w for w, _ in held),
+        needed,
+        every=every,
+        bar=bar,
+        total=total,
+    )
 
 
 def _required(held: list[tuple[float, str]], needed: float) -> list[str]:
     """The held keywords without which the others' weight falls short of `needed` (ADR 0041).
 
-    The holders of one such keyword are a subset of those of any keyword list, so the GIN
-    look-up reads one posting list instead of the union of the common keywords' (1-5 ms for
-    the bench's template words); those short of `needed` are dropped by it as before."""
+    Every holder that can reach the bar holds each of them, so the GIN look-up intersects their
+    postings (`@>`, ADR 0045) instead of reading the union of the common keywords' (1-5 ms
+    for the bench's template words); those short of `needed` are dropped by it as before."""
     total = sum(w for w, _ in held)
     return [t for w, t in held if total - w < needed - _TIE]
 
@@ -188,15 +207,28 @@ def holders_statement(
     """The visible holders that may reach the bar, nearest first, at most `HOLDER_LIMIT`.
 
     The weight a fact holds is summed as `coverage` sums it (a share of additive weights),
-    so a holder that cannot reach the bar never leaves the server."""
+    so a holder that cannot reach the bar never leaves the server: short of `needed` it is
+    dropped by the look-up, and with its cosine short of the bar by the fused score here
+    (`fused_score`'s form; the ranking scores the rows again in Python, `_TIE` keeps ties)."""
     where_visible, visible_params = visible
+    function = sql.Identifier(HOLDERS_OF_ALL_FUNCTION if bound.every else HOLDERS_FUNCTION)
+    terms = sql.SQL("string_to_array(%s, ' ')")
     statement = sql.SQL(
         "SELECT {cols}, 1 - (embedding <=> %b) AS score, NULL::real AS text_rank FROM memories "
         "WHERE namespace = %s AND {vis} "
-        "AND id = ANY(ARRAY(SELECT keyword_holders(string_to_array(%s, ' '), "
-        "string_to_array(%s, ' '), string_to_array(%s, ' ')::double precision[], %s))) "
+        "AND id = ANY(ARRAY(SELECT {fn}({terms}, {terms}, {terms}::double precision[], %s))) "
+        "AND least(1.0, least(1.0, 1 - (embedding <=> %b)) + %s * (SELECT coalesce(sum(q.w), 0) "
+        "FROM unnest({terms}, {terms}::double precision[]) AS q(t, w) "
+        "WHERE q.t = ANY(lexical_terms))) >= %s "
         "ORDER BY embedding <=> %b, id LIMIT {limit}"
-    ).format(cols=columns, vis=where_visible, limit=sql.Literal(HOLDER_LIMIT))
+    ).format(
+        cols=columns,
+        vis=where_visible,
+        fn=function,
+        terms=terms,
+        limit=sql.Literal(HOLDER_LIMIT),
+    )
+    weights = " ".join(repr(w) for w in bound.weights)
     args = [
         now,
         vector,
@@ -204,8 +236,13 @@ def holders_statement(
         *visible_params,
         " ".join(bound.lookup),
         " ".join(bound.terms),
-        " ".join(repr(w) for w in bound.weights),
+        weights,
         bound.needed,
+        vector,
+        LEXICAL_WEIGHT / bound.total if bound.total > 0 else 0.0,
+        " ".join(bound.terms),
+        weights,
+        bound.bar,
         vector,
     ]
     return statement, args

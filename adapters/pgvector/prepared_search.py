@@ -22,6 +22,7 @@ only Sync, so a search stays one round trip.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -59,11 +60,13 @@ async def run_prepared(
     args: list[Any],
     *,
     ef_search: int | None,
+    more: Sequence[tuple[sql.Composed, list[Any]]] = (),
 ) -> list[dict[str, Any]]:
-    """Runs `statement` bound to `namespace`, prepared, in one round trip.
+    """Runs `statement`, then each of `more`, bound to `namespace`, prepared, in one round trip;
+    returns their rows in that order.
 
     `conn` must be an idle autocommit connection (the pool's): the pipeline's implicit
-    transaction is what limits the binding to this statement.
+    transaction is what limits the binding to these statements.
     """
     bind, bind_args = (
         (_BIND, [namespace])
@@ -73,11 +76,16 @@ async def run_prepared(
             [namespace, str(ef_search)],
         )
     )
-    cursor = search_cursor(conn)
+    parts = [(statement, args), *more]
+    cursors = [search_cursor(conn) for _ in parts]
     # No BEGIN/COMMIT: what a pipeline sends up to its Sync runs as one implicit transaction,
-    # so the binding holds for the statement and ends with it; psycopg's `transaction()`
+    # so the binding holds for the statements and ends with them; psycopg's `transaction()`
     # would wait for BEGIN and COMMIT (three round trips instead of one).
     async with conn.pipeline():
         await conn.execute(bind, bind_args, prepare=True)
-        await cursor.execute(statement, args, prepare=True)
-    return await cursor.fetchall()
+        for cursor, (part, part_args) in zip(cursors, parts, strict=True):
+            await cursor.execute(part, part_args, prepare=True)
+    rows: list[dict[str, Any]] = []
+    for cursor in cursors:
+        rows += await cursor.fetchall()
+    return rows

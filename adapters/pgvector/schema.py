@@ -20,7 +20,10 @@ from factledger.adapters.pgvector.bound_search import (
     lexical_terms_migration,
 )
 from factledger.adapters.pgvector.slot_terms import slot_terms_migration
-from factledger.adapters.pgvector.term_stats import term_statistics_migration
+from factledger.adapters.pgvector.term_stats import (
+    holders_of_all_migration,
+    term_statistics_migration,
+)
 
 MIGRATION_LOCK_KEY = 7_406_411_230_001  # arbitrary, fixed: one lock id for our migrations
 NAMESPACED_TABLES = ("memories", "documents", "records", "chunks", "ann_indexes")
@@ -225,6 +228,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (6, "lexical terms", lexical_terms_migration),
     (7, "term statistics", term_statistics_migration),
     (8, "slot terms", slot_terms_migration),
+    (9, "holders of all keywords", holders_of_all_migration),
 )
 
 

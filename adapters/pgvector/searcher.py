@@ -1,7 +1,8 @@
 """Running a pgvector search: which namespaces have an ANN index, the bound statement(s), the
 ranking (split from `backend.py`; the SQL is composed in `search.py`).
 
-- A search is one round trip: its statement prepared per connection and bound to the
+- A search is one round trip: its statements (the candidate lists, and a bounded search's
+  keyword frequencies apart, ADR 0045) prepared per connection and bound to the
   namespace in one pipeline (`prepared_search`, ADR 0030 addendum; `bound_search`'s
   `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison),
   except memories mode with query keywords whose first statement leaves keywords that can
@@ -11,6 +12,7 @@ ranking (split from `backend.py`; the SQL is composed in `search.py`).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import datetime
 from typing import Any
@@ -28,6 +30,7 @@ from factledger.adapters.pgvector.search import (
     HNSW_EF_SEARCH,
     MEMORY_COLUMNS,
     SearchLists,
+    frequencies_statement,
     numbered,
     rank_rows,
     search_statement,
@@ -49,6 +52,10 @@ class PgvectorSearcher:
         self.prepared = True
         # None: `search.HNSW_EF_SEARCH`; the bench sets 40 to compare in the same run.
         self.ef_search: int | None = None
+        # True fetches a bounded search's keyword frequencies while the query is embedded, in
+        # a round trip of their own. Off: on a quiet machine it gained nothing at p50 or p95 and
+        # its server CPU read higher (ADR 0045); the bench keeps timing it as a turn.
+        self.overlap = False
         self._embedder = embedder
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
@@ -58,39 +65,85 @@ class PgvectorSearcher:
         self._ann = None
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
-        vector = (await self._embedder.embed([query.text]))[0]
         now = self._clock.now()
+        # The embedder runs in a thread: what needs no query vector (the ANN check, and with
+        # `overlap` a bounded search's keyword frequencies) goes meanwhile (ADR 0045).
+        embedding = asyncio.ensure_future(self._embedder.embed([query.text]))
+        try:
+            with port_errors("search"):
+                ann = await self.has_ann(namespace)
+                early = await self._early_frequencies(namespace, query, now=now)
+        except BaseException:
+            _discard(embedding)
+            raise
+        vector = (await embedding)[0]
         # No log line per search: it is the hot path, and callers log and meter their calls.
         with port_errors("search"):
-            rows, lists = await self._bound_rows(namespace, query, vector, now=now, explain=False)
+            rows, lists = await self._bound_rows(
+                namespace, query, vector, now=now, explain=False, ann=ann, early=early
+            )
             if lists.holders_pending:
                 rows += await self._holders(namespace, query, vector, lists, rows, now=now)
         return rank_rows(lists, rows)
+
+    async def _early_frequencies(
+        self, ns: Namespace, query: SearchQuery, *, now: datetime
+    ) -> list[dict[str, Any]] | None:
+        """A bounded search's keyword frequencies, fetched while the query is embedded; None
+        when the search has none or does not overlap (`overlap`, `prepared`)."""
+        frequencies = frequencies_statement(ns, query, now=now)
+        if frequencies is None or not (self.overlap and self.prepared):
+            return None
+        statement, args = frequencies
+        return await self.db.one_statement(
+            lambda conn: run_prepared(conn, ns, statement, args, ef_search=None)
+        )
 
     async def explain(self, namespace: Namespace, query: SearchQuery) -> str:
         """The plan of the search's first statement (operators: is the ANN index used?)."""
         vector = (await self._embedder.embed([query.text]))[0]
         with port_errors("explain"):
             rows, _ = await self._bound_rows(
-                namespace, query, vector, now=self._clock.now(), explain=True
+                namespace,
+                query,
+                vector,
+                now=self._clock.now(),
+                explain=True,
+                ann=await self.has_ann(namespace),
             )
         return "\n".join(str(row[EXPLAIN_FUNCTION]) for row in rows)
 
     async def _bound_rows(
-        self, ns: Namespace, query: SearchQuery, vector: Any, *, now: datetime, explain: bool
+        self,
+        ns: Namespace,
+        query: SearchQuery,
+        vector: Any,
+        *,
+        now: datetime,
+        explain: bool,
+        ann: bool,
+        early: list[dict[str, Any]] | None = None,
     ) -> tuple[list[dict[str, Any]], SearchLists]:
+        """The first statement's rows; `early`, the frequencies fetched already, are added to
+        them instead of being fetched again."""
         # One round trip: a pipeline (`prepared_search`) or `bound_search` binds the namespace.
-        ann = await self.has_ann(ns)
-        statement, args, lists = search_statement(ns, query, vector, now=now, ann=ann)
-        ef_search = (self.ef_search or HNSW_EF_SEARCH) if ann else None
-        rows = await self.db.one_statement(
-            lambda conn: (
-                run_prepared(conn, ns, statement, args, ef_search=ef_search)
-                if self.prepared and not explain
-                else run_bound(conn, ns, statement, args, ef_search=ef_search, explain=explain)
-            )
+        statements, lists = search_statement(
+            ns, query, vector, now=now, ann=ann, with_frequencies=early is None
         )
-        return rows, lists
+        ef_search = (self.ef_search or HNSW_EF_SEARCH) if ann else None
+        if self.prepared and not explain:
+            first, *more = statements.parts()
+            rows = await self.db.one_statement(
+                lambda conn: run_prepared(conn, ns, *first, ef_search=ef_search, more=more)
+            )
+        else:
+            statement, args = statements.joined()
+            rows = await self.db.one_statement(
+                lambda conn: run_bound(
+                    conn, ns, statement, args, ef_search=ef_search, explain=explain
+                )
+            )
+        return rows + (early or []), lists
 
     async def _holders(
         self,
@@ -142,3 +195,10 @@ class PgvectorSearcher:
                 names = frozenset(row[0] for row in await cur.fetchall())
             self._ann = (time.monotonic(), names)
         return ns in self._ann[1]
+
+
+def _discard(embedding: asyncio.Future[Any]) -> None:
+    """Drops the embedding of a search that failed before it needed the vector: cancelled
+    while it runs (its thread finishes alone), its error read if it had one."""
+    if not embedding.cancel() and not embedding.cancelled():
+        embedding.exception()

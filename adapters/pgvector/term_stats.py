@@ -33,6 +33,9 @@ if TYPE_CHECKING:  # schema lists this module's migration
 
 TERMS_TABLE = "memory_terms"
 HOLDERS_FUNCTION = "keyword_holders"
+# The holders of every keyword of a list (migration 9, ADR 0045): the GIN index intersects
+# their postings, where `keyword_holders` reads the union of one keyword list's.
+HOLDERS_OF_ALL_FUNCTION = "keyword_holders_of_all"
 _KEY = "namespace, term, is_inference, is_latest, is_forgotten"
 
 
@@ -94,14 +97,16 @@ def _trigger_function(o: SchemaOptions) -> sql.Composed:
     )
 
 
-def _holders_function(o: SchemaOptions) -> list[Statement]:
+def _holders_function(
+    o: SchemaOptions, name: str = HOLDERS_FUNCTION, operator: str = "&&"
+) -> list[Statement]:
     # `&&` on arrays is not leakproof, so under row-level security PostgreSQL must not use it
     # as an index condition: the application role's lookup read every row of the namespace.
     # This owner-run function applies the policy's own condition itself and returns ids only
     # (the caller then reads the rows under RLS by primary key), like `claim_queued_document`.
     # The holders come back only when the weight they hold of `p_terms` reaches `p_needed`:
     # the index's recheck reads their keywords anyway, and most holders fall short.
-    fn = sql.Identifier(o.schema, HOLDERS_FUNCTION)
+    fn = sql.Identifier(o.schema, name)
     signature = sql.SQL("(text[], text[], double precision[], double precision)")
     return [
         sql.SQL(
@@ -110,10 +115,10 @@ def _holders_function(o: SchemaOptions) -> list[Statement]:
             "SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$ "
             "SELECT m.id FROM {m} AS m "
             "WHERE m.namespace = current_setting('app.namespace', true) "
-            "AND m.lexical_terms && p_lookup AND (SELECT coalesce(sum(q.w), 0) "
+            "AND m.lexical_terms {op} p_lookup AND (SELECT coalesce(sum(q.w), 0) "
             "FROM unnest(p_terms, p_weights) AS q(t, w) WHERE q.t = ANY(m.lexical_terms)) "
             ">= p_needed $$"
-        ).format(fn=fn, m=sql.Identifier(o.schema, "memories")),
+        ).format(fn=fn, m=sql.Identifier(o.schema, "memories"), op=sql.SQL(operator)),
         sql.SQL("REVOKE ALL ON FUNCTION {}{} FROM PUBLIC").format(fn, signature),
         sql.SQL("GRANT EXECUTE ON FUNCTION {}{} TO {}").format(
             fn, signature, sql.Identifier(o.app_role)
@@ -201,3 +206,9 @@ def term_statistics_migration(o: SchemaOptions) -> list[Statement]:
         ).format(s),
     ]
     return statements
+
+
+def holders_of_all_migration(o: SchemaOptions) -> list[Statement]:
+    """Migration 9: `keyword_holders` with `@>` (holders of every keyword of `p_lookup`), for a
+    bounded search whose holders must hold several required keywords (ADR 0045)."""
+    return _holders_function(o, HOLDERS_OF_ALL_FUNCTION, "@>")

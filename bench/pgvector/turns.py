@@ -4,9 +4,10 @@ floor, taking turns in one run (`factledger pgvector bench`, ADR 0030 addendum).
 The machine is shared and its load moves within a run, so they are timed in alternating
 blocks of queries over the same workload: the floor (query embedding + `SELECT 1`), a search
 whose statement is prepared once per connection (`prepared_search`), one planned by
-`bound_search`'s `EXECUTE` on every call, and a prepared one with `ef_search` 40. Each block
-also reads the CPU time the bench process and the server's processes spent, which the load
-moves less than the wall clock.
+`bound_search`'s `EXECUTE` on every call, a prepared one with `ef_search` 40, and a prepared
+one that fetches the keyword frequencies during the query's embedding instead of after it.
+Each block also reads the CPU time the bench process and the server's processes spent, which
+the load moves less than the wall clock.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ async def take_turns(
     at it: what an agent's recall asks (ADR 0023)."""
     floor, prepared, planned = Turns("floor"), Turns("prepared"), Turns("planned per search")
     narrow = Turns(f"prepared, ef_search {NARROW_EF_SEARCH}")
+    # The keyword frequencies fetched while the query is embedded, in a round trip of their
+    # own, instead of in the first statement's pipeline after it (ADR 0045).
+    overlapped = Turns("prepared, overlap")
 
     async def floor_call(_: Namespace, text: str) -> None:
         await embedder.embed([text])
@@ -93,6 +97,13 @@ async def take_turns(
         await search_call(ns, text)
         backend.searcher.prepared = True
 
+    async def overlap_call(ns: Namespace, text: str) -> None:
+        backend.searcher.overlap = True
+        try:
+            await search_call(ns, text)
+        finally:
+            backend.searcher.overlap = False
+
     async def narrow_call(ns: Namespace, text: str) -> None:
         backend.searcher.ef_search = NARROW_EF_SEARCH
         try:
@@ -105,6 +116,7 @@ async def take_turns(
         (prepared, prepared_call),
         (planned, planned_call),
         (narrow, narrow_call),
+        (overlapped, overlap_call),
     ]
     if recall_threshold is not None:
         at_recall = Turns(f"prepared, recall's threshold (raw {recall_threshold:.3f})")
@@ -122,6 +134,7 @@ async def take_turns(
                 await _block(turns, call, block, postmaster)
     finally:
         backend.searcher.prepared, backend.searcher.ef_search = True, None
+        backend.searcher.overlap = False
     return [turns for turns, _ in ways]
 
 

@@ -17,10 +17,12 @@ from psycopg import sql
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.pgvector import schema
+from factledger.adapters.pgvector import search as search_module
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.errors import MemoryBackendError
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.lexical import (
     LEXICAL_WEIGHT,
@@ -42,6 +44,9 @@ COMMON = ("prefers", "weekly", "calls", "team", "office", "morning", "supplier",
 RARE = tuple(f"word{n:03d}" for n in range(120))
 START = datetime(2026, 1, 1, tzinfo=UTC)
 HOLDERS = "SELECT keyword_holders(%s::text[], %s::text[], %s::double precision[], 1.0)"
+HOLDERS_OF_ALL = (
+    "SELECT keyword_holders_of_all(%s::text[], %s::text[], %s::double precision[], 1.0)"
+)
 
 
 def fact_texts(seed: int, count: int) -> list[str]:
@@ -311,6 +316,34 @@ async def test_the_holder_lookup_answers_for_the_bound_namespace_only(
     assert unbound == []
 
 
+async def test_the_holders_of_every_keyword_answer_for_the_bound_namespace_only(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+) -> None:
+    backend, extractor, _ = opened
+    await ingest(backend, extractor, NS, "doc-0")
+    await ingest(backend, extractor, OTHER, "doc-0")  # the same texts, other ids
+    both = query_terms("team office")
+
+    async with backend.db.bound(NS) as conn:
+        cur = await conn.execute(HOLDERS_OF_ALL, [both, both, [1.0] * len(both)])
+        bound = {row[0] for row in await cur.fetchall()}
+    async with backend.db.unbound() as conn:
+        cur = await conn.execute(HOLDERS_OF_ALL, [both, both, [1.0] * len(both)])
+        unbound = await cur.fetchall()
+
+    async with await psycopg.AsyncConnection.connect(backend.config.admin_conninfo) as conn:
+        cur = await conn.execute(
+            sql.SQL(
+                "SELECT id FROM {}.memories WHERE namespace = %s AND lexical_terms @> %s"
+            ).format(sql.Identifier(backend.config.schema)),
+            [NS, both],
+        )
+        holding_both = {row[0] for row in await cur.fetchall()}
+    assert bound == holding_both
+    assert bound  # the texts are drawn so that some facts hold both
+    assert unbound == []
+
+
 class _QueryAlongTheFirstAxis:
     """Embeds every text as the first unit vector: facts get their cosines by construction."""
 
@@ -367,3 +400,99 @@ async def test_a_holder_of_common_keywords_reaches_the_top_past_a_rarer_one(
     # Then
     assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
     assert hits[1].score == pytest.approx(0.595, abs=1e-3)
+
+
+async def test_a_holder_of_every_required_keyword_reaches_the_top(
+    postgres: PostgresLocation,
+) -> None:
+    """With both query keywords required (neither alone lifts a fact outside the vector list to
+    the bar), the look-up of the facts holding both finds the one they lift into the top, and
+    the holders whose fused score stays under the bar do not change the ranking."""
+    # Given: 20 facts without keywords fill the vector list (cosines 0.80 down to 0.42), so the
+    # bar is 0.76 and a fact outside needs 0.74 of the keyword weight: both keywords. Outside
+    # it: a fact holding both at 0.33 (lifted to 0.79), one holding both at 0.05 (0.51, under
+    # the bar), and facts holding one of them.
+    cosines_and_terms: list[tuple[float, tuple[str, ...]]] = [
+        (0.80 - i * 0.02, ()) for i in range(20)
+    ]
+    cosines_and_terms += [(0.33, ("lantern", "harbour")), (0.05, ("lantern", "harbour"))]
+    cosines_and_terms += [(0.40, ("lantern",)), (0.39, ("harbour",)), (0.38, ("lantern",))]
+    cosines_and_terms += [(0.37, ("harbour",)), (-0.1, ()), (-0.2, ())]
+    async with pgvector_backend(
+        postgres,
+        embedder=_QueryAlongTheFirstAxis(),
+        extractor=ScriptedExtractor(),
+        clock=ManualClock(START),
+    ) as backend:
+        await bulk_load_facts(
+            backend.config,
+            [
+                BulkFact(NS, f"fact-{i:02d}", f"fact {i}", at_cosine(c, i + 1), terms=terms)
+                for i, (c, terms) in enumerate(cosines_and_terms)
+            ],
+        )
+
+        # When
+        hits = await backend.search(NS, SearchQuery("lantern harbour", threshold=0.0))
+
+    # Then
+    assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
+    assert hits[1].score == pytest.approx(0.79, abs=1e-3)
+    assert backend.searcher.bounded.second_statements == 1
+
+
+async def test_the_frequencies_apart_give_the_hits_of_the_joined_statement(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A prepared search fetches the keyword frequencies while the query is embedded, or as a
+    statement of their own in its pipeline (ADR 0045); the one planned per search joins them
+    into one UNION ALL, as before: the same hits each way."""
+    backend, extractor, _ = opened
+    for n in range(4):
+        await ingest(backend, extractor, NS, f"doc-{n}")
+
+    async def indexed(_: Namespace) -> bool:
+        return True  # the namespace as a literal, as for a partial index
+
+    monkeypatch.setattr(backend.searcher, "has_ann", indexed)
+    rnd = random.Random(5)
+    for _ in range(10):
+        text = " ".join([*rnd.sample(COMMON, 3), *rnd.sample(RARE, 1)])
+        query = SearchQuery(text, threshold=0.0, limit=5)
+
+        backend.searcher.overlap = True
+        overlapped = await backend.search(NS, query)  # frequencies while embedding
+        backend.searcher.overlap = False
+        apart = await backend.search(NS, query)  # frequencies in the lists' pipeline
+        backend.searcher.prepared = False
+        joined = await backend.search(NS, query)
+        backend.searcher.prepared = True
+
+        assert [(h.id, h.score) for h in apart] == [(h.id, h.score) for h in joined]
+        assert [(h.id, h.score) for h in overlapped] == [(h.id, h.score) for h in joined]
+        assert apart
+
+
+async def test_a_failing_frequency_statement_fails_the_search_and_leaves_the_pool_usable(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    backend, extractor, _ = opened
+    await ingest(backend, extractor, NS, "doc-0")
+    query = SearchQuery("team office morning", threshold=0.0)
+    expected = await backend.search(NS, query)
+
+    def broken(*_: Any, **__: Any) -> tuple[sql.Composed, list[Any]]:
+        return sql.SQL("SELECT 1 / 0 AS {}").format(sql.Identifier("t")), []
+
+    with monkeypatch.context() as patched:
+        patched.setattr(search_module, "kept_frequencies_statement", broken)
+        for _ in range(3):  # more searches than the pool has connections
+            with pytest.raises(MemoryBackendError):
+                await backend.search(NS, query)
+
+    assert await backend.search(NS, query) == expected
+    async with backend.db.unbound() as conn:  # nothing stayed bound to the namespace
+        cur = await conn.execute("SELECT count(*) FROM memories")
+        assert await cur.fetchone() == (0,)
