@@ -192,11 +192,18 @@ def search_statement(
     now: datetime,
     ann: bool,
     with_frequencies: bool = True,
+    lexical_depth: int | None = None,
+    holders_past_depth: bool = False,
 ) -> tuple[SearchStatement, SearchLists]:
     """Memories or chunks ranked by similarity; hybrid adds the full-text ranking. All the
     candidate lists travel as one statement: a UNION ALL whose rows carry their `list_no`;
     a bounded search's keyword frequencies as a second one (`SearchStatement`), unless the
-    caller fetched them already (`with_frequencies` False)."""
+    caller fetched them already (`with_frequencies` False).
+
+    `lexical_depth`, on a namespace with an ANN index, makes a bounded search's vector list
+    that deep and takes its keyword candidates from it alone: no holders statement (ADR 0048);
+    with `holders_past_depth` the holders the bound still admits are fetched as before (exact,
+    the deeper list only lowering the bound)."""
     tables = {
         SearchMode.MEMORIES: (("memories", HitKind.MEMORY),),
         SearchMode.CHUNKS: (("chunks", HitKind.CHUNK),),
@@ -209,6 +216,9 @@ def search_statement(
     depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
     terms = query_terms(query.text) if fused else []
     bounded = bounded_search(query)
+    from_list = bounded and ann and lexical_depth is not None
+    if from_list and lexical_depth is not None:
+        depth = max(depth, lexical_depth)
     if terms and not ann and not bounded:
         fused_sql, fused_args = fused_exact_statement(
             ns,
@@ -252,7 +262,8 @@ def search_statement(
         ):
             parts.append(numbered(len(parts), statement))
             args += part_args
-    searched = SearchLists(query, depth, tuple(lists), tuple(terms), holders_pending=bounded)
+    pending = bounded and (holders_past_depth or not from_list)
+    searched = SearchLists(query, depth, tuple(lists), tuple(terms), holders_pending=pending)
     return SearchStatement(sql.SQL(" UNION ALL ").join(parts), args, frequencies), searched
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.application.memory.types import Namespace, SearchQuery
 from factledger.application.ports import Embedder
+from factledger.bench.pgvector.lexical_depth import EXACT_DEPTH, LEXICAL_DEPTHS
 from factledger.bench.pgvector.measure import TOP_K, Workload, percentiles
 
 BLOCK = 50  # queries per turn
@@ -118,6 +119,8 @@ async def take_turns(
         (narrow, narrow_call),
         (overlapped, overlap_call),
     ]
+    ways += [_depth_way(backend, depth, search_call) for depth in LEXICAL_DEPTHS]
+    ways.append(_depth_way(backend, EXACT_DEPTH, search_call, holders=True))
     if recall_threshold is not None:
         at_recall = Turns(f"prepared, recall's threshold (raw {recall_threshold:.3f})")
 
@@ -136,6 +139,30 @@ async def take_turns(
         backend.searcher.prepared, backend.searcher.ef_search = True, None
         backend.searcher.overlap = False
     return [turns for turns, _ in ways]
+
+
+def _depth_way(
+    backend: PgvectorMemoryBackend,
+    depth: int,
+    search_call: Callable[[Namespace, str], Awaitable[None]],
+    *,
+    holders: bool = False,
+) -> tuple[Turns, Callable[[Namespace, str], Awaitable[None]]]:
+    """A prepared search whose keyword candidates come from a vector list `depth` deep, no
+    holders statement (`lexical_depth`, ADR 0048); `holders`: with the holders the bound
+    still admits past it (exact)."""
+    searcher = backend.searcher
+
+    async def depth_call(ns: Namespace, text: str) -> None:
+        saved = searcher.lexical_depth, searcher.holders_past_depth
+        searcher.lexical_depth, searcher.holders_past_depth = depth, holders
+        try:
+            await search_call(ns, text)
+        finally:
+            searcher.lexical_depth, searcher.holders_past_depth = saved
+
+    name = f"prepared, lexical depth {depth}" + (" + holders" if holders else "")
+    return Turns(name), depth_call
 
 
 async def _block(
