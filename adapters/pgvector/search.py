@@ -193,7 +193,7 @@ def search_statement(
     ann: bool,
     with_frequencies: bool = True,
     lexical_depth: int | None = None,
-    holders_past_depth: bool = False,
+    holders_past_depth: bool = True,
 ) -> tuple[SearchStatement, SearchLists]:
     """Memories or chunks ranked by similarity; hybrid adds the full-text ranking. All the
     candidate lists travel as one statement: a UNION ALL whose rows carry their `list_no`;

@@ -56,13 +56,13 @@ class PgvectorSearcher:
         # a round trip of their own. Off: on a quiet machine it gained nothing at p50 or p95 and
         # its server CPU read higher (ADR 0045); the bench keeps timing it as a turn.
         self.overlap = False
-        # Namespaces with an ANN index: a bounded search takes its keyword candidates from a
-        # vector list this deep instead of fetching holders (ADR 0048); None keeps the holders
-        # statement, whose answer is exact wherever the vector list is.
+        # Namespaces with an ANN index: a bounded search reads a vector list this deep, so the
+        # bound admits fewer holders past it (ADR 0048; `PgvectorConfig.lexical_depth`, which
+        # the backend sets). None: the ranking's own depth.
         self.lexical_depth: int | None = None
-        # With `lexical_depth`: still fetch the holders the bound admits past the deeper list
-        # (exact; the bench's comparison, ADR 0048).
-        self.holders_past_depth = False
+        # False takes keyword candidates from that list alone, no holders statement: measured
+        # (the bench's "lexical depth" turns) and not kept, it can change the top 3 (ADR 0048).
+        self.holders_past_depth = True
         self._embedder = embedder
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)

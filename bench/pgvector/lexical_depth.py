@@ -11,7 +11,8 @@ from factledger.application.memory.types import SearchHit, SearchQuery
 from factledger.bench.pgvector.measure import RECALL_TOLERANCE, TOP_K, Workload
 
 LEXICAL_DEPTHS = (50, 100, 200)  # the vector list depths tried against the holders statement
-EXACT_DEPTH = 100  # a deeper list that still fetches the holders its bound admits (exact)
+# Deeper lists that still fetch the holders their bound admits (exact).
+EXACT_DEPTHS = (50, 100)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +36,7 @@ class DepthAgreement:
 async def depth_agreements(backend: PgvectorMemoryBackend, work: Workload) -> list[DepthAgreement]:
     """Each depth's answers against the holders statement's (`lexical_depth` None), query by
     query on the same index, so only the way keyword candidates are found differs."""
-    ways = [(None, False), *((d, False) for d in LEXICAL_DEPTHS), (EXACT_DEPTH, True)]
+    ways = [(None, False), *((d, False) for d in LEXICAL_DEPTHS), *((d, True) for d in EXACT_DEPTHS)]
     searcher = backend.searcher
     saved = searcher.lexical_depth, searcher.holders_past_depth
     answers: list[tuple[str, list[list[SearchHit]], int]] = []

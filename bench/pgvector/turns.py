@@ -21,7 +21,7 @@ from pathlib import Path
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.application.memory.types import Namespace, SearchQuery
 from factledger.application.ports import Embedder
-from factledger.bench.pgvector.lexical_depth import EXACT_DEPTH, LEXICAL_DEPTHS
+from factledger.bench.pgvector.lexical_depth import EXACT_DEPTHS, LEXICAL_DEPTHS
 from factledger.bench.pgvector.measure import TOP_K, Workload, percentiles
 
 BLOCK = 50  # queries per turn
@@ -120,7 +120,7 @@ async def take_turns(
         (overlapped, overlap_call),
     ]
     ways += [_depth_way(backend, depth, search_call) for depth in LEXICAL_DEPTHS]
-    ways.append(_depth_way(backend, EXACT_DEPTH, search_call, holders=True))
+    ways += [_depth_way(backend, d, search_call, holders=True) for d in EXACT_DEPTHS]
     if recall_threshold is not None:
         at_recall = Turns(f"prepared, recall's threshold (raw {recall_threshold:.3f})")
 

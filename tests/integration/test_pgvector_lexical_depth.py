@@ -1,6 +1,8 @@
 """pgvector memories mode with `lexical_depth` (ADR 0048): on a namespace with an ANN index a
-bounded search takes its keyword candidates from a deeper vector list and sends no holders
-statement; a namespace searched exactly keeps the holders statement and its exact answer."""
+bounded search reads a deeper vector list, so its bound admits fewer holders past it; the
+holders it still admits are fetched, and the answer is the one of the 20-row list with its
+holders. Without them (`holders_past_depth` False, measured and not kept) a fact lifted from
+past the deeper list is missed; a namespace searched exactly is unchanged."""
 
 from __future__ import annotations
 
@@ -23,15 +25,17 @@ pytestmark = pytest.mark.integration
 NS, OTHER = Namespace("tenant-1:large"), Namespace("tenant-2:large")
 START = datetime(2026, 1, 1, tzinfo=UTC)
 QUERY = "lantern harbour"
-# 20 facts without keywords fill the default vector list (cosines 0.80 down to 0.42); past
-# them, by cosine: a fact holding both keywords that they lift into the top 3 (0.33 -> 0.79),
-# then filler down to a second such fact deeper than any list tried (0.05 -> 0.51, under
-# the bar either way), and facts holding one keyword.
-FILLER = [(0.80 - i * 0.02, ()) for i in range(20)]
-LIFTED = (0.33, ("lantern", "harbour"))
-DEEP = [(0.32 - i * 0.002, ()) for i in range(120)]
+# 20 facts without keywords fill the default vector list (one at 0.80, then 0.40 down to
+# 0.33), so the bar is the third best: 0.40. Past them, by cosine: a fact holding both keywords
+# that they lift into the top 3 (0.32 -> 0.78), 120 more facts without keywords, and past
+# them a fact lifted to third place (0.30 -> 0.76); last, facts holding one keyword or both.
+FILLER = [(0.80, ()), *((0.40 - i * 0.004, ()) for i in range(19))]
+LIFTED = (0.32, ("lantern", "harbour"))
+DEEP = [(0.315 - i * 0.0001, ()) for i in range(120)]
+LIFTED_FROM_DEEP = (0.30, ("lantern", "harbour"))
 TAIL = [(0.05, ("lantern", "harbour")), (0.04, ("lantern",)), (0.03, ("harbour",))]
-FACTS: list[tuple[float, tuple[str, ...]]] = [*FILLER, LIFTED, *DEEP, *TAIL]
+FACTS: list[tuple[float, tuple[str, ...]]] = [*FILLER, LIFTED, *DEEP, LIFTED_FROM_DEEP, *TAIL]
+DEEP_ID = f"ns-{21 + len(DEEP):03d}"
 
 
 class _QueryAlongTheFirstAxis:
@@ -64,6 +68,7 @@ async def answers(
     *,
     indexed: bool,
     lexical_depth: int | None,
+    holders: bool = True,
     other: bool = False,
 ) -> tuple[list[tuple[str, float]], int]:
     """The top 3 for `QUERY` in NS, and how many holders statements the search sent."""
@@ -84,6 +89,7 @@ async def answers(
             )
         await _as_if_indexed(backend, monkeypatch, indexed)
         backend.searcher.lexical_depth = lexical_depth
+        backend.searcher.holders_past_depth = holders
         hits = await backend.search(NS, SearchQuery(QUERY, threshold=0.0, limit=3))
         return [(h.id, h.score) for h in hits], backend.searcher.bounded.second_statements
 
@@ -99,18 +105,31 @@ async def _as_if_indexed(
     monkeypatch.setattr(backend.searcher, "has_ann", has_ann)
 
 
-async def test_an_indexed_namespace_finds_the_lifted_fact_in_the_deeper_list_without_holders(
+async def test_an_indexed_namespace_answers_as_the_20_row_list_with_its_holders(
     postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given / When
     exact, exact_holders = await answers(postgres, monkeypatch, indexed=True, lexical_depth=None)
-    deep, deep_holders = await answers(postgres, monkeypatch, indexed=True, lexical_depth=50)
+    deep, deep_holders = await answers(postgres, monkeypatch, indexed=True, lexical_depth=100)
 
-    # Then
-    assert [i for i, _ in exact] == ["ns-000", "ns-020", "ns-001"]
+    # Then: the fact lifted from past the deeper list is fetched as a holder either way
+    assert [i for i, _ in exact] == ["ns-000", "ns-020", DEEP_ID]
     assert [i for i, _ in deep] == [i for i, _ in exact]
     assert [s for _, s in deep] == pytest.approx([s for _, s in exact])
-    assert (exact_holders, deep_holders) == (1, 0)
+    assert (exact_holders, deep_holders) == (1, 1)
+
+
+async def test_without_holders_the_deeper_list_misses_a_fact_lifted_from_past_it(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given / When
+    deep, holders = await answers(
+        postgres, monkeypatch, indexed=True, lexical_depth=100, holders=False
+    )
+
+    # Then: the lifted fact inside the list is found, the one past it is not
+    assert [i for i, _ in deep] == ["ns-000", "ns-020", "ns-001"]
+    assert holders == 0
 
 
 async def test_a_namespace_searched_exactly_keeps_the_holders_statement(
@@ -118,11 +137,11 @@ async def test_a_namespace_searched_exactly_keeps_the_holders_statement(
 ) -> None:
     # Given / When
     exact, _ = await answers(postgres, monkeypatch, indexed=False, lexical_depth=None)
-    with_setting, _ = await answers(postgres, monkeypatch, indexed=False, lexical_depth=50)
+    with_setting, _ = await answers(postgres, monkeypatch, indexed=False, lexical_depth=100)
 
     # Then
     assert with_setting == exact
-    assert [i for i, _ in exact] == ["ns-000", "ns-020", "ns-001"]
+    assert [i for i, _ in exact] == ["ns-000", "ns-020", DEEP_ID]
 
 
 async def test_the_deeper_list_holds_the_bound_namespace_only(
@@ -130,10 +149,7 @@ async def test_the_deeper_list_holds_the_bound_namespace_only(
 ) -> None:
     # Given: another tenant's facts, which would top the list if it saw them
     # When
-    deep, holders = await answers(
-        postgres, monkeypatch, indexed=True, lexical_depth=200, other=True
-    )
+    deep, _ = await answers(postgres, monkeypatch, indexed=True, lexical_depth=200, other=True)
 
     # Then
-    assert [i for i, _ in deep] == ["ns-000", "ns-020", "ns-001"]
-    assert holders == 0
+    assert [i for i, _ in deep] == ["ns-000", "ns-020", DEEP_ID]
