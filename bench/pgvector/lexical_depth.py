@@ -36,7 +36,8 @@ class DepthAgreement:
 async def depth_agreements(backend: PgvectorMemoryBackend, work: Workload) -> list[DepthAgreement]:
     """Each depth's answers against the holders statement's (`lexical_depth` None), query by
     query on the same index, so only the way keyword candidates are found differs."""
-    ways = [(None, False), *((d, False) for d in LEXICAL_DEPTHS), *((d, True) for d in EXACT_DEPTHS)]
+    ways = [(None, True), *((d, False) for d in LEXICAL_DEPTHS)]
+    ways += [(d, True) for d in EXACT_DEPTHS]
     searcher = backend.searcher
     saved = searcher.lexical_depth, searcher.holders_past_depth
     answers: list[tuple[str, list[list[SearchHit]], int]] = []
