@@ -4,8 +4,10 @@ floor, taking turns in one run (`factledger pgvector bench`, ADR 0030 addendum).
 The machine is shared and its load moves within a run, so they are timed in alternating
 blocks of queries over the same workload: the floor (query embedding + `SELECT 1`), a search
 whose statement is prepared once per connection (`prepared_search`), one planned by
-`bound_search`'s `EXECUTE` on every call, a prepared one with `ef_search` 40, and a prepared
-one that fetches the keyword frequencies during the query's embedding instead of after it.
+`bound_search`'s `EXECUTE` on every call, a prepared one with `ef_search` 40, a prepared
+one that fetches the keyword frequencies during the query's embedding instead of after it,
+and prepared ones that read a deeper vector list, without keyword holders or with those the
+bound admits past it (`lexical_depth`, ADR 0048).
 Each block also reads the CPU time the bench process and the server's processes spent, which
 the load moves less than the wall clock.
 """
