@@ -201,9 +201,8 @@ def search_statement(
     caller fetched them already (`with_frequencies` False).
 
     `lexical_depth`, on a namespace with an ANN index, makes a bounded search's vector list
-    that deep and takes its keyword candidates from it alone: no holders statement (ADR 0048);
-    with `holders_past_depth` the holders the bound still admits are fetched as before (exact,
-    the deeper list only lowering the bound)."""
+    that deep (ADR 0048): the holders its bound still admits past it are fetched as before
+    (exact), or none with `holders_past_depth` False (measured, not kept)."""
     tables = {
         SearchMode.MEMORIES: (("memories", HitKind.MEMORY),),
         SearchMode.CHUNKS: (("chunks", HitKind.CHUNK),),
@@ -216,9 +215,11 @@ def search_statement(
     depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
     terms = query_terms(query.text) if fused else []
     bounded = bounded_search(query)
-    from_list = bounded and ann and lexical_depth is not None
-    if from_list and lexical_depth is not None:
-        depth = max(depth, lexical_depth)
+    # The deeper list's lowest cosine bounds the facts outside it lower, so fewer holders can
+    # still reach the top (ADR 0048); an exact scan's bound needs no help.
+    deeper = lexical_depth if bounded and ann else None
+    if deeper is not None:
+        depth = max(depth, deeper)
     if terms and not ann and not bounded:
         fused_sql, fused_args = fused_exact_statement(
             ns,
@@ -262,7 +263,7 @@ def search_statement(
         ):
             parts.append(numbered(len(parts), statement))
             args += part_args
-    pending = bounded and (holders_past_depth or not from_list)
+    pending = bounded and (holders_past_depth or deeper is None)
     searched = SearchLists(query, depth, tuple(lists), tuple(terms), holders_pending=pending)
     return SearchStatement(sql.SQL(" UNION ALL ").join(parts), args, frequencies), searched
 
