@@ -408,16 +408,21 @@ async def test_a_holder_of_every_required_keyword_reaches_the_top(
     """With both query keywords required (neither alone lifts a fact outside the vector list to
     the bar), the look-up of the facts holding both finds the one they lift into the top, and
     the holders whose fused score stays under the bar do not change the ranking."""
-    # Given: 20 facts without keywords fill the vector list (cosines 0.80 down to 0.42), so the
-    # bar is 0.76 and a fact outside needs 0.74 of the keyword weight: both keywords. Outside
-    # it: a fact holding both at 0.33 (lifted to 0.79), one holding both at 0.05 (0.51, under
-    # the bar), and facts holding one of them.
+    # Given: 20 facts without keywords fill the vector list (cosines 0.80 down to 0.76 - 0.74 x
+    # the lexical weight W), so the bar is 0.76 and a fact outside needs 0.74 of the keyword
+    # weight: both keywords. Outside it: a fact holding both at 0.79 - W (lifted to 0.79), one
+    # holding both at 0.51 - W (0.51, under the bar), and facts holding one of them.
+    w = LEXICAL_WEIGHT
+    bounding = 0.76 - 0.74 * w
     cosines_and_terms: list[tuple[float, tuple[str, ...]]] = [
-        (0.80 - i * 0.02, ()) for i in range(20)
+        (c, ()) for c in [0.80, 0.78, 0.76] + [0.75 - (0.75 - bounding) * i / 16 for i in range(17)]
     ]
-    cosines_and_terms += [(0.33, ("lantern", "harbour")), (0.05, ("lantern", "harbour"))]
-    cosines_and_terms += [(0.40, ("lantern",)), (0.39, ("harbour",)), (0.38, ("lantern",))]
-    cosines_and_terms += [(0.37, ("harbour",)), (-0.1, ()), (-0.2, ())]
+    cosines_and_terms += [(0.79 - w, ("lantern", "harbour")), (0.51 - w, ("lantern", "harbour"))]
+    cosines_and_terms += [
+        (bounding - d, (term,))
+        for d, term in ((0.01, "lantern"), (0.02, "harbour"), (0.03, "lantern"), (0.04, "harbour"))
+    ]
+    cosines_and_terms += [(-0.3, ()), (-0.4, ())]
     async with pgvector_backend(
         postgres,
         embedder=_QueryAlongTheFirstAxis(),
