@@ -32,7 +32,12 @@ from factledger.application.memory.lexical import (
     lexical_terms,
     query_terms,
 )
-from factledger.application.memory.types import Namespace, RelationKind, SearchQuery
+from factledger.application.memory.types import (
+    Namespace,
+    RelationKind,
+    SearchHit,
+    SearchQuery,
+)
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import drop_schema, fresh_schema, pgvector_backend
 from factledger.testing.scripted_extractor import ScriptedExtractor
@@ -380,22 +385,8 @@ async def test_a_holder_of_common_keywords_reaches_the_top_past_a_rarer_one(
     cosines_and_terms += [(0.03, ("harbour",)), (0.02, ("harbour",))]
     cosines_and_terms += [(0.01, ("walnut",)), (0.0, ("walnut",))]
     cosines_and_terms += [(-0.1, ()), (-0.2, ()), (-0.3, ())]
-    async with pgvector_backend(
-        postgres,
-        embedder=_QueryAlongTheFirstAxis(),
-        extractor=ScriptedExtractor(),
-        clock=ManualClock(START),
-    ) as backend:
-        await bulk_load_facts(
-            backend.config,
-            [
-                BulkFact(NS, f"fact-{i:02d}", f"fact {i}", at_cosine(c, i + 1), terms=terms)
-                for i, (c, terms) in enumerate(cosines_and_terms)
-            ],
-        )
-
-        # When
-        hits = await backend.search(NS, SearchQuery("lantern harbour walnut", threshold=0.0))
+    # When
+    hits, _ = await _search_laid_out(postgres, cosines_and_terms, "lantern harbour walnut")
 
     # Then
     assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
@@ -408,32 +399,23 @@ async def test_a_holder_of_every_required_keyword_reaches_the_top(
     """With both query keywords required (neither alone lifts a fact outside the vector list to
     the bar), the look-up of the facts holding both finds the one they lift into the top, and
     the holders whose fused score stays under the bar do not change the ranking."""
-    # Given: 20 facts without keywords fill the vector list (cosines 0.80 down to 0.42), so the
-    # bar is 0.76 and a fact outside needs 0.74 of the keyword weight: both keywords. Outside
-    # it: a fact holding both at 0.33 (lifted to 0.79), one holding both at 0.05 (0.51, under
-    # the bar), and facts holding one of them.
+    # Given: 20 facts without keywords fill the vector list (cosines 0.80 down to 0.76 - 0.74 x
+    # the lexical weight W), so the bar is 0.76 and a fact outside needs 0.74 of the keyword
+    # weight: both keywords. Outside it: a fact holding both at 0.79 - W (lifted to 0.79), one
+    # holding both at 0.51 - W (0.51, under the bar), and facts holding one of them.
+    w = LEXICAL_WEIGHT
+    bounding = 0.76 - 0.74 * w
     cosines_and_terms: list[tuple[float, tuple[str, ...]]] = [
-        (0.80 - i * 0.02, ()) for i in range(20)
+        (c, ()) for c in [0.80, 0.78, 0.76] + [0.75 - (0.75 - bounding) * i / 16 for i in range(17)]
     ]
-    cosines_and_terms += [(0.33, ("lantern", "harbour")), (0.05, ("lantern", "harbour"))]
-    cosines_and_terms += [(0.40, ("lantern",)), (0.39, ("harbour",)), (0.38, ("lantern",))]
-    cosines_and_terms += [(0.37, ("harbour",)), (-0.1, ()), (-0.2, ())]
-    async with pgvector_backend(
-        postgres,
-        embedder=_QueryAlongTheFirstAxis(),
-        extractor=ScriptedExtractor(),
-        clock=ManualClock(START),
-    ) as backend:
-        await bulk_load_facts(
-            backend.config,
-            [
-                BulkFact(NS, f"fact-{i:02d}", f"fact {i}", at_cosine(c, i + 1), terms=terms)
-                for i, (c, terms) in enumerate(cosines_and_terms)
-            ],
-        )
-
-        # When
-        hits = await backend.search(NS, SearchQuery("lantern harbour", threshold=0.0))
+    cosines_and_terms += [(0.79 - w, ("lantern", "harbour")), (0.51 - w, ("lantern", "harbour"))]
+    cosines_and_terms += [
+        (bounding - d, (term,))
+        for d, term in ((0.01, "lantern"), (0.02, "harbour"), (0.03, "lantern"), (0.04, "harbour"))
+    ]
+    cosines_and_terms += [(-0.3, ()), (-0.4, ())]
+    # When
+    hits, backend = await _search_laid_out(postgres, cosines_and_terms, "lantern harbour")
 
     # Then
     assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
@@ -496,3 +478,24 @@ async def test_a_failing_frequency_statement_fails_the_search_and_leaves_the_poo
     async with backend.db.unbound() as conn:  # nothing stayed bound to the namespace
         cur = await conn.execute("SELECT count(*) FROM memories")
         assert await cur.fetchone() == (0,)
+
+
+async def _search_laid_out(
+    postgres: PostgresLocation, cosines_and_terms: list[tuple[float, tuple[str, ...]]], query: str
+) -> tuple[list[SearchHit], PgvectorMemoryBackend]:
+    """Searches `query` (along the first axis) over facts at the given cosines holding the given
+    keywords; the hits and the backend, whose bounded-search counters the caller may read."""
+    async with pgvector_backend(
+        postgres,
+        embedder=_QueryAlongTheFirstAxis(),
+        extractor=ScriptedExtractor(),
+        clock=ManualClock(START),
+    ) as backend:
+        await bulk_load_facts(
+            backend.config,
+            [
+                BulkFact(NS, f"fact-{i:02d}", f"fact {i}", at_cosine(c, i + 1), terms=terms)
+                for i, (c, terms) in enumerate(cosines_and_terms)
+            ],
+        )
+        return await backend.search(NS, SearchQuery(query, threshold=0.0)), backend

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from factledger.adapters.pgvector.keyword_bound import holder_bound
+from factledger.application.memory.lexical import LEXICAL_WEIGHT
 from factledger.application.memory.types import SearchQuery
 
 
@@ -20,9 +21,11 @@ def frequencies(searched: int, **held: int) -> list[dict[str, Any]]:
 
 
 def test_the_holders_of_every_required_keyword_are_looked_up_rarest_first() -> None:
-    # The bar (0.76) is 0.34 above the bounding cosine (0.42): a fact outside the vector list
-    # needs 0.74 of the keyword weight, so each of two equally weighted keywords is required.
-    rows = vector_rows([0.80 - i * 0.02 for i in range(20)])
+    # The bar (0.76) is 0.74 x the lexical weight above the bounding cosine: a fact outside
+    # the vector list needs 0.74 of the keyword weight, so each of two equally weighted
+    # keywords is required.
+    bounding = 0.76 - 0.74 * LEXICAL_WEIGHT
+    rows = vector_rows([0.80, 0.78, 0.76] + [0.75 - (0.75 - bounding) * i / 16 for i in range(17)])
 
     bound = holder_bound(
         SearchQuery("lantern harbour", threshold=0.0),

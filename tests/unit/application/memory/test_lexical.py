@@ -115,5 +115,5 @@ def test_coverage_weighs_rare_words_more_than_common_ones() -> None:
 
 def test_the_fused_score_keeps_a_pure_vector_match_and_never_passes_one() -> None:
     assert fused_score(0.42, 0.0) == 0.42
-    assert fused_score(0.42, 1.0) == pytest.approx(0.42 + LEXICAL_WEIGHT)
+    assert fused_score(0.2, 1.0) == pytest.approx(0.2 + LEXICAL_WEIGHT)
     assert fused_score(0.95, 1.0) == 1.0
