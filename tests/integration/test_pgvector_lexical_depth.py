@@ -16,6 +16,7 @@ import pytest
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.memory.lexical import LEXICAL_WEIGHT
 from factledger.application.memory.types import Namespace, SearchQuery
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
@@ -25,15 +26,16 @@ pytestmark = pytest.mark.integration
 NS, OTHER = Namespace("tenant-1:large"), Namespace("tenant-2:large")
 START = datetime(2026, 1, 1, tzinfo=UTC)
 QUERY = "lantern harbour"
-# 20 facts without keywords fill the default vector list (one at 0.80, then 0.40 down to
-# 0.33), so the bar is the third best: 0.40. Past them, by cosine: a fact holding both keywords
-# that they lift into the top 3 (0.32 -> 0.78), 120 more facts without keywords, and past
-# them a fact lifted to third place (0.30 -> 0.76); last, facts holding one keyword or both.
-FILLER = [(0.80, ()), *((0.40 - i * 0.004, ()) for i in range(19))]
-LIFTED = (0.32, ("lantern", "harbour"))
-DEEP = [(0.315 - i * 0.0001, ()) for i in range(120)]
-LIFTED_FROM_DEEP = (0.30, ("lantern", "harbour"))
-TAIL = [(0.05, ("lantern", "harbour")), (0.04, ("lantern",)), (0.03, ("harbour",))]
+# 20 facts without keywords fill the default vector list (one at 0.99, then 0.30 down to
+# 0.264), so the bar is the third best: 0.30. Past them, by cosine: a fact holding both
+# keywords that they lift into the top 3 (0.25 + LEXICAL_WEIGHT), 120 more facts without
+# keywords, and past them a fact lifted to third place (0.23 + LEXICAL_WEIGHT); last, facts
+# holding one keyword or both and staying under the bar.
+FILLER = [(0.99, ()), *((0.30 - i * 0.002, ()) for i in range(19))]
+LIFTED = (0.25, ("lantern", "harbour"))
+DEEP = [(0.245 - i * 0.0001, ()) for i in range(120)]
+LIFTED_FROM_DEEP = (0.23, ("lantern", "harbour"))
+TAIL = [(-0.5, ("lantern", "harbour")), (-0.6, ("lantern",)), (-0.7, ("harbour",))]
 FACTS: list[tuple[float, tuple[str, ...]]] = [*FILLER, LIFTED, *DEEP, LIFTED_FROM_DEEP, *TAIL]
 DEEP_ID = f"ns-{21 + len(DEEP):03d}"
 
@@ -72,6 +74,9 @@ async def answers(
     other: bool = False,
 ) -> tuple[list[tuple[str, float]], int]:
     """The top 3 for `QUERY` in NS, and how many holders statements the search sent."""
+    # The layout's order holds for the served weight: a lift stays under the top fact.
+    assert LIFTED[0] + LEXICAL_WEIGHT < FILLER[0][0]
+    assert TAIL[0][0] + LEXICAL_WEIGHT < FILLER[1][0]
     async with pgvector_backend(
         postgres,
         embedder=_QueryAlongTheFirstAxis(),
