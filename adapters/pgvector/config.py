@@ -27,8 +27,8 @@ class PgvectorConfig:
     - `lexical_depth`: how deep a memories-mode search with keywords reads the vector list of
       a namespace with an ANN index (ADR 0048). Deeper than the 20 rows ranking needs, the
       list's lowest cosine bounds the facts outside it lower, so the keyword holders that could
-      still reach the top need a second statement less often (on the bench's large tier, in 89
-      of 500 searches at 100 against 287 at 20), and the answer stays exact. None: 20.
+      still reach the top need a second statement less often (on the bench's large tier, in
+      58% of the searches at 100 against 89% at 20), and the answer stays exact. None: 20.
     """
 
     app_conninfo: str
