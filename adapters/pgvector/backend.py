@@ -85,6 +85,7 @@ class PgvectorMemoryBackend:
         self._extractor = extractor
         self._clock = clock
         self.searcher = PgvectorSearcher(connections, embedder=embedder, clock=clock)
+        self.searcher.lexical_depth = config.lexical_depth
         self.upkeep = PgvectorUpkeep(config)
         self.worker = IngestWorker(connections, embedder=embedder, extractor=extractor, clock=clock)
 

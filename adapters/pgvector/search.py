@@ -192,11 +192,17 @@ def search_statement(
     now: datetime,
     ann: bool,
     with_frequencies: bool = True,
+    lexical_depth: int | None = None,
+    holders_past_depth: bool = True,
 ) -> tuple[SearchStatement, SearchLists]:
     """Memories or chunks ranked by similarity; hybrid adds the full-text ranking. All the
     candidate lists travel as one statement: a UNION ALL whose rows carry their `list_no`;
     a bounded search's keyword frequencies as a second one (`SearchStatement`), unless the
-    caller fetched them already (`with_frequencies` False)."""
+    caller fetched them already (`with_frequencies` False).
+
+    `lexical_depth`, on a namespace with an ANN index, makes a bounded search's vector list
+    that deep (ADR 0048): the holders its bound still admits past it are fetched as before
+    (exact), or none with `holders_past_depth` False (measured, not kept)."""
     tables = {
         SearchMode.MEMORIES: (("memories", HitKind.MEMORY),),
         SearchMode.CHUNKS: (("chunks", HitKind.CHUNK),),
@@ -209,6 +215,11 @@ def search_statement(
     depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
     terms = query_terms(query.text) if fused else []
     bounded = bounded_search(query)
+    # The deeper list's lowest cosine bounds the facts outside it lower, so fewer holders can
+    # still reach the top (ADR 0048); an exact scan's bound needs no help.
+    deeper = lexical_depth if bounded and ann else None
+    if deeper is not None:
+        depth = max(depth, deeper)
     if terms and not ann and not bounded:
         fused_sql, fused_args = fused_exact_statement(
             ns,
@@ -252,7 +263,8 @@ def search_statement(
         ):
             parts.append(numbered(len(parts), statement))
             args += part_args
-    searched = SearchLists(query, depth, tuple(lists), tuple(terms), holders_pending=bounded)
+    pending = bounded and (holders_past_depth or deeper is None)
+    searched = SearchLists(query, depth, tuple(lists), tuple(terms), holders_pending=pending)
     return SearchStatement(sql.SQL(" UNION ALL ").join(parts), args, frequencies), searched
 
 

@@ -56,6 +56,13 @@ class PgvectorSearcher:
         # a round trip of their own. Off: on a quiet machine it gained nothing at p50 or p95 and
         # its server CPU read higher (ADR 0045); the bench keeps timing it as a turn.
         self.overlap = False
+        # Namespaces with an ANN index: a bounded search reads a vector list this deep, so the
+        # bound admits fewer holders past it (ADR 0048; `PgvectorConfig.lexical_depth`, which
+        # the backend sets). None: the ranking's own depth.
+        self.lexical_depth: int | None = None
+        # False takes keyword candidates from that list alone, no holders statement: measured
+        # (the bench's "lexical depth" turns) and not kept, it can change the top 3 (ADR 0048).
+        self.holders_past_depth = True
         self._embedder = embedder
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
@@ -128,7 +135,14 @@ class PgvectorSearcher:
         them instead of being fetched again."""
         # One round trip: a pipeline (`prepared_search`) or `bound_search` binds the namespace.
         statements, lists = search_statement(
-            ns, query, vector, now=now, ann=ann, with_frequencies=early is None
+            ns,
+            query,
+            vector,
+            now=now,
+            ann=ann,
+            with_frequencies=early is None,
+            lexical_depth=self.lexical_depth,
+            holders_past_depth=self.holders_past_depth,
         )
         ef_search = (self.ef_search or HNSW_EF_SEARCH) if ann else None
         if self.prepared and not explain:

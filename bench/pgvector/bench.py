@@ -38,6 +38,7 @@ from factledger.application.ports import Embedder, Vectors
 from factledger.application.recall.policy import RecallPolicy
 from factledger.bench.pgvector.data import Tier, assign, question, sentence_pool
 from factledger.bench.pgvector.floor import floor
+from factledger.bench.pgvector.lexical_depth import depth_agreements
 from factledger.bench.pgvector.measure import (
     CachingEmbedder,
     Figures,
@@ -212,6 +213,12 @@ async def _pgvector(
                 # Its own floor, timed after it: the machine's load moves within a run.
                 ann.floor_ms = await floor(backend, embedder.real, large)
                 report.notes.append(_bounded_note(before, backend.searcher.bounded))
+                echo(report.notes[-1])
+                agreements = await depth_agreements(backend, large)
+                report.notes.append(
+                    "pgvector+HNSW keyword candidates from the vector list alone (ADR 0048): "
+                    + "; ".join(a.text() for a in agreements)
+                )
                 echo(report.notes[-1])
                 embedder.live = True  # the turns include the query embedding, as the floor
                 try:

@@ -4,8 +4,10 @@ floor, taking turns in one run (`factledger pgvector bench`, ADR 0030 addendum).
 The machine is shared and its load moves within a run, so they are timed in alternating
 blocks of queries over the same workload: the floor (query embedding + `SELECT 1`), a search
 whose statement is prepared once per connection (`prepared_search`), one planned by
-`bound_search`'s `EXECUTE` on every call, a prepared one with `ef_search` 40, and a prepared
-one that fetches the keyword frequencies during the query's embedding instead of after it.
+`bound_search`'s `EXECUTE` on every call, a prepared one with `ef_search` 40, a prepared
+one that fetches the keyword frequencies during the query's embedding instead of after it,
+and prepared ones that read a deeper vector list, without keyword holders or with those the
+bound admits past it (`lexical_depth`, ADR 0048).
 Each block also reads the CPU time the bench process and the server's processes spent, which
 the load moves less than the wall clock.
 """
@@ -21,6 +23,7 @@ from pathlib import Path
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.application.memory.types import Namespace, SearchQuery
 from factledger.application.ports import Embedder
+from factledger.bench.pgvector.lexical_depth import EXACT_DEPTHS, LEXICAL_DEPTHS
 from factledger.bench.pgvector.measure import TOP_K, Workload, percentiles
 
 BLOCK = 50  # queries per turn
@@ -118,6 +121,8 @@ async def take_turns(
         (narrow, narrow_call),
         (overlapped, overlap_call),
     ]
+    ways += [_depth_way(backend, depth, search_call) for depth in LEXICAL_DEPTHS]
+    ways += [_depth_way(backend, d, search_call, holders=True) for d in EXACT_DEPTHS]
     if recall_threshold is not None:
         at_recall = Turns(f"prepared, recall's threshold (raw {recall_threshold:.3f})")
 
@@ -136,6 +141,30 @@ async def take_turns(
         backend.searcher.prepared, backend.searcher.ef_search = True, None
         backend.searcher.overlap = False
     return [turns for turns, _ in ways]
+
+
+def _depth_way(
+    backend: PgvectorMemoryBackend,
+    depth: int,
+    search_call: Callable[[Namespace, str], Awaitable[None]],
+    *,
+    holders: bool = False,
+) -> tuple[Turns, Callable[[Namespace, str], Awaitable[None]]]:
+    """A prepared search whose keyword candidates come from a vector list `depth` deep, no
+    holders statement (`lexical_depth`, ADR 0048); `holders`: with the holders the bound
+    still admits past it (exact)."""
+    searcher = backend.searcher
+
+    async def depth_call(ns: Namespace, text: str) -> None:
+        saved = searcher.lexical_depth, searcher.holders_past_depth
+        searcher.lexical_depth, searcher.holders_past_depth = depth, holders
+        try:
+            await search_call(ns, text)
+        finally:
+            searcher.lexical_depth, searcher.holders_past_depth = saved
+
+    name = f"prepared, lexical depth {depth}" + (" + holders" if holders else "")
+    return Turns(name), depth_call
 
 
 async def _block(

@@ -1,0 +1,78 @@
+"""What a bounded search's answer loses when its keyword candidates come from a deeper vector
+list instead of the holders statement (`PgvectorSearcher.lexical_depth`, ADR 0048): the share
+of the large tier's searches whose top 3 is the one the holders statement gives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.application.memory.types import SearchHit, SearchQuery
+from factledger.bench.pgvector.measure import RECALL_TOLERANCE, TOP_K, Workload
+
+LEXICAL_DEPTHS = (50, 100, 200)  # the vector list depths tried against the holders statement
+# Deeper lists that still fetch the holders their bound admits (exact).
+EXACT_DEPTHS = (50, 100)
+
+
+@dataclass(frozen=True, slots=True)
+class DepthAgreement:
+    name: str
+    searches: int
+    same_ids: int  # the same facts in the same order
+    same_scores: int  # the same scores in order (equal sentences tie: either is right)
+    second_statements: int  # searches that fetched holders
+
+    def text(self) -> str:
+        count = max(self.searches, 1)
+        return (
+            f"{self.name}: top {TOP_K} as the holders statement's in "
+            f"{self.same_ids / count:.1%} of {self.searches} (ids), "
+            f"{self.same_scores / count:.1%} (scores), holders fetched in "
+            f"{self.second_statements}"
+        )
+
+
+async def depth_agreements(backend: PgvectorMemoryBackend, work: Workload) -> list[DepthAgreement]:
+    """Each depth's answers against the holders statement's (`lexical_depth` None), query by
+    query on the same index, so only the way keyword candidates are found differs."""
+    ways = [(None, True), *((d, False) for d in LEXICAL_DEPTHS)]
+    ways += [(d, True) for d in EXACT_DEPTHS]
+    searcher = backend.searcher
+    saved = searcher.lexical_depth, searcher.holders_past_depth
+    answers: list[tuple[str, list[list[SearchHit]], int]] = []
+    try:
+        for depth, holders in ways:
+            searcher.lexical_depth, searcher.holders_past_depth = depth, holders
+            before = searcher.bounded.second_statements
+            found = [
+                await searcher.search(ns, SearchQuery(text, threshold=0.0, limit=TOP_K))
+                for ns, text in work.queries
+            ]
+            name = (
+                "holders" if depth is None else f"depth {depth}" + (" + holders" if holders else "")
+            )
+            answers.append((name, found, searcher.bounded.second_statements - before))
+    finally:
+        searcher.lexical_depth, searcher.holders_past_depth = saved
+    _, exact, _ = answers[0]
+    return [
+        DepthAgreement(
+            name,
+            len(exact),
+            sum(_ids(a) == _ids(e) for a, e in zip(found, exact, strict=True)),
+            sum(_same_scores(a, e) for a, e in zip(found, exact, strict=True)),
+            second,
+        )
+        for name, found, second in answers
+    ]
+
+
+def _ids(hits: list[SearchHit]) -> list[str]:
+    return [h.id for h in hits]
+
+
+def _same_scores(found: list[SearchHit], exact: list[SearchHit]) -> bool:
+    return len(found) == len(exact) and all(
+        abs(f.score - e.score) < RECALL_TOLERANCE for f, e in zip(found, exact, strict=True)
+    )

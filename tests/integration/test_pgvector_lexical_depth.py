@@ -1,0 +1,160 @@
+"""pgvector memories mode with `lexical_depth` (ADR 0048): on a namespace with an ANN index a
+bounded search reads a deeper vector list, so its bound admits fewer holders past it; the
+holders it still admits are fetched, and the answer is the one of the 20-row list with its
+holders. Without them (`holders_past_depth` False, measured and not kept) a fact lifted from
+past the deeper list is missed; a namespace searched exactly is unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pytest
+
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.memory.lexical import LEXICAL_WEIGHT
+from factledger.application.memory.types import Namespace, SearchQuery
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.pgvector_support import pgvector_backend
+from factledger.testing.scripted_extractor import ScriptedExtractor
+
+pytestmark = pytest.mark.integration
+NS, OTHER = Namespace("tenant-1:large"), Namespace("tenant-2:large")
+START = datetime(2026, 1, 1, tzinfo=UTC)
+QUERY = "lantern harbour"
+# 20 facts without keywords fill the default vector list (one at 0.99, then 0.30 down to
+# 0.264), so the bar is the third best: 0.30. Past them, by cosine: a fact holding both
+# keywords that they lift into the top 3 (0.25 + LEXICAL_WEIGHT), 120 more facts without
+# keywords, and past them a fact lifted to third place (0.23 + LEXICAL_WEIGHT); last, facts
+# holding one keyword or both and staying under the bar.
+FILLER = [(0.99, ()), *((0.30 - i * 0.002, ()) for i in range(19))]
+LIFTED = (0.25, ("lantern", "harbour"))
+DEEP = [(0.245 - i * 0.0001, ()) for i in range(120)]
+LIFTED_FROM_DEEP = (0.23, ("lantern", "harbour"))
+TAIL = [(-0.5, ("lantern", "harbour")), (-0.6, ("lantern",)), (-0.7, ("harbour",))]
+FACTS: list[tuple[float, tuple[str, ...]]] = [*FILLER, LIFTED, *DEEP, LIFTED_FROM_DEEP, *TAIL]
+DEEP_ID = f"ns-{21 + len(DEEP):03d}"
+
+
+class _QueryAlongTheFirstAxis:
+    """Embeds every text as the first unit vector: facts get their cosines by construction."""
+
+    dimension, model_id = 256, "first-axis"
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        vectors[:, 0] = 1.0
+        return vectors
+
+
+def at_cosine(cosine: float, axis: int) -> np.ndarray[Any, Any]:
+    vector = np.zeros(256, dtype=np.float32)
+    vector[0], vector[axis] = cosine, np.sqrt(1.0 - cosine**2)
+    return vector
+
+
+def bulk(ns: Namespace, prefix: str) -> list[BulkFact]:
+    return [
+        BulkFact(ns, f"{prefix}-{i:03d}", f"fact {i}", at_cosine(c, i + 1), terms=terms)
+        for i, (c, terms) in enumerate(FACTS)
+    ]
+
+
+async def answers(
+    postgres: PostgresLocation,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    indexed: bool,
+    lexical_depth: int | None,
+    holders: bool = True,
+    other: bool = False,
+) -> tuple[list[tuple[str, float]], int]:
+    """The top 3 for `QUERY` in NS, and how many holders statements the search sent."""
+    # The layout's order holds for the served weight: a lift stays under the top fact.
+    assert LIFTED[0] + LEXICAL_WEIGHT < FILLER[0][0]
+    assert TAIL[0][0] + LEXICAL_WEIGHT < FILLER[1][0]
+    async with pgvector_backend(
+        postgres,
+        embedder=_QueryAlongTheFirstAxis(),
+        extractor=ScriptedExtractor(),
+        clock=ManualClock(START),
+    ) as backend:
+        await bulk_load_facts(backend.config, bulk(NS, "ns"))
+        if other:  # another tenant's facts, nearer the query and holding both keywords
+            await bulk_load_facts(
+                backend.config,
+                [
+                    BulkFact(OTHER, f"other-{i:02d}", "x", at_cosine(0.9, i + 1), terms=LIFTED[1])
+                    for i in range(30)
+                ],
+            )
+        await _as_if_indexed(backend, monkeypatch, indexed)
+        backend.searcher.lexical_depth = lexical_depth
+        backend.searcher.holders_past_depth = holders
+        hits = await backend.search(NS, SearchQuery(QUERY, threshold=0.0, limit=3))
+        return [(h.id, h.score) for h in hits], backend.searcher.bounded.second_statements
+
+
+async def _as_if_indexed(
+    backend: PgvectorMemoryBackend, monkeypatch: pytest.MonkeyPatch, indexed: bool
+) -> None:
+    # Without a built index the vector list is exact either way; "indexed" writes the
+    # namespace as a literal and takes the ANN path's choices, as for a partial index.
+    async def has_ann(_: Namespace) -> bool:
+        return indexed
+
+    monkeypatch.setattr(backend.searcher, "has_ann", has_ann)
+
+
+async def test_an_indexed_namespace_answers_as_the_20_row_list_with_its_holders(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given / When
+    exact, exact_holders = await answers(postgres, monkeypatch, indexed=True, lexical_depth=None)
+    deep, deep_holders = await answers(postgres, monkeypatch, indexed=True, lexical_depth=100)
+
+    # Then: the fact lifted from past the deeper list is fetched as a holder either way
+    assert [i for i, _ in exact] == ["ns-000", "ns-020", DEEP_ID]
+    assert [i for i, _ in deep] == [i for i, _ in exact]
+    assert [s for _, s in deep] == pytest.approx([s for _, s in exact])
+    assert (exact_holders, deep_holders) == (1, 1)
+
+
+async def test_without_holders_the_deeper_list_misses_a_fact_lifted_from_past_it(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given / When
+    deep, holders = await answers(
+        postgres, monkeypatch, indexed=True, lexical_depth=100, holders=False
+    )
+
+    # Then: the lifted fact inside the list is found, the one past it is not
+    assert [i for i, _ in deep] == ["ns-000", "ns-020", "ns-001"]
+    assert holders == 0
+
+
+async def test_a_namespace_searched_exactly_keeps_the_holders_statement(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given / When
+    exact, _ = await answers(postgres, monkeypatch, indexed=False, lexical_depth=None)
+    with_setting, _ = await answers(postgres, monkeypatch, indexed=False, lexical_depth=100)
+
+    # Then
+    assert with_setting == exact
+    assert [i for i, _ in exact] == ["ns-000", "ns-020", DEEP_ID]
+
+
+async def test_the_deeper_list_holds_the_bound_namespace_only(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given: another tenant's facts, which would top the list if it saw them
+    # When
+    deep, _ = await answers(postgres, monkeypatch, indexed=True, lexical_depth=200, other=True)
+
+    # Then
+    assert [i for i, _ in deep] == ["ns-000", "ns-020", DEEP_ID]
