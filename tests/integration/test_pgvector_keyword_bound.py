@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import zlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,6 +14,7 @@ import numpy as np
 import psycopg
 import pytest
 from psycopg import sql
+from support.first_axis import QueryAlongTheFirstAxis, at_cosine
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.pgvector import schema
@@ -349,23 +350,6 @@ async def test_the_holders_of_every_keyword_answer_for_the_bound_namespace_only(
     assert unbound == []
 
 
-class _QueryAlongTheFirstAxis:
-    """Embeds every text as the first unit vector: facts get their cosines by construction."""
-
-    dimension, model_id = 64, "first-axis"
-
-    async def embed(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
-        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        vectors[:, 0] = 1.0
-        return vectors
-
-
-def at_cosine(cosine: float, axis: int) -> np.ndarray[Any, Any]:
-    vector = np.zeros(64, dtype=np.float32)
-    vector[0], vector[axis] = cosine, np.sqrt(1.0 - cosine**2)
-    return vector
-
-
 async def test_a_holder_of_common_keywords_reaches_the_top_past_a_rarer_one(
     postgres: PostgresLocation,
 ) -> None:
@@ -487,7 +471,7 @@ async def _search_laid_out(
     keywords; the hits and the backend, whose bounded-search counters the caller may read."""
     async with pgvector_backend(
         postgres,
-        embedder=_QueryAlongTheFirstAxis(),
+        embedder=QueryAlongTheFirstAxis(),
         extractor=ScriptedExtractor(),
         clock=ManualClock(START),
     ) as backend:

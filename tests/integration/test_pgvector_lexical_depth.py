@@ -6,12 +6,10 @@ past the deeper list is missed; a namespace searched exactly is unchanged."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
-import numpy as np
 import pytest
+from support.first_axis import QueryAlongTheFirstAxis, at_cosine
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
@@ -40,23 +38,6 @@ FACTS: list[tuple[float, tuple[str, ...]]] = [*FILLER, LIFTED, *DEEP, LIFTED_FRO
 DEEP_ID = f"ns-{21 + len(DEEP):03d}"
 
 
-class _QueryAlongTheFirstAxis:
-    """Embeds every text as the first unit vector: facts get their cosines by construction."""
-
-    dimension, model_id = 256, "first-axis"
-
-    async def embed(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
-        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        vectors[:, 0] = 1.0
-        return vectors
-
-
-def at_cosine(cosine: float, axis: int) -> np.ndarray[Any, Any]:
-    vector = np.zeros(256, dtype=np.float32)
-    vector[0], vector[axis] = cosine, np.sqrt(1.0 - cosine**2)
-    return vector
-
-
 def bulk(ns: Namespace, prefix: str) -> list[BulkFact]:
     return [
         BulkFact(ns, f"{prefix}-{i:03d}", f"fact {i}", at_cosine(c, i + 1), terms=terms)
@@ -79,7 +60,7 @@ async def answers(
     assert TAIL[0][0] + LEXICAL_WEIGHT < FILLER[1][0]
     async with pgvector_backend(
         postgres,
-        embedder=_QueryAlongTheFirstAxis(),
+        embedder=QueryAlongTheFirstAxis(),
         extractor=ScriptedExtractor(),
         clock=ManualClock(START),
     ) as backend:
