@@ -19,6 +19,12 @@ from typing import Any
 
 from factledger.adapters.pgvector.bound_search import EXPLAIN_FUNCTION, run_bound
 from factledger.adapters.pgvector.connection import PgvectorConnections, port_errors
+from factledger.adapters.pgvector.fused_search import (
+    BOUND_LIST_NO,
+    fused_arguments,
+    fused_shape,
+    fused_statement,
+)
 from factledger.adapters.pgvector.keyword_bound import (
     HOLDER_LIMIT,
     BoundedSearchCounts,
@@ -30,13 +36,15 @@ from factledger.adapters.pgvector.search import (
     HNSW_EF_SEARCH,
     MEMORY_COLUMNS,
     SearchLists,
+    bounded_search,
     frequencies_statement,
     numbered,
     rank_rows,
     search_statement,
     visibility,
 )
-from factledger.application.memory.types import Namespace, SearchHit, SearchQuery
+from factledger.application.memory.lexical import query_terms
+from factledger.application.memory.types import HitKind, Namespace, SearchHit, SearchQuery
 from factledger.application.ports import Clock, Embedder
 
 ANN_CACHE_SECONDS = 10.0  # how long a search trusts its knowledge of a namespace's ANN index
@@ -63,6 +71,11 @@ class PgvectorSearcher:
         # False takes keyword candidates from that list alone, no holders statement: measured
         # (the bench's "lexical depth" turns) and not kept, it can change the top 3 (ADR 0048).
         self.holders_past_depth = True
+        # A bounded search ranks in the database, in one statement that returns only the rows
+        # that can be in the answer (`fused_search`, ADR 0050). False: the vector list and the
+        # frequencies, the bound in Python, the holders by a second statement when it admits
+        # any (ADR 0030-0048), kept for the bench's comparison.
+        self.fused_in_sql = True
         self._embedder = embedder
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
@@ -85,6 +98,9 @@ class PgvectorSearcher:
             raise
         vector = (await embedding)[0]
         # No log line per search: it is the hot path, and callers log and meter their calls.
+        if self._fused(query) and early is None:
+            with port_errors("search"):
+                return await self._fused_search(namespace, query, vector, now=now, ann=ann)
         with port_errors("search"):
             rows, lists = await self._bound_rows(
                 namespace, query, vector, now=now, explain=False, ann=ann, early=early
@@ -92,6 +108,47 @@ class PgvectorSearcher:
             if lists.holders_pending:
                 rows += await self._holders(namespace, query, vector, lists, rows, now=now)
         return rank_rows(lists, rows)
+
+    def _fused(self, query: SearchQuery) -> bool:
+        """Whether `query` is ranked in one statement (`fused_search`): a bounded search,
+        prepared, with holders (the form measured without them keeps its own path)."""
+        return (
+            self.fused_in_sql
+            and self.prepared
+            and self.holders_past_depth
+            and bounded_search(query)
+        )
+
+    async def _fused_search(
+        self, ns: Namespace, query: SearchQuery, vector: Any, *, now: datetime, ann: bool
+    ) -> list[SearchHit]:
+        """A bounded search ranked in the database (ADR 0050): the rows that can be in the
+        answer and the keyword frequencies, which `rank_rows` scores again, as the
+        two-statement form does."""
+        depth = max(query.limit * 4, 20)
+        if ann and self.lexical_depth is not None:
+            depth = max(depth, self.lexical_depth)
+        terms = query_terms(query.text)
+        statement = fused_statement(fused_shape(ns, query, ann=ann, depth=depth))
+        args = fused_arguments(ns, query, vector, now=now, terms=terms)
+        ef_search = (self.ef_search or HNSW_EF_SEARCH) if ann else None
+        rows = await self.db.one_statement(
+            lambda conn: run_prepared(conn, ns, statement, args, ef_search=ef_search)
+        )
+        bound = [r for r in rows if r["list_no"] == BOUND_LIST_NO]
+        self._count_fused(bound[0]["score"])
+        rows = [r for r in rows if r["list_no"] != BOUND_LIST_NO]
+        lists = SearchLists(query, depth, ((HitKind.MEMORY, False),), tuple(terms))
+        return rank_rows(lists, rows)
+
+    def _count_fused(self, holders: float) -> None:
+        """`bounded` as the two-statement form counts: a search whose bound admitted holders
+        counts as one that would have sent the second statement."""
+        self.bounded.searches += 1
+        if holders >= 0:
+            self.bounded.second_statements += 1
+            self.bounded.holders += int(holders)
+            self.bounded.at_limit += holders >= HOLDER_LIMIT
 
     async def _early_frequencies(
         self, ns: Namespace, query: SearchQuery, *, now: datetime
