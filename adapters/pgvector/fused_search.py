@@ -56,8 +56,9 @@ _TIE = 1e-9
 _MARGIN = 1e-9
 # The list numbers of the rows returned: the candidates as the keyword candidates of
 # `rank_rows` (its vector list is cut at the depth; these are ranked whole),
-# the frequencies as its frequency list, then one row that says what the bound did.
-CANDIDATES_LIST_NO, FREQUENCY_LIST_NO, BOUND_LIST_NO = 1, 2, 3
+# the frequencies as its frequency list, with one more row (no term) that says what the
+# bound did.
+CANDIDATES_LIST_NO, FREQUENCY_LIST_NO = 1, 2
 # Cache of composed statements: a namespace with an ANN index is one shape per visibility,
 # limit and depth (the namespace is a literal); the rest share theirs.
 _SHAPES = 1024
@@ -114,174 +115,143 @@ def _classes(shape: FusedShape, prefix: str) -> sql.Composable:
         parts.append(f"{prefix}is_latest")
     if not shape.include_forgotten:
         parts.append(f"NOT {prefix}is_forgotten")
-    return sql.SQL(" AND ".join(parts))
+    return sql.SQL(" AND ".join(parts[1:] or parts))
 
 
-def _visible(shape: FusedShape, prefix: str) -> sql.Composable:
+def _visible(shape: FusedShape) -> sql.Composable:
     """The facts a search sees (`search.visibility`): the classes, and unexpired unless
     forgotten facts are asked for."""
-    expiry = (
-        sql.SQL("")
-        if shape.include_forgotten
-        else sql.SQL(" AND ({p}expires_at IS NULL OR {p}expires_at > %(now)s)").format(
-            p=sql.SQL(prefix)
-        )
-    )
-    return sql.SQL("{}{}").format(_classes(shape, prefix), expiry)
+    expiry = "" if shape.include_forgotten else " AND (expires_at IS NULL OR expires_at>%(now)s)"
+    return sql.SQL("{}{}").format(_classes(shape, ""), sql.SQL(expiry))
 
 
 # The query's keywords and the empty one (which counts the searched facts).
-_WORDS = sql.SQL("array_append(string_to_array(%(terms)s, ' '), '')")
+_WORDS = sql.SQL("string_to_array(%(terms)s||' ',' ')")
 
 
 def _frequencies(shape: FusedShape) -> sql.Composable:
     """(term, facts) for each query keyword and the empty one, as
     `keyword_bound.kept_frequencies_statement` counts them."""
     counted = sql.SQL(
-        "SELECT term AS t, facts AS c FROM memory_terms "
-        "WHERE namespace = %(ns)s AND term = ANY({words}) AND {classes}"
+        "SELECT term AS t,facts AS c FROM memory_terms WHERE namespace=%(ns)s "
+        "AND term=ANY({words}) AND {classes}"
     ).format(words=_WORDS, classes=_classes(shape, ""))
     if not shape.include_forgotten:
         # Expired but not flagged forgotten: counted as visible, searched as forgotten.
         counted = sql.SQL(
-            "{} UNION ALL SELECT x.t, -1 FROM memories AS m "
-            "CROSS JOIN LATERAL (SELECT DISTINCT u.t FROM "
-            "unnest(array_append(m.lexical_terms, '')) AS u(t)) AS x "
-            "WHERE m.namespace = %(ns)s AND NOT m.is_forgotten AND m.expires_at <= %(now)s "
-            "AND {classes} AND x.t = ANY({words})"
+            "{} UNION ALL SELECT x.t,-1 FROM memories AS m,LATERAL (SELECT DISTINCT t FROM "
+            "unnest(array_append(m.lexical_terms,'')) AS t) AS x WHERE m.namespace=%(ns)s "
+            "AND m.expires_at<=%(now)s AND {classes} AND x.t=ANY({words})"
         ).format(counted, classes=_classes(shape, "m."), words=_WORDS)
-    return sql.SQL("SELECT t, sum(c)::double precision AS c FROM ({}) AS k GROUP BY t").format(
-        counted
-    )
+    return sql.SQL("SELECT t,sum(c)::float8 AS c FROM ({}) AS k GROUP BY t").format(counted)
 
 
-# The fused score of a row with cosine `score` and keywords `lexical_terms` (`fused_score` of
-# `coverage`: the share of the query's keyword weight the row holds).
-_FUSED = (
-    "least(1.0::float8, least(1.0::float8, {cos}) + {lw} * CASE WHEN (SELECT total FROM tw) > 0 "
-    "THEN (SELECT coalesce(sum(w.w), 0) FROM w WHERE w.t = ANY({terms})) / (SELECT total FROM tw) "
-    "ELSE 0.0::float8 END)"
+# The fused score (`fused_score` of `coverage`) of the rows of `{src}`, their cosine `score`:
+# their keywords joined to the query's weights (`w`) and summed, a join rather than a subquery
+# per row. `raw` is the score before the cap at 1, which tells a sure 1 (see `top`).
+_SCORED = (
+    "SELECT id,score,least(1,raw) AS fused,raw{more} FROM (SELECT {src}.id,{src}.score{more},"
+    "least(1,{src}.score)+{lw}*coalesce(sum(w.w)/nullif(k.total,0),0) AS raw "
+    "FROM {src} CROSS JOIN k LEFT JOIN w ON w.t=ANY({src}.lexical_terms) "
+    "GROUP BY {src}.id,{src}.score{more},k.total) AS x"
 )
 
 
-def _fused(cos: str, terms: str) -> sql.Composable:
-    return sql.SQL(_FUSED.format(cos=cos, terms=terms, lw="{lw}")).format(lw=_LW)
+def _scored(src: str, more: str = "") -> sql.Composable:
+    text = _SCORED.replace("{src}", src).replace("{more}", more and f",{more}")
+    return sql.SQL(text).format(lw=_LW)
 
 
-_LW = sql.SQL(f"{LEXICAL_WEIGHT!r}::float8")
+_LW = sql.SQL(repr(LEXICAL_WEIGHT))
 
 
 @lru_cache(maxsize=_SHAPES)
 def fused_statement(shape: FusedShape) -> bytes:
-    """The statement's text for `shape` (see the module's doc), composed once."""
+    """The statement's text for `shape` (see the module's doc), composed once. Written tersely:
+    psycopg caches its parsing of a statement's placeholders only below 4,096 bytes."""
     ns = sql.Literal(shape.namespace) if shape.namespace is not None else sql.SQL("%(ns)s")
     exact = shape.namespace is None
     statement = sql.SQL(
-        # The arguments, once.
-        "WITH q AS MATERIALIZED (SELECT u.t, u.n FROM unnest(string_to_array(%(terms)s, ' ')) "
-        "WITH ORDINALITY AS u(t, n)), "
-        # 1. The kept frequencies, and the IDF weights (`idf_weights`).
-        "f AS MATERIALIZED ({frequencies}), "
-        "n AS MATERIALIZED (SELECT coalesce((SELECT c FROM f WHERE t = ''), 0) AS searched), "
-        "w AS MATERIALIZED (SELECT q.t, q.n, coalesce(f.c, 0) AS held, "
-        "CASE WHEN coalesce(f.c, 0) > 0 THEN 1.0::float8 ELSE {unheld} END "
-        "* ln(1.0::float8 + (n.searched - coalesce(f.c, 0) + 0.5::float8) "
-        "/ (coalesce(f.c, 0) + 0.5::float8)) AS w "
-        "FROM q LEFT JOIN f ON f.t = q.t CROSS JOIN n), "
-        "tw AS MATERIALIZED (SELECT coalesce(sum(w), 0) AS total, "
-        "coalesce(sum(w) FILTER (WHERE held > 0), 0) AS held_total FROM w), "
+        # 1. The kept frequencies, and the IDF weights (`idf_weights`), their sums.
+        "WITH f AS ({frequencies}),"
+        "n AS (SELECT coalesce((SELECT c FROM f WHERE t=''),0) AS n),"
+        "w AS (SELECT t,held,CASE WHEN held>0 THEN 1 ELSE {unheld} END"
+        "*ln(1+(n-held+0.5)/(held+0.5)) AS w FROM (SELECT t,coalesce(f.c,0) AS held "
+        "FROM unnest(string_to_array(%(terms)s,' ')) AS q(t) LEFT JOIN f USING (t)) AS q,n),"
+        "k AS (SELECT coalesce(sum(w),0) AS total,coalesce(sum(w) FILTER (WHERE held>0),0) AS held "
+        "FROM w),"
         # 2. The vector list, as `search.ranked_statement` reads it, and its fused scores.
-        "v AS MATERIALIZED (SELECT * FROM (SELECT id, 1 - (embedding <=> %(vec)b) AS score, "
-        "lexical_terms FROM memories WHERE namespace = {ns} AND {visible} "
-        "ORDER BY embedding <=> %(vec)b LIMIT {depth}) AS c WHERE c.score >= -1), "
-        "vs AS MATERIALIZED (SELECT v.id, v.score, {fused_v} AS fused FROM v), "
+        "v AS (SELECT * FROM (SELECT id,1-(embedding<=>%(vec)b) AS score,lexical_terms "
+        "FROM memories WHERE namespace={ns} AND {visible} ORDER BY embedding<=>%(vec)b "
+        "LIMIT {depth}) AS c WHERE c.score>=-1),"
+        "vs AS ({scored_v}),"
         # 3. The bar, the bounding cosine, and the holder bound (`holder_bound`), leaning the
         # conservative way by `_MARGIN`.
-        "b0 AS MATERIALIZED (SELECT greatest(%(threshold)s::float8, coalesce((SELECT fused "
-        "FROM vs ORDER BY fused DESC OFFSET {kth} LIMIT 1), -1.0::float8)) - {lean} "
-        "AS bar, least(1.0::float8, (SELECT min(score) FROM v)) AS outside, "
-        "(SELECT count(*) FROM v) AS listed, (SELECT total FROM tw) AS total, "
-        "(SELECT held_total FROM tw) AS held_total), "
+        "b0 AS (SELECT greatest(%(threshold)s,coalesce((SELECT fused FROM vs ORDER BY fused DESC "
+        "OFFSET {kth} LIMIT 1),-1))-{lean} AS bar,least(1,(SELECT min(score) FROM v)) "
+        "AS outside,(SELECT count(*) FROM v) AS listed,k.total,k.held FROM k),"
+        "b1 AS (SELECT *,greatest(0.0,least(1,(bar-outside)/{lw})-{lean})*total AS needed "
+        "FROM b0),"
         # The held keywords, lightest first, with the weight of those up to each: a keyword
         # is dropped while a fact holding it and the lighter ones only stays under the bar.
-        'hw AS MATERIALIZED (SELECT w.t, w.w, sum(w.w) OVER (ORDER BY w.w, w.t COLLATE "C" '
-        "ROWS UNBOUNDED PRECEDING) AS running FROM w WHERE w.held > 0), "
-        "b1 AS MATERIALIZED (SELECT b0.*, "
-        "greatest(0.0::float8, least(1.0::float8, (b0.bar - b0.outside) / {lw}) - {lean}) "
-        "* b0.total AS needed FROM b0), "
-        "b AS MATERIALIZED (SELECT b1.bar, b1.needed, "
-        "(SELECT array_agg(hw.t) FROM hw WHERE b1.total > 0 AND least(1.0::float8, b1.outside "
-        "+ {lw} * (hw.running / b1.total)) >= b1.bar) AS kept, "
-        "(SELECT array_agg(hw.t) FROM hw WHERE b1.held_total - hw.w < b1.needed - {lean}) "
-        "AS required, "
-        "(SELECT array_agg(hw.t ORDER BY hw.t) FROM hw) AS terms, "
-        "(SELECT array_agg(hw.w ORDER BY hw.t) FROM hw) AS weights, "
-        "b1.listed > 0 AND least(1.0::float8, b1.outside + {lw}) >= b1.bar "
-        "{complete} AS admits FROM b1), "
+        'hw AS (SELECT t,w,sum(w) OVER (ORDER BY w,t COLLATE "C") '
+        "AS running FROM w WHERE held>0),"
+        "b AS (SELECT bar,needed,(SELECT array_agg(t) FROM hw WHERE total>0 "
+        "AND least(1,outside+{lw}*(running/total))>=bar) AS kept,"
+        "(SELECT array_agg(t) FROM hw WHERE held-w<needed-{lean}) AS required,"
+        "(SELECT array_agg(t) FROM hw) AS terms,(SELECT array_agg(w) FROM hw) AS weights,"
+        "listed>0 AND least(1,outside+{lw})>=bar{complete} AS admits FROM b1),"
         # 4. The holders, only when the bound admits any: of every required keyword, or of any
         # keyword kept (`holders_statement`).
-        "hid AS (SELECT k.id FROM b CROSS JOIN LATERAL {holders_of_all}(b.required, b.terms, "
-        "b.weights, b.needed) AS k(id) WHERE b.admits AND b.kept IS NOT NULL "
-        "AND b.required IS NOT NULL "
-        "UNION ALL SELECT k.id FROM b CROSS JOIN LATERAL {holders}(b.kept, b.terms, b.weights, "
-        "b.needed) AS k(id) WHERE b.admits AND b.kept IS NOT NULL AND b.required IS NULL), "
-        "h AS MATERIALIZED (SELECT o.id, o.score, s.fused FROM (SELECT id, "
-        "embedding <=> %(vec)b AS distance, 1 - (embedding <=> %(vec)b) AS score, lexical_terms "
-        "FROM memories WHERE namespace = %(ns)s AND {visible} "
-        "AND id = ANY(ARRAY(SELECT id FROM hid))) AS o, "
-        "LATERAL (SELECT {fused_o} AS fused) AS s WHERE s.fused >= (SELECT bar FROM b) "
-        "ORDER BY o.distance, o.id LIMIT {holder_limit}), "
-        # 5. The union, each fact once, and the rows that can be in the answer.
-        "c AS MATERIALIZED (SELECT id, max(score) AS score, max(fused) AS fused FROM "
-        "(SELECT * FROM vs UNION ALL SELECT * FROM h) AS u "
-        "WHERE fused >= %(threshold)s::float8 - {margin} GROUP BY id), "
-        "top AS (SELECT c.id, c.score FROM c WHERE c.fused >= coalesce((SELECT fused FROM c "
-        "ORDER BY fused DESC OFFSET {kth} LIMIT 1), -2.0::float8) - {lean}) "
-        "SELECT {candidates_no} AS list_no, {columns} FROM top JOIN memories AS m "
-        "ON m.namespace = %(ns)s AND m.id = top.id "
-        "UNION ALL SELECT {frequency_no}, f.t, {nothing}, f.c, NULL::real, NULL::text[] FROM f "
-        "UNION ALL SELECT {bound_no}, 'bound', {nothing}, "
-        "CASE WHEN (SELECT admits AND kept IS NOT NULL FROM b) "
-        "THEN (SELECT count(*) FROM h)::float8 ELSE -1.0::float8 END, "
-        "NULL::real, NULL::text[]"
+        "hid AS (SELECT x.id FROM b,LATERAL (SELECT {holders_of_all}(required,terms,weights,"
+        "needed) WHERE required IS NOT NULL UNION ALL SELECT {holders}(kept,terms,weights,"
+        "needed) WHERE required IS NULL) AS x(id) WHERE admits AND kept IS NOT NULL),"
+        "o AS (SELECT id,embedding<=>%(vec)b AS distance,1-(embedding<=>%(vec)b) AS score,"
+        "lexical_terms FROM memories WHERE namespace=%(ns)s AND {visible} "
+        "AND id=ANY(ARRAY(SELECT id FROM hid))),"
+        "h AS (SELECT id,score,fused,raw FROM ({scored_o}) AS s "
+        "WHERE fused>=(SELECT bar FROM b) ORDER BY distance,id LIMIT {holder_limit}),"
+        # 5. The union, each fact once, and the rows that can be in the answer: the top `limit`
+        # and those within the margin of the limit-th, less the sure 1s (capped from at least
+        # 1 + the margin: Python scores them 1 too) past the first `limit` of them by id, which
+        # is how Python orders equal scores (`rank_by_keywords`).
+        "c AS (SELECT id,max(score) AS score,max(fused) AS fused,max(raw) AS raw "
+        "FROM (SELECT * FROM vs UNION ALL SELECT * FROM h) AS u "
+        "WHERE fused>=%(threshold)s-{margin} GROUP BY id),"
+        "top AS (SELECT id,score FROM (SELECT *,row_number() OVER (PARTITION BY raw>=1+{lean} "
+        'ORDER BY id COLLATE "C") AS r FROM c) AS c WHERE fused>=coalesce((SELECT fused FROM c '
+        "ORDER BY fused DESC OFFSET {kth} LIMIT 1),-2)-{lean} AND (raw<1+{lean} OR r<={limit}))"
+        # The facts, then the frequencies, then (a frequency row without a term) how many
+        # holders the bound fetched, -1 when it admitted none.
+        "SELECT {candidates_no} AS list_no,id,score::float8,lexical_terms,text,is_latest,"
+        "is_inference,(is_forgotten OR (expires_at IS NOT NULL AND expires_at<=%(now)s)) "
+        "AS is_forgotten,occurred_at,document_id,relations,metadata,source_indexes "
+        "FROM top JOIN memories USING (id) WHERE namespace=%(ns)s "
+        "UNION ALL SELECT {frequency_no},t,c,{nothing} FROM (SELECT t,c FROM f UNION ALL "
+        "SELECT NULL,CASE WHEN (SELECT admits AND kept IS NOT NULL FROM b) "
+        "THEN (SELECT count(*) FROM h) ELSE -1 END) AS z"
     ).format(
         frequencies=_frequencies(shape),
-        unheld=sql.SQL(f"{UNHELD_WEIGHT!r}::float8"),
+        unheld=sql.SQL(repr(UNHELD_WEIGHT)),
         ns=ns,
-        visible=_visible(shape, ""),
+        visible=_visible(shape),
         depth=sql.Literal(shape.depth),
-        fused_v=_fused("v.score", "v.lexical_terms"),
-        fused_o=_fused("o.score", "o.lexical_terms"),
+        scored_v=_scored("v"),
+        scored_o=_scored("o", "distance"),
         kth=sql.Literal(shape.limit - 1),
-        lean=sql.SQL(f"{_TIE + _MARGIN!r}::float8"),
-        margin=sql.SQL(f"{_MARGIN!r}::float8"),
+        limit=sql.Literal(shape.limit),
+        margin=sql.SQL(repr(_MARGIN)),
+        lean=sql.SQL(repr(_TIE + _MARGIN)),
         lw=_LW,
         # An exact vector list shorter than asked holds every visible fact already.
-        complete=sql.SQL("AND b1.listed >= {}").format(sql.Literal(shape.depth))
+        complete=sql.SQL(" AND listed>={}").format(sql.Literal(shape.depth))
         if exact
         else sql.SQL(""),
         holders_of_all=sql.Identifier(HOLDERS_OF_ALL_FUNCTION),
         holders=sql.Identifier(HOLDERS_FUNCTION),
         holder_limit=sql.Literal(HOLDER_LIMIT),
         candidates_no=sql.Literal(CANDIDATES_LIST_NO),
-        columns=_CANDIDATE_COLUMNS,
         frequency_no=sql.Literal(FREQUENCY_LIST_NO),
-        bound_no=sql.Literal(BOUND_LIST_NO),
-        nothing=_NOTHING,
+        nothing=sql.SQL(",".join(["NULL"] * 10)),
     )
     return statement.as_bytes(None)
-
-
-# `search.LIST_COLUMNS`, in its order, of the returned facts (the forgotten flag of
-# `search.MEMORY_COLUMNS`).
-_CANDIDATE_COLUMNS = sql.SQL(
-    "m.id, m.text, m.is_latest, m.is_inference, "
-    "(m.is_forgotten OR (m.expires_at IS NOT NULL AND m.expires_at <= %(now)s)) AS is_forgotten, "
-    "m.occurred_at, m.document_id, m.relations, m.metadata, m.source_indexes, "
-    "top.score::double precision AS score, NULL::real AS text_rank, m.lexical_terms"
-)
-# The columns between a frequency row's term and its count.
-_NOTHING = sql.SQL(
-    "NULL::text, NULL::boolean, NULL::boolean, NULL::boolean, NULL::timestamptz, NULL::text, "
-    "NULL::jsonb, NULL::jsonb, NULL::integer[]"
-)
