@@ -1,13 +1,16 @@
 """Running a pgvector search: which namespaces have an ANN index, the bound statement(s), the
-ranking (split from `backend.py`; the SQL is composed in `search.py`).
+ranking (split from `backend.py`; the SQL is composed in `search.py` and `fused_search.py`).
 
-- A search is one round trip: its statements (the candidate lists, and a bounded search's
-  keyword frequencies apart, ADR 0045) prepared per connection and bound to the
+- A search is one round trip: its statements prepared per connection and bound to the
   namespace in one pipeline (`prepared_search`, ADR 0030 addendum; `bound_search`'s
-  `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison),
-  except memories mode with query keywords whose first statement leaves keywords that can
-  still lift a fact into the top: their holders are fetched by a second statement
-  (`keyword_bound`, ADR 0030).
+  `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison).
+- A bounded search (memories mode, query keywords, no metadata filter) is one statement that
+  ranks in the database and returns only the rows that can be in the answer, which Python
+  scores again (`fused_search`, ADR 0050).
+- `fused_in_sql` False keeps the form before it for the bench: the vector list and the
+  keyword frequencies (ADR 0045), the bound in Python, and, when keywords can still lift a
+  fact outside the list into the top, their holders by a second statement (`keyword_bound`,
+  ADR 0030, 0048). Filtered memories-mode searches, hybrid and chunks keep their statements.
 """
 
 from __future__ import annotations
@@ -178,7 +181,9 @@ class PgvectorSearcher:
         )
 
     async def explain(self, namespace: Namespace, query: SearchQuery) -> str:
-        """The plan of the search's first statement (operators: is the ANN index used?)."""
+        """The plan of the search's first statement (operators: is the ANN index used?); for a
+        bounded search, of the two-statement form's vector list, whose scan (the ANN index or
+        the exact one) `fused_search` repeats with fewer columns."""
         vector = (await self._embedder.embed([query.text]))[0]
         with port_errors("explain"):
             rows, _ = await self._bound_rows(
