@@ -19,6 +19,10 @@ Here a search reads O(candidates):
    exhaustive one over the vector list and those holders: exact wherever the vector list is
    (the ANN index's own approximation stays).
 
+`fused_search` (ADR 0050) runs the same steps as CTEs of one statement, the default; this
+module's Python bound and second statement serve `PgvectorSearcher.fused_in_sql` False (the
+bench's "two statements" turn).
+
 The bound relies on the score growing with the cosine and with the (additive) weight of the
 keywords held (`fused_score`, `coverage`); `tests/integration/test_pgvector_keyword_bound.py`
 checks the result against the exhaustive scoring.

@@ -22,13 +22,16 @@ only Sync, so a search stays one round trip.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.string import TextLoader
+
+# What a part's text may be: composed, or a cached statement's bytes (`fused_search`).
+Query = sql.SQL | sql.Composed | bytes
 
 # The generic plan, forced: in its default mode the server compares the generic plan's
 # estimated cost with the custom plans' and kept planning most searches anyway (a throwaway
@@ -56,11 +59,11 @@ def search_cursor(conn: psycopg.AsyncConnection[Any]) -> psycopg.AsyncCursor[dic
 async def run_prepared(
     conn: psycopg.AsyncConnection[Any],
     namespace: str,
-    statement: sql.Composed,
-    args: list[Any],
+    statement: Query,
+    args: Sequence[Any] | Mapping[str, Any],
     *,
     ef_search: int | None,
-    more: Sequence[tuple[sql.Composed, list[Any]]] = (),
+    more: Sequence[tuple[Query, Sequence[Any] | Mapping[str, Any]]] = (),
 ) -> list[dict[str, Any]]:
     """Runs `statement`, then each of `more`, bound to `namespace`, prepared, in one round trip;
     returns their rows in that order.
@@ -76,7 +79,7 @@ async def run_prepared(
             [namespace, str(ef_search)],
         )
     )
-    parts = [(statement, args), *more]
+    parts: list[tuple[Query, Sequence[Any] | Mapping[str, Any]]] = [(statement, args), *more]
     cursors = [search_cursor(conn) for _ in parts]
     # No BEGIN/COMMIT: what a pipeline sends up to its Sync runs as one implicit transaction,
     # so the binding holds for the statements and ends with them; psycopg's `transaction()`

@@ -1,13 +1,16 @@
 """Running a pgvector search: which namespaces have an ANN index, the bound statement(s), the
-ranking (split from `backend.py`; the SQL is composed in `search.py`).
+ranking (split from `backend.py`; the SQL is composed in `search.py` and `fused_search.py`).
 
-- A search is one round trip: its statements (the candidate lists, and a bounded search's
-  keyword frequencies apart, ADR 0045) prepared per connection and bound to the
+- A search is one round trip: its statements prepared per connection and bound to the
   namespace in one pipeline (`prepared_search`, ADR 0030 addendum; `bound_search`'s
-  `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison),
-  except memories mode with query keywords whose first statement leaves keywords that can
-  still lift a fact into the top: their holders are fetched by a second statement
-  (`keyword_bound`, ADR 0030).
+  `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison).
+- A bounded search (memories mode, query keywords, no metadata filter) is one statement that
+  ranks in the database and returns only the rows that can be in the answer, which Python
+  scores again (`fused_search`, ADR 0050).
+- `fused_in_sql` False keeps the form before it for the bench: the vector list and the
+  keyword frequencies (ADR 0045), the bound in Python, and, when keywords can still lift a
+  fact outside the list into the top, their holders by a second statement (`keyword_bound`,
+  ADR 0030, 0048). Filtered memories-mode searches, hybrid and chunks keep their statements.
 """
 
 from __future__ import annotations
@@ -19,6 +22,11 @@ from typing import Any
 
 from factledger.adapters.pgvector.bound_search import EXPLAIN_FUNCTION, run_bound
 from factledger.adapters.pgvector.connection import PgvectorConnections, port_errors
+from factledger.adapters.pgvector.fused_search import (
+    fused_arguments,
+    fused_shape,
+    fused_statement,
+)
 from factledger.adapters.pgvector.keyword_bound import (
     HOLDER_LIMIT,
     BoundedSearchCounts,
@@ -36,7 +44,14 @@ from factledger.adapters.pgvector.search import (
     search_statement,
     visibility,
 )
-from factledger.application.memory.types import Namespace, SearchHit, SearchQuery
+from factledger.application.memory.lexical import query_terms
+from factledger.application.memory.types import (
+    HitKind,
+    Namespace,
+    SearchHit,
+    SearchMode,
+    SearchQuery,
+)
 from factledger.application.ports import Clock, Embedder
 
 ANN_CACHE_SECONDS = 10.0  # how long a search trusts its knowledge of a namespace's ANN index
@@ -63,6 +78,11 @@ class PgvectorSearcher:
         # False takes keyword candidates from that list alone, no holders statement: measured
         # (the bench's "lexical depth" turns) and not kept, it can change the top 3 (ADR 0048).
         self.holders_past_depth = True
+        # A bounded search ranks in the database, in one statement that returns only the rows
+        # that can be in the answer (`fused_search`, ADR 0050). False: the vector list and the
+        # frequencies, the bound in Python, the holders by a second statement when it admits
+        # any (ADR 0030-0048), kept for the bench's comparison.
+        self.fused_in_sql = True
         self._embedder = embedder
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
@@ -85,6 +105,10 @@ class PgvectorSearcher:
             raise
         vector = (await embedding)[0]
         # No log line per search: it is the hot path, and callers log and meter their calls.
+        terms = self._fused_terms(query) if early is None else []
+        if terms:
+            with port_errors("search"):
+                return await self._fused_search(namespace, query, terms, vector, now=now, ann=ann)
         with port_errors("search"):
             rows, lists = await self._bound_rows(
                 namespace, query, vector, now=now, explain=False, ann=ann, early=early
@@ -93,13 +117,63 @@ class PgvectorSearcher:
                 rows += await self._holders(namespace, query, vector, lists, rows, now=now)
         return rank_rows(lists, rows)
 
+    def _fused_terms(self, query: SearchQuery) -> list[str]:
+        """The query's keywords when it is ranked in one statement (`fused_search`): a bounded
+        search (`search.bounded_search`), prepared, with holders (the form measured without
+        them keeps its own path); none otherwise."""
+        if not (self.fused_in_sql and self.prepared and self.holders_past_depth):
+            return []
+        if query.mode is not SearchMode.MEMORIES or query.filters:
+            return []
+        return query_terms(query.text)
+
+    async def _fused_search(
+        self,
+        ns: Namespace,
+        query: SearchQuery,
+        terms: list[str],
+        vector: Any,
+        *,
+        now: datetime,
+        ann: bool,
+    ) -> list[SearchHit]:
+        """A bounded search ranked in the database (ADR 0050): the rows that can be in the
+        answer and the keyword frequencies, which `rank_rows` scores again, as the
+        two-statement form does."""
+        depth = max(query.limit * 4, 20)
+        if ann and self.lexical_depth is not None:
+            depth = max(depth, self.lexical_depth)
+        statement = fused_statement(fused_shape(ns, query, ann=ann, depth=depth))
+        args = fused_arguments(ns, query, vector, now=now, terms=terms)
+        ef_search = (self.ef_search or HNSW_EF_SEARCH) if ann else None
+        rows = await self.db.one_statement(
+            lambda conn: run_prepared(conn, ns, statement, args, ef_search=ef_search)
+        )
+        # The frequency row without a term: how many holders the bound fetched (-1: none).
+        [bound] = [r for r in rows if r["id"] is None]
+        self._count_fused(bound["score"])
+        rows = [r for r in rows if r["id"] is not None]
+        lists = SearchLists(query, depth, ((HitKind.MEMORY, False),), tuple(terms))
+        return rank_rows(lists, rows)
+
+    def _count_fused(self, holders: float) -> None:
+        """`bounded` as the two-statement form counts: a search whose bound admitted holders
+        counts as one that would have sent the second statement."""
+        self.bounded.searches += 1
+        if holders >= 0:
+            self.bounded.second_statements += 1
+            self.bounded.holders += int(holders)
+            self.bounded.at_limit += holders >= HOLDER_LIMIT
+
     async def _early_frequencies(
         self, ns: Namespace, query: SearchQuery, *, now: datetime
     ) -> list[dict[str, Any]] | None:
         """A bounded search's keyword frequencies, fetched while the query is embedded; None
         when the search has none or does not overlap (`overlap`, `prepared`)."""
+        if not (self.overlap and self.prepared):
+            return None  # before composing the statement: that costs ~0.1 ms per search
         frequencies = frequencies_statement(ns, query, now=now)
-        if frequencies is None or not (self.overlap and self.prepared):
+        if frequencies is None:
             return None
         statement, args = frequencies
         return await self.db.one_statement(
@@ -107,7 +181,9 @@ class PgvectorSearcher:
         )
 
     async def explain(self, namespace: Namespace, query: SearchQuery) -> str:
-        """The plan of the search's first statement (operators: is the ANN index used?)."""
+        """The plan of the search's first statement (operators: is the ANN index used?); for a
+        bounded search, of the two-statement form's vector list, whose scan (the ANN index or
+        the exact one) `fused_search` repeats with fewer columns."""
         vector = (await self._embedder.embed([query.text]))[0]
         with port_errors("explain"):
             rows, _ = await self._bound_rows(

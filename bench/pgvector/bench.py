@@ -216,7 +216,8 @@ async def _pgvector(
                 echo(report.notes[-1])
                 agreements = await depth_agreements(backend, large)
                 report.notes.append(
-                    "pgvector+HNSW keyword candidates from the vector list alone (ADR 0048): "
+                    "pgvector+HNSW keyword candidates from the vector list alone (ADR 0048) "
+                    "and the ranking in one statement (ADR 0050): "
                     + "; ".join(a.text() for a in agreements)
                 )
                 echo(report.notes[-1])
@@ -267,6 +268,7 @@ def _bounded_note(before: BoundedSearchCounts, after: BoundedSearchCounts) -> st
     holders = after.holders - before.holders
     return (
         f"pgvector+HNSW keyword bound: {searches} searches, {second} fetched holders "
+        "(in the one statement of ADR 0050: whose bound admitted holders) "
         f"({holders / max(second, 1):.1f} per fetch, {after.at_limit - before.at_limit} "
         "at the holder limit)"
     )

@@ -6,8 +6,10 @@ blocks of queries over the same workload: the floor (query embedding + `SELECT 1
 whose statement is prepared once per connection (`prepared_search`), one planned by
 `bound_search`'s `EXECUTE` on every call, a prepared one with `ef_search` 40, a prepared
 one that fetches the keyword frequencies during the query's embedding instead of after it,
-and prepared ones that read a deeper vector list, without keyword holders or with those the
-bound admits past it (`lexical_depth`, ADR 0048).
+prepared ones that read a deeper vector list without keyword holders (`lexical_depth`, ADR
+0048), and the two-statement form of a bounded search (vector list and frequencies, the bound
+in Python, the holders by a second statement) beside "prepared", which ranks it in one
+statement (`fused_in_sql`, ADR 0050).
 Each block also reads the CPU time the bench process and the server's processes spent, which
 the load moves less than the wall clock.
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.application.memory.types import Namespace, SearchQuery
 from factledger.application.ports import Embedder
-from factledger.bench.pgvector.lexical_depth import EXACT_DEPTHS, LEXICAL_DEPTHS
+from factledger.bench.pgvector.lexical_depth import LEXICAL_DEPTHS
 from factledger.bench.pgvector.measure import TOP_K, Workload, percentiles
 
 BLOCK = 50  # queries per turn
@@ -83,6 +85,8 @@ async def take_turns(
     # The keyword frequencies fetched while the query is embedded, in a round trip of their
     # own, instead of in the first statement's pipeline after it (ADR 0045).
     overlapped = Turns("prepared, overlap")
+    # Main's form before ADR 0050: the ranking in Python, the holders by a second statement.
+    two_statements = Turns("prepared, two statements")
 
     async def floor_call(_: Namespace, text: str) -> None:
         await embedder.embed([text])
@@ -107,6 +111,13 @@ async def take_turns(
         finally:
             backend.searcher.overlap = False
 
+    async def two_statements_call(ns: Namespace, text: str) -> None:
+        backend.searcher.fused_in_sql = False
+        try:
+            await search_call(ns, text)
+        finally:
+            backend.searcher.fused_in_sql = True
+
     async def narrow_call(ns: Namespace, text: str) -> None:
         backend.searcher.ef_search = NARROW_EF_SEARCH
         try:
@@ -117,12 +128,12 @@ async def take_turns(
     ways: list[tuple[Turns, Callable[[Namespace, str], Awaitable[None]]]] = [
         (floor, floor_call),
         (prepared, prepared_call),
+        (two_statements, two_statements_call),
         (planned, planned_call),
         (narrow, narrow_call),
         (overlapped, overlap_call),
     ]
     ways += [_depth_way(backend, depth, search_call) for depth in LEXICAL_DEPTHS]
-    ways += [_depth_way(backend, d, search_call, holders=True) for d in EXACT_DEPTHS]
     if recall_threshold is not None:
         at_recall = Turns(f"prepared, recall's threshold (raw {recall_threshold:.3f})")
 
@@ -139,7 +150,7 @@ async def take_turns(
                 await _block(turns, call, block, postmaster)
     finally:
         backend.searcher.prepared, backend.searcher.ef_search = True, None
-        backend.searcher.overlap = False
+        backend.searcher.overlap, backend.searcher.fused_in_sql = False, True
     return [turns for turns, _ in ways]
 
 

@@ -218,6 +218,7 @@ def untied_positions(ranking: list[tuple[str, float]], top: int) -> list[int]:
     ]
 
 
+@pytest.mark.parametrize("fused", [True, False], ids=["one statement", "two statements"])
 @pytest.mark.parametrize("indexed", [True, False])
 @pytest.mark.parametrize("limit", [3, 10])
 async def test_bounded_search_ranks_as_the_exhaustive_scoring(
@@ -225,8 +226,10 @@ async def test_bounded_search_ranks_as_the_exhaustive_scoring(
     monkeypatch: pytest.MonkeyPatch,
     limit: int,
     indexed: bool,
+    fused: bool,
 ) -> None:
     backend, extractor, clock = opened
+    backend.searcher.fused_in_sql = fused  # ranked in the database (ADR 0050) or in Python
     for n in range(8):
         await ingest(backend, extractor, NS, f"doc-{n}", slots=n % 2 == 0)
 
@@ -430,7 +433,9 @@ async def test_the_frequencies_apart_give_the_hits_of_the_joined_statement(
         backend.searcher.overlap = True
         overlapped = await backend.search(NS, query)  # frequencies while embedding
         backend.searcher.overlap = False
+        backend.searcher.fused_in_sql = False
         apart = await backend.search(NS, query)  # frequencies in the lists' pipeline
+        backend.searcher.fused_in_sql = True
         backend.searcher.prepared = False
         joined = await backend.search(NS, query)
         backend.searcher.prepared = True
@@ -445,6 +450,7 @@ async def test_a_failing_frequency_statement_fails_the_search_and_leaves_the_poo
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     backend, extractor, _ = opened
+    backend.searcher.fused_in_sql = False  # the two-statement form (ADR 0050 for the other)
     await ingest(backend, extractor, NS, "doc-0")
     query = SearchQuery("team office morning", threshold=0.0)
     expected = await backend.search(NS, query)
