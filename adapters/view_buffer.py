@@ -16,7 +16,7 @@ lock for it), so what was read once stays true until this transaction writes it.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -62,6 +62,13 @@ class BufferedViewTransaction:
 
     def put(self, view: str, key: str, doc: JsonObject) -> None:
         self._write(view, key, self._encode(doc))
+
+    def put_each(self, addresses: Sequence[tuple[str, str]], doc: JsonObject) -> None:
+        # One encoding for all: a proposal is the same document in the change view and the
+        # queue, and encoding it was a twentieth of a rebuild's projection.
+        text = self._encode(doc)
+        for view, key in addresses:
+            self._write(view, key, text)
 
     def delete(self, view: str, key: str) -> None:
         self._write(view, key, None)

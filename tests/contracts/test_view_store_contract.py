@@ -197,6 +197,26 @@ def test_put_replaces_and_delete_is_idempotent(store: ViewStore) -> None:
         assert txn.get("current", "k") is None
 
 
+def test_put_each_writes_the_same_document_at_every_address(store: ViewStore) -> None:
+    written = doc(7, nested={"a": [1, 2]})
+    with store.transaction() as txn:
+        txn.put("current", "other", doc(0))
+        txn.put_each([("current", "k"), ("queue", "q:1"), ("current", "other")], written)
+        written["n"] = 8  # changed after the put: no address sees it
+        assert txn.get("queue", "q:1") == doc(7, nested={"a": [1, 2]})
+        txn.advance(1)
+    with store.read() as txn:
+        assert txn.scan("current", "") == [
+            ("k", doc(7, nested={"a": [1, 2]})),
+            ("other", doc(7, nested={"a": [1, 2]})),
+        ]
+        assert txn.get("queue", "q:1") == doc(7, nested={"a": [1, 2]})
+        first, second = txn.get("current", "k"), txn.get("queue", "q:1")
+    assert first is not None and second is not None
+    first["n"] = 9  # one address's document is not another's
+    assert second["n"] == 7
+
+
 def test_scan_returns_a_prefix_in_byte_order(store: ViewStore) -> None:
     keys = ["b", "a", "B", "a/2", "a-1", "ab", "é", "Z", "a0", "~", "0001", "0010"]
     with store.transaction() as txn:
