@@ -212,7 +212,8 @@ def test_put_each_writes_the_same_document_at_every_address(store: ViewStore) ->
         ]
         assert txn.get("queue", "q:1") == doc(7, nested={"a": [1, 2]})
         first, second = txn.get("current", "k"), txn.get("queue", "q:1")
-    assert first is not None and second is not None
+    assert first is not None
+    assert second is not None
     first["n"] = 9  # one address's document is not another's
     assert second["n"] == 7
 
