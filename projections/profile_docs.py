@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from factledger.domain.events import ChangeProposed, SessionRecorded
-from factledger.domain.values import JsonObject, JsonValue, from_payload, render
+from factledger.domain.values import JsonObject, JsonValue, display_of
 
 FORGOTTEN = "[forgotten]"
 REDACTED_KEYS = ("value", "condition", "rationale", "note")
@@ -65,7 +65,7 @@ def change_doc(
         "field": e.field,
         "operation": e.operation,
         "value": e.value,
-        "display": None if e.value is None else render(from_payload(e.value)),
+        "display": None if e.value is None else display_of(e.value),
         "condition": e.condition,
         "origin": e.origin,
         "evidence": e.evidence,
