@@ -137,6 +137,22 @@ def test_a_transaction_reads_its_own_writes(store: ViewStore) -> None:
         assert txn.position() == 1
 
 
+def test_scans_between_writes_see_every_write_so_far_in_key_order(store: ViewStore) -> None:
+    with store.transaction() as txn:
+        txn.put("current", "s:5", doc(5))
+    with store.transaction() as txn:
+        for key in ("s:9", "s:1", "t:0", "s:3"):  # out of order, and under another prefix
+            txn.put("current", key, doc(int(key[-1])))
+        assert [k for k, _ in txn.scan("current", "s:")] == ["s:1", "s:3", "s:5", "s:9"]
+        txn.put("current", "s:0", doc(0))
+        txn.put("queue", "s:2", doc(2))  # another view: not in this one's scan
+        txn.delete("current", "s:3")
+        assert [k for k, _ in txn.scan("current", "s:")] == ["s:0", "s:1", "s:5", "s:9"]
+        assert [k for k, _ in txn.scan("current", "")] == ["s:0", "s:1", "s:5", "s:9", "t:0"]
+        txn.put("current", "s:4", doc(4))
+        assert [k for k, _ in txn.scan("current", "s:")] == ["s:0", "s:1", "s:4", "s:5", "s:9"]
+
+
 # A page's worth of documents and more: a buffered transaction that sent some of them ahead
 # (ADR 0044, tried and rejected) must still read, scan and roll back all of them.
 MANY = 307
