@@ -137,6 +137,22 @@ def test_a_transaction_reads_its_own_writes(store: ViewStore) -> None:
         assert txn.position() == 1
 
 
+def put_each_then_fail(store: ViewStore) -> None:
+    with store.transaction() as txn:
+        txn.put_each([("change", "s:c1"), ("queue", "t:q1")], doc(1))
+        txn.advance(1)
+        raise FailedMidwayError
+
+
+def test_put_each_in_a_failed_transaction_leaves_no_address_written(store: ViewStore) -> None:
+    with pytest.raises(FailedMidwayError):
+        put_each_then_fail(store)
+    with store.read() as txn:
+        assert txn.get("change", "s:c1") is None
+        assert txn.get("queue", "t:q1") is None
+    assert store.position() == 0
+
+
 def test_scans_between_writes_see_every_write_so_far_in_key_order(store: ViewStore) -> None:
     with store.transaction() as txn:
         txn.put("current", "s:5", doc(5))
