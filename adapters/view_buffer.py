@@ -15,8 +15,8 @@ lock for it), so what was read once stays true until this transaction writes it.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -46,9 +46,12 @@ class BufferedViewTransaction:
         self.start_position = self.new_position = position
         # (view, key) -> the document's text as read or written; None: absent or deleted.
         self._texts: dict[tuple[str, str], str | None] = {}
-        # view -> key -> text written (None: deleted), and the same keys sorted, for scans.
+        # view -> key -> text written (None: deleted), and the same keys, for scans: sorted
+        # when a scan needs them (views in `_unsorted` gained keys since), not at every write
+        # (a rebuild's page writes a thousand documents and scans a few prefixes, if any).
         self._written: dict[str, dict[str, str | None]] = {}
         self._written_keys: dict[str, list[str]] = {}
+        self._unsorted: set[str] = set()
         # (view, prefix) -> the keys the database held under it when first scanned.
         self._scanned: dict[tuple[str, str], list[str]] = {}
 
@@ -63,6 +66,13 @@ class BufferedViewTransaction:
     def put(self, view: str, key: str, doc: JsonObject) -> None:
         self._write(view, key, self._encode(doc))
 
+    def put_each(self, addresses: Sequence[tuple[str, str]], doc: JsonObject) -> None:
+        # One encoding for all: a proposal is the same document in the change view and the
+        # queue, and a rebuild encodes every proposal (ADR 0051).
+        text = self._encode(doc)
+        for view, key in addresses:
+            self._write(view, key, text)
+
     def delete(self, view: str, key: str) -> None:
         self._write(view, key, None)
 
@@ -70,7 +80,8 @@ class BufferedViewTransaction:
         self._texts[(view, key)] = text
         written = self._written.setdefault(view, {})
         if key not in written:
-            insort(self._written_keys.setdefault(view, []), key)
+            self._written_keys.setdefault(view, []).append(key)
+            self._unsorted.add(view)
         written[key] = text
 
     def scan(self, view: str, prefix: str) -> list[tuple[str, JsonObject]]:
@@ -83,6 +94,9 @@ class BufferedViewTransaction:
             stored = self._scanned[(view, prefix)] = [key for key, _ in rows]
         keys = set(stored)
         written = self._written_keys.get(view, [])
+        if view in self._unsorted:
+            written.sort()
+            self._unsorted.discard(view)
         at = bisect_left(written, prefix)
         while at < len(written) and written[at].startswith(prefix):
             keys.add(written[at])
@@ -112,6 +126,7 @@ class BufferedViewTransaction:
                     writes.puts.append((view, key, text))
         self._written.clear()
         self._written_keys.clear()
+        self._unsorted.clear()
         self.forget_reads()
         return writes
 

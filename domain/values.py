@@ -178,6 +178,16 @@ def from_payload(payload: Mapping[str, JsonValue]) -> FieldValue:
     raise InvalidValueError("value: unknown type or malformed payload")
 
 
+def display_of(payload: Mapping[str, JsonValue]) -> str:
+    """`render(from_payload(payload))`: the same text, or the same error. A text value's text
+    is checked and returned without building the value (a rebuild shows every proposal)."""
+    raw = payload.get("value")
+    if payload.get("type") == ValueType.TEXT and isinstance(raw, str):
+        _check_text(raw, "text")
+        return raw
+    return render(from_payload(payload))
+
+
 def render(value: FieldValue) -> str:
     """A short human-readable form for CLIs and notes."""
     match value:

@@ -38,6 +38,7 @@ from factledger.domain.events import (
 from factledger.domain.proposal import apply_operation
 from factledger.domain.provenance import Operation
 from factledger.domain.values import JsonObject, from_payload, render, to_payload
+from factledger.projections.collector import collector_eased
 from factledger.projections.follower import PAGE, Follower, Tracked
 from factledger.projections.profile_docs import (
     as_object,
@@ -84,7 +85,8 @@ class ProfileProjection:
         # (PostgreSQL: 15-30% less wall time); where the commit is local (SQLite) the thread
         # only costs (4% slower, docs/benchmarks.md).
         read_ahead = getattr(self.store, "commits_on_a_server", False)
-        return Follower(app, [self], page=page, read_ahead=read_ahead).catch_up()
+        with collector_eased():
+            return Follower(app, [self], page=page, read_ahead=read_ahead).catch_up()
 
     def process(self, batch: Sequence[Tracked]) -> None:
         self._tenants.clear()
@@ -145,10 +147,10 @@ class ProfileProjection:
         tenant = self._tenants.get(sid)
         if tenant is None:
             tenant = self._tenants[sid] = str(as_object(txn.get("subject", sid)).get("tenant", ""))
-        queue_key = f"{tenant}:{key_time(e.timestamp)}:{position:012d}"
-        change = change_doc(e, sid, tenant, queue_key)
-        txn.put("change", f"{sid}:{change['change_id']}", change)
-        txn.put("queue", queue_key, change)
+        at = e.timestamp.isoformat()
+        queue_key = f"{tenant}:{key_time(e.timestamp, at)}:{position:012d}"
+        change = change_doc(e, sid, tenant, queue_key, at)
+        txn.put_each([("change", f"{sid}:{change['change_id']}"), ("queue", queue_key)], change)
 
     def _confirmed(self, txn: ViewTransaction, e: ChangeConfirmed, position: int) -> None:
         # The version is dated by the conversation in which the subject confirmed (ADR 0017);
@@ -259,10 +261,11 @@ class ProfileProjection:
         key = f"{sid}:{e.superseded_by}"
         newer = as_object(txn.get("change", key))
         newer["supersedes"] = [*strings(newer.get("supersedes")), str(e.change_id)]
-        txn.put("change", key, newer)
         queue_key = str(newer.get("queue_key"))
         if txn.get("queue", queue_key) is not None:
-            txn.put("queue", queue_key, newer)
+            txn.put_each([("change", key), ("queue", queue_key)], newer)
+        else:
+            txn.put("change", key, newer)
 
     def _forgotten(self, txn: ViewTransaction, e: FactForgotten, position: int) -> None:
         sid, at, field = str(e.originator_id), e.timestamp.isoformat(), str(e.field)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from copy import deepcopy
 
@@ -27,6 +27,10 @@ class _MemoryTransaction:
 
     def put(self, view: str, key: str, doc: JsonObject) -> None:
         self._writes[(view, key)] = deepcopy(doc)
+
+    def put_each(self, addresses: Sequence[tuple[str, str]], doc: JsonObject) -> None:
+        for view, key in addresses:
+            self.put(view, key, doc)
 
     def delete(self, view: str, key: str) -> None:
         self._writes[(view, key)] = None

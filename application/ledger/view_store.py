@@ -11,6 +11,7 @@ UTC times in a fixed-width form.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -32,6 +33,11 @@ class ViewTransaction(Protocol):
     def get(self, view: str, key: str) -> JsonObject | None: ...
 
     def put(self, view: str, key: str, doc: JsonObject) -> None: ...
+
+    def put_each(self, addresses: Sequence[tuple[str, str]], doc: JsonObject) -> None:
+        """`put` of the same document at each (view, key) address, in order (a store that
+        encodes documents encodes it once)."""
+        ...
 
     def delete(self, view: str, key: str) -> None: ...
 

@@ -137,6 +137,38 @@ def test_a_transaction_reads_its_own_writes(store: ViewStore) -> None:
         assert txn.position() == 1
 
 
+def put_each_then_fail(store: ViewStore) -> None:
+    with store.transaction() as txn:
+        txn.put_each([("change", "s:c1"), ("queue", "t:q1")], doc(1))
+        txn.advance(1)
+        raise FailedMidwayError
+
+
+def test_put_each_in_a_failed_transaction_leaves_no_address_written(store: ViewStore) -> None:
+    with pytest.raises(FailedMidwayError):
+        put_each_then_fail(store)
+    with store.read() as txn:
+        assert txn.get("change", "s:c1") is None
+        assert txn.get("queue", "t:q1") is None
+    assert store.position() == 0
+
+
+def test_scans_between_writes_see_every_write_so_far_in_key_order(store: ViewStore) -> None:
+    with store.transaction() as txn:
+        txn.put("current", "s:5", doc(5))
+    with store.transaction() as txn:
+        for key in ("s:9", "s:1", "t:0", "s:3"):  # out of order, and under another prefix
+            txn.put("current", key, doc(int(key[-1])))
+        assert [k for k, _ in txn.scan("current", "s:")] == ["s:1", "s:3", "s:5", "s:9"]
+        txn.put("current", "s:0", doc(0))
+        txn.put("queue", "s:2", doc(2))  # another view: not in this one's scan
+        txn.delete("current", "s:3")
+        assert [k for k, _ in txn.scan("current", "s:")] == ["s:0", "s:1", "s:5", "s:9"]
+        assert [k for k, _ in txn.scan("current", "")] == ["s:0", "s:1", "s:5", "s:9", "t:0"]
+        txn.put("current", "s:4", doc(4))
+        assert [k for k, _ in txn.scan("current", "s:")] == ["s:0", "s:1", "s:4", "s:5", "s:9"]
+
+
 # A page's worth of documents and more: a buffered transaction that sent some of them ahead
 # (ADR 0044, tried and rejected) must still read, scan and roll back all of them.
 MANY = 307
@@ -195,6 +227,27 @@ def test_put_replaces_and_delete_is_idempotent(store: ViewStore) -> None:
         txn.delete("current", "never-written")
     with store.read() as txn:
         assert txn.get("current", "k") is None
+
+
+def test_put_each_writes_the_same_document_at_every_address(store: ViewStore) -> None:
+    written = doc(7, nested={"a": [1, 2]})
+    with store.transaction() as txn:
+        txn.put("current", "other", doc(0))
+        txn.put_each([("current", "k"), ("queue", "q:1"), ("current", "other")], written)
+        written["n"] = 8  # changed after the put: no address sees it
+        assert txn.get("queue", "q:1") == doc(7, nested={"a": [1, 2]})
+        txn.advance(1)
+    with store.read() as txn:
+        assert txn.scan("current", "") == [
+            ("k", doc(7, nested={"a": [1, 2]})),
+            ("other", doc(7, nested={"a": [1, 2]})),
+        ]
+        assert txn.get("queue", "q:1") == doc(7, nested={"a": [1, 2]})
+        first, second = txn.get("current", "k"), txn.get("queue", "q:1")
+    assert first is not None
+    assert second is not None
+    first["n"] = 9  # one address's document is not another's
+    assert second["n"] == 7
 
 
 def test_scan_returns_a_prefix_in_byte_order(store: ViewStore) -> None:

@@ -17,6 +17,7 @@ from factledger.domain.values import (
     NumberValue,
     TextValue,
     check_field_name,
+    display_of,
     from_payload,
     render,
     to_payload,
@@ -66,6 +67,30 @@ def test_malformed_values_are_refused(build: object) -> None:
 def test_malformed_payloads_are_refused(payload: dict[str, object]) -> None:
     with pytest.raises(InvalidValueError):
         from_payload(payload)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=lambda v: type(v).__name__)
+def test_a_payloads_display_is_its_values_rendering(value: FieldValue) -> None:
+    assert display_of(to_payload(value)) == render(value)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"type": "text", "value": "   "},
+        {"type": "text", "value": "x" * 100_000},
+        {"type": "text", "value": 12},
+        {"type": "colour", "value": "red"},
+        {"type": "number", "value": "twelve"},
+    ],
+    ids=["blank", "too-long", "not-text", "unknown-type", "bad-number"],
+)
+def test_a_malformed_payloads_display_fails_as_its_parse_does(payload: dict[str, object]) -> None:
+    with pytest.raises(InvalidValueError) as parsed:
+        from_payload(payload)  # type: ignore[arg-type]
+    with pytest.raises(InvalidValueError) as shown:
+        display_of(payload)  # type: ignore[arg-type]
+    assert str(shown.value) == str(parsed.value)
 
 
 @pytest.mark.parametrize("name", ["Supplier", "1st", "a-b", "", "x" * 65])
