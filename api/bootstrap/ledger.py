@@ -35,8 +35,8 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStore
 from factledger.application.ports import Clock
 from factledger.projections.follower import Follower
-from factledger.projections.profile_projection import ProfileProjection
-from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.projections.profile.projection import ProfileProjection
+from factledger.projections.profile.reader import ViewStoreProfileReader
 
 PROFILE_PROJECTION = "profile"
 

@@ -20,7 +20,7 @@ from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.application.sync.ports import SyncStore
 from factledger.application.sync.worker import SyncWorker
 from factledger.projections.follower import Follower
-from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile.projection import ProfileProjection
 
 
 @dataclass(frozen=True, slots=True)

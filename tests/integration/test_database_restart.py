@@ -39,7 +39,7 @@ from factledger.api.http.auth import Role
 from factledger.api.settings import Settings
 from factledger.domain.events import ChangeProposed
 from factledger.projections.follower import Follower, max_position, read_events
-from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile.projection import ProfileProjection
 
 pytestmark = pytest.mark.integration
 

@@ -29,7 +29,7 @@ from factledger.api.http.auth import Role
 from factledger.api.http.errors import STORAGE_RETRY_AFTER_S
 from factledger.api.settings import Settings
 from factledger.projections.follower import Follower
-from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile.projection import ProfileProjection
 
 pytestmark = pytest.mark.integration
 

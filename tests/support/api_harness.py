@@ -40,8 +40,8 @@ from factledger.application.recall.policy import RecallPolicies
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
 from factledger.projections.follower import Follower
-from factledger.projections.profile_projection import ProfileProjection
-from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.projections.profile.projection import ProfileProjection
+from factledger.projections.profile.reader import ViewStoreProfileReader
 
 TEST_SECRET = "factledger-test-signing-key-0123456789abcdef"
 TEST_AUTH = AuthSettings(

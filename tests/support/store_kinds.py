@@ -20,8 +20,8 @@ from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStore
 from factledger.projections.follower import Follower
-from factledger.projections.profile_projection import ProfileProjection
-from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.projections.profile.projection import ProfileProjection
+from factledger.projections.profile.reader import ViewStoreProfileReader
 from factledger.testing.ledger_stores import LedgerStore, make_store
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.drivers import run_story

@@ -17,7 +17,7 @@ from factledger.application.ledger.view_store import ViewStore
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.values import TextValue
 from factledger.projections.follower import read_events
-from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile.projection import ProfileProjection
 from factledger.testing.story.script import JULY, TENANT
 
 UNTIL = JULY + timedelta(days=90)

@@ -11,7 +11,7 @@ from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import Follower, Tracked, read_events
-from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile.projection import ProfileProjection
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.drivers import run_story
 from factledger.testing.story.script import JAN

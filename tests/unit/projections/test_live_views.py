@@ -11,7 +11,7 @@ from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import Follower, Tracked
 from factledger.projections.live import LiveViews
-from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile.projection import ProfileProjection
 
 
 def eventually(check: Callable[[], bool], *, within_s: float = 30.0) -> bool:

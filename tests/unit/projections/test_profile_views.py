@@ -12,8 +12,8 @@ from factledger.domain.errors import ProfileVersionRewriteError
 from factledger.domain.provenance import Actor, ActorKind, Origin
 from factledger.domain.values import TextValue
 from factledger.projections.follower import read_events
-from factledger.projections.profile_projection import ProfileProjection
-from factledger.projections.profile_writes import put_version
+from factledger.projections.profile.projection import ProfileProjection
+from factledger.projections.profile.writes import put_version
 from factledger.testing.story.script import (
     CONDITION,
     JAN,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from factledger.projections.collector import YOUNG_THRESHOLD, collector_eased
-from factledger.projections.profile_docs import key_time
+from factledger.projections.profile.shapes import key_time
 
 TIMES = [
     datetime(2026, 12, 1, 12, 40, 28, 240677, tzinfo=UTC),

@@ -23,8 +23,8 @@ from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue
 from factledger.projections.follower import Follower
-from factledger.projections.profile_projection import ProfileProjection
-from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.projections.profile.projection import ProfileProjection
+from factledger.projections.profile.reader import ViewStoreProfileReader
 from factledger.testing.manual_clock import ManualClock
 
 JAN = datetime(2026, 1, 14, 10, tzinfo=UTC)

@@ -26,7 +26,7 @@ from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, 
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue
 from factledger.projections.follower import Follower
-from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile.projection import ProfileProjection
 from factledger.testing.ledger_stores import LedgerStore, open_ledger
 
 WHEN = datetime(2026, 6, 18, 11, 0, tzinfo=UTC)

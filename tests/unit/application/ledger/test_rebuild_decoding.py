@@ -24,7 +24,7 @@ from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, 
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import JsonObject, TextValue
 from factledger.projections.follower import Follower
-from factledger.projections.profile_projection import ProfileProjection
+from factledger.projections.profile.projection import ProfileProjection
 from factledger.testing.ledger_stores import LedgerStore, open_ledger
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.drivers import run_story

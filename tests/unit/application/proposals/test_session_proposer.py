@@ -16,8 +16,8 @@ from factledger.domain.provenance import ChangeStatus, Operation, Origin
 from factledger.domain.transcript import Role
 from factledger.domain.values import ListValue, ProfileSchema, TextValue, ValueType
 from factledger.projections.follower import Follower
-from factledger.projections.profile_projection import ProfileProjection
-from factledger.projections.profile_reader import ViewStoreProfileReader
+from factledger.projections.profile.projection import ProfileProjection
+from factledger.projections.profile.reader import ViewStoreProfileReader
 
 from .conftest import KIND, MODEL, TENANT, Rig, day
 

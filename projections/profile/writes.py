@@ -7,7 +7,7 @@ from __future__ import annotations
 from factledger.application.ledger.view_store import ViewTransaction
 from factledger.domain.errors import ProfileVersionRewriteError
 from factledger.domain.values import JsonObject
-from factledger.projections.profile_docs import as_object, redacted, version_key
+from factledger.projections.profile.shapes import as_object, redacted, version_key
 
 
 def strings(value: object) -> list[str]:

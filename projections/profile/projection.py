@@ -40,13 +40,13 @@ from factledger.domain.provenance import Operation
 from factledger.domain.values import JsonObject, from_payload, render, to_payload
 from factledger.projections.collector import collector_eased
 from factledger.projections.follower import PAGE, Follower, Tracked
-from factledger.projections.profile_docs import (
+from factledger.projections.profile.shapes import (
     as_object,
     change_doc,
     key_time,
     session_doc,
 )
-from factledger.projections.profile_writes import (
+from factledger.projections.profile.writes import (
     close_history,
     decide,
     erase_views,

@@ -16,14 +16,14 @@ from factledger.application.ledger.queries import (
 )
 from factledger.application.ledger.view_store import ViewStore
 from factledger.domain.values import JsonObject
-from factledger.projections.documents import (
+from factledger.projections.profile.documents import (
     history_entry,
     pending_change,
     profile_version,
     session_entry,
     subject_summary,
 )
-from factledger.projections.profile_docs import version_key
+from factledger.projections.profile.shapes import version_key
 
 
 class ViewStoreProfileReader:
