@@ -93,7 +93,10 @@ import json, sys, time
 from pathlib import Path
 
 from factledger.application.ledger.ledger import Ledger
-from factledger.projections.profile.projection import ProfileProjection
+try:
+    from factledger.projections.profile.projection import ProfileProjection
+except ModuleNotFoundError:  # a baseline from before the profile projection's subpackage
+    from factledger.projections.profile_projection import ProfileProjection
 
 kind, where, views = sys.argv[1:4]
 if kind == "sqlite":
