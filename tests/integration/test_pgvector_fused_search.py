@@ -11,11 +11,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from support.first_axis import QueryAlongTheFirstAxis, at_cosine
 
 from factledger.adapters.pgvector import searcher as searcher_module
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
-from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import MemoryBackendError
 from factledger.application.memory.types import (
@@ -29,7 +27,16 @@ from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.scripted_extractor import ScriptedExtractor
 
-from .test_pgvector_keyword_bound import COMMON, EMBEDDER, NS, OTHER, RARE, START, ingest
+from .test_pgvector_keyword_bound import (
+    COMMON,
+    EMBEDDER,
+    NS,
+    OTHER,
+    RARE,
+    START,
+    ingest,
+    search_laid_out,
+)
 
 pytestmark = pytest.mark.integration
 SMALL = Namespace("tenant-1:small")
@@ -183,25 +190,11 @@ async def test_the_one_statement_counts_the_searches_its_bound_admits_holders_in
     """A fact outside the vector list that its keywords lift into the top is found, and the
     search counts as one whose bound admitted holders (the bench's counters)."""
     cosines = [(0.60 - i * 0.01, ()) for i in range(20)] + [(0.2, ("lantern", "harbour"))]
-    async with pgvector_backend(
-        postgres,
-        embedder=QueryAlongTheFirstAxis(),
-        extractor=ScriptedExtractor(),
-        clock=ManualClock(START),
-    ) as backend:
-        await bulk_load_facts(
-            backend.config,
-            [
-                BulkFact(NS, f"fact-{i:02d}", f"fact {i}", at_cosine(c, i + 1), terms=terms)
-                for i, (c, terms) in enumerate(cosines)
-            ],
-        )
+    hits, backend = await search_laid_out(postgres, cosines, "lantern harbour")
 
-        hits = await backend.search(NS, SearchQuery("lantern harbour", threshold=0.0))
-
-        assert hits[0].id == "fact-20"
-        counts = backend.searcher.bounded
-        assert (counts.searches, counts.second_statements, counts.holders) == (1, 1, 1)
+    assert hits[0].id == "fact-20"
+    counts = backend.searcher.bounded
+    assert (counts.searches, counts.second_statements, counts.holders) == (1, 1, 1)
 
 
 async def test_a_failing_statement_fails_the_search_and_leaves_the_pool_usable(

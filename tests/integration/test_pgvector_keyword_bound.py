@@ -373,7 +373,7 @@ async def test_a_holder_of_common_keywords_reaches_the_top_past_a_rarer_one(
     cosines_and_terms += [(0.01, ("walnut",)), (0.0, ("walnut",))]
     cosines_and_terms += [(-0.1, ()), (-0.2, ()), (-0.3, ())]
     # When
-    hits, _ = await _search_laid_out(postgres, cosines_and_terms, "lantern harbour walnut")
+    hits, _ = await search_laid_out(postgres, cosines_and_terms, "lantern harbour walnut")
 
     # Then
     assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
@@ -402,7 +402,7 @@ async def test_a_holder_of_every_required_keyword_reaches_the_top(
     ]
     cosines_and_terms += [(-0.3, ()), (-0.4, ())]
     # When
-    hits, backend = await _search_laid_out(postgres, cosines_and_terms, "lantern harbour")
+    hits, backend = await search_laid_out(postgres, cosines_and_terms, "lantern harbour")
 
     # Then
     assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
@@ -470,7 +470,7 @@ async def test_a_failing_frequency_statement_fails_the_search_and_leaves_the_poo
         assert await cur.fetchone() == (0,)
 
 
-async def _search_laid_out(
+async def search_laid_out(
     postgres: PostgresLocation, cosines_and_terms: list[tuple[float, tuple[str, ...]]], query: str
 ) -> tuple[list[SearchHit], PgvectorMemoryBackend]:
     """Searches `query` (along the first axis) over facts at the given cosines holding the given
