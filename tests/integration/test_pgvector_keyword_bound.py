@@ -464,8 +464,16 @@ async def test_a_failing_frequency_statement_fails_the_search_and_leaves_the_poo
             with pytest.raises(MemoryBackendError):
                 await backend.search(NS, query)
 
+    await searches_again_bound_to_nothing(backend, query, expected)
+
+
+async def searches_again_bound_to_nothing(
+    backend: PgvectorMemoryBackend, query: SearchQuery, expected: list[SearchHit]
+) -> None:
+    """After failed searches: the same search answers as before, and no pooled connection
+    stayed bound to the namespace (an unbound one sees no memory)."""
     assert await backend.search(NS, query) == expected
-    async with backend.db.unbound() as conn:  # nothing stayed bound to the namespace
+    async with backend.db.unbound() as conn:
         cur = await conn.execute("SELECT count(*) FROM memories")
         assert await cur.fetchone() == (0,)
 
