@@ -4,7 +4,8 @@ The cosine of every fact comes from one matrix product; the keyword lift (the ap
 weighting, `application.memory.lexical`, shared with pgvector) is computed in Python only for
 the visible facts holding a query keyword, found through the namespace's postings. Keyword
 statistics (IDF) are over the visible facts, as a search that scores every fact would count
-them; only that visibility check still reads every fact, one cheap test each.
+them; which facts are visible comes from arrays of their flags (`visibility`), and only a
+search with metadata filters still tests every fact in Python.
 """
 
 from __future__ import annotations
@@ -46,9 +47,11 @@ def lifted_top(
     # float32 rounding can push an exact match a hair above 1.
     cosine = np.minimum(state.fact_vectors.matrix() @ vector.reshape(-1), np.float32(1.0))
     scores = cosine[rows].astype(np.float64)
-    visible = np.fromiter(
-        (visible_fact(f, query, now) for f in facts), dtype=np.bool_, count=len(facts)
-    )
+    visible = state.fact_visibility.mask(query, now)
+    if query.filters:
+        visible &= np.fromiter(
+            (matches(query.filters, f.metadata) for f in facts), dtype=np.bool_, count=len(facts)
+        )
     _lift(state, query, scores, visible)
     scores[~visible] = -np.inf
     candidates = np.flatnonzero(scores >= query.threshold)
@@ -72,7 +75,7 @@ def _lift(
     terms = query_terms(query.text)
     holders = []
     for term in terms:
-        positions = np.asarray(state.fact_term_positions.get(term, ()), dtype=np.int64)
+        positions = state.term_positions(term)
         holders.append(positions[visible[positions]])
     n = int(np.count_nonzero(visible))
     weights = idf_weights(terms, {t: len(p) for t, p in zip(terms, holders, strict=True)}, n)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
+from factledger.adapters.in_memory.visibility import TRACKED, VisibilityColumns
 from factledger.application.memory.lexical import keywords
 from factledger.application.memory.types import (
     MemoryFact,
@@ -70,6 +72,15 @@ class StoredFact:
     expires_at: datetime | None = None
     # What a fact replacing this one in its slot inherits (`application.memory.succession`).
     handed_on: frozenset[str] = frozenset()
+    # The namespace's visibility arrays this fact is a row of, and which (`add_fact`).
+    columns: VisibilityColumns | None = field(default=None, repr=False, compare=False)
+    position: int = field(default=-1, repr=False, compare=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        # A flag changed after the fact joined a namespace: its row of the arrays follows.
+        if name in TRACKED and (columns := getattr(self, "columns", None)) is not None:
+            columns.update(self.position, self)
 
     def expired(self, now: datetime) -> bool:
         return self.expires_at is not None and now >= self.expires_at
@@ -136,6 +147,11 @@ class NamespaceState:
         # keyword -> positions in `fact_rows` of the facts holding it (the same postings, as
         # the row numbers the memories search lifts in one array operation)
         self.fact_term_positions: dict[str, list[int]] = {}
+        # the visibility flags of `fact_rows`, as arrays (`visibility`)
+        self.fact_visibility = VisibilityColumns()
+        # `fact_term_positions` as arrays, extended when a search finds a list grown: turning
+        # a common keyword's list into an array on every search was most of a lifted search
+        self._term_arrays: dict[str, np.ndarray] = {}
 
     def current_in_slot(self, slot: str, now: datetime) -> StoredFact | None:
         for fact in reversed(self.fact_rows):
@@ -144,11 +160,27 @@ class NamespaceState:
         return None
 
     def add_fact(self, fact: StoredFact) -> None:
+        if fact.columns is not None:
+            raise ValueError(f"fact {fact.id} is already in a namespace")
         self.facts[fact.id] = fact
         self.fact_rows.append(fact)
+        fact.position = self.fact_visibility.add(fact)
+        fact.columns = self.fact_visibility
         for term in fact.tokens:
             self.fact_postings.setdefault(term, set()).add(fact.id)
             self.fact_term_positions.setdefault(term, []).append(len(self.fact_rows) - 1)
+
+    def term_positions(self, term: str) -> np.ndarray:
+        """The positions in `fact_rows` of the facts holding `term`, as an int64 array."""
+        positions = self.fact_term_positions.get(term, [])
+        cached = self._term_arrays.get(term)
+        known = 0 if cached is None else len(cached)
+        if cached is None or known != len(positions):
+            added = np.asarray(positions[known:], dtype=np.int64)
+            cached = added if cached is None else np.concatenate([cached, added])
+            if positions:
+                self._term_arrays[term] = cached
+        return cached
 
     def add_chunk(self, chunk: StoredChunk) -> None:
         self.chunks[chunk.id] = chunk
