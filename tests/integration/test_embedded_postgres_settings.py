@@ -48,8 +48,8 @@ def test_a_restarted_server_keeps_the_start_settings() -> None:
     server.stop()
     again = EmbeddedPostgres(data, delete_on_stop=True)
     try:
-        assert _setting(again.location, "shared_buffers") == EMBEDDED_START_SETTINGS[
-            "shared_buffers"
-        ]
+        assert (
+            _setting(again.location, "shared_buffers") == EMBEDDED_START_SETTINGS["shared_buffers"]
+        )
     finally:
         again.stop()
