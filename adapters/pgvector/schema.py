@@ -22,6 +22,7 @@ from factledger.adapters.pgvector.bound_search import (
 from factledger.adapters.pgvector.slot_terms import slot_terms_migration
 from factledger.adapters.pgvector.term_stats import (
     holders_of_all_migration,
+    namespaced_terms_migration,
     term_statistics_migration,
 )
 
@@ -229,6 +230,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (7, "term statistics", term_statistics_migration),
     (8, "slot terms", slot_terms_migration),
     (9, "holders of all keywords", holders_of_all_migration),
+    (10, "namespaced keyword index", namespaced_terms_migration),
 )
 
 

@@ -353,6 +353,54 @@ async def test_the_holders_of_every_keyword_answer_for_the_bound_namespace_only(
     assert unbound == []
 
 
+async def test_a_crafted_keyword_reaches_no_fact_of_a_namespace_that_shares_its_key(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+) -> None:
+    """Migration 10 keys the holder lookups `namespace/keyword`: a namespace `tenant-1:x/team`'s
+    key for `office` reads like `tenant-1:x`'s for the keyword `team/office`, which no query
+    makes but a caller of the functions could pass. The namespace check keeps them apart."""
+    backend, extractor, _ = opened
+    slashed = Namespace("tenant-1:x/team")
+    await ingest(backend, extractor, slashed, "doc-0")
+    crafted = ["team/office"]
+
+    for holders in (HOLDERS, HOLDERS_OF_ALL):
+        async with backend.db.bound(Namespace("tenant-1:x")) as conn:
+            cur = await conn.execute(holders, [crafted, crafted, [1.0]])
+            assert await cur.fetchall() == []
+        async with backend.db.bound(slashed) as conn:
+            office = ["office"]
+            cur = await conn.execute(holders, [office, office, [1.0]])
+            assert await cur.fetchall()  # its own facts hold `office`
+
+
+async def test_the_holder_lookups_read_the_namespaced_keyword_index(
+    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
+) -> None:
+    """The functions' lookup is the index expression of migration 10 (ADR 0052), so the
+    planner can serve it from that index and not from every namespace's postings."""
+    backend, extractor, _ = opened
+    await ingest(backend, extractor, NS, "doc-0")
+    async with await psycopg.AsyncConnection.connect(backend.config.admin_conninfo) as conn:
+        cur = await conn.execute(
+            "SELECT p.proname, p.prosrc FROM pg_proc AS p JOIN pg_namespace AS n "
+            "ON n.oid = p.pronamespace WHERE n.nspname = %s AND p.proname IN "
+            "('keyword_holders', 'keyword_holders_of_all')",
+            [backend.config.schema],
+        )
+        bodies = dict(await cur.fetchall())
+        cur = await conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s "
+            "AND tablename = 'memories' AND indexdef LIKE '%%USING gin%%'",
+            [backend.config.schema],
+        )
+        gin = dict(await cur.fetchall())
+    assert set(bodies) == {"keyword_holders", "keyword_holders_of_all"}
+    assert all('"namespaced_terms"(m.namespace, m.lexical_terms)' in b for b in bodies.values())
+    assert list(gin) == ["memories_namespaced_terms"]  # the index keyed by keyword alone went
+    assert "namespaced_terms(namespace, lexical_terms)" in gin["memories_namespaced_terms"]
+
+
 async def test_a_holder_of_common_keywords_reaches_the_top_past_a_rarer_one(
     postgres: PostgresLocation,
 ) -> None:
