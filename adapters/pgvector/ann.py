@@ -9,11 +9,6 @@
   searches never see the index (the planner can only prove the predicate for that namespace).
 - The backend learns from `ann_indexes` which namespaces have one and then writes that
   namespace as a literal into its search SQL, so the planner can match the partial index.
-- The indexes are on the embedding as `halfvec` (ADR 0055): `(embedding::halfvec(<dim>))
-  halfvec_cosine_ops`, half the size of a `vector` one. A search orders by the same expression
-  (`halfvec_distance`) to use it, and scores on the full `vector`. An index of the old kind
-  (`vector_cosine_ops`) is rebuilt by `maintain_ann_indexes`: the new one beside it under
-  another name, then the look-up row switched, then the old one dropped.
 """
 
 from __future__ import annotations
@@ -34,15 +29,6 @@ log = structlog.get_logger(__name__)
 # Where exact search starts to cost more than an index is worth (ADR 0006, docs/benchmarks.md).
 DEFAULT_MIN_FACTS = 5_000
 INDEX_PREFIX = "memories_ann_"
-# The halfvec kind's names (ADR 0055): `LIKE INDEX_PREFIX || '%'` still matches them.
-HALFVEC_PREFIX = INDEX_PREFIX + "h_"
-
-
-def halfvec_distance(dimension: int, vector: sql.Composable) -> sql.Composed:
-    """The ordering the partial indexes serve: the cosine distance between halfvecs. It must be
-    written as the index expression is, or the planner cannot use the index."""
-    dim = sql.Literal(int(dimension))
-    return sql.SQL("embedding::halfvec({d})<=>{v}::halfvec").format(d=dim, v=vector)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,17 +44,10 @@ class AnnSettings:
 class AnnReport:
     created: dict[str, float] = field(default_factory=dict)  # namespace -> build seconds
     dropped: list[str] = field(default_factory=list)
-    rebuilt: dict[str, float] = field(default_factory=dict)  # old kind -> halfvec (ADR 0055)
     busy: bool = False  # another process was maintaining the same schema; nothing was done
 
 
 def index_name(namespace: str) -> str:
-    """The name of a namespace's index (the halfvec kind, ADR 0055)."""
-    return HALFVEC_PREFIX + hashlib.sha256(namespace.encode()).hexdigest()[:20]
-
-
-def legacy_index_name(namespace: str) -> str:
-    """The name of a namespace's index of the old kind (`vector_cosine_ops`, before ADR 0055)."""
     return INDEX_PREFIX + hashlib.sha256(namespace.encode()).hexdigest()[:20]
 
 
@@ -97,31 +76,15 @@ async def maintain_ann_indexes(
         )
         counts = await _fact_counts(conn, config.schema)
         existing = await _existing(conn, config.schema)
-        dimension = await _dimension(conn, config.schema)
         for namespace, facts in counts.items():
             if facts >= s.min_facts and namespace not in existing:
-                report.created[namespace] = await _create(
-                    conn, config.schema, namespace, facts, s, dimension
-                )
-        for namespace, name in list(existing.items()):
-            if name != index_name(namespace) and counts.get(namespace, 0) >= drop_below:
-                # The old kind (ADR 0055): the new index first, so the namespace is never left
-                # without one, then the look-up switched to it, then the old one dropped.
-                report.rebuilt[namespace] = await _create(
-                    conn, config.schema, namespace, counts[namespace], s, dimension, replace=name
-                )
-                existing[namespace] = index_name(namespace)
+                report.created[namespace] = await _create(conn, config.schema, namespace, facts, s)
         for namespace, name in existing.items():
             if counts.get(namespace, 0) < drop_below:
                 await _drop(conn, config.schema, namespace, name)
                 report.dropped.append(namespace)
         await _drop_orphans(conn, config.schema)
-    log.info(
-        "pgvector.ann_maintained",
-        created=len(report.created),
-        dropped=len(report.dropped),
-        rebuilt=len(report.rebuilt),
-    )
+    log.info("pgvector.ann_maintained", created=len(report.created), dropped=len(report.dropped))
     return report
 
 
@@ -133,20 +96,6 @@ async def _fact_counts(conn: psycopg.AsyncConnection[Any], schema: str) -> dict[
         )
     )
     return {row[0]: row[1] for row in await cur.fetchall()}
-
-
-async def _dimension(conn: psycopg.AsyncConnection[Any], schema: str) -> int:
-    """The embedding column's dimension (a `vector`'s type modifier)."""
-    cur = await conn.execute(
-        "SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = %s AND c.relname = 'memories' AND a.attname = 'embedding'",
-        [schema],
-    )
-    row = await cur.fetchone()
-    if row is None or row[0] <= 0:
-        raise RuntimeError("memories.embedding has no dimension")
-    return int(row[0])
 
 
 async def _existing(conn: psycopg.AsyncConnection[Any], schema: str) -> dict[str, str]:
@@ -164,12 +113,7 @@ async def _create(
     namespace: str,
     facts: int,
     s: AnnSettings,
-    dimension: int,
-    *,
-    replace: str | None = None,
 ) -> float:
-    """Builds the namespace's halfvec index; with `replace`, the old index it supersedes is
-    dropped once the look-up names the new one."""
     validate_namespace(namespace)  # it becomes a literal in the index predicate
     name = index_name(namespace)
     await _drop_if_invalid(conn, schema, name)
@@ -177,30 +121,17 @@ async def _create(
     await conn.execute(
         sql.SQL(
             "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} "
-            "USING hnsw ((embedding::halfvec({dim})) halfvec_cosine_ops) "
-            "WITH (m = {m}, ef_construction = {ef}) WHERE namespace = {ns}"
+            "USING hnsw (embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {ef}) "
+            "WHERE namespace = {ns}"
         ).format(
             name=sql.Identifier(name),
             table=sql.Identifier(schema, "memories"),
-            dim=sql.Literal(int(dimension)),
             m=sql.Literal(s.m),
             ef=sql.Literal(s.ef_construction),
             ns=sql.Literal(namespace),
         )
     )
     seconds = time.perf_counter() - started
-    if replace is not None:
-        await conn.execute(
-            sql.SQL(
-                "UPDATE {} SET index_name = %s, facts_at_build = %s WHERE namespace = %s"
-            ).format(sql.Identifier(schema, "ann_indexes")),
-            [name, facts, namespace],
-        )
-        await conn.execute(
-            sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(schema, replace))
-        )
-        log.info("pgvector.ann_index_rebuilt", facts=facts, seconds=round(seconds, 2))
-        return seconds
     await conn.execute(
         sql.SQL(
             "INSERT INTO {} (namespace, index_name, facts_at_build) VALUES (%s, %s, %s) "

@@ -50,7 +50,6 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from factledger.adapters.pgvector.ann import halfvec_distance
 from factledger.adapters.pgvector.keyword_bound import HOLDER_LIMIT
 from factledger.adapters.pgvector.term_stats import HOLDERS_FUNCTION, HOLDERS_OF_ALL_FUNCTION
 from factledger.application.memory.lexical import LEXICAL_WEIGHT, UNHELD_WEIGHT
@@ -81,12 +80,9 @@ class FusedShape:
     include_forgotten: bool
     limit: int
     depth: int
-    dimension: int = 0  # the halfvec the ANN index orders by (ADR 0055); with `namespace`
 
 
-def fused_shape(
-    ns: Namespace, query: SearchQuery, *, ann: bool, depth: int, dimension: int = 0
-) -> FusedShape:
+def fused_shape(ns: Namespace, query: SearchQuery, *, ann: bool, depth: int) -> FusedShape:
     return FusedShape(
         ns if ann else None,
         query.include_inferred,
@@ -94,7 +90,6 @@ def fused_shape(
         query.include_forgotten,
         query.limit,
         depth,
-        dimension if ann else 0,
     )
 
 
@@ -188,13 +183,13 @@ def fused_statement(shape: FusedShape) -> bytes:
         "n AS (SELECT coalesce((SELECT c FROM f WHERE t=''),0) AS n),"
         "w AS (SELECT t,held,CASE WHEN held>0 THEN 1 ELSE {unheld} END"
         "*ln(1+(n-held+0.5)/(held+0.5)) AS w FROM (SELECT t,coalesce(f.c,0) AS held "
-        "FROM unnest(string_to_array(%(terms)s,' ')) AS q(t) LEFT JOIN f USING (t))q,n),"
+        "FROM unnest(string_to_array(%(terms)s,' ')) AS q(t) LEFT JOIN f USING (t)) AS q,n),"
         "k AS (SELECT coalesce(sum(w),0) AS total,coalesce(sum(w) FILTER (WHERE held>0),0) AS held "
         "FROM w),"
         # 2. The vector list, as `search.ranked_statement` reads it, and its fused scores.
         "v AS (SELECT * FROM (SELECT id,1-(embedding<=>%(vec)b) AS score,lexical_terms "
-        "FROM memories WHERE namespace={ns} AND {visible} ORDER BY {order} "
-        "LIMIT {depth})c WHERE c.score>=-1),"
+        "FROM memories WHERE namespace={ns} AND {visible} ORDER BY embedding<=>%(vec)b "
+        "LIMIT {depth}) AS c WHERE c.score>=-1),"
         "vs AS ({scored_v}),"
         # 3. The bar, the bounding cosine, and the holder bound (`holder_bound`), leaning the
         # conservative way by `_MARGIN`.
@@ -227,7 +222,7 @@ def fused_statement(shape: FusedShape) -> bytes:
         # 1 + the margin: Python scores them 1 too) past the first `limit` of them by id, which
         # is how Python orders equal scores (`rank_by_keywords`).
         "c AS (SELECT id,max(score) AS score,max(fused) AS fused,max(raw) AS raw "
-        "FROM (SELECT * FROM vs UNION ALL SELECT * FROM h)u "
+        "FROM (SELECT * FROM vs UNION ALL SELECT * FROM h) AS u "
         "WHERE fused>=%(threshold)s-{margin} GROUP BY id),"
         "top AS (SELECT id,score FROM (SELECT *,row_number() OVER (PARTITION BY raw>=1+{lean} "
         'ORDER BY id COLLATE "C") AS r FROM c) AS c WHERE fused>=coalesce((SELECT fused FROM c '
@@ -247,10 +242,6 @@ def fused_statement(shape: FusedShape) -> bytes:
         ns=ns,
         visible=_visible(shape),
         depth=sql.Literal(shape.depth),
-        # With an ANN index, ordered as the index is (halfvec, ADR 0055); scored on the vector.
-        order=halfvec_distance(shape.dimension, sql.SQL("%(vec)b"))
-        if not exact
-        else sql.SQL("embedding<=>%(vec)b"),
         scored_v=_scored("v"),
         scored_o=_scored("o", "distance"),
         kth=sql.Literal(shape.limit - 1),

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from factledger.adapters.pgvector.ann import halfvec_distance
 from factledger.adapters.pgvector.filters import compile_filter, metadata_from_json
 from factledger.adapters.pgvector.keyword_bound import kept_frequencies_statement
 from factledger.adapters.pgvector.keywords import (
@@ -117,16 +116,10 @@ def ranked_statement(
         statement = sql.SQL("{} ORDER BY text_rank DESC, id LIMIT {}").format(base, limit)
         args += [query.text]
     else:
-        # With an ANN index, ordered as the index is (halfvec, ADR 0055); scored on the vector.
-        order = (
-            halfvec_distance(int(vector.shape[-1]), sql.SQL("%b"))
-            if ann
-            else sql.SQL("embedding <=> %b")
-        )
         statement = sql.SQL(
-            "SELECT * FROM ({} ORDER BY {} LIMIT {}) AS c "
+            "SELECT * FROM ({} ORDER BY embedding <=> %b LIMIT {}) AS c "
             "WHERE c.score >= %s ORDER BY c.score DESC, c.id"
-        ).format(base, order, limit)
+        ).format(base, limit)
         args += [vector, query.threshold]
     return statement, args
 

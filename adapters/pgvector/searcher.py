@@ -143,9 +143,7 @@ class PgvectorSearcher:
         depth = max(query.limit * 4, 20)
         if ann and self.lexical_depth is not None:
             depth = max(depth, self.lexical_depth)
-        statement = fused_statement(
-            fused_shape(ns, query, ann=ann, depth=depth, dimension=int(vector.shape[-1]))
-        )
+        statement = fused_statement(fused_shape(ns, query, ann=ann, depth=depth))
         args = fused_arguments(ns, query, vector, now=now, terms=terms)
         ef_search = (self.ef_search or HNSW_EF_SEARCH) if ann else None
         rows = await self.db.one_statement(

@@ -130,8 +130,6 @@ def maintain(
         typer.echo(f"created\t{namespace}\t{seconds:.1f} s")
     for namespace in sorted(report.dropped):
         typer.echo(f"dropped\t{namespace}")
-    for namespace, seconds in sorted(report.rebuilt.items()):
-        typer.echo(f"rebuilt as halfvec\t{namespace}\t{seconds:.1f} s")
     typer.echo(f"{len(report.created)} created, {len(report.dropped)} dropped")
 
 

@@ -13,7 +13,7 @@ from psycopg import sql
 from typer.testing import CliRunner
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
-from factledger.adapters.pgvector.ann import AnnSettings, index_name, legacy_index_name
+from factledger.adapters.pgvector.ann import AnnSettings, index_name
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.postgres_server import PostgresLocation
@@ -250,90 +250,3 @@ def test_the_maintain_command_refuses_another_backend(monkeypatch: pytest.Monkey
 
     assert result.exit_code == 2
     assert "not pgvector" in result.output
-
-
-async def _index_definitions(backend: PgvectorMemoryBackend) -> dict[str, str]:
-    async with await psycopg.AsyncConnection.connect(backend.config.admin_conninfo) as conn:
-        cur = await conn.execute(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s "
-            "AND indexname LIKE 'memories_ann_%%'",
-            [backend.config.schema],
-        )
-        return {row[0]: row[1] for row in await cur.fetchall()}
-
-
-async def _index_scans(backend: PgvectorMemoryBackend, name: str) -> int:
-    async with await psycopg.AsyncConnection.connect(backend.config.admin_conninfo) as conn:
-        cur = await conn.execute(
-            "SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes "
-            "WHERE schemaname = %s AND indexrelname = %s",
-            [backend.config.schema, name],
-        )
-        row = await cur.fetchone()
-    return int(row[0]) if row is not None else 0
-
-
-async def test_the_index_is_the_halfvec_kind_and_both_search_forms_use_it(
-    backend: PgvectorMemoryBackend,
-) -> None:
-    # ADR 0055: the index holds the embedding as halfvec; the searches order by the same
-    # expression (the plan names the index) and still score on the full vector.
-    query = SearchQuery("tea dog leeds", threshold=0.0)
-    exact = [round(h.score, 5) for h in await backend.search(BIG, query)]
-
-    await backend.maintain_ann_indexes(SETTINGS)
-    definitions = await _index_definitions(backend)
-    plan = await backend.explain_search(BIG, query)
-    before = await _index_scans(backend, index_name(BIG))
-    hits = await backend.search(BIG, query)  # the default one-statement form
-    # A session flushes its statistics at a transaction's end at most once a second: search
-    # again, a second apart, until the scans show (more searches only add scans).
-    for _ in range(12):
-        if await _index_scans(backend, index_name(BIG)) > before:
-            break
-        await asyncio.sleep(1.1)
-        await backend.search(BIG, query)
-
-    assert list(definitions) == [index_name(BIG)]
-    assert "halfvec(64)" in definitions[index_name(BIG)]
-    assert "halfvec_cosine_ops" in definitions[index_name(BIG)]
-    assert index_name(BIG) in plan
-    assert await _index_scans(backend, index_name(BIG)) > before
-    assert max(h.score for h in hits) == pytest.approx(max(exact), abs=1e-5)
-
-
-async def test_an_index_of_the_old_kind_is_rebuilt_as_halfvec(
-    backend: PgvectorMemoryBackend,
-) -> None:
-    # Given: the namespace indexed as before ADR 0055 (vector_cosine_ops, the old name)
-    schema, old = backend.config.schema, legacy_index_name(BIG)
-    async with await psycopg.AsyncConnection.connect(
-        backend.config.admin_conninfo, autocommit=True
-    ) as conn:
-        await conn.execute(
-            sql.SQL(
-                "CREATE INDEX {} ON {} USING hnsw (embedding vector_cosine_ops) "
-                "WHERE namespace = {}"
-            ).format(sql.Identifier(old), sql.Identifier(schema, "memories"), sql.Literal(BIG))
-        )
-        await conn.execute(
-            sql.SQL(
-                "INSERT INTO {} (namespace, index_name, facts_at_build) VALUES (%s, %s, %s)"
-            ).format(sql.Identifier(schema, "ann_indexes")),
-            [BIG, old, 1_200],
-        )
-
-    # When
-    report = await backend.maintain_ann_indexes(SETTINGS)
-    again = await backend.maintain_ann_indexes(SETTINGS)
-
-    # Then: the halfvec index replaced it, once, and the search uses it
-    definitions = await _index_definitions(backend)
-    assert list(report.rebuilt) == [BIG]
-    assert report.created == {}
-    assert report.dropped == []
-    assert again.rebuilt == {}
-    assert again.created == {}
-    assert list(definitions) == [index_name(BIG)]
-    assert "halfvec_cosine_ops" in definitions[index_name(BIG)]
-    assert index_name(BIG) in await backend.explain_search(BIG, SearchQuery("tea", threshold=0.0))

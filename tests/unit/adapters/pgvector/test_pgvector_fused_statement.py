@@ -11,9 +11,7 @@ from factledger.application.memory.types import MAX_LIMIT, Namespace, SearchQuer
 
 def test_the_longest_statement_stays_under_psycopgs_cached_length() -> None:
     # Given: the longest namespace, limit and depth, and every visibility clause
-    shape = FusedShape(
-        Namespace("n" * 100), False, False, False, MAX_LIMIT, 400, 16_000
-    )  # halfvec(16000): past any
+    shape = FusedShape(Namespace("n" * 100), False, False, False, MAX_LIMIT, 400)
 
     # When
     text = fused_statement(shape)
@@ -40,17 +38,3 @@ def test_only_an_indexed_namespace_is_written_as_a_literal() -> None:
     assert b"namespace='a:b'" in indexed
     assert b"'a:b'" not in exact
     assert exact == fused_statement(fused_shape(Namespace("c:d"), query, ann=False, depth=20))
-
-
-def test_an_indexed_list_orders_by_the_halfvec_the_index_holds() -> None:
-    # ADR 0055: the ANN index is on `embedding::halfvec(<dim>)`; the score stays the vector's.
-    query = SearchQuery("team office", threshold=0.0)
-
-    indexed = fused_statement(
-        fused_shape(Namespace("a:b"), query, ann=True, depth=100, dimension=384)
-    )
-    exact = fused_statement(fused_shape(Namespace("a:b"), query, ann=False, depth=20))
-
-    assert b"ORDER BY embedding::halfvec(384)<=>%(vec)b::halfvec " in indexed
-    assert b"1-(embedding<=>%(vec)b) AS score" in indexed
-    assert b"halfvec" not in exact
