@@ -14,7 +14,7 @@ import numpy as np
 import psycopg
 import pytest
 from psycopg import sql
-from support.first_axis import QueryAlongTheFirstAxis, at_cosine
+from support.first_axis import at_cosine, first_axis_backend
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.pgvector import schema
@@ -531,12 +531,7 @@ async def search_laid_out(
 ) -> tuple[list[SearchHit], PgvectorMemoryBackend]:
     """Searches `query` (along the first axis) over facts at the given cosines holding the given
     keywords; the hits and the backend, whose bounded-search counters the caller may read."""
-    async with pgvector_backend(
-        postgres,
-        embedder=QueryAlongTheFirstAxis(),
-        extractor=ScriptedExtractor(),
-        clock=ManualClock(START),
-    ) as backend:
+    async with first_axis_backend(postgres, START) as backend:
         await bulk_load_facts(
             backend.config,
             [

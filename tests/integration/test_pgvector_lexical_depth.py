@@ -9,16 +9,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from support.first_axis import QueryAlongTheFirstAxis, at_cosine
+from support.first_axis import at_cosine, first_axis_backend
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.memory.lexical import LEXICAL_WEIGHT
 from factledger.application.memory.types import Namespace, SearchQuery
-from factledger.testing.manual_clock import ManualClock
-from factledger.testing.pgvector_support import pgvector_backend
-from factledger.testing.scripted_extractor import ScriptedExtractor
 
 pytestmark = pytest.mark.integration
 NS, OTHER = Namespace("tenant-1:large"), Namespace("tenant-2:large")
@@ -58,12 +55,7 @@ async def answers(
     # The layout's order holds for the served weight: a lift stays under the top fact.
     assert LIFTED[0] + LEXICAL_WEIGHT < FILLER[0][0]
     assert TAIL[0][0] + LEXICAL_WEIGHT < FILLER[1][0]
-    async with pgvector_backend(
-        postgres,
-        embedder=QueryAlongTheFirstAxis(),
-        extractor=ScriptedExtractor(),
-        clock=ManualClock(START),
-    ) as backend:
+    async with first_axis_backend(postgres, START) as backend:
         await bulk_load_facts(backend.config, bulk(NS, "ns"))
         if other:  # another tenant's facts, nearer the query and holding both keywords
             await bulk_load_facts(

@@ -3,10 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Any
 
 import numpy as np
+
+from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.postgres_server import PostgresLocation
+from factledger.testing.manual_clock import ManualClock
+from factledger.testing.pgvector_support import pgvector_backend
+from factledger.testing.scripted_extractor import ScriptedExtractor
 
 DIMENSION = 256  # room for a distinct axis per fact in the largest layout
 
@@ -27,3 +35,17 @@ def at_cosine(cosine: float, axis: int) -> np.ndarray[Any, Any]:
     vector = np.zeros(DIMENSION, dtype=np.float32)
     vector[0], vector[axis] = cosine, np.sqrt(1.0 - cosine**2)
     return vector
+
+
+@asynccontextmanager
+async def first_axis_backend(
+    postgres: PostgresLocation, start: datetime
+) -> AsyncIterator[PgvectorMemoryBackend]:
+    """A pgvector backend whose queries embed along the first axis, its clock at `start`."""
+    async with pgvector_backend(
+        postgres,
+        embedder=QueryAlongTheFirstAxis(),
+        extractor=ScriptedExtractor(),
+        clock=ManualClock(start),
+    ) as backend:
+        yield backend
