@@ -11,12 +11,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 
 import psycopg
 from psycopg import sql
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import PgvectorConfig, embedded_config, ensure_database
+from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.adapters.pgvector.schema import NAMESPACED_TABLES
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ports import Clock, Embedder, Extractor
@@ -45,14 +47,20 @@ async def pgvector_backend(
     clock: Clock,
     config: PgvectorConfig | None = None,
     shared: bool = False,
+    mirror: MirrorSettings | None = None,
 ) -> AsyncIterator[PgvectorMemoryBackend]:
-    """Opens a backend on empty tables; a private schema is dropped afterwards."""
+    """Opens a backend on empty tables; a private schema is dropped afterwards.
+
+    Searches read the database unless `mirror` says otherwise: a mirror loaded in the
+    background would make what a test exercises depend on timing (ADR 0056's tests and the
+    contract suite's "pgvector-mirrored" pass `MirrorSettings(inline=True)`)."""
     await ensure_database(location, TEST_DATABASE)
     if shared:
         config = embedded_config(
             location, dbname=TEST_DATABASE, schema=f"shared_{embedder.dimension}"
         )
     config = config or fresh_config(location)
+    config = replace(config, mirror=mirror or MirrorSettings(budget_mb=0))
     backend = await PgvectorMemoryBackend.open(
         config, embedder=embedder, extractor=extractor, clock=clock
     )

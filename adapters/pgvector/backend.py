@@ -84,7 +84,9 @@ class PgvectorMemoryBackend:
         self._embedder = embedder
         self._extractor = extractor
         self._clock = clock
-        self.searcher = PgvectorSearcher(connections, embedder=embedder, clock=clock)
+        self.searcher = PgvectorSearcher(
+            connections, embedder=embedder, clock=clock, mirror=config.mirror
+        )
         self.searcher.lexical_depth = config.lexical_depth
         self.upkeep = PgvectorUpkeep(config)
         self.worker = IngestWorker(connections, embedder=embedder, extractor=extractor, clock=clock)
@@ -294,6 +296,9 @@ class PgvectorMemoryBackend:
             async with self.db.bound(namespace, lock=True) as conn:
                 result = await memories.forget(conn, memory_ids, reason=reason)
         if result.forgotten:
+            # This process's mirror forgets at once too; the others' follow at their next
+            # search of the namespace, or drop it once idle (ADR 0056).
+            self.searcher.mirrors.drop(namespace)
             await self._vacuum("memories", *memories.DERIVED_TABLES, "documents")
         log.info("pgvector.forgotten", forgotten=len(result.forgotten), missing=len(result.missing))
         return result
@@ -309,6 +314,7 @@ class PgvectorMemoryBackend:
         with port_errors("drop_namespace"):
             async with self.db.bound(namespace, lock=True) as conn:
                 await memories.drop(conn)
+        self.searcher.mirrors.drop(namespace)
         await self._vacuum(*memories.NAMESPACE_TABLES, *memories.DERIVED_TABLES)
         self.searcher.forget_ann()
         log.info("pgvector.namespace_dropped")
@@ -337,4 +343,5 @@ class PgvectorMemoryBackend:
 
     async def close(self) -> None:
         await self.worker.stop()
+        await self.searcher.mirrors.close()
         await self.db.close()

@@ -128,6 +128,16 @@ class PgvectorConnections:
                 await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
             yield conn
 
+    @asynccontextmanager
+    async def snapshot(self, namespace: Namespace) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A read-only transaction bound to `namespace` whose statements all read one snapshot
+        (repeatable read), for what must be read together (a mirror's load, ADR 0056)."""
+        async with self._pool.connection() as conn, conn.transaction():
+            # Before any query: the isolation level is set by the transaction's first statement.
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
+            yield conn
+
     async def one_statement(self, run: Callable[[psycopg.AsyncConnection[Any]], Awaitable[R]]) -> R:
         """`run` on an idle autocommit connection: each statement is its own transaction, so one
         that binds a namespace transaction-locally (`bound_search`, `prepared_search`) binds

@@ -1,6 +1,8 @@
 """Running a pgvector search: which namespaces have an ANN index, the bound statement(s), the
 ranking (split from `backend.py`; the SQL is composed in `search.py` and `fused_search.py`).
 
+- A memories-mode search without metadata filters reads the namespace's mirror when this
+  process holds one, after one round trip that brings it up to date (`mirror`, ADR 0056).
 - A search is one round trip: its statements prepared per connection and bound to the
   namespace in one pipeline (`prepared_search`, ADR 0030 addendum; `bound_search`'s
   `EXECUTE`, which plans every call, still serves `explain` and the bench's comparison).
@@ -33,6 +35,8 @@ from factledger.adapters.pgvector.keyword_bound import (
     holder_bound,
     holders_statement,
 )
+from factledger.adapters.pgvector.mirror.cache import MirrorSettings, NamespaceMirrors
+from factledger.adapters.pgvector.mirror.state import MirroredNamespace
 from factledger.adapters.pgvector.prepared_search import run_prepared
 from factledger.adapters.pgvector.search import (
     HNSW_EF_SEARCH,
@@ -60,7 +64,14 @@ ANN_CACHE_SECONDS = 10.0  # how long a search trusts its knowledge of a namespac
 class PgvectorSearcher:
     """Searches of one backend; `forget_ann` after indexes are built, dropped or emptied."""
 
-    def __init__(self, db: PgvectorConnections, *, embedder: Embedder, clock: Clock) -> None:
+    def __init__(
+        self,
+        db: PgvectorConnections,
+        *,
+        embedder: Embedder,
+        clock: Clock,
+        mirror: MirrorSettings = MirrorSettings(),  # noqa: B008 (frozen)
+    ) -> None:
         self.db = db
         # Statements prepared per connection (`prepared_search`); False plans each search in
         # `bound_search` as before ADR 0030's addendum, kept for the bench's comparison.
@@ -83,6 +94,10 @@ class PgvectorSearcher:
         # frequencies, the bound in Python, the holders by a second statement when it admits
         # any (ADR 0030-0048), kept for the bench's comparison.
         self.fused_in_sql = True
+        # The namespaces' mirrors in this process (ADR 0056); `mirror_reads` False makes every
+        # search read the database (the bench's turns that time the database's forms).
+        self.mirrors = NamespaceMirrors(db, dimension=embedder.dimension, settings=mirror)
+        self.mirror_reads = True
         self._embedder = embedder
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
@@ -93,17 +108,22 @@ class PgvectorSearcher:
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         now = self._clock.now()
-        # The embedder runs in a thread: what needs no query vector (the ANN check, and with
-        # `overlap` a bounded search's keyword frequencies) goes meanwhile (ADR 0045).
+        # The embedder runs in a thread: what needs no query vector (the mirror's changes, the
+        # ANN check, and with `overlap` a bounded search's keyword frequencies) goes meanwhile
+        # (ADR 0045, 0056).
         embedding = asyncio.ensure_future(self._embedder.embed([query.text]))
         try:
             with port_errors("search"):
-                ann = await self.has_ann(namespace)
-                early = await self._early_frequencies(namespace, query, now=now)
+                mirror = await self._mirror(namespace, query)
+                if mirror is None:
+                    ann = await self.has_ann(namespace)
+                    early = await self._early_frequencies(namespace, query, now=now)
         except BaseException:
             _discard(embedding)
             raise
         vector = (await embedding)[0]
+        if mirror is not None:
+            return mirror.search(query, vector, now)
         # No log line per search: it is the hot path, and callers log and meter their calls.
         terms = self._fused_terms(query) if early is None else []
         if terms:
@@ -116,6 +136,15 @@ class PgvectorSearcher:
             if lists.holders_pending:
                 rows += await self._holders(namespace, query, vector, lists, rows, now=now)
         return rank_rows(lists, rows)
+
+    async def _mirror(self, ns: Namespace, query: SearchQuery) -> MirroredNamespace | None:
+        """The namespace's mirror, up to date, for a memories-mode search without metadata
+        filters (ADR 0056); None: the search reads the database."""
+        if not (self.mirror_reads and self.mirrors.enabled):
+            return None
+        if query.mode is not SearchMode.MEMORIES or query.filters:
+            return None
+        return await self.mirrors.fresh(ns)
 
     def _fused_terms(self, query: SearchQuery) -> list[str]:
         """The query's keywords when it is ranked in one statement (`fused_search`): a bounded

@@ -72,6 +72,11 @@ class PgvectorBackendSettings(NestedSettings):
     # then does it on demand).
     ann_min_facts: int = Field(default=5_000, ge=100)
     ann_maintenance_interval_s: float = Field(default=3_600.0, ge=0)
+    # Each process keeps the namespaces it searches in memory, up to `mirror_budget_mb` in all
+    # and `mirror_max_facts` per namespace, and searches them there after one round trip that
+    # brings them up to date (ADR 0056). 0 MB: every search reads the database.
+    mirror_budget_mb: int = Field(default=256, ge=0, le=65_536)
+    mirror_max_facts: int = Field(default=20_000, ge=1)
 
     @model_validator(mode="after")
     def _both_or_neither_dsn(self) -> PgvectorBackendSettings:

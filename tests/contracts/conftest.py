@@ -19,6 +19,7 @@ import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.forwarding import ForwardingMemoryBackend
 from factledger.application.memory.types import (
@@ -89,6 +90,23 @@ async def pgvector_memory_backend(
 
 
 @asynccontextmanager
+async def pgvector_mirrored_backend(
+    request: pytest.FixtureRequest, deps: BackendDeps
+) -> AsyncIterator[MemoryBackend]:
+    # Searches read a process-local mirror, loaded by the first search of a namespace and
+    # brought up to date by each search after it (ADR 0056): the same promises.
+    async with pgvector_backend(
+        request.getfixturevalue("postgres"),
+        embedder=deps.embedder,
+        extractor=deps.extractor,
+        clock=deps.clock,
+        shared=True,
+        mirror=MirrorSettings(inline=True),
+    ) as backend:
+        yield backend
+
+
+@asynccontextmanager
 async def in_memory_behind_a_forwarder(
     request: pytest.FixtureRequest, deps: BackendDeps
 ) -> AsyncIterator[MemoryBackend]:
@@ -101,6 +119,7 @@ SELF_HOSTED_BACKENDS = [
     pytest.param(in_memory_backend, id="in-memory"),
     pytest.param(in_memory_behind_a_forwarder, id="in-memory-forwarded"),
     pytest.param(pgvector_memory_backend, id="pgvector", marks=pytest.mark.integration),
+    pytest.param(pgvector_mirrored_backend, id="pgvector-mirrored", marks=pytest.mark.integration),
 ]
 BACKENDS = [
     *SELF_HOSTED_BACKENDS,

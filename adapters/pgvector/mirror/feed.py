@@ -1,0 +1,101 @@
+"""Reading a namespace into a mirror, and what changed since (ADR 0056).
+
+- `load`: the version and every fact of a namespace from one snapshot (a repeatable-read,
+  read-only transaction), vectors in binary; nothing when the namespace holds more facts than
+  a mirror may.
+- `changes`: the namespace's epoch and version, then the rows stamped after the mirror's
+  version, in one round trip (two prepared statements in one pipeline, `prepared_search`).
+  The version is read first: every row stamped up to it is committed by then, so the rows
+  read after it include them (and maybe later ones, which `MirroredNamespace.apply` takes
+  again harmlessly next time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from psycopg.adapt import Loader
+from psycopg.pq import Format
+from psycopg.rows import dict_row
+
+from factledger.adapters.pgvector.connection import PgvectorConnections
+from factledger.adapters.pgvector.mirror.state import MirroredNamespace
+from factledger.adapters.pgvector.prepared_search import run_prepared
+from factledger.application.memory.types import Namespace
+
+# What a search reads of a fact, and what the mirror follows it by.
+_COLUMNS = (
+    "id,text,is_latest,is_inference,is_forgotten,expires_at,occurred_at,document_id,"
+    "relations::text AS relations,metadata::text AS metadata,source_indexes,lexical_terms,"
+    "changed_in,embedding"
+)
+_VERSION = b"SELECT epoch,version FROM memory_versions WHERE namespace=%(ns)s"
+# The vector as text here: a handful of rows at most, and `float4` prints its shortest exact
+# form, so parsing it gives the same floats as the binary format `load` reads.
+_CHANGED = (
+    f"SELECT {_COLUMNS.replace(',embedding', ',embedding::text AS embedding')} "  # noqa: S608
+    "FROM memories WHERE namespace=%(ns)s AND changed_in>%(known)s"
+).encode()
+_COUNT = "SELECT count(*) FROM memories WHERE namespace=%s"
+_ALL = f"SELECT {_COLUMNS} FROM memories WHERE namespace=%s"  # noqa: S608 (constants only)
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    epoch: int | None  # None: the namespace has no versions row (never written, or truncated)
+    version: int
+    rows: list[dict[str, Any]]
+
+
+class _VectorLoader(Loader):
+    """pgvector's binary `vector`: dimension and an unused word (uint16 each, big-endian),
+    then big-endian float4s."""
+
+    format = Format.BINARY
+
+    def load(self, data: Any) -> np.ndarray[Any, Any]:
+        return np.frombuffer(bytes(data), dtype=">f4", offset=4).astype(np.float32)
+
+
+async def load(
+    db: PgvectorConnections, ns: Namespace, *, max_facts: int, dimension: int
+) -> MirroredNamespace | None:
+    """The namespace's facts as one snapshot has them; None past `max_facts`."""
+    async with db.snapshot(ns) as conn:
+        cur = await conn.execute(_COUNT, [ns])
+        count_row = await cur.fetchone()
+        facts = 0 if count_row is None else int(count_row[0])
+        if facts > max_facts:
+            return None
+        cur = await conn.execute(_VERSION, {"ns": ns})
+        version_row = await cur.fetchone()
+        cursor = conn.cursor(row_factory=dict_row, binary=True)
+        oid = conn.adapters.types["vector"].oid
+        cursor.adapters.register_loader(oid, _VectorLoader)
+        await cursor.execute(_ALL, [ns])
+        rows = await cursor.fetchall()
+    epoch, version = (None, 0)
+    if version_row is not None:
+        epoch, version = int(version_row[0]), int(version_row[1])
+    mirror = MirroredNamespace(epoch, version, dimension, capacity=len(rows) + len(rows) // 4)
+    mirror.apply(rows)
+    return mirror
+
+
+async def changes(db: PgvectorConnections, ns: Namespace, known: int) -> Changes:
+    args = {"ns": ns, "known": known}
+    rows = await db.one_statement(
+        lambda conn: run_prepared(conn, ns, _VERSION, args, ef_search=None, more=[(_CHANGED, args)])
+    )
+    epoch, version = None, 0
+    changed = []
+    for row in rows:
+        if "epoch" in row:
+            epoch, version = int(row["epoch"]), int(row["version"])
+        else:
+            text = row["embedding"]
+            row["embedding"] = np.array(text[1:-1].split(","), dtype=np.float32)
+            changed.append(row)
+    return Changes(epoch, version, changed)
