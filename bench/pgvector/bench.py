@@ -30,6 +30,7 @@ from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.pgvector.config import embedded_config, ensure_database
 from factledger.adapters.pgvector.keyword_bound import BoundedSearchCounts
+from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
@@ -51,6 +52,8 @@ from factledger.bench.pgvector.measure import (
 from factledger.bench.pgvector.turns import BLOCK, Turns, take_turns
 
 PORT_SAMPLE_FACTS = 10  # facts per document in the ingest_transcript sample
+# The mirrors' budget here: the large tier whole (100,000 facts take ~300 MB by the estimate).
+MIRROR_BUDGET_MB = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,9 +190,13 @@ async def _pgvector(
         await ensure_database(server.location, "factledger_pgvector_bench")
         config = embedded_config(server.location, dbname="factledger_pgvector_bench", pool_max=2)
         extractor = ListExtractor()
+        # Mirrors big enough for the large tier, loaded when its figures are taken; until then,
+        # and in every turn but the mirror's, searches read the database.
+        config = replace(config, mirror=MirrorSettings(budget_mb=MIRROR_BUDGET_MB))
         backend = await PgvectorMemoryBackend.open(
             config, embedder=embedder, extractor=extractor, clock=SystemClock()
         )
+        backend.searcher.mirror_reads = False
         try:
             for work in workloads:
                 t0 = time.perf_counter()
@@ -214,6 +221,9 @@ async def _pgvector(
                 ann.floor_ms = await floor(backend, embedder.real, large)
                 report.notes.append(_bounded_note(before, backend.searcher.bounded))
                 echo(report.notes[-1])
+                mirrored = await _mirrored(backend, embedder, large, echo, report)
+                if mirrored is not None:
+                    figures.append(mirrored)
                 agreements = await depth_agreements(backend, large)
                 report.notes.append(
                     "pgvector+HNSW keyword candidates from the vector list alone (ADR 0048) "
@@ -239,6 +249,41 @@ async def _pgvector(
     finally:
         server.stop()
     return figures
+
+
+async def _mirrored(
+    backend: PgvectorMemoryBackend,
+    embedder: CachingEmbedder,
+    work: Workload,
+    echo: Callable[[str], None],
+    report: BenchReport,
+) -> Figures | None:
+    """The large tier's namespaces loaded into mirrors (ADR 0056), timed, and searched there."""
+    mirrors = backend.searcher.mirrors
+    started = time.perf_counter()
+    for ns in work.facts:
+        await mirrors.load(ns)
+    seconds = time.perf_counter() - started
+    held = mirrors.held()
+    if not held:
+        report.notes.append("mirror: no namespace of the large tier fits its settings")
+        echo(report.notes[-1])
+        return None
+    megabytes = sum(mirrors.megabytes().values())
+    report.notes.append(
+        f"mirror: {len(held)} namespaces, {sum(held.values()):,} facts loaded in {seconds:.1f} s "
+        f"({seconds / len(held) * 1e3:.0f} ms each), {megabytes:.0f} MB by its estimate"
+    )
+    echo(report.notes[-1])
+    line = Figures("pgvector+mirror", work.tier.name, sum(held.values()))
+    line.load_s, line.load_note = seconds, "mirror loads"
+    backend.searcher.mirror_reads = True
+    try:
+        await measure(backend, embedder, work, line, echo)
+        line.floor_ms = await floor(backend, embedder.real, work)
+    finally:
+        backend.searcher.mirror_reads = False
+    return line
 
 
 def _recall_raw_threshold(embedder: Embedder) -> float | None:

@@ -42,20 +42,27 @@ async def depth_agreements(backend: PgvectorMemoryBackend, work: Workload) -> li
     """Each way's answers against the holders statement's (`lexical_depth` None, two
     statements), query by query on the same index, so only the way keyword candidates are
     found (and, for the one statement, where the ranking runs) differs."""
-    # (name, lexical depth, holders past it, ranked in one statement)
-    ways: list[tuple[str, int | None, bool, bool]] = [("holders", None, True, False)]
-    ways += [(f"depth {d}", d, False, False) for d in LEXICAL_DEPTHS]
+    # (name, lexical depth, holders past it, ranked in one statement, read from the mirror)
+    ways: list[tuple[str, int | None, bool, bool, bool]] = [("holders", None, True, False, False)]
+    ways += [(f"depth {d}", d, False, False, False) for d in LEXICAL_DEPTHS]
     ways += [
-        (f"depth {EXACT_DEPTH} + holders, two statements", EXACT_DEPTH, True, False),
-        (f"depth {EXACT_DEPTH} + holders, one statement", EXACT_DEPTH, True, True),
+        (f"depth {EXACT_DEPTH} + holders, two statements", EXACT_DEPTH, True, False, False),
+        (f"depth {EXACT_DEPTH} + holders, one statement", EXACT_DEPTH, True, True, False),
     ]
+    if backend.searcher.mirrors.held():
+        ways.append(("mirror", EXACT_DEPTH, True, True, True))
     searcher = backend.searcher
-    saved = searcher.lexical_depth, searcher.holders_past_depth, searcher.fused_in_sql
+    saved = (
+        searcher.lexical_depth,
+        searcher.holders_past_depth,
+        searcher.fused_in_sql,
+        searcher.mirror_reads,
+    )
     answers: list[tuple[str, list[list[SearchHit]], int]] = []
     try:
-        for name, depth, holders, fused in ways:
+        for name, depth, holders, fused, mirrored in ways:
             searcher.lexical_depth, searcher.holders_past_depth = depth, holders
-            searcher.fused_in_sql = fused
+            searcher.fused_in_sql, searcher.mirror_reads = fused, mirrored
             before = searcher.bounded.second_statements
             found = [
                 await searcher.search(ns, SearchQuery(text, threshold=0.0, limit=TOP_K))
@@ -63,15 +70,26 @@ async def depth_agreements(backend: PgvectorMemoryBackend, work: Workload) -> li
             ]
             answers.append((name, found, searcher.bounded.second_statements - before))
     finally:
-        searcher.lexical_depth, searcher.holders_past_depth, searcher.fused_in_sql = saved
+        (
+            searcher.lexical_depth,
+            searcher.holders_past_depth,
+            searcher.fused_in_sql,
+            searcher.mirror_reads,
+        ) = saved
     _, exact, _ = answers[0]
     # The one statement against the two at the same depth: the HNSW list and the holder limit
     # (`HOLDER_LIMIT`, nearest first) can make a deeper list's answer differ from the 20-row
-    # list's in a rare search; between the two forms nothing may differ.
-    (_, two, _), (name, one, second) = answers[-2:]
+    # list's in a rare search; between the two forms nothing may differ. The mirror scores
+    # every fact (exact): it may differ from the HNSW list's answer only where that list
+    # missed a fact.
+    forms = 5  # holders, the three depths, two statements: the one statement follows
+    (_, two, _), (name, one, second) = answers[forms - 1 : forms + 1]
     compared = [*answers, (name, one, second)]
     baselines = [(exact, "the holders statement's")] * len(answers)
     baselines.append((two, f"depth {EXACT_DEPTH} + holders, two statements'"))
+    if len(answers) > forms + 1:
+        compared.append(answers[forms + 1])
+        baselines.append((one, f"depth {EXACT_DEPTH} + holders, one statement's"))
     return [
         DepthAgreement(
             name,

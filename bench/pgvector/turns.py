@@ -125,8 +125,21 @@ async def take_turns(
         finally:
             backend.searcher.ef_search = None
 
-    ways: list[tuple[Turns, Callable[[Namespace, str], Awaitable[None]]]] = [
-        (floor, floor_call),
+    ways: list[tuple[Turns, Callable[[Namespace, str], Awaitable[None]]]] = [(floor, floor_call)]
+    if backend.searcher.mirrors.held():
+        # The default search (ADR 0056): the namespace's mirror, brought up to date by one
+        # round trip while the query is embedded. The other ways read the database.
+        mirrored = Turns("mirror")
+
+        async def mirror_call(ns: Namespace, text: str) -> None:
+            backend.searcher.mirror_reads = True
+            try:
+                await search_call(ns, text)
+            finally:
+                backend.searcher.mirror_reads = False
+
+        ways.append((mirrored, mirror_call))
+    ways += [
         (prepared, prepared_call),
         (two_statements, two_statements_call),
         (planned, planned_call),

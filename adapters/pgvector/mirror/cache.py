@@ -71,6 +71,10 @@ class NamespaceMirrors:
         """The mirrored namespaces and their facts."""
         return {ns: len(mirror) for ns, mirror in self._mirrors.items()}
 
+    def megabytes(self) -> dict[Namespace, float]:
+        """The mirrored namespaces and their size by the budget's estimate."""
+        return {ns: mirror.nbytes / _MB for ns, mirror in self._mirrors.items()}
+
     async def fresh(self, ns: Namespace) -> MirroredNamespace | None:
         """`ns`'s mirror, up to date as of one round trip made now; None when there is none
         yet (its load starts) or the namespace lost facts since (it loads again)."""

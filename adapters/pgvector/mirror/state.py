@@ -129,7 +129,11 @@ class MirroredNamespace:
             return []
         query_vector = np.asarray(vector, dtype=np.float32).reshape(-1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            cosine = (self._vectors[:size] @ query_vector).astype(np.float64) / (
+            # `einsum`, not `@`: numpy's BLAS splits a matrix-vector product over threads that
+            # spin against the query's embedding on a busy machine (a throwaway measurement on
+            # 2 cores, 10,000 x 384: 6 ms of wall and CPU under load, against 0.65 ms here).
+            dots = np.einsum("ij,j->i", self._vectors[:size], query_vector)
+            cosine = dots.astype(np.float64) / (
                 self._norms[:size].astype(np.float64) * float(np.linalg.norm(query_vector))
             )
         visible = self._visible(query, now, size)
