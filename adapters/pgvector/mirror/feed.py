@@ -79,7 +79,7 @@ async def load(
     epoch, version = (None, 0)
     if version_row is not None:
         epoch, version = int(version_row[0]), int(version_row[1])
-    mirror = MirroredNamespace(epoch, version, dimension, capacity=len(rows) + len(rows) // 4)
+    mirror = MirroredNamespace(epoch, version, dimension, capacity=len(rows) + len(rows) // 16)
     mirror.apply(rows)
     return mirror
 

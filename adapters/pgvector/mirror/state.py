@@ -10,6 +10,7 @@ IDF over the visible facts, `fused_score`, ties by id), and the hits are built b
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -23,8 +24,9 @@ from factledger.application.memory.types import HitKind, SearchHit, SearchQuery
 
 _NEVER = np.inf  # the expiry, as a POSIX time, of a fact that does not expire
 # Python objects per fact besides its arrays (the row's dict and its values): what a mirror's
-# size in bytes adds per fact on top of its text and JSON (an estimate, for the budget).
-_ROW_OVERHEAD = 1200
+# size in bytes adds per fact on top of its text and JSON (an estimate, for the budget; traced
+# at ~1.5 KB with the bench's facts, whose texts are ~60 characters).
+_ROW_OVERHEAD = 1500
 
 
 class MirroredNamespace:
@@ -45,7 +47,13 @@ class MirroredNamespace:
         self._changed = np.zeros(capacity, dtype=np.int64)
         self._holders: dict[str, set[int]] = {}
         self._holder_arrays: dict[str, npt.NDArray[np.int64]] = {}
-        self.nbytes = 0
+        self._row_bytes = 0
+
+    @property
+    def nbytes(self) -> int:
+        """The mirror's size as the budget counts it: its arrays, and an estimate of its rows."""
+        arrays = (self._vectors, self._norms, self._latest, self._inference, self._forgotten)
+        return sum(a.nbytes for a in (*arrays, self._expires, self._changed)) + self._row_bytes
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -61,7 +69,7 @@ class MirroredNamespace:
                 continue
             else:
                 self._unhold(position)
-                self.nbytes -= _row_bytes(self._rows[position])
+                self._row_bytes -= _row_bytes(self._rows[position])
             self._write(position, row)
 
     def _append(self, row: dict[str, Any]) -> int:
@@ -70,7 +78,6 @@ class MirroredNamespace:
             self._grow()
         self._rows.append(row)
         self._position[row["id"]] = position
-        self.nbytes += self._vectors.itemsize * self._vectors.shape[1]
         return position
 
     def _grow(self) -> None:
@@ -99,8 +106,10 @@ class MirroredNamespace:
         expires = row["expires_at"]
         self._expires[position] = _NEVER if expires is None else expires.timestamp()
         self._changed[position] = row["changed_in"]
+        # Keywords repeat across facts: one string each, not one per fact that holds it.
+        row["lexical_terms"] = [sys.intern(term) for term in row["lexical_terms"]]
         self._rows[position] = row
-        self.nbytes += _row_bytes(row)
+        self._row_bytes += _row_bytes(row)
         for term in set(row["lexical_terms"]):
             self._holders.setdefault(term, set()).add(position)
             self._holder_arrays.pop(term, None)
