@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,11 @@ from factledger.adapters.pgvector.search import to_hit
 from factledger.application.memory.lexical import fused_scores, idf_weights, query_terms
 from factledger.application.memory.types import HitKind, SearchHit, SearchQuery
 
-_NEVER = np.inf  # the expiry, as a POSIX time, of a fact that does not expire
+# Expiries as integer microseconds since the epoch: exact, so an expiry equal to the moment
+# searched hides the fact, as the database's `expires_at > now` does.
+_NEVER = np.iinfo(np.int64).max
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 # Python objects per fact besides its arrays (the row's dict and its values): what a mirror's
 # size in bytes adds per fact on top of its text and JSON (an estimate, for the budget; traced
 # at ~1.5 KB with the bench's facts, whose texts are ~60 characters).
@@ -43,7 +47,7 @@ class MirroredNamespace:
         self._latest = np.zeros(capacity, dtype=np.bool_)
         self._inference = np.zeros(capacity, dtype=np.bool_)
         self._forgotten = np.zeros(capacity, dtype=np.bool_)
-        self._expires = np.full(capacity, _NEVER, dtype=np.float64)
+        self._expires = np.full(capacity, _NEVER, dtype=np.int64)
         self._changed = np.zeros(capacity, dtype=np.int64)
         self._holders: dict[str, set[int]] = {}
         self._holder_arrays: dict[str, npt.NDArray[np.int64]] = {}
@@ -104,7 +108,7 @@ class MirroredNamespace:
         self._inference[position] = row["is_inference"]
         self._forgotten[position] = row["is_forgotten"]
         expires = row["expires_at"]
-        self._expires[position] = _NEVER if expires is None else expires.timestamp()
+        self._expires[position] = _NEVER if expires is None else _micros(expires)
         self._changed[position] = row["changed_in"]
         # Keywords repeat across facts: one string each, not one per fact that holds it.
         row["lexical_terms"] = [sys.intern(term) for term in row["lexical_terms"]]
@@ -170,7 +174,7 @@ class MirroredNamespace:
             visible &= ~self._inference[:size]
         if not query.include_forgotten:
             visible &= ~self._forgotten[:size]
-            visible &= self._expires[:size] > now.timestamp()
+            visible &= self._expires[:size] > _micros(now)
         return visible
 
     def _lift(
@@ -199,8 +203,12 @@ class MirroredNamespace:
 
     def _hit(self, position: int, score: float, now: datetime) -> SearchHit:
         row = self._rows[position]
-        hidden = bool(self._forgotten[position]) or self._expires[position] <= now.timestamp()
+        hidden = bool(self._forgotten[position]) or bool(self._expires[position] <= _micros(now))
         return to_hit({**row, "is_forgotten": hidden}, HitKind.MEMORY, score)
+
+
+def _micros(moment: datetime) -> int:
+    return (moment - _EPOCH) // _MICROSECOND
 
 
 def _row_bytes(row: dict[str, Any]) -> int:
