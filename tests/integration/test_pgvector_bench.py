@@ -36,6 +36,7 @@ def test_the_bench_command_prints_both_backends_side_by_side() -> None:
         "pgvector",
         "pgvector",
         "pgvector+HNSW",
+        "pgvector+mirror",
         "in-memory",
         "in-memory",
     ]
@@ -51,7 +52,12 @@ def test_the_bench_command_prints_both_backends_side_by_side() -> None:
     assert "prepared: p50/p95/p99" in turns
     assert "planned per search: p50/p95/p99" in turns
     assert "ms server" in turns
-    assert "p95 / floor p95: prepared" in turns
+    # The default search, on the mirror (ADR 0056), first; the database's forms after it.
+    assert "; mirror: p50/p95/p99" in turns
+    assert "p95 / floor p95: mirror" in turns
+    # The mirror scores every fact: its answers are the database's exact ranking's.
+    mirror = next(row for row in rows[1:] if row.split("|")[1].strip() == "pgvector+mirror")
+    assert mirror.split("|")[9].strip() == "1.000"
 
 
 def test_the_sentence_pool_is_distinct_and_refuses_sizes_it_cannot_supply() -> None:

@@ -61,6 +61,10 @@ class NamespaceMirrors:
         self._retry_at: dict[Namespace, float] = {}
         self._used_at: dict[Namespace, float] = {}  # monotonic: when each mirror was last read
         self._one_load = asyncio.Lock()
+        # The namespace being read by the load under way, and whether it was dropped meanwhile
+        # (forgotten or dropped by this process): that load's snapshot may predate the change.
+        self._reading: Namespace | None = None
+        self._dropped_while_reading = False
         self.loads = 0  # completed loads, for tests and the bench
 
     @property
@@ -113,6 +117,7 @@ class NamespaceMirrors:
             if ns in self._mirrors:
                 return
             started = time.perf_counter()
+            self._reading, self._dropped_while_reading = ns, False
             try:
                 with port_errors("mirror load"):
                     mirror = await load(
@@ -122,6 +127,12 @@ class NamespaceMirrors:
                 cause = exc.__cause__ or exc
                 log.warning("pgvector.mirror_load_failed", error_type=type(cause).__name__)
                 self._retry_later(ns)
+                return
+            finally:
+                self._reading = None
+            if self._dropped_while_reading:
+                # A forget committed after the snapshot: what it forgot must not be kept. The
+                # next search loads the namespace again.
                 return
             if mirror is None or mirror.nbytes > self.settings.budget_mb * _MB:
                 self._retry_later(ns)
@@ -141,6 +152,8 @@ class NamespaceMirrors:
         self._retry_at[ns] = time.monotonic() + self.settings.retry_seconds
 
     def drop(self, ns: Namespace) -> None:
+        if ns == self._reading:
+            self._dropped_while_reading = True
         self._mirrors.pop(ns, None)
         self._used_at.pop(ns, None)
 

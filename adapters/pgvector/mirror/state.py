@@ -22,6 +22,7 @@ from factledger.adapters.pgvector.search import to_hit
 from factledger.application.memory.lexical import fused_scores, idf_weights, query_terms
 from factledger.application.memory.types import HitKind, SearchHit, SearchQuery
 
+_NO_HOLDERS: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
 # Expiries as integer microseconds since the epoch: exact, so an expiry equal to the moment
 # searched hides the fact, as the database's `expires_at > now` does.
 _NEVER = np.iinfo(np.int64).max
@@ -123,12 +124,21 @@ class MirroredNamespace:
             holders = self._holders.get(term)
             if holders is not None:
                 holders.discard(position)
+                if not holders:
+                    # No key outlives its last holder: a forgotten fact's words leave the
+                    # process with it (ADR 0015), and the index does not grow with dead terms.
+                    del self._holders[term]
                 self._holder_arrays.pop(term, None)
 
     def _holders_of(self, term: str) -> npt.NDArray[np.int64]:
         cached = self._holder_arrays.get(term)
         if cached is None:
-            cached = np.fromiter(sorted(self._holders.get(term, ())), dtype=np.int64)
+            holders = self._holders.get(term)
+            if not holders:
+                # Not cached: a query's words that no fact holds (a forgotten fact's, asked
+                # about by name) would otherwise stay in the process, one entry per word.
+                return _NO_HOLDERS
+            cached = np.fromiter(sorted(holders), dtype=np.int64)
             self._holder_arrays[term] = cached
         return cached
 

@@ -1,0 +1,59 @@
+"""A mirror never answers for a database it cannot reach (ADR 0056): with the server down, a
+search of a mirrored namespace fails with the port's error within the pool's timeouts instead
+of serving what may be stale, and once the server is back it serves again, up to date."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from support.crash import CrashablePostgres
+from support.mirrors import mirror_of, reads_mirror_only, two_processes
+
+from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
+from factledger.application.memory.types import Namespace, SearchQuery
+
+pytestmark = pytest.mark.integration
+NS = Namespace("tenant-1:outage")
+QUERY = SearchQuery("supplier orders", threshold=-1.0, limit=50)
+# The pool's acquire and connect timeouts (`PoolOptions`: 3 s each) and some slack.
+ANSWER_WITHIN_S = 10.0
+HEAL_WITHIN_S = 20.0
+
+
+async def test_a_mirrored_search_fails_while_the_database_is_down_then_serves_again(
+    crashable: CrashablePostgres, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with two_processes(crashable.location) as two:
+        known = await two.remember(NS, "d0", "orders from the supplier every monday")
+        assert [h.id for h in await two.mirrored.search(NS, QUERY)] == [known]
+        mirror = mirror_of(two.mirrored, NS)
+        reads_mirror_only(two.mirrored, monkeypatch)
+
+        await asyncio.to_thread(crashable.kill)
+        for _ in range(2):  # a dead pooled connection, then a failed connect: both answer
+            started = time.monotonic()
+            with pytest.raises((MemoryUnavailableError, MemoryTimeoutError)):
+                await asyncio.wait_for(two.mirrored.search(NS, QUERY), timeout=ANSWER_WITHIN_S)
+            assert time.monotonic() - started < ANSWER_WITHIN_S
+
+        await asyncio.to_thread(crashable.restart)
+        deadline = time.monotonic() + HEAL_WITHIN_S
+        while True:
+            try:
+                added = await two.remember(NS, "d1", "pays the supplier invoices by card")
+                break
+            except (MemoryUnavailableError, MemoryTimeoutError):
+                assert time.monotonic() < deadline, "the writer's pool did not heal"
+                await asyncio.sleep(0.2)
+        while True:
+            try:
+                hits = await two.mirrored.search(NS, QUERY)
+                break
+            except (MemoryUnavailableError, MemoryTimeoutError):
+                assert time.monotonic() < deadline, "the mirrored process's pool did not heal"
+                await asyncio.sleep(0.2)
+        # The same mirror, brought up to date by the write made after the restart.
+        assert {h.id for h in hits} == {known, added}
+        assert mirror_of(two.mirrored, NS) is mirror
