@@ -3,11 +3,9 @@
 - `load`: the version and every fact of a namespace from one snapshot (a repeatable-read,
   read-only transaction), vectors in binary; nothing when the namespace holds more facts than
   a mirror may.
-- `changes`: the namespace's epoch and version, then the rows stamped after the mirror's
-  version, in one round trip (two prepared statements in one pipeline, `prepared_search`).
-  The version is read first: every row stamped up to it is committed by then, so the rows
-  read after it include them (and maybe later ones, which `MirroredNamespace.apply` takes
-  again harmlessly next time).
+- `changes`: the namespace's epoch and version, and the rows stamped after the mirror's
+  version, in one statement (one snapshot: the rows are exactly those up to the version read),
+  prepared and bound to the namespace in one round trip (`prepared_search`).
 """
 
 from __future__ import annotations
@@ -31,12 +29,15 @@ _COLUMNS = (
     "relations::text AS relations,metadata::text AS metadata,source_indexes,lexical_terms,"
     "changed_in,embedding"
 )
-_VERSION = b"SELECT epoch,version FROM memory_versions WHERE namespace=%(ns)s"
-# The vector as text here: a handful of rows at most, and `float4` prints its shortest exact
-# form, so parsing it gives the same floats as the binary format `load` reads.
-_CHANGED = (
-    f"SELECT {_COLUMNS.replace(',embedding', ',embedding::text AS embedding')} "  # noqa: S608
-    "FROM memories WHERE namespace=%(ns)s AND changed_in>%(known)s"
+_VERSION = "SELECT epoch,version FROM memory_versions WHERE namespace=%(ns)s"
+# One row at least: the version's columns (NULL without a versions row) beside each changed
+# row's (NULL when none changed). The vector as text here: a handful of rows at most, and
+# `float4` prints its shortest exact form, so parsing it gives the floats `load` reads.
+_CHANGES = (
+    "SELECT v.epoch AS v_epoch,v.version AS v_version,c.* FROM (SELECT 1) AS one "  # noqa: S608
+    "LEFT JOIN memory_versions AS v ON v.namespace=%(ns)s LEFT JOIN LATERAL (SELECT "
+    f"{_COLUMNS.replace(',embedding', ',embedding::text AS embedding')} "
+    "FROM memories WHERE namespace=%(ns)s AND changed_in>%(known)s) AS c ON true"
 ).encode()
 _COUNT = "SELECT count(*) FROM memories WHERE namespace=%s"
 _ALL = f"SELECT {_COLUMNS} FROM memories WHERE namespace=%s"  # noqa: S608 (constants only)
@@ -87,14 +88,15 @@ async def load(
 async def changes(db: PgvectorConnections, ns: Namespace, known: int) -> Changes:
     args = {"ns": ns, "known": known}
     rows = await db.one_statement(
-        lambda conn: run_prepared(conn, ns, _VERSION, args, ef_search=None, more=[(_CHANGED, args)])
+        lambda conn: run_prepared(conn, ns, _CHANGES, args, ef_search=None)
     )
     epoch, version = None, 0
     changed = []
     for row in rows:
-        if "epoch" in row:
-            epoch, version = int(row["epoch"]), int(row["version"])
-        else:
+        found_epoch, found_version = row.pop("v_epoch"), row.pop("v_version")
+        if found_epoch is not None:
+            epoch, version = int(found_epoch), int(found_version)
+        if row["id"] is not None:
             text = row["embedding"]
             row["embedding"] = np.array(text[1:-1].split(","), dtype=np.float32)
             changed.append(row)
