@@ -17,11 +17,7 @@ import numpy as np
 from factledger.adapters.in_memory.cosine_scan import row_index
 from factledger.adapters.in_memory.store import NamespaceState, StoredFact
 from factledger.application.memory.filters import matches
-from factledger.application.memory.lexical import (
-    fused_scores,
-    idf_weights,
-    query_terms,
-)
+from factledger.application.memory.lexical import lift_by_keywords, query_terms
 from factledger.application.memory.types import SearchQuery
 from factledger.application.ports import Vectors
 
@@ -77,13 +73,4 @@ def _lift(
     for term in terms:
         positions = state.term_positions(term)
         holders.append(positions[visible[positions]])
-    n = int(np.count_nonzero(visible))
-    weights = idf_weights(terms, {t: len(p) for t, p in zip(terms, holders, strict=True)}, n)
-    total = sum(weights)
-    if total <= 0.0:
-        return
-    held = np.zeros(len(scores), dtype=np.float64)
-    for positions, weight in zip(holders, weights, strict=True):
-        held[positions] += weight
-    lifted = np.flatnonzero(held)
-    scores[lifted] = fused_scores(scores[lifted], held[lifted] / total)
+    lift_by_keywords(scores, terms, holders, int(np.count_nonzero(visible)))

@@ -222,6 +222,46 @@ def fused_scores(
     return scores
 
 
+def lift_by_keywords(
+    scores: npt.NDArray[np.float64],
+    terms: Sequence[str],
+    holders: Sequence[npt.NDArray[np.int64]],
+    searched: int,
+) -> None:
+    """Replaces, in `scores` (the cosines of the searched facts, by position), each holder's
+    cosine by its fused score; `holders` are the positions of the visible facts holding each
+    of `terms`, `searched` how many facts are visible. A fact holding no term keeps its
+    cosine. The floats are those of scoring fact by fact (`keyword_coverage`)."""
+    held = keyword_coverage(len(scores), terms, holders, searched)
+    if held is None:
+        return
+    lifted = np.flatnonzero(held)
+    scores[lifted] = fused_scores(scores[lifted], held[lifted])
+
+
+def keyword_coverage(
+    size: int,
+    terms: Sequence[str],
+    holders: Sequence[npt.NDArray[np.int64]],
+    searched: int,
+) -> npt.NDArray[np.float64] | None:
+    """`coverage` of each of `size` facts by position (0 for a fact holding no term); None
+    when the terms weigh nothing. `holders` are the positions of the visible facts holding
+    each term, `searched` how many facts are visible (the IDF's population). Weights are added
+    in query order, as `coverage` adds them, so the floats are the same (the array searches of
+    the in-memory backend and of a pgvector mirror)."""
+    frequency = {t: len(p) for t, p in zip(terms, holders, strict=True)}
+    weights = idf_weights(terms, frequency, searched)
+    total = sum(weights)
+    if total <= 0.0:
+        return None
+    held = np.zeros(size, dtype=np.float64)
+    for positions, weight in zip(holders, weights, strict=True):
+        held[positions] += weight
+    held /= total
+    return held
+
+
 def document_frequency(
     terms: Sequence[str], documents: Sequence[Collection[str]]
 ) -> dict[str, int]:

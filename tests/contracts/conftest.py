@@ -74,36 +74,30 @@ async def supermemory_fake_http_backend(
         yield backend
 
 
-@asynccontextmanager
-async def pgvector_memory_backend(
-    request: pytest.FixtureRequest, deps: BackendDeps
-) -> AsyncIterator[MemoryBackend]:
-    # One migrated schema on the session's embedded server, emptied before each test.
-    async with pgvector_backend(
-        request.getfixturevalue("postgres"),
-        embedder=deps.embedder,
-        extractor=deps.extractor,
-        clock=deps.clock,
-        shared=True,
-    ) as backend:
-        yield backend
+def pgvector_factory(mirror: MirrorSettings | None) -> BackendFactory:
+    """pgvector on one migrated schema of the session's embedded server, emptied before each
+    test; with `mirror`, searches read a process-local mirror loaded by the first search of a
+    namespace and brought up to date by each search after it (ADR 0056): the same promises."""
+
+    @asynccontextmanager
+    async def factory(
+        request: pytest.FixtureRequest, deps: BackendDeps
+    ) -> AsyncIterator[MemoryBackend]:
+        async with pgvector_backend(
+            request.getfixturevalue("postgres"),
+            embedder=deps.embedder,
+            extractor=deps.extractor,
+            clock=deps.clock,
+            shared=True,
+            mirror=mirror,
+        ) as backend:
+            yield backend
+
+    return factory
 
 
-@asynccontextmanager
-async def pgvector_mirrored_backend(
-    request: pytest.FixtureRequest, deps: BackendDeps
-) -> AsyncIterator[MemoryBackend]:
-    # Searches read a process-local mirror, loaded by the first search of a namespace and
-    # brought up to date by each search after it (ADR 0056): the same promises.
-    async with pgvector_backend(
-        request.getfixturevalue("postgres"),
-        embedder=deps.embedder,
-        extractor=deps.extractor,
-        clock=deps.clock,
-        shared=True,
-        mirror=MirrorSettings(inline=True),
-    ) as backend:
-        yield backend
+pgvector_memory_backend = pgvector_factory(None)
+pgvector_mirrored_backend = pgvector_factory(MirrorSettings(inline=True))
 
 
 @asynccontextmanager

@@ -34,9 +34,10 @@ _MB = 1 << 20
 class MirrorSettings:
     """- `budget_mb`: what the mirrors of one process may hold in all (an estimate of their
       arrays and rows); 0 turns mirrors off, and every search reads the database.
-    - `max_facts`: a namespace holding more is not mirrored (a search scores every fact of a
-      mirror: ~0.4 ms at 10,000 facts of 384 dimensions on the bench's machine, while the
-      database's HNSW index grows with the logarithm of a namespace's size).
+    - `max_facts`: a namespace holding more is not mirrored: the database's HNSW index serves
+      it, while a mirror's rows and graph take ~45 MB per 10,000 facts of 384 dimensions.
+    - `graph_from`: a mirror of this many facts or more gets a graph of its vectors
+      (`ann.VectorGraph`): a search reads its nearest facts instead of scanning every one.
     - `idle_seconds`: a mirror not searched for this long is dropped.
     - `inline`: the search that finds no mirror loads it and waits (tests); otherwise the
       load runs in the background and that search reads the database.
@@ -44,6 +45,7 @@ class MirrorSettings:
 
     budget_mb: int = 256
     max_facts: int = 20_000
+    graph_from: int = 1_000
     idle_seconds: float = 600.0
     inline: bool = False
     retry_seconds: float = 60.0
@@ -121,7 +123,11 @@ class NamespaceMirrors:
             try:
                 with port_errors("mirror load"):
                     mirror = await load(
-                        self.db, ns, max_facts=self.settings.max_facts, dimension=self._dimension
+                        self.db,
+                        ns,
+                        max_facts=self.settings.max_facts,
+                        dimension=self._dimension,
+                        graph_from=self.settings.graph_from,
                     )
             except MemoryBackendError as exc:
                 cause = exc.__cause__ or exc

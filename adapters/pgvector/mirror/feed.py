@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,9 +62,10 @@ class _VectorLoader(Loader):
 
 
 async def load(
-    db: PgvectorConnections, ns: Namespace, *, max_facts: int, dimension: int
+    db: PgvectorConnections, ns: Namespace, *, max_facts: int, dimension: int, graph_from: int
 ) -> MirroredNamespace | None:
-    """The namespace's facts as one snapshot has them; None past `max_facts`."""
+    """The namespace's facts as one snapshot has them, with a graph of their vectors from
+    `graph_from` facts (built in a thread); None past `max_facts`."""
     async with db.snapshot(ns) as conn:
         cur = await conn.execute(_COUNT, [ns])
         count_row = await cur.fetchone()
@@ -82,6 +84,8 @@ async def load(
         epoch, version = int(version_row[0]), int(version_row[1])
     mirror = MirroredNamespace(epoch, version, dimension, capacity=len(rows) + len(rows) // 16)
     mirror.apply(rows)
+    if len(mirror) >= graph_from:
+        await asyncio.to_thread(mirror.index_vectors)
     return mirror
 
 

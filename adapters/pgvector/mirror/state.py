@@ -18,11 +18,25 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from factledger.adapters.pgvector.mirror.ann import VectorGraph
 from factledger.adapters.pgvector.search import to_hit
-from factledger.application.memory.lexical import fused_scores, idf_weights, query_terms
+from factledger.application.memory.lexical import (
+    LEXICAL_WEIGHT,
+    fused_scores,
+    keyword_coverage,
+    query_terms,
+)
 from factledger.application.memory.types import HitKind, SearchHit, SearchQuery
 
 _NO_HOLDERS: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+# How deep a search reads the graph's list: the database's bounded search's depth (ADR 0048).
+GRAPH_DEPTH = 100
+# The bar sits this far under the limit-th score, as the database's bound leans (1e-9 tie,
+# 1e-9 margin: fetching more cannot change an answer, fetching less could).
+_LEAN = 2e-9
+# How far a cosine computed here may exceed faiss's float32 inner product of the same unit
+# vectors: the list's farthest is raised by it before it bounds the facts outside the list.
+_GRAPH_SLACK = 1e-5
 # Expiries as integer microseconds since the epoch: exact, so an expiry equal to the moment
 # searched hides the fact, as the database's `expires_at > now` does.
 _NEVER = np.iinfo(np.int64).max
@@ -53,12 +67,34 @@ class MirroredNamespace:
         self._holders: dict[str, set[int]] = {}
         self._holder_arrays: dict[str, npt.NDArray[np.int64]] = {}
         self._row_bytes = 0
+        # The nearest-vectors graph, once built (`index_vectors`), and the positions whose
+        # vector changed after it took them: those are always scored.
+        self._graph: VectorGraph | None = None
+        self._regraphed: set[int] = set()
+        self.depth = GRAPH_DEPTH
+        self.breadth = GRAPH_DEPTH
 
     @property
     def nbytes(self) -> int:
         """The mirror's size as the budget counts it: its arrays, and an estimate of its rows."""
         arrays = (self._vectors, self._norms, self._latest, self._inference, self._forgotten)
-        return sum(a.nbytes for a in (*arrays, self._expires, self._changed)) + self._row_bytes
+        graph = 0 if self._graph is None else self._graph.nbytes
+        return (
+            sum(a.nbytes for a in (*arrays, self._expires, self._changed)) + self._row_bytes + graph
+        )
+
+    def index_vectors(self) -> None:
+        """Builds the graph of the vectors (~0.3 s for 10,000 of 384 dimensions): searches
+        then read the `depth` nearest facts instead of scanning every one. Run in a thread."""
+        graph = VectorGraph(self._vectors.shape[1])
+        graph.add(self._unit(0, len(self._rows)))
+        self._graph = graph
+
+    def _unit(self, start: int, stop: int) -> npt.NDArray[np.float32]:
+        norms = self._norms[start:stop, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            unit = np.where(norms > 0, self._vectors[start:stop] / norms, 0.0)
+        return unit.astype(np.float32)
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -75,7 +111,13 @@ class MirroredNamespace:
             else:
                 self._unhold(position)
                 self._row_bytes -= _row_bytes(self._rows[position])
+                if self._graph is not None and not np.array_equal(
+                    self._vectors[position], row["embedding"]
+                ):
+                    self._regraphed.add(position)
             self._write(position, row)
+        if self._graph is not None and len(self._graph) < len(self._rows):
+            self._graph.add(self._unit(len(self._graph), len(self._rows)))
 
     def _append(self, row: dict[str, Any]) -> int:
         position = len(self._rows)
@@ -151,27 +193,113 @@ class MirroredNamespace:
         if size == 0 or query.limit <= 0:
             return []
         query_vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+        query_norm = float(np.linalg.norm(query_vector))
+        visible = self._visible(query, now, size)
+        terms = query_terms(query.text)
+        holders = [positions[visible[positions]] for positions in map(self._holders_of, terms)]
+        held = keyword_coverage(size, terms, holders, int(np.count_nonzero(visible)))
+        graph = self._graph
+        # A list as deep as the namespace would be a scan with more steps.
+        if graph is not None and query_norm > 0 and size > max(self.depth, 4 * query.limit):
+            found = self._listed(graph, query, query_vector / query_norm, visible, held)
+            if found is not None:
+                return self._ranked(query, found, now)
+        scanned = self._scanned(query, query_vector, query_norm, visible, held)
+        return self._ranked(query, scanned, now)
+
+    def _cosines(
+        self,
+        positions: npt.NDArray[np.int64] | slice,
+        query_vector: npt.NDArray[np.float32],
+        query_norm: float,
+    ) -> npt.NDArray[np.float64]:
         with np.errstate(divide="ignore", invalid="ignore"):
             # `einsum`, not `@`: numpy's BLAS splits a matrix-vector product over threads that
             # spin against the query's embedding on a busy machine (a throwaway measurement on
             # 2 cores, 10,000 x 384: 6 ms of wall and CPU under load, against 0.65 ms here).
-            dots = np.einsum("ij,j->i", self._vectors[:size], query_vector)
-            cosine = dots.astype(np.float64) / (
-                self._norms[:size].astype(np.float64) * float(np.linalg.norm(query_vector))
+            dots = np.einsum("ij,j->i", self._vectors[positions], query_vector)
+            cosines: npt.NDArray[np.float64] = dots.astype(np.float64) / (
+                self._norms[positions].astype(np.float64) * query_norm
             )
-        visible = self._visible(query, now, size)
+        return cosines
+
+    def _scanned(
+        self,
+        query: SearchQuery,
+        query_vector: npt.NDArray[np.float32],
+        query_norm: float,
+        visible: npt.NDArray[np.bool_],
+        held: npt.NDArray[np.float64] | None,
+    ) -> dict[int, float]:
+        """Every fact scored: the fused scores of the visible ones."""
+        size = len(visible)
+        cosine = self._cosines(slice(0, size), query_vector, query_norm)
         scores = np.minimum(cosine, 1.0)
-        self._lift(query, scores, visible)
+        if held is not None:
+            lifted = np.flatnonzero(held)
+            scores[lifted] = fused_scores(scores[lifted], held[lifted])
         # A zero vector has no cosine: the database's `score >= -1` drops its NaN too, and
-        # counts the fact among the searched ones all the same, as `_lift` did.
+        # counts the fact among the searched ones all the same (the IDF's population).
         scores[~visible | np.isnan(cosine)] = -np.inf
-        candidates = np.flatnonzero(scores >= query.threshold)
-        if len(candidates) > query.limit:
-            # Everything tied with the limit-th score stays in: ties are broken by id below.
-            kth = np.partition(scores[candidates], len(candidates) - query.limit)
-            candidates = candidates[scores[candidates] >= kth[len(candidates) - query.limit]]
+        return _best(scores, np.arange(size), query.limit)
+
+    def _listed(
+        self,
+        graph: VectorGraph,
+        query: SearchQuery,
+        unit_query: npt.NDArray[np.float32],
+        visible: npt.NDArray[np.bool_],
+        held: npt.NDArray[np.float64] | None,
+    ) -> dict[int, float] | None:
+        """The graph's nearest `depth` facts, and the keyword holders outside them that could
+        still reach the bar, scored: what the database's bounded search ranks (ADR 0048,
+        0050), with its assumption that no fact outside the list is nearer than the list's
+        farthest. None when the list holds fewer than `limit` visible facts (superseded or
+        forgotten ones crowd it): the caller scans."""
+        listed, farthest = graph.nearest(unit_query, max(self.depth, 4 * query.limit), self.breadth)
+        cosine = self._cosines(listed, unit_query, 1.0)
+        usable = visible[listed] & ~np.isnan(cosine)
+        # Listed by the vector the graph took, which changed since: scored, but not counted.
+        trusted = ~np.isin(listed, np.fromiter(self._regraphed, dtype=np.int64))
+        if np.count_nonzero(usable & trusted) < query.limit:
+            return None
+        # No fact outside the list is nearer than its farthest by the graph's vectors (those
+        # that changed are scored below); `_GRAPH_SLACK` covers faiss's float32 products.
+        outside = farthest + _GRAPH_SLACK
+        if self._regraphed:  # vectors changed after the graph took them: always scored
+            changed = np.setdiff1d(np.fromiter(self._regraphed, dtype=np.int64), listed)
+            listed = np.concatenate([listed, changed])
+            cosine = np.concatenate([cosine, self._cosines(changed, unit_query, 1.0)])
+            usable = visible[listed] & ~np.isnan(cosine)
+        scores = np.minimum(cosine, 1.0)
+        if held is not None:
+            scores = fused_scores(scores, held[listed])
+        scores[~usable] = -np.inf
+        best = _best(scores, listed, query.limit)
+        if held is None:
+            return best
+        reaching = scores[scores >= query.threshold]
+        kth = -np.inf
+        if len(reaching) >= query.limit:
+            kth = np.partition(reaching, len(reaching) - query.limit)[len(reaching) - query.limit]
+        bar = max(float(query.threshold), float(kth)) - _LEAN
+        # A holder outside the list is at most as near as the list's farthest: only those
+        # whose keywords could lift that cosine to the bar can enter (`holder_bound`).
+        others = visible & (held > 0) & (np.minimum(1.0, outside + LEXICAL_WEIGHT * held) >= bar)
+        others[listed] = False
+        extra = np.flatnonzero(others)
+        if len(extra):
+            extra_cosine = self._cosines(extra, unit_query, 1.0)
+            extra_scores = fused_scores(np.minimum(extra_cosine, 1.0), held[extra])
+            extra_scores[np.isnan(extra_cosine)] = -np.inf
+            best.update(_best(extra_scores, extra, query.limit))
+        return best
+
+    def _ranked(
+        self, query: SearchQuery, scored: dict[int, float], now: datetime
+    ) -> list[SearchHit]:
         ranked = sorted(
-            ((int(p), float(scores[p])) for p in candidates),
+            ((p, s) for p, s in scored.items() if s >= query.threshold),
             key=lambda hit: (-hit[1], self._rows[hit[0]]["id"]),
         )[: query.limit]
         return [self._hit(position, score, now) for position, score in ranked]
@@ -187,34 +315,22 @@ class MirroredNamespace:
             visible &= self._expires[:size] > _micros(now)
         return visible
 
-    def _lift(
-        self, query: SearchQuery, scores: npt.NDArray[np.float64], visible: npt.NDArray[np.bool_]
-    ) -> None:
-        """Each visible holder's cosine replaced by its fused score: the weights are the IDF
-        among the visible facts, added in query order as `coverage` adds them."""
-        terms = query_terms(query.text)
-        if not terms:
-            return
-        holders = []
-        for term in terms:
-            positions = self._holders_of(term)
-            holders.append(positions[visible[positions]])
-        searched = int(np.count_nonzero(visible))
-        frequency = {t: len(p) for t, p in zip(terms, holders, strict=True)}
-        weights = idf_weights(terms, frequency, searched)
-        total = sum(weights)
-        if total <= 0.0:
-            return
-        held = np.zeros(len(scores), dtype=np.float64)
-        for positions, weight in zip(holders, weights, strict=True):
-            held[positions] += weight
-        lifted = np.flatnonzero(held)
-        scores[lifted] = fused_scores(scores[lifted], held[lifted] / total)
-
     def _hit(self, position: int, score: float, now: datetime) -> SearchHit:
         row = self._rows[position]
         hidden = bool(self._forgotten[position]) or bool(self._expires[position] <= _micros(now))
         return to_hit({**row, "is_forgotten": hidden}, HitKind.MEMORY, score)
+
+
+def _best(
+    scores: npt.NDArray[np.float64], positions: npt.NDArray[np.int64], limit: int
+) -> dict[int, float]:
+    """The positions of the best `limit` scores, with every one tied with the limit-th: ties
+    are broken by id when ranked."""
+    keep = np.flatnonzero(scores > -np.inf)
+    if len(keep) > limit:
+        kth = np.partition(scores[keep], len(keep) - limit)[len(keep) - limit]
+        keep = keep[scores[keep] >= kth]
+    return {int(positions[k]): float(scores[k]) for k in keep}
 
 
 def _micros(moment: datetime) -> int:
