@@ -98,6 +98,9 @@ class PgvectorSearcher:
         # search read the database (the bench's turns that time the database's forms).
         self.mirrors = NamespaceMirrors(db, dimension=embedder.dimension, settings=mirror)
         self.mirror_reads = True
+        # False brings the mirror up to date after the query is embedded, not meanwhile: on
+        # 2 cores, the round trip, the embedding's thread and the server contend.
+        self.mirror_overlap = True
         self._embedder = embedder
         self._clock = clock
         self._ann: tuple[float, frozenset[str]] | None = None  # (fetched at, namespaces)
@@ -113,6 +116,8 @@ class PgvectorSearcher:
         # (ADR 0045, 0056).
         embedding = asyncio.ensure_future(self._embedder.embed([query.text]))
         try:
+            if not self.mirror_overlap:
+                await asyncio.wait([embedding])
             with port_errors("search"):
                 mirror = await self._mirror(namespace, query)
                 if mirror is None:

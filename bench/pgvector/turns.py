@@ -139,6 +139,16 @@ async def take_turns(
                 backend.searcher.mirror_reads = False
 
         ways.append((mirrored, mirror_call))
+        mirrored_after = Turns("mirror, brought up to date after the embedding")
+
+        async def mirror_after_call(ns: Namespace, text: str) -> None:
+            backend.searcher.mirror_overlap = False
+            try:
+                await mirror_call(ns, text)
+            finally:
+                backend.searcher.mirror_overlap = True
+
+        ways.append((mirrored_after, mirror_after_call))
     ways += [
         (prepared, prepared_call),
         (two_statements, two_statements_call),
