@@ -1,11 +1,16 @@
 """One namespace's facts held in the process, and a memories-mode search over them (ADR 0056).
 
-The rows are those a pgvector search reads (`feed.MIRROR_COLUMNS`), kept as arrays where a
-search needs them whole: the vectors and their norms, the visibility flags, the expiries, and
-each keyword's holders. A search scores every fact (one matrix product), so it is exact where
-the database's HNSW list is approximate; the ranking is the pgvector search's (`lexical`'s
-IDF over the visible facts, `fused_score`, ties by id), and the hits are built by the same
-`to_hit` from the same columns.
+The rows are those a pgvector search reads (`feed._COLUMNS`), kept as arrays where a search
+needs them whole: the vectors and their norms, the visibility flags, the expiries, and each
+keyword's holders. The ranking is the pgvector search's (`lexical`'s IDF over the visible
+facts, `fused_score`, ties by id), and the hits are built by the same `to_hit` from the same
+columns.
+
+- With a graph of its vectors (`index_vectors`, from `MirrorSettings.graph_from` facts), a
+  search scores the graph's nearest `depth` facts and the keyword holders outside them that
+  could still reach the bar, as the database's bounded search does (ADRs 0048, 0050).
+- Without one, or when the list holds too few visible facts, it scores every fact (one
+  matrix product): exact.
 """
 
 from __future__ import annotations
