@@ -16,6 +16,7 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
+from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.application.ledger.commands import ForgetMemory
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.types import SearchQuery
@@ -59,6 +60,8 @@ class World:
         "in_memory",
         "supermemory_fake",
         pytest.param("pgvector", marks=pytest.mark.integration),
+        # Searches read the process's mirror of the namespace (ADR 0056).
+        pytest.param("pgvector_mirrored", marks=pytest.mark.integration),
     ]
 )
 async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
@@ -80,6 +83,9 @@ async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
                     embedder=embedder,
                     extractor=extractor,
                     clock=clock,
+                    mirror=MirrorSettings(inline=True)
+                    if request.param == "pgvector_mirrored"
+                    else None,
                 )
             )
         # Given the story up to June, synced to the backend; then the sync stops
