@@ -1,6 +1,7 @@
 """A mirror never answers for a database it cannot reach (ADR 0056): with the server down, a
 search of a mirrored namespace fails with the port's error within the pool's timeouts instead
-of serving what may be stale, and once the server is back it serves again, up to date."""
+of serving what may be stale, and once the server is back it serves again, up to date. A
+server that stalls costs recall its budget (it then fails open), and nothing after it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from support.mirrors import mirror_of, reads_mirror_only, two_processes
 
 from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
 from factledger.application.memory.types import Namespace, SearchQuery
+from factledger.application.recall.deadline import Lookup, run_within
+from factledger.application.recall.types import Degraded
 
 pytestmark = pytest.mark.integration
 NS = Namespace("tenant-1:outage")
@@ -55,5 +58,48 @@ async def test_a_mirrored_search_fails_while_the_database_is_down_then_serves_ag
                 assert time.monotonic() < deadline, "the mirrored process's pool did not heal"
                 await asyncio.sleep(0.2)
         # The same mirror, brought up to date by the write made after the restart.
+        assert {h.id for h in hits} == {known, added}
+        assert mirror_of(two.mirrored, NS) is mirror
+
+
+# Recall's budget per turn (`RecallPolicy.recall_budget_s`).
+TURN_BUDGET_S = 1.0
+
+
+async def test_a_stalled_server_costs_recall_its_budget_and_nothing_after(
+    crashable: CrashablePostgres, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with two_processes(crashable.location) as two:
+        known = await two.remember(NS, "d0", "orders from the supplier every monday")
+        assert [h.id for h in await two.mirrored.search(NS, QUERY)] == [known]
+        mirror = mirror_of(two.mirrored, NS)
+        version = mirror.version
+        reads_mirror_only(two.mirrored, monkeypatch)
+
+        async def lookup() -> None:
+            await two.mirrored.search(NS, QUERY)
+
+        await asyncio.to_thread(crashable.freeze)
+        try:
+            started = time.monotonic()
+            # As recall runs its lookups: cancelled at the deadline and not awaited after it
+            # (psycopg's cancel of a query on a stalled server takes seconds of its own).
+            memories = Lookup("memories", lookup, Degraded.BACKEND_ERROR)
+            failed = await run_within(TURN_BUDGET_S, [memories])
+            assert failed == {"memories": Degraded.TIMEOUT}
+            assert time.monotonic() - started < TURN_BUDGET_S + 0.5
+            assert mirror.version == version  # nothing half-applied
+        finally:
+            await asyncio.to_thread(crashable.thaw)
+
+        added = await two.remember(NS, "d1", "pays the supplier invoices by card")
+        deadline = time.monotonic() + HEAL_WITHIN_S
+        while True:
+            try:
+                hits = await two.mirrored.search(NS, QUERY)
+                break
+            except (MemoryUnavailableError, MemoryTimeoutError):
+                assert time.monotonic() < deadline, "the mirrored process's pool did not heal"
+                await asyncio.sleep(0.2)
         assert {h.id for h in hits} == {known, added}
         assert mirror_of(two.mirrored, NS) is mirror

@@ -42,6 +42,22 @@ class CrashablePostgres:
         for process in alive:  # pragma: no cover - only when a backend ignores its orphaning
             process.kill()
 
+    def freeze(self) -> None:
+        """SIGSTOP to the postmaster and its backends: a server that stalls (a host paused, a
+        disk that stopped answering) without closing a connection."""
+        for process in self._processes():
+            process.suspend()
+
+    def thaw(self) -> None:
+        for process in self._processes():
+            process.resume()
+
+    def _processes(self) -> list[psutil.Process]:
+        pid = self._server.postmaster_pid()
+        assert pid is not None, "the server is not running"
+        postmaster = psutil.Process(pid)
+        return [postmaster, *postmaster.children(recursive=True)]
+
     def restart(self) -> None:
         self._server.ensure_running()
         # Every process keeps the address it was given: the server must come back on it.
