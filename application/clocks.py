@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 class SystemClock:
@@ -10,3 +13,9 @@ class SystemClock:
 
     def now(self) -> datetime:
         return datetime.now(UTC)
+
+
+def epoch_microseconds(at: datetime) -> int:
+    """Microseconds since the epoch, exact, unlike a float timestamp: an expiry equal to `now`
+    must compare equal (the array searches' visibility: in-memory, a pgvector mirror)."""
+    return (at - _EPOCH) // _MICROSECOND

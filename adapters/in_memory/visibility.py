@@ -10,12 +10,13 @@ filters stay a Python test (they are arbitrary), run only for the searches that 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from factledger.application.clocks import epoch_microseconds
 from factledger.application.memory.types import SearchQuery
 
 if TYPE_CHECKING:
@@ -23,15 +24,8 @@ if TYPE_CHECKING:
 
 # The flags a search's visibility reads (`StoredFact.hidden`, `keywords.visible_fact`).
 TRACKED = frozenset({"is_latest", "is_inference", "forgotten", "expires_at"})
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
 _NEVER = np.iinfo(np.int64).max  # no expiry
 G = TypeVar("G", bound=np.generic)
-
-
-def _microseconds(at: datetime) -> int:
-    """Exact, unlike a float timestamp: an expiry equal to `now` must compare equal."""
-    return (at - _EPOCH) // _MICROSECOND
 
 
 class VisibilityColumns:
@@ -69,7 +63,7 @@ class VisibilityColumns:
             visible &= ~self._inference[:n]
         if not query.include_forgotten:
             visible &= ~self._forgotten[:n]
-            visible &= self._expires[:n] > _microseconds(now)
+            visible &= self._expires[:n] > epoch_microseconds(now)
         return visible
 
     def _write(self, position: int, fact: StoredFact) -> None:
@@ -77,7 +71,7 @@ class VisibilityColumns:
         self._inference[position] = fact.is_inference
         self._forgotten[position] = fact.forgotten
         expires = fact.expires_at
-        self._expires[position] = _NEVER if expires is None else _microseconds(expires)
+        self._expires[position] = _NEVER if expires is None else epoch_microseconds(expires)
 
     def _grow(self, capacity: int) -> None:
         self._latest = _grown(self._latest, self._size, capacity)

@@ -16,6 +16,8 @@ LEXICAL_DEPTHS = (50, 100, 200)  # the vector list depths tried against the hold
 # The served depth (`PgvectorConfig.lexical_depth`), with the holders its bound admits (exact),
 # by two statements (ADR 0048) and by one (ADR 0050).
 EXACT_DEPTH = 100
+TWO_STATEMENTS = f"depth {EXACT_DEPTH} + holders, two statements"
+ONE_STATEMENT = f"depth {EXACT_DEPTH} + holders, one statement"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +48,8 @@ async def depth_agreements(backend: PgvectorMemoryBackend, work: Workload) -> li
     ways: list[tuple[str, int | None, bool, bool, bool]] = [("holders", None, True, False, False)]
     ways += [(f"depth {d}", d, False, False, False) for d in LEXICAL_DEPTHS]
     ways += [
-        (f"depth {EXACT_DEPTH} + holders, two statements", EXACT_DEPTH, True, False, False),
-        (f"depth {EXACT_DEPTH} + holders, one statement", EXACT_DEPTH, True, True, False),
+        (TWO_STATEMENTS, EXACT_DEPTH, True, False, False),
+        (ONE_STATEMENT, EXACT_DEPTH, True, True, False),
     ]
     if backend.searcher.mirrors.held():
         ways.append(("mirror", EXACT_DEPTH, True, True, True))
@@ -76,31 +78,30 @@ async def depth_agreements(backend: PgvectorMemoryBackend, work: Workload) -> li
             searcher.fused_in_sql,
             searcher.mirror_reads,
         ) = saved
-    _, exact, _ = answers[0]
-    # The one statement against the two at the same depth: the HNSW list and the holder limit
-    # (`HOLDER_LIMIT`, nearest first) can make a deeper list's answer differ from the 20-row
-    # list's in a rare search; between the two forms nothing may differ. The mirror scores
-    # every fact (exact): it may differ from the HNSW list's answer only where that list
-    # missed a fact.
-    forms = 5  # holders, the three depths, two statements: the one statement follows
-    (_, two, _), (name, one, second) = answers[forms - 1 : forms + 1]
-    compared = [*answers, (name, one, second)]
-    baselines = [(exact, "the holders statement's")] * len(answers)
-    baselines.append((two, f"depth {EXACT_DEPTH} + holders, two statements'"))
-    if len(answers) > forms + 1:
-        compared.append(answers[forms + 1])
-        baselines.append((one, f"depth {EXACT_DEPTH} + holders, one statement's"))
-    return [
-        DepthAgreement(
-            name,
-            len(base),
-            sum(_ids(a) == _ids(e) for a, e in zip(found, base, strict=True)),
-            sum(_same_scores(a, e) for a, e in zip(found, base, strict=True)),
-            count,
-            against,
+    found_by = {name: (found, count) for name, found, count in answers}
+    # Each way against the holders statement's answers; then the one statement against the
+    # two at the same depth (the HNSW list and the holder limit, `HOLDER_LIMIT` nearest first,
+    # can make a deeper list's answer differ from the 20-row list's in a rare search; between
+    # the two forms nothing may differ); then the mirror against the one statement (each HNSW
+    # graph, the database's and the mirror's, may miss a fact the other lists).
+    pairs = [(name, "holders", "the holders statement's") for name in found_by]
+    pairs.append((ONE_STATEMENT, TWO_STATEMENTS, f"{TWO_STATEMENTS}'"))
+    if "mirror" in found_by:
+        pairs.append(("mirror", ONE_STATEMENT, f"{ONE_STATEMENT}'s"))
+    agreements = []
+    for name, baseline, against in pairs:
+        (found, count), (base, _) = found_by[name], found_by[baseline]
+        agreements.append(
+            DepthAgreement(
+                name,
+                len(base),
+                sum(_ids(a) == _ids(e) for a, e in zip(found, base, strict=True)),
+                sum(_same_scores(a, e) for a, e in zip(found, base, strict=True)),
+                count,
+                against,
+            )
         )
-        for (name, found, count), (base, against) in zip(compared, baselines, strict=True)
-    ]
+    return agreements
 
 
 def _ids(hits: list[SearchHit]) -> list[str]:

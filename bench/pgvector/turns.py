@@ -31,6 +31,7 @@ from factledger.bench.pgvector.measure import TOP_K, Workload, percentiles
 BLOCK = 50  # queries per turn
 NARROW_EF_SEARCH = 40  # the HNSW candidate list tried against the default 100
 _TICKS = os.sysconf("SC_CLK_TCK")
+Call = Callable[[Namespace, str], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -80,13 +81,7 @@ async def take_turns(
     blocks; the others search at threshold 0 (every fact may enter the top), and, given
     `recall_threshold` (the raw score recall's default threshold maps to), a prepared search
     at it: what an agent's recall asks (ADR 0023)."""
-    floor, prepared, planned = Turns("floor"), Turns("prepared"), Turns("planned per search")
-    narrow = Turns(f"prepared, ef_search {NARROW_EF_SEARCH}")
-    # The keyword frequencies fetched while the query is embedded, in a round trip of their
-    # own, instead of in the first statement's pipeline after it (ADR 0045).
-    overlapped = Turns("prepared, overlap")
-    # Main's form before ADR 0050: the ranking in Python, the holders by a second statement.
-    two_statements = Turns("prepared, two statements")
+    floor = Turns("floor")
 
     async def floor_call(_: Namespace, text: str) -> None:
         await embedder.embed([text])
@@ -95,66 +90,30 @@ async def take_turns(
     async def search_call(ns: Namespace, text: str) -> None:
         await backend.searcher.search(ns, SearchQuery(text, threshold=0.0, limit=TOP_K))
 
-    async def prepared_call(ns: Namespace, text: str) -> None:
-        backend.searcher.prepared = True
-        await search_call(ns, text)
+    def way(name: str, **settings: object) -> tuple[Turns, Call]:
+        return Turns(name), _switched(backend, search_call, **settings)
 
-    async def planned_call(ns: Namespace, text: str) -> None:
-        backend.searcher.prepared = False
-        await search_call(ns, text)
-        backend.searcher.prepared = True
-
-    async def overlap_call(ns: Namespace, text: str) -> None:
-        backend.searcher.overlap = True
-        try:
-            await search_call(ns, text)
-        finally:
-            backend.searcher.overlap = False
-
-    async def two_statements_call(ns: Namespace, text: str) -> None:
-        backend.searcher.fused_in_sql = False
-        try:
-            await search_call(ns, text)
-        finally:
-            backend.searcher.fused_in_sql = True
-
-    async def narrow_call(ns: Namespace, text: str) -> None:
-        backend.searcher.ef_search = NARROW_EF_SEARCH
-        try:
-            await search_call(ns, text)
-        finally:
-            backend.searcher.ef_search = None
-
-    ways: list[tuple[Turns, Callable[[Namespace, str], Awaitable[None]]]] = [(floor, floor_call)]
+    ways: list[tuple[Turns, Call]] = [(floor, floor_call)]
     if backend.searcher.mirrors.held():
         # The default search (ADR 0056): the namespace's mirror, brought up to date by one
         # round trip while the query is embedded. The other ways read the database.
-        mirrored = Turns("mirror")
-
-        async def mirror_call(ns: Namespace, text: str) -> None:
-            backend.searcher.mirror_reads = True
-            try:
-                await search_call(ns, text)
-            finally:
-                backend.searcher.mirror_reads = False
-
-        ways.append((mirrored, mirror_call))
-        mirrored_after = Turns("mirror, brought up to date after the embedding")
-
-        async def mirror_after_call(ns: Namespace, text: str) -> None:
-            backend.searcher.mirror_overlap = False
-            try:
-                await mirror_call(ns, text)
-            finally:
-                backend.searcher.mirror_overlap = True
-
-        ways.append((mirrored_after, mirror_after_call))
+        ways.append(way("mirror", mirror_reads=True))
+        ways.append(
+            way(
+                "mirror, brought up to date after the embedding",
+                mirror_reads=True,
+                mirror_overlap=False,
+            )
+        )
     ways += [
-        (prepared, prepared_call),
-        (two_statements, two_statements_call),
-        (planned, planned_call),
-        (narrow, narrow_call),
-        (overlapped, overlap_call),
+        way("prepared"),
+        # Main's form before ADR 0050: the ranking in Python, the holders by a second statement.
+        way("prepared, two statements", fused_in_sql=False),
+        way("planned per search", prepared=False),
+        way(f"prepared, ef_search {NARROW_EF_SEARCH}", ef_search=NARROW_EF_SEARCH),
+        # The keyword frequencies fetched while the query is embedded, in a round trip of their
+        # own, instead of in the first statement's pipeline after it (ADR 0045).
+        way("prepared, overlap", overlap=True),
     ]
     ways += [_depth_way(backend, depth, search_call) for depth in LEXICAL_DEPTHS]
     if recall_threshold is not None:
@@ -165,40 +124,44 @@ async def take_turns(
             await backend.searcher.search(ns, query)
 
         ways.append((at_recall, at_recall_call))
-    try:
-        for block_no, start in enumerate(range(0, len(work.queries), BLOCK)):
-            block = work.queries[start : start + BLOCK]
-            shift = block_no % len(ways)  # each way goes first, second and third in turn
-            for turns, call in ways[shift:] + ways[:shift]:
-                await _block(turns, call, block, postmaster)
-    finally:
-        backend.searcher.prepared, backend.searcher.ef_search = True, None
-        backend.searcher.overlap, backend.searcher.fused_in_sql = False, True
+    for block_no, start in enumerate(range(0, len(work.queries), BLOCK)):
+        block = work.queries[start : start + BLOCK]
+        shift = block_no % len(ways)  # each way goes first, second and third in turn
+        for turns, call in ways[shift:] + ways[:shift]:
+            await _block(turns, call, block, postmaster)
     return [turns for turns, _ in ways]
+
+
+def _switched(backend: PgvectorMemoryBackend, call: Call, **settings: object) -> Call:
+    """`call` with the searcher's attributes set to `settings`, and set back after it."""
+    searcher = backend.searcher
+
+    async def switched(ns: Namespace, text: str) -> None:
+        saved = {name: getattr(searcher, name) for name in settings}
+        for name, value in settings.items():
+            setattr(searcher, name, value)
+        try:
+            await call(ns, text)
+        finally:
+            for name, value in saved.items():
+                setattr(searcher, name, value)
+
+    return switched
 
 
 def _depth_way(
     backend: PgvectorMemoryBackend,
     depth: int,
-    search_call: Callable[[Namespace, str], Awaitable[None]],
+    search_call: Call,
     *,
     holders: bool = False,
-) -> tuple[Turns, Callable[[Namespace, str], Awaitable[None]]]:
+) -> tuple[Turns, Call]:
     """A prepared search whose keyword candidates come from a vector list `depth` deep, no
     holders statement (`lexical_depth`, ADR 0048); `holders`: with the holders the bound
     still admits past it (exact)."""
-    searcher = backend.searcher
-
-    async def depth_call(ns: Namespace, text: str) -> None:
-        saved = searcher.lexical_depth, searcher.holders_past_depth
-        searcher.lexical_depth, searcher.holders_past_depth = depth, holders
-        try:
-            await search_call(ns, text)
-        finally:
-            searcher.lexical_depth, searcher.holders_past_depth = saved
-
     name = f"prepared, lexical depth {depth}" + (" + holders" if holders else "")
-    return Turns(name), depth_call
+    call = _switched(backend, search_call, lexical_depth=depth, holders_past_depth=holders)
+    return Turns(name), call
 
 
 async def _block(

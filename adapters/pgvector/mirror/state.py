@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from factledger.adapters.pgvector.mirror.ann import VectorGraph
 from factledger.adapters.pgvector.search import to_hit
+from factledger.application.clocks import epoch_microseconds
 from factledger.application.memory.lexical import (
     LEXICAL_WEIGHT,
     fused_scores,
@@ -45,8 +46,6 @@ _GRAPH_SLACK = 1e-5
 # Expiries as integer microseconds since the epoch: exact, so an expiry equal to the moment
 # searched hides the fact, as the database's `expires_at > now` does.
 _NEVER = np.iinfo(np.int64).max
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
 # Python objects per fact besides its arrays (the row's dict and its values): what a mirror's
 # size in bytes adds per fact on top of its text and JSON (an estimate, for the budget; traced
 # at ~1.5 KB with the bench's facts, whose texts are ~60 characters).
@@ -156,7 +155,7 @@ class MirroredNamespace:
         self._inference[position] = row["is_inference"]
         self._forgotten[position] = row["is_forgotten"]
         expires = row["expires_at"]
-        self._expires[position] = _NEVER if expires is None else _micros(expires)
+        self._expires[position] = _NEVER if expires is None else epoch_microseconds(expires)
         self._changed[position] = row["changed_in"]
         # Keywords repeat across facts: one string each, not one per fact that holds it.
         row["lexical_terms"] = [sys.intern(term) for term in row["lexical_terms"]]
@@ -264,9 +263,11 @@ class MirroredNamespace:
         listed, farthest = graph.nearest(unit_query, max(self.depth, 4 * query.limit), self.breadth)
         cosine = self._cosines(listed, unit_query, 1.0)
         usable = visible[listed] & ~np.isnan(cosine)
-        # Listed by the vector the graph took, which changed since: scored, but not counted.
-        trusted = ~np.isin(listed, np.fromiter(self._regraphed, dtype=np.int64))
-        if np.count_nonzero(usable & trusted) < query.limit:
+        trusted = usable
+        if self._regraphed:
+            # Listed by the vector the graph took, which changed since: scored, not counted.
+            trusted = usable & ~np.isin(listed, np.fromiter(self._regraphed, dtype=np.int64))
+        if np.count_nonzero(trusted) < query.limit:
             return None
         # No fact outside the list is nearer than its farthest by the graph's vectors (those
         # that changed are scored below); `_GRAPH_SLACK` covers faiss's float32 products.
@@ -317,12 +318,14 @@ class MirroredNamespace:
             visible &= ~self._inference[:size]
         if not query.include_forgotten:
             visible &= ~self._forgotten[:size]
-            visible &= self._expires[:size] > _micros(now)
+            visible &= self._expires[:size] > epoch_microseconds(now)
         return visible
 
     def _hit(self, position: int, score: float, now: datetime) -> SearchHit:
         row = self._rows[position]
-        hidden = bool(self._forgotten[position]) or bool(self._expires[position] <= _micros(now))
+        hidden = bool(self._forgotten[position]) or bool(
+            self._expires[position] <= epoch_microseconds(now)
+        )
         return to_hit({**row, "is_forgotten": hidden}, HitKind.MEMORY, score)
 
 
@@ -336,10 +339,6 @@ def _best(
         kth = np.partition(scores[keep], len(keep) - limit)[len(keep) - limit]
         keep = keep[scores[keep] >= kth]
     return {int(positions[k]): float(scores[k]) for k in keep}
-
-
-def _micros(moment: datetime) -> int:
-    return (moment - _EPOCH) // _MICROSECOND
 
 
 def _row_bytes(row: dict[str, Any]) -> int:
