@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import pytest
 from support.crash import CrashablePostgres
-from support.mirrors import mirror_of, reads_mirror_only, two_processes
+from support.mirrors import TwoProcesses, mirror_of, reads_mirror_only, two_processes
 
 from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
 from factledger.application.memory.types import Namespace, SearchQuery
@@ -18,6 +20,7 @@ from factledger.application.recall.deadline import Lookup, run_within
 from factledger.application.recall.types import Degraded
 
 pytestmark = pytest.mark.integration
+T = TypeVar("T")
 NS = Namespace("tenant-1:outage")
 QUERY = SearchQuery("supplier orders", threshold=-1.0, limit=50)
 # The pool's acquire and connect timeouts (`PoolOptions`: 3 s each) and some slack.
@@ -25,14 +28,30 @@ ANSWER_WITHIN_S = 10.0
 HEAL_WITHIN_S = 20.0
 
 
+async def mirrored_fact(two: TwoProcesses, monkeypatch: pytest.MonkeyPatch) -> str:
+    """One fact written, and found through the mirror, which alone serves searches after."""
+    known = await two.remember(NS, "d0", "orders from the supplier every monday")
+    assert [h.id for h in await two.mirrored.search(NS, QUERY)] == [known]
+    reads_mirror_only(two.mirrored, monkeypatch)
+    return known
+
+
+async def once_healed(attempt: Callable[[], Awaitable[T]], deadline: float, who: str) -> T:
+    """`attempt`'s result once the pool has healed, retried until `deadline`."""
+    while True:
+        try:
+            return await attempt()
+        except (MemoryUnavailableError, MemoryTimeoutError):
+            assert time.monotonic() < deadline, f"the {who} pool did not heal"
+            await asyncio.sleep(0.2)
+
+
 async def test_a_mirrored_search_fails_while_the_database_is_down_then_serves_again(
     crashable: CrashablePostgres, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with two_processes(crashable.location) as two:
-        known = await two.remember(NS, "d0", "orders from the supplier every monday")
-        assert [h.id for h in await two.mirrored.search(NS, QUERY)] == [known]
+        known = await mirrored_fact(two, monkeypatch)
         mirror = mirror_of(two.mirrored, NS)
-        reads_mirror_only(two.mirrored, monkeypatch)
 
         await asyncio.to_thread(crashable.kill)
         for _ in range(2):  # a dead pooled connection, then a failed connect: both answer
@@ -43,20 +62,14 @@ async def test_a_mirrored_search_fails_while_the_database_is_down_then_serves_ag
 
         await asyncio.to_thread(crashable.restart)
         deadline = time.monotonic() + HEAL_WITHIN_S
-        while True:
-            try:
-                added = await two.remember(NS, "d1", "pays the supplier invoices by card")
-                break
-            except (MemoryUnavailableError, MemoryTimeoutError):
-                assert time.monotonic() < deadline, "the writer's pool did not heal"
-                await asyncio.sleep(0.2)
-        while True:
-            try:
-                hits = await two.mirrored.search(NS, QUERY)
-                break
-            except (MemoryUnavailableError, MemoryTimeoutError):
-                assert time.monotonic() < deadline, "the mirrored process's pool did not heal"
-                await asyncio.sleep(0.2)
+        added = await once_healed(
+            lambda: two.remember(NS, "d1", "pays the supplier invoices by card"),
+            deadline,
+            "writer's",
+        )
+        hits = await once_healed(
+            lambda: two.mirrored.search(NS, QUERY), deadline, "mirrored process's"
+        )
         # The same mirror, brought up to date by the write made after the restart.
         assert {h.id for h in hits} == {known, added}
         assert mirror_of(two.mirrored, NS) is mirror
@@ -70,11 +83,9 @@ async def test_a_stalled_server_costs_recall_its_budget_and_nothing_after(
     crashable: CrashablePostgres, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with two_processes(crashable.location) as two:
-        known = await two.remember(NS, "d0", "orders from the supplier every monday")
-        assert [h.id for h in await two.mirrored.search(NS, QUERY)] == [known]
+        known = await mirrored_fact(two, monkeypatch)
         mirror = mirror_of(two.mirrored, NS)
         version = mirror.version
-        reads_mirror_only(two.mirrored, monkeypatch)
 
         async def lookup() -> None:
             await two.mirrored.search(NS, QUERY)
@@ -93,13 +104,10 @@ async def test_a_stalled_server_costs_recall_its_budget_and_nothing_after(
             await asyncio.to_thread(crashable.thaw)
 
         added = await two.remember(NS, "d1", "pays the supplier invoices by card")
-        deadline = time.monotonic() + HEAL_WITHIN_S
-        while True:
-            try:
-                hits = await two.mirrored.search(NS, QUERY)
-                break
-            except (MemoryUnavailableError, MemoryTimeoutError):
-                assert time.monotonic() < deadline, "the mirrored process's pool did not heal"
-                await asyncio.sleep(0.2)
+        hits = await once_healed(
+            lambda: two.mirrored.search(NS, QUERY),
+            time.monotonic() + HEAL_WITHIN_S,
+            "mirrored process's",
+        )
         assert {h.id for h in hits} == {known, added}
         assert mirror_of(two.mirrored, NS) is mirror
