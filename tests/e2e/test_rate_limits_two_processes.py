@@ -92,7 +92,8 @@ def assert_rate_held_in_total(base_urls: list[str]) -> None:
     assert admitted >= BURST, statuses
     # Per-process counting admits about 2 x allowance; a shared count stays near 1 x.
     assert admitted <= allowance * 1.3 + 5, (admitted, allowance, statuses)
-    assert retry_after and all(int(value) >= 1 for value in retry_after)
+    assert retry_after
+    assert all(int(value) >= 1 for value in retry_after)
 
 
 def test_two_processes_on_one_data_directory_hold_the_rate_in_total(tmp_path: Path) -> None:
