@@ -141,7 +141,7 @@ class RateLimitSettings(NestedSettings):
     def role_rate(self, role: str) -> RoleRateSettings:
         """The principal limit of a token of `role`."""
         if role in self.roles:
-            return self.roles[role]  # type: ignore[index]
+            return self.roles[role]
         built_in = DEFAULT_ROLE_RATES[role]
         return RoleRateSettings(
             per_s=self.principal_per_s or built_in.per_s,

@@ -157,8 +157,8 @@ async def search(engine: SupermemoryEngine, namespace: str, body: JsonObject) ->
                 continue
             if not matches(body.get("filter"), memory.metadata):
                 continue
-            hit = _memory_hit(state, memory, include, body.get("filter"))
-            scored.append((_similarity(query, memory.vector), hit))
+            found = _memory_hit(state, memory, include, body.get("filter"))
+            scored.append((_similarity(query, memory.vector), found))
     if mode in ("chunks", "hybrid"):
         for chunk in state.chunks.values():
             doc = state.documents[chunk.document_id]
