@@ -78,10 +78,11 @@ def wait_until_ready(base_url: str, process: subprocess.Popen[bytes], log: Path)
 
 
 def gauge(metrics: str, name: str) -> float:
-    """The value of an unlabelled gauge in a Prometheus exposition."""
+    """The value of a gauge in a Prometheus exposition: `name` as it starts its line, labels
+    included (`factledger_projection_lag_events{projection="profile"}`)."""
     for line in metrics.splitlines():
         if line.startswith(f"{name} "):
-            return float(line.split()[1])
+            return float(line.rsplit(" ", 1)[1])
     raise AssertionError(f"{name} is not in the metrics")
 
 
@@ -92,15 +93,18 @@ SETTLES_WITHIN_S = 30.0
 
 
 def lag_settles_at_zero(base_url: str) -> float:
-    """Polls `/metrics` until the sync lag reads 0; fails with the last reading otherwise."""
+    """Polls `/metrics` until the sync lag and the profile views' lag read 0; fails with the
+    last reading (their sum) otherwise."""
     deadline = time.monotonic() + SETTLES_WITHIN_S
     lag = -1.0
     while time.monotonic() < deadline:
-        lag = gauge(httpx.get(f"{base_url}/metrics").text, "factledger_sync_lag_events")
+        metrics = httpx.get(f"{base_url}/metrics").text
+        lag = gauge(metrics, "factledger_sync_lag_events")
+        lag += gauge(metrics, 'factledger_projection_lag_events{projection="profile"}')
         if lag == 0:
             return lag
         time.sleep(0.2)
-    raise AssertionError(f"the sync lag stayed at {lag} for {SETTLES_WITHIN_S} s")
+    raise AssertionError(f"the lags stayed at {lag} in all for {SETTLES_WITHIN_S} s")
 
 
 def record_a_session(base_url: str) -> None:
