@@ -15,6 +15,7 @@ from factledger.api.console.app import create_app as create_app_with_console
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest, mint_token
 from factledger.api.log_setup import configure_logging
 from factledger.api.mcp.http import mount_mcp
+from factledger.api.mcp.resource import ProtectedResource
 from factledger.api.settings import (
     InMemoryBackendSettings,
     PostgresSyncStoreSettings,
@@ -29,8 +30,9 @@ token_app = typer.Typer(help="Development tokens, signed with the configured key
 def create_served_app() -> FastAPI:
     """What `factledger serve` runs in each worker: the API, the console and the MCP tools.
     The console and MCP stand side by side on the API, so they meet only here."""
-    app = create_app_with_console()
-    mount_mcp(app)
+    settings = Settings()
+    app = create_app_with_console(settings)
+    mount_mcp(app, ProtectedResource.of(settings.api, settings.auth))
     return app
 
 

@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from factledger.api.settings.access import (
     DEV_JWT_SECRET,
     MIN_SECRET_BYTES,
+    TENANT_PATTERN,
     ApiSettings,
     AuthSettings,
     ConsoleSettings,
@@ -85,6 +86,7 @@ __all__ = [
     "DEV_JWT_SECRET",
     "FORBID_EXTRA",
     "MIN_SECRET_BYTES",
+    "TENANT_PATTERN",
     "ApiSettings",
     "AuthSettings",
     "ConsoleSettings",

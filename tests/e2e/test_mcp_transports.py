@@ -1,7 +1,8 @@
 """The MCP tools over real transports: `factledger mcp` as a stdio subprocess, and `/mcp` on a
 `factledger serve` process; each lists the tools and tells the story. A missing or refused
 token stops `factledger mcp` at start (exit 2, a message naming the variable), and `/mcp`
-answers a bad bearer with the API's 401 body."""
+answers a bad bearer with the API's 401 body, whose challenge names the protected-resource
+metadata, and any method but POST with a 405."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ ENTRY = "from factledger.api.cli.main import main; main()"
 REF = "crm-mcp-transport"
 AGENT = token(Role.AGENT, kind="lead", ref=REF, principal_id="voice-bot")
 START_LIMIT_S = 60
+SIGN_IN = "https://sign-in.example.test/tenants/acme"
 
 
 def environment(data_dir: Path) -> dict[str, str]:
@@ -43,6 +45,7 @@ def environment(data_dir: Path) -> dict[str, str]:
         "FACTLEDGER_AUTH__ISSUER": TEST_AUTH.issuer,
         "FACTLEDGER_AUTH__AUDIENCE": TEST_AUTH.audience,
         "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "test", "secret": TEST_SECRET}]),
+        "FACTLEDGER_AUTH__AUTHORIZATION_SERVERS": json.dumps([SIGN_IN]),
     }
 
 
@@ -149,3 +152,34 @@ def test_mcp_over_http_refuses_a_missing_or_bad_bearer_with_the_apis_body(served
         response = httpx.post(f"{served}/mcp", json=ping, headers=headers)
         assert response.status_code == 401
         assert response.json()["error"] == "AuthenticationError"
+
+
+def test_mcp_over_http_answers_405_to_a_stream_get_and_to_delete(served: str) -> None:
+    stream = {**bearer(AGENT), "Accept": "text/event-stream"}
+    for method in ("GET", "DELETE"):
+        # A stateless server has no stream to hold open: the answer comes at once.
+        response = httpx.request(method, f"{served}/mcp", headers=stream, timeout=10)
+        assert response.status_code == 405, method
+        assert response.headers["Allow"] == "POST"
+        assert response.json()["error"] == "MethodNotAllowed"
+
+
+def test_a_401_from_mcp_names_the_metadata_which_names_where_to_sign_in(served: str) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    missing = httpx.post(f"{served}/mcp", json=ping)
+    refused = httpx.post(f"{served}/mcp", json=ping, headers=bearer("not-a-jwt"))
+    where = f'resource_metadata="{served}/.well-known/oauth-protected-resource/mcp"'
+    assert missing.headers["WWW-Authenticate"] == f"Bearer {where}"
+    assert refused.headers["WWW-Authenticate"] == f'Bearer error="invalid_token", {where}'
+
+    metadata = httpx.get(f"{served}/.well-known/oauth-protected-resource/mcp")
+    assert metadata.status_code == 200
+    assert metadata.json() == {
+        "resource": f"{served}/mcp",
+        "authorization_servers": [SIGN_IN],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "factledger",
+    }
+    # The root form, which hosts try when the path-suffixed one is missing, covers `/mcp`.
+    whole = httpx.get(f"{served}/.well-known/oauth-protected-resource").json()
+    assert (whole["resource"], whole["authorization_servers"]) == (served, [SIGN_IN])
