@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 
 import httpx
@@ -34,6 +36,8 @@ ENTRY = "from factledger.api.cli.main import main; main()"
 REF = "crm-mcp-transport"
 AGENT = token(Role.AGENT, kind="lead", ref=REF, principal_id="voice-bot")
 START_LIMIT_S = 60
+NODE_TEST = Path(__file__).parents[1] / "mcp_node"
+NODE_LIMIT_S = 180  # installing the SDK from the lock file, then the test itself
 SIGN_IN = "https://sign-in.example.test/tenants/acme"
 
 
@@ -183,3 +187,41 @@ def test_a_401_from_mcp_names_the_metadata_which_names_where_to_sign_in(served: 
     # The root form, which hosts try when the path-suffixed one is missing, covers `/mcp`.
     whole = httpx.get(f"{served}/.well-known/oauth-protected-resource").json()
     assert (whole["resource"], whole["authorization_servers"]) == (served, [SIGN_IN])
+
+
+def node_sdk_installed() -> None:
+    """The Node SDK from the lock file (`make test` installs it first; this covers a bare
+    pytest run), or a skip naming what is missing, as the browser tests do."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are needed for the Node SDK test")
+    if (NODE_TEST / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        return
+    subprocess.run(  # noqa: S603 - npm from PATH, fixed arguments
+        ["npm", "ci", "--no-audit", "--no-fund"],  # noqa: S607
+        cwd=NODE_TEST,
+        check=True,
+        capture_output=True,
+        timeout=NODE_LIMIT_S,
+    )
+
+
+def test_the_official_node_sdk_signs_in_lists_and_calls(served: str) -> None:
+    node_sdk_installed()
+    env = {
+        **os.environ,
+        "FACTLEDGER_URL": served,
+        "FACTLEDGER_AGENT_TOKEN": AGENT,
+        "FACTLEDGER_SIGN_IN": SIGN_IN,
+        "FACTLEDGER_VERSION": version("factledger"),
+    }
+    done = subprocess.run(  # noqa: S603 - node from PATH, our own test file
+        ["node", "--test", "host.test.mjs"],  # noqa: S607
+        cwd=NODE_TEST,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=NODE_LIMIT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "# fail 0" in done.stdout
