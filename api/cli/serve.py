@@ -11,6 +11,7 @@ import typer
 import uvicorn
 from fastapi import FastAPI
 
+from factledger.api.cli.tenants import checked_tenant
 from factledger.api.console.app import create_app as create_app_with_console
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest, mint_token
 from factledger.api.log_setup import configure_logging
@@ -97,6 +98,7 @@ def mint(
         settings = load_settings()
     except SettingsError as exc:
         raise typer.BadParameter(str(exc)) from None
+    checked_tenant(settings.auth, tenant)
     claim = _subject_claim(subject)
     if (role is Role.AGENT) != (claim is not None):
         raise typer.BadParameter("--subject is required for agent tokens, and only for them")

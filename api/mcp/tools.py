@@ -261,7 +261,8 @@ TOOLS: tuple[Tool[Any], ...] = (
         "Propose a change to a profile field; it stays pending until the subject confirms it "
         "or a reviewer approves it. `evidence` must cite a message of an ended session "
         "(end_session records its messages); to propose from the conversation still open, "
-        "pass the proposal in end_session's `proposals` instead. With `change_id`, a retry is a no-op.",
+        "pass the proposal in end_session's `proposals` instead. With `change_id`, a retry "
+        "is a no-op.",
         ProposalIn,
         ProposalOut,
         propose_change,

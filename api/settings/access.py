@@ -230,6 +230,18 @@ class ApiSettings(NestedSettings):
     # a process that gives up fails its startup, and uvicorn then stops every worker.
     startup_wait_s: float = Field(default=30.0, ge=0, le=600)
 
+    def base_url(self, *, host: str | None = None, port: int | None = None) -> str:
+        """Where a browser reaches `factledger serve` started with `host` and `port` (its
+        `--host` / `--port`, else these settings): `public_url` unless either is given."""
+        if self.public_url is not None and host is None and port is None:
+            return self.public_url.rstrip("/")
+        name = host or self.host
+        # A wildcard address is where the server listens, not where anyone can browse to.
+        name = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(name, name)  # noqa: S104
+        if ":" in name:
+            name = f"[{name}]"
+        return f"http://{name}:{port or self.port}"
+
 
 class ConsoleSettings(NestedSettings):
     """The reviewer's console under `/console` (ADR 0019): server-rendered pages for the

@@ -75,9 +75,7 @@ async def test_every_answer_matches_its_tools_output_schema(ports: Runtime) -> N
         await converse(client, "host-2", [("subject", "Yes, that is right.")])
         evidence = {"session_id": "host-2", "message_index": 0, "quote": "that is right"}
         answers["confirm_change"] = answer(
-            await call(
-                client, "confirm_change", change_id=proposed["change_id"], evidence=evidence
-            )
+            await call(client, "confirm_change", change_id=proposed["change_id"], evidence=evidence)
         )
         answers["forget"] = answer(await call(client, "forget", field="fleet", reason="asked"))
     assert all(schema is not None and schema["type"] == "object" for schema in schemas.values())

@@ -196,7 +196,7 @@ def node_sdk_installed() -> None:
         pytest.skip("node and npm are needed for the Node SDK test")
     if (NODE_TEST / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
         return
-    subprocess.run(  # noqa: S603 - npm from PATH, fixed arguments
+    subprocess.run(
         ["npm", "ci", "--no-audit", "--no-fund"],  # noqa: S607
         cwd=NODE_TEST,
         check=True,
@@ -214,7 +214,7 @@ def test_the_official_node_sdk_signs_in_lists_and_calls(served: str) -> None:
         "FACTLEDGER_SIGN_IN": SIGN_IN,
         "FACTLEDGER_VERSION": version("factledger"),
     }
-    done = subprocess.run(  # noqa: S603 - node from PATH, our own test file
+    done = subprocess.run(
         ["node", "--test", "host.test.mjs"],  # noqa: S607
         cwd=NODE_TEST,
         env=env,

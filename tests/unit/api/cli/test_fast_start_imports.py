@@ -58,6 +58,9 @@ def test_the_full_command_set_still_has_the_benchmarks() -> None:
     assert "bench" in names
 
 
+CLI_MAIN = "factledger.api.cli.main"
+
+
 def test_version_imports_nothing_of_the_service() -> None:
     probe = textwrap.dedent(
         """
@@ -81,4 +84,4 @@ def test_version_imports_nothing_of_the_service() -> None:
     ).stdout
     result = json.loads(out.strip().splitlines()[-1])
     assert result["printed"].strip() == version("factledger")
-    assert set(result["loaded"]) <= {"factledger.api", "factledger.api.cli", "factledger.api.cli.main"}
+    assert set(result["loaded"]) <= {"factledger.api", "factledger.api.cli", CLI_MAIN}

@@ -62,7 +62,7 @@ def test_the_tenants_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("FACTLEDGER_AUTH__TENANTS", '["acme"]')
     assert load_settings().auth.tenants == ("acme",)
     monkeypatch.setenv("FACTLEDGER_AUTH__TENANTS", '["a/b"]')
-    with pytest.raises(SettingsError, match="auth.tenants"):
+    with pytest.raises(SettingsError, match=r"auth\.tenants"):
         load_settings()
 
 
