@@ -65,7 +65,8 @@ class AuthSettings(NestedSettings):
     - `tenants`: the tenants this deployment serves, e.g. `FACTLEDGER_AUTH__TENANTS='["acme"]'`;
       `tenant_pattern`: a regular expression every tenant name must match in full. A token
       for another tenant is refused (401), and so is a CLI `--tenant` naming one, so a typo
-      never starts a new tenant. Empty list: any name of the form `TENANT_PATTERN`.
+      never starts a new tenant. Empty list: any name of the form `TENANT_PATTERN`. Other
+      settings that name a tenant must name a served one (`Settings`).
     """
 
     environment: Literal["dev", "test", "production"] = "dev"

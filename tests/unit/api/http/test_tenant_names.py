@@ -74,3 +74,18 @@ def test_hosts_sign_in_at_the_issuer_when_it_is_a_url() -> None:
     assert AuthSettings(issuer=issuer, authorization_servers=chosen).sign_in_servers() == chosen
     with pytest.raises(ValidationError):
         AuthSettings(authorization_servers=("not a url",))
+
+
+def test_a_setting_naming_a_tenant_not_served_fails_at_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_AUTH__TENANTS", '["acme"]')
+    monkeypatch.setenv("FACTLEDGER_PROPOSALS__TENANTS", '{"acme": {"mode": "off"}}')
+    assert load_settings().proposals.tenants["acme"].mode == "off"
+    monkeypatch.setenv("FACTLEDGER_PROPOSALS__TENANTS", '{"acmee": {"mode": "off"}}')
+    monkeypatch.setenv("FACTLEDGER_RECALL__TENANTS", '{"globex": {"enabled": false}}')
+    with pytest.raises(SettingsError) as refused:
+        load_settings()
+    assert str(refused.value) == (
+        "invalid settings: proposals.tenants, recall.tenants: not a tenant auth serves"
+    )
