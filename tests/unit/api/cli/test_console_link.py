@@ -47,7 +47,9 @@ def link(*args: str) -> str:
 
 def test_the_link_goes_where_serve_listens(monkeypatch: pytest.MonkeyPatch) -> None:
     assert link("--port", "8123") == "http://127.0.0.1:8123/console/sign-in"
-    assert link("--host", "0.0.0.0", "--port", "9000") == "http://127.0.0.1:9000/console/sign-in"
+    # Where serve listens on every interface, the browser goes to the loopback one.
+    everywhere = "0.0.0.0"  # noqa: S104 - the address serve is given, not one bound here
+    assert link("--host", everywhere, "--port", "9000") == "http://127.0.0.1:9000/console/sign-in"
     assert link("--host", "::1") == "http://[::1]:8000/console/sign-in"
     monkeypatch.setenv("FACTLEDGER_API__PORT", "8555")
     assert link() == "http://127.0.0.1:8555/console/sign-in"
