@@ -14,13 +14,14 @@ from importlib.metadata import version as installed_version
 
 import typer
 
+from factledger.api.cli import serve as cli_api
+from factledger.api.cli import sync as cli_sync
+
 # Top-level commands whose modules import nothing of the benchmarks.
 FAST_STARTING = frozenset({"serve", "token", "worker", "dead-letters", "version"})
 
 
-def _bare_app(*, commands: bool = True) -> typer.Typer:
-    """The root and `version`, with `serve`, `token`, `worker` and `dead-letters` unless not
-    `commands` (`version` alone imports nothing of the service)."""
+def _bare_app() -> typer.Typer:
     app = typer.Typer(
         name="factledger",
         help="Event-sourced memory for AI agents.",
@@ -37,12 +38,8 @@ def _bare_app(*, commands: bool = True) -> typer.Typer:
         """Print the installed version."""
         typer.echo(installed_version("factledger"))
 
-    if commands:
-        from factledger.api.cli import serve as cli_api
-        from factledger.api.cli import sync as cli_sync
-
-        cli_api.register(app)
-        cli_sync.register(app)
+    cli_api.register(app)
+    cli_sync.register(app)
     return app
 
 
@@ -99,8 +96,4 @@ def __getattr__(name: str) -> typer.Typer:
 def main() -> None:
     """Console-script entry point."""
     command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
-    if command == "version":  # needs nothing of the service, so imports none of it
-        app = _bare_app(commands=False)
-    else:
-        app = fast_app() if command in FAST_STARTING else full_app()
-    app()
+    (fast_app() if command in FAST_STARTING else full_app())()

@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from importlib.metadata import version
 
 import pytest
 
@@ -56,32 +55,3 @@ def test_the_full_command_set_still_has_the_benchmarks() -> None:
 
     names = {group.name for group in full_app().registered_groups}
     assert "bench" in names
-
-
-CLI_MAIN = "factledger.api.cli.main"
-
-
-def test_version_imports_nothing_of_the_service() -> None:
-    probe = textwrap.dedent(
-        """
-        import contextlib, io, json, sys
-        sys.argv = ["factledger", "version"]
-        from factledger.api.cli.main import main
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            try:
-                main()
-            except SystemExit:
-                pass
-        # (typer itself brings pydantic along: not the service's.)
-        service = ("fastapi", "starlette", "uvicorn", "eventsourcing", "mcp", "factledger.")
-        loaded = [m for m in sys.modules if m.startswith(service)]
-        print(json.dumps({"printed": printed.getvalue(), "loaded": sorted(loaded)}))
-        """
-    )
-    out = subprocess.run(  # noqa: S603 - this interpreter, our own probe
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
-    result = json.loads(out.strip().splitlines()[-1])
-    assert result["printed"].strip() == version("factledger")
-    assert set(result["loaded"]) <= {"factledger.api", "factledger.api.cli", CLI_MAIN}
