@@ -63,10 +63,16 @@ class RateStore(Protocol):
     - `take` admits one request of `key` (returns 0, and counts it) or returns the seconds
       until one would be admitted (and counts nothing), atomically for every process sharing
       the store.
+    - `take_then` is `take` of `first` and, only when it was admitted, `take` of `then`, in one
+      round trip; it returns both waits (the second 0 when it was not asked).
     - `wait_s` is what `take` would return, counting nothing.
     """
 
     async def take(self, key: str, rate: Rate) -> float: ...
+
+    async def take_then(
+        self, first: tuple[str, Rate], then: tuple[str, Rate]
+    ) -> tuple[float, float]: ...
 
     async def wait_s(self, key: str, rate: Rate) -> float: ...
 
@@ -101,6 +107,15 @@ class InProcessRateStore:
 
     async def take(self, key: str, rate: Rate) -> float:
         return self.take_now(key, rate)
+
+    async def take_then(
+        self, first: tuple[str, Rate], then: tuple[str, Rate]
+    ) -> tuple[float, float]:
+        return self.take_then_now(first, then)
+
+    def take_then_now(self, first: tuple[str, Rate], then: tuple[str, Rate]) -> tuple[float, float]:
+        waited = self.take_now(*first)
+        return (waited, 0.0) if waited else (0.0, self.take_now(*then))
 
     async def wait_s(self, key: str, rate: Rate) -> float:
         return self.wait_now(key, rate)

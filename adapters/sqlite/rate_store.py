@@ -53,23 +53,34 @@ class SqliteRateStore:
         self._checks = 0
 
     async def take(self, key: str, rate: Rate) -> float:
+        return (await self.take_then((key, rate), None))[0]
+
+    async def take_then(
+        self, first: tuple[str, Rate], then: tuple[str, Rate] | None
+    ) -> tuple[float, float]:
         now = self._clock()
-        args = {
-            "key": key,
-            "now": now,
-            "interval": rate.interval_s,
-            "tolerance": rate.admits_within_s,
-        }
 
-        def work(conn: sqlite3.Connection) -> tuple[float, bool]:
+        def upsert(conn: sqlite3.Connection, key: str, rate: Rate) -> float:
+            args = {
+                "key": key,
+                "now": now,
+                "interval": rate.interval_s,
+                "tolerance": rate.admits_within_s,
+            }
             tat, ok = conn.execute(TAKE, args).fetchone()
-            return _seconds(tat), bool(ok)
+            return 0.0 if ok else wait_s(_seconds(tat), now, rate)
 
-        tat, ok = await self._db.run(work)
+        def work(conn: sqlite3.Connection) -> tuple[float, float]:
+            waited = upsert(conn, *first)
+            if waited or then is None:
+                return waited, 0.0
+            return 0.0, upsert(conn, *then)
+
+        waits = await self._db.run(work)
         self._checks += 1
         if self._checks % PRUNE_EVERY == 0:
             await self.prune()
-        return 0.0 if ok else wait_s(tat, now, rate)
+        return waits
 
     async def wait_s(self, key: str, rate: Rate) -> float:
         now = self._clock()

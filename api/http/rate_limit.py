@@ -16,6 +16,7 @@ import asyncio
 import math
 import time
 from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import structlog
 
@@ -29,6 +30,7 @@ SHARED_WITHIN_S = 0.5
 # How long a process counts on its own after the shared store failed it, before trying again.
 LOCAL_FOR_S = 1.0
 _SEP = "\x1f"
+T = TypeVar("T")
 
 
 def _retry_after(wait_s: float) -> int:
@@ -47,7 +49,7 @@ class RateLimiter:
         self._local_until = 0.0
         # Counts that outlived their wait: cancelled, never awaited (a driver may take seconds
         # to give up on a stalled server), kept until they end so that they are not collected.
-        self._abandoned: set[asyncio.Future[float]] = set()
+        self._abandoned: set[asyncio.Future[Any]] = set()
 
     def share(self, store: RateStore | None) -> None:
         """Counts in `store` from now on (None: in this process only)."""
@@ -61,11 +63,13 @@ class RateLimiter:
         """Counts one request against the principal's and the tenant's limits, or raises
         `RateLimitedError`. A principal over its own limit spends none of its tenant's."""
         principal_key = _SEP.join(("principal", tenant, principal_id))
-        principal_wait = await self._take(principal_key, self.principal_rate(role))
+        tenant_key = _SEP.join(("tenant", tenant))
+        principal_wait, tenant_wait = await self._take_then(
+            (principal_key, self.principal_rate(role)), (tenant_key, self._tenant)
+        )
         if principal_wait:
             log.info("api.rate_limited", limit="principal", tenant=tenant, role=role)
             raise RateLimitedError("principal", _retry_after(principal_wait))
-        tenant_wait = await self._take(_SEP.join(("tenant", tenant)), self._tenant)
         if tenant_wait:
             log.info("api.rate_limited", limit="tenant", tenant=tenant)
             raise RateLimitedError("tenant", _retry_after(tenant_wait))
@@ -89,6 +93,16 @@ class RateLimiter:
                 return found
         return self._local.take_now(key, rate)
 
+    async def _take_then(
+        self, first: tuple[str, Rate], then: tuple[str, Rate]
+    ) -> tuple[float, float]:
+        shared = self._shared_now()
+        if shared is not None:
+            found = await self._bounded(shared.take_then(first, then))
+            if found is not None:
+                return found
+        return self._local.take_then_now(first, then)
+
     async def _wait(self, key: str, rate: Rate) -> float:
         shared = self._shared_now()
         if shared is not None:
@@ -102,7 +116,7 @@ class RateLimiter:
             return None
         return self._shared
 
-    async def _bounded(self, count: Awaitable[float]) -> float | None:
+    async def _bounded(self, count: Awaitable[T]) -> T | None:
         """The shared store's answer, or None (and local counting for a while) when it
         failed or did not answer within `SHARED_WITHIN_S`."""
         task = asyncio.ensure_future(count)
@@ -112,14 +126,17 @@ class RateLimiter:
         error_type = "TimeoutError" if not task.done() else type(task.exception()).__name__
         if not task.done():
             task.cancel()
-            self._abandoned.add(task)
-            task.add_done_callback(self._forget)
+            self._abandon(task)
         if time.monotonic() >= self._local_until:
             log.warning("api.rate_limits_local", error_type=error_type, for_s=LOCAL_FOR_S)
         self._local_until = time.monotonic() + LOCAL_FOR_S
         return None
 
-    def _forget(self, task: asyncio.Future[float]) -> None:
+    def _abandon(self, task: asyncio.Future[Any]) -> None:
+        self._abandoned.add(task)
+        task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Future[Any]) -> None:
         self._abandoned.discard(task)
         if not task.cancelled():
             task.exception()  # retrieved: the request was answered without it

@@ -145,3 +145,20 @@ async def test_sqlite_prunes_the_keys_whose_time_has_passed(tmp_path: Path, cloc
         assert await store.wait_s("new", SLOW) == 0.0  # one of its three left: no wait
     finally:
         store.close()
+
+
+async def test_the_second_key_is_counted_only_when_the_first_admits(
+    pair: tuple[RateStore, RateStore],
+) -> None:
+    store, _ = pair
+    principal, tenant = ("principal", Rate(per_s=0.001, burst=2)), ("tenant", SLOW)
+    assert await store.take_then(principal, tenant) == (0.0, 0.0)
+    assert await store.take_then(principal, tenant) == (0.0, 0.0)
+    refused, untouched = await store.take_then(principal, tenant)
+    assert refused == pytest.approx(1000, rel=0.01)
+    assert untouched == 0.0
+    # The tenant spent two of its three: one left, then it refuses.
+    assert await store.take_then(("another", SLOW), tenant) == (0.0, 0.0)
+    admitted, tenant_wait = await store.take_then(("a third", SLOW), tenant)
+    assert admitted == 0.0
+    assert tenant_wait == pytest.approx(1000, rel=0.01)

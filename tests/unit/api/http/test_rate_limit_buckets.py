@@ -90,16 +90,24 @@ class BrokenStore:
         self.calls += 1
         raise RateStoreUnavailableError("down")
 
+    async def take_then(
+        self, first: tuple[str, Rate], then: tuple[str, Rate]
+    ) -> tuple[float, float]:
+        self.calls += 1
+        raise RateStoreUnavailableError("down")
+
     async def wait_s(self, key: str, rate: Rate) -> float:
         self.calls += 1
         raise RateStoreUnavailableError("down")
 
 
 class StalledStore(BrokenStore):
-    async def take(self, key: str, rate: Rate) -> float:
+    async def take_then(
+        self, first: tuple[str, Rate], then: tuple[str, Rate]
+    ) -> tuple[float, float]:
         self.calls += 1
         await asyncio.sleep(30)
-        return 0.0
+        return 0.0, 0.0
 
 
 async def test_a_failing_shared_store_leaves_each_process_counting_on_its_own() -> None:
