@@ -8,9 +8,12 @@ STAMP := $(VENV)/.installed
 TREE := .build/tree
 # Where `make demo` leaves the story's ledger for `make console` to show.
 DEMO_DIR := .factledger/demo
-LAYERS := domain application adapters projections api client testing bench
+LAYERS := domain application adapters projections api client integrations testing bench
+# The TypeScript client (its tests run under pytest, tests/e2e/test_typescript_client.py).
+NODE_PACKAGE := clients/typescript
+NODE_STAMP := $(NODE_PACKAGE)/node_modules/.installed
 
-.PHONY: install demo console serve worker test lint typecheck imports unit bench clean tree
+.PHONY: install node demo console serve worker test lint typecheck imports unit bench clean tree
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +22,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Fails, never skips, without npm: the TypeScript client's tests are part of the suite.
+$(NODE_STAMP): $(NODE_PACKAGE)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "npm is not installed: the TypeScript client (clients/typescript) needs Node.js 20+ and npm" >&2; exit 1; }
+	cd $(NODE_PACKAGE) && npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+node: $(NODE_STAMP)
 
 tree:
 	@mkdir -p $(TREE)/factledger
@@ -53,7 +64,7 @@ unit: $(STAMP)
 	$(BIN)/pytest -q tests/unit
 
 # pytest exits 5 when it collects nothing: a suite that tests nothing must not pass.
-test: lint typecheck imports
+test: lint typecheck imports node
 	$(BIN)/pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$status
 
@@ -61,4 +72,4 @@ bench: $(STAMP)
 	$(BIN)/factledger bench
 
 clean:
-	rm -rf $(VENV) .build .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .build .mypy_cache .pytest_cache .ruff_cache $(NODE_PACKAGE)/node_modules $(NODE_PACKAGE)/dist

@@ -54,8 +54,8 @@ def full_app() -> typer.Typer:
     from factledger.api.cli import importing as cli_importing
     from factledger.api.cli import ledger as cli_ledger
     from factledger.api.cli import mcp as cli_mcp
-    from factledger.api.cli import openapi as cli_openapi
     from factledger.api.cli import memory as cli_memory
+    from factledger.api.cli import openapi as cli_openapi
     from factledger.api.cli import pgvector as cli_pgvector
     from factledger.api.cli import recall as cli_recall
     from factledger.api.cli import subjects as cli_subjects
