@@ -13,7 +13,7 @@ LAYERS := domain application adapters projections api client integrations testin
 NODE_PACKAGE := clients/typescript
 NODE_STAMP := $(NODE_PACKAGE)/node_modules/.installed
 
-.PHONY: install node demo console serve worker test lint typecheck imports unit bench clean tree
+.PHONY: install node openapi demo console serve worker test lint typecheck imports unit bench clean tree
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ $(NODE_STAMP): $(NODE_PACKAGE)/package-lock.json
 	touch $(NODE_STAMP)
 
 node: $(NODE_STAMP)
+
+# After a change to the API: the OpenAPI document the TypeScript client is generated from, and
+# its generated types (tests/e2e/test_typescript_client.py fails while either is stale).
+openapi: $(STAMP) $(NODE_STAMP)
+	$(BIN)/factledger openapi --output $(NODE_PACKAGE)/openapi.json
+	cd $(NODE_PACKAGE) && npm run generate
 
 tree:
 	@mkdir -p $(TREE)/factledger

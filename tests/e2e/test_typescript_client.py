@@ -62,10 +62,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_the_checked_in_openapi_document_is_the_served_one(server: str) -> None:
     served = httpx.get(f"{server}/openapi.json", timeout=10).json()
     checked_in = json.loads((PACKAGE / "openapi.json").read_text(encoding="utf-8"))
-    assert checked_in == served, (
-        "clients/typescript/openapi.json is stale: run `factledger openapi --output "
-        "clients/typescript/openapi.json`, then `npm run generate` there"
-    )
+    assert checked_in == served, "clients/typescript/openapi.json is stale: run `make openapi`"
 
 
 def test_the_generated_types_are_current(tmp_path: Path) -> None:
@@ -86,7 +83,7 @@ def test_the_generated_types_are_current(tmp_path: Path) -> None:
     assert "--default-non-nullable false" in generate  # the options above are the script's
     checked_in = (PACKAGE / "src" / "generated" / "api.ts").read_text(encoding="utf-8")
     assert fresh.read_text(encoding="utf-8") == checked_in, (
-        "clients/typescript/src/generated/api.ts is stale: run `npm run generate` there"
+        "clients/typescript/src/generated/api.ts is stale: run `make openapi`"
     )
 
 
