@@ -14,6 +14,7 @@ nodes = FactledgerRetriever(client).retrieve("which supplier do they use?")
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from pydantic import ConfigDict, Field, PrivateAttr
@@ -26,13 +27,14 @@ from factledger.integrations.provenance import excerpt_metadata, missing, note_m
 
 try:
     from llama_index.core.base.llms.types import ChatMessage, MessageRole
+    from llama_index.core.memory.memory import BaseMemoryBlock
     from llama_index.core.memory.types import BaseMemory
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed for the tests
     raise ModuleNotFoundError(missing("llama-index-core", "llamaindex"), name=exc.name) from exc
 
-__all__ = ["FactledgerMemory", "FactledgerRetriever"]
+__all__ = ["FactledgerMemory", "FactledgerMemoryBlock", "FactledgerRetriever"]
 
 
 class FactledgerRetriever(BaseRetriever):
@@ -149,3 +151,36 @@ class FactledgerMemory(BaseMemory):
     def end(self) -> EndedSession | None:
         """Ends the session (recorded with its messages); None when it never started."""
         return self._conversation.end()
+
+
+class FactledgerMemoryBlock(BaseMemoryBlock[str]):
+    """Long-term memory for LlamaIndex's `Memory`: what recall finds in the subject's earlier
+    conversations and profile for the latest user turn, inserted as the block's text.
+
+    It only reads: the conversation is recorded by `FactledgerMemory` (or the client), so
+    messages flushed from `Memory`'s short-term buffer are not taken
+    (`accept_short_term_memory` is off).
+    """
+
+    client: FactledgerClient = Field(exclude=True)
+    subject: str = ME
+    name: str = "factledger"
+    description: str | None = "What the subject said in earlier conversations, with dates."
+    accept_short_term_memory: bool = False
+
+    async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
+        query = next(
+            (
+                str(m.content)
+                for m in reversed(messages or [])
+                if m.role is MessageRole.USER and m.content
+            ),
+            None,
+        )
+        if query is None:
+            return ""
+        answer = await asyncio.to_thread(self.client.recall, query, subject=self.subject)
+        return answer.prompt if answer.notes or answer.excerpts else ""
+
+    async def _aput(self, messages: list[ChatMessage]) -> None:
+        return None  # reads only; see the class's docstring

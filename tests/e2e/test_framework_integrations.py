@@ -4,6 +4,7 @@ framework's retriever with its provenance, and never in another subject's result
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from typing import TypeVar
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.memory import Memory
 from support.api_harness import token
 from support.live_server import serving
 
@@ -181,6 +183,33 @@ def test_llamaindex_records_a_conversation_and_retrieves_it(alice: Lead, bob: Le
     # Bob's memory, asked about Alice's supplier, brings none of her notes into its prompt.
     bobs_memory = li.FactledgerMemory.from_defaults(client=bob.agent, session_id="li-bob-2")
     assert not any("Supplier B" in str(m.content) for m in bobs_memory.get("supplier"))
+
+
+def test_llamaindex_memory_block_brings_recall_into_its_memory(alice: Lead, bob: Lead) -> None:
+    recorder = li.FactledgerMemory.from_defaults(client=alice.agent, session_id="li-alice-block")
+    recorder.put(ChatMessage(role=MessageRole.USER, content=SUPPLIER))
+    recorder.reset()
+
+    def memory_of(who: Lead) -> Memory:
+        # A tokenizer of its own: LlamaIndex's default counts with tiktoken.
+        block = li.FactledgerMemoryBlock(client=who.agent)
+        return Memory.from_defaults(
+            session_id=f"block-{who.subject_id}", memory_blocks=[block], tokenizer_fn=str.split
+        )
+
+    def ask(memory: Memory) -> list[ChatMessage]:
+        async def turn() -> list[ChatMessage]:
+            await memory.aput(ChatMessage(role=MessageRole.USER, content="which supplier?"))
+            return await memory.aget()
+
+        return asyncio.run(turn())
+
+    alices = memory_of(alice)
+    messages = eventually(lambda: ask(alices), lambda m: "Supplier B" in str(m.content))
+    assert messages[0].role is MessageRole.SYSTEM
+    assert "<factledger>" in str(messages[0].content)
+    assert "Supplier B" in str(messages[0].content)
+    assert not any("Supplier B" in str(m.content) for m in ask(memory_of(bob)))
 
 
 def test_a_retriever_refuses_another_subject_or_a_malformed_one(alice: Lead, bob: Lead) -> None:
