@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from factledger.api.cli.serve import create_served_app
+
 
 def openapi(
     output: Annotated[
@@ -16,9 +18,6 @@ def openapi(
     ] = None,
 ) -> None:
     """Print the HTTP API's OpenAPI document (JSON)."""
-    # Imported here: the app's modules are not needed by the other commands of this module.
-    from factledger.api.cli.serve import create_served_app
-
     # Building the app opens nothing: the runtime is opened by its lifespan, which never runs.
     document = create_served_app().openapi()
     # Sorted keys and a final newline keep the checked-in copy stable under regeneration.

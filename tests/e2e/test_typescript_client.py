@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -20,9 +21,13 @@ from support.api_harness import token
 from support.live_server import serving
 
 from factledger.api.http.auth import Role
+from factledger.client import FactledgerClient
 
 pytestmark = pytest.mark.slow
-PACKAGE = Path(__file__).resolve().parents[2] / "clients" / "typescript"
+REPOSITORY = Path(__file__).resolve().parents[2]
+PACKAGE = REPOSITORY / "clients" / "typescript"
+README = REPOSITORY / "README.md"
+README_URL = "http://localhost:8000"
 REF = "crm-ts-1"
 NODE_LIMIT_S = 240
 
@@ -87,12 +92,18 @@ def test_the_generated_types_are_current(tmp_path: Path) -> None:
     )
 
 
-def test_the_client_passes_its_tests_against_a_live_server(server: str) -> None:
-    node = tool("node")
-    # A fresh build: a compiled test whose source is gone must not run.
+@pytest.fixture(scope="module")
+def built() -> Path:
+    """The client and its tests compiled afresh (a test whose source is gone must not run)."""
+    tool("node")
     shutil.rmtree(PACKAGE / "dist", ignore_errors=True)
-    built = run([str(installed("tsc")), "-p", "tsconfig.json"])
-    assert built.returncode == 0, built.stdout + built.stderr
+    done = run([str(installed("tsc")), "-p", "tsconfig.json"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    return PACKAGE / "dist"
+
+
+def test_the_client_passes_its_tests_against_a_live_server(server: str, built: Path) -> None:
+    node = tool("node")
     env = {
         **os.environ,
         "FACTLEDGER_URL": server,
@@ -101,8 +112,48 @@ def test_the_client_passes_its_tests_against_a_live_server(server: str) -> None:
         "FACTLEDGER_REVIEWER_TOKEN": token(Role.REVIEWER),
         "FACTLEDGER_AGENT_TOKEN": token(Role.AGENT, kind="lead", ref=REF, principal_id="ts-bot"),
     }
-    tests = sorted(str(path) for path in (PACKAGE / "dist" / "test").glob("*.test.js"))
+    tests = sorted(str(path) for path in (built / "test").glob("*.test.js"))
     assert len(tests) >= 3, tests
     done = run([node, "--test", *tests], env=env)
     assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
     assert "# fail 0" in done.stdout
+
+
+def test_the_readme_example_runs_as_written(server: str, built: Path, tmp_path: Path) -> None:
+    """The README's TypeScript example, compiled in a project of its own that depends on the
+    client as `npm install <folder>` links it; only the server's address differs."""
+    [example] = readme_examples("ts")
+    node = tool("node")
+    (tmp_path / "package.json").write_text('{"name": "my-agent", "type": "module"}')
+    (tmp_path / "node_modules" / "@factledger").mkdir(parents=True)
+    (tmp_path / "node_modules" / "@factledger" / "client").symlink_to(PACKAGE)
+    (tmp_path / "tsconfig.json").write_text(
+        '{"compilerOptions": {"target": "ES2022", "module": "NodeNext", "strict": true, '
+        '"skipLibCheck": true, "types": ["node"], '
+        f'"typeRoots": ["{PACKAGE / "node_modules" / "@types"}"]}}}}'
+    )
+    (tmp_path / "example.ts").write_text(example.replace(README_URL, server))
+    env = {
+        **os.environ,
+        "SERVICE_TOKEN": token(Role.SERVICE, tenant="acme"),
+        "AGENT_TOKEN": token(Role.AGENT, tenant="acme", kind="lead", ref="crm-17"),
+    }
+    with FactledgerClient(server, env["SERVICE_TOKEN"]) as service:
+        service.register_subject("lead", "crm-17")
+    compiled = run([str(installed("tsc")), "-p", str(tmp_path / "tsconfig.json")])
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    done = subprocess.run(  # noqa: S603 - node on the README's example
+        [node, "example.js"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=NODE_LIMIT_S, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "refused: query" in done.stdout
+    assert " session_recorded " in done.stdout
+
+
+def readme_examples(language: str) -> list[str]:
+    """The README's integration examples in this language, in order."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Integrations") :]
+    section = section[: section.index("\n## ", 1)]
+    return re.findall(rf"```{language}\n(.*?)```", section, flags=re.DOTALL)
