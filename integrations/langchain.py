@@ -83,7 +83,8 @@ def _message(message: TranscriptMessage) -> BaseMessage:
 
 
 class FactledgerChatMessageHistory(BaseChatMessageHistory):
-    """A conversation recorded turn by turn into a factledger session.
+    """A conversation recorded turn by turn into a factledger session (what LangChain's
+    `RunnableWithMessageHistory` takes from its `get_session_history`).
 
     Human turns are the subject's, AI turns the agent's, system turns the system's; other
     messages (tool calls and results) are not part of the conversation with the subject and

@@ -12,7 +12,10 @@ from datetime import date
 from typing import TypeVar
 
 import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.history import RunnableWithMessageHistory
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory import Memory
 from support.api_harness import token
@@ -118,6 +121,27 @@ def test_langchain_records_a_conversation_and_retrieves_it(alice: Lead, bob: Lea
     for query in ("which supplier do they use?", "Supplier B in March", "vans"):
         assert not any("Supplier" in d.page_content for d in bobs.invoke(query))
         assert not any("Northwind" in d.page_content for d in retriever.invoke(query))
+
+
+# LangChain 1.x points to LangGraph's persistence instead (outside langchain-core); the wrapper
+# still runs throughout 1.x, and chat applications built on it meet this history through it.
+@pytest.mark.filterwarnings("ignore:RunnableWithMessageHistory is deprecated")
+def test_langchain_runnable_with_message_history_records_each_turn(alice: Lead) -> None:
+    # A scripted chat model (langchain-core's own): the turns recorded are what matters here.
+    model = FakeListChatModel(responses=["Noted: Supplier B.", "Noted: euros."])
+    chat = RunnableWithMessageHistory(
+        model, lambda session_id: lc.FactledgerChatMessageHistory(alice.agent, session_id)
+    )
+    config: RunnableConfig = {"configurable": {"session_id": "lc-alice-runnable"}}
+    chat.invoke(SUPPLIER, config=config)
+    chat.invoke("We pay in euros.", config=config)
+    recorded = lc.FactledgerChatMessageHistory(alice.agent, "lc-alice-runnable").messages
+    assert [(m.type, m.content) for m in recorded] == [
+        ("human", SUPPLIER),
+        ("ai", "Noted: Supplier B."),
+        ("human", "We pay in euros."),
+        ("ai", "Noted: euros."),
+    ]
 
 
 def test_langchain_retriever_for_a_service_names_the_subject(
