@@ -42,7 +42,7 @@ def tool(name: str) -> str:
 def installed(binary: str) -> Path:
     path = PACKAGE / "node_modules" / ".bin" / binary
     if not path.exists():
-        pytest.fail(f"{path} is missing: run `npm ci` in clients/typescript (`make node`)")
+        pytest.fail(f"{path} is missing: run `npm ci` in clients/typescript (`make node-deps`)")
     return path
 
 
