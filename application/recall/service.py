@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -42,7 +43,7 @@ from factledger.application.recall.deadline import (
     too_late_to_start,
     worst,
 )
-from factledger.application.recall.decided import answering, not_restating
+from factledger.application.recall.decided import decided_first
 from factledger.application.recall.forgets import (
     NOTHING_FORGOTTEN,
     ForgetMask,
@@ -115,7 +116,7 @@ class Recall:
         ]
         failures = await run_within(lookup_time(policy.recall_budget_s, left), lookups)
         result = RecallResult(
-            notes=_decided_first(query, findings, ledger, policy.limit),
+            notes=_decided_first(query, findings, ledger, policy.limit, failures),
             excerpts=_excerpts(findings, policy),
             degraded=worst(failures),
         )
@@ -301,20 +302,25 @@ class Recall:
 
 
 def _decided_first(
-    query: str, findings: MemoryFindings, ledger: LedgerFindings, limit: int
+    query: str,
+    findings: MemoryFindings,
+    ledger: LedgerFindings,
+    limit: int,
+    failures: Mapping[str, Degraded],
 ) -> tuple[Note, ...]:
-    """Confirmed fields that answer the turn first, then the memories that do not merely
-    restate them (`recall.decided`), at most `limit` notes."""
-    answers = answering(ledger.profile, query, findings.hits)
-    if not answers:
+    """Memories that agree with confirmed fields, and confirmed fields the turn asks about
+    that no memory states, before the other memories (`recall.decided`); at most `limit`.
+    Only over a finished search: a partial one serves what it found, as before."""
+    if "memories" in failures or not ledger.profile:
         return memory_notes(findings)
+    ranked = decided_first(ledger.profile, query, findings.hits)
     kept = MemoryFindings(
-        hits=not_restating(findings.hits, answers),
+        hits=list(ranked.hits),
         previous=findings.previous,
         transcripts=findings.transcripts,
         mask=findings.mask,
     )
-    confirmed = profile_notes(LedgerFindings(profile=answers))
+    confirmed = profile_notes(LedgerFindings(profile=list(ranked.confirmed)))
     return (*confirmed, *memory_notes(kept))[:limit]
 
 

@@ -5,6 +5,8 @@
 - Approving a new supplier takes the old one out of the top three as current, even when the
   new one was said in words the extractor did not link as a replacement; the confirmed
   supplier comes first.
+- Before the sync has carried an approval, a question about the field gets the confirmed
+  value first, above the unreviewed memory that still says the old one.
 """
 
 from __future__ import annotations
@@ -204,9 +206,30 @@ async def test_an_approved_supplier_takes_the_old_one_out_of_recall(
     )
     await sync(ports)
 
-    # Then the confirmed supplier comes first and the old one is not current in the top three
+    # Then the confirmed supplier comes first (a memory that says it, or the profile's note)
+    # and the old one is not current in the top three
     notes = await recalled(http, "which supplier packaging Tamarind Vireo Wraps")
-    assert notes[0]["kind"] == "profile"
     assert "Vireo Wraps" in notes[0]["text"]
     for note in notes[:3]:
         assert "Tamarind" not in note["text"] or "previously" in note["text"], notes
+
+
+async def test_a_confirmed_field_ranks_above_an_unreviewed_memory_before_the_sync_runs(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    # Given the subject said Tamarind, synced; then said Vireo Wraps and a reviewer approved
+    # it, while the sync has not run (no memory says Vireo Wraps yet)
+    subject_id = await a_subject(http)
+    await said(http, "wa-1", "We work with Supplier Tamarind now.")
+    await sync(ports)
+    assert any("Tamarind" in n["text"] for n in await recalled(http, "supplier Tamarind"))
+    await said(http, "wa-2", "Our packaging is sourced from Vireo Wraps these days.")
+    change_id = await proposed(http, "supplier", "Vireo Wraps", "wa-2")
+    await decide(http, subject_id, change_id, "approve")
+
+    # When the agent asks about the supplier
+    notes = await recalled(http, "supplier Tamarind")
+
+    # Then the confirmed value comes first, the unreviewed memory after it
+    assert notes[0]["kind"] == "profile"
+    assert "Vireo Wraps" in notes[0]["text"]
