@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.book import built_in_routes
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.import_positions import InMemoryImportPositions
@@ -58,7 +58,7 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
     sessions = ShortTermMemory(
         SessionPorts(
             buffer=buffer,
-            safety=RuleBasedSafetyFilter(),
+            safety=DetectorSafetyFilter(),
             recorder=LedgerSessionRecorder(ledger),
             clock=clock,
             guidance=GuidanceCatalogue.merged(built_in_routes(), ()),
