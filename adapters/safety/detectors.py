@@ -25,10 +25,11 @@ import math
 import re
 import uuid
 from collections import Counter
+from collections.abc import Iterable
 from functools import cache
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import RegexBasedDetector
+from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 from detect_secrets.plugins.ip_public import IPPublicDetector
 from detect_secrets.plugins.keyword import DENYLIST
 from stdnum import iban, luhn
@@ -68,7 +69,7 @@ BASE64_ENTROPY = 4.0
 @cache
 def _format_detectors() -> tuple[RegexBasedDetector, ...]:
     """Every format detector `detect-secrets` ships (a public IP address is no secret)."""
-    classes = get_mapping_from_secret_type_to_class().values()
+    classes: Iterable[type[BasePlugin]] = get_mapping_from_secret_type_to_class().values()
     return tuple(
         cls()
         for cls in sorted(classes, key=lambda c: c.__name__)

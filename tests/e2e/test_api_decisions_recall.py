@@ -60,9 +60,7 @@ async def pgvector(request: pytest.FixtureRequest, clock: Clock) -> AsyncIterato
 
 
 @asynccontextmanager
-async def supermemory(
-    request: pytest.FixtureRequest, clock: Clock
-) -> AsyncIterator[MemoryBackend]:
+async def supermemory(request: pytest.FixtureRequest, clock: Clock) -> AsyncIterator[MemoryBackend]:
     harness = supermemory_backend_in_process(RuleExtractor(), HashingEmbedder(), clock=clock)
     async with harness as (backend, _server):
         yield backend
