@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from factledger.application.memory.sameness import any_states, same_value
 from factledger.application.memory.types import MemoryFact
@@ -67,23 +68,37 @@ def decided(
     return Decided(field, gone, current, whole_slot, evidence_document)
 
 
-def stale_memories(memories: Sequence[MemoryFact], decision: Decided, *, slots: bool) -> list[str]:
-    """The ids of the current memories the decision makes stale (see the module docstring);
+class Stated(Protocol):
+    """What the rule reads of a memory (a `MemoryFact`, or recall's view of a search hit)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def slot(self) -> str | None: ...
+
+    @property
+    def document_id(self) -> str | None: ...
+
+
+def is_stale(memory: Stated, decision: Decided, *, slots: bool) -> bool:
+    """Whether the decision makes this current memory stale (see the module docstring);
     `slots`: whether the backend fills memory slots (`Capability.FACT_SLOTS`)."""
-    chosen: list[str] = []
-    for memory in memories:
-        if memory.is_forgotten or not memory.is_latest:
-            continue
-        about = slot_field(memory.slot)
-        if slots and about is not None and about != decision.field:
-            continue  # about another field: that field's decisions speak for it
-        if any_states(memory.text, decision.kept):
-            continue
-        if any_states(memory.text, decision.stale):
-            unplaced = memory.slot is None and decision.evidence_document is not None
-            if unplaced and memory.document_id != decision.evidence_document:
-                continue
-            chosen.append(memory.id)
-        elif decision.whole_slot and slots and about == decision.field:
-            chosen.append(memory.id)
-    return chosen
+    about = slot_field(memory.slot)
+    if slots and about is not None and about != decision.field:
+        return False  # about another field: that field's decisions speak for it
+    if any_states(memory.text, decision.kept):
+        return False
+    if any_states(memory.text, decision.stale):
+        unplaced = memory.slot is None and decision.evidence_document is not None
+        return not (unplaced and memory.document_id != decision.evidence_document)
+    return decision.whole_slot and slots and about == decision.field
+
+
+def stale_memories(memories: Sequence[MemoryFact], decision: Decided, *, slots: bool) -> list[str]:
+    """The ids of the current memories the decision makes stale (`is_stale`)."""
+    return [
+        m.id
+        for m in memories
+        if m.is_latest and not m.is_forgotten and is_stale(m, decision, slots=slots)
+    ]

@@ -1,7 +1,8 @@
 """Over HTTP, on every backend: recall believes what reviewers decided.
 
-- A rejected proposal's value is never recalled once the sync has run: neither the memory
-  drawn from the sentence that said it nor the proposal's record.
+- A rejected proposal's value is never recalled: at once (recall reads the ledger's
+  rejections, as it reads its forgets), and once the sync has run neither the memory drawn
+  from the sentence that said it nor the proposal's record is in the backend.
 - Approving a new supplier takes the old one out of the top three as current, even when the
   new one was said in words the extractor did not link as a replacement; the confirmed
   supplier comes first.
@@ -157,7 +158,7 @@ def backend_texts(ports: Runtime, subject_id: UUID) -> Searched:
     return search
 
 
-async def test_a_rejected_proposal_is_never_recalled_once_synced(
+async def test_a_rejected_proposal_is_never_recalled(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
     # Given the subject named a supplier, synced, and proposed as a field
@@ -168,8 +169,11 @@ async def test_a_rejected_proposal_is_never_recalled_once_synced(
     search = backend_texts(ports, subject_id)
     assert any("Tamarind" in t for t in await search("Supplier Tamarind"))
 
-    # When a reviewer rejects it and the sync runs
+    # When a reviewer rejects it: recall drops it at once, before the sync has run
     await decide(http, subject_id, change_id, "reject")
+    assert any("Tamarind" in t for t in await search("Supplier Tamarind"))  # still in the backend
+    assert not any("Tamarind" in n["text"] for n in await recalled(http, "Supplier Tamarind"))
+    # and once the sync runs
     await sync(ports)
 
     # Then neither recall nor the backend's memories and chunks hold the rejected value
@@ -231,3 +235,19 @@ async def test_a_confirmed_field_ranks_above_an_unreviewed_memory_before_the_syn
     # Then the confirmed value comes first, the unreviewed memory after it
     assert notes[0]["kind"] == "profile"
     assert "Vireo Wraps" in notes[0]["text"]
+
+
+async def test_a_rejected_value_said_again_later_is_recalled_again(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    # Given a rejected supplier, synced
+    subject_id = await a_subject(http)
+    await said(http, "wa-1", "We work with Supplier Tamarind now.")
+    change_id = await proposed(http, "supplier", "Supplier Tamarind", "wa-1")
+    await decide(http, subject_id, change_id, "reject")
+    await sync(ports)
+    # When the subject says it again in a later session
+    await said(http, "wa-2", "We work with Supplier Tamarind now, really.")
+    await sync(ports)
+    # Then the new statement is recalled: the rejection was about what was said before it
+    assert any("Tamarind" in n["text"] for n in await recalled(http, "Supplier Tamarind"))
