@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.settings import (
+    LearnedExtractorSettings,
     OpenAICompatibleExtractorSettings,
     ProfileFieldSettings,
     RuleExtractorSettings,
@@ -68,6 +70,8 @@ def model_actor(settings: Settings) -> Actor:
     match settings.extractor:
         case RuleExtractorSettings():
             return Actor(ActorKind.MODEL, f"rule@{RuleExtractor.VERSION}")
+        case LearnedExtractorSettings():
+            return Actor(ActorKind.MODEL, f"learned@{RuleExtractor.VERSION}.{LearnedExtractor.VERSION}")
         case OpenAICompatibleExtractorSettings(model=model):
             return Actor(ActorKind.MODEL, f"openai-compatible:{model}@1")
 
