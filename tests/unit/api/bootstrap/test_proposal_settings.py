@@ -24,19 +24,23 @@ def test_a_schema_field_names_its_type_and_the_slots_that_feed_it(
 ) -> None:
     monkeypatch.setenv(
         "FACTLEDGER_PROFILE_SCHEMAS",
-        '{"patient": {"allergies": {"type": "list", "slots": ["allergy"]}, "note": "text"}}',
+        '{"patient": {"allergies": {"type": "list", "slots": ["allergy"]}, "note": "text",'
+        ' "insurer": {"type": "text", "slots": []}}}',
     )
     settings = load_settings()
 
     assert profile_schemas(settings)["patient"].fields == {
         "allergies": ValueType.LIST,
         "note": ValueType.TEXT,
+        "insurer": ValueType.TEXT,
     }
     patient = kind_feeds(settings)["patient"]
     allergies = patient.field_for("allergy:peanuts")
     assert allergies is not None
     assert (allergies.field, allergies.many) == ("allergies", True)
-    assert patient.field_for("note") is None  # a field without slots: only callers propose
+    note = patient.field_for("note")  # a bare type: fed by the slot of its own name
+    assert note is not None and note.field == "note"
+    assert patient.field_for("insurer") is None  # slots left empty: only callers propose
     supplier = kind_feeds(settings)["lead"].field_for("supplier")  # the built-in lead feeds
     assert supplier is not None
 
