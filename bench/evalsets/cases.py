@@ -119,6 +119,7 @@ class Review:
 @dataclass(frozen=True, slots=True)
 class Case:
     id: str
+    writer: str  # ids are unique per writer; the subject is named by both
     domain: str
     kind: str
     tags: tuple[str, ...]
@@ -178,6 +179,7 @@ def parse_cases(raw: Sequence[Mapping[str, Any]]) -> list[Case]:
     return [
         Case(
             id=str(c["id"]),
+            writer=str(c.get("writer", "")),
             domain=str(c["domain"]),
             kind=str(c.get("kind") or DOMAINS[str(c["domain"])][0]),
             tags=_words(c.get("tags")),

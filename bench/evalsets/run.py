@@ -109,16 +109,17 @@ def _decide(runtime: Runtime, case: Case, subject_id: Any, session: int) -> None
 
 async def run_case(runtime: Runtime, clock: ManualClock, case: Case) -> CaseRun:
     run = CaseRun(case)
+    clock.set(case.sessions[0].at)  # cases are played one after another, each in its own time
     subject_id = runtime.ledger.register_subject(
-        RegisterSubject(TENANT, case.kind, case.id)
+        RegisterSubject(TENANT, case.kind, f"{case.writer}-{case.id}")
     ).subject_id
     for n, session in enumerate(case.sessions):
-        clock.set(session.at)
+        clock.set(max(session.at, clock.now()))  # a set's dates out of order stay recordable
         transcript = tuple(Message(_ROLES[r], t, session.at) for r, t in session.lines)
         before = set(runtime.ledger.subject(TENANT, subject_id).changes)
         runtime.ledger.record_session(
             RecordSession(
-                TENANT, subject_id, f"{case.id}-s{n}", _CHANNELS.get(session.channel, Channel.CHAT),
+                TENANT, subject_id, f"{case.writer}-{case.id}-s{n}", _CHANNELS.get(session.channel, Channel.CHAT),
                 session.at, session.at, transcript,
             )
         )

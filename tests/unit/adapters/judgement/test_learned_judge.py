@@ -1,0 +1,69 @@
+"""The shipped judge (heads over the packaged embedder) on sentences none of its corpus holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.judgement.heads import Heads
+from factledger.adapters.judgement.judge import (
+    PACKAGED_HEADS,
+    PACKAGED_HEADS_SHA256,
+    EmbedderMismatchError,
+    LearnedJudge,
+)
+from factledger.application.judgement.types import Reply, Statement
+
+
+@pytest.fixture(scope="module")
+def judge() -> LearnedJudge:
+    return LearnedJudge.packaged()
+
+
+async def test_sentences_are_judged_by_whom_they_are_about_and_what_they_ask(
+    judge: LearnedJudge,
+) -> None:
+    said = [
+        "Could you please delete the note about my blood pressure?",
+        "My wife drives a Honda Civic.",
+        "We currently pay about 900 a month for hosting.",
+        "Thanks, have a lovely afternoon!",
+        "Sorry, I got that wrong: it's five people, not six.",
+        "We might expand to Lisbon if funding comes through.",
+    ]
+    forget, spouse, hosting, thanks, corrected, hedged = await judge.judge(said)
+
+    assert forget.forget_request and not hosting.forget_request
+    assert spouse.statement is Statement.THIRD_PARTY
+    assert hosting.statement is Statement.SELF and hosting.is_fact_about_subject
+    assert thanks.statement is Statement.SMALL_TALK
+    assert corrected.correction and not hosting.correction
+    assert hedged.hedged and not hosting.hedged
+    assert await judge.judge([]) == []
+
+
+async def test_confirmation_replies_are_yes_no_or_neither_in_several_languages(
+    judge: LearnedJudge,
+) -> None:
+    question = "Is your plan still Basic?"
+    replies = {
+        "Yes, that's it.": Reply.YES,
+        "Oui, exact.": Reply.YES,
+        "Ja, stimmt.": Reply.YES,
+        "Nope.": Reply.NO,
+        "Nee, klopt niet.": Reply.NO,
+        "Yes but it's Premium now.": Reply.NO,
+        "I'd have to check.": Reply.NEITHER,
+        "mhm": Reply.NEITHER,
+    }
+
+    got = await judge.answers([(question, reply) for reply in replies])
+
+    assert dict(zip(replies, got, strict=True)) == replies
+
+
+def test_heads_refuse_an_embedder_they_were_not_trained_over() -> None:
+    heads = Heads.load(PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
+
+    with pytest.raises(EmbedderMismatchError, match="need the embedder"):
+        LearnedJudge(HashingEmbedder(384), heads)
