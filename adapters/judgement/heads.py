@@ -2,8 +2,9 @@
 
 The file holds, per head, its weights (`<head>.w`, features x classes), bias (`<head>.b`)
 and class names (`<head>.classes`), and, once, the embedder model it was trained over
-(`model_id`), the n-gram buckets (`buckets`) and the smallest probability of a yes that
-confirms (`yes_min`). Its SHA-256 is checked before a byte of it is used.
+(`model_id`), the n-gram buckets (`buckets`), the smallest probability of a yes that
+confirms (`yes_min`) and of a clause stating a field (`field_min`). Its SHA-256 is checked
+before a byte of it is used.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy.typing as npt
 
 from factledger.adapters.judgement.features import Matrix
 
-HEAD_NAMES = ("statement", "hedged", "forget", "correction", "answer")
+HEAD_NAMES = ("statement", "hedged", "forget", "correction", "answer", "field")
 
 
 class HeadsIntegrityError(RuntimeError):
@@ -48,6 +49,7 @@ class Heads:
     model_id: str
     buckets: int
     yes_min: float
+    field_min: float = 0.5
 
     def __getitem__(self, name: str) -> Head:
         return self.heads[name]
@@ -58,6 +60,7 @@ class Heads:
             "model_id": np.array(self.model_id),
             "buckets": np.array(self.buckets),
             "yes_min": np.array(self.yes_min),
+            "field_min": np.array(self.field_min),
         }
         for name, head in self.heads.items():
             arrays[f"{name}.w"] = head.weights
@@ -89,4 +92,10 @@ class Heads:
                 )
                 for n in HEAD_NAMES
             }
-            return cls(heads, str(z["model_id"]), int(z["buckets"]), float(z["yes_min"]))
+            return cls(
+                heads,
+                str(z["model_id"]),
+                int(z["buckets"]),
+                float(z["yes_min"]),
+                float(z["field_min"]),
+            )

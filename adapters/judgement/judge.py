@@ -16,12 +16,14 @@ import numpy as np
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.judgement.features import Matrix, features
+from factledger.adapters.judgement.fields import clauses_of, field_text, pair_features
 from factledger.adapters.judgement.heads import Heads
-from factledger.application.judgement.types import Judgement, Reply, Statement
+from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
 from factledger.application.ports import Embedder
+from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "heads" / "judgement-heads.npz"
-PACKAGED_HEADS_SHA256 = "90d7f9b7f3dbfb5fc68b414bc0813cc6656ca2edab8c79d9ba0ab90562ddb125"
+PACKAGED_HEADS_SHA256 = "dc2904b69640aba67fae5c66bee4153143ed51677ec3da35387066c04158ad45"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 
 
@@ -101,3 +103,54 @@ class LearnedJudge:
             else:
                 out.append(Reply.NO if row[no] >= row[neither] else Reply.NEITHER)
         return out
+
+    async def pairs(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> tuple[list[tuple[int, str]], Matrix]:
+        """The subject's clauses (message index, clause) and the features of every (clause,
+        field) pair, as the field head reads them (the lab trains it on the same)."""
+        said: list[tuple[int, str]] = []
+        asked: list[str] = []
+        for i, message in enumerate(transcript):
+            if message.role is not Role.SUBJECT:
+                continue
+            before = transcript[i - 1] if i > 0 else None
+            question = before.text if before is not None and before.role is not Role.SUBJECT else ""
+            for clause in clauses_of(message.text):
+                said.append((i, clause))
+                asked.append(question)
+        if not said or not fields:
+            return said, np.zeros((len(said), len(fields), 0), dtype=np.float32)
+        texts = [c for _, c in said]
+        questions = sorted({q for q in asked if q})
+        vectors = await self.embedder.embed([*texts, *questions, *(field_text(f) for f in fields)])
+        clause_vecs = vectors[: len(texts)]
+        by_question = dict(
+            zip(questions, vectors[len(texts) : len(texts) + len(questions)], strict=True)
+        )
+        field_vecs = vectors[len(texts) + len(questions) :]
+        zero = np.zeros(vectors.shape[1], dtype=np.float32)
+        question_vecs = np.stack([by_question.get(q, zero) for q in asked])
+        has_question = np.array([1.0 if q else 0.0 for q in asked], dtype=np.float32)
+        x = features(clause_vecs, texts, self.heads.buckets)
+        statement_p = self.heads["statement"].probabilities(x)
+        forget_p = self._flag("forget", x)
+        return said, pair_features(
+            texts, clause_vecs, question_vecs, has_question, field_vecs, statement_p, forget_p
+        )
+
+    async def field_statements(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> list[FieldStatement]:
+        said, pairs = await self.pairs(transcript, fields)
+        if not said or not fields:
+            return []
+        head = self.heads["field"]
+        n, f, width = pairs.shape
+        p = head.probabilities(pairs.reshape(n * f, width))[:, head.column("true")].reshape(n, f)
+        return [
+            FieldStatement(said[c][0], said[c][1], fields[k], float(p[c, k]))
+            for c in range(n)
+            for k in range(f)
+            if p[c, k] >= self.heads.field_min
+        ]

@@ -20,6 +20,7 @@ from factledger.adapters.embedding.onnx.calibration_tables import calibration_fo
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles
 from factledger.adapters.embedding.openai_compatible import OpenAICompatibleEmbedder
+from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.openai.extractor import (
     OpenAICompatibleExtractor,
     instructions_by_context,
@@ -27,7 +28,6 @@ from factledger.adapters.extraction.openai.extractor import (
 )
 from factledger.adapters.extraction.rules.book import GuidanceBook
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import server_config

@@ -75,7 +75,9 @@ def model_actor(settings: Settings) -> Actor:
         case RuleExtractorSettings():
             return Actor(ActorKind.MODEL, f"rule@{RuleExtractor.VERSION}")
         case LearnedExtractorSettings():
-            return Actor(ActorKind.MODEL, f"learned@{RuleExtractor.VERSION}.{LearnedExtractor.VERSION}")
+            return Actor(
+                ActorKind.MODEL, f"learned@{RuleExtractor.VERSION}.{LearnedExtractor.VERSION}"
+            )
         case OpenAICompatibleExtractorSettings(model=model):
             return Actor(ActorKind.MODEL, f"openai-compatible:{model}@1")
 

@@ -44,3 +44,13 @@ class Judgement:
     @property
     def is_fact_about_subject(self) -> bool:
         return self.statement is Statement.SELF and not self.forget_request
+
+
+@dataclass(frozen=True, slots=True)
+class FieldStatement:
+    """A clause of a subject's message that states a profile field, by the judge's reading."""
+
+    message_index: int
+    clause: str  # as said, a substring of the message
+    field: str
+    p: float

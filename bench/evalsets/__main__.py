@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
         for d in args.sets
     ]
     text = json.dumps(results, indent=2)
-    print(text)
+    sys.stdout.write(text + "\n")
     if args.json is not None:
         args.json.write_text(text + "\n", encoding="utf-8")
 

@@ -13,40 +13,111 @@ import yaml
 
 # The domains, their subject kinds and profile fields, exactly as the writers were given them.
 LIST_FIELDS = frozenset(
-    {"competitors", "complaints", "allergies", "medications", "skills", "must_haves",
-     "deal_breakers"}
+    {
+        "competitors",
+        "complaints",
+        "allergies",
+        "medications",
+        "skills",
+        "must_haves",
+        "deal_breakers",
+    }
 )
 DOMAINS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "sales": (
         "lead",
-        ("name", "employer", "job_title", "supplier", "budget", "team_size", "contact_channel",
-         "purchase_intent", "timeline", "decision_maker", "competitors", "complaints"),
+        (
+            "name",
+            "employer",
+            "job_title",
+            "supplier",
+            "budget",
+            "team_size",
+            "contact_channel",
+            "purchase_intent",
+            "timeline",
+            "decision_maker",
+            "competitors",
+            "complaints",
+        ),
     ),
     "support": (
         "customer",
-        ("name", "employer", "job_title", "plan", "product_version", "operating_system", "issue",
-         "contact_channel", "preferred_language", "complaints"),
+        (
+            "name",
+            "employer",
+            "job_title",
+            "plan",
+            "product_version",
+            "operating_system",
+            "issue",
+            "contact_channel",
+            "preferred_language",
+            "complaints",
+        ),
     ),
     "insurance": (
         "policyholder",
-        ("name", "policy_type", "vehicle", "home_address", "coverage_level", "deductible",
-         "payment_method", "beneficiary", "claim_status", "contact_channel"),
+        (
+            "name",
+            "policy_type",
+            "vehicle",
+            "home_address",
+            "coverage_level",
+            "deductible",
+            "payment_method",
+            "beneficiary",
+            "claim_status",
+            "contact_channel",
+        ),
     ),
     "patient_intake": (
         "patient",
-        ("name", "date_of_birth", "allergies", "medications", "insurer", "primary_physician",
-         "chief_complaint", "diet", "emergency_contact", "preferred_pharmacy", "smoking_status"),
+        (
+            "name",
+            "date_of_birth",
+            "allergies",
+            "medications",
+            "insurer",
+            "primary_physician",
+            "chief_complaint",
+            "diet",
+            "emergency_contact",
+            "preferred_pharmacy",
+            "smoking_status",
+        ),
     ),
     "recruiting": (
         "candidate",
-        ("name", "current_employer", "job_title", "years_experience", "salary_expectation",
-         "notice_period", "location", "willing_to_relocate", "desired_role",
-         "work_authorization", "earliest_start_date", "skills"),
+        (
+            "name",
+            "current_employer",
+            "job_title",
+            "years_experience",
+            "salary_expectation",
+            "notice_period",
+            "location",
+            "willing_to_relocate",
+            "desired_role",
+            "work_authorization",
+            "earliest_start_date",
+            "skills",
+        ),
     ),
     "real_estate": (
         "home_buyer",
-        ("name", "budget", "preferred_area", "bedrooms", "mortgage_status", "move_by_date",
-         "current_housing", "household_size", "must_haves", "deal_breakers"),
+        (
+            "name",
+            "budget",
+            "preferred_area",
+            "bedrooms",
+            "mortgage_status",
+            "move_by_date",
+            "current_housing",
+            "household_size",
+            "must_haves",
+            "deal_breakers",
+        ),
     ),
 }
 
@@ -169,7 +240,9 @@ def _session(raw: Mapping[str, Any]) -> Session:
             for f in expect.get("forget_requests") or ()
         ),
         questions=tuple(
-            Question(str(q["text"]), _words(q.get("answer_keywords")), _words(q.get("stale_keywords")))
+            Question(
+                str(q["text"]), _words(q.get("answer_keywords")), _words(q.get("stale_keywords"))
+            )
             for q in raw.get("questions") or ()
         ),
     )

@@ -12,7 +12,7 @@ def judge_for(name: str) -> SentenceJudge | None:
     """`none`: the product as it was, with no judgement; `learned`: the shipped heads."""
     if name == "none":
         return None
-    from factledger.adapters.judgement.judge import LearnedJudge  # noqa: PLC0415
+    from factledger.adapters.judgement.judge import LearnedJudge
 
     return LearnedJudge.packaged()
 

@@ -34,8 +34,14 @@ from factledger.testing.manual_clock import ManualClock
 
 TENANT = "blind"
 NOTES = 3
-_CHANNELS = {"phone": Channel.VOICE, "voice": Channel.VOICE, "email": Channel.EMAIL,
-             "whatsapp": Channel.WHATSAPP, "chat": Channel.CHAT, "sms": Channel.SMS}
+_CHANNELS = {
+    "phone": Channel.VOICE,
+    "voice": Channel.VOICE,
+    "email": Channel.EMAIL,
+    "whatsapp": Channel.WHATSAPP,
+    "chat": Channel.CHAT,
+    "sms": Channel.SMS,
+}
 _ROLES = {"agent": Role.AGENT, "subject": Role.SUBJECT, "staff": Role.STAFF}
 REVIEWER = Actor(ActorKind.STAFF, "blind-reviewer")
 SYNC_PASSES = 4  # a pass proposes; the next syncs what the proposals recorded
@@ -93,7 +99,8 @@ def _decide(runtime: Runtime, case: Case, subject_id: Any, session: int) -> None
     for review in (r for r in case.reviews if r.after_session == session):
         subject = runtime.ledger.subject(TENANT, subject_id)
         pending = [
-            c for c in subject.changes.values()
+            c
+            for c in subject.changes.values()
             if c.field == review.field and c.status is ChangeStatus.PENDING
         ]
         for change in pending:
@@ -119,8 +126,13 @@ async def run_case(runtime: Runtime, clock: ManualClock, case: Case) -> CaseRun:
         before = set(runtime.ledger.subject(TENANT, subject_id).changes)
         runtime.ledger.record_session(
             RecordSession(
-                TENANT, subject_id, f"{case.writer}-{case.id}-s{n}", _CHANNELS.get(session.channel, Channel.CHAT),
-                session.at, session.at, transcript,
+                TENANT,
+                subject_id,
+                f"{case.writer}-{case.id}-s{n}",
+                _CHANNELS.get(session.channel, Channel.CHAT),
+                session.at,
+                session.at,
+                transcript,
             )
         )
         await _sync(runtime)

@@ -102,8 +102,10 @@ def score_run(run: CaseRun, forgets: Mapping[int, Sequence[int]] | None = None) 
         for expected in session.proposals:
             hit = next(
                 (
-                    m for m in left
-                    if m.session == n and m.proposal.field == expected.field
+                    m
+                    for m in left
+                    if m.session == n
+                    and m.proposal.field == expected.field
                     and _holds_all(m.value, expected.keywords)
                 ),
                 None,
@@ -182,7 +184,8 @@ class AnswerScores:
             **{f"{lab}_accepted": self.accepted(lab) for lab in LABELS},
             "confusion": {
                 f"{lab}->{said}": self.confusion.get((lab, said), 0)
-                for lab in LABELS for said in LABELS
+                for lab in LABELS
+                for said in LABELS
             },
         }
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from factledger.bench.evalsets.cases import load_answers
+
 PACKAGED_CORPUS = Path(__file__).parent / "corpus"
 STATEMENTS = ("self", "third_party", "small_talk", "question")
 REPLIES = ("yes", "no", "neither")
@@ -56,20 +58,16 @@ def load_corpus(directory: Path) -> Corpus:
         statement = str(labels.get("statement", "self"))
         if statement not in STATEMENTS:
             raise ValueError(f"sentences.yaml: statement must be one of {STATEMENTS}")
-        for text in group["texts"]:
-            sentences.append(
-                Sentence(
-                    str(text),
-                    statement,
-                    bool(labels.get("hedged", False)),
-                    bool(labels.get("forget", False)),
-                    bool(labels.get("correction", False)),
-                )
-            )
+        flags = (bool(labels.get(f, False)) for f in ("hedged", "forget", "correction"))
+        hedged, forget, correction = flags
+        sentences += [
+            Sentence(str(text), statement, hedged, forget, correction) for text in group["texts"]
+        ]
     replies = []
     for group in _groups(directory / "answers.yaml"):
         label = _label(group["label"])
         if label not in REPLIES:
             raise ValueError(f"answers.yaml: label must be one of {REPLIES}")
         replies += [LabelledReply(str(r), label) for r in group["replies"]]
+    replies += [LabelledReply(a.reply, a.label) for a in load_answers(directory)]
     return Corpus(tuple(sentences), tuple(replies))

@@ -7,9 +7,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from factledger.adapters.judgement.features import Matrix, features
+from factledger.adapters.judgement.fields import pair_width
 from factledger.adapters.judgement.heads import Head, Heads
+from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.application.ports import Embedder
+from factledger.bench.evalsets.cases import Case
 from factledger.bench.judgement.corpus import REPLIES, STATEMENTS, Corpus
+from factledger.bench.judgement.field_data import field_examples
 from factledger.bench.judgement.fit import fit_head
 
 BUCKETS = 1024
@@ -32,12 +36,51 @@ def _targets(corpus: Corpus) -> dict[str, tuple[list[str], tuple[str, ...]]]:
     return out
 
 
-async def train(embedder: Embedder, corpus: Corpus) -> Heads:
+async def train(embedder: Embedder, corpus: Corpus, cases: Sequence[Case] = ()) -> Heads:
+    """Every head; the field head from `cases` (labelled conversations), over the features
+    the sentence heads just fitted give, with the threshold its cross-validation chose."""
     xs = await _x(embedder, [s.text for s in corpus.sentences])
     heads = {name: fit_head(xs, y, classes) for name, (y, classes) in _targets(corpus).items()}
     xr = await _x(embedder, [r.reply for r in corpus.replies])
     heads["answer"] = fit_head(xr, [r.label for r in corpus.replies], REPLIES)
-    return Heads(heads, embedder.model_id, BUCKETS, YES_MIN)
+    width = pair_width(embedder.dimension)
+    blank = Head(np.zeros((width, 2), np.float32), np.zeros(2, np.float32), BOOL)
+    sentence_heads = Heads({**heads, "field": blank}, embedder.model_id, BUCKETS, YES_MIN)
+    x, y, groups = await field_examples(LearnedJudge(embedder, sentence_heads), cases)
+    if not y or "true" not in y:
+        return sentence_heads  # no labelled conversations: no field is ever stated
+    heads["field"] = fit_head(x, y, BOOL)
+    field_min, fold_scores = _field_threshold(x, y, groups)
+    FIELD_FOLDS.update(fold_scores)
+    return Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min)
+
+
+FIELD_FOLDS: dict[str, float] = {}  # the field head's out-of-fold figures at its threshold
+
+
+def _field_threshold(
+    x: Matrix, y: Sequence[str], groups: Sequence[int], k: int = 4
+) -> tuple[float, dict[str, float]]:
+    """The threshold with the best F0.5 (precision weighs more) on out-of-fold predictions,
+    folds by case so a conversation never scores the head it trained."""
+    labels = np.array(y) == "true"
+    cases = np.array(groups)
+    p = np.zeros(len(labels), dtype=np.float32)
+    for fold in range(k):
+        test = cases % k == fold
+        head = fit_head(x[~test], list(np.array(y)[~test]), BOOL)
+        p[test] = head.probabilities(x[test])[:, 1]
+    best, chosen, scores = -1.0, 0.5, {}
+    for threshold in np.arange(0.3, 0.995, 0.01):
+        said = p >= threshold
+        tp = float((said & labels).sum())
+        precision = tp / max(float(said.sum()), 1.0)
+        recall = tp / max(float(labels.sum()), 1.0)
+        f = 1.25 * precision * recall / max(0.25 * precision + recall, 1e-9)
+        if f > best:
+            best, chosen = f, float(threshold)
+            scores = {"pair_precision": round(precision, 3), "pair_recall": round(recall, 3)}
+    return round(chosen, 2), scores
 
 
 def _folds(n: int, k: int) -> list[np.ndarray]:

@@ -58,13 +58,43 @@ class LearnedExtractor:
     VERSION = 1
 
     async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
+        facts = await self._judged_rules(request)
+        if not request.fields:
+            return facts
+        return facts + await self._by_meaning(request, facts)
+
+    async def _by_meaning(
+        self, request: ExtractionRequest, ruled: Sequence[ExtractedFact]
+    ) -> list[ExtractedFact]:
+        """Facts for the fields the rules fed nothing, from the clauses the judge reads as
+        stating them: the most probable clause of a single field, every one of a list's."""
+        fed = {f.slot for f in ruled if f.slot is not None and not f.negated}
+        wanted = [f for f in request.fields if f.slot not in fed]
+        found = await self.judge.field_statements(request.transcript, [f.field for f in wanted])
+        facts = []
+        for spec in wanted:
+            stated = sorted(
+                (s for s in found if s.field == spec.field), key=lambda s: s.p, reverse=True
+            )
+            chosen = stated if spec.many else stated[:1]
+            for s in sorted(chosen, key=lambda s: s.message_index):
+                facts.append(
+                    ExtractedFact(
+                        key=f"m{len(facts)}",
+                        text=s.clause,
+                        slot=spec.slot,
+                        source_indexes=(s.message_index,),
+                        value=s.clause,
+                    )
+                )
+        return facts
+
+    async def _judged_rules(self, request: ExtractionRequest) -> list[ExtractedFact]:
         facts = await self.rules.extract(request)
         if not facts:
             return facts
         transcript: Sequence[Message] = request.transcript
-        said = {
-            i: sentences_of(m.text) for i, m in enumerate(transcript) if m.role is Role.SUBJECT
-        }
+        said = {i: sentences_of(m.text) for i, m in enumerate(transcript) if m.role is Role.SUBJECT}
         order = [(i, n) for i, parts in said.items() for n in range(len(parts))]
         judged = await self.judge.judge([said[i][n] for i, n in order])
         verdict = dict(zip(order, judged, strict=True))

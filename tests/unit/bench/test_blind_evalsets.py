@@ -20,7 +20,10 @@ CASE = [
                 "channel": "chat",
                 "lines": [
                     {"role": "agent", "text": "Who do you buy your packaging from today?"},
-                    {"role": "subject", "text": "We buy from Boxmart. Our budget is 40,000 dollars."},
+                    {
+                        "role": "subject",
+                        "text": "We buy from Boxmart. Our budget is 40,000 dollars.",
+                    },
                 ],
                 "expect": {
                     "proposals": [

@@ -33,12 +33,13 @@ async def test_sentences_are_judged_by_whom_they_are_about_and_what_they_ask(
     ]
     forget, spouse, hosting, thanks, corrected, hedged = await judge.judge(said)
 
-    assert forget.forget_request and not hosting.forget_request
+    assert [j.forget_request for j in (forget, hosting)] == [True, False]
     assert spouse.statement is Statement.THIRD_PARTY
-    assert hosting.statement is Statement.SELF and hosting.is_fact_about_subject
+    assert hosting.statement is Statement.SELF
+    assert hosting.is_fact_about_subject
     assert thanks.statement is Statement.SMALL_TALK
-    assert corrected.correction and not hosting.correction
-    assert hedged.hedged and not hosting.hedged
+    assert [j.correction for j in (corrected, hosting)] == [True, False]
+    assert [j.hedged for j in (hedged, hosting)] == [True, False]
     assert await judge.judge([]) == []
 
 
