@@ -28,7 +28,8 @@ def char_ngrams(texts: Sequence[str], buckets: int) -> Matrix:
                 out[row, zlib.crc32(padded[i : i + n].encode()) % buckets] += 1.0
     np.log1p(out, out=out)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.maximum(norms, 1e-9)
+    scaled: Matrix = out / np.maximum(norms, 1e-9)
+    return scaled
 
 
 def features(vectors: Matrix, texts: Sequence[str], buckets: int) -> Matrix:

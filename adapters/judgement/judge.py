@@ -2,7 +2,7 @@
 
 The heads were trained over one embedder model's vectors (the file names it); the judge
 refuses another. Nothing is fetched: the embedder's model ships in a pinned package, the
-heads in this package (`heads/`), each checked against its pinned SHA-256.
+heads in this package (`weights/`), each checked against its pinned SHA-256.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from factledger.application.judgement.types import FieldStatement, Judgement, Re
 from factledger.application.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
-PACKAGED_HEADS = Path(__file__).parent / "heads" / "judgement-heads.npz"
+PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
 PACKAGED_HEADS_SHA256 = "dc2904b69640aba67fae5c66bee4153143ed51677ec3da35387066c04158ad45"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 

@@ -1,4 +1,4 @@
-"""A judgement corpus: `sentences.yaml` and `answers.yaml` (see `corpus/README.md`)."""
+"""A judgement corpus: `sentences.yaml` and `answers.yaml` (see `data/README.md`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import yaml
 
 from factledger.bench.evalsets.cases import load_answers
 
-PACKAGED_CORPUS = Path(__file__).parent / "corpus"
+PACKAGED_CORPUS = Path(__file__).parent / "data"
 STATEMENTS = ("self", "third_party", "small_talk", "question")
 REPLIES = ("yes", "no", "neither")
 

@@ -71,7 +71,7 @@ class LearnedExtractor:
         fed = {f.slot for f in ruled if f.slot is not None and not f.negated}
         wanted = [f for f in request.fields if f.slot not in fed]
         found = await self.judge.field_statements(request.transcript, [f.field for f in wanted])
-        facts = []
+        facts: list[ExtractedFact] = []
         for spec in wanted:
             stated = sorted(
                 (s for s in found if s.field == spec.field), key=lambda s: s.p, reverse=True
