@@ -12,8 +12,12 @@ import pytest
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.judgement.judge import LearnedJudge
-from factledger.application.judgement.types import Judgement, Reply, Statement
-from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
+from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
+from factledger.application.memory.extraction import (
+    ExtractedFact,
+    ExtractionRequest,
+    FieldSlot,
+)
 from factledger.application.memory.types import RelationKind
 from factledger.domain.transcript import Message, Role
 
@@ -46,6 +50,13 @@ class JudgeBySentence:
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         return [Reply.NEITHER for _ in pairs]
+
+    async def field_statements(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> list[FieldStatement]:
+        return [s for s in self.stated if s.field in fields]
+
+    stated: tuple[FieldStatement, ...] = ()
 
 
 def _about(statement: Statement, p: float, *, forget: bool = False) -> Judgement:
@@ -94,6 +105,44 @@ async def test_an_unsure_judgement_keeps_the_fact_and_a_kept_fact_names_no_dropp
 
     assert [f.key for f in facts] == ["f0", "f2"]
     assert facts[1].related_to == ("f0",)
+
+
+async def test_fields_the_rules_fed_nothing_take_the_clauses_the_judge_reads_as_stating_them() -> (
+    None
+):
+    rules = FixedRules([ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")])
+    judge = JudgeBySentence(
+        {},
+        stated=(
+            FieldStatement(0, "ours is 50k", "budget", 0.97),  # the rules fed the budget
+            FieldStatement(0, "the gold tier", "membership", 0.95),
+            FieldStatement(1, "platinum tier now", "membership", 0.99),
+            FieldStatement(0, "peanuts", "allergies", 0.96),
+            FieldStatement(1, "and shellfish", "allergies", 0.98),
+        ),
+    )
+    request = ExtractionRequest(
+        [
+            Message(Role.SUBJECT, "Budget is 40k, ours is 50k, the gold tier, peanuts.", AT),
+            Message(Role.SUBJECT, "platinum tier now, and shellfish", AT),
+        ],
+        occurred_at=AT,
+        fields=(
+            FieldSlot("budget", "budget"),
+            FieldSlot("membership", "tier"),
+            FieldSlot("allergies", "allergies", many=True),
+        ),
+    )
+
+    facts = await LearnedExtractor(rules, judge).extract(request)
+
+    said = [(f.slot, f.value, f.source_indexes) for f in facts]
+    assert said == [
+        ("budget", "40k", (0,)),
+        ("tier", "platinum tier now", (1,)),  # one value: the most probable clause
+        ("allergies", "peanuts", (0,)),  # a list: every clause, in the order said
+        ("allergies", "and shellfish", (1,)),
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,7 @@ def test_a_heads_file_missing_a_head_or_the_file_is_refused(tmp_path: Path) -> N
     path = tmp_path / "heads.npz"
     sha256 = _heads(HEAD_NAMES[:-1]).save(path)
 
-    with pytest.raises(HeadsIntegrityError, match="no head answer"):
+    with pytest.raises(HeadsIntegrityError, match="no head field"):
         Heads.load(path, sha256)
     with pytest.raises(HeadsIntegrityError, match="not readable"):
         Heads.load(tmp_path / "absent.npz", None)
@@ -54,3 +54,4 @@ def test_the_shipped_heads_match_their_pin() -> None:
 
     assert set(heads.heads) == set(HEAD_NAMES)
     assert heads["answer"].classes == ("yes", "no", "neither")
+    assert 0.0 < heads.field_min < 1.0

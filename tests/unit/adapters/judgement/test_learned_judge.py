@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
@@ -13,6 +15,7 @@ from factledger.adapters.judgement.judge import (
     LearnedJudge,
 )
 from factledger.application.judgement.types import Reply, Statement
+from factledger.domain.transcript import Message, Role
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +71,31 @@ def test_heads_refuse_an_embedder_they_were_not_trained_over() -> None:
 
     with pytest.raises(EmbedderMismatchError, match="need the embedder"):
         LearnedJudge(HashingEmbedder(384), heads)
+
+
+async def test_the_field_head_reads_a_kind_nobody_trained_it_on(judge: LearnedJudge) -> None:
+    at = datetime(2026, 3, 2, 10, tzinfo=UTC)
+    transcript = [
+        Message(Role.AGENT, "Which membership are you on at the moment?", at),
+        Message(
+            Role.SUBJECT,
+            "The gold membership, since last autumn. My knee still hurts from the marathon.",
+            at,
+        ),
+        Message(Role.AGENT, "What would you like to achieve this year?", at),
+        Message(Role.SUBJECT, "Mostly I want to lose about ten kilos.", at),
+    ]
+    fields = ["membership_tier", "fitness_goal", "favourite_class"]
+
+    found = await judge.field_statements(transcript, fields)
+
+    best = {
+        f: max((s for s in found if s.field == f), key=lambda s: s.p, default=None) for f in fields
+    }
+    tier, goal = best["membership_tier"], best["fitness_goal"]
+    assert tier is not None
+    assert (tier.message_index, tier.clause) == (1, "The gold membership")
+    assert goal is not None
+    assert (goal.message_index, goal.clause) == (3, "Mostly I want to lose about ten kilos")
+    assert best["favourite_class"] is None  # nobody said one
+    assert await judge.field_statements(transcript, []) == []
