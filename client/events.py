@@ -102,7 +102,7 @@ class _Resuming:
 
     def _first_wait(self) -> float:
         """The wait before the first reconnect of a streak (a fresh loop's first retry)."""
-        return self._reconnect_wait(RetryCallState(None, None, (), {}))
+        return self._reconnect_wait(RetryCallState(tenacity.Retrying(), None, (), {}))
 
 
 class _ReconnectError(Exception):

@@ -27,6 +27,7 @@ import structlog
 from factledger.application.ledger.event_log import LoggedEvent, LogPage, TenantEventLog
 from factledger.application.ledger.event_views import event_body
 from factledger.application.ports import Clock
+from factledger.application.retry_schedule import RetrySchedule
 from factledger.application.webhooks.ports import (
     Delivery,
     DeliveryLog,
@@ -56,8 +57,8 @@ class Endpoint:
     max_backoff_s: float = 300.0
     timeout_s: float = 10.0
 
-    def backoff(self, attempt: int) -> timedelta:
-        return timedelta(seconds=min(self.max_backoff_s, self.backoff_s * 2.0 ** (attempt - 1)))
+    def retry_schedule(self) -> RetrySchedule:
+        return RetrySchedule(self.max_attempts, self.backoff_s, self.max_backoff_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,10 +149,11 @@ class WebhookDispatcher:
         waiting = self._waiting.pop(endpoint.id, None)
         attempt = 1 + (waiting.attempts if waiting and waiting.position == event.position else 0)
         status, error = await self._post(endpoint, body, headers)
-        outcome = self._outcome(endpoint, status, attempt)
-        if outcome is Outcome.FAILED:
+        retry_in = endpoint.retry_schedule().wait_after(attempt)
+        outcome = self._outcome(status, retry_in)
+        if outcome is Outcome.FAILED and retry_in is not None:
             self._waiting[endpoint.id] = _Waiting(
-                event.position, attempt, now + endpoint.backoff(attempt)
+                event.position, attempt, now + timedelta(seconds=retry_in)
             )
         delivery = Delivery(endpoint.id, event.position, attempt, outcome, status, error, now)
         advance = None if outcome is Outcome.FAILED else event.position
@@ -179,7 +181,7 @@ class WebhookDispatcher:
         return status, None if 200 <= status < 300 else f"http_{status}"
 
     @staticmethod
-    def _outcome(endpoint: Endpoint, status: int | None, attempt: int) -> Outcome:
+    def _outcome(status: int | None, retry_in: float | None) -> Outcome:
         if status is not None and 200 <= status < 300:
             return Outcome.DELIVERED
-        return Outcome.GAVE_UP if attempt >= endpoint.max_attempts else Outcome.FAILED
+        return Outcome.GAVE_UP if retry_in is None else Outcome.FAILED
