@@ -7,7 +7,8 @@
   given up (logged as such) and the next one goes.
 - Delivery is at least once: a process that stops between a 2xx and its log write sends that
   event again. Each body carries its delivery id (`<endpoint>:<position>`), for receivers to
-  drop a repeat.
+  drop a repeat; it is also the Standard Webhooks `webhook-id` the signature covers
+  (`signing`).
 - Content goes only to endpoints configured for it; forgotten values never (the stream's rules).
 - Every attempt is in the log (outcome, status, error type); the logs carry ids, never content.
 """
@@ -35,10 +36,9 @@ from factledger.application.webhooks.ports import (
     WebhookSender,
     WebhookUnreachableError,
 )
-from factledger.application.webhooks.signing import SIGNATURE_HEADER, signature
+from factledger.application.webhooks.signing import signed_headers
 
 log = structlog.get_logger(__name__)
-DELIVERY_HEADER = "Factledger-Delivery"
 EVENT_HEADER = "Factledger-Event"
 _EVENTS = {outcome: f"webhook.{outcome.value}" for outcome in Outcome}
 
@@ -142,8 +142,7 @@ class WebhookDispatcher:
         now = self._clock.now()
         headers = {
             "Content-Type": "application/json",
-            SIGNATURE_HEADER: signature(endpoint.secret, int(now.timestamp()), body),
-            DELIVERY_HEADER: delivery_id,
+            **signed_headers(endpoint.secret, delivery_id, now, body),
             EVENT_HEADER: event.type,
         }
         waiting = self._waiting.pop(endpoint.id, None)
