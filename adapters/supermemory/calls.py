@@ -101,9 +101,6 @@ async def call(
         failure = _failure(state)
         return backoff(state) if failure is None or failure.delay_s is None else failure.delay_s
 
-    def past_deadline(state: RetryCallState) -> bool:
-        return (state.upcoming_sleep or 0.0) >= deadline.remaining()
-
     def retried(state: RetryCallState) -> None:
         failure = _failure(state)
         log.info(
@@ -148,12 +145,22 @@ async def call(
     retrying = tenacity.AsyncRetrying(
         retry=tenacity.retry_if_exception_type(_RetryableError),
         wait=wait,
-        stop=tenacity.stop_after_attempt(policy.max_attempts) | past_deadline,
+        stop=tenacity.stop_after_attempt(policy.max_attempts) | _PastDeadline(deadline),
         before_sleep=retried,
         retry_error_callback=gave_up,
     )
     result: T = await retrying(once)
     return result
+
+
+class _PastDeadline(tenacity.stop.stop_base):
+    """Stops when the wait before the next attempt would not end before the deadline."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self._deadline = deadline
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return (retry_state.upcoming_sleep or 0.0) >= self._deadline.remaining()
 
 
 def _failure(state: RetryCallState) -> _RetryableError | None:
