@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
 import pytest
 
 from factledger.client import (
+    AsyncFactledgerClient,
     FactledgerClient,
     PermissionDeniedError,
     RetryPolicy,
@@ -39,7 +40,7 @@ def frame(position: int) -> bytes:
 STREAM = {"content-type": "text/event-stream"}
 
 
-def stream(content: bytes | Iterator[bytes]) -> httpx.Response:
+def stream(content: bytes | Iterator[bytes] | AsyncIterator[bytes]) -> httpx.Response:
     return httpx.Response(200, content=content, headers=STREAM)
 
 
@@ -144,3 +145,30 @@ def test_a_refusal_is_raised_not_retried() -> None:
     with pytest.raises(PermissionDeniedError):
         next(iter(client.follow_events(after=5)))
     assert calls == 1
+
+
+async def test_the_async_follower_resumes_and_reads_the_retry_field() -> None:
+    asked: list[str | None] = []
+
+    async def dropped_after(head: bytes, position: int) -> AsyncIterator[bytes]:
+        yield head + frame(position)
+        raise httpx.ReadError("connection reset")
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(request.headers.get("Last-Event-ID"))
+        if len(asked) == 2:
+            return httpx.Response(503)
+        return stream(dropped_after(b"retry: 0\n\n", len(asked) // 2 + 1))
+
+    transport = httpx.MockTransport(handler)
+    # A wait of the policy's (500 s at least) would outlast the test's timeout.
+    policy = RetryPolicy(attempts=3, backoff_s=1000.0, max_backoff_s=1000.0)
+    async with AsyncFactledgerClient("http://api", "jwt", retry=policy, transport=transport) as fl:
+        follower = fl.follow_events()
+        seen = []
+        async for event in follower:
+            seen.append(event.position)
+            if len(seen) == 2:
+                break
+    assert seen == [1, 2]
+    assert asked == [None, "1", "1"]
