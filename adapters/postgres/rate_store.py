@@ -15,7 +15,7 @@ from typing import Any
 
 from psycopg import sql
 
-from factledger.adapters.postgres.schemas import ddl_version
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.rate_limits import Rate, RateStoreUnavailableError, wait_s
@@ -24,6 +24,8 @@ _SCHEMA = (
     "CREATE UNLOGGED TABLE IF NOT EXISTS {schema}.rate_limits"
     " (key text PRIMARY KEY, tat float8 NOT NULL, ok boolean NOT NULL)",
 )
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (StoreMigration("0001-tables", _SCHEMA),)
 
 
 def _upsert(key: str, interval: str, tolerance: str, source: str) -> str:
@@ -93,17 +95,13 @@ class PostgresRateStore:
     async def connect(
         cls, conninfo: str, *, schema: str = "public", pool: PoolOptions = DEFAULT_POOL
     ) -> PostgresRateStore:
-        async def create(tables: PostgresTables, cur: Cursor) -> None:
-            for statement in _SCHEMA:
-                await cur.execute(tables.q(statement))
-
         tables = await PostgresTables.open(
             conninfo,
             schema=schema,
             pool=pool,
             error=lambda: RateStoreUnavailableError("postgres rate-limit store failed"),
-            create=create,
-            ddl=("rate_limits", ddl_version(*_SCHEMA)),
+            store="rate_limits",
+            migrations=MIGRATIONS,
         )
         return cls(tables)
 

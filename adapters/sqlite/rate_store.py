@@ -15,6 +15,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.sqlite.connection import SqliteWriter
 from factledger.application.rate_limits import (
     Clock,
@@ -27,6 +28,8 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS rate_limits"
     " (key TEXT PRIMARY KEY, tat REAL NOT NULL, ok INTEGER NOT NULL) WITHOUT ROWID"
 )
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (StoreMigration("0001-tables", (SCHEMA,)),)
 # `ok` and `tat` read the row as it was (SQLite evaluates every SET against the old row).
 TAKE = """
 INSERT INTO rate_limits (key, tat, ok) VALUES (:key, :now + :interval, 1)
@@ -46,8 +49,8 @@ class SqliteRateStore:
         self._db = SqliteWriter(
             path, error=lambda: RateStoreUnavailableError("sqlite rate-limit store failed")
         )
+        self._db.migrate("rate_limits", MIGRATIONS)
         # No fsync per commit: counts lost to a power cut only give their keys a fresh burst.
-        self._db.run_sync(lambda conn: conn.execute(SCHEMA))
         with self._db.lock:
             self._db.conn.execute("PRAGMA synchronous=OFF")
         self._checks = 0
