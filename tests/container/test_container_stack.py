@@ -33,6 +33,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 READY_WITHIN_S = 300.0
 # The worker, a process of its own, syncs the session to pgvector; recall then finds it.
 SYNCED_WITHIN_S = 180.0
+# Every store's pool replaces the connections a restarted database dropped (ADR 0013).
+HEALED_WITHIN_S = 120.0
 TENANT = "acme"
 SUBJECT_REF = "crm-container"
 SAID = "We moved to Supplier Basalt last month because of delivery delays."
@@ -137,3 +139,22 @@ def test_the_console_signs_a_reviewer_in_and_shows_the_queue(stack: Stack) -> No
         queue = web.get("/console/queue")
         assert queue.status_code == 200
         assert "text/html" in queue.headers["content-type"]
+
+
+def test_the_stack_heals_after_the_database_restarts(stack: Stack) -> None:
+    service = mint(stack, "service")
+    stack.podman("restart", stack.containers()["db"], timeout=120)
+    deadline = time.monotonic() + HEALED_WITHIN_S
+    statuses: list[int] = []
+    with httpx.Client(base_url=stack.base_url, timeout=30) as http:
+        while time.monotonic() < deadline:
+            body = {"kind": "lead", "external_ref": "crm-after-restart"}
+            answer = http.post("/v1/subjects", json=body, headers=service)
+            statuses.append(answer.status_code)
+            if answer.status_code in (200, 201):
+                break
+            # While the pools reconnect, a request fails fast and says to retry; never a 500.
+            assert answer.status_code == 503, answer.text
+            time.sleep(1)
+        assert statuses[-1] in (200, 201), f"{statuses}\n{stack.logs()}"
+        assert ok(http.get("/readyz"))["status"] == "ready"
