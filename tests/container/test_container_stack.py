@@ -126,13 +126,16 @@ def test_a_session_recorded_over_http_is_recalled_after_the_worker_syncs_it(
         assert any("Basalt" in note for note in notes), f"recall: {notes}\n{stack.logs()}"
 
 
-def test_the_console_signs_a_reviewer_in_and_shows_the_queue(stack: Stack) -> None:
-    reviewer = mint(stack, "reviewer")["Authorization"].removeprefix("Bearer ")
+def test_the_console_link_signs_a_reviewer_in_and_shows_the_queue(stack: Stack) -> None:
+    # As the README says: `compose exec api factledger console-link --tenant acme`.
+    link = stack.exec("api", "factledger", "console-link", "--tenant", TENANT).strip()
+    page, _, fragment = link.rpartition("#token=")
+    assert page.endswith("/console/sign-in"), link
     with httpx.Client(base_url=stack.base_url, timeout=30) as web:
         form = web.get("/console/sign-in")
         assert form.status_code == 200
         signed_in = web.post(
-            "/console/sign-in", data={"token": reviewer, "csrf": csrf_of(form.text)}
+            "/console/sign-in", data={"token": fragment, "csrf": csrf_of(form.text)}
         )
         assert signed_in.status_code == 303
         assert signed_in.headers["location"] == "/console/queue"

@@ -39,6 +39,7 @@ BASE_RECIPE = "minbase-1"
 # machine lets even root set, and some kernels refuse a container's processes limit at the
 # hard limit itself: the containers get the process's own open-files limit and at most this.
 MAX_PROCESSES = 32768
+STALE_AFTER = "168h"
 
 
 class ContainerToolError(RuntimeError):
@@ -240,6 +241,10 @@ def wheelhouse(root: Path) -> Path:
 
 def build_image(podman: Podman, tag: str, base: str, wheels: Path) -> None:
     """The repository's Dockerfile, from `base`, with pip reading `wheels` alone."""
+    # Each change of the sources leaves the wheel stage's layers behind, unnamed, beside the
+    # unnamed stages the build reuses: those made over a week ago go, so the cache stays
+    # bounded (a build that still needs one makes it again, once).
+    podman("image", "prune", "--force", "--filter", f"until={STALE_AFTER}", timeout=300)
     podman(
         "build",
         "--pull=never",
