@@ -10,7 +10,12 @@ TREE := .build/tree
 DEMO_DIR := .factledger/demo
 LAYERS := domain application adapters projections api client testing bench
 
-.PHONY: install demo console serve worker test lint typecheck imports unit bench clean tree
+# The official Node MCP SDK, from its lock file, for tests/e2e/test_mcp_transports.py (which
+# skips, naming what is missing, on a machine without node and npm).
+NODE_TEST := tests/mcp_node
+NODE_STAMP := $(NODE_TEST)/node_modules/.package-lock.json
+
+.PHONY: install demo console serve worker test lint typecheck imports unit bench clean tree node-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +24,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+$(NODE_STAMP): $(NODE_TEST)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix $(NODE_TEST) --no-audit --no-fund --silent; \
+	else echo "npm not found: the Node MCP SDK test will be skipped" >&2; fi
+
+node-deps: $(NODE_STAMP)
 
 tree:
 	@mkdir -p $(TREE)/factledger
@@ -53,7 +65,7 @@ unit: $(STAMP)
 	$(BIN)/pytest -q tests/unit
 
 # pytest exits 5 when it collects nothing: a suite that tests nothing must not pass.
-test: lint typecheck imports
+test: lint typecheck imports node-deps
 	$(BIN)/pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$status
 
@@ -61,4 +73,4 @@ bench: $(STAMP)
 	$(BIN)/factledger bench
 
 clean:
-	rm -rf $(VENV) .build .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .build .mypy_cache .pytest_cache .ruff_cache $(NODE_TEST)/node_modules

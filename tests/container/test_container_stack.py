@@ -130,7 +130,7 @@ def test_the_console_link_signs_a_reviewer_in_and_shows_the_queue(stack: Stack) 
     # As the README says: `compose exec api factledger console-link --tenant acme`.
     link = stack.exec("api", "factledger", "console-link", "--tenant", TENANT).strip()
     page, _, fragment = link.rpartition("#token=")
-    assert page.endswith("/console/sign-in"), link
+    assert page == f"{stack.base_url}/console/sign-in", link
     with httpx.Client(base_url=stack.base_url, timeout=30) as web:
         form = web.get("/console/sign-in")
         assert form.status_code == 200
