@@ -42,7 +42,7 @@ class OpenAICompatibleExtractorSettings(NestedSettings):
 
 class LearnedExtractorSettings(NestedSettings):
     """The rules' candidate facts judged sentence by sentence by learned heads over the
-    packaged sentence embedder (ADR 0057): a third party's fact, small talk, a question or a
+    packaged sentence embedder (ADR 0058): a third party's fact, small talk, a question or a
     request to forget proposes nothing. `heads_path` (with its pinned `heads_sha256`) replaces
     the shipped heads with a deployment's own (`python -m factledger.bench.judgement train`)."""
 
