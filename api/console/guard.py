@@ -56,14 +56,14 @@ def get_console(request: Request) -> ConsoleState:
 ConsoleDep = Annotated[ConsoleState, Depends(get_console)]
 
 
-def get_session(request: Request, console: ConsoleDep) -> ConsoleSession:
+async def get_session(request: Request, console: ConsoleDep) -> ConsoleSession:
     value = request.cookies.get(SESSION_COOKIE)
     session = console.signer.read_session(value, now=time.time())
     if session is None:
         raise SignInRequiredError("sign in to use the console")
     limiter = console.api.limiter
     if limiter is not None:
-        limiter.admit(session.tenant, session.principal_id)
+        await limiter.admit(session.tenant, session.principal_id, session.role.value)
     return session
 
 

@@ -87,18 +87,23 @@ class SyncWorker:
         """Turns new events into items; returns how many items were added."""
         store, added = self._ports.store, 0
         propose = self._ports.proposer is not None
+        limit = self._options.batch_size
         while True:
             after = await store.position()
-            events = await self._ports.feed.read(after=after, limit=self._options.batch_size)
-            if not events:
+            # The head is read before the events: everything up to it is either among them
+            # or an event the sync never reads, so a short batch moves the position to it.
+            head = await self._ports.feed.head()
+            if head <= after:
                 return added
+            events = await self._ports.feed.read(after=after, limit=limit, upto=head)
             tenants = await self._ports.feed.tenants_of(e.originator_id for _, e in events)
             items = [
                 item
                 for position, event in events
                 for item in plan(position, event, tenants[event.originator_id], propose=propose)
             ]
-            if await store.enqueue(items, after=after, upto=events[-1][0]):
+            upto = events[-1][0] if len(events) == limit else head
+            if await store.enqueue(items, after=after, upto=upto):
                 added += len(items)
             # else another worker fed this batch first: read on from the new position
 
