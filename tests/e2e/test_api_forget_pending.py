@@ -46,7 +46,8 @@ async def ok(response: httpx.Response, status: int = 200) -> Any:
 
 
 async def sync(ports: Runtime) -> None:
-    assert ports.sync_store is not None and ports.backend is not None
+    assert ports.sync_store is not None
+    assert ports.backend is not None
     feed = LedgerEventFeed(ports.ledger)
     report = await SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend)).run_once()
     assert report.dead == 0
@@ -68,7 +69,8 @@ async def a_lead_who_said_the_budget(http: httpx.AsyncClient, ports: Runtime) ->
     await ok(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=message, headers=AGENT))
     await ok(await http.post("/v1/subjects/me/sessions/wa-1/end", json={}, headers=AGENT))
     await sync(ports)
-    assert any("forty thousand" in text for text in await backend_texts(ports, subject["subject_id"]))
+    said = await backend_texts(ports, subject["subject_id"])
+    assert any("forty thousand" in text for text in said)
     return str(subject["subject_id"])
 
 
