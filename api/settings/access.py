@@ -250,16 +250,21 @@ class ConsoleSettings(NestedSettings):
 
     `session_secret` signs the console's session cookies; without one each process draws a
     random key at start, so sessions end with the process and several workers need a shared
-    secret (`FACTLEDGER_CONSOLE__SESSION_SECRET`).
+    secret (`FACTLEDGER_CONSOLE__SESSION_SECRET`). To rotate it, move the old one to
+    `previous_session_secrets`: cookies it signed still read until they end, new ones are
+    signed with the new secret.
     """
 
     enabled: bool = True
     session_ttl_s: int = Field(default=900, ge=60, le=8 * 3600)
     session_secret: SecretStr | None = None
+    previous_session_secrets: tuple[SecretStr, ...] = ()
 
     @model_validator(mode="after")
     def _secret_long_enough(self) -> ConsoleSettings:
-        secret = self.session_secret
-        if secret is not None and len(secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
-            raise ValueError(f"session_secret needs at least {MIN_SECRET_BYTES} bytes")
+        for secret in (self.session_secret, *self.previous_session_secrets):
+            if secret is not None and len(secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
+                raise ValueError(f"session_secret needs at least {MIN_SECRET_BYTES} bytes")
+        if self.previous_session_secrets and self.session_secret is None:
+            raise ValueError("previous_session_secrets need a session_secret to sign with")
         return self

@@ -27,6 +27,7 @@ import structlog
 from factledger.application.errors import InvalidMemoryInputError
 from factledger.application.ports import MemoryBackend
 from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.retry_schedule import RetrySchedule
 from factledger.application.sync.apply import (
     ProfileVersions,
     SyncWriteFailedError,
@@ -226,9 +227,11 @@ class SyncWorker:
                 exc.error_type if isinstance(exc, SyncWriteFailedError) else type(exc).__name__
             )
             attempts = item.attempts + 1
+            retry_in = RetrySchedule(MAX_ATTEMPTS, self._options.backoff_s).wait_after(attempts)
             # The backend refused the input itself: every retry would be refused alike.
-            final = attempts >= MAX_ATTEMPTS or isinstance(exc, InvalidMemoryInputError)
-            retry_in = None if final else self._options.backoff_s * 2 ** (attempts - 1)
+            if isinstance(exc, InvalidMemoryInputError):
+                retry_in = None
+            final = retry_in is None
             await store.fail(item.item_id, error_type=error_type, retry_in_s=retry_in)
             log.warning(
                 "sync.item_dead_lettered" if final else "sync.item_failed",

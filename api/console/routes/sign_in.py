@@ -22,6 +22,7 @@ from factledger.api.console.guard import (
     ConsoleDep,
     CsrfRefusedError,
     SessionDep,
+    refuse_cross_site,
 )
 from factledger.api.console.pages import clear_cookie, render_page, see_other, set_cookie
 from factledger.api.console.session import SESSION_COOKIE, SIGN_IN_COOKIE, SIGN_IN_TTL_S
@@ -78,6 +79,7 @@ async def sign_in(
     token: Annotated[str, Form(min_length=1, max_length=MAX_TOKEN_CHARS)],
     csrf: Annotated[str, Form(min_length=1, max_length=100)],
 ) -> RedirectResponse:
+    refuse_cross_site(request)
     expected = console.signer.read_sign_in_nonce(
         request.cookies.get(SIGN_IN_COOKIE), now=time.time()
     )
