@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from factledger.api.cli.main import app
+from factledger.bench.cli.main import app
 from factledger.bench.importing import run_store
 from factledger.testing.history import HistoryShape
 

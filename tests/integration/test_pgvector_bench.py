@@ -7,7 +7,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from factledger.api.cli.main import app
+from factledger.bench.cli.main import app
 from factledger.bench.pgvector.data import sentence_pool
 
 pytestmark = pytest.mark.integration

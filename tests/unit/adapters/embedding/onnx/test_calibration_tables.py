@@ -23,8 +23,8 @@ from factledger.adapters.embedding.onnx.calibration_tables import (
     write_table,
 )
 from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles, OnnxPreset
-from factledger.api.cli.main import app
 from factledger.application.memory.calibration import Calibration
+from factledger.bench.cli.main import app
 
 
 def test_every_packaged_model_has_a_rising_table_in_the_package() -> None:
