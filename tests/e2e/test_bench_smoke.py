@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.bench.cli.main import app
 from factledger.bench import main as bench_main
+from factledger.bench.cli.main import app
 from factledger.bench.config import BenchConfig, smoke_config
 from factledger.bench.progress import Advance, no_progress
 

@@ -99,7 +99,7 @@ class DatabaseSearches:
     def __init__(self, backend: PgvectorMemoryBackend, monkeypatch: Any) -> None:
         self.count = 0
         searcher = backend.searcher
-        for name in ("_fused_search", "_bound_rows"):
+        for name in ("_fused_search", "_listed_rows"):
             monkeypatch.setattr(searcher, name, self._counted(getattr(searcher, name)))
 
     def _counted(self, method: Any) -> Any:
