@@ -90,7 +90,7 @@ def reads_mirror_only(backend: PgvectorMemoryBackend, monkeypatch: Any) -> None:
         raise AssertionError("the search read the database, not the mirror")
 
     monkeypatch.setattr(backend.searcher, "_fused_search", database_search)
-    monkeypatch.setattr(backend.searcher, "_bound_rows", database_search)
+    monkeypatch.setattr(backend.searcher, "_listed_rows", database_search)
 
 
 class DatabaseSearches:
