@@ -1,4 +1,4 @@
-"""`factledger bench import` in miniature: the figures it prints add up (SQLite only; the
+"""`factledger-lab bench import` in miniature: the figures it prints add up (SQLite only; the
 PostgreSQL run is the same code on another store)."""
 
 from __future__ import annotations

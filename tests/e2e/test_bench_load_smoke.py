@@ -1,4 +1,4 @@
-"""A small run of `factledger bench load`: two agents for a few seconds against one real
+"""A small run of `factledger-lab bench load`: two agents for a few seconds against one real
 `factledger serve` on loopback (the hashing embedder keeps the server's start short)."""
 
 from __future__ import annotations

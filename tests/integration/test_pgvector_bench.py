@@ -1,4 +1,4 @@
-"""`factledger pgvector bench` runs end to end at smoke size and prints its table."""
+"""`factledger-lab pgvector bench` runs end to end at smoke size and prints its table."""
 
 from __future__ import annotations
 

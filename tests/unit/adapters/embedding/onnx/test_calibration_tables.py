@@ -1,5 +1,5 @@
 """Calibration tables: the packaged ones are found offline by model sha256, a user's model gets
-its own with `factledger embedder calibrate`, and a model without one stays on raw cosine."""
+its own with `factledger-lab embedder calibrate`, and a model without one stays on raw cosine."""
 
 from __future__ import annotations
 
