@@ -1,4 +1,5 @@
-"""`factledger pgvector bench`: pgvector and the in-memory backend on the same synthetic subjects.
+"""`factledger-lab pgvector bench`: pgvector and the in-memory backend on the same synthetic
+subjects.
 
 - Facts are sentences embedded once by the real embedder; both backends get the same vectors
   (a caching embedder), so load and search figures compare engines, not embedding.

@@ -1,4 +1,4 @@
-"""Measuring one workload on one backend for `factledger pgvector bench`: timed searches,
+"""Measuring one workload on one backend for `factledger-lab pgvector bench`: timed searches,
 embedding excluded and included, and recall against the exact ranking."""
 
 from __future__ import annotations
