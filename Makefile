@@ -12,7 +12,12 @@ TREE := .build/tree
 DEMO_DIR := .factledger/demo
 LAYERS := domain application adapters projections api client testing bench
 
-.PHONY: install demo console serve worker test lint typecheck imports unit bench browser clean
+# The official Node MCP SDK, from its lock file, for tests/e2e/test_mcp_transports.py (which
+# skips, naming what is missing, on a machine without node and npm).
+NODE_TEST := tests/mcp_node
+NODE_STAMP := $(NODE_TEST)/node_modules/.package-lock.json
+
+.PHONY: install demo console serve worker test lint typecheck imports unit bench browser clean node-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +30,13 @@ install: $(STAMP)
 $(TREE)/factledger: Makefile
 	@mkdir -p $@
 	@for layer in $(LAYERS); do ln -sfn ../../../$$layer $@/$$layer; done
+
+$(NODE_STAMP): $(NODE_TEST)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix $(NODE_TEST) --no-audit --no-fund --silent; \
+	else echo "npm not found: the Node MCP SDK test will be skipped" >&2; fi
+
+node-deps: $(NODE_STAMP)
 
 demo: $(STAMP)
 	rm -rf $(DEMO_DIR)
@@ -70,7 +82,7 @@ browser:
 	fi
 
 # pytest exits 5 when it collects nothing: a suite that tests nothing must not pass.
-test: lint typecheck imports browser
+test: lint typecheck imports browser node-deps
 	$(BIN)/pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$status
 
@@ -79,4 +91,4 @@ bench: $(STAMP)
 	$(BIN)/factledger-lab bench
 
 clean:
-	rm -rf $(VENV) .build .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .build .mypy_cache .pytest_cache .ruff_cache $(NODE_TEST)/node_modules

@@ -197,8 +197,17 @@ def _quoted(evidence: Evidence, sessions: dict[str, SessionInfo]) -> tuple[Role,
     if len(evidence.quote) > MAX_QUOTE:
         raise InvalidValueError(f"evidence.quote: at most {MAX_QUOTE} characters")
     session = sessions.get(evidence.session_id)
-    if session is None or evidence.message_index >= len(session.messages):
-        raise EvidenceNotFoundError(f"session {evidence.session_id}: no such message")
+    if session is None:
+        # Messages are recorded when their session ends; an open session's are not yet.
+        raise EvidenceNotFoundError(
+            f"session {evidence.session_id} is not recorded: evidence must cite a message of "
+            "an ended session; end the session first, or send the proposal with its end"
+        )
+    if evidence.message_index >= len(session.messages):
+        raise EvidenceNotFoundError(
+            f"session {evidence.session_id} has no message {evidence.message_index} "
+            f"(it recorded {len(session.messages)}, numbered from 0)"
+        )
     role, text = session.messages[evidence.message_index]
     if evidence.quote not in text:
         raise EvidenceNotFoundError(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.importing.positions import ImportPositions
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
@@ -42,7 +42,7 @@ class Runtime:
     idempotency: IdempotencyStore | None = None  # shared by every API process
     imports: ImportPositions | None = None  # where each history import stands
     # Screens messages and, through the side doors, summaries and proposals alike.
-    safety: SafetyFilter = field(default_factory=RuleBasedSafetyFilter)
+    safety: SafetyFilter = field(default_factory=DetectorSafetyFilter)
 
     def catch_up(self) -> int:
         """Brings every view up to the head of the log (call after a command to read it)."""

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.bootstrap.runtime import IMPORT
+from factledger.api.cli.tenants import checked_tenant
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import Settings, load_settings
 from factledger.application.importing.converters import ConversionError, from_locomo, from_mem0
@@ -34,8 +35,6 @@ from factledger.application.importing.lines import NumberedLine, split_lines
 from factledger.application.importing.report import ImportReport
 from factledger.application.sync.ports import SyncStore
 from factledger.application.sync.worker import SyncWorker
-from factledger.domain.errors import DomainError
-from factledger.domain.subject import subject_id_for
 
 CHUNK = 1 << 20
 err = Console(stderr=True)
@@ -166,10 +165,8 @@ def import_command(
 ) -> None:
     """Import past conversations with their original times: subjects, sessions, messages,
     summaries (docs/import-format.md). Idempotent and resumable: run it again after a crash."""
-    try:
-        subject_id_for(tenant, "probe", "probe")  # the rule every subject id applies
-    except DomainError:
-        raise typer.BadParameter("1..200 characters, no '/'", param_hint="--tenant") from None
+    settings = load_settings()
+    checked_tenant(settings.auth, tenant)
     try:
         data = None if source is Source.NDJSON else converted(path, source, kind)
     except ConversionError as exc:
@@ -186,7 +183,6 @@ def import_command(
         return
     file = path if data is None else None
     options = ImportOptions(tenant, import_id or content_id(file, data), on_error)
-    settings = load_settings()
     configure_logging(json_lines=settings.log_json, level="WARNING")
     columns = (
         TextColumn("{task.description}"),

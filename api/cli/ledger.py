@@ -25,8 +25,10 @@ from factledger.api.cli.render import (
     sessions_table,
     versions_table,
 )
+from factledger.api.cli.tenants import checked_tenant
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
+    AuthSettings,
     InMemoryBackendSettings,
     InMemorySyncStoreSettings,
     InMemoryViewSettings,
@@ -99,13 +101,16 @@ async def _play_demo(settings: Settings, target: Path) -> None:
         )
 
 
-def subject_ref(subject: str, tenant: str | None) -> tuple[str, UUID]:
-    """(tenant, subject id) of `tenant/kind/reference`, or of an id given with `--tenant`."""
+def subject_ref(subject: str, tenant: str | None, auth: AuthSettings) -> tuple[str, UUID]:
+    """(tenant, subject id) of `tenant/kind/reference`, or of an id given with `--tenant`; the
+    tenant must be one the deployment serves."""
     parts = subject.split("/")
     if len(parts) == 3:
+        checked_tenant(auth, parts[0], param="SUBJECT")
         return parts[0], Ledger.subject_id_for(*parts)
     if tenant is None:
         raise typer.BadParameter("give tenant/kind/reference, or a subject id with --tenant")
+    checked_tenant(auth, tenant)
     try:
         return tenant, UUID(subject)
     except ValueError:
@@ -121,8 +126,9 @@ def history(
     field: Annotated[str | None, typer.Option(help="Only this field's history.")] = None,
 ) -> None:
     """Show a subject's profile (now or as of a date) and the history of its fields."""
-    with _runtime() as rt:
-        tenant_name, sid = subject_ref(subject, tenant)
+    settings = _settings()
+    tenant_name, sid = subject_ref(subject, tenant, settings.auth)
+    with open_ledger_runtime(settings) as rt:
         reader = rt.profiles
         try:
             if as_of is None:
@@ -174,13 +180,17 @@ def rebuild() -> None:
         console.print(f"rebuilt '{rt.projection.name}' from {count} events in {elapsed:.2f} s")
 
 
-def _runtime(*, catch_up: bool = True) -> AbstractContextManager[Runtime]:
-    """Opens the runtime from the environment's settings, naming bad settings by field."""
+def _settings() -> Settings:
+    """The environment's settings, bad ones named by field."""
     try:
-        settings = load_settings()
+        return load_settings()
     except SettingsError as exc:
         raise typer.BadParameter(str(exc)) from None
-    return open_ledger_runtime(settings, catch_up=catch_up)
+
+
+def _runtime(*, catch_up: bool = True) -> AbstractContextManager[Runtime]:
+    """Opens the runtime from the environment's settings."""
+    return open_ledger_runtime(_settings(), catch_up=catch_up)
 
 
 def register(app: typer.Typer) -> None:

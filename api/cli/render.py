@@ -1,12 +1,22 @@
-"""Rich renderings of ledger read models for the CLI (profile, versions, history, queue)."""
+"""Rich renderings of ledger read models for the CLI (profile, versions, history, queue).
+
+Each is a `Records`: a table where its columns fit the terminal with no word cut, else one
+block per row, each cell on a line of its own beside its column's name. Values are wrapped,
+never truncated: a reviewer reads a supplier's name or a quote whole at any width.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from rich.console import Console, ConsoleOptions, Group, OverflowMethod, RenderResult
 from rich.markup import escape
+from rich.measure import Measurement
+from rich.rule import Rule
 from rich.table import Table
+from rich.text import Text
 
 from factledger.application.ledger.queries import (
     FieldDiff,
@@ -17,10 +27,48 @@ from factledger.application.ledger.queries import (
 )
 from factledger.domain.provenance import Actor
 
+UNLIMITED = 10_000  # columns: wider than any terminal
 
-def _row(table: Table, *cells: str) -> None:
-    """Cells hold user content: escape it, or rich reads "[forgotten]" as markup."""
-    table.add_row(*(escape(cell) for cell in cells))
+
+@dataclass
+class Records:
+    """Rows under named columns, drawn to fit the width they are printed at."""
+
+    title: str
+    columns: Sequence[str]
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+
+    def table(self, *, overflow: OverflowMethod = "fold") -> Table:
+        table = Table(title=self.title)
+        for column in self.columns:
+            table.add_column(column, overflow=overflow)
+        for cells in self.rows:
+            # Cells hold user content: escaped, or rich reads "[forgotten]" as markup.
+            table.add_row(*(escape(cell) for cell in cells))
+        return table
+
+    def blocks(self) -> Group:
+        parts: list[Table | Text | Rule] = [Text(self.title, style="bold")]
+        for number, cells in enumerate(self.rows, start=1):
+            block = Table.grid(padding=(0, 2))
+            block.add_column(style="bold", no_wrap=True)
+            block.add_column(overflow="fold")
+            for column, cell in zip(self.columns, cells, strict=True):
+                if cell:
+                    block.add_row(escape(column), escape(cell))
+            parts.extend([Rule(f"#{number}", align="left", style="dim"), block])
+        return Group(*parts)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # The narrowest the table can be drawn without cutting a word, measured as if room
+        # were unlimited (rich caps a measure at the width offered; folding splits words).
+        unlimited = options.update_width(UNLIMITED)
+        narrowest = Measurement.get(console, unlimited, self.table(overflow="ellipsis")).minimum
+        yield self.table() if narrowest <= options.max_width else self.blocks()
+
+
+def _row(table: Records, *cells: str) -> None:
+    table.rows.append(cells)
 
 
 def _when(at: datetime | None) -> str:
@@ -31,21 +79,22 @@ def _who(actor: Actor | None) -> str:
     return "" if actor is None else f"{actor.kind.value}:{actor.id}"
 
 
-def profile_table(profile: ProfileVersion, title: str) -> Table:
-    table = Table(title=f"{title} (version {profile.version}, {_when(profile.at)})")
-    for column in (
-        "field",
-        "value",
-        "condition",
-        "origin",
-        "proposed by",
-        "confirmed by",
-        "when",
-        "evidence",
-        "since v",
-        "valid until",
-    ):
-        table.add_column(column)
+def profile_table(profile: ProfileVersion, title: str) -> Records:
+    table = Records(
+        f"{title} (version {profile.version}, {_when(profile.at)})",
+        (
+            "field",
+            "value",
+            "condition",
+            "origin",
+            "proposed by",
+            "confirmed by",
+            "when",
+            "evidence",
+            "since v",
+            "valid until",
+        ),
+    )
     for name, f in profile.fields.items():
         _row(
             table,
@@ -63,29 +112,31 @@ def profile_table(profile: ProfileVersion, title: str) -> Table:
     return table
 
 
-def versions_table(versions: Sequence[ProfileVersion]) -> Table:
-    table = Table(title="Profile versions (each retrievable as of its date)")
-    for column in ("version", "as of", "cause", "fields"):
-        table.add_column(column)
+def versions_table(versions: Sequence[ProfileVersion]) -> Records:
+    table = Records(
+        "Profile versions (each retrievable as of its date)",
+        ("version", "as of", "cause", "fields"),
+    )
     for v in versions:
         fields = ", ".join(f"{n}={f.display}" for n, f in v.fields.items()) or "(empty)"
         _row(table, str(v.version), _when(v.at), v.cause, fields)
     return table
 
 
-def history_table(entries: Sequence[FieldHistoryEntry], title: str) -> Table:
-    table = Table(title=title)
-    for column in (
-        "field",
-        "what",
-        "value",
-        "from",
-        "until",
-        "origin",
-        "confirmed/asked by",
-        "why",
-    ):
-        table.add_column(column)
+def history_table(entries: Sequence[FieldHistoryEntry], title: str) -> Records:
+    table = Records(
+        title,
+        (
+            "field",
+            "what",
+            "value",
+            "from",
+            "until",
+            "origin",
+            "confirmed/asked by",
+            "why",
+        ),
+    )
     for h in entries:
         until = "" if h.until_version is None else f"v{h.until_version} {_when(h.until)}"
         asked = h.kind in {"forgotten", "expiry"}
@@ -105,10 +156,8 @@ def history_table(entries: Sequence[FieldHistoryEntry], title: str) -> Table:
     return table
 
 
-def diff_table(diffs: Sequence[FieldDiff], older: int, newer: int) -> Table:
-    table = Table(title=f"Diff v{older} -> v{newer}")
-    for column in ("field", f"v{older}", f"v{newer}"):
-        table.add_column(column)
+def diff_table(diffs: Sequence[FieldDiff], older: int, newer: int) -> Records:
+    table = Records(f"Diff v{older} -> v{newer}", ("field", f"v{older}", f"v{newer}"))
     for d in diffs:
         before = "" if d.before is None else d.before.display
         after = "(removed)" if d.after is None else d.after.display
@@ -116,10 +165,10 @@ def diff_table(diffs: Sequence[FieldDiff], older: int, newer: int) -> Table:
     return table
 
 
-def queue_table(pending: Sequence[PendingChange]) -> Table:
-    table = Table(title="Review queue (oldest first)")
-    for column in ("proposed", "subject", "field", "value", "origin", "by"):
-        table.add_column(column)
+def queue_table(pending: Sequence[PendingChange]) -> Records:
+    table = Records(
+        "Review queue (oldest first)", ("proposed", "subject", "field", "value", "origin", "by")
+    )
     for p in pending:
         _row(
             table,
@@ -133,10 +182,10 @@ def queue_table(pending: Sequence[PendingChange]) -> Table:
     return table
 
 
-def sessions_table(sessions: Sequence[SessionEntry]) -> Table:
-    table = Table(title="Sessions")
-    for column in ("#", "session", "channel", "type", "started", "messages", "withheld"):
-        table.add_column(column)
+def sessions_table(sessions: Sequence[SessionEntry]) -> Records:
+    table = Records(
+        "Sessions", ("#", "session", "channel", "type", "started", "messages", "withheld")
+    )
     for s in sessions:
         _row(
             table,

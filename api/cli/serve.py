@@ -11,10 +11,12 @@ import typer
 import uvicorn
 from fastapi import FastAPI
 
+from factledger.api.cli.tenants import checked_tenant
 from factledger.api.console.app import create_app as create_app_with_console
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest, mint_token
 from factledger.api.log_setup import configure_logging
 from factledger.api.mcp.http import mount_mcp
+from factledger.api.mcp.resource import ProtectedResource
 from factledger.api.settings import (
     InMemoryBackendSettings,
     PostgresSyncStoreSettings,
@@ -29,8 +31,9 @@ token_app = typer.Typer(help="Development tokens, signed with the configured key
 def create_served_app() -> FastAPI:
     """What `factledger serve` runs in each worker: the API, the console and the MCP tools.
     The console and MCP stand side by side on the API, so they meet only here."""
-    app = create_app_with_console()
-    mount_mcp(app)
+    settings = Settings()
+    app = create_app_with_console(settings)
+    mount_mcp(app, ProtectedResource.of(settings.api, settings.auth))
     return app
 
 
@@ -95,6 +98,7 @@ def mint(
         settings = load_settings()
     except SettingsError as exc:
         raise typer.BadParameter(str(exc)) from None
+    checked_tenant(settings.auth, tenant)
     claim = _subject_claim(subject)
     if (role is Role.AGENT) != (claim is not None):
         raise typer.BadParameter("--subject is required for agent tokens, and only for them")

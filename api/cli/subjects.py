@@ -43,7 +43,7 @@ def erase(
     its views and saved responses go, and the sync drops its memory-backend namespace. The
     ledger keeps a receipt: who, when, why."""
     settings = _settings()
-    tenant_name, subject_id = subject_ref(subject, tenant)
+    tenant_name, subject_id = subject_ref(subject, tenant, settings.auth)
     cmd = EraseSubject(tenant_name, subject_id, Actor(ActorKind.STAFF, by), reason)
     try:
         applied = asyncio.run(_erase(settings, cmd))
@@ -72,7 +72,7 @@ def expire_memory(
 ) -> None:
     """Stop serving a memory from a given time on; the sync worker sets it in the backend."""
     settings = _settings()
-    tenant_name, subject_id = subject_ref(subject, tenant)
+    tenant_name, subject_id = subject_ref(subject, tenant, settings.auth)
     valid_until = _aware(until)
     cmd = ExpireMemory(tenant_name, subject_id, memory_id, valid_until, Actor(ActorKind.STAFF, by))
     _record_expiry(settings, memory_id, valid_until, lambda ledger: ledger.expire_memory(cmd))
@@ -92,7 +92,7 @@ def expire_field(
     """Stop serving a profile field from a given time on; it stays in the profile and its
     history, and a later confirmed change of the field clears the expiry."""
     settings = _settings()
-    tenant_name, subject_id = subject_ref(subject, tenant)
+    tenant_name, subject_id = subject_ref(subject, tenant, settings.auth)
     valid_until = _aware(until)
     cmd = ExpireField(
         tenant_name, subject_id, field, valid_until, Actor(ActorKind.STAFF, by), reason

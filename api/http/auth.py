@@ -36,11 +36,10 @@ from factledger.api.http.errors import AuthenticationError, PermissionDeniedErro
 from factledger.api.http.schemas.common import SafeText
 from factledger.api.http.schemas.subjects import KIND_PATTERN
 from factledger.api.http.token_cache import VerifiedTokens, wall_clock
-from factledger.api.settings import AuthSettings
+from factledger.api.settings import TENANT_PATTERN, AuthSettings
 from factledger.domain.provenance import MAX_ACTOR_ID
 from factledger.domain.subject import MAX_REFERENCE
 
-TENANT_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 # RFC 7519's NumericDate: a JSON number (PyJWT alone would also take "1700000000").
 NumericDate = StrictInt | StrictFloat
 
@@ -185,6 +184,8 @@ class TokenVerifier:
             raise AuthenticationError("token lifetime exceeds the maximum")
         if (claims.role is Role.AGENT) != (claims.subject is not None):
             raise AuthenticationError("token claim subject: required for agents, only for them")
+        if self._settings.tenant_refusal(claims.tenant) is not None:
+            raise AuthenticationError("token claim tenant: not a tenant of this deployment")
         subject = None
         if claims.subject is not None:
             s = claims.subject

@@ -19,6 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from factledger.api.http.schemas.common import BODY_RULE_ERROR
 from factledger.application.errors import (
     ConcurrencyError,
     InvalidMemoryInputError,
@@ -250,6 +251,11 @@ def validation_body(exc: RequestValidationError) -> dict[str, str]:
     first = errors[0]
     if first.get("type") == "json_invalid":
         return error_body("ValidationError", f"body: {_RULES['json_invalid']}", "body")
+    ctx = first.get("ctx") or {}
+    if first.get("type") == BODY_RULE_ERROR and isinstance(ctx.get("field"), str):
+        # A rule across fields: blamed on the field its model names, said as the model says it.
+        field = ".".join(p for p in (_field_of(first.get("loc", ())), ctx["field"]) if p != "body")
+        return error_body("ValidationError", f"{field}: {first.get('msg')}", field)
     field = _field_of(first.get("loc", ()))
     return error_body("ValidationError", f"{field}: {_rule_of(first)}", field)
 

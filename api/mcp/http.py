@@ -2,9 +2,13 @@
 
 - Stateless: every POST carries its own bearer token and is served on its own, so no MCP
   session outlives or outranks the token that opened it.
+- Only POST: a stateless server has no stream to open on a GET (nor a session to DELETE), so
+  any other method is a 405 naming POST in `Allow`, before anything else (the SDK would hold a
+  GET open forever).
 - The token is checked (with the API's rate limits) before the SDK sees the request, so a
-  missing or bad one is the API's 401 body; each tool call then reads the same header again to
-  know its caller, since the SDK runs tools outside the request's task.
+  missing or bad one is the API's 401 body, whose `WWW-Authenticate` names the
+  protected-resource metadata (`api.mcp.resource`); each tool call then reads the same header
+  again to know its caller, since the SDK runs tools outside the request's task.
 - The SDK's session manager has a lifespan of its own, run by a task of the app's lifespan.
 - The SDK is loaded off the start-up path: importing it was about a third of a cold start of
   `factledger serve` (0.4-0.5 s of 1.5 s, issue 19's goal). The app's lifespan starts a task
@@ -26,6 +30,7 @@ from fastapi import FastAPI
 from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.security.utils import get_authorization_scheme_param
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -37,8 +42,10 @@ from factledger.api.http.errors import (
     ApiError,
     AuthenticationError,
     ServiceUnavailableError,
+    error_body,
     render,
 )
+from factledger.api.mcp.resource import ProtectedResource
 from factledger.api.settings import AuthSettings, RateLimitSettings, Settings
 
 if TYPE_CHECKING:
@@ -60,16 +67,20 @@ def create_app(
     rate_limit: RateLimitSettings | None = None,
 ) -> FastAPI:
     """The HTTP API with the MCP tools at `/mcp` (what `factledger serve` runs)."""
+    if settings is None:
+        settings = Settings() if ports is None else Settings(auth=auth or AuthSettings())
     app = create_http_app(settings, ports=ports, auth=auth, rate_limit=rate_limit)
-    mount_mcp(app)
+    mount_mcp(app, ProtectedResource.of(settings.api, auth or settings.auth))
     return app
 
 
-def mount_mcp(app: FastAPI) -> None:
+def mount_mcp(app: FastAPI, resource: ProtectedResource) -> None:
     state: ApiState = app.state.api
     loader = _SdkLoader(state)
+    endpoint = _McpEndpoint(state, loader, resource)
     # A Route, not a Mount: `/mcp` itself is the endpoint (a Mount would redirect to `/mcp/`).
-    app.router.routes.append(Route(MCP_PATH, _McpEndpoint(state, loader), include_in_schema=False))
+    app.router.routes.append(Route(MCP_PATH, endpoint, include_in_schema=False))
+    app.router.routes.extend(resource.routes(MCP_PATH))
     outer = app.router.lifespan_context
 
     @asynccontextmanager
@@ -134,13 +145,16 @@ def _import_sdk() -> None:
 
 
 class _McpEndpoint:
-    """An ASGI app: the API's authentication, then the SDK's transport."""
+    """An ASGI app: POST only, the API's authentication, then the SDK's transport."""
 
-    def __init__(self, state: ApiState, loader: _SdkLoader) -> None:
-        self._state, self._loader = state, loader
+    def __init__(self, state: ApiState, loader: _SdkLoader, resource: ProtectedResource) -> None:
+        self._state, self._loader, self._resource = state, loader, resource
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
+        if request.method != "POST":
+            await _not_allowed()(scope, receive, send)
+            return
         scheme, token = get_authorization_scheme_param(request.headers.get("Authorization"))
         credentials = (
             HTTPAuthorizationCredentials(scheme=scheme, credentials=token) if token else None
@@ -149,9 +163,20 @@ class _McpEndpoint:
             await get_principal(request, self._state, credentials)
             manager = await self._loader.manager()
         except ApiError as exc:
-            await render(exc)(scope, receive, send)
+            response = render(exc)
+            if isinstance(exc, AuthenticationError):
+                challenge = self._resource.challenge(request, MCP_PATH, token_given=bool(token))
+                response.headers["WWW-Authenticate"] = challenge
+            await response(scope, receive, send)
             return
         await manager.handle_request(scope, receive, send)
+
+
+def _not_allowed() -> JSONResponse:
+    detail = "this stateless server opens no event stream: POST each JSON-RPC message"
+    return JSONResponse(
+        error_body("MethodNotAllowed", detail), status_code=405, headers={"Allow": "POST"}
+    )
 
 
 def _bearer_principal(verifier: TokenVerifier, ctx: ServerRequestContext[Any, Any]) -> Principal:

@@ -3,9 +3,11 @@
 - The principal comes from the platform token alone, resolved per call by `PrincipalOf` (stdio:
   the token the process was started with; HTTP: the request's bearer header), and must be an
   agent's: its token fixes the one subject every tool acts on.
-- A call's answer is the route's response model as JSON (text and structured content); a
-  failure is a tool error (`isError`) carrying the API's error body, `{"error", "detail",
-  "field"}`, with the status the API would have answered. Nothing else reaches the caller: an
+- A call's answer is the route's response model as JSON (text and structured content, which
+  the tool's output schema describes); a failure is a tool error (`isError`) whose text is the
+  API's error body, `{"error", "detail", "field"}`, with the status the API would have answered
+  in `_meta` (`STATUS_META`). A failure carries no structured content: clients validate that
+  against the output schema, which describes answers. Nothing else reaches the caller: an
   unexpected error is the API's generic 500 body, logged once with its type.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from importlib.metadata import version
 from typing import Any
 
 import structlog
@@ -41,6 +44,8 @@ from factledger.api.http.errors import (
 from factledger.api.mcp.tools import TOOLS, TOOLS_BY_NAME, Call, Tool
 
 SERVER_NAME = "factledger"
+# Where a failed call's result carries the HTTP status the API would have answered.
+STATUS_META = "factledger/status"
 log = structlog.get_logger(__name__)
 
 # Resolves the caller of one request; raises `AuthenticationError` for a missing or bad token.
@@ -49,11 +54,12 @@ PrincipalOf = Callable[[ServerRequestContext[Any, Any]], Principal]
 
 def build_server(state: ApiState, principal_of: PrincipalOf) -> Server[Any]:
     """The MCP server over `state` (the HTTP app's, or the stdio process's own)."""
+    listed = ListToolsResult(tools=[_described(tool) for tool in TOOLS])
 
     async def list_tools(
         _: ServerRequestContext[Any, Any], __: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return ListToolsResult(tools=[_described(tool) for tool in TOOLS])
+        return listed
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
@@ -63,13 +69,14 @@ def build_server(state: ApiState, principal_of: PrincipalOf) -> Server[Any]:
             answer = await _run(state, principal_of(ctx), params, arrived_at)
         except Exception as exc:  # every failure becomes the API's error body
             return _failure(params.name, exc)
-        body = answer.model_dump(mode="json")
+        body = answer.model_dump(mode="json", by_alias=True)
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(body))], structured_content=body
         )
 
     return Server(
         SERVER_NAME,
+        version=version("factledger"),
         instructions="Memory of the one subject this token is bound to. Call get_context at "
         "the start of a conversation and recall on a turn; record the conversation; propose "
         "profile changes, which the subject confirms or a reviewer approves.",
@@ -96,8 +103,11 @@ async def _run(
 def _described(tool: Tool[Any]) -> McpTool:
     return McpTool(
         name=tool.name,
+        title=tool.title,
         description=tool.description,
         input_schema=tool.arguments.model_json_schema(),
+        output_schema=tool.answer.model_json_schema(mode="serialization"),
+        annotations=tool.annotations,
     )
 
 
@@ -113,6 +123,6 @@ def _failure(tool: str, exc: Exception) -> CallToolResult:
     log.info("mcp.tool_failed", tool=tool, error_type=type(exc).__name__, status=status)
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(body))],
-        structured_content={**body, "status": status},
         is_error=True,
+        _meta={STATUS_META: status},
     )

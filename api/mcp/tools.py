@@ -3,7 +3,10 @@
 Every tool takes a strict body (the HTTP API's own request model, plus the path's ids where the
 route has any), so an argument the API does not know, such as a `subject` or a `tenant`, is a
 422 naming it. The subject is always `me`: the one the token is bound to (ADR 0010). Answers
-are the HTTP API's response models. Writes hold a write slot, as on HTTP.
+are the HTTP API's response models, which are also the tools' output schemas. Writes hold a
+write slot, as on HTTP. Each tool states its behaviour as MCP annotations: reads are read-only,
+`forget` is the one destructive tool (the ledger keeps every other change as a new version),
+and a write is idempotent where a retry with the same arguments changes nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from fastapi import Response
+from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from factledger.api.http.auth import Principal
@@ -24,11 +28,18 @@ from factledger.api.http.routes import forget as forget_route
 from factledger.api.http.routes import proposals as proposal_routes
 from factledger.api.http.routes import recall as recall_routes
 from factledger.api.http.routes import sessions as session_routes
-from factledger.api.http.routes.forget import ForgetIn
+from factledger.api.http.routes.forget import ForgetIn, ForgetOut
 from factledger.api.http.schemas.common import SESSION_ID_PATTERN
-from factledger.api.http.schemas.proposals import ConfirmIn, ProposalIn
-from factledger.api.http.schemas.recall import ContextIn, RecallIn
-from factledger.api.http.schemas.sessions import EndSessionIn, MessageIn, StartSessionIn
+from factledger.api.http.schemas.proposals import ConfirmIn, DecisionOut, ProposalIn, ProposalOut
+from factledger.api.http.schemas.recall import ContextIn, ContextOut, RecallIn, RecallOut
+from factledger.api.http.schemas.sessions import (
+    EndSessionIn,
+    EndSessionOut,
+    MessageIn,
+    MessageOutcomeOut,
+    SessionOut,
+    StartSessionIn,
+)
 from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 
@@ -59,14 +70,27 @@ class Call:
 BodyT = TypeVar("BodyT", bound=BaseModel)
 
 
+# Every tool acts on the one subject's memory in this service, never on an open world. Only
+# `forget` destroys: a confirmed change replaces a field's value, but the ledger keeps the old
+# one as a version of the profile.
+READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+ADDS = ToolAnnotations(destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+ADDS_ONCE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+ERASES = ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
 @dataclass(frozen=True, slots=True)
 class Tool(Generic[BodyT]):
-    """A tool: its arguments are `arguments`, validated strictly, then handed to `handler`."""
+    """A tool: its arguments are `arguments`, validated strictly, then handed to `handler`,
+    which answers an `answer`."""
 
     name: str
+    title: str
     description: str
     arguments: type[BodyT]
+    answer: type[BaseModel]
     handler: Callable[[Call, BodyT], Awaitable[BaseModel]]
+    annotations: ToolAnnotations
     writes: bool = True
 
     async def run(self, call: Call, raw: dict[str, Any]) -> BaseModel:
@@ -180,60 +204,89 @@ async def forget(call: Call, body: ForgetIn) -> BaseModel:
 TOOLS: tuple[Tool[Any], ...] = (
     Tool(
         "get_context",
+        "Get the subject's context",
         "At the start of a call: what to know about the subject (profile, recent sessions, "
         "memories, open changes to confirm), as notes. Answers within its budget; `degraded` "
         "says why an answer is partial.",
         ContextIn,
+        ContextOut,
         get_context,
+        READS,
         writes=False,
     ),
     Tool(
         "recall",
+        "Recall memories",
         "On a turn: memories relevant to `query`, as notes. Answers within its budget, "
         "partial (`degraded`) rather than late.",
         RecallIn,
+        RecallOut,
         recall,
+        READS,
         writes=False,
     ),
     Tool(
         "start_session",
+        "Start a session",
         "Start a session (a call or a chat) before recording its messages; idempotent by "
         "session id.",
         StartSessionIn,
+        SessionOut,
         start_session,
+        ADDS_ONCE,
     ),
     Tool(
         "record_message",
+        "Record a message",
         "Record one message of the session. A subject's message may confirm or decline a "
-        "pending change (`confirms`, `declines`).",
+        "pending change (`confirms`, `declines`). With `message_id`, a retry is a no-op.",
         RecordMessageIn,
+        MessageOutcomeOut,
         record_message,
+        ADDS,
     ),
     Tool(
         "end_session",
-        "End the session: its transcript, summary and proposals are recorded at once.",
+        "End the session",
+        "End the session: its transcript, summary and proposals are recorded at once. "
+        "Proposals quoting this session's messages go in `proposals` here.",
         EndSessionToolIn,
+        EndSessionOut,
         end_session,
+        ADDS_ONCE,
     ),
     Tool(
         "propose_change",
+        "Propose a profile change",
         "Propose a change to a profile field; it stays pending until the subject confirms it "
-        "or a reviewer approves it.",
+        "or a reviewer approves it. `evidence` must cite a message of an ended session "
+        "(end_session records its messages); to propose from the conversation still open, "
+        "pass the proposal in end_session's `proposals` instead. With `change_id`, a retry "
+        "is a no-op.",
         ProposalIn,
+        ProposalOut,
         propose_change,
+        ADDS,
     ),
     Tool(
         "confirm_change",
-        "The subject confirmed a pending change: `evidence` names the recorded message in "
-        "which they said so, and quotes it.",
+        "Confirm a pending change",
+        "The subject confirmed a pending change: `evidence` names the message of an ended "
+        "session in which they said so, and quotes it.",
         ConfirmChangeIn,
+        DecisionOut,
         confirm_change,
+        ADDS_ONCE,
     ),
     Tool(
         "forget",
-        "Forget a profile field or one memory (exactly one of `field`, `memory_id`).",
+        "Forget a field or a memory",
+        "Forget a profile field (`field`) or one memory (`memory_id`): send exactly one of "
+        "them. The value becomes unrecoverable.",
         ForgetIn,
+        ForgetOut,
         forget,
+        ERASES,
     ),
 )
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}

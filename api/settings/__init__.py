@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from factledger.api.settings.access import (
     DEV_JWT_SECRET,
     MIN_SECRET_BYTES,
+    TENANT_PATTERN,
     ApiSettings,
     AuthSettings,
     ConsoleSettings,
@@ -85,6 +86,7 @@ __all__ = [
     "DEV_JWT_SECRET",
     "FORBID_EXTRA",
     "MIN_SECRET_BYTES",
+    "TENANT_PATTERN",
     "ApiSettings",
     "AuthSettings",
     "ConsoleSettings",
@@ -175,6 +177,28 @@ class Settings(BaseSettings):
     console: ConsoleSettings = ConsoleSettings()
     log_json: bool = False
 
+    @model_validator(mode="after")
+    def _named_tenants_served(self) -> Settings:
+        """A tenant named in another setting is one `auth` serves: a misspelt name there would
+        configure a tenant no token can reach."""
+        named = [
+            *(
+                (f"webhooks.endpoints[{i}].tenant", e.tenant)
+                for i, e in enumerate(self.webhooks.endpoints)
+            ),
+            *(
+                (f"extraction.guidance[{i}].tenant", r.tenant)
+                for i, r in enumerate(self.extraction.guidance)
+                if r.tenant
+            ),
+            *(("proposals.tenants", name) for name in self.proposals.tenants),
+            *(("recall.tenants", name) for name in self.recall.tenants),
+        ]
+        unserved = sorted({where for where, name in named if self.auth.tenant_refusal(name)})
+        if unserved:
+            raise ValueError(f"{', '.join(unserved)}: not a tenant auth serves")
+        return self
+
     def ledger_path(self) -> Path:
         store = self.event_store
         path = store.path if isinstance(store, SqliteEventStoreSettings) else None
@@ -200,5 +224,12 @@ def load_settings(**overrides: object) -> Settings:
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
-        fields = sorted({".".join(str(p) for p in err["loc"]) for err in exc.errors()})
+        # A rule across settings has no location of its own: its message names the settings.
+        fields = sorted(
+            {".".join(str(p) for p in err["loc"]) or _own_words(err["msg"]) for err in exc.errors()}
+        )
         raise SettingsError(f"invalid settings: {', '.join(fields)}") from None
+
+
+def _own_words(message: str) -> str:
+    return message.removeprefix("Value error, ")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     ConfigDict,
@@ -23,6 +23,12 @@ from factledger.application.ledger.event_log import TOPIC_BY_TYPE
 DEV_JWT_SECRET = "factledger-dev-secret-change-me-not-for-production"  # noqa: S105
 _PLACEHOLDER = re.compile(r"change[-_]?me|changethis|placeholder", re.IGNORECASE)
 MIN_SECRET_BYTES = 32
+# What any tenant name looks like (token claims, settings, the CLI's `--tenant`); a deployment
+# narrows it with `AuthSettings.tenants` or `tenant_pattern`.
+TENANT_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+# An OAuth issuer identifier: compared byte for byte by hosts, so kept as written (no
+# normalisation adding a trailing slash).
+_URL = r"^https?://[^\s/?#]+(/[^\s?#]*)?$"
 
 
 class JwtKeySettings(NestedSettings):
@@ -51,7 +57,17 @@ class JwtKeySettings(NestedSettings):
 class AuthSettings(NestedSettings):
     """Bearer-token verification: who may issue (`issuer`), for whom (`audience`), with which
     keys, e.g. `FACTLEDGER_AUTH__KEYS='[{"kid": "2026", "secret": "..."}]'`. Outside `dev` and
-    `test`, a placeholder secret (the shipped dev one included) is refused."""
+    `test`, a placeholder secret (the shipped dev one included) is refused.
+
+    - `authorization_servers`: where MCP hosts sign in (OAuth issuer URLs), announced in the
+      protected-resource metadata (`/.well-known/oauth-protected-resource`); default: `issuer`,
+      when it is an http(s) URL.
+    - `tenants`: the tenants this deployment serves, e.g. `FACTLEDGER_AUTH__TENANTS='["acme"]'`;
+      `tenant_pattern`: a regular expression every tenant name must match in full. A token
+      for another tenant is refused (401), and so is a CLI `--tenant` naming one, so a typo
+      never starts a new tenant. Empty list: any name of the form `TENANT_PATTERN`. Other
+      settings that name a tenant must name a served one (`Settings`).
+    """
 
     environment: Literal["dev", "test", "production"] = "dev"
     issuer: str = Field(default="factledger-dev", min_length=1, max_length=200)
@@ -63,6 +79,9 @@ class AuthSettings(NestedSettings):
     max_lifetime_s: int = Field(default=24 * 3600, gt=0)
     # Platform tokens are well under 2 KiB; a bigger one is refused before it is parsed.
     max_token_bytes: int = Field(default=8 * 1024, ge=1024, le=64 * 1024)
+    authorization_servers: tuple[Annotated[str, Field(pattern=_URL)], ...] = ()
+    tenants: tuple[Annotated[str, Field(pattern=TENANT_PATTERN)], ...] = ()
+    tenant_pattern: str = Field(default=TENANT_PATTERN, min_length=1, max_length=500)
 
     @model_validator(mode="after")
     def _keys_usable(self) -> AuthSettings:
@@ -72,6 +91,33 @@ class AuthSettings(NestedSettings):
         if self.environment == "production" and self.placeholder_kids():
             raise ValueError("placeholder secrets are refused in production")
         return self
+
+    @model_validator(mode="after")
+    def _tenants_consistent(self) -> AuthSettings:
+        try:
+            pattern = re.compile(self.tenant_pattern)
+        except re.error:
+            raise ValueError("tenant_pattern: not a regular expression") from None
+        if any(pattern.fullmatch(name) is None for name in self.tenants):
+            raise ValueError("tenants: every name must match tenant_pattern")
+        return self
+
+    def tenant_refusal(self, name: str) -> str | None:
+        """Why `name` is not a tenant of this deployment (None: it is). Names no tenant, so
+        the answer can reach a caller of another tenant."""
+        if re.fullmatch(TENANT_PATTERN, name) is None:
+            return "1 to 64 letters, digits, '_', '.' or '-'"
+        if self.tenants and name not in self.tenants:
+            return "not a tenant of this deployment (FACTLEDGER_AUTH__TENANTS)"
+        if re.fullmatch(self.tenant_pattern, name) is None:
+            return "not a tenant name of this deployment (FACTLEDGER_AUTH__TENANT_PATTERN)"
+        return None
+
+    def sign_in_servers(self) -> tuple[str, ...]:
+        """The OAuth authorization servers hosts are sent to (`authorization_servers`)."""
+        if self.authorization_servers:
+            return self.authorization_servers
+        return (self.issuer,) if re.fullmatch(_URL, self.issuer) else ()
 
     def placeholder_kids(self) -> list[str]:
         return [
@@ -119,7 +165,7 @@ class WebhookEndpointSettings(NestedSettings):
     """One endpoint that receives a tenant's events (`factledger webhooks run`, ADR 0022)."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
-    tenant: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    tenant: str = Field(pattern=TENANT_PATTERN)
     url: HttpUrl
     secret: SecretStr = Field(min_length=32)  # HMAC-SHA256 key shared with the receiver
     kinds: tuple[str, ...] = ()  # subject kinds to send; none: all
@@ -157,10 +203,17 @@ class WebhooksSettings(NestedSettings):
 
 
 class ApiSettings(NestedSettings):
-    """The HTTP server (`factledger serve`)."""
+    """The HTTP server (`factledger serve`).
+
+    `public_url` is where clients reach it when that is not `http://host:port` (a proxy, TLS,
+    a container's published port), e.g. `https://memory.example.com`: `console-link` prints
+    links to it, and the protected-resource metadata names it. Unset: `console-link` uses
+    host and port, the metadata each request's own URL.
+    """
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
+    public_url: str | None = Field(default=None, pattern=_URL)
     workers: int = Field(default=1, ge=1, le=64)
     max_body_bytes: int = Field(default=256 * 1024, ge=1024, le=64 * 1024 * 1024)
     # Saved responses of `Idempotency-Key` requests, in a store beside the event store.
@@ -177,6 +230,18 @@ class ApiSettings(NestedSettings):
     # How long a starting process keeps trying a store that is away (a database restarting):
     # a process that gives up fails its startup, and uvicorn then stops every worker.
     startup_wait_s: float = Field(default=30.0, ge=0, le=600)
+
+    def base_url(self, *, host: str | None = None, port: int | None = None) -> str:
+        """Where a browser reaches `factledger serve` started with `host` and `port` (its
+        `--host` / `--port`, else these settings): `public_url` unless either is given."""
+        if self.public_url is not None and host is None and port is None:
+            return self.public_url.rstrip("/")
+        name = host or self.host
+        # A wildcard address is where the server listens, not where anyone can browse to.
+        name = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(name, name)  # noqa: S104
+        if ":" in name:
+            name = f"[{name}]"
+        return f"http://{name}:{port or self.port}"
 
 
 class ConsoleSettings(NestedSettings):

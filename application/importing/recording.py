@@ -225,7 +225,8 @@ class LineRecorder:
 
 
 def _refused(line: NumberedLine, exc: Exception) -> Outcome:
-    error = LineError(line.number, _field_of(exc), _rule_of(exc), type(exc).__name__)
+    field = _field_of(exc)
+    error = LineError(line.number, field, _rule_of(exc, field), type(exc).__name__)
     log.info("import.line_refused", line=line.number, error_type=error.error)
     return Outcome(error=error)
 
@@ -238,8 +239,11 @@ def _field_of(exc: Exception) -> str:
     return head if sep and " " not in head else "line"
 
 
-def _rule_of(exc: Exception) -> str:
-    if isinstance(exc, ImportLineError):
-        return exc.rule
+def _rule_of(exc: Exception, field: str) -> str:
+    """The rule alone: the report names the field beside it, and an error's message often
+    starts with the field already (`messages[0].at: is earlier than ...`)."""
+    rule = getattr(exc, "rule", None)
+    if isinstance(rule, str):
+        return rule
     # Errors of this codebase name ids and rules, never content (STYLE section 6).
-    return str(exc)
+    return str(exc).removeprefix(f"{field}: ")

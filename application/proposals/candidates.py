@@ -12,6 +12,8 @@ weighs it against the subject's profile and open proposals.
   forgetting them (ADR 0003); its rationale names the session and message instead.
 - One candidate per field and session: a single-valued field keeps the session's last
   statement, a list field gathers every value.
+- A negation of the field's value in the same session ("it's not X, it's Y") says which value
+  the candidate corrects (`replaces`), unless it negates the candidate's own value.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.sameness import same_value
 from factledger.application.memory.types import RelationKind
 from factledger.application.proposals.schema import FieldFeed, KindFeeds
 from factledger.domain.provenance import MAX_QUOTE, Evidence, Origin
@@ -41,6 +44,8 @@ class Candidate:
     condition: str | None
     slots: tuple[str, ...]
     said_in: tuple[str, int] | None = None  # (session id, message index) it was drawn from
+    # The value the session said no longer holds ("not X", "no longer X"): what it corrects.
+    replaces: str | None = None
 
 
 def whole_sentence(text: str, *, containing: Sequence[str]) -> str:
@@ -96,8 +101,11 @@ def candidates_from(
 ) -> list[Candidate]:
     """The session's candidates, one per field, in the order their fields were first fed."""
     by_field: dict[str, Candidate] = {}
+    negated: dict[str, str] = {}
     for fact in facts:
         feed = feeds.field_for(fact.slot)
+        if feed is not None and fact.negated and fact.value:
+            negated[feed.field] = fact.value
         value = _value_of(fact)
         if feed is None or fact.slot is None or fact.negated or not _fits(feed, value):
             continue  # a negation ("no longer works with X") proposes no value
@@ -121,4 +129,12 @@ def candidates_from(
                 earlier, values=values[:MAX_ITEMS], slots=(*earlier.slots, fact.slot)
             )
         by_field[feed.field] = candidate
-    return list(by_field.values())
+    return [_correcting(c, negated.get(f)) for f, c in by_field.items()]
+
+
+def _correcting(candidate: Candidate, negated: str | None) -> Candidate:
+    if negated is None or candidate.feed.many:
+        return candidate
+    if any(same_value(negated, v) for v in candidate.values):
+        return candidate  # "no longer X" then "X again": it corrects nothing
+    return replace(candidate, replaces=negated)

@@ -6,6 +6,10 @@ Pure (the subject is loaded by the caller). For each candidate:
   proposes it already, or a reviewer rejected it before; otherwise `set` (an update when the
   profile holds another value), superseding every open `set` of the field;
 - a list field: the values neither held, open nor rejected, as one `append` (an extension);
+- "the same value" is by meaning, not by characters (`memory.sameness`: case, accents,
+  punctuation and number formats aside), so "12,000" repeats "12000" and proposes nothing;
+- an update's or a correction's rationale names the value it replaces: the one the session
+  said no longer holds, else the profile's;
 - the change id is derived from (subject, session, model, field): a rerun proposes the same
   change, never a second one.
 """
@@ -16,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import NAMESPACE_URL, UUID, uuid5
 
+from factledger.application.memory.sameness import same_value
 from factledger.application.proposals.candidates import Candidate
 from factledger.domain.proposal import ChangeRecord, Proposal
 from factledger.domain.provenance import Actor, ChangeStatus, Operation, Origin
@@ -45,11 +50,16 @@ def _items(value: FieldValue | None) -> tuple[str, ...]:
     return () if value is None else (render(value),)
 
 
-def _rationale(candidate: Candidate, relation: str) -> str:
+def _rationale(candidate: Candidate, relation: str, replaced: str | None = None) -> str:
     said = candidate.said_in
     where = "" if said is None else f" (session {said[0]}, message {said[1]})"
     how = "concluded from what was said" if candidate.origin is Origin.INFERRED else "said"
-    return f"{relation} of {candidate.feed.field}: {how}{where}"
+    instead = "" if replaced is None else f"; replaces {replaced}"
+    return f"{relation} of {candidate.feed.field}: {how}{where}{instead}"
+
+
+def _known(value: str, values: set[str]) -> bool:
+    return any(same_value(value, v) for v in values)
 
 
 def _plan_one(
@@ -65,16 +75,24 @@ def _plan_one(
         for i in _items(c.proposal.value)
     }
     offered = {i for c in open_ for i in _items(c.proposal.value)}
-    fresh = [v for v in candidate.values if v not in held | offered | rejected]
+    fresh: list[str] = []
+    for v in candidate.values:
+        if not _known(v, held | offered | rejected | set(fresh)):
+            fresh.append(v)
     if not fresh:
         return None
     value: FieldValue
     supersedes: tuple[UUID, ...] = ()
+    replaced: str | None = None
     if candidate.feed.many:
         operation, value, relation = Operation.APPEND, ListValue(tuple(fresh)), "extension"
     else:
         operation, value = Operation.SET, TextValue(fresh[-1])
         relation = "update" if current is not None else "new value"
+        if candidate.replaces is not None:
+            relation, replaced = "correction", candidate.replaces
+        elif current is not None:
+            replaced = next(iter(held), None)
         supersedes = tuple(c.change_id for c in open_ if c.operation is Operation.SET)
     if candidate.origin is Origin.INFERRED:
         relation = "derivation"
@@ -88,7 +106,7 @@ def _plan_one(
         based_on_version=subject.profile_version,
         evidence=candidate.evidence,
         condition=candidate.condition,
-        rationale=_rationale(candidate, relation),
+        rationale=_rationale(candidate, relation, replaced),
     )
     return PlannedChange(proposal, supersedes)
 

@@ -27,6 +27,7 @@ from typing import Protocol
 from uuid import UUID
 
 from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.sameness import any_states
 from factledger.application.memory.types import (
     Capability,
     MemoryFact,
@@ -36,6 +37,7 @@ from factledger.application.memory.types import (
 )
 from factledger.application.ports import MemoryBackend
 from factledger.application.sync.carriers import PREVIOUSLY, repeats_value_of, targets
+from factledger.application.sync.decisions import Decided, is_stale
 from factledger.application.sync.forget import Traced, is_forgotten_with
 
 
@@ -50,17 +52,37 @@ class FieldForget:
 
 
 @dataclass(frozen=True, slots=True)
+class Rejection:
+    """A rejected proposal as recall needs it: what the sync's `reject` item decides by, and
+    the transcript documents recorded before the rejection (later ones are not its concern)."""
+
+    decision: Decided
+    documents: frozenset[str]
+
+    def may_retire(self, hit: SearchHit) -> bool:
+        """Cheap first pass, on the hit alone: a current memory of an earlier session that
+        states the rejected value."""
+        return (
+            hit.is_latest
+            and hit.document_id in self.documents
+            and any_states(hit.text, self.decision.stale)
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ForgetMask:
-    """One subject's forgets, as of the ledger's latest version."""
+    """One subject's forgets, as of the ledger's latest version, and its rejected proposals
+    (their memories leave recall at once too, before the sync's `reject` item has run)."""
 
     erased: bool = False
     memory_ids: frozenset[str] = frozenset()
     fields: tuple[FieldForget, ...] = ()
     current_fields: frozenset[str] = frozenset()  # still in the profile: their memories stay
+    rejections: tuple[Rejection, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.erased or self.memory_ids or self.fields)
+        return not (self.erased or self.memory_ids or self.fields or self.rejections)
 
     def by_id(self, memory_id: str) -> bool:
         return self.erased or memory_id in self.memory_ids
@@ -141,9 +163,10 @@ async def unforgotten(
         return list(hits)
     kept = [h for h in hits if not mask.by_id(h.id)]
     provenance = Capability.FACT_PROVENANCE in backend.capabilities
+    traces = traces or Traces()
     doubtful = [h for h in kept if mask.concerned(h.document_id)]
     if doubtful:
-        traced = await _traces(doubtful, backend, ns, traces or Traces())
+        traced = await _traces(doubtful, backend, ns, traces)
         forgotten = {
             h.id
             for h in doubtful
@@ -151,8 +174,45 @@ async def unforgotten(
             or mask.forgets(trace, h.id, provenance=provenance)
         }
         kept = [h for h in kept if h.id not in forgotten]
+    rejected = await _rejected(kept, mask, backend, ns, traces)
+    kept = [h for h in kept if h.id not in rejected]
     carriers = await repeating_hits(kept, mask, backend, ns, provenance=provenance)
     return [h for h in kept if h.id not in carriers]
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A hit as the decisions' rule reads it: its text, with the slot its trace holds."""
+
+    text: str
+    slot: str | None
+    document_id: str | None
+
+
+async def _rejected(
+    hits: Sequence[SearchHit],
+    mask: ForgetMask,
+    backend: MemoryBackend,
+    ns: Namespace,
+    traces: Traces,
+) -> set[str]:
+    """The hits the sync's `reject` items take out (`sync.decisions.is_stale`); a slot is read
+    only for a hit that states a rejected value."""
+    doubtful = {h.id: r for h in hits if (r := [x for x in mask.rejections if x.may_retire(h)])}
+    if not doubtful:
+        return set()
+    chosen = [h for h in hits if h.id in doubtful]
+    traced = await _traces(chosen, backend, ns, traces)
+    slots = Capability.FACT_SLOTS in backend.capabilities
+    return {
+        h.id
+        for h in chosen
+        if (trace := traced.get(h.id)) is None
+        or any(
+            is_stale(_Seen(h.text, trace.slot, h.document_id), r.decision, slots=slots)
+            for r in doubtful[h.id]
+        )
+    }
 
 
 async def repeating_hits(

@@ -11,16 +11,28 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.recall.forgets import NOTHING_FORGOTTEN, FieldForget, ForgetMask
+from factledger.application.memory.sameness import value_phrases
+from factledger.application.recall.forgets import (
+    NOTHING_FORGOTTEN,
+    FieldForget,
+    ForgetMask,
+    Rejection,
+)
+from factledger.application.sync.decisions import decided
 from factledger.application.sync.ids import transcript_document_id
+from factledger.domain.events import ChangeRejected
 from factledger.domain.forgets import ForgetMark
+from factledger.domain.proposal import ChangeRecord
+from factledger.domain.provenance import ChangeStatus
 from factledger.domain.subject import Subject
+from factledger.domain.values import to_payload
 
 MASKS_KEPT = 10_000  # subjects whose mask is kept: ids and a few sets each
 
@@ -43,38 +55,72 @@ class LedgerForgets:
             subject = cast("Subject", self._ledger.repository.get(subject_id))
         except AggregateNotFoundError:
             return NOTHING_FORGOTTEN
-        if not (subject.erased or subject.forgotten_memories or subject.forget_marks):
+        rejected = any(c.status is ChangeStatus.REJECTED for c in subject.changes.values())
+        if not (subject.erased or subject.forgotten_memories or subject.forget_marks or rejected):
             return NOTHING_FORGOTTEN
         with self._lock:
             known = self._masks.get(subject_id)
             if known is not None and known[0] == subject.version:
                 self._masks.move_to_end(subject_id)
                 return known[1]
-        mask = mask_of(subject)
+        mask = mask_of(subject, self._rejected_at(subject) if rejected else {})
         with self._lock:
             self._masks[subject_id] = (subject.version, mask)
             if len(self._masks) > self._kept:
                 self._masks.popitem(last=False)
         return mask
 
+    def _rejected_at(self, subject: Subject) -> dict[UUID, int]:
+        """The version of each rejection: the aggregate keeps a change's status, not when it
+        was decided, so its stream says (read only when the subject has a rejection and a new
+        version)."""
+        events = self._ledger.repository.event_store.get(subject.id)
+        return {e.change_id: e.originator_version for e in events if isinstance(e, ChangeRejected)}
 
-def mask_of(subject: Subject) -> ForgetMask:
-    """The subject's forgets as recall applies them (see `recall.forgets`)."""
+
+def mask_of(subject: Subject, rejected_at: Mapping[UUID, int] | None = None) -> ForgetMask:
+    """The subject's forgets as recall applies them (see `recall.forgets`), and its rejected
+    proposals (`rejected_at`: each rejection's version) as the sync's `reject` items apply
+    them, with the profile as it stands for the values that are kept."""
     return ForgetMask(
         erased=subject.erased,
         memory_ids=frozenset(subject.forgotten_memories),
         fields=tuple(_field(subject, name, mark) for name, mark in subject.forget_marks.items()),
         current_fields=frozenset(subject.fields),
+        rejections=tuple(
+            _rejection(subject, subject.changes[change_id], version)
+            for change_id, version in sorted((rejected_at or {}).items(), key=lambda kv: kv[1])
+            if change_id in subject.changes
+        ),
     )
+
+
+def _before(subject: Subject, version: int) -> frozenset[str]:
+    return frozenset(
+        transcript_document_id(subject.id, session_id)
+        for session_id, info in subject.sessions.items()
+        if info.recorded_version < version
+    )
+
+
+def _rejection(subject: Subject, change: ChangeRecord, version: int) -> Rejection:
+    proposal = change.proposal
+    held = subject.fields.get(change.field)
+    evidence = proposal.evidence
+    decision = decided(
+        change.field,
+        [] if proposal.value is None else value_phrases(to_payload(proposal.value)),
+        [] if held is None else value_phrases(to_payload(held.value)),
+        evidence_document=(
+            None if evidence is None else transcript_document_id(subject.id, evidence.session_id)
+        ),
+    )
+    return Rejection(decision, _before(subject, version))
 
 
 def _field(subject: Subject, name: str, mark: ForgetMark) -> FieldForget:
     evidence: dict[str, set[int]] = {}
     for session_id, index in mark.evidence:
         evidence.setdefault(transcript_document_id(subject.id, session_id), set()).add(index)
-    before = frozenset(
-        transcript_document_id(subject.id, session_id)
-        for session_id, info in subject.sessions.items()
-        if info.recorded_version < mark.version
-    )
+    before = _before(subject, mark.version)
     return FieldForget(name, {d: frozenset(i) for d, i in evidence.items()}, before)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -42,6 +43,7 @@ from factledger.application.recall.deadline import (
     too_late_to_start,
     worst,
 )
+from factledger.application.recall.decided import decided_first
 from factledger.application.recall.forgets import (
     NOTHING_FORGOTTEN,
     ForgetMask,
@@ -55,6 +57,7 @@ from factledger.application.recall.sources import RecallSources
 from factledger.application.recall.types import (
     Degraded,
     Excerpt,
+    Note,
     RecallResult,
     SessionContext,
 )
@@ -105,11 +108,15 @@ class Recall:
         left = budget_left(policy.recall_budget_s, arrived_at)
         if too_late_to_start(policy.recall_budget_s, left):
             return self.unanswered(subject_id, Degraded.OVERLOADED)
-        findings = MemoryFindings()
-        lookup = self._memory_lookup(subject_id, query, policy, findings)
-        failures = await run_within(lookup_time(policy.recall_budget_s, left), [lookup])
+        findings, ledger = MemoryFindings(), LedgerFindings()
+        lookups = [
+            self._memory_lookup(subject_id, query, policy, findings),
+            # Read alongside the search, so the confirmed facts cost no wait of their own.
+            Lookup("profile", lambda: self._confirmed(subject_id, ledger), Degraded.SOURCE_ERROR),
+        ]
+        failures = await run_within(lookup_time(policy.recall_budget_s, left), lookups)
         result = RecallResult(
-            notes=memory_notes(findings),
+            notes=_decided_first(query, findings, ledger, policy.limit, failures),
             excerpts=_excerpts(findings, policy),
             degraded=worst(failures),
         )
@@ -246,6 +253,9 @@ class Recall:
         if evidence:
             ledger.sessions.update(await sources.sessions(subject_id, evidence))
 
+    async def _confirmed(self, subject_id: UUID, ledger: LedgerFindings) -> None:
+        ledger.profile = list(await self._ports.sources.confirmed_profile(subject_id))
+
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)
         ledger.recent = list(recent)
@@ -289,6 +299,29 @@ class Recall:
             context.degraded_lookups,
             elapsed,
         )
+
+
+def _decided_first(
+    query: str,
+    findings: MemoryFindings,
+    ledger: LedgerFindings,
+    limit: int,
+    failures: Mapping[str, Degraded],
+) -> tuple[Note, ...]:
+    """Memories that agree with confirmed fields, and confirmed fields the turn asks about
+    that no memory states, before the other memories (`recall.decided`); at most `limit`.
+    Only over a finished search: a partial one serves what it found, as before."""
+    if "memories" in failures or not ledger.profile:
+        return memory_notes(findings)
+    ranked = decided_first(ledger.profile, query, findings.hits)
+    kept = MemoryFindings(
+        hits=list(ranked.hits),
+        previous=findings.previous,
+        transcripts=findings.transcripts,
+        mask=findings.mask,
+    )
+    confirmed = profile_notes(LedgerFindings(profile=list(ranked.confirmed)))
+    return (*confirmed, *memory_notes(kept))[:limit]
 
 
 def _excerpts(findings: MemoryFindings, policy: RecallPolicy) -> tuple[Excerpt, ...]:

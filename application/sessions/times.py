@@ -25,7 +25,7 @@ class ConversationTimeError(ApplicationError):
 
     def __init__(self, field: str, rule: str) -> None:
         super().__init__(f"{field}: {rule}")
-        self.field = field
+        self.field, self.rule = field, rule
 
 
 def check_time(

@@ -16,9 +16,16 @@ from factledger.application.errors import (
     MemoryNotFoundError,
 )
 from factledger.application.memory.extraction import ExtractionContext
-from factledger.application.memory.types import IngestMode, Namespace, ProcessingState
+from factledger.application.memory.sameness import value_phrases
+from factledger.application.memory.types import (
+    Capability,
+    IngestMode,
+    Namespace,
+    ProcessingState,
+)
 from factledger.application.ports import MemoryBackend
-from factledger.application.sync.forget import fields_of, memories_to_forget
+from factledger.application.sync.decisions import Decided, decided, stale_memories
+from factledger.application.sync.forget import every_memory, fields_of, memories_to_forget
 from factledger.application.sync.ids import (
     KIND_CHANGE_PROPOSED,
     KIND_PROFILE_VERSION,
@@ -26,6 +33,7 @@ from factledger.application.sync.ids import (
     namespace_for,
     profile_record_id,
     proposal_record_id,
+    transcript_document_id,
 )
 from factledger.application.sync.ports import LedgerEvent
 from factledger.application.sync.search_text import record_search_text
@@ -33,6 +41,7 @@ from factledger.application.sync.types import FieldTrace, SyncItem, SyncKind
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
+    ChangeRejected,
     FactForgotten,
     MemoryExpirySet,
     SessionRecorded,
@@ -100,6 +109,10 @@ async def apply_item(
         case SyncKind.PROFILE_VERSION, ChangeConfirmed() | FactForgotten():
             profile = await profiles.profile_at(item.subject_id, event.originator_version)
             await _put(backend, ns, item, KIND_PROFILE_VERSION, profile, {})
+        case SyncKind.REJECT, ChangeRejected():
+            await _reject(item, event, ns, backend, profiles)
+        case SyncKind.RETIRE, ChangeConfirmed():
+            await _retire(item, event, ns, backend, profiles)
         case SyncKind.FORGET, FactForgotten():
             await _forget(item, event, ns, backend, profiles)
             if event.field is not None:
@@ -186,6 +199,103 @@ async def _forget(
     if ids:
         await backend.forget(ns, ids, reason=reason)
     log.info("sync.memories_forgotten", item_id=item.item_id, memories=len(ids))
+
+
+async def _proposal_record(
+    backend: MemoryBackend, ns: Namespace, change_id: UUID
+) -> Mapping[str, object] | None:
+    """A change's proposal as the sync stored it; None once it is gone (a replayed rejection,
+    or its field forgotten since)."""
+    try:
+        record = await backend.get_record(ns, proposal_record_id(change_id))
+    except MemoryNotFoundError:
+        return None
+    loaded = json.loads(record.body_json)
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _payload(entry: object, key: str) -> Mapping[str, object] | None:
+    value = entry.get(key) if isinstance(entry, Mapping) else None
+    return value if isinstance(value, Mapping) else None
+
+
+async def _held(
+    profiles: ProfileVersions, subject_id: UUID, field: str, subject_version: int
+) -> list[str]:
+    """The wordings of the field's value in the profile as of a subject version."""
+    profile = await profiles.profile_at(subject_id, subject_version)
+    entry = _payload(profile, "fields")
+    return value_phrases(_payload(entry.get(field) if entry else None, "value"))
+
+
+async def _reject(
+    item: SyncItem,
+    event: ChangeRejected,
+    ns: Namespace,
+    backend: MemoryBackend,
+    profiles: ProfileVersions,
+) -> None:
+    # Recall believes what was decided (`sync.decisions`): the memories of the rejected value
+    # leave it, then the proposal's own record, so a retry after a crash finds the record still
+    # there and selects again.
+    proposal = await _proposal_record(backend, ns, event.change_id)
+    if proposal is None:
+        return
+    field = proposal.get("field")
+    if not isinstance(field, str):
+        return
+    evidence = _payload(proposal, "evidence")
+    session = evidence.get("session_id") if evidence else None
+    decision = decided(
+        field,
+        value_phrases(_payload(proposal, "value")),
+        await _held(profiles, item.subject_id, field, event.originator_version),
+        evidence_document=(
+            transcript_document_id(item.subject_id, session) if isinstance(session, str) else None
+        ),
+    )
+    await _retire_memories(item, decision, ns, backend, reason="rejected")
+    result = await backend.delete_records(ns, [proposal_record_id(event.change_id)])
+    log.info("sync.rejected_record_deleted", item_id=item.item_id, deleted=len(result.forgotten))
+
+
+async def _retire(
+    item: SyncItem,
+    event: ChangeConfirmed,
+    ns: Namespace,
+    backend: MemoryBackend,
+    profiles: ProfileVersions,
+) -> None:
+    proposal = await _proposal_record(backend, ns, event.change_id)
+    if proposal is None or proposal.get("operation") not in {"set", "unset"}:
+        return  # appending to a list replaces nothing
+    version = event.originator_version
+    kept = await _held(profiles, item.subject_id, event.field, version)
+    stale = await _held(profiles, item.subject_id, event.field, version - 1)
+    trace = await profiles.field_trace(item.subject_id, event.field, version)
+    for change_id in trace.change_ids:
+        if change_id != event.change_id:
+            other = await _proposal_record(backend, ns, change_id)
+            stale += value_phrases(_payload(other, "value") if other else None)
+    decision = decided(event.field, stale, kept, whole_slot=proposal.get("operation") == "set")
+    await _retire_memories(item, decision, ns, backend, reason="replaced by an approved change")
+
+
+async def _retire_memories(
+    item: SyncItem,
+    decision: Decided,
+    ns: Namespace,
+    backend: MemoryBackend,
+    *,
+    reason: str,
+) -> None:
+    slots = Capability.FACT_SLOTS in backend.capabilities
+    memories = [m async for m in every_memory(backend, ns)]
+    ids = stale_memories(memories, decision, slots=slots)
+    if ids:
+        # The backend gets a fixed text naming the decision's position, never its content.
+        await backend.forget(ns, ids, reason=f"{reason} in the ledger at position {item.position}")
+    log.info("sync.decided_memories_retired", item_id=item.item_id, memories=len(ids))
 
 
 async def _expire(

@@ -107,7 +107,7 @@ async def memories_to_forget(
 ) -> list[str]:
     """The ids of the (not yet forgotten) memories that go with the event's memory or field,
     and the notes that repeat their values (`sync.carriers`)."""
-    memories = [memory async for memory in _every_memory(backend, ns)]
+    memories = [memory async for memory in every_memory(backend, ns)]
     if event.memory_id is not None:
         # Forgotten by id whether or not it is listed: a retry, or one already expired.
         chosen = [event.memory_id]
@@ -126,7 +126,8 @@ async def memories_to_forget(
     return chosen + carriers_of(frozenset(chosen), memories)
 
 
-async def _every_memory(backend: MemoryBackend, ns: Namespace) -> AsyncIterator[MemoryFact]:
+async def every_memory(backend: MemoryBackend, ns: Namespace) -> AsyncIterator[MemoryFact]:
+    """Every memory of the namespace not yet forgotten, superseded ones included, page by page."""
     offset = 0
     while True:
         page = await backend.list_memories(ns, include_superseded=True, limit=PAGE, offset=offset)

@@ -16,6 +16,7 @@ from factledger.application.sync.types import SyncItem, SyncKind
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
+    ChangeRejected,
     FactForgotten,
     MemoryExpirySet,
     SessionRecorded,
@@ -27,6 +28,7 @@ SYNCED_TOPICS: tuple[str, ...] = (
     SessionRecorded.TOPIC,
     ChangeProposed.TOPIC,
     ChangeConfirmed.TOPIC,
+    ChangeRejected.TOPIC,
     FactForgotten.TOPIC,
     SubjectErased.TOPIC,
     MemoryExpirySet.TOPIC,
@@ -65,7 +67,12 @@ def plan(
             return [item(0, SyncKind.PROPOSAL, record)]
         case ChangeConfirmed():
             record = profile_record_id(event.profile_version)
-            return [item(0, SyncKind.PROFILE_VERSION, record)]
+            return [
+                item(0, SyncKind.PROFILE_VERSION, record),
+                item(1, SyncKind.RETIRE, f"field:{event.field}"),
+            ]
+        case ChangeRejected():
+            return [item(0, SyncKind.REJECT, proposal_record_id(event.change_id))]
         case FactForgotten():
             items = []
             if event.profile_version is not None:

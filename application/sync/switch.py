@@ -24,7 +24,9 @@ class SubjectTenants(Protocol):
 
 
 # Items that only remove data from the backend: applied even where memory is off.
-REMOVALS = frozenset({SyncKind.FORGET, SyncKind.ERASE, SyncKind.EXPIRE})
+REMOVALS = frozenset(
+    {SyncKind.FORGET, SyncKind.ERASE, SyncKind.EXPIRE, SyncKind.REJECT, SyncKind.RETIRE}
+)
 # Items that write to the ledger, not the backend: proposals have their own switch.
 LEDGER_STEPS = frozenset({SyncKind.PROPOSE})
 

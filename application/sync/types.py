@@ -23,6 +23,10 @@ class SyncKind(StrEnum):
     ERASE = "erase"  # SubjectErased -> drop the subject's whole namespace
     EXPIRE = "expire"  # MemoryExpirySet -> the memory's expiry in the backend
     PROPOSE = "propose"  # SessionRecorded -> the model's proposals, back into the ledger
+    # ChangeRejected -> the rejected value's memories and the proposal's record leave recall
+    REJECT = "reject"
+    # ChangeConfirmed -> the memories of the values the approved change replaced leave recall
+    RETIRE = "retire"
 
 
 class ItemState(StrEnum):

@@ -65,3 +65,17 @@ async def test_a_memory_id_longer_than_the_memory_port_takes_is_a_422(
     forget["memory_id"] = "m" * 100
     response = await http.post(f"{path}/forget", json=forget, headers=SERVICE)
     assert response.status_code == 200, response.text
+
+
+async def test_forget_with_both_or_neither_id_says_which_to_send(http: httpx.AsyncClient) -> None:
+    path = await subject_path(http)
+    both = {"field": "supplier", "memory_id": "m-1", "reason": "the subject asked"}
+    refused = await http.post(f"{path}/forget", json=both, headers=SERVICE)
+    assert refused_field(refused) == "memory_id"
+    assert refused.json()["detail"] == (
+        "memory_id: send `field` to forget a profile field or `memory_id` to forget one "
+        "memory, not both (two forgets for both)"
+    )
+    neither = await http.post(f"{path}/forget", json={"reason": "asked"}, headers=SERVICE)
+    assert refused_field(neither) == "field"
+    assert neither.json()["detail"].startswith("field: is required: send `field` to forget")

@@ -17,7 +17,7 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role, TokenVerifier
-from factledger.api.mcp.server import build_server
+from factledger.api.mcp.server import STATUS_META, build_server
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.domain.subject import subject_id_for
 from factledger.testing.manual_clock import ManualClock
@@ -91,8 +91,8 @@ async def test_an_expired_token_is_the_apis_401_body(ports: Runtime) -> None:
     async with client_for(registered(ports), stale) as client:
         result = await call(client, "recall", query="vans")
     assert error(result) == {"error": "AuthenticationError", "detail": "token expired"}
-    assert result.structured_content is not None
-    assert result.structured_content["status"] == 401
+    assert result.meta is not None
+    assert result.meta[STATUS_META] == 401
 
 
 async def test_a_rule_broken_in_the_ledger_is_the_apis_error_not_a_trace(ports: Runtime) -> None:

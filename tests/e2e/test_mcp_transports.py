@@ -1,15 +1,18 @@
 """The MCP tools over real transports: `factledger mcp` as a stdio subprocess, and `/mcp` on a
 `factledger serve` process; each lists the tools and tells the story. A missing or refused
 token stops `factledger mcp` at start (exit 2, a message naming the variable), and `/mcp`
-answers a bad bearer with the API's 401 body."""
+answers a bad bearer with the API's 401 body, whose challenge names the protected-resource
+metadata, and any method but POST with a 405."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 
 import httpx
@@ -33,6 +36,9 @@ ENTRY = "from factledger.api.cli.main import main; main()"
 REF = "crm-mcp-transport"
 AGENT = token(Role.AGENT, kind="lead", ref=REF, principal_id="voice-bot")
 START_LIMIT_S = 60
+NODE_TEST = Path(__file__).parents[1] / "mcp_node"
+NODE_LIMIT_S = 180  # installing the SDK from the lock file, then the test itself
+SIGN_IN = "https://sign-in.example.test/tenants/acme"
 
 
 def environment(data_dir: Path) -> dict[str, str]:
@@ -43,6 +49,7 @@ def environment(data_dir: Path) -> dict[str, str]:
         "FACTLEDGER_AUTH__ISSUER": TEST_AUTH.issuer,
         "FACTLEDGER_AUTH__AUDIENCE": TEST_AUTH.audience,
         "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "test", "secret": TEST_SECRET}]),
+        "FACTLEDGER_AUTH__AUTHORIZATION_SERVERS": json.dumps([SIGN_IN]),
     }
 
 
@@ -149,3 +156,72 @@ def test_mcp_over_http_refuses_a_missing_or_bad_bearer_with_the_apis_body(served
         response = httpx.post(f"{served}/mcp", json=ping, headers=headers)
         assert response.status_code == 401
         assert response.json()["error"] == "AuthenticationError"
+
+
+def test_mcp_over_http_answers_405_to_a_stream_get_and_to_delete(served: str) -> None:
+    stream = {**bearer(AGENT), "Accept": "text/event-stream"}
+    for method in ("GET", "DELETE"):
+        # A stateless server has no stream to hold open: the answer comes at once.
+        response = httpx.request(method, f"{served}/mcp", headers=stream, timeout=10)
+        assert response.status_code == 405, method
+        assert response.headers["Allow"] == "POST"
+        assert response.json()["error"] == "MethodNotAllowed"
+
+
+def test_a_401_from_mcp_names_the_metadata_which_names_where_to_sign_in(served: str) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    missing = httpx.post(f"{served}/mcp", json=ping)
+    refused = httpx.post(f"{served}/mcp", json=ping, headers=bearer("not-a-jwt"))
+    where = f'resource_metadata="{served}/.well-known/oauth-protected-resource/mcp"'
+    assert missing.headers["WWW-Authenticate"] == f"Bearer {where}"
+    assert refused.headers["WWW-Authenticate"] == f'Bearer error="invalid_token", {where}'
+
+    metadata = httpx.get(f"{served}/.well-known/oauth-protected-resource/mcp")
+    assert metadata.status_code == 200
+    assert metadata.json() == {
+        "resource": f"{served}/mcp",
+        "authorization_servers": [SIGN_IN],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "factledger",
+    }
+    # The root form, which hosts try when the path-suffixed one is missing, covers `/mcp`.
+    whole = httpx.get(f"{served}/.well-known/oauth-protected-resource").json()
+    assert (whole["resource"], whole["authorization_servers"]) == (served, [SIGN_IN])
+
+
+def node_sdk_installed() -> None:
+    """The Node SDK from the lock file (`make test` installs it first; this covers a bare
+    pytest run), or a skip naming what is missing, as the browser tests do."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are needed for the Node SDK test")
+    if (NODE_TEST / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        return
+    subprocess.run(
+        ["npm", "ci", "--no-audit", "--no-fund"],  # noqa: S607
+        cwd=NODE_TEST,
+        check=True,
+        capture_output=True,
+        timeout=NODE_LIMIT_S,
+    )
+
+
+def test_the_official_node_sdk_signs_in_lists_and_calls(served: str) -> None:
+    node_sdk_installed()
+    env = {
+        **os.environ,
+        "FACTLEDGER_URL": served,
+        "FACTLEDGER_AGENT_TOKEN": AGENT,
+        "FACTLEDGER_SIGN_IN": SIGN_IN,
+        "FACTLEDGER_VERSION": version("factledger"),
+    }
+    done = subprocess.run(
+        ["node", "--test", "host.test.mjs"],  # noqa: S607
+        cwd=NODE_TEST,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=NODE_LIMIT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "# fail 0" in done.stdout

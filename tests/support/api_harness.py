@@ -19,13 +19,13 @@ from pydantic import SecretStr
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.book import built_in_routes
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.import_positions import InMemoryImportPositions
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.http.auth import mint_token as sign
@@ -58,7 +58,7 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
     sessions = ShortTermMemory(
         SessionPorts(
             buffer=buffer,
-            safety=RuleBasedSafetyFilter(),
+            safety=DetectorSafetyFilter(),
             recorder=LedgerSessionRecorder(ledger),
             clock=clock,
             guidance=GuidanceCatalogue.merged(built_in_routes(), ()),

@@ -31,8 +31,9 @@ def answer(result: CallToolResult) -> dict[str, Any]:
 
 
 def error(result: CallToolResult) -> dict[str, Any]:
-    """The API's error body of a failed call."""
+    """The API's error body of a failed call (text only: the output schema describes answers)."""
     assert result.is_error, result.content
+    assert result.structured_content is None
     body: dict[str, Any] = json.loads(getattr(result.content[0], "text", ""))
     assert set(body) <= {"error", "detail", "field"}
     return body

@@ -15,7 +15,13 @@ from factledger.api.http.deps import (
     SubjectIdDep,
 )
 from factledger.api.http.routes.proposals import actor_of
-from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, SafeText, Strict
+from factledger.api.http.schemas.common import (
+    ERRORS,
+    FIELD_PATTERN,
+    SafeText,
+    Strict,
+    body_rule,
+)
 from factledger.application.ledger.commands import ForgetField, ForgetMemory, new_command_id
 from factledger.application.memory.rules import ID_PATTERN
 from factledger.domain.provenance import MAX_REASON
@@ -32,8 +38,18 @@ class ForgetIn(Strict):
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ForgetIn:
-        if (self.field is None) == (self.memory_id is None):
-            raise ValueError("give exactly one of field or memory_id")
+        if self.field is not None and self.memory_id is not None:
+            raise body_rule(
+                "memory_id",
+                "send `field` to forget a profile field or `memory_id` to forget one memory, "
+                "not both (two forgets for both)",
+            )
+        if self.field is None and self.memory_id is None:
+            raise body_rule(
+                "field",
+                "is required: send `field` to forget a profile field, or `memory_id` to "
+                "forget one memory",
+            )
         return self
 
 

@@ -43,6 +43,14 @@ MAX_VERSION = 1_000_000  # profile versions and stream positions a request may n
 
 # The error type `api.http.errors` renders as the fixed rule (it never quotes the input).
 UNSAFE_TEXT_ERROR = "unsafe_text"
+# The error type of a rule across a body's fields, written here (never from the input):
+# `api.http.errors` names the field in its context and says the rule as written.
+BODY_RULE_ERROR = "body_rule"
+
+
+def body_rule(field: str, rule: str) -> PydanticCustomError:
+    """An error of a rule that spans fields, blamed on `field`; `rule` says what to send."""
+    return PydanticCustomError(BODY_RULE_ERROR, rule, {"field": field})
 
 
 def _safe_text(text: str) -> str:

@@ -184,6 +184,14 @@ async def test_bad_lines_are_skipped_and_reported_by_number_and_field(importer: 
     assert sorted(subject.sessions) == ["s2", "s3"]
 
 
+async def test_a_bad_lines_rule_does_not_repeat_its_field(importer: Importer) -> None:
+    report = await importer.run(ndjson(*BAD))
+    time_error = report.errors[0]
+    assert time_error.field == "messages[0].at"
+    assert time_error.rule == "is earlier than the session's start or the message before it"
+    assert all(not e.rule.startswith(f"{e.field}:") for e in report.errors)
+
+
 async def test_stop_ends_at_the_first_bad_line_and_a_rerun_stops_there_again(
     importer: Importer,
 ) -> None:

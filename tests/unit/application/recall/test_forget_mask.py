@@ -12,9 +12,11 @@ from factledger.application.recall.forgets import (
     NOTHING_FORGOTTEN,
     FieldForget,
     ForgetMask,
+    Rejection,
     Traces,
     unforgotten,
 )
+from factledger.application.sync.decisions import decided
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor
@@ -96,3 +98,37 @@ async def test_a_hits_slot_is_read_once_and_decides_with_the_syncs_rule() -> Non
     # the reason goes by its slot; the supplier, said in the same words, is still in the profile
     assert [h.text for h in first] == [h.text for h in again] == ["works with Supplier B"]
     assert backend.reads == len(hits) == 2
+
+
+async def test_a_rejected_value_leaves_recall_by_the_syncs_rule_reading_slots_only_for_it() -> None:
+    extractor = ScriptedExtractor()
+    backend = CountingBackend(
+        extractor=extractor, embedder=HashingEmbedder(dimension=512), clock=ManualClock()
+    )
+    said = [Message(Role.SUBJECT, "We use Supplier Tamarind; our dog is Supplier Tamarind too.")]
+    extractor.script_transcript(
+        said,
+        ExtractedFact("f0", "works with Supplier Tamarind", "supplier", (0,)),
+        ExtractedFact("f1", "their dog is called Supplier Tamarind", "pet", (0,)),
+        ExtractedFact("f2", "orders boxes weekly", "supplier:boxes", (0,)),
+    )
+    ns = Namespace("subject-rejected")
+    await backend.ingest_transcript(ns, BEFORE, said, occurred_at=ManualClock().now())
+    hits = await backend.search(ns, SearchQuery("Tamarind supplier boxes", threshold=0.0, limit=5))
+    rejection = Rejection(
+        decided("supplier", ["supplier tamarind"], evidence_document=BEFORE), frozenset({BEFORE})
+    )
+    later = Rejection(rejection.decision, frozenset({AFTER}))
+
+    kept = await unforgotten(hits, ForgetMask(rejections=(rejection,)), backend, ns, Traces())
+    reads = backend.reads
+    untouched = await unforgotten(hits, ForgetMask(rejections=(later,)), backend, ns, Traces())
+
+    # the rejected value goes; the dog (another field) and the slot's other memory stay
+    assert sorted(h.text for h in kept) == [
+        "orders boxes weekly",
+        "their dog is called Supplier Tamarind",
+    ]
+    assert reads == 2  # only the hits that state the rejected value had their slot read
+    # a session recorded after the rejection is not its concern
+    assert len(untouched) == len(hits) == 3

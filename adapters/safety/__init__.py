@@ -1,0 +1,1 @@
+"""The default `SafetyFilter`, built on maintained detector libraries."""
