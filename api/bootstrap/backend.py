@@ -20,6 +20,7 @@ from factledger.adapters.embedding.onnx.calibration_tables import calibration_fo
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles
 from factledger.adapters.embedding.openai_compatible import OpenAICompatibleEmbedder
+from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.openai.extractor import (
     OpenAICompatibleExtractor,
     instructions_by_context,
@@ -35,12 +36,14 @@ from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
 from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
 from factledger.adapters.supermemory.calls import CallPolicy
 from factledger.api.bootstrap.guidance import guidance_routes
+from factledger.api.bootstrap.judgement import learned_judge
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
     EmbedderSettings,
     ExtractorSettings,
     HashingEmbedderSettings,
     InMemoryBackendSettings,
+    LearnedExtractorSettings,
     OnnxEmbedderSettings,
     OpenAICompatibleEmbedderSettings,
     OpenAICompatibleExtractorSettings,
@@ -70,6 +73,9 @@ def build_extractor(
     match settings:
         case RuleExtractorSettings():
             return RuleExtractor(book=book)
+        case LearnedExtractorSettings():
+            judge = learned_judge(settings.heads_path, settings.heads_sha256)
+            return LearnedExtractor(RuleExtractor(book=book), judge)
         case OpenAICompatibleExtractorSettings():
             key = settings.api_key.get_secret_value() if settings.api_key else None
             return OpenAICompatibleExtractor(

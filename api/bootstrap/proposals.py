@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.settings import (
+    LearnedExtractorSettings,
     OpenAICompatibleExtractorSettings,
     ProfileFieldSettings,
     RuleExtractorSettings,
@@ -37,15 +39,19 @@ def profile_schemas(settings: Settings) -> dict[str, ProfileSchema]:
     }
 
 
+def _slots(name: str, spec: ValueType | ProfileFieldSettings) -> tuple[str, ...]:
+    """A field given as a bare type is fed by the slot of its own name, so a new kind gets
+    proposals without naming slots; one given with `slots` takes those (none: only callers
+    propose it)."""
+    return (name,) if isinstance(spec, ValueType) else spec.slots
+
+
 def kind_feeds(settings: Settings) -> dict[str, KindFeeds]:
-    """A configured kind is fed as configured (only its fields with slots); the others keep
-    the built-in feeds."""
+    """A configured kind is fed as configured; the others keep the built-in feeds."""
     feeds = dict(DEFAULT_FEEDS)
     for kind, fields in settings.profile_schemas.items():
-        specs = ((name, _field(spec)) for name, spec in fields.items())
-        feeds[kind] = KindFeeds(
-            tuple(FieldFeed(name, s.type, s.slots) for name, s in specs if s.slots)
-        )
+        specs = ((name, _field(spec).type, _slots(name, spec)) for name, spec in fields.items())
+        feeds[kind] = KindFeeds(tuple(FieldFeed(n, t, slots) for n, t, slots in specs if slots))
     return feeds
 
 
@@ -68,6 +74,10 @@ def model_actor(settings: Settings) -> Actor:
     match settings.extractor:
         case RuleExtractorSettings():
             return Actor(ActorKind.MODEL, f"rule@{RuleExtractor.VERSION}")
+        case LearnedExtractorSettings():
+            return Actor(
+                ActorKind.MODEL, f"learned@{RuleExtractor.VERSION}.{LearnedExtractor.VERSION}"
+            )
         case OpenAICompatibleExtractorSettings(model=model):
             return Actor(ActorKind.MODEL, f"openai-compatible:{model}@1")
 

@@ -16,6 +16,7 @@ from factledger.api.cli import extraction as cli_extraction
 from factledger.api.cli import importing as cli_importing
 from factledger.api.cli import ledger as cli_ledger
 from factledger.api.cli import mcp as cli_mcp
+from factledger.api.cli import openapi as cli_openapi
 from factledger.api.cli import pgvector as cli_pgvector
 from factledger.api.cli import serve as cli_serve
 from factledger.api.cli import subjects as cli_subjects
@@ -52,6 +53,7 @@ for _module in (
     cli_mcp,
     cli_webhooks,
     cli_importing,
+    cli_openapi,
 ):
     _module.register(app)
 

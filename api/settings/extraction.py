@@ -40,8 +40,21 @@ class OpenAICompatibleExtractorSettings(NestedSettings):
     prompt_path: Path | None = None
 
 
+class LearnedExtractorSettings(NestedSettings):
+    """The rules' candidate facts judged sentence by sentence by learned heads over the
+    packaged sentence embedder (ADR 0058): a third party's fact, small talk, a question or a
+    request to forget proposes nothing. `heads_path` (with its pinned `heads_sha256`) replaces
+    the shipped heads with a deployment's own (`python -m factledger.bench.judgement train`)."""
+
+    kind: Literal["learned"] = "learned"
+    guidance_path: Path | None = None
+    heads_path: Path | None = None
+    heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+
+
 ExtractorSettings = Annotated[
-    RuleExtractorSettings | OpenAICompatibleExtractorSettings, Field(discriminator="kind")
+    RuleExtractorSettings | LearnedExtractorSettings | OpenAICompatibleExtractorSettings,
+    Field(discriminator="kind"),
 ]
 
 Slug = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")]

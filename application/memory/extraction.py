@@ -52,11 +52,24 @@ NO_CONTEXT = ExtractionContext()
 
 
 @dataclass(frozen=True, slots=True)
+class FieldSlot:
+    """A profile field the caller proposes for, and the extractor slot that feeds it."""
+
+    field: str
+    slot: str
+    many: bool = False  # a list field: every value stated, not only the last
+
+
+@dataclass(frozen=True, slots=True)
 class ExtractionRequest:
+    """A transcript to read; `fields`, when the proposer gives them, are the subject kind's
+    profile fields, for an extractor that finds fields by meaning rather than by its slots."""
+
     transcript: Sequence[Message]
     occurred_at: datetime
     known: Sequence[KnownFact] = ()
     context: ExtractionContext = NO_CONTEXT
+    fields: Sequence[FieldSlot] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,11 @@ import structlog
 
 from factledger.application.ledger.commands import ReviewSession
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
+from factledger.application.memory.extraction import (
+    ExtractionContext,
+    ExtractionRequest,
+    FieldSlot,
+)
 from factledger.application.ports import Extractor
 from factledger.application.proposals.candidates import candidates_from
 from factledger.application.proposals.modes import ProposalModes
@@ -65,13 +69,16 @@ class SessionProposer:
             return Review.ALREADY
         transcript = transcript_from_payload(event.transcript or [])
         facts = []
+        feeds = self.feeds.get(subject.kind, KindFeeds())
         if transcript:
             context = ExtractionContext(
                 tenant, subject.kind, event.channel, event.conversation_type
             )
-            request = ExtractionRequest(transcript, occurred_at=event.started_at, context=context)
+            fields = tuple(FieldSlot(f.field, f.slots[0], f.many) for f in feeds.fields if f.slots)
+            request = ExtractionRequest(
+                transcript, occurred_at=event.started_at, context=context, fields=fields
+            )
             facts = await self.extractor.extract(request)
-        feeds = self.feeds.get(subject.kind, KindFeeds())
         candidates = candidates_from(facts, transcript, feeds, event.session_id)
         command = ReviewSession(tenant, subject_id, event.session_id, self.model, tuple(candidates))
         result = await asyncio.to_thread(self.ledger.review_session, command)

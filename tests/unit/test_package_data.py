@@ -21,7 +21,17 @@ from factledger.adapters.embedding.onnx.model_files import TOKENIZER
 from factledger.api.console.pages import STATIC_DIR, TEMPLATES
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-LAYERS = ("domain", "application", "adapters", "projections", "api", "client", "testing", "bench")
+LAYERS = (
+    "domain",
+    "application",
+    "adapters",
+    "projections",
+    "api",
+    "client",
+    "integrations",
+    "testing",
+    "bench",
+)
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 # Each printed path is where the installed package's own code looks for the file.

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
+from factledger.adapters.extraction.learned.extractor import LearnedExtractor
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.proposals import (
     kind_feeds,
     model_actor,
@@ -24,19 +28,24 @@ def test_a_schema_field_names_its_type_and_the_slots_that_feed_it(
 ) -> None:
     monkeypatch.setenv(
         "FACTLEDGER_PROFILE_SCHEMAS",
-        '{"patient": {"allergies": {"type": "list", "slots": ["allergy"]}, "note": "text"}}',
+        '{"patient": {"allergies": {"type": "list", "slots": ["allergy"]}, "note": "text",'
+        ' "insurer": {"type": "text", "slots": []}}}',
     )
     settings = load_settings()
 
     assert profile_schemas(settings)["patient"].fields == {
         "allergies": ValueType.LIST,
         "note": ValueType.TEXT,
+        "insurer": ValueType.TEXT,
     }
     patient = kind_feeds(settings)["patient"]
     allergies = patient.field_for("allergy:peanuts")
     assert allergies is not None
     assert (allergies.field, allergies.many) == ("allergies", True)
-    assert patient.field_for("note") is None  # a field without slots: only callers propose
+    note = patient.field_for("note")  # a bare type: fed by the slot of its own name
+    assert note is not None
+    assert note.field == "note"
+    assert patient.field_for("insurer") is None  # slots left empty: only callers propose
     supplier = kind_feeds(settings)["lead"].field_for("supplier")  # the built-in lead feeds
     assert supplier is not None
 
@@ -75,3 +84,29 @@ def test_the_model_is_named_by_its_extractor_and_version() -> None:
     assert model_actor(load_settings(extractor=llm)) == Actor(
         ActorKind.MODEL, "openai-compatible:small-7b@1"
     )
+
+
+def test_the_learned_extractor_is_chosen_by_its_kind_and_named_in_the_actor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned"}')
+    settings = load_settings()
+
+    extractor = build_extractor(settings.extractor, httpx.AsyncClient())
+
+    assert isinstance(extractor, LearnedExtractor)
+    assert model_actor(settings) == Actor(
+        ActorKind.MODEL, f"learned@{RuleExtractor.VERSION}.{LearnedExtractor.VERSION}"
+    )
+
+
+def test_learned_heads_of_ones_own_must_come_with_a_well_formed_sha256(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(
+        "FACTLEDGER_EXTRACTOR",
+        '{"kind": "learned", "heads_path": "/tmp/heads.npz", "heads_sha256": "not-a-digest"}',
+    )
+
+    with pytest.raises(SettingsError, match="heads_sha256"):
+        load_settings()

@@ -7,8 +7,10 @@ from uuid import UUID
 
 import structlog
 
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.application.ledger.commands import ApproveChange
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, FieldSlot
 from factledger.application.proposals.modes import ProposalMode, ProposalModes
 from factledger.application.proposals.plan import change_id_for
 from factledger.domain.proposal import ChangeRecord
@@ -249,3 +251,32 @@ async def test_a_customer_gets_the_built_in_customer_fields(rig: Rig) -> None:
     (complaints,) = pending(rig, customer, "complaints")
     assert isinstance(complaints.proposal.value, ListValue)
     assert pending(rig, customer, "budget") == []  # a lead's question, not a customer's field
+
+
+class RecordingExtractor:
+    """The rule extractor, keeping every request it was given."""
+
+    def __init__(self) -> None:
+        self.requests: list[ExtractionRequest] = []
+        self._rules = RuleExtractor()
+
+    async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
+        self.requests.append(request)
+        return await self._rules.extract(request)
+
+
+async def test_the_extractor_is_told_the_kinds_fields_and_the_slot_feeding_each(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (LEAD, "Our budget is 40k a year."))
+    extractor = RecordingExtractor()
+
+    await rig.worker(extractor).run_once()
+
+    proposing = [r for r in extractor.requests if r.fields]
+    assert len(proposing) == 1  # the proposer's; the backend's ingest asks for no fields
+    fields = {f.field: f for f in proposing[0].fields}
+    assert fields["purchase_intent"] == FieldSlot("purchase_intent", "intent")
+    assert fields["complaints"] == FieldSlot("complaints", "complaint", many=True)
+    assert fields["budget"] == FieldSlot("budget", "budget")

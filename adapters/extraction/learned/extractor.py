@@ -1,0 +1,122 @@
+"""`LearnedExtractor`: facts the rules find, judged sentence by sentence by a learned model.
+
+The rules propose candidate facts with their slots and values; a `SentenceJudge` (small heads
+over the packaged sentence embedder, ADR 0058) reads the subject's sentence each fact stands
+on and drops the fact when that sentence is not a statement about the subject themself: a
+third party's fact, small talk, a question, or a request to forget (whose words must never
+become a memory). Word lists decide less; the judgement generalises to wordings nobody wrote
+a rule for, and is refitted from labelled data (`bench/judgement`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from factledger.application.judgement.types import Judgement, Statement
+from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
+from factledger.application.memory.types import RelationKind
+from factledger.application.ports import Extractor, SentenceJudge
+from factledger.domain.transcript import Message, Role
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"\w+")
+NOT_ABOUT_SUBJECT_MIN = 0.6  # how sure the judge must be that a sentence is not about them
+
+
+def sentences_of(text: str) -> list[str]:
+    return [p.strip() for p in _SENTENCE_END.split(text) if p.strip()] or [text]
+
+
+def _standing_sentence(fact: ExtractedFact, sentences: Sequence[str]) -> int:
+    """The index of the sentence the fact stands on: the one holding its value, else the
+    one sharing most words with its note."""
+    if fact.value:
+        needle = fact.value.lower()
+        for i, sentence in enumerate(sentences):
+            if needle in sentence.lower():
+                return i
+    words = set(_WORD.findall(fact.text.lower()))
+    overlap = [len(words & set(_WORD.findall(s.lower()))) for s in sentences]
+    return max(range(len(sentences)), key=overlap.__getitem__)
+
+
+def _keeps(judgement: Judgement) -> bool:
+    if judgement.forget_request:
+        return False
+    if judgement.statement is Statement.SELF:
+        return True
+    return judgement.statement_p < NOT_ABOUT_SUBJECT_MIN
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedExtractor:
+    rules: Extractor
+    judge: SentenceJudge
+
+    VERSION = 1
+
+    async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
+        facts = await self._judged_rules(request)
+        if not request.fields:
+            return facts
+        return facts + await self._by_meaning(request, facts)
+
+    async def _by_meaning(
+        self, request: ExtractionRequest, ruled: Sequence[ExtractedFact]
+    ) -> list[ExtractedFact]:
+        """Facts for the fields the rules fed nothing, from the clauses the judge reads as
+        stating them: the most probable clause of a single field, every one of a list's."""
+        fed = {f.slot for f in ruled if f.slot is not None and not f.negated}
+        wanted = [f for f in request.fields if f.slot not in fed]
+        found = await self.judge.field_statements(request.transcript, [f.field for f in wanted])
+        facts: list[ExtractedFact] = []
+        for spec in wanted:
+            stated = sorted(
+                (s for s in found if s.field == spec.field), key=lambda s: s.p, reverse=True
+            )
+            chosen = stated if spec.many else stated[:1]
+            for s in sorted(chosen, key=lambda s: s.message_index):
+                facts.append(
+                    ExtractedFact(
+                        key=f"m{len(facts)}",
+                        text=s.clause,
+                        slot=spec.slot,
+                        source_indexes=(s.message_index,),
+                        value=s.clause,
+                    )
+                )
+        return facts
+
+    async def _judged_rules(self, request: ExtractionRequest) -> list[ExtractedFact]:
+        facts = await self.rules.extract(request)
+        if not facts:
+            return facts
+        transcript: Sequence[Message] = request.transcript
+        said = {i: sentences_of(m.text) for i, m in enumerate(transcript) if m.role is Role.SUBJECT}
+        order = [(i, n) for i, parts in said.items() for n in range(len(parts))]
+        judged = await self.judge.judge([said[i][n] for i, n in order])
+        verdict = dict(zip(order, judged, strict=True))
+        dropped = set()
+        for fact in facts:
+            cited = [i for i in fact.source_indexes if i in said]
+            if cited and not fact.is_inference:
+                index = cited[-1]
+                if not _keeps(verdict[(index, _standing_sentence(fact, said[index]))]):
+                    dropped.add(fact.key)
+        return _without(facts, dropped)
+
+
+def _without(facts: Sequence[ExtractedFact], dropped: set[str]) -> list[ExtractedFact]:
+    """The facts not dropped, none naming a dropped one; an inference that rested only on
+    dropped facts goes with them."""
+    kept = []
+    for fact in facts:
+        if fact.key in dropped:
+            continue
+        related = tuple(r for r in fact.related_to if r not in dropped)
+        if fact.related_to and not related and fact.relation is RelationKind.DERIVES:
+            continue
+        kept.append(fact if related == fact.related_to else replace(fact, related_to=related))
+    return kept

@@ -1,0 +1,101 @@
+"""Learned heads: multinomial logistic regressions over `features`, loaded from one `.npz`.
+
+The file holds, per head, its weights (`<head>.w`, features x classes), bias (`<head>.b`)
+and class names (`<head>.classes`), and, once, the embedder model it was trained over
+(`model_id`), the n-gram buckets (`buckets`), the smallest probability of a yes that
+confirms (`yes_min`) and of a clause stating a field (`field_min`). Its SHA-256 is checked
+before a byte of it is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from factledger.adapters.judgement.features import Matrix
+
+HEAD_NAMES = ("statement", "hedged", "forget", "correction", "answer", "field")
+
+
+class HeadsIntegrityError(RuntimeError):
+    """The heads file is missing, its SHA-256 differs from the pinned one, or it lacks a head."""
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    weights: Matrix
+    bias: Matrix
+    classes: tuple[str, ...]
+
+    def probabilities(self, x: Matrix) -> Matrix:
+        logits = x @ self.weights + self.bias
+        logits -= logits.max(axis=1, keepdims=True)
+        e = np.exp(logits)
+        p: Matrix = e / e.sum(axis=1, keepdims=True)
+        return p
+
+    def column(self, name: str) -> int:
+        return self.classes.index(name)
+
+
+@dataclass(frozen=True, slots=True)
+class Heads:
+    heads: dict[str, Head]
+    model_id: str
+    buckets: int
+    yes_min: float
+    field_min: float = 0.5
+
+    def __getitem__(self, name: str) -> Head:
+        return self.heads[name]
+
+    def save(self, path: Path) -> str:
+        """Writes the file; returns its SHA-256, to pin."""
+        arrays: dict[str, npt.NDArray[np.generic]] = {
+            "model_id": np.array(self.model_id),
+            "buckets": np.array(self.buckets),
+            "yes_min": np.array(self.yes_min),
+            "field_min": np.array(self.field_min),
+        }
+        for name, head in self.heads.items():
+            arrays[f"{name}.w"] = head.weights
+            arrays[f"{name}.b"] = head.bias
+            arrays[f"{name}.classes"] = np.array(head.classes)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
+        data = buffer.getvalue()
+        path.write_bytes(data)
+        return hashlib.sha256(data).hexdigest()
+
+    @classmethod
+    def load(cls, path: Path, sha256: str | None) -> Heads:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise HeadsIntegrityError(f"judgement heads not readable: {path.name}") from exc
+        if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+            raise HeadsIntegrityError(f"judgement heads {path.name}: sha256 differs from the pin")
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            missing = [n for n in HEAD_NAMES if f"{n}.w" not in z.files]
+            if missing:
+                raise HeadsIntegrityError(f"judgement heads {path.name}: no head {missing[0]}")
+            heads = {
+                n: Head(
+                    z[f"{n}.w"].astype(np.float32),
+                    z[f"{n}.b"].astype(np.float32),
+                    tuple(str(c) for c in z[f"{n}.classes"]),
+                )
+                for n in HEAD_NAMES
+            }
+            return cls(
+                heads,
+                str(z["model_id"]),
+                int(z["buckets"]),
+                float(z["yes_min"]),
+                float(z["field_min"]),
+            )

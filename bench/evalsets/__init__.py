@@ -1,0 +1,3 @@
+"""Scores the product on the blind evaluation sets (`bench/evalsets/blind/`): conversations
+and confirmation replies written by people who never saw the extractor, its rules or its sets.
+"""

@@ -1,0 +1,84 @@
+"""`python -m factledger.bench.evalsets DIR [DIR...]`: scores the product on blind sets.
+
+Each DIR holds `cases-*.yaml` and `answers-*.yaml` (bench/evalsets/blind/dev, .../heldout).
+Prints per-domain figures as JSON (and writes them with `--json`); only aggregates are
+printed, never a case's content, so a held-out half can be scored without being read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from factledger.api.log_setup import configure_logging
+from factledger.bench.evalsets.cases import load_answers, load_cases
+from factledger.bench.evalsets.judging import answer_labels, forget_lines, judge_for
+from factledger.bench.evalsets.run import run_cases
+from factledger.bench.evalsets.score import Scores, score_answers, score_run
+
+
+async def score_directory(
+    directory: Path, extractor: str, judgement: str, schema: str
+) -> dict[str, Any]:
+    cases = load_cases(directory)
+    judge = judge_for(judgement)
+    started = time.perf_counter()
+    config = None if extractor == "rule" else {"kind": extractor}
+    runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
+    elapsed = time.perf_counter() - started
+    scores = Scores()
+    for run in runs:
+        scores.add(run.case, score_run(run, await forget_lines(judge, run.case)))
+    answers = load_answers(directory)
+    result: dict[str, Any] = {
+        "set": directory.name,
+        "extractor": extractor,
+        "judgement": judgement,
+        "schema": schema,
+        "sessions": sum(len(c.sessions) for c in cases),
+        "seconds": round(elapsed, 1),
+        "cases": scores.as_dict(),
+    }
+    if answers:
+        result["answers"] = score_answers(answers, await answer_labels(judge, answers)).as_dict()
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets")
+    parser.add_argument("sets", nargs="+", type=Path, help="directories of blind set files")
+    parser.add_argument("--extractor", default="rule", choices=("rule", "learned"))
+    parser.add_argument(
+        "--judgement",
+        default="none",
+        choices=("none", "learned"),
+        help="none: the product without sentence judgement (a relayed confirmation is taken "
+        "as given, no forget request is noticed); learned: the shipped judgement heads",
+    )
+    parser.add_argument(
+        "--schema",
+        default="bare",
+        choices=("bare", "named"),
+        help="bare: each field configured as a bare type; named: each field also names the "
+        "extractor slot of its own name",
+    )
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    configure_logging(json_lines=False, level="WARNING")
+    results = [
+        asyncio.run(score_directory(d, args.extractor, args.judgement, args.schema))
+        for d in args.sets
+    ]
+    text = json.dumps(results, indent=2)
+    sys.stdout.write(text + "\n")
+    if args.json is not None:
+        args.json.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

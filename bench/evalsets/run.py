@@ -1,0 +1,160 @@
+"""Plays the blind cases through the product, in process, as a deployment would run them.
+
+One runtime on the embedded default's parts (the ledger and views in memory, the in-memory
+memory backend with the default ONNX embedder, the sync worker run by hand) with the six
+domains' kinds configured in `profile_schemas` as bare types. For each case: register the
+subject, then per session record it, let the sync worker run (the product's own proposer
+reviews the session, the backend ingests it), apply the reviewer decisions that follow the
+session, sync again and ask the session's questions through per-turn recall.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.bootstrap.runtime import Needs, Runtime
+from factledger.api.settings import load_settings
+from factledger.application.ledger.commands import (
+    ApproveChange,
+    RecordSession,
+    RegisterSubject,
+    RejectChange,
+)
+from factledger.bench.evalsets.cases import Case, bare_schemas, named_schemas
+from factledger.domain.proposal import Proposal
+from factledger.domain.provenance import Actor, ActorKind, ChangeStatus
+from factledger.domain.transcript import Channel, Message, Role
+from factledger.domain.values import render
+from factledger.testing.manual_clock import ManualClock
+
+TENANT = "blind"
+NOTES = 3
+_CHANNELS = {
+    "phone": Channel.VOICE,
+    "voice": Channel.VOICE,
+    "email": Channel.EMAIL,
+    "whatsapp": Channel.WHATSAPP,
+    "chat": Channel.CHAT,
+    "sms": Channel.SMS,
+}
+_ROLES = {"agent": Role.AGENT, "subject": Role.SUBJECT, "staff": Role.STAFF}
+REVIEWER = Actor(ActorKind.STAFF, "blind-reviewer")
+SYNC_PASSES = 4  # a pass proposes; the next syncs what the proposals recorded
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    session: int
+    proposal: Proposal
+
+    @property
+    def value(self) -> str:
+        return "" if self.proposal.value is None else render(self.proposal.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    session: int
+    index: int  # the question's index within its session
+    notes: tuple[str, ...]  # the first three notes recall gave, as text
+
+
+@dataclass(slots=True)
+class CaseRun:
+    case: Case
+    made: list[Made] = field(default_factory=list)
+    asked: list[Asked] = field(default_factory=list)
+
+
+def blind_settings(data_dir: Path, extractor: dict[str, Any] | None, schema: str) -> Any:
+    overrides: dict[str, Any] = {
+        "data_dir": data_dir,
+        "event_store": {"kind": "memory"},
+        "views": {"kind": "memory"},
+        "short_term": {"kind": "memory"},
+        "backend": {"kind": "in_memory"},
+        "profile_schemas": bare_schemas() if schema == "bare" else named_schemas(),
+    }
+    if extractor is not None:
+        overrides["extractor"] = extractor
+    return load_settings(**overrides)
+
+
+async def _sync(runtime: Runtime) -> None:
+    worker = runtime.sync_worker
+    if worker is None:
+        raise RuntimeError("the blind run needs the sync worker")
+    for _ in range(SYNC_PASSES):
+        report = await worker.run_once()
+        if report.fed == 0 and report.done == 0:
+            return
+
+
+def _decide(runtime: Runtime, case: Case, subject_id: Any, session: int) -> None:
+    for review in (r for r in case.reviews if r.after_session == session):
+        subject = runtime.ledger.subject(TENANT, subject_id)
+        pending = [
+            c
+            for c in subject.changes.values()
+            if c.field == review.field and c.status is ChangeStatus.PENDING
+        ]
+        for change in pending:
+            if review.approve:
+                runtime.ledger.approve_change(
+                    ApproveChange(TENANT, subject_id, change.change_id, REVIEWER.id)
+                )
+            else:
+                runtime.ledger.reject_change(
+                    RejectChange(TENANT, subject_id, change.change_id, REVIEWER, "reviewer")
+                )
+
+
+async def run_case(runtime: Runtime, clock: ManualClock, case: Case) -> CaseRun:
+    run = CaseRun(case)
+    clock.set(case.sessions[0].at)  # cases are played one after another, each in its own time
+    subject_id = runtime.ledger.register_subject(
+        RegisterSubject(TENANT, case.kind, f"{case.writer}-{case.id}")
+    ).subject_id
+    for n, session in enumerate(case.sessions):
+        clock.set(max(session.at, clock.now()))  # a set's dates out of order stay recordable
+        transcript = tuple(Message(_ROLES[r], t, session.at) for r, t in session.lines)
+        before = set(runtime.ledger.subject(TENANT, subject_id).changes)
+        runtime.ledger.record_session(
+            RecordSession(
+                TENANT,
+                subject_id,
+                f"{case.writer}-{case.id}-s{n}",
+                _CHANNELS.get(session.channel, Channel.CHAT),
+                session.at,
+                session.at,
+                transcript,
+            )
+        )
+        await _sync(runtime)
+        subject = runtime.ledger.subject(TENANT, subject_id)
+        run.made += [Made(n, c.proposal) for i, c in subject.changes.items() if i not in before]
+        _decide(runtime, case, subject_id, n)
+        await _sync(runtime)
+        recall = runtime.recall
+        if recall is None:
+            raise RuntimeError("the blind run needs recall")
+        for q, question in enumerate(session.questions):
+            turn = await recall.recall(subject_id, question.text, tenant=TENANT)
+            run.asked.append(Asked(n, q, tuple(note.text for note in turn.notes[:NOTES])))
+    return run
+
+
+async def run_cases(
+    cases: Sequence[Case], *, extractor: dict[str, Any] | None = None, schema: str = "bare"
+) -> list[CaseRun]:
+    clock = ManualClock(min(s.at for c in cases for s in c.sessions))
+    needs = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
+    with tempfile.TemporaryDirectory(prefix="factledger-blind-") as data_dir:
+        settings = blind_settings(Path(data_dir), extractor, schema)
+        async with open_runtime(settings, needs, clock=clock) as runtime:
+            return [await run_case(runtime, clock, case) for case in cases]

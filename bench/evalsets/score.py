@@ -1,0 +1,194 @@
+"""What the blind runs measure, per domain.
+
+- Proposed facts: a proposal matches an expected one of the same session when its field is
+  the expected field and its value holds every expected keyword (case-insensitive); one to
+  one. Recall is over the expected proposals, precision over the proposals made.
+- Updates and corrections recognised: expected proposals that change an earlier value
+  (`updates` set) and were matched: proposed as the field's new value.
+- Not-proposed violations: a proposal of the session, matching no expected one, whose value
+  holds every keyword of a must-not-be-proposed item (a third party's fact, small talk...).
+- Forget requests noticed: the session's subject lines judged a request to forget, when the
+  session has one (a line judged so in a session without one is a false alarm).
+- Right note in the top 3: one of recall's first three notes holds every answer keyword.
+  Stale in the top 3: a note holds a stale keyword (an outdated, corrected, forgotten or
+  rejected value, as a whole word) and not the answer. A question whose answer is empty
+  (the value was forgotten) counts only for staleness.
+- Answers: the yes / no / neither confusion of a reply classifier; a false yes is a reply
+  labelled no or neither that the classifier takes for a yes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from factledger.bench.evalsets.cases import Answer, Case
+from factledger.bench.evalsets.run import CaseRun, Made
+
+LABELS = ("yes", "no", "neither")
+
+
+@dataclass(slots=True)
+class Tally:
+    cases: int = 0
+    expected: int = 0
+    made: int = 0
+    matched: int = 0
+    updates: int = 0
+    updates_matched: int = 0
+    corrections: int = 0
+    corrections_matched: int = 0
+    not_proposed: int = 0
+    violations: int = 0
+    forget_sessions: int = 0
+    forgets_noticed: int = 0
+    forget_false_alarms: int = 0
+    questions: int = 0
+    answered: int = 0  # questions with answer keywords
+    hits: int = 0
+    stale_asked: int = 0  # questions with stale keywords
+    stale: int = 0
+
+    def add(self, other: Tally) -> None:
+        for name in Tally.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict[str, float | int]:
+        def ratio(a: int, b: int) -> float:
+            return round(a / b, 3) if b else 0.0
+
+        return {
+            "cases": self.cases,
+            "recall": ratio(self.matched, self.expected),
+            "precision": ratio(self.matched, self.made),
+            "expected": self.expected,
+            "made": self.made,
+            "updates_recognised": ratio(self.updates_matched, self.updates),
+            "updates": self.updates,
+            "corrections_recognised": ratio(self.corrections_matched, self.corrections),
+            "corrections": self.corrections,
+            "not_proposed_violations": self.violations,
+            "not_proposed": self.not_proposed,
+            "forgets_noticed": ratio(self.forgets_noticed, self.forget_sessions),
+            "forget_sessions": self.forget_sessions,
+            "forget_false_alarms": self.forget_false_alarms,
+            "right_note_top3": ratio(self.hits, self.answered),
+            "questions": self.questions,
+            "stale_top3": self.stale,
+            "stale_asked": self.stale_asked,
+        }
+
+
+def _holds_all(text: str, keywords: Iterable[str]) -> bool:
+    low = text.lower()
+    return all(k.lower() in low for k in keywords)
+
+
+def _holds_word(text: str, keyword: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(keyword.lower())}(?!\w)", text.lower()) is not None
+
+
+def score_run(run: CaseRun, forgets: Mapping[int, Sequence[int]] | None = None) -> Tally:
+    """One case's tally; `forgets` maps a session to the subject lines judged a request to
+    forget (None: the product has no such judgement)."""
+    tally = Tally(cases=1)
+    case = run.case
+    left: list[Made] = list(run.made)
+    tally.made = len(run.made)
+    for n, session in enumerate(case.sessions):
+        tally.expected += len(session.proposals)
+        for expected in session.proposals:
+            hit = next(
+                (
+                    m
+                    for m in left
+                    if m.session == n
+                    and m.proposal.field == expected.field
+                    and _holds_all(m.value, expected.keywords)
+                ),
+                None,
+            )
+            if expected.updates is not None:
+                tally.updates += 1
+                tally.corrections += expected.correction
+            if hit is None:
+                continue
+            left.remove(hit)
+            tally.matched += 1
+            if expected.updates is not None:
+                tally.updates_matched += 1
+                tally.corrections_matched += expected.correction
+        for item in session.not_proposed:
+            tally.not_proposed += 1
+            if item.keywords and any(
+                m.session == n and _holds_all(m.value, item.keywords) for m in left
+            ):
+                tally.violations += 1
+        noticed = bool(forgets and forgets.get(n))
+        if session.forgets:
+            tally.forget_sessions += 1
+            tally.forgets_noticed += noticed
+        elif noticed:
+            tally.forget_false_alarms += 1
+    for asked in run.asked:
+        question = case.sessions[asked.session].questions[asked.index]
+        tally.questions += 1
+        if question.answer:
+            tally.answered += 1
+            tally.hits += any(_holds_all(note, question.answer) for note in asked.notes)
+        if question.stale:
+            tally.stale_asked += 1
+            tally.stale += any(
+                any(_holds_word(note, k) for k in question.stale)
+                and not (question.answer and _holds_all(note, question.answer))
+                for note in asked.notes
+            )
+    return tally
+
+
+@dataclass(slots=True)
+class Scores:
+    domains: dict[str, Tally] = field(default_factory=dict)
+
+    def add(self, case: Case, tally: Tally) -> None:
+        self.domains.setdefault(case.domain, Tally()).add(tally)
+
+    def as_dict(self) -> dict[str, dict[str, float | int]]:
+        total = Tally()
+        for tally in self.domains.values():
+            total.add(tally)
+        return {"all": total.as_dict(), **{d: t.as_dict() for d, t in sorted(self.domains.items())}}
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerScores:
+    confusion: Mapping[tuple[str, str], int]  # (label, predicted) -> count
+
+    @property
+    def false_yes(self) -> int:
+        return sum(n for (label, said), n in self.confusion.items() if said == "yes" != label)
+
+    def accepted(self, label: str) -> float:
+        total = sum(n for (lab, _), n in self.confusion.items() if lab == label)
+        return round(self.confusion.get((label, label), 0) / total, 3) if total else 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        total = sum(self.confusion.values())
+        right = sum(self.confusion.get((lab, lab), 0) for lab in LABELS)
+        return {
+            "n": total,
+            "accuracy": round(right / total, 3) if total else 0.0,
+            "false_yes": self.false_yes,
+            **{f"{lab}_accepted": self.accepted(lab) for lab in LABELS},
+            "confusion": {
+                f"{lab}->{said}": self.confusion.get((lab, said), 0)
+                for lab in LABELS
+                for said in LABELS
+            },
+        }
+
+
+def score_answers(answers: Sequence[Answer], predicted: Sequence[str]) -> AnswerScores:
+    return AnswerScores(Counter(zip((a.label for a in answers), predicted, strict=True)))

@@ -1,0 +1,1 @@
+"""Trains the sentence-judgement heads (`adapters/judgement`) on a labelled corpus."""

@@ -1,0 +1,60 @@
+"""`python -m factledger.bench.judgement train --corpus DIR [--corpus DIR ...] --out FILE`
+
+Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
+one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
+labelled conversations in the blind sets' format (`cases-*.yaml`, with `answers-*.yaml`)
+for the field head and more replies; prints each head's cross-validated accuracy and the
+file's SHA-256 to pin
+(`FACTLEDGER_JUDGEMENT__HEADS_SHA256`, or `PACKAGED_HEADS_SHA256` for the shipped file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
+from factledger.adapters.judgement.judge import PACKAGED_HEADS
+from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
+from factledger.bench.judgement.field_data import cases_in
+from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train
+
+
+async def _train(corpora: list[Path], out: Path) -> dict[str, object]:
+    corpus = Corpus((), ())
+    for directory in corpora:
+        corpus = corpus + load_corpus(directory)
+    cases = cases_in(corpora)
+    embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+    accuracy = await cross_validate(embedder, corpus)
+    heads = await train(embedder, corpus, cases)
+    sha256 = heads.save(out)
+    return {
+        "sentences": len(corpus.sentences),
+        "replies": len(corpus.replies),
+        "conversations": len(cases),
+        "field_min": heads.field_min,
+        "field_out_of_fold": FIELD_FOLDS,
+        "cross_validated_accuracy": accuracy,
+        "out": str(out),
+        "sha256": sha256,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement")
+    commands = parser.add_subparsers(dest="command", required=True)
+    fit = commands.add_parser("train", help="fit the heads on labelled corpora")
+    fit.add_argument("--corpus", type=Path, action="append", help="a corpus directory")
+    fit.add_argument("--out", type=Path, default=PACKAGED_HEADS)
+    args = parser.parse_args(argv)
+    corpora = args.corpus or [PACKAGED_CORPUS]
+    sys.stdout.write(json.dumps(asyncio.run(_train(corpora, args.out)), indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""Embeds a corpus with the packaged embedder and fits every head; cross-validates too."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from factledger.adapters.judgement.features import Matrix, features
+from factledger.adapters.judgement.fields import pair_width
+from factledger.adapters.judgement.heads import Head, Heads
+from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.application.ports import Embedder
+from factledger.bench.evalsets.cases import Case
+from factledger.bench.judgement.corpus import REPLIES, STATEMENTS, Corpus
+from factledger.bench.judgement.field_data import field_examples
+from factledger.bench.judgement.fit import fit_head
+
+BUCKETS = 1024
+YES_MIN = 0.6
+FLAGS = ("hedged", "forget", "correction")
+BOOL = ("false", "true")
+
+
+async def _x(embedder: Embedder, texts: Sequence[str]) -> Matrix:
+    return features(await embedder.embed(list(texts)), texts, BUCKETS)
+
+
+def _targets(corpus: Corpus) -> dict[str, tuple[list[str], tuple[str, ...]]]:
+    s = corpus.sentences
+    out: dict[str, tuple[list[str], tuple[str, ...]]] = {
+        "statement": ([x.statement for x in s], STATEMENTS)
+    }
+    for flag in FLAGS:
+        out[flag] = ([str(getattr(x, flag)).lower() for x in s], BOOL)
+    return out
+
+
+async def train(embedder: Embedder, corpus: Corpus, cases: Sequence[Case] = ()) -> Heads:
+    """Every head; the field head from `cases` (labelled conversations), over the features
+    the sentence heads just fitted give, with the threshold its cross-validation chose."""
+    xs = await _x(embedder, [s.text for s in corpus.sentences])
+    heads = {name: fit_head(xs, y, classes) for name, (y, classes) in _targets(corpus).items()}
+    xr = await _x(embedder, [r.reply for r in corpus.replies])
+    heads["answer"] = fit_head(xr, [r.label for r in corpus.replies], REPLIES)
+    width = pair_width(embedder.dimension)
+    blank = Head(np.zeros((width, 2), np.float32), np.zeros(2, np.float32), BOOL)
+    sentence_heads = Heads({**heads, "field": blank}, embedder.model_id, BUCKETS, YES_MIN)
+    x, y, groups = await field_examples(LearnedJudge(embedder, sentence_heads), cases)
+    if not y or "true" not in y:
+        return sentence_heads  # no labelled conversations: no field is ever stated
+    heads["field"] = fit_head(x, y, BOOL)
+    field_min, fold_scores = _field_threshold(x, y, groups)
+    FIELD_FOLDS.update(fold_scores)
+    return Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min)
+
+
+FIELD_FOLDS: dict[str, float] = {}  # the field head's out-of-fold figures at its threshold
+
+
+def _field_threshold(
+    x: Matrix, y: Sequence[str], groups: Sequence[int], k: int = 4
+) -> tuple[float, dict[str, float]]:
+    """The threshold with the best F0.5 (precision weighs more) on out-of-fold predictions,
+    folds by case so a conversation never scores the head it trained."""
+    labels = np.array(y) == "true"
+    cases = np.array(groups)
+    p = np.zeros(len(labels), dtype=np.float32)
+    for fold in range(k):
+        test = cases % k == fold
+        head = fit_head(x[~test], list(np.array(y)[~test]), BOOL)
+        p[test] = head.probabilities(x[test])[:, 1]
+    best, chosen, scores = -1.0, 0.5, {}
+    for threshold in np.arange(0.3, 0.995, 0.01):
+        said = p >= threshold
+        tp = float((said & labels).sum())
+        precision = tp / max(float(said.sum()), 1.0)
+        recall = tp / max(float(labels.sum()), 1.0)
+        f = 1.25 * precision * recall / max(0.25 * precision + recall, 1e-9)
+        if f > best:
+            best, chosen = f, float(threshold)
+            scores = {"pair_precision": round(precision, 3), "pair_recall": round(recall, 3)}
+    return round(chosen, 2), scores
+
+
+def _folds(n: int, k: int) -> list[np.ndarray]:
+    order = np.random.default_rng(7).permutation(n)
+    return [order[i::k] for i in range(k)]
+
+
+def _cv(x: Matrix, y: Sequence[str], classes: Sequence[str], k: int) -> float:
+    labels = np.array(y)
+    right = 0
+    for test in _folds(len(labels), k):
+        train_rows = np.setdiff1d(np.arange(len(labels)), test)
+        head: Head = fit_head(x[train_rows], list(labels[train_rows]), classes)
+        predicted = np.array(classes)[np.argmax(head.probabilities(x[test]), axis=1)]
+        right += int((predicted == labels[test]).sum())
+    return right / len(labels)
+
+
+async def cross_validate(embedder: Embedder, corpus: Corpus, k: int = 5) -> dict[str, float]:
+    """Each head's k-fold accuracy on the corpus (argmax, before the yes threshold)."""
+    xs = await _x(embedder, [s.text for s in corpus.sentences])
+    out = {name: _cv(xs, y, classes, k) for name, (y, classes) in _targets(corpus).items()}
+    xr = await _x(embedder, [r.reply for r in corpus.replies])
+    out["answer"] = _cv(xr, [r.label for r in corpus.replies], REPLIES, k)
+    return {name: round(acc, 3) for name, acc in out.items()}

@@ -1,0 +1,165 @@
+"""The learned extractor keeps the rules' facts the subject states about themself and drops
+those their sentence gives as someone else's, small talk, a question or a request to forget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import pytest
+
+from factledger.adapters.extraction.learned.extractor import LearnedExtractor
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
+from factledger.application.memory.extraction import (
+    ExtractedFact,
+    ExtractionRequest,
+    FieldSlot,
+)
+from factledger.application.memory.types import RelationKind
+from factledger.domain.transcript import Message, Role
+
+AT = datetime(2026, 3, 2, 10, tzinfo=UTC)
+
+
+def _said(*lines: tuple[Role, str]) -> ExtractionRequest:
+    return ExtractionRequest([Message(role, text, AT) for role, text in lines], occurred_at=AT)
+
+
+@dataclass
+class FixedRules:
+    """The rules' candidates, given by the test."""
+
+    facts: list[ExtractedFact]
+
+    async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
+        return list(self.facts)
+
+
+@dataclass
+class JudgeBySentence:
+    """A judgement per sentence, given by the test; any other sentence is about the subject."""
+
+    verdicts: dict[str, Judgement]
+
+    async def judge(self, sentences: Sequence[str]) -> list[Judgement]:
+        own = Judgement(Statement.SELF, 0.9, hedged=False, forget_request=False, correction=False)
+        return [self.verdicts.get(s, own) for s in sentences]
+
+    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
+        return [Reply.NEITHER for _ in pairs]
+
+    async def field_statements(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> list[FieldStatement]:
+        return [s for s in self.stated if s.field in fields]
+
+    stated: tuple[FieldStatement, ...] = ()
+
+
+def _about(statement: Statement, p: float, *, forget: bool = False) -> Judgement:
+    return Judgement(statement, p, hedged=False, forget_request=forget, correction=False)
+
+
+async def test_facts_standing_on_a_sentence_about_someone_else_or_a_forget_request_go() -> None:
+    own = ExtractedFact("f0", "works at Globex", "employer", (0,), value="Globex")
+    sister = ExtractedFact("f1", "works at Acme", "employer", (0,), value="Acme")
+    forget = ExtractedFact("f2", "phone is 555 0101", "phone", (1,), value="555 0101")
+    derived = ExtractedFact(
+        "f3", "may be a big account", "insight", (0,), RelationKind.DERIVES, ("f1",), True
+    )
+    rules = FixedRules([own, sister, forget, derived])
+    judge = JudgeBySentence(
+        {
+            "My sister works at Acme.": _about(Statement.THIRD_PARTY, 0.9),
+            "Please delete my phone 555 0101.": _about(Statement.SELF, 0.9, forget=True),
+        }
+    )
+    request = _said(
+        (Role.SUBJECT, "I work at Globex. My sister works at Acme."),
+        (Role.SUBJECT, "Please delete my phone 555 0101."),
+    )
+
+    facts = await LearnedExtractor(rules, judge).extract(request)
+
+    assert [f.key for f in facts] == ["f0"]  # the inference rested on the dropped fact only
+
+
+async def test_an_unsure_judgement_keeps_the_fact_and_a_kept_fact_names_no_dropped_one() -> None:
+    budget = ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")
+    guest = ExtractedFact("f1", "guest count 30", "team_size", (0,), value="30")
+    linked = ExtractedFact(
+        "f2", "budget covers the team", "budget", (0,), RelationKind.EXTENDS, ("f0", "f1")
+    )
+    judge = JudgeBySentence(
+        {
+            "Budget is 40k.": _about(Statement.QUESTION, 0.55),  # not sure enough to drop
+            "Lovely, 30 guests came to the party.": _about(Statement.SMALL_TALK, 0.8),
+        }
+    )
+    request = _said((Role.SUBJECT, "Budget is 40k. Lovely, 30 guests came to the party."))
+
+    facts = await LearnedExtractor(FixedRules([budget, guest, linked]), judge).extract(request)
+
+    assert [f.key for f in facts] == ["f0", "f2"]
+    assert facts[1].related_to == ("f0",)
+
+
+async def test_fields_the_rules_fed_nothing_take_the_clauses_the_judge_reads_as_stating_them() -> (
+    None
+):
+    rules = FixedRules([ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")])
+    judge = JudgeBySentence(
+        {},
+        stated=(
+            FieldStatement(0, "ours is 50k", "budget", 0.97),  # the rules fed the budget
+            FieldStatement(0, "the gold tier", "membership", 0.95),
+            FieldStatement(1, "platinum tier now", "membership", 0.99),
+            FieldStatement(0, "peanuts", "allergies", 0.96),
+            FieldStatement(1, "and shellfish", "allergies", 0.98),
+        ),
+    )
+    request = ExtractionRequest(
+        [
+            Message(Role.SUBJECT, "Budget is 40k, ours is 50k, the gold tier, peanuts.", AT),
+            Message(Role.SUBJECT, "platinum tier now, and shellfish", AT),
+        ],
+        occurred_at=AT,
+        fields=(
+            FieldSlot("budget", "budget"),
+            FieldSlot("membership", "tier"),
+            FieldSlot("allergies", "allergies", many=True),
+        ),
+    )
+
+    facts = await LearnedExtractor(rules, judge).extract(request)
+
+    said = [(f.slot, f.value, f.source_indexes) for f in facts]
+    assert said == [
+        ("budget", "40k", (0,)),
+        ("tier", "platinum tier now", (1,)),  # one value: the most probable clause
+        ("allergies", "peanuts", (0,)),  # a list: every clause, in the order said
+        ("allergies", "and shellfish", (1,)),
+    ]
+
+
+@pytest.fixture(scope="module")
+def learned() -> LearnedExtractor:
+    return LearnedExtractor(RuleExtractor(), LearnedJudge.packaged())
+
+
+async def test_with_the_shipped_judge_the_subjects_own_statements_keep_their_facts(
+    learned: LearnedExtractor,
+) -> None:
+    request = _said(
+        (Role.AGENT, "Who do you buy packaging from, and what can you spend?"),
+        (Role.SUBJECT, "We buy our packaging from Boxmart. Our budget is 40,000 dollars."),
+    )
+
+    ruled = {(f.slot, f.value) for f in await learned.rules.extract(request)}
+    kept = {(f.slot, f.value) for f in await learned.extract(request)}
+
+    assert {("supplier", "Boxmart"), ("budget", "40,000 dollars")} <= ruled
+    assert kept == ruled

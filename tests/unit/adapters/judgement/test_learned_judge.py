@@ -1,0 +1,101 @@
+"""The shipped judge (heads over the packaged embedder) on sentences none of its corpus holds."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.judgement.heads import Heads
+from factledger.adapters.judgement.judge import (
+    PACKAGED_HEADS,
+    PACKAGED_HEADS_SHA256,
+    EmbedderMismatchError,
+    LearnedJudge,
+)
+from factledger.application.judgement.types import Reply, Statement
+from factledger.domain.transcript import Message, Role
+
+
+@pytest.fixture(scope="module")
+def judge() -> LearnedJudge:
+    return LearnedJudge.packaged()
+
+
+async def test_sentences_are_judged_by_whom_they_are_about_and_what_they_ask(
+    judge: LearnedJudge,
+) -> None:
+    said = [
+        "Could you please delete the note about my blood pressure?",
+        "My wife drives a Honda Civic.",
+        "We currently pay about 900 a month for hosting.",
+        "Thanks, have a lovely afternoon!",
+        "Sorry, I got that wrong: it's five people, not six.",
+        "We might expand to Lisbon if funding comes through.",
+    ]
+    forget, spouse, hosting, thanks, corrected, hedged = await judge.judge(said)
+
+    assert [j.forget_request for j in (forget, hosting)] == [True, False]
+    assert spouse.statement is Statement.THIRD_PARTY
+    assert hosting.statement is Statement.SELF
+    assert hosting.is_fact_about_subject
+    assert thanks.statement is Statement.SMALL_TALK
+    assert [j.correction for j in (corrected, hosting)] == [True, False]
+    assert [j.hedged for j in (hedged, hosting)] == [True, False]
+    assert await judge.judge([]) == []
+
+
+async def test_confirmation_replies_are_yes_no_or_neither_in_several_languages(
+    judge: LearnedJudge,
+) -> None:
+    question = "Is your plan still Basic?"
+    replies = {
+        "Yes, that's it.": Reply.YES,
+        "Oui, exact.": Reply.YES,
+        "Ja, stimmt.": Reply.YES,
+        "Nope.": Reply.NO,
+        "Nee, klopt niet.": Reply.NO,
+        "Yes but it's Premium now.": Reply.NO,
+        "I'd have to check.": Reply.NEITHER,
+        "mhm": Reply.NEITHER,
+    }
+
+    got = await judge.answers([(question, reply) for reply in replies])
+
+    assert dict(zip(replies, got, strict=True)) == replies
+
+
+def test_heads_refuse_an_embedder_they_were_not_trained_over() -> None:
+    heads = Heads.load(PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
+
+    with pytest.raises(EmbedderMismatchError, match="need the embedder"):
+        LearnedJudge(HashingEmbedder(384), heads)
+
+
+async def test_the_field_head_reads_a_kind_nobody_trained_it_on(judge: LearnedJudge) -> None:
+    at = datetime(2026, 3, 2, 10, tzinfo=UTC)
+    transcript = [
+        Message(Role.AGENT, "Which membership are you on at the moment?", at),
+        Message(
+            Role.SUBJECT,
+            "The gold membership, since last autumn. My knee still hurts from the marathon.",
+            at,
+        ),
+        Message(Role.AGENT, "What would you like to achieve this year?", at),
+        Message(Role.SUBJECT, "Mostly I want to lose about ten kilos.", at),
+    ]
+    fields = ["membership_tier", "fitness_goal", "favourite_class"]
+
+    found = await judge.field_statements(transcript, fields)
+
+    best = {
+        f: max((s for s in found if s.field == f), key=lambda s: s.p, default=None) for f in fields
+    }
+    tier, goal = best["membership_tier"], best["fitness_goal"]
+    assert tier is not None
+    assert (tier.message_index, tier.clause) == (1, "The gold membership")
+    assert goal is not None
+    assert (goal.message_index, goal.clause) == (3, "Mostly I want to lose about ten kilos")
+    assert best["favourite_class"] is None  # nobody said one
+    assert await judge.field_statements(transcript, []) == []

@@ -1,0 +1,114 @@
+"""The blind-set scorer: a case played through the product in process, and what it counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from factledger.bench.evalsets.__main__ import score_directory
+
+CASE = [
+    {
+        "id": "sales-001",
+        "writer": "T",
+        "domain": "sales",
+        "kind": "lead",
+        "sessions": [
+            {
+                "at": "2026-01-12T10:00:00Z",
+                "channel": "chat",
+                "lines": [
+                    {"role": "agent", "text": "Who do you buy your packaging from today?"},
+                    {
+                        "role": "subject",
+                        "text": "We buy from Boxmart. Our budget is 40,000 dollars.",
+                    },
+                ],
+                "expect": {
+                    "proposals": [
+                        {"field": "supplier", "value": "Boxmart", "keywords": ["Boxmart"]},
+                        {"field": "budget", "value": "40,000 dollars", "keywords": ["40"]},
+                        {"field": "team_size", "value": "12", "keywords": ["12"]},
+                    ],
+                    "not_proposed": [{"keywords": ["Boxmart"], "why": "agent_said"}],
+                },
+                "questions": [{"text": "Who supplies them?", "answer_keywords": ["Boxmart"]}],
+            },
+            {
+                "at": "2026-03-12T10:00:00Z",
+                "channel": "phone",
+                "lines": [
+                    {
+                        "role": "subject",
+                        "text": "We switched to Cartonia last month. Please delete my phone "
+                        "number from your records.",
+                    }
+                ],
+                "expect": {
+                    "proposals": [
+                        {
+                            "field": "supplier",
+                            "value": "Cartonia",
+                            "keywords": ["Cartonia"],
+                            "updates": "Boxmart",
+                        }
+                    ],
+                    "forget_requests": [{"field": None, "keywords": ["phone"]}],
+                },
+                "questions": [
+                    {
+                        "text": "Which vendor do they get boxes from now?",
+                        "answer_keywords": ["Cartonia"],
+                        "stale_keywords": ["Boxmart"],
+                    }
+                ],
+            },
+        ],
+        "reviews": [{"after_session": 0, "field": "budget", "decision": "reject"}],
+    }
+]
+ANSWERS = [
+    {
+        "id": "ans-1",
+        "domain": "sales",
+        "change": {"field": "supplier", "value": "Cartonia"},
+        "question": "You buy from Cartonia now, right?",
+        "reply": reply,
+        "label": label,
+    }
+    for reply, label in (("Yes, since March.", True), ("Nope, still Boxmart.", False))
+]
+
+
+def _set(tmp_path: Path) -> Path:
+    (tmp_path / "cases-sales.yaml").write_text(yaml.safe_dump(CASE), encoding="utf-8")
+    (tmp_path / "answers-sales.yaml").write_text(yaml.safe_dump(ANSWERS), encoding="utf-8")
+    return tmp_path
+
+
+async def test_a_case_is_scored_on_proposals_updates_questions_and_answers(
+    tmp_path: Path,
+) -> None:
+    result = await score_directory(_set(tmp_path), "rule", "none", "bare")
+
+    sales = result["cases"]["sales"]
+    assert (sales["expected"], sales["made"]) == (4, 3)  # nobody said the team size
+    assert (sales["recall"], sales["precision"]) == (0.75, 1.0)
+    assert (sales["updates"], sales["updates_recognised"]) == (1, 1.0)
+    assert sales["not_proposed_violations"] == 0  # the matched proposal is no violation
+    assert (sales["forget_sessions"], sales["forgets_noticed"]) == (1, 0.0)  # no judgement
+    assert (sales["questions"], sales["right_note_top3"], sales["stale_top3"]) == (2, 1.0, 0)
+    answers = result["answers"]
+    assert (answers["n"], answers["false_yes"]) == (2, 1)  # taken as given: every reply a yes
+
+
+async def test_the_learned_judgement_notices_the_forget_request_and_the_no(
+    tmp_path: Path,
+) -> None:
+    result = await score_directory(_set(tmp_path), "learned", "learned", "bare")
+
+    sales = result["cases"]["sales"]
+    assert (sales["forgets_noticed"], sales["forget_false_alarms"]) == (1.0, 0)
+    assert result["answers"]["false_yes"] == 0
+    assert result["answers"]["confusion"]["yes->yes"] == 1
