@@ -74,6 +74,20 @@ def test_the_source_tree_has_each_file_the_code_reads() -> None:
     assert (STATIC_DIR / "console.css").is_file()
 
 
+def test_every_package_of_the_source_tree_is_declared() -> None:
+    # setuptools builds a wheel without an undeclared package, silently: the installed
+    # product then fails on its first import of it, while an editable install works.
+    declared = set(
+        tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(("factledger", layer, *init.parent.relative_to(REPOSITORY / layer).parts))
+        for layer in LAYERS
+        for init in (REPOSITORY / layer).rglob("__init__.py")
+    }
+    assert sorted(found - declared) == []
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A wheel built from a copy of the sources (the build writes beside them), and the log."""
