@@ -82,7 +82,7 @@ def _yes_threshold(
         train_rows = np.setdiff1d(np.arange(len(labels)), test)
         p[test] = fit_head(x[train_rows], list(labels[train_rows]), REPLIES).probabilities(x[test])
     is_yes, is_blind = labels == "yes", np.array(blind, dtype=bool)
-    best: tuple[tuple[int, float], float, dict[str, float]] | None = None
+    candidates: list[tuple[tuple[int, float], float, dict[str, float]]] = []
     for threshold in YES_GRID:
         said = (p[:, 0] >= threshold) & (p[:, 0] >= p[:, 1:].max(axis=1))
         false_yes = said & ~is_yes
@@ -98,10 +98,9 @@ def _yes_threshold(
             ),
         }
         cost = (blind_false, max(rate - FALSE_YES_MAX, 0.0))
-        if best is None or cost < best[0]:
-            best = (cost, float(threshold), scores)
-    assert best is not None
-    return best[1], best[2]
+        candidates.append((cost, float(threshold), scores))
+    _, threshold, scores = min(candidates, key=lambda c: (c[0], c[1]))
+    return threshold, scores
 
 
 def _field_threshold(
