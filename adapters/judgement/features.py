@@ -7,7 +7,6 @@ what it says. Hashing uses CRC-32, so the features are the same in every process
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Sequence
 
@@ -16,9 +15,6 @@ import numpy.typing as npt
 
 Matrix = npt.NDArray[np.float32]
 NGRAM_SIZES = (2, 3, 4)
-LEAD_WORDS = 6
-# Where a reply's opening stops: the first punctuation mark or dash after its first word.
-_LEAD_END = re.compile(r"[.!?;,:\u2014\u2013]| - ")
 
 
 def char_ngrams(texts: Sequence[str], buckets: int) -> Matrix:
@@ -39,24 +35,3 @@ def char_ngrams(texts: Sequence[str], buckets: int) -> Matrix:
 def features(vectors: Matrix, texts: Sequence[str], buckets: int) -> Matrix:
     """One row per text: its embedding, then its n-grams."""
     return np.hstack([vectors.astype(np.float32), char_ngrams(texts, buckets)])
-
-
-def lead_of(reply: str) -> str:
-    """A reply's opening words, up to its first punctuation mark (at most `LEAD_WORDS`).
-
-    People answer first and then go on ("Sí, desde enero. ¿Necesita la tarjeta nueva?"):
-    the rest is chatter the whole reply's embedding drowns the answer in."""
-    text = reply.strip()
-    end = _LEAD_END.search(text)
-    opening = text[: end.start()] if end is not None and end.start() > 0 else text
-    return " ".join(opening.split()[:LEAD_WORDS])
-
-
-def reply_features(
-    reply_vectors: Matrix, lead_vectors: Matrix, replies: Sequence[str], buckets: int
-) -> Matrix:
-    """One row per reply: the whole reply's features, then its opening's (`lead_of`)."""
-    leads = [lead_of(r) for r in replies]
-    return np.hstack(
-        [features(reply_vectors, replies, buckets), features(lead_vectors, leads, buckets)]
-    )

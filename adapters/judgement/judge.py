@@ -15,7 +15,7 @@ import numpy as np
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
-from factledger.adapters.judgement.features import Matrix, features, lead_of, reply_features
+from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.fields import clauses_of, field_text, pair_features
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
@@ -23,7 +23,7 @@ from factledger.application.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
-PACKAGED_HEADS_SHA256 = "ba42b8ab395facb57fedd9b52aec1d284847916241b7cebd12cfab36b1d4fd10"
+PACKAGED_HEADS_SHA256 = "dc2904b69640aba67fae5c66bee4153143ed51677ec3da35387066c04158ad45"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 
 
@@ -57,11 +57,6 @@ class LearnedJudge:
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
         return features(vectors, texts, self.heads.buckets)
-
-    async def _reply_features(self, replies: Sequence[str]) -> Matrix:
-        vectors = await self.embedder.embed([*replies, *(lead_of(r) for r in replies)])
-        n = len(replies)
-        return reply_features(vectors[:n], vectors[n:], replies, self.heads.buckets)
 
     def _flag(self, name: str, x: Matrix) -> Matrix:
         head = self.heads[name]
@@ -97,7 +92,7 @@ class LearnedJudge:
         fact the subject did not confirm, a missed one only leaves it pending."""
         if not pairs:
             return []
-        x = await self._reply_features([reply for _, reply in pairs])
+        x = await self._features([reply for _, reply in pairs])
         head = self.heads["answer"]
         p = head.probabilities(x)
         yes, no, neither = (head.column(c) for c in ("yes", "no", "neither"))

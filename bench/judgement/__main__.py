@@ -21,7 +21,7 @@ from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxM
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
 from factledger.bench.judgement.field_data import cases_in
-from factledger.bench.judgement.train import ANSWER_FOLDS, FIELD_FOLDS, cross_validate, train
+from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train
 
 
 async def _train(corpora: list[Path], out: Path) -> dict[str, object]:
@@ -39,8 +39,6 @@ async def _train(corpora: list[Path], out: Path) -> dict[str, object]:
         "conversations": len(cases),
         "field_min": heads.field_min,
         "field_out_of_fold": FIELD_FOLDS,
-        "yes_min": heads.yes_min,
-        "answer_out_of_fold": ANSWER_FOLDS,
         "cross_validated_accuracy": accuracy,
         "out": str(out),
         "sha256": sha256,

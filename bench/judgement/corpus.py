@@ -28,7 +28,6 @@ class Sentence:
 class LabelledReply:
     reply: str
     label: str
-    blind: bool = False  # from labelled conversations' answers (`answers-*.yaml`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,5 +69,5 @@ def load_corpus(directory: Path) -> Corpus:
         if label not in REPLIES:
             raise ValueError(f"answers.yaml: label must be one of {REPLIES}")
         replies += [LabelledReply(str(r), label) for r in group["replies"]]
-    replies += [LabelledReply(a.reply, a.label, blind=True) for a in load_answers(directory)]
+    replies += [LabelledReply(a.reply, a.label) for a in load_answers(directory)]
     return Corpus(tuple(sentences), tuple(replies))

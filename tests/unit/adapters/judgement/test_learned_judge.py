@@ -66,24 +66,6 @@ async def test_confirmation_replies_are_yes_no_or_neither_in_several_languages(
     assert dict(zip(replies, got, strict=True)) == replies
 
 
-async def test_a_yes_followed_by_chatter_is_still_a_yes_and_a_yes_but_is_a_no(
-    judge: LearnedJudge,
-) -> None:
-    question = "Is your new employer Halden Freight now?"
-    replies = {
-        "Yes, since September. The commute is much shorter too.": Reply.YES,
-        "Sí, desde septiembre. Estoy muy contento allí.": Reply.YES,
-        "Ja, seit September. Die Kollegen sind sehr nett.": Reply.YES,
-        "Yes, but it's Halden Logistics, not Halden Freight.": Reply.NO,
-        "Not anymore, I left them in the summer.": Reply.NO,
-        "I think so? The contract isn't signed yet.": Reply.NEITHER,
-    }
-
-    got = await judge.answers([(question, reply) for reply in replies])
-
-    assert dict(zip(replies, got, strict=True)) == replies
-
-
 def test_heads_refuse_an_embedder_they_were_not_trained_over() -> None:
     heads = Heads.load(PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
 
