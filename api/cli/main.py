@@ -7,10 +7,6 @@ command (`factledger-lab`, `factledger.bench.cli`), which nothing here imports.
 
 from __future__ import annotations
 
-from importlib.metadata import version as installed_version
-
-import typer
-
 from factledger.api.cli import console as cli_console
 from factledger.api.cli import extraction as cli_extraction
 from factledger.api.cli import importing as cli_importing
@@ -22,40 +18,25 @@ from factledger.api.cli import serve as cli_serve
 from factledger.api.cli import subjects as cli_subjects
 from factledger.api.cli import sync as cli_sync
 from factledger.api.cli import webhooks as cli_webhooks
+from factledger.api.cli.assembly import assemble
 
-app = typer.Typer(
-    name="factledger",
-    help="Event-sourced memory for AI agents.",
-    no_args_is_help=True,
-    add_completion=False,
+app = assemble(
+    "factledger",
+    "Event-sourced memory for AI agents.",
+    (
+        cli_serve,
+        cli_sync,
+        cli_extraction,
+        cli_ledger,
+        cli_pgvector,
+        cli_subjects,
+        cli_console,
+        cli_mcp,
+        cli_webhooks,
+        cli_importing,
+        cli_openapi,
+    ),
 )
-
-
-@app.callback()
-def root() -> None:
-    """Event-sourced memory for AI agents."""
-
-
-@app.command()
-def version() -> None:
-    """Print the installed version."""
-    typer.echo(installed_version("factledger"))
-
-
-for _module in (
-    cli_serve,
-    cli_sync,
-    cli_extraction,
-    cli_ledger,
-    cli_pgvector,
-    cli_subjects,
-    cli_console,
-    cli_mcp,
-    cli_webhooks,
-    cli_importing,
-    cli_openapi,
-):
-    _module.register(app)
 
 
 def main() -> None:

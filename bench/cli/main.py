@@ -7,10 +7,7 @@ product imports it, so the product's own command (`factledger`) starts without a
 
 from __future__ import annotations
 
-from importlib.metadata import version as installed_version
-
-import typer
-
+from factledger.api.cli.assembly import assemble
 from factledger.bench.cli import bench as cli_bench
 from factledger.bench.cli import embedder as cli_embedder
 from factledger.bench.cli import extraction as cli_extraction
@@ -19,35 +16,19 @@ from factledger.bench.cli import pgvector as cli_pgvector
 from factledger.bench.cli import recall as cli_recall
 from factledger.bench.cli import supermemory as cli_supermemory
 
-app = typer.Typer(
-    name="factledger-lab",
-    help="factledger's lab: benchmarks, calibration fitting and evaluations.",
-    no_args_is_help=True,
-    add_completion=False,
+app = assemble(
+    "factledger-lab",
+    "factledger's lab: benchmarks, calibration fitting and evaluations.",
+    (
+        cli_bench,
+        cli_embedder,
+        cli_memory,
+        cli_extraction,
+        cli_recall,
+        cli_pgvector,
+        cli_supermemory,
+    ),
 )
-
-
-@app.callback()
-def root() -> None:
-    """factledger's lab: benchmarks, calibration fitting and evaluations."""
-
-
-@app.command()
-def version() -> None:
-    """Print the installed version."""
-    typer.echo(installed_version("factledger"))
-
-
-for _module in (
-    cli_bench,
-    cli_embedder,
-    cli_memory,
-    cli_extraction,
-    cli_recall,
-    cli_pgvector,
-    cli_supermemory,
-):
-    _module.register(app)
 
 
 def main() -> None:

@@ -26,10 +26,9 @@ from factledger.application.ledger.commands import (
     RejectChange,
 )
 from factledger.bench.evalsets.cases import Case, bare_schemas, named_schemas
-from factledger.domain.proposal import Proposal
+from factledger.bench.proposal_eval import Made
 from factledger.domain.provenance import Actor, ActorKind, ChangeStatus
 from factledger.domain.transcript import Channel, Message, Role
-from factledger.domain.values import render
 from factledger.testing.manual_clock import ManualClock
 
 TENANT = "blind"
@@ -45,16 +44,6 @@ _CHANNELS = {
 _ROLES = {"agent": Role.AGENT, "subject": Role.SUBJECT, "staff": Role.STAFF}
 REVIEWER = Actor(ActorKind.STAFF, "blind-reviewer")
 SYNC_PASSES = 4  # a pass proposes; the next syncs what the proposals recorded
-
-
-@dataclass(frozen=True, slots=True)
-class Made:
-    session: int
-    proposal: Proposal
-
-    @property
-    def value(self) -> str:
-        return "" if self.proposal.value is None else render(self.proposal.value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from factledger.bench.evalsets.cases import Answer, Case
-from factledger.bench.evalsets.run import CaseRun, Made
+from factledger.bench.evalsets.run import CaseRun
+from factledger.bench.proposal_eval import Made
 
 LABELS = ("yes", "no", "neither")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -57,11 +58,11 @@ async def open_pair(
     return a, b, [a, b]
 
 
-@pytest.fixture(params=ADAPTERS)
-async def pair(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
+@asynccontextmanager
+async def opened_pair(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
 ) -> AsyncIterator[tuple[RateStore, RateStore]]:
-    a, b, opened = await open_pair(request.param, request, tmp_path, clock)
+    a, b, opened = await open_pair(kind, request, tmp_path, clock)
     try:
         yield a, b
     finally:
@@ -69,20 +70,22 @@ async def pair(
             closing = store.close()  # type: ignore[attr-defined]
             if asyncio.iscoroutine(closing):
                 await closing
+
+
+@pytest.fixture(params=ADAPTERS)
+async def pair(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
+) -> AsyncIterator[tuple[RateStore, RateStore]]:
+    async with opened_pair(request.param, request, tmp_path, clock) as stores:
+        yield stores
 
 
 @pytest.fixture(params=SHARED)
 async def shared_pair(
     request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
 ) -> AsyncIterator[tuple[RateStore, RateStore]]:
-    a, b, opened = await open_pair(request.param, request, tmp_path, clock)
-    try:
-        yield a, b
-    finally:
-        for store in opened:
-            closing = store.close()  # type: ignore[attr-defined]
-            if asyncio.iscoroutine(closing):
-                await closing
+    async with opened_pair(request.param, request, tmp_path, clock) as stores:
+        yield stores
 
 
 async def test_a_key_admits_its_burst_then_says_how_long_to_wait(

@@ -1,6 +1,7 @@
 """Fixtures of the HTTP tests: in-memory ports on a manual clock and a client of the app.
 
-A module that needs other ports or another app defines its own `ports` or `http`.
+A module that needs another start time defines its own `clock`; one that needs other ports or
+another app, its own `ports` or `http`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,13 @@ from factledger.testing.manual_clock import ManualClock
 
 
 @pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def ports(clock: ManualClock) -> Runtime:
+    return build_ports(clock)
 
 
 @pytest.fixture

@@ -20,24 +20,20 @@ from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+from support.api_harness import bearer, build_ports, token
+from support.api_steps import AGENT, a_lead, ok, said, sync
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.application.memory.types import SearchMode, SearchQuery
 from factledger.application.ports import Clock, MemoryBackend
-from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ids import namespace_for
-from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.supermemory.harness import supermemory_backend_in_process
 
-SERVICE = bearer(token(Role.SERVICE))
-AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
 REVIEWER = bearer(token(Role.REVIEWER))
 OPENED = datetime(2026, 3, 3, 10, tzinfo=UTC)
 
@@ -78,40 +74,6 @@ async def ports(request: pytest.FixtureRequest) -> AsyncIterator[Runtime]:
     clock = ManualClock(OPENED)
     async with request.param(request, clock) as backend:
         yield build_ports(clock, memory=backend)
-
-
-@pytest.fixture
-async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as client:
-        yield client
-
-
-async def ok(response: httpx.Response, status: int = 200) -> Any:
-    assert response.status_code == status, response.text
-    return response.json()
-
-
-async def sync(ports: Runtime) -> None:
-    assert ports.sync_store is not None
-    assert ports.backend is not None
-    feed = LedgerEventFeed(ports.ledger)
-    report = await SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend)).run_once()
-    assert report.dead == 0
-
-
-async def a_subject(http: httpx.AsyncClient) -> UUID:
-    body = {"kind": "lead", "external_ref": "crm-1"}
-    subject = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
-    return UUID(subject["subject_id"])
-
-
-async def said(http: httpx.AsyncClient, session_id: str, text: str) -> None:
-    start = {"session_id": session_id, "channel": "whatsapp"}
-    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
-    message = {"role": "subject", "text": text}
-    url = f"/v1/subjects/me/sessions/{session_id}/messages"
-    await ok(await http.post(url, json=message, headers=AGENT))
-    await ok(await http.post(f"/v1/subjects/me/sessions/{session_id}/end", json={}, headers=AGENT))
 
 
 async def proposed(
@@ -162,8 +124,8 @@ async def test_a_rejected_proposal_is_never_recalled(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
     # Given the subject named a supplier, synced, and proposed as a field
-    subject_id = await a_subject(http)
-    await said(http, "wa-1", "We work with Supplier Tamarind now.")
+    subject_id = UUID(await a_lead(http))
+    await said(http, "We work with Supplier Tamarind now.", "wa-1")
     change_id = await proposed(http, "supplier", "Supplier Tamarind", "wa-1")
     await sync(ports)
     search = backend_texts(ports, subject_id)
@@ -188,13 +150,13 @@ async def test_an_approved_supplier_takes_the_old_one_out_of_recall(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
     # Given Tamarind was the confirmed supplier
-    subject_id = await a_subject(http)
-    await said(http, "wa-1", "We work with Supplier Tamarind now.")
+    subject_id = UUID(await a_lead(http))
+    await said(http, "We work with Supplier Tamarind now.", "wa-1")
     await decide(
         http, subject_id, await proposed(http, "supplier", "Supplier Tamarind", "wa-1"), "approve"
     )
     # and a later session says Vireo Wraps in words the extractor does not read as a switch
-    await said(http, "wa-2", "Our packaging is sourced from Vireo Wraps these days.")
+    await said(http, "Our packaging is sourced from Vireo Wraps these days.", "wa-2")
     await sync(ports)
     before = await recalled(http, "which supplier packaging Tamarind Vireo Wraps")
     assert any("Tamarind" in n["text"] for n in before)
@@ -221,11 +183,11 @@ async def test_a_confirmed_field_ranks_above_an_unreviewed_memory_before_the_syn
 ) -> None:
     # Given the subject said Tamarind, synced; then said Vireo Wraps and a reviewer approved
     # it, while the sync has not run (no memory says Vireo Wraps yet)
-    subject_id = await a_subject(http)
-    await said(http, "wa-1", "We work with Supplier Tamarind now.")
+    subject_id = UUID(await a_lead(http))
+    await said(http, "We work with Supplier Tamarind now.", "wa-1")
     await sync(ports)
     assert any("Tamarind" in n["text"] for n in await recalled(http, "supplier Tamarind"))
-    await said(http, "wa-2", "Our packaging is sourced from Vireo Wraps these days.")
+    await said(http, "Our packaging is sourced from Vireo Wraps these days.", "wa-2")
     change_id = await proposed(http, "supplier", "Vireo Wraps", "wa-2")
     await decide(http, subject_id, change_id, "approve")
 
@@ -241,13 +203,13 @@ async def test_a_rejected_value_said_again_later_is_recalled_again(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
     # Given a rejected supplier, synced
-    subject_id = await a_subject(http)
-    await said(http, "wa-1", "We work with Supplier Tamarind now.")
+    subject_id = UUID(await a_lead(http))
+    await said(http, "We work with Supplier Tamarind now.", "wa-1")
     change_id = await proposed(http, "supplier", "Supplier Tamarind", "wa-1")
     await decide(http, subject_id, change_id, "reject")
     await sync(ports)
     # When the subject says it again in a later session
-    await said(http, "wa-2", "We work with Supplier Tamarind now, really.")
+    await said(http, "We work with Supplier Tamarind now, really.", "wa-2")
     await sync(ports)
     # Then the new statement is recalled: the rejection was about what was said before it
     assert any("Tamarind" in n["text"] for n in await recalled(http, "Supplier Tamarind"))

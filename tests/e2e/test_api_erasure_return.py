@@ -5,43 +5,21 @@ way (a new reference) gives a new, empty subject with nothing of the old one rea
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
 from uuid import UUID
 
 import httpx
-import pytest
-from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+from support.api_harness import bearer, token
+from support.api_steps import AGENT, SERVICE, a_lead, ok, saying
 
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.types import SessionId, SessionKey
-from factledger.testing.manual_clock import ManualClock
 
-SERVICE = bearer(token(Role.SERVICE))
 ADMIN = bearer(token(Role.ADMIN))
-AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
 RETURNED = bearer(token(Role.AGENT, kind="lead", ref="crm-1~2"))
 CANARY = "Quetzal Marmalade 7731"
 ERASE = {"reason": "erasure request 4411"}
-
-
-@pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock())
-
-
-@pytest.fixture
-async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as client:
-        yield client
-
-
-async def ok(response: httpx.Response, status: int = 200) -> Any:
-    assert response.status_code == status, response.text
-    return response.json()
 
 
 def buffer_of(ports: Runtime) -> SessionBuffer:
@@ -56,13 +34,9 @@ def gone(response: httpx.Response) -> str:
 
 
 async def a_lead_in_a_session(http: httpx.AsyncClient) -> str:
-    body = {"kind": "lead", "external_ref": "crm-1"}
-    subject = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
-    start = {"session_id": "wa-1", "channel": "whatsapp"}
-    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
-    said = {"role": "subject", "text": f"We work with {CANARY}."}
-    await ok(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=said, headers=AGENT))
-    return str(subject["subject_id"])
+    subject_id = await a_lead(http)
+    await saying(http, f"We work with {CANARY}.")
+    return subject_id
 
 
 async def test_an_erased_subjects_open_session_refuses_messages_and_its_buffer_is_gone(

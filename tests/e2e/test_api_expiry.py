@@ -3,57 +3,26 @@ ledger records the expiry and keeps the memory's history."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import bearer, token
+from support.api_steps import AGENT, SERVICE, a_lead, ok, said, sync
 
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ids import namespace_for
-from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
 
-SERVICE = bearer(token(Role.SERVICE))
 ANALYST = bearer(token(Role.ANALYST))
-AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
 START = datetime(2026, 3, 3, 10, tzinfo=UTC)
 
 
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock(START)
-
-
-@pytest.fixture
-def ports(clock: ManualClock) -> Runtime:
-    return build_ports(clock)
-
-
-@pytest.fixture
-async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
-    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
-        yield client
-
-
-async def ok(response: httpx.Response, status: int = 200) -> Any:
-    assert response.status_code == status, response.text
-    return response.json()
-
-
-async def sync(ports: Runtime) -> None:
-    assert ports.sync_store is not None
-    assert ports.backend is not None
-    feed = LedgerEventFeed(ports.ledger)
-    report = await SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend)).run_once()
-    assert report.dead == 0
 
 
 async def recalled(http: httpx.AsyncClient) -> str:
@@ -63,18 +32,13 @@ async def recalled(http: httpx.AsyncClient) -> str:
 
 async def a_memory(http: httpx.AsyncClient, ports: Runtime) -> tuple[str, str]:
     """A subject who said which supplier they use; returns (subject id, memory id)."""
-    body = {"kind": "lead", "external_ref": "crm-1"}
-    subject = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
-    start = {"session_id": "wa-1", "channel": "whatsapp"}
-    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
-    message = {"role": "subject", "text": "We work with Supplier Tamarind now."}
-    await ok(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=message, headers=AGENT))
-    await ok(await http.post("/v1/subjects/me/sessions/wa-1/end", json={}, headers=AGENT))
+    subject_id = await a_lead(http)
+    await said(http, "We work with Supplier Tamarind now.")
     await sync(ports)
     assert ports.backend is not None
-    memories = await ports.backend.list_memories(namespace_for(UUID(subject["subject_id"])))
+    memories = await ports.backend.list_memories(namespace_for(UUID(subject_id)))
     (memory,) = [m for m in memories if "Tamarind" in m.text]
-    return str(subject["subject_id"]), memory.id
+    return subject_id, memory.id
 
 
 async def test_an_expired_memory_is_served_until_its_time_and_not_after(

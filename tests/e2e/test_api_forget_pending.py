@@ -5,52 +5,28 @@ slot and of its evidence leave the backend, and the answer names what was done."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+from support.api_harness import bearer, token
+from support.api_steps import AGENT, a_lead, ok, said, sync
 
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ids import namespace_for
-from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
 
-SERVICE = bearer(token(Role.SERVICE))
-AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
 REVIEWER = bearer(token(Role.REVIEWER, principal_id="staff-9"))
 SAID = "Our budget is forty thousand euros."
 FORGET = {"field": "budget", "reason": "the subject asked"}
 
 
 @pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock(datetime(2026, 3, 3, 10, tzinfo=UTC)))
-
-
-@pytest.fixture
-async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as client:
-        yield client
-
-
-async def ok(response: httpx.Response, status: int = 200) -> Any:
-    assert response.status_code == status, response.text
-    return response.json()
-
-
-async def sync(ports: Runtime) -> None:
-    assert ports.sync_store is not None
-    assert ports.backend is not None
-    feed = LedgerEventFeed(ports.ledger)
-    report = await SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend)).run_once()
-    assert report.dead == 0
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 3, 3, 10, tzinfo=UTC))
 
 
 async def backend_texts(ports: Runtime, subject_id: str) -> list[str]:
@@ -61,17 +37,12 @@ async def backend_texts(ports: Runtime, subject_id: str) -> list[str]:
 
 async def a_lead_who_said_the_budget(http: httpx.AsyncClient, ports: Runtime) -> str:
     """A lead who stated a budget in a session, synced: the backend holds a memory of it."""
-    body = {"kind": "lead", "external_ref": "crm-1"}
-    subject = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
-    start = {"session_id": "wa-1", "channel": "whatsapp"}
-    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
-    message = {"role": "subject", "text": SAID}
-    await ok(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=message, headers=AGENT))
-    await ok(await http.post("/v1/subjects/me/sessions/wa-1/end", json={}, headers=AGENT))
+    subject_id = await a_lead(http)
+    await said(http, SAID)
     await sync(ports)
-    said = await backend_texts(ports, subject["subject_id"])
-    assert any("forty thousand" in text for text in said)
-    return str(subject["subject_id"])
+    texts = await backend_texts(ports, subject_id)
+    assert any("forty thousand" in text for text in texts)
+    return subject_id
 
 
 async def propose(http: httpx.AsyncClient, value: str, version: int = 0) -> str:

@@ -3,61 +3,35 @@ sync has not run; and by default they carry notes only, no verbatim excerpts."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any
 from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+from support.api_harness import bearer, token
+from support.api_steps import AGENT, a_lead, ok, said, sync
 
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.application.memory.types import SearchQuery
-from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ids import namespace_for
-from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
 
-SERVICE = bearer(token(Role.SERVICE))
-AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
 SAID = "We work with Supplier Tamarind now."
 QUERY = {"query": "Supplier Tamarind"}
 
 
 @pytest.fixture
-def ports() -> Runtime:
-    return build_ports(ManualClock(datetime(2026, 3, 3, 10, tzinfo=UTC)))
-
-
-@pytest.fixture
-async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as client:
-        yield client
-
-
-async def ok(response: httpx.Response, status: int = 200) -> Any:
-    assert response.status_code == status, response.text
-    return response.json()
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 3, 3, 10, tzinfo=UTC))
 
 
 async def a_synced_memory(http: httpx.AsyncClient, ports: Runtime) -> tuple[UUID, str]:
     """A subject who said which supplier they use, synced once; (subject id, memory id)."""
-    body = {"kind": "lead", "external_ref": "crm-1"}
-    subject = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
-    start = {"session_id": "wa-1", "channel": "whatsapp"}
-    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
-    message = {"role": "subject", "text": SAID}
-    await ok(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=message, headers=AGENT))
-    await ok(await http.post("/v1/subjects/me/sessions/wa-1/end", json={}, headers=AGENT))
-    assert ports.sync_store is not None
+    subject_id = UUID(await a_lead(http))
+    await said(http, SAID)
+    await sync(ports)
     assert ports.backend is not None
-    feed = LedgerEventFeed(ports.ledger)
-    report = await SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend)).run_once()
-    assert report.dead == 0
-    subject_id = UUID(subject["subject_id"])
     memories = await ports.backend.list_memories(namespace_for(subject_id))
     (memory,) = [m for m in memories if "Tamarind" in m.text]
     return subject_id, memory.id

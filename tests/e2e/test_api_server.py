@@ -4,18 +4,12 @@ embedder, the in-process sync) configured only through the environment."""
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, TEST_SECRET, token
+from support.api_harness import token
+from support.serve_process import serving
 
 from factledger.api.http.auth import Role
 from factledger.client import (
@@ -27,56 +21,11 @@ from factledger.client import (
     text,
 )
 
-STARTUP_LIMIT_S = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    data_dir: Path = tmp_path_factory.mktemp("serve")
-    port = free_port()
-    env = {
-        **os.environ,
-        "FACTLEDGER_DATA_DIR": str(data_dir),
-        "FACTLEDGER_AUTH__ENVIRONMENT": "test",
-        "FACTLEDGER_AUTH__ISSUER": TEST_AUTH.issuer,
-        "FACTLEDGER_AUTH__AUDIENCE": TEST_AUTH.audience,
-        "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "test", "secret": TEST_SECRET}]),
-    }
-    entry = "from factledger.api.cli.main import main; main()"
-    command = [sys.executable, "-c", entry, "serve", "--port", str(port)]
-    log = data_dir / "serve.log"
-    with log.open("wb") as sink:
-        # A file, not a pipe: nobody drains a pipe while the tests run, and a full one blocks.
-        process = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
-            command, env=env, stdout=subprocess.DEVNULL, stderr=sink
-        )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_ready(base_url, process, log)
+    with serving(tmp_path_factory.mktemp("serve")) as base_url:
         yield base_url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-
-
-def wait_until_ready(base_url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_LIMIT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"factledger serve exited: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{base_url}/readyz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("factledger serve did not become ready")
 
 
 def test_a_real_server_serves_the_client(server: str) -> None:

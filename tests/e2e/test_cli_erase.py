@@ -21,13 +21,18 @@ SUBJECT = "acme/lead/lead-0042"
 T0 = datetime(2026, 7, 1, 10, tzinfo=UTC)
 
 
+def on_the_demo(runner: CliRunner, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's ledger in `data_dir`, and the commands pointed at it (the embedded default)."""
+    assert runner.invoke(app, ["demo", "--data-dir", str(data_dir)]).exit_code == 0
+    monkeypatch.setenv("FACTLEDGER_DATA_DIR", str(data_dir))
+    monkeypatch.delenv("FACTLEDGER_EVENT_STORE__KIND", raising=False)
+
+
 def test_the_cli_erases_a_subject_and_keeps_a_receipt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runner = CliRunner()
-    assert runner.invoke(app, ["demo", "--data-dir", str(tmp_path)]).exit_code == 0
-    monkeypatch.setenv("FACTLEDGER_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("FACTLEDGER_EVENT_STORE__KIND", raising=False)
+    on_the_demo(runner, tmp_path, monkeypatch)
 
     erased = runner.invoke(
         app, ["subjects", "erase", SUBJECT, "--reason", "ticket 4411", "--by", "ops-1"]
@@ -54,9 +59,7 @@ def test_the_cli_erasure_removes_the_subjects_open_sessions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runner = CliRunner()
-    assert runner.invoke(app, ["demo", "--data-dir", str(tmp_path)]).exit_code == 0
-    monkeypatch.setenv("FACTLEDGER_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("FACTLEDGER_EVENT_STORE__KIND", raising=False)
+    on_the_demo(runner, tmp_path, monkeypatch)
     key = SessionKey(Ledger.subject_id_for(*SUBJECT.split("/")), SessionId("wa-open"))
     canary = "canary-of-an-open-session"
 
@@ -95,9 +98,7 @@ def test_erasing_needs_a_reason_and_an_operator(tmp_path: Path) -> None:
 
 def test_the_cli_records_a_memory_expiry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
-    assert runner.invoke(app, ["demo", "--data-dir", str(tmp_path)]).exit_code == 0
-    monkeypatch.setenv("FACTLEDGER_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("FACTLEDGER_EVENT_STORE__KIND", raising=False)
+    on_the_demo(runner, tmp_path, monkeypatch)
     args = ["subjects", "expire-memory", SUBJECT, "mem-1", "--until", "2026-09-01T00:00:00+00:00"]
 
     first = runner.invoke(app, [*args, "--by", "ops-1"])
@@ -117,9 +118,7 @@ def test_the_cli_expires_a_field_the_profile_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runner = CliRunner()
-    assert runner.invoke(app, ["demo", "--data-dir", str(tmp_path)]).exit_code == 0
-    monkeypatch.setenv("FACTLEDGER_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("FACTLEDGER_EVENT_STORE__KIND", raising=False)
+    on_the_demo(runner, tmp_path, monkeypatch)
     until = ["--until", "2026-09-01T00:00:00+00:00", "--by", "ops-1"]
 
     first = runner.invoke(

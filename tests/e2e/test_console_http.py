@@ -36,16 +36,6 @@ NO_LIMITS = RateLimitSettings(enabled=False)
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-def ports(clock: ManualClock) -> Runtime:
-    return build_ports(clock)
-
-
-@pytest.fixture
 def seeded(ports: Runtime, clock: ManualClock) -> Seeded:
     return seed_queue(ports, clock)
 

@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, asgi_client, build_ports
+from support.api_harness import TEST_AUTH, asgi_client
+from support.api_steps import sync
 from support.console_seed import Seeded, csrf_of, seed_queue, sign_in
 
 from factledger.api.bootstrap.runtime import Runtime
@@ -17,25 +18,13 @@ from factledger.api.console.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import RateLimitSettings
 from factledger.application.ledger.commands import RejectChange
-from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ids import namespace_for
-from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.script import TENANT
 
 BUDGET_SAID = "budget is 40k a year"
 INFERENCE = "price is an important factor for them"
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-def ports(clock: ManualClock) -> Runtime:
-    return build_ports(clock)
 
 
 @pytest.fixture
@@ -51,14 +40,6 @@ async def web(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(ports=ports, auth=TEST_AUTH, rate_limit=RateLimitSettings(enabled=False))
     async with asgi_client(app) as client:
         yield client
-
-
-async def sync(ports: Runtime) -> None:
-    assert ports.sync_store is not None
-    assert ports.backend is not None
-    feed = LedgerEventFeed(ports.ledger)
-    report = await SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend)).run_once()
-    assert report.dead == 0
 
 
 def row_of(page: str, memory_id: str) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -21,7 +20,8 @@ import httpx
 import pytest
 import structlog
 import uvicorn
-from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, token
+from support.api_harness import TEST_AUTH, bearer, token
+from support.serve_process import free_port, serve_env, wait_until_ready
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -30,8 +30,6 @@ from factledger.api.settings import ApiSettings, EventStreamSettings, RateLimitS
 from factledger.application.ledger.event_log import TenantEventLog
 from factledger.application.ledger.event_store_errors import EventStoreUnavailableError
 from factledger.client import AsyncFactledgerClient, FactledgerClient, LedgerEvent
-
-from .test_api_server import free_port, wait_until_ready
 
 ENTRY = "from factledger.api.cli.main import main; main()"
 SERVICE = token(Role.SERVICE)
@@ -260,14 +258,7 @@ async def test_a_bad_filter_or_position_is_a_422_naming_it(
 
 def test_an_open_stream_ends_when_the_server_shuts_down(tmp_path: Path) -> None:
     port = free_port()
-    env = {
-        **os.environ,
-        "FACTLEDGER_DATA_DIR": str(tmp_path),
-        "FACTLEDGER_AUTH__ENVIRONMENT": "test",
-        "FACTLEDGER_AUTH__ISSUER": TEST_AUTH.issuer,
-        "FACTLEDGER_AUTH__AUDIENCE": TEST_AUTH.audience,
-        "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "test", "secret": TEST_SECRET}]),
-    }
+    env = serve_env(tmp_path)
     command = [sys.executable, "-c", ENTRY, "serve", "--port", str(port)]
     log = tmp_path / "serve.log"
     with log.open("wb") as sink:

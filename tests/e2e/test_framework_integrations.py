@@ -19,7 +19,7 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory import Memory
 from support.api_harness import token
-from support.live_server import serving
+from support.serve_process import serving
 
 from factledger.api.http.auth import Role
 from factledger.client import FactledgerClient, InvalidRequestError, PermissionDeniedError

@@ -21,15 +21,14 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, token
+from support.api_harness import TEST_AUTH, bearer, token
 from support.mcp_story import call, error, tell_story
+from support.serve_process import serve_env, serving
 
 from factledger.api.bootstrap.compose import open_ledger_runtime
 from factledger.api.http.auth import Role
 from factledger.api.settings import Settings
 from factledger.application.ledger.commands import RegisterSubject
-
-from .test_api_server import free_port, wait_until_ready
 
 pytestmark = pytest.mark.slow
 ENTRY = "from factledger.api.cli.main import main; main()"
@@ -39,18 +38,11 @@ START_LIMIT_S = 60
 NODE_TEST = Path(__file__).parents[1] / "mcp_node"
 NODE_LIMIT_S = 180  # installing the SDK from the lock file, then the test itself
 SIGN_IN = "https://sign-in.example.test/tenants/acme"
+SIGN_IN_SERVERS = {"FACTLEDGER_AUTH__AUTHORIZATION_SERVERS": json.dumps([SIGN_IN])}
 
 
 def environment(data_dir: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "FACTLEDGER_DATA_DIR": str(data_dir),
-        "FACTLEDGER_AUTH__ENVIRONMENT": "test",
-        "FACTLEDGER_AUTH__ISSUER": TEST_AUTH.issuer,
-        "FACTLEDGER_AUTH__AUDIENCE": TEST_AUTH.audience,
-        "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "test", "secret": TEST_SECRET}]),
-        "FACTLEDGER_AUTH__AUTHORIZATION_SERVERS": json.dumps([SIGN_IN]),
-    }
+    return serve_env(data_dir, SIGN_IN_SERVERS)
 
 
 def register_subject(data_dir: Path) -> None:
@@ -106,25 +98,13 @@ async def test_the_story_over_stdio(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data_dir = tmp_path_factory.mktemp("serve-mcp")
-    port = free_port()
-    log = data_dir / "serve.log"
-    command = [sys.executable, "-c", ENTRY, "serve", "--port", str(port)]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
-            command, env=environment(data_dir), stdout=subprocess.DEVNULL, stderr=sink
-        )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_ready(base_url, process, log)
+    with serving(data_dir, SIGN_IN_SERVERS) as base_url:
         body = {"kind": "lead", "external_ref": REF}
         created = httpx.post(
             f"{base_url}/v1/subjects", json=body, headers=bearer(token(Role.SERVICE))
         )
         assert created.status_code == 201, created.text
         yield base_url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def http_client(base_url: str, jwt: str) -> Client:

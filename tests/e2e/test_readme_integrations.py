@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.api_harness import token
-from support.live_server import serving
+from support.serve_process import serving
 
 from factledger.api.http.auth import Role
 from factledger.client import FactledgerClient

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 from support.api_harness import token
-from support.live_server import serving
+from support.serve_process import serving
 
 from factledger.api.http.auth import Role
 from factledger.client import FactledgerClient

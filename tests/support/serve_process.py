@@ -1,5 +1,7 @@
 """`factledger serve` as a real process on loopback, configured only through the environment
-(the test keys, a data folder of the test's own, and whatever the test adds)."""
+(the test keys, a data folder of the test's own, and whatever the test adds): the one way the
+tests that drive the service from outside (the blocking client, another language's client, a
+framework integration, the MCP transport, several processes at once) start it and wait for it."""
 
 from __future__ import annotations
 

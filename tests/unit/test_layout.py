@@ -6,20 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-LAYERS = [
-    "domain",
-    "application",
-    "adapters",
-    "projections",
-    "api",
-    "client",
-    "integrations",
-    "testing",
-]
+from support.layers import LAYERS, PRODUCT_LAYERS
 
 
-@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("layer", PRODUCT_LAYERS)
 def test_each_layer_imports_under_the_factledger_namespace(layer: str) -> None:
     module = importlib.import_module(f"factledger.{layer}")
     assert module.__name__ == f"factledger.{layer}"
@@ -32,7 +22,7 @@ def test_no_generic_top_level_package_is_installed(tmp_path: Path) -> None:
         "import importlib.util as u, sys;"
         "found = [n for n in sys.argv[1:] if u.find_spec(n)]; print(','.join(found))"
     )
-    names = [*LAYERS, "bench"]
+    names = list(LAYERS)
     answer = subprocess.run(  # noqa: S603 - our own interpreter and a fixed probe
         [sys.executable, "-I", "-c", probe, *names, *(f"factledger.{n}" for n in names)],
         cwd=tmp_path,

@@ -15,23 +15,13 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from support.layers import LAYERS
 
 from factledger.adapters.embedding.onnx.calibration_tables import OWN_PAIRS, PACKAGED_TABLES
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER
 from factledger.api.console.pages import STATIC_DIR, TEMPLATES
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-LAYERS = (
-    "domain",
-    "application",
-    "adapters",
-    "projections",
-    "api",
-    "client",
-    "integrations",
-    "testing",
-    "bench",
-)
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 # Each printed path is where the installed package's own code looks for the file.

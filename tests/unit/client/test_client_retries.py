@@ -80,13 +80,13 @@ async def test_it_gives_up_with_the_last_answer_once_its_total_has_passed(
     assert 2 <= len(server.keys) <= 8
 
 
-def test_waits_honour_retry_after_and_never_pass_the_total(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def waits_until_refused(monkeypatch: pytest.MonkeyPatch, retry_after: str) -> list[float]:
+    """The waits between tries against a server that always answers 503 with `retry_after`,
+    under a policy of four tries in 2 s, until the client gives up."""
     waits: list[float] = []
     monkeypatch.setattr(time, "sleep", waits.append)  # no time passes between the tries
     policy = RetryPolicy(attempts=4, total_s=2.0)
-    server = FlakyServer(503, failures=10_000, retry_after="0.5")
+    server = FlakyServer(503, failures=10_000, retry_after=retry_after)
     with (
         FactledgerClient(
             "http://api", "t", transport=httpx.MockTransport(server), retry=policy
@@ -94,16 +94,15 @@ def test_waits_honour_retry_after_and_never_pass_the_total(
         pytest.raises(ServerUnavailableError),
     ):
         fl.register_subject("lead", "x")
-    assert waits == [0.5, 0.5, 0.5]  # the server's pace, then out of tries
-    waits.clear()
-    server = FlakyServer(503, failures=10_000, retry_after="5")
-    with (
-        FactledgerClient(
-            "http://api", "t", transport=httpx.MockTransport(server), retry=policy
-        ) as fl,
-        pytest.raises(ServerUnavailableError),
-    ):
-        fl.register_subject("lead", "x")
+    return waits
+
+
+def test_waits_honour_retry_after_and_never_pass_the_total(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the server's pace, then out of tries
+    assert waits_until_refused(monkeypatch, "0.5") == [0.5, 0.5, 0.5]
+    waits = waits_until_refused(monkeypatch, "5")
     # Each wait is cut short to what is left of the 2 s total.
     assert len(waits) == 3
     assert all(1.5 < wait <= 2.0 for wait in waits)
