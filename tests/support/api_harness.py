@@ -26,6 +26,7 @@ from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
+from factledger.api.bootstrap.judgement import learned_judge
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.http.auth import mint_token as sign
@@ -90,6 +91,7 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
         recall=recall,
         sync_store=InMemorySyncStore(),
         imports=InMemoryImportPositions(),
+        judge=learned_judge(),
     )
 
 
