@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, token
+from support.api_harness import TEST_AUTH, bearer, line, token
 
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
 from factledger.api.bootstrap.runtime import Runtime
@@ -42,7 +42,7 @@ async def session(http: httpx.AsyncClient, session_id: str, proposals: list[Any]
     for i in range(DECISIONS):
         message = {"role": "subject", "text": f"Yes, field {i} is right."}
         url = f"/v1/subjects/me/sessions/{session_id}/messages"
-        await ok(await http.post(url, json=message, headers=AGENT))
+        await ok(await http.post(**line(url, message, AGENT)))
     url = f"/v1/subjects/me/sessions/{session_id}/end"
     return await ok(await http.post(url, json={"proposals": proposals}, headers=AGENT))
 

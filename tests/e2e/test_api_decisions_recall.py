@@ -20,7 +20,7 @@ from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, line, token
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -110,7 +110,7 @@ async def said(http: httpx.AsyncClient, session_id: str, text: str) -> None:
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     message = {"role": "subject", "text": text}
     url = f"/v1/subjects/me/sessions/{session_id}/messages"
-    await ok(await http.post(url, json=message, headers=AGENT))
+    await ok(await http.post(**line(url, message, AGENT)))
     await ok(await http.post(f"/v1/subjects/me/sessions/{session_id}/end", json={}, headers=AGENT))
 
 

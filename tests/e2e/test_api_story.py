@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from support.api_harness import bearer, token
+from support.api_harness import bearer, line, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
@@ -40,7 +40,7 @@ async def session(
     for role, text in lines:
         message = {"role": role, "text": text}
         url = f"/v1/subjects/me/sessions/{session_id}/messages"
-        await ok(await http.post(url, json=message, headers=AGENT))
+        await ok(await http.post(**line(url, message, AGENT)))
     url = f"/v1/subjects/me/sessions/{session_id}/end"
     return await ok(await http.post(url, json=end, headers=AGENT))
 
@@ -131,7 +131,7 @@ async def test_a_session_of_one_subject_is_invisible_to_another(http: httpx.Asyn
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     url = "/v1/subjects/me/sessions/wa-shared/messages"
     message = {"role": "subject", "text": "hello"}
-    intruder = await http.post(url, json=message, headers=OWNER_AGENT)
+    intruder = await http.post(**line(url, message, OWNER_AGENT))
     assert intruder.status_code == 404
     peek = await http.get("/v1/subjects/me/sessions/wa-shared", headers=OWNER_AGENT)
     assert peek.status_code == 404
@@ -147,11 +147,11 @@ async def test_withheld_messages_are_counted_not_kept(http: httpx.AsyncClient) -
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     url = "/v1/subjects/me/sessions/wa-safe/messages"
     flagged = {"role": "subject", "text": "something private", "flagged": True}
-    outcome = await ok(await http.post(url, json=flagged, headers=AGENT))
+    outcome = await ok(await http.post(**line(url, flagged, AGENT)))
     assert outcome == {"kept": False, "index": None, "withheld_total": 1}
-    kept = await ok(await http.post(url, json={"role": "subject", "text": "hi"}, headers=AGENT))
+    kept = await ok(await http.post(**line(url, {"role": "subject", "text": "hi"}, AGENT)))
     assert kept == {"kept": True, "index": 0, "withheld_total": 1}
-    await ok(await http.post(url, json={"role": "agent", "text": "hello"}, headers=AGENT))
+    await ok(await http.post(**line(url, {"role": "agent", "text": "hello"}, AGENT)))
     transcript = await ok(await http.get(url, params={"last": 1}, headers=AGENT))
     assert [(m["index"], m["role"], m["text"]) for m in transcript["messages"]] == [
         (1, "agent", "hello")
