@@ -247,7 +247,8 @@ async def test_two_apps_on_one_postgres_share_idempotency_keys(
             clients.append(await stack.enter_async_context(client(ports, name)))
         a, b = clients
         await start_session(a)
-        message = {"role": "subject", "text": "Supplier A."}
+        # The agent's line: a key is scoped by the principal, and the channel is another one.
+        message = {"role": "agent", "text": "Supplier A?"}
         first = await ok(await a.post(**line(MESSAGES, message, keyed("pg-key-0001"))))
         retry = await b.post(**line(MESSAGES, message, keyed("pg-key-0001")))
         assert await ok(retry) == first
@@ -256,6 +257,6 @@ async def test_two_apps_on_one_postgres_share_idempotency_keys(
             **line(MESSAGES, {"role": "agent", "text": "x"}, keyed("pg-key-0001"))
         )
         assert reused.status_code == 422
-        assert await transcript(b) == ["Supplier A."]
+        assert await transcript(b) == ["Supplier A?"]
         ended = await ok(await a.post(END, json={}, headers=AGENT))
         assert await ok(await b.post(END, json={}, headers=AGENT)) == ended

@@ -155,7 +155,7 @@ async def test_a_command_is_admitted_by_the_rate_limits_once(ports: Runtime) -> 
         await registered(http)
         start = {"session_id": "s-1", "channel": "chat"}
         await ok(await http.post(SESSIONS, json=start, headers=AGENT), 201)
-        said = {"role": "subject", "text": "Hello."}
+        said = {"role": "agent", "text": "Hello."}
         url = f"{SESSIONS}/s-1/messages"
         statuses = [(await http.post(**line(url, said, AGENT))).status_code for _ in range(5)]
         assert statuses == [200, 200, 200, 200, 429]

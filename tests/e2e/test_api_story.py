@@ -33,12 +33,20 @@ async def register(http: httpx.AsyncClient, ref: str) -> str:
 
 
 async def session(
-    http: httpx.AsyncClient, session_id: str, lines: list[tuple[str, str]], **end: Any
+    http: httpx.AsyncClient,
+    session_id: str,
+    lines: list[tuple[str, str]],
+    asks: str | None = None,
+    **end: Any,
 ) -> Any:
+    """The agent's lines with its token (the first one asking about `asks`), the subject's
+    relayed by the channel."""
     start = {"session_id": session_id, "channel": "whatsapp"}
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     for role, text in lines:
-        message = {"role": role, "text": text}
+        message: dict[str, Any] = {"role": role, "text": text}
+        if role == "agent" and asks is not None:
+            message["asks"], asks = asks, None
         url = f"/v1/subjects/me/sessions/{session_id}/messages"
         await ok(await http.post(**line(url, message, AGENT)))
     url = f"/v1/subjects/me/sessions/{session_id}/end"
@@ -95,13 +103,14 @@ async def test_the_story_runs_through_http(http: httpx.AsyncClient, ports: Runti
     assert owner.sessions == {}
     assert len(owner.changes) == 0
 
-    # The lead confirms the supplier in a later conversation.
-    await session(http, "wa-2", [("subject", "Yes, that's right, Supplier A.")])
-    evidence = {"session_id": "wa-2", "message_index": 0, "quote": "Yes, that's right"}
-    url = f"/v1/subjects/me/proposals/{supplier}/confirm"
-    confirmed = await ok(await http.post(url, json={"evidence": evidence}, headers=AGENT))
+    # The lead confirms the supplier in a later conversation: a yes to the agent's question.
+    lines = [("agent", "Is Supplier A your supplier?"), ("subject", "Yes, that's right.")]
+    answered = await session(http, "wa-2", lines, asks=supplier)
+    assert [(d["change_id"], d["status"]) for d in answered["decided"]] == [
+        (supplier, "confirmed")
+    ]
+    confirmed = await ok(await http.get(f"/v1/subjects/me/proposals/{supplier}", headers=AGENT))
     assert confirmed["status"] == "confirmed"
-    assert confirmed["profile_version"] == 1
 
     # An agent may not approve; a reviewer of another tenant cannot even see the subject.
     approve = f"/v1/subjects/{lead_id}/proposals/{intent}/approve"

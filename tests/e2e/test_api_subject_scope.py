@@ -110,7 +110,7 @@ async def test_a_keyed_append_appends_to_each_subjects_session(
     start = {"session_id": "s-1", "channel": "chat"}
     for ref in REFS:
         await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENTS[ref]), 201)
-    body = {"role": "subject", "text": "We use Supplier A."}
+    body = {"role": "agent", "text": "Do you use Supplier A?"}
     answers = await as_each_agent(http, "/v1/subjects/me/sessions/s-1/messages", body)
     assert [a["index"] for a in answers.values()] == [0, 0]
     for ref in REFS:
@@ -153,18 +153,28 @@ async def test_a_keyed_proposal_is_proposed_to_each_subject(
         assert (await ok(await http.get(path, headers=AGENTS[ref])))["status"] == "pending"
 
 
-async def test_a_keyed_confirmation_confirms_each_subjects_change(
+async def test_a_keyed_question_asks_each_subject_about_its_own_change(
     http: httpx.AsyncClient, subjects: dict[str, str]
 ) -> None:
-    # A subject confirms in a session recorded after the proposal (ADR 0017).
+    # The agent asks about the change, the channel relays the subject's yes (ADR 0017).
+    start = {"session_id": "s-2", "channel": "chat"}
     for ref in REFS:
         await propose(http, ref)
         await record_session(http, ref)
-    evidence = {"session_id": "s-1", "message_index": 0, "quote": QUOTE}
-    path = f"/v1/subjects/me/proposals/{CHANGE}/confirm"
-    answers = await as_each_agent(http, path, {"evidence": evidence})
-    assert_each_own(answers, subjects)
-    assert [(a["status"], a["applied"]) for a in answers.values()] == [("confirmed", True)] * 2
+        await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENTS[ref]), 201)
+    question = {"role": "agent", "text": "Is Supplier A right?", "asks": CHANGE}
+    answers = await as_each_agent(http, "/v1/subjects/me/sessions/s-2/messages", question)
+    assert [a["index"] for a in answers.values()] == [0, 0]
+    for ref in REFS:
+        said = {"role": "subject", "text": "Yes, that's right."}
+        await ok(
+            await http.post(**line("/v1/subjects/me/sessions/s-2/messages", said, AGENTS[ref]))
+        )
+        ended = await ok(
+            await http.post("/v1/subjects/me/sessions/s-2/end", json={}, headers=AGENTS[ref])
+        )
+        assert ended["subject_id"] == subjects[ref]
+        assert [(d["change_id"], d["status"]) for d in ended["decided"]] == [(CHANGE, "confirmed")]
 
 
 @pytest.mark.parametrize(
