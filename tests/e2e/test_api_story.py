@@ -106,9 +106,7 @@ async def test_the_story_runs_through_http(http: httpx.AsyncClient, ports: Runti
     # The lead confirms the supplier in a later conversation: a yes to the agent's question.
     lines = [("agent", "Is Supplier A your supplier?"), ("subject", "Yes, that's right.")]
     answered = await session(http, "wa-2", lines, asks=supplier)
-    assert [(d["change_id"], d["status"]) for d in answered["decided"]] == [
-        (supplier, "confirmed")
-    ]
+    assert [(d["change_id"], d["status"]) for d in answered["decided"]] == [(supplier, "confirmed")]
     confirmed = await ok(await http.get(f"/v1/subjects/me/proposals/{supplier}", headers=AGENT))
     assert confirmed["status"] == "confirmed"
 
