@@ -21,6 +21,8 @@ from factledger.application.judgement.types import Reply
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ports import SentenceJudge
 from factledger.domain.events import SessionRecorded
+from factledger.domain.proposal import check_subject_words
+from factledger.domain.provenance import ChangeStatus, Evidence
 from factledger.domain.sessions import transcript_from_payload
 from factledger.domain.transcript import Message, MessageDecision, Role, Verdict
 
@@ -95,15 +97,19 @@ async def judged_decision(
     return None
 
 
-def recorded_transcript(
-    ledger: Ledger, tenant: str, subject_id: UUID, session_id: str
+def cited_transcript(
+    ledger: Ledger, tenant: str, subject_id: UUID, change_id: UUID, evidence: Evidence
 ) -> Sequence[Message] | None:
-    """A recorded session's transcript with its marks (the agent's questions among them), or
-    None when the subject has no such session (blocking: run it in a thread)."""
-    if session_id not in ledger.subject(tenant, subject_id).sessions:
+    """The recorded transcript a subject's confirmation of a pending change cites, once the
+    rules of ADR 0017 hold (each raises its named error); None when the ledger answers the
+    request itself (a change decided already). Blocking: run it in a thread."""
+    subject = ledger.subject(tenant, subject_id)
+    record = subject.change(change_id)
+    if record.status is not ChangeStatus.PENDING:
         return None
+    check_subject_words(record, evidence, subject.sessions)
     for event in ledger.repository.event_store.get(subject_id):
-        if isinstance(event, SessionRecorded) and event.session_id == session_id:
+        if isinstance(event, SessionRecorded) and event.session_id == evidence.session_id:
             return transcript_from_payload(event.transcript or [])
     return None
 

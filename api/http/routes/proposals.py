@@ -49,7 +49,7 @@ from factledger.application.sessions.answers import (
     AnswerMismatchError,
     JudgeUnavailableError,
     check_answer,
-    recorded_transcript,
+    cited_transcript,
 )
 from factledger.application.sessions.side_doors import proposal_fields, screen_fields
 from factledger.domain.provenance import Actor, ActorKind
@@ -205,7 +205,7 @@ async def confirm(
         )
     evidence = body.evidence.to_domain()
     transcript = await asyncio.to_thread(
-        recorded_transcript, ledger, principal.tenant, subject_id, evidence.session_id
+        cited_transcript, ledger, principal.tenant, subject_id, change_id, evidence
     )
     if transcript is not None:
         try:
