@@ -11,6 +11,7 @@ from pathlib import Path
 
 import structlog
 
+from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.api.settings.extraction import ExtractorSettings, LearnedExtractorSettings
 from factledger.application.ports import SentenceJudge
@@ -29,11 +30,10 @@ def answer_judge(settings: ExtractorSettings) -> SentenceJudge | None:
     """The judge of the subject's answers (the learned extractor's heads when it is chosen,
     else the shipped ones), or None when they cannot load: then no conversation confirms
     anything (a change stays pending until a reviewer decides)."""
-    own = isinstance(settings, LearnedExtractorSettings)
     try:
-        if own and settings.heads_path is not None:
+        if isinstance(settings, LearnedExtractorSettings) and settings.heads_path is not None:
             return learned_judge(settings.heads_path, settings.heads_sha256)
         return learned_judge()
-    except (OSError, ValueError) as exc:
+    except (HeadsIntegrityError, OSError, ValueError) as exc:
         log.error("sentence_judgement_unavailable", error_type=type(exc).__name__)
         return None
