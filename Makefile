@@ -8,14 +8,17 @@ STAMP := $(VENV)/.installed
 TREE := .build/tree
 # Where `make demo` leaves the story's ledger for `make console` to show.
 DEMO_DIR := .factledger/demo
-LAYERS := domain application adapters projections api client testing bench
+LAYERS := domain application adapters projections api client integrations testing bench
+# The TypeScript client (its tests run under pytest, tests/e2e/test_typescript_client.py).
+TS_CLIENT := clients/typescript
+TS_CLIENT_STAMP := $(TS_CLIENT)/node_modules/.package-lock.json
 
 # The official Node MCP SDK, from its lock file, for tests/e2e/test_mcp_transports.py (which
 # skips, naming what is missing, on a machine without node and npm).
 NODE_TEST := tests/mcp_node
 NODE_STAMP := $(NODE_TEST)/node_modules/.package-lock.json
 
-.PHONY: install demo console serve worker test lint typecheck imports unit bench clean tree node-deps
+.PHONY: install demo console serve worker test lint typecheck imports unit bench clean tree node-deps openapi
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +33,18 @@ $(NODE_STAMP): $(NODE_TEST)/package-lock.json
 		npm ci --prefix $(NODE_TEST) --no-audit --no-fund --silent; \
 	else echo "npm not found: the Node MCP SDK test will be skipped" >&2; fi
 
-node-deps: $(NODE_STAMP)
+# Fails, never skips, without npm: the TypeScript client's tests are part of the suite.
+$(TS_CLIENT_STAMP): $(TS_CLIENT)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "npm is not installed: the TypeScript client ($(TS_CLIENT)) needs Node.js 20+ and npm" >&2; exit 1; }
+	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --silent
+
+node-deps: $(NODE_STAMP) $(TS_CLIENT_STAMP)
+
+# After a change to the API: the OpenAPI document the TypeScript client is generated from, and
+# its generated types (tests/e2e/test_typescript_client.py fails while either is stale).
+openapi: $(STAMP) $(TS_CLIENT_STAMP)
+	$(BIN)/factledger openapi --output $(TS_CLIENT)/openapi.json
+	cd $(TS_CLIENT) && npm run generate
 
 tree:
 	@mkdir -p $(TREE)/factledger
@@ -73,4 +87,5 @@ bench: $(STAMP)
 	$(BIN)/factledger bench
 
 clean:
-	rm -rf $(VENV) .build .mypy_cache .pytest_cache .ruff_cache $(NODE_TEST)/node_modules
+	rm -rf $(VENV) .build .mypy_cache .pytest_cache .ruff_cache $(NODE_TEST)/node_modules \
+		$(TS_CLIENT)/node_modules $(TS_CLIENT)/dist

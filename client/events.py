@@ -3,6 +3,10 @@
 A follower reads the stream, yields each ledger event once, and reconnects after a dropped
 connection with `Last-Event-ID` set to the last position it yielded, so a consumer sees every
 event in order, none twice. Keep `follower.position` to resume in a later process (`after=`).
+
+The framing is httpx-sse's; the reconnect loop is tenacity's. A server's `retry:` field sets
+the wait before each reconnect, as the SSE specification says; until it sends one, the
+client's `RetryPolicy` backoff applies.
 """
 
 from __future__ import annotations
@@ -11,13 +15,16 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 import httpx
+import tenacity
+from httpx_sse import ServerSentEvent, aconnect_sse, connect_sse
 from pydantic import BaseModel, ConfigDict
+from tenacity import RetryCallState
 
 from factledger.client.errors import FactledgerError, TransportFailedError, error_for
 from factledger.client.transport import RetryPolicy
@@ -42,24 +49,6 @@ class LedgerEvent(BaseModel):
     payload: dict[str, Any]
 
 
-@dataclass(slots=True)
-class SseParser:
-    """SSE framing, a line at a time: fields until a blank line; `:` lines (heartbeats) and
-    events without data are skipped."""
-
-    data: list[str] = field(default_factory=list)
-
-    def feed(self, line: str) -> str | None:
-        """The data of the event this line completes, if it completes one."""
-        if not line:
-            done, self.data = self.data, []
-            return "\n".join(done) if done else None
-        name, _, value = line.partition(":")
-        if name == "data":
-            self.data.append(value.removeprefix(" "))
-        return None  # comments, `id` and `event` (the data repeats both)
-
-
 @dataclass(frozen=True, slots=True)
 class StreamQuery:
     after: int | None = None
@@ -68,7 +57,12 @@ class StreamQuery:
 
 
 class _Resuming:
-    """What both followers share: where to resume, the request, and the reconnect budget."""
+    """What both followers share: where to resume, the request, and the reconnect loop.
+
+    One streak of reconnects is one tenacity loop: it gives up after the policy's attempts in
+    a row. A connection that yielded events before it dropped ends its streak, so the next
+    one starts afresh (after the reconnect wait).
+    """
 
     def __init__(self, query: StreamQuery, retry: RetryPolicy | None, read_timeout_s: float):
         self.position = query.after
@@ -76,27 +70,52 @@ class _Resuming:
         self._retry = retry or RetryPolicy()
         # The server sends heartbeats while idle; a read that waits far longer is a dead link.
         self._timeout = httpx.Timeout(10.0, read=read_timeout_s)
-        self._failures = 0
+        self._server_retry_s: float | None = None
+        self._backoff = self._retry.backoff()
 
     def _request(self) -> dict[str, Any]:
         headers = {} if self.position is None else {LAST_EVENT_ID: str(self.position)}
         return {"params": self._params, "headers": headers, "timeout": self._timeout}
 
-    def _event(self, data: str) -> LedgerEvent:
-        event = LedgerEvent.model_validate(json.loads(data))
-        self.position, self._failures = event.position, 0
+    def _streak(self) -> dict[str, Any]:
+        return {
+            "retry": tenacity.retry_if_exception_type((httpx.TransportError, _ReconnectError)),
+            "stop": tenacity.stop_after_attempt(self._retry.attempts),
+            "wait": self._reconnect_wait,
+            "retry_error_callback": _transport_failed,
+        }
+
+    def _reconnect_wait(self, retry_state: RetryCallState) -> float:
+        if self._server_retry_s is not None:
+            return self._server_retry_s
+        return float(self._backoff(retry_state))
+
+    def _event(self, sse: ServerSentEvent) -> LedgerEvent | None:
+        """The ledger event `sse` carries, if any; records the server's `retry:` on the way."""
+        if sse.retry is not None:
+            self._server_retry_s = sse.retry / 1000
+        if not sse.data:
+            return None  # a `retry:`-only frame
+        event = LedgerEvent.model_validate(json.loads(sse.data))
+        self.position = event.position
         return event
 
-    def _backoff(self, exc: Exception) -> float:
-        """How long to wait before reconnecting; gives up after the policy's attempts in a row."""
-        self._failures += 1
-        if self._failures >= self._retry.attempts:
-            raise TransportFailedError(type(exc).__name__) from exc
-        return self._retry.delay(self._failures - 1)
+    def _first_wait(self) -> float:
+        """The wait before the first reconnect of a streak (a fresh loop's first retry)."""
+        return self._reconnect_wait(RetryCallState(tenacity.Retrying(), None, (), {}))
 
 
 class _ReconnectError(Exception):
     """The server answered a status worth reconnecting after (502, 503, 504)."""
+
+
+class _DroppedAfterEventsError(Exception):
+    """A connection that had yielded events dropped: a fresh streak of reconnects follows."""
+
+
+def _transport_failed(retry_state: RetryCallState) -> None:
+    exc = None if retry_state.outcome is None else retry_state.outcome.exception()
+    raise TransportFailedError(type(exc).__name__) from exc
 
 
 def _refusal(response: httpx.Response) -> FactledgerError:
@@ -110,8 +129,8 @@ def _refusal(response: httpx.Response) -> FactledgerError:
 class EventFollower(_Resuming):
     """An endless iterator of `LedgerEvent`s that reconnects and resumes by itself.
 
-    Reconnects on transport errors and on 502/503/504 after the policy's backoff (reset by
-    every event); other statuses raise the client's error for them.
+    Reconnects on transport errors and on 502/503/504 after the server's `retry:` or the
+    policy's backoff; other statuses raise the client's error for them.
     """
 
     def __init__(
@@ -128,21 +147,30 @@ class EventFollower(_Resuming):
     def __iter__(self) -> Iterator[LedgerEvent]:
         while True:
             try:
-                yield from self._connect()
-            except (httpx.TransportError, _ReconnectError) as exc:
-                time.sleep(self._backoff(exc))
+                for attempt in tenacity.Retrying(**self._streak()):
+                    with attempt:
+                        yield from self._connect()
+            except _DroppedAfterEventsError:
+                time.sleep(self._first_wait())
 
     def _connect(self) -> Iterator[LedgerEvent]:
-        with self._http.stream("GET", STREAM_PATH, **self._request()) as response:
-            if response.status_code in _RECONNECT_STATUSES:
-                raise _ReconnectError(response.status_code)
-            if not response.is_success:
-                response.read()
-                raise _refusal(response)
-            parser = SseParser()
-            for line in response.iter_lines():
-                if (data := parser.feed(line)) is not None:
-                    yield self._event(data)
+        yielded = False
+        try:
+            with connect_sse(self._http, "GET", STREAM_PATH, **self._request()) as source:
+                response = source.response
+                if response.status_code in _RECONNECT_STATUSES:
+                    raise _ReconnectError(response.status_code)
+                if not response.is_success:
+                    response.read()
+                    raise _refusal(response)
+                for sse in source.iter_sse():
+                    if (event := self._event(sse)) is not None:
+                        yielded = True
+                        yield event
+        except (httpx.TransportError, _ReconnectError) as exc:
+            if yielded:
+                raise _DroppedAfterEventsError from exc
+            raise
 
 
 class AsyncEventFollower(_Resuming):
@@ -162,19 +190,28 @@ class AsyncEventFollower(_Resuming):
     async def __aiter__(self) -> AsyncIterator[LedgerEvent]:
         while True:
             try:
-                async for event in self._connect():
-                    yield event
-            except (httpx.TransportError, _ReconnectError) as exc:
-                await asyncio.sleep(self._backoff(exc))
+                async for attempt in tenacity.AsyncRetrying(**self._streak()):
+                    with attempt:
+                        async for event in self._connect():
+                            yield event
+            except _DroppedAfterEventsError:
+                await asyncio.sleep(self._first_wait())
 
     async def _connect(self) -> AsyncIterator[LedgerEvent]:
-        async with self._http.stream("GET", STREAM_PATH, **self._request()) as response:
-            if response.status_code in _RECONNECT_STATUSES:
-                raise _ReconnectError(response.status_code)
-            if not response.is_success:
-                await response.aread()
-                raise _refusal(response)
-            parser = SseParser()
-            async for line in response.aiter_lines():
-                if (data := parser.feed(line)) is not None:
-                    yield self._event(data)
+        yielded = False
+        try:
+            async with aconnect_sse(self._http, "GET", STREAM_PATH, **self._request()) as source:
+                response = source.response
+                if response.status_code in _RECONNECT_STATUSES:
+                    raise _ReconnectError(response.status_code)
+                if not response.is_success:
+                    await response.aread()
+                    raise _refusal(response)
+                async for sse in source.aiter_sse():
+                    if (event := self._event(sse)) is not None:
+                        yielded = True
+                        yield event
+        except (httpx.TransportError, _ReconnectError) as exc:
+            if yielded:
+                raise _DroppedAfterEventsError from exc
+            raise

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -21,8 +20,6 @@ from factledger.client.transport import (
     auth_headers,
     decode,
     request_args,
-    retry_after_of,
-    should_retry,
 )
 
 Subject = str | UUID
@@ -65,24 +62,13 @@ class FactledgerClient:
 
     def send(self, call: Call[AnswerT]) -> AnswerT:
         """Sends one call, retrying as the policy says with the same idempotency key."""
-        started = time.monotonic()
-        attempt = 0
-        while True:
-            try:
-                response = self._http.request(call.method, call.path, **request_args(call))
-            except httpx.TransportError as exc:
-                wait = self._retry.wait_before_retry(attempt, time.monotonic() - started)
-                if wait is None:
-                    raise TransportFailedError(type(exc).__name__) from exc
-            else:
-                if not should_retry(response):
-                    return decode(call, response)
-                elapsed = time.monotonic() - started
-                wait = self._retry.wait_before_retry(attempt, elapsed, retry_after_of(response))
-                if wait is None:
-                    return decode(call, response)
-            time.sleep(wait)
-            attempt += 1
+        try:
+            response: httpx.Response = self._retry.retrying()(
+                self._http.request, call.method, call.path, **request_args(call)
+            )
+        except httpx.TransportError as exc:
+            raise TransportFailedError(type(exc).__name__) from exc
+        return decode(call, response)
 
     # -- events -----------------------------------------------------------------------------
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import tenacity
+from tenacity import RetryCallState
 
 from factledger.client.calls import AnswerT, Call
 from factledger.client.errors import FactledgerError, error_for
@@ -21,13 +22,15 @@ class RetryPolicy:
     try with the same key is still running). Commands keep their idempotency key throughout,
     so a retry of a command that did land returns the first result instead of acting twice.
 
-    - Waits `backoff_s * 2**attempt` (at most `max_backoff_s`, jittered), or the server's
-      `Retry-After` when it sends one.
+    - Waits `backoff_s * 2**n` before retry `n + 1` (at most `max_backoff_s`, jittered
+      between half and all of it), or the server's `Retry-After` when it sends one.
     - Gives up after `attempts` tries or once `total_s` has passed since the first try,
       whichever comes first; the last wait is cut short so that the last try starts at
       `total_s` at the latest. The default 12 s outlasts the server's idempotency lease (5 s by
       default), so a key left "in progress" by an API process that died is free again before
       the client gives up. The answer then is the last one received (or `TransportFailedError`).
+
+    The loop itself is tenacity's (`retrying`, `async_retrying`); this class only sizes it.
     """
 
     attempts: int = 12
@@ -35,22 +38,52 @@ class RetryPolicy:
     max_backoff_s: float = 2.0
     total_s: float = 12.0
 
-    def delay(self, attempt: int) -> float:
-        base: float = min(self.max_backoff_s, self.backoff_s * 2.0**attempt)
-        return base * (0.5 + random.random() / 2)  # noqa: S311 - jitter, not cryptography
+    def backoff(self) -> tenacity.wait.wait_base:
+        """Exponential backoff with equal jitter: a fixed half and a random half, so that
+        clients failed by one outage do not all come back at once."""
+        half, most = self.backoff_s / 2, self.max_backoff_s / 2
+        fixed = tenacity.wait_exponential(multiplier=half, max=most)
+        return fixed + tenacity.wait_random_exponential(multiplier=half, max=most)
 
-    def wait_before_retry(
-        self, attempt: int, elapsed_s: float, retry_after_s: float | None = None
-    ) -> float | None:
-        """How long to wait before try `attempt + 2` (None: give up), `elapsed_s` after the
-        first try started."""
-        if attempt + 1 >= self.attempts:
-            return None
-        left = self.total_s - elapsed_s
-        if left <= 0:
-            return None
-        wait = self.delay(attempt) if retry_after_s is None else retry_after_s
-        return min(wait, left)
+    def retrying(self) -> tenacity.Retrying:
+        return tenacity.Retrying(**self._loop())
+
+    def async_retrying(self) -> tenacity.AsyncRetrying:
+        return tenacity.AsyncRetrying(**self._loop())
+
+    def _loop(self) -> dict[str, Any]:
+        return {
+            "retry": (
+                tenacity.retry_if_exception_type(httpx.TransportError)
+                | tenacity.retry_if_result(should_retry)
+            ),
+            "stop": tenacity.stop_after_attempt(self.attempts)
+            | tenacity.stop_after_delay(self.total_s),
+            "wait": _ServerPaced(self.backoff(), self.total_s),
+            # Out of tries: the last answer is the caller's to decode, the last error to raise.
+            "retry_error_callback": _last_outcome,
+        }
+
+
+class _ServerPaced(tenacity.wait.wait_base):
+    """The server's `Retry-After` when the last answer had one, else the backoff; never
+    past the policy's total."""
+
+    def __init__(self, backoff: tenacity.wait.wait_base, total_s: float) -> None:
+        self._backoff, self._total_s = backoff, total_s
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        outcome = retry_state.outcome
+        answered = outcome is not None and not outcome.failed
+        asked = retry_after_of(outcome.result()) if answered and outcome is not None else None
+        wait = self._backoff(retry_state) if asked is None else asked
+        left = self._total_s - (retry_state.seconds_since_start or 0.0)
+        return max(0.0, min(wait, left))
+
+
+def _last_outcome(retry_state: RetryCallState) -> Any:
+    """The last answer, or the last error raised again (tenacity gives up after an attempt)."""
+    return retry_state.outcome.result() if retry_state.outcome is not None else None
 
 
 def retry_after_of(response: httpx.Response) -> float | None:

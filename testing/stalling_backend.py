@@ -8,7 +8,13 @@ from enum import StrEnum
 
 from factledger.application.errors import MemoryUnavailableError
 from factledger.application.memory.forwarding import ForwardingMemoryBackend
-from factledger.application.memory.types import MemoryFact, Namespace, SearchHit, SearchQuery
+from factledger.application.memory.types import (
+    BackendHealth,
+    MemoryFact,
+    Namespace,
+    SearchHit,
+    SearchQuery,
+)
 from factledger.application.ports import MemoryBackend
 
 INCIDENT_STALL_S = 38.0
@@ -21,7 +27,8 @@ class Fault(StrEnum):
 
 
 class StallingBackend(ForwardingMemoryBackend):
-    """Delegates to `inner`; reads (`search`, `get_memory`, `list_memories`) obey `fault`.
+    """Delegates to `inner`; reads (`search`, `get_memory`, `list_memories`) obey `fault`,
+    and so does `health` when it is among `faulty_calls`.
 
     - `faulty_calls` narrows which reads misbehave; writes always pass through.
     - `calls` counts the faulty reads started; `cancelled` those cancelled mid-stall.
@@ -80,3 +87,7 @@ class StallingBackend(ForwardingMemoryBackend):
     async def get_memory(self, namespace: Namespace, memory_id: str) -> MemoryFact:
         await self._misbehave("get_memory")
         return await super().get_memory(namespace, memory_id)
+
+    async def health(self) -> BackendHealth:
+        await self._misbehave("health")
+        return await super().health()

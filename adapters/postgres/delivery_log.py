@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from factledger.adapters.postgres.schemas import ddl_version
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.webhooks.ports import Delivery, DeliveryLogUnavailableError, Outcome
@@ -20,6 +20,8 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS webhook_deliveries_by_endpoint "
     "ON {schema}.webhook_deliveries (endpoint, id)",
 )
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (StoreMigration("0001-tables", _SCHEMA),)
 _INSERT = """INSERT INTO {schema}.webhook_deliveries
     (endpoint, position, attempt, outcome, status, error, at) VALUES (%s, %s, %s, %s, %s, %s, %s)"""
 # A position moves forward only: an older attempt recorded late never moves it back.
@@ -45,8 +47,8 @@ class PostgresDeliveryLog:
             schema=schema,
             pool=pool,
             error=lambda: DeliveryLogUnavailableError("postgres delivery log failed"),
-            create=_create,
-            ddl=("webhook_deliveries", ddl_version(*_SCHEMA)),
+            store="webhook_deliveries",
+            migrations=MIGRATIONS,
         )
         return cls(tables)
 
@@ -82,8 +84,3 @@ class PostgresDeliveryLog:
 
     async def close(self) -> None:
         await self._tables.close()
-
-
-async def _create(tables: PostgresTables, cur: Cursor) -> None:
-    for statement in _SCHEMA:
-        await cur.execute(tables.q(statement))

@@ -8,12 +8,14 @@ is in progress; it never runs the command.
 from __future__ import annotations
 
 import time
-from typing import cast
+from typing import Any, cast
 from uuid import UUID
 
+import psycopg
 from psycopg.types.json import Jsonb
 
-from factledger.adapters.postgres.schemas import ddl_version
+from factledger.adapters.migrations import StoreMigration
+from factledger.adapters.postgres.migrations import in_schema
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.ledger.idempotency import (
@@ -112,8 +114,8 @@ class PostgresIdempotencyStore:
             schema=schema,
             pool=pool,
             error=lambda: IdempotencyStoreUnavailableError("postgres idempotency store failed"),
-            create=_create,
-            ddl=("idempotency_keys", ddl_version(_UNSCOPED, _SCHEMA, _EXPIRY_INDEX)),
+            store="idempotency_keys",
+            migrations=MIGRATIONS,
         )
         return cls(tables, ttl_s=ttl_s, lease_s=lease_s, clock=clock)
 
@@ -203,9 +205,12 @@ class PostgresIdempotencyStore:
         return deleted
 
 
-async def _create(tables: PostgresTables, cur: Cursor) -> None:
-    await cur.execute(_UNSCOPED, (tables.schema_name,))
-    if await cur.fetchone() is not None:
-        await cur.execute(tables.q("DROP TABLE {schema}.idempotency_keys"))
-    await cur.execute(tables.q(_SCHEMA))
-    await cur.execute(tables.q(_EXPIRY_INDEX))
+def _drop_unscoped(conn: psycopg.Connection[Any], schema: str) -> None:
+    if conn.execute(_UNSCOPED, (schema,)).fetchone() is not None:
+        conn.execute(in_schema("DROP TABLE {schema}.idempotency_keys", schema))
+
+
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one. The
+# first is the table as it stood before versioning, a table from before its subject column
+# replaced.
+MIGRATIONS = (StoreMigration("0001-tables", (_drop_unscoped, _SCHEMA, _EXPIRY_INDEX)),)

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from psycopg.types.json import Jsonb
 
-from factledger.adapters.postgres.schemas import ddl_version
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.importing.positions import (
@@ -18,6 +18,8 @@ from factledger.application.importing.positions import (
 _SCHEMA = """CREATE TABLE IF NOT EXISTS {schema}.import_positions (
     tenant text NOT NULL, import_id text NOT NULL, line bigint NOT NULL, digest text NOT NULL,
     report jsonb NOT NULL, finished boolean NOT NULL, PRIMARY KEY (tenant, import_id))"""
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (StoreMigration("0001-tables", (_SCHEMA,)),)
 # A position moves forward only: a twin that is behind never moves it back.
 _SAVE = """INSERT INTO {schema}.import_positions AS p VALUES (%s, %s, %s, %s, %s, %s)
     ON CONFLICT (tenant, import_id) DO UPDATE SET line = excluded.line,
@@ -43,8 +45,8 @@ class PostgresImportPositions:
             schema=schema,
             pool=pool,
             error=lambda: ImportPositionsUnavailableError("postgres import positions failed"),
-            create=_create,
-            ddl=("import_positions", ddl_version(_SCHEMA)),
+            store="import_positions",
+            migrations=MIGRATIONS,
         )
         return cls(tables)
 
@@ -77,7 +79,3 @@ class PostgresImportPositions:
 
     async def close(self) -> None:
         await self._tables.close()
-
-
-async def _create(tables: PostgresTables, cur: Cursor) -> None:
-    await cur.execute(tables.q(_SCHEMA))

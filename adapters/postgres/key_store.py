@@ -10,17 +10,25 @@ from collections.abc import Collection
 
 from psycopg import sql
 
-from factledger.adapters.postgres.schemas import create_tables
+from factledger.adapters.migrations import StoreMigration
+from factledger.adapters.postgres.migrations import migrate
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.application.ledger.key_store import KeyStoreUnavailableError, new_key
 
-TABLE = """
-CREATE TABLE IF NOT EXISTS {table} (
-    key_id text PRIMARY KEY, scope text NOT NULL, key bytea NOT NULL, live boolean NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {table} (scope) WHERE live;
-"""
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (
+    StoreMigration(
+        "0001-tables",
+        (
+            """CREATE TABLE IF NOT EXISTS {schema}.ledger_keys (
+            key_id text PRIMARY KEY, scope text NOT NULL, key bytea NOT NULL,
+            live boolean NOT NULL)""",
+            "CREATE UNIQUE INDEX IF NOT EXISTS ledger_keys_live"
+            " ON {schema}.ledger_keys (scope) WHERE live",
+        ),
+    ),
+)
 
 
 def _unavailable() -> KeyStoreUnavailableError:
@@ -37,16 +45,8 @@ class PostgresKeyStore:
         self._table = sql.Identifier(schema, "ledger_keys")
         self._pool = healing_pool(conninfo, pool, name=f"factledger.keys.{schema}")
         with driver_errors_as(_unavailable):
+            migrate(conninfo, schema, "keys", MIGRATIONS, pool=pool)
             self._pool.open()
-            try:
-                with self._pool.connection() as conn:
-                    table = sql.SQL(TABLE).format(
-                        table=self._table, index=sql.Identifier("ledger_keys_live")
-                    )
-                    create_tables(conn, schema, "keys", table)
-            except BaseException:
-                self._pool.close()
-                raise
 
     def current(self, scope: str) -> tuple[str, bytes]:
         with driver_errors_as(_unavailable), self._pool.connection() as conn:

@@ -9,15 +9,17 @@
 - `CREATE INDEX IF NOT EXISTS` and `ALTER TABLE ... IF NOT EXISTS` lock their table before
   they look, even when there is nothing to do: a process that starts while others write waits
   behind every write in flight and holds up every write after it (a replacement API process
-  did, and a session end died in the deadlock that followed). So each store's DDL is marked,
-  per schema, with a digest of its text once it has run (`factledger_ddl`), and a process that
-  finds its version marked runs none of it.
+  did, and a session end died in the deadlock that followed). So DDL that has run is not run
+  again: our own stores' tables are versioned migrations (`postgres.migrations`, under the
+  same lock); the event library's tables, whose DDL is the library's, are marked per schema
+  with a digest of its text once it has run (`factledger_ddl`), and a process that finds its
+  version marked runs none of it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -49,46 +51,6 @@ def create_schema(conn: psycopg.Connection[Any], schema: str) -> None:
     the schema's lock."""
     with conn.transaction():
         _lock_and_create(conn, schema)
-
-
-def create_tables(
-    conn: psycopg.Connection[Any],
-    schema: str,
-    store: str,
-    *tables: sql.SQL | sql.Composed,
-) -> None:
-    """`create_schema` with `tables`, unless this version of them is marked as run already."""
-    version = ddl_version(*(statement.as_string() for statement in tables))
-    with conn.transaction():
-        if _marked(conn, schema, store) == version:
-            return
-        _lock_and_create(conn, schema)
-        conn.execute(_q(_MARKS_TABLE, schema))
-        if _marked(conn, schema, store) == version:  # a twin ran it while this one waited
-            return
-        for statement in tables:
-            conn.execute(statement)
-        conn.execute(_q(_MARK, schema), (store, version))
-
-
-async def create_tables_async(
-    cur: AsyncCursor[Any],
-    schema: str,
-    store: str,
-    version: str,
-    create: Callable[[], Awaitable[None]],
-) -> None:
-    """In the caller's transaction: runs `create` (DDL whose text gives `version`) under the
-    schema's lock, unless this version is marked as run already."""
-    if await _marked_async(cur, schema, store) == version:
-        return
-    await cur.execute(LOCK_SCHEMA, (schema,))
-    await cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-    await cur.execute(_q(_MARKS_TABLE, schema))
-    if await _marked_async(cur, schema, store) == version:
-        return
-    await create()
-    await cur.execute(_q(_MARK, schema), (store, version))
 
 
 class SchemaLockedTables:

@@ -6,11 +6,14 @@ appends to one session never collide.
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
+import psycopg
 from psycopg.errors import UniqueViolation
 
-from factledger.adapters.postgres.schemas import ddl_version
+from factledger.adapters.migrations import StoreMigration
+from factledger.adapters.postgres.migrations import in_schema
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.sessions.types import (
@@ -86,14 +89,19 @@ def _ids(key: SessionKey) -> tuple[UUID, str]:
     return (key.subject_id, key.session_id)
 
 
-async def _create(tables: PostgresTables, cur: Cursor) -> None:
+def _tables_before_versioning(conn: psycopg.Connection[Any], schema: str) -> None:
+    """The tables as they stood before versioning; an older layout, keyed by session id
+    alone, rekeyed by subject."""
     for statement in _SCHEMA:
-        await cur.execute(tables.q(statement))
-    await cur.execute(_UNKEYED, (tables.schema_name, tables.schema_name))
-    if await cur.fetchone() is not None:
+        conn.execute(in_schema(statement, schema))
+    if conn.execute(_UNKEYED, (schema, schema)).fetchone() is not None:
         for statement in _REKEY:
-            await cur.execute(tables.q(statement))
-    await cur.execute(tables.q(_MESSAGE_KEYS))
+            conn.execute(in_schema(statement, schema))
+    conn.execute(in_schema(_MESSAGE_KEYS, schema))
+
+
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (StoreMigration("0001-tables", (_tables_before_versioning,)),)
 
 
 class PostgresSessionBuffer:
@@ -119,8 +127,8 @@ class PostgresSessionBuffer:
             schema=schema,
             pool=pool,
             error=lambda: SessionBufferUnavailableError("postgres session buffer failed"),
-            create=_create,
-            ddl=("session_buffer", ddl_version(*_SCHEMA, _UNKEYED, *_REKEY, _MESSAGE_KEYS)),
+            store="session_buffer",
+            migrations=MIGRATIONS,
         )
         return cls(tables, max_messages=max_messages)
 

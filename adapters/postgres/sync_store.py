@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
-from factledger.adapters.postgres.schemas import ddl_version
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.postgres.tables import Cursor, PostgresTables
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.application.sync.ports import SyncStoreUnavailableError
@@ -34,6 +34,9 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS sync_items_dead ON {schema}.sync_items"
     " (tenant, position, seq) WHERE state = 'dead'",
 )
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one. The
+# queue's tables are shared by every sync store name in the schema; each name has its row.
+MIGRATIONS = (StoreMigration("0001-tables", _SCHEMA),)
 _CLAIM = """
 WITH candidates AS (
     SELECT i.item_id FROM {schema}.sync_items i
@@ -85,9 +88,7 @@ class PostgresSyncStore:
     ) -> PostgresSyncStore:
         """Opens a small pool and creates the tables and the position row if needed."""
 
-        async def create(tables: PostgresTables, cur: Cursor) -> None:
-            for statement in _SCHEMA:
-                await cur.execute(tables.q(statement))
+        async def setup(tables: PostgresTables, cur: Cursor) -> None:
             await cur.execute(
                 tables.q(
                     "INSERT INTO {schema}.sync_position (name, position) VALUES (%s, 0)"
@@ -101,8 +102,9 @@ class PostgresSyncStore:
             schema=schema,
             pool=pool,
             error=lambda: SyncStoreUnavailableError("postgres sync store failed"),
-            create=create,
-            ddl=(f"sync.{name}", ddl_version(*_SCHEMA)),
+            store="sync",
+            migrations=MIGRATIONS,
+            setup=setup,
         )
         return cls(tables, name=name)
 

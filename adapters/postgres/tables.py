@@ -7,7 +7,8 @@ pool replaces connections the server dropped and bounds every wait (`postgres_po
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -16,7 +17,8 @@ from psycopg import AsyncCursor, sql
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
-from factledger.adapters.postgres.schemas import create_tables_async
+from factledger.adapters.migrations import StoreMigration
+from factledger.adapters.postgres.migrations import migrate
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_async_pool
 from factledger.adapters.sql_names import sql_name
 from factledger.application.errors import port_error
@@ -41,28 +43,30 @@ class PostgresTables:
         *,
         schema: str,
         error: Callable[[], Exception],
-        create: Callable[[PostgresTables, Cursor], Awaitable[None]],
-        ddl: tuple[str, str],
+        store: str,
+        migrations: Sequence[StoreMigration],
+        setup: Callable[[PostgresTables, Cursor], Awaitable[None]] | None = None,
         pool: PoolOptions = DEFAULT_POOL,
     ) -> PostgresTables:
-        """Opens the pool and runs `create` (the store's idempotent DDL) in one transaction,
-        under the schema's lock, unless `ddl` (the store's name and `ddl_version` of the text
-        `create` runs) is marked in the schema as run already (`schemas`)."""
-        connections = healing_async_pool(conninfo, pool, name=f"factledger.{schema}")
-        tables = cls(connections, schema=schema, error=error)
+        """Applies what the schema lacks of `store`'s `migrations` (`postgres.migrations`),
+        then opens the pool and runs `setup` (rows the store needs, idempotently) in one
+        transaction."""
+        tables = cls(
+            healing_async_pool(conninfo, pool, name=f"factledger.{schema}"),
+            schema=schema,
+            error=error,
+        )
         try:
-            # No waiting for the pool to fill: the DDL below waits for one connection, as
-            # long as any caller would (`acquire_timeout_s`).
-            await connections.open()
-            store, version = ddl
-
-            async def once(cur: Cursor) -> None:
-                schema = tables.schema_name
-                await create_tables_async(cur, schema, store, version, lambda: create(tables, cur))
-
-            await tables.run(once)
+            await asyncio.to_thread(
+                migrate, conninfo, tables.schema_name, store, migrations, pool=pool
+            )
+            # No waiting for the pool to fill: `setup` waits for one connection, as long as
+            # any caller would (`acquire_timeout_s`).
+            await tables._pool.open()
+            if setup is not None:
+                await tables.run(lambda cur: setup(tables, cur))
         except BaseException as exc:
-            await connections.close()
+            await tables._pool.close()
             if isinstance(exc, psycopg.Error):
                 raise port_error(exc, error()) from exc
             raise

@@ -12,7 +12,8 @@ import psycopg
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
-from factledger.adapters.postgres.schemas import create_tables
+from factledger.adapters.migrations import StoreMigration
+from factledger.adapters.postgres.migrations import migrate
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.adapters.sql_names import sql_name
@@ -24,15 +25,19 @@ from factledger.application.ledger.view_store import (
     ViewTransaction,
 )
 
-TABLES = """
-CREATE TABLE IF NOT EXISTS {schema}.view_documents (
-    projection text NOT NULL, view text NOT NULL, key text COLLATE "C" NOT NULL,
-    doc jsonb NOT NULL, PRIMARY KEY (projection, view, key)
-);
-CREATE TABLE IF NOT EXISTS {schema}.view_tracking (
-    projection text PRIMARY KEY, position bigint NOT NULL
-);
-"""
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (
+    StoreMigration(
+        "0001-tables",
+        (
+            """CREATE TABLE IF NOT EXISTS {schema}.view_documents (
+            projection text NOT NULL, view text NOT NULL, key text COLLATE "C" NOT NULL,
+            doc jsonb NOT NULL, PRIMARY KEY (projection, view, key))""",
+            """CREATE TABLE IF NOT EXISTS {schema}.view_tracking (
+            projection text PRIMARY KEY, position bigint NOT NULL)""",
+        ),
+    ),
+)
 
 
 Conn = psycopg.Connection[tuple[object, ...]]
@@ -86,13 +91,8 @@ class PostgresViewStore:
         ident = sql.Identifier(schema)
         self._pool = healing_pool(conninfo, pool, name=f"factledger.views.{schema}")
         with driver_errors_as(_unavailable):
+            migrate(conninfo, self.schema, "views", MIGRATIONS, pool=pool)
             self._pool.open()
-            try:
-                with self._pool.connection() as conn:
-                    create_tables(conn, schema, "views", sql.SQL(TABLES).format(schema=ident))
-            except BaseException:
-                self._pool.close()
-                raise
         self._tracking = sql.SQL("{}.view_tracking").format(ident)
         self._docs = sql.SQL("{}.view_documents").format(ident)
         # Each key is written once per statement (the buffer keeps a document's last state),

@@ -8,12 +8,14 @@ import asyncio
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.sqlite.group_commit import GroupCommitter
+from factledger.adapters.sqlite.migrations import migrate
 from factledger.application.errors import StorageFullError, StorageReadOnlyError, port_error
 
 T = TypeVar("T")
@@ -44,6 +46,14 @@ class SqliteWriter:
         except sqlite3.Error as exc:
             raise sqlite_port_error(exc, error(), path) from exc
         self._committer = GroupCommitter(self.conn, self.lock, self._as_port_error)
+
+    def migrate(self, store: str, migrations: Sequence[StoreMigration]) -> list[str]:
+        """Applies what the file lacks of `store`'s versioned `migrations`; the ids applied."""
+        try:
+            with self.lock:
+                return migrate(self.conn, self._path, store, migrations)
+        except sqlite3.Error as exc:
+            raise sqlite_port_error(exc, self._error(), self._path) from exc
 
     def read(self, statement: str, args: tuple[object, ...]) -> tuple[object, ...] | None:
         """The first row of one `SELECT`, in autocommit: a read of the latest commit that

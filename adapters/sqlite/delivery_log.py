@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.sqlite.connection import SqliteWriter
 from factledger.application.webhooks.ports import Delivery, DeliveryLogUnavailableError, Outcome
 
@@ -21,6 +22,8 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS webhook_deliveries_by_endpoint ON webhook_deliveries "
     "(endpoint, id)",
 )
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (StoreMigration("0001-tables", _SCHEMA),)
 _ADVANCE = """INSERT INTO webhook_positions (endpoint, position) VALUES (?, ?)
     ON CONFLICT (endpoint) DO UPDATE SET position = max(position, excluded.position)"""
 
@@ -30,7 +33,7 @@ class SqliteDeliveryLog:
         self._db = SqliteWriter(
             path, error=lambda: DeliveryLogUnavailableError("sqlite delivery log failed")
         )
-        self._db.run_sync(_create)
+        self._db.migrate("webhook_deliveries", MIGRATIONS)
 
     def close(self) -> None:
         self._db.conn.close()
@@ -78,8 +81,3 @@ class SqliteDeliveryLog:
             ]
 
         return await self._db.run(read)
-
-
-def _create(conn: sqlite3.Connection) -> None:
-    for statement in _SCHEMA:
-        conn.execute(statement)

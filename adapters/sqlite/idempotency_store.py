@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TypeVar, cast
 from uuid import UUID
 
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.sqlite.connection import SqliteWriter
 from factledger.application.ledger.idempotency import (
     CLAIMED,
@@ -86,14 +87,18 @@ def _ids(scope: IdempotencyScope) -> tuple[str, str, str, str]:
     return (scope.tenant, scope.principal, str(scope.subject_id), scope.key)
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _drop_unscoped(conn: sqlite3.Connection) -> None:
     columns = {row[1] for row in conn.execute("PRAGMA table_info(idempotency_keys)")}
     if columns and "subject_id" not in columns:
         # Keyed without the subject, its rows could answer for the wrong subject: none is
         # kept (they are saved responses of at most a day, not state).
         conn.execute("DROP TABLE idempotency_keys")
-    conn.execute(SCHEMA)
-    conn.execute(EXPIRY_INDEX)
+
+
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one. The
+# first is the table as it stood before versioning, a table from before its subject column
+# replaced.
+MIGRATIONS = (StoreMigration("0001-tables", (_drop_unscoped, SCHEMA, EXPIRY_INDEX)),)
 
 
 _FORGET = "DELETE FROM idempotency_keys WHERE tenant = ? AND subject_id = ? AND body IS NOT NULL"
@@ -123,7 +128,7 @@ class SqliteIdempotencyStore:
         )
         # Deleted responses are overwritten in the file, not just unlinked from the b-tree.
         self._db.run_sync(lambda conn: conn.execute("PRAGMA secure_delete=ON"))
-        self._db.run_sync(_migrate)
+        self._db.migrate("idempotency_keys", MIGRATIONS)
         self._with_events = responses_with_events is not None
         self._ledger: SqliteWriter | None = None
         if responses_with_events is not None:
@@ -132,8 +137,7 @@ class SqliteIdempotencyStore:
                 error=lambda: IdempotencyStoreUnavailableError("sqlite ledger responses failed"),
             )
             self._ledger.run_sync(lambda conn: conn.execute("PRAGMA secure_delete=ON"))
-            self._ledger.run_sync(lambda conn: conn.execute(SCHEMA))
-            self._ledger.run_sync(lambda conn: conn.execute(EXPIRY_INDEX))
+            self._ledger.migrate("idempotency_keys", MIGRATIONS)
 
     @property
     def ledger_commands(self) -> SqliteIdempotencyStore | LedgerCommandKeys:

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, cast
 
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.sqlite.connection import SqliteWriter
 from factledger.application.importing.positions import (
     ImportPosition,
@@ -16,6 +17,8 @@ from factledger.application.importing.positions import (
 _SCHEMA = """CREATE TABLE IF NOT EXISTS import_positions (
     tenant TEXT NOT NULL, import_id TEXT NOT NULL, line INTEGER NOT NULL, digest TEXT NOT NULL,
     report TEXT NOT NULL, finished INTEGER NOT NULL, PRIMARY KEY (tenant, import_id))"""
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (StoreMigration("0001-tables", (_SCHEMA,)),)
 # A position moves forward only: a twin that is behind never moves it back.
 _SAVE = """INSERT INTO import_positions VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (tenant, import_id) DO UPDATE SET line = excluded.line,
@@ -31,7 +34,7 @@ class SqliteImportPositions:
         self._db = SqliteWriter(
             path, error=lambda: ImportPositionsUnavailableError("sqlite import positions failed")
         )
-        self._db.run_sync(lambda conn: conn.execute(_SCHEMA))
+        self._db.migrate("import_positions", MIGRATIONS)
 
     async def get(self, tenant: str, import_id: str) -> ImportPosition | None:
         def work(conn: sqlite3.Connection) -> ImportPosition | None:

@@ -8,15 +8,23 @@ import threading
 from collections.abc import Collection
 from pathlib import Path
 
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.sqlite.connection import driver_errors_as
+from factledger.adapters.sqlite.migrations import migrate
 from factledger.application.ledger.key_store import KeyStoreUnavailableError, new_key
 
-TABLE = """
-CREATE TABLE IF NOT EXISTS subject_keys (
-    key_id TEXT PRIMARY KEY, scope TEXT NOT NULL, key BLOB NOT NULL, live INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS subject_keys_scope ON subject_keys (scope);
-"""
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (
+    StoreMigration(
+        "0001-tables",
+        (
+            """CREATE TABLE IF NOT EXISTS subject_keys (
+            key_id TEXT PRIMARY KEY, scope TEXT NOT NULL, key BLOB NOT NULL,
+            live INTEGER NOT NULL)""",
+            "CREATE INDEX IF NOT EXISTS subject_keys_scope ON subject_keys (scope)",
+        ),
+    ),
+)
 
 
 def _unavailable() -> KeyStoreUnavailableError:
@@ -33,7 +41,7 @@ class SqliteKeyStore:
             self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA secure_delete=ON")
             self._conn.execute("PRAGMA busy_timeout=10000")
-            self._conn.executescript(TABLE)
+            migrate(self._conn, path, "keys", MIGRATIONS)
         self._lock = threading.Lock()
 
     def current(self, scope: str) -> tuple[str, bytes]:

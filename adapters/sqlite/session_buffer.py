@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 from uuid import UUID
 
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.sqlite.connection import SqliteWriter
 from factledger.application.sessions.types import (
     ActiveSession,
@@ -43,7 +44,7 @@ _SCHEMA = (
         ON short_term_messages (subject_id, session_id, message_id)""",
 )
 _SESSION_COLUMNS = "session_id, subject_id, channel, started_at, message_count, withheld"
-# Read with the columns above; tables made before sessions had a type gain it in `_migrate`.
+# Read with the columns above; tables made before sessions had a type gain it in `MIGRATIONS`.
 _READ_COLUMNS = f"{_SESSION_COLUMNS}, conversation_type"
 _KEY = "subject_id = ? AND session_id = ?"
 
@@ -68,7 +69,8 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _tables_before_versioning(conn: sqlite3.Connection) -> None:
+    """The tables as they stood before versioning, made from any older layout."""
     messages = _columns(conn, "short_term_messages")
     if messages and "subject_id" not in messages:
         _rekey_by_subject(conn, has_message_ids="message_id" in messages)
@@ -109,6 +111,10 @@ def _rekey_by_subject(conn: sqlite3.Connection, *, has_message_ids: bool) -> Non
     conn.execute("DROP TABLE short_term_sessions_unkeyed")
 
 
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (StoreMigration("0001-tables", (_tables_before_versioning,)),)
+
+
 class SqliteSessionBuffer:
     """Active sessions in two tables of a SQLite file (`:memory:` works too)."""
 
@@ -117,7 +123,7 @@ class SqliteSessionBuffer:
         self._db = SqliteWriter(
             path, error=lambda: SessionBufferUnavailableError("sqlite session buffer failed")
         )
-        self._db.run_sync(_migrate)
+        self._db.migrate("session_buffer", MIGRATIONS)
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         return await self._db.run(work)

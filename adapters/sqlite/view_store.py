@@ -8,7 +8,9 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.sqlite.connection import driver_errors_as
+from factledger.adapters.sqlite.migrations import migrate
 from factledger.adapters.view_buffer import (
     BufferedViewTransaction,
     LoadOne,
@@ -21,15 +23,19 @@ from factledger.application.ledger.view_store import (
     ViewTransaction,
 )
 
-TABLES = """
-CREATE TABLE IF NOT EXISTS view_documents (
-    projection TEXT NOT NULL, view TEXT NOT NULL, key TEXT NOT NULL, doc TEXT NOT NULL,
-    PRIMARY KEY (projection, view, key)
-);
-CREATE TABLE IF NOT EXISTS view_tracking (
-    projection TEXT PRIMARY KEY, position INTEGER NOT NULL
-);
-"""
+# Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
+MIGRATIONS = (
+    StoreMigration(
+        "0001-tables",
+        (
+            """CREATE TABLE IF NOT EXISTS view_documents (
+            projection TEXT NOT NULL, view TEXT NOT NULL, key TEXT NOT NULL, doc TEXT NOT NULL,
+            PRIMARY KEY (projection, view, key))""",
+            """CREATE TABLE IF NOT EXISTS view_tracking (
+            projection TEXT PRIMARY KEY, position INTEGER NOT NULL)""",
+        ),
+    ),
+)
 
 
 def _load_one(conn: sqlite3.Connection, projection: str) -> LoadOne:
@@ -75,7 +81,7 @@ class SqliteViewStore:
             # documents and position together, and the projection then replays those events
             # from the ledger (which keeps FULL). A sync per page was a third of a rebuild.
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(TABLES)
+            migrate(self._conn, path, "views", MIGRATIONS)
         self._lock = threading.RLock()
         # The transactions open on this handle, outermost first (more than one: savepoints).
         self._open: list[BufferedViewTransaction] = []

@@ -30,6 +30,7 @@ from factledger.adapters.supermemory.mapping import (
     TRANSCRIPT_PREFIX,
     memory_fact,
     relations_of,
+    version_of,
 )
 from factledger.adapters.supermemory.memories import SupermemoryMemories
 from factledger.adapters.supermemory.search import run_search
@@ -225,7 +226,7 @@ class SupermemoryMemoryBackend:
             reason = (await self._ledger.reasons(namespace, deadline, memory_id)).get(memory_id)
         return memory_fact(
             details,
-            relations=relations_of(details.included),
+            relations=relations_of(details.included, version=version_of(details)),
             forget_reason=reason,
             expires_at=_at(entries.get(memory_id)),
         )

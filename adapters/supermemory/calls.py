@@ -22,7 +22,6 @@ response bodies and URLs) stay as `__cause__` and never reach a message or a log
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from typing import Any, TypeVar
 
 import structlog
 import supermemory
+import tenacity
+from tenacity import RetryCallState
 
 from factledger.application.errors import (
     InvalidMemoryInputError,
@@ -70,13 +71,13 @@ class Deadline:
         return int((time.monotonic() - self.started) * 1000)
 
 
-@dataclass(frozen=True, slots=True)
-class _Retry:
-    """The attempt failed in a retryable way: wait `delay_s`, then try again."""
+class _RetryableError(Exception):
+    """The attempt failed in a way worth another: `error` is the port's error should the call
+    give up; `delay_s` the wait the server asked for (None: the policy's backoff)."""
 
-    error: MemoryBackendError
-    delay_s: float
-    cause: BaseException
+    def __init__(self, error: MemoryBackendError, delay_s: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error, self.delay_s = error, delay_s
 
 
 async def call(
@@ -85,8 +86,44 @@ async def call(
     policy: CallPolicy,
     deadline: Deadline,
 ) -> T:
-    """Runs `attempt(timeout_s)` until it succeeds, fails for good, or the deadline passes."""
-    for number in range(1, policy.max_attempts + 1):
+    """Runs `attempt(timeout_s)` until it succeeds, fails for good, or the deadline passes.
+
+    tenacity drives the loop: a retryable failure waits the server's `Retry-After` or the
+    policy's backoff (doubling, jittered by +-10%), and the call gives up after `max_attempts`
+    or when the wait would not end before the deadline."""
+    backoff = tenacity.wait_exponential(
+        multiplier=0.9 * policy.backoff_s, max=0.9 * policy.max_backoff_s
+    ) + tenacity.wait_random_exponential(
+        multiplier=0.2 * policy.backoff_s, max=0.2 * policy.max_backoff_s
+    )
+
+    def wait(state: RetryCallState) -> float:
+        failure = _failure(state)
+        return backoff(state) if failure is None or failure.delay_s is None else failure.delay_s
+
+    def retried(state: RetryCallState) -> None:
+        failure = _failure(state)
+        log.info(
+            "supermemory.call_retried",
+            op=op,
+            attempt=state.attempt_number,
+            error_type=None if failure is None else type(failure.error).__name__,
+            delay_ms=int((state.upcoming_sleep or 0.0) * 1000),
+        )
+
+    def gave_up(state: RetryCallState) -> T:
+        failure = _failure(state)
+        if failure is None:  # tenacity gives up only after a retryable failure
+            raise MemoryUnavailableError(f"supermemory {op}: gave up")
+        raise _give_up(
+            op, failure.error, deadline, attempts=state.attempt_number
+        ) from failure.__cause__
+
+    tries = 0
+
+    async def once() -> T:
+        nonlocal tries
+        tries += 1
         budget = min(policy.attempt_timeout_s, deadline.remaining())
         if budget < MIN_ATTEMPT_S:
             raise _give_up(op, MemoryTimeoutError(f"supermemory {op}: deadline passed"), deadline)
@@ -94,38 +131,48 @@ async def call(
             async with asyncio.timeout(budget):
                 return await attempt(budget)
         except (TimeoutError, supermemory.APITimeoutError) as exc:
-            failure = _Retry(MemoryTimeoutError(f"supermemory {op}: timed out"), 0.0, exc)
+            raise _RetryableError(MemoryTimeoutError(f"supermemory {op}: timed out"), 0.0) from exc
         except supermemory.APIStatusError as exc:
-            outcome = _classify_status(op, exc, policy, number)
-            if not isinstance(outcome, _Retry):
-                raise _give_up(op, outcome, deadline, attempts=number) from exc
-            failure = outcome
+            raise _classify_status(op, exc, deadline, tries) from exc
         except supermemory.APIConnectionError as exc:
-            failure = _Retry(
-                MemoryUnavailableError(f"supermemory {op}: connection failed"),
-                _backoff(policy, number),
-                exc,
-            )
+            error = MemoryUnavailableError(f"supermemory {op}: connection failed")
+            raise _RetryableError(error) from exc
         except (TypeError, ValueError, supermemory.SupermemoryError) as exc:
             # A 2xx with an unexpected body surfaces as a bare TypeError from the SDK.
             error = MemoryUnavailableError(f"supermemory {op}: unreadable response")
             raise _give_up(op, error, deadline) from exc
-        if number == policy.max_attempts or failure.delay_s >= deadline.remaining():
-            raise _give_up(op, failure.error, deadline, attempts=number) from failure.cause
-        log.info(
-            "supermemory.call_retried",
-            op=op,
-            attempt=number,
-            error_type=type(failure.error).__name__,
-            delay_ms=int(failure.delay_s * 1000),
-        )
-        await asyncio.sleep(failure.delay_s)
-    raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    retrying = tenacity.AsyncRetrying(
+        retry=tenacity.retry_if_exception_type(_RetryableError),
+        wait=wait,
+        stop=tenacity.stop_after_attempt(policy.max_attempts) | _PastDeadline(deadline),
+        before_sleep=retried,
+        retry_error_callback=gave_up,
+    )
+    result: T = await retrying(once)
+    return result
+
+
+class _PastDeadline(tenacity.stop.stop_base):
+    """Stops when the wait before the next attempt would not end before the deadline."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self._deadline = deadline
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return (retry_state.upcoming_sleep or 0.0) >= self._deadline.remaining()
+
+
+def _failure(state: RetryCallState) -> _RetryableError | None:
+    exc = None if state.outcome is None else state.outcome.exception()
+    return exc if isinstance(exc, _RetryableError) else None
 
 
 def _classify_status(
-    op: str, exc: supermemory.APIStatusError, policy: CallPolicy, number: int
-) -> _Retry | MemoryBackendError:
+    op: str, exc: supermemory.APIStatusError, deadline: Deadline, tries: int
+) -> _RetryableError | MemoryBackendError:
+    """The port's error for a status, wrapped as retryable when another attempt may help;
+    a final one is logged here, as given up after `tries` attempts."""
     status = exc.status_code
     error: MemoryBackendError
     if status in (400, 422):
@@ -135,16 +182,13 @@ def _classify_status(
     elif status == 409:
         error = MemoryConflictError(f"supermemory {op}: conflict (409)")
     elif status == 429:
-        retry_after = _retry_after(exc)
         error = MemoryUnavailableError(f"supermemory {op}: rate limited (429)")
-        delay = retry_after if retry_after is not None else _backoff(policy, number)
-        return _Retry(error, delay, exc)
+        return _RetryableError(error, _retry_after(exc))
     elif status >= 500:
-        error = MemoryUnavailableError(f"supermemory {op}: server error ({status})")
-        return _Retry(error, _backoff(policy, number), exc)
+        return _RetryableError(MemoryUnavailableError(f"supermemory {op}: server error ({status})"))
     else:  # 401, 402 (out of credits), 403 and anything unmapped: retrying cannot help
         error = MemoryUnavailableError(f"supermemory {op}: refused ({status})")
-    return error
+    return _give_up(op, error, deadline, attempts=tries)
 
 
 def _retry_after(exc: supermemory.APIStatusError) -> float | None:
@@ -157,11 +201,6 @@ def _retry_after(exc: supermemory.APIStatusError) -> float | None:
     except ValueError:
         return None  # an HTTP-date: fall back to our own backoff
     return None
-
-
-def _backoff(policy: CallPolicy, number: int) -> float:
-    base = min(policy.max_backoff_s, policy.backoff_s * 2.0 ** (number - 1))
-    return base * (0.9 + 0.2 * random.random())  # noqa: S311 - jitter, not security
 
 
 def _give_up(

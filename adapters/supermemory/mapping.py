@@ -133,15 +133,20 @@ def wire_filter(node: Filter) -> dict[str, Any]:
     raise InvalidMemoryInputError("filters", "must be a Condition, AllOf or AnyOf")
 
 
-def relations_of(included: Any) -> tuple[Relation, ...]:
-    """From `included.related`: the nearest `updates` parent, `derives` parents, `extends`."""
+def relations_of(included: Any, *, version: int | None = None) -> tuple[Relation, ...]:
+    """From `included.related`: the nearest `updates` parent, `derives` parents, `extends`.
+
+    Forgotten memories are not listed there, so when the version just before this one is
+    forgotten the nearest parent listed is an older one: with the memory's own `version`
+    known (its details), that parent is named only when it is that very version, never a
+    guess at a link the service did not show."""
     related = getattr(included, "related", None) if included is not None else None
     if related is None:
         return ()
     relations: list[Relation] = []
     parents = list(related.parents or ())
     nearest_update = next((p for p in parents if p.relation == "updates"), None)
-    if nearest_update is not None:
+    if nearest_update is not None and _directly_before(nearest_update, version):
         relations.append(Relation(RelationKind.UPDATES, nearest_update.id))
     relations += [Relation(RelationKind.DERIVES, p.id) for p in parents if p.relation == "derives"]
     relations += [
@@ -150,6 +155,19 @@ def relations_of(included: Any) -> tuple[Relation, ...]:
         if s.relation in ("extends", "derives")
     ]
     return tuple(relations)
+
+
+def version_of(memory: Any) -> int | None:
+    """A memory's (or its details') version, when the service gave one."""
+    version = getattr(memory, "version", None)
+    return None if version is None else int(version)
+
+
+def _directly_before(parent: Any, version: int | None) -> bool:
+    parent_version = getattr(parent, "version", None)
+    if version is None or parent_version is None:
+        return True  # nothing to check it by (a search result carries no version)
+    return int(parent_version) == version - 1
 
 
 def memory_fact(

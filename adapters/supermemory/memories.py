@@ -14,7 +14,7 @@ from typing import Any, cast
 from supermemory import AsyncSupermemory
 
 from factledger.adapters.supermemory.calls import CallPolicy, Deadline, call
-from factledger.adapters.supermemory.mapping import relations_of
+from factledger.adapters.supermemory.mapping import relations_of, version_of
 from factledger.application.errors import MemoryNotFoundError
 from factledger.application.memory.types import Relation
 
@@ -59,7 +59,7 @@ class SupermemoryMemories:
         async def relations(memory_id: str) -> tuple[Relation, ...]:
             async with gate:
                 details = await self.details(ns, memory_id, deadline)
-            return relations_of(details.included)
+            return relations_of(details.included, version=version_of(details))
 
         found = await asyncio.gather(*(relations(m.id) for m in window))
         return list(zip(window, found, strict=True))

@@ -29,6 +29,7 @@ from factledger.api.bootstrap.idempotency import open_idempotency_store
 from factledger.api.bootstrap.importing import open_import_positions
 from factledger.api.bootstrap.ledger import open_ledger
 from factledger.api.bootstrap.postgres import PostgresServer
+from factledger.api.bootstrap.rate_limits import open_rate_store
 from factledger.api.bootstrap.runtime import API, Needs, Runtime
 from factledger.api.bootstrap.services import open_services, open_sync_store
 from factledger.api.settings import Settings
@@ -82,6 +83,9 @@ async def open_runtime(
         if needs.imports:
             imports = await open_import_positions(settings, postgres, stack)
             runtime = replace(runtime, imports=imports)
+        if needs.rate_limits:
+            rate_store = await open_rate_store(settings, postgres, stack)
+            runtime = replace(runtime, rate_store=rate_store)
         yield runtime
 
 

@@ -15,6 +15,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import ProfileReader
 from factledger.application.ledger.view_store import ViewStore
 from factledger.application.ports import MemoryBackend, SafetyFilter, SentenceJudge, SessionBuffer
+from factledger.application.rate_limits import RateStore
 from factledger.application.recall.service import Recall
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.application.sync.ports import SyncStore
@@ -41,6 +42,7 @@ class Runtime:
     sync_worker: SyncWorker | None = None  # None without a memory backend
     idempotency: IdempotencyStore | None = None  # shared by every API process
     imports: ImportPositions | None = None  # where each history import stands
+    rate_store: RateStore | None = None  # the API's rate limits, shared by its processes
     # Screens messages and, through the side doors, summaries and proposals alike.
     safety: SafetyFilter = field(default_factory=DetectorSafetyFilter)
     # Classifies the subject's answers to the agent's questions; None when its heads could
@@ -68,9 +70,10 @@ class Needs:
     listen_for_commits: bool = False
     # Keep the views following the log in a thread (`projections.live`), not only when read.
     live_views: bool = False
+    rate_limits: bool = False  # the store the API processes count their rate limits in
 
 
-API = Needs(live_views=True)
+API = Needs(live_views=True, rate_limits=True)
 WORKER = Needs(
     sessions=False, idempotency=False, run_sync=False, imports=False, listen_for_commits=True
 )

@@ -55,6 +55,7 @@ def full_app() -> typer.Typer:
     from factledger.api.cli import ledger as cli_ledger
     from factledger.api.cli import mcp as cli_mcp
     from factledger.api.cli import memory as cli_memory
+    from factledger.api.cli import openapi as cli_openapi
     from factledger.api.cli import pgvector as cli_pgvector
     from factledger.api.cli import recall as cli_recall
     from factledger.api.cli import subjects as cli_subjects
@@ -76,6 +77,7 @@ def full_app() -> typer.Typer:
         cli_mcp,
         cli_webhooks,
         cli_importing,
+        cli_openapi,
     ):
         module.register(app)
     return app

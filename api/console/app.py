@@ -63,7 +63,9 @@ def build_console(api: ApiState, settings: ConsoleSettings, *, secure_cookies: b
     key = secrets.token_bytes(32) if secret is None else secret.get_secret_value().encode()
     console = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     console.state.api = api  # the API's dependencies (ledger, profiles, sync store) read it
-    console.state.console = ConsoleState(api, CookieSigner(key), settings, secure_cookies)
+    previous = [old.get_secret_value().encode() for old in settings.previous_session_secrets]
+    signer = CookieSigner(key, previous=previous)
+    console.state.console = ConsoleState(api, signer, settings, secure_cookies)
     install_console_errors(console)
     console.include_router(sign_in_router)
     for router in (queue_router, subjects_router, operations_router):

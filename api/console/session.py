@@ -1,23 +1,25 @@
 """The console's signed cookies: the session a platform token opens, and the sign-in nonce.
 
-- A cookie value is `<payload>.<mac>`: the payload is base64url JSON, the MAC an HMAC-SHA256
-  over the cookie's purpose and the payload, so a sign-in cookie never passes for a session
-  and a changed byte is a cookie that is not there.
+- Signed by itsdangerous (`URLSafeSerializer`, HMAC-SHA256): the payload is compact JSON,
+  base64url, and the signature's salt is the cookie's purpose, so a sign-in cookie never
+  passes for a session and a changed byte is a cookie that is not there.
+- Keys rotate: the newest signs, and cookies signed with a previous key (setting
+  `previous_session_secrets`) still read, so a new secret signs nobody out.
 - A session holds the principal the token named (id, tenant, role), when it ends (never later
   than the token itself) and its CSRF token; never the token.
-- Reading compares MACs in constant time and refuses a session past its end.
+- Reading refuses a session past its end (`exp`, in the signed payload: the end is the
+  token's, not a fixed age from signing).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import hmac
-import json
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from itsdangerous import BadData, URLSafeSerializer
 
 from factledger.api.http.auth import Principal, Role
 
@@ -43,37 +45,31 @@ class ConsoleSession:
         return Principal(self.principal_id, self.tenant, self.role)
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
 class CookieSigner:
-    """Signs and reads the console's cookies with one key (see the module docstring)."""
+    """Signs and reads the console's cookies (see the module docstring); `key` signs, and
+    `previous` keys are still accepted when reading."""
 
-    def __init__(self, key: bytes) -> None:
-        self._key = key
-
-    def _mac(self, purpose: str, payload: str) -> str:
-        digest = hmac.new(self._key, f"{purpose}\x1f{payload}".encode(), hashlib.sha256)
-        return _b64(digest.digest())
+    def __init__(self, key: bytes, *, previous: Sequence[bytes] = ()) -> None:
+        keys = [*previous, key]  # itsdangerous signs with the last and accepts any
+        self._serializers = {
+            purpose: URLSafeSerializer(
+                keys,
+                salt=f"factledger.console.{purpose}",
+                signer_kwargs={"digest_method": hashlib.sha256},
+            )
+            for purpose in (_SESSION, _SIGN_IN)
+        }
 
     def _sign(self, purpose: str, body: dict[str, Any]) -> str:
-        payload = _b64(json.dumps(body, separators=(",", ":"), sort_keys=True).encode())
-        return f"{payload}.{self._mac(purpose, payload)}"
+        signed: str = self._serializers[purpose].dumps(body)
+        return signed
 
     def _read(self, purpose: str, value: str | None, now: float) -> dict[str, Any] | None:
-        if not value or value.count(".") != 1:
-            return None
-        payload, mac = value.split(".")
-        if not hmac.compare_digest(mac.encode(), self._mac(purpose, payload).encode()):
+        if not value:
             return None
         try:
-            body = json.loads(_unb64(payload))
-        except (ValueError, binascii.Error):
+            body = self._serializers[purpose].loads(value)
+        except BadData:
             return None
         if not isinstance(body, dict) or not isinstance(body.get("exp"), int):
             return None

@@ -80,6 +80,8 @@ def create_app(
         limiter=RateLimiter(limits) if limits.enabled else None,
         event_stream=settings.api.event_stream,
     )
+    if state.limiter is not None and ports is not None:
+        state.limiter.share(ports.rate_store)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -91,7 +93,11 @@ def create_app(
         asyncio.get_running_loop().set_default_executor(executor)
         async with open_runtime_patiently(settings) as runtime:
             state.ports = runtime
+            if state.limiter is not None:
+                state.limiter.share(runtime.rate_store)
             yield
+            if state.limiter is not None:
+                state.limiter.share(None)
         state.ports = None
 
     app = FastAPI(

@@ -120,17 +120,17 @@ async def get_principal(
     limiter = state.limiter
     address = request.client.host if request.client is not None else "unknown"
     if limiter is not None:
-        limiter.check_address(address)
+        await limiter.check_address(address)
     try:
         if credentials is None or credentials.scheme.lower() != "bearer":
             raise AuthenticationError("a bearer token is required")
         principal = state.verifier.verify(credentials.credentials)
     except AuthenticationError:
         if limiter is not None:
-            limiter.failed(address)
+            await limiter.failed(address)
         raise
     if limiter is not None:
-        limiter.admit(principal.tenant, principal.id)
+        await limiter.admit(principal.tenant, principal.id, principal.role.value)
     return principal
 
 

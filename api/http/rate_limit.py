@@ -1,74 +1,36 @@
-"""Rate limits of the HTTP API: token buckets per principal, per tenant and, for failed
+"""Rate limits of the HTTP API, per principal (by its token's role), per tenant and, for failed
 authentications, per client address (settings: `RateLimitSettings`).
 
-Buckets live in this process only. `get_principal` (`deps`) asks the limiter right after the
-token is verified, so a limited request costs one signature check and never reaches a store.
+The counts live in a store every API process shares (`application.rate_limits.RateStore`:
+a PostgreSQL table or a SQLite file beside the event store), so a deployment's limit holds
+whatever the number of processes. While that store fails or is slower than
+`SHARED_WITHIN_S`, each process counts on its own for `LOCAL_FOR_S`, rather than refusing
+everything or making every request wait for it. `get_principal` (`deps`) asks the limiter right
+after the token is verified, so a limited request costs one signature check and a count, and
+never reaches another store.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import structlog
 
 from factledger.api.http.errors import RateLimitedError
 from factledger.api.settings import RateLimitSettings
+from factledger.application.rate_limits import Clock, InProcessRateStore, Rate, RateStore
 
 log = structlog.get_logger(__name__)
-Monotonic = Callable[[], float]
-
-
-@dataclass(slots=True)
-class _Bucket:
-    tokens: float
-    updated: float
-
-
-class TokenBuckets:
-    """One bucket per key: `burst` tokens, refilled at `per_s`; thread-safe (FastAPI runs
-    sync dependencies in a thread pool). At most `max_keys` buckets are kept: the least
-    recently used is dropped, and a dropped key starts full again."""
-
-    def __init__(self, per_s: float, burst: int, *, max_keys: int, clock: Monotonic) -> None:
-        self._per_s, self._burst, self._max_keys, self._clock = per_s, burst, max_keys, clock
-        self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def wait_s(self, key: str) -> float:
-        """Seconds until `key` has a token (0 when it has one now); takes nothing."""
-        with self._lock:
-            return self._wait(self._refilled(key))
-
-    def take(self, key: str) -> float:
-        """Takes a token and returns 0, or returns the seconds until one is available."""
-        with self._lock:
-            bucket = self._refilled(key)
-            wait = self._wait(bucket)
-            if wait == 0:
-                bucket.tokens -= 1
-            return wait
-
-    def _wait(self, bucket: _Bucket) -> float:
-        return 0.0 if bucket.tokens >= 1 else (1 - bucket.tokens) / self._per_s
-
-    def _refilled(self, key: str) -> _Bucket:
-        now = self._clock()
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            bucket = self._buckets[key] = _Bucket(float(self._burst), now)
-            if len(self._buckets) > self._max_keys:
-                self._buckets.popitem(last=False)
-        else:
-            self._buckets.move_to_end(key)
-            elapsed = max(now - bucket.updated, 0.0)
-            bucket.tokens = min(self._burst, bucket.tokens + elapsed * self._per_s)
-            bucket.updated = now
-        return bucket
+# A count in the shared store answers within this, or the process counts on its own.
+SHARED_WITHIN_S = 0.5
+# How long a process counts on its own after the shared store failed it, before trying again.
+LOCAL_FOR_S = 1.0
+_SEP = "\x1f"
+T = TypeVar("T")
 
 
 def _retry_after(wait_s: float) -> int:
@@ -78,37 +40,103 @@ def _retry_after(wait_s: float) -> int:
 class RateLimiter:
     """Admits a verified principal, and remembers failed authentications per address."""
 
-    def __init__(self, settings: RateLimitSettings, *, clock: Monotonic = time.monotonic) -> None:
-        keep = settings.max_tracked
-        self._principals = TokenBuckets(
-            settings.principal_per_s, settings.principal_burst, max_keys=keep, clock=clock
-        )
-        self._tenants = TokenBuckets(
-            settings.tenant_per_s, settings.tenant_burst, max_keys=keep, clock=clock
-        )
-        self._failures = TokenBuckets(
-            settings.failed_auth_per_s, settings.failed_auth_burst, max_keys=keep, clock=clock
-        )
+    def __init__(self, settings: RateLimitSettings, *, clock: Clock = time.monotonic) -> None:
+        self._settings = settings
+        self._tenant = Rate(settings.tenant_per_s, settings.tenant_burst)
+        self._failures = Rate(settings.failed_auth_per_s, settings.failed_auth_burst)
+        self._local = InProcessRateStore(max_keys=settings.max_tracked, clock=clock)
+        self._shared: RateStore | None = None
+        self._local_until = 0.0
+        # Counts that outlived their wait: cancelled, never awaited (a driver may take seconds
+        # to give up on a stalled server), kept until they end so that they are not collected.
+        self._abandoned: set[asyncio.Future[Any]] = set()
 
-    def admit(self, tenant: str, principal_id: str) -> None:
-        """Takes one request from the principal's and the tenant's buckets, or raises
+    def share(self, store: RateStore | None) -> None:
+        """Counts in `store` from now on (None: in this process only)."""
+        self._shared = store
+
+    def principal_rate(self, role: str) -> Rate:
+        rate = self._settings.role_rate(role)
+        return Rate(rate.per_s, rate.burst)
+
+    async def admit(self, tenant: str, principal_id: str, role: str) -> None:
+        """Counts one request against the principal's and the tenant's limits, or raises
         `RateLimitedError`. A principal over its own limit spends none of its tenant's."""
-        principal_wait = self._principals.take(f"{tenant}\x1f{principal_id}")
+        principal_key = _SEP.join(("principal", tenant, principal_id))
+        tenant_key = _SEP.join(("tenant", tenant))
+        principal_wait, tenant_wait = await self._take_then(
+            (principal_key, self.principal_rate(role)), (tenant_key, self._tenant)
+        )
         if principal_wait:
-            log.info("api.rate_limited", limit="principal", tenant=tenant)
+            log.info("api.rate_limited", limit="principal", tenant=tenant, role=role)
             raise RateLimitedError("principal", _retry_after(principal_wait))
-        tenant_wait = self._tenants.take(tenant)
         if tenant_wait:
             log.info("api.rate_limited", limit="tenant", tenant=tenant)
             raise RateLimitedError("tenant", _retry_after(tenant_wait))
 
-    def check_address(self, address: str) -> None:
+    async def check_address(self, address: str) -> None:
         """Raises `RateLimitedError` while `address` has used up its failed authentications."""
-        wait = self._failures.wait_s(address)
+        wait = await self._wait(_SEP.join(("address", address)), self._failures)
         if wait:
             log.info("api.rate_limited", limit="failed_authentication")
             raise RateLimitedError("failed_authentication", _retry_after(wait))
 
-    def failed(self, address: str) -> None:
+    async def failed(self, address: str) -> None:
         """Counts one failed authentication from `address`."""
-        self._failures.take(address)
+        await self._take(_SEP.join(("address", address)), self._failures)
+
+    async def _take(self, key: str, rate: Rate) -> float:
+        shared = self._shared_now()
+        if shared is not None:
+            found = await self._bounded(shared.take(key, rate))
+            if found is not None:
+                return found
+        return self._local.take_now(key, rate)
+
+    async def _take_then(
+        self, first: tuple[str, Rate], then: tuple[str, Rate]
+    ) -> tuple[float, float]:
+        shared = self._shared_now()
+        if shared is not None:
+            found = await self._bounded(shared.take_then(first, then))
+            if found is not None:
+                return found
+        return self._local.take_then_now(first, then)
+
+    async def _wait(self, key: str, rate: Rate) -> float:
+        shared = self._shared_now()
+        if shared is not None:
+            found = await self._bounded(shared.wait_s(key, rate))
+            if found is not None:
+                return found
+        return self._local.wait_now(key, rate)
+
+    def _shared_now(self) -> RateStore | None:
+        if self._shared is None or time.monotonic() < self._local_until:
+            return None
+        return self._shared
+
+    async def _bounded(self, count: Awaitable[T]) -> T | None:
+        """The shared store's answer, or None (and local counting for a while) when it
+        failed or did not answer within `SHARED_WITHIN_S`."""
+        task = asyncio.ensure_future(count)
+        await asyncio.wait({task}, timeout=SHARED_WITHIN_S)
+        if task.done() and task.exception() is None:
+            return task.result()
+        error_type = "TimeoutError" if not task.done() else type(task.exception()).__name__
+        if not task.done():
+            task.cancel()
+            self._abandon(task)
+        if time.monotonic() >= self._local_until:
+            log.warning("api.rate_limits_local", error_type=error_type, for_s=LOCAL_FOR_S)
+        self._local_until = time.monotonic() + LOCAL_FOR_S
+        return None
+
+    def _abandon(self, task: asyncio.Future[Any]) -> None:
+        self._abandoned.add(task)
+        task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Future[Any]) -> None:
+        self._abandoned.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: the request was answered without it

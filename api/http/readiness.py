@@ -21,8 +21,9 @@ from factledger.projections.follower import max_position
 
 log = structlog.get_logger(__name__)
 
-# One check waits at most this long: a probe must answer well within an orchestrator's timeout.
-CHECK_TIMEOUT_S = 2.0
+# Every check runs at once and waits at most this long, so `/readyz` answers within a second
+# whatever is down or stalled: a probe with a 1 s timeout sees a 503, never a hang.
+CHECK_TIMEOUT_S = 0.8
 # Ids no caller uses: the probes read nothing that exists.
 PROBE_ID = "factledger-readiness-probe"
 PROBE_SUBJECT = UUID(int=0)
@@ -58,20 +59,49 @@ def store_checks(ports: Runtime) -> dict[str, Check]:
     return checks
 
 
-async def _state_of(name: str, check: Check, timeout_s: float) -> str:
-    try:
-        await asyncio.wait_for(check(), timeout=timeout_s)
-    except TimeoutError:
+# Checks still running at the deadline, by name: cancelled, never awaited (a driver may take
+# seconds to give up on a stalled server). While one runs, the next probe reports its store as
+# `timeout` at once instead of starting another: a stalled store holds at most one thread of
+# the process's pool per check, however often the orchestrator asks.
+_abandoned: dict[str, asyncio.Future[object]] = {}
+
+
+def _abandon(name: str, task: asyncio.Future[object]) -> None:
+    task.cancel()
+    _abandoned[name] = task
+    task.add_done_callback(lambda done: _forget(name, done))
+
+
+def _forget(name: str, task: asyncio.Future[object]) -> None:
+    if _abandoned.get(name) is task:
+        del _abandoned[name]
+    if not task.cancelled():
+        task.exception()  # retrieved: a late failure is no news, the probe already answered
+
+
+def _state_of(name: str, task: asyncio.Future[object] | None) -> str:
+    if task is None or not task.done():
         log.warning("api.not_ready", dependency=name, error_type="TimeoutError")
         return "timeout"
-    except Exception as exc:  # any failure means "not ready"; its type is logged, not returned
+    exc = task.exception()
+    if exc is not None:  # any failure means "not ready"; its type is logged, not returned
         log.warning("api.not_ready", dependency=name, error_type=type(exc).__name__)
         return "unavailable"
     return "ok"
 
 
 async def readiness(checks: dict[str, Check], *, timeout_s: float = CHECK_TIMEOUT_S) -> Readiness:
-    """Runs every check at once, each bounded by `timeout_s`."""
-    names = list(checks)
-    states = await asyncio.gather(*(_state_of(n, checks[n], timeout_s) for n in names))
-    return Readiness(dict(zip(names, states, strict=True)))
+    """Runs every check at once; the answer comes at `timeout_s` at the latest, with the
+    checks still running then reported as `timeout` (and left to end on their own)."""
+    tasks = {
+        name: asyncio.ensure_future(check())
+        for name, check in checks.items()
+        if name not in _abandoned
+    }
+    if tasks:
+        await asyncio.wait(tasks.values(), timeout=timeout_s)
+    states = {name: _state_of(name, tasks.get(name)) for name in checks}
+    for name, task in tasks.items():
+        if not task.done():
+            _abandon(name, task)
+    return Readiness(states)

@@ -5,17 +5,19 @@ after the framework's own. A token's verdict depends only on the token, the keys
 clock; the keys are fixed for the verifier's life, and an entry is dropped at the token's
 `exp` (or after `TTL_S`, whichever comes first), so a cached answer is the answer a fresh
 verification would give. Refusals are never cached. Only a digest of the token is kept, not
-the token.
+the token. The map is cachetools' `TLRUCache` (least recently used first, each entry with its
+own expiry), behind a lock since it is not thread-safe.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from threading import Lock
 from typing import Generic, TypeVar
+
+from cachetools import TLRUCache
 
 TTL_S = 60.0
 MAX_ENTRIES = 10_000
@@ -28,29 +30,29 @@ class VerifiedTokens(Generic[T]):
     def __init__(
         self, *, ttl_s: float = TTL_S, max_entries: int = MAX_ENTRIES, clock: Callable[[], float]
     ) -> None:
-        self._ttl_s, self._max, self._clock = ttl_s, max_entries, clock
-        self._entries: OrderedDict[bytes, tuple[T, float]] = OrderedDict()
+        self._ttl_s, self._clock = ttl_s, clock
+        self._entries: TLRUCache[bytes, tuple[T, float]] = TLRUCache(
+            max_entries, _valid_until, timer=clock
+        )
         self._lock = Lock()
 
     def get(self, token: str) -> T | None:
-        digest = _digest(token)
         with self._lock:
-            entry = self._entries.get(digest)
-            if entry is None:
-                return None
-            verdict, valid_until = entry
-            if self._clock() >= valid_until:
-                del self._entries[digest]
-                return None
-            self._entries.move_to_end(digest)
-            return verdict
+            entry = self._entries.get(_digest(token))
+        return None if entry is None else entry[0]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
 
     def put(self, token: str, verdict: T, *, expires_at: float) -> None:
         valid_until = min(expires_at, self._clock() + self._ttl_s)
         with self._lock:
             self._entries[_digest(token)] = (verdict, valid_until)
-            while len(self._entries) > self._max:
-                self._entries.popitem(last=False)
+
+
+def _valid_until(_: bytes, entry: tuple[object, float], __: float) -> float:
+    return entry[1]
 
 
 def _digest(token: str) -> bytes:

@@ -127,29 +127,72 @@ class AuthSettings(NestedSettings):
         ]
 
 
-class RateLimitSettings(NestedSettings):
-    """Token buckets of the HTTP API, kept per process (each worker or server counts on its
-    own, so a deployment's limit is the sum over its processes). On by default, the embedded
-    dev server included; `enabled=false` switches every bucket off.
+class RoleRateSettings(NestedSettings):
+    """One principal's limit: `per_s` requests a second, `burst` at once."""
 
-    - Each principal (tenant + token `sub`) gets `principal_burst` requests at once, refilled
-      at `principal_per_s`; each tenant, all its principals together, `tenant_burst` at
-      `tenant_per_s`. Checked right after the token is verified, before any store is read.
+    model_config = ConfigDict(frozen=True)
+
+    per_s: float = Field(gt=0, le=1_000_000)
+    burst: int = Field(ge=1, le=1_000_000)
+
+
+RateLimitRole = Literal["agent", "service", "reviewer", "analyst", "admin"]
+# Each principal's limit by its token's role. A platform usually calls with one `service`
+# principal for all its users, so that one is sized above what one process serves (several
+# hundred writes a second); an agent's token speaks for one conversation, a reviewer's and an
+# analyst's for one person at a screen or a script paging through a feed.
+DEFAULT_ROLE_RATES: dict[str, RoleRateSettings] = {
+    "service": RoleRateSettings(per_s=2000, burst=4000),
+    "admin": RoleRateSettings(per_s=100, burst=400),
+    "analyst": RoleRateSettings(per_s=50, burst=200),
+    "agent": RoleRateSettings(per_s=20, burst=100),
+    "reviewer": RoleRateSettings(per_s=20, burst=100),
+}
+
+
+class RateLimitSettings(NestedSettings):
+    """Rate limits of the HTTP API, on by default (the embedded dev server included);
+    `enabled=false` switches every limit off.
+
+    - Each principal (tenant + token `sub`) gets the rate of its token's role
+      (`DEFAULT_ROLE_RATES`, overridden per role by `roles`, or for every role without an entry
+      there by `principal_per_s` / `principal_burst`); each tenant, all its principals
+      together, `tenant_burst` at `tenant_per_s`. Checked right after the token is verified,
+      before any store is read.
     - Each client address gets `failed_auth_burst` failed authentications, refilled at
       `failed_auth_per_s`; an address that has used them up is answered 429 before its token
       is even verified, so forged tokens cannot be sprayed.
+    - `store=shared` (the default) counts in a store every process shares, beside the event
+      store: a table in its PostgreSQL schema, or the SQLite file `<data dir>/limits.sqlite`
+      (the processes of one host sharing a data directory); with the in-memory event store,
+      and with `store=process`, each process counts on its own (a deployment's limit is then
+      the sum over its processes). While the shared store does not answer, each process
+      counts on its own.
     - Health and metrics endpoints are never limited.
     """
 
     enabled: bool = True
-    principal_per_s: float = Field(default=50, gt=0, le=1_000_000)
-    principal_burst: int = Field(default=200, ge=1, le=1_000_000)
-    tenant_per_s: float = Field(default=500, gt=0, le=1_000_000)
-    tenant_burst: int = Field(default=2000, ge=1, le=1_000_000)
+    store: Literal["shared", "process"] = "shared"
+    roles: dict[RateLimitRole, RoleRateSettings] = Field(default_factory=dict)
+    principal_per_s: float | None = Field(default=None, gt=0, le=1_000_000)
+    principal_burst: int | None = Field(default=None, ge=1, le=1_000_000)
+    tenant_per_s: float = Field(default=5000, gt=0, le=1_000_000)
+    tenant_burst: int = Field(default=10_000, ge=1, le=1_000_000)
     failed_auth_per_s: float = Field(default=1, gt=0, le=1_000_000)
     failed_auth_burst: int = Field(default=30, ge=1, le=1_000_000)
-    # Buckets kept in memory per kind; the least recently used go first (and start full again).
+    # Keys kept in memory when counting per process; the least recently used go first (and
+    # start with a full burst again).
     max_tracked: int = Field(default=100_000, ge=100, le=10_000_000)
+
+    def role_rate(self, role: str) -> RoleRateSettings:
+        """The principal limit of a token of `role`."""
+        if role in self.roles:
+            return self.roles[role]
+        built_in = DEFAULT_ROLE_RATES[role]
+        return RoleRateSettings(
+            per_s=self.principal_per_s or built_in.per_s,
+            burst=self.principal_burst or built_in.burst,
+        )
 
 
 class EventStreamSettings(NestedSettings):
@@ -250,16 +293,21 @@ class ConsoleSettings(NestedSettings):
 
     `session_secret` signs the console's session cookies; without one each process draws a
     random key at start, so sessions end with the process and several workers need a shared
-    secret (`FACTLEDGER_CONSOLE__SESSION_SECRET`).
+    secret (`FACTLEDGER_CONSOLE__SESSION_SECRET`). To rotate it, move the old one to
+    `previous_session_secrets`: cookies it signed still read until they end, new ones are
+    signed with the new secret.
     """
 
     enabled: bool = True
     session_ttl_s: int = Field(default=900, ge=60, le=8 * 3600)
     session_secret: SecretStr | None = None
+    previous_session_secrets: tuple[SecretStr, ...] = ()
 
     @model_validator(mode="after")
     def _secret_long_enough(self) -> ConsoleSettings:
-        secret = self.session_secret
-        if secret is not None and len(secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
-            raise ValueError(f"session_secret needs at least {MIN_SECRET_BYTES} bytes")
+        for secret in (self.session_secret, *self.previous_session_secrets):
+            if secret is not None and len(secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
+                raise ValueError(f"session_secret needs at least {MIN_SECRET_BYTES} bytes")
+        if self.previous_session_secrets and self.session_secret is None:
+            raise ValueError("previous_session_secrets need a session_secret to sign with")
         return self

@@ -20,11 +20,12 @@ once per memory: a memory's slot and words never change, so `Traces` keeps them.
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
+
+from cachetools import LRUCache
 
 from factledger.application.errors import MemoryNotFoundError
 from factledger.application.memory.sameness import any_states
@@ -136,19 +137,14 @@ class Traces:
     """The slot and words of memories read once (least recently used go first)."""
 
     def __init__(self, kept: int = TRACES_KEPT) -> None:
-        self._kept = kept
-        self._known: OrderedDict[tuple[Namespace, str], Traced] = OrderedDict()
+        # cachetools' LRU; used from the event loop only, so without a lock.
+        self._known: LRUCache[tuple[Namespace, str], Traced] = LRUCache(kept)
 
     def get(self, ns: Namespace, memory_id: str) -> Traced | None:
-        trace = self._known.get((ns, memory_id))
-        if trace is not None:
-            self._known.move_to_end((ns, memory_id))
-        return trace
+        return self._known.get((ns, memory_id))
 
     def put(self, ns: Namespace, memory_id: str, trace: Traced) -> None:
         self._known[(ns, memory_id)] = trace
-        if len(self._known) > self._kept:
-            self._known.popitem(last=False)
 
 
 async def unforgotten(

@@ -3,18 +3,19 @@
 The aggregate comes from the library's cache (fast-forwarded to the latest version), so the
 read costs a cache hit plus, on a database event store, one query for newer events. The mask
 is kept per subject and version: a subject with no new events reuses the last one, and the
-common subject that never forgot anything gets the shared empty mask without hashing.
+common subject that never forgot anything gets the shared empty mask without hashing. The
+masks kept are cachetools' `LRUCache`, behind a lock since recalls read in threads.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import cast
 from uuid import UUID
 
+from cachetools import LRUCache
 from eventsourcing.application import AggregateNotFoundError
 
 from factledger.application.ledger.ledger import Ledger
@@ -42,8 +43,7 @@ class LedgerForgets:
 
     def __init__(self, ledger: Ledger, *, kept: int = MASKS_KEPT) -> None:
         self._ledger = ledger
-        self._kept = kept
-        self._masks: OrderedDict[UUID, tuple[int, ForgetMask]] = OrderedDict()
+        self._masks: LRUCache[UUID, tuple[int, ForgetMask]] = LRUCache(kept)
         self._lock = threading.Lock()  # recalls read in worker threads concurrently
 
     async def mask(self, subject_id: UUID) -> ForgetMask:
@@ -61,13 +61,10 @@ class LedgerForgets:
         with self._lock:
             known = self._masks.get(subject_id)
             if known is not None and known[0] == subject.version:
-                self._masks.move_to_end(subject_id)
                 return known[1]
         mask = mask_of(subject, self._rejected_at(subject) if rejected else {})
         with self._lock:
             self._masks[subject_id] = (subject.version, mask)
-            if len(self._masks) > self._kept:
-                self._masks.popitem(last=False)
         return mask
 
     def _rejected_at(self, subject: Subject) -> dict[UUID, int]:

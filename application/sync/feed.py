@@ -28,12 +28,24 @@ class LedgerEventFeed:
         self._tenants: dict[UUID, str] = {}  # a subject's tenant never changes
         self._kinds: dict[UUID, str] = {}  # nor does its kind
 
-    async def read(self, *, after: int, limit: int) -> list[tuple[int, LedgerEvent]]:
-        """Synced events after `after`, oldest first."""
+    async def head(self) -> int:
+        """The position of the newest event in the log, synced or not (0 when empty)."""
+        return await asyncio.to_thread(
+            lambda: int(self._ledger.recorder.max_notification_id() or 0)
+        )
+
+    async def read(
+        self, *, after: int, limit: int, upto: int | None = None
+    ) -> list[tuple[int, LedgerEvent]]:
+        """Synced events after `after` (and up to `upto`, inclusive, when given), oldest first."""
 
         def select() -> list[tuple[int, LedgerEvent]]:
             notifications = self._ledger.recorder.select_notifications(
-                start=after, limit=limit, topics=SYNCED_TOPICS, inclusive_of_start=False
+                start=after,
+                limit=limit,
+                stop=upto,
+                topics=SYNCED_TOPICS,
+                inclusive_of_start=False,
             )
             return [(n.id, self._ledger.mapper.to_domain_event(n)) for n in notifications]
 

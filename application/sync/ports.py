@@ -58,9 +58,15 @@ class SyncStore(Protocol):
 
 class EventFeed(Protocol):
     """The ledger's events in commit order, by notification position (ids may have gaps), and
-    the tenant each subject belongs to (fixed at registration)."""
+    the tenant each subject belongs to (fixed at registration). `head` is the newest position
+    of the whole log, events the sync never reads included: the sync's position moves past
+    those too, so an idle sync's position is the head (its lag reads 0)."""
 
-    async def read(self, *, after: int, limit: int) -> list[tuple[int, LedgerEvent]]: ...
+    async def head(self) -> int: ...
+
+    async def read(
+        self, *, after: int, limit: int, upto: int | None = None
+    ) -> list[tuple[int, LedgerEvent]]: ...
 
     async def get(self, position: int) -> LedgerEvent: ...
 

@@ -27,6 +27,7 @@ import structlog
 from factledger.application.errors import InvalidMemoryInputError
 from factledger.application.ports import MemoryBackend
 from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.retry_schedule import RetrySchedule
 from factledger.application.sync.apply import (
     ProfileVersions,
     SyncWriteFailedError,
@@ -86,18 +87,23 @@ class SyncWorker:
         """Turns new events into items; returns how many items were added."""
         store, added = self._ports.store, 0
         propose = self._ports.proposer is not None
+        limit = self._options.batch_size
         while True:
             after = await store.position()
-            events = await self._ports.feed.read(after=after, limit=self._options.batch_size)
-            if not events:
+            # The head is read before the events: everything up to it is either among them
+            # or an event the sync never reads, so a short batch moves the position to it.
+            head = await self._ports.feed.head()
+            if head <= after:
                 return added
+            events = await self._ports.feed.read(after=after, limit=limit, upto=head)
             tenants = await self._ports.feed.tenants_of(e.originator_id for _, e in events)
             items = [
                 item
                 for position, event in events
                 for item in plan(position, event, tenants[event.originator_id], propose=propose)
             ]
-            if await store.enqueue(items, after=after, upto=events[-1][0]):
+            upto = events[-1][0] if len(events) == limit else head
+            if await store.enqueue(items, after=after, upto=upto):
                 added += len(items)
             # else another worker fed this batch first: read on from the new position
 
@@ -226,9 +232,11 @@ class SyncWorker:
                 exc.error_type if isinstance(exc, SyncWriteFailedError) else type(exc).__name__
             )
             attempts = item.attempts + 1
+            retry_in = RetrySchedule(MAX_ATTEMPTS, self._options.backoff_s).wait_after(attempts)
             # The backend refused the input itself: every retry would be refused alike.
-            final = attempts >= MAX_ATTEMPTS or isinstance(exc, InvalidMemoryInputError)
-            retry_in = None if final else self._options.backoff_s * 2 ** (attempts - 1)
+            if isinstance(exc, InvalidMemoryInputError):
+                retry_in = None
+            final = retry_in is None
             await store.fail(item.item_id, error_type=error_type, retry_in_s=retry_in)
             log.warning(
                 "sync.item_dead_lettered" if final else "sync.item_failed",

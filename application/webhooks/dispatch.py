@@ -7,7 +7,8 @@
   given up (logged as such) and the next one goes.
 - Delivery is at least once: a process that stops between a 2xx and its log write sends that
   event again. Each body carries its delivery id (`<endpoint>:<position>`), for receivers to
-  drop a repeat.
+  drop a repeat; it is also the Standard Webhooks `webhook-id` the signature covers
+  (`signing`).
 - Content goes only to endpoints configured for it; forgotten values never (the stream's rules).
 - Every attempt is in the log (outcome, status, error type); the logs carry ids, never content.
 """
@@ -27,6 +28,7 @@ import structlog
 from factledger.application.ledger.event_log import LoggedEvent, LogPage, TenantEventLog
 from factledger.application.ledger.event_views import event_body
 from factledger.application.ports import Clock
+from factledger.application.retry_schedule import RetrySchedule
 from factledger.application.webhooks.ports import (
     Delivery,
     DeliveryLog,
@@ -34,10 +36,9 @@ from factledger.application.webhooks.ports import (
     WebhookSender,
     WebhookUnreachableError,
 )
-from factledger.application.webhooks.signing import SIGNATURE_HEADER, signature
+from factledger.application.webhooks.signing import signed_headers
 
 log = structlog.get_logger(__name__)
-DELIVERY_HEADER = "Factledger-Delivery"
 EVENT_HEADER = "Factledger-Event"
 _EVENTS = {outcome: f"webhook.{outcome.value}" for outcome in Outcome}
 
@@ -56,8 +57,8 @@ class Endpoint:
     max_backoff_s: float = 300.0
     timeout_s: float = 10.0
 
-    def backoff(self, attempt: int) -> timedelta:
-        return timedelta(seconds=min(self.max_backoff_s, self.backoff_s * 2.0 ** (attempt - 1)))
+    def retry_schedule(self) -> RetrySchedule:
+        return RetrySchedule(self.max_attempts, self.backoff_s, self.max_backoff_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,17 +142,17 @@ class WebhookDispatcher:
         now = self._clock.now()
         headers = {
             "Content-Type": "application/json",
-            SIGNATURE_HEADER: signature(endpoint.secret, int(now.timestamp()), body),
-            DELIVERY_HEADER: delivery_id,
+            **signed_headers(endpoint.secret, delivery_id, now, body),
             EVENT_HEADER: event.type,
         }
         waiting = self._waiting.pop(endpoint.id, None)
         attempt = 1 + (waiting.attempts if waiting and waiting.position == event.position else 0)
         status, error = await self._post(endpoint, body, headers)
-        outcome = self._outcome(endpoint, status, attempt)
-        if outcome is Outcome.FAILED:
+        retry_in = endpoint.retry_schedule().wait_after(attempt)
+        outcome = self._outcome(status, retry_in)
+        if outcome is Outcome.FAILED and retry_in is not None:
             self._waiting[endpoint.id] = _Waiting(
-                event.position, attempt, now + endpoint.backoff(attempt)
+                event.position, attempt, now + timedelta(seconds=retry_in)
             )
         delivery = Delivery(endpoint.id, event.position, attempt, outcome, status, error, now)
         advance = None if outcome is Outcome.FAILED else event.position
@@ -179,7 +180,7 @@ class WebhookDispatcher:
         return status, None if 200 <= status < 300 else f"http_{status}"
 
     @staticmethod
-    def _outcome(endpoint: Endpoint, status: int | None, attempt: int) -> Outcome:
+    def _outcome(status: int | None, retry_in: float | None) -> Outcome:
         if status is not None and 200 <= status < 300:
             return Outcome.DELIVERED
-        return Outcome.GAVE_UP if attempt >= endpoint.max_attempts else Outcome.FAILED
+        return Outcome.GAVE_UP if retry_in is None else Outcome.FAILED

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,6 +34,14 @@ class EngineNotFoundError(LookupError):
     def __init__(self, what: str) -> None:
         super().__init__(f"{what} not found")
         self.what = what
+
+
+class EngineInvalidError(ValueError):
+    """A request the service refuses with 400 (its message is the error)."""
+
+
+class EngineConflictError(ValueError):
+    """A request the service refuses with 409 (its message is the error)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,9 +236,11 @@ class SupermemoryEngine:
         return {"count": count, "errors": errors}
 
     def forget(self, namespace: str, ids: list[str]) -> JsonObject:
-        """Soft forget, per id, partial success; forgetting twice is not an error."""
+        """Soft forget, per id, partial success; forgetting twice is not an error. `matches`
+        lists the memories this call forgot and `count` counts them (the spec: "memories
+        selected by the operation, whether previewed or forgotten")."""
         state = self.namespaces.get(namespace) or NamespaceState()
-        count, errors = 0, []
+        matched, errors = [], []
         for memory_id in ids:
             memory = state.memories.get(memory_id)
             if memory is None:
@@ -238,15 +249,36 @@ class SupermemoryEngine:
             if not memory.is_forgotten:
                 memory.is_forgotten = True
                 memory.updated_at = datetime.now(UTC)
-                count += 1
-        return {"count": count, "errors": errors, "matches": []}
+                matched.append({"id": memory.id, "memory": memory.text})
+        return {"count": len(matched), "errors": errors, "matches": matched}
 
-    def delete_namespace(self, namespace: str) -> JsonObject:
+    def delete_namespace(self, namespace: str, move_to: str | None = None) -> JsonObject:
+        """Deletes the namespace and its content; with `move_to`, moves its documents, chunks
+        and memories into that namespace first (created if need be) and answers `queued`, as
+        the service does (its moves complete asynchronously; here, before the answer)."""
+        if move_to is not None and move_to == namespace:
+            raise EngineInvalidError("moveTo: the destination is the namespace being deleted")
         state = self.state(namespace)
+        if move_to is None:
+            del self.namespaces[namespace]
+            return {
+                "status": "deleted",
+                "namespace": namespace,
+                "deletedDocumentsCount": len(state.documents),
+                "deletedMemoriesCount": len(state.memories),
+            }
+        target = self.state(move_to, create=True)
+        for doc in state.documents.values():
+            if doc.caller_id and doc.caller_id in target.by_caller_id:
+                raise EngineConflictError(f"moveTo: document id {doc.caller_id} exists there")
+        target.documents.update(state.documents)
+        target.chunks.update(state.chunks)
+        target.memories.update(state.memories)
+        target.by_caller_id.update(state.by_caller_id)
         del self.namespaces[namespace]
         return {
-            "status": "deleted",
+            "status": "queued",
+            "operationId": f"op_{uuid.uuid4().hex[:16]}",
             "namespace": namespace,
-            "deletedDocumentsCount": len(state.documents),
-            "deletedMemoriesCount": len(state.memories),
+            "moveTo": move_to,
         }

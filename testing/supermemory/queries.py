@@ -5,6 +5,8 @@ hits below `threshold` (default 0.3) are dropped; `limit` (default 10) caps the 
 Memories are searchable once their document has dreamed, chunks once it is `done`.
 Superseded memories are returned with `isLatest=false` (callers filter them); forgotten ones
 only with `include.forgotten`, and then also with `isLatest=false`, as the reference notes.
+The same holds for the memories `include.related` lists beside a result, and so does the
+search's `filter`.
 """
 
 from __future__ import annotations
@@ -64,32 +66,49 @@ def _related_item(
 
 
 def related(
-    state: NamespaceState, memory: Memory, limit: int, *, documents: bool = False
+    state: NamespaceState,
+    memory: Memory,
+    limit: int,
+    *,
+    documents: bool = False,
+    forgotten: bool = False,
+    expression: JsonObject | None = None,
 ) -> JsonObject:
     """parents: earlier versions (nearest first) and derives sources; children: later
-    versions; siblings: the memories this one extends."""
+    versions; siblings: the memories this one extends.
+
+    Related memories obey what the results themselves obey: a forgotten one is listed only
+    with `forgotten` (search's `include.forgotten`), and a search's `filter` applies to them
+    too. The version chain is walked through the ones left out: they are skipped, not ends.
+    """
+
+    def shown(other: Memory) -> bool:
+        return (forgotten or not other.is_forgotten) and matches(expression, other.metadata)
+
     parents: list[JsonObject] = []
-    cursor = memory
-    while cursor.updates and len(parents) < MAX_CHAIN and cursor.updates in state.memories:
-        cursor = state.memories[cursor.updates]
-        parents.append(_related_item(state, cursor, "updates", documents))
+    cursor, steps = memory, 0
+    while cursor.updates and steps < MAX_CHAIN and cursor.updates in state.memories:
+        cursor, steps = state.memories[cursor.updates], steps + 1
+        if shown(cursor):
+            parents.append(_related_item(state, cursor, "updates", documents))
     parents += [
         _related_item(state, state.memories[t], "derives", documents)
         for t in memory.derives
-        if t in state.memories
+        if t in state.memories and shown(state.memories[t])
     ]
     children: list[JsonObject] = []
-    cursor = memory
-    while len(children) < MAX_CHAIN:
+    cursor, steps = memory, 0
+    while steps < MAX_CHAIN:
         nxt = next((m for m in state.memories.values() if m.updates == cursor.id), None)
         if nxt is None:
             break
-        children.append(_related_item(state, nxt, "updates", documents))
-        cursor = nxt
+        cursor, steps = nxt, steps + 1
+        if shown(nxt):
+            children.append(_related_item(state, nxt, "updates", documents))
     siblings = [
         _related_item(state, state.memories[t], "extends", documents)
         for t in memory.extends
-        if t in state.memories
+        if t in state.memories and shown(state.memories[t])
     ]
     return {"parents": parents[:limit], "children": children[:limit], "siblings": siblings[:limit]}
 
@@ -138,7 +157,8 @@ async def search(engine: SupermemoryEngine, namespace: str, body: JsonObject) ->
                 continue
             if not matches(body.get("filter"), memory.metadata):
                 continue
-            scored.append((_similarity(query, memory.vector), _memory_hit(state, memory, include)))
+            found = _memory_hit(state, memory, include, body.get("filter"))
+            scored.append((_similarity(query, memory.vector), found))
     if mode in ("chunks", "hybrid"):
         for chunk in state.chunks.values():
             doc = state.documents[chunk.document_id]
@@ -160,7 +180,9 @@ async def search(engine: SupermemoryEngine, namespace: str, body: JsonObject) ->
     return [{**hit, "similarity": round(score, 6)} for score, hit in kept[: body.get("limit", 10)]]
 
 
-def _memory_hit(state: NamespaceState, memory: Memory, include: JsonObject) -> JsonObject:
+def _memory_hit(
+    state: NamespaceState, memory: Memory, include: JsonObject, expression: JsonObject | None
+) -> JsonObject:
     hit: JsonObject = {
         "id": memory.id,
         "memory": memory.text,
@@ -171,7 +193,13 @@ def _memory_hit(state: NamespaceState, memory: Memory, include: JsonObject) -> J
     }
     included: JsonObject = {}
     if include.get("related"):
-        included["related"] = related(state, memory, 10)
+        included["related"] = related(
+            state,
+            memory,
+            10,
+            forgotten=bool(include.get("forgotten")),
+            expression=expression,
+        )
     if include.get("documents") and memory.document_id in state.documents:
         included["document"] = state.documents[memory.document_id].included_wire()
     if included:

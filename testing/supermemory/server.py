@@ -36,6 +36,8 @@ from starlette.routing import Route
 from factledger.application.ports import Embedder, Extractor
 from factledger.testing.supermemory import queries as queries
 from factledger.testing.supermemory.engine import (
+    EngineConflictError,
+    EngineInvalidError,
     EngineNotFoundError,
     ProcessingTiming,
     SupermemoryEngine,
@@ -137,7 +139,7 @@ class SupermemoryServer:
                 "namespaces.delete",
                 "delete",
                 "/ns/{namespace}",
-                lambda p, q, b: _value(e.delete_namespace(p["namespace"])),
+                lambda p, q, b: _value(e.delete_namespace(p["namespace"], q.get("moveTo"))),
             ),
             ("namespaces.list", "get", "/ns", self._namespaces),
         ]
@@ -220,12 +222,18 @@ class SupermemoryServer:
                 return _invalid([{"message": str(exc), "path": ["filter"]}])
             except EngineNotFoundError as exc:
                 return JSONResponse({"error": f"{exc.what} not found"}, status_code=404)
+            except EngineInvalidError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=400)
+            except EngineConflictError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=409)
+            # A namespace move is queued: the spec answers it 202, a deletion 200.
+            status = 202 if name == "namespaces.delete" and result["status"] == "queued" else 200
             if self.check_responses:
-                issues = response_issues(method, path, 200, result)
+                issues = response_issues(method, path, status, result)
                 if issues:
                     self.response_issues.append((name, issues))
                     return JSONResponse({"error": "response off spec"}, status_code=500)
-            return JSONResponse(result)
+            return JSONResponse(result, status_code=status)
 
         return endpoint
 

@@ -23,6 +23,7 @@ from factledger.application.sync.ports import LedgerEvent
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
+    ChangeRejected,
     FactForgotten,
     SessionRecorded,
     SubjectRegistered,
@@ -39,7 +40,7 @@ SHARED = [
     pytest.param("postgres", id="postgres", marks=pytest.mark.integration),
 ]
 EVENT_STORES = [pytest.param("popo", id="popo"), *SHARED]
-SYNCED = (SessionRecorded, ChangeProposed, ChangeConfirmed, FactForgotten)
+SYNCED = (SessionRecorded, ChangeProposed, ChangeConfirmed, ChangeRejected, FactForgotten)
 
 
 def _store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LedgerStore]:

@@ -112,7 +112,8 @@ async def test_health_endpoints_are_never_limited(client: Client) -> None:
 def test_limits_are_on_by_default_the_embedded_dev_server_included() -> None:
     limits = Settings().api.rate_limit
     assert limits.enabled
-    assert limits.principal_burst < limits.tenant_burst
+    assert limits.store == "shared"
+    assert limits.role_rate("service").burst < limits.tenant_burst
 
 
 async def test_limits_switched_off_never_answer_429(ports: Runtime) -> None:

@@ -142,6 +142,32 @@ async def test_a_sign_in_form_without_its_csrf_token_is_refused(web: httpx.Async
     assert other.status_code == 403
 
 
+async def test_a_form_the_browser_marks_cross_site_is_refused_even_with_its_token(
+    web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
+) -> None:
+    await sign_in(web)
+    before = len(events(ports, seeded))
+    change = seeded.changes["supplier_a"]
+    page = await web.get(f"/console/subjects/{seeded.subject_id}/proposals/{change}")
+    url = f"/console/subjects/{seeded.subject_id}/proposals/{change}/approve"
+    form = {"csrf": csrf_of(page.text), "nonce": "x" * 24}
+    refused = await web.post(url, data=form, headers={"Sec-Fetch-Site": "cross-site"})
+    assert refused.status_code == 403
+    assert "another site" in refused.text
+    assert len(events(ports, seeded)) == before
+    # The same form from the console's own pages goes through.
+    done = await web.post(url, data=form, headers={"Sec-Fetch-Site": "same-origin"})
+    assert done.status_code == 303
+    assert len(events(ports, seeded)) > before
+
+
+async def test_a_sign_in_the_browser_marks_cross_site_is_refused(web: httpx.AsyncClient) -> None:
+    form = await web.get("/console/sign-in")
+    data = {"token": token(Role.REVIEWER), "csrf": csrf_of(form.text)}
+    answer = await web.post("/console/sign-in", data=data, headers={"Sec-Fetch-Site": "cross-site"})
+    assert answer.status_code == 403
+
+
 async def test_another_tenants_subject_is_a_404(
     web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
 ) -> None:

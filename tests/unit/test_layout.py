@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-LAYERS = ["domain", "application", "adapters", "projections", "api", "client", "testing"]
+LAYERS = [
+    "domain",
+    "application",
+    "adapters",
+    "projections",
+    "api",
+    "client",
+    "integrations",
+    "testing",
+]
 
 
 @pytest.mark.parametrize("layer", LAYERS)

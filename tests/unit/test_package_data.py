@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,17 @@ from factledger.adapters.embedding.onnx.model_files import TOKENIZER
 from factledger.api.console.pages import STATIC_DIR, TEMPLATES
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-LAYERS = ("domain", "application", "adapters", "projections", "api", "client", "testing", "bench")
+LAYERS = (
+    "domain",
+    "application",
+    "adapters",
+    "projections",
+    "api",
+    "client",
+    "integrations",
+    "testing",
+    "bench",
+)
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 # Each printed path is where the installed package's own code looks for the file.
@@ -47,6 +58,20 @@ def test_the_source_tree_has_each_file_the_code_reads() -> None:
     assert OWN_PAIRS.is_file()
     assert "base.html" in TEMPLATES.env.list_templates()
     assert (STATIC_DIR / "console.css").is_file()
+
+
+def test_every_package_of_the_source_tree_is_declared() -> None:
+    # setuptools builds a wheel without an undeclared package, silently: the installed
+    # product then fails on its first import of it, while an editable install works.
+    declared = set(
+        tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(("factledger", layer, *init.parent.relative_to(REPOSITORY / layer).parts))
+        for layer in LAYERS
+        for init in (REPOSITORY / layer).rglob("__init__.py")
+    }
+    assert sorted(found - declared) == []
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,8 @@ to be called in the morning"), and with int8 activations every text is run alone
 vector is bit for bit the one a new run would give (ADR 0035).
 
 - Keyed by a 16-byte BLAKE2b digest of the text: the cache never holds a text.
-- Bounded (least recently used goes first) and in process memory only, never written out.
+- Bounded (least recently used goes first: cachetools' `LRUCache`) and in process memory
+  only, never written out.
 - Safe to share between the threads that run inferences side by side.
 """
 
@@ -14,10 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
 import numpy as np
+from cachetools import LRUCache
 
 DEFAULT_CAPACITY = 4_096  # 384 float32 each: ~6 MiB
 
@@ -32,7 +33,8 @@ class VectorCache:
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.capacity = capacity
-        self._vectors: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        # cachetools refuses any entry in a cache of size 0: `put_many` keeps none then.
+        self._vectors: LRUCache[bytes, np.ndarray] = LRUCache(max(1, capacity))
         self._lock = threading.Lock()
         self.hits = 0  # texts served from the cache, for tests and figures
 
@@ -46,7 +48,6 @@ class VectorCache:
             for key in keys:
                 vector = self._vectors.get(key)
                 if vector is not None:
-                    self._vectors.move_to_end(key)
                     found[key] = vector
             self.hits += len(found)
         return found
@@ -59,6 +60,3 @@ class VectorCache:
             for key, vector in vectors.items():
                 # A copy: a row of the caller's array would keep the whole array alive.
                 self._vectors[key] = np.array(vector, dtype=np.float32, copy=True)
-                self._vectors.move_to_end(key)
-            while len(self._vectors) > self.capacity:
-                self._vectors.popitem(last=False)

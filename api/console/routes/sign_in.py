@@ -22,6 +22,7 @@ from factledger.api.console.guard import (
     ConsoleDep,
     CsrfRefusedError,
     SessionDep,
+    refuse_cross_site,
 )
 from factledger.api.console.pages import clear_cookie, render_page, see_other, set_cookie
 from factledger.api.console.session import SESSION_COOKIE, SIGN_IN_COOKIE, SIGN_IN_TTL_S
@@ -48,17 +49,17 @@ async def sign_in_form(request: Request, console: ConsoleDep) -> HTMLResponse:
     return response
 
 
-def _verified(request: Request, console: ConsoleDep, token: str) -> Principal:
+async def _verified(request: Request, console: ConsoleDep, token: str) -> Principal:
     limiter = console.api.limiter
     address = request.client.host if request.client is not None else "unknown"
     if limiter is not None:
-        limiter.check_address(address)
+        await limiter.check_address(address)
     try:
         principal = console.api.verifier.verify(token)
     except AuthenticationError:
         log.info("console.sign_in_refused", error_type="AuthenticationError")
         if limiter is not None:
-            limiter.failed(address)
+            await limiter.failed(address)
         raise
     if principal.role not in CONSOLE_ROLES:
         log.info(
@@ -78,12 +79,13 @@ async def sign_in(
     token: Annotated[str, Form(min_length=1, max_length=MAX_TOKEN_CHARS)],
     csrf: Annotated[str, Form(min_length=1, max_length=100)],
 ) -> RedirectResponse:
+    refuse_cross_site(request)
     expected = console.signer.read_sign_in_nonce(
         request.cookies.get(SIGN_IN_COOKIE), now=time.time()
     )
     if expected is None or not hmac.compare_digest(expected.encode(), csrf.encode()):
         raise CsrfRefusedError("csrf: the sign-in form's token is missing or has expired")
-    principal = _verified(request, console, token.strip())
+    principal = await _verified(request, console, token.strip())
     # Verified above; only its expiry is read here, so the session never outlives the token.
     token_exp = int(jwt.decode(token.strip(), options={"verify_signature": False})["exp"])
     now = int(time.time())

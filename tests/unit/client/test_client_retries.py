@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import pytest
@@ -14,6 +15,7 @@ from factledger.client import (
     FactledgerClient,
     RetryPolicy,
     ServerUnavailableError,
+    TransportFailedError,
 )
 
 SUBJECT = {
@@ -78,16 +80,77 @@ async def test_it_gives_up_with_the_last_answer_once_its_total_has_passed(
     assert 2 <= len(server.keys) <= 8
 
 
-def test_waits_honour_retry_after_and_never_pass_the_total() -> None:
-    policy = RetryPolicy(attempts=100, backoff_s=0.2, max_backoff_s=2.0, total_s=12.0)
-    assert policy.wait_before_retry(0, elapsed_s=0.0, retry_after_s=5.0) == 5.0
-    assert policy.wait_before_retry(0, elapsed_s=10.0, retry_after_s=5.0) == 2.0  # cut short
-    assert policy.wait_before_retry(3, elapsed_s=12.0) is None
-    assert RetryPolicy(attempts=3).wait_before_retry(2, elapsed_s=0.0) is None
-    elapsed, attempt = 0.0, 0
-    while (wait := policy.wait_before_retry(attempt, elapsed)) is not None:
-        elapsed, attempt = elapsed + wait, attempt + 1
-    assert elapsed == pytest.approx(12.0)
+def test_waits_honour_retry_after_and_never_pass_the_total(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)  # no time passes between the tries
+    policy = RetryPolicy(attempts=4, total_s=2.0)
+    server = FlakyServer(503, failures=10_000, retry_after="0.5")
+    with (
+        FactledgerClient(
+            "http://api", "t", transport=httpx.MockTransport(server), retry=policy
+        ) as fl,
+        pytest.raises(ServerUnavailableError),
+    ):
+        fl.register_subject("lead", "x")
+    assert waits == [0.5, 0.5, 0.5]  # the server's pace, then out of tries
+    waits.clear()
+    server = FlakyServer(503, failures=10_000, retry_after="5")
+    with (
+        FactledgerClient(
+            "http://api", "t", transport=httpx.MockTransport(server), retry=policy
+        ) as fl,
+        pytest.raises(ServerUnavailableError),
+    ):
+        fl.register_subject("lead", "x")
+    # Each wait is cut short to what is left of the 2 s total.
+    assert len(waits) == 3
+    assert all(1.5 < wait <= 2.0 for wait in waits)
+
+
+def test_the_backoff_doubles_with_jitter_up_to_its_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)
+    policy = RetryPolicy(attempts=6, backoff_s=0.2, max_backoff_s=1.0, total_s=60.0)
+    with (
+        FactledgerClient(
+            "http://api",
+            "t",
+            transport=httpx.MockTransport(FlakyServer(502, failures=10)),
+            retry=policy,
+        ) as fl,
+        pytest.raises(ServerUnavailableError),
+    ):
+        fl.register_subject("lead", "x")
+    fulls = [0.2, 0.4, 0.8, 1.0, 1.0]
+    assert len(waits) == len(fulls)
+    for wait, full in zip(waits, fulls, strict=True):
+        assert full / 2 <= wait <= full
+
+
+def test_a_transport_error_that_outlasts_the_tries_is_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(time, "sleep", lambda _: None)
+    calls = 0
+
+    def unreachable(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        raise httpx.ConnectError("refused", request=request)
+
+    with (
+        FactledgerClient(
+            "http://api",
+            "t",
+            transport=httpx.MockTransport(unreachable),
+            retry=RetryPolicy(attempts=3),
+        ) as fl,
+        pytest.raises(TransportFailedError, match="ConnectError"),
+    ):
+        fl.register_subject("lead", "x")
+    assert calls == 3
 
 
 def test_the_default_total_outlasts_the_servers_idempotency_lease() -> None:

@@ -204,7 +204,7 @@ async def test_search_modes_threshold_limit_and_forgotten(http: httpx.AsyncClien
     assert forget.json() == {
         "count": 1,
         "errors": [{"id": "nope", "error": "Memory not found"}],
-        "matches": [],
+        "matches": [{"id": paris["id"], "memory": "Lives in Paris"}],
     }
     assert paris["id"] not in [r["id"] for r in after]
     assert next(r for r in with_forgotten if r["id"] == paris["id"])["isLatest"] is False

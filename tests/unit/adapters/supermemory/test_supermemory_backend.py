@@ -253,3 +253,27 @@ async def test_early_404s_after_an_add_are_waited_out() -> None:
 
     assert (status.state, status.facts) == (ProcessingState.DONE, 1)
     assert server.requests.count("add") == 2  # no duplicate adds while the 404s lasted
+
+
+async def test_a_forgotten_middle_version_is_never_replaced_by_an_older_one(
+    wired: tuple[SupermemoryMemoryBackend, SupermemoryServer], extractor: ScriptedExtractor
+) -> None:
+    """The service leaves forgotten memories out of `related`: with B forgotten, C's nearest
+    listed parent is A, which C does not update. The adapter names no parent then."""
+    backend, _ = wired
+    for doc, text, supplier, updates in (
+        ("call-1", "We use Supplier A", "A", False),
+        ("call-2", "Now Supplier B", "B", True),
+        ("call-3", "Now Supplier C", "C", True),
+    ):
+        fact = stated("f0", f"Supplier is {supplier}", slot="s", updates=updates)
+        await ingest(backend, extractor, doc, text, fact)
+    a, b, c = await backend.list_memories(NS)
+    assert c.relations == (Relation(RelationKind.UPDATES, b.id),)
+
+    await backend.forget(NS, [b.id], reason="asked")
+
+    listed = {m.id: m for m in await backend.list_memories(NS, include_forgotten=True)}
+    assert listed[c.id].relations == ()
+    assert (await backend.get_memory(NS, c.id)).relations == ()
+    assert listed[a.id].relations == ()

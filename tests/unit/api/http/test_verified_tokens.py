@@ -85,3 +85,23 @@ def test_the_cache_is_bounded() -> None:
     for n in range(5):
         cache.put(f"t{n}", n, expires_at=clock.now + 60)
     assert [cache.get(f"t{n}") for n in range(5)] == [None, None, 2, 3, 4]
+
+
+def test_expired_entries_make_room_before_any_live_one_goes() -> None:
+    clock = FakeClock()
+    cache: VerifiedTokens[int] = VerifiedTokens(max_entries=3, clock=clock)
+    cache.put("short", 0, expires_at=clock.now + 5)
+    cache.put("long-1", 1, expires_at=clock.now + 60)
+    cache.put("long-2", 2, expires_at=clock.now + 60)
+    clock.now += 5
+    cache.put("new", 3, expires_at=clock.now + 60)
+    # The expired entry went, not the least recently used live one; none is held past its time.
+    assert len(cache) == 3
+    assert [cache.get(t) for t in ("long-1", "long-2", "new")] == [1, 2, 3]
+
+
+def test_a_token_already_expired_is_not_kept() -> None:
+    clock = FakeClock()
+    cache: VerifiedTokens[int] = VerifiedTokens(clock=clock)
+    cache.put("gone", 0, expires_at=clock.now - 1)
+    assert len(cache) == 0

@@ -243,11 +243,11 @@ async def test_run_forever_survives_a_failing_pass_and_stops_on_request(rig: Rig
     class FlakyFeed(LedgerEventFeed):
         failures = 1
 
-        async def read(self, *, after: int, limit: int):  # type: ignore[no-untyped-def]
+        async def read(self, *, after: int, limit: int, upto: int | None = None):  # type: ignore[no-untyped-def]
             if self.failures:
                 self.failures -= 1
                 raise ConnectionError("ledger unreachable")
-            return await super().read(after=after, limit=limit)
+            return await super().read(after=after, limit=limit, upto=upto)
 
     story = run_story(rig.ledger, rig.clock, until="June")
     feed = FlakyFeed(rig.ledger)

@@ -1,0 +1,129 @@
+/**
+ * The client against a live `factledger serve` (started by tests/e2e/test_typescript_client.py,
+ * which passes its URL and tokens in the environment): the story of one subject, errors as
+ * typed exceptions, and the event stream followed, stopped and resumed.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  AuthenticationFailedError,
+  FactledgerClient,
+  InvalidRequestError,
+  type LedgerEvent,
+  NotFoundError,
+  PermissionDeniedError,
+  boolean,
+  text,
+} from "../src/index.js";
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === "") throw new Error(`${name} is not set: run these tests through pytest`);
+  return value;
+}
+
+const url = required("FACTLEDGER_URL");
+const ref = required("FACTLEDGER_SUBJECT_REF");
+const service = new FactledgerClient(url, { token: required("FACTLEDGER_SERVICE_TOKEN") });
+const agent = new FactledgerClient(url, { token: required("FACTLEDGER_AGENT_TOKEN") });
+const reviewer = new FactledgerClient(url, { token: required("FACTLEDGER_REVIEWER_TOKEN") });
+
+async function take(follower: AsyncIterable<LedgerEvent>, count: number): Promise<LedgerEvent[]> {
+  const taken: LedgerEvent[] = [];
+  if (count === 0) return taken;
+  for await (const event of follower) {
+    taken.push(event);
+    if (taken.length === count) break;
+  }
+  return taken;
+}
+
+test("a subject's story: session, stated proposal, review, profile", async () => {
+  const registered = await service.registerSubject("lead", ref, { idempotencyKey: `ts-register-${ref}` });
+  const again = await service.registerSubject("lead", ref, { idempotencyKey: `ts-register-${ref}` });
+  assert.deepEqual(again, registered);
+  assert.equal((await agent.whoami()).subject_id, registered.subject_id);
+
+  await agent.startSession("ts-1", "chat");
+  const kept = await agent.appendMessage("ts-1", "subject", "We moved to Supplier B in March.");
+  assert.equal(kept.index, 0);
+  const transcript = await agent.sessionMessages("ts-1");
+  assert.deepEqual(
+    transcript.messages.map((m) => [m.role, m.text]),
+    [["subject", "We moved to Supplier B in March."]],
+  );
+  const ended = await agent.endSession("ts-1", {
+    proposals: [
+      {
+        field: "supplier",
+        origin: "stated",
+        value: text("Supplier B"),
+        evidence: { session_id: "ts-1", message_index: 0, quote: "Supplier B" },
+      },
+    ],
+  });
+  assert.equal(ended.message_count, 1);
+  assert.equal(ended.proposals[0]?.status, "pending");
+  const changeId = ended.proposals[0]?.change_id ?? assert.fail("no proposal");
+
+  const decision = await reviewer.approve(registered.subject_id, changeId, { note: "checked" });
+  assert.equal(decision.status, "confirmed");
+  const profile = await agent.profile();
+  assert.equal(profile.fields.supplier?.display, "Supplier B");
+  const history = await agent.history("supplier");
+  assert.equal(history.entries.length, 1);
+});
+
+test("a command retried with its key acts once", async () => {
+  const draft = { field: "budget_holder", origin: "inferred" as const, value: boolean(true) };
+  const first = await agent.propose(draft, { idempotencyKey: `ts-propose-${ref}` });
+  const second = await agent.propose(draft, { idempotencyKey: `ts-propose-${ref}` });
+  assert.deepEqual(second, first);
+  const pending = await reviewer.pending();
+  assert.equal(pending.items.filter((item) => item.change_id === first.change_id).length, 1);
+});
+
+test("recall and context answer in the API's shapes", async () => {
+  const answer = await agent.recall("which supplier do they use?");
+  assert.ok(Array.isArray(answer.notes));
+  assert.equal(typeof answer.prompt, "string");
+  const context = await agent.context("suppliers");
+  assert.ok(context.profile.some((note) => note.text.includes("Supplier B")));
+});
+
+test("errors arrive as typed exceptions naming the field", async () => {
+  await assert.rejects(agent.recall(""), (error: unknown) => {
+    assert.ok(error instanceof InvalidRequestError);
+    assert.equal(error.status, 422);
+    assert.equal(error.field, "query");
+    return true;
+  });
+  await assert.rejects(agent.approve("me", "00000000-0000-4000-8000-000000000000"), PermissionDeniedError);
+  await assert.rejects(service.lookupSubject("lead", "nobody-here"), NotFoundError);
+  const stranger = new FactledgerClient(url, { token: "not-a-jwt" });
+  await assert.rejects(stranger.whoami(), AuthenticationFailedError);
+});
+
+test("the event stream is followed, stopped and resumed without a gap or a duplicate", async () => {
+  const refs = ["ts-follow-1", "ts-follow-2", "ts-follow-3"];
+  for (const other of refs) await service.registerSubject("lead", other);
+  const all = await take(service.followEvents({ types: ["registered"] }), 1 + refs.length);
+  const first = service.followEvents({ types: ["registered"] });
+  const head = await take(first, 2);
+  const rest = await take(service.followEvents({ types: ["registered"], after: first.position }), all.length - 2);
+  const positions = [...head, ...rest].map((event) => event.position);
+  assert.deepEqual(positions, all.map((event) => event.position));
+  assert.ok(positions.every((position, n) => n === 0 || position > (positions[n - 1] ?? 0)));
+  assert.ok(all.every((event) => event.type === "registered"));
+});
+
+test("a follower stopped by its signal ends its iteration", async () => {
+  const stop = new AbortController();
+  const follower = service.followEvents({ after: 1_000_000, signal: stop.signal });
+  const seen: LedgerEvent[] = [];
+  setTimeout(() => stop.abort(), 200);
+  for await (const event of follower) seen.push(event);
+  assert.deepEqual(seen, []);
+});

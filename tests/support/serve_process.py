@@ -1,0 +1,123 @@
+"""`factledger serve` as a real process on loopback, configured only through the environment
+(the test keys, a data folder of the test's own, and whatever the test adds)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, token
+
+from factledger.api.http.auth import Role
+
+STARTUP_LIMIT_S = 90.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve_env(data_dir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    return {
+        **os.environ,
+        "FACTLEDGER_DATA_DIR": str(data_dir),
+        "FACTLEDGER_AUTH__ENVIRONMENT": "test",
+        "FACTLEDGER_AUTH__ISSUER": TEST_AUTH.issuer,
+        "FACTLEDGER_AUTH__AUDIENCE": TEST_AUTH.audience,
+        "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "test", "secret": TEST_SECRET}]),
+        **(extra or {}),
+    }
+
+
+@contextmanager
+def serving(
+    data_dir: Path, extra: Mapping[str, str] | None = None, *, name: str = "serve"
+) -> Iterator[str]:
+    """A ready `factledger serve` process; yields its base URL, terminates it on exit."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    entry = "from factledger.api.cli.main import main; main()"
+    command = [sys.executable, "-c", entry, "serve", "--port", str(port)]
+    log = data_dir / f"{name}-{port}.log"
+    with log.open("wb") as sink:
+        # A file, not a pipe: nobody drains a pipe while the tests run, and a full one blocks.
+        process = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
+            command, env=serve_env(data_dir, extra), stdout=subprocess.DEVNULL, stderr=sink
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(base_url, process, log)
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def wait_until_ready(base_url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_LIMIT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"factledger serve exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"factledger serve did not become ready: {log.read_text()[-2000:]}")
+
+
+def gauge(metrics: str, name: str) -> float:
+    """The value of a gauge in a Prometheus exposition: `name` as it starts its line, labels
+    included (`factledger_projection_lag_events{projection="profile"}`)."""
+    for line in metrics.splitlines():
+        if line.startswith(f"{name} "):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{name} is not in the metrics")
+
+
+SERVICE = bearer(token(Role.SERVICE))
+AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
+# Generous: the sync's poll interval is half a second; the bound only catches a lag that stays.
+SETTLES_WITHIN_S = 30.0
+
+
+def lag_settles_at_zero(base_url: str) -> float:
+    """Polls `/metrics` until the sync lag and the profile views' lag read 0; fails with the
+    last reading (their sum) otherwise."""
+    deadline = time.monotonic() + SETTLES_WITHIN_S
+    lag = -1.0
+    while time.monotonic() < deadline:
+        metrics = httpx.get(f"{base_url}/metrics").text
+        lag = gauge(metrics, "factledger_sync_lag_events")
+        lag += gauge(metrics, 'factledger_projection_lag_events{projection="profile"}')
+        if lag == 0:
+            return lag
+        time.sleep(0.2)
+    raise AssertionError(f"the lags stayed at {lag} in all for {SETTLES_WITHIN_S} s")
+
+
+def record_a_session(base_url: str) -> None:
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        body = {"kind": "lead", "external_ref": "crm-1"}
+        assert http.post("/v1/subjects", json=body, headers=SERVICE).status_code == 201
+        assert lag_settles_at_zero(base_url) == 0  # a registration alone is never synced
+        start = {"session_id": "call-1", "channel": "voice"}
+        assert http.post("/v1/subjects/me/sessions", json=start, headers=AGENT).is_success
+        message = {"role": "subject", "text": "We moved to Supplier B in March."}
+        appended = http.post(
+            "/v1/subjects/me/sessions/call-1/messages", json=message, headers=AGENT
+        )
+        assert appended.is_success, appended.text
+        ended = http.post("/v1/subjects/me/sessions/call-1/end", json={}, headers=AGENT)
+        assert ended.is_success, ended.text

@@ -1,0 +1,32 @@
+"""`factledger openapi` prints the document the server serves at `/openapi.json`, or writes it
+to a file, without opening a ledger."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from factledger.api.cli.main import app
+from factledger.api.cli.serve import create_served_app
+
+
+def test_openapi_prints_the_served_document(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["openapi"], env={"FACTLEDGER_DATA_DIR": str(tmp_path)})
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document == create_served_app().openapi()
+    assert "/v1/subjects/{subject}/recall" in document["paths"]
+    assert list(tmp_path.iterdir()) == []  # nothing opened, nothing written
+
+
+def test_openapi_writes_a_stable_file(tmp_path: Path) -> None:
+    texts = []
+    for name in ("first.json", "second.json"):
+        result = CliRunner().invoke(app, ["openapi", "--output", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+        texts.append((tmp_path / name).read_text(encoding="utf-8"))
+    assert texts[0] == texts[1]
+    assert texts[0].endswith("}\n")
+    assert json.loads(texts[0])["openapi"].startswith("3.")
