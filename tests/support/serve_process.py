@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, token
+from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, line, token
 
 from factledger.api.http.auth import Role
 
@@ -115,9 +115,8 @@ def record_a_session(base_url: str) -> None:
         start = {"session_id": "call-1", "channel": "voice"}
         assert http.post("/v1/subjects/me/sessions", json=start, headers=AGENT).is_success
         message = {"role": "subject", "text": "We moved to Supplier B in March."}
-        appended = http.post(
-            "/v1/subjects/me/sessions/call-1/messages", json=message, headers=AGENT
-        )
+        # The subject's words come from the channel that heard them: the service's token.
+        appended = http.post(**line("/v1/subjects/me/sessions/call-1/messages", message, AGENT))
         assert appended.is_success, appended.text
         ended = http.post("/v1/subjects/me/sessions/call-1/end", json={}, headers=AGENT)
         assert ended.is_success, ended.text
