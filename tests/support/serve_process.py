@@ -80,9 +80,9 @@ def wait_until_ready(base_url: str, process: subprocess.Popen[bytes], log: Path)
 def gauge(metrics: str, name: str) -> float:
     """The value of a gauge in a Prometheus exposition: `name` as it starts its line, labels
     included (`factledger_projection_lag_events{projection="profile"}`)."""
-    for line in metrics.splitlines():
-        if line.startswith(f"{name} "):
-            return float(line.rsplit(" ", 1)[1])
+    for row in metrics.splitlines():
+        if row.startswith(f"{name} "):
+            return float(row.rsplit(" ", 1)[1])
     raise AssertionError(f"{name} is not in the metrics")
 
 
