@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Tools that resolve modules from files (mypy, import-linter) see the layer folders through
-# this tree of symlinks, laid out the way the installed `factledger` namespace package is.
+# mypy and import-linter resolve modules from folders, and the editable install maps each layer
+# folder into the `factledger` namespace through an import hook they cannot read: they see the
+# layers through this tree of symlinks, laid out as the installed package is. It is made by
+# the two targets that need it (`typecheck`, `imports`), nothing else reads it.
 TREE := .build/tree
 # Where `make demo` leaves the story's ledger for `make console` to show.
 DEMO_DIR := .factledger/demo
@@ -18,7 +20,7 @@ TS_CLIENT_STAMP := $(TS_CLIENT)/node_modules/.package-lock.json
 NODE_TEST := tests/mcp_node
 NODE_STAMP := $(NODE_TEST)/node_modules/.package-lock.json
 
-.PHONY: install demo console serve worker test lint typecheck imports unit bench clean tree node-deps openapi
+.PHONY: install demo console serve worker test lint typecheck imports unit bench browser clean node-deps openapi
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +29,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+$(TREE)/factledger: Makefile
+	@mkdir -p $@
+	@for layer in $(LAYERS); do ln -sfn ../../../$$layer $@/$$layer; done
 
 $(NODE_STAMP): $(NODE_TEST)/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
@@ -45,10 +51,6 @@ node-deps: $(NODE_STAMP) $(TS_CLIENT_STAMP)
 openapi: $(STAMP) $(TS_CLIENT_STAMP)
 	$(BIN)/factledger openapi --output $(TS_CLIENT)/openapi.json
 	cd $(TS_CLIENT) && npm run generate
-
-tree:
-	@mkdir -p $(TREE)/factledger
-	@for layer in $(LAYERS); do ln -sfn ../../../$$layer $(TREE)/factledger/$$layer; done
 
 demo: $(STAMP)
 	rm -rf $(DEMO_DIR)
@@ -69,22 +71,38 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP) tree
+typecheck: $(STAMP) $(TREE)/factledger
 	cd $(TREE) && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p factledger
 
-imports: $(STAMP) tree
+imports: $(STAMP) $(TREE)/factledger
 	PYTHONPATH=$(TREE) $(BIN)/lint-imports
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests/unit
 
+# The browser tests (tests/browser) drive Debian's Chromium through Playwright, which never
+# downloads a browser of its own. A missing one is installed where the package manager can be
+# used (as root, or through sudo without a password); where it cannot, this says so, and the
+# browser tests skip, each naming the missing browser in pytest's summary.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		as_root=""; \
+		if [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then as_root="sudo -n"; fi; \
+		if ! { $$as_root apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive $$as_root apt-get install -y -qq chromium; }; then \
+			echo "chromium is missing and could not be installed:" \
+				"the browser tests (tests/browser) will be skipped" >&2; \
+		fi; \
+	fi
+
 # pytest exits 5 when it collects nothing: a suite that tests nothing must not pass.
-test: lint typecheck imports node-deps
+test: lint typecheck imports browser node-deps
 	$(BIN)/pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$status
 
+# The lab's main benchmark (`factledger-lab --help` lists the others).
 bench: $(STAMP)
-	$(BIN)/factledger bench
+	$(BIN)/factledger-lab bench
 
 clean:
 	rm -rf $(VENV) .build .mypy_cache .pytest_cache .ruff_cache $(NODE_TEST)/node_modules \

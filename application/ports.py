@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
+from uuid import UUID
 
 import numpy as np
 import numpy.typing as npt
@@ -205,6 +206,9 @@ class SessionBuffer(Protocol):
       message id still returns its index.
     - `messages(last=n)` returns the n most recent messages, oldest first.
     - `discard` removes the session and its messages; discarding twice is a no-op.
+    - `discard_subject` removes every session of a subject and their messages (an erasure),
+      including what a write-ahead log or freed pages of the store still hold once it
+      returns; it returns how many sessions it removed.
     """
 
     async def open(self, session: ActiveSession) -> ActiveSession: ...
@@ -220,3 +224,5 @@ class SessionBuffer(Protocol):
     async def messages(self, key: SessionKey, *, last: int | None = None) -> list[Message]: ...
 
     async def discard(self, key: SessionKey) -> None: ...
+
+    async def discard_subject(self, subject_id: UUID) -> int: ...

@@ -35,7 +35,7 @@ class BenchConfig:
     seed: int = 7
     sim_profile: str = "observed"
     smoke: bool = False
-    command: str = "factledger bench"
+    command: str = "factledger-lab bench"
     locomo_runs: tuple[LocomoRun, ...] = LOCOMO_RUNS
     locomo_conversations: int | None = None  # None: all ten
     locomo_questions: int | None = None  # per conversation; None: all

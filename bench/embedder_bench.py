@@ -1,4 +1,4 @@
-"""`factledger embedder bench`: what each encoder graph costs to get ready, and to run.
+"""`factledger-lab embedder bench`: what each encoder graph costs to get ready, and to run.
 
 For each graph of `embedder_graphs`, in one run so they share the machine's load:
 

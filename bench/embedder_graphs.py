@@ -1,4 +1,4 @@
-"""The encoder graphs `factledger embedder bench` compares, and how each is made ready.
+"""The encoder graphs `factledger-lab embedder bench` compares, and how each is made ready.
 
 - compiled at every start: the compact int8 graph built in the process, as without a cache.
 - cached: the same graph, built once into a cache directory and read back (`graph_cache`).

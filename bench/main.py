@@ -77,7 +77,7 @@ def _meta(config: BenchConfig, embedder: Embedder, started: datetime, run_id: st
 
 async def calibration_figures(config: BenchConfig, embedder: Embedder) -> Json | None:
     """The embedder's calibration at the default threshold, before and after, on held-out
-    pairs (ADR 0023; `factledger bench calibration` adds the other packaged model and each
+    pairs (ADR 0023; `factledger-lab bench calibration` adds the other packaged model and each
     backend's search). Skipped in a smoke run, or without LoCoMo."""
     if config.smoke or config.locomo is None or not config.locomo.is_file():
         return None

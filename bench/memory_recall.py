@@ -1,4 +1,4 @@
-"""The recall-latency workload behind `factledger memory bench-recall`.
+"""The recall-latency workload behind `factledger-lab memory bench-recall`.
 
 Synthetic subjects (no personal data, no data set) are loaded into the in-memory backend
 through its real ingest path; recall is then timed end to end through the port, once with

@@ -163,6 +163,11 @@ class Forgotten(_Answer):
     subject_id: UUID
     applied: bool
     profile_version: int
+    field: str | None = None
+    memory_id: str | None = None
+    # The field's pending proposals this forget rejected, and every proposal it redacted.
+    rejected_changes: tuple[UUID, ...] = ()
+    redacted_changes: tuple[UUID, ...] = ()
 
 
 class Note(_Answer):

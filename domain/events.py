@@ -221,6 +221,7 @@ class FactForgotten(Aggregate.Event):
 
     def apply(self, aggregate: Subject) -> None:
         if self.field is not None and self.profile_version is not None:
+            aggregate.forgot_changes[self.field] = tuple(aggregate.unforgotten_changes(self.field))
             aggregate.fields.pop(self.field, None)
             aggregate.forgotten_fields.add(self.field)
             earlier = aggregate.forget_marks.get(self.field)

@@ -316,18 +316,17 @@ def check_operation(proposal: Proposal, current: CurrentField | None) -> None:
             raise InvalidOperationError("append: the field does not hold a list")
 
 
-# Statuses of changes that set (or may yet set) their field; a rejected change never did.
-_SETS_FIELD = frozenset({ChangeStatus.CONFIRMED, ChangeStatus.PENDING})
-
-
 def evidence_refs(
     changes: Iterable[ChangeRecord], confirmed_in: Mapping[UUID, tuple[str, int]], field: str
 ) -> list[JsonObject]:
-    """Where the field's confirmed and pending changes were said and confirmed, as ids:
-    readable now, unreadable once the field's key is deleted (ADR 0003)."""
+    """Where the field's changes were said and confirmed, as ids: readable now, unreadable
+    once the field's key is deleted (ADR 0003). A rejected change's words count too: a
+    reviewer judged the value, but the words were still the subject's about the field, and
+    forgetting the field is the subject asking for them to go. (Changes of an earlier forget
+    carry no evidence any more: their key is gone.)"""
     said: set[tuple[str, int]] = set()
     for record in changes:
-        if record.field != field or record.status not in _SETS_FIELD:
+        if record.field != field:
             continue
         evidence = record.proposal.evidence
         if evidence is not None:

@@ -60,7 +60,8 @@ async def pgvector_backend(
             location, dbname=TEST_DATABASE, schema=f"shared_{embedder.dimension}"
         )
     config = config or fresh_config(location)
-    config = replace(config, mirror=mirror or MirrorSettings(budget_mb=0))
+    search = replace(config.search, mirror=mirror or MirrorSettings(budget_mb=0))
+    config = replace(config, search=search)
     backend = await PgvectorMemoryBackend.open(
         config, embedder=embedder, extractor=extractor, clock=clock
     )

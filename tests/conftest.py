@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from support.crash import CrashablePostgres
 
 from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
+
+# A failing property prints the example that failed and a `@reproduce_failure` blob for it.
+settings.register_profile("factledger", print_blob=True)
+settings.load_profile("factledger")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Every run draws its Hypothesis seed here unless given one, so the header can name it:
+    `--hypothesis-seed=N` replays a run's examples, whatever the machine (runs stay random)."""
+    if config.getoption("hypothesis_seed", None) is None:
+        config.option.hypothesis_seed = str(secrets.randbelow(2**32))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    seed = config.getoption("hypothesis_seed")
+    return f"hypothesis seed: {seed} (replay with --hypothesis-seed={seed})"
 
 
 @pytest.fixture(scope="session")

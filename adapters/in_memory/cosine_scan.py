@@ -15,6 +15,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
+from factledger.application.memory.scoring import cosine_scores
 from factledger.application.ports import Vectors
 
 
@@ -69,7 +70,7 @@ def top_by_cosine(
     if not items or limit <= 0:
         return []
     # float32 rounding can push an exact match a hair above 1.
-    scores = np.minimum(matrix @ vector.reshape(-1), np.float32(1.0))[rows]
+    scores = np.minimum(cosine_scores(matrix, vector), np.float32(1.0))[rows]
     candidates = np.flatnonzero(scores >= threshold)
     admitted: list[tuple[T, float]] = []
     seen: set[int] = set()

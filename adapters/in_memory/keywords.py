@@ -18,6 +18,7 @@ from factledger.adapters.in_memory.cosine_scan import row_index
 from factledger.adapters.in_memory.store import NamespaceState, StoredFact
 from factledger.application.memory.filters import matches
 from factledger.application.memory.lexical import lift_by_keywords, query_terms
+from factledger.application.memory.scoring import cosine_scores
 from factledger.application.memory.types import SearchQuery
 from factledger.application.ports import Vectors
 
@@ -41,7 +42,7 @@ def lifted_top(
         return []
     rows = row_index(state, "facts").rows(facts)
     # float32 rounding can push an exact match a hair above 1.
-    cosine = np.minimum(state.fact_vectors.matrix() @ vector.reshape(-1), np.float32(1.0))
+    cosine = np.minimum(cosine_scores(state.fact_vectors.matrix(), vector), np.float32(1.0))
     scores = cosine[rows].astype(np.float64)
     visible = state.fact_visibility.mask(query, now)
     if query.filters:

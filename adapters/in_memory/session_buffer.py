@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from uuid import UUID
 
 from factledger.application.sessions.types import (
     ActiveSession,
@@ -84,6 +85,16 @@ class InMemorySessionBuffer:
             self._sessions.pop(key, None)
             self._messages.pop(key, None)
             self._indexes.pop(key, None)
+
+    async def discard_subject(self, subject_id: UUID) -> int:
+        """Forgets every session of the subject."""
+        async with self._lock:
+            keys = [key for key in self._sessions if key.subject_id == subject_id]
+            for key in keys:
+                self._sessions.pop(key, None)
+                self._messages.pop(key, None)
+                self._indexes.pop(key, None)
+            return len(keys)
 
     def _require(self, key: SessionKey) -> ActiveSession:
         session = self._sessions.get(key)

@@ -85,9 +85,8 @@ class PgvectorMemoryBackend:
         self._extractor = extractor
         self._clock = clock
         self.searcher = PgvectorSearcher(
-            connections, embedder=embedder, clock=clock, mirror=config.mirror
+            connections, embedder=embedder, clock=clock, plan=config.search
         )
-        self.searcher.lexical_depth = config.lexical_depth
         self.upkeep = PgvectorUpkeep(config)
         self.worker = IngestWorker(connections, embedder=embedder, extractor=extractor, clock=clock)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import psycopg
 from psycopg import sql
 
-from factledger.adapters.pgvector.mirror.cache import MirrorSettings
+from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sql_names import sql_name
@@ -25,14 +25,7 @@ class PgvectorConfig:
       the backend refuses to start otherwise.
     - `create_app_role` lets the migration create `app_role` (embedded server); on your own
       server create the login role yourself and the migration grants it what it needs.
-    - `lexical_depth`: how deep a memories-mode search with keywords reads the vector list of
-      a namespace with an ANN index (ADR 0048). Deeper than the 20 rows ranking needs, the
-      list's lowest cosine bounds the facts outside it lower, so the keyword holders that could
-      still reach the top need a second statement less often (on the bench's large tier, in
-      58% of the searches at 100 against 89% at 20), and the answer stays exact. None: 20.
-    - `mirror`: how much of the namespaces this process keeps in memory for its searches
-      (`mirror.cache.MirrorSettings`, ADR 0056); `MirrorSettings(budget_mb=0)` reads the
-      database on every search.
+    - `search`: how it searches (`search_plan.PgvectorSearchPlan`).
     """
 
     app_conninfo: str
@@ -45,9 +38,7 @@ class PgvectorConfig:
     start_worker: bool = True
     # Connect, statement, wait and reconnect timeouts of the application pool (not its sizes).
     timeouts: PoolOptions = DEFAULT_POOL
-    lexical_depth: int | None = 100
-    # The process-local mirrors of namespaces that searches read (ADR 0056).
-    mirror: MirrorSettings = MirrorSettings()  # noqa: RUF009 (frozen)
+    search: PgvectorSearchPlan = PgvectorSearchPlan()  # noqa: RUF009 (frozen)
 
     def __post_init__(self) -> None:
         sql_name(self.schema)

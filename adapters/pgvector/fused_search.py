@@ -5,23 +5,23 @@ required keyword, with the steps that ran in Python between two round trips move
 of one statement:
 
 1. the kept keyword frequencies (`memory_terms`, less the facts whose expiry passed
-   unflagged, as `keyword_bound.kept_frequencies_statement` counts them) and, from them, the
+   unflagged) and, from them, the
    IDF weights (`lexical.idf_weights`'s formula);
 2. the vector list (the partial HNSW index, or the exact scan, `depth` rows) with each row's
    fused score (`lexical.fused_score` of the cosine and `lexical.coverage` of its
    `lexical_terms`);
 3. the bar (the `limit`-th best fused score, or the threshold), the lowest cosine of the list
-   (the bound of any fact outside it) and the holder bound of `keyword_bound.holder_bound`: the
+   (the bound of any fact outside it) and the holder bound (`keyword_bound`): the
    held keywords, lightest first, are dropped while a fact holding only those could not reach
    the bar (a running sum), the least weight a fact outside must hold, the required keywords;
 4. only when that bound admits any, the holders, through the same owner-run functions
    (`keyword_holders`, `keyword_holders_of_all`) and with the same cut at the bar and at
-   `HOLDER_LIMIT` as `keyword_bound.holders_statement`;
+   `HOLDER_LIMIT`;
 5. the union, each fact once, ranked by its fused score: only the rows that can be in the
    answer leave the server (the top `limit` and any within the margin of the limit-th, less
    the facts capped at 1 from well above it past the first `limit` of them by id), with
    their columns, and the frequency rows, so `keywords.rank_by_keywords` scores them again
-   in Python, exactly as the two-statement form does.
+   in Python.
 
 Measured (ADR 0050): the client's CPU per search falls by 1-1.5 ms (it decodes 3-5 rows,
 not 100 and the holders, and ranks them), the server's rises by ~0.5 ms (scoring the vector
@@ -55,7 +55,8 @@ from factledger.adapters.pgvector.term_stats import HOLDERS_FUNCTION, HOLDERS_OF
 from factledger.application.memory.lexical import LEXICAL_WEIGHT, UNHELD_WEIGHT
 from factledger.application.memory.types import Namespace, SearchQuery
 
-# `keyword_bound._TIE`: the bar sits this far under the limit-th score, as there.
+# The bar sits this far under the limit-th score: float8 here against float arithmetic in
+# Python, and a tie must never be dropped.
 _TIE = 1e-9
 # How far every comparison here leans towards fetching more than Python's bound would (SQL's
 # float sums against Python's, in the last place): never less, so never another answer.
@@ -113,7 +114,7 @@ def fused_arguments(
 
 
 def _classes(shape: FusedShape, prefix: str) -> sql.Composable:
-    """The visibility classes the query admits (`keyword_bound._classes`)."""
+    """The visibility classes the query admits."""
     parts = ["TRUE"]
     if not shape.include_inferred:
         parts.append(f"NOT {prefix}is_inference")
@@ -137,7 +138,7 @@ _WORDS = sql.SQL("string_to_array(%(terms)s||' ',' ')")
 
 def _frequencies(shape: FusedShape) -> sql.Composable:
     """(term, facts) for each query keyword and the empty one, as
-    `keyword_bound.kept_frequencies_statement` counts them."""
+    the keyword counts kept per class count them."""
     counted = sql.SQL(
         "SELECT term AS t,facts AS c FROM memory_terms WHERE namespace=%(ns)s "
         "AND term=ANY({words}) AND {classes}"

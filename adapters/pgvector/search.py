@@ -13,7 +13,6 @@ import numpy as np
 from psycopg import sql
 
 from factledger.adapters.pgvector.filters import compile_filter, metadata_from_json
-from factledger.adapters.pgvector.keyword_bound import kept_frequencies_statement
 from factledger.adapters.pgvector.keywords import (
     fused_exact_statement,
     keyword_statements,
@@ -133,36 +132,6 @@ class SearchLists:
     depth: int
     lists: tuple[tuple[HitKind, bool], ...]
     terms: tuple[str, ...] = ()
-    # The keyword candidates are left to a second statement (`keyword_bound`): the first
-    # carried the vector list and the kept keyword frequencies only.
-    holders_pending: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SearchStatement:
-    """What a search's first round trip runs: the candidate lists as one statement and, in a
-    bounded search, the kept keyword frequencies as another, sent in the same pipeline
-    (`prepared_search`). Joined into one UNION ALL, they cost the server 0.64 ms per search
-    (median) against 0.45 ms apart, in turns on the bench's large tier (ADR 0045); `joined` is
-    that one statement, for `bound_search`'s `EXECUTE`, which takes one."""
-
-    lists_sql: sql.Composed
-    lists_args: list[Any]
-    frequencies: tuple[sql.Composed, list[Any]] | None = None
-
-    def parts(self) -> list[tuple[sql.Composed, list[Any]]]:
-        first = (self.lists_sql, self.lists_args)
-        return [first] if self.frequencies is None else [first, self.frequencies]
-
-    def joined(self) -> tuple[sql.Composed, list[Any]]:
-        parts = self.parts()
-        statement = sql.SQL(" UNION ALL ").join([part for part, _ in parts])
-        return statement, [arg for _, args in parts for arg in args]
-
-
-# A bounded search is memories mode, whose one candidate list is numbered 0; the keyword
-# candidates of step two take 1, the frequencies 2 (`rank_rows`).
-_FREQUENCY_LIST_NO = 2
 
 
 def bounded_search(query: SearchQuery) -> bool:
@@ -172,18 +141,6 @@ def bounded_search(query: SearchQuery) -> bool:
     return query.mode is SearchMode.MEMORIES and bool(query_terms(query.text)) and not query.filters
 
 
-def frequencies_statement(
-    ns: Namespace, query: SearchQuery, *, now: datetime
-) -> tuple[sql.Composed, list[Any]] | None:
-    """A bounded search's kept keyword frequencies, numbered as their list; None for another
-    search. It needs no query vector, so it can run while the query is embedded (ADR 0045)."""
-    if not bounded_search(query):
-        return None
-    terms = query_terms(query.text)
-    statement, args = kept_frequencies_statement(ns, query, now=now, terms=terms)
-    return numbered(_FREQUENCY_LIST_NO, statement), args
-
-
 def search_statement(
     ns: Namespace,
     query: SearchQuery,
@@ -191,18 +148,12 @@ def search_statement(
     *,
     now: datetime,
     ann: bool,
-    with_frequencies: bool = True,
-    lexical_depth: int | None = None,
-    holders_past_depth: bool = True,
-) -> tuple[SearchStatement, SearchLists]:
+    depth: int | None = None,
+) -> tuple[sql.Composed, list[Any], SearchLists]:
     """Memories or chunks ranked by similarity; hybrid adds the full-text ranking. All the
-    candidate lists travel as one statement: a UNION ALL whose rows carry their `list_no`;
-    a bounded search's keyword frequencies as a second one (`SearchStatement`), unless the
-    caller fetched them already (`with_frequencies` False).
-
-    `lexical_depth`, on a namespace with an ANN index, makes a bounded search's vector list
-    that deep (ADR 0048): the holders its bound still admits past it are fetched as before
-    (exact), or none with `holders_past_depth` False (measured, not kept)."""
+    candidate lists travel as one statement: a UNION ALL whose rows carry their `list_no`.
+    A bounded search (`bounded_search`) is ranked by `fused_search`: here it is its vector
+    list alone, at least `depth` deep, for `explain`."""
     tables = {
         SearchMode.MEMORIES: (("memories", HitKind.MEMORY),),
         SearchMode.CHUNKS: (("chunks", HitKind.CHUNK),),
@@ -212,14 +163,10 @@ def search_statement(
     # Memories mode fuses keywords in Python: a fact under the threshold by its vector alone
     # may pass with them, so the vector list is deeper and unfiltered.
     fused = query.mode is SearchMode.MEMORIES
-    depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
+    list_depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
+    depth = list_depth if depth is None else max(list_depth, depth)
     terms = query_terms(query.text) if fused else []
     bounded = bounded_search(query)
-    # The deeper list's lowest cosine bounds the facts outside it lower, so fewer holders can
-    # still reach the top (ADR 0048); an exact scan's bound needs no help.
-    deeper = lexical_depth if bounded and ann else None
-    if deeper is not None:
-        depth = max(depth, deeper)
     if terms and not ann and not bounded:
         fused_sql, fused_args = fused_exact_statement(
             ns,
@@ -233,7 +180,7 @@ def search_statement(
             terms=terms,
         )
         lists_sent = SearchLists(query, depth, ((HitKind.MEMORY, False),), tuple(terms))
-        return SearchStatement(fused_sql, fused_args), lists_sent
+        return fused_sql, fused_args, lists_sent
     vector_query = replace(query, threshold=-1.0) if fused else query
     parts: list[sql.Composable] = []
     args: list[Any] = []
@@ -248,7 +195,6 @@ def search_statement(
             parts.append(numbered(len(parts), statement))
             args += part_args
             lists.append((kind, text_ranked))
-    frequencies = frequencies_statement(ns, query, now=now) if with_frequencies else None
     if terms and not bounded:  # filtered, indexed: its vector list must stay an index scan
         visible = visibility(query, True, now)
         for statement, part_args in keyword_statements(
@@ -263,9 +209,8 @@ def search_statement(
         ):
             parts.append(numbered(len(parts), statement))
             args += part_args
-    pending = bounded and (holders_past_depth or deeper is None)
-    searched = SearchLists(query, depth, tuple(lists), tuple(terms), holders_pending=pending)
-    return SearchStatement(sql.SQL(" UNION ALL ").join(parts), args, frequencies), searched
+    searched = SearchLists(query, depth, tuple(lists), tuple(terms))
+    return sql.SQL(" UNION ALL ").join(parts), args, searched
 
 
 def numbered(list_no: int, statement: sql.Composable) -> sql.Composed:

@@ -329,3 +329,16 @@ class PostgresSessionBuffer:
             )
 
         await self._run(work)
+
+    async def discard_subject(self, subject_id: UUID) -> int:
+        """Forgets every session of the subject and their messages (cascade). The dead rows
+        stay in the table's pages until vacuumed (ADR 0015 says how long)."""
+
+        async def work(cur: Cursor) -> int:
+            await cur.execute(
+                self._q("DELETE FROM {schema}.short_term_sessions WHERE subject_id = %s"),
+                (subject_id,),
+            )
+            return cur.rowcount
+
+        return await self._run(work)

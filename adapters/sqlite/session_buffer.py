@@ -6,6 +6,7 @@ is plenty for the per-turn writes of a single node.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime
@@ -123,6 +124,8 @@ class SqliteSessionBuffer:
         self._db = SqliteWriter(
             path, error=lambda: SessionBufferUnavailableError("sqlite session buffer failed")
         )
+        # Deleted messages are overwritten, not left in free pages (erasure, ADR 0060).
+        self._db.read("PRAGMA secure_delete=ON", ())
         self._db.migrate("session_buffer", MIGRATIONS)
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -247,6 +250,22 @@ class SqliteSessionBuffer:
             conn.execute(f"DELETE FROM short_term_sessions WHERE {_KEY}", _ids(key))  # noqa: S608
 
         await self._run(work)
+
+    async def discard_subject(self, subject_id: UUID) -> int:
+        """Forgets every session of the subject, then checkpoints the write-ahead log into
+        the file and truncates it: `secure_delete` zeroes the freed pages there, so neither
+        file keeps the messages (a checkpoint that other readers hold back is retried by the
+        next one; the WAL's pages are overwritten as it is reused)."""
+
+        def work(conn: sqlite3.Connection) -> int:
+            ids = (str(subject_id),)
+            conn.execute("DELETE FROM short_term_messages WHERE subject_id = ?", ids)
+            gone = conn.execute("DELETE FROM short_term_sessions WHERE subject_id = ?", ids)
+            return gone.rowcount
+
+        removed = await self._run(work)
+        await asyncio.to_thread(self._db.read, "PRAGMA wal_checkpoint(TRUNCATE)", ())
+        return removed
 
     def close(self) -> None:
         """Closes the connection."""

@@ -32,6 +32,7 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import server_config
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
+from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
 from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
 from factledger.adapters.supermemory.calls import CallPolicy
 from factledger.api.bootstrap.guidance import guidance_routes
@@ -157,7 +158,11 @@ async def open_backend(
                     pool_max=s.pool_size,
                 ),
                 timeouts=postgres.pool(max_size=s.pool_size),
-                mirror=MirrorSettings(budget_mb=s.mirror_budget_mb, max_facts=s.mirror_max_facts),
+                search=PgvectorSearchPlan(
+                    mirror=MirrorSettings(
+                        budget_mb=s.mirror_budget_mb, max_facts=s.mirror_max_facts
+                    )
+                ),
             )
             backend = await PgvectorMemoryBackend.open(
                 config,

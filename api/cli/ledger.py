@@ -17,7 +17,6 @@ from rich.console import Console
 
 from factledger.api.bootstrap.compose import open_ledger_runtime, open_runtime
 from factledger.api.bootstrap.runtime import DEMO, Runtime
-from factledger.api.cli.demo.agent import AgentDemo
 from factledger.api.cli.render import (
     diff_table,
     history_table,
@@ -42,9 +41,6 @@ from factledger.api.settings import (
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import read_events
-from factledger.testing.manual_clock import ManualClock
-from factledger.testing.story.script import INFERENCE, JAN, KIND, REASON, REF, TENANT
-from factledger.testing.story.steps import play_story
 
 projections_app = typer.Typer(help="Projection maintenance.", no_args_is_help=True)
 console = Console()
@@ -70,6 +66,13 @@ def demo(
 
 
 async def _play_demo(settings: Settings, target: Path) -> None:
+    # The story is the testing layer's scripted conversation: imported by the demo alone, so
+    # the serving commands never load it.
+    from factledger.api.cli.demo.agent import AgentDemo
+    from factledger.testing.manual_clock import ManualClock
+    from factledger.testing.story.script import INFERENCE, JAN, KIND, REASON, REF, TENANT
+    from factledger.testing.story.steps import play_story
+
     clock = ManualClock(JAN)
     async with open_runtime(settings, DEMO, clock=clock) as rt:
         console.rule("[bold]factledger demo: one lead, six months")

@@ -8,7 +8,6 @@ import typer
 
 from factledger.api.http.auth import TokenVerifier
 from factledger.api.log_setup import configure_logging
-from factledger.api.mcp.stdio import TOKEN_ENV, TokenRefusedError, check_token, run
 from factledger.api.settings import SettingsError, load_settings
 
 # What a missing or refused token exits with: the usage error's code, as for a bad option.
@@ -17,6 +16,10 @@ TOKEN_REFUSED_EXIT = 2
 
 def mcp() -> None:
     """Serve the MCP tools over stdio for the agent token in FACTLEDGER_MCP_TOKEN."""
+    # The MCP SDK loads with the one command that speaks MCP over stdio, never with `serve`'s
+    # start (which mounts MCP over HTTP on first use, ADR 0054).
+    from factledger.api.mcp.stdio import TOKEN_ENV, TokenRefusedError, check_token, run
+
     try:
         settings = load_settings()
     except SettingsError as exc:

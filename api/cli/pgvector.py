@@ -1,108 +1,20 @@
-"""`factledger pgvector ...`: tools of the pgvector memory backend (its benchmark)."""
+"""`factledger pgvector ...`: upkeep of the pgvector memory backend."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from factledger.adapters.embedding.hashing import HashingEmbedder
-from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
-from factledger.adapters.embedding.onnx.model_files import (
-    DEFAULT_PRESET,
-    OnnxModelFiles,
-    OnnxPreset,
-)
 from factledger.adapters.pgvector.ann import AnnReport, AnnSettings
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.api.bootstrap.compose import open_memory_backend
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import PgvectorBackendSettings, Settings, load_settings
 from factledger.application.memory.forwarding import innermost_backend
-from factledger.application.ports import Embedder
-from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
-from factledger.bench.pgvector.data import Tier
-from factledger.bench.pgvector.measure import Figures
 
 pgvector_app = typer.Typer(help="The pgvector memory backend.", no_args_is_help=True)
-
-
-def _tier(value: str, name: str) -> Tier:
-    namespaces, _, facts = value.partition("x")
-    if not (namespaces.isdigit() and facts.isdigit()):
-        raise typer.BadParameter("write NAMESPACESxFACTS, e.g. 1000x100")
-    return Tier(name, int(namespaces), int(facts))
-
-
-@pgvector_app.command("bench")
-def bench(
-    small: Annotated[str, typer.Option(help="Small tier, NAMESPACESxFACTS.")] = "1000x100",
-    large: Annotated[str, typer.Option(help="Large tier, NAMESPACESxFACTS.")] = "100x10000",
-    queries: Annotated[int, typer.Option(min=10, help="Queries per tier.")] = 500,
-    pool: Annotated[int, typer.Option(min=10, help="Distinct sentences to draw from.")] = 12_000,
-    ann_min_facts: Annotated[
-        int, typer.Option(min=1, help="Facts from which a namespace gets a partial HNSW index.")
-    ] = 5_000,
-    port_documents: Annotated[
-        int, typer.Option(min=1, help="Documents (10 facts each) sent via ingest_transcript.")
-    ] = 200,
-    embedder: Annotated[str, typer.Option(help="onnx or hashing.")] = "onnx",
-    embedder_model: Annotated[
-        OnnxPreset, typer.Option(help="The packaged sentence model (with --embedder onnx).")
-    ] = DEFAULT_PRESET,
-    embedder_threads: Annotated[
-        int, typer.Option(min=1, help="ONNX intra-op threads (the embedder's `threads` setting).")
-    ] = 1,
-    int8_activations: Annotated[
-        bool, typer.Option(help="The ONNX embedder's `int8_activations` setting.")
-    ] = True,
-    compare_activations: Annotated[
-        bool,
-        typer.Option(help="Also time the query embedding with the other activations setting."),
-    ] = True,
-    in_memory: Annotated[bool, typer.Option(help="Also run the in-memory backend.")] = True,
-    seed: Annotated[int, typer.Option()] = 7,
-    vectors_cache: Annotated[
-        Path | None, typer.Option(help="Folder keeping the pool's vectors between runs.")
-    ] = None,
-) -> None:
-    """Load synthetic subjects into pgvector (embedded server) and the in-memory backend; print
-    load throughput, index build time, search latency p50/p95/p99 and recall@3 side by side."""
-    options = BenchOptions(
-        small=_tier(small, "small"),
-        large=_tier(large, "large"),
-        queries=queries,
-        pool=pool,
-        ann_min_facts=ann_min_facts,
-        port_documents=port_documents,
-        seed=seed,
-        in_memory=in_memory,
-        vectors_cache=vectors_cache,
-    )
-    real: Embedder = HashingEmbedder(384)
-    reference: Embedder | None = None
-    if embedder == "onnx":
-        files = OnnxModelFiles.preset(embedder_model)
-        # No vector cache (ADR 0035): the floor is a query's embedding, which a repeated
-        # query would otherwise read back from memory.
-        real = OnnxEmbedder(
-            files,
-            threads=embedder_threads,
-            int8_activations=int8_activations,
-            cached_vectors=0,
-        )
-        if compare_activations:
-            reference = OnnxEmbedder(
-                files,
-                threads=embedder_threads,
-                int8_activations=not int8_activations,
-                cached_vectors=0,
-            )
-    report = asyncio.run(run_bench(options, real, typer.echo, reference))
-    typer.echo("")
-    typer.echo(render(report))
 
 
 @pgvector_app.command("maintain")
@@ -140,34 +52,6 @@ async def _maintain(settings: Settings, ann: AnnSettings) -> AnnReport:
         report = await backend.maintain_ann_indexes(ann)
         await backend.compact_erased(every_table=True)
         return report
-
-
-def render(report: BenchReport) -> str:
-    """The results as a markdown table (pasted into docs/benchmarks.md)."""
-    head = (
-        "| backend | tier | facts | load | load rate | index build | search p50/p95/p99 ms "
-        "(embedding excluded) | same, embedding included | recall@3 | floor p50/p95/p99 ms "
-        "(embedding + SELECT 1) | included p95 / floor p95 |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|"
-    )
-    lines = [head, *(_row(f) for f in report.figures)]
-    return "\n".join([*lines, "", *(f"- {note}" for note in report.notes)])
-
-
-def _row(f: Figures) -> str:
-    rate = f"{f.facts / f.load_s:,.0f}/s ({f.load_note})" if f.load_s else f.load_note or "-"
-    index = f"{f.index_s:.1f} s" if f.index_s is not None else "-"
-    excluded = "/".join(f"{v:.2f}" for v in f.excluded_ms)
-    included = "/".join(f"{v:.2f}" for v in f.included_ms)
-    load = f"{f.load_s:.1f} s" if f.load_s else "-"
-    searched = f.tier != "ingest_transcript"
-    floor = "/".join(f"{v:.2f}" for v in f.floor_ms) if f.floor_ms else "-"
-    ratio = f"{f.included_ms[1] / f.floor_ms[1]:.2f}x" if f.floor_ms and f.floor_ms[1] else "-"
-    return (
-        f"| {f.backend} | {f.tier} | {f.facts:,} | {load} | {rate} | {index} | "
-        f"{excluded if searched else '-'} | {included if searched else '-'} | "
-        f"{f'{f.recall:.3f}' if searched else '-'} | {floor} | {ratio} |"
-    )
 
 
 def register(app: typer.Typer) -> None:

@@ -27,7 +27,7 @@ from factledger.domain.provenance import Actor, ActorKind
 
 subjects_app = typer.Typer(help="Subject administration.", no_args_is_help=True)
 # The ledger and the saved responses; the backend's copy is dropped by the sync worker.
-ERASURE = Needs(backend=False, sessions=False, idempotency=True, run_sync=False)
+ERASURE = Needs(backend=False, sessions=True, idempotency=True, run_sync=False)
 
 
 @subjects_app.command("erase")
@@ -58,6 +58,8 @@ async def _erase(settings: Settings, cmd: EraseSubject) -> bool:
         result = await asyncio.to_thread(rt.ledger.erase_subject, cmd)
         if rt.idempotency is not None:
             await rt.idempotency.forget_subject(cmd.tenant, cmd.subject_id)
+        if rt.session_buffer is not None:  # its open sessions' messages go too
+            await rt.session_buffer.discard_subject(cmd.subject_id)
         rt.catch_up()
         return result.applied
 

@@ -4,15 +4,26 @@ Memories come from `MemoryBackend.list_memories` on the subject's namespace (sup
 forgotten ones included, so the marks mean something). Records are looked up by the ids the
 sync derives from the ledger (`application.sync.ids`): one per session summary, proposal and
 profile version; a record the sync has not written yet shows as missing, not as an error.
+
+A page shows only what may be read: a memory the ledger forgot (by id, or with a field) is
+listed as forgotten, with when and why, never with its words, whether or not the sync has
+carried the forget to the backend yet; a memory a rejection or an approval retired is marked
+so, not as the latest (`memory_fates`). A record that holds a forgotten field's content (a
+proposal of it, a profile version that held it) is withheld the same way.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Collection
 from dataclasses import dataclass
 from uuid import UUID
 
+from factledger.api.console.memory_fates import Fate, positions_named, subject_decisions
 from factledger.api.console.subject_view import SessionView
 from factledger.application.errors import MemoryNotFoundError
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.queries import ProfileVersion
 from factledger.application.memory.types import MemoryFact
 from factledger.application.ports import MemoryBackend
 from factledger.application.sync.ids import (
@@ -22,6 +33,7 @@ from factledger.application.sync.ids import (
     summary_record_id,
     transcript_document_id,
 )
+from factledger.domain.subject import Subject
 
 MEMORIES_SHOWN = 100  # the port's largest page
 RECORDS_SHOWN = 60
@@ -31,16 +43,23 @@ RECORDS_SHOWN = 60
 class MemoryRow:
     fact: MemoryFact
     session_id: str | None  # the session whose transcript the memory came from, if known
+    fate: Fate | None = None  # why it is no longer served, if it is not
 
     @property
     def marks(self) -> tuple[str, ...]:
         fact = self.fact
-        marks = ["latest" if fact.is_latest else "superseded"]
+        if self.fate is not None:
+            marks = [self.fate.kind]
+        else:
+            marks = ["latest" if fact.is_latest else "superseded"]
         if fact.is_inference:
             marks.append("inferred")
-        if fact.is_forgotten:
-            marks.append("forgotten")
         return tuple(marks)
+
+    @property
+    def text(self) -> str | None:
+        """The memory's words, None when they may not be read (forgotten)."""
+        return self.fact.text if self.fate is None or self.fate.shows_text else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +67,7 @@ class RecordRow:
     record_id: str
     label: str
     body: str | None  # None: not in the backend (not synced yet, or deleted by a forget)
+    withheld: bool = False  # holds a forgotten field's content: the body is not shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,25 +90,59 @@ def _wanted_records(
     return wanted[:RECORDS_SHOWN]
 
 
+@dataclass(frozen=True, slots=True)
+class LedgerSide:
+    """What the ledger says of the subject, for the page to show only what may be read."""
+
+    ledger: Ledger
+    subject: Subject
+    versions: list[int]
+    forgotten_versions: Collection[int]  # profile versions that held a field since forgotten
+
+
+def any_forgotten(version: ProfileVersion) -> bool:
+    """Whether a written profile version held a field since forgotten (redacted in it)."""
+    return any(f.forgotten for f in version.fields.values())
+
+
+def forgotten_changes(subject: Subject) -> set[UUID]:
+    """The changes a forget of their field redacted (proposed before its latest forget)."""
+    marks = subject.forget_marks
+    return {
+        change_id
+        for change_id, record in subject.changes.items()
+        if (mark := marks.get(record.field)) is not None and record.proposed_version < mark.version
+    }
+
+
 async def memory_page(
-    backend: MemoryBackend,
-    subject_id: UUID,
-    sessions: list[SessionView],
-    change_ids: list[UUID],
-    versions: list[int],
+    backend: MemoryBackend, subject_id: UUID, sessions: list[SessionView], side: LedgerSide
 ) -> MemoryPage:
     ns = namespace_for(subject_id)
     facts = await backend.list_memories(
         ns, include_superseded=True, include_forgotten=True, limit=MEMORIES_SHOWN
     )
+    decisions = await asyncio.to_thread(
+        subject_decisions, side.ledger, side.subject, positions_named(facts)
+    )
+    capabilities = frozenset(backend.capabilities)
     by_document = {transcript_document_id(subject_id, s.session_id): s.session_id for s in sessions}
-    memories = [MemoryRow(f, by_document.get(f.document_id or "")) for f in facts]
+    memories = [
+        MemoryRow(f, by_document.get(f.document_id or ""), decisions.fate(f, capabilities))
+        for f in facts
+    ]
+    redacted = forgotten_changes(side.subject)
+    withheld = {proposal_record_id(c) for c in redacted}
+    withheld |= {profile_record_id(v) for v in side.forgotten_versions}
+    change_ids = list(side.subject.changes)
     records = []
-    for record_id, label in _wanted_records(subject_id, sessions, change_ids, versions):
+    for record_id, label in _wanted_records(subject_id, sessions, change_ids, side.versions):
         try:
             stored = await backend.get_record(ns, record_id)
         except MemoryNotFoundError:
             records.append(RecordRow(record_id, label, None))
         else:
-            records.append(RecordRow(record_id, label, stored.body_json))
+            hidden = record_id in withheld
+            body = None if hidden else stored.body_json
+            records.append(RecordRow(record_id, label, body, withheld=hidden))
     return MemoryPage(backend.name, memories, records)

@@ -136,7 +136,8 @@ async def recall(call: Call, body: RecallIn) -> BaseModel:
 
 async def start_session(call: Call, body: StartSessionIn) -> BaseModel:
     subject_id = await _subject(call)
-    return await session_routes.start(body, call.principal, subject_id, _sessions(call))
+    ledger = call.state.require_ports().ledger
+    return await session_routes.start(body, call.principal, subject_id, _sessions(call), ledger)
 
 
 async def record_message(call: Call, body: RecordMessageIn) -> BaseModel:

@@ -75,10 +75,16 @@ def reciprocal_rank_fusion(
 
 
 def cosine_scores(matrix: Vectors, query: Vectors) -> Vectors:
-    """Dot products of L2-normalised rows with one L2-normalised query vector."""
+    """Dot products of L2-normalised rows with one L2-normalised query vector.
+
+    Each row's score is summed by the same loop whatever the row's position, so equal vectors
+    score exactly alike and a subset of rows scores as it does within the whole matrix: ties
+    are real ties, and rank by id. numpy's BLAS product (`@`) does not promise that (it
+    splits the rows into blocks summed by different kernels, and a lone row by another), so two
+    copies of one vector could rank by where they sit."""
     if matrix.shape[0] == 0:
         return np.zeros(0, dtype=np.float32)
-    scores: Vectors = matrix @ query.reshape(-1)
+    scores: Vectors = np.einsum("ij,j->i", matrix, query.reshape(-1))
     return scores
 
 

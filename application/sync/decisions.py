@@ -14,6 +14,11 @@ is current, so the sync carries two decisions to the backend:
   so does every current memory of the field's slot that does not state the approved value
   (an older supplier the extractor did not link as replaced). A memory that states the
   approved value stays, even when it names the old one too ("moved from A to B").
+
+A memory whose slot is about another field is left to that field's decisions, except when
+its whole text is the decided value: an inference is proposed with its own words as the
+value ("price is an important factor for them" in `insights`) while the extractor slots it
+under a name of its own (`insight:price_sensitivity`).
   Appending to a list replaces nothing.
 
 No backend behind the port can mark a memory superseded after the fact (Supermemory's API has
@@ -86,13 +91,23 @@ def is_stale(memory: Stated, decision: Decided, *, slots: bool) -> bool:
     `slots`: whether the backend fills memory slots (`Capability.FACT_SLOTS`)."""
     about = slot_field(memory.slot)
     if slots and about is not None and about != decision.field:
-        return False  # about another field: that field's decisions speak for it
+        # About another field: that field's decisions speak for it, unless the memory is
+        # nothing but the decided value (an inference whose words are the proposed value,
+        # slotted by the extractor under a name of its own).
+        return is_the_value(memory.text, decision)
     if any_states(memory.text, decision.kept):
         return False
     if any_states(memory.text, decision.stale):
         unplaced = memory.slot is None and decision.evidence_document is not None
         return not (unplaced and memory.document_id != decision.evidence_document)
     return decision.whole_slot and slots and about == decision.field
+
+
+def is_the_value(text: str, decision: Decided) -> bool:
+    """Whether a memory's whole text is one of the decision's stale wordings."""
+    if any_states(text, decision.kept):
+        return False
+    return any(same_value(text, wording) for wording in decision.stale)
 
 
 def stale_memories(memories: Sequence[MemoryFact], decision: Decided, *, slots: bool) -> list[str]:

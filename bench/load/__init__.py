@@ -1,1 +1,1 @@
-"""`factledger bench load`: agents on loopback against real server processes (ADR 0014)."""
+"""`factledger-lab bench load`: agents on loopback against real server processes (ADR 0014)."""

@@ -1,2 +1,2 @@
-"""`factledger pgvector bench`: pgvector and the in-memory backend on the same synthetic
+"""`factledger-lab pgvector bench`: pgvector and the in-memory backend on the same synthetic
 subjects."""

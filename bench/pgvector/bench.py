@@ -1,4 +1,5 @@
-"""`factledger pgvector bench`: pgvector and the in-memory backend on the same synthetic subjects.
+"""`factledger-lab pgvector bench`: pgvector and the in-memory backend on the same synthetic
+subjects.
 
 - Facts are sentences embedded once by the real embedder; both backends get the same vectors
   (a caching embedder), so load and search figures compare engines, not embedding.
@@ -31,6 +32,7 @@ from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.pgvector.config import embedded_config, ensure_database
 from factledger.adapters.pgvector.keyword_bound import BoundedSearchCounts
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
+from factledger.adapters.pgvector.searcher import PgvectorSearcher
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
@@ -49,6 +51,7 @@ from factledger.bench.pgvector.measure import (
     measure,
     percentiles,
 )
+from factledger.bench.pgvector.strategies import DATABASE_ONLY, planned
 from factledger.bench.pgvector.turns import BLOCK, Turns, take_turns
 
 PORT_SAMPLE_FACTS = 10  # facts per document in the ingest_transcript sample
@@ -190,13 +193,12 @@ async def _pgvector(
         await ensure_database(server.location, "factledger_pgvector_bench")
         config = embedded_config(server.location, dbname="factledger_pgvector_bench", pool_max=2)
         extractor = ListExtractor()
-        # Mirrors big enough for the large tier, loaded when its figures are taken; until then,
-        # and in every turn but the mirror's, searches read the database.
-        config = replace(config, mirror=MirrorSettings(budget_mb=MIRROR_BUDGET_MB))
+        # The backend's searches read the database; the mirror's turns search through a
+        # searcher of their own (`strategies.planned`) holding the large tier's mirrors.
+        config = replace(config, search=replace(config.search, mirror=DATABASE_ONLY))
         backend = await PgvectorMemoryBackend.open(
             config, embedder=embedder, extractor=extractor, clock=SystemClock()
         )
-        backend.searcher.mirror_reads = False
         try:
             for work in workloads:
                 t0 = time.perf_counter()
@@ -221,13 +223,15 @@ async def _pgvector(
                 ann.floor_ms = await floor(backend, embedder.real, large)
                 report.notes.append(_bounded_note(before, backend.searcher.bounded))
                 echo(report.notes[-1])
-                mirrored = await _mirrored(backend, embedder, large, echo, report)
-                if mirrored is not None:
-                    figures.append(mirrored)
-                agreements = await depth_agreements(backend, large)
+                mirrored = planned(
+                    backend, embedder, mirror=MirrorSettings(budget_mb=MIRROR_BUDGET_MB)
+                )
+                mirrored_line = await _mirrored(backend, mirrored, embedder, large, echo, report)
+                if mirrored_line is not None:
+                    figures.append(mirrored_line)
+                agreements = await depth_agreements(backend, embedder, large, mirrored)
                 report.notes.append(
-                    "pgvector+HNSW keyword candidates from the vector list alone (ADR 0048) "
-                    "and the ranking in one statement (ADR 0050): "
+                    "pgvector+HNSW deeper vector lists (ADR 0048) and the mirror (ADR 0056): "
                     + "; ".join(a.text() for a in agreements)
                 )
                 echo(report.notes[-1])
@@ -236,8 +240,10 @@ async def _pgvector(
                     turns = await take_turns(
                         backend,
                         embedder.real,
+                        embedder,
                         large,
                         server.postmaster_pid(),
+                        mirrored=mirrored,
                         recall_threshold=_recall_raw_threshold(embedder.real),
                     )
                 finally:
@@ -253,13 +259,15 @@ async def _pgvector(
 
 async def _mirrored(
     backend: PgvectorMemoryBackend,
+    mirrored: PgvectorSearcher,
     embedder: CachingEmbedder,
     work: Workload,
     echo: Callable[[str], None],
     report: BenchReport,
 ) -> Figures | None:
-    """The large tier's namespaces loaded into mirrors (ADR 0056), timed, and searched there."""
-    mirrors = backend.searcher.mirrors
+    """The large tier's namespaces loaded into `mirrored`'s mirrors (ADR 0056), timed, and
+    searched there."""
+    mirrors = mirrored.mirrors
     started = time.perf_counter()
     for ns in work.facts:
         await mirrors.load(ns)
@@ -277,12 +285,8 @@ async def _mirrored(
     echo(report.notes[-1])
     line = Figures("pgvector+mirror", work.tier.name, sum(held.values()))
     line.load_s, line.load_note = seconds, "mirror loads"
-    backend.searcher.mirror_reads = True
-    try:
-        await measure(backend, embedder, work, line, echo)
-        line.floor_ms = await floor(backend, embedder.real, work)
-    finally:
-        backend.searcher.mirror_reads = False
+    await measure(mirrored, embedder, work, line, echo)
+    line.floor_ms = await floor(backend, embedder.real, work)
     return line
 
 

@@ -1,4 +1,4 @@
-"""Synthetic subjects for `factledger pgvector bench`: sentence-like facts, not random vectors.
+"""Synthetic subjects for `factledger-lab pgvector bench`: sentence-like facts, not random vectors.
 
 Random vectors make ANN indexes look useless (see the embeddings reference), so every fact is
 a sentence drawn from templates and embedded by the real embedder. Texts are distinct within

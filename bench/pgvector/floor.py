@@ -2,7 +2,7 @@
 
 A search with its embedding costs at least the query embedding plus one round trip (ADR 0006
 addendum: a search is one statement). Timing both per query, back to back, gives the floor
-that `factledger pgvector bench` sets the search against (issue 14: p95 at most 1.5x it).
+that `factledger-lab pgvector bench` sets the search against (issue 14: p95 at most 1.5x it).
 """
 
 from __future__ import annotations

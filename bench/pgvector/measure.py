@@ -1,4 +1,4 @@
-"""Measuring one workload on one backend for `factledger pgvector bench`: timed searches,
+"""Measuring one workload on one backend for `factledger-lab pgvector bench`: timed searches,
 embedding excluded and included, and recall against the exact ranking."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -18,8 +19,8 @@ from factledger.application.memory.lexical import (
     idf_weights,
     query_terms,
 )
-from factledger.application.memory.types import Namespace, SearchQuery
-from factledger.application.ports import Embedder, MemoryBackend, Vectors
+from factledger.application.memory.types import Namespace, SearchHit, SearchQuery
+from factledger.application.ports import Embedder, Vectors
 from factledger.bench.pgvector.data import Tier
 from factledger.domain.transcript import Message, Role
 
@@ -89,8 +90,14 @@ class ListExtractor:
         return self.facts[request.transcript[0].text]
 
 
+class Searches(Protocol):
+    """What `measure` times: a backend, or one of the lab's searchers (`strategies`)."""
+
+    async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]: ...
+
+
 async def measure(
-    backend: MemoryBackend,
+    backend: Searches,
     embedder: CachingEmbedder,
     work: Workload,
     line: Figures,
@@ -116,7 +123,7 @@ async def measure(
 
 
 async def _timed(
-    backend: MemoryBackend, queries: list[tuple[Namespace, str]]
+    backend: Searches, queries: list[tuple[Namespace, str]]
 ) -> tuple[list[list[float]], list[float]]:
     found, timings = [], []
     for ns, text in queries:

@@ -24,7 +24,7 @@ Json = dict[str, Any]
 def render_markdown(report: Json) -> str:
     meta = report["meta"]
     lines = [
-        f"# factledger bench: {meta['started_at']}",
+        f"# factledger-lab bench: {meta['started_at']}",
         "",
         f"Command: `{meta['command']}`",
         "",

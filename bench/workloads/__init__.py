@@ -1,1 +1,1 @@
-"""The workloads `factledger bench` runs against every backend."""
+"""The workloads `factledger-lab bench` runs against every backend."""

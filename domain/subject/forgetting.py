@@ -16,10 +16,13 @@ class SubjectForgetting(SubjectState):
     """Commands that take something out of what the subject serves."""
 
     def forget_field(self, field: str, *, by: Decision, reason: str, at: datetime) -> None:
-        """Forgets a field: the next version lacks it; its pending changes are withdrawn."""
+        """Forgets a field: the next version lacks it; its pending changes are withdrawn
+        (status `forgotten`). A field that is only proposed, or whose proposals were all
+        rejected, is forgotten too: its words are the subject's whatever a reviewer decided.
+        Refused only when nothing of the field is left to forget."""
         self._check_live()
         check_reason(reason)
-        if field not in self.fields:
+        if field not in self.fields and not self.unforgotten_changes(field):
             raise FieldNotPresentError(f"field {field} on subject {self.id}")
         self._check_time(at)
         withdrawn = [

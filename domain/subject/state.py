@@ -61,6 +61,8 @@ class SubjectState(Aggregate):
         self.erased = False
         self.forgotten_fields: set[str] = set()  # ever forgotten (keys must be gone)
         self.forget_marks: dict[str, ForgetMark] = {}  # field -> its latest forget (recall)
+        # field -> the changes its latest forget took (withdrawn or already decided), in order
+        self.forgot_changes: dict[str, tuple[UUID, ...]] = {}
         self.profile_version = 0
         self.seen_commands: list[str] = []
         self.superseded_by: dict[UUID, UUID] = {}  # superseded change id -> the newer one
@@ -93,6 +95,18 @@ class SubjectState(Aggregate):
         if record is None:
             raise ChangeNotFoundError(f"change {change_id} on subject {self.id}")
         return record
+
+    def unforgotten_changes(self, field: str) -> list[UUID]:
+        """The field's changes proposed since its latest forget, whatever their status: their
+        words are readable until the field is forgotten again (an earlier forget deleted the
+        key of the ones before it)."""
+        mark = self.forget_marks.get(field)
+        since = 0 if mark is None else mark.version
+        return [
+            change_id
+            for change_id, record in self.changes.items()
+            if record.field == field and record.proposed_version > since
+        ]
 
     # -- shared by commands and mutators ------------------------------------------------------
 

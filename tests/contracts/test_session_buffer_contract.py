@@ -435,3 +435,44 @@ async def test_concurrent_appends_never_overfill_a_session(buffers: Buffers) -> 
     assert kept == [CAP - 3, CAP - 2, CAP - 1]
     assert all(isinstance(o, SessionFullError) for o in outcomes if not isinstance(o, int))
     assert len(await b.messages(S1)) == CAP
+
+
+async def test_discarding_a_subject_removes_every_session_of_it_and_no_other(
+    buffer: SessionBuffer,
+) -> None:
+    # Given two open sessions of one subject and one of another, with messages
+    for key in (S1, SessionKey(SUBJECT_A, SessionId("s-2")), SessionKey(SUBJECT_B, S1.session_id)):
+        await buffer.open(session(key.session_id, key.subject_id))
+        await buffer.append(key, Message(Role.SUBJECT, f"said in {key.session_id}", T0))
+    # When the first subject is discarded (its erasure)
+    assert await buffer.discard_subject(SUBJECT_A) == 2
+    # Then its sessions are gone, appends find none, and the other subject's session stays
+    assert await buffer.get(S1) is None
+    with pytest.raises(SessionNotActiveError):
+        await buffer.append(S1, Message(Role.SUBJECT, "too late", T0))
+    other = SessionKey(SUBJECT_B, S1.session_id)
+    assert [m.text for m in await buffer.messages(other)] == ["said in s-1"]
+    assert await buffer.discard_subject(SUBJECT_A) == 0  # a retry removes nothing more
+
+
+async def test_an_erased_subjects_messages_leave_the_sqlite_files_and_its_wal(
+    tmp_path: Path,
+) -> None:
+    # The words must not survive in the database file's free pages or in the write-ahead log
+    path = tmp_path / "short_term.sqlite"
+    buffer = SqliteSessionBuffer(path)
+    canary = "canary-budget-forty-thousand " * 40  # spans pages, so rows are really written
+    try:
+        await buffer.open(session())
+        for _ in range(20):
+            await buffer.append(S1, Message(Role.SUBJECT, canary, T0))
+        files = [path, path.with_name(path.name + "-wal")]
+        assert any(canary.encode()[:29] in f.read_bytes() for f in files if f.exists())
+
+        await buffer.discard_subject(SUBJECT_A)
+
+        for f in files:
+            if f.exists():
+                assert b"canary-budget" not in f.read_bytes(), f.name
+    finally:
+        await close(buffer)

@@ -44,13 +44,18 @@ async def ok(response: httpx.Response, status: int = 200) -> Any:
     return response.json()
 
 
-async def ended_session(http: httpx.AsyncClient, session_id: str) -> Any:
+async def started_session(http: httpx.AsyncClient, session_id: str) -> None:
     await ok(
         await http.post(
             SESSIONS, json={"session_id": session_id, "channel": "chat"}, headers=AGENT
         ),
         201,
     )
+
+
+async def ended_session(http: httpx.AsyncClient, session_id: str, *, started: bool = False) -> Any:
+    if not started:
+        await started_session(http, session_id)
     said = {"role": "subject", "text": "We buy from Acme."}
     await ok(await http.post(**line(f"{SESSIONS}/{session_id}/messages", said, AGENT)))
     proposal = {
@@ -75,9 +80,12 @@ async def test_a_session_end_loads_its_subject_once(
 ) -> None:
     await registered(http)
     loads.clear()
-    ended = await ok(await ended_session(http, "s-1"))
+    await started_session(http, "s-1")
+    assert len(loads) == 1  # a start refuses an erased subject (410), from the ledger
+    loads.clear()
+    ended = await ok(await ended_session(http, "s-1", started=True))
     assert ended["proposals"][0]["status"] == "pending"
-    assert len(loads) == 1
+    assert len(loads) == 1  # the appends read nothing; the end loads once
 
 
 async def test_a_decision_loads_its_subject_once(http: httpx.AsyncClient, loads: list[int]) -> None:

@@ -211,7 +211,16 @@ async def test_forgetting_a_field_makes_a_new_version(http: httpx.AsyncClient) -
     headers = {**AGENT, "Idempotency-Key": "forget-000001"}
     first = await ok(await http.post("/v1/subjects/me/forget", json=forget, headers=headers))
     second = await ok(await http.post("/v1/subjects/me/forget", json=forget, headers=headers))
-    assert first == second == {"subject_id": lead_id, "applied": True, "profile_version": 2}
+    assert first == second
+    assert first == {
+        "subject_id": lead_id,
+        "applied": True,
+        "profile_version": 2,
+        "field": "supplier",
+        "memory_id": None,
+        "rejected_changes": [],
+        "redacted_changes": [change["change_id"]],
+    }
     gone = await http.post("/v1/subjects/me/forget", json=forget, headers=AGENT)
     assert gone.status_code == 409
     assert gone.json()["error"] == "FieldNotPresentError"

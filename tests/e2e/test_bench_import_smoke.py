@@ -1,11 +1,11 @@
-"""`factledger bench import` in miniature: the figures it prints add up (SQLite only; the
+"""`factledger-lab bench import` in miniature: the figures it prints add up (SQLite only; the
 PostgreSQL run is the same code on another store)."""
 
 from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from factledger.api.cli.main import app
+from factledger.bench.cli.main import app
 from factledger.bench.importing import run_store
 from factledger.testing.history import HistoryShape
 

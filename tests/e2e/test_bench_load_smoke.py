@@ -1,4 +1,4 @@
-"""A small run of `factledger bench load`: two agents for a few seconds against one real
+"""A small run of `factledger-lab bench load`: two agents for a few seconds against one real
 `factledger serve` on loopback (the hashing embedder keeps the server's start short)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factledger.api.cli.main import app
+from factledger.bench.cli.main import app
 
 
 def test_the_load_bench_drives_a_real_server_and_prints_its_tables(

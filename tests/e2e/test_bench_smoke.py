@@ -1,4 +1,4 @@
-"""`factledger bench --smoke` end to end, on tiny generated stand-ins for the datasets."""
+"""`factledger-lab bench --smoke` end to end, on tiny generated stand-ins for the datasets."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.api.cli.main import app
 from factledger.bench import main as bench_main
+from factledger.bench.cli.main import app
 from factledger.bench.config import BenchConfig, smoke_config
 from factledger.bench.progress import Advance, no_progress
 
@@ -165,7 +165,7 @@ def test_the_smoke_command_writes_a_full_report(
     report = check_report(out, backends)
     assert report["backends"]["supermemory-sim"]["simulated"] is True
     assert "supermemory-sim (SIMULATED)" in (out / "report.md").read_text(encoding="utf-8")
-    assert report["meta"]["command"].startswith("factledger bench --backends in-memory,")
+    assert report["meta"]["command"].startswith("factledger-lab bench --backends in-memory,")
     assert report["meta"]["command"].endswith("--smoke")
 
 

@@ -3,15 +3,22 @@ erased, its views are gone, and a second erasure is refused."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.api.cli.main import app
+from factledger.application.ledger.ledger import Ledger
+from factledger.application.sessions.types import ActiveSession, SessionId, SessionKey
+from factledger.domain.transcript import Channel, Message, Role
 
 SUBJECT = "acme/lead/lead-0042"
+T0 = datetime(2026, 7, 1, 10, tzinfo=UTC)
 
 
 def test_the_cli_erases_a_subject_and_keeps_a_receipt(
@@ -41,6 +48,44 @@ def test_the_cli_erases_a_subject_and_keeps_a_receipt(
     again = runner.invoke(app, ["subjects", "erase", SUBJECT, "--reason", "r", "--by", "ops-1"])
     assert again.exit_code == 1
     assert "SubjectErasedError" in again.output
+
+
+def test_the_cli_erasure_removes_the_subjects_open_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = CliRunner()
+    assert runner.invoke(app, ["demo", "--data-dir", str(tmp_path)]).exit_code == 0
+    monkeypatch.setenv("FACTLEDGER_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("FACTLEDGER_EVENT_STORE__KIND", raising=False)
+    key = SessionKey(Ledger.subject_id_for(*SUBJECT.split("/")), SessionId("wa-open"))
+    canary = "canary-of-an-open-session"
+
+    async def buffered() -> int | None:
+        buffer = SqliteSessionBuffer(tmp_path / "short_term.sqlite")
+        try:
+            found = await buffer.get(key)
+            return None if found is None else found.message_count
+        finally:
+            buffer.close()
+
+    async def open_one() -> None:
+        buffer = SqliteSessionBuffer(tmp_path / "short_term.sqlite")
+        try:
+            await buffer.open(ActiveSession(key.session_id, key.subject_id, Channel.CHAT, T0))
+            await buffer.append(key, Message(Role.SUBJECT, canary, T0))
+        finally:
+            buffer.close()
+
+    asyncio.run(open_one())
+    assert asyncio.run(buffered()) == 1
+
+    erased = runner.invoke(app, ["subjects", "erase", SUBJECT, "--reason", "r", "--by", "ops-1"])
+
+    assert erased.exit_code == 0, erased.output
+    assert asyncio.run(buffered()) is None
+    for name in ("short_term.sqlite", "short_term.sqlite-wal"):
+        if (tmp_path / name).exists():
+            assert canary.encode() not in (tmp_path / name).read_bytes()
 
 
 def test_erasing_needs_a_reason_and_an_operator(tmp_path: Path) -> None:

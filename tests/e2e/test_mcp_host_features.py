@@ -90,7 +90,15 @@ async def test_every_answer_matches_its_tools_output_schema(ports: Runtime) -> N
     for name, body in answers.items():
         jsonschema.validate(body, schemas[name])
     # A schema that describes nothing would pass any answer: each names the answer's keys.
-    assert set(schemas["forget"]["properties"]) == {"subject_id", "applied", "profile_version"}
+    assert set(schemas["forget"]["properties"]) == {
+        "subject_id",
+        "applied",
+        "profile_version",
+        "field",
+        "memory_id",
+        "rejected_changes",
+        "redacted_changes",
+    }
 
 
 async def test_forget_with_both_a_field_and_a_memory_says_which_to_send(ports: Runtime) -> None:

@@ -1,4 +1,4 @@
-"""`factledger pgvector bench` runs end to end at smoke size and prints its table."""
+"""`factledger-lab pgvector bench` runs end to end at smoke size and prints its table."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from factledger.api.cli.main import app
+from factledger.bench.cli.main import app
 from factledger.bench.pgvector.data import sentence_pool
 
 pytestmark = pytest.mark.integration
@@ -47,10 +47,11 @@ def test_the_bench_command_prints_both_backends_side_by_side() -> None:
     # pgvector's searched tiers are set against their floor, measured in the same run.
     pgvector = [row for row in exact if row.split("|")[1].strip() == "pgvector"]
     assert all(row.split("|")[11].strip().endswith("x") for row in pgvector)
-    # The prepared and the planned statement took turns with the floor, CPU included.
+    # The database's search and its other plans took turns with the floor, CPU included.
     turns = next(line for line in result.output.splitlines() if "taking turns" in line)
-    assert "prepared: p50/p95/p99" in turns
-    assert "planned per search: p50/p95/p99" in turns
+    assert "; database: p50/p95/p99" in turns
+    assert "database, ef_search 40: p50/p95/p99" in turns
+    assert "database, lexical depth 200: p50/p95/p99" in turns
     assert "ms server" in turns
     # The default search, on the mirror (ADR 0056), first; the database's forms after it.
     assert "; mirror: p50/p95/p99" in turns
@@ -108,5 +109,5 @@ def test_with_a_calibrated_model_the_turns_include_recall_at_its_own_threshold()
     assert result.exit_code == 0, result.output
     turns = next(line for line in result.output.splitlines() if "taking turns" in line)
     # The default model's table maps recall's 0.55 to a raw score well above 0.
-    assert re.search(r"prepared, recall's threshold \(raw 0\.[1-9]\d*\)", turns)
+    assert re.search(r"database, recall's threshold \(raw 0\.[1-9]\d*\)", turns)
     assert re.search(r"recall's threshold \(raw 0\.[1-9]", turns.split("p95 / floor p95:")[1])

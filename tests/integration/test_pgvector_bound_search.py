@@ -107,29 +107,17 @@ async def test_a_connection_back_from_a_search_is_bound_to_no_namespace(
     assert visible == 0
 
 
-@pytest.mark.parametrize(
-    ("mode", "overlap", "round_trips"),
-    [
-        (SearchMode.MEMORIES, False, 1),
-        (SearchMode.HYBRID, True, 1),
-        # With `overlap` the keyword frequencies go while the query is embedded (ADR 0045):
-        # one round trip after the embedding, as without.
-        (SearchMode.MEMORIES, True, 2),
-    ],
-)
+@pytest.mark.parametrize("mode", [SearchMode.MEMORIES, SearchMode.HYBRID, SearchMode.CHUNKS])
 async def test_a_search_is_one_round_trip(
     backend: PgvectorMemoryBackend,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     mode: SearchMode,
-    overlap: bool,
-    round_trips: int,
 ) -> None:
     async def no_ann(_: Namespace) -> bool:
         return False  # the process-wide ANN lookup is cached; count the search alone
 
     monkeypatch.setattr(backend.searcher, "has_ann", no_ann)
-    monkeypatch.setattr(backend.searcher, "overlap", overlap)
     query = SearchQuery(text="Likes alpha", limit=5, mode=mode)
     trace = tmp_path / "trace.txt"
     with trace.open("w") as out:
@@ -146,9 +134,10 @@ async def test_a_search_is_one_round_trip(
         await backend.db.one_statement(stop)
 
     sent = [line.split()[2] for line in trace.read_text().splitlines() if line.startswith("F")]
-    assert [h.text for h in hits][:1] == ["Likes alpha"]
+    if mode is not SearchMode.CHUNKS:  # the facts are memories; a chunk is a stored record
+        assert [h.text for h in hits][:1] == ["Likes alpha"]
     # Each round trip ends in a Sync (extended protocol) or is one Query (simple protocol).
-    assert sum(kind in ("Sync", "Query") for kind in sent) == round_trips
+    assert sum(kind in ("Sync", "Query") for kind in sent) == 1
     assert "Query" not in sent  # no BEGIN or COMMIT
 
 

@@ -1,12 +1,12 @@
 """pgvector memories mode ranked in the database, in one statement (ADR 0050): the same hits,
-scores and order as the two-statement form (vector list and frequencies, the bound in Python,
-holders by a second statement), on the edges of the bound and of visibility; filtered searches
-keep their own path."""
+scores and order as the process's mirror (ADR 0056), which ranks every visible fact in Python,
+on the edges of the bound and of visibility; filtered searches keep their own path."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -14,6 +14,8 @@ import pytest
 
 from factledger.adapters.pgvector import searcher as searcher_module
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.mirror.cache import MirrorSettings
+from factledger.adapters.pgvector.searcher import PgvectorSearcher
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import MemoryBackendError
 from factledger.application.memory.types import (
@@ -33,6 +35,7 @@ from .test_pgvector_keyword_bound import (
     NS,
     OTHER,
     RARE,
+    SCORE_ULP,
     START,
     ingest,
     search_laid_out,
@@ -73,16 +76,34 @@ def _as_if(backend: PgvectorMemoryBackend, monkeypatch: pytest.MonkeyPatch, inde
 
 
 async def both_forms(
-    backend: PgvectorMemoryBackend, ns: Namespace, query: SearchQuery
+    opened: Opened, ns: Namespace, query: SearchQuery
 ) -> tuple[list[SearchHit], list[SearchHit]]:
-    """The hits of the one-statement form and of the two-statement form."""
-    backend.searcher.fused_in_sql = True
+    """The hits of the one statement and the mirror's for the same query, the mirror's with
+    the hit past the limit, if any (a tie across the cut-off may come back either way)."""
+    backend, _, clock = opened
+    plan = replace(backend.searcher.plan, mirror=MirrorSettings(inline=True))
+    mirror = PgvectorSearcher(backend.db, embedder=EMBEDDER, clock=clock, plan=plan)
     fused = await backend.search(ns, query)
-    backend.searcher.fused_in_sql = False
-    try:
-        return fused, await backend.search(ns, query)
-    finally:
-        backend.searcher.fused_in_sql = True
+    if query.filters:  # a filtered search never reads the mirror: the database's other path
+        return fused, await mirror.search(ns, query)
+    return fused, await mirror.search(ns, replace(query, limit=query.limit + 1))
+
+
+def assert_same_answer(fused: list[SearchHit], mirrored: list[SearchHit]) -> None:
+    """The same scores in order (within float arithmetic's last places: PostgreSQL's cosine
+    against numpy's), the same ids wherever a score has no near-tie, and the same hit for each
+    id both return."""
+    everything, mirrored = mirrored, mirrored[: len(fused)] if fused else []
+    assert len(everything) in (len(fused), len(fused) + 1)
+    assert [h.score for h in fused] == pytest.approx([h.score for h in mirrored], abs=SCORE_ULP)
+    for i, hit in enumerate(fused):
+        others = [o.score for j, o in enumerate(everything) if j != i]
+        if all(abs(hit.score - other) > SCORE_ULP for other in others):
+            assert hit.id == mirrored[i].id
+    by_id = {h.id: h for h in everything}
+    for hit in fused:
+        if hit.id in by_id:
+            assert answer([hit])[0][2:] == answer([by_id[hit.id]])[0][2:]
 
 
 def answer(hits: list[SearchHit]) -> list[tuple[Any, ...]]:
@@ -111,7 +132,7 @@ QUERIES = [
     ],
     ids=["current", "superseded", "inferred", "forgotten", "all"],
 )
-async def test_the_one_statement_answers_as_the_two_statements(
+async def test_the_one_statement_answers_as_the_mirror(
     opened: Opened, monkeypatch: pytest.MonkeyPatch, indexed: bool, flags: dict[str, bool]
 ) -> None:
     backend, _, _ = opened
@@ -122,9 +143,9 @@ async def test_the_one_statement_answers_as_the_two_statements(
         for limit, threshold in ((3, 0.0), (10, 0.0), (5, 0.3), (1, -1.0)):
             query = SearchQuery(text, threshold=threshold, limit=limit, **flags)
 
-            fused, two = await both_forms(backend, NS, query)
+            fused, mirrored = await both_forms(opened, NS, query)
 
-            assert answer(fused) == answer(two), (text, limit, threshold)
+            assert_same_answer(fused, mirrored)
             if threshold <= 0.0:
                 assert fused  # every visible fact scores at least its cosine
 
@@ -136,9 +157,10 @@ async def test_a_threshold_above_every_score_finds_nothing_either_way(
     backend, _, _ = opened
     _as_if(backend, monkeypatch, indexed)
 
-    fused, two = await both_forms(backend, NS, SearchQuery("team office word007", threshold=0.9999))
+    query = SearchQuery("team office word007", threshold=0.9999)
+    fused, mirrored = await both_forms(opened, NS, query)
 
-    assert fused == two == []
+    assert fused == mirrored == []
 
 
 @pytest.mark.parametrize("indexed", [True, False])
@@ -150,9 +172,9 @@ async def test_a_namespace_smaller_than_the_vector_list(
     for limit in (3, 10, 40):
         query = SearchQuery("team morning word007", threshold=0.0, limit=limit)
 
-        fused, two = await both_forms(backend, SMALL, query)
+        fused, mirrored = await both_forms(opened, SMALL, query)
 
-        assert answer(fused) == answer(two)
+        assert_same_answer(fused, mirrored)
         assert len(fused) == min(limit, 24)  # 30 facts, 6 of them inferences
 
 
@@ -179,9 +201,9 @@ async def test_a_filtered_search_keeps_its_own_path(
         "team office", threshold=0.0, limit=5, filters=Condition("x", FilterOp.EQ, "y")
     )
 
-    fused, two = await both_forms(backend, NS, query)
+    fused, database = await both_forms(opened, NS, query)
 
-    assert fused == two
+    assert fused == database
     assert backend.searcher.bounded.searches == searches  # not a bounded search
 
 

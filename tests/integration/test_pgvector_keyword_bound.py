@@ -18,12 +18,10 @@ from support.first_axis import at_cosine, first_axis_backend
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.pgvector import schema
-from factledger.adapters.pgvector import search as search_module
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.application.errors import MemoryBackendError
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.lexical import (
     LEXICAL_WEIGHT,
@@ -218,7 +216,6 @@ def untied_positions(ranking: list[tuple[str, float]], top: int) -> list[int]:
     ]
 
 
-@pytest.mark.parametrize("fused", [True, False], ids=["one statement", "two statements"])
 @pytest.mark.parametrize("indexed", [True, False])
 @pytest.mark.parametrize("limit", [3, 10])
 async def test_bounded_search_ranks_as_the_exhaustive_scoring(
@@ -226,10 +223,8 @@ async def test_bounded_search_ranks_as_the_exhaustive_scoring(
     monkeypatch: pytest.MonkeyPatch,
     limit: int,
     indexed: bool,
-    fused: bool,
 ) -> None:
     backend, extractor, clock = opened
-    backend.searcher.fused_in_sql = fused  # ranked in the database (ADR 0050) or in Python
     for n in range(8):
         await ingest(backend, extractor, NS, f"doc-{n}", slots=n % 2 == 0)
 
@@ -456,63 +451,6 @@ async def test_a_holder_of_every_required_keyword_reaches_the_top(
     assert [h.id for h in hits[:3]] == ["fact-00", "fact-20", "fact-01"]
     assert hits[1].score == pytest.approx(0.79, abs=1e-3)
     assert backend.searcher.bounded.second_statements == 1
-
-
-async def test_the_frequencies_apart_give_the_hits_of_the_joined_statement(
-    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A prepared search fetches the keyword frequencies while the query is embedded, or as a
-    statement of their own in its pipeline (ADR 0045); the one planned per search joins them
-    into one UNION ALL, as before: the same hits each way."""
-    backend, extractor, _ = opened
-    for n in range(4):
-        await ingest(backend, extractor, NS, f"doc-{n}")
-
-    async def indexed(_: Namespace) -> bool:
-        return True  # the namespace as a literal, as for a partial index
-
-    monkeypatch.setattr(backend.searcher, "has_ann", indexed)
-    rnd = random.Random(5)
-    for _ in range(10):
-        text = " ".join([*rnd.sample(COMMON, 3), *rnd.sample(RARE, 1)])
-        query = SearchQuery(text, threshold=0.0, limit=5)
-
-        backend.searcher.overlap = True
-        overlapped = await backend.search(NS, query)  # frequencies while embedding
-        backend.searcher.overlap = False
-        backend.searcher.fused_in_sql = False
-        apart = await backend.search(NS, query)  # frequencies in the lists' pipeline
-        backend.searcher.fused_in_sql = True
-        backend.searcher.prepared = False
-        joined = await backend.search(NS, query)
-        backend.searcher.prepared = True
-
-        assert [(h.id, h.score) for h in apart] == [(h.id, h.score) for h in joined]
-        assert [(h.id, h.score) for h in overlapped] == [(h.id, h.score) for h in joined]
-        assert apart
-
-
-async def test_a_failing_frequency_statement_fails_the_search_and_leaves_the_pool_usable(
-    opened: tuple[PgvectorMemoryBackend, ScriptedExtractor, ManualClock],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    backend, extractor, _ = opened
-    backend.searcher.fused_in_sql = False  # the two-statement form (ADR 0050 for the other)
-    await ingest(backend, extractor, NS, "doc-0")
-    query = SearchQuery("team office morning", threshold=0.0)
-    expected = await backend.search(NS, query)
-
-    def broken(*_: Any, **__: Any) -> tuple[sql.Composed, list[Any]]:
-        return sql.SQL("SELECT 1 / 0 AS {}").format(sql.Identifier("t")), []
-
-    with monkeypatch.context() as patched:
-        patched.setattr(search_module, "kept_frequencies_statement", broken)
-        for _ in range(3):  # more searches than the pool has connections
-            with pytest.raises(MemoryBackendError):
-                await backend.search(NS, query)
-
-    await searches_again_bound_to_nothing(backend, query, expected)
 
 
 async def searches_again_bound_to_nothing(

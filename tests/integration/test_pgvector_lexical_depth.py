@@ -1,21 +1,22 @@
-"""pgvector memories mode with `lexical_depth` (ADR 0048): on a namespace with an ANN index a
-bounded search reads a deeper vector list, so its bound admits fewer holders past it; the
-holders it still admits are fetched, and the answer is the one of the 20-row list with its
-holders. Without them (`holders_past_depth` False, measured and not kept) a fact lifted from
-past the deeper list is missed; a namespace searched exactly is unchanged."""
+"""pgvector memories mode with the plan's `lexical_depth` (ADR 0048): on a namespace with an
+ANN index a bounded search reads a deeper vector list, so its bound admits fewer holders past
+it; the holders it still admits are fetched, and the answer is the one of the ranking's own
+list (20 rows) with its holders; a namespace searched exactly is unchanged."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
-from support.first_axis import at_cosine, first_axis_backend
+from support.first_axis import QueryAlongTheFirstAxis, at_cosine, first_axis_backend
 
-from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
+from factledger.adapters.pgvector.searcher import PgvectorSearcher
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.memory.lexical import LEXICAL_WEIGHT
 from factledger.application.memory.types import Namespace, SearchQuery
+from factledger.testing.manual_clock import ManualClock
 
 pytestmark = pytest.mark.integration
 NS, OTHER = Namespace("tenant-1:large"), Namespace("tenant-2:large")
@@ -33,6 +34,7 @@ LIFTED_FROM_DEEP = (0.23, ("lantern", "harbour"))
 TAIL = [(-0.5, ("lantern", "harbour")), (-0.6, ("lantern",)), (-0.7, ("harbour",))]
 FACTS: list[tuple[float, tuple[str, ...]]] = [*FILLER, LIFTED, *DEEP, LIFTED_FROM_DEEP, *TAIL]
 DEEP_ID = f"ns-{21 + len(DEEP):03d}"
+OWN_DEPTH = 1  # under the ranking's own depth (20 rows): the list is the ranking's
 
 
 def bulk(ns: Namespace, prefix: str) -> list[BulkFact]:
@@ -47,11 +49,11 @@ async def answers(
     monkeypatch: pytest.MonkeyPatch,
     *,
     indexed: bool,
-    lexical_depth: int | None,
-    holders: bool = True,
+    lexical_depth: int,
     other: bool = False,
 ) -> tuple[list[tuple[str, float]], int]:
-    """The top 3 for `QUERY` in NS, and how many holders statements the search sent."""
+    """The top 3 for `QUERY` in NS by a searcher planned with `lexical_depth`, and how many
+    searches its bound admitted holders in."""
     # The layout's order holds for the served weight: a lift stays under the top fact.
     assert LIFTED[0] + LEXICAL_WEIGHT < FILLER[0][0]
     assert TAIL[0][0] + LEXICAL_WEIGHT < FILLER[1][0]
@@ -65,29 +67,33 @@ async def answers(
                     for i in range(30)
                 ],
             )
-        await _as_if_indexed(backend, monkeypatch, indexed)
-        backend.searcher.lexical_depth = lexical_depth
-        backend.searcher.holders_past_depth = holders
-        hits = await backend.search(NS, SearchQuery(QUERY, threshold=0.0, limit=3))
-        return [(h.id, h.score) for h in hits], backend.searcher.bounded.second_statements
+        plan = replace(backend.searcher.plan, lexical_depth=lexical_depth)
+        searcher = PgvectorSearcher(
+            backend.db, embedder=QueryAlongTheFirstAxis(), clock=ManualClock(START), plan=plan
+        )
+        await _as_if_indexed(searcher, monkeypatch, indexed)
+        hits = await searcher.search(NS, SearchQuery(QUERY, threshold=0.0, limit=3))
+        return [(h.id, h.score) for h in hits], searcher.bounded.second_statements
 
 
 async def _as_if_indexed(
-    backend: PgvectorMemoryBackend, monkeypatch: pytest.MonkeyPatch, indexed: bool
+    searcher: PgvectorSearcher, monkeypatch: pytest.MonkeyPatch, indexed: bool
 ) -> None:
     # Without a built index the vector list is exact either way; "indexed" writes the
     # namespace as a literal and takes the ANN path's choices, as for a partial index.
     async def has_ann(_: Namespace) -> bool:
         return indexed
 
-    monkeypatch.setattr(backend.searcher, "has_ann", has_ann)
+    monkeypatch.setattr(searcher, "has_ann", has_ann)
 
 
 async def test_an_indexed_namespace_answers_as_the_20_row_list_with_its_holders(
     postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given / When
-    exact, exact_holders = await answers(postgres, monkeypatch, indexed=True, lexical_depth=None)
+    exact, exact_holders = await answers(
+        postgres, monkeypatch, indexed=True, lexical_depth=OWN_DEPTH
+    )
     deep, deep_holders = await answers(postgres, monkeypatch, indexed=True, lexical_depth=100)
 
     # Then: the fact lifted from past the deeper list is fetched as a holder either way
@@ -97,24 +103,11 @@ async def test_an_indexed_namespace_answers_as_the_20_row_list_with_its_holders(
     assert (exact_holders, deep_holders) == (1, 1)
 
 
-async def test_without_holders_the_deeper_list_misses_a_fact_lifted_from_past_it(
-    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Given / When
-    deep, holders = await answers(
-        postgres, monkeypatch, indexed=True, lexical_depth=100, holders=False
-    )
-
-    # Then: the lifted fact inside the list is found, the one past it is not
-    assert [i for i, _ in deep] == ["ns-000", "ns-020", "ns-001"]
-    assert holders == 0
-
-
 async def test_a_namespace_searched_exactly_keeps_the_holders_statement(
     postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given / When
-    exact, _ = await answers(postgres, monkeypatch, indexed=False, lexical_depth=None)
+    exact, _ = await answers(postgres, monkeypatch, indexed=False, lexical_depth=OWN_DEPTH)
     with_setting, _ = await answers(postgres, monkeypatch, indexed=False, lexical_depth=100)
 
     # Then

@@ -9,18 +9,28 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import psycopg
 import pytest
 import structlog
 from psycopg import sql
-from support.mirrors import DatabaseSearches, TwoProcesses, reads_mirror_only, two_processes
+from support.mirrors import (
+    EMBEDDER,
+    START,
+    DatabaseSearches,
+    TwoProcesses,
+    reads_mirror_only,
+    two_processes,
+)
 
 from factledger.adapters.pgvector.mirror import cache, feed
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
+from factledger.adapters.pgvector.searcher import PgvectorSearcher
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.memory.types import Namespace, SearchQuery
+from factledger.testing.manual_clock import ManualClock
 
 pytestmark = pytest.mark.integration
 NS = Namespace("tenant-1:cached")
@@ -154,9 +164,13 @@ async def test_close_cancels_a_running_load_and_the_pool_still_serves(
             assert loading.cancelled()
             assert mirrors.held() == {}
             await owner.rollback()
-        # What the cancelled load held went back to the pool usable, or was replaced.
-        two.mirrored.searcher.mirror_reads = False
-        assert len(await two.mirrored.search(NS, QUERY)) == 3
+        # What the cancelled load held went back to the pool usable, or was replaced: a
+        # search of the database through the same pool answers.
+        plan = replace(two.mirrored.searcher.plan, mirror=MirrorSettings(budget_mb=0))
+        database = PgvectorSearcher(
+            two.mirrored.db, embedder=EMBEDDER, clock=ManualClock(START), plan=plan
+        )
+        assert len(await database.search(NS, QUERY)) == 3
 
 
 async def test_a_failed_load_is_logged_by_its_type_and_searches_still_answer(

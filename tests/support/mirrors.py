@@ -90,7 +90,7 @@ def reads_mirror_only(backend: PgvectorMemoryBackend, monkeypatch: Any) -> None:
         raise AssertionError("the search read the database, not the mirror")
 
     monkeypatch.setattr(backend.searcher, "_fused_search", database_search)
-    monkeypatch.setattr(backend.searcher, "_bound_rows", database_search)
+    monkeypatch.setattr(backend.searcher, "_listed_rows", database_search)
 
 
 class DatabaseSearches:
@@ -99,7 +99,7 @@ class DatabaseSearches:
     def __init__(self, backend: PgvectorMemoryBackend, monkeypatch: Any) -> None:
         self.count = 0
         searcher = backend.searcher
-        for name in ("_fused_search", "_bound_rows"):
+        for name in ("_fused_search", "_listed_rows"):
             monkeypatch.setattr(searcher, name, self._counted(getattr(searcher, name)))
 
     def _counted(self, method: Any) -> Any:

@@ -1,6 +1,8 @@
 """The data files the code reads at run time (the tokenizer, the calibration tables, the
 extraction guidance, the console's templates and static files) ship in the wheel, the build
-says nothing about undeclared packages, and the installed package finds each of them."""
+says nothing about undeclared packages, every package folder is declared (setuptools leaves an
+undeclared one out of the wheel without a word), and the installed package finds each of
+them."""
 
 from __future__ import annotations
 
@@ -50,6 +52,18 @@ print(json.dumps({
     "static": [str(p) for p in sorted(pages.STATIC_DIR.iterdir())],
 }))
 """
+
+
+def test_every_package_folder_is_declared() -> None:
+    config = tomllib.loads((REPOSITORY / "pyproject.toml").read_text(encoding="utf-8"))
+    setuptools = config["tool"]["setuptools"]
+    found = {
+        ".".join([package, *init.parent.relative_to(REPOSITORY / folder).parts])
+        for package, folder in setuptools["package-dir"].items()
+        for init in (REPOSITORY / folder).rglob("__init__.py")
+    }
+
+    assert found - set(setuptools["packages"]) == set()
 
 
 def test_the_source_tree_has_each_file_the_code_reads() -> None:

@@ -1,9 +1,9 @@
 """Calibration tables of sentence models, found offline next to the model (ADR 0023).
 
 - The packaged models' tables ship in `models/calibration/tables.json`, keyed by the model
-  file's sha256 (fitted by `factledger bench calibration`; a few numbers each).
+  file's sha256 (fitted by `factledger-lab bench calibration`; a few numbers each).
 - A user's own model directory holds its table in `calibration.json` (written by
-  `factledger embedder calibrate`), also keyed by the model's sha256, so a replaced model
+  `factledger-lab embedder calibrate`), also keyed by the model's sha256, so a replaced model
   file never inherits the old model's table.
 - A model without a table is used uncalibrated (raw cosine), with a warning in the logs.
 """

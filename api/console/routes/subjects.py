@@ -23,7 +23,7 @@ from factledger.api.console.guard import (
     Reviewing,
 )
 from factledger.api.console.guard import subject_in_tenant as checked
-from factledger.api.console.memory_view import memory_page
+from factledger.api.console.memory_view import LedgerSide, any_forgotten, memory_page
 from factledger.api.console.pages import render_page, see_other
 from factledger.api.console.subject_view import recorded_sessions, subject_page
 from factledger.api.http.deps import LedgerDep
@@ -103,8 +103,14 @@ async def memory(
     summary = await asyncio.to_thread(profiles.subject, tenant, subject_id)
     recorded = await asyncio.to_thread(recorded_sessions, ledger, subject_id)
     aggregate = await asyncio.to_thread(ledger.subject, tenant, subject_id)
-    versions = [v.version for v in await asyncio.to_thread(profiles.versions, tenant, subject_id)]
-    page = await memory_page(backend, subject_id, recorded, list(aggregate.changes), versions)
+    written = await asyncio.to_thread(profiles.versions, tenant, subject_id)
+    side = LedgerSide(
+        ledger,
+        aggregate,
+        versions=[v.version for v in written],
+        forgotten_versions={v.version for v in written if any_forgotten(v)},
+    )
+    page = await memory_page(backend, subject_id, recorded, side)
     return render_page(request, "memory.html", session, subject=summary, page=page)
 
 
@@ -114,18 +120,24 @@ async def confirm_forget(
     subject_id: UUID,
     session: Administering,
     console: ConsoleDep,
+    ledger: LedgerDep,
     profiles: ProfilesDep,
     field: FieldName = None,
     memory_id: MemoryId = None,
 ) -> HTMLResponse:
-    """The confirmation step: what will be forgotten, and a reason to give."""
+    """The confirmation step: what will be forgotten, and a reason to give. A field only
+    proposed, or whose proposals were rejected, may be forgotten too (its proposals go)."""
     await checked(console, session, subject_id)
     if (field is None) == (memory_id is None):
         raise InvalidParameterError("field", "give exactly one of field or memory_id")
     summary = await asyncio.to_thread(profiles.subject, session.tenant, subject_id)
     current = await asyncio.to_thread(profiles.current, session.tenant, subject_id)
-    if field is not None and field not in current.fields:
-        raise NotFoundError(f"field {field} of subject {subject_id}")
+    proposals = 0
+    if field is not None:
+        aggregate = await asyncio.to_thread(ledger.subject, session.tenant, subject_id)
+        proposals = len(aggregate.unforgotten_changes(field))
+        if field not in current.fields and not proposals:
+            raise NotFoundError(f"field {field} of subject {subject_id}")
     return render_page(
         request,
         "forget.html",
@@ -133,7 +145,8 @@ async def confirm_forget(
         subject=summary,
         field=field,
         memory_id=memory_id,
-        held=None if field is None else current.fields[field],
+        held=None if field is None else current.fields.get(field),
+        proposals=proposals,
     )
 
 

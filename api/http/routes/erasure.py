@@ -7,6 +7,7 @@ import asyncio
 from typing import Annotated
 from uuid import UUID
 
+import structlog
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
@@ -15,6 +16,7 @@ from factledger.api.http.deps import (
     IdempotencyDep,
     IdempotencyStoreDep,
     LedgerDep,
+    SessionBufferDep,
     SubjectIdDep,
     require_roles,
 )
@@ -23,6 +25,7 @@ from factledger.api.http.schemas.common import ERRORS, Strict
 from factledger.application.ledger.commands import EraseSubject, new_command_id
 from factledger.domain.provenance import MAX_REASON
 
+log = structlog.get_logger(__name__)
 router = APIRouter(prefix="/v1", tags=["subjects"], responses=ERRORS)  # type: ignore[arg-type]
 Admin = Annotated[Principal, require_roles(Role.ADMIN)]
 
@@ -45,8 +48,9 @@ class ErasureOut(BaseModel):
     description=(
         "Records a `SubjectErased` receipt (who, when, why; no content), deletes the subject's "
         "keys, so every transcript and field it ever had is unreadable, deletes its profile "
-        "views and saved responses, and queues the drop of its memory-backend namespace. "
-        "Afterwards the subject answers 410 and its views 404."
+        "views, saved responses and open sessions (their buffered messages), and queues the "
+        "drop of its memory-backend namespace. Afterwards the subject answers 410 (so do its "
+        "sessions, and registering its reference again) and its views 404."
     ),
 )
 async def erase(
@@ -56,6 +60,7 @@ async def erase(
     ledger: LedgerDep,
     idem: IdempotencyDep,
     saved: IdempotencyStoreDep,
+    buffer: SessionBufferDep,
 ) -> ErasureOut:
     cmd = EraseSubject(
         principal.tenant,
@@ -68,6 +73,10 @@ async def erase(
     async def run() -> ErasureOut:
         result = await asyncio.to_thread(ledger.erase_subject, cmd)
         await saved.forget_subject(principal.tenant, subject_id)
+        # Its open sessions end now: their messages go, and later appends find no session
+        # of an erased subject (410).
+        discarded = await buffer.discard_subject(subject_id)
+        log.info("subject.sessions_discarded", subject_id=str(subject_id), sessions=discarded)
         return ErasureOut(subject_id=subject_id, applied=result.applied, erased=True)
 
     return await idem.run(run, ErasureOut)

@@ -22,9 +22,14 @@ from factledger.api.http.schemas.common import (
     Strict,
     body_rule,
 )
-from factledger.application.ledger.commands import ForgetField, ForgetMemory, new_command_id
+from factledger.application.ledger.commands import (
+    CommandResult,
+    ForgetField,
+    ForgetMemory,
+    new_command_id,
+)
 from factledger.application.memory.rules import ID_PATTERN
-from factledger.domain.provenance import MAX_REASON
+from factledger.domain.provenance import MAX_REASON, ChangeStatus
 
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["forget"], responses=ERRORS)  # type: ignore[arg-type]
 
@@ -57,6 +62,37 @@ class ForgetOut(BaseModel):
     subject_id: str
     applied: bool = Field(description="False when this was a retry that changed nothing.")
     profile_version: int
+    field: str | None = Field(default=None, description="The forgotten field, if one was.")
+    memory_id: str | None = Field(default=None, description="The forgotten memory, if one was.")
+    rejected_changes: list[str] = Field(
+        default_factory=list,
+        description="The field's pending proposals this forget rejected (status `forgotten`).",
+    )
+    redacted_changes: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Every proposal of the field whose value, condition, rationale and quote are now "
+            "unreadable: the rejected ones above, and those already decided (confirmed, "
+            "rejected or replaced) since the field was last forgotten."
+        ),
+    )
+
+
+def _forget_out(result: CommandResult, field: str | None, memory_id: str | None) -> ForgetOut:
+    subject = result.subject
+    taken = subject.forgot_changes.get(field, ()) if subject and field else ()
+    withdrawn = [
+        c for c in taken if subject and subject.changes[c].status is ChangeStatus.FORGOTTEN
+    ]
+    return ForgetOut(
+        subject_id=str(result.subject_id),
+        applied=result.applied,
+        profile_version=result.profile_version,
+        field=field,
+        memory_id=memory_id,
+        rejected_changes=[str(c) for c in withdrawn],
+        redacted_changes=[str(c) for c in taken],
+    )
 
 
 @router.post("/forget", summary="Forget a profile field or a memory")
@@ -83,10 +119,6 @@ async def forget(
             result = await asyncio.to_thread(ledger.forget_memory, cmd_m)
         # Saved responses are plain copies of what the deleted keys encrypted (ADR 0015).
         await saved.forget_subject(tenant, subject_id)
-        return ForgetOut(
-            subject_id=str(subject_id),
-            applied=result.applied,
-            profile_version=result.profile_version,
-        )
+        return _forget_out(result, body.field, body.memory_id)
 
     return await idem.run(run, ForgetOut)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated
 from uuid import UUID
 
@@ -47,7 +49,9 @@ from factledger.api.http.schemas.sessions import (
     StartSessionIn,
     TranscriptOut,
 )
+from factledger.application.errors import NotFoundError
 from factledger.application.ledger.commands import CommandResult
+from factledger.application.ledger.ledger import Ledger
 from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.answers import (
     AnswerMismatchError,
@@ -69,6 +73,7 @@ from factledger.application.sessions.types import (
     SessionKey,
     SessionNotActiveError,
 )
+from factledger.domain.errors import SubjectErasedError
 from factledger.domain.sessions import MAX_MESSAGES
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Message, MessageDecision, Role, Verdict
@@ -96,13 +101,38 @@ async def _owned(buffer: SessionBuffer, key: SessionKey) -> ActiveSession:
     return session
 
 
+async def refuse_erased(ledger: Ledger, tenant: str, subject_id: UUID) -> None:
+    """410 for an erased subject: its sessions went with it (the erasure discards their
+    buffers), and it takes no new ones. An unknown subject is left to the session's own
+    checks, as before."""
+    try:
+        subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+    except NotFoundError:
+        return
+    if subject.erased:
+        raise SubjectErasedError(f"subject {subject_id}")
+
+
+@asynccontextmanager
+async def erased_if_gone(ledger: Ledger, tenant: str, subject_id: UUID) -> AsyncIterator[None]:
+    """A session that is not active may have gone with its subject's erasure: say so (410)
+    rather than 404. The ledger is read only then, so appends cost no extra read."""
+    try:
+        yield
+    except SessionNotActiveError:
+        await refuse_erased(ledger, tenant, subject_id)
+        raise
+
+
 @router.post("/sessions", status_code=201, summary="Start a session (idempotent by session id)")
 async def start(
     body: StartSessionIn,
     principal: AgentOrService,
     subject_id: SubjectIdDep,
     sessions: SessionsDep,
+    ledger: LedgerDep,
 ) -> SessionOut:
+    await refuse_erased(ledger, principal.tenant, subject_id)
     session = await sessions.start(
         subject_id,
         SessionId(body.session_id),
@@ -135,11 +165,13 @@ async def append(
     recorded when the session ends with that line as evidence."""
     check_relay(principal, body.role)
     key = SessionKey(subject_id, SessionId(session_id))
+    tenant = principal.tenant
     stated = _stated(body)
     if stated is not None or body.role is Role.SUBJECT:
         # A plain append needs no read first: the buffer refuses a session that is not
         # active in the same transaction as the append.
-        await _owned(buffer, key)
+        async with erased_if_gone(ledger, tenant, subject_id):
+            await _owned(buffer, key)
     decides = stated
     if body.role is Role.SUBJECT:
         question = question_before(await _before(buffer, key, body.role, body.text))
@@ -153,9 +185,7 @@ async def append(
                 "a change now; append the line without `confirms`"
             ) from exc
     if decides is not None:
-        await asyncio.to_thread(
-            check_decidable, ledger, principal.tenant, subject_id, decides.change_id
-        )
+        await asyncio.to_thread(check_decidable, ledger, tenant, subject_id, decides.change_id)
     message = Message(role=body.role, text=body.text, at=body.at, decides=decides)
 
     # The buffer keeps message ids unique per session, so a retry that outlives the saved
@@ -163,9 +193,10 @@ async def append(
     message_id = body.message_id or idem.command_id
 
     async def run() -> MessageOutcomeOut:
-        outcome = await sessions.add_message(
-            key, message, flagged=body.flagged, message_id=message_id
-        )
+        async with erased_if_gone(ledger, tenant, subject_id):
+            outcome = await sessions.add_message(
+                key, message, flagged=body.flagged, message_id=message_id
+            )
         return MessageOutcomeOut(
             kept=outcome.kept, index=outcome.index, withheld_total=outcome.withheld_total
         )
@@ -179,8 +210,10 @@ async def read(
     principal: AgentOrService,
     subject_id: SubjectIdDep,
     buffer: SessionBufferDep,
+    ledger: LedgerDep,
 ) -> SessionOut:
-    return _out(await _owned(buffer, SessionKey(subject_id, SessionId(session_id))))
+    async with erased_if_gone(ledger, principal.tenant, subject_id):
+        return _out(await _owned(buffer, SessionKey(subject_id, SessionId(session_id))))
 
 
 @router.get("/sessions/{session_id}/messages", summary="The active session's kept messages")
@@ -190,12 +223,14 @@ async def messages(
     subject_id: SubjectIdDep,
     sessions: SessionsDep,
     buffer: SessionBufferDep,
+    ledger: LedgerDep,
     last: Annotated[
         int | None, Query(ge=1, le=MAX_MESSAGES, description="Only the last n.")
     ] = None,
 ) -> TranscriptOut:
     key = SessionKey(subject_id, SessionId(session_id))
-    session = await _owned(buffer, key)
+    async with erased_if_gone(ledger, principal.tenant, subject_id):
+        session = await _owned(buffer, key)
     kept = await sessions.context(key, last=last)
     first = session.message_count - len(kept)
     return TranscriptOut(
@@ -309,6 +344,7 @@ async def end(
                 recorded_end, ledger, tenant, subject_id, session_id, change_ids
             )
             if done is None:
+                await refuse_erased(ledger, tenant, subject_id)
                 raise
             return _end_out(session_id, done)
         # Still buffered: a fresh end, or one left behind by a process that stopped between

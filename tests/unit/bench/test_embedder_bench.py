@@ -1,4 +1,4 @@
-"""`factledger embedder bench` measures every graph and keeps the cached one faithful."""
+"""`factledger-lab embedder bench` measures every graph and keeps the cached one faithful."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`factledger bench forget-filter` times every case and checks the filter on the way."""
+"""`factledger-lab bench forget-filter` times every case and checks the filter on the way."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The matrix scan answers exactly what scoring only the visible facts answers: the same
-hits, in the same order (ties by id), at any limit, threshold and share of hidden facts."""
+hits, in the same order (ties by id), at any limit, threshold and share of hidden facts; and
+copies of one vector are ties wherever they sit in the matrix."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from factledger.adapters.in_memory.keywords import visible_fact
 from factledger.adapters.in_memory.search import search_namespace
 from factledger.adapters.in_memory.store import NamespaceState, StoredFact
-from factledger.application.memory.scoring import rank_desc
+from factledger.application.memory.scoring import cosine_scores, rank_desc
 from factledger.application.memory.types import SearchQuery
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -41,10 +42,12 @@ def _state(vectors: np.ndarray, hidden: list[bool], latest: list[bool]) -> Names
 
 
 def _filter_first(state: NamespaceState, query: SearchQuery, vector: np.ndarray) -> list[str]:
-    """The search before the scan: filter every fact, score the rest, rank."""
+    """The search before the scan: filter every fact, score each of the rest alone, rank."""
     visible = [f for f in state.fact_rows if visible_fact(f, query, NOW)]
     matrix = state.fact_vectors.matrix()
-    scores = {f.id: min(1.0, float(matrix[f.row] @ vector)) for f in visible}
+    scores = {
+        f.id: min(1.0, float(cosine_scores(matrix[f.row : f.row + 1], vector)[0])) for f in visible
+    }
     kept = {k: v for k, v in scores.items() if v >= query.threshold}
     return rank_desc(kept)[: query.limit]
 
@@ -73,6 +76,25 @@ def test_the_scan_equals_filtering_first(
     vector = palette[0]
     hits = search_namespace(state, query, vector, NOW)
     assert [h.id for h in hits] == _filter_first(state, query, vector)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    dimension=st.sampled_from([4, 7, 384]),
+    count=st.integers(min_value=1, max_value=80),
+    seed=st.integers(min_value=0, max_value=10_000),
+)
+def test_copies_of_one_vector_score_alike_wherever_they_sit(
+    dimension: int, count: int, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    vector = rng.normal(size=dimension).astype(np.float32)
+    vector /= np.linalg.norm(vector)
+    others = rng.normal(size=(count, dimension)).astype(np.float32)
+    matrix = np.vstack([others, np.tile(vector, (count, 1))])
+    scores = cosine_scores(matrix, vector)
+    assert len(set(scores[count:].tolist())) == 1
+    assert np.array_equal(cosine_scores(matrix[count - 1 :: 3], vector), scores[count - 1 :: 3])
 
 
 def test_facts_added_after_a_search_are_found_by_the_next() -> None:

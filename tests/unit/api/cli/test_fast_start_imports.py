@@ -1,5 +1,7 @@
-"""`factledger serve` and the API app start without the benchmarks, plotting or `onnx`: checked in
-a fresh interpreter, through `sys.modules`, so nothing this test session imported counts."""
+"""`factledger serve` and the API app start without the lab, the testing layer, plotting or
+`onnx`: checked in a fresh interpreter, through `sys.modules`, so nothing this test session
+imported counts. The product's command imports none of the lab at all: the benchmarks are the
+lab's own command, `factledger-lab`."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import sys
 import textwrap
 
 import pytest
+import typer
 
 # `onnx` (the graph compiler's) is needed only when no compiled graph is cached.
 HEAVY = ("factledger.bench", "matplotlib", "factledger.testing", "onnx.", "ml_dtypes")
@@ -37,7 +40,7 @@ def test_importing_and_building_the_api_app_imports_no_benchmark() -> None:
 
 
 @pytest.mark.parametrize("command", ["serve", "worker"])
-def test_the_fast_starting_commands_import_no_benchmark(command: str) -> None:
+def test_the_serving_commands_import_no_benchmark(command: str) -> None:
     script = f"""
         import sys
         sys.argv = ["factledger", "{command}", "--help"]
@@ -50,8 +53,13 @@ def test_the_fast_starting_commands_import_no_benchmark(command: str) -> None:
     assert _imported_after(script) == []
 
 
-def test_the_full_command_set_still_has_the_benchmarks() -> None:
-    from factledger.api.cli.main import full_app
+def test_the_benchmarks_are_the_labs_command_not_the_products() -> None:
+    from factledger.api.cli.main import app as product
+    from factledger.bench.cli.main import app as lab
 
-    names = {group.name for group in full_app().registered_groups}
-    assert "bench" in names
+    def groups(app: typer.Typer) -> set[str | None]:
+        return {group.name for group in app.registered_groups}
+
+    assert {"bench", "embedder", "memory", "recall"} <= groups(lab)
+    assert not {"bench", "embedder", "memory", "recall"} & groups(product)
+    assert "bench" not in {command.name for command in product.registered_commands}

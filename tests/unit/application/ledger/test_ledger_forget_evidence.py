@@ -94,11 +94,13 @@ def test_forgetting_a_field_records_where_it_was_said_and_confirmed(
     ledger.forget_field(ForgetField("acme", sid, "switch_reason", LEAD, "asked"))
 
     # Then the event, read back without the key, still names every place its words were said
-    # or confirmed, except the rejected change's, which never set the field
+    # or confirmed, the rejected change's included: a reviewer judged its value, but the
+    # words were the subject's about the field, and the subject asked for them to go
     (event,) = _forgotten(ledger)
     assert event.evidence_refs == [
         {"session_id": "chat-1", "message_index": 1},
         {"session_id": "chat-2", "message_index": 1},
+        {"session_id": "chat-2", "message_index": 3},
         {"session_id": "chat-3", "message_index": 1},
         {"session_id": "chat-3", "message_index": 3},
     ]

@@ -61,6 +61,15 @@ def test_without_slots_the_value_decides_and_other_fields_cannot_be_told_apart()
     assert stale_memories(memories, decision, slots=False) == ["m1"]
 
 
+def test_a_memory_that_is_the_rejected_value_goes_whatever_its_slot() -> None:
+    # An inference proposed with its own words as the value, slotted by the extractor under
+    # another name: rejecting the proposal takes it, but not a memory that only mentions it
+    inference = fact("i1", "price is an important factor for them", "insight:price_sensitivity")
+    mention = fact("i2", "said price is an important factor for them, among others", "insight:x")
+    decision = decided("insights", ["price is an important factor for them"])
+    assert stale_memories([inference, mention, *MEMORIES], decision, slots=True) == ["i1"]
+
+
 def test_an_approved_value_retires_the_replaced_values_and_the_rest_of_its_slot() -> None:
     decision = decided("supplier", ["Supplier Tamarind"], ["Vireo Wraps"], whole_slot=True)
     # m1 states the old value; m8 is a current memory of the slot that does not state the new

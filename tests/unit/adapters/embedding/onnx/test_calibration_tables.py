@@ -1,5 +1,5 @@
 """Calibration tables: the packaged ones are found offline by model sha256, a user's model gets
-its own with `factledger embedder calibrate`, and a model without one stays on raw cosine."""
+its own with `factledger-lab embedder calibrate`, and a model without one stays on raw cosine."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from factledger.adapters.embedding.onnx.calibration_tables import (
     write_table,
 )
 from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles, OnnxPreset
-from factledger.api.cli.main import app
 from factledger.application.memory.calibration import Calibration
+from factledger.bench.cli.main import app
 
 
 def test_every_packaged_model_has_a_rising_table_in_the_package() -> None:

@@ -1,4 +1,4 @@
-"""`factledger bench write`: the write path on loopback (issue 19), every figure printed
+"""`factledger-lab bench write`: the write path on loopback (issue 19), every figure printed
 with the load average it was taken under."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from factledger.api.cli.load import _credentials, _split
+from factledger.bench.cli.load import _credentials, _split
 from factledger.bench.load.run import Credentials
 from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
@@ -89,7 +89,7 @@ def write(
     chosen = _split(parts, ALL_PARTS)
     where = _split(topologies, TOPOLOGIES)
     command = shlex.join(
-        ["factledger", "bench", "write", "--parts", parts, "--topologies", topologies,
+        ["factledger-lab", "bench", "write", "--parts", parts, "--topologies", topologies,
          "--clients", str(clients), "--client-processes", str(client_processes),
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),

@@ -1,5 +1,5 @@
-"""`factledger bench`: the backend benchmark (see `factledger.bench` and ADR 0011); its
-subcommand `load` lives in `api.cli.load`."""
+"""`factledger-lab bench`: the backend benchmark (see `factledger.bench` and ADR 0011); its
+subcommand `load` lives in `bench.cli.load`."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
-from factledger.api.cli import calibration as cli_calibration
-from factledger.api.cli import load as cli_load
-from factledger.api.cli import write as cli_write
 from factledger.api.log_setup import configure_logging
 from factledger.bench import main as bench_main
 from factledger.bench.backends import BACKEND_NAMES
+from factledger.bench.cli import calibration as cli_calibration
+from factledger.bench.cli import load as cli_load
+from factledger.bench.cli import write as cli_write
 from factledger.bench.config import (
     DEFAULT_BACKENDS,
     DEFAULT_LOCOMO,
@@ -99,7 +99,7 @@ def bench(
         # Every setting spelled out, so the report's command reproduces the run as it was.
         command=shlex.join(
             [
-                "factledger",
+                "factledger-lab",
                 "bench",
                 "--backends",
                 backends,

@@ -1,4 +1,4 @@
-"""`factledger extraction phrasings`: score an extractor on how things are said."""
+"""`factledger-lab extraction phrasings`: score an extractor on how things are said."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`factledger memory ...`: commands about the memory backends (their benchmarks)."""
+"""`factledger-lab memory ...`: commands about the memory backends (their benchmarks)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`factledger supermemory serve`: the local Supermemory v5 server, for demos and manual tests.
+"""`factledger-lab supermemory serve`: the local Supermemory v5 server, for demos and manual tests.
 
 Point the service at it with `FACTLEDGER_BACKEND__KIND=supermemory`,
 `FACTLEDGER_BACKEND__BASE_URL=http://127.0.0.1:<port>` and `FACTLEDGER_BACKEND__API_KEY=<key>`.

@@ -1,4 +1,4 @@
-"""`factledger extraction eval` and `phrasings` print the figures."""
+"""`factledger-lab extraction eval`, `locomo-coverage` and `phrasings` print the figures."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from factledger.api.cli.main import app
 from factledger.api.log_setup import reset_logging
+from factledger.bench.cli.main import app
 
-LABELLED_SET = Path(__file__).parents[3] / "data" / "extraction_set.yaml"
+LABELLED_SET = Path(__file__).parents[2] / "data" / "extraction_set.yaml"
+PHRASING_SET = Path(__file__).parents[2] / "data" / "phrasing_set.yaml"
 
 
 @pytest.fixture(autouse=True)
@@ -66,24 +67,6 @@ def test_locomo_coverage_counts_the_evidence_turns_facts_cite(tmp_path: Path) ->
     assert "subject turns cited        0.667" in result.output
 
 
-def test_try_shows_the_facts_of_a_few_messages() -> None:
-    result = CliRunner().invoke(
-        app,
-        [
-            "extraction",
-            "try",
-            "agent: Hi, I'm Ana. Would you like to upgrade to the Pro plan?",
-            "Maybe next quarter, if the pricing works.",
-            "--date",
-            "2026-03-10T12:00:00",
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    assert "f0 [intent:upgrade_to_pro_plan] - sources=[0, 1]" in result.output
-    assert "condition: if the pricing works" in result.output
-    assert "Ana" not in result.output
-
-
 def test_eval_prints_one_line_per_guidance_with_dev_and_held_out_apart() -> None:
     sets = LABELLED_SET.parent / "extraction_sets"
     result = CliRunner().invoke(
@@ -96,21 +79,6 @@ def test_eval_prints_one_line_per_guidance_with_dev_and_held_out_apart() -> None
         (line,) = [x for x in lines if x.startswith(f"{name} ")]
         assert " dev P " in line
         assert " held-out P " in line
-
-
-def test_try_reads_messages_as_the_conversation_type_given() -> None:
-    said = ["The export keeps failing on Windows 11."]
-    plain = CliRunner().invoke(app, ["extraction", "try", *said])
-    typed = CliRunner().invoke(
-        app, ["extraction", "try", *said, "--conversation-type", "support_ticket"]
-    )
-    assert plain.exit_code == 0, plain.output
-    assert typed.exit_code == 0, typed.output
-    assert "[issue]" in typed.output
-    assert "[issue]" not in plain.output
-
-
-PHRASING_SET = Path(__file__).parents[3] / "data" / "phrasing_set.yaml"
 
 
 def test_phrasings_prints_all_dev_and_held_out_and_lists_only_dev_problems() -> None:

@@ -1,4 +1,4 @@
-"""`factledger bench calibration`, `factledger embedder calibrate` and `factledger bench
+"""`factledger-lab bench calibration`, `factledger-lab embedder calibrate` and `factledger-lab bench
 forget-mask` (ADR 0023)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`factledger bench load`: simulated agents against real server processes on loopback."""
+"""`factledger-lab bench load`: simulated agents against real server processes on loopback."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def load(
     if any(not 1 <= n <= 512 for n in counts):
         raise typer.BadParameter("clients: each between 1 and 512")
     command = shlex.join(
-        ["factledger", "bench", "load", "--topologies", topologies, "--clients", clients,
+        ["factledger-lab", "bench", "load", "--topologies", topologies, "--clients", clients,
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
          "--think-ms", f"{think_ms:g}", "--client-processes", str(client_processes)]
     )  # fmt: skip

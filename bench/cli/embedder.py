@@ -1,4 +1,4 @@
-"""`factledger embedder bench` and `factledger embedder serve-start`: what the embedder's
+"""`factledger-lab embedder bench` and `factledger-lab embedder serve-start`: what the embedder's
 graph costs at start-up and per query (docs/benchmarks.md)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
-from factledger.api.cli import calibration as cli_calibration
+from factledger.bench.cli import calibration as cli_calibration
 from factledger.bench.embedder_bench import BenchOptions, render, run
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
 from factledger.bench.serve_start import render as render_starts

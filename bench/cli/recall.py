@@ -1,4 +1,4 @@
-"""`factledger recall bench`: recall latency p50/p95/p99 and the fail-open rate per backend."""
+"""`factledger-lab recall bench`: recall latency p50/p95/p99 and the fail-open rate per backend."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The lab's command, `factledger-lab`: benchmarks, calibration fitting and evaluations."""

@@ -1,0 +1,55 @@
+"""The `factledger-lab` command: the benchmarks, the calibration fitting and the evaluation
+sets, each feature's commands in its own module of this package (`register(app)`).
+
+The lab is a client of the product: it imports `factledger.api` and below, and nothing in the
+product imports it, so the product's own command (`factledger`) starts without any of this.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version as installed_version
+
+import typer
+
+from factledger.bench.cli import bench as cli_bench
+from factledger.bench.cli import embedder as cli_embedder
+from factledger.bench.cli import extraction as cli_extraction
+from factledger.bench.cli import memory as cli_memory
+from factledger.bench.cli import pgvector as cli_pgvector
+from factledger.bench.cli import recall as cli_recall
+from factledger.bench.cli import supermemory as cli_supermemory
+
+app = typer.Typer(
+    name="factledger-lab",
+    help="factledger's lab: benchmarks, calibration fitting and evaluations.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@app.callback()
+def root() -> None:
+    """factledger's lab: benchmarks, calibration fitting and evaluations."""
+
+
+@app.command()
+def version() -> None:
+    """Print the installed version."""
+    typer.echo(installed_version("factledger"))
+
+
+for _module in (
+    cli_bench,
+    cli_embedder,
+    cli_memory,
+    cli_extraction,
+    cli_recall,
+    cli_pgvector,
+    cli_supermemory,
+):
+    _module.register(app)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

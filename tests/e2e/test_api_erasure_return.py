@@ -1,0 +1,118 @@
+"""Over HTTP, after `DELETE /v1/subjects/{id}`: the erased subject's open sessions refuse new
+messages at once (410) and their buffered messages are gone; registering the same reference
+again is refused with 410 saying how the operator onboards the returning person, and that
+way (a new reference) gives a new, empty subject with nothing of the old one readable."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+from uuid import UUID
+
+import httpx
+import pytest
+from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+
+from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.http.app import create_app
+from factledger.api.http.auth import Role
+from factledger.application.ports import SessionBuffer
+from factledger.application.sessions.types import SessionId, SessionKey
+from factledger.testing.manual_clock import ManualClock
+
+SERVICE = bearer(token(Role.SERVICE))
+ADMIN = bearer(token(Role.ADMIN))
+AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-1"))
+RETURNED = bearer(token(Role.AGENT, kind="lead", ref="crm-1~2"))
+CANARY = "Quetzal Marmalade 7731"
+ERASE = {"reason": "erasure request 4411"}
+
+
+@pytest.fixture
+def ports() -> Runtime:
+    return build_ports(ManualClock())
+
+
+@pytest.fixture
+async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
+    async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as client:
+        yield client
+
+
+async def ok(response: httpx.Response, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+def buffer_of(ports: Runtime) -> SessionBuffer:
+    assert ports.session_buffer is not None
+    return ports.session_buffer
+
+
+def gone(response: httpx.Response) -> str:
+    assert response.status_code == 410, response.text
+    assert response.json()["error"] == "SubjectErasedError"
+    return str(response.json()["detail"])
+
+
+async def a_lead_in_a_session(http: httpx.AsyncClient) -> str:
+    body = {"kind": "lead", "external_ref": "crm-1"}
+    subject = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
+    start = {"session_id": "wa-1", "channel": "whatsapp"}
+    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
+    said = {"role": "subject", "text": f"We work with {CANARY}."}
+    await ok(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=said, headers=AGENT))
+    return str(subject["subject_id"])
+
+
+async def test_an_erased_subjects_open_session_refuses_messages_and_its_buffer_is_gone(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    subject_id = await a_lead_in_a_session(http)
+    key = SessionKey(UUID(subject_id), SessionId("wa-1"))
+    assert await buffer_of(ports).get(key) is not None
+
+    await ok(await http.request("DELETE", f"/v1/subjects/{subject_id}", json=ERASE, headers=ADMIN))
+
+    # The buffered messages went with the subject
+    assert await buffer_of(ports).get(key) is None
+    # and the session refuses a new message, a read and an end at once, as does a new session
+    more = {"role": "subject", "text": "one more thing"}
+    gone(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=more, headers=AGENT))
+    gone(await http.get("/v1/subjects/me/sessions/wa-1", headers=AGENT))
+    gone(await http.get("/v1/subjects/me/sessions/wa-1/messages", headers=AGENT))
+    gone(await http.post("/v1/subjects/me/sessions/wa-1/end", json={}, headers=AGENT))
+    start = {"session_id": "wa-2", "channel": "whatsapp"}
+    gone(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT))
+    assert await buffer_of(ports).get(SessionKey(UUID(subject_id), SessionId("wa-2"))) is None
+
+
+async def test_registering_an_erased_reference_says_how_to_onboard_the_person_again(
+    http: httpx.AsyncClient,
+) -> None:
+    subject_id = await a_lead_in_a_session(http)
+    await ok(await http.request("DELETE", f"/v1/subjects/{subject_id}", json=ERASE, headers=ADMIN))
+
+    # Registering the same reference is refused, saying why and what to do instead
+    again = {"kind": "lead", "external_ref": "crm-1"}
+    detail = gone(await http.post("/v1/subjects", json=again, headers=SERVICE))
+    assert f"subject {subject_id} was erased" in detail
+    assert "register them under a new external_ref" in detail
+    assert "crm-1" not in detail  # the erased reference is not echoed
+
+    # Done that way, the returning person is a new subject with nothing of the old one
+    returned = {"kind": "lead", "external_ref": "crm-1~2"}
+    new = await ok(await http.post("/v1/subjects", json=returned, headers=SERVICE), 201)
+    assert new["subject_id"] != subject_id
+    assert (new["created"], new["profile_version"]) == (True, 0)
+    start = {"session_id": "wa-1", "channel": "whatsapp"}
+    fresh = await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=RETURNED), 201)
+    assert fresh["message_count"] == 0  # the old session of the same id is not theirs
+    said = {"role": "subject", "text": "Hello again."}
+    url = "/v1/subjects/me/sessions/wa-1/messages"
+    await ok(await http.post(url, json=said, headers=RETURNED))
+    read = await ok(await http.get(url, headers=RETURNED))
+    assert [m["text"] for m in read["messages"]] == ["Hello again."]
+    events = await ok(await http.get(f"/v1/subjects/{new['subject_id']}/events", headers=ADMIN))
+    assert CANARY not in str(events)
+    assert [e["topic"] for e in events["events"]] == ["factledger.subject.registered.v1"]
