@@ -12,7 +12,7 @@ from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, line, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -66,7 +66,7 @@ async def a_lead_who_said_the_budget(http: httpx.AsyncClient, ports: Runtime) ->
     start = {"session_id": "wa-1", "channel": "whatsapp"}
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     message = {"role": "subject", "text": SAID}
-    await ok(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=message, headers=AGENT))
+    await ok(await http.post(**line("/v1/subjects/me/sessions/wa-1/messages", message, AGENT)))
     await ok(await http.post("/v1/subjects/me/sessions/wa-1/end", json={}, headers=AGENT))
     await sync(ports)
     said = await backend_texts(ports, subject["subject_id"])
