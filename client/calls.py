@@ -172,6 +172,7 @@ def message_body(
     *,
     confirms: UUID | None = None,
     declines: UUID | None = None,
+    asks: UUID | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"role": role, "text": text, "flagged": flagged}
     if at is not None:
@@ -180,4 +181,6 @@ def message_body(
         body["confirms"] = str(confirms)
     if declines is not None:
         body["declines"] = str(declines)
+    if asks is not None:
+        body["asks"] = str(asks)
     return body

@@ -126,12 +126,19 @@ class FactledgerClient:
         flagged: bool = False,
         confirms: UUID | None = None,
         declines: UUID | None = None,
+        asks: UUID | None = None,
         subject: Subject = ME,
         idempotency_key: str | None = None,
     ) -> m.MessageOutcome:
-        """Appends a message; a subject's answer may confirm or decline a pending change (its
-        id from `context().to_confirm[n].ref`), recorded when the session ends."""
-        body = c.message_body(role, text, at, flagged, confirms=confirms, declines=declines)
+        """Appends a message. An agent's token appends the agent's lines; the subject's lines
+        come from the channel that heard them (a service token, `subject` = their id). The
+        agent's line may ask about a pending change (`asks`, its id from
+        `context().to_confirm[n].ref`): the subject's next line is judged as the answer, and a
+        yes confirms it, a no declines it, when the session ends. `confirms` / `declines` on
+        the subject's line are refused (422) unless the line answers that question so."""
+        body = c.message_body(
+            role, text, at, flagged, confirms=confirms, declines=declines, asks=asks
+        )
         return self.send(c.append_message(subject, session_id, body, idempotency_key))
 
     def session_messages(

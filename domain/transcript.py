@@ -35,18 +35,26 @@ class Verdict(StrEnum):
 
     CONFIRMS = "confirms"
     DECLINES = "declines"
+    # The agent's line asks the subject about a pending change: the subject's next line is
+    # judged as an answer to it (only an answer to the question about a change decides it).
+    ASKS = "asks"
 
 
 @dataclass(frozen=True, slots=True)
 class MessageDecision:
     """A subject's message confirms or declines a pending change: the message is the evidence,
-    recorded with the session (see `Subject.record_session`)."""
+    recorded with the session (see `Subject.record_session`). An agent's line may only ask."""
 
     verdict: Verdict
     change_id: UUID
 
     def encode(self) -> str:
         return f"{self.verdict.value}:{self.change_id}"
+
+    @property
+    def decides(self) -> bool:
+        """Confirms or declines (an agent's question only asks)."""
+        return self.verdict is not Verdict.ASKS
 
     @classmethod
     def decode(cls, text: str | None) -> MessageDecision | None:

@@ -14,7 +14,7 @@ from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import ProfileReader
 from factledger.application.ledger.view_store import ViewStore
-from factledger.application.ports import MemoryBackend, SafetyFilter, SessionBuffer
+from factledger.application.ports import MemoryBackend, SafetyFilter, SentenceJudge, SessionBuffer
 from factledger.application.rate_limits import RateStore
 from factledger.application.recall.service import Recall
 from factledger.application.sessions.short_term import ShortTermMemory
@@ -45,6 +45,9 @@ class Runtime:
     rate_store: RateStore | None = None  # the API's rate limits, shared by its processes
     # Screens messages and, through the side doors, summaries and proposals alike.
     safety: SafetyFilter = field(default_factory=DetectorSafetyFilter)
+    # Classifies the subject's answers to the agent's questions; None when its heads could
+    # not load, and then no conversation confirms anything (the changes stay pending).
+    judge: SentenceJudge | None = None
 
     def catch_up(self) -> int:
         """Brings every view up to the head of the log (call after a command to read it)."""

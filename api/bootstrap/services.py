@@ -26,6 +26,7 @@ from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.guidance import guidance_catalogue, guidance_routes
+from factledger.api.bootstrap.judgement import answer_judge
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.proposals import build_proposer
 from factledger.api.bootstrap.runtime import Needs, Runtime
@@ -178,6 +179,7 @@ async def open_services(
         recall=recall,
         sync_store=store,
         sync_worker=worker,
+        judge=answer_judge(settings.extractor),
     )
 
 

@@ -50,7 +50,7 @@ from factledger.api.settings import EventStreamSettings
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import SafetyFilter, SessionBuffer
+from factledger.application.ports import SafetyFilter, SentenceJudge, SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.domain.errors import DomainError
 from factledger.domain.subject import subject_id_for
@@ -245,7 +245,13 @@ async def get_safety(request: Request) -> SafetyFilter:
     return api_state(request).require_ports().safety
 
 
+async def get_judge(request: Request) -> SentenceJudge | None:
+    """The judge of the subject's answers; None when its heads did not load (fail closed)."""
+    return api_state(request).require_ports().judge
+
+
 SessionsDep = Annotated[ShortTermMemory, Depends(get_sessions)]
+JudgeDep = Annotated[SentenceJudge | None, Depends(get_judge)]
 SafetyDep = Annotated[SafetyFilter, Depends(get_safety)]
 SessionBufferDep = Annotated[SessionBuffer, Depends(get_session_buffer)]
 

@@ -30,7 +30,7 @@ from factledger.api.http.routes import recall as recall_routes
 from factledger.api.http.routes import sessions as session_routes
 from factledger.api.http.routes.forget import ForgetIn, ForgetOut
 from factledger.api.http.schemas.common import SESSION_ID_PATTERN
-from factledger.api.http.schemas.proposals import ConfirmIn, DecisionOut, ProposalIn, ProposalOut
+from factledger.api.http.schemas.proposals import ProposalIn, ProposalOut
 from factledger.api.http.schemas.recall import ContextIn, ContextOut, RecallIn, RecallOut
 from factledger.api.http.schemas.sessions import (
     EndSessionIn,
@@ -52,10 +52,6 @@ class RecordMessageIn(MessageIn):
 
 class EndSessionToolIn(EndSessionIn):
     session_id: str = SESSION_ID
-
-
-class ConfirmChangeIn(ConfirmIn):
-    change_id: UUID = Field(description="The pending change (from get_context's to_confirm).")
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +153,7 @@ async def record_message(call: Call, body: RecordMessageIn) -> BaseModel:
         buffer,
         ports.ledger,
         no_key(call),
+        ports.judge,
     )
 
 
@@ -182,14 +179,6 @@ async def propose_change(call: Call, body: ProposalIn) -> BaseModel:
     subject_id = await _subject(call)
     return await proposal_routes.create(
         body, call.principal, subject_id, ports.ledger, ports.safety, no_key(call)
-    )
-
-
-async def confirm_change(call: Call, body: ConfirmChangeIn) -> BaseModel:
-    ports = call.state.require_ports()
-    subject_id = await _subject(call)
-    return await proposal_routes.confirm(
-        body.change_id, body, call.principal, subject_id, ports.ledger, no_key(call)
     )
 
 
@@ -239,8 +228,10 @@ TOOLS: tuple[Tool[Any], ...] = (
     Tool(
         "record_message",
         "Record a message",
-        "Record one message of the session. A subject's message may confirm or decline a "
-        "pending change (`confirms`, `declines`). With `message_id`, a retry is a no-op.",
+        "Record one of your own (the agent's) lines of the session; the subject's words come "
+        "from the channel that heard them, not from this tool. To ask the subject about a "
+        "pending change, put its id in `asks`: their answer, relayed by the channel, confirms "
+        "it only if it is a yes. With `message_id`, a retry is a no-op.",
         RecordMessageIn,
         MessageOutcomeOut,
         record_message,
@@ -268,16 +259,6 @@ TOOLS: tuple[Tool[Any], ...] = (
         ProposalOut,
         propose_change,
         ADDS,
-    ),
-    Tool(
-        "confirm_change",
-        "Confirm a pending change",
-        "The subject confirmed a pending change: `evidence` names the message of an ended "
-        "session in which they said so, and quotes it.",
-        ConfirmChangeIn,
-        DecisionOut,
-        confirm_change,
-        ADDS_ONCE,
     ),
     Tool(
         "forget",

@@ -55,7 +55,7 @@ class RecordedEnd:
 
 def decided_in(transcript: Sequence[Message]) -> tuple[UUID, ...]:
     """The changes a transcript's messages decide on, in order, each once."""
-    ids = (m.decides.change_id for m in transcript if m.decides is not None)
+    ids = (m.decides.change_id for m in transcript if m.decides is not None and m.decides.decides)
     return tuple(dict.fromkeys(ids))
 
 

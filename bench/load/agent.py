@@ -66,6 +66,15 @@ class Recorder:
 
 
 @dataclass(frozen=True, slots=True)
+class ChannelSetup:
+    """The platform's channel that relays the subject's lines: the subject's id and the
+    service token (an agent's token may not write the subject's words)."""
+
+    subject_id: str
+    service_token: str
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSetup:
     """Who the agent is: its own subject (`ref`) and the tokens to act with."""
 
@@ -73,6 +82,7 @@ class AgentSetup:
     agent_token: str
     think_s: float
     seed: int
+    channel: ChannelSetup
 
 
 class Agent:
@@ -84,6 +94,7 @@ class Agent:
         self._recorder = recorder
         self._random = random.Random(setup.seed)
         self._headers = {"Authorization": f"Bearer {setup.agent_token}"}
+        self._channel = {"Authorization": f"Bearer {setup.channel.service_token}"}
 
     async def run(self) -> None:
         session = 0
@@ -102,7 +113,11 @@ class Agent:
             if self._recorder.stop.is_set():
                 return
             said = f"We work with {supplier} since turn {turn}, budget {1000 + turn} EUR."
-            await self._call("append", "POST", messages, {"role": "subject", "text": said})
+            relayed = (
+                f"/v1/subjects/{self._setup.channel.subject_id}/sessions/{session_id}/messages"
+            )
+            said_line = {"role": "subject", "text": said}
+            await self._call("append", "POST", relayed, said_line, headers=self._channel)
             await self._call("recall", "POST", f"{base}/recall", {"query": QUERIES[turn]})
             await self._call("append", "POST", messages, {"role": "agent", "text": "Noted."})
         proposal = {
@@ -115,13 +130,23 @@ class Agent:
         await self._call("end", "POST", end, {"proposals": [proposal]})
         await self._call("profile", "GET", f"{base}/profile", None)
 
-    async def _call(self, route: str, method: str, path: str, body: object | None) -> None:
+    async def _call(
+        self,
+        route: str,
+        method: str,
+        path: str,
+        body: object | None,
+        *,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         await asyncio.sleep(self._setup.think_s * (0.5 + self._random.random()))
         started = time.perf_counter()
         retries = 0
         while True:
             try:
-                response = await self._http.request(method, path, json=body, headers=self._headers)
+                response = await self._http.request(
+                    method, path, json=body, headers=headers or self._headers
+                )
             except httpx.TransportError as exc:
                 elapsed = time.perf_counter() - started
                 self._recorder.add(Sample(route, 0, elapsed, error=type(exc).__name__))

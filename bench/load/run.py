@@ -22,6 +22,7 @@ import httpx
 from factledger.bench.load.agent import (
     Agent,
     AgentSetup,
+    ChannelSetup,
     Recorder,
     Sample,
     TokenFor,
@@ -158,5 +159,6 @@ async def _register(
             response = await http.post("/v1/subjects", json=body, headers=headers)
             response.raise_for_status()
             token = credentials.agent_token(ref)
-            setups.append(AgentSetup(ref, token, config.think_s, config.seed + n))
+            channel = ChannelSetup(response.json()["subject_id"], credentials.service_token)
+            setups.append(AgentSetup(ref, token, config.think_s, config.seed + n, channel))
     return setups

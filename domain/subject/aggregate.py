@@ -86,7 +86,7 @@ class Subject(SubjectForgetting):
         with that message as evidence. A change decided meanwhile (or overtaken, or gone) is
         left as it is: the words stay in the transcript, and recording never fails on them."""
         decision = message.decides
-        if decision is None or not message.text.strip():
+        if decision is None or not decision.decides or not message.text.strip():
             return
         if message.role is not Role.SUBJECT:
             raise ConfirmationNotFromSubjectError(

@@ -111,7 +111,14 @@ def test_a_session_recorded_over_http_is_recalled_after_the_worker_syncs_it(
         ok(http.post("/v1/subjects/me/sessions", json=start, headers=agent), 201)
         message = {"role": "subject", "text": SAID}
         url = "/v1/subjects/me/sessions/wa-container"
-        ok(http.post(f"{url}/messages", json=message, headers=agent))
+        # The subject's words come from the channel that heard them: the service's token.
+        lead = http.get(
+            "/v1/subjects/lookup",
+            params={"kind": "lead", "external_ref": SUBJECT_REF},
+            headers=service,
+        ).json()["subject_id"]
+        relayed = f"/v1/subjects/{lead}/sessions/wa-container/messages"
+        ok(http.post(relayed, json=message, headers=service))
         ok(http.post(f"{url}/end", json={}, headers=agent))
 
         query = {"query": "Which supplier do they use now?"}

@@ -72,7 +72,11 @@ async def test_the_async_client_drives_a_session(
     me = await agent.whoami()
     assert me.role == "agent"
     await agent.start_session("wa-1", "whatsapp")
-    said = await agent.append_message("wa-1", "subject", "We work with Supplier A.")
+    # The subject's words come from the channel that heard them, with the platform's token.
+    async with client(asgi, token(Role.SERVICE)) as channel:
+        said = await channel.append_message(
+            "wa-1", "subject", "We work with Supplier A.", subject=me.subject_id
+        )
     assert said.index == 0
     transcript = await agent.session_messages("wa-1")
     assert [m.text for m in transcript.messages] == ["We work with Supplier A."]
@@ -98,12 +102,15 @@ async def test_the_async_client_drives_a_session(
 
 
 async def test_the_client_relays_a_dated_conversation_and_the_subjects_answer(
-    agent: AsyncFactledgerClient,
+    agent: AsyncFactledgerClient, asgi: httpx.ASGITransport
 ) -> None:
+    me = (await agent.whoami()).subject_id
+    channel = client(asgi, token(Role.SERVICE))
     began = datetime(2026, 1, 2, 8, 0, tzinfo=UTC)  # before the harness clock's now
     session = await agent.start_session("call-0", "voice", started_at=began)
     assert session.started_at == began
-    await agent.append_message("call-0", "subject", "We own a bakery in Lyon.", at=began)
+    said = "We own a bakery in Lyon."
+    await channel.append_message("call-0", "subject", said, at=began, subject=me)
     draft = ProposalDraft(
         field="business",
         origin="stated",
@@ -118,7 +125,10 @@ async def test_the_client_relays_a_dated_conversation_and_the_subjects_answer(
         "Is it right that your business is a bakery in Lyon?",
     )
     await agent.start_session("call-1", "voice")
-    await agent.append_message("call-1", "subject", "Yes, the bakery.", confirms=change.change_id)
+    await agent.append_message("call-1", "agent", ask.question, asks=change.change_id)
+    yes = "Yes, that is right."
+    await channel.append_message("call-1", "subject", yes, confirms=change.change_id, subject=me)
+    await channel.aclose()
     (decided,) = (await agent.end_session("call-1")).decided
     assert (decided.change_id, decided.status) == (change.change_id, "confirmed")
     assert (await agent.get_subject()).profile_version == 1
@@ -131,6 +141,8 @@ async def test_errors_arrive_typed_with_the_field(agent: AsyncFactledgerClient) 
     with pytest.raises(PermissionDeniedError):
         await agent.register_subject("lead", "crm-2")
     with pytest.raises(NotFoundError):
+        await agent.append_message("never-started", "agent", "hi")
+    with pytest.raises(PermissionDeniedError):
         await agent.append_message("never-started", "subject", "hi")
     with pytest.raises(InvalidRequestError) as empty:
         await agent.recall("")

@@ -1,6 +1,7 @@
 """Over HTTP, the confirmation step of the conversation plan: `context` lists what to ask,
-with a suggested question and the change id; the subject's answer, appended with `confirms`
-or `declines`, decides the change when the session ends, with that answer as evidence."""
+with a suggested question and the change id; the agent asks it (`asks`), the subject's answer,
+relayed by the channel with `confirms` or `declines`, decides the change when the session
+ends, with that answer as evidence."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, asgi_client, bearer, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, relayed, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -36,8 +37,9 @@ async def start(http: httpx.AsyncClient, session_id: str) -> None:
 
 
 async def say(http: httpx.AsyncClient, session_id: str, **message: Any) -> httpx.Response:
-    url = f"/v1/subjects/me/sessions/{session_id}/messages"
-    return await http.post(url, json=message, headers=AGENT)
+    """The agent's lines with its token, the subject's relayed by the channel."""
+    url, headers = relayed(f"/v1/subjects/me/sessions/{session_id}/messages", message, AGENT)
+    return await http.post(url, json=message, headers=headers)
 
 
 async def end(http: httpx.AsyncClient, session_id: str, **body: Any) -> httpx.Response:
@@ -96,9 +98,12 @@ async def test_the_subjects_answers_confirm_and_decline_when_the_session_ends(
 ) -> None:
     crm, renewal = await first_chat(http)
     await start(http, "chat-2")
-    assert (await say(http, "chat-2", role="agent", text="Is Pipewise still your CRM?")).is_success
+    asked = await say(http, "chat-2", role="agent", text="Is Pipewise still your CRM?", asks=crm)
+    assert asked.is_success
     yes = await say(http, "chat-2", role="subject", text="Yes, still Pipewise.", confirms=crm)
     assert yes.json()["index"] == 1
+    asked = await say(http, "chat-2", role="agent", text="October renewal?", asks=renewal)
+    assert asked.is_success
     no = await say(http, "chat-2", role="subject", text="No, we renew in March.", declines=renewal)
     assert no.is_success
     # nothing is decided before the session is recorded
@@ -136,8 +141,9 @@ async def test_only_a_pending_change_of_this_subject_can_be_answered(
     _, renewal = await first_chat(http)
     await start(http, "chat-2")
     unknown = "00000000-0000-4000-8000-000000000001"
-    response = await say(http, "chat-2", role="subject", text="Yes.", confirms=unknown)
+    response = await say(http, "chat-2", role="agent", text="Right?", asks=unknown)
     assert (response.status_code, response.json()["error"]) == (404, "ChangeNotFoundError")
+    assert (await say(http, "chat-2", role="agent", text="October?", asks=renewal)).is_success
     lead = ports.ledger.subject_id_for("t1", "lead", LEAD)
     approve = f"/v1/subjects/{lead}/proposals/{renewal}/approve"
     assert (await http.post(approve, json={}, headers=REVIEWER)).is_success
@@ -150,6 +156,7 @@ async def test_a_change_decided_while_the_session_was_open_is_left_as_it_is(
 ) -> None:
     crm, _ = await first_chat(http)
     await start(http, "chat-2")
+    assert (await say(http, "chat-2", role="agent", text="Pipewise?", asks=crm)).is_success
     assert (
         await say(http, "chat-2", role="subject", text="Not Pipewise.", declines=crm)
     ).is_success

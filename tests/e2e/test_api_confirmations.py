@@ -8,17 +8,19 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, asgi_client, bearer, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, line, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
+from factledger.domain.subject import subject_id_for
 
 LEAD, OTHER = "crm-310", "crm-311"
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=LEAD, principal_id="voice-bot"))
 OTHER_AGENT = bearer(token(Role.AGENT, kind="lead", ref=OTHER))
 SERVICE = bearer(token(Role.SERVICE))
 REVIEWER = bearer(token(Role.REVIEWER, principal_id="staff-3"))
+LEAD_ID = str(subject_id_for("t1", "lead", LEAD))
 
 
 @pytest.fixture
@@ -36,13 +38,19 @@ async def converse(
     lines: list[tuple[str, str]],
     *,
     agent: dict[str, str] = AGENT,
+    asks: str | None = None,
     **end: Any,
 ) -> httpx.Response:
+    """The agent's lines with its token (each asking about `asks` when given), the subject's
+    relayed by the channel."""
     start = {"session_id": session_id, "channel": "voice"}
     assert (await http.post("/v1/subjects/me/sessions", json=start, headers=agent)).is_success
     for role, text in lines:
         url = f"/v1/subjects/me/sessions/{session_id}/messages"
-        assert (await http.post(url, json={"role": role, "text": text}, headers=agent)).is_success
+        said: dict[str, Any] = {"role": role, "text": text}
+        if role == "agent" and asks is not None:
+            said["asks"] = asks
+        assert (await http.post(**line(url, said, agent))).is_success
     return await http.post(f"/v1/subjects/me/sessions/{session_id}/end", json=end, headers=agent)
 
 
@@ -76,9 +84,10 @@ async def proposed_fleet(http: httpx.AsyncClient) -> str:
 async def confirm(
     http: httpx.AsyncClient, change_id: str, session_id: str, index: int, quote: str
 ) -> httpx.Response:
+    """The channel relays the subject's confirmation (an agent's token may not)."""
     evidence = {"session_id": session_id, "message_index": index, "quote": quote}
-    url = f"/v1/subjects/me/proposals/{change_id}/confirm"
-    return await http.post(url, json={"evidence": evidence}, headers=AGENT)
+    url = f"/v1/subjects/{LEAD_ID}/proposals/{change_id}/confirm"
+    return await http.post(url, json={"evidence": evidence}, headers=SERVICE)
 
 
 def refused(response: httpx.Response, error: str) -> str:
@@ -119,17 +128,22 @@ async def test_the_subjects_later_words_confirm_and_a_reviewer_needs_none(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
     change = await proposed_fleet(http)
-    later = [("agent", "Still thirty vans?"), ("subject", "Yes, still thirty.")]
-    assert (await converse(http, "call-2", later)).status_code == 200
-    confirmed = await confirm(http, change, "call-2", 1, "Yes, still thirty")
-    assert confirmed.status_code == 200, confirmed.text
-    assert confirmed.json()["status"] == "confirmed"
+    unasked = [("agent", "Anything else?"), ("subject", "Yes, still thirty.")]
+    assert (await converse(http, "call-2", unasked)).status_code == 200
+    response = await confirm(http, change, "call-2", 1, "Yes, still thirty")
+    assert "did not ask about change" in refused(response, "InvalidParameterError")
+    later = [("agent", "Still thirty vans?"), ("subject", "Yes, that is right.")]
+    answered = await converse(http, "call-3", later, asks=change)
+    assert answered.status_code == 200, answered.text
+    assert [(d["change_id"], d["status"]) for d in answered.json()["decided"]] == [
+        (change, "confirmed")
+    ]
 
     other = await converse(
         http,
-        "call-3",
+        "call-4",
         [("subject", "Our depot is in Ghent.")],
-        proposals=[stated("depot", "Ghent", "call-3", 0, "Our depot is in Ghent")],
+        proposals=[stated("depot", "Ghent", "call-4", 0, "Our depot is in Ghent")],
     )
     depot = other.json()["proposals"][0]["change_id"]
     lead = ports.ledger.subject_id_for("t1", "lead", LEAD)

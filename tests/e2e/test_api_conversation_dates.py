@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, line, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -44,13 +44,19 @@ async def start(http: httpx.AsyncClient, session_id: str, **extra: Any) -> httpx
 
 
 async def say(
-    http: httpx.AsyncClient, session_id: str, role: str, text: str, at: datetime | str | None
+    http: httpx.AsyncClient,
+    session_id: str,
+    role: str,
+    text: str,
+    at: datetime | str | None,
+    **marks: str,
 ) -> httpx.Response:
-    body: dict[str, Any] = {"role": role, "text": text}
+    """The agent's lines with its token, the subject's relayed by the channel."""
+    body: dict[str, Any] = {"role": role, "text": text, **marks}
     if at is not None:
         body["at"] = at if isinstance(at, str) else at.isoformat()
     url = f"/v1/subjects/me/sessions/{session_id}/messages"
-    return await http.post(url, json=body, headers=AGENT)
+    return await http.post(**line(url, body, AGENT))
 
 
 def refused(response: httpx.Response, field: str) -> None:
@@ -80,14 +86,14 @@ async def test_notes_versions_and_histories_are_dated_by_the_conversations(
 
     # and a May call in which the lead confirms it
     assert (await start(http, "call-may", started_at=MAY.isoformat())).is_success
-    assert (await say(http, "call-may", "agent", "Still Antwerp?", MAY)).is_success
+    asked = await say(http, "call-may", "agent", "Still Antwerp?", MAY, asks=change_id)
+    assert asked.is_success
     confirmed_at = MAY + timedelta(minutes=1)
-    assert (await say(http, "call-may", "subject", "Yes, Antwerp.", confirmed_at)).is_success
+    said = await say(http, "call-may", "subject", "Yes, that is right.", confirmed_at)
+    assert said.is_success
     url = "/v1/subjects/me/sessions/call-may/end"
-    assert (await http.post(url, json={}, headers=AGENT)).status_code == 200
-    evidence = {"session_id": "call-may", "message_index": 1, "quote": "Yes, Antwerp"}
-    confirm = f"/v1/subjects/me/proposals/{change_id}/confirm"
-    assert (await http.post(confirm, json={"evidence": evidence}, headers=AGENT)).is_success
+    ended = await http.post(url, json={}, headers=AGENT)
+    assert ended.json()["decided"][0]["status"] == "confirmed"
 
     # Then the profile version and the field history carry May's time, not the API's
     profile = (await http.get("/v1/subjects/me/profile", headers=AGENT)).json()

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import bearer, build_ports, token
+from support.api_harness import bearer, build_ports, line, token
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.proposals import kind_feeds
@@ -75,7 +75,7 @@ async def session(
     started = await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     assert started["conversation_type"] == conversation_type
     url = f"/v1/subjects/me/sessions/{session_id}/messages"
-    await ok(await http.post(url, json={"role": "subject", "text": SAID}, headers=AGENT))
+    await ok(await http.post(**line(url, {"role": "subject", "text": SAID}, AGENT)))
     await ok(await http.post(f"/v1/subjects/me/sessions/{session_id}/end", json={}, headers=AGENT))
     report = await worker(ports).run_once()
     assert report.dead == 0

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 import structlog
-from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, line, token
 
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
@@ -49,9 +49,7 @@ async def test_a_secret_in_any_wording_is_withheld(
     http: httpx.AsyncClient, text: str, secret: str
 ) -> None:
     with structlog.testing.capture_logs() as logs:
-        outcome = await ok(
-            await http.post(URL, json={"role": "subject", "text": text}, headers=AGENT)
-        )
+        outcome = await ok(await http.post(**line(URL, {"role": "subject", "text": text}, AGENT)))
     assert outcome == {"kept": False, "index": None, "withheld_total": 1}
     assert secret not in (await http.get(URL, headers=AGENT)).text
     assert secret not in repr(logs)
@@ -59,4 +57,4 @@ async def test_a_secret_in_any_wording_is_withheld(
 
 async def test_ordinary_talk_is_kept(http: httpx.AsyncClient) -> None:
     said = {"role": "subject", "text": "The password policy is strict, and we use Supplier B."}
-    assert (await ok(await http.post(URL, json=said, headers=AGENT)))["kept"] is True
+    assert (await ok(await http.post(**line(URL, said, AGENT))))["kept"] is True

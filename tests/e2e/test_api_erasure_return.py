@@ -8,7 +8,7 @@ from __future__ import annotations
 from uuid import UUID
 
 import httpx
-from support.api_harness import bearer, token
+from support.api_harness import bearer, line, token
 from support.api_steps import AGENT, SERVICE, a_lead, ok, saying
 
 from factledger.api.bootstrap.runtime import Runtime
@@ -51,7 +51,7 @@ async def test_an_erased_subjects_open_session_refuses_messages_and_its_buffer_i
     # The buffered messages went with the subject
     assert await buffer_of(ports).get(key) is None
     # and the session refuses a new message, a read and an end at once, as does a new session
-    more = {"role": "subject", "text": "one more thing"}
+    more = {"role": "agent", "text": "one more thing"}
     gone(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=more, headers=AGENT))
     gone(await http.get("/v1/subjects/me/sessions/wa-1", headers=AGENT))
     gone(await http.get("/v1/subjects/me/sessions/wa-1/messages", headers=AGENT))
@@ -84,7 +84,7 @@ async def test_registering_an_erased_reference_says_how_to_onboard_the_person_ag
     assert fresh["message_count"] == 0  # the old session of the same id is not theirs
     said = {"role": "subject", "text": "Hello again."}
     url = "/v1/subjects/me/sessions/wa-1/messages"
-    await ok(await http.post(url, json=said, headers=RETURNED))
+    await ok(await http.post(**line(url, said, RETURNED)))
     read = await ok(await http.get(url, headers=RETURNED))
     assert [m["text"] for m in read["messages"]] == ["Hello again."]
     events = await ok(await http.get(f"/v1/subjects/{new['subject_id']}/events", headers=ADMIN))

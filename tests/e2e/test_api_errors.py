@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import structlog
-from support.api_harness import TEST_AUTH, bearer, token
+from support.api_harness import TEST_AUTH, bearer, line, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -89,7 +89,7 @@ async def test_the_api_logs_ids_and_counts_never_content(ports: Runtime) -> None
             start = {"session_id": "s-1", "channel": "chat"}
             await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT)
             message = {"role": "subject", "text": SECRET}
-            await http.post("/v1/subjects/me/sessions/s-1/messages", json=message, headers=AGENT)
+            await http.post(**line("/v1/subjects/me/sessions/s-1/messages", message, AGENT))
             await http.post("/v1/subjects/me/recall", json={"query": SECRET}, headers=AGENT)
             await http.post("/v1/subjects/me/sessions/s-1/end", json={}, headers=AGENT)
     assert logs

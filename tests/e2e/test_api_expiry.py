@@ -9,7 +9,7 @@ from uuid import UUID
 import httpx
 import pytest
 from support.api_harness import bearer, token
-from support.api_steps import AGENT, SERVICE, a_lead, ok, said, sync
+from support.api_steps import AGENT, a_lead, ok, said, sync
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
@@ -88,13 +88,8 @@ REVIEWER = bearer(token(Role.REVIEWER))
 
 async def a_confirmed_supplier(http: httpx.AsyncClient) -> str:
     """A subject whose profile holds `supplier` (stated, approved); returns the subject id."""
-    body = {"kind": "lead", "external_ref": "crm-1"}
-    subject = await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
-    start = {"session_id": "wa-1", "channel": "whatsapp"}
-    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
-    message = {"role": "subject", "text": "We work with Supplier Tamarind now."}
-    await ok(await http.post("/v1/subjects/me/sessions/wa-1/messages", json=message, headers=AGENT))
-    await ok(await http.post("/v1/subjects/me/sessions/wa-1/end", json={}, headers=AGENT))
+    sid = await a_lead(http)
+    await said(http, "We work with Supplier Tamarind now.")
     proposal = {
         "field": "supplier",
         "value": {"type": "text", "value": "Supplier Tamarind"},
@@ -104,7 +99,6 @@ async def a_confirmed_supplier(http: httpx.AsyncClient) -> str:
     change = await ok(
         await http.post("/v1/subjects/me/proposals", json=proposal, headers=AGENT), 201
     )
-    sid = str(subject["subject_id"])
     url = f"/v1/subjects/{sid}/proposals/{change['change_id']}/approve"
     await ok(await http.post(url, json={}, headers=REVIEWER))
     return sid

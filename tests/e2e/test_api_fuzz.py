@@ -34,7 +34,7 @@ from schemathesis.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, bearer, build_ports, line, token
 
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
@@ -98,7 +98,7 @@ def set_the_scene(url: str) -> Scene:
         httpx.post(f"{me}/sessions", json=start, headers=agent).raise_for_status()
         message = {"role": "subject", "text": "We work with Supplier A."}
         url_messages = f"{me}/sessions/{session}/messages"
-        httpx.post(url_messages, json=message, headers=agent).raise_for_status()
+        httpx.post(**line(url_messages, message, agent)).raise_for_status()
     httpx.post(f"{me}/sessions/{ENDED}/end", json={}, headers=agent).raise_for_status()
     proposal = {
         "field": "supplier",

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import bearer, build_ports, token
+from support.api_harness import bearer, build_ports, line, token
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.runtime import Runtime
@@ -59,7 +59,7 @@ async def conversation(
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     for role, text in lines:
         url = f"/v1/subjects/me/sessions/{session_id}/messages"
-        await ok(await http.post(url, json={"role": role, "text": text}, headers=AGENT))
+        await ok(await http.post(**line(url, {"role": role, "text": text}, AGENT)))
     url = f"/v1/subjects/me/sessions/{session_id}/end"
     ended = await ok(await http.post(url, json={}, headers=AGENT))
     assert ended["proposals"] == []  # nothing is proposed inside the request

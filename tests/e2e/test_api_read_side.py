@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, bearer, build_ports, line, token
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -62,9 +62,7 @@ async def supplier_story(http: httpx.AsyncClient, clock: ManualClock) -> str:
         start = {"session_id": sid, "channel": "whatsapp"}
         await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
         msg = {"role": "subject", "text": f"We work with {supplier} now."}
-        await ok(
-            await http.post(f"/v1/subjects/me/sessions/{sid}/messages", json=msg, headers=AGENT)
-        )
+        await ok(await http.post(**line(f"/v1/subjects/me/sessions/{sid}/messages", msg, AGENT)))
         proposal = {
             "field": "supplier",
             "value": {"type": "text", "value": supplier},

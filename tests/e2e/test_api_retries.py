@@ -15,7 +15,7 @@ from uuid import uuid4
 import httpx
 import pytest
 from pydantic import SecretStr
-from support.api_harness import TEST_AUTH, bearer, token
+from support.api_harness import TEST_AUTH, bearer, line, token
 
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
@@ -83,8 +83,8 @@ async def test_a_retry_on_the_other_process_replays_the_saved_response(two_apis:
     a, b = two_apis
     await start_session(a)
     message = {"role": "subject", "text": "We work with Supplier A."}
-    first = await ok(await a.post(MESSAGES, json=message, headers=keyed("append-0001")))
-    retry = await b.post(MESSAGES, json=message, headers=keyed("append-0001"))
+    first = await ok(await a.post(**line(MESSAGES, message, keyed("append-0001"))))
+    retry = await b.post(**line(MESSAGES, message, keyed("append-0001")))
     assert await ok(retry) == first
     assert retry.headers["Idempotent-Replayed"] == "true"
     assert await transcript(a) == ["We work with Supplier A."]
@@ -96,11 +96,9 @@ async def test_a_key_reused_with_another_body_is_refused_on_the_other_process(
     a, b = two_apis
     await start_session(a)
     await ok(
-        await a.post(MESSAGES, json={"role": "subject", "text": "one"}, headers=keyed("k-00000001"))
+        await a.post(**line(MESSAGES, {"role": "subject", "text": "one"}, keyed("k-00000001")))
     )
-    reused = await b.post(
-        MESSAGES, json={"role": "subject", "text": "two"}, headers=keyed("k-00000001")
-    )
+    reused = await b.post(**line(MESSAGES, {"role": "subject", "text": "two"}, keyed("k-00000001")))
     assert reused.status_code == 422
     assert reused.json()["field"] == "Idempotency-Key"
     assert await transcript(b) == ["one"]
@@ -123,16 +121,16 @@ async def test_concurrent_first_requests_with_one_key_never_both_run(
 
     buffer.append = held_append  # type: ignore[method-assign]
     message = {"role": "subject", "text": "only once"}
-    first = asyncio.create_task(a.post(MESSAGES, json=message, headers=keyed("twin-0001")))
+    first = asyncio.create_task(a.post(**line(MESSAGES, message, keyed("twin-0001"))))
     await inside.wait()
-    twin = await b.post(MESSAGES, json=message, headers=keyed("twin-0001"))
+    twin = await b.post(**line(MESSAGES, message, keyed("twin-0001")))
     assert twin.status_code == 409
     assert twin.json()["field"] == "Idempotency-Key"
     assert "retry later" in twin.json()["detail"]
     release.set()
     assert (await ok(await first))["index"] == 0
     buffer.append = real_append  # type: ignore[method-assign]
-    replay = await ok(await b.post(MESSAGES, json=message, headers=keyed("twin-0001")))
+    replay = await ok(await b.post(**line(MESSAGES, message, keyed("twin-0001"))))
     assert replay["index"] == 0
     assert await transcript(a) == ["only once"]
 
@@ -141,10 +139,10 @@ async def test_a_caller_message_id_makes_an_unkeyed_retry_a_no_op(two_apis: Clie
     a, b = two_apis
     await start_session(a)
     message = {"role": "subject", "text": "hello", "message_id": "wa-msg-1"}
-    first = await ok(await a.post(MESSAGES, json=message, headers=AGENT))
-    again = await ok(await b.post(MESSAGES, json=message, headers=AGENT))
+    first = await ok(await a.post(**line(MESSAGES, message, AGENT)))
+    again = await ok(await b.post(**line(MESSAGES, message, AGENT)))
     other = {"role": "agent", "text": "hi", "message_id": "wa-msg-2"}
-    second = await ok(await b.post(MESSAGES, json=other, headers=AGENT))
+    second = await ok(await b.post(**line(MESSAGES, other, AGENT)))
     assert (first["index"], again["index"], second["index"]) == (0, 0, 1)
     assert await transcript(a) == ["hello", "hi"]
 
@@ -163,7 +161,7 @@ async def test_a_bad_proposal_records_nothing_and_keeps_the_buffer(two_apis: Cli
     a, b = two_apis
     await start_session(a)
     message = {"role": "subject", "text": "We work with Supplier A."}
-    await ok(await a.post(MESSAGES, json=message, headers=AGENT))
+    await ok(await a.post(**line(MESSAGES, message, AGENT)))
     bad = {"proposals": [stated(0, "Supplier A"), stated(0, "Supplier A", based_on_version=7)]}
     refused = await a.post(END, json=bad, headers=keyed("end-00000001"))
     assert refused.status_code == 422, refused.text
@@ -182,7 +180,7 @@ async def test_a_retried_end_returns_the_recorded_result_not_404(two_apis: Clien
     a, b = two_apis
     await start_session(a)
     await ok(
-        await a.post(MESSAGES, json={"role": "subject", "text": "Supplier A it is."}, headers=AGENT)
+        await a.post(**line(MESSAGES, {"role": "subject", "text": "Supplier A it is."}, AGENT))
     )
     body = {"summary": {"topic": "suppliers"}, "proposals": [stated(0, "Supplier A")]}
     first = await ok(await a.post(END, json=body, headers=AGENT))
@@ -201,7 +199,7 @@ async def test_an_end_interrupted_after_the_save_is_finished_by_the_retry(
 ) -> None:
     a, b = two_apis
     await start_session(a)
-    await ok(await a.post(MESSAGES, json={"role": "subject", "text": "hi"}, headers=AGENT))
+    await ok(await a.post(**line(MESSAGES, {"role": "subject", "text": "hi"}, AGENT)))
     buffer = ports.session_buffer
     assert buffer is not None
     real_discard = buffer.discard
@@ -249,15 +247,16 @@ async def test_two_apps_on_one_postgres_share_idempotency_keys(
             clients.append(await stack.enter_async_context(client(ports, name)))
         a, b = clients
         await start_session(a)
-        message = {"role": "subject", "text": "Supplier A."}
-        first = await ok(await a.post(MESSAGES, json=message, headers=keyed("pg-key-0001")))
-        retry = await b.post(MESSAGES, json=message, headers=keyed("pg-key-0001"))
+        # The agent's line: a key is scoped by the principal, and the channel is another one.
+        message = {"role": "agent", "text": "Supplier A?"}
+        first = await ok(await a.post(**line(MESSAGES, message, keyed("pg-key-0001"))))
+        retry = await b.post(**line(MESSAGES, message, keyed("pg-key-0001")))
         assert await ok(retry) == first
         assert retry.headers["Idempotent-Replayed"] == "true"
         reused = await b.post(
-            MESSAGES, json={"role": "agent", "text": "x"}, headers=keyed("pg-key-0001")
+            **line(MESSAGES, {"role": "agent", "text": "x"}, keyed("pg-key-0001"))
         )
         assert reused.status_code == 422
-        assert await transcript(b) == ["Supplier A."]
+        assert await transcript(b) == ["Supplier A?"]
         ended = await ok(await a.post(END, json={}, headers=AGENT))
         assert await ok(await b.post(END, json={}, headers=AGENT)) == ended

@@ -34,7 +34,9 @@ def test_a_real_server_serves_the_client(server: str) -> None:
     with FactledgerClient(server, token(Role.AGENT, kind="lead", ref="crm-900")) as agent:
         assert agent.whoami().subject_id == subject.subject_id
         agent.start_session("voice-1", "voice")
-        agent.append_message("voice-1", "subject", "We moved to Supplier B in March.")
+        with FactledgerClient(server, token(Role.SERVICE)) as channel:
+            said = "We moved to Supplier B in March."
+            channel.append_message("voice-1", "subject", said, subject=subject.subject_id)
         stated = ProposalDraft(
             field="supplier",
             origin="stated",

@@ -5,7 +5,7 @@ then refused to end with more than the cap, and stayed active for ever)."""
 from __future__ import annotations
 
 import httpx
-from support.api_harness import bearer, token
+from support.api_harness import bearer, line, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
@@ -33,12 +33,12 @@ async def test_the_message_past_the_cap_is_a_422_and_the_session_still_ends(
     for n in range(MAX_MESSAGES - 1):
         await buffer.append(key, Message(Speaker.SUBJECT, f"turn {n}"))
     last = {"role": "subject", "text": "the last one that fits"}
-    kept = await http.post(f"{SESSIONS}/long-1/messages", json=last, headers=AGENT)
+    kept = await http.post(**line(f"{SESSIONS}/long-1/messages", last, AGENT))
     assert kept.status_code == 200, kept.text
     assert kept.json()["index"] == MAX_MESSAGES - 1
 
     refused = await http.post(
-        f"{SESSIONS}/long-1/messages", json={"role": "subject", "text": "one more"}, headers=AGENT
+        **line(f"{SESSIONS}/long-1/messages", {"role": "subject", "text": "one more"}, AGENT)
     )
 
     assert refused.status_code == 422, refused.text

@@ -13,7 +13,7 @@ from uuid import uuid4
 import httpx
 import pytest
 from pydantic import SecretStr
-from support.api_harness import TEST_AUTH, bearer, token
+from support.api_harness import TEST_AUTH, bearer, line, token
 
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.api.bootstrap.compose import open_runtime
@@ -81,7 +81,7 @@ async def test_two_processes_share_sessions_ledger_and_views(
     start = {"session_id": "pg-1", "channel": "voice"}
     await ok(await a.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     said = {"role": "subject", "text": "We work with Supplier A."}
-    await ok(await b.post("/v1/subjects/me/sessions/pg-1/messages", json=said, headers=AGENT))
+    await ok(await b.post(**line("/v1/subjects/me/sessions/pg-1/messages", said, AGENT)))
     ended = await ok(await a.post("/v1/subjects/me/sessions/pg-1/end", json={}, headers=AGENT))
     assert ended["message_count"] == 1
 

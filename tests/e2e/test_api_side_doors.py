@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 import structlog
-from support.api_harness import TEST_AUTH, asgi_client, bearer, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, line, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -31,7 +31,7 @@ async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
         assert (await client.post("/v1/subjects/me/sessions", json=start, headers=AGENT)).is_success
         message = {"role": "subject", "text": LINE}
         url = "/v1/subjects/me/sessions/chat-1/messages"
-        assert (await client.post(url, json=message, headers=AGENT)).is_success
+        assert (await client.post(**line(url, message, AGENT))).is_success
         yield client
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, asgi_client, bearer, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, line, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -57,7 +57,7 @@ async def ended_session(http: httpx.AsyncClient, session_id: str, *, started: bo
     if not started:
         await started_session(http, session_id)
     said = {"role": "subject", "text": "We buy from Acme."}
-    await ok(await http.post(f"{SESSIONS}/{session_id}/messages", json=said, headers=AGENT))
+    await ok(await http.post(**line(f"{SESSIONS}/{session_id}/messages", said, AGENT)))
     proposal = {
         "field": "supplier",
         "value": {"type": "text", "value": "Acme"},
@@ -142,11 +142,11 @@ async def test_the_answer_times_the_use_case_and_the_idempotency_record(
     )
     said = {"role": "subject", "text": "Hello."}
     keyed = {**AGENT, "Idempotency-Key": "key-timing-1"}
-    response = await http.post(f"{SESSIONS}/s-1/messages", json=said, headers=keyed)
+    response = await http.post(**line(f"{SESSIONS}/s-1/messages", said, keyed))
     timing = server_timing(response.headers["server-timing"])
     assert set(timing) == {"app", "use", "idem"}
     assert 0 <= timing["use"] + timing["idem"] <= timing["app"]
-    unkeyed = await http.post(f"{SESSIONS}/s-1/messages", json=said, headers=AGENT)
+    unkeyed = await http.post(**line(f"{SESSIONS}/s-1/messages", said, AGENT))
     assert set(server_timing(unkeyed.headers["server-timing"])) == {"app", "use"}
     read = await http.get(f"{SESSIONS}/s-1", headers=AGENT)
     assert set(server_timing(read.headers["server-timing"])) == {"app"}
@@ -163,7 +163,7 @@ async def test_a_command_is_admitted_by_the_rate_limits_once(ports: Runtime) -> 
         await registered(http)
         start = {"session_id": "s-1", "channel": "chat"}
         await ok(await http.post(SESSIONS, json=start, headers=AGENT), 201)
-        said = {"role": "subject", "text": "Hello."}
+        said = {"role": "agent", "text": "Hello."}
         url = f"{SESSIONS}/s-1/messages"
-        statuses = [(await http.post(url, json=said, headers=AGENT)).status_code for _ in range(5)]
+        statuses = [(await http.post(**line(url, said, AGENT))).status_code for _ in range(5)]
         assert statuses == [200, 200, 200, 200, 429]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from support.api_harness import bearer, token
+from support.api_harness import bearer, line, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
@@ -33,14 +33,22 @@ async def register(http: httpx.AsyncClient, ref: str) -> str:
 
 
 async def session(
-    http: httpx.AsyncClient, session_id: str, lines: list[tuple[str, str]], **end: Any
+    http: httpx.AsyncClient,
+    session_id: str,
+    lines: list[tuple[str, str]],
+    asks: str | None = None,
+    **end: Any,
 ) -> Any:
+    """The agent's lines with its token (the first one asking about `asks`), the subject's
+    relayed by the channel."""
     start = {"session_id": session_id, "channel": "whatsapp"}
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     for role, text in lines:
-        message = {"role": role, "text": text}
+        message: dict[str, Any] = {"role": role, "text": text}
+        if role == "agent" and asks is not None:
+            message["asks"], asks = asks, None
         url = f"/v1/subjects/me/sessions/{session_id}/messages"
-        await ok(await http.post(url, json=message, headers=AGENT))
+        await ok(await http.post(**line(url, message, AGENT)))
     url = f"/v1/subjects/me/sessions/{session_id}/end"
     return await ok(await http.post(url, json=end, headers=AGENT))
 
@@ -95,13 +103,12 @@ async def test_the_story_runs_through_http(http: httpx.AsyncClient, ports: Runti
     assert owner.sessions == {}
     assert len(owner.changes) == 0
 
-    # The lead confirms the supplier in a later conversation.
-    await session(http, "wa-2", [("subject", "Yes, that's right, Supplier A.")])
-    evidence = {"session_id": "wa-2", "message_index": 0, "quote": "Yes, that's right"}
-    url = f"/v1/subjects/me/proposals/{supplier}/confirm"
-    confirmed = await ok(await http.post(url, json={"evidence": evidence}, headers=AGENT))
+    # The lead confirms the supplier in a later conversation: a yes to the agent's question.
+    lines = [("agent", "Is Supplier A your supplier?"), ("subject", "Yes, that's right.")]
+    answered = await session(http, "wa-2", lines, asks=supplier)
+    assert [(d["change_id"], d["status"]) for d in answered["decided"]] == [(supplier, "confirmed")]
+    confirmed = await ok(await http.get(f"/v1/subjects/me/proposals/{supplier}", headers=AGENT))
     assert confirmed["status"] == "confirmed"
-    assert confirmed["profile_version"] == 1
 
     # An agent may not approve; a reviewer of another tenant cannot even see the subject.
     approve = f"/v1/subjects/{lead_id}/proposals/{intent}/approve"
@@ -131,7 +138,7 @@ async def test_a_session_of_one_subject_is_invisible_to_another(http: httpx.Asyn
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     url = "/v1/subjects/me/sessions/wa-shared/messages"
     message = {"role": "subject", "text": "hello"}
-    intruder = await http.post(url, json=message, headers=OWNER_AGENT)
+    intruder = await http.post(**line(url, message, OWNER_AGENT))
     assert intruder.status_code == 404
     peek = await http.get("/v1/subjects/me/sessions/wa-shared", headers=OWNER_AGENT)
     assert peek.status_code == 404
@@ -147,11 +154,11 @@ async def test_withheld_messages_are_counted_not_kept(http: httpx.AsyncClient) -
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     url = "/v1/subjects/me/sessions/wa-safe/messages"
     flagged = {"role": "subject", "text": "something private", "flagged": True}
-    outcome = await ok(await http.post(url, json=flagged, headers=AGENT))
+    outcome = await ok(await http.post(**line(url, flagged, AGENT)))
     assert outcome == {"kept": False, "index": None, "withheld_total": 1}
-    kept = await ok(await http.post(url, json={"role": "subject", "text": "hi"}, headers=AGENT))
+    kept = await ok(await http.post(**line(url, {"role": "subject", "text": "hi"}, AGENT)))
     assert kept == {"kept": True, "index": 0, "withheld_total": 1}
-    await ok(await http.post(url, json={"role": "agent", "text": "hello"}, headers=AGENT))
+    await ok(await http.post(**line(url, {"role": "agent", "text": "hello"}, AGENT)))
     transcript = await ok(await http.get(url, params={"last": 1}, headers=AGENT))
     assert [(m["index"], m["role"], m["text"]) for m in transcript["messages"]] == [
         (1, "agent", "hello")

@@ -10,7 +10,7 @@ from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, bearer, build_ports, line, token
 
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
@@ -74,7 +74,7 @@ async def record_session(http: httpx.AsyncClient, ref: str, session_id: str = "s
     start = {"session_id": session_id, "channel": "chat"}
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENTS[ref]), 201)
     message = {"role": "subject", "text": QUOTE}
-    await ok(await http.post(f"{base}/messages", json=message, headers=AGENTS[ref]))
+    await ok(await http.post(**line(f"{base}/messages", message, AGENTS[ref])))
     await ok(await http.post(f"{base}/end", json={}, headers=AGENTS[ref]))
 
 
@@ -110,7 +110,7 @@ async def test_a_keyed_append_appends_to_each_subjects_session(
     start = {"session_id": "s-1", "channel": "chat"}
     for ref in REFS:
         await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENTS[ref]), 201)
-    body = {"role": "subject", "text": "We use Supplier A."}
+    body = {"role": "agent", "text": "Do you use Supplier A?"}
     answers = await as_each_agent(http, "/v1/subjects/me/sessions/s-1/messages", body)
     assert [a["index"] for a in answers.values()] == [0, 0]
     for ref in REFS:
@@ -126,7 +126,7 @@ async def test_a_keyed_end_ends_each_subjects_session(
     for ref in REFS:
         await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENTS[ref]), 201)
         path = "/v1/subjects/me/sessions/s-1/messages"
-        await ok(await http.post(path, json=message, headers=AGENTS[ref]))
+        await ok(await http.post(**line(path, message, AGENTS[ref])))
     answers = await as_each_agent(http, "/v1/subjects/me/sessions/s-1/end", {})
     assert_each_own(answers, subjects)
     assert [a["message_count"] for a in answers.values()] == [1, 1]
@@ -153,18 +153,28 @@ async def test_a_keyed_proposal_is_proposed_to_each_subject(
         assert (await ok(await http.get(path, headers=AGENTS[ref])))["status"] == "pending"
 
 
-async def test_a_keyed_confirmation_confirms_each_subjects_change(
+async def test_a_keyed_question_asks_each_subject_about_its_own_change(
     http: httpx.AsyncClient, subjects: dict[str, str]
 ) -> None:
-    # A subject confirms in a session recorded after the proposal (ADR 0017).
+    # The agent asks about the change, the channel relays the subject's yes (ADR 0017).
+    start = {"session_id": "s-2", "channel": "chat"}
     for ref in REFS:
         await propose(http, ref)
         await record_session(http, ref)
-    evidence = {"session_id": "s-1", "message_index": 0, "quote": QUOTE}
-    path = f"/v1/subjects/me/proposals/{CHANGE}/confirm"
-    answers = await as_each_agent(http, path, {"evidence": evidence})
-    assert_each_own(answers, subjects)
-    assert [(a["status"], a["applied"]) for a in answers.values()] == [("confirmed", True)] * 2
+        await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENTS[ref]), 201)
+    question = {"role": "agent", "text": "Is Supplier A right?", "asks": CHANGE}
+    answers = await as_each_agent(http, "/v1/subjects/me/sessions/s-2/messages", question)
+    assert [a["index"] for a in answers.values()] == [0, 0]
+    for ref in REFS:
+        said = {"role": "subject", "text": "Yes, that's right."}
+        await ok(
+            await http.post(**line("/v1/subjects/me/sessions/s-2/messages", said, AGENTS[ref]))
+        )
+        ended = await ok(
+            await http.post("/v1/subjects/me/sessions/s-2/end", json={}, headers=AGENTS[ref])
+        )
+        assert ended["subject_id"] == subjects[ref]
+        assert [(d["change_id"], d["status"]) for d in ended["decided"]] == [(CHANGE, "confirmed")]
 
 
 @pytest.mark.parametrize(
@@ -253,7 +263,7 @@ async def test_a_session_id_of_another_subject_is_invisible_and_cannot_be_squatt
     base = "/v1/subjects/me/sessions"
     await ok(await http.post(base, json={"session_id": "s-1", "channel": "chat"}, headers=a), 201)
     message = {"role": "subject", "text": "A's words"}
-    await ok(await http.post(f"{base}/s-1/messages", json=message, headers=a))
+    await ok(await http.post(**line(f"{base}/s-1/messages", message, a)))
 
     # B sees no session s-1 before starting its own: the same 404 as for an unused id
     for path in (f"{base}/s-1", f"{base}/s-unused"):
@@ -266,7 +276,7 @@ async def test_a_session_id_of_another_subject_is_invisible_and_cannot_be_squatt
     start = {"session_id": "s-1", "channel": "voice"}
     mine = await ok(await http.post(base, json=start, headers=b), 201)
     assert (mine["subject_id"], mine["channel"]) == (subjects["crm-b"], "voice")
-    await ok(await http.post(f"{base}/s-1/messages", json=message, headers=b))
+    await ok(await http.post(**line(f"{base}/s-1/messages", message, b)))
     await ok(await http.post(f"{base}/s-1/end", json={}, headers=b))
     theirs = await ok(await http.get(f"{base}/s-1", headers=a))
     assert (theirs["subject_id"], theirs["message_count"]) == (subjects["crm-a"], 1)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from support.api_harness import TEST_AUTH, bearer, token
+from support.api_harness import TEST_AUTH, bearer, line, token
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -60,7 +60,7 @@ async def test_a_session_over_http_is_recalled_from_supermemory(tmp_path: Path) 
                 )
                 url = "/v1/subjects/me/sessions/wa-sm-1/messages"
                 said = {"role": "subject", "text": "We work with Supplier A for packaging."}
-                await ok(await http.post(url, json=said, headers=AGENT))
+                await ok(await http.post(**line(url, said, AGENT)))
                 await ok(
                     await http.post("/v1/subjects/me/sessions/wa-sm-1/end", json={}, headers=AGENT)
                 )

@@ -144,9 +144,7 @@ async def test_a_lookup_by_a_reference_holding_a_nul_is_a_422(http: httpx.AsyncC
 async def test_text_without_such_characters_is_kept_verbatim(http: httpx.AsyncClient) -> None:
     await subject_with_a_session(http)
     text = "Grüße 👋 \t tabs, 'quotes' and \u200b zero-width"
-    kept = await post(
-        http, f"{ME}/sessions/wa-2/messages", {"role": "subject", "text": text}, AGENT
-    )
+    kept = await post(http, f"{ME}/sessions/wa-2/messages", {"role": "agent", "text": text}, AGENT)
     assert kept.status_code == 200, kept.text
     messages = await http.get(f"{ME}/sessions/wa-2/messages", headers=AGENT)
     assert messages.json()["messages"][0]["text"] == text

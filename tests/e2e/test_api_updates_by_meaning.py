@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import bearer, build_ports, token
+from support.api_harness import bearer, build_ports, line, token
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.runtime import Runtime
@@ -39,7 +39,7 @@ async def conversation(http: httpx.AsyncClient, ports: Runtime, session_id: str,
     start = {"session_id": session_id, "channel": "chat"}
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     url = f"/v1/subjects/me/sessions/{session_id}/messages"
-    await ok(await http.post(url, json={"role": "subject", "text": text}, headers=AGENT))
+    await ok(await http.post(**line(url, {"role": "subject", "text": text}, AGENT)))
     await ok(await http.post(f"/v1/subjects/me/sessions/{session_id}/end", json={}, headers=AGENT))
     assert ports.sync_store is not None
     assert ports.backend is not None

@@ -39,6 +39,9 @@ VANS = "We lease our vans from Northwind Motors."
 class Lead:
     subject_id: str
     agent: FactledgerClient
+    # The chat app that hears the person is the channel: its service token relays their turns
+    # (an agent's token may not write the subject's words).
+    channel: FactledgerClient
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +59,7 @@ def service(server: str) -> Iterator[FactledgerClient]:
 def lead(server: str, service: FactledgerClient, ref: str) -> Iterator[Lead]:
     subject = service.register_subject("lead", ref)
     with FactledgerClient(server, token(Role.AGENT, kind="lead", ref=ref)) as agent:
-        yield Lead(str(subject.subject_id), agent)
+        yield Lead(str(subject.subject_id), agent, service)
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +83,7 @@ def eventually(probe: Callable[[], list[T]], found: Callable[[T], bool]) -> list
 
 
 def test_langchain_records_a_conversation_and_retrieves_it(alice: Lead, bob: Lead) -> None:
-    history = lc.FactledgerChatMessageHistory(alice.agent, "lc-alice-1")
+    history = lc.FactledgerChatMessageHistory(alice.channel, "lc-alice-1", subject=alice.subject_id)
     assert history.messages == []
     tool_call = ToolMessage(content="crm lookup", tool_call_id="call-1")
     history.add_messages([HumanMessage(SUPPLIER), tool_call, AIMessage("Noted, thank you.")])
@@ -89,7 +92,7 @@ def test_langchain_records_a_conversation_and_retrieves_it(alice: Lead, bob: Lea
         (HumanMessage, SUPPLIER),
         (AIMessage, "Noted, thank you."),
     ]
-    again = lc.FactledgerChatMessageHistory(alice.agent, "lc-alice-1")
+    again = lc.FactledgerChatMessageHistory(alice.channel, "lc-alice-1", subject=alice.subject_id)
     assert [m.content for m in again.messages] == [SUPPLIER, "Noted, thank you."]
     ended = history.end()
     assert ended is not None
@@ -98,7 +101,9 @@ def test_langchain_records_a_conversation_and_retrieves_it(alice: Lead, bob: Lea
     with pytest.raises(SessionEndedError):
         history.add_user_message("one more thing")
 
-    others = lc.FactledgerChatMessageHistory(bob.agent, "lc-bob-1", channel="voice")
+    others = lc.FactledgerChatMessageHistory(
+        bob.channel, "lc-bob-1", subject=bob.subject_id, channel="voice"
+    )
     others.add_messages([HumanMessage(VANS)])
     others.clear()
 
@@ -130,12 +135,17 @@ def test_langchain_runnable_with_message_history_records_each_turn(alice: Lead) 
     # A scripted chat model (langchain-core's own): the turns recorded are what matters here.
     model = FakeListChatModel(responses=["Noted: Supplier B.", "Noted: euros."])
     chat = RunnableWithMessageHistory(
-        model, lambda session_id: lc.FactledgerChatMessageHistory(alice.agent, session_id)
+        model,
+        lambda session_id: lc.FactledgerChatMessageHistory(
+            alice.channel, session_id, subject=alice.subject_id
+        ),
     )
     config: RunnableConfig = {"configurable": {"session_id": "lc-alice-runnable"}}
     chat.invoke(SUPPLIER, config=config)
     chat.invoke("We pay in euros.", config=config)
-    recorded = lc.FactledgerChatMessageHistory(alice.agent, "lc-alice-runnable").messages
+    recorded = lc.FactledgerChatMessageHistory(
+        alice.channel, "lc-alice-runnable", subject=alice.subject_id
+    ).messages
     assert [(m.type, m.content) for m in recorded] == [
         ("human", SUPPLIER),
         ("ai", "Noted: Supplier B."),
@@ -156,7 +166,9 @@ def test_langchain_retriever_for_a_service_names_the_subject(
 
 
 def test_llamaindex_records_a_conversation_and_retrieves_it(alice: Lead, bob: Lead) -> None:
-    memory = li.FactledgerMemory.from_defaults(client=alice.agent, session_id="li-alice-1")
+    memory = li.FactledgerMemory.from_defaults(
+        client=alice.channel, subject=alice.subject_id, session_id="li-alice-1"
+    )
     assert memory.get_all() == []
     memory.put(ChatMessage(role=MessageRole.USER, content="Our budget holder is the CFO."))
     memory.put(ChatMessage(role=MessageRole.TOOL, content="crm lookup"))
@@ -181,7 +193,9 @@ def test_llamaindex_records_a_conversation_and_retrieves_it(alice: Lead, bob: Le
     memory.reset()
     assert memory.get_all() == []
 
-    others = li.FactledgerMemory.from_defaults(client=bob.agent, session_id="li-bob-1")
+    others = li.FactledgerMemory.from_defaults(
+        client=bob.channel, subject=bob.subject_id, session_id="li-bob-1"
+    )
     others.put(ChatMessage(role=MessageRole.USER, content="Our fleet has twelve trucks."))
     others.reset()
 
@@ -205,12 +219,16 @@ def test_llamaindex_records_a_conversation_and_retrieves_it(alice: Lead, bob: Le
         )
         assert not any("trucks" in n.node.get_content() for n in retriever.retrieve(query))
     # Bob's memory, asked about Alice's supplier, brings none of her notes into its prompt.
-    bobs_memory = li.FactledgerMemory.from_defaults(client=bob.agent, session_id="li-bob-2")
+    bobs_memory = li.FactledgerMemory.from_defaults(
+        client=bob.channel, subject=bob.subject_id, session_id="li-bob-2"
+    )
     assert not any("Supplier B" in str(m.content) for m in bobs_memory.get("supplier"))
 
 
 def test_llamaindex_memory_block_brings_recall_into_its_memory(alice: Lead, bob: Lead) -> None:
-    recorder = li.FactledgerMemory.from_defaults(client=alice.agent, session_id="li-alice-block")
+    recorder = li.FactledgerMemory.from_defaults(
+        client=alice.channel, subject=alice.subject_id, session_id="li-alice-block"
+    )
     recorder.put(ChatMessage(role=MessageRole.USER, content=SUPPLIER))
     recorder.reset()
 

@@ -20,7 +20,7 @@ from typing import Any, cast
 import httpx
 import pytest
 import support
-from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, token
+from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, line, token
 from support.canaries import CANARY_BODY, Bomb, Switch, hits
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
@@ -165,7 +165,7 @@ async def set_the_scene(http: httpx.AsyncClient) -> tuple[str, str]:
         assert (await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT)).is_success
         message = {"role": "subject", "text": f"{CANARY_BODY} we use supplier"}
         url = f"/v1/subjects/me/sessions/{session}/messages"
-        assert (await http.post(url, json=message, headers=AGENT)).is_success
+        assert (await http.post(**line(url, message, AGENT))).is_success
     end = f"/v1/subjects/me/sessions/{SESSION}/end"
     assert (await http.post(end, json={}, headers=AGENT)).is_success
     change = await http.post("/v1/subjects/me/proposals", json=proposal("budget"), headers=AGENT)

@@ -9,19 +9,23 @@ from typing import Any
 
 import jsonschema
 from mcp import Client
-from support.api_harness import TEST_AUTH, token
-from support.mcp_story import answer, call, converse, error
+from support.api_harness import TEST_AUTH, asgi_client, bearer, token
+from support.mcp_story import answer, call, converse, error, http_relay
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role, TokenVerifier
 from factledger.api.mcp.server import build_server
 from factledger.application.ledger.commands import RegisterSubject
+from factledger.domain.subject import subject_id_for
 
 REF = "crm-mcp-host"
 AGENT = token(Role.AGENT, kind="lead", ref=REF, principal_id="voice-bot")
 READ_ONLY = {"get_context", "recall"}
-IDEMPOTENT = {"start_session", "end_session", "confirm_change", "forget"}
+IDEMPOTENT = {"start_session", "end_session", "forget"}
+
+
+SERVICE = bearer(token(Role.SERVICE))
 
 
 def client_for(ports: Runtime) -> Client:
@@ -62,21 +66,25 @@ async def test_each_tool_says_whether_it_reads_destroys_or_may_be_retried(ports:
 
 
 async def test_every_answer_matches_its_tools_output_schema(ports: Runtime) -> None:
-    async with client_for(ports) as client:
+    app = create_app(ports=ports, auth=TEST_AUTH)
+    async with client_for(ports) as client, asgi_client(app) as channel:
+        relay = http_relay(channel, str(subject_id_for("t1", "lead", REF)), SERVICE)
         schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
         lines = [("agent", "How many vans?"), ("subject", "We run thirty electric vans.")]
         answers = {
             "get_context": answer(await call(client, "get_context", topic="fleet")),
             "recall": answer(await call(client, "recall", query="vans")),
-            "end_session": await converse(client, "host-1", lines),
+            "end_session": await converse(client, "host-1", lines, relay),
         }
         proposed = answer(await call(client, "propose_change", **stated("host-1", 1, "thirty")))
         answers["propose_change"] = proposed
-        await converse(client, "host-2", [("subject", "Yes, that is right.")])
-        evidence = {"session_id": "host-2", "message_index": 0, "quote": "that is right"}
-        answers["confirm_change"] = answer(
-            await call(client, "confirm_change", change_id=proposed["change_id"], evidence=evidence)
+        answer(await call(client, "start_session", session_id="host-2", channel="voice"))
+        asked = {"role": "agent", "text": "Thirty vans?", "asks": proposed["change_id"]}
+        answers["record_message"] = answer(
+            await call(client, "record_message", session_id="host-2", **asked)
         )
+        await relay("host-2", "Yes, that is right.")
+        answer(await call(client, "end_session", session_id="host-2"))
         answers["forget"] = answer(await call(client, "forget", field="fleet", reason="asked"))
     assert all(schema is not None and schema["type"] == "object" for schema in schemas.values())
     for name, body in answers.items():
@@ -112,7 +120,7 @@ async def test_a_proposal_citing_an_open_session_says_to_end_it_first(ports: Run
         answer(await call(client, "start_session", session_id="open-1", channel="voice"))
         answer(
             await call(
-                client, "record_message", session_id="open-1", role="subject", text="Thirty vans."
+                client, "record_message", session_id="open-1", role="agent", text="Thirty vans?"
             )
         )
         refused = error(await call(client, "propose_change", **stated("open-1", 0, "Thirty")))

@@ -6,10 +6,11 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
+import httpx
 import structlog
 from mcp import Client
-from support.api_harness import TEST_AUTH, build_ports, token
-from support.mcp_story import call, error, tell_story
+from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+from support.mcp_story import Relay, call, error, http_relay, tell_story
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -51,10 +52,17 @@ def client_for(ports: Runtime, jwt: str = AGENT) -> Client:
 # the task that entered it, and pytest-asyncio tears fixtures down in another.
 
 
+def relay_for(channel: httpx.AsyncClient) -> Relay:
+    """The platform's channel relays the subject's lines with a service token."""
+    subject_id = str(subject_id_for("t1", "lead", REF))
+    return http_relay(channel, subject_id, bearer(token(Role.SERVICE)))
+
+
 async def test_the_story_runs_through_the_tools_and_logs_none_of_it(ports: Runtime) -> None:
+    app = create_app(ports=registered(ports), auth=TEST_AUTH)
     with structlog.testing.capture_logs() as logs:
-        async with client_for(registered(ports)) as agent:
-            await tell_story(agent)
+        async with client_for(ports) as agent, asgi_client(app) as channel:
+            await tell_story(agent, relay_for(channel))
     assert logs
     for said in ("thirty electric vans", "Yes, thirty vans is right", "How many vans"):
         assert said not in repr(logs)
@@ -97,9 +105,11 @@ async def test_an_expired_token_is_the_apis_401_body(ports: Runtime) -> None:
 
 async def test_a_rule_broken_in_the_ledger_is_the_apis_error_not_a_trace(ports: Runtime) -> None:
     unknown = "5a1c7b9e-1f0e-4a8e-9a55-0f3f0b7c2a11"
-    evidence = {"session_id": "none", "message_index": 0, "quote": "yes"}
     async with client_for(registered(ports)) as agent:
-        result = await call(agent, "confirm_change", change_id=unknown, evidence=evidence)
+        await call(agent, "start_session", session_id="rule-1", channel="voice")
+        result = await call(
+            agent, "record_message", session_id="rule-1", role="agent", text="Ok?", asks=unknown
+        )
     refused = error(result)
     assert refused["error"] == "ChangeNotFoundError"
     assert "Traceback" not in refused["detail"]

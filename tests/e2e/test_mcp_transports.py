@@ -22,13 +22,14 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from support.api_harness import TEST_AUTH, bearer, token
-from support.mcp_story import call, error, tell_story
+from support.mcp_story import call, error, http_relay, tell_story
 from support.serve_process import serve_env, serving
 
 from factledger.api.bootstrap.compose import open_ledger_runtime
 from factledger.api.http.auth import Role
 from factledger.api.settings import Settings
 from factledger.application.ledger.commands import RegisterSubject
+from factledger.domain.subject import subject_id_for
 
 pytestmark = pytest.mark.slow
 ENTRY = "from factledger.api.cli.main import main; main()"
@@ -113,8 +114,12 @@ def http_client(base_url: str, jwt: str) -> Client:
 
 
 async def test_the_story_over_streamable_http(served: str) -> None:
-    async with http_client(served, AGENT) as client:
-        await tell_story(client)
+    subject_id = str(subject_id_for("t1", "lead", REF))
+    async with (
+        http_client(served, AGENT) as client,
+        httpx.AsyncClient(base_url=served, timeout=30) as channel,
+    ):
+        await tell_story(client, http_relay(channel, subject_id, bearer(token(Role.SERVICE))))
 
 
 async def test_over_http_an_argument_naming_a_subject_fails(served: str) -> None:

@@ -28,13 +28,15 @@ SEARCHABLE_WITHIN_S = 60.0
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with serving(tmp_path_factory.mktemp("serve-readme")) as base_url:
-        with FactledgerClient(base_url, token(Role.SERVICE, tenant="acme")) as service:
-            service.register_subject("lead", "crm-17")
+        service = FactledgerClient(base_url, token(Role.SERVICE, tenant="acme"))
+        lead = service.register_subject("lead", "crm-17").subject_id
         agent_token = token(Role.AGENT, tenant="acme", kind="lead", ref="crm-17")
-        with FactledgerClient(base_url, agent_token) as agent:
-            # What the README's TypeScript example records first, searchable once synced.
+        with service, FactledgerClient(base_url, agent_token) as agent:
+            # What the README's TypeScript example records first, searchable once synced; the
+            # subject's words come from the channel (the service token).
             agent.start_session("chat-42", "chat")
-            agent.append_message("chat-42", "subject", "We moved to Supplier B in March.")
+            said = "We moved to Supplier B in March."
+            service.append_message("chat-42", "subject", said, subject=lead)
             agent.end_session("chat-42")
             deadline = time.monotonic() + SEARCHABLE_WITHIN_S
             while not agent.recall("which supplier do they use?").notes:

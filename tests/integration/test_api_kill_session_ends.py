@@ -73,10 +73,13 @@ async def client(
     http: httpx.AsyncClient,
     subject: str,
     headers: dict[str, str],
+    channel: dict[str, str],
     n: int,
     ends: dict[str, Any],
     reached: asyncio.Event,
 ) -> None:
+    """The agent starts and ends each session; the channel (`channel`, a service token)
+    relays the subject's line."""
     base = f"/v1/subjects/{subject}/sessions"
     for s in range(SESSIONS_EACH):
         session_id = f"k-{n}-{s}"
@@ -86,7 +89,7 @@ async def client(
         assert started_ok.status_code in (200, 201), started_ok.text
         said = {"role": "subject", "text": "We buy from Acme now.", "message_id": "m-1"}
         appended = await send(
-            http, f"{base}/{session_id}/messages", said, headers, f"msg-{n}-{s}xx"
+            http, f"{base}/{session_id}/messages", said, channel, f"msg-{n}-{s}xx"
         )
         assert appended.status_code == 200, appended.text
         proposal = {
@@ -169,7 +172,15 @@ async def killed_mid_run(server_dir: Path) -> None:
             kill = asyncio.create_task(killer())
             await asyncio.gather(
                 *(
-                    client(http, subjects[n], auth.token(Role.AGENT, f"lead-{n}"), n, ends, reached)
+                    client(
+                        http,
+                        subjects[n],
+                        auth.token(Role.AGENT, f"lead-{n}"),
+                        service,
+                        n,
+                        ends,
+                        reached,
+                    )
                     for n in range(CLIENTS)
                 )
             )

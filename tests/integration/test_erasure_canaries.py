@@ -19,7 +19,7 @@ import psycopg
 import pytest
 import structlog
 from psycopg import sql
-from support.api_harness import TEST_AUTH, bearer, token
+from support.api_harness import TEST_AUTH, bearer, line, token
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
@@ -77,9 +77,7 @@ class Story:
         message = {"role": "subject", "text": f"We switched to {words} for our supplies."}
         keyed = {**who, "Idempotency-Key": f"{session}-message-0"}
         await ok(
-            await http.post(
-                f"/v1/subjects/me/sessions/{session}/messages", json=message, headers=keyed
-            )
+            await http.post(**line(f"/v1/subjects/me/sessions/{session}/messages", message, keyed))
         )
         proposal = {
             "field": "supplier",

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, token
+from support.api_harness import TEST_AUTH, bearer, line, token
 
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.api.bootstrap.compose import open_runtime
@@ -104,7 +104,7 @@ async def test_a_full_disk_answers_503_and_loses_nothing(
         start = {"session_id": session, "channel": "voice"}
         await ok(await client.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
         url = f"/v1/subjects/me/sessions/{session}/messages"
-        await ok(await client.post(url, json=SAID, headers=AGENT))
+        await ok(await client.post(**line(url, SAID, AGENT)))
     await ok(await client.post("/v1/subjects/me/sessions/s-1/end", json={}, headers=AGENT))
     proposal = {
         "field": "supplier",

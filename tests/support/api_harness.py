@@ -8,11 +8,13 @@ parts, so e2e tests drive the real routes over `httpx.ASGITransport` without a s
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from typing import Any
 
 import httpx
+import jwt
 from fastapi import FastAPI
 from pydantic import SecretStr
 
@@ -26,6 +28,7 @@ from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
+from factledger.api.bootstrap.judgement import learned_judge
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.http.auth import mint_token as sign
@@ -39,6 +42,7 @@ from factledger.application.recall.ledger_sources import LedgerRecallSources, Le
 from factledger.application.recall.policy import RecallPolicies
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
+from factledger.domain.subject import subject_id_for
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
@@ -90,6 +94,7 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
         recall=recall,
         sync_store=InMemorySyncStore(),
         imports=InMemoryImportPositions(),
+        judge=learned_judge(),
     )
 
 
@@ -124,3 +129,30 @@ async def asgi_client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
         yield client
+
+
+CHANNEL_ID = "chat-platform"
+
+
+def relayed(
+    url: str, message: Mapping[str, Any] | None, headers: Mapping[str, str]
+) -> tuple[str, dict[str, str]]:
+    """Where and with which token a line is appended: the subject's lines come from the
+    channel that heard them (the platform's service token, on the subject's own id), the
+    agent's with the agent's token. Other headers (an `Idempotency-Key`) are kept."""
+    if message is None or message.get("role") != "subject":
+        return url, dict(headers)
+    claims = jwt.decode(headers["Authorization"].split()[1], options={"verify_signature": False})
+    if claims["role"] != Role.AGENT.value:
+        return url, dict(headers)
+    claim = claims["subject"]
+    subject_id = subject_id_for(claims["tenant"], claim["kind"], claim["ref"])
+    channel = token(Role.SERVICE, tenant=claims["tenant"], principal_id=CHANNEL_ID)
+    kept = {k: v for k, v in headers.items() if k != "Authorization"}
+    return url.replace("/v1/subjects/me/", f"/v1/subjects/{subject_id}/"), kept | bearer(channel)
+
+
+def line(url: str, message: Mapping[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
+    """`http.post(**line(url, message, headers))`: a line appended by whoever may write it."""
+    where, who = relayed(url, message, headers)
+    return {"url": where, "json": message, "headers": who}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from support.api_harness import bearer, token
+from support.api_harness import bearer, line, token
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
@@ -39,12 +39,13 @@ async def a_lead(http: httpx.AsyncClient) -> str:
 
 
 async def saying(http: httpx.AsyncClient, text: str, session_id: str = "wa-1") -> None:
-    """A WhatsApp session opened by the lead's agent, with one message of the lead's, left open."""
+    """A WhatsApp session opened by the lead's agent, with one message of the lead's (relayed by
+    the channel that heard it), left open."""
     start = {"session_id": session_id, "channel": "whatsapp"}
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     message = {"role": "subject", "text": text}
     url = f"/v1/subjects/me/sessions/{session_id}/messages"
-    await ok(await http.post(url, json=message, headers=AGENT))
+    await ok(await http.post(**line(url, message, AGENT)))
 
 
 async def said(http: httpx.AsyncClient, text: str, session_id: str = "wa-1") -> None:

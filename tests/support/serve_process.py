@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, token
+from support.api_harness import TEST_AUTH, TEST_SECRET, bearer, line, token
 
 from factledger.api.http.auth import Role
 
@@ -82,9 +82,9 @@ def wait_until_ready(base_url: str, process: subprocess.Popen[bytes], log: Path)
 def gauge(metrics: str, name: str) -> float:
     """The value of a gauge in a Prometheus exposition: `name` as it starts its line, labels
     included (`factledger_projection_lag_events{projection="profile"}`)."""
-    for line in metrics.splitlines():
-        if line.startswith(f"{name} "):
-            return float(line.rsplit(" ", 1)[1])
+    for row in metrics.splitlines():
+        if row.startswith(f"{name} "):
+            return float(row.rsplit(" ", 1)[1])
     raise AssertionError(f"{name} is not in the metrics")
 
 
@@ -117,9 +117,8 @@ def record_a_session(base_url: str) -> None:
         start = {"session_id": "call-1", "channel": "voice"}
         assert http.post("/v1/subjects/me/sessions", json=start, headers=AGENT).is_success
         message = {"role": "subject", "text": "We moved to Supplier B in March."}
-        appended = http.post(
-            "/v1/subjects/me/sessions/call-1/messages", json=message, headers=AGENT
-        )
+        # The subject's words come from the channel that heard them: the service's token.
+        appended = http.post(**line("/v1/subjects/me/sessions/call-1/messages", message, AGENT))
         assert appended.is_success, appended.text
         ended = http.post("/v1/subjects/me/sessions/call-1/end", json={}, headers=AGENT)
         assert ended.is_success, ended.text

@@ -15,11 +15,17 @@ from factledger.api.http.auth import Principal, Role
 from factledger.api.http.deps import (
     AgentOrService,
     IdempotencyDep,
+    JudgeDep,
     LedgerDep,
     Reviewer,
     SafetyDep,
     SubjectIdDep,
     SubjectReader,
+)
+from factledger.api.http.errors import (
+    InvalidParameterError,
+    PermissionDeniedError,
+    ServiceUnavailableError,
 )
 from factledger.api.http.schemas.common import ERRORS, ActorOut, EvidenceOut, to_field_value
 from factledger.api.http.schemas.proposals import (
@@ -39,6 +45,12 @@ from factledger.application.ledger.commands import (
     new_command_id,
 )
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.sessions.answers import (
+    AnswerMismatchError,
+    JudgeUnavailableError,
+    check_answer,
+    cited_transcript,
+)
 from factledger.application.sessions.side_doors import proposal_fields, screen_fields
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.subject import Subject
@@ -181,12 +193,35 @@ async def confirm(
     subject_id: SubjectIdDep,
     ledger: LedgerDep,
     idem: IdempotencyDep,
+    judge: JudgeDep,
 ) -> DecisionOut:
+    """The channel relays the subject's yes (a service token): the cited line must answer the
+    agent's question about this change, just before it, and the judge must hear a yes. An
+    agent's token never decides for the subject."""
+    if principal.role is Role.AGENT:
+        raise PermissionDeniedError(
+            "an agent token may not relay the subject's confirmation; the channel that heard "
+            "it does (a service token), or the agent asks with `asks` and the answer decides"
+        )
+    evidence = body.evidence.to_domain()
+    transcript = await asyncio.to_thread(
+        cited_transcript, ledger, principal.tenant, subject_id, change_id, evidence
+    )
+    if transcript is not None:
+        try:
+            await check_answer(judge, transcript, evidence.message_index, change_id)
+        except AnswerMismatchError as exc:
+            raise InvalidParameterError("evidence", exc.detail) from exc
+        except JudgeUnavailableError as exc:
+            raise ServiceUnavailableError(
+                "evidence: the answer classifier is unavailable, so no conversation confirms "
+                "a change now"
+            ) from exc
     cmd = ConfirmChange(
         principal.tenant,
         subject_id,
         change_id,
-        body.evidence.to_domain(),
+        evidence,
         command_id=idem.command_id or new_command_id(),
     )
 

@@ -20,16 +20,23 @@ from uuid import UUID
 
 from fastapi import APIRouter, Path, Query
 
+from factledger.api.http.auth import Principal
+from factledger.api.http.auth import Role as PrincipalRole
 from factledger.api.http.deps import (
     AgentOrService,
     IdempotencyDep,
+    JudgeDep,
     LedgerDep,
     SafetyDep,
     SessionBufferDep,
     SessionsDep,
     SubjectIdDep,
 )
-from factledger.api.http.errors import InvalidParameterError
+from factledger.api.http.errors import (
+    InvalidParameterError,
+    PermissionDeniedError,
+    ServiceUnavailableError,
+)
 from factledger.api.http.routes.proposals import proposal_out, propose_command
 from factledger.api.http.schemas.common import ERRORS, SESSION_ID_PATTERN
 from factledger.api.http.schemas.sessions import (
@@ -46,6 +53,12 @@ from factledger.application.errors import NotFoundError
 from factledger.application.ledger.commands import CommandResult
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ports import SessionBuffer
+from factledger.application.sessions.answers import (
+    AnswerMismatchError,
+    JudgeUnavailableError,
+    judged_decision,
+    question_before,
+)
 from factledger.application.sessions.decisions import check_decidable
 from factledger.application.sessions.end import (
     ProposalsRecorder,
@@ -144,17 +157,34 @@ async def append(
     buffer: SessionBufferDep,
     ledger: LedgerDep,
     idem: IdempotencyDep,
+    judge: JudgeDep,
 ) -> MessageOutcomeOut:
-    """A subject's message may confirm or decline a pending change (`confirms`, `declines`):
-    recorded when the session ends, with this message as evidence."""
+    """The subject's lines come from the channel (a service token), an agent's token appends
+    the agent's lines. An agent's line may ask about a pending change (`asks`): the subject's
+    next line is judged as the answer, and a yes confirms that change, a no declines it,
+    recorded when the session ends with that line as evidence."""
+    check_relay(principal, body.role)
     key = SessionKey(subject_id, SessionId(session_id))
-    decides = _decision(body)
     tenant = principal.tenant
-    if decides is not None:
+    stated = _stated(body)
+    if stated is not None or body.role is Role.SUBJECT:
         # A plain append needs no read first: the buffer refuses a session that is not
         # active in the same transaction as the append.
         async with erased_if_gone(ledger, tenant, subject_id):
             await _owned(buffer, key)
+    decides = stated
+    if body.role is Role.SUBJECT:
+        question = question_before(await _before(buffer, key, body.role, body.text))
+        try:
+            decides = await judged_decision(judge, question, body.text, stated)
+        except AnswerMismatchError as exc:
+            raise InvalidParameterError(exc.field, exc.detail) from exc
+        except JudgeUnavailableError as exc:
+            raise ServiceUnavailableError(
+                "confirms: the answer classifier is unavailable, so no conversation confirms "
+                "a change now; append the line without `confirms`"
+            ) from exc
+    if decides is not None:
         await asyncio.to_thread(check_decidable, ledger, tenant, subject_id, decides.change_id)
     message = Message(role=body.role, text=body.text, at=body.at, decides=decides)
 
@@ -212,18 +242,49 @@ async def messages(
     )
 
 
-def _decision(body: MessageIn) -> MessageDecision | None:
-    if body.confirms is None and body.declines is None:
+def check_relay(principal: Principal, role: Role) -> None:
+    """Only the channel that heard the subject relays their words: an agent's token may write
+    the agent's lines, never the subject's (its words would be taken as the subject's own)."""
+    if principal.role is PrincipalRole.AGENT and role is Role.SUBJECT:
+        raise PermissionDeniedError(
+            "role: an agent token may not append the subject's lines; the subject's words "
+            "come from the channel that heard them (a service token)"
+        )
+
+
+async def _before(buffer: SessionBuffer, key: SessionKey, role: Role, text: str) -> Message | None:
+    """The line the subject's `text` follows. A retried append (the line already kept, by
+    its message id) still answers the line before it."""
+    lines = await buffer.messages(key, last=2)
+    if lines and lines[-1].role is role and lines[-1].text == text:
+        lines = lines[:-1]
+    return lines[-1] if lines else None
+
+
+def _stated(body: MessageIn) -> MessageDecision | None:
+    """The mark the caller put on the line: a question's (`asks`, on an agent's line) or what
+    the caller heard the subject decide (`confirms` / `declines`, on the subject's line)."""
+    marks = [
+        (name, value)
+        for name, value in (
+            ("confirms", body.confirms),
+            ("declines", body.declines),
+            ("asks", body.asks),
+        )
+        if value is not None
+    ]
+    if not marks:
         return None
-    if body.confirms is not None and body.declines is not None:
-        raise InvalidParameterError("declines", "a message confirms or declines, not both")
+    if len(marks) > 1:
+        raise InvalidParameterError(marks[1][0], "a line carries one of confirms, declines, asks")
+    name, change_id = marks[0]
+    if name == "asks":
+        if body.role is not Role.AGENT:
+            raise InvalidParameterError("asks", "only the agent's line asks about a change")
+        return MessageDecision(Verdict.ASKS, change_id)
     if body.role is not Role.SUBJECT:
-        field = "confirms" if body.confirms is not None else "declines"
-        raise InvalidParameterError(field, "only the subject's own message decides on a change")
-    if body.confirms is not None:
-        return MessageDecision(Verdict.CONFIRMS, body.confirms)
-    assert body.declines is not None  # noqa: S101 - one of the two is set, checked above
-    return MessageDecision(Verdict.DECLINES, body.declines)
+        raise InvalidParameterError(name, "only the subject's own message decides on a change")
+    return MessageDecision(Verdict(name), change_id)
 
 
 def end_command_id(tenant: str, subject_id: UUID, session_id: str, index: int) -> str:

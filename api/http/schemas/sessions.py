@@ -45,8 +45,12 @@ class SessionOut(BaseModel):
 class MessageIn(Strict):
     """One message; `flagged` lets the caller withhold it (never stored, only counted).
 
-    A subject's message may confirm or decline one pending change (`confirms` / `declines`);
-    an agent's may not.
+    The subject's lines come from the channel that heard them (a service token), never from
+    an agent's token. An agent's line may ask about one pending change (`asks`); the subject's
+    next line is then judged as the answer: a yes confirms that change, a no declines it,
+    anything else leaves it pending. `confirms` / `declines` on a subject's line state what
+    the caller heard; they are refused unless the line answers the question about that change
+    as they say.
 
     `message_id` (unique within the session) makes a retried append a no-op on any process;
     without it, the request's `Idempotency-Key` serves as the message id.
@@ -68,10 +72,16 @@ class MessageIn(Strict):
     confirms: UUID | None = Field(
         default=None,
         description="A pending change (from `context`'s to_confirm) the subject confirms in "
-        "this message; recorded with the session, this message as evidence.",
+        "this message, answering the agent's line that asked about it (`asks`); refused "
+        "unless the message is a yes. Recorded with the session, this message as evidence.",
     )
     declines: UUID | None = Field(
         default=None, description="A pending change the subject declines in this message."
+    )
+    asks: UUID | None = Field(
+        default=None,
+        description="An agent's line: the pending change (from `context`'s to_confirm) this "
+        "line asks the subject about; the subject's next line is judged as the answer.",
     )
 
 

@@ -47,7 +47,9 @@ test("a subject's story: session, stated proposal, review, profile", async () =>
   assert.equal((await agent.whoami()).subject_id, registered.subject_id);
 
   await agent.startSession("ts-1", "chat");
-  const kept = await agent.appendMessage("ts-1", "subject", "We moved to Supplier B in March.");
+  // The subject's words come from the channel that heard them (the service's token).
+  const said = "We moved to Supplier B in March.";
+  const kept = await service.appendMessage("ts-1", "subject", said, { subject: registered.subject_id });
   assert.equal(kept.index, 0);
   const transcript = await agent.sessionMessages("ts-1");
   assert.deepEqual(
