@@ -66,11 +66,14 @@ async def test_the_scheduled_compaction_leaves_no_byte_of_a_forgotten_fact(
 
     task = compaction(settings, two.writer, stop)
     assert task is not None
-    async with asyncio.timeout(BOUND_S):
-        while two.writer.upkeep.pending:
-            await asyncio.sleep(0.05)
+    for _ in range(int(BOUND_S / 0.05)):
+        if not two.writer.upkeep.pending:
+            break
+        await asyncio.sleep(0.05)
     stop.set()
     await asyncio.wait_for(task, timeout=BOUND_S)
+
+    assert two.writer.upkeep.pending == ()
 
     assert files_holding(two.writer, CANARY) == []
 
