@@ -1,5 +1,5 @@
 """Owner-run upkeep of the pgvector backend (split from `backend.py`): pruning erased rows at
-once, compacting the tables erased from on the maintenance round (ADR 0015), and the partial
+once, compacting the tables erased from on the compaction round (ADR 0015), and the partial
 HNSW indexes of large namespaces (`ann.py`)."""
 
 from __future__ import annotations

@@ -47,7 +47,8 @@ async def compact_tables(
     admin_conninfo: str, schema: str, tables: Sequence[str], *, lock_timeout_ms: int
 ) -> tuple[str, ...]:
     """Rewrites `tables` into new files, leaving no byte of a deleted row behind; returns the
-    tables it could not lock within `lock_timeout_ms` (they were left as they were)."""
+    tables it could not lock within `lock_timeout_ms` (they were left as they were; 0 waits
+    for as long as it takes)."""
     busy: list[str] = []
     async with await psycopg.AsyncConnection.connect(admin_conninfo, autocommit=True) as conn:
         await conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(lock_timeout_ms)))
