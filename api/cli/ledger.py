@@ -181,11 +181,16 @@ def rebuild() -> None:
 
 
 def _settings() -> Settings:
-    """The environment's settings, bad ones named by field."""
+    """The environment's settings, bad ones named by field; logging set up from them.
+
+    Unconfigured, structlog prints to stdout at every level: opening the stores would write
+    their lines (a migration applied) into the tables and JSON lines these commands print."""
     try:
-        return load_settings()
+        settings = load_settings()
     except SettingsError as exc:
         raise typer.BadParameter(str(exc)) from None
+    configure_logging(json_lines=settings.log_json, level="WARNING")
+    return settings
 
 
 def _runtime(*, catch_up: bool = True) -> AbstractContextManager[Runtime]:

@@ -76,14 +76,17 @@ class AgentDemo:
 
     async def checkpoint(self, month: Month) -> None:
         worker, recall = self._worker, self._recall
+        # Earlier months' syncs forget memories too (a rejection retires its value's memory):
+        # July's count is of what this month's sync forgot, the field's memories alone.
+        forgotten_before = await self._forgotten_ids()
         if worker is not None:
             report = await worker.run_once()
             self._show(
                 f"  [cyan]sync[/cyan]: {report.done} items applied to the memory backend, "
                 f"{report.skipped} skipped, {report.dead} failed"
             )
-        if month == "July":
-            await self._show_forgotten()
+        if month == "July" and self._backend is not None:
+            self._show_forgotten(len(await self._forgotten_ids() - forgotten_before))
         look = LOOKS[month]
         context = await recall.session_context(self.subject_id, topic=look.topic, tenant=TENANT)
         self._panel(f"{month}: session_context(topic={look.topic})", render_context(context))
@@ -95,15 +98,17 @@ class AgentDemo:
         origins = "\n".join(f"- {_origin(n)}" for n in notes)
         self._show(Text(f"  where these notes come from:\n{origins}", style="dim"))
 
-    async def _show_forgotten(self) -> None:
-        """The sync forgot, with the field, the memories drawn from the words that evidenced
-        it (the reason's memory has no slot): count them, content never shown."""
-        backend = self._backend
-        if backend is None:
-            return
+    async def _forgotten_ids(self) -> frozenset[str]:
+        """Ids of the subject's backend memories forgotten so far (content never read)."""
+        if self._backend is None:
+            return frozenset()
         ns = namespace_for(self.subject_id)
-        memories = await backend.list_memories(ns, include_forgotten=True)
-        forgotten = sum(m.is_forgotten for m in memories)
+        memories = await self._backend.list_memories(ns, include_forgotten=True)
+        return frozenset(m.id for m in memories if m.is_forgotten)
+
+    def _show_forgotten(self, forgotten: int) -> None:
+        """The sync forgot, with the field, the memories drawn from the words that evidenced
+        it: counted, content never shown."""
         noun = "memory" if forgotten == 1 else "memories"
         self._show(
             f"  [green]>[/green] July: the sync forgot {forgotten} backend {noun} with the "

@@ -209,7 +209,7 @@ export interface paths {
         post?: never;
         /**
          * Erase a subject and everything known about it (admin)
-         * @description Records a `SubjectErased` receipt (who, when, why; no content), deletes the subject's keys, so every transcript and field it ever had is unreadable, deletes its profile views and saved responses, and queues the drop of its memory-backend namespace. Afterwards the subject answers 410 and its views 404.
+         * @description Records a `SubjectErased` receipt (who, when, why; no content), deletes the subject's keys, so every transcript and field it ever had is unreadable, deletes its profile views, saved responses and open sessions (their buffered messages), and queues the drop of its memory-backend namespace. Afterwards the subject answers 410 (so do its sessions, and registering its reference again) and its views 404.
          */
         delete: operations["erase_v1_subjects__subject__delete"];
         options?: never;
@@ -436,7 +436,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The subject confirmed the change in a conversation (evidence required) */
+        /**
+         * The subject confirmed the change in a conversation (evidence required)
+         * @description The channel relays the subject's yes (a service token): the cited line must answer the
+         *     agent's question about this change, just before it, and the judge must hear a yes. An
+         *     agent's token never decides for the subject.
+         */
         post: operations["confirm_v1_subjects__subject__proposals__change_id__confirm_post"];
         delete?: never;
         options?: never;
@@ -546,8 +551,10 @@ export interface paths {
         put?: never;
         /**
          * Append one message (screened; a withheld message is only counted)
-         * @description A subject's message may confirm or decline a pending change (`confirms`, `declines`):
-         *     recorded when the session ends, with this message as evidence.
+         * @description The subject's lines come from the channel (a service token), an agent's token appends
+         *     the agent's lines. An agent's line may ask about a pending change (`asks`): the subject's
+         *     next line is judged as the answer, and a yes confirms that change, a no declines it,
+         *     recorded when the session ends with that line as evidence.
          */
         post: operations["append_v1_subjects__subject__sessions__session_id__messages_post"];
         delete?: never;
@@ -1013,8 +1020,28 @@ export interface components {
              * @description False when this was a retry that changed nothing.
              */
             applied: boolean;
+            /**
+             * Field
+             * @description The forgotten field, if one was.
+             */
+            field?: string | null;
+            /**
+             * Memory Id
+             * @description The forgotten memory, if one was.
+             */
+            memory_id?: string | null;
             /** Profile Version */
             profile_version: number;
+            /**
+             * Redacted Changes
+             * @description Every proposal of the field whose value, condition, rationale and quote are now unreadable: the rejected ones above, and those already decided (confirmed, rejected or replaced) since the field was last forgotten.
+             */
+            redacted_changes?: string[];
+            /**
+             * Rejected Changes
+             * @description The field's pending proposals this forget rejected (status `forgotten`).
+             */
+            rejected_changes?: string[];
             /** Subject Id */
             subject_id: string;
         };
@@ -1184,13 +1211,22 @@ export interface components {
          * MessageIn
          * @description One message; `flagged` lets the caller withhold it (never stored, only counted).
          *
-         *     A subject's message may confirm or decline one pending change (`confirms` / `declines`);
-         *     an agent's may not.
+         *     The subject's lines come from the channel that heard them (a service token), never from
+         *     an agent's token. An agent's line may ask about one pending change (`asks`); the subject's
+         *     next line is then judged as the answer: a yes confirms that change, a no declines it,
+         *     anything else leaves it pending. `confirms` / `declines` on a subject's line state what
+         *     the caller heard; they are refused unless the line answers the question about that change
+         *     as they say.
          *
          *     `message_id` (unique within the session) makes a retried append a no-op on any process;
          *     without it, the request's `Idempotency-Key` serves as the message id.
          */
         MessageIn: {
+            /**
+             * Asks
+             * @description An agent's line: the pending change (from `context`'s to_confirm) this line asks the subject about; the subject's next line is judged as the answer.
+             */
+            asks?: string | null;
             /**
              * At
              * @description When it was said (timezone-aware, not in the future, not before the session's start or the previous message); defaults to now.
@@ -1198,7 +1234,7 @@ export interface components {
             at?: string | null;
             /**
              * Confirms
-             * @description A pending change (from `context`'s to_confirm) the subject confirms in this message; recorded with the session, this message as evidence.
+             * @description A pending change (from `context`'s to_confirm) the subject confirms in this message, answering the agent's line that asked about it (`asks`); refused unless the message is a yes. Recorded with the session, this message as evidence.
              */
             confirms?: string | null;
             /**
