@@ -32,7 +32,7 @@ from factledger.adapters.pgvector.filters import metadata_json
 from factledger.adapters.pgvector.queue import IngestWorker
 from factledger.adapters.pgvector.schema import SchemaOptions, apply_migrations
 from factledger.adapters.pgvector.searcher import PgvectorSearcher
-from factledger.adapters.pgvector.upkeep import PgvectorUpkeep
+from factledger.adapters.pgvector.upkeep import COMPACTION_LOCK_TIMEOUT_MS, PgvectorUpkeep
 from factledger.application.errors import (
     MemoryNotFoundError,
     MemoryUnavailableError,
@@ -321,9 +321,13 @@ class PgvectorMemoryBackend:
     async def _vacuum(self, *tables: str) -> None:
         await self.upkeep.vacuum(*tables)
 
-    async def compact_erased(self, *, every_table: bool = False) -> tuple[str, ...]:
+    async def compact_erased(
+        self, *, every_table: bool = False, lock_timeout_ms: int = COMPACTION_LOCK_TIMEOUT_MS
+    ) -> tuple[str, ...]:
         """Rewrites the tables erased from since the last compaction (`PgvectorUpkeep`)."""
-        return await self.upkeep.compact_erased(every_table=every_table)
+        return await self.upkeep.compact_erased(
+            every_table=every_table, lock_timeout_ms=lock_timeout_ms
+        )
 
     async def maintain_ann_indexes(self, settings: AnnSettings | None = None) -> AnnReport:
         """Gives namespaces past the threshold their own partial HNSW index (as the owner)."""

@@ -9,10 +9,19 @@ its bytes until new rows overwrite them. So erasure works in two steps:
   clean; the keyword indexes of migration 7, the GIN on `lexical_terms` and the key of
   `memory_terms`, keep a forgotten fact's keywords, lowercased and one by one, until then or
   until the compaction below, like the pages' free space);
-- `compact_tables`, on the worker's maintenance round (and `factledger pgvector maintain`):
+- `compact_tables`, on the worker's compaction round (and `factledger pgvector maintain`):
   `VACUUM (FULL)` rewrites each table that saw an erasure into new files and unlinks the old
   ones, which removes the leftover bytes. It locks the table while it copies, which is why it
   runs on a timer rather than after each forget.
+
+Why not a plain VACUUM for the compaction, which takes no lock writers wait on: pruning
+compacts a page's live tuples but does not zero the space it frees, so a forgotten value's
+bytes stay readable in the file until new rows happen to overwrite them (the canary tests
+show it). Only the rewrite leaves no byte behind, so correctness keeps it. What keeps it from
+stalling writers is `lock_timeout`: a rewrite that cannot have its table's lock at once would
+otherwise queue, and every writer arriving after it would queue behind it for as long as the
+transaction in the way lasts. It gives up instead, and the table waits for the next round.
+While a rewrite runs, writers of that one table wait for as long as its copy takes.
 
 Both need the tables' owner and no transaction block, so they run on their own autocommit
 connection as the owner.
@@ -23,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import psycopg
-from psycopg import sql
+from psycopg import errors, sql
 
 _PRUNE = "VACUUM (INDEX_CLEANUP OFF, TRUNCATE OFF) {}"
 _REWRITE = "VACUUM (FULL) {}"
@@ -34,9 +43,21 @@ async def vacuum_tables(admin_conninfo: str, schema: str, tables: Sequence[str])
     await _each(admin_conninfo, schema, tables, _PRUNE)
 
 
-async def compact_tables(admin_conninfo: str, schema: str, tables: Sequence[str]) -> None:
-    """Rewrites `tables` into new files, leaving no byte of a deleted row behind."""
-    await _each(admin_conninfo, schema, tables, _REWRITE)
+async def compact_tables(
+    admin_conninfo: str, schema: str, tables: Sequence[str], *, lock_timeout_ms: int
+) -> tuple[str, ...]:
+    """Rewrites `tables` into new files, leaving no byte of a deleted row behind; returns the
+    tables it could not lock within `lock_timeout_ms` (they were left as they were; 0 waits
+    for as long as it takes)."""
+    busy: list[str] = []
+    async with await psycopg.AsyncConnection.connect(admin_conninfo, autocommit=True) as conn:
+        await conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(lock_timeout_ms)))
+        for table in tables:
+            try:
+                await conn.execute(sql.SQL(_REWRITE).format(sql.Identifier(schema, table)))
+            except errors.LockNotAvailable:
+                busy.append(table)
+    return tuple(busy)
 
 
 async def _each(admin_conninfo: str, schema: str, tables: Sequence[str], statement: str) -> None:

@@ -50,7 +50,9 @@ async def _maintain(settings: Settings, ann: AnnSettings) -> AnnReport:
         backend = innermost_backend(opened)
         assert isinstance(backend, PgvectorMemoryBackend)  # noqa: S101 - settings checked above
         report = await backend.maintain_ann_indexes(ann)
-        await backend.compact_erased(every_table=True)
+        # Asked for by an operator, the rewrite waits for every lock (0: no timeout) rather
+        # than leaving a busy table as it was without a word.
+        await backend.compact_erased(every_table=True, lock_timeout_ms=0)
         return report
 
 

@@ -52,13 +52,14 @@ async def _run_worker(settings: Settings, *, once: bool) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        maintenance = ann_maintenance(settings, backend, stop)
+        rounds = [ann_maintenance(settings, backend, stop), compaction(settings, backend, stop)]
         await worker.run_forever(stop)
-        if maintenance is not None:
-            # An index build cut short leaves an invalid index; the next round rebuilds it.
-            maintenance.cancel()
-            with suppress(asyncio.CancelledError):
-                await maintenance
+        for task in rounds:
+            if task is not None:
+                # An index build or rewrite cut short is rolled back; the next round redoes it.
+                task.cancel()
+                with suppress(asyncio.CancelledError):
+                    await task
 
 
 def ann_maintenance(
@@ -76,11 +77,30 @@ def ann_maintenance(
 
     async def maintain() -> None:
         await pgvector.maintain_ann_indexes(ann)
-        # The erasures this worker applied leave no bytes in the tables' files (ADR 0015).
-        await pgvector.compact_erased()
 
     return asyncio.create_task(
         run_every(s.ann_maintenance_interval_s, maintain, stop, task="pgvector.ann_maintenance")
+    )
+
+
+def compaction(
+    settings: Settings, backend: MemoryBackend, stop: asyncio.Event
+) -> asyncio.Task[None] | None:
+    """On pgvector, the periodic rewrite of the tables this worker erased from, so the erasures
+    it applied leave no bytes in the tables' files for longer than about one interval
+    (ADR 0015); a round with nothing erased does nothing."""
+    s = settings.backend
+    if not isinstance(s, PgvectorBackendSettings) or s.compaction_interval_s <= 0:
+        return None
+    pgvector = innermost_backend(backend)
+    if not isinstance(pgvector, PgvectorMemoryBackend):
+        return None
+
+    async def compact() -> None:
+        await pgvector.compact_erased()
+
+    return asyncio.create_task(
+        run_every(s.compaction_interval_s, compact, stop, task="pgvector.compaction")
     )
 
 
@@ -92,7 +112,8 @@ def worker(
     Settings: `FACTLEDGER_BACKEND__KIND`, `FACTLEDGER_EMBEDDER__KIND`, the event store and
     `FACTLEDGER_SYNC__STORE__KIND=postgres` to share the queue between worker processes. On
     pgvector the worker also maintains the per-subject ANN indexes
-    (`FACTLEDGER_BACKEND__ANN_MAINTENANCE_INTERVAL_S`, default hourly).
+    (`FACTLEDGER_BACKEND__ANN_MAINTENANCE_INTERVAL_S`, default hourly) and rewrites the tables
+    it erased from (`FACTLEDGER_BACKEND__COMPACTION_INTERVAL_S`, default every 15 minutes).
     """
     settings = load_settings()
     configure_logging(json_lines=settings.log_json)

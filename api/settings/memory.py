@@ -72,6 +72,11 @@ class PgvectorBackendSettings(NestedSettings):
     # then does it on demand).
     ann_min_facts: int = Field(default=5_000, ge=100)
     ann_maintenance_interval_s: float = Field(default=3_600.0, ge=0)
+    # Sync workers rewrite the tables they erased from every `compaction_interval_s`, so a
+    # forgotten value's bytes stay in the data files at most about that long (ADR 0015). A
+    # quarter of an hour keeps that bound short while a round with nothing erased costs nothing
+    # (0: never; `factledger pgvector maintain` then compacts on demand).
+    compaction_interval_s: float = Field(default=900.0, ge=0)
     # Each process keeps the namespaces it searches in memory, up to `mirror_budget_mb` in all
     # and `mirror_max_facts` per namespace, and searches them there after one round trip that
     # brings them up to date (ADR 0056). 0 MB: every search reads the database.

@@ -221,7 +221,7 @@ async def test_nothing_forgotten_or_erased_is_left_in_postgres_or_pgvector(
         with structlog.testing.capture_logs() as logs:
             async with api(pg_settings(data_dir, location), clock()) as story:
                 await story.run(lambda: dump_tables(location.conninfo))
-                # as the worker's maintenance round does
+                # as the worker's compaction round does
                 pgvector = innermost_backend(story.rt.backend)
                 assert isinstance(pgvector, PgvectorMemoryBackend)
                 compacted = await pgvector.compact_erased()
@@ -251,6 +251,6 @@ async def test_nothing_forgotten_or_erased_is_left_in_postgres_or_pgvector(
         "ann_indexes",
     }
     # What the erasing code cleans itself, before any VACUUM of the test's: the backend's tables
-    # (pruned at once, rewritten by the maintenance round) and the saved responses (rewritten)
+    # (pruned at once, rewritten by the compaction round) and the saved responses (rewritten)
     own = [h for h in named(before_vacuum, relations) if h.startswith(CLEANED_AT_ONCE)]
     assert own == [], "\n".join(own)

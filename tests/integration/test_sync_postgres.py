@@ -17,6 +17,7 @@ from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.postgres.event_store import ensure_schema, postgres_env
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
+from factledger.adapters.postgres.tables import PostgresTables
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import MemoryUnavailableError
 from factledger.application.ledger.ledger import Ledger
@@ -92,11 +93,25 @@ class CountingBackend(StallingBackend):
         )
 
 
+class ClaimCountingStore(PostgresSyncStore):
+    """Counts every claim of an item by item id: an item claimed twice was processed twice,
+    whatever it writes (a retirement or a rejection forgets or deletes, never puts)."""
+
+    def __init__(self, tables: PostgresTables, *, name: str) -> None:
+        super().__init__(tables, name=name)
+        self.claimed: Counter[str] = Counter()
+
+    async def claim(self, worker_id: str, *, limit: int, lease_s: float) -> list[SyncItem]:
+        items = await super().claim(worker_id, limit=limit, lease_s=lease_s)
+        self.claimed.update(item.item_id for item in items)
+        return items
+
+
 @dataclass
 class PgRig:
     clock: ManualClock
     ledger: Ledger
-    store: PostgresSyncStore
+    store: ClaimCountingStore
     inner: InMemoryMemoryBackend
     backend: CountingBackend
 
@@ -112,7 +127,7 @@ async def rig(postgres: PostgresLocation) -> AsyncIterator[PgRig]:
     ledger = Ledger(postgres_env(postgres, schema=f"ledger_{uuid.uuid4().hex[:10]}"), clock=clock)
     schema = f"sync_{uuid.uuid4().hex[:10]}"
     ensure_schema(postgres, schema)
-    store = await PostgresSyncStore.connect(postgres.conninfo, schema=schema)
+    store = await ClaimCountingStore.connect(postgres.conninfo, schema=schema)
     inner = InMemoryMemoryBackend(
         extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
     )
@@ -125,12 +140,19 @@ async def test_concurrent_workers_process_each_item_once(rig: PgRig) -> None:
     story = run_story(rig.ledger, rig.clock, until="June")
     reports = await asyncio.gather(*(rig.worker(f"w{n}").run_once() for n in range(3)))
     # a late worker may find work freed by the others; drain what is left
-    await rig.worker("w-last").run_once()
+    reports.append(await rig.worker("w-last").run_once())
     assert sum(r.dead for r in reports) == 0
     assert await rig.store.pending_count() == 0
+    # Every planned item was claimed once and done once. Items are counted, not writes: a
+    # retirement or a rejection is an item that puts no record.
+    fed = sum(r.fed for r in reports)
+    assert fed == len(rig.store.claimed) == sum(r.done for r in reports)
+    assert set(rig.store.claimed.values()) == {1}
+    assert {item_id.split(".")[0] for item_id in rig.store.claimed} >= {
+        str(position) for position, _ in await LedgerEventFeed(rig.ledger).read(after=0, limit=100)
+    }
     assert rig.backend.writes, "nothing was written"
     assert set(rig.backend.writes.values()) == {1}  # every document and record written once
-    assert sum(r.fed for r in reports) == len(rig.backend.writes)
     ns = namespace_for(story.subject_id)
     current = await rig.inner.list_memories(ns, include_superseded=False)
     assert [m.text for m in current if m.slot == "supplier"] == ["works with Supplier B"]
