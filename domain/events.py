@@ -259,16 +259,32 @@ class ChangeSuperseded(Aggregate.Event):
 class SessionReviewed(Aggregate.Event):
     """A model read a recorded session for changes to propose; `change_ids` are the ones it
     proposed (possibly none). A session is reviewed once, so a rerun proposes nothing twice,
-    whatever changed since."""
+    whatever changed since.
+
+    Class version 2 adds `agreed`: the callers' pending changes from this session that the
+    model would have proposed itself (same field, same value by meaning), kept as they are
+    instead of being proposed again. The topic is unchanged; stored version 1 events are
+    upcast with `upcast_v1_v2` to none.
+    """
 
     TOPIC = "factledger.subject.session_reviewed.v1"
+    class_version = 2
     session_id: str
     reviewed_by: JsonObject  # the model's actor
     change_ids: list[str]
     superseded: list[str]
+    agreed: list[str]
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, object]) -> None:
+        state["agreed"] = []
 
     def apply(self, aggregate: Subject) -> None:
         aggregate.reviewed.add(self.session_id)
+        model = Actor.from_payload(self.reviewed_by)
+        for change_id in self.agreed:
+            key = UUID(change_id)
+            aggregate.agreed_by[key] = (*aggregate.agreed_by.get(key, ()), model)
 
 
 class SubjectErased(Aggregate.Event):

@@ -45,7 +45,7 @@ from factledger.application.ledger.commands import (
 from factledger.application.ledger.forgetting import ForgettingCommands
 from factledger.application.ledger.past_sessions import PastSessions
 from factledger.application.ledger.records import proposal_of, session_record
-from factledger.application.proposals.plan import plan_changes
+from factledger.application.proposals.plan import agreed_changes, plan_changes
 from factledger.domain.errors import DomainError, SessionConflictError
 from factledger.domain.proposal import Decision
 from factledger.domain.provenance import Actor, ActorKind
@@ -119,6 +119,7 @@ class Ledger(ForgettingCommands, PastSessions):
                 return None
             schema = self.schemas.get(subject.kind, OPEN_SCHEMA)
             proposed, superseded = [], []
+            agreed = agreed_changes(subject, cmd.candidates, cmd.model, cmd.session_id)
             for planned in plan_changes(subject, cmd.candidates, cmd.model, cmd.session_id):
                 proposal = planned.proposal
                 try:
@@ -141,6 +142,7 @@ class Ledger(ForgettingCommands, PastSessions):
                 proposed=proposed,
                 superseded=superseded,
                 at=self._now(),
+                agreed=agreed,
             )
             return proposed
 

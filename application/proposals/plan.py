@@ -11,7 +11,11 @@ Pure (the subject is loaded by the caller). For each candidate:
 - an update's or a correction's rationale names the value it replaces: the one the session
   said no longer holds, else the profile's;
 - the change id is derived from (subject, session, model, field): a rerun proposes the same
-  change, never a second one.
+  change, never a second one;
+- a caller's pending change from the same session, of the same field and value by meaning,
+  is what the model would propose: one statement gets one proposal, so the caller's change is
+  kept (nothing proposed, nothing superseded) and the review notes that it agrees with it
+  (`agreed_changes`).
 """
 
 from __future__ import annotations
@@ -117,3 +121,22 @@ def plan_changes(
     """The changes to propose, skipping any whose change id the subject already holds."""
     planned = (_plan_one(subject, c, model, session_id) for c in candidates)
     return [p for p in planned if p is not None and p.proposal.change_id not in subject.changes]
+
+
+def agreed_changes(
+    subject: Subject, candidates: Sequence[Candidate], model: Actor, session_id: str
+) -> list[UUID]:
+    """The callers' pending changes drawn from this session that a candidate repeats: same
+    field, and a value the same by meaning (for a list, an item in common)."""
+    agreed: list[UUID] = []
+    for candidate in candidates:
+        for record in _changes_of(subject, candidate.feed.field, ChangeStatus.PENDING):
+            proposal = record.proposal
+            if proposal.proposed_by == model or proposal.evidence is None:
+                continue
+            if proposal.evidence.session_id != session_id:
+                continue
+            said = _items(proposal.value)
+            if any(_known(v, set(said)) for v in candidate.values):
+                agreed.append(record.change_id)
+    return agreed

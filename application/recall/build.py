@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from factledger.application.memory.types import RelationKind, SearchHit
+from factledger.application.recall.askable import askable
 from factledger.application.recall.forgets import NOTHING_FORGOTTEN, ForgetMask
 from factledger.application.recall.notes import (
     profile_text,
@@ -130,8 +131,9 @@ def profile_notes(findings: LedgerFindings) -> tuple[Note, ...]:
 
 
 def proposal_notes(findings: LedgerFindings) -> tuple[Note, ...]:
+    """The conversation plan: the open proposals worth asking the subject about (`askable`)."""
     notes = []
-    for proposal in findings.proposals:
+    for proposal in askable(findings.proposals, findings.profile, findings.sessions):
         session = findings.sessions.get(proposal.evidence_session or "")
         text = proposal_text(proposal)
         on = session.started_at.date() if session else proposal.proposed_at.date()

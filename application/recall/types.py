@@ -77,7 +77,8 @@ class SessionContext:
     """What an agent gets at the start of a session.
 
     - `profile` holds confirmed fields only; `to_confirm` holds open proposals the agent may
-      ask the subject about, which are never facts.
+      ask the subject about, which are never facts: neither inferences nor values a later
+      statement superseded (`askable`), which stay pending for reviewers.
     """
 
     profile: tuple[Note, ...] = ()

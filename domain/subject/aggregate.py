@@ -8,6 +8,7 @@ state and its shared checks are in `state`, forgetting and expiry in `forgetting
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from datetime import datetime
 from uuid import UUID
 
@@ -176,8 +177,10 @@ class Subject(SubjectForgetting):
         proposed: list[UUID],
         superseded: list[UUID],
         at: datetime,
+        agreed: Sequence[UUID] = (),
     ) -> None:
-        """Records that a model reviewed a session and what it proposed from it."""
+        """Records that a model reviewed a session, what it proposed from it and the callers'
+        pending changes it agreed with (see `SessionReviewed`)."""
         self._check_live()
         if by.kind is not ActorKind.MODEL:
             raise InvalidOperationError("only a model reviews sessions for proposals")
@@ -193,6 +196,7 @@ class Subject(SubjectForgetting):
             reviewed_by=by.to_payload(),
             change_ids=[str(c) for c in proposed],
             superseded=[str(c) for c in superseded],
+            agreed=[str(c) for c in agreed],
         )
 
     def reject(self, change_id: UUID, *, by: Decision, reason: str, at: datetime) -> None:

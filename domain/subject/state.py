@@ -27,7 +27,7 @@ from factledger.domain.events import (
 )
 from factledger.domain.forgets import ForgetMark
 from factledger.domain.proposal import ChangeRecord, CurrentField
-from factledger.domain.provenance import ChangeStatus
+from factledger.domain.provenance import Actor, ChangeStatus
 from factledger.domain.sessions import SessionInfo
 
 SEEN_COMMANDS_WINDOW = 500  # enough to absorb client retries; older ids are long settled
@@ -67,6 +67,8 @@ class SubjectState(Aggregate):
         self.seen_commands: list[str] = []
         self.superseded_by: dict[UUID, UUID] = {}  # superseded change id -> the newer one
         self.reviewed: set[str] = set()  # sessions a model reviewed for proposals
+        # a caller's pending change -> the models whose review of its session agreed with it
+        self.agreed_by: dict[UUID, tuple[Actor, ...]] = {}
 
     def __deepcopy__(self, memo: dict[int, object]) -> SubjectState:
         """The library copies a cached subject for every command. Everything a container holds

@@ -115,8 +115,10 @@ async def tell_story(client: Client, relay: Relay | None = None) -> None:
     (proposed,) = ended["proposals"]
     assert (proposed["status"], proposed["field"]) == ("pending", "fleet")
     if relay is None:
+        # Without the channel the agent can only infer, and an inference goes to reviewers:
+        # it is never put to the subject as a question.
         context = answer(await call(client, "get_context", topic="fleet"))
-        assert [n["ref"] for n in context["to_confirm"]] == [proposed["change_id"]]
+        assert context["to_confirm"] == []
         return
 
     answer(await call(client, "start_session", session_id="mcp-2", channel="voice"))

@@ -97,6 +97,7 @@ def proposal_out(subject: Subject, change_id: UUID) -> ProposalOut:
         rationale=p.rationale,
         redacted=p.redacted,
         superseded_by=subject.superseded_by.get(change_id),
+        agreed_by=[ActorOut.of(a) for a in subject.agreed_by.get(change_id, ())],
     )
 
 

@@ -65,6 +65,11 @@ class ProposalOut(BaseModel):
     superseded_by: UUID | None = Field(
         default=None, description="The newer change of the field, when this one is superseded."
     )
+    agreed_by: list[ActorOut] = Field(
+        default_factory=list,
+        description="The product's models whose own review of the evidence session found the "
+        "same field and value: they kept this change instead of proposing it again.",
+    )
 
 
 class ConfirmIn(Strict):

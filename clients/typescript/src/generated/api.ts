@@ -1528,6 +1528,11 @@ export interface components {
          *     `condition`, `evidence` and `rationale` are null.
          */
         ProposalOut: {
+            /**
+             * Agreed By
+             * @description The product's models whose own review of the evidence session found the same field and value: they kept this change instead of proposing it again.
+             */
+            agreed_by?: components["schemas"]["ActorOut"][];
             /** Based On Version */
             based_on_version: number;
             /**
