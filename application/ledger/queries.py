@@ -35,6 +35,7 @@ class ProfileField:
     # Not served by recall and context from this time on (`FieldExpirySet`); readers compare
     # it with their clock, so the field stays here, and in history, after it.
     valid_until: datetime | None = None
+    relayed_by: Actor | None = None  # who relayed the subject's confirming words
 
     def expired(self, now: datetime) -> bool:
         return self.valid_until is not None and self.valid_until <= now
@@ -73,6 +74,9 @@ class FieldHistoryEntry:
     forgotten: bool = False
     note: str | None = None  # the reviewer's note on the approval that set it
     valid_until: datetime | None = None  # an expiry entry: from when the field is not served
+    # The subject's confirming words and who relayed them (None for a reviewer's approval).
+    confirmation: Evidence | None = None
+    relayed_by: Actor | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,7 @@ def profile_field(name: str, doc: JsonObject) -> ProfileField:
         version=_int(doc.get("version")),
         forgotten=bool(doc.get("forgotten", False)),
         valid_until=_opt_time(doc.get("valid_until")),
+        relayed_by=_actor(doc.get("relayed_by")),
     )
 
 
@@ -109,6 +110,8 @@ def history_entry(doc: JsonObject) -> FieldHistoryEntry:
         forgotten=bool(doc.get("forgotten", False)) or doc.get("kind") == "forgotten",
         note=_str(doc.get("note")),
         valid_until=_opt_time(doc.get("valid_until")),
+        confirmation=_evidence(doc.get("confirmation")),
+        relayed_by=_actor(doc.get("relayed_by")),
     )
 
 

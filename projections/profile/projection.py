@@ -56,6 +56,12 @@ from factledger.projections.profile.writes import (
     strings,
 )
 
+def relayed(relay: JsonObject | None) -> JsonObject:
+    """Who relayed the subject's deciding words, only where someone did: documents of
+    decisions recorded before relays were stay as they were written."""
+    return {} if relay is None else {"relayed_by": relay}
+
+
 VIEWS = ("subject", "profile", "version", "history", "change", "queue", "session")
 
 
@@ -165,6 +171,7 @@ class ProfileProjection:
                 "confirmed_by": e.confirmed_by,
                 "note": e.note,
                 "decided_at": e.timestamp.isoformat(),
+                **relayed(e.relayed_by),
             },
         )
         field = str(change["field"])
@@ -202,6 +209,7 @@ class ProfileProjection:
             "confirmation": e.evidence,
             "confirmed_at": at,
             "version": e.profile_version,
+            **relayed(e.relayed_by),
         }
         if value is None and not erased:
             fields.pop(field, None)
@@ -242,6 +250,7 @@ class ProfileProjection:
                 "rejected_by": e.rejected_by,
                 "reason": e.reason,
                 "decided_at": e.timestamp.isoformat(),
+                **relayed(e.relayed_by),
             },
         )
 

@@ -51,6 +51,11 @@ class ProfileFieldOut(BaseModel):
     expired: bool = Field(
         default=False, description="`valid_until` has passed: kept here and in history only."
     )
+    relayed_by: ActorOut | None = Field(
+        default=None,
+        description="Who relayed the subject's confirming words (the channel's principal); "
+        "null for a reviewer's approval.",
+    )
 
     @classmethod
     def of(cls, f: ProfileField, now: datetime) -> ProfileFieldOut:
@@ -68,6 +73,7 @@ class ProfileFieldOut(BaseModel):
             forgotten=f.forgotten,
             valid_until=f.valid_until,
             expired=f.expired(now),
+            relayed_by=None if f.relayed_by is None else ActorOut.of(f.relayed_by),
         )
 
 
@@ -108,6 +114,14 @@ class HistoryEntryOut(BaseModel):
     valid_until: datetime | None = Field(
         default=None, description="An `expiry` entry: from when the field is not served."
     )
+    confirmation: EvidenceOut | None = Field(
+        default=None,
+        description="The subject's words that confirmed the value; null for an approval.",
+    )
+    relayed_by: ActorOut | None = Field(
+        default=None,
+        description="Who relayed the subject's confirming words (the channel's principal).",
+    )
 
     @classmethod
     def of(cls, h: FieldHistoryEntry) -> HistoryEntryOut:
@@ -130,6 +144,8 @@ class HistoryEntryOut(BaseModel):
             forgotten=h.forgotten,
             note=h.note,
             valid_until=h.valid_until,
+            confirmation=_evidence(h.confirmation),
+            relayed_by=None if h.relayed_by is None else ActorOut.of(h.relayed_by),
         )
 
 
