@@ -164,6 +164,7 @@ class ChangeConfirmed(Aggregate.Event):
             status=ChangeStatus.CONFIRMED,
             note=self.note,
             confirmed_version=self.profile_version,
+            decided_by=Actor.from_payload(self.confirmed_by),
             relayed_by=relay_of(self.relayed_by),
         )
         proposal = record.proposal
@@ -219,7 +220,10 @@ class ChangeRejected(Aggregate.Event):
     def apply(self, aggregate: Subject) -> None:
         record = aggregate.changes[self.change_id]
         aggregate.changes[self.change_id] = replace(
-            record, status=ChangeStatus.REJECTED, relayed_by=relay_of(self.relayed_by)
+            record,
+            status=ChangeStatus.REJECTED,
+            decided_by=Actor.from_payload(self.rejected_by),
+            relayed_by=relay_of(self.relayed_by),
         )
         aggregate.remember_command(self.command_id)
 

@@ -139,8 +139,9 @@ class ChangeRecord:
     # The profile version the confirmation created: what its decision answers, however many
     # versions came after it.
     confirmed_version: int | None = None
-    # Who relayed the subject's words that decided it (None: undecided, a reviewer's
-    # decision, or a decision recorded before relays were).
+    # Who decided it (the subject, or staff), and who relayed the subject's words that did
+    # (None: undecided, a reviewer's decision, or a decision recorded before relays were).
+    decided_by: Actor | None = None
     relayed_by: Actor | None = None
 
     def with_status(self, status: ChangeStatus) -> ChangeRecord:

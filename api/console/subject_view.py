@@ -29,7 +29,7 @@ from factledger.application.ledger.queries import (
 from factledger.application.recall.notes import summary_text
 from factledger.domain.events import SessionRecorded
 from factledger.domain.proposal import ChangeRecord
-from factledger.domain.provenance import Evidence
+from factledger.domain.provenance import Actor, Evidence
 from factledger.domain.subject import Subject
 
 CONTEXT_AROUND = 3  # messages shown on each side of the quoted one
@@ -102,6 +102,9 @@ class ProposalPage:
     current: ProfileField | None
     context: tuple[ContextLine, ...]
     superseded_by: UUID | None
+    # The product's models whose own review found the same field and value (they kept this
+    # change instead of proposing it again).
+    agreed_by: tuple[Actor, ...] = ()
 
 
 def proposal_page(
@@ -116,6 +119,7 @@ def proposal_page(
         current=None if current is None or current.forgotten else current,
         context=evidence_context(subject, record.proposal.evidence),
         superseded_by=subject.superseded_by.get(change_id),
+        agreed_by=tuple(subject.agreed_by.get(change_id, ())),
     )
 
 
