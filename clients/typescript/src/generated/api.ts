@@ -1054,6 +1054,8 @@ export interface components {
             at: string;
             /** Condition */
             condition: string | null;
+            /** @description The subject's words that confirmed the value; null for an approval. */
+            confirmation?: components["schemas"]["EvidenceOut"] | null;
             confirmed_by: components["schemas"]["ActorOut"] | null;
             /** Display */
             display: string | null;
@@ -1079,6 +1081,8 @@ export interface components {
             rationale: string | null;
             /** Reason */
             reason: string | null;
+            /** @description Who relayed the subject's confirming words (the channel's principal). */
+            relayed_by?: components["schemas"]["ActorOut"] | null;
             /** Until */
             until: string | null;
             /** Until Version */
@@ -1435,6 +1439,8 @@ export interface components {
              */
             origin: string;
             proposed_by: components["schemas"]["ActorOut"];
+            /** @description Who relayed the subject's confirming words (the channel's principal); null for a reviewer's approval. */
+            relayed_by?: components["schemas"]["ActorOut"] | null;
             /**
              * Valid Until
              * @description From this time on recall and context do not serve the field.
@@ -1565,6 +1571,8 @@ export interface components {
              * @default false
              */
             redacted?: boolean;
+            /** @description Who relayed the subject's words that confirmed or declined this change (the channel's principal); null while pending and for a reviewer's decision. */
+            relayed_by?: components["schemas"]["ActorOut"] | null;
             status: components["schemas"]["ChangeStatus"];
             /**
              * Subject Id
