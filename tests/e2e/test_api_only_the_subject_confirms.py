@@ -259,10 +259,10 @@ async def test_every_decision_records_who_relayed_the_subjects_words(
     assert (await subject_says(http, "chat-2", "No, nothing like that.")).is_success
     await end(http, "chat-2")
     name = changes["contact_name"]
-    assert (await http.post(f"{SUBJECT}/proposals/{name}/approve", json={}, headers=REVIEWER))
+    assert await http.post(f"{SUBJECT}/proposals/{name}/approve", json={}, headers=REVIEWER)
 
     channel = {"kind": "system", "id": "chat-platform"}
-    supplier = (await http.get(f"{SUBJECT}/proposals/{changes['supplier']}", headers=CHANNEL))
+    supplier = await http.get(f"{SUBJECT}/proposals/{changes['supplier']}", headers=CHANNEL)
     assert (supplier.json()["status"], supplier.json()["relayed_by"]) == ("confirmed", channel)
     budget = (await http.get(f"{SUBJECT}/proposals/{changes['budget']}", headers=CHANNEL)).json()
     assert (budget["status"], budget["relayed_by"]) == ("rejected", channel)
