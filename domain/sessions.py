@@ -57,9 +57,7 @@ def transcript_from_payload(payload: list[JsonValue]) -> tuple[Message, ...]:
                 text=str(item["text"]),
                 at=datetime.fromisoformat(at) if isinstance(at, str) else None,
                 decides=MessageDecision.decode(decides) if isinstance(decides, str) else None,
-                relayed_by=Actor.from_payload(relayed_by)
-                if isinstance(relayed_by, dict)
-                else None,
+                relayed_by=Actor.from_payload(relayed_by) if isinstance(relayed_by, dict) else None,
             )
         )
     return tuple(messages)

@@ -56,6 +56,7 @@ from factledger.projections.profile.writes import (
     strings,
 )
 
+
 def relayed(relay: JsonObject | None) -> JsonObject:
     """Who relayed the subject's deciding words, only where someone did: documents of
     decisions recorded before relays were stay as they were written."""

@@ -189,9 +189,7 @@ async def append(
     # The subject's line keeps who relayed it: a decision in it records the relay beside
     # the subject's words.
     relay = actor_of(principal) if body.role is Role.SUBJECT else None
-    message = Message(
-        role=body.role, text=body.text, at=body.at, decides=decides, relayed_by=relay
-    )
+    message = Message(role=body.role, text=body.text, at=body.at, decides=decides, relayed_by=relay)
 
     # The buffer keeps message ids unique per session, so a retry that outlives the saved
     # response (or a claim whose process died) still appends once.
