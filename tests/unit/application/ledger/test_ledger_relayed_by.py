@@ -16,6 +16,8 @@ from factledger.application.ledger.commands import (
     RecordSession,
     RegisterSubject,
 )
+from factledger.application.ledger.event_log import LoggedEvent
+from factledger.application.ledger.event_views import event_body
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain.errors import ConfirmationNotAllowedError
 from factledger.domain.events import ChangeConfirmed, ChangeRejected
@@ -158,3 +160,18 @@ def test_decisions_stored_before_relays_load_with_none(ledger: Ledger) -> None:
     reloaded = ledger.subject("acme", sid)
     assert reloaded.fields["supplier"].relayed_by is None
     assert reloaded.change(second.change_id).relayed_by is None
+
+
+@pytest.mark.parametrize("content", [True, False])
+def test_the_stream_and_webhooks_carry_the_relay_with_or_without_content(
+    ledger: Ledger, content: bool
+) -> None:
+    """The relay is who acted, not what was said: roles that may not read content (analysts)
+    still see it on the event stream and in webhook bodies."""
+    sid, change_id = _proposed(ledger)
+    _answered(ledger, sid, change_id, Verdict.CONFIRMS, CHANNEL)
+    (confirmed,) = [e for e in _events(ledger) if isinstance(e, ChangeConfirmed)]
+    logged = LoggedEvent(9, sid, "lead", "change_confirmed", confirmed)
+    body = event_body(logged, set(), content=content)
+    assert body["payload"]["relayed_by"] == {"kind": "system", "id": "chat-platform"}
+    assert (body["payload"]["evidence"] or {}).get("quote") == ("Yes." if content else None)
