@@ -12,7 +12,7 @@ Every function blocks (the caller runs it in a thread).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import UUID
 
@@ -134,6 +134,8 @@ class SessionView:
     summary: str | None
     messages: tuple[tuple[int, str, str], ...] | None  # (index, role, text)
     withheld: int
+    # Who relayed each of the subject's lines (`kind:id`), by message index.
+    relays: Mapping[int, str] = field(default_factory=dict)
 
 
 def _session_view(event: SessionRecorded) -> SessionView:
@@ -156,6 +158,11 @@ def _session_view(event: SessionRecorded) -> SessionView:
         summary=summary_text(summary) if isinstance(summary, Mapping) and summary else None,
         messages=messages,
         withheld=event.withheld_count,
+        relays={
+            n: f"{relay.get('kind')}:{relay.get('id')}"
+            for n, m in enumerate(transcript or [])
+            if isinstance(m, Mapping) and isinstance(relay := m.get("relayed_by"), Mapping)
+        },
     )
 
 

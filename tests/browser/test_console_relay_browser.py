@@ -80,6 +80,13 @@ async def test_the_console_shows_who_relayed_each_confirmation_and_the_reviews_a
     await expect(said).to_contain_text(f"session {MARCH_CALL.session_id}, message 3")
     await expect(said.locator("q")).to_have_text(MARCH_CALL.lines[3][1])
 
+    # The transcript: each of the lead's lines names its relay, the agent's lines none.
+    await page.goto(f"/console/subjects/{seeded.subject_id}/sessions")
+    lines = page.locator(f"#session-{MARCH_CALL.session_id} li.msg")
+    await expect(lines.filter(has=page.locator(".relay"))).to_have_count(2)
+    await expect(lines.nth(3).locator(".relay")).to_have_text("relayed by system:voice-platform")
+    await expect(lines.nth(2).locator(".relay")).to_have_count(0)
+
     # The change's own page: decided by the lead, relayed by the channel.
     intent = seeded.changes["intent"]
     await page.goto(f"/console/subjects/{seeded.subject_id}/proposals/{intent}")
