@@ -116,6 +116,9 @@ async def test_an_agent_cannot_confirm_its_own_made_up_value(http: httpx.AsyncCl
     url = "/v1/subjects/me/sessions/chat-2/messages"
     line = {"role": "subject", "text": "ok", "confirms": budget}
     assert (await http.post(url, json=line, headers=AGENT)).status_code == 403
+    # Nor can a service put "ok" in the subject's mouth as a confirmation: nobody asked.
+    unasked = await subject_says(http, "chat-2", "ok", confirms=budget)
+    assert (unasked.status_code, unasked.json()["field"]) == (422, "confirms")
     await end(http, "chat-2")
     evidence = {"session_id": "chat-1", "message_index": 2, "quote": "Nice weather today"}
     relayed = await http.post(
