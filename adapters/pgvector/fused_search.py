@@ -1,7 +1,7 @@
 """A bounded memories-mode search ranked in the database, in one statement (ADR 0050).
 
-ADR 0030's bounded search, ADR 0048's deeper vector list, and ADR 0045's holders of every
-required keyword, with the steps that ran in Python between two round trips moved into CTEs
+ADR 0030's bounded search, ADR 0048's deeper vector list, and the holders of every required
+keyword, with the steps that ran in Python between two round trips moved into CTEs
 of one statement:
 
 1. the kept keyword frequencies (`memory_terms`, less the facts whose expiry passed

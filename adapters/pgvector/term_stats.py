@@ -33,8 +33,9 @@ if TYPE_CHECKING:  # schema lists this module's migration
 
 TERMS_TABLE = "memory_terms"
 HOLDERS_FUNCTION = "keyword_holders"
-# The holders of every keyword of a list (migration 9, ADR 0045): the GIN index intersects
-# their postings, where `keyword_holders` reads the union of one keyword list's.
+# The holders of every keyword of a list (migration 9): the GIN index intersects their
+# postings, so a search needing several keywords reads only facts holding all of them, where
+# `keyword_holders` reads the union of one keyword list's.
 HOLDERS_OF_ALL_FUNCTION = "keyword_holders_of_all"
 # A fact's keywords prefixed by its namespace (migration 10, ADR 0052): the key of the GIN
 # index the holder lookups use.
@@ -237,7 +238,7 @@ def term_statistics_migration(o: SchemaOptions) -> list[Statement]:
 
 def holders_of_all_migration(o: SchemaOptions) -> list[Statement]:
     """Migration 9: `keyword_holders` with `@>` (holders of every keyword of `p_lookup`), for a
-    bounded search whose holders must hold several required keywords (ADR 0045)."""
+    bounded search whose holders must hold several required keywords."""
     return _holders_function(o, HOLDERS_OF_ALL_FUNCTION, "@>")
 
 
