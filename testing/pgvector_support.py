@@ -21,7 +21,8 @@ from factledger.adapters.pgvector.config import PgvectorConfig, embedded_config,
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.adapters.pgvector.schema import NAMESPACED_TABLES
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.application.ports import Clock, Embedder, Extractor
+from factledger.application.clocks import Clock
+from factledger.application.memory.ports import Embedder, Extractor
 
 TEST_DATABASE = "factledger_pgvector_tests"
 

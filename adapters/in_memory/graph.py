@@ -9,10 +9,10 @@ from datetime import datetime
 from factledger.adapters.in_memory.store import NamespaceState, StoredFact
 from factledger.application.memory.extraction import ExtractedFact, KnownFact
 from factledger.application.memory.lexical import extraction_terms, subject_label
+from factledger.application.memory.ports import Vectors
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.succession import SlotKeywords, succeed
 from factledger.application.memory.types import MetadataValue, Namespace, Relation, RelationKind
-from factledger.application.ports import Vectors
 from factledger.domain.transcript import Message
 
 

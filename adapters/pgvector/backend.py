@@ -33,10 +33,12 @@ from factledger.adapters.pgvector.queue import IngestWorker
 from factledger.adapters.pgvector.schema import SchemaOptions, apply_migrations
 from factledger.adapters.pgvector.searcher import PgvectorSearcher
 from factledger.adapters.pgvector.upkeep import COMPACTION_LOCK_TIMEOUT_MS, PgvectorUpkeep
+from factledger.application.clocks import Clock
 from factledger.application.errors import (
     MemoryNotFoundError,
     MemoryUnavailableError,
 )
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.memory.rules import validate_namespace, validate_search_query
 from factledger.application.memory.types import (
     ALL_CAPABILITIES,
@@ -53,7 +55,6 @@ from factledger.application.memory.types import (
     SearchQuery,
     StoredRecord,
 )
-from factledger.application.ports import Clock, Embedder, Extractor
 from factledger.domain.transcript import Message
 
 __all__ = ["PgvectorConfig", "PgvectorMemoryBackend"]

@@ -30,6 +30,7 @@ from factledger.application.memory.lexical import (
     subject_label,
     vector_text,
 )
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.succession import SlotKeywords, succeed
 from factledger.application.memory.types import (
@@ -38,7 +39,6 @@ from factledger.application.memory.types import (
     ProcessingStatus,
     RelationKind,
 )
-from factledger.application.ports import Embedder, Extractor
 from factledger.domain.transcript import Message, Role
 
 UNSLOTTED_KNOWN_LIMIT = 500  # newest unslotted current facts shown to an extractor

@@ -33,7 +33,9 @@ from factledger.adapters.pgvector.mirror.state import MirroredNamespace
 from factledger.adapters.pgvector.prepared_search import run_prepared
 from factledger.adapters.pgvector.search import SearchLists, rank_rows, search_statement
 from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
+from factledger.application.clocks import Clock
 from factledger.application.memory.lexical import query_terms
+from factledger.application.memory.ports import Embedder
 from factledger.application.memory.types import (
     HitKind,
     Namespace,
@@ -41,7 +43,6 @@ from factledger.application.memory.types import (
     SearchMode,
     SearchQuery,
 )
-from factledger.application.ports import Clock, Embedder
 
 ANN_CACHE_SECONDS = 10.0  # how long a search trusts its knowledge of a namespace's ANN index
 

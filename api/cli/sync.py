@@ -24,7 +24,7 @@ from factledger.api.settings import (
     load_settings,
 )
 from factledger.application.memory.forwarding import innermost_backend
-from factledger.application.ports import MemoryBackend
+from factledger.application.memory.ports import MemoryBackend
 
 log = structlog.get_logger(__name__)
 dead_letters_app = typer.Typer(help="Sync items that failed 3 times.", no_args_is_help=True)

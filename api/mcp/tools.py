@@ -40,7 +40,7 @@ from factledger.api.http.schemas.sessions import (
     SessionOut,
     StartSessionIn,
 )
-from factledger.application.ports import SessionBuffer
+from factledger.application.sessions.ports import SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 
 SESSION_ID = Field(pattern=SESSION_ID_PATTERN, examples=["call-2026-01-14-001"])

@@ -32,13 +32,14 @@ from uuid import UUID
 
 import structlog
 
+from factledger.application.clocks import Clock
 from factledger.application.errors import ApplicationError
 from factledger.application.importing.lines import NumberedLine
 from factledger.application.importing.positions import ImportPosition, ImportPositions
 from factledger.application.importing.recording import LineRecorder
 from factledger.application.importing.report import ImportReport
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import Clock, SafetyFilter
+from factledger.application.sessions.ports import SafetyFilter
 
 log = structlog.get_logger(__name__)
 Progress = Callable[[NumberedLine], None]

@@ -28,7 +28,7 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import strtobool
 
-from factledger.application.clocks import SystemClock
+from factledger.application.clocks import Clock, SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError
 from factledger.application.ledger.cipher import ShreddingMapper
 from factledger.application.ledger.commands import CommandResult
@@ -48,7 +48,6 @@ from factledger.application.ledger.snapshots.store import (
 )
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
-from factledger.application.ports import Clock
 from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import ProfileSchema
 

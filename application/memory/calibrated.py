@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from factledger.application.memory.calibration import Calibration
 from factledger.application.memory.forwarding import ForwardingMemoryBackend
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace, SearchHit, SearchMode, SearchQuery
-from factledger.application.ports import MemoryBackend
 
 
 class CalibratedMemoryBackend(ForwardingMemoryBackend):

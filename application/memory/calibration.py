@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 
 NEWTON_STEPS = 50
 RIDGE = 1e-6  # keeps the Hessian invertible when the classes separate perfectly

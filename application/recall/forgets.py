@@ -28,6 +28,9 @@ from uuid import UUID
 from cachetools import LRUCache
 
 from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.decisions import Decided, is_stale
+from factledger.application.memory.forgotten import Traced, is_forgotten_with
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.sameness import any_states
 from factledger.application.memory.types import (
     Capability,
@@ -36,10 +39,7 @@ from factledger.application.memory.types import (
     RelationKind,
     SearchHit,
 )
-from factledger.application.ports import MemoryBackend
-from factledger.application.sync.carriers import PREVIOUSLY, repeats_value_of, targets
-from factledger.application.sync.decisions import Decided, is_stale
-from factledger.application.sync.forget import Traced, is_forgotten_with
+from factledger.application.memory.value_repeats import PREVIOUSLY, repeats_value_of, targets
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +172,8 @@ async def unforgotten(
         kept = [h for h in kept if h.id not in forgotten]
     rejected = await _rejected(kept, mask, backend, ns, traces)
     kept = [h for h in kept if h.id not in rejected]
-    carriers = await repeating_hits(kept, mask, backend, ns, provenance=provenance)
-    return [h for h in kept if h.id not in carriers]
+    repeating = await repeating_hits(kept, mask, backend, ns, provenance=provenance)
+    return [h for h in kept if h.id not in repeating]
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +219,7 @@ async def repeating_hits(
     *,
     provenance: bool,
 ) -> set[str]:
-    """The hits that repeat the value of a memory the mask forgets (`sync.carriers`). Only
+    """The hits that repeat the value of a memory the mask forgets (`memory.value_repeats`). Only
     extensions can, and only they cost reads: what they extend, then (for a "previously"
     note) what that replaced; each step's reads run side by side."""
     pairs = [

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.judgement.types import Reply
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import SentenceJudge
 from factledger.domain.events import SessionRecorded
 from factledger.domain.proposal import check_subject_words
 from factledger.domain.provenance import ChangeStatus, Evidence

@@ -17,8 +17,9 @@ from uuid import UUID
 
 import structlog
 
+from factledger.application.clocks import Clock
 from factledger.application.memory.guidance_catalogue import GuidanceCatalogue
-from factledger.application.ports import Clock, SafetyFilter, SessionBuffer
+from factledger.application.sessions.ports import SafetyFilter, SessionBuffer
 from factledger.application.sessions.times import check_time
 from factledger.application.sessions.types import (
     ActiveSession,

@@ -15,18 +15,11 @@ from factledger.application.errors import (
     MemoryConflictError,
     MemoryNotFoundError,
 )
+from factledger.application.memory.decisions import Decided, decided, stale_memories
 from factledger.application.memory.extraction import ExtractionContext
-from factledger.application.memory.sameness import value_phrases
-from factledger.application.memory.types import (
-    Capability,
-    IngestMode,
-    Namespace,
-    ProcessingState,
-)
-from factledger.application.ports import MemoryBackend
-from factledger.application.sync.decisions import Decided, decided, stale_memories
-from factledger.application.sync.forget import every_memory, fields_of, memories_to_forget
-from factledger.application.sync.ids import (
+from factledger.application.memory.forgotten import every_memory, fields_of, memories_to_forget
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import (
     KIND_CHANGE_PROPOSED,
     KIND_PROFILE_VERSION,
     KIND_SESSION_SUMMARY,
@@ -34,6 +27,13 @@ from factledger.application.sync.ids import (
     profile_record_id,
     proposal_record_id,
     transcript_document_id,
+)
+from factledger.application.memory.sameness import value_phrases
+from factledger.application.memory.types import (
+    Capability,
+    IngestMode,
+    Namespace,
+    ProcessingState,
 )
 from factledger.application.sync.ports import LedgerEvent
 from factledger.application.sync.search_text import record_search_text

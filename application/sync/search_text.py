@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from factledger.application.sync.ids import (
+from factledger.application.memory.record_ids import (
     KIND_CHANGE_PROPOSED,
     KIND_PROFILE_VERSION,
     KIND_SESSION_SUMMARY,

@@ -38,8 +38,8 @@ from factledger.domain.events import (
 from factledger.domain.proposal import apply_operation
 from factledger.domain.provenance import Operation
 from factledger.domain.values import JsonObject, from_payload, render, to_payload
-from factledger.projections.collector import collector_eased
 from factledger.projections.follower import PAGE, Follower, Tracked
+from factledger.projections.gc_easing import garbage_collection_eased
 from factledger.projections.profile.shapes import (
     as_object,
     change_doc,
@@ -85,7 +85,7 @@ class ProfileProjection:
         # (PostgreSQL: 15-30% less wall time); where the commit is local (SQLite) the thread
         # only costs (4% slower, docs/benchmarks.md).
         read_ahead = getattr(self.store, "commits_on_a_server", False)
-        with collector_eased():
+        with garbage_collection_eased():
             return Follower(app, [self], page=page, read_ahead=read_ahead).catch_up()
 
     def process(self, batch: Sequence[Tracked]) -> None:

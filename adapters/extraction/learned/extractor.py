@@ -14,10 +14,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.judgement.types import Judgement, Statement
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
+from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
-from factledger.application.ports import Extractor, SentenceJudge
 from factledger.domain.transcript import Message, Role
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")

@@ -30,7 +30,7 @@ from factledger.application.memory.extraction import (
     ExtractionRequest,
     FieldSlot,
 )
-from factledger.application.ports import Extractor
+from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.candidates import candidates_from
 from factledger.application.proposals.modes import ProposalModes
 from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds
