@@ -279,7 +279,7 @@ class InMemoryMemoryBackend:
                 continue
             if not fact.forgotten:  # the first reason stands: forgetting twice is a no-op
                 fact.forgotten, fact.forget_reason = True, reason
-                fact.handed_on = frozenset()  # as pgvector's forget clears it (ADR 0047)
+                fact.handed_on = frozenset()  # as pgvector's forget clears it
             forgotten.append(memory_id)
         log.info(
             "memory.forgotten", backend=self.name, forgotten=len(forgotten), missing=len(missing)

@@ -47,7 +47,7 @@ def apply_facts(
       when the extractor did not say UPDATES; without a slot, UPDATES supersedes `related_to`.
     - EXTENDS and DERIVES point at their targets; targets that do not exist are dropped.
     - A fact that supersedes its slot's current fact also takes the words that fact hands on
-      (`application.memory.succession`, ADR 0047).
+      (`application.memory.succession`).
     - A fact whose deterministic id already exists is skipped, so a replay adds nothing.
     """
     local: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""PostgreSQL + pgvector implementation of the `MemoryBackend` port (ADR 0006).
+"""PostgreSQL + pgvector implementation of the `MemoryBackend` port.
 
 - Isolation is structural: each call is one transaction bound to its namespace
   (`set_config('app.namespace', ..., true)`), and Row-Level Security on every table shows no
@@ -297,7 +297,7 @@ class PgvectorMemoryBackend:
                 result = await memories.forget(conn, memory_ids, reason=reason)
         if result.forgotten:
             # This process's mirror forgets at once too; the others' follow at their next
-            # search of the namespace, or drop it once idle (ADR 0056).
+            # search of the namespace, or drop it once idle.
             self.searcher.mirrors.drop(namespace)
             await self._vacuum("memories", *memories.DERIVED_TABLES, "documents")
         log.info("pgvector.forgotten", forgotten=len(result.forgotten), missing=len(result.missing))

@@ -193,7 +193,7 @@ async def open_backend(
 
 
 def calibrated(backend: MemoryBackend, embedder: Embedder) -> MemoryBackend:
-    """A self-hosted backend on the calibrated scale when its model has a table (ADR 0023);
+    """A self-hosted backend on the calibrated scale when its model has a table;
     otherwise as it is, on raw cosine, with a warning. Supermemory scores on its own scale."""
     if isinstance(embedder, CoalescingEmbedder):
         embedder = embedder.inner

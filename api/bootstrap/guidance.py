@@ -1,7 +1,7 @@
 """The extraction guidance part: `Settings` -> the guidance routes and catalogue.
 
 The catalogue (which conversation types a tenant knows) checks session starts; the extractors
-compile the routes' guidance into a `RoutedGuidance` (`backend.build_extractor`, ADR 0018).
+compile the routes' guidance into a `RoutedGuidance` (`backend.build_extractor`).
 """
 
 from __future__ import annotations

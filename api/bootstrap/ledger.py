@@ -54,7 +54,7 @@ def event_store_env(settings: Settings, postgres: PostgresServer) -> dict[str, s
 
 
 def build_key_store(settings: Settings, postgres: PostgresServer, stack: ExitStack) -> KeyStore:
-    """The deletable keys of the ledger's personal fields (ADR 0003), beside its events."""
+    """The deletable keys of the ledger's personal fields, beside its events."""
     match settings.event_store:
         case InMemoryEventStoreSettings():
             return InMemoryKeyStore()

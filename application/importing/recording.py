@@ -132,7 +132,7 @@ class LineRecorder:
         stop_on_error: bool,
     ) -> None:
         """One subject's lines in file order: each run of session lines between subject lines
-        and bad lines is recorded in one ledger save (ADR 0027)."""
+        and bad lines is recorded in one ledger save."""
         run: list[tuple[NumberedLine, PreparedSession]] = []
         for line, record in items:
             if isinstance(record, SessionLine):

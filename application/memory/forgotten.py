@@ -1,4 +1,4 @@
-"""Which backend memories a forgotten field takes with it (ADR 0003, second addendum).
+"""Which backend memories a forgotten field takes with it.
 
 A field's memories are found two ways:
 

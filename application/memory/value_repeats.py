@@ -1,4 +1,4 @@
-"""Notes that repeat a forgotten memory's value: they go with it (ADR 0025, ADR 0032).
+"""Notes that repeat a forgotten memory's value: they go with it.
 
 A reason given after a change is stored as an extension of the change whose note restates
 it and names what it replaced: "switched to Y, previously X, because of the outages". So:

@@ -1,6 +1,6 @@
 """Forgetting is immediate: recall drops what the ledger has forgotten, whatever the sync's lag.
 
-The sync tells the backend later (ADR 0009); until it has, the backend still returns a
+The sync tells the backend later; until it has, the backend still returns a
 forgotten memory. So recall reads the subject's forgets from the ledger alongside its search
 (concurrently, so it adds no wait of its own) and drops every hit the sync forgets:
 
@@ -11,7 +11,7 @@ forgotten memory. So recall reads the subject's forgets from the ledger alongsid
   keeps each subject's order), so its memories are not the forget's concern and stay.
 
 The mask is exact (it drops what the sync drops, no more), so it stays valid once the backend
-has caught up and needs no confirmation from the sync (ADR 0023). A hit is only checked
+has caught up and needs no confirmation from the sync. A hit is only checked
 against a field when it comes from a session recorded before that field's forget; only then,
 and only on a backend that fills slots, does recall read the memory's slot (`get_memory`),
 once per memory: a memory's slot and words never change, so `Traces` keeps them.

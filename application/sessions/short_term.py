@@ -53,7 +53,7 @@ class SessionPorts:
     safety: SafetyFilter
     recorder: SessionRecorder
     clock: Clock
-    # Which conversation types each tenant's extraction guidance knows (ADR 0018); the empty
+    # Which conversation types each tenant's extraction guidance knows; the empty
     # catalogue knows none, so a session naming one is refused.
     guidance: GuidanceCatalogue = field(default_factory=GuidanceCatalogue)
 

@@ -139,7 +139,7 @@ async def _put(
     payload: Mapping[str, object],
     metadata: Mapping[str, str | int],
 ) -> None:
-    # Stored as canonical JSON, found by the words of its values (ADR 0042).
+    # Stored as canonical JSON, found by the words of its values.
     text = record_search_text(kind, payload)
     try:
         await backend.put_record(
@@ -166,7 +166,7 @@ async def _ingest(
         return  # every message withheld, or the payload erased (forgotten): nothing to extract
     transcript = transcript_from_payload(event.transcript)
     # The extraction context rides in the metadata, so a backend that extracts later (a queue,
-    # a remote engine) still picks the session's guidance (ADR 0018).
+    # a remote engine) still picks the session's guidance.
     context = ExtractionContext(item.tenant, kind, event.channel, event.conversation_type)
     status = await backend.ingest_transcript(
         ns,

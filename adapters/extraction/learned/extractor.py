@@ -1,7 +1,7 @@
 """`LearnedExtractor`: facts the rules find, judged sentence by sentence by a learned model.
 
 The rules propose candidate facts with their slots and values; a `SentenceJudge` (small heads
-over the packaged sentence embedder, ADR 0058) reads the subject's sentence each fact stands
+over the packaged sentence embedder) reads the subject's sentence each fact stands
 on and drops the fact when that sentence is not a statement about the subject themself: a
 third party's fact, small talk, a question, or a request to forget (whose words must never
 become a memory). Word lists decide less; the judgement generalises to wordings nobody wrote

@@ -323,7 +323,7 @@ async def end(
     recorder = ProposalsRecorder(ledger, tenant, cmds)
 
     def render(subject: Subject, result: CommandResult) -> EndSessionOut:
-        # Run inside the save (ADR 0027), after the recorder was handed the recording.
+        # Run inside the save, after the recorder was handed the recording.
         recording = recorder.recording
         assert recording is not None  # noqa: S101 - the save follows the hand-over
         done = RecordedEnd(
