@@ -20,7 +20,7 @@ from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import embedded_config, ensure_database
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
-from factledger.application.ports import Embedder, MemoryBackend
+from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.recall.policy import RecallPolicy
 from factledger.bench.recall_latency import (
     BenchResult,
