@@ -16,7 +16,6 @@ from uuid import UUID
 
 import structlog
 
-from factledger.application.errors import SessionOrderError
 from factledger.application.importing.format import (
     MAX_LINE_BYTES,
     ImportLineError,
@@ -43,7 +42,6 @@ LINE_ERRORS = (
     ImportLineError,
     ConversationTimeError,
     UnsafeFieldError,
-    SessionOrderError,
     DomainError,
 )
 _KNOWN_SUBJECTS_MAX = 100_000
