@@ -273,7 +273,9 @@ async def test_a_corrected_file_brings_a_skipped_session_back_in_its_place_in_ti
 
     # The same corrected file again, and the review again: nothing is doubled.
     after = ports.ledger.recorder.max_notification_id()
-    assert after is not None and events_before is not None and after > events_before
+    assert after is not None
+    assert events_before is not None
+    assert after > events_before
     again = await imported(http, JANUARY, MARCH)
     assert (again["sessions"], again["unchanged"], again["errors"]) == (0, 2, [])
     await reviewed(ports)
