@@ -10,14 +10,16 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import bearer, build_ports, token
+from support.api_harness import TEST_AUTH, bearer, build_ports, token
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.application.proposals.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncPorts, SyncWorker
+from factledger.client import AsyncFactledgerClient, NotFoundError
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.subject import subject_id_for
 from factledger.testing.manual_clock import ManualClock
@@ -295,3 +297,24 @@ async def test_a_skipped_session_never_overtakes_a_newer_pending_statement(
     # March's Globex still waits, not superseded by January's older Initech.
     assert queue["supplier"] == globex
     assert queue["budget"]["display"] == "40k"
+
+
+async def test_the_python_client_reads_both_clocks(
+    http: httpx.AsyncClient, ports: Runtime, clock: ManualClock
+) -> None:
+    await imported(http, JANUARY, MARCH)
+    await reviewed(ports)
+    queue = await pending(http)
+    clock.set(FIRST_APPROVAL)
+    await approve(http, queue["supplier"])
+    transport = httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
+    async with AsyncFactledgerClient("http://api", token(Role.ANALYST), transport=transport) as c:
+        april = datetime(2025, 4, 1, tzinfo=UTC)
+        said = await c.profile(subject=LEAD_ID, as_of=april)
+        assert (said.clock, list(said.fields)) == ("said", ["supplier"])
+        assert said.fields["supplier"].known_at == FIRST_APPROVAL
+        with pytest.raises(NotFoundError):
+            await c.profile(subject=LEAD_ID, as_of=april, clock="known")
+        diff = await c.diff_at(april, SECOND_APPROVAL, clock="known", subject=LEAD_ID)
+        assert [d.field for d in diff.changes] == ["supplier"]
+        assert (diff.from_version, diff.clock) == (None, "known")
