@@ -11,8 +11,8 @@ import pytest
 
 from factledger.api.bootstrap.compose import open_ledger_runtime
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.application.ledger.queries import Clock
 from factledger.api.settings import load_settings
+from factledger.application.ledger.queries import Clock
 from factledger.domain.events import ChangeRejected, FactForgotten
 from factledger.domain.provenance import ActorKind, Origin
 from factledger.projections.follower import read_events
