@@ -109,6 +109,14 @@ async def as_of(http: httpx.AsyncClient, at: str, clock: str | None = None) -> h
     return await http.get(PROFILE, params=params, headers=ANALYST)
 
 
+def rebuilt_equals_live(ports: Runtime) -> None:
+    """The views, dropped and replayed from the log, hold what the live ones held."""
+    ports.catch_up()
+    live = ports.projection.dump()
+    ports.projection.rebuild(ports.ledger)
+    assert ports.projection.dump() == live
+
+
 def shown(profile: dict[str, Any]) -> dict[str, str]:
     return {name: f["display"] for name, f in profile["fields"].items()}
 
@@ -194,6 +202,7 @@ async def test_an_imported_history_approved_today_reads_on_both_clocks(
     current = await ok(await http.get(PROFILE, headers=ANALYST))
     assert when(current["fields"]["supplier"]["said_at"]) == datetime(2025, 3, 3, 10, tzinfo=UTC)
     assert (when(current["known_at"]), current["clock"]) == (SECOND_APPROVAL, None)
+    rebuilt_equals_live(ports)
 
 
 async def test_bad_dates_and_clocks_are_refused_naming_the_parameter(
@@ -283,6 +292,7 @@ async def test_a_corrected_file_brings_a_skipped_session_back_in_its_place_in_ti
     await reviewed(ports)
     assert ports.ledger.recorder.max_notification_id() == after
     assert await pending(http) == {}
+    rebuilt_equals_live(ports)
 
 
 async def test_a_skipped_session_never_overtakes_a_newer_pending_statement(
