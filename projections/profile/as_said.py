@@ -55,10 +55,10 @@ def profile_as_said(
     for name, (_, order, doc) in sorted(latest.items()):
         if doc.get("kind") in _NO_VALUE:
             continue
-        field = profile_field(name, doc)
+        shown = profile_field(name, doc)
         if order in expiries:
-            field = replace(field, valid_until=datetime.fromisoformat(expiries[order]))
-        fields[name] = field
+            shown = replace(shown, valid_until=datetime.fromisoformat(expiries[order]))
+        fields[name] = shown
     return ProfileVersion(
         subject_id=subject_id,
         version=max((f.version for f in fields.values()), default=0),
