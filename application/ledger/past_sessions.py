@@ -5,8 +5,8 @@ skipped, given again in a corrected file): the ledger keeps the order of recordi
 conversation's clock orders what was said, and the proposals step weighs each statement by
 when it was said (`proposals.plan`), so an old statement never overtakes a newer one.
 
-`record_past_sessions` records several sessions of one subject with one load and one save
-(ADR 0027): the import's sessions of a subject in one batch of lines cost one round of the
+`record_past_sessions` records several sessions of one subject with one load and one save:
+the import's sessions of a subject in one batch of lines cost one round of the
 write path instead of one each. Each session still gets its own outcome, as if recorded
 alone: a session that breaks a rule records nothing of its own and leaves the others as
 they are (with `stop_on_error`, the sessions after it are not tried). A rule broken after
