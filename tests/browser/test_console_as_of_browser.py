@@ -51,8 +51,8 @@ async def compare_days(page: Page, older: str, newer: str, clock: str) -> None:
 async def test_an_analyst_picks_days_on_both_clocks_and_compares_two_days(
     context: BrowserContext, console: Console
 ) -> None:
-    approve_budget_later(console)
     page = await sign_in(context, Role.ANALYST)
+    approve_budget_later(console)
     await page.goto(f"/console/subjects/{console.seeded.subject_id}")
     await expect(page.get_by_role("heading", name="Current profile")).to_be_visible()
     fields = page.locator("#profile-fields tbody tr")
