@@ -76,7 +76,7 @@ async def test_the_console_shows_who_relayed_each_confirmation_and_the_reviews_a
     # The field history: the same, beside the words that confirmed it.
     history = page.locator("section[aria-labelledby=history-h] tr", has_text="purchase_intent")
     await expect(history.locator(".relay")).to_have_text("relayed by system:voice-platform")
-    said = history.locator(".said")
+    said = history.locator(".confirmed-in")
     await expect(said).to_contain_text(f"session {MARCH_CALL.session_id}, message 3")
     await expect(said.locator("q")).to_have_text(MARCH_CALL.lines[3][1])
 
