@@ -1,21 +1,28 @@
-"""`LearnedJudge`: the `SentenceJudge` port over the packaged embedder and learned heads.
+"""`LearnedJudge`: the `SentenceJudge` port over the packaged embedders and learned heads.
 
-The heads were trained over one embedder model's vectors (the file names it); the judge
-refuses another. Nothing is fetched: the embedder's model ships in a pinned package, the
-heads in this package (`weights/`), each checked against its pinned SHA-256.
+The heads were trained over one embedder model's vectors and one multilingual reader's (the
+file names both); the judge refuses others. Nothing is fetched: both models ship in pinned
+packages, the heads in this package (`weights/`), each checked against its pinned SHA-256.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
+from factledger.adapters.embedding.multilingual import MultilingualEmbedder
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
-from factledger.adapters.judgement.features import Matrix, features
+from factledger.adapters.judgement.features import (
+    Matrix,
+    features,
+    opening_of,
+    reply_features,
+)
 from factledger.adapters.judgement.fields import clauses_of, field_text, pair_features
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
@@ -23,7 +30,7 @@ from factledger.application.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
-PACKAGED_HEADS_SHA256 = "dc2904b69640aba67fae5c66bee4153143ed51677ec3da35387066c04158ad45"
+PACKAGED_HEADS_SHA256 = "ad7b72c91cfdd7c37f7714ee09f46073f388a6eded717c2507b1eacef170e67d"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 
 
@@ -31,17 +38,24 @@ class EmbedderMismatchError(ValueError):
     """The heads were trained over another embedder model's vectors."""
 
 
+@cache
+def _packaged_reader() -> MultilingualEmbedder:
+    """One reader per process: its model is loaded once, on first use."""
+    return MultilingualEmbedder()
+
+
 @dataclass(frozen=True, slots=True)
 class LearnedJudge:
     embedder: Embedder
+    reader: Embedder  # multilingual: the answer head reads replies in any language with it
     heads: Heads
 
     def __post_init__(self) -> None:
-        if self.embedder.model_id != self.heads.model_id:
-            raise EmbedderMismatchError(
-                f"judgement heads need the embedder {self.heads.model_id}, "
-                f"not {self.embedder.model_id}"
-            )
+        for need, have in ((self.heads.model_id, self.embedder), (self.heads.reader_id, self.reader)):
+            if need != have.model_id:
+                raise EmbedderMismatchError(
+                    f"judgement heads need the embedder {need}, not {have.model_id}"
+                )
 
     @classmethod
     def packaged(cls) -> LearnedJudge:
@@ -50,9 +64,11 @@ class LearnedJudge:
 
     @classmethod
     def from_file(cls, path: Path, sha256: str | None) -> LearnedJudge:
-        """Heads from `path` (checked against `sha256`) over the packaged default embedder."""
+        """Heads from `path` (checked against `sha256`) over the packaged default embedder and
+        the packaged multilingual reader."""
         heads = Heads.load(path, sha256)
-        return cls(OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET)), heads)
+        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+        return cls(embedder, _packaged_reader(), heads)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
@@ -92,7 +108,7 @@ class LearnedJudge:
         fact the subject did not confirm, a missed one only leaves it pending."""
         if not pairs:
             return []
-        x = await self._features([reply for _, reply in pairs])
+        x = await self.reply_features([reply for _, reply in pairs])
         head = self.heads["answer"]
         p = head.probabilities(x)
         yes, no, neither = (head.column(c) for c in ("yes", "no", "neither"))
@@ -103,6 +119,13 @@ class LearnedJudge:
             else:
                 out.append(Reply.NO if row[no] >= row[neither] else Reply.NEITHER)
         return out
+
+    async def reply_features(self, replies: Sequence[str]) -> Matrix:
+        """The answer head's view of replies (the lab trains it on the same)."""
+        openings = [opening_of(r) for r in replies]
+        vectors = await self.reader.embed([*replies, *openings])
+        n = len(replies)
+        return reply_features(vectors[:n], vectors[n:], openings, self.heads.buckets)
 
     async def pairs(
         self, transcript: Sequence[Message], fields: Sequence[str]

@@ -15,7 +15,9 @@ LEARNING_RATE = 0.05
 L2 = 1e-3
 
 
-def fit_head(x: Matrix, labels: Sequence[str], classes: Sequence[str]) -> Head:
+def fit_head(
+    x: Matrix, labels: Sequence[str], classes: Sequence[str], l2: float = L2
+) -> Head:
     index = {c: i for i, c in enumerate(classes)}
     y = np.array([index[label] for label in labels])
     n, d = x.shape
@@ -30,7 +32,7 @@ def fit_head(x: Matrix, labels: Sequence[str], classes: Sequence[str]) -> Head:
     for step in range(1, STEPS + 1):
         head = Head(w, b, tuple(classes))
         error = (head.probabilities(x) - onehot) * weight / n
-        grads = [x.T @ error + L2 * w, error.sum(axis=0)]
+        grads = [x.T @ error + l2 * w, error.sum(axis=0)]
         for i, (param, grad) in enumerate(zip((w, b), grads, strict=True)):
             m[i] = 0.9 * m[i] + 0.1 * grad
             v[i] = 0.999 * v[i] + 0.001 * grad * grad

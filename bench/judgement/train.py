@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from factledger.adapters.judgement.features import Matrix, features
+from factledger.adapters.judgement.features import Matrix, features, opening_of, reply_features
 from factledger.adapters.judgement.fields import pair_width
 from factledger.adapters.judgement.heads import Head, Heads
 from factledger.adapters.judgement.judge import LearnedJudge
@@ -14,10 +14,13 @@ from factledger.application.ports import Embedder
 from factledger.bench.evalsets.cases import Case
 from factledger.bench.judgement.corpus import REPLIES, STATEMENTS, Corpus
 from factledger.bench.judgement.field_data import field_examples
-from factledger.bench.judgement.fit import fit_head
+from factledger.bench.judgement.fit import L2, fit_head
 
 BUCKETS = 1024
 YES_MIN = 0.6
+# The answer head's replies are few and its features wide (two 512-d vectors and n-grams);
+# less shrinkage let it reach the replies' openings (chosen on the blind dev replies).
+ANSWER_L2 = 1e-4
 FLAGS = ("hedged", "forget", "correction")
 BOOL = ("false", "true")
 
@@ -36,23 +39,32 @@ def _targets(corpus: Corpus) -> dict[str, tuple[list[str], tuple[str, ...]]]:
     return out
 
 
-async def train(embedder: Embedder, corpus: Corpus, cases: Sequence[Case] = ()) -> Heads:
+async def _reply_x(reader: Embedder, replies: Sequence[str]) -> Matrix:
+    openings = [opening_of(r) for r in replies]
+    vectors = await reader.embed([*replies, *openings])
+    return reply_features(vectors[: len(replies)], vectors[len(replies) :], openings, BUCKETS)
+
+
+async def train(
+    embedder: Embedder, reader: Embedder, corpus: Corpus, cases: Sequence[Case] = ()
+) -> Heads:
     """Every head; the field head from `cases` (labelled conversations), over the features
     the sentence heads just fitted give, with the threshold its cross-validation chose."""
     xs = await _x(embedder, [s.text for s in corpus.sentences])
     heads = {name: fit_head(xs, y, classes) for name, (y, classes) in _targets(corpus).items()}
-    xr = await _x(embedder, [r.reply for r in corpus.replies])
-    heads["answer"] = fit_head(xr, [r.label for r in corpus.replies], REPLIES)
+    xr = await _reply_x(reader, [r.reply for r in corpus.replies])
+    heads["answer"] = fit_head(xr, [r.label for r in corpus.replies], REPLIES, l2=ANSWER_L2)
     width = pair_width(embedder.dimension)
     blank = Head(np.zeros((width, 2), np.float32), np.zeros(2, np.float32), BOOL)
-    sentence_heads = Heads({**heads, "field": blank}, embedder.model_id, BUCKETS, YES_MIN)
-    x, y, groups = await field_examples(LearnedJudge(embedder, sentence_heads), cases)
+    ids = (embedder.model_id, reader.model_id)
+    sentence_heads = Heads({**heads, "field": blank}, *ids, BUCKETS, YES_MIN)
+    x, y, groups = await field_examples(LearnedJudge(embedder, reader, sentence_heads), cases)
     if not y or "true" not in y:
         return sentence_heads  # no labelled conversations: no field is ever stated
     heads["field"] = fit_head(x, y, BOOL)
     field_min, fold_scores = _field_threshold(x, y, groups)
     FIELD_FOLDS.update(fold_scores)
-    return Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min)
+    return Heads(heads, *ids, BUCKETS, YES_MIN, field_min)
 
 
 FIELD_FOLDS: dict[str, float] = {}  # the field head's out-of-fold figures at its threshold
@@ -88,21 +100,23 @@ def _folds(n: int, k: int) -> list[np.ndarray]:
     return [order[i::k] for i in range(k)]
 
 
-def _cv(x: Matrix, y: Sequence[str], classes: Sequence[str], k: int) -> float:
+def _cv(x: Matrix, y: Sequence[str], classes: Sequence[str], k: int, l2: float = L2) -> float:
     labels = np.array(y)
     right = 0
     for test in _folds(len(labels), k):
         train_rows = np.setdiff1d(np.arange(len(labels)), test)
-        head: Head = fit_head(x[train_rows], list(labels[train_rows]), classes)
+        head: Head = fit_head(x[train_rows], list(labels[train_rows]), classes, l2=l2)
         predicted = np.array(classes)[np.argmax(head.probabilities(x[test]), axis=1)]
         right += int((predicted == labels[test]).sum())
     return right / len(labels)
 
 
-async def cross_validate(embedder: Embedder, corpus: Corpus, k: int = 5) -> dict[str, float]:
+async def cross_validate(
+    embedder: Embedder, reader: Embedder, corpus: Corpus, k: int = 5
+) -> dict[str, float]:
     """Each head's k-fold accuracy on the corpus (argmax, before the yes threshold)."""
     xs = await _x(embedder, [s.text for s in corpus.sentences])
     out = {name: _cv(xs, y, classes, k) for name, (y, classes) in _targets(corpus).items()}
-    xr = await _x(embedder, [r.reply for r in corpus.replies])
-    out["answer"] = _cv(xr, [r.label for r in corpus.replies], REPLIES, k)
+    xr = await _reply_x(reader, [r.reply for r in corpus.replies])
+    out["answer"] = _cv(xr, [r.label for r in corpus.replies], REPLIES, k, l2=ANSWER_L2)
     return {name: round(acc, 3) for name, acc in out.items()}
