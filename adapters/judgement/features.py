@@ -49,9 +49,7 @@ def features(vectors: Matrix, texts: Sequence[str], buckets: int) -> Matrix:
     return np.hstack([vectors.astype(np.float32), char_ngrams(texts, buckets)])
 
 
-def reply_features(
-    whole: Matrix, opening: Matrix, openings: Sequence[str], buckets: int
-) -> Matrix:
+def reply_features(whole: Matrix, opening: Matrix, openings: Sequence[str], buckets: int) -> Matrix:
     """One row per reply, as the answer head reads it: the multilingual reader's vectors of
     the whole reply and of its opening, then the opening's n-grams."""
     return np.hstack(

@@ -23,14 +23,19 @@ from factledger.adapters.judgement.features import (
     opening_of,
     reply_features,
 )
-from factledger.adapters.judgement.fields import clauses_of, field_text, pair_features
+from factledger.adapters.judgement.fields import (
+    clauses_of,
+    field_probabilities,
+    field_text,
+    pair_features,
+)
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
 from factledger.application.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
-PACKAGED_HEADS_SHA256 = "ad7b72c91cfdd7c37f7714ee09f46073f388a6eded717c2507b1eacef170e67d"
+PACKAGED_HEADS_SHA256 = "b670dad885c0ef1734da0f0bebf0908097fc822d59934b9ac70883c2aa2aaaf8"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 
 
@@ -51,7 +56,10 @@ class LearnedJudge:
     heads: Heads
 
     def __post_init__(self) -> None:
-        for need, have in ((self.heads.model_id, self.embedder), (self.heads.reader_id, self.reader)):
+        for need, have in (
+            (self.heads.model_id, self.embedder),
+            (self.heads.reader_id, self.reader),
+        ):
             if need != have.model_id:
                 raise EmbedderMismatchError(
                     f"judgement heads need the embedder {need}, not {have.model_id}"
@@ -169,8 +177,8 @@ class LearnedJudge:
         if not said or not fields:
             return []
         head = self.heads["field"]
-        n, f, width = pairs.shape
-        p = head.probabilities(pairs.reshape(n * f, width))[:, head.column("true")].reshape(n, f)
+        p = field_probabilities(head.weights, head.bias, pairs)
+        n, f = p.shape
         return [
             FieldStatement(said[c][0], said[c][1], fields[k], float(p[c, k]))
             for c in range(n)
