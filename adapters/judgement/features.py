@@ -7,7 +7,6 @@ what it says. Hashing uses CRC-32, so the features are the same in every process
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Sequence
 
@@ -16,17 +15,6 @@ import numpy.typing as npt
 
 Matrix = npt.NDArray[np.float32]
 NGRAM_SIZES = (2, 3, 4)
-# A reply's opening ends at its first punctuation mark or spaced dash.
-_OPENING_END = re.compile(r"[,.!?;:()\n\u2014\u2013]|\s-\s")
-
-
-def opening_of(reply: str) -> str:
-    """A reply's first words, up to its first punctuation mark: where a yes or a no is said
-    ("Yep, finance signed it off Tuesday"), apart from what follows it."""
-    for part in _OPENING_END.split(reply):
-        if part.strip():
-            return part.strip()
-    return reply.strip()
 
 
 def char_ngrams(texts: Sequence[str], buckets: int) -> Matrix:
@@ -47,11 +35,3 @@ def char_ngrams(texts: Sequence[str], buckets: int) -> Matrix:
 def features(vectors: Matrix, texts: Sequence[str], buckets: int) -> Matrix:
     """One row per text: its embedding, then its n-grams."""
     return np.hstack([vectors.astype(np.float32), char_ngrams(texts, buckets)])
-
-
-def reply_features(whole: Matrix, opening: Matrix, openings: Sequence[str], buckets: int) -> Matrix:
-    """One row per reply, as the answer head reads it: the multilingual reader's vectors of
-    the whole reply and of its opening, then the opening's n-grams."""
-    return np.hstack(
-        [whole.astype(np.float32), opening.astype(np.float32), char_ngrams(openings, buckets)]
-    )

@@ -2,8 +2,7 @@
 
 The file holds, per head, its weights (`<head>.w`, features x classes), bias (`<head>.b`)
 and class names (`<head>.classes`), and, once, the embedder model it was trained over
-(`model_id`) and the multilingual reader the answer head reads replies with
-(`reader_id`), the n-gram buckets (`buckets`), the smallest probability of a yes that
+(`model_id`), the n-gram buckets (`buckets`), the smallest probability of a yes that
 confirms (`yes_min`) and of a clause stating a field (`field_min`). Its SHA-256 is checked
 before a byte of it is used.
 """
@@ -48,7 +47,6 @@ class Head:
 class Heads:
     heads: dict[str, Head]
     model_id: str
-    reader_id: str
     buckets: int
     yes_min: float
     field_min: float = 0.5
@@ -60,7 +58,6 @@ class Heads:
         """Writes the file; returns its SHA-256, to pin."""
         arrays: dict[str, npt.NDArray[np.generic]] = {
             "model_id": np.array(self.model_id),
-            "reader_id": np.array(self.reader_id),
             "buckets": np.array(self.buckets),
             "yes_min": np.array(self.yes_min),
             "field_min": np.array(self.field_min),
@@ -84,10 +81,9 @@ class Heads:
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
             raise HeadsIntegrityError(f"judgement heads {path.name}: sha256 differs from the pin")
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            needed = [*(f"{n}.w" for n in HEAD_NAMES), "reader_id"]
-            missing = [n.removesuffix(".w") for n in needed if n not in z.files]
+            missing = [n for n in HEAD_NAMES if f"{n}.w" not in z.files]
             if missing:
-                raise HeadsIntegrityError(f"judgement heads {path.name}: no {missing[0]}")
+                raise HeadsIntegrityError(f"judgement heads {path.name}: no head {missing[0]}")
             heads = {
                 n: Head(
                     z[f"{n}.w"].astype(np.float32),
@@ -99,7 +95,6 @@ class Heads:
             return cls(
                 heads,
                 str(z["model_id"]),
-                str(z["reader_id"]),
                 int(z["buckets"]),
                 float(z["yes_min"]),
                 float(z["field_min"]),

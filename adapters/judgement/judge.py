@@ -1,28 +1,21 @@
-"""`LearnedJudge`: the `SentenceJudge` port over the packaged embedders and learned heads.
+"""`LearnedJudge`: the `SentenceJudge` port over the packaged embedder and learned heads.
 
-The heads were trained over one embedder model's vectors and one multilingual reader's (the
-file names both); the judge refuses others. Nothing is fetched: both models ship in pinned
-packages, the heads in this package (`weights/`), each checked against its pinned SHA-256.
+The heads were trained over one embedder model's vectors (the file names it); the judge
+refuses another. Nothing is fetched: the embedder's model ships in a pinned package, the
+heads in this package (`weights/`), each checked against its pinned SHA-256.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
-from factledger.adapters.embedding.multilingual import MultilingualEmbedder
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
-from factledger.adapters.judgement.features import (
-    Matrix,
-    features,
-    opening_of,
-    reply_features,
-)
+from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.fields import (
     clauses_of,
     field_probabilities,
@@ -35,7 +28,7 @@ from factledger.application.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
-PACKAGED_HEADS_SHA256 = "b670dad885c0ef1734da0f0bebf0908097fc822d59934b9ac70883c2aa2aaaf8"
+PACKAGED_HEADS_SHA256 = "0938bda9d270344bb9ce8a34cc89b13cd564b1b8c1df74046586c50ae31d504c"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 
 
@@ -43,27 +36,17 @@ class EmbedderMismatchError(ValueError):
     """The heads were trained over another embedder model's vectors."""
 
 
-@cache
-def _packaged_reader() -> MultilingualEmbedder:
-    """One reader per process: its model is loaded once, on first use."""
-    return MultilingualEmbedder()
-
-
 @dataclass(frozen=True, slots=True)
 class LearnedJudge:
     embedder: Embedder
-    reader: Embedder  # multilingual: the answer head reads replies in any language with it
     heads: Heads
 
     def __post_init__(self) -> None:
-        for need, have in (
-            (self.heads.model_id, self.embedder),
-            (self.heads.reader_id, self.reader),
-        ):
-            if need != have.model_id:
-                raise EmbedderMismatchError(
-                    f"judgement heads need the embedder {need}, not {have.model_id}"
-                )
+        if self.embedder.model_id != self.heads.model_id:
+            raise EmbedderMismatchError(
+                f"judgement heads need the embedder {self.heads.model_id}, "
+                f"not {self.embedder.model_id}"
+            )
 
     @classmethod
     def packaged(cls) -> LearnedJudge:
@@ -72,11 +55,9 @@ class LearnedJudge:
 
     @classmethod
     def from_file(cls, path: Path, sha256: str | None) -> LearnedJudge:
-        """Heads from `path` (checked against `sha256`) over the packaged default embedder and
-        the packaged multilingual reader."""
+        """Heads from `path` (checked against `sha256`) over the packaged default embedder."""
         heads = Heads.load(path, sha256)
-        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
-        return cls(embedder, _packaged_reader(), heads)
+        return cls(OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET)), heads)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
@@ -116,7 +97,7 @@ class LearnedJudge:
         fact the subject did not confirm, a missed one only leaves it pending."""
         if not pairs:
             return []
-        x = await self.reply_features([reply for _, reply in pairs])
+        x = await self._features([reply for _, reply in pairs])
         head = self.heads["answer"]
         p = head.probabilities(x)
         yes, no, neither = (head.column(c) for c in ("yes", "no", "neither"))
@@ -127,13 +108,6 @@ class LearnedJudge:
             else:
                 out.append(Reply.NO if row[no] >= row[neither] else Reply.NEITHER)
         return out
-
-    async def reply_features(self, replies: Sequence[str]) -> Matrix:
-        """The answer head's view of replies (the lab trains it on the same)."""
-        openings = [opening_of(r) for r in replies]
-        vectors = await self.reader.embed([*replies, *openings])
-        n = len(replies)
-        return reply_features(vectors[:n], vectors[n:], openings, self.heads.buckets)
 
     async def pairs(
         self, transcript: Sequence[Message], fields: Sequence[str]

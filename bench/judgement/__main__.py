@@ -17,7 +17,6 @@ import json
 import sys
 from pathlib import Path
 
-from factledger.adapters.embedding.multilingual import MultilingualEmbedder
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
@@ -32,9 +31,8 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
         corpus = corpus + load_corpus(directory)
     cases = cases_in([*corpora, *conversations])
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
-    reader = MultilingualEmbedder()
-    accuracy = await cross_validate(embedder, reader, corpus)
-    heads = await train(embedder, reader, corpus, cases)
+    accuracy = await cross_validate(embedder, corpus)
+    heads = await train(embedder, corpus, cases)
     sha256 = heads.save(out)
     return {
         "sentences": len(corpus.sentences),

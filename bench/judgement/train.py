@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from factledger.adapters.judgement.features import Matrix, features, opening_of, reply_features
+from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.fields import field_probabilities, pair_width
 from factledger.adapters.judgement.heads import Head, Heads
 from factledger.adapters.judgement.judge import LearnedJudge
@@ -17,12 +17,7 @@ from factledger.bench.judgement.field_data import ClauseExample, field_examples
 from factledger.bench.judgement.fit import L2, fit_field_head, fit_head
 
 BUCKETS = 1024
-# The lowest probability of a yes at which no no or neither of the blind dev replies read as a
-# yes (the dev half chooses it; the project's corpus alone trains the head).
-YES_MIN = 0.67
-# The answer head's replies are few and its features wide (two 512-d vectors and n-grams);
-# less shrinkage let it reach the replies' openings (chosen on the blind dev replies).
-ANSWER_L2 = 1e-4
+YES_MIN = 0.6
 FLAGS = ("hedged", "forget", "correction")
 BOOL = ("false", "true")
 
@@ -41,32 +36,23 @@ def _targets(corpus: Corpus) -> dict[str, tuple[list[str], tuple[str, ...]]]:
     return out
 
 
-async def _reply_x(reader: Embedder, replies: Sequence[str]) -> Matrix:
-    openings = [opening_of(r) for r in replies]
-    vectors = await reader.embed([*replies, *openings])
-    return reply_features(vectors[: len(replies)], vectors[len(replies) :], openings, BUCKETS)
-
-
-async def train(
-    embedder: Embedder, reader: Embedder, corpus: Corpus, cases: Sequence[Case] = ()
-) -> Heads:
+async def train(embedder: Embedder, corpus: Corpus, cases: Sequence[Case] = ()) -> Heads:
     """Every head; the field head from `cases` (labelled conversations), over the features
     the sentence heads just fitted give, with the threshold its cross-validation chose."""
     xs = await _x(embedder, [s.text for s in corpus.sentences])
     heads = {name: fit_head(xs, y, classes) for name, (y, classes) in _targets(corpus).items()}
-    xr = await _reply_x(reader, [r.reply for r in corpus.replies])
-    heads["answer"] = fit_head(xr, [r.label for r in corpus.replies], REPLIES, l2=ANSWER_L2)
+    xr = await _x(embedder, [r.reply for r in corpus.replies])
+    heads["answer"] = fit_head(xr, [r.label for r in corpus.replies], REPLIES)
     width = pair_width(embedder.dimension)
     blank = Head(np.zeros((width, 1), np.float32), np.full(1, -50.0, np.float32), ("field",))
-    ids = (embedder.model_id, reader.model_id)
-    sentence_heads = Heads({**heads, "field": blank}, *ids, BUCKETS, YES_MIN)
-    examples = await field_examples(LearnedJudge(embedder, reader, sentence_heads), cases)
+    sentence_heads = Heads({**heads, "field": blank}, embedder.model_id, BUCKETS, YES_MIN)
+    examples = await field_examples(LearnedJudge(embedder, sentence_heads), cases)
     if not any(e.states.any() for e in examples):
         return sentence_heads  # no labelled conversations: no field is ever stated
     heads["field"] = fit_field_head(examples)
     field_min, fold_scores = _field_threshold(examples)
     FIELD_FOLDS.update(fold_scores)
-    return Heads(heads, *ids, BUCKETS, YES_MIN, field_min)
+    return Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min)
 
 
 FIELD_FOLDS: dict[str, float] = {}  # the field head's out-of-fold figures at its threshold
@@ -117,12 +103,10 @@ def _cv(x: Matrix, y: Sequence[str], classes: Sequence[str], k: int, l2: float =
     return right / len(labels)
 
 
-async def cross_validate(
-    embedder: Embedder, reader: Embedder, corpus: Corpus, k: int = 5
-) -> dict[str, float]:
+async def cross_validate(embedder: Embedder, corpus: Corpus, k: int = 5) -> dict[str, float]:
     """Each head's k-fold accuracy on the corpus (argmax, before the yes threshold)."""
     xs = await _x(embedder, [s.text for s in corpus.sentences])
     out = {name: _cv(xs, y, classes, k) for name, (y, classes) in _targets(corpus).items()}
-    xr = await _reply_x(reader, [r.reply for r in corpus.replies])
-    out["answer"] = _cv(xr, [r.label for r in corpus.replies], REPLIES, k, l2=ANSWER_L2)
+    xr = await _x(embedder, [r.reply for r in corpus.replies])
+    out["answer"] = _cv(xr, [r.label for r in corpus.replies], REPLIES, k)
     return {name: round(acc, 3) for name, acc in out.items()}

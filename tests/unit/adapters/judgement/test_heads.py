@@ -14,7 +14,7 @@ from factledger.adapters.judgement.judge import PACKAGED_HEADS, PACKAGED_HEADS_S
 def _heads(names: tuple[str, ...] = HEAD_NAMES) -> Heads:
     rng = np.random.default_rng(1)
     head = Head(rng.normal(size=(6, 2)).astype(np.float32), np.zeros(2, np.float32), ("a", "b"))
-    return Heads(dict.fromkeys(names, head), "model-x", "reader-y", 16, 0.6)
+    return Heads(dict.fromkeys(names, head), "model-x", 16, 0.6)
 
 
 def test_heads_read_back_as_written_under_their_pinned_sha256(tmp_path: Path) -> None:
@@ -23,12 +23,7 @@ def test_heads_read_back_as_written_under_their_pinned_sha256(tmp_path: Path) ->
 
     loaded = Heads.load(path, sha256)
 
-    assert (loaded.model_id, loaded.reader_id, loaded.buckets, loaded.yes_min) == (
-        "model-x",
-        "reader-y",
-        16,
-        0.6,
-    )
+    assert (loaded.model_id, loaded.buckets, loaded.yes_min) == ("model-x", 16, 0.6)
     x = np.ones((3, 6), np.float32)
     np.testing.assert_allclose(
         loaded["answer"].probabilities(x), _heads()["answer"].probabilities(x), rtol=1e-6
@@ -48,7 +43,7 @@ def test_a_heads_file_missing_a_head_or_the_file_is_refused(tmp_path: Path) -> N
     path = tmp_path / "heads.npz"
     sha256 = _heads(HEAD_NAMES[:-1]).save(path)
 
-    with pytest.raises(HeadsIntegrityError, match="no field"):
+    with pytest.raises(HeadsIntegrityError, match="no head field"):
         Heads.load(path, sha256)
     with pytest.raises(HeadsIntegrityError, match="not readable"):
         Heads.load(tmp_path / "absent.npz", None)

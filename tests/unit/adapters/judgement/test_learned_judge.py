@@ -57,9 +57,6 @@ async def test_confirmation_replies_are_yes_no_or_neither_in_several_languages(
         "Nope.": Reply.NO,
         "Nee, klopt niet.": Reply.NO,
         "Yes but it's Premium now.": Reply.NO,
-        "Sí, desde enero.": Reply.YES,
-        "Sim, é isso.": Reply.YES,
-        "Non, plus maintenant.": Reply.NO,
         "I'd have to check.": Reply.NEITHER,
         "mhm": Reply.NEITHER,
     }
@@ -69,13 +66,11 @@ async def test_confirmation_replies_are_yes_no_or_neither_in_several_languages(
     assert dict(zip(replies, got, strict=True)) == replies
 
 
-def test_heads_refuse_an_embedder_they_were_not_trained_over(judge: LearnedJudge) -> None:
+def test_heads_refuse_an_embedder_they_were_not_trained_over() -> None:
     heads = Heads.load(PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
 
     with pytest.raises(EmbedderMismatchError, match="need the embedder"):
-        LearnedJudge(HashingEmbedder(384), judge.reader, heads)
-    with pytest.raises(EmbedderMismatchError, match="need the embedder"):
-        LearnedJudge(judge.embedder, HashingEmbedder(512), heads)
+        LearnedJudge(HashingEmbedder(384), heads)
 
 
 async def test_the_field_head_reads_a_kind_nobody_trained_it_on(judge: LearnedJudge) -> None:
