@@ -29,7 +29,8 @@ def test_the_head_puts_a_clause_on_the_field_it_states_or_on_none() -> None:
     none = _clause(0, None, rng)
     p = field_probabilities(head.weights, head.bias, np.stack([stated.pairs, none.pairs]))
     assert p.shape == (2, 3)
-    assert int(np.argmax(p[0])) == 2 and p[0, 2] > 0.6
+    assert int(np.argmax(p[0])) == 2
+    assert p[0, 2] > 0.6
     assert p[1].max() < 0.4  # "none" takes the rest
     assert np.all(p.sum(axis=1) < 1.0)
 
