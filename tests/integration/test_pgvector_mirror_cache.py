@@ -36,7 +36,7 @@ pytestmark = pytest.mark.integration
 NS = Namespace("tenant-1:cached")
 QUERY = SearchQuery("supplier orders", threshold=-1.0, limit=50)
 LOADED_WITHIN_S = 10.0
-BACKGROUND = MirrorSettings(inline=False)
+BACKGROUND = MirrorSettings(inline=False, earn_after=1)
 
 
 @asynccontextmanager
@@ -89,7 +89,7 @@ async def test_a_search_without_a_mirror_reads_the_database_and_the_next_reads_t
 async def test_a_namespace_past_max_facts_is_not_mirrored_and_retried_only_later(
     postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = MirrorSettings(inline=False, max_facts=2, retry_seconds=0.5)
+    settings = MirrorSettings(inline=False, earn_after=1, max_facts=2, retry_seconds=0.5)
     async with opened(postgres, settings) as two:
         mirrors = two.mirrored.searcher.mirrors
         attempts = counted_loads(monkeypatch)
@@ -113,13 +113,15 @@ async def test_past_the_budget_the_least_recently_searched_mirror_goes(
     postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first, second, third = (Namespace(f"tenant-1:budget-{n}") for n in range(3))
-    async with opened(postgres, MirrorSettings(inline=True), first, second, third) as two:
+    async with opened(
+        postgres, MirrorSettings(inline=True, earn_after=1), first, second, third
+    ) as two:
         mirrors = two.mirrored.searcher.mirrors
         await two.mirrored.search(first, QUERY)
         size = mirrors._mirrors[first].nbytes
         # The budget counted in bytes for this test: room for two of these mirrors, not three.
         monkeypatch.setattr(cache, "_MB", 1)
-        mirrors.settings = MirrorSettings(inline=True, budget_mb=int(size * 2.5))
+        mirrors.settings = MirrorSettings(inline=True, earn_after=1, budget_mb=int(size * 2.5))
 
         await two.mirrored.search(second, QUERY)
         await two.mirrored.search(first, QUERY)  # `second` is now the least recently searched
@@ -133,7 +135,7 @@ async def test_a_mirror_not_searched_for_idle_seconds_is_dropped(
     postgres: PostgresLocation,
 ) -> None:
     idle, busy = Namespace("tenant-1:idle"), Namespace("tenant-1:busy")
-    settings = MirrorSettings(inline=True, idle_seconds=0.3)
+    settings = MirrorSettings(inline=True, earn_after=1, idle_seconds=0.3)
     async with opened(postgres, settings, idle, busy) as two:
         mirrors = two.mirrored.searcher.mirrors
         await two.mirrored.search(idle, QUERY)
