@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
+from factledger.api.log_setup import configure_logging
 from factledger.application.ports import Embedder
 from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
 from factledger.bench.pgvector.contact_centre import ContactCentreOptions, run_contact_centre
@@ -129,6 +131,9 @@ def contact_centre(
         earn_after=tuple(earn_after or (1, 2)),
         vectors_cache=vectors_cache,
     )
+    # Logged as a served process logs (JSON lines at INFO), so recall's own log line costs what
+    # it costs in production; the lines go nowhere, the report is the output.
+    configure_logging(json_lines=True, level="INFO", stream=Path(os.devnull).open("w"))  # noqa: SIM115
     # No vector cache: every way embeds its query live, as the floor does.
     real = OnnxEmbedder(OnnxModelFiles.preset(embedder_model), threads=1, cached_vectors=0)
     lines = asyncio.run(run_contact_centre(options, real, typer.echo))

@@ -85,6 +85,7 @@ class Way:
     client_cpu_s: float = 0.0
     server_cpu_s: float = 0.0
     loads: Callable[[], int] = lambda: 0
+    degraded: int = 0  # recalls that came back degraded (over the budget on a busy machine)
 
     @property
     def timings(self) -> list[float]:
@@ -219,13 +220,14 @@ def _recalling(name: str, backend: PgvectorMemoryBackend) -> tuple[Way, Call]:
         RecallPorts(backend=backend, sources=LedgerlessSources(), policies=RecallPolicies(POLICY))
     )
 
+    mirrors = backend.searcher.mirrors
+    way = Way(name, loads=lambda: mirrors.loads)
+
     async def call(subject: uuid.UUID, text: str) -> None:
         result = await recall.recall(subject, text)
-        if result.degraded is not None:
-            raise RuntimeError(f"recall degraded: {result.degraded.value}")
+        way.degraded += result.degraded is not None
 
-    mirrors = backend.searcher.mirrors
-    return Way(name, loads=lambda: mirrors.loads), call
+    return way, call
 
 
 async def _alternate(
@@ -255,9 +257,10 @@ def _report(ways: list[Way]) -> list[str]:
     )
     head = (
         "| way | p50 / p95 ms, all | p95 first turns | p95 later turns | CPU per call, bench + "
-        "server ms | loads | **p95 / floor p95** | first turns / floor's | later / floor's |"
+        "server ms | loads | degraded | **p95 / floor p95** | first turns / floor's | "
+        "later / floor's |"
     )
-    out = [head, "|---|---|---|---|---|---|---|---|---|"]
+    out = [head, "|---|---|---|---|---|---|---|---|---|---|"]
     for way in ways:
         p50, p95, _ = percentiles(way.timings)
         first = percentiles(way.firsts)[1]
@@ -266,7 +269,8 @@ def _report(ways: list[Way]) -> list[str]:
         out.append(
             f"| {way.name} | {p50:.2f} / {p95:.2f} | {first:.2f} | {later:.2f} | "
             f"{way.client_cpu_s / calls * 1e3:.2f} + {way.server_cpu_s / calls * 1e3:.2f} | "
-            f"{way.loads()} | **{p95 / floor_all:.2f}x** | {first / floor_first:.2f}x | "
+            f"{way.loads()} | {way.degraded} | **{p95 / floor_all:.2f}x** | "
+            f"{first / floor_first:.2f}x | "
             f"{later / floor_later if floor_later else 0.0:.2f}x |"
         )
     searched, recalled = ways[-2], ways[-1]

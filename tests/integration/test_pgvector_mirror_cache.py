@@ -1,4 +1,5 @@
-"""The mirrors a process holds (ADR 0056): loaded in the background after a search that reads
+"""The mirrors a process holds (ADR 0056): earned by a namespace's second search (its first
+reads the database and loads nothing), loaded in the background after a search that reads
 the database, never past `max_facts` and tried again only after `retry_seconds`, the least
 recently searched evicted past the budget, idle ones dropped, a running load cancelled by
 `close`, and a failed load logged by its error type while searches keep answering."""
@@ -84,6 +85,50 @@ async def test_a_search_without_a_mirror_reads_the_database_and_the_next_reads_t
         reads_mirror_only(two.mirrored, monkeypatch)
         assert [h.id for h in await two.mirrored.search(NS, QUERY)] == [h.id for h in first]
         assert mirrors.loads == 1
+
+
+async def test_a_namespace_searched_once_is_not_loaded_and_earns_its_mirror_by_a_second_search(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    once, again = Namespace("tenant-1:once"), Namespace("tenant-1:again")
+    async with opened(postgres, MirrorSettings(inline=False), once, again) as two:
+        mirrors = two.mirrored.searcher.mirrors
+        attempts = counted_loads(monkeypatch)
+        database = DatabaseSearches(two.mirrored, monkeypatch)
+
+        assert len(await two.mirrored.search(once, QUERY)) == 3
+        assert len(await two.mirrored.search(again, QUERY)) == 3
+        assert not mirrors._loading  # one search each: nothing loads beside the searches
+        assert len(await two.mirrored.search(again, QUERY)) == 3  # the second: its load starts
+
+        assert database.count == 3
+        await until(lambda: again in mirrors.held(), "the earned load")
+        assert attempts == [again]
+        reads_mirror_only(two.mirrored, monkeypatch)
+        assert len(await two.mirrored.search(again, QUERY)) == 3
+
+
+async def test_searches_further_apart_than_idle_seconds_do_not_earn_a_mirror(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = MirrorSettings(inline=False, earn_after=2, idle_seconds=0.3)
+    async with opened(postgres, settings) as two:
+        mirrors = two.mirrored.searcher.mirrors
+        attempts = counted_loads(monkeypatch)
+
+        await two.mirrored.search(NS, QUERY)
+        await asyncio.sleep(settings.idle_seconds + 0.1)
+        await two.mirrored.search(NS, QUERY)  # the count started again: the first of two
+        assert not mirrors._loading
+        await two.mirrored.search(NS, QUERY)
+
+        await until(lambda: NS in mirrors.held(), "the earned load")
+        assert attempts == [NS]
+
+
+def test_a_mirror_is_earned_at_the_first_search_at_the_earliest() -> None:
+    with pytest.raises(ValueError, match="earn_after"):
+        MirrorSettings(earn_after=0)
 
 
 async def test_a_namespace_past_max_facts_is_not_mirrored_and_retried_only_later(
