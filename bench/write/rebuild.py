@@ -53,8 +53,8 @@ class RebuildFigures:
 
 # A longer line of a transcript: a contact-centre call's turn, about 200 characters.
 LONG_LINE = (
-    "Yes, we still buy our flour from Acme, two pallets every other Tuesday, though the last "
-    "delivery came a day late and the driver could not find the loading bay behind the bakery."
+    "Yes, we still buy our flour from Acme. Two pallets come every other Tuesday. The last "
+    "delivery came a day late, and the driver did not find the loading bay behind the bakery."
 )
 
 
