@@ -17,7 +17,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxPreset,
 )
 from factledger.api.log_setup import configure_logging
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
 from factledger.bench.pgvector.contact_centre import ContactCentreOptions, run_contact_centre
 from factledger.bench.pgvector.data import Tier

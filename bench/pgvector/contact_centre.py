@@ -44,7 +44,7 @@ from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
 from factledger.application.memory.types import MAX_LIMIT, SearchQuery
-from factledger.application.ports import Embedder, Vectors
+from factledger.application.memory.ports import Embedder, Vectors
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.sync.ids import namespace_for

@@ -1,4 +1,4 @@
-"""The mirrors one process holds, within a budget (ADR 0056).
+"""The mirrors one process holds, within a budget.
 
 A search of a namespace without a mirror takes the database's path. A namespace earns a
 mirror by being searched again: its `earn_after`-th search within `idle_seconds` starts the
