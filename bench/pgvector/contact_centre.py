@@ -43,8 +43,8 @@ from factledger.adapters.pgvector.prepared_search import run_prepared
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
-from factledger.application.memory.types import MAX_LIMIT, SearchQuery
 from factledger.application.memory.ports import Embedder, Vectors
+from factledger.application.memory.types import MAX_LIMIT, SearchQuery
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.sync.ids import namespace_for
@@ -54,7 +54,7 @@ from factledger.bench.pgvector.measure import ListExtractor, percentiles
 from factledger.bench.pgvector.strategies import DATABASE_ONLY
 from factledger.bench.pgvector.turns import server_cpu_seconds
 
-# Turns per conversation and their weights: mean 1.9 turns, so 53% of searches are a
+# Turns per conversation and their weights: mean 1.9 turns, so about 53% of searches are a
 # conversation's first (its namespace's first in the process), and a third of conversations
 # search their subject 2-6 times.
 TURN_WEIGHTS = {1: 7, 2: 1, 4: 1, 6: 1}
