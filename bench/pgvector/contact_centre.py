@@ -44,10 +44,10 @@ from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
 from factledger.application.memory.ports import Embedder, Vectors
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import MAX_LIMIT, SearchQuery
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
-from factledger.application.sync.ids import namespace_for
 from factledger.bench.ledgerless_sources import LedgerlessSources
 from factledger.bench.pgvector.data import question, sentence_pool
 from factledger.bench.pgvector.measure import ListExtractor, percentiles
