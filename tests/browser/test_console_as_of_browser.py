@@ -44,7 +44,7 @@ async def compare_days(page: Page, older: str, newer: str, clock: str) -> None:
     await form.get_by_label("From day").fill(older)
     await form.get_by_label("To day").fill(newer)
     await form.get_by_label("Clock").select_option(clock)
-    await form.get_by_role("button", name="Compare").click()
+    await form.get_by_role("button", name="Compare days").click()
     await page.wait_for_load_state()
 
 
