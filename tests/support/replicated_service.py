@@ -1,0 +1,80 @@
+"""The environment of `factledger serve` and `factledger worker` processes whose every store is
+on a replicated PostgreSQL (`factledger.testing.replication`): writes through the multi-host
+URL that accepts only the primary, reads (optionally) from the standby."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from support.serve_process import serve_env
+
+WORKER_STOP_LIMIT_S = 20.0
+
+
+def replicated_env(
+    data_dir: Path, url: str, *, read_url: str | None = None, suffix: str = "r"
+) -> dict[str, str]:
+    """Every store on PostgreSQL (ledger, views, short-term memory, sync queue, pgvector), with
+    short waits so that a lost primary costs a quick 503, not a queue of stalled requests."""
+    extra = {
+        "FACTLEDGER_DATABASE_URL": url,
+        "FACTLEDGER_EVENT_STORE__KIND": "postgres",
+        "FACTLEDGER_EVENT_STORE__SCHEMA_NAME": f"ledger_{suffix}",
+        "FACTLEDGER_VIEWS__KIND": "postgres",
+        "FACTLEDGER_VIEWS__SCHEMA_NAME": f"views_{suffix}",
+        "FACTLEDGER_SHORT_TERM__KIND": "postgres",
+        "FACTLEDGER_SHORT_TERM__SCHEMA_NAME": f"short_{suffix}",
+        "FACTLEDGER_SYNC__STORE__KIND": "postgres",
+        "FACTLEDGER_SYNC__STORE__SCHEMA_NAME": f"sync_{suffix}",
+        "FACTLEDGER_SYNC__POLL_INTERVAL_S": "0.2",
+        "FACTLEDGER_SYNC__LEASE_S": "2",
+        "FACTLEDGER_BACKEND__KIND": "pgvector",
+        "FACTLEDGER_BACKEND__SCHEMA_NAME": f"memory_{suffix}",
+        "FACTLEDGER_EMBEDDER__KIND": "hashing",
+        "FACTLEDGER_POSTGRES__CONNECT_TIMEOUT_S": "2",
+        "FACTLEDGER_POSTGRES__ACQUIRE_TIMEOUT_S": "2",
+        "FACTLEDGER_POSTGRES__RECONNECT_TIMEOUT_S": "2",
+        "FACTLEDGER_POSTGRES__STATEMENT_TIMEOUT_S": "5",
+    }
+    if read_url is not None:
+        extra["FACTLEDGER_DATABASE_READ_URL"] = read_url
+    return serve_env(data_dir, extra)
+
+
+@contextmanager
+def worker_process(env: Mapping[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A `factledger worker` process (the sync from the ledger to pgvector); stopped on exit."""
+    entry = "from factledger.api.cli.main import main; main()"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
+            [sys.executable, "-c", entry, "worker"],
+            env=dict(env),
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+        )
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=WORKER_STOP_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=WORKER_STOP_LIMIT_S)
+
+
+def until(check: Callable[[], object], limit_s: float, what: str) -> float:
+    """Polls `check()` (a callable returning truthy) until it holds; returns the seconds it
+    took, fails past `limit_s`."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > limit_s:
+            raise AssertionError(f"{what}: not within {limit_s} s")
+        time.sleep(0.1)
+    return time.monotonic() - started
+
