@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -186,14 +187,16 @@ class ReplicatedPostgres:
     """A primary and one hot standby; `synchronous` makes every commit wait for the standby's
     flush (`synchronous_standby_names`), so no acknowledged commit lives on the primary only."""
 
-    def __init__(self, root: Path, *, synchronous: bool) -> None:
-        self.root = root
+    def __init__(self, *, synchronous: bool) -> None:
+        # A folder of its own under the system's temporary folder, not the caller's: the
+        # servers' user must traverse every parent, and a test runner may tighten its own
+        # temporary folders' modes while the servers run.
+        self.root = Path(tempfile.mkdtemp(prefix="factledger-replication-"))
         self.synchronous = synchronous
-        self.primary = Node("node_a", root / "node_a", free_port())
-        self.standby = Node("node_b", root / "node_b", free_port())
+        self.primary = Node("node_a", self.root / "node_a", free_port())
+        self.standby = Node("node_b", self.root / "node_b", free_port())
 
     def start(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
         _hand_over(self.root)
         _run("initdb", "--auth=trust", "--encoding=utf8", "-U", USER, "-D", str(self.primary.data))
         with (self.primary.data / "postgresql.conf").open("a") as conf:
@@ -286,9 +289,9 @@ class ReplicatedPostgres:
 
 
 @contextmanager
-def replicated_postgres(root: Path, *, synchronous: bool) -> Iterator[ReplicatedPostgres]:
-    """A started pair; both servers stopped and the folder removed on exit."""
-    cluster = ReplicatedPostgres(root, synchronous=synchronous)
+def replicated_postgres(*, synchronous: bool) -> Iterator[ReplicatedPostgres]:
+    """A started pair; both servers stopped and their folder removed on exit."""
+    cluster = ReplicatedPostgres(synchronous=synchronous)
     try:
         cluster.start()
         yield cluster

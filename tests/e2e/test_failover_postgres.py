@@ -69,7 +69,7 @@ def recalled(http: httpx.Client, text: str) -> bool:
 
 
 def test_kill_9_of_a_synchronous_primary_loses_no_acknowledged_write(tmp_path: Path) -> None:
-    with replicated_postgres(tmp_path / "pg", synchronous=True) as cluster:
+    with replicated_postgres(synchronous=True) as cluster:
         env = replicated_env(tmp_path / "api", cluster.url())
         with (
             serving(tmp_path / "api", env) as base_url,
@@ -100,7 +100,9 @@ def test_kill_9_of_a_synchronous_primary_loses_no_acknowledged_write(tmp_path: P
 
             acknowledged = {ref: sid for w in writers for ref, sid in w.acknowledged.items()}
             assert served_after <= SERVES_AGAIN_WITHIN_S
-            assert sum(w.refused for w in writers) > 0  # the kill did interrupt the writers
+            # Writes acknowledged by the old primary and by the new one (a request in flight
+            # at the kill waits for a connection, and may find the new primary within its wait).
+            assert all(w.answered_at[0] < killed_at < w.answered_at[-1] for w in writers)
             lost = [
                 ref
                 for ref in acknowledged
