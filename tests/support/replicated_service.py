@@ -77,4 +77,3 @@ def until(check: Callable[[], object], limit_s: float, what: str) -> float:
             raise AssertionError(f"{what}: not within {limit_s} s")
         time.sleep(0.1)
     return time.monotonic() - started
-
