@@ -31,6 +31,8 @@ _POSITION_HEADER_BYTES = POSITION_HEADER.encode()
 _READ_METHODS = frozenset({"GET", "HEAD"})
 # POSTs that only read: their bodies are queries, not commands.
 _READ_POSTS = ("/recall", "/context")
+# The service's own health and metrics: they read what the primary says, and are not counted.
+_UNROUTED = ("/metrics", "/healthz", "/readyz", "/livez")
 BAD_POSITION = "Factledger-Position: not a position this service returned"
 
 
@@ -60,7 +62,11 @@ class ReadRoutingMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         ports = self.state.ports
         replay = None if ports is None else ports.replay
-        if scope["type"] != "http" or replay is None:
+        if (
+            scope["type"] != "http"
+            or replay is None
+            or str(scope.get("path", "")).startswith(_UNROUTED)
+        ):
             await self.app(scope, receive, send)
             return
         if is_read(scope):
@@ -88,6 +94,7 @@ class ReadRoutingMiddleware:
             await send({"type": "http.response.body", "body": payload})
             return
         allowed = await replay.standby_reached(position, wait_s=self.wait_s)
+        self.state.metrics.count_read_route(standby=allowed)
         with reading_from_standby(allowed):
             await self.app(scope, receive, send)
 
