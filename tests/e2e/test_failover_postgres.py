@@ -73,7 +73,7 @@ def test_kill_9_of_a_synchronous_primary_loses_no_acknowledged_write(tmp_path: P
         env = replicated_env(tmp_path / "api", cluster.url())
         with (
             serving(tmp_path / "api", env) as base_url,
-            worker_process(env, tmp_path / "worker.log"),
+            worker_process(env, tmp_path / "worker.log") as worker,
             httpx.Client(base_url=base_url, timeout=10) as http,
         ):
             writers = [Writer(n, base_url) for n in range(WRITERS)]
@@ -127,7 +127,16 @@ def test_kill_9_of_a_synchronous_primary_loses_no_acknowledged_write(tmp_path: P
             assert posted.is_success, posted.text
             ended = http.post("/v1/subjects/me/sessions/after-1/end", json={}, headers=AGENT)
             assert ended.is_success, ended.text
-            until(lambda: recalled(http, "Failover"), SERVES_AGAIN_WITHIN_S, "synced and recalled")
+            try:
+                until(
+                    lambda: recalled(http, "Failover"), SERVES_AGAIN_WITHIN_S, "synced and recalled"
+                )
+            except AssertionError as exc:
+                tail = (tmp_path / "worker.log").read_text()[-6000:]
+                raise AssertionError(
+                    f"{exc}; worker alive: {worker.poll() is None}\n{tail}"
+                ) from None
+            assert worker.poll() is None  # the same worker process, never restarted
             assert time.monotonic() - synced_started <= SERVES_AGAIN_WITHIN_S + 5
 
             # The old primary rewinds onto the new timeline and follows as its standby; the

@@ -54,8 +54,8 @@ def worker_process(env: Mapping[str, str], log: Path) -> Iterator[subprocess.Pop
         process = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
             [sys.executable, "-c", entry, "worker"],
             env=dict(env),
-            stdout=subprocess.DEVNULL,
-            stderr=sink,
+            stdout=sink,  # its log lines
+            stderr=subprocess.STDOUT,
         )
     try:
         yield process
