@@ -12,6 +12,7 @@ from factledger.bench.cli import bench as cli_bench
 from factledger.bench.cli import capacity as cli_capacity
 from factledger.bench.cli import embedder as cli_embedder
 from factledger.bench.cli import extraction as cli_extraction
+from factledger.bench.cli import failover as cli_failover
 from factledger.bench.cli import memory as cli_memory
 from factledger.bench.cli import pgvector as cli_pgvector
 from factledger.bench.cli import recall as cli_recall
@@ -28,6 +29,7 @@ app = assemble(
         cli_recall,
         cli_pgvector,
         cli_capacity,
+        cli_failover,
         cli_supermemory,
     ),
 )
