@@ -14,6 +14,8 @@ from pathlib import Path
 from support.serve_process import serve_env
 
 WORKER_STOP_LIMIT_S = 20.0
+# Opening a worker's runtime loads its models: slow on a shared machine.
+WORKER_START_LIMIT_S = 120.0
 
 
 def replicated_env(
@@ -48,16 +50,22 @@ def replicated_env(
 
 @contextmanager
 def worker_process(env: Mapping[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A `factledger worker` process (the sync from the ledger to pgvector); stopped on exit."""
+    """A `factledger worker` process (the sync from the ledger to pgvector), yielded once it
+    follows the ledger (its `sync.worker_started` line); stopped on exit."""
     entry = "from factledger.api.cli.main import main; main()"
     with log.open("wb") as sink:
         process = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
             [sys.executable, "-c", entry, "worker"],
-            env=dict(env),
+            env={**env, "PYTHONUNBUFFERED": "1"},  # its lines reach the file as they come
             stdout=sink,  # its log lines
             stderr=subprocess.STDOUT,
         )
     try:
+        deadline = time.monotonic() + WORKER_START_LIMIT_S
+        while "sync.worker_started" not in log.read_text():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the worker did not start: {log.read_text()[-3000:]}")
+            time.sleep(0.2)
         yield process
     finally:
         process.terminate()
