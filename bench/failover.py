@@ -88,10 +88,10 @@ def _settings(url: str, data_dir: Path) -> Settings:
     return Settings(
         data_dir=data_dir,
         database_url=SecretStr(url),
-        event_store={"kind": "postgres", "schema_name": "failover_events"},  # type: ignore[arg-type]
-        views={"kind": "postgres", "schema_name": "failover_views"},  # type: ignore[arg-type]
-        backend={"kind": "in_memory"},  # type: ignore[arg-type]
-        postgres={"acquire_timeout_s": 2, "connect_timeout_s": 2},  # type: ignore[arg-type]
+        event_store={"kind": "postgres", "schema_name": "failover_events"},
+        views={"kind": "postgres", "schema_name": "failover_views"},
+        backend={"kind": "in_memory"},
+        postgres={"acquire_timeout_s": 2, "connect_timeout_s": 2},
         auth=_AUTH,
     )
 

@@ -28,7 +28,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-import psutil
 import psycopg
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
@@ -38,7 +37,7 @@ from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.pgvector.config import PgvectorConfig, embedded_config, ensure_database
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
-from factledger.application.memory.types import IngestMode, SearchQuery
+from factledger.application.memory.types import IngestMode, Namespace, SearchQuery
 from factledger.application.ports import Vectors
 from factledger.bench.pgvector.strategies import DATABASE_ONLY
 from factledger.domain.transcript import Message, Role
@@ -169,11 +168,12 @@ class PlantedEmbedder:
 
 def unit_vectors(rng: np.random.Generator, count: int) -> np.ndarray:
     vectors = rng.standard_normal((count, DIMENSION), dtype=np.float32)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit: np.ndarray = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return unit
 
 
-def namespace_of(subject: int) -> str:
-    return f"capacity-{subject:07d}"
+def namespace_of(subject: int) -> Namespace:
+    return Namespace(f"capacity-{subject:07d}")
 
 
 def synthetic_facts(seed: int, first: int, last: int, per_subject: int) -> Iterator[BulkFact]:
@@ -259,7 +259,7 @@ async def sessions_per_second(
             Message(Role.SUBJECT, line.format(n=n, k=n % 90 + 10)) for line in _SESSION_LINES
         ]
         await backend.ingest_transcript(
-            f"capacity-session-{step}-{n:04d}",
+            Namespace(f"capacity-session-{step}-{n:04d}"),
             "d-1",
             transcript,
             occurred_at=datetime.now(UTC),
@@ -269,17 +269,28 @@ async def sessions_per_second(
 
 
 def server_pss_mb(postmaster: int | None) -> float:
-    """The server's proportional resident memory (shared buffers counted once)."""
+    """The server's proportional resident memory (shared buffers counted once), from Linux's
+    `/proc/<pid>/smaps_rollup` of the postmaster and its children."""
     if postmaster is None:
         return float("nan")
-    root = psutil.Process(postmaster)
-    total = 0
-    for process in [root, *root.children(recursive=True)]:
+    pids = [postmaster]
+    for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            total += process.memory_full_info().pss
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
             continue
-    return total / 2**20
+        if int(fields[1]) == postmaster:
+            pids.append(int(stat.parent.name))
+    kilobytes = 0
+    for pid in pids:
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        for line in rollup.splitlines():
+            if line.startswith("Pss:"):
+                kilobytes += int(line.split()[1])
+    return kilobytes / 1024
 
 
 def sizes_mb(conninfo: str, schema: str) -> tuple[float, float]:
