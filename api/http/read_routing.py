@@ -2,8 +2,11 @@
 
 With a standby configured (`database_read_url`):
 
-- a write's 2xx response carries `Factledger-Position`: the primary's write position once the
-  request's own writes have committed;
+- a write's successful response (2xx, or the console's redirect) carries
+  `Factledger-Position`: the primary's write position once the request's own writes have
+  committed;
+- the console's writes also set it as a cookie of the console's path (a browser follows a
+  write with a redirect to a page, and sends no header of ours);
 - a read (GET and HEAD, and the recall and context POSTs, which only read) may be served from
   the standby: without the header whenever the standby answers, with it only once the standby
   has replayed up to that position (waiting `postgres.read_your_writes_wait_s` at most), and
@@ -33,6 +36,11 @@ _READ_METHODS = frozenset({"GET", "HEAD"})
 _READ_POSTS = ("/recall", "/context")
 # The service's own health and metrics: they read what the primary says, and are not counted.
 _UNROUTED = ("/metrics", "/healthz", "/readyz", "/livez")
+# A reviewer's browser follows a write with a redirect to a page: the position rides along in
+# a short-lived cookie of the console's path, so the page is never older than the write.
+POSITION_COOKIE = "factledger_position"
+CONSOLE_PATH = "/console"
+_COOKIE_MAX_AGE_S = 60
 BAD_POSITION = "Factledger-Position: not a position this service returned"
 
 
@@ -44,10 +52,25 @@ def is_read(scope: Scope) -> bool:
 
 
 def _position(scope: Scope) -> str | None:
+    """The caller's position: the header, or (a browser on the console, which sends no
+    header of ours) the cookie the console's last write set."""
+    cookie = None
     for key, value in scope.get("headers", ()):
         if key == _POSITION_HEADER_BYTES:
             return str(value.decode("latin-1")).strip()
+        if key == b"cookie":
+            cookie = value.decode("latin-1")
+    if cookie is None or not _on_console(scope):
+        return None
+    for part in cookie.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == POSITION_COOKIE and valid_position(value):
+            return value
     return None
+
+
+def _on_console(scope: Scope) -> bool:
+    return str(scope.get("path", "")).startswith(CONSOLE_PATH)
 
 
 class ReadRoutingMiddleware:
@@ -102,12 +125,19 @@ class ReadRoutingMiddleware:
         self, replay: ReplayPositions, scope: Scope, receive: Receive, send: Send
     ) -> None:
         async def stamped(message: Message) -> None:
-            if message["type"] == "http.response.start" and 200 <= message["status"] < 300:
+            # 2xx, or the 303 by which the console answers a form it accepted.
+            if message["type"] == "http.response.start" and 200 <= message["status"] < 400:
                 # Sent once the handler returned: its writes have committed by now.
                 position = await replay.primary_position()
                 if position is not None:
                     headers = list(message.get("headers", ()))
                     headers.append((_POSITION_HEADER_BYTES, position.encode()))
+                    if _on_console(scope):
+                        cookie = (
+                            f"{POSITION_COOKIE}={position}; Path={CONSOLE_PATH}; "
+                            f"Max-Age={_COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Lax"
+                        )
+                        headers.append((b"set-cookie", cookie.encode()))
                     message = {**message, "headers": headers}
             await send(message)
 
