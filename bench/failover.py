@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import shutil
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
@@ -113,7 +114,9 @@ async def one_round(*, synchronous: bool, writers: int, before_kill_s: float) ->
     }
     with replicated_postgres(synchronous=synchronous) as cluster:
         async with AsyncExitStack() as stack:
-            settings = _settings(cluster.url(), Path(mkdtemp(prefix="factledger-failover-")))
+            data_dir = Path(mkdtemp(prefix="factledger-failover-"))
+            stack.callback(shutil.rmtree, data_dir, ignore_errors=True)
+            settings = _settings(cluster.url(), data_dir)
             runtime = await stack.enter_async_context(open_runtime(settings))
             app = create_app(settings, ports=runtime)
             http = httpx.AsyncClient(

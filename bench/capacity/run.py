@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -353,6 +354,7 @@ async def run_capacity(options: CapacityOptions, echo: Callable[[str], None]) ->
             await backend.close()
     finally:
         server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
     return report
 
 
