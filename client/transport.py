@@ -121,7 +121,7 @@ def _lsn(position: str) -> tuple[int, int] | None:
 def later_position(known: str | None, response: httpx.Response) -> str | None:
     """The later of the position already known and the one `response` carries (positions
     are PostgreSQL WAL positions, `16/B374D848`; answers may arrive out of order)."""
-    seen = response.headers.get(POSITION_HEADER)
+    seen: str | None = response.headers.get(POSITION_HEADER)
     if seen is None or _lsn(seen) is None:
         return known
     if known is None or (_lsn(known) or (0, 0)) < (_lsn(seen) or (0, 0)):
