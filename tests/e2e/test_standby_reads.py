@@ -79,6 +79,9 @@ async def standby(cluster: ReplicatedPostgres, tmp_path: Path) -> AsyncIterator[
         backend={"kind": "pgvector", "schema_name": "reads_memory"},  # type: ignore[arg-type]
         embedder={"kind": "hashing"},  # type: ignore[arg-type]
         postgres={"read_your_writes_wait_s": 0.3},  # type: ignore[arg-type]
+        # What is tested is where a read goes, not how fast: a loaded machine must not turn
+        # a recall into a degraded answer before it starts.
+        recall={"recall_budget_s": 10.0},  # type: ignore[arg-type]
         auth=TEST_AUTH,
     )
     async with AsyncExitStack() as stack:

@@ -38,6 +38,9 @@ def replicated_env(
         "FACTLEDGER_BACKEND__KIND": "pgvector",
         "FACTLEDGER_BACKEND__SCHEMA_NAME": f"memory_{suffix}",
         "FACTLEDGER_EMBEDDER__KIND": "hashing",
+        # The tests check that recall answers again, not how fast: a loaded machine must not
+        # turn it into a degraded answer before it starts.
+        "FACTLEDGER_RECALL__RECALL_BUDGET_S": "10",
         "FACTLEDGER_POSTGRES__CONNECT_TIMEOUT_S": "2",
         "FACTLEDGER_POSTGRES__ACQUIRE_TIMEOUT_S": "2",
         "FACTLEDGER_POSTGRES__RECONNECT_TIMEOUT_S": "2",
