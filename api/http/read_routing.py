@@ -54,18 +54,18 @@ def is_read(scope: Scope) -> bool:
 def _position(scope: Scope) -> str | None:
     """The caller's position: the header, or (a browser on the console, which sends no
     header of ours) the cookie the console's last write set."""
-    cookie = None
+    cookie: str | None = None
     for key, value in scope.get("headers", ()):
         if key == _POSITION_HEADER_BYTES:
             return str(value.decode("latin-1")).strip()
         if key == b"cookie":
-            cookie = value.decode("latin-1")
+            cookie = str(value.decode("latin-1"))
     if cookie is None or not _on_console(scope):
         return None
     for part in cookie.split(";"):
-        name, _, value = part.strip().partition("=")
-        if name == POSITION_COOKIE and valid_position(value):
-            return value
+        name, _, given = part.strip().partition("=")
+        if name == POSITION_COOKIE and valid_position(given):
+            return given
     return None
 
 
