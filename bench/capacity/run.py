@@ -38,8 +38,8 @@ from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
 from factledger.adapters.pgvector.config import PgvectorConfig, embedded_config, ensure_database
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
+from factledger.application.memory.ports import Vectors
 from factledger.application.memory.types import IngestMode, Namespace, SearchQuery
-from factledger.application.ports import Vectors
 from factledger.bench.pgvector.strategies import DATABASE_ONLY
 from factledger.domain.transcript import Message, Role
 

@@ -115,8 +115,8 @@ def mirror_epoch_drawn_once_migration(o: SchemaOptions) -> list[Statement]:
     """Migration 12: the deletion trigger draws the new epoch once, into a variable, instead of
     calling `nextval` in its upsert's `DO UPDATE SET`. Every namespace the statement deleted
     from still gets an epoch it never had (what a mirror checks), and the upsert no longer
-    calls a volatile function, which Citus refuses in an UPDATE of a distributed table
-    (ADR 0068): the same behaviour, one step closer to distributing the tables by namespace."""
+    calls a volatile function, which Citus refuses in an UPDATE of a distributed table: the
+    same behaviour, one step closer to distributing the tables by namespace."""
     versions = sql.Identifier(o.schema, VERSIONS_TABLE)
     reset = sql.Identifier(o.schema, "memory_version_reset")
     return [
