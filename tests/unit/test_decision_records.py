@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 ADR_DIR = Path(__file__).resolve().parents[2] / "docs" / "adr"
-X
+ROW = re.compile(r"^\| (\d{4}) \| \[[^\]]+\]\((\d{4}-[a-z0-9-]+\.md)\) \| ([^|]+) \|")
 KINDS = ("decision", "decision; carries tuning figures")
 
 
