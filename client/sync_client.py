@@ -19,6 +19,7 @@ from factledger.client.transport import (
     RetryPolicy,
     auth_headers,
     decode,
+    later_position,
     request_args,
 )
 
@@ -48,6 +49,9 @@ class FactledgerClient:
             transport=transport,
         )
         self._retry = retry or RetryPolicy()
+        # The latest write position the service answered (`Factledger-Position`), sent with
+        # every call: with standbys serving reads, this client reads its own writes.
+        self.position: str | None = None
 
     def __enter__(self) -> Self:
         return self
@@ -64,10 +68,11 @@ class FactledgerClient:
         """Sends one call, retrying as the policy says with the same idempotency key."""
         try:
             response: httpx.Response = self._retry.retrying()(
-                self._http.request, call.method, call.path, **request_args(call)
+                self._http.request, call.method, call.path, **request_args(call, self.position)
             )
         except httpx.TransportError as exc:
             raise TransportFailedError(type(exc).__name__) from exc
+        self.position = later_position(self.position, response)
         return decode(call, response)
 
     # -- events -----------------------------------------------------------------------------

@@ -157,6 +157,8 @@ async def open_backend(
                     schema=s.schema_name,
                     app_role=s.app_role,
                     pool_max=s.pool_size,
+                    read_dsn=None if s.read_dsn is None else s.read_dsn.get_secret_value(),
+                    standby=None if s.dsn is not None else postgres.read_location(),
                 ),
                 timeouts=postgres.pool(max_size=s.pool_size),
                 search=PgvectorSearchPlan(

@@ -64,6 +64,9 @@ class PgvectorBackendSettings(NestedSettings):
     kind: Literal["pgvector"] = "pgvector"
     dsn: SecretStr | None = None
     admin_dsn: SecretStr | None = None
+    # The application role on a hot standby, for searches (with `dsn`; without it the
+    # standby of `database_read_url` is used the way `database_url`'s primary is).
+    read_dsn: SecretStr | None = None
     schema_name: SqlName = "factledger_memory"
     app_role: SqlName = "factledger_app"
     pool_size: int = Field(default=4, ge=1, le=64)

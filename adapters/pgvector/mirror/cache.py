@@ -105,7 +105,7 @@ class NamespaceMirrors:
         mirror = self._mirrors.get(ns)
         if mirror is None:
             return await self._missing(ns)
-        found = await changes(self.db, ns, mirror.version)
+        found = await changes(self.db.for_reads(), ns, mirror.version)
         if found.epoch != mirror.epoch:
             self.drop(ns)
             return await self._missing(ns)

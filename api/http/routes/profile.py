@@ -10,6 +10,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
 
+from factledger.adapters.read_routing import require_views_at, standby_allowed
 from factledger.api.http.deps import ApiState, Reader, Reviewer, StateDep, SubjectIdDep
 from factledger.api.http.errors import InvalidParameterError
 from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, MAX_VERSION
@@ -36,6 +37,9 @@ async def get_profiles(state: StateDep) -> ProfileReader:
     # process that advanced the views first makes this one's catch-up redundant.
     with contextlib.suppress(PositionMovedError):
         await asyncio.to_thread(ports.catch_up)
+    if standby_allowed():
+        # A standby's views serve the read only once they are as far as the primary's now.
+        require_views_at(await asyncio.to_thread(ports.projection.position))
     return ports.profiles
 
 
