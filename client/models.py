@@ -142,6 +142,11 @@ class Proposal(_Answer):
     evidence: EvidenceOut | None = None
     rationale: str | None = ""  # null once the field was forgotten
     redacted: bool = False
+    superseded_by: UUID | None = None
+    # The product's models whose own review found the same value and kept this change.
+    agreed_by: list[Actor] = Field(default_factory=list)
+    # Who relayed the subject's words that decided it (the channel's principal).
+    relayed_by: Actor | None = None
 
 
 class EndedSession(_Answer):
@@ -229,6 +234,7 @@ class ProfileField(_Answer):
     change_id: UUID
     version: int
     forgotten: bool
+    relayed_by: Actor | None = None  # who relayed the subject's confirming words
     said_at: datetime | None = None  # when the words it rests on were said
     known_at: datetime | None = None  # when the ledger recorded the decision
 
@@ -258,6 +264,10 @@ class HistoryEntry(_Answer):
     reason: str | None = None
     forgotten: bool = False
     note: str | None = None
+    confirmed_by: Actor | None = None
+    # The subject's confirming words and who relayed them (none for a reviewer's approval).
+    confirmation: EvidenceOut | None = None
+    relayed_by: Actor | None = None
     said_at: datetime | None = None
     known_at: datetime | None = None
 

@@ -27,7 +27,6 @@ from factledger.api.cli.render import (
     versions_table,
 )
 from factledger.api.cli.tenants import checked_tenant
-from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
     AuthSettings,
     InMemoryBackendSettings,
@@ -63,7 +62,6 @@ def demo(
         backend=InMemoryBackendSettings(),
         sync=SyncSettings(store=InMemorySyncStoreSettings()),
     )
-    configure_logging(json_lines=False, level="WARNING")  # the story, not debug lines
     asyncio.run(_play_demo(settings, target))
 
 
@@ -206,15 +204,11 @@ def rebuild() -> None:
 
 
 def _settings() -> Settings:
-    """The environment's settings, bad ones named by field; logging set up from them.
-
-    Unconfigured, structlog prints to stdout at every level: opening the stores would write
-    their lines (a migration applied) into the tables and JSON lines these commands print."""
+    """The environment's settings, bad ones named by field."""
     try:
         settings = load_settings()
     except SettingsError as exc:
         raise typer.BadParameter(str(exc)) from None
-    configure_logging(json_lines=settings.log_json, level="WARNING")
     return settings
 
 

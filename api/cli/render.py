@@ -104,7 +104,7 @@ def profile_table(profile: ProfileVersion, title: str) -> Records:
             f.condition or "",
             f.origin.value,
             _who(f.proposed_by),
-            _who(f.confirmed_by),
+            _decided(f.confirmed_by, f.relayed_by),
             _when(f.said_at or f.confirmed_at),
             _when(f.known_at or f.confirmed_at),
             "" if f.evidence is None else f'{f.evidence.session_id}: "{f.evidence.quote}"',
@@ -112,6 +112,11 @@ def profile_table(profile: ProfileVersion, title: str) -> Records:
             _when(f.valid_until),
         )
     return table
+
+
+def _decided(by: Actor | None, relay: Actor | None) -> str:
+    """Who decided, and who relayed the subject's words when someone did."""
+    return _who(by) if relay is None else f"{_who(by)} (relayed by {_who(relay)})"
 
 
 def versions_table(versions: Sequence[ProfileVersion]) -> Records:
@@ -152,7 +157,7 @@ def history_table(entries: Sequence[FieldHistoryEntry], title: str) -> Records:
             f"v{h.version} {_when(h.at)}",
             until,
             "" if h.origin is None else h.origin.value,
-            _who(h.confirmed_by),
+            _decided(h.confirmed_by, h.relayed_by),
             why or "",
         )
     return table

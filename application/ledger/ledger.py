@@ -151,7 +151,9 @@ class Ledger(ForgettingCommands, PastSessions):
     def confirm_change(self, cmd: ConfirmChange) -> CommandResult:
         def confirm(subject: Subject) -> object:
             by = Actor(ActorKind.SUBJECT, subject.external_ref)
-            decision = Decision(by=by, evidence=cmd.evidence, command_id=cmd.command_id)
+            decision = Decision(
+                by=by, evidence=cmd.evidence, command_id=cmd.command_id, relayed_by=cmd.relayed_by
+            )
             subject.confirm(cmd.change_id, decision, at=self._now())
             return True
 

@@ -52,6 +52,7 @@ class ProfileField:
     # Not served by recall and context from this time on (`FieldExpirySet`); readers compare
     # it with their clock, so the field stays here, and in history, after it.
     valid_until: datetime | None = None
+    relayed_by: Actor | None = None  # who relayed the subject's confirming words
     # The two clocks: when the words the value rests on were said, and when the ledger
     # recorded the decision. None only in views written before they were kept.
     said_at: datetime | None = None
@@ -99,6 +100,9 @@ class FieldHistoryEntry:
     forgotten: bool = False
     note: str | None = None  # the reviewer's note on the approval that set it
     valid_until: datetime | None = None  # an expiry entry: from when the field is not served
+    # The subject's confirming words and who relayed them (None for a reviewer's approval).
+    confirmation: Evidence | None = None
+    relayed_by: Actor | None = None
     said_at: datetime | None = None  # when it was said (a forget or expiry: when it was done)
     known_at: datetime | None = None  # when the ledger recorded it
 

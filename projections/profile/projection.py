@@ -57,6 +57,13 @@ from factledger.projections.profile.writes import (
     strings,
 )
 
+
+def relayed(relay: JsonObject | None) -> JsonObject:
+    """Who relayed the subject's deciding words, only where someone did: documents of
+    decisions recorded before relays were stay as they were written."""
+    return {} if relay is None else {"relayed_by": relay}
+
+
 VIEWS = ("subject", "profile", "version", "history", "change", "queue", "session")
 
 
@@ -177,6 +184,7 @@ class ProfileProjection:
                 "confirmed_by": e.confirmed_by,
                 "note": e.note,
                 "decided_at": e.timestamp.isoformat(),
+                **relayed(e.relayed_by),
             },
         )
         field = str(change["field"])
@@ -217,6 +225,7 @@ class ProfileProjection:
             "said_at": said,
             "known_at": known,
             "version": e.profile_version,
+            **relayed(e.relayed_by),
         }
         if value is None and not erased:
             fields.pop(field, None)
@@ -259,6 +268,7 @@ class ProfileProjection:
                 "rejected_by": e.rejected_by,
                 "reason": e.reason,
                 "decided_at": e.timestamp.isoformat(),
+                **relayed(e.relayed_by),
             },
         )
 

@@ -52,6 +52,11 @@ class ProfileFieldOut(BaseModel):
     expired: bool = Field(
         default=False, description="`valid_until` has passed: kept here and in history only."
     )
+    relayed_by: ActorOut | None = Field(
+        default=None,
+        description="Who relayed the subject's confirming words (the channel's principal); "
+        "null for a reviewer's approval.",
+    )
     said_at: datetime | None = Field(
         default=None,
         description="When the words the value rests on were said (the conversation's clock).",
@@ -76,6 +81,7 @@ class ProfileFieldOut(BaseModel):
             forgotten=f.forgotten,
             valid_until=f.valid_until,
             expired=f.expired(now),
+            relayed_by=None if f.relayed_by is None else ActorOut.of(f.relayed_by),
             said_at=f.said_at,
             known_at=f.known_at,
         )
@@ -146,6 +152,14 @@ class HistoryEntryOut(BaseModel):
     valid_until: datetime | None = Field(
         default=None, description="An `expiry` entry: from when the field is not served."
     )
+    confirmation: EvidenceOut | None = Field(
+        default=None,
+        description="The subject's words that confirmed the value; null for an approval.",
+    )
+    relayed_by: ActorOut | None = Field(
+        default=None,
+        description="Who relayed the subject's confirming words (the channel's principal).",
+    )
     said_at: datetime | None = Field(
         default=None, description="When it was said (a forget or an expiry: when it was done)."
     )
@@ -172,6 +186,8 @@ class HistoryEntryOut(BaseModel):
             forgotten=h.forgotten,
             note=h.note,
             valid_until=h.valid_until,
+            confirmation=_evidence(h.confirmation),
+            relayed_by=None if h.relayed_by is None else ActorOut.of(h.relayed_by),
             said_at=h.said_at,
             known_at=h.known_at,
         )

@@ -1075,6 +1075,8 @@ export interface components {
             at: string;
             /** Condition */
             condition: string | null;
+            /** @description The subject's words that confirmed the value; null for an approval. */
+            confirmation?: components["schemas"]["EvidenceOut"] | null;
             confirmed_by: components["schemas"]["ActorOut"] | null;
             /** Display */
             display: string | null;
@@ -1105,6 +1107,8 @@ export interface components {
             rationale: string | null;
             /** Reason */
             reason: string | null;
+            /** @description Who relayed the subject's confirming words (the channel's principal). */
+            relayed_by?: components["schemas"]["ActorOut"] | null;
             /**
              * Said At
              * @description When it was said (a forget or an expiry: when it was done).
@@ -1471,6 +1475,8 @@ export interface components {
              */
             origin: string;
             proposed_by: components["schemas"]["ActorOut"];
+            /** @description Who relayed the subject's confirming words (the channel's principal); null for a reviewer's approval. */
+            relayed_by?: components["schemas"]["ActorOut"] | null;
             /**
              * Said At
              * @description When the words the value rests on were said (the conversation's clock).
@@ -1627,6 +1633,8 @@ export interface components {
              * @default false
              */
             redacted?: boolean;
+            /** @description Who relayed the subject's words that confirmed or declined this change (the channel's principal); null while pending and for a reviewer's decision. */
+            relayed_by?: components["schemas"]["ActorOut"] | null;
             status: components["schemas"]["ChangeStatus"];
             /**
              * Subject Id
