@@ -47,13 +47,14 @@ def transcript_from_payload(payload: list[JsonValue]) -> tuple[Message, ...]:
     for item in payload:
         if not isinstance(item, dict):
             raise InvalidSessionError("transcript: every message must be an object")
-        at, decides = item.get("at"), item.get("decides")
+        at, decides, text = item.get("at"), item.get("decides"), item.get("text")
         messages.append(
             Message(
                 role=Role(str(item["role"])),
-                text=str(item["text"]),
+                text="" if text is None else str(text),
                 at=datetime.fromisoformat(at) if isinstance(at, str) else None,
                 decides=MessageDecision.decode(decides) if isinstance(decides, str) else None,
+                forgotten=text is None,
             )
         )
     return tuple(messages)
@@ -115,6 +116,9 @@ class SessionInfo(Immutable):
     recorded_version: int = 0
     message_times: tuple[datetime | None, ...] = ()  # when each message was said, if known
     conversation_type: str | None = None
+    # The change each message asks about or decides (`MessageDecision`), if any: forgetting
+    # that change's field forgets those lines too.
+    message_changes: tuple[str | None, ...] = ()
 
     def said_at(self, message_index: int) -> datetime:
         """When a message was said: its own time, else the session's start."""

@@ -73,3 +73,6 @@ class Message:
     text: str
     at: datetime | None = None
     decides: MessageDecision | None = None
+    # The line's words were forgotten (its key deleted): `text` is empty, and readers show
+    # that a line was here, never what it said.
+    forgotten: bool = False

@@ -50,7 +50,12 @@ from factledger.api.settings import EventStreamSettings
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import SafetyFilter, SentenceJudge, SessionBuffer
+from factledger.application.ports import (
+    MemoryBackend,
+    SafetyFilter,
+    SentenceJudge,
+    SessionBuffer,
+)
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.domain.errors import DomainError
 from factledger.domain.subject import subject_id_for
@@ -225,6 +230,14 @@ async def get_ledger(request: Request) -> Ledger:
 
 
 LedgerDep = Annotated[Ledger, Depends(get_ledger)]
+
+
+def get_backend(state: StateDep) -> MemoryBackend | None:
+    """The memory backend, where this process runs one (None: memory off or not opened)."""
+    return None if state.ports is None else state.ports.backend
+
+
+BackendDep = Annotated[MemoryBackend | None, Depends(get_backend)]
 
 
 async def get_sessions(request: Request) -> ShortTermMemory:

@@ -38,7 +38,7 @@ from factledger.application.ledger.event_store_errors import (
     unavailable,
 )
 from factledger.application.ledger.idempotency import JsonBody
-from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
+from factledger.application.ledger.key_store import KeyStore
 from factledger.application.ledger.responses import ResponseWrite, pending_response
 from factledger.application.ledger.snapshots.repository import SnapshottingRepository
 from factledger.application.ledger.snapshots.store import (
@@ -82,14 +82,15 @@ class LedgerCore(Application[UUID]):
         self,
         env: Mapping[str, str] | None = None,
         *,
+        keys: KeyStore,
         clock: Clock | None = None,
         schemas: Mapping[str, ProfileSchema] | None = None,
-        keys: KeyStore | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.schemas: Mapping[str, ProfileSchema] = schemas or {}
-        # Set before the library builds the mapper, which needs it (ADR 0003).
-        self.keys: KeyStore = keys or InMemoryKeyStore()
+        # Set before the library builds the mapper, which needs it (ADR 0003). No default: a
+        # key store in memory beside a durable event store would lose every personal field.
+        self.keys: KeyStore = keys
         self._tenants = TenantCache()
         # Called after every commit, in the saving thread (e.g. to wake the sync worker).
         self.after_commit: list[Callable[[], None]] = []

@@ -150,7 +150,7 @@ class Ledger(ForgettingCommands, PastSessions):
 
     def confirm_change(self, cmd: ConfirmChange) -> CommandResult:
         def confirm(subject: Subject) -> object:
-            by = Actor(ActorKind.SUBJECT, subject.external_ref)
+            by = Actor(ActorKind.SUBJECT, str(subject.id))
             decision = Decision(by=by, evidence=cmd.evidence, command_id=cmd.command_id)
             subject.confirm(cmd.change_id, decision, at=self._now())
             return True

@@ -97,7 +97,7 @@ class Subject(SubjectForgetting):
         if record is None or record.status is not ChangeStatus.PENDING:
             return
         said = Evidence(session_id, index, message.text[:MAX_QUOTE])
-        by = Decision(Actor(ActorKind.SUBJECT, self.external_ref), evidence=said)
+        by = Decision(Actor(ActorKind.SUBJECT, str(self.id)), evidence=said)
         with contextlib.suppress(StaleChangeError, FieldNotPresentError):
             if decision.verdict is Verdict.CONFIRMS:
                 self.confirm(decision.change_id, by, at=at)

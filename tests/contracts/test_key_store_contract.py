@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 from support.stores import new_schema
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.postgres.key_store import PostgresKeyStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
-from factledger.application.ledger.key_store import KEY_BYTES, InMemoryKeyStore, KeyStore
+from factledger.application.ledger.key_store import KEY_BYTES, KeyStore
 
 SUBJECT = "9d5b0c1e-4a51-4f3e-9a55-1f0d0c7a1e01"
 OTHER_SUBJECT = "9d5b0c1e-4a51-4f3e-9a55-1f0d0c7a1e02"

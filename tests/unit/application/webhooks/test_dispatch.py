@@ -14,6 +14,7 @@ import structlog
 
 from factledger.adapters.in_memory.delivery_log import InMemoryDeliveryLog
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.application.ledger.commands import ProposeChange, RegisterSubject
 from factledger.application.ledger.event_log import TenantEventLog
 from factledger.application.ledger.ledger import Ledger
@@ -80,7 +81,7 @@ def dispatcher(
 async def test_each_event_of_the_tenant_arrives_in_order_signed_and_without_content() -> None:
     # The receiver's check compares the signed time with its own clock.
     clock, receiver, log = ManualClock(datetime.now(UTC)), FakeReceiver(), InMemoryDeliveryLog()
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     story(ledger)
     with structlog.testing.capture_logs() as logs:
         assert await dispatcher(ledger, receiver, log, clock).run_once() == 2
@@ -97,7 +98,7 @@ async def test_each_event_of_the_tenant_arrives_in_order_signed_and_without_cont
 
 async def test_an_endpoint_configured_for_content_gets_it() -> None:
     clock, receiver, log = ManualClock(), FakeReceiver(), InMemoryDeliveryLog()
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     story(ledger)
     with_content = Endpoint("crm", "acme", CRM.url, SECRET, content=True)
     await dispatcher(ledger, receiver, log, clock, with_content).run_once()
@@ -108,7 +109,7 @@ async def test_an_endpoint_configured_for_content_gets_it() -> None:
 async def test_a_failure_waits_its_backoff_then_is_retried_and_later_events_wait_for_it() -> None:
     clock, log = ManualClock(), InMemoryDeliveryLog()
     receiver = FakeReceiver(script=[503])
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     story(ledger)
     hooks = dispatcher(ledger, receiver, log, clock)
     assert await hooks.run_once() == 1  # the first event failed: the second is not sent
@@ -128,7 +129,7 @@ async def test_a_failure_waits_its_backoff_then_is_retried_and_later_events_wait
 async def test_the_last_failed_attempt_gives_the_event_up_and_moves_on() -> None:
     clock, log = ManualClock(), InMemoryDeliveryLog()
     receiver = FakeReceiver(script=[None, 500, 500])
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     story(ledger)
     hooks = dispatcher(ledger, receiver, log, clock)
     for _ in range(3):
@@ -149,7 +150,7 @@ async def test_the_last_failed_attempt_gives_the_event_up_and_moves_on() -> None
 
 async def test_a_new_dispatcher_resumes_from_the_logged_position() -> None:
     clock, receiver, log = ManualClock(), FakeReceiver(), InMemoryDeliveryLog()
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     story(ledger)
     await dispatcher(ledger, receiver, log, clock).run_once()
     ledger.register_subject(RegisterSubject("acme", "customer", "acct-1"))
