@@ -49,6 +49,7 @@ from factledger.application.ledger.snapshots.store import (
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
 from factledger.application.ports import Clock
+from factledger.domain.errors import SubjectErasedError
 from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import ProfileSchema
 
@@ -218,11 +219,21 @@ class LedgerCore(Application[UUID]):
         return self.clock.now()
 
     def _run(
-        self, tenant: str, subject_id: UUID, command_id: str | None, action: Action
+        self,
+        tenant: str,
+        subject_id: UUID,
+        command_id: str | None,
+        action: Action,
+        *,
+        erasing: bool = False,
     ) -> CommandResult:
-        """Load, act, save; on a concurrent writer's win, reload and act again."""
+        """Load, act, save; on a concurrent writer's win, reload and act again. On an erased
+        subject only the erasure's own retry is answered: any other command, a replay of one
+        it ran before included, is refused (`SubjectErasedError`)."""
         for attempt in range(MAX_ATTEMPTS):
             subject = self.subject(tenant, subject_id)
+            if subject.erased and not erasing:
+                raise SubjectErasedError(f"subject {subject_id}")
             if command_id is not None and subject.has_seen(command_id):
                 return self._result(subject, position=None)
             action(subject)

@@ -113,6 +113,7 @@ class ForgettingCommands(LedgerCore):
                 cmd.subject_id,
                 cmd.command_id,
                 lambda s: s.erase(by=decision, reason=cmd.reason, at=self._now()),
+                erasing=True,
             )
         finally:
             subject = self.subject(cmd.tenant, cmd.subject_id)
@@ -173,4 +174,3 @@ def _refs(evidence_refs: list[JsonObject]) -> set[tuple[str, int]]:
         for ref in evidence_refs
         if isinstance(index := ref.get("message_index"), int)
     }
-
