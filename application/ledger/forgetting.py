@@ -89,8 +89,8 @@ class ForgettingCommands(LedgerCore):
         scopes.update(summary_scope(subject_id, session_id) for session_id, _ in lines)
         return scopes
 
-    def _forget_keys(self, subject_id: UUID, *scopes: str) -> None:
-        deleted = self.keys.forget_many(scopes)
+    def _forget_keys(self, subject_id: UUID, *scopes: str, already: int = 0) -> None:
+        deleted = already + self.keys.forget_many(scopes)
         # Snapshots hold every field's words in clear inside their seal: they go with any
         # key, even while snapshots are switched off (ones taken before may remain).
         deleted += self.keys.forget(snapshot_scope(subject_id))
@@ -120,8 +120,8 @@ class ForgettingCommands(LedgerCore):
             if subject.erased:
                 # Every scope of the subject starts with its id: fields, lines, summaries,
                 # snapshots and the subject's own key go in one statement.
-                self.keys.forget_prefix(subject_scope(cmd.subject_id))
-                self._forget_keys(cmd.subject_id, subject_scope(cmd.subject_id))
+                erased = self.keys.forget_prefix(subject_scope(cmd.subject_id))
+                self._forget_keys(cmd.subject_id, subject_scope(cmd.subject_id), already=erased)
         return result
 
     def forget_memory(self, cmd: ForgetMemory) -> CommandResult:
