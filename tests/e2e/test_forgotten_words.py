@@ -224,7 +224,8 @@ async def test_forgetting_a_memory_forgets_the_lines_it_was_drawn_from(
     async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
         sid = await talk(http, "crm-memory", "wa-memory", said)
         worker = rt.sync_worker
-        assert worker is not None and rt.backend is not None
+        assert worker is not None
+        assert rt.backend is not None
         while (report := await worker.run_once()).fed or report.done:
             pass
         before = await ok(await http.get(f"/v1/subjects/{sid}/events?limit=500", headers=ADMIN))
