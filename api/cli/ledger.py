@@ -39,6 +39,7 @@ from factledger.api.settings import (
     load_settings,
 )
 from factledger.application.errors import NotFoundError
+from factledger.application.ledger.event_views import event_payload
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import read_events
 
@@ -158,7 +159,9 @@ def replay(
         while batch := read_events(rt.ledger, after=position):
             for item in batch:
                 event = item.event
-                payload = {k: v for k, v in vars(event).items() if not k.startswith("originator")}
+                # The outward encoding, as the stream sends it: no fingerprint, and the
+                # forgotten lines as forgotten (their keys are gone).
+                payload = event_payload(event, set())
                 line = {
                     "position": item.position,
                     "topic": getattr(type(event), "TOPIC", type(event).__name__),
