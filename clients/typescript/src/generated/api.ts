@@ -1026,6 +1026,11 @@ export interface components {
              */
             field?: string | null;
             /**
+             * Forgotten Lines
+             * @description The transcript lines whose words this forget made unreadable everywhere (the field's evidence and the lines that asked about or decided its changes; for a memory, the lines it was drawn from, when the backend names them). Readers see that such a line was said, never what it said.
+             */
+            forgotten_lines?: components["schemas"]["LineRef"][];
+            /**
              * Memory Id
              * @description The forgotten memory, if one was.
              */
@@ -1196,6 +1201,13 @@ export interface components {
              * @example is earlier than the session's start or the message before it
              */
             rule: string;
+        };
+        /** LineRef */
+        LineRef: {
+            /** Message Index */
+            message_index: number;
+            /** Session Id */
+            session_id: string;
         };
         /** ListIn */
         ListIn: {
