@@ -59,7 +59,7 @@ def event_body(logged: LoggedEvent, forgotten: set[str], *, content: bool) -> di
     payload = event_payload(logged.event, forgotten)
     timestamp = getattr(logged.event, "timestamp", None)
     return {
-        "position": logged.position,
+        "cursor": logged.cursor,
         "type": logged.type,
         "subject_id": str(logged.subject_id),
         "subject_kind": logged.kind,

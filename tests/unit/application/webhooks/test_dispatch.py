@@ -87,7 +87,12 @@ async def test_each_event_of_the_tenant_arrives_in_order_signed_and_without_cont
         assert await dispatcher(ledger, receiver, log, clock).run_once() == 2
     bodies = [body for body, _, _ in receiver.received]
     assert [b["event"]["type"] for b in bodies] == ["registered", "change_proposed"]
-    assert [b["id"] for b in bodies] == ["crm:1", "crm:3"]  # position 2 is another tenant's
+    # Each id is the endpoint and the event's opaque cursor: the log's positions (1 and 3:
+    # position 2 is another tenant's) would show that tenant's volume.
+    cursors = TenantEventLog(ledger).cursors
+    assert [b["id"] for b in bodies] == [f"crm:{cursors.cursor('acme', p)}" for p in (1, 3)]
+    assert [b["event"]["cursor"] for b in bodies] == [b["id"][4:] for b in bodies]
+    assert all("position" not in b["event"] for b in bodies)
     assert bodies[1]["event"]["payload"]["value"] is None
     for body, headers, raw in receiver.received:
         assert verify(SECRET, headers, raw)
