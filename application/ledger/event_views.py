@@ -20,7 +20,7 @@ _ENVELOPE = {"originator_id", "originator_version", "timestamp"}
 # Never leaves the service: a session's fingerprint is a digest of its words, and a digest a
 # reader can recompute confirms a guessed sentence. In the store it is sealed under the
 # subject's key (shredded with it); a consumer recognises a re-sent session by its id.
-_INTERNAL = {"fingerprint"}
+INTERNAL_FIELDS = frozenset({"fingerprint"})
 REDACTED = "[forgotten]"
 # What a person said or what is held about them: messages, values, quotes, summaries, notes
 # and reasons.
@@ -35,7 +35,7 @@ def event_payload(event: object, forgotten: set[str]) -> dict[str, Any]:
     payload = {
         f.name: getattr(event, f.name)
         for f in dataclasses.fields(event)  # type: ignore[arg-type]
-        if f.name not in _ENVELOPE and f.name not in _INTERNAL
+        if f.name not in _ENVELOPE and f.name not in INTERNAL_FIELDS
     }
     if isinstance(event, ChangeProposed) and event.field in forgotten:
         payload |= {"value": None, "condition": None, "rationale": REDACTED}

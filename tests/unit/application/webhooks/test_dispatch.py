@@ -47,6 +47,11 @@ class FakeReceiver:
         return status
 
 
+def delivery_id(ledger: Ledger, position: int) -> str:
+    """The delivery id of the event at that log position: the endpoint and its cursor."""
+    return f"crm:{TenantEventLog(ledger).cursors.cursor('acme', position)}"
+
+
 def story(ledger: Ledger) -> None:
     lead = ledger.register_subject(RegisterSubject("acme", "lead", "crm-1")).subject_id
     ledger.register_subject(RegisterSubject("other", "lead", "crm-1"))
@@ -118,11 +123,13 @@ async def test_a_failure_waits_its_backoff_then_is_retried_and_later_events_wait
     story(ledger)
     hooks = dispatcher(ledger, receiver, log, clock)
     assert await hooks.run_once() == 1  # the first event failed: the second is not sent
-    assert receiver.received[0][0]["id"] == "crm:1"
+    assert receiver.received[0][0]["id"] == delivery_id(ledger, 1)
     assert await hooks.run_once() == 0  # still within its backoff (1 s)
     clock.advance(timedelta(seconds=1))
     assert await hooks.run_once() == 2
-    assert [b["id"] for b, _, _ in receiver.received] == ["crm:1", "crm:1", "crm:3"]
+    assert [b["id"] for b, _, _ in receiver.received] == [
+        delivery_id(ledger, p) for p in (1, 1, 3)
+    ]  # a retry keeps its id
     attempts = [(d.position, d.attempt, d.outcome) for d in await log.deliveries("crm", limit=9)]
     assert attempts == [
         (3, 1, Outcome.DELIVERED),
@@ -149,7 +156,7 @@ async def test_the_last_failed_attempt_gives_the_event_up_and_moves_on() -> None
             (1, Outcome.FAILED, "ConnectionRefusedError"),
         ][::-1][::-1]
     )
-    assert [b["id"] for b, _, _ in receiver.received][-1] == "crm:3"
+    assert [b["id"] for b, _, _ in receiver.received][-1] == delivery_id(ledger, 3)
     assert await log.position("crm") == 3
 
 
