@@ -15,13 +15,19 @@ import structlog
 from factledger.adapters.in_memory.delivery_log import InMemoryDeliveryLog
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
-from factledger.application.ledger.commands import ProposeChange, RegisterSubject
+from factledger.application.ledger.commands import (
+    ForgetField,
+    ProposeChange,
+    RecordSession,
+    RegisterSubject,
+)
 from factledger.application.ledger.event_log import TenantEventLog
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.webhooks.dispatch import Endpoint, WebhookDispatcher
 from factledger.application.webhooks.ports import Outcome, WebhookUnreachableError
 from factledger.application.webhooks.signing import ID_HEADER, verify
-from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
+from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
+from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
 
@@ -169,3 +175,45 @@ async def test_a_new_dispatcher_resumes_from_the_logged_position() -> None:
     again = FakeReceiver()
     assert await dispatcher(ledger, again, log, clock).run_once() == 1
     assert [b["event"]["subject_kind"] for b, _, _ in again.received] == ["customer"]
+
+
+async def test_a_forgotten_fields_words_reach_no_endpoint_replayed_from_the_start() -> None:
+    """A content endpoint added after a field was forgotten (delivery from the start), and one
+    that had delivered half the log before: neither receives the words that stated it."""
+    clock, log = ManualClock(datetime.now(UTC)), InMemoryDeliveryLog()
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
+    lead = ledger.register_subject(RegisterSubject("acme", "lead", "crm-1")).subject_id
+    said = (
+        Message(Role.SUBJECT, "Our budget is Zanzibar Periwinkle."),
+        Message(Role.SUBJECT, "We like Walrus Lantern."),
+    )
+    ledger.record_session(RecordSession("acme", lead, "s1", Channel.CHAT, clock.now(), None, said))
+    ledger.propose_change(
+        ProposeChange(
+            "acme",
+            lead,
+            "budget",
+            Operation.SET,
+            TextValue("Zanzibar Periwinkle"),
+            Origin.STATED,
+            Actor(ActorKind.AGENT, "voice-bot"),
+            0,
+            evidence=Evidence("s1", 0, "Zanzibar Periwinkle"),
+        )
+    )
+    content = Endpoint("crm", "acme", "https://crm.invalid/hook", SECRET, content=True)
+    early = FakeReceiver()
+    assert await dispatcher(ledger, early, log, clock, content).run_once() == 3
+    ledger.forget_field(
+        ForgetField("acme", lead, "budget", Actor(ActorKind.STAFF, "admin-1"), "asked")
+    )
+    late = FakeReceiver()
+    fresh = InMemoryDeliveryLog()
+    await dispatcher(ledger, late, fresh, clock, content).run_once()
+    await dispatcher(ledger, early, log, clock, content).run_once()
+    from_start = json.dumps([body for body, _, _ in late.received])
+    after_forget = json.dumps([body for body, _, _ in early.received[3:]])
+    for sent in (from_start, after_forget):
+        assert "Zanzibar" not in sent
+    assert "Walrus Lantern" in from_start  # the subject's other words stay
+    assert [b["event"]["type"] for b, _, _ in early.received[3:]] == ["fact_forgotten"]
