@@ -795,7 +795,9 @@ export interface components {
         };
         /**
          * EraseSubjectIn
-         * @description Why the subject is erased; kept in clear in the receipt, so it must not quote content.
+         * @description Why the subject is erased. Sealed under the subject's key like every reason, so it goes
+         *     with the erasure itself: the receipt keeps who, when and which fields; keep the request's
+         *     reference (a ticket) in your own records.
          */
         EraseSubjectIn: {
             /**
@@ -2138,8 +2140,8 @@ export interface operations {
                 kind?: string[] | null;
                 /** @description Event types to keep: registered, session_recorded, change_proposed, change_confirmed, change_rejected, fact_forgotten, change_superseded, session_reviewed, erased, memory_expiry_set, field_expiry_set. */
                 type?: string[] | null;
-                /** @description Start after it. */
-                after?: number;
+                /** @description Start after this event's cursor (an SSE `id`); `0`: the start. */
+                after?: string;
             };
             header?: {
                 "Last-Event-ID"?: string | null;
