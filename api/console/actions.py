@@ -26,7 +26,7 @@ from factledger.application.ledger.commands import (
     RejectChange,
 )
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.sync.memory_sources import memory_lines
+from factledger.application.memory.drawn_from import memory_lines
 from factledger.domain.errors import DomainError
 
 NONCE_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
@@ -109,7 +109,7 @@ class Forget:
 
 async def forget(state: ApiState, session: ConsoleSession, what: Forget, nonce: str) -> None:
     """Forgets a field or a memory, then drops the subject's saved responses, as the API's
-    forget route does (ADR 0015)."""
+    forget route does."""
     ledger = state.require_ports().ledger
     by, tenant = actor_of(session.principal), session.tenant
     cid = command_id(session, what.subject_id, nonce)

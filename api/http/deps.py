@@ -48,14 +48,11 @@ from factledger.api.http.overload import SAFE_METHODS, WriteLimiter
 from factledger.api.http.rate_limit import RateLimiter
 from factledger.api.settings import EventStreamSettings
 from factledger.application.errors import NotFoundError
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import (
-    MemoryBackend,
-    SafetyFilter,
-    SentenceJudge,
-    SessionBuffer,
-)
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.sessions.ports import SafetyFilter, SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.domain.errors import DomainError
 from factledger.domain.subject import subject_id_for

@@ -6,7 +6,7 @@ conditions, quotes and rationales), `<subject id>/~line/<session id>#<index>` (o
 message) and `<subject id>/~summary/<session id>` (one session's summary). Deleting a scope's
 keys makes every ciphertext written under them unreadable for good; a later write to the same
 scope gets a new key. Every scope of a subject starts with its id, so an erasure deletes them
-all with one `forget_prefix`. See ADR 0003 and its successor on shredding granularity.
+all with one `forget_prefix`.
 
 Adapters (adapters/): `InMemoryKeyStore`, `SqliteKeyStore`, `PostgresKeyStore`. The
 composition root picks one explicitly. Keys cannot be rebuilt from events: back the store up.

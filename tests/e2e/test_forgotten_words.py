@@ -37,7 +37,7 @@ from factledger.api.settings import (
 )
 from factledger.application.ledger.event_log import TenantEventLog
 from factledger.application.ledger.event_views import event_body
-from factledger.application.sync.ids import namespace_for
+from factledger.application.memory.record_ids import namespace_for
 from factledger.domain.events import SessionRecorded
 from factledger.testing.manual_clock import ManualClock
 

@@ -29,8 +29,8 @@ from factledger.application.ledger.commands import (
     ForgetMemory,
     new_command_id,
 )
+from factledger.application.memory.drawn_from import memory_lines
 from factledger.application.memory.rules import ID_PATTERN
-from factledger.application.sync.memory_sources import memory_lines
 from factledger.domain.provenance import MAX_REASON, ChangeStatus
 
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["forget"], responses=ERRORS)  # type: ignore[arg-type]
@@ -145,7 +145,7 @@ async def forget(
                 tenant, subject_id, memory_id, by, reason, command_id, evidence_refs=sources
             )
             result = await asyncio.to_thread(ledger.forget_memory, cmd_m)
-        # Saved responses are plain copies of what the deleted keys encrypted (ADR 0015).
+        # Saved responses are plain copies of what the deleted keys encrypted.
         await saved.forget_subject(tenant, subject_id)
         lines = await asyncio.to_thread(
             ledger.forgotten_lines, subject_id, field=body.field, memory_id=body.memory_id

@@ -17,7 +17,7 @@ from factledger.api.http.readiness import Check, Readiness, readiness, store_che
 from factledger.application.errors import ApplicationError
 from factledger.application.memory.compaction import CompactionStatus, ReportsCompaction
 from factledger.application.memory.forwarding import innermost_backend
-from factledger.application.ports import MemoryBackend
+from factledger.application.memory.ports import MemoryBackend
 from factledger.projections.follower import max_position
 
 router = APIRouter(tags=["operations"])

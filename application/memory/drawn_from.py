@@ -16,8 +16,8 @@ from uuid import UUID
 import structlog
 
 from factledger.application.errors import ApplicationError
-from factledger.application.ports import MemoryBackend
-from factledger.application.sync.ids import namespace_for, transcript_document_id
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for, transcript_document_id
 
 LOOKUP_TIMEOUT_S = 2.0
 log = structlog.get_logger(__name__)
