@@ -193,10 +193,10 @@ async def test_forgetting_a_field_forgets_the_words_that_stated_it_and_no_others
 
         after = await ok(await http.get(events_url, headers=ADMIN))
         from_start = await stream(api, len(before["events"]) + 1)
-        middle = from_start[len(from_start) // 2 - 1]["position"]
+        middle = from_start[len(from_start) // 2 - 1]["cursor"]
         rest = len(from_start) - len(from_start) // 2
         from_middle = await stream(api, rest, after=middle)
-        resumed = await stream(api, rest, headers={"Last-Event-ID": str(middle)})
+        resumed = await stream(api, rest, headers={"Last-Event-ID": middle})
         assert any(e["type"] == "session_recorded" for e in from_start)
         for read in (after, from_start, from_middle, resumed, replayed(rt)):
             text = json.dumps(read)
