@@ -20,7 +20,10 @@ from factledger.adapters.pgvector.bound_search import (
     lexical_terms_migration,
 )
 from factledger.adapters.pgvector.compaction_status import status_migration
-from factledger.adapters.pgvector.mirror.schema import mirror_versions_migration
+from factledger.adapters.pgvector.mirror.schema import (
+    mirror_epoch_drawn_once_migration,
+    mirror_versions_migration,
+)
 from factledger.adapters.pgvector.slot_terms import slot_terms_migration
 from factledger.adapters.pgvector.term_stats import (
     holders_of_all_migration,
@@ -234,7 +237,8 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (9, "holders of all keywords", holders_of_all_migration),
     (10, "namespaced keyword index", namespaced_terms_migration),
     (11, "mirror versions", mirror_versions_migration),
-    (12, "compaction status", lambda o: status_migration(o.schema, o.app_role)),
+    (12, "mirror epoch drawn once", mirror_epoch_drawn_once_migration),
+    (13, "compaction status", lambda o: status_migration(o.schema, o.app_role)),
 )
 
 
