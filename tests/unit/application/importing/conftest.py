@@ -10,8 +10,8 @@ import pytest
 
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.import_positions import InMemoryImportPositions
-from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.importing.importer import (
     HistoryImport,
     ImportOptions,
