@@ -22,7 +22,8 @@ from factledger.application.ledger.commands import RegisterSubject
 from factledger.domain.subject import subject_id_for
 
 REF = "crm-mcp-29"
-SUBJECT = f"/v1/subjects/{subject_id_for('t1', 'lead', REF)}"
+SUBJECT_ID = subject_id_for("t1", "lead", REF)
+SUBJECT = f"/v1/subjects/{SUBJECT_ID}"
 AGENT = token(Role.AGENT, kind="lead", ref=REF, principal_id="voice-bot")
 CHANNEL = bearer(token(Role.SERVICE, principal_id="voice-platform"))
 REVIEWER = bearer(token(Role.REVIEWER))
@@ -160,7 +161,11 @@ async def test_the_decision_names_the_channel_that_relayed_the_answer(ports: Run
         ports.catch_up()
         profile = (await channel.get(f"{SUBJECT}/profile", headers=REVIEWER)).json()
         assert profile["fields"]["supplier"]["relayed_by"] == decided["relayed_by"]
-        assert profile["fields"]["supplier"]["confirmed_by"] == {"kind": "subject", "id": REF}
+        # The subject confirms under its id, never its reference (which erasure must shred).
+        assert profile["fields"]["supplier"]["confirmed_by"] == {
+            "kind": "subject",
+            "id": str(SUBJECT_ID),
+        }
 
 
 async def test_the_agents_context_asks_nothing_superseded_or_inferred(ports: Runtime) -> None:

@@ -28,7 +28,6 @@ from factledger.domain.values import TextValue
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 CHANNEL = Actor(ActorKind.SYSTEM, "chat-platform")
-LEAD = Actor(ActorKind.SUBJECT, "lead-5")
 
 
 def _proposed(ledger: Ledger, field: str = "supplier") -> tuple[UUID, UUID]:
@@ -79,7 +78,8 @@ def test_a_confirmation_in_a_relayed_line_records_the_relay(ledger: Ledger) -> N
     subject = ledger.subject("acme", sid)
     assert subject.change(change_id).relayed_by == CHANNEL
     assert subject.fields["supplier"].relayed_by == CHANNEL
-    assert subject.fields["supplier"].confirmed_by == LEAD
+    # The subject confirms under its id, never its reference (which erasure must shred).
+    assert subject.fields["supplier"].confirmed_by == Actor(ActorKind.SUBJECT, str(sid))
 
 
 def test_a_decline_in_a_relayed_line_records_the_relay(ledger: Ledger) -> None:
