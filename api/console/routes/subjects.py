@@ -29,6 +29,7 @@ from factledger.api.console.subject_view import recorded_sessions, subject_page
 from factledger.api.http.deps import LedgerDep
 from factledger.api.http.errors import InvalidParameterError, ServiceUnavailableError
 from factledger.api.http.routes.profile import ProfilesDep
+from factledger.api.http.routes.queue import QueueDep
 from factledger.api.http.schemas.common import FIELD_PATTERN, MAX_VERSION, SESSION_ID_PATTERN
 from factledger.application.errors import NotFoundError
 from factledger.application.memory.rules import ID_PATTERN
@@ -54,6 +55,7 @@ async def subject(
     session: Reading,
     console: ConsoleDep,
     profiles: ProfilesDep,
+    queue: QueueDep,
     from_version: Version = None,
     to_version: Version = None,
 ) -> HTMLResponse:
@@ -64,7 +66,9 @@ async def subject(
     elif (from_version is None) != (to_version is None):
         missing = "to_version" if to_version is None else "from_version"
         raise InvalidParameterError(missing, "give both versions to compare them")
-    page = await asyncio.to_thread(subject_page, profiles, session.tenant, subject_id, compare)
+    page = await asyncio.to_thread(
+        lambda: subject_page(profiles, session.tenant, subject_id, compare, queue=queue)
+    )
     return render_page(request, "subject.html", session, page=page, compare=compare)
 
 

@@ -1,0 +1,1 @@
+"""The review queue at volume: filters, cursors, groups of identical proposals, and its ports."""
