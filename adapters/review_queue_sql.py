@@ -305,7 +305,10 @@ class SqlQueueWrites:
         self._db, self._t = db, tables
         self.start_position = self.new_position = position
         self._adds: list[tuple[object, ...]] = []
+        # What this transaction read or wrote of subjects and sessions: a rebuild asks for
+        # each once per proposal.
         self._subjects: dict[str, SubjectRow | None] = {}
+        self._sessions: dict[tuple[str, str], SessionRow | None] = {}
 
     def position(self) -> int:
         return self.new_position
@@ -343,6 +346,12 @@ class SqlQueueWrites:
         )
 
     def session(self, subject_id: str, session_id: str) -> SessionRow | None:
+        key = (subject_id, session_id)
+        if key not in self._sessions:
+            self._sessions[key] = self._read_session(subject_id, session_id)
+        return self._sessions[key]
+
+    def _read_session(self, subject_id: str, session_id: str) -> SessionRow | None:
         row = self._db.run(
             f"SELECT subject_id, session_id, conversation_type, said_at FROM {self._t.sessions} "
             f"WHERE subject_id = ? AND session_id = ?",
@@ -356,6 +365,7 @@ class SqlQueueWrites:
 
     def put_session(self, row: SessionRow) -> None:
         self.flush()
+        self._sessions[row.subject_id, row.session_id] = row
         self._db.run(
             f"INSERT INTO {self._t.sessions} VALUES (?, ?, ?, ?) "
             f"ON CONFLICT (subject_id, session_id) DO UPDATE SET "
@@ -418,5 +428,6 @@ class SqlQueueWrites:
     def erase(self, subject_id: str) -> None:
         self.flush()
         self._subjects.pop(subject_id, None)
+        self._sessions = {k: v for k, v in self._sessions.items() if k[0] != subject_id}
         for table in (self._t.items, self._t.sessions, self._t.subjects):
             self._db.run(f"DELETE FROM {table} WHERE subject_id = ?", [subject_id])
