@@ -47,7 +47,7 @@ INFERRED = (
     ("seats", 8),
     ("renewal", 12),
 )
-SAVE_BATCH = 250  # subjects per transaction
+SAVE_BATCH = 50  # subjects (600 events) per transaction: well inside the idle timeout
 
 
 @dataclass
