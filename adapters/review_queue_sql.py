@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from factledger.application.json_text import dumps_sorted, loads
-from factledger.application.review.ports import (
+from factledger.application.review_queue.ports import (
     ItemRow,
     RowGroup,
     RowGroups,
@@ -27,7 +27,7 @@ from factledger.application.review.ports import (
     SubjectRow,
     time_key,
 )
-from factledger.application.review.queue import (
+from factledger.application.review_queue.queue import (
     QueueChoices,
     QueueCursor,
     QueueFilter,

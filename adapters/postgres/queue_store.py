@@ -26,13 +26,13 @@ from factledger.adapters.review_queue_sql import (
     table_statements,
 )
 from factledger.adapters.sql_names import sql_name
-from factledger.application.review.ports import (
+from factledger.application.review_queue.ports import (
     QueueStoreUnavailableError,
     QueueWrites,
     RowGroups,
     RowPage,
 )
-from factledger.application.review.queue import (
+from factledger.application.review_queue.queue import (
     QueueChoices,
     QueueCursor,
     QueueFilter,

@@ -18,13 +18,13 @@ from factledger.adapters.review_queue_sql import (
 )
 from factledger.adapters.sqlite.connection import driver_errors_as
 from factledger.adapters.sqlite.migrations import migrate
-from factledger.application.review.ports import (
+from factledger.application.review_queue.ports import (
     QueueStoreUnavailableError,
     QueueWrites,
     RowGroups,
     RowPage,
 )
-from factledger.application.review.queue import (
+from factledger.application.review_queue.queue import (
     QueueChoices,
     QueueCursor,
     QueueFilter,

@@ -14,7 +14,7 @@ import structlog
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.api.settings.extraction import ExtractorSettings, LearnedExtractorSettings
-from factledger.application.ports import SentenceJudge
+from factledger.application.judgement.ports import SentenceJudge
 
 log = structlog.get_logger(__name__)
 

@@ -14,13 +14,13 @@ from factledger.api.cli.render import queue_entries_table, queue_groups_table
 from factledger.api.cli.tenants import checked_tenant
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import SettingsError, load_settings
-from factledger.application.review.cursor import (
+from factledger.application.review_queue.cursor import (
     BadCursorError,
     decode_cursor,
     encode_cursor,
     parse_age,
 )
-from factledger.application.review.queue import MAX_PAGE, QueueCursor, QueueFilter
+from factledger.application.review_queue.queue import MAX_PAGE, QueueCursor, QueueFilter
 from factledger.domain.provenance import Origin
 
 console = Console()

@@ -25,7 +25,7 @@ from factledger.application.ledger.queries import (
     ProfileVersion,
     SessionEntry,
 )
-from factledger.application.review.queue import QueueEntry, QueueGroup
+from factledger.application.review_queue.queue import QueueEntry, QueueGroup
 from factledger.domain.provenance import Actor
 
 UNLIMITED = 10_000  # columns: wider than any terminal

@@ -14,8 +14,8 @@ from uuid import UUID
 
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.queries import PendingChange, ProfileField, ProfileReader
-from factledger.application.review.ports import ReviewQueue
-from factledger.application.review.queue import (
+from factledger.application.review_queue.ports import ReviewQueue
+from factledger.application.review_queue.queue import (
     GroupPage,
     QueueCursor,
     QueueEntry,

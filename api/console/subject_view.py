@@ -27,7 +27,7 @@ from factledger.application.ledger.queries import (
     SubjectSummary,
 )
 from factledger.application.recall.notes import summary_text
-from factledger.application.review.ports import ReviewQueue
+from factledger.application.review_queue.ports import ReviewQueue
 from factledger.domain.events import SessionRecorded
 from factledger.domain.proposal import ChangeRecord
 from factledger.domain.provenance import Evidence

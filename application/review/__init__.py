@@ -1,1 +1,2 @@
-"""The review queue at volume: filters, cursors, groups of identical proposals, and its ports."""
+"""The model's review of each recorded session: the product's own extractor reads the
+conversation and proposes profile changes, which people then decide."""

@@ -22,8 +22,8 @@ from factledger.api.settings import (
     JwtKeySettings,
     RateLimitSettings,
 )
-from factledger.application.review.cursor import encode_cursor
-from factledger.application.review.queue import QueueCursor, QueueFilter
+from factledger.application.review_queue.cursor import encode_cursor
+from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.bench.machine import load_average
 from factledger.bench.review_queue.browse import Scenario, Timed, served, time_pages
 from factledger.bench.review_queue.runtime import bench_runtime

@@ -20,7 +20,7 @@ from uuid import NAMESPACE_URL, uuid5
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.ledger.cipher import field_scope
-from factledger.application.review.queue import group_key
+from factledger.application.review_queue.queue import group_key
 from factledger.bench.review_queue.runtime import PrimedKeys
 from factledger.domain.proposal import Proposal
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin

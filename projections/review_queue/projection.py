@@ -14,7 +14,7 @@ from uuid import UUID
 
 from eventsourcing.application import Application
 
-from factledger.application.review.ports import (
+from factledger.application.review_queue.ports import (
     ItemRow,
     QueueStore,
     QueueWrites,
@@ -22,7 +22,7 @@ from factledger.application.review.ports import (
     SubjectRow,
     time_key,
 )
-from factledger.application.review.queue import group_key
+from factledger.application.review_queue.queue import group_key
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
@@ -35,8 +35,8 @@ from factledger.domain.events import (
 )
 from factledger.domain.provenance import ActorKind
 from factledger.domain.values import JsonValue
-from factledger.projections.collector import collector_eased
 from factledger.projections.follower import PAGE, Follower, Tracked
+from factledger.projections.gc_easing import garbage_collection_eased
 from factledger.projections.profile.shapes import change_doc
 
 
@@ -59,7 +59,7 @@ class ReviewQueueProjection:
     def rebuild(self, app: Application[UUID], *, page: int = PAGE) -> int:
         """Empties the store and replays the whole log into it; returns events replayed."""
         self.store.drop()
-        with collector_eased():
+        with garbage_collection_eased():
             return Follower(app, [self], page=page).catch_up()
 
     def process(self, batch: Sequence[Tracked]) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from factledger.application.review.ports import ItemRow, QueueStore
-from factledger.application.review.queue import (
+from factledger.application.review_queue.ports import ItemRow, QueueStore
+from factledger.application.review_queue.queue import (
     GroupPage,
     QueueChoices,
     QueueCursor,

@@ -17,8 +17,8 @@ from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.ledger.commands import EraseSubject, RejectChange
-from factledger.application.review.ports import ItemRow, QueueStore
-from factledger.application.review.queue import QueueCursor, QueueFilter
+from factledger.application.review_queue.ports import ItemRow, QueueStore
+from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.projections.follower import Follower
 from factledger.projections.review_queue.projection import ReviewQueueProjection

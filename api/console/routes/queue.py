@@ -30,7 +30,7 @@ from factledger.api.http.errors import InvalidParameterError, SelectionChangedEr
 from factledger.api.http.routes.profile import ProfilesDep
 from factledger.api.http.routes.queue import FilterDep, QueueDep, parse_cursor, queue_filter
 from factledger.api.http.schemas.queue import FILTER_TEXT, GROUP_PATTERN, PROPOSER_PATTERN
-from factledger.application.review.cursor import (
+from factledger.application.review_queue.cursor import (
     AGE_PATTERN,
     CURSOR_PATTERN,
     BadCursorError,
@@ -38,8 +38,8 @@ from factledger.application.review.cursor import (
     encode_cursor,
     encode_snapshot,
 )
-from factledger.application.review.decisions import MAX_FILTER_DECISION
-from factledger.application.review.queue import MAX_TEXT, QueueCursor, QueueFilter
+from factledger.application.review_queue.decisions import MAX_FILTER_DECISION
+from factledger.application.review_queue.queue import MAX_TEXT, QueueCursor, QueueFilter
 from factledger.domain.proposal import MAX_NOTE
 from factledger.domain.provenance import MAX_REASON, Origin
 

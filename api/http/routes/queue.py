@@ -40,7 +40,7 @@ from factledger.api.http.schemas.queue import (
     QueuePageOut,
 )
 from factledger.application.ledger.view_store import PositionMovedError
-from factledger.application.review.cursor import (
+from factledger.application.review_queue.cursor import (
     AGE_PATTERN,
     CURSOR_PATTERN,
     BadCursorError,
@@ -50,14 +50,14 @@ from factledger.application.review.cursor import (
     encode_snapshot,
     parse_age,
 )
-from factledger.application.review.decisions import (
+from factledger.application.review_queue.decisions import (
     Pick,
     Verdict,
     decide_each,
     derived_command_id,
 )
-from factledger.application.review.ports import ReviewQueue
-from factledger.application.review.queue import MAX_PAGE, MAX_TEXT, QueueCursor, QueueFilter
+from factledger.application.review_queue.ports import ReviewQueue
+from factledger.application.review_queue.queue import MAX_PAGE, MAX_TEXT, QueueCursor, QueueFilter
 from factledger.domain.provenance import Origin
 
 router = APIRouter(prefix="/v1/proposals/pending", tags=["proposals"], responses=ERRORS)  # type: ignore[arg-type]

@@ -11,9 +11,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from factledger.api.http.schemas.common import SafeText, Strict, body_rule
 from factledger.api.http.schemas.profile import PendingOut
-from factledger.application.review.cursor import AGE_PATTERN, CURSOR_PATTERN
-from factledger.application.review.decisions import MAX_FILTER_DECISION
-from factledger.application.review.queue import MAX_PAGE, MAX_TEXT, QueueEntry, QueueGroup
+from factledger.application.review_queue.cursor import AGE_PATTERN, CURSOR_PATTERN
+from factledger.application.review_queue.decisions import MAX_FILTER_DECISION
+from factledger.application.review_queue.queue import MAX_PAGE, MAX_TEXT, QueueEntry, QueueGroup
 from factledger.domain.proposal import MAX_NOTE
 from factledger.domain.provenance import MAX_REASON, Origin
 

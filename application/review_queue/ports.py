@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from factledger.application.errors import StoreUnavailableError
-from factledger.application.review.queue import (
+from factledger.application.review_queue.queue import (
     GroupPage,
     QueueChoices,
     QueueCursor,

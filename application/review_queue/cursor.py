@@ -10,7 +10,7 @@ import base64
 import re
 from datetime import timedelta
 
-from factledger.application.review.queue import QueueCursor
+from factledger.application.review_queue.queue import QueueCursor
 
 _CURSOR = re.compile(r"^(a|b|s)([0-9]{1,18})$")
 _AGE = re.compile(r"^([1-9][0-9]{0,4})(m|h|d|w)$")
