@@ -171,6 +171,7 @@ async def test_the_keyboard_moves_selects_approves_and_rejects(
 
     await page.keyboard.press("a")  # approves the current row only, then the queue again
     await expect(page.get_by_role("status")).to_contain_text("Approved")
+    await page.wait_for_load_state("load")  # the shortcuts' script runs at the page's end
     await expect(page.locator("#queue-count")).to_contain_text(f"{PENDING - 1} pending")
     (approval,) = decided(served, ChangeConfirmed)
     assert str(approval.change_id) == first.split("/")[1]  # type: ignore[attr-defined]
@@ -183,6 +184,7 @@ async def test_the_keyboard_moves_selects_approves_and_rejects(
     await expect(rows.nth(0)).to_have_attribute("aria-current", "true")
     await page.keyboard.press("r")
     await expect(page.get_by_role("status")).to_contain_text("Rejected")
+    await page.wait_for_load_state("load")
     (rejection,) = decided(served, ChangeRejected)
     assert str(rejection.change_id) == second.split("/")[1]  # type: ignore[attr-defined]
     assert rejection.reason == "nobody said it"  # type: ignore[attr-defined]
