@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 import psycopg
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from factledger.adapters.extras import Extra, MissingExtraError
 
@@ -50,42 +50,87 @@ _SETTINGS_FILE = "factledger.conf"
 
 @dataclass(frozen=True, slots=True)
 class PostgresLocation:
-    """Where a PostgreSQL server listens, in the forms our drivers want."""
+    """Where a PostgreSQL server listens, in the forms our drivers want.
+
+    A primary with standbys is one location of several servers (`alternates`, tried in turn
+    after `host`:`port`), and `target_session_attrs` says which of them a session accepts
+    (`read-write`: only the primary, so a pool finds the new one after a promotion by itself;
+    `standby` or `prefer-standby` for reads). Both are libpq's multi-host connection strings.
+    """
 
     dbname: str
     host: str
     port: int
     user: str
     password: str
+    alternates: tuple[tuple[str, int], ...] = ()
+    target_session_attrs: str = ""
+
+    @property
+    def hosts(self) -> str:
+        """Every server's host, comma-separated in the order libpq tries them."""
+        return ",".join([self.host, *(host for host, _ in self.alternates)])
+
+    @property
+    def ports(self) -> str:
+        """Every server's port, in the order of `hosts`."""
+        return ",".join(str(port) for port in [self.port, *(port for _, port in self.alternates)])
 
     @property
     def conninfo(self) -> str:
         """A libpq connection string (psycopg)."""
         password = f" password={self.password}" if self.password else ""
-        return f"dbname={self.dbname} host={self.host} port={self.port} user={self.user}{password}"
+        attrs = (
+            f" target_session_attrs={self.target_session_attrs}"
+            if self.target_session_attrs
+            else ""
+        )
+        return (
+            f"dbname={self.dbname} host={self.hosts} port={self.ports} "
+            f"user={self.user}{password}{attrs}"
+        )
 
     def eventsourcing_env(self) -> dict[str, str]:
-        """The `eventsourcing` library's settings for this server."""
+        """The `eventsourcing` library's settings for this server (the library hands host and
+        port to libpq as given, so several servers pass through; `target_session_attrs` is
+        ours to add, `adapters.postgres.event_store`)."""
         return {
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
             "POSTGRES_DBNAME": self.dbname,
-            "POSTGRES_HOST": self.host,
-            "POSTGRES_PORT": str(self.port),
+            "POSTGRES_HOST": self.hosts,
+            "POSTGRES_PORT": self.ports,
             "POSTGRES_USER": self.user,
             "POSTGRES_PASSWORD": self.password,
         }
 
     @classmethod
     def from_url(cls, url: str) -> PostgresLocation:
-        """Parses `postgresql://user:pass@host:port/db` or the socket form `...?host=/dir`."""
-        parsed = urlparse(url)
-        query_host = parse_qs(parsed.query).get("host", [""])[0]
+        """Parses `postgresql://user:pass@host:port/db`, the socket form `...?host=/dir`, and
+        libpq's multi-host form `postgresql://user:pass@h1:p1,h2:p2/db?target_session_attrs=
+        read-write` (libpq itself parses it)."""
+        try:
+            params = conninfo_to_dict(url)
+        except psycopg.ProgrammingError as exc:
+            raise ValueError("database URL: not a PostgreSQL URL libpq accepts") from exc
+        hosts = str(params.get("host") or "localhost").split(",")
+        ports = str(params.get("port") or "").split(",")
+        if len(ports) == 1:
+            ports = ports * len(hosts)  # libpq: one port serves every host
+        if len(ports) != len(hosts):
+            raise ValueError("database URL: as many ports as hosts, or one for all")
+        servers = [
+            (host or "localhost", int(port) if port else 5432)
+            for host, port in zip(hosts, ports, strict=True)
+        ]
+        (host, port), *alternates = servers
         return cls(
-            dbname=parsed.path.lstrip("/") or "postgres",
-            host=query_host or parsed.hostname or "localhost",
-            port=parsed.port or 5432,
-            user=parsed.username or "postgres",
-            password=parsed.password or "",
+            dbname=str(params.get("dbname") or "postgres"),
+            host=host,
+            port=port,
+            user=str(params.get("user") or "postgres"),
+            password=str(params.get("password") or ""),
+            alternates=tuple(alternates),
+            target_session_attrs=str(params.get("target_session_attrs") or ""),
         )
 
 

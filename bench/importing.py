@@ -24,11 +24,11 @@ from pathlib import Path
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.postgres.import_positions import PostgresImportPositions
 from factledger.adapters.postgres_server import EmbeddedPostgres
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.adapters.sqlite.import_positions import SqliteImportPositions
 from factledger.application.clocks import SystemClock
 from factledger.application.importing.follow_up import count_proposals, drain_sync, ledger_head
@@ -178,7 +178,7 @@ async def run_store(
     batches: list[float] = []
     with tempfile.TemporaryDirectory(prefix="factledger-bench-import-") as tmp:
         async with _stores(kind, Path(tmp)) as (ledger, positions):
-            ports = ImportPorts(ledger, RuleBasedSafetyFilter(), positions, ledger.clock)
+            ports = ImportPorts(ledger, DetectorSafetyFilter(), positions, ledger.clock)
             use_case = HistoryImport(ports)
             started = time.perf_counter()
             report = await _import(use_case, data, "first", batches)

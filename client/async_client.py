@@ -19,6 +19,7 @@ from factledger.client.transport import (
     RetryPolicy,
     auth_headers,
     decode,
+    later_position,
     request_args,
 )
 
@@ -48,6 +49,9 @@ class AsyncFactledgerClient:
             transport=transport,
         )
         self._retry = retry or RetryPolicy()
+        # The latest write position the service answered (`Factledger-Position`), sent with
+        # every call: with standbys serving reads, this client reads its own writes.
+        self.position: str | None = None
 
     async def __aenter__(self) -> Self:
         return self
@@ -64,10 +68,11 @@ class AsyncFactledgerClient:
         """Sends one call, retrying as the policy says with the same idempotency key."""
         try:
             response: httpx.Response = await self._retry.async_retrying()(
-                self._http.request, call.method, call.path, **request_args(call)
+                self._http.request, call.method, call.path, **request_args(call, self.position)
             )
         except httpx.TransportError as exc:
             raise TransportFailedError(type(exc).__name__) from exc
+        self.position = later_position(self.position, response)
         return decode(call, response)
 
     # -- events -----------------------------------------------------------------------------
@@ -263,8 +268,16 @@ class AsyncFactledgerClient:
 
     # -- profile and history ----------------------------------------------------------------
 
-    async def profile(self, *, subject: Subject = ME, as_of: datetime | None = None) -> m.Profile:
-        return await self.send(c.profile(subject, as_of))
+    async def profile(
+        self,
+        *,
+        subject: Subject = ME,
+        as_of: datetime | None = None,
+        clock: m.Clock | None = None,
+    ) -> m.Profile:
+        """The current profile, or the one at `as_of` on `clock` (the server's default,
+        `said`, when None)."""
+        return await self.send(c.profile(subject, as_of, clock))
 
     async def profile_version(self, version: int, *, subject: Subject = ME) -> m.Profile:
         return await self.send(c.profile_version(subject, version))
@@ -274,6 +287,17 @@ class AsyncFactledgerClient:
 
     async def diff(self, from_version: int, to_version: int, *, subject: Subject = ME) -> m.Diff:
         return await self.send(c.diff(subject, from_version, to_version))
+
+    async def diff_at(
+        self,
+        from_as_of: datetime,
+        to_as_of: datetime,
+        *,
+        clock: m.Clock | None = None,
+        subject: Subject = ME,
+    ) -> m.Diff:
+        """What changed between the profiles at two times on one clock."""
+        return await self.send(c.diff_at(subject, from_as_of, to_as_of, clock))
 
     async def events(self, subject: Subject, *, after: int = 0, limit: int = 100) -> m.EventPage:
         return await self.send(c.events(subject, after, limit))

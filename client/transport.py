@@ -14,6 +14,9 @@ from factledger.client.errors import FactledgerError, error_for
 
 RETRY_STATUSES = frozenset({502, 503, 504})
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+# The server's write position after a write; sent back on reads so that, with standbys, no
+# read is older than this client's own writes.
+POSITION_HEADER = "Factledger-Position"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,12 +100,33 @@ def retry_after_of(response: httpx.Response) -> float | None:
         return None
 
 
-def request_args(call: Call[Any]) -> dict[str, Any]:
+def request_args(call: Call[Any], position: str | None = None) -> dict[str, Any]:
     headers = {} if call.idempotency_key is None else {IDEMPOTENCY_HEADER: call.idempotency_key}
+    if position is not None:
+        headers[POSITION_HEADER] = position
     args: dict[str, Any] = {"params": dict(call.params), "headers": headers}
     if call.body is not None:
         args["json"] = dict(call.body)
     return args
+
+
+def _lsn(position: str) -> tuple[int, int] | None:
+    high, _, low = position.partition("/")
+    try:
+        return int(high, 16), int(low, 16)
+    except ValueError:
+        return None
+
+
+def later_position(known: str | None, response: httpx.Response) -> str | None:
+    """The later of the position already known and the one `response` carries (positions
+    are PostgreSQL WAL positions, `16/B374D848`; answers may arrive out of order)."""
+    seen: str | None = response.headers.get(POSITION_HEADER)
+    if seen is None or _lsn(seen) is None:
+        return known
+    if known is None or (_lsn(known) or (0, 0)) < (_lsn(seen) or (0, 0)):
+        return seen
+    return known
 
 
 def should_retry(response: httpx.Response) -> bool:

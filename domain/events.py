@@ -40,6 +40,10 @@ def proposal_from_event(event: ChangeProposed) -> Proposal:
     )
 
 
+def relay_of(payload: JsonObject | None) -> Actor | None:
+    return None if payload is None else Actor.from_payload(payload)
+
+
 class SubjectRegistered(Aggregate.Created):
     TOPIC = "factledger.subject.registered.v1"
     tenant: str
@@ -89,7 +93,15 @@ class SessionRecorded(Aggregate.Event):
 
 
 class ChangeProposed(Aggregate.Event):
+    """A change proposed for a field, pending a decision.
+
+    Class version 2 adds `said_at`; the topic is unchanged and the library upcasts stored
+    version 1 events (no class_version in their state) with `upcast_v1_v2`, to None: readers
+    then fall back to the evidence session's start, else to the proposal's own time.
+    """
+
     TOPIC = "factledger.subject.change_proposed.v1"
+    class_version = 2
     change_id: UUID
     field: str
     operation: str
@@ -101,6 +113,13 @@ class ChangeProposed(Aggregate.Event):
     proposed_by: JsonObject
     based_on_version: int
     command_id: str | None
+    # When the evidence was said (its message's conversation time, else its session's
+    # start); None without evidence. A time, so stored in clear.
+    said_at: datetime | None
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, object]) -> None:
+        state["said_at"] = None
 
     def apply(self, aggregate: Subject) -> None:
         proposal = proposal_from_event(self)
@@ -113,13 +132,13 @@ class ChangeProposed(Aggregate.Event):
 class ChangeConfirmed(Aggregate.Event):
     """A pending change confirmed by the subject or approved by staff.
 
-    Class version 2 adds `note`, version 3 `said_at`; the topic is unchanged and the library
-    upcasts stored version 1 events (no class_version in their state) with `upcast_v1_v2`,
-    then `upcast_v2_v3`.
+    Class version 2 adds `note`, version 3 `said_at`, version 4 `relayed_by`; the topic is
+    unchanged and the library upcasts stored version 1 events (no class_version in their
+    state) with `upcast_v1_v2`, then `upcast_v2_v3`, then `upcast_v3_v4`.
     """
 
     TOPIC = "factledger.subject.change_confirmed.v1"
-    class_version = 3
+    class_version = 4
     change_id: UUID
     field: str  # the change's field (it names the key that encrypts `evidence` and `note`)
     confirmed_by: JsonObject
@@ -130,6 +149,10 @@ class ChangeConfirmed(Aggregate.Event):
     # When the subject said the confirming words (the conversation's time, not the API's);
     # None for a staff approval, dated by the event itself. A time, so stored in clear.
     said_at: datetime | None
+    # The principal that relayed the subject's words (kind and id): the channel's service,
+    # a channel principal. None for a staff approval, and for confirmations recorded before
+    # relays were. Who acts for a tenant, not what the person said: stored in clear.
+    relayed_by: JsonObject | None
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
@@ -138,6 +161,10 @@ class ChangeConfirmed(Aggregate.Event):
     @staticmethod
     def upcast_v2_v3(state: dict[str, object]) -> None:
         state["said_at"] = None
+
+    @staticmethod
+    def upcast_v3_v4(state: dict[str, object]) -> None:
+        state["relayed_by"] = None
 
     @property
     def dated(self) -> datetime:
@@ -152,6 +179,8 @@ class ChangeConfirmed(Aggregate.Event):
             status=ChangeStatus.CONFIRMED,
             note=self.note,
             confirmed_version=self.profile_version,
+            decided_by=Actor.from_payload(self.confirmed_by),
+            relayed_by=relay_of(self.relayed_by),
         )
         proposal = record.proposal
         current = aggregate.fields.get(proposal.field)
@@ -173,6 +202,7 @@ class ChangeConfirmed(Aggregate.Event):
                 evidence_session=None
                 if proposal.evidence is None
                 else proposal.evidence.session_id,
+                relayed_by=relay_of(self.relayed_by),
             )
         aggregate.field_changed_in[proposal.field] = self.profile_version
         aggregate.profile_version = self.profile_version
@@ -183,14 +213,33 @@ class ChangeConfirmed(Aggregate.Event):
 
 
 class ChangeRejected(Aggregate.Event):
+    """A pending change declined by the subject or rejected by staff.
+
+    Class version 2 adds `relayed_by`; the topic is unchanged and the library upcasts stored
+    version 1 events (no class_version in their state) with `upcast_v1_v2`, to None.
+    """
+
     TOPIC = "factledger.subject.change_rejected.v1"
+    class_version = 2
     change_id: UUID
     rejected_by: JsonObject
     reason: str
     command_id: str | None
+    # Who relayed the subject's decline (kind and id); None for a reviewer's rejection.
+    relayed_by: JsonObject | None
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, object]) -> None:
+        state["relayed_by"] = None
 
     def apply(self, aggregate: Subject) -> None:
-        aggregate.set_status(self.change_id, ChangeStatus.REJECTED)
+        record = aggregate.changes[self.change_id]
+        aggregate.changes[self.change_id] = replace(
+            record,
+            status=ChangeStatus.REJECTED,
+            decided_by=Actor.from_payload(self.rejected_by),
+            relayed_by=relay_of(self.relayed_by),
+        )
         aggregate.remember_command(self.command_id)
 
 

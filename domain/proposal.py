@@ -26,6 +26,7 @@ from factledger.domain.hedges import dropped_markers, sentences_around
 from factledger.domain.provenance import (
     DECIDERS,
     MAX_QUOTE,
+    RELAYS_NEVER,
     Actor,
     ActorKind,
     ChangeStatus,
@@ -120,6 +121,9 @@ class Decision:
     evidence: Evidence | None = None
     command_id: str | None = None
     note: str | None = None  # a reviewer's note on an approval
+    # The principal that relayed the subject's words (the channel's service, a channel
+    # principal): recorded beside them. None for a reviewer's own decision.
+    relayed_by: Actor | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +139,10 @@ class ChangeRecord:
     # The profile version the confirmation created: what its decision answers, however many
     # versions came after it.
     confirmed_version: int | None = None
+    # Who decided it (the subject, or staff), and who relayed the subject's words that did
+    # (None: undecided, a reviewer's decision, or a decision recorded before relays were).
+    decided_by: Actor | None = None
+    relayed_by: Actor | None = None
 
     def with_status(self, status: ChangeStatus) -> ChangeRecord:
         return replace(self, status=status)
@@ -178,6 +186,7 @@ class CurrentField(Immutable):
     # From this time on recall and context stop serving the field (`FieldExpirySet`); a later
     # confirmed change builds a new `CurrentField`, so it clears the expiry.
     valid_until: datetime | None = None
+    relayed_by: Actor | None = None  # who relayed the subject's confirming words
 
 
 def apply_operation(
@@ -260,6 +269,21 @@ def check_rejection(record: ChangeRecord, decision: Decision) -> None:
         raise ChangeNotPendingError(f"change {record.change_id} is {record.status.value}")
     if decision.by.kind not in DECIDERS:
         raise ConfirmationNotAllowedError(f"a {decision.by.kind.value} cannot decide on changes")
+    check_relay(decision)
+
+
+def check_relay(decision: Decision) -> None:
+    """Only the subject's words are relayed, and never by an agent: the agent talking to the
+    subject would be putting its own words in their mouth."""
+    relay = decision.relayed_by
+    if relay is None:
+        return
+    if decision.by.kind is not ActorKind.SUBJECT:
+        raise ConfirmationNotAllowedError("relayed_by: only the subject's words are relayed")
+    if relay.kind in RELAYS_NEVER:
+        raise ConfirmationNotAllowedError(
+            f"relayed_by: a {relay.kind.value} may not relay the subject's words"
+        )
 
 
 def check_confirmation(

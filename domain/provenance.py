@@ -24,6 +24,10 @@ class ActorKind(StrEnum):
 
 # Confirming or rejecting is a decision only a person may take.
 DECIDERS = frozenset({ActorKind.SUBJECT, ActorKind.STAFF})
+# Who may never relay the subject's words: the agent talking to them (its words would pass
+# for theirs) and a model. The channel that heard them does (a service, or staff taking a
+# call by hand).
+RELAYS_NEVER = frozenset({ActorKind.AGENT, ActorKind.MODEL})
 
 
 class Origin(StrEnum):

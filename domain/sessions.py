@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from factledger.domain.errors import InvalidSessionError, SessionConflictError, SessionFullError
+from factledger.domain.provenance import Actor
 from factledger.domain.text import UNSAFE_TEXT_RULE, check_json_text, check_text, is_safe_text
 from factledger.domain.transcript import (
     MAX_MESSAGE_CHARS,
@@ -30,6 +31,8 @@ def _message_payload(m: Message) -> JsonValue:
     }
     if m.decides is not None:  # only then, so older sessions keep their fingerprints
         payload["decides"] = m.decides.encode()
+    if m.relayed_by is not None:  # likewise
+        payload["relayed_by"] = m.relayed_by.to_payload()
     return payload
 
 
@@ -47,13 +50,14 @@ def transcript_from_payload(payload: list[JsonValue]) -> tuple[Message, ...]:
     for item in payload:
         if not isinstance(item, dict):
             raise InvalidSessionError("transcript: every message must be an object")
-        at, decides = item.get("at"), item.get("decides")
+        at, decides, relayed_by = item.get("at"), item.get("decides"), item.get("relayed_by")
         messages.append(
             Message(
                 role=Role(str(item["role"])),
                 text=str(item["text"]),
                 at=datetime.fromisoformat(at) if isinstance(at, str) else None,
                 decides=MessageDecision.decode(decides) if isinstance(decides, str) else None,
+                relayed_by=Actor.from_payload(relayed_by) if isinstance(relayed_by, dict) else None,
             )
         )
     return tuple(messages)

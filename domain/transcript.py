@@ -7,6 +7,8 @@ from datetime import datetime
 from enum import StrEnum
 from uuid import UUID
 
+from factledger.domain.provenance import Actor, ActorKind
+
 MAX_MESSAGE_CHARS = 10_000  # one message of a transcript
 
 
@@ -64,12 +66,27 @@ class MessageDecision:
         return cls(Verdict(verdict), UUID(change_id))
 
 
+def encode_actor(actor: Actor | None) -> str | None:
+    """`kind:id` (a kind holds no colon, so the first one splits it), as stores keep it."""
+    return None if actor is None else f"{actor.kind.value}:{actor.id}"
+
+
+def decode_actor(text: str | None) -> Actor | None:
+    if not text:
+        return None
+    kind, _, actor_id = text.partition(":")
+    return Actor(ActorKind(kind), actor_id)
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """One message of a transcript, kept verbatim; `decides` when the subject confirms or
-    declines a pending change in it."""
+    declines a pending change in it. `relayed_by` is the principal that put the subject's
+    words into the transcript (the channel that heard them): a decision in the line records
+    it beside the subject's words. None for lines nobody relayed (agents' own, imports)."""
 
     role: Role
     text: str
     at: datetime | None = None
     decides: MessageDecision | None = None
+    relayed_by: Actor | None = None

@@ -100,12 +100,22 @@ class PgvectorMemoryBackend:
         )
         with port_errors("migrate"):
             applied = await apply_migrations(config.admin_conninfo, options)
+        standby = None
+        if config.read_conninfo is not None:
+            standby = PgvectorConnections(
+                config.read_conninfo,
+                schema=config.schema,
+                min_size=0,
+                max_size=config.pool_max,
+                timeouts=config.timeouts,
+            )
         connections = PgvectorConnections(
             config.app_conninfo,
             schema=config.schema,
             min_size=config.pool_min,
             max_size=config.pool_max,
             timeouts=config.timeouts,
+            standby=standby,
         )
         with port_errors("connect"):
             await connections.open()

@@ -26,6 +26,9 @@ class PgvectorConfig:
     - `create_app_role` lets the migration create `app_role` (embedded server); on your own
       server create the login role yourself and the migration grants it what it needs.
     - `search`: how it searches (`search_plan.PgvectorSearchPlan`).
+    - `read_conninfo`: the application role on a hot standby of the same server, for the
+      searches a request may route there (`adapters.read_routing`); its tables are the
+      primary's, replayed, so a search there is exact as of the standby's replay position.
     """
 
     app_conninfo: str
@@ -39,6 +42,7 @@ class PgvectorConfig:
     # Connect, statement, wait and reconnect timeouts of the application pool (not its sizes).
     timeouts: PoolOptions = DEFAULT_POOL
     search: PgvectorSearchPlan = PgvectorSearchPlan()  # noqa: RUF009 (frozen)
+    read_conninfo: str | None = None
 
     def __post_init__(self) -> None:
         sql_name(self.schema)
@@ -52,11 +56,17 @@ def embedded_config(
     schema: str = DEFAULT_SCHEMA,
     app_role: str = DEFAULT_APP_ROLE,
     pool_max: int = 4,
+    standby: PostgresLocation | None = None,
 ) -> PgvectorConfig:
-    """The embedded server trusts local socket logins, so the app role needs no password."""
+    """The embedded server trusts local socket logins, so the app role needs no password (nor
+    on its `standby`, whose roles are the primary's)."""
     admin = replace(location, dbname=dbname or location.dbname)
     app = replace(admin, user=app_role, password="")
+    reader = None
+    if standby is not None:
+        reader = replace(standby, dbname=dbname or standby.dbname, user=app_role, password="")
     return PgvectorConfig(
+        read_conninfo=None if reader is None else reader.conninfo,
         app_conninfo=app.conninfo,
         admin_conninfo=admin.conninfo,
         schema=schema,
@@ -74,9 +84,12 @@ def server_config(
     schema: str = DEFAULT_SCHEMA,
     app_role: str = DEFAULT_APP_ROLE,
     pool_max: int = 4,
+    read_dsn: str | None = None,
+    standby: PostgresLocation | None = None,
 ) -> PgvectorConfig:
     """The config for `PgvectorBackendSettings`: explicit DSNs for your own server, else the
-    given server (from `database_url`, or the embedded one) with a role the migration creates."""
+    given server (from `database_url`, or the embedded one) with a role the migration creates;
+    a standby's reads through `read_dsn` or, derived the same way, `standby`."""
     if dsn is not None and admin_dsn is not None:
         return PgvectorConfig(
             app_conninfo=dsn,
@@ -84,10 +97,13 @@ def server_config(
             schema=schema,
             app_role=app_role,
             pool_max=pool_max,
+            read_conninfo=read_dsn,
         )
     if server is None:
         raise ValueError("pgvector: no DSNs and no server to derive them from")
-    return embedded_config(server, schema=schema, app_role=app_role, pool_max=pool_max)
+    return embedded_config(
+        server, schema=schema, app_role=app_role, pool_max=pool_max, standby=standby
+    )
 
 
 async def ensure_database(location: PostgresLocation, dbname: str) -> None:

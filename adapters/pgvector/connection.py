@@ -18,6 +18,7 @@ from psycopg.pq import Format
 from psycopg.types import TypeInfo
 
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_async_pool
+from factledger.adapters.read_routing import standby_allowed, wrote_on_primary
 from factledger.application.errors import (
     InvalidMemoryInputError,
     MemoryBackendError,
@@ -87,8 +88,11 @@ class PgvectorConnections:
         min_size: int,
         max_size: int,
         timeouts: PoolOptions = DEFAULT_POOL,
+        standby: PgvectorConnections | None = None,
     ) -> None:
         self.schema = schema
+        # A hot standby's pool for the searches a request may route there (`read_routing`).
+        self.standby = standby
         # A statement that runs away becomes MemoryTimeoutError instead of holding a connection;
         # a connection the server dropped is replaced before a caller gets it (`postgres_pool`).
         self._pool = healing_async_pool(
@@ -105,9 +109,20 @@ class PgvectorConnections:
 
     async def open(self) -> None:
         await self._pool.open(wait=True, timeout=30.0)
+        if self.standby is not None:
+            # Not awaited: a standby that is down must not stop the backend starting.
+            await self.standby._pool.open(wait=False)
 
     async def close(self) -> None:
+        if self.standby is not None:
+            await self.standby.close()
         await self._pool.close()
+
+    def for_reads(self) -> PgvectorConnections:
+        """The standby's connections when the current request may read there, else these."""
+        if self.standby is not None and standby_allowed():
+            return self.standby
+        return self
 
     @asynccontextmanager
     async def bound(
@@ -118,6 +133,7 @@ class PgvectorConnections:
         `lock` takes a transaction-level advisory lock on the namespace, serialising writers that
         link facts (one current fact per slot) without blocking readers.
         """
+        wrote_on_primary()  # a bound transaction may write: the request's reads follow it here
         async with self._pool.connection() as conn, conn.transaction():
             if lock:  # one round trip for both (issue 19: sync throughput)
                 both = sql.SQL("SELECT set_config('app.namespace', %s, true), {}").format(

@@ -19,7 +19,10 @@ from factledger.adapters.pgvector.bound_search import (
     bound_search_migration,
     lexical_terms_migration,
 )
-from factledger.adapters.pgvector.mirror.schema import mirror_versions_migration
+from factledger.adapters.pgvector.mirror.schema import (
+    mirror_epoch_drawn_once_migration,
+    mirror_versions_migration,
+)
 from factledger.adapters.pgvector.slot_terms import slot_terms_migration
 from factledger.adapters.pgvector.term_stats import (
     holders_of_all_migration,
@@ -233,6 +236,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (9, "holders of all keywords", holders_of_all_migration),
     (10, "namespaced keyword index", namespaced_terms_migration),
     (11, "mirror versions", mirror_versions_migration),
+    (12, "mirror epoch drawn once", mirror_epoch_drawn_once_migration),
 )
 
 

@@ -124,7 +124,7 @@ class PgvectorSearcher:
         statement = fused_statement(fused_shape(ns, query, ann=ann, depth=depth))
         args = fused_arguments(ns, query, vector, now=now, terms=terms)
         ef_search = self._plan.ef_search if ann else None
-        rows = await self.db.one_statement(
+        rows = await self.db.for_reads().one_statement(
             lambda conn: run_prepared(conn, ns, statement, args, ef_search=ef_search)
         )
         # The frequency row without a term: how many holders the bound fetched (-1: none).
@@ -148,7 +148,7 @@ class PgvectorSearcher:
         """The candidate lists of a search that is not bounded, in one prepared statement."""
         statement, args, lists = search_statement(ns, query, vector, now=now, ann=ann)
         ef_search = self._plan.ef_search if ann else None
-        rows = await self.db.one_statement(
+        rows = await self.db.for_reads().one_statement(
             lambda conn: run_prepared(conn, ns, statement, args, ef_search=ef_search)
         )
         return rows, lists
@@ -165,7 +165,7 @@ class PgvectorSearcher:
         )
         ef_search = self._plan.ef_search if ann else None
         with port_errors("explain"):
-            rows = await self.db.one_statement(
+            rows = await self.db.for_reads().one_statement(
                 lambda conn: run_bound(
                     conn, namespace, statement, args, ef_search=ef_search, explain=True
                 )
@@ -174,7 +174,7 @@ class PgvectorSearcher:
 
     async def has_ann(self, ns: Namespace) -> bool:
         if self._ann is None or time.monotonic() - self._ann[0] > ANN_CACHE_SECONDS:
-            async with self.db.unbound() as conn:
+            async with self.db.for_reads().unbound() as conn:
                 cur = await conn.execute("SELECT * FROM ann_namespaces()")
                 names = frozenset(row[0] for row in await cur.fetchall())
             self._ann = (time.monotonic(), names)

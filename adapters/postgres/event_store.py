@@ -7,7 +7,8 @@ The library reads its configuration from an env mapping; each store's module bui
 PostgreSQL store has (`postgres_pool`): connections checked before use (`POSTGRES_PRE_PING`),
 a bounded wait for one (`POSTGRES_CONNECT_TIMEOUT`, which the library uses as the pool's wait),
 and what the library's env does not cover, set on its pool before it first connects: libpq's
-connect timeout, the statement timeout and a short reconnect period.
+connect timeout, the statement timeout, a short reconnect period and, with a primary and
+standbys, `target_session_attrs`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ FACTORY_TOPIC = f"{__name__}:HealingPostgresFactory"
 STATEMENT_TIMEOUT_MS = "FACTLEDGER_POSTGRES_STATEMENT_TIMEOUT_MS"
 LIBPQ_CONNECT_TIMEOUT_S = "FACTLEDGER_POSTGRES_LIBPQ_CONNECT_TIMEOUT_S"
 RECONNECT_TIMEOUT_S = "FACTLEDGER_POSTGRES_RECONNECT_TIMEOUT_S"
+TARGET_SESSION_ATTRS = "FACTLEDGER_POSTGRES_TARGET_SESSION_ATTRS"
 
 
 class PruningPostgresAggregateRecorder(SchemaLockedTables, PostgresAggregateRecorder):
@@ -78,6 +80,10 @@ class HealingPostgresFactory(PostgresFactory):
         reconnect_s = self.env.get(RECONNECT_TIMEOUT_S)
         if reconnect_s:
             pool.reconnect_timeout = float(reconnect_s)
+        # With a primary and standbys: which server a session accepts (the primary, for writes).
+        attrs = self.env.get(TARGET_SESSION_ATTRS)
+        if attrs:
+            kwargs["target_session_attrs"] = attrs
 
     def application_recorder(self) -> ApplicationRecorder:
         recorder = super().application_recorder()
@@ -112,6 +118,8 @@ def postgres_env(
     env[STATEMENT_TIMEOUT_MS] = str(pool.statement_timeout_ms)
     env[LIBPQ_CONNECT_TIMEOUT_S] = str(pool.connect_timeout_s)
     env[RECONNECT_TIMEOUT_S] = str(pool.reconnect_timeout_s)
+    if location.target_session_attrs:
+        env[TARGET_SESSION_ATTRS] = location.target_session_attrs
     if schema is not None:
         ensure_schema(location, schema, pool=pool)
         env["POSTGRES_SCHEMA"] = schema

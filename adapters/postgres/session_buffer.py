@@ -25,7 +25,14 @@ from factledger.application.sessions.types import (
 )
 from factledger.domain.errors import SessionConflictError
 from factledger.domain.sessions import MAX_MESSAGES, session_full
-from factledger.domain.transcript import Channel, Message, MessageDecision, Role
+from factledger.domain.transcript import (
+    Channel,
+    Message,
+    MessageDecision,
+    Role,
+    decode_actor,
+    encode_actor,
+)
 
 # Session ids are unique per subject only: every key and index leads with the subject.
 _SCHEMA = (
@@ -81,8 +88,8 @@ _APPEND_ONE = """WITH bumped AS (
             AND m.message_id = %s)
         RETURNING s.message_count - 1 AS idx)
     INSERT INTO {schema}.short_term_messages
-        (subject_id, session_id, idx, role, text, at, message_id, decides)
-    SELECT %s, %s, idx, %s, %s, %s, %s, %s FROM bumped RETURNING idx"""
+        (subject_id, session_id, idx, role, text, at, message_id, decides, relayed_by)
+    SELECT %s, %s, idx, %s, %s, %s, %s, %s, %s FROM bumped RETURNING idx"""
 
 
 def _ids(key: SessionKey) -> tuple[UUID, str]:
@@ -101,7 +108,20 @@ def _tables_before_versioning(conn: psycopg.Connection[Any], schema: str) -> Non
 
 
 # Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
-MIGRATIONS = (StoreMigration("0001-tables", (_tables_before_versioning,)),)
+def _relays(conn: psycopg.Connection[Any], schema: str) -> None:
+    """Who relayed each of the subject's lines (`kind:id`), recorded with its decision."""
+    conn.execute(
+        in_schema(
+            "ALTER TABLE {schema}.short_term_messages ADD COLUMN IF NOT EXISTS relayed_by text",
+            schema,
+        )
+    )
+
+
+MIGRATIONS = (
+    StoreMigration("0001-tables", (_tables_before_versioning,)),
+    StoreMigration("0002-relayed-by", (_relays,)),
+)
 
 
 class PostgresSessionBuffer:
@@ -227,6 +247,7 @@ class PostgresSessionBuffer:
             message.at,
             message_id,
             None if message.decides is None else message.decides.encode(),
+            encode_actor(message.relayed_by),
         )
 
     async def _append_locked(
@@ -270,8 +291,8 @@ class PostgresSessionBuffer:
         await cur.execute(
             self._q(
                 "INSERT INTO {schema}.short_term_messages"
-                " (subject_id, session_id, idx, role, text, at, message_id, decides)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+                " (subject_id, session_id, idx, role, text, at, message_id, decides, relayed_by)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
             ),
             (*_ids(key), index, *self._message_row(message, message_id)),
         )
@@ -303,15 +324,17 @@ class PostgresSessionBuffer:
                 raise SessionNotActiveError(key.session_id)
             await cur.execute(
                 self._q(
-                    "SELECT role, text, at, decides FROM {schema}.short_term_messages"
+                    "SELECT role, text, at, decides, relayed_by FROM {schema}.short_term_messages"
                     " WHERE subject_id = %s AND session_id = %s ORDER BY idx DESC LIMIT %s"
                 ),
                 (*_ids(key), None if last is None else max(last, 0)),
             )
             rows = await cur.fetchall()
             return [
-                Message(Role(role), text, at, MessageDecision.decode(decides))
-                for role, text, at, decides in reversed(rows)
+                Message(
+                    Role(role), text, at, MessageDecision.decode(decides), decode_actor(relayed_by)
+                )
+                for role, text, at, decides, relayed_by in reversed(rows)
             ]
 
         return await self._run(work)

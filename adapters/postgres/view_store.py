@@ -16,6 +16,7 @@ from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.postgres.migrations import migrate
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
+from factledger.adapters.read_routing import standby_allowed, views_floor, wrote_on_primary
 from factledger.adapters.sql_names import sql_name
 from factledger.adapters.view_buffer import BufferedViewTransaction, LoadOne, LoadPrefix
 from factledger.application.json_text import dumps_sorted
@@ -76,14 +77,23 @@ class PostgresViewStore:
     """Views of one projection in `schema` (created if missing).
 
     Connections come from a pool that replaces those the server dropped (`postgres_pool`); a
-    transaction or read nested in another on the same thread shares its connection.
+    transaction or read nested in another on the same thread shares its connection. With
+    `read_conninfo` (a hot standby), an outermost read the request may route there
+    (`read_routing`) uses a pool on the standby; every write, and every read of the follower
+    that writes after it, stays on the primary.
     """
 
     # A page's commit waits for the server: a rebuild reads the next page meanwhile.
     commits_on_a_server = True
 
     def __init__(
-        self, conninfo: str, name: str, *, schema: str = "public", pool: PoolOptions = DEFAULT_POOL
+        self,
+        conninfo: str,
+        name: str,
+        *,
+        schema: str = "public",
+        pool: PoolOptions = DEFAULT_POOL,
+        read_conninfo: str | None = None,
     ) -> None:
         self.name, self.schema = name, sql_name(schema)
         self._lock = threading.RLock()
@@ -93,6 +103,10 @@ class PostgresViewStore:
         with driver_errors_as(_unavailable):
             migrate(conninfo, self.schema, "views", MIGRATIONS, pool=pool)
             self._pool.open()
+        self._standby = None
+        if read_conninfo is not None:
+            self._standby = healing_pool(read_conninfo, pool, name=f"factledger.views.{schema}.r")
+            self._standby.open()  # not awaited: a standby that is down must not stop a start
         self._tracking = sql.SQL("{}.view_tracking").format(ident)
         self._docs = sql.SQL("{}.view_documents").format(ident)
         # Each key is written once per statement (the buffer keeps a document's last state),
@@ -146,6 +160,7 @@ class PostgresViewStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[ViewTransaction]:
+        wrote_on_primary()
         with self._connection() as conn:
             if self._open:
                 # A transaction nested in another: the outer one's writes go first, as they
@@ -204,6 +219,18 @@ class PostgresViewStore:
     def _read(self) -> Iterator[ViewTransaction]:
         # No FOR UPDATE: readers neither wait for nor block a follower's transaction. One
         # snapshot, so the position read is the one the documents reflect.
+        if self._standby is not None and self._held is None and standby_allowed():
+            with (
+                driver_errors_as(_unavailable),
+                self._standby.connection() as conn,
+                conn.transaction(force_rollback=True),
+            ):
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                position = self._read_position(conn)
+                if position >= views_floor():
+                    yield self._buffered(conn, position)
+                    return
+            # The standby's views are behind those the request needs: the primary's.
         with self._connection() as conn:
             outermost = conn.info.transaction_status is TransactionStatus.IDLE
             with conn.transaction(force_rollback=True):
@@ -234,4 +261,6 @@ class PostgresViewStore:
                 )
 
     def close(self) -> None:
+        if self._standby is not None:
+            self._standby.close()
         self._pool.close()

@@ -25,7 +25,14 @@ from factledger.application.sessions.types import (
 )
 from factledger.domain.errors import SessionConflictError
 from factledger.domain.sessions import MAX_MESSAGES, session_full
-from factledger.domain.transcript import Channel, Message, MessageDecision, Role
+from factledger.domain.transcript import (
+    Channel,
+    Message,
+    MessageDecision,
+    Role,
+    decode_actor,
+    encode_actor,
+)
 
 T = TypeVar("T")
 
@@ -113,7 +120,16 @@ def _rekey_by_subject(conn: sqlite3.Connection, *, has_message_ids: bool) -> Non
 
 
 # Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
-MIGRATIONS = (StoreMigration("0001-tables", (_tables_before_versioning,)),)
+def _relays(conn: sqlite3.Connection) -> None:
+    """Who relayed each of the subject's lines (`kind:id`), recorded with its decision."""
+    if "relayed_by" not in _columns(conn, "short_term_messages"):
+        conn.execute("ALTER TABLE short_term_messages ADD COLUMN relayed_by TEXT")
+
+
+MIGRATIONS = (
+    StoreMigration("0001-tables", (_tables_before_versioning,)),
+    StoreMigration("0002-relayed-by", (_relays,)),
+)
 
 
 class SqliteSessionBuffer:
@@ -188,8 +204,8 @@ class SqliteSessionBuffer:
             index = int(row[0]) - 1
             conn.execute(
                 "INSERT INTO short_term_messages"
-                " (subject_id, session_id, idx, role, text, at, message_id, decides)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " (subject_id, session_id, idx, role, text, at, message_id, decides, relayed_by)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     *_ids(key),
                     index,
@@ -198,6 +214,7 @@ class SqliteSessionBuffer:
                     None if message.at is None else message.at.isoformat(),
                     message_id,
                     None if message.decides is None else message.decides.encode(),
+                    encode_actor(message.relayed_by),
                 ),
             )
             return index
@@ -226,7 +243,8 @@ class SqliteSessionBuffer:
             if _fetch(conn, key) is None:
                 raise SessionNotActiveError(key.session_id)
             rows = conn.execute(
-                f"SELECT role, text, at, decides FROM short_term_messages WHERE {_KEY}"  # noqa: S608
+                "SELECT role, text, at, decides, relayed_by FROM short_term_messages"  # noqa: S608
+                f" WHERE {_KEY}"
                 " ORDER BY idx DESC LIMIT ?",
                 (*_ids(key), -1 if last is None else max(last, 0)),
             ).fetchall()
@@ -236,8 +254,9 @@ class SqliteSessionBuffer:
                     text,
                     None if at is None else datetime.fromisoformat(at),
                     MessageDecision.decode(decides),
+                    decode_actor(relayed_by),
                 )
-                for role, text, at, decides in reversed(rows)
+                for role, text, at, decides, relayed_by in reversed(rows)
             ]
 
         return await self._run(work)

@@ -157,11 +157,15 @@ async def open_backend(
                     schema=s.schema_name,
                     app_role=s.app_role,
                     pool_max=s.pool_size,
+                    read_dsn=None if s.read_dsn is None else s.read_dsn.get_secret_value(),
+                    standby=None if s.dsn is not None else postgres.read_location(),
                 ),
                 timeouts=postgres.pool(max_size=s.pool_size),
                 search=PgvectorSearchPlan(
                     mirror=MirrorSettings(
-                        budget_mb=s.mirror_budget_mb, max_facts=s.mirror_max_facts
+                        budget_mb=s.mirror_budget_mb,
+                        max_facts=s.mirror_max_facts,
+                        earn_after=s.mirror_earn_after,
                     )
                 ),
             )

@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import structlog
 
+from factledger.adapters.postgres.replay_position import ReplayPositions
 from factledger.api.bootstrap.backend import open_configured_backend
 from factledger.api.bootstrap.idempotency import open_idempotency_store
 from factledger.api.bootstrap.importing import open_import_positions
@@ -86,6 +87,14 @@ async def open_runtime(
         if needs.rate_limits:
             rate_store = await open_rate_store(settings, postgres, stack)
             runtime = replace(runtime, rate_store=rate_store)
+        standby = postgres.read_location()
+        if standby is not None:
+            replay = ReplayPositions(
+                postgres.location().conninfo, standby.conninfo, pool=postgres.pool()
+            )
+            await replay.open()
+            stack.push_async_callback(replay.close)
+            runtime = replace(runtime, replay=replay)
         yield runtime
 
 

@@ -82,8 +82,13 @@ def build_view_store(settings: Settings, postgres: PostgresServer, name: str) ->
         case SqliteViewSettings():
             return SqliteViewStore(settings.views_path(), name)
         case PostgresViewSettings(schema_name=schema):
+            standby = postgres.read_location()
             return PostgresViewStore(
-                postgres.location().conninfo, name, schema=schema, pool=postgres.pool()
+                postgres.location().conninfo,
+                name,
+                schema=schema,
+                pool=postgres.pool(),
+                read_conninfo=None if standby is None else standby.conninfo,
             )
 
 

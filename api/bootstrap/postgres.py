@@ -37,6 +37,14 @@ class PostgresServer:
                 self._location = self._embedded.location
         return self._location
 
+    def read_location(self) -> PostgresLocation | None:
+        """The standby that serves reads (`database_read_url`), None without one; only with
+        `database_url` (an embedded server has no standby)."""
+        url = self._settings.database_read_url
+        if url is None or self._settings.database_url is None:
+            return None
+        return PostgresLocation.from_url(url.get_secret_value())
+
     def pool(self, *, max_size: int | None = None) -> PoolOptions:
         """Sizes and timeouts of one store's pool (`settings.postgres`); `max_size` overrides
         the common maximum for a store that sizes its own pool (events, pgvector)."""

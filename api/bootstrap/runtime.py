@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from factledger.adapters.postgres.replay_position import ReplayPositions
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.importing.positions import ImportPositions
 from factledger.application.judgement.ports import SentenceJudge
@@ -47,6 +48,8 @@ class Runtime:
     idempotency: IdempotencyStore | None = None  # shared by every API process
     imports: ImportPositions | None = None  # where each history import stands
     rate_store: RateStore | None = None  # the API's rate limits, shared by its processes
+    # With a standby that serves reads: the primary's and the standby's WAL positions.
+    replay: ReplayPositions | None = None
     # Screens messages and, through the field screening, summaries and proposals alike.
     safety: SafetyFilter = field(default_factory=DetectorSafetyFilter)
     # Classifies the subject's answers to the agent's questions; None when its heads could

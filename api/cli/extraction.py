@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.api.log_setup import configure_logging
 from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
 from factledger.domain.transcript import Message, Role
 
@@ -34,7 +33,6 @@ def try_command(
     ] = None,
 ) -> None:
     """Show what the rule extractor makes of a few messages (for writing guidance files)."""
-    configure_logging(json_lines=False, level="WARNING")
     occurred_at = when or datetime.now(UTC)
     if occurred_at.tzinfo is None:
         occurred_at = occurred_at.replace(tzinfo=UTC)

@@ -19,7 +19,6 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.bootstrap.runtime import IMPORT
 from factledger.api.cli.tenants import checked_tenant
-from factledger.api.log_setup import configure_logging
 from factledger.api.settings import Settings, load_settings
 from factledger.application.importing.converters import ConversionError, from_locomo, from_mem0
 from factledger.application.importing.follow_up import count_proposals, drain_sync, ledger_head
@@ -183,7 +182,6 @@ def import_command(
         return
     file = path if data is None else None
     options = ImportOptions(tenant, import_id or content_id(file, data), on_error)
-    configure_logging(json_lines=settings.log_json, level="WARNING")
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),

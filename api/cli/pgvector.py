@@ -10,7 +10,6 @@ import typer
 from factledger.adapters.pgvector.ann import AnnReport, AnnSettings
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.api.bootstrap.compose import open_memory_backend
-from factledger.api.log_setup import configure_logging
 from factledger.api.settings import PgvectorBackendSettings, Settings, load_settings
 from factledger.application.memory.forwarding import innermost_backend
 
@@ -28,7 +27,6 @@ def maintain(
     subjects that shrank below half of it, and rewrite the tables so no byte of an erased row
     is left in their files (the configured pgvector backend, as its owner)."""
     settings = load_settings()
-    configure_logging(json_lines=settings.log_json, level="WARNING")
     if not isinstance(settings.backend, PgvectorBackendSettings):
         raise typer.BadParameter(
             "the configured backend is not pgvector (FACTLEDGER_BACKEND__KIND)"

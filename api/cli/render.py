@@ -90,7 +90,8 @@ def profile_table(profile: ProfileVersion, title: str) -> Records:
             "origin",
             "proposed by",
             "confirmed by",
-            "when",
+            "said",
+            "known",
             "evidence",
             "since v",
             "valid until",
@@ -104,13 +105,19 @@ def profile_table(profile: ProfileVersion, title: str) -> Records:
             f.condition or "",
             f.origin.value,
             _who(f.proposed_by),
-            _who(f.confirmed_by),
-            _when(f.confirmed_at),
+            _decided(f.confirmed_by, f.relayed_by),
+            _when(f.said_at or f.confirmed_at),
+            _when(f.known_at or f.confirmed_at),
             "" if f.evidence is None else f'{f.evidence.session_id}: "{f.evidence.quote}"',
             str(f.version),
             _when(f.valid_until),
         )
     return table
+
+
+def _decided(by: Actor | None, relay: Actor | None) -> str:
+    """Who decided, and who relayed the subject's words when someone did."""
+    return _who(by) if relay is None else f"{_who(by)} (relayed by {_who(relay)})"
 
 
 def versions_table(versions: Sequence[ProfileVersion]) -> Records:
@@ -151,14 +158,19 @@ def history_table(entries: Sequence[FieldHistoryEntry], title: str) -> Records:
             f"v{h.version} {_when(h.at)}",
             until,
             "" if h.origin is None else h.origin.value,
-            _who(h.confirmed_by),
+            _decided(h.confirmed_by, h.relayed_by),
             why or "",
         )
     return table
 
 
 def diff_table(diffs: Sequence[FieldDiff], older: int, newer: int) -> Records:
-    table = Records(f"Diff v{older} -> v{newer}", ("field", f"v{older}", f"v{newer}"))
+    return dated_diff_table(diffs, f"Diff v{older} -> v{newer}", f"v{older}", f"v{newer}")
+
+
+def dated_diff_table(diffs: Sequence[FieldDiff], title: str, older: str, newer: str) -> Records:
+    """What changed between two profiles, headed `older` and `newer` (versions or dates)."""
+    table = Records(title, ("field", older, newer))
     for d in diffs:
         before = "" if d.before is None else d.before.display
         after = "(removed)" if d.after is None else d.after.display

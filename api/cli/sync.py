@@ -156,7 +156,6 @@ def list_dead_letters(
 ) -> None:
     """List dead letters: item id, kind, subject, attempts, error type and target ids."""
     settings = load_settings()
-    configure_logging(json_lines=settings.log_json, level="WARNING")
     asyncio.run(_list(settings, limit))
 
 
@@ -166,7 +165,6 @@ def retry_dead_letters(
 ) -> None:
     """Put dead letters back in the queue (all of them, or the given ids)."""
     settings = load_settings()
-    configure_logging(json_lines=settings.log_json, level="WARNING")
     asyncio.run(_retry(settings, item_ids or None))
 
 

@@ -66,7 +66,6 @@ def show_log(
 ) -> None:
     """An endpoint's position and its latest delivery attempts, newest first."""
     settings = _settings()
-    configure_logging(json_lines=settings.log_json, level="WARNING")
     asyncio.run(_show(settings, endpoint, limit))
 
 

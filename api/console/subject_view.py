@@ -12,7 +12,7 @@ Every function blocks (the caller runs it in a thread).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import UUID
 
@@ -30,7 +30,7 @@ from factledger.application.recall.notes import summary_text
 from factledger.application.review_queue.ports import ReviewQueue
 from factledger.domain.events import SessionRecorded
 from factledger.domain.proposal import ChangeRecord
-from factledger.domain.provenance import Evidence
+from factledger.domain.provenance import Actor, Evidence
 from factledger.domain.subject import Subject
 
 CONTEXT_AROUND = 3  # messages shown on each side of the quoted one
@@ -103,6 +103,9 @@ class ProposalPage:
     current: ProfileField | None
     context: tuple[ContextLine, ...]
     superseded_by: UUID | None
+    # The product's models whose own review found the same field and value (they kept this
+    # change instead of proposing it again).
+    agreed_by: tuple[Actor, ...] = ()
 
 
 def proposal_page(
@@ -117,6 +120,7 @@ def proposal_page(
         current=None if current is None or current.forgotten else current,
         context=evidence_context(subject, record.proposal.evidence),
         superseded_by=subject.superseded_by.get(change_id),
+        agreed_by=tuple(subject.agreed_by.get(change_id, ())),
     )
 
 
@@ -131,6 +135,8 @@ class SessionView:
     summary: str | None
     messages: tuple[tuple[int, str, str], ...] | None  # (index, role, text)
     withheld: int
+    # Who relayed each of the subject's lines (`kind:id`), by message index.
+    relays: Mapping[int, str] = field(default_factory=dict)
 
 
 def _session_view(event: SessionRecorded) -> SessionView:
@@ -153,6 +159,11 @@ def _session_view(event: SessionRecorded) -> SessionView:
         summary=summary_text(summary) if isinstance(summary, Mapping) and summary else None,
         messages=messages,
         withheld=event.withheld_count,
+        relays={
+            n: f"{relay.get('kind')}:{relay.get('id')}"
+            for n, m in enumerate(transcript or [])
+            if isinstance(m, Mapping) and isinstance(relay := m.get("relayed_by"), Mapping)
+        },
     )
 
 

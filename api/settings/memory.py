@@ -64,6 +64,9 @@ class PgvectorBackendSettings(NestedSettings):
     kind: Literal["pgvector"] = "pgvector"
     dsn: SecretStr | None = None
     admin_dsn: SecretStr | None = None
+    # The application role on a hot standby, for searches (with `dsn`; without it the
+    # standby of `database_read_url` is used the way `database_url`'s primary is).
+    read_dsn: SecretStr | None = None
     schema_name: SqlName = "factledger_memory"
     app_role: SqlName = "factledger_app"
     pool_size: int = Field(default=4, ge=1, le=64)
@@ -79,9 +82,12 @@ class PgvectorBackendSettings(NestedSettings):
     compaction_interval_s: float = Field(default=900.0, ge=0)
     # Each process keeps the namespaces it searches in memory, up to `mirror_budget_mb` in all
     # and `mirror_max_facts` per namespace, and searches them there after one round trip that
-    # brings them up to date. 0 MB: every search reads the database.
+    # brings them up to date. 0 MB: every search reads the database. A namespace earns its
+    # mirror at its `mirror_earn_after`-th search within ten minutes: a subject met once is
+    # served by the database, with no load competing with the searches beside it.
     mirror_budget_mb: int = Field(default=256, ge=0, le=65_536)
     mirror_max_facts: int = Field(default=20_000, ge=1)
+    mirror_earn_after: int = Field(default=2, ge=1, le=1_000)
 
     @model_validator(mode="after")
     def _both_or_neither_dsn(self) -> PgvectorBackendSettings:

@@ -63,6 +63,10 @@ class PostgresSettings(NestedSettings):
     pool_max_size: int = Field(default=4, ge=1, le=64)
     # The event store's pool serves every command and follower thread: it may grow further.
     event_store_pool_max_size: int = Field(default=10, ge=1, le=128)
+    # With a standby (`database_read_url`): how long a read that carries the caller's
+    # `Factledger-Position` waits for the standby to replay that far before it reads the
+    # primary instead.
+    read_your_writes_wait_s: float = Field(default=0.5, ge=0, le=10)
 
     @model_validator(mode="after")
     def _sizes_ordered(self) -> PostgresSettings:

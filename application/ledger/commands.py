@@ -77,6 +77,8 @@ class ConfirmChange:
     change_id: UUID
     evidence: Evidence
     command_id: str = default(default_factory=new_command_id)
+    # Who relayed the subject's words (the channel's principal), recorded beside them.
+    relayed_by: Actor | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@
   close the round".
 - Phrased per operation and value type: an unset asks to remove, an append to add, a boolean
   field (`has_`, `is_`, `uses_`...) says what is true of "you", money and dates read as written.
-- An inferred proposal is asked as our guess ("Are we right to think that ...").
+- Only what the subject said is put to them (`askable`): an inference goes to reviewers, so
+  no question is phrased as our guess.
 - The condition is kept, once.
 """
 
@@ -166,8 +167,7 @@ def question_text(proposal: OpenProposal) -> str:
     condition = condition_text(proposal.condition, statement or ask)
     if statement is None:
         return unquote(f"{ask}{condition}?")
-    lead = "Are we right to think that" if proposal.inferred else "Is it right that"
-    return unquote(f"{lead} {statement}{condition}?")
+    return unquote(f"Is it right that {statement}{condition}?")
 
 
 def field_label(name: str) -> str:

@@ -18,7 +18,6 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
-from factledger.api.log_setup import configure_logging
 from factledger.bench import main as bench_main
 from factledger.bench.backends import BACKEND_NAMES
 from factledger.bench.cli import calibration as cli_calibration
@@ -126,7 +125,6 @@ def bench(
     )
     if smoke:
         config = smoke_config(config)
-    configure_logging(json_lines=False, level="WARNING")  # progress bars, not debug lines
     console = Console(stderr=True)
     with Progress(
         TextColumn("{task.description}"),
@@ -171,7 +169,6 @@ def bench_import(
         raise typer.BadParameter(f"choose from {', '.join(STORES)}")
     if order not in ORDERS:
         raise typer.BadParameter(f"order: choose from {', '.join(ORDERS)}")
-    configure_logging(json_lines=False, level="WARNING")
     shape = HistoryShape(subjects, sessions_per_subject, messages_per_session, seed)
     for name in names:
         figures = asyncio.run(run_store(name, shape, follow_up=follow_up, order=order))
@@ -191,7 +188,6 @@ def bench_records(
     names = _backends(backends)
     if any(n not in ("in-memory", "pgvector") for n in names):
         raise typer.BadParameter("choose from in-memory, pgvector")
-    configure_logging(json_lines=False, level="WARNING")
     for line in asyncio.run(run_record_search(natural, names)):
         typer.echo(line)
 

@@ -21,7 +21,6 @@ from factledger.adapters.embedding.onnx.calibration_tables import (
 )
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles, OnnxPreset
-from factledger.api.log_setup import configure_logging
 from factledger.application.memory.calibration import (
     CalibrationFitError,
     fit_logistic,
@@ -64,7 +63,6 @@ def bench_calibration(
     """Fit each packaged model's calibration on labelled pairs; print precision and recall at
     the default threshold on held-out pairs, raw cosine (before) and calibrated (after), then
     through each backend's search."""
-    configure_logging(json_lines=False, level="WARNING")
     pairs = all_pairs(locomo, seed=seed)
     out = held_out(pairs)
     asked = [
@@ -169,7 +167,6 @@ def bench_forget_mask(
     sessions: Annotated[int, typer.Option(min=0, help="Sessions added to each subject.")] = 100,
 ) -> None:
     """Time the ledger read that makes forgetting immediate (recall's forget mask)."""
-    configure_logging(json_lines=False, level="WARNING")
     typer.echo(render_forget_mask(run_forget_mask(calls=calls, extra_sessions=sessions)))
 
 
@@ -181,7 +178,6 @@ def bench_forget_filter(
 ) -> None:
     """Time recall's forget filter over one turn's hits (the check for notes repeating a
     forgotten value apart)."""
-    configure_logging(json_lines=False, level="WARNING")
     chosen = tuple(b.strip() for b in backends.split(",") if b.strip())
     timings = asyncio.run(run_forget_filter(backends=chosen, calls=calls))
     typer.echo(render_forget_filter(timings))

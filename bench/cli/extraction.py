@@ -18,7 +18,6 @@ from pydantic import SecretStr
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.backend import build_extractor
-from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
     ExtractorSettings,
     OpenAICompatibleExtractorSettings,
@@ -85,7 +84,6 @@ def eval_command(
     condition preservation and safety violations for an extractor; then one line per
     guidance (default, and each of `--guidance-sets`) with precision and recall on its dev
     and held-out cases apart."""
-    configure_logging(json_lines=False, level="WARNING")
     cases = parse_cases(yaml.safe_load(labelled_set.read_text(encoding="utf-8")))
     if tag is not None:
         cases = [c for c in cases if tag in c.tags]
@@ -133,7 +131,6 @@ def proposals_command(
     """Score the product's proposer (rule extractor, the kind's fields, the no-noise plan) on
     multi-session conversations: precision, recall, origin accuracy, condition preservation,
     wrong-field rate and duplicates, for every case and for the held-out third."""
-    configure_logging(json_lines=False, level="WARNING")
     cases = parse_proposal_cases(yaml.safe_load(labelled_set.read_text(encoding="utf-8")))
     cases = [c for c in cases if tag is None or tag in c.tags]
     extractor = RuleExtractor.from_guidance_file(guidance)
@@ -201,7 +198,6 @@ def locomo_coverage(
     """Run the rule extractor over LoCoMo, each speaker in turn as the subject, and print how
     many of the turns the QA labels cite as evidence some fact cites (the ceiling of a
     retrieval scored by source turns), facts per turn and time per message."""
-    configure_logging(json_lines=False, level="WARNING")
     data = json.loads(path.read_text(encoding="utf-8"))
     rule = RuleExtractor()
     covered: set[tuple[int, str]] = set()

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from factledger.api.cli.assembly import assemble
 from factledger.bench.cli import bench as cli_bench
+from factledger.bench.cli import capacity as cli_capacity
 from factledger.bench.cli import embedder as cli_embedder
 from factledger.bench.cli import extraction as cli_extraction
+from factledger.bench.cli import failover as cli_failover
 from factledger.bench.cli import memory as cli_memory
 from factledger.bench.cli import pgvector as cli_pgvector
 from factledger.bench.cli import recall as cli_recall
@@ -26,6 +28,8 @@ app = assemble(
         cli_extraction,
         cli_recall,
         cli_pgvector,
+        cli_capacity,
+        cli_failover,
         cli_supermemory,
     ),
 )

@@ -11,7 +11,6 @@ import typer
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
-from factledger.api.log_setup import configure_logging
 from factledger.application.memory.ports import Embedder
 from factledger.application.memory.types import SearchMode
 from factledger.bench.memory_recall import Latencies, RecallReport, run_recall_bench
@@ -36,9 +35,6 @@ def bench_recall(
     threads: Annotated[int, typer.Option(min=1, help="onnxruntime intra-op threads.")] = 1,
 ) -> None:
     """Time recall on the in-memory backend: p50/p95/p99 with and without query embedding."""
-    configure_logging(
-        json_lines=False, level="WARNING"
-    )  # per-ingest info lines would bury the table
     chosen: Embedder = (
         OnnxEmbedder(threads=threads) if embedder is EmbedderChoice.ONNX else HashingEmbedder()
     )

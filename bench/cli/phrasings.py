@@ -12,7 +12,6 @@ import yaml
 from pydantic import SecretStr
 
 from factledger.api.bootstrap.backend import build_extractor
-from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
     ExtractorSettings,
     OpenAICompatibleExtractorSettings,
@@ -50,7 +49,6 @@ def phrasings_command(
     """Score an extractor (the rule one unless --base-url) on tenses, contractions, indirect
     statements, small talk, requests about memory, fragments, note shape and later reasons:
     all, dev and held-out, with seconds per session."""
-    configure_logging(json_lines=False, level="WARNING")
     cases = parse_cases(yaml.safe_load(labelled_set.read_text(encoding="utf-8")))
     cases = [c for c in cases if tag is None or tag in c.tags]
     if not cases:

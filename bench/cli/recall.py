@@ -19,7 +19,6 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import embedded_config, ensure_database
 from factledger.adapters.postgres_server import EmbeddedPostgres
-from factledger.api.log_setup import configure_logging
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.recall.policy import RecallPolicy
@@ -117,7 +116,6 @@ def bench(
     supermemory_latency: Annotated[bool, typer.Option(help="Observed API latency.")] = True,
 ) -> None:
     """Time `recall` per backend; with --stall-rate, that share of searches hangs for 38 s."""
-    configure_logging(json_lines=False, level="WARNING")
     chosen = backends or [BenchBackend.IN_MEMORY, BenchBackend.PGVECTOR]
     policy = RecallPolicy(recall_budget_s=budget_s)
     built = build_embedder(embedder)

@@ -16,7 +16,6 @@ import uvicorn
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.api.log_setup import configure_logging
 from factledger.application.memory.ports import Embedder
 from factledger.testing.supermemory.engine import ProcessingTiming
 from factledger.testing.supermemory.faults import LatencyProfile
@@ -51,7 +50,6 @@ def serve(
     seed: Annotated[int, typer.Option(help="Seed of ids and injected latency.")] = 0,
 ) -> None:
     """Serve the v5 endpoints the adapter uses on 127.0.0.1, validated against the spec."""
-    configure_logging(json_lines=False, level="WARNING")
     chosen: Embedder = OnnxEmbedder() if embedder is EmbedderChoice.ONNX else HashingEmbedder()
     server = SupermemoryServer(
         RuleExtractor(),

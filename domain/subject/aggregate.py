@@ -97,7 +97,11 @@ class Subject(SubjectForgetting):
         if record is None or record.status is not ChangeStatus.PENDING:
             return
         said = Evidence(session_id, index, message.text[:MAX_QUOTE])
-        by = Decision(Actor(ActorKind.SUBJECT, self.external_ref), evidence=said)
+        by = Decision(
+            Actor(ActorKind.SUBJECT, self.external_ref),
+            evidence=said,
+            relayed_by=message.relayed_by,
+        )
         with contextlib.suppress(StaleChangeError, FieldNotPresentError):
             if decision.verdict is Verdict.CONFIRMS:
                 self.confirm(decision.change_id, by, at=at)
@@ -124,7 +128,15 @@ class Subject(SubjectForgetting):
             proposal.evidence, proposal.origin, self.sessions, condition=proposal.condition
         )
         self._check_time(at)
-        self.trigger_event(self.ChangeProposed, timestamp=at, **proposal.to_event_fields())
+        evidence = proposal.evidence
+        said_at = (
+            None
+            if evidence is None
+            else self.sessions[evidence.session_id].said_at(evidence.message_index)
+        )
+        self.trigger_event(
+            self.ChangeProposed, timestamp=at, said_at=said_at, **proposal.to_event_fields()
+        )
         return True
 
     def confirm(self, change_id: UUID, confirmation: Decision, *, at: datetime) -> None:
@@ -152,6 +164,9 @@ class Subject(SubjectForgetting):
             else self.sessions[confirmation.evidence.session_id].said_at(
                 confirmation.evidence.message_index
             ),
+            relayed_by=None
+            if confirmation.relayed_by is None
+            else confirmation.relayed_by.to_payload(),
         )
 
     def supersede(self, change_id: UUID, *, by: UUID, at: datetime) -> None:
@@ -214,4 +229,5 @@ class Subject(SubjectForgetting):
             rejected_by=by.by.to_payload(),
             reason=reason,
             command_id=by.command_id,
+            relayed_by=None if by.relayed_by is None else by.relayed_by.to_payload(),
         )

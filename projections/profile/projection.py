@@ -40,6 +40,7 @@ from factledger.domain.provenance import Operation
 from factledger.domain.values import JsonObject, from_payload, render, to_payload
 from factledger.projections.follower import PAGE, Follower, Tracked
 from factledger.projections.gc_easing import garbage_collection_eased
+from factledger.projections.profile.said import said_time
 from factledger.projections.profile.shapes import (
     as_object,
     change_doc,
@@ -55,6 +56,13 @@ from factledger.projections.profile.writes import (
     redact_field,
     strings,
 )
+
+
+def relayed(relay: JsonObject | None) -> JsonObject:
+    """Who relayed the subject's deciding words, only where someone did: documents of
+    decisions recorded before relays were stay as they were written."""
+    return {} if relay is None else {"relayed_by": relay}
+
 
 VIEWS = ("subject", "profile", "version", "history", "change", "queue", "session")
 
@@ -134,7 +142,18 @@ class ProfileProjection:
                 "version": 0,
             },
         )
-        txn.put("profile", sid, {"subject_id": sid, "version": 0, "at": at, "fields": {}})
+        txn.put(
+            "profile",
+            sid,
+            {
+                "subject_id": sid,
+                "version": 0,
+                "at": at,
+                "said_at": at,
+                "known_at": at,
+                "fields": {},
+            },
+        )
         put_version(txn, sid, 0, at, {"kind": "registered"}, {})
 
     def _session(self, txn: ViewTransaction, e: SessionRecorded, position: int) -> None:
@@ -165,9 +184,11 @@ class ProfileProjection:
                 "confirmed_by": e.confirmed_by,
                 "note": e.note,
                 "decided_at": e.timestamp.isoformat(),
+                **relayed(e.relayed_by),
             },
         )
         field = str(change["field"])
+        said, known = said_time(txn, sid, e, change), e.timestamp.isoformat()
         profile = as_object(txn.get("profile", sid))
         fields = as_object(profile.get("fields"))
         before = as_object(fields.get(field)).get("value")
@@ -201,7 +222,10 @@ class ProfileProjection:
             "confirmed_by": e.confirmed_by,
             "confirmation": e.evidence,
             "confirmed_at": at,
+            "said_at": said,
+            "known_at": known,
             "version": e.profile_version,
+            **relayed(e.relayed_by),
         }
         if value is None and not erased:
             fields.pop(field, None)
@@ -214,6 +238,8 @@ class ProfileProjection:
             at,
             fields,
             {"kind": "confirmed", "change_id": str(e.change_id), "field": field},
+            said_at=said,
+            known_at=known,
         )
         close_history(txn, sid, field, e.profile_version, at)
         txn.put(
@@ -242,6 +268,7 @@ class ProfileProjection:
                 "rejected_by": e.rejected_by,
                 "reason": e.reason,
                 "decided_at": e.timestamp.isoformat(),
+                **relayed(e.relayed_by),
             },
         )
 
@@ -285,6 +312,8 @@ class ProfileProjection:
                 "field": field,
                 "kind": "forgotten",
                 "at": at,
+                "said_at": at,
+                "known_at": at,
                 "version": version,
                 "requested_by": e.requested_by,
                 "reason": e.reason,
@@ -318,6 +347,8 @@ class ProfileProjection:
                 "field": field,
                 "kind": "expiry",
                 "at": at,
+                "said_at": at,
+                "known_at": at,
                 "version": version,
                 "valid_until": valid_until,
                 "requested_by": e.requested_by,

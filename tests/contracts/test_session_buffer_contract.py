@@ -32,6 +32,7 @@ from factledger.application.sessions.types import (
     SessionNotActiveError,
 )
 from factledger.domain.errors import SessionConflictError, SessionFullError
+from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.transcript import Channel, Message, MessageDecision, Role, Verdict
 
 SUBJECT_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")
@@ -249,6 +250,22 @@ async def test_a_messages_decision_on_a_change_reads_back(buffer: SessionBuffer)
         Message(Role.SUBJECT, "Yes, that is right.", T0, MessageDecision(Verdict.CONFIRMS, change)),
         Message(Role.SUBJECT, "No, not that.", T0, MessageDecision(Verdict.DECLINES, change)),
         Message(Role.SUBJECT, "Thanks.", T0),
+    ]
+    for message in written:
+        await buffer.append(S1, message)
+    assert await buffer.messages(S1) == written
+
+
+async def test_who_relayed_a_subjects_line_reads_back(buffer: SessionBuffer) -> None:
+    await buffer.open(session())
+    change = uuid.UUID("0b7e4c1e-5f7d-4a53-9a41-2a3e0d6c9b10")
+    channel = Actor(ActorKind.SYSTEM, "voice:platform-7")  # an id may hold a colon
+    written = [
+        Message(Role.AGENT, "Is that right?", T0, MessageDecision(Verdict.ASKS, change)),
+        Message(
+            Role.SUBJECT, "Yes.", T0, MessageDecision(Verdict.CONFIRMS, change), relayed_by=channel
+        ),
+        Message(Role.SUBJECT, "Thanks.", T0, relayed_by=Actor(ActorKind.STAFF, "desk-2")),
     ]
     for message in written:
         await buffer.append(S1, message)

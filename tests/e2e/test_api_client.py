@@ -131,6 +131,8 @@ async def test_the_client_relays_a_dated_conversation_and_the_subjects_answer(
     await channel.aclose()
     (decided,) = (await agent.end_session("call-1")).decided
     assert (decided.change_id, decided.status) == (change.change_id, "confirmed")
+    assert decided.relayed_by is not None
+    assert decided.relayed_by.kind == "system"  # the channel's service token
     assert (await agent.get_subject()).profile_version == 1
 
 

@@ -116,6 +116,9 @@ async def test_an_agent_cannot_confirm_its_own_made_up_value(http: httpx.AsyncCl
     url = "/v1/subjects/me/sessions/chat-2/messages"
     line = {"role": "subject", "text": "ok", "confirms": budget}
     assert (await http.post(url, json=line, headers=AGENT)).status_code == 403
+    # Nor can a service put "ok" in the subject's mouth as a confirmation: nobody asked.
+    unasked = await subject_says(http, "chat-2", "ok", confirms=budget)
+    assert (unasked.status_code, unasked.json()["field"]) == (422, "confirms")
     await end(http, "chat-2")
     evidence = {"session_id": "chat-1", "message_index": 2, "quote": "Nice weather today"}
     relayed = await http.post(
@@ -242,3 +245,84 @@ async def test_without_the_answer_classifier_nothing_is_confirmed_by_conversatio
         approve = f"{SUBJECT}/proposals/{supplier}/approve"
         assert (await http.post(approve, json={}, headers=REVIEWER)).is_success
         assert await status(http, supplier) == "confirmed"
+
+
+async def test_every_decision_records_who_relayed_the_subjects_words(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    """The channel's principal stands beside the subject's words: in the change, the profile,
+    the field history and the events; a reviewer's approval names the reviewer and no relay."""
+    changes = await first_chat(http)
+    await start(http, "chat-2")
+    ask_supplier = {"asks": changes["supplier"]}
+    assert (await agent_says(http, "chat-2", "Still Supplier A?", **ask_supplier)).is_success
+    assert (await subject_says(http, "chat-2", "Yes, still them.")).is_success
+    ask_budget = {"asks": changes["budget"]}
+    assert (await agent_says(http, "chat-2", "Budget 40000 EUR?", **ask_budget)).is_success
+    assert (await subject_says(http, "chat-2", "No, nothing like that.")).is_success
+    await end(http, "chat-2")
+    name = changes["contact_name"]
+    assert await http.post(f"{SUBJECT}/proposals/{name}/approve", json={}, headers=REVIEWER)
+
+    channel = {"kind": "system", "id": "chat-platform"}
+    supplier = await http.get(f"{SUBJECT}/proposals/{changes['supplier']}", headers=CHANNEL)
+    assert (supplier.json()["status"], supplier.json()["relayed_by"]) == ("confirmed", channel)
+    budget = (await http.get(f"{SUBJECT}/proposals/{changes['budget']}", headers=CHANNEL)).json()
+    assert (budget["status"], budget["relayed_by"]) == ("rejected", channel)
+    approved = (await http.get(f"{SUBJECT}/proposals/{name}", headers=CHANNEL)).json()
+    assert (approved["status"], approved["relayed_by"]) == ("confirmed", None)
+
+    ports.catch_up()
+    fields = (await http.get(f"{SUBJECT}/profile", headers=REVIEWER)).json()["fields"]
+    assert fields["supplier"]["relayed_by"] == channel
+    assert fields["supplier"]["confirmed_by"]["kind"] == "subject"
+    assert fields["contact_name"]["relayed_by"] is None
+    assert fields["contact_name"]["confirmed_by"]["kind"] == "staff"
+    history = (await http.get(f"{SUBJECT}/profile/history", headers=REVIEWER)).json()["entries"]
+    by_field = {entry["field"]: entry for entry in history}
+    assert by_field["supplier"]["relayed_by"] == channel
+    assert by_field["supplier"]["confirmation"] == {
+        "session_id": "chat-2",
+        "message_index": 1,
+        "quote": "Yes, still them.",
+    }
+    assert (by_field["contact_name"]["relayed_by"], by_field["contact_name"]["confirmation"]) == (
+        None,
+        None,
+    )
+
+    analyst = bearer(token(Role.ANALYST))
+    events = (await http.get(f"{SUBJECT}/events", headers=analyst)).json()["events"]
+    decided = {
+        e["payload"]["change_id"]: e["payload"]["relayed_by"]
+        for e in events
+        if e["topic"].endswith(("change_confirmed.v1", "change_rejected.v1"))
+    }
+    assert decided == {changes["supplier"]: channel, changes["budget"]: channel, name: None}
+
+
+async def test_the_channel_citing_the_subjects_yes_is_recorded_as_its_relay(
+    ports: Runtime,
+) -> None:
+    """An answer heard while the classifier was down decided nothing; once it is back, the
+    channel confirms by citing that yes, and is recorded as the relay of those words."""
+    blind = replace(ports, judge=None)
+    async with asgi_client(create_app(ports=blind, auth=TEST_AUTH)) as http:
+        body = {"kind": "lead", "external_ref": LEAD}
+        assert (await http.post("/v1/subjects", json=body, headers=CHANNEL)).is_success
+        changes = await first_chat(http)
+        supplier = changes["supplier"]
+        await start(http, "chat-2")
+        assert (await agent_says(http, "chat-2", "Supplier A, right?", asks=supplier)).is_success
+        assert (await subject_says(http, "chat-2", "Yes, that's right.")).is_success
+        assert (await end(http, "chat-2"))["decided"] == []
+    async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as http:
+        evidence = {"session_id": "chat-2", "message_index": 1, "quote": "Yes, that's right."}
+        confirm = f"{SUBJECT}/proposals/{supplier}/confirm"
+        relayed = await http.post(confirm, json={"evidence": evidence}, headers=CHANNEL)
+        assert relayed.status_code == 200, relayed.text
+        read = (await http.get(f"{SUBJECT}/proposals/{supplier}", headers=CHANNEL)).json()
+        assert (read["status"], read["relayed_by"]) == (
+            "confirmed",
+            {"kind": "system", "id": "chat-platform"},
+        )

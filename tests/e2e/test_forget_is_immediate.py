@@ -11,12 +11,12 @@ import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.ledger.commands import ForgetMemory
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.ports import MemoryBackend
@@ -83,7 +83,7 @@ async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
                     embedder=embedder,
                     extractor=extractor,
                     clock=clock,
-                    mirror=MirrorSettings(inline=True)
+                    mirror=MirrorSettings(inline=True, earn_after=1)
                     if request.param == "pgvector_mirrored"
                     else None,
                 )
@@ -92,7 +92,7 @@ async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
         memory = ShortTermMemory(
             SessionPorts(
                 InMemorySessionBuffer(),
-                RuleBasedSafetyFilter(),
+                DetectorSafetyFilter(),
                 LedgerSessionRecorder(ledger),
                 clock,
             )

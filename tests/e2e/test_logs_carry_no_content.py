@@ -25,13 +25,13 @@ from support.canaries import CANARY_BODY, Bomb, Switch, hits
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
@@ -76,7 +76,7 @@ def bombed_runtime(switch: Switch) -> Runtime:
     sessions = ShortTermMemory(
         SessionPorts(
             buffer=buffer,
-            safety=RuleBasedSafetyFilter(),
+            safety=DetectorSafetyFilter(),
             recorder=LedgerSessionRecorder(ledger),
             clock=clock,
         )

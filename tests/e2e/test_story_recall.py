@@ -16,7 +16,6 @@ import structlog
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
@@ -25,6 +24,7 @@ from factledger.adapters.postgres.event_store import ensure_schema, postgres_env
 from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for
@@ -62,7 +62,7 @@ class World:
 
     def memory(self) -> ShortTermMemory:
         recorder = LedgerSessionRecorder(self.ledger)
-        ports = SessionPorts(self.buffer, RuleBasedSafetyFilter(), recorder, self.clock)
+        ports = SessionPorts(self.buffer, DetectorSafetyFilter(), recorder, self.clock)
         return ShortTermMemory(ports)
 
     def recall(self, backend: MemoryBackend | None = None) -> Recall:

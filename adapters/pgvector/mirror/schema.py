@@ -109,3 +109,28 @@ def mirror_versions_migration(o: SchemaOptions) -> list[Statement]:
             stamp, reset, emptied
         ),
     ]
+
+
+def mirror_epoch_drawn_once_migration(o: SchemaOptions) -> list[Statement]:
+    """Migration 12: the deletion trigger draws the new epoch once, into a variable, instead of
+    calling `nextval` in its upsert's `DO UPDATE SET`. Every namespace the statement deleted
+    from still gets an epoch it never had (what a mirror checks), and the upsert no longer
+    calls a volatile function, which Citus refuses in an UPDATE of a distributed table: the
+    same behaviour, one step closer to distributing the tables by namespace."""
+    versions = sql.Identifier(o.schema, VERSIONS_TABLE)
+    reset = sql.Identifier(o.schema, "memory_version_reset")
+    return [
+        sql.SQL(
+            """CREATE OR REPLACE FUNCTION {reset}() RETURNS trigger LANGUAGE plpgsql
+            SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+            DECLARE
+              fresh bigint := nextval({e});
+            BEGIN
+              INSERT INTO {v} AS m (namespace, epoch, version)
+              SELECT DISTINCT namespace, fresh, 1 FROM gone
+              ON CONFLICT (namespace) DO UPDATE
+              SET version = m.version + 1, epoch = excluded.epoch;
+              RETURN NULL;
+            END $$"""
+        ).format(reset=reset, v=versions, e=sql.Literal(f"{o.schema}.memory_epochs")),
+    ]

@@ -98,6 +98,7 @@ def proposal_out(subject: Subject, change_id: UUID) -> ProposalOut:
         redacted=p.redacted,
         superseded_by=subject.superseded_by.get(change_id),
         agreed_by=[ActorOut.of(a) for a in subject.agreed_by.get(change_id, ())],
+        relayed_by=None if record.relayed_by is None else ActorOut.of(record.relayed_by),
     )
 
 
@@ -224,6 +225,7 @@ async def confirm(
         change_id,
         evidence,
         command_id=idem.command_id or new_command_id(),
+        relayed_by=actor_of(principal),
     )
 
     async def run() -> DecisionOut:

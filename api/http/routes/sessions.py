@@ -37,7 +37,7 @@ from factledger.api.http.errors import (
     PermissionDeniedError,
     ServiceUnavailableError,
 )
-from factledger.api.http.routes.proposals import proposal_out, propose_command
+from factledger.api.http.routes.proposals import actor_of, proposal_out, propose_command
 from factledger.api.http.schemas.common import ERRORS, SESSION_ID_PATTERN
 from factledger.api.http.schemas.sessions import (
     EndSessionIn,
@@ -186,7 +186,10 @@ async def append(
             ) from exc
     if decides is not None:
         await asyncio.to_thread(check_decidable, ledger, tenant, subject_id, decides.change_id)
-    message = Message(role=body.role, text=body.text, at=body.at, decides=decides)
+    # The subject's line keeps who relayed it: a decision in it records the relay beside
+    # the subject's words.
+    relay = actor_of(principal) if body.role is Role.SUBJECT else None
+    message = Message(role=body.role, text=body.text, at=body.at, decides=decides, relayed_by=relay)
 
     # The buffer keeps message ids unique per session, so a retry that outlives the saved
     # response (or a claim whose process died) still appends once.

@@ -70,6 +70,11 @@ class ProposalOut(BaseModel):
         description="The product's models whose own review of the evidence session found the "
         "same field and value: they kept this change instead of proposing it again.",
     )
+    relayed_by: ActorOut | None = Field(
+        default=None,
+        description="Who relayed the subject's words that confirmed or declined this change "
+        "(the channel's principal); null while pending and for a reviewer's decision.",
+    )
 
 
 class ConfirmIn(Strict):

@@ -196,18 +196,33 @@ export class FactledgerClient {
   /**
    * Appends a message. `messageId` (unique within the session) makes the append a no-op when
    * repeated, even by another process; without it, the idempotency key serves.
+   *
+   * An agent token appends the agent's lines; the subject's come from the channel that heard
+   * them (a service token). The agent's line may ask about one pending change (`asks`, its
+   * id from `context().to_confirm`): the subject's next line is judged as the answer, and a
+   * yes confirms it, a no declines it, when the session ends. `confirms` / `declines` on the
+   * subject's line state what the channel heard, and are refused (422) unless the line
+   * answers the question about that change that way.
    */
   appendMessage(
     sessionId: string,
     role: m.Role,
     text: string,
     options: OnSubject &
-      Keyed & { at?: string; flagged?: boolean; confirms?: string; declines?: string; messageId?: string } = {},
+      Keyed & {
+        at?: string;
+        flagged?: boolean;
+        confirms?: string;
+        declines?: string;
+        asks?: string;
+        messageId?: string;
+      } = {},
   ): Promise<m.MessageOutcome> {
     const body: Record<string, unknown> = { role, text, flagged: options.flagged ?? false };
     if (options.at !== undefined) body.at = options.at;
     if (options.confirms !== undefined) body.confirms = options.confirms;
     if (options.declines !== undefined) body.declines = options.declines;
+    if (options.asks !== undefined) body.asks = options.asks;
     if (options.messageId !== undefined) body.message_id = options.messageId;
     return this.send(command(`${sessionPath(options.subject, sessionId)}/messages`, body, options.idempotencyKey));
   }
@@ -295,8 +310,11 @@ export class FactledgerClient {
 
   // -- profile and history ------------------------------------------------------------------
 
-  profile(options: OnSubject & { asOf?: string } = {}): Promise<m.Profile> {
-    return this.send({ method: "GET", path: `${subjectPath(options.subject)}/profile`, query: { as_of: options.asOf } });
+  /** The current profile, or the one at `asOf` on `clock`: `said` (the server's default) for
+   * what the subject had said by then, `known` for the version the ledger had written. */
+  profile(options: OnSubject & { asOf?: string; clock?: m.Clock } = {}): Promise<m.Profile> {
+    const query = { as_of: options.asOf, clock: options.clock };
+    return this.send({ method: "GET", path: `${subjectPath(options.subject)}/profile`, query });
   }
 
   profileVersion(version: number, options: OnSubject = {}): Promise<m.Profile> {
@@ -309,6 +327,12 @@ export class FactledgerClient {
 
   diff(fromVersion: number, toVersion: number, options: OnSubject = {}): Promise<m.Diff> {
     const query = { from_version: fromVersion, to_version: toVersion };
+    return this.send({ method: "GET", path: `${subjectPath(options.subject)}/profile/diff`, query });
+  }
+
+  /** What changed between the profiles at two aware ISO times on one clock. */
+  diffAt(fromAsOf: string, toAsOf: string, options: OnSubject & { clock?: m.Clock } = {}): Promise<m.Diff> {
+    const query = { from_as_of: fromAsOf, to_as_of: toAsOf, clock: options.clock };
     return this.send({ method: "GET", path: `${subjectPath(options.subject)}/profile/diff`, query });
   }
 

@@ -41,6 +41,8 @@ export interface QueueFilters {
   group?: string;
   subject_id?: string;
 }
+/** Which clock an `as_of` is read on: `said` (the default) or `known`. */
+export type Clock = Schemas["Clock"];
 export type EventPage = Schemas["EventPage"];
 export type DeadLetters = Schemas["DeadLetterList"];
 export type Retried = Schemas["RetryOut"];

@@ -76,6 +76,41 @@ test("a subject's story: session, stated proposal, review, profile", async () =>
   assert.equal(profile.fields.supplier?.display, "Supplier B");
   const history = await agent.history("supplier");
   assert.equal(history.entries.length, 1);
+  assert.equal(typeof history.entries[0]?.said_at, "string");
+
+  // Both clocks: the value was said and approved just now, so long ago there was nothing.
+  const asSaid = await agent.profile({ asOf: "2001-01-01T00:00:00Z" });
+  assert.equal(asSaid.clock, "said");
+  assert.deepEqual(asSaid.fields, {});
+  await assert.rejects(agent.profile({ asOf: "2001-01-01T00:00:00Z", clock: "known" }), NotFoundError);
+  const since = await agent.diffAt("2001-01-01T00:00:00Z", new Date().toISOString(), { clock: "known" });
+  assert.deepEqual(since.changes.map((change) => change.field), ["supplier"]);
+});
+
+test("the agent asks about a change; the subject's yes, relayed by the channel, confirms it", async () => {
+  const subject = (await agent.whoami()).subject_id ?? assert.fail("the agent token names no subject");
+  await agent.startSession("ts-ask-0", "voice");
+  await service.appendMessage("ts-ask-0", "subject", "We run twelve vans.", { subject });
+  const proposed = await agent.endSession("ts-ask-0", {
+    proposals: [
+      {
+        field: "fleet",
+        origin: "stated",
+        value: text("twelve vans"),
+        evidence: { session_id: "ts-ask-0", message_index: 0, quote: "twelve vans" },
+      },
+    ],
+  });
+  const changeId = proposed.proposals[0]?.change_id ?? assert.fail("no proposal");
+
+  await agent.startSession("ts-ask-1", "voice");
+  await agent.appendMessage("ts-ask-1", "agent", "Twelve vans, is that right?", { asks: changeId });
+  await service.appendMessage("ts-ask-1", "subject", "Yes, that's right.", { subject });
+  const ended = await agent.endSession("ts-ask-1");
+  assert.deepEqual(
+    (ended.decided ?? []).map((d) => [d.change_id, d.status, d.relayed_by?.kind]),
+    [[changeId, "confirmed", "system"]],
+  );
 });
 
 test("a command retried with its key acts once", async () => {

@@ -3,9 +3,9 @@ up with the same sessions and profile; only the safety filter's work differs."""
 
 from __future__ import annotations
 
-from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.recall.ledger_sources import LedgerSessionRecorder
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
@@ -41,7 +41,7 @@ async def test_both_drivers_leave_the_same_sessions_and_profile() -> None:
     clock, stm_clock = ManualClock(), ManualClock()
     with Ledger(popo_env(), clock=clock) as straight, Ledger(popo_env(), clock=stm_clock) as told:
         recorder = WatchedRecorder(told)
-        ports = SessionPorts(InMemorySessionBuffer(), RuleBasedSafetyFilter(), recorder, stm_clock)
+        ports = SessionPorts(InMemorySessionBuffer(), DetectorSafetyFilter(), recorder, stm_clock)
         ids = run_story(straight, clock)
         again = await play_story_through_short_term_memory(told, stm_clock, ShortTermMemory(ports))
         one = straight.subject(TENANT, ids.subject_id)

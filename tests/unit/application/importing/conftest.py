@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from factledger.adapters.extraction.safety_filter import RuleBasedSafetyFilter
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.import_positions import InMemoryImportPositions
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.importing.importer import (
     HistoryImport,
     ImportOptions,
@@ -38,7 +38,7 @@ class Importer:
 
     def use_case(self) -> HistoryImport:
         return HistoryImport(
-            ImportPorts(self.ledger, RuleBasedSafetyFilter(), self.positions, self.clock)
+            ImportPorts(self.ledger, DetectorSafetyFilter(), self.positions, self.clock)
         )
 
     async def run(

@@ -8,8 +8,7 @@ Rubric: a question passes only if it is
 4. free of internal names: no snake_case field names, acronyms in capitals (CRM, SSO, VAT);
 5. a paraphrase, never the subject's sentence in quotation marks;
 6. fitted to the value and operation: money and dates in words people write, lists joined with
-   "and", an append asks to add, an unset asks to remove, a boolean says what is true of you,
-   and an inferred proposal is asked as our guess ("Are we right to think that ...").
+   "and", an append asks to add, an unset asks to remove, a boolean says what is true of you.
 
 Each case asserts the exact expected question. Cases are split into `dev` (used while
 improving the builder) and `held` (a third, kept aside and only scored); run one split with
@@ -48,14 +47,13 @@ def proposal(
     *,
     operation: Operation = Operation.SET,
     condition: str | None = None,
-    inferred: bool = False,
 ) -> OpenProposal:
     return OpenProposal(
         change_id=CHANGE,
         field=field,
         value=None if value is None else render(value),
         condition=condition,
-        inferred=inferred,
+        inferred=False,  # only what the subject said is asked (`askable`)
         proposed_at=AT,
         evidence_session="s-1",
         typed=value,
@@ -86,8 +84,8 @@ DEV = [
         "Is it right that your annual budget is 25,000 EUR?",
     ),
     (
-        proposal("monthly_spend", money("1250.50", "USD"), inferred=True),
-        "Are we right to think that your monthly spend is 1,250.50 USD?",
+        proposal("monthly_spend", money("1250.50", "USD")),
+        "Is it right that your monthly spend is 1,250.50 USD?",
     ),
     (
         proposal("contract_end", DateValue(date(2027, 3, 14))),
@@ -119,8 +117,8 @@ DEV = [
         "Is it right that you have budget approval?",
     ),
     (
-        proposal("is_vat_registered", BooleanValue(False), inferred=True),
-        "Are we right to think that you are not VAT registered?",
+        proposal("is_vat_registered", BooleanValue(False)),
+        "Is it right that you are not VAT registered?",
     ),
     (
         proposal("marketing_consent", BooleanValue(True)),
@@ -143,8 +141,8 @@ DEV = [
         "Is it right that you do not track churn yet?",
     ),
     (
-        proposal("seniority", text("manages a team of about 12"), inferred=True),
-        "Are we right to think that you manage a team of about 12?",
+        proposal("seniority", text("manages a team of about 12")),
+        "Is it right that you manage a team of about 12?",
     ),
     (
         proposal("fax_number", None),
@@ -176,8 +174,8 @@ HELD = [
         "Is it right that your deal size is 120,000 GBP, depending on the number of seats?",
     ),
     (
-        proposal("renewal_date", DateValue(date(2026, 12, 1)), inferred=True),
-        "Are we right to think that your renewal date is 1 December 2026?",
+        proposal("renewal_date", DateValue(date(2026, 12, 1))),
+        "Is it right that your renewal date is 1 December 2026?",
     ),
     (
         proposal("integrations", items("Zendesk", "Jira", "Okta"), operation=Operation.APPEND),
@@ -201,8 +199,8 @@ HELD = [
         "Is it right that you don't need board sign-off for this?",
     ),
     (
-        proposal("team_size", NumberValue(Decimal("35")), inferred=True),
-        "Are we right to think that your team size is 35?",
+        proposal("team_size", NumberValue(Decimal("35"))),
+        "Is it right that your team size is 35?",
     ),
     (
         proposal(

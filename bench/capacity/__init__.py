@@ -1,0 +1,1 @@
+"""How far one PostgreSQL primary goes: the capacity benchmark (`factledger-lab capacity`)."""
