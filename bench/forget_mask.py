@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import cast
 from uuid import UUID
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
@@ -72,7 +73,9 @@ def _sessions(ledger: Ledger, clock: ManualClock, subject_id: UUID, count: int) 
 def run(*, calls: int = 2000, extra_sessions: int = 100) -> list[Timing]:
     with tempfile.TemporaryDirectory(prefix="factledger-forget-mask-") as workdir:
         clock = ManualClock()
-        ledger = Ledger(sqlite_env(Path(workdir) / "ledger.sqlite"), clock=clock)
+        ledger = Ledger(
+            sqlite_env(Path(workdir) / "ledger.sqlite"), clock=clock, keys=InMemoryKeyStore()
+        )
         try:
             story = run_story(ledger, clock, until="June")
             # The sessions come before the forget: a rebuild hashes each of their ids.

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.application.ledger.commands import (
     ApproveChange,
     RecordSession,
@@ -192,7 +193,7 @@ def _score(case: ProposalCase, made: list[Made]) -> ProposalResult:
 
 async def run_case(case: ProposalCase, extractor: Extractor) -> ProposalResult:
     clock = ManualClock(START)
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     try:
         proposer = SessionProposer(ledger, extractor, MODEL)
         subject_id = ledger.register_subject(RegisterSubject(TENANT, case.kind, case.id)).subject_id

@@ -80,12 +80,12 @@ class AsyncFactledgerClient:
     def follow_events(
         self,
         *,
-        after: int | None = None,
+        after: str | None = None,
         kinds: Sequence[str] = (),
         types: Sequence[str] = (),
     ) -> AsyncEventFollower:
-        """The tenant's events from position `after` on, as an endless async iterator that
-        reconnects and resumes by itself; its `position` is the last event yielded."""
+        """The tenant's events after the cursor `after` (None: from the start), as an endless
+        async iterator that reconnects and resumes by itself; its `cursor` is the last event's."""
         query = StreamQuery(after, kinds, types)
         return AsyncEventFollower(self._http, query, retry=self._retry)
 

@@ -1,8 +1,9 @@
 """Following the tenant's event stream (`GET /v1/events/stream`, Server-Sent Events).
 
 A follower reads the stream, yields each ledger event once, and reconnects after a dropped
-connection with `Last-Event-ID` set to the last position it yielded, so a consumer sees every
-event in order, none twice. Keep `follower.position` to resume in a later process (`after=`).
+connection with `Last-Event-ID` set to the cursor of the last event it yielded, so a consumer
+sees every event in order, none twice. Keep `follower.cursor` to resume in a later process
+(`after=`). A cursor is opaque: the service seals the log's position in it.
 
 The framing is httpx-sse's; the reconnect loop is tenacity's. A server's `retry:` field sets
 the wait before each reconnect, as the SSE specification says; until it sends one, the
@@ -39,7 +40,7 @@ class LedgerEvent(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    position: int
+    cursor: str  # where this event stands in the tenant's stream (opaque; resume after it)
     type: str
     subject_id: UUID
     subject_kind: str
@@ -51,7 +52,7 @@ class LedgerEvent(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class StreamQuery:
-    after: int | None = None
+    after: str | None = None  # a cursor (`LedgerEvent.cursor`); None: the start
     kinds: Sequence[str] = ()
     types: Sequence[str] = ()
 
@@ -65,7 +66,7 @@ class _Resuming:
     """
 
     def __init__(self, query: StreamQuery, retry: RetryPolicy | None, read_timeout_s: float):
-        self.position = query.after
+        self.cursor = query.after
         self._params = httpx.QueryParams({"kind": list(query.kinds), "type": list(query.types)})
         self._retry = retry or RetryPolicy()
         # The server sends heartbeats while idle; a read that waits far longer is a dead link.
@@ -74,7 +75,7 @@ class _Resuming:
         self._backoff = self._retry.backoff()
 
     def _request(self) -> dict[str, Any]:
-        headers = {} if self.position is None else {LAST_EVENT_ID: str(self.position)}
+        headers = {} if self.cursor is None else {LAST_EVENT_ID: self.cursor}
         return {"params": self._params, "headers": headers, "timeout": self._timeout}
 
     def _streak(self) -> dict[str, Any]:
@@ -97,7 +98,7 @@ class _Resuming:
         if not sse.data:
             return None  # a `retry:`-only frame
         event = LedgerEvent.model_validate(json.loads(sse.data))
-        self.position = event.position
+        self.cursor = event.cursor
         return event
 
     def _first_wait(self) -> float:

@@ -89,6 +89,9 @@ class SessionRecorded(Aggregate.Event):
             recorded_version=self.originator_version,
             message_times=tuple(m.at for m in messages),
             conversation_type=self.conversation_type,
+            message_changes=tuple(
+                None if m.decides is None else str(m.decides.change_id) for m in messages
+            ),
         )
 
 

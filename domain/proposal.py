@@ -341,7 +341,10 @@ def check_operation(proposal: Proposal, current: CurrentField | None) -> None:
 
 
 def evidence_refs(
-    changes: Iterable[ChangeRecord], confirmed_in: Mapping[UUID, tuple[str, int]], field: str
+    changes: Iterable[ChangeRecord],
+    confirmed_in: Mapping[UUID, tuple[str, int]],
+    field: str,
+    asked_in: Iterable[tuple[str, int, str]] = (),
 ) -> list[JsonObject]:
     """Where the field's changes were said and confirmed, as ids: readable now, unreadable
     once the field's key is deleted. A rejected change's words count too: a
@@ -349,12 +352,17 @@ def evidence_refs(
     forgetting the field is the subject asking for them to go. (Changes of an earlier forget
     carry no evidence any more: their key is gone.)"""
     said: set[tuple[str, int]] = set()
+    of_field: set[str] = set()
     for record in changes:
         if record.field != field:
             continue
+        of_field.add(str(record.change_id))
         evidence = record.proposal.evidence
         if evidence is not None:
             said.add((evidence.session_id, evidence.message_index))
         if record.change_id in confirmed_in:
             said.add(confirmed_in[record.change_id])
+    # The lines that asked about or decided one of its changes (`asked_in`: session, index,
+    # change id): an agent's "is it still 50k?" restates the value.
+    said.update((s, i) for s, i, change_id in asked_in if change_id in of_field)
     return [{"session_id": s, "message_index": i} for s, i in sorted(said)]

@@ -50,14 +50,16 @@ def transcript_from_payload(payload: list[JsonValue]) -> tuple[Message, ...]:
     for item in payload:
         if not isinstance(item, dict):
             raise InvalidSessionError("transcript: every message must be an object")
-        at, decides, relayed_by = item.get("at"), item.get("decides"), item.get("relayed_by")
+        at, decides, text = item.get("at"), item.get("decides"), item.get("text")
+        relayed_by = item.get("relayed_by")
         messages.append(
             Message(
                 role=Role(str(item["role"])),
-                text=str(item["text"]),
+                text="" if text is None else str(text),
                 at=datetime.fromisoformat(at) if isinstance(at, str) else None,
                 decides=MessageDecision.decode(decides) if isinstance(decides, str) else None,
                 relayed_by=Actor.from_payload(relayed_by) if isinstance(relayed_by, dict) else None,
+                forgotten=text is None,
             )
         )
     return tuple(messages)
@@ -119,6 +121,9 @@ class SessionInfo(Immutable):
     recorded_version: int = 0
     message_times: tuple[datetime | None, ...] = ()  # when each message was said, if known
     conversation_type: str | None = None
+    # The change each message asks about or decides (`MessageDecision`), if any: forgetting
+    # that change's field forgets those lines too.
+    message_changes: tuple[str | None, ...] = ()
 
     def said_at(self, message_index: int) -> datetime:
         """When a message was said: its own time, else the session's start."""

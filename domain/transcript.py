@@ -90,3 +90,6 @@ class Message:
     at: datetime | None = None
     decides: MessageDecision | None = None
     relayed_by: Actor | None = None
+    # The line's words were forgotten (its key deleted): `text` is empty, and readers show
+    # that a line was here, never what it said.
+    forgotten: bool = False

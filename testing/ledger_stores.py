@@ -9,13 +9,14 @@ from pathlib import Path
 from uuid import uuid4
 
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.key_store import PostgresKeyStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
 from factledger.application.clocks import Clock
-from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
+from factledger.application.ledger.key_store import KeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain.values import ProfileSchema
 

@@ -16,12 +16,14 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 
+import psycopg
 import structlog
 
 from factledger.adapters.pgvector import ingest as ingest
 from factledger.adapters.pgvector import memories as memories
 from factledger.adapters.pgvector import records as records
 from factledger.adapters.pgvector.ann import AnnReport, AnnSettings
+from factledger.adapters.pgvector.compaction_status import read_status
 from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.adapters.pgvector.connection import (
     PgvectorConnections,
@@ -38,6 +40,7 @@ from factledger.application.errors import (
     MemoryNotFoundError,
     MemoryUnavailableError,
 )
+from factledger.application.memory.compaction import CompactionStatus
 from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.memory.rules import validate_namespace, validate_search_query
 from factledger.application.memory.types import (
@@ -339,6 +342,12 @@ class PgvectorMemoryBackend:
         return await self.upkeep.compact_erased(
             every_table=every_table, lock_timeout_ms=lock_timeout_ms
         )
+
+    async def compaction_status(self) -> CompactionStatus:
+        """The shared record of the erasure compaction, for `/metrics`."""
+        with port_errors("compaction_status"):
+            async with await psycopg.AsyncConnection.connect(self.config.app_conninfo) as conn:
+                return await read_status(conn, self.config.schema)
 
     async def maintain_ann_indexes(self, settings: AnnSettings | None = None) -> AnnReport:
         """Gives namespaces past the threshold their own partial HNSW index (as the owner)."""

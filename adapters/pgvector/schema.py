@@ -19,6 +19,7 @@ from factledger.adapters.pgvector.bound_search import (
     bound_search_migration,
     lexical_terms_migration,
 )
+from factledger.adapters.pgvector.compaction_status import status_migration
 from factledger.adapters.pgvector.mirror.schema import (
     mirror_epoch_drawn_once_migration,
     mirror_versions_migration,
@@ -237,6 +238,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (10, "namespaced keyword index", namespaced_terms_migration),
     (11, "mirror versions", mirror_versions_migration),
     (12, "mirror epoch drawn once", mirror_epoch_drawn_once_migration),
+    (13, "compaction status", lambda o: status_migration(o.schema, o.app_role)),
 )
 
 

@@ -8,6 +8,7 @@ import structlog
 
 from factledger.adapters.pgvector import memories as memories
 from factledger.adapters.pgvector.ann import AnnReport, AnnSettings, maintain_ann_indexes
+from factledger.adapters.pgvector.compaction_status import note_compacted, note_erased
 from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.adapters.pgvector.connection import port_errors
 from factledger.adapters.pgvector.vacuum import compact_tables, vacuum_tables
@@ -32,6 +33,7 @@ class PgvectorUpkeep:
         self._erased.update(tables)
         with port_errors("vacuum"):
             await vacuum_tables(self.config.admin_conninfo, self.config.schema, tables)
+            await note_erased(self.config.admin_conninfo, self.config.schema, self.pending)
 
     @property
     def pending(self) -> tuple[str, ...]:
@@ -57,6 +59,7 @@ class PgvectorUpkeep:
                     chosen,
                     lock_timeout_ms=lock_timeout_ms,
                 )
+                await note_compacted(self.config.admin_conninfo, self.config.schema, busy)
         except BaseException:
             self._erased.update(chosen)  # the next round tries again
             raise

@@ -6,7 +6,8 @@ they age out; ADR 0003 states this limit.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from typing import Any
 
 from psycopg import sql
 
@@ -49,26 +50,37 @@ class PostgresKeyStore:
             self._pool.open()
 
     def current(self, scope: str) -> tuple[str, bytes]:
+        return self.current_many([scope])[scope]
+
+    def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        wanted = list(dict.fromkeys(scopes))
         with driver_errors_as(_unavailable), self._pool.connection() as conn:
             # Read first: every save after a scope's first finds its key in one round trip.
-            row = conn.execute(self._live(), (scope,)).fetchone()
-            if row is None:
-                key_id, key = new_key()
+            found = self._read_live(conn, wanted)
+            missing = [scope for scope in wanted if scope not in found]
+            if missing:
                 # Concurrent first uses race on the partial unique index; the loser reads
                 # the winner.
-                conn.execute(
-                    sql.SQL(
-                        "INSERT INTO {} VALUES (%s, %s, %s, true) ON CONFLICT DO NOTHING"
-                    ).format(self._table),
-                    (key_id, scope, key),
-                )
-                row = conn.execute(self._live(), (scope,)).fetchone()
-        if row is None:
+                with conn.cursor() as cursor:
+                    cursor.executemany(
+                        sql.SQL(
+                            "INSERT INTO {} VALUES (%s, %s, %s, true) ON CONFLICT DO NOTHING"
+                        ).format(self._table),
+                        [(key_id, scope, key) for scope in missing for key_id, key in [new_key()]],
+                    )
+                found |= self._read_live(conn, missing)
+        if len(found) != len(wanted):
             raise RuntimeError("key store: no live key after insert")
-        return str(row[0]), bytes(row[1])
+        return found
 
-    def _live(self) -> sql.Composed:
-        return sql.SQL("SELECT key_id, key FROM {} WHERE scope=%s AND live").format(self._table)
+    def _read_live(self, conn: Any, scopes: list[str]) -> dict[str, tuple[str, bytes]]:
+        rows = conn.execute(
+            sql.SQL("SELECT scope, key_id, key FROM {} WHERE live AND scope = ANY(%s)").format(
+                self._table
+            ),
+            (scopes,),
+        ).fetchall()
+        return {str(scope): (str(key_id), bytes(key)) for scope, key_id, key in rows}
 
     def key(self, key_id: str) -> bytes | None:
         with driver_errors_as(_unavailable), self._pool.connection() as conn:
@@ -88,9 +100,23 @@ class PostgresKeyStore:
         return {str(key_id): bytes(key) for key_id, key in rows}
 
     def forget(self, scope: str) -> int:
+        return self.forget_many([scope])
+
+    def forget_many(self, scopes: Collection[str]) -> int:
+        if not scopes:
+            return 0
         with driver_errors_as(_unavailable), self._pool.connection() as conn:
             cursor = conn.execute(
-                sql.SQL("DELETE FROM {} WHERE scope=%s").format(self._table), (scope,)
+                sql.SQL("DELETE FROM {} WHERE scope = ANY(%s)").format(self._table),
+                (list(scopes),),
+            )
+            return cursor.rowcount
+
+    def forget_prefix(self, prefix: str) -> int:
+        with driver_errors_as(_unavailable), self._pool.connection() as conn:
+            cursor = conn.execute(
+                sql.SQL("DELETE FROM {} WHERE starts_with(scope, %s)").format(self._table),
+                (prefix,),
             )
             return cursor.rowcount
 

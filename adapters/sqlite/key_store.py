@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from factledger.adapters.migrations import StoreMigration
@@ -45,22 +45,24 @@ class SqliteKeyStore:
         self._lock = threading.Lock()
 
     def current(self, scope: str) -> tuple[str, bytes]:
+        return self.current_many([scope])[scope]
+
+    def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        wanted = list(dict.fromkeys(scopes))
         with self._lock, driver_errors_as(_unavailable, path=self._path):
-            row = self._conn.execute(
-                "SELECT key_id, key FROM subject_keys WHERE scope=? AND live=1", (scope,)
-            ).fetchone()
-            if row is not None:  # the common case needs no write transaction
-                return str(row[0]), bytes(row[1])
+            found = self._live(wanted)
+            if len(found) == len(wanted):  # the common case needs no write transaction
+                return found
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                row = self._conn.execute(
-                    "SELECT key_id, key FROM subject_keys WHERE scope=? AND live=1", (scope,)
-                ).fetchone()
-                if row is None:
-                    row = new_key()
-                    self._conn.execute(
-                        "INSERT INTO subject_keys VALUES (?, ?, ?, 1)", (row[0], scope, row[1])
-                    )
+                found = self._live(wanted)
+                for scope in wanted:
+                    if scope not in found:
+                        found[scope] = new_key()
+                        key_id, key = found[scope]
+                        self._conn.execute(
+                            "INSERT INTO subject_keys VALUES (?, ?, ?, 1)", (key_id, scope, key)
+                        )
                 self._conn.execute("COMMIT")
             except BaseException:
                 # A full disk or an I/O error rolls the transaction back by itself; a second
@@ -68,7 +70,18 @@ class SqliteKeyStore:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise
-        return str(row[0]), bytes(row[1])
+        return found
+
+    def _live(self, scopes: list[str]) -> dict[str, tuple[str, bytes]]:
+        found: dict[str, tuple[str, bytes]] = {}
+        for chunk in _chunks(scopes):
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT scope, key_id, key FROM subject_keys WHERE live=1 AND scope IN ({marks})",  # noqa: S608 - only placeholders
+                chunk,
+            ).fetchall()
+            found.update((str(scope), (str(key_id), bytes(key))) for scope, key_id, key in rows)
+        return found
 
     def key(self, key_id: str) -> bytes | None:
         with self._lock, driver_errors_as(_unavailable, path=self._path):
@@ -81,9 +94,7 @@ class SqliteKeyStore:
         wanted = list(key_ids)
         found: dict[str, bytes] = {}
         with self._lock, driver_errors_as(_unavailable, path=self._path):
-            # Within SQLite's smallest limit on bound parameters.
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
+            for chunk in _chunks(wanted):
                 marks = ",".join("?" * len(chunk))
                 rows = self._conn.execute(
                     f"SELECT key_id, key FROM subject_keys WHERE key_id IN ({marks})",  # noqa: S608 - only placeholders
@@ -93,9 +104,31 @@ class SqliteKeyStore:
         return found
 
     def forget(self, scope: str) -> int:
+        return self.forget_many([scope])
+
+    def forget_many(self, scopes: Collection[str]) -> int:
+        deleted = 0
         with self._lock, driver_errors_as(_unavailable, path=self._path):
-            cursor = self._conn.execute("DELETE FROM subject_keys WHERE scope=?", (scope,))
+            for chunk in _chunks(list(scopes)):
+                marks = ",".join("?" * len(chunk))
+                cursor = self._conn.execute(
+                    f"DELETE FROM subject_keys WHERE scope IN ({marks})",  # noqa: S608 - only placeholders
+                    chunk,
+                )
+                deleted += cursor.rowcount
+        return deleted
+
+    def forget_prefix(self, prefix: str) -> int:
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
+            cursor = self._conn.execute(
+                "DELETE FROM subject_keys WHERE substr(scope, 1, ?) = ?", (len(prefix), prefix)
+            )
             return cursor.rowcount
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _chunks(items: list[str]) -> list[list[str]]:
+    """Within SQLite's smallest limit on bound parameters."""
+    return [items[start : start + 500] for start in range(0, len(items), 500)]

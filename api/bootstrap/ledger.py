@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.key_store import PostgresKeyStore
@@ -33,7 +34,7 @@ from factledger.api.settings import (
     SqliteViewSettings,
 )
 from factledger.application.clocks import Clock
-from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
+from factledger.application.ledger.key_store import KeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStore
 from factledger.application.review_queue.ports import QueueStore

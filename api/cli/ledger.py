@@ -39,6 +39,7 @@ from factledger.api.settings import (
     load_settings,
 )
 from factledger.application.errors import NotFoundError
+from factledger.application.ledger.event_views import INTERNAL_FIELDS
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
 from factledger.projections.follower import read_events
@@ -181,7 +182,13 @@ def replay(
         while batch := read_events(rt.ledger, after=position):
             for item in batch:
                 event = item.event
-                payload = {k: v for k, v in vars(event).items() if not k.startswith("originator")}
+                # What leaves the service, as the stream sends it: no fingerprint (forgotten
+                # lines read back as forgotten: their keys are gone).
+                payload = {
+                    k: v
+                    for k, v in vars(event).items()
+                    if not k.startswith("originator") and k not in INTERNAL_FIELDS
+                }
                 line = {
                     "position": item.position,
                     "topic": getattr(type(event), "TOPIC", type(event).__name__),

@@ -26,6 +26,7 @@ from factledger.application.ledger.commands import (
     RejectChange,
 )
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.drawn_from import memory_lines
 from factledger.domain.errors import DomainError
 
 NONCE_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
@@ -117,6 +118,11 @@ async def forget(state: ApiState, session: ConsoleSession, what: Forget, nonce: 
         await asyncio.to_thread(ledger.forget_field, cmd_f)
     else:
         memory_id = what.memory_id or ""
-        cmd_m = ForgetMemory(tenant, what.subject_id, memory_id, by, what.reason, cid)
+        subject = await asyncio.to_thread(ledger.subject, tenant, what.subject_id)
+        ports = state.require_ports()
+        lines = await memory_lines(ports.backend, what.subject_id, memory_id, subject.sessions)
+        cmd_m = ForgetMemory(
+            tenant, what.subject_id, memory_id, by, what.reason, cid, evidence_refs=lines
+        )
         await asyncio.to_thread(ledger.forget_memory, cmd_m)
     await idempotency_store_of(state).forget_subject(tenant, what.subject_id)

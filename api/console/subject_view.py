@@ -133,7 +133,8 @@ class SessionView:
     started_at: datetime
     ended_at: datetime | None
     summary: str | None
-    messages: tuple[tuple[int, str, str], ...] | None  # (index, role, text)
+    # (index, role, text); text None for a line whose words were forgotten
+    messages: tuple[tuple[int, str, str | None], ...] | None
     withheld: int
     # Who relayed each of the subject's lines (`kind:id`), by message index.
     relays: Mapping[int, str] = field(default_factory=dict)
@@ -145,7 +146,7 @@ def _session_view(event: SessionRecorded) -> SessionView:
         None
         if transcript is None
         else tuple(
-            (n, str(m.get("role")), str(m.get("text")))
+            (n, str(m.get("role")), None if m.get("text") is None else str(m.get("text")))
             for n, m in enumerate(transcript)
             if isinstance(m, Mapping)
         )

@@ -51,6 +51,7 @@ from factledger.application.errors import NotFoundError
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.sessions.ports import SafetyFilter, SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.domain.errors import DomainError
@@ -226,6 +227,14 @@ async def get_ledger(request: Request) -> Ledger:
 
 
 LedgerDep = Annotated[Ledger, Depends(get_ledger)]
+
+
+def get_backend(state: StateDep) -> MemoryBackend | None:
+    """The memory backend, where this process runs one (None: memory off or not opened)."""
+    return None if state.ports is None else state.ports.backend
+
+
+BackendDep = Annotated[MemoryBackend | None, Depends(get_backend)]
 
 
 async def get_sessions(request: Request) -> ShortTermMemory:

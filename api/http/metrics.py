@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -17,6 +19,8 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+
+from factledger.application.memory.compaction import CompactionStatus
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 UNMATCHED_ROUTE = "unmatched"
@@ -53,6 +57,17 @@ class ApiMetrics:
             ["projection"],
             registry=self.registry,
         )
+        self.compaction_last = Gauge(
+            "factledger_erasure_compaction_last_timestamp_seconds",
+            "When the backend's erased-from tables were last rewritten (-1: never or unknown).",
+            registry=self.registry,
+        )
+        self.compaction_backlog = Gauge(
+            "factledger_erasure_compaction_backlog_seconds",
+            "How long the oldest erasure not yet compacted has left bytes in the backend's "
+            "pages (0: none waiting; -1: unknown).",
+            registry=self.registry,
+        )
         self.dead_letters = Gauge(
             "factledger_sync_dead_letters",
             "Items the sync gave up on, waiting for a retry (-1 when unknown).",
@@ -82,10 +97,19 @@ class ApiMetrics:
         sync_lag: int | None = None,
         dead_letters: int | None = None,
         projection_lag: dict[str, int] | None = None,
+        compaction: CompactionStatus | None = None,
+        now: datetime | None = None,
     ) -> bytes:
         """The exposition text, with the values read at scrape time (None: unknown)."""
         self.sync_lag.set(-1 if sync_lag is None else sync_lag)
         for name, lag in (projection_lag or {}).items():
             self.projection_lag.labels(name).set(lag)
         self.dead_letters.set(-1 if dead_letters is None else dead_letters)
+        last = None if compaction is None else compaction.last_compacted_at
+        self.compaction_last.set(-1 if last is None else last.timestamp())
+        if compaction is None or now is None:
+            self.compaction_backlog.set(-1)
+        else:
+            oldest = compaction.oldest_pending_at
+            self.compaction_backlog.set(0 if oldest is None else (now - oldest).total_seconds())
         return generate_latest(self.registry)

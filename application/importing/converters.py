@@ -35,6 +35,7 @@ from factledger.application.importing.format import (
     MessageLine,
     SessionLine,
     SubjectLine,
+    field_path,
 )
 from factledger.domain.transcript import MAX_MESSAGE_CHARS, Channel, Role
 
@@ -98,7 +99,7 @@ def _validated(records: Iterator[ImportRecord]) -> Iterator[ImportRecord]:
         yield from records
     except ValidationError as exc:
         first = exc.errors(include_input=False, include_url=False)[0]
-        field = ".".join(str(part) for part in first.get("loc", ())) or "record"
+        field = field_path(tuple(first.get("loc", ()))) if first.get("loc") else "record"
         raise ConversionError(field, str(first["msg"])) from None
 
 

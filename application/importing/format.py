@@ -13,6 +13,7 @@ field (`messages[3].at`), never the value: pydantic's own messages may quote the
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -107,12 +108,49 @@ _RECORD: TypeAdapter[ImportRecord] = TypeAdapter(
 _TAGS = frozenset({"subject", "session"})
 
 
-def _field_of(loc: tuple[int | str, ...]) -> str:
+def _known_names() -> frozenset[str]:
+    models: tuple[type[BaseModel], ...] = (SubjectRef, SubjectLine, MessageLine, SessionLine)
+    return frozenset(name for model in models for name in model.model_fields)
+
+
+_KNOWN = _known_names()
+
+
+def field_path(loc: tuple[int | str, ...], document: Any = None) -> str:
+    """Where an error is, by the format's own names and by positions only: a key the caller
+    chose (an unknown field, a summary's key) may be content, so it is named by its place
+    among its object's keys (`summary.keys[2]`), never by itself."""
     parts = list(loc[1:] if loc and loc[0] in _TAGS else loc)
+    node = document
     path = ""
     for part in parts:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+        if isinstance(part, int):
+            step = f"[{part}]"
+        elif part in _KNOWN:
+            step = f".{part}" if path else part
+        else:
+            keys = list(node) if isinstance(node, dict) else []
+            where = keys.index(part) if part in keys else "?"
+            step = f"{'.' if path else ''}keys[{where}]"
+        path += step
+        node = _child(node, part)
     return path or "type"
+
+
+def _child(node: Any, part: int | str) -> Any:
+    if isinstance(node, dict):
+        return node.get(part)
+    if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        return node[part]
+    return None
+
+
+def _document(raw: bytes | str) -> Any:
+    """The line as JSON for `field_path` (None when it is not JSON)."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
 
 
 def _rule_of(error: Any) -> str:
@@ -132,7 +170,7 @@ def parse_line(number: int, raw: bytes | str) -> ImportRecord:
     except ValidationError as exc:
         first = exc.errors(include_input=False, include_url=False)[0]
         loc = tuple(first.get("loc", ()))
-        field = "line" if first.get("type") == "json_invalid" else _field_of(loc)
+        field = "line" if first.get("type") == "json_invalid" else field_path(loc, _document(raw))
         raise ImportLineError(number, field, _rule_of(first)) from None
 
 

@@ -10,9 +10,19 @@ them replaced by U+FFFD, so no response, view or backend write fails on an old e
 
 | event | fields | key scope |
 | --- | --- | --- |
-| SessionRecorded | transcript, summary | subject |
+| SubjectRegistered | external_ref | subject |
+| SessionRecorded | each message's text | its line |
+| SessionRecorded | summary | the session's summary |
+| SessionRecorded | fingerprint | subject |
 | ChangeProposed | value, condition, evidence, rationale | subject/field |
 | ChangeConfirmed | evidence (the subject's confirming words), note (a reviewer's) | subject/field |
+| ChangeRejected, FactForgotten, SubjectErased, FieldExpirySet | reason | subject |
+
+A message's text is sealed on its own (the message's role, time and decision stay in clear),
+so forgetting a field deletes the keys of the lines that stated it and nothing else; a line
+whose key is gone reads back as `{"text": None, "forgotten": True, ...}`. Sessions recorded
+before per-line keys hold their transcript as one ciphertext under the subject's key: they
+still load, and only an erasure takes their words.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from cryptography.exceptions import InvalidTag
@@ -35,7 +45,16 @@ from eventsourcing.utils import get_topic
 
 from factledger.application import json_text
 from factledger.application.ledger.key_store import KeyStore
-from factledger.domain.events import ChangeConfirmed, ChangeProposed, SessionRecorded
+from factledger.domain.events import (
+    ChangeConfirmed,
+    ChangeProposed,
+    ChangeRejected,
+    FactForgotten,
+    FieldExpirySet,
+    SessionRecorded,
+    SubjectErased,
+    SubjectRegistered,
+)
 from factledger.domain.text import scrub_json
 
 PREFIX = "fl-enc:1:"
@@ -46,22 +65,61 @@ _SEALED_KEY_ID = re.compile(rb"fl-enc:1:([0-9a-f]+):")
 _UNSAFE_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
 CACHE_TTL_S = 30.0
 CACHE_SIZE = 10_000
+TRANSCRIPT, SUMMARY = "transcript", "summary"
+FORGOTTEN_LINE = "forgotten"  # set on a message whose key is gone
 ENCRYPTED_FIELDS: dict[type[object], tuple[str, ...]] = {
-    SessionRecorded: ("transcript", "summary"),
+    SubjectRegistered: ("external_ref",),
+    SessionRecorded: (TRANSCRIPT, SUMMARY, "fingerprint"),
     ChangeProposed: ("value", "condition", "evidence", "rationale"),
     ChangeConfirmed: ("evidence", "note"),
+    ChangeRejected: ("reason",),
+    FactForgotten: ("reason",),
+    SubjectErased: ("reason",),
+    FieldExpirySet: ("reason",),
 }
+_FIELD_SCOPED: tuple[type[object], ...] = (ChangeProposed, ChangeConfirmed)
 
 
-def scope_of(event_state: dict[str, Any], subject_id: object, cls: type[object]) -> str:
-    """The key scope of an event's encrypted fields."""
-    if issubclass(cls, SessionRecorded):
-        return str(subject_id)
-    return f"{subject_id}/{event_state['field']}"
+def subject_scope(subject_id: object) -> str:
+    return str(subject_id)
 
 
 def field_scope(subject_id: UUID, field: str) -> str:
     return f"{subject_id}/{field}"
+
+
+def line_scope(subject_id: object, session_id: str, index: int) -> str:
+    """One transcript message's scope; `~` never starts a field's name, and the index after
+    the last `#` keeps two sessions' scopes apart whatever their ids hold."""
+    return f"{subject_id}/~line/{session_id}#{index}"
+
+
+def summary_scope(subject_id: object, session_id: str) -> str:
+    return f"{subject_id}/~summary/{session_id}"
+
+
+def scope_of(event_state: dict[str, Any], subject_id: object, cls: type[object]) -> str:
+    """The key scope of an event's encrypted fields (a session's summary and lines have their
+    own: `summary_scope`, `line_scope`)."""
+    if issubclass(cls, _FIELD_SCOPED):
+        return field_scope(cast("UUID", subject_id), str(event_state["field"]))
+    return subject_scope(subject_id)
+
+
+def _scopes_of(state: dict[str, Any], cls: type[object]) -> dict[str, str]:
+    """Each sealed field's scope (`transcript#<i>` for message i)."""
+    subject = state["originator_id"]
+    if not issubclass(cls, SessionRecorded):
+        scope = scope_of(state, subject, cls)
+        return dict.fromkeys(_fields_of(cls), scope)
+    session_id = str(state["session_id"])
+    scopes = {
+        SUMMARY: summary_scope(subject, session_id),
+        "fingerprint": subject_scope(subject),
+    }
+    for index, _ in enumerate(state.get(TRANSCRIPT) or []):
+        scopes[f"{TRANSCRIPT}#{index}"] = line_scope(subject, session_id, index)
+    return scopes
 
 
 _FIELDS_BY_CLASS: dict[type[object], tuple[str, ...]] = {}
@@ -153,14 +211,22 @@ class ShreddingMapper(Mapper[UUID]):
 
     def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
         cls = type(domain_event)
-        fields = _fields_of(cls)
-        if not fields:
+        if not _fields_of(cls):
             return super().to_stored_event(domain_event)
         state = dict(vars(domain_event))
-        key_id, key = self.keys.current(scope_of(state, state["originator_id"], cls))
-        for name in fields:
-            if state[name] is not None:
+        scopes = _scopes_of(state, cls)
+        keys = self.keys.current_many(list(dict.fromkeys(scopes.values())))
+        for name, scope in scopes.items():
+            key_id, key = keys[scope]
+            if name.startswith(f"{TRANSCRIPT}#"):
+                continue
+            if state.get(name) is not None:
                 state[name] = _encrypt(key_id, key, state[name], _aad(state, cls, name))
+        if isinstance(state.get(TRANSCRIPT), list):
+            state[TRANSCRIPT] = [
+                _sealed_line(message, keys[scopes[f"{TRANSCRIPT}#{index}"]], state, cls, index)
+                for index, message in enumerate(state[TRANSCRIPT])
+            ]
         sealed = object.__new__(cls)
         object.__setattr__(sealed, "__dict__", state)
         return super().to_stored_event(sealed)
@@ -204,11 +270,61 @@ class ShreddingMapper(Mapper[UUID]):
                 continue
             value = json_text.loads(plain)
             state[name] = scrub_json(value) if _UNSAFE_ESCAPE.search(plain) else value
+        lines = state.get(TRANSCRIPT)
+        if isinstance(lines, list) and issubclass(cls, SessionRecorded):
+            aad_prefix = aad_prefix or f"{state['originator_id']}|{get_topic(cls)}|"
+            state[TRANSCRIPT] = [
+                self._opened_line(line, index, aad_prefix, opened)
+                for index, line in enumerate(lines)
+            ]
         return event
+
+    def _opened_line(
+        self, line: Any, index: int, aad_prefix: str, opened: dict[str, AESGCM | None]
+    ) -> Any:
+        """A message with its text opened, or marked forgotten when the line's key is gone."""
+        if not isinstance(line, dict):
+            return line
+        sealed = line.get("text")
+        if not isinstance(sealed, str) or not sealed.startswith(PREFIX):
+            return line  # stored before per-line keys: opened with the whole transcript
+        key_id, _, blob = sealed[_PREFIX_LEN:].partition(":")
+        try:
+            cipher = opened[key_id]
+        except KeyError:
+            cipher = opened[key_id] = self._cipher(key_id)
+        text: Any = None
+        if cipher is not None:
+            raw = binascii.a2b_base64(blob)
+            aad = f"{aad_prefix}{TRANSCRIPT}#{index}".encode()
+            try:
+                plain = cipher.decrypt(raw[:12], raw[12:], aad)
+            except InvalidTag:
+                plain = None  # never ours to read (tampered or mis-keyed): as forgotten
+            if plain is not None:
+                text = json_text.loads(plain)
+                text = scrub_json(text) if _UNSAFE_ESCAPE.search(plain) else text
+        if text is None:
+            return {**line, "text": None, FORGOTTEN_LINE: True}
+        return {**line, "text": text}
 
 
 def _aad(state: dict[str, Any], cls: type[object], name: str) -> bytes:
     return f"{state['originator_id']}|{get_topic(cls)}|{name}".encode()
+
+
+def _sealed_line(
+    message: Any,
+    key: tuple[str, bytes],
+    state: dict[str, Any],
+    cls: type[object],
+    index: int,
+) -> Any:
+    """The message with its text sealed under the line's own key."""
+    if not isinstance(message, dict) or message.get("text") is None:
+        return message
+    aad = _aad(state, cls, f"{TRANSCRIPT}#{index}")
+    return {**message, "text": _encrypt(key[0], key[1], message["text"], aad)}
 
 
 def _encrypt(key_id: str, key: bytes, value: Any, aad: bytes) -> str:

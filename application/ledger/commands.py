@@ -127,6 +127,9 @@ class ForgetMemory:
     requested_by: Actor
     reason: str
     command_id: str = default(default_factory=new_command_id)
+    # The transcript lines the memory was drawn from, as the backend knows them (session id,
+    # message index): their words are forgotten with it.
+    evidence_refs: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

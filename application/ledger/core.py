@@ -38,7 +38,7 @@ from factledger.application.ledger.event_store_errors import (
     unavailable,
 )
 from factledger.application.ledger.idempotency import JsonBody
-from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
+from factledger.application.ledger.key_store import KeyStore
 from factledger.application.ledger.responses import ResponseWrite, pending_response
 from factledger.application.ledger.snapshots.repository import SnapshottingRepository
 from factledger.application.ledger.snapshots.store import (
@@ -48,6 +48,7 @@ from factledger.application.ledger.snapshots.store import (
 )
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
+from factledger.domain.errors import SubjectErasedError
 from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import ProfileSchema
 
@@ -81,14 +82,15 @@ class LedgerCore(Application[UUID]):
         self,
         env: Mapping[str, str] | None = None,
         *,
+        keys: KeyStore,
         clock: Clock | None = None,
         schemas: Mapping[str, ProfileSchema] | None = None,
-        keys: KeyStore | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.schemas: Mapping[str, ProfileSchema] = schemas or {}
-        # Set before the library builds the mapper, which needs it.
-        self.keys: KeyStore = keys or InMemoryKeyStore()
+        # Set before the library builds the mapper, which needs it. No default: a key store
+        # in memory beside a durable event store would lose every personal field.
+        self.keys: KeyStore = keys
         self._tenants = TenantCache()
         # Called after every commit, in the saving thread (e.g. to wake the sync worker).
         self.after_commit: list[Callable[[], None]] = []
@@ -216,11 +218,21 @@ class LedgerCore(Application[UUID]):
         return self.clock.now()
 
     def _run(
-        self, tenant: str, subject_id: UUID, command_id: str | None, action: Action
+        self,
+        tenant: str,
+        subject_id: UUID,
+        command_id: str | None,
+        action: Action,
+        *,
+        erasing: bool = False,
     ) -> CommandResult:
-        """Load, act, save; on a concurrent writer's win, reload and act again."""
+        """Load, act, save; on a concurrent writer's win, reload and act again. On an erased
+        subject only the erasure's own retry is answered: any other command, a replay of one
+        it ran before included, is refused (`SubjectErasedError`)."""
         for attempt in range(MAX_ATTEMPTS):
             subject = self.subject(tenant, subject_id)
+            if subject.erased and not erasing:
+                raise SubjectErasedError(f"subject {subject_id}")
             if command_id is not None and subject.has_seen(command_id):
                 return self._result(subject, position=None)
             action(subject)

@@ -1,7 +1,8 @@
 """One tenant's ledger events in the order of the notification log, for the event stream.
 
 - A position is the notification id: strictly increasing, so "everything after position p" is
-  a resume point that neither repeats nor skips an event.
+  a resume point that neither repeats nor skips an event. Readers get it sealed as an opaque
+  cursor (`cursors`), per tenant: the log's positions would show other tenants' volume.
 - Only the subject's events are read (by topic), and of those only the tenant's; the subject
   kind and event types narrow further. A page also says how far it scanned, so a filter that
   matches nothing still moves on.
@@ -17,6 +18,7 @@ from uuid import UUID
 
 from eventsourcing.domain import DomainEventProtocol
 
+from factledger.application.ledger.cursors import StreamCursors
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain import events as ev
 from factledger.domain.subject import Subject
@@ -51,11 +53,12 @@ TYPE_BY_TOPIC = {topic: name for name, topic in TOPIC_BY_TYPE.items()}
 
 @dataclass(frozen=True, slots=True)
 class LoggedEvent:
-    position: int
+    position: int  # the log's own: never sent (see `cursors`)
     subject_id: UUID
     kind: str
     type: str
     event: DomainEventProtocol[UUID]
+    cursor: str = ""  # the position as the tenant's readers see it
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +77,10 @@ class _Origin:
 class TenantEventLog:
     """Reads one tenant's events from the ledger's notification log (blocking)."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, cursors: StreamCursors | None = None) -> None:
         self._ledger = ledger
         self._origins: dict[UUID, _Origin] = {}  # a subject's tenant and kind never change
+        self.cursors = cursors or StreamCursors(ledger.keys)
 
     def head(self) -> int:
         """The last position of the whole log (0 when empty)."""
@@ -103,6 +107,7 @@ class TenantEventLog:
                 origin.kind,
                 TYPE_BY_TOPIC[n.topic],
                 self._ledger.mapper.to_domain_event(n),
+                self.cursors.cursor(tenant, n.id),
             )
             for n in found
             if (origin := self._origin(_uuid(n.originator_id))).tenant == tenant

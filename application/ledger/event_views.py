@@ -17,6 +17,10 @@ from factledger.application.ledger.event_log import LoggedEvent
 from factledger.domain.events import ChangeProposed
 
 _ENVELOPE = {"originator_id", "originator_version", "timestamp"}
+# Never leaves the service: a session's fingerprint is a digest of its words, and a digest a
+# reader can recompute confirms a guessed sentence. In the store it is sealed under the
+# subject's key (shredded with it); a consumer recognises a re-sent session by its id.
+INTERNAL_FIELDS = frozenset({"fingerprint"})
 REDACTED = "[forgotten]"
 # What a person said or what is held about them: messages, values, quotes, summaries, notes
 # and reasons.
@@ -31,7 +35,7 @@ def event_payload(event: object, forgotten: set[str]) -> dict[str, Any]:
     payload = {
         f.name: getattr(event, f.name)
         for f in dataclasses.fields(event)  # type: ignore[arg-type]
-        if f.name not in _ENVELOPE
+        if f.name not in _ENVELOPE and f.name not in INTERNAL_FIELDS
     }
     if isinstance(event, ChangeProposed) and event.field in forgotten:
         payload |= {"value": None, "condition": None, "rationale": REDACTED}
@@ -55,7 +59,7 @@ def event_body(logged: LoggedEvent, forgotten: set[str], *, content: bool) -> di
     payload = event_payload(logged.event, forgotten)
     timestamp = getattr(logged.event, "timestamp", None)
     return {
-        "position": logged.position,
+        "cursor": logged.cursor,
         "type": logged.type,
         "subject_id": str(logged.subject_id),
         "subject_kind": logged.kind,

@@ -12,7 +12,13 @@ from uuid import UUID
 
 import structlog
 
-from factledger.application.ledger.cipher import ShreddingMapper, field_scope
+from factledger.application.ledger.cipher import (
+    ShreddingMapper,
+    field_scope,
+    line_scope,
+    subject_scope,
+    summary_scope,
+)
 from factledger.application.ledger.commands import (
     CommandResult,
     EraseSubject,
@@ -24,7 +30,9 @@ from factledger.application.ledger.commands import (
 from factledger.application.ledger.core import LedgerCore
 from factledger.application.ledger.snapshots.codec import snapshot_scope
 from factledger.domain.errors import FieldNotPresentError
+from factledger.domain.events import FactForgotten
 from factledger.domain.proposal import Decision
+from factledger.domain.values import JsonObject
 
 log = structlog.get_logger(__name__)
 
@@ -47,13 +55,42 @@ class ForgettingCommands(LedgerCore):
         except FieldNotPresentError:
             # A forget interrupted between its event and the key deletion: finish it.
             if cmd.field in self.subject(cmd.tenant, cmd.subject_id).forgotten_fields:
-                self._forget_keys(cmd.subject_id, scope)
+                self._forget_keys(
+                    cmd.subject_id,
+                    scope,
+                    *self._words_of(cmd.subject_id, field=cmd.field, memory_id=None),
+                )
             raise
-        self._forget_keys(cmd.subject_id, scope)
+        self._forget_keys(
+            cmd.subject_id, scope, *self._words_of(cmd.subject_id, field=cmd.field, memory_id=None)
+        )
         return result
 
-    def _forget_keys(self, subject_id: UUID, scope: str) -> None:
-        deleted = self.keys.forget(scope)
+    def forgotten_lines(
+        self, subject_id: UUID, *, field: str | None, memory_id: str | None
+    ) -> list[tuple[str, int]]:
+        """The transcript lines (session id, message index) whose words forgetting this
+        field or memory took: the lines its forgets name (`FactForgotten.evidence_refs`: a
+        field's evidence and the lines that asked about or decided its changes; a memory's
+        sources)."""
+        return sorted(
+            ref
+            for e in self.events.get(subject_id)
+            if isinstance(e, FactForgotten)
+            and (e.field == field if field is not None else e.memory_id == memory_id)
+            for ref in _refs(e.evidence_refs)
+        )
+
+    def _words_of(self, subject_id: UUID, *, field: str | None, memory_id: str | None) -> set[str]:
+        """The key scopes of those lines and of their sessions' summaries (a summary restates
+        what was said)."""
+        lines = self.forgotten_lines(subject_id, field=field, memory_id=memory_id)
+        scopes = {line_scope(subject_id, session_id, index) for session_id, index in lines}
+        scopes.update(summary_scope(subject_id, session_id) for session_id, _ in lines)
+        return scopes
+
+    def _forget_keys(self, subject_id: UUID, *scopes: str, already: int = 0) -> None:
+        deleted = already + self.keys.forget_many(scopes)
         # Snapshots hold every field's words in clear inside their seal: they go with any
         # key, even while snapshots are switched off (ones taken before may remain).
         deleted += self.keys.forget(snapshot_scope(subject_id))
@@ -76,25 +113,37 @@ class ForgettingCommands(LedgerCore):
                 cmd.subject_id,
                 cmd.command_id,
                 lambda s: s.erase(by=decision, reason=cmd.reason, at=self._now()),
+                erasing=True,
             )
         finally:
             subject = self.subject(cmd.tenant, cmd.subject_id)
             if subject.erased:
-                for field in sorted(subject.forgotten_fields):
-                    self.keys.forget(field_scope(cmd.subject_id, field))
-                self._forget_keys(cmd.subject_id, str(cmd.subject_id))
+                # Every scope of the subject starts with its id: fields, lines, summaries,
+                # snapshots and the subject's own key go in one statement.
+                erased = self.keys.forget_prefix(subject_scope(cmd.subject_id))
+                self._forget_keys(cmd.subject_id, subject_scope(cmd.subject_id), already=erased)
         return result
 
     def forget_memory(self, cmd: ForgetMemory) -> CommandResult:
+        """Records that a backend memory must be forgotten, with the lines it was drawn from,
+        then deletes those lines' keys."""
         decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
-        return self._run(
+        result = self._run(
             cmd.tenant,
             cmd.subject_id,
             cmd.command_id,
             lambda s: s.forget_memory(
-                cmd.memory_id, by=decision, reason=cmd.reason, at=self._now()
+                cmd.memory_id,
+                by=decision,
+                reason=cmd.reason,
+                at=self._now(),
+                evidence_refs=cmd.evidence_refs,
             ),
         )
+        words = self._words_of(cmd.subject_id, field=None, memory_id=cmd.memory_id)
+        if words:
+            self._forget_keys(cmd.subject_id, *words)
+        return result
 
     def expire_memory(self, cmd: ExpireMemory) -> CommandResult:
         decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
@@ -117,3 +166,11 @@ class ForgettingCommands(LedgerCore):
                 cmd.field, cmd.valid_until, by=decision, at=self._now(), reason=cmd.reason
             ),
         )
+
+
+def _refs(evidence_refs: list[JsonObject]) -> set[tuple[str, int]]:
+    return {
+        (str(ref["session_id"]), index)
+        for ref in evidence_refs
+        if isinstance(index := ref.get("message_index"), int)
+    }

@@ -1,20 +1,22 @@
 """Deletable encryption keys: the port that makes "forget" real in an append-only ledger.
 
-A scope names what a key protects: `<subject id>` (the subject's transcripts and summaries)
-or `<subject id>/<field>` (one profile field's values, conditions, quotes and rationales).
-Deleting a scope's keys makes every ciphertext written under them unreadable for good; a
-later write to the same scope gets a new key.
+A scope names what a key protects: `<subject id>` (what identifies the subject: its reference,
+its sessions' fingerprints, reasons), `<subject id>/<field>` (one profile field's values,
+conditions, quotes and rationales), `<subject id>/~line/<session id>#<index>` (one transcript
+message) and `<subject id>/~summary/<session id>` (one session's summary). Deleting a scope's
+keys makes every ciphertext written under them unreadable for good; a later write to the same
+scope gets a new key. Every scope of a subject starts with its id, so an erasure deletes them
+all with one `forget_prefix`.
 
-Adapters: `InMemoryKeyStore` (here: tests, the POPO ledger), `SqliteKeyStore` and
-`PostgresKeyStore` (adapters/). Keys cannot be rebuilt from events: back the store up.
+Adapters (adapters/): `InMemoryKeyStore`, `SqliteKeyStore`, `PostgresKeyStore`. The
+composition root picks one explicitly. Keys cannot be rebuilt from events: back the store up.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Protocol
 
 from factledger.application.errors import StoreUnavailableError
@@ -34,6 +36,12 @@ class KeyStore(Protocol):
         """The scope's live key `(key id, key)`, created on first use."""
         ...
 
+    def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        """`current` of every scope, in one transaction: a session's end seals each of its
+        messages under a key of its own, and a round trip per message would cost more than
+        the save."""
+        ...
+
     def key(self, key_id: str) -> bytes | None:
         """The key with this id, or None once its scope was forgotten."""
         ...
@@ -47,40 +55,14 @@ class KeyStore(Protocol):
         """Deletes every key of the scope; returns how many were deleted (0: idempotent)."""
         ...
 
+    def forget_many(self, scopes: Collection[str]) -> int:
+        """`forget` of every scope, in one statement; returns how many keys went."""
+        ...
+
+    def forget_prefix(self, prefix: str) -> int:
+        """Deletes every key whose scope starts with `prefix` (a subject id: all of its keys)."""
+        ...
+
 
 def new_key() -> tuple[str, bytes]:
     return uuid.uuid4().hex, os.urandom(KEY_BYTES)
-
-
-class InMemoryKeyStore:
-    """Keys in a dict, for tests and in-memory ledgers (gone at exit, like their events)."""
-
-    def __init__(self) -> None:
-        self._keys: dict[str, tuple[str, bytes]] = {}  # key id -> (scope, key)
-        self._current: dict[str, str] = {}  # scope -> key id
-        self._lock = threading.Lock()
-
-    def current(self, scope: str) -> tuple[str, bytes]:
-        with self._lock:
-            key_id = self._current.get(scope)
-            if key_id is None:
-                key_id, key = new_key()
-                self._keys[key_id] = (scope, key)
-                self._current[scope] = key_id
-            return key_id, self._keys[key_id][1]
-
-    def key(self, key_id: str) -> bytes | None:
-        found = self._keys.get(key_id)
-        return None if found is None else found[1]
-
-    def keys_by_id(self, key_ids: Collection[str]) -> dict[str, bytes]:
-        found = {key_id: self._keys.get(key_id) for key_id in key_ids}
-        return {key_id: held[1] for key_id, held in found.items() if held is not None}
-
-    def forget(self, scope: str) -> int:
-        with self._lock:
-            doomed = [kid for kid, (s, _) in self._keys.items() if s == scope]
-            for kid in doomed:
-                del self._keys[kid]
-            self._current.pop(scope, None)
-            return len(doomed)

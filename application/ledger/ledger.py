@@ -46,13 +46,21 @@ from factledger.application.ledger.forgetting import ForgettingCommands
 from factledger.application.ledger.past_sessions import PastSessions
 from factledger.application.ledger.records import proposal_of, session_record
 from factledger.application.proposals.plan import agreed_changes, plan_changes
-from factledger.domain.errors import DomainError, SessionConflictError
+from factledger.domain.errors import DomainError, SessionConflictError, SubjectErasedError
 from factledger.domain.proposal import Decision
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.subject import Subject
 from factledger.domain.values import OPEN_SCHEMA
 
 log = structlog.get_logger(__name__)
+
+
+RE_ONBOARD = (
+    "subject {subject_id} was erased, and its reference cannot be registered again (a "
+    "subject's id derives from tenant, kind and external_ref; the erasure receipt keeps that "
+    "id): to onboard the returning person, register them under a new external_ref (the CRM's "
+    "new record, or the old reference with a suffix) and issue the agent's token with it"
+)
 
 
 class Ledger(ForgettingCommands, PastSessions):
@@ -71,6 +79,10 @@ class Ledger(ForgettingCommands, PastSessions):
             # Already registered (a retry, or a concurrent twin): a no-op, unless the id is
             # taken in another tenant, which the deterministic id makes impossible.
             existing = self.subject(cmd.tenant, subject.id)
+            if existing.erased:
+                # The id derives from tenant, kind and reference, and the erased stream keeps
+                # its receipt under it: the reference cannot name anyone new.
+                raise SubjectErasedError(RE_ONBOARD.format(subject_id=existing.id)) from None
             return self._result(existing, position=None)
         return self._result(subject, position=recordings[-1].notification.id)
 
@@ -150,7 +162,7 @@ class Ledger(ForgettingCommands, PastSessions):
 
     def confirm_change(self, cmd: ConfirmChange) -> CommandResult:
         def confirm(subject: Subject) -> object:
-            by = Actor(ActorKind.SUBJECT, subject.external_ref)
+            by = Actor(ActorKind.SUBJECT, str(subject.id))
             decision = Decision(
                 by=by, evidence=cmd.evidence, command_id=cmd.command_id, relayed_by=cmd.relayed_by
             )

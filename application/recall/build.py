@@ -88,6 +88,8 @@ def excerpts(findings: MemoryFindings, *, max_chars: int) -> tuple[Excerpt, ...]
             if session_id is None or not 0 <= index < len(transcript):
                 continue
             message = transcript[index]
+            if message.forgotten or not message.text:
+                continue  # its words were forgotten: nothing of them is quoted
             text = message.text if len(message.text) <= max_chars else message.text[:max_chars]
             found.setdefault(
                 (session_id, index),

@@ -139,6 +139,10 @@ class LedgerRecallSources:
         def read() -> list[Message]:
             subject = self._subject(subject_id)
             info = None if subject is None else subject.sessions.get(session_id)
-            return [] if info is None else [Message(role, text) for role, text in info.messages]
+            return (
+                []
+                if info is None
+                else [Message(role, text, forgotten=not text) for role, text in info.messages]
+            )
 
         return await asyncio.to_thread(read)

@@ -6,9 +6,9 @@
   `backoff_s * 2**(attempt - 1)` (at most `max_backoff_s`); after `max_attempts` the event is
   given up (logged as such) and the next one goes.
 - Delivery is at least once: a process that stops between a 2xx and its log write sends that
-  event again. Each body carries its delivery id (`<endpoint>:<position>`), for receivers to
-  drop a repeat; it is also the Standard Webhooks `webhook-id` the signature covers
-  (`signing`).
+  event again. Each body carries its delivery id (`<endpoint>:<cursor>`, the event's opaque
+  cursor), for receivers to drop a repeat; it is also the Standard Webhooks `webhook-id` the
+  signature covers (`signing`).
 - Content goes only to endpoints configured for it; forgotten values never (the stream's rules).
 - Every attempt is in the log (outcome, status, error type); the logs carry ids, never content.
 """
@@ -130,7 +130,7 @@ class WebhookDispatcher:
 
     async def _deliver(self, endpoint: Endpoint, event: LoggedEvent, forgotten: set[str]) -> bool:
         """One attempt; True when the endpoint may go on to its next event."""
-        delivery_id = f"{endpoint.id}:{event.position}"
+        delivery_id = f"{endpoint.id}:{event.cursor}"
         body = json.dumps(
             {
                 "id": delivery_id,

@@ -1,6 +1,6 @@
 """Webhook signatures in the Standard Webhooks format, made by the `standardwebhooks` package.
 
-Each delivery carries three headers: `webhook-id` (the delivery id, `<endpoint>:<position>`,
+Each delivery carries three headers: `webhook-id` (the delivery id, `<endpoint>:<cursor>`,
 the same on every retry so that a receiver can drop a repeat), `webhook-timestamp` (unix
 seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of
 "<id>.<timestamp>.<body>">`). Any Standard Webhooks library verifies them, given the

@@ -98,7 +98,7 @@ class Subject(SubjectForgetting):
             return
         said = Evidence(session_id, index, message.text[:MAX_QUOTE])
         by = Decision(
-            Actor(ActorKind.SUBJECT, self.external_ref),
+            Actor(ActorKind.SUBJECT, str(self.id)),
             evidence=said,
             relayed_by=message.relayed_by,
         )

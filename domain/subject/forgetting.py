@@ -3,6 +3,7 @@ field or memory served until a time, and erasure of the whole subject."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from factledger.domain.errors import FieldNotHeldError, FieldNotPresentError, InvalidOperationError
@@ -40,17 +41,45 @@ class SubjectForgetting(SubjectState):
             profile_version=self.profile_version + 1,
             withdrawn_changes=withdrawn,
             command_id=by.command_id,
-            evidence_refs=evidence_refs(self.changes.values(), self.confirmed_in, field),
+            evidence_refs=evidence_refs(
+                self.changes.values(),
+                self.confirmed_in,
+                field,
+                asked_in=(
+                    (session.session_id, index, change_id)
+                    for session in self.sessions.values()
+                    for index, change_id in enumerate(session.message_changes)
+                    if change_id is not None
+                ),
+            ),
         )
 
-    def forget_memory(self, memory_id: str, *, by: Decision, reason: str, at: datetime) -> None:
-        """Records that a backend memory must be forgotten (the sync worker acts on it)."""
+    def forget_memory(
+        self,
+        memory_id: str,
+        *,
+        by: Decision,
+        reason: str,
+        at: datetime,
+        evidence_refs: Sequence[tuple[str, int]] = (),
+    ) -> None:
+        """Records that a backend memory must be forgotten (the sync worker acts on it), with
+        the recorded lines it was drawn from (refs to other lines are left out: the backend
+        may name a session this subject never recorded)."""
         self._check_live()
         check_reason(reason)
         check_text(memory_id, "memory_id")
         if memory_id in self.forgotten_memories:
             return
         self._check_time(at)
+        refs = sorted(
+            {
+                (session_id, index)
+                for session_id, index in evidence_refs
+                if (session := self.sessions.get(session_id)) is not None
+                and 0 <= index < len(session.messages)
+            }
+        )
         self.trigger_event(
             self.FactForgotten,
             timestamp=at,
@@ -61,7 +90,7 @@ class SubjectForgetting(SubjectState):
             profile_version=None,
             withdrawn_changes=[],
             command_id=by.command_id,
-            evidence_refs=[],
+            evidence_refs=[{"session_id": s, "message_index": i} for s, i in refs],
         )
 
     def expire_memory(

@@ -122,6 +122,9 @@ class ProfileProjection:
                 self._superseded(txn, event)
             case FactForgotten() if event.field is not None:
                 self._forgotten(txn, event, item.position)
+                self._words_forgotten(txn, event)
+            case FactForgotten():
+                self._words_forgotten(txn, event)
             case FieldExpirySet():
                 self._expiry_set(txn, event, item.position)
             case SubjectErased():
@@ -321,6 +324,16 @@ class ProfileProjection:
                 "until": None,
             },
         )
+
+    def _words_forgotten(self, txn: ViewTransaction, e: FactForgotten) -> None:
+        """The sessions whose lines a forget took lose their summary too (its key goes with
+        theirs), as a rebuild, which reads it back as nothing, would show."""
+        sessions = {ref.get("session_id") for ref in e.evidence_refs}
+        if not sessions:
+            return
+        for key, doc in txn.scan("session", f"{e.originator_id}:"):
+            if doc.get("session_id") in sessions and doc.get("has_summary"):
+                txn.put("session", key, {**doc, "has_summary": False})
 
     def _expiry_set(self, txn: ViewTransaction, e: FieldExpirySet, position: int) -> None:
         """An expiry annotates the field of the current profile (no new version: the value is

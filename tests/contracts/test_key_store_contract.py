@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 from support.stores import new_schema
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.postgres.key_store import PostgresKeyStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
-from factledger.application.ledger.key_store import KEY_BYTES, InMemoryKeyStore, KeyStore
+from factledger.application.ledger.key_store import KEY_BYTES, KeyStore
 
 SUBJECT = "9d5b0c1e-4a51-4f3e-9a55-1f0d0c7a1e01"
 OTHER_SUBJECT = "9d5b0c1e-4a51-4f3e-9a55-1f0d0c7a1e02"
@@ -175,3 +176,38 @@ def test_keys_by_id_reads_many_keys_and_leaves_out_forgotten_ones(keys: Keys) ->
     assert found == {subject_id: subject_key, other_id: other_key}
     assert field_key not in found.values()
     assert store.keys_by_id([]) == {}
+
+
+def test_current_many_gives_each_scope_its_own_live_key_in_one_call(store: KeyStore) -> None:
+    lines = [f"{SUBJECT}/~line/s1#{n}" for n in range(3)]
+    known = store.current(FIELD)
+    found = store.current_many([*lines, FIELD, lines[0]])
+    assert set(found) == {*lines, FIELD}
+    assert found[FIELD] == known  # an existing scope keeps its key
+    assert len({key_id for key_id, _ in found.values()}) == 4
+    assert store.current_many(lines) == {scope: found[scope] for scope in lines}
+
+
+def test_forget_many_deletes_those_scopes_only(store: KeyStore) -> None:
+    first, second, kept = (f"{SUBJECT}/~line/s1#{n}" for n in range(3))
+    found = store.current_many([first, second, kept])
+    assert store.forget_many([first, second]) == 2
+    assert store.keys_by_id([key_id for key_id, _ in found.values()]) == {
+        found[kept][0]: found[kept][1]
+    }
+    assert store.forget_many([first]) == 0
+
+
+def test_forget_prefix_deletes_every_scope_of_the_subject_and_no_other(store: KeyStore) -> None:
+    mine = [
+        SUBJECT,
+        FIELD,
+        f"{SUBJECT}/~line/s1#0",
+        f"{SUBJECT}/~summary/s1",
+        f"{SUBJECT}#snapshot",
+    ]
+    theirs = [OTHER_SUBJECT, f"{OTHER_SUBJECT}/supplier"]
+    found = store.current_many([*mine, *theirs])
+    assert store.forget_prefix(SUBJECT) == len(mine)
+    left = store.keys_by_id([key_id for key_id, _ in found.values()])
+    assert set(left) == {found[scope][0] for scope in theirs}

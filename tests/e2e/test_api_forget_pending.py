@@ -45,8 +45,10 @@ async def a_lead_who_said_the_budget(http: httpx.AsyncClient, ports: Runtime) ->
     return subject_id
 
 
-async def propose(http: httpx.AsyncClient, value: str, version: int = 0) -> str:
-    body = {
+async def propose(
+    http: httpx.AsyncClient, value: str, version: int = 0, *, evidenced: bool = True
+) -> str:
+    body: dict[str, Any] = {
         "based_on_version": version,
         "field": "budget",
         "value": {"type": "text", "value": value},
@@ -55,6 +57,9 @@ async def propose(http: httpx.AsyncClient, value: str, version: int = 0) -> str:
         "rationale": "said in the first chat",
         "evidence": {"session_id": "wa-1", "message_index": 0, "quote": "forty thousand"},
     }
+    if not evidenced:
+        body.pop("evidence")
+        body["origin"] = "inferred"
     created = await ok(await http.post("/v1/subjects/me/proposals", json=body, headers=AGENT), 201)
     return str(created["change_id"])
 
@@ -108,6 +113,8 @@ async def test_forgetting_a_field_that_is_only_proposed_rejects_and_redacts_it(
         "memory_id": None,
         "rejected_changes": [pending],
         "redacted_changes": [pending],
+        # the line that stated it: its words are unreadable everywhere now
+        "forgotten_lines": [{"session_id": "wa-1", "message_index": 0}],
     }
     # and the proposal is no longer pending, with its content unreadable
     assert await assert_redacted(http, subject_id, pending) == "forgotten"
@@ -169,7 +176,8 @@ async def test_a_new_proposal_after_the_forget_can_be_forgotten_again(
     subject_id = await a_lead_who_said_the_budget(http, ports)
     first = await propose(http, "40000 EUR")
     await ok(await http.post("/v1/subjects/me/forget", json=FORGET, headers=AGENT))
-    second = await propose(http, "50000 EUR", 1)
+    # The forgotten line can evidence nothing now (its words are gone): a proposal without it
+    second = await propose(http, "50000 EUR", 1, evidenced=False)
     done = await ok(await http.post("/v1/subjects/me/forget", json=FORGET, headers=AGENT))
     # Only what came after the first forget is named: the first one's key was already gone
     assert (done["rejected_changes"], done["redacted_changes"]) == ([second], [second])
@@ -194,6 +202,8 @@ async def test_forgetting_a_memory_by_id_names_the_memory(
         "memory_id": memory.id,
         "rejected_changes": [],
         "redacted_changes": [],
+        # the line the memory was drawn from, as the backend names it
+        "forgotten_lines": [{"session_id": "wa-1", "message_index": 0}],
     }
     await sync(ports)
     assert not any("forty" in text for text in await backend_texts(ports, subject_id))

@@ -220,6 +220,7 @@ async def test_forgetting_a_field_makes_a_new_version(http: httpx.AsyncClient) -
         "memory_id": None,
         "rejected_changes": [],
         "redacted_changes": [change["change_id"]],
+        "forgotten_lines": [{"session_id": "wa-5", "message_index": 0}],
     }
     gone = await http.post("/v1/subjects/me/forget", json=forget, headers=AGENT)
     assert gone.status_code == 409

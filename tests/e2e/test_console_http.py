@@ -275,6 +275,13 @@ async def test_an_admin_forgets_a_field_and_retries_a_dead_letter(
     assert [(f.field, f.requested_by) for f in forgotten] == [
         ("supplier", {"kind": "staff", "id": "admin-1"})
     ]
+    # The Sessions page shows the line that stated the supplier as forgotten, never its
+    # words (it stated the budget too: the line goes whole); the other lines stay.
+    sessions = await web.get(f"/console/subjects/{subject}/sessions")
+    assert "Supplier A" not in sessions.text
+    assert "40k" not in sessions.text
+    assert "[forgotten: these words were erased]" in sessions.text
+    assert "Who supplies your packaging today?" in sessions.text
     ops = await web.get("/console/operations")
     assert "MemoryUnavailableError" in ops.text
     retry = await web.post(f"/console/operations/dead-letters/{item}/retry", data={"csrf": csrf})

@@ -105,12 +105,12 @@ async def read_events(
     return events
 
 
-def logged_positions(ports: Runtime, tenant: str = "t1") -> list[int]:
+def logged_cursors(ports: Runtime, tenant: str = "t1") -> list[str]:
     page = TenantEventLog(ports.ledger).read(tenant, after=0, limit=10_000)
-    return [e.position for e in page.events]
+    return [e.cursor for e in page.events]
 
 
-def follow(api: str, count: int, after: int | None) -> tuple[list[LedgerEvent], int | None]:
+def follow(api: str, count: int, after: str | None) -> tuple[list[LedgerEvent], str | None]:
     """The Python client's follower, on a thread (it blocks): `count` events, then stop."""
     with FactledgerClient(api, SERVICE) as client:
         follower = client.follow_events(after=after)
@@ -119,7 +119,7 @@ def follow(api: str, count: int, after: int | None) -> tuple[list[LedgerEvent], 
             got.append(event)
             if len(got) == count:
                 break
-        return got, follower.position
+        return got, follower.cursor
 
 
 async def test_a_consumer_that_disconnects_resumes_without_a_gap_or_a_duplicate(
@@ -129,31 +129,53 @@ async def test_a_consumer_that_disconnects_resumes_without_a_gap_or_a_duplicate(
         leads = [await register(api, "lead", f"crm-{n}") for n in range(3)]
         await register(api, "lead", "crm-elsewhere", OTHER_TENANT)
         await propose(api, leads[0], "supplier", "Supplier A")
-        first, position = await asyncio.to_thread(follow, api, 3, None)
+        first, cursor = await asyncio.to_thread(follow, api, 3, None)
         # While it is away: more of its tenant's events, and another tenant's.
         await propose(api, leads[1], "supplier", "Supplier B")
         await register(api, "customer", "acct-9")
         await register(api, "lead", "crm-elsewhere-2", OTHER_TENANT)
-        expected = logged_positions(ports)
+        expected = logged_cursors(ports)
         rest, _ = await asyncio.wait_for(
-            asyncio.to_thread(follow, api, len(expected) - 3, position), WAIT_S
+            asyncio.to_thread(follow, api, len(expected) - 3, cursor), WAIT_S
         )
-    seen = [e.position for e in first + rest]
+    seen = [e.cursor for e in first + rest]
     assert seen == expected  # in order, none missing, none twice
     assert len(set(seen)) == len(seen) == 6  # three leads, two proposals, one customer
-    assert position == first[-1].position
+    assert cursor == first[-1].cursor
     assert {e.subject_kind for e in rest} == {"lead", "customer"}
 
 
-async def test_last_event_id_resumes_after_that_position(ports: Runtime) -> None:
+async def test_last_event_id_resumes_after_that_cursor(ports: Runtime) -> None:
     async with serving(ports) as api:
         for n in range(4):
             await register(api, "lead", f"crm-{n}")
         everything = await read_events(api, 4)
-        resumed = await read_events(
-            api, 2, headers={"Last-Event-ID": str(everything[1]["position"])}
-        )
-    assert [e["position"] for e in resumed] == [e["position"] for e in everything[2:]]
+        resumed = await read_events(api, 2, headers={"Last-Event-ID": everything[1]["cursor"]})
+        again = await read_events(api, 2, after=everything[1]["cursor"])
+    assert [e["cursor"] for e in resumed] == [e["cursor"] for e in everything[2:]]
+    assert again == resumed
+
+
+async def test_cursors_are_opaque_and_per_tenant(ports: Runtime) -> None:
+    """A cursor shows nothing of the log's positions (whose gaps would show other tenants'
+    volume), and one tenant's cursor means nothing in another's stream."""
+    async with serving(ports) as api:
+        await register(api, "lead", "crm-1")
+        await register(api, "lead", "crm-elsewhere", OTHER_TENANT)
+        await register(api, "lead", "crm-2")
+        mine = await read_events(api, 2)
+        theirs = await read_events(api, 1, OTHER_TENANT)
+        async with httpx.AsyncClient(base_url=api) as http:
+            crossed = await http.get(
+                STREAM,
+                headers=bearer(OTHER_TENANT) | {"Last-Event-ID": mine[0]["cursor"]},
+            )
+            numeric = await http.get(STREAM, params={"after": "2"}, headers=bearer(SERVICE))
+    assert all("position" not in e for e in mine + theirs)
+    assert not any(c.isdigit() and len(c) < 8 for c in (e["cursor"] for e in mine))
+    assert crossed.status_code == 422
+    assert crossed.json()["field"] == "Last-Event-ID"
+    assert numeric.status_code == 422  # a guessed position opens nothing
 
 
 async def test_filters_keep_only_the_kinds_and_types_asked_for(ports: Runtime) -> None:
@@ -244,7 +266,9 @@ async def test_only_analysts_services_and_admins_may_follow(ports: Runtime) -> N
         ({"kind": "Lead!"}, {}, "kind"),
         ({}, {"Last-Event-ID": "seven"}, "Last-Event-ID"),
         ({}, {"Last-Event-ID": "-1"}, "Last-Event-ID"),
+        ({}, {"Last-Event-ID": "A" * 65}, "Last-Event-ID"),
         ({"after": "-1"}, {}, "after"),
+        ({"after": "17"}, {}, "after"),
     ],
 )
 async def test_a_bad_filter_or_position_is_a_422_naming_it(
@@ -313,12 +337,12 @@ async def test_the_async_client_follows_and_resumes_too(ports: Runtime) -> None:
             follower = client.follow_events(types=["registered"])
             first = []
             async for event in follower:
-                first.append(event.position)
+                first.append(event.cursor)
                 if len(first) == 2:
                     break
-            resumed = client.follow_events(after=follower.position)
+            resumed = client.follow_events(after=follower.cursor)
             rest = [await asyncio.wait_for(anext(aiter(resumed)), WAIT_S)]
-    assert first + [e.position for e in rest] == logged_positions(ports)
+    assert first + [e.cursor for e in rest] == logged_cursors(ports)
 
 
 async def test_a_store_that_fails_a_read_does_not_end_the_stream(

@@ -13,6 +13,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
@@ -66,7 +67,7 @@ class World:
 )
 async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
     clock = ManualClock()
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     extractor, embedder = RuleExtractor(), HashingEmbedder()
     async with AsyncExitStack() as stack:
         stack.callback(ledger.close)

@@ -20,6 +20,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.ledger.commands import ForgetMemory, RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
@@ -109,7 +110,7 @@ async def rig(request: pytest.FixtureRequest) -> AsyncIterator[Rig]:
                     clock=clock,
                 )
             )
-        ledger = Ledger(popo_env(), clock=clock)
+        ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
         stack.callback(ledger.close)
         subject_id = ledger.register_subject(RegisterSubject(TENANT, "lead", "ws-7")).subject_id
         for n, (at, said) in enumerate([(FEB, FIRST), (APRIL, SECOND + ALSO_SAID)]):

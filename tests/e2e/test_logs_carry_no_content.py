@@ -28,6 +28,7 @@ from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
@@ -71,7 +72,9 @@ def bombed_runtime(switch: Switch) -> Runtime:
         return Bomb(name, inner, switch)
 
     clock = ManualClock()
-    ledger = cast("Ledger", bomb("ledger", Ledger(popo_env(), clock=clock)))
+    ledger = cast(
+        "Ledger", bomb("ledger", Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()))
+    )
     buffer = bomb("session_buffer", InMemorySessionBuffer())
     sessions = ShortTermMemory(
         SessionPorts(

@@ -18,6 +18,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.postgres.event_store import ensure_schema, postgres_env
@@ -105,7 +106,7 @@ async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
     clock = ManualClock()
     async with AsyncExitStack() as stack:
         if request.param == "in_memory":
-            ledger = Ledger(popo_env(), clock=clock)
+            ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
             backend: MemoryBackend = InMemoryMemoryBackend(
                 extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
             )
@@ -114,7 +115,11 @@ async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
         else:
             location: PostgresLocation = request.getfixturevalue("postgres")
             suffix = uuid.uuid4().hex[:10]
-            ledger = Ledger(postgres_env(location, schema=f"ledger_{suffix}"), clock=clock)
+            ledger = Ledger(
+                postgres_env(location, schema=f"ledger_{suffix}"),
+                clock=clock,
+                keys=InMemoryKeyStore(),
+            )
             backend = await stack.enter_async_context(
                 pgvector_backend(
                     location, embedder=HashingEmbedder(), extractor=RuleExtractor(), clock=clock

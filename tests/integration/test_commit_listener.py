@@ -13,6 +13,7 @@ import pytest
 from pydantic import SecretStr
 from support.crash import CrashablePostgres
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.postgres.commit_listener import CommitListener, start_listening
 from factledger.adapters.postgres.event_store import commit_channel, postgres_env
 from factledger.adapters.postgres_pool import PoolOptions
@@ -54,7 +55,9 @@ async def register(ledger: Ledger, ref: str) -> None:
 async def test_a_listener_hears_commits_and_listens_again_after_a_restart(
     crashable: CrashablePostgres,
 ) -> None:
-    ledger = Ledger(postgres_env(crashable.location, schema="events", pool=POOL))
+    ledger = Ledger(
+        postgres_env(crashable.location, schema="events", pool=POOL), keys=InMemoryKeyStore()
+    )
     channel = commit_channel(ledger.recorder)
     assert channel is not None
     heard: list[float] = []

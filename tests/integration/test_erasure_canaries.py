@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import httpx
 import psycopg
@@ -29,11 +30,17 @@ from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import Settings, load_settings
 from factledger.application.memory.forwarding import innermost_backend
+from factledger.domain.events import SessionRecorded
 from factledger.testing.manual_clock import ManualClock
 
 # Distinctive, and split into words no other text of the run contains.
 FORGOTTEN = "Zanzibar Periwinkle"  # the value of a field that is then forgotten
 ERASED = "Quixotic Marzipan"  # everything about a subject that is then erased
+# What identifies the erased person beyond their words: the reference, the erasure's reason
+# (reasons are sealed under the subject's key), and the session's fingerprint (a digest of its
+# words, sealed too); found nowhere after the erasure, though never all written in clear.
+ERASED_REF = "crm-Fairweather-Ottoline"
+ERASE_REASON = "erasure request Tangerine Quokka"
 CANARIES = (FORGOTTEN, ERASED)
 RETAINED = ("pg_wal",)  # ADR 0015: the write-ahead log ages out with its segments
 # Tables the erasure itself leaves without a byte of erased rows; the others' dead rows go at
@@ -59,6 +66,7 @@ class Story:
     def __init__(self, http: httpx.AsyncClient, rt: Runtime, clock: ManualClock) -> None:
         self.http, self.rt, self.clock = http, rt, clock
         self.written: set[str] = set()  # canaries found in the data before the erasures
+        self.fingerprint = ""  # of the erased subject's session, read before the erasure
 
     async def sync(self) -> None:
         worker = self.rt.sync_worker
@@ -107,13 +115,17 @@ class Story:
         """`look` returns what the data holds now (files or tables), to show the canaries
         were written at all."""
         await self.talk("crm-forget", "wa-forget", FORGOTTEN, summary=None)
-        erased = await self.talk("crm-erase", "wa-erase", ERASED, summary=f"likes {ERASED}")
+        erased = await self.talk(ERASED_REF, "wa-erase", ERASED, summary=f"likes {ERASED}")
+        recorded = [
+            e for e in self.rt.ledger.events.get(UUID(erased)) if isinstance(e, SessionRecorded)
+        ]
+        self.fingerprint = recorded[0].fingerprint
         await self.sync()
         self.written = {c for c in CANARIES if c in look()}
         forget = {"field": "supplier", "reason": "the subject asked"}
         keyed = {**agent("crm-forget"), "Idempotency-Key": "forget-0001"}
         await ok(await self.http.post("/v1/subjects/me/forget", json=forget, headers=keyed))
-        body = {"reason": "erasure request 4411"}
+        body = {"reason": ERASE_REASON}
         await ok(
             await self.http.request("DELETE", f"/v1/subjects/{erased}", json=body, headers=ADMIN)
         )
@@ -129,12 +141,16 @@ async def api(settings: Settings, clock: ManualClock) -> AsyncIterator[Story]:
             yield Story(http, rt, clock)
 
 
-def hits_in_files(root: Path) -> list[str]:
+def hits_in_files(root: Path, canaries: tuple[str, ...] = CANARIES) -> list[str]:
     found = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         data = path.read_bytes()
-        found += [f"{path.relative_to(root)}: {c}" for c in CANARIES if c.encode() in data]
+        found += [f"{path.relative_to(root)}: {c}" for c in canaries if c.encode() in data]
     return found
+
+
+def identifying(story: Story) -> tuple[str, ...]:
+    return (ERASED_REF, ERASE_REASON, story.fingerprint)
 
 
 def clock() -> ManualClock:
@@ -158,7 +174,8 @@ async def test_nothing_forgotten_or_erased_is_left_in_the_sqlite_files_or_the_lo
 
     assert story.written == set(CANARIES)
     assert hits_in_files(data_dir) == []
-    assert not [c for c in CANARIES if c in repr(logs)]
+    assert hits_in_files(data_dir, identifying(story)) == []
+    assert not [c for c in (*CANARIES, *identifying(story)) if c in repr(logs)]
 
 
 def pg_settings(data_dir: Path, location: PostgresLocation) -> Settings:
@@ -238,10 +255,15 @@ async def test_nothing_forgotten_or_erased_is_left_in_postgres_or_pgvector(
         server.stop()
 
     assert story.written == set(CANARIES)
-    assert not [c for c in CANARIES if c in dumped]
-    hits = [h for h in hits_in_files(data_dir) if not h.removeprefix("pg/").startswith(RETAINED)]
+    everything = (*CANARIES, *identifying(story))
+    assert not [c for c in everything if c in dumped]
+    hits = [
+        h
+        for h in hits_in_files(data_dir, everything)
+        if not h.removeprefix("pg/").startswith(RETAINED)
+    ]
     assert named(hits, relations) == [], "\n".join(named(hits, relations))
-    assert not [c for c in CANARIES if c in repr(logs)]
+    assert not [c for c in everything if c in repr(logs)]
     assert set(compacted) == {
         "chunks",
         "documents",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import psycopg
 import pytest
@@ -14,6 +15,7 @@ from support.mirrors import TwoProcesses, two_processes
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.api.cli.sync import compaction
+from factledger.api.http.metrics import ApiMetrics
 from factledger.api.settings import PgvectorBackendSettings, load_settings
 from factledger.application.memory.types import Namespace
 
@@ -76,6 +78,33 @@ async def test_the_scheduled_compaction_leaves_no_byte_of_a_forgotten_fact(
     assert two.writer.upkeep.pending == ()
 
     assert files_holding(two.writer, CANARY) == []
+
+
+async def test_the_shared_record_shows_the_backlog_until_the_round_and_then_the_round(
+    two: TwoProcesses,
+) -> None:
+    """The worker serves no metrics: the API's `/metrics` reads this record, from any process."""
+    before = await two.mirrored.compaction_status()
+    await forgotten_canary(two)
+    waiting = await two.mirrored.compaction_status()
+    assert waiting.oldest_pending_at is not None
+    assert waiting.pending_tables >= 1
+    assert waiting.last_compacted_at == before.last_compacted_at
+
+    await two.writer.compact_erased()
+    done = await two.mirrored.compaction_status()
+    assert done.oldest_pending_at is None
+    assert done.pending_tables == 0
+    assert done.last_compacted_at is not None
+    assert done.last_compacted_at >= waiting.oldest_pending_at
+    metrics = ApiMetrics().render(compaction=done, now=datetime.now(UTC)).decode()
+    assert gauge(metrics, "factledger_erasure_compaction_backlog_seconds") == 0
+    last = gauge(metrics, "factledger_erasure_compaction_last_timestamp_seconds")
+    assert last == pytest.approx(done.last_compacted_at.timestamp())
+
+
+def gauge(metrics: str, name: str) -> float:
+    return next(float(line.split()[1]) for line in metrics.splitlines() if line.startswith(name))
 
 
 async def test_no_timer_without_an_interval_or_on_another_backend(two: TwoProcesses) -> None:

@@ -11,6 +11,7 @@ import pytest
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
@@ -32,7 +33,7 @@ async def test_a_transcript_with_a_nul_recorded_long_ago_syncs_into_pgvector(
     postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = ManualClock(JAN)
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     ledger.register_subject(RegisterSubject("t1", "lead", "crm-1"))
     subject_id = ledger.subject_id_for("t1", "lead", "crm-1")
     with monkeypatch.context() as old_code:

@@ -13,6 +13,7 @@ import pytest
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.postgres.event_store import ensure_schema, postgres_env
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.postgres_server import PostgresLocation
@@ -48,7 +49,11 @@ class Rig:
 @pytest.fixture
 async def rig(postgres: PostgresLocation) -> AsyncIterator[Rig]:
     clock = ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
-    ledger = Ledger(postgres_env(postgres, schema=f"ledger_{uuid.uuid4().hex[:10]}"), clock=clock)
+    ledger = Ledger(
+        postgres_env(postgres, schema=f"ledger_{uuid.uuid4().hex[:10]}"),
+        clock=clock,
+        keys=InMemoryKeyStore(),
+    )
     schema = f"sync_{uuid.uuid4().hex[:10]}"
     ensure_schema(postgres, schema)
     store = await PostgresSyncStore.connect(postgres.conninfo, schema=schema)

@@ -21,6 +21,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
 from factledger.adapters.postgres.key_store import PostgresKeyStore
@@ -32,7 +33,6 @@ from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import StorageReadOnlyError, StoreUnavailableError
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.idempotency import IdempotencyScope
-from factledger.application.ledger.key_store import InMemoryKeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.projections.follower import max_position

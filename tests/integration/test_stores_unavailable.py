@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from support.outage import cut_off, own_database
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.postgres.delivery_log import PostgresDeliveryLog
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
@@ -30,7 +31,7 @@ from factledger.application.ledger.idempotency import (
     IdempotencyScope,
     IdempotencyStoreUnavailableError,
 )
-from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStoreUnavailableError
+from factledger.application.ledger.key_store import KeyStoreUnavailableError
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStoreUnavailableError
 from factledger.application.sessions.types import (

@@ -15,6 +15,7 @@ from psycopg import sql
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.postgres.event_store import ensure_schema, postgres_env
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.postgres.tables import PostgresTables
@@ -124,7 +125,11 @@ class PgRig:
 @pytest.fixture
 async def rig(postgres: PostgresLocation) -> AsyncIterator[PgRig]:
     clock = ManualClock()
-    ledger = Ledger(postgres_env(postgres, schema=f"ledger_{uuid.uuid4().hex[:10]}"), clock=clock)
+    ledger = Ledger(
+        postgres_env(postgres, schema=f"ledger_{uuid.uuid4().hex[:10]}"),
+        clock=clock,
+        keys=InMemoryKeyStore(),
+    )
     schema = f"sync_{uuid.uuid4().hex[:10]}"
     ensure_schema(postgres, schema)
     store = await ClaimCountingStore.connect(postgres.conninfo, schema=schema)

@@ -24,6 +24,7 @@ from factledger.adapters.extraction.rules.routed_guidance import built_in_routes
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.import_positions import InMemoryImportPositions
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
@@ -61,7 +62,7 @@ TEST_AUTH = AuthSettings(
 
 def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime:
     """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one)."""
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     buffer = InMemorySessionBuffer()
     sessions = ShortTermMemory(
         SessionPorts(

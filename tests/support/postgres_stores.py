@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.postgres.delivery_log import PostgresDeliveryLog
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
@@ -26,7 +27,7 @@ class _Closable(Protocol):
 
 
 def _ledger(location: PostgresLocation, schema: str) -> None:
-    Ledger(postgres_env(location, schema=schema)).close()
+    Ledger(postgres_env(location, schema=schema), keys=InMemoryKeyStore()).close()
 
 
 def _keys(location: PostgresLocation, schema: str) -> None:

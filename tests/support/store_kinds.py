@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from uuid import uuid4
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.postgres_server import PostgresLocation
@@ -105,7 +106,9 @@ def projected_story(store: ViewStore) -> Iterator[Projected]:
     """The story on a POPO ledger, projected live: the follower catches up after every step."""
     projection = ProfileProjection(store)
     clock = ManualClock(JAN)
-    with Ledger({"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock) as ledger:
+    with Ledger(
+        {"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock, keys=InMemoryKeyStore()
+    ) as ledger:
         follower = Follower(ledger, [projection], page=3)
         ids = run_story(ledger, clock, lambda _: follower.catch_up())
         yield Projected(ledger, ids, projection, ViewStoreProfileReader(store), follower)

@@ -31,7 +31,9 @@ Admin = Annotated[Principal, require_roles(Role.ADMIN)]
 
 
 class EraseSubjectIn(Strict):
-    """Why the subject is erased; kept in clear in the receipt, so it must not quote content."""
+    """Why the subject is erased. Sealed under the subject's key like every reason, so it goes
+    with the erasure itself: the receipt keeps who, when and which fields; keep the request's
+    reference (a ticket) in your own records."""
 
     reason: str = Field(min_length=1, max_length=MAX_REASON, examples=["erasure request #4411"])
 

@@ -1,8 +1,10 @@
 """`GET /v1/events/stream`: every ledger event of the caller's tenant, in order, as
 Server-Sent Events.
 
-- Each event's SSE `id` is its position in the ledger's log; a client that reconnects with
-  `Last-Event-ID` (or `?after=`) gets every later event once, none skipped, none repeated.
+- Each event's SSE `id` is an opaque cursor (its position in the ledger's log, sealed for the
+  tenant: the log's positions would show other tenants' write volume); a client that
+  reconnects with `Last-Event-ID` (or `?after=`) set to one gets every later event once, none
+  skipped, none repeated. `0` is the start.
 - `kind` (subject kinds) and `type` (event types) narrow the stream; an unknown or malformed
   value is a 422 naming the parameter.
 - Content (messages, values, quotes, summaries, notes, reasons) only for the roles that read
@@ -36,6 +38,7 @@ from factledger.api.http.schemas.common import ERRORS
 from factledger.api.http.schemas.subjects import KIND_PATTERN
 from factledger.api.settings import EventStreamSettings
 from factledger.application.errors import StoreUnavailableError
+from factledger.application.ledger.cursors import START, InvalidCursorError, StreamCursors
 from factledger.application.ledger.event_log import (
     TOPIC_BY_TYPE,
     LoggedEvent,
@@ -48,19 +51,21 @@ router = APIRouter(prefix="/v1/events", tags=["events"], responses=ERRORS)  # ty
 log = structlog.get_logger(__name__)
 StreamReader = Annotated[Principal, require_roles(Role.ANALYST, Role.ADMIN, Role.SERVICE)]
 LAST_EVENT_ID = "Last-Event-ID"
-MAX_POSITION = 2**63 - 1
+MAX_CURSOR = 64
 _KIND = re.compile(KIND_PATTERN)
-_POSITION = re.compile(r"^[0-9]{1,19}$")
 HEARTBEAT = "heartbeat"
 STORE_RETRY_S = 1.0
 
 
-def _position(raw: str | None, after: int) -> int:
-    if raw is None:
-        return after
-    if not _POSITION.fullmatch(raw.strip()) or int(raw) > MAX_POSITION:
-        raise InvalidParameterError(LAST_EVENT_ID, "must be a position (a whole number)")
-    return int(raw)
+def _position(cursors: StreamCursors, tenant: str, raw: str | None, after: str) -> int:
+    """Where to start: the header's cursor, else the query's (`0`: the start)."""
+    name, cursor = (LAST_EVENT_ID, raw) if raw is not None else ("after", after)
+    if len(cursor) > MAX_CURSOR:
+        raise InvalidParameterError(name, "must be a cursor this stream sent, or 0")
+    try:
+        return cursors.position(tenant, cursor)
+    except InvalidCursorError:
+        raise InvalidParameterError(name, "must be a cursor this stream sent, or 0") from None
 
 
 def _checked(values: list[str], field: str, known: Callable[[str], bool]) -> tuple[str, ...]:
@@ -87,14 +92,23 @@ async def stream(
         list[str] | None,
         Query(alias="type", description=f"Event types to keep: {', '.join(TOPIC_BY_TYPE)}."),
     ] = None,
-    after: Annotated[int, Query(ge=0, le=MAX_POSITION, description="Start after it.")] = 0,
+    after: Annotated[
+        str,
+        Query(
+            max_length=MAX_CURSOR,
+            description="Start after this event's cursor (an SSE `id`); `0`: the start.",
+        ),
+    ] = START,
     last_event_id: Annotated[str | None, Header(alias=LAST_EVENT_ID)] = None,
 ) -> EventSourceResponse:
-    start = _position(last_event_id, after)
+    source = TenantEventLog(ledger)
+    start = await asyncio.to_thread(
+        _position, source.cursors, principal.tenant, last_event_id, after
+    )
     kinds = _checked(kind or [], "kind", lambda k: _KIND.fullmatch(k) is not None)
     types = _checked(event_type or [], "type", lambda t: t in TOPIC_BY_TYPE)
     events = _follow(
-        TenantEventLog(ledger),
+        source,
         _Query(principal.tenant, start, kinds, types, reads_content(principal)),
         state.event_stream,
     )
@@ -153,5 +167,5 @@ def _read(
 def _sse(logged: LoggedEvent, forgotten: set[str], content: bool) -> ServerSentEvent:
     body = event_body(logged, forgotten, content=content)
     return ServerSentEvent(
-        data=json.dumps(body, separators=(",", ":")), id=str(logged.position), event=logged.type
+        data=json.dumps(body, separators=(",", ":")), id=logged.cursor, event=logged.type
     )

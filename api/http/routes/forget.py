@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from factledger.api.http.deps import (
     AgentOrService,
+    BackendDep,
     IdempotencyDep,
     IdempotencyStoreDep,
     LedgerDep,
@@ -28,6 +29,7 @@ from factledger.application.ledger.commands import (
     ForgetMemory,
     new_command_id,
 )
+from factledger.application.memory.drawn_from import memory_lines
 from factledger.application.memory.rules import ID_PATTERN
 from factledger.domain.provenance import MAX_REASON, ChangeStatus
 
@@ -58,6 +60,11 @@ class ForgetIn(Strict):
         return self
 
 
+class LineRef(BaseModel):
+    session_id: str
+    message_index: int
+
+
 class ForgetOut(BaseModel):
     subject_id: str
     applied: bool = Field(description="False when this was a retry that changed nothing.")
@@ -76,11 +83,26 @@ class ForgetOut(BaseModel):
             "rejected or replaced) since the field was last forgotten."
         ),
     )
+    forgotten_lines: list[LineRef] = Field(
+        default_factory=list,
+        description=(
+            "The transcript lines whose words this forget made unreadable everywhere (the "
+            "field's evidence and the lines that asked about or decided its changes; for a "
+            "memory, the lines it was drawn from, when the backend names them). Readers see "
+            "that such a line was said, never what it said."
+        ),
+    )
 
 
-def _forget_out(result: CommandResult, field: str | None, memory_id: str | None) -> ForgetOut:
+def _forget_out(
+    result: CommandResult,
+    field: str | None,
+    memory_id: str | None,
+    lines: list[tuple[str, int]],
+) -> ForgetOut:
     subject = result.subject
     taken = subject.forgot_changes.get(field, ()) if subject and field else ()
+
     withdrawn = [
         c for c in taken if subject and subject.changes[c].status is ChangeStatus.FORGOTTEN
     ]
@@ -92,6 +114,7 @@ def _forget_out(result: CommandResult, field: str | None, memory_id: str | None)
         memory_id=memory_id,
         rejected_changes=[str(c) for c in withdrawn],
         redacted_changes=[str(c) for c in taken],
+        forgotten_lines=[LineRef(session_id=s, message_index=i) for s, i in lines],
     )
 
 
@@ -103,6 +126,7 @@ async def forget(
     ledger: LedgerDep,
     idem: IdempotencyDep,
     saved: IdempotencyStoreDep,
+    backend: BackendDep,
 ) -> ForgetOut:
     command_id = idem.command_id or new_command_id()
     by = actor_of(principal)
@@ -115,10 +139,17 @@ async def forget(
             result = await asyncio.to_thread(ledger.forget_field, cmd_f)
         else:
             memory_id = body.memory_id or ""
-            cmd_m = ForgetMemory(tenant, subject_id, memory_id, by, reason, command_id)
+            sessions = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+            sources = await memory_lines(backend, subject_id, memory_id, sessions.sessions)
+            cmd_m = ForgetMemory(
+                tenant, subject_id, memory_id, by, reason, command_id, evidence_refs=sources
+            )
             result = await asyncio.to_thread(ledger.forget_memory, cmd_m)
         # Saved responses are plain copies of what the deleted keys encrypted.
         await saved.forget_subject(tenant, subject_id)
-        return _forget_out(result, body.field, body.memory_id)
+        lines = await asyncio.to_thread(
+            ledger.forgotten_lines, subject_id, field=body.field, memory_id=body.memory_id
+        )
+        return _forget_out(result, body.field, body.memory_id, lines)
 
     return await idem.run(run, ForgetOut)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -13,11 +14,15 @@ from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.deps import StateDep
 from factledger.api.http.errors import STORE_RETRY_AFTER_S
 from factledger.api.http.readiness import Check, Readiness, readiness, store_checks
+from factledger.application.errors import ApplicationError
+from factledger.application.memory.compaction import CompactionStatus, ReportsCompaction
+from factledger.application.memory.forwarding import innermost_backend
 from factledger.application.memory.ports import MemoryBackend
 from factledger.projections.follower import max_position
 
 router = APIRouter(tags=["operations"])
 DEAD_LETTER_SCAN = 10_000
+COMPACTION_READ_S = 1.0
 MEMORY = "memory"
 
 
@@ -85,9 +90,27 @@ async def _projection_lag(ports: Runtime | None) -> dict[str, int] | None:
         return None
 
 
+async def _compaction(ports: Runtime | None) -> CompactionStatus | None:
+    """The backend's erasure compaction record, where it keeps one (pgvector)."""
+    backend = None if ports is None or ports.backend is None else innermost_backend(ports.backend)
+    if not isinstance(backend, ReportsCompaction):
+        return None
+    try:
+        async with asyncio.timeout(COMPACTION_READ_S):
+            return await backend.compaction_status()
+    except (ApplicationError, TimeoutError):  # a scrape reports what it can
+        return None
+
+
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
 async def metrics(state: StateDep) -> Response:
     lag, dead = await _sync_figures(state.ports)
     projections = await _projection_lag(state.ports)
-    body = state.metrics.render(sync_lag=lag, dead_letters=dead, projection_lag=projections)
+    body = state.metrics.render(
+        sync_lag=lag,
+        dead_letters=dead,
+        projection_lag=projections,
+        compaction=await _compaction(state.ports),
+        now=datetime.now(UTC),
+    )
     return Response(body, media_type=state.metrics.content_type)

@@ -57,14 +57,6 @@ async def whoami(principal: PrincipalDep) -> WhoAmIOut:
     )
 
 
-RE_ONBOARD = (
-    "subject {subject_id} was erased, and its reference cannot be registered again (a "
-    "subject's id derives from tenant, kind and external_ref; the erasure receipt keeps that "
-    "id): to onboard the returning person, register them under a new external_ref (the CRM's "
-    "new record, or the old reference with a suffix) and issue the agent's token with it"
-)
-
-
 @router.post("/subjects", status_code=201, summary="Register a subject (idempotent)")
 async def register(
     body: RegisterSubjectIn, principal: Registrar, ledger: LedgerDep, key: IdempotencyRequestDep
@@ -73,12 +65,9 @@ async def register(
     idem = key.for_subject(Ledger.subject_id_for(principal.tenant, body.kind, body.external_ref))
 
     async def run() -> SubjectOut:
+        # An erased reference is refused by the ledger (410, with how to re-onboard).
         result = await asyncio.to_thread(ledger.register_subject, cmd)
         subject = await asyncio.to_thread(ledger.subject, principal.tenant, result.subject_id)
-        if subject.erased:
-            # A subject's id derives from its tenant, kind and reference, and the erased
-            # stream keeps its receipt under that id: the reference cannot name anyone new.
-            raise SubjectErasedError(RE_ONBOARD.format(subject_id=subject.id))
         return _out(subject, created=result.applied)
 
     # Registering is idempotent anyway; the key makes a retry report `created` as first said.

@@ -153,9 +153,9 @@ export class FactledgerClient {
   // -- events -------------------------------------------------------------------------------
 
   /**
-   * The tenant's events from position `after` on, as an endless async iterable that
-   * reconnects and resumes by itself (`Last-Event-ID`); its `position` is the last event
-   * yielded. Stop it with `break`, or with `signal`.
+   * The tenant's events after the cursor `after` (none: from the start), as an endless async
+   * iterable that reconnects and resumes by itself (`Last-Event-ID`); its `cursor` is the last
+   * event's. Stop it with `break`, or with `signal`.
    */
   followEvents(options: FollowOptions = {}): EventFollower {
     return new EventFollower(this, options);

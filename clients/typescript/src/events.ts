@@ -2,8 +2,9 @@
  * Following the tenant's event stream (`GET /v1/events/stream`, Server-Sent Events).
  *
  * A follower reads the stream, yields each ledger event once, and reconnects after a dropped
- * connection with `Last-Event-ID` set to the last position it yielded, so a consumer sees every
- * event in order, none twice. Keep `follower.position` to resume in a later process (`after`).
+ * connection with `Last-Event-ID` set to the cursor of the last event it yielded, so a consumer
+ * sees every event in order, none twice. Keep `follower.cursor` to resume in a later process
+ * (`after`). A cursor is opaque: the service seals the log's position in it.
  */
 
 import type { FactledgerClient } from "./client.js";
@@ -15,7 +16,8 @@ export const LAST_EVENT_ID = "Last-Event-ID";
 
 /** One ledger event of the tenant; `payload` lacks content when `content` is false. */
 export interface LedgerEvent {
-  position: number;
+  /** Where this event stands in the tenant's stream (opaque; resume after it). */
+  cursor: string;
   type: string;
   subject_id: string;
   subject_kind: string;
@@ -26,8 +28,8 @@ export interface LedgerEvent {
 }
 
 export interface FollowOptions {
-  /** Resume after this position (the `position` of the last event handled). */
-  after?: number;
+  /** Resume after this cursor (the `cursor` of the last event handled). */
+  after?: string;
   /** Only subjects of these kinds. */
   kinds?: readonly string[];
   /** Only these event types (e.g. `registered`, `change_confirmed`). */
@@ -76,15 +78,15 @@ class ReconnectError extends Error {}
  * other statuses throw the client's error for them.
  */
 export class EventFollower implements AsyncIterable<LedgerEvent> {
-  /** The position of the last event yielded (where a later follower resumes). */
-  position: number | undefined;
+  /** The cursor of the last event yielded (where a later follower resumes). */
+  cursor: string | undefined;
   private failures = 0;
 
   constructor(
     private readonly client: FactledgerClient,
     private readonly options: FollowOptions = {},
   ) {
-    this.position = options.after;
+    this.cursor = options.after;
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<LedgerEvent> {
@@ -123,7 +125,7 @@ export class EventFollower implements AsyncIterable<LedgerEvent> {
     try {
       arm();
       const headers = this.client.requestHeaders({ Accept: "text/event-stream" });
-      if (this.position !== undefined) headers[LAST_EVENT_ID] = String(this.position);
+      if (this.cursor !== undefined) headers[LAST_EVENT_ID] = this.cursor;
       const query = { kind: this.options.kinds ?? [], type: this.options.types ?? [] };
       const response = await this.client.fetchFunction(this.client.url(STREAM_PATH, query), {
         headers,
@@ -148,7 +150,7 @@ export class EventFollower implements AsyncIterable<LedgerEvent> {
           const data = parser.feed(line);
           if (data === null) continue;
           const event = JSON.parse(data) as LedgerEvent;
-          this.position = event.position;
+          this.cursor = event.cursor;
           this.failures = 0;
           yield event;
         }

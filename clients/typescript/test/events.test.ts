@@ -21,7 +21,7 @@ const FAST = { attempts: 3, backoffMs: 1, maxBackoffMs: 5, totalMs: 30_000 };
 
 function event(position: number): LedgerEvent {
   return {
-    position,
+    cursor: `c${position}`,
     type: "registered",
     subject_id: "3f2c1a4e-9b7d-4e21-8a0c-6d1f2b3c4d5e",
     subject_kind: "lead",
@@ -33,7 +33,7 @@ function event(position: number): LedgerEvent {
 }
 
 function frame(position: number): string {
-  return `id: ${position}\nevent: registered\ndata: ${JSON.stringify(event(position))}\n\n`;
+  return `id: c${position}\nevent: registered\ndata: ${JSON.stringify(event(position))}\n\n`;
 }
 
 /** A stream that sends these events (after a heartbeat), then drops the connection. */
@@ -68,12 +68,12 @@ test("a dropped stream is resumed from the last event yielded", async () => {
   try {
     const client = new FactledgerClient(server.url, { token: "t", retry: FAST });
     const follower = client.followEvents({ types: ["registered"], kinds: ["lead"] });
-    const positions = (await take(follower, 3)).map((one) => one.position);
-    assert.deepEqual(positions, [1, 2, 3]);
-    assert.equal(follower.position, 3);
+    const cursors = (await take(follower, 3)).map((one) => one.cursor);
+    assert.deepEqual(cursors, ["c1", "c2", "c3"]);
+    assert.equal(follower.cursor, "c3");
     assert.deepEqual(
       server.requests.map((request) => request.headers["last-event-id"]),
-      [undefined, "2", "2"],
+      [undefined, "c2", "c2"],
     );
     assert.equal(server.requests[0]?.url, "/v1/events/stream?kind=lead&type=registered");
     assert.equal(server.requests[0]?.headers.accept, "text/event-stream");
@@ -82,12 +82,12 @@ test("a dropped stream is resumed from the last event yielded", async () => {
   }
 });
 
-test("a follower resumes after a given position", async () => {
+test("a follower resumes after a given cursor", async () => {
   const server = await scripted([streamThenDrop(8)]);
   try {
     const client = new FactledgerClient(server.url, { token: "t", retry: FAST });
-    await take(client.followEvents({ after: 7 }), 1);
-    assert.equal(server.requests[0]?.headers["last-event-id"], "7");
+    await take(client.followEvents({ after: "c7" }), 1);
+    assert.equal(server.requests[0]?.headers["last-event-id"], "c7");
   } finally {
     await server.close();
   }
@@ -143,7 +143,7 @@ test("a silent connection is replaced", async () => {
   try {
     const client = new FactledgerClient(server.url, { token: "t", retry: FAST });
     const follower = client.followEvents({ idleTimeoutMs: 100 });
-    assert.deepEqual((await take(follower, 1)).map((one) => one.position), [1]);
+    assert.deepEqual((await take(follower, 1)).map((one) => one.cursor), ["c1"]);
     assert.equal(server.requests.length, 2);
   } finally {
     await server.close();

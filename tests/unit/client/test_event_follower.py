@@ -25,7 +25,7 @@ FAST = RetryPolicy(attempts=3, backoff_s=0.0)
 
 def frame(position: int) -> bytes:
     body = {
-        "position": position,
+        "cursor": f"c{position}",
         "type": "registered",
         "subject_id": SUBJECT,
         "subject_kind": "lead",
@@ -34,7 +34,7 @@ def frame(position: int) -> bytes:
         "content": False,
         "payload": {},
     }
-    return f"id: {position}\nevent: registered\ndata: {json.dumps(body)}\n\n".encode()
+    return f"id: c{position}\nevent: registered\ndata: {json.dumps(body)}\n\n".encode()
 
 
 STREAM = {"content-type": "text/event-stream"}
@@ -51,9 +51,9 @@ def client_on(handler: Callable[[httpx.Request], httpx.Response]) -> FactledgerC
 def test_data_lines_are_joined_and_comments_skipped() -> None:
     body = json.loads(frame(7).decode().split("data: ")[1])
     halves = json.dumps(body).split(", ", 1)
-    split = f": heartbeat\n\nid: 7\nevent: x\ndata: {halves[0]},\ndata: {halves[1]}\n\n"
+    split = f": heartbeat\n\nid: c7\nevent: x\ndata: {halves[0]},\ndata: {halves[1]}\n\n"
     client = client_on(lambda _: stream(split.encode()))
-    assert next(iter(client.follow_events())).position == 7
+    assert next(iter(client.follow_events())).cursor == "c7"
 
 
 def test_the_servers_retry_field_paces_the_reconnects(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,11 +75,11 @@ def test_the_servers_retry_field_paces_the_reconnects(monkeypatch: pytest.Monkey
 
     seen = []
     for event in client_on(handler).follow_events():
-        seen.append(event.position)
+        seen.append(event.cursor)
         if len(seen) == 2:
             break
-    assert seen == [1, 2]
-    assert asked == [None, "1", "1"]
+    assert seen == ["c1", "c2"]
+    assert asked == [None, "c1", "c1"]
     # After the drop, and after the 503: the server's 1.5 s each time, not the policy's 0 s.
     assert waits == [1.5, 1.5]
 
@@ -116,20 +116,20 @@ def test_a_dropped_stream_resumes_after_the_last_event_yielded() -> None:
         asked.append(resume)
         if resume is None:
             return stream(dropped_after([1, 2]))
-        if asked.count("2") == 1:
+        if asked.count("c2") == 1:
             return httpx.Response(503)  # a restart: try again later
         return stream(dropped_after([3, 4]))
 
     client = client_on(handler)
     follower = client.follow_events()
-    seen: list[int] = []
+    seen: list[str] = []
     for event in follower:
-        seen.append(event.position)
+        seen.append(event.cursor)
         if len(seen) == 4:
             break
-    assert seen == [1, 2, 3, 4]
-    assert follower.position == 4
-    assert asked == [None, "2", "2"]
+    assert seen == ["c1", "c2", "c3", "c4"]
+    assert follower.cursor == "c4"
+    assert asked == [None, "c2", "c2"]
 
 
 def test_a_refusal_is_raised_not_retried() -> None:
@@ -143,7 +143,7 @@ def test_a_refusal_is_raised_not_retried() -> None:
 
     client = client_on(handler)
     with pytest.raises(PermissionDeniedError):
-        next(iter(client.follow_events(after=5)))
+        next(iter(client.follow_events(after="c5")))
     assert calls == 1
 
 
@@ -167,8 +167,8 @@ async def test_the_async_follower_resumes_and_reads_the_retry_field() -> None:
         follower = fl.follow_events()
         seen = []
         async for event in follower:
-            seen.append(event.position)
+            seen.append(event.cursor)
             if len(seen) == 2:
                 break
-    assert seen == [1, 2]
-    assert asked == [None, "1", "1"]
+    assert seen == ["c1", "c2"]
+    assert asked == [None, "c1", "c1"]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.application.ledger.commands import RegisterSubject
@@ -28,7 +29,7 @@ def test_two_followers_of_one_projection_never_apply_an_event_twice(
 ) -> None:
     # Reading ahead, a follower whose twin moved the position meanwhile reads from there.
     clock = ManualClock(JAN)
-    with Ledger(popo_env(), clock=clock) as ledger:
+    with Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as ledger:
         ids = run_story(ledger, clock)
         projections = [ProfileProjection(store) for store in twin_stores]
         followers = [Follower(ledger, [p], page=2, read_ahead=read_ahead) for p in projections]
@@ -45,7 +46,7 @@ def test_two_followers_of_one_projection_never_apply_an_event_twice(
 
 
 def test_a_running_follower_picks_up_new_events(tmp_path: Path) -> None:
-    with Ledger(popo_env()) as ledger:
+    with Ledger(popo_env(), keys=InMemoryKeyStore()) as ledger:
         store = SqliteViewStore(tmp_path / "views.sqlite", "profile")
         reader = ViewStoreProfileReader(store)
         follower = Follower(ledger, [ProfileProjection(store)])

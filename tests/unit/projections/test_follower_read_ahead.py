@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import Follower, Tracked, read_events
@@ -55,7 +56,7 @@ class FailingAt:
 @pytest.mark.parametrize("page", [1, 2, 5, 500])
 def test_reading_ahead_feeds_every_event_once_in_log_order(page: int) -> None:
     clock = ManualClock(JAN)
-    with Ledger(popo_env(), clock=clock) as ledger:
+    with Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as ledger:
         run_story(ledger, clock)
         recording = Recording()
         fed = Follower(ledger, [recording], page=page, read_ahead=True).catch_up()
@@ -67,7 +68,7 @@ def test_reading_ahead_feeds_every_event_once_in_log_order(page: int) -> None:
 
 def test_a_failed_page_ends_the_catch_up_and_keeps_the_pages_before_it() -> None:
     clock = ManualClock(JAN)
-    with Ledger(popo_env(), clock=clock) as ledger:
+    with Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as ledger:
         run_story(ledger, clock)
         events = read_events(ledger, after=0, limit=1_000)
         failing = FailingAt(InMemoryViewStore("failing"), events[7].position)

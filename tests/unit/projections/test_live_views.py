@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.ledger import Ledger
@@ -24,7 +25,7 @@ def eventually(check: Callable[[], bool], *, within_s: float = 30.0) -> bool:
 
 
 def test_a_commit_reaches_the_views_without_a_read() -> None:
-    with Ledger(popo_env()) as ledger:
+    with Ledger(popo_env(), keys=InMemoryKeyStore()) as ledger:
         projection = ProfileProjection(InMemoryViewStore("profile"))
         live = LiveViews(Follower(ledger, [projection]), poll_s=60.0, settle_s=0.0)
         ledger.after_commit.append(live.wake)
@@ -57,7 +58,7 @@ class FailsOnce:
 
 
 def test_a_failed_catch_up_is_retried_and_the_thread_lives_on() -> None:
-    with Ledger(popo_env()) as ledger:
+    with Ledger(popo_env(), keys=InMemoryKeyStore()) as ledger:
         processor = FailsOnce()
         live = LiveViews(Follower(ledger, [processor]), poll_s=0.05, settle_s=0.0)
         ledger.after_commit.append(live.wake)

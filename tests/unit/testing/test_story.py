@@ -4,6 +4,7 @@ up with the same sessions and profile; only the safety filter's work differs."""
 from __future__ import annotations
 
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.ledger.ledger import Ledger
@@ -39,7 +40,10 @@ def said(subject: Subject) -> list[tuple[object, ...]]:
 
 async def test_both_drivers_leave_the_same_sessions_and_profile() -> None:
     clock, stm_clock = ManualClock(), ManualClock()
-    with Ledger(popo_env(), clock=clock) as straight, Ledger(popo_env(), clock=stm_clock) as told:
+    with (
+        Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as straight,
+        Ledger(popo_env(), clock=stm_clock, keys=InMemoryKeyStore()) as told,
+    ):
         recorder = WatchedRecorder(told)
         ports = SessionPorts(InMemorySessionBuffer(), DetectorSafetyFilter(), recorder, stm_clock)
         ids = run_story(straight, clock)
@@ -59,7 +63,7 @@ async def test_both_drivers_leave_the_same_sessions_and_profile() -> None:
 
 def test_the_story_stops_after_the_month_asked_for() -> None:
     clock = ManualClock()
-    with Ledger(popo_env(), clock=clock) as ledger:
+    with Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as ledger:
         ids = run_story(ledger, clock, until="March")
         march = ledger.subject(TENANT, ids.subject_id)
         assert (len(march.sessions), march.profile_version) == (2, 3)

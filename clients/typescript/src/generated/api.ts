@@ -902,7 +902,9 @@ export interface components {
         };
         /**
          * EraseSubjectIn
-         * @description Why the subject is erased; kept in clear in the receipt, so it must not quote content.
+         * @description Why the subject is erased. Sealed under the subject's key like every reason, so it goes
+         *     with the erasure itself: the receipt keeps who, when and which fields; keep the request's
+         *     reference (a ticket) in your own records.
          */
         EraseSubjectIn: {
             /**
@@ -1133,6 +1135,11 @@ export interface components {
              */
             field?: string | null;
             /**
+             * Forgotten Lines
+             * @description The transcript lines whose words this forget made unreadable everywhere (the field's evidence and the lines that asked about or decided its changes; for a memory, the lines it was drawn from, when the backend names them). Readers see that such a line was said, never what it said.
+             */
+            forgotten_lines?: components["schemas"]["LineRef"][];
+            /**
              * Memory Id
              * @description The forgotten memory, if one was.
              */
@@ -1348,6 +1355,13 @@ export interface components {
              * @example is earlier than the session's start or the message before it
              */
             rule: string;
+        };
+        /** LineRef */
+        LineRef: {
+            /** Message Index */
+            message_index: number;
+            /** Session Id */
+            session_id: string;
         };
         /** ListIn */
         ListIn: {
@@ -2409,8 +2423,8 @@ export interface operations {
                 kind?: string[] | null;
                 /** @description Event types to keep: registered, session_recorded, change_proposed, change_confirmed, change_rejected, fact_forgotten, change_superseded, session_reviewed, erased, memory_expiry_set, field_expiry_set. */
                 type?: string[] | null;
-                /** @description Start after it. */
-                after?: number;
+                /** @description Start after this event's cursor (an SSE `id`); `0`: the start. */
+                after?: string;
             };
             header?: {
                 "Last-Event-ID"?: string | null;

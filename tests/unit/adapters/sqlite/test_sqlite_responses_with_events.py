@@ -19,6 +19,7 @@ from fastapi import Response
 from pydantic import BaseModel
 from support.approvals import approve, proposed, rendered
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
 from factledger.api.http.errors import render as render_error
@@ -45,7 +46,7 @@ BIG = "x" * 20_000  # several pages: a write of it needs new pages
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Iterator[Ledger]:
-    ledger = Ledger(sqlite_env(tmp_path / "ledger.sqlite"))
+    ledger = Ledger(sqlite_env(tmp_path / "ledger.sqlite"), keys=InMemoryKeyStore())
     yield ledger
     ledger.close()
 
@@ -149,7 +150,7 @@ async def test_a_full_disk_at_the_response_is_a_503_and_loses_nothing(
         return conn
 
     monkeypatch.setattr(SQLiteConnectionPool, "_create_connection", without_room)
-    full = Ledger(ledger.env)
+    full = Ledger(ledger.env, keys=ledger.keys)
     try:
         rendered_after_insert: list[int | None] = []
 

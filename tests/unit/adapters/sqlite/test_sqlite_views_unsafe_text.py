@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.application.ledger.commands import (
@@ -33,7 +34,9 @@ JAN = datetime(2026, 1, 14, 10, tzinfo=UTC)
 def test_old_bad_text_projects_into_sqlite_views(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ledger = Ledger(sqlite_env(tmp_path / "ledger.sqlite"), clock=ManualClock(JAN))
+    ledger = Ledger(
+        sqlite_env(tmp_path / "ledger.sqlite"), clock=ManualClock(JAN), keys=InMemoryKeyStore()
+    )
     ledger.register_subject(RegisterSubject("t1", "lead", "crm-1"))
     subject_id = ledger.subject_id_for("t1", "lead", "crm-1")
     with monkeypatch.context() as old_code:

@@ -10,6 +10,7 @@ import pytest
 
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.import_positions import InMemoryImportPositions
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.importing.importer import (
     HistoryImport,
@@ -60,6 +61,6 @@ class Importer:
 @pytest.fixture
 def importer() -> Iterator[Importer]:
     clock = ManualClock()
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     yield Importer(ledger, InMemoryImportPositions(), clock)
     ledger.close()

@@ -56,7 +56,9 @@ def test_a_subject_line_and_a_session_line_parse() -> None:
         (b'{"kind": "lead", "ref": "x"}', "type"),
         (b'{"type": "subject", "kind": "Lead!", "ref": "x"}', "kind"),
         (b'{"type": "subject", "kind": "lead", "ref": "a/b"}', "ref"),
-        (b'{"type": "subject", "kind": "lead", "ref": "x", "extra": 1}', "extra"),
+        # An unknown key is the caller's text: named by its place among the keys only.
+        (b'{"type": "subject", "kind": "lead", "ref": "x", "jo@example.com": 1}', "keys[3]"),
+        (with_(subject={"kind": "lead", "ref": "x", "jo@example.com": 1}), "subject.keys[2]"),
         (with_(channel="pigeon"), "channel"),
         (with_(started_at="2025-01-14T09:00:00"), "started_at"),
         (with_(session_id="has space"), "session_id"),

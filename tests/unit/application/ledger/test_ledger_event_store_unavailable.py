@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from eventsourcing.persistence import PersistenceError
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.event_store_errors import EventStoreUnavailableError
@@ -23,13 +24,13 @@ def ledger(tmp_path: Path) -> Iterator[Ledger]:
         **sqlite_env(tmp_path / "ledger.sqlite"),
         "SQLITE_LOCK_TIMEOUT": "1",
     }  # seconds; 0 means the default
-    with Ledger(env) as ledger:
+    with Ledger(env, keys=InMemoryKeyStore()) as ledger:
         yield ledger
 
 
 def test_a_file_that_cannot_be_opened_fails_at_start(tmp_path: Path) -> None:
     with pytest.raises(EventStoreUnavailableError) as error:
-        Ledger(sqlite_env(tmp_path))  # a folder, not a database file
+        Ledger(sqlite_env(tmp_path), keys=InMemoryKeyStore())  # a folder, not a database file
     assert isinstance(error.value.__cause__, PersistenceError)
 
 

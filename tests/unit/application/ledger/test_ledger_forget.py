@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
 
@@ -98,7 +98,13 @@ def test_a_forgotten_field_reads_back_as_nothing_while_the_rest_survives(
     assert kept.value == {"type": "text", "value": "Supplier B"}
     assert kept.condition == "for now"
     assert set(subject.fields) == {"supplier"}
-    assert subject.sessions["chat-1"].messages[1] == (Role.SUBJECT, REASON_SAID)
+    # The line that stated the forgotten field goes (it stated the supplier too: the line is
+    # the subject's words about the forgotten field, and the supplier's own proposal keeps
+    # its quote under its own key); the agent's question stays.
+    assert subject.sessions["chat-1"].messages == (
+        (Role.AGENT, "Why did you switch?"),
+        (Role.SUBJECT, ""),
+    )
 
 
 def test_a_field_set_again_after_forget_uses_a_new_key(ledger: Ledger) -> None:
@@ -134,6 +140,9 @@ class FailingOnce:
     def current(self, scope: str) -> tuple[str, bytes]:
         return self.inner.current(scope)
 
+    def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        return self.inner.current_many(scopes)
+
     def key(self, key_id: str) -> bytes | None:
         return self.inner.key(key_id)
 
@@ -141,10 +150,16 @@ class FailingOnce:
         return self.inner.keys_by_id(key_ids)
 
     def forget(self, scope: str) -> int:
+        return self.forget_many([scope])
+
+    def forget_many(self, scopes: Collection[str]) -> int:
         if not self.failed:
             self.failed = True
             raise OSError("disk gone")
-        return self.inner.forget(scope)
+        return self.inner.forget_many(scopes)
+
+    def forget_prefix(self, prefix: str) -> int:
+        return self.inner.forget_prefix(prefix)
 
 
 def test_an_interrupted_forget_is_finished_by_the_next_attempt(ledger_store: LedgerStore) -> None:
@@ -176,7 +191,9 @@ def test_erasing_a_subject_shreds_transcripts_and_fields_and_empties_the_views(
         ]
         subject = reader.subject("acme", sid)
     sessions = [e for e in events if isinstance(e, SessionRecorded)]
-    assert [s.transcript for s in sessions] == [None]
+    # Every line's key went: each message keeps its place and role, never its words.
+    assert [[line["text"] for line in s.transcript] for s in sessions] == [[None, None]]
+    assert all(line["forgotten"] for s in sessions for line in s.transcript)
     assert all(p.value is None for p in events if isinstance(p, ChangeProposed))
     assert subject.erased
     with pytest.raises(SubjectErasedError):

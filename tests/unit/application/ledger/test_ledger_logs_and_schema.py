@@ -6,6 +6,7 @@ import pytest
 import structlog
 
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.application.ledger.commands import ProposeChange, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain.errors import UnknownFieldError, ValueTypeMismatchError
@@ -18,7 +19,10 @@ from factledger.testing.story.script import JAN
 
 def test_the_story_logs_no_content() -> None:
     clock = ManualClock(JAN)
-    with Ledger(popo_env(), clock=clock) as ledger, structlog.testing.capture_logs() as logs:
+    with (
+        Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as ledger,
+        structlog.testing.capture_logs() as logs,
+    ):
         run_story(ledger, clock)
     assert {entry["event"] for entry in logs} >= {"ledger.events_saved", "ledger.keys_forgotten"}
     captured = repr(logs)
@@ -28,7 +32,7 @@ def test_the_story_logs_no_content() -> None:
 
 def test_the_ledger_applies_the_schema_of_the_subject_kind() -> None:
     schema = ProfileSchema({"supplier": ValueType.TEXT, "budget": ValueType.MONEY})
-    with Ledger(popo_env(), schemas={"lead": schema}) as ledger:
+    with Ledger(popo_env(), schemas={"lead": schema}, keys=InMemoryKeyStore()) as ledger:
         sid = ledger.register_subject(RegisterSubject("acme", "lead", "x")).subject_id
 
         def propose(field: str) -> None:

@@ -12,7 +12,7 @@ from uuid import uuid4
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from factledger.application.ledger.key_store import InMemoryKeyStore
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.application.ledger.snapshots import layout
 from factledger.application.ledger.snapshots.codec import (
     PREFIX,

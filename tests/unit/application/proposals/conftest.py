@@ -13,6 +13,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
@@ -80,7 +81,7 @@ def day(month: int, d: int) -> datetime:
 @pytest.fixture
 def rig() -> Iterator[Rig]:
     clock = ManualClock()
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     extractor = RuleExtractor()
     backend = InMemoryMemoryBackend(extractor=extractor, embedder=HashingEmbedder(), clock=clock)
     ticks = [0.0]

@@ -9,6 +9,7 @@ from uuid import UUID
 
 import pytest
 
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.application.ledger.commands import (
     ApproveChange,
     ExpireField,
@@ -36,7 +37,9 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def ledger(clock: ManualClock) -> Iterator[Ledger]:
-    with Ledger({"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock) as ledger:
+    with Ledger(
+        {"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock, keys=InMemoryKeyStore()
+    ) as ledger:
         yield ledger
 
 

@@ -13,6 +13,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.errors import MemoryUnavailableError
 from factledger.application.ledger.commands import EraseSubject, RegisterSubject
@@ -65,7 +66,7 @@ class Rig:
 @pytest.fixture
 def rig() -> Iterator[Rig]:
     clock = ManualClock()
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     backend = FailingDrops(extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock)
     yield Rig(clock, ledger, backend, InMemorySyncStore())
     ledger.close()

@@ -11,6 +11,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
@@ -42,7 +43,7 @@ class Seeing:
 
 async def test_the_backend_extracts_a_session_with_its_context() -> None:
     clock = ManualClock(T0)
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     extractor = Seeing()
     backend = InMemoryMemoryBackend(extractor=extractor, embedder=HashingEmbedder(), clock=clock)
     sid = ledger.register_subject(RegisterSubject("acme", "customer", "cust-8")).subject_id

@@ -16,6 +16,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.ledger.commands import (
     ApproveChange,
@@ -125,7 +126,7 @@ async def rig(request: pytest.FixtureRequest) -> AsyncIterator[Rig]:
         else:
             kind = InMemoryMemoryBackend if request.param == "provenance" else NoProvenanceBackend
             backend = kind(extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock)
-        ledger = Ledger(popo_env(), clock=clock)
+        ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
         stack.callback(ledger.close)
         yield _story(ledger, backend, keeps_other_fields=request.param != "supermemory_fake_http")
 

@@ -15,6 +15,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.api.bootstrap.services import sync_ports
 from factledger.api.settings import load_settings
@@ -69,7 +70,7 @@ class Rig:
 @pytest.fixture
 def rig() -> Iterator[Rig]:
     clock = ManualClock()
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     inner = InMemoryMemoryBackend(
         extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
     )

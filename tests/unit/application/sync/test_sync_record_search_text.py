@@ -12,6 +12,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.record_ids import namespace_for
@@ -29,7 +30,7 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def ledger(clock: ManualClock) -> Iterator[Ledger]:
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     yield ledger
     ledger.close()
 

@@ -10,6 +10,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.sync.feed import LedgerEventFeed
@@ -46,7 +47,7 @@ async def test_stop_ends_the_wait() -> None:
 
 async def test_a_ledger_commit_wakes_an_idle_worker() -> None:
     clock = ManualClock()
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     backend = InMemoryMemoryBackend(
         extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
     )

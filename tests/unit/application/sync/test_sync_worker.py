@@ -14,6 +14,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.errors import InvalidMemoryInputError, MemoryUnavailableError
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
@@ -104,7 +105,7 @@ class Rig:
 @pytest.fixture
 def rig() -> Iterator[Rig]:
     clock = ManualClock()
-    ledger = Ledger(popo_env(), clock=clock)
+    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     inner = InMemoryMemoryBackend(
         extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
     )
@@ -198,7 +199,7 @@ async def test_a_worker_killed_mid_batch_resumes_without_loss_or_duplicates(
 ) -> None:
     # Reference: the same story synced without a crash.
     clock = ManualClock()
-    with Ledger(popo_env(), clock=clock) as ref_ledger:
+    with Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as ref_ledger:
         ref_backend = InMemoryMemoryBackend(
             extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
         )
