@@ -158,8 +158,41 @@ def diff_at(
     return Call("GET", f"{_s(subject)}/profile/diff", m.Diff, params=params)
 
 
-def pending(limit: int) -> Call[m.PendingList]:
-    return Call("GET", "/v1/proposals/pending", m.PendingList, params={"limit": limit})
+QUEUE_FILTERS = (
+    "kind",
+    "field",
+    "origin",
+    "proposer",
+    "conversation_type",
+    "q",
+    "older_than",
+    "newer_than",
+    "group",
+    "subject_id",
+)
+
+
+def _filters(filters: Mapping[str, Any]) -> dict[str, str]:
+    unknown = set(filters) - set(QUEUE_FILTERS)
+    if unknown:
+        raise ValueError(f"unknown queue filter(s): {', '.join(sorted(unknown))}")
+    return {k: str(v) for k, v in filters.items() if v is not None}
+
+
+def pending(limit: int, cursor: str | None, filters: Mapping[str, Any]) -> Call[m.PendingList]:
+    params: dict[str, Any] = {"limit": limit, **_filters(filters)}
+    if cursor is not None:
+        params["cursor"] = cursor
+    return Call("GET", "/v1/proposals/pending", m.PendingList, params=params)
+
+
+def pending_groups(limit: int, offset: int, filters: Mapping[str, Any]) -> Call[m.PendingGroups]:
+    params = {"limit": limit, "offset": offset, **_filters(filters)}
+    return Call("GET", "/v1/proposals/pending/groups", m.PendingGroups, params=params)
+
+
+def decide_pending(body: Mapping[str, Any], key: str | None) -> Call[m.Decisions]:
+    return _command("/v1/proposals/pending/decisions", m.Decisions, body, key)
 
 
 def events(subject: str | UUID, after: int, limit: int) -> Call[m.EventPage]:

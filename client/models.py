@@ -310,8 +310,53 @@ class PendingChange(_Answer):
     based_on_version: int = 0
 
 
+class QueuedChange(PendingChange):
+    """A pending change with what the queue knows of its subject and its conversation."""
+
+    subject_kind: str = ""
+    subject_ref: str = ""
+    said_at: datetime | None = None  # when the subject said it (null without evidence)
+    conversation_type: str | None = None
+    group: str = ""  # identical proposals of other subjects share it
+
+
 class PendingList(_Answer):
-    items: list[PendingChange]
+    """A page of the review queue: `total` counts every match; pass `next_cursor` (or
+    `previous_cursor`) back as `cursor`."""
+
+    items: list[QueuedChange]
+    total: int = 0
+    next_cursor: str | None = None
+    previous_cursor: str | None = None
+    snapshot: str | None = None
+
+
+class PendingGroup(_Answer):
+    group: str
+    count: int
+    subjects: int
+    sample: QueuedChange
+
+
+class PendingGroups(_Answer):
+    groups: list[PendingGroup]
+    total: int
+    next_offset: int | None
+    snapshot: str | None = None
+
+
+class PickOutcome(_Answer):
+    subject_id: UUID
+    change_id: UUID
+    applied: bool
+    error_type: str | None = None
+    detail: str | None = None
+
+
+class Decisions(_Answer):
+    decided: int
+    refused: int
+    outcomes: list[PickOutcome]
 
 
 class Event(_Answer):

@@ -206,8 +206,46 @@ class FactledgerClient:
         body = {"reason": reason}
         return self.send(c.decide(subject, change_id, "reject", body, idempotency_key))
 
-    def pending(self, *, limit: int = 50) -> m.PendingList:
-        return self.send(c.pending(limit))
+    def pending(
+        self, *, limit: int = 50, cursor: str | None = None, **filters: str | None
+    ) -> m.PendingList:
+        """A page of the tenant's review queue, oldest first; `filters` are the API's
+        (`field`, `origin`, `kind`, `proposer`, `conversation_type`, `q`, `older_than`,
+        `newer_than`, `group`, `subject_id`), and `total` counts every match."""
+        return self.send(c.pending(limit, cursor, filters))
+
+    def pending_groups(
+        self, *, limit: int = 50, offset: int = 0, **filters: str | None
+    ) -> m.PendingGroups:
+        """Identical proposals across subjects, largest group first."""
+        return self.send(c.pending_groups(limit, offset, filters))
+
+    def decide_pending(
+        self,
+        decision: str,
+        *,
+        changes: list[tuple[UUID, UUID]] | None = None,
+        filters: dict[str, str] | None = None,
+        snapshot: str | None = None,
+        expected_count: int | None = None,
+        note: str | None = None,
+        reason: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> m.Decisions:
+        """One decision (`approve` or `reject`) on many pending changes: `changes` as
+        (subject id, change id) pairs, or every change `filters` matches up to `snapshot`
+        (from the page you counted), at most `expected_count` of them. Each change gets its
+        own decision; the same `idempotency_key` on a retry decides nothing twice."""
+        body: dict[str, Any] = {"decision": decision}
+        if changes is not None:
+            body["changes"] = [{"subject_id": str(s), "change_id": str(ch)} for s, ch in changes]
+        if filters is not None:
+            body.update(filter=filters, snapshot=snapshot, expected_count=expected_count)
+        if note is not None:
+            body["note"] = note
+        if reason is not None:
+            body["reason"] = reason
+        return self.send(c.decide_pending(body, idempotency_key))
 
     # -- forget -----------------------------------------------------------------------------
 

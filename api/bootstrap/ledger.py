@@ -15,9 +15,11 @@ from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.key_store import PostgresKeyStore
+from factledger.adapters.postgres.queue_store import PostgresQueueStore
 from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
+from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.proposals import profile_schemas
@@ -35,9 +37,12 @@ from factledger.application.clocks import Clock
 from factledger.application.ledger.key_store import KeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStore
+from factledger.application.review_queue.ports import QueueStore
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
+from factledger.projections.review_queue.projection import ReviewQueueProjection
+from factledger.projections.review_queue.reader import StoreReviewQueue
 
 PROFILE_PROJECTION = "profile"
 
@@ -88,6 +93,20 @@ def build_view_store(settings: Settings, postgres: PostgresServer, name: str) ->
             )
 
 
+def build_queue_store(settings: Settings, postgres: PostgresServer) -> QueueStore:
+    """The review queue's indexed tables, where the views are (in memory: a private SQLite
+    database, the one embedded engine with indexes)."""
+    match settings.views:
+        case InMemoryViewSettings():
+            return SqliteQueueStore(":memory:")
+        case SqliteViewSettings():
+            return SqliteQueueStore(settings.views_path())
+        case PostgresViewSettings(schema_name=schema):
+            return PostgresQueueStore(
+                postgres.location().conninfo, schema=schema, pool=postgres.pool()
+            )
+
+
 @contextmanager
 def open_ledger(
     settings: Settings, postgres: PostgresServer, *, clock: Clock | None, catch_up: bool
@@ -106,12 +125,17 @@ def open_ledger(
         views = build_view_store(settings, postgres, PROFILE_PROJECTION)
         stack.callback(views.close)
         projection = ProfileProjection(views)
+        queue_store = build_queue_store(settings, postgres)
+        stack.callback(queue_store.close)
+        queue_projection = ReviewQueueProjection(queue_store)
         runtime = Runtime(
             ledger=ledger,
             views=views,
             projection=projection,
             profiles=ViewStoreProfileReader(views),
-            follower=Follower(ledger, [projection]),
+            follower=Follower(ledger, [projection, queue_projection]),
+            queue=StoreReviewQueue(queue_store),
+            queue_projection=queue_projection,
         )
         if catch_up:
             runtime.catch_up()

@@ -19,12 +19,14 @@ from factledger.application.ledger.view_store import ViewStore
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.rate_limits import RateStore
 from factledger.application.recall.service import Recall
+from factledger.application.review_queue.ports import ReviewQueue
 from factledger.application.sessions.ports import SafetyFilter, SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.application.sync.ports import SyncStore
 from factledger.application.sync.worker import SyncWorker
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
+from factledger.projections.review_queue.projection import ReviewQueueProjection
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,10 @@ class Runtime:
     # Classifies the subject's answers to the agent's questions; None when its heads could
     # not load, and then no conversation confirms anything (the changes stay pending).
     judge: SentenceJudge | None = None
+    # The review queue's indexed rows (a projection of its own, fed by `follower`); None only
+    # where a process was wired by hand without it, and then the queue's routes answer 503.
+    queue: ReviewQueue | None = None
+    queue_projection: ReviewQueueProjection | None = None
 
     def catch_up(self) -> int:
         """Brings every view up to the head of the log (call after a command to read it)."""

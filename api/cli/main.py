@@ -14,6 +14,7 @@ from factledger.api.cli import ledger as cli_ledger
 from factledger.api.cli import mcp as cli_mcp
 from factledger.api.cli import openapi as cli_openapi
 from factledger.api.cli import pgvector as cli_pgvector
+from factledger.api.cli import queue as cli_queue
 from factledger.api.cli import serve as cli_serve
 from factledger.api.cli import subjects as cli_subjects
 from factledger.api.cli import sync as cli_sync
@@ -28,6 +29,7 @@ app = assemble(
         cli_sync,
         cli_extraction,
         cli_ledger,
+        cli_queue,
         cli_pgvector,
         cli_subjects,
         cli_console,

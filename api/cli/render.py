@@ -25,6 +25,7 @@ from factledger.application.ledger.queries import (
     ProfileVersion,
     SessionEntry,
 )
+from factledger.application.review_queue.queue import QueueEntry, QueueGroup
 from factledger.domain.provenance import Actor
 
 UNLIMITED = 10_000  # columns: wider than any terminal
@@ -208,5 +209,45 @@ def sessions_table(sessions: Sequence[SessionEntry]) -> Records:
             _when(s.started_at),
             str(s.message_count),
             str(s.withheld_count),
+        )
+    return table
+
+
+def queue_entries_table(entries: Sequence[QueueEntry], total: int) -> Records:
+    """A page of the review queue: when it was said (or recorded), whose, what, by whom."""
+    table = Records(
+        f"Review queue: {total:,} pending match, oldest first",
+        ("said / recorded", "subject", "field", "value", "origin", "by"),
+    )
+    for e in entries:
+        p = e.change
+        when = f"said {_when(e.said_at)}" if e.said_at else f"recorded {_when(p.proposed_at)}"
+        _row(
+            table,
+            when,
+            f"{e.kind} {e.external_ref}",
+            p.field,
+            p.display or "",
+            p.origin.value,
+            _who(p.proposed_by),
+        )
+    return table
+
+
+def queue_groups_table(groups: Sequence[QueueGroup], total: int) -> Records:
+    table = Records(
+        f"Identical proposals: {total:,} groups, largest first",
+        ("proposals", "subjects", "field", "value", "origin", "group"),
+    )
+    for g in groups:
+        p = g.sample.change
+        _row(
+            table,
+            f"{g.count:,}",
+            f"{g.subjects:,}",
+            p.field,
+            p.display or "",
+            p.origin.value,
+            g.key,
         )
     return table

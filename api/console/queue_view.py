@@ -1,57 +1,47 @@
-"""The review queue as the console shows it: pending proposals with what they would replace.
+"""The review queue as the console shows it: a page of pending proposals with what each would
+replace, the groups of identical ones, and the filter behind both.
 
-Reads the profile projection only (`ProfileReader.review_queue`, `current`, `subject`), the
-same read models the API's queue serves; filters narrow the tenant's queue, oldest first.
+Reads the review queue projection (`ReviewQueue`: every pending item, filtered and counted by
+its indexes) and, for the page's own subjects only, their current profiles (the "replaces"
+column and the stale flag).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
 from factledger.application.errors import NotFoundError
-from factledger.application.ledger.queries import (
-    PendingChange,
-    ProfileField,
-    ProfileReader,
-    SubjectSummary,
+from factledger.application.ledger.queries import PendingChange, ProfileField, ProfileReader
+from factledger.application.review_queue.ports import ReviewQueue
+from factledger.application.review_queue.queue import (
+    GroupPage,
+    QueueCursor,
+    QueueEntry,
+    QueueFilter,
+    QueuePage,
 )
-from factledger.domain.provenance import Actor, Origin
 
-QUEUE_SCAN = 1000  # pending proposals read per page before the filters narrow them
-QUEUE_SHOWN = 200
-
-
-def actor_label(actor: Actor) -> str:
-    return f"{actor.kind.value}:{actor.id}"
-
-
-@dataclass(frozen=True, slots=True)
-class QueueFilters:
-    """Each filter, when set, must match exactly (`proposer` as `kind:id` or the bare id)."""
-
-    kind: str | None = None
-    field: str | None = None
-    origin: Origin | None = None
-    proposer: str | None = None
-
-    def admits(self, change: PendingChange, kind: str) -> bool:
-        proposer = change.proposed_by
-        return (
-            (self.kind is None or kind == self.kind)
-            and (self.field is None or change.field == self.field)
-            and (self.origin is None or change.origin is self.origin)
-            and (self.proposer is None or self.proposer in (proposer.id, actor_label(proposer)))
-        )
+QUEUE_SHOWN = 50
+GROUPS_SHOWN = 50
+SUBJECT_PENDING = 200  # a subject's own pending proposals shown on its page
 
 
 @dataclass(frozen=True, slots=True)
 class QueueItem:
     """A pending change, its subject, and the current value of its field (None: unset)."""
 
-    change: PendingChange
-    subject: SubjectSummary
+    entry: QueueEntry
     current: ProfileField | None
+
+    @property
+    def change(self) -> PendingChange:
+        return self.entry.change
+
+    @property
+    def said_at(self) -> datetime | None:
+        return self.entry.said_at
 
     @property
     def stale(self) -> bool:
@@ -61,56 +51,49 @@ class QueueItem:
         return current is not None and self.change.based_on_version < current.version
 
 
-class _Subjects:
-    """Subject summaries and current profiles, each read once per page."""
-
-    def __init__(self, profiles: ProfileReader, tenant: str) -> None:
-        self._profiles, self._tenant = profiles, tenant
-        self._summaries: dict[UUID, SubjectSummary | None] = {}
-        self._fields: dict[UUID, dict[str, ProfileField]] = {}
-
-    def summary(self, subject_id: UUID) -> SubjectSummary | None:
-        if subject_id not in self._summaries:
+def _items(profiles: ProfileReader, tenant: str, entries: list[QueueEntry]) -> list[QueueItem]:
+    """Each entry with its field's current value (each subject's profile read once)."""
+    fields: dict[UUID, dict[str, ProfileField]] = {}
+    items = []
+    for entry in entries:
+        sid = entry.change.subject_id
+        if sid not in fields:
             try:
-                found: SubjectSummary | None = self._profiles.subject(self._tenant, subject_id)
-            except NotFoundError:
-                found = None
-            self._summaries[subject_id] = found
-        return self._summaries[subject_id]
-
-    def current(self, subject_id: UUID, field: str) -> ProfileField | None:
-        if subject_id not in self._fields:
-            profile = self._profiles.current(self._tenant, subject_id)
-            self._fields[subject_id] = dict(profile.fields)
-        found = self._fields[subject_id].get(field)
-        return None if found is None or found.forgotten else found
-
-
-def review_queue(
-    profiles: ProfileReader, tenant: str, filters: QueueFilters, *, limit: int = QUEUE_SHOWN
-) -> list[QueueItem]:
-    """The tenant's pending proposals that pass the filters, oldest first."""
-    subjects = _Subjects(profiles, tenant)
-    items: list[QueueItem] = []
-    for change in profiles.review_queue(tenant, limit=QUEUE_SCAN):
-        summary = subjects.summary(change.subject_id)
-        if summary is None or not filters.admits(change, summary.kind):
-            continue
-        current = subjects.current(change.subject_id, change.field)
-        items.append(QueueItem(change, summary, current))
-        if len(items) == limit:
-            break
+                fields[sid] = dict(profiles.current(tenant, sid).fields)
+            except NotFoundError:  # erased since the queue's page was read
+                fields[sid] = {}
+        found = fields[sid].get(entry.change.field)
+        items.append(QueueItem(entry, None if found is None or found.forgotten else found))
     return items
 
 
-def queue_choices(profiles: ProfileReader, tenant: str) -> dict[str, list[str]]:
-    """The values each filter can take in this tenant's queue (for its select boxes)."""
-    subjects = _Subjects(profiles, tenant)
-    kinds, fields, proposers = set(), set(), set()
-    for change in profiles.review_queue(tenant, limit=QUEUE_SCAN):
-        summary = subjects.summary(change.subject_id)
-        if summary is not None:
-            kinds.add(summary.kind)
-        fields.add(change.field)
-        proposers.add(actor_label(change.proposed_by))
-    return {"kind": sorted(kinds), "field": sorted(fields), "proposer": sorted(proposers)}
+@dataclass(frozen=True, slots=True)
+class ShownPage:
+    page: QueuePage
+    items: list[QueueItem]
+
+
+def queue_page(
+    queue: ReviewQueue,
+    profiles: ProfileReader,
+    tenant: str,
+    where: QueueFilter,
+    cursor: QueueCursor,
+    *,
+    limit: int = QUEUE_SHOWN,
+) -> ShownPage:
+    page = queue.page(tenant, where, cursor, limit)
+    return ShownPage(page, _items(profiles, tenant, page.entries))
+
+
+def queue_groups(queue: ReviewQueue, tenant: str, where: QueueFilter, offset: int) -> GroupPage:
+    return queue.groups(tenant, where, offset=offset, limit=GROUPS_SHOWN)
+
+
+def subject_pending(
+    queue: ReviewQueue, profiles: ProfileReader, tenant: str, subject_id: UUID
+) -> list[QueueItem]:
+    """The subject's own pending proposals, oldest first."""
+    where = QueueFilter(subject_id=str(subject_id))
+    page = queue.page(tenant, where, QueueCursor(), SUBJECT_PENDING)
+    return _items(profiles, tenant, page.entries)

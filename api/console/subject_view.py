@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import UUID
 
-from factledger.api.console.queue_view import QueueFilters, QueueItem, review_queue
+from factledger.api.console.queue_view import QueueItem, subject_pending
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import (
     FieldDiff,
@@ -27,6 +27,7 @@ from factledger.application.ledger.queries import (
     SubjectSummary,
 )
 from factledger.application.recall.notes import summary_text
+from factledger.application.review_queue.ports import ReviewQueue
 from factledger.domain.events import SessionRecorded
 from factledger.domain.proposal import ChangeRecord
 from factledger.domain.provenance import Actor, Evidence
@@ -184,14 +185,15 @@ class SubjectPage:
 
 
 def subject_page(
-    profiles: ProfileReader, tenant: str, subject_id: UUID, compare: tuple[int, int] | None
+    profiles: ProfileReader,
+    tenant: str,
+    subject_id: UUID,
+    compare: tuple[int, int] | None,
+    *,
+    queue: ReviewQueue,
 ) -> SubjectPage:
     summary = profiles.subject(tenant, subject_id)
-    pending = [
-        item
-        for item in review_queue(profiles, tenant, QueueFilters(kind=summary.kind))
-        if item.change.subject_id == subject_id
-    ]
+    pending = subject_pending(queue, profiles, tenant, subject_id)
     return SubjectPage(
         subject=summary,
         profile=profiles.current(tenant, subject_id),

@@ -32,9 +32,9 @@ from factledger.api.http.routes.forget import router as forget_router
 from factledger.api.http.routes.health import router as health_router
 from factledger.api.http.routes.importing import IMPORT_PATH
 from factledger.api.http.routes.importing import router as import_router
-from factledger.api.http.routes.profile import queue_router
 from factledger.api.http.routes.profile import router as profile_router
 from factledger.api.http.routes.proposals import router as proposals_router
+from factledger.api.http.routes.queue import router as queue_router
 from factledger.api.http.routes.recall import router as recall_router
 from factledger.api.http.routes.sessions import router as sessions_router
 from factledger.api.http.routes.subjects import router as subjects_router

@@ -70,6 +70,12 @@ class RequestInProgressError(ApiError):
     field = "Idempotency-Key"
 
 
+class SelectionChangedError(ApiError):
+    """A decision on every change a filter matches found more than the reviewer confirmed."""
+
+    field = "expected_count"
+
+
 class PayloadTooLargeError(ApiError):
     """The request body exceeds the configured limit."""
 
@@ -110,6 +116,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     ConversationTimeError: 422,
     UnknownConversationTypeError: 422,
     RequestInProgressError: 409,
+    SelectionChangedError: 409,
     ConcurrencyError: 409,
     ImportMismatchError: 409,
     MemoryConflictError: 409,

@@ -22,6 +22,7 @@ from factledger.bench import main as bench_main
 from factledger.bench.backends import BACKEND_NAMES
 from factledger.bench.cli import calibration as cli_calibration
 from factledger.bench.cli import load as cli_load
+from factledger.bench.cli import review_queue as cli_review_queue
 from factledger.bench.cli import write as cli_write
 from factledger.bench.config import (
     DEFAULT_BACKENDS,
@@ -200,5 +201,6 @@ def register(app: typer.Typer) -> None:
     group.command("calibration")(cli_calibration.bench_calibration)
     group.command("forget-mask")(cli_calibration.bench_forget_mask)
     group.command("forget-filter")(cli_calibration.bench_forget_filter)
+    group.command("queue")(cli_review_queue.bench_queue)
     cli_write.register(group)
     app.add_typer(group, name="bench")

@@ -178,7 +178,8 @@ async def test_a_page_that_fails_shows_the_error_page_with_its_request_id(
     def fail(*_: object, **__: object) -> object:
         raise RuntimeError("a failing read")
 
-    console.ports.profiles.review_queue = fail  # type: ignore[method-assign]
+    assert console.ports.queue is not None
+    console.ports.queue.choices = fail  # type: ignore[method-assign]
     # Captured, not rendered: the default console renderer pretty-prints the traceback with
     # its locals, which on a loaded machine takes longer than the page may.
     with structlog.testing.capture_logs() as logs:

@@ -55,6 +55,8 @@ ROLES_BY_ROUTE: dict[tuple[str, str], frozenset[Role]] = {
     ("GET", f"{S}/profile/history"): EVERYONE,
     ("GET", f"{S}/profile/diff"): EVERYONE,
     ("GET", "/v1/proposals/pending"): REVIEW,
+    ("GET", "/v1/proposals/pending/groups"): REVIEW,
+    ("POST", "/v1/proposals/pending/decisions"): REVIEW,
     ("GET", f"{S}/events"): frozenset({ANALYST, REVIEWER, ADMIN}),
     ("GET", "/v1/dead-letters"): frozenset({SERVICE, ADMIN}),
     ("POST", "/v1/dead-letters/retry"): frozenset({SERVICE, ADMIN}),

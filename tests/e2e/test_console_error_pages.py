@@ -22,7 +22,7 @@ from factledger.testing.manual_clock import ManualClock
 
 NO_LIMITS = RateLimitSettings(enabled=False)
 SECRET = "the lead's diagnosis"  # what a failing read might carry in its message
-FILTER = "confidential-filter-value"  # what the failing request itself carried
+FILTER = "agent:confidential-filter-value"  # what the failing request itself carried
 
 
 @pytest.fixture
@@ -46,7 +46,9 @@ def failing_queue(ports: Runtime, error: Exception) -> None:
     def fail(*_: Any, **__: Any) -> Any:
         raise error
 
-    ports.profiles.review_queue = fail  # type: ignore[method-assign]
+    assert ports.queue is not None
+    ports.queue.choices = fail  # type: ignore[method-assign]
+    ports.queue.page = fail  # type: ignore[method-assign]
 
 
 async def test_an_unexpected_error_is_an_html_500_with_the_request_id(

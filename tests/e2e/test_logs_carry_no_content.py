@@ -33,6 +33,7 @@ from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
+from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
@@ -46,6 +47,8 @@ from factledger.application.sessions.short_term import SessionPorts, ShortTermMe
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
+from factledger.projections.review_queue.projection import ReviewQueueProjection
+from factledger.projections.review_queue.reader import StoreReviewQueue
 from factledger.testing.manual_clock import ManualClock
 
 PORTS = ("ledger", "recall", "session_buffer", "idempotency", "views", "backend", "sync_store")
@@ -95,12 +98,15 @@ def bombed_runtime(switch: Switch) -> Runtime:
     )
     views = bomb("views", InMemoryViewStore("profile"))
     projection = ProfileProjection(views)
+    queue = ReviewQueueProjection(SqliteQueueStore(":memory:"))
     return Runtime(
         ledger=ledger,
         views=views,
         projection=projection,
         profiles=ViewStoreProfileReader(views),
-        follower=Follower(ledger, [projection]),
+        follower=Follower(ledger, [projection, queue]),
+        queue=StoreReviewQueue(queue.store),
+        queue_projection=queue,
         backend=backend,
         sessions=sessions,
         session_buffer=buffer,

@@ -29,6 +29,7 @@ from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
+from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.api.bootstrap.judgement import learned_judge
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
@@ -48,6 +49,8 @@ from factledger.domain.subject import subject_id_for
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
+from factledger.projections.review_queue.projection import ReviewQueueProjection
+from factledger.projections.review_queue.reader import StoreReviewQueue
 
 TEST_SECRET = "factledger-test-signing-key-0123456789abcdef"
 TEST_AUTH = AuthSettings(
@@ -84,12 +87,15 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
     )
     views = InMemoryViewStore("profile")
     projection = ProfileProjection(views)
+    queue = ReviewQueueProjection(SqliteQueueStore(":memory:"))
     return Runtime(
         ledger=ledger,
         views=views,
         projection=projection,
         profiles=ViewStoreProfileReader(views),
-        follower=Follower(ledger, [projection]),
+        follower=Follower(ledger, [projection, queue]),
+        queue=StoreReviewQueue(queue.store),
+        queue_projection=queue,
         backend=backend,
         sessions=sessions,
         session_buffer=buffer,

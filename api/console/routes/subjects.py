@@ -31,6 +31,7 @@ from factledger.api.console.subject_view import recorded_sessions, subject_page
 from factledger.api.http.deps import LedgerDep
 from factledger.api.http.errors import InvalidParameterError, ServiceUnavailableError
 from factledger.api.http.routes.profile import ProfilesDep
+from factledger.api.http.routes.queue import QueueDep
 from factledger.api.http.schemas.common import FIELD_PATTERN, MAX_VERSION, SESSION_ID_PATTERN
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
@@ -58,6 +59,7 @@ async def subject(
     session: Reading,
     console: ConsoleDep,
     profiles: ProfilesDep,
+    queue: QueueDep,
     from_version: Version = None,
     to_version: Version = None,
     as_of: Day = None,
@@ -79,7 +81,9 @@ async def subject(
         missing = "to_date" if to_date is None else "from_date"
         raise InvalidParameterError(missing, "give both days to compare them")
     asked = LookBack(clock, as_of, days)
-    page = await asyncio.to_thread(subject_page, profiles, session.tenant, subject_id, compare)
+    page = await asyncio.to_thread(
+        lambda: subject_page(profiles, session.tenant, subject_id, compare, queue=queue)
+    )
     past = await asyncio.to_thread(look_back, profiles, session.tenant, subject_id, asked)
     return render_page(request, "subject.html", session, page=page, compare=compare, past=past)
 

@@ -11,7 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 
 from factledger.adapters.read_routing import require_views_at, standby_allowed
-from factledger.api.http.deps import ApiState, Reader, Reviewer, StateDep, SubjectIdDep
+from factledger.api.http.deps import ApiState, Reader, StateDep, SubjectIdDep
 from factledger.api.http.errors import InvalidParameterError
 from factledger.api.http.schemas.common import ERRORS, FIELD_PATTERN, MAX_VERSION
 from factledger.api.http.schemas.profile import (
@@ -19,15 +19,12 @@ from factledger.api.http.schemas.profile import (
     FieldDiffOut,
     HistoryEntryOut,
     HistoryOut,
-    PendingListOut,
-    PendingOut,
     ProfileOut,
 )
 from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock, ProfileReader
 from factledger.application.ledger.view_store import PositionMovedError
 
 router = APIRouter(prefix="/v1/subjects/{subject}/profile", tags=["profile"], responses=ERRORS)  # type: ignore[arg-type]
-queue_router = APIRouter(prefix="/v1", tags=["proposals"], responses=ERRORS)  # type: ignore[arg-type]
 
 
 async def get_profiles(state: StateDep) -> ProfileReader:
@@ -160,13 +157,3 @@ async def diff(
         clock=clock.value,
         changes=[FieldDiffOut.of(c, now) for c in changes],
     )
-
-
-@queue_router.get("/proposals/pending", summary="The tenant's review queue, oldest first")
-async def pending(
-    principal: Reviewer,
-    profiles: ProfilesDep,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-) -> PendingListOut:
-    items = await asyncio.to_thread(profiles.review_queue, principal.tenant, limit=limit)
-    return PendingListOut(items=[PendingOut.of(p) for p in items])

@@ -265,10 +265,6 @@ class PendingOut(BaseModel):
         )
 
 
-class PendingListOut(BaseModel):
-    items: list[PendingOut]
-
-
 class EventOut(BaseModel):
     version: int = Field(description="The event's position in the subject's stream (1, 2, ...).")
     topic: str = Field(examples=["factledger.subject.change_proposed.v1"])

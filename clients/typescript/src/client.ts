@@ -272,8 +272,24 @@ export class FactledgerClient {
     return this.decide(subject, changeId, "reject", { reason }, options.idempotencyKey);
   }
 
-  pending(options: { limit?: number } = {}): Promise<m.PendingList> {
-    return this.send({ method: "GET", path: "/v1/proposals/pending", query: { limit: options.limit ?? 50 } });
+  /** A page of the tenant's review queue, oldest first; `total` counts every match, and
+   * `next_cursor` / `previous_cursor` go back as `cursor`. */
+  pending(options: m.QueueFilters & { limit?: number; cursor?: string } = {}): Promise<m.PendingList> {
+    const { limit, ...rest } = options;
+    return this.send({ method: "GET", path: "/v1/proposals/pending", query: { limit: limit ?? 50, ...rest } });
+  }
+
+  /** Identical proposals across subjects, largest group first. */
+  pendingGroups(options: m.QueueFilters & { limit?: number; offset?: number } = {}): Promise<m.PendingGroups> {
+    const { limit, offset, ...rest } = options;
+    const query = { limit: limit ?? 50, offset: offset ?? 0, ...rest };
+    return this.send({ method: "GET", path: "/v1/proposals/pending/groups", query });
+  }
+
+  /** One decision on many pending changes (`changes`, or every match of `filter` up to
+   * `snapshot`, at most `expected_count`); each gets its own decision, once per key. */
+  decidePending(body: m.PendingDecision, options: Keyed = {}): Promise<m.Decisions> {
+    return this.send(command("/v1/proposals/pending/decisions", body, options.idempotencyKey));
   }
 
   private decide(subject: string, changeId: string, action: string, body: unknown, key?: string): Promise<m.Decision> {

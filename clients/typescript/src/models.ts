@@ -24,9 +24,25 @@ export type SessionContext = Schemas["ContextOut"];
 export type Profile = Schemas["ProfileOut"];
 export type History = Schemas["HistoryOut"];
 export type Diff = Schemas["DiffOut"];
+export type PendingList = Schemas["QueuePageOut"];
+export type PendingGroups = Schemas["GroupPageOut"];
+export type PendingDecision = Schemas["DecideManyIn"];
+export type Decisions = Schemas["DecisionsOut"];
+/** The review queue's filters (blank or absent: unset). */
+export interface QueueFilters {
+  kind?: string;
+  field?: string;
+  origin?: "stated" | "inferred";
+  proposer?: string;
+  conversation_type?: string;
+  q?: string;
+  older_than?: string;
+  newer_than?: string;
+  group?: string;
+  subject_id?: string;
+}
 /** Which clock an `as_of` is read on: `said` (the default) or `known`. */
 export type Clock = Schemas["Clock"];
-export type PendingList = Schemas["PendingListOut"];
 export type EventPage = Schemas["EventPage"];
 export type DeadLetters = Schemas["DeadLetterList"];
 export type Retried = Schemas["RetryOut"];

@@ -122,6 +122,22 @@ test("a command retried with its key acts once", async () => {
   assert.equal(pending.items.filter((item) => item.change_id === first.change_id).length, 1);
 });
 
+test("the review queue filters, counts and decides many changes once per key", async () => {
+  const draft = { field: "queue_probe", origin: "inferred" as const, value: boolean(true) };
+  const proposed = await agent.propose(draft, { idempotencyKey: `ts-queue-${ref}` });
+  const page = await reviewer.pending({ field: "queue_probe", limit: 1 });
+  assert.equal(page.total, 1);
+  assert.equal(page.items[0]?.change_id, proposed.change_id);
+  const groups = await reviewer.pendingGroups({ field: "queue_probe" });
+  assert.equal(groups.groups[0]?.count, 1);
+  const changes = [{ subject_id: proposed.subject_id, change_id: proposed.change_id }];
+  const body = { decision: "reject" as const, reason: "a probe", changes };
+  const first = await reviewer.decidePending(body, { idempotencyKey: `ts-decide-${ref}` });
+  const again = await reviewer.decidePending(body, { idempotencyKey: `ts-decide-${ref}` });
+  assert.deepEqual([first.decided, again.decided], [1, 0]);
+  assert.equal((await reviewer.pending({ field: "queue_probe" })).total, 0);
+});
+
 test("recall and context answer in the API's shapes", async () => {
   const answer = await agent.recall("which supplier do they use?");
   assert.ok(Array.isArray(answer.notes));

@@ -152,8 +152,55 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's review queue, oldest first */
+        /**
+         * The tenant's review queue, oldest first, with an exact count
+         * @description Every filter narrows every pending proposal (not a first batch of them); pass
+         *     `next_cursor` or `previous_cursor` back as `cursor` to turn the page.
+         */
         get: operations["pending_v1_proposals_pending_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/proposals/pending/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One decision on many pending changes (a page, a filter, a group)
+         * @description Each change gets its own decision event on its own subject. With `filter`, every change
+         *     it matches up to `snapshot` is decided; more of them than `expected_count` is a 409 (new
+         *     proposals arrived: read the count again). Send an `Idempotency-Key` to make a retry safe.
+         */
+        post: operations["decide_v1_proposals_pending_decisions_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/proposals/pending/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Identical proposals across subjects, largest group first
+         * @description A group is the proposals of one field, operation, value, condition and origin; decide
+         *     one with `POST /v1/proposals/pending/decisions` and the filter `group`.
+         */
+        get: operations["groups_v1_proposals_pending_groups_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -728,6 +775,30 @@ export interface components {
             /** Targets */
             targets: string[];
         };
+        /**
+         * DecideManyIn
+         * @description Exactly one of `changes` (the ticked rows of a page) or `filter` (every change it
+         *     matches, up to `snapshot`, which must be `expected_count` at most: more means proposals
+         *     arrived that the reviewer did not see).
+         */
+        DecideManyIn: {
+            /** Changes */
+            changes?: components["schemas"]["PickIn"][] | null;
+            /**
+             * Decision
+             * @enum {string}
+             */
+            decision: "approve" | "reject";
+            /** Expected Count */
+            expected_count?: number | null;
+            filter?: components["schemas"]["QueueFilterIn"] | null;
+            /** Note */
+            note?: string | null;
+            /** Reason */
+            reason?: string | null;
+            /** Snapshot */
+            snapshot?: string | null;
+        };
         /** DecisionOut */
         DecisionOut: {
             /**
@@ -753,6 +824,21 @@ export interface components {
              * Format: uuid
              */
             subject_id: string;
+        };
+        /** DecisionsOut */
+        DecisionsOut: {
+            /**
+             * Decided
+             * @description Changes this request decided.
+             */
+            decided: number;
+            /** Outcomes */
+            outcomes: components["schemas"]["PickOutcomeOut"][];
+            /**
+             * Refused
+             * @description Changes the ledger refused (see each outcome).
+             */
+            refused: number;
         };
         /**
          * DiffOut
@@ -1072,6 +1158,37 @@ export interface components {
             rejected_changes?: string[];
             /** Subject Id */
             subject_id: string;
+        };
+        /** GroupOut */
+        GroupOut: {
+            /**
+             * Count
+             * @description Pending proposals in the group (exact).
+             */
+            count: number;
+            /** Group */
+            group: string;
+            /** @description The group's oldest proposal. */
+            sample: components["schemas"]["QueuedOut"];
+            /** Subjects */
+            subjects: number;
+        };
+        /** GroupPageOut */
+        GroupPageOut: {
+            /** Groups */
+            groups: components["schemas"]["GroupOut"][];
+            /** Next Offset */
+            next_offset: number | null;
+            /**
+             * Snapshot
+             * @description As the queue page's: pass it to a decision on a group.
+             */
+            snapshot: string | null;
+            /**
+             * Total
+             * @description Groups the filters match.
+             */
+            total: number;
         };
         /** HistoryEntryOut */
         HistoryEntryOut: {
@@ -1404,53 +1521,37 @@ export interface components {
          * @enum {string}
          */
         Origin: "stated" | "inferred";
-        /** PendingListOut */
-        PendingListOut: {
-            /** Items */
-            items: components["schemas"]["PendingOut"][];
-        };
-        /** PendingOut */
-        PendingOut: {
-            /** Based On Version */
-            based_on_version: number;
+        /** PickIn */
+        PickIn: {
             /**
              * Change Id
              * Format: uuid
              */
             change_id: string;
-            /** Condition */
-            condition: string | null;
-            /** Display */
-            display: string | null;
-            evidence: components["schemas"]["EvidenceOut"] | null;
-            /** Field */
-            field: string;
-            /** Operation */
-            operation: string;
-            /** Origin */
-            origin: string;
-            /**
-             * Proposed At
-             * Format: date-time
-             */
-            proposed_at: string;
-            proposed_by: components["schemas"]["ActorOut"];
-            /** Rationale */
-            rationale: string;
             /**
              * Subject Id
              * Format: uuid
              */
             subject_id: string;
+        };
+        /** PickOutcomeOut */
+        PickOutcomeOut: {
+            /** Applied */
+            applied: boolean;
             /**
-             * Supersedes
-             * @description Older pending changes of the field that this newer statement replaced.
+             * Change Id
+             * Format: uuid
              */
-            supersedes?: string[];
-            /** Value */
-            value: {
-                [key: string]: unknown;
-            } | null;
+            change_id: string;
+            /** Detail */
+            detail?: string | null;
+            /** Error Type */
+            error_type?: string | null;
+            /**
+             * Subject Id
+             * Format: uuid
+             */
+            subject_id: string;
         };
         /** ProfileFieldOut */
         ProfileFieldOut: {
@@ -1660,6 +1761,118 @@ export interface components {
              * @description The newer change of the field, when this one is superseded.
              */
             superseded_by?: string | null;
+            /** Value */
+            value: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * QueueFilterIn
+         * @description The same filters as the queue's query parameters.
+         */
+        QueueFilterIn: {
+            /** Conversation Type */
+            conversation_type?: string | null;
+            /** Field */
+            field?: string | null;
+            /** Group */
+            group?: string | null;
+            /** Kind */
+            kind?: string | null;
+            /** Newer Than */
+            newer_than?: string | null;
+            /** Older Than */
+            older_than?: string | null;
+            origin?: components["schemas"]["Origin"] | null;
+            /** Proposer */
+            proposer?: string | null;
+            /** Q */
+            q?: string | null;
+            /** Subject Id */
+            subject_id?: string | null;
+        };
+        /** QueuePageOut */
+        QueuePageOut: {
+            /** Items */
+            items: components["schemas"]["QueuedOut"][];
+            /**
+             * Next Cursor
+             * @description Pass as `cursor` for the next page.
+             */
+            next_cursor: string | null;
+            /**
+             * Previous Cursor
+             * @description Pass as `cursor` for the page before.
+             */
+            previous_cursor: string | null;
+            /**
+             * Snapshot
+             * @description Pass as `snapshot` to a decision on every match: it then never reaches proposals recorded after this page was read.
+             */
+            snapshot: string | null;
+            /**
+             * Total
+             * @description Every pending proposal the filters match (exact).
+             */
+            total: number;
+        };
+        /**
+         * QueuedOut
+         * @description A pending proposal with what the queue knows of its subject and conversation.
+         */
+        QueuedOut: {
+            /** Based On Version */
+            based_on_version: number;
+            /**
+             * Change Id
+             * Format: uuid
+             */
+            change_id: string;
+            /** Condition */
+            condition: string | null;
+            /** Conversation Type */
+            conversation_type: string | null;
+            /** Display */
+            display: string | null;
+            evidence: components["schemas"]["EvidenceOut"] | null;
+            /** Field */
+            field: string;
+            /**
+             * Group
+             * @description Identical proposals of other subjects share it.
+             */
+            group: string;
+            /** Operation */
+            operation: string;
+            /** Origin */
+            origin: string;
+            /**
+             * Proposed At
+             * Format: date-time
+             */
+            proposed_at: string;
+            proposed_by: components["schemas"]["ActorOut"];
+            /** Rationale */
+            rationale: string;
+            /**
+             * Said At
+             * @description When the subject said it: the start of the evidence's conversation (null without evidence). `proposed_at` is when the ledger recorded the proposal.
+             */
+            said_at: string | null;
+            /**
+             * Subject Id
+             * Format: uuid
+             */
+            subject_id: string;
+            /** Subject Kind */
+            subject_kind: string;
+            /** Subject Ref */
+            subject_ref: string;
+            /**
+             * Supersedes
+             * @description Older pending changes of the field that this newer statement replaced.
+             */
+            supersedes?: string[];
             /** Value */
             value: {
                 [key: string]: unknown;
@@ -2410,6 +2623,23 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
+                cursor?: string | null;
+                /** @description Subject kind. */
+                kind?: string | null;
+                field?: string | null;
+                /** @description Blank: either. */
+                origin?: ("stated" | "inferred" | "") | null;
+                /** @description `kind:id`, e.g. `model:x`. */
+                proposer?: string | null;
+                conversation_type?: string | null;
+                /** @description Part of a field name or a subject reference. */
+                q?: string | null;
+                /** @description Recorded longer ago: `7d`, `12h`. */
+                older_than?: string | null;
+                /** @description Recorded more recently: `30m`. */
+                newer_than?: string | null;
+                group?: string | null;
+                subject_id?: string | null;
             };
             header?: never;
             path?: never;
@@ -2423,7 +2653,216 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PendingListOut"];
+                    "application/json": components["schemas"]["QueuePageOut"];
+                };
+            };
+            /** @description The body could not be read (cut off, or not UTF-8). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing, expired or forged token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The role or the token's subject does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description No such subject (or item) in your tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description A concurrent change or a broken business rule. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Invalid input; `field` names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too many requests (per principal, per tenant, or failed tokens per address); `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    decide_v1_proposals_pending_decisions_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecideManyIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionsOut"];
+                };
+            };
+            /** @description The body could not be read (cut off, or not UTF-8). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing, expired or forged token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The role or the token's subject does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description No such subject (or item) in your tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description A concurrent change or a broken business rule. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Invalid input; `field` names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too many requests (per principal, per tenant, or failed tokens per address); `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    groups_v1_proposals_pending_groups_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description Subject kind. */
+                kind?: string | null;
+                field?: string | null;
+                /** @description Blank: either. */
+                origin?: ("stated" | "inferred" | "") | null;
+                /** @description `kind:id`, e.g. `model:x`. */
+                proposer?: string | null;
+                conversation_type?: string | null;
+                /** @description Part of a field name or a subject reference. */
+                q?: string | null;
+                /** @description Recorded longer ago: `7d`, `12h`. */
+                older_than?: string | null;
+                /** @description Recorded more recently: `30m`. */
+                newer_than?: string | null;
+                group?: string | null;
+                subject_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupPageOut"];
                 };
             };
             /** @description The body could not be read (cut off, or not UTF-8). */

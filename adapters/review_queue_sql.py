@@ -1,0 +1,433 @@
+"""The review queue's tables and statements, shared by its SQLite and PostgreSQL stores.
+
+Statements are written once with `?` placeholders and plain SQL both databases read the same;
+each store runs them through its `Runner` (PostgreSQL's swaps the placeholders). Every filter
+is an equality on an indexed column led by the tenant and followed by the position, so a
+filtered page walks one index in queue order and stops after a page; a count reads the same
+index range. The text search (a part of the field name or the subject's reference) is the
+one filter no index serves: the rows keep it lower-cased in `search`, and it is checked row by
+row in the tenant's index range.
+"""
+
+# Statements are built from the code's own table and column names; every value is a parameter.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from factledger.application.json_text import dumps_sorted, loads
+from factledger.application.review_queue.ports import (
+    ItemRow,
+    RowGroup,
+    RowGroups,
+    RowPage,
+    SessionRow,
+    SubjectRow,
+    time_key,
+)
+from factledger.application.review_queue.queue import (
+    QueueChoices,
+    QueueCursor,
+    QueueFilter,
+    Selected,
+)
+from factledger.domain.values import JsonObject
+
+ITEM_COLUMNS = (
+    "tenant, position, subject_id, change_id, field, origin, proposer, proposed_key, kind, "
+    "external_ref, group_key, session_id, said_at, conversation_type, doc"
+)
+# Each filter column gets an index (tenant, column, position): the page's order is the index's.
+FILTER_COLUMNS = ("kind", "field", "origin", "proposer", "conversation_type", "group_key")
+
+
+def table_statements(prefix: str, *, text: str = "TEXT") -> tuple[str, ...]:
+    """The DDL, tables named `<prefix>review_queue_*` (`prefix`: a schema and a dot, or "");
+    `text`: the column type of keys (PostgreSQL's byte-ordered "C" collation)."""
+    t = f"{prefix}review_queue"
+    indexes = tuple(
+        f"CREATE INDEX IF NOT EXISTS review_queue_by_{column} "
+        f"ON {t}_items (tenant, {column}, position)"
+        for column in (*FILTER_COLUMNS, "proposed_key")
+    )
+    return (
+        f"""CREATE TABLE IF NOT EXISTS {t}_subjects (subject_id {text} PRIMARY KEY,
+        tenant {text} NOT NULL, kind {text} NOT NULL, external_ref {text} NOT NULL)""",
+        f"""CREATE TABLE IF NOT EXISTS {t}_sessions (subject_id {text} NOT NULL,
+        session_id {text} NOT NULL, conversation_type {text}, said_at {text} NOT NULL,
+        PRIMARY KEY (subject_id, session_id))""",
+        f"""CREATE TABLE IF NOT EXISTS {t}_items (tenant {text} NOT NULL,
+        position BIGINT NOT NULL, subject_id {text} NOT NULL, change_id {text} NOT NULL,
+        field {text} NOT NULL, origin {text} NOT NULL, proposer {text} NOT NULL,
+        proposed_key {text} NOT NULL, kind {text} NOT NULL, external_ref {text} NOT NULL,
+        search {text} NOT NULL, group_key {text} NOT NULL, session_id {text},
+        said_at {text}, conversation_type {text}, doc {text} NOT NULL,
+        PRIMARY KEY (tenant, position))""",
+        f"""CREATE UNIQUE INDEX IF NOT EXISTS review_queue_by_change
+        ON {t}_items (subject_id, change_id)""",
+        *indexes,
+        f"""CREATE TABLE IF NOT EXISTS {t}_tracking (name {text} PRIMARY KEY,
+        position BIGINT NOT NULL)""",
+    )
+
+
+class Cursorish(Protocol):
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Runner(Protocol):
+    """One connection's statements, `?` placeholders."""
+
+    def run(self, query: str, args: Sequence[object] = ()) -> Cursorish: ...
+
+    def run_many(self, query: str, rows: Sequence[Sequence[object]]) -> None: ...
+
+
+def _like(text: str) -> str:
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def where_clause(tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
+    parts: list[str] = ["tenant = ?"]
+    args: list[object] = [tenant]
+    equalities = (
+        ("kind", where.kind),
+        ("field", where.field),
+        ("origin", None if where.origin is None else where.origin.value),
+        ("proposer", where.proposer),
+        ("conversation_type", where.conversation_type),
+        ("group_key", where.group),
+        ("subject_id", where.subject_id),
+    )
+    for column, value in equalities:
+        if value is not None:
+            parts.append(f"{column} = ?")
+            args.append(value)
+    if where.proposed_before is not None:
+        parts.append("proposed_key < ?")
+        args.append(time_key(where.proposed_before))
+    if where.proposed_after is not None:
+        parts.append("proposed_key >= ?")
+        args.append(time_key(where.proposed_after))
+    if where.up_to is not None:
+        parts.append("position <= ?")
+        args.append(where.up_to)
+    if where.text:
+        parts.append("search LIKE ? ESCAPE '\\'")
+        args.append(_like(where.text))
+    return " AND ".join(parts), args
+
+
+def search_text(field: str, external_ref: str) -> str:
+    return f"{field}\n{external_ref}".lower()
+
+
+def _row(values: Sequence[Any]) -> ItemRow:
+    doc = loads(str(values[14]))
+    return ItemRow(
+        tenant=str(values[0]),
+        position=int(values[1]),
+        subject_id=str(values[2]),
+        change_id=str(values[3]),
+        field=str(values[4]),
+        origin=str(values[5]),
+        proposer=str(values[6]),
+        proposed_key=str(values[7]),
+        kind=str(values[8]),
+        external_ref=str(values[9]),
+        group_key=str(values[10]),
+        session_id=None if values[11] is None else str(values[11]),
+        said_at=None if values[12] is None else str(values[12]),
+        conversation_type=None if values[13] is None else str(values[13]),
+        doc=doc if isinstance(doc, dict) else {},
+    )
+
+
+class QueueTables:
+    """The statements over one set of tables (`prefix` as in `table_statements`)."""
+
+    def __init__(self, prefix: str) -> None:
+        t = f"{prefix}review_queue"
+        self.items, self.subjects = f"{t}_items", f"{t}_subjects"
+        self.sessions, self.tracking = f"{t}_sessions", f"{t}_tracking"
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def page(
+        self, db: Runner, tenant: str, where: QueueFilter, cursor: QueueCursor, limit: int
+    ) -> RowPage:
+        clause, args = where_clause(tenant, where)
+        backwards = cursor.before is not None and cursor.after is None
+        if backwards:
+            bound, order, step = "AND position < ?", "DESC", [cursor.before]
+        elif cursor.after is not None:
+            bound, order, step = "AND position > ?", "ASC", [cursor.after]
+        else:
+            bound, order, step = "", "ASC", []
+        rows = [
+            _row(r)
+            for r in db.run(
+                f"SELECT {ITEM_COLUMNS} FROM {self.items} WHERE {clause} {bound} "
+                f"ORDER BY position {order} LIMIT ?",
+                [*args, *step, limit + 1],
+            ).fetchall()
+        ]
+        more = len(rows) > limit
+        rows = rows[:limit]
+        if backwards:
+            rows.reverse()
+        total, newest = db.run(
+            f"SELECT count(*), max(position) FROM {self.items} WHERE {clause}", args
+        ).fetchone()
+        total, newest = int(total), int(newest or 0)
+        if not rows:
+            return RowPage([], total, None, None, newest)
+        first, last = rows[0].position, rows[-1].position
+        if backwards:
+            earlier, later = more, self._exists(db, clause, args, "position > ?", last)
+        else:
+            later = more
+            earlier = cursor.after is not None and self._exists(
+                db, clause, args, "position < ?", first
+            )
+        return RowPage(
+            rows,
+            total,
+            QueueCursor(after=last) if later else None,
+            QueueCursor(before=first) if earlier else None,
+            newest,
+        )
+
+    def _exists(
+        self, db: Runner, clause: str, args: list[object], bound: str, position: int
+    ) -> bool:
+        found = db.run(
+            f"SELECT 1 FROM {self.items} WHERE {clause} AND {bound} LIMIT 1", [*args, position]
+        ).fetchone()
+        return found is not None
+
+    def groups(
+        self, db: Runner, tenant: str, where: QueueFilter, *, offset: int, limit: int
+    ) -> RowGroups:
+        clause, args = where_clause(tenant, where)
+        found = db.run(
+            f"SELECT group_key, count(*) AS n, count(DISTINCT subject_id), min(position) AS first "
+            f"FROM {self.items} WHERE {clause} GROUP BY group_key "
+            f"ORDER BY n DESC, first ASC LIMIT ? OFFSET ?",
+            [*args, limit, offset],
+        ).fetchall()
+        total, newest = db.run(
+            f"SELECT count(DISTINCT group_key), max(position) FROM {self.items} WHERE {clause}",
+            args,
+        ).fetchone()
+        total, newest = int(total), int(newest or 0)
+        if not found:
+            return RowGroups([], total, newest)
+        firsts = [int(r[3]) for r in found]
+        marks = ", ".join("?" for _ in firsts)
+        samples = {
+            row.position: row
+            for row in (
+                _row(r)
+                for r in db.run(
+                    f"SELECT {ITEM_COLUMNS} FROM {self.items} "
+                    f"WHERE tenant = ? AND position IN ({marks})",
+                    [tenant, *firsts],
+                ).fetchall()
+            )
+        }
+        groups = [
+            RowGroup(str(r[0]), int(r[1]), int(r[2]), samples[int(r[3])])
+            for r in found
+            if int(r[3]) in samples
+        ]
+        return RowGroups(groups, total, newest)
+
+    def select(self, db: Runner, tenant: str, where: QueueFilter, *, limit: int) -> list[Selected]:
+        clause, args = where_clause(tenant, where)
+        found = db.run(
+            f"SELECT position, subject_id, change_id FROM {self.items} WHERE {clause} "
+            f"ORDER BY position LIMIT ?",
+            [*args, limit],
+        ).fetchall()
+        return [Selected(int(r[0]), str(r[1]), str(r[2])) for r in found]
+
+    def choices(self, db: Runner, tenant: str) -> QueueChoices:
+        found = {column: self._distinct(db, tenant, column) for column in FILTER_COLUMNS}
+        return QueueChoices(
+            kind=found["kind"],
+            field=found["field"],
+            proposer=found["proposer"],
+            conversation_type=found["conversation_type"],
+        )
+
+    def _distinct(self, db: Runner, tenant: str, column: str) -> list[str]:
+        """The column's values in the tenant's rows, one index probe per value (a loose index
+        scan: there are few values and many rows)."""
+        found = db.run(
+            f"WITH RECURSIVE t(v) AS (SELECT min({column}) FROM {self.items} WHERE tenant = ? "
+            f"UNION ALL SELECT (SELECT min({column}) FROM {self.items} "
+            f"WHERE tenant = ? AND {column} > t.v) FROM t WHERE t.v IS NOT NULL) "
+            f"SELECT v FROM t WHERE v IS NOT NULL",
+            [tenant, tenant],
+        ).fetchall()
+        return [str(r[0]) for r in found]
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def read_position(self, db: Runner, name: str) -> int:
+        row = db.run(f"SELECT position FROM {self.tracking} WHERE name = ?", [name]).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def store_position(self, db: Runner, name: str, position: int) -> None:
+        db.run(
+            f"INSERT INTO {self.tracking} VALUES (?, ?) "
+            f"ON CONFLICT (name) DO UPDATE SET position = excluded.position",
+            [name, position],
+        )
+
+    def drop(self, db: Runner, name: str) -> None:
+        for table in (self.items, self.sessions, self.subjects):
+            db.run(f"DELETE FROM {table}")
+        db.run(f"DELETE FROM {self.tracking} WHERE name = ?", [name])
+
+
+class SqlQueueWrites:
+    """`QueueWrites` on one open transaction; new items are sent in batches (a rebuild adds
+    a hundred thousand of them), flushed before any other statement so reads see them."""
+
+    def __init__(self, db: Runner, tables: QueueTables, position: int) -> None:
+        self._db, self._t = db, tables
+        self.start_position = self.new_position = position
+        self._adds: list[tuple[object, ...]] = []
+        # What this transaction read or wrote of subjects and sessions: a rebuild asks for
+        # each once per proposal.
+        self._subjects: dict[str, SubjectRow | None] = {}
+        self._sessions: dict[tuple[str, str], SessionRow | None] = {}
+
+    def position(self) -> int:
+        return self.new_position
+
+    def advance(self, position: int) -> None:
+        self.new_position = position
+
+    def flush(self) -> None:
+        if self._adds:
+            adds, self._adds = self._adds, []
+            self._db.run_many(
+                f"INSERT INTO {self._t.items} ({ITEM_COLUMNS}, search) "
+                f"VALUES ({', '.join('?' * 16)}) ON CONFLICT DO NOTHING",
+                adds,
+            )
+
+    def subject(self, subject_id: str) -> SubjectRow | None:
+        if subject_id not in self._subjects:
+            row = self._db.run(
+                f"SELECT subject_id, tenant, kind, external_ref FROM {self._t.subjects} "
+                f"WHERE subject_id = ?",
+                [subject_id],
+            ).fetchone()
+            self._subjects[subject_id] = None if row is None else SubjectRow(*map(str, row))
+        return self._subjects[subject_id]
+
+    def put_subject(self, row: SubjectRow) -> None:
+        self.flush()
+        self._subjects[row.subject_id] = row
+        self._db.run(
+            f"INSERT INTO {self._t.subjects} VALUES (?, ?, ?, ?) ON CONFLICT (subject_id) "
+            f"DO UPDATE SET tenant = excluded.tenant, kind = excluded.kind, "
+            f"external_ref = excluded.external_ref",
+            [row.subject_id, row.tenant, row.kind, row.external_ref],
+        )
+
+    def session(self, subject_id: str, session_id: str) -> SessionRow | None:
+        key = (subject_id, session_id)
+        if key not in self._sessions:
+            self._sessions[key] = self._read_session(subject_id, session_id)
+        return self._sessions[key]
+
+    def _read_session(self, subject_id: str, session_id: str) -> SessionRow | None:
+        row = self._db.run(
+            f"SELECT subject_id, session_id, conversation_type, said_at FROM {self._t.sessions} "
+            f"WHERE subject_id = ? AND session_id = ?",
+            [subject_id, session_id],
+        ).fetchone()
+        if row is None:
+            return None
+        return SessionRow(
+            str(row[0]), str(row[1]), None if row[2] is None else str(row[2]), str(row[3])
+        )
+
+    def put_session(self, row: SessionRow) -> None:
+        self.flush()
+        self._sessions[row.subject_id, row.session_id] = row
+        self._db.run(
+            f"INSERT INTO {self._t.sessions} VALUES (?, ?, ?, ?) "
+            f"ON CONFLICT (subject_id, session_id) DO UPDATE SET "
+            f"conversation_type = excluded.conversation_type, said_at = excluded.said_at",
+            [row.subject_id, row.session_id, row.conversation_type, row.said_at],
+        )
+        self._db.run(
+            f"UPDATE {self._t.items} SET said_at = ?, conversation_type = ? "
+            f"WHERE subject_id = ? AND session_id = ?",
+            [row.said_at, row.conversation_type, row.subject_id, row.session_id],
+        )
+
+    def add(self, row: ItemRow) -> None:
+        self._adds.append(
+            (
+                row.tenant,
+                row.position,
+                row.subject_id,
+                row.change_id,
+                row.field,
+                row.origin,
+                row.proposer,
+                row.proposed_key,
+                row.kind,
+                row.external_ref,
+                row.group_key,
+                row.session_id,
+                row.said_at,
+                row.conversation_type,
+                dumps_sorted(row.doc),
+                search_text(row.field, row.external_ref),
+            )
+        )
+
+    def doc(self, subject_id: str, change_id: str) -> JsonObject | None:
+        self.flush()
+        row = self._db.run(
+            f"SELECT doc FROM {self._t.items} WHERE subject_id = ? AND change_id = ?",
+            [subject_id, change_id],
+        ).fetchone()
+        if row is None:
+            return None
+        doc = loads(str(row[0]))
+        return doc if isinstance(doc, dict) else None
+
+    def put_doc(self, subject_id: str, change_id: str, doc: JsonObject) -> None:
+        self.flush()
+        self._db.run(
+            f"UPDATE {self._t.items} SET doc = ? WHERE subject_id = ? AND change_id = ?",
+            [dumps_sorted(doc), subject_id, change_id],
+        )
+
+    def remove(self, subject_id: str, change_id: str) -> None:
+        self.flush()
+        self._db.run(
+            f"DELETE FROM {self._t.items} WHERE subject_id = ? AND change_id = ?",
+            [subject_id, change_id],
+        )
+
+    def erase(self, subject_id: str) -> None:
+        self.flush()
+        self._subjects.pop(subject_id, None)
+        self._sessions = {k: v for k, v in self._sessions.items() if k[0] != subject_id}
+        for table in (self._t.items, self._t.sessions, self._t.subjects):
+            self._db.run(f"DELETE FROM {table} WHERE subject_id = ?", [subject_id])

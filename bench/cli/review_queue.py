@@ -1,0 +1,156 @@
+"""`factledger-lab bench queue`: the review queue at contact-centre volume on PostgreSQL, its
+pages timed in headless Chromium (issue 31)."""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import structlog.testing
+import typer
+from pydantic import SecretStr
+from rich.console import Console
+from rich.table import Table
+
+from factledger.adapters.postgres_server import EmbeddedPostgres
+from factledger.api.console.app import create_app
+from factledger.api.http.auth import Role, TokenRequest, mint_token
+from factledger.api.settings import (
+    AuthSettings,
+    JwtKeySettings,
+    RateLimitSettings,
+)
+from factledger.application.review_queue.cursor import encode_cursor
+from factledger.application.review_queue.queue import QueueCursor, QueueFilter
+from factledger.bench.machine import load_average
+from factledger.bench.review_queue.browse import Scenario, Timed, served, time_pages
+from factledger.bench.review_queue.runtime import bench_runtime
+from factledger.bench.review_queue.seed import (
+    CONVERSATIONS,
+    INFERENCE,
+    SEARCHED,
+    TENANT,
+    Seeded,
+    seed,
+    utc_now,
+)
+
+console = Console()
+BUDGET_MS = 300.0
+
+
+def _scenarios(seeded: Seeded, deep_after: int) -> list[Scenario]:
+    t = seeded.tally
+    biggest = t.by_group.most_common(1)[0]
+    return [
+        Scenario("first page", {}, t.total),
+        Scenario("field=supplier", {"field": "supplier"}, t.by_field["supplier"]),
+        Scenario("origin=inferred", {"origin": "inferred"}, t.by_origin["inferred"]),
+        Scenario(
+            "kind=customer, origin=stated",
+            {"kind": "customer", "origin": "stated"},
+            t.by_kind_origin["customer", "stated"],
+        ),
+        Scenario(
+            "proposer=agent:agent-7", {"proposer": "agent:agent-7"}, t.by_proposer["agent:agent-7"]
+        ),
+        Scenario(
+            f"conversation_type={CONVERSATIONS[1]}",
+            {"conversation_type": CONVERSATIONS[1]},
+            t.by_conversation[CONVERSATIONS[1]],
+        ),
+        Scenario(f"q={SEARCHED} (text search)", {"q": SEARCHED}, t.by_ref_part[SEARCHED]),
+        Scenario(
+            "older_than=7d",
+            {"older_than": "7d"},
+            sum(1 for at in t.recorded if (utc_now() - at).days >= 7),
+        ),
+        Scenario(f'group="{INFERENCE}"', {"group": biggest[0]}, biggest[1]),
+        Scenario(
+            "a page 90% deep (cursor)",
+            {"cursor": encode_cursor(QueueCursor(after=deep_after))},
+            t.total,
+        ),
+        Scenario("groups view", {"view": "groups"}, len(t.by_group)),
+    ]
+
+
+def _table(timed: list[Timed], runs: int) -> Table:
+    table = Table(
+        title=f"Queue pages in headless Chromium, {runs} loads each (ms, load to end of `load`)"
+    )
+    for column in ("page", "stated count", "tallied", "exact", "p50", "p95", "max"):
+        table.add_column(column)
+    for t in timed:
+        table.add_row(
+            t.scenario.name,
+            f"{t.stated:,}",
+            f"{t.scenario.expected:,}",
+            "yes" if t.exact else "NO",
+            f"{t.p50:.0f}",
+            f"{t.p95:.0f}",
+            f"{max(t.millis):.0f}",
+        )
+    return table
+
+
+def bench_queue(
+    subjects: Annotated[int, typer.Option(min=10, max=100_000)] = 10_000,
+    per_subject: Annotated[int, typer.Option(min=1, max=10, help="Pending proposals each.")] = 10,
+    runs: Annotated[int, typer.Option(min=5, max=500, help="Loads of each page.")] = 30,
+    workdir: Annotated[Path | None, typer.Option(help="Default: a new temporary folder.")] = None,
+) -> None:
+    """Seeds SUBJECTS x PER_SUBJECT pending proposals on PostgreSQL (the embedded server),
+    then times the review queue's first page, filtered pages, a deep page and the groups in
+    headless Chromium; each page's stated count is checked against the seed's tally."""
+    where = workdir or Path(tempfile.mkdtemp(prefix="factledger-queue-bench-"))
+    secret = secrets.token_urlsafe(32)
+    auth = AuthSettings(
+        issuer="queue-bench",
+        audience="factledger",
+        keys=(JwtKeySettings(kid="bench", algorithm="HS256", secret=SecretStr(secret)),),
+    )
+    database = EmbeddedPostgres(where / "pg", delete_on_stop=True)
+    try:
+        with bench_runtime(database.location) as (runtime, keys):
+            console.print(
+                f"seeding {subjects:,} subjects x {per_subject} proposals (load {load_average()})"
+            )
+            with structlog.testing.capture_logs():
+                seeded = seed(
+                    runtime, keys, subjects=subjects, per_subject=per_subject, now=utc_now()
+                )
+            console.print(
+                f"{seeded.tally.total:,} pending proposals, {seeded.events:,} events: written "
+                f"in {seeded.seconds_writing:.1f} s, profile views rebuilt in "
+                f"{seeded.seconds_views:.1f} s, review queue rebuilt in "
+                f"{seeded.seconds_queue:.1f} s"
+            )
+            queue = runtime.queue
+            assert queue is not None  # noqa: S101 - bench_runtime always wires it
+            deep = queue.select(TENANT, QueueFilter(), limit=seeded.tally.total * 9 // 10)[
+                -1
+            ].position
+            scenarios = _scenarios(seeded, deep)
+            # The deep page states the whole queue's count too (it is not filtered).
+            app = create_app(ports=runtime, auth=auth, rate_limit=RateLimitSettings(enabled=False))
+            token = mint_token(
+                auth, TokenRequest(role=Role.REVIEWER, tenant=TENANT, principal_id="bench-reviewer")
+            )
+            with served(app) as base_url, structlog.testing.capture_logs():
+                load_before = load_average()
+                timed = time_pages(base_url, token, scenarios, runs=runs)
+                load_after = load_average()
+        console.print(_table(timed, runs))
+        worst = max(t.p95 for t in timed)
+        console.print(
+            f"load average {load_before} before, {load_after} after; worst p95 {worst:.0f} ms "
+            f"(budget {BUDGET_MS:.0f} ms): {'met' if worst < BUDGET_MS else 'NOT met'}; counts "
+            f"{'all exact' if all(t.exact for t in timed) else 'NOT all exact'}"
+        )
+        if not all(t.exact for t in timed):
+            raise typer.Exit(1)
+    finally:
+        database.stop()

@@ -1,0 +1,119 @@
+"""The queue's pages timed in the system's headless Chromium: the console served by uvicorn
+in a thread of this process (the app and runtime the product composes), a reviewer signed in,
+each page loaded `runs` times after a warm-up. A page's time is the browser's own navigation
+timing, from the request's start to the end of the `load` event: the server's work (the
+queue's SQL, the profiles, the evidence in context), the transfer and the rendering. The
+count each page states is read from it and compared with the seed's tally."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlencode
+
+import uvicorn
+from fastapi import FastAPI
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+_COUNT = re.compile(r"[0-9][0-9,]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    params: dict[str, str]
+    expected: int  # the count the page must state
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    scenario: Scenario
+    stated: int
+    millis: list[float]
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.millis)
+
+    @property
+    def p95(self) -> float:
+        ordered = sorted(self.millis)
+        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+    @property
+    def exact(self) -> bool:
+        return self.stated == self.scenario.expected
+
+
+@contextmanager
+def served(app: FastAPI) -> Iterator[str]:
+    """The app on a loopback port until the block ends; yields its base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="queue-bench-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the console did not start")
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def time_pages(base_url: str, token: str, scenarios: list[Scenario], *, runs: int) -> list[Timed]:
+    return asyncio.run(_time_pages(base_url, token, scenarios, runs))
+
+
+async def _time_pages(
+    base_url: str, token: str, scenarios: list[Scenario], runs: int
+) -> list[Timed]:
+    from playwright.async_api import async_playwright  # the lab's browser driver, lazily
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            context = await browser.new_context(base_url=base_url)
+            page = await context.new_page()
+            await page.goto("/console/sign-in")
+            await page.get_by_label("Platform token").fill(token)
+            async with page.expect_response(lambda r: r.request.method == "POST"):
+                await page.get_by_role("button", name="Sign in").click()
+            await page.wait_for_load_state()
+            timed = []
+            for scenario in scenarios:
+                url = f"/console/queue?{urlencode(scenario.params)}"
+                for _ in range(2):  # warm-up: the first load of each also compiles templates
+                    await page.goto(url)
+                millis = []
+                for _ in range(runs):
+                    await page.goto(url, wait_until="load")
+                    millis.append(
+                        float(
+                            await page.evaluate(
+                                "() => { const n = performance.getEntriesByType('navigation')[0];"
+                                " return n.loadEventEnd - n.startTime; }"
+                            )
+                        )
+                    )
+                stated = await page.locator("#queue-count strong").inner_text()
+                found = _COUNT.search(stated)
+                count = -1 if found is None else int(found.group().replace(",", ""))
+                timed.append(Timed(scenario, count, millis))
+            return timed
+        finally:
+            await browser.close()
