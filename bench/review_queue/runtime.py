@@ -11,7 +11,7 @@ for them from memory; every other call goes to the product's key store.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 
 import psycopg
@@ -62,6 +62,11 @@ class PrimedKeys:
         primed = self._primed.get(scope)
         return primed if primed is not None else self._store.current(scope)
 
+    def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        found = {scope: self._primed[scope] for scope in scopes if scope in self._primed}
+        missing = [scope for scope in scopes if scope not in found]
+        return found | (self._store.current_many(missing) if missing else {})
+
     def key(self, key_id: str) -> bytes | None:
         return self._store.key(key_id)
 
@@ -71,6 +76,16 @@ class PrimedKeys:
     def forget(self, scope: str) -> int:
         self._primed.pop(scope, None)
         return self._store.forget(scope)
+
+    def forget_many(self, scopes: Collection[str]) -> int:
+        for scope in scopes:
+            self._primed.pop(scope, None)
+        return self._store.forget_many(scopes)
+
+    def forget_prefix(self, prefix: str) -> int:
+        for scope in [s for s in self._primed if s.startswith(prefix)]:
+            del self._primed[scope]
+        return self._store.forget_prefix(prefix)
 
     def close(self) -> None:
         self._store.close()
