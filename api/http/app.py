@@ -16,6 +16,7 @@ from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyS
 from factledger.api.bootstrap.compose import open_runtime_patiently
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import TokenVerifier
+from factledger.api.http.body_deadline import BodyDeadlineMiddleware
 from factledger.api.http.deps import WRITE_SLOT, ApiState
 from factledger.api.http.errors import install_error_handlers
 from factledger.api.http.metrics import ApiMetrics
@@ -37,6 +38,7 @@ from factledger.api.http.routes.proposals import router as proposals_router
 from factledger.api.http.routes.recall import router as recall_router
 from factledger.api.http.routes.sessions import router as sessions_router
 from factledger.api.http.routes.subjects import router as subjects_router
+from factledger.api.http.stream_leases import StreamLeases
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import AuthSettings, RateLimitSettings, Settings
 
@@ -74,11 +76,14 @@ def create_app(
         metrics=metrics,
         idempotency=InMemoryIdempotencyStore(),
         writes=WriteLimiter(
-            limit=settings.api.max_concurrent_writes, wait_s=settings.api.write_wait_s
+            limit=settings.api.max_concurrent_writes,
+            wait_s=settings.api.write_wait_s,
+            tenant_share=settings.api.tenant_write_share,
         ),
         ports=ports,  # set now: test transports may never run the lifespan
         limiter=RateLimiter(limits) if limits.enabled else None,
         event_stream=settings.api.event_stream,
+        streams=StreamLeases(settings.api.event_stream.max_per_principal),
     )
     if state.limiter is not None and ports is not None:
         state.limiter.share(ports.rate_store)
@@ -133,5 +138,11 @@ def create_app(
     limit = max_body_bytes or settings.api.max_body_bytes
     # An import's body is streamed line by line, each line bounded by the import itself.
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=limit, unlimited=(IMPORT_PATH,))
+    # Outside the size limit, whose own read of a chunked body is timed too.
+    app.add_middleware(
+        BodyDeadlineMiddleware,
+        timeout_s=settings.api.body_timeout_s,
+        min_bytes_per_s=settings.api.body_min_bytes_per_s,
+    )
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app
