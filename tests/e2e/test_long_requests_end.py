@@ -103,7 +103,7 @@ def test_a_stream_ends_when_its_token_does_and_resumes_with_a_fresh_one(
     url = streams_server
     fresh = token(Role.SERVICE, principal_id="follower")
     assert register(url, fresh, "before-expiry").status_code == 201
-    short = token(Role.SERVICE, principal_id="follower", ttl=timedelta(seconds=3))
+    short = token(Role.SERVICE, principal_id="follower", ttl=timedelta(seconds=8))
     ends_at = expiry_of(short)
     ids, comments = [], []
     with httpx.stream("GET", f"{url}{STREAM}", headers=bearer(short), timeout=WAIT_S) as response:
@@ -123,7 +123,7 @@ def test_a_stream_ends_when_its_token_does_and_resumes_with_a_fresh_one(
     assert register(url, fresh, "after-expiry").status_code == 201
     refused = httpx.get(f"{url}{STREAM}", headers=bearer(short), timeout=WAIT_S)
     assert refused.status_code == 401
-    resumed = token(Role.SERVICE, principal_id="follower", ttl=timedelta(seconds=2))
+    resumed = token(Role.SERVICE, principal_id="follower", ttl=timedelta(seconds=6))
     headers = bearer(resumed) | {"Last-Event-ID": str(ids[-1])}
     with httpx.stream("GET", f"{url}{STREAM}", headers=headers, timeout=WAIT_S) as response:
         later = [
