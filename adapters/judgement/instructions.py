@@ -25,7 +25,9 @@ from factledger.application.ports import Embedder
 
 HEAD = "instruction"
 PACKAGED_INSTRUCTION_HEAD = Path(__file__).parent / "weights" / "instruction-head.npz"
-PACKAGED_INSTRUCTION_HEAD_SHA256 = "d9e92b915bffb7ebffec6c68bd7062c0337f6dbefd7fc24fe39ffdab88403f39"
+PACKAGED_INSTRUCTION_HEAD_SHA256 = (
+    "d9e92b915bffb7ebffec6c68bd7062c0337f6dbefd7fc24fe39ffdab88403f39"
+)
 # Sentences, roughly: enough to judge each on its own; a text's longest pieces are bounded.
 _SENTENCE_END = re.compile(r"(?<=[.!?;:\n])\s+")
 MAX_PIECES = 32
