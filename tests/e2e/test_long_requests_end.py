@@ -57,7 +57,8 @@ WRITE_SHARES = {
 }
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+# One server per store and configuration for the whole module: starting one is the slow part.
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def store_env(request: pytest.FixtureRequest) -> dict[str, str]:
     if request.param == "sqlite":
         return {}
@@ -65,15 +66,19 @@ def store_env(request: pytest.FixtureRequest) -> dict[str, str]:
     return postgres_serve_env(location)
 
 
-@pytest.fixture
-def streams_server(store_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    with serving(tmp_path / "streams", store_env | STREAMS_AND_BODIES) as url:
+@pytest.fixture(scope="module")
+def streams_server(
+    store_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    with serving(tmp_path_factory.mktemp("streams"), store_env | STREAMS_AND_BODIES) as url:
         yield url
 
 
-@pytest.fixture
-def shares_server(store_env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    folder = tmp_path / "shares"
+@pytest.fixture(scope="module")
+def shares_server(
+    store_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path]]:
+    folder = tmp_path_factory.mktemp("shares")
     with serving(folder, store_env | WRITE_SHARES) as url:
         yield url, folder
 
