@@ -48,7 +48,9 @@ its claims fix the tenant, the role and, for agent tokens, the one subject the c
 Agent tokens address their subject as `me`. Errors share one shape:
 `{"error": "<Type>", "detail": "...", "field": "..."}`. Text holding a NUL or an unpaired
 surrogate is refused (422, naming the field). Requests over a rate limit (per principal, per
-tenant, or failed tokens per client address) get 429 with `Retry-After`.
+tenant, or failed tokens per client address), writes beyond the tenant's share of the write
+slots and event streams beyond a principal's cap get 429 with `Retry-After`. A body that does
+not arrive within its time allowance is a 408; an event stream ends when its token expires.
 """
 
 
