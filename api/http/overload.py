@@ -52,7 +52,10 @@ class WriteLimiter:
         try:
             left = deadline - asyncio.get_running_loop().time()
             try:
-                await asyncio.wait_for(self._slots.acquire(), timeout=max(left, 0.0))
+                if self._slots.locked():  # a free slot is taken at once, whatever time is left
+                    await asyncio.wait_for(self._slots.acquire(), timeout=max(left, 0.0))
+                else:
+                    await self._slots.acquire()
             except TimeoutError:
                 self.refused += 1
                 log.warning(
