@@ -47,6 +47,9 @@ class WriteLimiter:
         """Holds one write slot for the caller's `async with` / dependency lifetime; with a
         tenant, one of that tenant's share too."""
         deadline = asyncio.get_running_loop().time() + self.wait_s
+        # A share as large as the process's slots limits nothing: the process's own refusal.
+        if self.tenant_limit >= self.limit:
+            tenant = None
         if tenant is not None:
             await self._take_tenant_slot(tenant)
         try:

@@ -21,7 +21,7 @@ from factledger.adapters.postgres_server import PostgresLocation
 
 pytestmark = [pytest.mark.slow]
 
-ROUNDS = int(os.environ.get("FACTLEDGER_BAD_INPUT_ROUNDS", "6"))
+ROUNDS = int(os.environ.get("FACTLEDGER_BAD_INPUT_ROUNDS", "3"))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
