@@ -1,4 +1,4 @@
-"""Versioned migrations of the service's own stores, applied by yoyo-migrations (ADR 0059).
+"""Versioned migrations of the service's own stores, applied by yoyo-migrations.
 
 - A store lists its migrations in order, each a `StoreMigration`: an id unique within the
   store and raw SQL statements (or, rarely, a function of the driver's connection, for a

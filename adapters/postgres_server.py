@@ -19,7 +19,7 @@ from psycopg import sql
 from factledger.adapters.extras import Extra, MissingExtraError
 
 # What the server writes to its own log file: never a statement, a parameter or a failed value.
-# Statement errors reach the client, which logs their type (ADR 0008); the server's log keeps
+# Statement errors reach the client, which logs their type; the server's log keeps
 # its own life (start, checkpoints, fatal errors). A server of one's own should set the same
 # (README, "Logs and personal content").
 QUIET_LOG_SETTINGS: Mapping[str, str] = {
@@ -39,7 +39,7 @@ QUIET_LOG_SETTINGS: Mapping[str, str] = {
 # A reload is signalled, not awaited: new sessions see it a moment later.
 _RELOAD_TIMEOUT_S = 10.0
 # Settings read only at the server's start, written to a file of their own that
-# `postgresql.conf` includes before the server starts (ADR 0052). PostgreSQL's default
+# `postgresql.conf` includes before the server starts. PostgreSQL's default
 # shared_buffers (128 MB) held less than the working set of the bench's 100,000 facts (heap
 # ~200 MB, partial HNSW indexes ~200 MB): ~340 of ~810 block accesses per search were reads
 # from the OS cache, and a search's server CPU fell from 3.8 to 2.4 ms with 512 MB. Memory

@@ -68,7 +68,7 @@ class BufferedViewTransaction:
 
     def put_each(self, addresses: Sequence[tuple[str, str]], doc: JsonObject) -> None:
         # One encoding for all: a proposal is the same document in the change view and the
-        # queue, and a rebuild encodes every proposal (ADR 0051).
+        # queue, and a rebuild encodes every proposal.
         text = self._encode(doc)
         for view, key in addresses:
             self._write(view, key, text)

@@ -1,7 +1,7 @@
 """structlog configuration: JSON lines when deployed, a readable console in development.
 
 Called once by the composition root (`bootstrap`) or a CLI entry point, never at import time.
-The core logs through `structlog.get_logger()` directly (ADR 0008); this module only decides
+The core logs through `structlog.get_logger()` directly; this module only decides
 how the lines are rendered and adds the last line of defence, `redact_sensitive`.
 """
 

@@ -29,8 +29,9 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorConfig, PgvectorMemoryBackend
 from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
+from factledger.application.clocks import Clock
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
-from factledger.application.ports import Clock, Extractor, MemoryBackend
+from factledger.application.memory.ports import Extractor, MemoryBackend
 from factledger.bench.bm25_reference import Bm25ReferenceBackend
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.testing.supermemory.faults import LatencyProfile, LatencySampler

@@ -34,8 +34,8 @@ from factledger.application.memory.calibration import (
     precision_recall,
 )
 from factledger.application.memory.lexical import LEXICAL_WEIGHT
+from factledger.application.memory.ports import Embedder
 from factledger.application.memory.scoring import keyword_tokens
-from factledger.application.ports import Embedder
 from factledger.bench.calibration_features import pair_features
 from factledger.bench.calibration_scores import backend_scores
 from factledger.bench.locomo import normalise_evidence

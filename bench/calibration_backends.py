@@ -18,8 +18,8 @@ from pathlib import Path
 
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
 from factledger.application.memory.calibration import Calibration, LabelledPair, Retrieval
+from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.memory.types import namespace
-from factledger.application.ports import Embedder, MemoryBackend
 from factledger.bench.backends import CALIBRATED_BACKENDS, BenchEnvironment, open_backend
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.bench.calibration import THRESHOLD

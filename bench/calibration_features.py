@@ -23,7 +23,7 @@ from factledger.application.memory.lexical import (
     query_terms,
     vector_text,
 )
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 from factledger.bench.calibration_scores import questions
 from factledger.domain.transcript import Message, Role
 

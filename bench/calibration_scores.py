@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.memory.calibration import LabelledPair
 from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.memory.types import MAX_LIMIT, Namespace, SearchQuery, namespace
-from factledger.application.ports import Embedder, MemoryBackend
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock

@@ -25,7 +25,7 @@ from tokenizers import Tokenizer
 from factledger.adapters.embedding.onnx.embedder import embed_texts, sentence_tokenizer
 from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles
 from factledger.adapters.embedding.onnx.session import EncoderSession
-from factledger.application.ports import Vectors
+from factledger.application.memory.ports import Vectors
 from factledger.bench.embedder_graphs import (
     Variant,
     reference_encoder,

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
-from factledger.application.ports import Extractor
 from factledger.domain.transcript import Message, Role
 
 DEFAULT_OCCURRED_AT = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)

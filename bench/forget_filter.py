@@ -5,7 +5,7 @@ it also drops extension notes that repeat a forgotten value (`repeating_hits`), 
 what those notes extend, then what that replaced. Timed over one turn's hits (memories mode,
 10 hits, one of them such a note) on the in-memory and pgvector backends, for a subject that
 forgot nothing, one that forgot an unrelated memory, and one that forgot the replaced value;
-each time the whole filter and, separately, its carrier check (the part ADR 0032 adds).
+each time the whole filter and, separately, its check for notes repeating a forgotten value.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pathlib import Path
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace, SearchHit, SearchMode, SearchQuery
-from factledger.application.ports import MemoryBackend
 from factledger.application.recall.forgets import (
     NOTHING_FORGOTTEN,
     ForgetMask,
@@ -104,12 +104,12 @@ async def _cases(name: str, backend: MemoryBackend, calls: int, extra: int) -> l
         def whole(mask: ForgetMask = mask) -> Awaitable[object]:
             return unforgotten(hits, mask, backend, ns)
 
-        def carriers(mask: ForgetMask = mask) -> Awaitable[object]:
+        def repeats(mask: ForgetMask = mask) -> Awaitable[object]:
             return repeating_hits(hits, mask, backend, ns, provenance=True)
 
         timings.append(await _timed(name, case, "whole filter", calls, whole))
         if not mask.empty:  # with nothing forgotten the filter returns before the check
-            timings.append(await _timed(name, case, "carrier check", calls, carriers))
+            timings.append(await _timed(name, case, "repeats check", calls, repeats))
     return timings
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from factledger.application.memory.extraction import ExtractionContext
-from factledger.application.ports import Extractor
+from factledger.application.memory.ports import Extractor
 from factledger.bench.extraction_eval import (
     ExtractionCase,
     ExtractionScores,

@@ -37,7 +37,7 @@ from factledger.application.importing.lines import NumberedLine, split_lines
 from factledger.application.importing.positions import ImportPositions
 from factledger.application.importing.report import ImportReport
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.bench.machine import load_average

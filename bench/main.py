@@ -17,7 +17,7 @@ from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.clocks import SystemClock
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 from factledger.bench.backends import BenchEnvironment
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.bench.calibration import all_pairs, calibrate_model

@@ -18,8 +18,8 @@ import numpy as np
 
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
+from factledger.application.memory.ports import Embedder, Vectors
 from factledger.application.memory.types import Namespace, SearchMode, SearchQuery
-from factledger.application.ports import Embedder, Vectors
 from factledger.domain.transcript import Message, Role
 
 ITEMS = ["packaging", "coffee beans", "flour", "printer paper", "cleaning supplies", "steel"]

@@ -27,8 +27,8 @@ from typing import Any
 
 from factledger.application.errors import MemoryBackendError
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, KnownFact
+from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
-from factledger.application.ports import Extractor
 from factledger.domain.transcript import Message, Role
 
 OCCURRED_AT = datetime(2026, 11, 16, 15, 0, tzinfo=UTC)

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace, SearchMode, SearchQuery, namespace
-from factledger.application.ports import MemoryBackend
 from factledger.bench.metrics import ScoreTable, score_ranking
 from factledger.bench.progress import Advance, no_progress
 from factledger.bench.workloads.locomo import record_of

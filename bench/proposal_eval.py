@@ -27,8 +27,8 @@ from factledger.application.ledger.commands import (
     RegisterSubject,
 )
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import Extractor
-from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.memory.ports import Extractor
+from factledger.application.review.proposer import SessionProposer
 from factledger.domain.events import SessionRecorded
 from factledger.domain.proposal import Proposal
 from factledger.domain.provenance import Actor, ActorKind, ChangeStatus, Origin

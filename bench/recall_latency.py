@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for, transcript_document_id
 from factledger.application.memory.types import Namespace, SearchHit, SearchQuery
-from factledger.application.ports import MemoryBackend
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
-from factledger.application.sync.ids import namespace_for, transcript_document_id
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.stalling_backend import INCIDENT_STALL_S, Fault, StallingBackend
 

@@ -35,6 +35,12 @@ from factledger.api.settings import Settings
 from factledger.application.clocks import SystemClock
 from factledger.application.errors import ApplicationError, MemoryNotFoundError
 from factledger.application.ledger.commands import ApproveChange, RecordSession, RegisterSubject
+from factledger.application.memory.ports import Embedder, MemoryBackend
+from factledger.application.memory.record_ids import (
+    namespace_for,
+    profile_record_id,
+    proposal_record_id,
+)
 from factledger.application.memory.types import (
     HitKind,
     Namespace,
@@ -43,8 +49,6 @@ from factledger.application.memory.types import (
     StoredRecord,
     namespace,
 )
-from factledger.application.ports import Embedder, MemoryBackend
-from factledger.application.sync.ids import namespace_for, profile_record_id, proposal_record_id
 from factledger.application.sync.search_text import record_search_text
 from factledger.bench.backends import BenchEnvironment, open_backend
 from factledger.bench.caching_embedder import CachingEmbedder

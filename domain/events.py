@@ -50,7 +50,7 @@ class SubjectRegistered(Aggregate.Created):
 class SessionRecorded(Aggregate.Event):
     """One interaction recorded verbatim.
 
-    Class version 2 adds `conversation_type` (which extraction guidance applies, ADR 0018);
+    Class version 2 adds `conversation_type` (which extraction guidance applies);
     the topic is unchanged and the library upcasts stored version 1 events (no class_version
     in their state) with `upcast_v1_v2`, to None: no conversation type, the default guidance.
     """
@@ -97,7 +97,7 @@ class ChangeProposed(Aggregate.Event):
     condition: str | None
     origin: str
     evidence: JsonObject | None
-    rationale: str | None  # None once the field's key is deleted (ADR 0003)
+    rationale: str | None  # None once the field's key is deleted
     proposed_by: JsonObject
     based_on_version: int
     command_id: str | None

@@ -63,7 +63,7 @@ class Proposal(Immutable):
     based_on_version: int
     evidence: Evidence | None = None
     condition: str | None = None  # kept verbatim: "if the pricing works"
-    # Always text when proposed; None once the field's key is deleted (ADR 0003), like the
+    # Always text when proposed; None once the field's key is deleted, like the
     # value, condition and evidence encrypted with it.
     rationale: str | None = ""
     command_id: str | None = None
@@ -320,7 +320,7 @@ def evidence_refs(
     changes: Iterable[ChangeRecord], confirmed_in: Mapping[UUID, tuple[str, int]], field: str
 ) -> list[JsonObject]:
     """Where the field's changes were said and confirmed, as ids: readable now, unreadable
-    once the field's key is deleted (ADR 0003). A rejected change's words count too: a
+    once the field's key is deleted. A rejected change's words count too: a
     reviewer judged the value, but the words were still the subject's about the field, and
     forgetting the field is the subject asking for them to go. (Changes of an earlier forget
     carry no evidence any more: their key is gone.)"""

@@ -70,7 +70,7 @@ class SessionRecord:
     transcript: tuple[Message, ...]
     summary: JsonObject | None = None
     withheld_count: int = 0  # messages dropped by safety checks; their content is never stored
-    conversation_type: str | None = None  # picks the extraction guidance (ADR 0018)
+    conversation_type: str | None = None  # picks the extraction guidance
 
     def fingerprint(self) -> str:
         body: JsonObject = {

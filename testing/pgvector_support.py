@@ -21,7 +21,8 @@ from factledger.adapters.pgvector.config import PgvectorConfig, embedded_config,
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.adapters.pgvector.schema import NAMESPACED_TABLES
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.application.ports import Clock, Embedder, Extractor
+from factledger.application.clocks import Clock
+from factledger.application.memory.ports import Embedder, Extractor
 
 TEST_DATABASE = "factledger_pgvector_tests"
 
@@ -52,7 +53,7 @@ async def pgvector_backend(
     """Opens a backend on empty tables; a private schema is dropped afterwards.
 
     Searches read the database unless `mirror` says otherwise: a mirror loaded in the
-    background would make what a test exercises depend on timing (ADR 0056's tests and the
+    background would make what a test exercises depend on timing (the mirror's tests and the
     contract suite's "pgvector-mirrored" pass `MirrorSettings(inline=True)`)."""
     await ensure_database(location, TEST_DATABASE)
     if shared:

@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from factledger.application.errors import MemoryUnavailableError
 from factledger.application.memory.forwarding import ForwardingMemoryBackend
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import (
     BackendHealth,
     MemoryFact,
@@ -15,7 +16,6 @@ from factledger.application.memory.types import (
     SearchHit,
     SearchQuery,
 )
-from factledger.application.ports import MemoryBackend
 
 INCIDENT_STALL_S = 38.0
 

@@ -17,7 +17,7 @@ import numpy as np
 import structlog
 
 from factledger.application.errors import MemoryTimeoutError, MemoryUnavailableError
-from factledger.application.ports import Vectors
+from factledger.application.memory.ports import Vectors
 
 log = structlog.get_logger(__name__)
 _RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504})

@@ -23,6 +23,7 @@ from factledger.adapters.in_memory.store import (
     StoredChunk,
     term_counts,
 )
+from factledger.application.clocks import Clock
 from factledger.application.errors import (
     MemoryConflictError,
     MemoryNotFoundError,
@@ -30,6 +31,7 @@ from factledger.application.errors import (
 from factledger.application.memory.chunking import split_chunks
 from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
 from factledger.application.memory.lexical import subject_label, vector_text
+from factledger.application.memory.ports import Embedder, Extractor, Vectors
 from factledger.application.memory.types import (
     ALL_CAPABILITIES,
     BackendHealth,
@@ -45,7 +47,6 @@ from factledger.application.memory.types import (
     SearchQuery,
     StoredRecord,
 )
-from factledger.application.ports import Clock, Embedder, Extractor, Vectors
 from factledger.domain.transcript import Message
 
 log = structlog.get_logger(__name__)
@@ -278,7 +279,7 @@ class InMemoryMemoryBackend:
                 continue
             if not fact.forgotten:  # the first reason stands: forgetting twice is a no-op
                 fact.forgotten, fact.forget_reason = True, reason
-                fact.handed_on = frozenset()  # as pgvector's forget clears it (ADR 0047)
+                fact.handed_on = frozenset()  # as pgvector's forget clears it
             forgotten.append(memory_id)
         log.info(
             "memory.forgotten", backend=self.name, forgotten=len(forgotten), missing=len(missing)

@@ -15,8 +15,8 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
+from factledger.application.memory.ports import Vectors
 from factledger.application.memory.scoring import cosine_scores
-from factledger.application.ports import Vectors
 
 
 class Row(Protocol):

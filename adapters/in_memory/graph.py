@@ -9,10 +9,10 @@ from datetime import datetime
 from factledger.adapters.in_memory.store import NamespaceState, StoredFact
 from factledger.application.memory.extraction import ExtractedFact, KnownFact
 from factledger.application.memory.lexical import extraction_terms, subject_label
+from factledger.application.memory.ports import Vectors
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.succession import SlotKeywords, succeed
 from factledger.application.memory.types import MetadataValue, Namespace, Relation, RelationKind
-from factledger.application.ports import Vectors
 from factledger.domain.transcript import Message
 
 
@@ -47,7 +47,7 @@ def apply_facts(
       when the extractor did not say UPDATES; without a slot, UPDATES supersedes `related_to`.
     - EXTENDS and DERIVES point at their targets; targets that do not exist are dropped.
     - A fact that supersedes its slot's current fact also takes the words that fact hands on
-      (`application.memory.succession`, ADR 0047).
+      (`application.memory.succession`).
     - A fact whose deterministic id already exists is skipped, so a replay adds nothing.
     """
     local: dict[str, str] = {}

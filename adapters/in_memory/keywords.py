@@ -18,9 +18,9 @@ from factledger.adapters.in_memory.cosine_scan import row_index
 from factledger.adapters.in_memory.store import NamespaceState, StoredFact
 from factledger.application.memory.filters import matches
 from factledger.application.memory.lexical import lift_by_keywords, query_terms
+from factledger.application.memory.ports import Vectors
 from factledger.application.memory.scoring import cosine_scores
 from factledger.application.memory.types import SearchQuery
-from factledger.application.ports import Vectors
 
 
 def visible_fact(fact: StoredFact, query: SearchQuery, now: datetime) -> bool:

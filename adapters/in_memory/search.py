@@ -13,6 +13,7 @@ from factledger.adapters.in_memory.keywords import lifted_top, visible_fact
 from factledger.adapters.in_memory.store import NamespaceState, StoredChunk, StoredFact
 from factledger.application.memory.filters import matches
 from factledger.application.memory.lexical import keywords, query_terms
+from factledger.application.memory.ports import Vectors
 from factledger.application.memory.scoring import (
     bm25_scores,
     cosine_scores,
@@ -20,7 +21,6 @@ from factledger.application.memory.scoring import (
     reciprocal_rank_fusion,
 )
 from factledger.application.memory.types import HitKind, SearchHit, SearchMode, SearchQuery
-from factledger.application.ports import Vectors
 
 Item = StoredFact | StoredChunk
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from factledger.adapters.in_memory.visibility import TRACKED, VisibilityColumns
 from factledger.application.memory.lexical import keywords
+from factledger.application.memory.ports import Vectors
 from factledger.application.memory.types import (
     MemoryFact,
     MetadataValue,
@@ -19,7 +20,6 @@ from factledger.application.memory.types import (
     Relation,
     StoredRecord,
 )
-from factledger.application.ports import Vectors
 from factledger.domain.transcript import Message
 
 

@@ -1,1 +1,1 @@
-"""Sentence judgement by small learned heads over the packaged sentence embedder (ADR 0058)."""
+"""Sentence judgement by small learned heads over the packaged sentence embedder."""

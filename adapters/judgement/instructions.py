@@ -21,7 +21,7 @@ from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxM
 from factledger.adapters.judgement.features import features
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.judge import EmbedderMismatchError
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 
 HEAD = "instruction"
 PACKAGED_INSTRUCTION_HEAD = Path(__file__).parent / "weights" / "instruction-head.npz"

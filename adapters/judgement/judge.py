@@ -19,7 +19,7 @@ from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.fields import clauses_of, field_text, pair_features
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"

@@ -1,1 +1,1 @@
-"""The self-hosted memory backend on PostgreSQL + pgvector (ADR 0006)."""
+"""The self-hosted memory backend on PostgreSQL + pgvector."""

@@ -1,4 +1,4 @@
-"""Approximate indexes for large namespaces: one partial HNSW index per namespace (ADR 0006).
+"""Approximate indexes for large namespaces: one partial HNSW index per namespace.
 
 - Exact search through the `(namespace, ...)` btree is the default: perfect recall, and fast
   up to a few thousand facts; its cost grows linearly with the namespace (docs/benchmarks.md).
@@ -26,7 +26,7 @@ from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.application.memory.rules import validate_namespace
 
 log = structlog.get_logger(__name__)
-# Where exact search starts to cost more than an index is worth (ADR 0006, docs/benchmarks.md).
+# Where exact search starts to cost more than an index is worth (docs/benchmarks.md).
 DEFAULT_MIN_FACTS = 5_000
 INDEX_PREFIX = "memories_ann_"
 

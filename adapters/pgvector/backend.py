@@ -1,4 +1,4 @@
-"""PostgreSQL + pgvector implementation of the `MemoryBackend` port (ADR 0006).
+"""PostgreSQL + pgvector implementation of the `MemoryBackend` port.
 
 - Isolation is structural: each call is one transaction bound to its namespace
   (`set_config('app.namespace', ..., true)`), and Row-Level Security on every table shows no
@@ -33,10 +33,12 @@ from factledger.adapters.pgvector.queue import IngestWorker
 from factledger.adapters.pgvector.schema import SchemaOptions, apply_migrations
 from factledger.adapters.pgvector.searcher import PgvectorSearcher
 from factledger.adapters.pgvector.upkeep import COMPACTION_LOCK_TIMEOUT_MS, PgvectorUpkeep
+from factledger.application.clocks import Clock
 from factledger.application.errors import (
     MemoryNotFoundError,
     MemoryUnavailableError,
 )
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.memory.rules import validate_namespace, validate_search_query
 from factledger.application.memory.types import (
     ALL_CAPABILITIES,
@@ -53,7 +55,6 @@ from factledger.application.memory.types import (
     SearchQuery,
     StoredRecord,
 )
-from factledger.application.ports import Clock, Embedder, Extractor
 from factledger.domain.transcript import Message
 
 __all__ = ["PgvectorConfig", "PgvectorMemoryBackend"]
@@ -296,7 +297,7 @@ class PgvectorMemoryBackend:
                 result = await memories.forget(conn, memory_ids, reason=reason)
         if result.forgotten:
             # This process's mirror forgets at once too; the others' follow at their next
-            # search of the namespace, or drop it once idle (ADR 0056).
+            # search of the namespace, or drop it once idle.
             self.searcher.mirrors.drop(namespace)
             await self._vacuum("memories", *memories.DERIVED_TABLES, "documents")
         log.info("pgvector.forgotten", forgotten=len(result.forgotten), missing=len(result.missing))

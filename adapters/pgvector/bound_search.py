@@ -1,5 +1,5 @@
 """A search in one round trip: a `SECURITY INVOKER` function binds the namespace and runs the
-ranked query in the same statement (migration 5, ADR 0006 addendum).
+ranked query in the same statement (migration 5).
 
 - One `SELECT * FROM bound_search(...)` on an autocommit connection, instead of BEGIN,
   `set_config('app.namespace', ns, true)`, the query (hybrid: four) and COMMIT. The

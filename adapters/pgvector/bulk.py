@@ -47,8 +47,9 @@ async def bulk_load_facts(config: PgvectorConfig, facts: Iterable[BulkFact]) -> 
     with port_errors("bulk_load"):
         async with await psycopg.AsyncConnection.connect(config.admin_conninfo) as conn:
             await register_vector(conn)
-            # Every writer of `memories` holds its namespaces' locks (the kept keyword counts,
-            # ADR 0030); in sorted order, so two bulk loads never wait on each other in a cycle.
+            # Every writer of `memories` holds its namespaces' locks (the kept keyword counts
+            # change with every write); in sorted order, so two bulk loads never wait on each
+            # other in a cycle.
             await conn.execute(
                 sql.SQL("SELECT {} FROM unnest(%s::text[]) AS n").format(
                     NAMESPACE_LOCK.format(sql.Identifier("n"))

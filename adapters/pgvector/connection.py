@@ -131,7 +131,7 @@ class PgvectorConnections:
     @asynccontextmanager
     async def snapshot(self, namespace: Namespace) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         """A read-only transaction bound to `namespace` whose statements all read one snapshot
-        (repeatable read), for what must be read together (a mirror's load, ADR 0056)."""
+        (repeatable read), for what must be read together (a mirror's load)."""
         async with self._pool.connection() as conn, conn.transaction():
             # Before any query: the isolation level is set by the transaction's first statement.
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")

@@ -1,8 +1,8 @@
-"""A bounded memories-mode search ranked in the database, in one statement (ADR 0050).
+"""A bounded memories-mode search ranked in the database, in one statement.
 
-ADR 0030's bounded search, ADR 0048's deeper vector list, and ADR 0045's holders of every
-required keyword, with the steps that ran in Python between two round trips moved into CTEs
-of one statement:
+The bounded search (a vector list, then only the keyword holders that could still reach the
+top), its deeper vector list on indexed namespaces, and the holders of every required keyword,
+with the steps that ran in Python between two round trips moved into CTEs of one statement:
 
 1. the kept keyword frequencies (`memory_terms`, less the facts whose expiry passed
    unflagged) and, from them, the
@@ -23,7 +23,7 @@ of one statement:
    their columns, and the frequency rows, so `keywords.rank_by_keywords` scores them again
    in Python.
 
-Measured (ADR 0050): the client's CPU per search falls by 1-1.5 ms (it decodes 3-5 rows,
+Measured: the client's CPU per search falls by 1-1.5 ms (it decodes 3-5 rows,
 not 100 and the holders, and ranks them), the server's rises by ~0.5 ms (scoring the vector
 list in SQL ~0.2 ms, the rest of the CTEs ~0.3 ms); the holders cost what they cost before.
 

@@ -30,6 +30,7 @@ from factledger.application.memory.lexical import (
     subject_label,
     vector_text,
 )
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.succession import SlotKeywords, succeed
 from factledger.application.memory.types import (
@@ -38,7 +39,6 @@ from factledger.application.memory.types import (
     ProcessingStatus,
     RelationKind,
 )
-from factledger.application.ports import Embedder, Extractor
 from factledger.domain.transcript import Message, Role
 
 UNSLOTTED_KNOWN_LIMIT = 500  # newest unslotted current facts shown to an extractor
@@ -190,7 +190,7 @@ async def write_extraction(
     """Links and inserts the facts in order and marks the document done; the caller holds the
     namespace lock. A fact whose deterministic id exists already is skipped (a replay adds
     nothing). A fact that supersedes its slot's current fact also takes the words that fact
-    hands on (`application.memory.succession`, ADR 0047), read from its row as it is superseded,
+    hands on (`application.memory.succession`), read from its row as it is superseded,
     so a predecessor written earlier in the same loop counts too."""
     local: dict[str, str] = {}
     written = 0

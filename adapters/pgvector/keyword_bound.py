@@ -1,5 +1,5 @@
-"""The bound on a memories-mode search's keyword candidates (migration 7, ADR 0030, ranked in
-one statement by `fused_search`, ADR 0050): the limit of the holders it fetches, and the
+"""The bound on a memories-mode search's keyword candidates (migration 7, ranked in
+one statement by `fused_search`): the limit of the holders it fetches, and the
 counts of how often its bound admitted any.
 
 Reading every row of a large namespace for the keyword lists cost tens of milliseconds at

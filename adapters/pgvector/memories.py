@@ -74,7 +74,7 @@ async def forget(
     conn: psycopg.AsyncConnection[Any], memory_ids: Sequence[str], *, reason: str
 ) -> ForgetResult:
     """Soft forget: the fact stays, with its id and reason, but leaves default search and
-    listings. Its words are shredded (ADR 0015): its text and condition, and the messages of
+    listings. Its words are shredded: its text and condition, and the messages of
     its document it was drawn from (all of them when it names none). The first reason stands,
     so forgetting twice changes nothing."""
     wanted = list(dict.fromkeys(memory_ids))

@@ -16,8 +16,9 @@ import structlog
 
 from factledger.adapters.pgvector import ingest as ingest
 from factledger.adapters.pgvector.connection import PgvectorConnections, port_errors
+from factledger.application.clocks import Clock
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.memory.types import Namespace
-from factledger.application.ports import Clock, Embedder, Extractor
 
 log = structlog.get_logger(__name__)
 STALE_CLAIM = timedelta(minutes=5)  # a claim older than this belonged to a worker that died

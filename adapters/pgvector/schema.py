@@ -81,7 +81,7 @@ def _v1_tables(o: SchemaOptions) -> list[Statement]:
             tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
             PRIMARY KEY (namespace, id))"""
         ).format(s=s, dim=dim),
-        # The btree that exact per-namespace search walks (ADR 0006); seq keeps listing order.
+        # The btree that exact per-namespace search walks; seq keeps listing order.
         sql.SQL("CREATE INDEX memories_namespace_seq ON {}.memories (namespace, seq)").format(s),
         sql.SQL(
             "CREATE INDEX memories_namespace_slot ON {}.memories (namespace, slot) WHERE is_latest"

@@ -32,7 +32,7 @@ from factledger.application.memory.types import (
 RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very top ranks
 # The HNSW candidate list. 40 (twice the usual vector list) cut the server's CPU per search
 # by a fifth but gave recall@3 0.991 against the exact ranking in one of two runs at 10,000
-# facts per subject (docs/benchmarks.md, ADR 0030 addendum): kept at 100.
+# facts per subject (docs/benchmarks.md): kept at 100.
 HNSW_EF_SEARCH = 100
 
 
@@ -136,7 +136,7 @@ class SearchLists:
 
 def bounded_search(query: SearchQuery) -> bool:
     """Whether the search's keyword statistics come from the kept counts and its keyword
-    candidates are bounded by the ranking (ADR 0030). Metadata filters select facts the
+    candidates are bounded by the ranking. Metadata filters select facts the
     counts cannot tell apart, so a filtered search counts rows, as before."""
     return query.mode is SearchMode.MEMORIES and bool(query_terms(query.text)) and not query.filters
 

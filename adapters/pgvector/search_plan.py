@@ -16,13 +16,13 @@ MAX_EF_SEARCH = 1_000  # pgvector's own upper limit of `hnsw.ef_search`
 @dataclass(frozen=True, slots=True)
 class PgvectorSearchPlan:
     """- `lexical_depth`: how deep a memories-mode search with keywords reads the vector list
-      of a namespace with an ANN index (ADR 0048). Deeper than the rows the ranking needs
+      of a namespace with an ANN index. Deeper than the rows the ranking needs
       (four times the limit, at least 20), the list's lowest cosine bounds the facts outside
       it lower, so fewer keyword holders can still reach the top and the statement fetches
       them less often; the answer stays exact. A depth under the ranking's own changes nothing.
     - `ef_search`: the HNSW candidate list of a search that reads a namespace's ANN index.
     - `mirror`: how much of the namespaces this process keeps in memory for its searches
-      (ADR 0056); `MirrorSettings(budget_mb=0)` reads the database on every search.
+     ; `MirrorSettings(budget_mb=0)` reads the database on every search.
     """
 
     lexical_depth: int = 100

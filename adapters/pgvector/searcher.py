@@ -4,12 +4,12 @@ searches is one frozen `PgvectorSearchPlan`, given at construction.
 
 - A memories-mode search without metadata filters reads the namespace's mirror when this
   process holds one, after one round trip, made while the query is embedded, that brings it up
-  to date (`mirror`, ADR 0056).
+  to date (`mirror`).
 - Otherwise a search is one round trip: its statement prepared per connection and bound to
-  the namespace in one pipeline (`prepared_search`, ADR 0030 addendum).
+  the namespace in one pipeline (`prepared_search`).
 - A bounded search (memories mode, query keywords, no metadata filter) is one statement that
   ranks in the database and returns only the rows that can be in the answer, which Python
-  scores again (`fused_search`, ADR 0050). Filtered memories-mode searches, hybrid and chunks
+  scores again (`fused_search`). Filtered memories-mode searches, hybrid and chunks
   rank their candidate lists in Python (`search.search_statement`).
 """
 
@@ -33,7 +33,9 @@ from factledger.adapters.pgvector.mirror.state import MirroredNamespace
 from factledger.adapters.pgvector.prepared_search import run_prepared
 from factledger.adapters.pgvector.search import SearchLists, rank_rows, search_statement
 from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
+from factledger.application.clocks import Clock
 from factledger.application.memory.lexical import query_terms
+from factledger.application.memory.ports import Embedder
 from factledger.application.memory.types import (
     HitKind,
     Namespace,
@@ -41,7 +43,6 @@ from factledger.application.memory.types import (
     SearchMode,
     SearchQuery,
 )
-from factledger.application.ports import Clock, Embedder
 
 ANN_CACHE_SECONDS = 10.0  # how long a search trusts its knowledge of a namespace's ANN index
 
@@ -59,7 +60,7 @@ class PgvectorSearcher:
     ) -> None:
         self.db = db
         self._plan = plan
-        # The namespaces' mirrors in this process (ADR 0056), within the plan's budget.
+        # The namespaces' mirrors in this process, within the plan's budget.
         self.mirrors = NamespaceMirrors(db, dimension=embedder.dimension, settings=plan.mirror)
         self._embedder = embedder
         self._clock = clock
@@ -76,7 +77,7 @@ class PgvectorSearcher:
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         now = self._clock.now()
         # The embedder runs in a thread: what needs no query vector (the mirror's changes, the
-        # ANN check) goes meanwhile (ADR 0056).
+        # ANN check) goes meanwhile.
         embedding = asyncio.ensure_future(self._embedder.embed([query.text]))
         try:
             with port_errors("search"):
@@ -98,7 +99,7 @@ class PgvectorSearcher:
 
     async def _mirror(self, ns: Namespace, query: SearchQuery) -> MirroredNamespace | None:
         """The namespace's mirror, up to date, for a memories-mode search without metadata
-        filters (ADR 0056); None: the search reads the database."""
+        filters; None: the search reads the database."""
         if not self.mirrors.enabled:
             return None
         if query.mode is not SearchMode.MEMORIES or query.filters:
@@ -115,7 +116,7 @@ class PgvectorSearcher:
         now: datetime,
         ann: bool,
     ) -> list[SearchHit]:
-        """A bounded search ranked in the database (ADR 0050): the rows that can be in the
+        """A bounded search ranked in the database: the rows that can be in the
         answer and the keyword frequencies, which `rank_rows` scores again."""
         depth = max(query.limit * 4, 20)
         if ann:

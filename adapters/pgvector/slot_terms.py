@@ -1,6 +1,6 @@
 """Migration 8: the words each memory hands on to the fact that replaces it in its slot.
 
-`application.memory.succession` (ADR 0047): a fact superseding its slot's current fact is also
+`application.memory.succession`: a fact superseding its slot's current fact is also
 keyed by what that fact hands on, which ingest reads from the superseded row under the
 namespace lock. Facts written before it hand on nothing until their sessions are ingested again.
 """

@@ -1,5 +1,5 @@
 """Keyword statistics kept per namespace, so memories-mode search reads O(candidates) rows
-(migration 7, ADR 0030).
+(migration 7).
 
 - `memory_terms` holds, per namespace, keyword and visibility class (`is_inference`,
   `is_latest`, `is_forgotten`), how many facts hold the keyword; the empty keyword counts the
@@ -7,7 +7,7 @@
 - Statement-level triggers on `memories` keep it exact for every writer (ingest, the batched
   worker, forgetting, dropping a namespace, the bulk COPY): each statement adds its new rows'
   keywords and subtracts its old rows', grouped, in key order. A count that reaches zero is
-  deleted at once, so a forgotten fact's words do not outlive it here (ADR 0015).
+  deleted at once, so a forgotten fact's words do not outlive it here.
 - A TRUNCATE of `memories` empties the counts too (a trigger of its own: TRUNCATE fires no
   row or transition-table triggers).
 - Writers of one namespace already hold its advisory lock (`connection.bound(lock=True)`),
@@ -33,10 +33,11 @@ if TYPE_CHECKING:  # schema lists this module's migration
 
 TERMS_TABLE = "memory_terms"
 HOLDERS_FUNCTION = "keyword_holders"
-# The holders of every keyword of a list (migration 9, ADR 0045): the GIN index intersects
-# their postings, where `keyword_holders` reads the union of one keyword list's.
+# The holders of every keyword of a list (migration 9): the GIN index intersects their
+# postings, so a search needing several keywords reads only facts holding all of them, where
+# `keyword_holders` reads the union of one keyword list's.
 HOLDERS_OF_ALL_FUNCTION = "keyword_holders_of_all"
-# A fact's keywords prefixed by its namespace (migration 10, ADR 0052): the key of the GIN
+# A fact's keywords prefixed by its namespace (migration 10): the key of the GIN
 # index the holder lookups use.
 NAMESPACED_TERMS_FUNCTION = "namespaced_terms"
 _KEY = "namespace, term, is_inference, is_latest, is_forgotten"
@@ -161,7 +162,7 @@ def term_statistics_migration(o: SchemaOptions) -> list[Statement]:
     memories = sql.Identifier(o.schema, "memories")
     fn = sql.Identifier(o.schema, "count_memory_terms")
     statements: list[Statement] = [
-        # Forgetting now clears a fact's keywords too (ADR 0015); facts forgotten before kept them.
+        # Forgetting now clears a fact's keywords too; facts forgotten before kept them.
         sql.SQL(
             "UPDATE {} SET lexical_terms = '{{}}' WHERE is_forgotten AND lexical_terms <> '{{}}'"
         ).format(memories),
@@ -237,12 +238,12 @@ def term_statistics_migration(o: SchemaOptions) -> list[Statement]:
 
 def holders_of_all_migration(o: SchemaOptions) -> list[Statement]:
     """Migration 9: `keyword_holders` with `@>` (holders of every keyword of `p_lookup`), for a
-    bounded search whose holders must hold several required keywords (ADR 0045)."""
+    bounded search whose holders must hold several required keywords."""
     return _holders_function(o, HOLDERS_OF_ALL_FUNCTION, "@>")
 
 
 def namespaced_terms_migration(o: SchemaOptions) -> list[Statement]:
-    """Migration 10 (ADR 0052): the GIN index keyed by namespace and keyword, and both holder
+    """Migration 10: the GIN index keyed by namespace and keyword, and both holder
     functions looking up through it.
 
     The index of migration 7 keys a keyword alone: a holder lookup read every namespace's

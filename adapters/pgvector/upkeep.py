@@ -1,5 +1,5 @@
 """Owner-run upkeep of the pgvector backend (split from `backend.py`): pruning erased rows at
-once, compacting the tables erased from on the compaction round (ADR 0015), and the partial
+once, compacting the tables erased from on the compaction round, and the partial
 HNSW indexes of large namespaces (`ann.py`)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class PgvectorUpkeep:
         self._erased: set[str] = set()  # tables erased from since the last compaction
 
     async def vacuum(self, *tables: str) -> None:
-        """Erased rows are pruned now, not at the next autovacuum (ADR 0015); the next
+        """Erased rows are pruned now, not at the next autovacuum; the next
         `compact_erased` removes what the pages' free space still holds of them."""
         self._erased.update(tables)
         with port_errors("vacuum"):

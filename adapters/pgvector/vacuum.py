@@ -1,4 +1,4 @@
-"""Removing erased rows from the data files (ADR 0015).
+"""Removing erased rows from the data files.
 
 A deleted or updated row stays in its table's pages as a dead tuple, text and all, until a
 vacuum prunes it, and a plain VACUUM only unlinks it: the page's free space may still hold

@@ -41,7 +41,7 @@ RECONNECT_TIMEOUT_S = "FACTLEDGER_POSTGRES_RECONNECT_TIMEOUT_S"
 
 class PruningPostgresAggregateRecorder(SchemaLockedTables, PostgresAggregateRecorder):
     """The library's recorder of snapshots; it deletes a subject's older snapshots once a
-    newer one is stored (only the newest is ever read, ADR 0034)."""
+    newer one is stored (only the newest is ever read)."""
 
     def delete_older(self, originator_id: UUID, version: int) -> int:
         """Deletes the originator's rows below `version`; returns how many."""
@@ -59,7 +59,7 @@ class PruningPostgresAggregateRecorder(SchemaLockedTables, PostgresAggregateReco
 
 class HealingPostgresFactory(PostgresFactory):
     """The library's factory; its pool gets our connect, statement and reconnect timeouts,
-    and its application recorder batches saves (`GroupCommitRecorder`, ADR 0027)."""
+    and its application recorder batches saves (`GroupCommitRecorder`)."""
 
     application_recorder_class = GroupCommitRecorder
     aggregate_recorder_class = PruningPostgresAggregateRecorder

@@ -51,7 +51,7 @@ _CLAIM = """INSERT INTO {schema}.idempotency_keys AS k
 _READ = """SELECT fingerprint, body FROM {schema}.idempotency_keys
     WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s"""
 # Both act only on the row this fingerprint holds. The ledger's recorder runs COMPLETE in the
-# transaction of a command's events (ADR 0027).
+# transaction of a command's events.
 COMPLETE = """UPDATE {schema}.idempotency_keys SET body = %s, expires_at = %s
     WHERE tenant = %s AND principal = %s AND subject_id = %s AND key = %s AND fingerprint = %s"""
 # A lapsed claim is not revived: a twin may already be entitled to take it over.
@@ -81,7 +81,7 @@ class PostgresIdempotencyStore:
     """Saved responses in one table of one schema; build it with `await ....connect(dsn)`.
 
     Kept in the event store's schema, where the ledger's recorder writes a command's response
-    with its events (`commits_with_events`, ADR 0027)."""
+    with its events (`commits_with_events`)."""
 
     commits_with_events = True
 

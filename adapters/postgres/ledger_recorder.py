@@ -2,7 +2,7 @@
 
 Saves from the threads of one process go through `GroupCommit`: one transaction takes the
 table lock the library relies on (notification ids in commit order), sends one `NOTIFY`,
-inserts every unit's events in one statement and commits once (ADR 0027).
+inserts every unit's events in one statement and commits once.
 
 - The insert skips rows that collide (`ON CONFLICT DO NOTHING ... RETURNING`): a unit whose
   events did not all go in (another writer took a version first) gets the library's
@@ -10,10 +10,10 @@ inserts every unit's events in one statement and commits once (ADR 0027).
   the same transaction, so a subject's versions stay dense. Their notification ids are
   skipped; readers already page by id, never by count.
 - A save may pass `response=` (`ResponseWrite`): the request's response goes into the
-  idempotency table of the same schema in the events' transaction (ADR 0027).
+  idempotency table of the same schema in the events' transaction.
 - A save may pass `in_transaction=` (`Callable[[cursor, notification ids], None]`): run in the
   same transaction right after its events are in, so whatever it writes commits with them
-  or not at all (the idempotency record, ADR 0027). One that raises before its statement
+  or not at all (the idempotency record). One that raises before its statement
   fails its own unit only (its events are deleted again); a failed statement loses the
   transaction, and so the batch.
 - The channel is named after the schema as well as the table, so ledgers in two schemas of
@@ -99,7 +99,7 @@ class GroupCommitRecorder(SchemaLockedTables, PostgresApplicationRecorder):
         self, response: ResponseWrite, then: InTransaction | None
     ) -> InTransaction:
         """Saves the request's response in the idempotency table of this schema (the
-        PostgreSQL idempotency store's, ADR 0027), in the events' transaction."""
+        PostgreSQL idempotency store's), in the events' transaction."""
 
         def write(curs: Cursor[DictRow], ids: Sequence[int]) -> None:
             pending = response.pending

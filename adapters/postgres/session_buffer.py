@@ -43,7 +43,7 @@ _SCHEMA = (
     "ALTER TABLE {schema}.short_term_messages ADD COLUMN IF NOT EXISTS message_id text",
     # "confirms:<change id>" / "declines:<change id>" when the subject decides in the message.
     "ALTER TABLE {schema}.short_term_messages ADD COLUMN IF NOT EXISTS decides text",
-    # Which extraction guidance the session gets (ADR 0018); NULL: the default.
+    # Which extraction guidance the session gets; NULL: the default.
     "ALTER TABLE {schema}.short_term_sessions ADD COLUMN IF NOT EXISTS conversation_type text",
 )
 _UNKEYED = """SELECT 1 FROM information_schema.columns WHERE table_schema = %s
@@ -199,7 +199,7 @@ class PostgresSessionBuffer:
         a session already holding `max_messages` raises `SessionFullError`.
 
         The usual case (an open session with room, a new message id) is one statement in one
-        round trip (ADR 0027); anything else (a twin, a session not open or full, a twin
+        round trip; anything else (a twin, a session not open or full, a twin
         racing this one to the unique index) takes the locking path, which tells them apart.
         """
         row = (*_ids(key), *self._message_row(message, message_id))

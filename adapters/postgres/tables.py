@@ -100,7 +100,7 @@ class PostgresTables:
     async def rewrite(self, table: str) -> None:
         """Rewrites `table` into new files (`VACUUM (FULL)`), so deleted rows leave no byte
         behind: a plain VACUUM unlinks them but the pages' free space keeps their bytes until
-        new rows overwrite them (ADR 0015). It locks the table while it copies: for small
+        new rows overwrite them. It locks the table while it copies: for small
         tables. VACUUM cannot run in a transaction block, hence autocommit."""
         statement = sql.SQL("VACUUM (FULL) {}.{}").format(self._schema, sql.Identifier(table))
         try:

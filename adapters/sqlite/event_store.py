@@ -14,7 +14,7 @@ RECORDER_TOPIC = f"{ResponseWritingRecorder.__module__}:{ResponseWritingRecorder
 def sqlite_env(path: Path) -> dict[str, str]:
     """A SQLite file, the embedded default. The library always names the tables
     `stored_events`, so the file must belong to the ledger alone (and the saved responses of
-    the commands that write their response with their events, ADR 0037)."""
+    the commands that write their response with their events)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return {
         "PERSISTENCE_MODULE": FACTORY_TOPIC,

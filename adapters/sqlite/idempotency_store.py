@@ -4,7 +4,7 @@ Every API process on the node opens the same file; `BEGIN IMMEDIATE` takes SQLit
 before the claim row is read, so two first requests with one key are serialised (one claims,
 the other sees its claim).
 
-Responses written with their events (ADR 0037): the ledger's recorder writes a command's
+Responses written with their events: the ledger's recorder writes a command's
 response into an `idempotency_keys` table of the ledger's own file, in its events'
 transaction (`ledger_recorder`). Given that file (`responses_with_events`), the store opens
 a second connection on it and `ledger_commands` claims like the store does, after reading
@@ -64,7 +64,7 @@ _CLAIM = """INSERT INTO idempotency_keys
 _SCOPE = "tenant = ? AND principal = ? AND subject_id = ? AND key = ?"
 _WHERE = f"{_SCOPE} AND fingerprint = ?"
 _COMPLETE = f"UPDATE idempotency_keys SET body = ?, expires_at = ? WHERE {_WHERE}"  # noqa: S608
-# The ledger's recorder runs it in the transaction of a command's events (ADR 0037), with
+# The ledger's recorder runs it in the transaction of a command's events, with
 # (*scope, fingerprint, body, expires_at). The claim itself lives in the idempotency file, so
 # the row is inserted; an expired one of an earlier use of the key is replaced.
 SAVE_WITH_EVENTS = """INSERT INTO idempotency_keys
@@ -109,7 +109,7 @@ class SqliteIdempotencyStore:
     """Saved responses in one table of a SQLite file (`:memory:` works too).
 
     `responses_with_events`: the ledger's SQLite file, whose recorder saves the responses of
-    `ledger_commands` with their events (ADR 0037); without it, `ledger_commands` is the store
+    `ledger_commands` with their events; without it, `ledger_commands` is the store
     itself and every response is saved after its command.
     """
 
@@ -243,11 +243,11 @@ class SqliteIdempotencyStore:
 
 class LedgerCommandKeys:
     """The store as a command that saves ledger events sees it: claims look for a response
-    saved with the events first; the ledger's recorder saves the response (ADR 0037)."""
+    saved with the events first; the ledger's recorder saves the response."""
 
     commits_with_events = True
     # The claim is in the idempotency file: the request completes it too once answered, so
-    # the key stays refused to another request after its lease (ADR 0037).
+    # the key stays refused to another request after its lease.
     claims_apart_from_events = True
 
     def __init__(self, store: SqliteIdempotencyStore) -> None:

@@ -1,6 +1,6 @@
 """`ResponseWritingRecorder`: the library's SQLite application recorder, which also writes a
-command's saved response in the transaction of its events (ADR 0037, as ADR 0027 on
-PostgreSQL).
+command's saved response in the transaction of its events (as on PostgreSQL), so a
+retried command finds its answer exactly when its events exist.
 
 - A save may pass `response=` (`ResponseWrite`): once the events are inserted (and have their
   notification ids), the body is rendered and written to the `idempotency_keys` table of the

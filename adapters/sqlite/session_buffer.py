@@ -81,7 +81,7 @@ def _tables_before_versioning(conn: sqlite3.Connection) -> None:
         # Tables made before a subject's message could confirm or decline a change.
         conn.execute("ALTER TABLE short_term_messages ADD COLUMN decides TEXT")
     if "conversation_type" not in _columns(conn, "short_term_sessions"):
-        # Tables made before a session could name its conversation type (ADR 0018).
+        # Tables made before a session could name its conversation type.
         conn.execute("ALTER TABLE short_term_sessions ADD COLUMN conversation_type TEXT")
 
 
@@ -124,7 +124,7 @@ class SqliteSessionBuffer:
         self._db = SqliteWriter(
             path, error=lambda: SessionBufferUnavailableError("sqlite session buffer failed")
         )
-        # Deleted messages are overwritten, not left in free pages (erasure, ADR 0060).
+        # Deleted messages are overwritten, not left in free pages (erasure).
         self._db.read("PRAGMA secure_delete=ON", ())
         self._db.migrate("session_buffer", MIGRATIONS)
 

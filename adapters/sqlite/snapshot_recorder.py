@@ -1,5 +1,5 @@
 """The ledger's SQLite factory: the library's, with a snapshot recorder that deletes a
-subject's older snapshots once a newer one is stored (ADR 0034).
+subject's older snapshots once a newer one is stored.
 
 Only the newest snapshot of a subject is ever read; without this a subject kept one sealed
 copy of its whole state per `interval` events (hundreds of kB each for a long history).

@@ -1,1 +1,1 @@
-"""The memory port on Supermemory's v5 API, through the official SDK (ADR 0007)."""
+"""The memory port on Supermemory's v5 API, through the official SDK."""

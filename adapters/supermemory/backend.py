@@ -34,6 +34,7 @@ from factledger.adapters.supermemory.mapping import (
 )
 from factledger.adapters.supermemory.memories import SupermemoryMemories
 from factledger.adapters.supermemory.search import run_search
+from factledger.application.clocks import Clock
 from factledger.application.errors import (
     InvalidMemoryInputError,
     MemoryNotFoundError,
@@ -54,7 +55,6 @@ from factledger.application.memory.types import (
     SearchQuery,
     StoredRecord,
 )
-from factledger.application.ports import Clock
 from factledger.domain.transcript import Message
 
 log = structlog.get_logger(__name__)

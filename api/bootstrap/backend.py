@@ -26,8 +26,8 @@ from factledger.adapters.extraction.openai.extractor import (
     instructions_by_context,
     load_instructions,
 )
-from factledger.adapters.extraction.rules.book import GuidanceBook
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.extraction.rules.routed_guidance import RoutedGuidance
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import server_config
@@ -52,11 +52,12 @@ from factledger.api.settings import (
     Settings,
     SupermemoryBackendSettings,
 )
+from factledger.application.clocks import Clock
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
 from factledger.application.memory.coalescing_embedder import CoalescingEmbedder
 from factledger.application.memory.guidance_catalogue import GuidanceRoute
+from factledger.application.memory.ports import Embedder, Extractor, MemoryBackend
 from factledger.application.memory.validating import ValidatingMemoryBackend
-from factledger.application.ports import Clock, Embedder, Extractor, MemoryBackend
 
 log = structlog.get_logger(__name__)
 
@@ -69,7 +70,7 @@ def build_extractor(
     """The extractor the settings choose, its guidance chosen per request by `routes` (and
     the packaged conversation types); `http` is only used by the LLM one (the caller owns and
     closes it)."""
-    book = GuidanceBook.load(routes, default_path=settings.guidance_path)
+    book = RoutedGuidance.load(routes, default_path=settings.guidance_path)
     match settings:
         case RuleExtractorSettings():
             return RuleExtractor(book=book)
@@ -192,7 +193,7 @@ async def open_backend(
 
 
 def calibrated(backend: MemoryBackend, embedder: Embedder) -> MemoryBackend:
-    """A self-hosted backend on the calibrated scale when its model has a table (ADR 0023);
+    """A self-hosted backend on the calibrated scale when its model has a table;
     otherwise as it is, on raw cosine, with a warning. Supermemory scores on its own scale."""
     if isinstance(embedder, CoalescingEmbedder):
         embedder = embedder.inner

@@ -33,9 +33,9 @@ from factledger.api.bootstrap.rate_limits import open_rate_store
 from factledger.api.bootstrap.runtime import API, Needs, Runtime
 from factledger.api.bootstrap.services import open_services, open_sync_store
 from factledger.api.settings import Settings
-from factledger.application.clocks import SystemClock
+from factledger.application.clocks import Clock, SystemClock
 from factledger.application.errors import StoreUnavailableError
-from factledger.application.ports import Clock, MemoryBackend
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.sync.ports import SyncStore
 from factledger.projections.live import LiveViews
 

@@ -1,12 +1,12 @@
 """The extraction guidance part: `Settings` -> the guidance routes and catalogue.
 
 The catalogue (which conversation types a tenant knows) checks session starts; the extractors
-compile the routes' guidance into a `GuidanceBook` (`backend.build_extractor`, ADR 0018).
+compile the routes' guidance into a `RoutedGuidance` (`backend.build_extractor`).
 """
 
 from __future__ import annotations
 
-from factledger.adapters.extraction.rules.book import built_in_routes
+from factledger.adapters.extraction.rules.routed_guidance import built_in_routes
 from factledger.api.settings import ExtractionSettings, Settings
 from factledger.application.memory.guidance_catalogue import GuidanceCatalogue, GuidanceRoute
 

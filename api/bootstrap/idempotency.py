@@ -3,7 +3,7 @@
 Every API process of a deployment shares its event store, so they share this store too: the
 in-memory event store gets the in-memory store (one process), the SQLite one a SQLite file next
 to `ledger.sqlite` (which also reads the responses the ledger saved with their events in
-`ledger.sqlite` itself, ADR 0037), and a PostgreSQL event store a table in its schema. The
+`ledger.sqlite` itself), and a PostgreSQL event store a table in its schema. The
 durable ones are swept of expired entries in the background until the stack closes.
 """
 

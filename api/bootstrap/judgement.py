@@ -15,8 +15,9 @@ from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.api.settings.extraction import ExtractorSettings, LearnedExtractorSettings
-from factledger.application.ports import SafetyFilter, SentenceJudge
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.sessions.instruction_screen import InstructionScreen
+from factledger.application.sessions.ports import SafetyFilter
 
 log = structlog.get_logger(__name__)
 

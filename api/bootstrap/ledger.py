@@ -30,10 +30,10 @@ from factledger.api.settings import (
     SqliteEventStoreSettings,
     SqliteViewSettings,
 )
+from factledger.application.clocks import Clock
 from factledger.application.ledger.key_store import InMemoryKeyStore, KeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.view_store import ViewStore
-from factledger.application.ports import Clock
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
@@ -54,7 +54,7 @@ def event_store_env(settings: Settings, postgres: PostgresServer) -> dict[str, s
 
 
 def build_key_store(settings: Settings, postgres: PostgresServer, stack: ExitStack) -> KeyStore:
-    """The deletable keys of the ledger's personal fields (ADR 0003), beside its events."""
+    """The deletable keys of the ledger's personal fields, beside its events."""
     match settings.event_store:
         case InMemoryEventStoreSettings():
             return InMemoryKeyStore()

@@ -20,10 +20,10 @@ from factledger.api.settings import (
     Settings,
 )
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import Extractor
+from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.modes import ProposalMode, ProposalModes
-from factledger.application.proposals.proposer import SessionProposer
 from factledger.application.proposals.schema import DEFAULT_FEEDS, FieldFeed, KindFeeds
+from factledger.application.review.proposer import SessionProposer
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.values import ProfileSchema, ValueType
 

@@ -10,13 +10,15 @@ from dataclasses import dataclass, field
 
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.importing.positions import ImportPositions
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import ProfileReader
 from factledger.application.ledger.view_store import ViewStore
-from factledger.application.ports import MemoryBackend, SafetyFilter, SentenceJudge, SessionBuffer
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.rate_limits import RateStore
 from factledger.application.recall.service import Recall
+from factledger.application.sessions.ports import SafetyFilter, SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.application.sync.ports import SyncStore
 from factledger.application.sync.worker import SyncWorker
@@ -43,7 +45,7 @@ class Runtime:
     idempotency: IdempotencyStore | None = None  # shared by every API process
     imports: ImportPositions | None = None  # where each history import stands
     rate_store: RateStore | None = None  # the API's rate limits, shared by its processes
-    # Screens messages and, through the side doors, summaries and proposals alike.
+    # Screens messages and, through the field screening, summaries and proposals alike.
     safety: SafetyFilter = field(default_factory=DetectorSafetyFilter)
     # Classifies the subject's answers to the agent's questions; None when its heads could
     # not load, and then no conversation confirms anything (the changes stay pending).

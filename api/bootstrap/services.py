@@ -39,13 +39,15 @@ from factledger.api.settings import (
     Settings,
     SqliteSessionBufferSettings,
 )
+from factledger.application.clocks import Clock
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import Clock, MemoryBackend, SessionBuffer
-from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.recall.ledger_forgets import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, policy_of
 from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.review.proposer import SessionProposer
+from factledger.application.sessions.ports import SessionBuffer
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ports import SyncStore

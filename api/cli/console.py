@@ -1,4 +1,4 @@
-"""`factledger console-link`: a development sign-in link for the console (ADR 0019)."""
+"""`factledger console-link`: a development sign-in link for the console."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`factledger import PATH`: past conversations from an NDJSON file (or a mem0 / LoCoMo export)
-into the configured ledger, with a progress bar and a final report (ADR 0021)."""
+into the configured ledger, with a progress bar and a final report."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ TOKEN_REFUSED_EXIT = 2
 def mcp() -> None:
     """Serve the MCP tools over stdio for the agent token in FACTLEDGER_MCP_TOKEN."""
     # The MCP SDK loads with the one command that speaks MCP over stdio, never with `serve`'s
-    # start (which mounts MCP over HTTP on first use, ADR 0054).
+    # start (which mounts MCP over HTTP on first use).
     from factledger.api.mcp.stdio import TOKEN_ENV, TokenRefusedError, check_token, run
 
     try:

@@ -24,7 +24,7 @@ from factledger.api.settings import (
     load_settings,
 )
 from factledger.application.memory.forwarding import innermost_backend
-from factledger.application.ports import MemoryBackend
+from factledger.application.memory.ports import MemoryBackend
 
 log = structlog.get_logger(__name__)
 dead_letters_app = typer.Typer(help="Sync items that failed 3 times.", no_args_is_help=True)
@@ -65,7 +65,7 @@ async def _run_worker(settings: Settings, *, once: bool) -> None:
 def ann_maintenance(
     settings: Settings, backend: MemoryBackend, stop: asyncio.Event
 ) -> asyncio.Task[None] | None:
-    """On pgvector, the periodic check that gives large subjects their ANN index (ADR 0006);
+    """On pgvector, the periodic check that gives large subjects their ANN index;
     several workers may run it, one at a time does the work (an advisory lock)."""
     s = settings.backend
     if not isinstance(s, PgvectorBackendSettings) or s.ann_maintenance_interval_s <= 0:
@@ -87,8 +87,8 @@ def compaction(
     settings: Settings, backend: MemoryBackend, stop: asyncio.Event
 ) -> asyncio.Task[None] | None:
     """On pgvector, the periodic rewrite of the tables this worker erased from, so the erasures
-    it applied leave no bytes in the tables' files for longer than about one interval
-    (ADR 0015); a round with nothing erased does nothing."""
+     it applied leave no bytes in the tables' files for longer than about one interval
+    ; a round with nothing erased does nothing."""
     s = settings.backend
     if not isinstance(s, PgvectorBackendSettings) or s.compaction_interval_s <= 0:
         return None

@@ -1,2 +1,2 @@
 """The reviewer's console: server-rendered pages under `/console` for reviewers, analysts and
-admins of one tenant (ADR 0019), standing on the HTTP API's auth, state and use cases."""
+admins of one tenant, standing on the HTTP API's auth, state and use cases."""

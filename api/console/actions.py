@@ -108,7 +108,7 @@ class Forget:
 
 async def forget(state: ApiState, session: ConsoleSession, what: Forget, nonce: str) -> None:
     """Forgets a field or a memory, then drops the subject's saved responses, as the API's
-    forget route does (ADR 0015)."""
+    forget route does."""
     ledger = state.require_ports().ledger
     by, tenant = actor_of(session.principal), session.tenant
     cid = command_id(session, what.subject_id, nonce)

@@ -1,4 +1,4 @@
-"""The console as a sub-application of the API, mounted at `/console` (ADR 0019).
+"""The console as a sub-application of the API, mounted at `/console`.
 
 It shares the API's state (token verifier, rate limits, the runtime its lifespan opens), so
 its pages call the same use cases, and it has its own error handlers (pages, not JSON) and

@@ -2,7 +2,7 @@
 
 - A page needs a session (else `SignInRequiredError`: GET pages redirect to sign-in); the
   session's principal passes the same rate limits as a bearer token.
-- Roles follow the API's table exactly (ADR 0010): reviewers and admins review, analysts only
+- Roles follow the API's table exactly: reviewers and admins review, analysts only
   read profiles and their history, admins alone forget and retry dead letters.
 - CSRF, as OWASP's cheat sheet recommends: every POST carries the session's CSRF token in its
   form (`csrf`, the synchronizer token pattern), compared in constant time; and a POST a

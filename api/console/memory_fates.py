@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.decisions import is_stale
 from factledger.application.memory.types import Capability, MemoryFact
 from factledger.application.recall.forgets import ForgetMask
 from factledger.application.recall.ledger_forgets import mask_of
-from factledger.application.sync.decisions import is_stale
 from factledger.domain.events import ChangeConfirmed, ChangeRejected, FactForgotten
 from factledger.domain.subject import Subject
 

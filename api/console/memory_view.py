@@ -24,15 +24,15 @@ from factledger.api.console.subject_view import SessionView
 from factledger.application.errors import MemoryNotFoundError
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import ProfileVersion
-from factledger.application.memory.types import MemoryFact
-from factledger.application.ports import MemoryBackend
-from factledger.application.sync.ids import (
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import (
     namespace_for,
     profile_record_id,
     proposal_record_id,
     summary_record_id,
     transcript_document_id,
 )
+from factledger.application.memory.types import MemoryFact
 from factledger.domain.subject import Subject
 
 MEMORIES_SHOWN = 100  # the port's largest page

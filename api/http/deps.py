@@ -49,9 +49,10 @@ from factledger.api.http.rate_limit import RateLimiter
 from factledger.api.http.stream_leases import StreamLeases
 from factledger.api.settings import EventStreamSettings
 from factledger.application.errors import NotFoundError
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import SafetyFilter, SentenceJudge, SessionBuffer
+from factledger.application.sessions.ports import SafetyFilter, SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.domain.errors import DomainError
 from factledger.domain.subject import subject_id_for

@@ -33,7 +33,7 @@ from factledger.application.errors import (
 )
 from factledger.application.importing.importer import ImportMismatchError
 from factledger.application.memory.guidance_catalogue import UnknownConversationTypeError
-from factledger.application.sessions.side_doors import UnsafeFieldError
+from factledger.application.sessions.field_screening import UnsafeFieldError
 from factledger.application.sessions.times import ConversationTimeError
 from factledger.domain import errors as de
 from factledger.domain.text import UNSAFE_TEXT_RULE

@@ -91,7 +91,7 @@ class Idempotency:
     ) -> ModelT:
         """Runs `command` once per key. `render` (for a command that saves ledger events)
         builds the response from the subject as saved and the command's result: where the
-        store allows it, the response is saved in the transaction of the events (ADR 0027),
+        store allows it, the response is saved in the transaction of the events,
         so a crash between the two can neither lose it nor let a retry run the command."""
         if self._scope is None:
             with timed(USE_CASE):
@@ -146,7 +146,7 @@ class Idempotency:
         return PendingResponse(self._scope, self._fingerprint, time.time() + ttl_s, body)
 
     async def _settle_claim(self, body: JsonBody) -> None:
-        """The claim lives apart from the response saved with the events (SQLite, ADR 0037):
+        """The claim lives apart from the response saved with the events (SQLite):
         it gets the body too, so the key stays refused to another request after its lease
         and a process of an earlier build replays it. Best effort: the response is saved."""
         assert self._scope is not None  # noqa: S101 - only called for a claimed key

@@ -3,7 +3,7 @@
 `/readyz` is what a load balancer or orchestrator asks before routing traffic: a process whose
 event store, views, keys, short-term memory or sync queue cannot be reached is not ready, and
 the answer names the failing dependencies. Liveness (`/healthz`) never touches them: a process
-waiting out a database restart is alive and heals by itself (ADR 0013).
+waiting out a database restart is alive and heals by itself.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every tool takes a strict body (the HTTP API's own request model, plus the path's ids where the
 route has any), so an argument the API does not know, such as a `subject` or a `tenant`, is a
-422 naming it. The subject is always `me`: the one the token is bound to (ADR 0010). Answers
+422 naming it. The subject is always `me`: the one the token is bound to. Answers
 are the HTTP API's response models, which are also the tools' output schemas. Writes hold a
 write slot, as on HTTP. Each tool states its behaviour as MCP annotations: reads are read-only,
 `forget` is the one destructive tool (the ledger keeps every other change as a new version),
@@ -40,7 +40,7 @@ from factledger.api.http.schemas.sessions import (
     SessionOut,
     StartSessionIn,
 )
-from factledger.application.ports import SessionBuffer
+from factledger.application.sessions.ports import SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 
 SESSION_ID = Field(pattern=SESSION_ID_PATTERN, examples=["call-2026-01-14-001"])

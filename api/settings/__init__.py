@@ -219,7 +219,7 @@ class Settings(BaseSettings):
         return path or self.data_dir / "ledger.sqlite"
 
     def keys_path(self) -> Path:
-        """The SQLite ledger's key store (ADR 0003), beside it: `ledger-keys.sqlite`."""
+        """The SQLite ledger's key store, beside it: `ledger-keys.sqlite`."""
         ledger = self.ledger_path()
         return ledger.with_name(f"{ledger.stem}-keys.sqlite")
 

@@ -209,7 +209,7 @@ class EventStreamSettings(NestedSettings):
 
 
 class WebhookEndpointSettings(NestedSettings):
-    """One endpoint that receives a tenant's events (`factledger webhooks run`, ADR 0022)."""
+    """One endpoint that receives a tenant's events (`factledger webhooks run`)."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
     tenant: str = Field(pattern=TENANT_PATTERN)
@@ -310,7 +310,7 @@ class ApiSettings(NestedSettings):
 
 
 class ConsoleSettings(NestedSettings):
-    """The reviewer's console under `/console` (ADR 0019): server-rendered pages for the
+    """The reviewer's console under `/console`: server-rendered pages for the
     reviewer, analyst and admin roles, signed in once with a platform token.
 
     `session_secret` signs the console's session cookies; without one each process draws a

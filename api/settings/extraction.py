@@ -42,7 +42,7 @@ class OpenAICompatibleExtractorSettings(NestedSettings):
 
 class LearnedExtractorSettings(NestedSettings):
     """The rules' candidate facts judged sentence by sentence by learned heads over the
-    packaged sentence embedder (ADR 0058): a third party's fact, small talk, a question or a
+    packaged sentence embedder: a third party's fact, small talk, a question or a
     request to forget proposes nothing. `heads_path` (with its pinned `heads_sha256`) replaces
     the shipped heads with a deployment's own (`python -m factledger.bench.judgement train`)."""
 
@@ -61,7 +61,7 @@ Slug = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
 
 
 class GuidanceRouteSettings(NestedSettings):
-    """One route of the guidance catalogue (ADR 0018): sessions matching every part that is
+    """One route of the guidance catalogue: sessions matching every part that is
     set are read with `guidance`, a packaged name (`default`, `sales_discovery`,
     `support_ticket`) or the path of a guidance file (`.yaml`/`.yml`)."""
 

@@ -67,19 +67,19 @@ class PgvectorBackendSettings(NestedSettings):
     schema_name: SqlName = "factledger_memory"
     app_role: SqlName = "factledger_app"
     pool_size: int = Field(default=4, ge=1, le=64)
-    # A subject past `ann_min_facts` gets its own partial HNSW index (ADR 0006). Sync workers
+    # A subject past `ann_min_facts` gets its own partial HNSW index. Sync workers
     # check every `ann_maintenance_interval_s` (0: never; `factledger pgvector maintain`
     # then does it on demand).
     ann_min_facts: int = Field(default=5_000, ge=100)
     ann_maintenance_interval_s: float = Field(default=3_600.0, ge=0)
     # Sync workers rewrite the tables they erased from every `compaction_interval_s`, so a
-    # forgotten value's bytes stay in the data files at most about that long (ADR 0015). A
+    # forgotten value's bytes stay in the data files at most about that long. A
     # quarter of an hour keeps that bound short while a round with nothing erased costs nothing
     # (0: never; `factledger pgvector maintain` then compacts on demand).
     compaction_interval_s: float = Field(default=900.0, ge=0)
     # Each process keeps the namespaces it searches in memory, up to `mirror_budget_mb` in all
     # and `mirror_max_facts` per namespace, and searches them there after one round trip that
-    # brings them up to date (ADR 0056). 0 MB: every search reads the database.
+    # brings them up to date. 0 MB: every search reads the database.
     mirror_budget_mb: int = Field(default=256, ge=0, le=65_536)
     mirror_max_facts: int = Field(default=20_000, ge=1)
 
@@ -108,7 +108,7 @@ class OnnxEmbedderSettings(NestedSettings):
     embedded before it existed. `cache_dir` keeps the compiled graph between starts (default:
     the user's cache directory); one that cannot be written means compiling at every start.
     `cached_vectors`: the vectors of that many recent texts are kept in memory, so a text met
-    again is not run again (0: none; ADR 0035).
+    again is not run again (0: none).
     """
 
     kind: Literal["onnx"] = "onnx"

@@ -46,7 +46,7 @@ class PostgresSettings(NestedSettings):
     memory, idempotency, sync queue, pgvector), e.g. `FACTLEDGER_POSTGRES__STATEMENT_TIMEOUT_S=5`.
 
     Each store's pool checks a connection before handing it out and replaces one the server
-    dropped, so a restarted database is used again within seconds (ADR 0013). While it is down,
+    dropped, so a restarted database is used again within seconds. While it is down,
     a request waits at most `acquire_timeout_s` for a connection, then gets 503.
     """
 

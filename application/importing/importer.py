@@ -1,4 +1,4 @@
-"""`HistoryImport`: past conversations from an NDJSON stream into the ledger (ADR 0021).
+"""`HistoryImport`: past conversations from an NDJSON stream into the ledger.
 
 One use case for the CLI and the HTTP API. In the file's order, a batch of lines at a time
 (at most `batch_lines` lines or `batch_bytes` bytes held): the batch's subjects side by side,
@@ -6,7 +6,7 @@ each subject's lines one after the other, outcomes counted in line order (`recor
 
 - a `subject` line registers the subject (idempotent); a `session` line registers its subject
   if needed and records the session whole; a subject's run of session lines in one batch
-  goes in one save (`Ledger.record_past_sessions`, ADR 0027), each session idempotent by
+  goes in one save (`Ledger.record_past_sessions`), each session idempotent by
   session id and refused when the subject already has a later session, so the proposals step,
   which the sync queue runs per subject in recording order, sees a subject's past in time
   order);
@@ -32,13 +32,14 @@ from uuid import UUID
 
 import structlog
 
+from factledger.application.clocks import Clock
 from factledger.application.errors import ApplicationError
 from factledger.application.importing.lines import NumberedLine
 from factledger.application.importing.positions import ImportPosition, ImportPositions
 from factledger.application.importing.recording import LineRecorder
 from factledger.application.importing.report import ImportReport
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import Clock, SafetyFilter
+from factledger.application.sessions.ports import SafetyFilter
 
 log = structlog.get_logger(__name__)
 Progress = Callable[[NumberedLine], None]

@@ -16,6 +16,7 @@ from uuid import UUID
 
 import structlog
 
+from factledger.application.clocks import Clock
 from factledger.application.errors import SessionOrderError
 from factledger.application.importing.format import (
     MAX_LINE_BYTES,
@@ -31,8 +32,8 @@ from factledger.application.importing.sessions import PreparedSession, prepare_s
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.past_sessions import PastOutcome
-from factledger.application.ports import Clock, SafetyFilter
-from factledger.application.sessions.side_doors import UnsafeFieldError
+from factledger.application.sessions.field_screening import UnsafeFieldError
+from factledger.application.sessions.ports import SafetyFilter
 from factledger.application.sessions.times import ConversationTimeError
 from factledger.domain.errors import DomainError
 from factledger.domain.subject import subject_id_for
@@ -131,7 +132,7 @@ class LineRecorder:
         stop_on_error: bool,
     ) -> None:
         """One subject's lines in file order: each run of session lines between subject lines
-        and bad lines is recorded in one ledger save (ADR 0027)."""
+        and bad lines is recorded in one ledger save."""
         run: list[tuple[NumberedLine, PreparedSession]] = []
         for line, record in items:
             if isinstance(record, SessionLine):

@@ -17,8 +17,8 @@ from datetime import datetime
 
 from factledger.application.importing.format import SessionLine
 from factledger.application.ledger.commands import RecordSession
-from factledger.application.ports import SafetyFilter
-from factledger.application.sessions.side_doors import leaves, screen_fields
+from factledger.application.sessions.field_screening import leaves, screen_fields
+from factledger.application.sessions.ports import SafetyFilter
 from factledger.application.sessions.times import check_time
 from factledger.domain.subject import subject_id_for
 from factledger.domain.transcript import Message

@@ -83,7 +83,7 @@ class ShreddingMapper(Mapper[UUID]):
         self.keys = keys
         # Decryption keys by id, briefly: a subject of 100 events would otherwise cost 100
         # key-store queries per load. Bounds how long another process can still read a key
-        # forgotten elsewhere (ADR 0003); the forgetting process clears it at once.
+        # forgotten elsewhere; the forgetting process clears it at once.
         self._cache: dict[str, tuple[AESGCM, float]] = {}
         # Key ids found gone. Every key id in an event was stored before the event, and a
         # forget is final, so this stays true for good; a forgotten fact's fields would

@@ -28,7 +28,7 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import strtobool
 
-from factledger.application.clocks import SystemClock
+from factledger.application.clocks import Clock, SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError
 from factledger.application.ledger.cipher import ShreddingMapper
 from factledger.application.ledger.commands import CommandResult
@@ -48,7 +48,6 @@ from factledger.application.ledger.snapshots.store import (
 )
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
-from factledger.application.ports import Clock
 from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import ProfileSchema
 
@@ -65,7 +64,7 @@ def back_off(attempt: int) -> None:
     time.sleep(random.uniform(0, ceiling))  # noqa: S311 - spreading, not secrecy
 
 
-# Events between two snapshots of a subject in the ledger's env (0: no snapshots), ADR 0034.
+# Events between two snapshots of a subject in the ledger's env (0: no snapshots).
 SNAPSHOT_INTERVAL = "FACTLEDGER_SNAPSHOT_INTERVAL"
 log = structlog.get_logger(__name__)
 Action = Callable[[Subject], object]
@@ -88,7 +87,7 @@ class LedgerCore(Application[UUID]):
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.schemas: Mapping[str, ProfileSchema] = schemas or {}
-        # Set before the library builds the mapper, which needs it (ADR 0003).
+        # Set before the library builds the mapper, which needs it.
         self.keys: KeyStore = keys or InMemoryKeyStore()
         self._tenants = TenantCache()
         # Called after every commit, in the saving thread (e.g. to wake the sync worker).

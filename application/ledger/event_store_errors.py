@@ -80,7 +80,7 @@ def _without_library_retry(recorder: ApplicationRecorder, name: str) -> Callable
     # The library's PostgreSQL recorder retries each call ten times, each attempt waiting up
     # to the pool's timeout: a database that is down held a request for 10 x that. The
     # undecorated method (`functools.wraps` keeps it as `__wrapped__`) plus our single quick
-    # retry bound the wait to one pool timeout (ADR 0013).
+    # retry bound the wait to one pool timeout.
     method = getattr(recorder, name)
     inner = getattr(method, "__wrapped__", None)
     if inner is None:

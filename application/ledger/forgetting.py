@@ -1,4 +1,4 @@
-"""`ForgettingCommands`: forgetting, expiry and erasure (ADR 0003, ADR 0015).
+"""`ForgettingCommands`: forgetting, expiry and erasure.
 
 A forget or an erasure records its event, then deletes the keys of what it forgets, so the
 content is unreadable in the event store too; a retry (or any later command) finishes a

@@ -23,7 +23,7 @@ once the first request finished, its response body.
   so without it they would keep every response ever saved (`idempotency_sweep` runs it).
 - `forget_subject` deletes every saved response of one subject of a tenant (every scope of
   that subject, whoever the principal): a forget or an erasure leaves no replayable copy of
-  what the deleted keys encrypted in the ledger (ADR 0015). Claims still running stay. A retry
+  what the deleted keys encrypted in the ledger. Claims still running stay. A retry
   after it runs again, and the ledger's command ids make that rerun a no-op that answers from
   the ledger's current, redacted state.
   Adapters that keep files or pages overwrite the deleted bytes before returning.
@@ -120,6 +120,6 @@ class IdempotencyStore(Protocol):
 def for_ledger_commands(store: IdempotencyStore) -> IdempotencyStore:
     """The store in which a command that saves ledger events (and can render its response
     from them) claims its key: where a store keeps those records beside the events, in
-    another file than the others (SQLite, ADR 0037), its `ledger_commands`; else `store`."""
+    another file than the others (SQLite), its `ledger_commands`; else `store`."""
     routed = getattr(store, "ledger_commands", None)
     return store if routed is None else cast("IdempotencyStore", routed)

@@ -3,7 +3,7 @@
 A scope names what a key protects: `<subject id>` (the subject's transcripts and summaries)
 or `<subject id>/<field>` (one profile field's values, conditions, quotes and rationales).
 Deleting a scope's keys makes every ciphertext written under them unreadable for good; a
-later write to the same scope gets a new key. See ADR 0003.
+later write to the same scope gets a new key.
 
 Adapters: `InMemoryKeyStore` (here: tests, the POPO ledger), `SqliteKeyStore` and
 `PostgresKeyStore` (adapters/). Keys cannot be rebuilt from events: back the store up.

@@ -7,7 +7,7 @@ so async callers wrap it in `asyncio.to_thread`):
   (`PERSISTENCE_MODULE` = `eventsourcing.popo` | `eventsourcing.sqlite` | `eventsourcing.postgres`
   and their options); `api.bootstrap` builds it from `Settings`. Close it with `close()` or
   use it as a context manager. `keys` is the `KeyStore` of the deletable keys that encrypt
-  personal payload fields (ADR 0003); it must persist alongside the event store.
+  personal payload fields; it must persist alongside the event store.
 - Commands (`application.commands`) -> `CommandResult`:
   `register_subject`, `record_session`, `record_past_session(s)` (imported sessions, in
   time order), `propose_change`, `end_session` (a session and its

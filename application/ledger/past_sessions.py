@@ -1,7 +1,7 @@
-"""`PastSessions`: imported sessions, recorded in time order (ADR 0021), one or a run at a time.
+"""`PastSessions`: imported sessions, recorded in time order, one or a run at a time.
 
-`record_past_sessions` records several sessions of one subject with one load and one save
-(ADR 0027): the import's sessions of a subject in one batch of lines cost one round of the
+`record_past_sessions` records several sessions of one subject with one load and one save:
+the import's sessions of a subject in one batch of lines cost one round of the
 write path instead of one each. Each session still gets its own outcome, as if recorded
 alone: a session that breaks a rule records nothing of its own and leaves the others as
 they are (with `stop_on_error`, the sessions after it are not tried). A rule broken after
@@ -36,7 +36,7 @@ class PastSessions(LedgerCore):
     """The ledger's import commands."""
 
     def record_past_session(self, cmd: RecordSession) -> CommandResult:
-        """Records an imported session (ADR 0021): a no-op when it is recorded already with
+        """Records an imported session: a no-op when it is recorded already with
         the same content; `SessionOrderError` when the subject has a session that started
         later, since the proposals step reviews a subject's sessions in recording order."""
         return self._run(

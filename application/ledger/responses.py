@@ -1,4 +1,4 @@
-"""The saved response of a command, written in the transaction that saves its events (ADR 0027).
+"""The saved response of a command, written in the transaction that saves its events.
 
 The HTTP layer's idempotency key is claimed before a command runs and its response saved
 after it. Between the two, a crash left the events committed and the response unsaved: a

@@ -2,9 +2,9 @@
 
 A slot fact is a short note ("moved to Lucca", "works with Vireo Wraps"); the one who asks
 about it rarely repeats its words ("Which town are they in?", "Who supplies their cartons?").
-The slot's name already joins the fact's keywords (ADR 0031); this lexicon adds, per slot, the
+The slot's name already joins the fact's keywords; this lexicon adds, per slot, the
 words people ask about that kind of fact with, so memories-mode's keyword lift meets a
-question that shares no word with the note or the sentence it came from (ADR 0036).
+question that shares no word with the note or the sentence it came from.
 
 - Keyed by the guidance's slot names (`adapters/extraction/rules/guidance.yaml`); a keyed slot
   ("allergy:peanuts") uses its kind. Intents get none: their topic is open.
@@ -13,7 +13,7 @@ question that shares no word with the note or the sentence it came from (ADR 003
   means several kinds ("work", "with", "job") is in one kind at most, so a question about one
   kind lifts facts of that kind only; diet and allergy share their words of eating, both being
   about food. "company" and "firm" stay with the employer although a supplier is a company
-  too: leaving them out cost more answers than the wrong notes it saved (ADR 0036).
+  too: leaving them out cost more answers than the wrong notes it saved.
 - Applied at ingest to the keywords only: the query path and the fact's vector are unchanged,
   and the lift is bounded as before (`LEXICAL_WEIGHT` times the share of the query's keyword
   weight that the fact holds).

@@ -1,7 +1,7 @@
 """`CalibratedMemoryBackend`: a self-hosted backend whose scores are calibrated relevance.
 
 The backend ranks by its embedder's raw similarity; this wrapper turns the query's threshold
-(calibrated relevance, ADR 0023) into the raw similarity the backend filters on, and each
+(calibrated relevance) into the raw similarity the backend filters on, and each
 hit's raw score into relevance. The mapping is monotone, so the order and the limit are the
 backend's own. Hybrid search scores by rank fusion, not similarity: its threshold (which gates
 the semantic half) is translated, its fused scores are left as they are.
@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from factledger.application.memory.calibration import Calibration
 from factledger.application.memory.forwarding import ForwardingMemoryBackend
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace, SearchHit, SearchMode, SearchQuery
-from factledger.application.ports import MemoryBackend
 
 
 class CalibratedMemoryBackend(ForwardingMemoryBackend):

@@ -4,7 +4,7 @@ A sentence model's cosine similarity lives on its own scale (MiniLM puts a parap
 shares no word with its fact near 0.4, another model near 0.7), so a fixed threshold means
 something different per model. A `Calibration` maps a model's raw similarity to the estimated
 probability that the fact answers the question, fitted on labelled (question, fact,
-relevant?) pairs with a logistic curve (ADR 0023):
+relevant?) pairs with a logistic curve:
 
 - monotone increasing (the slope is positive), so the ranking never changes;
 - bounded in (0, 1);
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 
 NEWTON_STEPS = 50
 RIDGE = 1e-6  # keeps the Hessian invertible when the classes separate perfectly
@@ -84,7 +84,7 @@ def fit_fused(
 ) -> FusedFit:
     """Weighted logistic regression of `relevant` on the cosine and the keyword coverage of
     each pair. Both weights must be positive: relevance then rises with each signal, so the
-    ranking by the fused score and the threshold's inversion hold (ADR 0040)."""
+    ranking by the fused score and the threshold's inversion hold."""
     features = np.column_stack(
         [np.asarray(cosines, dtype=np.float64), np.asarray(coverages, dtype=np.float64)]
     )

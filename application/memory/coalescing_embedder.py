@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from factledger.application.ports import Embedder, Vectors
+from factledger.application.memory.ports import Embedder, Vectors
 
 
 class CoalescingEmbedder:

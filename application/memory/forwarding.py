@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import (
     BackendHealth,
     Capability,
@@ -22,7 +23,6 @@ from factledger.application.memory.types import (
     SearchQuery,
     StoredRecord,
 )
-from factledger.application.ports import MemoryBackend
 from factledger.domain.transcript import Message
 
 

@@ -1,6 +1,6 @@
 """Which extraction guidance a transcript gets: routes from context selectors to guidance names.
 
-Pure data and rules (ADR 0018); the extractors hold the guidance the names stand for.
+Pure data and rules; the extractors hold the guidance the names stand for.
 
 - A route names a guidance and selects on any of tenant, subject kind, channel and
   conversation type; a part it leaves out matches every context.

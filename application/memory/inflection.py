@@ -4,9 +4,9 @@ Only English plural and verb endings are stripped (-s, -es, -ies, -ing, -ed), an
 put back: a word whose base ends in "e" keeps its base apart from its inflected forms ("move"
 vs "moved" and "moving", both "mov"). Putting the "e" back, as Porter's step 1b does, joins
 "moves" with "moved", and on the natural-question set an agent asking who "moves their
-parcels" was then shown "moved to Lucca" (ADR 0039). Derivations (-er, -ness, -ic, -y) are
+parcels" was then shown "moved to Lucca". Derivations (-er, -ness, -ic, -y) are
 never stripped: "allergic" and "allergy", "supplier" and "supplies" stay apart, since the
-asked-about words (ADR 0036) already name a kind in its own words.
+asked-about words already name a kind in its own words.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 MIN_LENGTH = 4  # "bus", "was", "his": short words are left as they are
 _VOWELS = frozenset("aeiouy")
 # A plural after a hissing sound takes "-es", all of it the ending ("boxes" is "box" + "es"; left
-# as "boxe" it missed "box", ADR 0046). Other "-es" words lose the "s" only ("cases" -> "case").
+# as "boxe" it missed "box"). Other "-es" words lose the "s" only ("cases" -> "case").
 _SIBILANT_PLURALS = ("sses", "xes", "ches", "shes", "zzes")
 _KEEP_DOUBLE = frozenset("lsz")  # "called" -> "call", "passed" -> "pass", "buzzed" -> "buzz"
 

@@ -6,25 +6,25 @@ to repeat. So every self-hosted backend indexes, with each fact:
 
 - for its vector, the fact prefixed by the subject's label when the transcript's metadata
   gives one (`SUBJECT_LABEL_KEY`) and by the name of its slot when it has one: "Caroline:
-  Researched adoption agencies", "supplier: works with Bramble Boxes" (ADR 0031: a question
+  Researched adoption agencies", "supplier: works with Bramble Boxes" (a question
   about "their vendor" or "where they are based" meets the slot's name where the short note
   alone, "moved to Lucca", says little of what it is about);
 - for its keywords, the label, the slot's name, the fact, the source sentences it came from and
-  the question each of them answers (`keyword_source`, ADR 0039), less the words another fact
-  of the same message says (`extraction_terms`, ADR 0040); every word with its plural and
+  the question each of them answers (`keyword_source`), less the words another fact
+  of the same message says (`extraction_terms`); every word with its plural and
   -ing/-ed endings folded (`application.memory.inflection`), the query's words alike, and the
   words that name nothing a fact could hold (words and phrases of when, spoken fillers: ADR
   0040, 0046) left out of both; and, for a fact that replaces its slot's current fact, the
   words of what the slot is for that fact's note said, never a value's
-  (`application.memory.succession`, ADR 0047).
+  (`application.memory.succession`).
 
 Memories-mode search then scores `min(1, cosine + LEXICAL_WEIGHT * coverage)`, where coverage
 is the share of the query's keyword weight (IDF over the searched facts; a word no searched
 fact holds weighs `UNHELD_WEIGHT` of its IDF) that the fact's keywords hold. The score stays
 similarity-like (0..1, a pure vector match keeps its cosine), so the recall threshold still
 means what it meant; a keyword match can only lift a fact. The form was chosen on the LoCoMo
-development conversations (ADR 0026, 0039); the weight is the one a logistic fit of the
-calibration pairs on cosine and coverage apart gives (`calibration.fit_fused`, ADR 0040).
+development conversations; the weight is the one a logistic fit of the
+calibration pairs on cosine and coverage apart gives (`calibration.fit_fused`).
 """
 
 from __future__ import annotations
@@ -47,25 +47,26 @@ from factledger.domain.values import field_words
 
 SUBJECT_LABEL_KEY = "subject_label"
 INTENT_SLOT = "intent"
-# The fused fit of the calibration pairs (ADR 0040, ADR 0049; was 0.46, and 0.3 in ADR 0026).
+# The fused fit of the calibration pairs: the weight that, with the cosine, best separates
+# relevant from irrelevant pairs.
 LEXICAL_WEIGHT = 0.675
-# A query keyword that no searched fact holds weighs this share of its IDF (ADR 0040).
+# A query keyword that no searched fact holds weighs this share of its IDF.
 UNHELD_WEIGHT = 0.5
 # Words that say when a value holds, not what it is. Recall serves current facts, so in a
 # question they cannot tell which fact answers; in a source sentence ("I work at X now") they
-# only mark a change. Neither queries nor facts are keyed by them (ADR 0040).
+# only mark a change. Neither queries nor facts are keyed by them.
 WHEN_WORDS = frozenset({"now", "currently", "current", "today", "nowadays", "presently", "lately"})
 # What a speaker says while finding the words ("um", "uh", "okay"): it names nothing a fact
-# could hold, yet as a word no fact holds it kept half its IDF (ADR 0040) and diluted the words
+# could hold, yet as a word no fact holds it kept half its IDF and diluted the words
 # that name the answer, most in spoken questions. Neither queries nor facts are keyed by them
-# (ADR 0046; what an apostrophe leaves of a contraction, "s" or "re", was measured and not
+# (what an apostrophe leaves of a contraction, "s" or "re", was measured and not
 # taken: it raised the wrong notes of spoken questions more than their answers).
 SPOKEN_FILLERS = frozenset(
     {"um", "umm", "uh", "uhm", "er", "erm", "hmm", "hm", "mm", "ah", "oh", "okay", "ok", "yeah"}
 )
 NO_KEYWORDS = WHEN_WORDS | SPOKEN_FILLERS
 # Words of when said as a phrase ("these days", "at the moment"): each word alone may name a
-# thing ("what day", "a moment"), so the phrase goes, not the words (ADR 0046).
+# thing ("what day", "a moment"), so the phrase goes, not the words.
 WHEN_PHRASES = re.compile(
     r"\b(?:these days|at the moment|at present|at the minute|right now|as of now"
     r"|for now|of late)\b"
@@ -152,7 +153,7 @@ def lexical_terms(
     claimed: Collection[str] = (),
 ) -> Counter[str]:
     """The keywords a fact is found by: its label, its slot's name and the words its kind is
-    asked about with (`ASKED_AS`, ADR 0036), its words and its source's words
+    asked about with (`ASKED_AS`), its words and its source's words
     (`keyword_source`), less the source words in `claimed` that the fact does not say itself
     (`extraction_terms`)."""
     words_of_kind = asked_as_words(slot) if slot else related_words(fact_text)
@@ -167,7 +168,7 @@ def extraction_terms(
     """The keywords of each fact of one extraction (`lexical_terms`). A sentence often says two
     things ("I'm allergic to peanuts. My favourite hobby is sailing."): a word of the source that
     another fact drawn from the same message says, and this one does not, is that fact's, so a
-    question about the allergy does not lift the hobby (ADR 0040)."""
+    question about the allergy does not lift the hobby."""
     said = [set(keywords(f.text)) for f in facts]
     by_message: dict[int, list[int]] = {}
     for n, fact in enumerate(facts):
@@ -192,7 +193,7 @@ def idf_weights(terms: Sequence[str], document_frequency: dict[str, int], n: int
     subject's own name, which no note repeats, or "chat" in "anything I could chat about?")
     weighs `UNHELD_WEIGHT` of it. Such a term lifts no fact, so it cannot tell which fact
     answers; it still weighs, since a question mostly about what no fact holds may have no
-    answer here (ADR 0040)."""
+    answer here."""
     weights = []
     for t in terms:
         held = document_frequency.get(t, 0)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from factledger.application.ports import Vectors
+from factledger.application.memory.ports import Vectors
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Words too common to say anything about a match; without this every "the" is a keyword hit.

@@ -3,14 +3,14 @@
 "We work with Kestrel for our boxes", then in a later session "We now work with Vireo Wraps":
 the current fact says only its new value, and what the slot is for ("boxes") was said with the
 old one, so "who do they get their boxes from?" lifted only the replaced fact, which recall
-does not show (ADR 0047). So at ingest a fact that supersedes the current fact of its slot is
+does not show. So at ingest a fact that supersedes the current fact of its slot is
 also keyed by the words that fact hands on:
 
 - a fact hands on the words of its note ("works with Kestrel for their boxes": the extractor
-  keeps what the value is for with it, ADR 0031) and the words it inherited, less the words of
+  keeps what the value is for with it) and the words it inherited, less the words of
   its value and of every value before it in the slot that it still held ("we left Kestrel" in
   its own sentence): a successor never holds a word of a replaced value through this rule, so
-  forgetting the replaced fact leaves nothing of its value searchable (ADR 0032). Not its
+  forgetting the replaced fact leaves nothing of its value searchable. Not its
   source sentences nor the question they answered: "And on the business side?" before the
   supplier's sentence made "business" lift the supplier for employer questions;
 - a fact whose value the extractor did not isolate cannot tell its value's words from the

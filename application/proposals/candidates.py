@@ -9,7 +9,7 @@ weighs it against the subject's profile and open proposals.
 - The condition is the extractor's, verbatim; the evidence is the subject's whole sentence
   that said it (the last subject message the fact cites). An inference quotes nothing: the
   words belong to the facts it rests on, and a copy under the inference's field would outlive
-  forgetting them (ADR 0003); its rationale names the session and message instead.
+  forgetting them; its rationale names the session and message instead.
 - One candidate per field and session: a single-valued field keeps the session's last
   statement, a list field gathers every value.
 - A negation of the field's value in the same session ("it's not X, it's Y") says which value

@@ -52,7 +52,7 @@ def _text(field: str, *slots: str) -> FieldFeed:
 # The lead kind the demo and most sales deployments use. `location` is left out: its
 # patterns also match "moved to <a supplier>", and a wrong field is worse than none.
 # `timeline`, `decision_maker` and `competitors` are fed only by the `sales_discovery`
-# guidance (ADR 0018): a lead's sessions of that type qualify the deal. Support slots
+# guidance: a lead's sessions of that type qualify the deal. Support slots
 # (`issue`, `severity`, `environment`, `requested_outcome`, `product`) feed no built-in kind;
 # a deployment maps them for its support kind in `FACTLEDGER_PROFILE_SCHEMAS`.
 DEFAULT_LEAD = KindFeeds(

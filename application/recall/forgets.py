@@ -1,6 +1,6 @@
 """Forgetting is immediate: recall drops what the ledger has forgotten, whatever the sync's lag.
 
-The sync tells the backend later (ADR 0009); until it has, the backend still returns a
+The sync tells the backend later; until it has, the backend still returns a
 forgotten memory. So recall reads the subject's forgets from the ledger alongside its search
 (concurrently, so it adds no wait of its own) and drops every hit the sync forgets:
 
@@ -11,7 +11,7 @@ forgotten memory. So recall reads the subject's forgets from the ledger alongsid
   keeps each subject's order), so its memories are not the forget's concern and stay.
 
 The mask is exact (it drops what the sync drops, no more), so it stays valid once the backend
-has caught up and needs no confirmation from the sync (ADR 0023). A hit is only checked
+has caught up and needs no confirmation from the sync. A hit is only checked
 against a field when it comes from a session recorded before that field's forget; only then,
 and only on a backend that fills slots, does recall read the memory's slot (`get_memory`),
 once per memory: a memory's slot and words never change, so `Traces` keeps them.
@@ -28,6 +28,9 @@ from uuid import UUID
 from cachetools import LRUCache
 
 from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.decisions import Decided, is_stale
+from factledger.application.memory.forgotten import Traced, is_forgotten_with
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.sameness import any_states
 from factledger.application.memory.types import (
     Capability,
@@ -36,10 +39,7 @@ from factledger.application.memory.types import (
     RelationKind,
     SearchHit,
 )
-from factledger.application.ports import MemoryBackend
-from factledger.application.sync.carriers import PREVIOUSLY, repeats_value_of, targets
-from factledger.application.sync.decisions import Decided, is_stale
-from factledger.application.sync.forget import Traced, is_forgotten_with
+from factledger.application.memory.value_repeats import PREVIOUSLY, repeats_value_of, targets
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +172,8 @@ async def unforgotten(
         kept = [h for h in kept if h.id not in forgotten]
     rejected = await _rejected(kept, mask, backend, ns, traces)
     kept = [h for h in kept if h.id not in rejected]
-    carriers = await repeating_hits(kept, mask, backend, ns, provenance=provenance)
-    return [h for h in kept if h.id not in carriers]
+    repeating = await repeating_hits(kept, mask, backend, ns, provenance=provenance)
+    return [h for h in kept if h.id not in repeating]
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +219,7 @@ async def repeating_hits(
     *,
     provenance: bool,
 ) -> set[str]:
-    """The hits that repeat the value of a memory the mask forgets (`sync.carriers`). Only
+    """The hits that repeat the value of a memory the mask forgets (`memory.value_repeats`). Only
     extensions can, and only they cost reads: what they extend, then (for a "previously"
     note) what that replaced; each step's reads run side by side."""
     pairs = [

@@ -19,6 +19,8 @@ from cachetools import LRUCache
 from eventsourcing.application import AggregateNotFoundError
 
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.decisions import decided
+from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.sameness import value_phrases
 from factledger.application.recall.forgets import (
     NOTHING_FORGOTTEN,
@@ -26,8 +28,6 @@ from factledger.application.recall.forgets import (
     ForgetMask,
     Rejection,
 )
-from factledger.application.sync.decisions import decided
-from factledger.application.sync.ids import transcript_document_id
 from factledger.domain.events import ChangeRejected
 from factledger.domain.forgets import ForgetMark
 from factledger.domain.proposal import ChangeRecord

@@ -17,8 +17,8 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
+from factledger.application.clocks import Clock
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import Clock
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.application.sessions.types import SessionRecording
 from factledger.domain.events import SessionRecorded

@@ -18,10 +18,10 @@ class RecallPolicy:
     """How recall behaves for one tenant; the defaults are the product's promise.
 
     - `context_budget_s` bounds `session_context`, `recall_budget_s` bounds `recall`.
-    - Search defaults: memories only, threshold 0.55 (calibrated relevance, ADR 0023), at
+    - Search defaults: memories only, threshold 0.55 (calibrated relevance), at
       most 3 facts, inferred and superseded facts excluded.
     - Notes only by default: verbatim excerpts are a tenant's opt-in (`excerpts=True`) and
-      then come in their own attributed field, never inside the notes (ADR 0023).
+      then come in their own attributed field, never inside the notes.
     - Each field's bounds sit in its annotation (`annotated_types`, which pydantic reads), so
       the settings that configure a policy are derived from this class, field for field.
     """

@@ -21,8 +21,9 @@ from uuid import UUID
 import structlog
 
 from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import MAX_LIMIT, Capability, SearchQuery
-from factledger.application.ports import MemoryBackend
 from factledger.application.recall.build import (
     LedgerFindings,
     MemoryFindings,
@@ -61,7 +62,6 @@ from factledger.application.recall.types import (
     RecallResult,
     SessionContext,
 )
-from factledger.application.sync.ids import namespace_for
 
 log = structlog.get_logger(__name__)
 

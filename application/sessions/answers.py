@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.judgement.types import Reply
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import SentenceJudge
 from factledger.domain.events import SessionRecorded
 from factledger.domain.proposal import check_subject_words
 from factledger.domain.provenance import ChangeStatus, Evidence
@@ -101,8 +101,9 @@ def cited_transcript(
     ledger: Ledger, tenant: str, subject_id: UUID, change_id: UUID, evidence: Evidence
 ) -> Sequence[Message] | None:
     """The recorded transcript a subject's confirmation of a pending change cites, once the
-    rules of ADR 0017 hold (each raises its named error); None when the ledger answers the
-    request itself (a change decided already). Blocking: run it in a thread."""
+    confirmation rules hold (the answer follows the question about that change, is a yes, and
+    cites the subject's own words; each broken rule raises its named error); None when the
+    ledger answers the request itself (a change decided already). Blocking: run it in a thread."""
     subject = ledger.subject(tenant, subject_id)
     record = subject.change(change_id)
     if record.status is not ChangeStatus.PENDING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from factledger.application.ports import InstructionDetector, SafetyFilter
+from factledger.application.sessions.ports import InstructionDetector, SafetyFilter
 from factledger.application.sessions.types import SafetyVerdict
 from factledger.domain.transcript import Message
 

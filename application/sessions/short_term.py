@@ -17,8 +17,9 @@ from uuid import UUID
 
 import structlog
 
+from factledger.application.clocks import Clock
 from factledger.application.memory.guidance_catalogue import GuidanceCatalogue
-from factledger.application.ports import Clock, SafetyFilter, SessionBuffer
+from factledger.application.sessions.ports import SafetyFilter, SessionBuffer
 from factledger.application.sessions.times import check_time
 from factledger.application.sessions.types import (
     ActiveSession,
@@ -52,7 +53,7 @@ class SessionPorts:
     safety: SafetyFilter
     recorder: SessionRecorder
     clock: Clock
-    # Which conversation types each tenant's extraction guidance knows (ADR 0018); the empty
+    # Which conversation types each tenant's extraction guidance knows; the empty
     # catalogue knows none, so a session naming one is refused.
     guidance: GuidanceCatalogue = field(default_factory=GuidanceCatalogue)
 

@@ -8,7 +8,7 @@ each message's `at`); without them, the clock's now is used. Times a caller pass
 - in order: a message no earlier than its session's start or the message before it.
 
 What the ledger then dates by them: session notes, the sessions' index, and the profile
-versions a subject's confirmation creates (see ADR 0017).
+versions a subject's confirmation creates .
 """
 
 from __future__ import annotations

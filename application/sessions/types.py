@@ -43,7 +43,7 @@ class ActiveSession:
     started_at: datetime
     message_count: int = 0
     withheld: int = 0
-    conversation_type: str | None = None  # picks the extraction guidance (ADR 0018)
+    conversation_type: str | None = None  # picks the extraction guidance
 
     @property
     def key(self) -> SessionKey:

@@ -15,18 +15,11 @@ from factledger.application.errors import (
     MemoryConflictError,
     MemoryNotFoundError,
 )
+from factledger.application.memory.decisions import Decided, decided, stale_memories
 from factledger.application.memory.extraction import ExtractionContext
-from factledger.application.memory.sameness import value_phrases
-from factledger.application.memory.types import (
-    Capability,
-    IngestMode,
-    Namespace,
-    ProcessingState,
-)
-from factledger.application.ports import MemoryBackend
-from factledger.application.sync.decisions import Decided, decided, stale_memories
-from factledger.application.sync.forget import every_memory, fields_of, memories_to_forget
-from factledger.application.sync.ids import (
+from factledger.application.memory.forgotten import every_memory, fields_of, memories_to_forget
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import (
     KIND_CHANGE_PROPOSED,
     KIND_PROFILE_VERSION,
     KIND_SESSION_SUMMARY,
@@ -34,6 +27,13 @@ from factledger.application.sync.ids import (
     profile_record_id,
     proposal_record_id,
     transcript_document_id,
+)
+from factledger.application.memory.sameness import value_phrases
+from factledger.application.memory.types import (
+    Capability,
+    IngestMode,
+    Namespace,
+    ProcessingState,
 )
 from factledger.application.sync.ports import LedgerEvent
 from factledger.application.sync.search_text import record_search_text
@@ -139,7 +139,7 @@ async def _put(
     payload: Mapping[str, object],
     metadata: Mapping[str, str | int],
 ) -> None:
-    # Stored as canonical JSON, found by the words of its values (ADR 0042).
+    # Stored as canonical JSON, found by the words of its values.
     text = record_search_text(kind, payload)
     try:
         await backend.put_record(
@@ -166,7 +166,7 @@ async def _ingest(
         return  # every message withheld, or the payload erased (forgotten): nothing to extract
     transcript = transcript_from_payload(event.transcript)
     # The extraction context rides in the metadata, so a backend that extracts later (a queue,
-    # a remote engine) still picks the session's guidance (ADR 0018).
+    # a remote engine) still picks the session's guidance.
     context = ExtractionContext(item.tenant, kind, event.channel, event.conversation_type)
     status = await backend.ingest_transcript(
         ns,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from factledger.application.sync.ids import (
+from factledger.application.memory.record_ids import (
     namespace_for,
     profile_record_id,
     proposal_record_id,

@@ -1,10 +1,10 @@
-"""The text that indexes each of our records in the backend's search (ADR 0042).
+"""The text that indexes each of our records in the backend's search.
 
 A record is stored verbatim (canonical JSON, `apply.body`); its chunks, and so their vectors
 and words, are cut from a rendering of the values a question could match instead: field names
 as words, values, conditions, the quoted evidence, rationales, summaries. Keys, ids, versions,
 timestamps and JSON punctuation are left out. They were about 190 of a proposal's 215 tokens
-and most of the sync's inference time (ADR 0035), and nothing searches for them: a record is
+and most of the sync's inference time, and nothing searches for them: a record is
 read by its id (`get_record`).
 
 Every renderer reads the payload the body is made of, and returns None when no value is left
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from factledger.application.sync.ids import (
+from factledger.application.memory.record_ids import (
     KIND_CHANGE_PROPOSED,
     KIND_PROFILE_VERSION,
     KIND_SESSION_SUMMARY,

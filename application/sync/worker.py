@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import structlog
 
 from factledger.application.errors import InvalidMemoryInputError
-from factledger.application.ports import MemoryBackend
-from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.retry_schedule import RetrySchedule
+from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.apply import (
     ProfileVersions,
     SyncWriteFailedError,

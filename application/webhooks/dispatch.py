@@ -25,9 +25,9 @@ from uuid import UUID
 
 import structlog
 
+from factledger.application.clocks import Clock
 from factledger.application.ledger.event_log import LoggedEvent, LogPage, TenantEventLog
 from factledger.application.ledger.event_views import event_body
-from factledger.application.ports import Clock
 from factledger.application.retry_schedule import RetrySchedule
 from factledger.application.webhooks.ports import (
     Delivery,

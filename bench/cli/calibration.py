@@ -179,7 +179,8 @@ def bench_forget_filter(
         "in-memory,pgvector"
     ),
 ) -> None:
-    """Time recall's forget filter over one turn's hits (ADR 0032's carrier check apart)."""
+    """Time recall's forget filter over one turn's hits (the check for notes repeating a
+    forgotten value apart)."""
     configure_logging(json_lines=False, level="WARNING")
     chosen = tuple(b.strip() for b in backends.split(",") if b.strip())
     timings = asyncio.run(run_forget_filter(backends=chosen, calls=calls))

@@ -12,8 +12,8 @@ import typer
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.api.log_setup import configure_logging
+from factledger.application.memory.ports import Embedder
 from factledger.application.memory.types import SearchMode
-from factledger.application.ports import Embedder
 from factledger.bench.memory_recall import Latencies, RecallReport, run_recall_bench
 
 memory_app = typer.Typer(help="Memory backend tools.", no_args_is_help=True)

@@ -15,7 +15,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
 from factledger.bench.pgvector.data import Tier
 from factledger.bench.pgvector.measure import Figures

@@ -21,7 +21,7 @@ from factledger.adapters.pgvector.config import embedded_config, ensure_database
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.api.log_setup import configure_logging
 from factledger.application.clocks import SystemClock
-from factledger.application.ports import Embedder, MemoryBackend
+from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.recall.policy import RecallPolicy
 from factledger.bench.recall_latency import (
     BenchResult,

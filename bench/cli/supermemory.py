@@ -17,7 +17,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.log_setup import configure_logging
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 from factledger.testing.supermemory.engine import ProcessingTiming
 from factledger.testing.supermemory.faults import LatencyProfile
 from factledger.testing.supermemory.server import DEFAULT_API_KEY, SupermemoryServer

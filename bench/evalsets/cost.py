@@ -18,7 +18,7 @@ from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.api.log_setup import configure_logging
 from factledger.application.memory.extraction import ExtractionRequest, FieldSlot
-from factledger.application.ports import Extractor
+from factledger.application.memory.ports import Extractor
 from factledger.bench.evalsets.cases import DOMAINS, LIST_FIELDS, load_cases
 from factledger.bench.judgement.field_data import transcript_of
 

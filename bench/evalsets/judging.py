@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from factledger.application.ports import SentenceJudge
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.bench.evalsets.cases import Answer, Case
 
 

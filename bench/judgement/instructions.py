@@ -15,7 +15,7 @@ import yaml
 from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.instructions import HEAD
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
 from factledger.bench.judgement.corpus import load_corpus
 from factledger.bench.judgement.fit import fit_head

@@ -10,7 +10,7 @@ from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.fields import pair_width
 from factledger.adapters.judgement.heads import Head, Heads
 from factledger.adapters.judgement.judge import LearnedJudge
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 from factledger.bench.evalsets.cases import Case
 from factledger.bench.judgement.corpus import REPLIES, STATEMENTS, Corpus
 from factledger.bench.judgement.field_data import field_examples

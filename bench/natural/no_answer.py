@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import SearchQuery, namespace
-from factledger.application.ports import MemoryBackend
 from factledger.bench.natural.score import (
     NOTES,
     PARTS,

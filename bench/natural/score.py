@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import (
     IngestMode,
@@ -34,7 +35,6 @@ from factledger.application.memory.types import (
     SearchQuery,
     namespace,
 )
-from factledger.application.ports import MemoryBackend
 from factledger.bench.progress import Advance, no_progress
 from factledger.domain.transcript import Message, Role
 

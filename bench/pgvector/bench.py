@@ -36,8 +36,8 @@ from factledger.adapters.pgvector.searcher import PgvectorSearcher
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
+from factledger.application.memory.ports import Embedder, Vectors
 from factledger.application.memory.types import Namespace
-from factledger.application.ports import Embedder, Vectors
 from factledger.application.recall.policy import RecallPolicy
 from factledger.bench.pgvector.data import Tier, assign, question, sentence_pool
 from factledger.bench.pgvector.floor import floor

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 from factledger.bench.pgvector.measure import Workload, percentiles
 
 FLOOR_RATIO_TARGET = 1.5

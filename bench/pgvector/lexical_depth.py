@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.searcher import PgvectorSearcher
+from factledger.application.memory.ports import Embedder
 from factledger.application.memory.types import SearchHit, SearchQuery
-from factledger.application.ports import Embedder
 from factledger.bench.pgvector.measure import RECALL_TOLERANCE, TOP_K, Workload
 from factledger.bench.pgvector.strategies import planned
 

@@ -19,8 +19,8 @@ from factledger.application.memory.lexical import (
     idf_weights,
     query_terms,
 )
+from factledger.application.memory.ports import Embedder, Vectors
 from factledger.application.memory.types import Namespace, SearchHit, SearchQuery
-from factledger.application.ports import Embedder, Vectors
 from factledger.bench.pgvector.data import Tier
 from factledger.domain.transcript import Message, Role
 

@@ -9,7 +9,7 @@ from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.adapters.pgvector.searcher import PgvectorSearcher
 from factledger.application.clocks import SystemClock
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 
 DATABASE_ONLY = MirrorSettings(budget_mb=0)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.searcher import PgvectorSearcher
+from factledger.application.memory.ports import Embedder
 from factledger.application.memory.types import Namespace, SearchQuery
-from factledger.application.ports import Embedder
 from factledger.bench.pgvector.lexical_depth import LEXICAL_DEPTHS
 from factledger.bench.pgvector.measure import TOP_K, Workload, percentiles
 from factledger.bench.pgvector.strategies import planned

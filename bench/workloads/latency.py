@@ -17,16 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from uuid import NAMESPACE_URL, UUID, uuid5
 
+from factledger.application.clocks import Clock
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import (
     IngestMode,
     Namespace,
     SearchMode,
     SearchQuery,
 )
-from factledger.application.ports import Clock, MemoryBackend
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
-from factledger.application.sync.ids import namespace_for
 from factledger.bench.ledgerless_sources import LedgerlessSources
 from factledger.bench.metrics import percentile
 from factledger.bench.progress import Advance, no_progress

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 
+from factledger.application.clocks import Clock
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import (
     IngestMode,
     Namespace,
@@ -21,7 +23,6 @@ from factledger.application.memory.types import (
     SearchQuery,
     namespace,
 )
-from factledger.application.ports import Clock, MemoryBackend
 from factledger.bench.lifecycle_suite import SlotCheck, Subject
 from factledger.bench.progress import Advance, no_progress
 from factledger.domain.transcript import Message, Role

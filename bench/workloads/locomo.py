@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import (
     HitKind,
     IngestMode,
@@ -24,7 +25,6 @@ from factledger.application.memory.types import (
     SearchQuery,
     namespace,
 )
-from factledger.application.ports import MemoryBackend
 from factledger.bench.locomo import CATEGORY_NAMES, Conversation, Turn
 from factledger.bench.metrics import ScoreTable, score_ranking
 from factledger.bench.progress import Advance, no_progress

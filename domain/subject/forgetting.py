@@ -1,5 +1,5 @@
 """The subject's forgetting and expiry commands: a field or a backend memory forgotten, a
-field or memory served until a time, and erasure of the whole subject (ADR 0003, ADR 0015)."""
+field or memory served until a time, and erasure of the whole subject."""
 
 from __future__ import annotations
 

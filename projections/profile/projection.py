@@ -38,8 +38,8 @@ from factledger.domain.events import (
 from factledger.domain.proposal import apply_operation
 from factledger.domain.provenance import Operation
 from factledger.domain.values import JsonObject, from_payload, render, to_payload
-from factledger.projections.collector import collector_eased
 from factledger.projections.follower import PAGE, Follower, Tracked
+from factledger.projections.gc_easing import garbage_collection_eased
 from factledger.projections.profile.shapes import (
     as_object,
     change_doc,
@@ -85,7 +85,7 @@ class ProfileProjection:
         # (PostgreSQL: 15-30% less wall time); where the commit is local (SQLite) the thread
         # only costs (4% slower, docs/benchmarks.md).
         read_ahead = getattr(self.store, "commits_on_a_server", False)
-        with collector_eased():
+        with garbage_collection_eased():
             return Follower(app, [self], page=page, read_ahead=read_ahead).catch_up()
 
     def process(self, batch: Sequence[Tracked]) -> None:
@@ -153,7 +153,7 @@ class ProfileProjection:
         txn.put_each([("change", f"{sid}:{change['change_id']}"), ("queue", queue_key)], change)
 
     def _confirmed(self, txn: ViewTransaction, e: ChangeConfirmed, position: int) -> None:
-        # The version is dated by the conversation in which the subject confirmed (ADR 0017);
+        # The version is dated by the conversation in which the subject confirmed;
         # `decided_at` keeps when the ledger recorded the decision.
         sid, at = str(e.originator_id), e.dated.isoformat()
         change = decide(
@@ -171,7 +171,7 @@ class ProfileProjection:
         profile = as_object(txn.get("profile", sid))
         fields = as_object(profile.get("fields"))
         before = as_object(fields.get(field)).get("value")
-        # Values read back as None once their field's key is deleted (ADR 0003): keep the
+        # Values read back as None once their field's key is deleted: keep the
         # entry, so a rebuild after a forget yields the same versions as the live views did.
         erased = change["value"] is None and change["operation"] != Operation.UNSET.value
         value = (

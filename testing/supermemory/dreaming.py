@@ -23,8 +23,8 @@ from factledger.application.memory.extraction import (
     ExtractionRequest,
     KnownFact,
 )
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.memory.types import RelationKind
-from factledger.application.ports import Embedder, Extractor
 from factledger.domain.transcript import Message, Role
 from factledger.testing.supermemory.model import Document, Memory, NamespaceState
 

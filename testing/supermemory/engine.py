@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from factledger.application.ports import Embedder, Extractor
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.testing.supermemory.dreaming import Dreamer
 from factledger.testing.supermemory.model import Chunk, Document, NamespaceState, chunk_text
 

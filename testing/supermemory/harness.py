@@ -15,7 +15,8 @@ import httpx
 
 from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
 from factledger.adapters.supermemory.calls import CallPolicy
-from factledger.application.ports import Clock, Embedder, Extractor
+from factledger.application.clocks import Clock
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.testing.supermemory.engine import ProcessingTiming
 from factledger.testing.supermemory.faults import FaultPlan, LatencyProfile
 from factledger.testing.supermemory.server import DEFAULT_API_KEY, SupermemoryServer

@@ -33,7 +33,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from factledger.application.ports import Embedder, Extractor
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.testing.supermemory import queries as queries
 from factledger.testing.supermemory.engine import (
     EngineConflictError,

@@ -12,8 +12,8 @@ from support.browser import Console
 
 from factledger.api.http.auth import Role
 from factledger.application.ledger.commands import RejectChange
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.testing.story.script import TENANT

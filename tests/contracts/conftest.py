@@ -22,6 +22,7 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.forwarding import ForwardingMemoryBackend
+from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.memory.types import (
     IngestMode,
     Metadata,
@@ -30,7 +31,6 @@ from factledger.application.memory.types import (
     ProcessingStatus,
 )
 from factledger.application.memory.validating import ValidatingMemoryBackend
-from factledger.application.ports import Embedder, MemoryBackend
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.scripted_extractor import ScriptedExtractor

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Capability
-from factledger.application.ports import MemoryBackend
 
 
 async def test_capabilities_are_a_frozenset_of_known_names(backend: MemoryBackend) -> None:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import (
     Namespace,
     ProcessingStatus,
     SearchMode,
     SearchQuery,
 )
-from factledger.application.ports import MemoryBackend
 from factledger.testing.scripted_extractor import stated
 
 Ingest = Callable[..., Awaitable[ProcessingStatus]]

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import (
     AllOf,
     AnyOf,
@@ -16,7 +17,6 @@ from factledger.application.memory.types import (
     ProcessingStatus,
     SearchQuery,
 )
-from factledger.application.ports import MemoryBackend
 from factledger.testing.scripted_extractor import stated
 
 Ingest = Callable[..., Awaitable[ProcessingStatus]]

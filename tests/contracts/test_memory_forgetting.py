@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace, ProcessingStatus, SearchQuery
-from factledger.application.ports import MemoryBackend
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import stated
 

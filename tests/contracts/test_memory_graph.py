@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import (
     Capability,
     Namespace,
@@ -12,7 +13,6 @@ from factledger.application.memory.types import (
     RelationKind,
     SearchQuery,
 )
-from factledger.application.ports import MemoryBackend
 from factledger.testing.scripted_extractor import deriving, extending, stated
 
 Ingest = Callable[..., Awaitable[ProcessingStatus]]

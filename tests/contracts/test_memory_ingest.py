@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import (
     Capability,
     HitKind,
@@ -17,7 +18,6 @@ from factledger.application.memory.types import (
     ProcessingStatus,
     SearchQuery,
 )
-from factledger.application.ports import MemoryBackend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import (
     Condition,
     FilterOp,
@@ -15,7 +16,6 @@ from factledger.application.memory.types import (
     SearchMode,
     SearchQuery,
 )
-from factledger.application.ports import MemoryBackend
 from factledger.testing.scripted_extractor import stated
 
 Ingest = Callable[..., Awaitable[ProcessingStatus]]

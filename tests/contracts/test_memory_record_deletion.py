@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from factledger.application.errors import InvalidMemoryInputError, MemoryNotFoundError
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace, SearchMode, SearchQuery
-from factledger.application.ports import MemoryBackend
 
 NS = Namespace("subject-erasure")
 OTHER = Namespace("subject-erasure-other")

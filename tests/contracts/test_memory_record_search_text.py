@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import HitKind, Namespace, SearchMode, SearchQuery
-from factledger.application.ports import MemoryBackend
 
 NS = Namespace("subject-search-text")
 CHANGE_ID = "5f0c2d4e-9b1a-4c3e-8d2f-1a2b3c4d5e6f"

@@ -9,6 +9,7 @@ from factledger.application.errors import (
     MemoryConflictError,
     MemoryNotFoundError,
 )
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import (
     Condition,
     FilterOp,
@@ -17,7 +18,6 @@ from factledger.application.memory.types import (
     SearchMode,
     SearchQuery,
 )
-from factledger.application.ports import MemoryBackend
 from factledger.testing.scripted_extractor import ScriptedExtractor
 
 NS = Namespace("subject-records")

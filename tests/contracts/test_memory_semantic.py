@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.memory.types import Namespace, ProcessingStatus, SearchQuery
-from factledger.application.ports import Embedder, MemoryBackend
 from factledger.testing.scripted_extractor import stated
 
 Ingest = Callable[..., Awaitable[ProcessingStatus]]

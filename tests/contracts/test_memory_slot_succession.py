@@ -13,8 +13,8 @@ import pytest
 
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.lexical import LEXICAL_WEIGHT
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace, ProcessingStatus, SearchQuery
-from factledger.application.ports import MemoryBackend
 from factledger.testing.scripted_extractor import stated
 
 Ingest = Callable[..., Awaitable[ProcessingStatus]]

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from factledger.application.memory.lexical import LEXICAL_WEIGHT, SUBJECT_LABEL_KEY
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace, ProcessingStatus, SearchQuery
-from factledger.application.ports import MemoryBackend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated

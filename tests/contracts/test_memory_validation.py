@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from factledger.application.errors import InvalidMemoryInputError
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace, SearchQuery
-from factledger.application.ports import MemoryBackend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 

@@ -14,8 +14,8 @@ from psycopg import sql
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.application.memory.forwarding import innermost_backend
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace
-from factledger.application.ports import MemoryBackend
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated

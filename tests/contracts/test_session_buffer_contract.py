@@ -23,7 +23,7 @@ from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
-from factledger.application.ports import SessionBuffer
+from factledger.application.sessions.ports import SessionBuffer
 from factledger.application.sessions.types import (
     ActiveSession,
     SessionBufferUnavailableError,

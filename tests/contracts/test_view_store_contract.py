@@ -170,7 +170,8 @@ def test_scans_between_writes_see_every_write_so_far_in_key_order(store: ViewSto
 
 
 # A page's worth of documents and more: a buffered transaction that sent some of them ahead
-# (ADR 0044, tried and rejected) must still read, scan and roll back all of them.
+# (a rebuild lever tried and rejected, kept as a case) must still read, scan and roll back all of
+# them.
 MANY = 307
 PART = 101
 

@@ -17,7 +17,7 @@ from factledger.api.bootstrap.proposals import kind_feeds
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
 from factledger.api.settings import load_settings
-from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind

@@ -27,9 +27,10 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
+from factledger.application.clocks import Clock
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import SearchMode, SearchQuery
-from factledger.application.ports import Clock, MemoryBackend
-from factledger.application.sync.ids import namespace_for
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.supermemory.harness import supermemory_backend_in_process

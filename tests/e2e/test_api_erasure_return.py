@@ -13,7 +13,7 @@ from support.api_steps import AGENT, SERVICE, a_lead, ok, saying
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
-from factledger.application.ports import SessionBuffer
+from factledger.application.sessions.ports import SessionBuffer
 from factledger.application.sessions.types import SessionId, SessionKey
 
 ADMIN = bearer(token(Role.ADMIN))

@@ -13,7 +13,7 @@ from support.api_steps import AGENT, a_lead, ok, said, sync
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
-from factledger.application.sync.ids import namespace_for
+from factledger.application.memory.record_ids import namespace_for
 from factledger.testing.manual_clock import ManualClock
 
 ANALYST = bearer(token(Role.ANALYST))

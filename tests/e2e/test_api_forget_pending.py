@@ -16,7 +16,7 @@ from support.api_steps import AGENT, a_lead, ok, said, sync
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
-from factledger.application.sync.ids import namespace_for
+from factledger.application.memory.record_ids import namespace_for
 from factledger.testing.manual_clock import ManualClock
 
 REVIEWER = bearer(token(Role.REVIEWER, principal_id="staff-9"))

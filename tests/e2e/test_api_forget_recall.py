@@ -13,8 +13,8 @@ from support.api_steps import AGENT, a_lead, ok, said, sync
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import SearchQuery
-from factledger.application.sync.ids import namespace_for
 from factledger.testing.manual_clock import ManualClock
 
 SAID = "We work with Supplier Tamarind now."

@@ -20,7 +20,7 @@ from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind

@@ -18,7 +18,7 @@ from factledger.api.console.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import RateLimitSettings
 from factledger.application.ledger.commands import RejectChange
-from factledger.application.sync.ids import namespace_for
+from factledger.application.memory.record_ids import namespace_for
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.script import TENANT

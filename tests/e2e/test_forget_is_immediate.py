@@ -19,8 +19,9 @@ from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.application.ledger.commands import ForgetMemory
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import SearchQuery
-from factledger.application.ports import MemoryBackend
 from factledger.application.recall.ledger_forgets import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
@@ -28,7 +29,6 @@ from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.types import NoteKind
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend

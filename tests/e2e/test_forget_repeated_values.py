@@ -23,14 +23,14 @@ from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.ledger.commands import ForgetMemory, RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import MemoryFact, SearchMode, SearchQuery
-from factledger.application.ports import MemoryBackend
 from factledger.application.recall.ledger_forgets import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.transcript import Channel, Message, Role

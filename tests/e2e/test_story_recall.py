@@ -26,17 +26,18 @@ from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
 from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import HitKind, SearchMode, SearchQuery
-from factledger.application.ports import MemoryBackend, SessionBuffer
 from factledger.application.recall.ledger_forgets import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.types import Degraded, NoteKind
+from factledger.application.sessions.ports import SessionBuffer
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.ports import SyncStore
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.transcript import Channel

@@ -9,8 +9,8 @@ import pytest
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.memory.ports import Vectors
 from factledger.application.memory.types import Namespace, SearchMode, SearchQuery
-from factledger.application.ports import Vectors
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.scripted_extractor import ScriptedExtractor

@@ -15,9 +15,9 @@ from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain import sessions
 from factledger.domain.transcript import Channel, Message, Role

@@ -18,7 +18,7 @@ from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.events import SessionReviewed

@@ -21,6 +21,7 @@ from factledger.adapters.postgres.tables import PostgresTables
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import MemoryUnavailableError
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import (
     IngestMode,
     Metadata,
@@ -28,7 +29,6 @@ from factledger.application.memory.types import (
     ProcessingStatus,
 )
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.types import SyncItem, SyncKind
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.transcript import Message

@@ -21,7 +21,7 @@ from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.api.bootstrap.compose import open_ledger_runtime
 from factledger.api.settings import load_settings
-from factledger.application.sync.ids import namespace_for
+from factledger.application.memory.record_ids import namespace_for
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.drivers import run_story
 

@@ -19,8 +19,8 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
-from factledger.adapters.extraction.rules.book import built_in_routes
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.extraction.rules.routed_guidance import built_in_routes
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.import_positions import InMemoryImportPositions
@@ -33,10 +33,11 @@ from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.http.auth import mint_token as sign
 from factledger.api.settings import AuthSettings, JwtKeySettings
+from factledger.application.clocks import Clock
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.guidance_catalogue import GuidanceCatalogue
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.validating import ValidatingMemoryBackend
-from factledger.application.ports import Clock, MemoryBackend
 from factledger.application.recall.ledger_forgets import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies

@@ -17,8 +17,8 @@ from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.bootstrap.runtime import WORKER
 from factledger.api.bootstrap.services import sync_options
 from factledger.api.settings import load_settings
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Metadata, Namespace
-from factledger.application.ports import MemoryBackend
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.testing.stalling_backend import Fault, StallingBackend

@@ -1,4 +1,4 @@
-"""Calibration tables of sentence models, found offline next to the model (ADR 0023).
+"""Calibration tables of sentence models, found offline next to the model.
 
 - The packaged models' tables ship in `models/calibration/tables.json`, keyed by the model
   file's sha256 (fitted by `factledger-lab bench calibration`; a few numbers each).

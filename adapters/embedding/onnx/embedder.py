@@ -23,7 +23,7 @@ from factledger.adapters.embedding.onnx.model_files import (
 )
 from factledger.adapters.embedding.onnx.session import EncoderSession, open_encoder
 from factledger.adapters.embedding.onnx.vector_cache import DEFAULT_CAPACITY, VectorCache, text_key
-from factledger.application.ports import Vectors
+from factledger.application.memory.ports import Vectors
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ of a cold start, issue 19)."""
 TOKEN_TYPES = "token_type_ids"  # noqa: S105 - an input name, not a secret
 # onnxruntime would fuse each residual Add + Add + LayerNormalization back into
 # SkipLayerNormalization, whose CPU kernel is slower than the three nodes it replaces on short
-# queries (ADR 0004 has the measurement).
+# queries.
 SLOWER_FUSIONS = ("SkipLayerNormFusion",)
 # onnxruntime keeps a `DequantizeLinear` for its QDQ fusions rather than folding it, so the whole
 # word table would be dequantized on every run (+2.3 ms per query); with its QDQ handling off,

@@ -3,7 +3,7 @@
 The sync embeds the same short texts over and over (a fact said in many sessions, "prefers
 to be called in the morning"), and with int8 activations every text is run alone
 (`embedder`), so a text's vector never depends on what it was embedded beside: a cached
-vector is bit for bit the one a new run would give (ADR 0035).
+vector is bit for bit the one a new run would give.
 
 - Keyed by a 16-byte BLAKE2b digest of the text: the cache never holds a text.
 - Bounded (least recently used goes first: cachetools' `LRUCache`) and in process memory

@@ -1,7 +1,7 @@
 """`LearnedExtractor`: facts the rules find, judged sentence by sentence by a learned model.
 
 The rules propose candidate facts with their slots and values; a `SentenceJudge` (small heads
-over the packaged sentence embedder, ADR 0058) reads the subject's sentence each fact stands
+over the packaged sentence embedder) reads the subject's sentence each fact stands
 on and drops the fact when that sentence is not a statement about the subject themself: a
 third party's fact, small talk, a question, or a request to forget (whose words must never
 become a memory). Word lists decide less; the judgement generalises to wordings nobody wrote
@@ -14,10 +14,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.judgement.types import Judgement, Statement
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
+from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
-from factledger.application.ports import Extractor, SentenceJudge
 from factledger.domain.transcript import Message, Role
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")

@@ -24,8 +24,8 @@ import structlog
 from pydantic import ValidationError
 
 from factledger.adapters.extraction.openai.schema import FACTS_JSON_SCHEMA, LlmFacts, to_extracted
-from factledger.adapters.extraction.rules.book import GuidanceBook
 from factledger.adapters.extraction.rules.guidance import load_guidance
+from factledger.adapters.extraction.rules.routed_guidance import RoutedGuidance
 from factledger.application.errors import (
     MemoryBackendError,
     MemoryTimeoutError,
@@ -57,7 +57,7 @@ def load_instructions(guidance_path: Path | None = None, prompt_path: Path | Non
 
 
 def instructions_by_context(
-    book: GuidanceBook, prompt_path: Path | None = None
+    book: RoutedGuidance, prompt_path: Path | None = None
 ) -> Callable[[ExtractionContext], str]:
     """The instructions of the guidance a context is routed to; a prompt file replaces the
     default guidance's only (each routed guidance keeps its own)."""

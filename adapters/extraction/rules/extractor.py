@@ -19,7 +19,6 @@ from pathlib import Path
 
 import structlog
 
-from factledger.adapters.extraction.rules.book import GuidanceBook
 from factledger.adapters.extraction.rules.clauses import (
     Clauses,
     is_filler,
@@ -48,6 +47,7 @@ from factledger.adapters.extraction.rules.reasons import (
     reason_words,
 )
 from factledger.adapters.extraction.rules.replies import reply_intent
+from factledger.adapters.extraction.rules.routed_guidance import RoutedGuidance
 from factledger.adapters.extraction.rules.statements import (
     MIN_STATEMENT_WORDS,
     Run,
@@ -79,8 +79,8 @@ _INLINE_MESSAGES = 20
 
 
 @cache
-def _packaged_book() -> GuidanceBook:
-    return GuidanceBook.load()
+def _packaged_guidance_routes() -> RoutedGuidance:
+    return RoutedGuidance.load()
 
 
 class RuleExtractor:
@@ -89,15 +89,19 @@ class RuleExtractor:
     VERSION = "3"  # bumped when the same guidance would extract differently
 
     def __init__(
-        self, guidance: Guidance | None = None, *, book: GuidanceBook | None = None
+        self, guidance: Guidance | None = None, *, book: RoutedGuidance | None = None
     ) -> None:
         """One `guidance` for every request, or a `book` that chooses one per request's
-        context; neither: the packaged guidance per conversation type (`GuidanceBook.load`)."""
+        context; neither: the packaged guidance per conversation type (`RoutedGuidance.load`)."""
         if book is None:
-            book = GuidanceBook.single(guidance) if guidance is not None else _packaged_book()
+            book = (
+                RoutedGuidance.single(guidance)
+                if guidance is not None
+                else _packaged_guidance_routes()
+            )
         self.book = book
         self.guidance = book.default
-        # One extractor per other guidance of the book, made on first use.
+        # One extractor per other routed guidance, made on first use.
         self._by_guidance: dict[str, RuleExtractor] = {}
 
     @classmethod
@@ -106,7 +110,7 @@ class RuleExtractor:
         with the packaged guidance of each packaged conversation type."""
         if path is None:
             return cls()
-        return cls(book=GuidanceBook.load(default_path=path))
+        return cls(book=RoutedGuidance.load(default_path=path))
 
     def _chosen(self, request: ExtractionRequest) -> RuleExtractor:
         name = self.book.name_for(request.context)

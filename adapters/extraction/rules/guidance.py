@@ -69,7 +69,7 @@ class SlotSpec:
     patterns: tuple[SlotPattern, ...]
     update_markers: bool = True  # whether "now", "switched", ... make its facts updates
     # 0: a slot of the guidance itself (or one it extends); n: inherited from n levels up.
-    # Of two slots matching the same words, the less inherited wins (ADR 0018).
+    # Of two slots matching the same words, the less inherited wins.
     inherited: int = 0
 
 
@@ -161,7 +161,7 @@ class _SlotDoc(_Doc):
     update_markers: bool = True
     patterns: list[_PatternDoc] = Field(default_factory=list)
     # Set by `extends:`, not by hand: how many levels up the slot was last written (0: in
-    # the file itself). The rule extractor prefers the more specific slot (ADR 0018).
+    # the file itself). The rule extractor prefers the more specific slot.
     inherited: int = Field(default=0, ge=0)
 
 

@@ -10,7 +10,7 @@ parent is read first (it may extend another in turn), then the child is laid ove
   the child's patterns first, and the child's `single_valued` / `update_markers` when it sets
   them; a slot the child leaves alone is marked one level further `inherited`, and where
   slots of different levels match the same words the rule extractor keeps the child's own
-  (the conversation type's `issue` over the default's generic `complaint`; ADR 0018);
+  (the conversation type's `issue` over the default's generic `complaint`);
 - derivations: one of a new name is added, one of the parent's name replaces it;
 - `llm_instructions`: the child's text follows the parent's, so tailored instructions only
   say what is particular to them.

@@ -1,1 +1,1 @@
-"""A process-local mirror of a namespace's facts, searched in the process (ADR 0056)."""
+"""A process-local mirror of a namespace's facts, searched in the process."""

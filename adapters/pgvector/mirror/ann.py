@@ -1,4 +1,4 @@
-"""The vector list of a mirror's search: an HNSW graph in the process (faiss), ADR 0056.
+"""The vector list of a mirror's search: an HNSW graph in the process (faiss).
 
 A scan of every vector reads the whole matrix from memory at each search (~0.6 ms for 10,000
 facts of 384 dimensions, bound by memory bandwidth); the graph reads a few hundred. The list

@@ -1,4 +1,4 @@
-"""The mirrors one process holds, within a budget (ADR 0056).
+"""The mirrors one process holds, within a budget.
 
 A search of a namespace without a mirror takes the database's path and starts the mirror's
 load in the background (one load at a time, so loads never crowd searches out of the pool);

@@ -1,4 +1,4 @@
-"""Reading a namespace into a mirror, and what changed since (ADR 0056).
+"""Reading a namespace into a mirror, and what changed since.
 
 - `load`: the version and every fact of a namespace from one snapshot (a repeatable-read,
   read-only transaction), vectors in binary; nothing when the namespace holds more facts than

@@ -1,4 +1,4 @@
-"""Migration 11 (ADR 0056): what a mirror needs to follow a namespace's facts.
+"""Migration 11: what a mirror needs to follow a namespace's facts.
 
 - `memory_versions`: per namespace, a `version` that every transaction writing its facts
   raises once, and an `epoch` that changes when facts are deleted or the table truncated (a

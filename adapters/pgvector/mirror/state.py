@@ -1,4 +1,4 @@
-"""One namespace's facts held in the process, and a memories-mode search over them (ADR 0056).
+"""One namespace's facts held in the process, and a memories-mode search over them.
 
 The rows are those a pgvector search reads (`feed._COLUMNS`), kept as arrays where a search
 needs them whole: the vectors and their norms, the visibility flags, the expiries, and each
@@ -8,7 +8,7 @@ columns.
 
 - With a graph of its vectors (`index_vectors`, from `MirrorSettings.graph_from` facts), a
   search scores the graph's nearest `depth` facts and the keyword holders outside them that
-  could still reach the bar, as the database's bounded search does (ADRs 0048, 0050).
+  could still reach the bar, as the database's bounded search does.
 - Without one, or when the list holds too few visible facts, it scores every fact (one
   matrix product): exact.
 """
@@ -35,7 +35,7 @@ from factledger.application.memory.lexical import (
 from factledger.application.memory.types import HitKind, SearchHit, SearchQuery
 
 _NO_HOLDERS: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-# How deep a search reads the graph's list: the database's bounded search's depth (ADR 0048).
+# How deep a search reads the graph's list: the database's bounded search's depth.
 GRAPH_DEPTH = 100
 # The bar sits this far under the limit-th score, as the database's bound leans (1e-9 tie,
 # 1e-9 margin: fetching more cannot change an answer, fetching less could).
@@ -172,7 +172,7 @@ class MirroredNamespace:
                 holders.discard(position)
                 if not holders:
                     # No key outlives its last holder: a forgotten fact's words leave the
-                    # process with it (ADR 0015), and the index does not grow with dead terms.
+                    # process with it, and the index does not grow with dead terms.
                     del self._holders[term]
                 self._holder_arrays.pop(term, None)
 
@@ -256,10 +256,10 @@ class MirroredNamespace:
         held: npt.NDArray[np.float64] | None,
     ) -> dict[int, float] | None:
         """The graph's nearest `depth` facts, and the keyword holders outside them that could
-        still reach the bar, scored: what the database's bounded search ranks (ADR 0048,
-        0050), with its assumption that no fact outside the list is nearer than the list's
-        farthest. None when the list holds fewer than `limit` visible facts (superseded or
-        forgotten ones crowd it): the caller scans."""
+        still reach the bar, scored: what the database's bounded search ranks, with its
+        assumption that no fact outside the list is nearer than the list's farthest. None when
+        the list holds fewer than `limit` visible facts (superseded or forgotten ones crowd it):
+        the caller scans."""
         listed, farthest = graph.nearest(unit_query, max(self.depth, 4 * query.limit), self.breadth)
         cosine = self._cosines(listed, unit_query, 1.0)
         usable = visible[listed] & ~np.isnan(cosine)

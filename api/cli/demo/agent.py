@@ -18,9 +18,9 @@ from rich.text import Text
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.ledger.commands import RecordSession
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.types import Note, NoteKind
-from factledger.application.sync.ids import namespace_for
 from factledger.testing.story.drivers import tell_short_term_memory
 from factledger.testing.story.script import KIND, REF, TENANT, Month
 

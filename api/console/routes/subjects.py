@@ -2,7 +2,7 @@
 field history and pending proposals; its sessions; what the memory backend holds; forget.
 
 Analysts see profiles, versions and history only, as through the API; sessions, memories
-and proposals are for reviewers and admins, and forgetting for admins (ADR 0010).
+and proposals are for reviewers and admins, and forgetting for admins.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Erasure of a whole subject (admins only): keys shredded, views deleted, the backend copy
-dropped by the sync, saved responses deleted; the ledger keeps a receipt (ADR 0015)."""
+dropped by the sync, saved responses deleted; the ledger keeps a receipt."""
 
 from __future__ import annotations
 

@@ -117,7 +117,7 @@ async def forget(
             memory_id = body.memory_id or ""
             cmd_m = ForgetMemory(tenant, subject_id, memory_id, by, reason, command_id)
             result = await asyncio.to_thread(ledger.forget_memory, cmd_m)
-        # Saved responses are plain copies of what the deleted keys encrypted (ADR 0015).
+        # Saved responses are plain copies of what the deleted keys encrypted.
         await saved.forget_subject(tenant, subject_id)
         return _forget_out(result, body.field, body.memory_id)
 

@@ -13,7 +13,7 @@ from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.deps import StateDep
 from factledger.api.http.errors import STORE_RETRY_AFTER_S
 from factledger.api.http.readiness import Check, Readiness, readiness, store_checks
-from factledger.application.ports import MemoryBackend
+from factledger.application.memory.ports import MemoryBackend
 from factledger.projections.follower import max_position
 
 router = APIRouter(tags=["operations"])

@@ -1,4 +1,4 @@
-"""`POST /v1/import`: past conversations as an NDJSON body, streamed (ADR 0021).
+"""`POST /v1/import`: past conversations as an NDJSON body, streamed.
 
 The body is read as it arrives, line by line (never whole: an import may be any size), and
 goes through the same use case as `factledger import`. Services and admins only; the subjects

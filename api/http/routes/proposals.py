@@ -51,7 +51,7 @@ from factledger.application.sessions.answers import (
     check_answer,
     cited_transcript,
 )
-from factledger.application.sessions.side_doors import proposal_fields, screen_fields
+from factledger.application.sessions.field_screening import proposal_fields, screen_fields
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.subject import Subject
 from factledger.domain.values import to_payload

@@ -52,7 +52,6 @@ from factledger.api.http.schemas.sessions import (
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.commands import CommandResult
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import SessionBuffer
 from factledger.application.sessions.answers import (
     AnswerMismatchError,
     JudgeUnavailableError,
@@ -66,7 +65,8 @@ from factledger.application.sessions.end import (
     decided_in,
     recorded_end,
 )
-from factledger.application.sessions.side_doors import end_fields, screen_fields
+from factledger.application.sessions.field_screening import end_fields, screen_fields
+from factledger.application.sessions.ports import SessionBuffer
 from factledger.application.sessions.types import (
     ActiveSession,
     SessionId,
@@ -323,7 +323,7 @@ async def end(
     recorder = ProposalsRecorder(ledger, tenant, cmds)
 
     def render(subject: Subject, result: CommandResult) -> EndSessionOut:
-        # Run inside the save (ADR 0027), after the recorder was handed the recording.
+        # Run inside the save, after the recorder was handed the recording.
         recording = recorder.recording
         assert recording is not None  # noqa: S101 - the save follows the hand-over
         done = RecordedEnd(

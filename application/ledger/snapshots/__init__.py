@@ -1,4 +1,4 @@
-"""Snapshots of the `Subject` aggregate: a cache that bounds a process's first load (ADR 0034).
+"""Snapshots of the `Subject` aggregate: a cache that bounds a process's first load.
 
 `layout` fingerprints the state's shape, `codec` seals a subject's state under a deletable
 key, `store` takes and reads snapshots, `repository` loads a subject from its newest readable

@@ -8,7 +8,7 @@ rebuilds never see a snapshot.
 What is never snapshotted: an erased subject, and one with a forgotten field. Its state may
 still hold a forgotten field's words in memory (a process that loaded it before the key went
 keeps them until its cache lets go), and a snapshot must be what a replay from the store
-gives after the forget; such a subject loads from its stream, as before (ADR 0034).
+gives after the forget; such a subject loads from its stream, as before.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from typing import Any, cast
 
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.clocks import SystemClock
-from factledger.application.ports import MemoryBackend
+from factledger.application.memory.ports import MemoryBackend
 from factledger.bench.lifecycle_suite import generate_suite
 from factledger.bench.workloads.lifecycle import run_lifecycle
 

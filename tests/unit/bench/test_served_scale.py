@@ -9,7 +9,7 @@ from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
-from factledger.application.ports import Embedder
+from factledger.application.memory.ports import Embedder
 from factledger.bench.backends import TRAITS, OpenedBackend, as_served
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.testing.manual_clock import ManualClock

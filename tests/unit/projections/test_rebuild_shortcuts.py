@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from factledger.projections.collector import YOUNG_THRESHOLD, collector_eased
+from factledger.projections.gc_easing import YOUNG_THRESHOLD, garbage_collection_eased
 from factledger.projections.profile.shapes import key_time
 
 TIMES = [
@@ -34,10 +34,10 @@ def test_the_key_time_is_the_utc_time_without_separators() -> None:
 
 def test_the_collector_is_set_back_when_the_last_eased_block_ends() -> None:
     before = gc.get_threshold()
-    with collector_eased():
+    with garbage_collection_eased():
         assert gc.get_threshold()[0] >= YOUNG_THRESHOLD
         assert gc.get_freeze_count() > 0
-        with collector_eased():  # a second rebuild overlapping the first
+        with garbage_collection_eased():  # a second rebuild overlapping the first
             pass
         assert gc.get_threshold()[0] >= YOUNG_THRESHOLD
     assert gc.get_threshold() == before
@@ -46,7 +46,7 @@ def test_the_collector_is_set_back_when_the_last_eased_block_ends() -> None:
 
 def test_the_collector_is_set_back_when_a_rebuild_fails() -> None:
     before = gc.get_threshold()
-    with pytest.raises(RuntimeError), collector_eased():
+    with pytest.raises(RuntimeError), garbage_collection_eased():
         raise RuntimeError("a page failed")
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from factledger.adapters.extraction.rules.book import GuidanceBook
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.extraction.rules.guidance import (
     GuidanceError,
     load_guidance,
     load_packaged_guidance,
 )
+from factledger.adapters.extraction.rules.routed_guidance import RoutedGuidance
 from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
 from factledger.application.memory.guidance_catalogue import GuidanceRoute
 from factledger.domain.transcript import Message, Role
@@ -147,7 +147,7 @@ def test_the_rule_extractor_reads_each_request_with_its_conversation_types_guida
 def test_routes_pick_guidance_by_tenant_and_kind(tmp_path: Path) -> None:
     path = tmp_path / "logistics.yaml"
     path.write_text(CHILD, encoding="utf-8")
-    book = GuidanceBook.load([GuidanceRoute(str(path), tenant="acme", subject_kind="supplier")])
+    book = RoutedGuidance.load([GuidanceRoute(str(path), tenant="acme", subject_kind="supplier")])
     extractor = RuleExtractor(book=book)
     text = "Our warehouse is in Rotterdam."
     assert "warehouse" in slots(said(text, tenant="acme", subject_kind="supplier"), extractor)
@@ -166,4 +166,4 @@ def test_the_default_guidance_path_overrides_only_the_default(tmp_path: Path) ->
 
 def test_an_unknown_guidance_name_fails_when_the_book_is_loaded() -> None:
     with pytest.raises(GuidanceError):
-        GuidanceBook.load([GuidanceRoute("nowhere", tenant="acme")])
+        RoutedGuidance.load([GuidanceRoute("nowhere", tenant="acme")])

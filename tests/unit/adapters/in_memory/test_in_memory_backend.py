@@ -12,6 +12,7 @@ import structlog
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.application.memory.ports import Embedder
 from factledger.application.memory.rules import derive_memory_id
 from factledger.application.memory.types import (
     HitKind,
@@ -21,7 +22,6 @@ from factledger.application.memory.types import (
     SearchMode,
     SearchQuery,
 )
-from factledger.application.ports import Embedder
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor, stated
 

@@ -12,7 +12,7 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.importing.follow_up import count_proposals, drain_sync
 from factledger.application.importing.importer import ImportOptions
-from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.events import SessionRecorded, SessionReviewed

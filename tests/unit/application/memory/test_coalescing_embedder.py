@@ -10,7 +10,7 @@ import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.application.memory.coalescing_embedder import CoalescingEmbedder
-from factledger.application.ports import Vectors
+from factledger.application.memory.ports import Vectors
 
 
 class GatedEmbedder:

@@ -14,8 +14,8 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
 from factledger.application.memory.calibration import Calibration
 from factledger.application.memory.forwarding import ForwardingMemoryBackend, innermost_backend
+from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.validating import ValidatingMemoryBackend
-from factledger.application.ports import MemoryBackend
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor
 from factledger.testing.stalling_backend import Fault, StallingBackend

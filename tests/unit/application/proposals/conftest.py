@@ -16,9 +16,9 @@ from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ports import Extractor
+from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.modes import ProposalModes
-from factledger.application.proposals.proposer import SessionProposer
+from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind

@@ -10,7 +10,7 @@ import pytest
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.errors import MemoryUnavailableError
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
-from factledger.application.ports import Extractor
+from factledger.application.memory.ports import Extractor
 from factledger.application.sync.types import SyncKind
 from factledger.domain.transcript import Role
 

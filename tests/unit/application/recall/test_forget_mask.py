@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.application.memory.decisions import decided
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.types import MemoryFact, Namespace, SearchQuery
 from factledger.application.recall.forgets import (
@@ -16,7 +17,6 @@ from factledger.application.recall.forgets import (
     Traces,
     unforgotten,
 )
-from factledger.application.sync.decisions import decided
 from factledger.domain.transcript import Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor

@@ -14,14 +14,14 @@ import pytest
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for, transcript_document_id
 from factledger.application.memory.types import RelationKind
-from factledger.application.ports import MemoryBackend
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.application.recall.types import Degraded, NoteKind
-from factledger.application.sync.ids import namespace_for, transcript_document_id
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.scripted_extractor import ScriptedExtractor

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from factledger.application.memory.decisions import decided, stale_memories
 from factledger.application.memory.types import MemoryFact
-from factledger.application.sync.decisions import decided, stale_memories
 
 
 def fact(

@@ -17,9 +17,9 @@ from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.errors import MemoryUnavailableError
 from factledger.application.ledger.commands import EraseSubject, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import Namespace, SearchQuery
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.types import SyncKind, SyncReport
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind

@@ -19,8 +19,8 @@ from factledger.application.memory.extraction import (
     ExtractionContext,
     ExtractionRequest,
 )
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock

@@ -25,11 +25,11 @@ from factledger.application.ledger.commands import (
     RegisterSubject,
 )
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.forgotten import is_forgotten_with
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import Capability, MemoryFact, Namespace
-from factledger.application.ports import MemoryBackend
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.forget import is_forgotten_with
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role

@@ -16,9 +16,9 @@ from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.errors import MemoryNotFoundError
 from factledger.application.ledger.commands import ForgetMemory
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.record_ids import namespace_for, proposal_record_id
 from factledger.application.memory.types import HitKind, SearchMode, SearchQuery
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for, proposal_record_id
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.testing.manual_clock import ManualClock

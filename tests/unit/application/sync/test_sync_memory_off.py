@@ -20,8 +20,8 @@ from factledger.api.bootstrap.services import sync_ports
 from factledger.api.settings import load_settings
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.worker import SyncOptions, SyncWorker
 from factledger.domain.events import ChangeConfirmed, ChangeRejected
 from factledger.domain.transcript import Channel, Message, Role

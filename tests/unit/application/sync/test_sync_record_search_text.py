@@ -14,9 +14,9 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import HitKind, SearchMode, SearchQuery
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.drivers import run_story

@@ -18,9 +18,9 @@ from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.application.errors import InvalidMemoryInputError, MemoryUnavailableError
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import Metadata, Namespace
 from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.ids import namespace_for
 from factledger.application.sync.ports import SyncStoreUnavailableError
 from factledger.application.sync.types import SyncKind
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker

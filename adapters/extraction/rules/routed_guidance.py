@@ -1,4 +1,4 @@
-"""`GuidanceBook`: every guidance a deployment routes to, compiled once, chosen per context.
+"""`RoutedGuidance`: every guidance a deployment routes to, compiled once, chosen per context.
 
 Names in the catalogue's routes are packaged guidance names (`sales_discovery`,
 `support_ticket`) or paths of guidance files (ending in `.yaml` or `.yml`); `default` is the
@@ -52,7 +52,7 @@ def _load(name: str, default_path: Path | None) -> Guidance:
 
 
 @dataclass(frozen=True, slots=True)
-class GuidanceBook:
+class RoutedGuidance:
     """The catalogue and the compiled guidance of each name it routes to."""
 
     catalogue: GuidanceCatalogue
@@ -65,7 +65,7 @@ class GuidanceBook:
         *,
         default_path: Path | None = None,
         built_in: bool = True,
-    ) -> GuidanceBook:
+    ) -> RoutedGuidance:
         """Reads and compiles every guidance the routes name (a bad file fails here, at
         start-up, not on the first transcript that needs it)."""
         catalogue = GuidanceCatalogue.merged(built_in_routes() if built_in else (), routes)
@@ -73,7 +73,7 @@ class GuidanceBook:
         return cls(catalogue, {name: _load(name, default_path) for name in names})
 
     @classmethod
-    def single(cls, guidance: Guidance) -> GuidanceBook:
+    def single(cls, guidance: Guidance) -> RoutedGuidance:
         """One guidance for every context."""
         return cls(GuidanceCatalogue(), {DEFAULT_GUIDANCE: guidance})
 

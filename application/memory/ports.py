@@ -1,4 +1,4 @@
-"""Ports: the roles the use cases need, as Protocols. Adapters implement them.
+"""Ports of this use case: the roles it needs, as Protocols; adapters implement them.
 
 Each port's docstring states the contract its shared test suite checks.
 """
@@ -8,12 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
-from uuid import UUID
 
 import numpy as np
 import numpy.typing as npt
 
-from factledger.application.judgement.types import FieldStatement, Judgement, Reply
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.application.memory.types import (
     BackendHealth,
@@ -28,7 +26,6 @@ from factledger.application.memory.types import (
     SearchQuery,
     StoredRecord,
 )
-from factledger.application.sessions.types import ActiveSession, SafetyVerdict, SessionKey
 from factledger.domain.transcript import Message
 
 Vectors = npt.NDArray[np.float32]
@@ -136,29 +133,6 @@ class Extractor(Protocol):
     async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]: ...
 
 
-class SentenceJudge(Protocol):
-    """Judges what sentences say, by a learned model rather than word lists.
-
-    - `judge` returns one `Judgement` per sentence, in order: whom it is about, hedged or
-      not, a request to forget or not, a correction or change of something said before.
-    - `answers` classifies each (question, reply) pair as a yes, a no or neither, in the
-      language the reply was said; a reply that confirms something other than what was
-      asked, or corrects its value, is not a yes.
-    - `field_statements` finds the clauses of the subject's messages that state one of
-      `fields` (any schema's field names), each with its probability; only the subject's
-      lines are read, the agent's question before a line only helps to read it.
-    - Deterministic for a given model and input; no network, no I/O beyond its loaded model.
-    """
-
-    async def judge(self, sentences: Sequence[str]) -> list[Judgement]: ...
-
-    async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str]
-    ) -> list[FieldStatement]: ...
-
-    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
-
-
 class Embedder(Protocol):
     """Maps texts to L2-normalised vectors of a fixed dimension (cosine = dot product)."""
 
@@ -166,72 +140,3 @@ class Embedder(Protocol):
     model_id: str
 
     async def embed(self, texts: Sequence[str]) -> Vectors: ...
-
-
-class Clock(Protocol):
-    """The current time, passed in so the domain and the use cases stay deterministic."""
-
-    def now(self) -> datetime: ...
-
-
-class SafetyFilter(Protocol):
-    """Screens one message before it reaches short-term memory.
-
-    - A message it refuses is dropped by the caller: never buffered, recorded, sent to a
-      backend or logged; only the count of withheld messages is kept.
-    - The verdict's `category` is a fixed code ("payment_card", "credential", ...), never a
-      fragment of the message.
-    """
-
-    async def screen(self, message: Message) -> SafetyVerdict: ...
-
-
-class InstructionDetector(Protocol):
-    """How likely each text is an instruction to the AI agent or the system reading the memory
-    (to change its rules, role or permissions, reveal its configuration, act for someone)
-    rather than something said about the subject's world. A learned classifier, not a phrase
-    list: an instruction in other words is still one."""
-
-    async def instruction_p(self, texts: Sequence[str]) -> list[float]: ...
-
-
-class SessionBuffer(Protocol):
-    """Short-term memory: the messages of active sessions, in a conventional table.
-
-    - A session is named by its `SessionKey` (subject, session id): two subjects (of one
-      tenant or of two) may use the same session id, and neither can see, block or end the
-      other's session.
-    - `open` is idempotent for the same key, channel and conversation type (returns the
-      stored session, conversation type included); the same key with another channel or
-      conversation type raises `SessionConflictError`.
-    - `append` keeps order and returns the message's index (0, 1, ...); `append`,
-      `withhold` and `messages` on an unknown session raise `SessionNotActiveError`.
-    - `append(message_id=...)` is idempotent: a message id is unique within its session
-      (a unique constraint in the stores), so appending it again adds nothing and returns the
-      first append's index, whichever process retried.
-    - `append` to a session already holding its cap (`MAX_MESSAGES` of `domain.sessions`
-      unless the adapter is built with a smaller one) raises `SessionFullError`, atomically
-      with the counter, so a session never grows past what its end can record; a known
-      message id still returns its index.
-    - `messages(last=n)` returns the n most recent messages, oldest first.
-    - `discard` removes the session and its messages; discarding twice is a no-op.
-    - `discard_subject` removes every session of a subject and their messages (an erasure),
-      including what a write-ahead log or freed pages of the store still hold once it
-      returns; it returns how many sessions it removed.
-    """
-
-    async def open(self, session: ActiveSession) -> ActiveSession: ...
-
-    async def get(self, key: SessionKey) -> ActiveSession | None: ...
-
-    async def append(
-        self, key: SessionKey, message: Message, *, message_id: str | None = None
-    ) -> int: ...
-
-    async def withhold(self, key: SessionKey) -> int: ...
-
-    async def messages(self, key: SessionKey, *, last: int | None = None) -> list[Message]: ...
-
-    async def discard(self, key: SessionKey) -> None: ...
-
-    async def discard_subject(self, subject_id: UUID) -> int: ...

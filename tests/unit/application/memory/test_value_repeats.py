@@ -1,11 +1,11 @@
-"""Which notes repeat a forgotten memory's value (`sync.carriers`)."""
+"""Which notes repeat a forgotten memory's value (`memory.value_repeats`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from factledger.application.memory.types import Relation, RelationKind
-from factledger.application.sync.carriers import carriers_of
+from factledger.application.memory.value_repeats import notes_repeating
 
 
 @dataclass(frozen=True)
@@ -28,23 +28,23 @@ ALL = [OLD, NEW, REASON, CONTEXT, INSIGHT]
 
 
 def test_forgetting_the_replaced_value_takes_the_reason_that_names_it() -> None:
-    assert carriers_of({"old"}, ALL) == ["why"]
+    assert notes_repeating({"old"}, ALL) == ["why"]
 
 
 def test_forgetting_the_change_takes_the_reason_that_restates_it_but_not_other_context() -> None:
     # "asked for samples first" extends the change without repeating it: it stays.
-    assert carriers_of({"new"}, ALL) == ["why"]
+    assert notes_repeating({"new"}, ALL) == ["why"]
 
 
 def test_an_unrelated_forget_takes_nothing_more() -> None:
-    assert carriers_of({"insight"}, ALL) == []
-    assert carriers_of(set(), ALL) == []
+    assert notes_repeating({"insight"}, ALL) == []
+    assert notes_repeating(set(), ALL) == []
 
 
 def test_a_reason_already_chosen_is_not_chosen_twice() -> None:
-    assert carriers_of({"old", "why"}, ALL) == []
+    assert notes_repeating({"old", "why"}, ALL) == []
 
 
 def test_a_reason_without_a_previous_value_stays_when_the_old_fact_goes() -> None:
     plain = Fact("plain", "orders from Kestrel Grain because of the prices", REASON.relations)
-    assert carriers_of({"old"}, [OLD, NEW, plain]) == []
+    assert notes_repeating({"old"}, [OLD, NEW, plain]) == []

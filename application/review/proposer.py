@@ -7,7 +7,7 @@ letter, like every sync item). For one session it:
 1. loads the subject; skips it when proposals are off for its tenant and kind, when it was
    erased, or when this model has already reviewed the session (a rerun is a no-op);
 2. runs the configured extractor over the transcript, in its context (tenant, subject kind,
-   channel, conversation type), which picks the extraction guidance (ADR 0018);
+   channel, conversation type), which picks the extraction guidance;
 3. maps the facts to the kind's fields (`candidates`) and hands them to
    `Ledger.review_session`, which weighs them against the subject as saved (`plan`).
 
@@ -30,7 +30,7 @@ from factledger.application.memory.extraction import (
     ExtractionRequest,
     FieldSlot,
 )
-from factledger.application.ports import Extractor
+from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.candidates import candidates_from
 from factledger.application.proposals.modes import ProposalModes
 from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds

@@ -5,7 +5,7 @@ thousands of container objects that stay alive for the page and are then freed b
 counting (none of them is part of a cycle). With the collector's defaults a young collection
 runs every 700 such objects and walks every one of them still alive, and the older
 collections walk the whole heap of the process: about 3% of a rebuild's instructions
-(docs/adr/0051). During `collector_eased`, what the process held before is frozen (out of
+(docs/adr/0051). During `garbage_collection_eased`, what the process held before is frozen (out of
 every collection's walk, `gc.freeze`) and a young collection waits for 10,000 new objects;
 both are set back when the last block open in the process ends. Cyclic garbage is still
 collected meanwhile, only less often.
@@ -26,7 +26,7 @@ _saved: tuple[int, int, int] = (700, 10, 10)
 
 
 @contextmanager
-def collector_eased() -> Iterator[None]:
+def garbage_collection_eased() -> Iterator[None]:
     """The collector walks less while the block runs (several blocks may overlap)."""
     global _open, _saved
     with _lock:

@@ -1,4 +1,4 @@
-"""Side doors: what a caller writes beside the messages passes the same safety filter.
+"""Field screening: what a caller writes beside the messages passes the same safety filter.
 
 Session summaries and proposals' values, conditions and rationales reach the ledger, the
 views and `context` just as messages do, so a payment card, a credential or an injection in
@@ -20,7 +20,7 @@ import structlog
 
 from factledger.application.errors import ApplicationError
 from factledger.application.ledger.commands import ProposeChange
-from factledger.application.ports import SafetyFilter
+from factledger.application.sessions.ports import SafetyFilter
 from factledger.domain.transcript import Message, Role
 from factledger.domain.values import JsonValue, to_payload
 

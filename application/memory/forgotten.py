@@ -1,4 +1,4 @@
-"""Which backend memories a forgotten field takes with it (ADR 0003, second addendum).
+"""Which backend memories a forgotten field takes with it.
 
 A field's memories are found two ways:
 
@@ -16,7 +16,7 @@ Either way a memory whose slot names another field still in the profile stays: i
 that field, which the subject did not ask to forget (a sentence may carry several fields).
 Memories without a slot from those words go, since nothing says what else they are about.
 
-A note that repeats a forgotten memory's value goes with it (`sync.carriers`, ADR 0032).
+A note that repeats a forgotten memory's value goes with it (`memory.value_repeats`).
 
 Pure selection over `list_memories`: already-forgotten memories are not listed, so a retried
 forget selects nothing new.
@@ -28,10 +28,10 @@ from collections.abc import AsyncIterator, Collection, Mapping
 from typing import Protocol
 from uuid import UUID
 
+from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.types import Capability, MemoryFact, Namespace
-from factledger.application.ports import MemoryBackend
-from factledger.application.sync.carriers import carriers_of
-from factledger.application.sync.ids import transcript_document_id
+from factledger.application.memory.value_repeats import notes_repeating
 from factledger.domain.events import FactForgotten
 
 PAGE = 100
@@ -106,7 +106,7 @@ async def memories_to_forget(
     current_fields: Collection[str],
 ) -> list[str]:
     """The ids of the (not yet forgotten) memories that go with the event's memory or field,
-    and the notes that repeat their values (`sync.carriers`)."""
+    and the notes that repeat their values (`memory.value_repeats`)."""
     memories = [memory async for memory in every_memory(backend, ns)]
     if event.memory_id is not None:
         # Forgotten by id whether or not it is listed: a retry, or one already expired.
@@ -123,7 +123,7 @@ async def memories_to_forget(
         ]
     else:
         return []
-    return chosen + carriers_of(frozenset(chosen), memories)
+    return chosen + notes_repeating(frozenset(chosen), memories)
 
 
 async def every_memory(backend: MemoryBackend, ns: Namespace) -> AsyncIterator[MemoryFact]:

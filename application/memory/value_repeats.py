@@ -1,4 +1,4 @@
-"""Notes that repeat a forgotten memory's value: they go with it (ADR 0025, ADR 0032).
+"""Notes that repeat a forgotten memory's value: they go with it.
 
 A reason given after a change is stored as an extension of the change whose note restates
 it and names what it replaced: "switched to Y, previously X, because of the outages". So:
@@ -52,7 +52,7 @@ def repeats_value_of(extension: Linked, extended: Linked, forgotten: Collection[
     )
 
 
-def carriers_of(forgotten: Collection[str], memories: Iterable[Linked]) -> list[str]:
+def notes_repeating(forgotten: Collection[str], memories: Iterable[Linked]) -> list[str]:
     """The ids of memories outside `forgotten` that repeat a forgotten memory's value."""
     listed = list(memories)
     by_id: Mapping[str, Linked] = {m.id: m for m in listed}

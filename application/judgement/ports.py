@@ -1,0 +1,35 @@
+"""Ports of this use case: the roles it needs, as Protocols; adapters implement them.
+
+Each port's docstring states the contract its shared test suite checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from factledger.application.judgement.types import FieldStatement, Judgement, Reply
+from factledger.domain.transcript import Message
+
+
+class SentenceJudge(Protocol):
+    """Judges what sentences say, by a learned model rather than word lists.
+
+    - `judge` returns one `Judgement` per sentence, in order: whom it is about, hedged or
+      not, a request to forget or not, a correction or change of something said before.
+    - `answers` classifies each (question, reply) pair as a yes, a no or neither, in the
+      language the reply was said; a reply that confirms something other than what was
+      asked, or corrects its value, is not a yes.
+    - `field_statements` finds the clauses of the subject's messages that state one of
+      `fields` (any schema's field names), each with its probability; only the subject's
+      lines are read, the agent's question before a line only helps to read it.
+    - Deterministic for a given model and input; no network, no I/O beyond its loaded model.
+    """
+
+    async def judge(self, sentences: Sequence[str]) -> list[Judgement]: ...
+
+    async def field_statements(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> list[FieldStatement]: ...
+
+    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
