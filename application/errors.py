@@ -21,17 +21,6 @@ class ConcurrencyError(ApplicationError):
     """Another writer moved the subject on and the command could not be retried safely."""
 
 
-class SessionOrderError(ApplicationError):
-    """An imported session starts before a session its subject already has: the model reviews
-    a subject's sessions in the order they are recorded, so history goes in oldest first."""
-
-    field = "started_at"
-
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"session {session_id}: starts before the subject's latest session")
-        self.session_id = session_id
-
-
 class StoreUnavailableError(ApplicationError):
     """A store's database cannot be reached or failed mid-call; retrying later may succeed.
 

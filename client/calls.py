@@ -126,8 +126,12 @@ def forget(subject: str | UUID, body: Mapping[str, Any], key: str | None) -> Cal
     return _command(f"{_s(subject)}/forget", m.Forgotten, body, key)
 
 
-def profile(subject: str | UUID, as_of: datetime | None) -> Call[m.Profile]:
+def profile(
+    subject: str | UUID, as_of: datetime | None, clock: m.Clock | None = None
+) -> Call[m.Profile]:
     params = {} if as_of is None else {"as_of": as_of.isoformat()}
+    if clock is not None:
+        params["clock"] = clock
     return Call("GET", f"{_s(subject)}/profile", m.Profile, params=params)
 
 
@@ -142,6 +146,15 @@ def history(subject: str | UUID, field: str | None) -> Call[m.History]:
 
 def diff(subject: str | UUID, from_version: int, to_version: int) -> Call[m.Diff]:
     params = {"from_version": from_version, "to_version": to_version}
+    return Call("GET", f"{_s(subject)}/profile/diff", m.Diff, params=params)
+
+
+def diff_at(
+    subject: str | UUID, from_as_of: datetime, to_as_of: datetime, clock: m.Clock | None
+) -> Call[m.Diff]:
+    params = {"from_as_of": from_as_of.isoformat(), "to_as_of": to_as_of.isoformat()}
+    if clock is not None:
+        params["clock"] = clock
     return Call("GET", f"{_s(subject)}/profile/diff", m.Diff, params=params)
 
 

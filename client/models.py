@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 Value = dict[str, Any]
 Channel = Literal["chat", "whatsapp", "voice", "email", "human", "sms"]
 Role = Literal["subject", "agent", "staff", "system"]
+# Which clock an `as_of` is read on: `said` (the default), when the subject said it, by all
+# the ledger knows now; `known`, when the ledger recorded it (the version written by then).
+Clock = Literal["said", "known"]
 
 
 def text(value: str) -> Value:
@@ -226,6 +229,8 @@ class ProfileField(_Answer):
     change_id: UUID
     version: int
     forgotten: bool
+    said_at: datetime | None = None  # when the words it rests on were said
+    known_at: datetime | None = None  # when the ledger recorded the decision
 
 
 class Profile(_Answer):
@@ -234,6 +239,9 @@ class Profile(_Answer):
     at: datetime
     cause: str
     fields: dict[str, ProfileField]
+    said_at: datetime | None = None
+    known_at: datetime | None = None
+    clock: Clock | None = None  # the clock an `as_of` answer was read on
 
 
 class HistoryEntry(_Answer):
@@ -250,6 +258,8 @@ class HistoryEntry(_Answer):
     reason: str | None = None
     forgotten: bool = False
     note: str | None = None
+    said_at: datetime | None = None
+    known_at: datetime | None = None
 
 
 class History(_Answer):
@@ -265,10 +275,15 @@ class FieldDiff(_Answer):
 
 
 class Diff(_Answer):
+    """Between two versions, or two times on one clock (the other pair is None)."""
+
     subject_id: UUID
-    from_version: int
-    to_version: int
+    from_version: int | None
+    to_version: int | None
     changes: list[FieldDiff]
+    from_as_of: datetime | None = None
+    to_as_of: datetime | None = None
+    clock: Clock | None = None
 
 
 class PendingChange(_Answer):

@@ -225,8 +225,16 @@ class FactledgerClient:
 
     # -- profile and history ----------------------------------------------------------------
 
-    def profile(self, *, subject: Subject = ME, as_of: datetime | None = None) -> m.Profile:
-        return self.send(c.profile(subject, as_of))
+    def profile(
+        self,
+        *,
+        subject: Subject = ME,
+        as_of: datetime | None = None,
+        clock: m.Clock | None = None,
+    ) -> m.Profile:
+        """The current profile, or the one at `as_of` on `clock` (the server's default,
+        `said`, when None)."""
+        return self.send(c.profile(subject, as_of, clock))
 
     def profile_version(self, version: int, *, subject: Subject = ME) -> m.Profile:
         return self.send(c.profile_version(subject, version))
@@ -236,6 +244,17 @@ class FactledgerClient:
 
     def diff(self, from_version: int, to_version: int, *, subject: Subject = ME) -> m.Diff:
         return self.send(c.diff(subject, from_version, to_version))
+
+    def diff_at(
+        self,
+        from_as_of: datetime,
+        to_as_of: datetime,
+        *,
+        clock: m.Clock | None = None,
+        subject: Subject = ME,
+    ) -> m.Diff:
+        """What changed between the profiles at two times on one clock."""
+        return self.send(c.diff_at(subject, from_as_of, to_as_of, clock))
 
     def events(self, subject: Subject, *, after: int = 0, limit: int = 100) -> m.EventPage:
         return self.send(c.events(subject, after, limit))

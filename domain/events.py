@@ -89,7 +89,15 @@ class SessionRecorded(Aggregate.Event):
 
 
 class ChangeProposed(Aggregate.Event):
+    """A change proposed for a field, pending a decision.
+
+    Class version 2 adds `said_at`; the topic is unchanged and the library upcasts stored
+    version 1 events (no class_version in their state) with `upcast_v1_v2`, to None: readers
+    then fall back to the evidence session's start, else to the proposal's own time.
+    """
+
     TOPIC = "factledger.subject.change_proposed.v1"
+    class_version = 2
     change_id: UUID
     field: str
     operation: str
@@ -101,6 +109,13 @@ class ChangeProposed(Aggregate.Event):
     proposed_by: JsonObject
     based_on_version: int
     command_id: str | None
+    # When the evidence was said (its message's conversation time, else its session's
+    # start); None without evidence. A time, so stored in clear.
+    said_at: datetime | None
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, object]) -> None:
+        state["said_at"] = None
 
     def apply(self, aggregate: Subject) -> None:
         proposal = proposal_from_event(self)

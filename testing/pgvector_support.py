@@ -54,7 +54,7 @@ async def pgvector_backend(
 
     Searches read the database unless `mirror` says otherwise: a mirror loaded in the
     background would make what a test exercises depend on timing (the mirror's tests and the
-    contract suite's "pgvector-mirrored" pass `MirrorSettings(inline=True)`)."""
+    contract suite's "pgvector-mirrored" pass `MirrorSettings(inline=True, earn_after=1)`)."""
     await ensure_database(location, TEST_DATABASE)
     if shared:
         config = embedded_config(

@@ -1,12 +1,17 @@
 """Which profile field a clause the subject said states, for any configured schema.
 
-Each (clause, field) pair is described by how the clause and the agent's question before it
-compare with the field's name in the embedder's space (similarities, margins over the other
-fields, which field ranks first), what the statement head says of the clause (about the
-subject, someone else, small talk, a question; a request to forget) and a few shape cues
-(digits, capitals, length). The field head, trained on labelled conversations, turns that
-into the probability that the clause states the field. Nothing in it names a field, so a
-kind configured with bare-typed fields nobody trained on is read the same way.
+The field head compares a clause with every field of its kind at once: each (clause, field)
+pair gets a score, and a softmax over the kind's fields and "none of them" says which field
+the clause states, if any. A clause that speaks of the location is then not also offered as
+the number of bedrooms because both are somewhat similar to it.
+
+Each pair is described by how the clause and the agent's question before it compare with the
+field's name in the embedder's space (similarities, margins over the other fields, which field
+ranks first), what the statement head says of the clause (about the subject, someone else,
+small talk, a question; a request to forget) and a few shape cues (digits, capitals, length).
+The field head, trained on labelled conversations, turns that into each pair's score. Nothing
+in it names a field, so a kind configured with bare-typed fields nobody trained on is read
+the same way.
 """
 
 from __future__ import annotations
@@ -93,3 +98,14 @@ def pair_features(
 
 def pair_width(dimension: int) -> int:
     return SCALARS + 2 * dimension
+
+
+def field_probabilities(weights: Matrix, bias: Matrix, pairs: Matrix) -> Matrix:
+    """(clauses x fields) probabilities that each clause states each field: a softmax per
+    clause over its fields' scores (`pairs @ weights + bias`) and "none", whose score is 0."""
+    n, f, width = pairs.shape
+    z = (pairs.reshape(n * f, width) @ weights[:, 0] + bias[0]).reshape(n, f)
+    top = np.maximum(z.max(axis=1, keepdims=True), 0.0) if f else np.zeros((n, 1), np.float32)
+    e = np.exp(z - top)
+    p: Matrix = e / (np.exp(-top) + e.sum(axis=1, keepdims=True))
+    return p

@@ -16,14 +16,19 @@ import numpy as np
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.judgement.features import Matrix, features
-from factledger.adapters.judgement.fields import clauses_of, field_text, pair_features
+from factledger.adapters.judgement.fields import (
+    clauses_of,
+    field_probabilities,
+    field_text,
+    pair_features,
+)
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
 from factledger.application.memory.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
-PACKAGED_HEADS_SHA256 = "dc2904b69640aba67fae5c66bee4153143ed51677ec3da35387066c04158ad45"
+PACKAGED_HEADS_SHA256 = "0938bda9d270344bb9ce8a34cc89b13cd564b1b8c1df74046586c50ae31d504c"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 
 
@@ -146,8 +151,8 @@ class LearnedJudge:
         if not said or not fields:
             return []
         head = self.heads["field"]
-        n, f, width = pairs.shape
-        p = head.probabilities(pairs.reshape(n * f, width))[:, head.column("true")].reshape(n, f)
+        p = field_probabilities(head.weights, head.bias, pairs)
+        n, f = p.shape
         return [
             FieldStatement(said[c][0], said[c][1], fields[k], float(p[c, k]))
             for c in range(n)

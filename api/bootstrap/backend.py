@@ -161,7 +161,9 @@ async def open_backend(
                 timeouts=postgres.pool(max_size=s.pool_size),
                 search=PgvectorSearchPlan(
                     mirror=MirrorSettings(
-                        budget_mb=s.mirror_budget_mb, max_facts=s.mirror_max_facts
+                        budget_mb=s.mirror_budget_mb,
+                        max_facts=s.mirror_max_facts,
+                        earn_after=s.mirror_earn_after,
                     )
                 ),
             )

@@ -18,6 +18,7 @@ from rich.console import Console
 from factledger.api.bootstrap.compose import open_ledger_runtime, open_runtime
 from factledger.api.bootstrap.runtime import DEMO, Runtime
 from factledger.api.cli.render import (
+    dated_diff_table,
     diff_table,
     history_table,
     profile_table,
@@ -40,6 +41,7 @@ from factledger.api.settings import (
 )
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
 from factledger.projections.follower import read_events
 
 projections_app = typer.Typer(help="Projection maintenance.", no_args_is_help=True)
@@ -120,12 +122,24 @@ def subject_ref(subject: str, tenant: str | None, auth: AuthSettings) -> tuple[s
 def history(
     subject: Annotated[str, typer.Argument(help="tenant/kind/reference, or a subject id.")],
     as_of: Annotated[
-        datetime | None, typer.Option("--as-of", help="Show the profile in force at this time.")
+        datetime | None, typer.Option("--as-of", help="Show the profile at this time.")
     ] = None,
     tenant: Annotated[str | None, typer.Option(help="Tenant, when SUBJECT is an id.")] = None,
     field: Annotated[str | None, typer.Option(help="Only this field's history.")] = None,
+    clock: Annotated[
+        Clock,
+        typer.Option(
+            help="The clock --as-of and --diff-from are read on: said (when the subject said "
+            "it, by all known now) or known (the version the ledger had written by then)."
+        ),
+    ] = DEFAULT_CLOCK,
+    diff_from: Annotated[
+        datetime | None,
+        typer.Option("--diff-from", help="Also show what changed from this time to --as-of."),
+    ] = None,
 ) -> None:
-    """Show a subject's profile (now or as of a date) and the history of its fields."""
+    """Show a subject's profile (now or as of a date, on either clock), the history of its
+    fields, and what changed between two dates."""
     settings = _settings()
     tenant_name, sid = subject_ref(subject, tenant, settings.auth)
     with open_ledger_runtime(settings) as rt:
@@ -134,15 +148,26 @@ def history(
             if as_of is None:
                 profile = reader.current(tenant_name, sid)
             else:
-                profile = reader.as_of(
-                    tenant_name, sid, as_of if as_of.tzinfo else as_of.astimezone()
-                )
+                profile = reader.as_of(tenant_name, sid, _aware(as_of), clock)
             entries = reader.history(tenant_name, sid, field)
+            if diff_from is not None:
+                since = _aware(diff_from)
+                until = rt.ledger.clock.now() if as_of is None else _aware(as_of)
+                diffs = reader.diff_at(tenant_name, sid, since, until, clock)
         except NotFoundError as exc:
             console.print(f"[red]not found:[/red] {exc}")
             raise typer.Exit(1) from None
-        console.print(profile_table(profile, "Profile as of" if as_of else "Current profile"))
+        title = f"Profile as of ({clock.value} clock)" if as_of else "Current profile"
+        console.print(profile_table(profile, title))
         console.print(history_table(entries, "Field history"))
+        if diff_from is not None:
+            title = f"Changed since {since:%Y-%m-%d} ({clock.value} clock)"
+            console.print(dated_diff_table(diffs, title, f"{since:%Y-%m-%d}", f"{until:%Y-%m-%d}"))
+
+
+def _aware(at: datetime) -> datetime:
+    """A date without a timezone is read in the machine's."""
+    return at if at.tzinfo else at.astimezone()
 
 
 def _json_default(value: object) -> str:

@@ -89,7 +89,8 @@ def profile_table(profile: ProfileVersion, title: str) -> Records:
             "origin",
             "proposed by",
             "confirmed by",
-            "when",
+            "said",
+            "known",
             "evidence",
             "since v",
             "valid until",
@@ -104,7 +105,8 @@ def profile_table(profile: ProfileVersion, title: str) -> Records:
             f.origin.value,
             _who(f.proposed_by),
             _who(f.confirmed_by),
-            _when(f.confirmed_at),
+            _when(f.said_at or f.confirmed_at),
+            _when(f.known_at or f.confirmed_at),
             "" if f.evidence is None else f'{f.evidence.session_id}: "{f.evidence.quote}"',
             str(f.version),
             _when(f.valid_until),
@@ -157,7 +159,12 @@ def history_table(entries: Sequence[FieldHistoryEntry], title: str) -> Records:
 
 
 def diff_table(diffs: Sequence[FieldDiff], older: int, newer: int) -> Records:
-    table = Records(f"Diff v{older} -> v{newer}", ("field", f"v{older}", f"v{newer}"))
+    return dated_diff_table(diffs, f"Diff v{older} -> v{newer}", f"v{older}", f"v{newer}")
+
+
+def dated_diff_table(diffs: Sequence[FieldDiff], title: str, older: str, newer: str) -> Records:
+    """What changed between two profiles, headed `older` and `newer` (versions or dates)."""
+    table = Records(title, ("field", older, newer))
     for d in diffs:
         before = "" if d.before is None else d.before.display
         after = "(removed)" if d.after is None else d.after.display

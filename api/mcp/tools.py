@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 from uuid import UUID
 
@@ -25,11 +26,13 @@ from factledger.api.http.deps import ME, ApiState, checked_subject_id
 from factledger.api.http.errors import ServiceUnavailableError
 from factledger.api.http.idempotency import Idempotency
 from factledger.api.http.routes import forget as forget_route
+from factledger.api.http.routes import profile as profile_routes
 from factledger.api.http.routes import proposals as proposal_routes
 from factledger.api.http.routes import recall as recall_routes
 from factledger.api.http.routes import sessions as session_routes
 from factledger.api.http.routes.forget import ForgetIn, ForgetOut
-from factledger.api.http.schemas.common import SESSION_ID_PATTERN
+from factledger.api.http.schemas.common import SESSION_ID_PATTERN, Strict
+from factledger.api.http.schemas.profile import ProfileOut
 from factledger.api.http.schemas.proposals import ProposalIn, ProposalOut
 from factledger.api.http.schemas.recall import ContextIn, ContextOut, RecallIn, RecallOut
 from factledger.api.http.schemas.sessions import (
@@ -40,6 +43,7 @@ from factledger.api.http.schemas.sessions import (
     SessionOut,
     StartSessionIn,
 )
+from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
 from factledger.application.sessions.ports import SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 
@@ -52,6 +56,15 @@ class RecordMessageIn(MessageIn):
 
 class EndSessionToolIn(EndSessionIn):
     session_id: str = SESSION_ID
+
+
+class ProfileIn(Strict):
+    """The profile now, or at `as_of` on one clock (the HTTP API's query parameters)."""
+
+    as_of: datetime | None = Field(
+        default=None, description="An aware ISO timestamp; absent: the current profile."
+    )
+    clock: Clock = Field(default=DEFAULT_CLOCK, description=profile_routes.CLOCK_HELP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +137,14 @@ async def get_context(call: Call, body: ContextIn) -> BaseModel:
     budget = recall.budget_s(p.tenant, context=True)
     subject = await recall_routes.check_within_budget(p, ports.ledger, ME, budget, call.arrived_at)
     return await recall_routes.context(body, p, subject, recall, state, call.arrived_at)
+
+
+async def get_profile(call: Call, body: ProfileIn) -> BaseModel:
+    profiles = await profile_routes.get_profiles(call.state)
+    subject_id = await _subject(call)
+    return await profile_routes.current(
+        call.state, call.principal, subject_id, profiles, body.as_of, body.clock
+    )
 
 
 async def recall(call: Call, body: RecallIn) -> BaseModel:
@@ -212,6 +233,18 @@ TOOLS: tuple[Tool[Any], ...] = (
         RecallIn,
         RecallOut,
         recall,
+        READS,
+        writes=False,
+    ),
+    Tool(
+        "get_profile",
+        "Get the subject's profile",
+        "The subject's confirmed profile, each field with when it was said and when it was "
+        "recorded; with `as_of`, the profile at that time on `clock`: `said` (the default) for "
+        "what the subject had said by then, `known` for what the profile held then.",
+        ProfileIn,
+        ProfileOut,
+        get_profile,
         READS,
         writes=False,
     ),

@@ -79,9 +79,12 @@ class PgvectorBackendSettings(NestedSettings):
     compaction_interval_s: float = Field(default=900.0, ge=0)
     # Each process keeps the namespaces it searches in memory, up to `mirror_budget_mb` in all
     # and `mirror_max_facts` per namespace, and searches them there after one round trip that
-    # brings them up to date. 0 MB: every search reads the database.
+    # brings them up to date. 0 MB: every search reads the database. A namespace earns its
+    # mirror at its `mirror_earn_after`-th search within ten minutes: a subject met once is
+    # served by the database, with no load competing with the searches beside it.
     mirror_budget_mb: int = Field(default=256, ge=0, le=65_536)
     mirror_max_facts: int = Field(default=20_000, ge=1)
+    mirror_earn_after: int = Field(default=2, ge=1, le=1_000)
 
     @model_validator(mode="after")
     def _both_or_neither_dsn(self) -> PgvectorBackendSettings:

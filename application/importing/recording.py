@@ -17,7 +17,6 @@ from uuid import UUID
 import structlog
 
 from factledger.application.clocks import Clock
-from factledger.application.errors import SessionOrderError
 from factledger.application.importing.format import (
     MAX_LINE_BYTES,
     ImportLineError,
@@ -44,7 +43,6 @@ LINE_ERRORS = (
     ImportLineError,
     ConversationTimeError,
     UnsafeFieldError,
-    SessionOrderError,
     DomainError,
 )
 _KNOWN_SUBJECTS_MAX = 100_000

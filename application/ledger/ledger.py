@@ -9,8 +9,8 @@ so async callers wrap it in `asyncio.to_thread`):
   use it as a context manager. `keys` is the `KeyStore` of the deletable keys that encrypt
   personal payload fields; it must persist alongside the event store.
 - Commands (`application.commands`) -> `CommandResult`:
-  `register_subject`, `record_session`, `record_past_session(s)` (imported sessions, in
-  time order), `propose_change`, `end_session` (a session and its
+  `register_subject`, `record_session`, `record_past_session(s)` (imported sessions, in any
+  order of time), `propose_change`, `end_session` (a session and its
   proposals in one save), `confirm_change` (by the subject, evidence required),
   `approve_change` / `reject_change` (by a reviewer), `review_session` (the product's model:
   its proposals from one session, what they supersede, and the review marker), `forget_field`,

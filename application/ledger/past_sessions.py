@@ -1,4 +1,9 @@
-"""`PastSessions`: imported sessions, recorded in time order, one or a run at a time.
+"""`PastSessions`: imported sessions, one or a run at a time.
+
+A session may start before sessions its subject already has (a session an earlier import
+skipped, given again in a corrected file): the ledger keeps the order of recording, the
+conversation's clock orders what was said, and the proposals step weighs each statement by
+when it was said (`proposals.plan`), so an old statement never overtakes a newer one.
 
 `record_past_sessions` records several sessions of one subject with one load and one save:
 the import's sessions of a subject in one batch of lines cost one round of the
@@ -16,7 +21,7 @@ from collections.abc import Sequence
 
 from eventsourcing.persistence import IntegrityError
 
-from factledger.application.errors import ConcurrencyError, SessionOrderError
+from factledger.application.errors import ConcurrencyError
 from factledger.application.ledger.commands import CommandResult, RecordSession
 from factledger.application.ledger.core import MAX_ATTEMPTS, LedgerCore, back_off, log
 from factledger.application.ledger.records import session_record
@@ -25,7 +30,7 @@ from factledger.domain.subject import Subject
 
 # Per session: applied (True), found recorded already (False), refused (its error), or not
 # tried because an earlier one was refused under `stop_on_error` (None).
-PastOutcome = bool | DomainError | SessionOrderError | None
+PastOutcome = bool | DomainError | None
 
 
 class _Tangled(Exception):  # noqa: N818 - internal signal, never raised to callers
@@ -36,9 +41,8 @@ class PastSessions(LedgerCore):
     """The ledger's import commands."""
 
     def record_past_session(self, cmd: RecordSession) -> CommandResult:
-        """Records an imported session: a no-op when it is recorded already with
-        the same content; `SessionOrderError` when the subject has a session that started
-        later, since the proposals step reviews a subject's sessions in recording order."""
+        """Records an imported session: a no-op when it is recorded already with the same
+        content, wherever it falls in time among the subject's sessions."""
         return self._run(
             cmd.tenant, cmd.subject_id, None, lambda subject: self._record_past(subject, cmd)
         )
@@ -82,7 +86,7 @@ class PastSessions(LedgerCore):
             before = len(subject.pending_events)
             try:
                 outcomes.append(bool(self._record_past(subject, cmd)))
-            except (DomainError, SessionOrderError) as exc:
+            except DomainError as exc:
                 if len(subject.pending_events) != before:
                     raise _Tangled from exc
                 outcomes.append(exc)
@@ -99,13 +103,9 @@ class PastSessions(LedgerCore):
                 continue
             try:
                 outcomes.append(self.record_past_session(cmd).applied)
-            except (DomainError, SessionOrderError) as exc:
+            except DomainError as exc:
                 outcomes.append(exc)
         return outcomes
 
     def _record_past(self, subject: Subject, cmd: RecordSession) -> bool:
-        if cmd.session_id not in subject.sessions:
-            starts = (s.started_at for s in subject.sessions.values())
-            if cmd.started_at < max(starts, default=cmd.started_at):
-                raise SessionOrderError(cmd.session_id)
         return subject.record_session(session_record(cmd), at=self._now())

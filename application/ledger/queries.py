@@ -9,11 +9,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Protocol
 from uuid import UUID
 
 from factledger.domain.provenance import Actor, Evidence, Origin
 from factledger.domain.values import FieldValue
+
+
+class Clock(StrEnum):
+    """Which time a question about the past is asked on.
+
+    `said`: the conversations' clock, when the subject said what the profile holds ("what
+    had the customer told us by April?"), over everything the ledger knows now. `known`: the
+    ledger's clock, when a decision put it in the profile ("what did our profile say in
+    April?"), exactly the profile version written then.
+    """
+
+    SAID = "said"
+    KNOWN = "known"
+
+
+DEFAULT_CLOCK = Clock.SAID
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +52,10 @@ class ProfileField:
     # Not served by recall and context from this time on (`FieldExpirySet`); readers compare
     # it with their clock, so the field stays here, and in history, after it.
     valid_until: datetime | None = None
+    # The two clocks: when the words the value rests on were said, and when the ledger
+    # recorded the decision. None only in views written before they were kept.
+    said_at: datetime | None = None
+    known_at: datetime | None = None
 
     def expired(self, now: datetime) -> bool:
         return self.valid_until is not None and self.valid_until <= now
@@ -47,8 +68,13 @@ class ProfileVersion:
     subject_id: UUID
     version: int
     at: datetime
-    cause: str  # registered | confirmed | forgotten
+    cause: str  # registered | confirmed | forgotten | said (an answer on the said clock)
     fields: Mapping[str, ProfileField]
+    # When the version's cause was said and when the ledger recorded it. An answer on the
+    # said clock is not a written version: its `version` is the newest of its fields' and
+    # its times are the latest of theirs.
+    said_at: datetime | None = None
+    known_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +99,8 @@ class FieldHistoryEntry:
     forgotten: bool = False
     note: str | None = None  # the reviewer's note on the approval that set it
     valid_until: datetime | None = None  # an expiry entry: from when the field is not served
+    said_at: datetime | None = None  # when it was said (a forget or expiry: when it was done)
+    known_at: datetime | None = None  # when the ledger recorded it
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +167,13 @@ class ProfileReader(Protocol):
 
     def versions(self, tenant: str, subject_id: UUID) -> list[ProfileVersion]: ...
 
-    def as_of(self, tenant: str, subject_id: UUID, at: datetime) -> ProfileVersion:
-        """The version in force at `at` (version 0, empty, from registration on)."""
+    def as_of(
+        self, tenant: str, subject_id: UUID, at: datetime, clock: Clock = DEFAULT_CLOCK
+    ) -> ProfileVersion:
+        """The profile at `at` on `clock`. `known`: the version the ledger had written by
+        then (version 0, empty, from registration on; `NotFoundError` before). `said`: each
+        field's latest value said by then, by what the ledger knows now (empty, never
+        missing, before anything was said)."""
         ...
 
     def history(
@@ -148,6 +181,18 @@ class ProfileReader(Protocol):
     ) -> list[FieldHistoryEntry]: ...
 
     def diff(self, tenant: str, subject_id: UUID, older: int, newer: int) -> list[FieldDiff]: ...
+
+    def diff_at(
+        self,
+        tenant: str,
+        subject_id: UUID,
+        older: datetime,
+        newer: datetime,
+        clock: Clock = DEFAULT_CLOCK,
+    ) -> list[FieldDiff]:
+        """What changed between the profiles at two times on one clock (a time before the
+        subject was known compares as empty)."""
+        ...
 
     def review_queue(self, tenant: str, *, limit: int = 50) -> list[PendingChange]:
         """Pending proposals of the tenant, oldest first."""

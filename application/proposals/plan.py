@@ -12,6 +12,11 @@ Pure (the subject is loaded by the caller). For each candidate:
   said no longer holds, else the profile's;
 - the change id is derived from (subject, session, model, field): a rerun proposes the same
   change, never a second one;
+- statements are weighed by when they were said, not by when their sessions were recorded (a
+  session an import skipped may be recorded after later ones): a single value said before
+  the profile's value or an open change of the field was said is older news, and proposes
+  nothing (it would overwrite the newer statement once approved); only open changes said
+  earlier are superseded;
 - a caller's pending change from the same session, of the same field and value by meaning,
   is what the model would propose: one statement gets one proposal, so the caller's change is
   kept (nothing proposed, nothing superseded) and the review notes that it agrees with it
@@ -22,12 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from factledger.application.memory.sameness import same_value
 from factledger.application.proposals.candidates import Candidate
-from factledger.domain.proposal import ChangeRecord, Proposal
-from factledger.domain.provenance import Actor, ChangeStatus, Operation, Origin
+from factledger.domain.proposal import ChangeRecord, CurrentField, Proposal
+from factledger.domain.provenance import Actor, ActorKind, ChangeStatus, Operation, Origin
 from factledger.domain.subject import Subject
 from factledger.domain.values import FieldValue, ListValue, TextValue, render
 
@@ -66,6 +72,33 @@ def _known(value: str, values: set[str]) -> bool:
     return any(same_value(value, v) for v in values)
 
 
+def _said_at(subject: Subject, where: tuple[str, int] | None, fallback: datetime) -> datetime:
+    """When the message at `where` (session id, message index) was said."""
+    session = None if where is None else subject.sessions.get(where[0])
+    return fallback if session is None or where is None else session.said_at(where[1])
+
+
+def _evidence_said(subject: Subject, record: ChangeRecord) -> datetime:
+    evidence = record.proposal.evidence
+    where = None if evidence is None else (evidence.session_id, evidence.message_index)
+    return _said_at(subject, where, record.proposed_at)
+
+
+def _current_said(subject: Subject, current: CurrentField) -> datetime:
+    """When the profile's value was said: the subject's confirming words, else the evidence
+    of the change that set it, else the decision."""
+    record = subject.changes.get(current.change_id)
+    if current.confirmed_by.kind is ActorKind.SUBJECT or record is None:
+        return current.confirmed_at
+    return _evidence_said(subject, record) if record.proposal.evidence else current.confirmed_at
+
+
+def _candidate_said(subject: Subject, candidate: Candidate, session_id: str) -> datetime:
+    session = subject.sessions.get(session_id)
+    start = datetime.max.replace(tzinfo=UTC) if session is None else session.started_at
+    return _said_at(subject, candidate.said_in, start)
+
+
 def _plan_one(
     subject: Subject, candidate: Candidate, model: Actor, session_id: str
 ) -> PlannedChange | None:
@@ -91,13 +124,18 @@ def _plan_one(
     if candidate.feed.many:
         operation, value, relation = Operation.APPEND, ListValue(tuple(fresh)), "extension"
     else:
+        said = _candidate_said(subject, candidate, session_id)
+        open_sets = [c for c in open_ if c.operation is Operation.SET]
+        newer = current is not None and _current_said(subject, current) > said
+        if newer or any(_evidence_said(subject, c) > said for c in open_sets):
+            return None  # older news: the newer statement stands
         operation, value = Operation.SET, TextValue(fresh[-1])
         relation = "update" if current is not None else "new value"
         if candidate.replaces is not None:
             relation, replaced = "correction", candidate.replaces
         elif current is not None:
             replaced = next(iter(held), None)
-        supersedes = tuple(c.change_id for c in open_ if c.operation is Operation.SET)
+        supersedes = tuple(c.change_id for c in open_sets)
     if candidate.origin is Origin.INFERRED:
         relation = "derivation"
     proposal = Proposal(

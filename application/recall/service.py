@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -185,9 +185,16 @@ class Recall:
             backend = self._ports.backend
             assert backend is not None  # noqa: S101 - callers check before building the lookup
             ns = namespace_for(subject_id)
-            found, mask = await asyncio.gather(
-                backend.search(ns, _wide_query(text, policy)), self._mask(subject_id)
-            )
+            query = _wide_query(text, policy)
+            # Each task and wake-up is a turn of the event loop that a busy process may make
+            # the answer wait for: the search runs in this lookup's own task unless a mask has
+            # to be read beside it, and the steps after it only when they have work.
+            if self._ports.forgets is None:
+                found, mask = await backend.search(ns, query), NOTHING_FORGOTTEN
+            else:
+                found, mask = await asyncio.gather(
+                    backend.search(ns, query), self._mask(subject_id)
+                )
             # A mask that cannot be read leaves no hits: never serve what may be forgotten.
             hits = await unforgotten(found, mask, backend, ns, self._traces)
             findings.mask = mask
@@ -195,13 +202,18 @@ class Recall:
             findings.previous.update({h.id: h.text for h in hits if not h.is_latest})
             wanted = [h for h in hits if h.is_latest or policy.include_superseded]
             findings.hits = wanted[: policy.limit]
-            steps = [self._previous(backend, subject_id, findings)]
+            steps: list[Coroutine[object, object, None]] = []
+            if _older_ids(findings):
+                steps.append(self._previous(backend, subject_id, findings))
             if policy.excerpts:
                 steps.append(self._transcripts(subject_id, findings))
-            results = await asyncio.gather(*steps, return_exceptions=True)
-            for outcome in results:
-                if isinstance(outcome, BaseException):
-                    raise outcome
+            if len(steps) == 1:
+                await steps[0]
+            elif steps:
+                results = await asyncio.gather(*steps, return_exceptions=True)
+                for outcome in results:
+                    if isinstance(outcome, BaseException):
+                        raise outcome
 
         return Lookup("memories", run, Degraded.BACKEND_ERROR)
 
@@ -210,11 +222,7 @@ class Recall:
     ) -> None:
         ns = namespace_for(subject_id)
         provenance = Capability.FACT_PROVENANCE in backend.capabilities
-        old_ids = [
-            i
-            for i in dict.fromkeys(i for hit in findings.hits for i in superseded_ids(hit))
-            if i not in findings.previous
-        ]
+        old_ids = _older_ids(findings)
         found = await asyncio.gather(
             *(backend.get_memory(ns, i) for i in old_ids), return_exceptions=True
         )
@@ -322,6 +330,15 @@ def _decided_first(
     )
     confirmed = profile_notes(LedgerFindings(profile=list(ranked.confirmed)))
     return (*confirmed, *memory_notes(kept))[:limit]
+
+
+def _older_ids(findings: MemoryFindings) -> list[str]:
+    """The facts the hits replaced whose texts recall has yet to read (for "previously")."""
+    return [
+        i
+        for i in dict.fromkeys(i for hit in findings.hits for i in superseded_ids(hit))
+        if i not in findings.previous
+    ]
 
 
 def _excerpts(findings: MemoryFindings, policy: RecallPolicy) -> tuple[Excerpt, ...]:

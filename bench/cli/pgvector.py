@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -15,8 +16,10 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
+from factledger.api.log_setup import configure_logging
 from factledger.application.memory.ports import Embedder
 from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
+from factledger.bench.pgvector.contact_centre import ContactCentreOptions, run_contact_centre
 from factledger.bench.pgvector.data import Tier
 from factledger.bench.pgvector.measure import Figures
 
@@ -97,6 +100,45 @@ def bench(
     report = asyncio.run(run_bench(options, real, typer.echo, reference))
     typer.echo("")
     typer.echo(render(report))
+
+
+@pgvector_app.command("contact-centre")
+def contact_centre(
+    subjects: Annotated[int, typer.Option(min=10, help="Subjects (one namespace each).")] = 1_000,
+    facts: Annotated[int, typer.Option(min=10, help="Facts per subject.")] = 100,
+    queries: Annotated[
+        int, typer.Option(min=10, help="Searches in all (conversation turns).")
+    ] = 600,
+    earn_after: Annotated[
+        list[int] | None,
+        typer.Option(min=1, help="Mirror earned at this search of a namespace (repeatable)."),
+    ] = None,
+    embedder_model: Annotated[
+        OnnxPreset, typer.Option(help="The packaged sentence model.")
+    ] = DEFAULT_PRESET,
+    seed: Annotated[int, typer.Option()] = 7,
+    vectors_cache: Annotated[
+        Path | None, typer.Option(help="Folder keeping the pool's vectors between runs.")
+    ] = None,
+) -> None:
+    """Recall where most subjects are met once: conversations over thousands of subjects, each
+    way against the floor (query embedding + the bare exact search) in one run."""
+    options = ContactCentreOptions(
+        subjects=subjects,
+        facts=facts,
+        queries=queries,
+        seed=seed,
+        earn_after=tuple(earn_after or (1, 2)),
+        vectors_cache=vectors_cache,
+    )
+    # Logged as a served process logs (JSON lines at INFO), so recall's own log line costs what
+    # it costs in production; the lines go nowhere, the report is the output.
+    configure_logging(json_lines=True, level="INFO", stream=Path(os.devnull).open("w"))  # noqa: SIM115
+    # No vector cache: every way embeds its query live, as the floor does.
+    real = OnnxEmbedder(OnnxModelFiles.preset(embedder_model), threads=1, cached_vectors=0)
+    lines = asyncio.run(run_contact_centre(options, real, typer.echo))
+    typer.echo("")
+    typer.echo("\n".join(lines))
 
 
 def render(report: BenchReport) -> str:

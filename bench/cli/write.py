@@ -62,6 +62,10 @@ def write(
     rebuild_events: Annotated[
         int, typer.Option(min=100, max=500_000, help="Rebuild: events in the ledger.")
     ] = 50_000,
+    rebuild_messages: Annotated[
+        int,
+        typer.Option(min=1, max=500, help="Rebuild: lines per session (1 short, or long ones)."),
+    ] = 1,
     start_runs: Annotated[int, typer.Option(min=1, max=20, help="Cold starts timed.")] = 3,
     sync_sessions: Annotated[
         int, typer.Option(min=1, max=10_000, help="Sync: recorded sessions (9 facts each).")
@@ -93,6 +97,7 @@ def write(
          "--clients", str(clients), "--client-processes", str(client_processes),
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
+         "--rebuild-messages", str(rebuild_messages),
          "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions),
          "--sync-processes", str(sync_processes),
          "--lag-appends-per-s", f"{lag_appends_per_s:g}", "--lag-ends-per-s", f"{lag_ends_per_s:g}",
@@ -168,10 +173,14 @@ def write(
                 f"(load avg {lifted.load_average})"
             )
         if "rebuild" in chosen:
-            for store, rebuilt in rebuilds(root / "rebuild", builds, events=rebuild_events):
+            rebuilt_logs = rebuilds(
+                root / "rebuild", builds, events=rebuild_events, messages=rebuild_messages
+            )
+            for store, rebuilt in rebuilt_logs:
                 typer.echo(
                     f"\nProjection rebuild ({rebuilt.build}), {store}, {rebuilt.events:,} "
-                    f"events: {rebuilt.seconds:.2f} s, {rebuilt.per_second:,.0f} events/s; "
+                    f"events, {rebuild_messages} line(s) per session: {rebuilt.seconds:.2f} s, "
+                    f"{rebuilt.per_second:,.0f} events/s; "
                     f"{rebuilt.cpu_seconds:.2f} CPU s, {rebuilt.per_cpu_second:,.0f} events per "
                     f"CPU s (load avg {rebuilt.load_average})"
                 )

@@ -5,7 +5,8 @@ instruction head, `bench/judgement/instructions.py`)
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
 labelled conversations in the blind sets' format (`cases-*.yaml`, with `answers-*.yaml`)
-for the field head and more replies; prints each head's cross-validated accuracy and the
+for the field head and more replies; `--conversations DIR` adds conversations that train the
+field head only; prints each head's cross-validated accuracy and the
 file's SHA-256 to pin
 (`FACTLEDGER_JUDGEMENT__HEADS_SHA256`, or `PACKAGED_HEADS_SHA256` for the shipped file).
 """
@@ -28,11 +29,11 @@ from factledger.bench.judgement.instructions import train_instruction_head
 from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train
 
 
-async def _train(corpora: list[Path], out: Path) -> dict[str, object]:
+async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> dict[str, object]:
     corpus = Corpus((), ())
     for directory in corpora:
         corpus = corpus + load_corpus(directory)
-    cases = cases_in(corpora)
+    cases = cases_in([*corpora, *conversations])
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
     accuracy = await cross_validate(embedder, corpus)
     heads = await train(embedder, corpus, cases)
@@ -54,6 +55,14 @@ def main(argv: list[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     fit = commands.add_parser("train", help="fit the heads on labelled corpora")
     fit.add_argument("--corpus", type=Path, action="append", help="a corpus directory")
+    fit.add_argument(
+        "--conversations",
+        type=Path,
+        action="append",
+        default=[],
+        help="a directory of labelled conversations (cases-*.yaml) that trains the field head "
+        "only (its replies train nothing)",
+    )
     fit.add_argument("--out", type=Path, default=PACKAGED_HEADS)
     lines = commands.add_parser("instructions", help="fit the instruction head")
     lines.add_argument("--corpus", type=Path, default=PACKAGED_CORPUS)
@@ -65,7 +74,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return
     corpora = args.corpus or [PACKAGED_CORPUS]
-    sys.stdout.write(json.dumps(asyncio.run(_train(corpora, args.out)), indent=2) + "\n")
+    result = asyncio.run(_train(corpora, args.conversations, args.out))
+    sys.stdout.write(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The field head's examples: every (subject clause, field) pair of labelled conversations.
+"""The field head's examples: every subject clause of labelled conversations, with its pairs.
 
 Conversations come in the blind sets' format (`cases-*.yaml`). A pair is positive when an
 expected stated proposal of its session is for that field and the clause holds every one of
@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.judge import LearnedJudge
@@ -47,27 +49,26 @@ def _positive(session: Session, clause: str, field: str) -> bool:
     )
 
 
-async def field_examples(
-    judge: LearnedJudge, cases: Sequence[Case]
-) -> tuple[Matrix, list[str], list[int]]:
-    """Pair features, labels ("true"/"false") and each pair's case number (for folds)."""
+@dataclass(frozen=True, slots=True)
+class ClauseExample:
+    """One subject clause of a labelled conversation: its pairs with its kind's fields, which
+    of them it states (none, one, or several), and its case's number (folds go by case)."""
+
+    case: int
+    pairs: Matrix  # fields x pair width
+    states: npt.NDArray[np.bool_]  # fields
+
+
+async def field_examples(judge: LearnedJudge, cases: Sequence[Case]) -> list[ClauseExample]:
     fields = fields_by_kind(cases)
-    rows: list[Matrix] = []
-    labels: list[str] = []
-    groups: list[int] = []
+    out: list[ClauseExample] = []
     for number, case in enumerate(cases):
         kind_fields = fields.get(case.kind, ())
+        if not kind_fields:
+            continue
         for session in case.sessions:
             said, pairs = await judge.pairs(transcript_of(session), kind_fields)
-            if not said or not kind_fields:
-                continue
-            rows.append(pairs.reshape(len(said) * len(kind_fields), -1))
-            labels += [
-                str(_positive(session, clause, f)).lower()
-                for _, clause in said
-                for f in kind_fields
-            ]
-            groups += [number] * (len(said) * len(kind_fields))
-    if not rows:
-        return np.zeros((0, 0), dtype=np.float32), [], []
-    return np.vstack(rows), labels, groups
+            for c, (_, clause) in enumerate(said):
+                states = np.array([_positive(session, clause, f) for f in kind_fields])
+                out.append(ClauseExample(number, pairs[c], states))
+    return out

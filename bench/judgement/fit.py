@@ -1,4 +1,4 @@
-"""Fits one head: a multinomial logistic regression, class-balanced, L2-regularised, by
+"""Fits the heads: multinomial logistic regressions, class-balanced, L2-regularised, by
 full-batch Adam in numpy (the corpora are small; nothing beyond numpy is needed)."""
 
 from __future__ import annotations
@@ -9,13 +9,14 @@ import numpy as np
 
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.heads import Head
+from factledger.bench.judgement.field_data import ClauseExample
 
 STEPS = 400
 LEARNING_RATE = 0.05
 L2 = 1e-3
 
 
-def fit_head(x: Matrix, labels: Sequence[str], classes: Sequence[str]) -> Head:
+def fit_head(x: Matrix, labels: Sequence[str], classes: Sequence[str], l2: float = L2) -> Head:
     index = {c: i for i, c in enumerate(classes)}
     y = np.array([index[label] for label in labels])
     n, d = x.shape
@@ -30,7 +31,7 @@ def fit_head(x: Matrix, labels: Sequence[str], classes: Sequence[str]) -> Head:
     for step in range(1, STEPS + 1):
         head = Head(w, b, tuple(classes))
         error = (head.probabilities(x) - onehot) * weight / n
-        grads = [x.T @ error + L2 * w, error.sum(axis=0)]
+        grads = [x.T @ error + l2 * w, error.sum(axis=0)]
         for i, (param, grad) in enumerate(zip((w, b), grads, strict=True)):
             m[i] = 0.9 * m[i] + 0.1 * grad
             v[i] = 0.999 * v[i] + 0.001 * grad * grad
@@ -38,3 +39,40 @@ def fit_head(x: Matrix, labels: Sequence[str], classes: Sequence[str]) -> Head:
             vhat = v[i] / (1 - 0.999**step)
             param -= (LEARNING_RATE * mhat / (np.sqrt(vhat) + 1e-8)).astype(np.float32)
     return Head(w, b, tuple(classes))
+
+
+def fit_field_head(examples: Sequence[ClauseExample], l2: float = L2) -> Head:
+    """The field head: one score per (clause, field) pair, a softmax per clause over its
+    fields and "none" (score 0), fitted to put the clause's weight on the fields it states
+    (shared equally) or on none; clauses that state a field weigh as much, in all, as those
+    that state none."""
+    sizes = np.array([e.pairs.shape[0] for e in examples])
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    x = np.vstack([e.pairs for e in examples]).astype(np.float32)
+    clause = np.repeat(np.arange(len(examples)), sizes)
+    states = np.concatenate([e.states for e in examples]).astype(np.float32)
+    count = np.add.reduceat(states, starts)
+    target = states / np.maximum(count[clause], 1.0)
+    stating = count > 0
+    n = len(examples)
+    balance = np.where(
+        stating, n / (2.0 * max(int(stating.sum()), 1)), n / (2.0 * max(int((~stating).sum()), 1))
+    ).astype(np.float32)
+    w = np.zeros((x.shape[1], 1), dtype=np.float32)
+    b = np.zeros(1, dtype=np.float32)
+    m = [np.zeros_like(w), np.zeros_like(b)]
+    v = [np.zeros_like(w), np.zeros_like(b)]
+    for step in range(1, STEPS + 1):
+        z = x @ w[:, 0] + b[0]
+        top = np.maximum(np.maximum.reduceat(z, starts), 0.0)
+        e = np.exp(z - top[clause])
+        p = e / (np.exp(-top) + np.add.reduceat(e, starts))[clause]
+        error = ((p - target) * balance[clause] / n).astype(np.float32)
+        grads = [(x.T @ error)[:, None] + l2 * w, np.array([error.sum()], dtype=np.float32)]
+        for i, (param, grad) in enumerate(zip((w, b), grads, strict=True)):
+            m[i] = 0.9 * m[i] + 0.1 * grad
+            v[i] = 0.999 * v[i] + 0.001 * grad * grad
+            mhat = m[i] / (1 - 0.9**step)
+            vhat = v[i] / (1 - 0.999**step)
+            param -= (LEARNING_RATE * mhat / (np.sqrt(vhat) + 1e-8)).astype(np.float32)
+    return Head(w, b, ("field",))

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from factledger.adapters.judgement.features import Matrix, features
-from factledger.adapters.judgement.fields import pair_width
+from factledger.adapters.judgement.fields import field_probabilities, pair_width
 from factledger.adapters.judgement.heads import Head, Heads
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.application.memory.ports import Embedder
 from factledger.bench.evalsets.cases import Case
 from factledger.bench.judgement.corpus import REPLIES, STATEMENTS, Corpus
-from factledger.bench.judgement.field_data import field_examples
-from factledger.bench.judgement.fit import fit_head
+from factledger.bench.judgement.field_data import ClauseExample, field_examples
+from factledger.bench.judgement.fit import L2, fit_field_head, fit_head
 
 BUCKETS = 1024
 YES_MIN = 0.6
@@ -44,13 +44,13 @@ async def train(embedder: Embedder, corpus: Corpus, cases: Sequence[Case] = ()) 
     xr = await _x(embedder, [r.reply for r in corpus.replies])
     heads["answer"] = fit_head(xr, [r.label for r in corpus.replies], REPLIES)
     width = pair_width(embedder.dimension)
-    blank = Head(np.zeros((width, 2), np.float32), np.zeros(2, np.float32), BOOL)
+    blank = Head(np.zeros((width, 1), np.float32), np.full(1, -50.0, np.float32), ("field",))
     sentence_heads = Heads({**heads, "field": blank}, embedder.model_id, BUCKETS, YES_MIN)
-    x, y, groups = await field_examples(LearnedJudge(embedder, sentence_heads), cases)
-    if not y or "true" not in y:
+    examples = await field_examples(LearnedJudge(embedder, sentence_heads), cases)
+    if not any(e.states.any() for e in examples):
         return sentence_heads  # no labelled conversations: no field is ever stated
-    heads["field"] = fit_head(x, y, BOOL)
-    field_min, fold_scores = _field_threshold(x, y, groups)
+    heads["field"] = fit_field_head(examples)
+    field_min, fold_scores = _field_threshold(examples)
     FIELD_FOLDS.update(fold_scores)
     return Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min)
 
@@ -59,27 +59,31 @@ FIELD_FOLDS: dict[str, float] = {}  # the field head's out-of-fold figures at it
 
 
 def _field_threshold(
-    x: Matrix, y: Sequence[str], groups: Sequence[int], k: int = 4
+    examples: Sequence[ClauseExample], k: int = 4
 ) -> tuple[float, dict[str, float]]:
-    """The threshold with the best F0.5 (precision weighs more) on out-of-fold predictions,
-    folds by case so a conversation never scores the head it trained."""
-    labels = np.array(y) == "true"
-    cases = np.array(groups)
-    p = np.zeros(len(labels), dtype=np.float32)
+    """The threshold with the best F0.5 (precision weighs more) on out-of-fold predictions of
+    each clause's most probable field, folds by case so a conversation never scores the head
+    it trained."""
+    best_p = np.zeros(len(examples), dtype=np.float32)
+    right = np.zeros(len(examples), dtype=bool)
     for fold in range(k):
-        test = cases % k == fold
-        head = fit_head(x[~test], list(np.array(y)[~test]), BOOL)
-        p[test] = head.probabilities(x[test])[:, 1]
+        test = [i for i, e in enumerate(examples) if e.case % k == fold]
+        head = fit_field_head([e for e in examples if e.case % k != fold])
+        for i in test:
+            p = field_probabilities(head.weights, head.bias, examples[i].pairs[None])[0]
+            j = int(np.argmax(p))
+            best_p[i], right[i] = p[j], bool(examples[i].states[j])
+    stating = float(sum(bool(e.states.any()) for e in examples))
     best, chosen, scores = -1.0, 0.5, {}
-    for threshold in np.arange(0.3, 0.995, 0.01):
-        said = p >= threshold
-        tp = float((said & labels).sum())
+    for threshold in np.arange(0.2, 0.95, 0.01):
+        said = best_p >= threshold
+        tp = float((said & right).sum())
         precision = tp / max(float(said.sum()), 1.0)
-        recall = tp / max(float(labels.sum()), 1.0)
+        recall = tp / max(stating, 1.0)
         f = 1.25 * precision * recall / max(0.25 * precision + recall, 1e-9)
         if f > best:
             best, chosen = f, float(threshold)
-            scores = {"pair_precision": round(precision, 3), "pair_recall": round(recall, 3)}
+            scores = {"clause_precision": round(precision, 3), "clause_recall": round(recall, 3)}
     return round(chosen, 2), scores
 
 
@@ -88,12 +92,12 @@ def _folds(n: int, k: int) -> list[np.ndarray]:
     return [order[i::k] for i in range(k)]
 
 
-def _cv(x: Matrix, y: Sequence[str], classes: Sequence[str], k: int) -> float:
+def _cv(x: Matrix, y: Sequence[str], classes: Sequence[str], k: int, l2: float = L2) -> float:
     labels = np.array(y)
     right = 0
     for test in _folds(len(labels), k):
         train_rows = np.setdiff1d(np.arange(len(labels)), test)
-        head: Head = fit_head(x[train_rows], list(labels[train_rows]), classes)
+        head: Head = fit_head(x[train_rows], list(labels[train_rows]), classes, l2=l2)
         predicted = np.array(classes)[np.argmax(head.probabilities(x[test]), axis=1)]
         right += int((predicted == labels[test]).sum())
     return right / len(labels)

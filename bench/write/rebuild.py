@@ -51,8 +51,25 @@ class RebuildFigures:
         return self.events / self.cpu_seconds if self.cpu_seconds else 0.0
 
 
-def seed_ledger(ledger: Ledger, events: int) -> None:
+# A longer line of a transcript: a contact-centre call's turn, about 200 characters.
+LONG_LINE = (
+    "Yes, we still buy our flour from Acme. Two pallets come every other Tuesday. The last "
+    "delivery came a day late, and the driver did not find the loading bay behind the bakery."
+)
+
+
+def transcript(messages: int) -> tuple[Message, ...]:
+    """The session's lines: one short line, or `messages` long ones, turns taken in order."""
+    if messages <= 1:
+        return (Message(role=Role.SUBJECT, text="We buy from Acme.", at=AT),)
+    roles = (Role.SUBJECT, Role.AGENT)
+    return tuple(Message(role=roles[n % 2], text=LONG_LINE, at=AT) for n in range(messages))
+
+
+def seed_ledger(ledger: Ledger, events: int, *, messages: int = 1) -> None:
+    """About `events` events; each session's transcript has `messages` lines (`transcript`)."""
     saves = max(1, events // (PROPOSALS_PER_SAVE + 1))
+    said = transcript(messages)
     subject_id = None
     for n in range(saves):
         if n % SAVES_PER_SUBJECT == 0:
@@ -60,8 +77,7 @@ def seed_ledger(ledger: Ledger, events: int) -> None:
             subject_id = registered.subject_id
         assert subject_id is not None  # noqa: S101 - registered on the first save
         session_id = f"s-{n}"
-        said = Message(role=Role.SUBJECT, text="We buy from Acme.", at=AT)
-        session = RecordSession("bench", subject_id, session_id, Channel.CHAT, AT, AT, (said,))
+        session = RecordSession("bench", subject_id, session_id, Channel.CHAT, AT, AT, said)
         proposals = acme_proposals("bench", subject_id, session_id, PROPOSALS_PER_SAVE)
         ledger.end_session(session, proposals)
 
@@ -123,27 +139,29 @@ print(count, time.perf_counter() - started, time.process_time() - cpu)
 """
 
 
-def seeded(workdir: Path, *, events: int) -> Path:
+def seeded(workdir: Path, *, events: int, messages: int = 1) -> Path:
     """A SQLite ledger of about `events` events in `workdir`."""
     workdir.mkdir(parents=True, exist_ok=True)
     keys = SqliteKeyStore(workdir / "keys.sqlite")
     ledger = Ledger(sqlite_env(workdir / "ledger.sqlite"), keys=keys)
-    _seed_quietly(ledger, keys, events)
+    _seed_quietly(ledger, keys, events, messages)
     return workdir
 
 
-def seeded_postgres(location: PostgresLocation, *, events: int) -> None:
+def seeded_postgres(location: PostgresLocation, *, events: int, messages: int = 1) -> None:
     """A PostgreSQL ledger of about `events` events in the schema `rebuild_ledger`."""
     keys = PostgresKeyStore(location.conninfo, schema="rebuild_ledger")
     ledger = Ledger(postgres_env(location, schema="rebuild_ledger"), keys=keys)
-    _seed_quietly(ledger, keys, events)
+    _seed_quietly(ledger, keys, events, messages)
 
 
-def _seed_quietly(ledger: Ledger, keys: SqliteKeyStore | PostgresKeyStore, events: int) -> None:
+def _seed_quietly(
+    ledger: Ledger, keys: SqliteKeyStore | PostgresKeyStore, events: int, messages: int
+) -> None:
     try:
         # Held, not printed: a line per save would bury the figures.
         with structlog.testing.capture_logs():
-            seed_ledger(ledger, events)
+            seed_ledger(ledger, events, messages=messages)
     finally:
         ledger.close()
         keys.close()
@@ -177,16 +195,17 @@ def _rebuild(python: str, kind: str, where: str, views: str) -> RebuildFigures:
 
 
 def rebuilds(
-    workdir: Path, builds: list[str], *, events: int, runs: int = 3
+    workdir: Path, builds: list[str], *, events: int, runs: int = 3, messages: int = 1
 ) -> Iterator[tuple[str, RebuildFigures]]:
-    """Each store's ledger seeded once, then `runs` rebuilds by each build, taking turns."""
-    ledger_dir = seeded(workdir / "sqlite", events=events)
+    """Each store's ledger seeded once (sessions of `messages` lines), then `runs` rebuilds by
+    each build, taking turns."""
+    ledger_dir = seeded(workdir / "sqlite", events=events, messages=messages)
     for run in range(runs):
         for python in builds:
             yield "SQLite", measure_rebuild(ledger_dir, python, run=run)
     database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
     try:
-        seeded_postgres(database.location, events=events)
+        seeded_postgres(database.location, events=events, messages=messages)
         for run in range(runs):
             for python in builds:
                 yield "PostgreSQL", measure_rebuild_postgres(database.location, python, run=run)

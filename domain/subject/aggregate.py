@@ -124,7 +124,15 @@ class Subject(SubjectForgetting):
             proposal.evidence, proposal.origin, self.sessions, condition=proposal.condition
         )
         self._check_time(at)
-        self.trigger_event(self.ChangeProposed, timestamp=at, **proposal.to_event_fields())
+        evidence = proposal.evidence
+        said_at = (
+            None
+            if evidence is None
+            else self.sessions[evidence.session_id].said_at(evidence.message_index)
+        )
+        self.trigger_event(
+            self.ChangeProposed, timestamp=at, said_at=said_at, **proposal.to_event_fields()
+        )
         return True
 
     def confirm(self, change_id: UUID, confirmation: Decision, *, at: datetime) -> None:

@@ -68,6 +68,9 @@ def profile_field(name: str, doc: JsonObject) -> ProfileField:
         version=_int(doc.get("version")),
         forgotten=bool(doc.get("forgotten", False)),
         valid_until=_opt_time(doc.get("valid_until")),
+        # Views written before the two clocks were kept: the one date they had.
+        said_at=_opt_time(doc.get("said_at") or doc.get("confirmed_at")),
+        known_at=_opt_time(doc.get("known_at") or doc.get("confirmed_at")),
     )
 
 
@@ -85,6 +88,8 @@ def profile_version(doc: JsonObject) -> ProfileVersion:
             for name, f in sorted(fields.items())
             if isinstance(f, dict)
         },
+        said_at=_opt_time(doc.get("said_at") or doc["at"]),
+        known_at=_opt_time(doc.get("known_at") or doc["at"]),
     )
 
 
@@ -109,6 +114,8 @@ def history_entry(doc: JsonObject) -> FieldHistoryEntry:
         forgotten=bool(doc.get("forgotten", False)) or doc.get("kind") == "forgotten",
         note=_str(doc.get("note")),
         valid_until=_opt_time(doc.get("valid_until")),
+        said_at=_opt_time(doc.get("said_at") or doc["at"]),
+        known_at=_opt_time(doc.get("known_at") or doc["at"]),
     )
 
 

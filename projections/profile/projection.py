@@ -40,6 +40,7 @@ from factledger.domain.provenance import Operation
 from factledger.domain.values import JsonObject, from_payload, render, to_payload
 from factledger.projections.follower import PAGE, Follower, Tracked
 from factledger.projections.gc_easing import garbage_collection_eased
+from factledger.projections.profile.said import said_time
 from factledger.projections.profile.shapes import (
     as_object,
     change_doc,
@@ -134,7 +135,18 @@ class ProfileProjection:
                 "version": 0,
             },
         )
-        txn.put("profile", sid, {"subject_id": sid, "version": 0, "at": at, "fields": {}})
+        txn.put(
+            "profile",
+            sid,
+            {
+                "subject_id": sid,
+                "version": 0,
+                "at": at,
+                "said_at": at,
+                "known_at": at,
+                "fields": {},
+            },
+        )
         put_version(txn, sid, 0, at, {"kind": "registered"}, {})
 
     def _session(self, txn: ViewTransaction, e: SessionRecorded, position: int) -> None:
@@ -168,6 +180,7 @@ class ProfileProjection:
             },
         )
         field = str(change["field"])
+        said, known = said_time(txn, sid, e, change), e.timestamp.isoformat()
         profile = as_object(txn.get("profile", sid))
         fields = as_object(profile.get("fields"))
         before = as_object(fields.get(field)).get("value")
@@ -201,6 +214,8 @@ class ProfileProjection:
             "confirmed_by": e.confirmed_by,
             "confirmation": e.evidence,
             "confirmed_at": at,
+            "said_at": said,
+            "known_at": known,
             "version": e.profile_version,
         }
         if value is None and not erased:
@@ -214,6 +229,8 @@ class ProfileProjection:
             at,
             fields,
             {"kind": "confirmed", "change_id": str(e.change_id), "field": field},
+            said_at=said,
+            known_at=known,
         )
         close_history(txn, sid, field, e.profile_version, at)
         txn.put(
@@ -285,6 +302,8 @@ class ProfileProjection:
                 "field": field,
                 "kind": "forgotten",
                 "at": at,
+                "said_at": at,
+                "known_at": at,
                 "version": version,
                 "requested_by": e.requested_by,
                 "reason": e.reason,
@@ -318,6 +337,8 @@ class ProfileProjection:
                 "field": field,
                 "kind": "expiry",
                 "at": at,
+                "said_at": at,
+                "known_at": at,
                 "version": version,
                 "valid_until": valid_until,
                 "requested_by": e.requested_by,

@@ -7,6 +7,8 @@ from uuid import UUID
 
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.queries import (
+    DEFAULT_CLOCK,
+    Clock,
     FieldDiff,
     FieldHistoryEntry,
     PendingChange,
@@ -16,6 +18,7 @@ from factledger.application.ledger.queries import (
 )
 from factledger.application.ledger.view_store import ViewStore
 from factledger.domain.values import JsonObject
+from factledger.projections.profile.as_said import profile_as_said
 from factledger.projections.profile.documents import (
     history_entry,
     pending_change,
@@ -68,11 +71,37 @@ class ViewStoreProfileReader:
         self.subject(tenant, subject_id)
         return [profile_version(d) for d in self._scan("version", f"{subject_id}:")]
 
-    def as_of(self, tenant: str, subject_id: UUID, at: datetime) -> ProfileVersion:
-        in_force = [v for v in self.versions(tenant, subject_id) if v.at <= at]
-        if not in_force:
+    def as_of(
+        self, tenant: str, subject_id: UUID, at: datetime, clock: Clock = DEFAULT_CLOCK
+    ) -> ProfileVersion:
+        if clock is Clock.SAID:
+            self.subject(tenant, subject_id)
+            return profile_as_said(subject_id, self._scan("history", f"{subject_id}:"), at)
+        # Versions are written in the ledger's order, so their `known_at` only grows.
+        known = [v for v in self.versions(tenant, subject_id) if (v.known_at or v.at) <= at]
+        if not known:
             raise NotFoundError(f"subject {subject_id} had no profile at that time")
-        return in_force[-1]
+        return known[-1]
+
+    def diff_at(
+        self,
+        tenant: str,
+        subject_id: UUID,
+        older: datetime,
+        newer: datetime,
+        clock: Clock = DEFAULT_CLOCK,
+    ) -> list[FieldDiff]:
+        before, after = (self._at_or_empty(tenant, subject_id, t, clock) for t in (older, newer))
+        return _field_diffs(before, after)
+
+    def _at_or_empty(
+        self, tenant: str, subject_id: UUID, at: datetime, clock: Clock
+    ) -> ProfileVersion:
+        try:
+            return self.as_of(tenant, subject_id, at, clock)
+        except NotFoundError:
+            self.subject(tenant, subject_id)  # the subject exists, it was not known yet
+            return ProfileVersion(subject_id, 0, at, "", {})
 
     def history(
         self, tenant: str, subject_id: UUID, field: str | None = None
@@ -82,15 +111,8 @@ class ViewStoreProfileReader:
         return [history_entry(d) for d in docs if field is None or d.get("field") == field]
 
     def diff(self, tenant: str, subject_id: UUID, older: int, newer: int) -> list[FieldDiff]:
-        before = self.version(tenant, subject_id, older).fields
-        after = self.version(tenant, subject_id, newer).fields
-        diffs = []
-        for name in sorted(before.keys() | after.keys()):
-            old, new = before.get(name), after.get(name)
-            same = old is not None and new is not None and old.change_id == new.change_id
-            if not same:
-                diffs.append(FieldDiff(name, old, new))
-        return diffs
+        before = self.version(tenant, subject_id, older)
+        return _field_diffs(before, self.version(tenant, subject_id, newer))
 
     def review_queue(self, tenant: str, *, limit: int = 50) -> list[PendingChange]:
         # The key prefix narrows the scan; the equality keeps "a" from seeing tenant "a:b".
@@ -100,3 +122,15 @@ class ViewStoreProfileReader:
     def sessions(self, tenant: str, subject_id: UUID) -> list[SessionEntry]:
         self.subject(tenant, subject_id)
         return [session_entry(d) for d in self._scan("session", f"{subject_id}:")]
+
+
+def _field_diffs(older: ProfileVersion, newer: ProfileVersion) -> list[FieldDiff]:
+    """The fields whose value differs (another change set it), by name."""
+    before, after = older.fields, newer.fields
+    diffs = []
+    for name in sorted(before.keys() | after.keys()):
+        old, new = before.get(name), after.get(name)
+        same = old is not None and new is not None and old.change_id == new.change_id
+        if not same:
+            diffs.append(FieldDiff(name, old, new))
+    return diffs

@@ -73,6 +73,8 @@ def change_doc(
         "proposed_by": e.proposed_by,
         "based_on_version": e.based_on_version,
         "proposed_at": proposed_at,
+        # When the evidence was said; None for events stored before proposals carried it.
+        "said_at": None if e.said_at is None else e.said_at.isoformat(),
         "status": "pending",
         "queue_key": queue_key,
     }

@@ -57,21 +57,41 @@ def new_version(
     at: str,
     fields: JsonObject,
     cause: JsonObject,
+    *,
+    said_at: str | None = None,
+    known_at: str | None = None,
 ) -> None:
-    txn.put("profile", sid, {"subject_id": sid, "version": version, "at": at, "fields": fields})
+    """`said_at`: when what caused the version was said (the conversation's clock);
+    `known_at`: when the ledger recorded it. Both default to `at` (a forget is not said)."""
+    clocks: JsonObject = {"said_at": said_at or at, "known_at": known_at or at}
+    txn.put(
+        "profile",
+        sid,
+        {"subject_id": sid, "version": version, "at": at, **clocks, "fields": fields},
+    )
     subject = as_object(txn.get("subject", sid))
     txn.put("subject", sid, {**subject, "version": version})
-    put_version(txn, sid, version, at, cause, fields)
+    put_version(txn, sid, version, at, cause, fields, said_at=said_at, known_at=known_at)
 
 
 def put_version(
-    txn: ViewTransaction, sid: str, version: int, at: str, cause: JsonObject, fields: JsonObject
+    txn: ViewTransaction,
+    sid: str,
+    version: int,
+    at: str,
+    cause: JsonObject,
+    fields: JsonObject,
+    *,
+    said_at: str | None = None,
+    known_at: str | None = None,
 ) -> None:
     key = version_key(sid, version)
     doc: JsonObject = {
         "subject_id": sid,
         "version": version,
         "at": at,
+        "said_at": said_at or at,
+        "known_at": known_at or at,
         "cause": cause,
         "fields": fields,
     }

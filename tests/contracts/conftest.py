@@ -97,7 +97,7 @@ def pgvector_factory(mirror: MirrorSettings | None) -> BackendFactory:
 
 
 pgvector_memory_backend = pgvector_factory(None)
-pgvector_mirrored_backend = pgvector_factory(MirrorSettings(inline=True))
+pgvector_mirrored_backend = pgvector_factory(MirrorSettings(inline=True, earn_after=1))
 
 
 @asynccontextmanager

@@ -83,7 +83,7 @@ async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
                     embedder=embedder,
                     extractor=extractor,
                     clock=clock,
-                    mirror=MirrorSettings(inline=True)
+                    mirror=MirrorSettings(inline=True, earn_after=1)
                     if request.param == "pgvector_mirrored"
                     else None,
                 )

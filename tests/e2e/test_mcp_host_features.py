@@ -21,7 +21,7 @@ from factledger.domain.subject import subject_id_for
 
 REF = "crm-mcp-host"
 AGENT = token(Role.AGENT, kind="lead", ref=REF, principal_id="voice-bot")
-READ_ONLY = {"get_context", "recall"}
+READ_ONLY = {"get_context", "recall", "get_profile"}
 IDEMPOTENT = {"start_session", "end_session", "forget"}
 
 
@@ -85,6 +85,9 @@ async def test_every_answer_matches_its_tools_output_schema(ports: Runtime) -> N
         )
         await relay("host-2", "Yes, that is right.")
         answer(await call(client, "end_session", session_id="host-2"))
+        answers["get_profile"] = answer(await call(client, "get_profile"))
+        said = answer(await call(client, "get_profile", as_of="2020-01-01T00:00:00+00:00"))
+        assert (said["clock"], said["fields"]) == ("said", {})
         answers["forget"] = answer(await call(client, "forget", field="fleet", reason="asked"))
     assert all(schema is not None and schema["type"] == "object" for schema in schemas.values())
     for name, body in answers.items():

@@ -12,6 +12,7 @@ import pytest
 from factledger.api.bootstrap.compose import open_ledger_runtime
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.settings import load_settings
+from factledger.application.ledger.queries import Clock
 from factledger.domain.events import ChangeRejected, FactForgotten
 from factledger.domain.provenance import ActorKind, Origin
 from factledger.projections.follower import read_events
@@ -86,8 +87,8 @@ def test_every_version_is_retrievable_as_of_its_date(
     versions = rt.profiles.versions(TENANT, ids.subject_id)
     assert [v.at for v in versions] == moments
     for version, moment in zip(versions, moments, strict=True):
-        assert rt.profiles.as_of(TENANT, ids.subject_id, moment + HOUR) == version
-    assert rt.profiles.as_of(TENANT, ids.subject_id, MARCH - HOUR).version == 1
+        assert rt.profiles.as_of(TENANT, ids.subject_id, moment + HOUR, Clock.KNOWN) == version
+    assert rt.profiles.as_of(TENANT, ids.subject_id, MARCH - HOUR, Clock.KNOWN).version == 1
 
 
 def test_forgetting_removes_the_field_and_history_records_it(

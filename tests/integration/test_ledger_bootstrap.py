@@ -124,6 +124,18 @@ def test_the_cli_runs_the_demo_then_history_replay_and_rebuild(
     assert as_of.exit_code == 0, as_of.output
     assert "Supplier A" in as_of.output
     assert "version 1" in as_of.output
+    known = runner.invoke(
+        app, ["history", "acme/lead/lead-0042", "--as-of", "2026-02-01", "--clock", "known"]
+    )
+    assert known.exit_code == 0, known.output
+    assert "known clock" in known.output
+    assert "Supplier A" in known.output
+    since = runner.invoke(app, ["history", "acme/lead/lead-0042", "--diff-from", "2026-02-01"])
+    assert since.exit_code == 0, since.output
+    assert "Changed since 2026-02-01 (said clock)" in since.output
+    bad_clock = runner.invoke(app, ["history", "acme/lead/lead-0042", "--clock", "wall"])
+    assert bad_clock.exit_code == 2
+    assert "--clock" in bad_clock.output
 
     unknown = runner.invoke(app, ["history", "acme/lead/nobody"])
     assert unknown.exit_code == 1

@@ -81,7 +81,7 @@ async def both_forms(
     """The hits of the one statement and the mirror's for the same query, the mirror's with
     the hit past the limit, if any (a tie across the cut-off may come back either way)."""
     backend, _, clock = opened
-    plan = replace(backend.searcher.plan, mirror=MirrorSettings(inline=True))
+    plan = replace(backend.searcher.plan, mirror=MirrorSettings(inline=True, earn_after=1))
     mirror = PgvectorSearcher(backend.db, embedder=EMBEDDER, clock=clock, plan=plan)
     fused = await backend.search(ns, query)
     if query.filters:  # a filtered search never reads the mirror: the database's other path

@@ -1,4 +1,5 @@
-"""The mirrors a process holds (ADR 0056): loaded in the background after a search that reads
+"""The mirrors a process holds (ADR 0056): earned by a namespace's second search (its first
+reads the database and loads nothing), loaded in the background after a search that reads
 the database, never past `max_facts` and tried again only after `retry_seconds`, the least
 recently searched evicted past the budget, idle ones dropped, a running load cancelled by
 `close`, and a failed load logged by its error type while searches keep answering."""
@@ -36,7 +37,7 @@ pytestmark = pytest.mark.integration
 NS = Namespace("tenant-1:cached")
 QUERY = SearchQuery("supplier orders", threshold=-1.0, limit=50)
 LOADED_WITHIN_S = 10.0
-BACKGROUND = MirrorSettings(inline=False)
+BACKGROUND = MirrorSettings(inline=False, earn_after=1)
 
 
 @asynccontextmanager
@@ -86,10 +87,54 @@ async def test_a_search_without_a_mirror_reads_the_database_and_the_next_reads_t
         assert mirrors.loads == 1
 
 
+async def test_a_namespace_searched_once_is_not_loaded_and_earns_its_mirror_by_a_second_search(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    once, again = Namespace("tenant-1:once"), Namespace("tenant-1:again")
+    async with opened(postgres, MirrorSettings(inline=False), once, again) as two:
+        mirrors = two.mirrored.searcher.mirrors
+        attempts = counted_loads(monkeypatch)
+        database = DatabaseSearches(two.mirrored, monkeypatch)
+
+        assert len(await two.mirrored.search(once, QUERY)) == 3
+        assert len(await two.mirrored.search(again, QUERY)) == 3
+        assert not mirrors._loading  # one search each: nothing loads beside the searches
+        assert len(await two.mirrored.search(again, QUERY)) == 3  # the second: its load starts
+
+        assert database.count == 3
+        await until(lambda: again in mirrors.held(), "the earned load")
+        assert attempts == [again]
+        reads_mirror_only(two.mirrored, monkeypatch)
+        assert len(await two.mirrored.search(again, QUERY)) == 3
+
+
+async def test_searches_further_apart_than_idle_seconds_do_not_earn_a_mirror(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = MirrorSettings(inline=False, earn_after=2, idle_seconds=0.3)
+    async with opened(postgres, settings) as two:
+        mirrors = two.mirrored.searcher.mirrors
+        attempts = counted_loads(monkeypatch)
+
+        await two.mirrored.search(NS, QUERY)
+        await asyncio.sleep(settings.idle_seconds + 0.1)
+        await two.mirrored.search(NS, QUERY)  # the count started again: the first of two
+        assert not mirrors._loading
+        await two.mirrored.search(NS, QUERY)
+
+        await until(lambda: NS in mirrors.held(), "the earned load")
+        assert attempts == [NS]
+
+
+def test_a_mirror_is_earned_at_the_first_search_at_the_earliest() -> None:
+    with pytest.raises(ValueError, match="earn_after"):
+        MirrorSettings(earn_after=0)
+
+
 async def test_a_namespace_past_max_facts_is_not_mirrored_and_retried_only_later(
     postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = MirrorSettings(inline=False, max_facts=2, retry_seconds=0.5)
+    settings = MirrorSettings(inline=False, earn_after=1, max_facts=2, retry_seconds=0.5)
     async with opened(postgres, settings) as two:
         mirrors = two.mirrored.searcher.mirrors
         attempts = counted_loads(monkeypatch)
@@ -113,13 +158,15 @@ async def test_past_the_budget_the_least_recently_searched_mirror_goes(
     postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first, second, third = (Namespace(f"tenant-1:budget-{n}") for n in range(3))
-    async with opened(postgres, MirrorSettings(inline=True), first, second, third) as two:
+    async with opened(
+        postgres, MirrorSettings(inline=True, earn_after=1), first, second, third
+    ) as two:
         mirrors = two.mirrored.searcher.mirrors
         await two.mirrored.search(first, QUERY)
         size = mirrors._mirrors[first].nbytes
         # The budget counted in bytes for this test: room for two of these mirrors, not three.
         monkeypatch.setattr(cache, "_MB", 1)
-        mirrors.settings = MirrorSettings(inline=True, budget_mb=int(size * 2.5))
+        mirrors.settings = MirrorSettings(inline=True, earn_after=1, budget_mb=int(size * 2.5))
 
         await two.mirrored.search(second, QUERY)
         await two.mirrored.search(first, QUERY)  # `second` is now the least recently searched
@@ -133,7 +180,7 @@ async def test_a_mirror_not_searched_for_idle_seconds_is_dropped(
     postgres: PostgresLocation,
 ) -> None:
     idle, busy = Namespace("tenant-1:idle"), Namespace("tenant-1:busy")
-    settings = MirrorSettings(inline=True, idle_seconds=0.3)
+    settings = MirrorSettings(inline=True, earn_after=1, idle_seconds=0.3)
     async with opened(postgres, settings, idle, busy) as two:
         mirrors = two.mirrored.searcher.mirrors
         await two.mirrored.search(idle, QUERY)

@@ -77,7 +77,7 @@ async def test_a_load_read_before_the_forget_is_not_kept_by_the_forgetting_proce
 ) -> None:
     """A background load whose snapshot predates the forget finishes after it: the forgetting
     process must not take that snapshot, canary and all, as its mirror."""
-    async with two_processes(postgres, MirrorSettings(inline=False)) as two:
+    async with two_processes(postgres, MirrorSettings(inline=False, earn_after=1)) as two:
         canary = await two.remember(NS, "d1", f"the supplier's owner is {CANARY}")
         read, release = asyncio.Event(), asyncio.Event()
 

@@ -37,7 +37,9 @@ def pgvector_settings(postgres: PostgresLocation, data_dir: Path, **mirror: int)
 
 
 async def test_the_settings_size_the_mirrors(postgres: PostgresLocation, tmp_path: Path) -> None:
-    settings = pgvector_settings(postgres, tmp_path, mirror_budget_mb=64, mirror_max_facts=5_000)
+    settings = pgvector_settings(
+        postgres, tmp_path, mirror_budget_mb=64, mirror_max_facts=5_000, mirror_earn_after=1
+    )
 
     async with open_memory_backend(settings) as opened:
         backend = innermost_backend(opened)
@@ -45,7 +47,8 @@ async def test_the_settings_size_the_mirrors(postgres: PostgresLocation, tmp_pat
         mirrors = backend.searcher.mirrors
         assert mirrors.enabled
         assert (mirrors.settings.budget_mb, mirrors.settings.max_facts) == (64, 5_000)
-        # In the background, as in production: the first search starts the load.
+        assert mirrors.settings.earn_after == 1
+        # In the background, as in production; earned at the first search here.
         await opened.search(Namespace("subject-1"), SearchQuery("supplier", threshold=0.0))
         for _ in range(100):
             if mirrors.loads:

@@ -71,6 +71,7 @@ test("the tools state their hints and schemas, and answers match them", async ()
     assert.equal(byName.forget.annotations.idempotentHint, true);
     assert.equal(byName.recall.annotations.readOnlyHint, true);
     assert.equal(byName.get_context.annotations.readOnlyHint, true);
+    assert.equal(byName.get_profile.annotations.readOnlyHint, true);
     assert.equal(byName.record_message.annotations.destructiveHint, false);
     for (const tool of tools) {
       assert.equal(tool.outputSchema?.type, "object", tool.name);

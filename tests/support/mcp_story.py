@@ -18,6 +18,7 @@ from mcp_types import CallToolResult
 
 EXPECTED_TOOLS = {
     "get_context",
+    "get_profile",
     "recall",
     "start_session",
     "record_message",

@@ -55,7 +55,7 @@ async def two_processes(
             extractor=extractor,
             clock=clock,
             config=config,
-            mirror=mirror or MirrorSettings(inline=True),
+            mirror=mirror or MirrorSettings(inline=True, earn_after=1),
         ) as mirrored,
         pgvector_backend(
             location, embedder=EMBEDDER, extractor=extractor, clock=clock, config=config

@@ -1,8 +1,11 @@
 """The mirrors one process holds, within a budget.
 
-A search of a namespace without a mirror takes the database's path and starts the mirror's
-load in the background (one load at a time, so loads never crowd searches out of the pool);
-the searches after it read the mirror, brought up to date first by one round trip
+A search of a namespace without a mirror takes the database's path. A namespace earns a
+mirror by being searched again: its `earn_after`-th search within `idle_seconds` starts the
+mirror's load in the background (one load at a time, so loads never crowd searches out of the
+pool). A subject met once (most of a contact centre's) costs no load that would compete with
+the searches beside it; one searched turn after turn is mirrored from its next turns. The
+searches after the load read the mirror, brought up to date first by one round trip
 (`feed.changes`). A namespace past `max_facts`, or whose load failed, is tried again only
 after `retry_seconds`. The least recently searched mirrors go first when the budget is
 exceeded, and a mirror not searched for `idle_seconds` is dropped: memory is not held for
@@ -39,6 +42,8 @@ class MirrorSettings:
     - `graph_from`: a mirror of this many facts or more gets a graph of its vectors
       (`ann.VectorGraph`): a search reads its nearest facts instead of scanning every one.
     - `idle_seconds`: a mirror not searched for this long is dropped.
+    - `earn_after`: the search of a namespace, counted within `idle_seconds`, that starts its
+      load; 1 loads at the first. Until then, and while it loads, the database serves it.
     - `inline`: the search that finds no mirror loads it and waits (tests); otherwise the
       load runs in the background and that search reads the database.
     """
@@ -49,6 +54,16 @@ class MirrorSettings:
     idle_seconds: float = 600.0
     inline: bool = False
     retry_seconds: float = 60.0
+    earn_after: int = 2
+
+    def __post_init__(self) -> None:
+        if self.earn_after < 1:
+            raise ValueError("earn_after: at least 1")
+
+
+# How many namespaces without a mirror the process counts searches of: past it the least
+# recently searched are forgotten (their count starts again), so the counts stay small.
+_COUNTED_NAMESPACES = 50_000
 
 
 class NamespaceMirrors:
@@ -62,6 +77,8 @@ class NamespaceMirrors:
         self._loading: dict[Namespace, asyncio.Task[None]] = {}
         self._retry_at: dict[Namespace, float] = {}
         self._used_at: dict[Namespace, float] = {}  # monotonic: when each mirror was last read
+        # Namespaces without a mirror: their searches so far and when the first was counted.
+        self._searched: OrderedDict[Namespace, tuple[int, float]] = OrderedDict()
         self._one_load = asyncio.Lock()
         # The namespace being read by the load under way, and whether it was dropped meanwhile
         # (forgotten or dropped by this process): that load's snapshot may predate the change.
@@ -104,13 +121,35 @@ class NamespaceMirrors:
 
     async def _missing(self, ns: Namespace) -> MirroredNamespace | None:
         if self.settings.inline:
+            if not self._earned(ns):
+                return None
             await self.load(ns)
             return self._mirrors.get(ns)
-        if ns not in self._loading and time.monotonic() >= self._retry_at.get(ns, 0.0):
+        if ns in self._loading or time.monotonic() < self._retry_at.get(ns, 0.0):
+            return None
+        if self._earned(ns):
             task = asyncio.create_task(self.load(ns), name=f"factledger.mirror-load:{ns}")
             self._loading[ns] = task
             task.add_done_callback(lambda _: self._loading.pop(ns, None))
         return None
+
+    def _earned(self, ns: Namespace) -> bool:
+        """Counts this search of `ns`; true once it is the `earn_after`-th within
+        `idle_seconds` (the count then starts again, for a mirror dropped later)."""
+        earn_after = self.settings.earn_after
+        if earn_after <= 1:
+            return True
+        now = time.monotonic()
+        count, since = self._searched.pop(ns, (0, now))
+        if now - since > self.settings.idle_seconds:
+            count, since = 0, now
+        count += 1
+        if count >= earn_after:
+            return True
+        self._searched[ns] = (count, since)
+        if len(self._searched) > _COUNTED_NAMESPACES:
+            self._searched.popitem(last=False)
+        return False
 
     async def load(self, ns: Namespace) -> None:
         """Loads `ns`'s mirror now (unless it is past `max_facts` or the budget); a failure is
@@ -184,3 +223,4 @@ class NamespaceMirrors:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._mirrors.clear()
         self._used_at.clear()
+        self._searched.clear()

@@ -8,6 +8,7 @@ and proposals are for reviewers and admins, and forgetting for admins.
 from __future__ import annotations
 
 import asyncio
+from datetime import date
 from typing import Annotated
 from uuid import UUID
 
@@ -15,6 +16,7 @@ from fastapi import APIRouter, Form, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from factledger.api.console.actions import NONCE_PATTERN, Forget, forget
+from factledger.api.console.as_of_view import LookBack, look_back
 from factledger.api.console.guard import (
     CSRF,
     Administering,
@@ -31,6 +33,7 @@ from factledger.api.http.errors import InvalidParameterError, ServiceUnavailable
 from factledger.api.http.routes.profile import ProfilesDep
 from factledger.api.http.schemas.common import FIELD_PATTERN, MAX_VERSION, SESSION_ID_PATTERN
 from factledger.application.errors import NotFoundError
+from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
 from factledger.application.memory.rules import ID_PATTERN
 from factledger.domain.provenance import MAX_REASON
 
@@ -38,6 +41,7 @@ router = APIRouter()
 Version = Annotated[int | None, Query(ge=0, le=MAX_VERSION)]
 FieldName = Annotated[str | None, Query(pattern=FIELD_PATTERN)]
 MemoryId = Annotated[str | None, Query(pattern=ID_PATTERN.pattern)]
+Day = Annotated[date | None, Query()]
 
 
 @router.get("/subjects", response_class=HTMLResponse)
@@ -56,6 +60,10 @@ async def subject(
     profiles: ProfilesDep,
     from_version: Version = None,
     to_version: Version = None,
+    as_of: Day = None,
+    clock: Annotated[Clock, Query()] = DEFAULT_CLOCK,
+    from_date: Day = None,
+    to_date: Day = None,
 ) -> HTMLResponse:
     await checked(console, session, subject_id)
     compare = None
@@ -64,8 +72,16 @@ async def subject(
     elif (from_version is None) != (to_version is None):
         missing = "to_version" if to_version is None else "from_version"
         raise InvalidParameterError(missing, "give both versions to compare them")
+    days = None
+    if from_date is not None and to_date is not None:
+        days = (from_date, to_date)
+    elif (from_date is None) != (to_date is None):
+        missing = "to_date" if to_date is None else "from_date"
+        raise InvalidParameterError(missing, "give both days to compare them")
+    asked = LookBack(clock, as_of, days)
     page = await asyncio.to_thread(subject_page, profiles, session.tenant, subject_id, compare)
-    return render_page(request, "subject.html", session, page=page, compare=compare)
+    past = await asyncio.to_thread(look_back, profiles, session.tenant, subject_id, asked)
+    return render_page(request, "subject.html", session, page=page, compare=compare, past=past)
 
 
 @router.get("/subjects/{subject_id}/sessions", response_class=HTMLResponse)

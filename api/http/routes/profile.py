@@ -22,7 +22,7 @@ from factledger.api.http.schemas.profile import (
     PendingOut,
     ProfileOut,
 )
-from factledger.application.ledger.queries import ProfileReader
+from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock, ProfileReader
 from factledger.application.ledger.view_store import PositionMovedError
 
 router = APIRouter(prefix="/v1/subjects/{subject}/profile", tags=["profile"], responses=ERRORS)  # type: ignore[arg-type]
@@ -47,21 +47,37 @@ def now_of(state: ApiState) -> datetime:
     return state.require_ports().ledger.clock.now()
 
 
-@router.get("", summary="The current profile, or the one in force at `as_of`")
+CLOCK_HELP = (
+    "Which clock `as_of` is read on. `said` (the default): the conversations' clock, each "
+    "field's latest value said by then, by everything known now (what had the subject told "
+    "us by then?). `known`: the ledger's clock, the version written by then (what did the "
+    "profile say then?)."
+)
+ClockQuery = Annotated[Clock, Query(description=CLOCK_HELP)]
+
+
+def aware(name: str, at: datetime | None) -> datetime | None:
+    """`at`, refused (naming the parameter) when it carries no timezone."""
+    if at is not None and at.tzinfo is None:
+        raise InvalidParameterError(name, "must carry a timezone")
+    return at
+
+
+@router.get("", summary="The current profile, or the one at `as_of` on either clock")
 async def current(
     state: StateDep,
     principal: Reader,
     subject_id: SubjectIdDep,
     profiles: ProfilesDep,
     as_of: Annotated[datetime | None, Query(description="An aware ISO timestamp.")] = None,
+    clock: ClockQuery = DEFAULT_CLOCK,
 ) -> ProfileOut:
-    if as_of is None:
+    at = aware("as_of", as_of)
+    if at is None:
         profile = await asyncio.to_thread(profiles.current, principal.tenant, subject_id)
-    elif as_of.tzinfo is None:
-        raise InvalidParameterError("as_of", "must carry a timezone")
-    else:
-        profile = await asyncio.to_thread(profiles.as_of, principal.tenant, subject_id, as_of)
-    return ProfileOut.of(profile, now_of(state))
+        return ProfileOut.of(profile, now_of(state))
+    profile = await asyncio.to_thread(profiles.as_of, principal.tenant, subject_id, at, clock)
+    return ProfileOut.of(profile, now_of(state), clock)
 
 
 @router.get("/versions/{version}", summary="One profile version, exactly as it was written")
@@ -89,23 +105,56 @@ async def history(
     )
 
 
-@router.get("/diff", summary="What changed between two versions")
+@router.get(
+    "/diff",
+    summary="What changed between two versions, or between two times on either clock",
+)
 async def diff(
     state: StateDep,
     principal: Reader,
     subject_id: SubjectIdDep,
     profiles: ProfilesDep,
-    from_version: Annotated[int, Query(ge=0, le=MAX_VERSION)],
-    to_version: Annotated[int, Query(ge=0, le=MAX_VERSION)],
+    from_version: Annotated[int | None, Query(ge=0, le=MAX_VERSION)] = None,
+    to_version: Annotated[int | None, Query(ge=0, le=MAX_VERSION)] = None,
+    from_as_of: Annotated[
+        datetime | None, Query(description="An aware ISO timestamp (instead of versions).")
+    ] = None,
+    to_as_of: Annotated[datetime | None, Query(description="An aware ISO timestamp.")] = None,
+    clock: ClockQuery = DEFAULT_CLOCK,
 ) -> DiffOut:
+    now = now_of(state)
+    older, newer = aware("from_as_of", from_as_of), aware("to_as_of", to_as_of)
+    if older is None and newer is None:
+        if from_version is None or to_version is None:
+            name = "from_version" if from_version is None else "to_version"
+            raise InvalidParameterError(name, "required: two versions, or two times")
+        changes = await asyncio.to_thread(
+            profiles.diff, principal.tenant, subject_id, from_version, to_version
+        )
+        return DiffOut(
+            subject_id=subject_id,
+            from_version=from_version,
+            to_version=to_version,
+            changes=[FieldDiffOut.of(c, now) for c in changes],
+        )
+    if older is None or newer is None:
+        raise InvalidParameterError(
+            "from_as_of" if older is None else "to_as_of", "required with the other time"
+        )
+    if from_version is not None or to_version is not None:
+        name = "from_version" if from_version is not None else "to_version"
+        raise InvalidParameterError(name, "give two versions or two times, not both")
     changes = await asyncio.to_thread(
-        profiles.diff, principal.tenant, subject_id, from_version, to_version
+        profiles.diff_at, principal.tenant, subject_id, older, newer, clock
     )
     return DiffOut(
         subject_id=subject_id,
-        from_version=from_version,
-        to_version=to_version,
-        changes=[FieldDiffOut.of(c, now_of(state)) for c in changes],
+        from_version=None,
+        to_version=None,
+        from_as_of=older,
+        to_as_of=newer,
+        clock=clock.value,
+        changes=[FieldDiffOut.of(c, now) for c in changes],
     )
 
 

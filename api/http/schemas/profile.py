@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from factledger.api.http.schemas.common import ActorOut, EvidenceOut
 from factledger.application.ledger.queries import (
+    Clock,
     FieldDiff,
     FieldHistoryEntry,
     PendingChange,
@@ -51,6 +52,13 @@ class ProfileFieldOut(BaseModel):
     expired: bool = Field(
         default=False, description="`valid_until` has passed: kept here and in history only."
     )
+    said_at: datetime | None = Field(
+        default=None,
+        description="When the words the value rests on were said (the conversation's clock).",
+    )
+    known_at: datetime | None = Field(
+        default=None, description="When the ledger recorded the decision (the ledger's clock)."
+    )
 
     @classmethod
     def of(cls, f: ProfileField, now: datetime) -> ProfileFieldOut:
@@ -68,22 +76,52 @@ class ProfileFieldOut(BaseModel):
             forgotten=f.forgotten,
             valid_until=f.valid_until,
             expired=f.expired(now),
+            said_at=f.said_at,
+            known_at=f.known_at,
         )
 
 
 class ProfileOut(BaseModel):
     subject_id: UUID
-    version: int
-    at: datetime
-    cause: str = Field(examples=["confirmed"])
+    version: int = Field(
+        description="The written version; on the said clock, the newest version among the "
+        "fields shown (the answer itself is not a written version)."
+    )
+    at: datetime = Field(
+        description="The version's date; on the said clock, the time asked about (`as_of`)."
+    )
+    cause: str = Field(
+        examples=["confirmed"],
+        description="registered | confirmed | forgotten, or said for an answer on the said clock",
+    )
     fields: dict[str, ProfileFieldOut]
+    said_at: datetime | None = Field(
+        default=None,
+        description="When the version's cause was said (the latest of the fields' "
+        "on the said clock; none when nothing was said yet).",
+    )
+    known_at: datetime | None = Field(
+        default=None, description="When the ledger recorded the version's cause."
+    )
+    clock: str | None = Field(
+        default=None,
+        examples=["said"],
+        description="The clock an `as_of` answer was read on (said | known); none otherwise.",
+    )
 
     @classmethod
-    def of(cls, p: ProfileVersion, now: datetime) -> ProfileOut:
+    def of(cls, p: ProfileVersion, now: datetime, clock: Clock | None = None) -> ProfileOut:
         """`now`, the clock's time, decides which fields show as expired."""
         fields = {name: ProfileFieldOut.of(f, now) for name, f in p.fields.items()}
         return cls(
-            subject_id=p.subject_id, version=p.version, at=p.at, cause=p.cause, fields=fields
+            subject_id=p.subject_id,
+            version=p.version,
+            at=p.at,
+            cause=p.cause,
+            fields=fields,
+            said_at=p.said_at,
+            known_at=p.known_at,
+            clock=None if clock is None else clock.value,
         )
 
 
@@ -108,6 +146,10 @@ class HistoryEntryOut(BaseModel):
     valid_until: datetime | None = Field(
         default=None, description="An `expiry` entry: from when the field is not served."
     )
+    said_at: datetime | None = Field(
+        default=None, description="When it was said (a forget or an expiry: when it was done)."
+    )
+    known_at: datetime | None = Field(default=None, description="When the ledger recorded it.")
 
     @classmethod
     def of(cls, h: FieldHistoryEntry) -> HistoryEntryOut:
@@ -130,6 +172,8 @@ class HistoryEntryOut(BaseModel):
             forgotten=h.forgotten,
             note=h.note,
             valid_until=h.valid_until,
+            said_at=h.said_at,
+            known_at=h.known_at,
         )
 
 
@@ -154,10 +198,16 @@ class FieldDiffOut(BaseModel):
 
 
 class DiffOut(BaseModel):
+    """Either two versions (`from_version`, `to_version`) or two times on one clock
+    (`from_as_of`, `to_as_of`, `clock`); the other pair is null."""
+
     subject_id: UUID
-    from_version: int
-    to_version: int
+    from_version: int | None
+    to_version: int | None
     changes: list[FieldDiffOut]
+    from_as_of: datetime | None = None
+    to_as_of: datetime | None = None
+    clock: str | None = None
 
 
 class PendingOut(BaseModel):

@@ -279,8 +279,11 @@ export class FactledgerClient {
 
   // -- profile and history ------------------------------------------------------------------
 
-  profile(options: OnSubject & { asOf?: string } = {}): Promise<m.Profile> {
-    return this.send({ method: "GET", path: `${subjectPath(options.subject)}/profile`, query: { as_of: options.asOf } });
+  /** The current profile, or the one at `asOf` on `clock`: `said` (the server's default) for
+   * what the subject had said by then, `known` for the version the ledger had written. */
+  profile(options: OnSubject & { asOf?: string; clock?: m.Clock } = {}): Promise<m.Profile> {
+    const query = { as_of: options.asOf, clock: options.clock };
+    return this.send({ method: "GET", path: `${subjectPath(options.subject)}/profile`, query });
   }
 
   profileVersion(version: number, options: OnSubject = {}): Promise<m.Profile> {
@@ -293,6 +296,12 @@ export class FactledgerClient {
 
   diff(fromVersion: number, toVersion: number, options: OnSubject = {}): Promise<m.Diff> {
     const query = { from_version: fromVersion, to_version: toVersion };
+    return this.send({ method: "GET", path: `${subjectPath(options.subject)}/profile/diff`, query });
+  }
+
+  /** What changed between the profiles at two aware ISO times on one clock. */
+  diffAt(fromAsOf: string, toAsOf: string, options: OnSubject & { clock?: m.Clock } = {}): Promise<m.Diff> {
+    const query = { from_as_of: fromAsOf, to_as_of: toAsOf, clock: options.clock };
     return this.send({ method: "GET", path: `${subjectPath(options.subject)}/profile/diff`, query });
   }
 

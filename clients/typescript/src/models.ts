@@ -24,6 +24,8 @@ export type SessionContext = Schemas["ContextOut"];
 export type Profile = Schemas["ProfileOut"];
 export type History = Schemas["HistoryOut"];
 export type Diff = Schemas["DiffOut"];
+/** Which clock an `as_of` is read on: `said` (the default) or `known`. */
+export type Clock = Schemas["Clock"];
 export type PendingList = Schemas["PendingListOut"];
 export type EventPage = Schemas["EventPage"];
 export type DeadLetters = Schemas["DeadLetterList"];

@@ -76,6 +76,15 @@ test("a subject's story: session, stated proposal, review, profile", async () =>
   assert.equal(profile.fields.supplier?.display, "Supplier B");
   const history = await agent.history("supplier");
   assert.equal(history.entries.length, 1);
+  assert.equal(typeof history.entries[0]?.said_at, "string");
+
+  // Both clocks: the value was said and approved just now, so long ago there was nothing.
+  const asSaid = await agent.profile({ asOf: "2001-01-01T00:00:00Z" });
+  assert.equal(asSaid.clock, "said");
+  assert.deepEqual(asSaid.fields, {});
+  await assert.rejects(agent.profile({ asOf: "2001-01-01T00:00:00Z", clock: "known" }), NotFoundError);
+  const since = await agent.diffAt("2001-01-01T00:00:00Z", new Date().toISOString(), { clock: "known" });
+  assert.deepEqual(since.changes.map((change) => change.field), ["supplier"]);
 });
 
 test("a command retried with its key acts once", async () => {

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from factledger.application.errors import NotFoundError
+from factledger.application.ledger.queries import Clock
 from factledger.domain.errors import ProfileVersionRewriteError
 from factledger.domain.provenance import Actor, ActorKind, Origin
 from factledger.domain.values import TextValue
@@ -57,12 +58,17 @@ def test_every_version_is_retrievable_as_of_its_date(projected) -> None:  # type
         (JULY + DAY, 5, {"supplier", "purchase_intent"}),
     ]
     for at, version, fields in expected:
-        as_of = reader.as_of(TENANT, sid, at)
+        as_of = reader.as_of(TENANT, sid, at, Clock.KNOWN)
         assert (as_of.version, set(as_of.fields)) == (version, fields)
         assert reader.version(TENANT, sid, version) == as_of
-    assert reader.as_of(TENANT, sid, JAN_REVIEW + DAY).fields["supplier"].display == "Supplier A"
+    assert (
+        reader.as_of(TENANT, sid, JAN_REVIEW + DAY, Clock.KNOWN).fields["supplier"].display
+        == "Supplier A"
+    )
     with pytest.raises(NotFoundError):
-        reader.as_of(TENANT, sid, JAN - DAY)
+        reader.as_of(TENANT, sid, JAN - DAY, Clock.KNOWN)
+    # On the said clock nothing had been said yet: an empty profile, not a missing one.
+    assert reader.as_of(TENANT, sid, JAN - DAY).fields == {}
 
 
 def test_the_supplier_history_shows_a_until_march_and_b_since(projected) -> None:  # type: ignore[no-untyped-def]

@@ -292,7 +292,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The current profile, or the one in force at `as_of` */
+        /** The current profile, or the one at `as_of` on either clock */
         get: operations["current_v1_subjects__subject__profile_get"];
         put?: never;
         post?: never;
@@ -309,7 +309,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What changed between two versions */
+        /** What changed between two versions, or between two times on either clock */
         get: operations["diff_v1_subjects__subject__profile_diff_get"];
         put?: never;
         post?: never;
@@ -624,6 +624,17 @@ export interface components {
          */
         Channel: "chat" | "whatsapp" | "voice" | "email" | "human" | "sms";
         /**
+         * Clock
+         * @description Which time a question about the past is asked on.
+         *
+         *     `said`: the conversations' clock, when the subject said what the profile holds ("what
+         *     had the customer told us by April?"), over everything the ledger knows now. `known`: the
+         *     ledger's clock, when a decision put it in the profile ("what did our profile say in
+         *     April?"), exactly the profile version written then.
+         * @enum {string}
+         */
+        Clock: "said" | "known";
+        /**
          * ConfirmIn
          * @description The subject confirmed in a conversation: where, and their exact words.
          */
@@ -743,19 +754,29 @@ export interface components {
              */
             subject_id: string;
         };
-        /** DiffOut */
+        /**
+         * DiffOut
+         * @description Either two versions (`from_version`, `to_version`) or two times on one clock
+         *     (`from_as_of`, `to_as_of`, `clock`); the other pair is null.
+         */
         DiffOut: {
             /** Changes */
             changes: components["schemas"]["FieldDiffOut"][];
+            /** Clock */
+            clock?: string | null;
+            /** From As Of */
+            from_as_of?: string | null;
             /** From Version */
-            from_version: number;
+            from_version: number | null;
             /**
              * Subject Id
              * Format: uuid
              */
             subject_id: string;
+            /** To As Of */
+            to_as_of?: string | null;
             /** To Version */
-            to_version: number;
+            to_version: number | null;
         };
         /**
          * EndSessionIn
@@ -1068,6 +1089,11 @@ export interface components {
              */
             kind: string;
             /**
+             * Known At
+             * @description When the ledger recorded it.
+             */
+            known_at?: string | null;
+            /**
              * Note
              * @description The reviewer's note on the approval.
              */
@@ -1079,6 +1105,11 @@ export interface components {
             rationale: string | null;
             /** Reason */
             reason: string | null;
+            /**
+             * Said At
+             * @description When it was said (a forget or an expiry: when it was done).
+             */
+            said_at?: string | null;
             /** Until */
             until: string | null;
             /** Until Version */
@@ -1430,11 +1461,21 @@ export interface components {
             /** Forgotten */
             forgotten: boolean;
             /**
+             * Known At
+             * @description When the ledger recorded the decision (the ledger's clock).
+             */
+            known_at?: string | null;
+            /**
              * Origin
              * @example stated
              */
             origin: string;
             proposed_by: components["schemas"]["ActorOut"];
+            /**
+             * Said At
+             * @description When the words the value rests on were said (the conversation's clock).
+             */
+            said_at?: string | null;
             /**
              * Valid Until
              * @description From this time on recall and context do not serve the field.
@@ -1458,23 +1499,44 @@ export interface components {
             /**
              * At
              * Format: date-time
+             * @description The version's date; on the said clock, the time asked about (`as_of`).
              */
             at: string;
             /**
              * Cause
+             * @description registered | confirmed | forgotten, or said for an answer on the said clock
              * @example confirmed
              */
             cause: string;
+            /**
+             * Clock
+             * @description The clock an `as_of` answer was read on (said | known); none otherwise.
+             * @example said
+             */
+            clock?: string | null;
             /** Fields */
             fields: {
                 [key: string]: components["schemas"]["ProfileFieldOut"];
             };
             /**
+             * Known At
+             * @description When the ledger recorded the version's cause.
+             */
+            known_at?: string | null;
+            /**
+             * Said At
+             * @description When the version's cause was said (the latest of the fields' on the said clock; none when nothing was said yet).
+             */
+            said_at?: string | null;
+            /**
              * Subject Id
              * Format: uuid
              */
             subject_id: string;
-            /** Version */
+            /**
+             * Version
+             * @description The written version; on the said clock, the newest version among the fields shown (the answer itself is not a written version).
+             */
             version: number;
         };
         /**
@@ -3215,6 +3277,8 @@ export interface operations {
             query?: {
                 /** @description An aware ISO timestamp. */
                 as_of?: string | null;
+                /** @description Which clock `as_of` is read on. `said` (the default): the conversations' clock, each field's latest value said by then, by everything known now (what had the subject told us by then?). `known`: the ledger's clock, the version written by then (what did the profile say then?). */
+                clock?: components["schemas"]["Clock"];
             };
             header?: never;
             path: {
@@ -3310,9 +3374,15 @@ export interface operations {
     };
     diff_v1_subjects__subject__profile_diff_get: {
         parameters: {
-            query: {
-                from_version: number;
-                to_version: number;
+            query?: {
+                from_version?: number | null;
+                to_version?: number | null;
+                /** @description An aware ISO timestamp (instead of versions). */
+                from_as_of?: string | null;
+                /** @description An aware ISO timestamp. */
+                to_as_of?: string | null;
+                /** @description Which clock `as_of` is read on. `said` (the default): the conversations' clock, each field's latest value said by then, by everything known now (what had the subject told us by then?). `known`: the ledger's clock, the version written by then (what did the profile say then?). */
+                clock?: components["schemas"]["Clock"];
             };
             header?: never;
             path: {

@@ -211,17 +211,19 @@ async def test_stop_ends_at_the_first_bad_line_and_a_rerun_stops_there_again(
     assert fixed.error_count == 2
 
 
-async def test_a_session_before_the_subjects_latest_is_refused(importer: Importer) -> None:
+async def test_a_session_before_the_subjects_latest_takes_its_place_in_time(
+    importer: Importer,
+) -> None:
     data = ndjson(
         session("late", "2025-06-01T09:00:00+00:00", said("June")),
         session("early", "2025-01-01T09:00:00+00:00", said("January")),
         session("same-day", "2025-06-01T09:00:00+00:00", said("also June")),
     )
     report = await importer.run(data)
-    assert [(e.line, e.field, e.error) for e in report.errors] == [
-        (2, "started_at", "SessionOrderError")
-    ]
-    assert report.sessions == 2
+    assert report.errors == []
+    assert report.sessions == 3
+    again = await importer.run(data, import_id="again")
+    assert (again.sessions, again.unchanged) == (0, 3)
 
 
 async def test_a_session_recorded_with_other_content_is_a_line_error(importer: Importer) -> None:

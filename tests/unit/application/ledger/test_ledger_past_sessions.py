@@ -8,18 +8,20 @@ from uuid import UUID
 
 import pytest
 
-from factledger.application.errors import SessionOrderError
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
+from factledger.domain.errors import SessionConflictError
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
 
 TENANT = "acme"
 
 
-def session(subject_id: UUID, name: str, clock: ManualClock, days_ago: int) -> RecordSession:
+def session(
+    subject_id: UUID, name: str, clock: ManualClock, days_ago: int, words: str = "talked"
+) -> RecordSession:
     at = clock.now() - timedelta(days=days_ago)
-    said = (Message(Role.SUBJECT, f"We talked on {name}.", at),)
+    said = (Message(Role.SUBJECT, f"We {words} on {name}.", at),)
     return RecordSession(TENANT, subject_id, name, Channel.CHAT, at, at, said)
 
 
@@ -38,7 +40,8 @@ def test_a_run_is_one_save_with_an_outcome_per_session(ledger: Ledger, clock: Ma
         [
             session(subject_id, "s1", clock, 30),  # recorded already: unchanged
             session(subject_id, "s2", clock, 20),
-            session(subject_id, "s0", clock, 40),  # older than s2: refused alone
+            session(subject_id, "s1", clock, 30, "argued"),  # s1 with other words: refused
+            session(subject_id, "s0", clock, 40),  # older than s2: taken in its place in time
             session(subject_id, "s3", clock, 10),
         ]
     )
@@ -46,12 +49,13 @@ def test_a_run_is_one_save_with_an_outcome_per_session(ledger: Ledger, clock: Ma
     assert first == [True]
     assert outcomes[0] is False
     assert outcomes[1] is True
-    assert isinstance(outcomes[2], SessionOrderError)
+    assert isinstance(outcomes[2], SessionConflictError)
     assert outcomes[3] is True
+    assert outcomes[4] is True
     assert saves == [1]
     subject = ledger.subject(TENANT, subject_id)
-    assert set(subject.sessions) == {"s1", "s2", "s3"}
-    assert subject.version == version + 2
+    assert set(subject.sessions) == {"s0", "s1", "s2", "s3"}
+    assert subject.version == version + 3
 
 
 def test_stop_on_error_leaves_the_sessions_after_a_refused_one_untried(
@@ -61,13 +65,13 @@ def test_stop_on_error_leaves_the_sessions_after_a_refused_one_untried(
     outcomes = ledger.record_past_sessions(
         [
             session(subject_id, "s2", clock, 20),
-            session(subject_id, "s1", clock, 30),
+            session(subject_id, "s2", clock, 20, "argued"),
             session(subject_id, "s3", clock, 10),
         ],
         stop_on_error=True,
     )
     assert outcomes[0] is True
-    assert isinstance(outcomes[1], SessionOrderError)
+    assert isinstance(outcomes[1], SessionConflictError)
     assert outcomes[2] is None
     assert set(ledger.subject(TENANT, subject_id).sessions) == {"s2"}
 
