@@ -73,7 +73,7 @@ class Heads:
         return hashlib.sha256(data).hexdigest()
 
     @classmethod
-    def load(cls, path: Path, sha256: str | None) -> Heads:
+    def load(cls, path: Path, sha256: str | None, names: tuple[str, ...] = HEAD_NAMES) -> Heads:
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -81,7 +81,7 @@ class Heads:
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
             raise HeadsIntegrityError(f"judgement heads {path.name}: sha256 differs from the pin")
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            missing = [n for n in HEAD_NAMES if f"{n}.w" not in z.files]
+            missing = [n for n in names if f"{n}.w" not in z.files]
             if missing:
                 raise HeadsIntegrityError(f"judgement heads {path.name}: no head {missing[0]}")
             heads = {
@@ -90,7 +90,7 @@ class Heads:
                     z[f"{n}.b"].astype(np.float32),
                     tuple(str(c) for c in z[f"{n}.classes"]),
                 )
-                for n in HEAD_NAMES
+                for n in names
             }
             return cls(
                 heads,

@@ -10,9 +10,11 @@
   symbols or mixed case), so "the pin on the map is wrong" stays allowed;
 - `bank_account`: an IBAN, with or without spaces, that passes its checksum;
 - `payment_card`: a 13-19 digit number that passes the Luhn check;
-- `national_id`: a valid US social security number;
-- `prompt_injection`: "ignore (all) previous/prior instructions" and close variants (no
-  library covers these).
+- `national_id`: a valid US social security number.
+
+Instructions to the agent (`prompt_injection`) are not found by phrases here: a learned
+classifier judges them (`application/sessions/instruction_screen.py` over
+`adapters/judgement/instructions.py`), composed around this filter at start-up.
 
 Checksums come from `python-stdnum`. A verdict names its category only, never a fragment of
 the message, and nothing here logs. Deployments with a classifier plug in their own adapter
@@ -52,11 +54,6 @@ _GIVEN = re.compile(rf"\b{_CREDENTIAL_WORD}\s+(?P<value>\S+)", re.IGNORECASE)
 _CARD_CANDIDATE = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 _IBAN_CANDIDATE = re.compile(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,32}", re.IGNORECASE)
 _SSN_CANDIDATE = re.compile(r"(?<!\d)\d{3}-\d{2}-\d{4}(?!\d)")
-_INJECTION = re.compile(
-    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above)\s+"
-    r"(?:instructions|prompts|rules)\b",
-    re.IGNORECASE,
-)
 _EDGE_PUNCTUATION = "\"'`.,;:!?()[]{}<>"
 _HEX = frozenset("0123456789abcdefABCDEF")
 # Entropy bounds per character set: random hex carries up to 4 bits a character, random
@@ -164,6 +161,4 @@ class DetectorSafetyFilter:
             return SafetyVerdict(allowed=False, category="national_id")
         if has_credential(text):
             return SafetyVerdict(allowed=False, category="credential")
-        if _INJECTION.search(text):
-            return SafetyVerdict(allowed=False, category="prompt_injection")
         return ALLOWED

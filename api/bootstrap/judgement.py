@@ -12,9 +12,12 @@ from pathlib import Path
 import structlog
 
 from factledger.adapters.judgement.heads import HeadsIntegrityError
+from factledger.adapters.judgement.instructions import LearnedInstructionDetector
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.api.settings.extraction import ExtractorSettings, LearnedExtractorSettings
 from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.sessions.instruction_screen import InstructionScreen
+from factledger.application.sessions.ports import SafetyFilter
 
 log = structlog.get_logger(__name__)
 
@@ -37,3 +40,19 @@ def answer_judge(settings: ExtractorSettings) -> SentenceJudge | None:
     except (HeadsIntegrityError, OSError, ValueError) as exc:
         log.error("sentence_judgement_unavailable", error_type=type(exc).__name__)
         return None
+
+
+def screened_safety(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyFilter:
+    """`inner`, then the shipped instruction head (over the judge's embedder when it is the
+    packaged one, so the model loads once). A head that cannot load is logged and the check
+    skipped: what gets through is still fenced as the subject's words in every prompt."""
+    embedder = judge.embedder if isinstance(judge, LearnedJudge) else None
+    try:
+        try:
+            detector = LearnedInstructionDetector.packaged(embedder)
+        except ValueError:  # the judge's embedder is another model: the head's own
+            detector = LearnedInstructionDetector.packaged()
+    except (HeadsIntegrityError, OSError, ValueError) as exc:
+        log.error("instruction_check_unavailable", error_type=type(exc).__name__)
+        return inner
+    return InstructionScreen(inner, detector)

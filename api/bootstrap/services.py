@@ -26,7 +26,7 @@ from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.guidance import guidance_catalogue, guidance_routes
-from factledger.api.bootstrap.judgement import answer_judge
+from factledger.api.bootstrap.judgement import answer_judge, screened_safety
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.proposals import build_proposer
 from factledger.api.bootstrap.runtime import Needs, Runtime
@@ -144,10 +144,12 @@ async def open_services(
     buffer = await open_session_buffer(settings, postgres, stack) if needs.sessions else None
     store = await open_sync_store(settings, postgres, stack)
     short_term = None
+    judge = answer_judge(settings.extractor)
+    safety = screened_safety(runtime.safety, judge)
     if buffer is not None:
         recorder = LedgerSessionRecorder(ledger)
         short_term = ShortTermMemory(
-            SessionPorts(buffer, runtime.safety, recorder, clock, guidance_catalogue(settings))
+            SessionPorts(buffer, safety, recorder, clock, guidance_catalogue(settings))
         )
     policies = recall_policies(settings.recall)
     sources = LedgerRecallSources(ledger, clock=clock)
@@ -181,7 +183,8 @@ async def open_services(
         recall=recall,
         sync_store=store,
         sync_worker=worker,
-        judge=answer_judge(settings.extractor),
+        judge=judge,
+        safety=safety,
     )
 
 

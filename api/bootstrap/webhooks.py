@@ -81,7 +81,9 @@ async def open_webhooks(settings: Settings) -> AsyncIterator[WebhookDispatcher]:
             [endpoint_of(e) for e in settings.webhooks.endpoints],
             events=TenantEventLog(runtime.ledger),
             log=log,
-            sender=HttpxWebhookSender(http),
+            sender=HttpxWebhookSender(
+                http, allow_internal=settings.webhooks.allow_internal_addresses
+            ),
             clock=SystemClock(),
             batch=settings.webhooks.batch,
         )

@@ -16,6 +16,7 @@ from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyS
 from factledger.api.bootstrap.compose import open_runtime_patiently
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import TokenVerifier
+from factledger.api.http.body_deadline import BodyDeadlineMiddleware
 from factledger.api.http.deps import WRITE_SLOT, ApiState
 from factledger.api.http.errors import install_error_handlers
 from factledger.api.http.metrics import ApiMetrics
@@ -38,6 +39,7 @@ from factledger.api.http.routes.queue import router as queue_router
 from factledger.api.http.routes.recall import router as recall_router
 from factledger.api.http.routes.sessions import router as sessions_router
 from factledger.api.http.routes.subjects import router as subjects_router
+from factledger.api.http.stream_leases import StreamLeases
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import AuthSettings, RateLimitSettings, Settings
 
@@ -47,7 +49,9 @@ its claims fix the tenant, the role and, for agent tokens, the one subject the c
 Agent tokens address their subject as `me`. Errors share one shape:
 `{"error": "<Type>", "detail": "...", "field": "..."}`. Text holding a NUL or an unpaired
 surrogate is refused (422, naming the field). Requests over a rate limit (per principal, per
-tenant, or failed tokens per client address) get 429 with `Retry-After`.
+tenant, or failed tokens per client address), writes beyond the tenant's share of the write
+slots and event streams beyond a principal's cap get 429 with `Retry-After`. A body that does
+not arrive within its time allowance is a 408; an event stream ends when its token expires.
 """
 
 
@@ -75,11 +79,14 @@ def create_app(
         metrics=metrics,
         idempotency=InMemoryIdempotencyStore(),
         writes=WriteLimiter(
-            limit=settings.api.max_concurrent_writes, wait_s=settings.api.write_wait_s
+            limit=settings.api.max_concurrent_writes,
+            wait_s=settings.api.write_wait_s,
+            tenant_share=settings.api.tenant_write_share,
         ),
         ports=ports,  # set now: test transports may never run the lifespan
         limiter=RateLimiter(limits) if limits.enabled else None,
         event_stream=settings.api.event_stream,
+        streams=StreamLeases(settings.api.event_stream.max_per_principal),
     )
     if state.limiter is not None and ports is not None:
         state.limiter.share(ports.rate_store)
@@ -138,5 +145,11 @@ def create_app(
         ReadRoutingMiddleware, state=state, wait_s=settings.postgres.read_your_writes_wait_s
     )
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=limit, unlimited=(IMPORT_PATH,))
+    # Outside the size limit, whose own read of a chunked body is timed too.
+    app.add_middleware(
+        BodyDeadlineMiddleware,
+        timeout_s=settings.api.body_timeout_s,
+        min_bytes_per_s=settings.api.body_min_bytes_per_s,
+    )
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app

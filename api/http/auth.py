@@ -70,6 +70,9 @@ class Principal:
     role: Role
     subject: SubjectClaim | None = None
     token_id: str | None = None
+    # When the token stops being accepted (unix seconds: `exp` plus the leeway); a response
+    # that lasts (a stream) ends there. None: a principal not made from a token (tests, stdio).
+    expires_at: float | None = None
 
     def require(self, *roles: Role) -> None:
         if self.role not in roles:
@@ -190,7 +193,8 @@ class TokenVerifier:
         if claims.subject is not None:
             s = claims.subject
             subject = SubjectClaim(kind=s.kind, ref=s.ref, subject_id=s.id)
-        return Principal(claims.sub, claims.tenant, claims.role, subject, claims.jti)
+        expires_at = float(claims.exp) + self._settings.leeway_s
+        return Principal(claims.sub, claims.tenant, claims.role, subject, claims.jti, expires_at)
 
 
 @dataclass(frozen=True, slots=True)

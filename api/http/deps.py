@@ -46,6 +46,7 @@ from factledger.api.http.metrics import ApiMetrics
 from factledger.api.http.middleware import ARRIVED_AT
 from factledger.api.http.overload import SAFE_METHODS, WriteLimiter
 from factledger.api.http.rate_limit import RateLimiter
+from factledger.api.http.stream_leases import StreamLeases
 from factledger.api.settings import EventStreamSettings
 from factledger.application.errors import NotFoundError
 from factledger.application.judgement.ports import SentenceJudge
@@ -79,6 +80,9 @@ class ApiState:
     ports: Runtime | None = None
     limiter: RateLimiter | None = None  # None: rate limits are off
     event_stream: EventStreamSettings = field(default_factory=EventStreamSettings)
+    streams: StreamLeases = field(
+        default_factory=lambda: StreamLeases(EventStreamSettings().max_per_principal)
+    )
 
     def require_ports(self) -> Runtime:
         if self.ports is None:
@@ -100,11 +104,16 @@ PRINCIPAL = "principal"  # the request's verified principal, in the ASGI scope's
 
 
 async def write_slot(request: Request) -> AsyncIterator[None]:
-    """Holds one of the process's write slots for a command (reads pass straight through)."""
+    """Holds one of the process's write slots for a command (reads pass straight through),
+    out of the caller's tenant's share when the request carries a bearer token (the console's
+    forms, signed in by cookie, take only the process's slot)."""
     if request.method in SAFE_METHODS:
         yield
         return
-    async with api_state(request).writes.slot():
+    tenant = None
+    if bearer_credentials(request) is not None:
+        tenant = (await principal_of(request)).tenant
+    async with api_state(request).writes.slot(tenant):
         yield
 
 

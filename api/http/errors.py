@@ -18,6 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from factledger.api.http.schemas.common import BODY_RULE_ERROR
 from factledger.application.errors import (
@@ -103,6 +104,19 @@ class ServiceUnavailableError(ApiError):
 class ServerBusyError(ApiError):
     """This API process is running as many writes as it admits; retry after `Retry-After`."""
 
+
+class BodyTimeoutError(StarletteHTTPException):
+    """The request body did not arrive within its time allowance: a sender that trickles or
+    stalls must not hold what the request took (a write slot, a thread) for as long as it likes.
+    An HTTP exception, so that FastAPI's own body reading passes it on instead of a 400."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(408, detail, headers={"Connection": "close"})
+
+
+# The status logged and counted for a request whose client went away before its answer (the
+# convention of common proxies; nobody receives it).
+CLIENT_CLOSED_REQUEST = 499
 
 STATUS_BY_ERROR: dict[type[Exception], int] = {
     AuthenticationError: 401,
@@ -274,7 +288,17 @@ async def _on_validation(_: Request, exc: Exception) -> JSONResponse:
 
 async def _on_http(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)  # noqa: S101 - registered for this type only
-    names = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge"}
+    return _http_response(exc)
+
+
+def _http_response(exc: StarletteHTTPException) -> JSONResponse:
+    names = {
+        400: "BadRequest",
+        404: "NotFound",
+        405: "MethodNotAllowed",
+        408: "RequestTimeout",
+        413: "PayloadTooLarge",
+    }
     error = names.get(exc.status_code, "HTTPError")
     headers = getattr(exc, "headers", None)
     return JSONResponse(
@@ -301,6 +325,15 @@ def _headers_for(exc: Exception, status: int) -> dict[str, str] | None:
 
 def render(exc: Exception) -> JSONResponse:
     """The response for a known error; a 500 for anything else (logged once, no message)."""
+    if isinstance(exc, ClientDisconnect):
+        # The caller left mid-request (an upload cut short): its doing, not a fault of ours.
+        log.info("http.client_disconnected")
+        return JSONResponse(
+            error_body("ClientDisconnected", "the client went away"),
+            status_code=CLIENT_CLOSED_REQUEST,
+        )
+    if isinstance(exc, StarletteHTTPException):
+        return _http_response(exc)
     status = status_for(exc)
     if status is None:
         log.error("api.unexpected_error", error_type=type(exc).__name__, exc_info=exc)
@@ -334,3 +367,4 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _on_http)
     for klass in STATUS_BY_ERROR:
         app.add_exception_handler(klass, _on_error)
+    app.add_exception_handler(ClientDisconnect, _on_error)

@@ -46,6 +46,7 @@ from factledger.api.mcp.tools import TOOLS, TOOLS_BY_NAME, Call, Tool
 SERVER_NAME = "factledger"
 # Where a failed call's result carries the HTTP status the API would have answered.
 STATUS_META = "factledger/status"
+UNKNOWN_TOOL = "(unknown)"
 log = structlog.get_logger(__name__)
 
 # Resolves the caller of one request; raises `AuthenticationError` for a missing or bad token.
@@ -96,7 +97,7 @@ async def _run(
     call = Call(principal, state, arrived_at)
     if not tool.writes:
         return await tool.run(call, params.arguments or {})
-    async with state.writes.slot():
+    async with state.writes.slot(principal.tenant):
         return await tool.run(call, params.arguments or {})
 
 
@@ -120,7 +121,9 @@ def _failure(tool: str, exc: Exception) -> CallToolResult:
     else:
         response = render(exc)  # logs an unexpected error once, with its type
         body, status = json.loads(bytes(response.body)), response.status_code
-    log.info("mcp.tool_failed", tool=tool, error_type=type(exc).__name__, status=status)
+    # A name the caller made up is not repeated in the logs, whatever its length.
+    named = tool if tool in TOOLS_BY_NAME else UNKNOWN_TOOL
+    log.info("mcp.tool_failed", tool=named, error_type=type(exc).__name__, status=status)
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(body))],
         is_error=True,

@@ -216,6 +216,18 @@ class Settings(BaseSettings):
             raise ValueError(f"{', '.join(unserved)}: not a tenant auth serves")
         return self
 
+    @model_validator(mode="after")
+    def _webhooks_to_public_hosts(self) -> Settings:
+        """An endpoint on an internal address would carry signed events behind the firewall:
+        refused, naming the setting (never its value), unless the operator allows them."""
+        internal = self.webhooks.internal_endpoints()
+        if internal and not self.webhooks.allow_internal_addresses:
+            raise ValueError(
+                f"{', '.join(internal)}: a loopback, link-local or private address; set "
+                "FACTLEDGER_WEBHOOKS__ALLOW_INTERNAL_ADDRESSES=true to deliver there"
+            )
+        return self
+
     def ledger_path(self) -> Path:
         store = self.event_store
         path = store.path if isinstance(store, SqliteEventStoreSettings) else None

@@ -14,6 +14,7 @@ from pydantic import (
     model_validator,
 )
 
+from factledger.adapters.network_addresses import names_internal_host
 from factledger.api.settings.base import NestedSettings
 from factledger.application.ledger.event_log import TOPIC_BY_TYPE
 
@@ -202,6 +203,9 @@ class EventStreamSettings(NestedSettings):
     heartbeat_s: float = Field(default=15.0, gt=0, le=300)
     poll_s: float = Field(default=0.5, gt=0, le=60)
     batch: int = Field(default=200, ge=1, le=5000)
+    # Streams one principal (one `sub` of one tenant) may hold open at once in one process;
+    # one more is a 429 with Retry-After.
+    max_per_principal: int = Field(default=4, ge=1, le=1000)
 
 
 class WebhookEndpointSettings(NestedSettings):
@@ -236,6 +240,17 @@ class WebhooksSettings(NestedSettings):
     poll_s: float = Field(default=1.0, gt=0, le=60)
     batch: int = Field(default=100, ge=1, le=1000)
     log_path: Path | None = None
+    # Endpoints on loopback, link-local or private addresses (services behind the firewall)
+    # are refused unless this says the operator means them (a receiver on the same host).
+    allow_internal_addresses: bool = False
+
+    def internal_endpoints(self) -> list[str]:
+        """Where endpoints name an internal host as written (`endpoints[n].url`)."""
+        return [
+            f"webhooks.endpoints[{n}].url"
+            for n, endpoint in enumerate(self.endpoints)
+            if names_internal_host(endpoint.url.host or "")
+        ]
 
     @model_validator(mode="after")
     def _unique_ids(self) -> WebhooksSettings:
@@ -268,6 +283,13 @@ class ApiSettings(NestedSettings):
     # write that finds none free within `write_wait_s` answers 503 with Retry-After.
     max_concurrent_writes: int = Field(default=6, ge=1, le=256)
     write_wait_s: float = Field(default=2.0, gt=0, le=60)
+    # The part of those slots one tenant may hold at once (at least one slot): a tenant whose
+    # writes last (slow imports) leaves the rest to the others. 1.0 for a single tenant.
+    tenant_write_share: float = Field(default=0.5, gt=0, le=1)
+    # A request body may wait on its client `body_timeout_s`, plus a second for every
+    # `body_min_bytes_per_s` bytes it delivered; later, it is a 408.
+    body_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    body_min_bytes_per_s: int = Field(default=8 * 1024, ge=1, le=1024 * 1024 * 1024)
     rate_limit: RateLimitSettings = RateLimitSettings()
     event_stream: EventStreamSettings = EventStreamSettings()
     # How long a starting process keeps trying a store that is away (a database restarting):

@@ -5,6 +5,7 @@ Each port's docstring states the contract its shared test suite checks.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 from uuid import UUID
 
@@ -22,6 +23,15 @@ class SafetyFilter(Protocol):
     """
 
     async def screen(self, message: Message) -> SafetyVerdict: ...
+
+
+class InstructionDetector(Protocol):
+    """How likely each text is an instruction to the AI agent or the system reading the memory
+    (to change its rules, role or permissions, reveal its configuration, act for someone)
+    rather than something said about the subject's world. A learned classifier, not a phrase
+    list: an instruction in other words is still one."""
+
+    async def instruction_p(self, texts: Sequence[str]) -> list[float]: ...
 
 
 class SessionBuffer(Protocol):

@@ -16,6 +16,11 @@ class WebhookUnreachableError(Exception):
     message, which can name hosts."""
 
 
+class WebhookAddressRefusedError(WebhookUnreachableError):
+    """The endpoint's host is (or resolves to) an internal address, and the operator did not
+    allow those."""
+
+
 class DeliveryLogUnavailableError(StoreUnavailableError):
     """The delivery log's store failed."""
 

@@ -1,4 +1,6 @@
 """`python -m factledger.bench.judgement train --corpus DIR [--corpus DIR ...] --out FILE`
+`python -m factledger.bench.judgement instructions [--corpus DIR] [--out FILE]` (the
+instruction head, `bench/judgement/instructions.py`)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
@@ -19,9 +21,11 @@ from pathlib import Path
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
+from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
 from factledger.bench.judgement.field_data import cases_in
+from factledger.bench.judgement.instructions import train_instruction_head
 from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train
 
 
@@ -60,7 +64,15 @@ def main(argv: list[str] | None = None) -> None:
         "only (its replies train nothing)",
     )
     fit.add_argument("--out", type=Path, default=PACKAGED_HEADS)
+    lines = commands.add_parser("instructions", help="fit the instruction head")
+    lines.add_argument("--corpus", type=Path, default=PACKAGED_CORPUS)
+    lines.add_argument("--out", type=Path, default=PACKAGED_INSTRUCTION_HEAD)
     args = parser.parse_args(argv)
+    if args.command == "instructions":
+        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+        done = asyncio.run(train_instruction_head(embedder, args.corpus, args.out))
+        sys.stdout.write(json.dumps(done, indent=2) + "\n")
+        return
     corpora = args.corpus or [PACKAGED_CORPUS]
     result = asyncio.run(_train(corpora, args.conversations, args.out))
     sys.stdout.write(json.dumps(result, indent=2) + "\n")

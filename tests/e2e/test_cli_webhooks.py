@@ -75,6 +75,8 @@ def test_run_once_delivers_signed_events_and_the_log_shows_the_position(
         **os.environ,
         "FACTLEDGER_DATA_DIR": str(tmp_path),
         "FACTLEDGER_WEBHOOKS__ENDPOINTS": json.dumps([endpoint]),
+        # The receiver listens on loopback: the operator says so.
+        "FACTLEDGER_WEBHOOKS__ALLOW_INTERNAL_ADDRESSES": "true",
     }
     ran = cli(env, "run", "--once")
     assert ran.returncode == 0, ran.stderr
@@ -95,3 +97,30 @@ def test_run_refuses_to_start_without_endpoints(tmp_path: Path) -> None:
     ran = cli(env, "run", "--once")
     assert ran.returncode == 2
     assert "FACTLEDGER_WEBHOOKS__ENDPOINTS" in ran.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9/hook",
+        "http://localhost/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/hook",
+        "http://10.0.0.5/hook",
+        "http://[::ffff:192.168.1.1]/hook",
+    ],
+)
+def test_run_refuses_an_internal_endpoint_naming_the_field(tmp_path: Path, url: str) -> None:
+    endpoint = {"id": "crm", "tenant": "acme", "url": url, "secret": SECRET}
+    env = {
+        **os.environ,
+        "FACTLEDGER_DATA_DIR": str(tmp_path),
+        "FACTLEDGER_WEBHOOKS__ENDPOINTS": json.dumps([endpoint]),
+    }
+    env.pop("FACTLEDGER_WEBHOOKS__ALLOW_INTERNAL_ADDRESSES", None)
+    env["COLUMNS"] = "400"  # the error box on one line
+    ran = cli(env, "run", "--once")
+    assert ran.returncode == 2, ran.stderr
+    assert "webhooks.endpoints[0].url" in ran.stderr
+    assert "FACTLEDGER_WEBHOOKS__ALLOW_INTERNAL_ADDRESSES" in ran.stderr
+    assert url.split("//")[1].split("/")[0] not in ran.stderr  # the value is never echoed

@@ -49,8 +49,10 @@ def panels(text: str) -> list[Panel]:
             inside = False
         elif line.startswith("\u2502") and inside:
             content = line.strip("\u2502 ")
-            # a long note wraps inside the panel: glue a continuation to its bullet
-            if found[-1].lines and not content.startswith("- ") and not content.endswith(":"):
+            # a long note wraps inside the panel: glue a continuation to its bullet (the
+            # fence's markers are lines of their own)
+            own_line = content.startswith(("- ", "<<<")) or content.endswith(":")
+            if found[-1].lines and not own_line and not found[-1].lines[-1].startswith("<<<"):
                 found[-1].lines[-1] += f" {content}"
             else:
                 found[-1].lines.append(content)

@@ -103,6 +103,17 @@ async def test_an_expired_token_is_the_apis_401_body(ports: Runtime) -> None:
     assert result.meta[STATUS_META] == 401
 
 
+async def test_an_unknown_tool_name_is_refused_and_not_logged_as_sent(ports: Runtime) -> None:
+    made_up = "exfiltrate_" + "the-callers-own-words-" * 200
+    async with client_for(registered(ports)) as agent:
+        with structlog.testing.capture_logs() as logs:
+            result = await call(agent, made_up)
+    assert error(result)["field"] == "name"
+    failed = [e for e in logs if e["event"] == "mcp.tool_failed"]
+    assert [e["tool"] for e in failed] == ["(unknown)"]
+    assert "the-callers-own-words" not in repr(logs)
+
+
 async def test_a_rule_broken_in_the_ledger_is_the_apis_error_not_a_trace(ports: Runtime) -> None:
     unknown = "5a1c7b9e-1f0e-4a8e-9a55-0f3f0b7c2a11"
     async with client_for(registered(ports)) as agent:

@@ -12,8 +12,11 @@ Server-Sent Events.
   for everyone, as on a subject's event pages.
 - The log is read in short batches on a worker thread, so a stream holds neither the event loop
   nor a database connection between reads; an idle stream sends a heartbeat comment every
-  `heartbeat_s`, and a store that fails a read is tried again (the stream stays open). The
-  stream ends when the client goes away or the server shuts down.
+  `heartbeat_s`, and a store that fails a read is tried again (the stream stays open).
+- The stream ends when its token does (its `exp`, with the verifier's leeway): nothing written
+  after that reaches it, and the client reconnects with a fresh token and `Last-Event-ID`. It
+  ends too when the client goes away or the server shuts down. One principal holds at most
+  `max_per_principal` streams open in one process; one more is a 429 with `Retry-After`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Annotated
@@ -36,6 +40,7 @@ from factledger.api.http.errors import InvalidParameterError
 from factledger.api.http.event_views import reads_content
 from factledger.api.http.schemas.common import ERRORS
 from factledger.api.http.schemas.subjects import KIND_PATTERN
+from factledger.api.http.stream_leases import LeasedEventSourceResponse
 from factledger.api.settings import EventStreamSettings
 from factledger.application.errors import StoreUnavailableError
 from factledger.application.ledger.cursors import START, InvalidCursorError, StreamCursors
@@ -54,6 +59,7 @@ LAST_EVENT_ID = "Last-Event-ID"
 MAX_CURSOR = 64
 _KIND = re.compile(KIND_PATTERN)
 HEARTBEAT = "heartbeat"
+EXPIRY_COMMENT = "token expired"  # the comment a stream ends with when its token does
 STORE_RETRY_S = 1.0
 
 
@@ -107,13 +113,13 @@ async def stream(
     )
     kinds = _checked(kind or [], "kind", lambda k: _KIND.fullmatch(k) is not None)
     types = _checked(event_type or [], "type", lambda t: t in TOPIC_BY_TYPE)
-    events = _follow(
-        source,
-        _Query(principal.tenant, start, kinds, types, reads_content(principal)),
-        state.event_stream,
+    query = _Query(
+        principal.tenant, start, kinds, types, reads_content(principal), principal.expires_at
     )
-    return EventSourceResponse(
-        events,
+    release = state.streams.take(principal)
+    return LeasedEventSourceResponse(
+        _follow(source, query, state.event_stream),
+        release=release,
         ping=state.event_stream.heartbeat_s,
         ping_message_factory=lambda: ServerSentEvent(comment=HEARTBEAT),
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
@@ -127,31 +133,48 @@ class _Query:
     kinds: tuple[str, ...]
     types: tuple[str, ...]
     content: bool
+    ends_at: float | None  # unix seconds: when the token stops being accepted
+
+    def left_s(self) -> float:
+        """Seconds until the stream must end (infinite without an end)."""
+        return float("inf") if self.ends_at is None else self.ends_at - time.time()
 
 
 async def _follow(
     source: TenantEventLog, query: _Query, settings: EventStreamSettings
 ) -> AsyncIterator[ServerSentEvent]:
-    position, sent = query.after, 0
+    position, sent, ended = query.after, 0, "client_or_server"
     log.info("events.stream_opened", tenant=query.tenant, after=position)
     try:
-        while True:
+        while query.left_s() > 0:
             try:
                 page, forgotten = await asyncio.to_thread(_read, source, query, position, settings)
             except StoreUnavailableError as exc:
                 # The store is usually back within seconds: keep the stream, try again.
                 log.warning("events.stream_read_failed", error_type=type(exc).__name__)
-                await asyncio.sleep(max(settings.poll_s, STORE_RETRY_S))
+                await _pause(max(settings.poll_s, STORE_RETRY_S), query)
                 continue
             for logged in page.events:
+                if query.left_s() <= 0:  # read in time, but not sent after the token ended
+                    break
                 yield _sse(logged, forgotten.get(logged.subject_id, set()), query.content)
-                sent += 1
-            position = page.scanned_to
-            if not page.more:
-                await asyncio.sleep(settings.poll_s)
+                sent, position = sent + 1, logged.position
+            else:
+                position = page.scanned_to
+                if not page.more:
+                    await _pause(settings.poll_s, query)
+        ended = "token_expired"
+        yield ServerSentEvent(comment=EXPIRY_COMMENT)
     finally:
         # Also on a client that went away and on shutdown (the generator is cancelled).
-        log.info("events.stream_closed", tenant=query.tenant, position=position, sent=sent)
+        log.info(
+            "events.stream_closed", tenant=query.tenant, position=position, sent=sent, why=ended
+        )
+
+
+async def _pause(seconds: float, query: _Query) -> None:
+    """Sleeps `seconds`, or less when the token ends sooner."""
+    await asyncio.sleep(max(0.0, min(seconds, query.left_s())))
 
 
 def _read(

@@ -1,5 +1,6 @@
 """The httpx webhook sender: one POST of the exact body and headers, the status as answered,
-no redirect followed, and a connection failure as `WebhookUnreachableError`."""
+no redirect followed, a connection failure as `WebhookUnreachableError`, and no POST at all to
+an internal address unless the operator allowed them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import httpx
 import pytest
 
 from factledger.adapters.webhook_http import HttpxWebhookSender
-from factledger.application.webhooks.ports import WebhookUnreachableError
+from factledger.application.webhooks.ports import (
+    WebhookAddressRefusedError,
+    WebhookUnreachableError,
+)
 
 
 async def test_it_posts_the_exact_body_and_answers_the_status() -> None:
@@ -38,3 +42,35 @@ async def test_a_connection_failure_is_unreachable() -> None:
         with pytest.raises(WebhookUnreachableError) as raised:
             await HttpxWebhookSender(http).post("https://crm.invalid/", b"{}", {}, timeout_s=5)
     assert isinstance(raised.value.__cause__, httpx.ConnectError)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/hook",
+        "http://localhost/hook",
+        "http://api.localhost/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/hook",
+        "http://[fe80::1]/hook",
+        "http://192.168.0.10/hook",
+        "http://100.64.0.1/hook",
+        "http://0.0.0.0/hook",
+        "http://[::ffff:10.0.0.1]/hook",
+    ],
+)
+async def test_an_internal_address_is_refused_before_any_post(url: str) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+        with pytest.raises(WebhookAddressRefusedError):
+            await HttpxWebhookSender(http).post(url, b"{}", {}, timeout_s=5)
+        assert (
+            await HttpxWebhookSender(http, allow_internal=True).post(url, b"{}", {}, timeout_s=5)
+            == 200
+        )
+    assert len(seen) == 1  # only the allowed one was sent

@@ -171,3 +171,21 @@ def test_a_name_at_the_length_limit_is_accepted_on_both_sides() -> None:
     name = "a" * 63
     assert sql_name(name) == name
     assert load_settings(views={"kind": "postgres", "schema_name": name}).views.kind == "postgres"
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:9000/hook", "http://localhost/h", "http://[fd00::1]/h"]
+)
+def test_a_webhook_on_an_internal_address_is_refused_naming_the_setting(url: str) -> None:
+    endpoint = {"id": "crm", "tenant": "t1", "url": url, "secret": "s" * 32}
+    with pytest.raises(SettingsError) as refused:
+        load_settings(webhooks={"endpoints": [endpoint]})
+    assert "webhooks.endpoints[0].url" in str(refused.value)
+    assert url.split("//")[1].split("/")[0] not in str(refused.value)
+    allowed = load_settings(webhooks={"endpoints": [endpoint], "allow_internal_addresses": True})
+    assert allowed.webhooks.endpoints[0].id == "crm"
+
+
+def test_a_webhook_on_a_public_name_is_accepted() -> None:
+    endpoint = {"id": "crm", "tenant": "t1", "url": "https://crm.example.com/h", "secret": "s" * 32}
+    assert load_settings(webhooks={"endpoints": [endpoint]}).webhooks.endpoints[0].id == "crm"
