@@ -6,6 +6,7 @@ import random
 import uuid
 
 from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.bench.pgvector.contact_centre import TURN_WEIGHTS, conversations
 from factledger.bench.write.rebuild import LONG_LINE, seed_ledger, transcript
@@ -53,7 +54,7 @@ def test_a_long_transcript_takes_turns_and_a_short_one_is_one_line() -> None:
 
 
 def test_the_seeded_log_records_sessions_of_the_lines_asked_for() -> None:
-    ledger = Ledger(popo_env())
+    ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
 
     seed_ledger(ledger, 200, messages=12)
 
