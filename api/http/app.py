@@ -81,7 +81,7 @@ def create_app(
         writes=WriteLimiter(
             limit=settings.api.max_concurrent_writes,
             wait_s=settings.api.write_wait_s,
-            tenant_share=settings.api.tenant_write_share,
+            tenant_share=_tenant_share(settings.api.tenant_write_share, auth or settings.auth),
         ),
         ports=ports,  # set now: test transports may never run the lifespan
         limiter=RateLimiter(limits) if limits.enabled else None,
@@ -153,3 +153,9 @@ def create_app(
     )
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app
+
+
+def _tenant_share(share: float, auth: AuthSettings) -> float:
+    """A deployment that serves one named tenant has no other tenant to keep slots for: its
+    share would only halve its own concurrent writes."""
+    return 1.0 if len(auth.tenants) == 1 else share

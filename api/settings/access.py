@@ -284,7 +284,8 @@ class ApiSettings(NestedSettings):
     max_concurrent_writes: int = Field(default=6, ge=1, le=256)
     write_wait_s: float = Field(default=2.0, gt=0, le=60)
     # The part of those slots one tenant may hold at once (at least one slot): a tenant whose
-    # writes last (slow imports) leaves the rest to the others. 1.0 for a single tenant.
+    # writes last (slow imports) leaves the rest to the others. A deployment that names one
+    # tenant in `auth.tenants` gives it every slot.
     tenant_write_share: float = Field(default=0.5, gt=0, le=1)
     # A request body may wait on its client `body_timeout_s`, plus a second for every
     # `body_min_bytes_per_s` bytes it delivered; later, it is a 408.

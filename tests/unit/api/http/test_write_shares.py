@@ -7,9 +7,13 @@ import asyncio
 from contextlib import AsyncExitStack
 
 import pytest
+from support.api_harness import TEST_AUTH
 
+from factledger.api.http.app import create_app
 from factledger.api.http.errors import RateLimitedError, ServerBusyError
 from factledger.api.http.overload import WriteLimiter
+from factledger.api.settings import Settings
+from factledger.api.settings.access import ApiSettings
 
 
 async def test_a_tenant_holds_at_most_its_share_and_others_keep_the_rest() -> None:
@@ -59,3 +63,11 @@ async def test_a_failed_write_gives_its_slots_back() -> None:
 async def _one_write(limiter: WriteLimiter, tenant: str) -> None:
     async with limiter.slot(tenant):
         pass
+
+
+def test_a_deployment_of_one_named_tenant_gives_it_every_slot() -> None:
+    settings = Settings(api=ApiSettings(max_concurrent_writes=6, tenant_write_share=0.5))
+    one = create_app(settings, auth=TEST_AUTH.model_copy(update={"tenants": ("acme",)}))
+    several = create_app(settings, auth=TEST_AUTH.model_copy(update={"tenants": ("acme", "b")}))
+    assert one.state.api.writes.tenant_limit == 6
+    assert several.state.api.writes.tenant_limit == 3
