@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from uuid import uuid4
 
-from factledger.api.console.queue_view import QueueFilters
 from factledger.api.console.subject_view import evidence_context
-from factledger.application.ledger.queries import PendingChange
-from factledger.domain.provenance import Actor, ActorKind, Evidence, Origin
+from factledger.domain.provenance import Evidence
 from factledger.domain.sessions import SessionRecord
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Channel, Message, Role
@@ -42,34 +39,3 @@ def test_a_quote_that_no_longer_matches_marks_the_whole_message() -> None:
 def test_no_session_no_context() -> None:
     assert evidence_context(_subject(), Evidence("unknown", 0, "x")) == ()
     assert evidence_context(_subject(), None) == ()
-
-
-def _pending(origin: Origin, by: Actor) -> PendingChange:
-    return PendingChange(
-        "acme",
-        uuid4(),
-        uuid4(),
-        "supplier",
-        "set",
-        None,
-        "Supplier A",
-        None,
-        origin,
-        by,
-        AT,
-        None,
-        "",
-        0,
-    )
-
-
-def test_filters_match_kind_field_origin_and_proposer() -> None:
-    model = Actor(ActorKind.MODEL, "rule@1")
-    change = _pending(Origin.INFERRED, model)
-    assert QueueFilters().admits(change, "lead")
-    assert QueueFilters(kind="lead", field="supplier").admits(change, "lead")
-    assert not QueueFilters(kind="customer").admits(change, "lead")
-    assert not QueueFilters(origin=Origin.STATED).admits(change, "lead")
-    assert QueueFilters(proposer="model:rule@1").admits(change, "lead")
-    assert QueueFilters(proposer="rule@1").admits(change, "lead")
-    assert not QueueFilters(proposer="agent:rule@1").admits(change, "lead")
