@@ -70,13 +70,13 @@ def build_extractor(
     """The extractor the settings choose, its guidance chosen per request by `routes` (and
     the packaged conversation types); `http` is only used by the LLM one (the caller owns and
     closes it)."""
-    book = RoutedGuidance.load(routes, default_path=settings.guidance_path)
+    routed = RoutedGuidance.load(routes, default_path=settings.guidance_path)
     match settings:
         case RuleExtractorSettings():
-            return RuleExtractor(book=book)
+            return RuleExtractor(routes=routed)
         case LearnedExtractorSettings():
             judge = learned_judge(settings.heads_path, settings.heads_sha256)
-            return LearnedExtractor(RuleExtractor(book=book), judge)
+            return LearnedExtractor(RuleExtractor(routes=routed), judge)
         case OpenAICompatibleExtractorSettings():
             key = settings.api_key.get_secret_value() if settings.api_key else None
             return OpenAICompatibleExtractor(
@@ -84,7 +84,7 @@ def build_extractor(
                 base_url=settings.base_url,
                 model=settings.model,
                 instructions=load_instructions(settings.guidance_path, settings.prompt_path),
-                instructions_for=instructions_by_context(book, settings.prompt_path),
+                instructions_for=instructions_by_context(routed, settings.prompt_path),
                 api_key=key,
                 timeout_s=settings.timeout_s,
                 temperature=settings.temperature,

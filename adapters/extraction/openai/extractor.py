@@ -57,17 +57,17 @@ def load_instructions(guidance_path: Path | None = None, prompt_path: Path | Non
 
 
 def instructions_by_context(
-    book: RoutedGuidance, prompt_path: Path | None = None
+    routes: RoutedGuidance, prompt_path: Path | None = None
 ) -> Callable[[ExtractionContext], str]:
     """The instructions of the guidance a context is routed to; a prompt file replaces the
     default guidance's only (each routed guidance keeps its own)."""
     prompt = None if prompt_path is None else prompt_path.read_text(encoding="utf-8")
 
     def choose(context: ExtractionContext) -> str:
-        name = book.name_for(context)
+        name = routes.name_for(context)
         if prompt is not None and name == DEFAULT_GUIDANCE:
             return prompt
-        return book.guidances[name].llm_instructions
+        return routes.guidances[name].llm_instructions
 
     return choose
 

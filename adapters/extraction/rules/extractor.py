@@ -79,7 +79,7 @@ _INLINE_MESSAGES = 20
 
 
 @cache
-def _packaged_guidance_routes() -> RoutedGuidance:
+def _packaged_routes() -> RoutedGuidance:
     return RoutedGuidance.load()
 
 
@@ -89,18 +89,14 @@ class RuleExtractor:
     VERSION = "3"  # bumped when the same guidance would extract differently
 
     def __init__(
-        self, guidance: Guidance | None = None, *, book: RoutedGuidance | None = None
+        self, guidance: Guidance | None = None, *, routes: RoutedGuidance | None = None
     ) -> None:
-        """One `guidance` for every request, or a `book` that chooses one per request's
+        """One `guidance` for every request, or a `routes` that chooses one per request's
         context; neither: the packaged guidance per conversation type (`RoutedGuidance.load`)."""
-        if book is None:
-            book = (
-                RoutedGuidance.single(guidance)
-                if guidance is not None
-                else _packaged_guidance_routes()
-            )
-        self.book = book
-        self.guidance = book.default
+        if routes is None:
+            routes = RoutedGuidance.single(guidance) if guidance is not None else _packaged_routes()
+        self.routes = routes
+        self.guidance = routes.default
         # One extractor per other routed guidance, made on first use.
         self._by_guidance: dict[str, RuleExtractor] = {}
 
@@ -110,11 +106,11 @@ class RuleExtractor:
         with the packaged guidance of each packaged conversation type."""
         if path is None:
             return cls()
-        return cls(book=RoutedGuidance.load(default_path=path))
+        return cls(routes=RoutedGuidance.load(default_path=path))
 
     def _chosen(self, request: ExtractionRequest) -> RuleExtractor:
-        name = self.book.name_for(request.context)
-        guidance = self.book.guidances[name]
+        name = self.routes.name_for(request.context)
+        guidance = self.routes.guidances[name]
         if guidance is self.guidance:
             return self
         if name not in self._by_guidance:

@@ -147,8 +147,8 @@ def test_the_rule_extractor_reads_each_request_with_its_conversation_types_guida
 def test_routes_pick_guidance_by_tenant_and_kind(tmp_path: Path) -> None:
     path = tmp_path / "logistics.yaml"
     path.write_text(CHILD, encoding="utf-8")
-    book = RoutedGuidance.load([GuidanceRoute(str(path), tenant="acme", subject_kind="supplier")])
-    extractor = RuleExtractor(book=book)
+    routes = RoutedGuidance.load([GuidanceRoute(str(path), tenant="acme", subject_kind="supplier")])
+    extractor = RuleExtractor(routes=routes)
     text = "Our warehouse is in Rotterdam."
     assert "warehouse" in slots(said(text, tenant="acme", subject_kind="supplier"), extractor)
     assert "warehouse" not in slots(said(text, tenant="acme", subject_kind="lead"), extractor)

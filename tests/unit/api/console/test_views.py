@@ -1,4 +1,4 @@
-"""What the console's pages assemble: the evidence in context and the queue's filters."""
+"""What the console's subject pages assemble: the evidence in context."""
 
 from __future__ import annotations
 
