@@ -73,7 +73,10 @@ class ReviewQueueProjection:
         event, sid = item.event, str(item.event.originator_id)
         match event:
             case SubjectRegistered():
-                txn.put_subject(SubjectRow(sid, event.tenant, event.kind, event.external_ref))
+                # An erased subject's reference was shredded with its key and reads back as
+                # None; its erasure, later in the log, takes the subject out of the queue.
+                ref = event.external_ref or ""
+                txn.put_subject(SubjectRow(sid, event.tenant, event.kind, ref))
             case SessionRecorded():
                 txn.put_session(
                     SessionRow(

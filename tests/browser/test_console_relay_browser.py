@@ -70,7 +70,7 @@ async def test_the_console_shows_who_relayed_each_confirmation_and_the_reviews_a
 
     # The profile: the lead confirmed, the voice platform relayed their words.
     row = page.locator("#field-purchase_intent")
-    await expect(row).to_contain_text(f"subject:{REF}")
+    await expect(row).to_contain_text(f"subject:{seeded.subject_id}")
     await expect(row.locator(".relay")).to_have_text("relayed by system:voice-platform")
 
     # The field history: the same, beside the words that confirmed it.
@@ -91,7 +91,7 @@ async def test_the_console_shows_who_relayed_each_confirmation_and_the_reviews_a
     intent = seeded.changes["intent"]
     await page.goto(f"/console/subjects/{seeded.subject_id}/proposals/{intent}")
     decided = page.locator("dd.decided-by")
-    await expect(decided).to_contain_text(f"subject:{REF}")
+    await expect(decided).to_contain_text(f"subject:{seeded.subject_id}")
     await expect(decided.locator(".relay")).to_have_text("relayed by system:voice-platform")
 
     # The agent's proposal of the new supplier, which the product's review agreed with.

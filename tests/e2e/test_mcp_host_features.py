@@ -101,6 +101,7 @@ async def test_every_answer_matches_its_tools_output_schema(ports: Runtime) -> N
         "memory_id",
         "rejected_changes",
         "redacted_changes",
+        "forgotten_lines",
     }
 
 
