@@ -32,7 +32,8 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 SUITE = "bookworm"
 BASE_REPOSITORY = "localhost/factledger-base"
 # What the tests need on the machine; `.ci/run` installs them (Debian packages).
-TOOLS = ("podman", "podman-compose", "debootstrap", "runc")
+# iptables: netavark sets up the compose network through it, and Debian does not pull it in.
+TOOLS = ("podman", "podman-compose", "debootstrap", "runc", "iptables")
 # Bumped when the way the base is made changes, so that a cached one is not reused.
 BASE_RECIPE = "minbase-1"
 # podman's default open-files and processes limits (about a million) are above what this
@@ -55,7 +56,13 @@ def cache_dir() -> Path:
 
 
 def missing_tools() -> list[str]:
-    return [tool for tool in TOOLS if shutil.which(tool) is None]
+    # iptables lives in sbin, which a user's PATH may leave out.
+    sbin = (Path("/usr/sbin"), Path("/sbin"))
+    return [
+        tool
+        for tool in TOOLS
+        if shutil.which(tool) is None and not any((d / tool).exists() for d in sbin)
+    ]
 
 
 def debian_mirror(sources: Sequence[Path] = ()) -> str:
