@@ -21,8 +21,8 @@ from factledger.api.http.schemas.profile import (
     HistoryOut,
     ProfileOut,
 )
-from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock, ProfileReader
-from factledger.application.ledger.view_store import PositionMovedError
+from factledger.application.ledger.ports import PositionMovedError, ProfileReader
+from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
 
 router = APIRouter(prefix="/v1/subjects/{subject}/profile", tags=["profile"], responses=ERRORS)  # type: ignore[arg-type]
 

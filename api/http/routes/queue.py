@@ -39,7 +39,7 @@ from factledger.api.http.schemas.queue import (
     QueueFilterIn,
     QueuePageOut,
 )
-from factledger.application.ledger.view_store import PositionMovedError
+from factledger.application.ledger.ports import PositionMovedError
 from factledger.application.review_queue.cursor import (
     AGE_PATTERN,
     CURSOR_PATTERN,
