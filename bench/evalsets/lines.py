@@ -92,12 +92,24 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.lines")
     parser.add_argument("sets", nargs="+", type=Path, help="directories of blind set files")
     parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
+    parser.add_argument("--answer-head", type=Path, help="an answer head file (a candidate)")
+    parser.add_argument(
+        "--instruction-head", type=Path, help="an instruction head file (a candidate)"
+    )
     args = parser.parse_args(argv)
-    from factledger.adapters.judgement.instructions import LearnedInstructionDetector
+    from factledger.adapters.judgement.answers import LearnedAnswerHead
+    from factledger.adapters.judgement.heads import Heads
+    from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
     from factledger.adapters.judgement.judge import LearnedJudge
 
     judge = LearnedJudge.packaged()
+    if args.answer_head is not None:
+        head = LearnedAnswerHead.load(judge.embedder, args.answer_head, None)
+        judge = LearnedJudge(judge.embedder, judge.heads, head)
     detector = LearnedInstructionDetector.packaged(judge.embedder)
+    if args.instruction_head is not None:
+        heads = Heads.load(args.instruction_head, None, (HEAD,))
+        detector = LearnedInstructionDetector(judge.embedder, heads)
 
     async def run() -> list[dict[str, Any]]:
         return [await score_directory(d, judge, detector, args.threshold) for d in args.sets]
