@@ -15,7 +15,6 @@ import numpy as np
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
-from factledger.adapters.judgement.answers import LearnedAnswerHead
 from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.fields import (
     clauses_of,
@@ -41,9 +40,6 @@ class EmbedderMismatchError(ValueError):
 class LearnedJudge:
     embedder: Embedder
     heads: Heads
-    # The shipped answer head (its own file, trained on the replies alone); without it the
-    # heads file's own answer head reads replies (a deployment's refitted heads).
-    answer_head: LearnedAnswerHead | None = None
 
     def __post_init__(self) -> None:
         if self.embedder.model_id != self.heads.model_id:
@@ -54,10 +50,8 @@ class LearnedJudge:
 
     @classmethod
     def packaged(cls) -> LearnedJudge:
-        """The shipped heads and answer head over the packaged default embedder they were
-        trained on."""
-        judge = cls.from_file(PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
-        return cls(judge.embedder, judge.heads, LearnedAnswerHead.packaged(judge.embedder))
+        """The shipped heads over the packaged default embedder they were trained on."""
+        return cls.from_file(PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
 
     @classmethod
     def from_file(cls, path: Path, sha256: str | None) -> LearnedJudge:
@@ -103,8 +97,6 @@ class LearnedJudge:
         fact the subject did not confirm, a missed one only leaves it pending."""
         if not pairs:
             return []
-        if self.answer_head is not None:
-            return await self.answer_head.answers(pairs)
         x = await self._features([reply for _, reply in pairs])
         head = self.heads["answer"]
         p = head.probabilities(x)
@@ -167,3 +159,16 @@ class LearnedJudge:
             for k in range(f)
             if p[c, k] >= self.heads.field_min
         ]
+
+    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
+        if not fields or not sentence.strip():
+            return None
+        said, pairs = await self.pairs([Message(Role.SUBJECT, sentence)], fields)
+        if not said:
+            return None
+        head = self.heads["field"]
+        p = field_probabilities(head.weights, head.bias, pairs)
+        # The sentence's best clause for each field: a request may sit in one of several.
+        best = p.max(axis=0)
+        k = int(np.argmax(best))
+        return fields[k], float(best[k])

@@ -2,7 +2,8 @@
 
 Each DIR may hold `answers-*.yaml` (a subject's reply to a confirmation question, labelled
 yes / no / neither) and `instructions-eval.yaml` (a line labelled whether it instructs the AI
-agent). The shipped answer head and instruction screen judge them; only aggregates are
+agent). The shipped answer head and instruction screen judge them (or candidate head files:
+`--answer-head`, `--instruction-head`); only aggregates are
 printed (counts, rates, a confusion matrix), never an item's content, so a held-out half can
 be scored without being read.
 """
@@ -16,17 +17,23 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
-from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.judgement.types import Reply
 from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
 from factledger.application.sessions.ports import InstructionDetector
 from factledger.bench.evalsets.cases import load_answers
 from factledger.bench.evalsets.score import score_answers
 
 INSTRUCTIONS_FILE = "instructions-eval.yaml"
+
+
+class AnswerReader(Protocol):
+    """What reads a reply to a confirmation question: the product's judge, or a candidate."""
+
+    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +79,7 @@ def instruction_scores(
 
 
 async def score_directory(
-    directory: Path, judge: SentenceJudge, detector: InstructionDetector, threshold: float
+    directory: Path, judge: AnswerReader, detector: InstructionDetector, threshold: float
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"set": f"{directory.parent.name}/{directory.name}"}
     answers = load_answers(directory)
@@ -97,22 +104,22 @@ def main(argv: list[str] | None = None) -> None:
         "--instruction-head", type=Path, help="an instruction head file (a candidate)"
     )
     args = parser.parse_args(argv)
-    from factledger.adapters.judgement.answers import LearnedAnswerHead
     from factledger.adapters.judgement.heads import Heads
     from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
     from factledger.adapters.judgement.judge import LearnedJudge
+    from factledger.bench.judgement.answer_head import LearnedAnswerHead
 
     judge = LearnedJudge.packaged()
+    reader: AnswerReader = judge
     if args.answer_head is not None:
-        head = LearnedAnswerHead.load(judge.embedder, args.answer_head, None)
-        judge = LearnedJudge(judge.embedder, judge.heads, head)
+        reader = LearnedAnswerHead.load(judge.embedder, args.answer_head, None)
     detector = LearnedInstructionDetector.packaged(judge.embedder)
     if args.instruction_head is not None:
         heads = Heads.load(args.instruction_head, None, (HEAD,))
         detector = LearnedInstructionDetector(judge.embedder, heads)
 
     async def run() -> list[dict[str, Any]]:
-        return [await score_directory(d, judge, detector, args.threshold) for d in args.sets]
+        return [await score_directory(d, reader, detector, args.threshold) for d in args.sets]
 
     sys.stdout.write(json.dumps(asyncio.run(run()), indent=2) + "\n")
 

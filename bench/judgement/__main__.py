@@ -1,8 +1,8 @@
 """`python -m factledger.bench.judgement train --corpus DIR [--corpus DIR ...] --out FILE`
 `python -m factledger.bench.judgement instructions [--corpus DIR] [--out FILE]` (the
 instruction head, `bench/judgement/instructions.py`)
-`python -m factledger.bench.judgement answers [--corpus DIR ...] [--out FILE]` (the answer
-head and its yes threshold, `bench/judgement/answers.py`)
+`python -m factledger.bench.judgement answers [--corpus DIR ...] --out FILE` (a candidate
+answer head and its yes threshold, `bench/judgement/answers.py`; not shipped)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
@@ -23,7 +23,6 @@ from pathlib import Path
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
-from factledger.adapters.judgement.answers import PACKAGED_ANSWER_HEAD
 from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.bench.judgement.answers import train_answer_head
@@ -73,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     lines.add_argument("--out", type=Path, default=PACKAGED_INSTRUCTION_HEAD)
     replies = commands.add_parser("answers", help="fit the answer head (yes / no / neither)")
     replies.add_argument("--corpus", type=Path, action="append", help="a corpus directory")
-    replies.add_argument("--out", type=Path, default=PACKAGED_ANSWER_HEAD)
+    replies.add_argument("--out", type=Path, required=True, help="the head file to write")
     args = parser.parse_args(argv)
     if args.command == "answers":
         embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))

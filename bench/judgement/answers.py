@@ -1,4 +1,4 @@
-"""Fits the answer head (`adapters/judgement/answers.py`) over the packaged embedder on the
+"""Fits the candidate answer head (`answer_head.py`) over the packaged embedder on the
 replies of one or more corpus directories (`answers.yaml` groups and `answers-*.yaml` items),
 and chooses its yes threshold out of fold: the lowest at which no reply that is not a yes
 reads as one when scored by a head that never saw it. Prints the out-of-fold figures at that
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from factledger.adapters.judgement.answers import HEAD, reply_features
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.memory.ports import Embedder
+from factledger.bench.judgement.answer_head import HEAD, reply_features
 from factledger.bench.judgement.corpus import REPLIES, LabelledReply, load_corpus
 from factledger.bench.judgement.fit import fit_head
 from factledger.bench.judgement.train import BUCKETS

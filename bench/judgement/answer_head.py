@@ -1,15 +1,16 @@
-"""`LearnedAnswerHead`: whether a subject's reply to a confirmation question is a yes, a no or
-neither, as one learned head (a multinomial logistic regression) over the packaged sentence
-embedder.
+"""`LearnedAnswerHead`, a candidate answer head (tried, not shipped): whether a subject's reply
+to a confirmation question is a yes, a no or neither, as one learned head (a multinomial
+logistic regression) over the packaged sentence embedder. The product reads replies with the
+answer head of its judgement heads file; this one lives in the lab until it does better on the
+blind sets (`docs/benchmarks.md`, "Answers and instructions, second blind set").
 
 It reads the reply whole and its opening (the words before the first punctuation mark, at
 most `OPENING_WORDS`) side by side, each as an embedding and hashed character n-grams: people
 answer first and then chat ("yes, since March, and the kids love it"), and a reply in another
-language is still read by its short words ("ja", "nee", "não"). The head ships in this package
-(`weights/answer-head.npz`), its SHA-256 pinned here and checked before use, with the
-smallest probability of a yes that confirms (`yes_min`, chosen out of fold so that no
-training reply that is not a yes reads as one). It is trained in the lab
-(`python -m factledger.bench.judgement answers`).
+language is still read by its short words ("ja", "nee", "não"). Its file holds the smallest
+probability of a yes that confirms (`yes_min`, chosen out of fold so that no training reply
+that is not a yes reads as one); it is trained by
+`python -m factledger.bench.judgement answers --out FILE`.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from factledger.application.judgement.types import Reply
 from factledger.application.memory.ports import Embedder
 
 HEAD = "answer"
-PACKAGED_ANSWER_HEAD = Path(__file__).parent / "weights" / "answer-head.npz"
-PACKAGED_ANSWER_HEAD_SHA256 = "a7a98b5d170f09cbb6d15dbd20c7a0d7bffd53c8316f1904d5cadd77be4ee5bc"
 OPENING_WORDS = 6
 _PAUSE = re.compile(r"[.,!?;:\u2026\u2014\u2013]|\s-\s")
 
@@ -74,10 +73,6 @@ class LearnedAnswerHead:
     @classmethod
     def load(cls, embedder: Embedder, path: Path, sha256: str | None) -> LearnedAnswerHead:
         return cls(embedder, Heads.load(path, sha256, (HEAD,)))
-
-    @classmethod
-    def packaged(cls, embedder: Embedder) -> LearnedAnswerHead:
-        return cls.load(embedder, PACKAGED_ANSWER_HEAD, PACKAGED_ANSWER_HEAD_SHA256)
 
     async def yes_p(self, replies: Sequence[str]) -> Matrix:
         """Each reply's probabilities, in the order yes, no, neither."""
