@@ -8,6 +8,7 @@ deletion that was interrupted between the two.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from uuid import UUID
 
 import structlog
@@ -65,6 +66,14 @@ class ForgettingCommands(LedgerCore):
             cmd.subject_id, scope, *self._words_of(cmd.subject_id, field=cmd.field, memory_id=None)
         )
         return result
+
+    def _shred_fields(self, subject_id: UUID, fields: Sequence[str]) -> None:
+        for field in fields:
+            self._forget_keys(
+                subject_id,
+                field_scope(subject_id, field),
+                *self._words_of(subject_id, field=field, memory_id=None),
+            )
 
     def forgotten_lines(
         self, subject_id: UUID, *, field: str | None, memory_id: str | None

@@ -120,12 +120,18 @@ class Subject(SubjectForgetting):
         proposal.check_new()
         schema.check(proposal.field, proposal.value)
         check_operation(proposal, self.fields.get(proposal.field))
+        if proposal.operation is Operation.FORGET and not self.holds_words_of(proposal.field):
+            raise FieldNotPresentError(f"field {proposal.field} on subject {self.id}")
         if proposal.based_on_version > self.profile_version:
             raise InvalidOperationError("based_on_version: ahead of the subject's profile")
         if proposal.based_on_version < self.field_changed_in.get(proposal.field, 0):
             raise StaleChangeError(f"field {proposal.field} changed after the proposal's version")
         check_evidence(
-            proposal.evidence, proposal.origin, self.sessions, condition=proposal.condition
+            proposal.evidence,
+            proposal.origin,
+            self.sessions,
+            condition=proposal.condition,
+            states_value=proposal.operation is not Operation.FORGET,
         )
         self._check_time(at)
         evidence = proposal.evidence
@@ -144,6 +150,16 @@ class Subject(SubjectForgetting):
         self._check_live()
         record = self.change(change_id)
         check_confirmation(record, confirmation, self.sessions)
+        if record.operation is Operation.FORGET:
+            # Approving a request to forget is forgetting the field, by whoever decided.
+            self.forget_field(
+                record.field,
+                by=confirmation,
+                reason=f"forget request {change_id} approved",
+                at=at,
+                request=change_id,
+            )
+            return
         if record.based_on_version < self.field_changed_in.get(record.field, 0):
             raise StaleChangeError(f"field {record.field} changed since change {change_id}")
         if record.operation is Operation.UNSET and record.field not in self.fields:
