@@ -14,6 +14,7 @@ from datetime import datetime
 from uuid import UUID, uuid4
 
 from factledger.application.proposals.candidates import Candidate
+from factledger.application.proposals.forget_requests import ForgetRequestCandidate
 from factledger.domain.provenance import Actor, Evidence, Operation, Origin
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Channel, Message
@@ -179,6 +180,8 @@ class ReviewSession:
     session_id: str
     model: Actor
     candidates: tuple[Candidate, ...]
+    # Requests to forget said in the session, placed on their fields.
+    forget_requests: tuple[ForgetRequestCandidate, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

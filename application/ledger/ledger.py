@@ -45,6 +45,7 @@ from factledger.application.ledger.commands import (
 from factledger.application.ledger.forgetting import ForgettingCommands
 from factledger.application.ledger.past_sessions import PastSessions
 from factledger.application.ledger.records import proposal_of, session_record
+from factledger.application.proposals.forget_requests import plan_requests
 from factledger.application.proposals.plan import agreed_changes, plan_changes
 from factledger.domain.errors import DomainError, SessionConflictError, SubjectErasedError
 from factledger.domain.proposal import Decision
@@ -148,6 +149,18 @@ class Ledger(ForgettingCommands, PastSessions):
                 for older in planned.supersedes:
                     subject.supersede(older, by=proposal.change_id, at=self._now())
                     superseded.append(older)
+            for request in plan_requests(subject, cmd.forget_requests, cmd.model, cmd.session_id):
+                try:
+                    subject.propose(request, schema, at=self._now())
+                except DomainError as exc:
+                    log.info(
+                        "proposals.forget_request_refused",
+                        subject_id=str(cmd.subject_id),
+                        field=request.field,
+                        error_type=type(exc).__name__,
+                    )
+                    continue
+                proposed.append(request.change_id)
             subject.mark_reviewed(
                 cmd.session_id,
                 by=cmd.model,

@@ -32,7 +32,9 @@ def _request(subject: Subject) -> Proposal:
     return request
 
 
-def test_a_request_is_pending_and_takes_nothing_yet(with_supplier: tuple[Subject, Proposal]) -> None:
+def test_a_request_is_pending_and_takes_nothing_yet(
+    with_supplier: tuple[Subject, Proposal],
+) -> None:
     subject, _ = with_supplier
     request = _request(subject)
     assert subject.changes[request.change_id].status is ChangeStatus.PENDING
@@ -115,9 +117,7 @@ def test_a_hedged_request_needs_no_condition(with_supplier: tuple[Subject, Propo
     subject, _ = with_supplier
     said = "Could you maybe forget our supplier?"
     subject.record_session(session("s2", said), at=T0)
-    request = proposal(
-        operation=Operation.FORGET, evidence=Evidence("s2", 1, said), based_on=1
-    )
+    request = proposal(operation=Operation.FORGET, evidence=Evidence("s2", 1, said), based_on=1)
     assert subject.propose(request, OPEN_SCHEMA, at=T0)
 
 
