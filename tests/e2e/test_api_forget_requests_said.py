@@ -82,7 +82,9 @@ async def pending(http: httpx.AsyncClient) -> list[dict[str, Any]]:
 
 async def asked_to_forget(http: httpx.AsyncClient, ports: Runtime) -> tuple[str, dict[str, Any]]:
     body = {"kind": "lead", "external_ref": LEAD}
-    lead = (await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201))["subject_id"]
+    lead = (await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201))[
+        "subject_id"
+    ]
     await conversation(
         http, ports, "web-0209", ("agent", "What can you spend?"), ("subject", STATED)
     )

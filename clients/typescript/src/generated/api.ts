@@ -1515,7 +1515,7 @@ export interface components {
          * Operation
          * @enum {string}
          */
-        Operation: "set" | "unset" | "append";
+        Operation: "set" | "unset" | "append" | "forget";
         /**
          * Origin
          * @enum {string}
