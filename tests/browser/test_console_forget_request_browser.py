@@ -75,7 +75,7 @@ def _seed(ports: Runtime) -> tuple[UUID, UUID, UUID]:
             evidence=Evidence("s1", 1, STATED),
         )
     )
-    (change_id,) = [c for c in ledger.subject(TENANT, lead).changes]
+    (change_id,) = list(ledger.subject(TENANT, lead).changes)
     ledger.approve_change(ApproveChange(TENANT, lead, change_id, "rev-1"))
     assert stated.applied
     said("s2", (Speaker.AGENT, "Anything else?"), (Speaker.SUBJECT, ASKS), (Speaker.SUBJECT, KEPT))

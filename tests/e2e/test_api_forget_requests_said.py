@@ -140,7 +140,8 @@ async def test_approving_the_request_forgets_the_field_and_its_words(
     assert "budget" not in profile["fields"]
     assert await pending(http) == []
     events = await ok(await http.get(f"/v1/subjects/{lead}/events?limit=500", headers=REVIEWER))
-    assert "40k" not in str(events) and ASKS not in str(events)
+    assert "40k" not in str(events)
+    assert ASKS not in str(events)
     assert "We are still comparing vendors." not in str(events)  # the line went whole
     assert "How is the evaluation going?" in str(events)  # the agent's line stays
     # A rerun of the session's review proposes nothing again.
