@@ -90,6 +90,26 @@ class ForgettingCommands(LedgerCore):
             for ref in _refs(e.evidence_refs)
         )
 
+    def lines_not_erased(
+        self, subject_id: UUID, lines: Sequence[tuple[str, int]]
+    ) -> list[tuple[str, int]]:
+        """Those of `lines` a forget could not make unreadable: lines of sessions stored
+        before each line had a key of its own (their transcript is one ciphertext under the
+        subject's key, which only an erasure deletes), or stored in clear."""
+        if not lines or not isinstance(self.mapper, ShreddingMapper):
+            return []
+        wanted = {session_id for session_id, _ in lines}
+        exposed: dict[str, frozenset[int] | None] = {}
+        for stored in self.recorder.select_events(subject_id):
+            found = self.mapper.lines_not_alone(stored)
+            if found is not None and found[0] in wanted:
+                exposed[found[0]] = found[1]
+        return sorted(
+            (session_id, index)
+            for session_id, index in lines
+            if session_id in exposed and ((kept := exposed[session_id]) is None or index in kept)
+        )
+
     def _words_of(self, subject_id: UUID, *, field: str | None, memory_id: str | None) -> set[str]:
         """The key scopes of those lines and of their sessions' summaries (a summary restates
         what was said)."""
