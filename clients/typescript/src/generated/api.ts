@@ -1140,6 +1140,11 @@ export interface components {
              */
             forgotten_lines?: components["schemas"]["LineRef"][];
             /**
+             * Lines Not Erased
+             * @description Lines this forget should have taken but could not: sessions recorded before each line had a key of its own keep their whole transcript under the subject's key, which only erasing the subject deletes. Their words stay readable until then. Empty for every session recorded since per-line keys.
+             */
+            lines_not_erased?: components["schemas"]["LineNotErased"][];
+            /**
              * Memory Id
              * @description The forgotten memory, if one was.
              */
@@ -1355,6 +1360,24 @@ export interface components {
              * @example is earlier than the session's start or the message before it
              */
             rule: string;
+        };
+        /** LineNotErased */
+        LineNotErased: {
+            /**
+             * Detail
+             * @default stored before each transcript line had a key of its own: the session's transcript is one ciphertext under the subject's key, so forgetting a field or memory cannot make this line unreadable; erasing the subject does
+             */
+            detail?: string;
+            /** Message Index */
+            message_index: number;
+            /**
+             * Reason
+             * @default sealed_with_whole_transcript
+             * @constant
+             */
+            reason?: "sealed_with_whole_transcript";
+            /** Session Id */
+            session_id: string;
         };
         /** LineRef */
         LineRef: {
