@@ -32,6 +32,9 @@ class RegisterSubject:
     tenant: str
     kind: str  # lead, customer, supplier, case...
     external_ref: str
+    # A returning person: when the reference's subject was erased, register a new subject
+    # (a new generation) instead of refusing. Never revives or links to the erased one.
+    returning: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ from factledger.domain.provenance import (
 )
 from factledger.domain.sessions import SessionRecord, check_session
 from factledger.domain.subject.forgetting import SubjectForgetting
-from factledger.domain.subject.ids import subject_id_for
+from factledger.domain.subject.ids import check_reference, subject_id_for
 from factledger.domain.transcript import Message, Role, Verdict
 from factledger.domain.values import ProfileSchema
 
@@ -52,8 +52,20 @@ class Subject(SubjectForgetting):
     TOPIC = "factledger.subject"
 
     @classmethod
-    def register(cls, tenant: str, kind: str, external_ref: str, *, at: datetime) -> Subject:
-        subject_id = subject_id_for(tenant, kind, external_ref)
+    def register(
+        cls,
+        tenant: str,
+        kind: str,
+        external_ref: str,
+        *,
+        at: datetime,
+        subject_id: UUID | None = None,
+    ) -> Subject:
+        """A new subject; its id is `subject_id_for` the reference unless given (a returning
+        person's, after an erasure: `returning_subject_id`)."""
+        if subject_id is None:
+            subject_id = subject_id_for(tenant, kind, external_ref)
+        check_reference(tenant, kind, external_ref)
         return cls._create(
             cls.Created,
             id=subject_id,

@@ -1946,6 +1946,12 @@ export interface components {
              * @example lead
              */
             kind: string;
+            /**
+             * Returning
+             * @description A returning person whose subject under this reference was erased: register a new subject (new id, empty ledger; nothing of the erased one readable, and its id not derivable from the reference nor linkable to the erased id without the deployment's key). Without it an erased reference answers 410. Issue the agent's token bound to the returned `subject_id`. No effect on a live subject.
+             * @default false
+             */
+            returning?: boolean;
         };
         /** RejectIn */
         RejectIn: {
