@@ -10,7 +10,7 @@ from fastapi import Response
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.errors import StorageFullError
-from factledger.application.ledger.view_store import PositionMovedError
+from factledger.application.ledger.ports import PositionMovedError
 
 log = structlog.get_logger(__name__)
 

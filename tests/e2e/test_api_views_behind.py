@@ -16,7 +16,7 @@ from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.http.views_caught_up import VIEWS_BEHIND_HEADER
 from factledger.application.errors import StorageFullError
-from factledger.application.ledger.view_store import ViewStoreUnavailableError
+from factledger.application.ledger.ports import ViewStoreUnavailableError
 
 AGENT = bearer(token(Role.AGENT, kind="lead", ref="crm-behind"))
 SERVICE = bearer(token(Role.SERVICE))

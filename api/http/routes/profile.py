@@ -21,7 +21,8 @@ from factledger.api.http.schemas.profile import (
     ProfileOut,
 )
 from factledger.api.http.views_caught_up import catch_up_before_read
-from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock, ProfileReader
+from factledger.application.ledger.ports import ProfileReader
+from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
 
 router = APIRouter(prefix="/v1/subjects/{subject}/profile", tags=["profile"], responses=ERRORS)  # type: ignore[arg-type]
 
