@@ -127,4 +127,3 @@ async def test_the_same_reference_returns_as_a_new_subject_nothing_linked(
     third = await ok(await http.post("/v1/subjects", json=back, headers=SERVICE), 201)
     assert third["subject_id"] not in {subject_id, new["subject_id"]}
     assert third["created"] is True
-
