@@ -1,5 +1,6 @@
 """Fits the candidate answer head (`answer_head.py`) over the packaged embedder on the
-replies of one or more corpus directories (`answers.yaml` groups and `answers-*.yaml` items),
+replies of one or more corpus directories (`answers.yaml` groups, `answers-*.yaml` and
+`replies-*.yaml` items),
 and chooses its yes threshold out of fold: the lowest at which no reply that is not a yes
 reads as one when scored by a head that never saw it. Prints the out-of-fold figures at that
 threshold and the file's SHA-256 to pin."""
@@ -11,10 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.memory.ports import Embedder
+from factledger.bench.evalsets.cases import parse_answers
 from factledger.bench.judgement.answer_head import HEAD, reply_features
 from factledger.bench.judgement.corpus import REPLIES, LabelledReply, load_corpus
 from factledger.bench.judgement.fit import fit_head
@@ -26,7 +29,16 @@ YES_FLOOR = 0.5
 
 
 def replies_in(directories: Sequence[Path]) -> list[LabelledReply]:
-    return [r for d in directories for r in load_corpus(d).replies]
+    """A directory's corpus replies and its `replies-*.yaml` (items in the blind sets' format,
+    which the judgement heads' own `train` command does not read, so refitting those heads
+    leaves the answer head they carry as it was)."""
+    out = []
+    for directory in directories:
+        out += load_corpus(directory).replies
+        for path in sorted(directory.glob("replies-*.yaml")):
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+            out += [LabelledReply(a.reply, a.label) for a in parse_answers(raw)]
+    return out
 
 
 def out_of_fold_yes(x: Matrix, labels: Sequence[str], folds: int = FOLDS) -> Matrix:

@@ -13,7 +13,13 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.application.judgement.types import Reply
 from factledger.bench.judgement.__main__ import main
 from factledger.bench.judgement.answer_head import LearnedAnswerHead, opening_of
-from factledger.bench.judgement.answers import figures, train_answer_head, yes_threshold
+from factledger.bench.judgement.answers import (
+    figures,
+    replies_in,
+    train_answer_head,
+    yes_threshold,
+)
+from factledger.bench.judgement.corpus import load_corpus
 
 YES = ("yes, since March", "yep that's right", "correct", "yes it is", "sí, desde enero")
 NO = ("no, it's Globex", "not anymore", "nope, wrong one", "no", "nein, das stimmt nicht")
@@ -35,8 +41,14 @@ def _corpus(directory: Path) -> Path:
         )
     ]
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "answers-t.yaml").write_text(yaml.safe_dump(items), encoding="utf-8")
+    (directory / "replies-t.yaml").write_text(yaml.safe_dump(items), encoding="utf-8")
     return directory
+
+
+def test_replies_files_train_the_answer_head_but_not_the_judgement_heads(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path / "corpus")
+    assert len(replies_in([corpus])) == len(YES + NO + NEITHER)
+    assert load_corpus(corpus).replies == ()
 
 
 def test_the_opening_is_the_words_before_the_first_pause() -> None:
