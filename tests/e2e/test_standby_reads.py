@@ -3,6 +3,10 @@ the multi-host URL), recall and the views read the standby, and a caller that se
 `Factledger-Position` of its last write never reads a standby older than that write (the API
 waits a moment for the standby's replay, then reads the primary).
 
+The ledger's history reads the standby the same way: a subject's events, and the event
+stream, which neither skips nor repeats an event when it changes server (by reconnecting, or
+because its standby stopped).
+
 The standby's replay is paused (`pg_wal_replay_pause()`) to make it lag on purpose."""
 
 from __future__ import annotations
@@ -304,9 +308,11 @@ async def served(standby: Standby) -> AsyncIterator[str]:
         await asyncio.wait_for(task, WAIT_S)
 
 
-async def stream_register(api: str, ref: str) -> tuple[str, str]:
+async def stream_register(
+    api: str, ref: str, service: dict[str, str] = STREAM_SERVICE
+) -> tuple[str, str]:
     """Registers a subject of the stream's tenant; its id and the write's position."""
-    async with httpx.AsyncClient(base_url=api, headers=STREAM_SERVICE) as http:
+    async with httpx.AsyncClient(base_url=api, headers=service) as http:
         created = await http.post("/v1/subjects", json={"kind": "lead", "external_ref": ref})
         assert created.status_code == 201, created.text
         return str(created.json()["subject_id"]), created.headers[POSITION]
@@ -322,9 +328,11 @@ async def events_of(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
             yield cursor, json.loads(text.removeprefix("data:"))["subject_id"]
 
 
-async def take(events: AsyncIterator[tuple[str, str]], count: int) -> list[tuple[str, str]]:
+async def take(
+    events: AsyncIterator[tuple[str, str]], count: int, wait_s: float = WAIT_S
+) -> list[tuple[str, str]]:
     got: list[tuple[str, str]] = []
-    async with asyncio.timeout(WAIT_S):
+    async with asyncio.timeout(wait_s):
         async for event in events:
             got.append(event)
             if len(got) == count:
@@ -368,3 +376,35 @@ async def test_the_event_stream_reads_the_standby_and_neither_skips_nor_repeats_
         assert [c for c, _ in again[:2]] == [c for c, _ in got[1:]]
         assert (await standby.routes(http))[1] == kept_before + 1
         standby.replay(paused=False)
+
+
+GONE_SERVICE = bearer(token(Role.SERVICE, tenant="t-gone"))
+GONE_ANALYST = bearer(token(Role.ANALYST, tenant="t-gone"))
+
+
+async def test_a_stream_on_a_standby_that_stops_goes_on_from_the_primary_without_a_gap(
+    standby: Standby,
+) -> None:
+    async with served(standby) as api, httpx.AsyncClient(base_url=api, timeout=WAIT_S) as http:
+        first, _ = await stream_register(api, "gone-1", GONE_SERVICE)
+        second, position = await stream_register(api, "gone-2", GONE_SERVICE)
+        replayed(standby.cluster, position)
+        async with http.stream(
+            "GET", "/v1/events/stream", headers=GONE_ANALYST, timeout=3 * WAIT_S
+        ) as response:
+            assert response.status_code == 200
+            events = events_of(response)
+            got = await take(events, 2)
+            await asyncio.to_thread(standby.cluster.standby.stop)
+            try:
+                # Only the primary can have this one: the stream went on there.
+                third, _ = await stream_register(api, "gone-3", GONE_SERVICE)
+                got += await take(events, 1, wait_s=3 * WAIT_S)
+            finally:
+                await asyncio.to_thread(standby.cluster.standby.start)
+                await asyncio.to_thread(standby.cluster.wait_streaming)
+            fourth, position = await stream_register(api, "gone-4", GONE_SERVICE)
+            replayed(standby.cluster, position)
+            got += await take(events, 1, wait_s=3 * WAIT_S)
+        assert [s for _, s in got] == [first, second, third, fourth]
+        assert len({c for c, _ in got}) == len(got)  # none repeated
