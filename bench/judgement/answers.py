@@ -32,7 +32,7 @@ def replies_in(directories: Sequence[Path]) -> list[LabelledReply]:
     """A directory's corpus replies and its `replies-*.yaml` (items in the blind sets' format,
     which the judgement heads' own `train` command does not read, so refitting those heads
     leaves the answer head they carry as it was)."""
-    out = []
+    out: list[LabelledReply] = []
     for directory in directories:
         out += load_corpus(directory).replies
         for path in sorted(directory.glob("replies-*.yaml")):
