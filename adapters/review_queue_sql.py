@@ -14,7 +14,10 @@ row in the tenant's index range.
 
 from __future__ import annotations
 
+import threading
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from factledger.application.json_text import dumps_sorted, loads
@@ -70,6 +73,15 @@ def table_statements(prefix: str, *, text: str = "TEXT") -> tuple[str, ...]:
         *indexes,
         f"""CREATE TABLE IF NOT EXISTS {t}_tracking (name {text} PRIMARY KEY,
         position BIGINT NOT NULL)""",
+    )
+
+
+def covering_statements(prefix: str) -> tuple[str, ...]:
+    """The groups' index: every column their aggregate reads, so it is answered from the
+    index alone, in group order, without a visit to the rows."""
+    return (
+        f"CREATE INDEX IF NOT EXISTS review_queue_by_group_subject "
+        f"ON {prefix}review_queue_items (tenant, group_key, subject_id, position)",
     )
 
 
@@ -161,40 +173,41 @@ class QueueTables:
     def page(
         self, db: Runner, tenant: str, where: QueueFilter, cursor: QueueCursor, limit: int
     ) -> RowPage:
+        """One statement (one snapshot, one round trip): the page's rows, the filter's exact
+        count and newest position, and whether matches lie beyond the page's other end."""
         clause, args = where_clause(tenant, where)
         backwards = cursor.before is not None and cursor.after is None
         if backwards:
             bound, order, step = "AND position < ?", "DESC", [cursor.before]
+            # Matches after the page: at or after the position it ends before.
+            beyond, mark = "position >= ?", cursor.before
         elif cursor.after is not None:
             bound, order, step = "AND position > ?", "ASC", [cursor.after]
+            # Matches before the page: at or before the position it starts after.
+            beyond, mark = "position <= ?", cursor.after
         else:
-            bound, order, step = "", "ASC", []
-        rows = [
-            _row(r)
-            for r in db.run(
-                f"SELECT {ITEM_COLUMNS} FROM {self.items} WHERE {clause} {bound} "
-                f"ORDER BY position {order} LIMIT ?",
-                [*args, *step, limit + 1],
-            ).fetchall()
-        ]
+            bound, order, step, beyond, mark = "", "ASC", [], "1 = 0", None
+        found = db.run(
+            f"WITH shown AS (SELECT {ITEM_COLUMNS} FROM {self.items} WHERE {clause} {bound} "
+            f"ORDER BY position {order} LIMIT ?), "
+            f"counted AS (SELECT count(*) AS total, max(position) AS newest, "
+            f"EXISTS (SELECT 1 FROM {self.items} WHERE {clause} AND {beyond}) AS beyond "
+            f"FROM {self.items} WHERE {clause}) "
+            f"SELECT shown.*, counted.total, counted.newest, counted.beyond "
+            f"FROM counted LEFT JOIN shown ON 1 = 1 ORDER BY shown.position {order}",
+            [*args, *step, limit + 1, *args, *([] if mark is None else [mark]), *args],
+        ).fetchall()
+        width = len(ITEM_COLUMNS.split(","))
+        total, newest, past = int(found[0][width]), int(found[0][width + 1] or 0), found[0][-1]
+        rows = [_row(r) for r in found if r[0] is not None]
         more = len(rows) > limit
         rows = rows[:limit]
         if backwards:
             rows.reverse()
-        total, newest = db.run(
-            f"SELECT count(*), max(position) FROM {self.items} WHERE {clause}", args
-        ).fetchone()
-        total, newest = int(total), int(newest or 0)
         if not rows:
             return RowPage([], total, None, None, newest)
         first, last = rows[0].position, rows[-1].position
-        if backwards:
-            earlier, later = more, self._exists(db, clause, args, "position > ?", last)
-        else:
-            later = more
-            earlier = cursor.after is not None and self._exists(
-                db, clause, args, "position < ?", first
-            )
+        later, earlier = (bool(past), more) if backwards else (more, bool(past))
         return RowPage(
             rows,
             total,
@@ -203,29 +216,29 @@ class QueueTables:
             newest,
         )
 
-    def _exists(
-        self, db: Runner, clause: str, args: list[object], bound: str, position: int
-    ) -> bool:
-        found = db.run(
-            f"SELECT 1 FROM {self.items} WHERE {clause} AND {bound} LIMIT 1", [*args, position]
-        ).fetchone()
-        return found is not None
-
     def groups(
         self, db: Runner, tenant: str, where: QueueFilter, *, offset: int, limit: int
     ) -> RowGroups:
+        """One aggregate over the filter's rows, read from the index `(tenant, group_key,
+        subject_id, position)` alone (it holds every column the aggregate needs), with the
+        number of groups and the newest position beside each; then the shown groups' oldest
+        rows by their positions."""
         clause, args = where_clause(tenant, where)
         found = db.run(
-            f"SELECT group_key, count(*) AS n, count(DISTINCT subject_id), min(position) AS first "
+            f"SELECT group_key, count(*) AS n, count(DISTINCT subject_id), min(position) AS first, "
+            f"count(*) OVER (), max(max(position)) OVER () "
             f"FROM {self.items} WHERE {clause} GROUP BY group_key "
             f"ORDER BY n DESC, first ASC LIMIT ? OFFSET ?",
             [*args, limit, offset],
         ).fetchall()
-        total, newest = db.run(
-            f"SELECT count(DISTINCT group_key), max(position) FROM {self.items} WHERE {clause}",
-            args,
-        ).fetchone()
-        total, newest = int(total), int(newest or 0)
+        if found:
+            total, newest = int(found[0][4]), int(found[0][5] or 0)
+        else:  # past the last group (or none): the totals alone
+            total, newest = db.run(
+                f"SELECT count(DISTINCT group_key), max(position) FROM {self.items} WHERE {clause}",
+                args,
+            ).fetchone()
+            total, newest = int(total), int(newest or 0)
         if not found:
             return RowGroups([], total, newest)
         firsts = [int(r[3]) for r in found]
@@ -431,3 +444,50 @@ class SqlQueueWrites:
         self._sessions = {k: v for k, v in self._sessions.items() if k[0] != subject_id}
         for table in (self._t.items, self._t.sessions, self._t.subjects):
             self._db.run(f"DELETE FROM {table} WHERE subject_id = ?", [subject_id])
+
+
+class SqlQueueStore(ABC):
+    """The reads both stores answer alike, each through its own `_reading` (a connection and
+    the snapshot rules of its database)."""
+
+    name: str
+    _tables: QueueTables
+
+    def __init__(self) -> None:
+        # The filters' choices by tenant, with the store's position they were read at: they
+        # change only when the queue does, and are read on every page.
+        self._choices: dict[str, tuple[int, QueueChoices]] = {}
+        self._choices_lock = threading.Lock()
+
+    @abstractmethod
+    def _reading(self) -> AbstractContextManager[Runner]: ...
+
+    def position(self) -> int:
+        with self._reading() as db:
+            return self._tables.read_position(db, self.name)
+
+    def page(self, tenant: str, where: QueueFilter, cursor: QueueCursor, limit: int) -> RowPage:
+        with self._reading() as db:
+            return self._tables.page(db, tenant, where, cursor, limit)
+
+    def groups(self, tenant: str, where: QueueFilter, *, offset: int, limit: int) -> RowGroups:
+        with self._reading() as db:
+            return self._tables.groups(db, tenant, where, offset=offset, limit=limit)
+
+    def select(self, tenant: str, where: QueueFilter, *, limit: int) -> list[Selected]:
+        with self._reading() as db:
+            return self._tables.select(db, tenant, where, limit=limit)
+
+    def choices(self, tenant: str) -> QueueChoices:
+        with self._reading() as db:
+            # Read first: choices read after it are at least as new, so keeping them under
+            # this position never keeps older ones.
+            position = self._tables.read_position(db, self.name)
+            with self._choices_lock:
+                kept = self._choices.get(tenant)
+            if kept is not None and kept[0] == position:
+                return kept[1]
+            found = self._tables.choices(db, tenant)
+        with self._choices_lock:
+            self._choices[tenant] = (position, found)
+        return found

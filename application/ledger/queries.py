@@ -6,7 +6,7 @@ Values of a forgotten field read back as `value=None, forgotten=True` wherever t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -166,6 +166,11 @@ class ProfileReader(Protocol):
     def subjects(self, tenant: str) -> list[SubjectSummary]: ...
 
     def current(self, tenant: str, subject_id: UUID) -> ProfileVersion: ...
+
+    def current_many(self, tenant: str, subject_ids: Sequence[UUID]) -> dict[UUID, ProfileVersion]:
+        """`current` of each subject in one read (a page of the review queue shows fifty);
+        subjects not found in the tenant are left out."""
+        ...
 
     def version(self, tenant: str, subject_id: UUID, version: int) -> ProfileVersion: ...
 

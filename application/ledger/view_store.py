@@ -32,6 +32,10 @@ class ViewTransaction(Protocol):
 
     def get(self, view: str, key: str) -> JsonObject | None: ...
 
+    def get_many(self, view: str, keys: Sequence[str]) -> dict[str, JsonObject]:
+        """`get` of each key, in one read of the database; absent keys are left out."""
+        ...
+
     def put(self, view: str, key: str, doc: JsonObject) -> None: ...
 
     def put_each(self, addresses: Sequence[tuple[str, str]], doc: JsonObject) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import pickle
 import secrets
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from factledger.application.review_queue.cursor import encode_cursor
 from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.bench.machine import load_average
 from factledger.bench.review_queue.browse import Scenario, Timed, served, time_pages
+from factledger.bench.review_queue.compose import Case, Compared, compare
 from factledger.bench.review_queue.runtime import PrimedKeys, bench_runtime
 from factledger.bench.review_queue.seed import (
     CONVERSATIONS,
@@ -43,6 +45,7 @@ from factledger.bench.review_queue.seed import (
     seed,
     utc_now,
 )
+from factledger.domain.provenance import Origin
 
 console = Console()
 BUDGET_MS = 300.0
@@ -91,6 +94,45 @@ def _scenarios(seeded: Seeded, deep_after: int) -> list[Scenario]:
         ),
         Scenario("groups view", {"view": "groups"}, _fixed(len(t.by_group))),
     ]
+
+
+def _cases(seeded: Seeded, deep_after: int) -> list[Case]:
+    biggest = seeded.tally.by_group.most_common(1)[0][0]
+    return [
+        Case("first page", QueueFilter()),
+        Case("field=supplier", QueueFilter(field="supplier")),
+        Case("origin=inferred", QueueFilter(origin=Origin.INFERRED)),
+        Case("kind=customer, origin=stated", QueueFilter(kind="customer", origin=Origin.STATED)),
+        Case("proposer=agent:agent-7", QueueFilter(proposer="agent:agent-7")),
+        Case(
+            f"conversation_type={CONVERSATIONS[1]}",
+            QueueFilter(conversation_type=CONVERSATIONS[1]),
+        ),
+        Case(f"q={SEARCHED} (text search)", QueueFilter(text=SEARCHED)),
+        Case("older_than=7d", QueueFilter(proposed_before=utc_now() - timedelta(days=7))),
+        Case(f'group="{INFERENCE}"', QueueFilter(group=biggest)),
+        Case("a page 90% deep (cursor)", QueueFilter(), QueueCursor(after=deep_after)),
+        Case("groups view", QueueFilter(), groups=True),
+    ]
+
+
+def _compared_table(compared: list[Compared], rounds: int) -> Table:
+    table = Table(
+        title=f"A page's server-side work in-process, {rounds} alternating rounds (ms): reads "
+        "per shown row (before) vs the product's"
+    )
+    for column in ("page", "per row p50", "per row p95", "product p50", "product p95", "ratio"):
+        table.add_column(column)
+    for c in compared:
+        table.add_row(
+            c.case.name,
+            f"{statistics.median(c.per_row):.1f}",
+            f"{c.p95(c.per_row):.1f}",
+            f"{statistics.median(c.product):.1f}",
+            f"{c.p95(c.product):.1f}",
+            f"{c.ratio_p50:.1f}x",
+        )
+    return table
 
 
 def _table(timed: list[Timed], runs: int) -> Table:
@@ -144,6 +186,19 @@ def bench_queue(
     per_subject: Annotated[int, typer.Option(min=1, max=10, help="Pending proposals each.")] = 10,
     runs: Annotated[int, typer.Option(min=5, max=500, help="Loads of each page.")] = 30,
     workdir: Annotated[Path | None, typer.Option(help="Default: a new temporary folder.")] = None,
+    compare_rounds: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=500,
+            help="Also time each page's server-side work in-process, reads per shown row "
+            "(before) against the product's, in this many alternating rounds (0: skip).",
+        ),
+    ] = 20,
+    profile: Annotated[
+        bool, typer.Option(help="cProfile the product's rounds of the in-process comparison.")
+    ] = False,
+    pages: Annotated[bool, typer.Option(help="Time the pages in Chromium.")] = True,
     keep: Annotated[
         bool,
         typer.Option(
@@ -184,11 +239,27 @@ def bench_queue(
                 -1
             ].position
             scenarios = _scenarios(seeded, deep)
+            if compare_rounds:
+                load_before = load_average()
+                with structlog.testing.capture_logs():
+                    compared, profiled = compare(
+                        runtime,
+                        TENANT,
+                        _cases(seeded, deep),
+                        rounds=compare_rounds,
+                        profile=profile,
+                    )
+                console.print(_compared_table(compared, compare_rounds))
+                console.print(f"load average {load_before} before, {load_average()} after")
+                if profiled:
+                    console.print(profiled, markup=False, highlight=False)
             # The deep page states the whole queue's count too (it is not filtered).
             app = create_app(ports=runtime, auth=auth, rate_limit=RateLimitSettings(enabled=False))
             token = mint_token(
                 auth, TokenRequest(role=Role.REVIEWER, tenant=TENANT, principal_id="bench-reviewer")
             )
+            if not pages:
+                return
             with served(app) as base_url, structlog.testing.capture_logs():
                 load_before = load_average()
                 timed = time_pages(base_url, token, scenarios, runs=runs)

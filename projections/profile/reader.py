@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from uuid import UUID
 
@@ -59,6 +60,14 @@ class ViewStoreProfileReader:
         if doc is None:
             raise NotFoundError(f"subject {subject_id}")
         return profile_version(doc)
+
+    def current_many(self, tenant: str, subject_ids: Sequence[UUID]) -> dict[UUID, ProfileVersion]:
+        keys = [str(sid) for sid in dict.fromkeys(subject_ids)]
+        with self.store.read() as txn:
+            subjects = txn.get_many("subject", keys)
+            mine = [key for key, doc in subjects.items() if doc.get("tenant") == tenant]
+            profiles = txn.get_many("profile", mine)
+        return {UUID(key): profile_version(doc) for key, doc in profiles.items()}
 
     def version(self, tenant: str, subject_id: UUID, version: int) -> ProfileVersion:
         self.subject(tenant, subject_id)

@@ -18,6 +18,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query
 
+from factledger.adapters.read_routing import require_views_at, standby_allowed
 from factledger.api.http.auth import Principal
 from factledger.api.http.deps import LedgerDep, Reviewer, StateDep
 from factledger.api.http.errors import (
@@ -69,8 +70,11 @@ async def get_queue(state: StateDep) -> ReviewQueue:
     ports = state.require_ports()
     with contextlib.suppress(PositionMovedError):
         await asyncio.to_thread(ports.catch_up)
-    if ports.queue is None:
+    if ports.queue is None or ports.queue_projection is None:
         raise ServiceUnavailableError("the review queue is not served by this process")
+    if standby_allowed():
+        # A standby's queue serves the read only once it is as far as the primary's now.
+        require_views_at(await asyncio.to_thread(ports.queue_projection.position))
     return ports.queue
 
 
