@@ -12,7 +12,6 @@ from factledger.application.ledger.queries import (
     Clock,
     FieldDiff,
     FieldHistoryEntry,
-    PendingChange,
     ProfileVersion,
     SessionEntry,
     SubjectSummary,
@@ -22,7 +21,6 @@ from factledger.domain.values import JsonObject
 from factledger.projections.profile.as_said import profile_as_said
 from factledger.projections.profile.documents import (
     history_entry,
-    pending_change,
     profile_version,
     session_entry,
     subject_summary,
@@ -122,11 +120,6 @@ class ViewStoreProfileReader:
     def diff(self, tenant: str, subject_id: UUID, older: int, newer: int) -> list[FieldDiff]:
         before = self.version(tenant, subject_id, older)
         return _field_diffs(before, self.version(tenant, subject_id, newer))
-
-    def review_queue(self, tenant: str, *, limit: int = 50) -> list[PendingChange]:
-        # The key prefix narrows the scan; the equality keeps "a" from seeing tenant "a:b".
-        docs = [d for d in self._scan("queue", f"{tenant}:") if d.get("tenant") == tenant]
-        return [pending_change(d) for d in docs[:limit]]
 
     def sessions(self, tenant: str, subject_id: UUID) -> list[SessionEntry]:
         self.subject(tenant, subject_id)
