@@ -104,7 +104,17 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
-def where_clause(tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
+def where_clause(
+    tenant: str,
+    where: QueueFilter,
+    *,
+    subjects: str | None = None,
+    fields: Sequence[str] = (),
+) -> tuple[str, list[object]]:
+    """The filter as SQL. The text search, given `subjects` (that table's name) and `fields`
+    (the tenant's field names holding the text, lower-cased as Python does), reads the
+    subjects whose reference holds it (a scan of the subjects, not of the rows) and the rows
+    of those fields by their indexes; without them, each row's `search` column is checked."""
     parts: list[str] = ["tenant = ?"]
     args: list[object] = [tenant]
     equalities = (
@@ -129,7 +139,14 @@ def where_clause(tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
     if where.up_to is not None:
         parts.append("position <= ?")
         args.append(where.up_to)
-    if where.text:
+    if where.text and subjects is not None and "\n" not in where.text:
+        by_field = f"field IN ({', '.join('?' for _ in fields)}) OR " if fields else ""
+        parts.append(
+            f"({by_field}subject_id IN (SELECT subject_id FROM {subjects} "
+            f"WHERE tenant = ? AND search LIKE ? ESCAPE '\\'))"
+        )
+        args.extend([*fields, tenant, _like(where.text)])
+    elif where.text:
         parts.append("search LIKE ? ESCAPE '\\'")
         args.append(_like(where.text))
     return " AND ".join(parts), args
@@ -137,6 +154,21 @@ def where_clause(tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
 
 def search_text(field: str, external_ref: str) -> str:
     return f"{field}\n{external_ref}".lower()
+
+
+def subject_search_statements(
+    prefix: str, *, text: str = "TEXT", ref_of_search: str
+) -> tuple[str, ...]:
+    """The subjects' reference lower-cased (as the rows' `search` keeps it), for the text
+    search to find subjects rather than scan rows. `ref_of_search`: the SQL that takes the
+    reference back out of a row's `search` (the part after its line break), so existing
+    subjects with pending rows get it exactly; others get the database's `lower`."""
+    t = f"{prefix}review_queue"
+    return (
+        f"ALTER TABLE {t}_subjects ADD COLUMN search {text} NOT NULL DEFAULT ''",
+        f"UPDATE {t}_subjects SET search = coalesce((SELECT {ref_of_search} FROM {t}_items i "
+        f"WHERE i.subject_id = {t}_subjects.subject_id LIMIT 1), lower(external_ref))",
+    )
 
 
 def _row(values: Sequence[Any]) -> ItemRow:
@@ -170,12 +202,19 @@ class QueueTables:
 
     # -- reads -------------------------------------------------------------------------------
 
+    def _where(self, db: Runner, tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
+        fields: list[str] = []
+        if where.text:
+            text = where.text.lower()
+            fields = [f for f in self._distinct(db, tenant, "field") if text in f.lower()]
+        return where_clause(tenant, where, subjects=self.subjects, fields=fields)
+
     def page(
         self, db: Runner, tenant: str, where: QueueFilter, cursor: QueueCursor, limit: int
     ) -> RowPage:
         """One statement (one snapshot, one round trip): the page's rows, the filter's exact
         count and newest position, and whether matches lie beyond the page's other end."""
-        clause, args = where_clause(tenant, where)
+        clause, args = self._where(db, tenant, where)
         backwards = cursor.before is not None and cursor.after is None
         if backwards:
             bound, order, step = "AND position < ?", "DESC", [cursor.before]
@@ -223,7 +262,7 @@ class QueueTables:
         subject_id, position)` alone (it holds every column the aggregate needs), with the
         number of groups and the newest position beside each; then the shown groups' oldest
         rows by their positions."""
-        clause, args = where_clause(tenant, where)
+        clause, args = self._where(db, tenant, where)
         found = db.run(
             f"SELECT group_key, count(*) AS n, count(DISTINCT subject_id), min(position) AS first, "
             f"count(*) OVER (), max(max(position)) OVER () "
@@ -262,7 +301,7 @@ class QueueTables:
         return RowGroups(groups, total, newest)
 
     def select(self, db: Runner, tenant: str, where: QueueFilter, *, limit: int) -> list[Selected]:
-        clause, args = where_clause(tenant, where)
+        clause, args = self._where(db, tenant, where)
         found = db.run(
             f"SELECT position, subject_id, change_id FROM {self.items} WHERE {clause} "
             f"ORDER BY position LIMIT ?",
@@ -352,10 +391,11 @@ class SqlQueueWrites:
         self.flush()
         self._subjects[row.subject_id] = row
         self._db.run(
-            f"INSERT INTO {self._t.subjects} VALUES (?, ?, ?, ?) ON CONFLICT (subject_id) "
+            f"INSERT INTO {self._t.subjects} (subject_id, tenant, kind, external_ref, search) "
+            f"VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject_id) "
             f"DO UPDATE SET tenant = excluded.tenant, kind = excluded.kind, "
-            f"external_ref = excluded.external_ref",
-            [row.subject_id, row.tenant, row.kind, row.external_ref],
+            f"external_ref = excluded.external_ref, search = excluded.search",
+            [row.subject_id, row.tenant, row.kind, row.external_ref, row.external_ref.lower()],
         )
 
     def session(self, subject_id: str, session_id: str) -> SessionRow | None:

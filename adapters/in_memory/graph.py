@@ -63,9 +63,7 @@ def apply_facts(
         if memory_id in state.facts:
             continue
         targets = [local.get(ref, ref) for ref in fact.related_to]
-        relations, version, replaced, current = _link(
-            state, fact, targets, source.occurred_at, now
-        )
+        relations, version, replaced, current = _link(state, fact, targets, source.occurred_at, now)
         keys = succeed(tokens, fact.text, fact.value, replaced)
         (row,) = state.fact_vectors.append(vector.reshape(1, -1))
         stored = StoredFact(

@@ -30,6 +30,7 @@ from factledger.adapters.review_queue_sql import (
     SqlQueueStore,
     SqlQueueWrites,
     covering_statements,
+    subject_search_statements,
     table_statements,
 )
 from factledger.adapters.sql_names import sql_name
@@ -39,6 +40,12 @@ from factledger.application.review_queue.ports import QueueStoreUnavailableError
 MIGRATIONS = (
     StoreMigration("0001-tables", table_statements("{schema}.", text='text COLLATE "C"')),
     StoreMigration("0002-groups-covering-index", covering_statements("{schema}.")),
+    StoreMigration(
+        "0003-subjects-search",
+        subject_search_statements(
+            "{schema}.", text='text COLLATE "C"', ref_of_search="split_part(i.search, E'\\n', 2)"
+        ),
+    ),
 )
 
 Conn = psycopg.Connection[tuple[object, ...]]

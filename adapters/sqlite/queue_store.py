@@ -16,6 +16,7 @@ from factledger.adapters.review_queue_sql import (
     SqlQueueStore,
     SqlQueueWrites,
     covering_statements,
+    subject_search_statements,
     table_statements,
 )
 from factledger.adapters.sqlite.connection import driver_errors_as
@@ -26,6 +27,12 @@ from factledger.application.review_queue.ports import QueueStoreUnavailableError
 MIGRATIONS = (
     StoreMigration("0001-tables", table_statements("")),
     StoreMigration("0002-groups-covering-index", covering_statements("")),
+    StoreMigration(
+        "0003-subjects-search",
+        subject_search_statements(
+            "", ref_of_search="substr(i.search, instr(i.search, char(10)) + 1)"
+        ),
+    ),
 )
 
 
