@@ -139,7 +139,7 @@ def _table(timed: list[Timed], runs: int) -> Table:
     table = Table(
         title=f"Queue pages in headless Chromium, {runs} loads each (ms, load to end of `load`)"
     )
-    for column in ("page", "stated count", "tallied", "exact", "p50", "p95", "max"):
+    for column in ("page", "stated count", "tallied", "exact", "p50", "p95", "max", "server p50"):
         table.add_column(column)
     for t in timed:
         table.add_row(
@@ -152,6 +152,7 @@ def _table(timed: list[Timed], runs: int) -> Table:
             f"{t.p50:.0f}",
             f"{t.p95:.0f}",
             f"{max(t.millis):.0f}",
+            f"{t.server_p50:.0f}",
         )
     return table
 

@@ -41,6 +41,9 @@ class Timed:
     scenario: Scenario
     stated: int
     millis: list[float]
+    # Of each load: from the request's start to the response's first byte (the server's
+    # work, as the browser saw it); the rest is transfer, parsing and rendering.
+    server_millis: list[float]
     # The tally just before and just after the page whose count was read: a count that moves
     # with time may be either (both equal for every other page).
     tallied: tuple[int, int]
@@ -48,6 +51,10 @@ class Timed:
     @property
     def p50(self) -> float:
         return statistics.median(self.millis)
+
+    @property
+    def server_p50(self) -> float:
+        return statistics.median(self.server_millis)
 
     @property
     def p95(self) -> float:
@@ -106,24 +113,25 @@ async def _time_pages(
                 url = f"/console/queue?{urlencode(scenario.params)}"
                 for _ in range(2):  # warm-up: the first load of each also compiles templates
                     await page.goto(url)
-                millis = []
+                millis, server_millis = [], []
                 tallied_before = scenario.expected(datetime.now(UTC))
                 for _ in range(runs):
                     tallied_before = scenario.expected(datetime.now(UTC))
                     await page.goto(url, wait_until="load")
-                    millis.append(
-                        float(
-                            await page.evaluate(
-                                "() => { const n = performance.getEntriesByType('navigation')[0];"
-                                " return n.loadEventEnd - n.startTime; }"
-                            )
-                        )
+                    total, server = await page.evaluate(
+                        "() => { const n = performance.getEntriesByType('navigation')[0];"
+                        " return [n.loadEventEnd - n.startTime,"
+                        " n.responseStart - n.requestStart]; }"
                     )
+                    millis.append(float(total))
+                    server_millis.append(float(server))
                 tallied_after = scenario.expected(datetime.now(UTC))
                 stated = await page.locator("#queue-count strong").inner_text()
                 found = _COUNT.search(stated)
                 count = -1 if found is None else int(found.group().replace(",", ""))
-                timed.append(Timed(scenario, count, millis, (tallied_before, tallied_after)))
+                timed.append(
+                    Timed(scenario, count, millis, server_millis, (tallied_before, tallied_after))
+                )
             return timed
         finally:
             await browser.close()
