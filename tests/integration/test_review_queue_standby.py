@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from support.queue_seed import item_row
 
 from factledger.adapters.postgres.queue_store import PostgresQueueStore
 from factledger.adapters.postgres_server import PostgresLocation
@@ -22,33 +23,13 @@ from factledger.adapters.read_routing import (
     require_views_at,
     wrote_on_primary,
 )
-from factledger.application.review_queue.ports import ItemRow, QueueStore
+from factledger.application.review_queue.ports import QueueStore
 from factledger.application.review_queue.queue import QueueCursor, QueueFilter
-
-
-def row(n: int, field: str) -> ItemRow:
-    return ItemRow(
-        tenant="t1",
-        position=n,
-        subject_id=f"s-{n}",
-        change_id=f"c-{n}",
-        field=field,
-        origin="stated",
-        proposer="agent:a",
-        proposed_key="20260101T000000000000",
-        kind="lead",
-        external_ref=f"ref-{n}",
-        group_key="g",
-        session_id=None,
-        said_at=None,
-        conversation_type=None,
-        doc={"field": field},
-    )
 
 
 def fill(store: QueueStore, position: int, field: str) -> None:
     with store.transaction() as txn:
-        txn.add(row(position, field))
+        txn.add(item_row(position, field))
         txn.advance(position)
 
 
