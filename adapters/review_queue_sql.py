@@ -343,9 +343,11 @@ class QueueTables:
             [name, position],
         )
 
-    def drop(self, db: Runner, name: str) -> None:
+    def drop(self, db: Runner, name: str, *, empty: str = "DELETE FROM") -> None:
+        """`empty`: the statement that empties a table (PostgreSQL's `TRUNCATE` leaves no dead
+        rows behind for the rebuild's rows to be read past)."""
         for table in (self.items, self.sessions, self.subjects):
-            db.run(f"DELETE FROM {table}")
+            db.run(f"{empty} {table}")
         db.run(f"DELETE FROM {self.tracking} WHERE name = ?", [name])
 
 

@@ -149,7 +149,7 @@ class PostgresQueueStore(SqlQueueStore):
             self._pool.connection() as conn,
             conn.transaction(),
         ):
-            self._tables.drop(_Runner(conn), self.name)
+            self._tables.drop(_Runner(conn), self.name, empty="TRUNCATE")
 
     def close(self) -> None:
         if self._standby is not None:

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated
 
+import psycopg
 import structlog.testing
 import typer
 from pydantic import SecretStr
@@ -35,7 +36,8 @@ from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.bench.machine import load_average
 from factledger.bench.review_queue.browse import Scenario, Timed, served, time_pages
 from factledger.bench.review_queue.compose import Case, Compared, compare
-from factledger.bench.review_queue.runtime import PrimedKeys, bench_runtime
+from factledger.bench.review_queue.plans import plans
+from factledger.bench.review_queue.runtime import VIEWS_SCHEMA, PrimedKeys, bench_runtime
 from factledger.bench.review_queue.seed import (
     CONVERSATIONS,
     INFERENCE,
@@ -182,6 +184,18 @@ def _seeded(
     return seeded
 
 
+def _vacuumed(conninfo: str) -> None:
+    """The steady state a live system reaches within a minute of a rebuild (autovacuum): the
+    statistics and the visibility map of the rebuilt tables, so counts read the index alone."""
+    started = time.perf_counter()
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        for table in ("items", "subjects", "sessions"):
+            conn.execute(f'VACUUM ANALYZE "{VIEWS_SCHEMA}".review_queue_{table}')
+    console.print(
+        f"review queue tables vacuumed and analysed in {time.perf_counter() - started:.1f} s"
+    )
+
+
 def bench_queue(
     subjects: Annotated[int, typer.Option(min=10, max=100_000)] = 10_000,
     per_subject: Annotated[int, typer.Option(min=1, max=10, help="Pending proposals each.")] = 10,
@@ -200,6 +214,9 @@ def bench_queue(
         bool, typer.Option(help="cProfile the product's rounds of the in-process comparison.")
     ] = False,
     pages: Annotated[bool, typer.Option(help="Time the pages in Chromium.")] = True,
+    explain: Annotated[
+        bool, typer.Option(help="Print each page's statements' plans (EXPLAIN ANALYZE).")
+    ] = False,
     keep: Annotated[
         bool,
         typer.Option(
@@ -234,6 +251,7 @@ def bench_queue(
                 f"{seeded.seconds_views:.1f} s, review queue rebuilt in "
                 f"{seeded.seconds_queue:.1f} s"
             )
+            _vacuumed(database.location.conninfo)
             queue = runtime.queue
             assert queue is not None  # noqa: S101 - bench_runtime always wires it
             deep = queue.select(TENANT, QueueFilter(), limit=seeded.tally.total * 9 // 10)[
@@ -259,6 +277,13 @@ def bench_queue(
             token = mint_token(
                 auth, TokenRequest(role=Role.REVIEWER, tenant=TENANT, principal_id="bench-reviewer")
             )
+            if explain:
+                for plan in plans(
+                    database.location.conninfo, VIEWS_SCHEMA, TENANT, _cases(seeded, deep)
+                ):
+                    console.print(f"[bold]{plan.case}[/bold], statement {plan.statement}")
+                    for line in plan.lines:
+                        console.print(f"  {line}", markup=False, highlight=False)
             if not pages:
                 return
             with served(app) as base_url, structlog.testing.capture_logs():
