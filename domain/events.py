@@ -13,7 +13,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
-from factledger.domain.forgets import ForgetMark
+from factledger.domain.forget_mark import ForgetMark
 from factledger.domain.proposal import ChangeRecord, CurrentField, Proposal, apply_operation
 from factledger.domain.provenance import Actor, ChangeStatus, Evidence, Operation, Origin
 from factledger.domain.sessions import SessionInfo, transcript_from_payload

@@ -34,9 +34,8 @@ from factledger.api.settings import (
     SqliteViewSettings,
 )
 from factledger.application.clocks import Clock
-from factledger.application.ledger.key_store import KeyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ledger.view_store import ViewStore
+from factledger.application.ledger.ports import KeyStore, ViewStore
 from factledger.application.review_queue.ports import QueueStore
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection

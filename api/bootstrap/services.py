@@ -42,7 +42,7 @@ from factledger.api.settings import (
 from factledger.application.clocks import Clock
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.ports import MemoryBackend
-from factledger.application.recall.ledger_forgets import LedgerForgets
+from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, policy_of
 from factledger.application.recall.service import Recall, RecallPorts

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from factledger.application.ledger.queries import PendingChange, ProfileField, ProfileReader
+from factledger.application.ledger.ports import ProfileReader
+from factledger.application.ledger.queries import PendingChange, ProfileField
 from factledger.application.review_queue.ports import ReviewQueue
 from factledger.application.review_queue.queue import (
     GroupPage,

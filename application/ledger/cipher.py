@@ -33,6 +33,7 @@ import json
 import os
 import re
 import time
+import uuid
 from collections.abc import Sequence
 from typing import Any, cast
 from uuid import UUID
@@ -44,7 +45,7 @@ from eventsourcing.persistence import Mapper, StoredEvent
 from eventsourcing.utils import get_topic
 
 from factledger.application import json_text
-from factledger.application.ledger.key_store import KeyStore
+from factledger.application.ledger.ports import KeyStore
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
@@ -57,6 +58,7 @@ from factledger.domain.events import (
 )
 from factledger.domain.text import scrub_json
 
+KEY_BYTES = 32  # AES-256-GCM
 PREFIX = "fl-enc:1:"
 _PREFIX_LEN = len(PREFIX)
 _SEALED_KEY_ID = re.compile(rb"fl-enc:1:([0-9a-f]+):")
@@ -332,3 +334,8 @@ def _encrypt(key_id: str, key: bytes, value: Any, aad: bytes) -> str:
     plain = json.dumps(value, sort_keys=True, default=str).encode()
     sealed = AESGCM(key).encrypt(nonce, plain, aad)
     return PREFIX + key_id + ":" + base64.b64encode(nonce + sealed).decode()
+
+
+def new_key() -> tuple[str, bytes]:
+    """A fresh `(key id, key)` for a key store to keep under a scope."""
+    return uuid.uuid4().hex, os.urandom(KEY_BYTES)

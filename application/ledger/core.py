@@ -38,7 +38,7 @@ from factledger.application.ledger.event_store_errors import (
     unavailable,
 )
 from factledger.application.ledger.idempotency import JsonBody
-from factledger.application.ledger.key_store import KeyStore
+from factledger.application.ledger.ports import KeyStore
 from factledger.application.ledger.responses import ResponseWrite, pending_response
 from factledger.application.ledger.snapshots.repository import SnapshottingRepository
 from factledger.application.ledger.snapshots.store import (

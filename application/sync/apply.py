@@ -17,7 +17,11 @@ from factledger.application.errors import (
 )
 from factledger.application.memory.decisions import Decided, decided, stale_memories
 from factledger.application.memory.extraction import ExtractionContext
-from factledger.application.memory.forgotten import every_memory, fields_of, memories_to_forget
+from factledger.application.memory.forget_selection import (
+    every_memory,
+    fields_of,
+    memories_to_forget,
+)
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import (
     KIND_CHANGE_PROPOSED,

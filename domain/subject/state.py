@@ -25,7 +25,7 @@ from factledger.domain.events import (
     SubjectErased,
     SubjectRegistered,
 )
-from factledger.domain.forgets import ForgetMark
+from factledger.domain.forget_mark import ForgetMark
 from factledger.domain.proposal import ChangeRecord, CurrentField
 from factledger.domain.provenance import Actor, ChangeStatus
 from factledger.domain.sessions import SessionInfo

@@ -23,7 +23,7 @@ from uuid import UUID
 
 from eventsourcing.application import Application
 
-from factledger.application.ledger.view_store import ViewStore, ViewTransaction
+from factledger.application.ledger.ports import ViewStore, ViewTransaction
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,

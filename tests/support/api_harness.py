@@ -40,7 +40,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.guidance_catalogue import GuidanceCatalogue
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.validating import ValidatingMemoryBackend
-from factledger.application.recall.ledger_forgets import LedgerForgets
+from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies
 from factledger.application.recall.service import Recall, RecallPorts
