@@ -49,6 +49,7 @@ from factledger.application.ledger.snapshots.store import (
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
 from factledger.domain.errors import SubjectErasedError
+from factledger.domain.events import FactForgotten
 from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import ProfileSchema
 
@@ -239,6 +240,11 @@ class LedgerCore(Application[UUID]):
             if not subject.pending_events:
                 return self._result(subject, position=None)
             events = [type(e).__name__ for e in subject.pending_events]
+            forgotten = [
+                e.field
+                for e in subject.pending_events
+                if isinstance(e, FactForgotten) and e.field is not None
+            ]
             response = self._response_for(subject)
             try:
                 recordings = self.save(subject, response=response)
@@ -247,6 +253,8 @@ class LedgerCore(Application[UUID]):
                 back_off(attempt)
                 continue
             position = recordings[-1].notification.id
+            if forgotten:
+                self._shred_fields(subject_id, forgotten)
             if response is not None and response.executed:
                 response.pending.written = True  # committed with the events
             log.info(
@@ -259,6 +267,11 @@ class LedgerCore(Application[UUID]):
             return self._result(subject, position=position)
         log.warning("ledger.write_gave_up", subject_id=str(subject_id), attempts=MAX_ATTEMPTS)
         raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
+
+    def _shred_fields(self, subject_id: UUID, fields: Sequence[str]) -> None:
+        """Deletes the keys of fields a command just forgot (however it came to forget them:
+        a forget asked directly, or a request to forget approved in a decision). A deletion
+        interrupted here is finished by the forget's retry."""
 
     def _response_for(self, subject: Subject) -> ResponseWrite | None:
         """The running request's response, for the recorder to write with the events."""
