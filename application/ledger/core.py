@@ -20,6 +20,7 @@ from eventsourcing.application import AggregateNotFoundError, Application, Repos
 from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
 from eventsourcing.persistence import (
     ApplicationRecorder,
+    EventStore,
     IntegrityError,
     JSONTranscoder,
     Mapper,
@@ -96,6 +97,10 @@ class LedgerCore(Application[UUID]):
         # Called after every commit, in the saving thread (e.g. to wake the sync worker).
         self.after_commit: list[Callable[[], None]] = []
         super().__init__(env)
+        # Where the ledger's history reads go (a subject's events, the notification log for
+        # the event stream): the store itself, unless `read_history_from` routes them.
+        self.history: EventStore[UUID] = self.events
+        self.history_log: ApplicationRecorder = self.recorder  # the notification log's reads
 
     def construct_recorder(self) -> ApplicationRecorder:
         # Opening the store creates its tables: a database it cannot reach fails here first.
@@ -180,6 +185,14 @@ class LedgerCore(Application[UUID]):
         super().close()
 
     # -- reads ---------------------------------------------------------------------------------
+
+    def read_history_from(self, recorder: ApplicationRecorder) -> None:
+        """Reads of the ledger's history (`history`) go through `recorder` (one that reads a
+        hot standby when the request may), decoded by this ledger's mapper and its keys: a
+        forgotten field's key is deleted on the primary, so its value stays unreadable
+        whichever server holds the event. Commands and the followers keep the store's own."""
+        self.history = EventStore(self.mapper, recorder)
+        self.history_log = recorder
 
     def subject(self, tenant: str, subject_id: UUID) -> Subject:
         """Loads a subject of this tenant; any other case is `NotFoundError` (no existence leak)."""
