@@ -93,7 +93,8 @@ class ReviewQueueProjection:
             case ChangeSuperseded():
                 self._superseded(txn, sid, event)
             case FactForgotten():
-                for change_id in event.withdrawn_changes:
+                approved = [] if event.request_id is None else [event.request_id]
+                for change_id in [*event.withdrawn_changes, *approved]:
                     txn.remove(sid, change_id)
             case SubjectErased():
                 txn.erase(sid)
@@ -104,7 +105,7 @@ class ReviewQueueProjection:
         if subject is None:  # a subject's first event registers it: never absent in a log
             return
         at = e.timestamp.isoformat()
-        doc = change_doc(e, sid, subject.tenant, "", at)
+        doc = change_doc(e, sid, subject.tenant, at)
         evidence = e.evidence if isinstance(e.evidence, dict) else None
         session_id = None if evidence is None else evidence.get("session_id")
         session = None if session_id is None else txn.session(sid, str(session_id))
