@@ -40,7 +40,8 @@ class KindHead:
         logits = vectors @ self.weights + self.bias
         logits -= logits.max(axis=1, keepdims=True)
         exp = np.exp(logits)
-        return (exp / exp.sum(axis=1, keepdims=True)).astype(np.float32)
+        probabilities: Matrix = (exp / exp.sum(axis=1, keepdims=True)).astype(np.float32)
+        return probabilities
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,13 +63,13 @@ def save_heads(heads: FieldHeads, path: Path) -> str:
             for kind, h in sorted(heads.kinds.items())
         },
     }
-    arrays: dict[str, Matrix] = {}
+    arrays: dict[str, npt.NDArray[np.generic]] = {}
     for n, kind in enumerate(sorted(heads.kinds)):
         arrays[f"w{n}"] = heads.kinds[kind].weights.astype(np.float32)
         arrays[f"b{n}"] = heads.kinds[kind].bias.astype(np.float32)
-    meta_bytes = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
+    arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     with path.open("wb") as out:
-        np.savez_compressed(out, meta=meta_bytes, **arrays)
+        np.savez_compressed(out, allow_pickle=False, **arrays)
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 

@@ -48,7 +48,12 @@ def _out_of_fold(
         train, test = folds != k, folds == k
         if not test.any() or not train.any():
             continue
-        head = fit(vectors[train], [s.label for s, t in zip(samples, train) if t], classes, many)
+        head = fit(
+            vectors[train],
+            [s.label for s, t in zip(samples, train, strict=True) if t],
+            classes,
+            many,
+        )
         probabilities = head.probabilities(vectors[test])
         for n, row in zip(np.flatnonzero(test), probabilities, strict=True):
             best = int(row.argmax())
@@ -56,16 +61,26 @@ def _out_of_fold(
     return out
 
 
-def _threshold(predictions: list[tuple[str, str, float]], many: set[str], precision: float) -> float:
+def _threshold(
+    predictions: list[tuple[str, str, float]], many: set[str], precision: float
+) -> float:
     for t in np.arange(0.10, 0.991, 0.01):
-        read = [(label, field) for label, field, p in predictions if p >= t and field not in many and field != NONE]
+        read = [
+            (label, field)
+            for label, field, p in predictions
+            if p >= t and field not in many and field != NONE
+        ]
         if read and sum(label == field for label, field in read) / len(read) >= precision:
             return round(float(t), 2)
     return 0.99
 
 
-def _figures(predictions: list[tuple[str, str, float]], many: set[str], t: float) -> dict[str, float | int]:
-    one_valued = [(label, f, p) for label, f, p in predictions if label != NONE and label not in many]
+def _figures(
+    predictions: list[tuple[str, str, float]], many: set[str], t: float
+) -> dict[str, float | int]:
+    one_valued = [
+        (label, f, p) for label, f, p in predictions if label != NONE and label not in many
+    ]
     read = [(label, f) for label, f, p in predictions if p >= t and f != NONE and f not in many]
     right = sum(label == f for label, f in read)
     return {
@@ -104,9 +119,7 @@ async def train(corpus: Path, out: Path, precision: float) -> dict[str, object]:
     heads: dict[str, KindHead] = {}
     for kind, (classes, spec_many, rows) in plans.items():
         heads[kind] = fit(vectors[rows], [samples[n].label for n in rows], classes, spec_many)
-    sha = save_heads(
-        FieldHeads(embedder.model_id, embedder.dimension, threshold, heads), out
-    )
+    sha = save_heads(FieldHeads(embedder.model_id, embedder.dimension, threshold, heads), out)
     return {
         "samples": len(samples),
         "kinds": len(heads),

@@ -17,6 +17,7 @@ from factledger.adapters.field_reader.head import (
     SHIPPED_SHA256,
     HeadFileError,
     load_heads,
+    save_heads,
 )
 from factledger.adapters.field_reader.reader import EmbeddingFieldReader
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
@@ -59,6 +60,19 @@ def test_a_file_that_is_not_the_pinned_one_is_refused(tmp_path: Path) -> None:
         load_heads(other, None)
 
 
+def test_heads_written_by_the_training_command_read_back(tmp_path: Path) -> None:
+    heads = load_heads()
+    sha = save_heads(heads, tmp_path / "own.npz")
+    again = load_heads(tmp_path / "own.npz", sha)
+    assert again.model_id == heads.model_id
+    assert again.min_probability == heads.min_probability
+    assert set(again.kinds) == set(heads.kinds)
+    for kind, head in heads.kinds.items():
+        assert again.kinds[kind].classes == head.classes
+        assert again.kinds[kind].many == head.many
+        assert (again.kinds[kind].weights == head.weights).all()
+
+
 async def test_the_reader_names_one_valued_fields_and_leaves_lists_and_chat(
     embedder: OnnxEmbedder,
 ) -> None:
@@ -72,7 +86,8 @@ async def test_the_reader_names_one_valued_fields_and_leaves_lists_and_chat(
         ],
     )
     assert fields == ["budget", "preferred_area", None]
-    assert reader.knows("home_buyer") and not reader.knows("dragon")
+    assert reader.knows("home_buyer")
+    assert not reader.knows("dragon")
 
 
 async def test_heads_of_another_model_are_not_used() -> None:
@@ -124,9 +139,12 @@ async def test_a_later_move_date_supersedes_the_earlier_memory_in_the_backend(
     )
     for text in said:  # the rules alone give these memories no slot: nothing supersedes
         alone = await RuleExtractor().extract(ExtractionRequest(_said(text, T0), T0))
-        assert alone and all(f.slot is None for f in alone)
+        assert alone
+        assert all(f.slot is None for f in alone)
     clock = ManualClock(T0)
-    extractor = FieldSlottingExtractor(RuleExtractor(), EmbeddingFieldReader(embedder, load_heads()))
+    extractor = FieldSlottingExtractor(
+        RuleExtractor(), EmbeddingFieldReader(embedder, load_heads())
+    )
     backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=clock)
     ns = Namespace("buyer-1")
     meta = {"subject_kind": "home_buyer"}
@@ -154,7 +172,8 @@ async def test_a_later_move_date_supersedes_the_earlier_memory_in_the_backend(
         hits = await backend.search(
             ns, SearchQuery("When do they need to move?", mode=SearchMode.MEMORIES, threshold=0.0)
         )
-        assert hits and "September" in hits[0].text
+        assert hits
+        assert "September" in hits[0].text
         assert not any("June" in h.text for h in hits)
     finally:
         await backend.close()
