@@ -11,21 +11,21 @@ and then more writes than failures must each succeed within a deadline.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from uuid import UUID, uuid4
+from uuid import uuid4
 
 import pytest
+from support.key_stores import DelegatingKeyStore
+from support.proposals import numbered
 
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.key_store import PostgresKeyStore
 from factledger.adapters.postgres_pool import PoolOptions
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.application.ledger.commands import ProposeChange, RegisterSubject
+from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.ports import KeyStoreUnavailableError
-from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
-from factledger.domain.values import TextValue
 
 pytestmark = pytest.mark.integration
 
@@ -37,37 +37,19 @@ POOL = PoolOptions(min_size=1, max_size=1, acquire_timeout_s=2.0)
 DEADLINE_S = 30.0
 
 
-class FailingKeyStore:
+class FailingKeyStore(DelegatingKeyStore):
     """The PostgreSQL key store, its key issue failing while `failures` is above zero (the
     error the store raises when its database fails)."""
 
     def __init__(self, inner: PostgresKeyStore) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.failures = 0
-
-    def current(self, scope: str) -> tuple[str, bytes]:
-        return self.current_many([scope])[scope]
 
     def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
         if self.failures > 0:
             self.failures -= 1
             raise KeyStoreUnavailableError("key store failed (test)")
         return self.inner.current_many(scopes)
-
-    def key(self, key_id: str) -> bytes | None:
-        return self.inner.key(key_id)
-
-    def keys_by_id(self, key_ids: Collection[str]) -> dict[str, bytes]:
-        return self.inner.keys_by_id(key_ids)
-
-    def forget(self, scope: str) -> int:
-        return self.inner.forget(scope)
-
-    def forget_many(self, scopes: Collection[str]) -> int:
-        return self.inner.forget_many(scopes)
-
-    def forget_prefix(self, prefix: str) -> int:
-        return self.inner.forget_prefix(prefix)
 
 
 @pytest.fixture
@@ -86,19 +68,6 @@ def ledger(postgres: PostgresLocation, keys: FailingKeyStore) -> Iterator[Ledger
         yield ledger
 
 
-def proposal(subject_id: UUID, n: int) -> ProposeChange:
-    return ProposeChange(
-        tenant=TENANT,
-        subject_id=subject_id,
-        field=f"field_{n}",
-        operation=Operation.SET,
-        value=TextValue(f"value {n}"),
-        origin=Origin.INFERRED,
-        proposed_by=Actor(ActorKind.MODEL, "extractor"),
-        based_on_version=0,
-    )
-
-
 def pool_stats(ledger: Ledger) -> dict[str, int]:
     return dict(ledger.recorder.datastore.pool.get_stats())  # type: ignore[attr-defined]
 
@@ -110,12 +79,12 @@ def test_writes_after_key_store_failures_are_served(ledger: Ledger, keys: Failin
     keys.failures = FAILURES
     for n in range(FAILURES):
         with pytest.raises(KeyStoreUnavailableError):
-            ledger.propose_change(proposal(subject_id, n))
+            ledger.propose_change(numbered(subject_id, n))
     assert keys.failures == 0
 
     def writes() -> list[int | None]:
         return [
-            ledger.propose_change(proposal(subject_id, FAILURES + n)).position
+            ledger.propose_change(numbered(subject_id, FAILURES + n)).position
             for n in range(FAILURES + 1)
         ]
 

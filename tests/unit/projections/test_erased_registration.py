@@ -10,25 +10,23 @@ from datetime import UTC, datetime
 from uuid import UUID
 
 import pytest
+from support.approvals import TENANT, proposed
 
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.application.errors import NotFoundError
-from factledger.application.ledger.commands import EraseSubject, ProposeChange, RegisterSubject
+from factledger.application.ledger.commands import EraseSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.domain.events import SubjectErased, SubjectRegistered
-from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
-from factledger.domain.values import TextValue
+from factledger.domain.provenance import Actor, ActorKind
 from factledger.projections.follower import Tracked, read_events
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
 from factledger.projections.review_queue.projection import ReviewQueueProjection
 from factledger.testing.manual_clock import ManualClock
 
-TENANT = "acme"
-MODEL = Actor(ActorKind.MODEL, "extractor")
 STAFF = Actor(ActorKind.STAFF, "rev-1")
 
 
@@ -43,29 +41,12 @@ class Log:
         return self.events[:at]
 
 
-def proposed(ledger: Ledger, ref: str) -> UUID:
-    subject_id = ledger.register_subject(RegisterSubject(TENANT, "lead", ref)).subject_id
-    ledger.propose_change(
-        ProposeChange(
-            tenant=TENANT,
-            subject_id=subject_id,
-            field="supplier",
-            operation=Operation.SET,
-            value=TextValue("Supplier A"),
-            origin=Origin.INFERRED,
-            proposed_by=MODEL,
-            based_on_version=0,
-        )
-    )
-    return subject_id
-
-
 @pytest.fixture
 def log() -> Iterator[Log]:
     clock = ManualClock(datetime(2026, 1, 10, 9, tzinfo=UTC))
     settings = {"PERSISTENCE_MODULE": "eventsourcing.popo"}
     with Ledger(settings, clock=clock, keys=InMemoryKeyStore()) as ledger:
-        erased, kept = proposed(ledger, "lead-1"), proposed(ledger, "lead-2")
+        (erased, _), (kept, _) = proposed(ledger, "lead-1"), proposed(ledger, "lead-2")
         ledger.erase_subject(EraseSubject(TENANT, erased, STAFF, "asked to be erased"))
         yield Log(read_events(ledger, after=0), erased, kept)
 
