@@ -30,6 +30,8 @@ from factledger.bench.recall_latency import (
     render,
     subject_ids,
 )
+from factledger.bench.recall_turn_reads import render as render_turn_reads
+from factledger.bench.recall_turn_reads import run as run_turn_reads
 from factledger.testing.supermemory.faults import LatencyProfile, LatencySampler
 from factledger.testing.supermemory.harness import supermemory_backend_in_process
 from factledger.testing.supermemory.server import SupermemoryServer
@@ -135,6 +137,18 @@ def bench(
     ]
     typer.echo(render(results, budget_s=budget_s, stall_rate=stall_rate))
     typer.echo(f"embedder: {built.model_id}")
+
+
+@recall_app.command("turn-reads")
+def turn_reads(
+    subjects: Annotated[int, typer.Option(min=1)] = 200,
+    calls: Annotated[int, typer.Option(min=100)] = 3000,
+    concurrency: Annotated[int, typer.Option(min=1)] = 1,
+) -> None:
+    """`Recall.recall` over its search with a SQLite ledger behind it: the ledger read as two
+    ports beside the one read of a turn, in alternating blocks, with hand-offs and CPU."""
+    report = asyncio.run(run_turn_reads(subjects=subjects, calls=calls, concurrency=concurrency))
+    typer.echo(render_turn_reads(report))
 
 
 def register(app: typer.Typer) -> None:
