@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -19,6 +20,7 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import embedded_config, ensure_database
 from factledger.adapters.postgres_server import EmbeddedPostgres
+from factledger.api.log_setup import configure_logging
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.recall.policy import RecallPolicy
@@ -147,6 +149,8 @@ def turn_reads(
 ) -> None:
     """`Recall.recall` over its search with a SQLite ledger behind it: the ledger read as two
     ports beside the one read of a turn, in alternating blocks, with hand-offs and CPU."""
+    # JSON lines at INFO as a served process writes them, to nowhere: their CPU is recall's.
+    configure_logging(json_lines=True, level="INFO", stream=Path(os.devnull).open("w"))  # noqa: SIM115
     report = asyncio.run(run_turn_reads(subjects=subjects, calls=calls, concurrency=concurrency))
     typer.echo(render_turn_reads(report))
 
