@@ -53,7 +53,7 @@ class CountingExecutor(ThreadPoolExecutor):
         super().__init__(max_workers=min(32, (os.cpu_count() or 1) + 4))
         self.handoffs = 0
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         self.handoffs += 1
         return super().submit(fn, *args, **kwargs)
 
