@@ -81,7 +81,7 @@ def _environment(contender: Contender, workdir: Path) -> dict[str, str]:
 
 
 def _one_start(executable: Path, env: dict[str, str]) -> Start:
-    port = _free_port()
+    port = free_port()
     started = time.perf_counter()
     process = subprocess.Popen(  # noqa: S603 - a path the operator chose, no shell
         [str(executable), "serve", "--host", "127.0.0.1", "--port", str(port)],
@@ -125,7 +125,7 @@ def _cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]

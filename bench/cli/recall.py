@@ -32,6 +32,8 @@ from factledger.bench.recall_latency import (
     render,
     subject_ids,
 )
+from factledger.bench.recall_served import render as render_served
+from factledger.bench.recall_served import run as run_served
 from factledger.bench.recall_turn_reads import render as render_turn_reads
 from factledger.bench.recall_turn_reads import run as run_turn_reads
 from factledger.testing.supermemory.faults import LatencyProfile, LatencySampler
@@ -153,6 +155,15 @@ def turn_reads(
     configure_logging(json_lines=True, level="INFO", stream=Path(os.devnull).open("w"))  # noqa: SIM115
     report = asyncio.run(run_turn_reads(subjects=subjects, calls=calls, concurrency=concurrency))
     typer.echo(render_turn_reads(report))
+
+
+@recall_app.command("served")
+def served(
+    requests: Annotated[int, typer.Option(min=20)] = 500,
+) -> None:
+    """Recall over HTTP on a `factledger serve` process: the server's time outside
+    `Recall.recall` (`Server-Timing` app - use) and the round trip beside `/healthz`."""
+    typer.echo(render_served(run_served(requests=requests)))
 
 
 def register(app: typer.Typer) -> None:

@@ -31,6 +31,7 @@ from factledger.api.http.deps import (
 from factledger.api.http.errors import ServiceUnavailableError
 from factledger.api.http.schemas.common import ERRORS
 from factledger.api.http.schemas.recall import ContextIn, ContextOut, RecallIn, RecallOut
+from factledger.api.http.timing import USE_CASE, timed
 from factledger.application.errors import StoreUnavailableError
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.recall.deadline import budget_left, too_late_to_start
@@ -108,9 +109,10 @@ async def context(
     if subject.unchecked is not None:
         result = recall.unanswered_context(subject.subject_id, subject.unchecked)
     else:
-        result = await recall.session_context(
-            subject.subject_id, topic=body.topic, tenant=principal.tenant, arrived_at=arrived_at
-        )
+        with timed(USE_CASE):
+            result = await recall.session_context(
+                subject.subject_id, topic=body.topic, tenant=principal.tenant, arrived_at=arrived_at
+            )
     if result.degraded is not None:
         state.metrics.count_degraded("context", result.degraded.value)
     return ContextOut.of(result, render_context(result))
@@ -128,9 +130,12 @@ async def recall_turn(
     if subject.unchecked is not None:
         result = recall.unanswered(subject.subject_id, subject.unchecked)
     else:
-        result = await recall.recall(
-            subject.subject_id, body.query, tenant=principal.tenant, arrived_at=arrived_at
-        )
+        # Timed as the request's use case: `Server-Timing` then shows what the request
+        # costs outside `Recall.recall` (routing, auth, the subject check, serialisation).
+        with timed(USE_CASE):
+            result = await recall.recall(
+                subject.subject_id, body.query, tenant=principal.tenant, arrived_at=arrived_at
+            )
     if result.degraded is not None:
         state.metrics.count_degraded("recall", result.degraded.value)
     return RecallOut.of(result, render_recall(result))
