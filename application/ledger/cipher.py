@@ -153,6 +153,33 @@ class ShreddingMapper(Mapper[UUID]):
     def forget_cached(self) -> None:
         self._cache.clear()
 
+    def lines_not_alone(self, stored: StoredEvent) -> tuple[str, frozenset[int] | None] | None:
+        """For a stored `SessionRecorded`: its session id and the lines whose words no key of
+        their own seals, so deleting line keys cannot take them: None when the whole
+        transcript is one ciphertext under the subject's key (stored before per-line keys;
+        only an erasure takes it), else the indexes of lines stored in clear. None for any
+        other event. Reads the stored state only: nothing is decrypted."""
+        if stored.topic != SessionRecorded.TOPIC:
+            return None
+        data = stored.state
+        if self.cipher is not None:
+            data = self.cipher.decrypt(data)
+        if self.compressor is not None:
+            data = self.compressor.decompress(data)
+        state = self.transcoder.decode(data)
+        lines = state.get(TRANSCRIPT)
+        session_id = str(state["session_id"])
+        if isinstance(lines, str):
+            return session_id, None
+        in_clear = frozenset(
+            index
+            for index, line in enumerate(lines if isinstance(lines, list) else [])
+            if isinstance(line, dict)
+            and isinstance(text := line.get("text"), str)
+            and not text.startswith(PREFIX)
+        )
+        return session_id, in_clear
+
     def _cipher(self, key_id: str) -> AESGCM | None:
         now = time.monotonic()
         hit = self._cache.get(key_id)

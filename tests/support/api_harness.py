@@ -118,8 +118,11 @@ def token(
     ref: str | None = None,
     ttl: timedelta = timedelta(minutes=30),
     auth: AuthSettings = TEST_AUTH,
+    subject_id: str | None = None,
 ) -> str:
     subject = SubjectClaim(kind=kind, ref=ref) if kind and ref else None
+    if subject_id is not None:
+        subject = SubjectClaim(subject_id=subject_id)
     request = TokenRequest(
         role=role,
         tenant=tenant,
