@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from uuid import UUID
 
@@ -12,7 +13,6 @@ from factledger.application.ledger.queries import (
     Clock,
     FieldDiff,
     FieldHistoryEntry,
-    PendingChange,
     ProfileVersion,
     SessionEntry,
     SubjectSummary,
@@ -21,7 +21,6 @@ from factledger.domain.values import JsonObject
 from factledger.projections.profile.as_said import profile_as_said
 from factledger.projections.profile.documents import (
     history_entry,
-    pending_change,
     profile_version,
     session_entry,
     subject_summary,
@@ -59,6 +58,14 @@ class ViewStoreProfileReader:
         if doc is None:
             raise NotFoundError(f"subject {subject_id}")
         return profile_version(doc)
+
+    def current_many(self, tenant: str, subject_ids: Sequence[UUID]) -> dict[UUID, ProfileVersion]:
+        keys = [str(sid) for sid in dict.fromkeys(subject_ids)]
+        with self.store.read() as txn:
+            subjects = txn.get_many("subject", keys)
+            mine = [key for key, doc in subjects.items() if doc.get("tenant") == tenant]
+            profiles = txn.get_many("profile", mine)
+        return {UUID(key): profile_version(doc) for key, doc in profiles.items()}
 
     def version(self, tenant: str, subject_id: UUID, version: int) -> ProfileVersion:
         self.subject(tenant, subject_id)
@@ -113,11 +120,6 @@ class ViewStoreProfileReader:
     def diff(self, tenant: str, subject_id: UUID, older: int, newer: int) -> list[FieldDiff]:
         before = self.version(tenant, subject_id, older)
         return _field_diffs(before, self.version(tenant, subject_id, newer))
-
-    def review_queue(self, tenant: str, *, limit: int = 50) -> list[PendingChange]:
-        # The key prefix narrows the scan; the equality keeps "a" from seeing tenant "a:b".
-        docs = [d for d in self._scan("queue", f"{tenant}:") if d.get("tenant") == tenant]
-        return [pending_change(d) for d in docs[:limit]]
 
     def sessions(self, tenant: str, subject_id: UUID) -> list[SessionEntry]:
         self.subject(tenant, subject_id)

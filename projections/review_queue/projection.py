@@ -105,7 +105,7 @@ class ReviewQueueProjection:
         if subject is None:  # a subject's first event registers it: never absent in a log
             return
         at = e.timestamp.isoformat()
-        doc = change_doc(e, sid, subject.tenant, "", at)
+        doc = change_doc(e, sid, subject.tenant, at)
         evidence = e.evidence if isinstance(e.evidence, dict) else None
         session_id = None if evidence is None else evidence.get("session_id")
         session = None if session_id is None else txn.session(sid, str(session_id))
