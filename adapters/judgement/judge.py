@@ -49,15 +49,19 @@ class LearnedJudge:
             )
 
     @classmethod
-    def packaged(cls) -> LearnedJudge:
+    def packaged(cls, *, cache_dir: Path | None = None) -> LearnedJudge:
         """The shipped heads over the packaged default embedder they were trained on."""
-        return cls.from_file(PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
+        return cls.from_file(PACKAGED_HEADS, PACKAGED_HEADS_SHA256, cache_dir=cache_dir)
 
     @classmethod
-    def from_file(cls, path: Path, sha256: str | None) -> LearnedJudge:
-        """Heads from `path` (checked against `sha256`) over the packaged default embedder."""
+    def from_file(
+        cls, path: Path, sha256: str | None, *, cache_dir: Path | None = None
+    ) -> LearnedJudge:
+        """Heads from `path` (checked against `sha256`) over the packaged default embedder;
+        `cache_dir` keeps its compiled graph between starts (None: compiled every start)."""
         heads = Heads.load(path, sha256)
-        return cls(OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET)), heads)
+        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir)
+        return cls(embedder, heads)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
