@@ -25,8 +25,10 @@ from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
 from factledger.bench.judgement.field_data import cases_in
+from factledger.bench.judgement.importing import import_conversations
 from factledger.bench.judgement.instructions import train_instruction_head
-from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train
+from factledger.bench.judgement.conversations import CONVERSATIONS, load_training_cases
+from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train, with_span_head
 
 
 async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> dict[str, object]:
@@ -37,11 +39,15 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
     accuracy = await cross_validate(embedder, corpus)
     heads = await train(embedder, corpus, cases)
+    loaded = load_training_cases([d / CONVERSATIONS for d in corpora])
+    heads = await with_span_head(embedder, heads, loaded.cases)
     sha256 = heads.save(out)
     return {
         "sentences": len(corpus.sentences),
         "replies": len(corpus.replies),
         "conversations": len(cases),
+        "span_conversations": len(loaded.cases),
+        "span_labels_dropped": dict(loaded.dropped),
         "field_min": heads.field_min,
         "field_out_of_fold": FIELD_FOLDS,
         "cross_validated_accuracy": accuracy,
@@ -64,10 +70,19 @@ def main(argv: list[str] | None = None) -> None:
         "only (its replies train nothing)",
     )
     fit.add_argument("--out", type=Path, default=PACKAGED_HEADS)
+    importing = commands.add_parser(
+        "import", help="copy a writer's labelled conversations into the corpus, validated"
+    )
+    importing.add_argument("source", type=Path)
+    importing.add_argument("--into", type=Path, required=True)
     lines = commands.add_parser("instructions", help="fit the instruction head")
     lines.add_argument("--corpus", type=Path, default=PACKAGED_CORPUS)
     lines.add_argument("--out", type=Path, default=PACKAGED_INSTRUCTION_HEAD)
     args = parser.parse_args(argv)
+    if args.command == "import":
+        report = import_conversations(args.source, args.into)
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return
     if args.command == "instructions":
         embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
         done = asyncio.run(train_instruction_head(embedder, args.corpus, args.out))

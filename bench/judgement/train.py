@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -14,7 +15,9 @@ from factledger.application.memory.ports import Embedder
 from factledger.bench.evalsets.cases import Case
 from factledger.bench.judgement.corpus import REPLIES, STATEMENTS, Corpus
 from factledger.bench.judgement.field_data import ClauseExample, field_examples
-from factledger.bench.judgement.fit import L2, fit_field_head, fit_head
+from factledger.bench.judgement.conversations import TrainingCase
+from factledger.bench.judgement.fit import L2, fit_field_head, fit_head, fit_span_head
+from factledger.bench.judgement.span_data import line_examples
 
 BUCKETS = 1024
 YES_MIN = 0.6
@@ -53,6 +56,17 @@ async def train(embedder: Embedder, corpus: Corpus, cases: Sequence[Case] = ()) 
     field_min, fold_scores = _field_threshold(examples)
     FIELD_FOLDS.update(fold_scores)
     return Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min)
+
+
+async def with_span_head(
+    embedder: Embedder, heads: Heads, conversations: Sequence[TrainingCase]
+) -> Heads:
+    """`heads` with the span tagger fitted on `conversations` (their spans), over the
+    statement, forget and hedged heads `heads` already has."""
+    examples = await line_examples(LearnedJudge(embedder, heads), conversations)
+    if not any(e.states.any() for e in examples):
+        return heads
+    return replace(heads, heads={**heads.heads, "span": fit_span_head(examples)})
 
 
 FIELD_FOLDS: dict[str, float] = {}  # the field head's out-of-fold figures at its threshold
