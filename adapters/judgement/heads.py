@@ -52,7 +52,8 @@ class Heads:
     yes_min: float
     field_min: float = 0.5
     token_min: float = 0.5  # a token's probability from which it is part of a field's value
-    span_min: float = 0.5  # a span's best token's probability from which it is proposed
+    span_min: float = 0.5  # a span's tokens' mean probability from which it is a value
+    span_values: bool = False  # whether field statements are narrowed to the tagger's spans
 
     def __getitem__(self, name: str) -> Head:
         return self.heads[name]
@@ -66,6 +67,7 @@ class Heads:
             "field_min": np.array(self.field_min),
             "token_min": np.array(self.token_min),
             "span_min": np.array(self.span_min),
+            "span_values": np.array(self.span_values),
         }
         for name, head in self.heads.items():
             arrays[f"{name}.w"] = head.weights
@@ -105,4 +107,5 @@ class Heads:
                 float(z["field_min"]),
                 float(z["token_min"]) if "token_min" in z.files else 0.5,
                 float(z["span_min"]) if "span_min" in z.files else 0.5,
+                bool(z["span_values"]) if "span_values" in z.files else False,
             )

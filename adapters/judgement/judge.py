@@ -8,7 +8,6 @@ heads in this package (`weights/`), each checked against its pinned SHA-256.
 from __future__ import annotations
 
 from collections.abc import Sequence
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -39,8 +38,23 @@ from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
 PACKAGED_HEADS_SHA256 = "0938bda9d270344bb9ce8a34cc89b13cd564b1b8c1df74046586c50ae31d504c"
-SPANS_ALONE = os.environ.get("X4_SPANS_ALONE") == "1"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
+
+
+def _per_token(
+    text: str, tokens: TokenStates, clauses: Sequence[tuple[str, Matrix]], fields: int
+) -> Matrix:
+    """Each token's clause's field probabilities (zeros for a token in no clause)."""
+    out = np.zeros((len(tokens.words), fields), dtype=np.float32)
+    cursor = 0
+    for clause, p in clauses:
+        start = text.find(clause, cursor)
+        if start < 0:
+            continue
+        end = cursor = start + len(clause)
+        inside = (tokens.offsets[:, 0] < end) & (tokens.offsets[:, 1] > start)
+        out[inside] = p
+    return out
 
 
 class EmbedderMismatchError(ValueError):
@@ -173,7 +187,10 @@ class LearnedJudge:
         if not lines or not fields:
             return []
         sentences = [
-            [text[a:b].strip() or text for a, b in zip(starts, [*starts[1:], len(text)])]
+            [
+                text[a:b].strip() or text
+                for a, b in zip(starts, [*starts[1:], len(text)], strict=False)
+            ]
             for _, text, _ in lines
             for starts in [sentence_starts(text)]
         ]
@@ -189,9 +206,12 @@ class LearnedJudge:
         questions = sorted({q for _, _, q in lines if q})
         texts = [t for _, t, _ in lines]
         vectors = await self.embedder.embed([*texts, *questions, *(field_text(f) for f in fields)])
-        by_question = dict(zip(questions, vectors[len(texts) : len(texts) + len(questions)]))
+        by_question = dict(
+            zip(questions, vectors[len(texts) : len(texts) + len(questions)], strict=False)
+        )
         field_vecs = vectors[len(texts) + len(questions) :]
         states = await self.embedder.token_states([(t, q) for _, t, q in lines])
+        clause_p = await self._clause_probabilities(transcript, fields)
         out = []
         row = 0
         for n, ((index, text, asked), tokens) in enumerate(zip(lines, states, strict=True)):
@@ -203,9 +223,24 @@ class LearnedJudge:
                 vectors[n],
                 by_question.get(asked) if asked else None,
                 per_sentence[row : row + count],
+                _per_token(text, tokens, clause_p.get(index, []), len(fields)),
             )
             row += count
             out.append((index, tokens, reading))
+        return out
+
+    async def _clause_probabilities(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> dict[int, list[tuple[str, Matrix]]]:
+        """Per subject message, its clauses and the field head's probabilities for each."""
+        said, pairs = await self.pairs(transcript, fields)
+        out: dict[int, list[tuple[str, Matrix]]] = {}
+        if not said:
+            return out
+        head = self.heads["field"]
+        p = field_probabilities(head.weights, head.bias, pairs)
+        for c, (index, clause) in enumerate(said):
+            out.setdefault(index, []).append((clause, p[c]))
         return out
 
     async def value_spans(
@@ -226,21 +261,23 @@ class LearnedJudge:
     async def field_statements(
         self, transcript: Sequence[Message], fields: Sequence[str]
     ) -> list[FieldStatement]:
-        """The clauses the field head reads as stating a field; with a span tagger, each
-        narrowed to the words its tagger gives that field inside the clause (the value), the
-        clause kept where it tags none."""
+        """The clauses the field head reads as stating a field; when the heads say so
+        (`span_values`), each narrowed to the words the span tagger gives that field inside
+        the clause (the value), the clause kept where it tags none. On the blind dev half the
+        narrowing lost more matches than it made (the tagger's span often leaves out words of
+        the value), so the trained file does not set it by default."""
         clauses = await self.clause_statements(transcript, fields)
-        if "span" not in self.heads.heads or not isinstance(self.embedder, TokenStatesReader):
+        if not self.heads.span_values or not isinstance(self.embedder, TokenStatesReader):
             return clauses
-        if SPANS_ALONE:
-            return await self.value_spans(transcript, fields)
         spans = await self.value_spans(transcript, fields, every=True)
         out = []
         for c in clauses:
             inside = [
                 v
                 for v in spans
-                if v.message_index == c.message_index and v.field == c.field and v.clause in c.clause
+                if v.message_index == c.message_index
+                and v.field == c.field
+                and v.clause in c.clause
             ]
             best = max(inside, key=lambda v: v.p, default=None)
             out.append(c if best is None else replace(c, clause=best.clause))

@@ -26,16 +26,14 @@ from factledger.adapters.embedding.onnx.token_states import TokenStates
 from factledger.adapters.judgement.features import Matrix
 
 
-
 @runtime_checkable
 class TokenStatesReader(Protocol):
     """An embedder that also gives each token's state (the packaged ONNX one does)."""
 
-    async def token_states(self, texts: Sequence[tuple[str, str | None]]) -> list[TokenStates]:
-        ...
+    async def token_states(self, texts: Sequence[tuple[str, str | None]]) -> list[TokenStates]: ...
 
 
-PAIR_SCALARS = 9
+PAIR_SCALARS = 11
 TOKEN_SCALARS = 12  # shape (5) + has question (1) + statement (4) + forget (1) + hedged (1)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORDLIKE = re.compile(r"\w\w")
@@ -98,9 +96,11 @@ def read_line(
     line_vec: Matrix,
     question_vec: Matrix | None,
     sentence_p: Matrix,
+    clause_p: Matrix,
 ) -> LineReading:
     """`sentence_p`: per sentence of the line (`sentence_starts`), the statement head's four
-    probabilities, then the forget and hedged heads'."""
+    probabilities, then the forget and hedged heads'; `clause_p`: per token, the field head's
+    probability that the clause holding it states each field."""
     h = tokens.states
     n, d = h.shape
     f = field_vecs.shape[0]
@@ -120,6 +120,8 @@ def read_line(
     ):
         pairs[:, :, d + i] = m
     pairs[:, :, d + 8] = q_first * has_q
+    pairs[:, :, d + 9] = clause_p
+    pairs[:, :, d + 10] = clause_p >= clause_p.max(axis=1, keepdims=True)
     sentence = sentence_of_tokens(text, tokens)
     own = np.hstack(
         [

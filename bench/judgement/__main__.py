@@ -23,12 +23,16 @@ from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
+from factledger.bench.judgement.conversations import (
+    CONVERSATIONS,
+    load_training_cases,
+    sentences_of_conversations,
+)
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
 from factledger.bench.judgement.field_data import cases_in
 from factledger.bench.judgement.importing import import_conversations
 from factledger.bench.judgement.instructions import train_instruction_head
-from factledger.bench.judgement.conversations import CONVERSATIONS, load_training_cases
-from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train, with_span_head
+from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train
 
 
 async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> dict[str, object]:
@@ -37,10 +41,10 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
         corpus = corpus + load_corpus(directory)
     cases = cases_in([*corpora, *conversations])
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
-    accuracy = await cross_validate(embedder, corpus)
-    heads = await train(embedder, corpus, cases)
     loaded = load_training_cases([d / CONVERSATIONS for d in corpora])
-    heads = await with_span_head(embedder, heads, loaded.cases)
+    corpus = corpus + sentences_of_conversations(loaded.cases)
+    heads = await train(embedder, corpus, cases, loaded.cases)
+    accuracy = await cross_validate(embedder, corpus)
     sha256 = heads.save(out)
     return {
         "sentences": len(corpus.sentences),

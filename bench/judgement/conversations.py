@@ -8,6 +8,7 @@ subject line) is dropped and counted, so one writer's slip costs that label, not
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,8 +17,16 @@ from typing import Any
 
 import yaml
 
+from factledger.bench.judgement.corpus import Corpus, Sentence
+
 LIST_MARK = "list:"
-CONVERSATIONS = "conversations"  # a corpus directory's folder of training conversations
+CONVERSATIONS = "conversations"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")  # as the learned extractor cuts a message
+_STATEMENTS_OF_WHY = {
+    "third_party": "third_party",
+    "small_talk": "small_talk",
+    "question": "question",
+}  # a corpus directory's folder of training conversations
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +93,9 @@ class Loaded:
     unreadable: list[str] = field(default_factory=list)
 
 
-def _span(raw: Mapping[str, Any], lines: Sequence[tuple[str, str]], loaded: Loaded, what: str) -> (
-    Span | None
-):
+def _span(
+    raw: Mapping[str, Any], lines: Sequence[tuple[str, str]], loaded: Loaded, what: str
+) -> Span | None:
     try:
         index = int(raw["line"])
         words = str(raw["span"])
@@ -108,9 +117,7 @@ def _span(raw: Mapping[str, Any], lines: Sequence[tuple[str, str]], loaded: Load
     return Span(index, words, None if named is None else str(named), start)
 
 
-def _session(raw: Mapping[str, Any], fields: Mapping[str, str], loaded: Loaded) -> (
-    TrainingSession
-):
+def _session(raw: Mapping[str, Any], fields: Mapping[str, str], loaded: Loaded) -> TrainingSession:
     lines = tuple((str(x["role"]), str(x["text"])) for x in raw.get("lines") or ())
     expect = raw.get("expect") or {}
     proposals = []
@@ -195,3 +202,40 @@ def load_training_cases(directories: Sequence[Path]) -> Loaded:
                     )
                 )
     return loaded
+
+
+def _sentence_around(text: str, at: int) -> str:
+    starts = [0, *(m.end() for m in _SENTENCE_END.finditer(text))]
+    begin = max(s for s in starts if s <= at)
+    following = [s for s in starts if s > at]
+    return text[begin : following[0] if following else len(text)].strip()
+
+
+def sentences_of_conversations(cases: Sequence[TrainingCase]) -> Corpus:
+    """The sentence heads' examples the conversations' labels give: the sentence around a
+    stated proposal's span is about the subject (hedged, a correction as labelled), around a
+    forget request's a request to forget, around a third party's fact, small talk or a
+    question what it is. A sentence given two different readings is left out."""
+    read: dict[str, Sentence | None] = {}
+
+    def add(text: str, sentence: Sentence) -> None:
+        if text in read and read[text] != sentence:
+            read[text] = None
+        else:
+            read.setdefault(text, sentence)
+
+    for case in cases:
+        for session in case.sessions:
+            for p in session.proposals:
+                if p.origin == "stated":
+                    text = _sentence_around(session.lines[p.span.line][1], p.span.start)
+                    add(text, Sentence(text, "self", p.hedged, False, p.correction))
+            for f in session.forgets:
+                text = _sentence_around(session.lines[f.line][1], f.start)
+                add(text, Sentence(text, "self", False, True, False))
+            for n in session.not_proposed:
+                role, line = session.lines[n.span.line]
+                if role == "subject" and n.why in _STATEMENTS_OF_WHY:
+                    text = _sentence_around(line, n.span.start)
+                    add(text, Sentence(text, _STATEMENTS_OF_WHY[n.why], False, False, False))
+    return Corpus(tuple(s for s in read.values() if s is not None), ())

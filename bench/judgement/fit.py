@@ -99,11 +99,14 @@ def fit_span_head(examples: Sequence[LineExample], l2: float = L2) -> Head:
     count = np.add.reduceat(states, starts)
     target = states / np.maximum(count[row_token], 1.0)
     inside = count > 0
-    weight = np.where(
-        inside,
-        SPAN_VALUE_WEIGHT * n / max(int(inside.sum()), 1),
-        (1.0 - SPAN_VALUE_WEIGHT) * n / max(int((~inside).sum()), 1),
-    ).astype(np.float32) * known
+    weight = (
+        np.where(
+            inside,
+            SPAN_VALUE_WEIGHT * n / max(int(inside.sum()), 1),
+            (1.0 - SPAN_VALUE_WEIGHT) * n / max(int((~inside).sum()), 1),
+        ).astype(np.float32)
+        * known
+    )
     w = np.zeros((width + tok.shape[1], 1), dtype=np.float32)
     b = np.zeros(1, dtype=np.float32)
     m = [np.zeros_like(w), np.zeros_like(b)]
@@ -116,7 +119,7 @@ def fit_span_head(examples: Sequence[LineExample], l2: float = L2) -> Head:
         error = ((p - target) * weight[row_token] / n).astype(np.float32)
         per_token = np.add.reduceat(error, starts)
         grad_w = np.concatenate([x.T @ error, tok.T @ per_token])[:, None] + l2 * w
-        grads = [grad_w, np.array([error.sum()], dtype=np.float32)]
+        grads: list[Matrix] = [grad_w, np.array([error.sum()], dtype=np.float32)]
         for i, (param, grad) in enumerate(zip((w, b), grads, strict=True)):
             m[i] = 0.9 * m[i] + 0.1 * grad
             v[i] = 0.999 * v[i] + 0.001 * grad * grad

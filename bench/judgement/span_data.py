@@ -15,6 +15,7 @@ import numpy.typing as npt
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.bench.judgement.conversations import TrainingCase, TrainingSession
+from factledger.bench.judgement.field_data import ClauseExample
 from factledger.domain.transcript import Message, Role
 
 _ROLES = {"agent": Role.AGENT, "subject": Role.SUBJECT, "staff": Role.STAFF}
@@ -66,4 +67,30 @@ async def line_examples(judge: LearnedJudge, cases: Sequence[TrainingCase]) -> l
                 if not states.any() and not _kept(case, s * 1000 + index):
                     continue
                 out.append(LineExample(number, reading.pairs, reading.tokens, states, known))
+    return out
+
+
+async def clause_examples(
+    judge: LearnedJudge, cases: Sequence[TrainingCase], first_case: int = 0
+) -> list[ClauseExample]:
+    """The field head's examples from training conversations: a clause states a field when
+    it overlaps a stated proposal's span of that field on its line."""
+    out: list[ClauseExample] = []
+    for number, case in enumerate(cases, start=first_case):
+        fields = list(case.fields)
+        for session in case.sessions:
+            said, pairs = await judge.pairs(transcript_of(session, case), fields)
+            cursor: dict[int, int] = {}
+            for c, (index, clause) in enumerate(said):
+                line = session.lines[index][1]
+                start = line.find(clause, cursor.get(index, 0))
+                start = max(start, 0)
+                end = start + len(clause)
+                cursor[index] = end
+                states = np.zeros(len(fields), dtype=bool)
+                for p in session.proposals:
+                    a, b = p.span.start, p.span.start + len(p.span.text)
+                    if p.span.line == index and p.origin == "stated" and a < end and b > start:
+                        states[fields.index(str(p.span.field))] = True
+                out.append(ClauseExample(number, pairs[c], states))
     return out

@@ -55,7 +55,8 @@ def test_a_span_not_in_its_subject_line_is_dropped_and_counted(tmp_path: Path) -
         "proposal: not a subject line": 1,
         "proposal: field not in the domain's fields": 1,
     }
-    assert case.is_list("goals") and not case.is_list("membership_plan")
+    assert case.is_list("goals")
+    assert not case.is_list("membership_plan")
     assert session.questions[0].field == "goals"
 
 

@@ -44,9 +44,7 @@ def test_a_one_letter_run_is_no_value() -> None:
 def test_spans_are_the_runs_a_field_wins_widened_to_whole_words() -> None:
     text = "a CX-5 b c dd"
     tokens = _tokens([[0, 1], [2, 4], [4, 6], [7, 8], [11, 13]])  # a, CX, -5, b, dd
-    p = np.array(
-        [[0.1, 0.0], [0.9, 0.0], [0.2, 0.1], [0.8, 0.0], [0.0, 0.7]], dtype=np.float32
-    )
+    p = np.array([[0.1, 0.0], [0.9, 0.0], [0.2, 0.1], [0.8, 0.0], [0.0, 0.7]], dtype=np.float32)
 
     spans = spans_of(text, p, tokens, token_min=0.5)
 
