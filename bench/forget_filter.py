@@ -1,7 +1,7 @@
 """What recall's forget filter costs a turn once the subject has forgotten something.
 
-Recall drops the hits the ledger's forgets cover (`recall.forgets.unforgotten`); since ADR 0032
-it also drops extension notes that repeat a forgotten value (`repeating_hits`), which reads
+Recall drops the hits the ledger's forgets cover (`recall.forget_filter.unforgotten`); since
+ADR 0032 it also drops extension notes that repeat a forgotten value (`repeating_hits`), which reads
 what those notes extend, then what that replaced. Timed over one turn's hits (memories mode,
 10 hits, one of them such a note) on the in-memory and pgvector backends, for a subject that
 forgot nothing, one that forgot an unrelated memory, and one that forgot the replaced value;
@@ -23,7 +23,7 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.types import Namespace, SearchHit, SearchMode, SearchQuery
-from factledger.application.recall.forgets import (
+from factledger.application.recall.forget_filter import (
     NOTHING_FORGOTTEN,
     ForgetMask,
     repeating_hits,

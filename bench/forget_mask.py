@@ -1,6 +1,6 @@
 """What immediate forgetting costs recall: reading a subject's forgets from the ledger.
 
-Recall reads the mask beside its search on every turn (`recall.forgets`), so its cost is on
+Recall reads the mask beside its search on every turn (`recall.forget_filter`), so its cost is on
 the hot path. Timed here on the embedded default ledger (SQLite) for a subject who never
 forgot anything, one who forgot a field (the story, plus `extra_sessions` sessions before
 the forget), and the rebuild after a new event, which hashes the transcript id of every
@@ -23,8 +23,8 @@ from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.recall.forgets import NOTHING_FORGOTTEN
-from factledger.application.recall.ledger_forgets import LedgerForgets, mask_of
+from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN
+from factledger.application.recall.ledger_forget_source import LedgerForgets, mask_of
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock

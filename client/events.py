@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from tenacity import RetryCallState
 
 from factledger.client.errors import FactledgerError, TransportFailedError, error_for
-from factledger.client.transport import RetryPolicy
+from factledger.client.transport import POSITION_HEADER, RetryPolicy
 
 STREAM_PATH = "/v1/events/stream"
 LAST_EVENT_ID = "Last-Event-ID"
@@ -55,6 +55,8 @@ class StreamQuery:
     after: str | None = None  # a cursor (`LedgerEvent.cursor`); None: the start
     kinds: Sequence[str] = ()
     types: Sequence[str] = ()
+    # The client's latest write position: with standbys, the stream never starts older.
+    position: str | None = None
 
 
 class _Resuming:
@@ -67,6 +69,7 @@ class _Resuming:
 
     def __init__(self, query: StreamQuery, retry: RetryPolicy | None, read_timeout_s: float):
         self.cursor = query.after
+        self._position = query.position
         self._params = httpx.QueryParams({"kind": list(query.kinds), "type": list(query.types)})
         self._retry = retry or RetryPolicy()
         # The server sends heartbeats while idle; a read that waits far longer is a dead link.
@@ -76,6 +79,8 @@ class _Resuming:
 
     def _request(self) -> dict[str, Any]:
         headers = {} if self.cursor is None else {LAST_EVENT_ID: self.cursor}
+        if self._position is not None:
+            headers[POSITION_HEADER] = self._position
         return {"params": self._params, "headers": headers, "timeout": self._timeout}
 
     def _streak(self) -> dict[str, Any]:

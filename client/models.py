@@ -65,7 +65,7 @@ class ProposalDraft(_Request):
     field: str
     origin: Literal["stated", "inferred"]
     value: Value | None = None
-    operation: Literal["set", "unset", "append"] = "set"
+    operation: Literal["set", "unset", "append", "forget"] = "set"
     evidence: Evidence | None = None
     condition: str | None = None
     rationale: str = ""
@@ -167,6 +167,19 @@ class Decision(_Answer):
     note: str | None = None
 
 
+class LineRef(_Answer):
+    session_id: str
+    message_index: int
+
+
+class LineNotErased(LineRef):
+    """A line the forget could not make unreadable, and why (`reason` a code, `detail`
+    words): sessions recorded before per-line keys keep it until the subject is erased."""
+
+    reason: str
+    detail: str = ""
+
+
 class Forgotten(_Answer):
     subject_id: UUID
     applied: bool
@@ -176,6 +189,9 @@ class Forgotten(_Answer):
     # The field's pending proposals this forget rejected, and every proposal it redacted.
     rejected_changes: tuple[UUID, ...] = ()
     redacted_changes: tuple[UUID, ...] = ()
+    # The lines whose words this forget made unreadable, and those it could not.
+    forgotten_lines: tuple[LineRef, ...] = ()
+    lines_not_erased: tuple[LineNotErased, ...] = ()
 
 
 class Note(_Answer):

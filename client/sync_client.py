@@ -86,7 +86,7 @@ class FactledgerClient:
     ) -> EventFollower:
         """The tenant's events after the cursor `after` (None: from the start), as an endless
         iterator that reconnects and resumes by itself; its `cursor` is the last event's."""
-        query = StreamQuery(after, kinds, types)
+        query = StreamQuery(after, kinds, types, self.position)
         return EventFollower(self._http, query, retry=self._retry)
 
     # -- subjects ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
-from factledger.domain.forgets import ForgetMark
+from factledger.domain.forget_mark import ForgetMark
 from factledger.domain.proposal import ChangeRecord, CurrentField, Proposal, apply_operation
 from factledger.domain.provenance import Actor, ChangeStatus, Evidence, Operation, Origin
 from factledger.domain.sessions import SessionInfo, transcript_from_payload
@@ -249,12 +249,13 @@ class ChangeRejected(Aggregate.Event):
 class FactForgotten(Aggregate.Event):
     """A field (or one backend memory) forgotten.
 
-    Class version 2 adds `evidence_refs`; the topic is unchanged and the library upcasts
-    stored version 1 events (no class_version in their state) with `upcast_v1_v2`.
+    Class version 2 adds `evidence_refs`, version 3 `request_id` and `relayed_by`; the topic
+    is unchanged and the library upcasts stored events with `upcast_v1_v2`, then
+    `upcast_v2_v3`.
     """
 
     TOPIC = "factledger.subject.fact_forgotten.v1"
-    class_version = 2
+    class_version = 3
     field: str | None  # a profile field, or None when only a backend memory is forgotten
     memory_id: str | None
     requested_by: JsonObject
@@ -266,10 +267,20 @@ class FactForgotten(Aggregate.Event):
     # [{"session_id": ..., "message_index": ...}], so the sync can forget the backend
     # memories drawn from them. Empty for a memory id, and for events stored before v2.
     evidence_refs: list[JsonObject]
+    # The pending request to forget the field (a change with operation `forget`) that this
+    # forget approves; None for a forget asked directly. Ids only, in clear.
+    request_id: str | None
+    # Who relayed the subject's words approving that request (kind and id); None otherwise.
+    relayed_by: JsonObject | None
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
         state["evidence_refs"] = []
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, object]) -> None:
+        state["request_id"] = None
+        state["relayed_by"] = None
 
     def apply(self, aggregate: Subject) -> None:
         if self.field is not None and self.profile_version is not None:
@@ -290,6 +301,14 @@ class FactForgotten(Aggregate.Event):
             aggregate.profile_version = self.profile_version
             for change_id in self.withdrawn_changes:
                 aggregate.set_status(UUID(change_id), ChangeStatus.FORGOTTEN)
+            if self.request_id is not None:
+                request = UUID(self.request_id)
+                aggregate.changes[request] = replace(
+                    aggregate.changes[request],
+                    status=ChangeStatus.CONFIRMED,
+                    decided_by=Actor.from_payload(self.requested_by),
+                    relayed_by=relay_of(self.relayed_by),
+                )
         if self.memory_id is not None:
             aggregate.forgotten_memories.add(self.memory_id)
         aggregate.remember_command(self.command_id)

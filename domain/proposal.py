@@ -192,8 +192,9 @@ class CurrentField(Immutable):
 def apply_operation(
     current: FieldValue | None, operation: Operation, value: FieldValue | None
 ) -> FieldValue | None:
-    """The field's value after a confirmed change (None: the field is absent)."""
-    if operation is Operation.UNSET:
+    """The field's value after a confirmed change (None: the field is absent). A forget
+    request is never confirmed as a change: approving it forgets the field."""
+    if operation in (Operation.UNSET, Operation.FORGET):
         return None
     if operation is Operation.APPEND and isinstance(value, ListValue):
         before = current.items if isinstance(current, ListValue) else ()
@@ -231,10 +232,12 @@ def check_evidence(
     sessions: dict[str, SessionInfo],
     *,
     condition: str | None = None,
+    states_value: bool = True,
 ) -> None:
     """Evidence must point at a recorded message holding the exact quote; `stated` needs the
     subject's own words, and keeps the hedges of the whole sentence it quotes in `condition`
-    (see `domain.hedges`)."""
+    (see `domain.hedges`) when it states a value (a request to forget states none: "could
+    you maybe forget my budget" asks as firmly as any other wording)."""
     if evidence is None:
         if origin is Origin.STATED:
             raise StatedWithoutEvidenceError("a stated change needs evidence")
@@ -244,6 +247,8 @@ def check_evidence(
         return
     if role is not Role.SUBJECT:
         raise StatedWithoutEvidenceError("a stated change must quote the subject's own message")
+    if not states_value:
+        return
     dropped = dropped_markers(sentences_around(text, evidence.quote), condition)
     if dropped:
         raise HedgeDroppedError(dropped)
@@ -331,8 +336,10 @@ def check_operation(proposal: Proposal, current: CurrentField | None) -> None:
     op = proposal.operation
     if op is Operation.SET and proposal.value is None:
         raise InvalidOperationError("set: needs a value")
-    if op is Operation.UNSET and proposal.value is not None:
-        raise InvalidOperationError("unset: takes no value")
+    if op in (Operation.UNSET, Operation.FORGET) and proposal.value is not None:
+        raise InvalidOperationError(f"{op.value}: takes no value")
+    if op is Operation.FORGET and proposal.condition is not None:
+        raise InvalidOperationError("forget: takes no condition")
     if op is Operation.APPEND:
         if not isinstance(proposal.value, ListValue):
             raise InvalidOperationError("append: needs a list value")
@@ -345,6 +352,7 @@ def evidence_refs(
     confirmed_in: Mapping[UUID, tuple[str, int]],
     field: str,
     asked_in: Iterable[tuple[str, int, str]] = (),
+    decided_in: tuple[str, int] | None = None,
 ) -> list[JsonObject]:
     """Where the field's changes were said and confirmed, as ids: readable now, unreadable
     once the field's key is deleted. A rejected change's words count too: a
@@ -365,4 +373,6 @@ def evidence_refs(
     # The lines that asked about or decided one of its changes (`asked_in`: session, index,
     # change id): an agent's "is it still 50k?" restates the value.
     said.update((s, i) for s, i, change_id in asked_in if change_id in of_field)
+    if decided_in is not None:
+        said.add(decided_in)
     return [{"session_id": s, "message_index": i} for s, i in sorted(said)]

@@ -39,6 +39,9 @@ class Operation(StrEnum):
     SET = "set"
     UNSET = "unset"
     APPEND = "append"  # adds the items of a list value to a list field
+    # Asks to forget the field: a request the subject said in conversation, pending like any
+    # change; approving it forgets the field (its values and the words that stated them).
+    FORGET = "forget"
 
 
 class ChangeStatus(StrEnum):

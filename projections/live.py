@@ -20,7 +20,7 @@ import threading
 
 import structlog
 
-from factledger.application.ledger.view_store import PositionMovedError
+from factledger.application.ledger.ports import PositionMovedError
 from factledger.projections.follower import Follower
 
 log = structlog.get_logger(__name__)

@@ -16,8 +16,8 @@ from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
 from factledger.application.clocks import Clock
-from factledger.application.ledger.key_store import KeyStore
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.ports import KeyStore
 from factledger.domain.values import ProfileSchema
 
 

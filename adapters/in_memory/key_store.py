@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection, Sequence
 
-from factledger.application.ledger.key_store import new_key
+from factledger.application.ledger.cipher import new_key
 
 
 class InMemoryKeyStore:

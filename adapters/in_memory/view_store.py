@@ -1,4 +1,4 @@
-"""`InMemoryViewStore`: the view-store port (`application.ledger.view_store`) in a dict."""
+"""`InMemoryViewStore`: the view-store port (`application.ledger.ports`) in a dict."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from copy import deepcopy
 
-from factledger.application.ledger.view_store import PositionMovedError, ViewTransaction
+from factledger.application.ledger.ports import PositionMovedError, ViewTransaction
 from factledger.domain.values import JsonObject
 
 

@@ -298,3 +298,16 @@ class LearnedJudge:
             for k in range(f)
             if p[c, k] >= self.heads.field_min
         ]
+
+    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
+        if not fields or not sentence.strip():
+            return None
+        said, pairs = await self.pairs([Message(Role.SUBJECT, sentence)], fields)
+        if not said:
+            return None
+        head = self.heads["field"]
+        p = field_probabilities(head.weights, head.bias, pairs)
+        # The sentence's best clause for each field: a request may sit in one of several.
+        best = p.max(axis=0)
+        k = int(np.argmax(best))
+        return fields[k], float(best[k])

@@ -25,11 +25,11 @@ from factledger.application.ledger.idempotency import (
     SWEEP_GRACE_S,
     Claim,
     IdempotencyScope,
-    IdempotencyStoreUnavailableError,
     JsonBody,
     WallClock,
     settled,
 )
+from factledger.application.ledger.ports import IdempotencyStoreUnavailableError
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS {schema}.idempotency_keys (
     tenant text NOT NULL, principal text NOT NULL, subject_id uuid NOT NULL, key text NOT NULL,

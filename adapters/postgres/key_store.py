@@ -15,7 +15,8 @@ from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.postgres.migrations import migrate
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
-from factledger.application.ledger.key_store import KeyStoreUnavailableError, new_key
+from factledger.application.ledger.cipher import new_key
+from factledger.application.ledger.ports import KeyStoreUnavailableError
 
 # Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
 MIGRATIONS = (

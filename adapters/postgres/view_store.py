@@ -20,7 +20,7 @@ from factledger.adapters.read_routing import standby_allowed, views_floor, wrote
 from factledger.adapters.sql_names import sql_name
 from factledger.adapters.view_buffer import BufferedViewTransaction, LoadOne, LoadPrefix
 from factledger.application.json_text import dumps_sorted
-from factledger.application.ledger.view_store import (
+from factledger.application.ledger.ports import (
     PositionMovedError,
     ViewStoreUnavailableError,
     ViewTransaction,

@@ -35,11 +35,11 @@ from factledger.application.ledger.idempotency import (
     SWEEP_GRACE_S,
     Claim,
     IdempotencyScope,
-    IdempotencyStoreUnavailableError,
     JsonBody,
     WallClock,
     settled,
 )
+from factledger.application.ledger.ports import IdempotencyStoreUnavailableError
 
 T = TypeVar("T")
 

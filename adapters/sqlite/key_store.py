@@ -11,7 +11,8 @@ from pathlib import Path
 from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.sqlite.connection import driver_errors_as
 from factledger.adapters.sqlite.migrations import migrate
-from factledger.application.ledger.key_store import KeyStoreUnavailableError, new_key
+from factledger.application.ledger.cipher import new_key
+from factledger.application.ledger.ports import KeyStoreUnavailableError
 
 # Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
 MIGRATIONS = (

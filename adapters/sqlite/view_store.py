@@ -17,7 +17,7 @@ from factledger.adapters.view_buffer import (
     LoadPrefix,
 )
 from factledger.application.json_text import dumps_sorted
-from factledger.application.ledger.view_store import (
+from factledger.application.ledger.ports import (
     PositionMovedError,
     ViewStoreUnavailableError,
     ViewTransaction,

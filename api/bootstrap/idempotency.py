@@ -22,8 +22,8 @@ from factledger.api.settings import (
     Settings,
     SqliteEventStoreSettings,
 )
-from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.idempotency_sweep import sweep_forever
+from factledger.application.ledger.ports import IdempotencyStore
 
 
 def idempotency_path(settings: Settings) -> str:

@@ -16,6 +16,11 @@ from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.postgres.event_store import postgres_env
 from factledger.adapters.postgres.key_store import PostgresKeyStore
 from factledger.adapters.postgres.queue_store import PostgresQueueStore
+from factledger.adapters.postgres.standby_ledger import (
+    RoutedReads,
+    standby_factory,
+    standby_recorder,
+)
 from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
@@ -34,9 +39,8 @@ from factledger.api.settings import (
     SqliteViewSettings,
 )
 from factledger.application.clocks import Clock
-from factledger.application.ledger.key_store import KeyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ledger.view_store import ViewStore
+from factledger.application.ledger.ports import KeyStore, ViewStore
 from factledger.application.review_queue.ports import QueueStore
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
@@ -74,6 +78,24 @@ def build_key_store(settings: Settings, postgres: PostgresServer, stack: ExitSta
             )
             stack.callback(pg_keys.close)
             return pg_keys
+
+
+def route_history_reads(
+    settings: Settings, postgres: PostgresServer, ledger: Ledger, stack: ExitStack
+) -> None:
+    """With a standby that serves reads, the ledger's history (a subject's events, the event
+    stream) reads it when the request may; commands and followers keep the primary."""
+    standby = postgres.read_location()
+    if standby is None or not isinstance(settings.event_store, PostgresEventStoreSettings):
+        return
+    factory = standby_factory(
+        standby,
+        application=Ledger.name,
+        schema=settings.event_store.schema_name,
+        pool=postgres.pool(max_size=settings.postgres.event_store_pool_max_size),
+    )
+    stack.callback(factory.close)
+    ledger.read_history_from(RoutedReads(ledger.recorder, standby_recorder(factory)))
 
 
 def build_view_store(settings: Settings, postgres: PostgresServer, name: str) -> ViewStore:
@@ -122,6 +144,7 @@ def open_ledger(
             schemas=profile_schemas(settings),
         )
         stack.callback(ledger.close)
+        route_history_reads(settings, postgres, ledger, stack)
         views = build_view_store(settings, postgres, PROFILE_PROJECTION)
         stack.callback(views.close)
         projection = ProfileProjection(views)

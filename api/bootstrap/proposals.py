@@ -19,6 +19,7 @@ from factledger.api.settings import (
     RuleExtractorSettings,
     Settings,
 )
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.modes import ProposalMode, ProposalModes
@@ -82,7 +83,13 @@ def model_actor(settings: Settings) -> Actor:
             return Actor(ActorKind.MODEL, f"openai-compatible:{model}@1")
 
 
-def build_proposer(settings: Settings, ledger: Ledger, extractor: Extractor) -> SessionProposer:
+def build_proposer(
+    settings: Settings,
+    ledger: Ledger,
+    extractor: Extractor,
+    *,
+    judge: SentenceJudge | None = None,
+) -> SessionProposer:
     feeds: Mapping[str, KindFeeds] = kind_feeds(settings)
     return SessionProposer(
         ledger,
@@ -90,4 +97,5 @@ def build_proposer(settings: Settings, ledger: Ledger, extractor: Extractor) -> 
         model_actor(settings),
         feeds=feeds,
         modes=proposal_modes(settings),
+        judge=judge,
     )

@@ -12,10 +12,8 @@ from factledger.adapters.postgres.replay_position import ReplayPositions
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.importing.positions import ImportPositions
 from factledger.application.judgement.ports import SentenceJudge
-from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ledger.queries import ProfileReader
-from factledger.application.ledger.view_store import ViewStore
+from factledger.application.ledger.ports import IdempotencyStore, ProfileReader, ViewStore
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.rate_limits import RateStore
 from factledger.application.recall.service import Recall

@@ -40,9 +40,10 @@ from factledger.api.settings import (
     SqliteSessionBufferSettings,
 )
 from factledger.application.clocks import Clock
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.ports import MemoryBackend
-from factledger.application.recall.ledger_forgets import LedgerForgets
+from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, policy_of
 from factledger.application.recall.service import Recall, RecallPorts
@@ -105,23 +106,29 @@ def sync_ports(
     feed: LedgerEventFeed,
     backend: MemoryBackend,
     proposer: SessionProposer | None = None,
+    judge: SentenceJudge | None = None,
 ) -> SyncPorts:
     """The worker's ports; memory switched off (deployment-wide or per tenant, in the recall
     settings) makes it skip that tenant's writes. With a `proposer`, it also runs the model's
-    review of every recorded session (`application.proposals`)."""
+    review of every recorded session (`application.proposals`); with a `judge`, requests to
+    forget said in a session never reach the backend."""
     switch = MemorySwitch(recall_policies(settings.recall), feed)
-    return SyncPorts(store, feed, feed, backend, switch, proposer)
+    return SyncPorts(store, feed, feed, backend, switch, proposer, judge)
 
 
 async def open_proposer(
-    settings: Settings, ledger: Ledger, stack: AsyncExitStack
+    settings: Settings,
+    ledger: Ledger,
+    stack: AsyncExitStack,
+    judge: SentenceJudge | None = None,
 ) -> SessionProposer:
     """The product's model over the configured extractor (the LLM one calls through an HTTP
-    client closed with `stack`)."""
+    client closed with `stack`); `judge` notices requests to forget."""
     http = httpx.AsyncClient()
     stack.push_async_callback(http.aclose)
     routes = guidance_routes(settings.extraction)
-    return build_proposer(settings, ledger, build_extractor(settings.extractor, http, routes))
+    extractor = build_extractor(settings.extractor, http, routes)
+    return build_proposer(settings, ledger, extractor, judge=judge)
 
 
 def sync_options(settings: Settings) -> SyncOptions:
@@ -157,8 +164,8 @@ async def open_services(
     worker = None
     if backend is not None:
         feed = LedgerEventFeed(ledger)
-        proposer = await open_proposer(settings, ledger, stack)
-        ports = sync_ports(settings, store, feed, backend, proposer)
+        proposer = await open_proposer(settings, ledger, stack, judge)
+        ports = sync_ports(settings, store, feed, backend, proposer, judge)
         in_process = isinstance(settings.sync.store, InMemorySyncStoreSettings)
         runs_here = needs.run_sync if needs.run_sync is not None else in_process
         channel = commit_channel(ledger.recorder)

@@ -13,7 +13,8 @@ from datetime import UTC, date, datetime, time
 from uuid import UUID
 
 from factledger.application.errors import NotFoundError
-from factledger.application.ledger.queries import Clock, FieldDiff, ProfileReader, ProfileVersion
+from factledger.application.ledger.ports import ProfileReader
+from factledger.application.ledger.queries import Clock, FieldDiff, ProfileVersion
 
 
 def end_of(day: date) -> datetime:

@@ -4,7 +4,7 @@ The sync carries the ledger's decisions to the backend: a forget (of the memory,
 field whose words it came from), a rejected proposal, an approved change replacing a value.
 The backend keeps a fixed reason naming the ledger position that decided (`sync.apply`); the
 ledger says what that was and when. A decision the sync has not carried yet is found the way
-recall finds it (`recall.ledger_forgets`): the page must not wait for the sync to stop
+recall finds it (`recall.ledger_forget_source`): the page must not wait for the sync to stop
 showing what the subject asked to forget.
 
 A forgotten memory's words are never shown (`Fate.shows_text`); a rejected or replaced one's
@@ -21,8 +21,8 @@ from datetime import datetime
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.decisions import is_stale
 from factledger.application.memory.types import Capability, MemoryFact
-from factledger.application.recall.forgets import ForgetMask
-from factledger.application.recall.ledger_forgets import mask_of
+from factledger.application.recall.forget_filter import ForgetMask
+from factledger.application.recall.ledger_forget_source import mask_of
 from factledger.domain.events import ChangeConfirmed, ChangeRejected, FactForgotten
 from factledger.domain.subject import Subject
 

@@ -13,7 +13,8 @@ from datetime import datetime
 from uuid import UUID
 
 from factledger.application.errors import NotFoundError
-from factledger.application.ledger.queries import PendingChange, ProfileField, ProfileReader
+from factledger.application.ledger.ports import ProfileReader
+from factledger.application.ledger.queries import PendingChange, ProfileField
 from factledger.application.review_queue.ports import ReviewQueue
 from factledger.application.review_queue.queue import (
     GroupPage,

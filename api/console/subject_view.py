@@ -18,11 +18,11 @@ from uuid import UUID
 
 from factledger.api.console.queue_view import QueueItem, subject_pending
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.ports import ProfileReader
 from factledger.application.ledger.queries import (
     FieldDiff,
     FieldHistoryEntry,
     ProfileField,
-    ProfileReader,
     ProfileVersion,
     SubjectSummary,
 )

@@ -50,8 +50,8 @@ from factledger.api.http.stream_leases import StreamLeases
 from factledger.api.settings import EventStreamSettings
 from factledger.application.errors import NotFoundError
 from factledger.application.judgement.ports import SentenceJudge
-from factledger.application.ledger.idempotency import IdempotencyStore
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.ports import IdempotencyStore
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.sessions.ports import SafetyFilter, SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory

@@ -42,10 +42,10 @@ from factledger.application.ledger.idempotency import (
     DEFAULT_TTL_S,
     ClaimStatus,
     IdempotencyScope,
-    IdempotencyStore,
     JsonBody,
     for_ledger_commands,
 )
+from factledger.application.ledger.ports import IdempotencyStore
 from factledger.application.ledger.responses import PendingResponse, responding
 from factledger.domain.subject import Subject
 

@@ -140,7 +140,9 @@ async def get_context(call: Call, body: ContextIn) -> BaseModel:
 
 
 async def get_profile(call: Call, body: ProfileIn) -> BaseModel:
-    profiles = await profile_routes.get_profiles(call.state)
+    # A tool's answer has no headers: a read served from views a full disk kept behind is
+    # logged by the catch-up, not marked in the answer.
+    profiles = await profile_routes.get_profiles(call.state, Response())
     subject_id = await _subject(call)
     return await profile_routes.current(
         call.state, call.principal, subject_id, profiles, body.as_of, body.clock

@@ -23,6 +23,9 @@ class SentenceJudge(Protocol):
     - `field_statements` finds the clauses of the subject's messages that state one of
       `fields` (any schema's field names), each with its probability; only the subject's
       lines are read, the agent's question before a line only helps to read it.
+    - `field_of` names the one of `fields` a sentence most likely speaks of (the field
+      head's best, however unsure) with its probability; None without fields. A request to
+      forget states no value, so no field clears `field_statements`' bar: this ranks them.
     - Deterministic for a given model and input; no network, no I/O beyond its loaded model.
     """
 
@@ -31,5 +34,7 @@ class SentenceJudge(Protocol):
     async def field_statements(
         self, transcript: Sequence[Message], fields: Sequence[str]
     ) -> list[FieldStatement]: ...
+
+    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None: ...
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...

@@ -33,6 +33,7 @@ import json
 import os
 import re
 import time
+import uuid
 from collections.abc import Sequence
 from typing import Any, cast
 from uuid import UUID
@@ -44,7 +45,7 @@ from eventsourcing.persistence import Mapper, StoredEvent
 from eventsourcing.utils import get_topic
 
 from factledger.application import json_text
-from factledger.application.ledger.key_store import KeyStore
+from factledger.application.ledger.ports import KeyStore
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
@@ -57,6 +58,7 @@ from factledger.domain.events import (
 )
 from factledger.domain.text import scrub_json
 
+KEY_BYTES = 32  # AES-256-GCM
 PREFIX = "fl-enc:1:"
 _PREFIX_LEN = len(PREFIX)
 _SEALED_KEY_ID = re.compile(rb"fl-enc:1:([0-9a-f]+):")
@@ -150,6 +152,33 @@ class ShreddingMapper(Mapper[UUID]):
 
     def forget_cached(self) -> None:
         self._cache.clear()
+
+    def lines_not_alone(self, stored: StoredEvent) -> tuple[str, frozenset[int] | None] | None:
+        """For a stored `SessionRecorded`: its session id and the lines whose words no key of
+        their own seals, so deleting line keys cannot take them: None when the whole
+        transcript is one ciphertext under the subject's key (stored before per-line keys;
+        only an erasure takes it), else the indexes of lines stored in clear. None for any
+        other event. Reads the stored state only: nothing is decrypted."""
+        if stored.topic != SessionRecorded.TOPIC:
+            return None
+        data = stored.state
+        if self.cipher is not None:
+            data = self.cipher.decrypt(data)
+        if self.compressor is not None:
+            data = self.compressor.decompress(data)
+        state = self.transcoder.decode(data)
+        lines = state.get(TRANSCRIPT)
+        session_id = str(state["session_id"])
+        if isinstance(lines, str):
+            return session_id, None
+        in_clear = frozenset(
+            index
+            for index, line in enumerate(lines if isinstance(lines, list) else [])
+            if isinstance(line, dict)
+            and isinstance(text := line.get("text"), str)
+            and not text.startswith(PREFIX)
+        )
+        return session_id, in_clear
 
     def _cipher(self, key_id: str) -> AESGCM | None:
         now = time.monotonic()
@@ -332,3 +361,8 @@ def _encrypt(key_id: str, key: bytes, value: Any, aad: bytes) -> str:
     plain = json.dumps(value, sort_keys=True, default=str).encode()
     sealed = AESGCM(key).encrypt(nonce, plain, aad)
     return PREFIX + key_id + ":" + base64.b64encode(nonce + sealed).decode()
+
+
+def new_key() -> tuple[str, bytes]:
+    """A fresh `(key id, key)` for a key store to keep under a scope."""
+    return uuid.uuid4().hex, os.urandom(KEY_BYTES)

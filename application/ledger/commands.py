@@ -14,6 +14,7 @@ from datetime import datetime
 from uuid import UUID, uuid4
 
 from factledger.application.proposals.candidates import Candidate
+from factledger.application.proposals.forget_requests import ForgetRequestCandidate
 from factledger.domain.provenance import Actor, Evidence, Operation, Origin
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Channel, Message
@@ -31,6 +32,9 @@ class RegisterSubject:
     tenant: str
     kind: str  # lead, customer, supplier, case...
     external_ref: str
+    # A returning person: when the reference's subject was erased, register a new subject
+    # (a new generation) instead of refusing. Never revives or links to the erased one.
+    returning: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +183,8 @@ class ReviewSession:
     session_id: str
     model: Actor
     candidates: tuple[Candidate, ...]
+    # Requests to forget said in the session, placed on their fields.
+    forget_requests: tuple[ForgetRequestCandidate, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from eventsourcing.application import AggregateNotFoundError, Application, Repos
 from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
 from eventsourcing.persistence import (
     ApplicationRecorder,
+    EventStore,
     IntegrityError,
     JSONTranscoder,
     Mapper,
@@ -38,7 +39,7 @@ from factledger.application.ledger.event_store_errors import (
     unavailable,
 )
 from factledger.application.ledger.idempotency import JsonBody
-from factledger.application.ledger.key_store import KeyStore
+from factledger.application.ledger.ports import KeyStore
 from factledger.application.ledger.responses import ResponseWrite, pending_response
 from factledger.application.ledger.snapshots.repository import SnapshottingRepository
 from factledger.application.ledger.snapshots.store import (
@@ -49,6 +50,7 @@ from factledger.application.ledger.snapshots.store import (
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
 from factledger.domain.errors import SubjectErasedError
+from factledger.domain.events import FactForgotten
 from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import ProfileSchema
 
@@ -95,6 +97,10 @@ class LedgerCore(Application[UUID]):
         # Called after every commit, in the saving thread (e.g. to wake the sync worker).
         self.after_commit: list[Callable[[], None]] = []
         super().__init__(env)
+        # Where the ledger's history reads go (a subject's events, the notification log for
+        # the event stream): the store itself, unless `read_history_from` routes them.
+        self.history: EventStore[UUID] = self.events
+        self.history_log: ApplicationRecorder = self.recorder  # the notification log's reads
 
     def construct_recorder(self) -> ApplicationRecorder:
         # Opening the store creates its tables: a database it cannot reach fails here first.
@@ -180,6 +186,14 @@ class LedgerCore(Application[UUID]):
 
     # -- reads ---------------------------------------------------------------------------------
 
+    def read_history_from(self, recorder: ApplicationRecorder) -> None:
+        """Reads of the ledger's history (`history`) go through `recorder` (one that reads a
+        hot standby when the request may), decoded by this ledger's mapper and its keys: a
+        forgotten field's key is deleted on the primary, so its value stays unreadable
+        whichever server holds the event. Commands and the followers keep the store's own."""
+        self.history = EventStore(self.mapper, recorder)
+        self.history_log = recorder
+
     def subject(self, tenant: str, subject_id: UUID) -> Subject:
         """Loads a subject of this tenant; any other case is `NotFoundError` (no existence leak)."""
         try:
@@ -239,6 +253,11 @@ class LedgerCore(Application[UUID]):
             if not subject.pending_events:
                 return self._result(subject, position=None)
             events = [type(e).__name__ for e in subject.pending_events]
+            forgotten = [
+                e.field
+                for e in subject.pending_events
+                if isinstance(e, FactForgotten) and e.field is not None
+            ]
             response = self._response_for(subject)
             try:
                 recordings = self.save(subject, response=response)
@@ -247,6 +266,8 @@ class LedgerCore(Application[UUID]):
                 back_off(attempt)
                 continue
             position = recordings[-1].notification.id
+            if forgotten:
+                self._shred_fields(subject_id, forgotten)
             if response is not None and response.executed:
                 response.pending.written = True  # committed with the events
             log.info(
@@ -259,6 +280,11 @@ class LedgerCore(Application[UUID]):
             return self._result(subject, position=position)
         log.warning("ledger.write_gave_up", subject_id=str(subject_id), attempts=MAX_ATTEMPTS)
         raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
+
+    def _shred_fields(self, subject_id: UUID, fields: Sequence[str]) -> None:
+        """Deletes the keys of fields a command just forgot (however it came to forget them:
+        a forget asked directly, or a request to forget approved in a decision). A deletion
+        interrupted here is finished by the forget's retry."""
 
     def _response_for(self, subject: Subject) -> ResponseWrite | None:
         """The running request's response, for the recorder to write with the events."""

@@ -17,7 +17,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESSIV
 
 from factledger.application.errors import ApplicationError
-from factledger.application.ledger.key_store import KeyStore
+from factledger.application.ledger.ports import KeyStore
 
 CURSOR_SCOPE = "~stream-cursors"  # no subject's scope starts with `~`
 START = "0"  # the start of the stream, before any event

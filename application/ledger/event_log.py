@@ -7,21 +7,23 @@
   kind and event types narrow further. A page also says how far it scanned, so a filter that
   matches nothing still moves on.
 - Reads block (they run on the caller's worker thread) and hold a connection only for the read.
+- Reads go through the ledger's `history` (a hot standby's, when the request may read one):
+  the standby's log is a prefix of the primary's, so a reader that goes on from its own
+  position on either server neither repeats nor skips an event.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import cast
 from uuid import UUID
 
 from eventsourcing.domain import DomainEventProtocol
 
+from factledger.application.errors import NotFoundError
 from factledger.application.ledger.cursors import StreamCursors
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain import events as ev
-from factledger.domain.subject import Subject
 
 _EVENT_CLASSES: tuple[type[object], ...] = (
     ev.SubjectRegistered,
@@ -84,7 +86,7 @@ class TenantEventLog:
 
     def head(self) -> int:
         """The last position of the whole log (0 when empty)."""
-        return self._ledger.recorder.max_notification_id() or 0
+        return self._ledger.history_log.max_notification_id() or 0
 
     def read(
         self,
@@ -97,7 +99,7 @@ class TenantEventLog:
     ) -> LogPage:
         """Up to `limit` positions after `after`; of those, the tenant's events that match."""
         topics = [TOPIC_BY_TYPE[t] for t in types] if types else list(TYPE_BY_TOPIC)
-        found = self._ledger.recorder.select_notifications(
+        found = self._ledger.history_log.select_notifications(
             start=after, limit=limit, topics=topics, inclusive_of_start=False
         )
         matched = [
@@ -121,7 +123,7 @@ class TenantEventLog:
         return {
             subject_id: {
                 e.field
-                for e in self._ledger.events.get(subject_id)
+                for e in self._ledger.history.get(subject_id)
                 if isinstance(e, ev.FactForgotten) and e.field is not None
             }
             for subject_id in set(subject_ids)
@@ -130,8 +132,11 @@ class TenantEventLog:
     def _origin(self, subject_id: UUID) -> _Origin:
         origin = self._origins.get(subject_id)
         if origin is None:
-            registered = cast("Subject", self._ledger.repository.get(subject_id, version=1))
-            origin = _Origin(registered.tenant, registered.kind)
+            # The first event alone: a subject never changes tenant or kind.
+            first = next(iter(self._ledger.history.get(subject_id, lte=1)), None)
+            if not isinstance(first, ev.SubjectRegistered):
+                raise NotFoundError(f"subject {subject_id}")
+            origin = _Origin(first.tenant, first.kind)
             self._origins[subject_id] = origin
         return origin
 

@@ -8,6 +8,7 @@ deletion that was interrupted between the two.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from uuid import UUID
 
 import structlog
@@ -66,6 +67,14 @@ class ForgettingCommands(LedgerCore):
         )
         return result
 
+    def _shred_fields(self, subject_id: UUID, fields: Sequence[str]) -> None:
+        for field in fields:
+            self._forget_keys(
+                subject_id,
+                field_scope(subject_id, field),
+                *self._words_of(subject_id, field=field, memory_id=None),
+            )
+
     def forgotten_lines(
         self, subject_id: UUID, *, field: str | None, memory_id: str | None
     ) -> list[tuple[str, int]]:
@@ -79,6 +88,26 @@ class ForgettingCommands(LedgerCore):
             if isinstance(e, FactForgotten)
             and (e.field == field if field is not None else e.memory_id == memory_id)
             for ref in _refs(e.evidence_refs)
+        )
+
+    def lines_not_erased(
+        self, subject_id: UUID, lines: Sequence[tuple[str, int]]
+    ) -> list[tuple[str, int]]:
+        """Those of `lines` a forget could not make unreadable: lines of sessions stored
+        before each line had a key of its own (their transcript is one ciphertext under the
+        subject's key, which only an erasure deletes), or stored in clear."""
+        if not lines or not isinstance(self.mapper, ShreddingMapper):
+            return []
+        wanted = {session_id for session_id, _ in lines}
+        exposed: dict[str, frozenset[int] | None] = {}
+        for stored in self.recorder.select_events(subject_id):
+            found = self.mapper.lines_not_alone(stored)
+            if found is not None and found[0] in wanted:
+                exposed[found[0]] = found[1]
+        return sorted(
+            (session_id, index)
+            for session_id, index in lines
+            if session_id in exposed and ((kept := exposed[session_id]) is None or index in kept)
         )
 
     def _words_of(self, subject_id: UUID, *, field: str | None, memory_id: str | None) -> set[str]:

@@ -1,4 +1,5 @@
-"""The idempotency store port: a retried command, on any process, acts once.
+"""What the idempotency store promises, and the types its port speaks: a retried command, on
+any process, acts once (the port itself is `IdempotencyStore` in `ports`).
 
 An entry is keyed by (tenant, principal, subject, key): two callers never see each other's
 results, and neither do two subjects one caller acts on (agent tokens of one `sub` bound to
@@ -34,10 +35,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, cast
 from uuid import UUID
 
-from factledger.application.errors import StoreUnavailableError
+if TYPE_CHECKING:
+    from factledger.application.ledger.ports import IdempotencyStore
 
 JsonBody = dict[str, object]
 WallClock = Callable[[], float]  # seconds since the epoch: leases are shared across processes
@@ -90,31 +92,6 @@ def settled(fingerprint: str, stored_fingerprint: str, body: JsonBody | None) ->
     if body is None:
         return IN_PROGRESS
     return Claim(ClaimStatus.REPLAY, body)
-
-
-class IdempotencyStoreUnavailableError(StoreUnavailableError):
-    """The idempotency store failed; the driver error is kept as `__cause__`."""
-
-
-class IdempotencyStore(Protocol):
-    """Saved responses per idempotency key, shared by every API process of one deployment."""
-
-    async def claim(self, scope: IdempotencyScope, fingerprint: str) -> Claim: ...
-
-    async def complete(self, scope: IdempotencyScope, fingerprint: str, body: JsonBody) -> None: ...
-
-    async def release(self, scope: IdempotencyScope, fingerprint: str) -> None: ...
-
-    async def forget_subject(self, tenant: str, subject_id: UUID) -> int: ...
-
-    async def renew(self, scope: IdempotencyScope, fingerprint: str) -> bool: ...
-
-    async def sweep_expired(self, limit: int) -> int: ...
-
-    @property
-    def lease_s(self) -> float:
-        """How long a claim lives unless renewed."""
-        ...
 
 
 def for_ledger_commands(store: IdempotencyStore) -> IdempotencyStore:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import structlog
 
 from factledger.application.errors import StoreUnavailableError
-from factledger.application.ledger.idempotency import IdempotencyStore
+from factledger.application.ledger.ports import IdempotencyStore
 
 log = structlog.get_logger(__name__)
 

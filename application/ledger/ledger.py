@@ -28,10 +28,12 @@ so async callers wrap it in `asyncio.to_thread`):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from uuid import UUID
 
 import structlog
 from eventsourcing.persistence import IntegrityError
 
+from factledger.application.errors import NotFoundError
 from factledger.application.ledger.commands import (
     ApproveChange,
     CommandResult,
@@ -45,22 +47,25 @@ from factledger.application.ledger.commands import (
 from factledger.application.ledger.forgetting import ForgettingCommands
 from factledger.application.ledger.past_sessions import PastSessions
 from factledger.application.ledger.records import proposal_of, session_record
+from factledger.application.proposals.forget_requests import plan_requests
 from factledger.application.proposals.plan import agreed_changes, plan_changes
 from factledger.domain.errors import DomainError, SessionConflictError, SubjectErasedError
 from factledger.domain.proposal import Decision
 from factledger.domain.provenance import Actor, ActorKind
-from factledger.domain.subject import Subject
+from factledger.domain.subject import Subject, returning_subject_id
 from factledger.domain.values import OPEN_SCHEMA
 
 log = structlog.get_logger(__name__)
 
 
 RE_ONBOARD = (
-    "subject {subject_id} was erased, and its reference cannot be registered again (a "
-    "subject's id derives from tenant, kind and external_ref; the erasure receipt keeps that "
-    "id): to onboard the returning person, register them under a new external_ref (the CRM's "
-    "new record, or the old reference with a suffix) and issue the agent's token with it"
+    "subject {subject_id} was erased: its reference names no one until it is registered "
+    "again as a returning person (`returning: true`), which creates a new subject with a new "
+    "id and an empty ledger, nothing of the erased one readable or linked; issue the agent's "
+    "token with the new subject's id"
 )
+MAX_GENERATIONS = 100  # erasures of one reference a registration walks past, at most
+SUBJECT_ID_SCOPE = "~subject-ids"  # the deployment key of returning subjects' ids
 
 
 class Ledger(ForgettingCommands, PastSessions):
@@ -72,19 +77,52 @@ class Ledger(ForgettingCommands, PastSessions):
     env = {"AGGREGATE_CACHE_MAXSIZE": "1000"}
 
     def register_subject(self, cmd: RegisterSubject) -> CommandResult:
-        subject = Subject.register(cmd.tenant, cmd.kind, cmd.external_ref, at=self.clock.now())
-        try:
-            recordings = self.save(subject)
-        except IntegrityError:
-            # Already registered (a retry, or a concurrent twin): a no-op, unless the id is
-            # taken in another tenant, which the deterministic id makes impossible.
-            existing = self.subject(cmd.tenant, subject.id)
-            if existing.erased:
-                # The id derives from tenant, kind and reference, and the erased stream keeps
-                # its receipt under it: the reference cannot name anyone new.
-                raise SubjectErasedError(RE_ONBOARD.format(subject_id=existing.id)) from None
-            return self._result(existing, position=None)
-        return self._result(subject, position=recordings[-1].notification.id)
+        """Registers the reference's subject; a retry is a no-op. An erased reference is
+        refused (`SubjectErasedError`) unless the person is `returning`: then the next
+        generation's subject is registered (or found, on a retry), under an id keyed with
+        the deployment's key, so nobody can derive it from the reference or link it to the
+        erased one."""
+        subject_id = self.subject_id_for(cmd.tenant, cmd.kind, cmd.external_ref)
+        for generation in range(MAX_GENERATIONS + 1):
+            if generation > 0:
+                subject_id = self.returning_id(cmd.tenant, cmd.kind, cmd.external_ref, generation)
+            subject = Subject.register(
+                cmd.tenant, cmd.kind, cmd.external_ref, at=self.clock.now(), subject_id=subject_id
+            )
+            try:
+                recordings = self.save(subject)
+            except IntegrityError:
+                # Already registered (a retry, or a concurrent twin): a no-op, unless the id is
+                # taken in another tenant, which the derived id makes impossible.
+                existing = self.subject(cmd.tenant, subject.id)
+                if not existing.erased:
+                    return self._result(existing, position=None)
+                if not cmd.returning:
+                    raise SubjectErasedError(RE_ONBOARD.format(subject_id=existing.id)) from None
+                continue  # the erased generation keeps its receipt: the next one is new
+            return self._result(subject, position=recordings[-1].notification.id)
+        raise SubjectErasedError(f"reference erased more than {MAX_GENERATIONS} times")
+
+    def returning_id(self, tenant: str, kind: str, external_ref: str, generation: int) -> UUID:
+        return returning_subject_id(
+            tenant, kind, external_ref, generation, self.keys.current(SUBJECT_ID_SCOPE)[1]
+        )
+
+    def current_subject_id(self, tenant: str, kind: str, external_ref: str) -> UUID:
+        """The id the reference names now: its first subject, or after erasures the latest
+        returning one (a read per generation). `NotFoundError` when never registered; an
+        erased id when the latest generation is erased."""
+        subject_id = self.subject_id_for(tenant, kind, external_ref)
+        for generation in range(1, MAX_GENERATIONS + 1):
+            if not self.subject(tenant, subject_id).erased:
+                return subject_id
+            following = self.returning_id(tenant, kind, external_ref, generation)
+            try:
+                self.subject(tenant, following)
+            except NotFoundError:
+                return subject_id
+            subject_id = following
+        return subject_id
 
     def record_session(self, cmd: RecordSession) -> CommandResult:
         session = session_record(cmd)
@@ -148,6 +186,18 @@ class Ledger(ForgettingCommands, PastSessions):
                 for older in planned.supersedes:
                     subject.supersede(older, by=proposal.change_id, at=self._now())
                     superseded.append(older)
+            for request in plan_requests(subject, cmd.forget_requests, cmd.model, cmd.session_id):
+                try:
+                    subject.propose(request, schema, at=self._now())
+                except DomainError as exc:
+                    log.info(
+                        "proposals.forget_request_refused",
+                        subject_id=str(cmd.subject_id),
+                        field=request.field,
+                        error_type=type(exc).__name__,
+                    )
+                    continue
+                proposed.append(request.change_id)
             subject.mark_reviewed(
                 cmd.session_id,
                 by=cmd.model,

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
 from uuid import UUID
 
 from factledger.domain.provenance import Actor, Evidence, Origin
@@ -156,50 +155,3 @@ class SubjectSummary:
     kind: str
     external_ref: str
     version: int
-
-
-class ProfileReader(Protocol):
-    """Queries over the profile projection; reads never replay a stream."""
-
-    def subject(self, tenant: str, subject_id: UUID) -> SubjectSummary: ...
-
-    def subjects(self, tenant: str) -> list[SubjectSummary]: ...
-
-    def current(self, tenant: str, subject_id: UUID) -> ProfileVersion: ...
-
-    def version(self, tenant: str, subject_id: UUID, version: int) -> ProfileVersion: ...
-
-    def versions(self, tenant: str, subject_id: UUID) -> list[ProfileVersion]: ...
-
-    def as_of(
-        self, tenant: str, subject_id: UUID, at: datetime, clock: Clock = DEFAULT_CLOCK
-    ) -> ProfileVersion:
-        """The profile at `at` on `clock`. `known`: the version the ledger had written by
-        then (version 0, empty, from registration on; `NotFoundError` before). `said`: each
-        field's latest value said by then, by what the ledger knows now (empty, never
-        missing, before anything was said)."""
-        ...
-
-    def history(
-        self, tenant: str, subject_id: UUID, field: str | None = None
-    ) -> list[FieldHistoryEntry]: ...
-
-    def diff(self, tenant: str, subject_id: UUID, older: int, newer: int) -> list[FieldDiff]: ...
-
-    def diff_at(
-        self,
-        tenant: str,
-        subject_id: UUID,
-        older: datetime,
-        newer: datetime,
-        clock: Clock = DEFAULT_CLOCK,
-    ) -> list[FieldDiff]:
-        """What changed between the profiles at two times on one clock (a time before the
-        subject was known compares as empty)."""
-        ...
-
-    def review_queue(self, tenant: str, *, limit: int = 50) -> list[PendingChange]:
-        """Pending proposals of the tenant, oldest first."""
-        ...
-
-    def sessions(self, tenant: str, subject_id: UUID) -> list[SessionEntry]: ...

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from factledger.application.memory.forgotten import slot_field
+from factledger.application.memory.forget_selection import slot_field
 from factledger.application.memory.sameness import any_states, same_value
 from factledger.application.memory.types import MemoryFact
 

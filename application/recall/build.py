@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from factledger.application.memory.types import RelationKind, SearchHit
 from factledger.application.recall.askable import askable
-from factledger.application.recall.forgets import NOTHING_FORGOTTEN, ForgetMask
+from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN, ForgetMask
 from factledger.application.recall.notes import (
     profile_text,
     proposal_text,

@@ -45,16 +45,15 @@ from factledger.application.recall.deadline import (
     worst,
 )
 from factledger.application.recall.decided import decided_first
-from factledger.application.recall.forgets import (
+from factledger.application.recall.forget_filter import (
     NOTHING_FORGOTTEN,
     ForgetMask,
-    ForgetSource,
     Traces,
     remembered,
     unforgotten,
 )
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
-from factledger.application.recall.sources import RecallSources
+from factledger.application.recall.ports import ForgetSource, RecallSources
 from factledger.application.recall.types import (
     Degraded,
     Excerpt,
@@ -74,7 +73,7 @@ class RecallPorts:
     backend: MemoryBackend | None
     sources: RecallSources
     policies: RecallPolicies
-    # The ledger's forgets, applied before the backend learns of them (`recall.forgets`);
+    # The ledger's forgets, applied before the backend learns of them (`recall.forget_filter`);
     # None only where nothing is forgotten outside the backend (benchmarks, fixed sources).
     forgets: ForgetSource | None = None
 

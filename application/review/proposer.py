@@ -6,8 +6,9 @@ letter, like every sync item). For one session it:
 
 1. loads the subject; skips it when proposals are off for its tenant and kind, when it was
    erased, or when this model has already reviewed the session (a rerun is a no-op);
-2. runs the configured extractor over the transcript, in its context (tenant, subject kind,
-   channel, conversation type), which picks the extraction guidance;
+2. notices the subject's requests to forget (`forget_requests`) and places each on the field
+   it concerns; runs the configured extractor over the transcript without them, in its
+   context (tenant, subject kind, channel, conversation type), which picks the guidance;
 3. maps the facts to the kind's fields (`candidates`) and hands them to
    `Ledger.review_session`, which weighs them against the subject as saved (`plan`).
 
@@ -23,6 +24,7 @@ from enum import StrEnum
 
 import structlog
 
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.ledger.commands import ReviewSession
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.extraction import (
@@ -34,6 +36,11 @@ from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.candidates import candidates_from
 from factledger.application.proposals.modes import ProposalModes
 from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds
+from factledger.application.review.forget_requests import (
+    place_requests,
+    said_requests,
+    without_requests,
+)
 from factledger.domain.events import SessionRecorded
 from factledger.domain.provenance import Actor
 from factledger.domain.sessions import transcript_from_payload
@@ -57,6 +64,8 @@ class SessionProposer:
     model: Actor
     feeds: Mapping[str, KindFeeds] = field(default_factory=lambda: DEFAULT_FEEDS)
     modes: ProposalModes = field(default_factory=ProposalModes)
+    # Notices requests to forget; None: none is noticed, and the transcript goes as said.
+    judge: SentenceJudge | None = None
 
     async def review(self, tenant: str, event: SessionRecorded) -> Review:
         subject_id = event.originator_id
@@ -67,9 +76,23 @@ class SessionProposer:
             return Review.OFF
         if subject.has_reviewed(event.session_id):
             return Review.ALREADY
-        transcript = transcript_from_payload(event.transcript or [])
-        facts = []
+        said = transcript_from_payload(event.transcript or [])
         feeds = self.feeds.get(subject.kind, KindFeeds())
+        requests = [] if self.judge is None else await said_requests(said, self.judge)
+        # The request sentences are no facts: the extractor reads the session without them.
+        transcript = without_requests(said, requests)
+        placed = (
+            []
+            if self.judge is None or not requests
+            else await place_requests(
+                subject,
+                event.session_id,
+                requests,
+                [f.field for f in feeds.fields],
+                self.judge,
+            )
+        )
+        facts = []
         if transcript:
             context = ExtractionContext(
                 tenant, subject.kind, event.channel, event.conversation_type
@@ -80,13 +103,22 @@ class SessionProposer:
             )
             facts = await self.extractor.extract(request)
         candidates = candidates_from(facts, transcript, feeds, event.session_id)
-        command = ReviewSession(tenant, subject_id, event.session_id, self.model, tuple(candidates))
+        command = ReviewSession(
+            tenant,
+            subject_id,
+            event.session_id,
+            self.model,
+            tuple(candidates),
+            forget_requests=tuple(placed),
+        )
         result = await asyncio.to_thread(self.ledger.review_session, command)
         log.info(
             "proposals.session_reviewed",
             subject_id=str(subject_id),
             facts=len(facts),
             candidates=len(candidates),
+            forget_requests=len(requests),
+            forget_requests_placed=len(placed),
             applied=result.applied,
             position=result.position,
         )

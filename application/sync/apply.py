@@ -15,9 +15,14 @@ from factledger.application.errors import (
     MemoryConflictError,
     MemoryNotFoundError,
 )
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.memory.decisions import Decided, decided, stale_memories
 from factledger.application.memory.extraction import ExtractionContext
-from factledger.application.memory.forgotten import every_memory, fields_of, memories_to_forget
+from factledger.application.memory.forget_selection import (
+    every_memory,
+    fields_of,
+    memories_to_forget,
+)
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import (
     KIND_CHANGE_PROPOSED,
@@ -35,6 +40,7 @@ from factledger.application.memory.types import (
     Namespace,
     ProcessingState,
 )
+from factledger.application.review.forget_requests import screened, screened_summary
 from factledger.application.sync.ports import LedgerEvent
 from factledger.application.sync.search_text import record_search_text
 from factledger.application.sync.types import FieldTrace, SyncItem, SyncKind
@@ -89,19 +95,22 @@ async def apply_item(
     event: LedgerEvent,
     backend: MemoryBackend,
     profiles: ProfileVersions,
+    judge: SentenceJudge | None = None,
 ) -> None:
-    """Performs the item's write (see `SyncKind`)."""
+    """Performs the item's write (see `SyncKind`). With a `judge`, the subject's requests to
+    forget are kept out of what the backend ingests and of the summaries it keeps: they are
+    requests for a decision, never memories or notes."""
     ns = namespace_for(item.subject_id)
     match item.kind, event:
         case SyncKind.TRANSCRIPT, SessionRecorded():
             kind = await profiles.kind_of(item.subject_id)
-            await _ingest(item, event, ns, backend, kind)
+            await _ingest(item, event, ns, backend, kind, judge)
         case SyncKind.SUMMARY, SessionRecorded():
             payload = {
                 "session_id": event.session_id,
                 "channel": event.channel,
                 "started_at": event.started_at.isoformat(),
-                "summary": event.summary,
+                "summary": await screened_summary(event.summary, judge),
             }
             await _put(backend, ns, item, KIND_SESSION_SUMMARY, payload, _session_meta(event))
         case SyncKind.PROPOSAL, ChangeProposed():
@@ -160,11 +169,16 @@ def _session_meta(event: SessionRecorded) -> dict[str, str | int]:
 
 
 async def _ingest(
-    item: SyncItem, event: SessionRecorded, ns: Namespace, backend: MemoryBackend, kind: str
+    item: SyncItem,
+    event: SessionRecorded,
+    ns: Namespace,
+    backend: MemoryBackend,
+    kind: str,
+    judge: SentenceJudge | None,
 ) -> None:
     if not event.transcript:
         return  # every message withheld, or the payload erased (forgotten): nothing to extract
-    transcript = transcript_from_payload(event.transcript)
+    transcript = await screened(transcript_from_payload(event.transcript), judge)
     # The extraction context rides in the metadata, so a backend that extracts later (a queue,
     # a remote engine) still picks the session's guidance.
     context = ExtractionContext(item.tenant, kind, event.channel, event.conversation_type)

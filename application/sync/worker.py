@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import structlog
 
 from factledger.application.errors import InvalidMemoryInputError
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.retry_schedule import RetrySchedule
 from factledger.application.review.proposer import SessionProposer
@@ -63,6 +64,8 @@ class SyncPorts:
     backend: MemoryBackend
     switch: MemorySwitch | None = None  # None: memory on for every tenant
     proposer: SessionProposer | None = None  # None: no `propose` items are planned
+    # Keeps requests to forget out of what the backend ingests; None: transcripts go as said.
+    judge: SentenceJudge | None = None
 
 
 class SyncWorker:
@@ -226,7 +229,9 @@ class SyncWorker:
             if item.kind is SyncKind.PROPOSE:
                 await self._propose(item, event)
             else:
-                await apply_item(item, event, self._ports.backend, self._ports.profiles)
+                await apply_item(
+                    item, event, self._ports.backend, self._ports.profiles, self._ports.judge
+                )
         except Exception as exc:  # any failure is retried, then dead-lettered; never fatal
             error_type = (
                 exc.error_type if isinstance(exc, SyncWriteFailedError) else type(exc).__name__

@@ -31,6 +31,16 @@ def capacity(
     queries: Annotated[int, typer.Option(min=10, help="Searches timed per step.")] = 200,
     sessions: Annotated[int, typer.Option(min=1, help="Sessions ingested per step.")] = 30,
     chunk: Annotated[int, typer.Option(min=1000, help="Facts per COPY transaction.")] = 50_000,
+    defer_indexes: Annotated[
+        bool,
+        typer.Option(
+            help="Load fast: drop the facts table's secondary indexes before each step's load "
+            "and rebuild them after it; the lab's server checkpoints rarely."
+        ),
+    ] = False,
+    maintenance_work_mem_mb: Annotated[
+        int, typer.Option(min=64, help="For the index rebuilds (with --defer-indexes).")
+    ] = 1024,
     workdir: Annotated[
         Path | None, typer.Option(help="Where the server's folder goes (deleted after).")
     ] = None,
@@ -46,6 +56,8 @@ def capacity(
         sessions=sessions,
         chunk=chunk,
         workdir=workdir,
+        defer_indexes=defer_indexes,
+        maintenance_work_mem_mb=maintenance_work_mem_mb,
     )
     report = run(options, typer.echo)
     within = [s.facts for s in report.steps if s.within_budget()]

@@ -23,7 +23,7 @@ from factledger.adapters.postgres.queue_store import PostgresQueueStore
 from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.application.ledger.key_store import new_key
+from factledger.application.ledger.cipher import new_key
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection

@@ -1,7 +1,12 @@
 """The subject aggregate (`Subject`) and its deterministic id (`subject_id_for`)."""
 
 from factledger.domain.subject.aggregate import Subject
-from factledger.domain.subject.ids import MAX_REFERENCE, SUBJECT_NAMESPACE, subject_id_for
+from factledger.domain.subject.ids import (
+    MAX_REFERENCE,
+    SUBJECT_NAMESPACE,
+    returning_subject_id,
+    subject_id_for,
+)
 from factledger.domain.subject.state import SEEN_COMMANDS_WINDOW
 
 __all__ = [
@@ -9,5 +14,6 @@ __all__ = [
     "SEEN_COMMANDS_WINDOW",
     "SUBJECT_NAMESPACE",
     "Subject",
+    "returning_subject_id",
     "subject_id_for",
 ]

@@ -41,7 +41,7 @@ from factledger.domain.provenance import (
 )
 from factledger.domain.sessions import SessionRecord, check_session
 from factledger.domain.subject.forgetting import SubjectForgetting
-from factledger.domain.subject.ids import subject_id_for
+from factledger.domain.subject.ids import check_reference, subject_id_for
 from factledger.domain.transcript import Message, Role, Verdict
 from factledger.domain.values import ProfileSchema
 
@@ -52,8 +52,20 @@ class Subject(SubjectForgetting):
     TOPIC = "factledger.subject"
 
     @classmethod
-    def register(cls, tenant: str, kind: str, external_ref: str, *, at: datetime) -> Subject:
-        subject_id = subject_id_for(tenant, kind, external_ref)
+    def register(
+        cls,
+        tenant: str,
+        kind: str,
+        external_ref: str,
+        *,
+        at: datetime,
+        subject_id: UUID | None = None,
+    ) -> Subject:
+        """A new subject; its id is `subject_id_for` the reference unless given (a returning
+        person's, after an erasure: `returning_subject_id`)."""
+        if subject_id is None:
+            subject_id = subject_id_for(tenant, kind, external_ref)
+        check_reference(tenant, kind, external_ref)
         return cls._create(
             cls.Created,
             id=subject_id,
@@ -120,12 +132,18 @@ class Subject(SubjectForgetting):
         proposal.check_new()
         schema.check(proposal.field, proposal.value)
         check_operation(proposal, self.fields.get(proposal.field))
+        if proposal.operation is Operation.FORGET and not self.holds_words_of(proposal.field):
+            raise FieldNotPresentError(f"field {proposal.field} on subject {self.id}")
         if proposal.based_on_version > self.profile_version:
             raise InvalidOperationError("based_on_version: ahead of the subject's profile")
         if proposal.based_on_version < self.field_changed_in.get(proposal.field, 0):
             raise StaleChangeError(f"field {proposal.field} changed after the proposal's version")
         check_evidence(
-            proposal.evidence, proposal.origin, self.sessions, condition=proposal.condition
+            proposal.evidence,
+            proposal.origin,
+            self.sessions,
+            condition=proposal.condition,
+            states_value=proposal.operation is not Operation.FORGET,
         )
         self._check_time(at)
         evidence = proposal.evidence
@@ -144,6 +162,16 @@ class Subject(SubjectForgetting):
         self._check_live()
         record = self.change(change_id)
         check_confirmation(record, confirmation, self.sessions)
+        if record.operation is Operation.FORGET:
+            # Approving a request to forget is forgetting the field, by whoever decided.
+            self.forget_field(
+                record.field,
+                by=confirmation,
+                reason=f"forget request {change_id} approved",
+                at=at,
+                request=change_id,
+            )
+            return
         if record.based_on_version < self.field_changed_in.get(record.field, 0):
             raise StaleChangeError(f"field {record.field} changed since change {change_id}")
         if record.operation is Operation.UNSET and record.field not in self.fields:

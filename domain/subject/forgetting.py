@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from uuid import UUID
 
 from factledger.domain.errors import FieldNotHeldError, FieldNotPresentError, InvalidOperationError
 from factledger.domain.proposal import Decision, evidence_refs
@@ -16,11 +17,20 @@ from factledger.domain.text import check_text
 class SubjectForgetting(SubjectState):
     """Commands that take something out of what the subject serves."""
 
-    def forget_field(self, field: str, *, by: Decision, reason: str, at: datetime) -> None:
+    def forget_field(
+        self,
+        field: str,
+        *,
+        by: Decision,
+        reason: str,
+        at: datetime,
+        request: UUID | None = None,
+    ) -> None:
         """Forgets a field: the next version lacks it; its pending changes are withdrawn
         (status `forgotten`). A field that is only proposed, or whose proposals were all
         rejected, is forgotten too: its words are the subject's whatever a reviewer decided.
-        Refused only when nothing of the field is left to forget."""
+        Refused only when nothing of the field is left to forget. `request` is the pending
+        request to forget the field that this forget approves (confirmed, not withdrawn)."""
         self._check_live()
         check_reason(reason)
         if field not in self.fields and not self.unforgotten_changes(field):
@@ -29,7 +39,7 @@ class SubjectForgetting(SubjectState):
         withdrawn = [
             str(c.change_id)
             for c in self.changes.values()
-            if c.field == field and c.status is ChangeStatus.PENDING
+            if c.field == field and c.status is ChangeStatus.PENDING and c.change_id != request
         ]
         self.trigger_event(
             self.FactForgotten,
@@ -41,6 +51,8 @@ class SubjectForgetting(SubjectState):
             profile_version=self.profile_version + 1,
             withdrawn_changes=withdrawn,
             command_id=by.command_id,
+            request_id=None if request is None else str(request),
+            relayed_by=None if by.relayed_by is None else by.relayed_by.to_payload(),
             evidence_refs=evidence_refs(
                 self.changes.values(),
                 self.confirmed_in,
@@ -51,6 +63,10 @@ class SubjectForgetting(SubjectState):
                     for index, change_id in enumerate(session.message_changes)
                     if change_id is not None
                 ),
+                # The subject's words approving a request to forget the field go with it.
+                decided_in=None
+                if by.evidence is None
+                else (by.evidence.session_id, by.evidence.message_index),
             ),
         )
 
@@ -90,6 +106,8 @@ class SubjectForgetting(SubjectState):
             profile_version=None,
             withdrawn_changes=[],
             command_id=by.command_id,
+            request_id=None,
+            relayed_by=None,
             evidence_refs=[{"session_id": s, "message_index": i} for s, i in refs],
         )
 

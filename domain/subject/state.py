@@ -25,9 +25,9 @@ from factledger.domain.events import (
     SubjectErased,
     SubjectRegistered,
 )
-from factledger.domain.forgets import ForgetMark
+from factledger.domain.forget_mark import ForgetMark
 from factledger.domain.proposal import ChangeRecord, CurrentField
-from factledger.domain.provenance import Actor, ChangeStatus
+from factledger.domain.provenance import Actor, ChangeStatus, Operation
 from factledger.domain.sessions import SessionInfo
 
 SEEN_COMMANDS_WINDOW = 500  # enough to absorb client retries; older ids are long settled
@@ -109,6 +109,16 @@ class SubjectState(Aggregate):
             for change_id, record in self.changes.items()
             if record.field == field and record.proposed_version > since
         ]
+
+    def holds_words_of(self, field: str) -> bool:
+        """Whether forgetting the field would take anything: a value, or a change's words
+        since its latest forget other than a request to forget it."""
+        if field in self.fields:
+            return True
+        return any(
+            self.changes[c].operation is not Operation.FORGET
+            for c in self.unforgotten_changes(field)
+        )
 
     # -- shared by commands and mutators ------------------------------------------------------
 

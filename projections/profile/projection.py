@@ -23,7 +23,7 @@ from uuid import UUID
 
 from eventsourcing.application import Application
 
-from factledger.application.ledger.view_store import ViewStore, ViewTransaction
+from factledger.application.ledger.ports import ViewStore, ViewTransaction
 from factledger.domain.events import (
     ChangeConfirmed,
     ChangeProposed,
@@ -302,6 +302,18 @@ class ProfileProjection:
         version = int(e.profile_version or 0)
         for change_id in e.withdrawn_changes:
             decide(txn, sid, change_id, {"status": "forgotten", "decided_at": at})
+        if e.request_id is not None:  # the request to forget the field, approved
+            decide(
+                txn,
+                sid,
+                e.request_id,
+                {
+                    "status": "confirmed",
+                    "confirmed_by": e.requested_by,
+                    "decided_at": at,
+                    **relayed(e.relayed_by),
+                },
+            )
         redact_field(txn, sid, field)
         profile = as_object(txn.get("profile", sid))
         fields = as_object(profile.get("fields"))

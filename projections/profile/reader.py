@@ -6,6 +6,7 @@ from datetime import datetime
 from uuid import UUID
 
 from factledger.application.errors import NotFoundError
+from factledger.application.ledger.ports import ViewStore
 from factledger.application.ledger.queries import (
     DEFAULT_CLOCK,
     Clock,
@@ -16,7 +17,6 @@ from factledger.application.ledger.queries import (
     SessionEntry,
     SubjectSummary,
 )
-from factledger.application.ledger.view_store import ViewStore
 from factledger.domain.values import JsonObject
 from factledger.projections.profile.as_said import profile_as_said
 from factledger.projections.profile.documents import (

@@ -13,7 +13,7 @@ conversation's clock is the time of the words the value rests on:
 
 from __future__ import annotations
 
-from factledger.application.ledger.view_store import ViewTransaction
+from factledger.application.ledger.ports import ViewTransaction
 from factledger.domain.events import ChangeConfirmed
 from factledger.domain.values import JsonObject
 

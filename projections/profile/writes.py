@@ -4,7 +4,7 @@ erasure. Each takes the batch's `ViewTransaction`, so all of them commit with th
 
 from __future__ import annotations
 
-from factledger.application.ledger.view_store import ViewTransaction
+from factledger.application.ledger.ports import ViewTransaction
 from factledger.domain.errors import ProfileVersionRewriteError
 from factledger.domain.values import JsonObject
 from factledger.projections.profile.shapes import as_object, redacted, version_key

@@ -93,7 +93,8 @@ class ReviewQueueProjection:
             case ChangeSuperseded():
                 self._superseded(txn, sid, event)
             case FactForgotten():
-                for change_id in event.withdrawn_changes:
+                approved = [] if event.request_id is None else [event.request_id]
+                for change_id in [*event.withdrawn_changes, *approved]:
                     txn.remove(sid, change_id)
             case SubjectErased():
                 txn.erase(sid)

@@ -21,13 +21,8 @@ from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyS
 from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
-from factledger.application.ledger.idempotency import (
-    SWEEP_GRACE_S,
-    ClaimStatus,
-    IdempotencyScope,
-    IdempotencyStore,
-    IdempotencyStoreUnavailableError,
-)
+from factledger.application.ledger.idempotency import SWEEP_GRACE_S, ClaimStatus, IdempotencyScope
+from factledger.application.ledger.ports import IdempotencyStore, IdempotencyStoreUnavailableError
 
 DURABLE = [
     pytest.param("sqlite", id="sqlite"),

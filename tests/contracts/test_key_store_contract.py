@@ -1,4 +1,4 @@
-"""Contract of the `KeyStore` port (`application.ledger.key_store`), run over every adapter.
+"""Contract of the `KeyStore` port (`application.ledger.ports`), run over every adapter.
 
 Adapters: in-memory, SQLite and PostgreSQL (integration; each test in its own schema). Each
 test can open a second handle on the same keys, as a second process would (the in-memory
@@ -20,7 +20,8 @@ from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.postgres.key_store import PostgresKeyStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
-from factledger.application.ledger.key_store import KEY_BYTES, KeyStore
+from factledger.application.ledger.cipher import KEY_BYTES
+from factledger.application.ledger.ports import KeyStore
 
 SUBJECT = "9d5b0c1e-4a51-4f3e-9a55-1f0d0c7a1e01"
 OTHER_SUBJECT = "9d5b0c1e-4a51-4f3e-9a55-1f0d0c7a1e02"

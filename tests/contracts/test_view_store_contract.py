@@ -1,4 +1,4 @@
-"""Contract of the `ViewStore` port (`application.ledger.view_store`), run over every adapter.
+"""Contract of the `ViewStore` port (`application.ledger.ports`), run over every adapter.
 
 Adapters: in-memory, SQLite and PostgreSQL (integration; each test in its own schema). Each
 test can open a second handle on the same projection, as a second follower process would (the
@@ -20,7 +20,7 @@ from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.view_store import SqliteViewStore
-from factledger.application.ledger.view_store import PositionMovedError, ViewStore
+from factledger.application.ledger.ports import PositionMovedError, ViewStore
 from factledger.domain.values import JsonObject
 
 DURABLE = [

@@ -71,7 +71,7 @@ async def test_registering_an_erased_reference_says_how_to_onboard_the_person_ag
     again = {"kind": "lead", "external_ref": "crm-1"}
     detail = gone(await http.post("/v1/subjects", json=again, headers=SERVICE))
     assert f"subject {subject_id} was erased" in detail
-    assert "register them under a new external_ref" in detail
+    assert "`returning: true`" in detail
     assert "crm-1" not in detail  # the erased reference is not echoed
 
     # Done that way, the returning person is a new subject with nothing of the old one
@@ -90,3 +90,40 @@ async def test_registering_an_erased_reference_says_how_to_onboard_the_person_ag
     events = await ok(await http.get(f"/v1/subjects/{new['subject_id']}/events", headers=ADMIN))
     assert CANARY not in str(events)
     assert [e["topic"] for e in events["events"]] == ["factledger.subject.registered.v1"]
+
+
+async def test_the_same_reference_returns_as_a_new_subject_nothing_linked(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    subject_id = await a_lead_in_a_session(http)
+    await ok(await http.request("DELETE", f"/v1/subjects/{subject_id}", json=ERASE, headers=ADMIN))
+
+    back = {"kind": "lead", "external_ref": "crm-1", "returning": True}
+    new = await ok(await http.post("/v1/subjects", json=back, headers=SERVICE), 201)
+    assert new["subject_id"] != subject_id
+    assert (new["created"], new["profile_version"], new["external_ref"]) == (True, 0, "crm-1")
+    # Its id is not derivable from the reference (a keyed hash, not the reference's uuid5).
+    assert UUID(new["subject_id"]).version == 8
+    # A retry finds the same new subject; a look-up by reference names it now.
+    again = await ok(await http.post("/v1/subjects", json=back, headers=SERVICE), 201)
+    assert (again["subject_id"], again["created"]) == (new["subject_id"], False)
+    lookup = "/v1/subjects/lookup?kind=lead&external_ref=crm-1"
+    assert (await ok(await http.get(lookup, headers=SERVICE)))["subject_id"] == new["subject_id"]
+    # The erased subject stays erased; nothing of it is in the new one.
+    gone(await http.get(f"/v1/subjects/{subject_id}", headers=SERVICE))
+    events = await ok(await http.get(f"/v1/subjects/{new['subject_id']}/events", headers=ADMIN))
+    assert CANARY not in str(events)
+    assert [e["topic"] for e in events["events"]] == ["factledger.subject.registered.v1"]
+    # An agent token bound to the new id talks to the returning person.
+    bound = bearer(token(Role.AGENT, subject_id=new["subject_id"]))
+    start = {"session_id": "wa-1", "channel": "whatsapp"}
+    fresh = await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=bound), 201)
+    assert fresh["message_count"] == 0
+
+    # Erased again, the person may return again: a third subject, distinct from both.
+    await ok(
+        await http.request("DELETE", f"/v1/subjects/{new['subject_id']}", json=ERASE, headers=ADMIN)
+    )
+    third = await ok(await http.post("/v1/subjects", json=back, headers=SERVICE), 201)
+    assert third["subject_id"] not in {subject_id, new["subject_id"]}
+    assert third["created"] is True

@@ -115,6 +115,7 @@ async def test_forgetting_a_field_that_is_only_proposed_rejects_and_redacts_it(
         "redacted_changes": [pending],
         # the line that stated it: its words are unreadable everywhere now
         "forgotten_lines": [{"session_id": "wa-1", "message_index": 0}],
+        "lines_not_erased": [],
     }
     # and the proposal is no longer pending, with its content unreadable
     assert await assert_redacted(http, subject_id, pending) == "forgotten"
@@ -204,6 +205,7 @@ async def test_forgetting_a_memory_by_id_names_the_memory(
         "redacted_changes": [],
         # the line the memory was drawn from, as the backend names it
         "forgotten_lines": [{"session_id": "wa-1", "message_index": 0}],
+        "lines_not_erased": [],
     }
     await sync(ports)
     assert not any("forty" in text for text in await backend_texts(ports, subject_id))

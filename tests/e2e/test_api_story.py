@@ -221,6 +221,7 @@ async def test_forgetting_a_field_makes_a_new_version(http: httpx.AsyncClient) -
         "rejected_changes": [],
         "redacted_changes": [change["change_id"]],
         "forgotten_lines": [{"session_id": "wa-5", "message_index": 0}],
+        "lines_not_erased": [],
     }
     gone = await http.post("/v1/subjects/me/forget", json=forget, headers=AGENT)
     assert gone.status_code == 409

@@ -17,7 +17,7 @@ from factledger.api.console.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import RateLimitSettings
 from factledger.application.errors import MemoryUnavailableError
-from factledger.application.ledger.view_store import ViewStoreUnavailableError
+from factledger.application.ledger.ports import ViewStoreUnavailableError
 from factledger.testing.manual_clock import ManualClock
 
 NO_LIMITS = RateLimitSettings(enabled=False)

@@ -23,7 +23,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import SearchQuery
-from factledger.application.recall.ledger_forgets import LedgerForgets
+from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts

@@ -267,7 +267,7 @@ async def test_nothing_of_an_erased_person_outlives_the_erasure(settings: Settin
             "/v1/subjects", json={"kind": "lead", "external_ref": ERASED_REF}, headers=SERVICE
         )
         assert again.status_code == 410
-        assert "new external_ref" in again.json()["detail"]
+        assert "`returning: true`" in again.json()["detail"]
         replay = await http.post(
             f"/v1/subjects/{sid}/forget",
             json={"field": "budget", "reason": "again"},

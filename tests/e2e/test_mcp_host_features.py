@@ -102,6 +102,7 @@ async def test_every_answer_matches_its_tools_output_schema(ports: Runtime) -> N
         "rejected_changes",
         "redacted_changes",
         "forgotten_lines",
+        "lines_not_erased",
     }
 
 

@@ -30,7 +30,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import HitKind, SearchMode, SearchQuery
-from factledger.application.recall.ledger_forgets import LedgerForgets
+from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy

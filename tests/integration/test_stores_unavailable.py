@@ -27,13 +27,13 @@ from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import StoreUnavailableError
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.event_store_errors import EventStoreUnavailableError
-from factledger.application.ledger.idempotency import (
-    IdempotencyScope,
-    IdempotencyStoreUnavailableError,
-)
-from factledger.application.ledger.key_store import KeyStoreUnavailableError
+from factledger.application.ledger.idempotency import IdempotencyScope
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ledger.view_store import ViewStoreUnavailableError
+from factledger.application.ledger.ports import (
+    IdempotencyStoreUnavailableError,
+    KeyStoreUnavailableError,
+    ViewStoreUnavailableError,
+)
 from factledger.application.sessions.types import (
     SessionBufferUnavailableError,
     SessionId,

@@ -40,7 +40,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.guidance_catalogue import GuidanceCatalogue
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.validating import ValidatingMemoryBackend
-from factledger.application.recall.ledger_forgets import LedgerForgets
+from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies
 from factledger.application.recall.service import Recall, RecallPorts
@@ -115,8 +115,11 @@ def token(
     ref: str | None = None,
     ttl: timedelta = timedelta(minutes=30),
     auth: AuthSettings = TEST_AUTH,
+    subject_id: str | None = None,
 ) -> str:
     subject = SubjectClaim(kind=kind, ref=ref) if kind and ref else None
+    if subject_id is not None:
+        subject = SubjectClaim(subject_id=subject_id)
     request = TokenRequest(
         role=role,
         tenant=tenant,

@@ -19,7 +19,7 @@ from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ledger.view_store import ViewStore
+from factledger.application.ledger.ports import ViewStore
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader

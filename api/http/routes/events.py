@@ -1,5 +1,8 @@
 """A subject's events for analysts: its stream in order, paged by stream version.
 
+They are read through the ledger's `history`: a hot standby's when the request may read one
+(with the caller's `Factledger-Position`, never one older than the caller's writes).
+
 Values of forgotten fields are redacted in what this endpoint returns, so forgetting is not
 undone by reading the history: the proposal stays visible as a fact of the history, its value
 and quote do not.
@@ -24,7 +27,7 @@ router = APIRouter(prefix="/v1/subjects/{subject}", tags=["events"], responses=E
 
 
 def _page(ledger: Ledger, subject_id: UUID, after: int, limit: int) -> EventPage:
-    stream = list(ledger.events.get(subject_id))
+    stream = list(ledger.history.get(subject_id))
     forgotten = {e.field for e in stream if isinstance(e, FactForgotten) and e.field is not None}
     page = [e for e in stream if e.originator_version > after][: limit + 1]
     events = [

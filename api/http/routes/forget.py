@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Literal
 
+import structlog
 from fastapi import APIRouter
 from pydantic import BaseModel, Field, model_validator
 
@@ -32,6 +34,8 @@ from factledger.application.ledger.commands import (
 from factledger.application.memory.drawn_from import memory_lines
 from factledger.application.memory.rules import ID_PATTERN
 from factledger.domain.provenance import MAX_REASON, ChangeStatus
+
+log = structlog.get_logger(__name__)
 
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["forget"], responses=ERRORS)  # type: ignore[arg-type]
 
@@ -65,6 +69,20 @@ class LineRef(BaseModel):
     message_index: int
 
 
+NOT_ERASED_WHY = (
+    "stored before each transcript line had a key of its own: the session's transcript is "
+    "one ciphertext under the subject's key, so forgetting a field or memory cannot make "
+    "this line unreadable; erasing the subject does"
+)
+
+
+class LineNotErased(BaseModel):
+    session_id: str
+    message_index: int
+    reason: Literal["sealed_with_whole_transcript"] = "sealed_with_whole_transcript"
+    detail: str = NOT_ERASED_WHY
+
+
 class ForgetOut(BaseModel):
     subject_id: str
     applied: bool = Field(description="False when this was a retry that changed nothing.")
@@ -92,6 +110,15 @@ class ForgetOut(BaseModel):
             "that such a line was said, never what it said."
         ),
     )
+    lines_not_erased: list[LineNotErased] = Field(
+        default_factory=list,
+        description=(
+            "Lines this forget should have taken but could not: sessions recorded before "
+            "each line had a key of its own keep their whole transcript under the subject's "
+            "key, which only erasing the subject deletes. Their words stay readable until "
+            "then. Empty for every session recorded since per-line keys."
+        ),
+    )
 
 
 def _forget_out(
@@ -99,6 +126,7 @@ def _forget_out(
     field: str | None,
     memory_id: str | None,
     lines: list[tuple[str, int]],
+    not_erased: list[tuple[str, int]],
 ) -> ForgetOut:
     subject = result.subject
     taken = subject.forgot_changes.get(field, ()) if subject and field else ()
@@ -114,7 +142,10 @@ def _forget_out(
         memory_id=memory_id,
         rejected_changes=[str(c) for c in withdrawn],
         redacted_changes=[str(c) for c in taken],
-        forgotten_lines=[LineRef(session_id=s, message_index=i) for s, i in lines],
+        forgotten_lines=[
+            LineRef(session_id=s, message_index=i) for s, i in lines if (s, i) not in not_erased
+        ],
+        lines_not_erased=[LineNotErased(session_id=s, message_index=i) for s, i in not_erased],
     )
 
 
@@ -150,6 +181,11 @@ async def forget(
         lines = await asyncio.to_thread(
             ledger.forgotten_lines, subject_id, field=body.field, memory_id=body.memory_id
         )
-        return _forget_out(result, body.field, body.memory_id, lines)
+        not_erased = await asyncio.to_thread(ledger.lines_not_erased, subject_id, lines)
+        if not_erased:
+            log.warning(
+                "forget.lines_not_erased", subject_id=str(subject_id), lines=len(not_erased)
+            )
+        return _forget_out(result, body.field, body.memory_id, lines, not_erased)
 
     return await idem.run(run, ForgetOut)

@@ -4,11 +4,10 @@ tenant's review queue. Reads come from the projections, never from replaying a s
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Response
 
 from factledger.adapters.read_routing import require_views_at, standby_allowed
 from factledger.api.http.deps import ApiState, Reader, StateDep, SubjectIdDep
@@ -21,19 +20,17 @@ from factledger.api.http.schemas.profile import (
     HistoryOut,
     ProfileOut,
 )
-from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock, ProfileReader
-from factledger.application.ledger.view_store import PositionMovedError
+from factledger.api.http.views_caught_up import catch_up_before_read
+from factledger.application.ledger.ports import ProfileReader
+from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
 
 router = APIRouter(prefix="/v1/subjects/{subject}/profile", tags=["profile"], responses=ERRORS)  # type: ignore[arg-type]
 
 
-async def get_profiles(state: StateDep) -> ProfileReader:
+async def get_profiles(state: StateDep, response: Response) -> ProfileReader:
     """The profile reader, caught up with the log."""
     ports = state.require_ports()
-    # Read-your-writes for callers of this process; a no-op when nothing is new. Another
-    # process that advanced the views first makes this one's catch-up redundant.
-    with contextlib.suppress(PositionMovedError):
-        await asyncio.to_thread(ports.catch_up)
+    await catch_up_before_read(ports, response)
     if standby_allowed():
         # A standby's views serve the read only once they are as far as the primary's now.
         require_views_at(await asyncio.to_thread(ports.projection.position))

@@ -8,7 +8,6 @@ indexed rows, never from a scan of documents.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import secrets
 from dataclasses import replace
@@ -16,7 +15,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Depends, Header, Query, Response
 
 from factledger.api.http.auth import Principal
 from factledger.api.http.deps import LedgerDep, Reviewer, StateDep
@@ -39,7 +38,7 @@ from factledger.api.http.schemas.queue import (
     QueueFilterIn,
     QueuePageOut,
 )
-from factledger.application.ledger.view_store import PositionMovedError
+from factledger.api.http.views_caught_up import catch_up_before_read
 from factledger.application.review_queue.cursor import (
     AGE_PATTERN,
     CURSOR_PATTERN,
@@ -64,11 +63,10 @@ router = APIRouter(prefix="/v1/proposals/pending", tags=["proposals"], responses
 Text = Annotated[str | None, Query(max_length=FILTER_TEXT)]
 
 
-async def get_queue(state: StateDep) -> ReviewQueue:
+async def get_queue(state: StateDep, response: Response) -> ReviewQueue:
     """The review queue, caught up with the log (read-your-writes for this process)."""
     ports = state.require_ports()
-    with contextlib.suppress(PositionMovedError):
-        await asyncio.to_thread(ports.catch_up)
+    await catch_up_before_read(ports, response)
     if ports.queue is None:
         raise ServiceUnavailableError("the review queue is not served by this process")
     return ports.queue

@@ -61,7 +61,7 @@ async def whoami(principal: PrincipalDep) -> WhoAmIOut:
 async def register(
     body: RegisterSubjectIn, principal: Registrar, ledger: LedgerDep, key: IdempotencyRequestDep
 ) -> SubjectOut:
-    cmd = RegisterSubject(principal.tenant, body.kind, body.external_ref)
+    cmd = RegisterSubject(principal.tenant, body.kind, body.external_ref, body.returning)
     idem = key.for_subject(Ledger.subject_id_for(principal.tenant, body.kind, body.external_ref))
 
     async def run() -> SubjectOut:
@@ -81,7 +81,13 @@ async def lookup(
     kind: Annotated[str, Query(pattern=KIND_PATTERN)],
     external_ref: Annotated[SafeText, Query(pattern=REF_PATTERN)],
 ) -> SubjectOut:
-    subject_id = Ledger.subject_id_for(principal.tenant, kind, external_ref)
+    try:
+        # After erasures, the reference names its latest returning subject.
+        subject_id = await asyncio.to_thread(
+            ledger.current_subject_id, principal.tenant, kind, external_ref
+        )
+    except NotFoundError:
+        raise SubjectNotFoundError("no subject under this kind and external_ref") from None
     return _out(await _load(ledger, principal.tenant, subject_id))
 
 

@@ -19,6 +19,16 @@ class RegisterSubjectIn(Strict):
 
     kind: str = Field(pattern=KIND_PATTERN, examples=["lead"])
     external_ref: SafeText = Field(pattern=REF_PATTERN, examples=["crm-000417"])
+    returning: bool = Field(
+        default=False,
+        description=(
+            "A returning person whose subject under this reference was erased: register a "
+            "new subject (new id, empty ledger; nothing of the erased one readable, and its "
+            "id not derivable from the reference nor linkable to the erased id without the "
+            "deployment's key). Without it an erased reference answers 410. Issue the agent's "
+            "token bound to the returned `subject_id`. No effect on a live subject."
+        ),
+    )
 
 
 class SubjectOut(BaseModel):

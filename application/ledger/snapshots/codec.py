@@ -33,7 +33,7 @@ from uuid import UUID, SafeUUID
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from factledger.application.ledger.key_store import KeyStore
+from factledger.application.ledger.ports import KeyStore
 from factledger.application.ledger.snapshots.layout import domain_classes, state_layout
 
 PREFIX = b"fl-snap:1:"

@@ -16,26 +16,19 @@ from __future__ import annotations
 import copy
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 from uuid import UUID
 
 import structlog
 from eventsourcing.persistence import AggregateRecorder, StoredEvent
 
-from factledger.application.ledger.key_store import KeyStore
+from factledger.application.ledger.ports import KeyStore, PrunesOlder
 from factledger.application.ledger.snapshots.codec import seal, snapshot_scope, unseal
 from factledger.domain.subject import Subject
 
 TOPIC = "factledger.subject.snapshot"
 DEFAULT_INTERVAL = 100
 log = structlog.get_logger(__name__)
-
-
-@runtime_checkable
-class PrunesOlder(Protocol):
-    """A snapshot recorder that can delete a subject's older snapshots (the adapters' are)."""
-
-    def delete_older(self, originator_id: UUID, version: int) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import { errorFor, TransportFailedError } from "./errors.js";
 import { EventFollower, type FollowOptions } from "./events.js";
 import type * as m from "./models.js";
+import { laterPosition, POSITION_HEADER } from "./positions.js";
 import { DEFAULT_RETRY, RETRY_STATUSES, retryAfterOf, type RetryPolicy, sleep, waitBeforeRetry } from "./retry.js";
 
 /** `me`: the subject an agent token is bound to. */
@@ -27,6 +28,8 @@ export interface ClientOptions {
   retry?: Partial<RetryPolicy>;
   /** Another `fetch` (a proxy agent, a test double); the global one by default. */
   fetch?: typeof fetch;
+  /** A write position to start from (another client's `position`): reads never older. */
+  position?: string;
 }
 
 /** One API operation: what to send, and whether it is a command (then it has a key). */
@@ -91,6 +94,7 @@ export class FactledgerClient {
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly fetcher: typeof fetch;
+  private latestPosition: string | undefined;
 
   constructor(baseUrl: string, options: ClientOptions) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
@@ -98,6 +102,16 @@ export class FactledgerClient {
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.fetcher = options.fetch ?? fetch;
+    this.latestPosition = options.position;
+  }
+
+  /**
+   * The latest write position the service answered (`Factledger-Position`); sent with every
+   * later call and stream connection. Hand it to another client (`position` in its options)
+   * to carry read-your-writes across clients.
+   */
+  get position(): string | undefined {
+    return this.latestPosition;
   }
 
   /** Sends one call, retrying as the policy says with the same idempotency key. */
@@ -107,6 +121,7 @@ export class FactledgerClient {
       let wait: number | null;
       try {
         const response = await this.fetcher(this.url(call.path, call.query), this.init(call));
+        this.latestPosition = laterPosition(this.latestPosition, response.headers.get(POSITION_HEADER));
         if (!(await shouldRetry(response))) return await decode<T>(response);
         wait = waitBeforeRetry(this.retry, attempt, Date.now() - started, retryAfterOf(response));
         if (wait === null) return await decode<T>(response);
@@ -130,9 +145,11 @@ export class FactledgerClient {
     return url.toString();
   }
 
-  /** Headers for a request of this client (auth, user agent) plus `extra`. */
+  /** Headers for a request of this client (auth, user agent, its latest position) plus `extra`. */
   requestHeaders(extra: Record<string, string> = {}): Record<string, string> {
-    return { ...this.headers, ...extra };
+    const headers: Record<string, string> = { ...this.headers };
+    if (this.latestPosition !== undefined) headers[POSITION_HEADER] = this.latestPosition;
+    return { ...headers, ...extra };
   }
 
   get fetchFunction(): typeof fetch {

@@ -16,5 +16,6 @@ export * from "./client.js";
 export * from "./errors.js";
 export * from "./events.js";
 export * from "./models.js";
+export * from "./positions.js";
 export * from "./retry.js";
 export type { components, operations, paths } from "./generated/api.js";

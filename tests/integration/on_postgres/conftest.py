@@ -18,7 +18,7 @@ from support.store_kinds import ledger_store as make_ledger_store
 
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.ledger.view_store import ViewStore
+from factledger.application.ledger.ports import ViewStore
 from factledger.testing.ledger_stores import LedgerStore, open_ledger
 from factledger.testing.manual_clock import ManualClock
 

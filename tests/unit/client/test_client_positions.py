@@ -50,3 +50,31 @@ async def test_the_async_client_does_the_same() -> None:
         await client.get_subject()
         await client.get_subject()
     assert server.sent == [None, "A/10"]
+
+
+def test_the_event_stream_connects_with_the_latest_position() -> None:
+    event = {
+        "cursor": "c1",
+        "type": "registered",
+        "subject_id": SUBJECT["subject_id"],
+        "subject_kind": "lead",
+        "version": 1,
+        "timestamp": None,
+        "content": False,
+        "payload": {},
+    }
+    frame = f"id: c1\nevent: registered\ndata: {json.dumps(event)}\n\n".encode()
+    sent: list[str | None] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers.get("factledger-position"))
+        if request.url.path.endswith("/stream"):
+            return httpx.Response(200, content=frame, headers={"content-type": "text/event-stream"})
+        return httpx.Response(
+            201, content=json.dumps(SUBJECT), headers={"Factledger-Position": "2/AB"}
+        )
+
+    with FactledgerClient("http://api", token="t", transport=httpx.MockTransport(server)) as client:
+        client.register_subject("lead", "x")
+        assert next(iter(client.follow_events())).cursor == "c1"
+    assert sent == [None, "2/AB"]

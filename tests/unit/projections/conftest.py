@@ -14,7 +14,7 @@ from support.store_kinds import (
     view_store_factory,
 )
 
-from factledger.application.ledger.view_store import ViewStore
+from factledger.application.ledger.ports import ViewStore
 
 VIEW_STORES = [pytest.param("memory", id="memory"), pytest.param("sqlite", id="sqlite")]
 

@@ -13,7 +13,7 @@ from factledger.application.ledger.commands import (
     ExpireField,
     ProposeChange,
 )
-from factledger.application.ledger.view_store import ViewStore
+from factledger.application.ledger.ports import ViewStore
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.values import TextValue
 from factledger.projections.follower import read_events

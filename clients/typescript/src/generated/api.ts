@@ -1140,6 +1140,11 @@ export interface components {
              */
             forgotten_lines?: components["schemas"]["LineRef"][];
             /**
+             * Lines Not Erased
+             * @description Lines this forget should have taken but could not: sessions recorded before each line had a key of its own keep their whole transcript under the subject's key, which only erasing the subject deletes. Their words stay readable until then. Empty for every session recorded since per-line keys.
+             */
+            lines_not_erased?: components["schemas"]["LineNotErased"][];
+            /**
              * Memory Id
              * @description The forgotten memory, if one was.
              */
@@ -1356,6 +1361,24 @@ export interface components {
              */
             rule: string;
         };
+        /** LineNotErased */
+        LineNotErased: {
+            /**
+             * Detail
+             * @default stored before each transcript line had a key of its own: the session's transcript is one ciphertext under the subject's key, so forgetting a field or memory cannot make this line unreadable; erasing the subject does
+             */
+            detail?: string;
+            /** Message Index */
+            message_index: number;
+            /**
+             * Reason
+             * @default sealed_with_whole_transcript
+             * @constant
+             */
+            reason?: "sealed_with_whole_transcript";
+            /** Session Id */
+            session_id: string;
+        };
         /** LineRef */
         LineRef: {
             /** Message Index */
@@ -1515,7 +1538,7 @@ export interface components {
          * Operation
          * @enum {string}
          */
-        Operation: "set" | "unset" | "append";
+        Operation: "set" | "unset" | "append" | "forget";
         /**
          * Origin
          * @enum {string}
@@ -1923,6 +1946,12 @@ export interface components {
              * @example lead
              */
             kind: string;
+            /**
+             * Returning
+             * @description A returning person whose subject under this reference was erased: register a new subject (new id, empty ledger; nothing of the erased one readable, and its id not derivable from the reference nor linkable to the erased id without the deployment's key). Without it an erased reference answers 410. Issue the agent's token bound to the returned `subject_id`. No effect on a live subject.
+             * @default false
+             */
+            returning?: boolean;
         };
         /** RejectIn */
         RejectIn: {

@@ -51,6 +51,9 @@ class JudgeBySentence:
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         return [Reply.NEITHER for _ in pairs]
 
+    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
+        return None
+
     async def field_statements(
         self, transcript: Sequence[Message], fields: Sequence[str]
     ) -> list[FieldStatement]:

@@ -99,3 +99,14 @@ async def test_the_field_head_reads_a_kind_nobody_trained_it_on(judge: LearnedJu
     assert (goal.message_index, goal.clause) == (3, "Mostly I want to lose about ten kilos")
     assert best["favourite_class"] is None  # nobody said one
     assert await judge.field_statements(transcript, []) == []
+
+
+async def test_a_request_to_forget_is_placed_on_the_field_it_speaks_of(judge: LearnedJudge) -> None:
+    fields = ["budget", "timeline", "supplier", "home_address", "phone"]
+    asks = "I'd rather you didn't keep my home address on file."
+    (judged,) = await judge.judge([asks])
+    assert judged.forget_request
+    placed = await judge.field_of(asks, fields)
+    assert placed is not None
+    assert placed[0] == "home_address"
+    assert await judge.field_of(asks, []) is None

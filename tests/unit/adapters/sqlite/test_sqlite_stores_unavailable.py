@@ -17,12 +17,12 @@ from factledger.adapters.sqlite.key_store import SqliteKeyStore
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.adapters.sqlite.view_store import SqliteViewStore
 from factledger.application.errors import StoreUnavailableError
-from factledger.application.ledger.idempotency import (
-    IdempotencyScope,
+from factledger.application.ledger.idempotency import IdempotencyScope
+from factledger.application.ledger.ports import (
     IdempotencyStoreUnavailableError,
+    KeyStoreUnavailableError,
+    ViewStoreUnavailableError,
 )
-from factledger.application.ledger.key_store import KeyStoreUnavailableError
-from factledger.application.ledger.view_store import ViewStoreUnavailableError
 from factledger.application.sessions.types import (
     SessionBufferUnavailableError,
     SessionId,

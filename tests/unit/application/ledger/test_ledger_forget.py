@@ -18,8 +18,8 @@ from factledger.application.ledger.commands import (
     RecordSession,
     RegisterSubject,
 )
-from factledger.application.ledger.key_store import KeyStore
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.ports import KeyStore
 from factledger.domain.errors import FieldNotPresentError, SubjectErasedError
 from factledger.domain.events import ChangeConfirmed, ChangeProposed, SessionRecorded
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin

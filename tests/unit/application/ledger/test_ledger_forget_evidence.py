@@ -129,8 +129,9 @@ def test_a_fact_forgotten_stored_before_evidence_refs_still_loads(
     modern = ledger.mapper.to_stored_event(pending)
     transcoder = ledger.mapper.transcoder
     state = transcoder.decode(modern.state)
-    assert state.pop("class_version") == 2
-    del state["evidence_refs"]
+    assert state.pop("class_version") == 3
+    for later in ("evidence_refs", "request_id", "relayed_by"):  # versions 2 and 3
+        del state[later]
     old = StoredEvent(
         modern.originator_id, modern.originator_version, modern.topic, transcoder.encode(state)
     )
@@ -141,7 +142,7 @@ def test_a_fact_forgotten_stored_before_evidence_refs_still_loads(
     reloaded = ledger.subject("acme", sid)
 
     # Then the event upcasts to no references and the subject replays without the field
-    assert (event.field, event.evidence_refs) == ("supplier", [])
+    assert (event.field, event.evidence_refs, event.request_id) == ("supplier", [], None)
     assert "supplier" not in reloaded.fields
     assert "switch_reason" in reloaded.fields
     assert reloaded.version == modern.originator_version

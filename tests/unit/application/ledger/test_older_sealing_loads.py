@@ -5,51 +5,26 @@ makes the whole transcript unreadable."""
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import Mapper, StoredEvent
+from support.older_sealing import older_log
 
-from factledger.application.ledger.cipher import (
-    PREFIX,
-    ShreddingMapper,
-    _aad,
-    _encrypt,
-    subject_scope,
-)
-from factledger.application.ledger.commands import EraseSubject
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.application.ledger.cipher import PREFIX
+from factledger.application.ledger.commands import EraseSubject, ForgetField
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain.events import SessionRecorded, SubjectRegistered
 from factledger.domain.provenance import Actor, ActorKind
+from factledger.testing.manual_clock import ManualClock
 
 from .test_ledger_forget import story
 
 STAFF = Actor(ActorKind.STAFF, "reviewer-1")
 
 
-def _as_before(ledger: Ledger, stored: StoredEvent) -> StoredEvent:
-    """The stored event as the earlier mapper wrote it: the transcript one ciphertext under the
-    subject's key, every other field of this change in clear."""
-    mapper = ledger.mapper
-    assert isinstance(mapper, ShreddingMapper)
-    event = mapper.to_domain_event(stored)
-    state: dict[str, Any] = dict(vars(event))
-    if isinstance(event, SessionRecorded):
-        key_id, key = ledger.keys.current(subject_scope(event.originator_id))
-        sealed = _encrypt(key_id, key, state["transcript"], _aad(state, type(event), "transcript"))
-        state["transcript"] = sealed
-    older = object.__new__(type(event))
-    object.__setattr__(older, "__dict__", state)
-    return Mapper.to_stored_event(mapper, older)  # the library's own: nothing sealed
-
-
-def _older_log(ledger: Ledger) -> list[StoredEvent]:
-    return [_as_before(ledger, s) for s in ledger.recorder.select_notifications(1, 100)]
-
-
 def test_an_older_transcript_reference_and_fingerprint_still_read(ledger: Ledger) -> None:
     story(ledger)
-    older = _older_log(ledger)
+    older = older_log(ledger)
     sessions = [s for s in older if s.topic == SessionRecorded.TOPIC]
     assert sessions[0].state.count(PREFIX.encode()) == 1  # the whole transcript, once
     decoded = [ledger.mapper.to_domain_event(s) for s in older]
@@ -65,7 +40,7 @@ def test_an_older_transcript_reference_and_fingerprint_still_read(ledger: Ledger
 
 def test_an_erasure_makes_an_older_transcript_unreadable(ledger: Ledger) -> None:
     subject_id: UUID = story(ledger).subject_id
-    older = _older_log(ledger)
+    older = older_log(ledger)
     ledger.erase_subject(EraseSubject("acme", subject_id, STAFF, "asked"))
     ledger.mapper.forget_cached()  # type: ignore[attr-defined]
     recorded = next(
@@ -74,3 +49,43 @@ def test_an_erasure_makes_an_older_transcript_unreadable(ledger: Ledger) -> None
         if isinstance(e, SessionRecorded)
     )
     assert recorded.transcript is None
+
+
+def _older_ledger(ledger: Ledger, clock: ManualClock) -> Ledger:
+    """Another ledger over the same keys whose log is `ledger`'s, written the older way."""
+    older = Ledger(popo_env(), clock=clock, keys=ledger.keys)
+    older.recorder.insert_events(older_log(ledger))
+    return older
+
+
+def test_a_field_forget_names_the_older_lines_it_could_not_erase(
+    ledger: Ledger, clock: ManualClock
+) -> None:
+    subject_id: UUID = story(ledger).subject_id
+    older = _older_ledger(ledger, clock)
+    try:
+        older.forget_field(ForgetField("acme", subject_id, "switch_reason", STAFF, "asked"))
+        lines = older.forgotten_lines(subject_id, field="switch_reason", memory_id=None)
+        assert ("chat-1", 1) in lines
+        # The line stated the field, but its session was sealed whole: it stays readable,
+        # and the ledger says so instead of claiming it gone.
+        assert older.lines_not_erased(subject_id, lines) == [("chat-1", 1)]
+        older.mapper.forget_cached()  # type: ignore[attr-defined]
+        recorded = next(e for e in older.events.get(subject_id) if isinstance(e, SessionRecorded))
+        assert recorded.transcript is not None
+        assert recorded.transcript[1]["text"] == "Their delivery delays were hurting us."
+        # An erasure takes it.
+        older.erase_subject(EraseSubject("acme", subject_id, STAFF, "asked"))
+        older.mapper.forget_cached()  # type: ignore[attr-defined]
+        recorded = next(e for e in older.events.get(subject_id) if isinstance(e, SessionRecorded))
+        assert recorded.transcript is None
+    finally:
+        older.close()
+
+
+def test_a_field_forget_on_lines_with_their_own_keys_names_none(ledger: Ledger) -> None:
+    subject_id: UUID = story(ledger).subject_id
+    ledger.forget_field(ForgetField("acme", subject_id, "switch_reason", STAFF, "asked"))
+    lines = ledger.forgotten_lines(subject_id, field="switch_reason", memory_id=None)
+    assert ("chat-1", 1) in lines
+    assert ledger.lines_not_erased(subject_id, lines) == []

@@ -9,7 +9,7 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.memory.decisions import decided
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.types import MemoryFact, Namespace, SearchQuery
-from factledger.application.recall.forgets import (
+from factledger.application.recall.forget_filter import (
     NOTHING_FORGOTTEN,
     FieldForget,
     ForgetMask,

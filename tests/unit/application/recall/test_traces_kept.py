@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from factledger.application.memory.types import Namespace
-from factledger.application.recall.forgets import Traces
+from factledger.application.recall.forget_filter import Traces
 
 NS = Namespace("subject-traces")
 

@@ -26,7 +26,7 @@ from factledger.application.ledger.commands import (
     RegisterSubject,
 )
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.memory.forgotten import is_forgotten_with
+from factledger.application.memory.forget_selection import is_forgotten_with
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import Capability, MemoryFact, Namespace

@@ -22,14 +22,14 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.decisions import decided
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.sameness import value_phrases
-from factledger.application.recall.forgets import (
+from factledger.application.recall.forget_filter import (
     NOTHING_FORGOTTEN,
     FieldForget,
     ForgetMask,
     Rejection,
 )
 from factledger.domain.events import ChangeRejected
-from factledger.domain.forgets import ForgetMark
+from factledger.domain.forget_mark import ForgetMark
 from factledger.domain.proposal import ChangeRecord
 from factledger.domain.provenance import ChangeStatus
 from factledger.domain.subject import Subject
@@ -76,7 +76,7 @@ class LedgerForgets:
 
 
 def mask_of(subject: Subject, rejected_at: Mapping[UUID, int] | None = None) -> ForgetMask:
-    """The subject's forgets as recall applies them (see `recall.forgets`), and its rejected
+    """The subject's forgets as recall applies them (see `recall.forget_filter`), and its rejected
     proposals (`rejected_at`: each rejection's version) as the sync's `reject` items apply
     them, with the profile as it stands for the values that are kept."""
     return ForgetMask(

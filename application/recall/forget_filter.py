@@ -5,10 +5,11 @@ forgotten memory. So recall reads the subject's forgets from the ledger alongsid
 (concurrently, so it adds no wait of its own) and drops every hit the sync forgets:
 
 - a memory forgotten by id, and every memory of an erased subject;
-- for a forgotten field, what the sync's own rule selects (`sync.forget.is_forgotten_with`:
-  the field's slot, or the words that evidenced it), among the memories of sessions recorded
-  before the forget. A session recorded later is ingested after the sync's forget (the sync
-  keeps each subject's order), so its memories are not the forget's concern and stay.
+- for a forgotten field, what the sync's own rule selects
+  (`memory.forget_selection.is_forgotten_with`: the field's slot, or the words that evidenced
+  it), among the memories of sessions recorded before the forget. A session recorded later
+  is ingested after the sync's forget (the sync keeps each subject's order), so its memories
+  are not the forget's concern and stay.
 
 The mask is exact (it drops what the sync drops, no more), so it stays valid once the backend
 has caught up and needs no confirmation from the sync. A hit is only checked
@@ -22,14 +23,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
-from uuid import UUID
 
 from cachetools import LRUCache
 
 from factledger.application.errors import MemoryNotFoundError
 from factledger.application.memory.decisions import Decided, is_stale
-from factledger.application.memory.forgotten import Traced, is_forgotten_with
+from factledger.application.memory.forget_selection import Traced, is_forgotten_with
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.sameness import any_states
 from factledger.application.memory.types import (
@@ -104,12 +103,6 @@ class ForgetMask:
 
 
 NOTHING_FORGOTTEN = ForgetMask()
-
-
-class ForgetSource(Protocol):
-    """The ledger's forgets of one subject; cheap, since recall reads it on every turn."""
-
-    async def mask(self, subject_id: UUID) -> ForgetMask: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,76 @@
+"""Requests to forget, placed on their fields, as the model's pending changes.
+
+Pure. A candidate (the field, the subject's words asking) becomes a change with operation
+`forget`, stated (the subject asked), quoting the request. Its id is derived from (subject,
+session, model, field) and the operation, so a rerun proposes the same request, never a
+second; a field with nothing left to forget, or with a request already open, gets none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from factledger.domain.proposal import Proposal
+from factledger.domain.provenance import Actor, ChangeStatus, Evidence, Operation, Origin
+from factledger.domain.subject import Subject
+
+_REQUEST_IDS = uuid5(NAMESPACE_URL, "factledger:forget-requests")
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetRequestCandidate:
+    """A request to forget placed on the field it concerns, the subject's words as evidence."""
+
+    field: str
+    evidence: Evidence
+    placed_by: str  # "name", "value" or "meaning": how the field was chosen
+
+
+def request_id_for(subject_id: UUID, session_id: str, model: Actor, field: str) -> UUID:
+    return uuid5(_REQUEST_IDS, f"{subject_id}/{session_id}/{model.id}/{field}")
+
+
+def has_open_request(subject: Subject, field: str) -> bool:
+    return any(
+        c.field == field
+        and c.status is ChangeStatus.PENDING
+        and c.proposal.operation is Operation.FORGET
+        for c in subject.changes.values()
+    )
+
+
+def plan_requests(
+    subject: Subject,
+    candidates: Sequence[ForgetRequestCandidate],
+    model: Actor,
+    session_id: str,
+) -> list[Proposal]:
+    planned = []
+    for candidate in candidates:
+        change_id = request_id_for(subject.id, session_id, model, candidate.field)
+        if change_id in subject.changes or has_open_request(subject, candidate.field):
+            continue
+        if not subject.holds_words_of(candidate.field):
+            continue
+        where = (
+            f"session {candidate.evidence.session_id}, message {candidate.evidence.message_index}"
+        )
+        planned.append(
+            Proposal(
+                change_id=change_id,
+                field=candidate.field,
+                operation=Operation.FORGET,
+                value=None,
+                origin=Origin.STATED,
+                proposed_by=model,
+                based_on_version=subject.profile_version,
+                evidence=candidate.evidence,
+                rationale=(
+                    f"request to forget {candidate.field}: said ({where}); "
+                    f"field chosen by {candidate.placed_by}"
+                ),
+            )
+        )
+    return planned

@@ -1,0 +1,45 @@
+"""Ports of recall: the ledger's read side and its forgets, as recall needs them; the
+composition root gives it the ledger's (`ledger_sources`, `ledger_forget_source`).
+
+Recall depends on these small ports rather than on the ledger's projections directly, so it
+can be tested with fixed data and served from whichever read model is cheapest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+from uuid import UUID
+
+from factledger.application.recall.forget_filter import ForgetMask
+from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
+from factledger.domain.transcript import Message
+
+
+class RecallSources(Protocol):
+    """Read-only views of one subject's ledger.
+
+    - `confirmed_profile` never returns unconfirmed proposals, nor a field whose
+      `valid_until` has passed by the sources' `Clock` (an expired field stays in the
+      profile and its history; it is only no longer served).
+    - `recent_sessions` is newest first; `sessions` looks sessions up by id (unknown ids are
+      left out) and `transcript` returns a session's messages in order (empty when unknown).
+    """
+
+    async def confirmed_profile(self, subject_id: UUID) -> Sequence[ProfileEntry]: ...
+
+    async def recent_sessions(self, subject_id: UUID, *, limit: int) -> Sequence[SessionDigest]: ...
+
+    async def open_proposals(self, subject_id: UUID, *, limit: int) -> Sequence[OpenProposal]: ...
+
+    async def sessions(
+        self, subject_id: UUID, session_ids: Sequence[str]
+    ) -> Mapping[str, SessionDigest]: ...
+
+    async def transcript(self, subject_id: UUID, session_id: str) -> Sequence[Message]: ...
+
+
+class ForgetSource(Protocol):
+    """The ledger's forgets of one subject; cheap, since recall reads it on every turn."""
+
+    async def mask(self, subject_id: UUID) -> ForgetMask: ...

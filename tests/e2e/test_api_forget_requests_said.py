@@ -1,0 +1,169 @@
+"""Over HTTP, with the shipped sentence judgement: a lead asks in conversation to forget their
+budget; the request waits in the review queue as a `forget` change of `budget`, quoting the
+request; the request sentence is no memory; a reviewer's approval forgets the field and the
+words that stated it, a rejection keeps it and records why; a rerun proposes nothing twice."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+import httpx
+import pytest
+from support.api_harness import bearer, build_ports, line, token
+
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.http.auth import Role
+from factledger.application.memory.record_ids import namespace_for
+from factledger.application.review.proposer import SessionProposer
+from factledger.application.sync.feed import LedgerEventFeed
+from factledger.application.sync.worker import SyncPorts, SyncWorker
+from factledger.domain.provenance import Actor, ActorKind
+from factledger.testing.manual_clock import ManualClock
+
+LEAD = "crm-lead-512"
+AGENT = bearer(token(Role.AGENT, kind="lead", ref=LEAD, principal_id="web-chat-bot"))
+SERVICE = bearer(token(Role.SERVICE))
+REVIEWER = bearer(token(Role.REVIEWER, principal_id="staff-3"))
+STATED = "Our budget is 40k a year."
+ASKS = "Please delete our budget from your records."
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 2, 9, 14, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def ports(clock: ManualClock) -> Runtime:
+    return build_ports(clock)
+
+
+def worker(ports: Runtime) -> SyncWorker:
+    assert ports.sync_store is not None
+    assert ports.backend is not None
+    judge = LearnedJudge.packaged()
+    feed = LedgerEventFeed(ports.ledger)
+    model = SessionProposer(
+        ports.ledger, RuleExtractor(), Actor(ActorKind.MODEL, "rule@1"), judge=judge
+    )
+    return SyncWorker(
+        SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model, judge=judge)
+    )
+
+
+async def ok(response: httpx.Response, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+async def conversation(
+    http: httpx.AsyncClient, ports: Runtime, session_id: str, *lines: tuple[str, str]
+) -> None:
+    start = {"session_id": session_id, "channel": "chat"}
+    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
+    for role, text in lines:
+        url = f"/v1/subjects/me/sessions/{session_id}/messages"
+        await ok(await http.post(**line(url, {"role": role, "text": text}, AGENT)))
+    await ok(await http.post(f"/v1/subjects/me/sessions/{session_id}/end", json={}, headers=AGENT))
+    report = await worker(ports).run_once()
+    assert report.dead == 0
+    ports.catch_up()
+
+
+async def pending(http: httpx.AsyncClient) -> list[dict[str, Any]]:
+    queue = await ok(await http.get("/v1/proposals/pending", headers=REVIEWER))
+    items: list[dict[str, Any]] = queue["items"]
+    return items
+
+
+async def asked_to_forget(http: httpx.AsyncClient, ports: Runtime) -> tuple[str, dict[str, Any]]:
+    body = {"kind": "lead", "external_ref": LEAD}
+    lead = (await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201))[
+        "subject_id"
+    ]
+    await conversation(
+        http, ports, "web-0209", ("agent", "What can you spend?"), ("subject", STATED)
+    )
+    (budget,) = [i for i in await pending(http) if i["field"] == "budget"]
+    url = f"/v1/subjects/{lead}/proposals/{budget['change_id']}/approve"
+    await ok(await http.post(url, json={}, headers=REVIEWER))
+    await conversation(
+        http,
+        ports,
+        "web-0310",
+        ("agent", "How is the evaluation going?"),
+        ("subject", f"We are still comparing vendors. {ASKS}"),
+    )
+    (request,) = [i for i in await pending(http) if i["operation"] == "forget"]
+    return lead, request
+
+
+async def test_a_request_said_in_conversation_waits_in_the_queue_on_its_field(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    lead, request = await asked_to_forget(http, ports)
+    assert request["field"] == "budget"
+    assert request["origin"] == "stated"
+    assert request["value"] is None
+    assert request["evidence"]["quote"] == ASKS
+    assert request["evidence"]["session_id"] == "web-0310"
+    # The field is untouched until someone decides.
+    profile = await ok(await http.get(f"/v1/subjects/{lead}/profile", headers=REVIEWER))
+    assert "budget" in profile["fields"]
+    # The request sentence is no memory and no note: the backend never got it.
+    assert ports.backend is not None
+    memories = await ports.backend.list_memories(namespace_for(UUID(lead)))
+    assert not any("delete" in m.text.lower() for m in memories)
+    hits = await ok(
+        await http.post(
+            f"/v1/subjects/{lead}/recall",
+            json={"query": "delete our budget from your records"},
+            headers=SERVICE,
+        )
+    )
+    assert ASKS not in str(hits)
+
+
+async def test_approving_the_request_forgets_the_field_and_its_words(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    lead, request = await asked_to_forget(http, ports)
+    url = f"/v1/subjects/{lead}/proposals/{request['change_id']}/approve"
+    decided = await ok(await http.post(url, json={}, headers=REVIEWER))
+    assert decided["status"] == "confirmed"
+    ports.catch_up()
+    profile = await ok(await http.get(f"/v1/subjects/{lead}/profile", headers=REVIEWER))
+    assert "budget" not in profile["fields"]
+    assert await pending(http) == []
+    events = await ok(await http.get(f"/v1/subjects/{lead}/events?limit=500", headers=REVIEWER))
+    assert "40k" not in str(events)
+    assert ASKS not in str(events)
+    assert "We are still comparing vendors." not in str(events)  # the line went whole
+    assert "How is the evaluation going?" in str(events)  # the agent's line stays
+    # A rerun of the session's review proposes nothing again.
+    assert ports.sync_store is not None
+    await worker(ports).run_once()
+    ports.catch_up()
+    assert await pending(http) == []
+
+
+async def test_rejecting_the_request_keeps_the_field_and_says_why(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    lead, request = await asked_to_forget(http, ports)
+    url = f"/v1/subjects/{lead}/proposals/{request['change_id']}/reject"
+    reason = {"reason": "the lead withdrew the request on a call"}
+    decided = await ok(await http.post(url, json=reason, headers=REVIEWER))
+    assert decided["status"] == "rejected"
+    ports.catch_up()
+    profile = await ok(await http.get(f"/v1/subjects/{lead}/profile", headers=REVIEWER))
+    assert profile["fields"]["budget"]["display"] == "40k a year"
+    read = await ok(
+        await http.get(f"/v1/subjects/{lead}/proposals/{request['change_id']}", headers=REVIEWER)
+    )
+    assert read["status"] == "rejected"
+    assert await pending(http) == []
