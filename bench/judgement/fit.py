@@ -118,7 +118,9 @@ def fit_span_head(examples: Sequence[LineExample], l2: float = L2) -> Head:
         p = e / (np.exp(-top) + np.add.reduceat(e, starts))[row_token]
         error = ((p - target) * weight[row_token] / n).astype(np.float32)
         per_token = np.add.reduceat(error, starts)
-        grad_w = np.concatenate([x.T @ error, tok.T @ per_token])[:, None] + l2 * w
+        grad_w = (np.concatenate([x.T @ error, tok.T @ per_token])[:, None] + l2 * w).astype(
+            np.float32
+        )
         grads: list[Matrix] = [grad_w, np.array([error.sum()], dtype=np.float32)]
         for i, (param, grad) in enumerate(zip((w, b), grads, strict=True)):
             m[i] = 0.9 * m[i] + 0.1 * grad
