@@ -14,7 +14,10 @@ row in the tenant's index range.
 
 from __future__ import annotations
 
+import threading
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from factledger.application.json_text import dumps_sorted, loads
@@ -73,6 +76,15 @@ def table_statements(prefix: str, *, text: str = "TEXT") -> tuple[str, ...]:
     )
 
 
+def covering_statements(prefix: str) -> tuple[str, ...]:
+    """The groups' index: every column their aggregate reads, so it is answered from the
+    index alone, in group order, without a visit to the rows."""
+    return (
+        f"CREATE INDEX IF NOT EXISTS review_queue_by_group_subject "
+        f"ON {prefix}review_queue_items (tenant, group_key, subject_id, position)",
+    )
+
+
 class Cursorish(Protocol):
     def fetchone(self) -> Any: ...
 
@@ -92,7 +104,17 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
-def where_clause(tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
+def where_clause(
+    tenant: str,
+    where: QueueFilter,
+    *,
+    subjects: str | None = None,
+    fields: Sequence[str] = (),
+) -> tuple[str, list[object]]:
+    """The filter as SQL. The text search, given `subjects` (that table's name) and `fields`
+    (the tenant's field names holding the text, lower-cased as Python does), reads the
+    subjects whose reference holds it (a scan of the subjects, not of the rows) and the rows
+    of those fields by their indexes; without them, each row's `search` column is checked."""
     parts: list[str] = ["tenant = ?"]
     args: list[object] = [tenant]
     equalities = (
@@ -117,7 +139,14 @@ def where_clause(tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
     if where.up_to is not None:
         parts.append("position <= ?")
         args.append(where.up_to)
-    if where.text:
+    if where.text and subjects is not None and "\n" not in where.text:
+        by_field = f"field IN ({', '.join('?' for _ in fields)}) OR " if fields else ""
+        parts.append(
+            f"({by_field}subject_id IN (SELECT subject_id FROM {subjects} "
+            f"WHERE tenant = ? AND search LIKE ? ESCAPE '\\'))"
+        )
+        args.extend([*fields, tenant, _like(where.text)])
+    elif where.text:
         parts.append("search LIKE ? ESCAPE '\\'")
         args.append(_like(where.text))
     return " AND ".join(parts), args
@@ -125,6 +154,21 @@ def where_clause(tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
 
 def search_text(field: str, external_ref: str) -> str:
     return f"{field}\n{external_ref}".lower()
+
+
+def subject_search_statements(
+    prefix: str, *, text: str = "TEXT", ref_of_search: str
+) -> tuple[str, ...]:
+    """The subjects' reference lower-cased (as the rows' `search` keeps it), for the text
+    search to find subjects rather than scan rows. `ref_of_search`: the SQL that takes the
+    reference back out of a row's `search` (the part after its line break), so existing
+    subjects with pending rows get it exactly; others get the database's `lower`."""
+    t = f"{prefix}review_queue"
+    return (
+        f"ALTER TABLE {t}_subjects ADD COLUMN search {text} NOT NULL DEFAULT ''",
+        f"UPDATE {t}_subjects SET search = coalesce((SELECT {ref_of_search} FROM {t}_items i "
+        f"WHERE i.subject_id = {t}_subjects.subject_id LIMIT 1), lower(external_ref))",
+    )
 
 
 def _row(values: Sequence[Any]) -> ItemRow:
@@ -158,43 +202,51 @@ class QueueTables:
 
     # -- reads -------------------------------------------------------------------------------
 
+    def _where(self, db: Runner, tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
+        fields: list[str] = []
+        if where.text:
+            text = where.text.lower()
+            fields = [f for f in self._distinct(db, tenant, "field") if text in f.lower()]
+        return where_clause(tenant, where, subjects=self.subjects, fields=fields)
+
     def page(
         self, db: Runner, tenant: str, where: QueueFilter, cursor: QueueCursor, limit: int
     ) -> RowPage:
-        clause, args = where_clause(tenant, where)
+        """One statement (one snapshot, one round trip): the page's rows, the filter's exact
+        count and newest position, and whether matches lie beyond the page's other end."""
+        clause, args = self._where(db, tenant, where)
         backwards = cursor.before is not None and cursor.after is None
         if backwards:
             bound, order, step = "AND position < ?", "DESC", [cursor.before]
+            # Matches after the page: at or after the position it ends before.
+            beyond, mark = "position >= ?", cursor.before
         elif cursor.after is not None:
             bound, order, step = "AND position > ?", "ASC", [cursor.after]
+            # Matches before the page: at or before the position it starts after.
+            beyond, mark = "position <= ?", cursor.after
         else:
-            bound, order, step = "", "ASC", []
-        rows = [
-            _row(r)
-            for r in db.run(
-                f"SELECT {ITEM_COLUMNS} FROM {self.items} WHERE {clause} {bound} "
-                f"ORDER BY position {order} LIMIT ?",
-                [*args, *step, limit + 1],
-            ).fetchall()
-        ]
+            bound, order, step, beyond, mark = "", "ASC", [], "1 = 0", None
+        found = db.run(
+            f"WITH shown AS (SELECT {ITEM_COLUMNS} FROM {self.items} WHERE {clause} {bound} "
+            f"ORDER BY position {order} LIMIT ?), "
+            f"counted AS (SELECT count(*) AS total, max(position) AS newest, "
+            f"EXISTS (SELECT 1 FROM {self.items} WHERE {clause} AND {beyond}) AS beyond "
+            f"FROM {self.items} WHERE {clause}) "
+            f"SELECT shown.*, counted.total, counted.newest, counted.beyond "
+            f"FROM counted LEFT JOIN shown ON 1 = 1 ORDER BY shown.position {order}",
+            [*args, *step, limit + 1, *args, *([] if mark is None else [mark]), *args],
+        ).fetchall()
+        width = len(ITEM_COLUMNS.split(","))
+        total, newest, past = int(found[0][width]), int(found[0][width + 1] or 0), found[0][-1]
+        rows = [_row(r) for r in found if r[0] is not None]
         more = len(rows) > limit
         rows = rows[:limit]
         if backwards:
             rows.reverse()
-        total, newest = db.run(
-            f"SELECT count(*), max(position) FROM {self.items} WHERE {clause}", args
-        ).fetchone()
-        total, newest = int(total), int(newest or 0)
         if not rows:
             return RowPage([], total, None, None, newest)
         first, last = rows[0].position, rows[-1].position
-        if backwards:
-            earlier, later = more, self._exists(db, clause, args, "position > ?", last)
-        else:
-            later = more
-            earlier = cursor.after is not None and self._exists(
-                db, clause, args, "position < ?", first
-            )
+        later, earlier = (bool(past), more) if backwards else (more, bool(past))
         return RowPage(
             rows,
             total,
@@ -203,29 +255,29 @@ class QueueTables:
             newest,
         )
 
-    def _exists(
-        self, db: Runner, clause: str, args: list[object], bound: str, position: int
-    ) -> bool:
-        found = db.run(
-            f"SELECT 1 FROM {self.items} WHERE {clause} AND {bound} LIMIT 1", [*args, position]
-        ).fetchone()
-        return found is not None
-
     def groups(
         self, db: Runner, tenant: str, where: QueueFilter, *, offset: int, limit: int
     ) -> RowGroups:
-        clause, args = where_clause(tenant, where)
+        """One aggregate over the filter's rows, read from the index `(tenant, group_key,
+        subject_id, position)` alone (it holds every column the aggregate needs), with the
+        number of groups and the newest position beside each; then the shown groups' oldest
+        rows by their positions."""
+        clause, args = self._where(db, tenant, where)
         found = db.run(
-            f"SELECT group_key, count(*) AS n, count(DISTINCT subject_id), min(position) AS first "
+            f"SELECT group_key, count(*) AS n, count(DISTINCT subject_id), min(position) AS first, "
+            f"count(*) OVER (), max(max(position)) OVER () "
             f"FROM {self.items} WHERE {clause} GROUP BY group_key "
             f"ORDER BY n DESC, first ASC LIMIT ? OFFSET ?",
             [*args, limit, offset],
         ).fetchall()
-        total, newest = db.run(
-            f"SELECT count(DISTINCT group_key), max(position) FROM {self.items} WHERE {clause}",
-            args,
-        ).fetchone()
-        total, newest = int(total), int(newest or 0)
+        if found:
+            total, newest = int(found[0][4]), int(found[0][5] or 0)
+        else:  # past the last group (or none): the totals alone
+            total, newest = db.run(
+                f"SELECT count(DISTINCT group_key), max(position) FROM {self.items} WHERE {clause}",
+                args,
+            ).fetchone()
+            total, newest = int(total), int(newest or 0)
         if not found:
             return RowGroups([], total, newest)
         firsts = [int(r[3]) for r in found]
@@ -249,7 +301,7 @@ class QueueTables:
         return RowGroups(groups, total, newest)
 
     def select(self, db: Runner, tenant: str, where: QueueFilter, *, limit: int) -> list[Selected]:
-        clause, args = where_clause(tenant, where)
+        clause, args = self._where(db, tenant, where)
         found = db.run(
             f"SELECT position, subject_id, change_id FROM {self.items} WHERE {clause} "
             f"ORDER BY position LIMIT ?",
@@ -291,9 +343,11 @@ class QueueTables:
             [name, position],
         )
 
-    def drop(self, db: Runner, name: str) -> None:
+    def drop(self, db: Runner, name: str, *, empty: str = "DELETE FROM") -> None:
+        """`empty`: the statement that empties a table (PostgreSQL's `TRUNCATE` leaves no dead
+        rows behind for the rebuild's rows to be read past)."""
         for table in (self.items, self.sessions, self.subjects):
-            db.run(f"DELETE FROM {table}")
+            db.run(f"{empty} {table}")
         db.run(f"DELETE FROM {self.tracking} WHERE name = ?", [name])
 
 
@@ -339,10 +393,11 @@ class SqlQueueWrites:
         self.flush()
         self._subjects[row.subject_id] = row
         self._db.run(
-            f"INSERT INTO {self._t.subjects} VALUES (?, ?, ?, ?) ON CONFLICT (subject_id) "
+            f"INSERT INTO {self._t.subjects} (subject_id, tenant, kind, external_ref, search) "
+            f"VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject_id) "
             f"DO UPDATE SET tenant = excluded.tenant, kind = excluded.kind, "
-            f"external_ref = excluded.external_ref",
-            [row.subject_id, row.tenant, row.kind, row.external_ref],
+            f"external_ref = excluded.external_ref, search = excluded.search",
+            [row.subject_id, row.tenant, row.kind, row.external_ref, row.external_ref.lower()],
         )
 
     def session(self, subject_id: str, session_id: str) -> SessionRow | None:
@@ -431,3 +486,50 @@ class SqlQueueWrites:
         self._sessions = {k: v for k, v in self._sessions.items() if k[0] != subject_id}
         for table in (self._t.items, self._t.sessions, self._t.subjects):
             self._db.run(f"DELETE FROM {table} WHERE subject_id = ?", [subject_id])
+
+
+class SqlQueueStore(ABC):
+    """The reads both stores answer alike, each through its own `_reading` (a connection and
+    the snapshot rules of its database)."""
+
+    name: str
+    _tables: QueueTables
+
+    def __init__(self) -> None:
+        # The filters' choices by tenant, with the store's position they were read at: they
+        # change only when the queue does, and are read on every page.
+        self._choices: dict[str, tuple[int, QueueChoices]] = {}
+        self._choices_lock = threading.Lock()
+
+    @abstractmethod
+    def _reading(self) -> AbstractContextManager[Runner]: ...
+
+    def position(self) -> int:
+        with self._reading() as db:
+            return self._tables.read_position(db, self.name)
+
+    def page(self, tenant: str, where: QueueFilter, cursor: QueueCursor, limit: int) -> RowPage:
+        with self._reading() as db:
+            return self._tables.page(db, tenant, where, cursor, limit)
+
+    def groups(self, tenant: str, where: QueueFilter, *, offset: int, limit: int) -> RowGroups:
+        with self._reading() as db:
+            return self._tables.groups(db, tenant, where, offset=offset, limit=limit)
+
+    def select(self, tenant: str, where: QueueFilter, *, limit: int) -> list[Selected]:
+        with self._reading() as db:
+            return self._tables.select(db, tenant, where, limit=limit)
+
+    def choices(self, tenant: str) -> QueueChoices:
+        with self._reading() as db:
+            # Read first: choices read after it are at least as new, so keeping them under
+            # this position never keeps older ones.
+            position = self._tables.read_position(db, self.name)
+            with self._choices_lock:
+                kept = self._choices.get(tenant)
+            if kept is not None and kept[0] == position:
+                return kept[1]
+            found = self._tables.choices(db, tenant)
+        with self._choices_lock:
+            self._choices[tenant] = (position, found)
+        return found

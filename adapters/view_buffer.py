@@ -25,6 +25,7 @@ from factledger.domain.values import JsonObject
 
 LoadOne = Callable[[str, str], str | None]
 LoadPrefix = Callable[[str, str], list[tuple[str, str]]]
+LoadMany = Callable[[str, Sequence[str]], dict[str, str]]
 Encode = Callable[[JsonObject], str]
 
 
@@ -40,9 +41,15 @@ class BufferedViewTransaction:
     """A `ViewTransaction` over loader callbacks; the adapter writes `take_writes()`."""
 
     def __init__(
-        self, load_one: LoadOne, load_prefix: LoadPrefix, encode: Encode, position: int
+        self,
+        load_one: LoadOne,
+        load_prefix: LoadPrefix,
+        encode: Encode,
+        position: int,
+        load_many: LoadMany | None = None,
     ) -> None:
         self._load_one, self._load_prefix, self._encode = load_one, load_prefix, encode
+        self._load_many = load_many
         self.start_position = self.new_position = position
         # (view, key) -> the document's text as read or written; None: absent or deleted.
         self._texts: dict[tuple[str, str], str | None] = {}
@@ -62,6 +69,15 @@ class BufferedViewTransaction:
         except KeyError:
             text = self._texts[address] = self._load_one(view, key)
         return None if text is None else cast("JsonObject", loads(text))
+
+    def get_many(self, view: str, keys: Sequence[str]) -> dict[str, JsonObject]:
+        missing = [key for key in dict.fromkeys(keys) if (view, key) not in self._texts]
+        if missing and self._load_many is not None:
+            loaded = self._load_many(view, missing)
+            for key in missing:
+                self._texts[(view, key)] = loaded.get(key)
+        found = {key: self.get(view, key) for key in keys}
+        return {key: doc for key, doc in found.items() if doc is not None}
 
     def put(self, view: str, key: str, doc: JsonObject) -> None:
         self._write(view, key, self._encode(doc))

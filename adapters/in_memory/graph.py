@@ -44,7 +44,10 @@ def apply_facts(
     """Adds the facts in order; the caller holds `state.lock`.
 
     - A fact with a slot supersedes the slot's current fact (one current fact per slot), even
-      when the extractor did not say UPDATES; without a slot, UPDATES supersedes `related_to`.
+      when the extractor did not say UPDATES, unless that fact was said later (its
+      conversation's time): a value said earlier but ingested late (an imported January call
+      after March's) is kept as already superseded, and the later-said value stays current.
+      Without a slot, UPDATES supersedes `related_to`.
     - EXTENDS and DERIVES point at their targets; targets that do not exist are dropped.
     - A fact that supersedes its slot's current fact also takes the words that fact hands on
       (`application.memory.succession`).
@@ -60,7 +63,7 @@ def apply_facts(
         if memory_id in state.facts:
             continue
         targets = [local.get(ref, ref) for ref in fact.related_to]
-        relations, version, replaced = _link(state, fact, targets, now)
+        relations, version, replaced, current = _link(state, fact, targets, source.occurred_at, now)
         keys = succeed(tokens, fact.text, fact.value, replaced)
         (row,) = state.fact_vectors.append(vector.reshape(1, -1))
         stored = StoredFact(
@@ -78,6 +81,7 @@ def apply_facts(
             is_inference=fact.is_inference or fact.relation is RelationKind.DERIVES,
             relations=relations,
             version=version,
+            is_latest=current,
         )
         state.add_fact(stored)
         created.append(stored)
@@ -85,17 +89,24 @@ def apply_facts(
 
 
 def _link(
-    state: NamespaceState, fact: ExtractedFact, targets: list[str], now: datetime
-) -> tuple[tuple[Relation, ...], int, SlotKeywords | None]:
-    """The fact's relations and version, and what the slot's fact it supersedes keeps for it."""
+    state: NamespaceState,
+    fact: ExtractedFact,
+    targets: list[str],
+    said_at: datetime,
+    now: datetime,
+) -> tuple[tuple[Relation, ...], int, SlotKeywords | None, bool]:
+    """The fact's relations and version, what the slot's fact it supersedes keeps for it, and
+    whether it is current (False: its slot's current fact was said after it)."""
     kind = fact.relation
     if kind is RelationKind.EXTENDS or kind is RelationKind.DERIVES:
         relations = tuple(Relation(kind, t) for t in dict.fromkeys(targets) if t in state.facts)
-        return relations, 1, None
+        return relations, 1, None, True
     superseded: list[StoredFact] = []
     replaced: SlotKeywords | None = None
     if fact.slot is not None:
         current = state.current_in_slot(fact.slot, now)
+        if current is not None and current.occurred_at > said_at:
+            return (), 1, None, False
         superseded = [current] if current is not None else []
         if current is not None:
             replaced = SlotKeywords(terms=current.tokens.keys(), handed_on=current.handed_on)
@@ -106,4 +117,4 @@ def _link(
         old.is_latest = False
         version = max(version, old.version + 1)
     relations = tuple(Relation(RelationKind.UPDATES, old.id) for old in superseded)
-    return relations, version, replaced
+    return relations, version, replaced, True

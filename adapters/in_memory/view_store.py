@@ -25,6 +25,10 @@ class _MemoryTransaction:
             doc = self._docs.get((view, key))
         return None if doc is None else deepcopy(doc)
 
+    def get_many(self, view: str, keys: Sequence[str]) -> dict[str, JsonObject]:
+        found = {key: self.get(view, key) for key in keys}
+        return {key: doc for key, doc in found.items() if doc is not None}
+
     def put(self, view: str, key: str, doc: JsonObject) -> None:
         self._writes[(view, key)] = deepcopy(doc)
 

@@ -26,7 +26,7 @@ from factledger.application.memory.ports import Embedder
 HEAD = "instruction"
 PACKAGED_INSTRUCTION_HEAD = Path(__file__).parent / "weights" / "instruction-head.npz"
 PACKAGED_INSTRUCTION_HEAD_SHA256 = (
-    "d9e92b915bffb7ebffec6c68bd7062c0337f6dbefd7fc24fe39ffdab88403f39"
+    "c59f10b3e7b1578430244981783fba8a7127658cfe34bbd88a53ddb0816dd1a5"
 )
 # Sentences, roughly: enough to judge each on its own; a text's longest pieces are bounded.
 _SENTENCE_END = re.compile(r"(?<=[.!?;:\n])\s+")

@@ -206,13 +206,16 @@ async def write_extraction(
         if memory_id in written_ids:
             continue  # a replay, or a key repeated within the extraction: written once
         targets = list(dict.fromkeys(local.get(ref, ref) for ref in fact.related_to))
-        relations, version, replaced = await _link(conn, fact, targets, now)
+        relations, version, replaced, current = await _link(
+            conn, fact, targets, doc.occurred_at, now
+        )
         keys = succeed(Counter(keywords), fact.text, fact.value, replaced)
         await conn.execute(
             "INSERT INTO memories (namespace, id, text, slot, is_inference, occurred_at, "
             "valid_from, document_id, version, relations, condition, source_indexes, metadata, "
-            "lexical_terms, slot_terms, embedding) VALUES (current_setting('app.namespace'), "
-            "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %b)",
+            "lexical_terms, slot_terms, embedding, is_latest) VALUES ("
+            "current_setting('app.namespace'), "
+            "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %b, %s)",
             [
                 memory_id,
                 fact.text,
@@ -229,6 +232,7 @@ async def write_extraction(
                 sorted(keys.terms),
                 sorted(keys.handed_on),
                 vector,
+                current,
             ],
         )
         written_ids.add(memory_id)
@@ -241,26 +245,39 @@ async def write_extraction(
 
 
 async def _link(
-    conn: psycopg.AsyncConnection[Any], fact: ExtractedFact, targets: list[str], now: datetime
-) -> tuple[list[dict[str, str]], int, SlotKeywords | None]:
+    conn: psycopg.AsyncConnection[Any],
+    fact: ExtractedFact,
+    targets: list[str],
+    said_at: datetime,
+    now: datetime,
+) -> tuple[list[dict[str, str]], int, SlotKeywords | None, bool]:
     """Same rules as the in-memory backend: a slotted fact supersedes the slot's current fact
-    (read under the namespace lock), even without UPDATES; without a slot, UPDATES supersedes
+    (read under the namespace lock), even without UPDATES, unless that fact was said after it
+    (then the new fact is stored already superseded); without a slot, UPDATES supersedes
     its targets; EXTENDS and DERIVES point at the targets that exist. Also returns what the
-    slot's superseded fact keeps for its successor."""
+    slot's superseded fact keeps for its successor, and whether the new fact is current."""
     if fact.relation in (RelationKind.EXTENDS, RelationKind.DERIVES):
         existing = await _existing_ids(conn, targets)
         kind = fact.relation.value
-        return [{"kind": kind, "memory_id": t} for t in targets if t in existing], 1, None
+        return [{"kind": kind, "memory_id": t} for t in targets if t in existing], 1, None, True
     replaced: SlotKeywords | None = None
     if fact.slot is not None:
-        # The slot's current fact found and superseded in one statement (one round trip).
+        # The slot's current fact found and, when said no later than this one, superseded,
+        # in one statement (one round trip); a later-said one is named back instead.
         cur = await conn.execute(
-            "UPDATE memories SET is_latest = false WHERE id = (SELECT id FROM memories "  # noqa: S608
-            f"WHERE slot = %s AND is_latest AND NOT {_HIDDEN} ORDER BY seq DESC LIMIT 1) "
-            "RETURNING id, version, lexical_terms, slot_terms",
-            [fact.slot, now],
+            "WITH current AS (SELECT id, occurred_at FROM memories "  # noqa: S608
+            f"WHERE slot = %s AND is_latest AND NOT {_HIDDEN} ORDER BY seq DESC LIMIT 1), "
+            "superseded AS (UPDATE memories SET is_latest = false FROM current "
+            "WHERE memories.id = current.id AND current.occurred_at <= %s "
+            "RETURNING memories.id, memories.version, memories.lexical_terms, "
+            "memories.slot_terms) "
+            "SELECT id, version, lexical_terms, slot_terms, false FROM superseded UNION ALL "
+            "SELECT id, 0, NULL, NULL, true FROM current WHERE occurred_at > %s",
+            [fact.slot, now, said_at, said_at],
         )
         found = await cur.fetchall()
+        if any(r[4] for r in found):
+            return [], 1, None, False
         rows = {r[0]: r[1] for r in found}
         superseded = list(rows)
         replaced = next((SlotKeywords(terms=r[2], handed_on=r[3]) for r in found), None)
@@ -272,11 +289,11 @@ async def _link(
         )
         rows = {r[0]: r[1] for r in await cur.fetchall()}
     else:
-        return [], 1, None
+        return [], 1, None, True
     if not rows:
-        return [], 1, None
+        return [], 1, None, True
     relations = [{"kind": "updates", "memory_id": i} for i in superseded if i in rows]
-    return relations, max([1, *(v + 1 for v in rows.values())]), replaced
+    return relations, max([1, *(v + 1 for v in rows.values())]), replaced, True
 
 
 async def _existing_ids(conn: psycopg.AsyncConnection[Any], ids: list[str]) -> set[str]:

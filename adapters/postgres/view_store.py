@@ -4,7 +4,7 @@ transaction, so followers in several processes take turns and never apply an eve
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import cast
 
@@ -18,7 +18,12 @@ from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.adapters.read_routing import standby_allowed, views_floor, wrote_on_primary
 from factledger.adapters.sql_names import sql_name
-from factledger.adapters.view_buffer import BufferedViewTransaction, LoadOne, LoadPrefix
+from factledger.adapters.view_buffer import (
+    BufferedViewTransaction,
+    LoadMany,
+    LoadOne,
+    LoadPrefix,
+)
 from factledger.application.json_text import dumps_sorted
 from factledger.application.ledger.ports import (
     PositionMovedError,
@@ -65,6 +70,18 @@ def _load_prefix(conn: Conn, docs: sql.Composed, name: str) -> LoadPrefix:
     def load(view: str, prefix: str) -> list[tuple[str, str]]:
         rows = conn.execute(query, (name, view, len(prefix), prefix)).fetchall()
         return [(str(key), str(doc)) for key, doc in rows]
+
+    return load
+
+
+def _load_many(conn: Conn, docs: sql.Composed, name: str) -> LoadMany:
+    query = sql.SQL(
+        "SELECT key, doc::text FROM {} WHERE projection=%s AND view=%s AND key = ANY(%s)"
+    ).format(docs)
+
+    def load(view: str, keys: Sequence[str]) -> dict[str, str]:
+        rows = conn.execute(query, (name, view, list(keys))).fetchall()
+        return {str(key): str(doc) for key, doc in rows}
 
     return load
 
@@ -129,6 +146,7 @@ class PostgresViewStore:
             _load_prefix(conn, self._docs, self.name),
             dumps_sorted,
             position,
+            _load_many(conn, self._docs, self.name),
         )
 
     def _write(self, conn: Conn, txn: BufferedViewTransaction) -> None:

@@ -13,26 +13,27 @@ from factledger.adapters.migrations import StoreMigration
 from factledger.adapters.review_queue_sql import (
     Cursorish,
     QueueTables,
+    SqlQueueStore,
     SqlQueueWrites,
+    covering_statements,
+    subject_search_statements,
     table_statements,
 )
 from factledger.adapters.sqlite.connection import driver_errors_as
 from factledger.adapters.sqlite.migrations import migrate
-from factledger.application.review_queue.ports import (
-    QueueStoreUnavailableError,
-    QueueWrites,
-    RowGroups,
-    RowPage,
-)
-from factledger.application.review_queue.queue import (
-    QueueChoices,
-    QueueCursor,
-    QueueFilter,
-    Selected,
-)
+from factledger.application.review_queue.ports import QueueStoreUnavailableError, QueueWrites
 
 # Versioned (`adapters.migrations`): a change is a new migration, never an edit of one.
-MIGRATIONS = (StoreMigration("0001-tables", table_statements("")),)
+MIGRATIONS = (
+    StoreMigration("0001-tables", table_statements("")),
+    StoreMigration("0002-groups-covering-index", covering_statements("")),
+    StoreMigration(
+        "0003-subjects-search",
+        subject_search_statements(
+            "", ref_of_search="substr(i.search, instr(i.search, char(10)) + 1)"
+        ),
+    ),
+)
 
 
 def _unavailable() -> QueueStoreUnavailableError:
@@ -50,10 +51,11 @@ class _Runner:
         self._conn.executemany(query, [tuple(r) for r in rows])
 
 
-class SqliteQueueStore:
+class SqliteQueueStore(SqlQueueStore):
     """The review queue's tables in `path` (`":memory:"`: a private database of this process)."""
 
     def __init__(self, path: Path | str, name: str = "review_queue") -> None:
+        super().__init__()
         self.name, self._path = name, path
         if isinstance(path, Path):
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,8 +92,11 @@ class SqliteQueueStore:
     def transaction(self) -> AbstractContextManager[QueueWrites]:
         return self._transaction()
 
+    def _reading(self) -> AbstractContextManager[_Runner]:
+        return self._read()
+
     @contextmanager
-    def _reading(self) -> Iterator[_Runner]:
+    def _read(self) -> Iterator[_Runner]:
         # One deferred transaction: the page and its count read the same snapshot.
         with self._lock, driver_errors_as(_unavailable, path=self._path):
             self._conn.execute("BEGIN")
@@ -101,10 +106,6 @@ class SqliteQueueStore:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
 
-    def position(self) -> int:
-        with self._reading() as db:
-            return self._tables.read_position(db, self.name)
-
     def drop(self) -> None:
         with self._lock, driver_errors_as(_unavailable, path=self._path):
             self._conn.execute("BEGIN IMMEDIATE")
@@ -113,19 +114,3 @@ class SqliteQueueStore:
 
     def close(self) -> None:
         self._conn.close()
-
-    def page(self, tenant: str, where: QueueFilter, cursor: QueueCursor, limit: int) -> RowPage:
-        with self._reading() as db:
-            return self._tables.page(db, tenant, where, cursor, limit)
-
-    def groups(self, tenant: str, where: QueueFilter, *, offset: int, limit: int) -> RowGroups:
-        with self._reading() as db:
-            return self._tables.groups(db, tenant, where, offset=offset, limit=limit)
-
-    def select(self, tenant: str, where: QueueFilter, *, limit: int) -> list[Selected]:
-        with self._reading() as db:
-            return self._tables.select(db, tenant, where, limit=limit)
-
-    def choices(self, tenant: str) -> QueueChoices:
-        with self._reading() as db:
-            return self._tables.choices(db, tenant)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
@@ -13,6 +13,7 @@ from factledger.adapters.sqlite.connection import driver_errors_as
 from factledger.adapters.sqlite.migrations import migrate
 from factledger.adapters.view_buffer import (
     BufferedViewTransaction,
+    LoadMany,
     LoadOne,
     LoadPrefix,
 )
@@ -61,6 +62,24 @@ def _load_prefix(conn: sqlite3.Connection, projection: str) -> LoadPrefix:
     return load
 
 
+def _load_many(conn: sqlite3.Connection, projection: str) -> LoadMany:
+    def load(view: str, keys: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        # Within SQLite's bound-parameter limit, a few hundred keys a statement.
+        for start in range(0, len(keys), 500):
+            chunk = list(keys[start : start + 500])
+            marks = ", ".join("?" for _ in chunk)
+            rows = conn.execute(
+                "SELECT key, doc FROM view_documents WHERE projection=? AND view=? "  # noqa: S608 - placeholders only
+                f"AND key IN ({marks})",
+                (projection, view, *chunk),
+            ).fetchall()
+            found.update((str(key), str(doc)) for key, doc in rows)
+        return found
+
+    return load
+
+
 def _unavailable() -> ViewStoreUnavailableError:
     return ViewStoreUnavailableError("sqlite view store failed")
 
@@ -92,6 +111,7 @@ class SqliteViewStore:
             _load_prefix(self._conn, self.name),
             dumps_sorted,
             self._read_position(),
+            _load_many(self._conn, self.name),
         )
 
     def _write(self, txn: BufferedViewTransaction) -> None:

@@ -124,8 +124,12 @@ def build_queue_store(settings: Settings, postgres: PostgresServer) -> QueueStor
         case SqliteViewSettings():
             return SqliteQueueStore(settings.views_path())
         case PostgresViewSettings(schema_name=schema):
+            standby = postgres.read_location()
             return PostgresQueueStore(
-                postgres.location().conninfo, schema=schema, pool=postgres.pool()
+                postgres.location().conninfo,
+                schema=schema,
+                pool=postgres.pool(),
+                read_conninfo=None if standby is None else standby.conninfo,
             )
 
 

@@ -42,7 +42,10 @@ from factledger.application.errors import NotFoundError
 from factledger.application.ledger.event_views import INTERNAL_FIELDS
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
+from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.projections.follower import read_events
+
+DEMO_QUEUE_SHOWN = 50  # the demo has a handful of proposals: all of them
 
 projections_app = typer.Typer(help="Projection maintenance.", no_args_is_help=True)
 console = Console()
@@ -93,7 +96,9 @@ async def _play_demo(settings: Settings, target: Path) -> None:
         console.print(history_table(reader.history(TENANT, sid, "supplier"), "Supplier history"))
         console.print(history_table(reader.history(TENANT, sid, REASON.field), "Forgotten field"))
         console.print(diff_table(reader.diff(TENANT, sid, 1, 3), 1, 3))
-        console.print(queue_table(reader.review_queue(TENANT)))
+        if rt.queue is not None:
+            pending = rt.queue.page(TENANT, QueueFilter(), QueueCursor(), DEMO_QUEUE_SHOWN)
+            console.print(queue_table([entry.change for entry in pending.entries]))
         console.print(sessions_table(reader.sessions(TENANT, sid)))
         console.print(
             f"The rejected inference ({INFERENCE.field}) appears in no version. Explore with:\n"

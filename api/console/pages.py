@@ -6,6 +6,8 @@ from conversations and profiles is shown as text, never as markup.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import secrets
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,16 @@ HERE = Path(__file__).parent
 TEMPLATES = Jinja2Templates(directory=HERE / "templates")
 # Each form gets a fresh nonce: the command id of what it submits (`console.actions`).
 TEMPLATES.env.globals["new_nonce"] = lambda: secrets.token_urlsafe(18)
+
+
+@functools.cache
+def static_url(name: str) -> str:
+    """A static file's address with its content's hash: browsers may keep it for good."""
+    digest = hashlib.sha256((HERE / "static" / name).read_bytes()).hexdigest()[:16]
+    return f"/console/static/{name}?v={digest}"
+
+
+TEMPLATES.env.globals["static_url"] = static_url
 TEMPLATES.env.filters["render_value"] = lambda value: "—" if value is None else render(value)
 STATIC_DIR = HERE / "static"
 # What a redirect after an action may announce: fixed texts chosen by code, never input.

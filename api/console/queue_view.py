@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from factledger.application.errors import NotFoundError
 from factledger.application.ledger.ports import ProfileReader
 from factledger.application.ledger.queries import PendingChange, ProfileField
 from factledger.application.review_queue.ports import ReviewQueue
@@ -53,17 +52,13 @@ class QueueItem:
 
 
 def _items(profiles: ProfileReader, tenant: str, entries: list[QueueEntry]) -> list[QueueItem]:
-    """Each entry with its field's current value (each subject's profile read once)."""
-    fields: dict[UUID, dict[str, ProfileField]] = {}
+    """Each entry with its field's current value (the page's profiles in one read; a subject
+    erased since the queue's page was read has none)."""
+    current = profiles.current_many(tenant, [entry.change.subject_id for entry in entries])
     items = []
     for entry in entries:
-        sid = entry.change.subject_id
-        if sid not in fields:
-            try:
-                fields[sid] = dict(profiles.current(tenant, sid).fields)
-            except NotFoundError:  # erased since the queue's page was read
-                fields[sid] = {}
-        found = fields[sid].get(entry.change.field)
+        profile = current.get(entry.change.subject_id)
+        found = None if profile is None else profile.fields.get(entry.change.field)
         items.append(QueueItem(entry, None if found is None or found.forgotten else found))
     return items
 

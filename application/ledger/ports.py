@@ -38,7 +38,6 @@ from factledger.application.ledger.queries import (
     Clock,
     FieldDiff,
     FieldHistoryEntry,
-    PendingChange,
     ProfileVersion,
     SessionEntry,
     SubjectSummary,
@@ -58,6 +57,10 @@ class ViewTransaction(Protocol):
     """Reads see this transaction's own writes."""
 
     def get(self, view: str, key: str) -> JsonObject | None: ...
+
+    def get_many(self, view: str, keys: Sequence[str]) -> dict[str, JsonObject]:
+        """`get` of each key, in one read of the database; absent keys are left out."""
+        ...
 
     def put(self, view: str, key: str, doc: JsonObject) -> None: ...
 
@@ -185,6 +188,11 @@ class ProfileReader(Protocol):
 
     def current(self, tenant: str, subject_id: UUID) -> ProfileVersion: ...
 
+    def current_many(self, tenant: str, subject_ids: Sequence[UUID]) -> dict[UUID, ProfileVersion]:
+        """`current` of each subject in one read (a page of the review queue shows fifty);
+        subjects not found in the tenant are left out."""
+        ...
+
     def version(self, tenant: str, subject_id: UUID, version: int) -> ProfileVersion: ...
 
     def versions(self, tenant: str, subject_id: UUID) -> list[ProfileVersion]: ...
@@ -214,10 +222,6 @@ class ProfileReader(Protocol):
     ) -> list[FieldDiff]:
         """What changed between the profiles at two times on one clock (a time before the
         subject was known compares as empty)."""
-        ...
-
-    def review_queue(self, tenant: str, *, limit: int = 50) -> list[PendingChange]:
-        """Pending proposals of the tenant, oldest first."""
         ...
 
     def sessions(self, tenant: str, subject_id: UUID) -> list[SessionEntry]: ...

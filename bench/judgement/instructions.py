@@ -1,5 +1,6 @@
 """Fits the instruction head (`adapters/judgement/instructions.py`) over the packaged embedder:
-`instructions.yaml` (lines that instruct the agent, and lines that only sound like it) plus
+`instructions.yaml` (lines that instruct the agent, and lines that only sound like it),
+`lines-aimed-at-ai-*.yaml` (a writer's lines of both kinds, one labelled line per item) and
 every sentence of `sentences.yaml` as a line that does not. Prints the cross-validated figures
 at the shipped threshold and the file's SHA-256 to pin. Training data only: the head is scored
 on a set written by someone who never saw these files."""
@@ -31,6 +32,10 @@ def load_lines(directory: Path) -> tuple[list[str], list[str]]:
         label = "true" if group["instruction"] else "false"
         texts += [str(t) for t in group["texts"]]
         labels += [label] * len(group["texts"])
+    for path in sorted(directory.glob("lines-aimed-at-ai-*.yaml")):
+        for line in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            texts.append(str(line["text"]))
+            labels.append("true" if line["instruction"] else "false")
     for sentence in load_corpus(directory).sentences:
         texts.append(sentence.text)
         labels.append("false")

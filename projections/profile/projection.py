@@ -44,7 +44,6 @@ from factledger.projections.profile.said import said_time
 from factledger.projections.profile.shapes import (
     as_object,
     change_doc,
-    key_time,
     session_doc,
 )
 from factledger.projections.profile.writes import (
@@ -64,7 +63,7 @@ def relayed(relay: JsonObject | None) -> JsonObject:
     return {} if relay is None else {"relayed_by": relay}
 
 
-VIEWS = ("subject", "profile", "version", "history", "change", "queue", "session")
+VIEWS = ("subject", "profile", "version", "history", "change", "session")
 
 
 class ProfileProjection:
@@ -89,9 +88,9 @@ class ProfileProjection:
         """Drops every view and replays the whole log into them, `page` events per
         transaction; returns events replayed."""
         self.store.drop()
-        # The next page is read and decoded on a thread while a server commits this one
-        # (PostgreSQL: 15-30% less wall time); where the commit is local (SQLite) the thread
-        # only costs (4% slower, docs/benchmarks.md).
+        # The next page is read and decoded on a thread while a server commits this one; where
+        # the commit is local (SQLite) there is no wait to overlap and the thread only costs
+        # (figures in docs/benchmarks.md).
         read_ahead = getattr(self.store, "commits_on_a_server", False)
         with garbage_collection_eased():
             return Follower(app, [self], page=page, read_ahead=read_ahead).catch_up()
@@ -169,10 +168,8 @@ class ProfileProjection:
         tenant = self._tenants.get(sid)
         if tenant is None:
             tenant = self._tenants[sid] = str(as_object(txn.get("subject", sid)).get("tenant", ""))
-        at = e.timestamp.isoformat()
-        queue_key = f"{tenant}:{key_time(e.timestamp, at)}:{position:012d}"
-        change = change_doc(e, sid, tenant, queue_key, at)
-        txn.put_each([("change", f"{sid}:{change['change_id']}"), ("queue", queue_key)], change)
+        change = change_doc(e, sid, tenant, e.timestamp.isoformat())
+        txn.put("change", f"{sid}:{change['change_id']}", change)
 
     def _confirmed(self, txn: ViewTransaction, e: ChangeConfirmed, position: int) -> None:
         # The version is dated by the conversation in which the subject confirmed;
@@ -291,11 +288,7 @@ class ProfileProjection:
         key = f"{sid}:{e.superseded_by}"
         newer = as_object(txn.get("change", key))
         newer["supersedes"] = [*strings(newer.get("supersedes")), str(e.change_id)]
-        queue_key = str(newer.get("queue_key"))
-        if txn.get("queue", queue_key) is not None:
-            txn.put_each([("change", key), ("queue", queue_key)], newer)
-        else:
-            txn.put("change", key, newer)
+        txn.put("change", key, newer)
 
     def _forgotten(self, txn: ViewTransaction, e: FactForgotten, position: int) -> None:
         sid, at, field = str(e.originator_id), e.timestamp.isoformat(), str(e.field)

@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from factledger.domain.events import ChangeProposed, SessionRecorded
 from factledger.domain.values import JsonObject, JsonValue, display_of
 
 FORGOTTEN = "[forgotten]"
 REDACTED_KEYS = ("value", "condition", "rationale", "note")
-_UTC_ISO_LENGTH = len("2026-01-02T03:04:05.678901+00:00")
-
-
-def key_time(at: datetime, iso: str | None = None) -> str:
-    """`%Y%m%dT%H%M%S%f` in UTC, formatted by hand: `strftime` was a tenth of a rebuild.
-
-    `iso`: `at.isoformat()`, when the caller has it. A UTC time with microseconds spells the
-    key in its first 26 characters (`2026-01-02T03:04:05.678901`) less the separators: a
-    fifth of the formatting's time, which a rebuild pays for every proposal. (A year before
-    1000 is written unpadded below, padded in `iso`: it takes the long way.)"""
-    if iso is not None and at.tzinfo is UTC and len(iso) == _UTC_ISO_LENGTH and at.year >= 1000:
-        return iso[:26].replace("-", "").replace(":", "").replace(".", "")
-    t = at.astimezone(UTC)
-    return (
-        f"{t.year}{t.month:02d}{t.day:02d}T{t.hour:02d}{t.minute:02d}{t.second:02d}"
-        f"{t.microsecond:06d}"
-    )
 
 
 def version_key(subject_id: str, version: int) -> str:
@@ -53,9 +34,7 @@ def session_doc(e: SessionRecorded, position: int) -> JsonObject:
     }
 
 
-def change_doc(
-    e: ChangeProposed, sid: str, tenant: str, queue_key: str, proposed_at: str
-) -> JsonObject:
+def change_doc(e: ChangeProposed, sid: str, tenant: str, proposed_at: str) -> JsonObject:
     """A proposal as the change view and the review queue keep it (`sid`: its subject's id,
     `proposed_at`: its timestamp's ISO form)."""
     return {
@@ -76,7 +55,6 @@ def change_doc(
         # When the evidence was said; None for events stored before proposals carried it.
         "said_at": None if e.said_at is None else e.said_at.isoformat(),
         "status": "pending",
-        "queue_key": queue_key,
     }
 
 

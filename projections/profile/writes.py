@@ -20,16 +20,11 @@ def decide(txn: ViewTransaction, sid: str, change_id: str, update: JsonObject) -
     change = as_object(txn.get("change", key))
     change.update(update)
     txn.put("change", key, change)
-    txn.delete("queue", str(change.get("queue_key")))
     return change
 
 
 def erase_views(txn: ViewTransaction, sid: str) -> None:
-    """An erased subject leaves no document behind (its queue entries included)."""
-    tenant = str(as_object(txn.get("subject", sid)).get("tenant", ""))
-    for key, doc in txn.scan("queue", f"{tenant}:"):
-        if doc.get("subject_id") == sid:
-            txn.delete("queue", key)
+    """An erased subject leaves no document behind."""
     txn.delete("subject", sid)
     txn.delete("profile", sid)
     for view in ("version", "history", "change", "session"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -80,7 +80,13 @@ async def test_reingesting_a_document_id_is_a_no_op(
 async def test_the_extractor_sees_the_transcript_date_and_the_current_facts(
     backend: MemoryBackend, ingest: Ingest, extractor: ScriptedExtractor
 ) -> None:
-    await ingest(NS, "call-1", "Our budget is 20k", stated("f0", "Budget is 20k", slot="budget"))
+    await ingest(
+        NS,
+        "call-1",
+        "Our budget is 20k",
+        stated("f0", "Budget is 20k", slot="budget"),
+        occurred_at=WHEN - timedelta(days=7),  # said before call-2, which updates it
+    )
     await ingest(
         NS,
         "call-2",

@@ -407,3 +407,24 @@ def test_documents_and_position_survive_closing_the_store(views: Views) -> None:
     assert reopened.position() == 4
     with reopened.read() as txn:
         assert txn.get("current", "k") == doc(1)
+
+
+def test_many_documents_are_read_at_once_with_the_transactions_own_writes(
+    store: ViewStore,
+) -> None:
+    with store.transaction() as txn:
+        for n in range(1, 4):
+            txn.put("profile", f"s{n}", doc(n))
+        txn.put("other", "s4", doc(4))  # another view: not read
+        txn.advance(1)
+    with store.read() as txn:
+        assert txn.get_many("profile", ["s3", "s1", "s4", "missing"]) == {
+            "s3": doc(3),
+            "s1": doc(1),
+        }
+        assert txn.get_many("profile", []) == {}
+    with store.transaction() as txn:
+        txn.put("profile", "s2", doc(20))
+        txn.delete("profile", "s1")
+        assert txn.get_many("profile", ["s1", "s2", "s3"]) == {"s2": doc(20), "s3": doc(3)}
+        txn.advance(2)

@@ -20,6 +20,7 @@ from support.console_seed import (
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.console.app import create_app
+from factledger.api.console.pages import static_url
 from factledger.api.console.session import SESSION_COOKIE
 from factledger.api.http.auth import Role
 from factledger.api.settings import ConsoleSettings, RateLimitSettings
@@ -333,6 +334,12 @@ async def test_pages_are_not_cached_framed_or_given_foreign_scripts(
     style = await web.get("/console/static/console.css")
     assert style.status_code == 200
     assert "focus-visible" in style.text
+    # The app's own files are kept by the browser (a page is one request); their addresses
+    # change with their content, so a release is fetched at once.
+    assert "immutable" in style.headers["cache-control"]
+    assert "script-src 'self'" in style.headers["content-security-policy"]
+    assert static_url("console.css") in page.text
+    assert static_url("console.css").startswith("/console/static/console.css?v=")
 
 
 async def test_a_field_changed_meanwhile_is_shown_as_a_conflict(

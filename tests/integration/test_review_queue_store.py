@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 from support.api_harness import build_ports
-from support.queue_seed import seed_many
+from support.queue_seed import item_row, seed_many
 
 from factledger.adapters.postgres.queue_store import PostgresQueueStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.ledger.commands import EraseSubject, RejectChange
-from factledger.application.review_queue.ports import ItemRow, QueueStore
+from factledger.application.review_queue.ports import QueueStore, SubjectRow
 from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.projections.follower import Follower
@@ -76,30 +77,10 @@ def test_a_replay_after_a_drop_rebuilds_what_the_follower_built(store: QueueStor
     assert store.position() == projection.position() > 0
 
 
-def row(n: int, field: str) -> ItemRow:
-    return ItemRow(
-        tenant="t1",
-        position=n,
-        subject_id=f"s-{n}",
-        change_id=f"c-{n}",
-        field=field,
-        origin="inferred",
-        proposer="model:m",
-        proposed_key=f"2026010{1 + n % 9}T000000000000",
-        kind="lead",
-        external_ref=f"ref-{n}",
-        group_key="g" if field == "rare" else "h",
-        session_id=None,
-        said_at=None,
-        conversation_type=None,
-        doc={"field": field},
-    )
-
-
 def test_a_filter_counts_every_row_not_a_first_batch(store: QueueStore) -> None:
     with store.transaction() as txn:
         for n in range(1, 2_501):
-            txn.add(row(n, "rare" if n % 1_000 == 0 or n > 2_495 else "common"))
+            txn.add(item_row(n, "rare" if n % 1_000 == 0 or n > 2_495 else "common"))
         txn.advance(2_500)
     rare = store.page("t1", QueueFilter(field="rare"), QueueCursor(), 3)
     assert rare.total == 7  # 1000, 2000 and 2496..2500
@@ -115,3 +96,50 @@ def test_a_filter_counts_every_row_not_a_first_batch(store: QueueStore) -> None:
     assert store.page("t2", QueueFilter(), QueueCursor(), 3).total == 0
     up_to = store.select("t1", QueueFilter(field="rare", up_to=2_000), limit=10)
     assert [s.position for s in up_to] == [1_000, 2_000]
+
+
+def test_the_text_search_finds_subjects_by_reference_and_rows_by_field_name(
+    store: QueueStore,
+) -> None:
+    with store.transaction() as txn:
+        for n, (ref, field) in enumerate(
+            [
+                ("CRM-Ärzte-01", "supplier"),
+                ("crm-ärzte-02", "budget"),
+                ("crm-0003", "Ärztekammer"),
+                ("crm-0004", "budget"),
+            ],
+            start=1,
+        ):
+            txn.put_subject(SubjectRow(f"s-{n}", "t1", "lead", ref))
+            txn.add(replace(item_row(n, field), external_ref=ref))
+        txn.put_subject(SubjectRow("s-9", "t2", "lead", "crm-ärzte-09"))
+        txn.add(replace(item_row(9, "budget"), tenant="t2", subject_id="s-9", external_ref="x"))
+        txn.advance(9)
+
+    def found(text: str) -> list[int]:
+        return [
+            r.position for r in store.page("t1", QueueFilter(text=text), QueueCursor(), 10).rows
+        ]
+
+    assert found("ÄRZTE") == [1, 2, 3]  # references and a field name, whatever the case
+    assert found("rzte-0") == [1, 2]
+    assert found("BUDG") == [2, 4]
+    assert found("crm-0004") == [4]
+    assert found("%") == []
+    assert store.page("t1", QueueFilter(text="ärzte", field="budget"), QueueCursor(), 10).total == 1
+
+
+def test_the_filters_choices_follow_the_queue(store: QueueStore) -> None:
+    with store.transaction() as txn:
+        txn.add(item_row(1, "budget"))
+        txn.advance(1)
+    assert store.choices("t1").field == ["budget"]
+    with store.transaction() as txn:
+        txn.add(item_row(2, "supplier"))
+        txn.advance(2)
+    assert store.choices("t1").field == ["budget", "supplier"]
+    with store.transaction() as txn:
+        txn.remove("s-1", "c-1")
+        txn.advance(3)
+    assert store.choices("t1").field == ["supplier"]

@@ -12,6 +12,7 @@ from uuid import UUID, uuid5
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.ledger.commands import ProposeChange, RecordSession, RegisterSubject
+from factledger.application.review_queue.ports import ItemRow
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import TextValue
@@ -108,3 +109,25 @@ def seed_many(ports: Runtime, clock: ManualClock, *, n: int, tenant: str = "t1")
             ledger.propose_change(proposal)
     ports.catch_up()
     return SeededQueue(tenant, subjects, said_at)
+
+
+def item_row(n: int, field: str) -> ItemRow:
+    """A queue store's row `n` (subject `s-n`, change `c-n`) of tenant t1, for store tests;
+    the field "rare" is in group "g", every other in "h"."""
+    return ItemRow(
+        tenant="t1",
+        position=n,
+        subject_id=f"s-{n}",
+        change_id=f"c-{n}",
+        field=field,
+        origin="inferred",
+        proposer="model:m",
+        proposed_key=f"2026010{1 + n % 9}T000000000000",
+        kind="lead",
+        external_ref=f"ref-{n}",
+        group_key="g" if field == "rare" else "h",
+        session_id=None,
+        said_at=None,
+        conversation_type=None,
+        doc={"field": field},
+    )

@@ -17,6 +17,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query, Response
 
+from factledger.adapters.read_routing import require_views_at, standby_allowed
 from factledger.api.http.auth import Principal
 from factledger.api.http.deps import LedgerDep, Reviewer, StateDep
 from factledger.api.http.errors import (
@@ -67,8 +68,11 @@ async def get_queue(state: StateDep, response: Response) -> ReviewQueue:
     """The review queue, caught up with the log (read-your-writes for this process)."""
     ports = state.require_ports()
     await catch_up_before_read(ports, response)
-    if ports.queue is None:
+    if ports.queue is None or ports.queue_projection is None:
         raise ServiceUnavailableError("the review queue is not served by this process")
+    if standby_allowed():
+        # A standby's queue serves the read only once it is as far as the primary's now.
+        require_views_at(await asyncio.to_thread(ports.queue_projection.position))
     return ports.queue
 
 

@@ -7,14 +7,18 @@ from datetime import timedelta
 
 import pytest
 
+from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.queries import Clock
+from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.domain.errors import ProfileVersionRewriteError
 from factledger.domain.provenance import Actor, ActorKind, Origin
 from factledger.domain.values import TextValue
-from factledger.projections.follower import read_events
+from factledger.projections.follower import Follower, read_events
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.writes import put_version
+from factledger.projections.review_queue.projection import ReviewQueueProjection
+from factledger.projections.review_queue.reader import StoreReviewQueue
 from factledger.testing.story.script import (
     CONDITION,
     JAN,
@@ -87,7 +91,10 @@ def test_the_rejected_inference_never_appears(projected) -> None:  # type: ignor
     assert all("insights" not in v.fields for v in reader.versions(TENANT, sid))
     assert reader.history(TENANT, sid, "insights") == []
     # what nobody decided stays in the queue: the January budget
-    assert [p.field for p in reader.review_queue(TENANT)] == ["budget"]
+    queue = ReviewQueueProjection(SqliteQueueStore(":memory:"))
+    Follower(projected.ledger, [queue]).catch_up()
+    pending = StoreReviewQueue(queue.store).page(TENANT, QueueFilter(), QueueCursor(), 50)
+    assert [e.change.field for e in pending.entries] == ["budget"]
 
 
 def test_forgetting_removes_the_value_and_history_records_it(projected) -> None:  # type: ignore[no-untyped-def]

@@ -9,17 +9,20 @@ import structlog
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
+from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.application.ledger.commands import ApproveChange
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest, FieldSlot
 from factledger.application.proposals.modes import ProposalMode, ProposalModes
 from factledger.application.proposals.plan import change_id_for
+from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.domain.proposal import ChangeRecord
 from factledger.domain.provenance import ChangeStatus, Operation, Origin
 from factledger.domain.transcript import Role
 from factledger.domain.values import ListValue, ProfileSchema, TextValue, ValueType
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
-from factledger.projections.profile.reader import ViewStoreProfileReader
+from factledger.projections.review_queue.projection import ReviewQueueProjection
+from factledger.projections.review_queue.reader import StoreReviewQueue
 
 from .conftest import KIND, MODEL, TENANT, Rig, day
 
@@ -173,16 +176,17 @@ async def test_the_review_queue_holds_one_pending_change_per_field_after_a_super
     rig: Rig,
 ) -> None:
     views = ProfileProjection(InMemoryViewStore("profile"))
-    reader = ViewStoreProfileReader(views.store)
+    queue = ReviewQueueProjection(SqliteQueueStore(":memory:"))
     lead = rig.register()
     rig.record(lead, "s1", day(4, 2), (LEAD, "Right now we order from Initech."))
     await rig.worker().run_once()
     rig.record(lead, "s2", day(5, 6), (LEAD, "We have switched to Globex."))
     await rig.worker().run_once()
 
-    Follower(rig.ledger, [views]).catch_up()
+    Follower(rig.ledger, [views, queue]).catch_up()
 
-    (queued,) = reader.review_queue(TENANT)
+    page = StoreReviewQueue(queue.store).page(TENANT, QueueFilter(), QueueCursor(), 50)
+    (queued,) = [entry.change for entry in page.entries]
     older = change_id_for(lead, "s1", MODEL, "supplier")
     assert queued.change_id == change_id_for(lead, "s2", MODEL, "supplier")
     assert queued.display == "Globex"

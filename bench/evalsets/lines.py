@@ -1,0 +1,128 @@
+"""`python -m factledger.bench.evalsets.lines DIR [DIR...]`: scores the heads that judge one line.
+
+Each DIR may hold `answers-*.yaml` (a subject's reply to a confirmation question, labelled
+yes / no / neither) and `instructions-eval.yaml` (a line labelled whether it instructs the AI
+agent). The shipped answer head and instruction screen judge them (or candidate head files:
+`--answer-head`, `--instruction-head`); only aggregates are
+printed (counts, rates, a confusion matrix), never an item's content, so a held-out half can
+be scored without being read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from factledger.application.judgement.types import Reply
+from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
+from factledger.application.sessions.ports import InstructionDetector
+from factledger.bench.evalsets.cases import load_answers
+from factledger.bench.evalsets.score import score_answers
+
+INSTRUCTIONS_FILE = "instructions-eval.yaml"
+
+
+class AnswerReader(Protocol):
+    """What reads a reply to a confirmation question: the product's judge, or a candidate."""
+
+    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledLine:
+    text: str
+    instruction: bool
+    source: str
+
+
+def load_lines(directory: Path) -> list[LabelledLine]:
+    path = directory / INSTRUCTIONS_FILE
+    if not path.exists():
+        return []
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    return [
+        LabelledLine(str(r["text"]), bool(r["instruction"]), str(r.get("source", "message")))
+        for r in raw
+    ]
+
+
+def instruction_scores(
+    lines: Sequence[LabelledLine], p: Sequence[float], threshold: float
+) -> dict[str, Any]:
+    said = [q >= threshold for q in p]
+    truth = [line.instruction for line in lines]
+    tp = sum(s and t for s, t in zip(said, truth, strict=True))
+    flagged, actual = sum(said), sum(truth)
+    out: dict[str, Any] = {
+        "n": len(lines),
+        "instructions": actual,
+        "threshold": threshold,
+        "flagged": flagged,
+        "precision": round(tp / flagged, 3) if flagged else 0.0,
+        "recall": round(tp / actual, 3) if actual else 0.0,
+        "false_alarms": flagged - tp,
+    }
+    for source in sorted({line.source for line in lines}):
+        rows = [i for i, line in enumerate(lines) if line.source == source]
+        hits = sum(said[i] and truth[i] for i in rows)
+        out[f"recall_{source}"] = round(hits / max(sum(truth[i] for i in rows), 1), 3)
+        out[f"false_alarms_{source}"] = sum(said[i] and not truth[i] for i in rows)
+    return out
+
+
+async def score_directory(
+    directory: Path, judge: AnswerReader, detector: InstructionDetector, threshold: float
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"set": f"{directory.parent.name}/{directory.name}"}
+    answers = load_answers(directory)
+    if answers:
+        said = [str(r) for r in await judge.answers([(a.question, a.reply) for a in answers])]
+        scores = score_answers(answers, said).as_dict()
+        scores["not_yes"] = sum(a.label != "yes" for a in answers)
+        result["answers"] = scores
+    lines = load_lines(directory)
+    if lines:
+        p = await detector.instruction_p([line.text for line in lines])
+        result["instructions"] = instruction_scores(lines, p, threshold)
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.lines")
+    parser.add_argument("sets", nargs="+", type=Path, help="directories of blind set files")
+    parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
+    parser.add_argument("--answer-head", type=Path, help="an answer head file (a candidate)")
+    parser.add_argument(
+        "--instruction-head", type=Path, help="an instruction head file (a candidate)"
+    )
+    args = parser.parse_args(argv)
+    from factledger.adapters.judgement.heads import Heads
+    from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
+    from factledger.adapters.judgement.judge import LearnedJudge
+    from factledger.bench.judgement.answer_head import LearnedAnswerHead
+
+    judge = LearnedJudge.packaged()
+    reader: AnswerReader = judge
+    if args.answer_head is not None:
+        reader = LearnedAnswerHead.load(judge.embedder, args.answer_head, None)
+    detector = LearnedInstructionDetector.packaged(judge.embedder)
+    if args.instruction_head is not None:
+        heads = Heads.load(args.instruction_head, None, (HEAD,))
+        detector = LearnedInstructionDetector(judge.embedder, heads)
+
+    async def run() -> list[dict[str, Any]]:
+        return [await score_directory(d, reader, detector, args.threshold) for d in args.sets]
+
+    sys.stdout.write(json.dumps(asyncio.run(run()), indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
