@@ -39,11 +39,10 @@ QUIET_LOG_SETTINGS: Mapping[str, str] = {
 # A reload is signalled, not awaited: new sessions see it a moment later.
 _RELOAD_TIMEOUT_S = 10.0
 # Settings read only at the server's start, written to a file of their own that
-# `postgresql.conf` includes before the server starts. PostgreSQL's default
-# shared_buffers (128 MB) held less than the working set of the bench's 100,000 facts (heap
-# ~200 MB, partial HNSW indexes ~200 MB): ~340 of ~810 block accesses per search were reads
-# from the OS cache, and a search's server CPU fell from 3.8 to 2.4 ms with 512 MB. Memory
-# only backs the pages touched, so a small store costs what it holds.
+# `postgresql.conf` includes before the server starts. PostgreSQL's default shared_buffers
+# (128 MB) holds less than the heap and HNSW indexes of a large store, so searches read much
+# of their working set from the OS cache instead (docs/benchmarks.md). Memory only backs the
+# pages touched, so a small store costs what it holds.
 EMBEDDED_START_SETTINGS: Mapping[str, str] = {"shared_buffers": "512MB"}
 _SETTINGS_FILE = "factledger.conf"
 

@@ -45,10 +45,18 @@ def relay_of(payload: JsonObject | None) -> Actor | None:
 
 
 class SubjectRegistered(Aggregate.Created):
+    """A subject registered under (tenant, kind, external reference).
+
+    The reference identifies the person, so it is sealed under the subject's key and shredded
+    with it: read back after an erasure it is None. Readers of the log meet that registration
+    before the erasure that follows it, and treat it as that subject's erasure already (the
+    review queue leaves the subject out, the profile reader answers not found).
+    """
+
     TOPIC = "factledger.subject.registered.v1"
     tenant: str
     kind: str
-    external_ref: str
+    external_ref: str | None
 
 
 class SessionRecorded(Aggregate.Event):

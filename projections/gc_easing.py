@@ -3,12 +3,12 @@
 A rebuild makes a page's events, their decrypted values and their view documents, tens of
 thousands of container objects that stay alive for the page and are then freed by reference
 counting (none of them is part of a cycle). With the collector's defaults a young collection
-runs every 700 such objects and walks every one of them still alive, and the older
-collections walk the whole heap of the process: about 3% of a rebuild's instructions
-(docs/adr/0051). During `garbage_collection_eased`, what the process held before is frozen (out of
-every collection's walk, `gc.freeze`) and a young collection waits for 10,000 new objects;
-both are set back when the last block open in the process ends. Cyclic garbage is still
-collected meanwhile, only less often.
+runs every 700 such objects and walks every one of them still alive, and the older collections
+walk the whole heap of the process, over and over for objects that will never be cyclic garbage
+(docs/benchmarks.md has the cost). During `garbage_collection_eased`, what the process held
+before is frozen (out of every collection's walk, `gc.freeze`) and a young collection waits for
+10,000 new objects; both are set back when the last block open in the process ends. Cyclic
+garbage is still collected meanwhile, only less often.
 """
 
 from __future__ import annotations

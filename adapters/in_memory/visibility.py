@@ -1,11 +1,11 @@
 """The visibility flags of a namespace's facts as arrays, so a memories search with a keyword
 lift tells the visible facts in a few array operations instead of a Python test per fact.
 
-At 50,000 facts in one subject that test was 20 of the lifted search's 24 ms (issue 19's "within
-2x of a numpy scan"). The arrays are a copy of the facts' own fields, kept in step by the
-facts themselves: a `StoredFact` registered here reports every change of a flag
-(`StoredFact.__setattr__`), so no writer of the backend can forget to update them. Metadata
-filters stay a Python test (they are arbitrary), run only for the searches that have one.
+Per fact, that test was most of a lifted search's time in a large subject. The arrays are a
+copy of the facts' own fields, kept in step by the facts themselves: a `StoredFact` registered
+here reports every change of a flag (`StoredFact.__setattr__`), so no writer of the backend can
+forget to update them. Metadata filters stay a Python test (they are arbitrary), run only for
+the searches that have one.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`CommitListener`: wakes a sync worker when another process commits ledger events
-(issue 19: ingest to searchable on PostgreSQL).
+"""`CommitListener`: wakes a sync worker when another process commits ledger events, so
+what they write is searchable without waiting for the worker's next poll.
 
 The `eventsourcing` library's PostgreSQL recorder runs `NOTIFY <events table>` inside the
 transaction that inserts the events, so a notification is delivered only if, and only after,

@@ -115,7 +115,7 @@ def create_app(
         lifespan=lifespan,
         # The service reports through its Prometheus metrics and structured logs; FastAPI's
         # OpenTelemetry hooks looked the global providers up (in the environment) on every
-        # request, for nothing (issue 19).
+        # request, for nothing.
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.api = state

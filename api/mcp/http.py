@@ -10,8 +10,8 @@
   protected-resource metadata (`api.mcp.resource`); each tool call then reads the same header
   again to know its caller, since the SDK runs tools outside the request's task.
 - The SDK's session manager has a lifespan of its own, run by a task of the app's lifespan.
-- The SDK is loaded off the start-up path: importing it was about a third of a cold start of
-  `factledger serve` (0.4-0.5 s of 1.5 s, issue 19's goal). The app's lifespan starts a task
+- The SDK is loaded off the start-up path: importing it is a large part of a cold start of
+  `factledger serve` (docs/benchmarks.md). The app's lifespan starts a task
   that imports it in a thread and then runs the session manager; the process answers
   (`/readyz` included) meanwhile. A call to `/mcp` before the SDK is loaded waits for it, at
   most `LOAD_TIMEOUT_S`; if it could not be loaded, `/mcp` answers 503 and the API goes on.

@@ -56,8 +56,9 @@ from factledger.domain.values import ProfileSchema
 
 MAX_ATTEMPTS = 12
 # Backoff after a lost race: a random pause up to a ceiling that doubles from the first to the
-# last (full jitter). Writers that collided spread out, and at any load: under a loaded
-# machine's save latency, a ceiling that grew by 5 ms an attempt let one writer lose 12 times.
+# last (full jitter). Writers that collided spread out whatever a save costs on the machine: a
+# ceiling that grew by a fixed step each attempt stayed below a loaded machine's save time,
+# and one writer could lose every attempt.
 FIRST_BACKOFF_S, LONGEST_BACKOFF_S = 0.005, 0.25
 
 

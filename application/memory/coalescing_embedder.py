@@ -1,5 +1,5 @@
 """`CoalescingEmbedder`: callers that ask while an embedder call is running are served
-together by the next call (issue 19: sync into pgvector). A model embeds a batch of texts in
+together by the next call. A model embeds a batch of texts in
 far less time than the same texts one call each; the sync worker applies items of several
 subjects side by side, so their records' and facts' texts meet here.
 

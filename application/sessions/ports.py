@@ -9,7 +9,12 @@ from collections.abc import Sequence
 from typing import Protocol
 from uuid import UUID
 
-from factledger.application.sessions.types import ActiveSession, SafetyVerdict, SessionKey
+from factledger.application.sessions.types import (
+    ActiveSession,
+    SafetyVerdict,
+    SessionKey,
+    SessionRecording,
+)
 from factledger.domain.transcript import Message
 
 
@@ -74,3 +79,12 @@ class SessionBuffer(Protocol):
     async def discard(self, key: SessionKey) -> None: ...
 
     async def discard_subject(self, subject_id: UUID) -> int: ...
+
+
+class SessionRecorder(Protocol):
+    """Records one ended session in the subject's ledger.
+
+    - Idempotent by (subject, session id): recording the same session again is a no-op.
+    """
+
+    async def record_session(self, recording: SessionRecording) -> None: ...

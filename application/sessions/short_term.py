@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Protocol
 from uuid import UUID
 
 import structlog
 
 from factledger.application.clocks import Clock
 from factledger.application.memory.guidance_catalogue import GuidanceCatalogue
-from factledger.application.sessions.ports import SafetyFilter, SessionBuffer
+from factledger.application.sessions.ports import SafetyFilter, SessionBuffer, SessionRecorder
 from factledger.application.sessions.times import check_time
 from factledger.application.sessions.types import (
     ActiveSession,
@@ -36,15 +35,6 @@ from factledger.domain.transcript import Channel, Message
 log = structlog.get_logger(__name__)
 
 _CALLER_FLAG = SafetyVerdict(allowed=False, category="caller_flag")
-
-
-class SessionRecorder(Protocol):
-    """Records one ended session in the subject's ledger.
-
-    - Idempotent by (subject, session id): recording the same session again is a no-op.
-    """
-
-    async def record_session(self, recording: SessionRecording) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

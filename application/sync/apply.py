@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Protocol
 from uuid import UUID
 
 import structlog
@@ -41,7 +40,7 @@ from factledger.application.memory.types import (
     ProcessingState,
 )
 from factledger.application.review.forget_requests import screened, screened_summary
-from factledger.application.sync.ports import LedgerEvent
+from factledger.application.sync.ports import LedgerEvent, ProfileVersions
 from factledger.application.sync.search_text import record_search_text
 from factledger.application.sync.types import FieldTrace, SyncItem, SyncKind
 from factledger.domain.events import (
@@ -56,21 +55,6 @@ from factledger.domain.events import (
 from factledger.domain.sessions import transcript_from_payload
 
 log = structlog.get_logger(__name__)
-
-
-class ProfileVersions(Protocol):
-    """The profile as of one version of the subject's stream, as a JSON-safe object; and, for
-    a forgotten field, the profile versions and proposals that carried it up to a version."""
-
-    async def profile_at(self, subject_id: UUID, subject_version: int) -> Mapping[str, object]: ...
-
-    async def field_trace(
-        self, subject_id: UUID, field: str, subject_version: int
-    ) -> FieldTrace: ...
-
-    async def kind_of(self, subject_id: UUID) -> str:
-        """The subject's kind (fixed at registration)."""
-        ...
 
 
 class SyncWriteFailedError(ApplicationError):

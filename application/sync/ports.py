@@ -1,15 +1,16 @@
-"""Ports of the sync worker: the durable work queue and the ordered event feed."""
+"""Ports of the sync worker: the durable work queue, the ordered event feed, the profile as of
+a version and the subject's tenant."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 from uuid import UUID
 
 from eventsourcing.domain import DomainEventProtocol
 
 from factledger.application.errors import StoreUnavailableError
-from factledger.application.sync.types import DeadLetter, SyncItem
+from factledger.application.sync.types import DeadLetter, FieldTrace, SyncItem
 
 LedgerEvent = DomainEventProtocol[UUID]
 
@@ -71,3 +72,24 @@ class EventFeed(Protocol):
     async def get(self, position: int) -> LedgerEvent: ...
 
     async def tenants_of(self, subject_ids: Iterable[UUID]) -> dict[UUID, str]: ...
+
+
+class ProfileVersions(Protocol):
+    """The profile as of one version of the subject's stream, as a JSON-safe object; and, for
+    a forgotten field, the profile versions and proposals that carried it up to a version."""
+
+    async def profile_at(self, subject_id: UUID, subject_version: int) -> Mapping[str, object]: ...
+
+    async def field_trace(
+        self, subject_id: UUID, field: str, subject_version: int
+    ) -> FieldTrace: ...
+
+    async def kind_of(self, subject_id: UUID) -> str:
+        """The subject's kind (fixed at registration)."""
+        ...
+
+
+class SubjectTenants(Protocol):
+    """The tenant a subject belongs to (fixed at registration)."""
+
+    async def tenant_of(self, subject_id: UUID) -> str: ...

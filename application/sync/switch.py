@@ -10,18 +10,11 @@ forgotten fact must not outlive the switch being turned on again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
 from uuid import UUID
 
 from factledger.application.recall.policy import RecallPolicies
+from factledger.application.sync.ports import SubjectTenants
 from factledger.application.sync.types import SyncKind
-
-
-class SubjectTenants(Protocol):
-    """The tenant a subject belongs to (fixed at registration)."""
-
-    async def tenant_of(self, subject_id: UUID) -> str: ...
-
 
 # Items that only remove data from the backend: applied even where memory is off.
 REMOVALS = frozenset(

@@ -1,5 +1,5 @@
 """`Wakeup`: the ledger's commits wake the sync worker of the same process at once, instead
-of at its next poll (issue 19: ingest to searchable). The poll stays as the fallback for
+of at its next poll, so what is written is searchable sooner. The poll stays as the fallback for
 writers in other processes.
 
 `notify` may be called from any thread (the ledger saves in worker threads); a notification

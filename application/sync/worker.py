@@ -30,13 +30,17 @@ from factledger.application.memory.ports import MemoryBackend
 from factledger.application.retry_schedule import RetrySchedule
 from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.apply import (
-    ProfileVersions,
     SyncWriteFailedError,
     UnexpectedEventError,
     apply_item,
 )
 from factledger.application.sync.plan import plan
-from factledger.application.sync.ports import EventFeed, LedgerEvent, SyncStore
+from factledger.application.sync.ports import (
+    EventFeed,
+    LedgerEvent,
+    ProfileVersions,
+    SyncStore,
+)
 from factledger.application.sync.switch import MemorySwitch
 from factledger.application.sync.types import MAX_ATTEMPTS, SyncItem, SyncKind, SyncReport
 from factledger.application.sync.wakeup import Wakeup

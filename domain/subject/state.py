@@ -48,7 +48,8 @@ class SubjectState(Aggregate):
     SessionReviewed = SessionReviewed
     FieldExpirySet = FieldExpirySet
 
-    def __init__(self, tenant: str, kind: str, external_ref: str) -> None:
+    def __init__(self, tenant: str, kind: str, external_ref: str | None) -> None:
+        # None once erased: the reference was shredded with the subject's key.
         self.tenant, self.kind, self.external_ref = tenant, kind, external_ref
         self.sessions: dict[str, SessionInfo] = {}
         self.changes: dict[UUID, ChangeRecord] = {}

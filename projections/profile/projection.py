@@ -88,9 +88,9 @@ class ProfileProjection:
         """Drops every view and replays the whole log into them, `page` events per
         transaction; returns events replayed."""
         self.store.drop()
-        # The next page is read and decoded on a thread while a server commits this one
-        # (PostgreSQL: 15-30% less wall time); where the commit is local (SQLite) the thread
-        # only costs (4% slower, docs/benchmarks.md).
+        # The next page is read and decoded on a thread while a server commits this one; where
+        # the commit is local (SQLite) there is no wait to overlap and the thread only costs
+        # (figures in docs/benchmarks.md).
         read_ahead = getattr(self.store, "commits_on_a_server", False)
         with garbage_collection_eased():
             return Follower(app, [self], page=page, read_ahead=read_ahead).catch_up()

@@ -44,12 +44,12 @@ class ViewStoreProfileReader:
 
     def subject(self, tenant: str, subject_id: UUID) -> SubjectSummary:
         doc = self._get("subject", str(subject_id))
-        if doc is None or doc.get("tenant") != tenant:
+        if doc is None or doc.get("tenant") != tenant or not _live(doc):
             raise NotFoundError(f"subject {subject_id}")
         return subject_summary(doc)
 
     def subjects(self, tenant: str) -> list[SubjectSummary]:
-        docs = (subject_summary(d) for d in self._scan("subject", ""))
+        docs = (subject_summary(d) for d in self._scan("subject", "") if _live(d))
         return [s for s in docs if s.tenant == tenant]
 
     def current(self, tenant: str, subject_id: UUID) -> ProfileVersion:
@@ -136,3 +136,9 @@ def _field_diffs(older: ProfileVersion, newer: ProfileVersion) -> list[FieldDiff
         if not same:
             diffs.append(FieldDiff(name, old, new))
     return diffs
+
+
+def _live(subject: JsonObject) -> bool:
+    """False for an erased subject the views have not caught up with (a rebuild under way):
+    its registration, replayed after the erasure shredded the reference, stored None."""
+    return subject.get("external_ref") is not None

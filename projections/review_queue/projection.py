@@ -72,11 +72,10 @@ class ReviewQueueProjection:
     def _apply(self, txn: QueueWrites, item: Tracked) -> None:
         event, sid = item.event, str(item.event.originator_id)
         match event:
+            case SubjectRegistered() if event.external_ref is not None:
+                txn.put_subject(SubjectRow(sid, event.tenant, event.kind, event.external_ref))
             case SubjectRegistered():
-                # An erased subject's reference was shredded with its key and reads back as
-                # None; its erasure, later in the log, takes the subject out of the queue.
-                ref = event.external_ref or ""
-                txn.put_subject(SubjectRow(sid, event.tenant, event.kind, ref))
+                pass  # erased: without a subject row none of its proposals enter the queue
             case SessionRecorded():
                 txn.put_session(
                     SessionRow(

@@ -4,7 +4,6 @@ field is a 422 naming it, and nothing of the request is stored or comes back fro
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -12,25 +11,15 @@ import pytest
 import structlog
 from support.api_harness import TEST_AUTH, asgi_client, bearer, line, token
 
-from factledger.adapters.judgement.instructions import LearnedInstructionDetector
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.application.sessions.instruction_screen import InstructionScreen
 
 LEAD = "crm-420"
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=LEAD))
 SERVICE = bearer(token(Role.SERVICE))
 CARD = "5555 5555 5555 4444"  # a test card number that passes the Luhn check
 LINE = "We keep two spare trucks at the Lille depot."
-
-
-@pytest.fixture
-def ports(ports: Runtime) -> Runtime:
-    """The harness's runtime with the shipped instruction screen, as `serve` composes it."""
-    return replace(
-        ports, safety=InstructionScreen(ports.safety, LearnedInstructionDetector.packaged())
-    )
 
 
 @pytest.fixture

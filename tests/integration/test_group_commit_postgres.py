@@ -15,15 +15,14 @@ from pathlib import Path
 import psycopg
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
+from support.proposals import numbered
 
 from factledger.adapters.postgres.commit_listener import CommitListener, start_listening
 from factledger.adapters.postgres.event_store import commit_channel
 from factledger.adapters.postgres.ledger_recorder import GroupCommitRecorder
 from factledger.adapters.postgres_server import PostgresLocation
-from factledger.application.ledger.commands import ProposeChange, RegisterSubject
+from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.ledger import Ledger
-from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
-from factledger.domain.values import TextValue
 from factledger.testing.ledger_stores import LedgerStore, make_store, open_ledger
 
 pytestmark = pytest.mark.integration
@@ -41,19 +40,6 @@ def group_of(ledger: Ledger) -> GroupCommitRecorder:
     recorder = ledger.recorder
     assert isinstance(recorder, GroupCommitRecorder)
     return recorder
-
-
-def proposal(subject_id: uuid.UUID, n: int) -> ProposeChange:
-    return ProposeChange(
-        tenant=TENANT,
-        subject_id=subject_id,
-        field=f"field_{n}",
-        operation=Operation.SET,
-        value=TextValue(f"value {n}"),
-        origin=Origin.INFERRED,
-        proposed_by=Actor(ActorKind.MODEL, "writer"),
-        based_on_version=0,
-    )
 
 
 def versions(store: LedgerStore, subject_id: uuid.UUID) -> list[int]:
@@ -91,7 +77,7 @@ def test_concurrent_saves_on_different_subjects_share_commits(store: LedgerStore
         with ThreadPoolExecutor(16) as pool:
             list(
                 pool.map(
-                    lambda job: ledger.propose_change(proposal(ids[job % 16], job)), range(160)
+                    lambda job: ledger.propose_change(numbered(ids[job % 16], job)), range(160)
                 )
             )
         units = recorder.group.units - units_before
@@ -111,7 +97,7 @@ def test_writers_of_one_subject_lose_nothing_and_double_nothing(store: LedgerSto
         with ThreadPoolExecutor(3) as pool:
             list(
                 pool.map(
-                    lambda n: ledgers[n % 3].propose_change(proposal(subject_id, n)), range(36)
+                    lambda n: ledgers[n % 3].propose_change(numbered(subject_id, n)), range(36)
                 )
             )
         assert versions(store, subject_id) == list(range(1, 38))

@@ -30,7 +30,7 @@ from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.adapters.sqlite.queue_store import SqliteQueueStore
-from factledger.api.bootstrap.judgement import learned_judge
+from factledger.api.bootstrap.judgement import learned_judge, screened_safety
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.http.auth import mint_token as sign
@@ -44,6 +44,7 @@ from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies
 from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.recall.turn_reads import LedgerTurns
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
 from factledger.domain.subject import subject_id_for
 from factledger.projections.follower import Follower
@@ -61,13 +62,17 @@ TEST_AUTH = AuthSettings(
 
 
 def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime:
-    """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one)."""
+    """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one).
+    Messages and fields are screened as `serve` screens them: the detectors, then the shipped
+    instruction check over the answer judge's embedder."""
     ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     buffer = InMemorySessionBuffer()
+    judge = learned_judge()
+    safety = screened_safety(DetectorSafetyFilter(), judge)
     sessions = ShortTermMemory(
         SessionPorts(
             buffer=buffer,
-            safety=DetectorSafetyFilter(),
+            safety=safety,
             recorder=LedgerSessionRecorder(ledger),
             clock=clock,
             guidance=GuidanceCatalogue.merged(built_in_routes(), ()),
@@ -77,12 +82,14 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
         memory
         or InMemoryMemoryBackend(extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock)
     )
+    forgets = LedgerForgets(ledger)
     recall = Recall(
         RecallPorts(
             backend=backend,
             sources=LedgerRecallSources(ledger),
             policies=RecallPolicies(),
-            forgets=LedgerForgets(ledger),
+            forgets=forgets,
+            turns=LedgerTurns(ledger, forgets),
         )
     )
     views = InMemoryViewStore("profile")
@@ -102,7 +109,8 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
         recall=recall,
         sync_store=InMemorySyncStore(),
         imports=InMemoryImportPositions(),
-        judge=learned_judge(),
+        judge=judge,
+        safety=safety,
     )
 
 

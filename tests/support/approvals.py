@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import uuid
 
-from factledger.application.ledger.commands import (
-    ApproveChange,
-    CommandResult,
-    ProposeChange,
-    RegisterSubject,
-)
+from support.proposals import inferred
+
+from factledger.application.ledger.commands import ApproveChange, CommandResult, RegisterSubject
 from factledger.application.ledger.idempotency import JsonBody
 from factledger.application.ledger.ledger import Ledger
-from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.subject import Subject
-from factledger.domain.values import TextValue
 
 TENANT = "acme"
 
@@ -25,21 +20,10 @@ def rendered(subject: Subject, result: CommandResult) -> JsonBody:
     return {"version": result.subject_version, "position": result.position}
 
 
-def proposed(ledger: Ledger) -> tuple[uuid.UUID, uuid.UUID]:
+def proposed(ledger: Ledger, ref: str = "l-1") -> tuple[uuid.UUID, uuid.UUID]:
     """A registered subject and the id of its one proposed change."""
-    subject_id = ledger.register_subject(RegisterSubject(TENANT, "lead", "l-1")).subject_id
-    ledger.propose_change(
-        ProposeChange(
-            tenant=TENANT,
-            subject_id=subject_id,
-            field="supplier",
-            operation=Operation.SET,
-            value=TextValue("Acme"),
-            origin=Origin.INFERRED,
-            proposed_by=Actor(ActorKind.MODEL, "m"),
-            based_on_version=0,
-        )
-    )
+    subject_id = ledger.register_subject(RegisterSubject(TENANT, "lead", ref)).subject_id
+    ledger.propose_change(inferred(subject_id, "supplier", "Acme", tenant=TENANT))
     change_id = next(iter(ledger.subject(TENANT, subject_id).changes))
     return subject_id, change_id
 

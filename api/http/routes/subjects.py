@@ -37,6 +37,10 @@ router = APIRouter(prefix="/v1", tags=["subjects"], responses=ERRORS)  # type: i
 
 
 def _out(subject: Subject, *, created: bool | None = None) -> SubjectOut:
+    if subject.erased or subject.external_ref is None:
+        # Its kind and external reference identify the person: an erased subject shows neither
+        # (its reference is shredded anyway).
+        raise SubjectErasedError(f"subject {subject.id}")
     return SubjectOut(
         subject_id=subject.id,
         kind=subject.kind,
@@ -101,7 +105,4 @@ async def _load(ledger: Ledger, tenant: str, subject_id: UUID) -> Subject:
         subject = await asyncio.to_thread(ledger.subject, tenant, subject_id)
     except NotFoundError:
         raise SubjectNotFoundError(f"subject {subject_id}") from None
-    if subject.erased:
-        # Its kind and external reference identify the person: an erased subject shows neither.
-        raise SubjectErasedError(f"subject {subject_id}")
     return subject

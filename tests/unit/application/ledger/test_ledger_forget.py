@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from contextlib import nullcontext
 from datetime import UTC, datetime
 
 import pytest
+from support.key_stores import DelegatingKeyStore
 
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.application.ledger.commands import (
@@ -131,35 +132,18 @@ def test_a_field_set_again_after_forget_uses_a_new_key(ledger: Ledger) -> None:
     )
 
 
-class FailingOnce:
+class FailingOnce(DelegatingKeyStore):
     """A key store whose first `forget` fails, as a crash between event and key deletion."""
 
     def __init__(self, inner: KeyStore) -> None:
-        self.inner, self.failed = inner, False
-
-    def current(self, scope: str) -> tuple[str, bytes]:
-        return self.inner.current(scope)
-
-    def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
-        return self.inner.current_many(scopes)
-
-    def key(self, key_id: str) -> bytes | None:
-        return self.inner.key(key_id)
-
-    def keys_by_id(self, key_ids: Collection[str]) -> dict[str, bytes]:
-        return self.inner.keys_by_id(key_ids)
-
-    def forget(self, scope: str) -> int:
-        return self.forget_many([scope])
+        super().__init__(inner)
+        self.failed = False
 
     def forget_many(self, scopes: Collection[str]) -> int:
         if not self.failed:
             self.failed = True
             raise OSError("disk gone")
         return self.inner.forget_many(scopes)
-
-    def forget_prefix(self, prefix: str) -> int:
-        return self.inner.forget_prefix(prefix)
 
 
 def test_an_interrupted_forget_is_finished_by_the_next_attempt(ledger_store: LedgerStore) -> None:
