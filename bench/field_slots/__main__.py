@@ -1,6 +1,6 @@
 """`python -m factledger.bench.field_slots train`: fits the field heads memories are slotted by.
 
-    python -m factledger.bench.field_slots train --corpus bench/field_slots/data \
+    python -m factledger.bench.field_slots train --corpus bench/judgement/data/conversations \
         --out adapters/field_reader/data/field_heads.npz
 
 Reads the labelled conversations (CASES-FORMAT), embeds their subject sentences with the
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.field_slots")
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="fit the field heads on labelled conversations")
-    t.add_argument("--corpus", type=Path, default=Path("bench/field_slots/data"))
+    t.add_argument("--corpus", type=Path, default=Path("bench/judgement/data/conversations"))
     t.add_argument("--out", type=Path, default=Path("adapters/field_reader/data/field_heads.npz"))
     t.add_argument("--precision", type=float, default=0.8, help="out-of-fold precision to reach")
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""Labelled sentences from the training conversations (`/data/*.yaml`, CASES-FORMAT).
+"""Labelled sentences from the training conversations (`cases-*.yaml` under a folder, CASES-FORMAT).
 
 Each subject line is cut into sentences; a sentence holding the span of exactly one field's
 proposal is labelled with that field, one holding none of the line's spans is labelled
@@ -63,7 +63,7 @@ def _session_samples(kind: str, case: str, session: dict[str, Any]) -> Iterator[
 def load(directory: Path) -> tuple[list[Sample], dict[str, KindFields]]:
     samples: list[Sample] = []
     kinds: dict[str, KindFields] = {}
-    for path in sorted(directory.glob("cases-*.yaml")):
+    for path in sorted(directory.rglob("cases-*.yaml")):
         cases = yaml.safe_load(path.read_text(encoding="utf-8")) or []
         for case in cases:
             kind = case["kind"]
