@@ -17,6 +17,7 @@ from uuid import UUID
 
 import structlog
 
+from factledger.application.errors import NotFoundError
 from factledger.application.ledger.cipher import (
     ShreddingMapper,
     field_scope,
@@ -34,7 +35,6 @@ from factledger.application.ledger.commands import (
 )
 from factledger.application.ledger.core import LedgerCore
 from factledger.application.ledger.snapshots.codec import snapshot_scope
-from factledger.application.errors import NotFoundError
 from factledger.domain.errors import FieldNotPresentError
 from factledger.domain.events import FactForgotten
 from factledger.domain.proposal import Decision

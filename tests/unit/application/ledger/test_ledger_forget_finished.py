@@ -5,6 +5,7 @@ tests/integration/on_postgres."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Collection
 from uuid import UUID
@@ -17,6 +18,10 @@ from factledger.application.ledger.commands import (
     ProposeChange,
     RecordSession,
     RegisterSubject,
+)
+from factledger.application.ledger.forget_sweep import (
+    ForgetSweepOptions,
+    finish_forgetting_forever,
 )
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.ports import KeyStore, KeyStoreUnavailableError
@@ -43,9 +48,11 @@ class FailingWhenArmed(DelegatingKeyStore):
     def __init__(self, inner: KeyStore) -> None:
         super().__init__(inner)
         self.armed = False
+        self.refused = 0
 
     def forget_many(self, scopes: Collection[str]) -> int:
         if self.armed:
+            self.refused += 1
             raise KeyStoreUnavailableError("key store away")
         return self.inner.forget_many(scopes)
 
@@ -56,7 +63,9 @@ def _said(ledger: Ledger, sid: UUID, session_id: str, *lines: tuple[Role, str]) 
     ledger.record_session(RecordSession("acme", sid, session_id, Channel.CHAT, at, at, messages))
 
 
-def _propose(ledger: Ledger, sid: UUID, operation: Operation, value: str | None, said: Evidence) -> UUID:
+def _propose(
+    ledger: Ledger, sid: UUID, operation: Operation, value: str | None, said: Evidence
+) -> UUID:
     cmd = ProposeChange(
         "acme",
         sid,
@@ -162,3 +171,32 @@ def test_the_pass_leaves_a_field_written_again_since(ledger_store: LedgerStore) 
         # The lines the forget named are gone all the same: a line is never sealed again.
         assert STATED not in readable
         assert ASKS not in readable
+
+
+async def test_the_api_processes_pass_finishes_it_once_the_key_store_answers(
+    ledger_store: LedgerStore,
+) -> None:
+    """The pass every API process runs: while the key store is away it is logged and tried
+    again; then the words go within an interval, with no retry of the decision."""
+    keys = FailingWhenArmed(ledger_store.keys)
+    with _open(ledger_store, keys) as ledger:
+        sid, _ = _interrupted_approval(ledger, keys)
+        keys.armed = True
+        stop = asyncio.Event()
+        options = ForgetSweepOptions(interval_s=0.01)
+        sweeping = asyncio.ensure_future(finish_forgetting_forever(ledger, stop, options))
+        try:
+            deadline = asyncio.get_running_loop().time() + 10
+            while keys.refused < 2:  # a pass failed, and the next one ran all the same
+                assert asyncio.get_running_loop().time() < deadline, "no second pass"
+                await asyncio.sleep(0.01)
+            assert not sweeping.done()
+            assert STATED in _everything_readable(ledger, sid)
+            keys.armed = False
+            while STATED in _everything_readable(ledger, sid):
+                assert asyncio.get_running_loop().time() < deadline, "never finished"
+                await asyncio.sleep(0.01)
+        finally:
+            stop.set()
+            await sweeping
+        _assert_forgotten(ledger, sid)
