@@ -1,8 +1,9 @@
 """Finishes forgets whose key deletion was interrupted, in the background of every API process.
 
-A forget records its event, then deletes keys. A process that stops between the two leaves
-the words readable; so does an HTTP retry with the same idempotency key, which is answered
-from the response saved with the event and never reaches the ledger. Each API process passes
+A forget records its event, then deletes keys. A process killed between the two leaves the
+words readable, and the client's retry with the same idempotency key is then answered from
+the response saved with the event, never reaching the ledger (a retry after a 503 does reach
+it, and finishes the deletion there); a client may also never retry. Each API process passes
 over every recorded forget once at start-up, then over the forgets recorded since, every
 `interval_s`: deleting a deleted key is a no-op, so the passes of several processes do not
 conflict. A forgotten value stays readable at most one interval after the key store answers

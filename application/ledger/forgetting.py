@@ -5,8 +5,8 @@ content is unreadable in the event store too. A deletion interrupted between the
 finished from the recorded event: by the command's retry (the same command id replays as seen
 and deletes the keys again), by a direct forget of the field, or by `finish_forgetting`, a
 pass over the recorded forgets that every serving process runs at start-up and then
-periodically (an HTTP retry with the same idempotency key is answered from the saved response
-and never reaches the ledger).
+periodically (a retry answered from the response saved with the event never reaches the
+ledger).
 """
 
 from __future__ import annotations
