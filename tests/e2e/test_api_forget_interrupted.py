@@ -6,21 +6,22 @@ them. Either way the words go from the events the API serves."""
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import UTC, datetime
 
 import httpx
-from e2e.test_api_forget_requests_said import (  # noqa: F401 - fixtures
-    ASKS,
-    REVIEWER,
-    STATED,
-    asked_to_forget,
-    clock,
-    ok,
-    ports,
-)
+import pytest
+from e2e.test_api_forget_requests_said import ASKS, REVIEWER, STATED, asked_to_forget, ok
+from support.api_harness import build_ports
 from support.key_stores import DelegatingKeyStore
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.ledger.ports import KeyStore, KeyStoreUnavailableError
+from factledger.testing.manual_clock import ManualClock
+
+
+@pytest.fixture
+def ports() -> Runtime:
+    return build_ports(ManualClock(datetime(2026, 2, 9, 14, 0, tzinfo=UTC)))
 
 
 class AwayWhenArmed(DelegatingKeyStore):
