@@ -569,7 +569,7 @@ class SqlQueueWrites:
                     f"WHERE tenant = ? AND group_key = ? AND subject_id = ?",
                     [tenant, group, subject_id],
                 )
-        touched = [k for k, d in self._grouped.items() if d or subjects[k]]
+        touched = list(self._grouped)  # a net change of none may still move the oldest
         self._db.run_many(
             f"INSERT INTO {t.groups_table} AS kept "
             f"(tenant, group_key, n, subjects, first_position) "
