@@ -2,8 +2,11 @@
 
 Each start gets a fresh data directory and a free loopback port; a contender's graph cache
 lives in the bench's own folder, so its first start fills it and the others read it, and the
-user's cache is never touched. Any `factledger` executable can be timed beside this one, so an
-older install gives the figures to compare with in the same run.
+user's cache is never touched. Besides the wall-clock seconds, which wait for the CPU on a
+loaded machine, each start reports the serve process's own CPU seconds up to ready (Linux's
+`/proc`; None elsewhere), which a busy machine inflates far less. Any `factledger`
+executable can be timed beside this one, so an older install gives the figures to compare
+with in the same run.
 """
 
 from __future__ import annotations
@@ -29,6 +32,14 @@ def default_executable() -> Path:
 
 
 @dataclass(frozen=True, slots=True)
+class Start:
+    """One start: wall-clock seconds to ready and the process's CPU seconds until then."""
+
+    seconds: float
+    cpu_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class Contender:
     """One way to start: an executable, with or without a graph cache of its own."""
 
@@ -39,11 +50,11 @@ class Contender:
 
 def measure_serve_start(
     contenders: list[Contender], workdir: Path, *, runs: int
-) -> dict[str, list[float]]:
+) -> dict[str, list[Start]]:
     """Seconds from launch to ready per contender, one per start, in order; the contenders
     take turns, so they share the machine's load."""
     envs = [_environment(contender, workdir / str(n)) for n, contender in enumerate(contenders)]
-    seconds: dict[str, list[float]] = {contender.label: [] for contender in contenders}
+    seconds: dict[str, list[Start]] = {contender.label: [] for contender in contenders}
     for run in range(runs):
         for contender, env in zip(contenders, envs, strict=True):
             data_dir = workdir / f"data-{run}-{contender.label}"
@@ -69,8 +80,8 @@ def _environment(contender: Contender, workdir: Path) -> dict[str, str]:
     return env
 
 
-def _one_start(executable: Path, env: dict[str, str]) -> float:
-    port = _free_port()
+def _one_start(executable: Path, env: dict[str, str]) -> Start:
+    port = free_port()
     started = time.perf_counter()
     process = subprocess.Popen(  # noqa: S603 - a path the operator chose, no shell
         [str(executable), "serve", "--host", "127.0.0.1", "--port", str(port)],
@@ -89,7 +100,7 @@ def _one_start(executable: Path, env: dict[str, str]) -> float:
             process.wait()
 
 
-def _wait_until_ready(port: int, process: subprocess.Popen[bytes], started: float) -> float:
+def _wait_until_ready(port: int, process: subprocess.Popen[bytes], started: float) -> Start:
     url = f"http://127.0.0.1:{port}/readyz"
     with httpx.Client(timeout=1.0) as client:
         while time.perf_counter() - started < READY_TIMEOUT_S:
@@ -97,28 +108,53 @@ def _wait_until_ready(port: int, process: subprocess.Popen[bytes], started: floa
                 raise RuntimeError(f"factledger serve exited with {process.returncode}")
             try:
                 if client.get(url).status_code == httpx.codes.OK:
-                    return time.perf_counter() - started
+                    return Start(time.perf_counter() - started, _cpu_s(process.pid))
             except httpx.TransportError:
                 pass
             time.sleep(POLL_S)
     raise TimeoutError(f"not ready within {READY_TIMEOUT_S:.0f} s")
 
 
-def _free_port() -> int:
+def _cpu_s(pid: int) -> float | None:
+    """User plus system CPU seconds of a live process so far (None without `/proc`)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
 
 
-def render(seconds: dict[str, list[float]]) -> str:
-    """A markdown table: per contender its first start, the median of the others, all starts."""
+def render(seconds: dict[str, list[Start]]) -> str:
+    """A markdown table: per contender its first start, the median of the others, all starts,
+    and the same for the CPU seconds to ready."""
     lines = [
-        "| start | first s | median after the first s | every start s, in order |",
-        "|---|---|---|---|",
+        "| start | first s | median after the first s | every start s, in order "
+        "| CPU s to ready: first / median after | load avg |",
+        "|---|---|---|---|---|---|",
     ]
     for label, starts in seconds.items():
-        rest = f"{statistics.median(starts[1:]):.2f}" if len(starts) > 1 else "-"
-        every = ", ".join(f"{s:.2f}" for s in starts)
-        lines.append(f"| {label} | {starts[0]:.2f} | {rest} | {every} |")
+        walls = [s.seconds for s in starts]
+        rest = f"{statistics.median(walls[1:]):.2f}" if len(walls) > 1 else "-"
+        every = ", ".join(f"{s:.2f}" for s in walls)
+        lines.append(
+            f"| {label} | {walls[0]:.2f} | {rest} | {every} | {cpu_summary(starts)} "
+            f"| {os.getloadavg()[0]:.1f} |"
+        )
     return "\n".join(lines)
+
+
+def cpu_summary(starts: list[Start]) -> str:
+    """The first start's CPU seconds to ready and the median of the others'."""
+    cpus = [s.cpu_s for s in starts if s.cpu_s is not None]
+    if not cpus:
+        return "-"
+    rest = f"{statistics.median(cpus[1:]):.2f}" if len(cpus) > 1 else "-"
+    return f"{cpus[0]:.2f} / {rest}"

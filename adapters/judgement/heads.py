@@ -20,6 +20,7 @@ import numpy.typing as npt
 from factledger.adapters.judgement.features import Matrix
 
 HEAD_NAMES = ("statement", "hedged", "forget", "correction", "answer", "field")
+OPTIONAL_HEADS = ("span",)  # the span tagger: a file without it reads fields by clause
 
 
 class HeadsIntegrityError(RuntimeError):
@@ -50,6 +51,9 @@ class Heads:
     buckets: int
     yes_min: float
     field_min: float = 0.5
+    token_min: float = 0.5  # a token's probability from which it is part of a field's value
+    span_min: float = 0.5  # a span's tokens' mean probability from which it is a value
+    span_values: bool = False  # whether field statements are narrowed to the tagger's spans
 
     def __getitem__(self, name: str) -> Head:
         return self.heads[name]
@@ -61,6 +65,9 @@ class Heads:
             "buckets": np.array(self.buckets),
             "yes_min": np.array(self.yes_min),
             "field_min": np.array(self.field_min),
+            "token_min": np.array(self.token_min),
+            "span_min": np.array(self.span_min),
+            "span_values": np.array(self.span_values),
         }
         for name, head in self.heads.items():
             arrays[f"{name}.w"] = head.weights
@@ -90,7 +97,7 @@ class Heads:
                     z[f"{n}.b"].astype(np.float32),
                     tuple(str(c) for c in z[f"{n}.classes"]),
                 )
-                for n in names
+                for n in (*names, *(o for o in OPTIONAL_HEADS if f"{o}.w" in z.files))
             }
             return cls(
                 heads,
@@ -98,4 +105,7 @@ class Heads:
                 int(z["buckets"]),
                 float(z["yes_min"]),
                 float(z["field_min"]),
+                float(z["token_min"]) if "token_min" in z.files else 0.5,
+                float(z["span_min"]) if "span_min" in z.files else 0.5,
+                bool(z["span_values"]) if "span_values" in z.files else False,
             )

@@ -8,13 +8,14 @@ heads in this package (`weights/`), each checked against its pinned SHA-256.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
+from factledger.adapters.embedding.onnx.token_states import TokenStates
 from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.fields import (
     clauses_of,
@@ -23,6 +24,14 @@ from factledger.adapters.judgement.fields import (
     pair_features,
 )
 from factledger.adapters.judgement.heads import Heads
+from factledger.adapters.judgement.spans import (
+    LineReading,
+    TokenStatesReader,
+    read_line,
+    sentence_starts,
+    span_scores,
+    spans_of,
+)
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
 from factledger.application.memory.ports import Embedder
 from factledger.domain.transcript import Message, Role
@@ -30,6 +39,22 @@ from factledger.domain.transcript import Message, Role
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
 PACKAGED_HEADS_SHA256 = "0938bda9d270344bb9ce8a34cc89b13cd564b1b8c1df74046586c50ae31d504c"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
+
+
+def _per_token(
+    text: str, tokens: TokenStates, clauses: Sequence[tuple[str, Matrix]], fields: int
+) -> Matrix:
+    """Each token's clause's field probabilities (zeros for a token in no clause)."""
+    out = np.zeros((len(tokens.words), fields), dtype=np.float32)
+    cursor = 0
+    for clause, p in clauses:
+        start = text.find(clause, cursor)
+        if start < 0:
+            continue
+        end = cursor = start + len(clause)
+        inside = (tokens.offsets[:, 0] < end) & (tokens.offsets[:, 1] > start)
+        out[inside] = p
+    return out
 
 
 class EmbedderMismatchError(ValueError):
@@ -49,15 +74,19 @@ class LearnedJudge:
             )
 
     @classmethod
-    def packaged(cls) -> LearnedJudge:
+    def packaged(cls, *, cache_dir: Path | None = None) -> LearnedJudge:
         """The shipped heads over the packaged default embedder they were trained on."""
-        return cls.from_file(PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
+        return cls.from_file(PACKAGED_HEADS, PACKAGED_HEADS_SHA256, cache_dir=cache_dir)
 
     @classmethod
-    def from_file(cls, path: Path, sha256: str | None) -> LearnedJudge:
-        """Heads from `path` (checked against `sha256`) over the packaged default embedder."""
+    def from_file(
+        cls, path: Path, sha256: str | None, *, cache_dir: Path | None = None
+    ) -> LearnedJudge:
+        """Heads from `path` (checked against `sha256`) over the packaged default embedder;
+        `cache_dir` keeps its compiled graph between starts (None: compiled every start)."""
         heads = Heads.load(path, sha256)
-        return cls(OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET)), heads)
+        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir)
+        return cls(embedder, heads)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
@@ -144,7 +173,121 @@ class LearnedJudge:
             texts, clause_vecs, question_vecs, has_question, field_vecs, statement_p, forget_p
         )
 
+    async def line_readings(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> list[tuple[int, TokenStates, LineReading]]:
+        """Each subject line's tokens as the span tagger reads them (message index, token
+        states, reading), each line in the context of the agent's question before it; the lab
+        trains the tagger on the same."""
+        if not isinstance(self.embedder, TokenStatesReader):
+            raise TypeError("the span tagger needs an embedder that gives token states")
+        lines: list[tuple[int, str, str | None]] = []
+        for i, message in enumerate(transcript):
+            if message.role is not Role.SUBJECT or not message.text.strip():
+                continue
+            before = transcript[i - 1] if i > 0 else None
+            asked = before.text if before is not None and before.role is not Role.SUBJECT else None
+            lines.append((i, message.text, asked or None))
+        if not lines or not fields:
+            return []
+        sentences = [
+            [
+                text[a:b].strip() or text
+                for a, b in zip(starts, [*starts[1:], len(text)], strict=False)
+            ]
+            for _, text, _ in lines
+            for starts in [sentence_starts(text)]
+        ]
+        flat = [s for group in sentences for s in group]
+        x = await self._features(flat)
+        per_sentence = np.hstack(
+            [
+                self.heads["statement"].probabilities(x),
+                self._flag("forget", x)[:, None],
+                self._flag("hedged", x)[:, None],
+            ]
+        )
+        questions = sorted({q for _, _, q in lines if q})
+        texts = [t for _, t, _ in lines]
+        vectors = await self.embedder.embed([*texts, *questions, *(field_text(f) for f in fields)])
+        by_question = dict(
+            zip(questions, vectors[len(texts) : len(texts) + len(questions)], strict=False)
+        )
+        field_vecs = vectors[len(texts) + len(questions) :]
+        states = await self.embedder.token_states([(t, q) for _, t, q in lines])
+        clause_p = await self._clause_probabilities(transcript, fields)
+        out = []
+        row = 0
+        for n, ((index, text, asked), tokens) in enumerate(zip(lines, states, strict=True)):
+            count = len(sentences[n])
+            reading = read_line(
+                text,
+                tokens,
+                field_vecs,
+                vectors[n],
+                by_question.get(asked) if asked else None,
+                per_sentence[row : row + count],
+                _per_token(text, tokens, clause_p.get(index, []), len(fields)),
+            )
+            row += count
+            out.append((index, tokens, reading))
+        return out
+
+    async def _clause_probabilities(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> dict[int, list[tuple[str, Matrix]]]:
+        """Per subject message, its clauses and the field head's probabilities for each."""
+        said, pairs = await self.pairs(transcript, fields)
+        out: dict[int, list[tuple[str, Matrix]]] = {}
+        if not said:
+            return out
+        head = self.heads["field"]
+        p = field_probabilities(head.weights, head.bias, pairs)
+        for c, (index, clause) in enumerate(said):
+            out.setdefault(index, []).append((clause, p[c]))
+        return out
+
+    async def value_spans(
+        self, transcript: Sequence[Message], fields: Sequence[str], *, every: bool = False
+    ) -> list[FieldStatement]:
+        """The words of the subject's lines that state a field's value, by the span tagger."""
+        head = self.heads["span"]
+        out = []
+        for index, tokens, reading in await self.line_readings(transcript, fields):
+            p = span_scores(head.weights, head.bias, reading)
+            text = transcript[index].text
+            for span in spans_of(text, p, tokens, self.heads.token_min):
+                if every or span.p >= self.heads.span_min:
+                    words = text[span.start : span.end]
+                    out.append(FieldStatement(index, words, fields[span.field], span.p))
+        return out
+
     async def field_statements(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> list[FieldStatement]:
+        """The clauses the field head reads as stating a field; when the heads say so
+        (`span_values`), each narrowed to the words the span tagger gives that field inside
+        the clause (the value), the clause kept where it tags none. On the blind dev half the
+        narrowing lost more matches than it made (the tagger's span often leaves out words of
+        the value), so the trained file does not set it by default."""
+        clauses = await self.clause_statements(transcript, fields)
+        if not self.heads.span_values or not isinstance(self.embedder, TokenStatesReader):
+            return clauses
+        spans = await self.value_spans(transcript, fields, every=True)
+        out = []
+        for c in clauses:
+            inside = [
+                v
+                for v in spans
+                if v.message_index == c.message_index
+                and v.field == c.field
+                and v.clause in c.clause
+            ]
+            best = max(inside, key=lambda v: v.p, default=None)
+            out.append(c if best is None else replace(c, clause=best.clause))
+        return out
+
+    async def clause_statements(
         self, transcript: Sequence[Message], fields: Sequence[str]
     ) -> list[FieldStatement]:
         said, pairs = await self.pairs(transcript, fields)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import structlog
 
+from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
 from factledger.adapters.judgement.judge import LearnedJudge
@@ -24,9 +25,12 @@ log = structlog.get_logger(__name__)
 
 @cache
 def learned_judge(heads_path: Path | None = None, heads_sha256: str | None = None) -> SentenceJudge:
+    # The embedder's graph from the user's graph cache, where the backend's embedder of the
+    # same model keeps it too: compiling it again took about a third of a start's CPU.
+    cache_dir = default_cache_dir()
     if heads_path is None:
-        return LearnedJudge.packaged()
-    return LearnedJudge.from_file(heads_path, heads_sha256)
+        return LearnedJudge.packaged(cache_dir=cache_dir)
+    return LearnedJudge.from_file(heads_path, heads_sha256, cache_dir=cache_dir)
 
 
 def answer_judge(settings: ExtractorSettings) -> SentenceJudge | None:

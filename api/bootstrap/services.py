@@ -47,6 +47,7 @@ from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, policy_of
 from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.recall.turn_reads import LedgerTurns
 from factledger.application.review.proposer import SessionProposer
 from factledger.application.sessions.ports import SessionBuffer
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
@@ -160,7 +161,9 @@ async def open_services(
         )
     policies = recall_policies(settings.recall)
     sources = LedgerRecallSources(ledger, clock=clock)
-    recall = Recall(RecallPorts(backend, sources, policies, forgets=LedgerForgets(ledger)))
+    forgets = LedgerForgets(ledger)
+    turns = LedgerTurns(ledger, forgets, clock=clock)
+    recall = Recall(RecallPorts(backend, sources, policies, forgets=forgets, turns=turns))
     worker = None
     if backend is not None:
         feed = LedgerEventFeed(ledger)

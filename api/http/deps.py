@@ -346,11 +346,16 @@ async def get_idempotency_store(request: Request) -> IdempotencyStore:
 IdempotencyStoreDep = Annotated[IdempotencyStore, Depends(get_idempotency_store)]
 
 
-async def get_arrival(request: Request) -> float:
+def arrival_of(request: Request) -> float:
     """When the request reached this process (`time.monotonic()`), stamped by the middleware;
     now when no middleware stamped it."""
     arrived = request.scope.get("state", {}).get(ARRIVED_AT)
     return arrived if isinstance(arrived, float) else time.monotonic()
+
+
+async def get_arrival(request: Request) -> float:
+    """`arrival_of`, as a dependency."""
+    return arrival_of(request)
 
 
 ArrivalDep = Annotated[float, Depends(get_arrival)]

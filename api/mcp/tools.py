@@ -136,7 +136,7 @@ async def get_context(call: Call, body: ContextIn) -> BaseModel:
     recall = await recall_routes.get_recall(state)
     budget = recall.budget_s(p.tenant, context=True)
     subject = await recall_routes.check_within_budget(p, ports.ledger, ME, budget, call.arrived_at)
-    return await recall_routes.context(body, p, subject, recall, state, call.arrived_at)
+    return await recall_routes.answer_context(body, p, subject, recall, state, call.arrived_at)
 
 
 async def get_profile(call: Call, body: ProfileIn) -> BaseModel:
@@ -154,7 +154,7 @@ async def recall(call: Call, body: RecallIn) -> BaseModel:
     service = await recall_routes.get_recall(state)
     budget = service.budget_s(p.tenant)
     subject = await recall_routes.check_within_budget(p, ports.ledger, ME, budget, call.arrived_at)
-    return await recall_routes.recall_turn(body, p, subject, service, state, call.arrived_at)
+    return await recall_routes.answer_recall(body, p, subject, service, state, call.arrived_at)
 
 
 async def start_session(call: Call, body: StartSessionIn) -> BaseModel:

@@ -36,6 +36,15 @@ class Lookup:
     on_error: Degraded
 
 
+class LookupDegraded(Exception):  # noqa: N818 - a reason, not an error of its own
+    """Raised by a lookup whose failure has a reason other than its `on_error` (a part of it
+    that reads another source); the cause is chained."""
+
+    def __init__(self, reason: Degraded) -> None:
+        super().__init__(reason.value)
+        self.reason = reason
+
+
 def _consume(task: asyncio.Task[None]) -> None:
     # A cancelled or failed lookup finishes after we stopped waiting; retrieve its outcome
     # so asyncio does not report "exception was never retrieved".
@@ -67,8 +76,14 @@ async def run_within(budget_s: float, lookups: Sequence[Lookup]) -> dict[str, De
         if task.cancelled():
             failures[lookup.name] = Degraded.TIMEOUT
         elif (error := task.exception()) is not None:
-            failures[lookup.name] = lookup.on_error
-            log.warning("recall.lookup_failed", lookup=lookup.name, error_type=type(error).__name__)
+            reason = error.reason if isinstance(error, LookupDegraded) else lookup.on_error
+            failures[lookup.name] = reason
+            cause = error.__cause__ if isinstance(error, LookupDegraded) else error
+            log.warning(
+                "recall.lookup_failed",
+                lookup=lookup.name,
+                error_type=type(cause or error).__name__,
+            )
     for name in failures.keys() & {tasks[t].name for t in pending}:
         log.warning("recall.lookup_timed_out", lookup=name, budget_ms=round(budget_s * 1e3))
     return failures

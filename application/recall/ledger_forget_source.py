@@ -55,6 +55,11 @@ class LedgerForgets:
             subject = cast("Subject", self._ledger.repository.get(subject_id))
         except AggregateNotFoundError:
             return NOTHING_FORGOTTEN
+        return self.mask_of_read(subject)
+
+    def mask_of_read(self, subject: Subject) -> ForgetMask:
+        """The mask of a subject already read from the ledger (kept per version)."""
+        subject_id = subject.id
         rejected = any(c.status is ChangeStatus.REJECTED for c in subject.changes.values())
         if not (subject.erased or subject.forgotten_memories or subject.forget_marks or rejected):
             return NOTHING_FORGOTTEN

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import cast
 from uuid import UUID
 
@@ -26,6 +27,23 @@ from factledger.domain.provenance import ChangeStatus, Origin
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Channel, Message
 from factledger.domain.values import render
+
+
+def confirmed_entries(subject: Subject, now: datetime) -> list[ProfileEntry]:
+    """The subject's confirmed fields still valid at `now`, by field name."""
+    return [
+        ProfileEntry(
+            field=name,
+            value=render(f.value),
+            condition=f.condition,
+            inferred=f.origin is Origin.INFERRED,
+            confirmed_at=f.confirmed_at,
+            evidence_session=f.evidence_session,
+        )
+        for name, f in sorted(subject.fields.items())
+        # Expired by the clock, not by an event: nothing is written at `valid_until`.
+        if f.valid_until is None or now < f.valid_until
+    ]
 
 
 class LedgerSessionRecorder:
@@ -59,22 +77,7 @@ class LedgerRecallSources:
     async def confirmed_profile(self, subject_id: UUID) -> Sequence[ProfileEntry]:
         def read() -> list[ProfileEntry]:
             subject = self._subject(subject_id)
-            if subject is None:
-                return []
-            now = self._clock.now()
-            return [
-                ProfileEntry(
-                    field=name,
-                    value=render(f.value),
-                    condition=f.condition,
-                    inferred=f.origin is Origin.INFERRED,
-                    confirmed_at=f.confirmed_at,
-                    evidence_session=f.evidence_session,
-                )
-                for name, f in sorted(subject.fields.items())
-                # Expired by the clock, not by an event: nothing is written at `valid_until`.
-                if f.valid_until is None or now < f.valid_until
-            ]
+            return [] if subject is None else confirmed_entries(subject, self._clock.now())
 
         return await asyncio.to_thread(read)
 

@@ -8,6 +8,7 @@ can be tested with fixed data and served from whichever read model is cheapest.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
 
@@ -43,3 +44,19 @@ class ForgetSource(Protocol):
     """The ledger's forgets of one subject; cheap, since recall reads it on every turn."""
 
     async def mask(self, subject_id: UUID) -> ForgetMask: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TurnLedger:
+    """What a turn reads from the ledger beside its search: the confirmed profile (to put the
+    decided facts first) and the forgets (to drop what may no longer be served)."""
+
+    profile: Sequence[ProfileEntry]
+    mask: ForgetMask
+
+
+class TurnSource(Protocol):
+    """The ledger's side of one turn, read once: on every turn, beside the search, so one
+    read of the subject (one hand-off to a worker thread) rather than one per part."""
+
+    async def turn(self, subject_id: UUID) -> TurnLedger: ...

@@ -23,7 +23,7 @@ import structlog
 from factledger.application.errors import MemoryNotFoundError
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for
-from factledger.application.memory.types import MAX_LIMIT, Capability, SearchQuery
+from factledger.application.memory.types import MAX_LIMIT, Capability, SearchHit, SearchQuery
 from factledger.application.recall.build import (
     LedgerFindings,
     MemoryFindings,
@@ -38,6 +38,7 @@ from factledger.application.recall.build import (
 )
 from factledger.application.recall.deadline import (
     Lookup,
+    LookupDegraded,
     budget_left,
     lookup_time,
     run_within,
@@ -53,7 +54,8 @@ from factledger.application.recall.forget_filter import (
     unforgotten,
 )
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
-from factledger.application.recall.ports import ForgetSource, RecallSources
+from factledger.application.recall.ports import ForgetSource, RecallSources, TurnSource
+from factledger.application.recall.turn_reads import turn_source
 from factledger.application.recall.types import (
     Degraded,
     Excerpt,
@@ -76,6 +78,9 @@ class RecallPorts:
     # The ledger's forgets, applied before the backend learns of them (`recall.forget_filter`);
     # None only where nothing is forgotten outside the backend (benchmarks, fixed sources).
     forgets: ForgetSource | None = None
+    # The profile and the forgets of a turn from one read of the subject; None: recall reads
+    # them through `sources` and `forgets`.
+    turns: TurnSource | None = None
 
 
 class Recall:
@@ -84,6 +89,7 @@ class Recall:
 
     def __init__(self, ports: RecallPorts) -> None:
         self._ports = ports
+        self._turns = turn_source(ports.sources, ports.forgets, ports.turns)
         self._traces = Traces()  # slots of memories the forget mask had to look up
 
     def budget_s(self, tenant: str | None, *, context: bool = False) -> float:
@@ -108,11 +114,8 @@ class Recall:
         if too_late_to_start(policy.recall_budget_s, left):
             return self.unanswered(subject_id, Degraded.OVERLOADED)
         findings, ledger = MemoryFindings(), LedgerFindings()
-        lookups = [
-            self._memory_lookup(subject_id, query, policy, findings),
-            # Read alongside the search, so the confirmed facts cost no wait of their own.
-            Lookup("profile", lambda: self._confirmed(subject_id, ledger), Degraded.SOURCE_ERROR),
-        ]
+        # The confirmed facts and the forgets are read once, beside the search, in its lookup.
+        lookups = [self._memory_lookup(subject_id, query, policy, findings, ledger)]
         failures = await run_within(lookup_time(policy.recall_budget_s, left), lookups)
         result = RecallResult(
             notes=_decided_first(query, findings, ledger, policy.limit, failures),
@@ -178,17 +181,29 @@ class Recall:
     # -- lookups: each stores what it has as soon as it has it --------------------------------
 
     def _memory_lookup(
-        self, subject_id: UUID, text: str, policy: RecallPolicy, findings: MemoryFindings
+        self,
+        subject_id: UUID,
+        text: str,
+        policy: RecallPolicy,
+        findings: MemoryFindings,
+        ledger: LedgerFindings | None = None,
     ) -> Lookup:
+        """The search with what it needs from the ledger beside it: the forgets, and for a
+        turn (`ledger` given) the confirmed profile, from one read of the subject."""
+
         async def run() -> None:
             backend = self._ports.backend
             assert backend is not None  # noqa: S101 - callers check before building the lookup
             ns = namespace_for(subject_id)
-            query = _wide_query(text, policy)
+            query = wide_query(text, policy)
             # Each task and wake-up is a turn of the event loop that a busy process may make
-            # the answer wait for: the search runs in this lookup's own task unless a mask has
-            # to be read beside it, and the steps after it only when they have work.
-            if self._ports.forgets is None:
+            # the answer wait for: the search runs in this lookup's own task, the ledger's read
+            # in one task beside it, and the steps after it only when they have work.
+            if ledger is not None:
+                found, mask = await _beside(
+                    backend.search(ns, query), self._turn(subject_id, ledger)
+                )
+            elif self._ports.forgets is None:
                 found, mask = await backend.search(ns, query), NOTHING_FORGOTTEN
             else:
                 found, mask = await asyncio.gather(
@@ -260,8 +275,15 @@ class Recall:
         if evidence:
             ledger.sessions.update(await sources.sessions(subject_id, evidence))
 
-    async def _confirmed(self, subject_id: UUID, ledger: LedgerFindings) -> None:
-        ledger.profile = list(await self._ports.sources.confirmed_profile(subject_id))
+    async def _turn(self, subject_id: UUID, ledger: LedgerFindings) -> ForgetMask:
+        """The turn's profile (stored as soon as read) and its mask; a failed read is the
+        ledger's (`source_error`), and leaves no hits: never serve what may be forgotten."""
+        try:
+            turn = await self._turns.turn(subject_id)
+        except Exception as error:
+            raise LookupDegraded(Degraded.SOURCE_ERROR) from error
+        ledger.profile = list(turn.profile)  # confirmed, so facts even when a model inferred them
+        return turn.mask
 
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)
@@ -308,6 +330,21 @@ class Recall:
         )
 
 
+async def _beside(
+    search: Coroutine[object, object, list[SearchHit]],
+    read: Coroutine[object, object, ForgetMask],
+) -> tuple[list[SearchHit], ForgetMask]:
+    """The search awaited in the caller's task and the read in one task beside it (`gather`
+    would wrap both); the read is cancelled if the search fails."""
+    reading = asyncio.ensure_future(read)
+    try:
+        found = await search
+    except BaseException:
+        reading.cancel()
+        raise
+    return found, await reading
+
+
 def _decided_first(
     query: str,
     findings: MemoryFindings,
@@ -345,7 +382,7 @@ def _excerpts(findings: MemoryFindings, policy: RecallPolicy) -> tuple[Excerpt, 
     return excerpts(findings, max_chars=policy.excerpt_chars) if policy.excerpts else ()
 
 
-def _wide_query(text: str, policy: RecallPolicy) -> SearchQuery:
+def wide_query(text: str, policy: RecallPolicy) -> SearchQuery:
     """The policy's query, also asking for superseded facts (dropped from the notes unless the
     policy includes them) so their texts can date the current ones."""
     return SearchQuery(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -19,6 +20,7 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import embedded_config, ensure_database
 from factledger.adapters.postgres_server import EmbeddedPostgres
+from factledger.api.log_setup import configure_logging
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.recall.policy import RecallPolicy
@@ -30,6 +32,10 @@ from factledger.bench.recall_latency import (
     render,
     subject_ids,
 )
+from factledger.bench.recall_served import render as render_served
+from factledger.bench.recall_served import run as run_served
+from factledger.bench.recall_turn_reads import render as render_turn_reads
+from factledger.bench.recall_turn_reads import run as run_turn_reads
 from factledger.testing.supermemory.faults import LatencyProfile, LatencySampler
 from factledger.testing.supermemory.harness import supermemory_backend_in_process
 from factledger.testing.supermemory.server import SupermemoryServer
@@ -135,6 +141,29 @@ def bench(
     ]
     typer.echo(render(results, budget_s=budget_s, stall_rate=stall_rate))
     typer.echo(f"embedder: {built.model_id}")
+
+
+@recall_app.command("turn-reads")
+def turn_reads(
+    subjects: Annotated[int, typer.Option(min=1)] = 200,
+    calls: Annotated[int, typer.Option(min=100)] = 3000,
+    concurrency: Annotated[int, typer.Option(min=1)] = 1,
+) -> None:
+    """`Recall.recall` over its search with a SQLite ledger behind it: the ledger read as two
+    ports beside the one read of a turn, in alternating blocks, with hand-offs and CPU."""
+    # JSON lines at INFO as a served process writes them, to nowhere: their CPU is recall's.
+    configure_logging(json_lines=True, level="INFO", stream=Path(os.devnull).open("w"))  # noqa: SIM115
+    report = asyncio.run(run_turn_reads(subjects=subjects, calls=calls, concurrency=concurrency))
+    typer.echo(render_turn_reads(report))
+
+
+@recall_app.command("served")
+def served(
+    requests: Annotated[int, typer.Option(min=20)] = 500,
+) -> None:
+    """Recall over HTTP on a `factledger serve` process: the server's time outside
+    `Recall.recall` (`Server-Timing` app - use) and the round trip beside `/healthz`."""
+    typer.echo(render_served(run_served(requests=requests)))
 
 
 def register(app: typer.Typer) -> None:

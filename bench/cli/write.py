@@ -17,7 +17,12 @@ from factledger.bench.cli.load import _credentials, _split
 from factledger.bench.load.run import Credentials
 from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
-from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
+from factledger.bench.serve_start import (
+    Contender,
+    cpu_summary,
+    default_executable,
+    measure_serve_start,
+)
 from factledger.bench.write.cold_loads import TURNS, measure_cold_loads, seeded_stores
 from factledger.bench.write.history import SIZES
 from factledger.bench.write.lag import LagRun, measure_lag
@@ -229,11 +234,13 @@ def write(
                 executable = baseline_python.parent / "factledger"
                 contenders.append(Contender("baseline", executable, cache=True))
             starts = measure_serve_start(contenders, root / "start", runs=start_runs)
-            for build, seconds_each in starts.items():
+            for build, starts_each in starts.items():
+                seconds_each = [s.seconds for s in starts_each]
                 typer.echo(
                     f"\nCold start of `factledger serve` to ready ({build}): median "
                     f"{statistics.median(seconds_each):.2f} s, every start "
-                    f"{', '.join(f'{s:.2f}' for s in seconds_each)} s "
+                    f"{', '.join(f'{s:.2f}' for s in seconds_each)} s; CPU s to ready "
+                    f"(first / median after) {cpu_summary(starts_each)} "
                     f"(load avg {load_average()})"
                 )
 

@@ -23,12 +23,14 @@ from factledger.bench.evalsets.score import Scores, score_answers, score_run
 
 
 async def score_directory(
-    directory: Path, extractor: str, judgement: str, schema: str
+    directory: Path, extractor: str, judgement: str, schema: str, heads: Path | None = None
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
     started = time.perf_counter()
-    config = None if extractor == "rule" else {"kind": extractor}
+    config: dict[str, Any] | None = None if extractor == "rule" else {"kind": extractor}
+    if config is not None and heads is not None:
+        config["heads_path"] = heads
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -67,11 +69,14 @@ def main(argv: list[str] | None = None) -> None:
         help="bare: each field configured as a bare type; named: each field also names the "
         "extractor slot of its own name",
     )
+    parser.add_argument(
+        "--heads", type=Path, help="the learned extractor's heads file (default: the shipped)"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     results = [
-        asyncio.run(score_directory(d, args.extractor, args.judgement, args.schema))
+        asyncio.run(score_directory(d, args.extractor, args.judgement, args.schema, args.heads))
         for d in args.sets
     ]
     text = json.dumps(results, indent=2)

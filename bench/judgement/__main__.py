@@ -26,8 +26,14 @@ from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxM
 from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.bench.judgement.answers import train_answer_head
+from factledger.bench.judgement.conversations import (
+    CONVERSATIONS,
+    load_training_cases,
+    sentences_of_conversations,
+)
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
 from factledger.bench.judgement.field_data import cases_in
+from factledger.bench.judgement.importing import import_conversations
 from factledger.bench.judgement.instructions import train_instruction_head
 from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train
 
@@ -38,13 +44,17 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
         corpus = corpus + load_corpus(directory)
     cases = cases_in([*corpora, *conversations])
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+    loaded = load_training_cases([d / CONVERSATIONS for d in corpora])
+    corpus = corpus + sentences_of_conversations(loaded.cases)
+    heads = await train(embedder, corpus, cases, loaded.cases)
     accuracy = await cross_validate(embedder, corpus)
-    heads = await train(embedder, corpus, cases)
     sha256 = heads.save(out)
     return {
         "sentences": len(corpus.sentences),
         "replies": len(corpus.replies),
         "conversations": len(cases),
+        "span_conversations": len(loaded.cases),
+        "span_labels_dropped": dict(loaded.dropped),
         "field_min": heads.field_min,
         "field_out_of_fold": FIELD_FOLDS,
         "cross_validated_accuracy": accuracy,
@@ -67,6 +77,11 @@ def main(argv: list[str] | None = None) -> None:
         "only (its replies train nothing)",
     )
     fit.add_argument("--out", type=Path, default=PACKAGED_HEADS)
+    importing = commands.add_parser(
+        "import", help="copy a writer's labelled conversations into the corpus, validated"
+    )
+    importing.add_argument("source", type=Path)
+    importing.add_argument("--into", type=Path, required=True)
     lines = commands.add_parser("instructions", help="fit the instruction head")
     lines.add_argument("--corpus", type=Path, default=PACKAGED_CORPUS)
     lines.add_argument("--out", type=Path, default=PACKAGED_INSTRUCTION_HEAD)
@@ -74,6 +89,10 @@ def main(argv: list[str] | None = None) -> None:
     replies.add_argument("--corpus", type=Path, action="append", help="a corpus directory")
     replies.add_argument("--out", type=Path, required=True, help="the head file to write")
     args = parser.parse_args(argv)
+    if args.command == "import":
+        report = import_conversations(args.source, args.into)
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return
     if args.command == "answers":
         embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
         directories = args.corpus or [PACKAGED_CORPUS]

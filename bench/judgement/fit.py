@@ -10,6 +10,7 @@ import numpy as np
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.heads import Head
 from factledger.bench.judgement.field_data import ClauseExample
+from factledger.bench.judgement.span_data import LineExample
 
 STEPS = 400
 LEARNING_RATE = 0.05
@@ -76,3 +77,55 @@ def fit_field_head(examples: Sequence[ClauseExample], l2: float = L2) -> Head:
             vhat = v[i] / (1 - 0.999**step)
             param -= (LEARNING_RATE * mhat / (np.sqrt(vhat) + 1e-8)).astype(np.float32)
     return Head(w, b, ("field",))
+
+
+SPAN_VALUE_WEIGHT = 0.3  # the share of the loss the tokens of a value carry, all together
+
+
+def fit_span_head(examples: Sequence[LineExample], l2: float = L2) -> Head:
+    """The span tagger: per token, a softmax over its line's fields and "none" (score 0);
+    a (token, field) pair's score is its pair features' and its token features' sum. Tokens
+    of a value weigh `SPAN_VALUE_WEIGHT` of the loss in all, the rest the remainder; an unsure
+    token (an inferred span) weighs nothing."""
+    fields = np.array([e.pairs.shape[1] for e in examples for _ in range(e.pairs.shape[0])])
+    starts = np.r_[0, np.cumsum(fields)[:-1]]
+    width = examples[0].pairs.shape[2]
+    x = np.vstack([e.pairs.reshape(-1, width) for e in examples]).astype(np.float32)
+    tok = np.vstack([e.tokens for e in examples]).astype(np.float32)
+    n = tok.shape[0]
+    row_token = np.repeat(np.arange(n), fields)
+    states = np.concatenate([e.states.reshape(-1) for e in examples]).astype(np.float32)
+    known = np.concatenate([e.known for e in examples])
+    count = np.add.reduceat(states, starts)
+    target = states / np.maximum(count[row_token], 1.0)
+    inside = count > 0
+    weight = (
+        np.where(
+            inside,
+            SPAN_VALUE_WEIGHT * n / max(int(inside.sum()), 1),
+            (1.0 - SPAN_VALUE_WEIGHT) * n / max(int((~inside).sum()), 1),
+        ).astype(np.float32)
+        * known
+    )
+    w = np.zeros((width + tok.shape[1], 1), dtype=np.float32)
+    b = np.zeros(1, dtype=np.float32)
+    m = [np.zeros_like(w), np.zeros_like(b)]
+    v = [np.zeros_like(w), np.zeros_like(b)]
+    for step in range(1, STEPS + 1):
+        z = x @ w[:width, 0] + (tok @ w[width:, 0])[row_token] + b[0]
+        top = np.maximum(np.maximum.reduceat(z, starts), 0.0)
+        e = np.exp(z - top[row_token])
+        p = e / (np.exp(-top) + np.add.reduceat(e, starts))[row_token]
+        error = ((p - target) * weight[row_token] / n).astype(np.float32)
+        per_token = np.add.reduceat(error, starts)
+        grad_w = (np.concatenate([x.T @ error, tok.T @ per_token])[:, None] + l2 * w).astype(
+            np.float32
+        )
+        grads: list[Matrix] = [grad_w, np.array([error.sum()], dtype=np.float32)]
+        for i, (param, grad) in enumerate(zip((w, b), grads, strict=True)):
+            m[i] = 0.9 * m[i] + 0.1 * grad
+            v[i] = 0.999 * v[i] + 0.001 * grad * grad
+            mhat = m[i] / (1 - 0.9**step)
+            vhat = v[i] / (1 - 0.999**step)
+            param -= (LEARNING_RATE * mhat / (np.sqrt(vhat) + 1e-8)).astype(np.float32)
+    return Head(w, b, ("span",))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -12,9 +13,11 @@ from factledger.adapters.judgement.heads import Head, Heads
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.application.memory.ports import Embedder
 from factledger.bench.evalsets.cases import Case
+from factledger.bench.judgement.conversations import TrainingCase
 from factledger.bench.judgement.corpus import REPLIES, STATEMENTS, Corpus
 from factledger.bench.judgement.field_data import ClauseExample, field_examples
-from factledger.bench.judgement.fit import L2, fit_field_head, fit_head
+from factledger.bench.judgement.fit import L2, fit_field_head, fit_head, fit_span_head
+from factledger.bench.judgement.span_data import clause_examples, line_examples
 
 BUCKETS = 1024
 YES_MIN = 0.6
@@ -36,9 +39,16 @@ def _targets(corpus: Corpus) -> dict[str, tuple[list[str], tuple[str, ...]]]:
     return out
 
 
-async def train(embedder: Embedder, corpus: Corpus, cases: Sequence[Case] = ()) -> Heads:
-    """Every head; the field head from `cases` (labelled conversations), over the features
-    the sentence heads just fitted give, with the threshold its cross-validation chose."""
+async def train(
+    embedder: Embedder,
+    corpus: Corpus,
+    cases: Sequence[Case] = (),
+    conversations: Sequence[TrainingCase] = (),
+) -> Heads:
+    """Every head; the field head from `cases` (labelled conversations, keywords) and
+    `conversations` (training conversations, spans), over the features the sentence heads
+    just fitted give, with the threshold its cross-validation chose; the span tagger from
+    `conversations`."""
     xs = await _x(embedder, [s.text for s in corpus.sentences])
     heads = {name: fit_head(xs, y, classes) for name, (y, classes) in _targets(corpus).items()}
     xr = await _x(embedder, [r.reply for r in corpus.replies])
@@ -46,13 +56,27 @@ async def train(embedder: Embedder, corpus: Corpus, cases: Sequence[Case] = ()) 
     width = pair_width(embedder.dimension)
     blank = Head(np.zeros((width, 1), np.float32), np.full(1, -50.0, np.float32), ("field",))
     sentence_heads = Heads({**heads, "field": blank}, embedder.model_id, BUCKETS, YES_MIN)
-    examples = await field_examples(LearnedJudge(embedder, sentence_heads), cases)
+    judge = LearnedJudge(embedder, sentence_heads)
+    examples = await field_examples(judge, cases)
+    examples += await clause_examples(judge, conversations, first_case=len(cases))
     if not any(e.states.any() for e in examples):
         return sentence_heads  # no labelled conversations: no field is ever stated
     heads["field"] = fit_field_head(examples)
     field_min, fold_scores = _field_threshold(examples)
     FIELD_FOLDS.update(fold_scores)
-    return Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min)
+    fitted = Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min)
+    return await with_span_head(embedder, fitted, conversations)
+
+
+async def with_span_head(
+    embedder: Embedder, heads: Heads, conversations: Sequence[TrainingCase]
+) -> Heads:
+    """`heads` with the span tagger fitted on `conversations` (their spans), over the
+    statement, forget and hedged heads `heads` already has."""
+    examples = await line_examples(LearnedJudge(embedder, heads), conversations)
+    if not any(e.states.any() for e in examples):
+        return heads
+    return replace(heads, heads={**heads.heads, "span": fit_span_head(examples)})
 
 
 FIELD_FOLDS: dict[str, float] = {}  # the field head's out-of-fold figures at its threshold

@@ -27,6 +27,7 @@ from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.recall.turn_reads import LedgerTurns
 from factledger.application.recall.types import NoteKind
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
 from factledger.application.sync.feed import LedgerEventFeed
@@ -53,7 +54,8 @@ class World:
     def recall(self, *, with_forgets: bool = True) -> Recall:
         sources = LedgerRecallSources(self.ledger)
         forgets = LedgerForgets(self.ledger) if with_forgets else None
-        return Recall(RecallPorts(self.backend, sources, RecallPolicies(POLICY), forgets))
+        turns = None if forgets is None else LedgerTurns(self.ledger, forgets)
+        return Recall(RecallPorts(self.backend, sources, RecallPolicies(POLICY), forgets, turns))
 
 
 @pytest.fixture(

@@ -31,6 +31,7 @@ from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.recall.turn_reads import LedgerTurns
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind
@@ -71,7 +72,8 @@ class Rig:
 
     def recall(self) -> Recall:
         sources, forgets = LedgerRecallSources(self.ledger), LedgerForgets(self.ledger)
-        return Recall(RecallPorts(self.backend, sources, RecallPolicies(POLICY), forgets))
+        turns = LedgerTurns(self.ledger, forgets)
+        return Recall(RecallPorts(self.backend, sources, RecallPolicies(POLICY), forgets, turns))
 
     async def memories(self) -> list[MemoryFact]:
         ns = namespace_for(self.subject_id)

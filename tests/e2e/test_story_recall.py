@@ -35,6 +35,7 @@ from factledger.application.recall.ledger_sources import LedgerRecallSources, Le
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.recall.turn_reads import LedgerTurns
 from factledger.application.recall.types import Degraded, NoteKind
 from factledger.application.sessions.ports import SessionBuffer
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
@@ -69,7 +70,8 @@ class World:
     def recall(self, backend: MemoryBackend | None = None) -> Recall:
         sources = LedgerRecallSources(self.ledger)
         policies, forgets = RecallPolicies(POLICY), LedgerForgets(self.ledger)
-        return Recall(RecallPorts(backend or self.backend, sources, policies, forgets))
+        turns = LedgerTurns(self.ledger, forgets)
+        return Recall(RecallPorts(backend or self.backend, sources, policies, forgets, turns))
 
     def worker(self, name: str, backend: MemoryBackend | None = None) -> SyncWorker:
         feed = LedgerEventFeed(self.ledger)

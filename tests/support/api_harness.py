@@ -44,6 +44,7 @@ from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies
 from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.recall.turn_reads import LedgerTurns
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
 from factledger.domain.subject import subject_id_for
 from factledger.projections.follower import Follower
@@ -81,12 +82,14 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
         memory
         or InMemoryMemoryBackend(extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock)
     )
+    forgets = LedgerForgets(ledger)
     recall = Recall(
         RecallPorts(
             backend=backend,
             sources=LedgerRecallSources(ledger),
             policies=RecallPolicies(),
-            forgets=LedgerForgets(ledger),
+            forgets=forgets,
+            turns=LedgerTurns(ledger, forgets),
         )
     )
     views = InMemoryViewStore("profile")

@@ -22,6 +22,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
 )
 from factledger.adapters.embedding.onnx.session import EncoderSession, open_encoder
+from factledger.adapters.embedding.onnx.token_states import TokenStates, token_states
 from factledger.adapters.embedding.onnx.vector_cache import DEFAULT_CAPACITY, VectorCache, text_key
 from factledger.application.memory.ports import Vectors
 
@@ -175,6 +176,15 @@ class OnnxEmbedder:
             rows.update(new_rows)
         vectors: Vectors = np.stack([rows[key] for key in keys]).astype(np.float32, copy=False)
         return vectors
+
+    async def token_states(self, texts: Sequence[tuple[str, str | None]]) -> list[TokenStates]:
+        """Each (text, context)'s per-token states (`token_states`), one run per text (a
+        text's states never depend on its neighbours in a batch), in a worker thread."""
+        return await asyncio.to_thread(self.token_states_sync, texts)
+
+    def token_states_sync(self, texts: Sequence[tuple[str, str | None]]) -> list[TokenStates]:
+        loaded = self._loaded
+        return [token_states(loaded.encoder, loaded.tokenizer, t, c) for t, c in texts]
 
     def _run(self, texts: Sequence[str]) -> Vectors:
         """Runs the model over `texts`, in batches (see the class)."""

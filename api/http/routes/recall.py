@@ -10,20 +10,20 @@ one or a 503. A subject of another tenant is still a 404.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 
 from factledger.api.http.auth import Principal
 from factledger.api.http.deps import (
     AgentOrService,
-    ArrivalDep,
-    LedgerDep,
+    ApiState,
     StateDep,
     SubjectPath,
+    api_state,
+    arrival_of,
     check_tenant,
     read_tenant,
     requested_subject_id,
@@ -31,6 +31,7 @@ from factledger.api.http.deps import (
 from factledger.api.http.errors import ServiceUnavailableError
 from factledger.api.http.schemas.common import ERRORS
 from factledger.api.http.schemas.recall import ContextIn, ContextOut, RecallIn, RecallOut
+from factledger.api.http.timing import USE_CASE, timed
 from factledger.application.errors import StoreUnavailableError
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.recall.deadline import budget_left, too_late_to_start
@@ -79,38 +80,57 @@ async def check_within_budget(
     return BudgetedSubject(subject_id)
 
 
-def budgeted_subject(*, context: bool) -> Callable[..., Awaitable[BudgetedSubject]]:
-    """The subject check of a recall (`context=False`) or a session's context, within the
-    tenant's budget for it."""
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What a recall or context request works with, read from the app's state in one step:
+    each declared dependency is a round of FastAPI's resolution on every request, which
+    profiled as costly as the endpoint itself on this hot path."""
 
-    async def check(
-        principal: AgentOrService,
-        ledger: LedgerDep,
-        raw: SubjectPath,
-        recall: RecallDep,
-        arrived_at: ArrivalDep,
-    ) -> BudgetedSubject:
-        budget = recall.budget_s(principal.tenant, context=context)
-        return await check_within_budget(principal, ledger, raw, budget, arrived_at)
+    recall: Recall
+    state: ApiState
+    subject: BudgetedSubject
+    arrived_at: float
 
-    return check
+
+async def turn_of(request: Request, principal: Principal, raw: str, *, context: bool) -> Turn:
+    """The recall service, the subject checked within the tenant's budget, the arrival."""
+    state = api_state(request)
+    ports = state.require_ports()
+    recall = ports.recall
+    if recall is None:
+        raise ServiceUnavailableError("recall is not configured")
+    arrived_at = arrival_of(request)
+    budget = recall.budget_s(principal.tenant, context=context)
+    subject = await check_within_budget(principal, ports.ledger, raw, budget, arrived_at)
+    return Turn(recall, state, subject, arrived_at)
 
 
 @router.post("/context", summary="What the agent should know at the start of a session (2 s)")
 async def context(
-    body: ContextIn,
-    principal: AgentOrService,
-    subject: Annotated[BudgetedSubject, Depends(budgeted_subject(context=True))],
-    recall: RecallDep,
-    state: StateDep,
-    arrived_at: ArrivalDep,
+    body: ContextIn, principal: AgentOrService, raw: SubjectPath, request: Request
 ) -> ContextOut:
+    turn = await turn_of(request, principal, raw, context=True)
+    return await answer_context(
+        body, principal, turn.subject, turn.recall, turn.state, turn.arrived_at
+    )
+
+
+async def answer_context(
+    body: ContextIn,
+    principal: Principal,
+    subject: BudgetedSubject,
+    recall: Recall,
+    state: ApiState,
+    arrived_at: float,
+) -> ContextOut:
+    """A session's context for a checked subject (the route's and the MCP tool's)."""
     if subject.unchecked is not None:
         result = recall.unanswered_context(subject.subject_id, subject.unchecked)
     else:
-        result = await recall.session_context(
-            subject.subject_id, topic=body.topic, tenant=principal.tenant, arrived_at=arrived_at
-        )
+        with timed(USE_CASE):
+            result = await recall.session_context(
+                subject.subject_id, topic=body.topic, tenant=principal.tenant, arrived_at=arrived_at
+            )
     if result.degraded is not None:
         state.metrics.count_degraded("context", result.degraded.value)
     return ContextOut.of(result, render_context(result))
@@ -118,19 +138,32 @@ async def context(
 
 @router.post("/recall", summary="Memories relevant to this turn (1 s, fails open)")
 async def recall_turn(
-    body: RecallIn,
-    principal: AgentOrService,
-    subject: Annotated[BudgetedSubject, Depends(budgeted_subject(context=False))],
-    recall: RecallDep,
-    state: StateDep,
-    arrived_at: ArrivalDep,
+    body: RecallIn, principal: AgentOrService, raw: SubjectPath, request: Request
 ) -> RecallOut:
+    turn = await turn_of(request, principal, raw, context=False)
+    return await answer_recall(
+        body, principal, turn.subject, turn.recall, turn.state, turn.arrived_at
+    )
+
+
+async def answer_recall(
+    body: RecallIn,
+    principal: Principal,
+    subject: BudgetedSubject,
+    recall: Recall,
+    state: ApiState,
+    arrived_at: float,
+) -> RecallOut:
+    """One turn's recall for a checked subject (the route's and the MCP tool's)."""
     if subject.unchecked is not None:
         result = recall.unanswered(subject.subject_id, subject.unchecked)
     else:
-        result = await recall.recall(
-            subject.subject_id, body.query, tenant=principal.tenant, arrived_at=arrived_at
-        )
+        # Timed as the request's use case: `Server-Timing` then shows what the request
+        # costs outside `Recall.recall` (routing, auth, the subject check, serialisation).
+        with timed(USE_CASE):
+            result = await recall.recall(
+                subject.subject_id, body.query, tenant=principal.tenant, arrived_at=arrived_at
+            )
     if result.degraded is not None:
         state.metrics.count_degraded("recall", result.degraded.value)
     return RecallOut.of(result, render_recall(result))

@@ -36,10 +36,13 @@ POLICY = RecallPolicy(threshold=0.3)
 
 
 class FixedSources:
-    """The ledger's read side with fixed data; `stall_s` delays every call."""
+    """The ledger's read side with fixed data; `stall_s` delays every call (or only the calls
+    named in `stalls`)."""
 
-    def __init__(self, *, stall_s: float = 0.0, fail: bool = False) -> None:
-        self.stall_s, self.fail = stall_s, fail
+    def __init__(
+        self, *, stall_s: float = 0.0, fail: bool = False, stalls: frozenset[str] | None = None
+    ) -> None:
+        self.stall_s, self.fail, self.stalls = stall_s, fail, stalls
         self.digests = {
             "wa-jan": SessionDigest("wa-jan", Channel.WHATSAPP, JAN, {"text": "intro call"}),
             "call-mar": SessionDigest("call-mar", Channel.VOICE, MAR, {"topic": "supplier change"}),
@@ -49,8 +52,9 @@ class FixedSources:
             "call-mar": [Message(Role.AGENT, "Hi!"), Message(Role.SUBJECT, MAR_TEXT)],
         }
 
-    async def _wait(self) -> None:
-        await asyncio.sleep(self.stall_s)
+    async def _wait(self, call: str = "") -> None:
+        if self.stalls is None or call in self.stalls:
+            await asyncio.sleep(self.stall_s)
         if self.fail:
             raise RuntimeError("read side down")
 
@@ -86,7 +90,7 @@ class FixedSources:
         return {i: self.digests[i] for i in session_ids if i in self.digests}
 
     async def transcript(self, subject_id: uuid.UUID, session_id: str) -> Sequence[Message]:
-        await self._wait()
+        await self._wait("transcript")
         return self.transcripts.get(session_id, [])
 
 
@@ -204,7 +208,8 @@ async def test_a_38_second_stall_costs_at_most_the_budget() -> None:
 
 async def test_a_stall_in_the_second_step_keeps_what_the_first_found() -> None:
     policy = RecallPolicy(threshold=0.3, recall_budget_s=0.3, excerpts=True)
-    recall = recall_with(await seeded_backend(), FixedSources(stall_s=38.0), policy)
+    sources = FixedSources(stall_s=38.0, stalls=frozenset({"transcript"}))
+    recall = recall_with(await seeded_backend(), sources, policy)
     result = await recall.recall(SUBJECT, "works with supplier")
     assert result.degraded is Degraded.TIMEOUT  # the transcript for the excerpt never came
     assert [n.text for n in result.notes] == ["works with Supplier B, previously Supplier A"]

@@ -1,0 +1,36 @@
+"""Imports labelled training conversations into the lab's corpus: copies each readable
+`cases-*.yaml` of a writer's directory verbatim and reports what validation drops."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from factledger.bench.judgement.conversations import load_training_cases, read_cases_file
+
+
+def import_conversations(source: Path, into: Path) -> dict[str, object]:
+    """Copies `source`'s readable case files into `into` (replacing older copies of the same
+    name; a chunk still being written, which does not parse yet, is left out) and returns the
+    counts: cases, labels kept, labels dropped by reason."""
+    into.mkdir(parents=True, exist_ok=True)
+    copied, skipped = [], []
+    for path in sorted(source.glob("cases-*.yaml")):
+        if read_cases_file(path):
+            shutil.copyfile(path, into / path.name)
+            copied.append(path.name)
+        else:
+            skipped.append(path.name)
+    loaded = load_training_cases([into])
+    sessions = [s for c in loaded.cases for s in c.sessions]
+    return {
+        "copied": copied,
+        "not_readable": skipped + loaded.unreadable,
+        "cases": len(loaded.cases),
+        "sessions": len(sessions),
+        "proposals": sum(len(s.proposals) for s in sessions),
+        "not_proposed": sum(len(s.not_proposed) for s in sessions),
+        "forget_requests": sum(len(s.forgets) for s in sessions),
+        "questions": sum(len(s.questions) for s in sessions),
+        "dropped": dict(loaded.dropped),
+    }
