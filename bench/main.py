@@ -15,8 +15,11 @@ from uuid import uuid4
 from factledger.adapters.embedding.onnx.calibration_tables import calibration_for
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.field_reader.head import load_heads
+from factledger.adapters.field_reader.reader import EmbeddingFieldReader
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.clocks import SystemClock
+from factledger.application.memory.field_slots import FieldSlottingExtractor
 from factledger.application.memory.ports import Embedder
 from factledger.bench.backends import BenchEnvironment
 from factledger.bench.caching_embedder import CachingEmbedder
@@ -120,7 +123,11 @@ async def run(
     with tempfile.TemporaryDirectory(prefix="factledger-bench-") as work:
         env = BenchEnvironment(
             embedder=CachingEmbedder(inner),
-            extractor=RuleExtractor(),
+            # As the product composes it: the rules' memories slotted by field where the
+            # field heads know the subject's kind (LoCoMo's transcripts name none).
+            extractor=FieldSlottingExtractor(
+                RuleExtractor(), EmbeddingFieldReader(inner, load_heads())
+            ),
             clock=SystemClock(),
             work_dir=Path(work),
             run_id=run_id,

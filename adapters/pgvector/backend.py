@@ -228,7 +228,7 @@ class PgvectorMemoryBackend:
         with port_errors("put_record"):
             # Embedded first and written in one transaction: a record that exists already (a
             # replay, or a concurrent writer that won) costs an embedding, every new one a
-            # transaction less (issue 19: sync throughput).
+            # transaction less, and transactions are what bound sync's throughput.
             chunks = records.record_chunks(body_json if search_text is None else search_text)
             vectors = await self._embedder.embed(chunks)
             async with self.db.bound(namespace) as conn:

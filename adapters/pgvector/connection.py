@@ -135,7 +135,7 @@ class PgvectorConnections:
         """
         wrote_on_primary()  # a bound transaction may write: the request's reads follow it here
         async with self._pool.connection() as conn, conn.transaction():
-            if lock:  # one round trip for both (issue 19: sync throughput)
+            if lock:  # one round trip for both: round trips bound sync
                 both = sql.SQL("SELECT set_config('app.namespace', %s, true), {}").format(
                     NAMESPACE_LOCK.format(sql.Placeholder())
                 )

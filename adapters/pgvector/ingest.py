@@ -196,7 +196,7 @@ async def write_extraction(
     written = 0
     terms = extraction.terms or [[] for _ in extraction.facts]
     ids = [derive_memory_id(namespace, doc.document_id, f.key) for f in extraction.facts]
-    # One look-up for the whole document, not one per fact (issue 19: sync throughput); the
+    # One look-up for the whole document, not one per fact (round trips bound sync); the
     # namespace lock keeps other writers out, so only this loop adds to the set.
     written_ids = await _existing_ids(conn, ids)
     for fact, memory_id, vector, keywords in zip(

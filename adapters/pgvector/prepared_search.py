@@ -34,9 +34,8 @@ from psycopg.types.string import TextLoader
 Query = sql.SQL | sql.Composed | bytes
 
 # The generic plan, forced: in its default mode the server compares the generic plan's
-# estimated cost with the custom plans' and kept planning most searches anyway (a throwaway
-# measurement, 2 x 10,000 facts with HNSW indexes, under load: server CPU per search 2.30 ms
-# in auto mode, 1.93 ms forced generic, 2.93 ms planned by EXECUTE).
+# estimated cost with the custom plans' and kept planning most searches anyway, which cost
+# the server more CPU per search than the generic plan it would have chosen.
 _BIND = (
     "SELECT set_config('app.namespace', %s, true), "
     "set_config('plan_cache_mode', 'force_generic_plan', true)"

@@ -70,7 +70,7 @@ async def insert(
         for i, (text, vector) in enumerate(zip(chunks, vectors, strict=True))
     ]
     # A multi-row INSERT per group of chunks: a record has one or a few, and a pipeline costs
-    # the event loop more than the round trip it saves at that size (issue 19: sync throughput).
+    # the event loop more than the round trip it saves at that size.
     for first in range(0, len(rows), CHUNK_ROWS_PER_INSERT):
         group = rows[first : first + CHUNK_ROWS_PER_INSERT]
         await conn.execute(_chunk_insert(len(group)), [value for row in group for value in row])

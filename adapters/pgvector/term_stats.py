@@ -142,8 +142,8 @@ def _holders_function(
             m=sql.Identifier(o.schema, "memories"),
             # The namespaced keys already select the namespace's facts; the check stays (the
             # caller chooses `p_lookup`), but as a filter: as an index condition the planner
-            # intersected the namespace's whole b-tree range with the keys' postings (~0.3 ms
-            # at 10,000 facts) to drop nothing.
+            # intersected the namespace's whole b-tree range with the keys' postings, a cost
+            # that grows with the namespace, to drop nothing.
             namespace=sql.SQL("(m.namespace || '')" if namespaced else "m.namespace"),
             lookup=lookup,
         ),
@@ -221,8 +221,8 @@ def term_statistics_migration(o: SchemaOptions) -> list[Statement]:
             key=sql.SQL(_KEY),
             rows=_delta_of(memories, 1),
         ),
-        # No pending list: a search would scan it whole (fastupdate's list reached 100 pages
-        # after a bulk load and cost 1-2 ms per lookup); each insert updates the index instead.
+        # No pending list: a search would scan it whole (after a bulk load fastupdate's list
+        # grows large and every lookup pays for it); each insert updates the index instead.
         sql.SQL(
             "CREATE INDEX memories_lexical_terms ON {} USING gin (lexical_terms) "
             "WITH (fastupdate = off)"

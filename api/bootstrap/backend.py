@@ -28,6 +28,8 @@ from factledger.adapters.extraction.openai.extractor import (
 )
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.extraction.rules.routed_guidance import RoutedGuidance
+from factledger.adapters.field_reader.head import load_heads
+from factledger.adapters.field_reader.reader import EmbeddingFieldReader
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import server_config
@@ -40,6 +42,7 @@ from factledger.api.bootstrap.judgement import learned_judge
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
     EmbedderSettings,
+    ExtractionSettings,
     ExtractorSettings,
     HashingEmbedderSettings,
     InMemoryBackendSettings,
@@ -55,6 +58,7 @@ from factledger.api.settings import (
 from factledger.application.clocks import Clock
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
 from factledger.application.memory.coalescing_embedder import CoalescingEmbedder
+from factledger.application.memory.field_slots import FieldSlottingExtractor
 from factledger.application.memory.guidance_catalogue import GuidanceRoute
 from factledger.application.memory.ports import Embedder, Extractor, MemoryBackend
 from factledger.application.memory.validating import ValidatingMemoryBackend
@@ -141,10 +145,14 @@ async def open_backend(
     backend: MemoryBackend
     match settings.backend:
         case InMemoryBackendSettings():
-            extractor = build_extractor(
-                settings.extractor,
-                http or await _client(stack),
-                guidance_routes(settings.extraction),
+            extractor = slotted_by_field(
+                build_extractor(
+                    settings.extractor,
+                    http or await _client(stack),
+                    guidance_routes(settings.extraction),
+                ),
+                settings.extraction,
+                embedder,
             )
             backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=clock)
             backend = calibrated(backend, embedder)
@@ -172,10 +180,14 @@ async def open_backend(
             backend = await PgvectorMemoryBackend.open(
                 config,
                 embedder=embedder,
-                extractor=build_extractor(
-                    settings.extractor,
-                    http or await _client(stack),
-                    guidance_routes(settings.extraction),
+                extractor=slotted_by_field(
+                    build_extractor(
+                        settings.extractor,
+                        http or await _client(stack),
+                        guidance_routes(settings.extraction),
+                    ),
+                    settings.extraction,
+                    embedder,
                 ),
                 clock=clock,
             )
@@ -194,6 +206,19 @@ async def open_backend(
             )
     stack.push_async_callback(backend.close)
     return ValidatingMemoryBackend(backend)
+
+
+def slotted_by_field(
+    extractor: Extractor, settings: ExtractionSettings, embedder: Embedder
+) -> Extractor:
+    """The extractor whose unslotted memories the field heads slot, unless turned off."""
+    if not settings.field_slots:
+        return extractor
+    if settings.field_heads_path is None:
+        heads = load_heads()
+    else:
+        heads = load_heads(settings.field_heads_path, settings.field_heads_sha256)
+    return FieldSlottingExtractor(extractor, EmbeddingFieldReader(embedder, heads))
 
 
 def calibrated(backend: MemoryBackend, embedder: Embedder) -> MemoryBackend:

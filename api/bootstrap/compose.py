@@ -26,6 +26,7 @@ import structlog
 
 from factledger.adapters.postgres.replay_position import ReplayPositions
 from factledger.api.bootstrap.backend import open_configured_backend
+from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.idempotency import open_idempotency_store
 from factledger.api.bootstrap.importing import open_import_positions
 from factledger.api.bootstrap.ledger import open_ledger
@@ -36,6 +37,7 @@ from factledger.api.bootstrap.services import open_services, open_sync_store
 from factledger.api.settings import Settings
 from factledger.application.clocks import Clock, SystemClock
 from factledger.application.errors import StoreUnavailableError
+from factledger.application.ledger.forget_sweep import finish_forgetting_forever
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.sync.ports import SyncStore
 from factledger.projections.live import LiveViews
@@ -81,6 +83,10 @@ async def open_runtime(
         if needs.idempotency:
             idempotency = await open_idempotency_store(settings, postgres, stack)
             runtime = replace(runtime, idempotency=idempotency)
+            # The processes that answer retries from saved responses finish the forgets
+            # such a retry cannot.
+            ledger = runtime.ledger
+            run_until_closed(lambda stop: finish_forgetting_forever(ledger, stop), stack)
         if needs.imports:
             imports = await open_import_positions(settings, postgres, stack)
             runtime = replace(runtime, imports=imports)

@@ -83,3 +83,9 @@ class ExtractionSettings(NestedSettings):
     packaged guidance unless a route with the same parts replaces it."""
 
     guidance: list[GuidanceRouteSettings] = Field(default_factory=list)
+    # Memories slotted by the profile field they state, so a later value supersedes the
+    # earlier one (`application.memory.field_slots`): the shipped field heads, or a
+    # deployment's own (`python -m factledger.bench.field_slots train`) pinned by SHA-256.
+    field_slots: bool = True
+    field_heads_path: Path | None = None
+    field_heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")

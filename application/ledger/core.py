@@ -249,6 +249,9 @@ class LedgerCore(Application[UUID]):
             if subject.erased and not erasing:
                 raise SubjectErasedError(f"subject {subject_id}")
             if command_id is not None and subject.has_seen(command_id):
+                # Its events are recorded, but the keys they forget may not be deleted yet
+                # (the first attempt stopped between the two): deleting them again is safe.
+                self._finish_forgets_of(subject, command_id)
                 return self._result(subject, position=None)
             action(subject)
             if not subject.pending_events:
@@ -285,7 +288,12 @@ class LedgerCore(Application[UUID]):
     def _shred_fields(self, subject_id: UUID, fields: Sequence[str]) -> None:
         """Deletes the keys of fields a command just forgot (however it came to forget them:
         a forget asked directly, or a request to forget approved in a decision). A deletion
-        interrupted here is finished by the forget's retry."""
+        interrupted here is finished by the command's retry (`_finish_forgets_of`) or by the
+        next pass over the recorded forgets (`finish_forgetting`)."""
+
+    def _finish_forgets_of(self, subject: Subject, command_id: str) -> None:
+        """Deletes again the keys of the fields that the already recorded command
+        `command_id` forgot."""
 
     def _response_for(self, subject: Subject) -> ResponseWrite | None:
         """The running request's response, for the recorder to write with the events."""

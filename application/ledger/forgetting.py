@@ -1,8 +1,12 @@
 """`ForgettingCommands`: forgetting, expiry and erasure.
 
 A forget or an erasure records its event, then deletes the keys of what it forgets, so the
-content is unreadable in the event store too; a retry (or any later command) finishes a
-deletion that was interrupted between the two.
+content is unreadable in the event store too. A deletion interrupted between the two is
+finished from the recorded event: by the command's retry (the same command id replays as seen
+and deletes the keys again), by a direct forget of the field, or by `finish_forgetting`, a
+pass over the recorded forgets that every serving process runs at start-up and then
+periodically (a retry answered from the response saved with the event never reaches the
+ledger).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from uuid import UUID
 
 import structlog
 
+from factledger.application.errors import NotFoundError
 from factledger.application.ledger.cipher import (
     ShreddingMapper,
     field_scope,
@@ -33,6 +38,7 @@ from factledger.application.ledger.snapshots.codec import snapshot_scope
 from factledger.domain.errors import FieldNotPresentError
 from factledger.domain.events import FactForgotten
 from factledger.domain.proposal import Decision
+from factledger.domain.subject import Subject
 from factledger.domain.values import JsonObject
 
 log = structlog.get_logger(__name__)
@@ -74,6 +80,75 @@ class ForgettingCommands(LedgerCore):
                 field_scope(subject_id, field),
                 *self._words_of(subject_id, field=field, memory_id=None),
             )
+
+    def _finish_forgets_of(self, subject: Subject, command_id: str) -> None:
+        if not subject.forgotten_fields:
+            return  # nothing was ever forgotten: no read of the stream
+        forgets = [
+            e
+            for e in self._recorded_forgets(subject.id)
+            if e.command_id == command_id and e.field is not None
+        ]
+        if forgets:
+            self._finish(subject, forgets)
+
+    def finish_forgetting(self, start: int = 1, *, limit: int = 500) -> tuple[int, int]:
+        """Deletes again the keys of every forget recorded at notification `start` or later
+        (at most `limit` of them): what an interrupted deletion left. Deleting a deleted key
+        is a no-op, so a pass costs a topic-filtered read and one statement per subject.
+        Returns (forgets read, the position to start the next pass at)."""
+        notifications = self.recorder.select_notifications(
+            start, limit, topics=(FactForgotten.TOPIC,)
+        )
+        by_subject: dict[UUID, list[FactForgotten]] = {}
+        for notification in notifications:
+            event = self.mapper.to_domain_event(notification)
+            if isinstance(event, FactForgotten):
+                by_subject.setdefault(event.originator_id, []).append(event)
+        for subject_id, forgets in by_subject.items():
+            try:
+                subject = self.subject(self.tenant_of(subject_id), subject_id)
+            except NotFoundError:
+                continue
+            if not subject.erased:  # an erasure deleted every key of the subject
+                self._finish(subject, forgets)
+        following = notifications[-1].id + 1 if notifications else start
+        return len(notifications), following
+
+    def _recorded_forgets(self, subject_id: UUID) -> list[FactForgotten]:
+        # Only the forgets are decoded: the rest of the stream stays sealed.
+        return [
+            event
+            for stored in self.recorder.select_events(subject_id)
+            if stored.topic == FactForgotten.TOPIC
+            and isinstance(event := self.mapper.to_domain_event(stored), FactForgotten)
+        ]
+
+    def _finish(self, subject: Subject, forgets: Sequence[FactForgotten]) -> None:
+        """Deletes the keys these recorded forgets should have deleted: the lines they name
+        and their sessions' summaries always (a line is never sealed again), and a field's key
+        only while the field is still forgotten with nothing proposed since. A field written
+        again after an interrupted forget seals its new words under the key that survived;
+        deleting it would take those too, so it is left for the field's next forget (which
+        deletes both) and logged."""
+        scopes: set[str] = set()
+        for forget in forgets:
+            lines = _refs(forget.evidence_refs)
+            if forget.field is not None:
+                if _still_forgotten(subject, forget):
+                    scopes.add(field_scope(subject.id, forget.field))
+                    mark = subject.forget_marks.get(forget.field)
+                    lines |= set(mark.evidence) if mark is not None else set()
+                else:
+                    log.warning(
+                        "ledger.forget_unfinished_field_written_again",
+                        subject_id=str(subject.id),
+                        position=forget.originator_version,
+                    )
+            scopes.update(line_scope(subject.id, session, index) for session, index in lines)
+            scopes.update(summary_scope(subject.id, session) for session, _ in lines)
+        if scopes:
+            self._forget_keys(subject.id, *scopes)
 
     def forgotten_lines(
         self, subject_id: UUID, *, field: str | None, memory_id: str | None
@@ -195,6 +270,17 @@ class ForgettingCommands(LedgerCore):
                 cmd.field, cmd.valid_until, by=decision, at=self._now(), reason=cmd.reason
             ),
         )
+
+
+def _still_forgotten(subject: Subject, forget: FactForgotten) -> bool:
+    """Whether the forget's field holds nothing written after it (its key seals only what
+    was forgotten)."""
+    field = forget.field
+    if field is None or field in subject.fields:
+        return False
+    mark = subject.forget_marks.get(field)
+    latest = mark is not None and mark.version == forget.originator_version
+    return latest and not subject.unforgotten_changes(field)
 
 
 def _refs(evidence_refs: list[JsonObject]) -> set[tuple[str, int]]:

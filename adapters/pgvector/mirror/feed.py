@@ -40,8 +40,8 @@ _CHANGES = (
     f"{_COLUMNS.replace(',embedding', ',embedding::text AS embedding')} "
     "FROM memories WHERE namespace=%(ns)s AND changed_in>%(known)s) AS c ON true"
 ).encode()
-# Rows decoded and applied between two yields to the event loop (applying 100 rows took
-# 0.5-1.0 ms of CPU on the busy bench machine, their decoding comes on top).
+# Rows decoded and applied between two yields to the event loop: few enough that a mirror's
+# load never holds the loop for as long as a search beside it takes.
 LOAD_SLICE = 32
 _COUNT = "SELECT count(*) FROM memories WHERE namespace=%s"
 _ALL = f"SELECT {_COLUMNS} FROM memories WHERE namespace=%s"  # noqa: S608 (constants only)

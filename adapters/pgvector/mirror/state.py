@@ -219,8 +219,8 @@ class MirroredNamespace:
     ) -> npt.NDArray[np.float64]:
         with np.errstate(divide="ignore", invalid="ignore"):
             # `einsum`, not `@`: numpy's BLAS splits a matrix-vector product over threads that
-            # spin against the query's embedding on a busy machine (a throwaway measurement on
-            # 2 cores, 10,000 x 384: 6 ms of wall and CPU under load, against 0.65 ms here).
+            # spin against the query's embedding on a busy machine, many times slower than this
+            # single-threaded product.
             dots = np.einsum("ij,j->i", self._vectors[positions], query_vector)
             cosines: npt.NDArray[np.float64] = dots.astype(np.float64) / (
                 self._norms[positions].astype(np.float64) * query_norm

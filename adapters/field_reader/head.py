@@ -1,0 +1,100 @@
+"""The field heads' file: per subject kind, a softmax over the kind's fields and "none".
+
+One `.npz` (no pickles) holds, per kind, the weight matrix over the embedder's vectors, the
+bias, the field names and which fields hold several values, with the embedder's model id and
+the probability a field must reach to be read. Written by the lab's training command
+(`python -m factledger.bench.field_slots train`), read here; the file shipped in the package
+is pinned by its SHA-256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+Matrix = npt.NDArray[np.float32]
+SHIPPED = Path(__file__).with_name("data") / "field_heads.npz"
+SHIPPED_SHA256 = "b8457ca1becf6a41327d9f50f5bc8996b200d0a3d03cec4b81cdcf63034c622f"
+NONE = ""  # the class of a sentence that states no field
+
+
+class HeadFileError(ValueError):
+    """The heads' file is not the one pinned, or not a heads' file."""
+
+
+@dataclass(frozen=True, slots=True)
+class KindHead:
+    """One kind's softmax: `classes[0]` is NONE, the rest the kind's fields."""
+
+    classes: tuple[str, ...]
+    many: frozenset[str]  # the fields that hold several values (lists)
+    weights: Matrix  # dimension x len(classes)
+    bias: Matrix  # len(classes)
+
+    def probabilities(self, vectors: Matrix) -> Matrix:
+        logits = vectors @ self.weights + self.bias
+        logits -= logits.max(axis=1, keepdims=True)
+        exp = np.exp(logits)
+        probabilities: Matrix = (exp / exp.sum(axis=1, keepdims=True)).astype(np.float32)
+        return probabilities
+
+
+@dataclass(frozen=True, slots=True)
+class FieldHeads:
+    model_id: str
+    dimension: int
+    min_probability: float
+    kinds: dict[str, KindHead]
+
+
+def save_heads(heads: FieldHeads, path: Path) -> str:
+    """Writes the heads; returns the file's SHA-256."""
+    meta = {
+        "model_id": heads.model_id,
+        "dimension": heads.dimension,
+        "min_probability": heads.min_probability,
+        "kinds": {
+            kind: {"classes": list(h.classes), "many": sorted(h.many)}
+            for kind, h in sorted(heads.kinds.items())
+        },
+    }
+    arrays: dict[str, npt.NDArray[np.generic]] = {}
+    for n, kind in enumerate(sorted(heads.kinds)):
+        arrays[f"w{n}"] = heads.kinds[kind].weights.astype(np.float32)
+        arrays[f"b{n}"] = heads.kinds[kind].bias.astype(np.float32)
+    arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
+    with path.open("wb") as out:
+        np.savez_compressed(out, allow_pickle=False, **arrays)
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_heads(path: Path = SHIPPED, sha256: str | None = SHIPPED_SHA256) -> FieldHeads:
+    """The heads at `path`, checked against `sha256` (None: a deployment's own file, unpinned)."""
+    data = path.read_bytes()
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise HeadFileError(f"{path.name}: SHA-256 differs from the pinned one")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(bytes(npz["meta"]).decode())
+            kinds = {}
+            for n, kind in enumerate(sorted(meta["kinds"])):
+                spec = meta["kinds"][kind]
+                kinds[kind] = KindHead(
+                    classes=tuple(spec["classes"]),
+                    many=frozenset(spec["many"]),
+                    weights=np.asarray(npz[f"w{n}"], dtype=np.float32),
+                    bias=np.asarray(npz[f"b{n}"], dtype=np.float32),
+                )
+    except (KeyError, ValueError, OSError) as exc:
+        raise HeadFileError(f"{path.name}: not a field heads file ({type(exc).__name__})") from exc
+    return FieldHeads(
+        model_id=str(meta["model_id"]),
+        dimension=int(meta["dimension"]),
+        min_probability=float(meta["min_probability"]),
+        kinds=kinds,
+    )

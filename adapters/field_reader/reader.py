@@ -1,0 +1,47 @@
+"""`EmbeddingFieldReader`: the field heads over the embedder the backend already runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import structlog
+
+from factledger.adapters.field_reader.head import NONE, FieldHeads
+from factledger.application.memory.ports import Embedder
+
+log = structlog.get_logger(__name__)
+
+
+class EmbeddingFieldReader:
+    """Implements `FieldReader`: a text states the field its kind's head gives at least the
+    heads' `min_probability`, when that field holds one value."""
+
+    def __init__(self, embedder: Embedder, heads: FieldHeads) -> None:
+        self._embedder = embedder
+        self._heads = heads
+        # Heads fitted over another model's vectors would read noise: they are not used.
+        self._usable = embedder.model_id == heads.model_id and embedder.dimension == heads.dimension
+        if not self._usable:
+            log.warning(
+                "field_reader.embedder_mismatch",
+                model_id=embedder.model_id,
+                heads_model_id=heads.model_id,
+            )
+
+    def knows(self, kind: str) -> bool:
+        return self._usable and kind in self._heads.kinds
+
+    async def read(self, kind: str, texts: Sequence[str]) -> list[str | None]:
+        head = self._heads.kinds.get(kind)
+        if head is None or not self._usable or not texts:
+            return [None] * len(texts)
+        vectors = np.asarray(await self._embedder.embed(list(texts)), dtype=np.float32)
+        probabilities = head.probabilities(vectors)
+        best = probabilities.argmax(axis=1)
+        out: list[str | None] = []
+        for row, column in zip(probabilities, best, strict=True):
+            field = head.classes[int(column)]
+            sure = float(row[column]) >= self._heads.min_probability
+            out.append(field if sure and field != NONE and field not in head.many else None)
+        return out

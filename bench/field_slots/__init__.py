@@ -1,0 +1,1 @@
+"""Fits the field heads that slot memories by the profile field they speak about."""

@@ -1,0 +1,145 @@
+"""`python -m factledger.bench.field_slots train`: fits the field heads memories are slotted by.
+
+    python -m factledger.bench.field_slots train --corpus bench/judgement/data/conversations \
+        --out adapters/field_reader/data/field_heads.npz
+
+Reads the labelled conversations (CASES-FORMAT), embeds their subject sentences with the
+configured embedder (the default ONNX model unless FACTLEDGER_EMBEDDER__* says otherwise),
+fits one head per subject kind, and chooses the probability a field must reach: the lowest
+at which, out of fold (five folds by case), at least `--precision` of the sentences given a
+one-valued field state that field. Prints the out-of-fold figures and the file's SHA-256
+(pin it in `adapters/field_reader/head.py`, or pass it as the deployment's setting).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from factledger.adapters.field_reader.head import NONE, FieldHeads, KindHead, save_heads
+from factledger.api.bootstrap.backend import build_embedder
+from factledger.api.settings import load_settings
+from factledger.bench.field_slots.corpus import Sample, load
+from factledger.bench.field_slots.fit import Matrix, fit
+
+FOLDS = 5
+
+
+def _fold(case: str) -> int:
+    return int(hashlib.sha256(case.encode()).hexdigest(), 16) % FOLDS
+
+
+def _out_of_fold(
+    vectors: Matrix, samples: list[Sample], classes: tuple[str, ...], many: frozenset[str]
+) -> list[tuple[str, str, float]]:
+    """(label, predicted field, its probability) for each sample, by a head that never saw
+    its case."""
+    folds = np.array([_fold(s.case) for s in samples])
+    out: list[tuple[str, str, float]] = [("", "", 0.0)] * len(samples)
+    for k in range(FOLDS):
+        train, test = folds != k, folds == k
+        if not test.any() or not train.any():
+            continue
+        head = fit(
+            vectors[train],
+            [s.label for s, t in zip(samples, train, strict=True) if t],
+            classes,
+            many,
+        )
+        probabilities = head.probabilities(vectors[test])
+        for n, row in zip(np.flatnonzero(test), probabilities, strict=True):
+            best = int(row.argmax())
+            out[int(n)] = (samples[int(n)].label, classes[best], float(row[best]))
+    return out
+
+
+def _threshold(
+    predictions: list[tuple[str, str, float]], many: set[str], precision: float
+) -> float:
+    for t in np.arange(0.10, 0.991, 0.01):
+        read = [
+            (label, field)
+            for label, field, p in predictions
+            if p >= t and field not in many and field != NONE
+        ]
+        if read and sum(label == field for label, field in read) / len(read) >= precision:
+            return round(float(t), 2)
+    return 0.99
+
+
+def _figures(
+    predictions: list[tuple[str, str, float]], many: set[str], t: float
+) -> dict[str, float | int]:
+    one_valued = [
+        (label, f, p) for label, f, p in predictions if label != NONE and label not in many
+    ]
+    read = [(label, f) for label, f, p in predictions if p >= t and f != NONE and f not in many]
+    right = sum(label == f for label, f in read)
+    return {
+        "threshold": t,
+        "read": len(read),
+        "precision": round(right / len(read), 3) if read else 0.0,
+        "recall_of_one_valued": round(right / len(one_valued), 3) if one_valued else 0.0,
+    }
+
+
+async def train(corpus: Path, out: Path, precision: float) -> dict[str, object]:
+    samples, kinds = load(corpus)
+    settings = load_settings()
+    async with httpx.AsyncClient() as http:
+        embedder = build_embedder(settings.embedder, http)
+        vectors = np.asarray(await embedder.embed([s.text for s in samples]), dtype=np.float32)
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    for n, s in enumerate(samples):
+        # A label the kind does not declare (a writer's slip) teaches nothing: left out.
+        if s.kind in kinds and (s.label == NONE or s.label in kinds[s.kind].fields):
+            by_kind[s.kind].append(n)
+    predictions: list[tuple[str, str, float]] = []
+    many: set[str] = set()
+    plans: dict[str, tuple[tuple[str, ...], frozenset[str], list[int]]] = {}
+    for kind, rows in sorted(by_kind.items()):
+        spec = kinds[kind]
+        classes = (NONE, *spec.fields)
+        plans[kind] = (classes, spec.many, rows)
+        many |= {f"{kind}/{f}" for f in spec.many}
+        kind_samples = [samples[n] for n in rows]
+        for label, field, p in _out_of_fold(vectors[rows], kind_samples, classes, spec.many):
+            predictions.append(
+                (f"{kind}/{label}" if label else NONE, f"{kind}/{field}" if field else NONE, p)
+            )
+    threshold = _threshold(predictions, many, precision)
+    heads: dict[str, KindHead] = {}
+    for kind, (classes, spec_many, rows) in plans.items():
+        heads[kind] = fit(vectors[rows], [samples[n].label for n in rows], classes, spec_many)
+    sha = save_heads(FieldHeads(embedder.model_id, embedder.dimension, threshold, heads), out)
+    return {
+        "samples": len(samples),
+        "kinds": len(heads),
+        "model_id": embedder.model_id,
+        "out_of_fold": _figures(predictions, many, threshold),
+        "sha256": sha,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.field_slots")
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train", help="fit the field heads on labelled conversations")
+    t.add_argument("--corpus", type=Path, default=Path("bench/judgement/data/conversations"))
+    t.add_argument("--out", type=Path, default=Path("adapters/field_reader/data/field_heads.npz"))
+    t.add_argument("--precision", type=float, default=0.8, help="out-of-fold precision to reach")
+    args = parser.parse_args(argv)
+    result = asyncio.run(train(args.corpus, args.out, args.precision))
+    sys.stdout.write(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Labelled sentences from the training conversations (`cases-*.yaml` under a folder, CASES-FORMAT).
+
+Each subject line is cut into sentences; a sentence holding the span of exactly one field's
+proposal is labelled with that field, one holding none of the line's spans is labelled
+"none" (it states no field), and one holding spans of two fields is left out (it speaks of
+both, so it teaches neither). Samples carry their case id, for folds by case.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from factledger.adapters.field_reader.head import NONE
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    kind: str
+    case: str
+    text: str
+    label: str  # a field, or NONE
+
+
+@dataclass(frozen=True, slots=True)
+class KindFields:
+    fields: tuple[str, ...]
+    many: frozenset[str]
+
+
+def _sentences(line: str) -> list[str]:
+    return [s for s in (p.strip() for p in _SENTENCE_END.split(line)) if s]
+
+
+def _session_samples(kind: str, case: str, session: dict[str, Any]) -> Iterator[Sample]:
+    lines = session.get("lines") or []
+    spans: dict[int, list[tuple[str, str]]] = {}
+    for proposal in (session.get("expect") or {}).get("proposals") or []:
+        line, span = proposal.get("line"), proposal.get("span")
+        if isinstance(line, int) and isinstance(span, str) and span:
+            spans.setdefault(line, []).append((proposal["field"], span))
+    for index, raw in enumerate(lines):
+        if raw.get("role") != "subject" or not isinstance(raw.get("text"), str):
+            continue
+        for sentence in _sentences(raw["text"]):
+            fields = {f for f, span in spans.get(index, []) if span in sentence}
+            if len(fields) == 1:
+                yield Sample(kind, case, sentence, fields.pop())
+            elif not fields and not any(span in raw["text"] for _, span in spans.get(index, [])):
+                yield Sample(kind, case, sentence, NONE)
+            elif not fields:
+                # A span across two sentences: the line states a field the cut lost.
+                continue
+
+
+def load(directory: Path) -> tuple[list[Sample], dict[str, KindFields]]:
+    samples: list[Sample] = []
+    kinds: dict[str, KindFields] = {}
+    for path in sorted(directory.rglob("cases-*.yaml")):
+        cases = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        for case in cases:
+            kind = case["kind"]
+            declared = case.get("fields")
+            if declared and kind not in kinds:
+                kinds[kind] = KindFields(
+                    tuple(declared),
+                    frozenset(
+                        f for f, meaning in declared.items() if str(meaning).startswith("list:")
+                    ),
+                )
+            for session in case.get("sessions") or []:
+                samples.extend(_session_samples(kind, case["id"], session))
+    return samples, kinds
