@@ -20,6 +20,11 @@ import numpy.typing as npt
 Matrix = npt.NDArray[np.float32]
 SHIPPED = Path(__file__).with_name("data") / "field_heads.npz"
 SHIPPED_SHA256 = "b8457ca1becf6a41327d9f50f5bc8996b200d0a3d03cec4b81cdcf63034c622f"
+# Which field of the subject's kind an agent's recall query asks about: the same form, every
+# field readable (a question may ask about a list field), fitted on the training
+# conversations' labelled questions (`train-questions`).
+QUESTIONS_SHIPPED = Path(__file__).with_name("data") / "question_heads.npz"
+QUESTIONS_SHIPPED_SHA256 = "891dcc2fb7e79c4c52c3a6056aba46dc04dc73c75b74f13f7fe014f4a4830ca4"
 NONE = ""  # the class of a sentence that states no field
 
 
@@ -98,3 +103,10 @@ def load_heads(path: Path = SHIPPED, sha256: str | None = SHIPPED_SHA256) -> Fie
         min_probability=float(meta["min_probability"]),
         kinds=kinds,
     )
+
+
+def load_question_heads(
+    path: Path = QUESTIONS_SHIPPED, sha256: str | None = QUESTIONS_SHIPPED_SHA256
+) -> FieldHeads:
+    """The question heads at `path`, checked against `sha256` (None: a deployment's own file)."""
+    return load_heads(path, sha256)

@@ -3,6 +3,13 @@
     python -m factledger.bench.field_slots train --corpus bench/judgement/data/conversations \
         --out adapters/field_reader/data/field_heads.npz
 
+`train-questions` fits, the same way, the question heads: which field of the subject's kind an
+agent's recall query asks about, from the conversations' labelled questions (a question the
+writer gave no field is "none"), every field readable, list fields included:
+
+    python -m factledger.bench.field_slots train-questions \
+        --out adapters/field_reader/data/question_heads.npz
+
 Reads the labelled conversations (CASES-FORMAT), embeds their subject sentences with the
 configured embedder (the default ONNX model unless FACTLEDGER_EMBEDDER__* says otherwise),
 fits one head per subject kind, and chooses the probability a field must reach: the lowest
@@ -27,7 +34,7 @@ import numpy as np
 from factledger.adapters.field_reader.head import NONE, FieldHeads, KindHead, save_heads
 from factledger.api.bootstrap.backend import build_embedder
 from factledger.api.settings import load_settings
-from factledger.bench.field_slots.corpus import Sample, load
+from factledger.bench.field_slots.corpus import KindFields, Sample, load, load_questions
 from factledger.bench.field_slots.fit import Matrix, fit
 
 FOLDS = 5
@@ -91,8 +98,14 @@ def _figures(
     }
 
 
-async def train(corpus: Path, out: Path, precision: float) -> dict[str, object]:
-    samples, kinds = load(corpus)
+async def train(
+    corpus: Path, out: Path, precision: float, *, questions: bool = False
+) -> dict[str, object]:
+    samples, kinds = load_questions(corpus) if questions else load(corpus)
+    if questions:
+        # A question may ask about a list field as well as a one-valued one: every field
+        # is read.
+        kinds = {k: KindFields(spec.fields, frozenset()) for k, spec in kinds.items()}
     settings = load_settings()
     async with httpx.AsyncClient() as http:
         embedder = build_embedder(settings.embedder, http)
@@ -136,8 +149,18 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--corpus", type=Path, default=Path("bench/judgement/data/conversations"))
     t.add_argument("--out", type=Path, default=Path("adapters/field_reader/data/field_heads.npz"))
     t.add_argument("--precision", type=float, default=0.8, help="out-of-fold precision to reach")
+    q = sub.add_parser(
+        "train-questions", help="fit the question heads: which field a recall query asks about"
+    )
+    q.add_argument("--corpus", type=Path, default=Path("bench/judgement/data/conversations"))
+    q.add_argument(
+        "--out", type=Path, default=Path("adapters/field_reader/data/question_heads.npz")
+    )
+    q.add_argument("--precision", type=float, default=0.9, help="out-of-fold precision to reach")
     args = parser.parse_args(argv)
-    result = asyncio.run(train(args.corpus, args.out, args.precision))
+    result = asyncio.run(
+        train(args.corpus, args.out, args.precision, questions=args.command == "train-questions")
+    )
     sys.stdout.write(json.dumps(result, indent=2) + "\n")
 
 

@@ -78,3 +78,20 @@ def load(directory: Path) -> tuple[list[Sample], dict[str, KindFields]]:
             for session in case.get("sessions") or []:
                 samples.extend(_session_samples(kind, case["id"], session))
     return samples, kinds
+
+
+def load_questions(directory: Path) -> tuple[list[Sample], dict[str, KindFields]]:
+    """The sessions' questions (an agent's recall queries), each labelled with the field it
+    asks about, or NONE when the writer gave none (a question about what the subject asked
+    to forget, or about nothing the profile holds)."""
+    _, kinds = load(directory)
+    samples: list[Sample] = []
+    for path in sorted(directory.rglob("cases-*.yaml")):
+        for case in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            for session in case.get("sessions") or []:
+                for question in session.get("questions") or []:
+                    text, field = question.get("text"), question.get("field")
+                    if isinstance(text, str) and text.strip():
+                        label = field if isinstance(field, str) and field else NONE
+                        samples.append(Sample(case["kind"], case["id"], text.strip(), label))
+    return samples, kinds
