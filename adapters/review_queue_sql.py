@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import Any, Protocol
 
 from factledger.application.json_text import dumps_sorted, loads
@@ -74,6 +76,80 @@ def table_statements(prefix: str, *, text: str = "TEXT") -> tuple[str, ...]:
         f"""CREATE TABLE IF NOT EXISTS {t}_tracking (name {text} PRIMARY KEY,
         position BIGINT NOT NULL)""",
     )
+
+
+# The dimensions the console counts on their own, each a single equality; "all" is the
+# tenant's whole queue (value "").
+COUNTED = ("kind", "field", "origin", "proposer", "conversation_type")
+ALL = "all"
+# What a row's counters are kept by, in `SqlQueueWrites._count`'s order.
+COUNTED_COLUMNS = f"tenant, {', '.join(COUNTED)}, group_key, subject_id"
+
+
+def counter_statements(prefix: str, *, text: str = "TEXT") -> tuple[str, ...]:
+    """The counters the projection keeps up with its rows, so the whole queue's count, a
+    single filter's count and the groups are read, not counted: pending items per tenant and
+    per filter value; per group its items, distinct subjects and oldest position; and each
+    group's subjects with their items (the distinct count's source). Filled from the rows, so
+    an existing database gets them exact."""
+    t = f"{prefix}review_queue"
+    fill_counts = " UNION ALL ".join(
+        [
+            f"SELECT tenant, '{ALL}', '', count(*) FROM {t}_items GROUP BY tenant",
+            *(
+                f"SELECT tenant, '{c}', {c}, count(*) FROM {t}_items "
+                f"WHERE {c} IS NOT NULL GROUP BY tenant, {c}"
+                for c in COUNTED
+            ),
+        ]
+    )
+    return (
+        f"""CREATE TABLE IF NOT EXISTS {t}_counts (tenant {text} NOT NULL,
+        dimension {text} NOT NULL, value {text} NOT NULL, n BIGINT NOT NULL,
+        PRIMARY KEY (tenant, dimension, value))""",
+        f"""CREATE TABLE IF NOT EXISTS {t}_group_subjects (tenant {text} NOT NULL,
+        group_key {text} NOT NULL, subject_id {text} NOT NULL, n BIGINT NOT NULL,
+        PRIMARY KEY (tenant, group_key, subject_id))""",
+        f"""CREATE TABLE IF NOT EXISTS {t}_groups (tenant {text} NOT NULL,
+        group_key {text} NOT NULL, n BIGINT NOT NULL, subjects BIGINT NOT NULL,
+        first_position BIGINT NOT NULL, PRIMARY KEY (tenant, group_key))""",
+        f"""CREATE INDEX IF NOT EXISTS review_queue_groups_by_size
+        ON {t}_groups (tenant, n DESC, first_position)""",
+        f"DELETE FROM {t}_counts",
+        f"DELETE FROM {t}_group_subjects",
+        f"DELETE FROM {t}_groups",
+        f"INSERT INTO {t}_counts (tenant, dimension, value, n) {fill_counts}",
+        f"INSERT INTO {t}_group_subjects (tenant, group_key, subject_id, n) "
+        f"SELECT tenant, group_key, subject_id, count(*) FROM {t}_items "
+        f"GROUP BY tenant, group_key, subject_id",
+        f"INSERT INTO {t}_groups (tenant, group_key, n, subjects, first_position) "
+        f"SELECT tenant, group_key, count(*), count(DISTINCT subject_id), min(position) "
+        f"FROM {t}_items GROUP BY tenant, group_key",
+    )
+
+
+def counted_filter(where: QueueFilter) -> tuple[str, str] | None:
+    """The counter holding the filter's exact count, as (dimension, value): none or one
+    counted equality, or a group, and nothing else (combined filters, ages, text and
+    positions are counted over the rows)."""
+    chosen = [
+        (dimension, value)
+        for dimension, value in (
+            ("kind", where.kind),
+            ("field", where.field),
+            ("origin", None if where.origin is None else where.origin.value),
+            ("proposer", where.proposer),
+            ("conversation_type", where.conversation_type),
+            ("group", where.group),
+        )
+        if value is not None
+    ]
+    others = replace(
+        where, kind=None, field=None, origin=None, proposer=None, conversation_type=None, group=None
+    )
+    if len(chosen) > 1 or not others.is_empty():
+        return None
+    return chosen[0] if chosen else (ALL, "")
 
 
 def covering_statements(prefix: str) -> tuple[str, ...]:
@@ -199,6 +275,8 @@ class QueueTables:
         t = f"{prefix}review_queue"
         self.items, self.subjects = f"{t}_items", f"{t}_subjects"
         self.sessions, self.tracking = f"{t}_sessions", f"{t}_tracking"
+        self.counts, self.groups_table = f"{t}_counts", f"{t}_groups"
+        self.group_subjects = f"{t}_group_subjects"
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -226,15 +304,30 @@ class QueueTables:
             beyond, mark = "position <= ?", cursor.after
         else:
             bound, order, step, beyond, mark = "", "ASC", [], "1 = 0", None
+        marks = [] if mark is None else [mark]
+        kept = counted_filter(where)
+        if kept is None:
+            counted, counted_args = (
+                f"SELECT count(*) AS total, max(position) AS newest, "
+                f"EXISTS (SELECT 1 FROM {self.items} WHERE {clause} AND {beyond}) AS beyond "
+                f"FROM {self.items} WHERE {clause}",
+                [*args, *marks, *args],
+            )
+        else:  # the count is a counter's: read, not counted; the newest is an index's end
+            kept_sql, total_args = self._kept_count(tenant, *kept)
+            counted, counted_args = (
+                f"SELECT {kept_sql} AS total, "
+                f"(SELECT max(position) FROM {self.items} WHERE {clause}) AS newest, "
+                f"EXISTS (SELECT 1 FROM {self.items} WHERE {clause} AND {beyond}) AS beyond",
+                [*total_args, *args, *args, *marks],
+            )
         found = db.run(
             f"WITH shown AS (SELECT {ITEM_COLUMNS} FROM {self.items} WHERE {clause} {bound} "
             f"ORDER BY position {order} LIMIT ?), "
-            f"counted AS (SELECT count(*) AS total, max(position) AS newest, "
-            f"EXISTS (SELECT 1 FROM {self.items} WHERE {clause} AND {beyond}) AS beyond "
-            f"FROM {self.items} WHERE {clause}) "
+            f"counted AS ({counted}) "
             f"SELECT shown.*, counted.total, counted.newest, counted.beyond "
             f"FROM counted LEFT JOIN shown ON 1 = 1 ORDER BY shown.position {order}",
-            [*args, *step, limit + 1, *args, *([] if mark is None else [mark]), *args],
+            [*args, *step, limit + 1, *counted_args],
         ).fetchall()
         width = len(ITEM_COLUMNS.split(","))
         total, newest, past = int(found[0][width]), int(found[0][width + 1] or 0), found[0][-1]
@@ -262,6 +355,8 @@ class QueueTables:
         subject_id, position)` alone (it holds every column the aggregate needs), with the
         number of groups and the newest position beside each; then the shown groups' oldest
         rows by their positions."""
+        if where.is_empty():
+            return self._kept_groups(db, tenant, offset=offset, limit=limit)
         clause, args = self._where(db, tenant, where)
         found = db.run(
             f"SELECT group_key, count(*) AS n, count(DISTINCT subject_id), min(position) AS first, "
@@ -278,6 +373,45 @@ class QueueTables:
                 args,
             ).fetchone()
             total, newest = int(total), int(newest or 0)
+        return self._with_samples(db, tenant, found, total, newest)
+
+    def _kept_count(self, tenant: str, dimension: str, value: str) -> tuple[str, list[object]]:
+        """A counter as a scalar subquery (0 when the value has no pending items)."""
+        if dimension == "group":
+            return (
+                f"coalesce((SELECT n FROM {self.groups_table} "
+                f"WHERE tenant = ? AND group_key = ?), 0)",
+                [tenant, value],
+            )
+        return (
+            f"coalesce((SELECT n FROM {self.counts} "
+            f"WHERE tenant = ? AND dimension = ? AND value = ?), 0)",
+            [tenant, dimension, value],
+        )
+
+    def _kept_groups(self, db: Runner, tenant: str, *, offset: int, limit: int) -> RowGroups:
+        """The unfiltered groups from their maintained table, in its size order."""
+        newest_sql = f"(SELECT max(position) FROM {self.items} WHERE tenant = ?)"
+        found = db.run(
+            f"SELECT group_key, n, subjects, first_position, count(*) OVER (), {newest_sql} "
+            f"FROM {self.groups_table} WHERE tenant = ? "
+            f"ORDER BY n DESC, first_position ASC LIMIT ? OFFSET ?",
+            [tenant, tenant, limit, offset],
+        ).fetchall()
+        if found:
+            total, newest = int(found[0][4]), int(found[0][5] or 0)
+        else:
+            total, newest = db.run(
+                f"SELECT (SELECT count(*) FROM {self.groups_table} WHERE tenant = ?), {newest_sql}",
+                [tenant, tenant],
+            ).fetchone()
+            total, newest = int(total), int(newest or 0)
+        return self._with_samples(db, tenant, found, total, newest)
+
+    def _with_samples(
+        self, db: Runner, tenant: str, found: list[Any], total: int, newest: int
+    ) -> RowGroups:
+        """The shown groups' oldest rows, read by their positions."""
         if not found:
             return RowGroups([], total, newest)
         firsts = [int(r[3]) for r in found]
@@ -346,7 +480,14 @@ class QueueTables:
     def drop(self, db: Runner, name: str, *, empty: str = "DELETE FROM") -> None:
         """`empty`: the statement that empties a table (PostgreSQL's `TRUNCATE` leaves no dead
         rows behind for the rebuild's rows to be read past)."""
-        for table in (self.items, self.sessions, self.subjects):
+        for table in (
+            self.items,
+            self.sessions,
+            self.subjects,
+            self.counts,
+            self.groups_table,
+            self.group_subjects,
+        ):
             db.run(f"{empty} {table}")
         db.run(f"DELETE FROM {self.tracking} WHERE name = ?", [name])
 
@@ -363,6 +504,12 @@ class SqlQueueWrites:
         # each once per proposal.
         self._subjects: dict[str, SubjectRow | None] = {}
         self._sessions: dict[tuple[str, str], SessionRow | None] = {}
+        # The counters' changes, applied once at the end of the transaction (a rebuild's
+        # batch changes each counter many times): (tenant, dimension, value), (tenant,
+        # group, subject) and (tenant, group).
+        self._counted: Counter[tuple[str, str, str]] = Counter()
+        self._members: Counter[tuple[str, str, str]] = Counter()
+        self._grouped: Counter[tuple[str, str]] = Counter()
 
     def position(self) -> int:
         return self.new_position
@@ -378,6 +525,72 @@ class SqlQueueWrites:
                 f"VALUES ({', '.join('?' * 16)}) ON CONFLICT DO NOTHING",
                 adds,
             )
+
+    def _count(self, found: Sequence[Any], sign: int) -> None:
+        """Counts a row's `COUNTED_COLUMNS` in (`sign` 1) or out (-1) of the counters."""
+        tenant, group, subject_id = str(found[0]), str(found[-2]), str(found[-1])
+        self._counted[tenant, ALL, ""] += sign
+        for dimension, value in zip(COUNTED, found[1:-2], strict=True):
+            if value is not None:  # a conversation without a type is counted by no type
+                self._counted[tenant, dimension, str(value)] += sign
+        self._members[tenant, group, subject_id] += sign
+        self._grouped[tenant, group] += sign
+
+    def finish(self) -> None:
+        """Sends what is left and applies the counters' changes: the transaction's end."""
+        self.flush()
+        t = self._t
+        counted = [(*k, d) for k, d in self._counted.items() if d]
+        self._db.run_many(
+            f"INSERT INTO {t.counts} AS kept (tenant, dimension, value, n) VALUES (?, ?, ?, ?) "
+            f"ON CONFLICT (tenant, dimension, value) DO UPDATE SET n = kept.n + excluded.n",
+            counted,
+        )
+        self._db.run_many(
+            f"DELETE FROM {t.counts} WHERE tenant = ? AND dimension = ? AND value = ? AND n = 0",
+            [k for *k, _ in counted],
+        )
+        subjects: Counter[tuple[str, str]] = Counter()
+        for (tenant, group, subject_id), d in self._members.items():
+            if not d:
+                continue
+            row = self._db.run(
+                f"INSERT INTO {t.group_subjects} AS kept (tenant, group_key, subject_id, n) "
+                f"VALUES (?, ?, ?, ?) ON CONFLICT (tenant, group_key, subject_id) "
+                f"DO UPDATE SET n = kept.n + excluded.n RETURNING n",
+                [tenant, group, subject_id, d],
+            ).fetchone()
+            now = int(row[0])
+            # A subject joins the group when its items go from none to some, leaves at none.
+            subjects[tenant, group] += (now > 0) - (now - d > 0)
+            if now == 0:
+                self._db.run(
+                    f"DELETE FROM {t.group_subjects} "
+                    f"WHERE tenant = ? AND group_key = ? AND subject_id = ?",
+                    [tenant, group, subject_id],
+                )
+        touched = list(self._grouped)  # a net change of none may still move the oldest
+        self._db.run_many(
+            f"INSERT INTO {t.groups_table} AS kept "
+            f"(tenant, group_key, n, subjects, first_position) "
+            f"VALUES (?, ?, ?, ?, 0) ON CONFLICT (tenant, group_key) "
+            f"DO UPDATE SET n = kept.n + excluded.n, subjects = kept.subjects + excluded.subjects",
+            [(*k, self._grouped[k], subjects[k]) for k in touched],
+        )
+        self._db.run_many(
+            f"DELETE FROM {t.groups_table} WHERE tenant = ? AND group_key = ? AND n = 0",
+            touched,
+        )
+        # The oldest item of a group that gained or lost items: one probe of its index.
+        self._db.run_many(
+            f"UPDATE {t.groups_table} SET first_position = coalesce((SELECT min(position) "
+            f"FROM {t.items} WHERE tenant = ? AND group_key = ?), 0) "
+            f"WHERE tenant = ? AND group_key = ?",
+            [(*k, *k) for k in touched],
+        )
+        self._counted.clear()
+        self._members.clear()
+        self._grouped.clear()
 
     def subject(self, subject_id: str) -> SubjectRow | None:
         if subject_id not in self._subjects:
@@ -427,6 +640,15 @@ class SqlQueueWrites:
             f"conversation_type = excluded.conversation_type, said_at = excluded.said_at",
             [row.subject_id, row.session_id, row.conversation_type, row.said_at],
         )
+        for tenant, before in self._db.run(
+            f"SELECT tenant, conversation_type FROM {self._t.items} "
+            f"WHERE subject_id = ? AND session_id = ?",
+            [row.subject_id, row.session_id],
+        ).fetchall():
+            if before is not None:
+                self._counted[str(tenant), "conversation_type", str(before)] -= 1
+            if row.conversation_type is not None:
+                self._counted[str(tenant), "conversation_type", row.conversation_type] += 1
         self._db.run(
             f"UPDATE {self._t.items} SET said_at = ?, conversation_type = ? "
             f"WHERE subject_id = ? AND session_id = ?",
@@ -434,6 +656,19 @@ class SqlQueueWrites:
         )
 
     def add(self, row: ItemRow) -> None:
+        self._count(
+            (
+                row.tenant,
+                row.kind,
+                row.field,
+                row.origin,
+                row.proposer,
+                row.conversation_type,
+                row.group_key,
+                row.subject_id,
+            ),
+            1,
+        )
         self._adds.append(
             (
                 row.tenant,
@@ -475,16 +710,23 @@ class SqlQueueWrites:
 
     def remove(self, subject_id: str, change_id: str) -> None:
         self.flush()
-        self._db.run(
-            f"DELETE FROM {self._t.items} WHERE subject_id = ? AND change_id = ?",
+        for found in self._db.run(
+            f"DELETE FROM {self._t.items} WHERE subject_id = ? AND change_id = ? "
+            f"RETURNING {COUNTED_COLUMNS}",
             [subject_id, change_id],
-        )
+        ).fetchall():
+            self._count(found, -1)
 
     def erase(self, subject_id: str) -> None:
         self.flush()
         self._subjects.pop(subject_id, None)
         self._sessions = {k: v for k, v in self._sessions.items() if k[0] != subject_id}
-        for table in (self._t.items, self._t.sessions, self._t.subjects):
+        for found in self._db.run(
+            f"DELETE FROM {self._t.items} WHERE subject_id = ? RETURNING {COUNTED_COLUMNS}",
+            [subject_id],
+        ).fetchall():
+            self._count(found, -1)
+        for table in (self._t.sessions, self._t.subjects):
             self._db.run(f"DELETE FROM {table} WHERE subject_id = ?", [subject_id])
 
 

@@ -29,6 +29,7 @@ from factledger.adapters.review_queue_sql import (
     QueueTables,
     SqlQueueStore,
     SqlQueueWrites,
+    counter_statements,
     covering_statements,
     subject_search_statements,
     table_statements,
@@ -46,6 +47,7 @@ MIGRATIONS = (
             "{schema}.", text='text COLLATE "C"', ref_of_search="split_part(i.search, E'\\n', 2)"
         ),
     ),
+    StoreMigration("0004-counters", counter_statements("{schema}.", text='text COLLATE "C"')),
 )
 
 Conn = psycopg.Connection[tuple[object, ...]]
@@ -114,7 +116,7 @@ class PostgresQueueStore(SqlQueueStore):
             ).fetchone()
             txn = SqlQueueWrites(db, self._tables, int(cast("int", row[0])))
             yield txn
-            txn.flush()
+            txn.finish()
             if txn.new_position != txn.start_position:
                 self._tables.store_position(db, self.name, txn.new_position)
 

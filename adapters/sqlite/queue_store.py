@@ -15,6 +15,7 @@ from factledger.adapters.review_queue_sql import (
     QueueTables,
     SqlQueueStore,
     SqlQueueWrites,
+    counter_statements,
     covering_statements,
     subject_search_statements,
     table_statements,
@@ -33,6 +34,7 @@ MIGRATIONS = (
             "", ref_of_search="substr(i.search, instr(i.search, char(10)) + 1)"
         ),
     ),
+    StoreMigration("0004-counters", counter_statements("")),
 )
 
 
@@ -80,7 +82,7 @@ class SqliteQueueStore(SqlQueueStore):
                     self._db, self._tables, self._tables.read_position(self._db, self.name)
                 )
                 yield txn
-                txn.flush()
+                txn.finish()
                 if txn.new_position != txn.start_position:
                     self._tables.store_position(self._db, self.name, txn.new_position)
                 self._conn.execute("COMMIT")
