@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from factledger.application.ledger.core import SubjectAsRead
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.decisions import is_stale
 from factledger.application.memory.types import Capability, MemoryFact
@@ -112,11 +113,12 @@ class SubjectDecisions:
 
 
 def subject_decisions(
-    ledger: Ledger, subject: Subject, positions: Sequence[int]
+    ledger: Ledger, read: SubjectAsRead, positions: Sequence[int]
 ) -> SubjectDecisions:
-    """The subject's decisions, and those at `positions` (named by the backend's reasons)
-    when they are this subject's: a position names any subject's event."""
-    events = ledger.repository.event_store.get(subject.id)
+    """The subject's decisions among the events it was rebuilt from, and those at
+    `positions` (named by the backend's reasons) when they are this subject's: a position
+    names any subject's event. Both read the ledger's history, on the page's server."""
+    subject, events = read.subject, read.events
     forgets: list[FactForgotten] = []
     rejections: list[ChangeRejected] = []
     for event in events:
@@ -126,7 +128,7 @@ def subject_decisions(
             rejections.append(event)
     by_position: dict[int, Decision] = {}
     for position in sorted(set(positions)):
-        for notification in ledger.recorder.select_notifications(position, 1):
+        for notification in ledger.history_log.select_notifications(position, 1):
             if notification.id != position or notification.originator_id != subject.id:
                 continue
             event = ledger.mapper.to_domain_event(notification)

@@ -22,6 +22,7 @@ from uuid import UUID
 from factledger.api.console.memory_fates import Fate, positions_named, subject_decisions
 from factledger.api.console.subject_view import SessionView
 from factledger.application.errors import MemoryNotFoundError
+from factledger.application.ledger.core import SubjectAsRead
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import ProfileVersion
 from factledger.application.memory.ports import MemoryBackend
@@ -95,7 +96,7 @@ class LedgerSide:
     """What the ledger says of the subject, for the page to show only what may be read."""
 
     ledger: Ledger
-    subject: Subject
+    read: SubjectAsRead  # the subject and its events, from one server
     versions: list[int]
     forgotten_versions: Collection[int]  # profile versions that held a field since forgotten
 
@@ -123,7 +124,7 @@ async def memory_page(
         ns, include_superseded=True, include_forgotten=True, limit=MEMORIES_SHOWN
     )
     decisions = await asyncio.to_thread(
-        subject_decisions, side.ledger, side.subject, positions_named(facts)
+        subject_decisions, side.ledger, side.read, positions_named(facts)
     )
     capabilities = frozenset(backend.capabilities)
     by_document = {transcript_document_id(subject_id, s.session_id): s.session_id for s in sessions}
@@ -131,10 +132,10 @@ async def memory_page(
         MemoryRow(f, by_document.get(f.document_id or ""), decisions.fate(f, capabilities))
         for f in facts
     ]
-    redacted = forgotten_changes(side.subject)
+    redacted = forgotten_changes(side.read.subject)
     withheld = {proposal_record_id(c) for c in redacted}
     withheld |= {profile_record_id(v) for v in side.forgotten_versions}
-    change_ids = list(side.subject.changes)
+    change_ids = list(side.read.subject.changes)
     records = []
     for record_id, label in _wanted_records(subject_id, sessions, change_ids, side.versions):
         try:

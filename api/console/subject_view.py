@@ -12,7 +12,7 @@ Every function blocks (the caller runs it in a thread).
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -100,11 +100,11 @@ STREAMS_AT_ONCE = 4
 
 def _subjects(ledger: Ledger, tenant: str, subject_ids: list[UUID]) -> dict[UUID, Subject]:
     if len(subject_ids) < 2:
-        return {sid: ledger.subject(tenant, sid) for sid in subject_ids}
+        return {sid: ledger.read_subject(tenant, sid) for sid in subject_ids}
     context = contextvars.copy_context()  # the request's log context and read route
 
     def load(subject_id: UUID) -> Subject:
-        return context.copy().run(ledger.subject, tenant, subject_id)
+        return context.copy().run(ledger.read_subject, tenant, subject_id)
 
     with ThreadPoolExecutor(min(STREAMS_AT_ONCE, len(subject_ids))) as pool:
         return dict(zip(subject_ids, pool.map(load, subject_ids), strict=True))
@@ -125,7 +125,7 @@ class ProposalPage:
 def proposal_page(
     ledger: Ledger, profiles: ProfileReader, tenant: str, subject_id: UUID, change_id: UUID
 ) -> ProposalPage:
-    subject = ledger.subject(tenant, subject_id)
+    subject = ledger.read_subject(tenant, subject_id)
     record = subject.change(change_id)  # ChangeNotFoundError: 404
     current = profiles.current(tenant, subject_id).fields.get(record.field)
     return ProposalPage(
@@ -183,8 +183,13 @@ def _session_view(event: SessionRecorded) -> SessionView:
 
 
 def recorded_sessions(ledger: Ledger, subject_id: UUID) -> list[SessionView]:
-    """The subject's recorded sessions, oldest first (the caller checked the tenant)."""
-    events = ledger.repository.event_store.get(subject_id)
+    """The subject's recorded sessions, oldest first (the caller checked the tenant), read
+    from the ledger's history (a standby's when the request may read one)."""
+    return sessions_in(ledger.history.get(subject_id))
+
+
+def sessions_in(events: Iterable[object]) -> list[SessionView]:
+    """The recorded sessions among a subject's events, oldest first."""
     return [_session_view(e) for e in events if isinstance(e, SessionRecorded)]
 
 

@@ -11,12 +11,18 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 from uuid import UUID
 
 import structlog
-from eventsourcing.application import AggregateNotFoundError, Application, Repository
+from eventsourcing.application import (
+    AggregateNotFoundError,
+    Application,
+    Repository,
+    project_aggregate,
+)
 from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
 from eventsourcing.persistence import (
     ApplicationRecorder,
@@ -72,6 +78,14 @@ def back_off(attempt: int) -> None:
 SNAPSHOT_INTERVAL = "FACTLEDGER_SNAPSHOT_INTERVAL"
 log = structlog.get_logger(__name__)
 Action = Callable[[Subject], object]
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectAsRead:
+    """A subject and the events it was rebuilt from, read together from one server."""
+
+    subject: Subject
+    events: Sequence[DomainEventProtocol[UUID]]
 
 
 class LedgerCore(Application[UUID]):
@@ -204,6 +218,23 @@ class LedgerCore(Application[UUID]):
         if subject.tenant != tenant:
             raise NotFoundError(f"subject {subject_id}")
         return subject
+
+    def subject_as_read(self, tenant: str, subject_id: UUID) -> SubjectAsRead:
+        """The subject and its events from one read of the ledger's history (a hot standby's
+        when the request may read one), the subject rebuilt from those very events: a page
+        that shows both never mixes two servers, or two moments of one."""
+        events = list(self.history.get(subject_id))
+        subject = cast("Subject | None", project_aggregate(None, events))
+        if subject is None or subject.tenant != tenant:
+            raise NotFoundError(f"subject {subject_id}")
+        return SubjectAsRead(subject, events)
+
+    def read_subject(self, tenant: str, subject_id: UUID) -> Subject:
+        """A subject for a request that only reads: rebuilt from the history when that is
+        routed (it may read a standby), from the repository and its cache otherwise."""
+        if self.history is self.events:
+            return self.subject(tenant, subject_id)
+        return self.subject_as_read(tenant, subject_id).subject
 
     def tenant_of(self, subject_id: UUID) -> str:
         """The tenant a subject was registered in, from its first event alone (a subject never

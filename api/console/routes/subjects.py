@@ -27,7 +27,7 @@ from factledger.api.console.guard import (
 from factledger.api.console.guard import subject_in_tenant as checked
 from factledger.api.console.memory_view import LedgerSide, any_forgotten, memory_page
 from factledger.api.console.pages import render_page, see_other
-from factledger.api.console.subject_view import recorded_sessions, subject_page
+from factledger.api.console.subject_view import recorded_sessions, sessions_in, subject_page
 from factledger.api.http.deps import LedgerDep
 from factledger.api.http.errors import InvalidParameterError, ServiceUnavailableError
 from factledger.api.http.routes.profile import ProfilesDep
@@ -121,12 +121,14 @@ async def memory(
         raise ServiceUnavailableError("no memory backend is configured")
     tenant = session.tenant
     summary = await asyncio.to_thread(profiles.subject, tenant, subject_id)
-    recorded = await asyncio.to_thread(recorded_sessions, ledger, subject_id)
-    aggregate = await asyncio.to_thread(ledger.subject, tenant, subject_id)
+    # The subject and its events in one read (a standby's when the request may read one):
+    # the page's marks come from both, and must not mix two servers.
+    read = await asyncio.to_thread(ledger.subject_as_read, tenant, subject_id)
+    recorded = sessions_in(read.events)
     written = await asyncio.to_thread(profiles.versions, tenant, subject_id)
     side = LedgerSide(
         ledger,
-        aggregate,
+        read,
         versions=[v.version for v in written],
         forgotten_versions={v.version for v in written if any_forgotten(v)},
     )
@@ -154,7 +156,7 @@ async def confirm_forget(
     current = await asyncio.to_thread(profiles.current, session.tenant, subject_id)
     proposals = 0
     if field is not None:
-        aggregate = await asyncio.to_thread(ledger.subject, session.tenant, subject_id)
+        aggregate = await asyncio.to_thread(ledger.read_subject, session.tenant, subject_id)
         proposals = len(aggregate.unforgotten_changes(field))
         if field not in current.fields and not proposals:
             raise NotFoundError(f"field {field} of subject {subject_id}")
