@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ from factledger.application.ledger.event_log import TenantEventLog
 from factledger.application.ledger.event_views import event_body
 from factledger.application.memory.record_ids import namespace_for
 from factledger.domain.events import SessionRecorded
+from factledger.domain.subject import subject_id_for
 from factledger.testing.manual_clock import ManualClock
 
 STATED = "Zanzibar Periwinkle"  # the words of a field that is then forgotten
@@ -186,3 +190,56 @@ async def memory_drawn_from(rt: Runtime, subject_id: str, words: str) -> str:
     drawn = [m.id for m in memories if words in m.text]
     assert drawn, [m.text for m in memories]
     return drawn[0]
+
+
+async def imported(http: httpx.AsyncClient, ref: str, session: str, lines: list[str]) -> str:
+    """The subject's `lines` as one past session, through `POST /v1/import`; its id."""
+    at = datetime(2026, 2, 2, 9, tzinfo=UTC)
+    messages = [
+        {"role": "subject", "text": text, "at": (at + timedelta(seconds=30 * n)).isoformat()}
+        for n, text in enumerate(lines)
+    ]
+    history = [
+        {"type": "subject", "kind": "lead", "ref": ref},
+        {
+            "type": "session",
+            "subject": {"kind": "lead", "ref": ref},
+            "session_id": session,
+            "channel": "whatsapp",
+            "started_at": at.isoformat(),
+            "messages": messages,
+        },
+    ]
+    body = "".join(json.dumps(line) + "\n" for line in history).encode()
+    headers = {**SERVICE, "content-type": "application/x-ndjson"}
+    report = await ok(await http.post("/v1/import", content=body, headers=headers))
+    assert report["sessions"] == 1, report
+    return str(subject_id_for("t1", "lead", ref))
+
+
+def cli_env(settings: Settings) -> dict[str, str]:
+    """The environment a `factledger` command needs to open the same event store and views
+    (wide: a table's cells are not wrapped)."""
+    env = {**os.environ, "FACTLEDGER_DATA_DIR": str(settings.data_dir), "COLUMNS": "400"}
+    if settings.database_url is not None:
+        env["FACTLEDGER_DATABASE_URL"] = settings.database_url.get_secret_value()
+        env["FACTLEDGER_EVENT_STORE__KIND"] = "postgres"
+        env["FACTLEDGER_EVENT_STORE__SCHEMA_NAME"] = settings.event_store.schema_name  # type: ignore[union-attr]
+        env["FACTLEDGER_VIEWS__KIND"] = "postgres"
+        env["FACTLEDGER_VIEWS__SCHEMA_NAME"] = settings.views.schema_name  # type: ignore[union-attr]
+    return env
+
+
+def cli(settings: Settings, *args: str) -> str:
+    """What a `factledger` command prints (it must succeed)."""
+    entry = "from factledger.api.cli.main import main; main()"
+    done = subprocess.run(  # noqa: S603 - our own entry point, fixed arguments
+        [sys.executable, "-c", entry, *args],
+        env=cli_env(settings),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
