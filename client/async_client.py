@@ -236,15 +236,7 @@ class AsyncFactledgerClient:
         (subject id, change id) pairs, or every change `filters` matches up to `snapshot`
         (from the page you counted), at most `expected_count` of them. Each change gets its
         own decision; the same `idempotency_key` on a retry decides nothing twice."""
-        body: dict[str, Any] = {"decision": decision}
-        if changes is not None:
-            body["changes"] = [{"subject_id": str(s), "change_id": str(ch)} for s, ch in changes]
-        if filters is not None:
-            body.update(filter=filters, snapshot=snapshot, expected_count=expected_count)
-        if note is not None:
-            body["note"] = note
-        if reason is not None:
-            body["reason"] = reason
+        body = c.decision_body(decision, changes, filters, snapshot, expected_count, note, reason)
         return await self.send(c.decide_pending(body, idempotency_key))
 
     # -- forget -----------------------------------------------------------------------------

@@ -191,6 +191,28 @@ def pending_groups(limit: int, offset: int, filters: Mapping[str, Any]) -> Call[
     return Call("GET", "/v1/proposals/pending/groups", m.PendingGroups, params=params)
 
 
+def decision_body(
+    decision: str,
+    changes: list[tuple[UUID, UUID]] | None,
+    filters: dict[str, str] | None,
+    snapshot: str | None,
+    expected_count: int | None,
+    note: str | None,
+    reason: str | None,
+) -> dict[str, Any]:
+    """The body of one decision on many pending changes: ticked changes, or a filter's."""
+    body: dict[str, Any] = {"decision": decision}
+    if changes is not None:
+        body["changes"] = [{"subject_id": str(s), "change_id": str(ch)} for s, ch in changes]
+    if filters is not None:
+        body.update(filter=filters, snapshot=snapshot, expected_count=expected_count)
+    if note is not None:
+        body["note"] = note
+    if reason is not None:
+        body["reason"] = reason
+    return body
+
+
 def decide_pending(body: Mapping[str, Any], key: str | None) -> Call[m.Decisions]:
     return _command("/v1/proposals/pending/decisions", m.Decisions, body, key)
 

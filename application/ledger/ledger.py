@@ -50,10 +50,10 @@ from factledger.application.ledger.records import proposal_of, session_record
 from factledger.application.proposals.forget_requests import plan_requests
 from factledger.application.proposals.plan import agreed_changes, plan_changes
 from factledger.domain.errors import DomainError, SessionConflictError, SubjectErasedError
-from factledger.domain.proposal import Decision
+from factledger.domain.proposal import Decision, Proposal
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.subject import Subject, returning_subject_id
-from factledger.domain.values import OPEN_SCHEMA
+from factledger.domain.values import OPEN_SCHEMA, ProfileSchema
 
 log = structlog.get_logger(__name__)
 
@@ -172,32 +172,18 @@ class Ledger(ForgettingCommands, PastSessions):
             agreed = agreed_changes(subject, cmd.candidates, cmd.model, cmd.session_id)
             for planned in plan_changes(subject, cmd.candidates, cmd.model, cmd.session_id):
                 proposal = planned.proposal
-                try:
-                    subject.propose(proposal, schema, at=self._now())
-                except DomainError as exc:
-                    log.info(
-                        "proposals.change_refused",
-                        subject_id=str(cmd.subject_id),
-                        field=proposal.field,
-                        error_type=type(exc).__name__,
-                    )
+                if not self._proposed(subject, proposal, schema, "proposals.change_refused"):
                     continue
                 proposed.append(proposal.change_id)
                 for older in planned.supersedes:
                     subject.supersede(older, by=proposal.change_id, at=self._now())
                     superseded.append(older)
-            for request in plan_requests(subject, cmd.forget_requests, cmd.model, cmd.session_id):
-                try:
-                    subject.propose(request, schema, at=self._now())
-                except DomainError as exc:
-                    log.info(
-                        "proposals.forget_request_refused",
-                        subject_id=str(cmd.subject_id),
-                        field=request.field,
-                        error_type=type(exc).__name__,
-                    )
-                    continue
-                proposed.append(request.change_id)
+            requests = plan_requests(subject, cmd.forget_requests, cmd.model, cmd.session_id)
+            proposed.extend(
+                request.change_id
+                for request in requests
+                if self._proposed(subject, request, schema, "proposals.forget_request_refused")
+            )
             subject.mark_reviewed(
                 cmd.session_id,
                 by=cmd.model,
@@ -209,6 +195,23 @@ class Ledger(ForgettingCommands, PastSessions):
             return proposed
 
         return self._run(cmd.tenant, cmd.subject_id, None, review)
+
+    def _proposed(
+        self, subject: Subject, proposal: Proposal, schema: ProfileSchema, refused: str
+    ) -> bool:
+        """Proposes one change of the model's session review; a change the subject's rules
+        refuse is logged under `refused` and skipped, so the rest of the review still lands."""
+        try:
+            subject.propose(proposal, schema, at=self._now())
+        except DomainError as exc:
+            log.info(
+                refused,
+                subject_id=str(subject.id),
+                field=proposal.field,
+                error_type=type(exc).__name__,
+            )
+            return False
+        return True
 
     def confirm_change(self, cmd: ConfirmChange) -> CommandResult:
         def confirm(subject: Subject) -> object:
