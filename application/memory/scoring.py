@@ -13,16 +13,18 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from stop_words import get_stop_words
+
+from factledger.application.memory.inflection import KEYWORD_LANGUAGE
 from factledger.application.memory.ports import Vectors
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-# Words too common to say anything about a match; without this every "the" is a keyword hit.
-_STOPWORD_TEXT = """
-a an and are as at be but by do does for from has have he her his i if in into is it its me my
-no not of on or our she so that the their them then there they this to us was we were what when
-where which who will with you your
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Words too common to say anything about a match (without them every "the" is a keyword hit),
+# from the `stop-words` library's list for the keywords' language (BSD-3-Clause; shipped in
+# its wheel). Its English list also holds the words that say when a value holds ("now",
+# "currently", "today") and a speaker's fillers ("um", "oh", "okay"), which name nothing a
+# fact could hold either.
+STOPWORDS = frozenset(get_stop_words(KEYWORD_LANGUAGE))
 RRF_K = 60
 
 
