@@ -15,10 +15,12 @@ from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
 from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.tentative import LearnedTentativeReader
 from factledger.api.settings.extraction import ExtractorSettings, LearnedExtractorSettings
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.sessions.instruction_screen import InstructionScreen
 from factledger.application.sessions.ports import SafetyFilter
+from factledger.domain.hedges import TentativeReader
 
 log = structlog.get_logger(__name__)
 
@@ -44,6 +46,18 @@ def answer_judge(settings: ExtractorSettings) -> SentenceJudge | None:
     except (HeadsIntegrityError, OSError, ValueError) as exc:
         log.error("sentence_judgement_unavailable", error_type=type(exc).__name__)
         return None
+
+
+def tentative_reader(judge: SentenceJudge | None) -> TentativeReader | None:
+    """The ledger's reader of tentative sentences over the judge's hedge head; None (the
+    hedge rule unchecked, logged) when there is no packaged judge to read with."""
+    if isinstance(judge, LearnedJudge):
+        try:
+            return LearnedTentativeReader(judge)
+        except TypeError:
+            pass
+    log.error("hedge_check_unavailable")
+    return None
 
 
 def screened_safety(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyFilter:

@@ -51,6 +51,8 @@ INTENT_SLOT = "intent"
 LEXICAL_WEIGHT = 0.675
 # A query keyword that no searched fact holds weighs this share of its IDF.
 UNHELD_WEIGHT = 0.5
+
+
 def subject_label(metadata: Metadata | None) -> str | None:
     """The subject's label from a transcript's metadata, if the caller gave a usable one."""
     value = (metadata or {}).get(SUBJECT_LABEL_KEY)

@@ -12,7 +12,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-
 from stop_words import get_stop_words
 
 from factledger.application.memory.inflection import KEYWORD_LANGUAGE
