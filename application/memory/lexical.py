@@ -11,10 +11,10 @@ to repeat. So every self-hosted backend indexes, with each fact:
   alone, "moved to Lucca", says little of what it is about);
 - for its keywords, the label, the slot's name, the fact, the source sentences it came from and
   the question each of them answers (`keyword_source`), less the words another fact
-  of the same message says (`extraction_terms`); every word with its plural and
-  -ing/-ed endings folded (`application.memory.inflection`), the query's words alike, and the
-  words that name nothing a fact could hold (words and phrases of when, spoken fillers: ADR
-  0040, 0046) left out of both; and, for a fact that replaces its slot's current fact, the
+  of the same message says (`extraction_terms`); every word folded to its lemma by the
+  lemmatiser library (`application.memory.inflection`), the query's words alike, and the
+  library's function words left out of both (`scoring.STOPWORDS`); and, for a fact that
+  replaces its slot's current fact, the
   words of what the slot is for that fact's note said, never a value's
   (`application.memory.succession`).
 
@@ -117,9 +117,8 @@ def keyword_source(transcript: Sequence[Message], source_indexes: Sequence[int])
 
 
 def keywords(text: str) -> list[str]:
-    """The keywords of a text as memories-mode search matches them: inflections folded, words
-    and phrases of when ("now", "these days") and spoken fillers left out (`NO_KEYWORDS`,
-    `WHEN_PHRASES`)."""
+    """The keywords of a text as memories-mode search matches them: its words less the
+    stopwords, each folded to its lemma."""
     return [fold_inflection(t) for t in keyword_tokens(text)]
 
 

@@ -37,9 +37,9 @@ def second_person(word: str) -> str | None:
         return None if turned is None else turned + _NEGATION
     for lemma in _lemmas(lower):
         if lower in getInflection(lemma, "VBZ"):
-            present = getInflection(lemma, "VBP")
+            present: tuple[str, ...] = getInflection(lemma, "VBP")
             return present[-1] if present else None
-        past = getInflection(lemma, "VBD")
+        past: tuple[str, ...] = getInflection(lemma, "VBD")
         if len(past) > 1 and lower == past[0]:
             return past[-1]  # "was" -> "were"
         if _modal(lemma) and lower in (lemma, *past):

@@ -34,7 +34,8 @@ def test_a_word_that_is_no_third_person_verb_is_not_turned(word: str) -> None:
 
 
 def test_adverbs_before_the_verb_are_kept_in_place() -> None:
-    assert is_adverb("rarely") and is_adverb("usually")
+    assert is_adverb("rarely")
+    assert is_adverb("usually")
     assert not is_adverb("negotiates")
     assert second_person_note("rarely travels abroad for work") == (
         "you rarely travel abroad for work"
