@@ -108,11 +108,12 @@ class ChangeProposed(Aggregate.Event):
 
     Class version 2 adds `said_at`; the topic is unchanged and the library upcasts stored
     version 1 events (no class_version in their state) with `upcast_v1_v2`, to None: readers
-    then fall back to the evidence session's start, else to the proposal's own time.
+    then fall back to the evidence session's start, else to the proposal's own time. Version 3
+    adds `key_generation`, upcast to 0 (the field's only key scope before generations).
     """
 
     TOPIC = "factledger.subject.change_proposed.v1"
-    class_version = 2
+    class_version = 3
     change_id: UUID
     field: str
     operation: str
@@ -127,10 +128,18 @@ class ChangeProposed(Aggregate.Event):
     # When the evidence was said (its message's conversation time, else its session's
     # start); None without evidence. A time, so stored in clear.
     said_at: datetime | None
+    # The generation of the field's key that seals this event's words: the field's forgets
+    # so far (`Subject.key_generation`). A forget names the generation it shreds, and nothing
+    # recorded after it is sealed under that generation. A number, so stored in clear.
+    key_generation: int
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
         state["said_at"] = None
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, object]) -> None:
+        state["key_generation"] = 0
 
     def apply(self, aggregate: Subject) -> None:
         proposal = proposal_from_event(self)
@@ -143,13 +152,13 @@ class ChangeProposed(Aggregate.Event):
 class ChangeConfirmed(Aggregate.Event):
     """A pending change confirmed by the subject or approved by staff.
 
-    Class version 2 adds `note`, version 3 `said_at`, version 4 `relayed_by`; the topic is
-    unchanged and the library upcasts stored version 1 events (no class_version in their
-    state) with `upcast_v1_v2`, then `upcast_v2_v3`, then `upcast_v3_v4`.
+    Class version 2 adds `note`, version 3 `said_at`, version 4 `relayed_by`, version 5
+    `key_generation` (as on `ChangeProposed`); the topic is unchanged and the library upcasts
+    stored events with `upcast_v1_v2`, then `upcast_v2_v3`, `upcast_v3_v4`, `upcast_v4_v5`.
     """
 
     TOPIC = "factledger.subject.change_confirmed.v1"
-    class_version = 4
+    class_version = 5
     change_id: UUID
     field: str  # the change's field (it names the key that encrypts `evidence` and `note`)
     confirmed_by: JsonObject
@@ -164,6 +173,8 @@ class ChangeConfirmed(Aggregate.Event):
     # a channel principal. None for a staff approval, and for confirmations recorded before
     # relays were. Who acts for a tenant, not what the person said: stored in clear.
     relayed_by: JsonObject | None
+    # The generation of the field's key that seals `evidence` and `note` (see ChangeProposed).
+    key_generation: int
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
@@ -176,6 +187,10 @@ class ChangeConfirmed(Aggregate.Event):
     @staticmethod
     def upcast_v3_v4(state: dict[str, object]) -> None:
         state["relayed_by"] = None
+
+    @staticmethod
+    def upcast_v4_v5(state: dict[str, object]) -> None:
+        state["key_generation"] = 0
 
     @property
     def dated(self) -> datetime:
@@ -257,13 +272,13 @@ class ChangeRejected(Aggregate.Event):
 class FactForgotten(Aggregate.Event):
     """A field (or one backend memory) forgotten.
 
-    Class version 2 adds `evidence_refs`, version 3 `request_id` and `relayed_by`; the topic
-    is unchanged and the library upcasts stored events with `upcast_v1_v2`, then
-    `upcast_v2_v3`.
+    Class version 2 adds `evidence_refs`, version 3 `request_id` and `relayed_by`, version 4
+    `key_generation`; the topic is unchanged and the library upcasts stored events with
+    `upcast_v1_v2`, then `upcast_v2_v3`, then `upcast_v3_v4`.
     """
 
     TOPIC = "factledger.subject.fact_forgotten.v1"
-    class_version = 3
+    class_version = 4
     field: str | None  # a profile field, or None when only a backend memory is forgotten
     memory_id: str | None
     requested_by: JsonObject
@@ -280,6 +295,10 @@ class FactForgotten(Aggregate.Event):
     request_id: str | None
     # Who relayed the subject's words approving that request (kind and id); None otherwise.
     relayed_by: JsonObject | None
+    # The generation of the field's key this forget shreds, with every earlier one; the
+    # field's words from then on are sealed under the next. None for a memory id, and for
+    # forgets recorded before generations (they shred the field's one scope, generation 0).
+    key_generation: int | None
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
@@ -290,11 +309,16 @@ class FactForgotten(Aggregate.Event):
         state["request_id"] = None
         state["relayed_by"] = None
 
+    @staticmethod
+    def upcast_v3_v4(state: dict[str, object]) -> None:
+        state["key_generation"] = None
+
     def apply(self, aggregate: Subject) -> None:
         if self.field is not None and self.profile_version is not None:
             aggregate.forgot_changes[self.field] = tuple(aggregate.unforgotten_changes(self.field))
             aggregate.fields.pop(self.field, None)
             aggregate.forgotten_fields.add(self.field)
+            aggregate.key_generations[self.field] = (self.key_generation or 0) + 1
             earlier = aggregate.forget_marks.get(self.field)
             evidence = frozenset(
                 (session, index)

@@ -14,9 +14,14 @@ them replaced by U+FFFD, so no response, view or backend write fails on an old e
 | SessionRecorded | each message's text | its line |
 | SessionRecorded | summary | the session's summary |
 | SessionRecorded | fingerprint | subject |
-| ChangeProposed | value, condition, evidence, rationale | subject/field |
-| ChangeConfirmed | evidence (the subject's confirming words), note (a reviewer's) | subject/field |
+| ChangeProposed | value, condition, evidence, rationale | subject/field, its key generation |
+| ChangeConfirmed | evidence (the subject's confirming words), note (a reviewer's) | the same |
 | ChangeRejected, FactForgotten, SubjectErased, FieldExpirySet | reason | subject |
+
+A field's key has generations: each forget of the field names the generation it shreds
+(with every earlier one), and the field's later words are sealed under the next, which the
+event records (`key_generation`). A proposal saved between a forget's event and its key
+deletion is therefore never sealed under a key about to go.
 
 A message's text is sealed on its own (the message's role, time and decision stay in clear),
 so forgetting a field deletes the keys of the lines that stated it and nothing else; a line
@@ -86,8 +91,20 @@ def subject_scope(subject_id: object) -> str:
     return str(subject_id)
 
 
-def field_scope(subject_id: UUID, field: str) -> str:
-    return f"{subject_id}/{field}"
+def field_scope(subject_id: UUID, field: str, generation: int = 0) -> str:
+    """The scope of one generation of a field's key. Generation 0 is the field's scope from
+    before generations (unchanged, so old ledgers keep their keys); a later one adds `#<n>`,
+    which no field name holds."""
+    if generation < 0:
+        raise ValueError("generation: 0 or more")
+    return f"{subject_id}/{field}" if generation == 0 else f"{subject_id}/{field}#{generation}"
+
+
+def field_scopes_through(subject_id: UUID, field: str, generation: int) -> list[str]:
+    """The scopes of generations 0 to `generation` of a field's key: what a forget naming
+    `generation` shreds. Earlier generations were shredded by earlier forgets (deleting a
+    deleted key is a no-op), or hold words sealed before generations were recorded."""
+    return [field_scope(subject_id, field, g) for g in range(generation + 1)]
 
 
 def line_scope(subject_id: object, session_id: str, index: int) -> str:
@@ -104,7 +121,8 @@ def scope_of(event_state: dict[str, Any], subject_id: object, cls: type[object])
     """The key scope of an event's encrypted fields (a session's summary and lines have their
     own: `summary_scope`, `line_scope`)."""
     if issubclass(cls, _FIELD_SCOPED):
-        return field_scope(cast("UUID", subject_id), str(event_state["field"]))
+        generation = event_state.get("key_generation") or 0
+        return field_scope(cast("UUID", subject_id), str(event_state["field"]), int(generation))
     return subject_scope(subject_id)
 
 

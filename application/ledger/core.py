@@ -289,7 +289,7 @@ class LedgerCore(Application[UUID]):
                 return self._result(subject, position=None)
             events = [type(e).__name__ for e in subject.pending_events]
             forgotten = [
-                e.field
+                (e.field, e.key_generation or 0)
                 for e in subject.pending_events
                 if isinstance(e, FactForgotten) and e.field is not None
             ]
@@ -316,9 +316,10 @@ class LedgerCore(Application[UUID]):
         log.warning("ledger.write_gave_up", subject_id=str(subject_id), attempts=MAX_ATTEMPTS)
         raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
 
-    def _shred_fields(self, subject_id: UUID, fields: Sequence[str]) -> None:
+    def _shred_fields(self, subject_id: UUID, forgotten: Sequence[tuple[str, int]]) -> None:
         """Deletes the keys of fields a command just forgot (however it came to forget them:
-        a forget asked directly, or a request to forget approved in a decision). A deletion
+        a forget asked directly, or a request to forget approved in a decision), each through
+        the key generation its forget named. A deletion
         interrupted here is finished by the command's retry (`_finish_forgets_of`) or by the
         next pass over the recorded forgets (`finish_forgetting`)."""
 

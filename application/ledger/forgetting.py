@@ -21,6 +21,7 @@ from factledger.application.errors import NotFoundError
 from factledger.application.ledger.cipher import (
     ShreddingMapper,
     field_scope,
+    field_scopes_through,
     line_scope,
     subject_scope,
     summary_scope,
@@ -51,7 +52,6 @@ class ForgettingCommands(LedgerCore):
         """Records the forgetting, then deletes the field's keys: from then on its values,
         conditions, quotes and rationales are unreadable in the event store too."""
         decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
-        scope = field_scope(cmd.subject_id, cmd.field)
         try:
             result = self._run(
                 cmd.tenant,
@@ -61,23 +61,18 @@ class ForgettingCommands(LedgerCore):
             )
         except FieldNotPresentError:
             # A forget interrupted between its event and the key deletion: finish it.
-            if cmd.field in self.subject(cmd.tenant, cmd.subject_id).forgotten_fields:
-                self._forget_keys(
-                    cmd.subject_id,
-                    scope,
-                    *self._words_of(cmd.subject_id, field=cmd.field, memory_id=None),
-                )
+            subject = self.subject(cmd.tenant, cmd.subject_id)
+            if cmd.field in subject.forgotten_fields:
+                self._finish(subject, self._recorded_forgets(subject.id, field=cmd.field))
             raise
-        self._forget_keys(
-            cmd.subject_id, scope, *self._words_of(cmd.subject_id, field=cmd.field, memory_id=None)
-        )
+        # `_run` deleted the keys of the generation the forget named (`_shred_fields`).
         return result
 
-    def _shred_fields(self, subject_id: UUID, fields: Sequence[str]) -> None:
-        for field in fields:
+    def _shred_fields(self, subject_id: UUID, forgotten: Sequence[tuple[str, int]]) -> None:
+        for field, generation in forgotten:
             self._forget_keys(
                 subject_id,
-                field_scope(subject_id, field),
+                *field_scopes_through(subject_id, field, generation),
                 *self._words_of(subject_id, field=field, memory_id=None),
             )
 
@@ -115,26 +110,35 @@ class ForgettingCommands(LedgerCore):
         following = notifications[-1].id + 1 if notifications else start
         return len(notifications), following
 
-    def _recorded_forgets(self, subject_id: UUID) -> list[FactForgotten]:
+    def _recorded_forgets(
+        self, subject_id: UUID, *, field: str | None = None
+    ) -> list[FactForgotten]:
         # Only the forgets are decoded: the rest of the stream stays sealed.
         return [
             event
             for stored in self.recorder.select_events(subject_id)
             if stored.topic == FactForgotten.TOPIC
             and isinstance(event := self.mapper.to_domain_event(stored), FactForgotten)
+            and (field is None or event.field == field)
         ]
 
     def _finish(self, subject: Subject, forgets: Sequence[FactForgotten]) -> None:
         """Deletes the keys these recorded forgets should have deleted: the lines they name
-        and their sessions' summaries always (a line is never sealed again), and a field's key
-        only while the field is still forgotten with nothing proposed since. A field written
-        again after an interrupted forget seals its new words under the key that survived;
-        deleting it would take those too, so it is left for the field's next forget (which
-        deletes both) and logged."""
+        and their sessions' summaries (a line is never sealed again), and the generations of
+        the field's key each names, up to its own: nothing recorded after a forget is sealed
+        under those, so a field written again since keeps its new words.
+
+        A forget recorded before generations names none: its field's one scope (generation
+        0) is deleted only while the field is still forgotten with nothing proposed since. A
+        field written again by a process of that time sealed its new words under the key
+        that survived; deleting it would take those too, so it is left for the field's next
+        forget (which deletes both) and logged."""
         scopes: set[str] = set()
         for forget in forgets:
             lines = _refs(forget.evidence_refs)
-            if forget.field is not None:
+            if forget.field is not None and forget.key_generation is not None:
+                scopes.update(field_scopes_through(subject.id, forget.field, forget.key_generation))
+            elif forget.field is not None:
                 if _still_forgotten(subject, forget):
                     scopes.add(field_scope(subject.id, forget.field))
                     mark = subject.forget_marks.get(forget.field)

@@ -153,7 +153,11 @@ class Subject(SubjectForgetting):
             else self.sessions[evidence.session_id].said_at(evidence.message_index)
         )
         self.trigger_event(
-            self.ChangeProposed, timestamp=at, said_at=said_at, **proposal.to_event_fields()
+            self.ChangeProposed,
+            timestamp=at,
+            said_at=said_at,
+            key_generation=self.key_generation(proposal.field),
+            **proposal.to_event_fields(),
         )
         return True
 
@@ -195,6 +199,7 @@ class Subject(SubjectForgetting):
             relayed_by=None
             if confirmation.relayed_by is None
             else confirmation.relayed_by.to_payload(),
+            key_generation=self.key_generation(record.field),
         )
 
     def supersede(self, change_id: UUID, *, by: UUID, at: datetime) -> None:

@@ -53,6 +53,7 @@ class SubjectForgetting(SubjectState):
             command_id=by.command_id,
             request_id=None if request is None else str(request),
             relayed_by=None if by.relayed_by is None else by.relayed_by.to_payload(),
+            key_generation=self.key_generation(field),
             evidence_refs=evidence_refs(
                 self.changes.values(),
                 self.confirmed_in,
@@ -108,6 +109,7 @@ class SubjectForgetting(SubjectState):
             command_id=by.command_id,
             request_id=None,
             relayed_by=None,
+            key_generation=None,
             evidence_refs=[{"session_id": s, "message_index": i} for s, i in refs],
         )
 

@@ -62,6 +62,9 @@ class SubjectState(Aggregate):
         self.erased = False
         self.forgotten_fields: set[str] = set()  # ever forgotten (keys must be gone)
         self.forget_marks: dict[str, ForgetMark] = {}  # field -> its latest forget (recall)
+        # field -> the generation of its key that seals what is said of it from now on (the
+        # field's forgets so far; absent: 0). Each forget shreds the generation it names.
+        self.key_generations: dict[str, int] = {}
         # field -> the changes its latest forget took (withdrawn or already decided), in order
         self.forgot_changes: dict[str, tuple[UUID, ...]] = {}
         self.profile_version = 0
@@ -84,6 +87,11 @@ class SubjectState(Aggregate):
         return clone
 
     # -- queries on state -------------------------------------------------------------------
+
+    def key_generation(self, field: str) -> int:
+        """The generation of the field's key that a change of it recorded now is sealed
+        under: one past the generation its latest forget shredded, 0 before any forget."""
+        return self.key_generations.get(field, 0)
 
     def has_seen(self, command_id: str) -> bool:
         return command_id in self.seen_commands
