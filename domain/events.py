@@ -108,12 +108,11 @@ class ChangeProposed(Aggregate.Event):
 
     Class version 2 adds `said_at`; the topic is unchanged and the library upcasts stored
     version 1 events (no class_version in their state) with `upcast_v1_v2`, to None: readers
-    then fall back to the evidence session's start, else to the proposal's own time. Version 3
-    adds `key_generation`, upcast to 0 (the field's only key scope before generations).
+    then fall back to the evidence session's start, else to the proposal's own time.
     """
 
     TOPIC = "factledger.subject.change_proposed.v1"
-    class_version = 3
+    class_version = 2
     change_id: UUID
     field: str
     operation: str
@@ -128,18 +127,10 @@ class ChangeProposed(Aggregate.Event):
     # When the evidence was said (its message's conversation time, else its session's
     # start); None without evidence. A time, so stored in clear.
     said_at: datetime | None
-    # The generation of the field's key that seals this event's words: the field's forgets
-    # so far (`Subject.key_generation`). A forget names the generation it shreds, and nothing
-    # recorded after it is sealed under that generation. A number, so stored in clear.
-    key_generation: int
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
         state["said_at"] = None
-
-    @staticmethod
-    def upcast_v2_v3(state: dict[str, object]) -> None:
-        state["key_generation"] = 0
 
     def apply(self, aggregate: Subject) -> None:
         proposal = proposal_from_event(self)
@@ -173,7 +164,9 @@ class ChangeConfirmed(Aggregate.Event):
     # a channel principal. None for a staff approval, and for confirmations recorded before
     # relays were. Who acts for a tenant, not what the person said: stored in clear.
     relayed_by: JsonObject | None
-    # The generation of the field's key that seals `evidence` and `note` (see ChangeProposed).
+    # The generation of the field's key that seals `evidence` and `note`: the field's forgets
+    # so far (`Subject.key_generation`). A forget names the generation it shreds, and nothing
+    # recorded after it is sealed under that generation. A number, so stored in clear.
     key_generation: int
 
     @staticmethod
@@ -299,6 +292,8 @@ class FactForgotten(Aggregate.Event):
     # field's words from then on are sealed under the next. None for a memory id, and for
     # forgets recorded before generations (they shred the field's one scope, generation 0).
     key_generation: int | None
+    # For a memory id: the pending changes quoting one of its lines, withdrawn with it (ids,
+    # in clear); their words go with their own keys.
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
@@ -331,8 +326,6 @@ class FactForgotten(Aggregate.Event):
             )
             aggregate.field_changed_in[self.field] = self.profile_version
             aggregate.profile_version = self.profile_version
-            for change_id in self.withdrawn_changes:
-                aggregate.set_status(UUID(change_id), ChangeStatus.FORGOTTEN)
             if self.request_id is not None:
                 request = UUID(self.request_id)
                 aggregate.changes[request] = replace(
@@ -341,8 +334,14 @@ class FactForgotten(Aggregate.Event):
                     decided_by=Actor.from_payload(self.requested_by),
                     relayed_by=relay_of(self.relayed_by),
                 )
+        for change_id in self.withdrawn_changes:
+            aggregate.set_status(UUID(change_id), ChangeStatus.FORGOTTEN)
         if self.memory_id is not None:
             aggregate.forgotten_memories.add(self.memory_id)
+            if self.withdrawn_changes:
+                aggregate.memory_withdrew[self.memory_id] = tuple(
+                    UUID(c) for c in self.withdrawn_changes
+                )
         aggregate.remember_command(self.command_id)
 
 

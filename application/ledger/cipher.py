@@ -14,14 +14,16 @@ them replaced by U+FFFD, so no response, view or backend write fails on an old e
 | SessionRecorded | each message's text | its line |
 | SessionRecorded | summary | the session's summary |
 | SessionRecorded | fingerprint | subject |
-| ChangeProposed | value, condition, evidence, rationale | subject/field, its key generation |
-| ChangeConfirmed | evidence (the subject's confirming words), note (a reviewer's) | the same |
+| ChangeProposed | value, condition, evidence, rationale | the change |
+| ChangeConfirmed | evidence (confirming words), note (a reviewer's) | subject/field, generation |
 | ChangeRejected, FactForgotten, SubjectErased, FieldExpirySet | reason | subject |
 
-A field's key has generations: each forget of the field names the generation it shreds
-(with every earlier one), and the field's later words are sealed under the next, which the
-event records (`key_generation`). A proposal saved between a forget's event and its key
-deletion is therefore never sealed under a key about to go.
+A proposed change has a key of its own (so a forgotten memory takes the pending changes that
+quote its lines, and nothing else); changes proposed before that were sealed under their
+field's key. A field's key has generations: each forget of the field names the generation it
+shreds (with every earlier one) and deletes the keys of the changes it took; the field's
+later words are sealed under the next generation, which the event records (`key_generation`).
+Nothing saved between a forget's event and its key deletion is sealed under a key about to go.
 
 A message's text is sealed on its own (the message's role, time and decision stay in clear),
 so forgetting a field deletes the keys of the lines that stated it and nothing else; a line
@@ -84,7 +86,7 @@ ENCRYPTED_FIELDS: dict[type[object], tuple[str, ...]] = {
     SubjectErased: ("reason",),
     FieldExpirySet: ("reason",),
 }
-_FIELD_SCOPED: tuple[type[object], ...] = (ChangeProposed, ChangeConfirmed)
+_FIELD_SCOPED: tuple[type[object], ...] = (ChangeConfirmed,)
 
 
 def subject_scope(subject_id: object) -> str:
@@ -107,6 +109,13 @@ def field_scopes_through(subject_id: UUID, field: str, generation: int) -> list[
     return [field_scope(subject_id, field, g) for g in range(generation + 1)]
 
 
+def change_scope(subject_id: object, change_id: object) -> str:
+    """One proposed change's scope (its value, condition, quote and rationale): a forget of
+    its field deletes it with the field's, and a forgotten memory whose line it quotes
+    deletes it alone. `~` never starts a field's name."""
+    return f"{subject_id}/~change/{change_id}"
+
+
 def line_scope(subject_id: object, session_id: str, index: int) -> str:
     """One transcript message's scope; `~` never starts a field's name, and the index after
     the last `#` keeps two sessions' scopes apart whatever their ids hold."""
@@ -120,6 +129,8 @@ def summary_scope(subject_id: object, session_id: str) -> str:
 def scope_of(event_state: dict[str, Any], subject_id: object, cls: type[object]) -> str:
     """The key scope of an event's encrypted fields (a session's summary and lines have their
     own: `summary_scope`, `line_scope`)."""
+    if issubclass(cls, ChangeProposed):
+        return change_scope(subject_id, event_state["change_id"])
     if issubclass(cls, _FIELD_SCOPED):
         generation = event_state.get("key_generation") or 0
         return field_scope(cast("UUID", subject_id), str(event_state["field"]), int(generation))

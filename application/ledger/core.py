@@ -288,11 +288,7 @@ class LedgerCore(Application[UUID]):
             if not subject.pending_events:
                 return self._result(subject, position=None)
             events = [type(e).__name__ for e in subject.pending_events]
-            forgotten = [
-                (e.field, e.key_generation or 0)
-                for e in subject.pending_events
-                if isinstance(e, FactForgotten) and e.field is not None
-            ]
+            forgets = [e for e in subject.pending_events if isinstance(e, FactForgotten)]
             response = self._response_for(subject)
             try:
                 recordings = self.save(subject, response=response)
@@ -301,8 +297,8 @@ class LedgerCore(Application[UUID]):
                 back_off(attempt)
                 continue
             position = recordings[-1].notification.id
-            if forgotten:
-                self._shred_fields(subject_id, forgotten)
+            if forgets:
+                self._shred(subject, forgets)
             if response is not None and response.executed:
                 response.pending.written = True  # committed with the events
             log.info(
@@ -316,10 +312,10 @@ class LedgerCore(Application[UUID]):
         log.warning("ledger.write_gave_up", subject_id=str(subject_id), attempts=MAX_ATTEMPTS)
         raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
 
-    def _shred_fields(self, subject_id: UUID, forgotten: Sequence[tuple[str, int]]) -> None:
-        """Deletes the keys of fields a command just forgot (however it came to forget them:
-        a forget asked directly, or a request to forget approved in a decision), each through
-        the key generation its forget named. A deletion
+    def _shred(self, subject: Subject, forgets: Sequence[FactForgotten]) -> None:
+        """Deletes the keys of what a command just forgot (however it came to forget it: a
+        forget asked directly, a request to forget approved in a decision, a memory by id),
+        a field's through the key generation its forget named. A deletion
         interrupted here is finished by the command's retry (`_finish_forgets_of`) or by the
         next pass over the recorded forgets (`finish_forgetting`)."""
 

@@ -20,6 +20,7 @@ import structlog
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.cipher import (
     ShreddingMapper,
+    change_scope,
     field_scope,
     field_scopes_through,
     line_scope,
@@ -65,25 +66,16 @@ class ForgettingCommands(LedgerCore):
             if cmd.field in subject.forgotten_fields:
                 self._finish(subject, self._recorded_forgets(subject.id, field=cmd.field))
             raise
-        # `_run` deleted the keys of the generation the forget named (`_shred_fields`).
+        # `_run` deleted the keys of what the recorded forget names (`_shred`).
         return result
 
-    def _shred_fields(self, subject_id: UUID, forgotten: Sequence[tuple[str, int]]) -> None:
-        for field, generation in forgotten:
-            self._forget_keys(
-                subject_id,
-                *field_scopes_through(subject_id, field, generation),
-                *self._words_of(subject_id, field=field, memory_id=None),
-            )
+    def _shred(self, subject: Subject, forgets: Sequence[FactForgotten]) -> None:
+        self._finish(subject, forgets)
 
     def _finish_forgets_of(self, subject: Subject, command_id: str) -> None:
-        if not subject.forgotten_fields:
+        if not subject.forgotten_fields and not subject.forgotten_memories:
             return  # nothing was ever forgotten: no read of the stream
-        forgets = [
-            e
-            for e in self._recorded_forgets(subject.id)
-            if e.command_id == command_id and e.field is not None
-        ]
+        forgets = [e for e in self._recorded_forgets(subject.id) if e.command_id == command_id]
         if forgets:
             self._finish(subject, forgets)
 
@@ -123,10 +115,11 @@ class ForgettingCommands(LedgerCore):
         ]
 
     def _finish(self, subject: Subject, forgets: Sequence[FactForgotten]) -> None:
-        """Deletes the keys these recorded forgets should have deleted: the lines they name
-        and their sessions' summaries (a line is never sealed again), and the generations of
-        the field's key each names, up to its own: nothing recorded after a forget is sealed
-        under those, so a field written again since keeps its new words.
+        """Deletes the keys these recorded forgets name: the lines and their sessions'
+        summaries (a line is never sealed again); the changes they took (a field's, proposed
+        before its forget; a memory's withdrawn ones), each under a key of its own; and the
+        generations of the field's key each names, up to its own. Nothing recorded after a
+        forget is sealed under any of those, so a field written again since keeps its words.
 
         A forget recorded before generations names none: its field's one scope (generation
         0) is deleted only while the field is still forgotten with nothing proposed since. A
@@ -136,6 +129,7 @@ class ForgettingCommands(LedgerCore):
         scopes: set[str] = set()
         for forget in forgets:
             lines = _refs(forget.evidence_refs)
+            scopes.update(change_scope(subject.id, c) for c in _taken(subject, forget))
             if forget.field is not None and forget.key_generation is not None:
                 scopes.update(field_scopes_through(subject.id, forget.field, forget.key_generation))
             elif forget.field is not None:
@@ -189,14 +183,6 @@ class ForgettingCommands(LedgerCore):
             if session_id in exposed and ((kept := exposed[session_id]) is None or index in kept)
         )
 
-    def _words_of(self, subject_id: UUID, *, field: str | None, memory_id: str | None) -> set[str]:
-        """The key scopes of those lines and of their sessions' summaries (a summary restates
-        what was said)."""
-        lines = self.forgotten_lines(subject_id, field=field, memory_id=memory_id)
-        scopes = {line_scope(subject_id, session_id, index) for session_id, index in lines}
-        scopes.update(summary_scope(subject_id, session_id) for session_id, _ in lines)
-        return scopes
-
     def _forget_keys(self, subject_id: UUID, *scopes: str, already: int = 0) -> None:
         deleted = already + self.keys.forget_many(scopes)
         # Snapshots hold every field's words in clear inside their seal: they go with any
@@ -233,8 +219,8 @@ class ForgettingCommands(LedgerCore):
         return result
 
     def forget_memory(self, cmd: ForgetMemory) -> CommandResult:
-        """Records that a backend memory must be forgotten, with the lines it was drawn from,
-        then deletes those lines' keys."""
+        """Records that a backend memory must be forgotten, with the lines it was drawn from
+        and the pending changes quoting them, then deletes their keys."""
         decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
         result = self._run(
             cmd.tenant,
@@ -248,9 +234,7 @@ class ForgettingCommands(LedgerCore):
                 evidence_refs=cmd.evidence_refs,
             ),
         )
-        words = self._words_of(cmd.subject_id, field=None, memory_id=cmd.memory_id)
-        if words:
-            self._forget_keys(cmd.subject_id, *words)
+        # `_run` deleted the keys of the lines and changes the recorded forget names.
         return result
 
     def expire_memory(self, cmd: ExpireMemory) -> CommandResult:
@@ -274,6 +258,19 @@ class ForgettingCommands(LedgerCore):
                 cmd.field, cmd.valid_until, by=decision, at=self._now(), reason=cmd.reason
             ),
         )
+
+
+def _taken(subject: Subject, forget: FactForgotten) -> list[str]:
+    """The changes whose words the forget takes: every change of its field proposed before
+    it (the earlier forgets' ones again: a deleted key's deletion is a no-op), or those a
+    memory's forget withdrew."""
+    if forget.field is None:
+        return list(forget.withdrawn_changes)
+    return [
+        str(change_id)
+        for change_id, record in subject.changes.items()
+        if record.field == forget.field and record.proposed_version < forget.originator_version
+    ]
 
 
 def _still_forgotten(subject: Subject, forget: FactForgotten) -> bool:

@@ -153,11 +153,7 @@ class Subject(SubjectForgetting):
             else self.sessions[evidence.session_id].said_at(evidence.message_index)
         )
         self.trigger_event(
-            self.ChangeProposed,
-            timestamp=at,
-            said_at=said_at,
-            key_generation=self.key_generation(proposal.field),
-            **proposal.to_event_fields(),
+            self.ChangeProposed, timestamp=at, said_at=said_at, **proposal.to_event_fields()
         )
         return True
 

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from factledger.domain.errors import FieldNotHeldError, FieldNotPresentError, InvalidOperationError
 from factledger.domain.proposal import Decision, evidence_refs
-from factledger.domain.provenance import ChangeStatus, check_reason
+from factledger.domain.provenance import ChangeStatus, Operation, check_reason
 from factledger.domain.subject.state import SubjectState
 from factledger.domain.text import check_text
 
@@ -97,6 +97,18 @@ class SubjectForgetting(SubjectState):
                 and 0 <= index < len(session.messages)
             }
         )
+        # A pending change quoting one of those lines would keep showing its words: it goes
+        # with the memory. A request to forget a field is kept (withdrawing it would keep the
+        # field), and so is a decided change (the field's own forget takes its words).
+        lines = set(refs)
+        withdrawn = [
+            str(c.change_id)
+            for c in self.changes.values()
+            if c.status is ChangeStatus.PENDING
+            and c.operation is not Operation.FORGET
+            and (evidence := c.proposal.evidence) is not None
+            and (evidence.session_id, evidence.message_index) in lines
+        ]
         self.trigger_event(
             self.FactForgotten,
             timestamp=at,
@@ -105,7 +117,7 @@ class SubjectForgetting(SubjectState):
             requested_by=by.by.to_payload(),
             reason=reason,
             profile_version=None,
-            withdrawn_changes=[],
+            withdrawn_changes=withdrawn,
             command_id=by.command_id,
             request_id=None,
             relayed_by=None,

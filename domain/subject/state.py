@@ -65,6 +65,8 @@ class SubjectState(Aggregate):
         # field -> the generation of its key that seals what is said of it from now on (the
         # field's forgets so far; absent: 0). Each forget shreds the generation it names.
         self.key_generations: dict[str, int] = {}
+        # memory id -> the pending changes its forget withdrew (they quoted its lines)
+        self.memory_withdrew: dict[str, tuple[UUID, ...]] = {}
         # field -> the changes its latest forget took (withdrawn or already decided), in order
         self.forgot_changes: dict[str, tuple[UUID, ...]] = {}
         self.profile_version = 0

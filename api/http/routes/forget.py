@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Literal
+from uuid import UUID
 
 import structlog
 from fastapi import APIRouter
@@ -91,13 +92,16 @@ class ForgetOut(BaseModel):
     memory_id: str | None = Field(default=None, description="The forgotten memory, if one was.")
     rejected_changes: list[str] = Field(
         default_factory=list,
-        description="The field's pending proposals this forget rejected (status `forgotten`).",
+        description=(
+            "The pending proposals this forget rejected (status `forgotten`): the field's, or, "
+            "for a memory, those quoting a line it was drawn from."
+        ),
     )
     redacted_changes: list[str] = Field(
         default_factory=list,
         description=(
-            "Every proposal of the field whose value, condition, rationale and quote are now "
-            "unreadable: the rejected ones above, and those already decided (confirmed, "
+            "Every proposal whose value, condition, rationale and quote are now unreadable: "
+            "the rejected ones above, and, for a field, those already decided (confirmed, "
             "rejected or replaced) since the field was last forgotten."
         ),
     )
@@ -129,7 +133,11 @@ def _forget_out(
     not_erased: list[tuple[str, int]],
 ) -> ForgetOut:
     subject = result.subject
-    taken = subject.forgot_changes.get(field, ()) if subject and field else ()
+    taken: tuple[UUID, ...] = ()
+    if subject is not None and field is not None:
+        taken = subject.forgot_changes.get(field, ())
+    elif subject is not None and memory_id is not None:
+        taken = subject.memory_withdrew.get(memory_id, ())
 
     withdrawn = [
         c for c in taken if subject and subject.changes[c].status is ChangeStatus.FORGOTTEN

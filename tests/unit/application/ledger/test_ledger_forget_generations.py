@@ -24,12 +24,11 @@ from factledger.application.ledger.commands import (
 )
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.ports import KeyStore, KeyStoreUnavailableError
-from factledger.application.ledger.records import proposal_of
-from factledger.domain.events import ChangeConfirmed, ChangeProposed, FactForgotten
+from factledger.domain.events import ChangeConfirmed, FactForgotten
 from factledger.domain.proposal import Decision
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
-from factledger.domain.values import OPEN_SCHEMA, TextValue
+from factledger.domain.values import TextValue
 from factledger.testing.ledger_stores import LedgerStore
 from factledger.testing.manual_clock import ManualClock
 
@@ -95,7 +94,8 @@ def _budget(ledger: Ledger, sid: UUID, session_id: str, words: str, value: str) 
         evidence=Evidence(session_id, 1, words[:20]),
     )
     ledger.propose_change(cmd)
-    ledger.approve_change(ApproveChange("acme", sid, cmd.change_id, "rev"))
+    note = f"Reviewer: confirmed {value} on the call."  # sealed under the field's key
+    ledger.approve_change(ApproveChange("acme", sid, cmd.change_id, "rev", note=note))
     return cmd.change_id
 
 
@@ -131,8 +131,11 @@ def test_a_proposal_saved_between_a_forget_and_its_key_deletion_keeps_its_words(
         readable = _readable(ledger)
         assert OLD_VALUE not in readable
         assert OLD_WORDS not in readable
-        assert NEW_VALUE in readable  # sealed under the next generation, which survives
+        assert NEW_VALUE in readable  # the change's own key, not deleted
         assert NEW_WORDS in readable
+        # The approval's note: sealed under the field key's next generation, which survives
+        assert f"confirmed {NEW_VALUE}" in readable
+        assert f"confirmed {OLD_VALUE}" not in readable
         assert ledger.subject("acme", sid).fields["budget"].value == TextValue(NEW_VALUE)
     # A restarted process (no cache) reads the same.
     with _open(ledger_store, ledger_store.keys) as ledger:
@@ -165,6 +168,7 @@ def test_the_pass_over_recorded_forgets_takes_the_forgotten_generation_and_keeps
         assert OLD_WORDS not in readable
         assert NEW_VALUE in readable
         assert NEW_WORDS in readable
+        assert f"confirmed {NEW_VALUE}" in readable
 
 
 def test_each_forget_names_the_generation_it_shreds_and_words_after_it_use_the_next(
@@ -180,13 +184,11 @@ def test_each_forget_names_the_generation_it_shreds_and_words_after_it_use_the_n
         generations = [
             (type(e).__name__, e.key_generation)
             for e in events
-            if isinstance(e, ChangeProposed | ChangeConfirmed | FactForgotten)
+            if isinstance(e, ChangeConfirmed | FactForgotten)
         ]
         assert generations == [
-            ("ChangeProposed", 0),
             ("ChangeConfirmed", 0),
             ("FactForgotten", 0),
-            ("ChangeProposed", 1),
             ("ChangeConfirmed", 1),
             ("FactForgotten", 1),
         ]
@@ -198,7 +200,7 @@ def test_each_forget_names_the_generation_it_shreds_and_words_after_it_use_the_n
 
 def _as_stored_before_generations(ledger: Ledger, event: object, version: int) -> StoredEvent:
     """The event as a process without key generations stored it: sealed under the field's
-    one scope, with no `key_generation` and the class version before it."""
+    one scope (generation 0), with no `key_generation` and the class version before it."""
     stored = ledger.mapper.to_stored_event(event)  # type: ignore[arg-type]
     transcoder = ledger.mapper.transcoder
     state = transcoder.decode(stored.state)
@@ -212,9 +214,10 @@ def _as_stored_before_generations(ledger: Ledger, event: object, version: int) -
 def test_a_ledger_written_before_generations_keeps_reading_and_its_next_forget_takes_all(
     ledger_store: LedgerStore,
 ) -> None:
-    """An older process forgot the budget (no generation named) and then sealed a new budget
-    under the same scope, with a new key. The new code reads both forgets and the proposal,
-    seals what follows under generation 1, and its next forget takes generation 0 too."""
+    """An older process forgot the budget (no generation named), then approved a new budget
+    with a note sealed under the field's same scope, with a new key. The new code reads it
+    all, seals what follows under generation 1, and its next forget takes generation 0 too."""
+    note = f"Approved: {NEW_WORDS}"
     with _open(ledger_store, ledger_store.keys) as ledger:
         sid = _registered(ledger)
         _budget(ledger, sid, "chat-1", OLD_WORDS, OLD_VALUE)
@@ -222,10 +225,8 @@ def test_a_ledger_written_before_generations_keeps_reading_and_its_next_forget_t
         subject.forget_field("budget", by=Decision(by=LEAD), reason="asked", at=ledger.clock.now())
         (forget,) = subject.collect_events()
         ledger.recorder.insert_events([_as_stored_before_generations(ledger, forget, 3)])
-        ledger.keys.forget(field_scope(sid, "budget"))  # that process deleted its keys
+        ledger.keys.forget(field_scope(sid, "budget"))  # that process deleted its key
         _said(ledger, sid, "chat-2", NEW_WORDS)
-        subject = ledger.subject("acme", sid)
-        assert subject.key_generation("budget") == 1
         cmd = ProposeChange(
             "acme",
             sid,
@@ -234,24 +235,27 @@ def test_a_ledger_written_before_generations_keeps_reading_and_its_next_forget_t
             TextValue(NEW_VALUE),
             Origin.STATED,
             MODEL,
-            subject.profile_version,
+            ledger.subject("acme", sid).profile_version,
             evidence=Evidence("chat-2", 1, NEW_WORDS[:20]),
         )
-        subject.propose(proposal_of(cmd), OPEN_SCHEMA, at=ledger.clock.now())
-        (proposed,) = subject.collect_events()
-        object.__setattr__(proposed, "key_generation", 0)  # sealed as that process did
-        ledger.recorder.insert_events([_as_stored_before_generations(ledger, proposed, 2)])
+        ledger.propose_change(cmd)
+        subject = ledger.subject("acme", sid)
+        staff = Decision(by=Actor(ActorKind.STAFF, "rev"), note=note)
+        subject.confirm(cmd.change_id, staff, at=ledger.clock.now())
+        (confirmed,) = subject.collect_events()
+        object.__setattr__(confirmed, "key_generation", 0)  # sealed as that process did
+        ledger.recorder.insert_events([_as_stored_before_generations(ledger, confirmed, 4)])
 
         reloaded = ledger.subject("acme", sid)
         recorded = [e for e in ledger.events.get(sid) if isinstance(e, FactForgotten)]
         assert [e.key_generation for e in recorded] == [None]
-        assert reloaded.change(cmd.change_id).proposal.value == TextValue(NEW_VALUE)
-        assert NEW_VALUE in _readable(ledger)
+        assert reloaded.key_generation("budget") == 1
+        assert reloaded.fields["budget"].value == TextValue(NEW_VALUE)
+        assert note in _readable(ledger)
 
         ledger.forget_field(_forget(sid))
-        assert [e.key_generation for e in ledger.events.get(sid) if isinstance(e, FactForgotten)][
-            -1
-        ] == 1
+        forgets = [e for e in ledger.events.get(sid) if isinstance(e, FactForgotten)]
+        assert [e.key_generation for e in forgets] == [None, 1]
         readable = _readable(ledger)
-        assert NEW_VALUE not in readable
-        assert OLD_VALUE not in readable
+        for words in (note, NEW_VALUE, OLD_VALUE, OLD_WORDS):
+            assert words not in readable
