@@ -1153,12 +1153,12 @@ export interface components {
             profile_version: number;
             /**
              * Redacted Changes
-             * @description Every proposal of the field whose value, condition, rationale and quote are now unreadable: the rejected ones above, and those already decided (confirmed, rejected or replaced) since the field was last forgotten.
+             * @description Every proposal whose value, condition, rationale and quote are now unreadable: the rejected ones above, and, for a field, those already decided (confirmed, rejected or replaced) since the field was last forgotten.
              */
             redacted_changes?: string[];
             /**
              * Rejected Changes
-             * @description The field's pending proposals this forget rejected (status `forgotten`).
+             * @description The pending proposals this forget rejected (status `forgotten`): the field's, or, for a memory, those quoting a line it was drawn from.
              */
             rejected_changes?: string[];
             /** Subject Id */
