@@ -35,6 +35,8 @@ from support.forgotten_words import (
 )
 
 from factledger.api.settings import Settings
+from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.record_ids import namespace_for, proposal_record_id
 
 
 @pytest.fixture(params=BACKENDS)
@@ -131,6 +133,14 @@ async def test_forgetting_a_memory_takes_the_pending_proposals_quoting_its_lines
             text = json.dumps(read)
             assert STATED not in text
             assert KEPT in text
+        # The sync deletes the proposal's record from the memory backend.
+        record = proposal_record_id(uuid.UUID(change))
+        ns = namespace_for(uuid.UUID(sid))
+        assert rt.backend is not None
+        assert await rt.backend.get_record(ns, record)
+        await memory_drawn_from(rt, sid, KEPT)  # runs the sync to the end
+        with pytest.raises(MemoryNotFoundError):
+            await rt.backend.get_record(ns, record)
 
     async with serving(settings) as (_, reopened):
         text = json.dumps(
