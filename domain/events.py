@@ -441,6 +441,27 @@ class FieldExpirySet(Aggregate.Event):
         aggregate.remember_command(self.command_id)
 
 
+class SubjectKeyRotated(Aggregate.Event):
+    """The subject's key was retired after what it sealed was sealed again: sessions stored
+    with their transcript as one ciphertext under it, line by line with the forgotten lines
+    left out, and its other fields (reference, fingerprints, reasons) under its next key.
+
+    `resealed` holds `{"version", "field", "value"}` entries, each value ciphertext (or a
+    session's lines, each sealed or marked forgotten, or None: a summary dropped), ids and
+    numbers in clear; readers of an event whose field the retired key sealed read the latest
+    entry for it instead. `retired_prefix`: the key scopes deleted right after this event (the
+    retired keys, this rotation's and any an interrupted one left).
+    """
+
+    TOPIC = "factledger.subject.subject_key_rotated.v1"
+    retired_prefix: str
+    resealed: list[JsonObject]
+    command_id: str | None
+
+    def apply(self, aggregate: Subject) -> None:
+        aggregate.remember_command(self.command_id)
+
+
 SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
     "tuple[type[Aggregate.Event], ...]",
     (
@@ -455,5 +476,6 @@ SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
         ChangeSuperseded,
         SessionReviewed,
         FieldExpirySet,
+        SubjectKeyRotated,
     ),
 )

@@ -41,7 +41,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 from uuid import UUID
 
@@ -87,6 +87,13 @@ ENCRYPTED_FIELDS: dict[type[object], tuple[str, ...]] = {
     FieldExpirySet: ("reason",),
 }
 _FIELD_SCOPED: tuple[type[object], ...] = (ChangeConfirmed,)
+# Read when a key is gone: the subject's key rotations (version, field) -> the value sealed
+# again, latest first (see `SubjectKeyRotated`).
+Resealed = Mapping[tuple[int, str], Any]
+_ABSENT = object()
+# The fields a rotation of the subject's key may have sealed again: those under the subject's
+# key, and a session's transcript and summary stored whole under it before per-line keys.
+ROTATED_FIELDS = frozenset({"external_ref", "fingerprint", "reason", TRANSCRIPT, SUMMARY})
 
 
 def subject_scope(subject_id: object) -> str:
@@ -178,9 +185,39 @@ class ShreddingMapper(Mapper[UUID]):
         # forget is final, so this stays true for good; a forgotten fact's fields would
         # otherwise ask the key store again at every read.
         self._gone: set[str] = set()
+        # The subject's rotations (`SubjectKeyRotated`), read from its stream when a field the
+        # subject's key sealed meets a key that is gone; set by the ledger.
+        self.resealed_of: Callable[[UUID], Resealed] | None = None
+        # subject -> its rotations as read, and the gone key ids they were read for: a key
+        # goes after its rotation is recorded, so a read made once it was gone is complete.
+        self._rotations: dict[UUID, tuple[Resealed, set[str]]] = {}
 
     def forget_cached(self) -> None:
         self._cache.clear()
+        self._rotations.clear()
+
+    def resealed(self, subject_id: UUID, version: int, name: str, key_id: str) -> Any:
+        """What a rotation sealed again for this field, found because `key_id` is gone;
+        `_ABSENT` when none did."""
+        if self.resealed_of is None or name not in ROTATED_FIELDS:
+            return _ABSENT
+        hit = self._rotations.get(subject_id)
+        if hit is None or key_id not in hit[1]:
+            checked = set() if hit is None else hit[1]
+            if len(self._rotations) >= CACHE_SIZE:
+                self._rotations.clear()
+            hit = self._rotations[subject_id] = (self.resealed_of(subject_id), {*checked, key_id})
+        return hit[0].get((version, name), _ABSENT)
+
+    def stored_state(self, stored: StoredEvent) -> dict[str, Any]:
+        """The stored event's state as stored: sealed fields left sealed."""
+        data = stored.state
+        if self.cipher is not None:
+            data = self.cipher.decrypt(data)
+        if self.compressor is not None:
+            data = self.compressor.decompress(data)
+        state: dict[str, Any] = self.transcoder.decode(data)
+        return state
 
     def lines_not_alone(self, stored: StoredEvent) -> tuple[str, frozenset[int] | None] | None:
         """For a stored `SessionRecorded`: its session id and the lines whose words no key of
@@ -190,12 +227,7 @@ class ShreddingMapper(Mapper[UUID]):
         other event. Reads the stored state only: nothing is decrypted."""
         if stored.topic != SessionRecorded.TOPIC:
             return None
-        data = stored.state
-        if self.cipher is not None:
-            data = self.cipher.decrypt(data)
-        if self.compressor is not None:
-            data = self.compressor.decompress(data)
-        state = self.transcoder.decode(data)
+        state = self.stored_state(stored)
         lines = state.get(TRANSCRIPT)
         session_id = str(state["session_id"])
         if isinstance(lines, str):
@@ -318,7 +350,7 @@ class ShreddingMapper(Mapper[UUID]):
             except KeyError:
                 cipher = opened[key_id] = self._cipher(key_id)
             if cipher is None:
-                state[name] = None  # forgotten: the content is gone for good
+                state[name] = self._rotated(state, name, key_id, aad_prefix, opened)
                 continue
             raw = binascii.a2b_base64(blob)  # what `base64.b64decode` runs, without its checks
             try:
@@ -336,6 +368,39 @@ class ShreddingMapper(Mapper[UUID]):
                 for index, line in enumerate(lines)
             ]
         return event
+
+    def _rotated(
+        self,
+        state: dict[str, Any],
+        name: str,
+        key_id: str,
+        aad_prefix: str,
+        opened: dict[str, AESGCM | None],
+    ) -> Any:
+        """A field whose key is gone: forgotten (None), unless a rotation of the subject's key
+        sealed it again first (then that value, opened: a transcript's lines are opened with
+        the event's other lines)."""
+        subject = state["originator_id"]
+        subject_id = subject if isinstance(subject, UUID) else UUID(str(subject))
+        again = self.resealed(subject_id, int(state["originator_version"]), name, key_id)
+        if again is _ABSENT or again is None or isinstance(again, list):
+            return None if again is _ABSENT else again
+        if not isinstance(again, str) or not again.startswith(PREFIX):
+            return None
+        new_id, _, blob = again[_PREFIX_LEN:].partition(":")
+        try:
+            cipher = opened[new_id]
+        except KeyError:
+            cipher = opened[new_id] = self._cipher(new_id)
+        if cipher is None:
+            return None
+        raw = binascii.a2b_base64(blob)
+        try:
+            plain = cipher.decrypt(raw[:12], raw[12:], (aad_prefix + name).encode())
+        except InvalidTag:
+            return None
+        value = json_text.loads(plain)
+        return scrub_json(value) if _UNSAFE_ESCAPE.search(plain) else value
 
     def _opened_line(
         self, line: Any, index: int, aad_prefix: str, opened: dict[str, AESGCM | None]
@@ -390,6 +455,22 @@ def _encrypt(key_id: str, key: bytes, value: Any, aad: bytes) -> str:
     plain = json.dumps(value, sort_keys=True, default=str).encode()
     sealed = AESGCM(key).encrypt(nonce, plain, aad)
     return PREFIX + key_id + ":" + base64.b64encode(nonce + sealed).decode()
+
+
+def sealed_again(
+    key: tuple[str, bytes], value: Any, event_state: dict[str, Any], cls: type[object], name: str
+) -> str:
+    """`value` of an event's field sealed under `key`, bound to that event as its first seal
+    was (a rotation of the subject's key seals again what the retired key sealed)."""
+    return _encrypt(key[0], key[1], value, _aad(event_state, cls, name))
+
+
+def line_sealed_again(
+    message: Any, key: tuple[str, bytes], event_state: dict[str, Any], cls: type[object], index: int
+) -> Any:
+    """A message of a session's transcript (`cls`: its event's class) sealed under its line's
+    key, as a session recorded with per-line keys holds it."""
+    return _sealed_line(message, key, event_state, cls, index)
 
 
 def new_key() -> tuple[str, bytes]:

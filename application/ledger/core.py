@@ -37,7 +37,7 @@ from eventsourcing.utils import strtobool
 
 from factledger.application.clocks import Clock, SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError
-from factledger.application.ledger.cipher import ShreddingMapper
+from factledger.application.ledger.cipher import Resealed, ShreddingMapper
 from factledger.application.ledger.commands import CommandResult
 from factledger.application.ledger.event_store_errors import (
     UNREACHABLE,
@@ -56,7 +56,7 @@ from factledger.application.ledger.snapshots.store import (
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
 from factledger.domain.errors import SubjectErasedError
-from factledger.domain.events import FactForgotten
+from factledger.domain.events import FactForgotten, SubjectKeyRotated
 from factledger.domain.subject import Subject, subject_id_for
 from factledger.domain.values import ProfileSchema
 
@@ -134,12 +134,28 @@ class LedgerCore(Application[UUID]):
         return fast
 
     def construct_mapper(self) -> Mapper[UUID]:
-        return ShreddingMapper(
+        mapper = ShreddingMapper(
             transcoder=self.construct_transcoder(),
             compressor=self.factory.compressor(),
             cipher=self.factory.cipher(),
             keys=self.keys,
         )
+        mapper.resealed_of = self.resealed_of
+        return mapper
+
+    def resealed_of(self, subject_id: UUID) -> Resealed:
+        """What the subject's key rotations sealed again, by (event version, field), the
+        latest rotation's value where two name the same field. Read from the store itself
+        (its key deletions are the primary's too)."""
+        found: dict[tuple[int, str], Any] = {}
+        for stored in self.recorder.select_events(subject_id):
+            if stored.topic != SubjectKeyRotated.TOPIC:
+                continue
+            event = self.mapper.to_domain_event(stored)
+            if isinstance(event, SubjectKeyRotated):
+                for entry in event.resealed:
+                    found[(int(str(entry["version"])), str(entry["field"]))] = entry.get("value")
+        return found
 
     def construct_repository(self) -> Repository[UUID]:
         # The library's settings, read as its own `construct_repository` reads them.

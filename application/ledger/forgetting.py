@@ -12,18 +12,28 @@ ledger).
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
 
 import structlog
 
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.cipher import (
+    FORGOTTEN_LINE,
+    PREFIX,
+    ROTATED_FIELDS,
+    SUMMARY,
+    TRANSCRIPT,
+    Resealed,
     ShreddingMapper,
     change_scope,
     field_scope,
     field_scopes_through,
     line_scope,
+    line_sealed_again,
+    sealed_again,
     subject_scope,
     summary_scope,
 )
@@ -38,10 +48,15 @@ from factledger.application.ledger.commands import (
 from factledger.application.ledger.core import LedgerCore
 from factledger.application.ledger.snapshots.codec import snapshot_scope
 from factledger.domain.errors import FieldNotPresentError
-from factledger.domain.events import FactForgotten
+from factledger.domain.events import (
+    ChangeConfirmed,
+    ChangeProposed,
+    FactForgotten,
+    SubjectKeyRotated,
+)
 from factledger.domain.proposal import Decision
 from factledger.domain.subject import Subject
-from factledger.domain.values import JsonObject
+from factledger.domain.values import JsonObject, JsonValue
 
 log = structlog.get_logger(__name__)
 
@@ -81,17 +96,22 @@ class ForgettingCommands(LedgerCore):
 
     def finish_forgetting(self, start: int = 1, *, limit: int = 500) -> tuple[int, int]:
         """Deletes again the keys of every forget recorded at notification `start` or later
-        (at most `limit` of them): what an interrupted deletion left. Deleting a deleted key
-        is a no-op, so a pass costs a topic-filtered read and one statement per subject.
-        Returns (forgets read, the position to start the next pass at)."""
+        (at most `limit` of them), and the retired keys of every rotation of a subject's key:
+        what an interrupted deletion left. Deleting a deleted key is a no-op, so a pass costs a
+        topic-filtered read and a few statements per subject. Returns (events read, the
+        position to start the next pass at)."""
         notifications = self.recorder.select_notifications(
-            start, limit, topics=(FactForgotten.TOPIC,)
+            start, limit, topics=(FactForgotten.TOPIC, SubjectKeyRotated.TOPIC)
         )
         by_subject: dict[UUID, list[FactForgotten]] = {}
         for notification in notifications:
             event = self.mapper.to_domain_event(notification)
             if isinstance(event, FactForgotten):
                 by_subject.setdefault(event.originator_id, []).append(event)
+            elif isinstance(event, SubjectKeyRotated):
+                deleted = self.keys.forget_prefix(event.retired_prefix)
+                if deleted:
+                    self._forget_keys(event.originator_id, already=deleted)
         for subject_id, forgets in by_subject.items():
             try:
                 subject = self.subject(self.tenant_of(subject_id), subject_id)
@@ -147,6 +167,101 @@ class ForgettingCommands(LedgerCore):
             scopes.update(summary_scope(subject.id, session) for session, _ in lines)
         if scopes:
             self._forget_keys(subject.id, *scopes)
+        self._rotate_if_needed(subject)
+
+    def _rotate_if_needed(self, subject: Subject) -> None:
+        """Rotates the subject's key when a line some forget names is in a session stored
+        whole under it (before per-line keys): deleting line keys cannot take those words."""
+        if not isinstance(self.mapper, ShreddingMapper):
+            return
+        lines = sorted(self._forgotten_refs(subject.id))
+        if lines and self.lines_not_erased(subject.id, lines):
+            self.rotate_subject_key(subject.tenant, subject.id)
+
+    def _forgotten_refs(self, subject_id: UUID) -> set[tuple[str, int]]:
+        """Every line a recorded forget names."""
+        return {ref for e in self._recorded_forgets(subject_id) for ref in _refs(e.evidence_refs)}
+
+    def rotate_subject_key(self, tenant: str, subject_id: UUID) -> None:
+        """Retires the subject's key, records what it sealed sealed again (an old session's
+        transcript line by line, forgotten lines left out; the rest under the subject's next
+        key), then deletes the retired key: the forgotten lines of old sessions are then
+        unreadable in the event store too, and every reader reads the rest as before (the
+        mapper opens the re-sealed values). Moving the key first means no save seals under it
+        afterwards: a save that fetched it earlier loaded the subject before the rotation's
+        event, so one of the two saves conflicts and is redone."""
+        retired = f"{subject_scope(subject_id)}/~retired/"
+        self.keys.retire(subject_scope(subject_id), retired + uuid.uuid4().hex)
+        self._run(
+            tenant,
+            subject_id,
+            None,
+            lambda s: s.rotate_key(
+                retired_prefix=retired, resealed=self._sealed_again(s), at=self._now()
+            ),
+        )
+        # Every retired key of the subject goes, an interrupted rotation's too: what they
+        # sealed is in the event just recorded.
+        deleted = self.keys.forget_prefix(retired)
+        log.info("ledger.subject_key_rotated", subject_id=str(subject_id), keys=deleted)
+        self._forget_keys(subject_id, already=deleted)
+
+    def _sealed_again(self, subject: Subject) -> list[JsonObject]:
+        """What the subject's key (or a retired one) sealed, sealed again for a rotation."""
+        mapper = self.mapper
+        if not isinstance(mapper, ShreddingMapper):
+            return []
+        mapper.forget_cached()  # the retired key is still there: read through it, not around
+        forgotten = self._forgotten_refs(subject.id)
+        subject_key = self.keys.current(subject_scope(subject.id))
+        entries: list[JsonObject] = []
+        for stored in self.recorder.select_events(subject.id, lte=subject.version):
+            if stored.topic in _NOT_SUBJECT_SEALED:
+                continue
+            raw = mapper.stored_state(stored)
+            event = mapper.to_domain_event(stored)
+            state, cls = vars(event), type(event)
+            whole = isinstance(raw.get(TRANSCRIPT), str)
+            for name in ROTATED_FIELDS:
+                sealed = raw.get(name)
+                value = state.get(name)
+                if not (isinstance(sealed, str) and sealed.startswith(PREFIX)) or value is None:
+                    continue  # in clear, absent, or already unreadable
+                if name in (TRANSCRIPT, SUMMARY) and not whole:
+                    continue  # under keys of their own
+                again: JsonValue
+                if name == TRANSCRIPT:
+                    again = self._lines_again(subject.id, state, cls, value, forgotten)
+                elif name == SUMMARY:
+                    said = {ref for ref in forgotten if ref[0] == state["session_id"]}
+                    scope = summary_scope(subject.id, str(state["session_id"]))
+                    key = self.keys.current(scope)
+                    again = None if said else sealed_again(key, value, state, cls, name)
+                else:
+                    again = sealed_again(subject_key, value, state, cls, name)
+                entries.append(
+                    {"version": stored.originator_version, "field": name, "value": again}
+                )
+        return entries
+
+    def _lines_again(
+        self,
+        subject_id: UUID,
+        state: dict[str, Any],
+        cls: type[object],
+        lines: list[Any],
+        forgotten: set[tuple[str, int]],
+    ) -> list[JsonValue]:
+        session_id = str(state["session_id"])
+        scopes = [line_scope(subject_id, session_id, index) for index in range(len(lines))]
+        keys = self.keys.current_many(scopes)
+        return [
+            {**message, "text": None, FORGOTTEN_LINE: True}
+            if (session_id, index) in forgotten
+            or (isinstance(message, dict) and message.get(FORGOTTEN_LINE))
+            else line_sealed_again(message, keys[scopes[index]], state, cls, index)
+            for index, message in enumerate(lines)
+        ]
 
     def forgotten_lines(
         self, subject_id: UUID, *, field: str | None, memory_id: str | None
@@ -173,10 +288,17 @@ class ForgettingCommands(LedgerCore):
             return []
         wanted = {session_id for session_id, _ in lines}
         exposed: dict[str, frozenset[int] | None] = {}
+        rotated: Resealed | None = None
         for stored in self.recorder.select_events(subject_id):
             found = self.mapper.lines_not_alone(stored)
-            if found is not None and found[0] in wanted:
-                exposed[found[0]] = found[1]
+            if found is None or found[0] not in wanted:
+                continue
+            if found[1] is None:
+                # Stored whole: a rotation of the subject's key may have sealed it line by line.
+                rotated = self.resealed_of(subject_id) if rotated is None else rotated
+                if (stored.originator_version, TRANSCRIPT) in rotated:
+                    continue
+            exposed[found[0]] = found[1]
         return sorted(
             (session_id, index)
             for session_id, index in lines
@@ -258,6 +380,10 @@ class ForgettingCommands(LedgerCore):
                 cmd.field, cmd.valid_until, by=decision, at=self._now(), reason=cmd.reason
             ),
         )
+
+
+# Sealed under keys of their field or change, never the subject's.
+_NOT_SUBJECT_SEALED = frozenset({ChangeProposed.TOPIC, ChangeConfirmed.TOPIC})
 
 
 def _taken(subject: Subject, forget: FactForgotten) -> list[str]:

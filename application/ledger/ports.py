@@ -149,6 +149,12 @@ class KeyStore(Protocol):
         """Deletes every key whose scope starts with `prefix` (a subject id: all of its keys)."""
         ...
 
+    def retire(self, scope: str, retired_scope: str) -> str | None:
+        """Moves the scope's live key to `retired_scope`, no longer live: the next `current`
+        of `scope` creates a new key, and the old one still opens what it sealed until
+        `retired_scope` is forgotten. Returns its key id; None when the scope had no key."""
+        ...
+
 
 class IdempotencyStoreUnavailableError(StoreUnavailableError):
     """The idempotency store failed; the driver error is kept as `__cause__`."""

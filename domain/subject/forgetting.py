@@ -12,6 +12,7 @@ from factledger.domain.proposal import Decision, evidence_refs
 from factledger.domain.provenance import ChangeStatus, Operation, check_reason
 from factledger.domain.subject.state import SubjectState
 from factledger.domain.text import check_text
+from factledger.domain.values import JsonObject
 
 
 class SubjectForgetting(SubjectState):
@@ -69,6 +70,26 @@ class SubjectForgetting(SubjectState):
                 if by.evidence is None
                 else (by.evidence.session_id, by.evidence.message_index),
             ),
+        )
+
+    def rotate_key(
+        self,
+        *,
+        retired_prefix: str,
+        resealed: Sequence[JsonObject],
+        at: datetime,
+        command_id: str | None = None,
+    ) -> None:
+        """Records that the subject's key was retired, with what it sealed sealed again (the
+        ledger computes both; the aggregate only keeps them in order)."""
+        self._check_live()
+        self._check_time(at)
+        self.trigger_event(
+            self.SubjectKeyRotated,
+            timestamp=at,
+            retired_prefix=retired_prefix,
+            resealed=list(resealed),
+            command_id=command_id,
         )
 
     def forget_memory(

@@ -23,6 +23,7 @@ from factledger.domain.events import (
     SessionRecorded,
     SessionReviewed,
     SubjectErased,
+    SubjectKeyRotated,
     SubjectRegistered,
 )
 from factledger.domain.forget_mark import ForgetMark
@@ -47,6 +48,7 @@ class SubjectState(Aggregate):
     ChangeSuperseded = ChangeSuperseded
     SessionReviewed = SessionReviewed
     FieldExpirySet = FieldExpirySet
+    SubjectKeyRotated = SubjectKeyRotated
 
     def __init__(self, tenant: str, kind: str, external_ref: str | None) -> None:
         # None once erased: the reference was shredded with the subject's key.
