@@ -175,7 +175,7 @@ class ForgettingCommands(LedgerCore):
         if not isinstance(self.mapper, ShreddingMapper):
             return
         lines = sorted(self._forgotten_refs(subject.id))
-        if lines and self.lines_not_erased(subject.id, lines):
+        if lines and self.lines_not_erased(subject.id, lines, whole_only=True):
             self.rotate_subject_key(subject.tenant, subject.id)
 
     def _forgotten_refs(self, subject_id: UUID) -> set[tuple[str, int]]:
@@ -279,11 +279,12 @@ class ForgettingCommands(LedgerCore):
         )
 
     def lines_not_erased(
-        self, subject_id: UUID, lines: Sequence[tuple[str, int]]
+        self, subject_id: UUID, lines: Sequence[tuple[str, int]], *, whole_only: bool = False
     ) -> list[tuple[str, int]]:
         """Those of `lines` a forget could not make unreadable: lines of sessions stored
-        before each line had a key of its own (their transcript is one ciphertext under the
-        subject's key, which only an erasure deletes), or stored in clear."""
+        before each line had a key of its own (their transcript one ciphertext under the
+        subject's key) that no rotation of that key has sealed again yet, or stored in clear
+        (`whole_only`: the former alone, which a rotation takes)."""
         if not lines or not isinstance(self.mapper, ShreddingMapper):
             return []
         wanted = {session_id for session_id, _ in lines}
@@ -298,6 +299,8 @@ class ForgettingCommands(LedgerCore):
                 rotated = self.resealed_of(subject_id) if rotated is None else rotated
                 if (stored.originator_version, TRANSCRIPT) in rotated:
                     continue
+            elif whole_only:
+                continue
             exposed[found[0]] = found[1]
         return sorted(
             (session_id, index)

@@ -72,8 +72,10 @@ class LineRef(BaseModel):
 
 NOT_ERASED_WHY = (
     "stored before each transcript line had a key of its own: the session's transcript is "
-    "one ciphertext under the subject's key, so forgetting a field or memory cannot make "
-    "this line unreadable; erasing the subject does"
+    "one ciphertext under the subject's key, which a forget rotates (sealing the rest again "
+    "line by line); this line is still readable because that rotation did not finish (the "
+    "next pass over recorded forgets finishes it) or the line was stored in clear. Erasing "
+    "the subject takes it"
 )
 
 
@@ -117,10 +119,12 @@ class ForgetOut(BaseModel):
     lines_not_erased: list[LineNotErased] = Field(
         default_factory=list,
         description=(
-            "Lines this forget should have taken but could not: sessions recorded before "
-            "each line had a key of its own keep their whole transcript under the subject's "
-            "key, which only erasing the subject deletes. Their words stay readable until "
-            "then. Empty for every session recorded since per-line keys."
+            "Lines this forget should have taken but could not yet. A session recorded before "
+            "each line had a key of its own keeps its whole transcript under the subject's "
+            "key: the forget rotates that key (its other words are sealed again, line by "
+            "line) and deletes the old one, so such lines are listed here only while that "
+            "rotation is unfinished, or when stored in clear. Empty for every session "
+            "recorded since per-line keys."
         ),
     )
 
