@@ -29,7 +29,8 @@ A message's text is sealed on its own (the message's role, time and decision sta
 so forgetting a field deletes the keys of the lines that stated it and nothing else; a line
 whose key is gone reads back as `{"text": None, "forgotten": True, ...}`. Sessions recorded
 before per-line keys hold their transcript as one ciphertext under the subject's key: they
-still load, and only an erasure takes their words.
+still load, and a forget of one of their lines rotates that key (`SubjectKeyRotated`): where
+a key is gone, the mapper reads the value a rotation sealed again (`ShreddingMapper.resealed`).
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ of its read models, and the errors that cross them; adapters implement them.
   `<subject id>/~summary/<session id>` (one session's summary). Deleting a scope's keys makes
   every ciphertext written under them unreadable for good; a later write to the same scope
   gets a new key (the ledger never writes again to a scope it shredded). Every scope of a
-  subject starts with its id, so an erasure deletes them all with one `forget_prefix`. Keys
-  cannot be rebuilt from events: back the store up.
+  subject starts with its id, so an erasure deletes them all with one `forget_prefix`; a
+  retired subject key lives under `<subject id>/~retired/` until its rotation deletes it.
+  Keys cannot be rebuilt from events: back the store up.
 - Idempotency stores: a retried command, on any process, acts once (the contract is spelled
   out in `idempotency`, beside the types it speaks).
 - The profile reader: queries over the profile projection (the read models are in `queries`).
