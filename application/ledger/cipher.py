@@ -224,7 +224,7 @@ class ShreddingMapper(Mapper[UUID]):
         """For a stored `SessionRecorded`: its session id and the lines whose words no key of
         their own seals, so deleting line keys cannot take them: None when the whole
         transcript is one ciphertext under the subject's key (stored before per-line keys;
-        only an erasure takes it), else the indexes of lines stored in clear. None for any
+        a rotation of that key takes it), else the indexes of lines stored in clear. None for any
         other event. Reads the stored state only: nothing is decrypted."""
         if stored.topic != SessionRecorded.TOPIC:
             return None

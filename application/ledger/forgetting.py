@@ -6,7 +6,8 @@ finished from the recorded event: by the command's retry (the same command id re
 and deletes the keys again), by a direct forget of the field, or by `finish_forgetting`, a
 pass over the recorded forgets that every serving process runs at start-up and then
 periodically (a retry answered from the response saved with the event never reaches the
-ledger).
+ledger). A forget naming a line of a session stored whole under the subject's key (before
+per-line keys) also rotates that key (`rotate_subject_key`), finished the same ways.
 """
 
 from __future__ import annotations
