@@ -8,7 +8,7 @@ forgets. Runs on SQLite's stores here and on PostgreSQL's from tests/integration
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from uuid import UUID
 
 import pytest
@@ -16,7 +16,7 @@ from support.key_stores import DelegatingKeyStore
 from support.older_sealing import older_log
 
 from factledger.adapters.in_memory.event_store import popo_env
-from factledger.application.ledger.cipher import PREFIX
+from factledger.application.ledger.cipher import PREFIX, subject_scope
 from factledger.application.ledger.commands import (
     ApproveChange,
     EraseSubject,
@@ -24,6 +24,7 @@ from factledger.application.ledger.commands import (
     ProposeChange,
     RecordSession,
     RegisterSubject,
+    RejectChange,
 )
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.ports import KeyStore, KeyStoreUnavailableError
@@ -166,3 +167,49 @@ def test_a_rotation_interrupted_before_its_key_deletion_is_finished_by_the_pass(
         assert FORGOTTEN in _readable(ledger)  # the retired key is still there
         ledger.finish_forgetting()
         _assert_rotated(ledger, sid)
+
+
+class RotatesAfterHandingOutTheKey(DelegatingKeyStore):
+    """Hands out the subject's key, then, before the caller can use it, runs `meanwhile` once:
+    a save that fetched the key about to be retired and stores its event after the rotation."""
+
+    def __init__(self, inner: KeyStore, scope: str) -> None:
+        super().__init__(inner)
+        self.scope = scope
+        self.meanwhile: Callable[[], None] | None = None
+
+    def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        found = self.inner.current_many(scopes)
+        hook = self.meanwhile
+        if hook is not None and self.scope in scopes:
+            self.meanwhile = None
+            hook()
+        return found
+
+
+def test_a_save_sealed_under_the_key_being_retired_is_redone_under_the_next(
+    ledger_store: LedgerStore,
+) -> None:
+    sid = _older_subject(ledger_store, ledger_store.keys)
+    keys = RotatesAfterHandingOutTheKey(ledger_store.keys, subject_scope(sid))
+    with Ledger(ledger_store.env, keys=keys, clock=ManualClock()) as ledger:
+        pending = ProposeChange(
+            "acme",
+            sid,
+            "budget",
+            Operation.SET,
+            TextValue("9k"),
+            Origin.INFERRED,
+            Actor(ActorKind.MODEL, "m"),
+            ledger.subject("acme", sid).profile_version,
+        )
+        ledger.propose_change(pending)
+        # The rejection fetches the subject's key (to seal its reason); the forget, with the
+        # rotation it starts, runs before the rejection's event is stored.
+        keys.meanwhile = lambda: ledger.forget_field(_forget(sid))
+        reason = "Rejected: the Harrowgate estimate was a guess"
+        ledger.reject_change(RejectChange("acme", sid, pending.change_id, STAFF, reason))
+        assert keys.meanwhile is None  # the rotation ran inside the window
+    with Ledger(ledger_store.env, keys=ledger_store.keys, clock=ManualClock()) as ledger:
+        _assert_rotated(ledger, sid)
+        assert reason in _readable(ledger)  # redone under the subject's new key, readable
