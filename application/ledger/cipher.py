@@ -340,6 +340,9 @@ class ShreddingMapper(Mapper[UUID]):
         # events): the loop below is the whole of that work, with no call per field but the
         # decryption's own. The associated data's prefix is formatted once per event.
         aad_prefix = ""
+        # A summary has a key of its own unless its transcript was sealed whole with it (under
+        # the subject's key): only then may a rotation have sealed it again.
+        whole = isinstance(state.get(TRANSCRIPT), str)
         for name in _FIELDS_BY_CLASS.get(cls) or _fields_of(cls):
             sealed = state.get(name)
             if not isinstance(sealed, str) or not sealed.startswith(PREFIX):
@@ -351,7 +354,10 @@ class ShreddingMapper(Mapper[UUID]):
             except KeyError:
                 cipher = opened[key_id] = self._cipher(key_id)
             if cipher is None:
-                state[name] = self._rotated(state, name, key_id, aad_prefix, opened)
+                rotated = whole or name != SUMMARY
+                state[name] = (
+                    self._rotated(state, name, key_id, aad_prefix, opened) if rotated else None
+                )
                 continue
             raw = binascii.a2b_base64(blob)  # what `base64.b64decode` runs, without its checks
             try:
