@@ -148,7 +148,8 @@ class CombinedCounts:
     ) -> tuple[str, list[object]]:
         """Items matching `plain` (and, given `fields`, in one of them): a sum of tuples;
         with an age, of the days wholly inside it plus the boundary days' items."""
-        conditions, args = ["tenant = ?"], [tenant]
+        conditions: list[str] = ["tenant = ?"]
+        args: list[object] = [tenant]
         for column, value in _equalities(plain):
             conditions.append(f"{column} = ?")
             args.append(value)

@@ -332,11 +332,19 @@ class QueueTables:
             )
         else:  # the count is the counters': read, not counted; the newest is an index's end
             kept_sql, total_args = kept
+            newest_sql, newest_args = f"SELECT max(position) FROM {self.items} WHERE {clause}", args
+            if where.proposed_before is not None or where.proposed_after is not None:
+                # No index ends at an age's newest position (the age index is in time order,
+                # the primary key walks back past every newer row): the tenant's newest
+                # bounds the snapshot as well, no row after it matching the filter.
+                newest_sql, newest_args = (
+                    f"SELECT max(position) FROM {self.items} WHERE tenant = ?",
+                    [tenant],
+                )
             counted, counted_args = (
-                f"SELECT {kept_sql} AS total, "
-                f"(SELECT max(position) FROM {self.items} WHERE {clause}) AS newest, "
+                f"SELECT {kept_sql} AS total, ({newest_sql}) AS newest, "
                 f"EXISTS (SELECT 1 FROM {self.items} WHERE {clause} AND {beyond}) AS beyond",
-                [*total_args, *args, *args, *marks],
+                [*total_args, *newest_args, *args, *marks],
             )
         found = db.run(
             f"WITH shown AS (SELECT {ITEM_COLUMNS} FROM {self.items} WHERE {clause} {bound} "
@@ -348,6 +356,7 @@ class QueueTables:
         ).fetchall()
         width = len(ITEM_COLUMNS.split(","))
         total, newest, past = int(found[0][width]), int(found[0][width + 1] or 0), found[0][-1]
+        newest = newest if total else 0  # no snapshot of an empty filter
         rows = [_row(r) for r in found if r[0] is not None]
         more = len(rows) > limit
         rows = rows[:limit]
