@@ -258,7 +258,16 @@ def _vacuumed(conninfo: str) -> None:
     statistics and the visibility map of the rebuilt tables, so counts read the index alone."""
     started = time.perf_counter()
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        for table in ("items", "subjects", "sessions", "counts", "groups", "group_subjects"):
+        for table in (
+            "items",
+            "subjects",
+            "sessions",
+            "counts",
+            "groups",
+            "group_subjects",
+            "tuples",
+            "tuple_days",
+        ):
             conn.execute(f'VACUUM ANALYZE "{VIEWS_SCHEMA}".review_queue_{table}')
     console.print(
         f"review queue tables vacuumed and analysed in {time.perf_counter() - started:.1f} s"
