@@ -333,10 +333,11 @@ class QueueTables:
         else:  # the count is the counters': read, not counted; the newest is an index's end
             kept_sql, total_args = kept
             newest_sql, newest_args = f"SELECT max(position) FROM {self.items} WHERE {clause}", args
-            if where.proposed_before is not None or where.proposed_after is not None:
+            if where.proposed_before is not None or where.proposed_after is not None or where.text:
                 # No index ends at an age's newest position (the age index is in time order,
-                # the primary key walks back past every newer row): the tenant's newest
-                # bounds the snapshot as well, no row after it matching the filter.
+                # the primary key walks back past every newer row), and a text's would scan
+                # the subjects once more: the tenant's newest bounds the snapshot as well, no
+                # row after it matching the filter.
                 newest_sql, newest_args = (
                     f"SELECT max(position) FROM {self.items} WHERE tenant = ?",
                     [tenant],

@@ -90,7 +90,8 @@ class QueuePage:
     next_cursor: QueueCursor | None
     previous_cursor: QueueCursor | None
     # The page's snapshot (0: nothing matches): the newest position the filter matches, or,
-    # for an age filter, the tenant's newest; no matching row lies after either.
+    # for an age filter or a text search, the tenant's newest; no matching row lies after
+    # either.
     last_position: int
 
 

@@ -50,6 +50,7 @@ from factledger.bench.review_queue.seed import (
     SEARCHED,
     TENANT,
     Seeded,
+    first_recorded_of_kind,
     seed,
     utc_now,
 )
@@ -57,6 +58,7 @@ from factledger.domain.provenance import Origin
 
 console = Console()
 BUDGET_MS = 300.0
+EVERY_SUBJECT = "crm"  # a text in every subject's reference: the broadest search
 
 
 def _fixed(count: int) -> Callable[[datetime], int]:
@@ -94,6 +96,12 @@ def _scenarios(seeded: Seeded, deep_after: int) -> list[Scenario]:
         ),
         Scenario(f"q={SEARCHED} (text search)", {"q": SEARCHED}, _fixed(t.by_ref_part[SEARCHED])),
         Scenario("older_than=7d", {"older_than": "7d"}, _older_than(t.recorded, timedelta(days=7))),
+        Scenario(f"q={EVERY_SUBJECT} (every subject)", {"q": EVERY_SUBJECT}, _fixed(t.total)),
+        Scenario(
+            "kind=customer, field=supplier, older_than=7d",
+            {"kind": "customer", "field": "supplier", "older_than": "7d"},
+            _older_than(first_recorded_of_kind(t, "customer"), timedelta(days=7)),
+        ),
         Scenario(f'group="{INFERENCE}"', {"group": biggest[0]}, _fixed(biggest[1])),
         Scenario(
             "a page 90% deep (cursor)",
@@ -118,6 +126,15 @@ def _cases(seeded: Seeded, deep_after: int) -> list[Case]:
         ),
         Case(f"q={SEARCHED} (text search)", QueueFilter(text=SEARCHED)),
         Case("older_than=7d", QueueFilter(proposed_before=utc_now() - timedelta(days=7))),
+        Case(f"q={EVERY_SUBJECT} (every subject)", QueueFilter(text=EVERY_SUBJECT)),
+        Case(
+            "kind=customer, field=supplier, older_than=7d",
+            QueueFilter(
+                kind="customer",
+                field="supplier",
+                proposed_before=utc_now() - timedelta(days=7),
+            ),
+        ),
         Case(f'group="{INFERENCE}"', QueueFilter(group=biggest)),
         Case("a page 90% deep (cursor)", QueueFilter(), QueueCursor(after=deep_after)),
         Case("groups view", QueueFilter(), groups=True),
