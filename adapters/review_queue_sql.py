@@ -4,9 +4,10 @@ Statements are written once with `?` placeholders and plain SQL both databases r
 each store runs them through its `Runner` (PostgreSQL's swaps the placeholders). Every filter
 is an equality on an indexed column led by the tenant and followed by the position, so a
 filtered page walks one index in queue order and stops after a page; a count reads the same
-index range. The text search (a part of the field name or the subject's reference) is the
-one filter no index serves: the rows keep it lower-cased in `search`, and it is checked row by
-row in the tenant's index range.
+index range. The text search (a part of the field name or the subject's reference) reads the
+subjects whose reference holds it and the rows of the field names that do. Counts are read
+from counters the projection keeps with the rows (`counter_statements` for the whole queue,
+single filters and groups; `review_queue_combined` for combined filters, ages and text).
 """
 
 # Statements are built from the code's own table and column names; every value is a parameter.
