@@ -98,6 +98,10 @@ class PrimedKeys:
             del self._primed[scope]
         return self._store.forget_prefix(prefix)
 
+    def retire(self, scope: str, retired_scope: str) -> str | None:
+        self._primed.pop(scope, None)
+        return self._store.retire(scope, retired_scope)
+
     def close(self) -> None:
         self._store.close()
 

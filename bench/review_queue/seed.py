@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from uuid import NAMESPACE_URL, uuid5
 
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.application.ledger.cipher import field_scope
+from factledger.application.ledger.cipher import change_scope
 from factledger.application.review_queue.queue import group_key
 from factledger.bench.review_queue.runtime import PrimedKeys
 from factledger.domain.proposal import Proposal
@@ -180,11 +180,11 @@ def _subject(
 
 def _scopes(subjects: list[Subject]) -> list[str]:
     """The key scopes the batch's events are sealed with: each subject's own (its sessions)
-    and one per field it has proposals for."""
+    and one per proposed change."""
     scopes = []
     for subject in subjects:
         scopes.append(str(subject.id))
-        scopes.extend(field_scope(subject.id, r.field) for r in subject.changes.values())
+        scopes.extend(change_scope(subject.id, change_id) for change_id in subject.changes)
     return scopes
 
 
