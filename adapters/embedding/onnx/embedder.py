@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from tokenizers import Tokenizer
 from factledger.adapters.embedding.onnx.graph_cache import CompiledGraphCache
 from factledger.adapters.embedding.onnx.model_files import (
     DEFAULT_PRESET,
+    PRESET_DIMENSIONS,
     ModelIntegrityError,
     OnnxModelFiles,
 )
@@ -97,6 +99,34 @@ def _load(
         return loaded
 
 
+def _known_without_loading(files: OnnxModelFiles, int8_activations: bool) -> tuple[int, str] | None:
+    """A packaged model's (dimension, model id) as its load will find them; None for any
+    other model, which only its load can tell. Our tests build every preset's compact graph,
+    which multiplies in int8 whenever int8 activations are asked for."""
+    dimension = PRESET_DIMENSIONS.get(files.model_sha256 or "")
+    if dimension is None or not files.is_preset:
+        return None
+    return dimension, f"{files.model_id}+int8-activations" if int8_activations else files.model_id
+
+
+def _loading_in_background(load: Callable[[], _Loaded]) -> Future[_Loaded]:
+    """`load()` run on a thread of its own; the future holds its result or its error."""
+    future: Future[_Loaded] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(load())
+        except BaseException as exc:  # every failure, or a waiter would wait for ever
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="factledger-model-load", daemon=True).start()
+    return future
+
+
+class ModelLoadMismatchError(RuntimeError):
+    """A model loaded in the background is not the one its embedder announced."""
+
+
 def sentence_tokenizer(tokenizer_json: bytes, max_tokens: int) -> Tokenizer:
     """The model's tokenizer, truncating at `max_tokens` and padding to the batch's longest."""
     tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
@@ -134,6 +164,10 @@ class OnnxEmbedder:
       without one, or when it cannot be used, the graph is compiled in memory at every start.
     - Embeds each distinct text of a call once, and keeps the vectors of the last
       `cached_vectors` texts (`vector_cache`; 0 keeps none): a text met again is not run again.
+    - With `load_in_background`, a packaged model is loaded on a thread while the process
+      goes on starting (its dimension and id are known without it): a call to embed waits
+      for the load, and gets its error if it failed. Any other model loads before the
+      constructor returns, as without it.
     """
 
     def __init__(
@@ -146,13 +180,42 @@ class OnnxEmbedder:
         int8_activations: bool = True,
         cache_dir: Path | None = None,
         cached_vectors: int = DEFAULT_CAPACITY,
+        load_in_background: bool = False,
     ) -> None:
-        self._files = files or OnnxModelFiles.preset(DEFAULT_PRESET)
-        self._loaded = _load(self._files, max_tokens, threads, int8_activations, cache_dir)
+        self._files = files = files or OnnxModelFiles.preset(DEFAULT_PRESET)
         self._batch_size = batch_size
         self.vectors = VectorCache(cached_vectors)
-        self.dimension = self._loaded.dimension
-        self.model_id = self._loaded.model_id
+        known = _known_without_loading(files, int8_activations)
+        if load_in_background and known is not None:
+            self.dimension, self.model_id = known
+            self._loading = _loading_in_background(
+                lambda: _load(files, max_tokens, threads, int8_activations, cache_dir)
+            )
+        else:
+            loaded = _load(files, max_tokens, threads, int8_activations, cache_dir)
+            self.dimension, self.model_id = loaded.dimension, loaded.model_id
+            self._loading = Future()
+            self._loading.set_result(loaded)
+        self._checked: _Loaded | None = None
+
+    @property
+    def _loaded(self) -> _Loaded:
+        """The loaded model, once its load has finished (waiting for it if it has not)."""
+        if self._checked is not None:
+            return self._checked
+        loaded = self._loading.result()
+        if (loaded.dimension, loaded.model_id) != (self.dimension, self.model_id):
+            raise ModelLoadMismatchError(
+                f"{self._files.model_id}: loaded {loaded.model_id} of dimension "
+                f"{loaded.dimension}, announced {self.model_id} of dimension {self.dimension}"
+            )
+        self._checked = loaded
+        return loaded
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has finished loading (successfully or not)."""
+        return self._loading.done()
 
     @property
     def files(self) -> OnnxModelFiles:
