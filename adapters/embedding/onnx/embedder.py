@@ -109,18 +109,67 @@ def _known_without_loading(files: OnnxModelFiles, int8_activations: bool) -> tup
     return dimension, f"{files.model_id}+int8-activations" if int8_activations else files.model_id
 
 
-def _loading_in_background(load: Callable[[], _Loaded]) -> Future[_Loaded]:
-    """`load()` run on a thread of its own; the future holds its result or its error."""
-    future: Future[_Loaded] = Future()
+class DeferredLoad:
+    """A model load run once on a thread of its own: from `start()` (a served process calls
+    `start_deferred_loads` once it is ready), or from the first `result()`, whichever comes
+    first. The waiters get the load's result or its error."""
 
-    def run() -> None:
+    def __init__(self, load: Callable[[], _Loaded]) -> None:
+        self._load = load
+        self._future: Future[_Loaded] = Future()
+        self._started = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    def pending(cls, load: Callable[[], _Loaded]) -> DeferredLoad:
+        """A load that starts with `start_deferred_loads` or its first waiter."""
+        deferred = cls(load)
+        with _DEFERRED_LOCK:
+            _DEFERRED.append(deferred)
+        return deferred
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        with _DEFERRED_LOCK:
+            if self in _DEFERRED:
+                _DEFERRED.remove(self)
+        threading.Thread(target=self._run, name="factledger-model-load", daemon=True).start()
+
+    def _run(self) -> None:
         try:
-            future.set_result(load())
+            self._future.set_result(self._load())
         except BaseException as exc:  # every failure, or a waiter would wait for ever
-            future.set_exception(exc)
+            self._future.set_exception(exc)
 
-    threading.Thread(target=run, name="factledger-model-load", daemon=True).start()
-    return future
+    def result(self) -> _Loaded:
+        self.start()
+        return self._future.result()
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    @classmethod
+    def finished(cls, loaded: _Loaded) -> DeferredLoad:
+        deferred = cls(lambda: loaded)
+        deferred._started = True
+        deferred._future.set_result(loaded)
+        return deferred
+
+
+_DEFERRED: list[DeferredLoad] = []
+_DEFERRED_LOCK = threading.Lock()
+
+
+def start_deferred_loads() -> None:
+    """Starts every model load deferred so far: what a process calls once it is ready to
+    serve, so that readiness never waits for a model and the first request waits less."""
+    with _DEFERRED_LOCK:
+        pending = list(_DEFERRED)
+    for deferred in pending:
+        deferred.start()
 
 
 class ModelLoadMismatchError(RuntimeError):
@@ -164,10 +213,11 @@ class OnnxEmbedder:
       without one, or when it cannot be used, the graph is compiled in memory at every start.
     - Embeds each distinct text of a call once, and keeps the vectors of the last
       `cached_vectors` texts (`vector_cache`; 0 keeps none): a text met again is not run again.
-    - With `load_in_background`, a packaged model is loaded on a thread while the process
-      goes on starting (its dimension and id are known without it): a call to embed waits
-      for the load, and gets its error if it failed. Any other model loads before the
-      constructor returns, as without it.
+    - With `load_in_background`, a packaged model (whose dimension and id are known without
+      loading it) is loaded on a thread, started by `start_deferred_loads` (a served process
+      calls it once ready) or by the first call to embed; a call to embed waits for the load
+      and gets its error if it failed. Any other model loads before the constructor returns,
+      as without it.
     """
 
     def __init__(
@@ -188,14 +238,13 @@ class OnnxEmbedder:
         known = _known_without_loading(files, int8_activations)
         if load_in_background and known is not None:
             self.dimension, self.model_id = known
-            self._loading = _loading_in_background(
+            self._loading = DeferredLoad.pending(
                 lambda: _load(files, max_tokens, threads, int8_activations, cache_dir)
             )
         else:
             loaded = _load(files, max_tokens, threads, int8_activations, cache_dir)
             self.dimension, self.model_id = loaded.dimension, loaded.model_id
-            self._loading = Future()
-            self._loading.set_result(loaded)
+            self._loading = DeferredLoad.finished(loaded)
         self._checked: _Loaded | None = None
 
     @property

@@ -9,13 +9,14 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from factledger.adapters.embedding.onnx import embedder as onnx_embedder
-from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder, start_deferred_loads
 from factledger.adapters.embedding.onnx.model_files import (
     DEFAULT_PRESET,
     ModelIntegrityError,
@@ -80,3 +81,15 @@ def test_a_model_of_ones_own_loads_before_the_constructor_returns(tmp_path: Path
     embedder = OnnxEmbedder(OnnxModelFiles.from_directory(tmp_path), load_in_background=True)
     assert embedder.loaded
     assert embedder.model_id.startswith("onnx:")
+
+
+def test_a_deferred_load_starts_when_the_process_is_ready(tmp_path: Path) -> None:
+    files = OnnxModelFiles.preset(DEFAULT_PRESET)
+    embedder = OnnxEmbedder(files, cache_dir=tmp_path / "graphs", load_in_background=True)
+    assert not embedder.loaded  # nothing has asked for it yet
+    start_deferred_loads()  # what a served process does once ready
+    deadline = time.monotonic() + WAIT_S
+    while not embedder.loaded:  # loads with no call to embed
+        assert time.monotonic() < deadline, "the load never finished"
+        time.sleep(0.01)
+    assert embedder.embed_sync(TEXTS).shape == (2, embedder.dimension)
