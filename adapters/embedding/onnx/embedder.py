@@ -163,6 +163,18 @@ _DEFERRED: list[DeferredLoad] = []
 _DEFERRED_LOCK = threading.Lock()
 
 
+def finish_deferred_loads() -> None:
+    """Starts every model load deferred so far and waits for them all (raising the first
+    one's error): for a process that would rather have its models before its first call, or
+    a measurement that must not count a load in what it times."""
+    with _DEFERRED_LOCK:
+        pending = list(_DEFERRED)
+    for deferred in pending:
+        deferred.start()
+    for deferred in pending:
+        deferred.result()
+
+
 def start_deferred_loads() -> None:
     """Starts every model load deferred so far: what a process calls once it is ready to
     serve, so that readiness never waits for a model and the first request waits less."""

@@ -16,7 +16,11 @@ import numpy as np
 import pytest
 
 from factledger.adapters.embedding.onnx import embedder as onnx_embedder
-from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder, start_deferred_loads
+from factledger.adapters.embedding.onnx.embedder import (
+    OnnxEmbedder,
+    finish_deferred_loads,
+    start_deferred_loads,
+)
 from factledger.adapters.embedding.onnx.model_files import (
     DEFAULT_PRESET,
     ModelIntegrityError,
@@ -93,3 +97,14 @@ def test_a_deferred_load_starts_when_the_process_is_ready(tmp_path: Path) -> Non
         assert time.monotonic() < deadline, "the load never finished"
         time.sleep(0.01)
     assert embedder.embed_sync(TEXTS).shape == (2, embedder.dimension)
+
+
+def test_finishing_the_deferred_loads_waits_for_every_one(tmp_path: Path) -> None:
+    files = OnnxModelFiles.preset(DEFAULT_PRESET)
+    embedders = [
+        OnnxEmbedder(files, cache_dir=tmp_path / f"graphs-{n}", load_in_background=True)
+        for n in range(2)
+    ]
+    assert not any(e.loaded for e in embedders)
+    finish_deferred_loads()
+    assert all(e.loaded for e in embedders)
