@@ -42,7 +42,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 from uuid import UUID
 
@@ -69,7 +69,6 @@ from factledger.domain.text import scrub_json
 KEY_BYTES = 32  # AES-256-GCM
 PREFIX = "fl-enc:1:"
 _PREFIX_LEN = len(PREFIX)
-_SEALED_KEY_ID = re.compile(rb"fl-enc:1:([0-9a-f]+):")
 # How JSON spells a NUL or a surrogate (ASCII JSON has no other way to hold them): only a
 # payload that matches pays for a scrub.
 _UNSAFE_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
@@ -260,22 +259,31 @@ class ShreddingMapper(Mapper[UUID]):
         return cipher
 
     def to_domain_events(
-        self, stored_events: Sequence[StoredEvent]
+        self, stored_events: Sequence[StoredEvent], *, transcript_text: bool = True
     ) -> list[DomainEventProtocol[UUID]]:
         """`to_domain_event` of each, after reading the keys they need that are not cached in
-        one key-store call (a page of a rebuild meets dozens of scopes it has not seen)."""
-        self._prefetch(stored_events)
+        one key-store call (a page of a rebuild meets dozens of scopes it has not seen).
+
+        With `transcript_text=False` a recorded session's messages keep their texts as stored
+        (sealed; a line without a key of its own as it was written) and no line key is read:
+        for a reader of everything but the words (the profile and review-queue views count a
+        session's lines), opening them was most of the cost of a long transcript."""
+        events = [super(ShreddingMapper, self).to_domain_event(s) for s in stored_events]
+        self._prefetch(events, lines=transcript_text)
         # A page's events share few keys (a proposal's fields, a save's proposals): each key's
         # cipher is found once per page, not once per field.
         opened: dict[str, AESGCM | None] = {}
-        return [self._decoded(stored, opened) for stored in stored_events]
+        return [
+            self._opened(event, stored.state, opened, lines=transcript_text)
+            for event, stored in zip(events, stored_events, strict=True)
+        ]
 
-    def _prefetch(self, stored_events: Sequence[StoredEvent]) -> None:
+    def _prefetch(self, events: Sequence[DomainEventProtocol[UUID]], *, lines: bool) -> None:
         now = time.monotonic()
         wanted = {
-            key_id.decode()
-            for stored in stored_events
-            for key_id in _SEALED_KEY_ID.findall(stored.state)
+            key_id
+            for event in events
+            for key_id in _sealed_key_ids(vars(event), type(event), lines=lines)
         }
         missing = [
             key_id
@@ -323,17 +331,23 @@ class ShreddingMapper(Mapper[UUID]):
         return super().to_stored_event(sealed)
 
     def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[UUID]:
-        return self._decoded(stored_event, {})
-
-    def _decoded(
-        self, stored_event: StoredEvent, opened: dict[str, AESGCM | None]
-    ) -> DomainEventProtocol[UUID]:
-        """The library's event with its sealed fields opened; `opened` holds the ciphers this
-        call has found so far (None: the key is gone)."""
         event = super().to_domain_event(stored_event)
+        return self._opened(event, stored_event.state, {}, lines=True)
+
+    def _opened(
+        self,
+        event: DomainEventProtocol[UUID],
+        stored_state: bytes,
+        opened: dict[str, AESGCM | None],
+        *,
+        lines: bool,
+    ) -> DomainEventProtocol[UUID]:
+        """The library's `event` (decoded from `stored_state`) with its sealed fields opened,
+        and its transcript's lines too if `lines`; `opened` holds the ciphers this call has
+        found so far (None: the key is gone)."""
         cls = type(event)
         state = vars(event)
-        if _UNSAFE_ESCAPE.search(stored_event.state):
+        if _UNSAFE_ESCAPE.search(stored_state):
             for name, value in state.items():
                 state[name] = scrub_json(value)
         # A rebuild opens every sealed field of the log (148,000 in the bench's 50,050
@@ -367,12 +381,12 @@ class ShreddingMapper(Mapper[UUID]):
                 continue
             value = json_text.loads(plain)
             state[name] = scrub_json(value) if _UNSAFE_ESCAPE.search(plain) else value
-        lines = state.get(TRANSCRIPT)
-        if isinstance(lines, list) and issubclass(cls, SessionRecorded):
+        messages = state.get(TRANSCRIPT)
+        if lines and isinstance(messages, list) and issubclass(cls, SessionRecorded):
             aad_prefix = aad_prefix or f"{state['originator_id']}|{get_topic(cls)}|"
             state[TRANSCRIPT] = [
                 self._opened_line(line, index, aad_prefix, opened)
-                for index, line in enumerate(lines)
+                for index, line in enumerate(messages)
             ]
         return event
 
@@ -437,6 +451,26 @@ class ShreddingMapper(Mapper[UUID]):
         if text is None:
             return {**line, "text": None, FORGOTTEN_LINE: True}
         return {**line, "text": text}
+
+
+def _key_id(value: object) -> str | None:
+    """The key id of a sealed value; None for anything else."""
+    if not isinstance(value, str) or not value.startswith(PREFIX):
+        return None
+    return value[_PREFIX_LEN:].partition(":")[0]
+
+
+def _sealed_key_ids(state: dict[str, Any], cls: type[object], *, lines: bool) -> Iterator[str]:
+    """The key ids of a decoded event's sealed fields, and of its transcript's lines if
+    `lines`."""
+    for name in _FIELDS_BY_CLASS.get(cls) or _fields_of(cls):
+        if (key_id := _key_id(state.get(name))) is not None:
+            yield key_id
+    messages = state.get(TRANSCRIPT)
+    if lines and isinstance(messages, list):
+        for line in messages:
+            if isinstance(line, dict) and (key_id := _key_id(line.get("text"))) is not None:
+                yield key_id
 
 
 def _aad(state: dict[str, Any], cls: type[object], name: str) -> bytes:

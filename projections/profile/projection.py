@@ -70,6 +70,9 @@ VIEWS = ("subject", "profile", "version", "history", "change", "session")
 class ProfileProjection:
     """A `Processor` (see `projections.follower`) keeping the profile views of all subjects."""
 
+    # The views keep a session's counts and times, never its words (see `Processor`).
+    reads_transcript_text = False
+
     def __init__(self, store: ViewStore) -> None:
         self.store = store
         self.name = store.name
