@@ -49,6 +49,13 @@ class InMemoryKeyStore:
     def forget_prefix(self, prefix: str) -> int:
         return self._forget_where(lambda scope: scope.startswith(prefix))
 
+    def retire(self, scope: str, retired_scope: str) -> str | None:
+        with self._lock:
+            key_id = self._current.pop(scope, None)
+            if key_id is not None:
+                self._keys[key_id] = (retired_scope, self._keys[key_id][1])
+            return key_id
+
     def _forget_where(self, doomed: Callable[[str], bool]) -> int:
         with self._lock:
             gone = [kid for kid, (scope, _) in self._keys.items() if doomed(scope)]

@@ -85,7 +85,10 @@ class LearnedJudge:
         """Heads from `path` (checked against `sha256`) over the packaged default embedder;
         `cache_dir` keeps its compiled graph between starts (None: compiled every start)."""
         heads = Heads.load(path, sha256)
-        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir)
+        # The model loads on a thread; the first judgement waits for it.
+        embedder = OnnxEmbedder(
+            OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir, load_in_background=True
+        )
         return cls(embedder, heads)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:

@@ -121,5 +121,15 @@ class PostgresKeyStore:
             )
             return cursor.rowcount
 
+    def retire(self, scope: str, retired_scope: str) -> str | None:
+        with driver_errors_as(_unavailable), self._pool.connection() as conn:
+            row = conn.execute(
+                sql.SQL(
+                    "UPDATE {} SET scope=%s, live=false WHERE scope=%s AND live RETURNING key_id"
+                ).format(self._table),
+                (retired_scope, scope),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def close(self) -> None:
         self._pool.close()

@@ -126,6 +126,14 @@ class SqliteKeyStore:
             )
             return cursor.rowcount
 
+    def retire(self, scope: str, retired_scope: str) -> str | None:
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
+            row = self._conn.execute(
+                "UPDATE subject_keys SET scope=?, live=0 WHERE scope=? AND live=1 RETURNING key_id",
+                (retired_scope, scope),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def close(self) -> None:
         self._conn.close()
 

@@ -206,6 +206,7 @@ class Subject(SubjectForgetting):
             relayed_by=None
             if confirmation.relayed_by is None
             else confirmation.relayed_by.to_payload(),
+            key_generation=self.key_generation(record.field),
         )
 
     def supersede(self, change_id: UUID, *, by: UUID, at: datetime) -> None:

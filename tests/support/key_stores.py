@@ -32,3 +32,6 @@ class DelegatingKeyStore:
 
     def forget_prefix(self, prefix: str) -> int:
         return self.inner.forget_prefix(prefix)
+
+    def retire(self, scope: str, retired_scope: str) -> str | None:
+        return self.inner.retire(scope, retired_scope)
