@@ -2,7 +2,10 @@
 
 The heads were trained over one embedder model's vectors (the file names it); the judge
 refuses another. Nothing is fetched: the embedder's model ships in a pinned package, the
-heads in this package (`weights/`), each checked against its pinned SHA-256.
+heads in this package (`weights/`), each checked against its pinned SHA-256. Replies to a
+confirmation question are read by the pair answer judge (`pair_answers.py`: the question and
+the reply together, over a multilingual encoder) when the judge has one, as the packaged
+judge does; the heads' own answer head reads the reply alone and serves only without it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from factledger.adapters.judgement.fields import (
     pair_features,
 )
 from factledger.adapters.judgement.heads import Heads
+from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.spans import (
     LineReading,
     TokenStatesReader,
@@ -65,6 +69,7 @@ class EmbedderMismatchError(ValueError):
 class LearnedJudge:
     embedder: Embedder
     heads: Heads
+    pair_answers: PairAnswerJudge | None = None
 
     def __post_init__(self) -> None:
         if self.embedder.model_id != self.heads.model_id:
@@ -75,18 +80,27 @@ class LearnedJudge:
 
     @classmethod
     def packaged(cls, *, cache_dir: Path | None = None) -> LearnedJudge:
-        """The shipped heads over the packaged default embedder they were trained on."""
-        return cls.from_file(PACKAGED_HEADS, PACKAGED_HEADS_SHA256, cache_dir=cache_dir)
+        """The shipped heads over the packaged default embedder they were trained on, and
+        the shipped pair answer judge."""
+        return cls.from_file(
+            PACKAGED_HEADS, PACKAGED_HEADS_SHA256, cache_dir=cache_dir, answers=PairAnswerJudge.packaged()
+        )
 
     @classmethod
     def from_file(
-        cls, path: Path, sha256: str | None, *, cache_dir: Path | None = None
+        cls,
+        path: Path,
+        sha256: str | None,
+        *,
+        cache_dir: Path | None = None,
+        answers: PairAnswerJudge | None = None,
     ) -> LearnedJudge:
         """Heads from `path` (checked against `sha256`) over the packaged default embedder;
-        `cache_dir` keeps its compiled graph between starts (None: compiled every start)."""
+        `cache_dir` keeps its compiled graph between starts (None: compiled every start);
+        `answers` reads replies to confirmation questions (None: the heads' answer head)."""
         heads = Heads.load(path, sha256)
         embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir)
-        return cls(embedder, heads)
+        return cls(embedder, heads, answers)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
@@ -124,6 +138,8 @@ class LearnedJudge:
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         """A yes only when the head is sure enough of it (`yes_min`): a false yes records a
         fact the subject did not confirm, a missed one only leaves it pending."""
+        if self.pair_answers is not None:
+            return await self.pair_answers.answers(pairs)
         if not pairs:
             return []
         x = await self._features([reply for _, reply in pairs])
