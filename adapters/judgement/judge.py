@@ -83,7 +83,10 @@ class LearnedJudge:
         """The shipped heads over the packaged default embedder they were trained on, and
         the shipped pair answer judge."""
         return cls.from_file(
-            PACKAGED_HEADS, PACKAGED_HEADS_SHA256, cache_dir=cache_dir, answers=PairAnswerJudge.packaged()
+            PACKAGED_HEADS,
+            PACKAGED_HEADS_SHA256,
+            cache_dir=cache_dir,
+            answers=PairAnswerJudge.packaged(),
         )
 
     @classmethod

@@ -51,9 +51,7 @@ def pair_features(questions: Matrix, replies: Matrix, texts: Sequence[str], buck
     ).astype(np.float32)
 
 
-async def embed_pairs(
-    embedder: Embedder, pairs: Sequence[tuple[str, str]], buckets: int
-) -> Matrix:
+async def embed_pairs(embedder: Embedder, pairs: Sequence[tuple[str, str]], buckets: int) -> Matrix:
     """The features of each pair, each distinct question embedded once."""
     questions = sorted({q for q, _ in pairs})
     replies = [r for _, r in pairs]

@@ -12,9 +12,9 @@ from pathlib import Path
 import structlog
 
 from factledger.adapters.embedding.onnx.model_files import default_cache_dir
+from factledger.adapters.embedding.use_multilingual import UseIntegrityError
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
-from factledger.adapters.embedding.use_multilingual import UseIntegrityError
 from factledger.adapters.judgement.judge import (
     PACKAGED_HEADS,
     PACKAGED_HEADS_SHA256,
@@ -54,7 +54,9 @@ def learned_judge(
     cache_dir = default_cache_dir()
     answers = pair_answers(answers_path, answers_sha256)
     path, sha256 = (
-        (PACKAGED_HEADS, PACKAGED_HEADS_SHA256) if heads_path is None else (heads_path, heads_sha256)
+        (PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
+        if heads_path is None
+        else (heads_path, heads_sha256)
     )
     return LearnedJudge.from_file(path, sha256, cache_dir=cache_dir, answers=answers)
 

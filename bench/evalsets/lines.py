@@ -99,9 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.lines")
     parser.add_argument("sets", nargs="+", type=Path, help="directories of blind set files")
     parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
-    parser.add_argument(
-        "--answer-head", type=Path, help="a pair answer head file (a candidate)"
-    )
+    parser.add_argument("--answer-head", type=Path, help="a pair answer head file (a candidate)")
     parser.add_argument(
         "--instruction-head", type=Path, help="an instruction head file (a candidate)"
     )

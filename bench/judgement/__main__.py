@@ -23,8 +23,8 @@ from pathlib import Path
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
-from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
+from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.adapters.judgement.pair_answers import PACKAGED_ANSWER_HEAD
 from factledger.bench.judgement.answers import train_answer_head
@@ -100,9 +100,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
     if args.command == "answers":
-        embedder = UseMultilingualEmbedder().load()
+        encoder = UseMultilingualEmbedder().load()
         directories = args.corpus or [PACKAGED_CORPUS]
-        done = asyncio.run(train_answer_head(embedder, directories, args.out))
+        done = asyncio.run(train_answer_head(encoder, directories, args.out))
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return
     if args.command == "instructions":

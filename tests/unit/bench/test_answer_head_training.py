@@ -29,7 +29,9 @@ NEITHER = ("let me check", "ask my manager", "what time is it", "maybe", "I'm no
 
 
 def _corpus(directory: Path) -> Path:
-    labelled = [(r, "yes") for r in YES] + [(r, "no") for r in NO] + [(r, "neither") for r in NEITHER]
+    labelled = (
+        [(r, "yes") for r in YES] + [(r, "no") for r in NO] + [(r, "neither") for r in NEITHER]
+    )
     items = [
         {
             "id": f"t-{i}",
@@ -51,7 +53,9 @@ def test_replies_files_give_question_and_reply_pairs(tmp_path: Path) -> None:
     pairs = pairs_in([_corpus(tmp_path / "corpus")])
     assert len(pairs) == len(YES + NO + NEITHER)
     assert {p.question for p in pairs} == {QUESTION}
-    assert pairs[0].reply == YES[0] and pairs[0].label == "yes" and pairs[0].language == "en"
+    assert pairs[0].reply == YES[0]
+    assert pairs[0].label == "yes"
+    assert pairs[0].language == "en"
 
 
 def test_the_threshold_lies_above_every_pair_that_is_not_a_yes() -> None:
