@@ -5,7 +5,7 @@ refuses another. Nothing is fetched: the embedder's model ships in a pinned pack
 heads in this package (`weights/`), each checked against its pinned SHA-256. Replies to a
 confirmation question are read by the pair answer judge (`pair_answers.py`: the question and
 the reply together, over a multilingual encoder) when the judge has one, as the packaged
-judge does; the heads' own answer head reads the reply alone and serves only without it.
+judge does, and a yes needs the heads' own answer head (the reply alone) to be sure too.
 """
 
 from __future__ import annotations
@@ -140,9 +140,27 @@ class LearnedJudge:
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         """A yes only when the head is sure enough of it (`yes_min`): a false yes records a
-        fact the subject did not confirm, a missed one only leaves it pending."""
-        if self.pair_answers is not None:
-            return await self.pair_answers.answers(pairs)
+        fact the subject did not confirm, a missed one only leaves it pending.
+
+        With a pair judge, a yes needs both readings: the pair judge's (question and reply)
+        and the reply-only head's, each sure by its own threshold. Either alone let through
+        replies the other caught (a yes to another question read as sure from the reply; a
+        bare "ok" after a question that was not a yes/no one read as sure from the pair), and
+        a yes that only one of them is sure of leaves the change pending. Otherwise the pair
+        judge's reading (a no declines, anything else is neither)."""
+        if self.pair_answers is None:
+            return await self.reply_answers(pairs)
+        paired = await self.pair_answers.answers(pairs)
+        if Reply.YES not in paired:
+            return paired
+        alone = await self.reply_answers(pairs)
+        return [
+            Reply.NEITHER if p is Reply.YES and a is not Reply.YES else p
+            for p, a in zip(paired, alone, strict=True)
+        ]
+
+    async def reply_answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
+        """The heads' own answer head, which reads the reply alone."""
         if not pairs:
             return []
         x = await self._features([reply for _, reply in pairs])
