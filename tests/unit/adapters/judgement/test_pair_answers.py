@@ -109,5 +109,20 @@ async def test_the_packaged_judge_reads_answers_with_the_pair_judge(
 ) -> None:
     learned = LearnedJudge.packaged()
     assert learned.pair_answers is not None
-    pairs = [("Is your plan still Basic?", "Nope, we went Premium.")]
-    assert await learned.answers(pairs) == await judge.answers(pairs)
+    pairs = [
+        ("Is your plan still Basic?", "Nope, we went Premium."),
+        ("Is your monthly budget still 2,000 euros?", "Yes, that's right."),
+    ]
+    assert await learned.answers(pairs) == await judge.answers(pairs) == [Reply.NO, Reply.YES]
+
+
+async def test_a_yes_only_one_reader_is_sure_of_leaves_the_change_pending(
+    judge: PairAnswerJudge,
+) -> None:
+    learned = LearnedJudge.packaged()
+    pair = ("Is your plan still Basic?", "mhm")
+    # The pair judge takes a murmur after a yes/no question as a yes; the reply-only head
+    # is not sure of it, so the packaged judge confirms nothing.
+    assert await judge.answers([pair]) == [Reply.YES]
+    assert await learned.reply_answers([pair]) != [Reply.YES]
+    assert await learned.answers([pair]) == [Reply.NEITHER]
