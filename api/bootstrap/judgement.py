@@ -42,12 +42,23 @@ def pair_answers(path: Path | None = None, sha256: str | None = None) -> PairAns
     return PairAnswerJudge.load_over_packaged_encoder(path, sha256)
 
 
-@cache
 def learned_judge(
     heads_path: Path | None = None,
     heads_sha256: str | None = None,
     answers_path: Path | None = None,
     answers_sha256: str | None = None,
+) -> SentenceJudge:
+    # One judge per set of files however it is asked for (the extractor asks with the heads
+    # only, the answer path with the answer head too): the cache keys on arguments as given.
+    return _learned_judge(heads_path, heads_sha256, answers_path, answers_sha256)
+
+
+@cache
+def _learned_judge(
+    heads_path: Path | None,
+    heads_sha256: str | None,
+    answers_path: Path | None,
+    answers_sha256: str | None,
 ) -> SentenceJudge:
     # The embedder's graph from the user's graph cache, where the backend's embedder of the
     # same model keeps it too: compiling it again took about a third of a start's CPU.
