@@ -251,3 +251,59 @@ async def test_stream_cursors_are_opaque_and_refused_in_another_tenant(settings:
     assert (crossed.status_code, crossed.json()["field"]) == (422, "Last-Event-ID")
     assert (after.status_code, after.json()["field"]) == (422, "after")
     assert numeric.status_code == 422
+
+
+CARD = "4111 1111 1111 1111"  # a payment card number the detectors know (Luhn-valid)
+
+
+async def test_a_reason_the_safety_filter_refuses_is_a_422_and_nothing_is_decided(
+    settings: Settings,
+) -> None:
+    """Reasons are kept as long as the subject: one holding a card number is refused, naming
+    the field, in each place a reason is given, and nothing is recorded."""
+    async with serving(settings) as (api, _), httpx.AsyncClient(base_url=api) as http:
+        ref = "crm-reasons"
+        subject_id = await a_lead_who_said(http, ref)
+        change = await propose(http, ref, "budget", PENDING_WORDS)
+        bad = f"card {CARD} on file"
+        refused = [
+            await http.post(
+                f"/v1/subjects/{subject_id}/proposals/{change}/reject",
+                json={"reason": bad},
+                headers=REVIEWER,
+            ),
+            await http.post(
+                "/v1/proposals/pending/decisions",
+                json={
+                    "decision": "reject",
+                    "reason": bad,
+                    "changes": [{"subject_id": subject_id, "change_id": change}],
+                },
+                headers=REVIEWER,
+            ),
+            await http.post(
+                "/v1/subjects/me/forget",
+                json={"field": "budget", "reason": bad},
+                headers=agent(ref),
+            ),
+            await http.request(
+                "DELETE", f"/v1/subjects/{subject_id}", json={"reason": bad}, headers=ADMIN
+            ),
+        ]
+        for answer in refused:
+            assert answer.status_code == 422, answer.text
+            assert (answer.json()["error"], answer.json()["field"]) == (
+                "UnsafeFieldError",
+                "reason",
+            )
+            assert CARD not in answer.text
+        read = await ok(
+            await http.get(f"/v1/subjects/{subject_id}/proposals/{change}", headers=REVIEWER)
+        )
+        assert read["status"] == "pending"  # nothing was decided, forgotten or erased
+        events = await ok(await http.get(f"/v1/subjects/{subject_id}/events", headers=ADMIN))
+        assert CARD not in json.dumps(events)
+        # A reason without one is taken
+        fine = {"reason": "not what was said"}
+        url = f"/v1/subjects/{subject_id}/proposals/{change}/reject"
+        await ok(await http.post(url, json=fine, headers=REVIEWER))
