@@ -95,10 +95,24 @@ class Seeded:
     events: int
 
 
+def kind_of(s: int) -> str:
+    """The seed's `s`-th subject's kind (in turn)."""
+    return KINDS[s % len(KINDS)]
+
+
+def first_recorded_of_kind(tally: Tally, kind: str) -> list[datetime]:
+    """When each subject of `kind` had its first proposal (its supplier) recorded, from the
+    tally's record of every proposal in the order the seed made them (a subject's together,
+    its supplier first)."""
+    subjects = tally.by_field["supplier"]
+    per_subject = tally.total // subjects
+    return [tally.recorded[s * per_subject] for s in range(subjects) if kind_of(s) == kind]
+
+
 def _subject(
     s: int, per_subject: int, said_at: datetime, recorded_at: datetime, tally: Tally
 ) -> Subject:
-    kind, ref = KINDS[s % len(KINDS)], f"crm-{s:05d}"
+    kind, ref = kind_of(s), f"crm-{s:05d}"
     conversation = CONVERSATIONS[s % len(CONVERSATIONS)]
     supplier = SUPPLIERS[s % len(SUPPLIERS)]
     line = f"We buy from {supplier} and spend about {10 + s % 50}k a year."

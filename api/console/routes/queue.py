@@ -69,9 +69,11 @@ async def queue(
     view: Annotated[Literal["items", "groups"], Query()] = "items",
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> HTMLResponse:
-    choices = await asyncio.to_thread(reviews.choices, session.tenant)
     if view == "groups":
-        groups = await asyncio.to_thread(queue_groups, reviews, session.tenant, where, offset)
+        choices, groups = await asyncio.gather(
+            asyncio.to_thread(reviews.choices, session.tenant),
+            asyncio.to_thread(queue_groups, reviews, session.tenant, where, offset),
+        )
         return render_page(
             request,
             "queue_groups.html",
@@ -83,8 +85,13 @@ async def queue(
             choices=choices,
             query=lambda **c: _query(request, **c),
         )
-    shown = await asyncio.to_thread(
-        queue_page, reviews, profiles, session.tenant, where, parse_cursor(cursor)
+    # The filters' choices and the page are independent reads: side by side, not one after
+    # the other (the evidence needs the page's rows, so it comes after).
+    choices, shown = await asyncio.gather(
+        asyncio.to_thread(reviews.choices, session.tenant),
+        asyncio.to_thread(
+            queue_page, reviews, profiles, session.tenant, where, parse_cursor(cursor)
+        ),
     )
     contexts = await asyncio.to_thread(queue_contexts, ledger, session.tenant, shown.items)
     page = shown.page
