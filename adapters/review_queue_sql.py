@@ -4,9 +4,10 @@ Statements are written once with `?` placeholders and plain SQL both databases r
 each store runs them through its `Runner` (PostgreSQL's swaps the placeholders). Every filter
 is an equality on an indexed column led by the tenant and followed by the position, so a
 filtered page walks one index in queue order and stops after a page; a count reads the same
-index range. The text search (a part of the field name or the subject's reference) is the
-one filter no index serves: the rows keep it lower-cased in `search`, and it is checked row by
-row in the tenant's index range.
+index range. The text search (a part of the field name or the subject's reference) reads the
+subjects whose reference holds it and the rows of the field names that do. Counts are read
+from counters the projection keeps with the rows (`counter_statements` for the whole queue,
+single filters and groups; `review_queue_combined` for combined filters, ages and text).
 """
 
 # Statements are built from the code's own table and column names; every value is a parameter.
@@ -22,6 +23,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any, Protocol
 
+from factledger.adapters.review_queue_combined import CombinedCounts, day_of, like, tuple_key
 from factledger.application.json_text import dumps_sorted, loads
 from factledger.application.review_queue.ports import (
     ItemRow,
@@ -83,7 +85,7 @@ def table_statements(prefix: str, *, text: str = "TEXT") -> tuple[str, ...]:
 COUNTED = ("kind", "field", "origin", "proposer", "conversation_type")
 ALL = "all"
 # What a row's counters are kept by, in `SqlQueueWrites._count`'s order.
-COUNTED_COLUMNS = f"tenant, {', '.join(COUNTED)}, group_key, subject_id"
+COUNTED_COLUMNS = f"tenant, {', '.join(COUNTED)}, group_key, subject_id, proposed_key"
 
 
 def counter_statements(prefix: str, *, text: str = "TEXT") -> tuple[str, ...]:
@@ -175,11 +177,6 @@ class Runner(Protocol):
     def run_many(self, query: str, rows: Sequence[Sequence[object]]) -> None: ...
 
 
-def _like(text: str) -> str:
-    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 def where_clause(
     tenant: str,
     where: QueueFilter,
@@ -221,11 +218,15 @@ def where_clause(
             f"({by_field}subject_id IN (SELECT subject_id FROM {subjects} "
             f"WHERE tenant = ? AND search LIKE ? ESCAPE '\\'))"
         )
-        args.extend([*fields, tenant, _like(where.text)])
+        args.extend([*fields, tenant, like(where.text)])
     elif where.text:
         parts.append("search LIKE ? ESCAPE '\\'")
-        args.append(_like(where.text))
+        args.append(like(where.text))
     return " AND ".join(parts), args
+
+
+def _plain_where(tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
+    return where_clause(tenant, where)
 
 
 def search_text(field: str, external_ref: str) -> str:
@@ -277,22 +278,39 @@ class QueueTables:
         self.sessions, self.tracking = f"{t}_sessions", f"{t}_tracking"
         self.counts, self.groups_table = f"{t}_counts", f"{t}_groups"
         self.group_subjects = f"{t}_group_subjects"
+        self.tuples, self.tuple_days = f"{t}_tuples", f"{t}_tuple_days"
+        self.combined = CombinedCounts(prefix)
 
     # -- reads -------------------------------------------------------------------------------
 
+    def _fields(self, db: Runner, tenant: str, where: QueueFilter) -> list[str]:
+        """The tenant's field names holding the text search's text (none without one)."""
+        if not where.text:
+            return []
+        text = where.text.lower()
+        return [f for f in self._distinct(db, tenant, "field") if text in f.lower()]
+
     def _where(self, db: Runner, tenant: str, where: QueueFilter) -> tuple[str, list[object]]:
-        fields: list[str] = []
-        if where.text:
-            text = where.text.lower()
-            fields = [f for f in self._distinct(db, tenant, "field") if text in f.lower()]
+        fields = self._fields(db, tenant, where)
         return where_clause(tenant, where, subjects=self.subjects, fields=fields)
+
+    def _kept_total(
+        self, tenant: str, where: QueueFilter, fields: Sequence[str]
+    ) -> tuple[str, list[object]] | None:
+        """The filter's exact count from the counters, as a scalar subquery (None: the
+        filter is counted over its rows)."""
+        kept = counted_filter(where)
+        if kept is not None:
+            return self._kept_count(tenant, *kept)
+        return self.combined.count(tenant, where, fields, _plain_where)
 
     def page(
         self, db: Runner, tenant: str, where: QueueFilter, cursor: QueueCursor, limit: int
     ) -> RowPage:
         """One statement (one snapshot, one round trip): the page's rows, the filter's exact
         count and newest position, and whether matches lie beyond the page's other end."""
-        clause, args = self._where(db, tenant, where)
+        fields = self._fields(db, tenant, where)
+        clause, args = where_clause(tenant, where, subjects=self.subjects, fields=fields)
         backwards = cursor.before is not None and cursor.after is None
         if backwards:
             bound, order, step = "AND position < ?", "DESC", [cursor.before]
@@ -305,7 +323,7 @@ class QueueTables:
         else:
             bound, order, step, beyond, mark = "", "ASC", [], "1 = 0", None
         marks = [] if mark is None else [mark]
-        kept = counted_filter(where)
+        kept = self._kept_total(tenant, where, fields)
         if kept is None:
             counted, counted_args = (
                 f"SELECT count(*) AS total, max(position) AS newest, "
@@ -313,13 +331,22 @@ class QueueTables:
                 f"FROM {self.items} WHERE {clause}",
                 [*args, *marks, *args],
             )
-        else:  # the count is a counter's: read, not counted; the newest is an index's end
-            kept_sql, total_args = self._kept_count(tenant, *kept)
+        else:  # the count is the counters': read, not counted; the newest is an index's end
+            kept_sql, total_args = kept
+            newest_sql, newest_args = f"SELECT max(position) FROM {self.items} WHERE {clause}", args
+            if where.proposed_before is not None or where.proposed_after is not None or where.text:
+                # No index ends at an age's newest position (the age index is in time order,
+                # the primary key walks back past every newer row), and a text's would scan
+                # the subjects once more: the tenant's newest bounds the snapshot as well, no
+                # row after it matching the filter.
+                newest_sql, newest_args = (
+                    f"SELECT max(position) FROM {self.items} WHERE tenant = ?",
+                    [tenant],
+                )
             counted, counted_args = (
-                f"SELECT {kept_sql} AS total, "
-                f"(SELECT max(position) FROM {self.items} WHERE {clause}) AS newest, "
+                f"SELECT {kept_sql} AS total, ({newest_sql}) AS newest, "
                 f"EXISTS (SELECT 1 FROM {self.items} WHERE {clause} AND {beyond}) AS beyond",
-                [*total_args, *args, *args, *marks],
+                [*total_args, *newest_args, *args, *marks],
             )
         found = db.run(
             f"WITH shown AS (SELECT {ITEM_COLUMNS} FROM {self.items} WHERE {clause} {bound} "
@@ -331,6 +358,7 @@ class QueueTables:
         ).fetchall()
         width = len(ITEM_COLUMNS.split(","))
         total, newest, past = int(found[0][width]), int(found[0][width + 1] or 0), found[0][-1]
+        newest = newest if total else 0  # no snapshot of an empty filter
         rows = [_row(r) for r in found if r[0] is not None]
         more = len(rows) > limit
         rows = rows[:limit]
@@ -487,6 +515,8 @@ class QueueTables:
             self.counts,
             self.groups_table,
             self.group_subjects,
+            self.tuples,
+            self.tuple_days,
         ):
             db.run(f"{empty} {table}")
         db.run(f"DELETE FROM {self.tracking} WHERE name = ?", [name])
@@ -510,6 +540,11 @@ class SqlQueueWrites:
         self._counted: Counter[tuple[str, str, str]] = Counter()
         self._members: Counter[tuple[str, str, str]] = Counter()
         self._grouped: Counter[tuple[str, str]] = Counter()
+        # The combined counters' changes: (tenant, *tuple), (tenant, day, *tuple), and each
+        # subject's pending items.
+        self._tuples: Counter[tuple[str, ...]] = Counter()
+        self._days: Counter[tuple[str, ...]] = Counter()
+        self._pending: Counter[str] = Counter()
 
     def position(self) -> int:
         return self.new_position
@@ -528,13 +563,48 @@ class SqlQueueWrites:
 
     def _count(self, found: Sequence[Any], sign: int) -> None:
         """Counts a row's `COUNTED_COLUMNS` in (`sign` 1) or out (-1) of the counters."""
-        tenant, group, subject_id = str(found[0]), str(found[-2]), str(found[-1])
+        tenant, group, subject_id = str(found[0]), str(found[6]), str(found[7])
         self._counted[tenant, ALL, ""] += sign
-        for dimension, value in zip(COUNTED, found[1:-2], strict=True):
+        for dimension, value in zip(COUNTED, found[1:6], strict=True):
             if value is not None:  # a conversation without a type is counted by no type
                 self._counted[tenant, dimension, str(value)] += sign
         self._members[tenant, group, subject_id] += sign
         self._grouped[tenant, group] += sign
+        self._pending[subject_id] += sign
+        self._count_tuple(found, sign)
+
+    def _count_tuple(self, found: Sequence[Any], sign: int) -> None:
+        """The row's full filter tuple, and the same on its day of recording."""
+        key = tuple_key(*found[1:6])
+        self._tuples[(str(found[0]), *key)] += sign
+        self._days[(str(found[0]), day_of(str(found[8])), *key)] += sign
+
+    def _apply_combined(self) -> None:
+        t = self._t
+        columns = "kind, field, origin, proposer, conversation_type"
+        for table, changes in ((t.tuples, self._tuples), (t.tuple_days, self._days)):
+            changed = [(*k, d) for k, d in changes.items() if d]
+            if not changed:
+                continue
+            keyed = "tenant, day, " if table == t.tuple_days else "tenant, "
+            key = f"{keyed}{columns}"
+            marks = ", ".join("?" for _ in key.split(","))
+            self._db.run_many(
+                f"INSERT INTO {table} AS kept ({key}, n) VALUES ({marks}, ?) "
+                f"ON CONFLICT ({key}) DO UPDATE SET n = kept.n + excluded.n",
+                changed,
+            )
+            matched = " AND ".join(f"{c.strip()} = ?" for c in key.split(","))
+            self._db.run_many(
+                f"DELETE FROM {table} WHERE {matched} AND n = 0", [k for *k, _ in changed]
+            )
+        self._db.run_many(
+            f"UPDATE {t.subjects} SET pending = pending + ? WHERE subject_id = ?",
+            [(d, subject_id) for subject_id, d in self._pending.items() if d],
+        )
+        self._tuples.clear()
+        self._days.clear()
+        self._pending.clear()
 
     def finish(self) -> None:
         """Sends what is left and applies the counters' changes: the transaction's end."""
@@ -591,6 +661,7 @@ class SqlQueueWrites:
         self._counted.clear()
         self._members.clear()
         self._grouped.clear()
+        self._apply_combined()
 
     def subject(self, subject_id: str) -> SubjectRow | None:
         if subject_id not in self._subjects:
@@ -640,15 +711,21 @@ class SqlQueueWrites:
             f"conversation_type = excluded.conversation_type, said_at = excluded.said_at",
             [row.subject_id, row.session_id, row.conversation_type, row.said_at],
         )
-        for tenant, before in self._db.run(
-            f"SELECT tenant, conversation_type FROM {self._t.items} "
+        for found in self._db.run(
+            f"SELECT {COUNTED_COLUMNS} FROM {self._t.items} "
             f"WHERE subject_id = ? AND session_id = ?",
             [row.subject_id, row.session_id],
         ).fetchall():
+            tenant, before = str(found[0]), found[5]
             if before is not None:
-                self._counted[str(tenant), "conversation_type", str(before)] -= 1
+                self._counted[tenant, "conversation_type", str(before)] -= 1
             if row.conversation_type is not None:
-                self._counted[str(tenant), "conversation_type", row.conversation_type] += 1
+                self._counted[tenant, "conversation_type", row.conversation_type] += 1
+            # The item moves between tuples: out under its old type, in under the new one.
+            self._count_tuple(found, -1)
+            moved = list(found)
+            moved[5] = row.conversation_type
+            self._count_tuple(moved, 1)
         self._db.run(
             f"UPDATE {self._t.items} SET said_at = ?, conversation_type = ? "
             f"WHERE subject_id = ? AND session_id = ?",
@@ -666,6 +743,7 @@ class SqlQueueWrites:
                 row.conversation_type,
                 row.group_key,
                 row.subject_id,
+                row.proposed_key,
             ),
             1,
         )
@@ -726,6 +804,9 @@ class SqlQueueWrites:
             [subject_id],
         ).fetchall():
             self._count(found, -1)
+        # Its subject row goes, and with it the pending count those changes were made to;
+        # a subject registered again in this transaction starts from none.
+        self._pending.pop(subject_id, None)
         for table in (self._t.sessions, self._t.subjects):
             self._db.run(f"DELETE FROM {table} WHERE subject_id = ?", [subject_id])
 

@@ -17,10 +17,15 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psycopg
+from psycopg import sql
+
+from factledger.adapters.postgres_server import PostgresLocation
 
 READY_TIMEOUT_S = 120.0
 POLL_S = 0.01
@@ -49,18 +54,74 @@ class Contender:
 
 
 def measure_serve_start(
-    contenders: list[Contender], workdir: Path, *, runs: int
+    contenders: list[Contender],
+    workdir: Path,
+    *,
+    runs: int,
+    stores: Callable[[str], Mapping[str, str]] | None = None,
 ) -> dict[str, list[Start]]:
     """Seconds from launch to ready per contender, one per start, in order; the contenders
-    take turns, so they share the machine's load."""
+    take turns, so they share the machine's load. Each start gets a new data directory and,
+    with `stores`, the settings it returns for the start's name (a PostgreSQL database of
+    its own: `postgres_stores`). Each contender's modules are compiled to bytecode first, as
+    pip's install of the wheel leaves them (`compile_bytecode`)."""
+    for contender in contenders:
+        compile_bytecode(contender.executable)
     envs = [_environment(contender, workdir / str(n)) for n, contender in enumerate(contenders)]
     seconds: dict[str, list[Start]] = {contender.label: [] for contender in contenders}
     for run in range(runs):
         for contender, env in zip(contenders, envs, strict=True):
+            name = f"start_{run}_{_slug(contender.label)}"
             data_dir = workdir / f"data-{run}-{contender.label}"
-            start = _one_start(contender.executable, {**env, "FACTLEDGER_DATA_DIR": str(data_dir)})
-            seconds[contender.label].append(start)
+            start_env = {**env, "FACTLEDGER_DATA_DIR": str(data_dir)}
+            start_env.update(stores(name) if stores is not None else {})
+            seconds[contender.label].append(_one_start(contender.executable, start_env))
     return seconds
+
+
+# Imports every layer's modules: what an install compiles is what a start reads.
+_COMPILE = """
+import compileall, importlib.util, sys
+for layer in sys.argv[1:]:
+    spec = importlib.util.find_spec("factledger." + layer)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        compileall.compile_dir(folder, quiet=1)
+"""
+_LAYERS = ("domain", "application", "adapters", "projections", "api", "client", "integrations",
+           "testing")  # fmt: skip
+
+
+def compile_bytecode(executable: Path) -> None:
+    """Compiles the `factledger` layers of `executable`'s install to bytecode. pip compiles
+    a wheel's modules when it installs them (the container's image has them); an editable
+    install under `PYTHONDONTWRITEBYTECODE` has none, and every start would compile each
+    module from its source, which is no start a deployment makes."""
+    python = executable.parent / "python"
+    subprocess.run([str(python), "-c", _COMPILE, *_LAYERS], check=True)  # noqa: S603
+
+
+def postgres_stores(location: PostgresLocation) -> Callable[[str], dict[str, str]]:
+    """Settings of the PostgreSQL topology (ledger, views, short-term memory, sync queue and
+    pgvector in one server), each start in a new database of `location`'s server."""
+
+    def stores(name: str) -> dict[str, str]:
+        with psycopg.connect(location.conninfo, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        auth = f"{location.user}:{location.password}"
+        return {
+            "FACTLEDGER_DATABASE_URL": f"postgresql://{auth}@/{name}?host={location.host}",
+            "FACTLEDGER_EVENT_STORE__KIND": "postgres",
+            "FACTLEDGER_VIEWS__KIND": "postgres",
+            "FACTLEDGER_SHORT_TERM__KIND": "postgres",
+            "FACTLEDGER_SYNC__STORE__KIND": "postgres",
+            "FACTLEDGER_BACKEND__KIND": "pgvector",
+        }
+
+    return stores
+
+
+def _slug(label: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in label.lower())
 
 
 def _environment(contender: Contender, workdir: Path) -> dict[str, str]:

@@ -143,13 +143,13 @@ class ChangeProposed(Aggregate.Event):
 class ChangeConfirmed(Aggregate.Event):
     """A pending change confirmed by the subject or approved by staff.
 
-    Class version 2 adds `note`, version 3 `said_at`, version 4 `relayed_by`; the topic is
-    unchanged and the library upcasts stored version 1 events (no class_version in their
-    state) with `upcast_v1_v2`, then `upcast_v2_v3`, then `upcast_v3_v4`.
+    Class version 2 adds `note`, version 3 `said_at`, version 4 `relayed_by`, version 5
+    `key_generation` (as on `ChangeProposed`); the topic is unchanged and the library upcasts
+    stored events with `upcast_v1_v2`, then `upcast_v2_v3`, `upcast_v3_v4`, `upcast_v4_v5`.
     """
 
     TOPIC = "factledger.subject.change_confirmed.v1"
-    class_version = 4
+    class_version = 5
     change_id: UUID
     field: str  # the change's field (it names the key that encrypts `evidence` and `note`)
     confirmed_by: JsonObject
@@ -164,6 +164,10 @@ class ChangeConfirmed(Aggregate.Event):
     # a channel principal. None for a staff approval, and for confirmations recorded before
     # relays were. Who acts for a tenant, not what the person said: stored in clear.
     relayed_by: JsonObject | None
+    # The generation of the field's key that seals `evidence` and `note`: the field's forgets
+    # so far (`Subject.key_generation`). A forget names the generation it shreds, and nothing
+    # recorded after it is sealed under that generation. A number, so stored in clear.
+    key_generation: int
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
@@ -176,6 +180,10 @@ class ChangeConfirmed(Aggregate.Event):
     @staticmethod
     def upcast_v3_v4(state: dict[str, object]) -> None:
         state["relayed_by"] = None
+
+    @staticmethod
+    def upcast_v4_v5(state: dict[str, object]) -> None:
+        state["key_generation"] = 0
 
     @property
     def dated(self) -> datetime:
@@ -257,13 +265,13 @@ class ChangeRejected(Aggregate.Event):
 class FactForgotten(Aggregate.Event):
     """A field (or one backend memory) forgotten.
 
-    Class version 2 adds `evidence_refs`, version 3 `request_id` and `relayed_by`; the topic
-    is unchanged and the library upcasts stored events with `upcast_v1_v2`, then
-    `upcast_v2_v3`.
+    Class version 2 adds `evidence_refs`, version 3 `request_id` and `relayed_by`, version 4
+    `key_generation`; the topic is unchanged and the library upcasts stored events with
+    `upcast_v1_v2`, then `upcast_v2_v3`, then `upcast_v3_v4`.
     """
 
     TOPIC = "factledger.subject.fact_forgotten.v1"
-    class_version = 3
+    class_version = 4
     field: str | None  # a profile field, or None when only a backend memory is forgotten
     memory_id: str | None
     requested_by: JsonObject
@@ -280,6 +288,12 @@ class FactForgotten(Aggregate.Event):
     request_id: str | None
     # Who relayed the subject's words approving that request (kind and id); None otherwise.
     relayed_by: JsonObject | None
+    # The generation of the field's key this forget shreds, with every earlier one; the
+    # field's words from then on are sealed under the next. None for a memory id, and for
+    # forgets recorded before generations (they shred the field's one scope, generation 0).
+    key_generation: int | None
+    # For a memory id: the pending changes quoting one of its lines, withdrawn with it (ids,
+    # in clear); their words go with their own keys.
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
@@ -290,11 +304,16 @@ class FactForgotten(Aggregate.Event):
         state["request_id"] = None
         state["relayed_by"] = None
 
+    @staticmethod
+    def upcast_v3_v4(state: dict[str, object]) -> None:
+        state["key_generation"] = None
+
     def apply(self, aggregate: Subject) -> None:
         if self.field is not None and self.profile_version is not None:
             aggregate.forgot_changes[self.field] = tuple(aggregate.unforgotten_changes(self.field))
             aggregate.fields.pop(self.field, None)
             aggregate.forgotten_fields.add(self.field)
+            aggregate.key_generations[self.field] = (self.key_generation or 0) + 1
             earlier = aggregate.forget_marks.get(self.field)
             evidence = frozenset(
                 (session, index)
@@ -307,8 +326,6 @@ class FactForgotten(Aggregate.Event):
             )
             aggregate.field_changed_in[self.field] = self.profile_version
             aggregate.profile_version = self.profile_version
-            for change_id in self.withdrawn_changes:
-                aggregate.set_status(UUID(change_id), ChangeStatus.FORGOTTEN)
             if self.request_id is not None:
                 request = UUID(self.request_id)
                 aggregate.changes[request] = replace(
@@ -317,8 +334,14 @@ class FactForgotten(Aggregate.Event):
                     decided_by=Actor.from_payload(self.requested_by),
                     relayed_by=relay_of(self.relayed_by),
                 )
+        for change_id in self.withdrawn_changes:
+            aggregate.set_status(UUID(change_id), ChangeStatus.FORGOTTEN)
         if self.memory_id is not None:
             aggregate.forgotten_memories.add(self.memory_id)
+            if self.withdrawn_changes:
+                aggregate.memory_withdrew[self.memory_id] = tuple(
+                    UUID(c) for c in self.withdrawn_changes
+                )
         aggregate.remember_command(self.command_id)
 
 
@@ -418,6 +441,27 @@ class FieldExpirySet(Aggregate.Event):
         aggregate.remember_command(self.command_id)
 
 
+class SubjectKeyRotated(Aggregate.Event):
+    """The subject's key was retired after what it sealed was sealed again: sessions stored
+    with their transcript as one ciphertext under it, line by line with the forgotten lines
+    left out, and its other fields (reference, fingerprints, reasons) under its next key.
+
+    `resealed` holds `{"version", "field", "value"}` entries, each value ciphertext (or a
+    session's lines, each sealed or marked forgotten, or None: a summary dropped), ids and
+    numbers in clear; readers of an event whose field the retired key sealed read the latest
+    entry for it instead. `retired_prefix`: the key scopes deleted right after this event (the
+    retired keys, this rotation's and any an interrupted one left).
+    """
+
+    TOPIC = "factledger.subject.subject_key_rotated.v1"
+    retired_prefix: str
+    resealed: list[JsonObject]
+    command_id: str | None
+
+    def apply(self, aggregate: Subject) -> None:
+        aggregate.remember_command(self.command_id)
+
+
 SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
     "tuple[type[Aggregate.Event], ...]",
     (
@@ -432,5 +476,6 @@ SUBJECT_EVENTS: tuple[type[Aggregate.Event], ...] = cast(
         ChangeSuperseded,
         SessionReviewed,
         FieldExpirySet,
+        SubjectKeyRotated,
     ),
 )

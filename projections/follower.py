@@ -51,19 +51,33 @@ class Processor(Protocol):
 
     name: str
 
+    # A processor may say `reads_transcript_text = False` when it never reads the words of a
+    # recorded session's messages (only their count, roles or times): a follower whose
+    # processors all say so leaves the lines sealed, which spares most of a long transcript's
+    # decoding. Without the attribute a processor gets the words.
+
     def position(self) -> int: ...
 
     def process(self, batch: Sequence[Tracked]) -> None: ...
 
 
-def read_events(app: Application[UUID], *, after: int, limit: int = PAGE) -> list[Tracked]:
-    """Up to `limit` events with a position above `after`, in log order (decoded and upcast)."""
+def read_events(
+    app: Application[UUID], *, after: int, limit: int = PAGE, transcript_text: bool = True
+) -> list[Tracked]:
+    """Up to `limit` events with a position above `after`, in log order (decoded and upcast);
+    with `transcript_text=False` a session's messages may keep their texts sealed
+    (`ShreddingMapper.to_domain_events`)."""
     notifications = app.recorder.select_notifications(start=after + 1, limit=limit)
     mapper = app.mapper
     if isinstance(mapper, ShreddingMapper):  # the ledger's: reads a page's keys at once
-        events = mapper.to_domain_events(notifications)
+        events = mapper.to_domain_events(notifications, transcript_text=transcript_text)
         return [Tracked(n.id, e) for n, e in zip(notifications, events, strict=True)]
     return [Tracked(n.id, mapper.to_domain_event(n)) for n in notifications]
+
+
+def reads_transcript_text(processors: Sequence[Processor]) -> bool:
+    """Whether any of `processors` reads the words of a session's messages (see `Processor`)."""
+    return any(getattr(p, "reads_transcript_text", True) for p in processors)
 
 
 def max_position(app: Application[UUID]) -> int:
@@ -88,6 +102,7 @@ class Follower:
         # Reads and decodes the next page on a thread while a processor applies this one: a
         # PostgreSQL view store's page waits for the server, and the decoding can use that.
         self.read_ahead = read_ahead
+        self._transcript_text = reads_transcript_text(self.processors)
         self._lock = threading.Lock()
 
     def catch_up(self) -> int:
@@ -99,7 +114,7 @@ class Follower:
         if self.read_ahead:
             return self._drain_reading_ahead(processor)
         fed = 0
-        while batch := read_events(self.app, after=processor.position(), limit=self.page):
+        while batch := self._read(after=processor.position()):
             processor.process(batch)
             fed += len(batch)
             if len(batch) < self.page:
@@ -109,18 +124,23 @@ class Follower:
     def _drain_reading_ahead(self, processor: Processor) -> int:
         fed = 0
         with ThreadPoolExecutor(1, thread_name_prefix="factledger-read-ahead") as reader:
-            batch = read_events(self.app, after=processor.position(), limit=self.page)
+            batch = self._read(after=processor.position())
             while batch:
                 last = batch[-1].position
-                upcoming = reader.submit(read_events, self.app, after=last, limit=self.page)
+                upcoming = reader.submit(self._read, after=last)
                 processor.process(batch)
                 fed += len(batch)
                 if len(batch) < self.page:
                     break
                 batch = upcoming.result()
                 if processor.position() != last:  # it kept another position: read from there
-                    batch = read_events(self.app, after=processor.position(), limit=self.page)
+                    batch = self._read(after=processor.position())
         return fed
+
+    def _read(self, *, after: int) -> list[Tracked]:
+        return read_events(
+            self.app, after=after, limit=self.page, transcript_text=self._transcript_text
+        )
 
     def lag(self) -> dict[str, int]:
         """Events each processor still has to see (for health checks and metrics)."""

@@ -102,7 +102,10 @@ class LearnedJudge:
         `cache_dir` keeps its compiled graph between starts (None: compiled every start);
         `answers` reads replies to confirmation questions (None: the heads' answer head)."""
         heads = Heads.load(path, sha256)
-        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir)
+        # The model loads on a thread; the first judgement waits for it.
+        embedder = OnnxEmbedder(
+            OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir, load_in_background=True
+        )
         return cls(embedder, heads, answers)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
+from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder, verify
 from factledger.adapters.judgement.features import Matrix, char_ngrams
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.judgement.types import Reply
@@ -80,12 +80,14 @@ class PairAnswerJudge:
     @classmethod
     def load_over_packaged_encoder(cls, path: Path, sha256: str | None) -> PairAnswerJudge:
         """A head file (checked against `sha256` first) over the packaged multilingual
-        encoder, whose files are checked against their pins as it loads."""
+        encoder, whose files are checked against their pins now; the encoder itself loads
+        on first use (in a worker thread), so a start does not wait for it."""
         heads = Heads.load(path, sha256, (HEAD,))
         embedder = UseMultilingualEmbedder()
         if heads.model_id != embedder.model_id:
             raise AnswerEncoderMismatchError(f"the answer head needs the encoder {heads.model_id}")
-        return cls(embedder.load(), heads)
+        verify(embedder.directory)
+        return cls(embedder, heads)
 
     @classmethod
     def packaged(cls) -> PairAnswerJudge:

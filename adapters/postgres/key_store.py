@@ -83,6 +83,10 @@ class PostgresKeyStore:
         ).fetchall()
         return {str(scope): (str(key_id), bytes(key)) for scope, key_id, key in rows}
 
+    def live(self, scope: str) -> tuple[str, bytes] | None:
+        with driver_errors_as(_unavailable), self._pool.connection() as conn:
+            return self._read_live(conn, [scope]).get(scope)
+
     def key(self, key_id: str) -> bytes | None:
         with driver_errors_as(_unavailable), self._pool.connection() as conn:
             row = conn.execute(
@@ -120,6 +124,16 @@ class PostgresKeyStore:
                 (prefix,),
             )
             return cursor.rowcount
+
+    def retire(self, scope: str, retired_scope: str) -> str | None:
+        with driver_errors_as(_unavailable), self._pool.connection() as conn:
+            row = conn.execute(
+                sql.SQL(
+                    "UPDATE {} SET scope=%s, live=false WHERE scope=%s AND live RETURNING key_id"
+                ).format(self._table),
+                (retired_scope, scope),
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def close(self) -> None:
         self._pool.close()

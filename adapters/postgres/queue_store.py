@@ -24,6 +24,7 @@ from factledger.adapters.postgres.migrations import migrate
 from factledger.adapters.postgres.tables import driver_errors_as
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_pool
 from factledger.adapters.read_routing import standby_allowed, views_floor
+from factledger.adapters.review_queue_combined import combined_statements
 from factledger.adapters.review_queue_sql import (
     Cursorish,
     QueueTables,
@@ -48,6 +49,9 @@ MIGRATIONS = (
         ),
     ),
     StoreMigration("0004-counters", counter_statements("{schema}.", text='text COLLATE "C"')),
+    StoreMigration(
+        "0005-combined-counters", combined_statements("{schema}.", text='text COLLATE "C"')
+    ),
 )
 
 Conn = psycopg.Connection[tuple[object, ...]]

@@ -84,6 +84,10 @@ class SqliteKeyStore:
             found.update((str(scope), (str(key_id), bytes(key))) for scope, key_id, key in rows)
         return found
 
+    def live(self, scope: str) -> tuple[str, bytes] | None:
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
+            return self._live([scope]).get(scope)
+
     def key(self, key_id: str) -> bytes | None:
         with self._lock, driver_errors_as(_unavailable, path=self._path):
             row = self._conn.execute(
@@ -125,6 +129,14 @@ class SqliteKeyStore:
                 "DELETE FROM subject_keys WHERE substr(scope, 1, ?) = ?", (len(prefix), prefix)
             )
             return cursor.rowcount
+
+    def retire(self, scope: str, retired_scope: str) -> str | None:
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
+            row = self._conn.execute(
+                "UPDATE subject_keys SET scope=?, live=0 WHERE scope=? AND live=1 RETURNING key_id",
+                (retired_scope, scope),
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def close(self) -> None:
         self._conn.close()

@@ -10,6 +10,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from factledger.adapters.migrations import StoreMigration
+from factledger.adapters.review_queue_combined import combined_statements
 from factledger.adapters.review_queue_sql import (
     Cursorish,
     QueueTables,
@@ -35,6 +36,7 @@ MIGRATIONS = (
         ),
     ),
     StoreMigration("0004-counters", counter_statements("")),
+    StoreMigration("0005-combined-counters", combined_statements("")),
 )
 
 

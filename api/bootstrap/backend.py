@@ -113,6 +113,8 @@ def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
                 int8_activations=s.int8_activations,
                 cache_dir=s.cache_dir,
                 cached_vectors=s.cached_vectors,
+                # Readiness needs none of the model: the first call to embed waits for it.
+                load_in_background=True,
             )
         case HashingEmbedderSettings():
             return HashingEmbedder(s.dimension)

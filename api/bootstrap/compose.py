@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import structlog
 
+from factledger.adapters.embedding.onnx.embedder import start_deferred_loads
 from factledger.adapters.postgres.replay_position import ReplayPositions
 from factledger.api.bootstrap.backend import open_configured_backend
 from factledger.api.bootstrap.background import run_until_closed
@@ -133,6 +134,8 @@ async def open_runtime_patiently(
                 pause = min(pause * 2, LONGEST_RETRY_S)
                 continue
             break
+        # Ready: the models deferred so far (the embedders') load from now on, on threads.
+        start_deferred_loads()
         yield runtime
 
 

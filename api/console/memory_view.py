@@ -107,13 +107,15 @@ def any_forgotten(version: ProfileVersion) -> bool:
 
 
 def forgotten_changes(subject: Subject) -> set[UUID]:
-    """The changes a forget of their field redacted (proposed before its latest forget)."""
+    """The changes a forget redacted: proposed before their field's latest forget, or
+    withdrawn with a forgotten memory whose lines they quoted."""
     marks = subject.forget_marks
-    return {
+    taken = {
         change_id
         for change_id, record in subject.changes.items()
         if (mark := marks.get(record.field)) is not None and record.proposed_version < mark.version
     }
+    return taken.union(*subject.memory_withdrew.values())
 
 
 async def memory_page(

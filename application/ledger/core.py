@@ -37,7 +37,7 @@ from eventsourcing.utils import strtobool
 
 from factledger.application.clocks import Clock, SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError
-from factledger.application.ledger.cipher import ShreddingMapper
+from factledger.application.ledger.cipher import Resealed, ShreddingMapper
 from factledger.application.ledger.commands import CommandResult
 from factledger.application.ledger.event_store_errors import (
     UNREACHABLE,
@@ -53,11 +53,12 @@ from factledger.application.ledger.snapshots.store import (
     SubjectSnapshots,
     is_due,
 )
+from factledger.application.ledger.subject_ids import SubjectIds
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
 from factledger.domain.errors import SubjectErasedError
-from factledger.domain.events import FactForgotten
-from factledger.domain.subject import Subject, subject_id_for
+from factledger.domain.events import FactForgotten, SubjectKeyRotated, SubjectRegistered
+from factledger.domain.subject import Subject, is_keyed
 from factledger.domain.values import ProfileSchema
 
 MAX_ATTEMPTS = 12
@@ -116,6 +117,9 @@ class LedgerCore(Application[UUID]):
         # the event stream): the store itself, unless `read_history_from` routes them.
         self.history: EventStore[UUID] = self.events
         self.history_log: ApplicationRecorder = self.recorder  # the notification log's reads
+        self.subject_ids = SubjectIds(
+            keys, registered=self._registered, keyed_ids_exist=self._keyed_ids_exist
+        )
 
     def construct_recorder(self) -> ApplicationRecorder:
         # Opening the store creates its tables: a database it cannot reach fails here first.
@@ -134,12 +138,28 @@ class LedgerCore(Application[UUID]):
         return fast
 
     def construct_mapper(self) -> Mapper[UUID]:
-        return ShreddingMapper(
+        mapper = ShreddingMapper(
             transcoder=self.construct_transcoder(),
             compressor=self.factory.compressor(),
             cipher=self.factory.cipher(),
             keys=self.keys,
         )
+        mapper.resealed_of = self.resealed_of
+        return mapper
+
+    def resealed_of(self, subject_id: UUID) -> Resealed:
+        """What the subject's key rotations sealed again, by (event version, field), the
+        latest rotation's value where two name the same field. Read from the store itself
+        (its key deletions are the primary's too)."""
+        found: dict[tuple[int, str], Any] = {}
+        for stored in self.recorder.select_events(subject_id):
+            if stored.topic != SubjectKeyRotated.TOPIC:
+                continue
+            event = self.mapper.to_domain_event(stored)
+            if isinstance(event, SubjectKeyRotated):
+                for entry in event.resealed:
+                    found[(int(str(entry["version"])), str(entry["field"]))] = entry.get("value")
+        return found
 
     def construct_repository(self) -> Repository[UUID]:
         # The library's settings, read as its own `construct_repository` reads them.
@@ -254,9 +274,35 @@ class LedgerCore(Application[UUID]):
         blocks, so async callers may call it without a thread."""
         return self._tenants.get(subject_id)
 
-    @staticmethod
-    def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
-        return subject_id_for(tenant, kind, external_ref)
+    def subject_id_for(self, tenant: str, kind: str, external_ref: str) -> UUID:
+        """The id of the reference's first subject (registered or not): keyed under the
+        deployment's key, or the legacy id of a subject registered before keyed ids. A read
+        the first time this process meets the reference; `SubjectIdKeyLostError` when the
+        key is gone."""
+        return self.subject_ids.first(tenant, kind, external_ref)
+
+    def _registered(self, subject_id: UUID) -> bool:
+        try:
+            self.tenant_of(subject_id)
+        except NotFoundError:
+            return False
+        return True
+
+    def _keyed_ids_exist(self) -> bool:
+        """Whether any subject was registered under a keyed id: one pass over the log's
+        registrations, stopping at the first keyed one (run when the key store has no key
+        of subject ids, so once per deployment unless the key is lost)."""
+        topics = [SubjectRegistered.TOPIC]
+        after = 0
+        while True:
+            page = self.recorder.select_notifications(
+                start=after, limit=1000, topics=topics, inclusive_of_start=False
+            )
+            if not page:
+                return False
+            if any(is_keyed(UUID(str(n.originator_id))) for n in page):
+                return True
+            after = page[-1].id
 
     # -- machinery -----------------------------------------------------------------------------
 
@@ -288,11 +334,7 @@ class LedgerCore(Application[UUID]):
             if not subject.pending_events:
                 return self._result(subject, position=None)
             events = [type(e).__name__ for e in subject.pending_events]
-            forgotten = [
-                e.field
-                for e in subject.pending_events
-                if isinstance(e, FactForgotten) and e.field is not None
-            ]
+            forgets = [e for e in subject.pending_events if isinstance(e, FactForgotten)]
             response = self._response_for(subject)
             try:
                 recordings = self.save(subject, response=response)
@@ -301,8 +343,8 @@ class LedgerCore(Application[UUID]):
                 back_off(attempt)
                 continue
             position = recordings[-1].notification.id
-            if forgotten:
-                self._shred_fields(subject_id, forgotten)
+            if forgets:
+                self._shred(subject, forgets)
             if response is not None and response.executed:
                 response.pending.written = True  # committed with the events
             log.info(
@@ -316,9 +358,10 @@ class LedgerCore(Application[UUID]):
         log.warning("ledger.write_gave_up", subject_id=str(subject_id), attempts=MAX_ATTEMPTS)
         raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
 
-    def _shred_fields(self, subject_id: UUID, fields: Sequence[str]) -> None:
-        """Deletes the keys of fields a command just forgot (however it came to forget them:
-        a forget asked directly, or a request to forget approved in a decision). A deletion
+    def _shred(self, subject: Subject, forgets: Sequence[FactForgotten]) -> None:
+        """Deletes the keys of what a command just forgot (however it came to forget it: a
+        forget asked directly, a request to forget approved in a decision, a memory by id),
+        a field's through the key generation its forget named. A deletion
         interrupted here is finished by the command's retry (`_finish_forgets_of`) or by the
         next pass over the recorded forgets (`finish_forgetting`)."""
 

@@ -20,7 +20,9 @@ _ENVELOPE = {"originator_id", "originator_version", "timestamp"}
 # Never leaves the service: a session's fingerprint is a digest of its words, and a digest a
 # reader can recompute confirms a guessed sentence. In the store it is sealed under the
 # subject's key (shredded with it); a consumer recognises a re-sent session by its id.
-INTERNAL_FIELDS = frozenset({"fingerprint"})
+# A rotation of the subject's key (its re-sealed values and retired key scopes) is the
+# service's own bookkeeping: readers get the values through the events they belong to.
+INTERNAL_FIELDS = frozenset({"fingerprint", "resealed", "retired_prefix"})
 REDACTED = "[forgotten]"
 # What a person said or what is held about them: messages, values, quotes, summaries, notes
 # and reasons.

@@ -6,22 +6,35 @@ finished from the recorded event: by the command's retry (the same command id re
 and deletes the keys again), by a direct forget of the field, or by `finish_forgetting`, a
 pass over the recorded forgets that every serving process runs at start-up and then
 periodically (a retry answered from the response saved with the event never reaches the
-ledger).
+ledger). A forget naming a line of a session stored whole under the subject's key (before
+per-line keys) also rotates that key (`rotate_subject_key`), finished the same ways.
 """
 
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
 
 import structlog
 
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.cipher import (
+    FORGOTTEN_LINE,
+    PREFIX,
+    ROTATED_FIELDS,
+    SUMMARY,
+    TRANSCRIPT,
+    Resealed,
     ShreddingMapper,
+    change_scope,
     field_scope,
+    field_scopes_through,
     line_scope,
+    line_sealed_again,
+    sealed_again,
     subject_scope,
     summary_scope,
 )
@@ -36,10 +49,15 @@ from factledger.application.ledger.commands import (
 from factledger.application.ledger.core import LedgerCore
 from factledger.application.ledger.snapshots.codec import snapshot_scope
 from factledger.domain.errors import FieldNotPresentError
-from factledger.domain.events import FactForgotten
+from factledger.domain.events import (
+    ChangeConfirmed,
+    ChangeProposed,
+    FactForgotten,
+    SubjectKeyRotated,
+)
 from factledger.domain.proposal import Decision
 from factledger.domain.subject import Subject
-from factledger.domain.values import JsonObject
+from factledger.domain.values import JsonObject, JsonValue
 
 log = structlog.get_logger(__name__)
 
@@ -51,7 +69,6 @@ class ForgettingCommands(LedgerCore):
         """Records the forgetting, then deletes the field's keys: from then on its values,
         conditions, quotes and rationales are unreadable in the event store too."""
         decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
-        scope = field_scope(cmd.subject_id, cmd.field)
         try:
             result = self._run(
                 cmd.tenant,
@@ -61,50 +78,41 @@ class ForgettingCommands(LedgerCore):
             )
         except FieldNotPresentError:
             # A forget interrupted between its event and the key deletion: finish it.
-            if cmd.field in self.subject(cmd.tenant, cmd.subject_id).forgotten_fields:
-                self._forget_keys(
-                    cmd.subject_id,
-                    scope,
-                    *self._words_of(cmd.subject_id, field=cmd.field, memory_id=None),
-                )
+            subject = self.subject(cmd.tenant, cmd.subject_id)
+            if cmd.field in subject.forgotten_fields:
+                self._finish(subject, self._recorded_forgets(subject.id, field=cmd.field))
             raise
-        self._forget_keys(
-            cmd.subject_id, scope, *self._words_of(cmd.subject_id, field=cmd.field, memory_id=None)
-        )
+        # `_run` deleted the keys of what the recorded forget names (`_shred`).
         return result
 
-    def _shred_fields(self, subject_id: UUID, fields: Sequence[str]) -> None:
-        for field in fields:
-            self._forget_keys(
-                subject_id,
-                field_scope(subject_id, field),
-                *self._words_of(subject_id, field=field, memory_id=None),
-            )
+    def _shred(self, subject: Subject, forgets: Sequence[FactForgotten]) -> None:
+        self._finish(subject, forgets)
 
     def _finish_forgets_of(self, subject: Subject, command_id: str) -> None:
-        if not subject.forgotten_fields:
+        if not subject.forgotten_fields and not subject.forgotten_memories:
             return  # nothing was ever forgotten: no read of the stream
-        forgets = [
-            e
-            for e in self._recorded_forgets(subject.id)
-            if e.command_id == command_id and e.field is not None
-        ]
+        forgets = [e for e in self._recorded_forgets(subject.id) if e.command_id == command_id]
         if forgets:
             self._finish(subject, forgets)
 
     def finish_forgetting(self, start: int = 1, *, limit: int = 500) -> tuple[int, int]:
         """Deletes again the keys of every forget recorded at notification `start` or later
-        (at most `limit` of them): what an interrupted deletion left. Deleting a deleted key
-        is a no-op, so a pass costs a topic-filtered read and one statement per subject.
-        Returns (forgets read, the position to start the next pass at)."""
+        (at most `limit` of them), and the retired keys of every rotation of a subject's key:
+        what an interrupted deletion left. Deleting a deleted key is a no-op, so a pass costs a
+        topic-filtered read and a few statements per subject. Returns (events read, the
+        position to start the next pass at)."""
         notifications = self.recorder.select_notifications(
-            start, limit, topics=(FactForgotten.TOPIC,)
+            start, limit, topics=(FactForgotten.TOPIC, SubjectKeyRotated.TOPIC)
         )
         by_subject: dict[UUID, list[FactForgotten]] = {}
         for notification in notifications:
             event = self.mapper.to_domain_event(notification)
             if isinstance(event, FactForgotten):
                 by_subject.setdefault(event.originator_id, []).append(event)
+            elif isinstance(event, SubjectKeyRotated):
+                deleted = self.keys.forget_prefix(event.retired_prefix)
+                if deleted:
+                    self._forget_keys(event.originator_id, already=deleted)
         for subject_id, forgets in by_subject.items():
             try:
                 subject = self.subject(self.tenant_of(subject_id), subject_id)
@@ -115,26 +123,37 @@ class ForgettingCommands(LedgerCore):
         following = notifications[-1].id + 1 if notifications else start
         return len(notifications), following
 
-    def _recorded_forgets(self, subject_id: UUID) -> list[FactForgotten]:
+    def _recorded_forgets(
+        self, subject_id: UUID, *, field: str | None = None
+    ) -> list[FactForgotten]:
         # Only the forgets are decoded: the rest of the stream stays sealed.
         return [
             event
             for stored in self.recorder.select_events(subject_id)
             if stored.topic == FactForgotten.TOPIC
             and isinstance(event := self.mapper.to_domain_event(stored), FactForgotten)
+            and (field is None or event.field == field)
         ]
 
     def _finish(self, subject: Subject, forgets: Sequence[FactForgotten]) -> None:
-        """Deletes the keys these recorded forgets should have deleted: the lines they name
-        and their sessions' summaries always (a line is never sealed again), and a field's key
-        only while the field is still forgotten with nothing proposed since. A field written
-        again after an interrupted forget seals its new words under the key that survived;
-        deleting it would take those too, so it is left for the field's next forget (which
-        deletes both) and logged."""
+        """Deletes the keys these recorded forgets name: the lines and their sessions'
+        summaries (a line is never sealed again); the changes they took (a field's, proposed
+        before its forget; a memory's withdrawn ones), each under a key of its own; and the
+        generations of the field's key each names, up to its own. Nothing recorded after a
+        forget is sealed under any of those, so a field written again since keeps its words.
+
+        A forget recorded before generations names none: its field's one scope (generation
+        0) is deleted only while the field is still forgotten with nothing proposed since. A
+        field written again by a process of that time sealed its new words under the key
+        that survived; deleting it would take those too, so it is left for the field's next
+        forget (which deletes both) and logged."""
         scopes: set[str] = set()
         for forget in forgets:
             lines = _refs(forget.evidence_refs)
-            if forget.field is not None:
+            scopes.update(change_scope(subject.id, c) for c in _taken(subject, forget))
+            if forget.field is not None and forget.key_generation is not None:
+                scopes.update(field_scopes_through(subject.id, forget.field, forget.key_generation))
+            elif forget.field is not None:
                 if _still_forgotten(subject, forget):
                     scopes.add(field_scope(subject.id, forget.field))
                     mark = subject.forget_marks.get(forget.field)
@@ -149,6 +168,101 @@ class ForgettingCommands(LedgerCore):
             scopes.update(summary_scope(subject.id, session) for session, _ in lines)
         if scopes:
             self._forget_keys(subject.id, *scopes)
+        self._rotate_if_needed(subject)
+
+    def _rotate_if_needed(self, subject: Subject) -> None:
+        """Rotates the subject's key when a line some forget names is in a session stored
+        whole under it (before per-line keys): deleting line keys cannot take those words."""
+        if not isinstance(self.mapper, ShreddingMapper):
+            return
+        lines = sorted(self._forgotten_refs(subject.id))
+        if lines and self.lines_not_erased(subject.id, lines, whole_only=True):
+            self.rotate_subject_key(subject.tenant, subject.id)
+
+    def _forgotten_refs(self, subject_id: UUID) -> set[tuple[str, int]]:
+        """Every line a recorded forget names."""
+        return {ref for e in self._recorded_forgets(subject_id) for ref in _refs(e.evidence_refs)}
+
+    def rotate_subject_key(self, tenant: str, subject_id: UUID) -> None:
+        """Retires the subject's key, records what it sealed sealed again (an old session's
+        transcript line by line, forgotten lines left out; the rest under the subject's next
+        key), then deletes the retired key: the forgotten lines of old sessions are then
+        unreadable in the event store too, and every reader reads the rest as before (the
+        mapper opens the re-sealed values). Moving the key first means no save seals under it
+        afterwards: a save that fetched it earlier loaded the subject before the rotation's
+        event, so one of the two saves conflicts and is redone."""
+        retired = f"{subject_scope(subject_id)}/~retired/"
+        self.keys.retire(subject_scope(subject_id), retired + uuid.uuid4().hex)
+        self._run(
+            tenant,
+            subject_id,
+            None,
+            lambda s: s.rotate_key(
+                retired_prefix=retired, resealed=self._sealed_again(s), at=self._now()
+            ),
+        )
+        # Every retired key of the subject goes, an interrupted rotation's too: what they
+        # sealed is in the event just recorded.
+        deleted = self.keys.forget_prefix(retired)
+        log.info("ledger.subject_key_rotated", subject_id=str(subject_id), keys=deleted)
+        self._forget_keys(subject_id, already=deleted)
+
+    def _sealed_again(self, subject: Subject) -> list[JsonObject]:
+        """What the subject's key (or a retired one) sealed, sealed again for a rotation."""
+        mapper = self.mapper
+        if not isinstance(mapper, ShreddingMapper):
+            return []
+        mapper.forget_cached()  # the retired key is still there: read through it, not around
+        forgotten = self._forgotten_refs(subject.id)
+        subject_key = self.keys.current(subject_scope(subject.id))
+        entries: list[JsonObject] = []
+        for stored in self.recorder.select_events(subject.id, lte=subject.version):
+            if stored.topic in _NOT_SUBJECT_SEALED:
+                continue
+            raw = mapper.stored_state(stored)
+            event = mapper.to_domain_event(stored)
+            state, cls = vars(event), type(event)
+            whole = isinstance(raw.get(TRANSCRIPT), str)
+            for name in ROTATED_FIELDS:
+                sealed = raw.get(name)
+                value = state.get(name)
+                if not (isinstance(sealed, str) and sealed.startswith(PREFIX)) or value is None:
+                    continue  # in clear, absent, or already unreadable
+                if name in (TRANSCRIPT, SUMMARY) and not whole:
+                    continue  # under keys of their own
+                again: JsonValue
+                if name == TRANSCRIPT:
+                    again = self._lines_again(subject.id, state, cls, value, forgotten)
+                elif name == SUMMARY:
+                    said = {ref for ref in forgotten if ref[0] == state["session_id"]}
+                    scope = summary_scope(subject.id, str(state["session_id"]))
+                    key = self.keys.current(scope)
+                    again = None if said else sealed_again(key, value, state, cls, name)
+                else:
+                    again = sealed_again(subject_key, value, state, cls, name)
+                entries.append(
+                    {"version": stored.originator_version, "field": name, "value": again}
+                )
+        return entries
+
+    def _lines_again(
+        self,
+        subject_id: UUID,
+        state: dict[str, Any],
+        cls: type[object],
+        lines: list[Any],
+        forgotten: set[tuple[str, int]],
+    ) -> list[JsonValue]:
+        session_id = str(state["session_id"])
+        scopes = [line_scope(subject_id, session_id, index) for index in range(len(lines))]
+        keys = self.keys.current_many(scopes)
+        return [
+            {**message, "text": None, FORGOTTEN_LINE: True}
+            if (session_id, index) in forgotten
+            or (isinstance(message, dict) and message.get(FORGOTTEN_LINE))
+            else line_sealed_again(message, keys[scopes[index]], state, cls, index)
+            for index, message in enumerate(lines)
+        ]
 
     def forgotten_lines(
         self, subject_id: UUID, *, field: str | None, memory_id: str | None
@@ -166,32 +280,34 @@ class ForgettingCommands(LedgerCore):
         )
 
     def lines_not_erased(
-        self, subject_id: UUID, lines: Sequence[tuple[str, int]]
+        self, subject_id: UUID, lines: Sequence[tuple[str, int]], *, whole_only: bool = False
     ) -> list[tuple[str, int]]:
         """Those of `lines` a forget could not make unreadable: lines of sessions stored
-        before each line had a key of its own (their transcript is one ciphertext under the
-        subject's key, which only an erasure deletes), or stored in clear."""
+        before each line had a key of its own (their transcript one ciphertext under the
+        subject's key) that no rotation of that key has sealed again yet, or stored in clear
+        (`whole_only`: the former alone, which a rotation takes)."""
         if not lines or not isinstance(self.mapper, ShreddingMapper):
             return []
         wanted = {session_id for session_id, _ in lines}
         exposed: dict[str, frozenset[int] | None] = {}
+        rotated: Resealed | None = None
         for stored in self.recorder.select_events(subject_id):
             found = self.mapper.lines_not_alone(stored)
-            if found is not None and found[0] in wanted:
-                exposed[found[0]] = found[1]
+            if found is None or found[0] not in wanted:
+                continue
+            if found[1] is None:
+                # Stored whole: a rotation of the subject's key may have sealed it line by line.
+                rotated = self.resealed_of(subject_id) if rotated is None else rotated
+                if (stored.originator_version, TRANSCRIPT) in rotated:
+                    continue
+            elif whole_only:
+                continue
+            exposed[found[0]] = found[1]
         return sorted(
             (session_id, index)
             for session_id, index in lines
             if session_id in exposed and ((kept := exposed[session_id]) is None or index in kept)
         )
-
-    def _words_of(self, subject_id: UUID, *, field: str | None, memory_id: str | None) -> set[str]:
-        """The key scopes of those lines and of their sessions' summaries (a summary restates
-        what was said)."""
-        lines = self.forgotten_lines(subject_id, field=field, memory_id=memory_id)
-        scopes = {line_scope(subject_id, session_id, index) for session_id, index in lines}
-        scopes.update(summary_scope(subject_id, session_id) for session_id, _ in lines)
-        return scopes
 
     def _forget_keys(self, subject_id: UUID, *scopes: str, already: int = 0) -> None:
         deleted = already + self.keys.forget_many(scopes)
@@ -229,8 +345,8 @@ class ForgettingCommands(LedgerCore):
         return result
 
     def forget_memory(self, cmd: ForgetMemory) -> CommandResult:
-        """Records that a backend memory must be forgotten, with the lines it was drawn from,
-        then deletes those lines' keys."""
+        """Records that a backend memory must be forgotten, with the lines it was drawn from
+        and the pending changes quoting them, then deletes their keys."""
         decision = Decision(by=cmd.requested_by, command_id=cmd.command_id)
         result = self._run(
             cmd.tenant,
@@ -244,9 +360,7 @@ class ForgettingCommands(LedgerCore):
                 evidence_refs=cmd.evidence_refs,
             ),
         )
-        words = self._words_of(cmd.subject_id, field=None, memory_id=cmd.memory_id)
-        if words:
-            self._forget_keys(cmd.subject_id, *words)
+        # `_run` deleted the keys of the lines and changes the recorded forget names.
         return result
 
     def expire_memory(self, cmd: ExpireMemory) -> CommandResult:
@@ -270,6 +384,23 @@ class ForgettingCommands(LedgerCore):
                 cmd.field, cmd.valid_until, by=decision, at=self._now(), reason=cmd.reason
             ),
         )
+
+
+# Sealed under keys of their field or change, never the subject's.
+_NOT_SUBJECT_SEALED = frozenset({ChangeProposed.TOPIC, ChangeConfirmed.TOPIC})
+
+
+def _taken(subject: Subject, forget: FactForgotten) -> list[str]:
+    """The changes whose words the forget takes: every change of its field proposed before
+    it (the earlier forgets' ones again: a deleted key's deletion is a no-op), or those a
+    memory's forget withdrew."""
+    if forget.field is None:
+        return list(forget.withdrawn_changes)
+    return [
+        str(change_id)
+        for change_id, record in subject.changes.items()
+        if record.field == forget.field and record.proposed_version < forget.originator_version
+    ]
 
 
 def _still_forgotten(subject: Subject, forget: FactForgotten) -> bool:

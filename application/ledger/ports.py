@@ -8,13 +8,17 @@ of its read models, and the errors that cross them; adapters implement them.
   a fixed-width form.
 - Key stores: deletable encryption keys, what makes "forget" real in an append-only ledger.
   A scope names what a key protects: `<subject id>` (what identifies the subject: its
-  reference, its sessions' fingerprints, reasons), `<subject id>/<field>` (one profile field's
-  values, conditions, quotes and rationales), `<subject id>/~line/<session id>#<index>` (one
-  transcript message) and `<subject id>/~summary/<session id>` (one session's summary).
-  Deleting a scope's keys makes every ciphertext written under them unreadable for good; a
-  later write to the same scope gets a new key. Every scope of a subject starts with its id,
-  so an erasure deletes them all with one `forget_prefix`. Keys cannot be rebuilt from
-  events: back the store up.
+  reference, its sessions' fingerprints, reasons), `<subject id>/<field>` and
+  `<subject id>/<field>#<n>` (the generations of one profile field's key: its confirming words
+  and notes; a forget shreds the generation it names, later words get the next),
+  `<subject id>/~change/<change id>` (one proposed change's value, condition, quote and
+  rationale), `<subject id>/~line/<session id>#<index>` (one transcript message) and
+  `<subject id>/~summary/<session id>` (one session's summary). Deleting a scope's keys makes
+  every ciphertext written under them unreadable for good; a later write to the same scope
+  gets a new key (the ledger never writes again to a scope it shredded). Every scope of a
+  subject starts with its id, so an erasure deletes them all with one `forget_prefix`; a
+  retired subject key lives under `<subject id>/~retired/` until its rotation deletes it.
+  Keys cannot be rebuilt from events: back the store up.
 - Idempotency stores: a retried command, on any process, acts once (the contract is spelled
   out in `idempotency`, beside the types it speaks).
 - The profile reader: queries over the profile projection (the read models are in `queries`).
@@ -119,6 +123,10 @@ class KeyStore(Protocol):
         """The scope's live key `(key id, key)`, created on first use."""
         ...
 
+    def live(self, scope: str) -> tuple[str, bytes] | None:
+        """The scope's live key, or None when it has none: a read that never creates one."""
+        ...
+
     def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
         """`current` of every scope, in one transaction: a session's end seals each of its
         messages under a key of its own, and a round trip per message would cost more than
@@ -144,6 +152,12 @@ class KeyStore(Protocol):
 
     def forget_prefix(self, prefix: str) -> int:
         """Deletes every key whose scope starts with `prefix` (a subject id: all of its keys)."""
+        ...
+
+    def retire(self, scope: str, retired_scope: str) -> str | None:
+        """Moves the scope's live key to `retired_scope`, no longer live: the next `current`
+        of `scope` creates a new key, and the old one still opens what it sealed until
+        `retired_scope` is forgotten. Returns its key id; None when the scope had no key."""
         ...
 
 

@@ -89,7 +89,10 @@ class QueuePage:
     total: int  # every pending proposal the filter matches, not only this page's
     next_cursor: QueueCursor | None
     previous_cursor: QueueCursor | None
-    last_position: int  # the newest the filter matches (0: none): the page's snapshot
+    # The page's snapshot (0: nothing matches): the newest position the filter matches, or,
+    # for an age filter or a text search, the tenant's newest; no matching row lies after
+    # either.
+    last_position: int
 
 
 @dataclass(frozen=True, slots=True)

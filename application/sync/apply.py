@@ -113,6 +113,8 @@ async def apply_item(
                     item.subject_id, event.field, event.originator_version - 1
                 )
                 await _delete_records(item, trace, ns, backend)
+            elif event.withdrawn_changes:
+                await _delete_withdrawn(item, event, ns, backend)
         case SyncKind.EXPIRE, MemoryExpirySet():
             await _expire(item, event, ns, backend)
         case SyncKind.ERASE, SubjectErased():
@@ -317,6 +319,21 @@ async def _delete_records(
     ids += [proposal_record_id(c) for c in trace.change_ids]
     if not ids:
         return
+    result = await backend.delete_records(ns, ids)
+    log.info(
+        "sync.records_deleted",
+        item_id=item.item_id,
+        deleted=len(result.forgotten),
+        missing=len(result.missing),
+    )
+
+
+async def _delete_withdrawn(
+    item: SyncItem, event: FactForgotten, ns: Namespace, backend: MemoryBackend
+) -> None:
+    """A forgotten memory's pending proposals (they quoted its lines): their records go, as a
+    forgotten field's do. Idempotent like `_delete_records`."""
+    ids = [proposal_record_id(UUID(c)) for c in event.withdrawn_changes]
     result = await backend.delete_records(ns, ids)
     log.info(
         "sync.records_deleted",

@@ -15,6 +15,8 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxPreset,
 )
 from factledger.bench.cli import calibration as cli_calibration
+from factledger.bench.embedder_batching import facts, measure_batching
+from factledger.bench.embedder_batching import render as render_batching
 from factledger.bench.embedder_bench import BenchOptions, render, run
 from factledger.bench.serve_start import Contender, default_executable, measure_serve_start
 from factledger.bench.serve_start import render as render_starts
@@ -55,6 +57,20 @@ def serve_start(
     with tempfile.TemporaryDirectory(prefix="factledger-serve-start-") as workdir:
         seconds = measure_serve_start(contenders, Path(workdir), runs=runs)
     typer.echo(render_starts(seconds))
+
+
+@embedder_app.command("batching")
+def batching(
+    model: Annotated[OnnxPreset, typer.Option(help="The packaged model.")] = DEFAULT_PRESET,
+    texts: Annotated[int, typer.Option(min=8, help="Distinct fact-sized texts.")] = 128,
+    repeats: Annotated[int, typer.Option(min=1, help="Passes timed (the best kept).")] = 3,
+) -> None:
+    """CPU per fact-sized text one per run against batches padded to their longest, with
+    int8 and float activations, and how far a batched text's vector moves."""
+    typer.echo("Command: `factledger-lab embedder batching "
+               f"--model {model.value} --texts {texts} --repeats {repeats}`\n")  # fmt: skip
+    rows = measure_batching(model, facts(texts), (4, 8, 16, 32), repeats=repeats)
+    typer.echo(render_batching(rows))
 
 
 embedder_app.command("calibrate")(cli_calibration.calibrate)

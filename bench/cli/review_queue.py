@@ -10,6 +10,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -37,13 +38,19 @@ from factledger.bench.machine import load_average
 from factledger.bench.review_queue.browse import Scenario, Timed, served, time_pages
 from factledger.bench.review_queue.compose import Case, Compared, compare
 from factledger.bench.review_queue.plans import kept_vs_counted, plans
-from factledger.bench.review_queue.runtime import VIEWS_SCHEMA, PrimedKeys, bench_runtime
+from factledger.bench.review_queue.runtime import (
+    VIEWS_SCHEMA,
+    PrimedKeys,
+    bench_runtime,
+    counted_over_rows,
+)
 from factledger.bench.review_queue.seed import (
     CONVERSATIONS,
     INFERENCE,
     SEARCHED,
     TENANT,
     Seeded,
+    first_recorded_of_kind,
     seed,
     utc_now,
 )
@@ -51,6 +58,7 @@ from factledger.domain.provenance import Origin
 
 console = Console()
 BUDGET_MS = 300.0
+EVERY_SUBJECT = "crm"  # a text in every subject's reference: the broadest search
 
 
 def _fixed(count: int) -> Callable[[datetime], int]:
@@ -88,6 +96,12 @@ def _scenarios(seeded: Seeded, deep_after: int) -> list[Scenario]:
         ),
         Scenario(f"q={SEARCHED} (text search)", {"q": SEARCHED}, _fixed(t.by_ref_part[SEARCHED])),
         Scenario("older_than=7d", {"older_than": "7d"}, _older_than(t.recorded, timedelta(days=7))),
+        Scenario(f"q={EVERY_SUBJECT} (every subject)", {"q": EVERY_SUBJECT}, _fixed(t.total)),
+        Scenario(
+            "kind=customer, field=supplier, older_than=7d",
+            {"kind": "customer", "field": "supplier", "older_than": "7d"},
+            _older_than(first_recorded_of_kind(t, "customer"), timedelta(days=7)),
+        ),
         Scenario(f'group="{INFERENCE}"', {"group": biggest[0]}, _fixed(biggest[1])),
         Scenario(
             "a page 90% deep (cursor)",
@@ -112,6 +126,15 @@ def _cases(seeded: Seeded, deep_after: int) -> list[Case]:
         ),
         Case(f"q={SEARCHED} (text search)", QueueFilter(text=SEARCHED)),
         Case("older_than=7d", QueueFilter(proposed_before=utc_now() - timedelta(days=7))),
+        Case(f"q={EVERY_SUBJECT} (every subject)", QueueFilter(text=EVERY_SUBJECT)),
+        Case(
+            "kind=customer, field=supplier, older_than=7d",
+            QueueFilter(
+                kind="customer",
+                field="supplier",
+                proposed_before=utc_now() - timedelta(days=7),
+            ),
+        ),
         Case(f'group="{INFERENCE}"', QueueFilter(group=biggest)),
         Case("a page 90% deep (cursor)", QueueFilter(), QueueCursor(after=deep_after)),
         Case("groups view", QueueFilter(), groups=True),
@@ -137,11 +160,55 @@ def _compared_table(compared: list[Compared], rounds: int) -> Table:
     return table
 
 
-def _table(timed: list[Timed], runs: int) -> Table:
+def _side_by_side(before: list[Timed], after: list[Timed]) -> Table:
     table = Table(
-        title=f"Queue pages in headless Chromium, {runs} loads each (ms, load to end of `load`)"
+        title="Side by side, loads alternating (ms): combined filters, ages and text counted "
+        "over the rows (before) vs from the counters (product)"
     )
-    for column in ("page", "stated count", "tallied", "exact", "p50", "p95", "max", "server p50"):
+    for column in (
+        "page",
+        "before p50",
+        "before p95",
+        "product p50",
+        "product p95",
+        "server p50 before",
+        "server p50 product",
+        "ratio p95",
+    ):
+        table.add_column(column, justify="left" if column == "page" else "right")
+    for b, a in zip(before, after, strict=True):
+        table.add_row(
+            a.scenario.name,
+            f"{b.p50:.0f}",
+            f"{b.p95:.0f}",
+            f"{a.p50:.0f}",
+            f"{a.p95:.0f}",
+            f"{b.server_p50:.0f}",
+            f"{a.server_p50:.0f}",
+            f"{b.p95 / a.p95:.2f}x" if a.p95 else "-",
+        )
+    return table
+
+
+def _table(timed: list[Timed], runs: int, variant: str = "product") -> Table:
+    table = Table(
+        title=f"Queue pages in headless Chromium ({variant}), {runs} loads each (ms, load to "
+        "end of `load`; server: to first byte; response: to last byte; DOM: to DOM ready)"
+    )
+    for column in (
+        "page",
+        "stated count",
+        "tallied",
+        "exact",
+        "p50",
+        "p95",
+        "max",
+        "server p50",
+        "server p95",
+        "response p50",
+        "DOM p50",
+        "HTML KB",
+    ):
         table.add_column(column)
     for t in timed:
         table.add_row(
@@ -155,6 +222,10 @@ def _table(timed: list[Timed], runs: int) -> Table:
             f"{t.p95:.0f}",
             f"{max(t.millis):.0f}",
             f"{t.server_p50:.0f}",
+            f"{t.server_p95:.0f}",
+            f"{t.response_p50:.0f}",
+            f"{t.dom_p50:.0f}",
+            f"{t.body_bytes / 1024:.0f}",
         )
     return table
 
@@ -204,7 +275,16 @@ def _vacuumed(conninfo: str) -> None:
     statistics and the visibility map of the rebuilt tables, so counts read the index alone."""
     started = time.perf_counter()
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        for table in ("items", "subjects", "sessions", "counts", "groups", "group_subjects"):
+        for table in (
+            "items",
+            "subjects",
+            "sessions",
+            "counts",
+            "groups",
+            "group_subjects",
+            "tuples",
+            "tuple_days",
+        ):
             conn.execute(f'VACUUM ANALYZE "{VIEWS_SCHEMA}".review_queue_{table}')
     console.print(
         f"review queue tables vacuumed and analysed in {time.perf_counter() - started:.1f} s"
@@ -232,6 +312,13 @@ def bench_queue(
     explain: Annotated[
         bool, typer.Option(help="Print each page's statements' plans (EXPLAIN ANALYZE).")
     ] = False,
+    side_by_side: Annotated[
+        bool,
+        typer.Option(
+            help="Also serve the console with combined filters, ages and text counted over the "
+            "rows (as before their counters) and time both in Chromium, loads alternating."
+        ),
+    ] = True,
     keep: Annotated[
         bool,
         typer.Option(
@@ -302,11 +389,23 @@ def bench_queue(
                 console.print(_kept_table(database.location.conninfo, _cases(seeded, deep)))
             if not pages:
                 return
-            with served(app) as base_url, structlog.testing.capture_logs():
+            apps = {"product": app}
+            if side_by_side:
+                apps["counted over rows"] = create_app(
+                    ports=counted_over_rows(runtime),
+                    auth=auth,
+                    rate_limit=RateLimitSettings(enabled=False),
+                )
+            with ExitStack() as stack, structlog.testing.capture_logs():
+                urls = {name: stack.enter_context(served(a)) for name, a in apps.items()}
                 load_before = load_average()
-                timed = time_pages(base_url, token, scenarios, runs=runs)
+                by_variant = time_pages(urls, token, scenarios, runs=runs)
                 load_after = load_average()
-        console.print(_table(timed, runs))
+        for name, variant in by_variant.items():
+            console.print(_table(variant, runs, name))
+        if side_by_side:
+            console.print(_side_by_side(by_variant["counted over rows"], by_variant["product"]))
+        timed = by_variant["product"]
         worst = max(t.p95 for t in timed)
         console.print(
             f"load average {load_before} before, {load_after} after; worst p95 {worst:.0f} ms "

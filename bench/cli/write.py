@@ -3,6 +3,7 @@ with the load average it was taken under."""
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import statistics
 import sys
@@ -13,6 +14,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.bench.cli.load import _credentials, _split
 from factledger.bench.load.run import Credentials
 from factledger.bench.load.servers import TOPOLOGIES
@@ -22,6 +24,7 @@ from factledger.bench.serve_start import (
     cpu_summary,
     default_executable,
     measure_serve_start,
+    postgres_stores,
 )
 from factledger.bench.write.cold_loads import TURNS, measure_cold_loads, seeded_stores
 from factledger.bench.write.history import SIZES
@@ -55,7 +58,8 @@ def write(
         str, typer.Option(help=f"Comma-separated: {', '.join(ALL_PARTS)}.")
     ] = ",".join(ALL_PARTS),
     topologies: Annotated[
-        str, typer.Option(help=f"For appends, ends and searchable: {', '.join(TOPOLOGIES)}.")
+        str,
+        typer.Option(help=f"For appends, ends, searchable and start: {', '.join(TOPOLOGIES)}."),
     ] = "embedded",
     clients: Annotated[int, typer.Option(min=1, max=256, help="Closed-loop clients.")] = 16,
     client_processes: Annotated[
@@ -233,16 +237,34 @@ def write(
             if baseline_python is not None:
                 executable = baseline_python.parent / "factledger"
                 contenders.append(Contender("baseline", executable, cache=True))
-            starts = measure_serve_start(contenders, root / "start", runs=start_runs)
-            for build, starts_each in starts.items():
-                seconds_each = [s.seconds for s in starts_each]
-                typer.echo(
-                    f"\nCold start of `factledger serve` to ready ({build}): median "
-                    f"{statistics.median(seconds_each):.2f} s, every start "
-                    f"{', '.join(f'{s:.2f}' for s in seconds_each)} s; CPU s to ready "
-                    f"(first / median after) {cpu_summary(starts_each)} "
-                    f"(load avg {load_average()})"
-                )
+            for topology in where:
+                typer.echo(_starts(topology, contenders, root / "start" / topology, start_runs))
+
+
+def _starts(topology: str, contenders: list[Contender], workdir: Path, runs: int) -> str:
+    """Cold starts of `factledger serve` on `topology`, the contenders taking turns; on
+    PostgreSQL each start gets a new database of one server."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        stores = None
+        if topology == "postgres":
+            database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
+            stack.callback(database.stop)
+            stores = postgres_stores(database.location)
+        started_at = load_average()
+        starts = measure_serve_start(contenders, workdir, runs=runs, stores=stores)
+    lines = []
+    for build, starts_each in starts.items():
+        seconds_each = [s.seconds for s in starts_each]
+        cpus = [f"{s.cpu_s:.2f}" for s in starts_each if s.cpu_s is not None]
+        lines.append(
+            f"\nCold start of `factledger serve` to ready, {topology} ({build}): median "
+            f"{statistics.median(seconds_each):.2f} s, every start "
+            f"{', '.join(f'{s:.2f}' for s in seconds_each)} s; CPU s to ready, every start "
+            f"{', '.join(cpus) or '-'} (first / median after {cpu_summary(starts_each)}) "
+            f"(load avg {started_at} at the first start, {load_average()} after the last)"
+        )
+    return "".join(lines)
 
 
 def _rates_table(rates: list[Rate]) -> str:

@@ -17,10 +17,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 import uvicorn
 from fastapi import FastAPI
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Page
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
@@ -47,6 +51,28 @@ class Timed:
     # The tally just before and just after the page whose count was read: a count that moves
     # with time may be either (both equal for every other page).
     tallied: tuple[int, int]
+    # Of each load: to the response's last byte, and to the DOM's being ready (parsed, its
+    # deferred script run); the rest to `load` is the rendering and the load event.
+    response_millis: list[float]
+    dom_millis: list[float]
+    body_bytes: int  # the page's HTML, decoded
+
+    @staticmethod
+    def _p95(values: list[float]) -> float:
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+    @property
+    def server_p95(self) -> float:
+        return self._p95(self.server_millis)
+
+    @property
+    def response_p50(self) -> float:
+        return statistics.median(self.response_millis)
+
+    @property
+    def dom_p50(self) -> float:
+        return statistics.median(self.dom_millis)
 
     @property
     def p50(self) -> float:
@@ -58,8 +84,7 @@ class Timed:
 
     @property
     def p95(self) -> float:
-        ordered = sorted(self.millis)
-        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+        return self._p95(self.millis)
 
     @property
     def exact(self) -> bool:
@@ -87,13 +112,39 @@ def served(app: FastAPI) -> Iterator[str]:
         thread.join(timeout=30)
 
 
-def time_pages(base_url: str, token: str, scenarios: list[Scenario], *, runs: int) -> list[Timed]:
-    return asyncio.run(_time_pages(base_url, token, scenarios, runs))
+def time_pages(
+    base_urls: dict[str, str], token: str, scenarios: list[Scenario], *, runs: int
+) -> dict[str, list[Timed]]:
+    """Each scenario's page on every served variant (name: base URL), the variants taking
+    turns load by load (the first of them changes every load), so machine noise falls on all
+    alike; a variant's figures are comparable with the others' of the same run."""
+    return asyncio.run(_time_pages(base_urls, token, scenarios, runs))
+
+
+# The load's navigation timing: its total, the server's part (request start to first byte),
+# the response's end, DOM ready, and the document's size as decoded.
+_TIMING = (
+    "() => { const n = performance.getEntriesByType('navigation')[0];"
+    " return [n.loadEventEnd - n.startTime, n.responseStart - n.requestStart,"
+    " n.responseEnd - n.startTime, n.domContentLoadedEventEnd - n.startTime,"
+    " n.decodedBodySize]; }"
+)
+
+
+async def _signed_in(browser: Browser, base_url: str, token: str) -> Page:
+    context = await browser.new_context(base_url=base_url)
+    page = await context.new_page()
+    await page.goto("/console/sign-in")
+    await page.get_by_label("Platform token").fill(token)
+    async with page.expect_response(lambda r: r.request.method == "POST"):
+        await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_load_state()
+    return page
 
 
 async def _time_pages(
-    base_url: str, token: str, scenarios: list[Scenario], runs: int
-) -> list[Timed]:
+    base_urls: dict[str, str], token: str, scenarios: list[Scenario], runs: int
+) -> dict[str, list[Timed]]:
     from playwright.async_api import async_playwright  # the lab's browser driver, lazily
 
     async with async_playwright() as playwright:
@@ -101,37 +152,38 @@ async def _time_pages(
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
         )
         try:
-            context = await browser.new_context(base_url=base_url)
-            page = await context.new_page()
-            await page.goto("/console/sign-in")
-            await page.get_by_label("Platform token").fill(token)
-            async with page.expect_response(lambda r: r.request.method == "POST"):
-                await page.get_by_role("button", name="Sign in").click()
-            await page.wait_for_load_state()
-            timed = []
+            pages = {name: await _signed_in(browser, url, token) for name, url in base_urls.items()}
+            names = list(pages)
+            timed: dict[str, list[Timed]] = {name: [] for name in names}
             for scenario in scenarios:
                 url = f"/console/queue?{urlencode(scenario.params)}"
-                for _ in range(2):  # warm-up: the first load of each also compiles templates
-                    await page.goto(url)
-                millis, server_millis = [], []
+                for page in pages.values():
+                    for _ in range(2):  # warm-up: the first load of each also compiles templates
+                        await page.goto(url)
+                loads: dict[str, list[list[float]]] = {name: [] for name in names}
                 tallied_before = scenario.expected(datetime.now(UTC))
-                for _ in range(runs):
+                for run in range(runs):
                     tallied_before = scenario.expected(datetime.now(UTC))
-                    await page.goto(url, wait_until="load")
-                    total, server = await page.evaluate(
-                        "() => { const n = performance.getEntriesByType('navigation')[0];"
-                        " return [n.loadEventEnd - n.startTime,"
-                        " n.responseStart - n.requestStart]; }"
-                    )
-                    millis.append(float(total))
-                    server_millis.append(float(server))
+                    for name in names[run % len(names) :] + names[: run % len(names)]:
+                        await pages[name].goto(url, wait_until="load")
+                        loads[name].append([float(v) for v in await pages[name].evaluate(_TIMING)])
                 tallied_after = scenario.expected(datetime.now(UTC))
-                stated = await page.locator("#queue-count strong").inner_text()
-                found = _COUNT.search(stated)
-                count = -1 if found is None else int(found.group().replace(",", ""))
-                timed.append(
-                    Timed(scenario, count, millis, server_millis, (tallied_before, tallied_after))
-                )
+                for name, page in pages.items():
+                    stated = await page.locator("#queue-count strong").inner_text()
+                    found = _COUNT.search(stated)
+                    count = -1 if found is None else int(found.group().replace(",", ""))
+                    timed[name].append(
+                        Timed(
+                            scenario,
+                            count,
+                            [t[0] for t in loads[name]],
+                            [t[1] for t in loads[name]],
+                            (tallied_before, tallied_after),
+                            [t[2] for t in loads[name]],
+                            [t[3] for t in loads[name]],
+                            int(loads[name][-1][4]),
+                        )
+                    )
             return timed
         finally:
             await browser.close()

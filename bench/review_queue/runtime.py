@@ -1,6 +1,8 @@
 """The runtime the queue bench serves: the product's PostgreSQL ledger, views and review
 queue, composed as `api.bootstrap` composes them, with one lab variant injected: a key store
-whose keys for the seeded subjects are created in bulk before their events are saved.
+whose keys for the seeded subjects are created in bulk before their events are saved. A second
+variant, for side-by-side runs, reads the queue counting as it did before the combined
+counters (`counted_over_rows`).
 
 Every subject's transcript and each of its fields are encrypted with keys of their own
 (deletable, for forgetting). The product creates a key on a scope's first save, one commit
@@ -12,7 +14,8 @@ for them from memory; every other call goes to the product's key store.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from dataclasses import replace
 
 import psycopg
 from psycopg import sql
@@ -22,9 +25,17 @@ from factledger.adapters.postgres.key_store import PostgresKeyStore
 from factledger.adapters.postgres.queue_store import PostgresQueueStore
 from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.adapters.review_queue_sql import counted_filter
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.ledger.cipher import new_key
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.review_queue.ports import QueueWrites, RowGroups, RowPage
+from factledger.application.review_queue.queue import (
+    QueueChoices,
+    QueueCursor,
+    QueueFilter,
+    Selected,
+)
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
@@ -67,6 +78,10 @@ class PrimedKeys:
         missing = [scope for scope in scopes if scope not in found]
         return found | (self._store.current_many(missing) if missing else {})
 
+    def live(self, scope: str) -> tuple[str, bytes] | None:
+        primed = self._primed.get(scope)
+        return primed if primed is not None else self._store.live(scope)
+
     def key(self, key_id: str) -> bytes | None:
         return self._store.key(key_id)
 
@@ -86,6 +101,10 @@ class PrimedKeys:
         for scope in [s for s in self._primed if s.startswith(prefix)]:
             del self._primed[scope]
         return self._store.forget_prefix(prefix)
+
+    def retire(self, scope: str, retired_scope: str) -> str | None:
+        self._primed.pop(scope, None)
+        return self._store.retire(scope, retired_scope)
 
     def close(self) -> None:
         self._store.close()
@@ -117,3 +136,53 @@ def bench_runtime(location: PostgresLocation) -> Iterator[tuple[Runtime, PrimedK
             ),
             keys,
         )
+
+
+class CountedOverRows:
+    """The queue's store as it counted before the combined counters (a lab variant, for a
+    side-by-side run): a filter that no single-value counter holds (combined filters, ages,
+    text searches) is counted over its rows, by bounding it with a position past every row
+    (a bound no counter answers); everything else is the product's store."""
+
+    PAST_ALL = 2**62
+
+    def __init__(self, store: PostgresQueueStore) -> None:
+        self._store = store
+        self.name = store.name
+
+    def transaction(self) -> AbstractContextManager[QueueWrites]:
+        return self._store.transaction()
+
+    def drop(self) -> None:
+        self._store.drop()
+
+    def close(self) -> None:
+        """The product's store is closed by its owner."""
+
+    def _as_before(self, where: QueueFilter) -> QueueFilter:
+        if where.up_to is not None or counted_filter(where) is not None:
+            return where
+        return replace(where, up_to=self.PAST_ALL)
+
+    def page(self, tenant: str, where: QueueFilter, cursor: QueueCursor, limit: int) -> RowPage:
+        return self._store.page(tenant, self._as_before(where), cursor, limit)
+
+    def groups(self, tenant: str, where: QueueFilter, *, offset: int, limit: int) -> RowGroups:
+        return self._store.groups(tenant, where, offset=offset, limit=limit)
+
+    def select(self, tenant: str, where: QueueFilter, *, limit: int) -> list[Selected]:
+        return self._store.select(tenant, where, limit=limit)
+
+    def choices(self, tenant: str) -> QueueChoices:
+        return self._store.choices(tenant)
+
+    def position(self) -> int:
+        return self._store.position()
+
+
+def counted_over_rows(runtime: Runtime) -> Runtime:
+    """The same runtime, its queue's reads counting as before the combined counters."""
+    queue = runtime.queue
+    if not isinstance(queue, StoreReviewQueue) or not isinstance(queue.store, PostgresQueueStore):
+        raise TypeError("the bench's runtime reads a PostgreSQL queue store")
+    return replace(runtime, queue=StoreReviewQueue(CountedOverRows(queue.store)))

@@ -19,13 +19,13 @@ from datetime import UTC, datetime, timedelta
 from uuid import NAMESPACE_URL, uuid5
 
 from factledger.api.bootstrap.runtime import Runtime
-from factledger.application.ledger.cipher import field_scope
+from factledger.application.ledger.cipher import change_scope
 from factledger.application.review_queue.queue import group_key
 from factledger.bench.review_queue.runtime import PrimedKeys
 from factledger.domain.proposal import Proposal
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.sessions import SessionRecord
-from factledger.domain.subject import Subject
+from factledger.domain.subject import Subject, legacy_subject_id
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import OPEN_SCHEMA, TextValue, to_payload
 
@@ -95,14 +95,31 @@ class Seeded:
     events: int
 
 
+def kind_of(s: int) -> str:
+    """The seed's `s`-th subject's kind (in turn)."""
+    return KINDS[s % len(KINDS)]
+
+
+def first_recorded_of_kind(tally: Tally, kind: str) -> list[datetime]:
+    """When each subject of `kind` had its first proposal (its supplier) recorded, from the
+    tally's record of every proposal in the order the seed made them (a subject's together,
+    its supplier first)."""
+    subjects = tally.by_field["supplier"]
+    per_subject = tally.total // subjects
+    return [tally.recorded[s * per_subject] for s in range(subjects) if kind_of(s) == kind]
+
+
 def _subject(
     s: int, per_subject: int, said_at: datetime, recorded_at: datetime, tally: Tally
 ) -> Subject:
-    kind, ref = KINDS[s % len(KINDS)], f"crm-{s:05d}"
+    kind, ref = kind_of(s), f"crm-{s:05d}"
     conversation = CONVERSATIONS[s % len(CONVERSATIONS)]
     supplier = SUPPLIERS[s % len(SUPPLIERS)]
     line = f"We buy from {supplier} and spend about {10 + s % 50}k a year."
-    subject = Subject.register(TENANT, kind, ref, at=recorded_at)
+    # Seeded straight into the store, as subjects registered before keyed ids were.
+    subject = Subject.register(
+        TENANT, kind, ref, at=recorded_at, subject_id=legacy_subject_id(TENANT, kind, ref)
+    )
     session_id = f"call-{s:05d}"
     subject.record_session(
         SessionRecord(
@@ -166,11 +183,11 @@ def _subject(
 
 def _scopes(subjects: list[Subject]) -> list[str]:
     """The key scopes the batch's events are sealed with: each subject's own (its sessions)
-    and one per field it has proposals for."""
+    and one per proposed change."""
     scopes = []
     for subject in subjects:
         scopes.append(str(subject.id))
-        scopes.extend(field_scope(subject.id, r.field) for r in subject.changes.values())
+        scopes.extend(change_scope(subject.id, change_id) for change_id in subject.changes)
     return scopes
 
 

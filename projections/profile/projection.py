@@ -44,6 +44,7 @@ from factledger.projections.profile.said import said_time
 from factledger.projections.profile.shapes import (
     as_object,
     change_doc,
+    redacted,
     session_doc,
 )
 from factledger.projections.profile.writes import (
@@ -68,6 +69,9 @@ VIEWS = ("subject", "profile", "version", "history", "change", "session")
 
 class ProfileProjection:
     """A `Processor` (see `projections.follower`) keeping the profile views of all subjects."""
+
+    # The views keep a session's counts and times, never its words (see `Processor`).
+    reads_transcript_text = False
 
     def __init__(self, store: ViewStore) -> None:
         self.store = store
@@ -123,6 +127,7 @@ class ProfileProjection:
                 self._forgotten(txn, event, item.position)
                 self._words_forgotten(txn, event)
             case FactForgotten():
+                self._memory_forgotten(txn, event)
                 self._words_forgotten(txn, event)
             case FieldExpirySet():
                 self._expiry_set(txn, event, item.position)
@@ -329,6 +334,14 @@ class ProfileProjection:
                 "until": None,
             },
         )
+
+    def _memory_forgotten(self, txn: ViewTransaction, e: FactForgotten) -> None:
+        """The pending changes that quoted a forgotten memory's lines are withdrawn with it,
+        their words redacted (their keys went)."""
+        sid, at = str(e.originator_id), e.timestamp.isoformat()
+        for change_id in e.withdrawn_changes:
+            change = decide(txn, sid, change_id, {"status": "forgotten", "decided_at": at})
+            txn.put("change", f"{sid}:{change_id}", redacted(change))
 
     def _words_forgotten(self, txn: ViewTransaction, e: FactForgotten) -> None:
         """The sessions whose lines a forget took lose their summary too (its key goes with

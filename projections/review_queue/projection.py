@@ -49,6 +49,9 @@ def _proposer(payload: JsonValue) -> str:
 class ReviewQueueProjection:
     """A `Processor` (see `projections.follower`) keeping the review queue's rows."""
 
+    # The views keep a session's counts and times, never its words (see `Processor`).
+    reads_transcript_text = False
+
     def __init__(self, store: QueueStore) -> None:
         self.store = store
         self.name = store.name

@@ -212,3 +212,18 @@ def test_forget_prefix_deletes_every_scope_of_the_subject_and_no_other(store: Ke
     assert store.forget_prefix(SUBJECT) == len(mine)
     left = store.keys_by_id([key_id for key_id, _ in found.values()])
     assert set(left) == {found[scope][0] for scope in theirs}
+
+
+def test_retiring_a_scope_gives_it_a_new_key_and_keeps_the_old_until_its_new_scope_goes(
+    store: KeyStore,
+) -> None:
+    old_id, old = store.current(SUBJECT)
+    retired = f"{SUBJECT}/~retired/r1"
+    assert store.retire(SUBJECT, retired) == old_id
+    new_id, _ = store.current(SUBJECT)
+    assert new_id != old_id
+    assert store.key(old_id) == old  # still opens what it sealed
+    assert store.retire(f"{SUBJECT}/~never-used", "elsewhere") is None
+    assert store.forget(retired) == 1
+    assert store.key(old_id) is None
+    assert store.current(SUBJECT)[0] == new_id  # the new key is untouched

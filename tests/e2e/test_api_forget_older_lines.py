@@ -1,6 +1,7 @@
 """Over HTTP, on a ledger whose session was stored before per-line keys (its transcript one
-ciphertext under the subject's key): forgetting the field it stated answers which lines it
-could not erase and why, instead of listing them as forgotten; erasing the subject takes them."""
+ciphertext under the subject's key): forgetting the field it stated rotates the subject's key,
+so the line is forgotten like any other (listed in `forgotten_lines`, none left in
+`lines_not_erased`) and the session's other lines stay; erasing the subject takes them."""
 
 from __future__ import annotations
 
@@ -80,29 +81,27 @@ async def ok(response: httpx.Response, status: int = 200) -> Any:
     return response.json()
 
 
-async def test_the_forget_answer_names_the_lines_it_could_not_erase(
+async def test_a_forget_erases_an_old_sessions_line_by_rotating_the_subject_key(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
     sid = _older_subject(ports)
+    recorded = next(e for e in ports.ledger.events.get(UUID(sid)) if isinstance(e, SessionRecorded))
+    assert recorded.transcript[1]["text"] == SAID  # readable before
     body = {"field": "switch_reason", "reason": "asked by the lead"}
     answer = await ok(await http.post(f"/v1/subjects/{sid}/forget", json=body, headers=SERVICE))
     assert answer["applied"] is True
-    (kept,) = answer["lines_not_erased"]
-    assert (kept["session_id"], kept["message_index"]) == ("chat-1", 1)
-    assert kept["reason"] == "sealed_with_whole_transcript"
-    assert "erasing the subject" in kept["detail"]
-    assert {"session_id": "chat-1", "message_index": 1} not in answer["forgotten_lines"]
-    # The answer is honest: the words are still in the store.
+    assert answer["lines_not_erased"] == []
+    assert {"session_id": "chat-1", "message_index": 1} in answer["forgotten_lines"]
     ports.ledger.mapper.forget_cached()  # type: ignore[attr-defined]
     recorded = next(e for e in ports.ledger.events.get(UUID(sid)) if isinstance(e, SessionRecorded))
-    assert recorded.transcript is not None
-    assert recorded.transcript[1]["text"] == SAID
+    assert recorded.transcript[1] == {**recorded.transcript[1], "text": None, "forgotten": True}
+    assert recorded.transcript[0]["text"] == "Why did you switch?"  # the other line stays
 
     erase = {"reason": "erasure requested"}
     await ok(await http.request("DELETE", f"/v1/subjects/{sid}", json=erase, headers=ADMIN))
     ports.ledger.mapper.forget_cached()  # type: ignore[attr-defined]
     recorded = next(e for e in ports.ledger.events.get(UUID(sid)) if isinstance(e, SessionRecorded))
-    assert recorded.transcript is None
+    assert [m["text"] for m in recorded.transcript] == [None, None]
 
 
 async def test_a_forget_on_lines_with_their_own_keys_names_none_not_erased(

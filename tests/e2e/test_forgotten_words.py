@@ -9,6 +9,7 @@ On the embedded default (SQLite files) and on PostgreSQL + pgvector (fresh schem
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import httpx
@@ -34,6 +35,8 @@ from support.forgotten_words import (
 )
 
 from factledger.api.settings import Settings
+from factledger.application.errors import MemoryNotFoundError
+from factledger.application.memory.record_ids import namespace_for, proposal_record_id
 
 
 @pytest.fixture(params=BACKENDS)
@@ -97,6 +100,54 @@ async def test_forgetting_a_memory_forgets_the_lines_it_was_drawn_from(
         after = await ok(await http.get(f"/v1/subjects/{sid}/events?limit=500", headers=ADMIN))
         assert STATED not in json.dumps(after)
         assert KEPT in json.dumps(after)
+
+
+async def test_forgetting_a_memory_takes_the_pending_proposals_quoting_its_lines(
+    settings: Settings,
+) -> None:
+    said = [f"We buy from {KEPT} now.", f"Our team meets on {STATED} Island."]
+    async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
+        sid = await talk(http, "crm-pending", "wa-pending", said)
+        proposal = {
+            "field": "meeting_place",
+            "value": {"type": "text", "value": f"{STATED} Island"},
+            "origin": "stated",
+            "evidence": {"session_id": "wa-pending", "message_index": 1, "quote": STATED},
+        }
+        url = f"/v1/subjects/{sid}/proposals"
+        change = (await ok(await http.post(url, json=proposal, headers=SERVICE), 201))["change_id"]
+        events_url = f"/v1/subjects/{sid}/events?limit=500"
+        before = await ok(await http.get(events_url, headers=ADMIN))
+        assert STATED in json.dumps(before)  # readable, quoted by the pending proposal too
+        drawn = await memory_drawn_from(rt, sid, "Island")
+        forget = {"memory_id": drawn, "reason": "the subject asked"}
+        done = await ok(await http.post(f"/v1/subjects/{sid}/forget", json=forget, headers=SERVICE))
+        assert done["rejected_changes"] == [change]
+        assert done["redacted_changes"] == [change]
+
+        shown = await ok(await http.get(f"{url}/{change}", headers=ADMIN))
+        assert (shown["status"], shown["redacted"], shown["value"]) == ("forgotten", True, None)
+        after = await ok(await http.get(events_url, headers=ADMIN))
+        from_start = await stream(api, len(after["events"]))
+        for read in (after, from_start, replayed(rt)):
+            text = json.dumps(read)
+            assert STATED not in text
+            assert KEPT in text
+        # The sync deletes the proposal's record from the memory backend.
+        record = proposal_record_id(uuid.UUID(change))
+        ns = namespace_for(uuid.UUID(sid))
+        assert rt.backend is not None
+        assert await rt.backend.get_record(ns, record)
+        await memory_drawn_from(rt, sid, KEPT)  # runs the sync to the end
+        with pytest.raises(MemoryNotFoundError):
+            await rt.backend.get_record(ns, record)
+
+    async with serving(settings) as (_, reopened):
+        text = json.dumps(
+            [vars(e) for e in reopened.ledger.events.get(uuid.UUID(sid))], default=str
+        )
+        assert STATED not in text
+        assert KEPT in text
 
 
 async def test_nothing_of_an_erased_person_outlives_the_erasure(settings: Settings) -> None:

@@ -6,6 +6,7 @@ nothing twice."""
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import sqlite3
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support.api_harness import build_ports
 from support.queue_seed import item_row, seed_many
@@ -23,8 +24,13 @@ from factledger.adapters.postgres.queue_store import PostgresQueueStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.application.ledger.commands import EraseSubject, RejectChange
-from factledger.application.review_queue.ports import QueueStore, SessionRow, SubjectRow
-from factledger.application.review_queue.queue import QueueCursor, QueueFilter
+from factledger.application.review_queue.ports import (
+    QueueStore,
+    SessionRow,
+    SubjectRow,
+    time_key,
+)
+from factledger.application.review_queue.queue import QueueChoices, QueueCursor, QueueFilter
 from factledger.domain.provenance import Actor, ActorKind, Origin
 from factledger.projections.follower import Follower, Tracked, read_events
 from factledger.projections.review_queue.projection import ReviewQueueProjection
@@ -49,8 +55,55 @@ def store(request: pytest.FixtureRequest) -> Iterator[QueueStore]:
         made.close()
 
 
+def at(day: int, hour: int = 0) -> datetime:
+    return datetime(2026, 1, day, hour, tzinfo=UTC)
+
+
+# Age bounds on day boundaries, inside days with items on both sides, and past every item.
+AGES = (at(1), at(2), at(2, 6), at(2, 12), at(3, 18), at(5))
+TEXTS = ("s-1", "S-2", "budget", "udg", "s", "e", "zzz", "50%")
+
+
+def combined(choices: QueueChoices) -> list[QueueFilter]:
+    """Filters the single-value counters do not hold: pairs and triples of values, ages,
+    text searches, and each combined with the others."""
+    found: list[QueueFilter] = []
+    for kind, field, origin in itertools.product(
+        [None, *choices.kind], [None, *choices.field, "absent"], [None, *Origin]
+    ):
+        found.append(QueueFilter(kind=kind, field=field, origin=origin))
+    for proposer, conversation_type in itertools.product(
+        [None, *choices.proposer], [None, *choices.conversation_type]
+    ):
+        found.append(QueueFilter(proposer=proposer, conversation_type=conversation_type))
+        found.append(
+            QueueFilter(proposer=proposer, conversation_type=conversation_type, kind="lead")
+        )
+    ages = [
+        *((before, None) for before in AGES),
+        *((None, after) for after in AGES),
+        (at(3, 18), at(2, 6)),
+        (at(2, 12), at(2)),
+        (at(2, 12), at(2, 6)),
+        (at(2, 6), at(3, 18)),
+    ]
+    for before, after in ages:
+        found.append(QueueFilter(proposed_before=before, proposed_after=after))
+        found.append(
+            QueueFilter(proposed_before=before, proposed_after=after, origin=Origin.STATED)
+        )
+    for text in TEXTS:
+        found.append(QueueFilter(text=text))
+        found.append(QueueFilter(text=text, kind="lead"))
+        found.append(QueueFilter(text=text, field="budget", proposed_before=at(2, 12)))
+        found.append(QueueFilter(text=text, proposed_after=at(2, 6)))
+        found.append(QueueFilter(text=text, conversation_type="sales", origin=Origin.STATED))
+    return [f for f in found if not f.is_empty()]
+
+
 def filters(store: QueueStore, tenant: str) -> list[QueueFilter]:
-    """No filter, and each single value the tenant's queue holds (and one it does not)."""
+    """No filter, each single value the tenant's queue holds (and one it does not), and the
+    combined filters, ages and text searches."""
     found = [QueueFilter(), QueueFilter(field="absent"), QueueFilter(group="absent")]
     choices = store.choices(tenant)
     found += [QueueFilter(kind=k) for k in choices.kind]
@@ -60,7 +113,7 @@ def filters(store: QueueStore, tenant: str) -> list[QueueFilter]:
     found += [QueueFilter(origin=o) for o in Origin]
     groups = store.groups(tenant, QueueFilter(up_to=ALL_ROWS), offset=0, limit=1_000).groups
     found += [QueueFilter(group=g.key) for g in groups]
-    return found
+    return found + combined(choices)
 
 
 def counted(store: QueueStore, tenant: str) -> list[object]:
@@ -113,6 +166,8 @@ class Add:
     proposer: str
     group: str
     session: str | None
+    day: int  # of January 2026, when the ledger recorded the proposal
+    hour: int
 
 
 @dataclass(frozen=True)
@@ -144,6 +199,8 @@ ops = st.one_of(
         st.sampled_from(["model:m", "agent:a"]),
         st.sampled_from(["g1", "g2", "g3"]),
         st.sampled_from([None, "call-1", "call-2"]),
+        st.integers(1, 4),
+        st.sampled_from([0, 6, 12, 23]),
     ),
     st.builds(Remove, subjects, st.integers(0, 12)),
     st.builds(
@@ -179,6 +236,7 @@ def apply(store: QueueStore, transactions: list[list[Op]]) -> None:
                                 origin=op.origin,
                                 proposer=op.proposer,
                                 group_key=op.group,
+                                proposed_key=time_key(at(op.day, op.hour)),
                                 session_id=op.session,
                                 conversation_type=None
                                 if session is None
@@ -203,6 +261,20 @@ def apply(store: QueueStore, transactions: list[list[Op]]) -> None:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.lists(st.lists(ops, min_size=1, max_size=8), min_size=1, max_size=5))
+# A subject erased and proposed for again in one transaction: its pending count starts anew.
+@example(
+    [
+        [Add("s-1", "budget", "stated", "agent:a", "g1", None, 1, 0)],
+        [Erase("s-1"), Add("s-1", "supplier", "inferred", "model:m", "g2", "call-1", 2, 6)],
+    ]
+)
+# A conversation's type arrives after the proposals quoting it (they move between tuples).
+@example(
+    [
+        [Add("s-2", "budget", "stated", "agent:a", "g1", "call-1", 3, 12)],
+        [Session("s-2", "call-1", "sales"), Session("s-2", "call-1", "support")],
+    ]
+)
 def test_the_counters_equal_a_recount_after_any_writes_and_a_replay(
     store: QueueStore, transactions: list[list[Op]]
 ) -> None:
@@ -270,5 +342,39 @@ def test_a_migration_fills_the_counters_of_rows_written_before_them(tmp_path: Pa
     try:
         assert counted(reopened, "t1") == expected
         assert reopened.page("t1", QueueFilter(), QueueCursor(), 1).total == 39
+    finally:
+        reopened.close()
+
+
+def test_a_migration_fills_the_combined_counters_of_rows_written_before_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "queue.sqlite"
+    store = SqliteQueueStore(path)
+    with store.transaction() as txn:
+        for n in range(1, 40):
+            subject = f"s-{n % 5}"
+            if txn.subject(subject) is None:
+                txn.put_subject(SubjectRow(subject, "t1", "lead", f"ref-{n % 5}"))
+            txn.add(replace(item_row(n, "rare" if n % 7 == 0 else "common"), subject_id=subject))
+        txn.advance(39)
+    expected = counted(store, "t1")
+    store.close()
+    # As a database from before the combined counters.
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE review_queue_tuples")
+    conn.execute("DROP TABLE review_queue_tuple_days")
+    conn.execute("ALTER TABLE review_queue_subjects DROP COLUMN pending")
+    conn.execute(
+        "DELETE FROM factledger_migrations "
+        "WHERE migration_id = 'review_queue/0005-combined-counters'"
+    )
+    conn.commit()
+    conn.close()
+    reopened = SqliteQueueStore(path)
+    try:
+        assert counted(reopened, "t1") == expected
+        assert reopened.page("t1", QueueFilter(text="ref-1"), QueueCursor(), 1).total == 8
+        assert_counters_true(reopened)
     finally:
         reopened.close()

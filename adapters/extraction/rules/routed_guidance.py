@@ -9,7 +9,7 @@ Out of the box each packaged conversation type is routed to its packaged guidanc
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,42 @@ def is_guidance_file(name: str) -> bool:
     return name.endswith((".yaml", ".yml"))
 
 
+class _Guidances(Mapping[str, Guidance]):
+    """The compiled guidance of each routed name. A deployment's own files are compiled when
+    it is made (a bad file fails the start); the packaged guidances, which our tests compile,
+    when a context first asks for one: compiling them all (their regular expressions mostly)
+    was a twentieth of a start's CPU, and most deployments use one or two."""
+
+    def __init__(self, names: Iterable[str], default_path: Path | None) -> None:
+        self._default_path = default_path
+        self._names = tuple(names)
+        self._compiled = {
+            name: _load(name, default_path)
+            for name in self._names
+            if not _is_packaged(name, default_path)
+        }
+
+    def __getitem__(self, name: str) -> Guidance:
+        found = self._compiled.get(name)
+        if found is None:
+            if name not in self._names:
+                raise KeyError(name)
+            found = self._compiled[name] = _load(name, self._default_path)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def _is_packaged(name: str, default_path: Path | None) -> bool:
+    if name == DEFAULT_GUIDANCE:
+        return default_path is None
+    return name in PACKAGED
+
+
 def _load(name: str, default_path: Path | None) -> Guidance:
     if name == DEFAULT_GUIDANCE:
         return load_guidance(default_path)
@@ -66,11 +102,12 @@ class RoutedGuidance:
         default_path: Path | None = None,
         built_in: bool = True,
     ) -> RoutedGuidance:
-        """Reads and compiles every guidance the routes name (a bad file fails here, at
-        start-up, not on the first transcript that needs it)."""
+        """Reads and compiles every guidance file the routes name (a bad file fails here, at
+        start-up, not on the first transcript that needs it); a packaged guidance is
+        compiled when first asked for (`_Guidances`)."""
         catalogue = GuidanceCatalogue.merged(built_in_routes() if built_in else (), routes)
         names = sorted(catalogue.guidance_names())
-        return cls(catalogue, {name: _load(name, default_path) for name in names})
+        return cls(catalogue, _Guidances(names, default_path))
 
     @classmethod
     def single(cls, guidance: Guidance) -> RoutedGuidance:

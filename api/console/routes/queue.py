@@ -40,6 +40,7 @@ from factledger.application.review_queue.cursor import (
 )
 from factledger.application.review_queue.decisions import MAX_FILTER_DECISION
 from factledger.application.review_queue.queue import MAX_TEXT, QueueCursor, QueueFilter
+from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.proposal import MAX_NOTE
 from factledger.domain.provenance import MAX_REASON, Origin
 
@@ -68,9 +69,11 @@ async def queue(
     view: Annotated[Literal["items", "groups"], Query()] = "items",
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> HTMLResponse:
-    choices = await asyncio.to_thread(reviews.choices, session.tenant)
     if view == "groups":
-        groups = await asyncio.to_thread(queue_groups, reviews, session.tenant, where, offset)
+        choices, groups = await asyncio.gather(
+            asyncio.to_thread(reviews.choices, session.tenant),
+            asyncio.to_thread(queue_groups, reviews, session.tenant, where, offset),
+        )
         return render_page(
             request,
             "queue_groups.html",
@@ -82,8 +85,13 @@ async def queue(
             choices=choices,
             query=lambda **c: _query(request, **c),
         )
-    shown = await asyncio.to_thread(
-        queue_page, reviews, profiles, session.tenant, where, parse_cursor(cursor)
+    # The filters' choices and the page are independent reads: side by side, not one after
+    # the other (the evidence needs the page's rows, so it comes after).
+    choices, shown = await asyncio.gather(
+        asyncio.to_thread(reviews.choices, session.tenant),
+        asyncio.to_thread(
+            queue_page, reviews, profiles, session.tenant, where, parse_cursor(cursor)
+        ),
     )
     contexts = await asyncio.to_thread(queue_contexts, ledger, session.tenant, shown.items)
     page = shown.page
@@ -215,7 +223,9 @@ async def decide_many(
     approve = action == "approve"
     if not approve and not text.strip():
         raise InvalidParameterError("text", "a reason is required to reject")
-    decisions = _decisions(change, approve=approve, text=text.strip() or None)
+    said = text.strip() or None
+    await screen_reason(console.api.require_ports().safety, said, "text")
+    decisions = _decisions(change, approve=approve, text=said)
     for subject_id in {d.subject_id for d in decisions}:
         await checked(console, session, subject_id)
     outcomes = await decide_all(ledger, session, decisions, nonce)
@@ -328,6 +338,7 @@ async def decide_every(
     approve = action == "approve"
     if not approve and not text.strip():
         raise InvalidParameterError("text", "a reason is required to reject")
+    await screen_reason(state.require_ports().safety, text.strip() or None, "text")
     now = state.require_ports().ledger.clock.now()
     where = queue_filter(
         now,

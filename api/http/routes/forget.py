@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Literal
+from uuid import UUID
 
 import structlog
 from fastapi import APIRouter
@@ -15,6 +16,7 @@ from factledger.api.http.deps import (
     IdempotencyDep,
     IdempotencyStoreDep,
     LedgerDep,
+    SafetyDep,
     SubjectIdDep,
 )
 from factledger.api.http.routes.proposals import actor_of
@@ -33,6 +35,7 @@ from factledger.application.ledger.commands import (
 )
 from factledger.application.memory.drawn_from import memory_lines
 from factledger.application.memory.rules import ID_PATTERN
+from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.provenance import MAX_REASON, ChangeStatus
 
 log = structlog.get_logger(__name__)
@@ -71,8 +74,10 @@ class LineRef(BaseModel):
 
 NOT_ERASED_WHY = (
     "stored before each transcript line had a key of its own: the session's transcript is "
-    "one ciphertext under the subject's key, so forgetting a field or memory cannot make "
-    "this line unreadable; erasing the subject does"
+    "one ciphertext under the subject's key, which a forget rotates (sealing the rest again "
+    "line by line); this line is still readable because that rotation did not finish (the "
+    "next pass over recorded forgets finishes it) or the line was stored in clear. Erasing "
+    "the subject takes it"
 )
 
 
@@ -91,13 +96,16 @@ class ForgetOut(BaseModel):
     memory_id: str | None = Field(default=None, description="The forgotten memory, if one was.")
     rejected_changes: list[str] = Field(
         default_factory=list,
-        description="The field's pending proposals this forget rejected (status `forgotten`).",
+        description=(
+            "The pending proposals this forget rejected (status `forgotten`): the field's, or, "
+            "for a memory, those quoting a line it was drawn from."
+        ),
     )
     redacted_changes: list[str] = Field(
         default_factory=list,
         description=(
-            "Every proposal of the field whose value, condition, rationale and quote are now "
-            "unreadable: the rejected ones above, and those already decided (confirmed, "
+            "Every proposal whose value, condition, rationale and quote are now unreadable: "
+            "the rejected ones above, and, for a field, those already decided (confirmed, "
             "rejected or replaced) since the field was last forgotten."
         ),
     )
@@ -113,10 +121,12 @@ class ForgetOut(BaseModel):
     lines_not_erased: list[LineNotErased] = Field(
         default_factory=list,
         description=(
-            "Lines this forget should have taken but could not: sessions recorded before "
-            "each line had a key of its own keep their whole transcript under the subject's "
-            "key, which only erasing the subject deletes. Their words stay readable until "
-            "then. Empty for every session recorded since per-line keys."
+            "Lines this forget should have taken but could not yet. A session recorded before "
+            "each line had a key of its own keeps its whole transcript under the subject's "
+            "key: the forget rotates that key (its other words are sealed again, line by "
+            "line) and deletes the old one, so such lines are listed here only while that "
+            "rotation is unfinished, or when stored in clear. Empty for every session "
+            "recorded since per-line keys."
         ),
     )
 
@@ -129,7 +139,11 @@ def _forget_out(
     not_erased: list[tuple[str, int]],
 ) -> ForgetOut:
     subject = result.subject
-    taken = subject.forgot_changes.get(field, ()) if subject and field else ()
+    taken: tuple[UUID, ...] = ()
+    if subject is not None and field is not None:
+        taken = subject.forgot_changes.get(field, ())
+    elif subject is not None and memory_id is not None:
+        taken = subject.memory_withdrew.get(memory_id, ())
 
     withdrawn = [
         c for c in taken if subject and subject.changes[c].status is ChangeStatus.FORGOTTEN
@@ -158,7 +172,9 @@ async def forget(
     idem: IdempotencyDep,
     saved: IdempotencyStoreDep,
     backend: BackendDep,
+    safety: SafetyDep,
 ) -> ForgetOut:
+    await screen_reason(safety, body.reason)
     command_id = idem.command_id or new_command_id()
     by = actor_of(principal)
 

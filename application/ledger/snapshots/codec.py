@@ -62,7 +62,8 @@ class UnreadableSnapshotError(Exception):
 
 
 def snapshot_scope(subject_id: UUID) -> str:
-    """The key scope of a subject's snapshots; `#` never occurs in a field scope's name."""
+    """The key scope of a subject's snapshots: `#` right after the subject id, where every
+    other scope of the subject has `/`."""
     return f"{subject_id}#snapshot"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -12,10 +13,12 @@ from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.sqlite.view_store import SqliteViewStore
+from factledger.application.ledger.cipher import PREFIX
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.ports import ViewStore
-from factledger.projections.follower import Follower
+from factledger.domain.events import SessionRecorded
+from factledger.projections.follower import Follower, Tracked
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
 from factledger.testing.manual_clock import ManualClock
@@ -63,3 +66,40 @@ def test_a_running_follower_picks_up_new_events(tmp_path: Path) -> None:
             stop.set()
             worker.join()
             store.close()
+
+
+class _Said:
+    """A processor that keeps the message texts of the sessions it is fed."""
+
+    def __init__(self, name: str, *, reads_words: bool) -> None:
+        self.name, self.reads_transcript_text = name, reads_words
+        self.texts: list[object] = []
+        self._position = 0
+
+    def position(self) -> int:
+        return self._position
+
+    def process(self, batch: Sequence[Tracked]) -> None:
+        for item in batch:
+            if isinstance(item.event, SessionRecorded):
+                self.texts += [line["text"] for line in item.event.transcript or []]
+        self._position = batch[-1].position
+
+
+@pytest.mark.parametrize("read_ahead", [False, True], ids=["in-turn", "reading-ahead"])
+def test_the_words_stay_sealed_only_for_a_follower_whose_processors_all_skip_them(
+    read_ahead: bool,
+) -> None:
+    clock = ManualClock(JAN)
+    with Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as ledger:
+        run_story(ledger, clock)
+        skipping = _Said("skipping", reads_words=False)
+        Follower(ledger, [skipping], page=2, read_ahead=read_ahead).catch_up()
+        mixed = [_Said("reading", reads_words=True), _Said("beside", reads_words=False)]
+        Follower(ledger, mixed, page=2, read_ahead=read_ahead).catch_up()
+    assert skipping.texts
+    assert all(isinstance(t, str) and t.startswith(PREFIX) for t in skipping.texts)
+    for processor in mixed:  # one reader of the words: every processor gets them
+        assert len(processor.texts) == len(skipping.texts)
+        assert not any(isinstance(t, str) and t.startswith(PREFIX) for t in processor.texts)
+        assert any(isinstance(t, str) and t for t in processor.texts)

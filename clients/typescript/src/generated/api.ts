@@ -1141,7 +1141,7 @@ export interface components {
             forgotten_lines?: components["schemas"]["LineRef"][];
             /**
              * Lines Not Erased
-             * @description Lines this forget should have taken but could not: sessions recorded before each line had a key of its own keep their whole transcript under the subject's key, which only erasing the subject deletes. Their words stay readable until then. Empty for every session recorded since per-line keys.
+             * @description Lines this forget should have taken but could not yet. A session recorded before each line had a key of its own keeps its whole transcript under the subject's key: the forget rotates that key (its other words are sealed again, line by line) and deletes the old one, so such lines are listed here only while that rotation is unfinished, or when stored in clear. Empty for every session recorded since per-line keys.
              */
             lines_not_erased?: components["schemas"]["LineNotErased"][];
             /**
@@ -1153,12 +1153,12 @@ export interface components {
             profile_version: number;
             /**
              * Redacted Changes
-             * @description Every proposal of the field whose value, condition, rationale and quote are now unreadable: the rejected ones above, and those already decided (confirmed, rejected or replaced) since the field was last forgotten.
+             * @description Every proposal whose value, condition, rationale and quote are now unreadable: the rejected ones above, and, for a field, those already decided (confirmed, rejected or replaced) since the field was last forgotten.
              */
             redacted_changes?: string[];
             /**
              * Rejected Changes
-             * @description The field's pending proposals this forget rejected (status `forgotten`).
+             * @description The pending proposals this forget rejected (status `forgotten`): the field's, or, for a memory, those quoting a line it was drawn from.
              */
             rejected_changes?: string[];
             /** Subject Id */
@@ -1365,7 +1365,7 @@ export interface components {
         LineNotErased: {
             /**
              * Detail
-             * @default stored before each transcript line had a key of its own: the session's transcript is one ciphertext under the subject's key, so forgetting a field or memory cannot make this line unreadable; erasing the subject does
+             * @default stored before each transcript line had a key of its own: the session's transcript is one ciphertext under the subject's key, which a forget rotates (sealing the rest again line by line); this line is still readable because that rotation did not finish (the next pass over recorded forgets finishes it) or the line was stored in clear. Erasing the subject takes it
              */
             detail?: string;
             /** Message Index */

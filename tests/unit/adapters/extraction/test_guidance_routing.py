@@ -167,3 +167,23 @@ def test_the_default_guidance_path_overrides_only_the_default(tmp_path: Path) ->
 def test_an_unknown_guidance_name_fails_when_the_book_is_loaded() -> None:
     with pytest.raises(GuidanceError):
         RoutedGuidance.load([GuidanceRoute("nowhere", tenant="acme")])
+
+
+def test_a_bad_guidance_file_fails_when_the_book_is_loaded(tmp_path: Path) -> None:
+    # Packaged guidance compiles when first asked for; a deployment's own file still fails
+    # the start, not the first transcript that needs it.
+    path = tmp_path / "broken.yaml"
+    path.write_text("extends: no-such-guidance\n", encoding="utf-8")
+    with pytest.raises(GuidanceError):
+        RoutedGuidance.load([GuidanceRoute(str(path), tenant="acme")])
+
+
+def test_packaged_guidance_compiled_on_first_use_is_the_packaged_guidance() -> None:
+    routes = RoutedGuidance.load()
+    names = list(routes.guidances)
+    assert "default" in names
+    assert "support_ticket" in names
+    for name in names:
+        assert routes.guidances[name] == load_packaged_guidance(name)
+    with pytest.raises(KeyError):
+        routes.guidances["nowhere"]

@@ -129,8 +129,8 @@ def test_a_fact_forgotten_stored_before_evidence_refs_still_loads(
     modern = ledger.mapper.to_stored_event(pending)
     transcoder = ledger.mapper.transcoder
     state = transcoder.decode(modern.state)
-    assert state.pop("class_version") == 3
-    for later in ("evidence_refs", "request_id", "relayed_by"):  # versions 2 and 3
+    assert state.pop("class_version") == 4
+    for later in ("evidence_refs", "request_id", "relayed_by", "key_generation"):  # v2 to v4
         del state[later]
     old = StoredEvent(
         modern.originator_id, modern.originator_version, modern.topic, transcoder.encode(state)

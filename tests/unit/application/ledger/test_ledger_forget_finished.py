@@ -156,9 +156,9 @@ def test_the_pass_over_recorded_forgets_finishes_it_after_a_restart(
         assert ledger.finish_forgetting(following) == (0, following)
 
 
-def test_the_pass_leaves_a_field_written_again_since(ledger_store: LedgerStore) -> None:
-    """The surviving key now seals the new value too: deleting it would take words nobody
-    asked to forget. The field's next forget takes both."""
+def test_the_pass_keeps_a_field_written_again_since(ledger_store: LedgerStore) -> None:
+    """The new value is sealed under the field key's next generation: the pass deletes the
+    forgotten generation and the new words stay."""
     keys = FailingWhenArmed(ledger_store.keys)
     with _open(ledger_store, keys) as ledger:
         sid, _ = _interrupted_approval(ledger, keys)
@@ -168,7 +168,8 @@ def test_the_pass_leaves_a_field_written_again_since(ledger_store: LedgerStore) 
         ledger.finish_forgetting()
         readable = _everything_readable(ledger, sid)
         assert "50k a year" in readable
-        # The lines the forget named are gone all the same: a line is never sealed again.
+        assert "40k a year" not in readable
+        # The lines the forget named are gone: a line is never sealed again.
         assert STATED not in readable
         assert ASKS not in readable
 

@@ -137,12 +137,13 @@ def test_decisions_stored_before_relays_load_with_none(ledger: Ledger) -> None:
     subject.reject(second.change_id, by=staff, reason="no", at=ledger.clock.now())
     transcoder = ledger.mapper.transcoder
     olds = []
-    for pending, version in zip(subject.collect_events(), (4, 2), strict=True):
+    for pending, version in zip(subject.collect_events(), (5, 2), strict=True):
         modern = ledger.mapper.to_stored_event(pending)
         state = transcoder.decode(modern.state)
         assert state.pop("class_version") == version
         assert state.pop("relayed_by") is None
-        if version == 4:
+        if version == 5:
+            assert state.pop("key_generation") == 0
             state["class_version"] = 3
         olds.append(
             StoredEvent(

@@ -58,7 +58,7 @@ def _older_ledger(ledger: Ledger, clock: ManualClock) -> Ledger:
     return older
 
 
-def test_a_field_forget_names_the_older_lines_it_could_not_erase(
+def test_a_field_forget_erases_the_older_lines_by_rotating_the_subject_key(
     ledger: Ledger, clock: ManualClock
 ) -> None:
     subject_id: UUID = story(ledger).subject_id
@@ -67,18 +67,19 @@ def test_a_field_forget_names_the_older_lines_it_could_not_erase(
         older.forget_field(ForgetField("acme", subject_id, "switch_reason", STAFF, "asked"))
         lines = older.forgotten_lines(subject_id, field="switch_reason", memory_id=None)
         assert ("chat-1", 1) in lines
-        # The line stated the field, but its session was sealed whole: it stays readable,
-        # and the ledger says so instead of claiming it gone.
-        assert older.lines_not_erased(subject_id, lines) == [("chat-1", 1)]
+        # The line stated the field and its session was sealed whole: the subject's key was
+        # rotated, so the line is gone and the ledger names nothing it could not erase.
+        assert older.lines_not_erased(subject_id, lines) == []
         older.mapper.forget_cached()  # type: ignore[attr-defined]
         recorded = next(e for e in older.events.get(subject_id) if isinstance(e, SessionRecorded))
         assert recorded.transcript is not None
-        assert recorded.transcript[1]["text"] == "Their delivery delays were hurting us."
-        # An erasure takes it.
+        assert recorded.transcript[1]["text"] is None
+        assert recorded.transcript[0]["text"] == "Why did you switch?"
+        # An erasure takes the rest.
         older.erase_subject(EraseSubject("acme", subject_id, STAFF, "asked"))
         older.mapper.forget_cached()  # type: ignore[attr-defined]
         recorded = next(e for e in older.events.get(subject_id) if isinstance(e, SessionRecorded))
-        assert recorded.transcript is None
+        assert [m["text"] for m in recorded.transcript] == [None, None]
     finally:
         older.close()
 

@@ -5,15 +5,16 @@ field that does not open (tampered) as None without taking its neighbours with i
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from factledger.application.ledger.cipher import PREFIX, ShreddingMapper
+from factledger.application.ledger.cipher import FORGOTTEN_LINE, PREFIX, ShreddingMapper
 from factledger.application.ledger.commands import EraseSubject, ForgetField, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
-from factledger.domain.events import ChangeProposed
+from factledger.domain.events import ChangeProposed, SessionRecorded
 from factledger.domain.provenance import Actor, ActorKind
 
 from .test_ledger_forget import LEAD, story
@@ -75,3 +76,67 @@ def test_a_field_that_does_not_open_reads_as_none_and_spares_the_rest(told: Ledg
     assert state["value"] is None
     assert state["condition"] == "for now"
     assert state["rationale"] == "quoted"
+
+
+class _AskedKeys:
+    """A key store that records which key ids it was asked for."""
+
+    def __init__(self, keys: Any) -> None:
+        self._keys = keys
+        self.asked: list[str] = []
+
+    def keys_by_id(self, key_ids: list[str]) -> Any:
+        self.asked += key_ids
+        return self._keys.keys_by_id(key_ids)
+
+    def key(self, key_id: str) -> Any:
+        self.asked.append(key_id)
+        return self._keys.key(key_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._keys, name)
+
+
+def _line_key_ids(stored: list[StoredEvent]) -> set[str]:
+    ids = set()
+    for event in stored:
+        state = json.loads(event.state)
+        for line in state.get("transcript") or [] if isinstance(state, dict) else []:
+            text = line.get("text") if isinstance(line, dict) else None
+            if isinstance(text, str) and text.startswith(PREFIX):
+                ids.add(text[len(PREFIX) :].split(":", 1)[0])
+    return ids
+
+
+def test_a_page_read_without_the_words_leaves_only_the_lines_sealed(told: Ledger) -> None:
+    assert isinstance(told.mapper, ShreddingMapper)
+    stored = _stored(told)
+    opened = _by_pages(told.mapper, stored, 10_000)
+    told.mapper.forget_cached()
+    asked = _AskedKeys(told.mapper.keys)
+    told.mapper.keys = asked
+    unopened = [
+        (type(e), vars(e)) for e in told.mapper.to_domain_events(stored, transcript_text=False)
+    ]
+    line_keys = _line_key_ids(stored)
+    assert line_keys
+    assert asked.asked
+    assert not line_keys & set(asked.asked)  # no line's key was read
+    sessions = 0
+    for (cls, words), (same_cls, sealed) in zip(opened, unopened, strict=True):
+        assert cls is same_cls
+        if not issubclass(cls, SessionRecorded):
+            assert sealed == words
+            continue
+        sessions += 1
+        assert {k: v for k, v in sealed.items() if k != "transcript"} == {
+            k: v for k, v in words.items() if k != "transcript"
+        }
+        assert len(sealed["transcript"]) == len(words["transcript"])
+        # Roles and times as said; the words stay sealed, never read as plain text.
+        for line, said in zip(sealed["transcript"], words["transcript"], strict=True):
+            assert {k: v for k, v in line.items() if k != "text"} == {
+                k: v for k, v in said.items() if k not in {"text", FORGOTTEN_LINE}
+            }
+            assert line["text"].startswith(PREFIX)
+    assert sessions

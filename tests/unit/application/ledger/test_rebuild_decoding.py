@@ -114,3 +114,18 @@ def test_forgotten_and_erased_content_is_in_no_rebuilt_view(told: Told) -> None:
         assert FORGOTTEN_IN_STORY not in text
         assert ERASED_VALUE not in text
     assert ERASED_VALUE not in json.dumps(told.live)
+
+
+class _ReadingTheWords(ProfileProjection):
+    """The profile projection as it was before it declared it never reads a line's words."""
+
+    reads_transcript_text = True
+
+
+def test_views_built_without_opening_the_lines_equal_views_built_with_them(told: Told) -> None:
+    with_words = _ReadingTheWords(InMemoryViewStore("profile"))
+    with_words.rebuild(told.ledger, page=500)
+    assert _rebuilt(told.ledger, page=500) == with_words.dump() == told.live
+    sessions = with_words.dump()["session"]
+    assert sessions
+    assert all(isinstance(doc["message_count"], int) for _, doc in sessions)

@@ -195,7 +195,8 @@ async def test_the_cache_dir_comes_from_the_settings(
     monkeypatch.setattr(onnx_embedder, "_CACHE", {})
 
     async with httpx.AsyncClient() as http:
-        build_embedder(load_settings().embedder, http)
+        embedder = build_embedder(load_settings().embedder, http)
+        await embedder.embed(["the model loads on a thread: this waits for it"])
 
     assert _only_file(tmp_path).name.startswith(DEFAULT_SHA256)
 
