@@ -31,6 +31,11 @@ class InMemoryKeyStore:
                 found[scope] = (key_id, self._keys[key_id][1])
         return found
 
+    def live(self, scope: str) -> tuple[str, bytes] | None:
+        with self._lock:
+            key_id = self._current.get(scope)
+            return None if key_id is None else (key_id, self._keys[key_id][1])
+
     def key(self, key_id: str) -> bytes | None:
         found = self._keys.get(key_id)
         return None if found is None else found[1]

@@ -2,7 +2,10 @@
 
 The heads were trained over one embedder model's vectors (the file names it); the judge
 refuses another. Nothing is fetched: the embedder's model ships in a pinned package, the
-heads in this package (`weights/`), each checked against its pinned SHA-256.
+heads in this package (`weights/`), each checked against its pinned SHA-256. Replies to a
+confirmation question are read by the pair answer judge (`pair_answers.py`: the question and
+the reply together, over a multilingual encoder) when the judge has one, as the packaged
+judge does, and a yes needs the heads' own answer head (the reply alone) to be sure too.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from factledger.adapters.judgement.fields import (
     pair_features,
 )
 from factledger.adapters.judgement.heads import Heads
+from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.spans import (
     LineReading,
     TokenStatesReader,
@@ -65,6 +69,7 @@ class EmbedderMismatchError(ValueError):
 class LearnedJudge:
     embedder: Embedder
     heads: Heads
+    pair_answers: PairAnswerJudge | None = None
 
     def __post_init__(self) -> None:
         if self.embedder.model_id != self.heads.model_id:
@@ -75,21 +80,33 @@ class LearnedJudge:
 
     @classmethod
     def packaged(cls, *, cache_dir: Path | None = None) -> LearnedJudge:
-        """The shipped heads over the packaged default embedder they were trained on."""
-        return cls.from_file(PACKAGED_HEADS, PACKAGED_HEADS_SHA256, cache_dir=cache_dir)
+        """The shipped heads over the packaged default embedder they were trained on, and
+        the shipped pair answer judge."""
+        return cls.from_file(
+            PACKAGED_HEADS,
+            PACKAGED_HEADS_SHA256,
+            cache_dir=cache_dir,
+            answers=PairAnswerJudge.packaged(),
+        )
 
     @classmethod
     def from_file(
-        cls, path: Path, sha256: str | None, *, cache_dir: Path | None = None
+        cls,
+        path: Path,
+        sha256: str | None,
+        *,
+        cache_dir: Path | None = None,
+        answers: PairAnswerJudge | None = None,
     ) -> LearnedJudge:
         """Heads from `path` (checked against `sha256`) over the packaged default embedder;
-        `cache_dir` keeps its compiled graph between starts (None: compiled every start)."""
+        `cache_dir` keeps its compiled graph between starts (None: compiled every start);
+        `answers` reads replies to confirmation questions (None: the heads' answer head)."""
         heads = Heads.load(path, sha256)
         # The model loads on a thread; the first judgement waits for it.
         embedder = OnnxEmbedder(
             OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir, load_in_background=True
         )
-        return cls(embedder, heads)
+        return cls(embedder, heads, answers)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
@@ -126,7 +143,27 @@ class LearnedJudge:
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         """A yes only when the head is sure enough of it (`yes_min`): a false yes records a
-        fact the subject did not confirm, a missed one only leaves it pending."""
+        fact the subject did not confirm, a missed one only leaves it pending.
+
+        With a pair judge, a yes needs both readings: the pair judge's (question and reply)
+        and the reply-only head's, each sure by its own threshold. Either alone let through
+        replies the other caught (a yes to another question read as sure from the reply; a
+        bare "ok" after a question that was not a yes/no one read as sure from the pair), and
+        a yes that only one of them is sure of leaves the change pending. Otherwise the pair
+        judge's reading (a no declines, anything else is neither)."""
+        if self.pair_answers is None:
+            return await self.reply_answers(pairs)
+        paired = await self.pair_answers.answers(pairs)
+        if Reply.YES not in paired:
+            return paired
+        alone = await self.reply_answers(pairs)
+        return [
+            Reply.NEITHER if p is Reply.YES and a is not Reply.YES else p
+            for p, a in zip(paired, alone, strict=True)
+        ]
+
+    async def reply_answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
+        """The heads' own answer head, which reads the reply alone."""
         if not pairs:
             return []
         x = await self._features([reply for _, reply in pairs])

@@ -83,6 +83,10 @@ class PostgresKeyStore:
         ).fetchall()
         return {str(scope): (str(key_id), bytes(key)) for scope, key_id, key in rows}
 
+    def live(self, scope: str) -> tuple[str, bytes] | None:
+        with driver_errors_as(_unavailable), self._pool.connection() as conn:
+            return self._read_live(conn, [scope]).get(scope)
+
     def key(self, key_id: str) -> bytes | None:
         with driver_errors_as(_unavailable), self._pool.connection() as conn:
             row = conn.execute(

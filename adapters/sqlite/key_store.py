@@ -84,6 +84,10 @@ class SqliteKeyStore:
             found.update((str(scope), (str(key_id), bytes(key))) for scope, key_id, key in rows)
         return found
 
+    def live(self, scope: str) -> tuple[str, bytes] | None:
+        with self._lock, driver_errors_as(_unavailable, path=self._path):
+            return self._live([scope]).get(scope)
+
     def key(self, key_id: str) -> bytes | None:
         with self._lock, driver_errors_as(_unavailable, path=self._path):
             row = self._conn.execute(

@@ -12,11 +12,21 @@ from pathlib import Path
 import structlog
 
 from factledger.adapters.embedding.onnx.model_files import default_cache_dir
+from factledger.adapters.embedding.use_multilingual import UseIntegrityError
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
-from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.judge import (
+    PACKAGED_HEADS,
+    PACKAGED_HEADS_SHA256,
+    LearnedJudge,
+)
+from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.tentative import LearnedTentativeReader
-from factledger.api.settings.extraction import ExtractorSettings, LearnedExtractorSettings
+from factledger.api.settings.extraction import (
+    ExtractionSettings,
+    ExtractorSettings,
+    LearnedExtractorSettings,
+)
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.sessions.instruction_screen import InstructionScreen
 from factledger.application.sessions.ports import SafetyFilter
@@ -26,24 +36,61 @@ log = structlog.get_logger(__name__)
 
 
 @cache
-def learned_judge(heads_path: Path | None = None, heads_sha256: str | None = None) -> SentenceJudge:
+def pair_answers(path: Path | None = None, sha256: str | None = None) -> PairAnswerJudge:
+    """The judge of replies to a confirmation question: the shipped pair head, or a
+    deployment's own (`python -m factledger.bench.judgement answers`) pinned by SHA-256."""
+    if path is None:
+        return PairAnswerJudge.packaged()
+    return PairAnswerJudge.load_over_packaged_encoder(path, sha256)
+
+
+def learned_judge(
+    heads_path: Path | None = None,
+    heads_sha256: str | None = None,
+    answers_path: Path | None = None,
+    answers_sha256: str | None = None,
+) -> SentenceJudge:
+    # One judge per set of files however it is asked for (the extractor asks with the heads
+    # only, the answer path with the answer head too): the cache keys on arguments as given.
+    return _learned_judge(heads_path, heads_sha256, answers_path, answers_sha256)
+
+
+@cache
+def _learned_judge(
+    heads_path: Path | None,
+    heads_sha256: str | None,
+    answers_path: Path | None,
+    answers_sha256: str | None,
+) -> SentenceJudge:
     # The embedder's graph from the user's graph cache, where the backend's embedder of the
     # same model keeps it too: compiling it again took about a third of a start's CPU.
     cache_dir = default_cache_dir()
-    if heads_path is None:
-        return LearnedJudge.packaged(cache_dir=cache_dir)
-    return LearnedJudge.from_file(heads_path, heads_sha256, cache_dir=cache_dir)
+    answers = pair_answers(answers_path, answers_sha256)
+    path, sha256 = (
+        (PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
+        if heads_path is None
+        else (heads_path, heads_sha256)
+    )
+    return LearnedJudge.from_file(path, sha256, cache_dir=cache_dir, answers=answers)
 
 
-def answer_judge(settings: ExtractorSettings) -> SentenceJudge | None:
+def answer_judge(
+    settings: ExtractorSettings, extraction: ExtractionSettings | None = None
+) -> SentenceJudge | None:
     """The judge of the subject's answers (the learned extractor's heads when it is chosen,
-    else the shipped ones), or None when they cannot load: then no conversation confirms
-    anything (a change stays pending until a reviewer decides)."""
+    else the shipped ones; the pair answer head the extraction settings name, else the
+    shipped one), or None when either cannot load: then no conversation confirms anything
+    (a change stays pending until a reviewer decides)."""
+    answers = (
+        (extraction.answer_head_path, extraction.answer_head_sha256)
+        if extraction is not None
+        else (None, None)
+    )
     try:
         if isinstance(settings, LearnedExtractorSettings) and settings.heads_path is not None:
-            return learned_judge(settings.heads_path, settings.heads_sha256)
-        return learned_judge()
-    except (HeadsIntegrityError, OSError, ValueError) as exc:
+            return learned_judge(settings.heads_path, settings.heads_sha256, *answers)
+        return learned_judge(None, None, *answers)
+    except (HeadsIntegrityError, UseIntegrityError, OSError, ValueError) as exc:
         log.error("sentence_judgement_unavailable", error_type=type(exc).__name__)
         return None
 

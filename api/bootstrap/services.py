@@ -152,7 +152,7 @@ async def open_services(
     buffer = await open_session_buffer(settings, postgres, stack) if needs.sessions else None
     store = await open_sync_store(settings, postgres, stack)
     short_term = None
-    judge = answer_judge(settings.extractor)
+    judge = answer_judge(settings.extractor, settings.extraction)
     safety = screened_safety(runtime.safety, judge)
     ledger.tentative = tentative_reader(judge)
     if buffer is not None:

@@ -7,6 +7,7 @@ import json
 import tempfile
 import time
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -43,6 +44,7 @@ from factledger.application.ledger.event_views import INTERNAL_FIELDS
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
 from factledger.application.review_queue.queue import QueueCursor, QueueFilter
+from factledger.domain.errors import DomainError
 from factledger.projections.follower import read_events
 
 DEMO_QUEUE_SHOWN = 50  # the demo has a handful of proposals: all of them
@@ -107,18 +109,37 @@ async def _play_demo(settings: Settings, target: Path) -> None:
         )
 
 
-def subject_ref(subject: str, tenant: str | None, auth: AuthSettings) -> tuple[str, UUID]:
-    """(tenant, subject id) of `tenant/kind/reference`, or of an id given with `--tenant`; the
-    tenant must be one the deployment serves."""
+@dataclass(frozen=True, slots=True)
+class NamedSubject:
+    """A subject as the operator named it: by id, or by kind and reference, whose id only the
+    ledger can derive (it is keyed under the deployment's key)."""
+
+    tenant: str
+    subject_id: UUID | None = None
+    kind: str = ""
+    ref: str = ""
+
+    def id_in(self, ledger: Ledger) -> UUID:
+        if self.subject_id is not None:
+            return self.subject_id
+        try:
+            return ledger.subject_id_for(self.tenant, self.kind, self.ref)
+        except DomainError as exc:
+            raise typer.BadParameter(f"SUBJECT: {exc}") from None
+
+
+def subject_ref(subject: str, tenant: str | None, auth: AuthSettings) -> NamedSubject:
+    """The subject `tenant/kind/reference` names (its first subject), or an id given with
+    `--tenant`; the tenant must be one the deployment serves."""
     parts = subject.split("/")
     if len(parts) == 3:
         checked_tenant(auth, parts[0], param="SUBJECT")
-        return parts[0], Ledger.subject_id_for(*parts)
+        return NamedSubject(parts[0], kind=parts[1], ref=parts[2])
     if tenant is None:
         raise typer.BadParameter("give tenant/kind/reference, or a subject id with --tenant")
     checked_tenant(auth, tenant)
     try:
-        return tenant, UUID(subject)
+        return NamedSubject(tenant, UUID(subject))
     except ValueError:
         raise typer.BadParameter("not a subject id") from None
 
@@ -145,8 +166,10 @@ def history(
     """Show a subject's profile (now or as of a date, on either clock), the history of its
     fields, and what changed between two dates."""
     settings = _settings()
-    tenant_name, sid = subject_ref(subject, tenant, settings.auth)
+    named = subject_ref(subject, tenant, settings.auth)
+    tenant_name = named.tenant
     with open_ledger_runtime(settings) as rt:
+        sid = named.id_in(rt.ledger)
         reader = rt.profiles
         try:
             if as_of is None:

@@ -7,12 +7,13 @@ import asyncio
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated
+from uuid import UUID
 
 import typer
 
 from factledger.api.bootstrap.compose import open_ledger_runtime, open_runtime
 from factledger.api.bootstrap.runtime import Needs
-from factledger.api.cli.ledger import subject_ref
+from factledger.api.cli.ledger import NamedSubject, subject_ref
 from factledger.api.settings import Settings, SettingsError, load_settings
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.commands import (
@@ -43,25 +44,30 @@ def erase(
     its views and saved responses go, and the sync drops its memory-backend namespace. The
     ledger keeps a receipt: who, when, why."""
     settings = _settings()
-    tenant_name, subject_id = subject_ref(subject, tenant, settings.auth)
-    cmd = EraseSubject(tenant_name, subject_id, Actor(ActorKind.STAFF, by), reason)
+    named = subject_ref(subject, tenant, settings.auth)
     try:
-        applied = asyncio.run(_erase(settings, cmd))
+        subject_id, applied = asyncio.run(
+            _erase(settings, named, Actor(ActorKind.STAFF, by), reason)
+        )
     except (NotFoundError, DomainError) as exc:
         typer.echo(f"{type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(1) from None
     typer.echo(f"subject {subject_id} erased" if applied else f"subject {subject_id}: no change")
 
 
-async def _erase(settings: Settings, cmd: EraseSubject) -> bool:
+async def _erase(
+    settings: Settings, named: NamedSubject, by: Actor, reason: str
+) -> tuple[UUID, bool]:
     async with open_runtime(settings, ERASURE) as rt:
+        subject_id = await asyncio.to_thread(named.id_in, rt.ledger)
+        cmd = EraseSubject(named.tenant, subject_id, by, reason)
         result = await asyncio.to_thread(rt.ledger.erase_subject, cmd)
         if rt.idempotency is not None:
             await rt.idempotency.forget_subject(cmd.tenant, cmd.subject_id)
         if rt.session_buffer is not None:  # its open sessions' messages go too
             await rt.session_buffer.discard_subject(cmd.subject_id)
         rt.catch_up()
-        return result.applied
+        return subject_id, result.applied
 
 
 @subjects_app.command("expire-memory")
@@ -74,10 +80,16 @@ def expire_memory(
 ) -> None:
     """Stop serving a memory from a given time on; the sync worker sets it in the backend."""
     settings = _settings()
-    tenant_name, subject_id = subject_ref(subject, tenant, settings.auth)
+    named = subject_ref(subject, tenant, settings.auth)
     valid_until = _aware(until)
-    cmd = ExpireMemory(tenant_name, subject_id, memory_id, valid_until, Actor(ActorKind.STAFF, by))
-    _record_expiry(settings, memory_id, valid_until, lambda ledger: ledger.expire_memory(cmd))
+    actor = Actor(ActorKind.STAFF, by)
+
+    def expire(ledger: Ledger) -> CommandResult:
+        subject_id = named.id_in(ledger)
+        cmd = ExpireMemory(named.tenant, subject_id, memory_id, valid_until, actor)
+        return ledger.expire_memory(cmd)
+
+    _record_expiry(settings, memory_id, valid_until, expire)
 
 
 @subjects_app.command("expire-field")
@@ -94,12 +106,15 @@ def expire_field(
     """Stop serving a profile field from a given time on; it stays in the profile and its
     history, and a later confirmed change of the field clears the expiry."""
     settings = _settings()
-    tenant_name, subject_id = subject_ref(subject, tenant, settings.auth)
+    named = subject_ref(subject, tenant, settings.auth)
     valid_until = _aware(until)
-    cmd = ExpireField(
-        tenant_name, subject_id, field, valid_until, Actor(ActorKind.STAFF, by), reason
-    )
-    _record_expiry(settings, field, valid_until, lambda ledger: ledger.expire_field(cmd))
+    actor = Actor(ActorKind.STAFF, by)
+
+    def expire(ledger: Ledger) -> CommandResult:
+        cmd = ExpireField(named.tenant, named.id_in(ledger), field, valid_until, actor, reason)
+        return ledger.expire_field(cmd)
+
+    _record_expiry(settings, field, valid_until, expire)
 
 
 def _settings() -> Settings:

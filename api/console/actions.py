@@ -27,6 +27,7 @@ from factledger.application.ledger.commands import (
 )
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.drawn_from import memory_lines
+from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.errors import DomainError
 
 NONCE_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
@@ -110,6 +111,7 @@ class Forget:
 async def forget(state: ApiState, session: ConsoleSession, what: Forget, nonce: str) -> None:
     """Forgets a field or a memory, then drops the subject's saved responses, as the API's
     forget route does."""
+    await screen_reason(state.require_ports().safety, what.reason)
     ledger = state.require_ports().ledger
     by, tenant = actor_of(session.principal), session.tenant
     cid = command_id(session, what.subject_id, nonce)

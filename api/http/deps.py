@@ -56,7 +56,6 @@ from factledger.application.memory.ports import MemoryBackend
 from factledger.application.sessions.ports import SafetyFilter, SessionBuffer
 from factledger.application.sessions.short_term import ShortTermMemory
 from factledger.domain.errors import DomainError
-from factledger.domain.subject import subject_id_for
 
 ME = "me"
 _HEX = "[0-9a-fA-F]"
@@ -275,23 +274,36 @@ SafetyDep = Annotated[SafetyFilter, Depends(get_safety)]
 SessionBufferDep = Annotated[SessionBuffer, Depends(get_session_buffer)]
 
 
-def own_subject_id(principal: Principal) -> UUID:
-    """The subject an agent token is bound to, as an id."""
+async def reference_subject_id(ledger: Ledger, tenant: str, kind: str, external_ref: str) -> UUID:
+    """The id of the reference's first subject (`Ledger.subject_id_for`): keyed under the
+    deployment's key, so derived by the ledger; without leaving the loop once this process
+    has met the reference."""
+    known = ledger.subject_ids.known_first(tenant, kind, external_ref)
+    if known is not None:
+        return known
+    return await asyncio.to_thread(ledger.subject_id_for, tenant, kind, external_ref)
+
+
+async def own_subject_id(principal: Principal, ledger: Ledger) -> UUID:
+    """The subject an agent token is bound to, as an id (a token by kind and reference names
+    the reference's first subject)."""
     claim = principal.subject
     if claim is None:
         raise PermissionDeniedError("this token is not bound to a subject")
     try:
         if claim.subject_id is not None:
             return UUID(claim.subject_id)
-        return subject_id_for(principal.tenant, claim.kind or "", claim.ref or "")
+        return await reference_subject_id(
+            ledger, principal.tenant, claim.kind or "", claim.ref or ""
+        )
     except (ValueError, DomainError):
         raise AuthenticationError("token claim subject invalid") from None
 
 
-def requested_subject_id(principal: Principal, raw: str) -> UUID:
+async def requested_subject_id(principal: Principal, ledger: Ledger, raw: str) -> UUID:
     """The subject the path names, as this principal may name it (not yet checked to exist)."""
     if principal.role is Role.AGENT:
-        return check_agent_subject(principal, raw, own_subject_id(principal))
+        return check_agent_subject(principal, raw, await own_subject_id(principal, ledger))
     if raw == ME:
         raise InvalidParameterError("subject", "`me` is only for agent tokens")
     return path_subject_id(raw)
@@ -319,7 +331,7 @@ async def checked_subject_id(principal: Principal, ledger: Ledger, raw: str) -> 
     Reads only the subject's tenant (`Ledger.tenant_of`: its first event, then a cache), so the
     check costs the same on a subject of one event as on one of thousands.
     """
-    subject_id = requested_subject_id(principal, raw)
+    subject_id = await requested_subject_id(principal, ledger, raw)
     check_tenant(principal, await read_tenant(ledger, subject_id), raw)
     return subject_id
 

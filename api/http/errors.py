@@ -32,6 +32,7 @@ from factledger.application.errors import (
     StoreUnavailableError,
 )
 from factledger.application.importing.importer import ImportMismatchError
+from factledger.application.ledger.subject_ids import SubjectIdKeyLostError
 from factledger.application.memory.guidance_catalogue import UnknownConversationTypeError
 from factledger.application.sessions.field_screening import UnsafeFieldError
 from factledger.application.sessions.times import ConversationTimeError
@@ -352,7 +353,10 @@ def render(exc: Exception) -> JSONResponse:
             cause_type=None if cause is None else type(cause).__name__,
             status=status,
         )
-        body = error_body(type(exc).__name__, "a dependency is unavailable")
+        # A lost key of subject ids needs the operator, not a retry: its message (ours, no
+        # host in it) says what to restore.
+        detail = str(exc) if isinstance(exc, SubjectIdKeyLostError) else None
+        body = error_body(type(exc).__name__, detail or "a dependency is unavailable")
     return JSONResponse(body, status_code=status, headers=headers)
 
 

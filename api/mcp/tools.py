@@ -210,7 +210,14 @@ async def forget(call: Call, body: ForgetIn) -> BaseModel:
     subject_id = await _subject(call)
     saved = ports.idempotency or call.state.idempotency
     return await forget_route.forget(
-        body, call.principal, subject_id, ports.ledger, no_key(call), saved, ports.backend
+        body,
+        call.principal,
+        subject_id,
+        ports.ledger,
+        no_key(call),
+        saved,
+        ports.backend,
+        ports.safety,
     )
 
 

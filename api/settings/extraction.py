@@ -89,3 +89,7 @@ class ExtractionSettings(NestedSettings):
     field_slots: bool = True
     field_heads_path: Path | None = None
     field_heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    # The yes / no / neither judge of replies to a confirmation question: the shipped pair
+    # head, or a deployment's own (`python -m factledger.bench.judgement answers`) pinned.
+    answer_head_path: Path | None = None
+    answer_head_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")

@@ -35,7 +35,6 @@ from factledger.application.sessions.field_screening import UnsafeFieldError
 from factledger.application.sessions.ports import SafetyFilter
 from factledger.application.sessions.times import ConversationTimeError
 from factledger.domain.errors import DomainError
-from factledger.domain.subject import subject_id_for
 
 log = structlog.get_logger(__name__)
 # Errors that condemn one line only; anything else (a store down) ends the import.
@@ -82,7 +81,7 @@ class LineRecorder:
     ) -> dict[int, Outcome]:
         """Every line's outcome by line number. With `stop_on_error`, a subject's lines after
         its first bad one are left out (no outcome): the import stops before them."""
-        groups: dict[object, list[tuple[NumberedLine, ImportRecord]]] = defaultdict(list)
+        groups: dict[tuple[str, str], list[tuple[NumberedLine, ImportRecord]]] = defaultdict(list)
         outcomes: dict[int, Outcome] = {}
         for line in batch:
             try:
@@ -115,12 +114,17 @@ class LineRecorder:
             raise ImportLineError(line.number, "line", f"longer than {MAX_LINE_BYTES} bytes")
         return None if line.blank else parse_line(line.number, line.raw)
 
-    def _subject_of(self, record: ImportRecord) -> object:
+    def _subject_of(self, record: ImportRecord) -> tuple[str, str]:
         subject = record if isinstance(record, SubjectLine) else record.subject
-        try:
-            return subject_id_for(self._tenant, subject.kind, subject.ref)
-        except DomainError:
-            return (subject.kind, subject.ref)  # refused when handled; grouped all the same
+        return (subject.kind, subject.ref)  # a bad reference is refused when handled
+
+    async def _subject_id(self, kind: str, ref: str) -> UUID:
+        """The ledger's id of the reference (keyed under the deployment's key): a read the
+        first time this process meets it, so off the event loop then."""
+        known = self._ledger.subject_ids.known_first(self._tenant, kind, ref)
+        if known is not None:
+            return known
+        return await asyncio.to_thread(self._ledger.subject_id_for, self._tenant, kind, ref)
 
     async def _handle_group(
         self,
@@ -135,8 +139,13 @@ class LineRecorder:
         for line, record in items:
             if isinstance(record, SessionLine):
                 try:
+                    subject_id = await self._subject_id(record.subject.kind, record.subject.ref)
                     prepared = await prepare_session(
-                        record, tenant=self._tenant, safety=self._safety, now=self._clock.now()
+                        record,
+                        tenant=self._tenant,
+                        subject_id=subject_id,
+                        safety=self._safety,
+                        now=self._clock.now(),
                     )
                 except LINE_ERRORS as exc:
                     if not await self._record_run(run, outcomes, stop_on_error=stop_on_error):
@@ -158,10 +167,12 @@ class LineRecorder:
 
     async def _register_line(self, line: NumberedLine, record: SubjectLine) -> Outcome:
         try:
-            registered = await asyncio.to_thread(self._register, record.kind, record.ref)
+            registered, subject_id = await asyncio.to_thread(
+                self._register, record.kind, record.ref
+            )
         except LINE_ERRORS as exc:
             return _refused(line, exc)
-        self._remember(subject_id_for(self._tenant, record.kind, record.ref))
+        self._remember(subject_id)
         return Outcome(subjects=registered)
 
     async def _record_run(
@@ -203,9 +214,9 @@ class LineRecorder:
                 registered = 0
         return clean or not stop_on_error
 
-    def _register(self, kind: str, ref: str) -> int:
+    def _register(self, kind: str, ref: str) -> tuple[int, UUID]:
         result = self._ledger.register_subject(RegisterSubject(self._tenant, kind, ref))
-        return int(result.applied)
+        return int(result.applied), result.subject_id
 
     def _record(
         self,
@@ -213,7 +224,7 @@ class LineRecorder:
         register: tuple[str, str] | None,
         stop_on_error: bool,
     ) -> tuple[int, list[PastOutcome]]:
-        registered = 0 if register is None else self._register(*register)
+        registered = 0 if register is None else self._register(*register)[0]
         results = self._ledger.record_past_sessions(cmds, stop_on_error=stop_on_error)
         return registered, results
 

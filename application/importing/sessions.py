@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from uuid import UUID
 
 from factledger.application.importing.format import SessionLine
 from factledger.application.ledger.commands import RecordSession
 from factledger.application.sessions.field_screening import leaves, screen_fields
 from factledger.application.sessions.ports import SafetyFilter
 from factledger.application.sessions.times import check_time
-from factledger.domain.subject import subject_id_for
 from factledger.domain.transcript import Message
 
 
@@ -32,9 +32,10 @@ class PreparedSession:
 
 
 async def prepare_session(
-    line: SessionLine, *, tenant: str, safety: SafetyFilter, now: datetime
+    line: SessionLine, *, tenant: str, subject_id: UUID, safety: SafetyFilter, now: datetime
 ) -> PreparedSession:
-    """The session's `RecordSession`; raises `ConversationTimeError` or `UnsafeFieldError`
+    """The session's `RecordSession` for the subject `subject_id` (the ledger's id of the
+    line's reference); raises `ConversationTimeError` or `UnsafeFieldError`
     (each naming its field) for a line that cannot be recorded."""
     started = check_time("started_at", line.started_at, now=now)
     previous = started
@@ -56,7 +57,7 @@ async def prepare_session(
     subject = line.subject
     command = RecordSession(
         tenant=tenant,
-        subject_id=subject_id_for(tenant, subject.kind, subject.ref),
+        subject_id=subject_id,
         session_id=line.session_id,
         channel=line.channel,
         started_at=started,

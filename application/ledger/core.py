@@ -53,12 +53,13 @@ from factledger.application.ledger.snapshots.store import (
     SubjectSnapshots,
     is_due,
 )
+from factledger.application.ledger.subject_ids import SubjectIds
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
 from factledger.domain.errors import SubjectErasedError
-from factledger.domain.events import FactForgotten, SubjectKeyRotated
+from factledger.domain.events import FactForgotten, SubjectKeyRotated, SubjectRegistered
 from factledger.domain.hedges import TentativeReader
-from factledger.domain.subject import Subject, subject_id_for
+from factledger.domain.subject import Subject, is_keyed
 from factledger.domain.values import ProfileSchema
 
 MAX_ATTEMPTS = 12
@@ -121,6 +122,9 @@ class LedgerCore(Application[UUID]):
         # the event stream): the store itself, unless `read_history_from` routes them.
         self.history: EventStore[UUID] = self.events
         self.history_log: ApplicationRecorder = self.recorder  # the notification log's reads
+        self.subject_ids = SubjectIds(
+            keys, registered=self._registered, keyed_ids_exist=self._keyed_ids_exist
+        )
 
     def construct_recorder(self) -> ApplicationRecorder:
         # Opening the store creates its tables: a database it cannot reach fails here first.
@@ -275,9 +279,35 @@ class LedgerCore(Application[UUID]):
         blocks, so async callers may call it without a thread."""
         return self._tenants.get(subject_id)
 
-    @staticmethod
-    def subject_id_for(tenant: str, kind: str, external_ref: str) -> UUID:
-        return subject_id_for(tenant, kind, external_ref)
+    def subject_id_for(self, tenant: str, kind: str, external_ref: str) -> UUID:
+        """The id of the reference's first subject (registered or not): keyed under the
+        deployment's key, or the legacy id of a subject registered before keyed ids. A read
+        the first time this process meets the reference; `SubjectIdKeyLostError` when the
+        key is gone."""
+        return self.subject_ids.first(tenant, kind, external_ref)
+
+    def _registered(self, subject_id: UUID) -> bool:
+        try:
+            self.tenant_of(subject_id)
+        except NotFoundError:
+            return False
+        return True
+
+    def _keyed_ids_exist(self) -> bool:
+        """Whether any subject was registered under a keyed id: one pass over the log's
+        registrations, stopping at the first keyed one (run when the key store has no key
+        of subject ids, so once per deployment unless the key is lost)."""
+        topics = [SubjectRegistered.TOPIC]
+        after = 0
+        while True:
+            page = self.recorder.select_notifications(
+                start=after, limit=1000, topics=topics, inclusive_of_start=False
+            )
+            if not page:
+                return False
+            if any(is_keyed(UUID(str(n.originator_id))) for n in page):
+                return True
+            after = page[-1].id
 
     # -- machinery -----------------------------------------------------------------------------
 

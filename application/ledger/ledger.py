@@ -20,7 +20,8 @@ so async callers wrap it in `asyncio.to_thread`):
   reached raises `EventStoreUnavailableError` (commands, reads and followers alike).
 - Reads: `subject(tenant, subject_id)` loads the aggregate (for checks and tests; hot paths
   read the projections), `tenant_of(subject_id)` reads only the subject's first event (once;
-  then a bounded cache), `subject_id_for(tenant, kind, external_ref)`.
+  then a bounded cache), `subject_id_for(tenant, kind, external_ref)` (the reference's first
+  subject's id, keyed under the deployment's key: `subject_ids`).
 - Every event is also in the application's notification log, read in order by
   `projections.follower.read_events(ledger, after=position)`.
 """
@@ -52,7 +53,7 @@ from factledger.application.proposals.plan import agreed_changes, plan_changes
 from factledger.domain.errors import DomainError, SessionConflictError, SubjectErasedError
 from factledger.domain.proposal import Decision, Proposal
 from factledger.domain.provenance import Actor, ActorKind
-from factledger.domain.subject import Subject, returning_subject_id
+from factledger.domain.subject import Subject
 from factledger.domain.values import OPEN_SCHEMA, ProfileSchema
 
 log = structlog.get_logger(__name__)
@@ -65,7 +66,6 @@ RE_ONBOARD = (
     "token with the new subject's id"
 )
 MAX_GENERATIONS = 100  # erasures of one reference a registration walks past, at most
-SUBJECT_ID_SCOPE = "~subject-ids"  # the deployment key of returning subjects' ids
 
 
 class Ledger(ForgettingCommands, PastSessions):
@@ -77,11 +77,12 @@ class Ledger(ForgettingCommands, PastSessions):
     env = {"AGGREGATE_CACHE_MAXSIZE": "1000"}
 
     def register_subject(self, cmd: RegisterSubject) -> CommandResult:
-        """Registers the reference's subject; a retry is a no-op. An erased reference is
-        refused (`SubjectErasedError`) unless the person is `returning`: then the next
-        generation's subject is registered (or found, on a retry), under an id keyed with
-        the deployment's key, so nobody can derive it from the reference or link it to the
-        erased one."""
+        """Registers the reference's subject under an id keyed with the deployment's key (or
+        finds it: a retry is a no-op, and a subject registered before keyed ids is found under
+        its old id). An erased reference is refused (`SubjectErasedError`) unless the person
+        is `returning`: then the next generation's subject is registered (or found, on a
+        retry), under the next keyed id, so nobody can derive it from the reference or link
+        it to the erased one."""
         subject_id = self.subject_id_for(cmd.tenant, cmd.kind, cmd.external_ref)
         for generation in range(MAX_GENERATIONS + 1):
             if generation > 0:
@@ -104,9 +105,7 @@ class Ledger(ForgettingCommands, PastSessions):
         raise SubjectErasedError(f"reference erased more than {MAX_GENERATIONS} times")
 
     def returning_id(self, tenant: str, kind: str, external_ref: str, generation: int) -> UUID:
-        return returning_subject_id(
-            tenant, kind, external_ref, generation, self.keys.current(SUBJECT_ID_SCOPE)[1]
-        )
+        return self.subject_ids.generation(tenant, kind, external_ref, generation)
 
     def current_subject_id(self, tenant: str, kind: str, external_ref: str) -> UUID:
         """The id the reference names now: its first subject, or after erasures the latest

@@ -123,6 +123,10 @@ class KeyStore(Protocol):
         """The scope's live key `(key id, key)`, created on first use."""
         ...
 
+    def live(self, scope: str) -> tuple[str, bytes] | None:
+        """The scope's live key, or None when it has none: a read that never creates one."""
+        ...
+
     def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
         """`current` of every scope, in one transaction: a session's end seals each of its
         messages under a key of its own, and a round trip per message would cost more than

@@ -81,3 +81,11 @@ async def screen_fields(safety: SafetyFilter, fields: Fields) -> None:
             category = verdict.category or "refused"
             log.info("safety.field_refused", field=name.split(".")[0], category=category)
             raise UnsafeFieldError(name, category)
+
+
+async def screen_reason(safety: SafetyFilter, text: str | None, field: str = "reason") -> None:
+    """A decision's reason or note passes the filter before it is recorded: it is kept for as
+    long as the subject (sealed under the subject's key), so a card number, a credential or
+    an instruction in it is refused (`UnsafeFieldError` naming `field`), like a proposal's."""
+    if text:
+        await screen_fields(safety, iter([(field, text)]))

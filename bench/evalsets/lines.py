@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.lines")
     parser.add_argument("sets", nargs="+", type=Path, help="directories of blind set files")
     parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
-    parser.add_argument("--answer-head", type=Path, help="an answer head file (a candidate)")
+    parser.add_argument("--answer-head", type=Path, help="a pair answer head file (a candidate)")
     parser.add_argument(
         "--instruction-head", type=Path, help="an instruction head file (a candidate)"
     )
@@ -107,12 +107,12 @@ def main(argv: list[str] | None = None) -> None:
     from factledger.adapters.judgement.heads import Heads
     from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
     from factledger.adapters.judgement.judge import LearnedJudge
-    from factledger.bench.judgement.answer_head import LearnedAnswerHead
+    from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 
     judge = LearnedJudge.packaged()
     reader: AnswerReader = judge
     if args.answer_head is not None:
-        reader = LearnedAnswerHead.load(judge.embedder, args.answer_head, None)
+        reader = PairAnswerJudge.load_over_packaged_encoder(args.answer_head, None)
     detector = LearnedInstructionDetector.packaged(judge.embedder)
     if args.instruction_head is not None:
         heads = Heads.load(args.instruction_head, None, (HEAD,))

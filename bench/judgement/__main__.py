@@ -1,8 +1,8 @@
 """`python -m factledger.bench.judgement train --corpus DIR [--corpus DIR ...] --out FILE`
 `python -m factledger.bench.judgement instructions [--corpus DIR] [--out FILE]` (the
 instruction head, `bench/judgement/instructions.py`)
-`python -m factledger.bench.judgement answers [--corpus DIR ...] --out FILE` (a candidate
-answer head and its yes threshold, `bench/judgement/answers.py`; not shipped)
+`python -m factledger.bench.judgement answers [--corpus DIR ...] [--out FILE]` (the pair
+answer head and its yes threshold, `bench/judgement/answers.py`: the shipped file by default)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
@@ -23,8 +23,10 @@ from pathlib import Path
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
+from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
 from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
+from factledger.adapters.judgement.pair_answers import PACKAGED_ANSWER_HEAD
 from factledger.bench.judgement.answers import train_answer_head
 from factledger.bench.judgement.conversations import (
     CONVERSATIONS,
@@ -85,18 +87,22 @@ def main(argv: list[str] | None = None) -> None:
     lines = commands.add_parser("instructions", help="fit the instruction head")
     lines.add_argument("--corpus", type=Path, default=PACKAGED_CORPUS)
     lines.add_argument("--out", type=Path, default=PACKAGED_INSTRUCTION_HEAD)
-    replies = commands.add_parser("answers", help="fit the answer head (yes / no / neither)")
-    replies.add_argument("--corpus", type=Path, action="append", help="a corpus directory")
-    replies.add_argument("--out", type=Path, required=True, help="the head file to write")
+    replies = commands.add_parser(
+        "answers", help="fit the pair answer head (yes / no / neither to a question)"
+    )
+    replies.add_argument(
+        "--corpus", type=Path, action="append", help="a directory of labelled replies"
+    )
+    replies.add_argument("--out", type=Path, default=PACKAGED_ANSWER_HEAD)
     args = parser.parse_args(argv)
     if args.command == "import":
         report = import_conversations(args.source, args.into)
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
     if args.command == "answers":
-        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+        encoder = UseMultilingualEmbedder().load()
         directories = args.corpus or [PACKAGED_CORPUS]
-        done = asyncio.run(train_answer_head(embedder, directories, args.out))
+        done = asyncio.run(train_answer_head(encoder, directories, args.out))
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return
     if args.command == "instructions":

@@ -1,91 +1,138 @@
-"""Fits the candidate answer head (`answer_head.py`) over the packaged embedder on the
-replies of one or more corpus directories (`answers.yaml` groups, `answers-*.yaml` and
-`replies-*.yaml` items),
-and chooses its yes threshold out of fold: the lowest at which no reply that is not a yes
-reads as one when scored by a head that never saw it. Prints the out-of-fold figures at that
-threshold and the file's SHA-256 to pin."""
+"""Fits the pair answer head (`adapters/judgement/pair_answers.py`) over the multilingual
+encoder on the labelled (question, reply) pairs of one or more directories (`replies-*.yaml`
+and `answers-*.yaml` items in the blind sets' format: change, question, reply, label), and
+chooses its yes threshold out of fold: the lowest at which no pair that is not a yes reads
+as one when scored by a head that never saw it. Prints the out-of-fold figures at that
+threshold, per language group where the items name their language, and the file's SHA-256
+to pin. The replies of `answers.yaml` carry no question, so they train nothing here.
+
+Numpy only: a deployment refits it from its own labelled replies without torch.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import yaml
 
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.heads import Heads
+from factledger.adapters.judgement.pair_answers import CLASSES, HEAD, embed_pairs
 from factledger.application.memory.ports import Embedder
 from factledger.bench.evalsets.cases import parse_answers
-from factledger.bench.judgement.answer_head import HEAD, reply_features
-from factledger.bench.judgement.corpus import REPLIES, LabelledReply, load_corpus
 from factledger.bench.judgement.fit import fit_head
-from factledger.bench.judgement.train import BUCKETS
 
 FOLDS = 5
+BUCKETS = 2048
+L2 = 1e-3
 # Below even odds a yes is never the surest reading of three; the threshold never goes lower.
 YES_FLOOR = 0.5
 
+npt_bool = npt.NDArray[np.bool_]
 
-def replies_in(directories: Sequence[Path]) -> list[LabelledReply]:
-    """A directory's corpus replies and its `replies-*.yaml` (items in the blind sets' format,
-    which the judgement heads' own `train` command does not read, so refitting those heads
-    leaves the answer head they carry as it was)."""
-    out: list[LabelledReply] = []
+
+@dataclass(frozen=True, slots=True)
+class LabelledPair:
+    question: str
+    reply: str
+    label: str
+    language: str | None = None
+
+
+def pairs_in(directories: Sequence[Path]) -> list[LabelledPair]:
+    out: list[LabelledPair] = []
     for directory in directories:
-        out += load_corpus(directory).replies
-        for path in sorted(directory.glob("replies-*.yaml")):
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
-            out += [LabelledReply(a.reply, a.label) for a in parse_answers(raw)]
+        for pattern in ("replies-*.yaml", "answers-*.yaml"):
+            for path in sorted(directory.glob(pattern)):
+                raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+                languages = [r.get("language") for r in raw]
+                out += [
+                    LabelledPair(a.question, a.reply, a.label, None if lang is None else str(lang))
+                    for a, lang in zip(parse_answers(raw), languages, strict=True)
+                ]
     return out
 
 
-def out_of_fold_yes(x: Matrix, labels: Sequence[str], folds: int = FOLDS) -> Matrix:
-    """Each reply's probability of a yes from a head fitted on the other folds (folds drawn
-    by a seeded shuffle, so a run is repeatable)."""
+def out_of_fold(x: Matrix, labels: Sequence[str], folds: int = FOLDS) -> Matrix:
+    """Each pair's probabilities (yes, no, neither) from a head fitted on the other folds
+    (folds drawn by a seeded shuffle, so a run is repeatable)."""
     order = np.random.default_rng(7).permutation(len(labels))
     y = np.array(labels)
-    p = np.zeros(len(labels), dtype=np.float32)
-    for fold in range(folds):
+    p = np.zeros((len(labels), len(CLASSES)), dtype=np.float32)
+    for fold in range(min(folds, len(labels))):
         test = order[fold::folds]
         train = np.setdiff1d(np.arange(len(labels)), test)
-        head = fit_head(x[train], list(y[train]), REPLIES)
-        p[test] = head.probabilities(x[test])[:, head.column("yes")]
+        head = fit_head(x[train], list(y[train]), CLASSES, L2)
+        p[test] = head.probabilities(x[test])[:, [head.column(c) for c in CLASSES]]
     return p
 
 
-def yes_threshold(p_yes: Matrix, labels: Sequence[str]) -> float:
-    """The lowest threshold (three decimals) above every reply's p that is not a yes."""
-    others = [float(p) for p, label in zip(p_yes, labels, strict=True) if label != "yes"]
-    highest = max(others, default=0.0)
+def said_yes(p: Matrix, threshold: float) -> npt_bool:
+    """Which rows the judge reads as a yes at `threshold` (as `PairAnswerJudge` decides)."""
+    mask: npt_bool = (p[:, 0] >= threshold) & (p[:, 0] >= p[:, 1:].max(axis=1))
+    return mask
+
+
+def yes_threshold(p: Matrix, labels: Sequence[str]) -> float:
+    """The lowest threshold (three decimals) above every pair's yes probability that is not
+    a yes and would otherwise read as one."""
+    y = np.array(labels)
+    surest = p[:, 0] >= p[:, 1:].max(axis=1)
+    others = p[(y != "yes") & surest, 0]
+    highest = float(others.max()) if len(others) else 0.0
     return max(YES_FLOOR, math.floor(highest * 1000 + 1) / 1000)
 
 
-def figures(p_yes: Matrix, labels: Sequence[str], threshold: float) -> dict[str, float]:
+def figures(p: Matrix, labels: Sequence[str], threshold: float) -> dict[str, float]:
     y = np.array(labels)
-    said = p_yes >= threshold
+    said = said_yes(p, threshold)
     yeses = int((y == "yes").sum())
     return {
-        "replies": float(len(y)),
+        "pairs": float(len(y)),
         "yeses": float(yeses),
         "yes_accepted": round(float((said & (y == "yes")).sum()) / max(yeses, 1), 3),
         "false_yes": float((said & (y != "yes")).sum()),
+        "accuracy": round(float((np.array(CLASSES)[p.argmax(axis=1)] == y).mean()), 3)
+        if len(y)
+        else 0.0,
     }
+
+
+def by_language(
+    p: Matrix, pairs: Sequence[LabelledPair], threshold: float
+) -> dict[str, dict[str, float]]:
+    """The figures for English pairs and for the others, where the items name a language."""
+    named = [i for i, pair in enumerate(pairs) if pair.language is not None]
+    out = {}
+    for group, keep in (("en", True), ("not_en", False)):
+        rows = [i for i in named if (pairs[i].language == "en") is keep]
+        if rows:
+            out[group] = figures(p[rows], [pairs[i].label for i in rows], threshold)
+    return out
 
 
 async def train_answer_head(
     embedder: Embedder, directories: Sequence[Path], out: Path
 ) -> dict[str, object]:
-    replies = replies_in(directories)
-    labels = [r.label for r in replies]
-    x = await reply_features(embedder, [r.reply for r in replies], BUCKETS)
-    p_yes = out_of_fold_yes(x, labels)
-    threshold = yes_threshold(p_yes, labels)
-    heads = Heads({HEAD: fit_head(x, labels, REPLIES)}, embedder.model_id, BUCKETS, threshold)
+    pairs = pairs_in(directories)
+    if not pairs:
+        raise ValueError("no labelled (question, reply) pairs in the corpus directories")
+    labels = [p.label for p in pairs]
+    x = await embed_pairs(embedder, [(p.question, p.reply) for p in pairs], BUCKETS)
+    p = out_of_fold(x, labels)
+    threshold = yes_threshold(p, labels)
+    head = fit_head(x, labels, CLASSES, L2)
+    heads = Heads({HEAD: head}, embedder.model_id, BUCKETS, threshold)
     return {
+        "pairs": len(pairs),
         "yes_min": threshold,
-        "out_of_fold": figures(p_yes, labels, threshold),
+        "out_of_fold": figures(p, labels, threshold),
+        "out_of_fold_by_language": by_language(p, pairs, threshold),
         "out": str(out),
         "sha256": heads.save(out),
     }

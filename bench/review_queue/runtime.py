@@ -78,6 +78,10 @@ class PrimedKeys:
         missing = [scope for scope in scopes if scope not in found]
         return found | (self._store.current_many(missing) if missing else {})
 
+    def live(self, scope: str) -> tuple[str, bytes] | None:
+        primed = self._primed.get(scope)
+        return primed if primed is not None else self._store.live(scope)
+
     def key(self, key_id: str) -> bytes | None:
         return self._store.key(key_id)
 

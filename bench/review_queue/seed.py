@@ -25,7 +25,7 @@ from factledger.bench.review_queue.runtime import PrimedKeys
 from factledger.domain.proposal import Proposal
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.sessions import SessionRecord
-from factledger.domain.subject import Subject
+from factledger.domain.subject import Subject, legacy_subject_id
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import OPEN_SCHEMA, TextValue, to_payload
 
@@ -116,7 +116,10 @@ def _subject(
     conversation = CONVERSATIONS[s % len(CONVERSATIONS)]
     supplier = SUPPLIERS[s % len(SUPPLIERS)]
     line = f"We buy from {supplier} and spend about {10 + s % 50}k a year."
-    subject = Subject.register(TENANT, kind, ref, at=recorded_at)
+    # Seeded straight into the store, as subjects registered before keyed ids were.
+    subject = Subject.register(
+        TENANT, kind, ref, at=recorded_at, subject_id=legacy_subject_id(TENANT, kind, ref)
+    )
     session_id = f"call-{s:05d}"
     subject.record_session(
         SessionRecord(

@@ -1,11 +1,13 @@
-"""The subject aggregate (`Subject`) and its deterministic id (`subject_id_for`)."""
+"""The subject aggregate (`Subject`) and its deterministic ids (`keyed_subject_id`, and
+`legacy_subject_id` for subjects registered before keyed ids)."""
 
 from factledger.domain.subject.aggregate import Subject
 from factledger.domain.subject.ids import (
     MAX_REFERENCE,
     SUBJECT_NAMESPACE,
-    returning_subject_id,
-    subject_id_for,
+    is_keyed,
+    keyed_subject_id,
+    legacy_subject_id,
 )
 from factledger.domain.subject.state import SEEN_COMMANDS_WINDOW
 
@@ -14,6 +16,7 @@ __all__ = [
     "SEEN_COMMANDS_WINDOW",
     "SUBJECT_NAMESPACE",
     "Subject",
-    "returning_subject_id",
-    "subject_id_for",
+    "is_keyed",
+    "keyed_subject_id",
+    "legacy_subject_id",
 ]

@@ -42,7 +42,7 @@ from factledger.domain.provenance import (
 )
 from factledger.domain.sessions import SessionRecord, check_session
 from factledger.domain.subject.forgetting import SubjectForgetting
-from factledger.domain.subject.ids import check_reference, subject_id_for
+from factledger.domain.subject.ids import check_reference
 from factledger.domain.transcript import Message, Role, Verdict
 from factledger.domain.values import ProfileSchema
 
@@ -60,12 +60,10 @@ class Subject(SubjectForgetting):
         external_ref: str,
         *,
         at: datetime,
-        subject_id: UUID | None = None,
+        subject_id: UUID,
     ) -> Subject:
-        """A new subject; its id is `subject_id_for` the reference unless given (a returning
-        person's, after an erasure: `returning_subject_id`)."""
-        if subject_id is None:
-            subject_id = subject_id_for(tenant, kind, external_ref)
+        """A new subject under the id the ledger derived for its reference (`keyed_subject_id`,
+        or `legacy_subject_id` for subjects registered before keyed ids)."""
         check_reference(tenant, kind, external_ref)
         return cls._create(
             cls.Created,

@@ -38,8 +38,11 @@ async def start(http: httpx.AsyncClient, session_id: str) -> None:
 
 async def say(http: httpx.AsyncClient, session_id: str, **message: Any) -> httpx.Response:
     """The agent's lines with its token, the subject's relayed by the channel."""
-    url, headers = relayed(f"/v1/subjects/me/sessions/{session_id}/messages", message, AGENT)
-    return await http.post(url, json=message, headers=headers)
+    headers, auth = relayed(message, AGENT)
+    url = f"/v1/subjects/me/sessions/{session_id}/messages"
+    if auth is None:
+        return await http.post(url, json=message, headers=headers)
+    return await http.post(url, json=message, headers=headers, auth=auth)
 
 
 async def end(http: httpx.AsyncClient, session_id: str, **body: Any) -> httpx.Response:

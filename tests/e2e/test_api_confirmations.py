@@ -9,18 +9,18 @@ from typing import Any
 import httpx
 import pytest
 from support.api_harness import TEST_AUTH, asgi_client, bearer, line, token
+from support.key_stores import pinned_subject_id
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.domain.subject import subject_id_for
 
 LEAD, OTHER = "crm-310", "crm-311"
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=LEAD, principal_id="voice-bot"))
 OTHER_AGENT = bearer(token(Role.AGENT, kind="lead", ref=OTHER))
 SERVICE = bearer(token(Role.SERVICE))
 REVIEWER = bearer(token(Role.REVIEWER, principal_id="staff-3"))
-LEAD_ID = str(subject_id_for("t1", "lead", LEAD))
+LEAD_ID = str(pinned_subject_id("t1", "lead", LEAD))
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 
 import httpx
 from support.api_harness import TEST_AUTH, asgi_client, bearer, token
+from support.key_stores import pinned_subject_id
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.domain.subject import subject_id_for
 from factledger.testing.history import HistoryShape, history_bytes
 
 SHAPE = HistoryShape(subjects=4, sessions_per_subject=3, messages_per_session=8)
@@ -47,7 +47,7 @@ async def test_a_streamed_history_is_imported_and_reported(
     assert (report["subjects"], report["sessions"], report["reviews"]) == (4, 12, 12)
     assert report["messages"] + report["withheld"] == SHAPE.messages
     assert report["proposals"] is None  # the step runs on the sync queue, after the answer
-    subject = ports.ledger.subject("t1", subject_id_for("t1", "lead", "crm-00003"))
+    subject = ports.ledger.subject("t1", pinned_subject_id("t1", "lead", "crm-00003"))
     assert len(subject.sessions) == 3
 
 
@@ -112,5 +112,5 @@ async def test_only_services_and_admins_import(http: httpx.AsyncClient) -> None:
 
 async def test_subjects_land_in_the_tokens_tenant(http: httpx.AsyncClient, ports: Runtime) -> None:
     await post(http, history_bytes(SHAPE), headers=bearer(token(Role.SERVICE, tenant="t2")))
-    subject_id = subject_id_for("t2", "lead", "crm-00000")
+    subject_id = pinned_subject_id("t2", "lead", "crm-00000")
     assert ports.ledger.subject("t2", subject_id).tenant == "t2"

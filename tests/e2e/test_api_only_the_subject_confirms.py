@@ -11,14 +11,14 @@ from typing import Any
 import httpx
 import pytest
 from support.api_harness import TEST_AUTH, asgi_client, bearer, token
+from support.key_stores import pinned_subject_id
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
-from factledger.domain.subject import subject_id_for
 
 LEAD = "crm-2929"
-LEAD_ID = str(subject_id_for("t1", "lead", LEAD))
+LEAD_ID = str(pinned_subject_id("t1", "lead", LEAD))
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=LEAD, principal_id="chat-bot"))
 CHANNEL = bearer(token(Role.SERVICE, principal_id="chat-platform"))
 REVIEWER = bearer(token(Role.REVIEWER))

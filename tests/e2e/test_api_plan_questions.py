@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from support.api_harness import TEST_AUTH, asgi_client, bearer, token
+from support.key_stores import pinned_subject_id
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.runtime import Runtime
@@ -24,10 +25,9 @@ from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain.provenance import Actor, ActorKind
-from factledger.domain.subject import subject_id_for
 
 LEAD = "crm-4471"
-LEAD_ID = str(subject_id_for("t1", "lead", LEAD))
+LEAD_ID = str(pinned_subject_id("t1", "lead", LEAD))
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=LEAD, principal_id="chat-bot"))
 CHANNEL = bearer(token(Role.SERVICE, principal_id="chat-platform"))
 REVIEWER = bearer(token(Role.REVIEWER))

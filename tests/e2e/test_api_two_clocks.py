@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.key_stores import pinned_subject_id
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.runtime import Runtime
@@ -21,7 +22,6 @@ from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.client import AsyncFactledgerClient, NotFoundError
 from factledger.domain.provenance import Actor, ActorKind
-from factledger.domain.subject import subject_id_for
 from factledger.testing.manual_clock import ManualClock
 
 LEAD = "crm-lead-31"
@@ -29,7 +29,7 @@ SERVICE = bearer(token(Role.SERVICE))
 REVIEWER = bearer(token(Role.REVIEWER, principal_id="staff-7"))
 ANALYST = bearer(token(Role.ANALYST))
 NDJSON = {"content-type": "application/x-ndjson"}
-LEAD_ID = subject_id_for("t1", "lead", LEAD)
+LEAD_ID = pinned_subject_id("t1", "lead", LEAD)
 PROFILE = f"/v1/subjects/{LEAD_ID}/profile"
 
 IMPORTED = datetime(2025, 6, 9, 9, 0, tzinfo=UTC)

@@ -12,8 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
+from factledger.api.bootstrap.compose import open_ledger_runtime
 from factledger.api.cli.main import app
-from factledger.application.ledger.ledger import Ledger
+from factledger.api.settings import load_settings
 from factledger.application.sessions.types import ActiveSession, SessionId, SessionKey
 from factledger.domain.transcript import Channel, Message, Role
 
@@ -58,7 +59,9 @@ def test_the_cli_erasure_removes_the_subjects_open_sessions(
 ) -> None:
     runner = CliRunner()
     on_the_demo(runner, tmp_path, monkeypatch)
-    key = SessionKey(Ledger.subject_id_for(*SUBJECT.split("/")), SessionId("wa-open"))
+    with open_ledger_runtime(load_settings(), catch_up=False) as rt:
+        subject_id = rt.ledger.subject_id_for(*SUBJECT.split("/"))
+    key = SessionKey(subject_id, SessionId("wa-open"))
     canary = "canary-of-an-open-session"
 
     async def buffered() -> int | None:

@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 from mcp import Client
 from support.api_harness import TEST_AUTH, asgi_client, bearer, token
+from support.key_stores import pinned_subject_id
 from support.mcp_story import answer, call, converse, error, http_relay
 
 from factledger.api.bootstrap.runtime import Runtime
@@ -17,7 +18,6 @@ from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role, TokenVerifier
 from factledger.api.mcp.server import build_server
 from factledger.application.ledger.commands import RegisterSubject
-from factledger.domain.subject import subject_id_for
 
 REF = "crm-mcp-host"
 AGENT = token(Role.AGENT, kind="lead", ref=REF, principal_id="voice-bot")
@@ -68,7 +68,7 @@ async def test_each_tool_says_whether_it_reads_destroys_or_may_be_retried(ports:
 async def test_every_answer_matches_its_tools_output_schema(ports: Runtime) -> None:
     app = create_app(ports=ports, auth=TEST_AUTH)
     async with client_for(ports) as client, asgi_client(app) as channel:
-        relay = http_relay(channel, str(subject_id_for("t1", "lead", REF)), SERVICE)
+        relay = http_relay(channel, str(pinned_subject_id("t1", "lead", REF)), SERVICE)
         schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
         lines = [("agent", "How many vans?"), ("subject", "We run thirty electric vans.")]
         answers = {

@@ -10,6 +10,7 @@ import httpx
 import structlog
 from mcp import Client
 from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
+from support.key_stores import pinned_subject_id
 from support.mcp_story import Relay, call, error, http_relay, tell_story
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
@@ -20,7 +21,6 @@ from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role, TokenVerifier
 from factledger.api.mcp.server import STATUS_META, build_server
 from factledger.application.ledger.commands import RegisterSubject
-from factledger.domain.subject import subject_id_for
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.stalling_backend import StallingBackend
 
@@ -37,7 +37,7 @@ def registered(ports: Runtime) -> Runtime:
 
 def stream_lengths(ports: Runtime) -> list[int]:
     return [
-        len(list(ports.ledger.events.get(subject_id_for("t1", "lead", ref))))
+        len(list(ports.ledger.events.get(pinned_subject_id("t1", "lead", ref))))
         for ref in (REF, OTHER_REF)
     ]
 
@@ -54,7 +54,7 @@ def client_for(ports: Runtime, jwt: str = AGENT) -> Client:
 
 def relay_for(channel: httpx.AsyncClient) -> Relay:
     """The platform's channel relays the subject's lines with a service token."""
-    subject_id = str(subject_id_for("t1", "lead", REF))
+    subject_id = str(pinned_subject_id("t1", "lead", REF))
     return http_relay(channel, subject_id, bearer(token(Role.SERVICE)))
 
 
@@ -71,7 +71,7 @@ async def test_the_story_runs_through_the_tools_and_logs_none_of_it(ports: Runti
 async def test_an_argument_naming_a_subject_or_tenant_fails_and_records_nothing(
     ports: Runtime,
 ) -> None:
-    other = str(subject_id_for("t1", "lead", OTHER_REF))
+    other = str(pinned_subject_id("t1", "lead", OTHER_REF))
     before = stream_lengths(registered(ports))
     proposal = {"field": "fleet", "value": {"type": "text", "value": "x"}, "origin": "inferred"}
     async with client_for(ports) as agent:

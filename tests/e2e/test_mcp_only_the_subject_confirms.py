@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 from mcp import Client
 from support.api_harness import TEST_AUTH, asgi_client, bearer, token
+from support.key_stores import pinned_subject_id
 from support.mcp_story import answer, call, error
 
 from factledger.api.bootstrap.runtime import Runtime
@@ -19,10 +20,9 @@ from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role, TokenVerifier
 from factledger.api.mcp.server import build_server
 from factledger.application.ledger.commands import RegisterSubject
-from factledger.domain.subject import subject_id_for
 
 REF = "crm-mcp-29"
-SUBJECT_ID = subject_id_for("t1", "lead", REF)
+SUBJECT_ID = pinned_subject_id("t1", "lead", REF)
 SUBJECT = f"/v1/subjects/{SUBJECT_ID}"
 AGENT = token(Role.AGENT, kind="lead", ref=REF, principal_id="voice-bot")
 CHANNEL = bearer(token(Role.SERVICE, principal_id="voice-platform"))

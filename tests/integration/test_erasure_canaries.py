@@ -31,6 +31,7 @@ from factledger.api.http.auth import Role
 from factledger.api.settings import Settings, load_settings
 from factledger.application.memory.forwarding import innermost_backend
 from factledger.domain.events import SessionRecorded
+from factledger.domain.subject import legacy_subject_id
 from factledger.testing.manual_clock import ManualClock
 
 # Distinctive, and split into words no other text of the run contains.
@@ -67,6 +68,7 @@ class Story:
         self.http, self.rt, self.clock = http, rt, clock
         self.written: set[str] = set()  # canaries found in the data before the erasures
         self.fingerprint = ""  # of the erased subject's session, read before the erasure
+        self.erased_id = UUID(int=0)
 
     async def sync(self) -> None:
         worker = self.rt.sync_worker
@@ -116,6 +118,7 @@ class Story:
         were written at all."""
         await self.talk("crm-forget", "wa-forget", FORGOTTEN, summary=None)
         erased = await self.talk(ERASED_REF, "wa-erase", ERASED, summary=f"likes {ERASED}")
+        self.erased_id = UUID(erased)
         recorded = [
             e for e in self.rt.ledger.events.get(UUID(erased)) if isinstance(e, SessionRecorded)
         ]
@@ -150,7 +153,23 @@ def hits_in_files(root: Path, canaries: tuple[str, ...] = CANARIES) -> list[str]
 
 
 def identifying(story: Story) -> tuple[str, ...]:
-    return (ERASED_REF, ERASE_REASON, story.fingerprint)
+    """The person's reference, the reason and the fingerprint, and what anyone can derive from
+    the reference alone: its name-based uuid5, the id subjects had before keyed ids (as text
+    and hex; `derivable_bytes` checks its raw bytes, as PostgreSQL's uuid columns hold it)."""
+    derived = legacy_subject_id("t1", "lead", ERASED_REF)
+    return (ERASED_REF, ERASE_REASON, story.fingerprint, str(derived), derived.hex)
+
+
+def derivable_bytes() -> bytes:
+    return legacy_subject_id("t1", "lead", ERASED_REF).bytes
+
+
+def raw_hits(root: Path, needle: bytes) -> list[str]:
+    return [
+        str(path.relative_to(root))
+        for path in sorted(p for p in root.rglob("*") if p.is_file())
+        if needle in path.read_bytes()
+    ]
 
 
 def clock() -> ManualClock:
@@ -175,7 +194,10 @@ async def test_nothing_forgotten_or_erased_is_left_in_the_sqlite_files_or_the_lo
     assert story.written == set(CANARIES)
     assert hits_in_files(data_dir) == []
     assert hits_in_files(data_dir, identifying(story)) == []
+    assert raw_hits(data_dir, derivable_bytes()) == []
     assert not [c for c in (*CANARIES, *identifying(story)) if c in repr(logs)]
+    # The erased subject's id, kept in its receipt, is keyed: it confirms no guessed reference
+    assert story.erased_id.version == 8
 
 
 def pg_settings(data_dir: Path, location: PostgresLocation) -> Settings:
@@ -263,7 +285,14 @@ async def test_nothing_forgotten_or_erased_is_left_in_postgres_or_pgvector(
         if not h.removeprefix("pg/").startswith(RETAINED)
     ]
     assert named(hits, relations) == [], "\n".join(named(hits, relations))
+    raw = [
+        h
+        for h in raw_hits(data_dir, derivable_bytes())
+        if not h.removeprefix("pg/").startswith(RETAINED)
+    ]
+    assert raw == [], raw
     assert not [c for c in everything if c in repr(logs)]
+    assert story.erased_id.version == 8
     assert set(compacted) == {
         "chunks",
         "documents",

@@ -24,7 +24,6 @@ from factledger.adapters.postgres.key_store import PostgresKeyStore
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain.events import ChangeProposed
-from factledger.domain.subject import subject_id_for
 
 pytestmark = pytest.mark.integration
 WORKER = Path(__file__).parent.parent / "support" / "ledger_writer_worker.py"
@@ -70,7 +69,7 @@ def recorded(location: PostgresLocation, schema: str) -> Counter[str]:
         fields: Counter[str] = Counter()
         for thread in range(THREADS):
             for s in range(SUBJECTS_PER_THREAD):
-                subject_id = subject_id_for("acme", "lead", f"w-{thread}-{s}")
+                subject_id = ledger.subject_id_for("acme", "lead", f"w-{thread}-{s}")
                 events = list(ledger.repository.event_store.get(subject_id))
                 versions = [e.originator_version for e in events]
                 assert versions == list(range(1, len(versions) + 1))

@@ -8,7 +8,8 @@ parts, so e2e tests drive the real routes over `httpx.ASGITransport` without a s
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+import json
+from collections.abc import AsyncIterator, Generator, Mapping
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
@@ -17,6 +18,7 @@ import httpx
 import jwt
 from fastapi import FastAPI
 from pydantic import SecretStr
+from support.key_stores import PinnedSubjectIdKeys
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -46,7 +48,6 @@ from factledger.application.recall.policy import RecallPolicies
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.turn_reads import LedgerTurns
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
-from factledger.domain.subject import subject_id_for
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
@@ -67,7 +68,10 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
     instruction check over the answer judge's embedder."""
     judge = learned_judge()
     ledger = Ledger(
-        popo_env(), clock=clock, keys=InMemoryKeyStore(), tentative=tentative_reader(judge)
+        popo_env(),
+        clock=clock,
+        keys=PinnedSubjectIdKeys(InMemoryKeyStore()),
+        tentative=tentative_reader(judge),
     )
     buffer = InMemorySessionBuffer()
     safety = screened_safety(DetectorSafetyFilter(), judge)
@@ -155,25 +159,57 @@ async def asgi_client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 CHANNEL_ID = "chat-platform"
 
 
+class RelayedByChannel(httpx.Auth):
+    """Sends a request of the agent's on the subject's own id with the channel's service
+    token. The subject's id is keyed under the deployment's key, so only the server knows it:
+    the flow asks `GET /v1/whoami` with the agent's token first (on the same client)."""
+
+    requires_response_body = True
+
+    def __init__(self, agent_authorization: str, tenant: str) -> None:
+        self._agent = agent_authorization
+        self._channel = bearer(token(Role.SERVICE, tenant=tenant, principal_id=CHANNEL_ID))
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        whoami = httpx.Request(
+            "GET", request.url.copy_with(path="/v1/whoami", query=None), headers=self._agent_headers
+        )
+        answer = yield whoami
+        if answer.status_code != 200:  # the agent's own answer (401, 503) is the test's
+            request.headers["Authorization"] = self._agent
+        else:
+            subject_id = json.loads(answer.content)["subject_id"]
+            path = request.url.path.replace("/v1/subjects/me/", f"/v1/subjects/{subject_id}/")
+            request.url = request.url.copy_with(path=path)
+            request.headers["Authorization"] = self._channel["Authorization"]
+        yield request
+
+    @property
+    def _agent_headers(self) -> dict[str, str]:
+        return {"Authorization": self._agent}
+
+
 def relayed(
-    url: str, message: Mapping[str, Any] | None, headers: Mapping[str, str]
-) -> tuple[str, dict[str, str]]:
-    """Where and with which token a line is appended: the subject's lines come from the
-    channel that heard them (the platform's service token, on the subject's own id), the
-    agent's with the agent's token. Other headers (an `Idempotency-Key`) are kept."""
+    message: Mapping[str, Any] | None, headers: Mapping[str, str]
+) -> tuple[dict[str, str], httpx.Auth | None]:
+    """With which token a line is appended: the subject's lines come from the channel that
+    heard them (the platform's service token, on the subject's own id), the agent's with the
+    agent's token. Other headers (an `Idempotency-Key`) are kept. Pass both to the request:
+    `http.post(url, json=message, headers=headers, auth=auth)`."""
     if message is None or message.get("role") != "subject":
-        return url, dict(headers)
-    claims = jwt.decode(headers["Authorization"].split()[1], options={"verify_signature": False})
+        return dict(headers), None
+    authorization = headers["Authorization"]
+    claims = jwt.decode(authorization.split()[1], options={"verify_signature": False})
     if claims["role"] != Role.AGENT.value:
-        return url, dict(headers)
-    claim = claims["subject"]
-    subject_id = subject_id_for(claims["tenant"], claim["kind"], claim["ref"])
-    channel = token(Role.SERVICE, tenant=claims["tenant"], principal_id=CHANNEL_ID)
+        return dict(headers), None
     kept = {k: v for k, v in headers.items() if k != "Authorization"}
-    return url.replace("/v1/subjects/me/", f"/v1/subjects/{subject_id}/"), kept | bearer(channel)
+    return kept, RelayedByChannel(authorization, claims["tenant"])
 
 
 def line(url: str, message: Mapping[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
     """`http.post(**line(url, message, headers))`: a line appended by whoever may write it."""
-    where, who = relayed(url, message, headers)
-    return {"url": where, "json": message, "headers": who}
+    who, auth = relayed(message, headers)
+    sent: dict[str, Any] = {"url": url, "json": message, "headers": who}
+    if auth is not None:
+        sent["auth"] = auth
+    return sent

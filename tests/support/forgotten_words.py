@@ -37,7 +37,6 @@ from factledger.application.ledger.event_log import TenantEventLog
 from factledger.application.ledger.event_views import event_body
 from factledger.application.memory.record_ids import namespace_for
 from factledger.domain.events import SessionRecorded
-from factledger.domain.subject import subject_id_for
 from factledger.testing.manual_clock import ManualClock
 
 STATED = "Zanzibar Periwinkle"  # the words of a field that is then forgotten
@@ -214,7 +213,11 @@ async def imported(http: httpx.AsyncClient, ref: str, session: str, lines: list[
     headers = {**SERVICE, "content-type": "application/x-ndjson"}
     report = await ok(await http.post("/v1/import", content=body, headers=headers))
     assert report["sessions"] == 1, report
-    return str(subject_id_for("t1", "lead", ref))
+    # The id is keyed under the server's own key: the API names it.
+    query = {"kind": "lead", "external_ref": ref}
+    found = await http.get("/v1/subjects/lookup", params=query, headers=SERVICE)
+    assert found.status_code == 200, found.text
+    return str(found.json()["subject_id"])
 
 
 def cli_env(settings: Settings) -> dict[str, str]:

@@ -17,7 +17,6 @@ from rich.text import Text
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.ledger.commands import RecordSession
-from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.record_ids import namespace_for
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.types import Note, NoteKind
@@ -68,7 +67,7 @@ class AgentDemo:
         self._sessions, self._recall = runtime.sessions, runtime.recall
         self._worker, self._backend = runtime.sync_worker, runtime.backend
         self._show = show
-        self.subject_id = Ledger.subject_id_for(TENANT, KIND, REF)
+        self.subject_id = runtime.ledger.subject_id_for(TENANT, KIND, REF)
 
     async def record(self, session: RecordSession) -> None:
         if await tell_short_term_memory(self._sessions, session):

@@ -40,6 +40,7 @@ from factledger.application.review_queue.cursor import (
 )
 from factledger.application.review_queue.decisions import MAX_FILTER_DECISION
 from factledger.application.review_queue.queue import MAX_TEXT, QueueCursor, QueueFilter
+from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.proposal import MAX_NOTE
 from factledger.domain.provenance import MAX_REASON, Origin
 
@@ -222,7 +223,9 @@ async def decide_many(
     approve = action == "approve"
     if not approve and not text.strip():
         raise InvalidParameterError("text", "a reason is required to reject")
-    decisions = _decisions(change, approve=approve, text=text.strip() or None)
+    said = text.strip() or None
+    await screen_reason(console.api.require_ports().safety, said, "text")
+    decisions = _decisions(change, approve=approve, text=said)
     for subject_id in {d.subject_id for d in decisions}:
         await checked(console, session, subject_id)
     outcomes = await decide_all(ledger, session, decisions, nonce)
@@ -335,6 +338,7 @@ async def decide_every(
     approve = action == "approve"
     if not approve and not text.strip():
         raise InvalidParameterError("text", "a reason is required to reject")
+    await screen_reason(state.require_ports().safety, text.strip() or None, "text")
     now = state.require_ports().ledger.clock.now()
     where = queue_filter(
         now,

@@ -16,6 +16,7 @@ from factledger.api.http.deps import (
     IdempotencyDep,
     IdempotencyStoreDep,
     LedgerDep,
+    SafetyDep,
     SessionBufferDep,
     SubjectIdDep,
     require_roles,
@@ -23,6 +24,7 @@ from factledger.api.http.deps import (
 from factledger.api.http.routes.proposals import actor_of
 from factledger.api.http.schemas.common import ERRORS, Strict
 from factledger.application.ledger.commands import EraseSubject, new_command_id
+from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.provenance import MAX_REASON
 
 log = structlog.get_logger(__name__)
@@ -63,7 +65,9 @@ async def erase(
     idem: IdempotencyDep,
     saved: IdempotencyStoreDep,
     buffer: SessionBufferDep,
+    safety: SafetyDep,
 ) -> ErasureOut:
+    await screen_reason(safety, body.reason)
     cmd = EraseSubject(
         principal.tenant,
         subject_id,

@@ -16,6 +16,7 @@ from factledger.api.http.deps import (
     IdempotencyDep,
     IdempotencyStoreDep,
     LedgerDep,
+    SafetyDep,
     SubjectIdDep,
 )
 from factledger.api.http.routes.proposals import actor_of
@@ -34,6 +35,7 @@ from factledger.application.ledger.commands import (
 )
 from factledger.application.memory.drawn_from import memory_lines
 from factledger.application.memory.rules import ID_PATTERN
+from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.provenance import MAX_REASON, ChangeStatus
 
 log = structlog.get_logger(__name__)
@@ -170,7 +172,9 @@ async def forget(
     idem: IdempotencyDep,
     saved: IdempotencyStoreDep,
     backend: BackendDep,
+    safety: SafetyDep,
 ) -> ForgetOut:
+    await screen_reason(safety, body.reason)
     command_id = idem.command_id or new_command_id()
     by = actor_of(principal)
 

@@ -51,7 +51,11 @@ from factledger.application.sessions.answers import (
     check_answer,
     cited_transcript,
 )
-from factledger.application.sessions.field_screening import proposal_fields, screen_fields
+from factledger.application.sessions.field_screening import (
+    proposal_fields,
+    screen_fields,
+    screen_reason,
+)
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.subject import Subject
 from factledger.domain.values import to_payload
@@ -274,7 +278,9 @@ async def reject(
     subject_id: SubjectIdDep,
     ledger: LedgerDep,
     idem: IdempotencyDep,
+    safety: SafetyDep,
 ) -> DecisionOut:
+    await screen_reason(safety, body.reason)
     cmd = RejectChange(
         principal.tenant,
         subject_id,

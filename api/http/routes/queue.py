@@ -58,6 +58,7 @@ from factledger.application.review_queue.decisions import (
 )
 from factledger.application.review_queue.ports import ReviewQueue
 from factledger.application.review_queue.queue import MAX_PAGE, MAX_TEXT, QueueCursor, QueueFilter
+from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.provenance import Origin
 
 router = APIRouter(prefix="/v1/proposals/pending", tags=["proposals"], responses=ERRORS)  # type: ignore[arg-type]
@@ -250,6 +251,9 @@ async def decide(
         picks = [Pick(UUID(s.subject_id_text), UUID(s.change_id_text)) for s in selected]
     else:
         picks = [Pick(c.subject_id, c.change_id) for c in body.changes or []]
+    approving = body.decision == "approve"
+    said = body.note if approving else body.reason
+    await screen_reason(state.require_ports().safety, said, "note" if approving else "reason")
     verdict = Verdict(
         approve=body.decision == "approve",
         by=actor_of(principal),

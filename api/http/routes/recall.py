@@ -63,7 +63,7 @@ class BudgetedSubject:
 async def check_within_budget(
     principal: Principal, ledger: Ledger, raw: str, budget_s: float, arrived_at: float
 ) -> BudgetedSubject:
-    subject_id = requested_subject_id(principal, raw)
+    subject_id = await requested_subject_id(principal, ledger, raw)
     left = budget_left(budget_s, arrived_at)
     if too_late_to_start(budget_s, left):
         return BudgetedSubject(subject_id, Degraded.OVERLOADED)

@@ -6,7 +6,7 @@ import asyncio
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from factledger.api.http.auth import Role
 from factledger.api.http.deps import (
@@ -16,7 +16,9 @@ from factledger.api.http.deps import (
     Registrar,
     SubjectIdDep,
     SubjectReader,
+    api_state,
     own_subject_id,
+    reference_subject_id,
 )
 from factledger.api.http.errors import SubjectNotFoundError
 from factledger.api.http.schemas.common import ERRORS, SafeText
@@ -51,8 +53,10 @@ def _out(subject: Subject, *, created: bool | None = None) -> SubjectOut:
 
 
 @router.get("/whoami", summary="The verified identity of the caller")
-async def whoami(principal: PrincipalDep) -> WhoAmIOut:
-    own = own_subject_id(principal) if principal.role is Role.AGENT else None
+async def whoami(principal: PrincipalDep, request: Request) -> WhoAmIOut:
+    own = None
+    if principal.role is Role.AGENT:
+        own = await own_subject_id(principal, api_state(request).require_ports().ledger)
     return WhoAmIOut(
         principal_id=principal.id,
         tenant=principal.tenant,
@@ -66,7 +70,8 @@ async def register(
     body: RegisterSubjectIn, principal: Registrar, ledger: LedgerDep, key: IdempotencyRequestDep
 ) -> SubjectOut:
     cmd = RegisterSubject(principal.tenant, body.kind, body.external_ref, body.returning)
-    idem = key.for_subject(Ledger.subject_id_for(principal.tenant, body.kind, body.external_ref))
+    subject_id = await reference_subject_id(ledger, principal.tenant, body.kind, body.external_ref)
+    idem = key.for_subject(subject_id)
 
     async def run() -> SubjectOut:
         # An erased reference is refused by the ledger (410, with how to re-onboard).

@@ -18,7 +18,7 @@ from functools import cache
 from importlib import import_module
 
 import factledger.domain
-from factledger.domain.subject import Subject
+from factledger.domain.subject import Subject, legacy_subject_id
 
 # Raise when the codec itself changes (the sealing format, the pickled container).
 CODEC_VERSION = 1
@@ -30,7 +30,13 @@ def state_layout() -> str:
     """A short hex fingerprint of the subject state's shape in this build."""
     parts = [f"codec={CODEC_VERSION}", f"subject={getattr(Subject, 'class_version', 1)}"]
     # A subject fresh from registration holds every attribute its __init__ sets.
-    probe = Subject.register("layout", "probe", "probe", at=_PROBE_AT)
+    probe = Subject.register(
+        "layout",
+        "probe",
+        "probe",
+        at=_PROBE_AT,
+        subject_id=legacy_subject_id("layout", "probe", "probe"),
+    )
     parts.append("attrs=" + ",".join(sorted(probe.__dict__)))
     parts.extend(_domain_shapes())
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]

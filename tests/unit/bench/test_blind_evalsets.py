@@ -110,5 +110,9 @@ async def test_the_learned_judgement_notices_the_forget_request_and_the_no(
 
     sales = result["cases"]["sales"]
     assert (sales["forgets_noticed"], sales["forget_false_alarms"]) == (1.0, 0)
+    confusion = result["answers"]["confusion"]
     assert result["answers"]["false_yes"] == 0
-    assert result["answers"]["confusion"]["yes->yes"] == 1
+    assert confusion["no->no"] == 1
+    # "Yes, since March." is a yes the answer judge may not be sure enough of (its bar admits
+    # no training reply that is not a yes): then it stays pending, and is never a no.
+    assert confusion["yes->yes"] + confusion["yes->neither"] == 1

@@ -5,15 +5,23 @@ from __future__ import annotations
 import pytest
 
 from factledger.domain.proposal import Proposal
-from factledger.domain.subject import Subject
+from factledger.domain.subject import Subject, keyed_subject_id
 from factledger.domain.values import OPEN_SCHEMA
 from factledger.testing.subject_builders import T0, approve, proposal, session
+
+KEY = b"k" * 32  # a deployment key of subject ids
 
 
 @pytest.fixture
 def subject() -> Subject:
     """A registered lead with one recorded WhatsApp session."""
-    lead = Subject.register("acme", "lead", "lead-42", at=T0)
+    lead = Subject.register(
+        "acme",
+        "lead",
+        "lead-42",
+        at=T0,
+        subject_id=keyed_subject_id("acme", "lead", "lead-42", 0, KEY),
+    )
     lead.record_session(session(), at=T0)
     return lead
 

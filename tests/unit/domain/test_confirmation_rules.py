@@ -13,10 +13,12 @@ from factledger.domain.errors import (
 from factledger.domain.proposal import Decision, Proposal
 from factledger.domain.provenance import Actor, ActorKind, ChangeStatus, Evidence
 from factledger.domain.sessions import SessionRecord
-from factledger.domain.subject import Subject
+from factledger.domain.subject import Subject, keyed_subject_id
 from factledger.domain.transcript import Channel, Message, MessageDecision, Role, Verdict
 from factledger.domain.values import OPEN_SCHEMA
 from factledger.testing.subject_builders import REVIEWER, T0, proposal, session
+
+KEY = b"k" * 32  # a deployment key of subject ids
 
 LEAD = Actor(ActorKind.SUBJECT, "lead-42")
 
@@ -66,7 +68,13 @@ def test_an_agent_line_cannot_confirm(proposed: tuple[Subject, Proposal]) -> Non
 
 def test_another_subjects_session_cannot_confirm(proposed: tuple[Subject, Proposal]) -> None:
     subject, change = proposed
-    other = Subject.register("acme", "lead", "lead-99", at=T0)
+    other = Subject.register(
+        "acme",
+        "lead",
+        "lead-99",
+        at=T0,
+        subject_id=keyed_subject_id("acme", "lead", "lead-99", 0, KEY),
+    )
     other.record_session(session("s-other", "Yes, Supplier A is right."), at=T0)
     with pytest.raises(EvidenceNotFoundError):
         confirm(subject, change, Evidence("s-other", 1, "Yes, Supplier A is right"))

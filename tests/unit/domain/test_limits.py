@@ -25,7 +25,7 @@ from factledger.domain.provenance import (
     Evidence,
 )
 from factledger.domain.sessions import MAX_SESSION_ID
-from factledger.domain.subject import MAX_REFERENCE, Subject, subject_id_for
+from factledger.domain.subject import MAX_REFERENCE, Subject, keyed_subject_id
 from factledger.domain.transcript import MAX_MESSAGE_CHARS
 from factledger.domain.values import MAX_TEXT, OPEN_SCHEMA, TextValue
 from factledger.testing.subject_builders import REVIEWER, T0, approve, proposal, session
@@ -102,9 +102,9 @@ def test_a_memory_forget_reason_past_the_limit_is_refused(subject: Subject) -> N
 
 
 def test_references_actors_and_texts_keep_their_named_limits() -> None:
-    assert subject_id_for("acme", "lead", "r" * MAX_REFERENCE)
+    assert keyed_subject_id("acme", "lead", "r" * MAX_REFERENCE, 0, b"k" * 32)
     with pytest.raises(InvalidReferenceError):
-        subject_id_for("acme", "lead", "r" * (MAX_REFERENCE + 1))
+        keyed_subject_id("acme", "lead", "r" * (MAX_REFERENCE + 1), 0, b"k" * 32)
     assert Actor(ActorKind.STAFF, "a" * MAX_ACTOR_ID)
     with pytest.raises(InvalidValueError, match=r"actor\.id"):
         Actor(ActorKind.STAFF, "a" * (MAX_ACTOR_ID + 1))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from uuid import uuid4
 
 import pytest
 
@@ -36,7 +37,7 @@ from factledger.domain.events import (
 )
 from factledger.domain.proposal import Decision, Proposal
 from factledger.domain.provenance import Actor, ActorKind, ChangeStatus, Evidence, Operation, Origin
-from factledger.domain.subject import Subject, subject_id_for
+from factledger.domain.subject import Subject, keyed_subject_id
 from factledger.domain.values import OPEN_SCHEMA, ListValue, ProfileSchema, TextValue, ValueType
 from factledger.testing.subject_builders import (
     MODEL,
@@ -60,14 +61,18 @@ def new_events(subject: Subject) -> list[type]:
 
 
 def test_the_subject_id_is_derived_from_tenant_kind_and_reference() -> None:
-    assert subject_id_for("acme", "lead", "L1") == subject_id_for("acme", "lead", "L1")
-    assert subject_id_for("acme", "lead", "L1") != subject_id_for("other", "lead", "L1")
-    assert Subject.register("acme", "lead", "L1", at=T0).id == subject_id_for("acme", "lead", "L1")
+    key = b"k" * 32
+    assert keyed_subject_id("acme", "lead", "L1", 0, key) == keyed_subject_id(
+        "acme", "lead", "L1", 0, key
+    )
+    assert keyed_subject_id("acme", "lead", "L1", 0, key) != keyed_subject_id(
+        "other", "lead", "L1", 0, key
+    )
 
 
 def test_an_empty_tenant_is_refused() -> None:
     with pytest.raises(InvalidReferenceError):
-        Subject.register(" ", "lead", "L1", at=T0)
+        Subject.register(" ", "lead", "L1", at=T0, subject_id=uuid4())
 
 
 def test_recording_a_session_numbers_the_interaction(subject: Subject) -> None:

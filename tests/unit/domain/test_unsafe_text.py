@@ -12,7 +12,7 @@ import pytest
 from factledger.domain.errors import InvalidReferenceError, InvalidSessionError, InvalidValueError
 from factledger.domain.proposal import Decision
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Origin
-from factledger.domain.subject import Subject, subject_id_for
+from factledger.domain.subject import Subject, keyed_subject_id
 from factledger.domain.text import check_json_text, scrub, scrub_json
 from factledger.domain.values import OPEN_SCHEMA, ListValue, TextValue
 from factledger.testing.subject_builders import REVIEWER, T0, approve, proposal, session
@@ -71,7 +71,7 @@ def test_decisions_with_bad_text_are_refused(subject: Subject, bad: str) -> None
 @pytest.mark.parametrize("bad", BAD)
 def test_a_reference_with_bad_text_names_no_subject(bad: str) -> None:
     with pytest.raises(InvalidReferenceError):
-        subject_id_for("acme", "lead", f"crm{bad}")
+        keyed_subject_id("acme", "lead", f"crm{bad}", 0, b"k" * 32)
 
 
 def test_scrub_replaces_only_nul_and_lone_surrogates() -> None:

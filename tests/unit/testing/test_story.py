@@ -3,6 +3,8 @@ up with the same sessions and profile; only the safety filter's work differs."""
 
 from __future__ import annotations
 
+from support.key_stores import PinnedSubjectIdKeys
+
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
@@ -41,8 +43,9 @@ def said(subject: Subject) -> list[tuple[object, ...]]:
 async def test_both_drivers_leave_the_same_sessions_and_profile() -> None:
     clock, stm_clock = ManualClock(), ManualClock()
     with (
-        Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as straight,
-        Ledger(popo_env(), clock=stm_clock, keys=InMemoryKeyStore()) as told,
+        # One deployment's key of subject ids for both: the same reference, the same id.
+        Ledger(popo_env(), clock=clock, keys=PinnedSubjectIdKeys(InMemoryKeyStore())) as straight,
+        Ledger(popo_env(), clock=stm_clock, keys=PinnedSubjectIdKeys(InMemoryKeyStore())) as told,
     ):
         recorder = WatchedRecorder(told)
         ports = SessionPorts(InMemorySessionBuffer(), DetectorSafetyFilter(), recorder, stm_clock)

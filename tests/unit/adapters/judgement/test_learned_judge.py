@@ -46,9 +46,12 @@ async def test_sentences_are_judged_by_whom_they_are_about_and_what_they_ask(
     assert await judge.judge([]) == []
 
 
-async def test_confirmation_replies_are_yes_no_or_neither_in_several_languages(
+async def test_the_heads_reply_only_answer_head_reads_replies_in_several_languages(
     judge: LearnedJudge,
 ) -> None:
+    # The packaged judge reads replies with its pair judge (tested on its own); the heads'
+    # answer head is what a judge without one reads them with.
+    judge = LearnedJudge(judge.embedder, judge.heads)
     question = "Is your plan still Basic?"
     replies = {
         "Yes, that's it.": Reply.YES,

@@ -1,12 +1,21 @@
-"""The judge of the subject's answers in the API's runtime: the shipped heads by default, and
-none (so no conversation confirms anything) when the configured heads cannot load."""
+"""The judge of the subject's answers in the API's runtime: the shipped heads and pair head by
+default, and none (so no conversation confirms anything) when the configured heads cannot load."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.pair_answers import (
+    PACKAGED_ANSWER_HEAD,
+    PACKAGED_ANSWER_HEAD_SHA256,
+)
 from factledger.api.bootstrap.judgement import answer_judge
-from factledger.api.settings.extraction import LearnedExtractorSettings, RuleExtractorSettings
+from factledger.api.settings.extraction import (
+    ExtractionSettings,
+    LearnedExtractorSettings,
+    RuleExtractorSettings,
+)
 
 
 def test_the_rule_extractor_still_gets_the_shipped_answer_judge() -> None:
@@ -19,3 +28,18 @@ def test_heads_that_cannot_load_leave_no_judge(tmp_path: Path) -> None:
     corrupt = tmp_path / "corrupt-heads.npz"
     corrupt.write_bytes(b"not heads")
     assert answer_judge(LearnedExtractorSettings(heads_path=corrupt, heads_sha256="0" * 64)) is None
+
+
+def test_a_deployments_own_answer_head_is_used_only_when_it_matches_its_pin(
+    tmp_path: Path,
+) -> None:
+    own = tmp_path / "answer-head.npz"
+    own.write_bytes(PACKAGED_ANSWER_HEAD.read_bytes())
+    pinned = ExtractionSettings(
+        answer_head_path=own, answer_head_sha256=PACKAGED_ANSWER_HEAD_SHA256
+    )
+    judge = answer_judge(RuleExtractorSettings(), pinned)
+    assert isinstance(judge, LearnedJudge)
+    assert judge.pair_answers is not None
+    wrong = ExtractionSettings(answer_head_path=own, answer_head_sha256="1" * 64)
+    assert answer_judge(RuleExtractorSettings(), wrong) is None

@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 from factledger.api.console.subject_view import evidence_context
 from factledger.domain.provenance import Evidence
 from factledger.domain.sessions import SessionRecord
-from factledger.domain.subject import Subject
+from factledger.domain.subject import Subject, keyed_subject_id
 from factledger.domain.transcript import Channel, Message, Role
+
+KEY = b"k" * 32  # a deployment key of subject ids
 
 AT = datetime(2026, 1, 12, 10, tzinfo=UTC)
 LINES = [
@@ -18,7 +20,13 @@ LINES = [
 
 
 def _subject() -> Subject:
-    subject = Subject.register("acme", "lead", "lead-1", at=AT)
+    subject = Subject.register(
+        "acme",
+        "lead",
+        "lead-1",
+        at=AT,
+        subject_id=keyed_subject_id("acme", "lead", "lead-1", 0, KEY),
+    )
     transcript = tuple(Message(role, text, AT) for role, text in LINES)
     subject.record_session(SessionRecord("s-1", Channel.CHAT, AT, AT, transcript), at=AT)
     return subject

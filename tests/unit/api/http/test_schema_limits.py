@@ -20,7 +20,7 @@ from factledger.domain.errors import DomainError
 from factledger.domain.proposal import MAX_CONDITION, MAX_NOTE, MAX_RATIONALE
 from factledger.domain.provenance import MAX_QUOTE, MAX_REASON
 from factledger.domain.sessions import MAX_MESSAGES
-from factledger.domain.subject import MAX_REFERENCE, subject_id_for
+from factledger.domain.subject import MAX_REFERENCE, legacy_subject_id
 from factledger.domain.transcript import MAX_MESSAGE_CHARS
 from factledger.domain.values import (
     CURRENCY,
@@ -96,7 +96,7 @@ LIMITS = {
     ),
     "external-ref": Limit(
         RegisterSubjectIn, lambda v: {"kind": "lead", "external_ref": v}, "r" * MAX_REFERENCE,
-        "r" * (MAX_REFERENCE + 1), "external_ref", lambda v: subject_id_for("t", "lead", v),
+        "r" * (MAX_REFERENCE + 1), "external_ref", lambda v: legacy_subject_id("t", "lead", v),
     ),
 }  # fmt: skip
 

@@ -19,7 +19,6 @@ from factledger.application.importing.positions import ImportPositionsUnavailabl
 from factledger.application.ledger.commands import RecordSession
 from factledger.application.ledger.event_store_errors import EventStoreUnavailableError
 from factledger.application.ledger.past_sessions import PastOutcome
-from factledger.domain.subject import subject_id_for
 from factledger.testing.history import CARD, HistoryShape, history_bytes
 
 from .conftest import TENANT, Importer, stream
@@ -56,7 +55,9 @@ async def test_a_generated_history_is_recorded_whole_and_counted(importer: Impor
     assert report.sessions == 12
     assert report.reviews == 12
     assert report.messages + report.withheld == SHAPE.messages
-    subject = importer.ledger.subject(TENANT, subject_id_for(TENANT, "lead", "crm-00000"))
+    subject = importer.ledger.subject(
+        TENANT, importer.ledger.subject_id_for(TENANT, "lead", "crm-00000")
+    )
     assert sorted(subject.sessions) == [f"hist-{k:04d}" for k in range(4)]
 
 
@@ -70,7 +71,9 @@ async def test_sessions_keep_their_own_times(importer: Importer) -> None:
         )
     )
     await importer.run(data)
-    subject = importer.ledger.subject(TENANT, subject_id_for(TENANT, "lead", "crm-17"))
+    subject = importer.ledger.subject(
+        TENANT, importer.ledger.subject_id_for(TENANT, "lead", "crm-17")
+    )
     info = subject.sessions["s1"]
     assert info.started_at.isoformat() == "2025-01-14T09:00:00+00:00"
     assert [t.isoformat() if t else None for t in info.message_times] == [
@@ -129,7 +132,9 @@ async def test_a_failed_import_saves_how_far_it_got_and_resumes_after_it(
     assert report.resumed_after == 8
     assert report.finished
     assert (report.sessions, report.unchanged) == (12, 0)
-    subject = importer.ledger.subject(TENANT, subject_id_for(TENANT, "lead", "crm-00002"))
+    subject = importer.ledger.subject(
+        TENANT, importer.ledger.subject_id_for(TENANT, "lead", "crm-00002")
+    )
     assert len(subject.sessions) == 4
 
 
@@ -180,7 +185,9 @@ async def test_bad_lines_are_skipped_and_reported_by_number_and_field(importer: 
         (2, "messages[0].at", "ConversationTimeError"),
         (4, "subject", "ImportLineError"),
     ]
-    subject = importer.ledger.subject(TENANT, subject_id_for(TENANT, "lead", "crm-17"))
+    subject = importer.ledger.subject(
+        TENANT, importer.ledger.subject_id_for(TENANT, "lead", "crm-17")
+    )
     assert sorted(subject.sessions) == ["s2", "s3"]
 
 
@@ -252,7 +259,9 @@ async def test_unsafe_messages_are_withheld_and_an_unsafe_summary_refuses_the_li
     assert report.messages == 1
     assert report.withheld == 2
     assert [(e.line, e.field) for e in report.errors] == [(2, "summary.card")]
-    subject = importer.ledger.subject(TENANT, subject_id_for(TENANT, "lead", "crm-17"))
+    subject = importer.ledger.subject(
+        TENANT, importer.ledger.subject_id_for(TENANT, "lead", "crm-17")
+    )
     assert [text for _, text in subject.sessions["s1"].messages] == ["We use Supplier A."]
     assert CARD not in repr(logs)
     assert "Supplier A" not in repr(logs)

@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from factledger.api.cli.main import app
 from factledger.application.importing.converters import ConversionError, from_locomo, from_mem0
 from factledger.application.importing.format import SessionLine, SubjectLine, parse_line, to_line
-from factledger.domain.subject import subject_id_for
 from factledger.domain.transcript import Role
 
 from .conftest import TENANT, Importer
@@ -64,7 +63,9 @@ async def test_a_converted_mem0_export_imports_cleanly_and_only_once(importer: I
     assert (report.subjects, report.sessions, report.messages) == (2, 4, 5)
     again = await importer.run(data, import_id="again")
     assert (again.sessions, again.unchanged) == (0, 4)
-    subject = importer.ledger.subject(TENANT, subject_id_for(TENANT, "lead", "lead-0042"))
+    subject = importer.ledger.subject(
+        TENANT, importer.ledger.subject_id_for(TENANT, "lead", "lead-0042")
+    )
     assert len(subject.sessions) == 3
 
 

@@ -17,7 +17,6 @@ from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.events import SessionRecorded, SessionReviewed
 from factledger.domain.provenance import Actor, ActorKind
-from factledger.domain.subject import subject_id_for
 from factledger.testing.history import HistoryShape, history_bytes
 
 from .conftest import TENANT, Importer, stream
@@ -52,7 +51,7 @@ async def test_two_workers_review_each_subjects_imported_sessions_in_time_order(
             break
     assert await store.pending_count() == 0
     for n in range(SHAPE.subjects):
-        subject_id = subject_id_for(TENANT, "lead", f"crm-{n:05d}")
+        subject_id = importer.ledger.subject_id_for(TENANT, "lead", f"crm-{n:05d}")
         stream_ = list(importer.ledger.repository.event_store.get(subject_id))
         started = {e.session_id: e.started_at for e in stream_ if isinstance(e, SessionRecorded)}
         reviewed = [e.session_id for e in stream_ if isinstance(e, SessionReviewed)]

@@ -49,7 +49,7 @@ def register(ledger: Ledger, tenant: str = "acme") -> RegisterSubject:
 def record(
     ledger: Ledger, session_id: str = "s1", text: str = "We use Supplier A.", said: datetime = WHEN
 ) -> None:
-    subject_id = Ledger.subject_id_for("acme", "lead", "lead-42")
+    subject_id = ledger.subject_id_for("acme", "lead", "lead-42")
     ledger.record_session(
         RecordSession(
             tenant="acme",
@@ -68,7 +68,7 @@ def record(
 def propose(ledger: Ledger, **overrides: object) -> ProposeChange:
     cmd = ProposeChange(
         tenant="acme",
-        subject_id=Ledger.subject_id_for("acme", "lead", "lead-42"),
+        subject_id=ledger.subject_id_for("acme", "lead", "lead-42"),
         field="supplier",
         operation=Operation.SET,
         value=TextValue("Supplier A"),
@@ -118,7 +118,7 @@ def test_recording_a_session_twice_adds_one_event(ledger: Ledger) -> None:
     register(ledger)
     record(ledger)
     record(ledger)
-    assert ledger.subject("acme", Ledger.subject_id_for("acme", "lead", "lead-42")).version == 2
+    assert ledger.subject("acme", ledger.subject_id_for("acme", "lead", "lead-42")).version == 2
 
 
 def test_a_retried_command_is_applied_once(ledger: Ledger) -> None:
@@ -171,7 +171,7 @@ def test_a_model_cannot_reject(ledger: Ledger) -> None:
 
 def test_another_tenant_cannot_see_the_subject(ledger: Ledger) -> None:
     register(ledger)
-    subject_id = Ledger.subject_id_for("acme", "lead", "lead-42")
+    subject_id = ledger.subject_id_for("acme", "lead", "lead-42")
     with pytest.raises(NotFoundError):
         ledger.subject("globex", subject_id)
     with pytest.raises(NotFoundError):

@@ -23,14 +23,18 @@ from factledger.application.ledger.snapshots.codec import (
 )
 from factledger.application.ledger.snapshots.layout import state_layout
 from factledger.application.ledger.snapshots.store import is_due
-from factledger.domain.subject import Subject
+from factledger.domain.subject import Subject, keyed_subject_id
+
+KEY = b"k" * 32  # a deployment key of subject ids
 
 AT = datetime(2026, 1, 5, tzinfo=UTC)
 
 
 def test_a_sealed_state_reads_back_equal() -> None:
     keys = InMemoryKeyStore()
-    subject = Subject.register("acme", "lead", "ref-1", at=AT)
+    subject = Subject.register(
+        "acme", "lead", "ref-1", at=AT, subject_id=keyed_subject_id("acme", "lead", "ref-1", 0, KEY)
+    )
     blob = seal(vars(subject), subject.id, 1, keys)
 
     state = unseal(blob, subject.id, 1, keys)
@@ -41,7 +45,9 @@ def test_a_sealed_state_reads_back_equal() -> None:
 
 def test_a_forgotten_snapshot_key_makes_the_snapshot_unreadable() -> None:
     keys = InMemoryKeyStore()
-    subject = Subject.register("acme", "lead", "ref-2", at=AT)
+    subject = Subject.register(
+        "acme", "lead", "ref-2", at=AT, subject_id=keyed_subject_id("acme", "lead", "ref-2", 0, KEY)
+    )
     blob = seal(vars(subject), subject.id, 1, keys)
     keys.forget(snapshot_scope(subject.id))
 
@@ -51,7 +57,9 @@ def test_a_forgotten_snapshot_key_makes_the_snapshot_unreadable() -> None:
 
 def test_the_same_bytes_do_not_open_at_another_version() -> None:
     keys = InMemoryKeyStore()
-    subject = Subject.register("acme", "lead", "ref-3", at=AT)
+    subject = Subject.register(
+        "acme", "lead", "ref-3", at=AT, subject_id=keyed_subject_id("acme", "lead", "ref-3", 0, KEY)
+    )
     blob = seal(vars(subject), subject.id, 1, keys)
 
     with pytest.raises(UnreadableSnapshotError, match="damaged"):

@@ -61,7 +61,7 @@ def set_supplier(ledger: Ledger, subject_id: UUID, name: str) -> None:
 async def context(ledger: Ledger) -> str:
     sources = LedgerRecallSources(ledger)
     recall = Recall(RecallPorts(backend=None, sources=sources, policies=RecallPolicies()))
-    subject_id = Ledger.subject_id_for("acme", "lead", "lead-1")
+    subject_id = ledger.subject_id_for("acme", "lead", "lead-1")
     return render_context(await recall.session_context(subject_id))
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pytest
+from support.key_stores import PinnedSubjectIdKeys
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -105,7 +106,7 @@ class Rig:
 @pytest.fixture
 def rig() -> Iterator[Rig]:
     clock = ManualClock()
-    ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
+    ledger = Ledger(popo_env(), clock=clock, keys=PinnedSubjectIdKeys(InMemoryKeyStore()))
     inner = InMemoryMemoryBackend(
         extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
     )
@@ -199,7 +200,9 @@ async def test_a_worker_killed_mid_batch_resumes_without_loss_or_duplicates(
 ) -> None:
     # Reference: the same story synced without a crash.
     clock = ManualClock()
-    with Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as ref_ledger:
+    with Ledger(
+        popo_env(), clock=clock, keys=PinnedSubjectIdKeys(InMemoryKeyStore())
+    ) as ref_ledger:
         ref_backend = InMemoryMemoryBackend(
             extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
         )

