@@ -88,13 +88,14 @@ class ConfirmationBeforeProposalError(DomainError):
 
 
 class HedgeDroppedError(DomainError):
-    """A `stated` change quotes a sentence with a hedge or condition ("maybe", "if ...") and
-    its `condition` does not carry it. `words` lists the lexicon words it dropped."""
+    """A `stated` change quotes a tentative sentence (hedged, or resting on a condition:
+    "maybe", "if ...") and carries no `condition`."""
 
-    def __init__(self, words: tuple[str, ...]) -> None:
-        quoted = ", ".join(f"'{w}'" for w in words)
-        super().__init__(f"condition: must carry the quoted sentence's hedge words {quoted}")
-        self.words = words
+    def __init__(self) -> None:
+        super().__init__(
+            "condition: the quoted sentence is tentative (hedged or conditional); a stated "
+            "change quoting it must carry its hedge or condition"
+        )
         self.field = "condition"
 
 

@@ -22,7 +22,7 @@ from factledger.domain.errors import (
     InvalidValueError,
     StatedWithoutEvidenceError,
 )
-from factledger.domain.hedges import dropped_markers, sentences_around
+from factledger.domain.hedges import TentativeReader, hedge_dropped, sentences_around
 from factledger.domain.provenance import (
     DECIDERS,
     MAX_QUOTE,
@@ -233,11 +233,13 @@ def check_evidence(
     *,
     condition: str | None = None,
     states_value: bool = True,
+    tentative: TentativeReader | None = None,
 ) -> None:
     """Evidence must point at a recorded message holding the exact quote; `stated` needs the
-    subject's own words, and keeps the hedges of the whole sentence it quotes in `condition`
-    (see `domain.hedges`) when it states a value (a request to forget states none: "could
-    you maybe forget my budget" asks as firmly as any other wording)."""
+    subject's own words, and, when it states a value and a `tentative` reader is given, keeps
+    a tentative quoted sentence's hedge in `condition` (see `domain.hedges`; a request to
+    forget states none: "could you maybe forget my budget" asks as firmly as any other
+    wording)."""
     if evidence is None:
         if origin is Origin.STATED:
             raise StatedWithoutEvidenceError("a stated change needs evidence")
@@ -247,11 +249,10 @@ def check_evidence(
         return
     if role is not Role.SUBJECT:
         raise StatedWithoutEvidenceError("a stated change must quote the subject's own message")
-    if not states_value:
+    if not states_value or tentative is None:
         return
-    dropped = dropped_markers(sentences_around(text, evidence.quote), condition)
-    if dropped:
-        raise HedgeDroppedError(dropped)
+    if hedge_dropped(sentences_around(text, evidence.quote), condition, tentative):
+        raise HedgeDroppedError()
 
 
 def check_value_text(value: FieldValue | None) -> None:

@@ -21,6 +21,7 @@ from factledger.adapters.judgement.judge import (
     LearnedJudge,
 )
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
+from factledger.adapters.judgement.tentative import LearnedTentativeReader
 from factledger.api.settings.extraction import (
     ExtractionSettings,
     ExtractorSettings,
@@ -29,6 +30,7 @@ from factledger.api.settings.extraction import (
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.sessions.instruction_screen import InstructionScreen
 from factledger.application.sessions.ports import SafetyFilter
+from factledger.domain.hedges import TentativeReader
 
 log = structlog.get_logger(__name__)
 
@@ -91,6 +93,18 @@ def answer_judge(
     except (HeadsIntegrityError, UseIntegrityError, OSError, ValueError) as exc:
         log.error("sentence_judgement_unavailable", error_type=type(exc).__name__)
         return None
+
+
+def tentative_reader(judge: SentenceJudge | None) -> TentativeReader | None:
+    """The ledger's reader of tentative sentences over the judge's hedge head; None (the
+    hedge rule unchecked, logged) when there is no packaged judge to read with."""
+    if isinstance(judge, LearnedJudge):
+        try:
+            return LearnedTentativeReader(judge)
+        except TypeError:
+            pass
+    log.error("hedge_check_unavailable")
+    return None
 
 
 def screened_safety(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyFilter:

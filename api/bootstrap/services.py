@@ -26,7 +26,7 @@ from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.guidance import guidance_catalogue, guidance_routes
-from factledger.api.bootstrap.judgement import answer_judge, screened_safety
+from factledger.api.bootstrap.judgement import answer_judge, screened_safety, tentative_reader
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.proposals import build_proposer
 from factledger.api.bootstrap.runtime import Needs, Runtime
@@ -154,6 +154,7 @@ async def open_services(
     short_term = None
     judge = answer_judge(settings.extractor, settings.extraction)
     safety = screened_safety(runtime.safety, judge)
+    ledger.tentative = tentative_reader(judge)
     if buffer is not None:
         recorder = LedgerSessionRecorder(ledger)
         short_term = ShortTermMemory(

@@ -58,6 +58,7 @@ from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
 from factledger.domain.errors import SubjectErasedError
 from factledger.domain.events import FactForgotten, SubjectKeyRotated, SubjectRegistered
+from factledger.domain.hedges import TentativeReader
 from factledger.domain.subject import Subject, is_keyed
 from factledger.domain.values import ProfileSchema
 
@@ -103,9 +104,13 @@ class LedgerCore(Application[UUID]):
         keys: KeyStore,
         clock: Clock | None = None,
         schemas: Mapping[str, ProfileSchema] | None = None,
+        tentative: TentativeReader | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.schemas: Mapping[str, ProfileSchema] = schemas or {}
+        # Reads whether a quoted sentence is tentative (the learned judgement, composed once
+        # its model has loaded); without it a stated change's hedge is not checked.
+        self.tentative: TentativeReader | None = tentative
         # Set before the library builds the mapper, which needs it. No default: a key store
         # in memory beside a durable event store would lose every personal field.
         self.keys: KeyStore = keys

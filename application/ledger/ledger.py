@@ -134,7 +134,7 @@ class Ledger(ForgettingCommands, PastSessions):
 
         def propose(subject: Subject) -> object:
             schema = self.schemas.get(subject.kind, OPEN_SCHEMA)
-            return subject.propose(proposal, schema, at=self._now())
+            return subject.propose(proposal, schema, at=self._now(), tentative=self.tentative)
 
         return self._run(cmd.tenant, cmd.subject_id, cmd.command_id, propose)
 
@@ -154,7 +154,9 @@ class Ledger(ForgettingCommands, PastSessions):
                 return None
             schema = self.schemas.get(subject.kind, OPEN_SCHEMA)
             subject.record_session(session, at=self._now())
-            return [subject.propose(p, schema, at=self._now()) for p in built]
+            return [
+                subject.propose(p, schema, at=self._now(), tentative=self.tentative) for p in built
+            ]
 
         return self._run(cmd.tenant, cmd.subject_id, None, end)
 
@@ -201,7 +203,7 @@ class Ledger(ForgettingCommands, PastSessions):
         """Proposes one change of the model's session review; a change the subject's rules
         refuse is logged under `refused` and skipped, so the rest of the review still lands."""
         try:
-            subject.propose(proposal, schema, at=self._now())
+            subject.propose(proposal, schema, at=self._now(), tentative=self.tentative)
         except DomainError as exc:
             log.info(
                 refused,

@@ -11,10 +11,10 @@ to repeat. So every self-hosted backend indexes, with each fact:
   alone, "moved to Lucca", says little of what it is about);
 - for its keywords, the label, the slot's name, the fact, the source sentences it came from and
   the question each of them answers (`keyword_source`), less the words another fact
-  of the same message says (`extraction_terms`); every word with its plural and
-  -ing/-ed endings folded (`application.memory.inflection`), the query's words alike, and the
-  words that name nothing a fact could hold (words and phrases of when, spoken fillers: ADR
-  0040, 0046) left out of both; and, for a fact that replaces its slot's current fact, the
+  of the same message says (`extraction_terms`); every word folded to its lemma by the
+  lemmatiser library (`application.memory.inflection`), the query's words alike, and the
+  library's function words left out of both (`scoring.STOPWORDS`); and, for a fact that
+  replaces its slot's current fact, the
   words of what the slot is for that fact's note said, never a value's
   (`application.memory.succession`).
 
@@ -30,7 +30,6 @@ calibration pairs on cosine and coverage apart gives (`calibration.fit_fused`).
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
@@ -52,25 +51,6 @@ INTENT_SLOT = "intent"
 LEXICAL_WEIGHT = 0.675
 # A query keyword that no searched fact holds weighs this share of its IDF.
 UNHELD_WEIGHT = 0.5
-# Words that say when a value holds, not what it is. Recall serves current facts, so in a
-# question they cannot tell which fact answers; in a source sentence ("I work at X now") they
-# only mark a change. Neither queries nor facts are keyed by them.
-WHEN_WORDS = frozenset({"now", "currently", "current", "today", "nowadays", "presently", "lately"})
-# What a speaker says while finding the words ("um", "uh", "okay"): it names nothing a fact
-# could hold, yet as a word no fact holds it kept half its IDF and diluted the words
-# that name the answer, most in spoken questions. Neither queries nor facts are keyed by them
-# (what an apostrophe leaves of a contraction, "s" or "re", was measured and not
-# taken: it raised the wrong notes of spoken questions more than their answers).
-SPOKEN_FILLERS = frozenset(
-    {"um", "umm", "uh", "uhm", "er", "erm", "hmm", "hm", "mm", "ah", "oh", "okay", "ok", "yeah"}
-)
-NO_KEYWORDS = WHEN_WORDS | SPOKEN_FILLERS
-# Words of when said as a phrase ("these days", "at the moment"): each word alone may name a
-# thing ("what day", "a moment"), so the phrase goes, not the words.
-WHEN_PHRASES = re.compile(
-    r"\b(?:these days|at the moment|at present|at the minute|right now|as of now"
-    r"|for now|of late)\b"
-)
 
 
 def subject_label(metadata: Metadata | None) -> str | None:
@@ -137,11 +117,9 @@ def keyword_source(transcript: Sequence[Message], source_indexes: Sequence[int])
 
 
 def keywords(text: str) -> list[str]:
-    """The keywords of a text as memories-mode search matches them: inflections folded, words
-    and phrases of when ("now", "these days") and spoken fillers left out (`NO_KEYWORDS`,
-    `WHEN_PHRASES`)."""
-    words = WHEN_PHRASES.sub(" ", text.lower())
-    return [fold_inflection(t) for t in keyword_tokens(words) if t not in NO_KEYWORDS]
+    """The keywords of a text as memories-mode search matches them: its words less the
+    stopwords, each folded to its lemma."""
+    return [fold_inflection(t) for t in keyword_tokens(text)]
 
 
 def lexical_terms(

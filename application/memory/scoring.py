@@ -12,17 +12,20 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from stopwords import get_stopwords
 
+from factledger.application.memory.inflection import KEYWORD_LANGUAGE
 from factledger.application.memory.ports import Vectors
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-# Words too common to say anything about a match; without this every "the" is a keyword hit.
-_STOPWORD_TEXT = """
-a an and are as at be but by do does for from has have he her his i if in into is it its me my
-no not of on or our she so that the their them then there they this to us was we were what when
-where which who will with you your
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Words too common to say anything about a match (without them every "the" is a keyword hit):
+# the function words of the keywords' language, from the `stopwords` library's list (ISC;
+# shipped in its wheel; for English, Snowball's list of pronouns, auxiliaries, determiners
+# and prepositions). Longer general-purpose lists also drop words that name things ("home",
+# "work", "research", "year"), and cost LoCoMo's recall@10 0.739 -> 0.706 (ADR 0086).
+# A contraction's entry ("it's") is left out: what the apostrophe leaves ("s", "re") was
+# measured as stopwords before and raised the wrong notes of spoken questions.
+STOPWORDS = frozenset(w.lower() for w in get_stopwords(KEYWORD_LANGUAGE) if w.isalpha())
 RRF_K = 60
 
 

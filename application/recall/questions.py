@@ -9,6 +9,11 @@
 - Only what the subject said is put to them (`askable`): an inference goes to reviewers, so
   no question is phrased as our guess.
 - The condition is kept, once.
+
+Verb agreement comes from `lemminflect` (MIT; its tables ship in the wheel): a note's first
+verb is found and put in the second person by the library's lemmas and inflections, whatever
+the verb. What stays written here is the person of the pronouns, a closed set that no
+maintained library converts; it judges nothing, it only turns "their" to "your".
 """
 
 from __future__ import annotations
@@ -17,8 +22,11 @@ import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
+import simplemma
+
 from factledger.application.recall.notes import unquote
 from factledger.application.recall.sources import OpenProposal
+from factledger.application.recall.verbs import is_adverb, said_of_you, second_person
 from factledger.domain.provenance import Operation
 from factledger.domain.values import (
     BooleanValue,
@@ -28,28 +36,12 @@ from factledger.domain.values import (
     MoneyValue,
 )
 
-ACRONYMS = frozenset(
-    {"crm", "erp", "sso", "vat", "sla", "api", "ceo", "cfo", "cto", "hr", "saas", "id", "kpi"}
-)
-# Boolean field prefixes: (said when true, said when false).
-BOOLEAN_PREFIXES: Mapping[str, tuple[str, str]] = {
-    "is": ("are", "are not"),
-    "has": ("have", "do not have"),
-    "uses": ("use", "do not use"),
-    "wants": ("want", "do not want"),
-    "needs": ("need", "do not need"),
-    "can": ("can", "cannot"),
-}
-# A note's third person, word by word, as said to the subject.
+# A word of a field name that the lemmatiser's dictionary does not know, this short, is
+# an acronym and is said in capitals ("crm" -> "CRM"); a word with no vowel is one too ("hr").
+ACRONYM_MAX = 4
+_VOWEL = re.compile(r"[aeiouy]")
+# A note's third-person pronouns, as said to the subject.
 THIRD_TO_SECOND: Mapping[str, str] = {
-    "is": "are",
-    "isn't": "aren't",
-    "was": "were",
-    "wasn't": "weren't",
-    "has": "have",
-    "hasn't": "haven't",
-    "does": "do",
-    "doesn't": "don't",
     "they": "you",
     "them": "you",
     "their": "your",
@@ -75,78 +67,12 @@ FIRST_TO_SECOND: Mapping[str, str] = {
     "myself": "yourself",
     "ourselves": "yourselves",
 }
-# Verbs a model's note may start with (third person); a note starting otherwise is a value.
-NOTE_VERBS = frozenset(
-    {
-        "agrees",
-        "believes",
-        "budgets",
-        "buys",
-        "compares",
-        "considers",
-        "deals",
-        "depends",
-        "dislikes",
-        "employs",
-        "evaluates",
-        "expects",
-        "feels",
-        "finds",
-        "gets",
-        "goes",
-        "handles",
-        "hires",
-        "holds",
-        "hopes",
-        "intends",
-        "keeps",
-        "leads",
-        "likes",
-        "lives",
-        "looks",
-        "makes",
-        "manages",
-        "needs",
-        "operates",
-        "owns",
-        "pays",
-        "plans",
-        "prefers",
-        "relies",
-        "reports",
-        "runs",
-        "sees",
-        "sells",
-        "sends",
-        "shares",
-        "spends",
-        "switches",
-        "takes",
-        "thinks",
-        "tracks",
-        "travels",
-        "uses",
-        "wants",
-        "watches",
-        "wishes",
-        "works",
-    }
-)
-# Of a note's third person, only these are swapped after its first verb: "is" there may
-# well be about something else ("uses a tracker that is too slow").
+# Of a note's third person, only the possessives are swapped after its first verb: "they"
+# there may well be someone else ("uses a tracker they find too slow").
 NOTE_POSSESSIVES: Mapping[str, str] = {
-    "their": "your",
-    "theirs": "yours",
-    "themselves": "yourselves",
+    k: v for k, v in THIRD_TO_SECOND.items() if k in ("their", "theirs", "themselves")
 }
-# A condition's first word is lowercased only when it is one of these.
-CONNECTORS = frozenset(
-    {"if", "unless", "until", "depending", "when", "once", "provided", "as", "after", "before"}
-)
-MODALS = frozenset({"may", "might", "will", "would", "could", "can", "should", "must"})
-ADVERBS = frozenset({"no", "longer", "not", "still", "already", "currently", "also", "never"})
 _WORD = re.compile(r"[A-Za-z']+")
-_SIBILANT = re.compile(r"(ss|sh|ch|x|z|o)es$")
 
 
 def question_text(proposal: OpenProposal) -> str:
@@ -171,8 +97,21 @@ def question_text(proposal: OpenProposal) -> str:
 
 
 def field_label(name: str) -> str:
-    """`crm_owner` -> `CRM owner`."""
-    return " ".join(w.upper() if w in ACRONYMS else w for w in name.split("_") if w)
+    """`crm_owner` -> `CRM owner`: a short word the lemmatiser's dictionary does not know, or
+    one without a vowel, is an acronym."""
+    return " ".join(_acronym(w) if _is_acronym(w) else w for w in name.split("_") if w)
+
+
+def _is_acronym(word: str) -> bool:
+    if not word.isalpha():
+        return False
+    if not _VOWEL.search(word):
+        return True
+    return len(word) <= ACRONYM_MAX and not simplemma.is_known(word, lang="en")
+
+
+def _acronym(word: str) -> str:
+    return word.upper()
 
 
 def joined(items: Sequence[str]) -> str:
@@ -181,12 +120,11 @@ def joined(items: Sequence[str]) -> str:
 
 
 def boolean_statement(field: str, flag: bool) -> str | None:
-    """`has_budget_approval`, True -> `you have budget approval`; None for other fields."""
+    """`has_budget_approval`, True -> `you have budget approval`; None unless the field's
+    first word is a third-person verb."""
     prefix, _, rest = field.partition("_")
-    if prefix not in BOOLEAN_PREFIXES or not rest:
-        return None
-    said_true, said_false = BOOLEAN_PREFIXES[prefix]
-    return f"you {said_true if flag else said_false} {field_label(rest)}"
+    said = said_of_you(prefix, true=flag) if rest else None
+    return None if said is None else f"you {said} {field_label(rest)}"
 
 
 def value_statement(label: str, typed: FieldValue | None, rendered: str) -> str:
@@ -215,28 +153,15 @@ def second_person_note(note: str) -> str | None:
     """
     words = note.split(" ")
     start = 0
-    while start < len(words) and words[start] in ADVERBS:
+    while start < len(words) and is_adverb(words[start]):
         start += 1
     if start == len(words):
         return None
-    first = words[start]
-    if first in MODALS or first in THIRD_TO_SECOND:
-        verb = THIRD_TO_SECOND.get(first, first)
-    elif first in NOTE_VERBS:
-        verb = base_form(first)
-    else:
+    verb = second_person(words[start])
+    if verb is None:
         return None
     rest = [_swap(w, NOTE_POSSESSIVES) for w in words[start + 1 :]]
     return " ".join(["you", *words[:start], verb, *rest])
-
-
-def base_form(word: str) -> str:
-    """`works` -> `work`, `manages` -> `manage`, `watches` -> `watch`, `relies` -> `rely`."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if _SIBILANT.search(word):
-        return word[:-2]
-    return word[:-1]
 
 
 def condition_text(condition: str | None, said: str) -> str:
@@ -247,8 +172,11 @@ def condition_text(condition: str | None, said: str) -> str:
     if not text or text.lower() in said.lower():
         return ""
     words = [_swap(w, FIRST_TO_SECOND) for w in text.split(" ")]
-    if words[0].lower() in CONNECTORS:
-        words[0] = words[0].lower()
+    # A condition opens a clause ("If we close the round"): its first word is lower-cased
+    # unless it is a name the dictionary does not know or an acronym ("SSO").
+    first = words[0]
+    if first[:1].isupper() and first[1:].islower() and simplemma.is_known(first.lower(), lang="en"):
+        words[0] = first.lower()
     return ", " + " ".join(words)
 
 

@@ -21,6 +21,7 @@ from factledger.domain.errors import (
     InvalidOperationError,
     StaleChangeError,
 )
+from factledger.domain.hedges import TentativeReader
 from factledger.domain.proposal import (
     Decision,
     Proposal,
@@ -119,8 +120,17 @@ class Subject(SubjectForgetting):
                 reason = f"declined by the subject (session {session_id}, message {index})"
                 self.reject(decision.change_id, by=by, reason=reason, at=at)
 
-    def propose(self, proposal: Proposal, schema: ProfileSchema, *, at: datetime) -> bool:
-        """Proposes a change; returns False when this change id was already proposed alike."""
+    def propose(
+        self,
+        proposal: Proposal,
+        schema: ProfileSchema,
+        *,
+        at: datetime,
+        tentative: TentativeReader | None = None,
+    ) -> bool:
+        """Proposes a change; returns False when this change id was already proposed alike.
+        With `tentative`, a stated change quoting a tentative sentence must carry a condition
+        (`domain.hedges`)."""
         self._check_live()
         existing = self.changes.get(proposal.change_id)
         if existing is not None:
@@ -142,6 +152,7 @@ class Subject(SubjectForgetting):
             self.sessions,
             condition=proposal.condition,
             states_value=proposal.operation is not Operation.FORGET,
+            tentative=tentative,
         )
         self._check_time(at)
         evidence = proposal.evidence

@@ -32,7 +32,7 @@ from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.adapters.sqlite.queue_store import SqliteQueueStore
-from factledger.api.bootstrap.judgement import learned_judge, screened_safety
+from factledger.api.bootstrap.judgement import learned_judge, screened_safety, tentative_reader
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.http.auth import mint_token as sign
@@ -66,9 +66,14 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
     """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one).
     Messages and fields are screened as `serve` screens them: the detectors, then the shipped
     instruction check over the answer judge's embedder."""
-    ledger = Ledger(popo_env(), clock=clock, keys=PinnedSubjectIdKeys(InMemoryKeyStore()))
-    buffer = InMemorySessionBuffer()
     judge = learned_judge()
+    ledger = Ledger(
+        popo_env(),
+        clock=clock,
+        keys=PinnedSubjectIdKeys(InMemoryKeyStore()),
+        tentative=tentative_reader(judge),
+    )
+    buffer = InMemorySessionBuffer()
     safety = screened_safety(DetectorSafetyFilter(), judge)
     sessions = ShortTermMemory(
         SessionPorts(

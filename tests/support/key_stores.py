@@ -42,6 +42,7 @@ class DelegatingKeyStore:
     def retire(self, scope: str, retired_scope: str) -> str | None:
         return self.inner.retire(scope, retired_scope)
 
+
 # The in-process harness's deployment key of subject ids: tests that build their runtime with
 # `PinnedSubjectIdKeys` name a subject by `pinned_subject_id` before registering it. A served
 # process (or a store of its own) has a random key: tests there read ids from the API.
