@@ -13,7 +13,9 @@ to repeat. So every self-hosted backend indexes, with each fact:
   the question each of them answers (`keyword_source`), less the words another fact
   of the same message says (`extraction_terms`); every word folded to its lemma by the
   lemmatiser library (`application.memory.inflection`), the query's words alike, and the
-  library's function words left out of both (`scoring.STOPWORDS`); and, for a fact that
+  library's function words left out of both (`scoring.STOPWORDS`), as are the words that
+  name nothing a fact could hold (words and phrases of when, spoken fillers: ADR 0040,
+  0046); and, for a fact that
   replaces its slot's current fact, the
   words of what the slot is for that fact's note said, never a value's
   (`application.memory.succession`).
@@ -30,6 +32,7 @@ calibration pairs on cosine and coverage apart gives (`calibration.fit_fused`).
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
@@ -51,6 +54,25 @@ INTENT_SLOT = "intent"
 LEXICAL_WEIGHT = 0.675
 # A query keyword that no searched fact holds weighs this share of its IDF.
 UNHELD_WEIGHT = 0.5
+# Words that say when a value holds, not what it is. Recall serves current facts, so in a
+# question they cannot tell which fact answers; in a source sentence ("I work at X now") they
+# only mark a change. Neither queries nor facts are keyed by them. The stopword library's
+# function words do not hold them, and without them "which vendor ... now?" missed its answer
+# (ADR 0086 measured it).
+WHEN_WORDS = frozenset({"now", "currently", "current", "today", "nowadays", "presently", "lately"})
+# What a speaker says while finding the words ("um", "uh", "okay"): it names nothing a fact
+# could hold, yet as a word no fact holds it kept half its IDF and diluted the words
+# that name the answer, most in spoken questions.
+SPOKEN_FILLERS = frozenset(
+    {"um", "umm", "uh", "uhm", "er", "erm", "hmm", "hm", "mm", "ah", "oh", "okay", "ok", "yeah"}
+)
+NO_KEYWORDS = WHEN_WORDS | SPOKEN_FILLERS
+# Words of when said as a phrase ("these days", "at the moment"): each word alone may name a
+# thing ("what day", "a moment"), so the phrase goes, not the words.
+WHEN_PHRASES = re.compile(
+    r"\b(?:these days|at the moment|at present|at the minute|right now|as of now"
+    r"|for now|of late)\b"
+)
 
 
 def subject_label(metadata: Metadata | None) -> str | None:
@@ -118,8 +140,10 @@ def keyword_source(transcript: Sequence[Message], source_indexes: Sequence[int])
 
 def keywords(text: str) -> list[str]:
     """The keywords of a text as memories-mode search matches them: its words less the
-    stopwords, each folded to its lemma."""
-    return [fold_inflection(t) for t in keyword_tokens(text)]
+    stopwords, each folded to its lemma; words and phrases of when ("now", "these days") and
+    spoken fillers left out (`NO_KEYWORDS`, `WHEN_PHRASES`)."""
+    words = WHEN_PHRASES.sub(" ", text.lower())
+    return [fold_inflection(t) for t in keyword_tokens(words) if t not in NO_KEYWORDS]
 
 
 def lexical_terms(
