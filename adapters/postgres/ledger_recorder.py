@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any, cast
+from uuid import UUID
 
 import psycopg
 from eventsourcing.persistence import IntegrityError, StoredEvent
@@ -77,6 +78,32 @@ class GroupCommitRecorder(SchemaLockedTables, PostgresApplicationRecorder):
         self.group: GroupCommit[Work] = GroupCommit(
             self._run_batch, name=f"ledger-group-commit-{datastore.schema}"
         )
+        self._select_streams = SQL(
+            "SELECT originator_id, originator_version, topic, state FROM {0}.{1}"
+            " WHERE originator_id = ANY(%s::uuid[])"
+            " ORDER BY originator_id, originator_version"
+        ).format(*table)
+
+    def select_streams(self, originator_ids: Sequence[UUID]) -> dict[UUID, list[StoredEvent]]:
+        """Every event of each stream, oldest first, in one statement (a page that quotes
+        fifty subjects would otherwise wait for fifty reads); a stream with no events is
+        absent."""
+        found: dict[UUID, list[StoredEvent]] = {}
+        if not originator_ids:
+            return found
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self._select_streams, [list(originator_ids)], prepare=True)
+            for row in curs.fetchall():
+                stream = found.setdefault(row["originator_id"], [])
+                stream.append(
+                    StoredEvent(
+                        originator_id=row["originator_id"],
+                        originator_version=row["originator_version"],
+                        topic=row["topic"],
+                        state=bytes(row["state"]),
+                    )
+                )
+        return found
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
