@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -104,8 +104,8 @@ class RoutedReads(ApplicationRecorder):
             lambda r: r.select_events(originator_id, gt=gt, lte=lte, desc=desc, limit=limit)
         )
 
-    def select_streams(self, originator_ids: Sequence[UUID]) -> dict[UUID, list[StoredEvent]]:
-        return self._routed(lambda r: select_streams(r, originator_ids))
+    def select_streams(self, after: Mapping[UUID, int]) -> dict[UUID, list[StoredEvent]]:
+        return self._routed(lambda r: select_streams(r, after))
 
     def select_notifications(
         self,

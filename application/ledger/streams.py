@@ -1,4 +1,4 @@
-"""Reading the whole event streams of several subjects at once.
+"""Reading the event streams of several subjects at once, each after a version of its own.
 
 A recorder that can (`ManyStreams`: the PostgreSQL ledger's) reads them in one statement;
 any other reads one stream per call, a few side by side, in the caller's context (its log
@@ -8,7 +8,7 @@ context and whether it may read a standby travel with it).
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Sequence
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, runtime_checkable
 from uuid import UUID
@@ -22,25 +22,29 @@ STREAMS_AT_ONCE = 4
 
 @runtime_checkable
 class ManyStreams(Protocol):
-    def select_streams(self, originator_ids: Sequence[UUID]) -> dict[UUID, list[StoredEvent]]:
-        """Every event of each stream, oldest first; a stream with no events is absent."""
+    def select_streams(self, after: Mapping[UUID, int]) -> dict[UUID, list[StoredEvent]]:
+        """Each stream's events after the version given for it (0: all), oldest first; a
+        stream with none is absent."""
         ...
 
 
 def select_streams(
-    recorder: ApplicationRecorder, originator_ids: Sequence[UUID]
+    recorder: ApplicationRecorder, after: Mapping[UUID, int]
 ) -> dict[UUID, list[StoredEvent]]:
-    """Every event of each of `originator_ids`' streams, oldest first; absent when none."""
-    ids = list(dict.fromkeys(originator_ids))
+    """Each stream's events after the version given for it (0: all), oldest first; a stream
+    with none is absent."""
     if isinstance(recorder, ManyStreams):
-        return recorder.select_streams(ids)
-    if len(ids) < 2:
-        return {sid: list(events) for sid in ids if (events := recorder.select_events(sid))}
+        return recorder.select_streams(after)
     context = contextvars.copy_context()
 
     def read(subject_id: UUID) -> list[StoredEvent]:
-        return list(context.copy().run(recorder.select_events, subject_id))
+        gt = after[subject_id] or None
+        return list(context.copy().run(recorder.select_events, subject_id, gt=gt))
 
-    with ThreadPoolExecutor(min(STREAMS_AT_ONCE, len(ids))) as pool:
-        streams = dict(zip(ids, pool.map(read, ids), strict=True))
+    ids = list(after)
+    if len(ids) < 2:
+        streams = {sid: read(sid) for sid in ids}
+    else:
+        with ThreadPoolExecutor(min(STREAMS_AT_ONCE, len(ids))) as pool:
+            streams = dict(zip(ids, pool.map(read, ids), strict=True))
     return {sid: events for sid, events in streams.items() if events}
