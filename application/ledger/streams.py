@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, runtime_checkable
 from uuid import UUID
 
-from eventsourcing.persistence import ApplicationRecorder, StoredEvent
+from eventsourcing.persistence import AggregateRecorder, StoredEvent
 
 # Streams read side by side by a recorder that reads one per statement: a few at a time keep
 # its pool free for other requests.
@@ -29,7 +29,7 @@ class ManyStreams(Protocol):
 
 
 def select_streams(
-    recorder: ApplicationRecorder, after: Mapping[UUID, int]
+    recorder: AggregateRecorder, after: Mapping[UUID, int]
 ) -> dict[UUID, list[StoredEvent]]:
     """Each stream's events after the version given for it (0: all), oldest first; a stream
     with none is absent."""
