@@ -27,6 +27,7 @@ from factledger.application.ledger.commands import (
     RecordSession,
     RegisterSubject,
 )
+from factledger.application.memory.record_ids import namespace_for
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message
 from factledger.domain.transcript import Role as Speaker
@@ -35,6 +36,7 @@ from factledger.domain.values import TextValue
 TENANT = "t1"
 MODEL = Actor(ActorKind.MODEL, "rule@1")
 REASON = "the lead asked us to forget it"
+BUDGET_LINE = 3  # the transcript line that states the budget
 ADMIN = bearer(token(Role.ADMIN, tenant=TENANT))
 SERVICE = bearer(token(Role.SERVICE, tenant=TENANT))
 
@@ -102,7 +104,7 @@ def _lead(store: Store, case: str, place: str, budget: str, kept: str) -> Lead:
         Origin.STATED,
         MODEL,
         0,
-        evidence=Evidence("s1", 3, said_budget),
+        evidence=Evidence("s1", BUDGET_LINE, said_budget),
     )
     ledger.propose_change(stated)
     ledger.approve_change(ApproveChange(TENANT, lead, stated.change_id, "rev-1"))
@@ -129,6 +131,19 @@ async def _synced(ports: Runtime) -> None:
     while (report := await worker.run_once()).fed or report.done:
         assert report.dead == 0
     ports.catch_up()
+
+
+async def _retired_memory_of(ports: Runtime, lead: Lead, line: int) -> str:
+    """The id of the lead's memory drawn from transcript line `line`, served or already out
+    of service (an approval of the same field retires the memory it was drawn from, and a
+    backend may already have scrubbed the retired memory's text)."""
+    assert ports.backend is not None
+    memories = await ports.backend.list_memories(
+        namespace_for(lead.id), include_superseded=True, include_forgotten=True
+    )
+    drawn = [m.id for m in memories if line in m.source_indexes]
+    assert drawn, [m.text for m in memories]
+    return drawn[0]
 
 
 async def _signed_in(context: BrowserContext, store: Store) -> Page:
@@ -191,6 +206,7 @@ async def test_a_forgotten_field_leaves_its_words_on_no_console_page(
     lead = _lead(store, "field", "Saffron Quay depot", "38,250 euros", "We admire Tollund bikes.")
     page = await _signed_in(context, store)
     await _synced(store.ports)
+    memory = await _retired_memory_of(store.ports, lead, BUDGET_LINE)
     await _before(page, store, lead)
 
     await _forget(store, lead, {"field": "budget", "reason": REASON})
@@ -203,6 +219,7 @@ async def test_a_forgotten_field_leaves_its_words_on_no_console_page(
         assert lead.kept in after  # the lead's other words stay
         assert lead.place in after
         assert "[forgotten]" in after  # the profile history says the field was forgotten
+        await _listed_as_forgotten(page, store, lead, memory)
 
 
 async def test_a_memory_forgotten_by_id_leaves_its_words_on_no_console_page(
