@@ -9,7 +9,7 @@ its own lead and its own words."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from uuid import UUID
 
@@ -124,6 +124,33 @@ def _lead(store: Store, case: str, place: str, budget: str, kept: str) -> Lead:
     return Lead(lead, ref, place, budget, kept, (stated.change_id, pending.change_id))
 
 
+def _asks_to_forget(store: Store, lead: Lead, asks: str) -> UUID:
+    """A second session in which the lead asks to forget its budget: a pending request to
+    forget the field, quoting that line, for a reviewer to approve. Its change id."""
+    at = datetime(2026, 3, 2, 10, 30, tzinfo=UTC)
+    transcript = (
+        Message(Speaker.AGENT, "Anything else?", at),
+        Message(Speaker.SUBJECT, asks, at),
+    )
+    ledger = store.ports.ledger
+    ledger.record_session(RecordSession(TENANT, lead.id, "s2", Channel.CHAT, at, at, transcript))
+    request = ProposeChange(
+        TENANT,
+        lead.id,
+        "budget",
+        Operation.FORGET,
+        None,
+        Origin.STATED,
+        MODEL,
+        1,
+        evidence=Evidence("s2", 1, asks),
+        rationale="request to forget budget",
+    )
+    ledger.propose_change(request)
+    store.ports.catch_up()
+    return request.change_id
+
+
 async def _synced(ports: Runtime) -> None:
     """Runs the memory sync until the ledger's events are all fed to the backend."""
     worker = ports.sync_worker
@@ -185,19 +212,22 @@ async def _forget(store: Store, lead: Lead, body: dict[str, str]) -> None:
     store.ports.catch_up()
 
 
-async def _listed_as_forgotten(page: Page, store: Store, lead: Lead, memory: str) -> None:
+async def _listed_as_forgotten(
+    page: Page, store: Store, lead: Lead, memory: str, reason: str = f"forgotten: {REASON}"
+) -> None:
     await page.goto(f"{store.base_url}/console/subjects/{lead.id}/memory")
     row = page.locator(f"#memory-{memory}")
     await expect(row.locator(".mark-forgotten")).to_be_visible()
-    await expect(row).to_contain_text(f"forgotten: {REASON}")
+    await expect(row).to_contain_text(reason)
     await expect(row.locator("time").first).to_be_visible()
 
 
-async def _before(page: Page, store: Store, lead: Lead) -> None:
-    """The canary sees every word of the lead while it lives."""
+async def _before(page: Page, store: Store, lead: Lead) -> str:
+    """The canary sees every word of the lead while it lives; what the pages said."""
     said = await _pages_say(page, store, lead)
     for words in (lead.place, lead.budget, lead.kept):
         assert words in said, words
+    return said
 
 
 async def test_a_forgotten_field_leaves_its_words_on_no_console_page(
@@ -220,6 +250,39 @@ async def test_a_forgotten_field_leaves_its_words_on_no_console_page(
         assert lead.place in after
         assert "[forgotten]" in after  # the profile history says the field was forgotten
         await _listed_as_forgotten(page, store, lead, memory)
+
+
+async def test_an_approved_request_to_forget_leaves_its_words_on_no_console_page(
+    context: BrowserContext, store: Store
+) -> None:
+    lead = _lead(store, "request", "Larkspur wharf", "64,480 euros", "We prefer Dunmore vans.")
+    asks = "Please delete our budget from your records."
+    request = _asks_to_forget(store, lead, asks)
+    lead = replace(lead, changes=(*lead.changes, request))
+    page = await _signed_in(context, store)
+    await _synced(store.ports)
+    memory = await _retired_memory_of(store.ports, lead, BUDGET_LINE)
+    assert asks in await _before(page, store, lead)
+    await page.goto(f"{store.base_url}/console/queue")
+    row = page.locator("#queue-table tbody tr").filter(has_text=asks)
+    await expect(row).to_contain_text("asks to forget this field")
+
+    await row.get_by_role("link", name="Evidence and decision").click()
+    await expect(page.locator(".forget-request")).to_contain_text("asks to forget")
+    async with page.expect_response(lambda r: r.request.method == "POST"):
+        await page.get_by_role("button", name="Approve").click()
+    await page.wait_for_load_state()
+    store.ports.catch_up()
+
+    for synced in (False, True):
+        if synced:
+            await _synced(store.ports)
+        after = await _pages_say(page, store, lead)
+        for words in ("64,480", "delete our budget"):
+            assert words not in after, words
+        assert lead.kept in after
+        assert lead.place in after
+        await _listed_as_forgotten(page, store, lead, memory, "field budget forgotten")
 
 
 async def test_a_memory_forgotten_by_id_leaves_its_words_on_no_console_page(
@@ -250,8 +313,7 @@ async def test_an_erased_subject_leaves_no_word_on_any_console_page(
     lead = _lead(store, "erased", "Vellichor lighthouse", "77,040 euros", "We love Quenby jam.")
     page = await _signed_in(context, store)
     await _synced(store.ports)
-    await _before(page, store, lead)
-    assert lead.ref in await _pages_say(page, store, lead)
+    assert lead.ref in await _before(page, store, lead)
 
     async with httpx.AsyncClient(base_url=store.base_url, headers=ADMIN) as http:
         response = await http.request(
