@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 
-from factledger.domain.errors import InvalidValueError
+from factledger.domain.errors import ReasonRestatesError
 
 RESTATES_RULE = "must not restate what it forgets: say why, not what"
 _TOKEN = re.compile(r"\d[\d,.]*\d[kKmM]?\b|\d[kKmM]?\b|[^\W\d_]+")
@@ -88,4 +88,4 @@ def restates(reason: str, forgotten: Iterable[str]) -> bool:
 def check_not_restated(reason: str, forgotten: Iterable[str]) -> None:
     """Refuses a reason that restates the forgotten words (names the field, never the words)."""
     if restates(reason, forgotten):
-        raise InvalidValueError(f"reason: {RESTATES_RULE}")
+        raise ReasonRestatesError(f"reason: {RESTATES_RULE}")

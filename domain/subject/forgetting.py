@@ -68,7 +68,8 @@ class SubjectForgetting(SubjectState):
         check_reason(reason)
         if field not in self.fields and not self.unforgotten_changes(field):
             raise FieldNotPresentError(f"field {field} on subject {self.id}")
-        check_not_restated(reason, self._words_of_field(field))
+        if request is None:  # an approved request's reason is the ledger's, naming the request
+            check_not_restated(reason, self._words_of_field(field))
         self._check_time(at)
         withdrawn = [
             str(c.change_id)
