@@ -134,6 +134,7 @@ class SubjectForgetting(SubjectState):
         reason: str,
         at: datetime,
         evidence_refs: Sequence[tuple[str, int]] = (),
+        memory_text: str | None = None,
     ) -> None:
         """Records that a backend memory must be forgotten (the sync worker acts on it), with
         the recorded lines it was drawn from (refs to other lines are left out: the backend
@@ -144,7 +145,8 @@ class SubjectForgetting(SubjectState):
         if memory_id in self.forgotten_memories:
             return
         self._check_time(at)
-        check_not_restated(reason, self._lines(evidence_refs))
+        said = self._lines(evidence_refs)
+        check_not_restated(reason, said if memory_text is None else (memory_text, *said))
         refs = sorted(
             {
                 (session_id, index)
