@@ -11,6 +11,13 @@ class InvalidValueError(DomainError):
     """A value is malformed for its type (bad currency, empty text, non-finite number...)."""
 
 
+class ReasonRestatesError(InvalidValueError):
+    """A forget's or an erasure's reason says again the words it forgets; names `reason`,
+    never the words."""
+
+    field = "reason"
+
+
 class InvalidFieldNameError(DomainError):
     """A profile field name is not a lower-case identifier."""
 

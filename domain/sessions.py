@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +22,10 @@ from factledger.domain.values import Immutable, JsonObject, JsonValue
 
 MAX_MESSAGES = 2000
 MAX_SESSION_ID = 200
+# Marks a fingerprint that is an HMAC under the subject's fingerprint key. One without it is
+# the unkeyed SHA-256 sessions were recorded with before: whoever guessed a session's words
+# could confirm the guess by hashing them, so new sessions are never fingerprinted that way.
+KEYED_FINGERPRINT = "hmac-sha256:"
 
 
 def _message_payload(m: Message) -> JsonValue:
@@ -78,7 +83,7 @@ class SessionRecord:
     withheld_count: int = 0  # messages dropped by safety checks; their content is never stored
     conversation_type: str | None = None  # picks the extraction guidance
 
-    def fingerprint(self) -> str:
+    def _canonical(self) -> bytes:
         body: JsonObject = {
             "channel": self.channel.value,
             "started_at": self.started_at.isoformat(),
@@ -89,10 +94,30 @@ class SessionRecord:
         }
         if self.conversation_type is not None:  # only then, so older sessions keep theirs
             body["conversation_type"] = self.conversation_type
-        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
 
-    def to_event_fields(self) -> dict[str, object]:
+    def fingerprint(self, key: bytes | None = None) -> str:
+        """What tells a retry of this session from another session under the same id: an
+        HMAC under `key` (the subject's fingerprint key, shredded with the subject), so
+        nobody without the key can test a guessed transcript against it. Without a key, the
+        unkeyed digest sessions were recorded with before keyed fingerprints (only to compare
+        with one of those)."""
+        canonical = self._canonical()
+        if key is None:
+            return hashlib.sha256(canonical).hexdigest()
+        return KEYED_FINGERPRINT + hmac.new(key, canonical, hashlib.sha256).hexdigest()
+
+    def matches(self, stored: str | None, key: bytes | None) -> bool:
+        """Whether `stored` (a recorded session's fingerprint) is this session's, in the form
+        it was stored in: keyed under `key`, or the unkeyed digest of a session recorded
+        before keyed fingerprints."""
+        if stored is None:
+            return False  # its key is gone: nothing to compare with
+        if stored.startswith(KEYED_FINGERPRINT):
+            return key is not None and hmac.compare_digest(stored, self.fingerprint(key))
+        return hmac.compare_digest(stored, self.fingerprint(None))
+
+    def to_event_fields(self, fingerprint_key: bytes | None = None) -> dict[str, object]:
         return {
             "session_id": self.session_id,
             "channel": self.channel.value,
@@ -102,7 +127,7 @@ class SessionRecord:
             "summary": self.summary,
             "withheld_count": self.withheld_count,
             "conversation_type": self.conversation_type,
-            "fingerprint": self.fingerprint(),
+            "fingerprint": self.fingerprint(fingerprint_key),
         }
 
 
@@ -141,8 +166,11 @@ def check_session_text(session: SessionRecord) -> None:
     check_json_text(session.summary, "summary")
 
 
-def check_session(session: SessionRecord, existing: SessionInfo | None) -> bool:
-    """True when the session is new and valid; False when it is an identical retry."""
+def check_session(
+    session: SessionRecord, existing: SessionInfo | None, fingerprint_key: bytes | None = None
+) -> bool:
+    """True when the session is new and valid; False when it is an identical retry (compared
+    under the subject's `fingerprint_key`, or unkeyed for a session recorded before keys)."""
     if not session.session_id.strip() or len(session.session_id) > MAX_SESSION_ID:
         raise InvalidSessionError(f"session_id: must be 1..{MAX_SESSION_ID} characters")
     if not is_safe_text(session.session_id):
@@ -160,6 +188,6 @@ def check_session(session: SessionRecord, existing: SessionInfo | None) -> bool:
     check_session_text(session)
     if existing is None:
         return True
-    if existing.fingerprint != session.fingerprint():
+    if not session.matches(existing.fingerprint, fingerprint_key):
         raise SessionConflictError(f"session {session.session_id}: recorded with other content")
     return False

@@ -26,7 +26,7 @@ from factledger.application.ledger.commands import (
     RejectChange,
 )
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.memory.drawn_from import memory_lines
+from factledger.application.memory.drawn_from import memory_drawn_from
 from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.errors import DomainError
 
@@ -122,9 +122,16 @@ async def forget(state: ApiState, session: ConsoleSession, what: Forget, nonce: 
         memory_id = what.memory_id or ""
         subject = await asyncio.to_thread(ledger.subject, tenant, what.subject_id)
         ports = state.require_ports()
-        lines = await memory_lines(ports.backend, what.subject_id, memory_id, subject.sessions)
+        drawn = await memory_drawn_from(ports.backend, what.subject_id, memory_id, subject.sessions)
         cmd_m = ForgetMemory(
-            tenant, what.subject_id, memory_id, by, what.reason, cid, evidence_refs=lines
+            tenant,
+            what.subject_id,
+            memory_id,
+            by,
+            what.reason,
+            cid,
+            evidence_refs=drawn.lines,
+            memory_text=drawn.text,
         )
         await asyncio.to_thread(ledger.forget_memory, cmd_m)
     await idempotency_store_of(state).forget_subject(tenant, what.subject_id)

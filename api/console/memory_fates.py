@@ -60,9 +60,14 @@ class SubjectDecisions:
     mask: ForgetMask
 
     def fate(self, fact: MemoryFact, capabilities: frozenset[Capability]) -> Fate | None:
+        # A forget outranks whatever retired the memory before it: a memory an approval
+        # replaced still holds the words of a field forgotten since, and must not show them.
+        forgotten = self._forgotten_in_ledger(fact, capabilities, pending=not fact.is_forgotten)
+        if forgotten is not None:
+            return forgotten
         if fact.is_forgotten:
             return self._in_backend(fact)
-        return self._in_ledger(fact, capabilities)
+        return self._rejected_in_ledger(fact, capabilities)
 
     def _in_backend(self, fact: MemoryFact) -> Fate:
         found = _BACKEND_REASON.search(fact.forget_reason or "")
@@ -74,20 +79,29 @@ class SubjectDecisions:
         # Forgotten in the backend by something other than our sync: no ledger record says why.
         return Fate(FORGOTTEN, None, "forgotten in the backend")
 
-    def _in_ledger(self, fact: MemoryFact, capabilities: frozenset[Capability]) -> Fate | None:
+    def _forgotten_in_ledger(
+        self, fact: MemoryFact, capabilities: frozenset[Capability], *, pending: bool
+    ) -> Fate | None:
+        """The ledger's forget of this memory (by id, or with a field), whether or not the
+        backend has carried it; `pending` when the backend still serves the memory."""
         by_id = next((f for f in reversed(self.forgets) if f.memory_id == fact.id), None)
         if by_id is not None:
-            return self._describe(by_id, pending=True)
+            return self._describe(by_id, pending=pending)
         mask, provenance = self.mask, Capability.FACT_PROVENANCE in capabilities
         if mask.forgets(fact, fact.id, provenance=provenance):
             for field in mask.fields:
                 single = ForgetMask(fields=(field,), current_fields=mask.current_fields)
                 with_field = self._field_forget(field.field)
                 if with_field is not None and single.forgets(fact, fact.id, provenance=provenance):
-                    return self._describe(with_field, pending=True)
-            return Fate(FORGOTTEN, None, "forgotten in the ledger", pending=True)
+                    return self._describe(with_field, pending=pending)
+            return Fate(FORGOTTEN, None, "forgotten in the ledger", pending=pending)
+        return None
+
+    def _rejected_in_ledger(
+        self, fact: MemoryFact, capabilities: frozenset[Capability]
+    ) -> Fate | None:
         slots = Capability.FACT_SLOTS in capabilities
-        for rejection, rule in zip(self.rejections, mask.rejections, strict=True):
+        for rejection, rule in zip(self.rejections, self.mask.rejections, strict=True):
             if fact.document_id in rule.documents and is_stale(fact, rule.decision, slots=slots):
                 return self._describe(rejection, pending=True)
         return None

@@ -129,6 +129,15 @@ def line_scope(subject_id: object, session_id: str, index: int) -> str:
     return f"{subject_id}/~line/{session_id}#{index}"
 
 
+def fingerprint_scope(subject_id: object) -> str:
+    """The scope of the key a subject's session fingerprints are HMACs under: a scope of its
+    own, never rotated (a rotation of the subject's key would change every fingerprint, and
+    retries of sessions recorded before it would conflict), deleted with the subject's other
+    keys at erasure, after which no fingerprint can be computed again. `~` never starts a
+    field's name."""
+    return f"{subject_id}/~fingerprint"
+
+
 def summary_scope(subject_id: object, session_id: str) -> str:
     return f"{subject_id}/~summary/{session_id}"
 

@@ -134,6 +134,9 @@ class ForgetMemory:
     # The transcript lines the memory was drawn from, as the backend knows them (session id,
     # message index): their words are forgotten with it.
     evidence_refs: tuple[tuple[str, int], ...] = ()
+    # The memory's own text, as the backend holds it: the forget's reason must not say it
+    # again. Never recorded.
+    memory_text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ from eventsourcing.utils import strtobool
 
 from factledger.application.clocks import Clock, SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError
-from factledger.application.ledger.cipher import Resealed, ShreddingMapper
+from factledger.application.ledger.cipher import Resealed, ShreddingMapper, fingerprint_scope
 from factledger.application.ledger.commands import CommandResult
 from factledger.application.ledger.event_store_errors import (
     UNREACHABLE,
@@ -62,6 +62,7 @@ from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
 from factledger.domain.errors import SubjectErasedError
 from factledger.domain.events import FactForgotten, SubjectKeyRotated, SubjectRegistered
 from factledger.domain.hedges import TentativeReader
+from factledger.domain.sessions import SessionRecord
 from factledger.domain.subject import Subject, is_keyed
 from factledger.domain.values import ProfileSchema
 
@@ -373,6 +374,18 @@ class LedgerCore(Application[UUID]):
 
     def _now(self) -> datetime:
         return self.clock.now()
+
+    def fingerprint_key(self, subject: Subject) -> bytes | None:
+        """The key the subject's session fingerprints are keyed under; None once it is erased
+        (its key is gone, and the ledger never writes again to a scope it shredded)."""
+        if subject.erased:
+            return None
+        return self.keys.current(fingerprint_scope(subject.id))[1]
+
+    def record_session_in(self, subject: Subject, session: SessionRecord) -> bool:
+        """`Subject.record_session` with the subject's fingerprint key."""
+        key = self.fingerprint_key(subject)
+        return subject.record_session(session, at=self._now(), fingerprint_key=key)
 
     def _run(
         self,

@@ -358,6 +358,7 @@ class ForgettingCommands(LedgerCore):
                 reason=cmd.reason,
                 at=self._now(),
                 evidence_refs=cmd.evidence_refs,
+                memory_text=cmd.memory_text,
             ),
         )
         # `_run` deleted the keys of the lines and changes the recorded forget names.

@@ -126,7 +126,7 @@ class Ledger(ForgettingCommands, PastSessions):
     def record_session(self, cmd: RecordSession) -> CommandResult:
         session = session_record(cmd)
         return self._run(
-            cmd.tenant, cmd.subject_id, None, lambda s: s.record_session(session, at=self._now())
+            cmd.tenant, cmd.subject_id, None, lambda s: self.record_session_in(s, session)
         )
 
     def propose_change(self, cmd: ProposeChange) -> CommandResult:
@@ -153,7 +153,7 @@ class Ledger(ForgettingCommands, PastSessions):
                     )
                 return None
             schema = self.schemas.get(subject.kind, OPEN_SCHEMA)
-            subject.record_session(session, at=self._now())
+            self.record_session_in(subject, session)
             return [
                 subject.propose(p, schema, at=self._now(), tentative=self.tentative) for p in built
             ]

@@ -108,4 +108,4 @@ class PastSessions(LedgerCore):
         return outcomes
 
     def _record_past(self, subject: Subject, cmd: RecordSession) -> bool:
-        return subject.record_session(session_record(cmd), at=self._now())
+        return self.record_session_in(subject, session_record(cmd))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from dataclasses import dataclass
 from uuid import UUID
 
 import structlog
@@ -23,18 +24,28 @@ LOOKUP_TIMEOUT_S = 2.0
 log = structlog.get_logger(__name__)
 
 
-async def memory_lines(
+@dataclass(frozen=True, slots=True)
+class DrawnFrom:
+    """What a memory's forget must know of it: the recorded lines it was drawn from, and its
+    own text (a forget's reason must not say it again); empty when the backend does not know."""
+
+    lines: tuple[tuple[str, int], ...] = ()
+    text: str | None = None
+
+
+async def memory_drawn_from(
     backend: MemoryBackend | None,
     subject_id: UUID,
     memory_id: str,
     session_ids: Iterable[str],
     *,
     timeout_s: float = LOOKUP_TIMEOUT_S,
-) -> tuple[tuple[str, int], ...]:
+) -> DrawnFrom:
     """The (session id, message index) pairs the memory was drawn from, among the subject's
-    recorded sessions; empty when the backend does not know, or does not answer in time."""
+    recorded sessions, and its text; empty when the backend does not know, or does not answer
+    in time."""
     if backend is None:
-        return ()
+        return DrawnFrom()
     try:
         async with asyncio.timeout(timeout_s):
             memory = await backend.get_memory(namespace_for(subject_id), memory_id)
@@ -44,11 +55,12 @@ async def memory_lines(
             subject_id=str(subject_id),
             error_type=type(exc).__name__,
         )
-        return ()
+        return DrawnFrom()
     if memory.document_id is None:
-        return ()
+        return DrawnFrom(text=memory.text)
     by_document = {transcript_document_id(subject_id, s): s for s in session_ids}
     session_id = by_document.get(memory.document_id)
     if session_id is None:
-        return ()
-    return tuple((session_id, index) for index in sorted(set(memory.source_indexes)))
+        return DrawnFrom(text=memory.text)
+    lines = tuple((session_id, index) for index in sorted(set(memory.source_indexes)))
+    return DrawnFrom(lines, memory.text)

@@ -76,17 +76,22 @@ class Subject(SubjectForgetting):
 
     # -- commands ----------------------------------------------------------------------------
 
-    def record_session(self, session: SessionRecord, *, at: datetime) -> bool:
-        """Records one interaction; returns False when the same session was already recorded."""
+    def record_session(
+        self, session: SessionRecord, *, at: datetime, fingerprint_key: bytes | None = None
+    ) -> bool:
+        """Records one interaction; returns False when the same session was already recorded.
+        `fingerprint_key` keys the session's fingerprint (the ledger always passes the
+        subject's; without one the fingerprint is the unkeyed digest of older sessions)."""
         self._check_live()
-        if not check_session(session, self.sessions.get(session.session_id)):
+        existing = self.sessions.get(session.session_id)
+        if not check_session(session, existing, fingerprint_key):
             return False
         self._check_time(at)
         self.trigger_event(
             self.SessionRecorded,
             timestamp=at,
             interaction_number=len(self.sessions) + 1,
-            **session.to_event_fields(),
+            **session.to_event_fields(fingerprint_key),
         )
         for index, message in enumerate(session.transcript):
             if message.decides is not None:

@@ -3,20 +3,52 @@ field or memory served until a time, and erasure of the whole subject."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from uuid import UUID
 
 from factledger.domain.errors import FieldNotHeldError, FieldNotPresentError, InvalidOperationError
 from factledger.domain.proposal import Decision, evidence_refs
 from factledger.domain.provenance import ChangeStatus, Operation, check_reason
+from factledger.domain.restated import check_not_restated
 from factledger.domain.subject.state import SubjectState
 from factledger.domain.text import check_text
-from factledger.domain.values import JsonObject
+from factledger.domain.values import JsonObject, render
 
 
 class SubjectForgetting(SubjectState):
     """Commands that take something out of what the subject serves."""
+
+    def _words_of_field(self, field: str | None) -> Iterator[str]:
+        """What a forget of `field` takes (every field's, for None): its values, conditions,
+        quotes and rationales, and the lines its changes quote."""
+        for name, current in self.fields.items():
+            if field is None or name == field:
+                yield render(current.value)
+                if current.condition:
+                    yield current.condition
+        for change in self.changes.values():
+            proposal = change.proposal
+            if field is not None and proposal.field != field:
+                continue
+            if proposal.value is not None:
+                yield render(proposal.value)
+            yield from (t for t in (proposal.condition, proposal.rationale) if t)
+            if proposal.evidence is not None:
+                yield proposal.evidence.quote
+                yield from self._lines(
+                    [(proposal.evidence.session_id, proposal.evidence.message_index)]
+                )
+
+    def _lines(self, refs: Iterable[tuple[str, int]]) -> Iterator[str]:
+        for session_id, index in refs:
+            session = self.sessions.get(session_id)
+            if session is not None and 0 <= index < len(session.messages):
+                yield session.messages[index][1]
+
+    def _all_lines(self) -> Iterator[str]:
+        for session in self.sessions.values():
+            yield from (text for _, text in session.messages)
 
     def forget_field(
         self,
@@ -36,6 +68,8 @@ class SubjectForgetting(SubjectState):
         check_reason(reason)
         if field not in self.fields and not self.unforgotten_changes(field):
             raise FieldNotPresentError(f"field {field} on subject {self.id}")
+        if request is None:  # an approved request's reason is the ledger's, naming the request
+            check_not_restated(reason, self._words_of_field(field))
         self._check_time(at)
         withdrawn = [
             str(c.change_id)
@@ -100,6 +134,7 @@ class SubjectForgetting(SubjectState):
         reason: str,
         at: datetime,
         evidence_refs: Sequence[tuple[str, int]] = (),
+        memory_text: str | None = None,
     ) -> None:
         """Records that a backend memory must be forgotten (the sync worker acts on it), with
         the recorded lines it was drawn from (refs to other lines are left out: the backend
@@ -110,6 +145,8 @@ class SubjectForgetting(SubjectState):
         if memory_id in self.forgotten_memories:
             return
         self._check_time(at)
+        said = self._lines(evidence_refs)
+        check_not_restated(reason, said if memory_text is None else (memory_text, *said))
         refs = sorted(
             {
                 (session_id, index)
@@ -202,6 +239,7 @@ class SubjectForgetting(SubjectState):
         """Erases the subject: its keys go (transcripts and every field) and it takes no
         more commands; the stream keeps only its structure."""
         check_reason(reason)
+        check_not_restated(reason, (*self._words_of_field(None), *self._all_lines()))
         self._check_time(at)
         self.trigger_event(
             self.SubjectErased,

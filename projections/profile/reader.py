@@ -50,7 +50,12 @@ class ViewStoreProfileReader:
 
     def subjects(self, tenant: str) -> list[SubjectSummary]:
         docs = (subject_summary(d) for d in self._scan("subject", "") if _live(d))
-        return [s for s in docs if s.tenant == tenant]
+        # By kind and reference: the stored order is the ids', which are keyed and so say
+        # nothing a reader could follow (nor the same from one deployment to the next).
+        return sorted(
+            (s for s in docs if s.tenant == tenant),
+            key=lambda s: (s.kind, s.external_ref, str(s.subject_id)),
+        )
 
     def current(self, tenant: str, subject_id: UUID) -> ProfileVersion:
         self.subject(tenant, subject_id)

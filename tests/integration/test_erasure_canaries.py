@@ -21,6 +21,7 @@ import pytest
 import structlog
 from psycopg import sql
 from support.api_harness import TEST_AUTH, bearer, line, token
+from support.older_sealing import unkeyed_fingerprint
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
@@ -68,6 +69,7 @@ class Story:
         self.http, self.rt, self.clock = http, rt, clock
         self.written: set[str] = set()  # canaries found in the data before the erasures
         self.fingerprint = ""  # of the erased subject's session, read before the erasure
+        self.guessable = ""  # the plain SHA-256 a guesser of that session's words can compute
         self.erased_id = UUID(int=0)
 
     async def sync(self) -> None:
@@ -123,6 +125,7 @@ class Story:
             e for e in self.rt.ledger.events.get(UUID(erased)) if isinstance(e, SessionRecorded)
         ]
         self.fingerprint = recorded[0].fingerprint
+        self.guessable = unkeyed_fingerprint(recorded[0])
         await self.sync()
         self.written = {c for c in CANARIES if c in look()}
         forget = {"field": "supplier", "reason": "the subject asked"}
@@ -153,11 +156,19 @@ def hits_in_files(root: Path, canaries: tuple[str, ...] = CANARIES) -> list[str]
 
 
 def identifying(story: Story) -> tuple[str, ...]:
-    """The person's reference, the reason and the fingerprint, and what anyone can derive from
+    """The person's reference, the reason and the fingerprint (keyed, and the plain digest a
+    guesser could compute, which was never written), and what anyone can derive from
     the reference alone: its name-based uuid5, the id subjects had before keyed ids (as text
     and hex; `derivable_bytes` checks its raw bytes, as PostgreSQL's uuid columns hold it)."""
     derived = legacy_subject_id("t1", "lead", ERASED_REF)
-    return (ERASED_REF, ERASE_REASON, story.fingerprint, str(derived), derived.hex)
+    return (
+        ERASED_REF,
+        ERASE_REASON,
+        story.fingerprint,
+        story.guessable,
+        str(derived),
+        derived.hex,
+    )
 
 
 def derivable_bytes() -> bytes:

@@ -24,6 +24,7 @@ from support.serve_process import free_port
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.bootstrap.runtime import Needs, Runtime
+from factledger.api.console.app import create_app as create_console_app
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
 from factledger.api.settings import (
@@ -84,8 +85,11 @@ def backend_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings
 
 
 @asynccontextmanager
-async def serving(settings: Settings) -> AsyncIterator[tuple[str, Runtime]]:
-    """The API on a loopback port over a runtime opened from `settings`."""
+async def serving(
+    settings: Settings, *, console: bool = False
+) -> AsyncIterator[tuple[str, Runtime]]:
+    """The API (with the reviewer console at `/console` when `console`) on a loopback port
+    over a runtime opened from `settings`."""
     clock = ManualClock(datetime(2026, 3, 3, 10, tzinfo=UTC))
     async with open_runtime(settings, Needs(run_sync=False), clock=clock) as rt:
         api = Settings(
@@ -95,7 +99,8 @@ async def serving(settings: Settings) -> AsyncIterator[tuple[str, Runtime]]:
                 rate_limit=RateLimitSettings(enabled=False),
             ),
         )
-        app = create_app(api, ports=rt, auth=TEST_AUTH)
+        build = create_console_app if console else create_app
+        app = build(api, ports=rt, auth=TEST_AUTH)
         port = free_port()
         config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None)
         server = uvicorn.Server(config)

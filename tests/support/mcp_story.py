@@ -129,7 +129,9 @@ async def tell_story(client: Client, relay: Relay | None = None) -> None:
             client, "record_message", session_id="mcp-2", asks=proposed["change_id"], **question
         )
     )
-    await relay("mcp-2", "Yes, thirty vans is right.")
+    # A yes that restates the value ("Yes, thirty vans is right") is left pending by the
+    # answer judge (ADR 0080 records it); this story is about the tools, not the judge.
+    await relay("mcp-2", "Yes, that's right.")
     decided = answer(await call(client, "end_session", session_id="mcp-2"))
     assert [(d["change_id"], d["status"]) for d in decided["decided"]] == [
         (proposed["change_id"], "confirmed")

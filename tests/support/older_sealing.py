@@ -10,6 +10,23 @@ from eventsourcing.persistence import Mapper, StoredEvent
 from factledger.application.ledger.cipher import ShreddingMapper, _aad, _encrypt, subject_scope
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain.events import SessionRecorded
+from factledger.domain.sessions import SessionRecord, transcript_from_payload
+from factledger.domain.transcript import Channel
+
+
+def unkeyed_fingerprint(event: SessionRecorded) -> str:
+    """The session's fingerprint as sessions were fingerprinted before keyed fingerprints:
+    a plain SHA-256 of its words (what a guesser could compute)."""
+    return SessionRecord(
+        event.session_id,
+        Channel(event.channel),
+        event.started_at,
+        event.ended_at,
+        transcript_from_payload(event.transcript),
+        event.summary,
+        event.withheld_count,
+        event.conversation_type,
+    ).fingerprint()
 
 
 def as_before(ledger: Ledger, stored: StoredEvent) -> StoredEvent:
@@ -23,6 +40,7 @@ def as_before(ledger: Ledger, stored: StoredEvent) -> StoredEvent:
         key_id, key = ledger.keys.current(subject_scope(event.originator_id))
         sealed = _encrypt(key_id, key, state["transcript"], _aad(state, type(event), "transcript"))
         state["transcript"] = sealed
+        state["fingerprint"] = unkeyed_fingerprint(event)
     older = object.__new__(type(event))
     object.__setattr__(older, "__dict__", state)
     return Mapper.to_stored_event(mapper, older)  # the library's own: nothing sealed

@@ -136,7 +136,10 @@ class DeferredLoad:
         with _DEFERRED_LOCK:
             if self in _DEFERRED:
                 _DEFERRED.remove(self)
-        threading.Thread(target=self._run, name="factledger-model-load", daemon=True).start()
+        # Not a daemon: the interpreter waits for a load still running when the process ends,
+        # since onnxruntime torn down mid-load aborts the process ("terminate called without
+        # an active exception") instead of letting it exit.
+        threading.Thread(target=self._run, name="factledger-model-load", daemon=False).start()
 
     def _run(self) -> None:
         try:

@@ -33,7 +33,7 @@ from factledger.application.ledger.commands import (
     ForgetMemory,
     new_command_id,
 )
-from factledger.application.memory.drawn_from import memory_lines
+from factledger.application.memory.drawn_from import memory_drawn_from
 from factledger.application.memory.rules import ID_PATTERN
 from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.provenance import MAX_REASON, ChangeStatus
@@ -187,9 +187,16 @@ async def forget(
         else:
             memory_id = body.memory_id or ""
             sessions = await asyncio.to_thread(ledger.subject, tenant, subject_id)
-            sources = await memory_lines(backend, subject_id, memory_id, sessions.sessions)
+            drawn = await memory_drawn_from(backend, subject_id, memory_id, sessions.sessions)
             cmd_m = ForgetMemory(
-                tenant, subject_id, memory_id, by, reason, command_id, evidence_refs=sources
+                tenant,
+                subject_id,
+                memory_id,
+                by,
+                reason,
+                command_id,
+                evidence_refs=drawn.lines,
+                memory_text=drawn.text,
             )
             result = await asyncio.to_thread(ledger.forget_memory, cmd_m)
         # Saved responses are plain copies of what the deleted keys encrypted.
