@@ -11,9 +11,7 @@ Every function blocks (the caller runs it in a thread).
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import UUID
@@ -83,31 +81,15 @@ def evidence_context(
 def queue_contexts(
     ledger: Ledger, tenant: str, items: list[QueueItem], *, around: int = 2
 ) -> dict[UUID, tuple[ContextLine, ...]]:
-    """The evidence in context of each queued change that quotes one, by change id (each
-    subject loaded once)."""
+    """The evidence in context of each queued change that quotes one, by change id: the
+    page's subjects read together, not one stream at a time."""
     quoting = [item.change for item in items if item.change.evidence is not None]
-    subjects = _subjects(ledger, tenant, list(dict.fromkeys(c.subject_id for c in quoting)))
+    subjects = ledger.read_subjects(tenant, list(dict.fromkeys(c.subject_id for c in quoting)))
     return {
         c.change_id: evidence_context(subjects[c.subject_id], c.evidence, around=around)
         for c in quoting
+        if c.subject_id in subjects
     }
-
-
-# Streams read side by side for one page: the event store reads one stream per statement, and
-# a page quotes up to fifty subjects; a few at a time keep its pool free for other requests.
-STREAMS_AT_ONCE = 4
-
-
-def _subjects(ledger: Ledger, tenant: str, subject_ids: list[UUID]) -> dict[UUID, Subject]:
-    if len(subject_ids) < 2:
-        return {sid: ledger.read_subject(tenant, sid) for sid in subject_ids}
-    context = contextvars.copy_context()  # the request's log context and read route
-
-    def load(subject_id: UUID) -> Subject:
-        return context.copy().run(ledger.read_subject, tenant, subject_id)
-
-    with ThreadPoolExecutor(min(STREAMS_AT_ONCE, len(subject_ids))) as pool:
-        return dict(zip(subject_ids, pool.map(load, subject_ids), strict=True))
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import psycopg
 import structlog.testing
@@ -54,10 +54,19 @@ from factledger.bench.review_queue.seed import (
     seed,
     utc_now,
 )
+from factledger.bench.review_queue.streams import stream_by_stream
 from factledger.domain.provenance import Origin
 
 console = Console()
 BUDGET_MS = 300.0
+# The side-by-side's other console, by `--before`: its name, and what the table compares.
+BEFORE = {"rows": "counted over rows", "streams": "stream by stream"}
+COMPARED = {
+    "rows": "combined filters, ages and text counted over the rows (before) vs from the "
+    "counters (product)",
+    "streams": "each quoting subject's evidence stream loaded on its own (before) vs the "
+    "page's streams read together (product)",
+}
 EVERY_SUBJECT = "crm"  # a text in every subject's reference: the broadest search
 
 
@@ -160,11 +169,8 @@ def _compared_table(compared: list[Compared], rounds: int) -> Table:
     return table
 
 
-def _side_by_side(before: list[Timed], after: list[Timed]) -> Table:
-    table = Table(
-        title="Side by side, loads alternating (ms): combined filters, ages and text counted "
-        "over the rows (before) vs from the counters (product)"
-    )
+def _side_by_side(before: list[Timed], after: list[Timed], what: str) -> Table:
+    table = Table(title=f"Side by side, loads alternating (ms): {what}")
     for column in (
         "page",
         "before p50",
@@ -319,6 +325,14 @@ def bench_queue(
             "rows (as before their counters) and time both in Chromium, loads alternating."
         ),
     ] = True,
+    before: Annotated[
+        Literal["rows", "streams"],
+        typer.Option(
+            help="What the side-by-side's other console does as before: 'rows' counts combined "
+            "filters, ages and text over the rows; 'streams' loads each quoting subject's "
+            "evidence stream on its own instead of the page's streams together."
+        ),
+    ] = "rows",
     keep: Annotated[
         bool,
         typer.Option(
@@ -391,8 +405,10 @@ def bench_queue(
                 return
             apps = {"product": app}
             if side_by_side:
-                apps["counted over rows"] = create_app(
-                    ports=counted_over_rows(runtime),
+                apps[BEFORE[before]] = create_app(
+                    ports=counted_over_rows(runtime)
+                    if before == "rows"
+                    else stream_by_stream(runtime),
                     auth=auth,
                     rate_limit=RateLimitSettings(enabled=False),
                 )
@@ -404,7 +420,9 @@ def bench_queue(
         for name, variant in by_variant.items():
             console.print(_table(variant, runs, name))
         if side_by_side:
-            console.print(_side_by_side(by_variant["counted over rows"], by_variant["product"]))
+            console.print(
+                _side_by_side(by_variant[BEFORE[before]], by_variant["product"], COMPARED[before])
+            )
         timed = by_variant["product"]
         worst = max(t.p95 for t in timed)
         console.print(
