@@ -319,13 +319,7 @@ async def _delete_records(
     ids += [proposal_record_id(c) for c in trace.change_ids]
     if not ids:
         return
-    result = await backend.delete_records(ns, ids)
-    log.info(
-        "sync.records_deleted",
-        item_id=item.item_id,
-        deleted=len(result.forgotten),
-        missing=len(result.missing),
-    )
+    await _delete_and_log(item, ns, backend, ids)
 
 
 async def _delete_withdrawn(
@@ -334,6 +328,12 @@ async def _delete_withdrawn(
     """A forgotten memory's pending proposals (they quoted its lines): their records go, as a
     forgotten field's do. Idempotent like `_delete_records`."""
     ids = [proposal_record_id(UUID(c)) for c in event.withdrawn_changes]
+    await _delete_and_log(item, ns, backend, ids)
+
+
+async def _delete_and_log(
+    item: SyncItem, ns: Namespace, backend: MemoryBackend, ids: list[str]
+) -> None:
     result = await backend.delete_records(ns, ids)
     log.info(
         "sync.records_deleted",
