@@ -18,8 +18,6 @@ from support.forgotten_words import (
     ADMIN,
     BACKENDS,
     ERASE_REASON,
-    ERASED_REF,
-    ERASED_WORDS,
     KEPT,
     SERVICE,
     STATED,
@@ -28,6 +26,7 @@ from support.forgotten_words import (
     imported,
     memory_drawn_from,
     ok,
+    said_for,
     serving,
     stream,
 )
@@ -59,19 +58,7 @@ async def state_budget(http: httpx.AsyncClient, sid: str, session: str) -> None:
 async def test_no_export_after_a_forget_carries_the_imported_words(
     settings: Settings, how: str
 ) -> None:
-    said, ref, canaries = {
-        "field": (
-            [f"Our budget is {STATED} a year.", f"We buy from {KEPT} now."],
-            "crm-xf",
-            [STATED],
-        ),
-        "memory": (
-            [f"We buy from {KEPT} now.", f"Our team meets on {STATED} Island."],
-            "crm-xm",
-            [STATED],
-        ),
-        "erasure": ([f"We pay {ERASED_WORDS} a month."], ERASED_REF, [ERASED_REF, ERASED_WORDS]),
-    }[how]
+    said, ref, canaries = said_for(how, "crm-x")
     session = f"past-{how}"
     async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
         sid = await imported(http, ref, session, said)

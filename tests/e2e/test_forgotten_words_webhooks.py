@@ -19,14 +19,12 @@ from support.forgotten_words import (
     ADMIN,
     BACKENDS,
     ERASE_REASON,
-    ERASED_REF,
-    ERASED_WORDS,
     KEPT,
     SERVICE,
-    STATED,
     backend_settings,
     memory_drawn_from,
     ok,
+    said_for,
     serving,
     talk,
 )
@@ -83,19 +81,7 @@ async def deliver_all(dispatcher: WebhookDispatcher) -> None:
 async def test_no_delivery_after_a_forget_carries_the_forgotten_words(
     settings: Settings, tmp_path: Path, how: str
 ) -> None:
-    said, ref, canaries = {
-        "field": (
-            [f"Our budget is {STATED} a year.", f"We buy from {KEPT} now."],
-            "crm-f",
-            [STATED],
-        ),
-        "memory": (
-            [f"We buy from {KEPT} now.", f"Our team meets on {STATED} Island."],
-            "crm-m",
-            [STATED],
-        ),
-        "erasure": ([f"We pay {ERASED_WORDS} a month."], ERASED_REF, [ERASED_REF, ERASED_WORDS]),
-    }[how]
+    said, ref, canaries = said_for(how, "crm-")
     receivers = Receivers()
     log = SqliteDeliveryLog(tmp_path / "hooks.sqlite")  # positions and attempts: no content
     clock = ManualClock(datetime(2026, 3, 3, 11, tzinfo=UTC))

@@ -52,6 +52,24 @@ STREAM = "/v1/events/stream"
 WAIT_S = 10.0
 
 
+def said_for(how: str, ref_prefix: str) -> tuple[list[str], str, list[str]]:
+    """What a subject said before a forget of `how` (a field, a memory, an erasure), its
+    reference, and the words the forget must take (the erased reference among them)."""
+    return {
+        "field": (
+            [f"Our budget is {STATED} a year.", f"We buy from {KEPT} now."],
+            f"{ref_prefix}f",
+            [STATED],
+        ),
+        "memory": (
+            [f"We buy from {KEPT} now.", f"Our team meets on {STATED} Island."],
+            f"{ref_prefix}m",
+            [STATED],
+        ),
+        "erasure": ([f"We pay {ERASED_WORDS} a month."], ERASED_REF, [ERASED_REF, ERASED_WORDS]),
+    }[how]
+
+
 def agent(ref: str) -> dict[str, str]:
     return bearer(token(Role.AGENT, kind="lead", ref=ref))
 
