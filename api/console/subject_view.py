@@ -78,18 +78,25 @@ def evidence_context(
     return tuple(lines)
 
 
-def queue_contexts(
-    ledger: Ledger, tenant: str, items: list[QueueItem], *, around: int = 2
-) -> dict[UUID, tuple[ContextLine, ...]]:
-    """The evidence in context of each queued change that quotes one, by change id: the
-    page's subjects read together, not one stream at a time."""
-    quoting = [item.change for item in items if item.change.evidence is not None]
-    subjects = ledger.read_subjects(tenant, list(dict.fromkeys(c.subject_id for c in quoting)))
-    return {
-        c.change_id: evidence_context(subjects[c.subject_id], c.evidence, around=around)
-        for c in quoting
-        if c.subject_id in subjects
-    }
+QUEUE_AROUND = 2  # messages on each side of the quote when opened in the queue
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedContext:
+    """A queued change's evidence in context, as the queue loads it when it is opened."""
+
+    evidence: Evidence | None
+    lines: tuple[ContextLine, ...]
+
+
+def queued_context(ledger: Ledger, tenant: str, subject_id: UUID, change_id: UUID) -> QueuedContext:
+    """One change's quote among the messages around it, read from its subject's stream (the
+    ledger's cache of subjects brings it forward), when the reviewer opens it: the queue page
+    itself quotes nothing around its rows. Words forgotten since are not in the stream's
+    plaintext, so they are never shown."""
+    subject = ledger.read_subject(tenant, subject_id)
+    evidence = subject.change(change_id).proposal.evidence  # ChangeNotFoundError: 404
+    return QueuedContext(evidence, evidence_context(subject, evidence, around=QUEUE_AROUND))
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 import psycopg
 import structlog.testing
 import typer
+from fastapi import FastAPI
 from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
@@ -37,6 +38,7 @@ from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.bench.machine import load_average
 from factledger.bench.review_queue.browse import Scenario, Timed, served, time_pages
 from factledger.bench.review_queue.compose import Case, Compared, compare
+from factledger.bench.review_queue.inline import evidence_inline
 from factledger.bench.review_queue.plans import kept_vs_counted, plans
 from factledger.bench.review_queue.runtime import (
     VIEWS_SCHEMA,
@@ -60,12 +62,18 @@ from factledger.domain.provenance import Origin
 console = Console()
 BUDGET_MS = 300.0
 # The side-by-side's other console, by `--before`: its name, and what the table compares.
-BEFORE = {"rows": "counted over rows", "streams": "stream by stream"}
+BEFORE = {
+    "rows": "counted over rows",
+    "streams": "stream by stream",
+    "inline": "evidence inline",
+}
 COMPARED = {
     "rows": "combined filters, ages and text counted over the rows (before) vs from the "
     "counters (product)",
-    "streams": "each quoting subject's evidence stream loaded on its own (before) vs the "
-    "page's streams read together (product)",
+    "streams": "each row's evidence in context in the page, each quoting subject's stream "
+    "loaded on its own (before) vs the evidence loaded when opened (product)",
+    "inline": "each row's evidence in context in the page, the page's streams read together "
+    "(before) vs the evidence loaded when opened (product)",
 }
 EVERY_SUBJECT = "crm"  # a text in every subject's reference: the broadest search
 
@@ -199,7 +207,9 @@ def _side_by_side(before: list[Timed], after: list[Timed], what: str) -> Table:
 def _table(timed: list[Timed], runs: int, variant: str = "product") -> Table:
     table = Table(
         title=f"Queue pages in headless Chromium ({variant}), {runs} loads each (ms, load to "
-        "end of `load`; server: to first byte; response: to last byte; DOM: to DOM ready)"
+        "end of `load`; server: to first byte; response: to last byte; parsed: to "
+        "domInteractive; DOM: to the end of DOMContentLoaded; opened: an item's evidence "
+        "in context fetched on opening, to its fragment in the page)"
     )
     for column in (
         "page",
@@ -212,7 +222,9 @@ def _table(timed: list[Timed], runs: int, variant: str = "product") -> Table:
         "server p50",
         "server p95",
         "response p50",
+        "parsed p50",
         "DOM p50",
+        "opened p50 / p95",
         "HTML KB",
     ):
         table.add_column(column)
@@ -230,7 +242,9 @@ def _table(timed: list[Timed], runs: int, variant: str = "product") -> Table:
             f"{t.server_p50:.0f}",
             f"{t.server_p95:.0f}",
             f"{t.response_p50:.0f}",
+            f"{t.interactive_p50:.0f}",
             f"{t.dom_p50:.0f}",
+            "-" if t.opened is None else f"{t.opened[0]:.0f} / {t.opened[1]:.0f}",
             f"{t.body_bytes / 1024:.0f}",
         )
     return table
@@ -297,6 +311,17 @@ def _vacuumed(conninfo: str) -> None:
     )
 
 
+def _before_app(runtime: Runtime, before: str, auth: AuthSettings) -> FastAPI:
+    """The side-by-side's other console: the product's, with one lab variant injected."""
+    ports = {"rows": counted_over_rows, "streams": stream_by_stream}.get(before)
+    app = create_app(
+        ports=runtime if ports is None else ports(runtime),
+        auth=auth,
+        rate_limit=RateLimitSettings(enabled=False),
+    )
+    return app if before == "rows" else evidence_inline(app)
+
+
 def bench_queue(
     subjects: Annotated[int, typer.Option(min=10, max=100_000)] = 10_000,
     per_subject: Annotated[int, typer.Option(min=1, max=10, help="Pending proposals each.")] = 10,
@@ -326,11 +351,12 @@ def bench_queue(
         ),
     ] = True,
     before: Annotated[
-        Literal["rows", "streams"],
+        Literal["rows", "streams", "inline"],
         typer.Option(
             help="What the side-by-side's other console does as before: 'rows' counts combined "
-            "filters, ages and text over the rows; 'streams' loads each quoting subject's "
-            "evidence stream on its own instead of the page's streams together."
+            "filters, ages and text over the rows; 'inline' renders every row's evidence in "
+            "context into the page (its subjects read together), 'streams' the same with each "
+            "quoting subject's stream loaded on its own."
         ),
     ] = "rows",
     keep: Annotated[
@@ -405,13 +431,7 @@ def bench_queue(
                 return
             apps = {"product": app}
             if side_by_side:
-                apps[BEFORE[before]] = create_app(
-                    ports=counted_over_rows(runtime)
-                    if before == "rows"
-                    else stream_by_stream(runtime),
-                    auth=auth,
-                    rate_limit=RateLimitSettings(enabled=False),
-                )
+                apps[BEFORE[before]] = _before_app(runtime, before, auth)
             with ExitStack() as stack, structlog.testing.capture_logs():
                 urls = {name: stack.enter_context(served(a)) for name, a in apps.items()}
                 load_before = load_average()

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,6 +56,13 @@ class Timed:
     response_millis: list[float]
     dom_millis: list[float]
     body_bytes: int  # the page's HTML, decoded
+    # Of each load: to `domInteractive` (the document parsed), and to the end of
+    # `DOMContentLoaded` (its script run) is `dom_millis`.
+    interactive_millis: list[float] = field(default_factory=list)
+    # Opening a row's evidence in context on a freshly loaded page: from setting it open to
+    # its fragment in the document (empty where the page quotes nothing, or carries the
+    # evidence in itself).
+    opened_millis: list[float] = field(default_factory=list)
 
     @staticmethod
     def _p95(values: list[float]) -> float:
@@ -73,6 +80,17 @@ class Timed:
     @property
     def dom_p50(self) -> float:
         return statistics.median(self.dom_millis)
+
+    @property
+    def interactive_p50(self) -> float:
+        return statistics.median(self.interactive_millis)
+
+    @property
+    def opened(self) -> tuple[float, float] | None:
+        """Opening an item's evidence: p50 and p95 (None: nothing was fetched on opening)."""
+        if not self.opened_millis:
+            return None
+        return statistics.median(self.opened_millis), self._p95(self.opened_millis)
 
     @property
     def p50(self) -> float:
@@ -122,13 +140,29 @@ def time_pages(
 
 
 # The load's navigation timing: its total, the server's part (request start to first byte),
-# the response's end, DOM ready, and the document's size as decoded.
+# the response's end, DOM ready, the document's size as decoded, and the document parsed.
 _TIMING = (
     "() => { const n = performance.getEntriesByType('navigation')[0];"
     " return [n.loadEventEnd - n.startTime, n.responseStart - n.requestStart,"
     " n.responseEnd - n.startTime, n.domContentLoadedEventEnd - n.startTime,"
-    " n.decodedBodySize]; }"
+    " n.decodedBodySize, n.domInteractive - n.startTime]; }"
 )
+# Opens the page's `index`-th evidence in context that is fetched on opening and waits for
+# its fragment (queue.js marks it `data-loaded=yes`); -1 where there is none to fetch.
+_OPEN = """async (index) => {
+  const all = Array.from(document.querySelectorAll('details.in-context:not([data-loaded])'))
+    .filter((details) => details.querySelector(':scope > .context'));
+  if (!all.length) { return -1; }
+  const details = all[index % all.length];
+  const started = performance.now();
+  await new Promise((done) => {
+    new MutationObserver((_, watching) => {
+      if (details.getAttribute('data-loaded') === 'yes') { watching.disconnect(); done(); }
+    }).observe(details, { attributes: true });
+    details.open = true;
+  });
+  return performance.now() - started;
+}"""
 
 
 async def _signed_in(browser: Browser, base_url: str, token: str) -> Page:
@@ -140,6 +174,19 @@ async def _signed_in(browser: Browser, base_url: str, token: str) -> Page:
         await page.get_by_role("button", name="Sign in").click()
     await page.wait_for_load_state()
     return page
+
+
+async def _opened(page: Page, url: str, runs: int) -> list[float]:
+    """Opening an evidence in context `runs` times, each on a freshly loaded page (nothing
+    when the page fetches none on opening)."""
+    millis: list[float] = []
+    for run in range(runs):
+        await page.goto(url, wait_until="load")
+        taken = float(await page.evaluate(_OPEN, run))
+        if taken < 0:
+            return []
+        millis.append(taken)
+    return millis
 
 
 async def _time_pages(
@@ -168,6 +215,7 @@ async def _time_pages(
                         await pages[name].goto(url, wait_until="load")
                         loads[name].append([float(v) for v in await pages[name].evaluate(_TIMING)])
                 tallied_after = scenario.expected(datetime.now(UTC))
+                opened = {name: await _opened(page, url, runs) for name, page in pages.items()}
                 for name, page in pages.items():
                     stated = await page.locator("#queue-count strong").inner_text()
                     found = _COUNT.search(stated)
@@ -182,6 +230,8 @@ async def _time_pages(
                             [t[2] for t in loads[name]],
                             [t[3] for t in loads[name]],
                             int(loads[name][-1][4]),
+                            [t[5] for t in loads[name]],
+                            opened[name],
                         )
                     )
             return timed

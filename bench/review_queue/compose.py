@@ -22,7 +22,7 @@ from uuid import UUID
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.console.queue_view import QUEUE_SHOWN, QueueItem, queue_groups, queue_page
-from factledger.api.console.subject_view import evidence_context, queue_contexts
+from factledger.api.console.subject_view import evidence_context
 from factledger.application.errors import NotFoundError
 from factledger.application.ledger.queries import ProfileField
 from factledger.application.review_queue.ports import ReviewQueue
@@ -80,13 +80,13 @@ def _per_row(runtime: Runtime, queue: ReviewQueue, tenant: str, case: Case) -> i
 
 
 def _product(runtime: Runtime, queue: ReviewQueue, tenant: str, case: Case) -> int:
-    """The console's route, without the HTTP and the template."""
+    """The console's route, without the HTTP and the template (the evidence in context is
+    no longer on the page: ADR 0091)."""
     queue.choices(tenant)
     if case.groups:
         return len(queue_groups(queue, tenant, case.where, 0).groups)
     shown = queue_page(queue, runtime.profiles, tenant, case.where, case.cursor)
     items: list[QueueItem] = shown.items
-    queue_contexts(runtime.ledger, tenant, items)
     return len(items)
 
 

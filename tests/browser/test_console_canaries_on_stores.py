@@ -201,8 +201,20 @@ async def _pages_say(page: Page, store: Store, lead: Lead, shown: tuple[int, ...
         assert answered is not None
         assert answered.status in shown, (url, answered.status)
         await page.wait_for_load_state()
+        await _open_every_evidence(page)
         seen.append(await page.content())
     return "\n".join(seen)
+
+
+async def _open_every_evidence(page: Page) -> None:
+    """Opens every evidence in context the page loads on opening (the queue's) and waits for
+    them all: what they show is on the page too."""
+    lazy = page.locator("details.in-context:has(> .context)")
+    for i in range(await lazy.count()):
+        await lazy.nth(i).locator("summary").click()
+    await expect(page.locator("details.in-context[data-loaded=yes]")).to_have_count(
+        await lazy.count()
+    )
 
 
 async def _forget(store: Store, lead: Lead, body: dict[str, str]) -> None:

@@ -19,12 +19,12 @@ from fastapi import APIRouter, Depends, Form, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from factledger.api.console.actions import NONCE_PATTERN, Decision, Outcome, decide, decide_all
-from factledger.api.console.guard import CSRF, ConsoleDep, Reviewing
+from factledger.api.console.guard import CSRF, ConsoleDep, Reviewing, refuse_cross_site
 from factledger.api.console.guard import subject_in_tenant as checked
 from factledger.api.console.pages import render_page, see_other
 from factledger.api.console.queue_view import queue_groups, queue_page
 from factledger.api.console.session import ConsoleSession
-from factledger.api.console.subject_view import proposal_page, queue_contexts
+from factledger.api.console.subject_view import proposal_page, queued_context
 from factledger.api.http.deps import LedgerDep, StateDep
 from factledger.api.http.errors import InvalidParameterError, SelectionChangedError
 from factledger.api.http.routes.profile import ProfilesDep
@@ -63,7 +63,6 @@ async def queue(
     session: Reviewing,
     profiles: ProfilesDep,
     reviews: QueueDep,
-    ledger: LedgerDep,
     where: FilterDep,
     cursor: Annotated[str | None, Query(pattern=CURSOR_PATTERN)] = None,
     view: Annotated[Literal["items", "groups"], Query()] = "items",
@@ -93,7 +92,6 @@ async def queue(
             queue_page, reviews, profiles, session.tenant, where, parse_cursor(cursor)
         ),
     )
-    contexts = await asyncio.to_thread(queue_contexts, ledger, session.tenant, shown.items)
     page = shown.page
     return render_page(
         request,
@@ -104,7 +102,6 @@ async def queue(
         params=request.query_params,
         filtered=not where.is_empty(),
         choices=choices,
-        contexts=contexts,
         snapshot=encode_snapshot(page.last_position) if page.last_position else "",
         next_cursor=None if page.next_cursor is None else encode_cursor(page.next_cursor),
         previous_cursor=None
@@ -130,6 +127,28 @@ async def proposal(
         proposal_page, ledger, profiles, session.tenant, subject_id, change_id
     )
     return render_page(request, "proposal.html", session, page=page)
+
+
+@router.get(
+    "/subjects/{subject_id}/proposals/{change_id}/context",
+    response_class=HTMLResponse,
+    dependencies=[Depends(refuse_cross_site)],
+)
+async def proposal_context(
+    request: Request,
+    subject_id: UUID,
+    change_id: UUID,
+    session: Reviewing,
+    console: ConsoleDep,
+    ledger: LedgerDep,
+) -> HTMLResponse:
+    """A queued change's evidence in context, as a fragment the queue page loads when the
+    reviewer opens it (the page itself carries only the quote). The same session, role and
+    tenant checks as the proposal's page; a fetch another site starts is refused, and the
+    console's headers (CSP, `no-store`) apply as to any page."""
+    await checked(console, session, subject_id)
+    shown = await asyncio.to_thread(queued_context, ledger, session.tenant, subject_id, change_id)
+    return render_page(request, "queue_context.html", session, shown=shown)
 
 
 @router.post("/subjects/{subject_id}/proposals/{change_id}/approve", dependencies=[CSRF])

@@ -1,6 +1,8 @@
 // The review queue's keyboard: j/k move between rows, x ticks the current one, a approves and
-// r rejects it (groups: both open the confirmation), n/p turn the page. Keys typed into a
-// field are left alone. Without this script every action stays a link or a button.
+// r rejects it (groups: both open the confirmation), e opens or closes its evidence in
+// context, n/p turn the page. Keys typed into a field are left alone. An item's evidence in
+// context is fetched when it is first opened (the page carries only the quote). Without this
+// script every action stays a link or a button, and the proposal's own page shows the evidence.
 (function () {
   var rows = Array.prototype.slice.call(document.querySelectorAll("#queue-table tbody tr.item"));
   var current = -1;
@@ -48,6 +50,43 @@
     form.requestSubmit(document.getElementById(action + "-selected"));
   }
 
+  // The evidence in context of a row, loaded on its first opening. The fragment is the
+  // console's own autoescaped HTML; a redirect (the session ended) or an error leaves a note
+  // and lets a later opening try again.
+  function loadContext(details) {
+    var row = details.closest("tr.item");
+    var body = details.querySelector(".context");
+    if (!row || !body || details.getAttribute("data-loaded")) { return; }
+    var ids = row.getAttribute("data-change").split("/");
+    details.setAttribute("data-loaded", "loading");
+    body.setAttribute("aria-busy", "true");
+    fetch("/console/subjects/" + ids[0] + "/proposals/" + ids[1] + "/context", {
+      credentials: "same-origin", redirect: "error", headers: { "Accept": "text/html" }
+    }).then(function (response) {
+      if (!response.ok) { throw new Error(String(response.status)); }
+      return response.text();
+    }).then(function (html) {
+      body.innerHTML = html;
+      details.setAttribute("data-loaded", "yes");
+    }).catch(function () {
+      body.textContent = "The evidence could not be loaded: open the proposal's page, or close and open this again.";
+      details.removeAttribute("data-loaded");
+    }).then(function () { body.removeAttribute("aria-busy"); });
+  }
+
+  document.addEventListener("toggle", function (event) {
+    var details = event.target;
+    if (details.tagName === "DETAILS" && details.open && details.classList.contains("in-context")) {
+      loadContext(details);
+    }
+  }, true);  // toggle does not bubble
+
+  function toggleContext() {
+    if (current < 0) { return; }
+    var details = rows[current].querySelector("details.in-context");
+    if (details) { details.open = !details.open; }
+  }
+
   function turn(rel) {
     var link = document.querySelector("nav.pages a[rel=" + rel + "]");
     if (link) { window.location.href = link.href; }
@@ -69,6 +108,7 @@
         break;
       case "a": decide("approve"); break;
       case "r": decide("reject"); break;
+      case "e": toggleContext(); break;
       case "n": turn("next"); break;
       case "p": turn("prev"); break;
       default: return;
