@@ -176,6 +176,15 @@ async def _signed_in(browser: Browser, base_url: str, token: str) -> Page:
     return page
 
 
+async def _fresh(page: Page) -> Page:
+    """A new tab of `page`'s signed-in context, the old one closed: a tab navigated hundreds
+    of times keeps the documents it left (its renderer grew past 1 GB in a run), and their
+    collection would stall the loads being timed."""
+    fresh = await page.context.new_page()
+    await page.close()
+    return fresh
+
+
 async def _opened(page: Page, url: str, runs: int) -> list[float]:
     """Opening an evidence in context `runs` times, each on a freshly loaded page (nothing
     when the page fetches none on opening)."""
@@ -204,6 +213,7 @@ async def _time_pages(
             timed: dict[str, list[Timed]] = {name: [] for name in names}
             for scenario in scenarios:
                 url = f"/console/queue?{urlencode(scenario.params)}"
+                pages = {name: await _fresh(page) for name, page in pages.items()}
                 for page in pages.values():
                     for _ in range(2):  # warm-up: the first load of each also compiles templates
                         await page.goto(url)
