@@ -48,6 +48,7 @@ from factledger.application.ledger.event_store_errors import (
 )
 from factledger.application.ledger.idempotency import JsonBody
 from factledger.application.ledger.ports import KeyStore
+from factledger.application.ledger.request_fingerprints import RequestFingerprints
 from factledger.application.ledger.responses import ResponseWrite, pending_response
 from factledger.application.ledger.snapshots.repository import SnapshottingRepository
 from factledger.application.ledger.snapshots.store import (
@@ -129,6 +130,8 @@ class LedgerCore(Application[UUID]):
         self.subject_ids = SubjectIds(
             keys, registered=self._registered, keyed_ids_exist=self._keyed_ids_exist
         )
+        # Keys the request fingerprints the API's idempotency store keeps.
+        self.request_fingerprints = RequestFingerprints(keys)
 
     def construct_recorder(self) -> ApplicationRecorder:
         # Opening the store creates its tables: a database it cannot reach fails here first.
@@ -375,11 +378,11 @@ class LedgerCore(Application[UUID]):
     def _now(self) -> datetime:
         return self.clock.now()
 
-    def fingerprint_key(self, subject: Subject) -> bytes | None:
-        """The key the subject's session fingerprints are keyed under; None once it is erased
-        (its key is gone, and the ledger never writes again to a scope it shredded)."""
+    def fingerprint_key(self, subject: Subject) -> bytes:
+        """The key the subject's session fingerprints are keyed under. An erased subject's is
+        gone, and the ledger never writes again to a scope it shredded: refused."""
         if subject.erased:
-            return None
+            raise SubjectErasedError(f"subject {subject.id}")
         return self.keys.current(fingerprint_scope(subject.id))[1]
 
     def record_session_in(self, subject: Subject, session: SessionRecord) -> bool:
@@ -432,7 +435,7 @@ class LedgerCore(Application[UUID]):
                 position=position,
                 attempts=attempt + 1,
             )
-            return self._result(subject, position=position)
+            return self._result(subject, position=position, forgot=bool(forgets))
         log.warning("ledger.write_gave_up", subject_id=str(subject_id), attempts=MAX_ATTEMPTS)
         raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
 
@@ -461,7 +464,7 @@ class LedgerCore(Application[UUID]):
         return ResponseWrite(pending, body)
 
     @staticmethod
-    def _result(subject: Subject, *, position: int | None) -> CommandResult:
+    def _result(subject: Subject, *, position: int | None, forgot: bool = False) -> CommandResult:
         return CommandResult(
             subject_id=subject.id,
             applied=position is not None,
@@ -469,4 +472,5 @@ class LedgerCore(Application[UUID]):
             subject_version=subject.version,
             profile_version=subject.profile_version,
             subject=subject,
+            forgot=forgot,
         )
