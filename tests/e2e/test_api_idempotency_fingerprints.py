@@ -70,9 +70,7 @@ async def ok(response: httpx.Response, status: int = 200) -> Any:
 
 async def started(http: httpx.AsyncClient, session_id: str) -> str:
     body = {"kind": "lead", "external_ref": LEAD}
-    sid = (await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201))[
-        "subject_id"
-    ]
+    sid = (await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201))["subject_id"]
     start = {"session_id": session_id, "channel": "whatsapp"}
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     return str(sid)
@@ -116,7 +114,7 @@ async def test_a_retry_still_replays_and_another_body_under_the_key_is_a_422(
     other = await say(api, url, b'{"role":"subject","text":"No."}', "yes-line-0002")
     assert other.status_code == 422
     assert other.json()["error"] == "IdempotencyKeyReusedError"
-    messages = await ok(await api.get(f"/v1/subjects/me/sessions/wa-2/messages", headers=AGENT))
+    messages = await ok(await api.get("/v1/subjects/me/sessions/wa-2/messages", headers=AGENT))
     assert [m["text"] for m in messages["messages"]] == ["Yes."]
 
 
@@ -174,4 +172,31 @@ async def test_an_approved_request_to_forget_drops_the_saved_responses_quoting_t
     approve = f"/v1/subjects/{sid}/proposals/{asked['change_id']}/approve"
     await ok(await api.post(approve, json={}, headers=REVIEWER))
 
+    assert quoted(tmp_path) == []
+
+
+async def test_a_request_to_forget_the_subject_confirms_at_an_end_drops_them_too(
+    api: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    sid, version = await budget_confirmed_with_a_saved_quote(api)
+    request = {
+        "field": "budget",
+        "operation": "forget",
+        "origin": "inferred",
+        "rationale": "the lead mentioned privacy",
+        "based_on_version": version,
+    }
+    asked = await ok(await api.post("/v1/subjects/me/proposals", json=request, headers=AGENT), 201)
+    start = {"session_id": "wa-5", "channel": "whatsapp"}
+    await ok(await api.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
+    url = MESSAGES.format(sid=sid, session="wa-5")
+    question = {"role": "agent", "text": "Shall we forget your budget?", "asks": asked["change_id"]}
+    await ok(await api.post(**line(url, question, AGENT)))
+    await ok(await api.post(**line(url, {"role": "subject", "text": "Yes, please do."}, AGENT)))
+
+    ended = await ok(await api.post("/v1/subjects/me/sessions/wa-5/end", json={}, headers=AGENT))
+
+    assert [(d["change_id"], d["status"]) for d in ended["decided"]] == [
+        (asked["change_id"], "confirmed")
+    ]
     assert quoted(tmp_path) == []

@@ -83,4 +83,6 @@ def test_an_untyped_session_keeps_the_fingerprint_it_had_before_types() -> None:
     ).hexdigest()
     assert untyped.fingerprint(BEFORE_KEYS) == before
     typed = replace(untyped, conversation_type="support_ticket")
-    assert typed.fingerprint(BEFORE_KEYS) != before  # a retry naming another type is another session
+    assert (
+        typed.fingerprint(BEFORE_KEYS) != before
+    )  # a retry naming another type is another session
