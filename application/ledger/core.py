@@ -39,7 +39,12 @@ from eventsourcing.utils import strtobool
 
 from factledger.application.clocks import Clock, SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError
-from factledger.application.ledger.cipher import Resealed, ShreddingMapper, fingerprint_scope
+from factledger.application.ledger.cipher import (
+    Resealed,
+    ShreddingMapper,
+    fingerprint_scope,
+    session_scopes,
+)
 from factledger.application.ledger.commands import CommandResult
 from factledger.application.ledger.event_store_errors import (
     UNREACHABLE,
@@ -47,6 +52,7 @@ from factledger.application.ledger.event_store_errors import (
     unavailable,
 )
 from factledger.application.ledger.idempotency import JsonBody
+from factledger.application.ledger.lines_alone import LinesAlone
 from factledger.application.ledger.ports import KeyStore
 from factledger.application.ledger.request_fingerprints import RequestFingerprints
 from factledger.application.ledger.responses import ResponseWrite, pending_response
@@ -132,6 +138,8 @@ class LedgerCore(Application[UUID]):
         )
         # Keys the request fingerprints the API's idempotency store keeps.
         self.request_fingerprints = RequestFingerprints(keys)
+        # Subjects whose every line is sealed alone: a forget need not look for old lines.
+        self.lines_alone = LinesAlone()
 
     def construct_recorder(self) -> ApplicationRecorder:
         # Opening the store creates its tables: a database it cannot reach fails here first.
@@ -378,16 +386,26 @@ class LedgerCore(Application[UUID]):
     def _now(self) -> datetime:
         return self.clock.now()
 
-    def fingerprint_key(self, subject: Subject) -> bytes:
+    def fingerprint_key(self, subject: Subject, session: SessionRecord | None = None) -> bytes:
         """The key the subject's session fingerprints are keyed under. An erased subject's is
-        gone, and the ledger never writes again to a scope it shredded: refused."""
+        gone, and the ledger never writes again to a scope it shredded: refused.
+
+        With a `session` not recorded yet, the keys its record will be sealed under are
+        fetched (created) in the same call: the save then only reads them, so a session's
+        first keys cost the key store one transaction rather than two (a commit each, on
+        SQLite a sync to disk each). A session the subject then refuses leaves keys that seal
+        nothing, under the subject's prefix (an erasure takes them)."""
         if subject.erased:
             raise SubjectErasedError(f"subject {subject.id}")
-        return self.keys.current(fingerprint_scope(subject.id))[1]
+        scope = fingerprint_scope(subject.id)
+        if session is None or session.session_id in subject.sessions:
+            return self.keys.current(scope)[1]
+        sealed = session_scopes(subject.id, session.session_id, len(session.transcript))
+        return self.keys.current_many([scope, *sealed])[scope][1]
 
     def record_session_in(self, subject: Subject, session: SessionRecord) -> bool:
         """`Subject.record_session` with the subject's fingerprint key."""
-        key = self.fingerprint_key(subject)
+        key = self.fingerprint_key(subject, session)
         return subject.record_session(session, at=self._now(), fingerprint_key=key)
 
     def _run(
