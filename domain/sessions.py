@@ -7,6 +7,7 @@ import hmac
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 
 from factledger.domain.errors import InvalidSessionError, SessionConflictError, SessionFullError
 from factledger.domain.provenance import Actor
@@ -26,6 +27,20 @@ MAX_SESSION_ID = 200
 # the unkeyed SHA-256 sessions were recorded with before: whoever guessed a session's words
 # could confirm the guess by hashing them, so new sessions are never fingerprinted that way.
 KEYED_FINGERPRINT = "hmac-sha256:"
+
+
+class UnkeyedFingerprint(Enum):
+    """Asks, by name, for the unkeyed digest sessions were fingerprinted with before keyed
+    fingerprints. Only to stand for those sessions (tests and lab fixtures of ledgers from
+    before keys, a domain test that has no key store): every caller names a key or this,
+    so no new session is recorded with a guessable fingerprint by leaving the key out."""
+
+    BEFORE_KEYS = "before-keys"
+
+
+BEFORE_KEYS = UnkeyedFingerprint.BEFORE_KEYS
+# What a session's fingerprint is made under: the subject's fingerprint key, or `BEFORE_KEYS`.
+FingerprintKey = bytes | UnkeyedFingerprint
 
 
 def _message_payload(m: Message) -> JsonValue:
@@ -96,28 +111,28 @@ class SessionRecord:
             body["conversation_type"] = self.conversation_type
         return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
 
-    def fingerprint(self, key: bytes | None = None) -> str:
+    def fingerprint(self, key: FingerprintKey) -> str:
         """What tells a retry of this session from another session under the same id: an
         HMAC under `key` (the subject's fingerprint key, shredded with the subject), so
-        nobody without the key can test a guessed transcript against it. Without a key, the
-        unkeyed digest sessions were recorded with before keyed fingerprints (only to compare
-        with one of those)."""
+        nobody without the key can test a guessed transcript against it. With
+        `BEFORE_KEYS`, the unkeyed digest sessions were recorded with before keyed
+        fingerprints (to compare with one of those)."""
         canonical = self._canonical()
-        if key is None:
+        if isinstance(key, UnkeyedFingerprint):
             return hashlib.sha256(canonical).hexdigest()
         return KEYED_FINGERPRINT + hmac.new(key, canonical, hashlib.sha256).hexdigest()
 
-    def matches(self, stored: str | None, key: bytes | None) -> bool:
+    def matches(self, stored: str | None, key: FingerprintKey) -> bool:
         """Whether `stored` (a recorded session's fingerprint) is this session's, in the form
         it was stored in: keyed under `key`, or the unkeyed digest of a session recorded
-        before keyed fingerprints."""
+        before keyed fingerprints (whatever `key` is: the stored form decides)."""
         if stored is None:
             return False  # its key is gone: nothing to compare with
         if stored.startswith(KEYED_FINGERPRINT):
-            return key is not None and hmac.compare_digest(stored, self.fingerprint(key))
-        return hmac.compare_digest(stored, self.fingerprint(None))
+            return isinstance(key, bytes) and hmac.compare_digest(stored, self.fingerprint(key))
+        return hmac.compare_digest(stored, self.fingerprint(BEFORE_KEYS))
 
-    def to_event_fields(self, fingerprint_key: bytes | None = None) -> dict[str, object]:
+    def to_event_fields(self, fingerprint_key: FingerprintKey) -> dict[str, object]:
         return {
             "session_id": self.session_id,
             "channel": self.channel.value,
@@ -167,7 +182,7 @@ def check_session_text(session: SessionRecord) -> None:
 
 
 def check_session(
-    session: SessionRecord, existing: SessionInfo | None, fingerprint_key: bytes | None = None
+    session: SessionRecord, existing: SessionInfo | None, fingerprint_key: FingerprintKey
 ) -> bool:
     """True when the session is new and valid; False when it is an identical retry (compared
     under the subject's `fingerprint_key`, or unkeyed for a session recorded before keys)."""

@@ -13,6 +13,8 @@ from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import FieldValue, TextValue
 
 T0 = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)
+# A subject's session fingerprint key, for tests that record sessions on a bare `Subject`.
+FINGERPRINT_KEY = b"f" * 32
 MODEL = Actor(ActorKind.MODEL, "extractor-1")
 REVIEWER = Actor(ActorKind.STAFF, "rev-7")
 SUBJECT_SAYS = "We work with Supplier A at the moment."

@@ -84,15 +84,30 @@ class Outcome:
     detail: str | None
 
 
+async def decide_in(
+    state: ApiState, ledger: Ledger, session: ConsoleSession, decision: Decision, nonce: str
+) -> CommandResult:
+    """`decide`, off the event loop; an approved request to forget also drops the subject's
+    saved responses, as the API's routes do."""
+    result = await asyncio.to_thread(decide, ledger, session, decision, nonce)
+    if result.forgot:
+        await idempotency_store_of(state).forget_subject(session.tenant, decision.subject_id)
+    return result
+
+
 async def decide_all(
-    ledger: Ledger, session: ConsoleSession, decisions: list[Decision], nonce: str
+    state: ApiState,
+    ledger: Ledger,
+    session: ConsoleSession,
+    decisions: list[Decision],
+    nonce: str,
 ) -> list[Outcome]:
     """Every decision in turn; one that breaks a rule (a conflict: the field changed, someone
     decided first) is reported with its error type and the others still go in."""
     outcomes = []
     for d in decisions:
         try:
-            await asyncio.to_thread(decide, ledger, session, d, nonce)
+            await decide_in(state, ledger, session, d, nonce)
         except (DomainError, NotFoundError) as exc:
             outcomes.append(Outcome(d, type(exc).__name__, str(exc)))
         else:

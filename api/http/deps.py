@@ -39,7 +39,8 @@ from factledger.api.http.idempotency import (
     Idempotency,
     IdempotencyKeyHeader,
     IdempotencyRequest,
-    fingerprint_of,
+    digest_of,
+    fingerprint_key_of,
     parse_key,
 )
 from factledger.api.http.metrics import ApiMetrics
@@ -377,12 +378,16 @@ async def get_idempotency_request(
     request: Request, response: Response, key: IdempotencyKeyHeader = None
 ) -> IdempotencyRequest:
     principal = await principal_of(request)
+    state, parsed = api_state(request), parse_key(key)
+    # Only a keyed request is fingerprinted: the key store is not read for the others.
+    fingerprints = None if parsed is None else state.require_ports().ledger.request_fingerprints
     return IdempotencyRequest(
-        idempotency_store_of(api_state(request)),
+        idempotency_store_of(state),
         tenant=principal.tenant,
         principal=principal.id,
-        key=parse_key(key),
-        fingerprint=await fingerprint_of(request),
+        key=parsed,
+        digest=b"" if parsed is None else await digest_of(request),
+        fingerprint_key=None if fingerprints is None else await fingerprint_key_of(fingerprints),
         response=response,
     )
 

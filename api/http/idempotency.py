@@ -5,7 +5,9 @@
   one `sub` bound to different subjects share nothing).
 - The first request with a key claims it in the shared `IdempotencyStore` (in memory, SQLite
   beside the embedded event store, or PostgreSQL beside a PostgreSQL event store) before it
-  runs; its JSON result is then saved with a fingerprint of the request (method, route, body).
+  runs; its JSON result is then saved with a fingerprint of the request (method, route, body):
+  an HMAC under the deployment's fingerprint key, bound to the scope, so the store gives no
+  guessable digest of a short body (`application.ledger.request_fingerprints`).
   A retry with the same fingerprint gets the saved result (header `Idempotent-Replayed: true`);
   with another fingerprint, a 422 naming the header; while the first is still running (on any
   process), a 409 "retry later". A failed request frees its key so the retry runs again.
@@ -46,6 +48,11 @@ from factledger.application.ledger.idempotency import (
     for_ledger_commands,
 )
 from factledger.application.ledger.ports import IdempotencyStore
+from factledger.application.ledger.request_fingerprints import (
+    RequestFingerprints,
+    keyed_fingerprint,
+    request_digest,
+)
 from factledger.application.ledger.responses import PendingResponse, responding
 from factledger.domain.subject import Subject
 
@@ -181,7 +188,8 @@ class Idempotency:
 
 
 class IdempotencyRequest:
-    """A request's key before it is scoped: `for_subject` names the subject it acts on."""
+    """A request's key before it is scoped: `for_subject` names the subject it acts on, and
+    the fingerprint is keyed then, bound to the whole scope."""
 
     def __init__(
         self,
@@ -190,19 +198,20 @@ class IdempotencyRequest:
         tenant: str,
         principal: str,
         key: str | None,
-        fingerprint: str,
+        digest: bytes,
+        fingerprint_key: bytes | None,
         response: Response,
     ) -> None:
         self._store, self._tenant, self._principal = store, tenant, principal
-        self._key, self._fingerprint, self._response = key, fingerprint, response
+        self._key, self._digest, self._response = key, digest, response
+        self._fingerprint_key = fingerprint_key
 
     def for_subject(self, subject_id: UUID) -> Idempotency:
-        scope = (
-            None
-            if self._key is None
-            else IdempotencyScope(self._tenant, self._principal, subject_id, self._key)
-        )
-        return Idempotency(self._store, scope, self._fingerprint, self._response)
+        if self._key is None or self._fingerprint_key is None:
+            return Idempotency(self._store, None, "", self._response)
+        scope = IdempotencyScope(self._tenant, self._principal, subject_id, self._key)
+        fingerprint = keyed_fingerprint(self._fingerprint_key, scope, self._digest)
+        return Idempotency(self._store, scope, fingerprint, self._response)
 
 
 async def _stop(renewal: asyncio.Task[None]) -> None:
@@ -213,13 +222,18 @@ async def _stop(renewal: asyncio.Task[None]) -> None:
         log.warning("api.idempotency_renewal_failed", error_type=type(error).__name__)
 
 
-async def fingerprint_of(request: Request) -> str:
-    digest = hashlib.sha256()
+async def digest_of(request: Request) -> bytes:
+    """The request (method, route, path, body) for comparing it with its retry; the store
+    keeps only an HMAC of it (`keyed_fingerprint`)."""
     route = request.scope.get("route")
-    digest.update(f"{request.method} {getattr(route, 'path', request.url.path)}\n".encode())
-    digest.update(request.url.path.encode() + b"\n")
-    digest.update(await request.body())
-    return digest.hexdigest()
+    route_path = getattr(route, "path", request.url.path)
+    return request_digest(request.method, route_path, request.url.path, await request.body())
+
+
+async def fingerprint_key_of(keys: RequestFingerprints) -> bytes:
+    """The deployment's fingerprint key, read off the event loop the first time."""
+    known = keys.known_key()
+    return known if known is not None else await asyncio.to_thread(keys.key)
 
 
 def parse_key(raw: str | None) -> str | None:

@@ -194,6 +194,7 @@ async def end_session(call: Call, body: EndSessionToolIn) -> BaseModel:
         ports.ledger,
         ports.safety,
         no_key(call),
+        ports.idempotency or call.state.idempotency,
     )
 
 

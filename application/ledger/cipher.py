@@ -169,6 +169,14 @@ def _scopes_of(state: dict[str, Any], cls: type[object]) -> dict[str, str]:
     return scopes
 
 
+def session_scopes(subject_id: object, session_id: str, lines: int) -> list[str]:
+    """The scopes a session's record is sealed under: its summary's and each line's."""
+    return [
+        summary_scope(subject_id, session_id),
+        *(line_scope(subject_id, session_id, index) for index in range(lines)),
+    ]
+
+
 _FIELDS_BY_CLASS: dict[type[object], tuple[str, ...]] = {}
 
 

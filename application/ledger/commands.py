@@ -199,6 +199,9 @@ class CommandResult:
       catch the projections up to it (`Follower.catch_up`) for read-your-writes.
     - `subject` is the subject as the command left it, the caller's own copy: an answer is
       rendered from it without loading the subject again.
+    - `forgot` is True when the command recorded a forget (asked directly, or a request to
+      forget approved by a decision or by the subject's words): copies of the subject's words
+      kept outside the ledger (saved responses) must go too.
     """
 
     subject_id: UUID
@@ -207,3 +210,4 @@ class CommandResult:
     subject_version: int
     profile_version: int
     subject: Subject | None = default(default=None, compare=False, repr=False)
+    forgot: bool = False

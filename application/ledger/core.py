@@ -39,7 +39,12 @@ from eventsourcing.utils import strtobool
 
 from factledger.application.clocks import Clock, SystemClock
 from factledger.application.errors import ConcurrencyError, NotFoundError
-from factledger.application.ledger.cipher import Resealed, ShreddingMapper, fingerprint_scope
+from factledger.application.ledger.cipher import (
+    Resealed,
+    ShreddingMapper,
+    fingerprint_scope,
+    session_scopes,
+)
 from factledger.application.ledger.commands import CommandResult
 from factledger.application.ledger.event_store_errors import (
     UNREACHABLE,
@@ -47,7 +52,9 @@ from factledger.application.ledger.event_store_errors import (
     unavailable,
 )
 from factledger.application.ledger.idempotency import JsonBody
+from factledger.application.ledger.lines_alone import LinesAlone
 from factledger.application.ledger.ports import KeyStore
+from factledger.application.ledger.request_fingerprints import RequestFingerprints
 from factledger.application.ledger.responses import ResponseWrite, pending_response
 from factledger.application.ledger.snapshots.repository import SnapshottingRepository
 from factledger.application.ledger.snapshots.store import (
@@ -129,6 +136,10 @@ class LedgerCore(Application[UUID]):
         self.subject_ids = SubjectIds(
             keys, registered=self._registered, keyed_ids_exist=self._keyed_ids_exist
         )
+        # Keys the request fingerprints the API's idempotency store keeps.
+        self.request_fingerprints = RequestFingerprints(keys)
+        # Subjects whose every line is sealed alone: a forget need not look for old lines.
+        self.lines_alone = LinesAlone()
 
     def construct_recorder(self) -> ApplicationRecorder:
         # Opening the store creates its tables: a database it cannot reach fails here first.
@@ -375,16 +386,26 @@ class LedgerCore(Application[UUID]):
     def _now(self) -> datetime:
         return self.clock.now()
 
-    def fingerprint_key(self, subject: Subject) -> bytes | None:
-        """The key the subject's session fingerprints are keyed under; None once it is erased
-        (its key is gone, and the ledger never writes again to a scope it shredded)."""
+    def fingerprint_key(self, subject: Subject, session: SessionRecord | None = None) -> bytes:
+        """The key the subject's session fingerprints are keyed under. An erased subject's is
+        gone, and the ledger never writes again to a scope it shredded: refused.
+
+        With a `session` not recorded yet, the keys its record will be sealed under are
+        fetched (created) in the same call: the save then only reads them, so a session's
+        first keys cost the key store one transaction rather than two (a commit each, on
+        SQLite a sync to disk each). A session the subject then refuses leaves keys that seal
+        nothing, under the subject's prefix (an erasure takes them)."""
         if subject.erased:
-            return None
-        return self.keys.current(fingerprint_scope(subject.id))[1]
+            raise SubjectErasedError(f"subject {subject.id}")
+        scope = fingerprint_scope(subject.id)
+        if session is None or session.session_id in subject.sessions:
+            return self.keys.current(scope)[1]
+        sealed = session_scopes(subject.id, session.session_id, len(session.transcript))
+        return self.keys.current_many([scope, *sealed])[scope][1]
 
     def record_session_in(self, subject: Subject, session: SessionRecord) -> bool:
         """`Subject.record_session` with the subject's fingerprint key."""
-        key = self.fingerprint_key(subject)
+        key = self.fingerprint_key(subject, session)
         return subject.record_session(session, at=self._now(), fingerprint_key=key)
 
     def _run(
@@ -432,7 +453,7 @@ class LedgerCore(Application[UUID]):
                 position=position,
                 attempts=attempt + 1,
             )
-            return self._result(subject, position=position)
+            return self._result(subject, position=position, forgot=bool(forgets))
         log.warning("ledger.write_gave_up", subject_id=str(subject_id), attempts=MAX_ATTEMPTS)
         raise ConcurrencyError(f"subject {subject_id}: gave up after {MAX_ATTEMPTS} attempts")
 
@@ -461,7 +482,7 @@ class LedgerCore(Application[UUID]):
         return ResponseWrite(pending, body)
 
     @staticmethod
-    def _result(subject: Subject, *, position: int | None) -> CommandResult:
+    def _result(subject: Subject, *, position: int | None, forgot: bool = False) -> CommandResult:
         return CommandResult(
             subject_id=subject.id,
             applied=position is not None,
@@ -469,4 +490,5 @@ class LedgerCore(Application[UUID]):
             subject_version=subject.version,
             profile_version=subject.profile_version,
             subject=subject,
+            forgot=forgot,
         )

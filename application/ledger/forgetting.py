@@ -173,11 +173,25 @@ class ForgettingCommands(LedgerCore):
     def _rotate_if_needed(self, subject: Subject) -> None:
         """Rotates the subject's key when a line some forget names is in a session stored
         whole under it (before per-line keys): deleting line keys cannot take those words."""
-        if not isinstance(self.mapper, ShreddingMapper):
+        if not isinstance(self.mapper, ShreddingMapper) or self._every_line_alone(subject.id):
             return
         lines = sorted(self._forgotten_refs(subject.id))
         if lines and self.lines_not_erased(subject.id, lines, whole_only=True):
             self.rotate_subject_key(subject.tenant, subject.id)
+
+    def _every_line_alone(self, subject_id: UUID) -> bool:
+        """Whether every session of the subject seals each line under a key of its own (as
+        every session since per-line keys does): then no forget needs a rotation. One read
+        of its stream the first time this process asks, none after (`LinesAlone`)."""
+        known = self.lines_alone.known(subject_id)
+        if known is not None:
+            return known
+        assert isinstance(self.mapper, ShreddingMapper)  # noqa: S101 - checked by the callers
+        for stored in self.recorder.select_events(subject_id):
+            found = self.mapper.lines_not_alone(stored)
+            if found is not None and (found[1] is None or found[1]):
+                return self.lines_alone.found(subject_id, alone=False)
+        return self.lines_alone.found(subject_id, alone=True)
 
     def _forgotten_refs(self, subject_id: UUID) -> set[tuple[str, int]]:
         """Every line a recorded forget names."""
@@ -288,11 +302,16 @@ class ForgettingCommands(LedgerCore):
         (`whole_only`: the former alone, which a rotation takes)."""
         if not lines or not isinstance(self.mapper, ShreddingMapper):
             return []
+        if self.lines_alone.known(subject_id):
+            return []  # every line has a key of its own, which a forget deletes
         wanted = {session_id for session_id, _ in lines}
         exposed: dict[str, frozenset[int] | None] = {}
         rotated: Resealed | None = None
+        alone = True
         for stored in self.recorder.select_events(subject_id):
             found = self.mapper.lines_not_alone(stored)
+            if found is not None and (found[1] is None or found[1]):
+                alone = False
             if found is None or found[0] not in wanted:
                 continue
             if found[1] is None:
@@ -303,6 +322,7 @@ class ForgettingCommands(LedgerCore):
             elif whole_only:
                 continue
             exposed[found[0]] = found[1]
+        self.lines_alone.found(subject_id, alone=alone)
         return sorted(
             (session_id, index)
             for session_id, index in lines

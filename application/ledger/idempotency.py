@@ -3,7 +3,8 @@ any process, acts once (the port itself is `IdempotencyStore` in `ports`).
 
 An entry is keyed by (tenant, principal, subject, key): two callers never see each other's
 results, and neither do two subjects one caller acts on (agent tokens of one `sub` bound to
-different subjects, a service working on many). It holds the request's fingerprint and,
+different subjects, a service working on many). It holds the request's fingerprint (an HMAC
+under the deployment's key, never a plain digest of the body: `request_fingerprints`) and,
 once the first request finished, its response body.
 
 - `claim` is the only way in: it either reserves the key for this request (`CLAIMED`), or
@@ -23,7 +24,8 @@ once the first request finished, its response body.
   the stores replace an expired entry only when its key comes back, which most keys never do,
   so without it they would keep every response ever saved (`idempotency_sweep` runs it).
 - `forget_subject` deletes every saved response of one subject of a tenant (every scope of
-  that subject, whoever the principal): a forget or an erasure leaves no replayable copy of
+  that subject, whoever the principal): a forget (however recorded: asked, approved, or
+  confirmed by the subject at a session's end) or an erasure leaves no replayable copy of
   what the deleted keys encrypted in the ledger. Claims still running stay. A retry
   after it runs again, and the ledger's command ids make that rerun a no-op that answers from
   the ledger's current, redacted state.

@@ -34,12 +34,13 @@ class ProposalsRecorder:
         self._ledger, self._tenant, self._proposals = ledger, tenant, tuple(proposals)
         self.subject: Subject | None = None
         self.recording: SessionRecording | None = None  # what it was given to record
+        self.forgot = False  # the subject's words approved a request to forget
 
     async def record_session(self, recording: SessionRecording) -> None:
         self.recording = recording  # before the save, which may render the response from it
         cmd = recording.command(self._tenant)
         result = await asyncio.to_thread(self._ledger.end_session, cmd, self._proposals)
-        self.subject = result.subject
+        self.subject, self.forgot = result.subject, result.forgot
 
 
 @dataclass(frozen=True, slots=True)

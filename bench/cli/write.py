@@ -28,6 +28,15 @@ from factledger.bench.serve_start import (
 )
 from factledger.bench.write.cold_loads import TURNS, measure_cold_loads, seeded_stores
 from factledger.bench.write.history import SIZES
+from factledger.bench.write.keyed_costs import (
+    OPERATIONS,
+    keyed_costs_table,
+    measure_keyed_costs,
+    stores,
+)
+from factledger.bench.write.keyed_costs import (
+    TURNS as KEYED_TURNS,
+)
 from factledger.bench.write.lag import LagRun, measure_lag
 from factledger.bench.write.loads import WARM_LOADS, measure_loads
 from factledger.bench.write.loads import seeded as seeded_subjects
@@ -50,6 +59,7 @@ ALL_PARTS = (
     "sync",
     "start",
     "store-appends",
+    "keyed-costs",
 )
 
 
@@ -164,6 +174,8 @@ def write(
             typer.echo(cold_loads_table(root / "cold-loads", builds))
         if "overhead" in chosen:
             typer.echo(overhead_table(root / "overhead", builds))
+        if "keyed-costs" in chosen:
+            typer.echo(_keyed_costs(root / "keyed-costs", builds))
         if "search" in chosen:
             found = measure_search()
             typer.echo(
@@ -348,6 +360,21 @@ def cold_loads_table(workdir: Path, builds: list[str]) -> str:
                 )
     lines.append(f"\nMedians of {TURNS} turns, each in a new ledger (nothing cached).")
     return "\n".join(lines)
+
+
+def _keyed_costs(workdir: Path, builds: list[str]) -> str:
+    """The steps keyed ids and forgets added, with and without, on both stores; the builds
+    take turns twice on each."""
+    costs = []
+    with stores(workdir) as where_each:
+        for store, where in where_each:
+            for python in [*builds, *builds]:
+                costs.extend(measure_keyed_costs(store, where, python, label(python)))
+    return keyed_costs_table(costs) + (
+        f"\n\nThe median of {KEYED_TURNS * OPERATIONS} operations per variant, the variants "
+        "alternating operation by operation; CPU is the ledger's process (PostgreSQL's own is "
+        "not in it)."
+    )
 
 
 def overhead_table(workdir: Path, builds: list[str]) -> str:

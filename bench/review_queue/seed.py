@@ -24,7 +24,7 @@ from factledger.application.review_queue.queue import group_key
 from factledger.bench.review_queue.runtime import PrimedKeys
 from factledger.domain.proposal import Proposal
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
-from factledger.domain.sessions import SessionRecord
+from factledger.domain.sessions import BEFORE_KEYS, SessionRecord
 from factledger.domain.subject import Subject, legacy_subject_id
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import OPEN_SCHEMA, TextValue, to_payload
@@ -134,6 +134,7 @@ def _subject(
             conversation_type=conversation,
         ),
         at=recorded_at,
+        fingerprint_key=BEFORE_KEYS,
     )
     agent = Actor(ActorKind.AGENT, f"agent-{s % 20}")
     stated = [

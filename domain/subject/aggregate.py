@@ -40,7 +40,7 @@ from factledger.domain.provenance import (
     Operation,
     check_reason,
 )
-from factledger.domain.sessions import SessionRecord, check_session
+from factledger.domain.sessions import FingerprintKey, SessionRecord, check_session
 from factledger.domain.subject.forgetting import SubjectForgetting
 from factledger.domain.subject.ids import check_reference
 from factledger.domain.transcript import Message, Role, Verdict
@@ -77,11 +77,12 @@ class Subject(SubjectForgetting):
     # -- commands ----------------------------------------------------------------------------
 
     def record_session(
-        self, session: SessionRecord, *, at: datetime, fingerprint_key: bytes | None = None
+        self, session: SessionRecord, *, at: datetime, fingerprint_key: FingerprintKey
     ) -> bool:
         """Records one interaction; returns False when the same session was already recorded.
-        `fingerprint_key` keys the session's fingerprint (the ledger always passes the
-        subject's; without one the fingerprint is the unkeyed digest of older sessions)."""
+        `fingerprint_key` keys the session's fingerprint: the ledger passes the subject's;
+        `BEFORE_KEYS`, named explicitly, stands for a ledger from before keyed fingerprints
+        (tests and lab fixtures), so no caller gets an unkeyed one by leaving it out."""
         self._check_live()
         existing = self.sessions.get(session.session_id)
         if not check_session(session, existing, fingerprint_key):

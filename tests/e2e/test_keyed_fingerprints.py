@@ -34,7 +34,7 @@ from factledger.api.settings import PostgresEventStoreSettings, Settings
 from factledger.application.ledger.cipher import fingerprint_scope
 from factledger.application.ledger.event_log import TenantEventLog
 from factledger.application.webhooks.dispatch import Endpoint, WebhookDispatcher
-from factledger.domain.sessions import KEYED_FINGERPRINT
+from factledger.domain.sessions import BEFORE_KEYS, KEYED_FINGERPRINT, FingerprintKey
 from factledger.domain.subject import Subject
 from factledger.testing.manual_clock import ManualClock
 
@@ -139,11 +139,11 @@ async def test_a_session_fingerprinted_before_keys_is_still_one_session_on_retry
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
-        # Recorded as the ledger did before keyed fingerprints: with no key.
+        # Recorded as the ledger did before keyed fingerprints: unkeyed, asked for by name.
         with monkeypatch.context() as before:
 
-            def no_key(subject: Subject) -> bytes | None:
-                return None
+            def no_key(subject: Subject, session: object = None) -> FingerprintKey:
+                return BEFORE_KEYS
 
             before.setattr(rt.ledger, "fingerprint_key", no_key)
             sid = await imported(http, "crm-older", "imp-old", SAID)

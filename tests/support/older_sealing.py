@@ -10,7 +10,7 @@ from eventsourcing.persistence import Mapper, StoredEvent
 from factledger.application.ledger.cipher import ShreddingMapper, _aad, _encrypt, subject_scope
 from factledger.application.ledger.ledger import Ledger
 from factledger.domain.events import SessionRecorded
-from factledger.domain.sessions import SessionRecord, transcript_from_payload
+from factledger.domain.sessions import BEFORE_KEYS, SessionRecord, transcript_from_payload
 from factledger.domain.transcript import Channel
 
 
@@ -26,7 +26,7 @@ def unkeyed_fingerprint(event: SessionRecorded) -> str:
         event.summary,
         event.withheld_count,
         event.conversation_type,
-    ).fingerprint()
+    ).fingerprint(BEFORE_KEYS)
 
 
 def as_before(ledger: Ledger, stored: StoredEvent) -> StoredEvent:

@@ -18,7 +18,7 @@ import structlog
 from fastapi import APIRouter, Depends, Form, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from factledger.api.console.actions import NONCE_PATTERN, Decision, Outcome, decide, decide_all
+from factledger.api.console.actions import NONCE_PATTERN, Decision, Outcome, decide_all, decide_in
 from factledger.api.console.guard import CSRF, ConsoleDep, Reviewing, refuse_cross_site
 from factledger.api.console.guard import subject_in_tenant as checked
 from factledger.api.console.pages import render_page, see_other
@@ -163,7 +163,7 @@ async def approve(
 ) -> RedirectResponse:
     await checked(console, session, subject_id)
     decision = Decision(subject_id, change_id, approve=True, text=note.strip() or None)
-    await asyncio.to_thread(decide, ledger, session, decision, nonce)
+    await decide_in(console.api, ledger, session, decision, nonce)
     return see_other("/console/queue", "approved")
 
 
@@ -181,7 +181,7 @@ async def reject(
         raise InvalidParameterError("reason", "is required")
     await checked(console, session, subject_id)
     decision = Decision(subject_id, change_id, approve=False, text=reason.strip())
-    await asyncio.to_thread(decide, ledger, session, decision, nonce)
+    await decide_in(console.api, ledger, session, decision, nonce)
     return see_other("/console/queue", "rejected")
 
 
@@ -247,7 +247,7 @@ async def decide_many(
     decisions = _decisions(change, approve=approve, text=said)
     for subject_id in {d.subject_id for d in decisions}:
         await checked(console, session, subject_id)
-    outcomes = await decide_all(ledger, session, decisions, nonce)
+    outcomes = await decide_all(console.api, ledger, session, decisions, nonce)
     if back and all(o.error_type is None for o in outcomes):
         return see_other(_back(back), "approved" if approve else "rejected")
     return _outcomes_page(request, session, outcomes, action)
@@ -383,7 +383,7 @@ async def decide_every(
         Decision(UUID(s.subject_id_text), UUID(s.change_id_text), approve, text.strip() or None)
         for s in selected
     ]
-    outcomes = await decide_all(ledger, session, decisions, nonce)
+    outcomes = await decide_all(state, ledger, session, decisions, nonce)
     if all(o.error_type is None for o in outcomes):
         return see_other("/console/queue", "approved" if approve else "rejected")
     return _outcomes_page(request, session, outcomes, action)

@@ -15,6 +15,7 @@ from factledger.api.http.auth import Principal, Role
 from factledger.api.http.deps import (
     AgentOrService,
     IdempotencyDep,
+    IdempotencyStoreDep,
     JudgeDep,
     LedgerDep,
     Reviewer,
@@ -250,6 +251,7 @@ async def approve(
     subject_id: SubjectIdDep,
     ledger: LedgerDep,
     idem: IdempotencyDep,
+    saved: IdempotencyStoreDep,
 ) -> DecisionOut:
     cmd = ApproveChange(
         principal.tenant,
@@ -262,6 +264,9 @@ async def approve(
 
     async def run() -> DecisionOut:
         result = await asyncio.to_thread(ledger.approve_change, cmd)
+        if result.forgot:
+            # An approved request to forget: saved responses may quote the forgotten words.
+            await saved.forget_subject(principal.tenant, subject_id)
         return _decided(result, change_id)
 
     return await idem.run(run, DecisionOut, render=_decision_render(change_id))

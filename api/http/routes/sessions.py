@@ -25,6 +25,7 @@ from factledger.api.http.auth import Role as PrincipalRole
 from factledger.api.http.deps import (
     AgentOrService,
     IdempotencyDep,
+    IdempotencyStoreDep,
     JudgeDep,
     LedgerDep,
     SafetyDep,
@@ -311,6 +312,7 @@ async def end(
     ledger: LedgerDep,
     safety: SafetyDep,
     idem: IdempotencyDep,
+    saved: IdempotencyStoreDep,
 ) -> EndSessionOut:
     """A proposal that breaks a rule, or a summary or proposal field the safety filter
     refuses, is a 4xx that records nothing (the buffer is kept); ending a session that is
@@ -356,6 +358,10 @@ async def end(
         subject = recorder.subject
         if subject is None:  # a recorder that saved nothing would have raised
             raise SessionNotActiveError(session_id)
+        if recorder.forgot:
+            # The subject's words approved a request to forget: saved responses may quote
+            # the forgotten words.
+            await saved.forget_subject(tenant, subject_id)
         fresh = RecordedEnd(
             subject,
             len(recording.transcript),

@@ -7,7 +7,7 @@ import pytest
 from factledger.domain.proposal import Proposal
 from factledger.domain.subject import Subject, keyed_subject_id
 from factledger.domain.values import OPEN_SCHEMA
-from factledger.testing.subject_builders import T0, approve, proposal, session
+from factledger.testing.subject_builders import FINGERPRINT_KEY, T0, approve, proposal, session
 
 KEY = b"k" * 32  # a deployment key of subject ids
 
@@ -22,7 +22,7 @@ def subject() -> Subject:
         at=T0,
         subject_id=keyed_subject_id("acme", "lead", "lead-42", 0, KEY),
     )
-    lead.record_session(session(), at=T0)
+    lead.record_session(session(), at=T0, fingerprint_key=FINGERPRINT_KEY)
     return lead
 
 

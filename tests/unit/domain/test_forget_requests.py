@@ -15,14 +15,14 @@ from factledger.domain.proposal import Decision, Proposal
 from factledger.domain.provenance import Actor, ActorKind, ChangeStatus, Evidence, Operation
 from factledger.domain.subject import Subject
 from factledger.domain.values import OPEN_SCHEMA, TextValue
-from factledger.testing.subject_builders import REVIEWER, T0, proposal, session
+from factledger.testing.subject_builders import FINGERPRINT_KEY, REVIEWER, T0, proposal, session
 
 ASKS = "Please forget who our supplier is."
 CHANNEL = Actor(ActorKind.SYSTEM, "channel-svc")
 
 
 def _request(subject: Subject) -> Proposal:
-    subject.record_session(session("s2", ASKS), at=T0)
+    subject.record_session(session("s2", ASKS), at=T0, fingerprint_key=FINGERPRINT_KEY)
     request = proposal(
         operation=Operation.FORGET,
         evidence=Evidence("s2", 1, ASKS),
@@ -66,7 +66,9 @@ def test_the_subjects_later_words_approve_it_and_are_forgotten_too(
 ) -> None:
     subject, _ = with_supplier
     request = _request(subject)
-    subject.record_session(session("s3", "Yes, please do forget it."), at=T0)
+    subject.record_session(
+        session("s3", "Yes, please do forget it."), at=T0, fingerprint_key=FINGERPRINT_KEY
+    )
     by = Decision(
         Actor(ActorKind.SUBJECT, str(subject.id)),
         evidence=Evidence("s3", 1, "Yes, please do forget it."),
@@ -94,7 +96,7 @@ def test_rejecting_it_keeps_the_field_and_the_reason(
 
 
 def test_a_request_for_a_field_with_nothing_to_forget_is_refused(subject: Subject) -> None:
-    subject.record_session(session("s2", ASKS), at=T0)
+    subject.record_session(session("s2", ASKS), at=T0, fingerprint_key=FINGERPRINT_KEY)
     request = proposal(operation=Operation.FORGET, evidence=Evidence("s2", 1, ASKS))
     with pytest.raises(FieldNotPresentError):
         subject.propose(request, OPEN_SCHEMA, at=T0)
@@ -102,7 +104,7 @@ def test_a_request_for_a_field_with_nothing_to_forget_is_refused(subject: Subjec
 
 def test_a_request_takes_no_value(with_supplier: tuple[Subject, Proposal]) -> None:
     subject, _ = with_supplier
-    subject.record_session(session("s2", ASKS), at=T0)
+    subject.record_session(session("s2", ASKS), at=T0, fingerprint_key=FINGERPRINT_KEY)
     request = proposal(
         operation=Operation.FORGET,
         value=TextValue("x"),
@@ -116,7 +118,7 @@ def test_a_request_takes_no_value(with_supplier: tuple[Subject, Proposal]) -> No
 def test_a_hedged_request_needs_no_condition(with_supplier: tuple[Subject, Proposal]) -> None:
     subject, _ = with_supplier
     said = "Could you maybe forget our supplier?"
-    subject.record_session(session("s2", said), at=T0)
+    subject.record_session(session("s2", said), at=T0, fingerprint_key=FINGERPRINT_KEY)
     request = proposal(operation=Operation.FORGET, evidence=Evidence("s2", 1, said), based_on=1)
     assert subject.propose(request, OPEN_SCHEMA, at=T0)
 

@@ -18,7 +18,7 @@ from factledger.domain.proposal import Proposal
 from factledger.domain.provenance import Evidence, Operation, Origin
 from factledger.domain.subject import Subject
 from factledger.domain.values import OPEN_SCHEMA, TextValue
-from factledger.testing.subject_builders import MODEL, T0, session
+from factledger.testing.subject_builders import FINGERPRINT_KEY, MODEL, T0, session
 
 HEDGED = "Maybe we will buy next quarter, if the board signs off. We use Supplier C."
 TENTATIVE = {"Maybe we will buy next quarter, if the board signs off."}
@@ -52,7 +52,7 @@ def intent(quote: str, condition: str | None, *, origin: Origin = Origin.STATED)
 
 @pytest.fixture
 def hedged(subject: Subject) -> Subject:
-    subject.record_session(session("s2", HEDGED), at=T0)
+    subject.record_session(session("s2", HEDGED), at=T0, fingerprint_key=FINGERPRINT_KEY)
     return subject
 
 

@@ -28,22 +28,37 @@ from factledger.domain.sessions import MAX_SESSION_ID
 from factledger.domain.subject import MAX_REFERENCE, Subject, keyed_subject_id
 from factledger.domain.transcript import MAX_MESSAGE_CHARS
 from factledger.domain.values import MAX_TEXT, OPEN_SCHEMA, TextValue
-from factledger.testing.subject_builders import REVIEWER, T0, approve, proposal, session
+from factledger.testing.subject_builders import (
+    FINGERPRINT_KEY,
+    REVIEWER,
+    T0,
+    approve,
+    proposal,
+    session,
+)
 
 # A subject message whose quote is exactly MAX_QUOTE characters.
 LONG_QUOTE = "q" * MAX_QUOTE
 
 
 def test_a_message_at_the_limit_is_recorded_and_one_past_it_refused(subject: Subject) -> None:
-    assert subject.record_session(session("s2", "m" * MAX_MESSAGE_CHARS), at=T0)
+    assert subject.record_session(
+        session("s2", "m" * MAX_MESSAGE_CHARS), at=T0, fingerprint_key=FINGERPRINT_KEY
+    )
     with pytest.raises(InvalidSessionError, match="characters"):
-        subject.record_session(session("s3", "m" * (MAX_MESSAGE_CHARS + 1)), at=T0)
+        subject.record_session(
+            session("s3", "m" * (MAX_MESSAGE_CHARS + 1)), at=T0, fingerprint_key=FINGERPRINT_KEY
+        )
 
 
 def test_a_session_id_at_the_limit_is_recorded_and_one_past_it_refused(subject: Subject) -> None:
-    assert subject.record_session(session("s" * MAX_SESSION_ID), at=T0)
+    assert subject.record_session(
+        session("s" * MAX_SESSION_ID), at=T0, fingerprint_key=FINGERPRINT_KEY
+    )
     with pytest.raises(InvalidSessionError, match="session_id"):
-        subject.record_session(session("s" * (MAX_SESSION_ID + 1)), at=T0)
+        subject.record_session(
+            session("s" * (MAX_SESSION_ID + 1)), at=T0, fingerprint_key=FINGERPRINT_KEY
+        )
 
 
 def test_a_rationale_at_the_limit_is_proposed_and_one_past_it_refused(subject: Subject) -> None:
@@ -55,7 +70,7 @@ def test_a_rationale_at_the_limit_is_proposed_and_one_past_it_refused(subject: S
 
 
 def test_a_quote_at_the_limit_is_evidence_and_one_past_it_refused(subject: Subject) -> None:
-    subject.record_session(session("s2", LONG_QUOTE + "q"), at=T0)
+    subject.record_session(session("s2", LONG_QUOTE + "q"), at=T0, fingerprint_key=FINGERPRINT_KEY)
     assert subject.propose(proposal(evidence=Evidence("s2", 1, LONG_QUOTE)), OPEN_SCHEMA, at=T0)
     past = proposal(evidence=Evidence("s2", 1, LONG_QUOTE + "q"))
     with pytest.raises(InvalidValueError, match="quote"):

@@ -40,6 +40,7 @@ from factledger.domain.provenance import Actor, ActorKind, ChangeStatus, Evidenc
 from factledger.domain.subject import Subject, keyed_subject_id
 from factledger.domain.values import OPEN_SCHEMA, ListValue, ProfileSchema, TextValue, ValueType
 from factledger.testing.subject_builders import (
+    FINGERPRINT_KEY,
     MODEL,
     REVIEWER,
     T0,
@@ -77,7 +78,10 @@ def test_an_empty_tenant_is_refused() -> None:
 
 def test_recording_a_session_numbers_the_interaction(subject: Subject) -> None:
     subject.collect_events()
-    assert subject.record_session(session("s2", "Hi again"), at=T0) is True
+    assert (
+        subject.record_session(session("s2", "Hi again"), at=T0, fingerprint_key=FINGERPRINT_KEY)
+        is True
+    )
     events = subject.collect_events()
     assert [declared(e) for e in events] == [SessionRecorded]
     assert isinstance(events[0], SessionRecorded)
@@ -86,23 +90,29 @@ def test_recording_a_session_numbers_the_interaction(subject: Subject) -> None:
 
 def test_recording_the_same_session_again_is_a_no_op(subject: Subject) -> None:
     subject.collect_events()
-    assert subject.record_session(session(), at=T0) is False
+    assert subject.record_session(session(), at=T0, fingerprint_key=FINGERPRINT_KEY) is False
     assert new_events(subject) == []
 
 
 def test_a_session_id_reused_with_other_content_is_a_conflict(subject: Subject) -> None:
     with pytest.raises(SessionConflictError):
-        subject.record_session(session("s1", "something else"), at=T0)
+        subject.record_session(
+            session("s1", "something else"), at=T0, fingerprint_key=FINGERPRINT_KEY
+        )
 
 
 def test_a_session_cannot_end_before_it_starts(subject: Subject) -> None:
     bad = replace(session("s2"), ended_at=T0 - timedelta(minutes=1))
     with pytest.raises(InvalidSessionError):
-        subject.record_session(bad, at=T0)
+        subject.record_session(bad, at=T0, fingerprint_key=FINGERPRINT_KEY)
 
 
 def test_a_stated_change_keeps_its_condition_verbatim(subject: Subject) -> None:
-    subject.record_session(session("s2", "Maybe next quarter, if the pricing works."), at=T0)
+    subject.record_session(
+        session("s2", "Maybe next quarter, if the pricing works."),
+        at=T0,
+        fingerprint_key=FINGERPRINT_KEY,
+    )
     change = replace(
         proposal("purchase_intent", TextValue("buy next quarter")),
         condition="if the pricing works",
@@ -231,7 +241,9 @@ def test_a_subject_confirmation_needs_evidence(subject: Subject) -> None:
 def test_a_subject_confirms_with_their_own_words(subject: Subject) -> None:
     change = proposal()
     subject.propose(change, OPEN_SCHEMA, at=T0)
-    subject.record_session(session("s2", "Yes, that's right."), at=T0)
+    subject.record_session(
+        session("s2", "Yes, that's right."), at=T0, fingerprint_key=FINGERPRINT_KEY
+    )
     words = Evidence("s2", 1, "Yes, that's right")
     subject.confirm(change.change_id, Decision(SUBJECT_ACTOR, evidence=words), at=T0)
     assert subject.fields["supplier"].confirmed_by == SUBJECT_ACTOR
@@ -325,7 +337,9 @@ def test_unsetting_an_absent_field_is_refused_at_confirmation(subject: Subject) 
 
 def test_events_cannot_be_dated_before_the_previous_one(subject: Subject) -> None:
     with pytest.raises(TimeWentBackwardsError):
-        subject.record_session(session("s2", "hi"), at=T0 - timedelta(days=1))
+        subject.record_session(
+            session("s2", "hi"), at=T0 - timedelta(days=1), fingerprint_key=FINGERPRINT_KEY
+        )
 
 
 def test_a_command_id_is_remembered(subject: Subject) -> None:
@@ -367,6 +381,6 @@ def test_an_erased_subject_takes_no_more_commands(
     assert subject.fields == {}
     assert subject.change(pending.change_id).status is ChangeStatus.FORGOTTEN
     with pytest.raises(SubjectErasedError):
-        subject.record_session(session("s9", "hello"), at=T0)
+        subject.record_session(session("s9", "hello"), at=T0, fingerprint_key=FINGERPRINT_KEY)
     with pytest.raises(SubjectErasedError):
         subject.erase(by=Decision(SUBJECT_ACTOR), reason="again", at=T0)

@@ -15,7 +15,14 @@ from factledger.domain.provenance import Actor, ActorKind, Evidence, Origin
 from factledger.domain.subject import Subject, keyed_subject_id
 from factledger.domain.text import check_json_text, scrub, scrub_json
 from factledger.domain.values import OPEN_SCHEMA, ListValue, TextValue
-from factledger.testing.subject_builders import REVIEWER, T0, approve, proposal, session
+from factledger.testing.subject_builders import (
+    FINGERPRINT_KEY,
+    REVIEWER,
+    T0,
+    approve,
+    proposal,
+    session,
+)
 
 BAD = [pytest.param("\x00", id="nul"), pytest.param("\udfff", id="lone-surrogate")]
 
@@ -23,14 +30,16 @@ BAD = [pytest.param("\x00", id="nul"), pytest.param("\udfff", id="lone-surrogate
 @pytest.mark.parametrize("bad", BAD)
 def test_a_session_with_bad_text_is_refused_by_name(subject: Subject, bad: str) -> None:
     with pytest.raises(InvalidValueError, match=r"^transcript\[1\]\.text: ") as refused:
-        subject.record_session(session("s2", f"hi{bad}"), at=T0)
+        subject.record_session(session("s2", f"hi{bad}"), at=T0, fingerprint_key=FINGERPRINT_KEY)
     assert bad not in str(refused.value)
     summary = {"next": [{"step": f"call{bad}"}]}
     with pytest.raises(InvalidValueError, match=r"^summary\.next\[0\]\.step: "):
-        subject.record_session(replace(session("s3"), summary=summary), at=T0)
+        subject.record_session(
+            replace(session("s3"), summary=summary), at=T0, fingerprint_key=FINGERPRINT_KEY
+        )
     with pytest.raises(InvalidSessionError, match="session_id"):
-        subject.record_session(session(f"s{bad}"), at=T0)
-    assert subject.record_session(session("s4"), at=T0)
+        subject.record_session(session(f"s{bad}"), at=T0, fingerprint_key=FINGERPRINT_KEY)
+    assert subject.record_session(session("s4"), at=T0, fingerprint_key=FINGERPRINT_KEY)
 
 
 @pytest.mark.parametrize("bad", BAD)

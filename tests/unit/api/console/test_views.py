@@ -9,6 +9,7 @@ from factledger.domain.provenance import Evidence
 from factledger.domain.sessions import SessionRecord
 from factledger.domain.subject import Subject, keyed_subject_id
 from factledger.domain.transcript import Channel, Message, Role
+from factledger.testing.subject_builders import FINGERPRINT_KEY
 
 KEY = b"k" * 32  # a deployment key of subject ids
 
@@ -28,7 +29,11 @@ def _subject() -> Subject:
         subject_id=keyed_subject_id("acme", "lead", "lead-1", 0, KEY),
     )
     transcript = tuple(Message(role, text, AT) for role, text in LINES)
-    subject.record_session(SessionRecord("s-1", Channel.CHAT, AT, AT, transcript), at=AT)
+    subject.record_session(
+        SessionRecord("s-1", Channel.CHAT, AT, AT, transcript),
+        at=AT,
+        fingerprint_key=FINGERPRINT_KEY,
+    )
     return subject
 
 
