@@ -69,7 +69,17 @@ class Splits:
     wall: list[float] = field(default_factory=list)  # at the client
     app: list[float] = field(default_factory=list)
     use: list[float] = field(default_factory=list)
+    first: list[bool] = field(default_factory=list)  # the conversation's first turn
     notes: int = 0
+    _met: set[uuid.UUID] = field(default_factory=set)
+
+    def add(self, subject: uuid.UUID, wall: float, header: str) -> None:
+        parts = timing_parts(header)
+        self.wall.append(wall)
+        self.app.append(parts["app"])
+        self.use.append(parts.get("use", 0.0))  # an answer shed before recall has no `use`
+        self.first.append(subject not in self._met)
+        self._met.add(subject)
 
     def outside(self) -> list[float]:
         return [a - u for a, u in zip(self.app, self.use, strict=True)]
@@ -179,14 +189,12 @@ def _recalling(client: httpx.AsyncClient, planned: Planned, splits: Splits) -> t
         answer = await client.post(
             "/v1/subjects/me/recall", json={"query": text}, headers=tokens[subject]
         )
-        splits.wall.append((time.perf_counter() - started) * 1e3)
+        wall = (time.perf_counter() - started) * 1e3
         answer.raise_for_status()
+        splits.add(subject, wall, answer.headers.get("server-timing", ""))
         body = answer.json()
         way.degraded += body["degraded"] is not None
         splits.notes += len(body["notes"])
-        parts = timing_parts(answer.headers.get("server-timing", ""))
-        splits.app.append(parts["app"])
-        splits.use.append(parts.get("use", 0.0))
 
     return way, call
 
@@ -214,8 +222,9 @@ def _report(ways: list[Way], splits: Splits) -> list[str]:
         f"- notes per recall: {splits.notes / max(len(splits.app), 1):.1f}; CPU per call: "
         "this process (floor, client) + PostgreSQL's and `factledger serve`'s",
         "",
-        "| recall on the served process (`Server-Timing`) | p50 ms | p95 ms |",
-        "| --- | --- | --- |",
+        "| recall on the served process (`Server-Timing`) | p50 / p95 ms, all | first turns "
+        "| later turns |",
+        "| --- | --- | --- | --- |",
     ]
     for name, values in (
         ("in the app (`app`)", splits.app),
@@ -223,6 +232,16 @@ def _report(ways: list[Way], splits: Splits) -> list[str]:
         ("**in the app outside `Recall.recall` (app - use)**", splits.outside()),
         ("outside the app (client wall - app)", splits.wire()),
     ):
-        p50, p95, _ = percentiles(values)
-        out.append(f"| {name} | {p50:.2f} | {p95:.2f} |")
+        cells = [
+            _p50_p95([v for v, first in zip(values, splits.first, strict=True) if first in kept])
+            for kept in ((True, False), (True,), (False,))
+        ]
+        out.append(f"| {name} | {' | '.join(cells)} |")
     return out
+
+
+def _p50_p95(values: list[float]) -> str:
+    if not values:
+        return "-"
+    p50, p95, _ = percentiles(values)
+    return f"{p50:.2f} / {p95:.2f}"
