@@ -21,6 +21,7 @@ process's `Server-Timing` splits each recall into its time in the app and inside
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 import time
 import uuid
@@ -60,6 +61,8 @@ from factledger.bench.serve_start import postgres_stores
 DATABASE = "factledger_contact_centre_served"
 KIND = "customer"
 WARM_UP = 20  # untimed calls per way before the conversations
+QUIET_CPU = 0.1  # CPU seconds in a second: a served process that has finished starting
+SETTLE_TIMEOUT_S = 180.0
 
 
 @dataclass(slots=True)
@@ -116,6 +119,8 @@ async def run_served(
         lines.append(await load_facts(config, planned, lambda s: namespace_for(served_ids[s])))
         echo(lines[-1])
         with serving(env) as (http, process):
+            lines.append(await _settled(process.pid))
+            echo(lines[-1])
             async with AsyncExitStack() as stack:
                 database = await open_backend(config, real, DATABASE_ONLY)
                 stack.push_async_callback(database.close)
@@ -158,6 +163,21 @@ async def _warm_up(ways: list[tuple[Way, Call]], planned: Planned) -> None:
         text = planned.pool[planned.picked[subject][0]]
         for _, call in ways:
             await call(subject, text)
+
+
+async def _settled(pid: int) -> str:
+    """Waits until the served process has done what it defers past readiness (the MCP SDK's
+    import, the models' loads): the conversations meet a process that has finished starting,
+    as most of a contact centre's calls do. Quiet: under `QUIET_CPU` of a core for a second."""
+    started = time.monotonic()
+    used = server_cpu_seconds(pid)
+    while time.monotonic() - started < SETTLE_TIMEOUT_S:
+        await asyncio.sleep(1.0)
+        now = server_cpu_seconds(pid)
+        if now - used < QUIET_CPU:
+            break
+        used = now
+    return f"served process quiet {time.monotonic() - started:.0f} s after ready"
 
 
 def _register(http: httpx.Client, subjects: list[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
