@@ -27,7 +27,7 @@ import httpx
 
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest, mint_token
 from factledger.api.settings.access import AuthSettings
-from factledger.bench.serve_start import READY_TIMEOUT_S, default_executable, free_port
+from factledger.bench.serve_start import READY_TIMEOUT_S, default_executable, free_port, stop
 
 SECRET = "recall-served-bench-" + "x" * 40
 ISSUER = "factledger-recall-bench"
@@ -97,12 +97,7 @@ def serving(env: dict[str, str]) -> Iterator[tuple[httpx.Client, subprocess.Pope
             _ready(http, process)
             yield http, process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def _ready(http: httpx.Client, process: subprocess.Popen[bytes]) -> None:

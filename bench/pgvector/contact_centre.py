@@ -148,15 +148,23 @@ async def plan(options: ContactCentreOptions, real: Embedder) -> Planned:
     return Planned(pool, vectors, subjects, picked, talks)
 
 
-async def run_contact_centre(
+async def opening(
     options: ContactCentreOptions, real: Embedder, echo: Callable[[str], None]
-) -> list[str]:
-    """The report's lines: the workload, each way's figures, the ratios to the floor."""
+) -> tuple[list[str], Planned]:
+    """The workload planned, and the report's first lines (the load, the workload) echoed."""
     lines = [load_line("start")]
     echo(lines[-1])
     planned = await plan(options, real)
     lines.append(planned.line(options))
     echo(lines[-1])
+    return lines, planned
+
+
+async def run_contact_centre(
+    options: ContactCentreOptions, real: Embedder, echo: Callable[[str], None]
+) -> list[str]:
+    """The report's lines: the workload, each way's figures, the ratios to the floor."""
+    lines, planned = await opening(options, real, echo)
     server = EmbeddedPostgres(
         Path(tempfile.mkdtemp(prefix="factledger-contact-centre-")), delete_on_stop=True
     )

@@ -48,7 +48,7 @@ from factledger.bench.pgvector.contact_centre import (
     load_facts,
     load_line,
     open_backend,
-    plan,
+    opening,
     table,
 )
 from factledger.bench.pgvector.floor import FLOOR_RATIO_TARGET
@@ -95,11 +95,7 @@ async def run_served(
     options: ContactCentreOptions, real: Embedder, model: str, echo: Callable[[str], None]
 ) -> list[str]:
     """The report's lines: the workload, the three ways' figures, the goal's ratio."""
-    lines = [load_line("start")]
-    echo(lines[-1])
-    planned = await plan(options, real)
-    lines.append(planned.line(options))
-    echo(lines[-1])
+    lines, planned = await opening(options, real, echo)
     workdir = Path(tempfile.mkdtemp(prefix="factledger-contact-centre-served-"))
     server = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
     try:
