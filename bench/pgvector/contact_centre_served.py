@@ -22,6 +22,7 @@ process's `Server-Timing` splits each recall into its time in the app and inside
 from __future__ import annotations
 
 import asyncio
+import shutil
 import tempfile
 import time
 import uuid
@@ -134,6 +135,7 @@ async def run_served(
                 )
     finally:
         server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)  # the served data and the graph cache
     lines += _report([way for way, _ in ways], splits)
     lines.append(load_line("end"))
     return lines
