@@ -17,6 +17,8 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -25,7 +27,7 @@ import httpx
 
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest, mint_token
 from factledger.api.settings.access import AuthSettings
-from factledger.bench.serve_start import READY_TIMEOUT_S, default_executable, free_port
+from factledger.bench.serve_start import READY_TIMEOUT_S, default_executable, free_port, stop
 
 SECRET = "recall-served-bench-" + "x" * 40
 ISSUER = "factledger-recall-bench"
@@ -45,12 +47,12 @@ class Served:
     rows: list[tuple[str, float, float]]  # figure, p50, p95
 
 
-def _env(data_dir: Path) -> dict[str, str]:
+def served_env(data_dir: Path) -> dict[str, str]:
+    """A served process that takes the bench's tokens and never sheds its requests."""
     return {
         **os.environ,
         "FACTLEDGER_DATA_DIR": str(data_dir),
         "FACTLEDGER_LOG_JSON": "true",
-        "FACTLEDGER_EMBEDDER__KIND": "hashing",
         "FACTLEDGER_AUTH__ENVIRONMENT": "test",
         "FACTLEDGER_AUTH__ISSUER": ISSUER,
         "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "bench", "secret": SECRET}]),
@@ -61,16 +63,41 @@ def _env(data_dir: Path) -> dict[str, str]:
     }
 
 
-def _tokens() -> tuple[dict[str, str], dict[str, str]]:
+def _env(data_dir: Path) -> dict[str, str]:
+    return {**served_env(data_dir), "FACTLEDGER_EMBEDDER__KIND": "hashing"}
+
+
+def bearer(claim: SubjectClaim | None) -> dict[str, str]:
+    """Headers with a token of tenant `bench`: an agent's bound to `claim`, or (None) the
+    service's."""
     auth = AuthSettings.model_validate(
         {"environment": "test", "issuer": ISSUER, "keys": [{"kid": "bench", "secret": SECRET}]}
     )
-    day = timedelta(hours=2)
-    agent = mint_token(
-        auth, TokenRequest(Role.AGENT, "bench", "agent", SubjectClaim(kind="lead", ref="r1"), day)
+    role, principal = (Role.SERVICE, "svc") if claim is None else (Role.AGENT, "agent")
+    token = mint_token(auth, TokenRequest(role, "bench", principal, claim, timedelta(hours=2)))
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _tokens() -> tuple[dict[str, str], dict[str, str]]:
+    return bearer(SubjectClaim(kind="lead", ref="r1")), bearer(None)
+
+
+@contextmanager
+def serving(env: dict[str, str]) -> Iterator[tuple[httpx.Client, subprocess.Popen[bytes]]]:
+    """`factledger serve` on a free loopback port with `env`, ready; stopped on the way out."""
+    port = free_port()
+    process = subprocess.Popen(  # noqa: S603 - this install's own entry point
+        [str(default_executable()), "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
-    service = mint_token(auth, TokenRequest(Role.SERVICE, "bench", "svc", None, day))
-    return {"Authorization": f"Bearer {agent}"}, {"Authorization": f"Bearer {service}"}
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+            _ready(http, process)
+            yield http, process
+    finally:
+        stop(process)
 
 
 def _ready(http: httpx.Client, process: subprocess.Popen[bytes]) -> None:
@@ -101,7 +128,7 @@ def _seed(http: httpx.Client, agent: dict[str, str], service: dict[str, str]) ->
     http.post(f"{sessions}/s1/end", json={}, headers=agent).raise_for_status()
 
 
-def _parts(header: str) -> dict[str, float]:
+def timing_parts(header: str) -> dict[str, float]:
     found = {}
     for entry in header.split(","):
         name, _, param = entry.strip().partition(";")
@@ -116,43 +143,29 @@ def run(*, requests: int = 500, warm_up: int = 50) -> Served:
     figures: dict[str, list[float]] = {
         k: [] for k in ("recall", "healthz", "app", "use", "outside", "wire")
     }
-    with tempfile.TemporaryDirectory(prefix="factledger-recall-served-") as workdir:
-        port = free_port()
-        process = subprocess.Popen(  # noqa: S603 - this install's own entry point
-            [str(default_executable()), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=_env(Path(workdir)),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
-                _ready(http, process)
-                _seed(http, agent, service)
-                for n in range(requests + warm_up):
-                    query = {"query": QUERIES[n % len(QUERIES)]}
-                    started = time.perf_counter()
-                    answer = http.post("/v1/subjects/me/recall", json=query, headers=agent)
-                    recall_ms = (time.perf_counter() - started) * 1e3
-                    answer.raise_for_status()
-                    started = time.perf_counter()
-                    http.get("/healthz").raise_for_status()
-                    healthz_ms = (time.perf_counter() - started) * 1e3
-                    if n < warm_up:
-                        continue
-                    parts = _parts(answer.headers.get("server-timing", ""))
-                    figures["recall"].append(recall_ms)
-                    figures["healthz"].append(healthz_ms)
-                    figures["app"].append(parts["app"])
-                    figures["use"].append(parts["use"])
-                    figures["outside"].append(parts["app"] - parts["use"])
-                    figures["wire"].append(recall_ms - parts["app"])
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with (
+        tempfile.TemporaryDirectory(prefix="factledger-recall-served-") as workdir,
+        serving(_env(Path(workdir))) as (http, _),
+    ):
+        _seed(http, agent, service)
+        for n in range(requests + warm_up):
+            query = {"query": QUERIES[n % len(QUERIES)]}
+            started = time.perf_counter()
+            answer = http.post("/v1/subjects/me/recall", json=query, headers=agent)
+            recall_ms = (time.perf_counter() - started) * 1e3
+            answer.raise_for_status()
+            started = time.perf_counter()
+            http.get("/healthz").raise_for_status()
+            healthz_ms = (time.perf_counter() - started) * 1e3
+            if n < warm_up:
+                continue
+            parts = timing_parts(answer.headers.get("server-timing", ""))
+            figures["recall"].append(recall_ms)
+            figures["healthz"].append(healthz_ms)
+            figures["app"].append(parts["app"])
+            figures["use"].append(parts["use"])
+            figures["outside"].append(parts["app"] - parts["use"])
+            figures["wire"].append(recall_ms - parts["app"])
     names = {
         "recall": "recall over HTTP, at the client",
         "healthz": "`/healthz` round trip, at the client",

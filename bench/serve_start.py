@@ -153,12 +153,17 @@ def _one_start(executable: Path, env: dict[str, str]) -> Start:
     try:
         return _wait_until_ready(port, process, started)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminates a served process, and kills it if it has not exited 20 s later."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _wait_until_ready(port: int, process: subprocess.Popen[bytes], started: float) -> Start:

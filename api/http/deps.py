@@ -16,6 +16,7 @@ large part of the event loop's time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ from factledger.api.http.overload import SAFE_METHODS, WriteLimiter
 from factledger.api.http.rate_limit import RateLimiter
 from factledger.api.http.stream_leases import StreamLeases
 from factledger.api.settings import EventStreamSettings
-from factledger.application.errors import NotFoundError
+from factledger.application.errors import NotFoundError, StoreUnavailableError
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.ports import IdempotencyStore
@@ -285,6 +286,26 @@ async def reference_subject_id(ledger: Ledger, tenant: str, kind: str, external_
     return await asyncio.to_thread(ledger.subject_id_for, tenant, kind, external_ref)
 
 
+async def _bound_reference_subject_id(
+    ledger: Ledger, tenant: str, kind: str, external_ref: str
+) -> UUID:
+    """`reference_subject_id` for a token bound to the reference, with the subject's tenant
+    read in the same thread hop: every request of such a token checks the tenant next
+    (`read_tenant`), which then finds it known and leaves the loop no second time. A subject
+    not there yet, or a store that fails the read, is left for that check to answer."""
+    known = ledger.subject_ids.known_first(tenant, kind, external_ref)
+    if known is not None:
+        return known
+
+    def resolve() -> UUID:
+        subject_id = ledger.subject_id_for(tenant, kind, external_ref)
+        with contextlib.suppress(NotFoundError, StoreUnavailableError):
+            ledger.tenant_of(subject_id)
+        return subject_id
+
+    return await asyncio.to_thread(resolve)
+
+
 async def own_subject_id(principal: Principal, ledger: Ledger) -> UUID:
     """The subject an agent token is bound to, as an id (a token by kind and reference names
     the reference's first subject)."""
@@ -294,7 +315,7 @@ async def own_subject_id(principal: Principal, ledger: Ledger) -> UUID:
     try:
         if claim.subject_id is not None:
             return UUID(claim.subject_id)
-        return await reference_subject_id(
+        return await _bound_reference_subject_id(
             ledger, principal.tenant, claim.kind or "", claim.ref or ""
         )
     except (ValueError, DomainError):

@@ -20,6 +20,7 @@ from factledger.api.log_setup import configure_logging
 from factledger.application.memory.ports import Embedder
 from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
 from factledger.bench.pgvector.contact_centre import ContactCentreOptions, run_contact_centre
+from factledger.bench.pgvector.contact_centre_served import run_served
 from factledger.bench.pgvector.data import Tier
 from factledger.bench.pgvector.measure import Figures
 
@@ -120,6 +121,13 @@ def contact_centre(
     vectors_cache: Annotated[
         Path | None, typer.Option(help="Folder keeping the pool's vectors between runs.")
     ] = None,
+    served: Annotated[
+        bool,
+        typer.Option(
+            help="Send the recalls over HTTP to `factledger serve` on PostgreSQL + pgvector, "
+            "beside the floor and `/healthz`, instead of the in-process ways."
+        ),
+    ] = False,
 ) -> None:
     """Recall where most subjects are met once: conversations over thousands of subjects, each
     way against the floor (query embedding + the bare exact search) in one run."""
@@ -136,7 +144,10 @@ def contact_centre(
     configure_logging(json_lines=True, level="INFO", stream=Path(os.devnull).open("w"))  # noqa: SIM115
     # No vector cache: every way embeds its query live, as the floor does.
     real = OnnxEmbedder(OnnxModelFiles.preset(embedder_model), threads=1, cached_vectors=0)
-    lines = asyncio.run(run_contact_centre(options, real, typer.echo))
+    if served:
+        lines = asyncio.run(run_served(options, real, embedder_model.value, typer.echo))
+    else:
+        lines = asyncio.run(run_contact_centre(options, real, typer.echo))
     typer.echo("")
     typer.echo("\n".join(lines))
 

@@ -45,7 +45,7 @@ from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
 from factledger.application.memory.ports import Embedder, Vectors
 from factledger.application.memory.record_ids import namespace_for
-from factledger.application.memory.types import MAX_LIMIT, SearchQuery
+from factledger.application.memory.types import MAX_LIMIT, Namespace, SearchQuery
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.bench.ledgerless_sources import LedgerlessSources
@@ -115,26 +115,56 @@ def conversations(
     return out
 
 
-async def run_contact_centre(
-    options: ContactCentreOptions, real: Embedder, echo: Callable[[str], None]
-) -> list[str]:
-    """The report's lines: the workload, each way's figures, the ratios to the floor."""
-    lines = [_load_line("start")]
-    echo(lines[-1])
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """The workload of one run: the sentence pool and its vectors, the subjects, the pool's
+    sentences each subject holds, and the conversations."""
+
+    pool: list[str]
+    vectors: Vectors
+    subjects: list[uuid.UUID]
+    picked: dict[uuid.UUID, list[int]]
+    talks: list[Conversation]
+
+    def line(self, options: ContactCentreOptions) -> str:
+        turns = sum(len(c) for c in self.talks)
+        return (
+            f"workload: {options.subjects:,} subjects x {options.facts} facts; "
+            f"{len(self.talks)} conversations, {turns} searches, "
+            f"{len(self.talks) / turns:.0%} of them a namespace's first"
+        )
+
+
+async def plan(options: ContactCentreOptions, real: Embedder) -> Planned:
+    """The same subjects, facts and conversations for a seed, in process or served."""
     rnd = random.Random(options.seed)
     pool = sentence_pool(options.pool, options.seed)
-    vectors = await _pool_vectors(pool, real, options)
+    vectors = await pool_vectors(pool, real, options)
     subjects = [uuid.UUID(int=rnd.getrandbits(128)) for _ in range(options.subjects)]
     picked = {s: rnd.sample(range(len(pool)), options.facts) for s in subjects}
     talks = conversations(
         subjects, {s: [pool[i] for i in p] for s, p in picked.items()}, options.queries, rnd
     )
-    turns = sum(len(c) for c in talks)
-    lines.append(
-        f"workload: {options.subjects:,} subjects x {options.facts} facts; {len(talks)} "
-        f"conversations, {turns} searches, {len(talks) / turns:.0%} of them a namespace's first"
-    )
+    return Planned(pool, vectors, subjects, picked, talks)
+
+
+async def opening(
+    options: ContactCentreOptions, real: Embedder, echo: Callable[[str], None]
+) -> tuple[list[str], Planned]:
+    """The workload planned, and the report's first lines (the load, the workload) echoed."""
+    lines = [load_line("start")]
     echo(lines[-1])
+    planned = await plan(options, real)
+    lines.append(planned.line(options))
+    echo(lines[-1])
+    return lines, planned
+
+
+async def run_contact_centre(
+    options: ContactCentreOptions, real: Embedder, echo: Callable[[str], None]
+) -> list[str]:
+    """The report's lines: the workload, each way's figures, the ratios to the floor."""
+    lines, planned = await opening(options, real, echo)
     server = EmbeddedPostgres(
         Path(tempfile.mkdtemp(prefix="factledger-contact-centre-")), delete_on_stop=True
     )
@@ -145,15 +175,13 @@ async def run_contact_centre(
         config = replace(config, search=replace(config.search, mirror=DATABASE_ONLY))
 
         async def backend(mirror: MirrorSettings) -> PgvectorMemoryBackend:
-            opened.append(await _open(config, real, mirror))
+            opened.append(await open_backend(config, real, mirror))
             return opened[-1]
 
         database = await backend(DATABASE_ONLY)
-        started = time.perf_counter()
-        rows = await bulk_load_facts(config, _rows(picked, pool, vectors))
-        lines.append(f"loaded {rows:,} facts in {time.perf_counter() - started:.1f} s (COPY)")
+        lines.append(await load_facts(config, planned, namespace_for))
         echo(lines[-1])
-        ways = [_floor(database, real), _searching("database", database)]
+        ways = [floor_way(database, real), _searching("database", database)]
         for n in options.earn_after:
             earned = await backend(MirrorSettings(earn_after=n))
             ways.append(_searching(f"mirror earned at search {n}", earned))
@@ -164,17 +192,29 @@ async def run_contact_centre(
         ways.append(
             _recalling(f"Recall.recall (default, earned at {default.earn_after})", recalled)
         )
-        await _alternate(ways, talks, server.postmaster_pid())
+        postmaster = server.postmaster_pid()
+        await alternate(ways, planned.talks, lambda: server_cpu_seconds(postmaster))
     finally:
         for opened_backend in opened:
             await opened_backend.close()
         server.stop()
     lines += _report([way for way, _ in ways])
-    lines.append(_load_line("end"))
+    lines.append(load_line("end"))
     return lines
 
 
-async def _open(
+async def load_facts(
+    config: PgvectorConfig,
+    planned: Planned,
+    namespace_of: Callable[[uuid.UUID], Namespace],
+) -> str:
+    """COPYs each subject's facts into `namespace_of(subject)`; says how long it took."""
+    started = time.perf_counter()
+    rows = await bulk_load_facts(config, _rows(planned, namespace_of))
+    return f"loaded {rows:,} facts in {time.perf_counter() - started:.1f} s (COPY)"
+
+
+async def open_backend(
     config: PgvectorConfig, embedder: Embedder, mirror: MirrorSettings
 ) -> PgvectorMemoryBackend:
     config = replace(config, search=replace(config.search, mirror=mirror))
@@ -195,7 +235,7 @@ def _query(text: str) -> SearchQuery:
     )
 
 
-def _floor(backend: PgvectorMemoryBackend, embedder: Embedder) -> tuple[Way, Call]:
+def floor_way(backend: PgvectorMemoryBackend, embedder: Embedder) -> tuple[Way, Call]:
     async def call(subject: uuid.UUID, text: str) -> None:
         vector = (await embedder.embed([text]))[0]
         ns = namespace_for(subject)
@@ -230,25 +270,37 @@ def _recalling(name: str, backend: PgvectorMemoryBackend) -> tuple[Way, Call]:
     return way, call
 
 
-async def _alternate(
-    ways: list[tuple[Way, Call]], talks: list[Conversation], postmaster: int | None
+async def alternate(
+    ways: list[tuple[Way, Call]], talks: list[Conversation], server_cpu: Callable[[], float]
 ) -> None:
-    """Each block of conversations is answered by every way in turn, each way first in turn."""
+    """Each block of conversations is answered by every way in turn, each way first in turn;
+    `server_cpu` reads the CPU seconds of the processes serving them (the bench's aside)."""
     for block_no, start in enumerate(range(0, len(talks), BLOCK_CONVERSATIONS)):
         block = talks[start : start + BLOCK_CONVERSATIONS]
         shift = block_no % len(ways)
         for way, call in ways[shift:] + ways[:shift]:
-            client, server = time.process_time(), server_cpu_seconds(postmaster)
+            client, server = time.process_time(), server_cpu()
             for talk in block:
                 for n, (subject, text) in enumerate(talk):
                     t0 = time.perf_counter()
                     await call(subject, text)
                     (way.later if n else way.firsts).append((time.perf_counter() - t0) * 1e3)
             way.client_cpu_s += time.process_time() - client
-            way.server_cpu_s += server_cpu_seconds(postmaster) - server
+            way.server_cpu_s += server_cpu() - server
 
 
 def _report(ways: list[Way]) -> list[str]:
+    searched, recalled = ways[-2], ways[-1]
+    return [
+        *table(ways),
+        f"- Recall.recall minus its search, p50: "
+        f"{percentiles(recalled.timings)[0] - percentiles(searched.timings)[0]:.2f} ms "
+        f"(p95: {percentiles(recalled.timings)[1] - percentiles(searched.timings)[1]:.2f} ms)",
+    ]
+
+
+def table(ways: list[Way]) -> list[str]:
+    """Each way's figures by turn, and its ratios to the first way's (the floor's)."""
     floor = ways[0]
     floor_all, floor_first, floor_later = (
         percentiles(floor.timings)[1],
@@ -273,30 +325,25 @@ def _report(ways: list[Way]) -> list[str]:
             f"{first / floor_first:.2f}x | "
             f"{later / floor_later if floor_later else 0.0:.2f}x |"
         )
-    searched, recalled = ways[-2], ways[-1]
-    out.append(
-        f"- Recall.recall minus its search, p50: "
-        f"{percentiles(recalled.timings)[0] - percentiles(searched.timings)[0]:.2f} ms "
-        f"(p95: {percentiles(recalled.timings)[1] - percentiles(searched.timings)[1]:.2f} ms)"
-    )
     return out
 
 
-def _rows(picked: dict[uuid.UUID, list[int]], pool: list[str], vectors: Vectors) -> list[BulkFact]:
+def _rows(planned: Planned, namespace_of: Callable[[uuid.UUID], Namespace]) -> list[BulkFact]:
+    pool = planned.pool
     return [
         BulkFact(
-            namespace_for(subject),
+            namespace_of(subject),
             f"{subject.hex}-{n}",
             pool[i],
-            vectors[i],
+            planned.vectors[i],
             terms=tuple(lexical_terms(pool[i], "", None)),
         )
-        for subject, idx in picked.items()
+        for subject, idx in planned.picked.items()
         for n, i in enumerate(idx)
     ]
 
 
-async def _pool_vectors(pool: list[str], real: Embedder, options: ContactCentreOptions) -> Vectors:
+async def pool_vectors(pool: list[str], real: Embedder, options: ContactCentreOptions) -> Vectors:
     cache = options.vectors_cache
     if cache is not None:
         cache = cache / f"pool-{real.model_id}-{options.seed}-{len(pool)}.npy"
@@ -310,7 +357,7 @@ async def _pool_vectors(pool: list[str], real: Embedder, options: ContactCentreO
     return vectors
 
 
-def _load_line(when: str) -> str:
+def load_line(when: str) -> str:
     one, five, _ = os.getloadavg()
     return (
         f"load average at the {when}: {one:.1f} (1 min), {five:.1f} (5 min), {os.cpu_count()} cores"
