@@ -51,7 +51,14 @@ def _train(args: argparse.Namespace) -> None:
     reader = from_base(Path(args.base))
     if args.init:
         reader.load_state_dict(torch.load(args.init))
-    budget = Budget(args.minutes * 60, args.epochs, args.batch, args.learning_rate, seed=args.seed)
+    budget = Budget(
+        args.minutes * 60,
+        args.epochs,
+        args.batch,
+        args.learning_rate,
+        seed=args.seed,
+        bf16=args.bf16,
+    )
     done = fit(reader, examples, budget, out)
     card = {
         "base": Path(args.base).name,
@@ -63,6 +70,7 @@ def _train(args: argparse.Namespace) -> None:
             "batch": args.batch,
             "learning_rate": args.learning_rate,
             "seed": args.seed,
+            "bf16": args.bf16,
         },
         "training_pairs": len(train_pairs),
         "windows": len(examples),
@@ -105,6 +113,7 @@ def main() -> None:
     train.add_argument("--batch", type=int, default=32)
     train.add_argument("--learning-rate", type=float, default=1e-4)
     train.add_argument("--seed", type=int, default=28)
+    train.add_argument("--bf16", action="store_true", help="autocast to bfloat16 (CPUs with it)")
     evaluate_ = commands.add_parser("evaluate")
     evaluate_.add_argument("--out", required=True)
     evaluate_.add_argument("--corpus", action="append")

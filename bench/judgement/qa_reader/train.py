@@ -31,6 +31,7 @@ class Budget:
     learning_rate: float = 1e-4
     warm_up: float = 0.06  # share of the run (of its time or its steps, whichever runs out first)
     seed: int = 28
+    bf16: bool = False  # autocast matrix products to bfloat16 (weights and updates stay float32)
 
 
 def span_loss(scores: torch.Tensor, gold: torch.Tensor, answerable: torch.Tensor) -> torch.Tensor:
@@ -83,7 +84,8 @@ def fit(
             progress = max(elapsed / budget.seconds, steps / total_steps)
             for group in optimiser.param_groups:
                 group["lr"] = _rate(progress, budget)
-            loss = loss_of(reader, tensors(batch))
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=budget.bf16):
+                loss = loss_of(reader, tensors(batch))
             optimiser.zero_grad()
             torch.autograd.backward(loss)
             torch.nn.utils.clip_grad_norm_(reader.parameters(), 1.0)
