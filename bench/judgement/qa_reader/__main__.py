@@ -13,6 +13,7 @@ import json
 import platform
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -20,10 +21,12 @@ from factledger.adapters.embedding.onnx.model_files import TOKENIZER
 from factledger.bench.judgement.conversations import CONVERSATIONS, load_training_cases
 from factledger.bench.judgement.qa_reader.batches import training_examples
 from factledger.bench.judgement.qa_reader.evaluate import evaluate
-from factledger.bench.judgement.qa_reader.model import from_base
+from factledger.bench.judgement.qa_reader.fields_pass import FieldsTokens
+from factledger.bench.judgement.qa_reader.fields_train import line_examples, line_length, line_loss
+from factledger.bench.judgement.qa_reader.model import FieldsReader, from_base
 from factledger.bench.judgement.qa_reader.pairs import split_pairs
 from factledger.bench.judgement.qa_reader.tokens import PairTokens, load_tokenizer
-from factledger.bench.judgement.qa_reader.train import Budget, fit
+from factledger.bench.judgement.qa_reader.train import Budget, fit, pair_length, pair_loss
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data"
@@ -38,17 +41,26 @@ def _train(args: argparse.Namespace) -> None:
     ]
     loaded = load_training_cases(corpora)
     train_pairs, kept = split_pairs(loaded.cases)
-    tokens = PairTokens(load_tokenizer(Path(args.tokenizer)), args.max_tokens)
-    examples = training_examples(train_pairs, tokens, args.seed)
+    tokenizer = load_tokenizer(Path(args.tokenizer))
+    base = Path(args.base)
+    if args.formulation == "line":
+        examples: list[Any] = line_examples(
+            train_pairs, FieldsTokens(tokenizer, args.max_tokens or 128), args.seed
+        )
+        reader, loss, length = from_base(base, FieldsReader), line_loss, line_length
+    else:
+        examples = training_examples(
+            train_pairs, PairTokens(tokenizer, args.max_tokens or 96), args.seed
+        )
+        reader, loss, length = from_base(base), pair_loss, pair_length
     print(  # noqa: T201 - the lab's report
         f"cases {len(loaded.cases)} dropped {dict(loaded.dropped)}; training pairs "
-        f"{len(train_pairs)} ({sum(bool(p.spans) for p in train_pairs)} answered), windows "
-        f"{len(examples)}; kept-out pairs {len(kept)}",
+        f"{len(train_pairs)} ({sum(bool(p.spans) for p in train_pairs)} answered), inputs "
+        f"{len(examples)} ({args.formulation}); kept-out pairs {len(kept)}",
         flush=True,
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    reader = from_base(Path(args.base))
     if args.init:
         reader.load_state_dict(torch.load(args.init))
     budget = Budget(
@@ -59,7 +71,7 @@ def _train(args: argparse.Namespace) -> None:
         seed=args.seed,
         bf16=args.bf16,
     )
-    done = fit(reader, examples, budget, out)
+    done = fit(reader, examples, budget, out, loss, length)
     card = {
         "base": Path(args.base).name,
         "layers": len(reader.layers),
@@ -73,7 +85,8 @@ def _train(args: argparse.Namespace) -> None:
             "bf16": args.bf16,
         },
         "training_pairs": len(train_pairs),
-        "windows": len(examples),
+        "formulation": args.formulation,
+        "inputs": len(examples),
         "threads": args.threads,
         "torch": torch.__version__,
         "python": platform.python_version(),
@@ -113,6 +126,12 @@ def main() -> None:
     train.add_argument("--batch", type=int, default=32)
     train.add_argument("--learning-rate", type=float, default=1e-4)
     train.add_argument("--seed", type=int, default=28)
+    train.add_argument(
+        "--formulation",
+        choices=("line", "pair"),
+        default="line",
+        help="one pass per line for all its fields, or one per (line, field)",
+    )
     train.add_argument("--bf16", action="store_true", help="autocast to bfloat16 (CPUs with it)")
     evaluate_ = commands.add_parser("evaluate")
     evaluate_.add_argument("--out", required=True)
@@ -130,7 +149,7 @@ def main() -> None:
     )
     for command in (train, evaluate_):
         command.add_argument("--tokenizer", default=str(TOKENIZER))
-        command.add_argument("--max-tokens", type=int, default=96)
+        command.add_argument("--max-tokens", type=int, default=0, help="0: 128 a line, 96 a pair")
         command.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     {"train": _train, "evaluate": _evaluate}[args.command](args)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 
@@ -12,6 +13,7 @@ from factledger.bench.judgement.qa_reader.pairs import QaPair
 from factledger.bench.judgement.qa_reader.questions import question_for
 from factledger.bench.judgement.qa_reader.tokens import Encoded, PairTokens
 
+T = TypeVar("T")
 MEANING_ONE_IN = 3  # pairs whose question also carries the field's one-line meaning
 
 
@@ -33,15 +35,17 @@ def training_examples(pairs: Sequence[QaPair], tokens: PairTokens, seed: int) ->
     return examples
 
 
-def batches(examples: Sequence[Example], size: int, seed: int) -> Iterator[list[Example]]:
+def batches(
+    examples: Sequence[T], size: int, seed: int, length: Callable[[T], int]
+) -> Iterator[list[T]]:
     """Shuffled, then sorted by length within runs of fifty batches, then shuffled again."""
     chance = random.Random(seed)
     order = list(examples)
     chance.shuffle(order)
     run = size * 50
-    out: list[list[Example]] = []
+    out: list[list[T]] = []
     for begin in range(0, len(order), run):
-        chunk = sorted(order[begin : begin + run], key=lambda e: len(e.encoded.ids))
+        chunk = sorted(order[begin : begin + run], key=length)
         out.extend(chunk[i : i + size] for i in range(0, len(chunk), size))
     chance.shuffle(out)
     yield from out

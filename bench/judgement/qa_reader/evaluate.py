@@ -15,7 +15,9 @@ from factledger.api.bootstrap.judgement import learned_judge
 from factledger.bench.evalsets.cases import DOMAINS, LIST_FIELDS, load_cases
 from factledger.bench.judgement.conversations import load_training_cases
 from factledger.bench.judgement.qa_reader.decode import answers
-from factledger.bench.judgement.qa_reader.model import QaReader
+from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens
+from factledger.bench.judgement.qa_reader.fields_train import read_lines
+from factledger.bench.judgement.qa_reader.model import HEAD_WIDTH, FieldsReader, QaReader
 from factledger.bench.judgement.qa_reader.pairs import LineAsked, kept_out, subject_lines
 from factledger.bench.judgement.qa_reader.questions import question_for
 from factledger.bench.judgement.qa_reader.scoring import (
@@ -95,6 +97,23 @@ def read_all(
             start, end, _ = reader(*_inputs(chunk))
             for row, item in enumerate(chunk):
                 reads.extend(_reads_of(item, start[row], end[row]))
+    return _best_per_window_overlap(reads)
+
+
+def read_sessions(reader: QaReader, tokenizer: Path, sessions: Sequence[Session],
+                  max_tokens: int) -> list[Read]:  # fmt: skip
+    """As the reader was trained: a pass per field (QaReader) or per line (FieldsReader)."""
+    loaded = load_tokenizer(tokenizer)
+    if not isinstance(reader, FieldsReader):
+        return read_all(reader, PairTokens(loaded, max_tokens or 96), sessions)
+    lines = [
+        (asked, [FieldAsked(f, s.lists[f], (), ()) for f in s.fields])
+        for s in sessions
+        for asked in subject_lines(s.case_id, s.index, s.lines)
+    ]
+    reads = read_lines(
+        reader, FieldsTokens(loaded, max_tokens or 128), lines, floor=CANDIDATE_FLOOR
+    )
     return _best_per_window_overlap(reads)
 
 
@@ -200,11 +219,10 @@ def evaluate(
     """Figures per set: the reader's at every floor (`weights`), the shipped field reader's
     (`current`), on the same sessions."""
     reader = None if weights is None else load_reader(weights)
-    tokens = PairTokens(load_tokenizer(tokenizer), max_tokens)
     out: dict[str, object] = {}
     sessions, spans = kept_out_sessions(corpora)
     if reader is not None:
-        reads = read_all(reader, tokens, sessions)
+        reads = read_sessions(reader, tokenizer, sessions, max_tokens)
         out["kept_out line level"] = {
             str(f): score_spans([r for r in reads if r.margin >= f], spans) for f in FLOORS
         }
@@ -219,7 +237,7 @@ def evaluate(
         sessions_b, keywords = blind_sessions(directory)
         name = f"{directory.parent.name}/{directory.name}"
         if reader is not None:
-            reads_b = read_all(reader, tokens, sessions_b)
+            reads_b = read_sessions(reader, tokenizer, sessions_b, max_tokens)
             out[name] = _sweep(reads_b, sessions_b, score_keywords, keywords, FLOORS)
         if current:
             out[f"{name}, shipped reader"] = _sweep(
@@ -231,6 +249,8 @@ def evaluate(
 def load_reader(weights: Path) -> QaReader:
     state = torch.load(weights)
     layers = 1 + max(int(k.split(".")[1]) for k in state if k.startswith("layers."))
-    reader = QaReader(layers=layers)
+    vocab, width = state["words.weight"].shape
+    kind = FieldsReader if "start_of.weight" in state else QaReader
+    reader = kind(vocab=vocab, width=width, layers=layers, heads=width // HEAD_WIDTH)
     reader.load_state_dict(state)
     return reader

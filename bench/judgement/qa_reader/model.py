@@ -90,17 +90,47 @@ class QaReader(nn.Module):
         self.span = nn.Linear(width, 2)
         self.flags = nn.Linear(width, len(FLAGS))
 
-    def forward(
+    def states(
         self, ids: torch.Tensor, types: torch.Tensor, attention: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> torch.Tensor:
         positions = torch.arange(ids.shape[1], device=ids.device)[None, :]
         x = self.words(ids) + self.positions(positions) + self.types(types)
         x = self.dropout(self.embedding_norm(x))
         mask = attention[:, None, None, :].bool()
         for layer in self.layers:
             x = layer(x, mask)
+        return x
+
+    def forward(
+        self, ids: torch.Tensor, types: torch.Tensor, attention: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        x = self.states(ids, types, attention)
         scores = self.span(x)
         return scores[..., 0], scores[..., 1], self.flags(x[:, 0])
+
+
+class FieldsReader(QaReader):
+    """Every field of a line in one pass: each field's marker state, projected, scores every
+    token as the start (and the end) of that field's value; `[CLS]` is "no value"."""
+
+    def __init__(
+        self, *, vocab: int = 30522, width: int = 384, layers: int = 6, heads: int = 12
+    ) -> None:
+        super().__init__(vocab=vocab, width=width, layers=layers, heads=heads)
+        self.start_of = nn.Linear(width, width)
+        self.end_of = nn.Linear(width, width)
+        self.scale = width**-0.5
+
+    def read(
+        self, ids: torch.Tensor, types: torch.Tensor, attention: torch.Tensor, markers: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Scores `[batch, field, token]` for starts and ends, flags `[batch, field, flag]`;
+        `markers` `[batch, field]` are the fields' marker positions."""
+        x = self.states(ids, types, attention)
+        at = x.gather(1, markers[..., None].expand(-1, -1, x.shape[-1]))
+        start = torch.einsum("bfw,btw->bft", self.start_of(at), x) * self.scale
+        end = torch.einsum("bfw,btw->bft", self.end_of(at), x) * self.scale
+        return start, end, self.flags(at)
 
 
 _LAYER_NAMES = {
@@ -113,6 +143,7 @@ _LAYER_NAMES = {
     "output.dense": "out",
     "output.LayerNorm": "out_norm",
 }
+_HEADS = ("span.", "flags.", "start_of.", "end_of.")
 _EMBEDDING_NAMES = {
     "embeddings.word_embeddings": "words",
     "embeddings.position_embeddings": "positions",
@@ -121,12 +152,12 @@ _EMBEDDING_NAMES = {
 }
 
 
-def from_base(path: Path) -> QaReader:
+def from_base(path: Path, kind: type[QaReader] = QaReader) -> QaReader:
     """A reader whose encoder is the base model's (every layer), heads freshly initialised."""
     base = read_safetensors(path)
     layers = 1 + max(int(k.split(".")[2]) for k in base if k.startswith("encoder.layer."))
     vocab, width = base["embeddings.word_embeddings.weight"].shape
-    reader = QaReader(vocab=vocab, width=width, layers=layers, heads=width // HEAD_WIDTH)
+    reader = kind(vocab=vocab, width=width, layers=layers, heads=width // HEAD_WIDTH)
     state = {}
     for name, tensor in base.items():
         stem, _, leaf = name.rpartition(".")
@@ -136,6 +167,6 @@ def from_base(path: Path) -> QaReader:
             parts = stem.split(".")
             state[f"layers.{parts[2]}.{_LAYER_NAMES['.'.join(parts[3:])]}.{leaf}"] = tensor
     missing, unexpected = reader.load_state_dict(state, strict=False)
-    if unexpected or any(not m.startswith(("span.", "flags.")) for m in missing):
+    if unexpected or any(not m.startswith(_HEADS) for m in missing):
         raise ValueError(f"base weights do not fit: missing {missing}, unexpected {unexpected}")
     return reader

@@ -10,9 +10,10 @@ correction, hedged, inferred) are learnt on answered pairs only.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from torch.nn import functional
@@ -21,6 +22,7 @@ from factledger.bench.judgement.qa_reader.batches import Example, batches, tenso
 from factledger.bench.judgement.qa_reader.model import QaReader
 
 FLAG_WEIGHT = 0.5
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,14 @@ def span_loss(scores: torch.Tensor, gold: torch.Tensor, answerable: torch.Tensor
     masked = scores.masked_fill(~answerable, -1e4)
     log_p = functional.log_softmax(masked, dim=-1)
     return -(torch.logsumexp(log_p.masked_fill(~gold, -1e4), dim=-1)).mean()
+
+
+def pair_loss(reader: QaReader, examples: Sequence[Example]) -> torch.Tensor:
+    return loss_of(reader, tensors(examples))
+
+
+def pair_length(example: Example) -> int:
+    return len(example.encoded.ids)
 
 
 def loss_of(reader: QaReader, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -61,7 +71,12 @@ def _rate(progress: float, budget: Budget) -> float:
 
 
 def fit(
-    reader: QaReader, examples: Sequence[Example], budget: Budget, out: Path
+    reader: QaReader,
+    examples: Sequence[T],
+    budget: Budget,
+    out: Path,
+    loss: Callable[[QaReader, Sequence[T]], torch.Tensor],
+    length: Callable[[T], int],
 ) -> dict[str, float]:
     """Trains in place until the epochs or the time run out; saves `reader.pt` every ten
     minutes and at the end. Returns what the run did."""
@@ -77,7 +92,7 @@ def fit(
     total_steps = budget.epochs * -(-len(examples) // budget.batch)
     reader.train()
     for epoch in range(budget.epochs):
-        for batch in batches(examples, budget.batch, budget.seed + epoch):
+        for batch in batches(examples, budget.batch, budget.seed + epoch, length):
             elapsed = time.monotonic() - began
             if elapsed >= budget.seconds:
                 break
@@ -85,14 +100,15 @@ def fit(
             for group in optimiser.param_groups:
                 group["lr"] = _rate(progress, budget)
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=budget.bf16):
-                loss = loss_of(reader, tensors(batch))
+                value = loss(reader, batch)
             optimiser.zero_grad()
-            torch.autograd.backward(loss)
+            torch.autograd.backward(value)
             torch.nn.utils.clip_grad_norm_(reader.parameters(), 1.0)
             optimiser.step()
             steps += 1
             seen += len(batch)
-            running = 0.9 * running + 0.1 * float(loss) if steps > 1 else float(loss)
+            now = float(value.detach())
+            running = 0.9 * running + 0.1 * now if steps > 1 else now
             if steps % 20 == 0:
                 print(  # noqa: T201 - the lab's progress line
                     f"epoch {epoch} step {steps} pairs {seen} loss {running:.3f} "

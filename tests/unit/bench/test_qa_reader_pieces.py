@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER
 from factledger.bench.judgement.conversations import Proposal, Span, TrainingCase, TrainingSession
 from factledger.bench.judgement.qa_reader.decode import answers, widen
+from factledger.bench.judgement.qa_reader.fields_pass import MARKER, FieldAsked, FieldsTokens
 from factledger.bench.judgement.qa_reader.pairs import kept_out, pairs_of_case
 from factledger.bench.judgement.qa_reader.questions import question_for
 from factledger.bench.judgement.qa_reader.scoring import (
@@ -140,3 +143,21 @@ def test_keyword_scoring_matches_one_to_one_within_a_field() -> None:
 
     assert (figures["made"], figures["expected"], figures["precision"]) == (2, 2, 0.5)
     assert figures["recall"] == 0.5
+
+
+def test_one_pass_asks_every_field_each_with_its_marker_and_its_own_gold() -> None:
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    begin = LINE.index("Fernbrook")
+    fields = [
+        FieldAsked("name", False, (), (False,) * 4),
+        FieldAsked("employer", False, ((begin, len(LINE)),), (False,) * 4),
+    ]
+
+    [encoded] = tokens.encode(fields, LINE, "Who am I speaking with?", random.Random(1))
+
+    marker = tokens.tokenizer.token_to_id(MARKER)
+    assert [encoded.ids[m] for m in encoded.markers] == [marker, marker]
+    by_field = dict(zip((f.field for f in encoded.fields), encoded.starts, strict=True))
+    assert by_field["name"] == ()
+    start = by_field["employer"][0] - encoded.first_line_token
+    assert LINE[encoded.offsets[start][0] :].startswith("Fernbrook")
