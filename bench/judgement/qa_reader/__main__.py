@@ -12,6 +12,7 @@ import argparse
 import json
 import platform
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from factledger.bench.judgement.qa_reader.batches import training_examples
 from factledger.bench.judgement.qa_reader.evaluate import evaluate
 from factledger.bench.judgement.qa_reader.fields_pass import FieldsTokens
 from factledger.bench.judgement.qa_reader.fields_train import line_examples, line_length, line_loss
-from factledger.bench.judgement.qa_reader.model import FieldsReader, from_base
+from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader, from_base
 from factledger.bench.judgement.qa_reader.pairs import split_pairs
 from factledger.bench.judgement.qa_reader.tokens import PairTokens, load_tokenizer
 from factledger.bench.judgement.qa_reader.train import Budget, fit, pair_length, pair_loss
@@ -43,6 +44,8 @@ def _train(args: argparse.Namespace) -> None:
     train_pairs, kept = split_pairs(loaded.cases)
     tokenizer = load_tokenizer(Path(args.tokenizer))
     base = Path(args.base)
+    loss: Callable[[QaReader, Sequence[Any]], torch.Tensor]
+    length: Callable[[Any], int]
     if args.formulation == "line":
         examples: list[Any] = line_examples(
             train_pairs, FieldsTokens(tokenizer, args.max_tokens or 128), args.seed

@@ -59,7 +59,7 @@ def _inputs(batch: Sequence[LineEncoded]) -> dict[str, torch.Tensor]:
             "asked": asked, "answerable": answerable}  # fmt: skip
 
 
-def _gold(batch: Sequence[LineEncoded], shape: tuple[int, int, int], ends: bool) -> torch.Tensor:
+def _gold(batch: Sequence[LineEncoded], shape: tuple[int, ...], ends: bool) -> torch.Tensor:
     gold = torch.zeros(shape, dtype=torch.bool)
     for row, e in enumerate(batch):
         for f, positions in enumerate(e.ends if ends else e.starts):
