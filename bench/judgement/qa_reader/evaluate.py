@@ -33,7 +33,8 @@ from factledger.bench.judgement.qa_reader.tokens import Encoded, PairTokens, loa
 from factledger.domain.transcript import Message, Role
 
 FLOORS = (-4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
-CANDIDATE_FLOOR = -6.0
+CANDIDATE_FLOOR = -1e9  # every pair's best answer is a candidate; floors and ranks choose
+TOP_SHARES = (0.01, 0.05, 0.1, 0.2)  # also scored: the reader's most confident answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +197,18 @@ def _lists(sessions: Sequence[Session]) -> dict[str, bool]:
     return {f: many for s in sessions for f, many in s.lists.items()}
 
 
+def _ranked(reads: Sequence[Read], gold: Sequence[GoldSpan]) -> dict[str, object]:
+    """Line-level figures of the reader's most confident answers, whatever their margin."""
+    margins = sorted((r.margin for r in reads), reverse=True)
+    out: dict[str, object] = {}
+    for share in TOP_SHARES:
+        if margins:
+            floor = margins[max(0, int(share * len(margins)) - 1)]
+            kept = [r for r in reads if r.margin >= floor]
+            out[f"top {share:.0%} (margin >= {floor:.2f})"] = score_spans(kept, gold)
+    return out
+
+
 def _sweep(
     reads: Sequence[Read],
     sessions: Sequence[Session],
@@ -227,6 +240,7 @@ def evaluate(
             str(f): score_spans([r for r in reads if r.margin >= f], spans) for f in FLOORS
         }
         out["kept_out session level"] = _sweep(reads, sessions, score_one_to_one, spans, FLOORS)
+        out["kept_out line level, most confident share"] = _ranked(reads, spans)
     if current:
         now = current_reads(sessions)
         out["kept_out line level, shipped reader"] = score_spans(now, spans)
