@@ -1,0 +1,162 @@
+"""`python -m factledger.bench.judgement.qa_reader train|evaluate ...` (needs torch).
+
+train    --base MODEL.safetensors --out DIR [--corpus DIR ...] [--minutes 60] [--epochs 3]
+evaluate --out DIR [--blind DIR ...] [--current] [--no-reader]
+         (scores DIR/reader.pt, and with --current the shipped field reader on the same
+         lines; writes DIR/evaluation.json, or DIR/shipped-reader.json with --no-reader)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from factledger.adapters.embedding.onnx.model_files import TOKENIZER
+from factledger.bench.judgement.conversations import CONVERSATIONS, load_training_cases
+from factledger.bench.judgement.qa_reader.batches import training_examples
+from factledger.bench.judgement.qa_reader.evaluate import evaluate
+from factledger.bench.judgement.qa_reader.fields_pass import FieldsTokens
+from factledger.bench.judgement.qa_reader.fields_train import line_examples, line_length, line_loss
+from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader, from_base
+from factledger.bench.judgement.qa_reader.pairs import split_pairs
+from factledger.bench.judgement.qa_reader.tokens import PairTokens, load_tokenizer
+from factledger.bench.judgement.qa_reader.train import Budget, fit, pair_length, pair_loss
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent / "data"
+
+
+def _train(args: argparse.Namespace) -> None:
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    corpora = [
+        Path(c) / CONVERSATIONS if (Path(c) / CONVERSATIONS).is_dir() else Path(c)
+        for c in args.corpus or [str(DATA)]
+    ]
+    loaded = load_training_cases(corpora)
+    train_pairs, kept = split_pairs(loaded.cases)
+    tokenizer = load_tokenizer(Path(args.tokenizer))
+    base = Path(args.base)
+    loss: Callable[[QaReader, Sequence[Any]], torch.Tensor]
+    length: Callable[[Any], int]
+    if args.formulation == "line":
+        examples: list[Any] = line_examples(
+            train_pairs, FieldsTokens(tokenizer, args.max_tokens or 128), args.seed
+        )
+        reader, loss, length = from_base(base, FieldsReader), line_loss, line_length
+    else:
+        examples = training_examples(
+            train_pairs, PairTokens(tokenizer, args.max_tokens or 96), args.seed
+        )
+        reader, loss, length = from_base(base), pair_loss, pair_length
+    print(  # noqa: T201 - the lab's report
+        f"cases {len(loaded.cases)} dropped {dict(loaded.dropped)}; training pairs "
+        f"{len(train_pairs)} ({sum(bool(p.spans) for p in train_pairs)} answered), inputs "
+        f"{len(examples)} ({args.formulation}); kept-out pairs {len(kept)}",
+        flush=True,
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.init:
+        reader.load_state_dict(torch.load(args.init))
+    budget = Budget(
+        args.minutes * 60,
+        args.epochs,
+        args.batch,
+        args.learning_rate,
+        seed=args.seed,
+        bf16=args.bf16,
+    )
+    done = fit(reader, examples, budget, out, loss, length)
+    card = {
+        "base": Path(args.base).name,
+        "layers": len(reader.layers),
+        "max_tokens": args.max_tokens,
+        "budget": {
+            "minutes": args.minutes,
+            "epochs": args.epochs,
+            "batch": args.batch,
+            "learning_rate": args.learning_rate,
+            "seed": args.seed,
+            "bf16": args.bf16,
+        },
+        "training_pairs": len(train_pairs),
+        "formulation": args.formulation,
+        "inputs": len(examples),
+        "threads": args.threads,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **done,
+    }
+    (out / "card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(card, indent=2))  # noqa: T201 - the lab's report
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    figures = evaluate(
+        None if args.no_reader else out / "reader.pt",
+        tokenizer=Path(args.tokenizer),
+        corpora=[Path(c) for c in args.corpus or [str(DATA / CONVERSATIONS)]],
+        blind=[Path(b) for b in args.blind],
+        current=args.current,
+        max_tokens=args.max_tokens,
+    )
+    name = "shipped-reader.json" if args.no_reader else "evaluation.json"
+    (out / name).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(figures, indent=2))  # noqa: T201 - the lab's report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.qa_reader")
+    commands = parser.add_subparsers(dest="command", required=True)
+    train = commands.add_parser("train")
+    train.add_argument("--base", required=True, help="the base model's model.safetensors")
+    train.add_argument("--out", required=True)
+    train.add_argument("--corpus", action="append")
+    train.add_argument("--init", help="a reader.pt to go on from")
+    train.add_argument("--minutes", type=float, default=60.0)
+    train.add_argument("--epochs", type=int, default=3)
+    train.add_argument("--batch", type=int, default=32)
+    train.add_argument("--learning-rate", type=float, default=1e-4)
+    train.add_argument("--seed", type=int, default=28)
+    train.add_argument(
+        "--formulation",
+        choices=("line", "pair"),
+        default="line",
+        help="one pass per line for all its fields, or one per (line, field)",
+    )
+    train.add_argument("--bf16", action="store_true", help="autocast to bfloat16 (CPUs with it)")
+    evaluate_ = commands.add_parser("evaluate")
+    evaluate_.add_argument("--out", required=True)
+    evaluate_.add_argument("--corpus", action="append")
+    evaluate_.add_argument("--blind", action="append", default=[])
+    evaluate_.add_argument(
+        "--current",
+        action="store_true",
+        help="also read the same lines with the shipped heads' field reader",
+    )
+    evaluate_.add_argument(
+        "--no-reader",
+        action="store_true",
+        help="the shipped field reader only (with --current); no reader.pt",
+    )
+    for command in (train, evaluate_):
+        command.add_argument("--tokenizer", default=str(TOKENIZER))
+        command.add_argument("--max-tokens", type=int, default=0, help="0: 128 a line, 96 a pair")
+        command.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    {"train": _train, "evaluate": _evaluate}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""Training and reading with one pass per line (`fields_pass`): tensors, loss, answers."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import torch
+from torch.nn import functional
+
+from factledger.bench.judgement.qa_reader.decode import answers
+from factledger.bench.judgement.qa_reader.fields_pass import (
+    FieldAsked,
+    FieldsTokens,
+    LineEncoded,
+    fields_of_lines,
+)
+from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader
+from factledger.bench.judgement.qa_reader.pairs import LineAsked, QaPair
+from factledger.bench.judgement.qa_reader.scoring import Read
+from factledger.bench.judgement.qa_reader.train import FLAG_WEIGHT
+
+NO = -1e4
+
+
+def line_examples(pairs: Sequence[QaPair], tokens: FieldsTokens, seed: int) -> list[LineEncoded]:
+    chance = random.Random(seed)
+    return [
+        window
+        for first, fields in fields_of_lines(pairs)
+        for window in tokens.encode(fields, first.asked.text, first.asked.agent_before, chance)
+    ]
+
+
+def line_length(example: LineEncoded) -> int:
+    return len(example.ids)
+
+
+def _inputs(batch: Sequence[LineEncoded]) -> dict[str, torch.Tensor]:
+    width = max(len(e.ids) for e in batch)
+    fields = max(len(e.markers) for e in batch)
+    b = len(batch)
+    ids = torch.zeros((b, width), dtype=torch.long)
+    types = torch.zeros_like(ids)
+    attention = torch.zeros_like(ids)
+    markers = torch.zeros((b, fields), dtype=torch.long)
+    asked = torch.zeros((b, fields), dtype=torch.bool)
+    answerable = torch.zeros((b, width), dtype=torch.bool)
+    for row, e in enumerate(batch):
+        n = len(e.ids)
+        ids[row, :n] = torch.tensor(e.ids)
+        types[row, :n] = torch.tensor(e.types)
+        attention[row, :n] = 1
+        markers[row, : len(e.markers)] = torch.tensor(e.markers)
+        asked[row, : len(e.markers)] = True
+        answerable[row, 0] = True
+        answerable[row, e.first_line_token : e.first_line_token + len(e.offsets)] = True
+    return {"ids": ids, "types": types, "attention": attention, "markers": markers,
+            "asked": asked, "answerable": answerable}  # fmt: skip
+
+
+def _gold(batch: Sequence[LineEncoded], shape: tuple[int, ...], ends: bool) -> torch.Tensor:
+    gold = torch.zeros(shape, dtype=torch.bool)
+    for row, e in enumerate(batch):
+        for f, positions in enumerate(e.ends if ends else e.starts):
+            for p in positions or (0,):
+                gold[row, f, p] = True
+    return gold
+
+
+def _span_loss(scores: torch.Tensor, gold: torch.Tensor, allowed: torch.Tensor,
+               asked: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    log_p = functional.log_softmax(scores.float().masked_fill(~allowed[:, None, :], NO), dim=-1)
+    per_field = -torch.logsumexp(log_p.masked_fill(~gold, NO), dim=-1)
+    return per_field[asked].mean()
+
+
+def line_loss(reader: QaReader, batch: Sequence[LineEncoded]) -> torch.Tensor:
+    if not isinstance(reader, FieldsReader):
+        raise TypeError("a line's fields are read by a FieldsReader")
+    x = _inputs(batch)
+    start, end, flags = reader.read(x["ids"], x["types"], x["attention"], x["markers"])
+    loss = _span_loss(
+        start, _gold(batch, tuple(start.shape), ends=False), x["answerable"], x["asked"]
+    )
+    loss = loss + _span_loss(
+        end, _gold(batch, tuple(end.shape), ends=True), x["answerable"], x["asked"]
+    )
+    stated = torch.zeros(x["asked"].shape, dtype=torch.bool)
+    truth = torch.zeros(flags.shape)
+    for row, e in enumerate(batch):
+        for f, asked in enumerate(e.fields):
+            if e.starts[f]:
+                stated[row, f] = True
+                truth[row, f] = torch.tensor([float(v) for v in asked.flags])
+    if bool(stated.any()):
+        flag_loss = functional.binary_cross_entropy_with_logits(
+            flags[stated].float(), truth[stated]
+        )
+        loss = loss + FLAG_WEIGHT * flag_loss
+    return loss
+
+
+def read_lines(
+    reader: FieldsReader,
+    tokens: FieldsTokens,
+    lines: Sequence[tuple[LineAsked, Sequence[FieldAsked]]],
+    *,
+    floor: float,
+    batch: int = 16,
+) -> list[Read]:
+    """Each line read once for all its fields; answers down to `floor`."""
+    items = [
+        (asked, window)
+        for asked, fields in lines
+        for window in tokens.encode(fields, asked.text, asked.agent_before, None)
+    ]
+    items.sort(key=lambda item: len(item[1].ids))
+    reads: list[Read] = []
+    reader.eval()
+    with torch.no_grad():
+        for begin in range(0, len(items), batch):
+            chunk = items[begin : begin + batch]
+            x = _inputs([w for _, w in chunk])
+            start, end, _ = reader.read(x["ids"], x["types"], x["attention"], x["markers"])
+            for row, (asked, w) in enumerate(chunk):
+                n = len(w.ids)
+                for f, field in enumerate(w.fields):
+                    found = answers(start[row, f, :n].numpy(), end[row, f, :n].numpy(),
+                                    w.first_line_token, w.offsets, asked.text,
+                                    margin=floor, many=field.is_list)  # fmt: skip
+                    reads.extend(
+                        Read(asked.case_id, asked.session, asked.line, field.field, a.start,
+                             a.end, asked.text[a.start : a.end], a.margin)
+                        for a in found
+                    )  # fmt: skip
+    return reads

@@ -1,0 +1,115 @@
+"""The QA reader trains and reads (lab only: skipped where torch is not installed)."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from factledger.adapters.embedding.onnx.model_files import TOKENIZER  # noqa: E402
+from factledger.bench.judgement.qa_reader.batches import Example  # noqa: E402
+from factledger.bench.judgement.qa_reader.evaluate import Session, read_all  # noqa: E402
+from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens  # noqa: E402
+from factledger.bench.judgement.qa_reader.fields_train import (  # noqa: E402
+    line_length,
+    line_loss,
+    read_lines,
+)
+from factledger.bench.judgement.qa_reader.model import (  # noqa: E402
+    FieldsReader,
+    QaReader,
+    read_safetensors,
+)
+from factledger.bench.judgement.qa_reader.pairs import LineAsked  # noqa: E402
+from factledger.bench.judgement.qa_reader.tokens import PairTokens, load_tokenizer  # noqa: E402
+from factledger.bench.judgement.qa_reader.train import (  # noqa: E402
+    Budget,
+    fit,
+    pair_length,
+    pair_loss,
+)
+
+LINE = "hi, Ada Quill here, I run ops at Fernbrook Dairy"
+
+
+def _tiny() -> QaReader:
+    torch.manual_seed(0)
+    return QaReader(layers=1, width=32, heads=2)
+
+
+def _examples(tokens: PairTokens) -> list[Example]:
+    name = LINE.index("Ada Quill")
+    employer = LINE.index("Fernbrook")
+    asked = [
+        ("what is the person's name?", ((name, name + 9),)),
+        ("what is the person's employer?", ((employer, len(LINE)),)),
+        ("what is the person's budget?", ()),
+    ]
+    return [
+        Example(window, (False,) * 4, bool(spans))
+        for question, spans in asked
+        for window in tokens.encode(question, LINE, "Who is this?", spans)
+    ]
+
+
+def test_a_pass_per_field_fits_the_answers_and_saves_the_weights(tmp_path: Path) -> None:
+    tokens = PairTokens(load_tokenizer(TOKENIZER))
+    reader = _tiny()
+
+    done = fit(
+        reader,
+        _examples(tokens) * 8,
+        Budget(seconds=120, epochs=60, batch=8, learning_rate=2e-3),
+        tmp_path,
+        pair_loss,
+        pair_length,
+    )
+
+    assert (tmp_path / "reader.pt").exists()
+    assert done["final_loss"] < 1.0
+    session = Session("c", 0, (("agent", "Who is this?"), ("subject", LINE)),
+                      ("name", "employer"), {"name": False, "employer": False})  # fmt: skip
+    best = {r.field: r for r in sorted(read_all(reader, tokens, [session]), key=lambda r: r.margin)}
+    assert best["name"].value == "Ada Quill"
+    assert "Fernbrook" in best["employer"].value
+
+
+def test_base_weights_are_read_from_a_safetensors_file(tmp_path: Path) -> None:
+    array = np.arange(6, dtype=np.float32).reshape(2, 3)
+    header = json.dumps({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}})
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header.encode() + array.tobytes())
+
+    read = read_safetensors(path)
+
+    assert read["w"].tolist() == array.tolist()
+
+
+def test_one_pass_per_line_learns_which_field_each_value_belongs_to(tmp_path: Path) -> None:
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    name, employer = LINE.index("Ada Quill"), LINE.index("Fernbrook")
+    fields = [
+        FieldAsked("name", False, ((name, name + 9),), (False,) * 4),
+        FieldAsked("employer", False, ((employer, len(LINE)),), (False,) * 4),
+        FieldAsked("budget", False, (), (False,) * 4),
+    ]
+    # Fields in one order: a model this small tells them apart by place, which is enough to
+    # check that each field's gold and answers stay its own.
+    examples = [w for _ in range(16) for w in tokens.encode(fields, LINE, "Who is this?", None)]
+    torch.manual_seed(0)
+    reader = FieldsReader(layers=1, width=32, heads=2)
+
+    budget = Budget(seconds=120, epochs=40, batch=4, learning_rate=2e-3)
+    fit(reader, examples, budget, tmp_path, line_loss, line_length)
+
+    asked = LineAsked("c", 0, 1, LINE, "Who is this?")
+    reads = read_lines(reader, tokens, [(asked, fields)], floor=0.0)
+    best = {r.field: r for r in sorted(reads, key=lambda r: r.margin)}
+    assert best["name"].value == "Ada Quill"
+    assert "Fernbrook" in best["employer"].value
+    assert "budget" not in best
