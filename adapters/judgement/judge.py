@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -61,6 +62,13 @@ def _per_token(
     return out
 
 
+class AnswerReader(Protocol):
+    """A reader of replies to a confirmation question, each with its question (the pair
+    head, `pair_answers.py`, or the cross-encoder, `cross_answers.py`)."""
+
+    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
+
+
 class EmbedderMismatchError(ValueError):
     """The heads were trained over another embedder model's vectors."""
 
@@ -69,7 +77,7 @@ class EmbedderMismatchError(ValueError):
 class LearnedJudge:
     embedder: Embedder
     heads: Heads
-    pair_answers: PairAnswerJudge | None = None
+    pair_answers: AnswerReader | None = None
 
     def __post_init__(self) -> None:
         if self.embedder.model_id != self.heads.model_id:
@@ -96,7 +104,7 @@ class LearnedJudge:
         sha256: str | None,
         *,
         cache_dir: Path | None = None,
-        answers: PairAnswerJudge | None = None,
+        answers: AnswerReader | None = None,
     ) -> LearnedJudge:
         """Heads from `path` (checked against `sha256`) over the packaged default embedder;
         `cache_dir` keeps its compiled graph between starts (None: compiled every start);
