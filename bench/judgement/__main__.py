@@ -38,7 +38,7 @@ from factledger.bench.judgement.conversations import (
 )
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
 from factledger.bench.judgement.field_data import cases_in
-from factledger.bench.judgement.importing import import_conversations
+from factledger.bench.judgement.importing import import_conversations, import_replies
 from factledger.bench.judgement.instructions import train_instruction_head
 from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train
 
@@ -97,10 +97,17 @@ def main(argv: list[str] | None = None) -> None:
         "--corpus", type=Path, action="append", help="a directory of labelled replies"
     )
     replies.add_argument("--out", type=Path, default=PACKAGED_ANSWER_HEAD)
+    replies_import = commands.add_parser(
+        "import-replies", help="copy a writer's labelled replies into the corpus, validated"
+    )
+    replies_import.add_argument("source", type=Path)
+    replies_import.add_argument("--into", type=Path, default=PACKAGED_CORPUS)
     cross = commands.add_parser(
         "cross", help="fine-tune the answer cross-encoder (torch) and export it to ONNX"
     )
-    cross.add_argument("--corpus", type=Path, action="append", help="a directory of labelled replies")
+    cross.add_argument(
+        "--corpus", type=Path, action="append", help="a directory of labelled replies"
+    )
     cross.add_argument(
         "--base", type=Path, required=True, help="all-MiniLM-L6-v2's model.safetensors"
     )
@@ -115,6 +122,10 @@ def main(argv: list[str] | None = None) -> None:
         recipe = Recipe(epochs=args.epochs, minutes=args.minutes, learning_rate=args.learning_rate)
         done = train_cross_encoder(args.corpus or [PACKAGED_CORPUS], args.base, args.out, recipe)
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
+        return
+    if args.command == "import-replies":
+        report = import_replies(args.source, args.into)
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
     if args.command == "import":
         report = import_conversations(args.source, args.into)

@@ -38,7 +38,7 @@ class _Embeddings(nn.Module):
         self.word_embeddings = nn.Embedding(s.vocab, s.hidden)
         self.position_embeddings = nn.Embedding(s.positions, s.hidden)
         self.token_type_embeddings = nn.Embedding(s.types, s.hidden)
-        self.LayerNorm = nn.LayerNorm(s.hidden, eps=1e-12)  # noqa: N815 - the checkpoint's name
+        self.LayerNorm = nn.LayerNorm(s.hidden, eps=1e-12)
 
     def forward(self, ids: torch.Tensor, types: torch.Tensor) -> torch.Tensor:
         positions = torch.arange(ids.shape[1], device=ids.device).unsqueeze(0)
@@ -59,7 +59,7 @@ class _Out(nn.Module):
     def __init__(self, inner: int, hidden: int) -> None:
         super().__init__()
         self.dense = nn.Linear(inner, hidden)
-        self.LayerNorm = nn.LayerNorm(hidden, eps=1e-12)  # noqa: N815
+        self.LayerNorm = nn.LayerNorm(hidden, eps=1e-12)
 
 
 class _Attention(nn.Module):
@@ -157,7 +157,10 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
 def load_base(model: CrossEncoder, path: Path) -> list[str]:
     """The base checkpoint's tensors into `model` by name; returns the model's tensors the
     checkpoint lacked (the new head's)."""
-    tensors = {k.removeprefix("bert."): torch.from_numpy(v.copy()) for k, v in read_safetensors(path).items()}
+    tensors = {
+        k.removeprefix("bert."): torch.from_numpy(v.copy())
+        for k, v in read_safetensors(path).items()
+    }
     own = model.state_dict()
     loaded = {k: v for k, v in tensors.items() if k in own and own[k].shape == v.shape}
     model.load_state_dict(loaded, strict=False)

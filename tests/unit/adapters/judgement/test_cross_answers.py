@@ -103,13 +103,23 @@ def test_a_file_that_does_not_name_its_outputs_and_threshold_is_refused(tmp_path
 
 def test_the_pair_is_one_input_question_then_reply() -> None:
     tokenizer = pair_tokenizer(TOKENIZER.read_bytes())
-    ids, mask, types = pair_inputs(tokenizer, [("Is it right?", "yes"), ("Still there?", "no, moved")])
+    ids, mask, types = pair_inputs(
+        tokenizer, [("Is it right?", "yes"), ("Still there?", "no, moved")]
+    )
     first = tokenizer.id_to_token
     assert [first(int(i)) for i in ids[0][: int(mask[0].sum())]] == [
-        "[CLS]", "is", "it", "right", "?", "[SEP]", "yes", "[SEP]",
+        "[CLS]",
+        "is",
+        "it",
+        "right",
+        "?",
+        "[SEP]",
+        "yes",
+        "[SEP]",
     ]
     assert types[0][: int(mask[0].sum())].tolist() == [0, 0, 0, 0, 0, 0, 1, 1]
-    assert ids.shape == mask.shape == types.shape and mask[0].sum() < mask[1].sum()
+    assert ids.shape == mask.shape == types.shape
+    assert mask[0].sum() < mask[1].sum()
 
 
 async def test_the_reply_is_read_beside_its_question(model_file: tuple[Path, str]) -> None:
