@@ -3,14 +3,14 @@ read by one fine-tuned cross-encoder that sees both at once.
 
 The pair is one input, `[CLS] question [SEP] reply [SEP]`, tokenized by the uncased WordPiece
 tokenizer the product already ships (`TOKENIZER`, its SHA-256 pinned), so every layer reads
-the reply's words beside the question's: a yes to another question, a yes that restates
-another value or a bare "ok" after an open question can be told from a yes to this one. The
-model (all-MiniLM-L6-v2 fine-tuned on the project's labelled pairs, every layer trained, int8)
-ships as the project's own file; its SHA-256 is checked before onnxruntime reads a byte of
-it. The file carries, in its metadata, the smallest probability of a yes that confirms
-(`yes_min`, chosen on pairs the model never trained on so that no pair that is not a yes
-reads as one) and the order of its three outputs. `python -m factledger.bench.judgement
-cross --out DIR` trains it (README, "Training the answer cross-encoder").
+the reply's words beside the question's. No model ships (ADR 0087: the one trained on the
+project's pairs read fewer held-out yeses than the shipped pair head): a deployment trains
+its own from its labelled replies and names it, pinned, in the answer-head setting (a `.onnx`
+path); its SHA-256 is checked before onnxruntime reads a byte of it. The file carries,
+in its metadata, the smallest probability of a yes that confirms (`yes_min`, chosen on pairs
+the model never trained on so that no pair that is not a yes reads as one) and the order of
+its three outputs. `python -m factledger.bench.judgement cross --out DIR` trains it (README,
+"Sentence judgement: refitting from your own data").
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ from tokenizers import Tokenizer
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
 from factledger.application.judgement.types import Reply
 
-PACKAGED_CROSS_ENCODER = Path(__file__).parent / "weights" / "answer-cross-encoder.onnx"
-PACKAGED_CROSS_ENCODER_SHA256 = "0" * 64
 MAX_TOKENS = 128  # question and reply together; the longest training pair has far fewer
 CLASSES = (Reply.YES.value, Reply.NO.value, Reply.NEITHER.value)
 
@@ -112,10 +110,6 @@ class CrossAnswerJudge:
         if tuple(meta.get("classes", "").split(",")) != CLASSES or "yes_min" not in meta:
             raise CrossEncoderIntegrityError(f"{path.name} does not name its outputs and yes_min")
         return cls(raw, float(meta["yes_min"]), f"cross:{hashlib.sha256(raw).hexdigest()[:12]}")
-
-    @classmethod
-    def packaged(cls) -> CrossAnswerJudge:
-        return cls.load(PACKAGED_CROSS_ENCODER, PACKAGED_CROSS_ENCODER_SHA256)
 
     def _ready(self) -> _Loaded:
         with self._lock:

@@ -109,8 +109,12 @@ def fit(
     verified_bytes(base, BASE_SHA256)
     model = CrossEncoder()
     missing = load_base(model, base)
-    head = [p for n, p in model.named_parameters() if n.startswith("classifier")]
-    body = [p for n, p in model.named_parameters() if not n.startswith("classifier")]
+    # The word table stays as the base learnt it (every layer above it trains): a small
+    # corpus would move only the words it holds, away from the ones it lacks.
+    model.embeddings.word_embeddings.weight.requires_grad_(False)
+    trained = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    head = [p for n, p in trained if n.startswith("classifier")]
+    body = [p for n, p in trained if not n.startswith("classifier")]
     optimiser = torch.optim.AdamW(
         [
             {"params": body, "lr": recipe.learning_rate},
@@ -136,7 +140,10 @@ def fit(
         batches = [order[i : i + recipe.batch] for i in range(0, len(order), recipe.batch)]
         random.shuffle(batches)
         total = 0.0
-        for batch in batches:
+        for step, batch in enumerate(batches):
+            if step % 20 == 0:
+                progress = f"epoch {epoch} batch {step}/{len(batches)} "
+                log.with_suffix(".progress").write_text(progress, encoding="utf-8")
             chosen = [pairs[i] for i in batch]
             ids, mask, types = _tensors(tokenizer, chosen)
             y = torch.tensor([index[p.label] for p in chosen])
@@ -146,7 +153,7 @@ def fit(
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimiser.step()
             schedule.step()
-            total += float(loss) * len(batch)
+            total += float(loss.detach()) * len(batch)
         scored = _score(predict(model, tokenizer, held), held)
         row = {
             "epoch": epoch,

@@ -22,6 +22,9 @@ from factledger.adapters.judgement.cross_answers import (
     pair_inputs,
     pair_tokenizer,
 )
+from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.api.bootstrap.judgement import answer_judge
+from factledger.api.settings.extraction import ExtractionSettings, RuleExtractorSettings
 from factledger.application.judgement.types import Reply
 
 VOCAB = 30522
@@ -139,3 +142,19 @@ async def test_the_reply_is_read_beside_its_question(model_file: tuple[Path, str
 def test_a_likeliest_yes_below_the_threshold_is_neither_not_no() -> None:
     p = np.array([[0.95, 0.03, 0.02], [0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.2, 0.3, 0.5]])
     assert decide(p.astype(np.float32), 0.9) == [Reply.YES, Reply.NEITHER, Reply.NO, Reply.NEITHER]
+
+
+async def test_a_deployments_own_cross_encoder_is_used_only_when_it_matches_its_pin(
+    model_file: tuple[Path, str],
+) -> None:
+    path, sha256 = model_file
+    pinned = ExtractionSettings(answer_head_path=path, answer_head_sha256=sha256)
+    judge = answer_judge(RuleExtractorSettings(), pinned)
+    assert isinstance(judge, LearnedJudge)
+    assert isinstance(judge.pair_answers, CrossAnswerJudge)
+    assert judge.reply_head_agrees  # its yes needs the reply-only head's too
+    # The tiny model's yes with the reply-only head's: confirmed; its no: declined.
+    pairs = [("Is your monthly budget still 2,000 euros?", "yes"), ("Still Basic?", "no")]
+    assert await judge.answers(pairs) == [Reply.YES, Reply.NO]
+    wrong = ExtractionSettings(answer_head_path=path, answer_head_sha256="1" * 64)
+    assert answer_judge(RuleExtractorSettings(), wrong) is None
