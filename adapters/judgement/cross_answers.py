@@ -145,7 +145,7 @@ class CrossAnswerJudge:
 def _metadata(raw: bytes) -> dict[str, str]:
     """The model's metadata (`yes_min`, `classes`), read without building the graph."""
     import onnx
-    from google.protobuf.message import DecodeError
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
     try:
         model = onnx.load_model_from_string(raw)

@@ -92,10 +92,8 @@ async def score_directory(
         groups = language_groups([a.reply for a in answers])
         for group in ("en", "not_en"):
             rows = [i for i, g in enumerate(groups) if g == group]
-            scores[group] = score_answers(
-                [answers[i] for i in rows], [said[i] for i in rows]
-            ).as_dict()
-            del scores[group]["confusion"]
+            part = score_answers([answers[i] for i in rows], [said[i] for i in rows]).as_dict()
+            scores[group] = {k: v for k, v in part.items() if k != "confusion"}
         result["answers"] = scores
     lines = load_lines(directory)
     if lines:

@@ -47,7 +47,8 @@ def import_replies(source: Path, into: Path) -> dict[str, object]:
     from factledger.bench.evalsets.cases import parse_answers
 
     into.mkdir(parents=True, exist_ok=True)
-    copied, skipped, ids = [], [], set()
+    copied, skipped = [], []
+    ids: set[str] = set()
     labels: Counter[str] = Counter()
     languages: Counter[str] = Counter()
     for path in sorted(source.glob("replies-*.yaml")):
