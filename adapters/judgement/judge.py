@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -61,6 +62,13 @@ def _per_token(
     return out
 
 
+class AnswerReader(Protocol):
+    """A reader of replies to a confirmation question, each with its question (the pair
+    head, `pair_answers.py`, or the cross-encoder, `cross_answers.py`)."""
+
+    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
+
+
 class EmbedderMismatchError(ValueError):
     """The heads were trained over another embedder model's vectors."""
 
@@ -69,7 +77,10 @@ class EmbedderMismatchError(ValueError):
 class LearnedJudge:
     embedder: Embedder
     heads: Heads
-    pair_answers: PairAnswerJudge | None = None
+    pair_answers: AnswerReader | None = None
+    # Whether a yes of `pair_answers` needs the reply-only head's yes too (ADR 0080, 0087:
+    # each pair reader tried, the cross-encoder too, let through replies that head refused).
+    reply_head_agrees: bool = True
 
     def __post_init__(self) -> None:
         if self.embedder.model_id != self.heads.model_id:
@@ -96,7 +107,8 @@ class LearnedJudge:
         sha256: str | None,
         *,
         cache_dir: Path | None = None,
-        answers: PairAnswerJudge | None = None,
+        answers: AnswerReader | None = None,
+        reply_head_agrees: bool = True,
     ) -> LearnedJudge:
         """Heads from `path` (checked against `sha256`) over the packaged default embedder;
         `cache_dir` keeps its compiled graph between starts (None: compiled every start);
@@ -106,7 +118,7 @@ class LearnedJudge:
         embedder = OnnxEmbedder(
             OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir, load_in_background=True
         )
-        return cls(embedder, heads, answers)
+        return cls(embedder, heads, answers, reply_head_agrees)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
@@ -145,8 +157,9 @@ class LearnedJudge:
         """A yes only when the head is sure enough of it (`yes_min`): a false yes records a
         fact the subject did not confirm, a missed one only leaves it pending.
 
-        With a pair judge, a yes needs both readings: the pair judge's (question and reply)
-        and the reply-only head's, each sure by its own threshold. Either alone let through
+        With a pair judge (the pair head, or a deployment's cross-encoder), a yes needs both
+        readings: the pair judge's (question and reply) and the reply-only head's, each sure
+        by its own threshold. Either alone let through
         replies the other caught (a yes to another question read as sure from the reply; a
         bare "ok" after a question that was not a yes/no one read as sure from the pair), and
         a yes that only one of them is sure of leaves the change pending. Otherwise the pair
@@ -154,7 +167,7 @@ class LearnedJudge:
         if self.pair_answers is None:
             return await self.reply_answers(pairs)
         paired = await self.pair_answers.answers(pairs)
-        if Reply.YES not in paired:
+        if Reply.YES not in paired or not self.reply_head_agrees:
             return paired
         alone = await self.reply_answers(pairs)
         return [

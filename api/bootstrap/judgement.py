@@ -13,11 +13,16 @@ import structlog
 
 from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 from factledger.adapters.embedding.use_multilingual import UseIntegrityError
+from factledger.adapters.judgement.cross_answers import (
+    CrossAnswerJudge,
+    CrossEncoderIntegrityError,
+)
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
 from factledger.adapters.judgement.judge import (
     PACKAGED_HEADS,
     PACKAGED_HEADS_SHA256,
+    AnswerReader,
     LearnedJudge,
 )
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
@@ -36,11 +41,16 @@ log = structlog.get_logger(__name__)
 
 
 @cache
-def pair_answers(path: Path | None = None, sha256: str | None = None) -> PairAnswerJudge:
+def pair_answers(path: Path | None = None, sha256: str | None = None) -> AnswerReader:
     """The judge of replies to a confirmation question: the shipped pair head, or a
-    deployment's own (`python -m factledger.bench.judgement answers`) pinned by SHA-256."""
+    deployment's own pinned by SHA-256: a pair head over the multilingual encoder (`.npz`,
+    `python -m factledger.bench.judgement answers`) or a cross-encoder (`.onnx`, `python -m
+    factledger.bench.judgement cross`, ADR 0087). Either one's yes needs the reply-only
+    head's too."""
     if path is None:
         return PairAnswerJudge.packaged()
+    if path.suffix == ".onnx":
+        return CrossAnswerJudge.load(path, sha256)
     return PairAnswerJudge.load_over_packaged_encoder(path, sha256)
 
 
@@ -90,7 +100,13 @@ def answer_judge(
         if isinstance(settings, LearnedExtractorSettings) and settings.heads_path is not None:
             return learned_judge(settings.heads_path, settings.heads_sha256, *answers)
         return learned_judge(None, None, *answers)
-    except (HeadsIntegrityError, UseIntegrityError, OSError, ValueError) as exc:
+    except (
+        HeadsIntegrityError,
+        UseIntegrityError,
+        CrossEncoderIntegrityError,
+        OSError,
+        ValueError,
+    ) as exc:
         log.error("sentence_judgement_unavailable", error_type=type(exc).__name__)
         return None
 

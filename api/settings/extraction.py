@@ -90,6 +90,7 @@ class ExtractionSettings(NestedSettings):
     field_heads_path: Path | None = None
     field_heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     # The yes / no / neither judge of replies to a confirmation question: the shipped pair
-    # head, or a deployment's own (`python -m factledger.bench.judgement answers`) pinned.
+    # head, or a deployment's own pinned: a pair head `.npz` (`python -m
+    # factledger.bench.judgement answers`) or a cross-encoder `.onnx` (`... cross`).
     answer_head_path: Path | None = None
     answer_head_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")

@@ -2,10 +2,12 @@
 
 Each DIR may hold `answers-*.yaml` (a subject's reply to a confirmation question, labelled
 yes / no / neither) and `instructions-eval.yaml` (a line labelled whether it instructs the AI
-agent). The shipped answer head and instruction screen judge them (or candidate head files:
-`--answer-head`, `--instruction-head`); only aggregates are
-printed (counts, rates, a confusion matrix), never an item's content, so a held-out half can
-be scored without being read.
+agent). The shipped answer judge and instruction screen judge them (or candidates:
+`--answer-head` a pair head file, `--answer-model` a cross-encoder ONNX file, alone or, with
+`--reply-head-agrees`, needing the reply-only head's yes too; `--instruction-head`); only
+aggregates are printed (counts, rates, a confusion matrix, and the answers' figures for
+English and other replies, the language group guessed by `language_groups`), never an
+item's content, so a held-out half can be scored without being read.
 """
 
 from __future__ import annotations
@@ -87,6 +89,11 @@ async def score_directory(
         said = [str(r) for r in await judge.answers([(a.question, a.reply) for a in answers])]
         scores = score_answers(answers, said).as_dict()
         scores["not_yes"] = sum(a.label != "yes" for a in answers)
+        groups = language_groups([a.reply for a in answers])
+        for group in ("en", "not_en"):
+            rows = [i for i, g in enumerate(groups) if g == group]
+            part = score_answers([answers[i] for i in rows], [said[i] for i in rows]).as_dict()
+            scores[group] = {k: v for k, v in part.items() if k != "confusion"}
         result["answers"] = scores
     lines = load_lines(directory)
     if lines:
@@ -95,11 +102,32 @@ async def score_directory(
     return result
 
 
+def language_groups(replies: Sequence[str]) -> list[str]:
+    """Each reply's language group, "en" or "not_en", guessed by a character n-gram head
+    fitted on the training replies' language tags (blind set items name no language)."""
+    from factledger.adapters.judgement.features import char_ngrams
+    from factledger.bench.judgement.answers import pairs_in
+    from factledger.bench.judgement.corpus import PACKAGED_CORPUS
+    from factledger.bench.judgement.fit import fit_head
+
+    tagged = [p for p in pairs_in([PACKAGED_CORPUS]) if p.language is not None]
+    labels = ["en" if p.language == "en" else "not_en" for p in tagged]
+    head = fit_head(char_ngrams([p.reply for p in tagged], 2048), labels, ("en", "not_en"))
+    p = head.probabilities(char_ngrams(list(replies), 2048))
+    return [head.classes[int(i)] for i in p.argmax(axis=1)]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.lines")
     parser.add_argument("sets", nargs="+", type=Path, help="directories of blind set files")
     parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
     parser.add_argument("--answer-head", type=Path, help="a pair answer head file (a candidate)")
+    parser.add_argument("--answer-model", type=Path, help="a cross-encoder ONNX file (a candidate)")
+    parser.add_argument(
+        "--reply-head-agrees",
+        action="store_true",
+        help="with --answer-model: a yes needs the reply-only head's yes too",
+    )
     parser.add_argument(
         "--instruction-head", type=Path, help="an instruction head file (a candidate)"
     )
@@ -113,6 +141,13 @@ def main(argv: list[str] | None = None) -> None:
     reader: AnswerReader = judge
     if args.answer_head is not None:
         reader = PairAnswerJudge.load_over_packaged_encoder(args.answer_head, None)
+    if args.answer_model is not None:
+        from factledger.adapters.judgement.cross_answers import CrossAnswerJudge
+
+        model = CrossAnswerJudge.load(args.answer_model, None)
+        reader = (
+            LearnedJudge(judge.embedder, judge.heads, model) if args.reply_head_agrees else model
+        )
     detector = LearnedInstructionDetector.packaged(judge.embedder)
     if args.instruction_head is not None:
         heads = Heads.load(args.instruction_head, None, (HEAD,))

@@ -3,6 +3,9 @@
 instruction head, `bench/judgement/instructions.py`)
 `python -m factledger.bench.judgement answers [--corpus DIR ...] [--out FILE]` (the pair
 answer head and its yes threshold, `bench/judgement/answers.py`: the shipped file by default)
+`python -m factledger.bench.judgement cross --base MODEL.safetensors [--corpus DIR ...] --out DIR`
+(the answer cross-encoder, every layer fine-tuned in torch, exported to ONNX int8:
+`bench/judgement/cross/train.py`; needs `pip install torch==2.13.0`)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
@@ -35,7 +38,7 @@ from factledger.bench.judgement.conversations import (
 )
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
 from factledger.bench.judgement.field_data import cases_in
-from factledger.bench.judgement.importing import import_conversations
+from factledger.bench.judgement.importing import import_conversations, import_replies
 from factledger.bench.judgement.instructions import train_instruction_head
 from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train
 
@@ -94,7 +97,36 @@ def main(argv: list[str] | None = None) -> None:
         "--corpus", type=Path, action="append", help="a directory of labelled replies"
     )
     replies.add_argument("--out", type=Path, default=PACKAGED_ANSWER_HEAD)
+    replies_import = commands.add_parser(
+        "import-replies", help="copy a writer's labelled replies into the corpus, validated"
+    )
+    replies_import.add_argument("source", type=Path)
+    replies_import.add_argument("--into", type=Path, default=PACKAGED_CORPUS)
+    cross = commands.add_parser(
+        "cross", help="fine-tune the answer cross-encoder (torch) and export it to ONNX"
+    )
+    cross.add_argument(
+        "--corpus", type=Path, action="append", help="a directory of labelled replies"
+    )
+    cross.add_argument(
+        "--base", type=Path, required=True, help="all-MiniLM-L6-v2's model.safetensors"
+    )
+    cross.add_argument("--out", type=Path, required=True, help="a directory for the files")
+    cross.add_argument("--epochs", type=int, default=4)
+    cross.add_argument("--minutes", type=float, default=60.0)
+    cross.add_argument("--learning-rate", type=float, default=5e-5)
     args = parser.parse_args(argv)
+    if args.command == "cross":
+        from factledger.bench.judgement.cross.train import Recipe, train_cross_encoder
+
+        recipe = Recipe(epochs=args.epochs, minutes=args.minutes, learning_rate=args.learning_rate)
+        done = train_cross_encoder(args.corpus or [PACKAGED_CORPUS], args.base, args.out, recipe)
+        sys.stdout.write(json.dumps(done, indent=2) + "\n")
+        return
+    if args.command == "import-replies":
+        report = import_replies(args.source, args.into)
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return
     if args.command == "import":
         report = import_conversations(args.source, args.into)
         sys.stdout.write(json.dumps(report, indent=2) + "\n")

@@ -1,7 +1,8 @@
 """`python -m factledger.bench.judgement.answer_latency [--calls N]`: milliseconds per call of
 the answer judges, one (question, reply) pair a call as the confirmation path asks, side by
-side in one run: the pair judge (question and reply over the multilingual encoder) and the
-judgement heads' reply-only answer head it replaced. Run it with `OMP_NUM_THREADS=1` (and
+side in one run: the pair head (question and reply over the multilingual encoder), the
+judgement heads' reply-only answer head and, with `--cross FILE`, a cross-encoder (question
+and reply as one input, int8 ONNX; ADR 0087). Run it with `OMP_NUM_THREADS=1` (and
 `taskset -c 0`) for one core's figure. Prints the median and 90th percentile of each."""
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 
+from factledger.adapters.judgement.cross_answers import CrossAnswerJudge
 from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.application.judgement.types import Reply
 
 # Written for this benchmark; any pair will do, what is timed is one pair a call.
@@ -44,20 +48,23 @@ async def _timed(
     }
 
 
-async def run(calls: int) -> dict[str, dict[str, float]]:
+async def run(calls: int, cross: Path | None = None) -> dict[str, dict[str, float]]:
     judge = LearnedJudge.packaged()
     reply_only = LearnedJudge(judge.embedder, judge.heads)
-    return {
-        "pair_judge": await _timed(judge.answers, calls),
-        "reply_only_head": await _timed(reply_only.answers, calls),
-    }
+    out = {}
+    if cross is not None:
+        out["cross_encoder"] = await _timed(CrossAnswerJudge.load(cross, None).answers, calls)
+    out["pair_head"] = await _timed(PairAnswerJudge.packaged().answers, calls)
+    out["reply_only_head"] = await _timed(reply_only.answers, calls)
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.answer_latency")
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--cross", type=Path, help="a cross-encoder ONNX file to time too")
     args = parser.parse_args(argv)
-    sys.stdout.write(json.dumps(asyncio.run(run(args.calls)), indent=2) + "\n")
+    sys.stdout.write(json.dumps(asyncio.run(run(args.calls, args.cross)), indent=2) + "\n")
 
 
 if __name__ == "__main__":

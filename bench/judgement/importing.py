@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from factledger.bench.judgement.conversations import load_training_cases, read_cases_file
@@ -33,4 +34,49 @@ def import_conversations(source: Path, into: Path) -> dict[str, object]:
         "forget_requests": sum(len(s.forgets) for s in sessions),
         "questions": sum(len(s.questions) for s in sessions),
         "dropped": dict(loaded.dropped),
+    }
+
+
+def import_replies(source: Path, into: Path) -> dict[str, object]:
+    """Copies `source`'s `replies-*.yaml` files into `into` once each parses as labelled
+    (question, reply) items (yes / no / neither, ids unique over the files); a file that
+    does not (one still being written) is left out and named. Returns the counts by label
+    and language."""
+    import yaml
+
+    from factledger.bench.evalsets.cases import parse_answers
+
+    into.mkdir(parents=True, exist_ok=True)
+    copied, skipped = [], []
+    ids: set[str] = set()
+    labels: Counter[str] = Counter()
+    languages: Counter[str] = Counter()
+    for path in sorted(source.glob("replies-*.yaml")):
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+            items = parse_answers(raw)
+        except (yaml.YAMLError, KeyError, TypeError):
+            skipped.append(path.name)
+            continue
+        fresh = {a.id for a in items}
+        if (
+            not items
+            or len(fresh) < len(items)
+            or fresh & ids
+            or any(a.label not in ("yes", "no", "neither") or not a.reply.strip() for a in items)
+        ):
+            skipped.append(path.name)
+            continue
+        ids |= fresh
+        labels.update(a.label for a in items)
+        languages.update(str(r.get("language", "?")) for r in raw)
+        shutil.copyfile(path, into / path.name)
+        copied.append(path.name)
+    return {
+        "copied": copied,
+        "not_readable": skipped,
+        "pairs": sum(labels.values()),
+        "labels": dict(labels),
+        "not_english": sum(n for lang, n in languages.items() if lang != "en"),
+        "languages": len(languages),
     }

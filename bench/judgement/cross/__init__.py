@@ -1,0 +1,1 @@
+"""The answer cross-encoder's trainer (torch, lab only)."""
