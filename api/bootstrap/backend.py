@@ -34,8 +34,6 @@ from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import server_config
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
-from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
-from factledger.adapters.supermemory.calls import CallPolicy
 from factledger.api.bootstrap.guidance import guidance_routes
 from factledger.api.bootstrap.http_client import ClientOnDemand, HttpClient, client_of
 from factledger.api.bootstrap.judgement import learned_judge
@@ -196,6 +194,11 @@ async def open_backend(
             )
             backend = calibrated(backend, embedder)
         case SupermemoryBackendSettings() as s:
+            # Imported by the arm that chooses it: the vendor's SDK is some 3% of the imports
+            # of a start, which no self-hosted deployment uses.
+            from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
+            from factledger.adapters.supermemory.calls import CallPolicy
+
             backend = SupermemoryMemoryBackend(
                 api_key=s.api_key.get_secret_value(),
                 base_url=s.base_url,

@@ -28,6 +28,7 @@ from factledger.adapters.embedding.onnx.embedder import start_deferred_loads
 from factledger.adapters.postgres.replay_position import ReplayPositions
 from factledger.api.bootstrap.backend import open_configured_backend
 from factledger.api.bootstrap.background import run_until_closed
+from factledger.api.bootstrap.deferred_imports import start_deferred_imports
 from factledger.api.bootstrap.idempotency import open_idempotency_store
 from factledger.api.bootstrap.importing import open_import_positions
 from factledger.api.bootstrap.ledger import open_ledger
@@ -134,8 +135,10 @@ async def open_runtime_patiently(
                 pause = min(pause * 2, LONGEST_RETRY_S)
                 continue
             break
-        # Ready: the models deferred so far (the embedders') load from now on, on threads.
+        # Ready: the models deferred so far (the embedders') load from now on, on threads,
+        # and so do the libraries a start does not import.
         start_deferred_loads()
+        start_deferred_imports()
         yield runtime
 
 
