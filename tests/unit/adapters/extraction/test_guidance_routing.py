@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.extraction.rules import routed_guidance
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.extraction.rules.guidance import (
     Guidance,
     GuidanceError,
