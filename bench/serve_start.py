@@ -38,10 +38,21 @@ def default_executable() -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Start:
-    """One start: wall-clock seconds to ready and the process's CPU seconds until then."""
+    """One start: wall-clock seconds to ready, the process's CPU seconds until then and, of
+    its main thread (the one a start to ready waits for), the seconds it ran, the seconds it
+    was runnable but waiting for a core (the machine's other work) and the rest, in which it
+    was blocked (on a database, a disk, a lock). None without Linux's `/proc` schedstat."""
 
     seconds: float
     cpu_s: float | None
+    main_ran_s: float | None = None
+    main_queued_s: float | None = None
+
+    @property
+    def main_blocked_s(self) -> float | None:
+        if self.main_ran_s is None or self.main_queued_s is None:
+            return None
+        return max(0.0, self.seconds - self.main_ran_s - self.main_queued_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +185,9 @@ def _wait_until_ready(port: int, process: subprocess.Popen[bytes], started: floa
                 raise RuntimeError(f"factledger serve exited with {process.returncode}")
             try:
                 if client.get(url).status_code == httpx.codes.OK:
-                    return Start(time.perf_counter() - started, _cpu_s(process.pid))
+                    seconds, cpu = time.perf_counter() - started, _cpu_s(process.pid)
+                    ran, queued = _main_thread_schedule(process.pid)
+                    return Start(seconds, cpu, ran, queued)
             except httpx.TransportError:
                 pass
             time.sleep(POLL_S)
@@ -189,6 +202,30 @@ def _cpu_s(pid: int) -> float | None:
         return None
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def _main_thread_schedule(pid: int) -> tuple[float | None, float | None]:
+    """Seconds the main thread of `pid` has run and has waited in the run queue so far
+    (`/proc/<pid>/task/<pid>/schedstat`: nanoseconds on a CPU, nanoseconds runnable but not
+    running, time slices); (None, None) without it."""
+    try:
+        ran, queued, _ = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return None, None
+    return int(ran) / 1e9, int(queued) / 1e9
+
+
+def schedule_summary(starts: list[Start]) -> str:
+    """The main thread's split of the starts after the first, medians: ran / queued for a
+    core / blocked, in seconds ("-" without schedstat)."""
+    rest = starts[1:] or starts
+    ran = [s.main_ran_s for s in rest if s.main_ran_s is not None]
+    queued = [s.main_queued_s for s in rest if s.main_queued_s is not None]
+    blocked = [b for s in rest if (b := s.main_blocked_s) is not None]
+    if not (ran and queued and blocked):
+        return "-"
+    medians = (statistics.median(x) for x in (ran, queued, blocked))
+    return " / ".join(f"{m:.2f}" for m in medians)
 
 
 def free_port() -> int:

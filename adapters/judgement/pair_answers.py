@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder, verify
+from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
 from factledger.adapters.judgement.features import Matrix, char_ngrams
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.judgement.types import Reply
@@ -80,13 +80,15 @@ class PairAnswerJudge:
     @classmethod
     def load_over_packaged_encoder(cls, path: Path, sha256: str | None) -> PairAnswerJudge:
         """A head file (checked against `sha256` first) over the packaged multilingual
-        encoder, whose files are checked against their pins now; the encoder itself loads
-        on first use (in a worker thread), so a start does not wait for it."""
+        encoder. The encoder's files are checked against their pins when it loads, on first
+        use (in a worker thread), so a start neither waits for the load nor reads its 32 MB
+        twice: hashing them here was a twentieth of a start's CPU, and the load checks them
+        again anyway. Files that differ from their pins fail every answer
+        (`UseIntegrityError`) instead of the construction."""
         heads = Heads.load(path, sha256, (HEAD,))
         embedder = UseMultilingualEmbedder()
         if heads.model_id != embedder.model_id:
             raise AnswerEncoderMismatchError(f"the answer head needs the encoder {heads.model_id}")
-        verify(embedder.directory)
         return cls(embedder, heads)
 
     @classmethod

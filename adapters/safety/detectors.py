@@ -19,6 +19,11 @@ classifier judges them (`application/sessions/instruction_screen.py` over
 Checksums come from `python-stdnum`. A verdict names its category only, never a fragment of
 the message, and nothing here logs. Deployments with a classifier plug in their own adapter
 behind the same port.
+
+`detect-secrets` is imported, and the patterns built from its word list compiled, at the
+first message screened rather than with this module: the library's import (with `requests`,
+which it imports) was some 5% of the imports of a start to ready. A served process imports
+it on a thread once it is ready (`api/bootstrap/deferred_imports.py`).
 """
 
 from __future__ import annotations
@@ -29,28 +34,19 @@ import uuid
 from collections import Counter
 from collections.abc import Iterable
 from functools import cache
+from typing import TYPE_CHECKING
 
-from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
-from detect_secrets.plugins.ip_public import IPPublicDetector
-from detect_secrets.plugins.keyword import DENYLIST
 from stdnum import iban, luhn
 from stdnum.us import ssn
 
 from factledger.application.sessions.types import ALLOWED, SafetyVerdict
 from factledger.domain.transcript import Message
 
+if TYPE_CHECKING:
+    from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
+
 # Spoken forms of credential words that the keyword detector, written for source code, lacks.
 SPOKEN_CREDENTIAL_WORDS = ("pw", "passcode", "pin", "one[- ]time code", "otp", "token")
-_CREDENTIAL_WORD = rf"(?:{'|'.join((*DENYLIST, *SPOKEN_CREDENTIAL_WORDS))})"
-# The word, up to four words about what it opens, then "is", ":" or "=" and the value.
-_STATED = re.compile(
-    rf"\b{_CREDENTIAL_WORD}\b(?P<between>(?:\s+[^\s:=]+){{0,4}}?)\s*(?:\bis\b|:|=)\s*"
-    r"(?P<value>\S+?)(?P<end>[.,;!?]*(?:\s|$))",
-    re.IGNORECASE,
-)
-# The word directly followed by a value that looks like one: "passcode 4411".
-_GIVEN = re.compile(rf"\b{_CREDENTIAL_WORD}\s+(?P<value>\S+)", re.IGNORECASE)
 _CARD_CANDIDATE = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 _IBAN_CANDIDATE = re.compile(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,32}", re.IGNORECASE)
 _SSN_CANDIDATE = re.compile(r"(?<!\d)\d{3}-\d{2}-\d{4}(?!\d)")
@@ -64,8 +60,29 @@ BASE64_ENTROPY = 4.0
 
 
 @cache
+def _credential_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A credential word stated with its value, and one directly followed by a value."""
+    from detect_secrets.plugins.keyword import DENYLIST
+
+    word = rf"(?:{'|'.join((*DENYLIST, *SPOKEN_CREDENTIAL_WORDS))})"
+    # The word, up to four words about what it opens, then "is", ":" or "=" and the value.
+    stated = re.compile(
+        rf"\b{word}\b(?P<between>(?:\s+[^\s:=]+){{0,4}}?)\s*(?:\bis\b|:|=)\s*"
+        r"(?P<value>\S+?)(?P<end>[.,;!?]*(?:\s|$))",
+        re.IGNORECASE,
+    )
+    # The word directly followed by a value that looks like one: "passcode 4411".
+    given = re.compile(rf"\b{word}\s+(?P<value>\S+)", re.IGNORECASE)
+    return stated, given
+
+
+@cache
 def _format_detectors() -> tuple[RegexBasedDetector, ...]:
     """Every format detector `detect-secrets` ships (a public IP address is no secret)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.ip_public import IPPublicDetector
+
     classes: Iterable[type[BasePlugin]] = get_mapping_from_secret_type_to_class().values()
     return tuple(
         cls()
@@ -115,7 +132,8 @@ def has_credential(text: str) -> bool:
         return True
     if any(_random_token(token) for token in text.split()):
         return True
-    for match in _STATED.finditer(text):
+    stated, given = _credential_patterns()
+    for match in stated.finditer(text):
         value = match.group("value").strip(_EDGE_PUNCTUATION)
         # Right after the word, a value that ends its clause is taken at its word ("my
         # password is swordfish."); one that runs on is a sentence ("the secret is that").
@@ -123,7 +141,7 @@ def has_credential(text: str) -> bool:
         direct = not match.group("between").strip() and said_last
         if value and (direct or _looks_secret(value)):
             return True
-    return any(_looks_secret(m.group("value")) for m in _GIVEN.finditer(text))
+    return any(_looks_secret(m.group("value")) for m in given.finditer(text))
 
 
 def has_iban(text: str) -> bool:

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import replace
 
-import httpx
 import structlog
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
@@ -35,9 +34,8 @@ from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import server_config
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
-from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
-from factledger.adapters.supermemory.calls import CallPolicy
 from factledger.api.bootstrap.guidance import guidance_routes
+from factledger.api.bootstrap.http_client import ClientOnDemand, HttpClient, client_of
 from factledger.api.bootstrap.judgement import learned_judge
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
@@ -68,12 +66,12 @@ log = structlog.get_logger(__name__)
 
 def build_extractor(
     settings: ExtractorSettings,
-    http: httpx.AsyncClient,
+    http: HttpClient,
     routes: Sequence[GuidanceRoute] = (),
 ) -> Extractor:
     """The extractor the settings choose, its guidance chosen per request by `routes` (and
-    the packaged conversation types); `http` is only used by the LLM one (the caller owns and
-    closes it)."""
+    the packaged conversation types); `http` is only used (and, on demand, opened) by the LLM
+    one (the caller owns and closes it)."""
     routed = RoutedGuidance.load(routes, default_path=settings.guidance_path)
     match settings:
         case RuleExtractorSettings():
@@ -84,7 +82,7 @@ def build_extractor(
         case OpenAICompatibleExtractorSettings():
             key = settings.api_key.get_secret_value() if settings.api_key else None
             return OpenAICompatibleExtractor(
-                http,
+                client_of(http),
                 base_url=settings.base_url,
                 model=settings.model,
                 instructions=load_instructions(settings.guidance_path, settings.prompt_path),
@@ -96,8 +94,9 @@ def build_extractor(
             )
 
 
-def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
-    """The embedder of every self-hosted backend; the ONNX model loads once per process."""
+def build_embedder(s: EmbedderSettings, http: HttpClient) -> Embedder:
+    """The embedder of every self-hosted backend; the ONNX model loads once per process;
+    `http` is only used (and, on demand, opened) by the HTTP one."""
     match s:
         case OnnxEmbedderSettings():
             files = (
@@ -120,7 +119,7 @@ def build_embedder(s: EmbedderSettings, http: httpx.AsyncClient) -> Embedder:
             return HashingEmbedder(s.dimension)
         case OpenAICompatibleEmbedderSettings():
             return OpenAICompatibleEmbedder(
-                http,
+                client_of(http),
                 base_url=s.base_url,
                 model=s.model,
                 dimension=s.dimension,
@@ -138,7 +137,7 @@ async def open_backend(
     postgres: PostgresServer,
     stack: AsyncExitStack,
     *,
-    http: httpx.AsyncClient | None = None,
+    http: HttpClient | None = None,
 ) -> MemoryBackend:
     """Opens the configured backend (self-hosted ones embed with `embedder` and extract with
     `settings.extractor`, whose LLM variant calls through `http`; without one, a client is
@@ -150,7 +149,7 @@ async def open_backend(
             extractor = slotted_by_field(
                 build_extractor(
                     settings.extractor,
-                    http or await _client(stack),
+                    http or ClientOnDemand(stack),
                     guidance_routes(settings.extraction),
                 ),
                 settings.extraction,
@@ -185,7 +184,7 @@ async def open_backend(
                 extractor=slotted_by_field(
                     build_extractor(
                         settings.extractor,
-                        http or await _client(stack),
+                        http or ClientOnDemand(stack),
                         guidance_routes(settings.extraction),
                     ),
                     settings.extraction,
@@ -195,6 +194,11 @@ async def open_backend(
             )
             backend = calibrated(backend, embedder)
         case SupermemoryBackendSettings() as s:
+            # Imported by the arm that chooses it: the vendor's SDK is some 3% of the imports
+            # of a start, which no self-hosted deployment uses.
+            from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
+            from factledger.adapters.supermemory.calls import CallPolicy
+
             backend = SupermemoryMemoryBackend(
                 api_key=s.api_key.get_secret_value(),
                 base_url=s.base_url,
@@ -240,10 +244,9 @@ def calibrated(backend: MemoryBackend, embedder: Embedder) -> MemoryBackend:
 async def open_configured_backend(
     settings: Settings, clock: Clock, postgres: PostgresServer, stack: AsyncExitStack
 ) -> MemoryBackend:
-    """The configured embedder and memory backend, sharing one HTTP client; all three are
-    closed when `stack` closes."""
-    http = httpx.AsyncClient()
-    stack.push_async_callback(http.aclose)
+    """The configured embedder and memory backend, sharing one HTTP client (opened only if
+    one of them calls out); all three are closed when `stack` closes."""
+    http = ClientOnDemand(stack)
     embedder = build_embedder(settings.embedder, http)
     if isinstance(embedder, OpenAICompatibleEmbedder):
         # One request for the texts of concurrent callers (the sync's items side by side).
@@ -251,9 +254,3 @@ async def open_configured_backend(
         # serialising its calls would cost the worker's parallelism (docs/benchmarks.md).
         embedder = CoalescingEmbedder(embedder)
     return await open_backend(settings, embedder, clock, postgres, stack, http=http)
-
-
-async def _client(stack: AsyncExitStack) -> httpx.AsyncClient:
-    client = httpx.AsyncClient()
-    stack.push_async_callback(client.aclose)
-    return client

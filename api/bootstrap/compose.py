@@ -24,7 +24,6 @@ from dataclasses import replace
 
 import structlog
 
-from factledger.adapters.embedding.onnx.embedder import start_deferred_loads
 from factledger.adapters.postgres.replay_position import ReplayPositions
 from factledger.api.bootstrap.backend import open_configured_backend
 from factledger.api.bootstrap.background import run_until_closed
@@ -35,6 +34,7 @@ from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.rate_limits import open_rate_store
 from factledger.api.bootstrap.runtime import API, Needs, Runtime
 from factledger.api.bootstrap.services import open_services, open_sync_store
+from factledger.api.bootstrap.warmup import schedule_fallback
 from factledger.api.settings import Settings
 from factledger.application.clocks import Clock, SystemClock
 from factledger.application.errors import StoreUnavailableError
@@ -134,8 +134,11 @@ async def open_runtime_patiently(
                 pause = min(pause * 2, LONGEST_RETRY_S)
                 continue
             break
-        # Ready: the models deferred so far (the embedders') load from now on, on threads.
-        start_deferred_loads()
+        # Ready. The models deferred so far (the embedders') and the libraries a start does
+        # not import load on threads once the first `/readyz` has been answered (the route
+        # starts them), or shortly after this if nothing asks (`api/bootstrap/warmup.py`).
+        fallback = schedule_fallback()
+        stack.callback(fallback.cancel)
         yield runtime
 
 

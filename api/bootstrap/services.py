@@ -14,8 +14,6 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from dataclasses import replace
 
-import httpx
-
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.postgres.commit_listener import CommitListener, start_listening
@@ -26,6 +24,7 @@ from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.guidance import guidance_catalogue, guidance_routes
+from factledger.api.bootstrap.http_client import ClientOnDemand
 from factledger.api.bootstrap.judgement import answer_judge, screened_safety, tentative_reader
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.proposals import build_proposer
@@ -125,10 +124,8 @@ async def open_proposer(
 ) -> SessionProposer:
     """The product's model over the configured extractor (the LLM one calls through an HTTP
     client closed with `stack`); `judge` notices requests to forget."""
-    http = httpx.AsyncClient()
-    stack.push_async_callback(http.aclose)
     routes = guidance_routes(settings.extraction)
-    extractor = build_extractor(settings.extractor, http, routes)
+    extractor = build_extractor(settings.extractor, ClientOnDemand(stack), routes)
     return build_proposer(settings, ledger, extractor, judge=judge)
 
 

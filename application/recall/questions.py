@@ -22,8 +22,6 @@ import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-import simplemma
-
 from factledger.application.recall.notes import unquote
 from factledger.application.recall.sources import OpenProposal
 from factledger.application.recall.verbs import is_adverb, said_of_you, second_person
@@ -107,7 +105,7 @@ def _is_acronym(word: str) -> bool:
         return False
     if not _VOWEL.search(word):
         return True
-    return len(word) <= ACRONYM_MAX and not simplemma.is_known(word, lang="en")
+    return len(word) <= ACRONYM_MAX and not _known_word(word)
 
 
 def _acronym(word: str) -> str:
@@ -175,7 +173,7 @@ def condition_text(condition: str | None, said: str) -> str:
     # A condition opens a clause ("If we close the round"): its first word is lower-cased
     # unless it is a name the dictionary does not know or an acronym ("SSO").
     first = words[0]
-    if first[:1].isupper() and first[1:].islower() and simplemma.is_known(first.lower(), lang="en"):
+    if first[:1].isupper() and first[1:].islower() and _known_word(first.lower()):
         words[0] = first.lower()
     return ", " + " ".join(words)
 
@@ -189,3 +187,13 @@ def _swap(word: str, table: Mapping[str, str]) -> str:
     if replacement is None:
         return word
     return word[: match.start()] + replacement + word[match.end() :]
+
+
+def _known_word(word: str) -> bool:
+    """Whether the lemmatiser's English dictionary holds `word`. `simplemma` is imported at
+    the first question phrased, not with this module (its import compiles every language's
+    rules: see `application/memory/inflection.py`)."""
+    import simplemma
+
+    known: bool = simplemma.is_known(word, lang="en")
+    return known

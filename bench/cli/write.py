@@ -25,6 +25,7 @@ from factledger.bench.serve_start import (
     default_executable,
     measure_serve_start,
     postgres_stores,
+    schedule_summary,
 )
 from factledger.bench.write.cold_loads import TURNS, measure_cold_loads, seeded_stores
 from factledger.bench.write.history import SIZES
@@ -273,7 +274,9 @@ def _starts(topology: str, contenders: list[Contender], workdir: Path, runs: int
             f"\nCold start of `factledger serve` to ready, {topology} ({build}): median "
             f"{statistics.median(seconds_each):.2f} s, every start "
             f"{', '.join(f'{s:.2f}' for s in seconds_each)} s; CPU s to ready, every start "
-            f"{', '.join(cpus) or '-'} (first / median after {cpu_summary(starts_each)}) "
+            f"{', '.join(cpus) or '-'} (first / median after {cpu_summary(starts_each)}); "
+            f"main thread after the first, medians: ran / queued for a core / blocked "
+            f"{schedule_summary(starts_each)} s "
             f"(load avg {started_at} at the first start, {load_average()} after the last)"
         )
     return "".join(lines)

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from tokenizers import Tokenizer
 
 from factledger.adapters.embedding.onnx.graph_cache import CompiledGraphCache
 from factledger.adapters.embedding.onnx.model_files import (
@@ -23,10 +23,14 @@ from factledger.adapters.embedding.onnx.model_files import (
     ModelIntegrityError,
     OnnxModelFiles,
 )
-from factledger.adapters.embedding.onnx.session import EncoderSession, open_encoder
 from factledger.adapters.embedding.onnx.token_states import TokenStates, token_states
 from factledger.adapters.embedding.onnx.vector_cache import DEFAULT_CAPACITY, VectorCache, text_key
 from factledger.application.memory.ports import Vectors
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+    from factledger.adapters.embedding.onnx.session import EncoderSession
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,10 @@ def _load(
             return _CACHE[key]
         read_model, model_sha256 = _model_source(files)
         tokenizer_json, _ = _verified_bytes(files.tokenizer, files.tokenizer_sha256)
+        # onnxruntime is imported by the load, which a served process runs once it is ready:
+        # its import was some 5% of the imports of a start.
+        from factledger.adapters.embedding.onnx.session import open_encoder
+
         encoder = open_encoder(
             read_model,
             source_sha256=model_sha256,
@@ -193,6 +201,8 @@ class ModelLoadMismatchError(RuntimeError):
 
 def sentence_tokenizer(tokenizer_json: bytes, max_tokens: int) -> Tokenizer:
     """The model's tokenizer, truncating at `max_tokens` and padding to the batch's longest."""
+    from tokenizers import Tokenizer
+
     tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
     # The shipped tokenizer pads every text to 128 tokens; padding to the longest text of
     # the batch is several times faster for short queries.

@@ -23,7 +23,6 @@ from dataclasses import asdict, dataclass, field
 from importlib.metadata import version as installed_version
 from pathlib import Path
 
-import onnxruntime as ort
 import structlog
 
 log = structlog.get_logger(__name__)
@@ -33,6 +32,15 @@ log = structlog.get_logger(__name__)
 COMPILER_VERSION = 1
 _MAGIC = b"factledger compiled encoder graph\n"
 _MAX_HEADER = 4096
+
+
+def _onnxruntime_version() -> str:
+    # Imported when a key is made (by a model's load), not with this module: onnxruntime's
+    # import was some 5% of the imports of a start to ready, which loads no model.
+    import onnxruntime
+
+    version: str = onnxruntime.__version__
+    return version
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +54,7 @@ class GraphKey:
     compiler: int = COMPILER_VERSION
     # From the installed metadata: importing `onnx` for its version cost a third of a start.
     onnx_version: str = field(default_factory=lambda: installed_version("onnx"))
-    onnxruntime_version: str = ort.__version__
+    onnxruntime_version: str = field(default_factory=_onnxruntime_version)
 
     @property
     def file_name(self) -> str:

@@ -9,12 +9,17 @@ offsets in the text that each covers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from tokenizers import Tokenizer
 
-from factledger.adapters.embedding.onnx.session import EncoderSession
+if TYPE_CHECKING:
+    # Types only: importing the session's module imports onnxruntime, which a start to ready
+    # leaves to the model's load.
+    from tokenizers import Tokenizer
+
+    from factledger.adapters.embedding.onnx.session import EncoderSession
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,9 +96,15 @@ class RuleExtractor:
         if routes is None:
             routes = RoutedGuidance.single(guidance) if guidance is not None else _packaged_routes()
         self.routes = routes
-        self.guidance = routes.default
         # One extractor per other routed guidance, made on first use.
         self._by_guidance: dict[str, RuleExtractor] = {}
+
+    @property
+    def guidance(self) -> Guidance:
+        """The default guidance. The packaged one compiles at the first extraction rather
+        than when the extractor is made: the runtime makes its extractors while it starts,
+        and compiling that guidance (its regular expressions) was a twentieth of a start."""
+        return self.routes.default
 
     @classmethod
     def from_guidance_file(cls, path: Path | None = None) -> RuleExtractor:

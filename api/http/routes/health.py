@@ -9,8 +9,10 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
+from starlette.background import BackgroundTask
 
 from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.bootstrap.warmup import start_after_ready_async
 from factledger.api.http.deps import StateDep
 from factledger.api.http.errors import STORE_RETRY_AFTER_S
 from factledger.api.http.readiness import Check, Readiness, readiness, store_checks
@@ -58,7 +60,10 @@ async def readyz(state: StateDep) -> JSONResponse:
         answer = {"status": "not_ready", "failing": stores.failing, "checks": body}
         retry = {"Retry-After": str(STORE_RETRY_AFTER_S)}
         return JSONResponse(answer, status_code=503, headers=retry)
-    return JSONResponse({"status": "ready", "checks": body})
+    # Ready: what the start left for later (the models, some libraries) begins once this
+    # answer is sent, so that it never holds up the answer itself.
+    warm = BackgroundTask(start_after_ready_async)
+    return JSONResponse({"status": "ready", "checks": body}, background=warm)
 
 
 class MemoryDegradedError(Exception):

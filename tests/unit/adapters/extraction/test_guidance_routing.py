@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from factledger.adapters.extraction.rules import routed_guidance
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.extraction.rules.guidance import (
+    Guidance,
     GuidanceError,
     load_guidance,
     load_packaged_guidance,
@@ -187,3 +189,20 @@ def test_packaged_guidance_compiled_on_first_use_is_the_packaged_guidance() -> N
         assert routes.guidances[name] == load_packaged_guidance(name)
     with pytest.raises(KeyError):
         routes.guidances["nowhere"]
+
+
+def test_a_rule_extractor_compiles_its_packaged_default_at_its_first_extraction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    compiled: list[Path | None] = []
+    real = routed_guidance.load_guidance
+
+    def counted(path: Path | None = None) -> Guidance:
+        compiled.append(path)
+        return real(path)
+
+    monkeypatch.setattr(routed_guidance, "load_guidance", counted)
+    extractor = RuleExtractor(routes=RoutedGuidance.load())
+    assert compiled == []
+    assert extractor.guidance == load_packaged_guidance("default")
+    assert compiled == [None]

@@ -55,6 +55,26 @@ def test_encoder_files_that_differ_from_their_pins_are_refused(tmp_path: Path) -
         verify(copy)
 
 
+async def test_the_encoder_files_are_checked_at_its_load_not_when_the_judge_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "resources"
+    shutil.copytree(resources_dir(), copy)
+    with (copy / "weights.npz").open("ab") as f:
+        f.write(b"\0")
+    monkeypatch.setattr(
+        "factledger.adapters.judgement.pair_answers.UseMultilingualEmbedder",
+        lambda: UseMultilingualEmbedder(copy),
+    )
+    # A start reads none of the encoder's 32 MB: making the judge succeeds...
+    judge = PairAnswerJudge.load_over_packaged_encoder(
+        PACKAGED_ANSWER_HEAD, PACKAGED_ANSWER_HEAD_SHA256
+    )
+    # ...and the altered file is refused when the encoder first loads.
+    with pytest.raises(UseIntegrityError, match=r"weights\.npz"):
+        await judge.answers([("Is it 4 Mill Lane?", "Yes.")])
+
+
 def test_a_head_refuses_an_encoder_it_was_not_trained_over() -> None:
     heads = Heads.load(PACKAGED_ANSWER_HEAD, PACKAGED_ANSWER_HEAD_SHA256, (HEAD,))
     with pytest.raises(AnswerEncoderMismatchError, match="needs the encoder"):

@@ -63,3 +63,31 @@ def test_the_benchmarks_are_the_labs_command_not_the_products() -> None:
     assert {"bench", "embedder", "memory", "recall"} <= groups(lab)
     assert not {"bench", "embedder", "memory", "recall"} & groups(product)
     assert "bench" not in {command.name for command in product.registered_commands}
+
+
+def test_a_start_to_ready_leaves_the_deferred_libraries_to_after_ready() -> None:
+    # The command set and the served app, as a start imports and builds them; the lemmatiser,
+    # the secret detectors and the vendor SDK come later (`api/bootstrap/deferred_imports.py`),
+    # the model runtime with the model's load.
+    probe = textwrap.dedent(
+        """
+        import json, sys
+        import factledger.api.cli.main
+        from factledger.api.cli.serve import create_served_app
+        create_served_app()
+        later = (
+            "simplemma", "detect_secrets", "requests", "supermemory", "onnxruntime", "tokenizers"
+        )
+        before = sorted(m for m in later if m in sys.modules)
+        from factledger.api.bootstrap.deferred_imports import import_deferred
+        import_deferred()
+        after = sorted(m for m in later if m in sys.modules)
+        print(json.dumps([before, after]))
+        """
+    )
+    out = subprocess.run(  # noqa: S603 - this interpreter, our own probe
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    before, after = json.loads(out.strip().splitlines()[-1])
+    assert before == []
+    assert after == ["detect_secrets", "requests", "simplemma"]

@@ -1,0 +1,46 @@
+"""What a process starts once it serves: the deferred model loads and library imports.
+
+A start to ready leaves two things for later: the embedding models' loads
+(`start_deferred_loads`, ADR 0085) and the libraries its modules import where first used
+(`deferred_imports`). Started the moment the runtime opened, they ran on threads that took
+the interpreter's lock from the server's own start (binding its socket) and from the first
+`/readyz`, which were then slower by what those threads held. So they start once the process
+has answered its first ready `/readyz` (`start_after_ready`, after the answer is sent), or
+`FALLBACK_S` after the runtime opened if nothing asks (a worker has no HTTP): whichever comes
+first, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from factledger.adapters.embedding.onnx.embedder import start_deferred_loads
+from factledger.api.bootstrap.deferred_imports import start_deferred_imports
+
+# A process that no probe asks warms up this long after its runtime opened.
+FALLBACK_S = 2.0
+
+# One warm-up per process, as the deferred loads are the process's.
+_STARTED = threading.Event()
+_LOCK = threading.Lock()
+
+
+def start_after_ready() -> None:
+    """Starts the deferred loads and imports, on threads; later calls do nothing."""
+    with _LOCK:
+        if _STARTED.is_set():
+            return
+        _STARTED.set()
+    start_deferred_loads()
+    start_deferred_imports()
+
+
+async def start_after_ready_async() -> None:
+    """`start_after_ready` for a response's background task (no thread hop to start it)."""
+    start_after_ready()
+
+
+def schedule_fallback() -> asyncio.TimerHandle:
+    """`start_after_ready` in `FALLBACK_S` on the running loop (cancel it on close)."""
+    return asyncio.get_running_loop().call_later(FALLBACK_S, start_after_ready)

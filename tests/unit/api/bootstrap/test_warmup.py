@@ -1,0 +1,70 @@
+"""What a start leaves for later (the models' loads, some libraries' imports) begins once the
+process has answered a ready `/readyz`, after the answer, or after a fallback delay when no
+probe asks; once per process."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from support.api_harness import TEST_AUTH
+
+from factledger.api.bootstrap import warmup
+from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.http.app import create_app
+from factledger.api.settings import Settings
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    monkeypatch.setattr(warmup, "_STARTED", threading.Event())
+    monkeypatch.setattr(warmup, "start_deferred_loads", lambda: calls.append("loads"))
+    monkeypatch.setattr(warmup, "start_deferred_imports", lambda: calls.append("imports"))
+    return calls
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
+    settings = Settings(
+        data_dir=tmp_path,
+        embedder={"kind": "hashing"},  # type: ignore[arg-type]
+        auth=TEST_AUTH,
+    )
+    async with open_runtime(settings) as opened:
+        yield opened
+
+
+def test_the_warm_up_starts_once(started: list[str]) -> None:
+    warmup.start_after_ready()
+    warmup.start_after_ready()
+    assert started == ["loads", "imports"]
+
+
+async def test_a_ready_answer_starts_the_warm_up_and_a_starting_one_does_not(
+    runtime: Runtime, started: list[str]
+) -> None:
+    starting = httpx.ASGITransport(app=create_app(ports=None, auth=TEST_AUTH))
+    async with httpx.AsyncClient(transport=starting, base_url="http://api") as http:
+        assert (await http.get("/readyz")).status_code == 503
+    assert started == []
+    transport = httpx.ASGITransport(app=create_app(ports=runtime, auth=TEST_AUTH))
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
+        assert (await http.get("/readyz")).status_code == 200
+        assert (await http.get("/readyz")).status_code == 200
+    assert started == ["loads", "imports"]
+
+
+async def test_a_process_no_probe_asks_warms_up_after_the_fallback_delay(
+    started: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(warmup, "FALLBACK_S", 0.01)
+    handle = warmup.schedule_fallback()
+    await asyncio.sleep(0.1)
+    assert started == ["loads", "imports"]
+    handle.cancel()
