@@ -21,14 +21,19 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import onnxruntime as ort
-from tokenizers import Tokenizer
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
 from factledger.application.judgement.types import Reply
+
+if TYPE_CHECKING:
+    # Imported where a model is read: a start to ready leaves the model runtime to after
+    # ready (ADR 0090).
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
 
 MAX_TOKENS = 128  # question and reply together; the longest training pair has far fewer
 CLASSES = (Reply.YES.value, Reply.NO.value, Reply.NEITHER.value)
@@ -56,6 +61,8 @@ def verified_bytes(path: Path, sha256: str | None) -> bytes:
 def pair_tokenizer(tokenizer_json: bytes) -> Tokenizer:
     """The shipped tokenizer, truncating a pair at `MAX_TOKENS` and padding to the batch's
     longest (the lab trains on the same inputs)."""
+    from tokenizers import Tokenizer
+
     tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
@@ -114,6 +121,8 @@ class CrossAnswerJudge:
     def _ready(self) -> _Loaded:
         with self._lock:
             if self._loaded is None:
+                import onnxruntime as ort
+
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = 1
                 options.inter_op_num_threads = 1
