@@ -1,5 +1,7 @@
-"""Keyword inflections folded by the lemmatiser library (simplemma): plural, verb and
-irregular forms meet their lemma; short words and numbers are left as they are."""
+"""Keyword inflections folded to a lemma two libraries agree on (simplemma proposes,
+lemminflect's lexicon checks): plural, verb and irregular forms meet their lemma; short words
+and numbers are left as they are; a name or a word the lexicon does not hold is never turned
+into another word."""
 
 from __future__ import annotations
 
@@ -42,6 +44,29 @@ def test_a_question_and_a_statement_meet_on_the_folded_form() -> None:
 
 def test_a_word_no_dictionary_holds_is_kept() -> None:
     assert fold_inflection("kestrelwraps") == "kestrelwraps"
+
+
+@pytest.mark.parametrize("name", ["maria", "omar", "lucca", "priya", "birdwatching"])
+def test_a_name_or_a_word_the_lexicon_does_not_hold_is_not_made_another_word(name: str) -> None:
+    # simplemma alone reads "maria" as the Latin plural of "mare": a question naming a person
+    # then met notes about horses.
+    assert fold_inflection(name) == name
+
+
+def test_a_word_the_lexicon_does_not_hold_loses_a_regular_plural_only() -> None:
+    assert fold_inflection("labs") == "lab"
+    assert fold_inflection("wordings") == "wording"
+
+
+@pytest.mark.parametrize(
+    ("word", "other_form", "folded"),
+    [("playing", "plays", "play"), ("thinking", "thinks", "think"), ("fixing", "fixes", "fix")],
+)
+def test_a_misread_ending_is_corrected_by_the_lexicon(
+    word: str, other_form: str, folded: str
+) -> None:
+    # simplemma proposes "playe", "thinke", "fixe": words no other form of the verb meets.
+    assert fold_inflection(word) == fold_inflection(other_form) == folded
 
 
 def test_stopwords_are_the_librarys_function_words_not_words_that_name_things() -> None:

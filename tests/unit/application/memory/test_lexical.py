@@ -95,6 +95,14 @@ def test_query_and_fact_keywords_fold_inflections_alike() -> None:
     assert {"ship", "parcel"} <= set(lexical_terms("ships parcels", "", None))
 
 
+def test_a_persons_name_in_a_question_meets_no_note_about_another_word() -> None:
+    # The lemmatiser alone reads the name "Maria" as the Latin plural of "mare".
+    asked = query_terms("What is Maria planning?")
+
+    assert "maria" in asked
+    assert not set(asked) & set(lexical_terms("bought a mare", "We bought a mare.", None))
+
+
 def test_terms_hold_the_label_the_fact_and_the_source() -> None:
     terms = lexical_terms("Buys packaging", "we order cartons", "Ingrid")
 
