@@ -68,32 +68,25 @@ class PoolOptions:
 
 DEFAULT_POOL = PoolOptions()
 
-# A connection handed out less than this ago is handed out again unchecked (HikariCP's "alive
-# bypass window"): a busy hot path pays no extra round trip per checkout, while one that sat
-# idle through a database restart is checked. One dropped within the window fails its one
+# A connection back in the pool for less than this is handed out unchecked (HikariCP's
+# "alive bypass window"): a busy hot path pays no extra round trip per checkout, while one that
+# sat idle through a database restart is checked. One dropped within the window fails its one
 # caller, and the pool replaces it when it comes back.
 CHECK_AFTER_IDLE_S = 1.0
 
 
 class _IdleChecks:
-    """The pool's `check`: when each connection of one pool was last handed out, and one
-    empty statement before handing out a connection idle past the window.
-
-    The window runs from the last checkout, not the return: a pool with a `reset` returns
-    every connection through a worker (a thread hand-off, or a task on the event loop) before
-    the next caller may take it, a cost on every return of the hot path. Counting from the
-    checkout errs towards checking (a connection held a second or more is checked once more),
-    never towards handing out one that sat idle."""
+    """When each connection of one pool was last returned; the pool's `check` and `reset`."""
 
     def __init__(self) -> None:
-        self._handed_out: WeakKeyDictionary[object, float] = WeakKeyDictionary()
+        self._returned: WeakKeyDictionary[object, float] = WeakKeyDictionary()
+
+    def mark(self, conn: object) -> None:
+        self._returned[conn] = monotonic()
 
     def needs_check(self, conn: object) -> bool:
-        """True when `conn` was never handed out or not within the window; marks it now."""
-        now = monotonic()
-        last = self._handed_out.get(conn)
-        self._handed_out[conn] = now
-        return last is None or now - last >= CHECK_AFTER_IDLE_S
+        returned = self._returned.get(conn)
+        return returned is None or monotonic() - returned >= CHECK_AFTER_IDLE_S
 
     def check(self, conn: psycopg.Connection[Any]) -> None:
         if self.needs_check(conn):
@@ -103,13 +96,8 @@ class _IdleChecks:
         if self.needs_check(conn):
             await AsyncConnectionPool.check_connection(conn)
 
-
-def check_when_idle(pool: ConnectionPool[Any]) -> None:
-    """Gives a pool built elsewhere (the event store's, which its library builds) the check of
-    `healing_pool`, where the library's `pre_ping` checks every checkout: a round trip more on
-    every ledger read. psycopg_pool takes its check only when built, so it is set on the
-    closed pool before it first hands out a connection."""
-    pool._check = _IdleChecks().check
+    async def mark_async(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        self.mark(conn)
 
 
 def healing_pool(
@@ -120,12 +108,14 @@ def healing_pool(
     autocommit: bool = True,
 ) -> ConnectionPool[psycopg.Connection[tuple[Any, ...]]]:
     """A closed (not yet opened) pool for threads; call `open()` or `open(wait=True)`."""
+    idle = _IdleChecks()
     return ConnectionPool(
         conninfo,
         min_size=options.min_size,
         max_size=options.max_size,
         kwargs=options.connection_kwargs(autocommit=autocommit),
-        check=_IdleChecks().check,
+        check=idle.check,
+        reset=idle.mark,
         timeout=options.acquire_timeout_s,
         reconnect_timeout=options.reconnect_timeout_s,
         name=name,
@@ -143,12 +133,14 @@ def healing_async_pool(
     configure: Callable[[psycopg.AsyncConnection[Any]], Awaitable[None]] | None = None,
 ) -> AsyncConnectionPool[psycopg.AsyncConnection[tuple[Any, ...]]]:
     """A closed (not yet opened) pool for the event loop; `await pool.open(wait=True)`."""
+    idle = _IdleChecks()
     return AsyncConnectionPool(
         conninfo,
         min_size=options.min_size,
         max_size=options.max_size,
         kwargs=options.connection_kwargs(autocommit=autocommit, extra_options=extra_options),
-        check=_IdleChecks().check_async,
+        check=idle.check_async,
+        reset=idle.mark_async,
         configure=configure,
         timeout=options.acquire_timeout_s,
         reconnect_timeout=options.reconnect_timeout_s,

@@ -4,10 +4,9 @@ The library reads its configuration from an env mapping; each store's module bui
 (`in_memory.event_store`, `sqlite.event_store`, this one), so nothing else spells the names.
 
 `HealingPostgresFactory` is the library's PostgreSQL factory with the pool every other
-PostgreSQL store has (`postgres_pool`): a connection checked before use once it sat idle
-(`check_when_idle`, where the library's `POSTGRES_PRE_PING` checks every checkout), a bounded
-wait for one (`POSTGRES_CONNECT_TIMEOUT`, which the library uses as the pool's wait), and what
-the library's env does not cover, set on its pool before it first connects: libpq's
+PostgreSQL store has (`postgres_pool`): connections checked before use (`POSTGRES_PRE_PING`),
+a bounded wait for one (`POSTGRES_CONNECT_TIMEOUT`, which the library uses as the pool's wait),
+and what the library's env does not cover, set on its pool before it first connects: libpq's
 connect timeout, the statement timeout, a short reconnect period and, with a primary and
 standbys, `target_session_attrs`.
 """
@@ -30,7 +29,7 @@ from psycopg import sql
 
 from factledger.adapters.postgres.ledger_recorder import GroupCommitRecorder
 from factledger.adapters.postgres.schemas import SchemaLockedTables, create_schema
-from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, check_when_idle
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sql_names import sql_name
 
@@ -71,7 +70,6 @@ class HealingPostgresFactory(PostgresFactory):
         super().__init__(env)
         self._recorders: list[ApplicationRecorder] = []
         pool: Any = self.datastore.pool
-        check_when_idle(pool)
         kwargs: dict[str, Any] = pool.kwargs
         statement_ms = self.env.get(STATEMENT_TIMEOUT_MS)
         if statement_ms:
@@ -112,6 +110,7 @@ def postgres_env(
     env = location.eventsourcing_env()
     env["PERSISTENCE_MODULE"] = FACTORY_TOPIC
     env["POSTGRES_ENABLE_DB_FUNCTIONS"] = "n"
+    env["POSTGRES_PRE_PING"] = "y"
     # The library reads whole seconds; rounding up never makes the wait shorter than asked.
     env["POSTGRES_CONNECT_TIMEOUT"] = str(math.ceil(pool.acquire_timeout_s))
     env["POSTGRES_POOL_SIZE"] = str(max(1, pool.min_size))
