@@ -176,12 +176,13 @@ async def _signed_in(browser: Browser, base_url: str, token: str) -> Page:
     return page
 
 
-async def _fresh(page: Page) -> Page:
-    """A new tab of `page`'s signed-in context, the old one closed: a tab navigated hundreds
-    of times keeps the documents it left (its renderer grew past 1 GB in a run), and their
-    collection would stall the loads being timed."""
-    fresh = await page.context.new_page()
-    await page.close()
+async def _fresh(browser: Browser, page: Page, base_url: str, token: str) -> Page:
+    """A new tab, signed in again, the old one's context closed: a tab navigated hundreds of
+    times keeps the documents it left (its renderer grew past 1 GB in a run), and their
+    collection would stall the loads being timed; and a console session lasts 15 minutes,
+    which a loaded machine's run outlasts."""
+    fresh = await _signed_in(browser, base_url, token)
+    await page.context.close()
     return fresh
 
 
@@ -213,7 +214,10 @@ async def _time_pages(
             timed: dict[str, list[Timed]] = {name: [] for name in names}
             for scenario in scenarios:
                 url = f"/console/queue?{urlencode(scenario.params)}"
-                pages = {name: await _fresh(page) for name, page in pages.items()}
+                pages = {
+                    name: await _fresh(browser, page, base_urls[name], token)
+                    for name, page in pages.items()
+                }
                 for page in pages.values():
                     for _ in range(2):  # warm-up: the first load of each also compiles templates
                         await page.goto(url)

@@ -50,6 +50,7 @@ ACQUIRE_TIMEOUT_S = 1.5
 ANSWER_WITHIN_S = ACQUIRE_TIMEOUT_S + 3.5
 HEAL_WITHIN_S = 10.0
 DOWN_FOR_S = 2.0
+WARM_UP_WITHIN_S = 30.0
 SERVICE = bearer(token(Role.SERVICE))
 REVIEWER = bearer(token(Role.REVIEWER))
 
@@ -182,8 +183,12 @@ async def test_apis_and_worker_heal_after_postgres_is_killed(
     worker_task = asyncio.create_task(d.worker.sync_worker.run_forever(stop_worker))
     load = [asyncio.create_task(w.run(stop_load)) for w in writers]
     try:
-        await asyncio.sleep(1.5)
-        assert all(w.acknowledged for w in writers), "no load before the crash"
+        # Load before the crash: every writer acknowledged at least twice. A wait on that, not a
+        # fixed sleep: a slow machine's first proposals (pools, model loads) took 1.7 s.
+        warm = time.monotonic() + WARM_UP_WITHIN_S
+        while not all(len(w.acknowledged) >= 2 for w in writers):
+            assert time.monotonic() < warm, "no load before the crash"
+            await asyncio.sleep(0.1)
 
         # When: the database dies under load
         await asyncio.to_thread(server.kill)
