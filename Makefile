@@ -95,10 +95,19 @@ browser:
 		fi; \
 	fi
 
-# pytest exits 5 when it collects nothing: a suite that tests nothing must not pass.
+# The suite in two parts: everything but the `serial` tests in two workers (a test file's
+# tests stay together, in one of them), then the `serial` ones alone: they bound a latency or
+# kill a server, which a neighbouring worker's load would make a matter of luck. Both parts
+# always run; the target fails if either does. pytest exits 5 when it collects nothing: a
+# suite that tests nothing must not pass.
+PYTEST_WORKERS ?= 2
 test: lint typecheck imports browser node-deps
-	$(BIN)/pytest -q; status=$$?; \
-	if [ $$status -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$status
+	@$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"; parallel=$$?; \
+	$(BIN)/pytest -q -m serial; serial=$$?; \
+	for status in $$parallel $$serial; do \
+		if [ $$status -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; \
+	done; \
+	if [ $$parallel -ne 0 ]; then exit $$parallel; fi; exit $$serial
 
 # The lab's main benchmark (`factledger-lab --help` lists the others).
 bench: $(STAMP)

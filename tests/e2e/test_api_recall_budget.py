@@ -26,6 +26,8 @@ from factledger.application.ledger.event_store_errors import EventStoreUnavailab
 from factledger.application.ledger.ledger import Ledger
 from factledger.testing.manual_clock import ManualClock
 
+pytestmark = pytest.mark.serial
+
 REF = "crm-budget"
 AGENT = bearer(token(Role.AGENT, kind="lead", ref=REF))
 SERVICE = bearer(token(Role.SERVICE))

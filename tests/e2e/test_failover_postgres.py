@@ -22,7 +22,7 @@ from support.serve_process import serving
 from factledger.api.http.auth import Role
 from factledger.testing.replication import replicated_postgres
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.serial]
 
 SERVICE = bearer(token(Role.SERVICE))
 AGENT = bearer(token(Role.AGENT, kind="lead", ref="after-failover"))

@@ -13,8 +13,12 @@ import time
 from pathlib import Path
 from uuid import UUID
 
+import pytest
+
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
 from factledger.application.ledger.idempotency import ClaimStatus, IdempotencyScope
+
+pytestmark = pytest.mark.serial
 
 LEASE_S = 1.0
 SUBJECT = UUID("3f2c1a4e-9b7d-5e21-8a0c-6d1f2b3c4d5e")

@@ -7,6 +7,7 @@ import time
 from datetime import timedelta
 
 import httpx
+import pytest
 import structlog
 from mcp import Client
 from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
@@ -23,6 +24,8 @@ from factledger.api.mcp.server import STATUS_META, build_server
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.stalling_backend import StallingBackend
+
+pytestmark = pytest.mark.serial
 
 REF, OTHER_REF = "crm-mcp", "crm-mcp-other"
 AGENT = token(Role.AGENT, kind="lead", ref=REF, principal_id="voice-bot")

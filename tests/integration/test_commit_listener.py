@@ -25,7 +25,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.drivers import run_story
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 # Generous bounds for a loaded shared machine; the worker's poll is far longer than both.
 HEARD_WITHIN_S = 5.0

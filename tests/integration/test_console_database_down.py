@@ -20,7 +20,7 @@ from factledger.api.bootstrap.runtime import Needs
 from factledger.api.console.app import create_app
 from factledger.api.settings import RateLimitSettings, Settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 ACQUIRE_TIMEOUT_S = 1.0
 ANSWER_WITHIN_S = ACQUIRE_TIMEOUT_S + 4.0  # one wait for a connection, on a loaded machine

@@ -41,7 +41,7 @@ from factledger.domain.events import ChangeProposed
 from factledger.projections.follower import Follower, max_position, read_events
 from factledger.projections.profile.projection import ProfileProjection
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 WRITERS = 4
 ACQUIRE_TIMEOUT_S = 1.5

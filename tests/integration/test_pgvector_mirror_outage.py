@@ -19,7 +19,7 @@ from factledger.application.memory.types import Namespace, SearchQuery
 from factledger.application.recall.deadline import Lookup, run_within
 from factledger.application.recall.types import Degraded
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 T = TypeVar("T")
 NS = Namespace("tenant-1:outage")
 QUERY = SearchQuery("supplier orders", threshold=-1.0, limit=50)

@@ -28,7 +28,7 @@ from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.scripted_extractor import ScriptedExtractor
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 NS = Namespace("tenant-1:writers")
 EMBEDDER = HashingEmbedder(64)
 START = datetime(2026, 1, 1, tzinfo=UTC)

@@ -18,7 +18,7 @@ from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.http.app import create_app
 from factledger.api.settings import Settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 ANSWER_WITHIN_S = 1.0
 POSTGRES_STORES = {"ledger", "views", "keys", "short_term", "sync_store"}

@@ -37,7 +37,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.sessions.types import SessionId, SessionKey
 from factledger.projections.follower import max_position
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 T = TypeVar("T")
 POOL = PoolOptions(acquire_timeout_s=1.0, reconnect_timeout_s=2.0, statement_timeout_s=5.0)

@@ -25,6 +25,8 @@ from factledger.testing.scripted_extractor import ScriptedExtractor
 from factledger.testing.supermemory.faults import Fault, LatencyProfile, LatencySampler
 from factledger.testing.supermemory.server import SupermemoryServer, serve_on_loopback
 
+pytestmark = pytest.mark.serial
+
 NS = Namespace("subject-1")
 LIMIT_S = 1.0
 POLICY = CallPolicy(timeout_s=LIMIT_S, attempt_timeout_s=0.6, max_attempts=3, backoff_s=0.05)
