@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
+from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import Reply
 
 if TYPE_CHECKING:
@@ -49,13 +50,7 @@ class CrossEncoderIntegrityError(RuntimeError):
 def verified_bytes(path: Path, sha256: str | None) -> bytes:
     """The file's bytes once their SHA-256 is the pinned one (None: a caller's own file, read
     as it is)."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CrossEncoderIntegrityError(f"answer model file not readable: {path.name}") from exc
-    if sha256 is not None and hashlib.sha256(raw).hexdigest() != sha256:
-        raise CrossEncoderIntegrityError(f"answer model file {path.name}: sha256 differs from pin")
-    return raw
+    return read_pinned(path, sha256, CrossEncoderIntegrityError, "answer model file")
 
 
 def pair_tokenizer(tokenizer_json: bytes) -> Tokenizer:

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from factledger.adapters.judgement.features import Matrix
+from factledger.adapters.pinned_files import read_pinned
 
 HEAD_NAMES = ("statement", "hedged", "forget", "correction", "answer", "field")
 OPTIONAL_HEADS = ("span",)  # the span tagger: a file without it reads fields by clause
@@ -81,12 +82,7 @@ class Heads:
 
     @classmethod
     def load(cls, path: Path, sha256: str | None, names: tuple[str, ...] = HEAD_NAMES) -> Heads:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise HeadsIntegrityError(f"judgement heads not readable: {path.name}") from exc
-        if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
-            raise HeadsIntegrityError(f"judgement heads {path.name}: sha256 differs from the pin")
+        data = read_pinned(path, sha256, HeadsIntegrityError, "judgement heads")
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             missing = [n for n in names if f"{n}.w" not in z.files]
             if missing:

@@ -54,15 +54,20 @@ def render_page(
     status_code: int = 200,
     **context: Any,
 ) -> HTMLResponse:
-    notice = NOTICES.get(request.query_params.get("notice", ""))
-    base = {
+    base = frame_context(request, session)
+    return TEMPLATES.TemplateResponse(request, name, {**base, **context}, status_code=status_code)
+
+
+def frame_context(request: Request, session: ConsoleSession | None) -> dict[str, Any]:
+    """What the console's frame (`base.html`) shows around every page: who is signed in, the
+    links their role sees, the notice a redirect announced."""
+    return {
         "session": session,
         "csrf": None if session is None else session.csrf,
-        "notice": notice,
+        "notice": NOTICES.get(request.query_params.get("notice", "")),
         "reviews": session is not None and session.role in (Role.REVIEWER, Role.ADMIN),
         "administers": session is not None and session.role is Role.ADMIN,
     }
-    return TEMPLATES.TemplateResponse(request, name, {**base, **context}, status_code=status_code)
 
 
 def see_other(url: str, notice: str | None = None) -> RedirectResponse:

@@ -1,9 +1,13 @@
 """The queue page as it was before its evidence was loaded on opening (ADR 0091): every quoting
 row's evidence in context rendered into the page, the page's subjects read together
-(`Ledger.read_subjects`). Kept in the lab as the baseline of the side-by-side run: the page's
-template as it was (`templates/queue_inline.html`), served in front of the product's own queue
-route on a second console, with the page frame as it was (`templates/base.html`: its script
-at the end of the body); every other page, the groups view included, is the product's."""
+(`Ledger.read_subjects`). Kept in the lab as the baseline of the side-by-side run, served in
+front of the product's own queue route on a second console.
+
+Only what differs is the lab's: the rows as they were and the page's script at the end of
+the document (`templates/queue_inline.html`, extending the product's `queue.html`), and the
+evidence read here. The rest of the page is the product's, the groups view and every other
+page too: since this was written the page's table also takes the product's column widths and
+its list of shortcuts names `e`."""
 
 from __future__ import annotations
 
@@ -21,21 +25,18 @@ from starlette.routing import Mount
 from factledger.api.console import pages
 from factledger.api.console.app import MOUNT
 from factledger.api.console.guard import Reviewing
-from factledger.api.console.queue_view import QueueItem, queue_page
+from factledger.api.console.queue_view import QueueItem
 from factledger.api.console.routes import queue as product
 from factledger.api.console.subject_view import ContextLine, evidence_context
 from factledger.api.http.deps import WRITE_SLOT, LedgerDep
 from factledger.api.http.routes.profile import ProfilesDep
-from factledger.api.http.routes.queue import FilterDep, QueueDep, parse_cursor
+from factledger.api.http.routes.queue import FilterDep, QueueDep
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.review_queue.cursor import (
-    CURSOR_PATTERN,
-    encode_cursor,
-    encode_snapshot,
-)
+from factledger.application.review_queue.cursor import CURSOR_PATTERN
 
 AROUND = 2  # messages on each side of the quote, as the queue quoted them
 
+# The product's templates, with the lab's page found first.
 _TEMPLATES = Jinja2Templates(
     env=pages.TEMPLATES.env.overlay(
         loader=ChoiceLoader(
@@ -79,34 +80,9 @@ async def queue_inline(
 ) -> HTMLResponse:
     if view == "groups":
         return await product.queue(request, session, profiles, reviews, where, cursor, view, offset)
-    choices, shown = await asyncio.gather(
-        asyncio.to_thread(reviews.choices, session.tenant),
-        asyncio.to_thread(
-            queue_page, reviews, profiles, session.tenant, where, parse_cursor(cursor)
-        ),
-    )
-    contexts = await asyncio.to_thread(queue_contexts, ledger, session.tenant, shown.items)
-    page = shown.page
-    context = {
-        "session": session,
-        "csrf": session.csrf,
-        "notice": pages.NOTICES.get(request.query_params.get("notice", "")),
-        "reviews": True,
-        "administers": session.role.value == "admin",
-        "items": shown.items,
-        "page": page,
-        "params": request.query_params,
-        "filtered": not where.is_empty(),
-        "choices": choices,
-        "contexts": contexts,
-        "snapshot": encode_snapshot(page.last_position) if page.last_position else "",
-        "next_cursor": None if page.next_cursor is None else encode_cursor(page.next_cursor),
-        "previous_cursor": None
-        if page.previous_cursor is None
-        else encode_cursor(page.previous_cursor),
-        "query": lambda **c: product._query(request, **c),
-        "back": f"/console/queue?{product._query(request)}",
-    }
+    shown = await product.items_view(request, session, profiles, reviews, where, cursor)
+    contexts = await asyncio.to_thread(queue_contexts, ledger, session.tenant, shown["items"])
+    context = {**pages.frame_context(request, session), **shown, "contexts": contexts}
     return _TEMPLATES.TemplateResponse(request, "queue_inline.html", context)
 
 

@@ -26,7 +26,7 @@ from factledger.adapters.sqlite.key_store import SqliteKeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.bench.machine import load_average
 from factledger.bench.write.loads import TENANT, seed_subjects
-from factledger.bench.write.scripts import script_json
+from factledger.bench.write.scripts import script_json, store_lines
 
 TURNS = 5
 SCHEMA = "cold_loads"
@@ -73,7 +73,8 @@ def seeded_stores(workdir: Path) -> Iterator[list[tuple[str, str, dict[int, UUID
 
 
 # Runs in the interpreter under test.
-_COLD = """
+_COLD = (
+    """
 import json, statistics, sys, time
 from pathlib import Path
 from uuid import UUID
@@ -82,18 +83,9 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.snapshots import codec
 store, where, tenant, turns, raw_ids = sys.argv[1:6]
 ids = {int(size): UUID(raw) for size, raw in json.loads(raw_ids).items()}
-if store == "SQLite":
-    from factledger.adapters.sqlite.event_store import sqlite_env
-    from factledger.adapters.sqlite.key_store import SqliteKeyStore
-    keys = SqliteKeyStore(Path(where) / "keys.sqlite")
-    env = sqlite_env(Path(where) / "ledger.sqlite")
-else:
-    from factledger.adapters.postgres.event_store import postgres_env
-    from factledger.adapters.postgres.key_store import PostgresKeyStore
-    from factledger.adapters.postgres_server import PostgresLocation
-    location = PostgresLocation(**json.loads(where))
-    keys = PostgresKeyStore(location.conninfo, schema="cold_loads")
-    env = postgres_env(location, schema="cold_loads")
+"""
+    + store_lines(SCHEMA)
+    + """\
 found = {size: {"snapshot": [], "snapshot_cpu": [], "replay": [], "replay_cpu": []} for size in ids}
 with structlog.testing.capture_logs():
     for turn in range(int(turns)):
@@ -115,6 +107,7 @@ with structlog.testing.capture_logs():
 print(json.dumps({s: {k: (statistics.median(v) if isinstance(v, list) else v)
                       for k, v in f.items()} for s, f in found.items()}))
 """
+)
 
 
 def measure_cold_loads(

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.bench.machine import load_average
-from factledger.bench.write.scripts import script_json
+from factledger.bench.write.scripts import script_json, store_lines
 
 TURNS = 4
 OPERATIONS = 150  # of each command, per turn and variant
@@ -36,7 +36,8 @@ SCHEMA = "keyed_costs"
 COMMANDS = ("register", "record", "record-again", "forget")
 
 # Runs in the interpreter under test: only names that every build has.
-_SCRIPT = """
+_SCRIPT = (
+    """
 import json, statistics, sys, time, uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,18 +47,9 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.transcript import Channel, Message, Role
 store, where, turns, operations = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-if store == "SQLite":
-    from factledger.adapters.sqlite.event_store import sqlite_env
-    from factledger.adapters.sqlite.key_store import SqliteKeyStore
-    keys = SqliteKeyStore(Path(where) / "keys.sqlite")
-    env = sqlite_env(Path(where) / "ledger.sqlite")
-else:
-    from factledger.adapters.postgres.event_store import postgres_env
-    from factledger.adapters.postgres.key_store import PostgresKeyStore
-    from factledger.adapters.postgres_server import PostgresLocation
-    location = PostgresLocation(**json.loads(where))
-    keys = PostgresKeyStore(location.conninfo, schema="keyed_costs")
-    env = postgres_env(location, schema="keyed_costs")
+"""
+    + store_lines(SCHEMA)
+    + """\
 ledger = Ledger(env, keys=keys)
 shipped = {n: getattr(ledger, n) for n in ("fingerprint_key", "_rotate_if_needed")}
 shipped_registered = ledger.subject_ids._registered
@@ -125,6 +117,7 @@ print(json.dumps({name: [statistics.median(w for w, _ in runs),
                          statistics.median(c for _, c in runs)]
                   for name, runs in samples.items()}))
 """
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from factledger.application.ledger.commands import ApproveChange
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.script import TENANT
 
-from .test_console_browser import sign_in
+from .signing_in import sign_in
 
 # The lead said both in the January chat (12 January); the supplier was approved on the
 # 13th, the budget only on 20 February.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import structlog
-from playwright.async_api import BrowserContext, Page, expect
+from playwright.async_api import BrowserContext, expect
 from support.api_harness import token
 from support.browser import Console
 
@@ -14,24 +14,9 @@ from factledger.application.ledger.commands import ApproveChange
 from factledger.domain.events import ChangeConfirmed, ChangeRejected, FactForgotten
 from factledger.testing.story.script import INTENT_QUOTE, TENANT
 
+from .signing_in import sign_in, submit_sign_in
+
 OTHER_TENANT = "globex"
-
-
-async def sign_in(context: BrowserContext, role: Role, *, tenant: str = TENANT) -> Page:
-    """Pastes a platform token into the sign-in form, as a person would."""
-    page = await context.new_page()
-    await page.goto("/console/sign-in")
-    extra = {"kind": "lead", "ref": "lead-0042"} if role is Role.AGENT else {}
-    await page.get_by_label("Platform token").fill(token(role, tenant=tenant, **extra))
-    await submit_sign_in(page)
-    return page
-
-
-async def submit_sign_in(page: Page) -> None:
-    """Clicks "Sign in" and waits for the page the console answers with."""
-    async with page.expect_response(lambda r: r.request.method == "POST"):
-        await page.get_by_role("button", name="Sign in").click()
-    await page.wait_for_load_state()
 
 
 async def test_a_reviewer_opens_the_evidence_approves_with_a_note_and_rejects_an_inference(

@@ -33,6 +33,8 @@ from factledger.domain.transcript import Channel, Message
 from factledger.domain.transcript import Role as Speaker
 from factledger.domain.values import TextValue
 
+from .signing_in import sign_in
+
 TENANT = "t1"
 MODEL = Actor(ActorKind.MODEL, "rule@1")
 REASON = "the lead asked us to forget it"
@@ -174,13 +176,7 @@ async def _retired_memory_of(ports: Runtime, lead: Lead, line: int) -> str:
 
 
 async def _signed_in(context: BrowserContext, store: Store) -> Page:
-    page = await context.new_page()
-    await page.goto(f"{store.base_url}/console/sign-in")
-    await page.get_by_label("Platform token").fill(token(Role.ADMIN, tenant=TENANT))
-    async with page.expect_response(lambda r: r.request.method == "POST"):
-        await page.get_by_role("button", name="Sign in").click()
-    await page.wait_for_load_state()
-    return page
+    return await sign_in(context, Role.ADMIN, tenant=TENANT, at=store.base_url)
 
 
 async def _pages_say(page: Page, store: Store, lead: Lead, shown: tuple[int, ...] = (200,)) -> str:

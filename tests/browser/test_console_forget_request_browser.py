@@ -13,7 +13,7 @@ from uuid import UUID
 
 import pytest
 from playwright.async_api import BrowserContext, Page, expect
-from support.api_harness import TEST_AUTH, build_ports, token
+from support.api_harness import TEST_AUTH, build_ports
 from support.browser import serve
 
 from factledger.api.bootstrap.runtime import Runtime
@@ -32,6 +32,8 @@ from factledger.domain.transcript import Channel, Message
 from factledger.domain.transcript import Role as Speaker
 from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
+
+from .signing_in import sign_in
 
 TENANT = "acme"
 STATED = "Our budget is 47,500 euros this year."
@@ -106,13 +108,7 @@ async def served() -> AsyncIterator[Served]:
 
 
 async def signed_in(context: BrowserContext, served: Served) -> Page:
-    page = await context.new_page()
-    await page.goto(f"{served.base_url}/console/sign-in")
-    await page.get_by_label("Platform token").fill(token(Role.ADMIN, tenant=TENANT))
-    async with page.expect_response(lambda r: r.request.method == "POST"):
-        await page.get_by_role("button", name="Sign in").click()
-    await page.wait_for_load_state()
-    return page
+    return await sign_in(context, Role.ADMIN, tenant=TENANT, at=served.base_url)
 
 
 async def pages_say(page: Page, served: Served) -> str:

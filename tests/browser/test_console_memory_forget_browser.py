@@ -37,6 +37,8 @@ from factledger.domain.transcript import Role as Speaker
 from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
 
+from .signing_in import sign_in
+
 TENANT = "acme"
 CANARY = "Brightwater"
 SAID = f"Our team meets at the {CANARY} harbour office every Friday."
@@ -124,13 +126,7 @@ async def served() -> AsyncIterator[Served]:
 
 
 async def _signed_in(context: BrowserContext, served: Served) -> Page:
-    page = await context.new_page()
-    await page.goto(f"{served.base_url}/console/sign-in")
-    await page.get_by_label("Platform token").fill(token(Role.ADMIN, tenant=TENANT))
-    async with page.expect_response(lambda r: r.request.method == "POST"):
-        await page.get_by_role("button", name="Sign in").click()
-    await page.wait_for_load_state()
-    return page
+    return await sign_in(context, Role.ADMIN, tenant=TENANT, at=served.base_url)
 
 
 async def _pages_say(page: Page, served: Served) -> str:

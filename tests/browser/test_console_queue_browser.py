@@ -11,7 +11,7 @@ from uuid import UUID
 
 import pytest
 from playwright.async_api import BrowserContext, Dialog, Page, expect
-from support.api_harness import TEST_AUTH, build_ports, token
+from support.api_harness import TEST_AUTH, build_ports
 from support.browser import serve
 from support.queue_seed import INFERENCE, SeededQueue, seed_many
 
@@ -22,6 +22,8 @@ from factledger.api.settings import RateLimitSettings
 from factledger.domain.events import ChangeConfirmed, ChangeRejected
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.script import TENANT
+
+from .signing_in import sign_in
 
 N = 60  # subjects: 60 supplier + 60 inference + 6 budget proposals
 PENDING = 126
@@ -46,12 +48,7 @@ async def served() -> AsyncIterator[Served]:
 
 @pytest.fixture
 async def queue_page(context: BrowserContext, served: Served) -> Page:
-    page = await context.new_page()
-    await page.goto(f"{served.base_url}/console/sign-in")
-    await page.get_by_label("Platform token").fill(token(Role.REVIEWER, tenant=TENANT))
-    async with page.expect_response(lambda r: r.request.method == "POST"):
-        await page.get_by_role("button", name="Sign in").click()
-    await page.wait_for_load_state()
+    page = await sign_in(context, Role.REVIEWER, at=served.base_url)
     await expect(page.get_by_role("heading", name="Review queue")).to_be_visible()
     return page
 

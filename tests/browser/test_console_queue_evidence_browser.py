@@ -6,9 +6,9 @@ shown, even by a page loaded before the forget."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from playwright.async_api import BrowserContext, Page, Request, expect
-from support.api_harness import token
+from playwright.async_api import BrowserContext, Locator, Page, Request, expect
 from support.browser import Console
 
 from factledger.api.http.auth import Role
@@ -16,33 +16,43 @@ from factledger.application.ledger.commands import ApproveChange, ForgetField
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.testing.story.script import INTENT_QUOTE, TENANT
 
+from .signing_in import sign_in
+
 CONTEXT = re.compile(r"/console/subjects/[^/]+/proposals/[^/]+/context$")
 FORGOTTEN = "Supplier A"  # said on the line before the intent's quote
 
 
-async def _queue(context: BrowserContext, fetched: list[str]) -> Page:
-    page = await context.new_page()
+@dataclass(frozen=True, slots=True)
+class _Queue:
+    page: Page
+    fetched: list[str]  # the evidence fragments the page has asked for, in order
+
+    @property
+    def intent(self) -> Locator:
+        """The row of the change that quotes the intent."""
+        return self.page.locator("#queue-table tbody tr").filter(has_text="purchase_intent")
+
+
+async def _queue(context: BrowserContext) -> _Queue:
+    """A reviewer signed in, on the queue page; every evidence fragment fetched is noted
+    from the first request on."""
+    fetched: list[str] = []
 
     def seen(request: Request) -> None:
         if CONTEXT.search(request.url):
             fetched.append(request.url)
 
-    page.on("request", seen)
-    await page.goto("/console/sign-in")
-    await page.get_by_label("Platform token").fill(token(Role.REVIEWER, tenant=TENANT))
-    async with page.expect_response(lambda r: r.request.method == "POST"):
-        await page.get_by_role("button", name="Sign in").click()
-    await page.wait_for_load_state()
+    context.on("request", seen)
+    page = await sign_in(context, Role.REVIEWER)
     await expect(page.get_by_role("heading", name="Review queue")).to_be_visible()
-    return page
+    return _Queue(page, fetched)
 
 
 async def test_the_evidence_is_fetched_on_opening_and_shows_the_words_around_the_quote(
     context: BrowserContext, console: Console
 ) -> None:
-    fetched: list[str] = []
-    page = await _queue(context, fetched)
-    intent = page.locator("#queue-table tbody tr").filter(has_text="purchase_intent")
+    queue = await _queue(context)
+    page, fetched, intent = queue.page, queue.fetched, queue.intent
     # The page carries the quote, not the messages around it, and fetched none of them
     await expect(intent.locator("q")).to_have_text(INTENT_QUOTE)
     await expect(page.locator("ol.transcript")).to_have_count(0)
@@ -70,8 +80,8 @@ async def test_the_evidence_is_fetched_on_opening_and_shows_the_words_around_the
 async def test_the_e_key_opens_and_closes_the_current_proposals_evidence(
     context: BrowserContext, console: Console
 ) -> None:
-    fetched: list[str] = []
-    page = await _queue(context, fetched)
+    queue = await _queue(context)
+    page, fetched = queue.page, queue.fetched
     rows = page.locator("#queue-table tbody tr")
     quoting = [
         i
@@ -99,9 +109,8 @@ async def test_the_e_key_opens_and_closes_the_current_proposals_evidence(
 async def test_words_forgotten_after_the_page_was_loaded_are_never_shown(
     context: BrowserContext, console: Console
 ) -> None:
-    fetched: list[str] = []
-    page = await _queue(context, fetched)
-    intent = page.locator("#queue-table tbody tr").filter(has_text="purchase_intent")
+    queue = await _queue(context)
+    page, intent = queue.page, queue.intent
 
     # When the lead's supplier is approved and forgotten while the page is open
     ledger, sid = console.ports.ledger, console.seeded.subject_id
@@ -130,9 +139,8 @@ async def test_words_forgotten_after_the_page_was_loaded_are_never_shown(
 async def test_an_ended_session_leaves_a_note_not_the_sign_in_page(
     context: BrowserContext, console: Console
 ) -> None:
-    fetched: list[str] = []
-    page = await _queue(context, fetched)
-    intent = page.locator("#queue-table tbody tr").filter(has_text="purchase_intent")
+    queue = await _queue(context)
+    fetched, intent = queue.fetched, queue.intent
     await context.clear_cookies()
 
     await intent.get_by_text("Evidence in context").click()

@@ -15,7 +15,7 @@ from factledger.domain.values import TextValue
 from factledger.testing.story.model import review_session
 from factledger.testing.story.script import MARCH, MARCH_CALL, MODEL, REF, TENANT
 
-from .test_console_browser import sign_in
+from .signing_in import sign_in
 
 CHANNEL = Actor(ActorKind.SYSTEM, "voice-platform")
 AGENT = Actor(ActorKind.AGENT, "voice-bot")

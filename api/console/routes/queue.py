@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 from uuid import UUID
 
@@ -30,6 +30,7 @@ from factledger.api.http.errors import InvalidParameterError, SelectionChangedEr
 from factledger.api.http.routes.profile import ProfilesDep
 from factledger.api.http.routes.queue import FilterDep, QueueDep, parse_cursor, queue_filter
 from factledger.api.http.schemas.queue import FILTER_TEXT, GROUP_PATTERN, PROPOSER_PATTERN
+from factledger.application.ledger.ports import ProfileReader
 from factledger.application.review_queue.cursor import (
     AGE_PATTERN,
     CURSOR_PATTERN,
@@ -39,6 +40,7 @@ from factledger.application.review_queue.cursor import (
     encode_snapshot,
 )
 from factledger.application.review_queue.decisions import MAX_FILTER_DECISION
+from factledger.application.review_queue.ports import ReviewQueue
 from factledger.application.review_queue.queue import MAX_TEXT, QueueCursor, QueueFilter
 from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.proposal import MAX_NOTE
@@ -84,8 +86,21 @@ async def queue(
             choices=choices,
             query=lambda **c: _query(request, **c),
         )
+    shown = await items_view(request, session, profiles, reviews, where, cursor)
+    return render_page(request, "queue.html", session, **shown)
+
+
+async def items_view(
+    request: Request,
+    session: ConsoleSession,
+    profiles: ProfileReader,
+    reviews: ReviewQueue,
+    where: QueueFilter,
+    cursor: str | None,
+) -> dict[str, Any]:
+    """What the queue's items view (`queue.html`) shows inside the console's frame."""
     # The filters' choices and the page are independent reads: side by side, not one after
-    # the other (the evidence needs the page's rows, so it comes after).
+    # the other.
     choices, shown = await asyncio.gather(
         asyncio.to_thread(reviews.choices, session.tenant),
         asyncio.to_thread(
@@ -93,23 +108,20 @@ async def queue(
         ),
     )
     page = shown.page
-    return render_page(
-        request,
-        "queue.html",
-        session,
-        items=shown.items,
-        page=page,
-        params=request.query_params,
-        filtered=not where.is_empty(),
-        choices=choices,
-        snapshot=encode_snapshot(page.last_position) if page.last_position else "",
-        next_cursor=None if page.next_cursor is None else encode_cursor(page.next_cursor),
-        previous_cursor=None
+    return {
+        "items": shown.items,
+        "page": page,
+        "params": request.query_params,
+        "filtered": not where.is_empty(),
+        "choices": choices,
+        "snapshot": encode_snapshot(page.last_position) if page.last_position else "",
+        "next_cursor": None if page.next_cursor is None else encode_cursor(page.next_cursor),
+        "previous_cursor": None
         if page.previous_cursor is None
         else encode_cursor(page.previous_cursor),
-        query=lambda **c: _query(request, **c),
-        back=f"/console/queue?{_query(request)}",
-    )
+        "query": lambda **c: _query(request, **c),
+        "back": f"/console/queue?{_query(request)}",
+    }
 
 
 @router.get("/subjects/{subject_id}/proposals/{change_id}", response_class=HTMLResponse)

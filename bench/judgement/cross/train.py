@@ -44,7 +44,7 @@ from factledger.bench.judgement.answers import (
     pairs_in,
     yes_threshold,
 )
-from factledger.bench.judgement.cross.model import CrossEncoder, Probabilities, load_base
+from factledger.bench.judgement.cross.model import CrossEncoder, Probabilities, from_base
 
 BASE_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 KEPT_OUT = 5  # one pair in five
@@ -107,11 +107,10 @@ def fit(
     torch.manual_seed(recipe.seed)
     tokenizer = pair_tokenizer(verified_bytes(TOKENIZER, TOKENIZER_SHA256))
     verified_bytes(base, BASE_SHA256)
-    model = CrossEncoder()
-    missing = load_base(model, base)
+    model, missing = from_base(base)
     # The word table stays as the base learnt it (every layer above it trains): a small
     # corpus would move only the words it holds, away from the ones it lacks.
-    model.embeddings.word_embeddings.weight.requires_grad_(False)
+    model.words.weight.requires_grad_(False)
     trained = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     head = [p for n, p in trained if n.startswith("classifier")]
     body = [p for n, p in trained if not n.startswith("classifier")]

@@ -13,11 +13,12 @@ import torch
 
 from factledger.api.bootstrap.judgement import learned_judge
 from factledger.bench.evalsets.cases import DOMAINS, LIST_FIELDS, load_cases
+from factledger.bench.judgement.bert import HEAD_WIDTH
 from factledger.bench.judgement.conversations import load_training_cases
 from factledger.bench.judgement.qa_reader.decode import answers
 from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens
 from factledger.bench.judgement.qa_reader.fields_train import read_lines
-from factledger.bench.judgement.qa_reader.model import HEAD_WIDTH, FieldsReader, QaReader
+from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader
 from factledger.bench.judgement.qa_reader.pairs import LineAsked, kept_out, subject_lines
 from factledger.bench.judgement.qa_reader.questions import question_for
 from factledger.bench.judgement.qa_reader.scoring import (

@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER  # noqa: E402
+from factledger.bench.judgement.bert import read_safetensors  # noqa: E402
 from factledger.bench.judgement.qa_reader.batches import Example  # noqa: E402
 from factledger.bench.judgement.qa_reader.evaluate import Session, read_all  # noqa: E402
 from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens  # noqa: E402
@@ -20,11 +21,7 @@ from factledger.bench.judgement.qa_reader.fields_train import (  # noqa: E402
     line_loss,
     read_lines,
 )
-from factledger.bench.judgement.qa_reader.model import (  # noqa: E402
-    FieldsReader,
-    QaReader,
-    read_safetensors,
-)
+from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader  # noqa: E402
 from factledger.bench.judgement.qa_reader.pairs import LineAsked  # noqa: E402
 from factledger.bench.judgement.qa_reader.tokens import PairTokens, load_tokenizer  # noqa: E402
 from factledger.bench.judgement.qa_reader.train import (  # noqa: E402

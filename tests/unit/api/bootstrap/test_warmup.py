@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
 import pytest
 from support.api_harness import TEST_AUTH
 
 from factledger.api.bootstrap import warmup
-from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
-from factledger.api.settings import Settings
 
 
 @pytest.fixture
@@ -27,17 +23,6 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(warmup, "start_deferred_loads", lambda: calls.append("loads"))
     monkeypatch.setattr(warmup, "start_deferred_imports", lambda: calls.append("imports"))
     return calls
-
-
-@pytest.fixture
-async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
-    settings = Settings(
-        data_dir=tmp_path,
-        embedder={"kind": "hashing"},  # type: ignore[arg-type]
-        auth=TEST_AUTH,
-    )
-    async with open_runtime(settings) as opened:
-        yield opened
 
 
 def test_the_warm_up_starts_once(started: list[str]) -> None:

@@ -6,35 +6,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from support.api_harness import TEST_AUTH
 
-from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
-from factledger.api.settings import Settings
 from factledger.testing.stalling_backend import StallingBackend
 
 # The promise to an orchestrator whose probe times out after 1 s.
 ANSWER_WITHIN_S = 1.0
-
-
-@pytest.fixture
-async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
-    settings = Settings(
-        data_dir=tmp_path,
-        embedder={"kind": "hashing"},  # type: ignore[arg-type]
-        auth=TEST_AUTH,
-    )
-    async with open_runtime(settings) as opened:
-        yield opened
 
 
 @contextmanager
