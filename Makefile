@@ -95,12 +95,14 @@ browser:
 		fi; \
 	fi
 
-# The suite in two parts: everything but the `serial` tests in two workers (a test file's
-# tests stay together, in one of them), then the `serial` ones alone: they bound a latency or
-# kill a server, which a neighbouring worker's load would make a matter of luck. Both parts
+# The suite in two parts: everything but the `serial` tests in three workers (a test file's
+# tests stay together, in one of them; three on two cores, because the container test spends
+# most of its minutes waiting on downloads and builds), then the `serial` ones alone: they
+# bound a latency or kill a server, which a neighbouring worker's load would make a matter of
+# luck. Both parts
 # always run; the target fails if either does. pytest exits 5 when it collects nothing: a
 # suite that tests nothing must not pass.
-PYTEST_WORKERS ?= 2
+PYTEST_WORKERS ?= 3
 test: lint typecheck imports browser node-deps
 	@$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"; parallel=$$?; \
 	$(BIN)/pytest -q -m serial; serial=$$?; \
