@@ -25,6 +25,12 @@ SHIPPED_SHA256 = "b8457ca1becf6a41327d9f50f5bc8996b200d0a3d03cec4b81cdcf63034c62
 # conversations' labelled questions (`train-questions`).
 QUESTIONS_SHIPPED = Path(__file__).with_name("data") / "question_heads.npz"
 QUESTIONS_SHIPPED_SHA256 = "891dcc2fb7e79c4c52c3a6056aba46dc04dc73c75b74f13f7fe014f4a4830ca4"
+# What a recall query asks about and what an unslotted memory speaks of, whatever the
+# subject's kind: one head (`ALL_KINDS`) over the rule extractor's slot names and the kinds
+# of unslotted facts (`train-topics`, ADR 0098).
+TOPICS_SHIPPED = Path(__file__).with_name("data") / "topic_heads.npz"
+TOPICS_SHIPPED_SHA256 = "4b884b6aa319d15796e5eb09dcefd57ff6f9f46ce969b2d19b1ec431b417ca7d"
+ALL_KINDS = "*"
 NONE = ""  # the class of a sentence that states no field
 
 
@@ -109,4 +115,11 @@ def load_question_heads(
     path: Path = QUESTIONS_SHIPPED, sha256: str | None = QUESTIONS_SHIPPED_SHA256
 ) -> FieldHeads:
     """The question heads at `path`, checked against `sha256` (None: a deployment's own file)."""
+    return load_heads(path, sha256)
+
+
+def load_topic_heads(
+    path: Path = TOPICS_SHIPPED, sha256: str | None = TOPICS_SHIPPED_SHA256
+) -> FieldHeads:
+    """The asked-topic head at `path` (one kind, `ALL_KINDS`), checked against `sha256`."""
     return load_heads(path, sha256)

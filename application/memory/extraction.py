@@ -88,6 +88,8 @@ class ExtractedFact:
       None means only `text` says it.
     - `negated` says the value no longer holds ("no longer works with Supplier A"): the fact
       updates its slot but states no new value.
+    - `topic` is what an unslotted fact speaks of ("pet", "hobby"), read by meaning
+      (`application.memory.topics`): it joins the fact's keywords only.
     """
 
     key: str
@@ -101,3 +103,4 @@ class ExtractedFact:
     valid_from: datetime | None = None
     value: str | None = None
     negated: bool = False
+    topic: str | None = None

@@ -10,6 +10,13 @@ writer gave no field is "none"), every field readable, list fields included:
     python -m factledger.bench.field_slots train-questions \
         --out adapters/field_reader/data/question_heads.npz
 
+`train-topics` fits one head for every kind: what a recall query asks about and what an
+unslotted memory speaks of, over the rule extractor's slot names and the kinds of unslotted
+facts, from `bench/judgement/data/asked_topics.yaml` (ADR 0098):
+
+    python -m factledger.bench.field_slots train-topics \
+        --out adapters/field_reader/data/topic_heads.npz
+
 Reads the labelled conversations (CASES-FORMAT), embeds their subject sentences with the
 configured embedder (the default ONNX model unless FACTLEDGER_EMBEDDER__* says otherwise),
 fits one head per subject kind, and chooses the probability a field must reach: the lowest
@@ -34,7 +41,13 @@ import numpy as np
 from factledger.adapters.field_reader.head import NONE, FieldHeads, KindHead, save_heads
 from factledger.api.bootstrap.backend import build_embedder
 from factledger.api.settings import load_settings
-from factledger.bench.field_slots.corpus import KindFields, Sample, load, load_questions
+from factledger.bench.field_slots.corpus import (
+    KindFields,
+    Sample,
+    load,
+    load_questions,
+    load_topics,
+)
 from factledger.bench.field_slots.fit import Matrix, fit
 
 FOLDS = 5
@@ -99,9 +112,12 @@ def _figures(
 
 
 async def train(
-    corpus: Path, out: Path, precision: float, *, questions: bool = False
+    corpus: Path, out: Path, precision: float, *, questions: bool = False, topics: bool = False
 ) -> dict[str, object]:
-    samples, kinds = load_questions(corpus) if questions else load(corpus)
+    if topics:
+        samples, kinds = load_topics(corpus)
+    else:
+        samples, kinds = load_questions(corpus) if questions else load(corpus)
     if questions:
         # A question may ask about a list field as well as a one-valued one: every field
         # is read.
@@ -157,9 +173,22 @@ def main(argv: list[str] | None = None) -> None:
         "--out", type=Path, default=Path("adapters/field_reader/data/question_heads.npz")
     )
     q.add_argument("--precision", type=float, default=0.9, help="out-of-fold precision to reach")
+    a = sub.add_parser(
+        "train-topics",
+        help="fit the asked-topic head: what a query asks about, what a memory speaks of",
+    )
+    a.add_argument("--corpus", type=Path, default=Path("bench/judgement/data/asked_topics.yaml"))
+    a.add_argument("--out", type=Path, default=Path("adapters/field_reader/data/topic_heads.npz"))
+    a.add_argument("--precision", type=float, default=0.9, help="out-of-fold precision to reach")
     args = parser.parse_args(argv)
     result = asyncio.run(
-        train(args.corpus, args.out, args.precision, questions=args.command == "train-questions")
+        train(
+            args.corpus,
+            args.out,
+            args.precision,
+            questions=args.command == "train-questions",
+            topics=args.command == "train-topics",
+        )
     )
     sys.stdout.write(json.dumps(result, indent=2) + "\n")
 
