@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +29,7 @@ QUESTIONS_SHIPPED_SHA256 = "891dcc2fb7e79c4c52c3a6056aba46dc04dc73c75b74f13f7fe0
 # subject's kind: one head (`ALL_KINDS`) over the rule extractor's slot names and the kinds
 # of unslotted facts (`train-topics`, ADR 0098).
 TOPICS_SHIPPED = Path(__file__).with_name("data") / "topic_heads.npz"
-TOPICS_SHIPPED_SHA256 = "4b884b6aa319d15796e5eb09dcefd57ff6f9f46ce969b2d19b1ec431b417ca7d"
+TOPICS_SHIPPED_SHA256 = "008a511912fd9ca1083daca9751003d7fcdc060f9b27fa148395a6f7317a5c7a"
 ALL_KINDS = "*"
 NONE = ""  # the class of a sentence that states no field
 
@@ -61,6 +61,9 @@ class FieldHeads:
     dimension: int
     min_probability: float
     kinds: dict[str, KindHead]
+    # Per class, the keywords its labelled texts use and others' seldom do (the asked-topic
+    # head's only, fitted with it by `train-topics`): what a fact of that topic is found by.
+    words: dict[str, str] = field(default_factory=dict)
 
 
 def save_heads(heads: FieldHeads, path: Path) -> str:
@@ -69,6 +72,7 @@ def save_heads(heads: FieldHeads, path: Path) -> str:
         "model_id": heads.model_id,
         "dimension": heads.dimension,
         "min_probability": heads.min_probability,
+        **({"words": dict(sorted(heads.words.items()))} if heads.words else {}),
         "kinds": {
             kind: {"classes": list(h.classes), "many": sorted(h.many)}
             for kind, h in sorted(heads.kinds.items())
@@ -107,6 +111,7 @@ def load_heads(path: Path = SHIPPED, sha256: str | None = SHIPPED_SHA256) -> Fie
         model_id=str(meta["model_id"]),
         dimension=int(meta["dimension"]),
         min_probability=float(meta["min_probability"]),
+        words={str(k): str(v) for k, v in (meta.get("words") or {}).items()},
         kinds=kinds,
     )
 

@@ -22,6 +22,7 @@ class EmbeddingTopicReader:
         self._embedder = embedder
         self._head = heads.kinds.get(ALL_KINDS)
         self._min_probability = heads.min_probability
+        self._words = heads.words
         usable = embedder.model_id == heads.model_id and embedder.dimension == heads.dimension
         if not usable:
             log.warning(
@@ -30,6 +31,11 @@ class EmbeddingTopicReader:
                 heads_model_id=heads.model_id,
             )
             self._head = None
+
+    def asked_with(self, topic: str) -> str | None:
+        if self._head is None:
+            return None
+        return self._words.get(topic) or None
 
     async def read_topics(self, texts: Sequence[str]) -> list[str | None]:
         head = self._head

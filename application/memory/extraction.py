@@ -88,8 +88,9 @@ class ExtractedFact:
       None means only `text` says it.
     - `negated` says the value no longer holds ("no longer works with Supplier A"): the fact
       updates its slot but states no new value.
-    - `topic` is what an unslotted fact speaks of ("pet", "hobby"), read by meaning
-      (`application.memory.topics`): it joins the fact's keywords only.
+    - `topic` is what an unslotted fact speaks of ("pet", "hobby"), read by meaning, and
+      `asked_with` the words questions about its topic or slot use, fitted with the reader
+      (`application.memory.topics`): both join the fact's keywords only.
     """
 
     key: str
@@ -104,3 +105,4 @@ class ExtractedFact:
     value: str | None = None
     negated: bool = False
     topic: str | None = None
+    asked_with: str | None = None

@@ -154,14 +154,15 @@ def lexical_terms(
     slot: str | None = None,
     *,
     topic: str | None = None,
+    asked_with: str | None = None,
     claimed: Collection[str] = (),
 ) -> Counter[str]:
     """The keywords a fact is found by: its label, its slot's name (or, unslotted, its
-    topic's: `application.memory.topics`), its words and its source's words
-    (`keyword_source`), less the source words in `claimed` that the fact does not say itself
-    (`extraction_terms`)."""
+    topic's) and the words its kind is asked about with (`application.memory.topics`), its
+    words and its source's words (`keyword_source`), less the source words in `claimed`
+    that the fact does not say itself (`extraction_terms`)."""
     kind = slot_words(slot) if slot else slot_words(topic)
-    own = keywords(" ".join(p for p in (label, kind, fact_text) if p))
+    own = keywords(" ".join(p for p in (label, kind, asked_with, fact_text) if p))
     held = set(own)
     return Counter([*own, *(t for t in keywords(source) if t in held or t not in claimed)])
 
@@ -184,7 +185,15 @@ def extraction_terms(
         claimed = set().union(*(said[m] for m in siblings))
         source = keyword_source(transcript, fact.source_indexes)
         terms.append(
-            lexical_terms(fact.text, source, label, fact.slot, topic=fact.topic, claimed=claimed)
+            lexical_terms(
+                fact.text,
+                source,
+                label,
+                fact.slot,
+                topic=fact.topic,
+                asked_with=fact.asked_with,
+                claimed=claimed,
+            )
         )
     return terms
 

@@ -15,7 +15,12 @@ Then:
   of another topic holds;
 - an unslotted memory carries the topic it speaks of (`ExtractedFact.topic`, set by
   `TopicTaggingExtractor`, off the request path), and its name joins the memory's keywords
-  ("has a dog called Biscuit" is found by "pet").
+  ("has a dog called Biscuit" is found by "pet");
+- every memory carries the words that questions about its slot or topic use
+  (`ExtractedFact.asked_with`): fitted with the reader on its labelled questions and notes
+  (the words a topic's texts say and other topics' seldom do), not written by hand, so a
+  question that shares no word with the note, and whose topic the reader leaves unread,
+  still meets it ("Where is she based?" and a location's "base").
 
 Only where the reader is sure (its own threshold); a reader over another embedder reads
 nothing. Keywords only: the facts' vectors, slots and supersession are unchanged.
@@ -34,13 +39,17 @@ from factledger.application.memory.types import Namespace, SearchHit, SearchMode
 
 
 class TopicReader(Protocol):
-    """Which topic each text speaks of, when it is sure; None otherwise."""
+    """Which topic each text speaks of, when it is sure (None otherwise), and the words
+    questions about a topic use (fitted with the reader on its labelled texts)."""
 
     async def read_topics(self, texts: Sequence[str]) -> list[str | None]: ...
 
+    def asked_with(self, topic: str) -> str | None: ...
+
 
 class TopicTaggingExtractor:
-    """Implements `Extractor` over `inner`, giving each unslotted memory the topic it speaks of."""
+    """Implements `Extractor` over `inner`: each unslotted memory takes the topic it speaks
+    of, and every memory the words its topic or slot is asked about with."""
 
     def __init__(self, inner: Extractor, reader: TopicReader) -> None:
         self.inner = inner
@@ -49,13 +58,14 @@ class TopicTaggingExtractor:
     async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
         facts = await self.inner.extract(request)
         open_ = [n for n, f in enumerate(facts) if f.slot is None and f.topic is None]
-        if not open_:
-            return facts
-        topics = await self.reader.read_topics([facts[n].text for n in open_])
-        tagged = list(facts)
-        for n, topic in zip(open_, topics, strict=True):
-            if topic is not None:
-                tagged[n] = replace(facts[n], topic=topic)
+        read = await self.reader.read_topics([facts[n].text for n in open_]) if open_ else []
+        topics = dict(zip(open_, read, strict=True))
+        tagged = []
+        for n, fact in enumerate(facts):
+            topic = topics.get(n, fact.topic)
+            kind = fact.slot.split(":", 1)[0] if fact.slot else topic
+            words = self.reader.asked_with(kind) if kind else None
+            tagged.append(replace(fact, topic=topic, asked_with=words or fact.asked_with))
         return tagged
 
 

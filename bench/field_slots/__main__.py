@@ -32,7 +32,7 @@ import asyncio
 import hashlib
 import json
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import httpx
@@ -41,6 +41,7 @@ import numpy as np
 from factledger.adapters.field_reader.head import NONE, FieldHeads, KindHead, save_heads
 from factledger.api.bootstrap.backend import build_embedder
 from factledger.api.settings import load_settings
+from factledger.application.memory.lexical import keywords
 from factledger.bench.field_slots.corpus import (
     KindFields,
     Sample,
@@ -51,6 +52,30 @@ from factledger.bench.field_slots.corpus import (
 from factledger.bench.field_slots.fit import Matrix, fit
 
 FOLDS = 5
+# A keyword is a topic's when its labelled texts say it at least this often and at least this
+# share of the corpus's uses of it are theirs.
+TOPIC_WORD_COUNT = 3
+TOPIC_WORD_SHARE = 0.9
+
+
+def topic_words(
+    samples: list[Sample], count: int = TOPIC_WORD_COUNT, share: float = TOPIC_WORD_SHARE
+) -> dict[str, str]:
+    """Per topic, the keywords (as memories-mode search folds them) that its labelled texts
+    use and other topics' seldom do: what a fact of that topic is found by."""
+    by_topic: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in samples:
+        by_topic[s.label].update(set(keywords(s.text)))
+    overall: Counter[str] = Counter()
+    for counts in by_topic.values():
+        overall.update(counts)
+    return {
+        topic: " ".join(
+            sorted(w for w, c in counts.items() if c >= count and c / overall[w] >= share)
+        )
+        for topic, counts in sorted(by_topic.items())
+        if topic != NONE
+    }
 
 
 def _fold(case: str) -> int:
@@ -112,7 +137,14 @@ def _figures(
 
 
 async def train(
-    corpus: Path, out: Path, precision: float, *, questions: bool = False, topics: bool = False
+    corpus: Path,
+    out: Path,
+    precision: float,
+    *,
+    questions: bool = False,
+    topics: bool = False,
+    word_count: int = TOPIC_WORD_COUNT,
+    word_share: float = TOPIC_WORD_SHARE,
 ) -> dict[str, object]:
     if topics:
         samples, kinds = load_topics(corpus)
@@ -148,12 +180,16 @@ async def train(
     heads: dict[str, KindHead] = {}
     for kind, (classes, spec_many, rows) in plans.items():
         heads[kind] = fit(vectors[rows], [samples[n].label for n in rows], classes, spec_many)
-    sha = save_heads(FieldHeads(embedder.model_id, embedder.dimension, threshold, heads), out)
+    words = topic_words(samples, word_count, word_share) if topics else {}
+    sha = save_heads(
+        FieldHeads(embedder.model_id, embedder.dimension, threshold, heads, words), out
+    )
     return {
         "samples": len(samples),
         "kinds": len(heads),
         "model_id": embedder.model_id,
         "out_of_fold": _figures(predictions, many, threshold),
+        **({"words": words} if words else {}),
         "sha256": sha,
     }
 
@@ -180,6 +216,12 @@ def main(argv: list[str] | None = None) -> None:
     a.add_argument("--corpus", type=Path, default=Path("bench/judgement/data/asked_topics.yaml"))
     a.add_argument("--out", type=Path, default=Path("adapters/field_reader/data/topic_heads.npz"))
     a.add_argument("--precision", type=float, default=0.9, help="out-of-fold precision to reach")
+    a.add_argument(
+        "--word-count", type=int, default=TOPIC_WORD_COUNT, help="least uses of a topic's word"
+    )
+    a.add_argument(
+        "--word-share", type=float, default=TOPIC_WORD_SHARE, help="least share of its uses"
+    )
     args = parser.parse_args(argv)
     result = asyncio.run(
         train(
@@ -188,6 +230,11 @@ def main(argv: list[str] | None = None) -> None:
             args.precision,
             questions=args.command == "train-questions",
             topics=args.command == "train-topics",
+            **(
+                {"word_count": args.word_count, "word_share": args.word_share}
+                if args.command == "train-topics"
+                else {}
+            ),
         )
     )
     sys.stdout.write(json.dumps(result, indent=2) + "\n")
