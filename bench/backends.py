@@ -25,6 +25,8 @@ from psycopg import sql
 
 from factledger.adapters.embedding.onnx.calibration_tables import calibration_for
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.field_reader.head import load_topic_heads
+from factledger.adapters.field_reader.topics import EmbeddingTopicReader
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorConfig, PgvectorMemoryBackend
 from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
@@ -32,6 +34,7 @@ from factledger.adapters.supermemory.backend import SupermemoryMemoryBackend
 from factledger.application.clocks import Clock
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
 from factledger.application.memory.ports import Extractor, MemoryBackend
+from factledger.application.memory.topics import AskedTopicMemoryBackend
 from factledger.bench.bm25_reference import Bm25ReferenceBackend
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.testing.supermemory.faults import LatencyProfile, LatencySampler
@@ -211,9 +214,15 @@ def as_served(opened: OpenedBackend, embedder: CachingEmbedder) -> tuple[MemoryB
     """The backend as the composition root serves it, and the scale of its scores: the
     self-hosted ones on the calibrated scale when their model has a packaged table (ADR 0023),
     anything else on its own ("raw")."""
-    if opened.name not in CALIBRATED_BACKENDS or not isinstance(embedder.inner, OnnxEmbedder):
+    if opened.name not in CALIBRATED_BACKENDS:
         return opened.backend, "raw"
+    # As the composition root: memories-mode searches carry the topic they ask about.
+    backend = AskedTopicMemoryBackend(
+        opened.backend, EmbeddingTopicReader(embedder, load_topic_heads())
+    )
+    if not isinstance(embedder.inner, OnnxEmbedder):
+        return backend, "raw"
     calibration = calibration_for(embedder.inner.files)
     if calibration is None:
-        return opened.backend, "raw"
-    return CalibratedMemoryBackend(opened.backend, calibration), "calibrated"
+        return backend, "raw"
+    return CalibratedMemoryBackend(backend, calibration), "calibrated"

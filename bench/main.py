@@ -15,12 +15,14 @@ from uuid import uuid4
 from factledger.adapters.embedding.onnx.calibration_tables import calibration_for
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.adapters.field_reader.head import load_heads
+from factledger.adapters.field_reader.head import load_heads, load_topic_heads
 from factledger.adapters.field_reader.reader import EmbeddingFieldReader
+from factledger.adapters.field_reader.topics import EmbeddingTopicReader
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.field_slots import FieldSlottingExtractor
 from factledger.application.memory.ports import Embedder
+from factledger.application.memory.topics import TopicTaggingExtractor
 from factledger.bench.backends import BenchEnvironment
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.bench.calibration import all_pairs, calibrate_model
@@ -125,8 +127,9 @@ async def run(
             embedder=CachingEmbedder(inner),
             # As the product composes it: the rules' memories slotted by field where the
             # field heads know the subject's kind (LoCoMo's transcripts name none).
-            extractor=FieldSlottingExtractor(
-                RuleExtractor(), EmbeddingFieldReader(inner, load_heads())
+            extractor=TopicTaggingExtractor(
+                FieldSlottingExtractor(RuleExtractor(), EmbeddingFieldReader(inner, load_heads())),
+                EmbeddingTopicReader(inner, load_topic_heads()),
             ),
             clock=SystemClock(),
             work_dir=Path(work),

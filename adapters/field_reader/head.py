@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,12 @@ SHIPPED_SHA256 = "b8457ca1becf6a41327d9f50f5bc8996b200d0a3d03cec4b81cdcf63034c62
 # conversations' labelled questions (`train-questions`).
 QUESTIONS_SHIPPED = Path(__file__).with_name("data") / "question_heads.npz"
 QUESTIONS_SHIPPED_SHA256 = "891dcc2fb7e79c4c52c3a6056aba46dc04dc73c75b74f13f7fe014f4a4830ca4"
+# What a recall query asks about and what an unslotted memory speaks of, whatever the
+# subject's kind: one head (`ALL_KINDS`) over the rule extractor's slot names and the kinds
+# of unslotted facts (`train-topics`, ADR 0098).
+TOPICS_SHIPPED = Path(__file__).with_name("data") / "topic_heads.npz"
+TOPICS_SHIPPED_SHA256 = "008a511912fd9ca1083daca9751003d7fcdc060f9b27fa148395a6f7317a5c7a"
+ALL_KINDS = "*"
 NONE = ""  # the class of a sentence that states no field
 
 
@@ -55,6 +61,9 @@ class FieldHeads:
     dimension: int
     min_probability: float
     kinds: dict[str, KindHead]
+    # Per class, the keywords its labelled texts use and others' seldom do (the asked-topic
+    # head's only, fitted with it by `train-topics`): what a fact of that topic is found by.
+    words: dict[str, str] = field(default_factory=dict)
 
 
 def save_heads(heads: FieldHeads, path: Path) -> str:
@@ -63,6 +72,7 @@ def save_heads(heads: FieldHeads, path: Path) -> str:
         "model_id": heads.model_id,
         "dimension": heads.dimension,
         "min_probability": heads.min_probability,
+        **({"words": dict(sorted(heads.words.items()))} if heads.words else {}),
         "kinds": {
             kind: {"classes": list(h.classes), "many": sorted(h.many)}
             for kind, h in sorted(heads.kinds.items())
@@ -101,6 +111,7 @@ def load_heads(path: Path = SHIPPED, sha256: str | None = SHIPPED_SHA256) -> Fie
         model_id=str(meta["model_id"]),
         dimension=int(meta["dimension"]),
         min_probability=float(meta["min_probability"]),
+        words={str(k): str(v) for k, v in (meta.get("words") or {}).items()},
         kinds=kinds,
     )
 
@@ -109,4 +120,11 @@ def load_question_heads(
     path: Path = QUESTIONS_SHIPPED, sha256: str | None = QUESTIONS_SHIPPED_SHA256
 ) -> FieldHeads:
     """The question heads at `path`, checked against `sha256` (None: a deployment's own file)."""
+    return load_heads(path, sha256)
+
+
+def load_topic_heads(
+    path: Path = TOPICS_SHIPPED, sha256: str | None = TOPICS_SHIPPED_SHA256
+) -> FieldHeads:
+    """The asked-topic head at `path` (one kind, `ALL_KINDS`), checked against `sha256`."""
     return load_heads(path, sha256)

@@ -69,7 +69,7 @@ def _lift(
     """Replaces, in `scores`, each visible fact's cosine by its fused score (a fact holding
     no query keyword keeps its cosine). Coverage adds the terms' weights in query order, as
     `coverage` does, so the floats are the same."""
-    terms = query_terms(query.text)
+    terms = query_terms(query.text, query.asked_about)
     holders = []
     for term in terms:
         positions = state.term_positions(term)

@@ -55,7 +55,7 @@ def search_namespace(
 def _can_lift(state: NamespaceState, query: SearchQuery) -> bool:
     """Whether a query keyword is held by some fact: only then can a score differ from the
     cosine, and the keyword statistics need every fact's visibility."""
-    return any(term in state.fact_postings for term in query_terms(query.text))
+    return any(term in state.fact_postings for term in query_terms(query.text, query.asked_about))
 
 
 def _scanned(

@@ -138,7 +138,11 @@ def bounded_search(query: SearchQuery) -> bool:
     """Whether the search's keyword statistics come from the kept counts and its keyword
     candidates are bounded by the ranking. Metadata filters select facts the
     counts cannot tell apart, so a filtered search counts rows, as before."""
-    return query.mode is SearchMode.MEMORIES and bool(query_terms(query.text)) and not query.filters
+    return (
+        query.mode is SearchMode.MEMORIES
+        and bool(query_terms(query.text, query.asked_about))
+        and not query.filters
+    )
 
 
 def search_statement(
@@ -165,7 +169,7 @@ def search_statement(
     fused = query.mode is SearchMode.MEMORIES
     list_depth = max(query.limit * 4, 20) if hybrid or fused else query.limit
     depth = list_depth if depth is None else max(list_depth, depth)
-    terms = query_terms(query.text) if fused else []
+    terms = query_terms(query.text, query.asked_about) if fused else []
     bounded = bounded_search(query)
     if terms and not ann and not bounded:
         fused_sql, fused_args = fused_exact_statement(

@@ -186,7 +186,7 @@ def _bounded_terms(query: SearchQuery) -> list[str]:
     (`fused_search`): memories mode without metadata filters; none otherwise."""
     if query.mode is not SearchMode.MEMORIES or query.filters:
         return []
-    return query_terms(query.text)
+    return query_terms(query.text, query.asked_about)
 
 
 def _discard(embedding: asyncio.Future[Any]) -> None:

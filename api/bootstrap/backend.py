@@ -27,8 +27,9 @@ from factledger.adapters.extraction.openai.extractor import (
 )
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.extraction.rules.routed_guidance import RoutedGuidance
-from factledger.adapters.field_reader.head import load_heads
+from factledger.adapters.field_reader.head import load_heads, load_topic_heads
 from factledger.adapters.field_reader.reader import EmbeddingFieldReader
+from factledger.adapters.field_reader.topics import EmbeddingTopicReader
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import server_config
@@ -59,6 +60,7 @@ from factledger.application.memory.coalescing_embedder import CoalescingEmbedder
 from factledger.application.memory.field_slots import FieldSlottingExtractor
 from factledger.application.memory.guidance_catalogue import GuidanceRoute
 from factledger.application.memory.ports import Embedder, Extractor, MemoryBackend
+from factledger.application.memory.topics import AskedTopicMemoryBackend, TopicTaggingExtractor
 from factledger.application.memory.validating import ValidatingMemoryBackend
 
 log = structlog.get_logger(__name__)
@@ -156,7 +158,7 @@ async def open_backend(
                 embedder,
             )
             backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=clock)
-            backend = calibrated(backend, embedder)
+            backend = calibrated(asked_topics(backend, settings.extraction, embedder), embedder)
         case PgvectorBackendSettings() as s:
             config = replace(
                 server_config(
@@ -192,7 +194,7 @@ async def open_backend(
                 ),
                 clock=clock,
             )
-            backend = calibrated(backend, embedder)
+            backend = calibrated(asked_topics(backend, settings.extraction, embedder), embedder)
         case SupermemoryBackendSettings() as s:
             # Imported by the arm that chooses it: the vendor's SDK is some 3% of the imports
             # of a start, which no self-hosted deployment uses.
@@ -217,14 +219,35 @@ async def open_backend(
 def slotted_by_field(
     extractor: Extractor, settings: ExtractionSettings, embedder: Embedder
 ) -> Extractor:
-    """The extractor whose unslotted memories the field heads slot, unless turned off."""
-    if not settings.field_slots:
-        return extractor
-    if settings.field_heads_path is None:
-        heads = load_heads()
-    else:
-        heads = load_heads(settings.field_heads_path, settings.field_heads_sha256)
-    return FieldSlottingExtractor(extractor, EmbeddingFieldReader(embedder, heads))
+    """The extractor whose unslotted memories the field heads slot, unless turned off, and
+    whose memories still unslotted then carry the topic they speak of (ADR 0098)."""
+    if settings.field_slots:
+        if settings.field_heads_path is None:
+            heads = load_heads()
+        else:
+            heads = load_heads(settings.field_heads_path, settings.field_heads_sha256)
+        extractor = FieldSlottingExtractor(extractor, EmbeddingFieldReader(embedder, heads))
+    topics = topic_reader(settings, embedder)
+    return extractor if topics is None else TopicTaggingExtractor(extractor, topics)
+
+
+def topic_reader(settings: ExtractionSettings, embedder: Embedder) -> EmbeddingTopicReader | None:
+    """The asked-topic head over `embedder` (the shipped one, or a deployment's own), unless
+    turned off."""
+    if not settings.asked_topics:
+        return None
+    if settings.topic_heads_path is None:
+        return EmbeddingTopicReader(embedder, load_topic_heads())
+    heads = load_topic_heads(settings.topic_heads_path, settings.topic_heads_sha256)
+    return EmbeddingTopicReader(embedder, heads)
+
+
+def asked_topics(
+    backend: MemoryBackend, settings: ExtractionSettings, embedder: Embedder
+) -> MemoryBackend:
+    """A self-hosted backend whose memories-mode searches carry the topic they ask about."""
+    reader = topic_reader(settings, embedder)
+    return backend if reader is None else AskedTopicMemoryBackend(backend, reader)
 
 
 def calibrated(backend: MemoryBackend, embedder: Embedder) -> MemoryBackend:

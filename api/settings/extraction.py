@@ -89,6 +89,12 @@ class ExtractionSettings(NestedSettings):
     field_slots: bool = True
     field_heads_path: Path | None = None
     field_heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    # What a recall query asks about and what an unslotted memory speaks of, read by the
+    # asked-topic head (`application.memory.topics`, ADR 0098): the shipped head, or a
+    # deployment's own (`python -m factledger.bench.field_slots train-topics`), pinned.
+    asked_topics: bool = True
+    topic_heads_path: Path | None = None
+    topic_heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     # The yes / no / neither judge of replies to a confirmation question: the shipped pair
     # head, or a deployment's own pinned: a pair head `.npz` (`python -m
     # factledger.bench.judgement answers`) or a cross-encoder `.onnx` (`... cross`).

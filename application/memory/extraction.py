@@ -88,6 +88,9 @@ class ExtractedFact:
       None means only `text` says it.
     - `negated` says the value no longer holds ("no longer works with Supplier A"): the fact
       updates its slot but states no new value.
+    - `topic` is what an unslotted fact speaks of ("pet", "hobby"), read by meaning, and
+      `asked_with` the words questions about its topic or slot use, fitted with the reader
+      (`application.memory.topics`): both join the fact's keywords only.
     """
 
     key: str
@@ -101,3 +104,5 @@ class ExtractedFact:
     valid_from: datetime | None = None
     value: str | None = None
     negated: bool = False
+    topic: str | None = None
+    asked_with: str | None = None

@@ -9,7 +9,9 @@ to repeat. So every self-hosted backend indexes, with each fact:
   Researched adoption agencies", "supplier: works with Bramble Boxes" (a question
   about "their vendor" or "where they are based" meets the slot's name where the short note
   alone, "moved to Lucca", says little of what it is about);
-- for its keywords, the label, the slot's name, the fact, the source sentences it came from and
+- for its keywords, the label, the slot's name (or, for an unslotted fact, the name of the
+  topic it speaks of, read by meaning: `application.memory.topics`), the fact, the source
+  sentences it came from and
   the question each of them answers (`keyword_source`), less the words another fact
   of the same message says (`extraction_terms`); every word folded to its lemma by the
   lemmatiser library (`application.memory.inflection`), the query's words alike, and the
@@ -39,7 +41,6 @@ from collections.abc import Collection, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from factledger.application.memory.asked_as import asked_as_words, related_words
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.inflection import fold_inflection
 from factledger.application.memory.scoring import keyword_tokens
@@ -152,14 +153,16 @@ def lexical_terms(
     label: str | None,
     slot: str | None = None,
     *,
+    topic: str | None = None,
+    asked_with: str | None = None,
     claimed: Collection[str] = (),
 ) -> Counter[str]:
-    """The keywords a fact is found by: its label, its slot's name and the words its kind is
-    asked about with (`ASKED_AS`), its words and its source's words
-    (`keyword_source`), less the source words in `claimed` that the fact does not say itself
-    (`extraction_terms`)."""
-    words_of_kind = asked_as_words(slot) if slot else related_words(fact_text)
-    own = keywords(" ".join(p for p in (label, slot_words(slot), words_of_kind, fact_text) if p))
+    """The keywords a fact is found by: its label, its slot's name (or, unslotted, its
+    topic's) and the words its kind is asked about with (`application.memory.topics`), its
+    words and its source's words (`keyword_source`), less the source words in `claimed`
+    that the fact does not say itself (`extraction_terms`)."""
+    kind = slot_words(slot) if slot else slot_words(topic)
+    own = keywords(" ".join(p for p in (label, kind, asked_with, fact_text) if p))
     held = set(own)
     return Counter([*own, *(t for t in keywords(source) if t in held or t not in claimed)])
 
@@ -181,13 +184,24 @@ def extraction_terms(
         siblings = {m for i in set(fact.source_indexes) for m in by_message[i] if m != n}
         claimed = set().union(*(said[m] for m in siblings))
         source = keyword_source(transcript, fact.source_indexes)
-        terms.append(lexical_terms(fact.text, source, label, fact.slot, claimed=claimed))
+        terms.append(
+            lexical_terms(
+                fact.text,
+                source,
+                label,
+                fact.slot,
+                topic=fact.topic,
+                asked_with=fact.asked_with,
+                claimed=claimed,
+            )
+        )
     return terms
 
 
-def query_terms(text: str) -> list[str]:
-    """The distinct keywords of a query, in order."""
-    return list(dict.fromkeys(keywords(text)))
+def query_terms(text: str, asked_about: str | None = None) -> list[str]:
+    """The distinct keywords of a query, in order, then those of the name of the topic it asks
+    about (`SearchQuery.asked_about`), which a fact of that slot or topic holds."""
+    return list(dict.fromkeys([*keywords(text), *keywords(slot_words(asked_about) or "")]))
 
 
 def idf_weights(terms: Sequence[str], document_frequency: dict[str, int], n: int) -> list[float]:

@@ -117,6 +117,9 @@ class SearchQuery:
     include_inferred: bool = False
     include_superseded: bool = False
     include_forgotten: bool = False
+    # The topic the text asks about (a slot name, "supplier"), read by meaning where the
+    # product composes a reader (`application.memory.topics`); its name joins the keywords.
+    asked_about: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,13 @@ writer gave no field is "none"), every field readable, list fields included:
     python -m factledger.bench.field_slots train-questions \
         --out adapters/field_reader/data/question_heads.npz
 
+`train-topics` fits one head for every kind: what a recall query asks about and what an
+unslotted memory speaks of, over the rule extractor's slot names and the kinds of unslotted
+facts, from `bench/judgement/data/asked_topics.yaml` (ADR 0098):
+
+    python -m factledger.bench.field_slots train-topics \
+        --out adapters/field_reader/data/topic_heads.npz
+
 Reads the labelled conversations (CASES-FORMAT), embeds their subject sentences with the
 configured embedder (the default ONNX model unless FACTLEDGER_EMBEDDER__* says otherwise),
 fits one head per subject kind, and chooses the probability a field must reach: the lowest
@@ -25,7 +32,7 @@ import asyncio
 import hashlib
 import json
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import httpx
@@ -34,10 +41,41 @@ import numpy as np
 from factledger.adapters.field_reader.head import NONE, FieldHeads, KindHead, save_heads
 from factledger.api.bootstrap.backend import build_embedder
 from factledger.api.settings import load_settings
-from factledger.bench.field_slots.corpus import KindFields, Sample, load, load_questions
+from factledger.application.memory.lexical import keywords
+from factledger.bench.field_slots.corpus import (
+    KindFields,
+    Sample,
+    load,
+    load_questions,
+    load_topics,
+)
 from factledger.bench.field_slots.fit import Matrix, fit
 
 FOLDS = 5
+# A keyword is a topic's when its labelled texts say it at least this often and at least this
+# share of the corpus's uses of it are theirs.
+TOPIC_WORD_COUNT = 3
+TOPIC_WORD_SHARE = 0.9
+
+
+def topic_words(
+    samples: list[Sample], count: int = TOPIC_WORD_COUNT, share: float = TOPIC_WORD_SHARE
+) -> dict[str, str]:
+    """Per topic, the keywords (as memories-mode search folds them) that its labelled texts
+    use and other topics' seldom do: what a fact of that topic is found by."""
+    by_topic: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in samples:
+        by_topic[s.label].update(set(keywords(s.text)))
+    overall: Counter[str] = Counter()
+    for counts in by_topic.values():
+        overall.update(counts)
+    return {
+        topic: " ".join(
+            sorted(w for w, c in counts.items() if c >= count and c / overall[w] >= share)
+        )
+        for topic, counts in sorted(by_topic.items())
+        if topic != NONE
+    }
 
 
 def _fold(case: str) -> int:
@@ -99,9 +137,19 @@ def _figures(
 
 
 async def train(
-    corpus: Path, out: Path, precision: float, *, questions: bool = False
+    corpus: Path,
+    out: Path,
+    precision: float,
+    *,
+    questions: bool = False,
+    topics: bool = False,
+    word_count: int = TOPIC_WORD_COUNT,
+    word_share: float = TOPIC_WORD_SHARE,
 ) -> dict[str, object]:
-    samples, kinds = load_questions(corpus) if questions else load(corpus)
+    if topics:
+        samples, kinds = load_topics(corpus)
+    else:
+        samples, kinds = load_questions(corpus) if questions else load(corpus)
     if questions:
         # A question may ask about a list field as well as a one-valued one: every field
         # is read.
@@ -132,12 +180,16 @@ async def train(
     heads: dict[str, KindHead] = {}
     for kind, (classes, spec_many, rows) in plans.items():
         heads[kind] = fit(vectors[rows], [samples[n].label for n in rows], classes, spec_many)
-    sha = save_heads(FieldHeads(embedder.model_id, embedder.dimension, threshold, heads), out)
+    words = topic_words(samples, word_count, word_share) if topics else {}
+    sha = save_heads(
+        FieldHeads(embedder.model_id, embedder.dimension, threshold, heads, words), out
+    )
     return {
         "samples": len(samples),
         "kinds": len(heads),
         "model_id": embedder.model_id,
         "out_of_fold": _figures(predictions, many, threshold),
+        **({"words": words} if words else {}),
         "sha256": sha,
     }
 
@@ -157,9 +209,33 @@ def main(argv: list[str] | None = None) -> None:
         "--out", type=Path, default=Path("adapters/field_reader/data/question_heads.npz")
     )
     q.add_argument("--precision", type=float, default=0.9, help="out-of-fold precision to reach")
+    a = sub.add_parser(
+        "train-topics",
+        help="fit the asked-topic head: what a query asks about, what a memory speaks of",
+    )
+    a.add_argument("--corpus", type=Path, default=Path("bench/judgement/data/asked_topics.yaml"))
+    a.add_argument("--out", type=Path, default=Path("adapters/field_reader/data/topic_heads.npz"))
+    a.add_argument("--precision", type=float, default=0.9, help="out-of-fold precision to reach")
+    a.add_argument(
+        "--word-count", type=int, default=TOPIC_WORD_COUNT, help="least uses of a topic's word"
+    )
+    a.add_argument(
+        "--word-share", type=float, default=TOPIC_WORD_SHARE, help="least share of its uses"
+    )
     args = parser.parse_args(argv)
     result = asyncio.run(
-        train(args.corpus, args.out, args.precision, questions=args.command == "train-questions")
+        train(
+            args.corpus,
+            args.out,
+            args.precision,
+            questions=args.command == "train-questions",
+            topics=args.command == "train-topics",
+            **(
+                {"word_count": args.word_count, "word_share": args.word_share}
+                if args.command == "train-topics"
+                else {}
+            ),
+        )
     )
     sys.stdout.write(json.dumps(result, indent=2) + "\n")
 

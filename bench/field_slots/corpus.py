@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from factledger.adapters.field_reader.head import NONE
+from factledger.adapters.field_reader.head import ALL_KINDS, NONE
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -95,3 +95,21 @@ def load_questions(directory: Path) -> tuple[list[Sample], dict[str, KindFields]
                         label = field if isinstance(field, str) and field else NONE
                         samples.append(Sample(case["kind"], case["id"], text.strip(), label))
     return samples, kinds
+
+
+def load_topics(path: Path) -> tuple[list[Sample], dict[str, KindFields]]:
+    """The asked-topic corpus (`bench/judgement/data/asked_topics.yaml`): questions and short
+    notes, each labelled with the topic it speaks of (a slot name of the rule extractor or a
+    kind of unslotted fact), "none" for neither. One kind, `ALL_KINDS`; each text is its own
+    case for the folds."""
+    topics: dict[str, dict[str, list[str]]] = yaml.safe_load(path.read_text(encoding="utf-8"))[
+        "topics"
+    ]
+    samples = [
+        Sample(ALL_KINDS, text, text, NONE if topic == "none" else topic)
+        for topic, forms in topics.items()
+        for texts in forms.values()
+        for text in texts
+    ]
+    fields = tuple(topic for topic in topics if topic != "none")
+    return samples, {ALL_KINDS: KindFields(fields, frozenset())}

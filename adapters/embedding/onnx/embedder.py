@@ -297,20 +297,39 @@ class OnnxEmbedder:
         return self._files
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        return await asyncio.to_thread(self.embed_sync, texts)
+        if not texts:
+            return self.embed_sync(texts)
+        keys = [text_key(text) for text in texts]
+        distinct = dict(zip(keys, texts, strict=True))  # first text of each key, in order
+        rows = self.vectors.get_many(distinct)
+        if len(rows) == len(distinct):
+            # All met before: served on the caller's thread, since the hop to a worker thread
+            # costs more than the lookup (recall's asked-topic reader embeds the query the
+            # backend then embeds again, ADR 0098).
+            return self._stacked(keys, rows)
+        return await asyncio.to_thread(self._completed, keys, distinct, rows)
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         keys = [text_key(text) for text in texts]
         distinct = dict(zip(keys, texts, strict=True))  # first text of each key, in order
-        rows = self.vectors.get_many(distinct)
+        return self._completed(keys, distinct, self.vectors.get_many(distinct))
+
+    def _completed(
+        self, keys: list[bytes], distinct: dict[bytes, str], rows: dict[bytes, np.ndarray]
+    ) -> Vectors:
+        """The vectors of `keys`, running the model for the distinct texts `rows` lacks."""
         missing = [key for key in distinct if key not in rows]
         if missing:
             fresh = self._run([distinct[key] for key in missing])
             new_rows = dict(zip(missing, fresh, strict=True))
             self.vectors.put_many(new_rows)
             rows.update(new_rows)
+        return self._stacked(keys, rows)
+
+    @staticmethod
+    def _stacked(keys: list[bytes], rows: dict[bytes, np.ndarray]) -> Vectors:
         vectors: Vectors = np.stack([rows[key] for key in keys]).astype(np.float32, copy=False)
         return vectors
 

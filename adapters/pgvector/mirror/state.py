@@ -199,7 +199,7 @@ class MirroredNamespace:
         query_vector = np.asarray(vector, dtype=np.float32).reshape(-1)
         query_norm = float(np.linalg.norm(query_vector))
         visible = self._visible(query, now, size)
-        terms = query_terms(query.text)
+        terms = query_terms(query.text, query.asked_about)
         holders = [positions[visible[positions]] for positions in map(self._holders_of, terms)]
         held = keyword_coverage(size, terms, holders, int(np.count_nonzero(visible)))
         graph = self._graph

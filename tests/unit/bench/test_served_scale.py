@@ -10,6 +10,7 @@ from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.memory.calibrated import CalibratedMemoryBackend
 from factledger.application.memory.ports import Embedder
+from factledger.application.memory.topics import AskedTopicMemoryBackend
 from factledger.bench.backends import TRAITS, OpenedBackend, as_served
 from factledger.bench.caching_embedder import CachingEmbedder
 from factledger.testing.manual_clock import ManualClock
@@ -26,14 +27,19 @@ def test_a_self_hosted_backend_on_the_packaged_model_is_scored_calibrated() -> N
     backend, scale = as_served(opened, CachingEmbedder(embedder))
     assert scale == "calibrated"
     assert isinstance(backend, CalibratedMemoryBackend)
-    assert backend.inner is opened.backend
+    # Under the calibration, as the composition root: searches carry what they ask about.
+    assert isinstance(backend.inner, AskedTopicMemoryBackend)
+    assert backend.inner.inner is opened.backend
     assert backend.calibration == calibration_for(embedder.files)
 
 
 def test_a_model_without_a_table_or_a_hosted_backend_stays_raw() -> None:
     hashing = HashingEmbedder()
     opened = _opened("in-memory", hashing)
-    assert as_served(opened, CachingEmbedder(hashing)) == (opened.backend, "raw")
+    served, scale = as_served(opened, CachingEmbedder(hashing))
+    assert scale == "raw"
+    assert isinstance(served, AskedTopicMemoryBackend)
+    assert served.inner is opened.backend
     onnx = OnnxEmbedder()
     hosted = _opened("supermemory-sim", onnx)
     assert as_served(hosted, CachingEmbedder(onnx)) == (hosted.backend, "raw")

@@ -67,7 +67,8 @@ def test_a_query_word_no_fact_holds_weighs_a_share_of_its_idf() -> None:
 
 def test_a_name_no_fact_holds_takes_less_of_the_query_than_before() -> None:
     facts = [set(lexical_terms("moved to Lucca", "", None, "location")), {"pet", "cat"}]
-    terms = query_terms("Where is Maria based these days?")
+    # The topic the question asks about, as the asked-topic head reads it (ADR 0098).
+    terms = query_terms("Where is Maria based these days?", "location")
     weights = idf_weights(terms, document_frequency(terms, facts), len(facts))
     full = [
         w / UNHELD_WEIGHT if t in {fold_inflection("maria")} else w

@@ -35,8 +35,9 @@ def test_a_filler_no_longer_dilutes_the_word_that_names_the_answer() -> None:
     facts = [set(lexical_terms("moved to Lucca", "", None, "location")), {"pet", "cat"}]
 
     def lift(question: str) -> float:
-        terms = query_terms(question)
+        # Asked with the topic the asked-topic head reads in it (ADR 0098).
+        terms = query_terms(question, "location")
         weights = idf_weights(terms, document_frequency(terms, facts), len(facts))
         return coverage(terms, weights, facts[0])
 
-    assert lift("Um, okay, which town, uh?") == lift("Which town?") == 1.0
+    assert lift("Um, okay, which town, uh?") == lift("Which town?") > 0.0

@@ -1,0 +1,63 @@
+"""What a query asks about and what a memory speaks of: the shipped asked-topic head over the
+shipped embedder (ADR 0098).
+
+The texts below were written for this test and are not in the head's corpus
+(`bench/judgement/data/asked_topics.yaml`): they pin readings a reader would agree with on
+wordings the head never saw, and small talk reading as no topic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.field_reader.head import (
+    ALL_KINDS,
+    TOPICS_SHIPPED,
+    TOPICS_SHIPPED_SHA256,
+    HeadFileError,
+    load_topic_heads,
+)
+from factledger.adapters.field_reader.topics import EmbeddingTopicReader
+
+
+@pytest.fixture(scope="module")
+def reader() -> EmbeddingTopicReader:
+    return EmbeddingTopicReader(OnnxEmbedder(), load_topic_heads())
+
+
+def test_the_shipped_topic_head_is_the_pinned_file() -> None:
+    assert hashlib.sha256(TOPICS_SHIPPED.read_bytes()).hexdigest() == TOPICS_SHIPPED_SHA256
+    heads = load_topic_heads()
+    assert set(heads.kinds) == {ALL_KINDS}
+    assert {"location", "supplier", "budget", "pet"} <= set(heads.kinds[ALL_KINDS].classes)
+
+
+def test_a_topic_file_that_is_not_the_pinned_one_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "topic_heads.npz"
+    other.write_bytes(TOPICS_SHIPPED.read_bytes() + b"\0")
+    with pytest.raises(HeadFileError, match="SHA-256"):
+        load_topic_heads(other)
+
+
+async def test_the_head_reads_wordings_it_never_saw(reader: EmbeddingTopicReader) -> None:
+    texts = {
+        "Which town are they in?": "location",
+        "Who supplies their cartons?": "supplier",
+        "How much have they got to play with, annually?": "budget",
+        "has a dog called Biscuit": "pet",
+        "works with Vireo Wraps": "supplier",
+        "What's the weather like?": None,
+    }
+
+    assert await reader.read_topics(list(texts)) == list(texts.values())
+
+
+async def test_over_another_embedder_the_head_reads_nothing() -> None:
+    reader = EmbeddingTopicReader(HashingEmbedder(384), load_topic_heads())
+
+    assert await reader.read_topics(["Which town are they in?"]) == [None]
