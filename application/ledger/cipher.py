@@ -479,10 +479,16 @@ def _key_id(value: object) -> str | None:
 
 def _sealed_key_ids(state: dict[str, Any], cls: type[object], *, lines: bool) -> Iterator[str]:
     """The key ids of a decoded event's sealed fields, and of its transcript's lines if
-    `lines`."""
+    `lines`. An event other than a session seals all its fields under one scope's key
+    (`_scopes_of`), so its first sealed field names the key of all: a rebuild's page asked
+    this of each of a proposal's four fields. (Were another field's key ever different, it
+    would be read when that field is opened: `ShreddingMapper._cipher`.)"""
+    one_key = not issubclass(cls, SessionRecorded)
     for name in _FIELDS_BY_CLASS.get(cls) or _fields_of(cls):
         if (key_id := _key_id(state.get(name))) is not None:
             yield key_id
+            if one_key:
+                return
     messages = state.get(TRANSCRIPT)
     if lines and isinstance(messages, list):
         for line in messages:

@@ -204,7 +204,14 @@ def write(
                     f"events, {rebuild_messages} line(s) per session: {rebuilt.seconds:.2f} s, "
                     f"{rebuilt.per_second:,.0f} events/s; "
                     f"{rebuilt.cpu_seconds:.2f} CPU s, {rebuilt.per_cpu_second:,.0f} events per "
-                    f"CPU s (load avg {rebuilt.load_average})"
+                    f"CPU s"
+                    + (
+                        f"; with the server's {rebuilt.server_cpu_seconds:.2f} CPU s, "
+                        f"{rebuilt.per_cpu_second_with_server:,.0f} events per CPU s"
+                        if rebuilt.server_cpu_seconds
+                        else ""
+                    )
+                    + f" (load avg {rebuilt.load_average})"
                 )
         if "lag" in chosen:
             lag_run = LagRun(root, env, credentials.service_token, credentials.agent_token,

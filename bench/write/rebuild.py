@@ -41,6 +41,16 @@ class RebuildFigures:
     seconds: float
     cpu_seconds: float  # the rebuilding process's (PostgreSQL's own work is not in it)
     load_average: str
+    # PostgreSQL's processes (the rebuild's connections and the server's own writers) over the
+    # rebuild; 0 on SQLite, whose work is in the rebuilding process.
+    server_cpu_seconds: float = 0.0
+
+    @property
+    def per_cpu_second_with_server(self) -> float:
+        """Events per CPU second of the rebuilding process and the database server together:
+        what two cores share."""
+        total = self.cpu_seconds + self.server_cpu_seconds
+        return self.events / total if total else 0.0
 
     @property
     def per_second(self) -> float:
@@ -133,9 +143,35 @@ else:
     ledger = Ledger(postgres_env(location, schema="rebuild_ledger"), keys=keys)
     store = PostgresViewStore(location.conninfo, "profile", schema=views)
 projection = ProfileProjection(store)
+
+
+# CPU seconds of every process of the PostgreSQL server this script talks to (0 on SQLite):
+# the children of the postmaster that started this connection's backend.
+def server_cpu():
+    if kind == "sqlite":
+        return 0.0
+    import os, psycopg
+    def stat(pid):
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    with psycopg.connect(location.conninfo) as conn:
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        postmaster, ticks = int(stat(backend)[1]), 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = stat(pid)
+        except OSError:
+            continue
+        if int(fields[1]) == postmaster:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+server = server_cpu()
 started, cpu = time.perf_counter(), time.process_time()
 count = projection.rebuild(ledger)
-print(count, time.perf_counter() - started, time.process_time() - cpu)
+wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+print(count, wall, cpu, server_cpu() - server)
 """
 
 
@@ -190,7 +226,12 @@ def _rebuild(python: str, kind: str, where: str, views: str) -> RebuildFigures:
         raise RuntimeError(f"rebuild by {label(python)} on {kind} failed: {last}")
     out = done.stdout.split()
     return RebuildFigures(
-        label(python), int(out[-3]), float(out[-2]), float(out[-1]), load_average()
+        label(python),
+        int(out[-4]),
+        float(out[-3]),
+        float(out[-2]),
+        load_average(),
+        server_cpu_seconds=float(out[-1]),
     )
 
 

@@ -9,9 +9,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from eventsourcing.persistence import JSONTranscoder
+from eventsourcing.persistence import JSONTranscoder, StoredEvent
+from eventsourcing.utils import resolve_topic
 
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
+from factledger.application.ledger.cipher import ShreddingMapper, sealed_again
 from factledger.application.ledger.commands import (
     EraseSubject,
     ProposeChange,
@@ -20,6 +22,7 @@ from factledger.application.ledger.commands import (
 )
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
+from factledger.domain.events import ChangeProposed
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import JsonObject, TextValue
@@ -109,8 +112,11 @@ def test_every_stored_event_decodes_as_the_library_decodes_it(told: Told) -> Non
 
 
 def test_forgotten_and_erased_content_is_in_no_rebuilt_view(told: Told) -> None:
-    for page in (1, 500):
-        text = json.dumps(_rebuilt(told.ledger, page=page))
+    on_a_server = ProfileProjection(_ServerCommitted("profile"))
+    on_a_server.rebuild(told.ledger)  # read ahead, in a server's pages (`SERVER_PAGE`)
+    assert on_a_server.dump() == told.live
+    for views in (_rebuilt(told.ledger, page=1), _rebuilt(told.ledger, page=500)):
+        text = json.dumps(views)
         assert FORGOTTEN_IN_STORY not in text
         assert ERASED_VALUE not in text
     assert ERASED_VALUE not in json.dumps(told.live)
@@ -129,3 +135,55 @@ def test_views_built_without_opening_the_lines_equal_views_built_with_them(told:
     sessions = with_words.dump()["session"]
     assert sessions
     assert all(isinstance(doc["message_count"], int) for _, doc in sessions)
+
+
+class _ServerCommitted(InMemoryViewStore):
+    """Views as a server-committed store presents them: a rebuild reads ahead, in its larger
+    pages (`SERVER_PAGE`)."""
+
+    commits_on_a_server = True
+
+
+def test_a_field_sealed_under_another_key_than_its_events_first_still_opens(
+    ledger_store: LedgerStore,
+) -> None:
+    """A page collects one key per event but a session's (all of an event's fields share a
+    scope); a field sealed under another key is opened with that key, read when met."""
+    with open_ledger(ledger_store, clock=ManualClock(JAN)) as ledger:
+        subject = ledger.register_subject(RegisterSubject(TENANT, "lead", "lead-1")).subject_id
+        ledger.propose_change(
+            ProposeChange(
+                TENANT,
+                subject,
+                "supplier",
+                Operation.SET,
+                TextValue("Acme"),
+                Origin.INFERRED,
+                Actor(ActorKind.MODEL, "m"),
+                0,
+                rationale="said on the call",
+            )
+        )
+        mapper = ledger.mapper
+        assert isinstance(mapper, ShreddingMapper)
+        assert mapper.cipher is None  # the state is stored as the transcoder encodes it
+        assert mapper.compressor is None
+        (stored,) = ledger.recorder.select_notifications(
+            start=1, limit=10, topics=[ChangeProposed.TOPIC]
+        )
+        state = mapper.stored_state(stored)
+        cls = resolve_topic(stored.topic)
+        other = mapper.keys.current("another scope")
+        bound = {**state, "originator_id": stored.originator_id}  # what a seal is bound to
+        state["rationale"] = sealed_again(other, "said elsewhere", bound, cls, "rationale")
+        resealed = StoredEvent(
+            stored.originator_id,
+            stored.originator_version,
+            stored.topic,
+            mapper.transcoder.encode(state),
+        )
+        mapper.forget_cached()
+        (event,) = mapper.to_domain_events([resealed], transcript_text=False)
+    assert isinstance(event, ChangeProposed)
+    assert event.rationale == "said elsewhere"
+    assert event.value == {"type": "text", "value": "Acme"}  # a payload, as stored
