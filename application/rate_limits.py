@@ -14,7 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from factledger.application.errors import StoreUnavailableError
@@ -28,14 +28,22 @@ class RateStoreUnavailableError(StoreUnavailableError):
 
 @dataclass(frozen=True, slots=True)
 class Rate:
-    """`per_s` requests a second, `burst` at once."""
+    """`per_s` requests a second, `burst` at once; a take of it counts `tokens` requests at
+    once (`times`), admitted only when all of them are."""
 
     per_s: float
     burst: int
+    tokens: int = 1
+
+    def times(self, tokens: int) -> Rate:
+        """The same limit, taken `tokens` requests at a time: a lease of them (`api.http`'s
+        rate leases), admitted as one request would be when the key has that many left."""
+        return replace(self, tokens=tokens)
 
     @property
     def interval_s(self) -> float:
-        return 1.0 / self.per_s
+        """How far a take moves the key's arrival time: `tokens` requests' worth."""
+        return self.tokens / self.per_s
 
     @property
     def tolerance_s(self) -> float:

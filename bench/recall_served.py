@@ -83,11 +83,16 @@ def _tokens() -> tuple[dict[str, str], dict[str, str]]:
 
 
 @contextmanager
-def serving(env: dict[str, str]) -> Iterator[tuple[httpx.Client, subprocess.Popen[bytes]]]:
-    """`factledger serve` on a free loopback port with `env`, ready; stopped on the way out."""
+def serving(
+    env: dict[str, str], executable: Path | None = None
+) -> Iterator[tuple[httpx.Client, subprocess.Popen[bytes]]]:
+    """`factledger serve` on a free loopback port with `env`, ready; stopped on the way out.
+    `executable`: another install's `factledger` (another build, measured beside this one's);
+    this install's by default."""
     port = free_port()
-    process = subprocess.Popen(  # noqa: S603 - this install's own entry point
-        [str(default_executable()), "serve", "--host", "127.0.0.1", "--port", str(port)],
+    program = executable or default_executable()
+    process = subprocess.Popen(  # noqa: S603 - an install's own entry point, given by the operator
+        [str(program), "serve", "--host", "127.0.0.1", "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

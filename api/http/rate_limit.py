@@ -8,6 +8,11 @@ whatever the number of processes. While that store fails or is slower than
 everything or making every request wait for it. `get_principal` (`deps`) asks the limiter right
 after the token is verified, so a limited request costs one signature check and a count, and
 never reaches another store.
+
+The shared store is not asked on every request (`rate_leases`, ADR 0096): a principal's
+requests are admitted from a lease of tokens of its limit and its tenant's taken in one round
+trip, and an address found clear of failed authentications is not asked about again for a
+second unless this process counts a failure of it; the bounds this costs are in `rate_leases`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any, TypeVar
 import structlog
 
 from factledger.api.http.errors import RateLimitedError
+from factledger.api.http.rate_leases import ClearAddresses, RateLeases, Refusals, lease_cap
 from factledger.api.settings import RateLimitSettings
 from factledger.application.rate_limits import Clock, InProcessRateStore, Rate, RateStore
 
@@ -45,6 +51,9 @@ class RateLimiter:
         self._tenant = Rate(settings.tenant_per_s, settings.tenant_burst)
         self._failures = Rate(settings.failed_auth_per_s, settings.failed_auth_burst)
         self._local = InProcessRateStore(max_keys=settings.max_tracked, clock=clock)
+        self._leases = RateLeases(max_keys=settings.max_tracked, clock=clock)
+        self._clear = ClearAddresses(max_keys=settings.max_tracked, clock=clock)
+        self._refusals = Refusals(max_keys=settings.max_tracked, clock=clock)
         self._shared: RateStore | None = None
         self._local_until = 0.0
         # Counts that outlived their wait: cancelled, never awaited (a driver may take seconds
@@ -62,11 +71,18 @@ class RateLimiter:
     async def admit(self, tenant: str, principal_id: str, role: str) -> None:
         """Counts one request against the principal's and the tenant's limits, or raises
         `RateLimitedError`. A principal over its own limit spends none of its tenant's."""
-        principal_key = _SEP.join(("principal", tenant, principal_id))
-        tenant_key = _SEP.join(("tenant", tenant))
-        principal_wait, tenant_wait = await self._take_then(
-            (principal_key, self.principal_rate(role)), (tenant_key, self._tenant)
-        )
+        principal = (_SEP.join(("principal", tenant, principal_id)), self.principal_rate(role))
+        tenant_limit = (_SEP.join(("tenant", tenant)), self._tenant)
+        shared = self._shared_now()
+        found = None
+        if shared is not None:
+            lease = _SEP.join((principal[0], role))
+            if self._leases.spend(lease):
+                return
+            found = (self._refusals.wait_s(principal[0]), self._refusals.wait_s(tenant_limit[0]))
+            if found == (0.0, 0.0):
+                found = await self._leased(shared, lease, principal, tenant_limit)
+        principal_wait, tenant_wait = found or self._local.take_then_now(principal, tenant_limit)
         if principal_wait:
             log.info("api.rate_limited", limit="principal", tenant=tenant, role=role)
             raise RateLimitedError("principal", _retry_after(principal_wait))
@@ -74,15 +90,52 @@ class RateLimiter:
             log.info("api.rate_limited", limit="tenant", tenant=tenant)
             raise RateLimitedError("tenant", _retry_after(tenant_wait))
 
+    async def _leased(
+        self, shared: RateStore, lease: str, principal: tuple[str, Rate], tenant: tuple[str, Rate]
+    ) -> tuple[float, float] | None:
+        """Takes a lease of both limits' tokens in one round trip, one of them for this
+        request; a key with fewer left than the lease asks for is asked for one token, as
+        without leases. None when the store failed (the caller counts locally)."""
+        (principal_key, principal_rate), (tenant_key, tenant_rate) = principal, tenant
+        size = self._leases.next_size(lease, min(lease_cap(principal_rate), lease_cap(tenant_rate)))
+        found = await self._bounded(
+            shared.take_then(
+                (principal_key, principal_rate.times(size)), (tenant_key, tenant_rate.times(size))
+            )
+        )
+        if found == (0.0, 0.0):
+            self._leases.grant(lease, size)
+            return found
+        if found is None:
+            return None
+        self._leases.drop(lease)
+        if size > 1:
+            found = await self._bounded(shared.take_then(principal, tenant))
+            if found == (0.0, 0.0):
+                self._leases.grant(lease, 1, grows=False)
+            if found is None or found == (0.0, 0.0):
+                return found
+        # Refused a single token: no token of the key comes back before its wait is over.
+        for key, wait in zip((principal_key, tenant_key), found, strict=True):
+            if wait:
+                self._refusals.refuse(key, wait)
+        return found
+
     async def check_address(self, address: str) -> None:
-        """Raises `RateLimitedError` while `address` has used up its failed authentications."""
+        """Raises `RateLimitedError` while `address` has used up its failed authentications;
+        an address found clear within `ADDRESS_CLEAR_S`, with no failure counted here since,
+        is not asked about again."""
+        if address in self._clear:
+            return
         wait = await self._wait(_SEP.join(("address", address)), self._failures)
         if wait:
             log.info("api.rate_limited", limit="failed_authentication")
             raise RateLimitedError("failed_authentication", _retry_after(wait))
+        self._clear.found_clear(address)
 
     async def failed(self, address: str) -> None:
         """Counts one failed authentication from `address`."""
+        self._clear.failed(address)
         await self._take(_SEP.join(("address", address)), self._failures)
 
     async def _take(self, key: str, rate: Rate) -> float:
@@ -92,16 +145,6 @@ class RateLimiter:
             if found is not None:
                 return found
         return self._local.take_now(key, rate)
-
-    async def _take_then(
-        self, first: tuple[str, Rate], then: tuple[str, Rate]
-    ) -> tuple[float, float]:
-        shared = self._shared_now()
-        if shared is not None:
-            found = await self._bounded(shared.take_then(first, then))
-            if found is not None:
-                return found
-        return self._local.take_then_now(first, then)
 
     async def _wait(self, key: str, rate: Rate) -> float:
         shared = self._shared_now()

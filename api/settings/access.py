@@ -168,7 +168,8 @@ class RateLimitSettings(NestedSettings):
       (the processes of one host sharing a data directory); with the in-memory event store,
       and with `store=process`, each process counts on its own (a deployment's limit is then
       the sum over its processes). While the shared store does not answer, each process
-      counts on its own.
+      counts on its own. A process takes the shared counts in leases (`api.http.rate_leases`,
+      ADR 0096): a key admits at most its limit plus the tokens other processes hold unspent.
     - Health and metrics endpoints are never limited.
     """
 

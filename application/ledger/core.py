@@ -134,7 +134,10 @@ class LedgerCore(Application[UUID]):
         self.history: EventStore[UUID] = self.events
         self.history_log: ApplicationRecorder = self.recorder  # the notification log's reads
         self.subject_ids = SubjectIds(
-            keys, registered=self._registered, keyed_ids_exist=self._keyed_ids_exist
+            keys,
+            registered=self._registered,
+            keyed_ids_exist=self._keyed_ids_exist,
+            any_registered=self._any_registered,
         )
         # Keys the request fingerprints the API's idempotency store keeps.
         self.request_fingerprints = RequestFingerprints(keys)
@@ -364,6 +367,14 @@ class LedgerCore(Application[UUID]):
         except NotFoundError:
             return False
         return True
+
+    def _any_registered(self) -> bool:
+        """Whether the log holds any subject's registration: one page of one notification
+        (run when the id key is created, so once per deployment)."""
+        page = self.recorder.select_notifications(
+            start=0, limit=1, topics=[SubjectRegistered.TOPIC], inclusive_of_start=False
+        )
+        return bool(page)
 
     def _keyed_ids_exist(self) -> bool:
         """Whether any subject was registered under a keyed id: one pass over the log's

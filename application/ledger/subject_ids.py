@@ -6,6 +6,13 @@ id confirms no guessed reference, also after the subject's erasure. A subject re
 before keyed ids keeps its `legacy_subject_id`: the first generation's id is that one when a
 subject holds it (one read, then a cache), the keyed one otherwise.
 
+A deployment whose log held no subject when its key was created can hold no legacy id (no
+new subject ever gets one): the key's creation then also stores a second key, scope
+`~subject-ids-keyed-only`, whose presence says so, and a process that finds it never reads
+the ledger for a reference's legacy id (ADR 0096). A deployment that held subjects when its
+key was created (registered before keyed ids, or by processes of a version before them) never
+gets it, and keeps that read.
+
 The key is created on first use, unless keyed ids already exist in the ledger: then it was
 lost (a key store restored without it, or another one configured), and creating a new one
 would silently give every known reference a new subject. That is refused with
@@ -25,6 +32,8 @@ from factledger.application.ledger.ports import KeyStore
 from factledger.domain.subject import keyed_subject_id, legacy_subject_id
 
 SUBJECT_ID_SCOPE = "~subject-ids"  # no subject's scope starts with `~`
+# Present (a key nothing is sealed under): the log held no subject when the id key was made.
+KEYED_ONLY_SCOPE = "~subject-ids-keyed-only"
 RESOLVED_MAX = 100_000  # references whose first id this process knows: a few MB at most
 
 Reference = tuple[str, str, str]  # tenant, kind, external reference
@@ -46,11 +55,14 @@ class SubjectIds:
         *,
         registered: Callable[[UUID], bool],
         keyed_ids_exist: Callable[[], bool],
+        any_registered: Callable[[], bool],
     ) -> None:
         self._keys = keys
         self._registered = registered
         self._keyed_ids_exist = keyed_ids_exist
+        self._any_registered = any_registered
         self._key: bytes | None = None
+        self._legacy_possible = True  # until `key()` reads otherwise
         self._lock = threading.Lock()
         self._first: LRUCache[Reference, UUID] = LRUCache(RESOLVED_MAX)
 
@@ -67,10 +79,16 @@ class SubjectIds:
                     " registered under it: restore the key store; no subject is registered"
                     " until then"
                 )
+            keyed_only = not self._any_registered()
             # Concurrent first uses (other processes too) all end with the one key stored.
             live = self._keys.current(SUBJECT_ID_SCOPE)
+            # After the id key: a start that stops between the two keeps the legacy reads.
+            if keyed_only:
+                self._keys.current(KEYED_ONLY_SCOPE)
+        else:
+            keyed_only = self._keys.live(KEYED_ONLY_SCOPE) is not None
         with self._lock:
-            self._key = live[1]
+            self._key, self._legacy_possible = live[1], not keyed_only
             return self._key
 
     def first(self, tenant: str, kind: str, external_ref: str) -> UUID:
@@ -83,10 +101,24 @@ class SubjectIds:
         legacy = legacy_subject_id(*reference)  # checks the reference first
         # No new subject ever gets a legacy id, so a reference without one never gains it:
         # either answer can be kept.
-        subject_id = legacy if self._registered(legacy) else self.generation(*reference, 0)
+        if self._may_hold_legacy_ids() and self._registered(legacy):
+            subject_id = legacy
+        else:
+            subject_id = self.generation(*reference, 0)
         with self._lock:
             self._first[reference] = subject_id
         return subject_id
+
+    def _may_hold_legacy_ids(self) -> bool:
+        """False once the key's read (`key`) found the deployment began with keyed ids. A key
+        store that fails, or a lost key, leaves the legacy read to answer as it did before:
+        a legacy subject still resolves, and a keyed id raises the error when derived."""
+        try:
+            self.key()
+        except StoreUnavailableError:
+            return True
+        with self._lock:
+            return self._legacy_possible
 
     def known_first(self, tenant: str, kind: str, external_ref: str) -> UUID | None:
         """`first` when this process has resolved it before; None otherwise. Never blocks."""

@@ -128,6 +128,13 @@ def contact_centre(
             "beside the floor and `/healthz`, instead of the in-process ways."
         ),
     ] = False,
+    serve_with: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --served: the `factledger` executable to serve with (another build's "
+            "install, to measure it beside this one's in one session); this install's by default."
+        ),
+    ] = None,
 ) -> None:
     """Recall where most subjects are met once: conversations over thousands of subjects, each
     way against the floor (query embedding + the bare exact search) in one run."""
@@ -138,6 +145,7 @@ def contact_centre(
         seed=seed,
         earn_after=tuple(earn_after or (1, 2)),
         vectors_cache=vectors_cache,
+        serve_with=serve_with,
     )
     # Logged as a served process logs (JSON lines at INFO), so recall's own log line costs what
     # it costs in production; the lines go nowhere, the report is the output.

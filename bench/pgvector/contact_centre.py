@@ -73,6 +73,9 @@ class ContactCentreOptions:
     seed: int = 7
     earn_after: tuple[int, ...] = (1, 2)
     vectors_cache: Path | None = None
+    # `--served`: the `factledger` executable to serve with (another build's, measured beside
+    # this one's in one session); None: this install's.
+    serve_with: Path | None = None
 
 
 @dataclass(slots=True)

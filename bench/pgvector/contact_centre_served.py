@@ -108,14 +108,14 @@ async def run_served(
             # No vector cache: every recall embeds its query live, as the floor does.
             "FACTLEDGER_EMBEDDER__CACHED_VECTORS": "0",
         }
-        with serving(env) as (http, _):
+        with serving(env, options.serve_with) as (http, _):
             served_ids = _register(http, planned.subjects)
         lines.append(f"registered {len(served_ids):,} subjects through the API")
         echo(lines[-1])
         config = embedded_config(server.location, dbname=DATABASE, pool_max=2)
         lines.append(await load_facts(config, planned, lambda s: namespace_for(served_ids[s])))
         echo(lines[-1])
-        with serving(env) as (http, process):
+        with serving(env, options.serve_with) as (http, process):
             lines.append(await _settled(process.pid))
             echo(lines[-1])
             async with AsyncExitStack() as stack:

@@ -165,3 +165,19 @@ async def test_the_second_key_is_counted_only_when_the_first_admits(
     admitted, tenant_wait = await store.take_then(("a third", SLOW), tenant)
     assert admitted == 0.0
     assert tenant_wait == pytest.approx(1000, rel=0.01)
+
+
+async def test_a_take_of_several_tokens_is_all_or_nothing(
+    pair: tuple[RateStore, RateStore],
+) -> None:
+    """A lease (`Rate.times`): several requests counted at once when the key has them all,
+    none counted otherwise, and the wait is for all of them."""
+    store, other = pair
+    rate = Rate(per_s=0.001, burst=5)
+    assert await store.take_then(("k", rate.times(3)), ("t", SLOW.times(3))) == (0.0, 0.0)
+    refused = await other.take("k", rate.times(3))  # two left: not three
+    assert refused == pytest.approx(1000, rel=0.01)
+    assert await other.take("k", rate.times(2)) == 0.0  # the refusal counted nothing
+    assert await store.take("k", rate) == pytest.approx(1000, rel=0.01)
+    # The tenant's three went in the one take.
+    assert await store.wait_s("t", SLOW) == pytest.approx(1000, rel=0.01)
