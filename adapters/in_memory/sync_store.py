@@ -66,6 +66,12 @@ class InMemorySyncStore:
         async with self._lock:
             self._rows.pop(item_id, None)
 
+    async def complete_many(self, item_ids: Sequence[str]) -> None:
+        # One at a time: nothing to save in memory, and a test's store that fails `complete`
+        # fails here too.
+        for item_id in item_ids:
+            await self.complete(item_id)
+
     async def fail(self, item_id: str, *, error_type: str, retry_in_s: float | None) -> None:
         async with self._lock:
             row = self._rows.get(item_id)

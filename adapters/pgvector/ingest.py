@@ -179,6 +179,57 @@ async def read_status(
     return ProcessingStatus(document_id, ProcessingState(row[0]), row[1], row[2])
 
 
+_MEMORY_COLUMNS = (
+    "namespace, id, text, slot, is_inference, occurred_at, valid_from, document_id, version, "
+    "relations, condition, source_indexes, metadata, lexical_terms, slot_terms, embedding, "
+    "is_latest"
+)
+_MEMORY_ROW = (
+    "(current_setting('app.namespace'), %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "%s, %s, %s, %b, %s)"
+)
+# Facts written by one multi-row INSERT at most (a transcript's facts are a few to a few dozen).
+MEMORY_ROWS_PER_INSERT = 32
+
+
+def _memory_insert(rows: int) -> str:
+    """The INSERT of `rows` facts (every value a parameter)."""
+    values = ", ".join([_MEMORY_ROW] * rows)
+    return f"INSERT INTO memories ({_MEMORY_COLUMNS}) VALUES {values}"  # noqa: S608 - placeholders
+
+
+@dataclass(slots=True)
+class _PendingFacts:
+    """Fact rows linked but not yet sent, in the order they were linked: they go in one
+    multi-row INSERT (one round trip instead of one per fact), sent before any statement that
+    could read them (a later fact's link on the same slot or to one of their ids) and at the
+    end, so every statement sees what the loop has written so far, as one INSERT per fact did."""
+
+    rows: list[list[Any]]
+    slots: set[str]
+    ids: set[str]
+
+    def add(self, memory_id: str, slot: str | None, row: list[Any]) -> None:
+        self.rows.append(row)
+        self.ids.add(memory_id)
+        if slot is not None:
+            self.slots.add(slot)
+
+    def read_by(self, fact: ExtractedFact, targets: list[str]) -> bool:
+        """Whether linking `fact` to `targets` reads a row still pending."""
+        return (fact.slot is not None and fact.slot in self.slots) or any(
+            t in self.ids for t in targets
+        )
+
+    async def send(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        for first in range(0, len(self.rows), MEMORY_ROWS_PER_INSERT):
+            group = self.rows[first : first + MEMORY_ROWS_PER_INSERT]
+            await conn.execute(_memory_insert(len(group)), [v for row in group for v in row])
+        self.rows.clear()
+        self.slots.clear()
+        self.ids.clear()
+
+
 async def write_extraction(
     conn: psycopg.AsyncConnection[Any],
     namespace: Namespace,
@@ -191,7 +242,8 @@ async def write_extraction(
     namespace lock. A fact whose deterministic id exists already is skipped (a replay adds
     nothing). A fact that supersedes its slot's current fact also takes the words that fact
     hands on (`application.memory.succession`), read from its row as it is superseded,
-    so a predecessor written earlier in the same loop counts too."""
+    so a predecessor written earlier in the same loop counts too (`_PendingFacts` sends it
+    before that read)."""
     local: dict[str, str] = {}
     written = 0
     terms = extraction.terms or [[] for _ in extraction.facts]
@@ -199,6 +251,7 @@ async def write_extraction(
     # One look-up for the whole document, not one per fact (round trips bound sync); the
     # namespace lock keeps other writers out, so only this loop adds to the set.
     written_ids = await _existing_ids(conn, ids)
+    pending = _PendingFacts([], set(), set())
     for fact, memory_id, vector, keywords in zip(
         extraction.facts, ids, extraction.vectors, terms, strict=True
     ):
@@ -206,37 +259,34 @@ async def write_extraction(
         if memory_id in written_ids:
             continue  # a replay, or a key repeated within the extraction: written once
         targets = list(dict.fromkeys(local.get(ref, ref) for ref in fact.related_to))
+        if pending.read_by(fact, targets):
+            await pending.send(conn)
         relations, version, replaced, current = await _link(
             conn, fact, targets, doc.occurred_at, now
         )
         keys = succeed(Counter(keywords), fact.text, fact.value, replaced)
-        await conn.execute(
-            "INSERT INTO memories (namespace, id, text, slot, is_inference, occurred_at, "
-            "valid_from, document_id, version, relations, condition, source_indexes, metadata, "
-            "lexical_terms, slot_terms, embedding, is_latest) VALUES ("
-            "current_setting('app.namespace'), "
-            "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %b, %s)",
-            [
-                memory_id,
-                fact.text,
-                fact.slot,
-                fact.is_inference or fact.relation is RelationKind.DERIVES,
-                doc.occurred_at,
-                fact.valid_from,
-                doc.document_id,
-                version,
-                json.dumps(relations),
-                fact.condition,
-                list(fact.source_indexes),
-                doc.metadata_json,
-                sorted(keys.terms),
-                sorted(keys.handed_on),
-                vector,
-                current,
-            ],
-        )
+        row = [
+            memory_id,
+            fact.text,
+            fact.slot,
+            fact.is_inference or fact.relation is RelationKind.DERIVES,
+            doc.occurred_at,
+            fact.valid_from,
+            doc.document_id,
+            version,
+            json.dumps(relations),
+            fact.condition,
+            list(fact.source_indexes),
+            doc.metadata_json,
+            sorted(keys.terms),
+            sorted(keys.handed_on),
+            vector,
+            current,
+        ]
+        pending.add(memory_id, fact.slot, row)
         written_ids.add(memory_id)
         written += 1
+    await pending.send(conn)
     await conn.execute(
         "UPDATE documents SET state = 'done', facts = %s, error_type = NULL WHERE document_id = %s",
         [written, doc.document_id],

@@ -188,6 +188,19 @@ class PostgresSyncStore:
         # One statement that commits on its own: no BEGIN and COMMIT round trips per item.
         await self._tables.run_single(work)
 
+    async def complete_many(self, item_ids: Sequence[str]) -> None:
+        if not item_ids:
+            return
+
+        async def work(cur: Cursor) -> None:
+            await cur.execute(
+                self._q("DELETE FROM {schema}.sync_items WHERE item_id = ANY(%s)"),
+                (list(item_ids),),
+            )
+
+        # A claim's done items in one autocommitted statement (ADR 0094).
+        await self._tables.run_single(work)
+
     async def fail(self, item_id: str, *, error_type: str, retry_in_s: float | None) -> None:
         async def work(cur: Cursor) -> None:
             await cur.execute(

@@ -16,6 +16,8 @@ import threading
 
 import structlog
 
+from factledger.application.memory.inflection import load_lexicons
+
 log = structlog.get_logger(__name__)
 
 # The lemmatiser (its import compiles every language's rules) and the secret detectors (with
@@ -28,12 +30,18 @@ DEFERRED_IMPORTS = (
 
 
 def import_deferred(names: tuple[str, ...] = DEFERRED_IMPORTS) -> None:
-    """Imports `names`; a failure is logged by type and left for the first use to raise."""
+    """Imports `names`, then reads the keyword lexicons (`load_lexicons`: the lemmatiser's
+    data is read at its first word, not at its import); a failure is logged by type and left
+    for the first use to raise."""
     for name in names:
         try:
             importlib.import_module(name)
         except ImportError as exc:
             log.warning("deferred_import.failed", module=name, error_type=type(exc).__name__)
+    try:
+        load_lexicons()
+    except (ImportError, OSError, ValueError) as exc:
+        log.warning("deferred_import.lexicons_failed", error_type=type(exc).__name__)
 
 
 def start_deferred_imports(names: tuple[str, ...] = DEFERRED_IMPORTS) -> threading.Thread:

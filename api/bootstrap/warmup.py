@@ -15,8 +15,11 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from factledger.adapters.embedding.onnx.embedder import start_deferred_loads
-from factledger.api.bootstrap.deferred_imports import start_deferred_imports
+from factledger.adapters.embedding.onnx.embedder import (
+    finish_deferred_loads,
+    start_deferred_loads,
+)
+from factledger.api.bootstrap.deferred_imports import import_deferred, start_deferred_imports
 
 # A process that no probe asks warms up this long after its runtime opened.
 FALLBACK_S = 2.0
@@ -34,6 +37,17 @@ def start_after_ready() -> None:
         _STARTED.set()
     start_deferred_loads()
     start_deferred_imports()
+
+
+def warm_up_now() -> None:
+    """The same loads and imports, run to their end on the calling thread: for a `factledger
+    worker`, which answers no probe and would otherwise pay for them in its first items (about
+    a second of CPU, most of a short backlog's drain). A load the fallback already started is
+    waited for by its first use; the lexicons are read once either way."""
+    with _LOCK:
+        _STARTED.set()
+    finish_deferred_loads()
+    import_deferred()
 
 
 async def start_after_ready_async() -> None:

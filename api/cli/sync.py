@@ -14,6 +14,7 @@ from factledger.adapters.pgvector.ann import AnnSettings
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.api.bootstrap.compose import open_runtime_patiently, open_sync_queue
 from factledger.api.bootstrap.runtime import WORKER
+from factledger.api.bootstrap.warmup import warm_up_now
 from factledger.api.cli.periodic import run_every
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import (
@@ -41,6 +42,8 @@ async def _run_worker(settings: Settings, *, once: bool) -> None:
         worker, backend = runtime.sync_worker, runtime.backend
         if worker is None or backend is None:
             raise RuntimeError("the worker runtime has no memory backend")
+        # The models and lexicons its first items need, before it claims any (ADR 0094).
+        await asyncio.to_thread(warm_up_now)
         if once:
             report = await worker.run_once()
             typer.echo(

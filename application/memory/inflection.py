@@ -54,6 +54,13 @@ def fold_inflection(word: str) -> str:
     return proposed if proposed in regular else word
 
 
+def load_lexicons() -> None:
+    """Reads both libraries' English data now: each reads it at its first word (about half a
+    second of CPU between them, and simplemma's import), which would otherwise fall on the
+    first facts a process indexes."""
+    fold_inflection("warming")
+
+
 def lexicon_lemmas(word: str) -> tuple[str, ...]:
     """The lemmas lemminflect's lexicon lists for a word, verbs first; empty when it does not
     hold the word."""

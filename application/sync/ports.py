@@ -28,7 +28,8 @@ class SyncStore(Protocol):
     - `claim` hands out at most `limit` pending items, never one already claimed by a live
       lease, and never an item of a subject whose earlier item is still pending (per-subject
       order); a claim lapses after `lease_s`, so a crashed worker's items come back.
-    - `complete` removes an item; `fail` counts an attempt and makes the item claimable again
+    - `complete` removes an item, `complete_many` several (one statement where the store can);
+      `fail` counts an attempt and makes the item claimable again
       after `retry_in_s`, or moves it to the dead letters when `retry_in_s` is None.
     - Dead letters never block later items; `retry_dead` makes them pending again.
     - `dead_letters` and `retry_dead` act on one tenant's items when given `tenant` (the
@@ -43,6 +44,8 @@ class SyncStore(Protocol):
     async def claim(self, worker_id: str, *, limit: int, lease_s: float) -> list[SyncItem]: ...
 
     async def complete(self, item_id: str) -> None: ...
+
+    async def complete_many(self, item_ids: Sequence[str]) -> None: ...
 
     async def fail(self, item_id: str, *, error_type: str, retry_in_s: float | None) -> None: ...
 

@@ -131,16 +131,21 @@ class SyncWorker:
 
     async def _process_claimed(self, items: list[SyncItem]) -> list[str]:
         """Applies a claim's items, up to `concurrency` at a time: a claim holds at most one
-        item per subject (the store's rule), so no two of them are ordered. Items whose pass a
-        store failure cut short are kept to give back, and the first such failure raised."""
+        item per subject (the store's rule), so no two of them are ordered. The items done are
+        completed together, in one call, once every item of the claim has been applied (a
+        round trip per claim, not per item; a subject's next item waits for the next claim
+        either way). Items whose pass a store failure cut short are kept to give back, and the
+        first such failure raised."""
         if self._options.concurrency <= 1 or len(items) == 1:
-            outcomes = []
+            outcomes: list[str] = []
             for index, item in enumerate(items):
                 try:
                     outcomes.append(await self._process_one(item))
                 except Exception:
                     self._interrupted.extend(items[index:])
+                    self._interrupted.extend(self._done(items[:index], outcomes))
                     raise
+            await self._complete(self._done(items, outcomes))
             return outcomes
         gate = asyncio.Semaphore(self._options.concurrency)
 
@@ -150,10 +155,26 @@ class SyncWorker:
 
         results = await asyncio.gather(*(one(i) for i in items), return_exceptions=True)
         failures = [(i, r) for i, r in zip(items, results, strict=True) if not isinstance(r, str)]
+        outcomes = [r if isinstance(r, str) else "" for r in results]
         if failures:
             self._interrupted.extend(item for item, _ in failures)
+            self._interrupted.extend(self._done(items, outcomes))
             raise failures[0][1]
-        return [r for r in results if isinstance(r, str)]
+        await self._complete(self._done(items, outcomes))
+        return outcomes
+
+    @staticmethod
+    def _done(items: list[SyncItem], outcomes: list[str]) -> list[SyncItem]:
+        """The items applied whose completion is still to be sent (`_process_one`)."""
+        return [item for item, outcome in zip(items, outcomes, strict=False) if outcome == "done"]
+
+    async def _complete(self, done: list[SyncItem]) -> None:
+        try:
+            await self._ports.store.complete_many([item.item_id for item in done])
+        except Exception:
+            # Still leased: given back (a failed attempt each) and applied again, idempotently.
+            self._interrupted.extend(done)
+            raise
 
     async def give_back_interrupted(self) -> None:
         """Gives back the items of a pass that a store failure cut short (the database went
@@ -256,7 +277,7 @@ class SyncWorker:
                 error_type=error_type,
             )
             return "dead" if final else "retried"
-        await store.complete(item.item_id)
+        # Completed with the rest of its claim (`_process_claimed`).
         log.info(
             "sync.item_done",
             item_id=item.item_id,

@@ -140,6 +140,10 @@ async def main():
             pass
         else:
             finish_deferred_loads()
+        # The keyword lexicons are read at their first word: loaded before the drain is timed
+        # in every build, as a worker that has run a while (or warms up, ADR 0094) has them.
+        from factledger.application.memory.inflection import fold_inflection
+        fold_inflection("warming")
         worker = runtime.sync_worker
         started, cpu = time.time(), time.process_time()
         while True:

@@ -208,6 +208,16 @@ async def test_complete_removes_an_item_and_is_idempotent(store: SyncStore) -> N
     assert ids(await claim_all(store)) == ["2.0"]
 
 
+async def test_complete_many_removes_the_items_named_and_is_idempotent(store: SyncStore) -> None:
+    await store.enqueue([item(1), item(2), item(3)], after=0, upto=3)
+    await claim_all(store)
+    await store.complete_many(["1.0", "3.0"])
+    await store.complete_many(["1.0", "99.0"])
+    await store.complete_many([])
+    assert await store.pending_count() == 1
+    assert ids(await claim_all(store)) == ["2.0"]
+
+
 async def test_a_failed_item_comes_back_after_its_retry_delay(queue: Queue) -> None:
     store = await queue.another()
     await store.enqueue([item(1), item(2), item(3, subject=SUBJECT_B)], after=0, upto=3)

@@ -14,6 +14,7 @@ from psycopg import sql
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+from factledger.adapters.pgvector.ingest import MEMORY_ROWS_PER_INSERT
 from factledger.adapters.pgvector.records import CHUNK_ROWS_PER_INSERT, record_chunks
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.application.errors import InvalidMemoryInputError, MemoryNotFoundError
@@ -30,7 +31,7 @@ from factledger.application.memory.types import (
 )
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import fresh_schema, pgvector_backend
-from factledger.testing.scripted_extractor import ScriptedExtractor, stated
+from factledger.testing.scripted_extractor import ScriptedExtractor, extending, stated
 
 pytestmark = pytest.mark.integration
 NS = Namespace("subject-writes")
@@ -134,6 +135,34 @@ async def test_one_document_chains_its_own_slot_facts_and_writes_a_repeated_key_
     assert [r.memory_id for r in stored["C"].relations] == [stored["B"].id]
     assert [r.memory_id for r in stored["B"].relations] == [stored["A"].id]
     assert (stored["an unslotted fact"].version, stored["an unslotted fact"].relations) == (1, ())
+
+
+async def test_facts_sent_together_are_linked_as_if_written_one_by_one(
+    backend: PgvectorMemoryBackend, extractor: YieldingExtractor
+) -> None:
+    # Given one document whose facts go in multi-row INSERTs (ADR 0094): a fact extending one
+    # still unsent, more slotted facts than one INSERT carries, then an update of one of them
+    many = MEMORY_ROWS_PER_INSERT + 4
+    facts = [
+        stated("base", "Runs a bakery"),
+        extending("more", "Runs it with a sister", "base"),
+        *(stated(f"s{n}", f"value {n}", slot=f"slot-{n}") for n in range(many)),
+        stated("again", "value 3, changed", slot="slot-3", updates=True),
+    ]
+
+    state = await ingest(backend, extractor, "call-1", "A bakery", facts)
+
+    # Then every link reads the facts before it, as one INSERT per fact did
+    stored = {f.text: f for f in await backend.list_memories(NS)}
+    assert state is ProcessingState.DONE
+    assert len(stored) == many + 3
+    assert [r.memory_id for r in stored["Runs it with a sister"].relations] == [
+        stored["Runs a bakery"].id
+    ]
+    changed, before = stored["value 3, changed"], stored["value 3"]
+    assert [r.memory_id for r in changed.relations] == [before.id]
+    assert (changed.version, changed.is_latest, before.is_latest) == (2, True, False)
+    assert all(stored[f"value {n}"].is_latest for n in range(many) if n != 3)
 
 
 async def test_one_document_ingested_concurrently_is_written_once(

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from support.api_harness import TEST_AUTH
 
-from factledger.api.bootstrap import warmup
+from factledger.api.bootstrap import deferred_imports, warmup
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 
@@ -53,3 +53,22 @@ async def test_a_process_no_probe_asks_warms_up_after_the_fallback_delay(
     await asyncio.sleep(0.1)
     assert started == ["loads", "imports"]
     handle.cancel()
+
+
+def test_a_worker_warms_up_to_the_end_before_its_first_item_and_only_once(
+    monkeypatch: pytest.MonkeyPatch, started: list[str]
+) -> None:
+    monkeypatch.setattr(warmup, "finish_deferred_loads", lambda: started.append("loaded"))
+    monkeypatch.setattr(warmup, "import_deferred", lambda: started.append("imported"))
+    warmup.warm_up_now()
+    warmup.start_after_ready()  # the fallback's turn, later: nothing left to start
+    assert started == ["loaded", "imported"]
+
+
+def test_the_deferred_imports_also_read_the_keyword_lexicons(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read: list[str] = []
+    monkeypatch.setattr(deferred_imports, "load_lexicons", lambda: read.append("lexicons"))
+    deferred_imports.import_deferred(())
+    assert read == ["lexicons"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -370,8 +370,9 @@ async def test_items_of_different_subjects_side_by_side_reach_the_backend_once(
 
 
 async def test_items_side_by_side_cut_short_by_the_store_are_given_back(rig: Rig) -> None:
+    # A claim's items are completed together (ADR 0094): one outage cuts the whole claim short.
     class OutageOnComplete(InMemorySyncStore):
-        outages = 2
+        outages = 1
 
         async def complete(self, item_id: str) -> None:
             if self.outages:
@@ -390,3 +391,24 @@ async def test_items_side_by_side_cut_short_by_the_store_are_given_back(rig: Rig
     assert await rig.store.pending_count() == 0
     for ns in namespaces:
         assert len(await rig.inner.list_memories(ns)) == 2
+
+
+async def test_a_claims_items_are_completed_in_one_call(rig: Rig) -> None:
+    class CountingStore(InMemorySyncStore):
+        calls: list[int]
+
+        async def complete_many(self, item_ids: Sequence[str]) -> None:
+            self.calls.append(len(item_ids))
+            await super().complete_many(item_ids)
+
+    rig.store = store = CountingStore(monotonic=rig.ticks)
+    store.calls = []
+    record_sessions(rig.ledger, 6)
+    feed = LedgerEventFeed(rig.ledger)
+    worker = SyncWorker(SyncPorts(store, feed, feed, rig.backend), SyncOptions(concurrency=4))
+
+    report = await worker.run_once()
+
+    assert report.done == sum(store.calls) > 0
+    assert len(store.calls) < report.done  # fewer calls than items
+    assert await store.pending_count() == 0
