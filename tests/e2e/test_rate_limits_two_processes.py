@@ -23,7 +23,7 @@ from support.serve_process import serving
 
 from factledger.api.http.auth import Role
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 PER_S, BURST = 20, 20
 HAMMER_S = 3.0
