@@ -30,10 +30,6 @@ from factledger.adapters.extraction.rules.routed_guidance import RoutedGuidance
 from factledger.adapters.field_reader.head import load_heads
 from factledger.adapters.field_reader.reader import EmbeddingFieldReader
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
-from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
-from factledger.adapters.pgvector.config import server_config
-from factledger.adapters.pgvector.mirror.cache import MirrorSettings
-from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
 from factledger.api.bootstrap.guidance import guidance_routes
 from factledger.api.bootstrap.http_client import ClientOnDemand, HttpClient, client_of
 from factledger.api.bootstrap.judgement import learned_judge
@@ -158,6 +154,12 @@ async def open_backend(
             backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=clock)
             backend = calibrated(backend, embedder)
         case PgvectorBackendSettings() as s:
+            # Imported in the arm: a start with no PostgreSQL store never imports the driver.
+            from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+            from factledger.adapters.pgvector.config import server_config
+            from factledger.adapters.pgvector.mirror.cache import MirrorSettings
+            from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
+
             config = replace(
                 server_config(
                     dsn=None if s.dsn is None else s.dsn.get_secret_value(),
