@@ -32,7 +32,8 @@ def create_served_app() -> FastAPI:
     """What `factledger serve` runs in each worker: the API, the console and the MCP tools.
     The console and MCP stand side by side on the API, so they meet only here."""
     settings = Settings()
-    app = create_app_with_console(settings)
+    # Health routes at once, the others once ready (`api.http.deferred_routes`).
+    app = create_app_with_console(settings, routes_after_ready=True)
     mount_mcp(app, ProtectedResource.of(settings.api, settings.auth))
     return app
 
