@@ -68,8 +68,9 @@ def test_the_benchmarks_are_the_labs_command_not_the_products() -> None:
 def test_a_start_to_ready_leaves_the_deferred_libraries_to_after_ready() -> None:
     # The command and the served app, as `factledger serve` imports and builds them; the
     # lemmatiser, the secret detectors and the vendor SDK come later
-    # (`api/bootstrap/deferred_imports.py`), the model runtime with the model's load. The
-    # PostgreSQL driver and the other commands' modules never come to an embedded start.
+    # (`api/bootstrap/deferred_imports.py`), the model runtime with the model's load, the
+    # routes once ready (`api/http/deferred_routes.py`). The PostgreSQL driver and the other
+    # commands' modules never come to an embedded start.
     probe = textwrap.dedent(
         """
         import json, sys
@@ -82,6 +83,7 @@ def test_a_start_to_ready_leaves_the_deferred_libraries_to_after_ready() -> None
             if m.split(".")[0] in ("psycopg", "psycopg_pool", "pgvector")
             or m.startswith(("factledger.adapters.postgres.", "factledger.adapters.pgvector"))
             or m in ("factledger.api.cli.main", "factledger.api.cli.sync")
+            or m in ("factledger.api.http.route_set", "factledger.api.console.build")
         )
         later = (
             "simplemma", "detect_secrets", "requests", "supermemory", "onnxruntime", "tokenizers"
