@@ -52,8 +52,6 @@ class DeferredRoutes:
             return
         try:
             await asyncio.shield(load)
-        except asyncio.CancelledError:
-            raise
         except Exception:
             if self._load is load:
                 self._load = None  # the next request tries again
