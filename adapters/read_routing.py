@@ -15,10 +15,19 @@ The technologies share this module (`adapters/postgres`, `adapters/pgvector`), a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+
+# A position the standby's replay is compared with: an LSN in its text form.
+POSITION = re.compile(r"^[0-9A-F]{1,8}/[0-9A-F]{1,8}$")
+
+
+def valid_position(text: str) -> bool:
+    """Whether `text` is a position the replay positions hand out (an LSN in its text form)."""
+    return POSITION.match(text.upper()) is not None
 
 
 @dataclass(slots=True)

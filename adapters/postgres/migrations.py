@@ -1,11 +1,21 @@
 """The PostgreSQL side of the stores' versioned migrations (`adapters.migrations`): yoyo's
 psycopg 3 backend on a connection of its own, in the store's schema, under the schema's
-advisory lock (held by the session: a killed process releases it with its connection)."""
+advisory lock (held by the session: a killed process releases it with its connection).
+
+A process that opens several stores can start their migrations ahead (`migrate_ahead`): one
+thread and one connection per schema, the schemas side by side, each checking yoyo's tables
+once for all its stores. A store's own `migrate` then takes the result of its store's
+migration ahead instead of connecting and checking again; if that migration failed, the
+store migrates as before and raises its own error.
+"""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -91,6 +101,110 @@ def _backend(conninfo: str, schema: str, pool: PoolOptions) -> Iterator[_SchemaB
         yield backend
 
 
+@dataclass(frozen=True, slots=True)
+class StoreTables:
+    """One store's migrations in a schema, as the store itself would apply them."""
+
+    schema: str
+    store: str
+    migrations: Sequence[StoreMigration]
+
+
+_Key = tuple[str, str, str, str]  # conninfo, schema, store, its last migration
+# Migrations started ahead and not yet taken by their store, by store.
+_ahead: dict[_Key, Future[list[str]]] = {}
+_ahead_lock = threading.Lock()
+
+
+class MigrationsAhead:
+    """The migrations `migrate_ahead` started; `discard` forgets those no store took."""
+
+    def __init__(self, keys: list[_Key], threads: list[threading.Thread]) -> None:
+        self._keys, self._threads = keys, threads
+
+    def discard(self) -> None:
+        """Forgets the results no store took, so that no later `migrate` of this process
+        trusts a result older than its call (a store opened again checks again)."""
+        with _ahead_lock:
+            for key in self._keys:
+                _ahead.pop(key, None)
+
+    def join(self, timeout_s: float | None = None) -> None:
+        for thread in self._threads:
+            thread.join(timeout_s)
+
+
+def migrate_ahead(
+    conninfo: str, stores: Sequence[StoreTables], *, pool: PoolOptions = DEFAULT_POOL
+) -> MigrationsAhead:
+    """Starts `stores`' migrations on threads, one per schema, side by side; returns at once.
+
+    A new database's stores spent most of a start's wait on the database, one after another
+    (connect, yoyo's tables, the DDL and its commit, each); schemas are independent (each has
+    its own advisory lock), and the stores of one schema share a connection and one check of
+    yoyo's tables."""
+    by_schema: dict[str, list[StoreTables]] = {}
+    for tables in stores:
+        by_schema.setdefault(tables.schema, []).append(tables)
+    keys: list[_Key] = []
+    threads: list[threading.Thread] = []
+    for schema, group in by_schema.items():
+        futures: list[tuple[StoreTables, Future[list[str]]]] = []
+        with _ahead_lock:
+            for tables in group:
+                key = _key(conninfo, schema, tables.store, tables.migrations)
+                future: Future[list[str]] = Future()
+                _ahead[key] = future
+                keys.append(key)
+                futures.append((tables, future))
+        thread = threading.Thread(
+            target=_migrate_schema,
+            args=(conninfo, schema, futures, pool),
+            name=f"factledger-migrate-{schema}",
+            daemon=True,
+        )
+        thread.start()
+        threads.append(thread)
+    return MigrationsAhead(keys, threads)
+
+
+def _migrate_schema(
+    conninfo: str,
+    schema: str,
+    futures: list[tuple[StoreTables, Future[list[str]]]],
+    pool: PoolOptions,
+) -> None:
+    pending = list(futures)
+    try:
+        with _backend(conninfo, schema, pool) as backend:
+            while pending:
+                tables, future = pending[0]
+                migrations = _bound(tables.migrations, schema)
+                future.set_result(apply_pending(backend, tables.store, migrations, backend.lock))
+                pending.pop(0)
+    except BaseException as exc:  # every store left migrates itself and reports its own error
+        for _, future in pending:
+            future.set_exception(exc)
+        if not isinstance(exc, Exception):
+            raise
+
+
+def _key(conninfo: str, schema: str, store: str, migrations: Sequence[StoreMigration]) -> _Key:
+    return (conninfo, schema, store, migrations[-1].id if migrations else "")
+
+
+def _taken(
+    conninfo: str, schema: str, store: str, migrations: Sequence[StoreMigration]
+) -> list[str] | None:
+    """The ids the migration ahead of this store applied (waiting for it), or None when none
+    was started (for these migrations) or it failed."""
+    with _ahead_lock:
+        future = _ahead.pop(_key(conninfo, schema, store, migrations), None)
+    if future is None or future.exception() is not None:
+        return None
+    return future.result()
+
+
 def migrate(
     conninfo: str,
     schema: str,
@@ -101,7 +215,11 @@ def migrate(
 ) -> list[str]:
     """Creates `schema` if missing and applies what it lacks of `store`'s `migrations` (their
     SQL written with `{schema}`, their functions `SchemaStep`s); the ids applied (none when
-    every one is recorded already). Blocking: run it in a thread."""
+    every one is recorded already). Blocking: run it in a thread. A migration of this store
+    started ahead (`migrate_ahead`) is waited for and its result taken instead."""
+    applied = _taken(conninfo, schema, store, migrations)
+    if applied is not None:
+        return applied
     with _backend(conninfo, schema, pool) as backend:
         return apply_pending(backend, store, _bound(migrations, schema), backend.lock)
 

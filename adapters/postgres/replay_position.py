@@ -13,7 +13,6 @@ meanwhile instead of each paying a connect timeout.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from dataclasses import replace
 
@@ -22,18 +21,13 @@ import psycopg_pool
 import structlog
 
 from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, healing_async_pool
+from factledger.adapters.read_routing import valid_position as valid_position
 
 log = structlog.get_logger(__name__)
 
-POSITION = re.compile(r"^[0-9A-F]{1,8}/[0-9A-F]{1,8}$")
 DOWN_FOR_S = 2.0
 _POLL_S = 0.005
 _REPLAYED = "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn"
-
-
-def valid_position(text: str) -> bool:
-    """Whether `text` is a position this module hands out (an LSN in its text form)."""
-    return POSITION.match(text.upper()) is not None
 
 
 class ReplayPositions:

@@ -31,10 +31,6 @@ from factledger.adapters.field_reader.head import load_heads, load_topic_heads
 from factledger.adapters.field_reader.reader import EmbeddingFieldReader
 from factledger.adapters.field_reader.topics import EmbeddingTopicReader
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
-from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
-from factledger.adapters.pgvector.config import server_config
-from factledger.adapters.pgvector.mirror.cache import MirrorSettings
-from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
 from factledger.api.bootstrap.guidance import guidance_routes
 from factledger.api.bootstrap.http_client import ClientOnDemand, HttpClient, client_of
 from factledger.api.bootstrap.judgement import learned_judge
@@ -160,6 +156,12 @@ async def open_backend(
             backend = InMemoryMemoryBackend(extractor=extractor, embedder=embedder, clock=clock)
             backend = calibrated(asked_topics(backend, settings.extraction, embedder), embedder)
         case PgvectorBackendSettings() as s:
+            # Imported in the arm: a start with no PostgreSQL store never imports the driver.
+            from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
+            from factledger.adapters.pgvector.config import server_config
+            from factledger.adapters.pgvector.mirror.cache import MirrorSettings
+            from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
+
             config = replace(
                 server_config(
                     dsn=None if s.dsn is None else s.dsn.get_secret_value(),

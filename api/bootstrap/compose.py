@@ -24,12 +24,12 @@ from dataclasses import replace
 
 import structlog
 
-from factledger.adapters.postgres.replay_position import ReplayPositions
 from factledger.api.bootstrap.backend import open_configured_backend
 from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.idempotency import open_idempotency_store
 from factledger.api.bootstrap.importing import open_import_positions
 from factledger.api.bootstrap.ledger import open_ledger
+from factledger.api.bootstrap.migrations_ahead import start_migrations_ahead
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.rate_limits import open_rate_store
 from factledger.api.bootstrap.runtime import API, Needs, Runtime
@@ -69,6 +69,10 @@ async def open_runtime(
     now = clock or SystemClock()
     async with AsyncExitStack() as stack:
         postgres = stack.enter_context(PostgresServer(settings))
+        # A new database's PostgreSQL stores migrate side by side while the ledger opens.
+        ahead = start_migrations_ahead(settings, postgres, needs)
+        if ahead is not None:
+            stack.callback(ahead.discard)
         runtime = stack.enter_context(
             open_ledger(settings, postgres, clock=clock, catch_up=needs.catch_up)
         )
@@ -96,12 +100,17 @@ async def open_runtime(
             runtime = replace(runtime, rate_store=rate_store)
         standby = postgres.read_location()
         if standby is not None:
+            # Imported here: a start with no PostgreSQL store never imports the driver.
+            from factledger.adapters.postgres.replay_position import ReplayPositions
+
             replay = ReplayPositions(
                 postgres.location().conninfo, standby.conninfo, pool=postgres.pool()
             )
             await replay.open()
             stack.push_async_callback(replay.close)
             runtime = replace(runtime, replay=replay)
+        if ahead is not None:
+            ahead.discard()  # every store has opened: no later open trusts these results
         yield runtime
 
 

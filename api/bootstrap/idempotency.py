@@ -12,7 +12,6 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
-from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
 from factledger.adapters.sqlite.idempotency_store import SqliteIdempotencyStore
 from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.postgres import PostgresServer
@@ -52,6 +51,9 @@ async def open_idempotency_store(
             run_until_closed(lambda stop: sweep_forever(sqlite, stop), stack)
             return sqlite
         case PostgresEventStoreSettings(schema_name=schema):
+            # Imported in the arm: a start with no PostgreSQL store never imports the driver.
+            from factledger.adapters.postgres.idempotency_store import PostgresIdempotencyStore
+
             location = postgres.location()
             pg = await PostgresIdempotencyStore.connect(
                 location.conninfo,

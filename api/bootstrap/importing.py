@@ -8,7 +8,6 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 from factledger.adapters.in_memory.import_positions import InMemoryImportPositions
-from factledger.adapters.postgres.import_positions import PostgresImportPositions
 from factledger.adapters.sqlite.import_positions import SqliteImportPositions
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
@@ -39,6 +38,9 @@ async def open_import_positions(
             stack.callback(sqlite.close)
             return sqlite
         case PostgresEventStoreSettings(schema_name=schema):
+            # Imported in the arm: a start with no PostgreSQL store never imports the driver.
+            from factledger.adapters.postgres.import_positions import PostgresImportPositions
+
             pg = await PostgresImportPositions.connect(
                 postgres.location().conninfo, schema=schema, pool=postgres.pool()
             )

@@ -13,15 +13,6 @@ from contextlib import ExitStack, contextmanager
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
-from factledger.adapters.postgres.event_store import postgres_env
-from factledger.adapters.postgres.key_store import PostgresKeyStore
-from factledger.adapters.postgres.queue_store import PostgresQueueStore
-from factledger.adapters.postgres.standby_ledger import (
-    RoutedReads,
-    standby_factory,
-    standby_recorder,
-)
-from factledger.adapters.postgres.view_store import PostgresViewStore
 from factledger.adapters.sqlite.event_store import sqlite_env
 from factledger.adapters.sqlite.key_store import SqliteKeyStore
 from factledger.adapters.sqlite.queue_store import SqliteQueueStore
@@ -59,6 +50,9 @@ def event_store_env(settings: Settings, postgres: PostgresServer) -> dict[str, s
         case SqliteEventStoreSettings():
             return sqlite_env(settings.ledger_path())
         case PostgresEventStoreSettings(schema_name=schema):
+            # Imported in the arm: a start with no PostgreSQL store never imports the driver.
+            from factledger.adapters.postgres.event_store import postgres_env
+
             pool = postgres.pool(max_size=settings.postgres.event_store_pool_max_size)
             return postgres_env(postgres.location(), schema=schema, pool=pool)
 
@@ -73,6 +67,8 @@ def build_key_store(settings: Settings, postgres: PostgresServer, stack: ExitSta
             stack.callback(sqlite_keys.close)
             return sqlite_keys
         case PostgresEventStoreSettings(schema_name=schema):
+            from factledger.adapters.postgres.key_store import PostgresKeyStore
+
             pg_keys = PostgresKeyStore(
                 postgres.location().conninfo, schema=schema, pool=postgres.pool()
             )
@@ -88,6 +84,12 @@ def route_history_reads(
     standby = postgres.read_location()
     if standby is None or not isinstance(settings.event_store, PostgresEventStoreSettings):
         return
+    from factledger.adapters.postgres.standby_ledger import (
+        RoutedReads,
+        standby_factory,
+        standby_recorder,
+    )
+
     factory = standby_factory(
         standby,
         application=Ledger.name,
@@ -105,6 +107,8 @@ def build_view_store(settings: Settings, postgres: PostgresServer, name: str) ->
         case SqliteViewSettings():
             return SqliteViewStore(settings.views_path(), name)
         case PostgresViewSettings(schema_name=schema):
+            from factledger.adapters.postgres.view_store import PostgresViewStore
+
             standby = postgres.read_location()
             return PostgresViewStore(
                 postgres.location().conninfo,
@@ -124,6 +128,8 @@ def build_queue_store(settings: Settings, postgres: PostgresServer) -> QueueStor
         case SqliteViewSettings():
             return SqliteQueueStore(settings.views_path())
         case PostgresViewSettings(schema_name=schema):
+            from factledger.adapters.postgres.queue_store import PostgresQueueStore
+
             standby = postgres.read_location()
             return PostgresQueueStore(
                 postgres.location().conninfo,

@@ -10,10 +10,13 @@ stop the server themselves: closing one of them must not pull it from under the 
 from __future__ import annotations
 
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from factledger.adapters.postgres_pool import PoolOptions
-from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
+from factledger.adapters.postgres_options import PoolOptions
 from factledger.api.settings import Settings
+
+if TYPE_CHECKING:  # the driver is imported when a part first asks for the server
+    from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
 
 
 class PostgresServer:
@@ -27,6 +30,9 @@ class PostgresServer:
     def location(self) -> PostgresLocation:
         """The configured server's location (the embedded server is started on first call)."""
         if self._location is None:
+            # Imported here: a runtime with no PostgreSQL store never imports the driver.
+            from factledger.adapters.postgres_server import EmbeddedPostgres, PostgresLocation
+
             url = self._settings.database_url
             if url is not None:
                 self._location = PostgresLocation.from_url(url.get_secret_value())
@@ -43,6 +49,8 @@ class PostgresServer:
         url = self._settings.database_read_url
         if url is None or self._settings.database_url is None:
             return None
+        from factledger.adapters.postgres_server import PostgresLocation
+
         return PostgresLocation.from_url(url.get_secret_value())
 
     def pool(self, *, max_size: int | None = None) -> PoolOptions:

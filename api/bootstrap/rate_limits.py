@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from contextlib import AsyncExitStack
 
-from factledger.adapters.postgres.rate_store import PostgresRateStore
 from factledger.adapters.sqlite.rate_store import SqliteRateStore
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
@@ -37,6 +36,9 @@ async def open_rate_store(
             stack.callback(sqlite.close)
             return sqlite
         case PostgresEventStoreSettings(schema_name=schema):
+            # Imported in the arm: a start with no PostgreSQL store never imports the driver.
+            from factledger.adapters.postgres.rate_store import PostgresRateStore
+
             pg = await PostgresRateStore.connect(
                 postgres.location().conninfo, schema=schema, pool=postgres.pool()
             )

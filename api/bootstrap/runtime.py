@@ -7,8 +7,8 @@ not ask for them (the HTTP routes that need a missing part answer 503).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from factledger.adapters.postgres.replay_position import ReplayPositions
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.importing.positions import ImportPositions
 from factledger.application.judgement.ports import SentenceJudge
@@ -25,6 +25,9 @@ from factledger.application.sync.worker import SyncWorker
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.review_queue.projection import ReviewQueueProjection
+
+if TYPE_CHECKING:  # the driver is imported only where a standby is configured
+    from factledger.adapters.postgres.replay_position import ReplayPositions
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,6 @@ from dataclasses import replace
 
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
-from factledger.adapters.postgres.commit_listener import CommitListener, start_listening
-from factledger.adapters.postgres.event_store import commit_channel, ensure_schema
-from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
-from factledger.adapters.postgres.sync_store import PostgresSyncStore
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.background import run_until_closed
@@ -32,6 +28,7 @@ from factledger.api.bootstrap.runtime import Needs, Runtime
 from factledger.api.settings import (
     InMemorySessionBufferSettings,
     InMemorySyncStoreSettings,
+    PostgresEventStoreSettings,
     PostgresSessionBufferSettings,
     PostgresSyncStoreSettings,
     RecallSettings,
@@ -75,6 +72,10 @@ async def open_session_buffer(
             stack.callback(sqlite.close)
             return sqlite
         case PostgresSessionBufferSettings(schema_name=schema):
+            # Imported in the arm: a start with no PostgreSQL store never imports the driver.
+            from factledger.adapters.postgres.event_store import ensure_schema
+            from factledger.adapters.postgres.session_buffer import PostgresSessionBuffer
+
             location = postgres.location()
             ensure_schema(location, schema, pool=postgres.pool())
             pg = await PostgresSessionBuffer.connect(
@@ -91,6 +92,9 @@ async def open_sync_store(
         case InMemorySyncStoreSettings():
             return InMemorySyncStore()
         case PostgresSyncStoreSettings(schema_name=schema):
+            from factledger.adapters.postgres.event_store import ensure_schema
+            from factledger.adapters.postgres.sync_store import PostgresSyncStore
+
             location = postgres.location()
             ensure_schema(location, schema, pool=postgres.pool())
             store = await PostgresSyncStore.connect(
@@ -169,7 +173,7 @@ async def open_services(
         ports = sync_ports(settings, store, feed, backend, proposer, judge)
         in_process = isinstance(settings.sync.store, InMemorySyncStoreSettings)
         runs_here = needs.run_sync if needs.run_sync is not None else in_process
-        channel = commit_channel(ledger.recorder)
+        channel = commit_channel_of(settings, ledger)
         listens = channel is not None and (runs_here or needs.listen_for_commits)
         wakeup = Wakeup() if runs_here or listens else None
         options = sync_options(settings)
@@ -196,11 +200,23 @@ async def open_services(
     )
 
 
+def commit_channel_of(settings: Settings, ledger: Ledger) -> str | None:
+    """The channel a PostgreSQL ledger notifies of its commits (None for another store)."""
+    if not isinstance(settings.event_store, PostgresEventStoreSettings):
+        return None
+    # Imported here: a start with no PostgreSQL store never imports the driver.
+    from factledger.adapters.postgres.event_store import commit_channel
+
+    return commit_channel(ledger.recorder)
+
+
 def listen_for_commits(
     postgres: PostgresServer, channel: str, wakeup: Wakeup, stack: AsyncExitStack
 ) -> None:
     """Until `stack` closes, commits of other processes (PostgreSQL's NOTIFY in the events'
     transaction) wake the worker, on a connection of its own."""
+    from factledger.adapters.postgres.commit_listener import CommitListener, start_listening
+
     listener = CommitListener(
         postgres.location().conninfo,
         channel,

@@ -12,7 +12,6 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import httpx
 
-from factledger.adapters.postgres.delivery_log import PostgresDeliveryLog
 from factledger.adapters.sqlite.delivery_log import SqliteDeliveryLog
 from factledger.adapters.webhook_http import HttpxWebhookSender
 from factledger.api.bootstrap.ledger import open_ledger
@@ -48,6 +47,9 @@ async def open_delivery_log(
     """Opens the delivery log beside the event store (closed by `stack`)."""
     match settings.event_store:
         case PostgresEventStoreSettings(schema_name=schema):
+            # Imported in the arm: a start with no PostgreSQL store never imports the driver.
+            from factledger.adapters.postgres.delivery_log import PostgresDeliveryLog
+
             pg = await PostgresDeliveryLog.connect(
                 postgres.location().conninfo, schema=schema, pool=postgres.pool()
             )

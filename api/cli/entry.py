@@ -1,14 +1,19 @@
 """The `factledger` console script. `factledger version` answers from the package's metadata
 alone: loading the command set imports the whole service (the app, its stores, the console),
-which a version check has no use for. Every other command line goes to `api.cli.main`."""
+which a version check has no use for. A command line that starts with a command's name loads
+only the module that keeps that command (`api.cli.commands`); any other goes to
+`api.cli.main`, the whole set."""
 
 from __future__ import annotations
 
 import gc
+import importlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import version
+
+from factledger.api.cli.commands import COMMAND_MODULES, SUMMARY
 
 
 def main() -> None:
@@ -16,9 +21,21 @@ def main() -> None:
         print(version("factledger"))  # noqa: T201 - the command's whole output
         return
     with imports_without_collection():
-        from factledger.api.cli.main import main as run_command
-
+        run_command = command_line_app(sys.argv[1:2])
     run_command()
+
+
+def command_line_app(first: list[str]) -> Callable[[], object]:
+    """The app for a command line whose first argument is `first`: the module of that
+    command alone, or the whole command set."""
+    module = COMMAND_MODULES.get(first[0]) if first else None
+    if module is None:
+        from factledger.api.cli.main import app
+    else:
+        from factledger.api.cli.assembly import assemble
+
+        app = assemble("factledger", SUMMARY, [importlib.import_module(module)])
+    return app
 
 
 @contextmanager

@@ -20,10 +20,11 @@ from factledger.api.cli import subjects as cli_subjects
 from factledger.api.cli import sync as cli_sync
 from factledger.api.cli import webhooks as cli_webhooks
 from factledger.api.cli.assembly import assemble
+from factledger.api.cli.commands import SUMMARY
 
 app = assemble(
     "factledger",
-    "Event-sourced memory for AI agents.",
+    SUMMARY,
     (
         cli_serve,
         cli_sync,

@@ -28,11 +28,13 @@ from factledger.api.settings import (
 token_app = typer.Typer(help="Development tokens, signed with the configured keys.")
 
 
-def create_served_app() -> FastAPI:
+def create_served_app(*, routes_after_ready: bool = True) -> FastAPI:
     """What `factledger serve` runs in each worker: the API, the console and the MCP tools.
-    The console and MCP stand side by side on the API, so they meet only here."""
+    The console and MCP stand side by side on the API, so they meet only here. A served app
+    has its health routes at once and the others once it is ready
+    (`api.http.deferred_routes`); with `routes_after_ready=False`, all at once."""
     settings = Settings()
-    app = create_app_with_console(settings)
+    app = create_app_with_console(settings, routes_after_ready=routes_after_ready)
     mount_mcp(app, ProtectedResource.of(settings.api, settings.auth))
     return app
 

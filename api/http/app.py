@@ -7,7 +7,7 @@ ready-made `Runtime` with `create_app(ports=...)` (no `dependency_overrides`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -15,30 +15,19 @@ from fastapi import FastAPI
 from factledger.adapters.in_memory.idempotency_store import InMemoryIdempotencyStore
 from factledger.api.bootstrap.compose import open_runtime_patiently
 from factledger.api.bootstrap.runtime import Runtime
+from factledger.api.bootstrap.warmup import FALLBACK_S
 from factledger.api.http.auth import TokenVerifier
 from factledger.api.http.body_deadline import BodyDeadlineMiddleware
-from factledger.api.http.deps import WRITE_SLOT, ApiState
+from factledger.api.http.deferred_routes import DeferredRoutes, RoutesGate
+from factledger.api.http.deps import ApiState
 from factledger.api.http.errors import install_error_handlers
 from factledger.api.http.metrics import ApiMetrics
 from factledger.api.http.middleware import BodySizeLimitMiddleware, RequestContextMiddleware
 from factledger.api.http.overload import WriteLimiter, io_executor
+from factledger.api.http.paths import IMPORT_PATH
 from factledger.api.http.rate_limit import RateLimiter
 from factledger.api.http.read_routing import ReadRoutingMiddleware
-from factledger.api.http.routes.dead_letters import router as dead_letters_router
-from factledger.api.http.routes.erasure import router as erasure_router
-from factledger.api.http.routes.event_stream import router as event_stream_router
-from factledger.api.http.routes.events import router as events_router
-from factledger.api.http.routes.expiry import router as expiry_router
-from factledger.api.http.routes.forget import router as forget_router
 from factledger.api.http.routes.health import router as health_router
-from factledger.api.http.routes.importing import IMPORT_PATH
-from factledger.api.http.routes.importing import router as import_router
-from factledger.api.http.routes.profile import router as profile_router
-from factledger.api.http.routes.proposals import router as proposals_router
-from factledger.api.http.routes.queue import router as queue_router
-from factledger.api.http.routes.recall import router as recall_router
-from factledger.api.http.routes.sessions import router as sessions_router
-from factledger.api.http.routes.subjects import router as subjects_router
 from factledger.api.http.stream_leases import StreamLeases
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import AuthSettings, RateLimitSettings, Settings
@@ -62,11 +51,15 @@ def create_app(
     auth: AuthSettings | None = None,
     max_body_bytes: int | None = None,
     rate_limit: RateLimitSettings | None = None,
+    routes_after_ready: bool = False,
 ) -> FastAPI:
     """Builds the app: with a ready `Runtime` as `ports` (tests) or from `settings` through
     `api.bootstrap`.
 
-    `auth`, `max_body_bytes` and `rate_limit` override the settings' values (tests).
+    `auth`, `max_body_bytes` and `rate_limit` override the settings' values (tests). With
+    `routes_after_ready` (`factledger serve`), the app starts with its health routes only and
+    loads the others once it is ready (`api.http.deferred_routes`); `app.state.routes` holds
+    the parts still to load, to which the console adds its own.
     """
     if settings is None:
         settings = Settings() if ports is None else Settings(auth=auth or AuthSettings())
@@ -90,6 +83,7 @@ def create_app(
     )
     if state.limiter is not None and ports is not None:
         state.limiter.share(ports.rate_store)
+    routes = DeferredRoutes() if routes_after_ready else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -103,7 +97,11 @@ def create_app(
             state.ports = runtime
             if state.limiter is not None:
                 state.limiter.share(runtime.rate_store)
+            # No probe may ask: the routes load a little later all the same.
+            later = None if routes is None else loop_later(FALLBACK_S, routes.start)
             yield
+            if later is not None:
+                later.cancel()
             if state.limiter is not None:
                 state.limiter.share(None)
         state.ports = None
@@ -121,22 +119,13 @@ def create_app(
     app.state.api = state
     install_error_handlers(app)
     app.include_router(health_router)
-    app.include_router(recall_router)  # never waits for a write slot
-    app.include_router(event_stream_router)  # a read that lasts: never holds a write slot
-    for router in (
-        subjects_router,
-        sessions_router,
-        proposals_router,
-        forget_router,
-        erasure_router,
-        expiry_router,
-        profile_router,
-        queue_router,
-        events_router,
-        dead_letters_router,
-        import_router,
-    ):
-        app.include_router(router, dependencies=[WRITE_SLOT])
+    if routes is None:
+        from factledger.api.http.route_set import include_api_routes
+
+        include_api_routes(app)
+    else:
+        routes.add(lambda: _api_routes(app))
+        app.state.routes = routes
     # Added last = outermost: the request context wraps the body limit and every handler.
     limit = max_body_bytes or settings.api.max_body_bytes
     # An import's body is streamed line by line, each line bounded by the import itself.
@@ -151,8 +140,23 @@ def create_app(
         timeout_s=settings.api.body_timeout_s,
         min_bytes_per_s=settings.api.body_min_bytes_per_s,
     )
+    if routes is not None:
+        # Inside the request context: a request that waited for the routes is logged and
+        # timed whole.
+        app.add_middleware(RoutesGate, routes=routes)
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app
+
+
+def _api_routes(app: FastAPI) -> Callable[[], None]:
+    """Imports the route set (the slow part, on the loader's thread); returns its inclusion."""
+    from factledger.api.http.route_set import include_api_routes
+
+    return lambda: include_api_routes(app)
+
+
+def loop_later(delay_s: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
+    return asyncio.get_running_loop().call_later(delay_s, callback)
 
 
 def _tenant_share(share: float, auth: AuthSettings) -> float:

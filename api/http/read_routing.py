@@ -21,13 +21,16 @@ primary, and a read request that writes (a view catch-up) reads the primary from
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from factledger.adapters.postgres.replay_position import ReplayPositions, valid_position
-from factledger.adapters.read_routing import reading_from_standby
+from factledger.adapters.read_routing import reading_from_standby, valid_position
 from factledger.api.http.deps import ApiState
 from factledger.api.http.errors import error_body
+
+if TYPE_CHECKING:  # the driver is imported only where a standby is configured
+    from factledger.adapters.postgres.replay_position import ReplayPositions
 
 POSITION_HEADER = "factledger-position"
 _POSITION_HEADER_BYTES = POSITION_HEADER.encode()

@@ -272,7 +272,9 @@ def test_a_real_server_logs_a_500_without_content(tmp_path: Path, json_lines: bo
     try:
         wait_until_ready(base_url, process)
         body = {"kind": "lead", "external_ref": CANARY_BODY}
-        response = httpx.post(f"{base_url}/v1/subjects", json=body, headers=SERVICE, timeout=10)
+        # The first request after ready waits for the routes' load (ADR 0095): seconds on a
+        # loaded machine.
+        response = httpx.post(f"{base_url}/v1/subjects", json=body, headers=SERVICE, timeout=60)
         assert response.status_code == 500
     finally:
         process.terminate()

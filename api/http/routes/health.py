@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import suppress
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.background import BackgroundTask
 
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.bootstrap.warmup import start_after_ready_async
+from factledger.api.http.deferred_routes import DeferredRoutes
 from factledger.api.http.deps import StateDep
 from factledger.api.http.errors import STORE_RETRY_AFTER_S
 from factledger.api.http.readiness import Check, Readiness, readiness, store_checks
@@ -40,7 +42,7 @@ async def healthz() -> dict[str, str]:
         503: {"description": "Not ready: still starting, or a store is down (`failing` names it)."}
     },
 )
-async def readyz(state: StateDep) -> JSONResponse:
+async def readyz(state: StateDep, request: Request) -> JSONResponse:
     if state.ports is None:
         return JSONResponse({"status": "starting"}, status_code=503)
     checks: dict[str, Check] = store_checks(state.ports)
@@ -60,10 +62,21 @@ async def readyz(state: StateDep) -> JSONResponse:
         answer = {"status": "not_ready", "failing": stores.failing, "checks": body}
         retry = {"Retry-After": str(STORE_RETRY_AFTER_S)}
         return JSONResponse(answer, status_code=503, headers=retry)
-    # Ready: what the start left for later (the models, some libraries) begins once this
-    # answer is sent, so that it never holds up the answer itself.
-    warm = BackgroundTask(start_after_ready_async)
+    # Ready: what the start left for later (the routes, then the models and some libraries)
+    # begins once this answer is sent, so that it never holds up the answer itself.
+    warm = BackgroundTask(_warm_up, request.app)
     return JSONResponse({"status": "ready", "checks": body}, background=warm)
+
+
+async def _warm_up(app: FastAPI) -> None:
+    """The routes first, when they are still to load (requests wait for them, not for the
+    models), then the models and libraries, which would otherwise share the interpreter's
+    lock with the routes' load."""
+    routes: DeferredRoutes | None = getattr(app.state, "routes", None)
+    if routes is not None and not routes.installed:
+        with suppress(Exception):  # logged by the load; the next request tries again
+            await routes.wait()
+    await start_after_ready_async()
 
 
 class MemoryDegradedError(Exception):

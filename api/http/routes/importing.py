@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query, Request
 
 from factledger.api.http.deps import Operator, StateDep
 from factledger.api.http.errors import ServiceUnavailableError
+from factledger.api.http.paths import IMPORT_PATH
 from factledger.api.http.schemas.common import ERRORS
 from factledger.api.http.schemas.importing import ImportReportOut
 from factledger.application.importing.importer import (
@@ -25,7 +26,6 @@ from factledger.application.importing.importer import (
 )
 from factledger.application.importing.lines import split_stream
 
-IMPORT_PATH = "/v1/import"
 IMPORT_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
 NDJSON_BODY = {
     "requestBody": {

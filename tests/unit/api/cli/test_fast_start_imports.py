@@ -66,15 +66,25 @@ def test_the_benchmarks_are_the_labs_command_not_the_products() -> None:
 
 
 def test_a_start_to_ready_leaves_the_deferred_libraries_to_after_ready() -> None:
-    # The command set and the served app, as a start imports and builds them; the lemmatiser,
-    # the secret detectors and the vendor SDK come later (`api/bootstrap/deferred_imports.py`),
-    # the model runtime with the model's load.
+    # The command and the served app, as `factledger serve` imports and builds them; the
+    # lemmatiser, the secret detectors and the vendor SDK come later
+    # (`api/bootstrap/deferred_imports.py`), the model runtime with the model's load, the
+    # routes once ready (`api/http/deferred_routes.py`). The PostgreSQL driver and the other
+    # commands' modules never come to an embedded start.
     probe = textwrap.dedent(
         """
         import json, sys
-        import factledger.api.cli.main
+        from factledger.api.cli.entry import command_line_app
+        command_line_app(["serve"])
         from factledger.api.cli.serve import create_served_app
         create_served_app()
+        never = sorted(
+            m for m in sys.modules
+            if m.split(".")[0] in ("psycopg", "psycopg_pool", "pgvector")
+            or m.startswith(("factledger.adapters.postgres.", "factledger.adapters.pgvector"))
+            or m in ("factledger.api.cli.main", "factledger.api.cli.sync")
+            or m in ("factledger.api.http.route_set", "factledger.api.console.build")
+        )
         later = (
             "simplemma", "detect_secrets", "requests", "supermemory", "onnxruntime", "tokenizers"
         )
@@ -82,12 +92,13 @@ def test_a_start_to_ready_leaves_the_deferred_libraries_to_after_ready() -> None
         from factledger.api.bootstrap.deferred_imports import import_deferred
         import_deferred()
         after = sorted(m for m in later if m in sys.modules)
-        print(json.dumps([before, after]))
+        print(json.dumps([never, before, after]))
         """
     )
     out = subprocess.run(  # noqa: S603 - this interpreter, our own probe
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
-    before, after = json.loads(out.strip().splitlines()[-1])
+    never, before, after = json.loads(out.strip().splitlines()[-1])
+    assert never == []
     assert before == []
     assert after == ["detect_secrets", "requests", "simplemma"]

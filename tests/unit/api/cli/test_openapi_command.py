@@ -3,20 +3,29 @@ to a file, without opening a ledger."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
+import httpx
 from typer.testing import CliRunner
 
 from factledger.api.cli.main import app
 from factledger.api.cli.serve import create_served_app
 
 
+async def served_document() -> object:
+    """`/openapi.json` of the app `factledger serve` runs (its routes load when first asked)."""
+    transport = httpx.ASGITransport(app=create_served_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
+        return (await http.get("/openapi.json")).json()
+
+
 def test_openapi_prints_the_served_document(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["openapi"], env={"FACTLEDGER_DATA_DIR": str(tmp_path)})
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    assert document == create_served_app().openapi()
+    assert document == asyncio.run(served_document())
     assert "/v1/subjects/{subject}/recall" in document["paths"]
     assert list(tmp_path.iterdir()) == []  # nothing opened, nothing written
 

@@ -17,7 +17,12 @@ from factledger.api.cli.entry import imports_without_collection
 
 # Each of these is the service (the web stack, the event store, the MCP SDK, our layers).
 SERVICE = ("fastapi", "starlette", "uvicorn", "eventsourcing", "mcp", "typer", "factledger.")
-ENTRY = {"factledger.api", "factledger.api.cli", "factledger.api.cli.entry"}
+ENTRY = {
+    "factledger.api",
+    "factledger.api.cli",
+    "factledger.api.cli.entry",
+    "factledger.api.cli.commands",
+}
 
 
 def run_entry_point(*args: str) -> dict[str, object]:
