@@ -38,7 +38,12 @@ LIMITS = {
 @contextmanager
 def two_processes(data_dir: Path, extra: Mapping[str, str]) -> Iterator[list[str]]:
     with ExitStack() as stack:
-        yield [stack.enter_context(serving(data_dir, extra, name=f"api-{n}")) for n in "ab"]
+        base_urls = [stack.enter_context(serving(data_dir, extra, name=f"api-{n}")) for n in "ab"]
+        # A process answers `/readyz` before its routes are in (ADR 0095): the window opens
+        # once both serve them, or the one still loading them answers a handful of requests.
+        for base_url in base_urls:
+            httpx.get(f"{base_url}/openapi.json", timeout=60).raise_for_status()
+        yield base_urls
 
 
 def hammer(base_urls: list[str]) -> tuple[Counter[tuple[str, int]], float, list[str]]:

@@ -11,7 +11,7 @@ from e2e.test_rate_limits_two_processes import LIMITS, assert_rate_held_in_total
 
 from factledger.adapters.postgres_server import PostgresLocation
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.serial]
 
 
 def test_two_processes_on_one_postgres_hold_the_rate_in_total(
