@@ -24,9 +24,8 @@ inserts every unit's events in one statement and commits once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
-from uuid import UUID
 
 import psycopg
 from eventsourcing.persistence import IntegrityError, StoredEvent
@@ -78,32 +77,6 @@ class GroupCommitRecorder(SchemaLockedTables, PostgresApplicationRecorder):
         self.group: GroupCommit[Work] = GroupCommit(
             self._run_batch, name=f"ledger-group-commit-{datastore.schema}"
         )
-        self._select_streams = SQL(
-            "SELECT e.originator_id, e.originator_version, e.topic, e.state"
-            " FROM unnest(%s::uuid[], %s::bigint[]) AS w(id, after)"
-            " JOIN {0}.{1} AS e ON e.originator_id = w.id AND e.originator_version > w.after"
-            " ORDER BY e.originator_id, e.originator_version"
-        ).format(*table)
-
-    def select_streams(self, after: Mapping[UUID, int]) -> dict[UUID, list[StoredEvent]]:
-        """Each stream's events after the version given for it (0: all), oldest first, in one
-        statement (a page that quotes fifty subjects would otherwise wait for fifty reads); a
-        stream with none is absent."""
-        found: dict[UUID, list[StoredEvent]] = {}
-        if not after:
-            return found
-        with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            curs.execute(self._select_streams, [list(after), list(after.values())], prepare=True)
-            for row in curs.fetchall():
-                found.setdefault(row["originator_id"], []).append(
-                    StoredEvent(
-                        originator_id=row["originator_id"],
-                        originator_version=row["originator_version"],
-                        topic=row["topic"],
-                        state=bytes(row["state"]),
-                    )
-                )
-        return found
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any

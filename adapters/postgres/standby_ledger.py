@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -39,7 +39,6 @@ from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.read_routing import standby_allowed
 from factledger.application.errors import StoreUnavailableError
 from factledger.application.ledger.event_store_errors import reporting_unavailability
-from factledger.application.ledger.streams import select_streams
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
@@ -103,9 +102,6 @@ class RoutedReads(ApplicationRecorder):
         return self._routed(
             lambda r: r.select_events(originator_id, gt=gt, lte=lte, desc=desc, limit=limit)
         )
-
-    def select_streams(self, after: Mapping[UUID, int]) -> dict[UUID, list[StoredEvent]]:
-        return self._routed(lambda r: select_streams(r, after))
 
     def select_notifications(
         self,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from copy import deepcopy
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -21,7 +20,6 @@ import structlog
 from eventsourcing.application import (
     AggregateNotFoundError,
     Application,
-    Cache,
     Repository,
     project_aggregate,
 )
@@ -62,7 +60,6 @@ from factledger.application.ledger.snapshots.store import (
     SubjectSnapshots,
     is_due,
 )
-from factledger.application.ledger.streams import select_streams
 from factledger.application.ledger.subject_ids import SubjectIds
 from factledger.application.ledger.tenants import TenantCache
 from factledger.application.ledger.transcoder import TopLevelJSONTranscoder
@@ -278,63 +275,6 @@ class LedgerCore(Application[UUID]):
         if self.history is self.events:
             return self.subject(tenant, subject_id)
         return self.subject_as_read(tenant, subject_id).subject
-
-    def read_subjects(self, tenant: str, subject_ids: Sequence[UUID]) -> dict[UUID, Subject]:
-        """Subjects of this tenant for a request that only reads, as `read_subject` gives each,
-        read together: the events each needs (those after its cached state, or its whole
-        stream) in one statement where the store can, opened with one key-store read. A page
-        quoting fifty subjects would otherwise wait for fifty loads and their keys one by one.
-        A subject that does not exist or is another tenant's is absent. Words whose keys were
-        deleted stay unreadable, and a cached state takes the forgets recorded since, as in
-        every other read."""
-        ids = list(dict.fromkeys(subject_ids))
-        cached = self._cached_copies(ids)
-        after = {sid: cached[sid].version if sid in cached else 0 for sid in ids}
-        streams = select_streams(self.history.recorder, after)
-        stored = [event for stream in streams.values() for event in stream]
-        mapper = self.history.mapper
-        if isinstance(mapper, ShreddingMapper):
-            decoded = mapper.to_domain_events(stored)
-        else:  # pragma: no cover - the ledger always builds its own mapper
-            decoded = [mapper.to_domain_event(event) for event in stored]
-        by_subject: dict[UUID, list[DomainEventProtocol[UUID]]] = {sid: [] for sid in ids}
-        for event in decoded:
-            by_subject[event.originator_id].append(event)
-        cache = self._subject_cache()
-        found: dict[UUID, Subject] = {}
-        for sid, events in by_subject.items():
-            subject = cast("Subject | None", project_aggregate(cached.get(sid), events))
-            if subject is None:
-                continue
-            if cache is not None and sid not in cached:
-                cache.put(sid, deepcopy(subject))  # as a load of its own would have cached it
-            if subject.tenant == tenant:
-                found[sid] = subject
-        return found
-
-    def _subject_cache(self) -> Cache[UUID, Any] | None:
-        """The repository's cache of subjects, when reads go to the store that fills it."""
-        return self.repository.cache if self.history is self.events else None
-
-    def _cached_copies(self, subject_ids: Sequence[UUID]) -> dict[UUID, Subject]:
-        """Copies of the cached subjects among `subject_ids`, each taken under the lock the
-        repository holds while it brings that subject forward (so no copy is half-applied)."""
-        cache = self._subject_cache()
-        if cache is None:
-            return {}
-        repository = self.repository
-        copies: dict[UUID, Subject] = {}
-        for sid in subject_ids:
-            lock = repository._use_fastforward_lock(sid)  # the library's own lock
-            try:
-                with lock:
-                    try:
-                        copies[sid] = cast("Subject", deepcopy(cache.get(sid)))
-                    except KeyError:
-                        continue
-            finally:
-                repository._disuse_fastforward_lock(sid)
-        return copies
 
     def tenant_of(self, subject_id: UUID) -> str:
         """The tenant a subject was registered in, from its first event alone (a subject never

@@ -34,8 +34,6 @@ UNREACHABLE = (OperationalError, InterfaceError)
 QUICK_FAILURE_S = 0.5
 RETRY_PAUSE_S = 0.1
 RECORDER_CALLS = ("insert_events", "select_events", "select_notifications", "max_notification_id")
-# Calls only some recorders have (reading several streams in one statement).
-OPTIONAL_CALLS = ("select_streams",)
 
 
 class EventStoreUnavailableError(StoreUnavailableError):
@@ -93,7 +91,7 @@ def _without_library_retry(recorder: ApplicationRecorder, name: str) -> Callable
 def reporting_unavailability(recorder: ApplicationRecorder) -> ApplicationRecorder:
     """`recorder`, its database calls raising `EventStoreUnavailableError` on failure, within
     one wait for a connection."""
-    for name in (*RECORDER_CALLS, *OPTIONAL_CALLS):
+    for name in RECORDER_CALLS:
         if not hasattr(recorder, name):
             continue
         setattr(recorder, name, translated(_without_library_retry(recorder, name)))

@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import psycopg
 import structlog.testing
@@ -38,7 +38,6 @@ from factledger.application.review_queue.queue import QueueCursor, QueueFilter
 from factledger.bench.machine import load_average
 from factledger.bench.review_queue.browse import Scenario, Timed, served, time_pages
 from factledger.bench.review_queue.compose import Case, Compared, compare
-from factledger.bench.review_queue.inline import evidence_inline
 from factledger.bench.review_queue.plans import kept_vs_counted, plans
 from factledger.bench.review_queue.runtime import (
     VIEWS_SCHEMA,
@@ -56,25 +55,15 @@ from factledger.bench.review_queue.seed import (
     seed,
     utc_now,
 )
-from factledger.bench.review_queue.streams import stream_by_stream
 from factledger.domain.provenance import Origin
 
 console = Console()
 BUDGET_MS = 300.0
-# The side-by-side's other console, by `--before`: its name, and what the table compares.
-BEFORE = {
-    "rows": "counted over rows",
-    "streams": "stream by stream",
-    "inline": "evidence inline",
-}
-COMPARED = {
-    "rows": "combined filters, ages and text counted over the rows (before) vs from the "
-    "counters (product)",
-    "streams": "each row's evidence in context in the page, each quoting subject's stream "
-    "loaded on its own (before) vs the evidence loaded when opened (product)",
-    "inline": "each row's evidence in context in the page, the page's streams read together "
-    "(before) vs the evidence loaded when opened (product)",
-}
+# The side-by-side's other console: its name, and what the table compares.
+BEFORE = "counted over rows"
+COMPARED = (
+    "combined filters, ages and text counted over the rows (before) vs from the counters (product)"
+)
 EVERY_SUBJECT = "crm"  # a text in every subject's reference: the broadest search
 
 
@@ -311,15 +300,14 @@ def _vacuumed(conninfo: str) -> None:
     )
 
 
-def _before_app(runtime: Runtime, before: str, auth: AuthSettings) -> FastAPI:
-    """The side-by-side's other console: the product's, with one lab variant injected."""
-    ports = {"rows": counted_over_rows, "streams": stream_by_stream}.get(before)
-    app = create_app(
-        ports=runtime if ports is None else ports(runtime),
+def _before_app(runtime: Runtime, auth: AuthSettings) -> FastAPI:
+    """The side-by-side's other console: the product's, its combined filters, ages and text
+    counted over the rows."""
+    return create_app(
+        ports=counted_over_rows(runtime),
         auth=auth,
         rate_limit=RateLimitSettings(enabled=False),
     )
-    return app if before == "rows" else evidence_inline(app)
 
 
 def bench_queue(
@@ -350,15 +338,6 @@ def bench_queue(
             "rows (as before their counters) and time both in Chromium, loads alternating."
         ),
     ] = True,
-    before: Annotated[
-        Literal["rows", "streams", "inline"],
-        typer.Option(
-            help="What the side-by-side's other console does as before: 'rows' counts combined "
-            "filters, ages and text over the rows; 'inline' renders every row's evidence in "
-            "context into the page (its subjects read together), 'streams' the same with each "
-            "quoting subject's stream loaded on its own."
-        ),
-    ] = "rows",
     keep: Annotated[
         bool,
         typer.Option(
@@ -431,7 +410,7 @@ def bench_queue(
                 return
             apps = {"product": app}
             if side_by_side:
-                apps[BEFORE[before]] = _before_app(runtime, before, auth)
+                apps[BEFORE] = _before_app(runtime, auth)
             with ExitStack() as stack, structlog.testing.capture_logs():
                 urls = {name: stack.enter_context(served(a)) for name, a in apps.items()}
                 load_before = load_average()
@@ -440,9 +419,7 @@ def bench_queue(
         for name, variant in by_variant.items():
             console.print(_table(variant, runs, name))
         if side_by_side:
-            console.print(
-                _side_by_side(by_variant[BEFORE[before]], by_variant["product"], COMPARED[before])
-            )
+            console.print(_side_by_side(by_variant[BEFORE], by_variant["product"], COMPARED))
         timed = by_variant["product"]
         worst = max(t.p95 for t in timed)
         console.print(
