@@ -18,7 +18,7 @@ Notification ids have gaps (a rejected insert burns one), so positions are ids, 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -68,27 +68,12 @@ def read_events(
     """Up to `limit` events with a position above `after`, in log order (decoded and upcast);
     with `transcript_text=False` a session's messages may keep their texts sealed
     (`ShreddingMapper.to_domain_events`)."""
-    return read_page(app, after=after, limit=limit, transcript_text=transcript_text)()
-
-
-def read_page(
-    app: Application[UUID], *, after: int, limit: int = PAGE, transcript_text: bool = True
-) -> Callable[[], list[Tracked]]:
-    """`read_events` in two halves: this call reads and decodes the page and reads its keys;
-    the call it returns opens the sealed fields and gives the events (on the ledger's mapper;
-    on another, everything is done here)."""
     notifications = app.recorder.select_notifications(start=after + 1, limit=limit)
     mapper = app.mapper
     if isinstance(mapper, ShreddingMapper):  # the ledger's: reads a page's keys at once
-        page = mapper.sealed_page(notifications, transcript_text=transcript_text)
-
-        def opened() -> list[Tracked]:
-            events = mapper.opened(page)
-            return [Tracked(n.id, e) for n, e in zip(notifications, events, strict=True)]
-
-        return opened
-    tracked = [Tracked(n.id, mapper.to_domain_event(n)) for n in notifications]
-    return lambda: tracked
+        events = mapper.to_domain_events(notifications, transcript_text=transcript_text)
+        return [Tracked(n.id, e) for n, e in zip(notifications, events, strict=True)]
+    return [Tracked(n.id, mapper.to_domain_event(n)) for n in notifications]
 
 
 def reads_transcript_text(processors: Sequence[Processor]) -> bool:
@@ -146,23 +131,18 @@ class Follower:
             batch = self._read(after=processor.position())
             while batch:
                 last = batch[-1].position
-                # The thread reads, decodes and reads the keys; this one opens the sealed
-                # fields: the thread's half was the longer path, this one waited for it.
-                upcoming = reader.submit(self._read_sealed, after=last)
+                upcoming = reader.submit(self._read, after=last)
                 processor.process(batch)
                 fed += len(batch)
                 if len(batch) < self.page:
                     break
-                batch = upcoming.result()()
+                batch = upcoming.result()
                 if processor.position() != last:  # it kept another position: read from there
                     batch = self._read(after=processor.position())
         return fed
 
     def _read(self, *, after: int) -> list[Tracked]:
-        return self._read_sealed(after=after)()
-
-    def _read_sealed(self, *, after: int) -> Callable[[], list[Tracked]]:
-        return read_page(
+        return read_events(
             self.app, after=after, limit=self.page, transcript_text=self._transcript_text
         )
 

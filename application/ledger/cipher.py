@@ -43,7 +43,6 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 from uuid import UUID
 
@@ -189,19 +188,6 @@ def _fields_of(cls: type[object]) -> tuple[str, ...]:
         return _FIELDS_BY_CLASS.setdefault(cls, found)
 
 
-@dataclass(frozen=True, slots=True)
-class SealedPage:
-    """Decoded events whose sealed fields are not opened yet (`ShreddingMapper.sealed_page`),
-    the stored states they were decoded from, whether their transcripts' lines open too, and
-    the ciphers that open them."""
-
-    events: list[DomainEventProtocol[UUID]]
-    states: list[bytes]
-    lines: bool
-    # Key id -> its cipher, None for a key that is gone: every key the sealed fields name.
-    ciphers: dict[str, AESGCM | None]
-
-
 class ShreddingMapper(Mapper[UUID]):
     """A library `Mapper` that encrypts `ENCRYPTED_FIELDS` with keys from a `KeyStore`."""
 
@@ -299,68 +285,45 @@ class ShreddingMapper(Mapper[UUID]):
         (sealed; a line without a key of its own as it was written) and no line key is read:
         for a reader of everything but the words (the profile and review-queue views count a
         session's lines), opening them was most of the cost of a long transcript."""
-        return self.opened(self.sealed_page(stored_events, transcript_text=transcript_text))
-
-    def sealed_page(
-        self, stored_events: Sequence[StoredEvent], *, transcript_text: bool = True
-    ) -> SealedPage:
-        """The first half of `to_domain_events`: the events decoded with their sealed fields
-        still sealed, and the keys `opened` will need read (a rebuild's read-ahead thread does
-        this half, its main thread the other)."""
         events = [super(ShreddingMapper, self).to_domain_event(s) for s in stored_events]
-        ciphers = self._prefetch(events, lines=transcript_text)
-        states = [stored.state for stored in stored_events]
-        return SealedPage(events, states, transcript_text, ciphers)
-
-    def opened(self, page: SealedPage) -> list[DomainEventProtocol[UUID]]:
-        """The page's events with their sealed fields opened (in place)."""
+        self._prefetch(events, lines=transcript_text)
         # A page's events share few keys (a proposal's fields, a save's proposals): each key's
         # cipher is found once per page, not once per field.
-        opened = dict(page.ciphers)
+        opened: dict[str, AESGCM | None] = {}
         return [
-            self._opened(event, state, opened, lines=page.lines)
-            for event, state in zip(page.events, page.states, strict=True)
+            self._opened(event, stored.state, opened, lines=transcript_text)
+            for event, stored in zip(events, stored_events, strict=True)
         ]
 
-    def _prefetch(
-        self, events: Sequence[DomainEventProtocol[UUID]], *, lines: bool
-    ) -> dict[str, AESGCM | None]:
-        """The cipher of every key the events' sealed fields name (None: the key is gone),
-        the ones not cached read in one key-store call. The page keeps them: the cache may be
-        cleared by the next page's read before this one is opened."""
+    def _prefetch(self, events: Sequence[DomainEventProtocol[UUID]], *, lines: bool) -> None:
         now = time.monotonic()
         wanted = {
             key_id
             for event in events
             for key_id in _sealed_key_ids(vars(event), type(event), lines=lines)
         }
-        ciphers: dict[str, AESGCM | None] = {}
-        missing: list[str] = []
-        for key_id in wanted:
-            hit = self._cache.get(key_id)
-            if hit is not None and hit[1] > now:
-                ciphers[key_id] = hit[0]
-            elif key_id in self._gone:
-                ciphers[key_id] = None
-            else:
-                missing.append(key_id)
+        missing = [
+            key_id
+            for key_id in wanted
+            if key_id not in self._gone and not self._cached(key_id, now)
+        ]
         if not missing:
-            return ciphers
+            return
         found = self.keys.keys_by_id(missing)
         self._remember_gone([key_id for key_id in missing if key_id not in found])
         if len(self._cache) + len(found) > CACHE_SIZE:
             self._cache.clear()
-        for key_id in missing:
-            key = found.get(key_id)
-            ciphers[key_id] = cipher = None if key is None else AESGCM(key)
-            if cipher is not None:
-                self._cache[key_id] = (cipher, now + CACHE_TTL_S)
-        return ciphers
+        for key_id, key in found.items():
+            self._cache[key_id] = (AESGCM(key), now + CACHE_TTL_S)
 
     def _remember_gone(self, key_ids: list[str]) -> None:
         if len(self._gone) + len(key_ids) > CACHE_SIZE:
             self._gone.clear()
         self._gone.update(key_ids)
+
+    def _cached(self, key_id: str, now: float) -> bool:
+        hit = self._cache.get(key_id)
+        return hit is not None and hit[1] > now
 
     def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
         cls = type(domain_event)

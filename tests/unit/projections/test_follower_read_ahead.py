@@ -11,7 +11,6 @@ import pytest
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
-from factledger.application.ledger.cipher import ShreddingMapper
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import Follower, Tracked, read_events
 from factledger.projections.profile.projection import ProfileProjection
@@ -101,33 +100,3 @@ def test_threads_switch_quickly_only_while_a_follower_reads_ahead(read_ahead: bo
             recording.switch_intervals
         )
         assert sys.getswitchinterval() == before
-
-
-class CountingKeyStore(InMemoryKeyStore):
-    """Counts the keys asked for one at a time (a page's keys are read at once)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.single_reads = 0
-
-    def key(self, key_id: str) -> bytes | None:
-        self.single_reads += 1
-        return super().key(key_id)
-
-
-def test_a_page_read_ahead_opens_with_the_keys_read_for_it_whatever_the_cache_did() -> None:
-    clock, keys = ManualClock(JAN), CountingKeyStore()
-    with Ledger(popo_env(), clock=clock, keys=keys) as ledger:
-        run_story(ledger, clock)
-        mapper = ledger.mapper
-        assert isinstance(mapper, ShreddingMapper)
-        stored = ledger.recorder.select_notifications(start=1, limit=1_000)
-        expected = [vars(e) for e in mapper.to_domain_events(stored, transcript_text=False)]
-        mapper.forget_cached()
-        # Read and decoded on the read-ahead thread; the next page's read may clear the cache
-        # before this thread opens it.
-        page = mapper.sealed_page(stored, transcript_text=False)
-        mapper.forget_cached()
-        keys.single_reads = 0
-        assert [vars(e) for e in mapper.opened(page)] == expected
-        assert keys.single_reads == 0
