@@ -211,6 +211,13 @@ def write(
                         if rebuilt.server_cpu_seconds
                         else ""
                     )
+                    + (
+                        f"; main thread ran / queued for a core / blocked "
+                        f"{rebuilt.main_ran_s:.2f} / {rebuilt.main_queued_s:.2f} / "
+                        f"{rebuilt.main_blocked_s:.2f} s"
+                        if rebuilt.main_ran_s
+                        else ""
+                    )
                     + f" (load avg {rebuilt.load_average})"
                 )
         if "lag" in chosen:

@@ -44,6 +44,17 @@ class RebuildFigures:
     # PostgreSQL's processes (the rebuild's connections and the server's own writers) over the
     # rebuild; 0 on SQLite, whose work is in the rebuilding process.
     server_cpu_seconds: float = 0.0
+    # The rebuilding process's main thread: seconds on a core, and seconds runnable but queued
+    # for one (the machine's other work); both 0 without Linux's schedstat.
+    main_ran_s: float = 0.0
+    main_queued_s: float = 0.0
+
+    @property
+    def main_blocked_s(self) -> float:
+        """Seconds the main thread was neither on a core nor queued for one: waiting for the
+        database, the read-ahead thread or the interpreter's lock. On a machine with a core
+        free, the wall time would be about this plus the time it ran."""
+        return max(0.0, self.seconds - self.main_ran_s - self.main_queued_s)
 
     @property
     def per_cpu_second_with_server(self) -> float:
@@ -167,11 +178,23 @@ def server_cpu():
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-server = server_cpu()
+# Seconds this (main) thread has run and has waited for a core: Linux's schedstat, or zeros.
+def main_thread():
+    import os
+    try:
+        with open(f"/proc/self/task/{os.getpid()}/schedstat") as f:
+            ran, queued, _ = f.read().split()
+    except (OSError, ValueError):
+        return 0.0, 0.0
+    return int(ran) / 1e9, int(queued) / 1e9
+
+
+server, (ran, queued) = server_cpu(), main_thread()
 started, cpu = time.perf_counter(), time.process_time()
 count = projection.rebuild(ledger)
 wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-print(count, wall, cpu, server_cpu() - server)
+after = main_thread()
+print(count, wall, cpu, server_cpu() - server, after[0] - ran, after[1] - queued)
 """
 
 
@@ -224,14 +247,22 @@ def _rebuild(python: str, kind: str, where: str, views: str) -> RebuildFigures:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"rebuild by {label(python)} on {kind} failed: {last}")
-    out = done.stdout.split()
+    return figures_printed(label(python), done.stdout, load_average())
+
+
+def figures_printed(build: str, stdout: str, load: str) -> RebuildFigures:
+    """The figures the rebuild script printed last: events, wall, CPU and the server's CPU
+    seconds, then its main thread's seconds run and queued for a core."""
+    events, wall, cpu, server, ran, queued = stdout.split()[-6:]
     return RebuildFigures(
-        label(python),
-        int(out[-4]),
-        float(out[-3]),
-        float(out[-2]),
-        load_average(),
-        server_cpu_seconds=float(out[-1]),
+        build,
+        int(events),
+        float(wall),
+        float(cpu),
+        load,
+        server_cpu_seconds=float(server),
+        main_ran_s=float(ran),
+        main_queued_s=float(queued),
     )
 
 

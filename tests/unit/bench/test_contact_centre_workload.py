@@ -1,15 +1,18 @@
-"""The contact-centre workload's conversations and the rebuild bench's long transcripts."""
+"""The contact-centre workload's conversations, and the rebuild bench's long transcripts and
+figures."""
 
 from __future__ import annotations
 
 import random
 import uuid
 
+import pytest
+
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.bench.pgvector.contact_centre import TURN_WEIGHTS, conversations
-from factledger.bench.write.rebuild import LONG_LINE, seed_ledger, transcript
+from factledger.bench.write.rebuild import LONG_LINE, figures_printed, seed_ledger, transcript
 from factledger.domain.events import SessionRecorded
 from factledger.domain.transcript import Role
 
@@ -63,3 +66,14 @@ def test_the_seeded_log_records_sessions_of_the_lines_asked_for() -> None:
     sessions = [e for e in events if isinstance(e, SessionRecorded)]
     assert len(sessions) == 4  # 200 events, a session and 49 proposals per save
     assert all(len(e.transcript) == 12 for e in sessions)
+
+
+def test_a_rebuilds_main_thread_is_blocked_for_the_wall_time_it_neither_ran_nor_queued() -> None:
+    printed = "a migration's log line\n20020 2.5 0.9 0.35 0.3 1.2\n"
+
+    figures = figures_printed("this", printed, "6.5/8.0/7.0")
+
+    assert (figures.events, figures.seconds, figures.server_cpu_seconds) == (20020, 2.5, 0.35)
+    assert (figures.main_ran_s, figures.main_queued_s) == (0.3, 1.2)
+    assert figures.main_blocked_s == pytest.approx(1.0)
+    assert figures.per_second == pytest.approx(8008)
