@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -29,6 +29,7 @@ from factledger.application.memory.types import Namespace
 
 # A namespace's writer lock; every writer of `memories` takes it (`{}`: the namespace).
 NAMESPACE_LOCK = sql.SQL("pg_advisory_xact_lock(hashtextextended('factledger.ns:' || {}, 0))")
+_BEGIN_BOUND = sql.SQL("BEGIN; SELECT set_config('app.namespace', {}, true){}")
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -134,15 +135,20 @@ class PgvectorConnections:
         link facts (one current fact per slot) without blocking readers.
         """
         wrote_on_primary()  # a bound transaction may write: the request's reads follow it here
-        async with self._pool.connection() as conn, conn.transaction():
-            if lock:  # one round trip for both: round trips bound sync
-                both = sql.SQL("SELECT set_config('app.namespace', %s, true), {}").format(
-                    NAMESPACE_LOCK.format(sql.Placeholder())
-                )
-                await conn.execute(both, [namespace, namespace])
-            else:
-                await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
-            yield conn
+        async with self._pool.connection() as conn:
+            # BEGIN, the binding and the lock in one round trip (ADR 0103): one query of the
+            # simple protocol, which takes several statements but no parameters, so the
+            # namespace goes as a quoted literal. Never prepared: its text names the namespace.
+            name = sql.Literal(namespace)
+            locked = sql.SQL(", ") + NAMESPACE_LOCK.format(name) if lock else sql.SQL("")
+            await conn.execute(_BEGIN_BOUND.format(name, locked), prepare=False)
+            try:
+                yield conn
+            except BaseException:
+                with suppress(psycopg.Error):  # a broken connection: the pool discards it
+                    await conn.rollback()
+                raise
+            await conn.commit()
 
     @asynccontextmanager
     async def snapshot(self, namespace: Namespace) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
