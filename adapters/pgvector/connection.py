@@ -4,10 +4,10 @@ and the translation of driver errors into the memory port's errors."""
 from __future__ import annotations
 
 import struct
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, LiteralString, TypeVar
 
 import numpy as np
 import psycopg
@@ -31,6 +31,8 @@ from factledger.application.memory.types import Namespace
 NAMESPACE_LOCK = sql.SQL("pg_advisory_xact_lock(hashtextextended('factledger.ns:' || {}, 0))")
 _BEGIN_BOUND = sql.SQL("BEGIN; SELECT set_config('app.namespace', {}, true){}")
 P = TypeVar("P")
+# A statement `in_one_trip` sends: text, or composed from parts.
+Query = LiteralString | sql.Composed
 R = TypeVar("R")
 
 
@@ -149,6 +151,23 @@ class PgvectorConnections:
                     await conn.rollback()
                 raise
             await conn.commit()
+
+    async def in_one_trip(
+        self, namespace: Namespace, parts: Sequence[tuple[Query, Sequence[Any]]]
+    ) -> list[list[tuple[Any, ...]]]:
+        """Runs `parts` bound to `namespace` in one pipeline: sent together, they run as one
+        implicit transaction that the pipeline's only Sync ends (a failure rolls back all of
+        them), so they cost one round trip where `bound` costs a BEGIN, a statement each and
+        a COMMIT (ADR 0103). Returns each part's rows, in order (none for a part that
+        returns none). For work that needs no answer between its statements."""
+        wrote_on_primary()  # the parts may write: the request's reads follow them here
+        async with self._pool.connection() as conn:
+            cursors = [conn.cursor() for _ in parts]
+            async with conn.pipeline():
+                await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
+                for cursor, (statement, args) in zip(cursors, parts, strict=True):
+                    await cursor.execute(statement, args)
+            return [await c.fetchall() if c.description is not None else [] for c in cursors]
 
     @asynccontextmanager
     async def snapshot(self, namespace: Namespace) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
