@@ -165,11 +165,9 @@ class PgvectorMemoryBackend:
     ) -> ProcessingStatus:
         started = time.perf_counter()
         now = self._clock.now()
-        async with self.db.bound(ns) as conn:
-            existing = await ingest.read_status(conn, doc.document_id)
-            if existing is not None and existing.state is not ProcessingState.FAILED:
-                return existing
-            known = await ingest.known_facts(conn, now)
+        existing, known = await ingest.status_and_known(self.db, ns, doc.document_id, now)
+        if existing is not None and existing.state is not ProcessingState.FAILED:
+            return existing
         try:
             extraction = await ingest.extract(
                 self._extractor,
