@@ -1,7 +1,7 @@
 """Sync throughput into pgvector: a PostgreSQL ledger of `sessions` recorded sessions (eight
-messages, nine facts for the rule extractor each), then one `factledger worker` runtime of
-each build drains it into a pgvector schema of its own, timed from its first pass to an empty
-queue. The default embedder and extractor, as a deployment has them."""
+messages, nine facts for the rule extractor each) for each build, then one `factledger worker`
+runtime of each build drains its own into a pgvector schema of its own, timed from its first
+pass to an empty queue. The default embedder and extractor, as a deployment has them."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def server_env(location: PostgresLocation, workdir: Path, build: str) -> dict[st
         "FACTLEDGER_DATA_DIR": str(workdir / f"data-{build}"),
         "FACTLEDGER_DATABASE_URL": url_of(location),
         "FACTLEDGER_EVENT_STORE__KIND": "postgres",
-        "FACTLEDGER_EVENT_STORE__SCHEMA_NAME": "events",
+        "FACTLEDGER_EVENT_STORE__SCHEMA_NAME": f"events_{build}",
         "FACTLEDGER_VIEWS__KIND": "memory",
         "FACTLEDGER_SYNC__STORE__KIND": "postgres",
         "FACTLEDGER_SYNC__STORE__SCHEMA_NAME": f"sync_{build}",
@@ -105,11 +105,14 @@ def server_env(location: PostgresLocation, workdir: Path, build: str) -> dict[st
     }
 
 
-def seed(location: PostgresLocation, workdir: Path, sessions: int) -> None:
+def seed(location: PostgresLocation, workdir: Path, sessions: int, build: str) -> None:
+    """The ledger `build` drains (`events_<build>`): each build gets one of its own, the same
+    sessions, because the drain records the proposer's reviews in its ledger and a drain of a
+    ledger already reviewed does less (ADR 0103)."""
     settings = Settings(
-        data_dir=workdir / "seed",
+        data_dir=workdir / f"seed-{build}",
         database_url=SecretStr(url_of(location)),
-        event_store={"kind": "postgres", "schema_name": "events"},
+        event_store={"kind": "postgres", "schema_name": f"events_{build}"},
         views={"kind": "memory"},
     )
     with structlog.testing.capture_logs(), open_ledger_runtime(settings) as runtime:
@@ -211,12 +214,13 @@ def drain(
 def measure_sync(
     workdir: Path, builds: list[tuple[str, str]], *, sessions: int, processes: int = 1
 ) -> list[SyncFigures]:
-    """Seeds one ledger, then each (build, python) drains it into its own schemas with
-    `processes` worker processes."""
+    """Seeds a ledger of the same sessions for each build, then each (build, python) drains its
+    own into its own schemas with `processes` worker processes."""
     workdir.mkdir(parents=True, exist_ok=True)
     database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
     try:
-        seed(database.location, workdir, sessions)
+        for build, _ in builds:
+            seed(database.location, workdir, sessions, build)
         postmaster = database.postmaster_pid()
         return [
             drain(
