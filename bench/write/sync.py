@@ -9,7 +9,7 @@ import contextlib
 import os
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -50,6 +50,7 @@ class SyncFigures:
     # PostgreSQL's server processes (the drain's backends, WAL writer, checkpointer) over
     # the drain; None where /proc is not there to read.
     server_cpu_seconds: float | None = None
+    round: int = 1  # the builds take turns, round by round (`measure_sync`)
 
     @property
     def facts_per_second(self) -> float:
@@ -212,26 +213,39 @@ def drain(
 
 
 def measure_sync(
-    workdir: Path, builds: list[tuple[str, str]], *, sessions: int, processes: int = 1
+    workdir: Path,
+    builds: list[tuple[str, str]],
+    *,
+    sessions: int,
+    processes: int = 1,
+    rounds: int = 1,
 ) -> list[SyncFigures]:
-    """Seeds a ledger of the same sessions for each build, then each (build, python) drains its
-    own into its own schemas with `processes` worker processes."""
+    """For each round and (build, python), seeds a ledger of the same sessions, then drains it
+    into schemas of its own with `processes` worker processes; the builds take turns, every
+    other round in the reverse order (a drain's place in a run sways it: the first pays for
+    the server's upkeep of what was seeded)."""
     workdir.mkdir(parents=True, exist_ok=True)
     database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
     try:
-        for build, _ in builds:
-            seed(database.location, workdir, sessions, build)
         postmaster = database.postmaster_pid()
-        return [
-            drain(
-                database.location,
-                workdir,
-                python,
-                build,
-                postmaster=postmaster,
-                processes=processes,
-            )
-            for build, python in builds
-        ]
+        measured = []
+        for round_no in range(1, rounds + 1):
+            order = builds if round_no % 2 else builds[::-1]
+            named = [
+                (build if rounds == 1 else f"{build}_{round_no}", python) for build, python in order
+            ]
+            for name, _ in named:
+                seed(database.location, workdir, sessions, name)
+            for (build, _), (name, python) in zip(order, named, strict=True):
+                figures = drain(
+                    database.location,
+                    workdir,
+                    python,
+                    name,
+                    postmaster=postmaster,
+                    processes=processes,
+                )
+                measured.append(replace(figures, build=build, round=round_no))
+        return measured
     finally:
         database.stop()
