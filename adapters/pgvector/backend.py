@@ -165,11 +165,9 @@ class PgvectorMemoryBackend:
     ) -> ProcessingStatus:
         started = time.perf_counter()
         now = self._clock.now()
-        async with self.db.bound(ns) as conn:
-            existing = await ingest.read_status(conn, doc.document_id)
-            if existing is not None and existing.state is not ProcessingState.FAILED:
-                return existing
-            known = await ingest.known_facts(conn, now)
+        existing, known = await ingest.status_and_known(self.db, ns, doc.document_id, now)
+        if existing is not None and existing.state is not ProcessingState.FAILED:
+            return existing
         try:
             extraction = await ingest.extract(
                 self._extractor,
@@ -231,8 +229,15 @@ class PgvectorMemoryBackend:
             # transaction less, and transactions are what bound sync's throughput.
             chunks = records.record_chunks(body_json if search_text is None else search_text)
             vectors = await self._embedder.embed(chunks)
+            at_once = records.insert_at_once(record, metadata_json(meta), chunks, vectors)
+            if at_once is not None:
+                (written,) = await self.db.in_one_trip(namespace, [at_once])
+                if written[0][0]:
+                    return
             async with self.db.bound(namespace) as conn:
-                if await records.insert(conn, record, metadata_json(meta), chunks, vectors):
+                if at_once is None and await records.insert(
+                    conn, record, metadata_json(meta), chunks, vectors
+                ):
                     return
                 existing = await records.stored(conn, record_id)
             if existing is not None:

@@ -4,10 +4,10 @@ and the translation of driver errors into the memory port's errors."""
 from __future__ import annotations
 
 import struct
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, LiteralString, TypeVar
 
 import numpy as np
 import psycopg
@@ -29,7 +29,10 @@ from factledger.application.memory.types import Namespace
 
 # A namespace's writer lock; every writer of `memories` takes it (`{}`: the namespace).
 NAMESPACE_LOCK = sql.SQL("pg_advisory_xact_lock(hashtextextended('factledger.ns:' || {}, 0))")
+_BEGIN_BOUND = sql.SQL("BEGIN; SELECT set_config('app.namespace', {}, true){}")
 P = TypeVar("P")
+# A statement `in_one_trip` sends: text, or composed from parts.
+Query = LiteralString | sql.Composed
 R = TypeVar("R")
 
 
@@ -134,15 +137,37 @@ class PgvectorConnections:
         link facts (one current fact per slot) without blocking readers.
         """
         wrote_on_primary()  # a bound transaction may write: the request's reads follow it here
-        async with self._pool.connection() as conn, conn.transaction():
-            if lock:  # one round trip for both: round trips bound sync
-                both = sql.SQL("SELECT set_config('app.namespace', %s, true), {}").format(
-                    NAMESPACE_LOCK.format(sql.Placeholder())
-                )
-                await conn.execute(both, [namespace, namespace])
-            else:
+        async with self._pool.connection() as conn:
+            # BEGIN, the binding and the lock in one round trip (ADR 0103): one query of the
+            # simple protocol, which takes several statements but no parameters, so the
+            # namespace goes as a quoted literal. Never prepared: its text names the namespace.
+            name = sql.Literal(namespace)
+            locked = sql.SQL(", ") + NAMESPACE_LOCK.format(name) if lock else sql.SQL("")
+            await conn.execute(_BEGIN_BOUND.format(name, locked), prepare=False)
+            try:
+                yield conn
+            except BaseException:
+                with suppress(psycopg.Error):  # a broken connection: the pool discards it
+                    await conn.rollback()
+                raise
+            await conn.commit()
+
+    async def in_one_trip(
+        self, namespace: Namespace, parts: Sequence[tuple[Query, Sequence[Any]]]
+    ) -> list[list[tuple[Any, ...]]]:
+        """Runs `parts` bound to `namespace` in one pipeline: sent together, they run as one
+        implicit transaction that the pipeline's only Sync ends (a failure rolls back all of
+        them), so they cost one round trip where `bound` costs a BEGIN, a statement each and
+        a COMMIT (ADR 0103). Returns each part's rows, in order (none for a part that
+        returns none). For work that needs no answer between its statements."""
+        wrote_on_primary()  # the parts may write: the request's reads follow them here
+        async with self._pool.connection() as conn:
+            cursors = [conn.cursor() for _ in parts]
+            async with conn.pipeline():
                 await conn.execute("SELECT set_config('app.namespace', %s, true)", [namespace])
-            yield conn
+                for cursor, (statement, args) in zip(cursors, parts, strict=True):
+                    await cursor.execute(statement, args)
+            return [await c.fetchall() if c.description is not None else [] for c in cursors]
 
     @asynccontextmanager
     async def snapshot(self, namespace: Namespace) -> AsyncIterator[psycopg.AsyncConnection[Any]]:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from factledger.adapters.pgvector.connection import PgvectorConnections
 from factledger.application.memory.extraction import (
     NO_CONTEXT,
     ExtractedFact,
@@ -85,17 +86,39 @@ def transcript_from_json(raw: list[dict[str, Any]]) -> list[Message]:
     ]
 
 
+_KNOWN_FACTS = (
+    f"SELECT id, text, slot FROM (SELECT id, text, slot, seq FROM memories "  # noqa: S608
+    f"WHERE is_latest AND NOT {_HIDDEN} AND slot IS NOT NULL UNION ALL "
+    f"(SELECT id, text, slot, seq FROM memories WHERE is_latest AND NOT {_HIDDEN} "
+    "AND slot IS NULL ORDER BY seq DESC LIMIT %s)) AS k ORDER BY seq"
+)
+_STATUS = "SELECT state, facts, error_type FROM documents WHERE document_id = %s"
+
+
 async def known_facts(conn: psycopg.AsyncConnection[Any], now: datetime) -> list[KnownFact]:
     """The current facts an extractor may link new ones to: every slotted one (slots are how
     updates find their target) and the newest unslotted ones, oldest first."""
-    cur = await conn.execute(
-        f"SELECT id, text, slot FROM (SELECT id, text, slot, seq FROM memories "  # noqa: S608
-        f"WHERE is_latest AND NOT {_HIDDEN} AND slot IS NOT NULL UNION ALL "
-        f"(SELECT id, text, slot, seq FROM memories WHERE is_latest AND NOT {_HIDDEN} "
-        "AND slot IS NULL ORDER BY seq DESC LIMIT %s)) AS k ORDER BY seq",
-        [now, now, UNSLOTTED_KNOWN_LIMIT],
+    cur = await conn.execute(_KNOWN_FACTS, known_facts_args(now))
+    return known_from_rows(await cur.fetchall())
+
+
+def known_facts_args(now: datetime) -> list[Any]:
+    return [now, now, UNSLOTTED_KNOWN_LIMIT]
+
+
+def known_from_rows(rows: Sequence[tuple[Any, ...]]) -> list[KnownFact]:
+    return [KnownFact(memory_id=r[0], text=r[1], slot=r[2]) for r in rows]
+
+
+async def status_and_known(
+    db: PgvectorConnections, namespace: Namespace, document_id: str, now: datetime
+) -> tuple[ProcessingStatus | None, list[KnownFact]]:
+    """The document's stored status and the facts an extractor may link to, read in one round
+    trip (ADR 0103); the facts are read even when the status makes them moot (a replay)."""
+    status, known = await db.in_one_trip(
+        namespace, [(_STATUS, [document_id]), (_KNOWN_FACTS, known_facts_args(now))]
     )
-    return [KnownFact(memory_id=r[0], text=r[1], slot=r[2]) for r in await cur.fetchall()]
+    return status_from_rows(document_id, status), known_from_rows(known)
 
 
 def _metadata(doc: DocumentRow) -> dict[str, Any]:
@@ -170,13 +193,15 @@ async def claim_document(
 async def read_status(
     conn: psycopg.AsyncConnection[Any], document_id: str
 ) -> ProcessingStatus | None:
-    cur = await conn.execute(
-        "SELECT state, facts, error_type FROM documents WHERE document_id = %s", [document_id]
-    )
-    row = await cur.fetchone()
-    if row is None:
+    cur = await conn.execute(_STATUS, [document_id])
+    return status_from_rows(document_id, await cur.fetchall())
+
+
+def status_from_rows(document_id: str, rows: Sequence[tuple[Any, ...]]) -> ProcessingStatus | None:
+    if not rows:
         return None
-    return ProcessingStatus(document_id, ProcessingState(row[0]), row[1], row[2])
+    state, facts, error_type = rows[0]
+    return ProcessingStatus(document_id, ProcessingState(state), facts, error_type)
 
 
 _MEMORY_COLUMNS = (

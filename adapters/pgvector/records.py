@@ -16,14 +16,14 @@ from factledger.application.memory.types import StoredRecord
 # Rows per chunk INSERT: few statement texts for psycopg to prepare, far below PostgreSQL's
 # 65,535 parameters.
 CHUNK_ROWS_PER_INSERT = 32
+_CHUNK_COLUMNS = "namespace, chunk_id, source_id, chunk_index, text, metadata, embedding"
 _CHUNK_ROW = "(current_setting('app.namespace'), %s, %s, %s, %s, %s, %b)"
 
 
 def _chunk_insert(rows: int) -> str:
     """The INSERT of `rows` chunks (every value a parameter)."""
     values = ", ".join([_CHUNK_ROW] * rows)
-    columns = "namespace, chunk_id, source_id, chunk_index, text, metadata, embedding"
-    return f"INSERT INTO chunks ({columns}) VALUES {values}"  # noqa: S608 - placeholders only
+    return f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES {values}"  # noqa: S608 - placeholders only
 
 
 def record_chunks(indexed_text: str) -> list[str]:
@@ -49,6 +49,54 @@ def check_same(existing: StoredRecord, wanted: StoredRecord) -> None:
         raise MemoryConflictError(f"record {existing.record_id} exists with another body")
 
 
+_RECORD_INSERT = (
+    "INSERT INTO records (namespace, record_id, kind, body_json, body, metadata) "
+    "VALUES (current_setting('app.namespace'), %s, %s, %s, %s::jsonb, %s) "
+    "ON CONFLICT (namespace, record_id) DO NOTHING"
+)
+# A chunk row written only when the record's INSERT wrote a row (`insert_at_once`).
+_CHUNK_OF_NEW_RECORD = (
+    "SELECT current_setting('app.namespace'), %s::text, %s::text, %s::integer, %s::text, "
+    "%s::jsonb, %b FROM record"
+)
+
+
+def _chunk_rows(
+    record: StoredRecord, metadata_json: str, chunks: list[str], vectors: np.ndarray[Any, Any]
+) -> list[tuple[Any, ...]]:
+    return [
+        (f"{record.record_id}#{i}", record.record_id, i, text, metadata_json, vector)
+        for i, (text, vector) in enumerate(zip(chunks, vectors, strict=True))
+    ]
+
+
+def insert_at_once(
+    record: StoredRecord,
+    metadata_json: str,
+    chunks: list[str],
+    vectors: np.ndarray[Any, Any],
+) -> tuple[str, list[Any]] | None:
+    """One statement that inserts the record and, only when it wrote the record (not a
+    replay, not a concurrent writer's), its chunks, answering 1 or 0 (ADR 0103): with the
+    namespace's binding, one round trip (`PgvectorConnections.in_one_trip`). None for a
+    record of more chunks than one INSERT carries: `insert` writes it."""
+    if len(chunks) > CHUNK_ROWS_PER_INSERT:
+        return None
+    args: list[Any] = [record.record_id, record.kind, record.body_json, record.body_json]
+    args.append(metadata_json)
+    rows = _chunk_rows(record, metadata_json, chunks, vectors)
+    written = ""
+    if rows:
+        union = " UNION ALL ".join([_CHUNK_OF_NEW_RECORD] * len(rows))
+        written = f", chunk AS (INSERT INTO chunks ({_CHUNK_COLUMNS}) {union})"
+        args += [value for row in rows for value in row]
+    statement = (
+        f"WITH record AS ({_RECORD_INSERT} RETURNING record_id){written} "  # noqa: S608
+        "SELECT count(*) FROM record"
+    )
+    return statement, args
+
+
 async def insert(
     conn: psycopg.AsyncConnection[Any],
     record: StoredRecord,
@@ -58,17 +106,12 @@ async def insert(
 ) -> bool:
     """Inserts the record and its chunks; False when a concurrent writer got there first."""
     cur = await conn.execute(
-        "INSERT INTO records (namespace, record_id, kind, body_json, body, metadata) "
-        "VALUES (current_setting('app.namespace'), %s, %s, %s, %s::jsonb, %s) "
-        "ON CONFLICT (namespace, record_id) DO NOTHING",
+        _RECORD_INSERT,
         [record.record_id, record.kind, record.body_json, record.body_json, metadata_json],
     )
     if cur.rowcount == 0:
         return False
-    rows = [
-        (f"{record.record_id}#{i}", record.record_id, i, text, metadata_json, vector)
-        for i, (text, vector) in enumerate(zip(chunks, vectors, strict=True))
-    ]
+    rows = _chunk_rows(record, metadata_json, chunks, vectors)
     # A multi-row INSERT per group of chunks: a record has one or a few, and a pipeline costs
     # the event loop more than the round trip it saves at that size.
     for first in range(0, len(rows), CHUNK_ROWS_PER_INSERT):

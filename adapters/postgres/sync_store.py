@@ -37,21 +37,33 @@ _SCHEMA = (
 # Versioned (`adapters.migrations`): a change is a new migration, never an edit of one. The
 # queue's tables are shared by every sync store name in the schema; each name has its row.
 MIGRATIONS = (StoreMigration("0001-tables", _SCHEMA),)
+# The claimable items are the first pending item of each subject, when available and not
+# leased. They are found by one pass over the pending index in (subject, position, seq) order,
+# not by a NOT EXISTS per pending item: on a queue filled since its last ANALYZE (a burst,
+# a drain) the planner costed that anti-join as one row and ran it as a nested loop over the
+# whole index for every row, 123 ms a claim at 540 pending items against 0.4 ms for this
+# (ADR 0103). The candidates are cut at four times the claim before the row locks, so a claim
+# running beside another still finds items past the ones that one is locking.
 _CLAIM = """
 WITH candidates AS (
     SELECT i.item_id FROM {schema}.sync_items i
-    WHERE i.state = 'pending' AND i.available_at <= now()
+    WHERE i.item_id = ANY(ARRAY(
+          SELECT h.item_id FROM (
+              SELECT DISTINCT ON (p.subject_id) p.item_id, p.position, p.seq,
+                     p.available_at, p.leased_until
+              FROM {schema}.sync_items p WHERE p.state = 'pending'
+              ORDER BY p.subject_id, p.position, p.seq) h
+          WHERE h.available_at <= now() AND (h.leased_until IS NULL OR h.leased_until <= now())
+          ORDER BY h.position, h.seq
+          LIMIT 4 * %(limit)s))
+      AND i.state = 'pending' AND i.available_at <= now()
       AND (i.leased_until IS NULL OR i.leased_until <= now())
-      AND NOT EXISTS (
-          SELECT 1 FROM {schema}.sync_items j
-          WHERE j.subject_id = i.subject_id AND j.state = 'pending'
-            AND (j.position, j.seq) < (i.position, i.seq))
     ORDER BY i.position, i.seq
-    LIMIT %s
+    LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
 UPDATE {schema}.sync_items s
-SET leased_by = %s, leased_until = now() + make_interval(secs => %s)
+SET leased_by = %(worker)s, leased_until = now() + make_interval(secs => %(lease_s)s)
 FROM candidates c WHERE s.item_id = c.item_id
 RETURNING s.item_id, s.position, s.seq, s.subject_id, s.kind, s.targets, s.attempts, s.tenant
 """
@@ -161,7 +173,9 @@ class PostgresSyncStore:
 
     async def claim(self, worker_id: str, *, limit: int, lease_s: float) -> list[SyncItem]:
         async def work(cur: Cursor) -> list[SyncItem]:
-            await cur.execute(self._q(_CLAIM), (limit, worker_id, lease_s))
+            await cur.execute(
+                self._q(_CLAIM), {"limit": limit, "worker": worker_id, "lease_s": lease_s}
+            )
             rows = await cur.fetchall()
             rows.sort(key=lambda r: (r[1], r[2]))
             return [
@@ -177,7 +191,9 @@ class PostgresSyncStore:
                 for r in rows
             ]
 
-        return await self._run(work)
+        # One statement that commits on its own (its row locks end with it): no BEGIN and
+        # COMMIT round trips per claim.
+        return await self._tables.run_single(work)
 
     async def complete(self, item_id: str) -> None:
         async def work(cur: Cursor) -> None:

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import time
 import uuid
+from collections import Counter, deque
 from dataclasses import dataclass
 
 import structlog
@@ -116,52 +117,92 @@ class SyncWorker:
 
     async def process(self) -> SyncReport:
         """Claims and applies items until none is claimable."""
-        done = retried = dead = skipped = 0
-        while True:
-            items = await self._ports.store.claim(
-                self.worker_id, limit=self._options.batch_size, lease_s=self._options.lease_s
-            )
-            if not items:
-                return SyncReport(done=done, retried=retried, dead=dead, skipped=skipped)
-            for outcome in await self._process_claimed(items):
-                done += outcome == "done"
-                retried += outcome == "retried"
-                dead += outcome == "dead"
-                skipped += outcome == "skipped"
+        counts: Counter[str] = Counter()
+        if self._options.concurrency > 1:
+            counts.update(await self._process_rolling())
+        else:
+            while items := await self._claim(self._options.batch_size):
+                counts.update(await self._process_in_order(items))
+        return SyncReport(
+            done=counts["done"],
+            retried=counts["retried"],
+            dead=counts["dead"],
+            skipped=counts["skipped"],
+        )
 
-    async def _process_claimed(self, items: list[SyncItem]) -> list[str]:
-        """Applies a claim's items, up to `concurrency` at a time: a claim holds at most one
-        item per subject (the store's rule), so no two of them are ordered. The items done are
-        completed together, in one call, once every item of the claim has been applied (a
-        round trip per claim, not per item; a subject's next item waits for the next claim
-        either way). Items whose pass a store failure cut short are kept to give back, and the
-        first such failure raised."""
-        if self._options.concurrency <= 1 or len(items) == 1:
-            outcomes: list[str] = []
-            for index, item in enumerate(items):
-                try:
-                    outcomes.append(await self._process_one(item))
-                except Exception:
-                    self._interrupted.extend(items[index:])
-                    self._interrupted.extend(self._done(items[:index], outcomes))
-                    raise
-            await self._complete(self._done(items, outcomes))
-            return outcomes
-        gate = asyncio.Semaphore(self._options.concurrency)
+    async def _claim(self, limit: int) -> list[SyncItem]:
+        return await self._ports.store.claim(
+            self.worker_id, limit=limit, lease_s=self._options.lease_s
+        )
 
-        async def one(item: SyncItem) -> str:
-            async with gate:
-                return await self._process_one(item)
-
-        results = await asyncio.gather(*(one(i) for i in items), return_exceptions=True)
-        failures = [(i, r) for i, r in zip(items, results, strict=True) if not isinstance(r, str)]
-        outcomes = [r if isinstance(r, str) else "" for r in results]
-        if failures:
-            self._interrupted.extend(item for item, _ in failures)
-            self._interrupted.extend(self._done(items, outcomes))
-            raise failures[0][1]
+    async def _process_in_order(self, items: list[SyncItem]) -> list[str]:
+        """Applies a claim's items one after the other, then completes the done ones in one
+        call (a round trip per claim, not per item). Items whose pass a store failure cut
+        short are kept to give back, and the failure raised."""
+        outcomes: list[str] = []
+        for index, item in enumerate(items):
+            try:
+                outcomes.append(await self._process_one(item))
+            except Exception:
+                self._interrupted.extend(items[index:])
+                self._interrupted.extend(self._done(items[:index], outcomes))
+                raise
         await self._complete(self._done(items, outcomes))
         return outcomes
+
+    async def _process_rolling(self) -> list[str]:
+        """Keeps up to `concurrency` items applying side by side and claims more whenever
+        half of them have finished (ADR 0103): no claim waits for its slowest item, and a
+        claim takes at most `2 * concurrency` items, not `batch_size`, so several worker
+        processes share the claimable items (a claim holds at most one item per subject, and
+        a subject's next item waits until its previous one is completed). The items done are
+        completed together right before each claim (one round trip for several). A store
+        failure waits for the items still applying, keeps every item not completed to give
+        back, and is raised."""
+        width = self._options.concurrency
+        running: dict[asyncio.Task[str], SyncItem] = {}
+        waiting: deque[SyncItem] = deque()
+        done: list[SyncItem] = []  # applied, their completion not sent yet
+        outcomes: list[str] = []
+        # After an empty claim while items were applying, the next claim waits until none
+        # is (their completion may make their subjects' next items claimable).
+        starved = False
+        try:
+            while True:
+                if not waiting and (not running if starved else len(running) <= width // 2):
+                    if done:
+                        sent, done = done, []
+                        await self._complete(sent)
+                    claimed = await self._claim(min(self._options.batch_size, 2 * width))
+                    if not claimed and not running:
+                        return outcomes
+                    starved = not claimed
+                    waiting.extend(claimed)
+                while waiting and len(running) < width:
+                    item = waiting.popleft()
+                    running[asyncio.ensure_future(self._process_one(item))] = item
+                finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    outcome = task.result()  # a failure leaves its item in `running`
+                    item = running.pop(task)
+                    outcomes.append(outcome)
+                    if outcome == "done":
+                        done.append(item)
+        except Exception:
+            # `_complete` keeps what it could not complete; the rest is kept here.
+            results = await asyncio.gather(*running, return_exceptions=True)
+            self._interrupted.extend(waiting)
+            self._interrupted.extend(done)
+            self._interrupted.extend(
+                item
+                for item, result in zip(running.values(), results, strict=True)
+                if result == "done" or not isinstance(result, str)
+            )
+            raise
+        except BaseException:  # cancelled: no item of this pass goes on applying
+            for task in running:
+                task.cancel()
+            raise
 
     @staticmethod
     def _done(items: list[SyncItem], outcomes: list[str]) -> list[SyncItem]:
@@ -277,7 +318,7 @@ class SyncWorker:
                 error_type=error_type,
             )
             return "dead" if final else "retried"
-        # Completed with the rest of its claim (`_process_claimed`).
+        # Completed with others of its claim (`_process_in_order`, `_process_rolling`).
         log.info(
             "sync.item_done",
             item_id=item.item_id,

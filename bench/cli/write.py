@@ -99,6 +99,14 @@ def write(
     sync_processes: Annotated[
         int, typer.Option(min=1, max=8, help="Sync: worker processes draining side by side.")
     ] = 1,
+    sync_rounds: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=10,
+            help="Sync: drains of each build, in turns (every other round the baseline first).",
+        ),
+    ] = 1,
     worker_processes: Annotated[
         int, typer.Option(min=0, max=8, help="postgres topology: `factledger worker` processes.")
     ] = 2,
@@ -119,7 +127,7 @@ def write(
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
          "--rebuild-messages", str(rebuild_messages),
          "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions),
-         "--sync-processes", str(sync_processes),
+         "--sync-processes", str(sync_processes), "--sync-rounds", str(sync_rounds),
          "--lag-appends-per-s", f"{lag_appends_per_s:g}", "--lag-ends-per-s", f"{lag_ends_per_s:g}",
          "--worker-processes", str(worker_processes)]
         + (["--baseline-python", str(baseline_python)] if baseline_python else [])
@@ -240,10 +248,15 @@ def write(
         if "sync" in chosen:
             named = [(label(python), python) for python in builds]
             for figures in measure_sync(
-                root / "sync", named, sessions=sync_sessions, processes=sync_processes
+                root / "sync",
+                named,
+                sessions=sync_sessions,
+                processes=sync_processes,
+                rounds=sync_rounds,
             ):
                 typer.echo(
-                    f"\nSync into pgvector ({figures.build}): {figures.sessions} sessions, "
+                    f"\nSync into pgvector ({figures.build}, round {figures.round}): "
+                    f"{figures.sessions} sessions, "
                     f"{figures.facts} facts, {figures.records} records in "
                     f"{figures.seconds:.2f} s, {figures.facts_per_second:.1f} facts/s; "
                     f"{figures.cpu_seconds:.2f} CPU s, {figures.facts_per_cpu_second:.1f} facts "

@@ -1,7 +1,7 @@
 """Sync throughput into pgvector: a PostgreSQL ledger of `sessions` recorded sessions (eight
-messages, nine facts for the rule extractor each), then one `factledger worker` runtime of
-each build drains it into a pgvector schema of its own, timed from its first pass to an empty
-queue. The default embedder and extractor, as a deployment has them."""
+messages, nine facts for the rule extractor each) for each build, then one `factledger worker`
+runtime of each build drains its own into a pgvector schema of its own, timed from its first
+pass to an empty queue. The default embedder and extractor, as a deployment has them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import contextlib
 import os
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -50,6 +50,7 @@ class SyncFigures:
     # PostgreSQL's server processes (the drain's backends, WAL writer, checkpointer) over
     # the drain; None where /proc is not there to read.
     server_cpu_seconds: float | None = None
+    round: int = 1  # the builds take turns, round by round (`measure_sync`)
 
     @property
     def facts_per_second(self) -> float:
@@ -95,7 +96,7 @@ def server_env(location: PostgresLocation, workdir: Path, build: str) -> dict[st
         "FACTLEDGER_DATA_DIR": str(workdir / f"data-{build}"),
         "FACTLEDGER_DATABASE_URL": url_of(location),
         "FACTLEDGER_EVENT_STORE__KIND": "postgres",
-        "FACTLEDGER_EVENT_STORE__SCHEMA_NAME": "events",
+        "FACTLEDGER_EVENT_STORE__SCHEMA_NAME": f"events_{build}",
         "FACTLEDGER_VIEWS__KIND": "memory",
         "FACTLEDGER_SYNC__STORE__KIND": "postgres",
         "FACTLEDGER_SYNC__STORE__SCHEMA_NAME": f"sync_{build}",
@@ -105,11 +106,14 @@ def server_env(location: PostgresLocation, workdir: Path, build: str) -> dict[st
     }
 
 
-def seed(location: PostgresLocation, workdir: Path, sessions: int) -> None:
+def seed(location: PostgresLocation, workdir: Path, sessions: int, build: str) -> None:
+    """The ledger `build` drains (`events_<build>`): each build gets one of its own, the same
+    sessions, because the drain records the proposer's reviews in its ledger and a drain of a
+    ledger already reviewed does less (ADR 0103)."""
     settings = Settings(
-        data_dir=workdir / "seed",
+        data_dir=workdir / f"seed-{build}",
         database_url=SecretStr(url_of(location)),
-        event_store={"kind": "postgres", "schema_name": "events"},
+        event_store={"kind": "postgres", "schema_name": f"events_{build}"},
         views={"kind": "memory"},
     )
     with structlog.testing.capture_logs(), open_ledger_runtime(settings) as runtime:
@@ -209,25 +213,39 @@ def drain(
 
 
 def measure_sync(
-    workdir: Path, builds: list[tuple[str, str]], *, sessions: int, processes: int = 1
+    workdir: Path,
+    builds: list[tuple[str, str]],
+    *,
+    sessions: int,
+    processes: int = 1,
+    rounds: int = 1,
 ) -> list[SyncFigures]:
-    """Seeds one ledger, then each (build, python) drains it into its own schemas with
-    `processes` worker processes."""
+    """For each round and (build, python), seeds a ledger of the same sessions, then drains it
+    into schemas of its own with `processes` worker processes; the builds take turns, every
+    other round in the reverse order (a drain's place in a run sways it: the first pays for
+    the server's upkeep of what was seeded)."""
     workdir.mkdir(parents=True, exist_ok=True)
     database = EmbeddedPostgres(workdir / "pg", delete_on_stop=True)
     try:
-        seed(database.location, workdir, sessions)
         postmaster = database.postmaster_pid()
-        return [
-            drain(
-                database.location,
-                workdir,
-                python,
-                build,
-                postmaster=postmaster,
-                processes=processes,
-            )
-            for build, python in builds
-        ]
+        measured = []
+        for round_no in range(1, rounds + 1):
+            order = builds if round_no % 2 else builds[::-1]
+            named = [
+                (build if rounds == 1 else f"{build}_{round_no}", python) for build, python in order
+            ]
+            for name, _ in named:
+                seed(database.location, workdir, sessions, name)
+            for (build, _), (name, python) in zip(order, named, strict=True):
+                figures = drain(
+                    database.location,
+                    workdir,
+                    python,
+                    name,
+                    postmaster=postmaster,
+                    processes=processes,
+                )
+                measured.append(replace(figures, build=build, round=round_no))
+        return measured
     finally:
         database.stop()

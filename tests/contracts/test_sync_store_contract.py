@@ -317,6 +317,20 @@ async def test_concurrent_claims_never_hand_out_one_item_twice(queue: Queue) -> 
     assert sorted(handed_out) == sorted(f"{n + 1}.0" for n in range(12))
 
 
+async def test_a_claim_passes_over_every_item_leased_to_others(queue: Queue) -> None:
+    # The PostgreSQL claim cuts its candidates at four times its limit (ADR 0103): the items
+    # other workers hold must never count against that cut.
+    a, b = await queue.another(), await queue.another()
+    subjects = [uuid.UUID(int=n + 1) for n in range(12)]
+    later = [item(n + 13, subject=s) for n, s in enumerate(subjects)]  # each subject's second
+    batch = [item(n + 1, subject=s) for n, s in enumerate(subjects)] + later
+    await a.enqueue(batch, after=0, upto=24)
+    assert len(await a.claim("w1", limit=10, lease_s=30.0)) == 10
+
+    assert ids(await b.claim("w2", limit=1, lease_s=30.0)) == ["11.0"]
+    assert ids(await b.claim("w3", limit=5, lease_s=30.0)) == ["12.0"]
+
+
 async def test_the_queue_survives_closing_the_store(durable: Queue) -> None:
     first = await durable.another()
     await first.enqueue([item(1), item(2, subject=SUBJECT_B)], after=0, upto=2)

@@ -241,6 +241,31 @@ async def test_a_write_failing_midway_leaves_nothing_behind(
         await backend.processing_status(NS, "call-2")
 
 
+async def test_statements_sent_in_one_trip_are_one_transaction_bound_to_the_namespace(
+    backend: PgvectorMemoryBackend,
+) -> None:
+    # ADR 0103: the binding and the parts go in one pipeline, committed by its only Sync.
+    write = (
+        "INSERT INTO records (namespace, record_id, kind, body_json, body) VALUES "
+        "(current_setting('app.namespace'), 'r-1', 'note', '{}', '{}')"
+    )
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        await backend.db.in_one_trip(NS, [(write, []), ("SELECT 1 / 0", [])])
+    with pytest.raises(MemoryNotFoundError):
+        await backend.get_record(NS, "r-1")  # the failing part took the first one back
+
+    rows = await backend.db.in_one_trip(
+        NS, [(write, []), ("SELECT current_setting('app.namespace')", [])]
+    )
+
+    assert rows == [[], [(NS,)]]
+    assert (await backend.get_record(NS, "r-1")).kind == "note"
+    other = await backend.db.in_one_trip(
+        Namespace("subject-other"), [("SELECT count(*) FROM records", [])]
+    )
+    assert other == [[(0,)]]  # row-level security: another namespace sees none of it
+
+
 async def test_batched_documents_are_queued_in_the_database_and_worked_off(
     postgres: PostgresLocation, extractor: YieldingExtractor
 ) -> None:

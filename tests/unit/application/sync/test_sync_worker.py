@@ -24,7 +24,7 @@ from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import Metadata, Namespace
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ports import SyncStoreUnavailableError
-from factledger.application.sync.types import SyncKind
+from factledger.application.sync.types import SyncItem, SyncKind
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
@@ -412,3 +412,32 @@ async def test_a_claims_items_are_completed_in_one_call(rig: Rig) -> None:
     assert report.done == sum(store.calls) > 0
     assert len(store.calls) < report.done  # fewer calls than items
     assert await store.pending_count() == 0
+
+
+async def test_two_workers_side_by_side_share_the_claimable_items_and_apply_each_once(
+    rig: Rig,
+) -> None:
+    # A worker claims at most 2 x concurrency items (ADR 0103), not `batch_size`: a worker
+    # process beside it finds items to claim instead of waiting for the first one's claim.
+    class RecordingStore(InMemorySyncStore):
+        limits: list[int]
+
+        async def claim(self, worker_id: str, *, limit: int, lease_s: float) -> list[SyncItem]:
+            self.limits.append(limit)
+            return await super().claim(worker_id, limit=limit, lease_s=lease_s)
+
+    rig.store = store = RecordingStore(monotonic=rig.ticks)
+    store.limits = []
+    namespaces = record_sessions(rig.ledger, 12)
+    feed = LedgerEventFeed(rig.ledger)
+    ports = SyncPorts(store, feed, feed, rig.backend)
+    first, second = (SyncWorker(ports, SyncOptions(concurrency=4)) for _ in range(2))
+    assert await first.feed() == 12
+
+    reports = await asyncio.gather(first.process(), second.process())
+
+    assert [r.done for r in reports] in ([8, 4], [4, 8]), reports
+    assert max(store.limits) == 8
+    assert await store.pending_count() == 0
+    for ns in namespaces:
+        assert len(await rig.inner.list_memories(ns)) == 2
