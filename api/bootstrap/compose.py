@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import structlog
 
-from factledger.api.bootstrap.backend import open_configured_backend
+from factledger.api.bootstrap.backend import begin_backend, open_configured_backend
 from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.idempotency import open_idempotency_store
 from factledger.api.bootstrap.importing import open_import_positions
@@ -73,11 +73,15 @@ async def open_runtime(
         ahead = start_migrations_ahead(settings, postgres, needs)
         if ahead is not None:
             stack.callback(ahead.discard)
+        # The backend's too (pgvector's), which need the embedder's dimension.
+        begun = (
+            begin_backend(settings, postgres, stack, migrate_ahead=True) if needs.backend else None
+        )
         runtime = stack.enter_context(
             open_ledger(settings, postgres, clock=clock, catch_up=needs.catch_up)
         )
-        if needs.backend:
-            backend = await open_configured_backend(settings, now, postgres, stack)
+        if begun is not None:
+            backend = await open_configured_backend(settings, now, postgres, stack, begun)
             runtime = replace(runtime, backend=backend)
         runtime = await open_services(runtime, settings, postgres, stack, clock=now, needs=needs)
         if needs.live_views:
