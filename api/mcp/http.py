@@ -14,8 +14,9 @@
   `factledger serve` (docs/benchmarks.md). The app's lifespan starts a task
   that imports it in a thread and then runs the session manager; the process answers
   (`/readyz` included) meanwhile. A served app imports it once its routes are in and the
-  requests that waited for them are answered (ADR 0101). A call to `/mcp` before the SDK is loaded waits for it, at
-  most `LOAD_TIMEOUT_S`; if it could not be loaded, `/mcp` answers 503 and the API goes on.
+  requests that waited for them are answered (ADR 0101). A call to `/mcp` before the SDK is
+  loaded waits for it, at most `LOAD_TIMEOUT_S`; if it could not be loaded, `/mcp` answers
+  503 and the API goes on.
 """
 
 from __future__ import annotations
