@@ -94,11 +94,6 @@ def create_app(
         # The serving process's threads: writes hold at most their slots, reads get the rest.
         executor = io_executor(settings.api.max_concurrent_writes)
         asyncio.get_running_loop().set_default_executor(executor)
-        if routes is not None:
-            # Imported on a thread from now on, beside the runtime's opening (which waits on
-            # its stores, a PostgreSQL start for most of a second), added once ready: a first
-            # request comes soon after ready, and ready does not wait for them (ADR 0101).
-            routes.prepare_now()
         # A served app warms up after its routes (`after_ready`), never beside their load.
         async with open_runtime_patiently(settings, warm_up_fallback=routes is None) as runtime:
             state.ports = runtime

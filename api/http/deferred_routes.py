@@ -1,12 +1,10 @@
-"""The served app's routes, imported beside the start and added once it is ready; a request
-that needs them waits.
+"""The served app's routes, loaded once the process is ready; a request that needs them waits.
 
 Importing the API's and the console's routes (FastAPI's analysis of every route, pydantic's
 models of every body) was about a quarter of a start's CPU, and `/readyz` needs none of it.
 `factledger serve` builds its app with only the health routes; the others are imported on a
-thread from the moment its lifespan starts (`prepare_now`, beside the runtime's opening) and
-added to the app on the event loop once the first ready `/readyz` has been answered (or
-`FALLBACK_S` after the runtime opened, if no probe asks). Until then a request for
+thread once the first ready `/readyz` has been answered (or `FALLBACK_S` after the runtime
+opened, if no probe asks), then added to the app on the event loop. Until then a request for
 any other path waits for them (`RoutesGate`), however it came: it is answered as it would be
 a moment later, never with a 404. Readiness keeps its meaning: the stores answer.
 
@@ -22,9 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from http import HTTPStatus
 
 import structlog
@@ -46,7 +42,6 @@ class DeferredRoutes:
 
     def __init__(self) -> None:
         self._parts: list[tuple[str, Prepare]] = []
-        self._prepared: Future[list[Callable[[], None]]] | None = None
         self._load: asyncio.Task[None] | None = None
         self._waiting = 0
         self._done_once = False  # a load has ended, installed or failed
@@ -58,23 +53,6 @@ class DeferredRoutes:
     def add(self, name: str, prepare: Prepare) -> None:
         """`name` says what the part is in a failed load's answer ("the API's routes")."""
         self._parts.append((name, prepare))
-
-    def prepare_now(self) -> None:
-        """Starts importing the parts on a thread at once, without the event loop (which the
-        runtime's opening holds while the ledger opens); the load (`start`) takes their
-        result, and adds them to the app once the process is ready."""
-        if self._prepared is not None:
-            return
-        prepared: Future[list[Callable[[], None]]] = Future()
-        self._prepared = prepared
-
-        def run() -> None:
-            try:
-                prepared.set_result(self._prepare_all())
-            except Exception as exc:  # handed to the load, which answers with it
-                prepared.set_exception(exc)
-
-        threading.Thread(target=run, name="factledger-routes", daemon=True).start()
 
     def start(self) -> None:
         """Starts the load on the running loop (once; again after a failed one)."""
@@ -114,12 +92,8 @@ class DeferredRoutes:
 
     async def _run(self) -> None:
         try:
-            prepared, self._prepared = self._prepared, None  # a retry imports again
             try:
-                if prepared is None:
-                    installs = await asyncio.to_thread(self._prepare_all)
-                else:
-                    installs = await asyncio.wrap_future(prepared)
+                installs = await asyncio.to_thread(self._prepare_all)
             except _PartFailedError as failed:
                 log.error("api.routes_not_loaded", part=failed.name, error_type=failed.error_type)
                 raise RoutesNotLoadedError(

@@ -80,22 +80,3 @@ async def test_what_loads_after_the_routes_waits_for_the_requests_that_waited() 
         await asyncio.wait_for(settled, 5)
         assert (await waiting).text == "routed"
     assert EVENTS == ["answered /console/queue", "settled"]
-
-
-async def test_parts_prepared_beside_the_start_are_imported_once_and_added_when_asked() -> None:
-    prepared: list[str] = []
-    added: list[str] = []
-
-    def prepare() -> Callable[[], None]:
-        prepared.append("imported")
-        return lambda: added.append("added")
-
-    routes = DeferredRoutes()
-    routes.add("the API's routes", prepare)
-    routes.prepare_now()
-    routes.prepare_now()  # once
-    await asyncio.sleep(0.05)
-    assert (prepared, added) == (["imported"], [])  # imported; the app is left as it is
-    async with client(routes) as http:
-        assert (await http.get("/v1/whoami")).text == "routed"
-    assert (prepared, added) == (["imported"], ["added"])
