@@ -14,7 +14,6 @@ from starlette.types import Receive, Scope, Send
 
 from factledger.api.http.deferred_routes import DeferredRoutes, RoutesGate
 
-
 EVENTS: list[str] = []
 
 
@@ -48,7 +47,8 @@ async def test_a_failed_load_answers_503_naming_the_part_and_the_next_request_lo
         failed = await http.get("/v1/whoami")
         assert failed.status_code == 503
         assert failed.json()["error"] == "RoutesNotLoadedError"
-        assert failed.json()["detail"] == "the API's routes could not be loaded (ImportError); retry"
+        detail = "the API's routes could not be loaded (ImportError); retry"
+        assert failed.json()["detail"] == detail
         assert failed.headers["Retry-After"] == "1"
         assert not routes.installed
         again = await http.get("/v1/whoami")
