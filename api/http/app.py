@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -29,6 +30,7 @@ from factledger.api.http.rate_limit import RateLimiter
 from factledger.api.http.read_routing import ReadRoutingMiddleware
 from factledger.api.http.routes.health import after_ready
 from factledger.api.http.routes.health import router as health_router
+from factledger.api.http.schemas.common import error_schemas
 from factledger.api.http.stream_leases import StreamLeases
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import AuthSettings, RateLimitSettings, Settings
@@ -119,6 +121,14 @@ def create_app(
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.api = state
+    built_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = error_schemas(built_openapi())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     install_error_handlers(app)
     app.include_router(health_router)
     if routes is None:
