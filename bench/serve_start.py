@@ -1,4 +1,5 @@
-"""Cold start of `factledger serve`: from launch to the first 200 on `/readyz`, on loopback.
+"""Cold start of `factledger serve`: from launch to the first 200 on `/readyz`, on loopback,
+and, given a token, to a first served request (`GET /v1/whoami`) right after it.
 
 Each start gets a fresh data directory and a free loopback port; a contender's graph cache
 lives in the bench's own folder, so its first start fills it and the others read it, and the
@@ -7,6 +8,12 @@ loaded machine, each start reports the serve process's own CPU seconds up to rea
 `/proc`; None elsewhere), which a busy machine inflates far less. Any `factledger`
 executable can be timed beside this one, so an older install gives the figures to compare
 with in the same run.
+
+Ready is not yet served: a process may answer `/readyz` before it has loaded what a request
+needs (its routes, ADR 0095; its models, ADR 0085). So with a bearer token the bench sends an
+authenticated `GET /v1/whoami` the moment `/readyz` says 200, then a second one, and reports
+when the first was answered (from launch) and how long the second took: the figure a user
+feels, and whether the process was still busy loading.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -29,6 +36,7 @@ from factledger.adapters.postgres_server import PostgresLocation
 
 READY_TIMEOUT_S = 120.0
 POLL_S = 0.01
+SERVED_PATH = "/v1/whoami"
 
 
 def default_executable() -> Path:
@@ -47,6 +55,10 @@ class Start:
     cpu_s: float | None
     main_ran_s: float | None = None
     main_queued_s: float | None = None
+    # From launch to the answer of the first authenticated request sent after ready, and the
+    # next request's own seconds (None without a token).
+    served_s: float | None = None
+    next_request_s: float | None = None
 
     @property
     def main_blocked_s(self) -> float | None:
@@ -70,24 +82,44 @@ def measure_serve_start(
     *,
     runs: int,
     stores: Callable[[str], Mapping[str, str]] | None = None,
+    served: Served | None = None,
+    restarts: bool = False,
 ) -> dict[str, list[Start]]:
     """Seconds from launch to ready per contender, one per start, in order; the contenders
     take turns, so they share the machine's load. Each start gets a new data directory and,
     with `stores`, the settings it returns for the start's name (a PostgreSQL database of
-    its own: `postgres_stores`). Each contender's modules are compiled to bytecode first, as
-    pip's install of the wheel leaves them (`compile_bytecode`)."""
+    its own: `postgres_stores`); with `restarts`, a contender's starts after its first are
+    restarts on the data directory and stores its first start made (and migrated). With
+    `served`, the token settings go to every start, and its token is sent right after ready.
+    Each contender's modules are compiled to bytecode first, as pip's install of the wheel
+    leaves them (`compile_bytecode`)."""
     for contender in contenders:
         compile_bytecode(contender.executable)
-    envs = [_environment(contender, workdir / str(n)) for n, contender in enumerate(contenders)]
+    server_env = served.server_env if served is not None else {}
+    envs = [
+        {**_environment(contender, workdir / str(n)), **server_env}
+        for n, contender in enumerate(contenders)
+    ]
     seconds: dict[str, list[Start]] = {contender.label: [] for contender in contenders}
     for run in range(runs):
         for contender, env in zip(contenders, envs, strict=True):
-            name = f"start_{run}_{_slug(contender.label)}"
-            data_dir = workdir / f"data-{run}-{contender.label}"
-            start_env = {**env, "FACTLEDGER_DATA_DIR": str(data_dir)}
-            start_env.update(stores(name) if stores is not None else {})
-            seconds[contender.label].append(_one_start(contender.executable, start_env))
+            slug = _slug(contender.label)
+            name = f"start_{slug}" if restarts else f"start_{run}_{slug}"
+            if stores is not None and (run == 0 or not restarts):
+                env.update(stores(name))  # a restart keeps its first start's stores
+            start_env = {**env, "FACTLEDGER_DATA_DIR": str(workdir / f"data-{name}")}
+            token = served.token if served is not None else None
+            seconds[contender.label].append(_one_start(contender.executable, start_env, token))
     return seconds
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What a start needs to be asked a request: the server's token settings (environment
+    variables) and a bearer token they verify."""
+
+    server_env: Mapping[str, str]
+    token: str
 
 
 # Imports every layer's modules: what an install compiles is what a start reads.
@@ -152,7 +184,7 @@ def _environment(contender: Contender, workdir: Path) -> dict[str, str]:
     return env
 
 
-def _one_start(executable: Path, env: dict[str, str]) -> Start:
+def _one_start(executable: Path, env: dict[str, str], token: str | None) -> Start:
     port = free_port()
     started = time.perf_counter()
     process = subprocess.Popen(  # noqa: S603 - a path the operator chose, no shell
@@ -162,7 +194,7 @@ def _one_start(executable: Path, env: dict[str, str]) -> Start:
         stderr=subprocess.DEVNULL,
     )
     try:
-        return _wait_until_ready(port, process, started)
+        return _wait_until_ready(port, process, started, token)
     finally:
         stop(process)
 
@@ -177,21 +209,36 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def _wait_until_ready(port: int, process: subprocess.Popen[bytes], started: float) -> Start:
-    url = f"http://127.0.0.1:{port}/readyz"
-    with httpx.Client(timeout=1.0) as client:
+def _wait_until_ready(
+    port: int, process: subprocess.Popen[bytes], started: float, token: str | None
+) -> Start:
+    base = f"http://127.0.0.1:{port}"
+    with httpx.Client(base_url=base, timeout=1.0) as client:
         while time.perf_counter() - started < READY_TIMEOUT_S:
             if process.poll() is not None:
                 raise RuntimeError(f"factledger serve exited with {process.returncode}")
             try:
-                if client.get(url).status_code == httpx.codes.OK:
+                if client.get("/readyz").status_code == httpx.codes.OK:
                     seconds, cpu = time.perf_counter() - started, _cpu_s(process.pid)
                     ran, queued = _main_thread_schedule(process.pid)
-                    return Start(seconds, cpu, ran, queued)
+                    ready = Start(seconds, cpu, ran, queued)
+                    return ready if token is None else _served(client, token, started, ready)
             except httpx.TransportError:
                 pass
             time.sleep(POLL_S)
     raise TimeoutError(f"not ready within {READY_TIMEOUT_S:.0f} s")
+
+
+def _served(client: httpx.Client, token: str, started: float, ready: Start) -> Start:
+    """`ready` with the seconds to a first answered request and the next one's seconds."""
+    headers = {"Authorization": f"Bearer {token}"}
+    timeout = httpx.Timeout(READY_TIMEOUT_S)
+    first = client.get(SERVED_PATH, headers=headers, timeout=timeout)
+    served = time.perf_counter() - started
+    first.raise_for_status()
+    client.get(SERVED_PATH, headers=headers, timeout=timeout).raise_for_status()
+    next_request = time.perf_counter() - started - served
+    return replace(ready, served_s=served, next_request_s=next_request)
 
 
 def _cpu_s(pid: int) -> float | None:
@@ -235,13 +282,28 @@ def free_port() -> int:
         return port
 
 
+def served_summary(starts: list[Start]) -> str:
+    """Seconds from launch to a first served request, every start, their median after the
+    first, and the median of the next request's milliseconds ("-" without a token)."""
+    served = [s.served_s for s in starts if s.served_s is not None]
+    following = [s.next_request_s for s in starts if s.next_request_s is not None]
+    if not served:
+        return "-"
+    rest = served[1:] or served
+    every = ", ".join(f"{s:.2f}" for s in served)
+    return (
+        f"{every} (median after the first {statistics.median(rest):.2f}); next request "
+        f"{statistics.median(following) * 1000:.0f} ms"
+    )
+
+
 def render(seconds: dict[str, list[Start]]) -> str:
     """A markdown table: per contender its first start, the median of the others, all starts,
-    and the same for the CPU seconds to ready."""
+    the same for the CPU seconds to ready, and the seconds to a first served request."""
     lines = [
         "| start | first s | median after the first s | every start s, in order "
-        "| CPU s to ready: first / median after | load avg |",
-        "|---|---|---|---|---|---|",
+        "| CPU s to ready: first / median after | first served request s | load avg |",
+        "|---|---|---|---|---|---|---|",
     ]
     for label, starts in seconds.items():
         walls = [s.seconds for s in starts]
@@ -249,7 +311,7 @@ def render(seconds: dict[str, list[Start]]) -> str:
         every = ", ".join(f"{s:.2f}" for s in walls)
         lines.append(
             f"| {label} | {walls[0]:.2f} | {rest} | {every} | {cpu_summary(starts)} "
-            f"| {os.getloadavg()[0]:.1f} |"
+            f"| {served_summary(starts)} | {os.getloadavg()[0]:.1f} |"
         )
     return "\n".join(lines)
 

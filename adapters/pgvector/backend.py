@@ -31,6 +31,7 @@ from factledger.adapters.pgvector.connection import (
     port_errors,
 )
 from factledger.adapters.pgvector.filters import metadata_json
+from factledger.adapters.pgvector.migrations_ahead import MigrationsAhead
 from factledger.adapters.pgvector.queue import IngestWorker
 from factledger.adapters.pgvector.schema import SchemaOptions, apply_migrations
 from factledger.adapters.pgvector.searcher import PgvectorSearcher
@@ -65,6 +66,11 @@ __all__ = ["PgvectorConfig", "PgvectorMemoryBackend"]
 log = structlog.get_logger(__name__)
 
 
+def schema_options(config: PgvectorConfig, dimension: int) -> SchemaOptions:
+    """What `config`'s migrations are parametrised by, for an embedder of `dimension`."""
+    return SchemaOptions(config.schema, config.app_role, dimension, config.create_app_role)
+
+
 class PgvectorMemoryBackend:
     """The self-hosted memory backend; build it with `await PgvectorMemoryBackend.open(...)`.
 
@@ -96,13 +102,23 @@ class PgvectorMemoryBackend:
 
     @classmethod
     async def open(
-        cls, config: PgvectorConfig, *, embedder: Embedder, extractor: Extractor, clock: Clock
+        cls,
+        config: PgvectorConfig,
+        *,
+        embedder: Embedder,
+        extractor: Extractor,
+        clock: Clock,
+        migrations: MigrationsAhead | None = None,
     ) -> PgvectorMemoryBackend:
-        options = SchemaOptions(
-            config.schema, config.app_role, embedder.dimension, config.create_app_role
-        )
-        with port_errors("migrate"):
-            applied = await apply_migrations(config.admin_conninfo, options)
+        """Migrates (or takes the result of `migrations`, started ahead for the same
+        database and options), opens the pool and checks the role and the dimension."""
+        options = schema_options(config, embedder.dimension)
+        applied = None
+        if migrations is not None:
+            applied = await migrations.applied(config.admin_conninfo, options)
+        if applied is None:
+            with port_errors("migrate"):
+                applied = await apply_migrations(config.admin_conninfo, options)
         standby = None
         if config.read_conninfo is not None:
             standby = PgvectorConnections(

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -58,6 +59,10 @@ from factledger.application.memory.guidance_catalogue import GuidanceRoute
 from factledger.application.memory.ports import Embedder, Extractor, MemoryBackend
 from factledger.application.memory.topics import AskedTopicMemoryBackend, TopicTaggingExtractor
 from factledger.application.memory.validating import ValidatingMemoryBackend
+
+if TYPE_CHECKING:  # the driver is imported only where a pgvector backend is configured
+    from factledger.adapters.pgvector.config import PgvectorConfig
+    from factledger.adapters.pgvector.migrations_ahead import MigrationsAhead
 
 log = structlog.get_logger(__name__)
 
@@ -136,11 +141,13 @@ async def open_backend(
     stack: AsyncExitStack,
     *,
     http: HttpClient | None = None,
+    pgvector_migrations: MigrationsAhead | None = None,
 ) -> MemoryBackend:
     """Opens the configured backend (self-hosted ones embed with `embedder` and extract with
     `settings.extractor`, whose LLM variant calls through `http`; without one, a client is
     opened on `stack`); it is closed when `stack` closes. Every call's inputs are checked by
-    `ValidatingMemoryBackend` before they reach the adapter."""
+    `ValidatingMemoryBackend` before they reach the adapter. pgvector takes the result of
+    `pgvector_migrations` (`begin_backend`) when they were started for its tables."""
     backend: MemoryBackend
     match settings.backend:
         case InMemoryBackendSettings():
@@ -158,21 +165,11 @@ async def open_backend(
         case PgvectorBackendSettings() as s:
             # Imported in the arm: a start with no PostgreSQL store never imports the driver.
             from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
-            from factledger.adapters.pgvector.config import server_config
             from factledger.adapters.pgvector.mirror.cache import MirrorSettings
             from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
 
             config = replace(
-                server_config(
-                    dsn=None if s.dsn is None else s.dsn.get_secret_value(),
-                    admin_dsn=None if s.admin_dsn is None else s.admin_dsn.get_secret_value(),
-                    server=None if s.dsn is not None else postgres.location(),
-                    schema=s.schema_name,
-                    app_role=s.app_role,
-                    pool_max=s.pool_size,
-                    read_dsn=None if s.read_dsn is None else s.read_dsn.get_secret_value(),
-                    standby=None if s.dsn is not None else postgres.read_location(),
-                ),
+                _pgvector_server(s, postgres),
                 timeouts=postgres.pool(max_size=s.pool_size),
                 search=PgvectorSearchPlan(
                     mirror=MirrorSettings(
@@ -195,6 +192,7 @@ async def open_backend(
                     embedder,
                 ),
                 clock=clock,
+                migrations=pgvector_migrations,
             )
             backend = calibrated(asked_topics(backend, settings.extraction, embedder), embedder)
         case SupermemoryBackendSettings() as s:
@@ -266,11 +264,23 @@ def calibrated(backend: MemoryBackend, embedder: Embedder) -> MemoryBackend:
     return backend if calibration is None else CalibratedMemoryBackend(backend, calibration)
 
 
-async def open_configured_backend(
-    settings: Settings, clock: Clock, postgres: PostgresServer, stack: AsyncExitStack
-) -> MemoryBackend:
-    """The configured embedder and memory backend, sharing one HTTP client (opened only if
-    one of them calls out); all three are closed when `stack` closes."""
+@dataclass(frozen=True, slots=True)
+class BackendOpening:
+    """What opening the configured backend starts before the ledger opens (`begin_backend`):
+    the embedder (its dimension fixes pgvector's tables), the HTTP client it shares with the
+    extractor, and pgvector's migrations, running on a thread meanwhile."""
+
+    embedder: Embedder
+    http: ClientOnDemand
+    migrations: MigrationsAhead | None = None
+
+
+def begin_backend(
+    settings: Settings, postgres: PostgresServer, stack: AsyncExitStack, *, migrate_ahead: bool
+) -> BackendOpening:
+    """Builds the configured embedder and, with `migrate_ahead` and a pgvector backend,
+    starts its migrations (13 versions on a new database), which a start used to wait for
+    after the ledger's stores (docs/benchmarks.md, ADR 0101)."""
     http = ClientOnDemand(stack)
     embedder = build_embedder(settings.embedder, http)
     if isinstance(embedder, OpenAICompatibleEmbedder):
@@ -278,4 +288,51 @@ async def open_configured_backend(
         # Not for ONNX: with int8 activations it runs one text per inference by design, and
         # serialising its calls would cost the worker's parallelism (docs/benchmarks.md).
         embedder = CoalescingEmbedder(embedder)
-    return await open_backend(settings, embedder, clock, postgres, stack, http=http)
+    migrations = None
+    if migrate_ahead and isinstance(settings.backend, PgvectorBackendSettings):
+        # Imported here: a start with no PostgreSQL store never imports the driver.
+        from factledger.adapters.pgvector import migrations_ahead
+        from factledger.adapters.pgvector.backend import schema_options
+
+        config = _pgvector_server(settings.backend, postgres)
+        options = schema_options(config, embedder.dimension)
+        migrations = migrations_ahead.start(config.admin_conninfo, options)
+    return BackendOpening(embedder, http, migrations)
+
+
+async def open_configured_backend(
+    settings: Settings,
+    clock: Clock,
+    postgres: PostgresServer,
+    stack: AsyncExitStack,
+    opening: BackendOpening | None = None,
+) -> MemoryBackend:
+    """The configured embedder and memory backend, sharing one HTTP client (opened only if
+    one of them calls out); all three are closed when `stack` closes. `opening` is what
+    `begin_backend` started; without it, the backend is begun here."""
+    begun = opening or begin_backend(settings, postgres, stack, migrate_ahead=False)
+    return await open_backend(
+        settings,
+        begun.embedder,
+        clock,
+        postgres,
+        stack,
+        http=begun.http,
+        pgvector_migrations=begun.migrations,
+    )
+
+
+def _pgvector_server(s: PgvectorBackendSettings, postgres: PostgresServer) -> PgvectorConfig:
+    """The pgvector backend's connections: its DSNs, or the runtime's PostgreSQL server."""
+    from factledger.adapters.pgvector.config import server_config
+
+    return server_config(
+        dsn=None if s.dsn is None else s.dsn.get_secret_value(),
+        admin_dsn=None if s.admin_dsn is None else s.admin_dsn.get_secret_value(),
+        server=None if s.dsn is not None else postgres.location(),
+        schema=s.schema_name,
+        app_role=s.app_role,
+        pool_max=s.pool_size,
+        read_dsn=None if s.read_dsn is None else s.read_dsn.get_secret_value(),
+        standby=None if s.dsn is not None else postgres.read_location(),
+    )

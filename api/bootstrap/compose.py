@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import structlog
 
-from factledger.api.bootstrap.backend import open_configured_backend
+from factledger.api.bootstrap.backend import begin_backend, open_configured_backend
 from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.idempotency import open_idempotency_store
 from factledger.api.bootstrap.importing import open_import_positions
@@ -73,11 +73,15 @@ async def open_runtime(
         ahead = start_migrations_ahead(settings, postgres, needs)
         if ahead is not None:
             stack.callback(ahead.discard)
+        # The backend's too (pgvector's), which need the embedder's dimension.
+        begun = (
+            begin_backend(settings, postgres, stack, migrate_ahead=True) if needs.backend else None
+        )
         runtime = stack.enter_context(
             open_ledger(settings, postgres, clock=clock, catch_up=needs.catch_up)
         )
-        if needs.backend:
-            backend = await open_configured_backend(settings, now, postgres, stack)
+        if begun is not None:
+            backend = await open_configured_backend(settings, now, postgres, stack, begun)
             runtime = replace(runtime, backend=backend)
         runtime = await open_services(runtime, settings, postgres, stack, clock=now, needs=needs)
         if needs.live_views:
@@ -116,12 +120,18 @@ async def open_runtime(
 
 @asynccontextmanager
 async def open_runtime_patiently(
-    settings: Settings, needs: Needs = API, *, wait_s: float | None = None
+    settings: Settings,
+    needs: Needs = API,
+    *,
+    wait_s: float | None = None,
+    warm_up_fallback: bool = True,
 ) -> AsyncIterator[Runtime]:
     """`open_runtime` for a process that starts on its own (`serve`'s workers, `worker`):
     a store that is away (its database restarting) is tried again, with growing pauses,
     for `wait_s` (`api.startup_wait_s`) before the startup fails. Under `serve --workers N`
-    a worker whose startup fails stops the whole server, the workers that serve included."""
+    a worker whose startup fails stops the whole server, the workers that serve included.
+    Without `warm_up_fallback` the caller starts the warm-up itself (a served app, after its
+    routes: `api.http.routes.health.after_ready`)."""
     patience = settings.api.startup_wait_s if wait_s is None else wait_s
     deadline = time.monotonic() + patience
     pause = FIRST_RETRY_S
@@ -146,8 +156,9 @@ async def open_runtime_patiently(
         # Ready. The models deferred so far (the embedders') and the libraries a start does
         # not import load on threads once the first `/readyz` has been answered (the route
         # starts them), or shortly after this if nothing asks (`api/bootstrap/warmup.py`).
-        fallback = schedule_fallback()
-        stack.callback(fallback.cancel)
+        if warm_up_fallback:
+            fallback = schedule_fallback()
+            stack.callback(fallback.cancel)
         yield runtime
 
 

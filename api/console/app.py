@@ -52,7 +52,10 @@ def create_app(
         if routes is None:
             _console_mount(app, app.state.api, chosen, secure_cookies=secure)()
         else:
-            routes.add(lambda: _console_mount(app, app.state.api, chosen, secure_cookies=secure))
+            routes.add(
+                "the console",
+                lambda: _console_mount(app, app.state.api, chosen, secure_cookies=secure),
+            )
     return app
 
 

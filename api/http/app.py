@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -27,7 +28,9 @@ from factledger.api.http.overload import WriteLimiter, io_executor
 from factledger.api.http.paths import IMPORT_PATH
 from factledger.api.http.rate_limit import RateLimiter
 from factledger.api.http.read_routing import ReadRoutingMiddleware
+from factledger.api.http.routes.health import after_ready
 from factledger.api.http.routes.health import router as health_router
+from factledger.api.http.schemas.common import error_schemas
 from factledger.api.http.stream_leases import StreamLeases
 from factledger.api.log_setup import configure_logging
 from factledger.api.settings import AuthSettings, RateLimitSettings, Settings
@@ -93,12 +96,13 @@ def create_app(
         # The serving process's threads: writes hold at most their slots, reads get the rest.
         executor = io_executor(settings.api.max_concurrent_writes)
         asyncio.get_running_loop().set_default_executor(executor)
-        async with open_runtime_patiently(settings) as runtime:
+        # A served app warms up after its routes (`after_ready`), never beside their load.
+        async with open_runtime_patiently(settings, warm_up_fallback=routes is None) as runtime:
             state.ports = runtime
             if state.limiter is not None:
                 state.limiter.share(runtime.rate_store)
-            # No probe may ask: the routes load a little later all the same.
-            later = None if routes is None else loop_later(FALLBACK_S, routes.start)
+            # No probe may ask: the routes load a little later all the same, then the rest.
+            later = None if routes is None else _AfterReadyLater(routes)
             yield
             if later is not None:
                 later.cancel()
@@ -117,6 +121,14 @@ def create_app(
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.api = state
+    built_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = error_schemas(built_openapi())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     install_error_handlers(app)
     app.include_router(health_router)
     if routes is None:
@@ -124,7 +136,7 @@ def create_app(
 
         include_api_routes(app)
     else:
-        routes.add(lambda: _api_routes(app))
+        routes.add("the API's routes", lambda: _api_routes(app))
         app.state.routes = routes
     # Added last = outermost: the request context wraps the body limit and every handler.
     limit = max_body_bytes or settings.api.max_body_bytes
@@ -157,6 +169,22 @@ def _api_routes(app: FastAPI) -> Callable[[], None]:
 
 def loop_later(delay_s: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
     return asyncio.get_running_loop().call_later(delay_s, callback)
+
+
+class _AfterReadyLater:
+    """`after_ready` in `FALLBACK_S`, for a process no probe asks; `cancel` stops it."""
+
+    def __init__(self, routes: DeferredRoutes) -> None:
+        self._task: asyncio.Task[None] | None = None
+        self._timer = loop_later(FALLBACK_S, lambda: self._run(routes))
+
+    def _run(self, routes: DeferredRoutes) -> None:
+        self._task = asyncio.get_running_loop().create_task(after_ready(routes))
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
 
 
 def _tenant_share(share: float, auth: AuthSettings) -> float:

@@ -102,6 +102,11 @@ class ServiceUnavailableError(ApiError):
     """A dependency the request needs is not configured or not reachable."""
 
 
+class RoutesNotLoadedError(ServiceUnavailableError):
+    """A served process could not load the routes it defers to after ready (ADR 0095); the
+    message (ours: the part and the error's type, no path or host) says which."""
+
+
 class ServerBusyError(ApiError):
     """This API process is running as many writes as it admits; retry after `Retry-After`."""
 
@@ -314,7 +319,7 @@ def _headers_for(exc: Exception, status: int) -> dict[str, str] | None:
         return {"Retry-After": str(STORAGE_RETRY_AFTER_S)}
     if isinstance(exc, StoreUnavailableError):
         return {"Retry-After": str(STORE_RETRY_AFTER_S)}
-    if isinstance(exc, ServerBusyError):
+    if isinstance(exc, ServerBusyError | RoutesNotLoadedError):
         return {"Retry-After": str(BUSY_RETRY_AFTER_S)}
     if isinstance(exc, RequestInProgressError):
         # The first try renews its claim while it runs, or the claim lapses within a lease.
@@ -355,7 +360,7 @@ def render(exc: Exception) -> JSONResponse:
         )
         # A lost key of subject ids needs the operator, not a retry: its message (ours, no
         # host in it) says what to restore.
-        detail = str(exc) if isinstance(exc, SubjectIdKeyLostError) else None
+        detail = str(exc) if isinstance(exc, SubjectIdKeyLostError | RoutesNotLoadedError) else None
         body = error_body(type(exc).__name__, detail or "a dependency is unavailable")
     return JSONResponse(body, status_code=status, headers=headers)
 

@@ -13,15 +13,17 @@
 - The SDK is loaded off the start-up path: importing it is a large part of a cold start of
   `factledger serve` (docs/benchmarks.md). The app's lifespan starts a task
   that imports it in a thread and then runs the session manager; the process answers
-  (`/readyz` included) meanwhile. A call to `/mcp` before the SDK is loaded waits for it, at
-  most `LOAD_TIMEOUT_S`; if it could not be loaded, `/mcp` answers 503 and the API goes on.
+  (`/readyz` included) meanwhile. A served app imports it once its routes are in and the
+  requests that waited for them are answered (ADR 0101). A call to `/mcp` before the SDK is
+  loaded waits for it, at most `LOAD_TIMEOUT_S`; if it could not be loaded, `/mcp` answers
+  503 and the API goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +39,7 @@ from starlette.types import Receive, Scope, Send
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app as create_http_app
 from factledger.api.http.auth import Principal, TokenVerifier
+from factledger.api.http.deferred_routes import DeferredRoutes
 from factledger.api.http.deps import ApiState, get_principal
 from factledger.api.http.errors import (
     ApiError,
@@ -75,19 +78,26 @@ def create_app(
 
 
 def mount_mcp(app: FastAPI, resource: ProtectedResource) -> None:
+    """Adds `/mcp` and its metadata to `app`. A served app whose routes load after ready
+    (`api.http.deferred_routes`) loads the SDK after them too, and answers `/mcp` without
+    waiting for them."""
     state: ApiState = app.state.api
     loader = _SdkLoader(state)
     endpoint = _McpEndpoint(state, loader, resource)
     # A Route, not a Mount: `/mcp` itself is the endpoint (a Mount would redirect to `/mcp/`).
-    app.router.routes.append(Route(MCP_PATH, endpoint, include_in_schema=False))
-    app.router.routes.extend(resource.routes(MCP_PATH))
+    mcp_routes = [Route(MCP_PATH, endpoint, include_in_schema=False), *resource.routes(MCP_PATH)]
+    app.router.routes.extend(mcp_routes)
+    routes: DeferredRoutes | None = getattr(app.state, "routes", None)
+    if routes is not None:
+        routes.open_paths.update(route.path for route in mcp_routes)
     outer = app.router.lifespan_context
 
     @asynccontextmanager
     async def lifespan(running: Any) -> AsyncIterator[Any]:
         async with outer(running) as inner:
             stop = asyncio.Event()
-            task = asyncio.create_task(loader.run(stop), name="mcp-sdk")
+            after = None if routes is None else routes.settled
+            task = asyncio.create_task(loader.run(stop, after), name="mcp-sdk")
             try:
                 yield inner
             finally:
@@ -106,7 +116,14 @@ class _SdkLoader:
         self._loaded = asyncio.Event()
         self._manager: StreamableHTTPSessionManager | None = None
 
-    async def run(self, stop: asyncio.Event) -> None:
+    async def run(
+        self, stop: asyncio.Event, after: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        """Imports the SDK (once `after` returns, if given: it would otherwise share the
+        interpreter's lock with the start and the routes' load) and runs its manager."""
+        if after is not None and not await _before_stop(after(), stop):
+            self._loaded.set()
+            return
         try:
             await asyncio.to_thread(_import_sdk)
             manager = self._build()
@@ -137,6 +154,16 @@ class _SdkLoader:
         if self._manager is None:
             raise ServiceUnavailableError("the MCP tools are not available in this process")
         return self._manager
+
+
+async def _before_stop(awaited: Awaitable[None], stop: asyncio.Event) -> bool:
+    """Waits for `awaited` or `stop`; True if `awaited` came first."""
+    waiting = asyncio.ensure_future(awaited)
+    stopping = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    for task in (waiting, stopping):
+        task.cancel()
+    return waiting.done() and not waiting.cancelled() and not stop.is_set()
 
 
 def _import_sdk() -> None:

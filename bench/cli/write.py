@@ -21,11 +21,13 @@ from factledger.bench.load.servers import TOPOLOGIES
 from factledger.bench.machine import load_average
 from factledger.bench.serve_start import (
     Contender,
+    Served,
     cpu_summary,
     default_executable,
     measure_serve_start,
     postgres_stores,
     schedule_summary,
+    served_summary,
 )
 from factledger.bench.write.cold_loads import TURNS, measure_cold_loads, seeded_stores
 from factledger.bench.write.history import SIZES
@@ -87,6 +89,10 @@ def write(
         typer.Option(min=1, max=500, help="Rebuild: lines per session (1 short, or long ones)."),
     ] = 1,
     start_runs: Annotated[int, typer.Option(min=1, max=20, help="Cold starts timed.")] = 3,
+    start_restarts: Annotated[
+        bool,
+        typer.Option(help="Start, postgres: also restarts on a database the first start migrated."),
+    ] = False,
     sync_sessions: Annotated[
         int, typer.Option(min=1, max=10_000, help="Sync: recorded sessions (9 facts each).")
     ] = 60,
@@ -127,6 +133,7 @@ def write(
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
          "--rebuild-messages", str(rebuild_messages),
          "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions),
+         *(["--start-restarts"] if start_restarts else []),
          "--sync-processes", str(sync_processes), "--sync-rounds", str(sync_rounds),
          "--lag-appends-per-s", f"{lag_appends_per_s:g}", "--lag-ends-per-s", f"{lag_ends_per_s:g}",
          "--worker-processes", str(worker_processes)]
@@ -277,13 +284,26 @@ def write(
             if baseline_python is not None:
                 executable = baseline_python.parent / "factledger"
                 contenders.append(Contender("baseline", executable, cache=True))
-            for topology in where:
-                typer.echo(_starts(topology, contenders, root / "start" / topology, start_runs))
+            served = Served(credentials.server_env, credentials.service_token)
+            kinds = [(t, False) for t in where]
+            if start_restarts and "postgres" in where:
+                kinds.append(("postgres", True))
+            for topology, restarts in kinds:
+                folder = root / "start" / (f"{topology}-restarts" if restarts else topology)
+                typer.echo(_starts(topology, contenders, folder, start_runs, served, restarts))
 
 
-def _starts(topology: str, contenders: list[Contender], workdir: Path, runs: int) -> str:
-    """Cold starts of `factledger serve` on `topology`, the contenders taking turns; on
-    PostgreSQL each start gets a new database of one server."""
+def _starts(
+    topology: str,
+    contenders: list[Contender],
+    workdir: Path,
+    runs: int,
+    served: Served,
+    restarts: bool,
+) -> str:
+    """Cold starts of `factledger serve` on `topology`, the contenders taking turns, each
+    asked a first request once ready; on PostgreSQL each start gets a new database of one
+    server, or with `restarts` each contender one database its first start migrates."""
     workdir.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
         stores = None
@@ -292,18 +312,23 @@ def _starts(topology: str, contenders: list[Contender], workdir: Path, runs: int
             stack.callback(database.stop)
             stores = postgres_stores(database.location)
         started_at = load_average()
-        starts = measure_serve_start(contenders, workdir, runs=runs, stores=stores)
+        starts = measure_serve_start(
+            contenders, workdir, runs=runs, stores=stores, served=served, restarts=restarts
+        )
     lines = []
     for build, starts_each in starts.items():
         seconds_each = [s.seconds for s in starts_each]
         cpus = [f"{s.cpu_s:.2f}" for s in starts_each if s.cpu_s is not None]
         lines.append(
-            f"\nCold start of `factledger serve` to ready, {topology} ({build}): median "
+            f"\nCold start of `factledger serve` to ready, {topology}"
+            f"{' (restarts after the first, on its migrated database)' if restarts else ''} "
+            f"({build}): median "
             f"{statistics.median(seconds_each):.2f} s, every start "
             f"{', '.join(f'{s:.2f}' for s in seconds_each)} s; CPU s to ready, every start "
             f"{', '.join(cpus) or '-'} (first / median after {cpu_summary(starts_each)}); "
             f"main thread after the first, medians: ran / queued for a core / blocked "
-            f"{schedule_summary(starts_each)} s "
+            f"{schedule_summary(starts_each)} s; first served request (`GET /v1/whoami` "
+            f"right after ready) at, from launch: {served_summary(starts_each)} "
             f"(load avg {started_at} at the first start, {load_average()} after the last)"
         )
     return "".join(lines)

@@ -3,7 +3,7 @@ thread and connection per schema, side by side): a store takes its migration's r
 of migrating again, a failed one leaves the store to migrate and report its own error, no
 result outlives the opening that started it, and a runtime's every PostgreSQL store takes
 the result of the migration started for it (the list in `api.bootstrap.migrations_ahead`
-names the schemas and stores the stores themselves use)."""
+names the schemas and stores the stores themselves use), pgvector's backend included."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from support.api_harness import TEST_AUTH
 
 from factledger.adapters.migrations import StoreMigration
+from factledger.adapters.pgvector import backend as pgvector_backend
 from factledger.adapters.postgres import migrations
 from factledger.adapters.postgres.migrations import (
     MigrationsAhead,
@@ -100,6 +101,14 @@ async def test_every_postgres_store_of_a_runtime_takes_its_migration_ahead(
         discard(self)
 
     monkeypatch.setattr(MigrationsAhead, "discard", recording)
+    migrated_on_open: list[object] = []
+
+    async def migrating_on_open(*args: object) -> list[int]:
+        migrated_on_open.append(args)
+        return []
+
+    # The backend migrates on its own only when it did not take its migrations ahead.
+    monkeypatch.setattr(pgvector_backend, "apply_migrations", migrating_on_open)
     settings = Settings(
         data_dir=tmp_path,
         database_url=SecretStr(f"postgresql://{auth}@/{name}?host={postgres.host}"),
@@ -107,11 +116,13 @@ async def test_every_postgres_store_of_a_runtime_takes_its_migration_ahead(
         views={"kind": "postgres"},  # type: ignore[arg-type]
         short_term={"kind": "postgres"},  # type: ignore[arg-type]
         sync={"store": {"kind": "postgres"}},  # type: ignore[arg-type]
+        backend={"kind": "pgvector"},  # type: ignore[arg-type]
         embedder={"kind": "hashing"},  # type: ignore[arg-type]
         auth=TEST_AUTH,
     )
-    async with open_runtime(settings):
-        pass
+    async with open_runtime(settings) as runtime:
+        assert (await runtime.backend.health()).ok
     stores = {key[2] for key in started}  # type: ignore[index]
     assert {"keys", "views", "review_queue", "session_buffer", "sync"} <= stores
     assert left == []
+    assert migrated_on_open == []

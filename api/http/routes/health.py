@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from contextlib import suppress
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -69,13 +68,16 @@ async def readyz(state: StateDep, request: Request) -> JSONResponse:
 
 
 async def _warm_up(app: FastAPI) -> None:
-    """The routes first, when they are still to load (requests wait for them, not for the
-    models), then the models and libraries, which would otherwise share the interpreter's
-    lock with the routes' load."""
-    routes: DeferredRoutes | None = getattr(app.state, "routes", None)
-    if routes is not None and not routes.installed:
-        with suppress(Exception):  # logged by the load; the next request tries again
-            await routes.wait()
+    await after_ready(getattr(app.state, "routes", None))
+
+
+async def after_ready(routes: DeferredRoutes | None) -> None:
+    """The routes first, when they are still to load, and the models and libraries once the
+    routes are in and the requests that waited for them are answered: loaded beside them,
+    they held the interpreter's lock through the routes' load and those requests (ADR 0101)."""
+    if routes is not None:
+        routes.start()
+        await routes.settled()
     await start_after_ready_async()
 
 
