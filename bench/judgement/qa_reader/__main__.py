@@ -1,14 +1,15 @@
 """`python -m factledger.bench.judgement.qa_reader train|evaluate ...` (needs torch).
 
 train    --base MODEL.safetensors --out DIR [--corpus DIR ...] [--minutes 60] [--epochs 3]
-evaluate --out DIR [--blind DIR ...] [--current] [--no-reader]
-         (scores DIR/reader.pt, and with --current the shipped field reader on the same
+evaluate --out DIR [--reader FILE] [--blind DIR ...] [--current] [--no-reader]
+         (scores DIR/reader.pt or FILE, and with --current the shipped field reader on the same
          lines; writes DIR/evaluation.json, or DIR/shipped-reader.json with --no-reader)
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import platform
 import time
@@ -50,7 +51,8 @@ def _train(args: argparse.Namespace) -> None:
         examples: list[Any] = line_examples(
             train_pairs, FieldsTokens(tokenizer, args.max_tokens or 128), args.seed
         )
-        reader, loss, length = from_base(base, FieldsReader), line_loss, line_length
+        reader, length = from_base(base, FieldsReader), line_length
+        loss = functools.partial(line_loss, no_answer=args.no_answer_weight)
     else:
         examples = training_examples(
             train_pairs, PairTokens(tokenizer, args.max_tokens or 96), args.seed
@@ -73,6 +75,7 @@ def _train(args: argparse.Namespace) -> None:
         args.learning_rate,
         seed=args.seed,
         bf16=args.bf16,
+        epoch_checkpoints=True,
     )
     done = fit(reader, examples, budget, out, loss, length)
     card = {
@@ -89,6 +92,7 @@ def _train(args: argparse.Namespace) -> None:
         },
         "training_pairs": len(train_pairs),
         "formulation": args.formulation,
+        "no_answer_weight": args.no_answer_weight,
         "inputs": len(examples),
         "threads": args.threads,
         "torch": torch.__version__,
@@ -103,8 +107,9 @@ def _train(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
+    weights = Path(args.reader) if args.reader else out / "reader.pt"
     figures = evaluate(
-        None if args.no_reader else out / "reader.pt",
+        None if args.no_reader else weights,
         tokenizer=Path(args.tokenizer),
         corpora=[Path(c) for c in args.corpus or [str(DATA / CONVERSATIONS)]],
         blind=[Path(b) for b in args.blind],
@@ -112,6 +117,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         max_tokens=args.max_tokens,
     )
     name = "shipped-reader.json" if args.no_reader else "evaluation.json"
+    if args.reader and not args.no_reader:
+        name = f"evaluation-{weights.stem}.json"
     (out / name).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(figures, indent=2))  # noqa: T201 - the lab's report
 
@@ -135,10 +142,19 @@ def main() -> None:
         default="line",
         help="one pass per line for all its fields, or one per (line, field)",
     )
+    train.add_argument(
+        "--no-answer-weight",
+        type=float,
+        default=1.0,
+        help="span-loss weight of a field the line does not state (line formulation)",
+    )
     train.add_argument("--bf16", action="store_true", help="autocast to bfloat16 (CPUs with it)")
     evaluate_ = commands.add_parser("evaluate")
     evaluate_.add_argument("--out", required=True)
     evaluate_.add_argument("--corpus", action="append")
+    evaluate_.add_argument(
+        "--reader", help="a checkpoint to score instead of DIR/reader.pt (DIR/evaluation-NAME.json)"
+    )
     evaluate_.add_argument("--blind", action="append", default=[])
     evaluate_.add_argument(
         "--current",

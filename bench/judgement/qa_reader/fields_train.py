@@ -69,23 +69,28 @@ def _gold(batch: Sequence[LineEncoded], shape: tuple[int, ...], ends: bool) -> t
 
 
 def _span_loss(scores: torch.Tensor, gold: torch.Tensor, allowed: torch.Tensor,
-               asked: torch.Tensor) -> torch.Tensor:  # fmt: skip
+               weights: torch.Tensor) -> torch.Tensor:  # fmt: skip
     log_p = functional.log_softmax(scores.float().masked_fill(~allowed[:, None, :], NO), dim=-1)
     per_field = -torch.logsumexp(log_p.masked_fill(~gold, NO), dim=-1)
-    return per_field[asked].mean()
+    return (per_field * weights).sum() / weights.sum().clamp(min=1e-6)
 
 
-def line_loss(reader: QaReader, batch: Sequence[LineEncoded]) -> torch.Tensor:
+def field_weights(stated: torch.Tensor, asked: torch.Tensor, no_answer: float) -> torch.Tensor:
+    """Each asked field's share of the span loss: 1 where the line states it, `no_answer`
+    where it does not. Most fields of a line state nothing; at full weight that prior wins
+    the first epochs and every field answers "no value" (ADR 0089, 0106)."""
+    return torch.where(stated, 1.0, no_answer) * asked.float()
+
+
+def line_loss(
+    reader: QaReader, batch: Sequence[LineEncoded], no_answer: float = 1.0
+) -> torch.Tensor:
+    """Span loss per asked field (no-value fields weighted by `no_answer`), plus the flags
+    of the stated fields."""
     if not isinstance(reader, FieldsReader):
         raise TypeError("a line's fields are read by a FieldsReader")
     x = _inputs(batch)
     start, end, flags = reader.read(x["ids"], x["types"], x["attention"], x["markers"])
-    loss = _span_loss(
-        start, _gold(batch, tuple(start.shape), ends=False), x["answerable"], x["asked"]
-    )
-    loss = loss + _span_loss(
-        end, _gold(batch, tuple(end.shape), ends=True), x["answerable"], x["asked"]
-    )
     stated = torch.zeros(x["asked"].shape, dtype=torch.bool)
     truth = torch.zeros(flags.shape)
     for row, e in enumerate(batch):
@@ -93,6 +98,11 @@ def line_loss(reader: QaReader, batch: Sequence[LineEncoded]) -> torch.Tensor:
             if e.starts[f]:
                 stated[row, f] = True
                 truth[row, f] = torch.tensor([float(v) for v in asked.flags])
+    weights = field_weights(stated, x["asked"], no_answer)
+    loss = _span_loss(start, _gold(batch, tuple(start.shape), ends=False), x["answerable"], weights)
+    loss = loss + _span_loss(
+        end, _gold(batch, tuple(end.shape), ends=True), x["answerable"], weights
+    )
     if bool(stated.any()):
         flag_loss = functional.binary_cross_entropy_with_logits(
             flags[stated].float(), truth[stated]

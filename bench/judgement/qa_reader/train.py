@@ -34,6 +34,7 @@ class Budget:
     warm_up: float = 0.06  # share of the run (of its time or its steps, whichever runs out first)
     seed: int = 28
     bf16: bool = False  # autocast matrix products to bfloat16 (weights and updates stay float32)
+    epoch_checkpoints: bool = False  # also keep `reader-epochN.pt` after each finished epoch
 
 
 def span_loss(scores: torch.Tensor, gold: torch.Tensor, answerable: torch.Tensor) -> torch.Tensor:
@@ -79,7 +80,8 @@ def fit(
     length: Callable[[T], int],
 ) -> dict[str, float]:
     """Trains in place until the epochs or the time run out; saves `reader.pt` every ten
-    minutes and at the end. Returns what the run did."""
+    minutes and at the end (and `reader-epochN.pt` after each finished epoch if the budget
+    says so). Returns what the run did."""
     no_decay = [p for n, p in reader.named_parameters() if n.endswith("bias") or "norm" in n]
     decay = [p for n, p in reader.named_parameters() if not (n.endswith("bias") or "norm" in n)]
     optimiser = torch.optim.AdamW(
@@ -119,6 +121,8 @@ def fit(
                 torch.save(reader.state_dict(), out / "reader.pt")
                 last_save = time.monotonic()
         else:
+            if budget.epoch_checkpoints:  # each epoch evaluated as it arrives
+                torch.save(reader.state_dict(), out / f"reader-epoch{epoch + 1}.pt")
             continue
         break
     torch.save(reader.state_dict(), out / "reader.pt")

@@ -17,6 +17,7 @@ from factledger.bench.judgement.qa_reader.batches import Example  # noqa: E402
 from factledger.bench.judgement.qa_reader.evaluate import Session, read_all  # noqa: E402
 from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens  # noqa: E402
 from factledger.bench.judgement.qa_reader.fields_train import (  # noqa: E402
+    field_weights,
     line_length,
     line_loss,
     read_lines,
@@ -110,3 +111,40 @@ def test_one_pass_per_line_learns_which_field_each_value_belongs_to(tmp_path: Pa
     assert best["name"].value == "Ada Quill"
     assert "Fernbrook" in best["employer"].value
     assert "budget" not in best
+
+
+def test_an_unstated_field_weighs_the_no_answer_weight_and_an_unasked_one_nothing() -> None:
+    stated = torch.tensor([[True, False, False]])
+    asked = torch.tensor([[True, True, False]])
+
+    weights = field_weights(stated, asked, 0.2)
+
+    assert weights[0].tolist() == pytest.approx([1.0, 0.2, 0.0])
+
+
+def test_a_line_stating_nothing_teaches_nothing_when_no_value_weighs_nothing() -> None:
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    fields = [FieldAsked("budget", False, (), (False,) * 4)]
+    batch = tokens.encode(fields, LINE, "Who is this?", None)
+    torch.manual_seed(0)
+    reader = FieldsReader(layers=1, width=32, heads=2)
+
+    assert float(line_loss(reader, batch, no_answer=0.0).detach()) == 0.0
+    assert float(line_loss(reader, batch, no_answer=1.0).detach()) > 0.0
+
+
+def test_a_run_keeps_a_checkpoint_of_each_finished_epoch_when_asked(tmp_path: Path) -> None:
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    fields = [FieldAsked("budget", False, (), (False,) * 4)]
+    examples = tokens.encode(fields, LINE, "Who is this?", None)
+    torch.manual_seed(0)
+    reader = FieldsReader(layers=1, width=32, heads=2)
+
+    budget = Budget(seconds=120, epochs=2, batch=4, epoch_checkpoints=True)
+    fit(reader, examples, budget, tmp_path, line_loss, line_length)
+
+    assert sorted(p.name for p in tmp_path.glob("reader*.pt")) == [
+        "reader-epoch1.pt",
+        "reader-epoch2.pt",
+        "reader.pt",
+    ]
