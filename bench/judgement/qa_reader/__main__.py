@@ -52,6 +52,8 @@ def _train(args: argparse.Namespace) -> None:
             train_pairs, FieldsTokens(tokenizer, args.max_tokens or 128), args.seed
         )
         reader, length = from_base(base, FieldsReader), line_length
+        if args.field_words and isinstance(reader, FieldsReader):
+            reader.use_field_words()
         loss = functools.partial(line_loss, no_answer=args.no_answer_weight)
     else:
         examples = training_examples(
@@ -93,6 +95,7 @@ def _train(args: argparse.Namespace) -> None:
         "training_pairs": len(train_pairs),
         "formulation": args.formulation,
         "no_answer_weight": args.no_answer_weight,
+        "field_words": args.field_words,
         "inputs": len(examples),
         "threads": args.threads,
         "torch": torch.__version__,
@@ -147,6 +150,11 @@ def main() -> None:
         type=float,
         default=1.0,
         help="span-loss weight of a field the line does not state (line formulation)",
+    )
+    train.add_argument(
+        "--field-words",
+        action="store_true",
+        help="each field asks with its marker's and its words' mean state (line formulation)",
     )
     train.add_argument("--bf16", action="store_true", help="autocast to bfloat16 (CPUs with it)")
     evaluate_ = commands.add_parser("evaluate")

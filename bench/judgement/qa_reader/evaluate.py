@@ -267,5 +267,7 @@ def load_reader(weights: Path) -> QaReader:
     vocab, width = state["words.weight"].shape
     kind = FieldsReader if "start_of.weight" in state else QaReader
     reader = kind(vocab=vocab, width=width, layers=layers, heads=width // HEAD_WIDTH)
+    if isinstance(reader, FieldsReader) and "field_words_pooled" in state:
+        reader.use_field_words()
     reader.load_state_dict(state)
     return reader

@@ -13,6 +13,7 @@ from factledger.bench.judgement.qa_reader.fields_pass import (
     FieldAsked,
     FieldsTokens,
     LineEncoded,
+    field_word_positions,
     fields_of_lines,
 )
 from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader
@@ -46,7 +47,10 @@ def _inputs(batch: Sequence[LineEncoded]) -> dict[str, torch.Tensor]:
     markers = torch.zeros((b, fields), dtype=torch.long)
     asked = torch.zeros((b, fields), dtype=torch.bool)
     answerable = torch.zeros((b, width), dtype=torch.bool)
+    pool = torch.zeros((b, fields, width))
     for row, e in enumerate(batch):
+        for f, positions in enumerate(field_word_positions(e)):
+            pool[row, f, list(positions)] = 1.0 / len(positions)
         n = len(e.ids)
         ids[row, :n] = torch.tensor(e.ids)
         types[row, :n] = torch.tensor(e.types)
@@ -56,7 +60,7 @@ def _inputs(batch: Sequence[LineEncoded]) -> dict[str, torch.Tensor]:
         answerable[row, 0] = True
         answerable[row, e.first_line_token : e.first_line_token + len(e.offsets)] = True
     return {"ids": ids, "types": types, "attention": attention, "markers": markers,
-            "asked": asked, "answerable": answerable}  # fmt: skip
+            "asked": asked, "answerable": answerable, "pool": pool}  # fmt: skip
 
 
 def _gold(batch: Sequence[LineEncoded], shape: tuple[int, ...], ends: bool) -> torch.Tensor:
@@ -90,7 +94,7 @@ def line_loss(
     if not isinstance(reader, FieldsReader):
         raise TypeError("a line's fields are read by a FieldsReader")
     x = _inputs(batch)
-    start, end, flags = reader.read(x["ids"], x["types"], x["attention"], x["markers"])
+    start, end, flags = reader.read(x["ids"], x["types"], x["attention"], x["markers"], x["pool"])
     stated = torch.zeros(x["asked"].shape, dtype=torch.bool)
     truth = torch.zeros(flags.shape)
     for row, e in enumerate(batch):
@@ -132,7 +136,9 @@ def read_lines(
         for begin in range(0, len(items), batch):
             chunk = items[begin : begin + batch]
             x = _inputs([w for _, w in chunk])
-            start, end, _ = reader.read(x["ids"], x["types"], x["attention"], x["markers"])
+            start, end, _ = reader.read(
+                x["ids"], x["types"], x["attention"], x["markers"], x["pool"]
+            )
             for row, (asked, w) in enumerate(chunk):
                 n = len(w.ids)
                 for f, field in enumerate(w.fields):

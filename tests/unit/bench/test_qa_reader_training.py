@@ -14,7 +14,11 @@ torch = pytest.importorskip("torch")
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER  # noqa: E402
 from factledger.bench.judgement.bert import read_safetensors  # noqa: E402
 from factledger.bench.judgement.qa_reader.batches import Example  # noqa: E402
-from factledger.bench.judgement.qa_reader.evaluate import Session, read_all  # noqa: E402
+from factledger.bench.judgement.qa_reader.evaluate import (  # noqa: E402
+    Session,
+    load_reader,
+    read_all,
+)
 from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens  # noqa: E402
 from factledger.bench.judgement.qa_reader.fields_train import (  # noqa: E402
     field_weights,
@@ -148,3 +152,24 @@ def test_a_run_keeps_a_checkpoint_of_each_finished_epoch_when_asked(tmp_path: Pa
         "reader-epoch2.pt",
         "reader.pt",
     ]
+
+
+def test_a_reader_that_asks_with_its_fields_words_is_loaded_asking_the_same_way(
+    tmp_path: Path,
+) -> None:
+    torch.manual_seed(0)
+    reader = FieldsReader(layers=1, width=64, heads=2)  # heads as wide as the base's
+    reader.use_field_words()
+    torch.save(reader.state_dict(), tmp_path / "reader.pt")
+
+    loaded = load_reader(tmp_path / "reader.pt")
+
+    assert isinstance(loaded, FieldsReader)
+    assert loaded.pools_field_words
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    fields = [FieldAsked("name", False, (), (False,) * 4)]
+    asked = LineAsked("c", 0, 1, LINE, "Who is this?")
+    floor = -1e9
+    assert read_lines(loaded, tokens, [(asked, fields)], floor=floor) == read_lines(
+        reader, tokens, [(asked, fields)], floor=floor
+    )
