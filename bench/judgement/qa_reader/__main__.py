@@ -78,6 +78,7 @@ def _train(args: argparse.Namespace) -> None:
         seed=args.seed,
         bf16=args.bf16,
         epoch_checkpoints=True,
+        head_rate=args.head_rate,
     )
     done = fit(reader, examples, budget, out, loss, length)
     card = {
@@ -91,6 +92,7 @@ def _train(args: argparse.Namespace) -> None:
             "learning_rate": args.learning_rate,
             "seed": args.seed,
             "bf16": args.bf16,
+            "head_rate": args.head_rate,
         },
         "training_pairs": len(train_pairs),
         "formulation": args.formulation,
@@ -155,6 +157,9 @@ def main() -> None:
         "--field-words",
         action="store_true",
         help="each field asks with its marker's and its words' mean state (line formulation)",
+    )
+    train.add_argument(
+        "--head-rate", type=float, default=1.0, help="the fresh heads' rate, times the encoder's"
     )
     train.add_argument("--bf16", action="store_true", help="autocast to bfloat16 (CPUs with it)")
     evaluate_ = commands.add_parser("evaluate")

@@ -11,7 +11,7 @@ from torch import nn
 from factledger.bench.judgement.bert import Encoder, base_size, load_base, read_safetensors
 from factledger.bench.judgement.qa_reader.pairs import FLAGS
 
-_HEADS = ("span.", "flags.", "start_of.", "end_of.")
+HEADS = ("span.", "flags.", "start_of.", "end_of.")
 
 
 class QaReader(Encoder):
@@ -82,5 +82,5 @@ def from_base(path: Path, kind: type[QaReader] = QaReader) -> QaReader:
     """A reader whose encoder is the base model's (every layer), heads freshly initialised."""
     base = read_safetensors(path)
     reader = kind(**base_size(base))
-    load_base(reader, base, _HEADS)
+    load_base(reader, base, HEADS)
     return reader
