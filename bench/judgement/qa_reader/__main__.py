@@ -4,6 +4,7 @@ train    --base MODEL.safetensors --out DIR [--corpus DIR ...] [--minutes 60] [-
 evaluate --out DIR [--reader FILE] [--blind DIR ...] [--current] [--no-reader]
          (scores DIR/reader.pt or FILE, and with --current the shipped field reader on the same
          lines; writes DIR/evaluation.json, or DIR/shipped-reader.json with --no-reader)
+export   --reader FILE --out DIR (a one-pass reader as ONNX, float and int8; ADR 0106)
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import torch
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER
 from factledger.bench.judgement.conversations import CONVERSATIONS, load_training_cases
 from factledger.bench.judgement.qa_reader.batches import training_examples
-from factledger.bench.judgement.qa_reader.evaluate import evaluate
+from factledger.bench.judgement.qa_reader.evaluate import evaluate, load_reader
+from factledger.bench.judgement.qa_reader.export import export
 from factledger.bench.judgement.qa_reader.fields_pass import FieldsTokens
 from factledger.bench.judgement.qa_reader.fields_train import line_examples, line_length, line_loss
 from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader, from_base
@@ -128,6 +130,13 @@ def _evaluate(args: argparse.Namespace) -> None:
     print(json.dumps(figures, indent=2))  # noqa: T201 - the lab's report
 
 
+def _export(args: argparse.Namespace) -> None:
+    reader = load_reader(Path(args.reader))
+    if not isinstance(reader, FieldsReader):
+        raise SystemExit("only a one-pass reader (FieldsReader) is exported")
+    print(json.dumps(export(reader, Path(args.out)), indent=2))  # noqa: T201 - the lab's report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.qa_reader")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -179,12 +188,15 @@ def main() -> None:
         action="store_true",
         help="the shipped field reader only (with --current); no reader.pt",
     )
+    export_ = commands.add_parser("export")
+    export_.add_argument("--reader", required=True, help="a one-pass reader's checkpoint")
+    export_.add_argument("--out", required=True)
     for command in (train, evaluate_):
         command.add_argument("--tokenizer", default=str(TOKENIZER))
         command.add_argument("--max-tokens", type=int, default=0, help="0: 128 a line, 96 a pair")
         command.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    {"train": _train, "evaluate": _evaluate}[args.command](args)
+    {"train": _train, "evaluate": _evaluate, "export": _export}[args.command](args)
 
 
 if __name__ == "__main__":

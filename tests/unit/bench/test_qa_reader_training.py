@@ -21,6 +21,7 @@ from factledger.bench.judgement.qa_reader.evaluate import (  # noqa: E402
 )
 from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens  # noqa: E402
 from factledger.bench.judgement.qa_reader.fields_train import (  # noqa: E402
+    _inputs,
     field_weights,
     line_length,
     line_loss,
@@ -173,3 +174,33 @@ def test_a_reader_that_asks_with_its_fields_words_is_loaded_asking_the_same_way(
     assert read_lines(loaded, tokens, [(asked, fields)], floor=floor) == read_lines(
         reader, tokens, [(asked, fields)], floor=floor
     )
+
+
+def test_a_reader_asking_with_its_fields_words_exports_to_onnx_scoring_as_in_torch(
+    tmp_path: Path,
+) -> None:
+    import onnxruntime
+
+    from factledger.bench.judgement.qa_reader.export import FLOAT_FILE, INT8_FILE, export
+
+    torch.manual_seed(0)
+    reader = FieldsReader(layers=1, width=64, heads=2)
+    reader.use_field_words()
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    fields = [
+        FieldAsked("name", False, (), (False,) * 4),
+        FieldAsked("budget", False, (), (False,) * 4),
+    ]
+    batch = tokens.encode(fields, LINE, "Who is this?", None)
+
+    digests = export(reader, tmp_path)
+
+    x = _inputs(batch)
+    start, end, _ = reader.read(x["ids"], x["types"], x["attention"], x["markers"], x["pool"])
+    session = onnxruntime.InferenceSession(str(tmp_path / FLOAT_FILE))
+    feed = {n: x[n].numpy() for n in ("ids", "types", "attention")} | {"pool": x["pool"].numpy()}
+    got_start, got_end = session.run(None, feed)
+    assert np.allclose(got_start, start.detach().numpy(), atol=1e-4)
+    assert np.allclose(got_end, end.detach().numpy(), atol=1e-4)
+    assert set(digests) == {FLOAT_FILE, INT8_FILE}
+    assert (tmp_path / INT8_FILE).stat().st_size < (tmp_path / FLOAT_FILE).stat().st_size
