@@ -1,14 +1,16 @@
 """`python -m factledger.bench.judgement.qa_reader train|evaluate ...` (needs torch).
 
 train    --base MODEL.safetensors --out DIR [--corpus DIR ...] [--minutes 60] [--epochs 3]
-evaluate --out DIR [--blind DIR ...] [--current] [--no-reader]
-         (scores DIR/reader.pt, and with --current the shipped field reader on the same
+evaluate --out DIR [--reader FILE] [--blind DIR ...] [--current] [--no-reader]
+         (scores DIR/reader.pt or FILE, and with --current the shipped field reader on the same
          lines; writes DIR/evaluation.json, or DIR/shipped-reader.json with --no-reader)
+export   --reader FILE --out DIR (a one-pass reader as ONNX, float and int8; ADR 0106)
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import platform
 import time
@@ -21,7 +23,8 @@ import torch
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER
 from factledger.bench.judgement.conversations import CONVERSATIONS, load_training_cases
 from factledger.bench.judgement.qa_reader.batches import training_examples
-from factledger.bench.judgement.qa_reader.evaluate import evaluate
+from factledger.bench.judgement.qa_reader.evaluate import evaluate, load_reader
+from factledger.bench.judgement.qa_reader.export import export
 from factledger.bench.judgement.qa_reader.fields_pass import FieldsTokens
 from factledger.bench.judgement.qa_reader.fields_train import line_examples, line_length, line_loss
 from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader, from_base
@@ -50,7 +53,10 @@ def _train(args: argparse.Namespace) -> None:
         examples: list[Any] = line_examples(
             train_pairs, FieldsTokens(tokenizer, args.max_tokens or 128), args.seed
         )
-        reader, loss, length = from_base(base, FieldsReader), line_loss, line_length
+        reader, length = from_base(base, FieldsReader), line_length
+        if args.field_words and isinstance(reader, FieldsReader):
+            reader.use_field_words()
+        loss = functools.partial(line_loss, no_answer=args.no_answer_weight)
     else:
         examples = training_examples(
             train_pairs, PairTokens(tokenizer, args.max_tokens or 96), args.seed
@@ -73,6 +79,8 @@ def _train(args: argparse.Namespace) -> None:
         args.learning_rate,
         seed=args.seed,
         bf16=args.bf16,
+        epoch_checkpoints=True,
+        head_rate=args.head_rate,
     )
     done = fit(reader, examples, budget, out, loss, length)
     card = {
@@ -86,9 +94,12 @@ def _train(args: argparse.Namespace) -> None:
             "learning_rate": args.learning_rate,
             "seed": args.seed,
             "bf16": args.bf16,
+            "head_rate": args.head_rate,
         },
         "training_pairs": len(train_pairs),
         "formulation": args.formulation,
+        "no_answer_weight": args.no_answer_weight,
+        "field_words": args.field_words,
         "inputs": len(examples),
         "threads": args.threads,
         "torch": torch.__version__,
@@ -103,8 +114,9 @@ def _train(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
+    weights = Path(args.reader) if args.reader else out / "reader.pt"
     figures = evaluate(
-        None if args.no_reader else out / "reader.pt",
+        None if args.no_reader else weights,
         tokenizer=Path(args.tokenizer),
         corpora=[Path(c) for c in args.corpus or [str(DATA / CONVERSATIONS)]],
         blind=[Path(b) for b in args.blind],
@@ -112,8 +124,17 @@ def _evaluate(args: argparse.Namespace) -> None:
         max_tokens=args.max_tokens,
     )
     name = "shipped-reader.json" if args.no_reader else "evaluation.json"
+    if args.reader and not args.no_reader:
+        name = f"evaluation-{weights.stem}.json"
     (out / name).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(figures, indent=2))  # noqa: T201 - the lab's report
+
+
+def _export(args: argparse.Namespace) -> None:
+    reader = load_reader(Path(args.reader))
+    if not isinstance(reader, FieldsReader):
+        raise SystemExit("only a one-pass reader (FieldsReader) is exported")
+    print(json.dumps(export(reader, Path(args.out)), indent=2))  # noqa: T201 - the lab's report
 
 
 def main() -> None:
@@ -135,10 +156,27 @@ def main() -> None:
         default="line",
         help="one pass per line for all its fields, or one per (line, field)",
     )
+    train.add_argument(
+        "--no-answer-weight",
+        type=float,
+        default=1.0,
+        help="span-loss weight of a field the line does not state (line formulation)",
+    )
+    train.add_argument(
+        "--field-words",
+        action="store_true",
+        help="each field asks with its marker's and its words' mean state (line formulation)",
+    )
+    train.add_argument(
+        "--head-rate", type=float, default=1.0, help="the fresh heads' rate, times the encoder's"
+    )
     train.add_argument("--bf16", action="store_true", help="autocast to bfloat16 (CPUs with it)")
     evaluate_ = commands.add_parser("evaluate")
     evaluate_.add_argument("--out", required=True)
     evaluate_.add_argument("--corpus", action="append")
+    evaluate_.add_argument(
+        "--reader", help="a checkpoint to score instead of DIR/reader.pt (DIR/evaluation-NAME.json)"
+    )
     evaluate_.add_argument("--blind", action="append", default=[])
     evaluate_.add_argument(
         "--current",
@@ -150,12 +188,15 @@ def main() -> None:
         action="store_true",
         help="the shipped field reader only (with --current); no reader.pt",
     )
+    export_ = commands.add_parser("export")
+    export_.add_argument("--reader", required=True, help="a one-pass reader's checkpoint")
+    export_.add_argument("--out", required=True)
     for command in (train, evaluate_):
         command.add_argument("--tokenizer", default=str(TOKENIZER))
         command.add_argument("--max-tokens", type=int, default=0, help="0: 128 a line, 96 a pair")
         command.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    {"train": _train, "evaluate": _evaluate}[args.command](args)
+    {"train": _train, "evaluate": _evaluate, "export": _export}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from factledger.bench.judgement.qa_reader.scoring import (
 from factledger.bench.judgement.qa_reader.tokens import Encoded, PairTokens, load_tokenizer
 from factledger.domain.transcript import Message, Role
 
-FLOORS = (-4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
+FLOORS = (-4.0, -2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0)
 CANDIDATE_FLOOR = -1e9  # every pair's best answer is a candidate; floors and ranks choose
 TOP_SHARES = (0.01, 0.05, 0.1, 0.2)  # also scored: the reader's most confident answers
 
@@ -267,5 +267,7 @@ def load_reader(weights: Path) -> QaReader:
     vocab, width = state["words.weight"].shape
     kind = FieldsReader if "start_of.weight" in state else QaReader
     reader = kind(vocab=vocab, width=width, layers=layers, heads=width // HEAD_WIDTH)
+    if isinstance(reader, FieldsReader) and "field_words_pooled" in state:
+        reader.use_field_words()
     reader.load_state_dict(state)
     return reader

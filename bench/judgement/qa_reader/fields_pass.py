@@ -103,3 +103,9 @@ class FieldsTokens:
                 )
             )
         return out
+
+
+def field_word_positions(encoded: LineEncoded) -> tuple[tuple[int, ...], ...]:
+    """Per field (in `encoded.fields` order): its marker's position and its words'."""
+    ends = (*encoded.markers[1:], encoded.first_line_token - 1)  # the next marker, or [SEP]
+    return tuple(tuple(range(m, end)) for m, end in zip(encoded.markers, ends, strict=True))

@@ -13,6 +13,7 @@ from factledger.bench.judgement.qa_reader.fields_pass import (
     FieldAsked,
     FieldsTokens,
     LineEncoded,
+    field_word_positions,
     fields_of_lines,
 )
 from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader
@@ -46,7 +47,10 @@ def _inputs(batch: Sequence[LineEncoded]) -> dict[str, torch.Tensor]:
     markers = torch.zeros((b, fields), dtype=torch.long)
     asked = torch.zeros((b, fields), dtype=torch.bool)
     answerable = torch.zeros((b, width), dtype=torch.bool)
+    pool = torch.zeros((b, fields, width))
     for row, e in enumerate(batch):
+        for f, positions in enumerate(field_word_positions(e)):
+            pool[row, f, list(positions)] = 1.0 / len(positions)
         n = len(e.ids)
         ids[row, :n] = torch.tensor(e.ids)
         types[row, :n] = torch.tensor(e.types)
@@ -56,7 +60,7 @@ def _inputs(batch: Sequence[LineEncoded]) -> dict[str, torch.Tensor]:
         answerable[row, 0] = True
         answerable[row, e.first_line_token : e.first_line_token + len(e.offsets)] = True
     return {"ids": ids, "types": types, "attention": attention, "markers": markers,
-            "asked": asked, "answerable": answerable}  # fmt: skip
+            "asked": asked, "answerable": answerable, "pool": pool}  # fmt: skip
 
 
 def _gold(batch: Sequence[LineEncoded], shape: tuple[int, ...], ends: bool) -> torch.Tensor:
@@ -69,23 +73,28 @@ def _gold(batch: Sequence[LineEncoded], shape: tuple[int, ...], ends: bool) -> t
 
 
 def _span_loss(scores: torch.Tensor, gold: torch.Tensor, allowed: torch.Tensor,
-               asked: torch.Tensor) -> torch.Tensor:  # fmt: skip
+               weights: torch.Tensor) -> torch.Tensor:  # fmt: skip
     log_p = functional.log_softmax(scores.float().masked_fill(~allowed[:, None, :], NO), dim=-1)
     per_field = -torch.logsumexp(log_p.masked_fill(~gold, NO), dim=-1)
-    return per_field[asked].mean()
+    return (per_field * weights).sum() / weights.sum().clamp(min=1e-6)
 
 
-def line_loss(reader: QaReader, batch: Sequence[LineEncoded]) -> torch.Tensor:
+def field_weights(stated: torch.Tensor, asked: torch.Tensor, no_answer: float) -> torch.Tensor:
+    """Each asked field's share of the span loss: 1 where the line states it, `no_answer`
+    where it does not. Most fields of a line state nothing; at full weight that prior wins
+    the first epochs and every field answers "no value" (ADR 0089, 0106)."""
+    return torch.where(stated, 1.0, no_answer) * asked.float()
+
+
+def line_loss(
+    reader: QaReader, batch: Sequence[LineEncoded], no_answer: float = 1.0
+) -> torch.Tensor:
+    """Span loss per asked field (no-value fields weighted by `no_answer`), plus the flags
+    of the stated fields."""
     if not isinstance(reader, FieldsReader):
         raise TypeError("a line's fields are read by a FieldsReader")
     x = _inputs(batch)
-    start, end, flags = reader.read(x["ids"], x["types"], x["attention"], x["markers"])
-    loss = _span_loss(
-        start, _gold(batch, tuple(start.shape), ends=False), x["answerable"], x["asked"]
-    )
-    loss = loss + _span_loss(
-        end, _gold(batch, tuple(end.shape), ends=True), x["answerable"], x["asked"]
-    )
+    start, end, flags = reader.read(x["ids"], x["types"], x["attention"], x["markers"], x["pool"])
     stated = torch.zeros(x["asked"].shape, dtype=torch.bool)
     truth = torch.zeros(flags.shape)
     for row, e in enumerate(batch):
@@ -93,6 +102,11 @@ def line_loss(reader: QaReader, batch: Sequence[LineEncoded]) -> torch.Tensor:
             if e.starts[f]:
                 stated[row, f] = True
                 truth[row, f] = torch.tensor([float(v) for v in asked.flags])
+    weights = field_weights(stated, x["asked"], no_answer)
+    loss = _span_loss(start, _gold(batch, tuple(start.shape), ends=False), x["answerable"], weights)
+    loss = loss + _span_loss(
+        end, _gold(batch, tuple(end.shape), ends=True), x["answerable"], weights
+    )
     if bool(stated.any()):
         flag_loss = functional.binary_cross_entropy_with_logits(
             flags[stated].float(), truth[stated]
@@ -122,7 +136,9 @@ def read_lines(
         for begin in range(0, len(items), batch):
             chunk = items[begin : begin + batch]
             x = _inputs([w for _, w in chunk])
-            start, end, _ = reader.read(x["ids"], x["types"], x["attention"], x["markers"])
+            start, end, _ = reader.read(
+                x["ids"], x["types"], x["attention"], x["markers"], x["pool"]
+            )
             for row, (asked, w) in enumerate(chunk):
                 n = len(w.ids)
                 for f, field in enumerate(w.fields):

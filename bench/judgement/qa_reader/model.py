@@ -11,7 +11,7 @@ from torch import nn
 from factledger.bench.judgement.bert import Encoder, base_size, load_base, read_safetensors
 from factledger.bench.judgement.qa_reader.pairs import FLAGS
 
-_HEADS = ("span.", "flags.", "start_of.", "end_of.")
+HEADS = ("span.", "flags.", "start_of.", "end_of.")
 
 
 class QaReader(Encoder):
@@ -44,13 +44,35 @@ class FieldsReader(QaReader):
         self.end_of = nn.Linear(width, width)
         self.scale = width**-0.5
 
+    def use_field_words(self) -> None:
+        """Each field asks with the mean state of its marker and its own words, not the
+        marker's state alone: every marker is the same token, and one epoch after another the
+        markers' states stayed alike, so every field's query found the same span (ADR 0106).
+        Kept in the weights (a buffer) so that a reader is read as it was trained."""
+        self.register_buffer("field_words_pooled", torch.ones(()))
+
+    @property
+    def pools_field_words(self) -> bool:
+        return "field_words_pooled" in self._buffers
+
     def read(
-        self, ids: torch.Tensor, types: torch.Tensor, attention: torch.Tensor, markers: torch.Tensor
+        self,
+        ids: torch.Tensor,
+        types: torch.Tensor,
+        attention: torch.Tensor,
+        markers: torch.Tensor,
+        pool: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Scores `[batch, field, token]` for starts and ends, flags `[batch, field, flag]`;
-        `markers` `[batch, field]` are the fields' marker positions."""
+        `markers` `[batch, field]` are the fields' marker positions, `pool` `[batch, field,
+        token]` each field's words' share of its query (read when the reader pools them)."""
         x = self.states(ids, types, attention)
-        at = x.gather(1, markers[..., None].expand(-1, -1, x.shape[-1]))
+        if self.pools_field_words:
+            if pool is None:
+                raise ValueError("this reader asks with its fields' words: pass `pool`")
+            at = torch.einsum("bft,btw->bfw", pool, x)
+        else:
+            at = x.gather(1, markers[..., None].expand(-1, -1, x.shape[-1]))
         start = torch.einsum("bfw,btw->bft", self.start_of(at), x) * self.scale
         end = torch.einsum("bfw,btw->bft", self.end_of(at), x) * self.scale
         return start, end, self.flags(at)
@@ -60,5 +82,5 @@ def from_base(path: Path, kind: type[QaReader] = QaReader) -> QaReader:
     """A reader whose encoder is the base model's (every layer), heads freshly initialised."""
     base = read_safetensors(path)
     reader = kind(**base_size(base))
-    load_base(reader, base, _HEADS)
+    load_base(reader, base, HEADS)
     return reader

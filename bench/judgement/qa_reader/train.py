@@ -19,7 +19,7 @@ import torch
 from torch.nn import functional
 
 from factledger.bench.judgement.qa_reader.batches import Example, batches, tensors
-from factledger.bench.judgement.qa_reader.model import QaReader
+from factledger.bench.judgement.qa_reader.model import HEADS, QaReader
 
 FLAG_WEIGHT = 0.5
 T = TypeVar("T")
@@ -34,6 +34,8 @@ class Budget:
     warm_up: float = 0.06  # share of the run (of its time or its steps, whichever runs out first)
     seed: int = 28
     bf16: bool = False  # autocast matrix products to bfloat16 (weights and updates stay float32)
+    epoch_checkpoints: bool = False  # also keep `reader-epochN.pt` after each finished epoch
+    head_rate: float = 1.0  # the fresh heads' rate, as a multiple of `learning_rate`
 
 
 def span_loss(scores: torch.Tensor, gold: torch.Tensor, answerable: torch.Tensor) -> torch.Tensor:
@@ -70,6 +72,20 @@ def _rate(progress: float, budget: Budget) -> float:
     return budget.learning_rate * max(0.02, (1 - progress) / (1 - budget.warm_up))
 
 
+def _groups(reader: QaReader, head_rate: float) -> list[dict[str, object]]:
+    """Decayed and undecayed parameters, the heads (fresh, unlike the encoder) at
+    `head_rate` times the run's rate."""
+    groups: dict[tuple[bool, bool], list[torch.nn.Parameter]] = {}
+    for name, parameter in reader.named_parameters():
+        undecayed = name.endswith("bias") or "norm" in name
+        groups.setdefault((name.startswith(HEADS), undecayed), []).append(parameter)
+    return [
+        {"params": params, "weight_decay": 0.0 if undecayed else 0.01,
+         "rate": head_rate if head else 1.0}
+        for (head, undecayed), params in groups.items()
+    ]  # fmt: skip
+
+
 def fit(
     reader: QaReader,
     examples: Sequence[T],
@@ -79,13 +95,9 @@ def fit(
     length: Callable[[T], int],
 ) -> dict[str, float]:
     """Trains in place until the epochs or the time run out; saves `reader.pt` every ten
-    minutes and at the end. Returns what the run did."""
-    no_decay = [p for n, p in reader.named_parameters() if n.endswith("bias") or "norm" in n]
-    decay = [p for n, p in reader.named_parameters() if not (n.endswith("bias") or "norm" in n)]
-    optimiser = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=budget.learning_rate,
-    )
+    minutes and at the end (and `reader-epochN.pt` after each finished epoch if the budget
+    says so). Returns what the run did."""
+    optimiser = torch.optim.AdamW(_groups(reader, budget.head_rate), lr=budget.learning_rate)
     began = last_save = time.monotonic()
     seen = steps = 0
     running = 0.0
@@ -98,7 +110,7 @@ def fit(
                 break
             progress = max(elapsed / budget.seconds, steps / total_steps)
             for group in optimiser.param_groups:
-                group["lr"] = _rate(progress, budget)
+                group["lr"] = _rate(progress, budget) * group["rate"]
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=budget.bf16):
                 value = loss(reader, batch)
             optimiser.zero_grad()
@@ -119,6 +131,8 @@ def fit(
                 torch.save(reader.state_dict(), out / "reader.pt")
                 last_save = time.monotonic()
         else:
+            if budget.epoch_checkpoints:  # each epoch evaluated as it arrives
+                torch.save(reader.state_dict(), out / f"reader-epoch{epoch + 1}.pt")
             continue
         break
     torch.save(reader.state_dict(), out / "reader.pt")

@@ -9,7 +9,12 @@ import numpy as np
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER
 from factledger.bench.judgement.conversations import Proposal, Span, TrainingCase, TrainingSession
 from factledger.bench.judgement.qa_reader.decode import answers, widen
-from factledger.bench.judgement.qa_reader.fields_pass import MARKER, FieldAsked, FieldsTokens
+from factledger.bench.judgement.qa_reader.fields_pass import (
+    MARKER,
+    FieldAsked,
+    FieldsTokens,
+    field_word_positions,
+)
 from factledger.bench.judgement.qa_reader.pairs import kept_out, pairs_of_case
 from factledger.bench.judgement.qa_reader.questions import question_for
 from factledger.bench.judgement.qa_reader.scoring import (
@@ -161,3 +166,22 @@ def test_one_pass_asks_every_field_each_with_its_marker_and_its_own_gold() -> No
     assert by_field["name"] == ()
     start = by_field["employer"][0] - encoded.first_line_token
     assert LINE[encoded.offsets[start][0] :].startswith("Fernbrook")
+
+
+def test_each_field_asks_with_its_marker_and_its_own_words_up_to_the_next_marker() -> None:
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    fields = [
+        FieldAsked("job_title", False, (), (False,) * 4),
+        FieldAsked("name", False, (), (False,) * 4),
+    ]
+
+    [encoded] = tokens.encode(fields, LINE, "", None)
+
+    words = {
+        f.field: tokens.tokenizer.decode([encoded.ids[p] for p in positions[1:]])
+        for f, positions in zip(encoded.fields, field_word_positions(encoded), strict=True)
+    }
+    assert [encoded.ids[p[0]] for p in field_word_positions(encoded)] == [
+        tokens.tokenizer.token_to_id(MARKER)
+    ] * 2
+    assert words == {"job_title": "job title", "name": "name"}

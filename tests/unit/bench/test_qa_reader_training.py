@@ -14,9 +14,15 @@ torch = pytest.importorskip("torch")
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER  # noqa: E402
 from factledger.bench.judgement.bert import read_safetensors  # noqa: E402
 from factledger.bench.judgement.qa_reader.batches import Example  # noqa: E402
-from factledger.bench.judgement.qa_reader.evaluate import Session, read_all  # noqa: E402
+from factledger.bench.judgement.qa_reader.evaluate import (  # noqa: E402
+    Session,
+    load_reader,
+    read_all,
+)
 from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens  # noqa: E402
 from factledger.bench.judgement.qa_reader.fields_train import (  # noqa: E402
+    _inputs,
+    field_weights,
     line_length,
     line_loss,
     read_lines,
@@ -110,3 +116,91 @@ def test_one_pass_per_line_learns_which_field_each_value_belongs_to(tmp_path: Pa
     assert best["name"].value == "Ada Quill"
     assert "Fernbrook" in best["employer"].value
     assert "budget" not in best
+
+
+def test_an_unstated_field_weighs_the_no_answer_weight_and_an_unasked_one_nothing() -> None:
+    stated = torch.tensor([[True, False, False]])
+    asked = torch.tensor([[True, True, False]])
+
+    weights = field_weights(stated, asked, 0.2)
+
+    assert weights[0].tolist() == pytest.approx([1.0, 0.2, 0.0])
+
+
+def test_a_line_stating_nothing_teaches_nothing_when_no_value_weighs_nothing() -> None:
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    fields = [FieldAsked("budget", False, (), (False,) * 4)]
+    batch = tokens.encode(fields, LINE, "Who is this?", None)
+    torch.manual_seed(0)
+    reader = FieldsReader(layers=1, width=32, heads=2)
+
+    assert float(line_loss(reader, batch, no_answer=0.0).detach()) == 0.0
+    assert float(line_loss(reader, batch, no_answer=1.0).detach()) > 0.0
+
+
+def test_a_run_keeps_a_checkpoint_of_each_finished_epoch_when_asked(tmp_path: Path) -> None:
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    fields = [FieldAsked("budget", False, (), (False,) * 4)]
+    examples = tokens.encode(fields, LINE, "Who is this?", None)
+    torch.manual_seed(0)
+    reader = FieldsReader(layers=1, width=32, heads=2)
+
+    budget = Budget(seconds=120, epochs=2, batch=4, epoch_checkpoints=True)
+    fit(reader, examples, budget, tmp_path, line_loss, line_length)
+
+    assert sorted(p.name for p in tmp_path.glob("reader*.pt")) == [
+        "reader-epoch1.pt",
+        "reader-epoch2.pt",
+        "reader.pt",
+    ]
+
+
+def test_a_reader_that_asks_with_its_fields_words_is_loaded_asking_the_same_way(
+    tmp_path: Path,
+) -> None:
+    torch.manual_seed(0)
+    reader = FieldsReader(layers=1, width=64, heads=2)  # heads as wide as the base's
+    reader.use_field_words()
+    torch.save(reader.state_dict(), tmp_path / "reader.pt")
+
+    loaded = load_reader(tmp_path / "reader.pt")
+
+    assert isinstance(loaded, FieldsReader)
+    assert loaded.pools_field_words
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    fields = [FieldAsked("name", False, (), (False,) * 4)]
+    asked = LineAsked("c", 0, 1, LINE, "Who is this?")
+    floor = -1e9
+    assert read_lines(loaded, tokens, [(asked, fields)], floor=floor) == read_lines(
+        reader, tokens, [(asked, fields)], floor=floor
+    )
+
+
+def test_a_reader_asking_with_its_fields_words_exports_to_onnx_scoring_as_in_torch(
+    tmp_path: Path,
+) -> None:
+    import onnxruntime
+
+    from factledger.bench.judgement.qa_reader.export import FLOAT_FILE, INT8_FILE, export
+
+    torch.manual_seed(0)
+    reader = FieldsReader(layers=1, width=64, heads=2)
+    reader.use_field_words()
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    fields = [
+        FieldAsked("name", False, (), (False,) * 4),
+        FieldAsked("budget", False, (), (False,) * 4),
+    ]
+    batch = tokens.encode(fields, LINE, "Who is this?", None)
+
+    digests = export(reader, tmp_path)
+
+    x = _inputs(batch)
+    start, end, _ = reader.read(x["ids"], x["types"], x["attention"], x["markers"], x["pool"])
+    session = onnxruntime.InferenceSession(str(tmp_path / FLOAT_FILE))
+    feed = {n: x[n].numpy() for n in ("ids", "types", "attention")} | {"pool": x["pool"].numpy()}
+    got_start, got_end = session.run(None, feed)
+    assert np.allclose(got_start, start.detach().numpy(), atol=1e-4)
+    assert np.allclose(got_end, end.detach().numpy(), atol=1e-4)
+    assert set(digests) == {FLOAT_FILE, INT8_FILE}
+    assert (tmp_path / INT8_FILE).stat().st_size < (tmp_path / FLOAT_FILE).stat().st_size
