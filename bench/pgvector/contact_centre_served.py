@@ -116,7 +116,7 @@ async def run_served(
         lines.append(await load_facts(config, planned, lambda s: namespace_for(served_ids[s])))
         echo(lines[-1])
         with ExitStack() as running:
-            served = [running.enter_context(serving(env, exe)) for exe in _builds(options)]
+            served = [running.enter_context(serving(env, exe)) for exe in builds_to_serve(options)]
             for _, process in served:
                 lines.append(await _settled(process.pid))
                 echo(lines[-1])
@@ -129,9 +129,11 @@ async def run_served(
                     )
                     for http, _ in served
                 ]
-                await _warm_up(_ways(database, real, clients, planned, _splits(clients)), planned)
+                await _warm_up(
+                    served_ways(database, real, clients, planned, _splits(clients)), planned
+                )
                 splits = _splits(clients)
-                ways = _ways(database, real, clients, planned, splits)
+                ways = served_ways(database, real, clients, planned, splits)
                 postmaster = server.postmaster_pid()
                 pids = [process.pid for _, process in served]
                 await alternate(
@@ -158,7 +160,7 @@ BUILDS = ("A", "B")
 _BUILD_NOTES = ("`--serve-with`, or this install's", "`--served-beside`")
 
 
-def _builds(options: ContactCentreOptions) -> list[Path | None]:
+def builds_to_serve(options: ContactCentreOptions) -> list[Path | None]:
     """The `factledger` executables to serve with: the first build's, and the one beside it."""
     beside = options.served_beside
     return [options.serve_with] if beside is None else [options.serve_with, beside]
@@ -168,7 +170,7 @@ def _splits(clients: list[httpx.AsyncClient]) -> list[Splits]:
     return [Splits() for _ in clients]
 
 
-def _ways(
+def served_ways(
     database: PgvectorMemoryBackend,
     real: Embedder,
     clients: list[httpx.AsyncClient],
