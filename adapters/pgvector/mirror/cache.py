@@ -171,7 +171,8 @@ class NamespaceMirrors:
                         max_facts=self.settings.max_facts,
                         dimension=self._dimension,
                         graph_from=self.settings.graph_from,
-                        pause=self.in_flight.quiet,
+                        # An inline load runs inside the search that waits for it.
+                        pause=None if self.settings.inline else self.in_flight.quiet,
                     )
             except MemoryBackendError as exc:
                 cause = exc.__cause__ or exc
