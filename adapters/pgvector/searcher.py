@@ -77,11 +77,6 @@ class PgvectorSearcher:
         self._ann = None
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
-        # Counted while under way: a mirror's load waits for it (`mirror.quiet`).
-        with self.mirrors.in_flight.searching():
-            return await self._search(namespace, query)
-
-    async def _search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         now = self._clock.now()
         # The embedder runs in a thread: what needs no query vector (the mirror's changes, the
         # ANN check) goes meanwhile. A query that came with its vector embeds nothing.

@@ -1,17 +1,16 @@
 """The mirrors one process holds, within a budget.
 
-A search of a namespace without a mirror takes the database's path. A namespace earns a mirror
-by being searched again: its `earn_after`-th search within `idle_seconds` starts the mirror's
-load in the background (one load at a time, so loads never crowd searches out of the pool; each
-step of it after the searches in flight, so it never holds one up by more than a slice of rows:
-`quiet`). A subject met once (most of a contact centre's) costs no load that would compete with
+A search of a namespace without a mirror takes the database's path. A namespace earns a
+mirror by being searched again: its `earn_after`-th search within `idle_seconds` starts the
+mirror's load in the background (one load at a time, so loads never crowd searches out of the
+pool). A subject met once (most of a contact centre's) costs no load that would compete with
 the searches beside it; one searched turn after turn is mirrored from its next turns. The
 searches after the load read the mirror, brought up to date first by one round trip
-(`feed.changes`). A namespace past `max_facts`, or whose load failed, is tried again only after
-`retry_seconds`. The least recently searched mirrors go first when the budget is exceeded, and
-a mirror not searched for `idle_seconds` is dropped: memory is not held for subjects nobody
-asks about, and what was forgotten or erased through another process leaves this one's memory
-within that time even if nobody searches the namespace again.
+(`feed.changes`). A namespace past `max_facts`, or whose load failed, is tried again only
+after `retry_seconds`. The least recently searched mirrors go first when the budget is
+exceeded, and a mirror not searched for `idle_seconds` is dropped: memory is not held for
+subjects nobody asks about, and what was forgotten or erased through another process leaves
+this one's memory within that time even if nobody searches the namespace again.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ import structlog
 
 from factledger.adapters.pgvector.connection import PgvectorConnections, port_errors
 from factledger.adapters.pgvector.mirror.feed import changes, load
-from factledger.adapters.pgvector.mirror.quiet import SearchesInFlight
 from factledger.adapters.pgvector.mirror.state import MirroredNamespace
 from factledger.application.errors import MemoryBackendError
 from factledger.application.memory.types import Namespace
@@ -87,8 +85,6 @@ class NamespaceMirrors:
         self._reading: Namespace | None = None
         self._dropped_while_reading = False
         self.loads = 0  # completed loads, for tests and the bench
-        # The searches under way: a load runs in the gaps between them (`quiet`).
-        self.in_flight = SearchesInFlight()
 
     @property
     def enabled(self) -> bool:
@@ -171,8 +167,6 @@ class NamespaceMirrors:
                         max_facts=self.settings.max_facts,
                         dimension=self._dimension,
                         graph_from=self.settings.graph_from,
-                        # An inline load runs inside the search that waits for it.
-                        pause=None if self.settings.inline else self.in_flight.quiet,
                     )
             except MemoryBackendError as exc:
                 cause = exc.__cause__ or exc

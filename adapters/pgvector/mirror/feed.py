@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,19 +65,10 @@ class _VectorLoader(Loader):
 
 
 async def load(
-    db: PgvectorConnections,
-    ns: Namespace,
-    *,
-    max_facts: int,
-    dimension: int,
-    graph_from: int,
-    pause: Callable[[], Awaitable[None]] | None = None,
+    db: PgvectorConnections, ns: Namespace, *, max_facts: int, dimension: int, graph_from: int
 ) -> MirroredNamespace | None:
     """The namespace's facts as one snapshot has them, with a graph of their vectors from
-    `graph_from` facts (built in a thread); None past `max_facts`. `pause` is awaited before
-    the snapshot and between slices of rows (by default, one turn of the event loop)."""
-    pause = pause or _one_turn
-    await pause()
+    `graph_from` facts (built in a thread); None past `max_facts`."""
     async with db.snapshot(ns) as conn:
         cur = await conn.execute(_COUNT, [ns])
         count_row = await cur.fetchone()
@@ -98,19 +88,12 @@ async def load(
         # Decoded and applied a slice at a time, handing the event loop back between slices:
         # a load runs beside searches, and one stretch over every row would hold each search
         # that finished its round trip meanwhile for as long as the whole load's CPU.
-        while True:
-            await pause()
-            rows = await cursor.fetchmany(LOAD_SLICE)
-            if not rows:
-                break
+        while rows := await cursor.fetchmany(LOAD_SLICE):
             mirror.apply(rows)
+            await asyncio.sleep(0)
     if len(mirror) >= graph_from:
         await asyncio.to_thread(mirror.index_vectors)
     return mirror
-
-
-async def _one_turn() -> None:
-    await asyncio.sleep(0)
 
 
 async def changes(db: PgvectorConnections, ns: Namespace, known: int) -> Changes:
