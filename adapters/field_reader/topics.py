@@ -8,7 +8,9 @@ import numpy as np
 import structlog
 
 from factledger.adapters.field_reader.head import ALL_KINDS, NONE, FieldHeads
-from factledger.application.memory.ports import Embedder
+from factledger.application.memory.ports import Embedder, Vectors
+from factledger.application.memory.topics import AskedQuery
+from factledger.application.memory.types import QueryVector
 
 log = structlog.get_logger(__name__)
 
@@ -38,13 +40,25 @@ class EmbeddingTopicReader:
         return self._words.get(topic) or None
 
     async def read_topics(self, texts: Sequence[str]) -> list[str | None]:
-        head = self._head
-        if head is None or not texts:
+        if self._head is None or not texts:
             return [None] * len(texts)
-        vectors = np.asarray(await self._embedder.embed(list(texts)), dtype=np.float32)
-        probabilities = head.probabilities(vectors)
+        return self._topics(await self._vectors(texts))
+
+    async def read_query(self, text: str) -> AskedQuery:
+        if self._head is None:
+            return AskedQuery(topic=None, vector=None)
+        vectors = await self._vectors([text])
+        (topic,) = self._topics(vectors)
+        return AskedQuery(topic, QueryVector(text, self._embedder, vectors[0]))
+
+    async def _vectors(self, texts: Sequence[str]) -> Vectors:
+        return np.asarray(await self._embedder.embed(list(texts)), dtype=np.float32)
+
+    def _topics(self, vectors: Vectors) -> list[str | None]:
+        head = self._head
+        assert head is not None  # noqa: S101 - callers embed only when there is a head
         out: list[str | None] = []
-        for row in probabilities:
+        for row in head.probabilities(vectors):
             best = int(row.argmax())
             topic = head.classes[best]
             sure = float(row[best]) >= self._min_probability

@@ -32,6 +32,7 @@ from factledger.application.memory.chunking import split_chunks
 from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
 from factledger.application.memory.lexical import subject_label, vector_text
 from factledger.application.memory.ports import Embedder, Extractor, Vectors
+from factledger.application.memory.query_vector import query_vector
 from factledger.application.memory.types import (
     ALL_CAPABILITIES,
     BackendHealth,
@@ -235,7 +236,7 @@ class InMemoryMemoryBackend:
         space = self._spaces.get(namespace)
         if space is None:
             return []
-        vector = (await self._embedder.embed([query.text]))[0]
+        vector = await query_vector(query, self._embedder)
         return search_namespace(space, query, vector, self._clock.now())
 
     async def list_memories(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 from datetime import datetime
 from typing import Any
 
@@ -35,7 +36,8 @@ from factledger.adapters.pgvector.search import SearchLists, rank_rows, search_s
 from factledger.adapters.pgvector.search_plan import PgvectorSearchPlan
 from factledger.application.clocks import Clock
 from factledger.application.memory.lexical import query_terms
-from factledger.application.memory.ports import Embedder
+from factledger.application.memory.ports import Embedder, Vectors
+from factledger.application.memory.query_vector import given_vector
 from factledger.application.memory.types import (
     HitKind,
     Namespace,
@@ -77,8 +79,8 @@ class PgvectorSearcher:
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         now = self._clock.now()
         # The embedder runs in a thread: what needs no query vector (the mirror's changes, the
-        # ANN check) goes meanwhile.
-        embedding = asyncio.ensure_future(self._embedder.embed([query.text]))
+        # ANN check) goes meanwhile. A query that came with its vector embeds nothing.
+        embedding = self._embedding(query)
         try:
             with port_errors("search"):
                 mirror = await self._mirror(namespace, query)
@@ -86,7 +88,7 @@ class PgvectorSearcher:
         except BaseException:
             _discard(embedding)
             raise
-        vector = (await embedding)[0]
+        vector = await embedding
         if mirror is not None:
             return mirror.search(query, vector, now)
         # No log line per search: it is the hot path, and callers log and meter their calls.
@@ -96,6 +98,15 @@ class PgvectorSearcher:
                 return await self._fused_search(namespace, query, terms, vector, now=now, ann=ann)
             rows, lists = await self._listed_rows(namespace, query, vector, now=now, ann=ann)
         return rank_rows(lists, rows)
+
+    def _embedding(self, query: SearchQuery) -> asyncio.Future[Any]:
+        """The query's vector: the one it came with (`given_vector`), or embedded now."""
+        given = given_vector(query, self._embedder)
+        if given is None:
+            return asyncio.ensure_future(_first_row(self._embedder.embed([query.text])))
+        ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        ready.set_result(given)
+        return ready
 
     async def _mirror(self, ns: Namespace, query: SearchQuery) -> MirroredNamespace | None:
         """The namespace's mirror, up to date, for a memories-mode search without metadata
@@ -187,6 +198,10 @@ def _bounded_terms(query: SearchQuery) -> list[str]:
     if query.mode is not SearchMode.MEMORIES or query.filters:
         return []
     return query_terms(query.text, query.asked_about)
+
+
+async def _first_row(embedding: Awaitable[Vectors]) -> Any:
+    return (await embedding)[0]
 
 
 def _discard(embedding: asyncio.Future[Any]) -> None:

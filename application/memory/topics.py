@@ -29,20 +29,41 @@ nothing. Keywords only: the facts' vectors, slots and supersession are unchanged
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.application.memory.forwarding import ForwardingMemoryBackend
 from factledger.application.memory.ports import Extractor, MemoryBackend
-from factledger.application.memory.types import Namespace, SearchHit, SearchMode, SearchQuery
+from factledger.application.memory.types import (
+    Namespace,
+    QueryVector,
+    SearchHit,
+    SearchMode,
+    SearchQuery,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AskedQuery:
+    """What a query's text asks about (None: not sure) and the vector it was read from (None:
+    the reader embedded nothing), which the backend's search may then use as its own."""
+
+    topic: str | None
+    vector: QueryVector | None
 
 
 class TopicReader(Protocol):
     """Which topic each text speaks of, when it is sure (None otherwise), and the words
-    questions about a topic use (fitted with the reader on its labelled texts)."""
+    questions about a topic use (fitted with the reader on its labelled texts).
+
+    - `read_query` reads one query's text as `read_topics` would, and gives the vector it
+      embedded it into, tagged with the embedder that did (`QueryVector`).
+    """
 
     async def read_topics(self, texts: Sequence[str]) -> list[str | None]: ...
+
+    async def read_query(self, text: str) -> AskedQuery: ...
 
     def asked_with(self, topic: str) -> str | None: ...
 
@@ -71,7 +92,9 @@ class TopicTaggingExtractor:
 
 class AskedTopicMemoryBackend(ForwardingMemoryBackend):
     """Implements `MemoryBackend` over `inner`: a memories-mode search carries the topic its
-    text asks about (`SearchQuery.asked_about`); every other call is delegated unchanged."""
+    text asks about (`SearchQuery.asked_about`) and the vector the reader embedded its text
+    into (`SearchQuery.vector`, so the search does not embed it again); every other call is
+    delegated unchanged."""
 
     def __init__(self, inner: MemoryBackend, reader: TopicReader) -> None:
         super().__init__(inner)
@@ -79,7 +102,6 @@ class AskedTopicMemoryBackend(ForwardingMemoryBackend):
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         if query.mode is SearchMode.MEMORIES and query.asked_about is None and query.text:
-            (topic,) = await self.reader.read_topics([query.text])
-            if topic is not None:
-                query = replace(query, asked_about=topic)
+            asked = await self.reader.read_query(query.text)
+            query = replace(query, asked_about=asked.topic, vector=asked.vector or query.vector)
         return await self.inner.search(namespace, query)

@@ -9,6 +9,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import NewType
 
+import numpy as np
+import numpy.typing as npt
+
 from factledger.application.errors import InvalidMemoryInputError
 
 Namespace = NewType("Namespace", str)
@@ -120,6 +123,20 @@ class SearchQuery:
     # The topic the text asks about (a slot name, "supplier"), read by meaning where the
     # product composes a reader (`application.memory.topics`); its name joins the keywords.
     asked_about: str | None = None
+    # The text's vector where a layer above the backend embedded it already (the reader
+    # above); the backend embeds the text itself unless it is this text's by its embedder
+    # (`query_vector.query_vector`). Not part of what the query asks: left out of equality.
+    vector: QueryVector | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class QueryVector:
+    """The vector of `text` by `embedder` (compared by identity: the very object a backend
+    embeds with, so a vector of another model or setting is never searched with)."""
+
+    text: str
+    embedder: object
+    values: npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True, slots=True)

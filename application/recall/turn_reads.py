@@ -9,12 +9,12 @@ for both the confirmed profile and the forget mask halves those hand-offs and ca
 from __future__ import annotations
 
 import asyncio
-from typing import cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
 from factledger.application.clocks import Clock
+from factledger.application.ledger.in_place import read_in_place
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN
 from factledger.application.recall.ledger_forget_source import LedgerForgets
@@ -47,14 +47,19 @@ class LedgerTurns:
 
     def turn_now(self, subject_id: UUID) -> TurnLedger:
         """`turn`, blocking."""
+        now = self._clock.now()
+
+        def read(subject: Subject) -> TurnLedger:
+            return TurnLedger(
+                profile=confirmed_entries(subject, now),
+                mask=self._forgets.mask_of_read(subject),
+            )
+
         try:
-            subject = cast("Subject", self._ledger.repository.get(subject_id))
+            # A turn only reads the subject into values of its own: no copy (`in_place`).
+            return read_in_place(self._ledger.repository, subject_id, read)
         except AggregateNotFoundError:
             return NOTHING_KNOWN
-        return TurnLedger(
-            profile=confirmed_entries(subject, self._clock.now()),
-            mask=self._forgets.mask_of_read(subject),
-        )
 
 
 class SeparateReads:

@@ -135,6 +135,13 @@ def contact_centre(
             "install, to measure it beside this one's in one session); this install's by default."
         ),
     ] = None,
+    served_beside: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --served: another build's `factledger`, served beside the first over the "
+            "same data, its recalls and `/healthz` timed in the same blocks."
+        ),
+    ] = None,
 ) -> None:
     """Recall where most subjects are met once: conversations over thousands of subjects, each
     way against the floor (query embedding + the bare exact search) in one run."""
@@ -146,6 +153,7 @@ def contact_centre(
         earn_after=tuple(earn_after or (1, 2)),
         vectors_cache=vectors_cache,
         serve_with=serve_with,
+        served_beside=served_beside,
     )
     # Logged as a served process logs (JSON lines at INFO), so recall's own log line costs what
     # it costs in production; the lines go nowhere, the report is the output.

@@ -76,6 +76,9 @@ class ContactCentreOptions:
     # `--served`: the `factledger` executable to serve with (another build's, measured beside
     # this one's in one session); None: this install's.
     serve_with: Path | None = None
+    # `--served`: another build's `factledger`, served beside the first over the same data and
+    # timed in the same blocks (each build's recall and `/healthz` ways alternating).
+    served_beside: Path | None = None
 
 
 @dataclass(slots=True)

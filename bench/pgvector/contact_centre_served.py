@@ -27,7 +27,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,40 +115,77 @@ async def run_served(
         config = embedded_config(server.location, dbname=DATABASE, pool_max=2)
         lines.append(await load_facts(config, planned, lambda s: namespace_for(served_ids[s])))
         echo(lines[-1])
-        with serving(env, options.serve_with) as (http, process):
-            lines.append(await _settled(process.pid))
-            echo(lines[-1])
+        with ExitStack() as running:
+            served = [running.enter_context(serving(env, exe)) for exe in builds_to_serve(options)]
+            for _, process in served:
+                lines.append(await _settled(process.pid))
+                echo(lines[-1])
             async with AsyncExitStack() as stack:
                 database = await open_backend(config, real, DATABASE_ONLY)
                 stack.push_async_callback(database.close)
-                client = await stack.enter_async_context(
-                    httpx.AsyncClient(base_url=http.base_url, timeout=30)
+                clients = [
+                    await stack.enter_async_context(
+                        httpx.AsyncClient(base_url=http.base_url, timeout=30)
+                    )
+                    for http, _ in served
+                ]
+                await _warm_up(
+                    served_ways(database, real, clients, planned, _splits(clients)), planned
                 )
-                await _warm_up(_ways(database, real, client, planned, Splits()), planned)
-                splits = Splits()
-                ways = _ways(database, real, client, planned, splits)
+                splits = _splits(clients)
+                ways = served_ways(database, real, clients, planned, splits)
                 postmaster = server.postmaster_pid()
+                pids = [process.pid for _, process in served]
                 await alternate(
                     ways,
                     planned.talks,
-                    lambda: server_cpu_seconds(postmaster) + server_cpu_seconds(process.pid),
+                    lambda: (
+                        server_cpu_seconds(postmaster)
+                        + sum(server_cpu_seconds(pid) for pid in pids)
+                    ),
                 )
     finally:
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)  # the served data and the graph cache
-    lines += _report([way for way, _ in ways], splits)
+    timed = [way for way, _ in ways]
+    for n, build in enumerate(splits):
+        if len(splits) > 1:
+            lines += ["", f"**build {BUILDS[n]}** ({_BUILD_NOTES[n]})", ""]
+        lines += _report([timed[0], *timed[1 + 2 * n : 3 + 2 * n]], build)
     lines.append(load_line("end"))
     return lines
 
 
-def _ways(
+BUILDS = ("A", "B")
+_BUILD_NOTES = ("`--serve-with`, or this install's", "`--served-beside`")
+
+
+def builds_to_serve(options: ContactCentreOptions) -> list[Path | None]:
+    """The `factledger` executables to serve with: the first build's, and the one beside it."""
+    beside = options.served_beside
+    return [options.serve_with] if beside is None else [options.serve_with, beside]
+
+
+def _splits(clients: list[httpx.AsyncClient]) -> list[Splits]:
+    return [Splits() for _ in clients]
+
+
+def served_ways(
     database: PgvectorMemoryBackend,
     real: Embedder,
-    client: httpx.AsyncClient,
+    clients: list[httpx.AsyncClient],
     planned: Planned,
-    splits: Splits,
+    splits: list[Splits],
 ) -> list[tuple[Way, Call]]:
-    return [floor_way(database, real), _healthz(client), _recalling(client, planned, splits)]
+    """The floor, then each build's `/healthz` and recall (named by build when there are two)."""
+    ways = [floor_way(database, real)]
+    for n, (client, build) in enumerate(zip(clients, splits, strict=True)):
+        healthz, recalling = _healthz(client), _recalling(client, planned, build)
+        if len(clients) > 1:
+            for way, _ in (healthz, recalling):
+                way.name = f"{way.name}, build {BUILDS[n]}"
+        ways += [healthz, recalling]
+    return ways
 
 
 async def _warm_up(ways: list[tuple[Way, Call]], planned: Planned) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
@@ -26,8 +27,13 @@ from factledger.adapters.field_reader.topics import EmbeddingTopicReader
 
 
 @pytest.fixture(scope="module")
-def reader() -> EmbeddingTopicReader:
-    return EmbeddingTopicReader(OnnxEmbedder(), load_topic_heads())
+def embedder() -> OnnxEmbedder:
+    return OnnxEmbedder()
+
+
+@pytest.fixture(scope="module")
+def reader(embedder: OnnxEmbedder) -> EmbeddingTopicReader:
+    return EmbeddingTopicReader(embedder, load_topic_heads())
 
 
 def test_the_shipped_topic_head_is_the_pinned_file() -> None:
@@ -61,3 +67,26 @@ async def test_over_another_embedder_the_head_reads_nothing() -> None:
     reader = EmbeddingTopicReader(HashingEmbedder(384), load_topic_heads())
 
     assert await reader.read_topics(["Which town are they in?"]) == [None]
+
+
+async def test_a_query_is_read_as_its_text_and_carries_the_vector_it_was_read_from(
+    reader: EmbeddingTopicReader, embedder: OnnxEmbedder
+) -> None:
+    text = "Which town are they in?"
+
+    asked = await reader.read_query(text)
+
+    assert asked.topic == (await reader.read_topics([text]))[0]
+    assert asked.vector is not None
+    assert asked.vector.text == text
+    assert asked.vector.embedder is embedder
+    embedded = (await embedder.embed([text]))[0]
+    np.testing.assert_array_equal(asked.vector.values, embedded)
+
+
+async def test_over_another_embedder_a_query_is_neither_read_nor_embedded() -> None:
+    reader = EmbeddingTopicReader(HashingEmbedder(384), load_topic_heads())
+
+    asked = await reader.read_query("Which town are they in?")
+
+    assert (asked.topic, asked.vector) == (None, None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,10 +22,15 @@ from factledger.application.memory.lexical import (
     lexical_terms,
     query_terms,
 )
-from factledger.application.memory.topics import AskedTopicMemoryBackend, TopicTaggingExtractor
+from factledger.application.memory.topics import (
+    AskedQuery,
+    AskedTopicMemoryBackend,
+    TopicTaggingExtractor,
+)
 from factledger.application.memory.types import (
     Capability,
     Namespace,
+    QueryVector,
     SearchHit,
     SearchMode,
     SearchQuery,
@@ -48,6 +54,10 @@ class FixedReader:
     async def read_topics(self, texts: Sequence[str]) -> list[str | None]:
         self.read.extend(texts)
         return [self.topics.get(t) for t in texts]
+
+    async def read_query(self, text: str) -> AskedQuery:
+        (topic,) = await self.read_topics([text])
+        return AskedQuery(topic, QueryVector(text, self, np.ones(2, dtype=np.float32)))
 
 
 class FixedExtractor:
@@ -113,6 +123,21 @@ async def test_a_memories_search_carries_what_its_text_asks_about(
     await backend.search(NS, query)
 
     assert inner.queries[0].asked_about == asked
+
+
+async def test_a_memories_search_carries_the_vector_its_topic_was_read_from() -> None:
+    inner = RecordingBackend()
+    reader = FixedReader({"Who supplies their cartons?": "supplier"})
+    backend = AskedTopicMemoryBackend(inner, reader)  # type: ignore[arg-type]
+
+    await backend.search(NS, SearchQuery("Who supplies their cartons?"))
+    await backend.search(NS, SearchQuery("Who supplies it?", mode=SearchMode.HYBRID))
+
+    given = inner.queries[0].vector
+    assert given is not None
+    assert given.text == "Who supplies their cartons?"
+    assert given.embedder is reader
+    assert inner.queries[1].vector is None  # not read, so nothing embedded to pass on
 
 
 def test_the_topic_joins_an_unslotted_facts_keywords_and_a_slot_wins_over_it() -> None:
