@@ -10,9 +10,10 @@ they are used; nothing is downloaded.
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -71,6 +72,41 @@ def _encoder(directory: Path) -> _Encoder:
             backend = NumpyBackend(str(directory / "weights.npz"), tokenizer, threads=1)
             _LOADED[directory] = cast("_Encoder", backend)
         return _LOADED[directory]
+
+
+_ORDERS = (2, 3, 5)
+
+
+def package_layers(directory: Path | None = None) -> dict[str, Vectors]:
+    """The packaged encoder's layers above its word-piece table, by their names in its
+    weights file (`proj2`, `w1_3`, `d0`, ...; checked against the pins): what a fine-tuning
+    starts from."""
+    where = directory or resources_dir()
+    verify(where)
+    with np.load(str(where / "weights.npz"), allow_pickle=False) as z:
+        return {k: np.asarray(z[k]) for k in z.files if not k.startswith("q")}
+
+
+def tuned_encoder(directory: Path, layers: Mapping[str, Vectors]) -> _Encoder:
+    """The packaged encoder with some of its layers replaced by `layers` (named as in
+    `package_layers`; a fine-tuned copy's). The frozen word-piece table (65 MB) is shared
+    with the packaged encoder, not loaded again, and the package's own forward pass runs over
+    the replaced arrays (the package is pinned; a test checks that its own layers given back
+    reproduce its vectors)."""
+    base = _encoder(directory)
+    w = package_layers(directory) | dict(layers)
+    tuned = copy.copy(base)
+    replaced: dict[str, object] = {
+        "proj_W": np.concatenate([w[f"proj{n}"] for n in _ORDERS], axis=1),
+        "proj_b": np.concatenate([w[f"proj_b{n}"] for n in _ORDERS]),
+        "ln_g_all": np.concatenate([w[f"ln_g{n}"] for n in _ORDERS]),
+        "ln_b_all": np.concatenate([w[f"ln_b{n}"] for n in _ORDERS]),
+        **{kind: [w[f"{kind}_{n}"] for n in _ORDERS] for kind in ("w1", "b1", "w2", "b2")},
+        **{n: w[n] for n in ("ln_g", "ln_b", "cnn_W", "cnn_b", "d0", "d1", "d2", "d3", "p1", "p3")},
+    }
+    for name, value in replaced.items():
+        setattr(tuned, name, value)
+    return tuned
 
 
 class UseMultilingualEmbedder:

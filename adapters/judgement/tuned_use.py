@@ -1,0 +1,163 @@
+"""`TunedUseAnswerJudge`: yes / no / neither of a reply to a question, read by the multilingual
+encoder with its upper layers fine-tuned on labelled (question, reply) pairs.
+
+The packaged encoder (USE multilingual v3, `UseMultilingualEmbedder`) is loaded as shipped;
+its frozen word-piece table is shared, and the layers the file carries replace the package's
+own in a copy of its numpy forward pass. The question and the reply are embedded apart (the
+encoder was trained as a dual encoder on question-answer pairs), and a linear head reads
+[u, v, u*v, |u-v|] of their vectors. The file (`.npz`) holds the tuned layers, the head, the
+yes threshold (`yes_min`, chosen on kept-out questions as the lowest at which none of their
+replies that is not a yes reads as one) and the encoder it was tuned from; its SHA-256 is
+checked before a byte of it is used. No torch at run time:
+`python -m factledger.bench.judgement tune-use` trains it in the lab.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from factledger.adapters.embedding.use_multilingual import (
+    MODEL_ID,
+    resources_dir,
+    tuned_encoder,
+)
+from factledger.adapters.judgement.features import Matrix
+from factledger.adapters.pinned_files import read_pinned
+from factledger.application.judgement.types import Reply
+
+CLASSES = (Reply.YES.value, Reply.NO.value, Reply.NEITHER.value)
+ORDERS = ((2, 0), (3, 1), (5, 2))  # the n-gram branches: (order, tokens of left context)
+TOKEN_LAYERS = tuple(
+    f"{kind}{n}"
+    for n, _ in ORDERS
+    for kind in ("proj", "proj_b", "ln_g", "ln_b", "w1_", "b1_", "w2_", "b2_")
+) + ("ln_g", "ln_b")
+DAN_LAYERS = ("cnn_W", "cnn_b", "d0", "d1", "p1", "d2", "p3", "d3")
+PACKAGED_TUNED_ANSWERS = Path(__file__).parent / "weights" / "answer-tuned-use.npz"
+PACKAGED_TUNED_ANSWERS_SHA256 = ""
+
+
+class TunedAnswersIntegrityError(RuntimeError):
+    """The tuned answer file is missing, differs from its pin, or is not one."""
+
+
+@dataclass(frozen=True, slots=True)
+class TunedAnswers:
+    """What the trainer ships: the replaced layers, the pair head, the yes threshold."""
+
+    layers: Mapping[str, Matrix]
+    head_weights: Matrix  # (4 * 512, 3), columns in `CLASSES` order
+    head_bias: Matrix
+    yes_min: float
+    base: str = MODEL_ID
+
+    def to_bytes(self) -> bytes:
+        arrays: dict[str, npt.NDArray[np.generic]] = {
+            f"layer.{name}": np.asarray(value, dtype=np.float16)
+            for name, value in self.layers.items()
+        }
+        arrays |= {
+            "head.w": self.head_weights.astype(np.float32),
+            "head.b": self.head_bias.astype(np.float32),
+            "yes_min": np.array(self.yes_min),
+            "classes": np.array(CLASSES),
+            "base": np.array(self.base),
+        }
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
+        return buffer.getvalue()
+
+    @classmethod
+    def load(cls, path: Path, sha256: str | None) -> TunedAnswers:
+        data = read_pinned(path, sha256, TunedAnswersIntegrityError, "tuned answer file")
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                if tuple(str(c) for c in z["classes"]) != CLASSES or str(z["base"]) != MODEL_ID:
+                    raise TunedAnswersIntegrityError(f"{path.name}: another encoder or classes")
+                layers = {
+                    k.removeprefix("layer."): z[k].astype(np.float32)
+                    for k in z.files
+                    if k.startswith("layer.")
+                }
+                unknown = set(layers) - {*TOKEN_LAYERS, *DAN_LAYERS}
+                if unknown:
+                    raise TunedAnswersIntegrityError(f"{path.name}: unknown layer {min(unknown)}")
+                return cls(
+                    layers,
+                    z["head.w"].astype(np.float32),
+                    z["head.b"].astype(np.float32),
+                    float(z["yes_min"]),
+                )
+        except (KeyError, ValueError, OSError) as exc:
+            raise TunedAnswersIntegrityError(f"{path.name}: not a tuned answer file") from exc
+
+
+def pair_logits(u: Matrix, v: Matrix, weights: Matrix, bias: Matrix) -> Matrix:
+    """The head's logits from the question's vectors `u` and the replies' `v`."""
+    x = np.hstack([u, v, u * v, np.abs(u - v)]).astype(np.float32)
+    out: Matrix = x @ weights + bias
+    return out
+
+
+def softmax(logits: Matrix) -> Matrix:
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    out: Matrix = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+def reading(p: Matrix, yes_min: float) -> list[Reply]:
+    """A yes only when it is the likeliest reading and sure (`yes_min`); an unsure yes is
+    neither (read as a no it would decline what the subject most likely confirmed)."""
+    out = []
+    for yes, no, neither in p:
+        if yes >= max(no, neither):
+            out.append(Reply.YES if yes >= yes_min else Reply.NEITHER)
+        else:
+            out.append(Reply.NO if no >= neither else Reply.NEITHER)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TunedUseAnswerJudge:
+    """The `AnswerReader` over the tuned encoder; encodes in the calling thread when used
+    synchronously, in a worker thread from `answers`."""
+
+    tuned: TunedAnswers
+    directory: Path | None = None
+
+    @classmethod
+    def load(cls, path: Path, sha256: str | None) -> TunedUseAnswerJudge:
+        return cls(TunedAnswers.load(path, sha256))
+
+    @classmethod
+    def packaged(cls) -> TunedUseAnswerJudge:
+        return cls.load(PACKAGED_TUNED_ANSWERS, PACKAGED_TUNED_ANSWERS_SHA256)
+
+    def vectors(self, texts: Sequence[str]) -> Matrix:
+        encoder = tuned_encoder(self.directory or resources_dir(), self.tuned.layers)
+        out: Matrix = np.asarray(encoder.encode(list(texts)), dtype=np.float32)
+        return out
+
+    def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> Matrix:
+        """Each pair's probabilities in `CLASSES` order; each distinct question once."""
+        questions = sorted({q for q, _ in pairs})
+        vectors = self.vectors([*(r for _, r in pairs), *questions])
+        by_question = dict(zip(questions, vectors[len(pairs) :], strict=True))
+        u = np.stack([by_question[q] for q, _ in pairs])
+        logits = pair_logits(u, vectors[: len(pairs)], self.tuned.head_weights, self.tuned.head_bias)
+        return softmax(logits)
+
+    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
+        if not pairs:
+            return []
+        import asyncio
+
+        p = await asyncio.to_thread(self.probabilities_sync, pairs)
+        return reading(p, self.tuned.yes_min)

@@ -1,0 +1,207 @@
+"""Fine-tunes the multilingual encoder's upper layers and a pair head on labelled (question,
+reply) pairs, and writes the file the product reads (`adapters/judgement/tuned_use.py`).
+
+- Pairs: `replies-*.yaml` / `answers-*.yaml` items of the corpus directories. One question
+  in five, with all its replies, is kept out (the cross-encoder's split, ADR 0087): the
+  epoch and the yes threshold are chosen there, the threshold as the lowest at which no
+  kept-out reply that is not a yes reads as one. The blind sets' dev halves only check.
+- Base: the packaged encoder's own weights (checked against their pins); the word-piece
+  table is never trained, so the file carries only the layers above it (float16).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from factledger.adapters.embedding.use_multilingual import package_layers
+from factledger.adapters.judgement.tuned_use import (
+    CLASSES,
+    DAN_LAYERS,
+    TOKEN_LAYERS,
+    TunedAnswers,
+)
+from factledger.bench.judgement.answers import (
+    LabelledPair,
+    by_language,
+    figures,
+    pairs_in,
+    yes_threshold,
+)
+from factledger.bench.judgement.usem.model import PairHead, Tune, TunedUse, padded
+from factledger.bench.judgement.usem.rows import WordPieceRows
+
+KEPT_OUT = 5  # one question in five
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    tune: Tune = "dan"
+    epochs: int = 8
+    batch: int = 32
+    learning_rate: float = 1e-4
+    head_learning_rate: float = 2e-3
+    weight_decay: float = 0.01
+    dropout: float = 0.1
+    seed: int = 13
+    minutes: float = 30.0  # stops at an epoch's end once this much time is spent
+
+
+def kept_out(pair: LabelledPair) -> bool:
+    """One question in five, with all its replies (by a hash of the question's text)."""
+    return int(hashlib.sha256(pair.question.encode()).hexdigest()[:8], 16) % KEPT_OUT == 0
+
+
+class Vectors:
+    """The question's and the reply's vectors of a batch of pairs under the model."""
+
+    def __init__(self, model: TunedUse, rows: WordPieceRows, texts: Sequence[str]) -> None:
+        self.model, self.rows = model, rows
+        self.sums: dict[str, torch.Tensor] = {}
+        if model.tune == "dan":  # the layers below the token sum are frozen: sum once
+            with torch.no_grad():
+                for start in range(0, len(texts), 64):
+                    chunk = list(texts[start : start + 64])
+                    x, mask, _ = padded(rows.many(chunk))
+                    for text, s in zip(chunk, model.token_sums(x, mask), strict=True):
+                        self.sums[text] = s
+
+    def __call__(self, texts: Sequence[str]) -> torch.Tensor:
+        lengths = torch.tensor([len(self.rows(t)) for t in texts])
+        if self.sums:
+            sums = torch.stack([self.sums[t] for t in texts])
+        else:
+            x, mask, lengths = padded(self.rows.many(texts))
+            sums = self.model.token_sums(x, mask)
+        return self.model.from_sums(sums, lengths)
+
+
+def logits(
+    vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]
+) -> torch.Tensor:
+    questions = sorted({p.question for p in pairs})
+    at = {q: i for i, q in enumerate(questions)}
+    v = vectors([*(p.reply for p in pairs), *questions])
+    u = v[len(pairs) :][torch.tensor([at[p.question] for p in pairs])]
+    out: torch.Tensor = head(u, v[: len(pairs)])
+    return out
+
+
+def predict(vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]) -> np.ndarray:
+    vectors.model.eval()
+    head.eval()
+    with torch.no_grad():
+        parts = [
+            logits(vectors, head, pairs[s : s + 128]).softmax(-1).numpy()
+            for s in range(0, len(pairs), 128)
+        ]
+    return np.concatenate(parts)
+
+
+def score(p: np.ndarray, pairs: Sequence[LabelledPair]) -> dict[str, object]:
+    labels = [x.label for x in pairs]
+    threshold = yes_threshold(p, labels)
+    return {
+        "yes_min": threshold,
+        **figures(p, labels, threshold),
+        "by_language": by_language(p, pairs, threshold),
+    }
+
+
+def fit(
+    pairs: Sequence[LabelledPair], held: Sequence[LabelledPair], recipe: Recipe, log: Path
+) -> tuple[TunedAnswers, dict[str, object]]:
+    """Trains on `pairs`, scoring `held` after each epoch; returns the file of the epoch whose
+    kept-out yes acceptance (at its own zero-false-yes threshold) was best."""
+    random.seed(recipe.seed)
+    torch.manual_seed(recipe.seed)
+    rows = WordPieceRows()
+    model = TunedUse(package_layers(), recipe.tune)
+    head = PairHead(recipe.dropout)
+    texts = sorted({t for p in [*pairs, *held] for t in (p.question, p.reply)})
+    vectors = Vectors(model, rows, texts)
+    body = [p for p in model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(
+        [
+            {"params": body, "lr": recipe.learning_rate},
+            {"params": list(head.parameters()), "lr": recipe.head_learning_rate},
+        ],
+        weight_decay=recipe.weight_decay,
+    )
+    index = {c: i for i, c in enumerate(CLASSES)}
+    started = time.monotonic()
+    best: tuple[float, dict[str, object], TunedAnswers] | None = None
+    history = []
+    for epoch in range(1, recipe.epochs + 1):
+        model.train()
+        head.train()
+        order = list(range(len(pairs)))
+        random.shuffle(order)
+        total = 0.0
+        for start in range(0, len(order), recipe.batch):
+            chosen = [pairs[i] for i in order[start : start + recipe.batch]]
+            y = torch.tensor([index[p.label] for p in chosen])
+            loss = torch.nn.functional.cross_entropy(logits(vectors, head, chosen), y)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += float(loss.detach()) * len(chosen)
+        scored = score(predict(vectors, head, held), held)
+        row = {
+            "epoch": epoch,
+            "loss": round(total / len(pairs), 4),
+            "minutes": round((time.monotonic() - started) / 60, 1),
+            "kept_out": scored,
+        }
+        history.append(row)
+        log.write_text(json.dumps(history, indent=2), encoding="utf-8")
+        key = float(scored["yes_accepted"])  # type: ignore[arg-type]
+        if best is None or key > best[0]:
+            best = (key, row, snapshot(model, head, float(scored["yes_min"])))  # type: ignore[arg-type]
+        if time.monotonic() - started > recipe.minutes * 60:
+            break
+    if best is None:
+        raise ValueError("no epoch ran")
+    return best[2], {"epochs": history, "chosen": best[1]}
+
+
+def snapshot(model: TunedUse, head: PairHead, yes_min: float) -> TunedAnswers:
+    trained = DAN_LAYERS if model.tune == "dan" else (*TOKEN_LAYERS, *DAN_LAYERS)
+    layers = {n: model.layers[n].detach().numpy().copy() for n in trained}
+    return TunedAnswers(
+        layers,
+        head.linear.weight.detach().numpy().T.copy(),
+        head.linear.bias.detach().numpy().copy(),
+        yes_min,
+    )
+
+
+def train_tuned_use(directories: Sequence[Path], out: Path, recipe: Recipe) -> dict[str, object]:
+    every = pairs_in(directories)
+    train = [p for p in every if not kept_out(p)]
+    held = [p for p in every if kept_out(p)]
+    if not train or not held:
+        raise ValueError("too few labelled (question, reply) pairs to keep one in five out")
+    tuned, run = fit(train, held, recipe, out.with_suffix(".epochs.json"))
+    data = tuned.to_bytes()
+    out.write_bytes(data)
+    return {
+        **run,
+        "pairs": len(train),
+        "kept_out": len(held),
+        "recipe": asdict(recipe),
+        "yes_min": tuned.yes_min,
+        "out": str(out),
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "steps_per_epoch": math.ceil(len(train) / recipe.batch),
+    }
