@@ -34,7 +34,7 @@ class UseIntegrityError(RuntimeError):
     """A file of the multilingual encoder is missing or differs from its pinned SHA-256."""
 
 
-class _Encoder(Protocol):
+class Encoder(Protocol):
     def encode(self, texts: list[str]) -> Vectors: ...
 
 
@@ -56,11 +56,11 @@ def verify(directory: Path, pins: dict[str, str] = PINNED_SHA256) -> None:
             raise UseIntegrityError(f"multilingual encoder file {name}: sha256 differs from pin")
 
 
-_LOADED: dict[Path, _Encoder] = {}
+_LOADED: dict[Path, Encoder] = {}
 _LOCK = threading.Lock()
 
 
-def _encoder(directory: Path) -> _Encoder:
+def _encoder(directory: Path) -> Encoder:
     # The embedding table is 65 MB once dequantised per row: one per process.
     with _LOCK:
         if directory not in _LOADED:
@@ -70,7 +70,7 @@ def _encoder(directory: Path) -> _Encoder:
 
             tokenizer = UseTokenizer(str(directory / "sp.model"))
             backend = NumpyBackend(str(directory / "weights.npz"), tokenizer, threads=1)
-            _LOADED[directory] = cast("_Encoder", backend)
+            _LOADED[directory] = cast("Encoder", backend)
         return _LOADED[directory]
 
 
@@ -87,7 +87,7 @@ def package_layers(directory: Path | None = None) -> dict[str, Vectors]:
         return {k: np.asarray(z[k]) for k in z.files if not k.startswith("q")}
 
 
-def tuned_encoder(directory: Path, layers: Mapping[str, Vectors]) -> _Encoder:
+def tuned_encoder(directory: Path, layers: Mapping[str, Vectors]) -> Encoder:
     """The packaged encoder with some of its layers replaced by `layers` (named as in
     `package_layers`; a fine-tuned copy's). The frozen word-piece table (65 MB) is shared
     with the packaged encoder, not loaded again, and the package's own forward pass runs over

@@ -14,7 +14,9 @@ checked before a byte of it is used. No torch at run time:
 
 from __future__ import annotations
 
+import asyncio
 import io
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ import numpy.typing as npt
 
 from factledger.adapters.embedding.use_multilingual import (
     MODEL_ID,
+    Encoder,
     resources_dir,
     tuned_encoder,
 )
@@ -124,13 +127,15 @@ def reading(p: Matrix, yes_min: float) -> list[Reply]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
 class TunedUseAnswerJudge:
-    """The `AnswerReader` over the tuned encoder; encodes in the calling thread when used
-    synchronously, in a worker thread from `answers`."""
+    """The `AnswerReader` over the tuned encoder. The packaged encoder loads (and is checked
+    against its pins) on the first reply read, in a worker thread; its table is shared."""
 
-    tuned: TunedAnswers
-    directory: Path | None = None
+    def __init__(self, tuned: TunedAnswers, directory: Path | None = None) -> None:
+        self.tuned = tuned
+        self.directory = directory if directory is not None else resources_dir()
+        self._encoder: Encoder | None = None
+        self._lock = threading.Lock()
 
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> TunedUseAnswerJudge:
@@ -141,8 +146,10 @@ class TunedUseAnswerJudge:
         return cls.load(PACKAGED_TUNED_ANSWERS, PACKAGED_TUNED_ANSWERS_SHA256)
 
     def vectors(self, texts: Sequence[str]) -> Matrix:
-        encoder = tuned_encoder(self.directory or resources_dir(), self.tuned.layers)
-        out: Matrix = np.asarray(encoder.encode(list(texts)), dtype=np.float32)
+        with self._lock:
+            if self._encoder is None:
+                self._encoder = tuned_encoder(self.directory, self.tuned.layers)
+        out: Matrix = np.asarray(self._encoder.encode(list(texts)), dtype=np.float32)
         return out
 
     def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> Matrix:
@@ -151,13 +158,11 @@ class TunedUseAnswerJudge:
         vectors = self.vectors([*(r for _, r in pairs), *questions])
         by_question = dict(zip(questions, vectors[len(pairs) :], strict=True))
         u = np.stack([by_question[q] for q, _ in pairs])
-        logits = pair_logits(u, vectors[: len(pairs)], self.tuned.head_weights, self.tuned.head_bias)
-        return softmax(logits)
+        head = (self.tuned.head_weights, self.tuned.head_bias)
+        return softmax(pair_logits(u, vectors[: len(pairs)], *head))
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         if not pairs:
             return []
-        import asyncio
-
         p = await asyncio.to_thread(self.probabilities_sync, pairs)
         return reading(p, self.tuned.yes_min)

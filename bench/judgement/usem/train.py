@@ -37,6 +37,7 @@ from factledger.bench.judgement.answers import (
     pairs_in,
     yes_threshold,
 )
+from factledger.bench.judgement.usem.compound import compound_pairs
 from factledger.bench.judgement.usem.model import PairHead, Tune, TunedUse, padded
 from factledger.bench.judgement.usem.rows import WordPieceRows
 
@@ -52,6 +53,7 @@ class Recipe:
     head_learning_rate: float = 2e-3
     weight_decay: float = 0.01
     dropout: float = 0.1
+    compound: float = 0.0  # share of echoing yes replies also trained under a two-part question
     seed: int = 13
     minutes: float = 30.0  # stops at an epoch's end once this much time is spent
 
@@ -191,12 +193,15 @@ def train_tuned_use(directories: Sequence[Path], out: Path, recipe: Recipe) -> d
     held = [p for p in every if kept_out(p)]
     if not train or not held:
         raise ValueError("too few labelled (question, reply) pairs to keep one in five out")
+    made = compound_pairs(train, share=recipe.compound, seed=recipe.seed)
+    train += made
     tuned, run = fit(train, held, recipe, out.with_suffix(".epochs.json"))
     data = tuned.to_bytes()
     out.write_bytes(data)
     return {
         **run,
         "pairs": len(train),
+        "compound_pairs_made": len(made),
         "kept_out": len(held),
         "recipe": asdict(recipe),
         "yes_min": tuned.yes_min,
