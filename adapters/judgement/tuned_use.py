@@ -36,14 +36,11 @@ from factledger.application.judgement.types import Reply
 
 CLASSES = (Reply.YES.value, Reply.NO.value, Reply.NEITHER.value)
 ORDERS = ((2, 0), (3, 1), (5, 2))  # the n-gram branches: (order, tokens of left context)
-TOKEN_LAYERS = tuple(
-    f"{kind}{n}"
-    for n, _ in ORDERS
-    for kind in ("proj", "proj_b", "ln_g", "ln_b", "w1_", "b1_", "w2_", "b2_")
-) + ("ln_g", "ln_b")
+_BRANCH_LAYERS = ("proj", "proj_b", "ln_g", "ln_b", "w1_", "b1_", "w2_", "b2_")
+TOKEN_LAYERS = (*(f"{kind}{n}" for n, _ in ORDERS for kind in _BRANCH_LAYERS), "ln_g", "ln_b")
 DAN_LAYERS = ("cnn_W", "cnn_b", "d0", "d1", "p1", "d2", "p3", "d3")
 PACKAGED_TUNED_ANSWERS = Path(__file__).parent / "weights" / "answer-tuned-use.npz"
-PACKAGED_TUNED_ANSWERS_SHA256 = ""
+PACKAGED_TUNED_ANSWERS_SHA256 = "59a41357b0e97dee8220adceddafd4a6e68e4a010a1d8c86858f0fbe4e84707a"
 
 
 class TunedAnswersIntegrityError(RuntimeError):
@@ -79,10 +76,15 @@ class TunedAnswers:
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> TunedAnswers:
         data = read_pinned(path, sha256, TunedAnswersIntegrityError, "tuned answer file")
+        return cls.from_bytes(data, path.name)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str) -> TunedAnswers:
+        """A file's bytes, already checked against its pin."""
         try:
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 if tuple(str(c) for c in z["classes"]) != CLASSES or str(z["base"]) != MODEL_ID:
-                    raise TunedAnswersIntegrityError(f"{path.name}: another encoder or classes")
+                    raise TunedAnswersIntegrityError(f"{name}: another encoder or classes")
                 layers = {
                     k.removeprefix("layer."): z[k].astype(np.float32)
                     for k in z.files
@@ -90,7 +92,7 @@ class TunedAnswers:
                 }
                 unknown = set(layers) - {*TOKEN_LAYERS, *DAN_LAYERS}
                 if unknown:
-                    raise TunedAnswersIntegrityError(f"{path.name}: unknown layer {min(unknown)}")
+                    raise TunedAnswersIntegrityError(f"{name}: unknown layer {min(unknown)}")
                 return cls(
                     layers,
                     z["head.w"].astype(np.float32),
@@ -98,7 +100,18 @@ class TunedAnswers:
                     float(z["yes_min"]),
                 )
         except (KeyError, ValueError, OSError) as exc:
-            raise TunedAnswersIntegrityError(f"{path.name}: not a tuned answer file") from exc
+            raise TunedAnswersIntegrityError(f"{name}: not a tuned answer file") from exc
+
+
+def holds_tuned_answers(path: Path, sha256: str | None) -> bool:
+    """Whether a deployment's answer file (checked against its pin first) is a tuned encoder's
+    rather than a pair head's; both are `.npz`."""
+    data = read_pinned(path, sha256, TunedAnswersIntegrityError, "answer file")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return "head.w" in z.files
+    except (ValueError, OSError):
+        return False
 
 
 def pair_logits(u: Matrix, v: Matrix, weights: Matrix, bias: Matrix) -> Matrix:

@@ -37,9 +37,7 @@ def common_words(questions: Sequence[str], share: float = COMMON) -> set[str]:
     return {w for w, n in counts.items() if n > share * len(set(questions))}
 
 
-def compound_pairs(
-    pairs: Sequence[LabelledPair], *, share: float, seed: int
-) -> list[LabelledPair]:
+def compound_pairs(pairs: Sequence[LabelledPair], *, share: float, seed: int) -> list[LabelledPair]:
     """About `share` of the yes replies that echo their question, each under a two-part
     question, labelled neither (the other part is of another item, same language)."""
     rng = random.Random(seed)

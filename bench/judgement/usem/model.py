@@ -32,7 +32,9 @@ EMB_DIM = 512
 CNN_DIM = 256
 
 
-def _layernorm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float) -> torch.Tensor:
+def _layernorm(
+    x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float
+) -> torch.Tensor:
     mean = x.mean(-1, keepdim=True)
     centred = x - mean
     var = (centred * centred).mean(-1, keepdim=True)
@@ -47,7 +49,7 @@ def _windows(x: torch.Tensor, n: int, left: int) -> torch.Tensor:
     return torch.cat([padded[:, k : k + t] for k in range(n)], dim=-1)
 
 
-class TunedUse(nn.Module):  # type: ignore[misc]
+class TunedUse(nn.Module):
     """Sentence vectors from word-piece rows ([B, T, 512]) and a mask ([B, T])."""
 
     def __init__(self, weights: dict[str, np.ndarray], tune: Tune) -> None:
@@ -99,7 +101,7 @@ class TunedUse(nn.Module):  # type: ignore[misc]
         return out
 
 
-class PairHead(nn.Module):  # type: ignore[misc]
+class PairHead(nn.Module):
     """Logits (yes, no, neither) from the question's vector u and the reply's v."""
 
     def __init__(self, dropout: float = 0.1) -> None:

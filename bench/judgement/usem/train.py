@@ -87,9 +87,7 @@ class Vectors:
         return self.model.from_sums(sums, lengths)
 
 
-def logits(
-    vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]
-) -> torch.Tensor:
+def logits(vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]) -> torch.Tensor:
     questions = sorted({p.question for p in pairs})
     at = {q: i for i, q in enumerate(questions)}
     v = vectors([*(p.reply for p in pairs), *questions])
