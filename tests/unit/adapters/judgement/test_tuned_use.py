@@ -1,0 +1,125 @@
+"""The tuned multilingual encoder's reader of replies: its file is read only once it matches its
+pin and names the encoder and classes; the tuned layers replace the package's own in the
+package's forward pass; the shipped file reads plain replies in several languages. The pairs
+below were written for this test; none is taken from a corpus or an evaluation set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from factledger.adapters.embedding.use_multilingual import (
+    UseMultilingualEmbedder,
+    package_layers,
+    resources_dir,
+    tuned_encoder,
+)
+from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.pair_answers import (
+    PACKAGED_ANSWER_HEAD,
+    PACKAGED_ANSWER_HEAD_SHA256,
+    PairAnswerJudge,
+)
+from factledger.adapters.judgement.tuned_use import (
+    PACKAGED_TUNED_ANSWERS,
+    PACKAGED_TUNED_ANSWERS_SHA256,
+    TunedAnswers,
+    TunedAnswersIntegrityError,
+    TunedUseAnswerJudge,
+    reading,
+)
+from factledger.api.bootstrap.judgement import answer_judge
+from factledger.api.settings.extraction import ExtractionSettings, RuleExtractorSettings
+from factledger.application.judgement.types import Reply
+
+SENTENCES = ["Is your plan still Basic?", "Oui, depuis janvier.", "nein"]
+
+
+@pytest.fixture(scope="module")
+def judge() -> TunedUseAnswerJudge:
+    return TunedUseAnswerJudge.packaged()
+
+
+def test_the_packages_own_layers_given_back_reproduce_its_vectors() -> None:
+    own = package_layers()
+    packaged = UseMultilingualEmbedder().embed_sync(SENTENCES)
+    same = tuned_encoder(resources_dir(), own).encode(SENTENCES)
+    np.testing.assert_allclose(same, packaged, atol=1e-6)
+    moved = tuned_encoder(resources_dir(), {"d3": own["d3"] * 0.5}).encode(SENTENCES)
+    assert np.abs(moved - packaged).max() > 1e-3
+    # The packaged encoder is untouched by a tuned copy made beside it.
+    np.testing.assert_allclose(UseMultilingualEmbedder().embed_sync(SENTENCES), packaged)
+
+
+def test_a_file_that_differs_from_its_pin_or_is_none_is_refused(tmp_path: Path) -> None:
+    altered = tmp_path / "answer-tuned-use.npz"
+    altered.write_bytes(PACKAGED_TUNED_ANSWERS.read_bytes() + b"\0")
+    with pytest.raises(TunedAnswersIntegrityError, match="sha256 differs"):
+        TunedAnswers.load(altered, PACKAGED_TUNED_ANSWERS_SHA256)
+    with pytest.raises(TunedAnswersIntegrityError, match="not readable"):
+        TunedAnswers.load(tmp_path / "absent.npz", None)
+    with pytest.raises(TunedAnswersIntegrityError, match="not a tuned answer file"):
+        TunedAnswers.load(PACKAGED_ANSWER_HEAD, PACKAGED_ANSWER_HEAD_SHA256)
+
+
+def test_a_file_round_trips_and_one_naming_an_unknown_layer_is_refused(tmp_path: Path) -> None:
+    head = np.zeros((4 * 512, 3), dtype=np.float32)
+    tuned = TunedAnswers({"d3": np.eye(512, dtype=np.float32)}, head, np.zeros(3), 0.9)
+    path = tmp_path / "own.npz"
+    path.write_bytes(tuned.to_bytes())
+    back = TunedAnswers.load(path, None)
+    assert set(back.layers) == {"d3"}
+    assert back.yes_min == pytest.approx(0.9)
+    path.write_bytes(TunedAnswers({"q1": head}, head, np.zeros(3), 0.9).to_bytes())
+    with pytest.raises(TunedAnswersIntegrityError, match="unknown layer q1"):
+        TunedAnswers.load(path, None)
+
+
+def test_an_unsure_yes_is_neither_and_a_sure_one_is_yes() -> None:
+    p = np.array([[0.95, 0.03, 0.02], [0.6, 0.3, 0.1], [0.1, 0.7, 0.2], [0.2, 0.3, 0.5]])
+    assert reading(p, 0.9) == [Reply.YES, Reply.NEITHER, Reply.NO, Reply.NEITHER]
+
+
+async def test_the_shipped_file_reads_plain_yeses_and_noes_in_several_languages(
+    judge: TunedUseAnswerJudge,
+) -> None:
+    pairs = [
+        ("Is your delivery address still 14 Harbour Road?", "Yes, that's right."),
+        ("¿Sigue con el plan básico?", "Sí, sigo con el básico."),
+        ("Is your plan still Basic?", "No, we moved to Premium last month."),
+        ("Ihre E-Mail-Adresse ist noch die alte?", "Nein, die hat sich geändert."),
+        ("Is your car a 2018 Golf?", "Why do you need to know that?"),
+    ]
+    said = await judge.answers(pairs)
+    assert said[:2] == [Reply.YES, Reply.YES]
+    assert said[2:4] == [Reply.NO, Reply.NO]
+    assert said[4] is not Reply.YES
+    assert await judge.answers([]) == []
+
+
+async def test_the_packaged_judge_reads_replies_with_the_tuned_encoder() -> None:
+    learned = LearnedJudge.packaged()
+    assert isinstance(learned.pair_answers, TunedUseAnswerJudge)
+
+
+def test_a_deployments_own_file_is_read_as_what_it_holds(tmp_path: Path) -> None:
+    tuned = tmp_path / "answers.npz"
+    tuned.write_bytes(PACKAGED_TUNED_ANSWERS.read_bytes())
+    own = ExtractionSettings(
+        answer_head_path=tuned, answer_head_sha256=PACKAGED_TUNED_ANSWERS_SHA256
+    )
+    judge = answer_judge(RuleExtractorSettings(), own)
+    assert isinstance(judge, LearnedJudge)
+    assert isinstance(judge.pair_answers, TunedUseAnswerJudge)
+    head = tmp_path / "head.npz"
+    head.write_bytes(PACKAGED_ANSWER_HEAD.read_bytes())
+    pinned = ExtractionSettings(
+        answer_head_path=head, answer_head_sha256=PACKAGED_ANSWER_HEAD_SHA256
+    )
+    judge = answer_judge(RuleExtractorSettings(), pinned)
+    assert isinstance(judge, LearnedJudge)
+    assert isinstance(judge.pair_answers, PairAnswerJudge)
+    wrong = ExtractionSettings(answer_head_path=tuned, answer_head_sha256="1" * 64)
+    assert answer_judge(RuleExtractorSettings(), wrong) is None
