@@ -27,11 +27,11 @@ from factledger.adapters.judgement.judge import (
 )
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.tentative import LearnedTentativeReader
-from factledger.adapters.judgement.tuned_use import (
+from factledger.adapters.judgement.tuned_answers_file import (
     TunedAnswersIntegrityError,
-    TunedUseAnswerJudge,
     holds_tuned_answers,
 )
+from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.api.settings.extraction import (
     ExtractionSettings,
     ExtractorSettings,

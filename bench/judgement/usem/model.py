@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from factledger.adapters.judgement.tuned_use import (
+from factledger.adapters.judgement.tuned_answers_file import (
     CLASSES,
     DAN_LAYERS,
     ORDERS,

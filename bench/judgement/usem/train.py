@@ -25,11 +25,12 @@ import numpy as np
 import torch
 
 from factledger.adapters.embedding.use_multilingual import package_layers
-from factledger.adapters.judgement.tuned_use import (
+from factledger.adapters.judgement.tuned_answers_file import (
     CLASSES,
     DAN_LAYERS,
     TOKEN_LAYERS,
     TunedAnswers,
+    TunedMember,
 )
 from factledger.bench.judgement.answers import (
     LabelledPair,
@@ -215,12 +216,12 @@ class Averaged:
 def snapshot(model: TunedUse, head: PairHead, yes_min: float) -> TunedAnswers:
     trained = DAN_LAYERS if model.tune == "dan" else (*TOKEN_LAYERS, *DAN_LAYERS)
     layers = {n: model.layers[n].detach().numpy().copy() for n in trained}
-    return TunedAnswers(
+    member = TunedMember(
         layers,
         head.linear.weight.detach().numpy().T.copy(),
         head.linear.bias.detach().numpy().copy(),
-        yes_min,
     )
+    return TunedAnswers((member,), yes_min)
 
 
 def train_tuned_use(directories: Sequence[Path], out: Path, recipe: Recipe) -> dict[str, object]:

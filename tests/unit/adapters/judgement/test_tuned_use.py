@@ -22,11 +22,14 @@ from factledger.adapters.judgement.pair_answers import (
     PACKAGED_ANSWER_HEAD_SHA256,
     PairAnswerJudge,
 )
+from factledger.adapters.judgement.tuned_answers_file import (
+    TunedAnswers,
+    TunedAnswersIntegrityError,
+    TunedMember,
+)
 from factledger.adapters.judgement.tuned_use import (
     PACKAGED_TUNED_ANSWERS,
     PACKAGED_TUNED_ANSWERS_SHA256,
-    TunedAnswers,
-    TunedAnswersIntegrityError,
     TunedUseAnswerJudge,
     reading,
 )
@@ -66,13 +69,18 @@ def test_a_file_that_differs_from_its_pin_or_is_none_is_refused(tmp_path: Path) 
 
 def test_a_file_round_trips_and_one_naming_an_unknown_layer_is_refused(tmp_path: Path) -> None:
     head = np.zeros((4 * 512, 3), dtype=np.float32)
-    tuned = TunedAnswers({"d3": np.eye(512, dtype=np.float32)}, head, np.zeros(3), 0.9)
+    bias = np.zeros(3, dtype=np.float32)
+    members = (
+        TunedMember({"d3": np.eye(512, dtype=np.float32)}, head, bias),
+        TunedMember({"w1_5": np.ones((1280, 256), dtype=np.float32)}, head, bias),
+    )
     path = tmp_path / "own.npz"
-    path.write_bytes(tuned.to_bytes())
+    path.write_bytes(TunedAnswers(members, 0.9).to_bytes())
     back = TunedAnswers.load(path, None)
-    assert set(back.layers) == {"d3"}
+    assert [set(m.layers) for m in back.members] == [{"d3"}, {"w1_5"}]
     assert back.yes_min == pytest.approx(0.9)
-    path.write_bytes(TunedAnswers({"q1": head}, head, np.zeros(3), 0.9).to_bytes())
+    unknown = TunedAnswers((TunedMember({"q1": head}, head, bias),), 0.9)
+    path.write_bytes(unknown.to_bytes())
     with pytest.raises(TunedAnswersIntegrityError, match="unknown layer q1"):
         TunedAnswers.load(path, None)
 
