@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import random
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,17 +28,14 @@ from factledger.adapters.judgement.tuned_answers_file import (
     CLASSES,
     DAN_LAYERS,
     TOKEN_LAYERS,
-    TunedAnswers,
     TunedMember,
 )
 from factledger.bench.judgement.answers import (
     LabelledPair,
-    by_language,
-    figures,
     pairs_in,
-    yes_threshold,
 )
 from factledger.bench.judgement.usem.compound import compound_pairs
+from factledger.bench.judgement.usem.ensemble import Epoch, choose, score
 from factledger.bench.judgement.usem.model import PairHead, Tune, TunedUse, padded
 from factledger.bench.judgement.usem.rows import WordPieceRows
 
@@ -48,17 +44,16 @@ KEPT_OUT = 5  # one question in five
 
 @dataclass(frozen=True, slots=True)
 class Recipe:
-    tune: Tune = "dan"
-    epochs: int = 8
+    tune: Tune = "all"
+    epochs: int = 6
     batch: int = 32
-    learning_rate: float = 1e-4
+    learning_rate: float = 5e-5
     head_learning_rate: float = 2e-3
     weight_decay: float = 0.01
     dropout: float = 0.1
-    ema: float = 0.0  # scored and kept: weights averaged over steps with this decay (0: last)
-    compound: float = 0.0  # share of echoing yes replies also trained under a two-part question
+    ema: float = 0.98  # scored and kept: weights averaged over steps with this decay (0: last)
+    compound: float = 0.5  # share of echoing yes replies also trained under a two-part question
     seed: int = 13
-    keep_epochs: bool = False  # writes each epoch's file and kept-out probabilities
     minutes: float = 30.0  # stops at an epoch's end once this much time is spent
 
 
@@ -111,21 +106,10 @@ def predict(vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]) -> 
     return np.concatenate(parts)
 
 
-def score(p: np.ndarray, pairs: Sequence[LabelledPair]) -> dict[str, object]:
-    labels = [x.label for x in pairs]
-    threshold = yes_threshold(p, labels)
-    return {
-        "yes_min": threshold,
-        **figures(p, labels, threshold),
-        "by_language": by_language(p, pairs, threshold),
-    }
-
-
 def fit(
     pairs: Sequence[LabelledPair], held: Sequence[LabelledPair], recipe: Recipe, log: Path
-) -> tuple[TunedAnswers, dict[str, object]]:
-    """Trains on `pairs`, scoring `held` after each epoch; returns the file of the epoch whose
-    kept-out yes acceptance (at its own zero-false-yes threshold) was best."""
+) -> list[Epoch]:
+    """Trains on `pairs`; after each epoch, the (averaged) member and its reading of `held`."""
     random.seed(recipe.seed)
     torch.manual_seed(recipe.seed)
     rows = WordPieceRows()
@@ -144,8 +128,7 @@ def fit(
     index = {c: i for i, c in enumerate(CLASSES)}
     averaged = Averaged([*body, *head.parameters()], recipe.ema)
     started = time.monotonic()
-    best: tuple[float, dict[str, object], TunedAnswers] | None = None
-    history = []
+    epochs: list[Epoch] = []
     for epoch in range(1, recipe.epochs + 1):
         model.train()
         head.train()
@@ -163,27 +146,19 @@ def fit(
             total += float(loss.detach()) * len(chosen)
         with averaged.swapped_in():
             p = predict(vectors, head, held)
-            scored = score(p, held)
-            tuned = snapshot(model, head, float(scored["yes_min"]))  # type: ignore[arg-type]
-        if recipe.keep_epochs:  # for choosing an ensemble of runs afterwards
-            log.with_suffix(f".e{epoch}.npz").write_bytes(tuned.to_bytes())
-            np.save(log.with_suffix(f".e{epoch}.kept-out.npy"), p)
+            member = snapshot(model, head)
         row = {
+            "seed": recipe.seed,
             "epoch": epoch,
             "loss": round(total / len(pairs), 4),
             "minutes": round((time.monotonic() - started) / 60, 1),
-            "kept_out": scored,
+            "kept_out": score(p, held),
         }
-        history.append(row)
-        log.write_text(json.dumps(history, indent=2), encoding="utf-8")
-        key = float(scored["yes_accepted"])  # type: ignore[arg-type]
-        if best is None or key > best[0]:
-            best = (key, row, tuned)
+        epochs.append(Epoch(member, p, row))
+        log.write_text(json.dumps([e.row for e in epochs], indent=2), encoding="utf-8")
         if time.monotonic() - started > recipe.minutes * 60:
             break
-    if best is None:
-        raise ValueError("no epoch ran")
-    return best[2], {"epochs": history, "chosen": best[1]}
+    return epochs
 
 
 class Averaged:
@@ -213,37 +188,43 @@ class Averaged:
                     p.copy_(v)
 
 
-def snapshot(model: TunedUse, head: PairHead, yes_min: float) -> TunedAnswers:
+def snapshot(model: TunedUse, head: PairHead) -> TunedMember:
     trained = DAN_LAYERS if model.tune == "dan" else (*TOKEN_LAYERS, *DAN_LAYERS)
-    layers = {n: model.layers[n].detach().numpy().copy() for n in trained}
-    member = TunedMember(
-        layers,
+    return TunedMember(
+        {n: model.layers[n].detach().numpy().copy() for n in trained},
         head.linear.weight.detach().numpy().T.copy(),
         head.linear.bias.detach().numpy().copy(),
     )
-    return TunedAnswers((member,), yes_min)
 
 
-def train_tuned_use(directories: Sequence[Path], out: Path, recipe: Recipe) -> dict[str, object]:
+def train_tuned_use(
+    directories: Sequence[Path], out: Path, recipe: Recipe, seeds: Sequence[int]
+) -> dict[str, object]:
+    """One run per seed; the file holds every run's member at the epoch where their mean
+    reading of the kept-out pairs accepts the most yeses with none of the others read as one."""
     every = pairs_in(directories)
     train = [p for p in every if not kept_out(p)]
     held = [p for p in every if kept_out(p)]
     if not train or not held:
         raise ValueError("too few labelled (question, reply) pairs to keep one in five out")
     made = compound_pairs(train, share=recipe.compound, seed=recipe.seed)
-    train += made
-    tuned, run = fit(train, held, recipe, out.with_suffix(".epochs.json"))
+    runs = [
+        fit([*train, *made], held, replace(recipe, seed=seed), out.with_suffix(f".seed{seed}.json"))
+        for seed in seeds
+    ]
+    tuned, chosen = choose(runs, held)
     data = tuned.to_bytes()
     out.write_bytes(data)
     return {
-        **run,
         "pairs": len(train),
         "compound_pairs_made": len(made),
         "kept_out": len(held),
         "recipe": asdict(recipe),
+        "seeds": list(seeds),
+        "runs": [[e.row for e in run] for run in runs],
+        "chosen": chosen,
         "yes_min": tuned.yes_min,
         "out": str(out),
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
-        "steps_per_epoch": math.ceil(len(train) / recipe.batch),
     }
