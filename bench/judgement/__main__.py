@@ -131,9 +131,9 @@ def main(argv: list[str] | None = None) -> None:
     tune.add_argument("--minutes", type=float, default=30.0, help="per run")
     args = parser.parse_args(argv)
     if args.command == "tune-use":
-        from factledger.bench.judgement.usem.train import Recipe, train_tuned_use
+        from factledger.bench.judgement.usem.train import TuneRecipe, train_tuned_use
 
-        recipe = Recipe(
+        recipe = TuneRecipe(
             tune=args.layers, epochs=args.epochs, compound=args.compound, minutes=args.minutes
         )
         seeds = range(1, args.seeds + 1)

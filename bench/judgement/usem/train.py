@@ -43,7 +43,7 @@ KEPT_OUT = 5  # one question in five
 
 
 @dataclass(frozen=True, slots=True)
-class Recipe:
+class TuneRecipe:
     tune: Tune = "all"
     epochs: int = 6
     batch: int = 32
@@ -107,7 +107,7 @@ def predict(vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]) -> 
 
 
 def fit(
-    pairs: Sequence[LabelledPair], held: Sequence[LabelledPair], recipe: Recipe, log: Path
+    pairs: Sequence[LabelledPair], held: Sequence[LabelledPair], recipe: TuneRecipe, log: Path
 ) -> list[Epoch]:
     """Trains on `pairs`; after each epoch, the (averaged) member and its reading of `held`."""
     random.seed(recipe.seed)
@@ -198,7 +198,7 @@ def snapshot(model: TunedUse, head: PairHead) -> TunedMember:
 
 
 def train_tuned_use(
-    directories: Sequence[Path], out: Path, recipe: Recipe, seeds: Sequence[int]
+    directories: Sequence[Path], out: Path, recipe: TuneRecipe, seeds: Sequence[int]
 ) -> dict[str, object]:
     """One run per seed; the file holds every run's member at the epoch where their mean
     reading of the kept-out pairs accepts the most yeses with none of the others read as one."""

@@ -17,7 +17,7 @@ from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge  # noqa:
 from factledger.bench.judgement.answers import LabelledPair  # noqa: E402
 from factledger.bench.judgement.usem.model import TunedUse, padded  # noqa: E402
 from factledger.bench.judgement.usem.rows import WordPieceRows  # noqa: E402
-from factledger.bench.judgement.usem.train import Recipe, fit  # noqa: E402
+from factledger.bench.judgement.usem.train import TuneRecipe, fit  # noqa: E402
 
 PAIRS = [
     LabelledPair("Is your plan still Basic?", "yes, still Basic", "yes", "en"),
@@ -46,7 +46,7 @@ def test_the_torch_port_reads_as_the_packaged_encoder(rows: WordPieceRows) -> No
 
 
 def test_what_the_trainer_writes_the_product_reads_as_torch_did(tmp_path: Path) -> None:
-    recipe = Recipe(epochs=1, batch=3, learning_rate=1e-3, ema=0.0, seed=3)
+    recipe = TuneRecipe(epochs=1, batch=3, learning_rate=1e-3, ema=0.0, seed=3)
     [epoch] = fit(PAIRS, PAIRS, recipe, tmp_path / "run.json")
     file = tmp_path / "tuned.npz"
     file.write_bytes(TunedAnswers((epoch.member, epoch.member), 0.9).to_bytes())
