@@ -72,6 +72,16 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
     }
 
 
+def _tune_use(args: argparse.Namespace) -> dict[str, object]:
+    from factledger.bench.judgement.usem.train import TuneRecipe, train_tuned_use
+
+    recipe = TuneRecipe(
+        tune=args.layers, epochs=args.epochs, compound=args.compound, minutes=args.minutes
+    )
+    seeds = range(1, args.seeds + 1)
+    return train_tuned_use(args.corpus or [PACKAGED_CORPUS], args.out, recipe, seeds)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -131,14 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     tune.add_argument("--minutes", type=float, default=30.0, help="per run")
     args = parser.parse_args(argv)
     if args.command == "tune-use":
-        from factledger.bench.judgement.usem.train import TuneRecipe, train_tuned_use
-
-        recipe = TuneRecipe(
-            tune=args.layers, epochs=args.epochs, compound=args.compound, minutes=args.minutes
-        )
-        seeds = range(1, args.seeds + 1)
-        done = train_tuned_use(args.corpus or [PACKAGED_CORPUS], args.out, recipe, seeds)
-        sys.stdout.write(json.dumps(done, indent=2) + "\n")
+        sys.stdout.write(json.dumps(_tune_use(args), indent=2) + "\n")
         return
     if args.command == "cross":
         from factledger.bench.judgement.cross.train import Recipe, train_cross_encoder
