@@ -87,14 +87,16 @@ def package_layers(directory: Path | None = None) -> dict[str, Vectors]:
         return {k: np.asarray(z[k]) for k in z.files if not k.startswith("q")}
 
 
-def tuned_encoder(directory: Path, layers: Mapping[str, Vectors]) -> Encoder:
-    """The packaged encoder with some of its layers replaced by `layers` (named as in
-    `package_layers`; a fine-tuned copy's). The frozen word-piece table (65 MB) is shared
+def tuned_encoder(directory: Path, deltas: Mapping[str, Vectors]) -> Encoder:
+    """The packaged encoder with `deltas` added to some of its layers (named as in
+    `package_layers`; what a fine-tuning moved). The frozen word-piece table (65 MB) is shared
     with the packaged encoder, not loaded again, and the package's own forward pass runs over
-    the replaced arrays (the package is pinned; a test checks that its own layers given back
-    reproduce its vectors)."""
+    the moved arrays (the package is pinned; a test checks that no delta reproduces its
+    vectors)."""
     base = _encoder(directory)
-    w = package_layers(directory) | dict(layers)
+    w = package_layers(directory)
+    for name, delta in deltas.items():
+        w[name] = (w[name] + delta).astype(np.float32)
     tuned = copy.copy(base)
     replaced: dict[str, object] = {
         "proj_W": np.concatenate([w[f"proj{n}"] for n in _ORDERS], axis=1),

@@ -2,9 +2,10 @@
 encoder with its upper layers fine-tuned on labelled (question, reply) pairs.
 
 The packaged encoder (USE multilingual v3, `UseMultilingualEmbedder`) is loaded as shipped;
-its frozen word-piece table is shared, and the layers the file carries replace the package's
-own in a copy of its numpy forward pass. The question and the reply are embedded apart (the
-encoder was trained as a dual encoder on question-answer pairs), and a linear head reads
+its frozen word-piece table is shared, and what the tuning moved in its layers (the file's
+deltas) is added to them in a copy of its numpy forward pass. The question and the reply
+are embedded apart (the encoder was trained as a dual encoder on question-answer pairs),
+and a linear head reads
 [u, v, u*v, |u-v|] of their vectors. The file (`tuned_answers_file.py`) holds one or more
 such tuned copies, whose readings are averaged, the yes threshold of that mean (`yes_min`,
 chosen on kept-out questions as the lowest at which none of their replies that is not a yes
@@ -80,7 +81,7 @@ class TunedUseAnswerJudge:
         with self._lock:
             if not self._encoders:
                 self._encoders = [
-                    tuned_encoder(self.directory, m.layers) for m in self.tuned.members
+                    tuned_encoder(self.directory, m.deltas) for m in self.tuned.members
                 ]
         return [np.asarray(e.encode(list(texts)), dtype=np.float32) for e in self._encoders]
 

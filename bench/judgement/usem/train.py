@@ -6,7 +6,11 @@ reply) pairs, and writes the file the product reads (`adapters/judgement/tuned_u
   epoch and the yes threshold are chosen there, the threshold as the lowest at which no
   kept-out reply that is not a yes reads as one. The blind sets' dev halves only check.
 - Base: the packaged encoder's own weights (checked against their pins); the word-piece
-  table is never trained, so the file carries only the layers above it (float16).
+  table is never trained, so the file carries only what moved in the layers above it.
+- One run per seed; the file holds each run's member at the epoch where their mean kept-out
+  reading is best (`ensemble.py`), and its threshold is chosen again on the kept-out reading
+  of the file as the product reads it (numpy, int8 deltas), which can differ a little from
+  torch's.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from factledger.adapters.judgement.tuned_answers_file import (
     TOKEN_LAYERS,
     TunedMember,
 )
+from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.bench.judgement.answers import (
     LabelledPair,
     pairs_in,
@@ -113,7 +118,8 @@ def fit(
     random.seed(recipe.seed)
     torch.manual_seed(recipe.seed)
     rows = WordPieceRows()
-    model = TunedUse(package_layers(), recipe.tune)
+    base = package_layers()
+    model = TunedUse(base, recipe.tune)
     head = PairHead(recipe.dropout)
     texts = sorted({t for p in [*pairs, *held] for t in (p.question, p.reply)})
     vectors = Vectors(model, rows, texts)
@@ -146,7 +152,7 @@ def fit(
             total += float(loss.detach()) * len(chosen)
         with averaged.swapped_in():
             p = predict(vectors, head, held)
-            member = snapshot(model, head)
+            member = snapshot(model, head, base)
         row = {
             "seed": recipe.seed,
             "epoch": epoch,
@@ -188,10 +194,10 @@ class Averaged:
                     p.copy_(v)
 
 
-def snapshot(model: TunedUse, head: PairHead) -> TunedMember:
+def snapshot(model: TunedUse, head: PairHead, base: dict[str, np.ndarray]) -> TunedMember:
     trained = DAN_LAYERS if model.tune == "dan" else (*TOKEN_LAYERS, *DAN_LAYERS)
     return TunedMember(
-        {n: model.layers[n].detach().numpy().copy() for n in trained},
+        {n: model.layers[n].detach().numpy() - base[n] for n in trained},
         head.linear.weight.detach().numpy().T.copy(),
         head.linear.bias.detach().numpy().copy(),
     )
@@ -212,9 +218,7 @@ def train_tuned_use(
         fit([*train, *made], held, replace(recipe, seed=seed), out.with_suffix(f".seed{seed}.json"))
         for seed in seeds
     ]
-    tuned, chosen = choose(runs, held)
-    data = tuned.to_bytes()
-    out.write_bytes(data)
+    data, chosen = finish(runs, held, out)
     return {
         "pairs": len(train),
         "compound_pairs_made": len(made),
@@ -222,9 +226,22 @@ def train_tuned_use(
         "recipe": asdict(recipe),
         "seeds": list(seeds),
         "runs": [[e.row for e in run] for run in runs],
-        "chosen": chosen,
-        "yes_min": tuned.yes_min,
+        **chosen,
         "out": str(out),
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
     }
+
+
+def finish(
+    runs: Sequence[Sequence[Epoch]], held: Sequence[LabelledPair], out: Path
+) -> tuple[bytes, dict[str, object]]:
+    """Chooses the runs' common epoch, writes the file, and sets its threshold again on the
+    kept-out reading of the file as the product reads it."""
+    tuned, chosen = choose(runs, held)
+    as_read = TunedUseAnswerJudge(tuned).probabilities_sync([(p.question, p.reply) for p in held])
+    read = score(as_read, held)
+    tuned = replace(tuned, yes_min=float(read["yes_min"]))  # type: ignore[arg-type]
+    data = tuned.to_bytes()
+    out.write_bytes(data)
+    return data, {"chosen": chosen, "kept_out_as_read": read, "yes_min": tuned.yes_min}

@@ -50,9 +50,9 @@ def test_what_the_trainer_writes_the_product_reads_as_torch_did(tmp_path: Path) 
     [epoch] = fit(PAIRS, PAIRS, recipe, tmp_path / "run.json")
     file = tmp_path / "tuned.npz"
     file.write_bytes(TunedAnswers((epoch.member, epoch.member), 0.9).to_bytes())
-    # The layers moved from the package's, and the numpy reader of the file (float16 layers,
-    # two members averaged) gives the probabilities torch gave.
-    assert not np.allclose(epoch.member.layers["d0"], package_layers()["d0"])
+    # The layers moved, and the numpy reader of the file (int8 deltas, two members averaged)
+    # gives the probabilities torch gave.
+    assert np.abs(epoch.member.deltas["d0"]).max() > 0
     judge = TunedUseAnswerJudge.load(file, None)
     read = judge.probabilities_sync([(p.question, p.reply) for p in PAIRS])
-    np.testing.assert_allclose(read, epoch.kept_out, atol=0.02)
+    np.testing.assert_allclose(read, epoch.kept_out, atol=0.005)

@@ -1,6 +1,6 @@
 """The tuned multilingual encoder's reader of replies: its file is read only once it matches its
-pin and names the encoder and classes; the tuned layers replace the package's own in the
-package's forward pass; the shipped file reads plain replies in several languages. The pairs
+pin and names the encoder and classes; the tuned deltas are added to the package's layers in
+the package's forward pass; the shipped file reads plain replies in several languages. The pairs
 below were written for this test; none is taken from a corpus or an evaluation set."""
 
 from __future__ import annotations
@@ -45,12 +45,12 @@ def judge() -> TunedUseAnswerJudge:
     return TunedUseAnswerJudge.packaged()
 
 
-def test_the_packages_own_layers_given_back_reproduce_its_vectors() -> None:
+def test_no_delta_reproduces_the_packaged_vectors_and_a_delta_moves_them() -> None:
     own = package_layers()
     packaged = UseMultilingualEmbedder().embed_sync(SENTENCES)
-    same = tuned_encoder(resources_dir(), own).encode(SENTENCES)
+    same = tuned_encoder(resources_dir(), {}).encode(SENTENCES)
     np.testing.assert_allclose(same, packaged, atol=1e-6)
-    moved = tuned_encoder(resources_dir(), {"d3": own["d3"] * 0.5}).encode(SENTENCES)
+    moved = tuned_encoder(resources_dir(), {"d3": own["d3"] * -0.5}).encode(SENTENCES)
     assert np.abs(moved - packaged).max() > 1e-3
     # The packaged encoder is untouched by a tuned copy made beside it.
     np.testing.assert_allclose(UseMultilingualEmbedder().embed_sync(SENTENCES), packaged)
@@ -70,14 +70,21 @@ def test_a_file_that_differs_from_its_pin_or_is_none_is_refused(tmp_path: Path) 
 def test_a_file_round_trips_and_one_naming_an_unknown_layer_is_refused(tmp_path: Path) -> None:
     head = np.zeros((4 * 512, 3), dtype=np.float32)
     bias = np.zeros(3, dtype=np.float32)
+    rng = np.random.default_rng(0)
+    matrix = rng.normal(0, 0.01, (512, 512)).astype(np.float32)
+    vector = rng.normal(0, 0.01, 512).astype(np.float32)
     members = (
-        TunedMember({"d3": np.eye(512, dtype=np.float32)}, head, bias),
+        TunedMember({"d3": matrix, "cnn_b": vector}, head, bias),
         TunedMember({"w1_5": np.ones((1280, 256), dtype=np.float32)}, head, bias),
     )
     path = tmp_path / "own.npz"
     path.write_bytes(TunedAnswers(members, 0.9).to_bytes())
     back = TunedAnswers.load(path, None)
-    assert [set(m.layers) for m in back.members] == [{"d3"}, {"w1_5"}]
+    assert [set(m.deltas) for m in back.members] == [{"d3", "cnn_b"}, {"w1_5"}]
+    # A matrix's delta comes back within half a step of its column's int8 scale.
+    step = np.abs(matrix).max(axis=0) / 127
+    assert (np.abs(back.members[0].deltas["d3"] - matrix) <= step / 2 + 1e-9).all()
+    np.testing.assert_array_equal(back.members[0].deltas["cnn_b"], vector)
     assert back.yes_min == pytest.approx(0.9)
     unknown = TunedAnswers((TunedMember({"q1": head}, head, bias),), 0.9)
     path.write_bytes(unknown.to_bytes())
