@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from factledger.adapters.embedding.use_multilingual import Encoder, resources_dir, tuned_encoder
+from factledger.adapters.judgement.cross_answers import decide
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.tuned_answers_file import TunedAnswers
 from factledger.application.judgement.types import Reply
@@ -43,18 +44,6 @@ def softmax(logits: Matrix) -> Matrix:
     shifted = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(shifted)
     out: Matrix = e / e.sum(axis=1, keepdims=True)
-    return out
-
-
-def reading(p: Matrix, yes_min: float) -> list[Reply]:
-    """A yes only when it is the likeliest reading and sure (`yes_min`); an unsure yes is
-    neither (read as a no it would decline what the subject most likely confirmed)."""
-    out = []
-    for yes, no, neither in p:
-        if yes >= max(no, neither):
-            out.append(Reply.YES if yes >= yes_min else Reply.NEITHER)
-        else:
-            out.append(Reply.NO if no >= neither else Reply.NEITHER)
     return out
 
 
@@ -103,4 +92,4 @@ class TunedUseAnswerJudge:
         if not pairs:
             return []
         p = await asyncio.to_thread(self.probabilities_sync, pairs)
-        return reading(p, self.tuned.yes_min)
+        return decide(p, self.tuned.yes_min)

@@ -16,7 +16,7 @@ import numpy as np
 
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.tuned_answers_file import TunedAnswers, TunedMember
-from factledger.bench.judgement.answers import LabelledPair, by_language, figures, yes_threshold
+from factledger.bench.judgement.answers import LabelledPair, kept_out_scores
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,17 +26,6 @@ class Epoch:
     member: TunedMember
     kept_out: Matrix
     row: dict[str, object]
-
-
-def score(p: Matrix, pairs: Sequence[LabelledPair]) -> dict[str, object]:
-    """A reading's zero-false-yes threshold on `pairs` and its figures there."""
-    labels = [x.label for x in pairs]
-    threshold = yes_threshold(p, labels)
-    return {
-        "yes_min": threshold,
-        **figures(p, labels, threshold),
-        "by_language": by_language(p, pairs, threshold),
-    }
 
 
 def choose(
@@ -49,7 +38,7 @@ def choose(
     scored = []
     for e in range(epochs):
         mean = np.mean([run[e].kept_out for run in runs], axis=0).astype(np.float32)
-        scored.append(score(mean, held))
+        scored.append(kept_out_scores(mean, held))
     best = max(range(epochs), key=lambda e: float(scored[e]["yes_accepted"]))  # type: ignore[arg-type]
     members = tuple(run[best].member for run in runs)
     tuned = TunedAnswers(members, float(scored[best]["yes_min"]))  # type: ignore[arg-type]

@@ -37,14 +37,14 @@ from factledger.adapters.judgement.tuned_answers_file import (
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.bench.judgement.answers import (
     LabelledPair,
+    kept_out,
+    kept_out_scores,
     pairs_in,
 )
 from factledger.bench.judgement.usem.compound import compound_pairs
-from factledger.bench.judgement.usem.ensemble import Epoch, choose, score
+from factledger.bench.judgement.usem.ensemble import Epoch, choose
 from factledger.bench.judgement.usem.model import PairHead, Tune, TunedUse, padded
 from factledger.bench.judgement.usem.rows import WordPieceRows
-
-KEPT_OUT = 5  # one question in five
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +60,6 @@ class TuneRecipe:
     compound: float = 0.5  # share of echoing yes replies also trained under a two-part question
     seed: int = 13
     minutes: float = 30.0  # stops at an epoch's end once this much time is spent
-
-
-def kept_out(pair: LabelledPair) -> bool:
-    """One question in five, with all its replies (by a hash of the question's text)."""
-    return int(hashlib.sha256(pair.question.encode()).hexdigest()[:8], 16) % KEPT_OUT == 0
 
 
 class Vectors:
@@ -158,7 +153,7 @@ def fit(
             "epoch": epoch,
             "loss": round(total / len(pairs), 4),
             "minutes": round((time.monotonic() - started) / 60, 1),
-            "kept_out": score(p, held),
+            "kept_out": kept_out_scores(p, held),
         }
         epochs.append(Epoch(member, p, row))
         log.write_text(json.dumps([e.row for e in epochs], indent=2), encoding="utf-8")
@@ -240,7 +235,7 @@ def finish(
     kept-out reading of the file as the product reads it."""
     tuned, chosen = choose(runs, held)
     as_read = TunedUseAnswerJudge(tuned).probabilities_sync([(p.question, p.reply) for p in held])
-    read = score(as_read, held)
+    read = kept_out_scores(as_read, held)
     tuned = replace(tuned, yes_min=float(read["yes_min"]))  # type: ignore[arg-type]
     data = tuned.to_bytes()
     out.write_bytes(data)

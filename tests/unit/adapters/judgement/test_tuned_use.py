@@ -31,10 +31,10 @@ from factledger.adapters.judgement.tuned_use import (
     PACKAGED_TUNED_ANSWERS,
     PACKAGED_TUNED_ANSWERS_SHA256,
     TunedUseAnswerJudge,
-    reading,
 )
 from factledger.api.bootstrap.judgement import answer_judge
 from factledger.api.settings.extraction import ExtractionSettings, RuleExtractorSettings
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.judgement.types import Reply
 
 SENTENCES = ["Is your plan still Basic?", "Oui, depuis janvier.", "nein"]
@@ -92,11 +92,6 @@ def test_a_file_round_trips_and_one_naming_an_unknown_layer_is_refused(tmp_path:
         TunedAnswers.load(path, None)
 
 
-def test_an_unsure_yes_is_neither_and_a_sure_one_is_yes() -> None:
-    p = np.array([[0.95, 0.03, 0.02], [0.6, 0.3, 0.1], [0.1, 0.7, 0.2], [0.2, 0.3, 0.5]])
-    assert reading(p, 0.9) == [Reply.YES, Reply.NEITHER, Reply.NO, Reply.NEITHER]
-
-
 async def test_the_shipped_file_reads_plain_yeses_and_noes_in_several_languages(
     judge: TunedUseAnswerJudge,
 ) -> None:
@@ -119,22 +114,18 @@ async def test_the_packaged_judge_reads_replies_with_the_tuned_encoder() -> None
     assert isinstance(learned.pair_answers, TunedUseAnswerJudge)
 
 
+def _own_file(tmp_path: Path, source: Path, sha256: str) -> SentenceJudge | None:
+    own = tmp_path / source.name
+    own.write_bytes(source.read_bytes())
+    settings = ExtractionSettings(answer_head_path=own, answer_head_sha256=sha256)
+    return answer_judge(RuleExtractorSettings(), settings)
+
+
 def test_a_deployments_own_file_is_read_as_what_it_holds(tmp_path: Path) -> None:
-    tuned = tmp_path / "answers.npz"
-    tuned.write_bytes(PACKAGED_TUNED_ANSWERS.read_bytes())
-    own = ExtractionSettings(
-        answer_head_path=tuned, answer_head_sha256=PACKAGED_TUNED_ANSWERS_SHA256
-    )
-    judge = answer_judge(RuleExtractorSettings(), own)
-    assert isinstance(judge, LearnedJudge)
-    assert isinstance(judge.pair_answers, TunedUseAnswerJudge)
-    head = tmp_path / "head.npz"
-    head.write_bytes(PACKAGED_ANSWER_HEAD.read_bytes())
-    pinned = ExtractionSettings(
-        answer_head_path=head, answer_head_sha256=PACKAGED_ANSWER_HEAD_SHA256
-    )
-    judge = answer_judge(RuleExtractorSettings(), pinned)
-    assert isinstance(judge, LearnedJudge)
-    assert isinstance(judge.pair_answers, PairAnswerJudge)
-    wrong = ExtractionSettings(answer_head_path=tuned, answer_head_sha256="1" * 64)
-    assert answer_judge(RuleExtractorSettings(), wrong) is None
+    tuned = _own_file(tmp_path, PACKAGED_TUNED_ANSWERS, PACKAGED_TUNED_ANSWERS_SHA256)
+    assert isinstance(tuned, LearnedJudge)
+    assert isinstance(tuned.pair_answers, TunedUseAnswerJudge)
+    head = _own_file(tmp_path, PACKAGED_ANSWER_HEAD, PACKAGED_ANSWER_HEAD_SHA256)
+    assert isinstance(head, LearnedJudge)
+    assert isinstance(head.pair_answers, PairAnswerJudge)
+    assert _own_file(tmp_path, PACKAGED_TUNED_ANSWERS, "1" * 64) is None
