@@ -30,7 +30,7 @@ from factledger.adapters.judgement.tuned_answers_file import TunedAnswers
 from factledger.application.judgement.types import Reply
 
 PACKAGED_TUNED_ANSWERS = Path(__file__).parent / "weights" / "answer-tuned-use.npz"
-PACKAGED_TUNED_ANSWERS_SHA256 = "4063a0f16970843f53fa923bc2808d28408f350d39684d91fdc606aab58ed6e7"
+PACKAGED_TUNED_ANSWERS_SHA256 = "40883d6ae5f65a678f99b906ce6fc62f60909819eb4c5b31326e1f61d31c076c"
 
 
 def pair_logits(u: Matrix, v: Matrix, weights: Matrix, bias: Matrix) -> Matrix:
