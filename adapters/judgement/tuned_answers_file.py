@@ -69,8 +69,22 @@ class TunedAnswers:
 
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> TunedAnswers:
+        return cls.from_bytes(cls.checked_bytes(path, sha256), path.name)
+
+    @staticmethod
+    def checked_bytes(path: Path, sha256: str | None) -> bytes:
+        """The file's bytes once they match the pin and name the encoder, the classes and
+        the members (read from the archive's small entries; the members are not unpacked)."""
         data = read_pinned(path, sha256, TunedAnswersIntegrityError, "tuned answer file")
-        return cls.from_bytes(data, path.name)
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                if tuple(str(c) for c in z["classes"]) != CLASSES or str(z["base"]) != MODEL_ID:
+                    raise TunedAnswersIntegrityError(f"{path.name}: another encoder or classes")
+                if int(z["members"]) < 1:
+                    raise TunedAnswersIntegrityError(f"{path.name}: no member")
+        except (KeyError, ValueError, OSError) as exc:
+            raise TunedAnswersIntegrityError(f"{path.name}: not a tuned answer file") from exc
+        return data
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str) -> TunedAnswers:

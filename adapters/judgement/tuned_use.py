@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -48,18 +49,30 @@ def softmax(logits: Matrix) -> Matrix:
 
 
 class TunedUseAnswerJudge:
-    """The `AnswerReader` over the tuned encoder. The packaged encoder loads (and is checked
-    against its pins) on the first reply read, in a worker thread; its table is shared."""
+    """The `AnswerReader` over the tuned encoder. Its file is checked against its pin when the
+    judge is made; the members are unpacked (a third of a second) and the packaged encoder
+    loads (checked against its own pins) on the first reply read, in a worker thread, so a
+    start pays only for the check. The encoder's table is shared."""
 
-    def __init__(self, tuned: TunedAnswers, directory: Path | None = None) -> None:
-        self.tuned = tuned
+    def __init__(
+        self, tuned: TunedAnswers | Callable[[], TunedAnswers], directory: Path | None = None
+    ) -> None:
+        self._tuned = tuned
         self.directory = directory if directory is not None else resources_dir()
         self._encoders: list[Encoder] = []
         self._lock = threading.Lock()
 
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> TunedUseAnswerJudge:
-        return cls(TunedAnswers.load(path, sha256))
+        data = TunedAnswers.checked_bytes(path, sha256)
+        return cls(partial(TunedAnswers.from_bytes, data, path.name))
+
+    @property
+    def tuned(self) -> TunedAnswers:
+        with self._lock:
+            if callable(self._tuned):
+                self._tuned = self._tuned()
+            return self._tuned
 
     @classmethod
     def packaged(cls) -> TunedUseAnswerJudge:
@@ -67,11 +80,10 @@ class TunedUseAnswerJudge:
 
     def vectors(self, texts: Sequence[str]) -> list[Matrix]:
         """Each member's vectors of `texts`."""
+        members = self.tuned.members
         with self._lock:
             if not self._encoders:
-                self._encoders = [
-                    tuned_encoder(self.directory, m.deltas) for m in self.tuned.members
-                ]
+                self._encoders = [tuned_encoder(self.directory, m.deltas) for m in members]
         return [np.asarray(e.encode(list(texts)), dtype=np.float32) for e in self._encoders]
 
     def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> Matrix:
