@@ -32,6 +32,7 @@ from factledger.adapters.judgement.tuned_answers_file import (
     CLASSES,
     DAN_LAYERS,
     TOKEN_LAYERS,
+    TunedAnswers,
     TunedMember,
 )
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
@@ -208,15 +209,17 @@ def train_tuned_use(
     held = [p for p in every if kept_out(p)]
     if not train or not held:
         raise ValueError("too few labelled (question, reply) pairs to keep one in five out")
-    made = compound_pairs(train, share=recipe.compound, seed=recipe.seed)
-    runs = [
-        fit([*train, *made], held, replace(recipe, seed=seed), out.with_suffix(f".seed{seed}.json"))
-        for seed in seeds
-    ]
+    runs: list[list[Epoch]] = []
+    made: list[int] = []
+    for seed in seeds:
+        # Each run makes its own two-part questions (another draw of pairs and partners).
+        extra = compound_pairs(train, share=recipe.compound, seed=seed)
+        made.append(len(extra))
+        runs.append(fit([*train, *extra], held, replace(recipe, seed=seed), run_log(out, seed)))
     data, chosen = finish(runs, held, out)
     return {
         "pairs": len(train),
-        "compound_pairs_made": len(made),
+        "compound_pairs_made": made,
         "kept_out": len(held),
         "recipe": asdict(recipe),
         "seeds": list(seeds),
@@ -228,15 +231,21 @@ def train_tuned_use(
     }
 
 
+def run_log(out: Path, seed: int) -> Path:
+    return out.with_suffix(f".seed{seed}.json")
+
+
 def finish(
     runs: Sequence[Sequence[Epoch]], held: Sequence[LabelledPair], out: Path
 ) -> tuple[bytes, dict[str, object]]:
     """Chooses the runs' common epoch, writes the file, and sets its threshold again on the
     kept-out reading of the file as the product reads it."""
     tuned, chosen = choose(runs, held)
-    as_read = TunedUseAnswerJudge(tuned).probabilities_sync([(p.question, p.reply) for p in held])
+    # Read back from its bytes: the int8 deltas, as the product reads them.
+    stored = TunedAnswers.from_bytes(tuned.to_bytes(), out.name)
+    as_read = TunedUseAnswerJudge(stored).probabilities_sync([(p.question, p.reply) for p in held])
     read = kept_out_scores(as_read, held)
-    tuned = replace(tuned, yes_min=float(read["yes_min"]))  # type: ignore[arg-type]
+    tuned = replace(stored, yes_min=float(read["yes_min"]))  # type: ignore[arg-type]
     data = tuned.to_bytes()
     out.write_bytes(data)
     return data, {"chosen": chosen, "kept_out_as_read": read, "yes_min": tuned.yes_min}
