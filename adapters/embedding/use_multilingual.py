@@ -10,9 +10,10 @@ they are used; nothing is downloaded.
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -33,7 +34,7 @@ class UseIntegrityError(RuntimeError):
     """A file of the multilingual encoder is missing or differs from its pinned SHA-256."""
 
 
-class _Encoder(Protocol):
+class Encoder(Protocol):
     def encode(self, texts: list[str]) -> Vectors: ...
 
 
@@ -55,11 +56,11 @@ def verify(directory: Path, pins: dict[str, str] = PINNED_SHA256) -> None:
             raise UseIntegrityError(f"multilingual encoder file {name}: sha256 differs from pin")
 
 
-_LOADED: dict[Path, _Encoder] = {}
+_LOADED: dict[Path, Encoder] = {}
 _LOCK = threading.Lock()
 
 
-def _encoder(directory: Path) -> _Encoder:
+def _encoder(directory: Path) -> Encoder:
     # The embedding table is 65 MB once dequantised per row: one per process.
     with _LOCK:
         if directory not in _LOADED:
@@ -69,8 +70,45 @@ def _encoder(directory: Path) -> _Encoder:
 
             tokenizer = UseTokenizer(str(directory / "sp.model"))
             backend = NumpyBackend(str(directory / "weights.npz"), tokenizer, threads=1)
-            _LOADED[directory] = cast("_Encoder", backend)
+            _LOADED[directory] = cast("Encoder", backend)
         return _LOADED[directory]
+
+
+_ORDERS = (2, 3, 5)
+
+
+def package_layers(directory: Path | None = None) -> dict[str, Vectors]:
+    """The packaged encoder's layers above its word-piece table, by their names in its
+    weights file (`proj2`, `w1_3`, `d0`, ...; checked against the pins): what a fine-tuning
+    starts from."""
+    where = directory or resources_dir()
+    verify(where)
+    with np.load(str(where / "weights.npz"), allow_pickle=False) as z:
+        return {k: np.asarray(z[k]) for k in z.files if not k.startswith("q")}
+
+
+def tuned_encoder(directory: Path, deltas: Mapping[str, Vectors]) -> Encoder:
+    """The packaged encoder with `deltas` added to some of its layers (named as in
+    `package_layers`; what a fine-tuning moved). The frozen word-piece table (65 MB) is shared
+    with the packaged encoder, not loaded again, and the package's own forward pass runs over
+    the moved arrays (the package is pinned; a test checks that no delta reproduces its
+    vectors)."""
+    base = _encoder(directory)
+    w = package_layers(directory)
+    for name, delta in deltas.items():
+        w[name] = (w[name] + delta).astype(np.float32)
+    tuned = copy.copy(base)
+    replaced: dict[str, object] = {
+        "proj_W": np.concatenate([w[f"proj{n}"] for n in _ORDERS], axis=1),
+        "proj_b": np.concatenate([w[f"proj_b{n}"] for n in _ORDERS]),
+        "ln_g_all": np.concatenate([w[f"ln_g{n}"] for n in _ORDERS]),
+        "ln_b_all": np.concatenate([w[f"ln_b{n}"] for n in _ORDERS]),
+        **{kind: [w[f"{kind}_{n}"] for n in _ORDERS] for kind in ("w1", "b1", "w2", "b2")},
+        **{n: w[n] for n in ("ln_g", "ln_b", "cnn_W", "cnn_b", "d0", "d1", "d2", "d3", "p1", "p3")},
+    }
+    for name, value in replaced.items():
+        setattr(tuned, name, value)
+    return tuned
 
 
 class UseMultilingualEmbedder:

@@ -3,9 +3,11 @@
 The heads were trained over one embedder model's vectors (the file names it); the judge
 refuses another. Nothing is fetched: the embedder's model ships in a pinned package, the
 heads in this package (`weights/`), each checked against its pinned SHA-256. Replies to a
-confirmation question are read by the pair answer judge (`pair_answers.py`: the question and
-the reply together, over a multilingual encoder) when the judge has one, as the packaged
-judge does, and a yes needs the heads' own answer head (the reply alone) to be sure too.
+confirmation question are read by a pair reader (the question and the reply together) when
+the judge has one: the packaged judge's is the multilingual encoder with its upper layers
+fine-tuned on labelled pairs (`tuned_use.py`, ADR 0105); a deployment may bring a pair head
+(`pair_answers.py`) or a cross-encoder (`cross_answers.py`). A yes needs the heads' own
+answer head (the reply alone) to be sure too.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from factledger.adapters.judgement.fields import (
     pair_features,
 )
 from factledger.adapters.judgement.heads import Heads
-from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.spans import (
     LineReading,
     TokenStatesReader,
@@ -37,6 +38,7 @@ from factledger.adapters.judgement.spans import (
     span_scores,
     spans_of,
 )
+from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
 from factledger.application.memory.ports import Embedder
 from factledger.domain.transcript import Message, Role
@@ -92,12 +94,12 @@ class LearnedJudge:
     @classmethod
     def packaged(cls, *, cache_dir: Path | None = None) -> LearnedJudge:
         """The shipped heads over the packaged default embedder they were trained on, and
-        the shipped pair answer judge."""
+        the shipped reader of replies (the tuned multilingual encoder)."""
         return cls.from_file(
             PACKAGED_HEADS,
             PACKAGED_HEADS_SHA256,
             cache_dir=cache_dir,
-            answers=PairAnswerJudge.packaged(),
+            answers=TunedUseAnswerJudge.packaged(),
         )
 
     @classmethod

@@ -27,6 +27,11 @@ from factledger.adapters.judgement.judge import (
 )
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.tentative import LearnedTentativeReader
+from factledger.adapters.judgement.tuned_answers_file import (
+    TunedAnswersIntegrityError,
+    holds_tuned_answers,
+)
+from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.api.settings.extraction import (
     ExtractionSettings,
     ExtractorSettings,
@@ -42,15 +47,18 @@ log = structlog.get_logger(__name__)
 
 @cache
 def pair_answers(path: Path | None = None, sha256: str | None = None) -> AnswerReader:
-    """The judge of replies to a confirmation question: the shipped pair head, or a
-    deployment's own pinned by SHA-256: a pair head over the multilingual encoder (`.npz`,
+    """The judge of replies to a confirmation question: the shipped tuned multilingual encoder
+    (ADR 0105), or a deployment's own pinned by SHA-256: a tuned encoder (`.npz`, `python -m
+    factledger.bench.judgement tune-use`), a pair head over the multilingual encoder (`.npz`,
     `python -m factledger.bench.judgement answers`) or a cross-encoder (`.onnx`, `python -m
-    factledger.bench.judgement cross`, ADR 0087). Either one's yes needs the reply-only
+    factledger.bench.judgement cross`, ADR 0087). Each one's yes needs the reply-only
     head's too."""
     if path is None:
-        return PairAnswerJudge.packaged()
+        return TunedUseAnswerJudge.packaged()
     if path.suffix == ".onnx":
         return CrossAnswerJudge.load(path, sha256)
+    if holds_tuned_answers(path, sha256):
+        return TunedUseAnswerJudge.load(path, sha256)
     return PairAnswerJudge.load_over_packaged_encoder(path, sha256)
 
 
@@ -104,6 +112,7 @@ def answer_judge(
         HeadsIntegrityError,
         UseIntegrityError,
         CrossEncoderIntegrityError,
+        TunedAnswersIntegrityError,
         OSError,
         ValueError,
     ) as exc:

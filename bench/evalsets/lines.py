@@ -3,7 +3,8 @@
 Each DIR may hold `answers-*.yaml` (a subject's reply to a confirmation question, labelled
 yes / no / neither) and `instructions-eval.yaml` (a line labelled whether it instructs the AI
 agent). The shipped answer judge and instruction screen judge them (or candidates:
-`--answer-head` a pair head file, `--answer-model` a cross-encoder ONNX file, alone or, with
+`--answer-head` a pair head file, `--answer-model` a cross-encoder ONNX file,
+`--tuned-answers` a tuned multilingual encoder file, alone or, with
 `--reply-head-agrees`, needing the reply-only head's yes too; `--instruction-head`); only
 aggregates are printed (counts, rates, a confusion matrix, and the answers' figures for
 English and other replies, the language group guessed by `language_groups`), never an
@@ -124,9 +125,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--answer-head", type=Path, help="a pair answer head file (a candidate)")
     parser.add_argument("--answer-model", type=Path, help="a cross-encoder ONNX file (a candidate)")
     parser.add_argument(
+        "--tuned-answers", type=Path, help="a tuned multilingual encoder file (a candidate)"
+    )
+    parser.add_argument(
         "--reply-head-agrees",
         action="store_true",
-        help="with --answer-model: a yes needs the reply-only head's yes too",
+        help="with --answer-model or --tuned-answers: a yes needs the reply-only head's yes too",
     )
     parser.add_argument(
         "--instruction-head", type=Path, help="an instruction head file (a candidate)"
@@ -147,6 +151,13 @@ def main(argv: list[str] | None = None) -> None:
         model = CrossAnswerJudge.load(args.answer_model, None)
         reader = (
             LearnedJudge(judge.embedder, judge.heads, model) if args.reply_head_agrees else model
+        )
+    if args.tuned_answers is not None:
+        from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
+
+        tuned = TunedUseAnswerJudge.load(args.tuned_answers, None)
+        reader = (
+            LearnedJudge(judge.embedder, judge.heads, tuned) if args.reply_head_agrees else tuned
         )
     detector = LearnedInstructionDetector.packaged(judge.embedder)
     if args.instruction_head is not None:

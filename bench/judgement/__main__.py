@@ -6,6 +6,9 @@ answer head and its yes threshold, `bench/judgement/answers.py`: the shipped fil
 `python -m factledger.bench.judgement cross --base MODEL.safetensors [--corpus DIR ...] --out DIR`
 (the answer cross-encoder, every layer fine-tuned in torch, exported to ONNX int8:
 `bench/judgement/cross/train.py`; needs `pip install torch==2.13.0`)
+`python -m factledger.bench.judgement tune-use [--corpus DIR ...] [--out FILE] [--seeds N]`
+(the multilingual encoder's upper layers fine-tuned with a pair head, one run per seed, read
+in numpy by the product: `bench/judgement/usem/train.py`; needs torch too; ADR 0105)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
@@ -30,6 +33,7 @@ from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedd
 from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.adapters.judgement.pair_answers import PACKAGED_ANSWER_HEAD
+from factledger.adapters.judgement.tuned_use import PACKAGED_TUNED_ANSWERS
 from factledger.bench.judgement.answers import train_answer_head
 from factledger.bench.judgement.conversations import (
     CONVERSATIONS,
@@ -66,6 +70,16 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
         "out": str(out),
         "sha256": sha256,
     }
+
+
+def _tune_use(args: argparse.Namespace) -> dict[str, object]:
+    from factledger.bench.judgement.usem.train import TuneRecipe, train_tuned_use
+
+    recipe = TuneRecipe(
+        tune=args.layers, epochs=args.epochs, compound=args.compound, minutes=args.minutes
+    )
+    seeds = range(1, args.seeds + 1)
+    return train_tuned_use(args.corpus or [PACKAGED_CORPUS], args.out, recipe, seeds)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -115,7 +129,20 @@ def main(argv: list[str] | None = None) -> None:
     cross.add_argument("--epochs", type=int, default=4)
     cross.add_argument("--minutes", type=float, default=60.0)
     cross.add_argument("--learning-rate", type=float, default=5e-5)
+    tune = commands.add_parser(
+        "tune-use", help="fine-tune the multilingual encoder's upper layers on replies (torch)"
+    )
+    tune.add_argument("--corpus", type=Path, action="append", help="a directory of replies")
+    tune.add_argument("--out", type=Path, default=PACKAGED_TUNED_ANSWERS)
+    tune.add_argument("--seeds", type=int, default=3, help="runs whose readings are averaged")
+    tune.add_argument("--epochs", type=int, default=6)
+    tune.add_argument("--layers", choices=("all", "dan"), default="all")
+    tune.add_argument("--compound", type=float, default=0.5)
+    tune.add_argument("--minutes", type=float, default=30.0, help="per run")
     args = parser.parse_args(argv)
+    if args.command == "tune-use":
+        sys.stdout.write(json.dumps(_tune_use(args), indent=2) + "\n")
+        return
     if args.command == "cross":
         from factledger.bench.judgement.cross.train import Recipe, train_cross_encoder
 

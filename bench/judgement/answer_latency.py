@@ -19,6 +19,7 @@ from pathlib import Path
 from factledger.adapters.judgement.cross_answers import CrossAnswerJudge
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
+from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.application.judgement.types import Reply
 
 # Written for this benchmark; any pair will do, what is timed is one pair a call.
@@ -48,10 +49,15 @@ async def _timed(
     }
 
 
-async def run(calls: int, cross: Path | None = None) -> dict[str, dict[str, float]]:
+async def run(
+    calls: int, cross: Path | None = None, tuned: Path | None = None
+) -> dict[str, dict[str, float]]:
     judge = LearnedJudge.packaged()
     reply_only = LearnedJudge(judge.embedder, judge.heads)
-    out = {}
+    reader = (
+        TunedUseAnswerJudge.packaged() if tuned is None else TunedUseAnswerJudge.load(tuned, None)
+    )
+    out = {"tuned_use": await _timed(reader.answers, calls)}
     if cross is not None:
         out["cross_encoder"] = await _timed(CrossAnswerJudge.load(cross, None).answers, calls)
     out["pair_head"] = await _timed(PairAnswerJudge.packaged().answers, calls)
@@ -63,8 +69,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.answer_latency")
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--cross", type=Path, help="a cross-encoder ONNX file to time too")
+    parser.add_argument("--tuned", type=Path, help="a tuned encoder file in place of the shipped")
     args = parser.parse_args(argv)
-    sys.stdout.write(json.dumps(asyncio.run(run(args.calls, args.cross)), indent=2) + "\n")
+    done = asyncio.run(run(args.calls, args.cross, args.tuned))
+    sys.stdout.write(json.dumps(done, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -39,15 +39,13 @@ from factledger.adapters.judgement.cross_answers import (
 )
 from factledger.bench.judgement.answers import (
     LabelledPair,
-    by_language,
-    figures,
+    kept_out,
+    kept_out_scores,
     pairs_in,
-    yes_threshold,
 )
 from factledger.bench.judgement.cross.model import CrossEncoder, Probabilities, from_base
 
 BASE_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-KEPT_OUT = 5  # one pair in five
 MODEL_FILE = "answer-cross-encoder.onnx"
 
 
@@ -63,12 +61,6 @@ class Recipe:
     minutes: float = 60.0  # stops at an epoch's end once this much time is spent
 
 
-def kept_out(pair: LabelledPair) -> bool:
-    """One question in five, with all its replies: a question met in training would make
-    the kept-out figures look better than unseen pairs' are."""
-    return int(hashlib.sha256(pair.question.encode()).hexdigest()[:8], 16) % KEPT_OUT == 0
-
-
 def _tensors(tokenizer: object, pairs: Sequence[LabelledPair]) -> tuple[torch.Tensor, ...]:
     ids, mask, types = pair_inputs(tokenizer, [(p.question, p.reply) for p in pairs])  # type: ignore[arg-type]
     return torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(types)
@@ -82,16 +74,6 @@ def predict(model: CrossEncoder, tokenizer: object, pairs: Sequence[LabelledPair
             ids, mask, types = _tensors(tokenizer, pairs[start : start + 64])
             out.append(model(ids, mask, types).softmax(-1).numpy())
     return np.concatenate(out) if out else np.zeros((0, 3), dtype=np.float32)
-
-
-def _score(p: np.ndarray, pairs: Sequence[LabelledPair]) -> dict[str, object]:
-    labels = [x.label for x in pairs]
-    threshold = yes_threshold(p, labels)
-    return {
-        "yes_min": threshold,
-        **figures(p, labels, threshold),
-        "by_language": by_language(p, pairs, threshold),
-    }
 
 
 def fit(
@@ -153,7 +135,7 @@ def fit(
             optimiser.step()
             schedule.step()
             total += float(loss.detach()) * len(batch)
-        scored = _score(predict(model, tokenizer, held), held)
+        scored = kept_out_scores(predict(model, tokenizer, held), held)
         row = {
             "epoch": epoch,
             "loss": round(total / len(pairs), 4),
@@ -248,7 +230,7 @@ def train_cross_encoder(
     # The shipped file is the int8 one: its own threshold, chosen on its own kept-out reading
     # (quantisation moves probabilities a little, enough to let a non-yes cross the float
     # model's threshold).
-    int8 = _score(onnx_probabilities(int8_path, held), held)
+    int8 = kept_out_scores(onnx_probabilities(int8_path, held), held)
     int8_yes_min = float(int8["yes_min"])  # type: ignore[arg-type]
     _set_metadata(int8_path, int8_yes_min, card)
     return {

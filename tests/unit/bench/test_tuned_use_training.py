@@ -1,0 +1,58 @@
+"""The tuned encoder's trainer (lab only: skipped where torch is not installed): its torch port
+reads as the packaged numpy encoder does, and what it writes the product reads as torch did.
+The pairs were written for this test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from factledger.adapters.embedding.use_multilingual import package_layers  # noqa: E402
+from factledger.adapters.judgement.tuned_answers_file import TunedAnswers  # noqa: E402
+from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge  # noqa: E402
+from factledger.bench.judgement.answers import LabelledPair  # noqa: E402
+from factledger.bench.judgement.usem.model import TunedUse, padded  # noqa: E402
+from factledger.bench.judgement.usem.rows import WordPieceRows  # noqa: E402
+from factledger.bench.judgement.usem.train import TuneRecipe, fit  # noqa: E402
+
+PAIRS = [
+    LabelledPair("Is your plan still Basic?", "yes, still Basic", "yes", "en"),
+    LabelledPair("Is your plan still Basic?", "no, Premium now", "no", "en"),
+    LabelledPair("Sigue en Valencia?", "sí", "yes", "es"),
+    LabelledPair("Sigue en Valencia?", "ya no, me mudé", "no", "es"),
+    LabelledPair("Is your email still the old one?", "why do you ask?", "neither", "en"),
+    LabelledPair("Ihre Nummer ist noch dieselbe?", "ja, genau", "yes", "de"),
+]
+
+
+@pytest.fixture(scope="module")
+def rows() -> WordPieceRows:
+    return WordPieceRows()
+
+
+def test_the_torch_port_reads_as_the_packaged_encoder(rows: WordPieceRows) -> None:
+    texts = sorted({t for p in PAIRS for t in (p.question, p.reply)})
+    model = TunedUse(package_layers(), "all")
+    with torch.no_grad():
+        x, mask, lengths = padded(rows.many(texts))
+        ported = model.from_sums(model.token_sums(x, mask), lengths).numpy()
+    packaged = rows.encoder.encode(texts)
+    cosine = (ported * packaged).sum(axis=1)  # both L2-normalised
+    assert cosine.min() >= 0.9999
+
+
+def test_what_the_trainer_writes_the_product_reads_as_torch_did(tmp_path: Path) -> None:
+    recipe = TuneRecipe(epochs=1, batch=3, learning_rate=1e-3, ema=0.0, seed=3)
+    [epoch] = fit(PAIRS, PAIRS, recipe, tmp_path / "run.json")
+    file = tmp_path / "tuned.npz"
+    file.write_bytes(TunedAnswers((epoch.member, epoch.member), 0.9).to_bytes())
+    # The layers moved, and the numpy reader of the file (int8 deltas, two members averaged)
+    # gives the probabilities torch gave.
+    assert np.abs(epoch.member.deltas["d0"]).max() > 0
+    judge = TunedUseAnswerJudge.load(file, None)
+    read = judge.probabilities_sync([(p.question, p.reply) for p in PAIRS])
+    np.testing.assert_allclose(read, epoch.kept_out, atol=0.005)
