@@ -28,7 +28,6 @@ from eventsourcing.application import Application
 from eventsourcing.domain import DomainEventProtocol
 
 from factledger.application.ledger.cipher import ShreddingMapper
-from factledger.projections.thread_switching import quick_thread_switches
 
 PAGE = 500
 
@@ -124,10 +123,7 @@ class Follower:
 
     def _drain_reading_ahead(self, processor: Processor) -> int:
         fed = 0
-        with (
-            quick_thread_switches(),
-            ThreadPoolExecutor(1, thread_name_prefix="factledger-read-ahead") as reader,
-        ):
+        with ThreadPoolExecutor(1, thread_name_prefix="factledger-read-ahead") as reader:
             batch = self._read(after=processor.position())
             while batch:
                 last = batch[-1].position

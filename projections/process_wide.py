@@ -1,7 +1,7 @@
 """A setting of the whole process, changed while any block that needs it is open.
 
-Rebuilds change process-wide settings of the interpreter (the collector's thresholds, the
-threads' switch interval) for as long as they run. Two rebuilds may overlap (the profile and
+Rebuilds change process-wide settings of the interpreter (the collector's thresholds) for as
+long as they run. Two rebuilds may overlap (the profile and
 the review queue's, or a live follower's catch-up beside one): the setting is changed when the
 first block opens and set back when the last one ends, to what the process had before.
 """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Sequence
 
@@ -14,7 +13,6 @@ from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.application.ledger.ledger import Ledger
 from factledger.projections.follower import Follower, Tracked, read_events
 from factledger.projections.profile.projection import ProfileProjection
-from factledger.projections.thread_switching import SWITCH_INTERVAL_S
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.drivers import run_story
 from factledger.testing.story.script import JAN
@@ -31,14 +29,12 @@ class Recording:
 
     def __init__(self) -> None:
         self.seen: list[int] = []
-        self.switch_intervals: list[float] = []
 
     def position(self) -> int:
         return self.seen[-1] if self.seen else 0
 
     def process(self, batch: Sequence[Tracked]) -> None:
         self.seen.extend(item.position for item in batch)
-        self.switch_intervals.append(sys.getswitchinterval())
 
 
 class FailingAt:
@@ -84,19 +80,3 @@ def test_a_failed_page_ends_the_catch_up_and_keeps_the_pages_before_it() -> None
         fed_in_turn = ProfileProjection(InMemoryViewStore("in-turn"))
         fed_in_turn.process(events[:6])
         assert failing.inner.dump() == fed_in_turn.dump()
-
-
-@pytest.mark.parametrize("read_ahead", [True, False])
-def test_threads_switch_quickly_only_while_a_follower_reads_ahead(read_ahead: bool) -> None:
-    clock = ManualClock(JAN)
-    with Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore()) as ledger:
-        run_story(ledger, clock)
-        before = sys.getswitchinterval()
-        recording = Recording()
-        Follower(ledger, [recording], page=5, read_ahead=read_ahead).catch_up()
-        expected = SWITCH_INTERVAL_S if read_ahead else before
-        assert recording.switch_intervals
-        assert recording.switch_intervals == [pytest.approx(expected)] * len(
-            recording.switch_intervals
-        )
-        assert sys.getswitchinterval() == before
