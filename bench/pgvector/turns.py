@@ -51,8 +51,9 @@ class Turns:
 
 
 def server_cpu_seconds(postmaster: int | None) -> float:
-    """User + system CPU of the server's processes (the postmaster's children, Linux /proc);
-    0.0 where that cannot be read."""
+    """User + system CPU of a server's processes (the postmaster, its live children and those
+    it has reaped; Linux /proc); 0.0 where that cannot be read. A backend that ends between two
+    readings moves its time into the postmaster's reaped children's, so the sum never drops."""
     if postmaster is None:
         return 0.0
     total = 0
@@ -61,8 +62,10 @@ def server_cpu_seconds(postmaster: int | None) -> float:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue  # the process ended meanwhile
-        # After the command: state, ppid, ..., utime and stime are fields 14 and 15 of stat.
-        if int(fields[1]) == postmaster or stat.parent.name == str(postmaster):
+        # After the command: state is field 0, so utime, stime, cutime, cstime are 11 to 14.
+        if stat.parent.name == str(postmaster):
+            total += sum(int(field) for field in fields[11:15])
+        elif int(fields[1]) == postmaster:
             total += int(fields[11]) + int(fields[12])
     return total / _TICKS
 

@@ -157,7 +157,8 @@ projection = ProfileProjection(store)
 
 
 # CPU seconds of every process of the PostgreSQL server this script talks to (0 on SQLite):
-# the children of the postmaster that started this connection's backend.
+# the postmaster that started this connection's backend, its live children, and those it has
+# reaped (a backend that ends between two readings moves its time there: the sum never drops).
 def server_cpu():
     if kind == "sqlite":
         return 0.0
@@ -173,7 +174,9 @@ def server_cpu():
             fields = stat(pid)
         except OSError:
             continue
-        if int(fields[1]) == postmaster:
+        if pid == str(postmaster):
+            ticks += sum(int(field) for field in fields[11:15])
+        elif int(fields[1]) == postmaster:
             ticks += int(fields[11]) + int(fields[12])
     return ticks / os.sysconf("SC_CLK_TCK")
 
