@@ -14,29 +14,32 @@ garbage is still collected meanwhile, only less often.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-
-from factledger.projections.process_wide import ProcessWideSetting
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 YOUNG_THRESHOLD = 10_000
 
-
-def _eased() -> Callable[[], None]:
-    saved = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(YOUNG_THRESHOLD, saved[0]), saved[1], saved[2])
-
-    def set_back() -> None:
-        gc.set_threshold(*saved)
-        gc.unfreeze()
-
-    return set_back
+_lock = threading.Lock()
+_open = 0
+_saved: tuple[int, int, int] = (700, 10, 10)
 
 
-_EASED = ProcessWideSetting(_eased)
-
-
-def garbage_collection_eased() -> AbstractContextManager[None]:
+@contextmanager
+def garbage_collection_eased() -> Iterator[None]:
     """The collector walks less while the block runs (several blocks may overlap)."""
-    return _EASED.held()
+    global _open, _saved
+    with _lock:
+        if _open == 0:
+            _saved = gc.get_threshold()
+            gc.freeze()
+            gc.set_threshold(max(YOUNG_THRESHOLD, _saved[0]), _saved[1], _saved[2])
+        _open += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _open -= 1
+            if _open == 0:
+                gc.set_threshold(*_saved)
+                gc.unfreeze()
