@@ -27,13 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
+from factledger.adapters.judgement.onnx_graph import LoadedGraph, one_thread_session
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import Reply
 
 if TYPE_CHECKING:
     # Imported where a model is read: a start to ready leaves the model runtime to after
     # ready (ADR 0090).
-    import onnxruntime as ort
     from tokenizers import Tokenizer
 
 MAX_TOKENS = 128  # question and reply together; the longest training pair has far fewer
@@ -87,12 +87,6 @@ def decide(p: npt.NDArray[np.float32], yes_min: float) -> list[Reply]:
 
 
 @dataclass(slots=True)
-class _Loaded:
-    session: ort.InferenceSession
-    tokenizer: Tokenizer
-
-
-@dataclass(slots=True)
 class CrossAnswerJudge:
     """Reads (question, reply) pairs with the cross-encoder in `model` (its SHA-256 checked
     at construction, before anything parses it). The graph is built on first use, in a worker
@@ -101,7 +95,7 @@ class CrossAnswerJudge:
     model: bytes
     yes_min: float
     model_id: str
-    _loaded: _Loaded | None = field(default=None, repr=False)
+    _loaded: LoadedGraph | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -113,19 +107,12 @@ class CrossAnswerJudge:
             raise CrossEncoderIntegrityError(f"{path.name} does not name its outputs and yes_min")
         return cls(raw, float(meta["yes_min"]), f"cross:{hashlib.sha256(raw).hexdigest()[:12]}")
 
-    def _ready(self) -> _Loaded:
+    def _ready(self) -> LoadedGraph:
         with self._lock:
             if self._loaded is None:
-                import onnxruntime as ort
-
-                options = ort.SessionOptions()
-                options.intra_op_num_threads = 1
-                options.inter_op_num_threads = 1
-                session = ort.InferenceSession(
-                    self.model, options, providers=["CPUExecutionProvider"]
-                )
+                session = one_thread_session(self.model)
                 tokenizer = pair_tokenizer(verified_bytes(TOKENIZER, TOKENIZER_SHA256))
-                self._loaded = _Loaded(session, tokenizer)
+                self._loaded = LoadedGraph(session, tokenizer)
             return self._loaded
 
     def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:

@@ -20,7 +20,6 @@ from factledger.adapters.embedding.onnx.calibration_tables import calibration_fo
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import OnnxModelFiles
 from factledger.adapters.embedding.openai_compatible import OpenAICompatibleEmbedder
-from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.openai.extractor import (
     OpenAICompatibleExtractor,
     instructions_by_context,
@@ -34,7 +33,7 @@ from factledger.adapters.field_reader.topics import EmbeddingTopicReader
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.api.bootstrap.guidance import guidance_routes
 from factledger.api.bootstrap.http_client import ClientOnDemand, HttpClient, client_of
-from factledger.api.bootstrap.judgement import learned_judge
+from factledger.api.bootstrap.judgement import learned_extractor
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.settings import (
     EmbedderSettings,
@@ -80,8 +79,7 @@ def build_extractor(
         case RuleExtractorSettings():
             return RuleExtractor(routes=routed)
         case LearnedExtractorSettings():
-            judge = learned_judge(settings.heads_path, settings.heads_sha256)
-            return LearnedExtractor(RuleExtractor(routes=routed), judge)
+            return learned_extractor(settings, RuleExtractor(routes=routed))
         case OpenAICompatibleExtractorSettings():
             key = settings.api_key.get_secret_value() if settings.api_key else None
             return OpenAICompatibleExtractor(

@@ -13,6 +13,7 @@ import structlog
 
 from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 from factledger.adapters.embedding.use_multilingual import UseIntegrityError
+from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.judgement.cross_answers import (
     CrossAnswerJudge,
     CrossEncoderIntegrityError,
@@ -26,6 +27,8 @@ from factledger.adapters.judgement.judge import (
     LearnedJudge,
 )
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
+from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
+from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
 from factledger.adapters.judgement.tentative import LearnedTentativeReader
 from factledger.adapters.judgement.tuned_answers_file import (
     TunedAnswersIntegrityError,
@@ -38,6 +41,7 @@ from factledger.api.settings.extraction import (
     LearnedExtractorSettings,
 )
 from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.memory.ports import Extractor
 from factledger.application.sessions.instruction_screen import InstructionScreen
 from factledger.application.sessions.ports import SafetyFilter
 from factledger.domain.hedges import TentativeReader
@@ -90,6 +94,32 @@ def _learned_judge(
         else (heads_path, heads_sha256)
     )
     return LearnedJudge.from_file(path, sha256, cache_dir=cache_dir, answers=answers)
+
+
+@cache
+def qa_field_reader(
+    path: Path | None = None, sha256: str | None = None, floor: float | None = None
+) -> QaFieldReader:
+    """The one-pass QA reader of fields (ADR 0107): the shipped file, or a deployment's own
+    pinned; one per file and process (the proposer's extractor and the backend's share it)."""
+    if path is None:
+        packaged = QaFieldReader.packaged()
+        return packaged if floor is None else QaFieldReader(packaged.model, floor)
+    if floor is None:
+        raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
+    return QaFieldReader.load(path, sha256, floor)
+
+
+def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> LearnedExtractor:
+    """The learned extractor over `rules`: the heads judge, their field statements read by
+    the QA reader when the settings choose it (then asked every field: ADR 0107)."""
+    judge = learned_judge(settings.heads_path, settings.heads_sha256)
+    if settings.field_reader == "heads":
+        return LearnedExtractor(rules, judge)
+    reader = qa_field_reader(
+        settings.qa_reader_path, settings.qa_reader_sha256, settings.qa_reader_floor
+    )
+    return LearnedExtractor(rules, QaReadingJudge(judge, reader), asks_every_field=True)
 
 
 def answer_judge(

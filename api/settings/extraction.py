@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 from pydantic import (
     Field,
     SecretStr,
+    ValidationInfo,
+    field_validator,
 )
 
 from factledger.api.settings.base import NestedSettings
@@ -50,6 +52,43 @@ class LearnedExtractorSettings(NestedSettings):
     guidance_path: Path | None = None
     heads_path: Path | None = None
     heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    # Which reader finds the kind's fields the rules fed nothing (ADR 0107): `qa_reader`, the
+    # one-pass QA reader (int8 ONNX), the shipped file or a deployment's own (`python -m
+    # factledger.bench.judgement.qa_reader train --export`) pinned by SHA-256, its answers kept
+    # from `qa_reader_floor` over "no value" (the floor its card names; for the shipped file,
+    # its own); `heads`, the clause reader of the heads above (the default before ADR 0107).
+    field_reader: Literal["heads", "qa_reader"] = "qa_reader"
+    qa_reader_path: Path | None = None
+    qa_reader_sha256: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True
+    )
+    qa_reader_floor: float | None = Field(default=None, ge=-20, le=20, validate_default=True)
+
+    # Checked field by field, so that a refusal names the field (a rule over the whole model
+    # has no location of its own inside `extractor`).
+    @field_validator("qa_reader_path", "qa_reader_floor")
+    @classmethod
+    def _only_for_the_qa_reader(cls, value: object, info: ValidationInfo) -> object:
+        """A QA reader's file or floor set for the heads' reader would silently do nothing;
+        a deployment's file needs its own floor (the shipped file's would be another model's)."""
+        if value is not None and info.data.get("field_reader") != "qa_reader":
+            raise ValueError(f"{info.field_name}: set only with field_reader 'qa_reader'")
+        if (
+            info.field_name == "qa_reader_floor"
+            and value is None
+            and info.data.get("qa_reader_path")
+        ):
+            raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
+        return value
+
+    @field_validator("qa_reader_sha256")
+    @classmethod
+    def _a_file_with_its_pin(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and info.data.get("field_reader") != "qa_reader":
+            raise ValueError("qa_reader_sha256: set only with field_reader 'qa_reader'")
+        if (info.data.get("qa_reader_path") is None) != (value is None):
+            raise ValueError("qa_reader_sha256: a deployment's QA reader file needs its pin")
+        return value
 
 
 ExtractorSettings = Annotated[

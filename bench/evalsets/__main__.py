@@ -23,7 +23,12 @@ from factledger.bench.evalsets.score import Scores, score_answers, score_run
 
 
 async def score_directory(
-    directory: Path, extractor: str, judgement: str, schema: str, heads: Path | None = None
+    directory: Path,
+    extractor: str,
+    judgement: str,
+    schema: str,
+    heads: Path | None = None,
+    field_reader: str | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -31,6 +36,8 @@ async def score_directory(
     config: dict[str, Any] | None = None if extractor == "rule" else {"kind": extractor}
     if config is not None and heads is not None:
         config["heads_path"] = heads
+    if config is not None and field_reader is not None:
+        config["field_reader"] = field_reader
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -41,6 +48,7 @@ async def score_directory(
         "set": directory.name,
         "extractor": extractor,
         "judgement": judgement,
+        "field_reader": field_reader or "default",
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -72,11 +80,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--heads", type=Path, help="the learned extractor's heads file (default: the shipped)"
     )
+    parser.add_argument(
+        "--field-reader",
+        choices=("heads", "qa_reader"),
+        help="the learned extractor's field reader (default: the product's default)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
+    if args.field_reader is not None and args.extractor != "learned":
+        parser.error("--field-reader: only with --extractor learned")
     results = [
-        asyncio.run(score_directory(d, args.extractor, args.judgement, args.schema, args.heads))
+        asyncio.run(
+            score_directory(
+                d, args.extractor, args.judgement, args.schema, args.heads, args.field_reader
+            )
+        )
         for d in args.sets
     ]
     text = json.dumps(results, indent=2)

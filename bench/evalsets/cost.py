@@ -1,6 +1,8 @@
 """`python -m factledger.bench.evalsets.cost DIR`: what extraction costs per session, the rule
-extractor and the learned one side by side on the same sessions (interleaved, so the
-machine's load weighs on both alike), with the kind's fields asked for as the proposer does.
+extractor and the learned one (its fields read by the heads, and by the QA reader: ADR 0107)
+side by side on the same sessions (interleaved, so the machine's load weighs on all alike),
+with the kind's fields asked for as the proposer does. Each reader's model loads before the
+first timed session.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ import sys
 import time
 from pathlib import Path
 
-from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.api.bootstrap.judgement import learned_extractor
 from factledger.api.log_setup import configure_logging
+from factledger.api.settings.extraction import LearnedExtractorSettings
 from factledger.application.memory.extraction import ExtractionRequest, FieldSlot
 from factledger.application.memory.ports import Extractor
 from factledger.bench.evalsets.cases import DOMAINS, LIST_FIELDS, load_cases
@@ -31,15 +33,28 @@ async def _time(extractor: Extractor, request: ExtractionRequest) -> float:
 
 async def measure(directory: Path) -> dict[str, object]:
     rules = RuleExtractor()
-    learned = LearnedExtractor(rules, LearnedJudge.packaged())
-    spent: dict[str, list[float]] = {"rule": [], "learned": []}
-    for case in load_cases(directory):
-        fields = tuple(FieldSlot(f, f, f in LIST_FIELDS) for f in DOMAINS[case.domain][1])
-        for session in case.sessions:
-            transcript = transcript_of(session)
-            request = ExtractionRequest(transcript, occurred_at=session.at, fields=fields)
-            spent["rule"].append(await _time(rules, request))
-            spent["learned"].append(await _time(learned, request))
+    extractors: dict[str, Extractor] = {
+        "rule": rules,
+        "learned": learned_extractor(LearnedExtractorSettings(field_reader="heads"), rules),
+        "learned, QA reader": learned_extractor(
+            LearnedExtractorSettings(field_reader="qa_reader"), rules
+        ),
+    }
+    spent: dict[str, list[float]] = {name: [] for name in extractors}
+    requests = [
+        ExtractionRequest(
+            transcript_of(session),
+            occurred_at=session.at,
+            fields=tuple(FieldSlot(f, f, f in LIST_FIELDS) for f in DOMAINS[case.domain][1]),
+        )
+        for case in load_cases(directory)
+        for session in case.sessions
+    ]
+    for extractor in extractors.values():  # each model loaded, off the clock
+        await extractor.extract(requests[0])
+    for request in requests:
+        for name, extractor in extractors.items():
+            spent[name].append(await _time(extractor, request))
     return {
         name: {
             "sessions": len(ms),

@@ -55,6 +55,10 @@ def _keeps(judgement: Judgement) -> bool:
 class LearnedExtractor:
     rules: Extractor
     judge: SentenceJudge
+    # Ask the judge every field of the request, not only those the rules fed nothing: the QA
+    # reader was trained asked every field of a line at once, the fields competing for its
+    # words, so a value the rules found still takes its words from the other fields.
+    asks_every_field: bool = False
 
     VERSION = 1
 
@@ -71,7 +75,10 @@ class LearnedExtractor:
         stating them: the most probable clause of a single field, every one of a list's."""
         fed = {f.slot for f in ruled if f.slot is not None and not f.negated}
         wanted = [f for f in request.fields if f.slot not in fed]
-        found = await self.judge.field_statements(request.transcript, [f.field for f in wanted])
+        if not wanted:
+            return []
+        asked = request.fields if self.asks_every_field else wanted
+        found = await self.judge.field_statements(request.transcript, [f.field for f in asked])
         facts: list[ExtractedFact] = []
         for spec in wanted:
             stated = sorted(

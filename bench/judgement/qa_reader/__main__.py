@@ -1,7 +1,9 @@
 """`python -m factledger.bench.judgement.qa_reader train|evaluate ...` (needs torch).
 
 train    --base MODEL.safetensors --out DIR [--corpus DIR ...] [--minutes 60] [--epochs 3]
-evaluate --out DIR [--reader FILE] [--blind DIR ...] [--current] [--no-reader]
+         [--export] (then also DIR/qa-reader-int8.onnx, its SHA-256 and its floor by ADR
+         0107's rule on the kept-out cases, in DIR/card.json)
+evaluate --out DIR [--reader FILE] [--blind DIR ...] [--current] [--no-reader] [--flags]
          (scores DIR/reader.pt or FILE, and with --current the shipped field reader on the same
          lines; writes DIR/evaluation.json, or DIR/shipped-reader.json with --no-reader)
 export   --reader FILE --out DIR (a one-pass reader as ONNX, float and int8; ADR 0106)
@@ -23,10 +25,11 @@ import torch
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER
 from factledger.bench.judgement.conversations import CONVERSATIONS, load_training_cases
 from factledger.bench.judgement.qa_reader.batches import training_examples
-from factledger.bench.judgement.qa_reader.evaluate import evaluate, load_reader
-from factledger.bench.judgement.qa_reader.export import export
+from factledger.bench.judgement.qa_reader.evaluate import evaluate, flag_figures, load_reader
+from factledger.bench.judgement.qa_reader.export import INT8_FILE, export
 from factledger.bench.judgement.qa_reader.fields_pass import FieldsTokens
 from factledger.bench.judgement.qa_reader.fields_train import line_examples, line_length, line_loss
+from factledger.bench.judgement.qa_reader.floor import floor_figures
 from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader, from_base
 from factledger.bench.judgement.qa_reader.pairs import split_pairs
 from factledger.bench.judgement.qa_reader.tokens import PairTokens, load_tokenizer
@@ -107,6 +110,13 @@ def _train(args: argparse.Namespace) -> None:
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         **done,
     }
+    if args.export:
+        if not isinstance(reader, FieldsReader) or not reader.pools_field_words:
+            raise SystemExit("--export: only a one-pass reader asking with its fields' words")
+        pinned = export(reader, out)[INT8_FILE]
+        chosen = floor_figures(out / INT8_FILE, pinned, corpora)
+        card["export"] = {"file": INT8_FILE, "sha256": pinned, "floor": chosen["floor"]}
+        card["kept_out"] = chosen["kept_out line level"]
     (out / "card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(card, indent=2))  # noqa: T201 - the lab's report
 
@@ -115,14 +125,21 @@ def _evaluate(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     weights = Path(args.reader) if args.reader else out / "reader.pt"
+    corpora = [Path(c) for c in args.corpus or [str(DATA / CONVERSATIONS)]]
     figures = evaluate(
         None if args.no_reader else weights,
         tokenizer=Path(args.tokenizer),
-        corpora=[Path(c) for c in args.corpus or [str(DATA / CONVERSATIONS)]],
+        corpora=corpora,
         blind=[Path(b) for b in args.blind],
         current=args.current,
         max_tokens=args.max_tokens,
     )
+    if args.flags and not args.no_reader:
+        reader = load_reader(weights)
+        if isinstance(reader, FieldsReader):
+            figures["kept_out flags"] = flag_figures(
+                reader, Path(args.tokenizer), corpora, (0.3, 0.5, 0.7)
+            )
     name = "shipped-reader.json" if args.no_reader else "evaluation.json"
     if args.reader and not args.no_reader:
         name = f"evaluation-{weights.stem}.json"
@@ -171,6 +188,11 @@ def main() -> None:
         "--head-rate", type=float, default=1.0, help="the fresh heads' rate, times the encoder's"
     )
     train.add_argument("--bf16", action="store_true", help="autocast to bfloat16 (CPUs with it)")
+    train.add_argument(
+        "--export",
+        action="store_true",
+        help="also export the reader to int8 ONNX and choose its floor on the kept-out cases",
+    )
     evaluate_ = commands.add_parser("evaluate")
     evaluate_.add_argument("--out", required=True)
     evaluate_.add_argument("--corpus", action="append")
@@ -178,6 +200,9 @@ def main() -> None:
         "--reader", help="a checkpoint to score instead of DIR/reader.pt (DIR/evaluation-NAME.json)"
     )
     evaluate_.add_argument("--blind", action="append", default=[])
+    evaluate_.add_argument(
+        "--flags", action="store_true", help="also the flags head on the kept-out stated fields"
+    )
     evaluate_.add_argument(
         "--current",
         action="store_true",

@@ -6,29 +6,36 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from factledger.adapters.judgement.qa_reader.decode import answers
 from factledger.api.bootstrap.judgement import learned_judge
-from factledger.bench.evalsets.cases import DOMAINS, LIST_FIELDS, load_cases
 from factledger.bench.judgement.bert import HEAD_WIDTH
 from factledger.bench.judgement.conversations import load_training_cases
-from factledger.bench.judgement.qa_reader.decode import answers
-from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens
-from factledger.bench.judgement.qa_reader.fields_train import read_lines
+from factledger.bench.judgement.qa_reader.fields_pass import (
+    FieldAsked,
+    FieldsTokens,
+    fields_of_lines,
+)
+from factledger.bench.judgement.qa_reader.fields_train import line_inputs, read_lines
 from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader
-from factledger.bench.judgement.qa_reader.pairs import LineAsked, kept_out, subject_lines
+from factledger.bench.judgement.qa_reader.pairs import FLAGS, LineAsked, split_pairs, subject_lines
 from factledger.bench.judgement.qa_reader.questions import question_for
 from factledger.bench.judgement.qa_reader.scoring import (
-    GoldKeywords,
     GoldSpan,
     Read,
+    figures,
     proposed,
     score_keywords,
     score_one_to_one,
     score_spans,
+)
+from factledger.bench.judgement.qa_reader.sessions import (
+    Session,
+    blind_sessions,
+    kept_out_sessions,
 )
 from factledger.bench.judgement.qa_reader.tokens import Encoded, PairTokens, load_tokenizer
 from factledger.domain.transcript import Message, Role
@@ -36,15 +43,6 @@ from factledger.domain.transcript import Message, Role
 FLOORS = (-4.0, -2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0)
 CANDIDATE_FLOOR = -1e9  # every pair's best answer is a candidate; floors and ranks choose
 TOP_SHARES = (0.01, 0.05, 0.1, 0.2)  # also scored: the reader's most confident answers
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    case_id: str
-    index: int
-    lines: tuple[tuple[str, str], ...]
-    fields: tuple[str, ...]
-    lists: dict[str, bool]
 
 
 Item = tuple[LineAsked, str, bool, Encoded]  # a line, the field asked, a list field?, a window
@@ -158,42 +156,6 @@ def current_reads(sessions: Sequence[Session]) -> list[Read]:
     return reads
 
 
-def kept_out_sessions(corpora: Sequence[Path]) -> tuple[list[Session], list[GoldSpan]]:
-    sessions: list[Session] = []
-    gold: list[GoldSpan] = []
-    for case in load_training_cases(corpora).cases:
-        if not kept_out(case.id):
-            continue
-        lists = {f: case.is_list(f) for f in case.fields}
-        for n, s in enumerate(case.sessions):
-            sessions.append(Session(case.id, n, s.lines, tuple(case.fields), lists))
-            gold.extend(
-                GoldSpan(
-                    case.id,
-                    n,
-                    p.span.line,
-                    str(p.span.field),
-                    p.span.start,
-                    p.span.start + len(p.span.text),
-                )
-                for p in s.proposals
-            )
-    return sessions, gold
-
-
-def blind_sessions(directory: Path) -> tuple[list[Session], list[GoldKeywords]]:
-    sessions: list[Session] = []
-    gold: list[GoldKeywords] = []
-    for case in load_cases(directory):
-        fields = DOMAINS[case.domain][1]
-        lists = {f: f in LIST_FIELDS for f in fields}
-        key = f"{case.writer}:{case.id}"
-        for n, s in enumerate(case.sessions):
-            sessions.append(Session(key, n, s.lines, fields, lists))
-            gold.extend(GoldKeywords(key, n, p.field, p.keywords) for p in s.proposals)
-    return sessions, gold
-
-
 def _lists(sessions: Sequence[Session]) -> dict[str, bool]:
     return {f: many for s in sessions for f, many in s.lists.items()}
 
@@ -271,3 +233,31 @@ def load_reader(weights: Path) -> QaReader:
         reader.use_field_words()
     reader.load_state_dict(state)
     return reader
+
+
+def flag_figures(
+    reader: FieldsReader, tokenizer: Path, corpora: Sequence[Path], thresholds: Sequence[float]
+) -> dict[str, object]:
+    """The flags head (update, correction, hedged, inferred) on the kept-out cases' stated
+    fields: per flag and threshold, how many it sets and how many of the labelled it finds."""
+    _, held = split_pairs(load_training_cases(corpora).cases)
+    tokens = FieldsTokens(load_tokenizer(tokenizer))
+    rows: list[tuple[tuple[bool, ...], list[float]]] = []
+    reader.eval()
+    with torch.no_grad():
+        for first, fields in fields_of_lines(held):
+            for w in tokens.encode(fields, first.asked.text, first.asked.agent_before, None):
+                x = line_inputs([w])
+                _, _, flags = reader.read(
+                    x["ids"], x["types"], x["attention"], x["markers"], x["pool"]
+                )
+                p = torch.sigmoid(flags[0]).tolist()
+                rows += [(a.flags, p[f]) for f, a in enumerate(w.fields) if w.starts[f]]
+    out: dict[str, object] = {"stated fields": len(rows)}
+    for k, name in enumerate(FLAGS):
+        gold = [g[k] for g, _ in rows]
+        for t in thresholds:
+            set_ = [q[k] >= t for _, q in rows]
+            right = sum(a and b for a, b in zip(gold, set_, strict=True))
+            out[f"{name} >= {t}"] = figures(right, sum(set_), right, sum(gold))
+    return out

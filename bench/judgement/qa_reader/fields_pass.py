@@ -1,6 +1,8 @@
 """Every field of a line read in one pass: `[CLS] [F] name [F] job title ... [SEP] line [SEP]
 agent's line [SEP]`, each field's `[F]` marker state scoring every token of the line as its
-value's start and end (`[CLS]`: no value).
+value's start and end (`[CLS]`: no value). The inputs are the product's
+(`adapters/judgement/qa_reader/inputs.py`, which reads the exported reader); here they get
+each field's gold span for training.
 
 The per-field question (`tokens.PairTokens`) reads a line once per field: ten passes a line,
 which on two shared cores was too slow to see even one epoch (docs/benchmarks.md, issue 28,
@@ -18,13 +20,13 @@ from dataclasses import dataclass
 
 from tokenizers import Tokenizer
 
+from factledger.adapters.judgement.qa_reader.inputs import (
+    MAX_TOKENS,
+    field_positions,
+    line_windows,
+)
 from factledger.bench.judgement.qa_reader.pairs import QaPair
-from factledger.bench.judgement.qa_reader.questions import field_words
-from factledger.bench.judgement.qa_reader.tokens import _gold, _special_id, _windows
-
-MAX_TOKENS = 128
-MAX_AGENT = 20
-MARKER = "[unused1]"
+from factledger.bench.judgement.qa_reader.tokens import _gold
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,37 +69,18 @@ class FieldsTokens:
         order = list(fields)
         if chance is not None:
             chance.shuffle(order)
-        cls, sep, mark = (_special_id(self.tokenizer, t) for t in ("[CLS]", "[SEP]", MARKER))
-        prefix: list[int] = [cls]
-        markers = []
-        for f in order:
-            markers.append(len(prefix))
-            prefix += [
-                mark,
-                *self.tokenizer.encode(field_words(f.field), add_special_tokens=False).ids,
-            ]
-        prefix.append(sep)
-        said = self.tokenizer.encode(line, add_special_tokens=False)
-        a = self.tokenizer.encode(agent, add_special_tokens=False).ids[-MAX_AGENT:] if agent else []
-        room = self.max_tokens - len(prefix) - 2
-        width = max(8, min(len(said.ids), room))
-        a = a[max(0, len(a) - max(0, room - width)) :] if room - width > 0 else []
         out = []
-        for begin in _windows(len(said.ids), width):
-            offsets = tuple((int(x), int(y)) for x, y in said.offsets[begin : begin + width])
-            first = len(prefix)
-            gold = [_gold(f.spans, offsets, first) for f in order]
-            body = [*said.ids[begin : begin + width], sep, *([*a, sep] if a else [])]
-            ids = (*prefix, *body)
-            types = (0,) * len(prefix) + (1,) * len(body)
+        for w in line_windows(self.tokenizer, [f.field for f in order], line, agent,
+                              self.max_tokens):  # fmt: skip
+            gold = [_gold(f.spans, w.offsets, w.first_line_token) for f in order]
             out.append(
                 LineEncoded(
-                    ids,
-                    types,
-                    tuple(markers),
+                    w.ids,
+                    w.types,
+                    w.markers,
                     tuple(order),
-                    first,
-                    offsets,
+                    w.first_line_token,
+                    w.offsets,
                     tuple(g[0] for g in gold),
                     tuple(g[1] for g in gold),
                 )
@@ -107,5 +90,4 @@ class FieldsTokens:
 
 def field_word_positions(encoded: LineEncoded) -> tuple[tuple[int, ...], ...]:
     """Per field (in `encoded.fields` order): its marker's position and its words'."""
-    ends = (*encoded.markers[1:], encoded.first_line_token - 1)  # the next marker, or [SEP]
-    return tuple(tuple(range(m, end)) for m, end in zip(encoded.markers, ends, strict=True))
+    return field_positions(encoded.markers, encoded.first_line_token)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import torch
 from torch.nn import functional
 
-from factledger.bench.judgement.qa_reader.decode import answers
+from factledger.adapters.judgement.qa_reader.decode import answers
 from factledger.bench.judgement.qa_reader.fields_pass import (
     FieldAsked,
     FieldsTokens,
@@ -37,7 +37,7 @@ def line_length(example: LineEncoded) -> int:
     return len(example.ids)
 
 
-def _inputs(batch: Sequence[LineEncoded]) -> dict[str, torch.Tensor]:
+def line_inputs(batch: Sequence[LineEncoded]) -> dict[str, torch.Tensor]:
     width = max(len(e.ids) for e in batch)
     fields = max(len(e.markers) for e in batch)
     b = len(batch)
@@ -93,7 +93,7 @@ def line_loss(
     of the stated fields."""
     if not isinstance(reader, FieldsReader):
         raise TypeError("a line's fields are read by a FieldsReader")
-    x = _inputs(batch)
+    x = line_inputs(batch)
     start, end, flags = reader.read(x["ids"], x["types"], x["attention"], x["markers"], x["pool"])
     stated = torch.zeros(x["asked"].shape, dtype=torch.bool)
     truth = torch.zeros(flags.shape)
@@ -135,7 +135,7 @@ def read_lines(
     with torch.no_grad():
         for begin in range(0, len(items), batch):
             chunk = items[begin : begin + batch]
-            x = _inputs([w for _, w in chunk])
+            x = line_inputs([w for _, w in chunk])
             start, end, _ = reader.read(
                 x["ids"], x["types"], x["attention"], x["markers"], x["pool"]
             )

@@ -4,11 +4,8 @@ bare name; the meaning on some pairs ties names to what they mean)."""
 
 from __future__ import annotations
 
+from factledger.adapters.judgement.qa_reader.inputs import field_words
 from factledger.bench.judgement.conversations import LIST_MARK
-
-
-def field_words(field: str) -> str:
-    return field.replace("_", " ").strip()
 
 
 def question_for(field: str, meaning: str | None = None) -> str:

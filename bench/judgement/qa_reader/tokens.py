@@ -14,6 +14,8 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from factledger.adapters.judgement.qa_reader.inputs import special_id, windows
+
 MAX_TOKENS = 96
 MAX_QUESTION = 24
 MAX_AGENT = 24
@@ -60,7 +62,7 @@ class PairTokens:
         agent_room = max(0, room - width)
         a = a[len(a) - agent_room :] if agent_room < len(a) else a
         encoded = []
-        for begin in _windows(len(said.ids), width):
+        for begin in windows(len(said.ids), width):
             ids_line = said.ids[begin : begin + width]
             offsets = tuple((int(x), int(y)) for x, y in said.offsets[begin : begin + width])
             first = len(q) + 2
@@ -71,22 +73,7 @@ class PairTokens:
         return encoded
 
     def _special(self, token: str) -> int:
-        return _special_id(self.tokenizer, token)
-
-
-def _special_id(tokenizer: Tokenizer, token: str) -> int:
-    found = tokenizer.token_to_id(token)
-    if found is None:
-        raise ValueError(f"the tokenizer has no {token} token")
-    return int(found)
-
-
-def _windows(length: int, width: int) -> list[int]:
-    if length <= width:
-        return [0]
-    stride = max(1, width // 2)
-    begins = list(range(0, length - width, stride))
-    return [*begins, length - width]
+        return special_id(self.tokenizer, token)
 
 
 def _gold(

@@ -7,10 +7,10 @@ import random
 import numpy as np
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER
+from factledger.adapters.judgement.qa_reader.decode import answers, widen
+from factledger.adapters.judgement.qa_reader.inputs import MARKER
 from factledger.bench.judgement.conversations import Proposal, Span, TrainingCase, TrainingSession
-from factledger.bench.judgement.qa_reader.decode import answers, widen
 from factledger.bench.judgement.qa_reader.fields_pass import (
-    MARKER,
     FieldAsked,
     FieldsTokens,
     field_word_positions,

@@ -21,8 +21,8 @@ from factledger.bench.judgement.qa_reader.evaluate import (  # noqa: E402
 )
 from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens  # noqa: E402
 from factledger.bench.judgement.qa_reader.fields_train import (  # noqa: E402
-    _inputs,
     field_weights,
+    line_inputs,
     line_length,
     line_loss,
     read_lines,
@@ -195,7 +195,7 @@ def test_a_reader_asking_with_its_fields_words_exports_to_onnx_scoring_as_in_tor
 
     digests = export(reader, tmp_path)
 
-    x = _inputs(batch)
+    x = line_inputs(batch)
     start, end, _ = reader.read(x["ids"], x["types"], x["attention"], x["markers"], x["pool"])
     session = onnxruntime.InferenceSession(str(tmp_path / FLOAT_FILE))
     feed = {n: x[n].numpy() for n in ("ids", "types", "attention")} | {"pool": x["pool"].numpy()}

@@ -148,6 +148,41 @@ async def test_fields_the_rules_fed_nothing_take_the_clauses_the_judge_reads_as_
     ]
 
 
+async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> None:
+    """The rules fed the budget; the one-pass reader is still asked it (its fields compete
+    for a line's words), and what it reads for the budget proposes nothing."""
+    asked: list[tuple[str, ...]] = []
+
+    @dataclass
+    class Recording(JudgeBySentence):
+        async def field_statements(
+            self, transcript: Sequence[Message], fields: Sequence[str]
+        ) -> list[FieldStatement]:
+            asked.append(tuple(fields))
+            return await super().field_statements(transcript, fields)
+
+    rules = FixedRules([ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")])
+    judge = Recording(
+        {},
+        stated=(
+            FieldStatement(0, "50k", "budget", 9.0),
+            FieldStatement(0, "gold tier", "membership", 7.0),
+        ),
+    )
+    request = ExtractionRequest(
+        [Message(Role.SUBJECT, "Budget is 40k, ours is 50k, the gold tier.", AT)],
+        occurred_at=AT,
+        fields=(FieldSlot("budget", "budget"), FieldSlot("membership", "tier")),
+    )
+
+    every = await LearnedExtractor(rules, judge, asks_every_field=True).extract(request)
+    wanted = await LearnedExtractor(rules, judge).extract(request)
+
+    assert asked == [("budget", "membership"), ("membership",)]
+    assert [(f.slot, f.value) for f in every] == [("budget", "40k"), ("tier", "gold tier")]
+    assert [(f.slot, f.value) for f in wanted] == [(f.slot, f.value) for f in every]
+
+
 @pytest.fixture(scope="module")
 def learned() -> LearnedExtractor:
     return LearnedExtractor(RuleExtractor(), LearnedJudge.packaged())

@@ -7,6 +7,8 @@ import pytest
 
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.proposals import (
     kind_feeds,
@@ -109,4 +111,48 @@ def test_learned_heads_of_ones_own_must_come_with_a_well_formed_sha256(
     )
 
     with pytest.raises(SettingsError, match="heads_sha256"):
+        load_settings()
+
+
+def test_the_learned_extractor_reads_fields_with_the_qa_reader_unless_told_the_heads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned"}')
+    default = build_extractor(load_settings().extractor, httpx.AsyncClient())
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "field_reader": "heads"}')
+    heads = build_extractor(load_settings().extractor, httpx.AsyncClient())
+
+    assert isinstance(default, LearnedExtractor)
+    assert isinstance(heads, LearnedExtractor)
+    assert isinstance(default.judge, QaReadingJudge)
+    assert default.asks_every_field
+    assert isinstance(heads.judge, LearnedJudge)
+    assert not heads.asks_every_field
+    assert default.judge.inner is heads.judge  # one heads judge per process
+
+
+@pytest.mark.parametrize(
+    ("extractor", "named"),
+    [
+        ('{"kind": "learned", "field_reader": "clauses"}', "field_reader"),
+        (
+            '{"kind": "learned", "field_reader": "heads", "qa_reader_floor": 5}',
+            "qa_reader_floor",
+        ),
+        ('{"kind": "learned", "qa_reader_path": "/etc/reader.onnx"}', "qa_reader_sha256"),
+        (
+            '{"kind": "learned", "qa_reader_path": "/etc/reader.onnx", "qa_reader_sha256": "'
+            + "0" * 64
+            + '"}',
+            "qa_reader_floor",
+        ),
+        ('{"kind": "learned", "qa_reader_floor": 99}', "qa_reader_floor"),
+    ],
+)
+def test_a_field_reader_setting_that_cannot_hold_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch, extractor: str, named: str
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
+
+    with pytest.raises(SettingsError, match=named):
         load_settings()

@@ -1,0 +1,36 @@
+"""`QaReadingJudge`: a `SentenceJudge` whose field statements come from the QA reader.
+
+Everything else (whom a sentence is about, hedges, forget requests, corrections, replies, the
+field a forget request names) is the inner judge's. The reader's statements are the words of
+the value, not the clause around it, and their `p` is the margin over "no value" (ADR 0107).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
+from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.judgement.types import FieldStatement, Judgement, Reply
+from factledger.domain.transcript import Message
+
+
+@dataclass(frozen=True, slots=True)
+class QaReadingJudge:
+    inner: SentenceJudge
+    reader: QaFieldReader
+
+    async def judge(self, sentences: Sequence[str]) -> list[Judgement]:
+        return await self.inner.judge(sentences)
+
+    async def field_statements(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> list[FieldStatement]:
+        return await self.reader.field_statements(transcript, fields)
+
+    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
+        return await self.inner.field_of(sentence, fields)
+
+    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
+        return await self.inner.answers(pairs)

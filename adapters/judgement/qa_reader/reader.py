@@ -1,0 +1,163 @@
+"""`QaFieldReader`: which profile field each of the subject's lines states and the words of
+its value, read by the one-pass QA reader (ADR 0106, 0107).
+
+The packaged file is run E's first epoch (run D's third trained on at a decaying rate;
+`bench/judgement/qa_reader`, on the project's labelled conversations), exported to ONNX and
+quantised to int8 (23.2 MB); its
+SHA-256 is checked when the reader is made, before anything parses it, and the graph is built
+on the first line read, in a worker thread: extraction runs in the sync worker, never on a
+request. An answer is kept when its span's score beats "no value" by at least the floor,
+chosen on the training conversations' kept-out cases (ADR 0107).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
+from factledger.adapters.judgement.onnx_graph import LoadedGraph, one_thread_session
+from factledger.adapters.judgement.qa_reader.decode import answers
+from factledger.adapters.judgement.qa_reader.inputs import LineWindow, batch_arrays, line_windows
+from factledger.adapters.pinned_files import read_pinned
+from factledger.application.judgement.types import FieldStatement
+from factledger.domain.transcript import Message, Role
+
+PACKAGED_QA_READER = Path(__file__).parent.parent / "weights" / "qa-reader-int8.onnx"
+PACKAGED_QA_READER_SHA256 = "b144034c75ca4015e85f34b9495a59587f3691f82510460aa22a442abddb9691"
+# The lowest margin over "no value" at which the kept-out cases' line-level precision reaches
+# 0.85 (ADR 0107: the rule written down before the blind dev halves were read; `python -m
+# factledger.bench.judgement.qa_reader.floor`).
+PACKAGED_QA_READER_FLOOR = 5.5
+BATCH = 16
+# The reader was trained asking 9-12 fields at once; a kind with more is asked them in groups,
+# so that the fields' words and the line stay well inside the encoder's 512 positions.
+FIELDS_PER_PASS = 24
+
+
+class QaReaderIntegrityError(RuntimeError):
+    """The reader's file or tokenizer is missing or differs from its pinned SHA-256."""
+
+
+@dataclass(frozen=True, slots=True)
+class LineRead:
+    """A subject line to read: its message index, its text, the agent's line before it."""
+
+    index: int
+    text: str
+    agent: str
+
+
+def subject_lines(transcript: Sequence[Message]) -> list[LineRead]:
+    """The subject's non-empty lines, each with the line before it when someone else said it."""
+    out = []
+    for i, message in enumerate(transcript):
+        if message.role is not Role.SUBJECT or not message.text.strip():
+            continue
+        before = transcript[i - 1] if i > 0 else None
+        agent = before.text if before is not None and before.role is not Role.SUBJECT else ""
+        out.append(LineRead(i, message.text, agent))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class FieldAnswer:
+    """Words of line `index` (characters `start` to `end`) that state `field`, `margin` over
+    "no value"."""
+
+    index: int
+    field: str
+    start: int
+    end: int
+    value: str
+    margin: float
+
+
+@dataclass(slots=True)
+class QaFieldReader:
+    """Reads lines with the model in `model` (checked against its pin by `load`)."""
+
+    model: bytes
+    floor: float
+    _loaded: LoadedGraph | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def load(cls, path: Path, sha256: str | None, floor: float) -> QaFieldReader:
+        raw = read_pinned(path, sha256, QaReaderIntegrityError, "QA reader file")
+        read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
+        return cls(raw, floor)
+
+    @classmethod
+    def packaged(cls) -> QaFieldReader:
+        return cls.load(PACKAGED_QA_READER, PACKAGED_QA_READER_SHA256, PACKAGED_QA_READER_FLOOR)
+
+    def _ready(self) -> LoadedGraph:
+        with self._lock:
+            if self._loaded is None:
+                from tokenizers import Tokenizer
+
+                session = one_thread_session(self.model)
+                raw = read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
+                tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
+                tokenizer.no_padding()
+                tokenizer.no_truncation()
+                self._loaded = LoadedGraph(session, tokenizer)
+                self.model = b""  # the session holds the graph now
+            return self._loaded
+
+    def answers_sync(self, lines: Sequence[LineRead], fields: Sequence[str]) -> list[FieldAnswer]:
+        """Every answer of every field that clears the floor (a field may have several in a
+        line, best first); an answer found in two overlapping windows once, at its best."""
+        if not lines or not fields:
+            return []
+        loaded = self._ready()
+        groups = [
+            tuple(fields[i : i + FIELDS_PER_PASS]) for i in range(0, len(fields), FIELDS_PER_PASS)
+        ]
+        items: list[tuple[LineRead, tuple[str, ...], LineWindow]] = [
+            (line, group, w)
+            for line in lines
+            for group in groups
+            for w in line_windows(loaded.tokenizer, group, line.text, line.agent)
+        ]
+        items.sort(key=lambda item: len(item[2].ids))
+        best: dict[tuple[int, str, int, int], FieldAnswer] = {}
+        for begin in range(0, len(items), BATCH):
+            chunk = items[begin : begin + BATCH]
+            start, end = loaded.session.run(None, batch_arrays([w for _, _, w in chunk]))
+            for row, (line, group, w) in enumerate(chunk):
+                n = len(w.ids)
+                for f, name in enumerate(group):
+                    for a in answers(
+                        np.asarray(start[row, f, :n]),
+                        np.asarray(end[row, f, :n]),
+                        w.first_line_token,
+                        w.offsets,
+                        line.text,
+                        margin=self.floor,
+                        many=True,
+                    ):
+                        key = (line.index, name, a.start, a.end)
+                        if key not in best or a.margin > best[key].margin:
+                            value = line.text[a.start : a.end]
+                            best[key] = FieldAnswer(
+                                line.index, name, a.start, a.end, value, a.margin
+                            )
+        return list(best.values())
+
+    async def field_statements(
+        self, transcript: Sequence[Message], fields: Sequence[str]
+    ) -> list[FieldStatement]:
+        """The words of the subject's lines that state each of `fields`; `p` is the answer's
+        margin over "no value" (at least the floor), which only orders them."""
+        lines = subject_lines(transcript)
+        if not lines or not fields:
+            return []
+        found = await asyncio.to_thread(self.answers_sync, lines, list(fields))
+        return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]
