@@ -58,9 +58,7 @@ def words_of(text: str, common: Collection[str] = frozenset()) -> list[str]:
     return words
 
 
-def restates(
-    reason: str, forgotten: Iterable[str], common: Collection[str] = frozenset()
-) -> bool:
+def restates(reason: str, forgotten: Iterable[str], common: Collection[str] = frozenset()) -> bool:
     """Whether `reason` holds a number, two consecutive words, or a whole short value of any
     of the `forgotten` texts, the `common` words left out of both."""
     said = words_of(reason, common)
