@@ -60,3 +60,11 @@ def test_function_words_in_a_row_restate_nothing_once_the_caller_names_them() ->
 def test_numbers_are_read_as_one_whatever_their_spelling() -> None:
     assert words_of("40k") == words_of("40,000") == words_of("40000") == ["40000"]
     assert words_of("1.5m") == ["1500000"]
+
+
+def test_the_words_of_a_request_count_like_any_other() -> None:
+    # ADR 0108: the library's function words hold no word of a forget request, so a reason
+    # quoting the subject's request is refused; saying why in other words goes through.
+    request = "Please forget the budget thing we discussed last week."
+    assert restates("the subject said please forget", [request], STOPWORDS)
+    assert not restates("the subject asked for erasure", [request], STOPWORDS)
