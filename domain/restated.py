@@ -9,8 +9,11 @@ nobody gave.
 Texts are compared normalised: case folded, punctuation dropped, and numbers written the ways
 people write amounts ("40k", "40,000", "40 000" is not joined: it reads as two numbers) read as
 one number. A reason restates the words when it holds a number of theirs, two of their words
-in a row (small words such as "my" or "is" left out), or the whole of a value of one or two
-words. Naming the field ("forget my budget") restates nothing.
+in a row, or the whole of a value of one or two words; the words too common to tell one
+sentence from another ("my", "is") are left out of both. Which words those are is the
+caller's to say (`common`: the application passes its stopword library's function words,
+ADR 0108); the domain holds no word list, and without one every word counts. Naming the field
+("forget my budget") restates nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from decimal import Decimal, InvalidOperation
 
 from factledger.domain.errors import ReasonRestatesError
@@ -26,16 +29,6 @@ from factledger.domain.errors import ReasonRestatesError
 RESTATES_RULE = "must not restate what it forgets: say why, not what"
 _TOKEN = re.compile(r"\d[\d,.]*\d[kKmM]?\b|\d[kKmM]?\b|[^\W\d_]+")
 _SCALE = {"k": Decimal(1000), "m": Decimal(1_000_000)}
-# Words too common to tell one sentence from another.
-_SMALL = frozenset(
-    (
-        *("a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has"),
-        *("have", "i", "if", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our"),
-        *("so", "that", "the", "their", "them", "they", "this", "to", "was", "we", "were"),
-        *("will", "with", "you", "your", "us", "he", "she", "his", "her", "do", "does"),
-        *("did", "not", "no", "yes", "please", "forget", "forgotten", "remove", "delete"),
-    )
-)
 
 
 def _number(token: str) -> str | None:
@@ -50,8 +43,9 @@ def _number(token: str) -> str | None:
     return format(value.normalize(), "f")
 
 
-def words_of(text: str) -> list[str]:
-    """The text's words, normalised; numbers in their canonical form."""
+def words_of(text: str, common: Collection[str] = frozenset()) -> list[str]:
+    """The text's words, normalised, less the `common` ones; numbers in their canonical
+    form."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     words = []
     for token in _TOKEN.findall(folded):
@@ -59,21 +53,21 @@ def words_of(text: str) -> list[str]:
             number = _number(token)
             if number is not None:
                 words.append(number)
-        elif token not in _SMALL:
+        elif token not in common:
             words.append(token)
     return words
 
 
-def restates(reason: str, forgotten: Iterable[str]) -> bool:
+def restates(reason: str, forgotten: Iterable[str], common: Collection[str] = frozenset()) -> bool:
     """Whether `reason` holds a number, two consecutive words, or a whole short value of any
-    of the `forgotten` texts."""
-    said = words_of(reason)
+    of the `forgotten` texts, the `common` words left out of both."""
+    said = words_of(reason, common)
     if not said:
         return False
     said_set = set(said)
     said_pairs = set(itertools.pairwise(said))
     for text in forgotten:
-        words = words_of(text)
+        words = words_of(text, common)
         if not words:
             continue
         if any(w[0].isdigit() and w in said_set for w in words):
@@ -85,7 +79,9 @@ def restates(reason: str, forgotten: Iterable[str]) -> bool:
     return False
 
 
-def check_not_restated(reason: str, forgotten: Iterable[str]) -> None:
+def check_not_restated(
+    reason: str, forgotten: Iterable[str], common: Collection[str] = frozenset()
+) -> None:
     """Refuses a reason that restates the forgotten words (names the field, never the words)."""
-    if restates(reason, forgotten):
+    if restates(reason, forgotten, common):
         raise ReasonRestatesError(f"reason: {RESTATES_RULE}")

@@ -8,6 +8,10 @@ pass over the recorded forgets that every serving process runs at start-up and t
 periodically (a retry answered from the response saved with the event never reaches the
 ledger). A forget naming a line of a session stored whole under the subject's key (before
 per-line keys) also rotates that key (`rotate_subject_key`), finished the same ways.
+
+A reason that restates what it forgets is refused by the domain (`domain.restated`); the words
+too common to count there are the stopword library's function words that memories' keywords
+leave out too (`scoring.STOPWORDS`, ADR 0108).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from factledger.application.ledger.commands import (
 )
 from factledger.application.ledger.core import LedgerCore
 from factledger.application.ledger.snapshots.codec import snapshot_scope
+from factledger.application.memory.scoring import STOPWORDS
 from factledger.domain.errors import FieldNotPresentError
 from factledger.domain.events import (
     ChangeConfirmed,
@@ -74,7 +79,13 @@ class ForgettingCommands(LedgerCore):
                 cmd.tenant,
                 cmd.subject_id,
                 cmd.command_id,
-                lambda s: s.forget_field(cmd.field, by=decision, reason=cmd.reason, at=self._now()),
+                lambda s: s.forget_field(
+                    cmd.field,
+                    by=decision,
+                    reason=cmd.reason,
+                    at=self._now(),
+                    common_words=STOPWORDS,
+                ),
             )
         except FieldNotPresentError:
             # A forget interrupted between its event and the key deletion: finish it.
@@ -352,7 +363,9 @@ class ForgettingCommands(LedgerCore):
                 cmd.tenant,
                 cmd.subject_id,
                 cmd.command_id,
-                lambda s: s.erase(by=decision, reason=cmd.reason, at=self._now()),
+                lambda s: s.erase(
+                    by=decision, reason=cmd.reason, at=self._now(), common_words=STOPWORDS
+                ),
                 erasing=True,
             )
         finally:
@@ -379,6 +392,7 @@ class ForgettingCommands(LedgerCore):
                 at=self._now(),
                 evidence_refs=cmd.evidence_refs,
                 memory_text=cmd.memory_text,
+                common_words=STOPWORDS,
             ),
         )
         # `_run` deleted the keys of the lines and changes the recorded forget names.

@@ -15,9 +15,9 @@ to repeat. So every self-hosted backend indexes, with each fact:
   the question each of them answers (`keyword_source`), less the words another fact
   of the same message says (`extraction_terms`); every word folded to its lemma by the
   lemmatiser library (`application.memory.inflection`), the query's words alike, and the
-  library's function words left out of both (`scoring.STOPWORDS`), as are the words that
-  name nothing a fact could hold (words and phrases of when, spoken fillers: ADR 0040,
-  0046); and, for a fact that
+  library's function words left out of both (`scoring.STOPWORDS`), as are the words and
+  phrases of when (ADR 0040, 0046; spoken fillers are keywords like any other word since ADR
+  0108); and, for a fact that
   replaces its slot's current fact, the
   words of what the slot is for that fact's note said, never a value's
   (`application.memory.succession`).
@@ -59,15 +59,12 @@ UNHELD_WEIGHT = 0.5
 # question they cannot tell which fact answers; in a source sentence ("I work at X now") they
 # only mark a change. Neither queries nor facts are keyed by them. The stopword library's
 # function words do not hold them, and without them "which vendor ... now?" missed its answer
-# (ADR 0086 measured it).
+# (ADR 0086 measured it); no library in the dependencies marks a word as one of time, and
+# dropping them, or the phrases below, costs notes-hit@3 on the natural sets (ADR 0098, 0108).
+# Spoken fillers ("um", "okay") had a list here too: with the asked topic's keyword in the
+# query (ADR 0098) it earned 0.008 notes-hit@3 on the phone wordings alone and nothing on the
+# other three sets, so it went (ADR 0108).
 WHEN_WORDS = frozenset({"now", "currently", "current", "today", "nowadays", "presently", "lately"})
-# What a speaker says while finding the words ("um", "uh", "okay"): it names nothing a fact
-# could hold, yet as a word no fact holds it kept half its IDF and diluted the words
-# that name the answer, most in spoken questions.
-SPOKEN_FILLERS = frozenset(
-    {"um", "umm", "uh", "uhm", "er", "erm", "hmm", "hm", "mm", "ah", "oh", "okay", "ok", "yeah"}
-)
-NO_KEYWORDS = WHEN_WORDS | SPOKEN_FILLERS
 # Words of when said as a phrase ("these days", "at the moment"): each word alone may name a
 # thing ("what day", "a moment"), so the phrase goes, not the words.
 WHEN_PHRASES = re.compile(
@@ -141,10 +138,10 @@ def keyword_source(transcript: Sequence[Message], source_indexes: Sequence[int])
 
 def keywords(text: str) -> list[str]:
     """The keywords of a text as memories-mode search matches them: its words less the
-    stopwords, each folded to its lemma; words and phrases of when ("now", "these days") and
-    spoken fillers left out (`NO_KEYWORDS`, `WHEN_PHRASES`)."""
+    stopwords, each folded to its lemma; words and phrases of when ("now", "these days") left
+    out (`WHEN_WORDS`, `WHEN_PHRASES`)."""
     words = WHEN_PHRASES.sub(" ", text.lower())
-    return [fold_inflection(t) for t in keyword_tokens(words) if t not in NO_KEYWORDS]
+    return [fold_inflection(t) for t in keyword_tokens(words) if t not in WHEN_WORDS]
 
 
 def lexical_terms(

@@ -17,6 +17,11 @@ facts, from `bench/judgement/data/asked_topics.yaml` (ADR 0098):
     python -m factledger.bench.field_slots train-topics \
         --out adapters/field_reader/data/topic_heads.npz
 
+`fit-unasked` prints the words the labelled conversations use with many fields and almost
+never in a value (`bench/field_slots/unasked.py`, ADR 0108; not used by the product yet):
+
+    python -m factledger.bench.field_slots fit-unasked [--min-fields 30 --max-share 0.02]
+
 Reads the labelled conversations (CASES-FORMAT), embeds their subject sentences with the
 configured embedder (the default ONNX model unless FACTLEDGER_EMBEDDER__* says otherwise),
 fits one head per subject kind, and chooses the probability a field must reach: the lowest
@@ -50,6 +55,13 @@ from factledger.bench.field_slots.corpus import (
     load_topics,
 )
 from factledger.bench.field_slots.fit import Matrix, fit
+from factledger.bench.field_slots.unasked import (
+    MAX_VALUE_SHARE,
+    MIN_FIELDS,
+    load_cases,
+    unasked_words,
+    word_spread,
+)
 
 FOLDS = 5
 # A keyword is a topic's when its labelled texts say it at least this often and at least this
@@ -194,6 +206,24 @@ async def train(
     }
 
 
+def fit_unasked(corpus: Path, min_fields: int, max_share: float) -> dict[str, object]:
+    """The fitted words, each with its number of fields, uses and uses in a value."""
+    spread = word_spread(load_cases(corpus))
+    words = unasked_words(spread, min_fields, max_share)
+    return {
+        "min_fields": min_fields,
+        "max_share": max_share,
+        "words": {
+            w: {
+                "fields": len(spread[w].fields),
+                "uses": spread[w].uses,
+                "in_value": spread[w].in_value,
+            }
+            for w in words
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.field_slots")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -222,7 +252,19 @@ def main(argv: list[str] | None = None) -> None:
     a.add_argument(
         "--word-share", type=float, default=TOPIC_WORD_SHARE, help="least share of its uses"
     )
+    u = sub.add_parser(
+        "fit-unasked", help="print the words that name nothing a fact holds (ADR 0108)"
+    )
+    u.add_argument("--corpus", type=Path, default=Path("bench/judgement/data/conversations"))
+    u.add_argument("--min-fields", type=int, default=MIN_FIELDS, help="least fields a word's")
+    u.add_argument(
+        "--max-share", type=float, default=MAX_VALUE_SHARE, help="most share of it in values"
+    )
     args = parser.parse_args(argv)
+    if args.command == "fit-unasked":
+        sys.stdout.write(json.dumps(fit_unasked(args.corpus, args.min_fields, args.max_share)))
+        sys.stdout.write("\n")
+        return
     result = asyncio.run(
         train(
             args.corpus,

@@ -3,7 +3,7 @@ field or memory served until a time, and erasure of the whole subject."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from uuid import UUID
 
@@ -58,18 +58,21 @@ class SubjectForgetting(SubjectState):
         reason: str,
         at: datetime,
         request: UUID | None = None,
+        common_words: Collection[str] = frozenset(),
     ) -> None:
         """Forgets a field: the next version lacks it; its pending changes are withdrawn
         (status `forgotten`). A field that is only proposed, or whose proposals were all
         rejected, is forgotten too: its words are the subject's whatever a reviewer decided.
         Refused only when nothing of the field is left to forget. `request` is the pending
-        request to forget the field that this forget approves (confirmed, not withdrawn)."""
+        request to forget the field that this forget approves (confirmed, not withdrawn).
+        `common_words` are left out when the reason is checked for restating the field's
+        words (`domain.restated`)."""
         self._check_live()
         check_reason(reason)
         if field not in self.fields and not self.unforgotten_changes(field):
             raise FieldNotPresentError(f"field {field} on subject {self.id}")
         if request is None:  # an approved request's reason is the ledger's, naming the request
-            check_not_restated(reason, self._words_of_field(field))
+            check_not_restated(reason, self._words_of_field(field), common_words)
         self._check_time(at)
         withdrawn = [
             str(c.change_id)
@@ -135,6 +138,7 @@ class SubjectForgetting(SubjectState):
         at: datetime,
         evidence_refs: Sequence[tuple[str, int]] = (),
         memory_text: str | None = None,
+        common_words: Collection[str] = frozenset(),
     ) -> None:
         """Records that a backend memory must be forgotten (the sync worker acts on it), with
         the recorded lines it was drawn from (refs to other lines are left out: the backend
@@ -146,7 +150,8 @@ class SubjectForgetting(SubjectState):
             return
         self._check_time(at)
         said = self._lines(evidence_refs)
-        check_not_restated(reason, said if memory_text is None else (memory_text, *said))
+        forgotten = said if memory_text is None else (memory_text, *said)
+        check_not_restated(reason, forgotten, common_words)
         refs = sorted(
             {
                 (session_id, index)
@@ -235,11 +240,19 @@ class SubjectForgetting(SubjectState):
             command_id=by.command_id,
         )
 
-    def erase(self, *, by: Decision, reason: str, at: datetime) -> None:
+    def erase(
+        self,
+        *,
+        by: Decision,
+        reason: str,
+        at: datetime,
+        common_words: Collection[str] = frozenset(),
+    ) -> None:
         """Erases the subject: its keys go (transcripts and every field) and it takes no
         more commands; the stream keeps only its structure."""
         check_reason(reason)
-        check_not_restated(reason, (*self._words_of_field(None), *self._all_lines()))
+        erased = (*self._words_of_field(None), *self._all_lines())
+        check_not_restated(reason, erased, common_words)
         self._check_time(at)
         self.trigger_event(
             self.SubjectErased,

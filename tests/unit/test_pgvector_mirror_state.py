@@ -28,9 +28,9 @@ from factledger.application.memory.types import SearchHit, SearchQuery
 
 DIMENSION = 8
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-# "zeta" is held by no fact (it weighs half its IDF), "um" is a filler no query keeps.
+# "zeta" is held by no fact (it weighs half its IDF), "now" is a word of when no query keeps.
 VOCABULARY = ("alpha", "beta", "gamma", "delta", "omega")
-QUERY_WORDS = (*VOCABULARY, "zeta", "um")
+QUERY_WORDS = (*VOCABULARY, "zeta", "now")
 EXPIRIES = (None, NOW - timedelta(hours=1), NOW, NOW + timedelta(hours=1))
 TOLERANCE = 1e-6
 

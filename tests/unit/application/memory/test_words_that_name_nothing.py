@@ -1,5 +1,6 @@
-"""ADR 0046: spoken fillers and phrases of when key neither queries nor facts, so the words
-that name the answer keep the query's weight."""
+"""ADR 0046: words and phrases of when key neither queries nor facts, so the words that name
+the answer keep the query's weight. ADR 0108: spoken fillers are keywords like any other
+word; the asked topic's keyword (ADR 0098) keeps a spoken question's answer ahead."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from factledger.application.memory.inflection import fold_inflection
 from factledger.application.memory.lexical import (
-    SPOKEN_FILLERS,
+    WHEN_WORDS,
     coverage,
     document_frequency,
     idf_weights,
@@ -16,10 +17,10 @@ from factledger.application.memory.lexical import (
 )
 
 
-@pytest.mark.parametrize("word", sorted(SPOKEN_FILLERS))
-def test_a_spoken_filler_keys_neither_queries_nor_facts(word: str) -> None:
-    assert word not in query_terms(f"So, {word}, where do they live?")
-    assert word not in lexical_terms("moved to Lucca", f"{word}, I moved to Lucca", None)
+@pytest.mark.parametrize("word", sorted(WHEN_WORDS))
+def test_a_word_of_when_keys_neither_queries_nor_facts(word: str) -> None:
+    assert word not in query_terms(f"Where do they live {word}?")
+    assert word not in lexical_terms("moved to Lucca", f"I live in Lucca {word}", None)
 
 
 @pytest.mark.parametrize(
@@ -31,13 +32,16 @@ def test_a_phrase_of_when_goes_but_its_words_alone_stay(phrase: str) -> None:
     assert "right" in query_terms("Is the right size in stock?")
 
 
-def test_a_filler_no_longer_dilutes_the_word_that_names_the_answer() -> None:
+def test_a_spoken_question_keeps_its_answer_ahead_by_the_asked_topic() -> None:
     facts = [set(lexical_terms("moved to Lucca", "", None, "location")), {"pet", "cat"}]
 
-    def lift(question: str) -> float:
+    def lift(question: str, fact: set[str]) -> float:
         # Asked with the topic the asked-topic head reads in it (ADR 0098).
         terms = query_terms(question, "location")
         weights = idf_weights(terms, document_frequency(terms, facts), len(facts))
-        return coverage(terms, weights, facts[0])
+        return coverage(terms, weights, fact)
 
-    assert lift("Um, okay, which town, uh?") == lift("Which town?") > 0.0
+    spoken = "Um, okay, which town, uh?"
+    assert "okay" in query_terms(spoken)  # a filler is a word like any other
+    assert lift(spoken, facts[0]) > lift(spoken, facts[1]) == 0.0
+    assert lift(spoken, facts[0]) < lift("Which town?", facts[0])  # it dilutes, and no more

@@ -1,0 +1,45 @@
+"""ADR 0108: the words that name nothing a fact holds are counted from labelled conversations:
+used with many fields, held by no field's name, seldom in a value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from factledger.bench.field_slots.unasked import unasked_words, word_spread
+
+
+def _case(field: str, value: str, line: str, question: str) -> dict[str, Any]:
+    return {
+        "fields": {field: "meaning"},
+        "sessions": [
+            {
+                "lines": [{"role": "subject", "text": line}],
+                "expect": {"proposals": [{"field": field, "line": 0, "value": value}]},
+                "questions": [{"text": question, "field": field, "answer_keywords": [value]}],
+            }
+        ],
+    }
+
+
+CASES = [
+    _case("budget", "40k", "Our budget is 40k now.", "What is their budget now?"),
+    _case("supplier", "Kestrel", "We buy from Kestrel now.", "Who supplies them now?"),
+    _case("town", "Lucca", "We live in Lucca now, thanks.", "Which town now?"),
+    _case("pet", "a cat", "Now we have a cat called Now.", "What pet do they keep?"),
+]
+
+
+def test_a_word_said_with_every_field_and_in_no_value_names_nothing() -> None:
+    spread = word_spread(CASES)
+    assert len(spread["now"].fields) == 4
+    assert unasked_words(spread, min_fields=3, max_value_share=0.0) == ["now"]
+
+
+def test_a_field_name_or_a_value_keeps_a_word() -> None:
+    spread = word_spread(CASES)
+    # "budget" names a field; "kestrel" is a value; "thank" is said with one field only.
+    assert spread["budget"].named
+    assert spread["kestrel"].in_value == 2
+    assert "thank" not in unasked_words(spread, min_fields=2, max_value_share=0.0)
+    assert "budget" not in unasked_words(spread, min_fields=1, max_value_share=1.0)
+    assert "kestrel" not in unasked_words(spread, min_fields=1, max_value_share=0.0)
