@@ -23,7 +23,7 @@ from factledger.api.http.errors import SubjectNotFoundError
 from factledger.api.http.metrics import ApiMetrics
 from factledger.api.http.overload import WriteLimiter
 from factledger.api.http.routes.recall import checked_recall
-from factledger.api.http.schemas.recall import RecallIn
+from factledger.api.http.schemas.recall import RecallIn, RecallOut
 from factledger.api.http.subject_ahead import subject_ahead
 from factledger.api.settings import AuthSettings
 from factledger.application.ledger.commands import RegisterSubject
@@ -81,6 +81,12 @@ def state_of(ledger: Ledger) -> ApiState:
     )
 
 
+async def recall_of(ref: str, recall: HeldRecall, ledger: Ledger) -> RecallOut:
+    """The route's recall for an agent token bound to `ref`, arriving now."""
+    body, arrived_at = RecallIn(query="contact"), time.monotonic()
+    return await checked_recall(body, agent(ref), ME, recall, state_of(ledger), arrived_at)  # type: ignore[arg-type]
+
+
 @pytest.fixture
 def ledger() -> Ledger:
     ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
@@ -128,9 +134,7 @@ async def test_a_registered_subject_s_recall_runs_while_its_tenant_is_read(
         recall.release.set()
 
     answer, _ = await asyncio.gather(
-        checked_recall(
-            RecallIn(query="contact"), agent("c-1"), ME, recall, state_of(ledger), time.monotonic()
-        ),  # type: ignore[arg-type]
+        recall_of("c-1", recall, ledger),
         let_go_once_checked(),
     )
 
@@ -146,14 +150,7 @@ async def test_an_unregistered_reference_is_refused_and_its_recall_cancelled(
     seen = tenant_read_after_recall_started(ledger, recall, monkeypatch)
 
     with pytest.raises(SubjectNotFoundError):
-        await checked_recall(
-            RecallIn(query="contact"),
-            agent("nobody"),
-            ME,
-            recall,
-            state_of(ledger),
-            time.monotonic(),  # type: ignore[arg-type]
-        )
+        await recall_of("nobody", recall, ledger)
     await asyncio.sleep(0)  # the cancellation reaches the recall's task
 
     assert seen == [True]
@@ -172,14 +169,7 @@ async def test_a_tenant_read_that_fails_answers_degraded_and_drops_the_recall(
     monkeypatch.setattr(ledger, "tenant_of", unavailable)
     ledger._tenants = type(ledger._tenants)()
 
-    answer = await checked_recall(
-        RecallIn(query="contact"),
-        agent("c-1"),
-        ME,
-        recall,
-        state_of(ledger),
-        time.monotonic(),  # type: ignore[arg-type]
-    )
+    answer = await recall_of("c-1", recall, ledger)
     await asyncio.sleep(0)
 
     assert (answer.degraded, answer.notes) == ("source_error", [])
