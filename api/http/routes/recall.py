@@ -83,9 +83,9 @@ async def check_within_budget(
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """What a recall or context request works with, read from the app's state in one step:
-    each declared dependency is a round of FastAPI's resolution on every request, which
-    profiled as costly as the endpoint itself on this hot path."""
+    """What a context request works with (a recall's is `checked_recall`), read from the
+    app's state in one step: each declared dependency is a round of FastAPI's resolution on
+    every request, which profiled as costly as the endpoint itself on this hot path."""
 
     recall: Recall
     state: ApiState
