@@ -278,9 +278,9 @@ SessionBufferDep = Annotated[SessionBuffer, Depends(get_session_buffer)]
 
 async def reference_subject_id(ledger: Ledger, tenant: str, kind: str, external_ref: str) -> UUID:
     """The id of the reference's first subject (`Ledger.subject_id_for`): keyed under the
-    deployment's key, so derived by the ledger; without leaving the loop once this process
-    has met the reference."""
-    known = ledger.subject_ids.known_first(tenant, kind, external_ref)
+    deployment's key, so derived by the ledger; without leaving the loop when no read is
+    needed (`SubjectIds.derived_now`)."""
+    known = ledger.subject_ids.derived_now(tenant, kind, external_ref)
     if known is not None:
         return known
     return await asyncio.to_thread(ledger.subject_id_for, tenant, kind, external_ref)
@@ -292,8 +292,9 @@ async def _bound_reference_subject_id(
     """`reference_subject_id` for a token bound to the reference, with the subject's tenant
     read in the same thread hop: every request of such a token checks the tenant next
     (`read_tenant`), which then finds it known and leaves the loop no second time. A subject
-    not there yet, or a store that fails the read, is left for that check to answer."""
-    known = ledger.subject_ids.known_first(tenant, kind, external_ref)
+    not there yet, or a store that fails the read, is left for that check to answer. An id
+    derived without a read leaves that read to the check (the hop is the same)."""
+    known = ledger.subject_ids.derived_now(tenant, kind, external_ref)
     if known is not None:
         return known
 

@@ -150,11 +150,10 @@ async def get_profile(call: Call, body: ProfileIn) -> BaseModel:
 
 
 async def recall(call: Call, body: RecallIn) -> BaseModel:
-    p, ports, state = call.principal, call.state.require_ports(), call.state
-    service = await recall_routes.get_recall(state)
-    budget = service.budget_s(p.tenant)
-    subject = await recall_routes.check_within_budget(p, ports.ledger, ME, budget, call.arrived_at)
-    return await recall_routes.answer_recall(body, p, subject, service, state, call.arrived_at)
+    service = await recall_routes.get_recall(call.state)
+    return await recall_routes.checked_recall(
+        body, call.principal, ME, service, call.state, call.arrived_at
+    )
 
 
 async def start_session(call: Call, body: StartSessionIn) -> BaseModel:

@@ -125,6 +125,23 @@ class SubjectIds:
         with self._lock:
             return self._first.get((tenant, kind, external_ref))
 
+    def derived_now(self, tenant: str, kind: str, external_ref: str) -> UUID | None:
+        """`first` when it needs no read: resolved before, or derived where this process holds
+        the key of a deployment that can hold no legacy id (an HMAC, microseconds). None when
+        `first` would read; never blocks, so async callers need no thread for it."""
+        reference = (tenant, kind, external_ref)
+        with self._lock:
+            known = self._first.get(reference)
+            key, legacy_possible = self._key, self._legacy_possible
+        if known is not None:
+            return known
+        if key is None or legacy_possible:
+            return None
+        subject_id = keyed_subject_id(tenant, kind, external_ref, 0, key)
+        with self._lock:
+            self._first[reference] = subject_id
+        return subject_id
+
     def generation(self, tenant: str, kind: str, external_ref: str, generation: int) -> UUID:
         """The keyed id of the reference's `generation`-th subject (0: the first)."""
         return keyed_subject_id(tenant, kind, external_ref, generation, self.key())

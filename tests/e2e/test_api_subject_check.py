@@ -1,14 +1,16 @@
 """The subject check every subject route runs (`SubjectIdDep`) reads the subject's tenant, not
 the subject: its cost does not grow with the subject's history.
 
-Events read are counted at the ledger's mapper (every event the store hands back is decoded
-there), with the library's aggregate cache emptied first, as after a restart or an eviction.
+Events read are counted as the ledger's store hands them back (the check reads the tenant from
+the stored registration without decoding it whole), with the library's aggregate cache emptied
+first, as after a restart or an eviction.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
+from typing import Any
 from uuid import UUID
 
 import httpx
@@ -44,17 +46,19 @@ async def http(ports: Runtime) -> AsyncIterator[httpx.AsyncClient]:
 
 
 class EventsRead:
-    """Counts the events the ledger decodes from its store."""
+    """Counts the events the ledger's store hands back."""
 
     def __init__(self, ports: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
         self._ports, self.count = ports, 0
-        decode = ports.ledger.mapper.to_domain_event
+        recorder = ports.ledger.recorder
+        select = recorder.select_events
 
-        def counting(stored: StoredEvent) -> object:
-            self.count += 1
-            return decode(stored)
+        def counting(*args: Any, **kwargs: Any) -> Sequence[StoredEvent]:
+            found = select(*args, **kwargs)
+            self.count += len(found)
+            return found
 
-        monkeypatch.setattr(ports.ledger.mapper, "to_domain_event", counting)
+        monkeypatch.setattr(recorder, "select_events", counting)
 
     def start_cold(self, subject_id: UUID) -> None:
         """From zero, with the subject out of the library's aggregate cache (as after a

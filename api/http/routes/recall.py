@@ -31,13 +31,14 @@ from factledger.api.http.deps import (
 from factledger.api.http.errors import ServiceUnavailableError
 from factledger.api.http.schemas.common import ERRORS
 from factledger.api.http.schemas.recall import ContextIn, ContextOut, RecallIn, RecallOut
+from factledger.api.http.subject_ahead import subject_ahead
 from factledger.api.http.timing import USE_CASE, timed
 from factledger.application.errors import StoreUnavailableError
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.recall.deadline import budget_left, too_late_to_start
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.service import Recall
-from factledger.application.recall.types import Degraded
+from factledger.application.recall.types import Degraded, RecallResult
 
 router = APIRouter(prefix="/v1/subjects/{subject}", tags=["recall"], responses=ERRORS)  # type: ignore[arg-type]
 
@@ -82,9 +83,9 @@ async def check_within_budget(
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """What a recall or context request works with, read from the app's state in one step:
-    each declared dependency is a round of FastAPI's resolution on every request, which
-    profiled as costly as the endpoint itself on this hot path."""
+    """What a context request works with (a recall's is `checked_recall`), read from the
+    app's state in one step: each declared dependency is a round of FastAPI's resolution on
+    every request, which profiled as costly as the endpoint itself on this hot path."""
 
     recall: Recall
     state: ApiState
@@ -140,10 +141,63 @@ async def answer_context(
 async def recall_turn(
     body: RecallIn, principal: AgentOrService, raw: SubjectPath, request: Request
 ) -> RecallOut:
-    turn = await turn_of(request, principal, raw, context=False)
-    return await answer_recall(
-        body, principal, turn.subject, turn.recall, turn.state, turn.arrived_at
-    )
+    state = api_state(request)
+    recall = await get_recall(state)
+    return await checked_recall(body, principal, raw, recall, state, arrival_of(request))
+
+
+async def checked_recall(
+    body: RecallIn,
+    principal: Principal,
+    raw: str,
+    recall: Recall,
+    state: ApiState,
+    arrived_at: float,
+) -> RecallOut:
+    """One turn's recall of the subject `raw` names, checked within the tenant's budget (the
+    route's and the MCP tool's). Where the check can only find the subject unregistered
+    (`subject_ahead`), the recall runs while the check reads; the check's verdict decides."""
+    ledger = state.require_ports().ledger
+    budget = recall.budget_s(principal.tenant)
+    ahead = subject_ahead(principal, ledger, raw)
+    if ahead is None:
+        subject = await check_within_budget(principal, ledger, raw, budget, arrived_at)
+        return await answer_recall(body, principal, subject, recall, state, arrived_at)
+    started = asyncio.create_task(_recalled(recall, ahead, body.query, principal, arrived_at))
+    try:
+        subject = await check_within_budget(principal, ledger, raw, budget, arrived_at)
+    except BaseException:
+        _drop(started)
+        raise
+    if subject.unchecked is None and too_late_to_start(budget, budget_left(budget, arrived_at)):
+        # What a recall started after this check would have answered: shed, not late.
+        subject = BudgetedSubject(subject.subject_id, Degraded.OVERLOADED)
+    if subject.unchecked is not None:
+        _drop(started)
+        return _answered(recall.unanswered(subject.subject_id, subject.unchecked), state)
+    return _answered(await started, state)
+
+
+async def _recalled(
+    recall: Recall, subject_id: UUID, query: str, principal: Principal, arrived_at: float
+) -> RecallResult:
+    # Timed as the request's use case: `Server-Timing` then shows what the request costs
+    # outside `Recall.recall` (routing, auth, the subject check, serialisation).
+    with timed(USE_CASE):
+        return await recall.recall(
+            subject_id, query, tenant=principal.tenant, arrived_at=arrived_at
+        )
+
+
+def _drop(started: asyncio.Task[RecallResult]) -> None:
+    """A recall the check refused: cancelled, its outcome never read by anyone."""
+    started.cancel()
+    started.add_done_callback(_swallowed)
+
+
+def _swallowed(task: asyncio.Task[RecallResult]) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved, so asyncio does not log it as never retrieved
 
 
 async def answer_recall(
@@ -154,16 +208,15 @@ async def answer_recall(
     state: ApiState,
     arrived_at: float,
 ) -> RecallOut:
-    """One turn's recall for a checked subject (the route's and the MCP tool's)."""
+    """One turn's recall for a checked subject."""
     if subject.unchecked is not None:
-        result = recall.unanswered(subject.subject_id, subject.unchecked)
-    else:
-        # Timed as the request's use case: `Server-Timing` then shows what the request
-        # costs outside `Recall.recall` (routing, auth, the subject check, serialisation).
-        with timed(USE_CASE):
-            result = await recall.recall(
-                subject.subject_id, body.query, tenant=principal.tenant, arrived_at=arrived_at
-            )
+        return _answered(recall.unanswered(subject.subject_id, subject.unchecked), state)
+    return _answered(
+        await _recalled(recall, subject.subject_id, body.query, principal, arrived_at), state
+    )
+
+
+def _answered(result: RecallResult, state: ApiState) -> RecallOut:
     if result.degraded is not None:
         state.metrics.count_degraded("recall", result.degraded.value)
     return RecallOut.of(result, render_recall(result))

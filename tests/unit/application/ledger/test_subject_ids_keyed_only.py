@@ -75,3 +75,29 @@ def test_a_failing_key_store_still_finds_a_legacy_subject() -> None:
     assert ids.first(*REF) == legacy
     with pytest.raises(KeyStoreUnavailableError):
         ids.first("t1", "lead", "crm-2")
+
+
+def test_an_id_is_derived_without_a_read_only_where_first_would_not_read() -> None:
+    keys, log = InMemoryKeyStore(), Log()
+    ids = log.ids(keys)
+    # Before the key is read, `first` would read the key store: no id without it.
+    assert ids.derived_now(*REF) is None
+    derived_first = ids.first(*REF)
+    fresh = log.ids(keys)
+    fresh.key()
+
+    assert fresh.derived_now("t1", "lead", "crm-2") == log.ids(keys).first("t1", "lead", "crm-2")
+    assert fresh.derived_now(*REF) == derived_first
+    assert log.reads == []
+
+
+def test_no_id_is_derived_without_a_read_where_a_legacy_subject_may_hold_it() -> None:
+    legacy = legacy_subject_id(*REF)
+    keys, log = InMemoryKeyStore(), Log(legacy)
+    ids = log.ids(keys)
+    ids.key()
+
+    assert ids.derived_now("t1", "lead", "crm-2") is None
+    # Once `first` has read it, the answer is known and given without a read.
+    assert ids.first(*REF) == legacy
+    assert ids.derived_now(*REF) == legacy
