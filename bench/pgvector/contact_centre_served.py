@@ -51,6 +51,7 @@ from factledger.bench.pgvector.contact_centre import (
     open_backend,
     opening,
     table,
+    warm_up,
 )
 from factledger.bench.pgvector.floor import FLOOR_RATIO_TARGET
 from factledger.bench.pgvector.measure import percentiles
@@ -61,7 +62,6 @@ from factledger.bench.serve_start import postgres_stores
 
 DATABASE = "factledger_contact_centre_served"
 KIND = "customer"
-WARM_UP = 20  # untimed calls per way before the conversations
 QUIET_CPU = 0.1  # CPU seconds in a second: a served process that has finished starting
 SETTLE_TIMEOUT_S = 180.0
 
@@ -129,7 +129,7 @@ async def run_served(
                     )
                     for http, _ in served
                 ]
-                await _warm_up(
+                await warm_up(
                     served_ways(database, real, clients, planned, _splits(clients)), planned
                 )
                 splits = _splits(clients)
@@ -186,18 +186,6 @@ def served_ways(
                 way.name = f"{way.name}, build {BUILDS[n]}"
         ways += [healthz, recalling]
     return ways
-
-
-async def _warm_up(ways: list[tuple[Way, Call]], planned: Planned) -> None:
-    """Each way's first calls (connections, the model's first run, code paths met once) on
-    subjects no conversation takes, untimed: the conversations then meet a process that has
-    served, and namespaces and subjects it has not."""
-    talked = {subject for talk in planned.talks for subject, _ in talk}
-    spare = [s for s in planned.subjects if s not in talked][:WARM_UP]
-    for subject in spare:
-        text = planned.pool[planned.picked[subject][0]]
-        for _, call in ways:
-            await call(subject, text)
 
 
 async def _settled(pid: int) -> str:
