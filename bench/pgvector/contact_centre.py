@@ -195,10 +195,16 @@ def _query(text: str) -> SearchQuery:
     )
 
 
-def floor_way(backend: PgvectorMemoryBackend, embedder: Embedder) -> tuple[Way, Call]:
+def floor_way(
+    backend: PgvectorMemoryBackend,
+    embedder: Embedder,
+    namespace_of: Callable[[uuid.UUID], Namespace] = namespace_for,
+) -> tuple[Way, Call]:
+    """The floor; `namespace_of` names the namespace a subject's facts were loaded into."""
+
     async def call(subject: uuid.UUID, text: str) -> None:
         vector = (await embedder.embed([text]))[0]
-        ns = namespace_for(subject)
+        ns = namespace_of(subject)
         args = {"ns": ns, "vec": vector}
         await backend.db.one_statement(
             lambda conn: run_prepared(conn, ns, _FLOOR, args, ef_search=None)

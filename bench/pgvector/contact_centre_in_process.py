@@ -42,6 +42,7 @@ from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import Namespace, SearchHit, SearchQuery
 from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources
+from factledger.application.recall.ports import TurnLedger, TurnSource
 from factledger.application.recall.service import Recall, RecallPorts, wide_query
 from factledger.application.recall.turn_reads import LedgerTurns
 from factledger.bench.pgvector.contact_centre import (
@@ -116,45 +117,73 @@ def registered(planned: Planned, ids: dict[uuid.UUID, uuid.UUID]) -> Planned:
 
 
 class TimedSearch(ForwardingMemoryBackend):
-    """The backend recall searches, timing each search where recall awaits it, so a recall's
-    own search is known call by call (`searched_ms`, in order)."""
+    """The backend recall searches, noting when each search recall awaits starts and ends."""
 
     def __init__(self, inner: MemoryBackend) -> None:
         super().__init__(inner)
-        self.searched_ms: list[float] = []
+        self.spans: list[tuple[float, float]] = []
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         started = time.perf_counter()
         try:
             return await self.inner.search(namespace, query)
         finally:
-            self.searched_ms.append((time.perf_counter() - started) * 1e3)
+            self.spans.append((started, time.perf_counter()))
 
 
-def served_recall(runtime: Runtime, settings: Settings, backend: MemoryBackend) -> Recall:
+class TimedTurns:
+    """The turn read recall runs beside its search, noting when each ends."""
+
+    def __init__(self, inner: TurnSource) -> None:
+        self.inner = inner
+        self.ended: list[float] = []
+
+    async def turn(self, subject_id: uuid.UUID) -> TurnLedger:
+        try:
+            return await self.inner.turn(subject_id)
+        finally:
+            self.ended.append(time.perf_counter())
+
+
+def served_recall(
+    runtime: Runtime, settings: Settings, backend: MemoryBackend
+) -> tuple[Recall, TimedTurns]:
     """The recall a served process composes (`api.bootstrap.services.open_services`: the
-    ledger's sources, forgets and turn read, the tenants' policies) over `backend`."""
+    ledger's sources, forgets and turn read, the tenants' policies) over `backend`, its turn
+    read timed."""
     ledger, clock = runtime.ledger, runtime.ledger.clock
     forgets = LedgerForgets(ledger)
-    turns = LedgerTurns(ledger, forgets, clock=clock)
+    timed = TimedTurns(LedgerTurns(ledger, forgets, clock=clock))
     sources = LedgerRecallSources(ledger, clock=clock)
     policies = recall_policies(settings.recall)
-    return Recall(RecallPorts(backend, sources, policies, forgets=forgets, turns=turns))
+    ports = RecallPorts(backend, sources, policies, forgets=forgets, turns=timed)
+    return Recall(ports), timed
+
+
+@dataclass(slots=True)
+class Split:
+    """One recall's time, ms: its search, its wait for the ledger's turn read after the search
+    ended, and the rest (recall's own work around the two)."""
+
+    first: bool
+    whole: float
+    search: float
+    ledger_wait: float
+
+    @property
+    def around(self) -> float:
+        return self.whole - self.search
 
 
 @dataclass(slots=True)
 class Composed:
-    """The runtimes the composed ways answer from (one each, so each meets all cold), and the
-    recall's own search timed call by call."""
+    """The runtimes the composed ways answer from (one each, so each meets all cold), and each
+    recall's split (`Split`) in order."""
 
     searching: Runtime
     recalling: Runtime
     timed: TimedSearch
-    recall_ms: list[float] = field(default_factory=list)  # the same calls, whole
-
-    def inside(self) -> list[float]:
-        """Each recall's time around its own search (recall minus its search), ms."""
-        return [r - s for r, s in zip(self.recall_ms, self.timed.searched_ms, strict=True)]
+    splits: list[Split] = field(default_factory=list)
 
 
 @asynccontextmanager
@@ -171,7 +200,8 @@ def composed_ways(runtimes: Composed, settings: Settings) -> list[tuple[Way, Cal
     """Its backend's search as served, then `Recall.recall` as served."""
     backend = runtimes.searching.backend
     assert backend is not None  # noqa: S101 - `composed` checked it
-    recall = served_recall(runtimes.recalling, settings, runtimes.timed)
+    recall, turns = served_recall(runtimes.recalling, settings, runtimes.timed)
+    met: set[uuid.UUID] = set()
     policy = recall_policies(settings.recall).for_tenant(TENANT)
     searched = Way("search as served (topic reader, calibrated)")
     recalled = Way("Recall.recall as served (ledger, topic reader)")
@@ -182,8 +212,18 @@ def composed_ways(runtimes: Composed, settings: Settings) -> list[tuple[Way, Cal
     async def answer(subject: uuid.UUID, text: str) -> None:
         started = time.perf_counter()
         result = await recall.recall(subject, text, tenant=TENANT)
-        runtimes.recall_ms.append((time.perf_counter() - started) * 1e3)
+        ended = time.perf_counter()
         recalled.degraded += result.degraded is not None
+        (began, searched), read = runtimes.timed.spans[-1], turns.ended[-1]
+        runtimes.splits.append(
+            Split(
+                first=subject not in met,
+                whole=(ended - started) * 1e3,
+                search=(searched - began) * 1e3,
+                ledger_wait=max(read - searched, 0.0) * 1e3,
+            )
+        )
+        met.add(subject)
 
     return [(searched, search), (recalled, answer)]
 
@@ -225,28 +265,23 @@ async def run_contact_centre(
             await warm_up(ways, planned)
             for way, _ in ways:
                 way.degraded = 0  # the warm-up's answers are not the workload's
-            runtimes.recall_ms.clear()
-            runtimes.timed.searched_ms.clear()
+            runtimes.splits.clear()
             postmaster = server.postmaster_pid()
             await alternate(ways, planned.talks, lambda: server_cpu_seconds(postmaster))
-            inside = runtimes.inside()
+            splits = runtimes.splits
     finally:
         for opened_backend in opened:
             await opened_backend.close()
         server.stop()
-    lines += _report([way for way, _ in ways], inside)
+    lines += _report([way for way, _ in ways], splits)
     lines.append(load_line("end"))
     return lines
 
 
-def _report(ways: list[Way], inside: list[float]) -> list[str]:
-    """The table, and what `Recall.recall` adds around its search, bare and as served."""
-    out = table(ways)
-    p50, p95, _ = percentiles(inside)
-    out.append(
-        f"- Recall.recall as served minus its own search, call by call: p50 **{p50:.2f} ms**, "
-        f"p95 {p95:.2f} ms"
-    )
+def _report(ways: list[Way], splits: list[Split]) -> list[str]:
+    """The table, what `Recall.recall` as served adds around its own search call by call,
+    and the difference between the recall and search ways, bare and as served."""
+    out = [*table(ways), *split_table(splits)]
     pairs = (("over the bare backend", ways[-4], ways[-3]), ("as served", ways[-2], ways[-1]))
     for name, searched, recalled in pairs:
         (s50, s95, _), (r50, r95, _) = percentiles(searched.timings), percentiles(recalled.timings)
@@ -254,4 +289,29 @@ def _report(ways: list[Way], inside: list[float]) -> list[str]:
             f"- Recall.recall minus the search way, {name}: p50 {r50:.2f} - {s50:.2f} = "
             f"**{r50 - s50:.2f} ms**; p95 {r95:.2f} - {s95:.2f} = {r95 - s95:.2f} ms"
         )
+    return out
+
+
+def split_table(splits: list[Split]) -> list[str]:
+    """`Recall.recall` as served, call by call: the whole, its own search, the difference,
+    and how much of that was waiting for the ledger's turn read (p50 / p95 ms)."""
+    out = [
+        "",
+        "| `Recall.recall` as served, call by call | p50 / p95 ms, all | first turns | "
+        "later turns |",
+        "| --- | --- | --- | --- |",
+    ]
+    parts: dict[str, Callable[[Split], float]] = {
+        "the recall": lambda s: s.whole,
+        "its own search": lambda s: s.search,
+        "**the recall minus its search**": lambda s: s.around,
+        "of which waiting for the turn read": lambda s: s.ledger_wait,
+    }
+    for name, part in parts.items():
+        cells = []
+        for kept in ((True, False), (True,), (False,)):
+            values = [part(s) for s in splits if s.first in kept]
+            p50, p95, _ = percentiles(values) if values else (0.0, 0.0, 0.0)
+            cells.append(f"{p50:.2f} / {p95:.2f}")
+        out.append(f"| {name} | {' | '.join(cells)} |")
     return out

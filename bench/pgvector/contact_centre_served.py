@@ -39,6 +39,7 @@ from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.api.http.auth import SubjectClaim
 from factledger.application.memory.ports import Embedder
 from factledger.application.memory.record_ids import namespace_for
+from factledger.application.memory.types import Namespace
 from factledger.bench.pgvector.contact_centre import (
     Call,
     ContactCentreOptions,
@@ -113,7 +114,11 @@ async def run_served(
         lines.append(f"registered {len(served_ids):,} subjects through the API")
         echo(lines[-1])
         config = embedded_config(server.location, dbname=DATABASE, pool_max=2)
-        lines.append(await load_facts(config, planned, lambda s: namespace_for(served_ids[s])))
+
+        def namespace_of(subject: uuid.UUID) -> Namespace:
+            return namespace_for(served_ids[subject])
+
+        lines.append(await load_facts(config, planned, namespace_of))
         echo(lines[-1])
         with ExitStack() as running:
             served = [running.enter_context(serving(env, exe)) for exe in builds_to_serve(options)]
@@ -130,10 +135,11 @@ async def run_served(
                     for http, _ in served
                 ]
                 await warm_up(
-                    served_ways(database, real, clients, planned, _splits(clients)), planned
+                    served_ways(database, real, clients, planned, _splits(clients), namespace_of),
+                    planned,
                 )
                 splits = _splits(clients)
-                ways = served_ways(database, real, clients, planned, splits)
+                ways = served_ways(database, real, clients, planned, splits, namespace_of)
                 postmaster = server.postmaster_pid()
                 pids = [process.pid for _, process in served]
                 await alternate(
@@ -176,9 +182,12 @@ def served_ways(
     clients: list[httpx.AsyncClient],
     planned: Planned,
     splits: list[Splits],
+    namespace_of: Callable[[uuid.UUID], Namespace] = namespace_for,
 ) -> list[tuple[Way, Call]]:
-    """The floor, then each build's `/healthz` and recall (named by build when there are two)."""
-    ways = [floor_way(database, real)]
+    """The floor (in the namespace `namespace_of` gives the subject: where the served process
+    holds its facts), then each build's `/healthz` and recall (named by build when there are
+    two)."""
+    ways = [floor_way(database, real, namespace_of)]
     for n, (client, build) in enumerate(zip(clients, splits, strict=True)):
         healthz, recalling = _healthz(client), _recalling(client, planned, build)
         if len(clients) > 1:
