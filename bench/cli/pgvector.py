@@ -19,7 +19,8 @@ from factledger.adapters.embedding.onnx.model_files import (
 from factledger.api.log_setup import configure_logging
 from factledger.application.memory.ports import Embedder
 from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
-from factledger.bench.pgvector.contact_centre import ContactCentreOptions, run_contact_centre
+from factledger.bench.pgvector.contact_centre import ContactCentreOptions
+from factledger.bench.pgvector.contact_centre_in_process import run_contact_centre
 from factledger.bench.pgvector.contact_centre_served import run_served
 from factledger.bench.pgvector.data import Tier
 from factledger.bench.pgvector.measure import Figures
@@ -163,7 +164,7 @@ def contact_centre(
     if served:
         lines = asyncio.run(run_served(options, real, embedder_model.value, typer.echo))
     else:
-        lines = asyncio.run(run_contact_centre(options, real, typer.echo))
+        lines = asyncio.run(run_contact_centre(options, real, embedder_model.value, typer.echo))
     typer.echo("")
     typer.echo("\n".join(lines))
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import random
-import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -37,10 +36,9 @@ import numpy as np
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.bulk import BulkFact, bulk_load_facts
-from factledger.adapters.pgvector.config import PgvectorConfig, embedded_config, ensure_database
+from factledger.adapters.pgvector.config import PgvectorConfig
 from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.adapters.pgvector.prepared_search import run_prepared
-from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.lexical import lexical_terms
 from factledger.application.memory.ports import Embedder, Vectors
@@ -51,14 +49,13 @@ from factledger.application.recall.service import Recall, RecallPorts
 from factledger.bench.ledgerless_sources import LedgerlessSources
 from factledger.bench.pgvector.data import question, sentence_pool
 from factledger.bench.pgvector.measure import ListExtractor, percentiles
-from factledger.bench.pgvector.strategies import DATABASE_ONLY
-from factledger.bench.pgvector.turns import server_cpu_seconds
 
 # Turns per conversation and their weights: mean 1.9 turns, so about 53% of searches are a
 # conversation's first (its namespace's first in the process), and a third of conversations
 # search their subject 2-6 times.
 TURN_WEIGHTS = {1: 7, 2: 1, 4: 1, 6: 1}
 BLOCK_CONVERSATIONS = 10  # conversations per turn of the alternation
+WARM_UP = 20  # untimed calls per way before the conversations
 POLICY = RecallPolicy(threshold=0.0)  # raw scores here: no calibration table in between
 # The bare exact search: the namespace's nearest facts, nothing else.
 _FLOOR = b"SELECT id FROM memories WHERE namespace=%(ns)s ORDER BY embedding <=> %(vec)b LIMIT 9"
@@ -166,49 +163,6 @@ async def opening(
     return lines, planned
 
 
-async def run_contact_centre(
-    options: ContactCentreOptions, real: Embedder, echo: Callable[[str], None]
-) -> list[str]:
-    """The report's lines: the workload, each way's figures, the ratios to the floor."""
-    lines, planned = await opening(options, real, echo)
-    server = EmbeddedPostgres(
-        Path(tempfile.mkdtemp(prefix="factledger-contact-centre-")), delete_on_stop=True
-    )
-    opened: list[PgvectorMemoryBackend] = []
-    try:
-        await ensure_database(server.location, "factledger_contact_centre")
-        config = embedded_config(server.location, dbname="factledger_contact_centre", pool_max=2)
-        config = replace(config, search=replace(config.search, mirror=DATABASE_ONLY))
-
-        async def backend(mirror: MirrorSettings) -> PgvectorMemoryBackend:
-            opened.append(await open_backend(config, real, mirror))
-            return opened[-1]
-
-        database = await backend(DATABASE_ONLY)
-        lines.append(await load_facts(config, planned, namespace_for))
-        echo(lines[-1])
-        ways = [floor_way(database, real), _searching("database", database)]
-        for n in options.earn_after:
-            earned = await backend(MirrorSettings(earn_after=n))
-            ways.append(_searching(f"mirror earned at search {n}", earned))
-        default = MirrorSettings()
-        searched = await backend(default)
-        recalled = await backend(default)
-        ways.append(_searching(f"search (default, earned at {default.earn_after})", searched))
-        ways.append(
-            _recalling(f"Recall.recall (default, earned at {default.earn_after})", recalled)
-        )
-        postmaster = server.postmaster_pid()
-        await alternate(ways, planned.talks, lambda: server_cpu_seconds(postmaster))
-    finally:
-        for opened_backend in opened:
-            await opened_backend.close()
-        server.stop()
-    lines += _report([way for way, _ in ways])
-    lines.append(load_line("end"))
-    return lines
-
-
 async def load_facts(
     config: PgvectorConfig,
     planned: Planned,
@@ -241,10 +195,16 @@ def _query(text: str) -> SearchQuery:
     )
 
 
-def floor_way(backend: PgvectorMemoryBackend, embedder: Embedder) -> tuple[Way, Call]:
+def floor_way(
+    backend: PgvectorMemoryBackend,
+    embedder: Embedder,
+    namespace_of: Callable[[uuid.UUID], Namespace] = namespace_for,
+) -> tuple[Way, Call]:
+    """The floor; `namespace_of` names the namespace a subject's facts were loaded into."""
+
     async def call(subject: uuid.UUID, text: str) -> None:
         vector = (await embedder.embed([text]))[0]
-        ns = namespace_for(subject)
+        ns = namespace_of(subject)
         args = {"ns": ns, "vec": vector}
         await backend.db.one_statement(
             lambda conn: run_prepared(conn, ns, _FLOOR, args, ef_search=None)
@@ -253,7 +213,7 @@ def floor_way(backend: PgvectorMemoryBackend, embedder: Embedder) -> tuple[Way, 
     return Way("floor (embedding + bare exact search)"), call
 
 
-def _searching(name: str, backend: PgvectorMemoryBackend) -> tuple[Way, Call]:
+def searching_way(name: str, backend: PgvectorMemoryBackend) -> tuple[Way, Call]:
     async def call(subject: uuid.UUID, text: str) -> None:
         await backend.search(namespace_for(subject), _query(text))
 
@@ -261,7 +221,7 @@ def _searching(name: str, backend: PgvectorMemoryBackend) -> tuple[Way, Call]:
     return Way(name, loads=lambda: mirrors.loads), call
 
 
-def _recalling(name: str, backend: PgvectorMemoryBackend) -> tuple[Way, Call]:
+def recalling_way(name: str, backend: PgvectorMemoryBackend) -> tuple[Way, Call]:
     recall = Recall(
         RecallPorts(backend=backend, sources=LedgerlessSources(), policies=RecallPolicies(POLICY))
     )
@@ -274,6 +234,18 @@ def _recalling(name: str, backend: PgvectorMemoryBackend) -> tuple[Way, Call]:
         way.degraded += result.degraded is not None
 
     return way, call
+
+
+async def warm_up(ways: list[tuple[Way, Call]], planned: Planned) -> None:
+    """Each way's first calls (connections, the model's first run, code paths met once) on
+    subjects no conversation takes, untimed: the conversations then meet a process that has
+    served, and namespaces and subjects it has not."""
+    talked = {subject for talk in planned.talks for subject, _ in talk}
+    spare = [s for s in planned.subjects if s not in talked][:WARM_UP]
+    for subject in spare:
+        text = planned.pool[planned.picked[subject][0]]
+        for _, call in ways:
+            await call(subject, text)
 
 
 async def alternate(
@@ -293,16 +265,6 @@ async def alternate(
                     (way.later if n else way.firsts).append((time.perf_counter() - t0) * 1e3)
             way.client_cpu_s += time.process_time() - client
             way.server_cpu_s += server_cpu() - server
-
-
-def _report(ways: list[Way]) -> list[str]:
-    searched, recalled = ways[-2], ways[-1]
-    return [
-        *table(ways),
-        f"- Recall.recall minus its search, p50: "
-        f"{percentiles(recalled.timings)[0] - percentiles(searched.timings)[0]:.2f} ms "
-        f"(p95: {percentiles(recalled.timings)[1] - percentiles(searched.timings)[1]:.2f} ms)",
-    ]
 
 
 def table(ways: list[Way]) -> list[str]:

@@ -39,6 +39,7 @@ from factledger.adapters.postgres_server import EmbeddedPostgres
 from factledger.api.http.auth import SubjectClaim
 from factledger.application.memory.ports import Embedder
 from factledger.application.memory.record_ids import namespace_for
+from factledger.application.memory.types import Namespace
 from factledger.bench.pgvector.contact_centre import (
     Call,
     ContactCentreOptions,
@@ -51,6 +52,7 @@ from factledger.bench.pgvector.contact_centre import (
     open_backend,
     opening,
     table,
+    warm_up,
 )
 from factledger.bench.pgvector.floor import FLOOR_RATIO_TARGET
 from factledger.bench.pgvector.measure import percentiles
@@ -61,7 +63,6 @@ from factledger.bench.serve_start import postgres_stores
 
 DATABASE = "factledger_contact_centre_served"
 KIND = "customer"
-WARM_UP = 20  # untimed calls per way before the conversations
 QUIET_CPU = 0.1  # CPU seconds in a second: a served process that has finished starting
 SETTLE_TIMEOUT_S = 180.0
 
@@ -113,7 +114,11 @@ async def run_served(
         lines.append(f"registered {len(served_ids):,} subjects through the API")
         echo(lines[-1])
         config = embedded_config(server.location, dbname=DATABASE, pool_max=2)
-        lines.append(await load_facts(config, planned, lambda s: namespace_for(served_ids[s])))
+
+        def namespace_of(subject: uuid.UUID) -> Namespace:
+            return namespace_for(served_ids[subject])
+
+        lines.append(await load_facts(config, planned, namespace_of))
         echo(lines[-1])
         with ExitStack() as running:
             served = [running.enter_context(serving(env, exe)) for exe in builds_to_serve(options)]
@@ -129,11 +134,12 @@ async def run_served(
                     )
                     for http, _ in served
                 ]
-                await _warm_up(
-                    served_ways(database, real, clients, planned, _splits(clients)), planned
+                await warm_up(
+                    served_ways(database, real, clients, planned, _splits(clients), namespace_of),
+                    planned,
                 )
                 splits = _splits(clients)
-                ways = served_ways(database, real, clients, planned, splits)
+                ways = served_ways(database, real, clients, planned, splits, namespace_of)
                 postmaster = server.postmaster_pid()
                 pids = [process.pid for _, process in served]
                 await alternate(
@@ -176,9 +182,12 @@ def served_ways(
     clients: list[httpx.AsyncClient],
     planned: Planned,
     splits: list[Splits],
+    namespace_of: Callable[[uuid.UUID], Namespace] = namespace_for,
 ) -> list[tuple[Way, Call]]:
-    """The floor, then each build's `/healthz` and recall (named by build when there are two)."""
-    ways = [floor_way(database, real)]
+    """The floor (in the namespace `namespace_of` gives the subject: where the served process
+    holds its facts), then each build's `/healthz` and recall (named by build when there are
+    two)."""
+    ways = [floor_way(database, real, namespace_of)]
     for n, (client, build) in enumerate(zip(clients, splits, strict=True)):
         healthz, recalling = _healthz(client), _recalling(client, planned, build)
         if len(clients) > 1:
@@ -186,18 +195,6 @@ def served_ways(
                 way.name = f"{way.name}, build {BUILDS[n]}"
         ways += [healthz, recalling]
     return ways
-
-
-async def _warm_up(ways: list[tuple[Way, Call]], planned: Planned) -> None:
-    """Each way's first calls (connections, the model's first run, code paths met once) on
-    subjects no conversation takes, untimed: the conversations then meet a process that has
-    served, and namespaces and subjects it has not."""
-    talked = {subject for talk in planned.talks for subject, _ in talk}
-    spare = [s for s in planned.subjects if s not in talked][:WARM_UP]
-    for subject in spare:
-        text = planned.pool[planned.picked[subject][0]]
-        for _, call in ways:
-            await call(subject, text)
 
 
 async def _settled(pid: int) -> str:

@@ -20,6 +20,7 @@ from eventsourcing.postgres import PostgresAggregateRecorder
 from eventsourcing.sqlite import SQLiteAggregateRecorder
 
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.application.errors import NotFoundError
 from factledger.application.ledger.cipher import ShreddingMapper
 from factledger.application.ledger.commands import (
     ApproveChange,
@@ -205,6 +206,33 @@ def test_the_cold_load_reads_the_snapshot_and_only_the_events_after_it(ledger: L
     finally:
         events.get = original  # type: ignore[method-assign]
     assert read == [2 * INTERVAL]
+
+
+def test_a_stream_shorter_than_the_interval_loads_in_one_read_without_the_snapshot_store(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subject_id = subject_with_history(ledger, "short", events=INTERVAL - 1)
+    events, snapshots = ledger.repository.event_store.recorder, snapshots_of(ledger).recorder
+    reads: list[str] = []
+    for name, recorder in (("events", events), ("snapshots", snapshots)):
+        original = recorder.select_events
+
+        def counted(*args: Any, _name: str = name, _read: Any = original, **kwargs: Any) -> Any:
+            reads.append(_name)
+            return _read(*args, **kwargs)
+
+        monkeypatch.setattr(recorder, "select_events", counted)
+
+    loaded = cold_load(ledger, subject_id)
+
+    assert reads == ["events"]
+    assert loaded.version == INTERVAL - 1
+    assert state_of(loaded) == state_of(replayed(ledger, subject_id, INTERVAL - 1))
+
+
+def test_an_unknown_subject_is_not_found_by_a_cold_load(ledger: Ledger) -> None:
+    with pytest.raises(NotFoundError):
+        cold_load(ledger, UUID(int=7))
 
 
 def test_deleting_every_snapshot_changes_nothing_a_load_shows(ledger: Ledger) -> None:

@@ -1,6 +1,12 @@
 """`SnapshottingRepository`: a subject's latest state from its newest usable snapshot plus the
 events after it; from its whole stream when there is no usable snapshot.
 
+A first load reads the head of the stream before it asks the snapshot store: a stream shorter
+than the interval has never crossed a multiple of it, so no snapshot of it can be newer than
+its start, and its few events are the whole answer in one round trip (most subjects a process
+meets are such; a recall's first turn waits for this read). A longer stream's head is left
+undecoded, and the load goes on from the newest snapshot as before.
+
 A snapshot is a cache, so anything wrong with it costs a replay, never an answer: a missing,
 damaged, forgotten or differently shaped one, a snapshot store that fails, and a snapshot
 followed by a field's forget or the subject's erasure (taken before the forget, so it may hold
@@ -43,6 +49,12 @@ class SnapshottingRepository(Repository[UUID]):
     ) -> Any:
         if version is not None or self.snapshots is None:
             return super()._reconstruct_aggregate(aggregate_id, version, projector_func)
+        whole = self._short_stream(aggregate_id, self.snapshots.interval)
+        if whole is not None:
+            replayed = projector_func(None, whole)
+            if replayed is None:  # no events: no such subject
+                raise AggregateNotFoundError(f"Aggregate {aggregate_id!r} version None not found.")
+            return replayed
         restored = self._usable_snapshot(aggregate_id)
         if restored is None:
             return super()._reconstruct_aggregate(aggregate_id, None, projector_func)
@@ -60,6 +72,16 @@ class SnapshottingRepository(Repository[UUID]):
         if aggregate is None:  # pragma: no cover - a snapshot always yields a subject
             raise AggregateNotFoundError(aggregate_id)
         return aggregate
+
+    def _short_stream(
+        self, subject_id: UUID, interval: int
+    ) -> list[DomainEventProtocol[UUID]] | None:
+        """The subject's whole stream, decoded, when it holds fewer than `interval` events
+        (none: no such subject); None when it is long enough to have a snapshot."""
+        head = self.event_store.recorder.select_events(subject_id, limit=interval)
+        if len(head) >= interval:
+            return None
+        return [self.event_store.mapper.to_domain_event(stored) for stored in head]
 
     def _usable_snapshot(self, subject_id: UUID) -> RestoredState | None:
         assert self.snapshots is not None  # noqa: S101 - checked by the caller
