@@ -40,9 +40,6 @@ class TunedMember:
     deltas: Mapping[str, Matrix]
     head_weights: Matrix  # (4 * 512, 3), columns in `CLASSES` order
     head_bias: Matrix
-    # The reply-only head over the reply's vector (512, 3), ADR 0109; None in older files.
-    reply_weights: Matrix | None = None
-    reply_bias: Matrix | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +50,6 @@ class TunedAnswers:
     members: tuple[TunedMember, ...]
     yes_min: float
     base: str = MODEL_ID
-    # A yes also needs the members' reply-only heads this sure (None: no reply-only head).
-    reply_yes_min: float | None = None
 
     def to_bytes(self) -> bytes:
         arrays: dict[str, npt.NDArray[np.generic]] = {
@@ -68,11 +63,6 @@ class TunedAnswers:
                 arrays |= _stored(f"m{k}.", name, delta)
             arrays[f"m{k}.head.w"] = member.head_weights.astype(np.float32)
             arrays[f"m{k}.head.b"] = member.head_bias.astype(np.float32)
-            if member.reply_weights is not None and member.reply_bias is not None:
-                arrays[f"m{k}.reply.w"] = member.reply_weights.astype(np.float32)
-                arrays[f"m{k}.reply.b"] = member.reply_bias.astype(np.float32)
-        if self.reply_yes_min is not None:
-            arrays["reply_yes_min"] = np.array(self.reply_yes_min)
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
         return buffer.getvalue()
@@ -106,10 +96,7 @@ class TunedAnswers:
                 members = tuple(_member(z, f"m{k}.", name) for k in range(int(z["members"])))
                 if not members:
                     raise TunedAnswersIntegrityError(f"{name}: no member")
-                reply_yes_min = float(z["reply_yes_min"]) if "reply_yes_min" in z else None
-                if reply_yes_min is not None and any(m.reply_weights is None for m in members):
-                    raise TunedAnswersIntegrityError(f"{name}: a member has no reply-only head")
-                return cls(members, float(z["yes_min"]), MODEL_ID, reply_yes_min)
+                return cls(members, float(z["yes_min"]))
         except (KeyError, ValueError, OSError) as exc:
             raise TunedAnswersIntegrityError(f"{name}: not a tuned answer file") from exc
 
@@ -136,13 +123,10 @@ def _member(z: Mapping[str, npt.NDArray[np.generic]], prefix: str, name: str) ->
     unknown = set(deltas) - {*TOKEN_LAYERS, *DAN_LAYERS}
     if unknown:
         raise TunedAnswersIntegrityError(f"{name}: unknown layer {min(unknown)}")
-    reply = f"{prefix}reply.w" in z
     return TunedMember(
         deltas,
         np.asarray(z[f"{prefix}head.w"], dtype=np.float32),
         np.asarray(z[f"{prefix}head.b"], dtype=np.float32),
-        np.asarray(z[f"{prefix}reply.w"], dtype=np.float32) if reply else None,
-        np.asarray(z[f"{prefix}reply.b"], dtype=np.float32) if reply else None,
     )
 
 

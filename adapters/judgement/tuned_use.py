@@ -89,38 +89,19 @@ class TunedUseAnswerJudge:
     def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> Matrix:
         """Each pair's probabilities in `CLASSES` order, the mean of the members'; each
         distinct question encoded once."""
-        return self.readings_sync(pairs)[0]
-
-    def readings_sync(self, pairs: Sequence[tuple[str, str]]) -> tuple[Matrix, Matrix | None]:
-        """The members' mean reading of each pair by the pair heads, and of each reply by the
-        reply-only heads (None when the file has none), from the same vectors."""
         questions = sorted({q for q, _ in pairs})
         at = {q: i for i, q in enumerate(questions)}
         rows = [at[q] + len(pairs) for q, _ in pairs]
         texts = [*(r for _, r in pairs), *questions]
-        paired, alone = [], []
-        for m, v in zip(self.tuned.members, self.vectors(texts), strict=True):
-            replies = v[: len(pairs)]
-            paired.append(softmax(pair_logits(v[rows], replies, m.head_weights, m.head_bias)))
-            if m.reply_weights is not None and m.reply_bias is not None:
-                alone.append(softmax(replies @ m.reply_weights + m.reply_bias))
-        mean: Matrix = np.mean(paired, axis=0).astype(np.float32)
-        if len(alone) != len(paired):
-            return mean, None
-        reply_mean: Matrix = np.mean(alone, axis=0).astype(np.float32)
-        return mean, reply_mean
+        readings = [
+            softmax(pair_logits(v[rows], v[: len(pairs)], m.head_weights, m.head_bias))
+            for m, v in zip(self.tuned.members, self.vectors(texts), strict=True)
+        ]
+        mean: Matrix = np.mean(readings, axis=0).astype(np.float32)
+        return mean
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         if not pairs:
             return []
-        p, alone = await asyncio.to_thread(self.readings_sync, pairs)
-        said = decide(p, self.tuned.yes_min)
-        floor = self.tuned.reply_yes_min
-        if alone is None or floor is None:
-            return said
-        # A yes needs the reply-only reading to be as sure (ADR 0109); otherwise it stays
-        # pending, as when the pair reading is unsure.
-        return [
-            Reply.NEITHER if r is Reply.YES and alone[i, 0] < floor else r
-            for i, r in enumerate(said)
-        ]
+        p = await asyncio.to_thread(self.probabilities_sync, pairs)
+        return decide(p, self.tuned.yes_min)

@@ -44,9 +44,6 @@ class LabelledPair:
     reply: str
     label: str
     language: str | None = None
-    # Made by the trainer (a two-part question around a yes): its label holds for the pair,
-    # not for the reply read alone.
-    made: bool = False
 
 
 def pairs_in(directories: Sequence[Path]) -> list[LabelledPair]:

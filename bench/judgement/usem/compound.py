@@ -54,5 +54,5 @@ def compound_pairs(pairs: Sequence[LabelledPair], *, share: float, seed: int) ->
             continue
         other = rng.choice(others)
         question = f"{p.question} {other}" if rng.random() < 0.5 else f"{other} {p.question}"
-        out.append(LabelledPair(question, p.reply, "neither", p.language, made=True))
+        out.append(LabelledPair(question, p.reply, "neither", p.language))
     return out

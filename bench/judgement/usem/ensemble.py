@@ -26,7 +26,6 @@ class Epoch:
     member: TunedMember
     kept_out: Matrix
     row: dict[str, object]
-    reply_kept_out: Matrix | None = None  # the reply-only head's reading, where it has one
 
 
 def choose(

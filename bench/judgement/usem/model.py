@@ -102,22 +102,16 @@ class TunedUse(nn.Module):
 
 
 class PairHead(nn.Module):
-    """Logits (yes, no, neither) from the question's vector u and the reply's v, and a
-    reply-only head's from v alone (ADR 0109: the second reader a yes needs)."""
+    """Logits (yes, no, neither) from the question's vector u and the reply's v."""
 
     def __init__(self, dropout: float = 0.1) -> None:
         super().__init__()
         self.drop = nn.Dropout(dropout)
         self.linear = nn.Linear(4 * EMB_DIM, len(CLASSES))
-        self.reply = nn.Linear(EMB_DIM, len(CLASSES))
 
     def forward(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         x = torch.cat([u, v, u * v, torch.abs(u - v)], dim=-1)
         out: torch.Tensor = self.linear(self.drop(x))
-        return out
-
-    def reply_logits(self, v: torch.Tensor) -> torch.Tensor:
-        out: torch.Tensor = self.reply(self.drop(v))
         return out
 
 

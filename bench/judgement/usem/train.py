@@ -59,7 +59,6 @@ class TuneRecipe:
     dropout: float = 0.1
     ema: float = 0.98  # scored and kept: weights averaged over steps with this decay (0: last)
     compound: float = 0.5  # share of echoing yes replies also trained under a two-part question
-    reply_weight: float = 1.0  # the reply-only head's share of the loss (0: not trained)
     seed: int = 13
     minutes: float = 30.0  # stops at an epoch's end once this much time is spent
 
@@ -88,31 +87,24 @@ class Vectors:
         return self.model.from_sums(sums, lengths)
 
 
-def logits(
-    vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The pair head's logits and the reply-only head's, over the same reply vectors."""
+def logits(vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]) -> torch.Tensor:
     questions = sorted({p.question for p in pairs})
     at = {q: i for i, q in enumerate(questions)}
     v = vectors([*(p.reply for p in pairs), *questions])
     u = v[len(pairs) :][torch.tensor([at[p.question] for p in pairs])]
-    replies = v[: len(pairs)]
-    return head(u, replies), head.reply_logits(replies)
+    out: torch.Tensor = head(u, v[: len(pairs)])
+    return out
 
 
-def predict(
-    vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]
-) -> tuple[np.ndarray, np.ndarray]:
-    """The pair head's probabilities and the reply-only head's."""
+def predict(vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]) -> np.ndarray:
     vectors.model.eval()
     head.eval()
-    paired, alone = [], []
     with torch.no_grad():
-        for s in range(0, len(pairs), 128):
-            pair, reply = logits(vectors, head, pairs[s : s + 128])
-            paired.append(pair.softmax(-1).numpy())
-            alone.append(reply.softmax(-1).numpy())
-    return np.concatenate(paired), np.concatenate(alone)
+        parts = [
+            logits(vectors, head, pairs[s : s + 128]).softmax(-1).numpy()
+            for s in range(0, len(pairs), 128)
+        ]
+    return np.concatenate(parts)
 
 
 def fit(
@@ -148,17 +140,14 @@ def fit(
         for start in range(0, len(order), recipe.batch):
             chosen = [pairs[i] for i in order[start : start + recipe.batch]]
             y = torch.tensor([index[p.label] for p in chosen])
-            pair, reply = logits(vectors, head, chosen)
-            loss = torch.nn.functional.cross_entropy(pair, y)
-            if recipe.reply_weight:
-                loss = loss + recipe.reply_weight * reply_loss(reply, chosen, y)
+            loss = torch.nn.functional.cross_entropy(logits(vectors, head, chosen), y)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
             averaged.update()
             total += float(loss.detach()) * len(chosen)
         with averaged.swapped_in():
-            p, alone = predict(vectors, head, held)
+            p = predict(vectors, head, held)
             member = snapshot(model, head, base)
         row = {
             "seed": recipe.seed,
@@ -167,22 +156,11 @@ def fit(
             "minutes": round((time.monotonic() - started) / 60, 1),
             "kept_out": kept_out_scores(p, held),
         }
-        epochs.append(Epoch(member, p, row, alone))
+        epochs.append(Epoch(member, p, row))
         log.write_text(json.dumps([e.row for e in epochs], indent=2), encoding="utf-8")
         if time.monotonic() - started > recipe.minutes * 60:
             break
     return epochs
-
-
-def reply_loss(
-    reply: torch.Tensor, pairs: Sequence[LabelledPair], labels: torch.Tensor
-) -> torch.Tensor:
-    """The reply-only head's loss over the written pairs (a made two-part question's
-    "neither" is the pair's: its reply alone is a yes)."""
-    written = torch.tensor([not p.made for p in pairs])
-    if not bool(written.any()):
-        return reply.sum() * 0.0
-    return torch.nn.functional.cross_entropy(reply[written], labels[written])
 
 
 class Averaged:
@@ -218,8 +196,6 @@ def snapshot(model: TunedUse, head: PairHead, base: dict[str, np.ndarray]) -> Tu
         {n: model.layers[n].detach().numpy() - base[n] for n in trained},
         head.linear.weight.detach().numpy().T.copy(),
         head.linear.bias.detach().numpy().copy(),
-        head.reply.weight.detach().numpy().T.copy(),
-        head.reply.bias.detach().numpy().copy(),
     )
 
 
