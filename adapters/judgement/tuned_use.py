@@ -105,3 +105,13 @@ class TunedUseAnswerJudge:
             return []
         p = await asyncio.to_thread(self.probabilities_sync, pairs)
         return decide(p, self.tuned.yes_min)
+
+    async def answers_before_agreement(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
+        """The reading at the file's threshold for a judge whose yes also needs the reply-only
+        head's (`agreed_yes_min`, chosen for the two together on kept-out pairs; ADR 0109):
+        alone, a reading at that threshold is not a judgement."""
+        if not pairs:
+            return []
+        p = await asyncio.to_thread(self.probabilities_sync, pairs)
+        agreed = self.tuned.agreed_yes_min
+        return decide(p, self.tuned.yes_min if agreed is None else agreed)

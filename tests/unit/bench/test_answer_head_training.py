@@ -77,6 +77,18 @@ def test_the_threshold_lies_above_every_pair_that_is_not_a_yes() -> None:
     assert yes_threshold(floor, ["yes", "no"]) == 0.5
 
 
+def test_with_a_second_reader_only_the_pairs_it_also_reads_as_yes_set_the_threshold() -> None:
+    p = np.array([[0.99, 0.0, 0.01], [0.7, 0.2, 0.1], [0.81, 0.1, 0.09]], dtype=np.float32)
+    labels = ["yes", "yes", "no"]
+    # The second reader refuses the sure non-yes: the pair reading's bar falls to the floor,
+    # and a yes counts only where both read one.
+    agreed = np.array([True, False, False])
+    assert yes_threshold(p, labels, agreed) == 0.5
+    assert figures(p, labels, 0.5, agreed)["yes_accepted"] == 0.5
+    assert figures(p, labels, 0.5, agreed)["false_yes"] == 0.0
+    assert figures(p, labels, 0.5)["false_yes"] == 1.0
+
+
 async def test_a_head_trained_from_a_corpus_reads_pairs_with_no_false_yes(
     tmp_path: Path,
 ) -> None:
