@@ -31,7 +31,7 @@ from factledger.adapters.judgement.tuned_answers_file import TunedAnswers
 from factledger.application.judgement.types import Reply
 
 PACKAGED_TUNED_ANSWERS = Path(__file__).parent / "weights" / "answer-tuned-use.npz"
-PACKAGED_TUNED_ANSWERS_SHA256 = "40883d6ae5f65a678f99b906ce6fc62f60909819eb4c5b31326e1f61d31c076c"
+PACKAGED_TUNED_ANSWERS_SHA256 = "4405cd9a7aed10de349c8d46b85d9809891dc04f7b5d049c9c3072bf5bafe11d"
 
 
 def pair_logits(u: Matrix, v: Matrix, weights: Matrix, bias: Matrix) -> Matrix:
