@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 import numpy as np
 
@@ -69,14 +69,6 @@ class AnswerReader(Protocol):
     head, `pair_answers.py`, or the cross-encoder, `cross_answers.py`)."""
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
-
-
-@runtime_checkable
-class AgreeingReader(Protocol):
-    """A pair reader whose yes threshold, when the reply-only head must agree, was chosen for
-    the two readers together (the tuned encoder, ADR 0109)."""
-
-    async def answers_before_agreement(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
 
 
 class EmbedderMismatchError(ValueError):
@@ -169,21 +161,15 @@ class LearnedJudge:
 
         With a pair judge (the pair head, or a deployment's cross-encoder), a yes needs both
         readings: the pair judge's (question and reply) and the reply-only head's, each sure
-        by its own threshold (the tuned encoder's chosen for the two readers together, where
-        its file holds one: ADR 0109). Either alone let through
+        by its own threshold. Either alone let through
         replies the other caught (a yes to another question read as sure from the reply; a
         bare "ok" after a question that was not a yes/no one read as sure from the pair), and
         a yes that only one of them is sure of leaves the change pending. Otherwise the pair
         judge's reading (a no declines, anything else is neither)."""
         if self.pair_answers is None:
             return await self.reply_answers(pairs)
-        if not self.reply_head_agrees:
-            return await self.pair_answers.answers(pairs)
-        if isinstance(self.pair_answers, AgreeingReader):
-            paired = await self.pair_answers.answers_before_agreement(pairs)
-        else:
-            paired = await self.pair_answers.answers(pairs)
-        if Reply.YES not in paired:
+        paired = await self.pair_answers.answers(pairs)
+        if Reply.YES not in paired or not self.reply_head_agrees:
             return paired
         alone = await self.reply_answers(pairs)
         return [

@@ -50,9 +50,6 @@ class TunedAnswers:
     members: tuple[TunedMember, ...]
     yes_min: float
     base: str = MODEL_ID
-    # The threshold when a yes also needs the reply-only head's (the packaged judge, ADR
-    # 0109), chosen on the same kept-out pairs for the two readers together; None: `yes_min`.
-    agreed_yes_min: float | None = None
 
     def to_bytes(self) -> bytes:
         arrays: dict[str, npt.NDArray[np.generic]] = {
@@ -61,8 +58,6 @@ class TunedAnswers:
             "classes": np.array(CLASSES),
             "base": np.array(self.base),
         }
-        if self.agreed_yes_min is not None:
-            arrays["agreed_yes_min"] = np.array(self.agreed_yes_min)
         for k, member in enumerate(self.members):
             for name, delta in member.deltas.items():
                 arrays |= _stored(f"m{k}.", name, delta)
@@ -101,8 +96,7 @@ class TunedAnswers:
                 members = tuple(_member(z, f"m{k}.", name) for k in range(int(z["members"])))
                 if not members:
                     raise TunedAnswersIntegrityError(f"{name}: no member")
-                agreed = float(z["agreed_yes_min"]) if "agreed_yes_min" in z else None
-                return cls(members, float(z["yes_min"]), MODEL_ID, agreed)
+                return cls(members, float(z["yes_min"]))
         except (KeyError, ValueError, OSError) as exc:
             raise TunedAnswersIntegrityError(f"{name}: not a tuned answer file") from exc
 

@@ -31,7 +31,7 @@ from factledger.adapters.judgement.tuned_answers_file import TunedAnswers
 from factledger.application.judgement.types import Reply
 
 PACKAGED_TUNED_ANSWERS = Path(__file__).parent / "weights" / "answer-tuned-use.npz"
-PACKAGED_TUNED_ANSWERS_SHA256 = "4405cd9a7aed10de349c8d46b85d9809891dc04f7b5d049c9c3072bf5bafe11d"
+PACKAGED_TUNED_ANSWERS_SHA256 = "40883d6ae5f65a678f99b906ce6fc62f60909819eb4c5b31326e1f61d31c076c"
 
 
 def pair_logits(u: Matrix, v: Matrix, weights: Matrix, bias: Matrix) -> Matrix:
@@ -105,13 +105,3 @@ class TunedUseAnswerJudge:
             return []
         p = await asyncio.to_thread(self.probabilities_sync, pairs)
         return decide(p, self.tuned.yes_min)
-
-    async def answers_before_agreement(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
-        """The reading at the file's threshold for a judge whose yes also needs the reply-only
-        head's (`agreed_yes_min`, chosen for the two together on kept-out pairs; ADR 0109):
-        alone, a reading at that threshold is not a judgement."""
-        if not pairs:
-            return []
-        p = await asyncio.to_thread(self.probabilities_sync, pairs)
-        agreed = self.tuned.agreed_yes_min
-        return decide(p, self.tuned.yes_min if agreed is None else agreed)

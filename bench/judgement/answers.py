@@ -85,31 +85,25 @@ def out_of_fold(x: Matrix, labels: Sequence[str], folds: int = FOLDS) -> Matrix:
     return p
 
 
-def said_yes(p: Matrix, threshold: float, agreed: npt_bool | None = None) -> npt_bool:
-    """Which rows the judge reads as a yes at `threshold` (as `PairAnswerJudge` decides);
-    with `agreed`, only those a second reader (the reply-only head) reads as a yes too."""
+def said_yes(p: Matrix, threshold: float) -> npt_bool:
+    """Which rows the judge reads as a yes at `threshold` (as `PairAnswerJudge` decides)."""
     mask: npt_bool = (p[:, 0] >= threshold) & (p[:, 0] >= p[:, 1:].max(axis=1))
-    return mask if agreed is None else mask & agreed
+    return mask
 
 
-def yes_threshold(p: Matrix, labels: Sequence[str], agreed: npt_bool | None = None) -> float:
+def yes_threshold(p: Matrix, labels: Sequence[str]) -> float:
     """The lowest threshold (three decimals) above every pair's yes probability that is not
-    a yes and would otherwise read as one. With `agreed` (the rows a second reader also reads
-    as a yes), the threshold of the judge that needs both: only those rows count (ADR 0109)."""
+    a yes and would otherwise read as one."""
     y = np.array(labels)
     surest = p[:, 0] >= p[:, 1:].max(axis=1)
-    if agreed is not None:
-        surest &= agreed
     others = p[(y != "yes") & surest, 0]
     highest = float(others.max()) if len(others) else 0.0
     return max(YES_FLOOR, math.floor(highest * 1000 + 1) / 1000)
 
 
-def figures(
-    p: Matrix, labels: Sequence[str], threshold: float, agreed: npt_bool | None = None
-) -> dict[str, float]:
+def figures(p: Matrix, labels: Sequence[str], threshold: float) -> dict[str, float]:
     y = np.array(labels)
-    said = said_yes(p, threshold, agreed)
+    said = said_yes(p, threshold)
     yeses = int((y == "yes").sum())
     return {
         "pairs": float(len(y)),
@@ -122,22 +116,19 @@ def figures(
     }
 
 
-def kept_out_scores(
-    p: Matrix, pairs: Sequence[LabelledPair], agreed: npt_bool | None = None
-) -> dict[str, object]:
-    """A reading's zero-false-yes threshold on `pairs`, and its figures there (with `agreed`:
-    of the judge whose yes needs the second reader's too)."""
+def kept_out_scores(p: Matrix, pairs: Sequence[LabelledPair]) -> dict[str, object]:
+    """A reading's zero-false-yes threshold on `pairs`, and its figures there."""
     labels = [x.label for x in pairs]
-    threshold = yes_threshold(p, labels, agreed)
+    threshold = yes_threshold(p, labels)
     return {
         "yes_min": threshold,
-        **figures(p, labels, threshold, agreed),
-        "by_language": by_language(p, pairs, threshold, agreed),
+        **figures(p, labels, threshold),
+        "by_language": by_language(p, pairs, threshold),
     }
 
 
 def by_language(
-    p: Matrix, pairs: Sequence[LabelledPair], threshold: float, agreed: npt_bool | None = None
+    p: Matrix, pairs: Sequence[LabelledPair], threshold: float
 ) -> dict[str, dict[str, float]]:
     """The figures for English pairs and for the others, where the items name a language."""
     named = [i for i, pair in enumerate(pairs) if pair.language is not None]
@@ -145,8 +136,7 @@ def by_language(
     for group, keep in (("en", True), ("not_en", False)):
         rows = [i for i in named if (pairs[i].language == "en") is keep]
         if rows:
-            part = None if agreed is None else agreed[rows]
-            out[group] = figures(p[rows], [pairs[i].label for i in rows], threshold, part)
+            out[group] = figures(p[rows], [pairs[i].label for i in rows], threshold)
     return out
 
 

@@ -15,7 +15,6 @@ reply) pairs, and writes the file the product reads (`adapters/judgement/tuned_u
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import random
@@ -29,7 +28,6 @@ import numpy as np
 import torch
 
 from factledger.adapters.embedding.use_multilingual import package_layers
-from factledger.adapters.judgement.judge import PACKAGED_HEADS, PACKAGED_HEADS_SHA256, LearnedJudge
 from factledger.adapters.judgement.tuned_answers_file import (
     CLASSES,
     DAN_LAYERS,
@@ -38,7 +36,6 @@ from factledger.adapters.judgement.tuned_answers_file import (
     TunedMember,
 )
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
-from factledger.application.judgement.types import Reply
 from factledger.bench.judgement.answers import (
     PAIR_FILES,
     LabelledPair,
@@ -248,34 +245,14 @@ def run_log(out: Path, seed: int) -> Path:
 def finish(
     runs: Sequence[Sequence[Epoch]], held: Sequence[LabelledPair], out: Path
 ) -> tuple[bytes, dict[str, object]]:
-    """Chooses the runs' common epoch, writes the file, and sets its thresholds again on the
-    kept-out reading of the file as the product reads it: alone, and where the reply-only
-    head must agree (the packaged judge), for the two readers together (ADR 0109)."""
+    """Chooses the runs' common epoch, writes the file, and sets its threshold again on the
+    kept-out reading of the file as the product reads it."""
     tuned, chosen = choose(runs, held)
     # Read back from its bytes: the int8 deltas, as the product reads them.
     stored = TunedAnswers.from_bytes(tuned.to_bytes(), out.name)
     as_read = TunedUseAnswerJudge(stored).probabilities_sync([(p.question, p.reply) for p in held])
     read = kept_out_scores(as_read, held)
-    agreed = kept_out_scores(as_read, held, reply_head_yeses(held))
-    tuned = replace(
-        stored,
-        yes_min=float(read["yes_min"]),  # type: ignore[arg-type]
-        agreed_yes_min=float(agreed["yes_min"]),  # type: ignore[arg-type]
-    )
+    tuned = replace(stored, yes_min=float(read["yes_min"]))  # type: ignore[arg-type]
     data = tuned.to_bytes()
     out.write_bytes(data)
-    return data, {
-        "chosen": chosen,
-        "kept_out_as_read": read,
-        "yes_min": tuned.yes_min,
-        "kept_out_with_reply_head": agreed,
-        "agreed_yes_min": tuned.agreed_yes_min,
-    }
-
-
-def reply_head_yeses(pairs: Sequence[LabelledPair]) -> np.ndarray:
-    """Which replies the packaged reply-only head (the shipped heads' answer head, read
-    alone) reads as a yes."""
-    judge = LearnedJudge.from_file(PACKAGED_HEADS, PACKAGED_HEADS_SHA256)
-    said = asyncio.run(judge.reply_answers([(p.question, p.reply) for p in pairs]))
-    return np.array([r is Reply.YES for r in said])
+    return data, {"chosen": chosen, "kept_out_as_read": read, "yes_min": tuned.yes_min}

@@ -58,6 +58,15 @@ def test_replies_files_give_question_and_reply_pairs(tmp_path: Path) -> None:
     assert pairs[0].language == "en"
 
 
+def test_a_glob_chooses_which_labelled_files_are_read(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path / "corpus")
+    (corpus / "replies-t.yaml").rename(corpus / "replies-c-01.yaml")
+    other = yaml.safe_dump([{**yaml.safe_load((corpus / "replies-c-01.yaml").read_text())[0]}])
+    (corpus / "replies-e-01.yaml").write_text(other, encoding="utf-8")
+    assert len(pairs_in([corpus])) == len(YES + NO + NEITHER) + 1
+    assert len(pairs_in([corpus], ("replies-[cd]-*.yaml",))) == len(YES + NO + NEITHER)
+
+
 def test_the_threshold_lies_above_every_pair_that_is_not_a_yes() -> None:
     p = np.array(
         [[0.99, 0.0, 0.01], [0.7, 0.2, 0.1], [0.81, 0.1, 0.09], [0.3, 0.6, 0.1]],
@@ -75,18 +84,6 @@ def test_the_threshold_lies_above_every_pair_that_is_not_a_yes() -> None:
     }
     floor = np.array([[0.9, 0.1, 0.0], [0.1, 0.9, 0.0]], dtype=np.float32)
     assert yes_threshold(floor, ["yes", "no"]) == 0.5
-
-
-def test_with_a_second_reader_only_the_pairs_it_also_reads_as_yes_set_the_threshold() -> None:
-    p = np.array([[0.99, 0.0, 0.01], [0.7, 0.2, 0.1], [0.81, 0.1, 0.09]], dtype=np.float32)
-    labels = ["yes", "yes", "no"]
-    # The second reader refuses the sure non-yes: the pair reading's bar falls to the floor,
-    # and a yes counts only where both read one.
-    agreed = np.array([True, False, False])
-    assert yes_threshold(p, labels, agreed) == 0.5
-    assert figures(p, labels, 0.5, agreed)["yes_accepted"] == 0.5
-    assert figures(p, labels, 0.5, agreed)["false_yes"] == 0.0
-    assert figures(p, labels, 0.5)["false_yes"] == 1.0
 
 
 async def test_a_head_trained_from_a_corpus_reads_pairs_with_no_false_yes(

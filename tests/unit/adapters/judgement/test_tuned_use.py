@@ -5,7 +5,6 @@ below were written for this test; none is taken from a corpus or an evaluation s
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -87,9 +86,6 @@ def test_a_file_round_trips_and_one_naming_an_unknown_layer_is_refused(tmp_path:
     assert (np.abs(back.members[0].deltas["d3"] - matrix) <= step / 2 + 1e-9).all()
     np.testing.assert_array_equal(back.members[0].deltas["cnn_b"], vector)
     assert back.yes_min == pytest.approx(0.9)
-    assert back.agreed_yes_min is None  # a file without it: the one threshold serves both
-    path.write_bytes(TunedAnswers(members, 0.9, agreed_yes_min=0.6).to_bytes())
-    assert TunedAnswers.load(path, None).agreed_yes_min == pytest.approx(0.6)
     unknown = TunedAnswers((TunedMember({"q1": head}, head, bias),), 0.9)
     path.write_bytes(unknown.to_bytes())
     with pytest.raises(TunedAnswersIntegrityError, match="unknown layer q1"):
@@ -133,23 +129,3 @@ def test_a_deployments_own_file_is_read_as_what_it_holds(tmp_path: Path) -> None
     assert isinstance(head, LearnedJudge)
     assert isinstance(head.pair_answers, PairAnswerJudge)
     assert _own_file(tmp_path, PACKAGED_TUNED_ANSWERS, "1" * 64) is None
-
-
-async def test_with_the_reply_only_head_the_reading_uses_the_threshold_chosen_for_both(
-    judge: TunedUseAnswerJudge,
-) -> None:
-    pairs = [("Is your plan still Basic?", "Yes, that's right."), ("Still Basic?", "no")]
-    members = judge.tuned.members
-    # A bar no reading reaches alone, and a low one for a yes the reply-only head agrees with.
-    strict = TunedUseAnswerJudge(TunedAnswers(members, 0.9999, agreed_yes_min=0.5))
-    assert (await strict.answers(pairs))[0] is Reply.NEITHER
-    assert await strict.answers_before_agreement(pairs) == [Reply.YES, Reply.NO]
-    packaged = LearnedJudge.packaged()
-    composed = replace(packaged, pair_answers=strict)
-    assert await composed.answers(pairs) == [Reply.YES, Reply.NO]
-    # Without the reply-only head the judge reads at the reader's own bar.
-    alone = replace(composed, reply_head_agrees=False)
-    assert (await alone.answers(pairs))[0] is Reply.NEITHER
-    # A file with one threshold reads at it in both roles.
-    single = replace(composed, pair_answers=TunedUseAnswerJudge(TunedAnswers(members, 0.9999)))
-    assert (await single.answers(pairs))[0] is Reply.NEITHER
