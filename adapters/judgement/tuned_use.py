@@ -74,6 +74,10 @@ class TunedUseAnswerJudge:
                 self._tuned = self._tuned()
             return self._tuned
 
+    def unpack(self) -> None:
+        """Unpacks the members now (a process's warm-up) rather than on the first reply."""
+        _ = self.tuned
+
     @classmethod
     def packaged(cls) -> TunedUseAnswerJudge:
         return cls.load(PACKAGED_TUNED_ANSWERS, PACKAGED_TUNED_ANSWERS_SHA256)

@@ -48,6 +48,25 @@ from factledger.domain.hedges import TentativeReader
 
 log = structlog.get_logger(__name__)
 
+# The tuned readers this process made: the warm-up unpacks their members (about a tenth of a
+# second each) so that the first confirmation does not.
+_TUNED: list[TunedUseAnswerJudge] = []
+
+
+def _made(judge: TunedUseAnswerJudge) -> TunedUseAnswerJudge:
+    _TUNED.append(judge)
+    return judge
+
+
+def unpack_answer_judges() -> None:
+    """Unpacks the members of every tuned reader made so far, as their first reply would (a
+    file that cannot be unpacked is left for that reply to refuse, as before)."""
+    for judge in _TUNED:
+        try:
+            judge.unpack()
+        except TunedAnswersIntegrityError as exc:
+            log.error("answer_judge_unpack_failed", error_type=type(exc).__name__)
+
 
 @cache
 def pair_answers(path: Path | None = None, sha256: str | None = None) -> AnswerReader:
@@ -58,11 +77,11 @@ def pair_answers(path: Path | None = None, sha256: str | None = None) -> AnswerR
     factledger.bench.judgement cross`, ADR 0087). Each one's yes needs the reply-only
     head's too."""
     if path is None:
-        return TunedUseAnswerJudge.packaged()
+        return _made(TunedUseAnswerJudge.packaged())
     if path.suffix == ".onnx":
         return CrossAnswerJudge.load(path, sha256)
     if holds_tuned_answers(path, sha256):
-        return TunedUseAnswerJudge.load(path, sha256)
+        return _made(TunedUseAnswerJudge.load(path, sha256))
     return PairAnswerJudge.load_over_packaged_encoder(path, sha256)
 
 

@@ -1,13 +1,14 @@
 """What a process starts once it serves: the deferred model loads and library imports.
 
-A start to ready leaves two things for later: the embedding models' loads
-(`start_deferred_loads`, ADR 0085) and the libraries its modules import where first used
-(`deferred_imports`). Started the moment the runtime opened, they ran on threads that took
-the interpreter's lock from the server's own start (binding its socket) and from the first
-`/readyz`, which were then slower by what those threads held. So they start once the process
-has answered its first ready `/readyz` (`start_after_ready`, after the answer is sent), or
-`FALLBACK_S` after the runtime opened if nothing asks (a worker has no HTTP): whichever comes
-first, once.
+A start to ready leaves three things for later: the embedding models' loads
+(`start_deferred_loads`, ADR 0085), the libraries its modules import where first used
+(`deferred_imports`) and the unpacking of the tuned answer readers' members (a tenth of a
+second each, else paid by the first confirmation). Started the moment the runtime opened,
+they ran on threads that took the interpreter's lock from the server's own start (binding
+its socket) and from the first `/readyz`, which were then slower by what those threads held.
+So they start once the process has answered its first ready `/readyz` (`start_after_ready`,
+after the answer is sent), or `FALLBACK_S` after the runtime opened if nothing asks (a worker
+has no HTTP): whichever comes first, once.
 """
 
 from __future__ import annotations
@@ -37,6 +38,21 @@ def start_after_ready() -> None:
         _STARTED.set()
     start_deferred_loads()
     start_deferred_imports()
+    start_answer_unpack()
+
+
+def start_answer_unpack() -> None:
+    """Unpacks the tuned answer readers' members on a daemon thread (nothing to tear down)."""
+    threading.Thread(
+        target=unpack_answers_now, name="factledger-answer-unpack", daemon=True
+    ).start()
+
+
+def unpack_answers_now() -> None:
+    # Imported here, not with this module: the start to ready imports no judgement adapter.
+    from factledger.api.bootstrap.judgement import unpack_answer_judges
+
+    unpack_answer_judges()
 
 
 def warm_up_now() -> None:
@@ -48,6 +64,7 @@ def warm_up_now() -> None:
         _STARTED.set()
     finish_deferred_loads()
     import_deferred()
+    unpack_answers_now()
 
 
 async def start_after_ready_async() -> None:

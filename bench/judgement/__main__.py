@@ -6,9 +6,10 @@ answer head and its yes threshold, `bench/judgement/answers.py`: the shipped fil
 `python -m factledger.bench.judgement cross --base MODEL.safetensors [--corpus DIR ...] --out DIR`
 (the answer cross-encoder, every layer fine-tuned in torch, exported to ONNX int8:
 `bench/judgement/cross/train.py`; needs `pip install torch==2.13.0`)
-`python -m factledger.bench.judgement tune-use [--corpus DIR ...] [--out FILE] [--seeds N]`
-(the multilingual encoder's upper layers fine-tuned with a pair head, one run per seed, read
-in numpy by the product: `bench/judgement/usem/train.py`; needs torch too; ADR 0105)
+`python -m factledger.bench.judgement tune-use [--corpus DIR ...] [--files GLOB ...] [--out FILE]
+[--seeds N]` (the multilingual encoder's upper layers fine-tuned with a pair head, one run per
+seed, read in numpy by the product: `bench/judgement/usem/train.py`; needs torch too; ADR 0105;
+`--files` names which labelled files of the corpora it reads, ADR 0109)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
@@ -73,13 +74,15 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
 
 
 def _tune_use(args: argparse.Namespace) -> dict[str, object]:
+    from factledger.bench.judgement.answers import PAIR_FILES
     from factledger.bench.judgement.usem.train import TuneRecipe, train_tuned_use
 
     recipe = TuneRecipe(
         tune=args.layers, epochs=args.epochs, compound=args.compound, minutes=args.minutes
     )
     seeds = range(1, args.seeds + 1)
-    return train_tuned_use(args.corpus or [PACKAGED_CORPUS], args.out, recipe, seeds)
+    files = args.files or PAIR_FILES
+    return train_tuned_use(args.corpus or [PACKAGED_CORPUS], args.out, recipe, seeds, files)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -139,6 +142,12 @@ def main(argv: list[str] | None = None) -> None:
     tune.add_argument("--layers", choices=("all", "dan"), default="all")
     tune.add_argument("--compound", type=float, default=0.5)
     tune.add_argument("--minutes", type=float, default=30.0, help="per run")
+    tune.add_argument(
+        "--files",
+        action="append",
+        help="which labelled files of the corpora (a glob; default every replies-*.yaml and "
+        "answers-*.yaml)",
+    )
     args = parser.parse_args(argv)
     if args.command == "tune-use":
         sys.stdout.write(json.dumps(_tune_use(args), indent=2) + "\n")

@@ -1,6 +1,8 @@
 """`python -m factledger.bench.judgement.answer_latency [--calls N]`: milliseconds per call of
 the answer judges, one (question, reply) pair a call as the confirmation path asks, side by
-side in one run: the pair head (question and reply over the multilingual encoder), the
+side in one run: the tuned multilingual encoder alone and the packaged judge that reads with
+it (a yes also needs the reply-only head's: ADR 0105, 0109), for the shipped file or each
+`--tuned FILE`, the pair head (question and reply over the multilingual encoder), the
 judgement heads' reply-only answer head and, with `--cross FILE`, a cross-encoder (question
 and reply as one input, int8 ONNX; ADR 0087). Run it with `OMP_NUM_THREADS=1` (and
 `taskset -c 0`) for one core's figure. Prints the median and 90th percentile of each."""
@@ -50,14 +52,17 @@ async def _timed(
 
 
 async def run(
-    calls: int, cross: Path | None = None, tuned: Path | None = None
+    calls: int, cross: Path | None = None, tuned: Sequence[Path] = ()
 ) -> dict[str, dict[str, float]]:
     judge = LearnedJudge.packaged()
     reply_only = LearnedJudge(judge.embedder, judge.heads)
-    reader = (
-        TunedUseAnswerJudge.packaged() if tuned is None else TunedUseAnswerJudge.load(tuned, None)
-    )
-    out = {"tuned_use": await _timed(reader.answers, calls)}
+    readers = {"": TunedUseAnswerJudge.packaged()} if not tuned else {}
+    readers |= {f" {path.name}": TunedUseAnswerJudge.load(path, None) for path in tuned}
+    out = {}
+    for name, reader in readers.items():
+        out[f"tuned_use{name}"] = await _timed(reader.answers, calls)
+        packaged = LearnedJudge(judge.embedder, judge.heads, reader)
+        out[f"packaged_judge{name}"] = await _timed(packaged.answers, calls)
     if cross is not None:
         out["cross_encoder"] = await _timed(CrossAnswerJudge.load(cross, None).answers, calls)
     out["pair_head"] = await _timed(PairAnswerJudge.packaged().answers, calls)
@@ -69,7 +74,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.answer_latency")
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--cross", type=Path, help="a cross-encoder ONNX file to time too")
-    parser.add_argument("--tuned", type=Path, help="a tuned encoder file in place of the shipped")
+    parser.add_argument(
+        "--tuned",
+        type=Path,
+        action="append",
+        default=[],
+        help="a tuned encoder file in place of the shipped (repeat it to time several)",
+    )
     args = parser.parse_args(argv)
     done = asyncio.run(run(args.calls, args.cross, args.tuned))
     sys.stdout.write(json.dumps(done, indent=2) + "\n")

@@ -46,10 +46,14 @@ class LabelledPair:
     language: str | None = None
 
 
-def pairs_in(directories: Sequence[Path]) -> list[LabelledPair]:
+PAIR_FILES = ("replies-*.yaml", "answers-*.yaml")
+
+
+def pairs_in(directories: Sequence[Path], files: Sequence[str] = PAIR_FILES) -> list[LabelledPair]:
+    """The labelled pairs of the files matching `files` in each directory."""
     out: list[LabelledPair] = []
     for directory in directories:
-        for pattern in ("replies-*.yaml", "answers-*.yaml"):
+        for pattern in files:
             for path in sorted(directory.glob(pattern)):
                 raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
                 languages = [r.get("language") for r in raw]

@@ -37,6 +37,7 @@ from factledger.adapters.judgement.tuned_answers_file import (
 )
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.bench.judgement.answers import (
+    PAIR_FILES,
     LabelledPair,
     kept_out,
     kept_out_scores,
@@ -200,11 +201,16 @@ def snapshot(model: TunedUse, head: PairHead, base: dict[str, np.ndarray]) -> Tu
 
 
 def train_tuned_use(
-    directories: Sequence[Path], out: Path, recipe: TuneRecipe, seeds: Sequence[int]
+    directories: Sequence[Path],
+    out: Path,
+    recipe: TuneRecipe,
+    seeds: Sequence[int],
+    files: Sequence[str] = PAIR_FILES,
 ) -> dict[str, object]:
     """One run per seed; the file holds every run's member at the epoch where their mean
-    reading of the kept-out pairs accepts the most yeses with none of the others read as one."""
-    every = pairs_in(directories)
+    reading of the kept-out pairs accepts the most yeses with none of the others read as one.
+    `files`: which labelled files of the directories train and keep out."""
+    every = pairs_in(directories, files)
     train = [p for p in every if not kept_out(p)]
     held = [p for p in every if kept_out(p)]
     if not train or not held:
@@ -218,6 +224,7 @@ def train_tuned_use(
         runs.append(fit([*train, *extra], held, replace(recipe, seed=seed), run_log(out, seed)))
     data, chosen = finish(runs, held, out)
     return {
+        "files": list(files),
         "pairs": len(train),
         "compound_pairs_made": made,
         "kept_out": len(held),

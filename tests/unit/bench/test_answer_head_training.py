@@ -58,6 +58,15 @@ def test_replies_files_give_question_and_reply_pairs(tmp_path: Path) -> None:
     assert pairs[0].language == "en"
 
 
+def test_a_glob_chooses_which_labelled_files_are_read(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path / "corpus")
+    (corpus / "replies-t.yaml").rename(corpus / "replies-c-01.yaml")
+    other = yaml.safe_dump([{**yaml.safe_load((corpus / "replies-c-01.yaml").read_text())[0]}])
+    (corpus / "replies-e-01.yaml").write_text(other, encoding="utf-8")
+    assert len(pairs_in([corpus])) == len(YES + NO + NEITHER) + 1
+    assert len(pairs_in([corpus], ("replies-[cd]-*.yaml",))) == len(YES + NO + NEITHER)
+
+
 def test_the_threshold_lies_above_every_pair_that_is_not_a_yes() -> None:
     p = np.array(
         [[0.99, 0.0, 0.01], [0.7, 0.2, 0.1], [0.81, 0.1, 0.09], [0.3, 0.6, 0.1]],

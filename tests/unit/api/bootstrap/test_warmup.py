@@ -11,7 +11,12 @@ import httpx
 import pytest
 from support.api_harness import TEST_AUTH
 
-from factledger.api.bootstrap import deferred_imports, warmup
+from factledger.adapters.judgement.tuned_answers_file import (
+    TunedAnswers,
+    TunedAnswersIntegrityError,
+)
+from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
+from factledger.api.bootstrap import deferred_imports, judgement, warmup
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 
@@ -22,13 +27,14 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(warmup, "_STARTED", threading.Event())
     monkeypatch.setattr(warmup, "start_deferred_loads", lambda: calls.append("loads"))
     monkeypatch.setattr(warmup, "start_deferred_imports", lambda: calls.append("imports"))
+    monkeypatch.setattr(warmup, "start_answer_unpack", lambda: calls.append("unpack"))
     return calls
 
 
 def test_the_warm_up_starts_once(started: list[str]) -> None:
     warmup.start_after_ready()
     warmup.start_after_ready()
-    assert started == ["loads", "imports"]
+    assert started == ["loads", "imports", "unpack"]
 
 
 async def test_a_ready_answer_starts_the_warm_up_and_a_starting_one_does_not(
@@ -42,7 +48,7 @@ async def test_a_ready_answer_starts_the_warm_up_and_a_starting_one_does_not(
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
         assert (await http.get("/readyz")).status_code == 200
         assert (await http.get("/readyz")).status_code == 200
-    assert started == ["loads", "imports"]
+    assert started == ["loads", "imports", "unpack"]
 
 
 async def test_a_process_no_probe_asks_warms_up_after_the_fallback_delay(
@@ -51,7 +57,7 @@ async def test_a_process_no_probe_asks_warms_up_after_the_fallback_delay(
     monkeypatch.setattr(warmup, "FALLBACK_S", 0.01)
     handle = warmup.schedule_fallback()
     await asyncio.sleep(0.1)
-    assert started == ["loads", "imports"]
+    assert started == ["loads", "imports", "unpack"]
     handle.cancel()
 
 
@@ -60,9 +66,10 @@ def test_a_worker_warms_up_to_the_end_before_its_first_item_and_only_once(
 ) -> None:
     monkeypatch.setattr(warmup, "finish_deferred_loads", lambda: started.append("loaded"))
     monkeypatch.setattr(warmup, "import_deferred", lambda: started.append("imported"))
+    monkeypatch.setattr(warmup, "unpack_answers_now", lambda: started.append("unpacked"))
     warmup.warm_up_now()
     warmup.start_after_ready()  # the fallback's turn, later: nothing left to start
-    assert started == ["loaded", "imported"]
+    assert started == ["loaded", "imported", "unpacked"]
 
 
 def test_the_deferred_imports_also_read_the_keyword_lexicons(
@@ -72,3 +79,27 @@ def test_the_deferred_imports_also_read_the_keyword_lexicons(
     monkeypatch.setattr(deferred_imports, "load_lexicons", lambda: read.append("lexicons"))
     deferred_imports.import_deferred(())
     assert read == ["lexicons"]
+
+
+def test_the_warm_up_unpacks_the_tuned_answer_readers_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(judgement, "_TUNED", [])
+    made = judgement.pair_answers.__wrapped__()  # a reader of its own, not the process's
+    assert isinstance(made, TunedUseAnswerJudge)
+    assert callable(made._tuned)  # packed until its first reply or the warm-up
+    warmup.unpack_answers_now()
+    assert isinstance(made._tuned, TunedAnswers)
+
+
+def test_a_file_that_cannot_be_unpacked_is_left_to_the_first_reply(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken() -> TunedAnswers:
+        raise TunedAnswersIntegrityError("answer-tuned-use.npz: not a tuned answer file")
+
+    reader = TunedUseAnswerJudge(broken)
+    monkeypatch.setattr(judgement, "_TUNED", [reader])
+    warmup.unpack_answers_now()  # logged, not raised on the warm-up's thread
+    with pytest.raises(TunedAnswersIntegrityError):
+        reader.unpack()
