@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.judge import (
     PACKAGED_HEADS,
@@ -14,7 +15,7 @@ from factledger.adapters.judgement.judge import (
     EmbedderMismatchError,
     LearnedJudge,
 )
-from factledger.application.judgement.types import Reply, Statement
+from factledger.application.judgement.types import Judgement, Reply, Statement
 from factledger.domain.transcript import Message, Role
 
 
@@ -44,6 +45,63 @@ async def test_sentences_are_judged_by_whom_they_are_about_and_what_they_ask(
     assert [j.correction for j in (corrected, hosting)] == [True, False]
     assert [j.hedged for j in (hedged, hosting)] == [True, False]
     assert await judge.judge([]) == []
+
+
+def _answers(j: Judgement) -> tuple[Statement, bool, bool, bool]:
+    return j.statement, j.hedged, j.forget_request, j.correction
+
+
+def _probabilities(j: Judgement) -> tuple[float, float, float, float]:
+    return j.statement_p, j.hedged_p, j.forget_p, j.correction_p
+
+
+# A handful of transcripts' subject lines, sentence by sentence, of mixed lengths (a batch of
+# them would be padded) with a request to forget, a hedge and a correction among them.
+TRANSCRIPTS = (
+    (
+        "Hi, this is Marta from Vellum Print.",
+        "We print about four thousand catalogues a month for garden centres.",
+        "Please don't keep my mobile number on file.",
+        "Our budget might go up to 8k next quarter.",
+    ),
+    (
+        "Sorry, I said Tuesday earlier but I meant Thursday.",
+        "My husband handles the invoices.",
+        "Forget the address I gave you last week.",
+        "Thanks!",
+    ),
+    (
+        "We moved the whole team to Kraków in March.",
+        "I think we'll need three more licences, maybe four.",
+        "Could you erase what I told you about my diagnosis?",
+    ),
+)
+
+
+async def test_a_transcripts_sentences_judged_together_get_each_ones_answers_alone(
+    judge: LearnedJudge,
+) -> None:
+    # The forget screen asks for a transcript's sentences in one call: each answer must be
+    # the one the sentence gets alone (no vector cache on either side to hide a difference).
+    # The vectors are the same bit for bit (one inference run per text: int8 activations
+    # share one range per run); the heads' matrix product over several rows may round the
+    # last bit of a probability otherwise, hence the tolerance, far below what a shared
+    # range moves them (hundredths).
+    together = LearnedJudge(OnnxEmbedder(cached_vectors=0), judge.heads)
+    alone = LearnedJudge(OnnxEmbedder(cached_vectors=0), judge.heads)
+    for sentences in TRANSCRIPTS:
+        one_by_one = [(await alone.judge([sentence]))[0] for sentence in sentences]
+        judged = await together.judge(sentences)
+        assert [_answers(j) for j in judged] == [_answers(j) for j in one_by_one]
+        assert [_probabilities(j) for j in judged] == [
+            pytest.approx(_probabilities(j), abs=1e-6) for j in one_by_one
+        ]
+    assert [j.forget_request for j in await together.judge(TRANSCRIPTS[1])] == [
+        False,
+        False,
+        True,
+        False,
+    ]
 
 
 async def test_the_heads_reply_only_answer_head_reads_replies_in_several_languages(
