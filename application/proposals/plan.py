@@ -4,12 +4,15 @@ Pure (the subject is loaded by the caller). For each candidate:
 
 - a single-valued field: nothing when the profile holds the value already, an open change
   proposes it already, or a reviewer rejected it before; otherwise `set` (an update when the
-  profile holds another value), superseding every open `set` of the field;
+  profile, an open change or an earlier proposal holds another value), superseding every open
+  `set` of the field; recall then no longer offers the earlier statement's memory as current
+  (`recall.replaced`);
 - a list field: the values neither held, open nor rejected, as one `append` (an extension);
 - "the same value" is by meaning, not by characters (`memory.sameness`: case, accents,
   punctuation and number formats aside), so "12,000" repeats "12000" and proposes nothing;
 - an update's or a correction's rationale names the value it replaces: the one the session
-  said no longer holds, else the profile's;
+  said no longer holds, else the profile's, else the latest said open change's, else the
+  latest earlier proposal's that a newer one superseded;
 - the change id is derived from (subject, session, model, field): a rerun proposes the same
   change, never a second one;
 - statements are weighed by when they were said, not by when their sessions were recorded (a
@@ -99,6 +102,22 @@ def _candidate_said(subject: Subject, candidate: Candidate, session_id: str) -> 
     return _said_at(subject, candidate.said_in, start)
 
 
+def _previous_value(
+    subject: Subject, field: str, held: set[str], open_sets: Sequence[ChangeRecord]
+) -> str | None:
+    """The value an update replaces: the profile's, else the latest said of the field's open
+    changes, else of its earlier proposals a newer one superseded (an update of a value never
+    reviewed is still an update)."""
+    if held:
+        return next(iter(held))
+    earlier = open_sets or _changes_of(subject, field, ChangeStatus.SUPERSEDED)
+    said = [c for c in earlier if c.operation is Operation.SET and c.proposal.value is not None]
+    if not said:
+        return None
+    latest = max(said, key=lambda c: (_evidence_said(subject, c), c.proposed_version))
+    return render(latest.proposal.value) if latest.proposal.value is not None else None
+
+
 def _plan_one(
     subject: Subject, candidate: Candidate, model: Actor, session_id: str
 ) -> PlannedChange | None:
@@ -130,11 +149,12 @@ def _plan_one(
         if newer or any(_evidence_said(subject, c) > said for c in open_sets):
             return None  # older news: the newer statement stands
         operation, value = Operation.SET, TextValue(fresh[-1])
-        relation = "update" if current is not None else "new value"
+        previous = _previous_value(subject, field, held, open_sets)
+        relation = "update" if previous is not None else "new value"
         if candidate.replaces is not None:
             relation, replaced = "correction", candidate.replaces
-        elif current is not None:
-            replaced = next(iter(held), None)
+        else:
+            replaced = previous
         supersedes = tuple(c.change_id for c in open_sets)
     if candidate.origin is Origin.INFERRED:
         relation = "derivation"

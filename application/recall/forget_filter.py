@@ -39,6 +39,7 @@ from factledger.application.memory.types import (
     SearchHit,
 )
 from factledger.application.memory.value_repeats import PREVIOUSLY, repeats_value_of, targets
+from factledger.application.recall.replaced import ReplacedStatement, without_replaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +80,14 @@ class ForgetMask:
     fields: tuple[FieldForget, ...] = ()
     current_fields: frozenset[str] = frozenset()  # still in the profile: their memories stay
     rejections: tuple[Rejection, ...] = ()
+    # Statements a later statement of their field replaced (`recall.replaced`).
+    replaced: tuple[ReplacedStatement, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.erased or self.memory_ids or self.fields or self.rejections)
+        return not (
+            self.erased or self.memory_ids or self.fields or self.rejections or self.replaced
+        )
 
     def by_id(self, memory_id: str) -> bool:
         return self.erased or memory_id in self.memory_ids
@@ -150,7 +155,7 @@ async def unforgotten(
     """`hits` without those the mask forgets, in their order."""
     if mask.empty:
         return list(hits)
-    kept = [h for h in hits if not mask.by_id(h.id)]
+    kept = without_replaced([h for h in hits if not mask.by_id(h.id)], mask.replaced)
     provenance = Capability.FACT_PROVENANCE in backend.capabilities
     traces = traces or Traces()
     doubtful = [h for h in kept if mask.concerned(h.document_id)]

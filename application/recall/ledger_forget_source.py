@@ -22,6 +22,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.decisions import decided
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.sameness import value_phrases
+from factledger.application.recall.replaced import may_replace, replaced_statements
 from factledger.application.recall.forget_filter import (
     NOTHING_FORGOTTEN,
     FieldForget,
@@ -61,7 +62,8 @@ class LedgerForgets:
         """The mask of a subject already read from the ledger (kept per version)."""
         subject_id = subject.id
         rejected = any(c.status is ChangeStatus.REJECTED for c in subject.changes.values())
-        if not (subject.erased or subject.forgotten_memories or subject.forget_marks or rejected):
+        forgets = subject.erased or subject.forgotten_memories or subject.forget_marks
+        if not (forgets or rejected or may_replace(subject)):
             return NOTHING_FORGOTTEN
         with self._lock:
             known = self._masks.get(subject_id)
@@ -94,6 +96,7 @@ def mask_of(subject: Subject, rejected_at: Mapping[UUID, int] | None = None) -> 
             for change_id, version in sorted((rejected_at or {}).items(), key=lambda kv: kv[1])
             if change_id in subject.changes
         ),
+        replaced=replaced_statements(subject),
     )
 
 

@@ -1,0 +1,160 @@
+"""Statements a later statement of their field replaced: recall no longer offers them as current.
+
+"I'm a senior engineer on the platform team", then a session later "I'm Engineering Manager
+now": the model proposes the update, but the first sentence's memory stays current in the
+backend (the extractor gave the two memories no common slot), so recall offered the old role
+beside, or above, the new one. The ledger knows better: both sentences are the evidence of
+proposals of one single-valued field. So recall reads, beside the subject's forgets, the
+statements of each such field that a later one replaced, and drops their memories:
+
+- a field's statements are its stated `set` proposals that still stand (not rejected, not
+  withdrawn by a forget), pending, confirmed or superseded alike, ordered by when they were
+  said; the latest one is the field's current statement;
+- an earlier statement is replaced when its value differs from the current one by meaning
+  (`memory.sameness`), and its sentence states no other field's standing value (a sentence
+  that said the employer too keeps its memory for the employer);
+- a memory is a replaced statement's when it comes from the statement's session and message
+  and its words are the sentence's (the extractor rewords little: "I'm" becomes "is"), and it
+  does not state the current value ("moved from A to B" stays).
+
+Read from the ledger on every recall, as the forgets are, so it is exact at once and
+reversible: rejecting the update makes the earlier statement current again, and its memory
+comes back. The backend keeps every memory; nothing is forgotten by this rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from factledger.application.memory.record_ids import transcript_document_id
+from factledger.application.memory.sameness import any_states, same_value, tokens, value_phrases
+from factledger.application.memory.types import SearchHit
+from factledger.domain.proposal import ChangeRecord
+from factledger.domain.provenance import ChangeStatus, Operation
+from factledger.domain.subject import Subject
+from factledger.domain.values import to_payload
+
+# Share of a memory's words that must be its sentence's for the memory to be that sentence
+# (the rest is the extractor's rewording: "I'm" -> "is", "my" -> "their").
+SAME_SENTENCE = 0.6
+_GONE = (ChangeStatus.REJECTED, ChangeStatus.FORGOTTEN)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplacedStatement:
+    """An earlier statement of a field, as recall recognises its memories."""
+
+    field: str
+    document_id: str  # the transcript document of the session that said it
+    message_index: int
+    sentence: frozenset[str]  # the sentence's tokens (`sameness.tokens`)
+    current: tuple[str, ...]  # the wordings of the field's current value
+
+    def retires(self, hit: SearchHit) -> bool:
+        if not hit.is_latest or hit.document_id != self.document_id:
+            return False
+        if hit.source_indexes and self.message_index not in hit.source_indexes:
+            return False
+        words = set(tokens(hit.text))
+        if not words or len(words & self.sentence) < SAME_SENTENCE * len(words):
+            return False
+        return not any_states(hit.text, self.current)
+
+
+def _standing(record: ChangeRecord) -> bool:
+    return record.status not in _GONE and record.proposal.value is not None
+
+
+def _said(subject: Subject, record: ChangeRecord) -> datetime:
+    evidence = record.proposal.evidence
+    session = None if evidence is None else subject.sessions.get(evidence.session_id)
+    if session is None or evidence is None:
+        return record.proposed_at
+    return session.said_at(evidence.message_index)
+
+
+def _statements(subject: Subject) -> dict[str, list[ChangeRecord]]:
+    """Each field's stated `set` proposals that stand, oldest said first."""
+    by_field: dict[str, list[ChangeRecord]] = {}
+    for record in subject.changes.values():
+        proposal = record.proposal
+        if proposal.operation is Operation.SET and proposal.evidence and _standing(record):
+            by_field.setdefault(proposal.field, []).append(record)
+    for records in by_field.values():
+        records.sort(key=lambda r: (_said(subject, r), r.proposed_version))
+    return by_field
+
+
+def may_replace(subject: Subject) -> bool:
+    """Cheap first check: some field has two stated `set` proposals."""
+    seen: set[str] = set()
+    for record in subject.changes.values():
+        proposal = record.proposal
+        if proposal.operation is Operation.SET and proposal.evidence is not None:
+            if proposal.field in seen:
+                return True
+            seen.add(proposal.field)
+    return False
+
+
+def _phrases(record: ChangeRecord) -> list[str]:
+    value = record.proposal.value
+    return [] if value is None else value_phrases(to_payload(value))
+
+
+def _where(record: ChangeRecord) -> tuple[str, int, str] | None:
+    evidence = record.proposal.evidence
+    if evidence is None:
+        return None
+    return evidence.session_id, evidence.message_index, evidence.quote
+
+
+def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
+    """The subject's replaced statements (see the module docstring)."""
+    by_field = _statements(subject)
+    replaced: list[tuple[str, ChangeRecord, list[str]]] = []
+    for field, records in by_field.items():
+        current = _phrases(records[-1])
+        for record in records[:-1]:
+            if not any(same_value(p, c) for p in _phrases(record) for c in current):
+                replaced.append((field, record, current))
+    if not replaced:
+        return ()
+    standing = _standing_sentences(subject, {id(r) for _, r, _ in replaced})
+    found: list[ReplacedStatement] = []
+    for field, record, current in replaced:
+        where = _where(record)
+        if where is None or where in standing:
+            continue
+        session_id, index, quote = where
+        found.append(
+            ReplacedStatement(
+                field,
+                transcript_document_id(subject.id, session_id),
+                index,
+                frozenset(tokens(quote)),
+                tuple(current),
+            )
+        )
+    return tuple(found)
+
+
+def _standing_sentences(subject: Subject, replaced: Iterable[int]) -> set[tuple[str, int, str]]:
+    """The sentences that state a value still standing: the evidence of every standing
+    proposal not itself replaced."""
+    gone = set(replaced)
+    return {
+        where
+        for record in subject.changes.values()
+        if id(record) not in gone and _standing(record) and (where := _where(record)) is not None
+    }
+
+
+def without_replaced(
+    hits: Sequence[SearchHit], replaced: Sequence[ReplacedStatement]
+) -> list[SearchHit]:
+    if not replaced:
+        return list(hits)
+    return [h for h in hits if not any(r.retires(h) for r in replaced)]
