@@ -6,6 +6,12 @@ on and drops the fact when that sentence is not a statement about the subject th
 third party's fact, small talk, a question, or a request to forget (whose words must never
 become a memory). Word lists decide less; the judgement generalises to wordings nobody wrote
 a rule for, and is refitted from labelled data (`bench/judgement`).
+
+A fact read in a tentative sentence ("So, realistically, I'd need 135 now to move.") keeps
+the sentence's hedge as its condition: the ledger refuses a stated change that quotes a
+tentative sentence without one (`domain.hedges`), so the fact would otherwise propose nothing,
+and an update said that way was lost. The judge reads the sentence the change will quote with
+the hedge head the ledger's own reader uses, at the same bar.
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ from factledger.application.judgement.types import Judgement, Statement
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
+from factledger.application.proposals.candidates import whole_sentence
+from factledger.domain.hedges import sentences_around
+from factledger.domain.proposal import MAX_CONDITION
 from factledger.domain.transcript import Message, Role
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -66,7 +75,29 @@ class LearnedExtractor:
         facts = await self._judged_rules(request)
         if not request.fields:
             return facts
-        return facts + await self._by_meaning(request, facts)
+        read = facts + await self._by_meaning(request, facts)
+        slots = {f.slot for f in request.fields}
+        return await self._keeping_hedges(request.transcript, read, slots)
+
+    async def _keeping_hedges(
+        self, transcript: Sequence[Message], facts: Sequence[ExtractedFact], slots: set[str]
+    ) -> list[ExtractedFact]:
+        """The facts, each of a field's slot said in a tentative sentence carrying that
+        sentence's hedge as its condition: the words of the sentence around the value (else
+        the whole sentence)."""
+        quoted = [
+            (n, sentence)
+            for n, f in enumerate(facts)
+            if f.slot in slots and (sentence := _quoted(f, transcript))
+        ]
+        if not quoted:
+            return list(facts)
+        judged = await self.judge.judge([sentence for _, sentence in quoted])
+        kept = list(facts)
+        for (n, sentence), judgement in zip(quoted, judged, strict=True):
+            if judgement.hedged:
+                kept[n] = replace(facts[n], condition=_hedge_of(sentence, facts[n].value or ""))
+        return kept
 
     async def _by_meaning(
         self, request: ExtractionRequest, ruled: Sequence[ExtractedFact]
@@ -114,6 +145,28 @@ class LearnedExtractor:
                 if not _keeps(verdict[(index, _standing_sentence(fact, said[index]))]):
                     dropped.add(fact.key)
         return _without(facts, dropped)
+
+
+def _quoted(fact: ExtractedFact, transcript: Sequence[Message]) -> str:
+    """The sentence a stated change of the fact would quote, as the ledger reads it around
+    the quote; empty for a fact that carries its condition or quotes no subject's line."""
+    if fact.condition or fact.negated or fact.is_inference or not fact.value:
+        return ""
+    said = [
+        i
+        for i in fact.source_indexes
+        if 0 <= i < len(transcript) and transcript[i].role is Role.SUBJECT
+    ]
+    if not said:
+        return ""
+    text = transcript[said[-1]].text
+    return sentences_around(text, whole_sentence(text, containing=(fact.value,)))
+
+
+def _hedge_of(sentence: str, value: str) -> str:
+    rest = sentence.replace(value, " ", 1) if value else sentence
+    said = rest if _WORD.search(rest) else sentence
+    return " ".join(said.split()).strip(" ,;:.!?")[:MAX_CONDITION] or sentence[:MAX_CONDITION]
 
 
 def _without(facts: Sequence[ExtractedFact], dropped: set[str]) -> list[ExtractedFact]:

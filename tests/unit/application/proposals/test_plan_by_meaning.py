@@ -113,3 +113,19 @@ async def test_a_negation_of_the_value_itself_corrects_nothing(rig: Rig) -> None
     assert proposal.proposal.rationale is not None
     assert proposal.proposal.rationale.startswith("new value of supplier")
     assert "replaces" not in proposal.proposal.rationale
+
+
+async def test_an_update_of_a_value_nobody_reviewed_yet_names_it(rig: Rig) -> None:
+    scripted, lead = ScriptedExtractor(), rig.register()
+    await said(rig, scripted, lead, "s1", "Initech.", stated("f0", "supplier", "Initech"))
+    await said(rig, scripted, lead, "s2", "Globex now.", stated("f0", "supplier", "Globex"))
+    await said(rig, scripted, lead, "s3", "Umbrella.", stated("f0", "supplier", "Umbrella"))
+
+    second = rig.subject(lead).change(change_id_for(lead, "s2", MODEL, "supplier"))
+    third = rig.subject(lead).change(change_id_for(lead, "s3", MODEL, "supplier"))
+    assert second.status is ChangeStatus.SUPERSEDED
+    assert second.proposal.rationale is not None
+    assert second.proposal.rationale.startswith("update of supplier")
+    assert second.proposal.rationale.endswith("replaces Initech")
+    assert third.proposal.rationale is not None
+    assert third.proposal.rationale.endswith("replaces Globex")

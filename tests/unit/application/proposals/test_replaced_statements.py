@@ -1,0 +1,81 @@
+"""Recall no longer offers as current a statement that a later statement of its field
+replaced (`recall.replaced`), read from the ledger's proposals: reversible by a rejection."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from factledger.application.ledger.commands import RejectChange
+from factledger.application.memory.extraction import ExtractedFact
+from factledger.application.memory.record_ids import transcript_document_id
+from factledger.application.memory.types import HitKind, SearchHit
+from factledger.application.proposals.plan import change_id_for
+from factledger.application.recall.ledger_forget_source import mask_of
+from factledger.application.recall.replaced import replaced_statements, without_replaced
+from factledger.domain.provenance import Actor, ActorKind
+from factledger.domain.transcript import Role
+from factledger.testing.scripted_extractor import ScriptedExtractor
+
+from .conftest import MODEL, TENANT, Rig, day
+
+REVIEWER = Actor(ActorKind.STAFF, "reviewer-1")
+
+
+def stated(key: str, slot: str, value: str) -> ExtractedFact:
+    return ExtractedFact(key, f"{slot} is {value}", slot, (0,), value=value)
+
+
+async def said(
+    rig: Rig, scripted: ScriptedExtractor, lead: UUID, session: str, text: str, *facts: ExtractedFact
+) -> None:
+    scripted.script(text, *facts)
+    rig.record(lead, session, day(4, 2 + len(rig.subject(lead).sessions)), (Role.SUBJECT, text))
+    await rig.worker(scripted).run_once()
+
+
+def hit(lead: UUID, session: str, text: str, index: int = 0) -> SearchHit:
+    document = transcript_document_id(lead, session)
+    return SearchHit(f"{session}-{text}", text, 0.9, HitKind.MEMORY, True, False, None, document,
+                     source_indexes=(index,))
+
+
+async def test_the_earlier_statements_memory_leaves_recall_and_the_latest_stays(rig: Rig) -> None:
+    scripted, lead = ScriptedExtractor(), rig.register()
+    await said(rig, scripted, lead, "s1", "We buy our boxes from Initech.",
+               stated("f0", "supplier", "Initech"))
+    await said(rig, scripted, lead, "s2", "Globex now.", stated("f0", "supplier", "Globex"))
+
+    mask = mask_of(rig.subject(lead))
+    old = hit(lead, "s1", "buys their boxes from Initech")
+    new = hit(lead, "s2", "Globex now")
+    elsewhere = hit(lead, "s1", "buys their boxes from Initech", index=3)
+    both = hit(lead, "s1", "buys their boxes from Initech, then Globex")
+    assert not mask.empty
+    assert without_replaced([old, new, elsewhere, both], mask.replaced) == [new, elsewhere, both]
+
+
+async def test_the_same_value_in_another_wording_replaces_nothing(rig: Rig) -> None:
+    scripted, lead = ScriptedExtractor(), rig.register()
+    await said(rig, scripted, lead, "s1", "Budget is 12000.", stated("f0", "budget", "12000"))
+    await said(rig, scripted, lead, "s2", "About 12k now.", stated("f0", "budget", "12k"))
+    assert replaced_statements(rig.subject(lead)) == ()
+
+
+async def test_a_rejected_update_gives_the_earlier_statement_back(rig: Rig) -> None:
+    scripted, lead = ScriptedExtractor(), rig.register()
+    await said(rig, scripted, lead, "s1", "Initech.", stated("f0", "supplier", "Initech"))
+    await said(rig, scripted, lead, "s2", "Globex now.", stated("f0", "supplier", "Globex"))
+    assert len(replaced_statements(rig.subject(lead))) == 1
+
+    update = change_id_for(lead, "s2", MODEL, "supplier")
+    rig.ledger.reject_change(RejectChange(TENANT, lead, update, REVIEWER, "wrong"))
+    assert replaced_statements(rig.subject(lead)) == ()
+
+
+async def test_a_sentence_that_states_another_standing_field_keeps_its_memory(rig: Rig) -> None:
+    scripted, lead = ScriptedExtractor(), rig.register()
+    sentence = "I'm head of ops at Acme, and we buy from Initech."
+    await said(rig, scripted, lead, "s1", sentence,
+               stated("f0", "supplier", "Initech"), stated("f1", "employer", "Acme"))
+    await said(rig, scripted, lead, "s2", "Globex now.", stated("f0", "supplier", "Globex"))
+    assert replaced_statements(rig.subject(lead)) == ()
