@@ -22,13 +22,13 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.decisions import decided
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.sameness import value_phrases
-from factledger.application.recall.replaced import may_replace, replaced_statements
 from factledger.application.recall.forget_filter import (
     NOTHING_FORGOTTEN,
     FieldForget,
     ForgetMask,
     Rejection,
 )
+from factledger.application.recall.replaced import may_replace, replaced_statements
 from factledger.domain.events import ChangeRejected
 from factledger.domain.forget_mark import ForgetMark
 from factledger.domain.proposal import ChangeRecord

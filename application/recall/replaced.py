@@ -11,8 +11,9 @@ statements of each such field that a later one replaced, and drops their memorie
   withdrawn by a forget), pending, confirmed or superseded alike, ordered by when they were
   said; the latest one is the field's current statement;
 - an earlier statement is replaced when its value differs from the current one by meaning
-  (`memory.sameness`), and its sentence states no other field's standing value (a sentence
-  that said the employer too keeps its memory for the employer);
+  (`memory.sameness`; the same amounts said more or less firmly are one value here), and
+  its sentence states no other field's standing value (a sentence that said the employer
+  too keeps its memory for the employer);
 - a memory is a replaced statement's when it comes from the statement's session and message
   and its words are the sentence's (the extractor rewords little: "I'm" becomes "is"), and it
   does not state the current value ("moved from A to B" stays).
@@ -87,6 +88,15 @@ def _statements(subject: Subject) -> dict[str, list[ChangeRecord]]:
     return by_field
 
 
+def _same(earlier: str, current: str) -> bool:
+    """Whether an earlier wording says the current value: the same by meaning, or the same
+    amounts said more or less firmly ("we might go to 440", then "440 is good now")."""
+    if same_value(earlier, current):
+        return True
+    amounts = {t for t in tokens(earlier) if t.startswith("#")}
+    return bool(amounts) and amounts == {t for t in tokens(current) if t.startswith("#")}
+
+
 def may_replace(subject: Subject) -> bool:
     """Cheap first check: some field has two stated `set` proposals."""
     seen: set[str] = set()
@@ -114,12 +124,13 @@ def _where(record: ChangeRecord) -> tuple[str, int, str] | None:
 def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
     """The subject's replaced statements (see the module docstring)."""
     by_field = _statements(subject)
-    replaced: list[tuple[str, ChangeRecord, list[str]]] = []
-    for field, records in by_field.items():
-        current = _phrases(records[-1])
-        for record in records[:-1]:
-            if not any(same_value(p, c) for p in _phrases(record) for c in current):
-                replaced.append((field, record, current))
+    replaced = [
+        (field, record, current)
+        for field, records in by_field.items()
+        if (current := _phrases(records[-1]))
+        for record in records[:-1]
+        if not any(_same(p, c) for p in _phrases(record) for c in current)
+    ]
     if not replaced:
         return ()
     standing = _standing_sentences(subject, {id(r) for _, r, _ in replaced})

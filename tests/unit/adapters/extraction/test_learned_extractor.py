@@ -183,6 +183,29 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     assert [(f.slot, f.value) for f in wanted] == [(f.slot, f.value) for f in every]
 
 
+async def test_a_fact_said_in_a_tentative_sentence_carries_its_hedge_as_its_condition() -> None:
+    """The ledger refuses a stated change quoting a tentative sentence without a condition
+    (`domain.hedges`): the hedge goes with the fact, read by the judge on that sentence."""
+    rules = FixedRules([ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")])
+    hedged = Judgement(Statement.SELF, 0.9, hedged=True, forget_request=False, correction=False)
+    judge = JudgeBySentence(
+        {"So, realistically, I'd need 135 now.": hedged},
+        stated=(FieldStatement(0, "I'd need 135 now", "salary", 9.0),),
+    )
+    request = ExtractionRequest(
+        [Message(Role.SUBJECT, "Budget is 40k. So, realistically, I'd need 135 now.", AT)],
+        occurred_at=AT,
+        fields=(FieldSlot("budget", "budget"), FieldSlot("salary", "salary")),
+    )
+
+    facts = await LearnedExtractor(rules, judge).extract(request)
+
+    assert [(f.slot, f.value, f.condition) for f in facts] == [
+        ("budget", "40k", None),  # a plain sentence keeps none
+        ("salary", "I'd need 135 now", "So, realistically"),
+    ]
+
+
 @pytest.fixture(scope="module")
 def learned() -> LearnedExtractor:
     return LearnedExtractor(RuleExtractor(), LearnedJudge.packaged())

@@ -26,7 +26,12 @@ def stated(key: str, slot: str, value: str) -> ExtractedFact:
 
 
 async def said(
-    rig: Rig, scripted: ScriptedExtractor, lead: UUID, session: str, text: str, *facts: ExtractedFact
+    rig: Rig,
+    scripted: ScriptedExtractor,
+    lead: UUID,
+    session: str,
+    text: str,
+    *facts: ExtractedFact,
 ) -> None:
     scripted.script(text, *facts)
     rig.record(lead, session, day(4, 2 + len(rig.subject(lead).sessions)), (Role.SUBJECT, text))
@@ -35,14 +40,29 @@ async def said(
 
 def hit(lead: UUID, session: str, text: str, index: int = 0) -> SearchHit:
     document = transcript_document_id(lead, session)
-    return SearchHit(f"{session}-{text}", text, 0.9, HitKind.MEMORY, True, False, None, document,
-                     source_indexes=(index,))
+    return SearchHit(
+        f"{session}-{text}",
+        text,
+        0.9,
+        HitKind.MEMORY,
+        True,
+        False,
+        None,
+        document,
+        source_indexes=(index,),
+    )
 
 
 async def test_the_earlier_statements_memory_leaves_recall_and_the_latest_stays(rig: Rig) -> None:
     scripted, lead = ScriptedExtractor(), rig.register()
-    await said(rig, scripted, lead, "s1", "We buy our boxes from Initech.",
-               stated("f0", "supplier", "Initech"))
+    await said(
+        rig,
+        scripted,
+        lead,
+        "s1",
+        "We buy our boxes from Initech.",
+        stated("f0", "supplier", "Initech"),
+    )
     await said(rig, scripted, lead, "s2", "Globex now.", stated("f0", "supplier", "Globex"))
 
     mask = mask_of(rig.subject(lead))
@@ -75,7 +95,34 @@ async def test_a_rejected_update_gives_the_earlier_statement_back(rig: Rig) -> N
 async def test_a_sentence_that_states_another_standing_field_keeps_its_memory(rig: Rig) -> None:
     scripted, lead = ScriptedExtractor(), rig.register()
     sentence = "I'm head of ops at Acme, and we buy from Initech."
-    await said(rig, scripted, lead, "s1", sentence,
-               stated("f0", "supplier", "Initech"), stated("f1", "employer", "Acme"))
+    await said(
+        rig,
+        scripted,
+        lead,
+        "s1",
+        sentence,
+        stated("f0", "supplier", "Initech"),
+        stated("f1", "employer", "Acme"),
+    )
     await said(rig, scripted, lead, "s2", "Globex now.", stated("f0", "supplier", "Globex"))
     assert replaced_statements(rig.subject(lead)) == ()
+
+
+async def test_the_same_amount_said_more_firmly_replaces_nothing_for_recall(rig: Rig) -> None:
+    scripted, lead = ScriptedExtractor(), rig.register()
+    await said(
+        rig,
+        scripted,
+        lead,
+        "s1",
+        "We might go to 440.",
+        stated("f0", "budget", "we might go to 440"),
+    )
+    await said(
+        rig, scripted, lead, "s2", "440 is good now.", stated("f0", "budget", "440 is good now")
+    )
+    assert replaced_statements(rig.subject(lead)) == ()
+
+    await said(rig, scripted, lead, "s3", "Make it 455.", stated("f0", "budget", "455"))
+    replaced = {r.document_id for r in replaced_statements(rig.subject(lead))}
+    assert replaced == {transcript_document_id(lead, s) for s in ("s1", "s2")}
