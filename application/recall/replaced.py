@@ -11,12 +11,13 @@ statements of each such field that a later one replaced, and drops their memorie
   withdrawn by a forget), pending, confirmed or superseded alike, ordered by when they were
   said; the latest one is the field's current statement;
 - an earlier statement is replaced when its value differs from the current one by meaning
-  (`memory.sameness`; the same amounts said more or less firmly are one value here), and
-  its sentence states no other field's standing value (a sentence that said the employer
-  too keeps its memory for the employer);
+  (`memory.sameness`; the same amounts said more or less firmly are one value here);
 - a memory is a replaced statement's when it comes from the statement's session and message
   and its words are the sentence's (the extractor rewords little: "I'm" becomes "is"), and it
-  does not state the current value ("moved from A to B" stays).
+  does not state the current value ("moved from A to B" stays). When the sentence is also the
+  evidence of another field's standing value ("two bedrooms, budget 480 thousand"), only a
+  memory that holds the replaced value's words goes: a memory of the sentence's other part
+  stays for that field.
 
 Read from the ledger on every recall, as the forgets are, so it is exact at once and
 reversible: rejecting the update makes the earlier statement current again, and its memory
@@ -52,6 +53,9 @@ class ReplacedStatement:
     message_index: int
     sentence: frozenset[str]  # the sentence's tokens (`sameness.tokens`)
     current: tuple[str, ...]  # the wordings of the field's current value
+    # The replaced value's tokens, when the sentence also states another field's standing
+    # value: then only a memory that holds the replaced value goes.
+    shared_value: frozenset[str] | None = None
 
     def retires(self, hit: SearchHit) -> bool:
         if not hit.is_latest or hit.document_id != self.document_id:
@@ -60,6 +64,9 @@ class ReplacedStatement:
             return False
         words = set(tokens(hit.text))
         if not words or len(words & self.sentence) < SAME_SENTENCE * len(words):
+            return False
+        value = self.shared_value
+        if value is not None and len(words & value) < SAME_SENTENCE * len(value):
             return False
         return not any_states(hit.text, self.current)
 
@@ -114,6 +121,10 @@ def _phrases(record: ChangeRecord) -> list[str]:
     return [] if value is None else value_phrases(to_payload(value))
 
 
+def _value_tokens(record: ChangeRecord) -> frozenset[str]:
+    return frozenset(t for p in _phrases(record) for t in tokens(p))
+
+
 def _where(record: ChangeRecord) -> tuple[str, int, str] | None:
     evidence = record.proposal.evidence
     if evidence is None:
@@ -137,7 +148,7 @@ def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
     found: list[ReplacedStatement] = []
     for field, record, current in replaced:
         where = _where(record)
-        if where is None or where in standing:
+        if where is None:
             continue
         session_id, index, quote = where
         found.append(
@@ -147,6 +158,7 @@ def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
                 index,
                 frozenset(tokens(quote)),
                 tuple(current),
+                _value_tokens(record) if where in standing else None,
             )
         )
     return tuple(found)
