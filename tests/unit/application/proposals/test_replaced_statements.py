@@ -6,36 +6,21 @@ from __future__ import annotations
 from uuid import UUID
 
 from factledger.application.ledger.commands import RejectChange
-from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.types import HitKind, SearchHit
 from factledger.application.proposals.plan import change_id_for
 from factledger.application.recall.ledger_forget_source import mask_of
 from factledger.application.recall.replaced import replaced_statements, without_replaced
-from factledger.domain.provenance import Actor, ActorKind
-from factledger.domain.transcript import Role
 from factledger.testing.scripted_extractor import ScriptedExtractor
 
-from .conftest import MODEL, TENANT, Rig, day
-
-REVIEWER = Actor(ActorKind.STAFF, "reviewer-1")
-
-
-def stated(key: str, slot: str, value: str) -> ExtractedFact:
-    return ExtractedFact(key, f"{slot} is {value}", slot, (0,), value=value)
+from .conftest import MODEL, TENANT, Rig
+from .test_plan_by_meaning import REVIEWER, said, stated
 
 
-async def said(
-    rig: Rig,
-    scripted: ScriptedExtractor,
-    lead: UUID,
-    session: str,
-    text: str,
-    *facts: ExtractedFact,
-) -> None:
-    scripted.script(text, *facts)
-    rig.record(lead, session, day(4, 2 + len(rig.subject(lead).sessions)), (Role.SUBJECT, text))
-    await rig.worker(scripted).run_once()
+async def says(rig: Rig, lead: UUID, session: str, text: str, *values: tuple[str, str]) -> None:
+    """The subject says `text` in a session of its own, stating each (field, value)."""
+    facts = [stated(f"f{n}", field, value) for n, (field, value) in enumerate(values)]
+    await said(rig, ScriptedExtractor(), lead, session, text, *facts)
 
 
 def hit(lead: UUID, session: str, text: str, index: int = 0) -> SearchHit:
@@ -54,16 +39,9 @@ def hit(lead: UUID, session: str, text: str, index: int = 0) -> SearchHit:
 
 
 async def test_the_earlier_statements_memory_leaves_recall_and_the_latest_stays(rig: Rig) -> None:
-    scripted, lead = ScriptedExtractor(), rig.register()
-    await said(
-        rig,
-        scripted,
-        lead,
-        "s1",
-        "We buy our boxes from Initech.",
-        stated("f0", "supplier", "Initech"),
-    )
-    await said(rig, scripted, lead, "s2", "Globex now.", stated("f0", "supplier", "Globex"))
+    lead = rig.register()
+    await says(rig, lead, "s1", "We buy our boxes from Initech.", ("supplier", "Initech"))
+    await says(rig, lead, "s2", "Globex now.", ("supplier", "Globex"))
 
     mask = mask_of(rig.subject(lead))
     old = hit(lead, "s1", "buys their boxes from Initech")
@@ -75,16 +53,16 @@ async def test_the_earlier_statements_memory_leaves_recall_and_the_latest_stays(
 
 
 async def test_the_same_value_in_another_wording_replaces_nothing(rig: Rig) -> None:
-    scripted, lead = ScriptedExtractor(), rig.register()
-    await said(rig, scripted, lead, "s1", "Budget is 12000.", stated("f0", "budget", "12000"))
-    await said(rig, scripted, lead, "s2", "About 12k now.", stated("f0", "budget", "12k"))
+    lead = rig.register()
+    await says(rig, lead, "s1", "Budget is 12000.", ("budget", "12000"))
+    await says(rig, lead, "s2", "About 12k now.", ("budget", "12k"))
     assert replaced_statements(rig.subject(lead)) == ()
 
 
 async def test_a_rejected_update_gives_the_earlier_statement_back(rig: Rig) -> None:
-    scripted, lead = ScriptedExtractor(), rig.register()
-    await said(rig, scripted, lead, "s1", "Initech.", stated("f0", "supplier", "Initech"))
-    await said(rig, scripted, lead, "s2", "Globex now.", stated("f0", "supplier", "Globex"))
+    lead = rig.register()
+    await says(rig, lead, "s1", "Initech.", ("supplier", "Initech"))
+    await says(rig, lead, "s2", "Globex now.", ("supplier", "Globex"))
     assert len(replaced_statements(rig.subject(lead))) == 1
 
     update = change_id_for(lead, "s2", MODEL, "supplier")
@@ -95,18 +73,10 @@ async def test_a_rejected_update_gives_the_earlier_statement_back(rig: Rig) -> N
 async def test_a_sentence_that_states_another_standing_field_loses_only_the_old_value(
     rig: Rig,
 ) -> None:
-    scripted, lead = ScriptedExtractor(), rig.register()
+    lead = rig.register()
     sentence = "I'm head of ops at Acme, and we buy from Initech."
-    await said(
-        rig,
-        scripted,
-        lead,
-        "s1",
-        sentence,
-        stated("f0", "supplier", "Initech"),
-        stated("f1", "employer", "Acme"),
-    )
-    await said(rig, scripted, lead, "s2", "Globex now.", stated("f0", "supplier", "Globex"))
+    await says(rig, lead, "s1", sentence, ("supplier", "Initech"), ("employer", "Acme"))
+    await says(rig, lead, "s2", "Globex now.", ("supplier", "Globex"))
 
     whole = hit(lead, "s1", "is head of ops at Acme, and they buy from Initech")
     employer = hit(lead, "s1", "is head of ops at Acme")
@@ -115,20 +85,11 @@ async def test_a_sentence_that_states_another_standing_field_loses_only_the_old_
 
 
 async def test_the_same_amount_said_more_firmly_replaces_nothing_for_recall(rig: Rig) -> None:
-    scripted, lead = ScriptedExtractor(), rig.register()
-    await said(
-        rig,
-        scripted,
-        lead,
-        "s1",
-        "We might go to 440.",
-        stated("f0", "budget", "we might go to 440"),
-    )
-    await said(
-        rig, scripted, lead, "s2", "440 is good now.", stated("f0", "budget", "440 is good now")
-    )
+    lead = rig.register()
+    await says(rig, lead, "s1", "We might go to 440.", ("budget", "we might go to 440"))
+    await says(rig, lead, "s2", "440 is good now.", ("budget", "440 is good now"))
     assert replaced_statements(rig.subject(lead)) == ()
 
-    await said(rig, scripted, lead, "s3", "Make it 455.", stated("f0", "budget", "455"))
+    await says(rig, lead, "s3", "Make it 455.", ("budget", "455"))
     replaced = {r.document_id for r in replaced_statements(rig.subject(lead))}
     assert replaced == {transcript_document_id(lead, s) for s in ("s1", "s2")}
