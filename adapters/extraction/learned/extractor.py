@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from factledger.application.judgement.ports import SentenceJudge
-from factledger.application.judgement.types import Judgement, Statement
+from factledger.application.judgement.types import FieldStatement, Judgement, Statement
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
@@ -63,16 +63,25 @@ class LearnedExtractor:
     VERSION = 1
 
     async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
-        facts = await self._judged_rules(request)
+        ruled = await self.rules.extract(request)
+        if not ruled and not request.fields:
+            return ruled
+        verdicts = await _Verdicts.of(self.judge, request.transcript)
+        facts = _without(ruled, {f.key for f in ruled if not verdicts.keeps(f)})
         if not request.fields:
             return facts
-        return facts + await self._by_meaning(request, facts)
+        return facts + await self._by_meaning(request, facts, verdicts)
 
     async def _by_meaning(
-        self, request: ExtractionRequest, ruled: Sequence[ExtractedFact]
+        self, request: ExtractionRequest, ruled: Sequence[ExtractedFact], verdicts: _Verdicts
     ) -> list[ExtractedFact]:
         """Facts for the fields the rules fed nothing, from the clauses the judge reads as
-        stating them: the most probable clause of a single field, every one of a list's."""
+        stating them: the most probable clause of a single field, every one of a list's.
+
+        Each answer is judged by the sentence it stands in, as the rules' facts are: one about
+        someone else, small talk, a question or a request to forget is no value; a hedged
+        sentence's answer carries that sentence as its condition (the heads say a sentence is
+        tentative, not which of its words make it so), so the ledger's hedge rule keeps it."""
         fed = {f.slot for f in ruled if f.slot is not None and not f.negated}
         wanted = [f for f in request.fields if f.slot not in fed]
         if not wanted:
@@ -82,38 +91,69 @@ class LearnedExtractor:
         facts: list[ExtractedFact] = []
         for spec in wanted:
             stated = sorted(
-                (s for s in found if s.field == spec.field), key=lambda s: s.p, reverse=True
+                (
+                    fact
+                    for s in found
+                    if s.field == spec.field
+                    for fact in [_answer(s, spec.slot)]
+                    if verdicts.keeps(fact)
+                ),
+                key=lambda f: f.p,
+                reverse=True,
             )
             chosen = stated if spec.many else stated[:1]
-            for s in sorted(chosen, key=lambda s: s.message_index):
-                facts.append(
-                    ExtractedFact(
-                        key=f"m{len(facts)}",
-                        text=s.clause,
-                        slot=spec.slot,
-                        source_indexes=(s.message_index,),
-                        value=s.clause,
-                    )
-                )
+            for s in sorted(chosen, key=lambda s: s.fact.source_indexes):
+                facts.append(verdicts.hedged(replace(s.fact, key=f"m{len(facts)}")))
         return facts
 
-    async def _judged_rules(self, request: ExtractionRequest) -> list[ExtractedFact]:
-        facts = await self.rules.extract(request)
-        if not facts:
-            return facts
-        transcript: Sequence[Message] = request.transcript
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    fact: ExtractedFact
+    p: float
+
+
+def _answer(statement: FieldStatement, slot: str) -> _Answer:
+    fact = ExtractedFact(
+        key="",
+        text=statement.clause,
+        slot=slot,
+        source_indexes=(statement.message_index,),
+        value=statement.clause,
+    )
+    return _Answer(fact, statement.p)
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdicts:
+    """The judge's reading of every sentence the subject said in a transcript."""
+
+    said: dict[int, list[str]]
+    verdict: dict[tuple[int, int], Judgement]
+
+    @classmethod
+    async def of(cls, judge: SentenceJudge, transcript: Sequence[Message]) -> _Verdicts:
         said = {i: sentences_of(m.text) for i, m in enumerate(transcript) if m.role is Role.SUBJECT}
         order = [(i, n) for i, parts in said.items() for n in range(len(parts))]
-        judged = await self.judge.judge([said[i][n] for i, n in order])
-        verdict = dict(zip(order, judged, strict=True))
-        dropped = set()
-        for fact in facts:
-            cited = [i for i in fact.source_indexes if i in said]
-            if cited and not fact.is_inference:
-                index = cited[-1]
-                if not _keeps(verdict[(index, _standing_sentence(fact, said[index]))]):
-                    dropped.add(fact.key)
-        return _without(facts, dropped)
+        judged = await judge.judge([said[i][n] for i, n in order]) if order else []
+        return cls(said, dict(zip(order, judged, strict=True)))
+
+    def _standing(self, fact: ExtractedFact) -> tuple[int, int] | None:
+        cited = [i for i in fact.source_indexes if i in self.said]
+        if not cited or fact.is_inference:
+            return None
+        index = cited[-1]
+        return index, _standing_sentence(fact, self.said[index])
+
+    def keeps(self, fact: ExtractedFact | _Answer) -> bool:
+        at = self._standing(fact.fact if isinstance(fact, _Answer) else fact)
+        return at is None or _keeps(self.verdict[at])
+
+    def hedged(self, fact: ExtractedFact) -> ExtractedFact:
+        at = self._standing(fact)
+        if at is None or fact.condition or not self.verdict[at].hedged:
+            return fact
+        return replace(fact, condition=self.said[at[0]][at[1]])
 
 
 def _without(facts: Sequence[ExtractedFact], dropped: set[str]) -> list[ExtractedFact]:
