@@ -87,7 +87,9 @@ class LearnedExtractor:
         if not wanted:
             return []
         asked = request.fields if self.asks_every_field else wanted
-        found = await self.judge.field_statements(request.transcript, [f.field for f in asked])
+        found = await self.judge.field_statements(
+            request.transcript, [f.field for f in asked], [f.field for f in asked if f.many]
+        )
         facts: list[ExtractedFact] = []
         for spec in wanted:
             stated = sorted(

@@ -3,7 +3,7 @@ those their sentence gives as someone else's, small talk, a question or a reques
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -55,7 +55,7 @@ class JudgeBySentence:
         return None
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str]
+        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
     ) -> list[FieldStatement]:
         return [s for s in self.stated if s.field in fields]
 
@@ -156,10 +156,10 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     @dataclass
     class Recording(JudgeBySentence):
         async def field_statements(
-            self, transcript: Sequence[Message], fields: Sequence[str]
+            self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
         ) -> list[FieldStatement]:
             asked.append(tuple(fields))
-            return await super().field_statements(transcript, fields)
+            return await super().field_statements(transcript, fields, lists)
 
     rules = FixedRules([ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")])
     judge = Recording(
