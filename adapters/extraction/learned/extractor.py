@@ -78,10 +78,12 @@ class LearnedExtractor:
         """Facts for the fields the rules fed nothing, from the clauses the judge reads as
         stating them: a single field's from the latest line stating it, every one of a list's.
 
-        Each answer is judged by the sentence it stands in, as the rules' facts are: one about
-        someone else, small talk, a question or a request to forget is no value; a hedged
-        sentence's answer carries that sentence as its condition (the heads say a sentence is
-        tentative, not which of its words make it so), so the ledger's hedge rule keeps it."""
+        An answer in a sentence the heads read as hedged carries that sentence as its
+        condition (the heads say a sentence is tentative, not which of its words make it so),
+        so the ledger's hedge rule keeps it rather than refusing it. Unlike the rules' facts,
+        an answer is not dropped by the heads' reading of its sentence (someone else's, small
+        talk, a question, a request to forget): on the dev halves that lost more right values
+        than wrong ones (ADR 0113)."""
         fed = {f.slot for f in ruled if f.slot is not None and not f.negated}
         wanted = [f for f in request.fields if f.slot not in fed]
         if not wanted:
@@ -93,14 +95,8 @@ class LearnedExtractor:
         facts: list[ExtractedFact] = []
         for spec in wanted:
             stated = sorted(
-                (
-                    fact
-                    for s in found
-                    if s.field == spec.field
-                    for fact in [_answer(s, spec.slot)]
-                    if verdicts.keeps(fact)
-                ),
-                key=lambda f: f.p,
+                (_answer(s, spec.slot) for s in found if s.field == spec.field),
+                key=lambda a: a.p,
                 reverse=True,
             )
             chosen = stated if spec.many else _current(stated)
@@ -155,8 +151,8 @@ class _Verdicts:
         index = cited[-1]
         return index, _standing_sentence(fact, self.said[index])
 
-    def keeps(self, fact: ExtractedFact | _Answer) -> bool:
-        at = self._standing(fact.fact if isinstance(fact, _Answer) else fact)
+    def keeps(self, fact: ExtractedFact) -> bool:
+        at = self._standing(fact)
         return at is None or _keeps(self.verdict[at])
 
     def hedged(self, fact: ExtractedFact) -> ExtractedFact:
