@@ -142,7 +142,7 @@ async def test_fields_the_rules_fed_nothing_take_the_clauses_the_judge_reads_as_
     said = [(f.slot, f.value, f.source_indexes) for f in facts]
     assert said == [
         ("budget", "40k", (0,)),
-        ("tier", "platinum tier now", (1,)),  # one value: the most probable clause
+        ("tier", "platinum tier now", (1,)),  # one value: the latest line's
         ("allergies", "peanuts", (0,)),  # a list: every clause, in the order said
         ("allergies", "and shellfish", (1,)),
     ]
@@ -152,6 +152,7 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     """The rules fed the budget; the one-pass reader is still asked it (its fields compete
     for a line's words), and what it reads for the budget proposes nothing."""
     asked: list[tuple[str, ...]] = []
+    listed: list[tuple[str, ...]] = []
 
     @dataclass
     class Recording(JudgeBySentence):
@@ -159,6 +160,7 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
             self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
         ) -> list[FieldStatement]:
             asked.append(tuple(fields))
+            listed.append(tuple(lists))
             return await super().field_statements(transcript, fields, lists)
 
     rules = FixedRules([ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")])
@@ -179,8 +181,40 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     wanted = await LearnedExtractor(rules, judge).extract(request)
 
     assert asked == [("budget", "membership"), ("membership",)]
+    assert listed == [(), ()]
     assert [(f.slot, f.value) for f in every] == [("budget", "40k"), ("tier", "gold tier")]
     assert [(f.slot, f.value) for f in wanted] == [(f.slot, f.value) for f in every]
+
+
+async def test_a_single_fields_answer_is_the_latest_lines_and_a_hedged_one_keeps_its_hedge() -> (
+    None
+):
+    """The session goes on to change the tier: the later line's answer is the current value,
+    however sure the reader was of the earlier one; the hedged sentence's answer carries the
+    sentence as its condition, so the ledger's hedge rule does not refuse it."""
+    hedged = "Maybe the platinum one now."
+    unsure = Judgement(Statement.SELF, 0.9, hedged=True, forget_request=False, correction=False)
+    judge = JudgeBySentence(
+        {hedged: unsure},
+        stated=(
+            FieldStatement(0, "the gold tier", "membership", 9.0),
+            FieldStatement(1, "the platinum one", "membership", 6.0),
+            FieldStatement(0, "Dana", "name", 8.0),
+        ),
+    )
+    request = ExtractionRequest(
+        [
+            Message(Role.SUBJECT, "I'm Dana, on the gold tier.", AT),
+            Message(Role.SUBJECT, hedged, AT),
+        ],
+        occurred_at=AT,
+        fields=(FieldSlot("name", "name"), FieldSlot("membership", "tier")),
+    )
+
+    facts = await LearnedExtractor(FixedRules([]), judge).extract(request)
+
+    said = [(f.slot, f.value, f.source_indexes, f.condition) for f in facts]
+    assert said == [("name", "Dana", (0,), None), ("tier", "the platinum one", (1,), hedged)]
 
 
 @pytest.fixture(scope="module")
