@@ -76,7 +76,9 @@ class LearnedExtractor:
         self, request: ExtractionRequest, ruled: Sequence[ExtractedFact], verdicts: _Verdicts
     ) -> list[ExtractedFact]:
         """Facts for the fields the rules fed nothing, from the clauses the judge reads as
-        stating them: a single field's from the latest line stating it, every one of a list's.
+        stating them: the most probable clause of a single field, every one of a list's (the
+        session's latest line stating a single field, in place of its best, was measured and
+        not kept: ADR 0113).
 
         An answer in a sentence the heads read as hedged carries that sentence as its
         condition (the heads say a sentence is tentative, not which of its words make it so),
@@ -99,7 +101,7 @@ class LearnedExtractor:
                 key=lambda a: a.p,
                 reverse=True,
             )
-            chosen = stated if spec.many else _current(stated)
+            chosen = stated if spec.many else stated[:1]
             for s in sorted(chosen, key=lambda s: s.fact.source_indexes):
                 facts.append(verdicts.hedged(replace(s.fact, key=f"m{len(facts)}")))
         return facts
@@ -109,14 +111,6 @@ class LearnedExtractor:
 class _Answer:
     fact: ExtractedFact
     p: float
-
-
-def _current(answers: Sequence[_Answer]) -> list[_Answer]:
-    """A single-valued field's answer: the best of the session's latest line that states it
-    (a session often goes on to change a value: the later line holds the current one)."""
-    if not answers:
-        return []
-    return [max(answers, key=lambda a: (a.fact.source_indexes[-1], a.p))]
 
 
 def _answer(statement: FieldStatement, slot: str) -> _Answer:

@@ -142,7 +142,7 @@ async def test_fields_the_rules_fed_nothing_take_the_clauses_the_judge_reads_as_
     said = [(f.slot, f.value, f.source_indexes) for f in facts]
     assert said == [
         ("budget", "40k", (0,)),
-        ("tier", "platinum tier now", (1,)),  # one value: the latest line's
+        ("tier", "platinum tier now", (1,)),  # one value: the most probable clause
         ("allergies", "peanuts", (0,)),  # a list: every clause, in the order said
         ("allergies", "and shellfish", (1,)),
     ]
@@ -186,18 +186,14 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     assert [(f.slot, f.value) for f in wanted] == [(f.slot, f.value) for f in every]
 
 
-async def test_a_single_fields_answer_is_the_latest_lines_and_a_hedged_one_keeps_its_hedge() -> (
-    None
-):
-    """The session goes on to change the tier: the later line's answer is the current value,
-    however sure the reader was of the earlier one; the hedged sentence's answer carries the
-    sentence as its condition, so the ledger's hedge rule does not refuse it."""
-    hedged = "Maybe the platinum one now."
+async def test_a_hedged_sentences_answer_carries_the_sentence_as_its_condition() -> None:
+    """The heads read the second line as hedged: its answer keeps the sentence as its
+    condition, so the ledger's hedge rule does not refuse it; a plain line's carries none."""
+    hedged = "Maybe the platinum one next year."
     unsure = Judgement(Statement.SELF, 0.9, hedged=True, forget_request=False, correction=False)
     judge = JudgeBySentence(
         {hedged: unsure},
         stated=(
-            FieldStatement(0, "the gold tier", "membership", 9.0),
             FieldStatement(1, "the platinum one", "membership", 6.0),
             FieldStatement(0, "Dana", "name", 8.0),
         ),
