@@ -66,7 +66,8 @@ class LearnedExtractor:
         ruled = await self.rules.extract(request)
         if not ruled and not request.fields:
             return ruled
-        verdicts = await _Verdicts.of(self.judge, request.transcript)
+        verdicts = _Verdicts.of(self.judge, request.transcript)
+        await verdicts.read(ruled)
         facts = _without(ruled, {f.key for f in ruled if not verdicts.keeps(f)})
         if not request.fields:
             return facts
@@ -103,8 +104,9 @@ class LearnedExtractor:
             )
             chosen = stated if spec.many else stated[:1]
             for s in sorted(chosen, key=lambda s: s.fact.source_indexes):
-                facts.append(verdicts.hedged(replace(s.fact, key=f"m{len(facts)}")))
-        return facts
+                facts.append(replace(s.fact, key=f"m{len(facts)}"))
+        await verdicts.read(facts)
+        return [verdicts.hedged(f) for f in facts]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,17 +128,25 @@ def _answer(statement: FieldStatement, slot: str) -> _Answer:
 
 @dataclass(frozen=True, slots=True)
 class _Verdicts:
-    """The judge's reading of every sentence the subject said in a transcript."""
+    """The judge's reading of the subject's sentences that facts stand on, each judged once
+    (a sentence no fact stands on is never judged)."""
 
+    judge: SentenceJudge
     said: dict[int, list[str]]
     verdict: dict[tuple[int, int], Judgement]
 
     @classmethod
-    async def of(cls, judge: SentenceJudge, transcript: Sequence[Message]) -> _Verdicts:
+    def of(cls, judge: SentenceJudge, transcript: Sequence[Message]) -> _Verdicts:
         said = {i: sentences_of(m.text) for i, m in enumerate(transcript) if m.role is Role.SUBJECT}
-        order = [(i, n) for i, parts in said.items() for n in range(len(parts))]
-        judged = await judge.judge([said[i][n] for i, n in order]) if order else []
-        return cls(said, dict(zip(order, judged, strict=True)))
+        return cls(judge, said, {})
+
+    async def read(self, facts: Sequence[ExtractedFact]) -> None:
+        """Judges the sentences `facts` stand on that are not judged yet, in one call."""
+        wanted = {at for f in facts if (at := self._standing(f)) is not None}
+        order = sorted(wanted - self.verdict.keys())
+        if order:
+            judged = await self.judge.judge([self.said[i][n] for i, n in order])
+            self.verdict.update(zip(order, judged, strict=True))
 
     def _standing(self, fact: ExtractedFact) -> tuple[int, int] | None:
         cited = [i for i in fact.source_indexes if i in self.said]
