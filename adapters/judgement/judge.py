@@ -12,7 +12,7 @@ answer head (the reply alone) to be sure too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -318,9 +318,10 @@ class LearnedJudge:
         return out
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str]
+        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
     ) -> list[FieldStatement]:
-        """The clauses the field head reads as stating a field; when the heads say so
+        """The clauses the field head reads as stating a field (list fields at the same bar);
+        when the heads say so
         (`span_values`), each narrowed to the words the span tagger gives that field inside
         the clause (the value), the clause kept where it tags none. On the blind dev half the
         narrowing lost more matches than it made (the tagger's span often leaves out words of

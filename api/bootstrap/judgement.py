@@ -117,16 +117,25 @@ def _learned_judge(
 
 @cache
 def qa_field_reader(
-    path: Path | None = None, sha256: str | None = None, floor: float | None = None
+    path: Path | None = None,
+    sha256: str | None = None,
+    floor: float | None = None,
+    list_floor: float | None = None,
 ) -> QaFieldReader:
     """The one-pass QA reader of fields (ADR 0107): the shipped file, or a deployment's own
     pinned; one per file and process (the proposer's extractor and the backend's share it)."""
     if path is None:
         packaged = QaFieldReader.packaged()
-        return packaged if floor is None else QaFieldReader(packaged.model, floor)
+        if floor is None and list_floor is None:
+            return packaged
+        return QaFieldReader(
+            packaged.model,
+            packaged.floor if floor is None else floor,
+            packaged.list_floor if list_floor is None else list_floor,
+        )
     if floor is None:
         raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
-    return QaFieldReader.load(path, sha256, floor)
+    return QaFieldReader.load(path, sha256, floor, list_floor)
 
 
 def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> LearnedExtractor:
@@ -136,7 +145,10 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
     if settings.field_reader == "heads":
         return LearnedExtractor(rules, judge)
     reader = qa_field_reader(
-        settings.qa_reader_path, settings.qa_reader_sha256, settings.qa_reader_floor
+        settings.qa_reader_path,
+        settings.qa_reader_sha256,
+        settings.qa_reader_floor,
+        settings.qa_reader_list_floor,
     )
     return LearnedExtractor(rules, QaReadingJudge(judge, reader), asks_every_field=True)
 

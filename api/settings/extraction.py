@@ -57,16 +57,20 @@ class LearnedExtractorSettings(NestedSettings):
     # factledger.bench.judgement.qa_reader train --export`) pinned by SHA-256, its answers kept
     # from `qa_reader_floor` over "no value" (the floor its card names; for the shipped file,
     # its own); `heads`, the clause reader of the heads above (the default before ADR 0107).
+    # A list field's answers are kept from `qa_reader_list_floor` (ADR 0113; the card's
+    # `list_floor`; for the shipped file, its own; for a deployment's file without it, its
+    # `qa_reader_floor`).
     field_reader: Literal["heads", "qa_reader"] = "qa_reader"
     qa_reader_path: Path | None = None
     qa_reader_sha256: str | None = Field(
         default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True
     )
     qa_reader_floor: float | None = Field(default=None, ge=-20, le=20, validate_default=True)
+    qa_reader_list_floor: float | None = Field(default=None, ge=-20, le=20)
 
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).
-    @field_validator("qa_reader_path", "qa_reader_floor")
+    @field_validator("qa_reader_path", "qa_reader_floor", "qa_reader_list_floor")
     @classmethod
     def _only_for_the_qa_reader(cls, value: object, info: ValidationInfo) -> object:
         """A QA reader's file or floor set for the heads' reader would silently do nothing;

@@ -5,7 +5,7 @@ Each port's docstring states the contract its shared test suite checks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Protocol
 
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply
@@ -22,7 +22,9 @@ class SentenceJudge(Protocol):
       asked, or corrects its value, is not a yes.
     - `field_statements` finds the clauses of the subject's messages that state one of
       `fields` (any schema's field names), each with its probability; only the subject's
-      lines are read, the agent's question before a line only helps to read it.
+      lines are read, the agent's question before a line only helps to read it. `lists`
+      names the list fields among `fields`: a reader may hold their statements to a bar of
+      their own (each of them is proposed, not only the best).
     - `field_of` names the one of `fields` a sentence most likely speaks of (the field
       head's best, however unsure) with its probability; None without fields. A request to
       forget states no value, so no field clears `field_statements`' bar: this ranks them.
@@ -32,7 +34,7 @@ class SentenceJudge(Protocol):
     async def judge(self, sentences: Sequence[str]) -> list[Judgement]: ...
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str]
+        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
     ) -> list[FieldStatement]: ...
 
     async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None: ...

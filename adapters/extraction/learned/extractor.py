@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from factledger.application.judgement.ports import SentenceJudge
-from factledger.application.judgement.types import Judgement, Statement
+from factledger.application.judgement.types import FieldStatement, Judgement, Statement
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
@@ -72,7 +72,12 @@ class LearnedExtractor:
     VERSION = 1
 
     async def extract(self, request: ExtractionRequest) -> list[ExtractedFact]:
-        facts = await self._judged_rules(request)
+        ruled = await self.rules.extract(request)
+        if not ruled and not request.fields:
+            return ruled
+        verdicts = _Verdicts.of(self.judge, request.transcript)
+        await verdicts.read(ruled)
+        facts = _without(ruled, {f.key for f in ruled if not verdicts.keeps(f)})
         if not request.fields:
             return facts
         read = facts + await self._by_meaning(request, facts)
@@ -103,48 +108,84 @@ class LearnedExtractor:
         self, request: ExtractionRequest, ruled: Sequence[ExtractedFact]
     ) -> list[ExtractedFact]:
         """Facts for the fields the rules fed nothing, from the clauses the judge reads as
-        stating them: the most probable clause of a single field, every one of a list's."""
+        stating them: the most probable clause of a single field, every one of a list's (the
+        session's latest line stating a single field, in place of its best, was measured and
+        not kept: ADR 0113).
+
+        An answer said tentatively keeps its hedge as every fact does (`_keeping_hedges`).
+        Unlike the rules' facts, an answer is not dropped by the heads' reading of its sentence (someone else's, small
+        talk, a question, a request to forget): on the dev halves that lost more right values
+        than wrong ones (ADR 0113)."""
         fed = {f.slot for f in ruled if f.slot is not None and not f.negated}
         wanted = [f for f in request.fields if f.slot not in fed]
         if not wanted:
             return []
         asked = request.fields if self.asks_every_field else wanted
-        found = await self.judge.field_statements(request.transcript, [f.field for f in asked])
+        found = await self.judge.field_statements(
+            request.transcript, [f.field for f in asked], [f.field for f in asked if f.many]
+        )
         facts: list[ExtractedFact] = []
         for spec in wanted:
             stated = sorted(
-                (s for s in found if s.field == spec.field), key=lambda s: s.p, reverse=True
+                (_answer(s, spec.slot) for s in found if s.field == spec.field),
+                key=lambda a: a.p,
+                reverse=True,
             )
             chosen = stated if spec.many else stated[:1]
-            for s in sorted(chosen, key=lambda s: s.message_index):
-                facts.append(
-                    ExtractedFact(
-                        key=f"m{len(facts)}",
-                        text=s.clause,
-                        slot=spec.slot,
-                        source_indexes=(s.message_index,),
-                        value=s.clause,
-                    )
-                )
+            for s in sorted(chosen, key=lambda s: s.fact.source_indexes):
+                facts.append(replace(s.fact, key=f"m{len(facts)}"))
         return facts
 
-    async def _judged_rules(self, request: ExtractionRequest) -> list[ExtractedFact]:
-        facts = await self.rules.extract(request)
-        if not facts:
-            return facts
-        transcript: Sequence[Message] = request.transcript
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    fact: ExtractedFact
+    p: float
+
+
+def _answer(statement: FieldStatement, slot: str) -> _Answer:
+    fact = ExtractedFact(
+        key="",
+        text=statement.clause,
+        slot=slot,
+        source_indexes=(statement.message_index,),
+        value=statement.clause,
+    )
+    return _Answer(fact, statement.p)
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdicts:
+    """The judge's reading of the subject's sentences that facts stand on, each judged once
+    (a sentence no fact stands on is never judged)."""
+
+    judge: SentenceJudge
+    said: dict[int, list[str]]
+    verdict: dict[tuple[int, int], Judgement]
+
+    @classmethod
+    def of(cls, judge: SentenceJudge, transcript: Sequence[Message]) -> _Verdicts:
         said = {i: sentences_of(m.text) for i, m in enumerate(transcript) if m.role is Role.SUBJECT}
-        order = [(i, n) for i, parts in said.items() for n in range(len(parts))]
-        judged = await self.judge.judge([said[i][n] for i, n in order])
-        verdict = dict(zip(order, judged, strict=True))
-        dropped = set()
-        for fact in facts:
-            cited = [i for i in fact.source_indexes if i in said]
-            if cited and not fact.is_inference:
-                index = cited[-1]
-                if not _keeps(verdict[(index, _standing_sentence(fact, said[index]))]):
-                    dropped.add(fact.key)
-        return _without(facts, dropped)
+        return cls(judge, said, {})
+
+    async def read(self, facts: Sequence[ExtractedFact]) -> None:
+        """Judges the sentences `facts` stand on that are not judged yet, in one call."""
+        wanted = {at for f in facts if (at := self._standing(f)) is not None}
+        order = sorted(wanted - self.verdict.keys())
+        if order:
+            judged = await self.judge.judge([self.said[i][n] for i, n in order])
+            self.verdict.update(zip(order, judged, strict=True))
+
+    def _standing(self, fact: ExtractedFact) -> tuple[int, int] | None:
+        cited = [i for i in fact.source_indexes if i in self.said]
+        if not cited or fact.is_inference:
+            return None
+        index = cited[-1]
+        return index, _standing_sentence(fact, self.said[index])
+
+    def keeps(self, fact: ExtractedFact) -> bool:
+        at = self._standing(fact)
+        return at is None or _keeps(self.verdict[at])
 
 
 def _quoted(fact: ExtractedFact, transcript: Sequence[Message]) -> str:

@@ -7,7 +7,7 @@ the value, not the clause around it, and their `p` is the margin over "no value"
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
@@ -25,9 +25,9 @@ class QaReadingJudge:
         return await self.inner.judge(sentences)
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str]
+        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
     ) -> list[FieldStatement]:
-        return await self.reader.field_statements(transcript, fields)
+        return await self.reader.field_statements(transcript, fields, lists)
 
     async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
         return await self.inner.field_of(sentence, fields)

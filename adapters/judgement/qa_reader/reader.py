@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +34,9 @@ PACKAGED_QA_READER_SHA256 = "b144034c75ca4015e85f34b9495a59587f3691f82510460aa22
 # 0.85 (ADR 0107: the rule written down before the blind dev halves were read; `python -m
 # factledger.bench.judgement.qa_reader.floor`).
 PACKAGED_QA_READER_FLOOR = 5.5
+# The same rule over list fields' answers alone (ADR 0113): a list field proposes every answer
+# that clears its floor, so a negation or a pleasantry read as a value costs more there.
+PACKAGED_QA_READER_LIST_FLOOR = 6.0
 BATCH = 16
 # The reader was trained asking 9-12 fields at once; a kind with more is asked them in groups,
 # so that the fields' words and the line stay well inside the encoder's 512 positions.
@@ -80,22 +83,36 @@ class FieldAnswer:
 
 @dataclass(slots=True)
 class QaFieldReader:
-    """Reads lines with the model in `model` (checked against its pin by `load`)."""
+    """Reads lines with the model in `model` (checked against its pin by `load`); a list
+    field's answers are kept from `list_floor` (None: from `floor`)."""
 
     model: bytes
     floor: float
+    list_floor: float | None = None
     _loaded: LoadedGraph | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def load(cls, path: Path, sha256: str | None, floor: float) -> QaFieldReader:
+    def load(
+        cls, path: Path, sha256: str | None, floor: float, list_floor: float | None = None
+    ) -> QaFieldReader:
         raw = read_pinned(path, sha256, QaReaderIntegrityError, "QA reader file")
         read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
-        return cls(raw, floor)
+        return cls(raw, floor, list_floor)
 
     @classmethod
     def packaged(cls) -> QaFieldReader:
-        return cls.load(PACKAGED_QA_READER, PACKAGED_QA_READER_SHA256, PACKAGED_QA_READER_FLOOR)
+        return cls.load(
+            PACKAGED_QA_READER,
+            PACKAGED_QA_READER_SHA256,
+            PACKAGED_QA_READER_FLOOR,
+            PACKAGED_QA_READER_LIST_FLOOR,
+        )
+
+    def floor_of(self, field_name: str, lists: Collection[str]) -> float:
+        if field_name in lists and self.list_floor is not None:
+            return self.list_floor
+        return self.floor
 
     def _ready(self) -> LoadedGraph:
         with self._lock:
@@ -111,9 +128,12 @@ class QaFieldReader:
                 self.model = b""  # the session holds the graph now
             return self._loaded
 
-    def answers_sync(self, lines: Sequence[LineRead], fields: Sequence[str]) -> list[FieldAnswer]:
-        """Every answer of every field that clears the floor (a field may have several in a
-        line, best first); an answer found in two overlapping windows once, at its best."""
+    def answers_sync(
+        self, lines: Sequence[LineRead], fields: Sequence[str], lists: Collection[str] = ()
+    ) -> list[FieldAnswer]:
+        """Every answer of every field that clears its floor (a field may have several in a
+        line, best first; `lists`, the list fields among `fields`, clear the list floor); an
+        answer found in two overlapping windows once, at its best."""
         if not lines or not fields:
             return []
         loaded = self._ready()
@@ -140,7 +160,7 @@ class QaFieldReader:
                         w.first_line_token,
                         w.offsets,
                         line.text,
-                        margin=self.floor,
+                        margin=self.floor_of(name, lists),
                         many=True,
                     ):
                         key = (line.index, name, a.start, a.end)
@@ -152,12 +172,12 @@ class QaFieldReader:
         return list(best.values())
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str]
+        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
     ) -> list[FieldStatement]:
         """The words of the subject's lines that state each of `fields`; `p` is the answer's
-        margin over "no value" (at least the floor), which only orders them."""
+        margin over "no value" (at least its floor), which only orders them."""
         lines = subject_lines(transcript)
         if not lines or not fields:
             return []
-        found = await asyncio.to_thread(self.answers_sync, lines, list(fields))
+        found = await asyncio.to_thread(self.answers_sync, lines, list(fields), frozenset(lists))
         return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]

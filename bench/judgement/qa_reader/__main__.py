@@ -1,8 +1,9 @@
 """`python -m factledger.bench.judgement.qa_reader train|evaluate ...` (needs torch).
 
 train    --base MODEL.safetensors --out DIR [--corpus DIR ...] [--minutes 60] [--epochs 3]
-         [--export] (then also DIR/qa-reader-int8.onnx, its SHA-256 and its floor by ADR
-         0107's rule on the kept-out cases, in DIR/card.json)
+         [--export] (then also DIR/qa-reader-int8.onnx, its SHA-256, its floor by ADR
+         0107's rule and its list fields' floor by ADR 0113's on the kept-out cases, in
+         DIR/card.json)
 evaluate --out DIR [--reader FILE] [--blind DIR ...] [--current] [--no-reader] [--flags]
          (scores DIR/reader.pt or FILE, and with --current the shipped field reader on the same
          lines; writes DIR/evaluation.json, or DIR/shipped-reader.json with --no-reader)
@@ -115,8 +116,14 @@ def _train(args: argparse.Namespace) -> None:
             raise SystemExit("--export: only a one-pass reader asking with its fields' words")
         pinned = export(reader, out)[INT8_FILE]
         chosen = floor_figures(out / INT8_FILE, pinned, corpora)
-        card["export"] = {"file": INT8_FILE, "sha256": pinned, "floor": chosen["floor"]}
+        card["export"] = {
+            "file": INT8_FILE,
+            "sha256": pinned,
+            "floor": chosen["floor"],
+            "list_floor": chosen["list_floor"],
+        }
         card["kept_out"] = chosen["kept_out line level"]
+        card["kept_out_list_fields"] = chosen["kept_out line level, list fields"]
     (out / "card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(card, indent=2))  # noqa: T201 - the lab's report
 

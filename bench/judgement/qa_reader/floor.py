@@ -68,20 +68,30 @@ def choose(figures: dict[float, dict[str, float | int]], target: float) -> float
 def floor_figures(
     path: Path, sha256: str | None, corpora: Sequence[Path], target: float = TARGET_PRECISION
 ) -> dict[str, object]:
-    """The file's kept-out figures at every floor of the grid, and its floor by the rule."""
+    """The file's kept-out figures at every floor of the grid, and its floor by the rule;
+    then the same for list fields alone (their answers against their labelled spans), and
+    the list floor by the same rule (ADR 0113; None: the list fields keep the floor)."""
     reader = QaFieldReader.load(path, sha256, min(GRID))
     sessions, gold = kept_out_sessions(corpora)
     started = time.perf_counter()
     reads = read_sessions(reader, sessions)
     seconds = round(time.perf_counter() - started, 1)
     figures = {f: score_spans([r for r in reads if r.margin >= f], gold) for f in GRID}
+    lists = {(s.case_id, name) for s in sessions for name, many in s.lists.items() if many}
+    list_reads = [r for r in reads if (r.case_id, r.field) in lists]
+    list_gold = [g for g in gold if (g.case_id, g.field) in lists]
+    list_figures = {
+        f: score_spans([r for r in list_reads if r.margin >= f], list_gold) for f in GRID
+    }
     return {
         "reader": path.name,
         "sessions": len(sessions),
         "read_seconds": seconds,
         "target_precision": target,
         "floor": choose(figures, target),
+        "list_floor": choose(list_figures, target),
         "kept_out line level": {str(f): v for f, v in figures.items()},
+        "kept_out line level, list fields": {str(f): v for f, v in list_figures.items()},
     }
 
 

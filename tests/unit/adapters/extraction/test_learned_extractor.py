@@ -3,7 +3,7 @@ those their sentence gives as someone else's, small talk, a question or a reques
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -55,7 +55,7 @@ class JudgeBySentence:
         return None
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str]
+        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
     ) -> list[FieldStatement]:
         return [s for s in self.stated if s.field in fields]
 
@@ -152,14 +152,16 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     """The rules fed the budget; the one-pass reader is still asked it (its fields compete
     for a line's words), and what it reads for the budget proposes nothing."""
     asked: list[tuple[str, ...]] = []
+    listed: list[tuple[str, ...]] = []
 
     @dataclass
     class Recording(JudgeBySentence):
         async def field_statements(
-            self, transcript: Sequence[Message], fields: Sequence[str]
+            self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
         ) -> list[FieldStatement]:
             asked.append(tuple(fields))
-            return await super().field_statements(transcript, fields)
+            listed.append(tuple(lists))
+            return await super().field_statements(transcript, fields, lists)
 
     rules = FixedRules([ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")])
     judge = Recording(
@@ -179,6 +181,7 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     wanted = await LearnedExtractor(rules, judge).extract(request)
 
     assert asked == [("budget", "membership"), ("membership",)]
+    assert listed == [(), ()]
     assert [(f.slot, f.value) for f in every] == [("budget", "40k"), ("tier", "gold tier")]
     assert [(f.slot, f.value) for f in wanted] == [(f.slot, f.value) for f in every]
 
@@ -204,6 +207,33 @@ async def test_a_fact_said_in_a_tentative_sentence_carries_its_hedge_as_its_cond
         ("budget", "40k", None),  # a plain sentence keeps none
         ("salary", "I'd need 135 now", "So, realistically"),
     ]
+
+
+async def test_a_hedged_sentences_answer_carries_the_sentence_as_its_condition() -> None:
+    """The heads read the second line as hedged: its answer keeps the sentence's hedge as
+    its condition, so the ledger's hedge rule does not refuse it; a plain line's carries none."""
+    hedged = "Maybe the platinum one next year."
+    unsure = Judgement(Statement.SELF, 0.9, hedged=True, forget_request=False, correction=False)
+    judge = JudgeBySentence(
+        {hedged: unsure},
+        stated=(
+            FieldStatement(1, "the platinum one", "membership", 6.0),
+            FieldStatement(0, "Dana", "name", 8.0),
+        ),
+    )
+    request = ExtractionRequest(
+        [
+            Message(Role.SUBJECT, "I'm Dana, on the gold tier.", AT),
+            Message(Role.SUBJECT, hedged, AT),
+        ],
+        occurred_at=AT,
+        fields=(FieldSlot("name", "name"), FieldSlot("membership", "tier")),
+    )
+
+    facts = await LearnedExtractor(FixedRules([]), judge).extract(request)
+
+    said = [(f.slot, f.value, f.source_indexes, f.condition) for f in facts]
+    assert said == [("name", "Dana", (0,), None), ("tier", "the platinum one", (1,), "Maybe next year")]
 
 
 @pytest.fixture(scope="module")

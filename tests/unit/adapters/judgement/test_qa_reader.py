@@ -4,6 +4,7 @@ and value, a line that states nothing read as none, and its inputs as the lab tr
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,21 @@ def test_every_field_asks_with_its_marker_and_words_before_the_line() -> None:
     line = window.ids[window.first_line_token : window.first_line_token + len(window.offsets)]
     assert tokenizer.decode(list(line)) == "i am a nurse"
     assert window.types[window.first_line_token - 1 : window.first_line_token + 1] == (0, 1)
+
+
+async def test_a_list_fields_answers_clear_the_list_floor_and_the_others_the_floor(
+    reader: QaFieldReader,
+) -> None:
+    said = [
+        Message(Role.AGENT, "What salary are you hoping for?"),
+        Message(Role.SUBJECT, "I'm hoping for around 25,000 cedis a month."),
+    ]
+    found = await reader.field_statements(said, FIELDS)  # the graph is built: copies share it
+    strict = replace(reader, list_floor=99.0)
+
+    as_list = await strict.field_statements(said, FIELDS, lists={"salary_expectation"})
+    as_single = await strict.field_statements(said, FIELDS)
+
+    assert "salary_expectation" in {s.field for s in found}
+    assert "salary_expectation" not in {s.field for s in as_list}
+    assert as_single == found

@@ -4,7 +4,7 @@ neither the extractor nor the memory backend; a rerun proposes nothing twice."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -53,7 +53,7 @@ class PhraseJudge:
         ]
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str]
+        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
     ) -> list[FieldStatement]:
         return []
 
