@@ -49,10 +49,21 @@ class ForgetSource(Protocol):
 @dataclass(frozen=True, slots=True)
 class TurnLedger:
     """What a turn reads from the ledger beside its search: the confirmed profile (to put the
-    decided facts first) and the forgets (to drop what may no longer be served)."""
+    decided facts first), the forgets (to drop what may no longer be served) and, where the
+    read has them, the subject's kind and its pending changes (to offer the values of the
+    field a question asks about, `recall.asked`)."""
 
     profile: Sequence[ProfileEntry]
     mask: ForgetMask
+    kind: str | None = None
+    pending: Sequence[OpenProposal] = ()
+
+
+class AskedFields(Protocol):
+    """Which profile field of a subject kind each question asks about, when sure (None:
+    no field, or a kind it does not know)."""
+
+    async def read(self, kind: str, texts: Sequence[str]) -> list[str | None]: ...
 
 
 class TurnSource(Protocol):

@@ -24,6 +24,7 @@ from factledger.application.errors import MemoryNotFoundError
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import MAX_LIMIT, Capability, SearchHit, SearchQuery
+from factledger.application.recall.asked import asked_pending
 from factledger.application.recall.build import (
     LedgerFindings,
     MemoryFindings,
@@ -54,7 +55,12 @@ from factledger.application.recall.forget_filter import (
     unforgotten,
 )
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
-from factledger.application.recall.ports import ForgetSource, RecallSources, TurnSource
+from factledger.application.recall.ports import (
+    AskedFields,
+    ForgetSource,
+    RecallSources,
+    TurnSource,
+)
 from factledger.application.recall.turn_reads import turn_source
 from factledger.application.recall.types import (
     Degraded,
@@ -81,6 +87,9 @@ class RecallPorts:
     # The profile and the forgets of a turn from one read of the subject; None: recall reads
     # them through `sources` and `forgets`.
     turns: TurnSource | None = None
+    # Which profile field a turn's question asks about, read per subject kind (`recall.asked`);
+    # None: only the words of the question name a field.
+    asked_fields: AskedFields | None = None
 
 
 class Recall:
@@ -203,6 +212,7 @@ class Recall:
                 found, mask = await _beside(
                     backend.search(ns, query), self._turn(subject_id, ledger)
                 )
+                ledger.asked = await self._asked(ledger.kind, text)
             elif self._ports.forgets is None:
                 found, mask = await backend.search(ns, query), NOTHING_FORGOTTEN
             else:
@@ -283,7 +293,16 @@ class Recall:
         except Exception as error:
             raise LookupDegraded(Degraded.SOURCE_ERROR) from error
         ledger.profile = list(turn.profile)  # confirmed, so facts even when a model inferred them
+        ledger.kind, ledger.proposals = turn.kind, list(turn.pending)
         return turn.mask
+
+    async def _asked(self, kind: str | None, text: str) -> str | None:
+        """The field the question asks about; its text's vector is the search's, cached."""
+        reader = self._ports.asked_fields
+        if reader is None or kind is None:
+            return None
+        (field,) = await reader.read(kind, [text])
+        return field
 
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)
@@ -352,12 +371,15 @@ def _decided_first(
     limit: int,
     failures: Mapping[str, Degraded],
 ) -> tuple[Note, ...]:
-    """Memories that agree with confirmed fields, and confirmed fields the turn asks about
-    that no memory states, before the other memories (`recall.decided`); at most `limit`.
-    Only over a finished search: a partial one serves what it found, as before."""
-    if "memories" in failures or not ledger.profile:
+    """Confirmed fields the turn asks about that no memory states, then the asked field's
+    pending value (`recall.asked`), then the memories, those that agree with confirmed fields
+    first (`recall.decided`); at most `limit`. Only over a finished search: a partial one
+    serves what it found, as before."""
+    asked = ledger.asked
+    pending = asked_pending(asked, ledger.proposals, ledger.profile) if asked else ()
+    if "memories" in failures or not (ledger.profile or pending):
         return memory_notes(findings)
-    ranked = decided_first(ledger.profile, query, findings.hits)
+    ranked = decided_first(ledger.profile, query, findings.hits, asked)
     kept = MemoryFindings(
         hits=list(ranked.hits),
         previous=findings.previous,
@@ -365,7 +387,7 @@ def _decided_first(
         mask=findings.mask,
     )
     confirmed = profile_notes(LedgerFindings(profile=list(ranked.confirmed)))
-    return (*confirmed, *memory_notes(kept))[:limit]
+    return (*confirmed, *pending, *memory_notes(kept))[:limit]
 
 
 def _older_ids(findings: MemoryFindings) -> list[str]:
