@@ -15,11 +15,17 @@ log = structlog.get_logger(__name__)
 
 class EmbeddingFieldReader:
     """Implements `FieldReader`: a text states the field its kind's head gives at least the
-    heads' `min_probability`, when that field holds one value."""
+    heads' `min_probability` (or the caller's, chosen from the heads' own out-of-fold
+    figures for another precision), when that field holds one value."""
 
-    def __init__(self, embedder: Embedder, heads: FieldHeads) -> None:
+    def __init__(
+        self, embedder: Embedder, heads: FieldHeads, *, min_probability: float | None = None
+    ) -> None:
         self._embedder = embedder
         self._heads = heads
+        self._min_probability = (
+            heads.min_probability if min_probability is None else min_probability
+        )
         # Heads fitted over another model's vectors would read noise: they are not used.
         self._usable = embedder.model_id == heads.model_id and embedder.dimension == heads.dimension
         if not self._usable:
@@ -42,6 +48,6 @@ class EmbeddingFieldReader:
         out: list[str | None] = []
         for row, column in zip(probabilities, best, strict=True):
             field = head.classes[int(column)]
-            sure = float(row[column]) >= self._heads.min_probability
+            sure = float(row[column]) >= self._min_probability
             out.append(field if sure and field != NONE and field not in head.many else None)
         return out

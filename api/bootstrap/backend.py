@@ -240,6 +240,12 @@ def topic_reader(settings: ExtractionSettings, embedder: Embedder) -> EmbeddingT
     return EmbeddingTopicReader(embedder, heads)
 
 
+# The shipped question heads' probability for precision 0.8 out of fold on their training
+# questions (ADR 0079's addendum; 0.40 is their 0.9): a wrong read costs recall one
+# unconfirmed note, not a memory superseded, so more questions read is worth the precision.
+ASKED_MIN_PROBABILITY = 0.27
+
+
 def question_reader(settings: Settings, embedder: Embedder | None) -> EmbeddingFieldReader | None:
     """The question heads over the self-hosted backend's `embedder` (the shipped ones, or a
     deployment's own), unless turned off; Supermemory embeds on its side, so none there."""
@@ -249,7 +255,9 @@ def question_reader(settings: Settings, embedder: Embedder | None) -> EmbeddingF
     if isinstance(settings.backend, SupermemoryBackendSettings):
         return None
     if s.question_heads_path is None:
-        return EmbeddingFieldReader(embedder, load_question_heads())
+        heads = load_question_heads()
+        return EmbeddingFieldReader(embedder, heads, min_probability=ASKED_MIN_PROBABILITY)
+    # A deployment's own heads read at the probability they were fitted with.
     return EmbeddingFieldReader(
         embedder, load_question_heads(s.question_heads_path, s.question_heads_sha256)
     )
