@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from factledger.application.memory.types import RelationKind, SearchHit
+from factledger.application.memory.types import QueryVector, RelationKind, SearchHit
 from factledger.application.recall.askable import askable
 from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN, ForgetMask
 from factledger.application.recall.notes import (
@@ -41,6 +41,7 @@ class LedgerFindings:
     proposals: list[OpenProposal] = field(default_factory=list)
     sessions: dict[str, SessionDigest] = field(default_factory=dict)  # evidence sessions
     kind: str | None = None
+    vector: QueryVector | None = None  # the turn's query vector, when recall embedded it
     asked: str | None = None  # the profile field the turn's question asks about
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
 
+from factledger.application.memory.types import QueryVector
 from factledger.application.recall.forget_filter import ForgetMask
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.domain.transcript import Message
@@ -60,10 +61,13 @@ class TurnLedger:
 
 
 class AskedFields(Protocol):
-    """Which profile field of a subject kind each question asks about, when sure (None:
-    no field, or a kind it does not know)."""
+    """Which profile field of a subject kind a question asks about, when sure (None: no
+    field, or a kind it does not know), read from the question's vector: `query_vector`
+    embeds it once, the search takes that vector as its own, and `field_of` reads it."""
 
-    async def read(self, kind: str, texts: Sequence[str]) -> list[str | None]: ...
+    async def query_vector(self, text: str) -> QueryVector | None: ...
+
+    def field_of(self, kind: str, vector: QueryVector) -> str | None: ...
 
 
 class TurnSource(Protocol):

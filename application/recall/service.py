@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from uuid import UUID
 
 import structlog
@@ -23,7 +23,13 @@ import structlog
 from factledger.application.errors import MemoryNotFoundError
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for
-from factledger.application.memory.types import MAX_LIMIT, Capability, SearchHit, SearchQuery
+from factledger.application.memory.types import (
+    MAX_LIMIT,
+    Capability,
+    Namespace,
+    SearchHit,
+    SearchQuery,
+)
 from factledger.application.recall.asked import asked_pending
 from factledger.application.recall.build import (
     LedgerFindings,
@@ -210,9 +216,9 @@ class Recall:
             # in one task beside it, and the steps after it only when they have work.
             if ledger is not None:
                 found, mask = await _beside(
-                    backend.search(ns, query), self._turn(subject_id, ledger)
+                    self._search(backend, ns, query, ledger), self._turn(subject_id, ledger)
                 )
-                ledger.asked = await self._asked(ledger.kind, text)
+                ledger.asked = self._asked(ledger)
             elif self._ports.forgets is None:
                 found, mask = await backend.search(ns, query), NOTHING_FORGOTTEN
             else:
@@ -296,13 +302,24 @@ class Recall:
         ledger.kind, ledger.proposals = turn.kind, list(turn.pending)
         return turn.mask
 
-    async def _asked(self, kind: str | None, text: str) -> str | None:
-        """The field the question asks about; its text's vector is the search's, cached."""
+    async def _search(
+        self, backend: MemoryBackend, ns: Namespace, query: SearchQuery, ledger: LedgerFindings
+    ) -> list[SearchHit]:
+        """A turn's search; with a reader of asked fields, over the query's vector embedded
+        once, which the reader then reads the asked field from (`_asked`)."""
         reader = self._ports.asked_fields
-        if reader is None or kind is None:
+        if reader is not None:
+            ledger.vector = await reader.query_vector(query.text)
+            if ledger.vector is not None:
+                query = replace(query, vector=ledger.vector)
+        return await backend.search(ns, query)
+
+    def _asked(self, ledger: LedgerFindings) -> str | None:
+        """The profile field the turn's question asks about, for the subject's kind."""
+        reader = self._ports.asked_fields
+        if reader is None or ledger.kind is None or ledger.vector is None:
             return None
-        (field,) = await reader.read(kind, [text])
-        return field
+        return reader.field_of(ledger.kind, ledger.vector)
 
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)

@@ -7,6 +7,9 @@ import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 
+import numpy as np
+
+from factledger.application.memory.types import QueryVector
 from factledger.application.recall.asked import asked_pending
 from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
@@ -37,14 +40,18 @@ TEAM = pending("team_size", "12 people", 21)
 
 
 class Asks:
-    """An `AskedFields` that reads every question of `kind` as asking about `field`."""
+    """An `AskedFields` that reads every question of `kind` as asking about `field`; its
+    vectors are its own (the backend embeds the query itself)."""
 
     def __init__(self, kind: str, field: str | None) -> None:
         self.kind, self.field, self.reads = kind, field, 0
 
-    async def read(self, kind: str, texts: Sequence[str]) -> list[str | None]:
+    async def query_vector(self, text: str) -> QueryVector | None:
+        return QueryVector(text, self, np.ones(2, dtype=np.float32))
+
+    def field_of(self, kind: str, vector: QueryVector) -> str | None:
         self.reads += 1
-        return [self.field if kind == self.kind else None for _ in texts]
+        return self.field if kind == self.kind else None
 
 
 class Turns:
