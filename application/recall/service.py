@@ -107,6 +107,11 @@ class Recall:
         self._turns = turn_source(ports.sources, ports.forgets, ports.turns)
         self._traces = Traces()  # slots of memories the forget mask had to look up
 
+    @property
+    def ports(self) -> RecallPorts:
+        """What this recall reads (a bench composes one like it around a timed part)."""
+        return self._ports
+
     def budget_s(self, tenant: str | None, *, context: bool = False) -> float:
         """The tenant's budget for `recall` (or `session_context`)."""
         policy = self._ports.policies.for_tenant(tenant)
