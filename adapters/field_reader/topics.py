@@ -44,9 +44,12 @@ class EmbeddingTopicReader:
             return [None] * len(texts)
         return self._topics(await self._vectors(texts))
 
-    async def read_query(self, text: str) -> AskedQuery:
+    async def read_query(self, text: str, given: QueryVector | None = None) -> AskedQuery:
         if self._head is None:
             return AskedQuery(topic=None, vector=None)
+        if given is not None and given.embedder is self._embedder and given.text == text:
+            (topic,) = self._topics(given.values.reshape(1, -1))
+            return AskedQuery(topic, given)
         vectors = await self._vectors([text])
         (topic,) = self._topics(vectors)
         return AskedQuery(topic, QueryVector(text, self._embedder, vectors[0]))

@@ -27,7 +27,7 @@ from factledger.adapters.extraction.openai.extractor import (
 )
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.extraction.rules.routed_guidance import RoutedGuidance
-from factledger.adapters.field_reader.head import load_heads, load_topic_heads
+from factledger.adapters.field_reader.head import load_heads, load_question_heads, load_topic_heads
 from factledger.adapters.field_reader.reader import EmbeddingFieldReader
 from factledger.adapters.field_reader.topics import EmbeddingTopicReader
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
@@ -238,6 +238,29 @@ def topic_reader(settings: ExtractionSettings, embedder: Embedder) -> EmbeddingT
         return EmbeddingTopicReader(embedder, load_topic_heads())
     heads = load_topic_heads(settings.topic_heads_path, settings.topic_heads_sha256)
     return EmbeddingTopicReader(embedder, heads)
+
+
+# The shipped question heads' probability for precision 0.8 out of fold on their training
+# questions (ADR 0079's addendum; 0.40 is their 0.9): a wrong read costs recall one
+# unconfirmed note, not a memory superseded, so more questions read is worth the precision.
+ASKED_MIN_PROBABILITY = 0.27
+
+
+def question_reader(settings: Settings, embedder: Embedder | None) -> EmbeddingFieldReader | None:
+    """The question heads over the self-hosted backend's `embedder` (the shipped ones, or a
+    deployment's own), unless turned off; Supermemory embeds on its side, so none there."""
+    s = settings.extraction
+    if not s.asked_fields or embedder is None:
+        return None
+    if isinstance(settings.backend, SupermemoryBackendSettings):
+        return None
+    if s.question_heads_path is None:
+        heads = load_question_heads()
+        return EmbeddingFieldReader(embedder, heads, min_probability=ASKED_MIN_PROBABILITY)
+    # A deployment's own heads read at the probability they were fitted with.
+    return EmbeddingFieldReader(
+        embedder, load_question_heads(s.question_heads_path, s.question_heads_sha256)
+    )
 
 
 def asked_topics(

@@ -83,7 +83,10 @@ async def open_runtime(
         if begun is not None:
             backend = await open_configured_backend(settings, now, postgres, stack, begun)
             runtime = replace(runtime, backend=backend)
-        runtime = await open_services(runtime, settings, postgres, stack, clock=now, needs=needs)
+        embedder = None if begun is None else begun.embedder
+        runtime = await open_services(
+            runtime, settings, postgres, stack, clock=now, needs=needs, embedder=embedder
+        )
         if needs.live_views:
             live = LiveViews(runtime.follower)
             runtime.ledger.after_commit.append(live.wake)

@@ -17,7 +17,7 @@ from dataclasses import replace
 from factledger.adapters.in_memory.session_buffer import InMemorySessionBuffer
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.sqlite.session_buffer import SqliteSessionBuffer
-from factledger.api.bootstrap.backend import build_extractor
+from factledger.api.bootstrap.backend import build_extractor, question_reader
 from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.guidance import guidance_catalogue, guidance_routes
 from factledger.api.bootstrap.http_client import ClientOnDemand
@@ -38,7 +38,7 @@ from factledger.api.settings import (
 from factledger.application.clocks import Clock
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
 from factledger.application.recall.policy import RecallPolicies, policy_of
@@ -146,9 +146,11 @@ async def open_services(
     *,
     clock: Clock,
     needs: Needs,
+    embedder: Embedder | None = None,
 ) -> Runtime:
     """The runtime with its services (short-term memory if `needs.sessions`), closed by
-    `stack`; with `needs.run_sync` the worker runs on this event loop until then."""
+    `stack`; with `needs.run_sync` the worker runs on this event loop until then. Recall
+    reads which field a question asks about over the backend's `embedder`, when given."""
     ledger, backend = runtime.ledger, runtime.backend
     buffer = await open_session_buffer(settings, postgres, stack) if needs.sessions else None
     store = await open_sync_store(settings, postgres, stack)
@@ -165,7 +167,10 @@ async def open_services(
     sources = LedgerRecallSources(ledger, clock=clock)
     forgets = LedgerForgets(ledger)
     turns = LedgerTurns(ledger, forgets, clock=clock)
-    recall = Recall(RecallPorts(backend, sources, policies, forgets=forgets, turns=turns))
+    asked = question_reader(settings, embedder if backend is not None else None)
+    recall = Recall(
+        RecallPorts(backend, sources, policies, forgets=forgets, turns=turns, asked_fields=asked)
+    )
     worker = None
     if backend is not None:
         feed = LedgerEventFeed(ledger)

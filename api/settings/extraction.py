@@ -138,6 +138,12 @@ class ExtractionSettings(NestedSettings):
     asked_topics: bool = True
     topic_heads_path: Path | None = None
     topic_heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    # Which profile field a recall question asks about, read per subject kind by the question
+    # heads, so the field's confirmed, then pending, value comes first (`recall.asked`): the
+    # shipped heads, or a deployment's own (`... field_slots train-questions`), pinned.
+    asked_fields: bool = True
+    question_heads_path: Path | None = None
+    question_heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     # The yes / no / neither judge of replies to a confirmation question: the shipped pair
     # head, or a deployment's own pinned: a pair head `.npz` (`python -m
     # factledger.bench.judgement answers`) or a cross-encoder `.onnx` (`... cross`).

@@ -58,12 +58,14 @@ class TopicReader(Protocol):
     questions about a topic use (fitted with the reader on its labelled texts).
 
     - `read_query` reads one query's text as `read_topics` would, and gives the vector it
-      embedded it into, tagged with the embedder that did (`QueryVector`).
+      embedded it into, tagged with the embedder that did (`QueryVector`); a `given` vector
+      of the same text by its own embedder (one recall embedded already) is read, not
+      embedded again.
     """
 
     async def read_topics(self, texts: Sequence[str]) -> list[str | None]: ...
 
-    async def read_query(self, text: str) -> AskedQuery: ...
+    async def read_query(self, text: str, given: QueryVector | None = None) -> AskedQuery: ...
 
     def asked_with(self, topic: str) -> str | None: ...
 
@@ -102,6 +104,6 @@ class AskedTopicMemoryBackend(ForwardingMemoryBackend):
 
     async def search(self, namespace: Namespace, query: SearchQuery) -> list[SearchHit]:
         if query.mode is SearchMode.MEMORIES and query.asked_about is None and query.text:
-            asked = await self.reader.read_query(query.text)
+            asked = await self.reader.read_query(query.text, query.vector)
             query = replace(query, asked_about=asked.topic, vector=asked.vector or query.vector)
         return await self.inner.search(namespace, query)

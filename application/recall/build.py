@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from factledger.application.memory.types import RelationKind, SearchHit
+from factledger.application.memory.types import QueryVector, RelationKind, SearchHit
 from factledger.application.recall.askable import askable
 from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN, ForgetMask
 from factledger.application.recall.notes import (
@@ -33,12 +33,16 @@ class MemoryFindings:
 
 @dataclass(slots=True)
 class LedgerFindings:
-    """Filled by the ledger lookups of `session_context`."""
+    """Filled by the ledger lookups of `session_context`, and by a turn's ledger read (its
+    profile, and the subject's kind, pending changes and the field the question asks about)."""
 
     profile: list[ProfileEntry] = field(default_factory=list)
     recent: list[SessionDigest] = field(default_factory=list)
     proposals: list[OpenProposal] = field(default_factory=list)
     sessions: dict[str, SessionDigest] = field(default_factory=dict)  # evidence sessions
+    kind: str | None = None
+    vector: QueryVector | None = None  # the turn's query vector, when recall embedded it
+    asked: str | None = None  # the profile field the turn's question asks about
 
 
 def hit_session_id(hit: SearchHit) -> str | None:

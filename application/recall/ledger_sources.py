@@ -46,6 +46,28 @@ def confirmed_entries(subject: Subject, now: datetime) -> list[ProfileEntry]:
     ]
 
 
+def open_entries(subject: Subject) -> list[OpenProposal]:
+    """The subject's pending changes, oldest proposed first."""
+    pending = [c for c in subject.changes.values() if c.status is ChangeStatus.PENDING]
+    pending.sort(key=lambda c: c.proposed_at)
+    return [
+        OpenProposal(
+            change_id=c.change_id,
+            field=c.field,
+            value=None if c.proposal.value is None else render(c.proposal.value),
+            condition=c.proposal.condition,
+            inferred=c.proposal.origin is Origin.INFERRED,
+            proposed_at=c.proposed_at,
+            evidence_session=None
+            if c.proposal.evidence is None
+            else c.proposal.evidence.session_id,
+            typed=c.proposal.value,
+            operation=c.proposal.operation,
+        )
+        for c in pending
+    ]
+
+
 class LedgerSessionRecorder:
     """`SessionRecorder` over the ledger (idempotent by session id, as the ledger is)."""
 
@@ -84,26 +106,7 @@ class LedgerRecallSources:
     async def open_proposals(self, subject_id: UUID, *, limit: int) -> Sequence[OpenProposal]:
         def read() -> list[OpenProposal]:
             subject = self._subject(subject_id)
-            if subject is None:
-                return []
-            pending = [c for c in subject.changes.values() if c.status is ChangeStatus.PENDING]
-            pending.sort(key=lambda c: c.proposed_at)
-            return [
-                OpenProposal(
-                    change_id=c.change_id,
-                    field=c.field,
-                    value=None if c.proposal.value is None else render(c.proposal.value),
-                    condition=c.proposal.condition,
-                    inferred=c.proposal.origin is Origin.INFERRED,
-                    proposed_at=c.proposed_at,
-                    evidence_session=None
-                    if c.proposal.evidence is None
-                    else c.proposal.evidence.session_id,
-                    typed=c.proposal.value,
-                    operation=c.proposal.operation,
-                )
-                for c in pending[:limit]
-            ]
+            return [] if subject is None else open_entries(subject)[:limit]
 
         return await asyncio.to_thread(read)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
 
+from factledger.application.memory.types import QueryVector
 from factledger.application.recall.forget_filter import ForgetMask
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.domain.transcript import Message
@@ -49,10 +50,24 @@ class ForgetSource(Protocol):
 @dataclass(frozen=True, slots=True)
 class TurnLedger:
     """What a turn reads from the ledger beside its search: the confirmed profile (to put the
-    decided facts first) and the forgets (to drop what may no longer be served)."""
+    decided facts first), the forgets (to drop what may no longer be served) and, where the
+    read has them, the subject's kind and its pending changes (to offer the values of the
+    field a question asks about, `recall.asked`)."""
 
     profile: Sequence[ProfileEntry]
     mask: ForgetMask
+    kind: str | None = None
+    pending: Sequence[OpenProposal] = ()
+
+
+class AskedFields(Protocol):
+    """Which profile field of a subject kind a question asks about, when sure (None: no
+    field, or a kind it does not know), read from the question's vector: `query_vector`
+    embeds it once, the search takes that vector as its own, and `field_of` reads it."""
+
+    async def query_vector(self, text: str) -> QueryVector | None: ...
+
+    def field_of(self, kind: str, vector: QueryVector) -> str | None: ...
 
 
 class TurnSource(Protocol):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from uuid import UUID
 
 import structlog
@@ -23,7 +23,14 @@ import structlog
 from factledger.application.errors import MemoryNotFoundError
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for
-from factledger.application.memory.types import MAX_LIMIT, Capability, SearchHit, SearchQuery
+from factledger.application.memory.types import (
+    MAX_LIMIT,
+    Capability,
+    Namespace,
+    SearchHit,
+    SearchQuery,
+)
+from factledger.application.recall.asked import asked_pending
 from factledger.application.recall.build import (
     LedgerFindings,
     MemoryFindings,
@@ -54,7 +61,12 @@ from factledger.application.recall.forget_filter import (
     unforgotten,
 )
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
-from factledger.application.recall.ports import ForgetSource, RecallSources, TurnSource
+from factledger.application.recall.ports import (
+    AskedFields,
+    ForgetSource,
+    RecallSources,
+    TurnSource,
+)
 from factledger.application.recall.turn_reads import turn_source
 from factledger.application.recall.types import (
     Degraded,
@@ -81,6 +93,9 @@ class RecallPorts:
     # The profile and the forgets of a turn from one read of the subject; None: recall reads
     # them through `sources` and `forgets`.
     turns: TurnSource | None = None
+    # Which profile field a turn's question asks about, read per subject kind (`recall.asked`);
+    # None: only the words of the question name a field.
+    asked_fields: AskedFields | None = None
 
 
 class Recall:
@@ -91,6 +106,11 @@ class Recall:
         self._ports = ports
         self._turns = turn_source(ports.sources, ports.forgets, ports.turns)
         self._traces = Traces()  # slots of memories the forget mask had to look up
+
+    @property
+    def ports(self) -> RecallPorts:
+        """What this recall reads (a bench composes one like it around a timed part)."""
+        return self._ports
 
     def budget_s(self, tenant: str | None, *, context: bool = False) -> float:
         """The tenant's budget for `recall` (or `session_context`)."""
@@ -201,8 +221,9 @@ class Recall:
             # in one task beside it, and the steps after it only when they have work.
             if ledger is not None:
                 found, mask = await _beside(
-                    backend.search(ns, query), self._turn(subject_id, ledger)
+                    self._search(backend, ns, query, ledger), self._turn(subject_id, ledger)
                 )
+                ledger.asked = self._asked(ledger)
             elif self._ports.forgets is None:
                 found, mask = await backend.search(ns, query), NOTHING_FORGOTTEN
             else:
@@ -283,7 +304,27 @@ class Recall:
         except Exception as error:
             raise LookupDegraded(Degraded.SOURCE_ERROR) from error
         ledger.profile = list(turn.profile)  # confirmed, so facts even when a model inferred them
+        ledger.kind, ledger.proposals = turn.kind, list(turn.pending)
         return turn.mask
+
+    async def _search(
+        self, backend: MemoryBackend, ns: Namespace, query: SearchQuery, ledger: LedgerFindings
+    ) -> list[SearchHit]:
+        """A turn's search; with a reader of asked fields, over the query's vector embedded
+        once, which the reader then reads the asked field from (`_asked`)."""
+        reader = self._ports.asked_fields
+        if reader is not None:
+            ledger.vector = await reader.query_vector(query.text)
+            if ledger.vector is not None:
+                query = replace(query, vector=ledger.vector)
+        return await backend.search(ns, query)
+
+    def _asked(self, ledger: LedgerFindings) -> str | None:
+        """The profile field the turn's question asks about, for the subject's kind."""
+        reader = self._ports.asked_fields
+        if reader is None or ledger.kind is None or ledger.vector is None:
+            return None
+        return reader.field_of(ledger.kind, ledger.vector)
 
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)
@@ -352,12 +393,15 @@ def _decided_first(
     limit: int,
     failures: Mapping[str, Degraded],
 ) -> tuple[Note, ...]:
-    """Memories that agree with confirmed fields, and confirmed fields the turn asks about
-    that no memory states, before the other memories (`recall.decided`); at most `limit`.
-    Only over a finished search: a partial one serves what it found, as before."""
-    if "memories" in failures or not ledger.profile:
+    """Confirmed fields the turn asks about that no memory states, then the asked field's
+    pending value (`recall.asked`), then the memories, those that agree with confirmed fields
+    first (`recall.decided`); at most `limit`. Only over a finished search: a partial one
+    serves what it found, as before."""
+    asked = ledger.asked
+    pending = asked_pending(asked, ledger.proposals, ledger.profile) if asked else ()
+    if "memories" in failures or not (ledger.profile or pending):
         return memory_notes(findings)
-    ranked = decided_first(ledger.profile, query, findings.hits)
+    ranked = decided_first(ledger.profile, query, findings.hits, asked)
     kept = MemoryFindings(
         hits=list(ranked.hits),
         previous=findings.previous,
@@ -365,7 +409,7 @@ def _decided_first(
         mask=findings.mask,
     )
     confirmed = profile_notes(LedgerFindings(profile=list(ranked.confirmed)))
-    return (*confirmed, *memory_notes(kept))[:limit]
+    return (*confirmed, *pending, *memory_notes(kept))[:limit]
 
 
 def _older_ids(findings: MemoryFindings) -> list[str]:

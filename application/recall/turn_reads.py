@@ -18,7 +18,7 @@ from factledger.application.ledger.in_place import read_in_place
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN
 from factledger.application.recall.ledger_forget_source import LedgerForgets
-from factledger.application.recall.ledger_sources import confirmed_entries
+from factledger.application.recall.ledger_sources import confirmed_entries, open_entries
 from factledger.application.recall.ports import (
     ForgetSource,
     RecallSources,
@@ -32,8 +32,9 @@ NOTHING_KNOWN = TurnLedger(profile=(), mask=NOTHING_FORGOTTEN)
 
 class LedgerTurns:
     """`TurnSource` over the ledger: one aggregate read (the library's cache, fast-forwarded)
-    in one worker thread gives the profile (fields past `valid_until` by `clock` left out)
-    and the mask (`LedgerForgets`, which keeps masks per subject and version)."""
+    in one worker thread gives the profile (fields past `valid_until` by `clock` left out),
+    the mask (`LedgerForgets`, which keeps masks per subject and version), the subject's
+    kind and its pending changes."""
 
     def __init__(
         self, ledger: Ledger, forgets: LedgerForgets, *, clock: Clock | None = None
@@ -53,6 +54,8 @@ class LedgerTurns:
             return TurnLedger(
                 profile=confirmed_entries(subject, now),
                 mask=self._forgets.mask_of_read(subject),
+                kind=subject.kind,
+                pending=open_entries(subject),
             )
 
         try:

@@ -149,14 +149,18 @@ def served_recall(
     runtime: Runtime, settings: Settings, backend: MemoryBackend
 ) -> tuple[Recall, TimedTurns]:
     """The recall a served process composes (`api.bootstrap.services.open_services`: the
-    ledger's sources, forgets and turn read, the tenants' policies) over `backend`, its turn
-    read timed."""
+    ledger's sources, forgets and turn read, the tenants' policies, the question heads) over
+    `backend`, its turn read timed."""
     ledger, clock = runtime.ledger, runtime.ledger.clock
     forgets = LedgerForgets(ledger)
     timed = TimedTurns(LedgerTurns(ledger, forgets, clock=clock))
     sources = LedgerRecallSources(ledger, clock=clock)
     policies = recall_policies(settings.recall)
-    ports = RecallPorts(backend, sources, policies, forgets=forgets, turns=timed)
+    # The reader of asked fields over the backend's own embedder, as the runtime composed it.
+    asked = None if runtime.recall is None else runtime.recall.ports.asked_fields
+    ports = RecallPorts(
+        backend, sources, policies, forgets=forgets, turns=timed, asked_fields=asked
+    )
     return Recall(ports), timed
 
 

@@ -81,3 +81,16 @@ async def test_question_heads_over_another_model_are_not_used() -> None:
     other = EmbeddingFieldReader(HashingEmbedder(384), load_question_heads())
     assert not other.knows("patient")
     assert await other.read("patient", ["Is the patient allergic to anything?"]) == [None]
+
+
+async def test_a_query_embedded_once_reads_its_field_from_that_vector(
+    reader: EmbeddingFieldReader,
+) -> None:
+    vector = await reader.query_vector("How long is her notice at the current job?")
+    assert vector is not None
+    assert reader.field_of("candidate", vector) == "notice_period"
+    assert reader.field_of("dragon", vector) is None
+    other = EmbeddingFieldReader(HashingEmbedder(384), load_question_heads())
+    assert await other.query_vector("How long is her notice?") is None
+    # A vector by another embedder is never read as this one's.
+    assert other.field_of("candidate", vector) is None

@@ -9,6 +9,7 @@ wordings the head never saw, and small talk reading as no topic.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from factledger.adapters.field_reader.head import (
     load_topic_heads,
 )
 from factledger.adapters.field_reader.topics import EmbeddingTopicReader
+from factledger.application.memory.ports import Vectors
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +92,33 @@ async def test_over_another_embedder_a_query_is_neither_read_nor_embedded() -> N
     asked = await reader.read_query("Which town are they in?")
 
     assert (asked.topic, asked.vector) == (None, None)
+
+
+class CountingEmbedder:
+    """The shipped embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner: OnnxEmbedder) -> None:
+        self.inner, self.texts = inner, 0
+        self.dimension, self.model_id = inner.dimension, inner.model_id
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts += len(texts)
+        return await self.inner.embed(texts)
+
+
+async def test_a_query_embedded_by_recall_is_read_without_embedding_it_again(
+    embedder: OnnxEmbedder,
+) -> None:
+    counting = CountingEmbedder(embedder)
+    reader = EmbeddingTopicReader(counting, load_topic_heads())
+    text = "Which vendor do they use today?"
+    fresh = await reader.read_query(text)
+    assert counting.texts == 1
+    assert fresh.vector is not None
+    again = await reader.read_query(text, fresh.vector)
+    assert counting.texts == 1  # the given vector is read, not embedded again
+    assert again.topic == fresh.topic
+    assert again.vector is fresh.vector
+    # A vector of another text is not taken for this one's.
+    await reader.read_query("Did they enjoy the weekend?", fresh.vector)
+    assert counting.texts == 2

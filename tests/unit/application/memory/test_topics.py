@@ -55,7 +55,7 @@ class FixedReader:
         self.read.extend(texts)
         return [self.topics.get(t) for t in texts]
 
-    async def read_query(self, text: str) -> AskedQuery:
+    async def read_query(self, text: str, given: QueryVector | None = None) -> AskedQuery:
         (topic,) = await self.read_topics([text])
         return AskedQuery(topic, QueryVector(text, self, np.ones(2, dtype=np.float32)))
 

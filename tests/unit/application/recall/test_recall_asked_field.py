@@ -1,0 +1,129 @@
+"""The field a turn's question asks about: its confirmed value first, then its newest pending
+value marked unconfirmed, then the memories (`recall.asked`)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+
+import numpy as np
+
+from factledger.application.memory.types import QueryVector
+from factledger.application.recall.asked import asked_pending
+from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN
+from factledger.application.recall.policy import RecallPolicies, RecallPolicy
+from factledger.application.recall.ports import TurnLedger
+from factledger.application.recall.service import Recall, RecallPorts
+from factledger.application.recall.sources import OpenProposal, ProfileEntry
+from factledger.application.recall.types import NoteKind
+from tests.unit.application.recall.test_recall import (
+    JAN,
+    MAR,
+    SUBJECT,
+    FixedSources,
+    seeded_backend,
+)
+
+POLICY = RecallPolicy(threshold=0.3)
+QUESTION = "works with supplier"
+
+
+def pending(field: str, value: str, at_day: int, *, inferred: bool = False) -> OpenProposal:
+    at = JAN + timedelta(days=at_day)
+    return OpenProposal(uuid.uuid4(), field, value, None, inferred, at, None)
+
+
+OLD_BUDGET = pending("budget", "25,000 dollars", 1)
+NEW_BUDGET = pending("budget", "40,000 dollars", 20)
+TEAM = pending("team_size", "12 people", 21)
+
+
+class Asks:
+    """An `AskedFields` that reads every question of `kind` as asking about `field`; its
+    vectors are its own (the backend embeds the query itself)."""
+
+    def __init__(self, kind: str, field: str | None) -> None:
+        self.kind, self.field, self.reads = kind, field, 0
+
+    async def query_vector(self, text: str) -> QueryVector | None:
+        return QueryVector(text, self, np.ones(2, dtype=np.float32))
+
+    def field_of(self, kind: str, vector: QueryVector) -> str | None:
+        self.reads += 1
+        return self.field if kind == self.kind else None
+
+
+class Turns:
+    def __init__(
+        self,
+        kind: str | None,
+        profile: Sequence[ProfileEntry] = (),
+        open_changes: Sequence[OpenProposal] = (),
+    ) -> None:
+        self.ledger = TurnLedger(profile, NOTHING_FORGOTTEN, kind=kind, pending=open_changes)
+
+    async def turn(self, subject_id: uuid.UUID) -> TurnLedger:
+        return self.ledger
+
+
+async def recall(turns: Turns, asks: Asks | None) -> Recall:
+    ports = RecallPorts(
+        await seeded_backend(),
+        FixedSources(),
+        RecallPolicies(default=POLICY),
+        turns=turns,
+        asked_fields=asks,
+    )
+    return Recall(ports)
+
+
+async def test_the_asked_fields_newest_pending_value_comes_before_the_memories() -> None:
+    turns = Turns("lead", open_changes=[OLD_BUDGET, NEW_BUDGET, TEAM])
+    result = await (await recall(turns, Asks("lead", "budget"))).recall(SUBJECT, QUESTION)
+    first = result.notes[0]
+    assert first.origin.kind is NoteKind.PROPOSAL
+    assert first.origin.ref == str(NEW_BUDGET.change_id)
+    assert first.text == "budget: 40,000 dollars (stated, unconfirmed)"
+    texts = [n.text for n in result.notes]
+    # The value a later statement changed, and another field's, are not offered.
+    assert not any("25,000" in t or "12 people" in t for t in texts)
+    assert [n.origin.kind for n in result.notes[1:]] == [NoteKind.MEMORY]
+
+
+async def test_a_confirmed_value_of_the_asked_field_comes_before_its_pending_one() -> None:
+    confirmed = ProfileEntry("budget", "30,000 dollars", None, False, JAN, None)
+    later = pending("budget", "40,000 dollars", 60)  # said after the confirmation
+    turns = Turns("lead", profile=[confirmed], open_changes=[later])
+    result = await (await recall(turns, Asks("lead", "budget"))).recall(SUBJECT, QUESTION)
+    kinds = [n.origin.kind for n in result.notes]
+    assert kinds[:2] == [NoteKind.PROFILE, NoteKind.PROPOSAL]
+    assert result.notes[0].text == "budget: 30,000 dollars"
+
+
+async def test_without_a_kind_or_a_reader_the_notes_are_the_memories_as_before() -> None:
+    changes = [NEW_BUDGET]
+    asks = Asks("lead", "budget")
+    unknown = await (await recall(Turns(None, open_changes=changes), asks)).recall(
+        SUBJECT, QUESTION
+    )
+    unread = await (await recall(Turns("lead", open_changes=changes), None)).recall(
+        SUBJECT, QUESTION
+    )
+    assert asks.reads == 0  # no kind: nothing to read the question against
+    for result in (unknown, unread):
+        assert [n.origin.kind for n in result.notes] == [NoteKind.MEMORY]
+        assert result.notes[0].text == "works with Supplier B, previously Supplier A"
+
+
+def test_pending_values_never_offered_inferences_repeats_of_the_confirmed_or_older_ones() -> None:
+    inferred = pending("budget", "a large budget", 30, inferred=True)
+    confirmed = [ProfileEntry("budget", "40000 dollars", None, False, MAR, None)]
+    assert asked_pending("budget", [inferred], []) == ()
+    # The confirmed value, said the same way or not, is a profile note already.
+    assert asked_pending("budget", [NEW_BUDGET], confirmed) == ()
+    assert [n.origin.ref for n in asked_pending("budget", [OLD_BUDGET, NEW_BUDGET], [])] == [
+        str(NEW_BUDGET.change_id)
+    ]
+    # A later confirmed value supersedes an older pending one.
+    assert asked_pending("budget", [OLD_BUDGET], confirmed) == ()
