@@ -17,6 +17,7 @@ from factledger.bench.judgement.conversations import TrainingCase
 from factledger.bench.judgement.corpus import REPLIES, STATEMENTS, Corpus
 from factledger.bench.judgement.field_data import ClauseExample, field_examples
 from factledger.bench.judgement.fit import L2, fit_field_head, fit_head, fit_span_head
+from factledger.bench.judgement.forget_fields import forget_field_examples
 from factledger.bench.judgement.span_data import clause_examples, line_examples
 
 BUCKETS = 1024
@@ -47,8 +48,8 @@ async def train(
 ) -> Heads:
     """Every head; the field head from `cases` (labelled conversations, keywords) and
     `conversations` (training conversations, spans), over the features the sentence heads
-    just fitted give, with the threshold its cross-validation chose; the span tagger from
-    `conversations`."""
+    just fitted give, with the threshold its cross-validation chose; the span tagger and the
+    forget-field head (which field a request to forget concerns) from `conversations`."""
     xs = await _x(embedder, [s.text for s in corpus.sentences])
     heads = {name: fit_head(xs, y, classes) for name, (y, classes) in _targets(corpus).items()}
     xr = await _x(embedder, [r.reply for r in corpus.replies])
@@ -65,7 +66,25 @@ async def train(
     field_min, fold_scores = _field_threshold(examples)
     FIELD_FOLDS.update(fold_scores)
     fitted = Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min)
+    fitted = await with_forget_field_head(fitted, judge, conversations)
     return await with_span_head(embedder, fitted, conversations)
+
+
+async def with_forget_field_head(
+    heads: Heads, judge: LearnedJudge, conversations: Sequence[TrainingCase]
+) -> Heads:
+    """`heads` with the forget-field head fitted on the requests to forget of
+    `conversations`, and the threshold its cross-validation chose (as the field head's)."""
+    examples = await forget_field_examples(judge, conversations)
+    if not any(e.states.any() for e in examples):
+        return heads
+    forget_field_min, fold_scores = _field_threshold(examples)
+    FORGET_FIELD_FOLDS.update(fold_scores)
+    return replace(
+        heads,
+        heads={**heads.heads, "forget_field": fit_field_head(examples)},
+        forget_field_min=forget_field_min,
+    )
 
 
 async def with_span_head(
@@ -80,6 +99,7 @@ async def with_span_head(
 
 
 FIELD_FOLDS: dict[str, float] = {}  # the field head's out-of-fold figures at its threshold
+FORGET_FIELD_FOLDS: dict[str, float] = {}  # the forget-field head's, likewise
 
 
 def _field_threshold(
