@@ -3,8 +3,8 @@
 The file holds, per head, its weights (`<head>.w`, features x classes), bias (`<head>.b`)
 and class names (`<head>.classes`), and, once, the embedder model it was trained over
 (`model_id`), the n-gram buckets (`buckets`), the smallest probability of a yes that
-confirms (`yes_min`), of a clause stating a field (`field_min`) and of the field a request
-to forget concerns (`forget_field_min`). Its SHA-256 is checked before a byte of it is used.
+confirms (`yes_min`), of a clause stating a field (`field_min`), of a sentence asking to
+forget (`forget_min`) and of the field a request to forget concerns (`forget_field_min`). Its SHA-256 is checked before a byte of it is used.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ class Heads:
     # The forget-field head's smallest probability of the field a request concerns (0: the
     # caller's bar alone, as before the head).
     forget_field_min: float = 0.0
+    forget_min: float = 0.5  # the forget flag's probability from which a sentence asks to forget
 
     def __getitem__(self, name: str) -> Head:
         return self.heads[name]
@@ -75,6 +76,7 @@ class Heads:
             "span_min": np.array(self.span_min),
             "span_values": np.array(self.span_values),
             "forget_field_min": np.array(self.forget_field_min),
+            "forget_min": np.array(self.forget_min),
         }
         for name, head in self.heads.items():
             arrays[f"{name}.w"] = head.weights
@@ -111,4 +113,5 @@ class Heads:
                 float(z["span_min"]) if "span_min" in z.files else 0.5,
                 bool(z["span_values"]) if "span_values" in z.files else False,
                 float(z["forget_field_min"]) if "forget_field_min" in z.files else 0.0,
+                float(z["forget_min"]) if "forget_min" in z.files else 0.5,
             )

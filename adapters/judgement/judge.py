@@ -44,7 +44,7 @@ from factledger.application.memory.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
-PACKAGED_HEADS_SHA256 = "0938bda9d270344bb9ce8a34cc89b13cd564b1b8c1df74046586c50ae31d504c"
+PACKAGED_HEADS_SHA256 = "3b52783eab12e38442bee0d6b53b6bd7a863e08f46e3ee99ac1a50a4887e02f8"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 
 
@@ -146,7 +146,7 @@ class LearnedJudge:
                     statement=Statement(statement.classes[best]),
                     statement_p=float(kinds[i, best]),
                     hedged=bool(hedged[i] >= FLAG_MIN),
-                    forget_request=bool(forget[i] >= FLAG_MIN),
+                    forget_request=bool(forget[i] >= self.heads.forget_min),
                     correction=bool(correction[i] >= FLAG_MIN),
                     forget_p=float(forget[i]),
                     hedged_p=float(hedged[i]),

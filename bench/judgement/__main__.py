@@ -48,6 +48,7 @@ from factledger.bench.judgement.instructions import train_instruction_head
 from factledger.bench.judgement.train import (
     FIELD_FOLDS,
     FORGET_FIELD_FOLDS,
+    FORGET_FOLDS,
     cross_validate,
     train,
 )
@@ -72,6 +73,8 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
         "span_labels_dropped": dict(loaded.dropped),
         "field_min": heads.field_min,
         "field_out_of_fold": FIELD_FOLDS,
+        "forget_min": heads.forget_min,
+        "forget_out_of_fold": FORGET_FOLDS,
         "forget_field_min": heads.forget_field_min,
         "forget_field_out_of_fold": FORGET_FIELD_FOLDS,
         "cross_validated_accuracy": accuracy,
