@@ -44,7 +44,7 @@ from factledger.application.memory.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
-PACKAGED_HEADS_SHA256 = "3b52783eab12e38442bee0d6b53b6bd7a863e08f46e3ee99ac1a50a4887e02f8"
+PACKAGED_HEADS_SHA256 = "0938bda9d270344bb9ce8a34cc89b13cd564b1b8c1df74046586c50ae31d504c"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 
 
