@@ -4,7 +4,8 @@ The file holds, per head, its weights (`<head>.w`, features x classes), bias (`<
 and class names (`<head>.classes`), and, once, the embedder model it was trained over
 (`model_id`), the n-gram buckets (`buckets`), the smallest probability of a yes that
 confirms (`yes_min`), of a clause stating a field (`field_min`), of a sentence asking to
-forget (`forget_min`) and of the field a request to forget concerns (`forget_field_min`). Its SHA-256 is checked before a byte of it is used.
+forget (`forget_min`) and of the field a request to forget concerns (`forget_field_min`).
+Its SHA-256 is checked before a byte of it is used.
 """
 
 from __future__ import annotations
