@@ -146,7 +146,7 @@ class LearnedJudge:
                     statement=Statement(statement.classes[best]),
                     statement_p=float(kinds[i, best]),
                     hedged=bool(hedged[i] >= FLAG_MIN),
-                    forget_request=bool(forget[i] >= FLAG_MIN),
+                    forget_request=bool(forget[i] >= self.heads.forget_min),
                     correction=bool(correction[i] >= FLAG_MIN),
                     forget_p=float(forget[i]),
                     hedged_p=float(hedged[i]),
@@ -365,9 +365,14 @@ class LearnedJudge:
         said, pairs = await self.pairs([Message(Role.SUBJECT, sentence)], fields)
         if not said:
             return None
-        head = self.heads["field"]
+        # Fitted on requests to forget, the only sentences asked about: a request names what
+        # it wants gone, not its value, and may concern no field at all (ADR 0116).
+        own = self.heads.heads.get("forget_field")
+        head = own or self.heads["field"]
         p = field_probabilities(head.weights, head.bias, pairs)
         # The sentence's best clause for each field: a request may sit in one of several.
         best = p.max(axis=0)
         k = int(np.argmax(best))
+        if own is not None and best[k] < self.heads.forget_field_min:
+            return None  # the head's reading: the request concerns none of `fields`
         return fields[k], float(best[k])

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.review.forget_requests import said_requests
 from factledger.bench.evalsets.cases import Answer, Case
+from factledger.domain.transcript import Message, Role
 
 
 def judge_for(name: str) -> SentenceJudge | None:
@@ -18,14 +20,19 @@ def judge_for(name: str) -> SentenceJudge | None:
 
 
 async def forget_lines(judge: SentenceJudge | None, case: Case) -> dict[int, list[int]] | None:
-    """Per session, the subject lines judged a request to forget."""
+    """Per session, the subject lines holding a sentence judged a request to forget, as the
+    product notices them (`said_requests`: each sentence of a line judged on its own; a whole
+    line of several sentences reads as what most of it says)."""
     if judge is None:
         return None
     found: dict[int, list[int]] = {}
     for n, session in enumerate(case.sessions):
-        said = [(i, text) for i, (role, text) in enumerate(session.lines) if role == "subject"]
-        judged = await judge.judge([text for _, text in said])
-        found[n] = [i for (i, _), j in zip(said, judged, strict=True) if j.forget_request]
+        transcript = [
+            Message(Role.SUBJECT if role == "subject" else Role.AGENT, text, session.at)
+            for role, text in session.lines
+        ]
+        requests = await said_requests(transcript, judge)
+        found[n] = sorted({r.message_index for r in requests})
     return found
 
 

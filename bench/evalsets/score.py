@@ -7,8 +7,12 @@
   (`updates` set) and were matched: proposed as the field's new value.
 - Not-proposed violations: a proposal of the session, matching no expected one, whose value
   holds every keyword of a must-not-be-proposed item (a third party's fact, small talk...).
-- Forget requests noticed: the session's subject lines judged a request to forget, when the
-  session has one (a line judged so in a session without one is a false alarm).
+- Forget requests noticed: a sentence of the session's subject lines judged a request to
+  forget (as the product judges them, sentence by sentence), when the session has one (a
+  sentence judged so in a session without one is a false alarm). Placed: an expected request
+  naming a field, and a pending forget request on that field proposed in the session (the
+  review queue's). A forget request proposes no value: it is counted apart from the
+  proposals, never as a made proposal.
 - Right note in the top 3: one of recall's first three notes holds every answer keyword.
   Stale in the top 3: a note holds a stale keyword (an outdated, corrected, forgotten or
   rejected value, as a whole word) and not the answer. A question whose answer is empty
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 from factledger.bench.evalsets.cases import Answer, Case
 from factledger.bench.evalsets.run import CaseRun
 from factledger.bench.proposal_eval import Made
+from factledger.domain.provenance import Operation
 
 LABELS = ("yes", "no", "neither")
 
@@ -46,6 +51,9 @@ class Tally:
     forget_sessions: int = 0
     forgets_noticed: int = 0
     forget_false_alarms: int = 0
+    forget_fields: int = 0  # expected requests that name a field
+    forgets_placed: int = 0  # ... with a forget request proposed on that field
+    forget_requests_made: int = 0
     questions: int = 0
     answered: int = 0  # questions with answer keywords
     hits: int = 0
@@ -75,6 +83,9 @@ class Tally:
             "forgets_noticed": ratio(self.forgets_noticed, self.forget_sessions),
             "forget_sessions": self.forget_sessions,
             "forget_false_alarms": self.forget_false_alarms,
+            "forgets_placed": ratio(self.forgets_placed, self.forget_fields),
+            "forget_fields": self.forget_fields,
+            "forget_requests_made": self.forget_requests_made,
             "right_note_top3": ratio(self.hits, self.answered),
             "questions": self.questions,
             "stale_top3": self.stale,
@@ -96,8 +107,10 @@ def score_run(run: CaseRun, forgets: Mapping[int, Sequence[int]] | None = None) 
     forget (None: the product has no such judgement)."""
     tally = Tally(cases=1)
     case = run.case
-    left: list[Made] = list(run.made)
-    tally.made = len(run.made)
+    asked_to_forget = [m for m in run.made if m.proposal.operation is Operation.FORGET]
+    left: list[Made] = [m for m in run.made if m.proposal.operation is not Operation.FORGET]
+    tally.made = len(left)
+    tally.forget_requests_made = len(asked_to_forget)
     for n, session in enumerate(case.sessions):
         tally.expected += len(session.proposals)
         for expected in session.proposals:
@@ -131,6 +144,10 @@ def score_run(run: CaseRun, forgets: Mapping[int, Sequence[int]] | None = None) 
         if session.forgets:
             tally.forget_sessions += 1
             tally.forgets_noticed += noticed
+            placed = {m.proposal.field for m in asked_to_forget if m.session == n}
+            named = [f.field for f in session.forgets if f.field]
+            tally.forget_fields += len(named)
+            tally.forgets_placed += sum(f in placed for f in named)
         elif noticed:
             tally.forget_false_alarms += 1
     for asked in run.asked:

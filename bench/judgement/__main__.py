@@ -45,7 +45,13 @@ from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corp
 from factledger.bench.judgement.field_data import cases_in
 from factledger.bench.judgement.importing import import_conversations, import_replies
 from factledger.bench.judgement.instructions import train_instruction_head
-from factledger.bench.judgement.train import FIELD_FOLDS, cross_validate, train
+from factledger.bench.judgement.train import (
+    FIELD_FOLDS,
+    FORGET_FIELD_FOLDS,
+    FORGET_FOLDS,
+    cross_validate,
+    train,
+)
 
 
 async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> dict[str, object]:
@@ -67,6 +73,10 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
         "span_labels_dropped": dict(loaded.dropped),
         "field_min": heads.field_min,
         "field_out_of_fold": FIELD_FOLDS,
+        "forget_min": heads.forget_min,
+        "forget_out_of_fold": FORGET_FOLDS,
+        "forget_field_min": heads.forget_field_min,
+        "forget_field_out_of_fold": FORGET_FIELD_FOLDS,
         "cross_validated_accuracy": accuracy,
         "out": str(out),
         "sha256": sha256,

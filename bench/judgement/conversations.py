@@ -204,7 +204,7 @@ def load_training_cases(directories: Sequence[Path]) -> Loaded:
     return loaded
 
 
-def _sentence_around(text: str, at: int) -> str:
+def sentence_around(text: str, at: int) -> str:
     starts = [0, *(m.end() for m in _SENTENCE_END.finditer(text))]
     begin = max(s for s in starts if s <= at)
     following = [s for s in starts if s > at]
@@ -228,14 +228,14 @@ def sentences_of_conversations(cases: Sequence[TrainingCase]) -> Corpus:
         for session in case.sessions:
             for p in session.proposals:
                 if p.origin == "stated":
-                    text = _sentence_around(session.lines[p.span.line][1], p.span.start)
+                    text = sentence_around(session.lines[p.span.line][1], p.span.start)
                     add(text, Sentence(text, "self", p.hedged, False, p.correction))
             for f in session.forgets:
-                text = _sentence_around(session.lines[f.line][1], f.start)
+                text = sentence_around(session.lines[f.line][1], f.start)
                 add(text, Sentence(text, "self", False, True, False))
             for n in session.not_proposed:
                 role, line = session.lines[n.span.line]
                 if role == "subject" and n.why in _STATEMENTS_OF_WHY:
-                    text = _sentence_around(line, n.span.start)
+                    text = sentence_around(line, n.span.start)
                     add(text, Sentence(text, _STATEMENTS_OF_WHY[n.why], False, False, False))
     return Corpus(tuple(s for s in read.values() if s is not None), ())

@@ -1,4 +1,5 @@
-"""A judgement corpus: `sentences.yaml` and `answers.yaml` (see `data/README.md`)."""
+"""A judgement corpus: `sentences.yaml` (and `sentences-*.yaml`, more groups in the same
+format) and `answers.yaml` (see `data/README.md`)."""
 
 from __future__ import annotations
 
@@ -53,11 +54,12 @@ def _label(raw: object) -> str:
 
 def load_corpus(directory: Path) -> Corpus:
     sentences = []
-    for group in _groups(directory / "sentences.yaml"):
+    files = [directory / "sentences.yaml", *sorted(directory.glob("sentences-*.yaml"))]
+    for path, group in ((p, g) for p in files for g in _groups(p)):
         labels = group.get("labels") or {}
         statement = str(labels.get("statement", "self"))
         if statement not in STATEMENTS:
-            raise ValueError(f"sentences.yaml: statement must be one of {STATEMENTS}")
+            raise ValueError(f"{path.name}: statement must be one of {STATEMENTS}")
         flags = (bool(labels.get(f, False)) for f in ("hedged", "forget", "correction"))
         hedged, forget, correction = flags
         sentences += [

@@ -17,6 +17,7 @@ from factledger.bench.judgement.conversations import TrainingCase
 from factledger.bench.judgement.corpus import REPLIES, STATEMENTS, Corpus
 from factledger.bench.judgement.field_data import ClauseExample, field_examples
 from factledger.bench.judgement.fit import L2, fit_field_head, fit_head, fit_span_head
+from factledger.bench.judgement.forget_fields import forget_field_examples
 from factledger.bench.judgement.span_data import clause_examples, line_examples
 
 BUCKETS = 1024
@@ -47,15 +48,20 @@ async def train(
 ) -> Heads:
     """Every head; the field head from `cases` (labelled conversations, keywords) and
     `conversations` (training conversations, spans), over the features the sentence heads
-    just fitted give, with the threshold its cross-validation chose; the span tagger from
-    `conversations`."""
+    just fitted give, with the threshold its cross-validation chose; the span tagger and the
+    forget-field head (which field a request to forget concerns) from `conversations`."""
     xs = await _x(embedder, [s.text for s in corpus.sentences])
-    heads = {name: fit_head(xs, y, classes) for name, (y, classes) in _targets(corpus).items()}
+    targets = _targets(corpus)
+    heads = {name: fit_head(xs, y, classes) for name, (y, classes) in targets.items()}
+    forget_min, forget_scores = _flag_threshold(xs, targets["forget"][0])
+    FORGET_FOLDS.update(forget_scores)
     xr = await _x(embedder, [r.reply for r in corpus.replies])
     heads["answer"] = fit_head(xr, [r.label for r in corpus.replies], REPLIES)
     width = pair_width(embedder.dimension)
     blank = Head(np.zeros((width, 1), np.float32), np.full(1, -50.0, np.float32), ("field",))
-    sentence_heads = Heads({**heads, "field": blank}, embedder.model_id, BUCKETS, YES_MIN)
+    sentence_heads = Heads(
+        {**heads, "field": blank}, embedder.model_id, BUCKETS, YES_MIN, forget_min=forget_min
+    )
     judge = LearnedJudge(embedder, sentence_heads)
     examples = await field_examples(judge, cases)
     examples += await clause_examples(judge, conversations, first_case=len(cases))
@@ -64,8 +70,28 @@ async def train(
     heads["field"] = fit_field_head(examples)
     field_min, fold_scores = _field_threshold(examples)
     FIELD_FOLDS.update(fold_scores)
-    fitted = Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min)
+    fitted = Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min, forget_min=forget_min)
+    fitted = await with_forget_field_head(fitted, judge, conversations)
     return await with_span_head(embedder, fitted, conversations)
+
+
+async def with_forget_field_head(
+    heads: Heads, judge: LearnedJudge, conversations: Sequence[TrainingCase]
+) -> Heads:
+    """`heads` with the forget-field head fitted on the requests to forget of
+    `conversations`, and the threshold its cross-validation chose (as the field head's)."""
+    examples = await forget_field_examples(judge, conversations)
+    if not any(e.states.any() for e in examples):
+        return heads
+    # F1: a request placed on a wrong field is seen, and rejected, by a reviewer; one placed
+    # nowhere is never seen (ADR 0116).
+    forget_field_min, fold_scores = _field_threshold(examples, beta2=1.0)
+    FORGET_FIELD_FOLDS.update(fold_scores)
+    return replace(
+        heads,
+        heads={**heads.heads, "forget_field": fit_field_head(examples)},
+        forget_field_min=forget_field_min,
+    )
 
 
 async def with_span_head(
@@ -80,14 +106,44 @@ async def with_span_head(
 
 
 FIELD_FOLDS: dict[str, float] = {}  # the field head's out-of-fold figures at its threshold
+FORGET_FIELD_FOLDS: dict[str, float] = {}  # the forget-field head's, likewise
+FORGET_FOLDS: dict[str, float] = {}  # the forget flag's, likewise
+
+
+def _flag_threshold(x: Matrix, y: Sequence[str], k: int = 5) -> tuple[float, dict[str, float]]:
+    """The forget flag's threshold with the best F1 on out-of-fold probabilities: a request
+    not flagged becomes a memory and a note, a sentence flagged that is none is kept out of
+    them and its pending request rejected by a reviewer (ADR 0116)."""
+    labels = np.array(y)
+    p = np.zeros(len(labels), dtype=np.float32)
+    for test in _folds(len(labels), k):
+        rows = np.setdiff1d(np.arange(len(labels)), test)
+        head = fit_head(x[rows], list(labels[rows]), BOOL)
+        p[test] = head.probabilities(x[test])[:, head.column("true")]
+    asked = labels == "true"
+    best, chosen, scores = -1.0, 0.5, {}
+    for threshold in np.arange(0.3, 0.9, 0.01):
+        said = p >= threshold
+        tp = float((said & asked).sum())
+        precision = tp / max(float(said.sum()), 1.0)
+        recall = tp / max(float(asked.sum()), 1.0)
+        f = _f_beta(precision, recall, 1.0)
+        if f > best:
+            best, chosen = f, float(threshold)
+            scores = {"precision": round(precision, 3), "recall": round(recall, 3)}
+    return round(chosen, 2), scores
+
+
+def _f_beta(precision: float, recall: float, beta2: float) -> float:
+    return (1 + beta2) * precision * recall / max(beta2 * precision + recall, 1e-9)
 
 
 def _field_threshold(
-    examples: Sequence[ClauseExample], k: int = 4
+    examples: Sequence[ClauseExample], k: int = 4, beta2: float = 0.25
 ) -> tuple[float, dict[str, float]]:
-    """The threshold with the best F0.5 (precision weighs more) on out-of-fold predictions of
-    each clause's most probable field, folds by case so a conversation never scores the head
-    it trained."""
+    """The threshold with the best F-beta (by default F0.5: precision weighs more) on
+    out-of-fold predictions of each clause's most probable field, folds by case so a
+    conversation never scores the head it trained."""
     best_p = np.zeros(len(examples), dtype=np.float32)
     right = np.zeros(len(examples), dtype=bool)
     for fold in range(k):
@@ -104,7 +160,7 @@ def _field_threshold(
         tp = float((said & right).sum())
         precision = tp / max(float(said.sum()), 1.0)
         recall = tp / max(stating, 1.0)
-        f = 1.25 * precision * recall / max(0.25 * precision + recall, 1e-9)
+        f = _f_beta(precision, recall, beta2)
         if f > best:
             best, chosen = f, float(threshold)
             scores = {"clause_precision": round(precision, 3), "clause_recall": round(recall, 3)}

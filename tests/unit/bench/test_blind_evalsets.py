@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
+from uuid import uuid4
 
 import yaml
 
 from factledger.bench.evalsets.__main__ import score_directory
+from factledger.bench.evalsets.cases import parse_cases
+from factledger.bench.evalsets.run import CaseRun
+from factledger.bench.evalsets.score import score_run
+from factledger.bench.proposal_eval import Made
+from factledger.domain.proposal import Proposal
+from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
+from factledger.domain.values import TextValue
 
 CASE = [
     {
@@ -116,3 +125,34 @@ async def test_the_learned_judgement_notices_the_forget_request_and_the_no(
     # "Yes, since March." is a yes the answer judge may not be sure enough of (its bar admits
     # no training reply that is not a yes): then it stays pending, and is never a no.
     assert confusion["yes->yes"] + confusion["yes->neither"] == 1
+
+
+def _proposal(field: str, operation: Operation, value: str | None) -> Proposal:
+    return Proposal(
+        change_id=uuid4(),
+        field=field,
+        operation=operation,
+        value=None if value is None else TextValue(value),
+        origin=Origin.STATED,
+        proposed_by=Actor(ActorKind.MODEL, "model"),
+        based_on_version=0,
+    )
+
+
+def test_a_forget_request_is_scored_as_placed_on_its_field_and_never_as_a_proposal() -> None:
+    raw = copy.deepcopy(CASE)
+    raw[0]["sessions"][1]["expect"]["forget_requests"] = [{"field": "phone", "keywords": []}]
+    (case,) = parse_cases(raw)
+    made = [
+        Made(0, _proposal("supplier", Operation.SET, "Boxmart")),
+        Made(1, _proposal("phone", Operation.FORGET, None)),
+    ]
+
+    tally = score_run(CaseRun(case, made), {0: [], 1: [0]}).as_dict()
+
+    assert (tally["made"], tally["precision"]) == (1, 1.0)
+    assert tally["forget_requests_made"] == 1
+    assert (tally["forget_fields"], tally["forgets_placed"]) == (1, 1.0)
+    assert (tally["forgets_noticed"], tally["forget_false_alarms"]) == (1.0, 0)
+    elsewhere = [Made(1, _proposal("budget", Operation.FORGET, None))]
+    assert score_run(CaseRun(case, elsewhere), {1: [0]}).as_dict()["forgets_placed"] == 0.0

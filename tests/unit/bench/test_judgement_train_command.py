@@ -68,7 +68,21 @@ def _case(number: int, plan: str, city: str) -> str:
              origin: stated, hedged: false, correction: false}}
           - {{field: home_city, line: 1, span: "{city}", value: "{city}",
              origin: stated, hedged: false, correction: false}}
+    - at: "2026-02-12T10:00:00Z"
+      channel: chat
+      lines:
+        - {{role: subject, text: "Thanks. {FORGETS[number % 2][0]}"}}
+      expect:
+        forget_requests:
+          - {{line: 0, span: "{FORGETS[number % 2][1]}", field: {FORGETS[number % 2][2]}}}
 """
+
+
+# A request to forget, its words naming what, and the field it concerns.
+FORGETS = [
+    ("Please delete where I live from your records.", "where I live", "home_city"),
+    ("Could you erase the membership I pay for from my file?", "the membership", "membership_plan"),
+]
 
 
 PLANS = ["gold", "silver", "off-peak", "student", "family", "platinum", "basic", "flex"]
@@ -106,3 +120,10 @@ def test_train_fits_every_head_and_a_span_tagger_from_one_corpus_directory(
         if any(s.field == f for s in spans)
     }
     assert best == {"membership_plan": "silver", "home_city": "Porto"}
+    # The forget-field head: which field a request to forget concerns, fitted on the requests.
+    assert "forget_field" in heads.heads
+    assert report["forget_field_min"] == heads.forget_field_min
+    fields = ["membership_plan", "home_city"]
+    asked = asyncio.run(judge.field_of("Kindly remove where I live from my file.", fields))
+    assert asked is not None
+    assert asked[0] == "home_city"
