@@ -78,7 +78,11 @@ def _tune_use(args: argparse.Namespace) -> dict[str, object]:
     from factledger.bench.judgement.usem.train import TuneRecipe, train_tuned_use
 
     recipe = TuneRecipe(
-        tune=args.layers, epochs=args.epochs, compound=args.compound, minutes=args.minutes
+        tune=args.layers,
+        epochs=args.epochs,
+        compound=args.compound,
+        minutes=args.minutes,
+        cross=args.cross,
     )
     seeds = range(1, args.seeds + 1)
     files = args.files or PAIR_FILES
@@ -142,6 +146,11 @@ def main(argv: list[str] | None = None) -> None:
     tune.add_argument("--layers", choices=("all", "dan"), default="all")
     tune.add_argument("--compound", type=float, default=0.5)
     tune.add_argument("--minutes", type=float, default=30.0, help="per run")
+    tune.add_argument(
+        "--cross",
+        action="store_true",
+        help="read as a cross-encoder: each side's tokens attend to the other's (ADR 0117)",
+    )
     tune.add_argument(
         "--files",
         action="append",
