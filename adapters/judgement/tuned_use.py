@@ -31,8 +31,8 @@ from factledger.adapters.embedding.use_multilingual import (
     shared_encoder,
     tuned_encoder,
 )
-from factledger.adapters.judgement.cross_use import CrossEncoder, cross_features, rows_of
 from factledger.adapters.judgement.cross_answers import decide
+from factledger.adapters.judgement.cross_use import CrossEncoder, cross_features, rows_of
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.tuned_answers_file import TunedAnswers
 from factledger.application.judgement.types import Reply

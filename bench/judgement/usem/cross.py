@@ -96,7 +96,8 @@ class CrossPairHead(nn.Module):
                 layer = getattr(module, name)
                 out[f"{side}.{name}.w"] = layer.weight.detach().numpy().T.copy()
                 out[f"{side}.{name}.b"] = layer.bias.detach().numpy().copy()
-        assert set(out) == set(CROSS_LAYERS)
+        if set(out) != set(CROSS_LAYERS):
+            raise ValueError("the attention layers differ from the product's names")
         return out
 
 
