@@ -9,7 +9,8 @@ answer head and its yes threshold, `bench/judgement/answers.py`: the shipped fil
 `python -m factledger.bench.judgement tune-use [--corpus DIR ...] [--files GLOB ...] [--out FILE]
 [--seeds N]` (the multilingual encoder's upper layers fine-tuned with a pair head, one run per
 seed, read in numpy by the product: `bench/judgement/usem/train.py`; needs torch too; ADR 0105;
-`--files` names which labelled files of the corpora it reads, ADR 0109)
+`--files` names which labelled files of the corpora it reads, ADR 0109; `--cross` reads the
+pair as a cross-encoder, ADR 0117)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
