@@ -56,17 +56,18 @@ class CrossEncoder:
     def token_features(self, rows: Matrix) -> Matrix:
         """[T, 512] word-piece rows -> [T, 1280] token features."""
         w = self.layers
-        proj_w = np.concatenate([w[f"proj{n}"] for n, _ in _ORDERS], axis=1)
-        proj_b = np.concatenate([w[f"proj_b{n}"] for n, _ in _ORDERS])
-        ln_g = np.concatenate([w[f"ln_g{n}"] for n, _ in _ORDERS])
-        ln_b = np.concatenate([w[f"ln_b{n}"] for n, _ in _ORDERS])
-        x = _layernorm(rows @ proj_w + proj_b, ln_g, ln_b, self.eps)
+        # The three branches' projections and norms side by side, as one layer each.
+        j = {
+            kind: np.concatenate([w[f"{kind}{n}"] for n, _ in _ORDERS], axis=-1)
+            for kind in ("proj", "proj_b", "ln_g", "ln_b")
+        }
+        x = _layernorm(rows @ j["proj"] + j["proj_b"], j["ln_g"], j["ln_b"], self.eps)
         branches = [rows]
         for i, (n, left) in enumerate(_ORDERS):
-            xs = x[:, i * 256 : (i + 1) * 256]
-            h = np.maximum(_windows(xs, n, left) @ w[f"w1_{n}"] + w[f"b1_{n}"], 0) + xs
-            c2 = np.maximum(_windows(h, n, left) @ w[f"w2_{n}"] + w[f"b2_{n}"], 0) + h
-            branches.append(c2)
+            h = x[:, i * 256 : (i + 1) * 256]
+            for conv in (1, 2):  # two residual n-gram convolutions
+                h = h + np.maximum(_windows(h, n, left) @ w[f"w{conv}_{n}"] + w[f"b{conv}_{n}"], 0)
+            branches.append(h)
         return _layernorm(np.concatenate(branches, axis=-1), w["ln_g"], w["ln_b"], self.eps)
 
     def vector(self, feats: Matrix) -> Matrix:
