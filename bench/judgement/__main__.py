@@ -84,6 +84,7 @@ def _tune_use(args: argparse.Namespace) -> dict[str, object]:
         compound=args.compound,
         minutes=args.minutes,
         cross=args.cross,
+        label_smoothing=args.label_smoothing,
     )
     seeds = range(1, args.seeds + 1)
     files = args.files or PAIR_FILES
@@ -147,6 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     tune.add_argument("--layers", choices=("all", "dan"), default="all")
     tune.add_argument("--compound", type=float, default=0.5)
     tune.add_argument("--minutes", type=float, default=30.0, help="per run")
+    tune.add_argument("--label-smoothing", type=float, default=0.0)
     tune.add_argument(
         "--cross",
         action="store_true",

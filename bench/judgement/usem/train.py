@@ -64,6 +64,7 @@ class TuneRecipe:
     seed: int = 13
     minutes: float = 30.0  # stops at an epoch's end once this much time is spent
     cross: bool = False  # each side's tokens attend to the other's (`cross.py`, ADR 0117)
+    label_smoothing: float = 0.0  # keeps the reader from growing sure of every training pair
 
 
 class Vectors:
@@ -153,7 +154,9 @@ def fit(
         for start in range(0, len(order), recipe.batch):
             chosen = [pairs[i] for i in order[start : start + recipe.batch]]
             y = torch.tensor([index[p.label] for p in chosen])
-            loss = torch.nn.functional.cross_entropy(any_logits(vectors, head, chosen), y)
+            loss = torch.nn.functional.cross_entropy(
+                any_logits(vectors, head, chosen), y, label_smoothing=recipe.label_smoothing
+            )
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
