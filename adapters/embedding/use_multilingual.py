@@ -74,6 +74,11 @@ def _encoder(directory: Path) -> Encoder:
         return _LOADED[directory]
 
 
+def shared_encoder(directory: Path) -> Encoder:
+    """The process's packaged encoder (loaded once, checked against the pins)."""
+    return _encoder(directory)
+
+
 _ORDERS = (2, 3, 5)
 
 

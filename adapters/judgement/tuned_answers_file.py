@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from factledger.adapters.embedding.use_multilingual import MODEL_ID
+from factledger.adapters.judgement.cross_use import CROSS_LAYERS
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import Reply
@@ -38,8 +39,9 @@ class TunedMember:
     """One tuned copy of the encoder: what it adds to the package's layers, and its pair head."""
 
     deltas: Mapping[str, Matrix]
-    head_weights: Matrix  # (4 * 512, 3), columns in `CLASSES` order
+    head_weights: Matrix  # (4 * 512 [+ 4 * CROSS_DIM], 3), columns in `CLASSES` order
     head_bias: Matrix
+    cross: Mapping[str, Matrix] = field(default_factory=dict)  # `CROSS_LAYERS`, or none
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,8 @@ class TunedAnswers:
         for k, member in enumerate(self.members):
             for name, delta in member.deltas.items():
                 arrays |= _stored(f"m{k}.", name, delta)
+            for name, weights in member.cross.items():
+                arrays |= _stored(f"m{k}.", f"cross.{name}", weights)
             arrays[f"m{k}.head.w"] = member.head_weights.astype(np.float32)
             arrays[f"m{k}.head.b"] = member.head_bias.astype(np.float32)
         buffer = io.BytesIO()
@@ -120,13 +124,18 @@ def _member(z: Mapping[str, npt.NDArray[np.generic]], prefix: str, name: str) ->
             if f"{prefix}scale.{layer}" in z:
                 delta = delta * np.asarray(z[f"{prefix}scale.{layer}"], dtype=np.float32)
             deltas[layer] = delta
+    cross = {k.removeprefix("cross."): v for k, v in deltas.items() if k.startswith("cross.")}
+    deltas = {k: v for k, v in deltas.items() if not k.startswith("cross.")}
     unknown = set(deltas) - {*TOKEN_LAYERS, *DAN_LAYERS}
     if unknown:
         raise TunedAnswersIntegrityError(f"{name}: unknown layer {min(unknown)}")
+    if cross and set(cross) != set(CROSS_LAYERS):
+        raise TunedAnswersIntegrityError(f"{name}: cross layers incomplete")
     return TunedMember(
         deltas,
         np.asarray(z[f"{prefix}head.w"], dtype=np.float32),
         np.asarray(z[f"{prefix}head.b"], dtype=np.float32),
+        cross,
     )
 
 

@@ -24,8 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from factledger.adapters.embedding.use_multilingual import Encoder, resources_dir, tuned_encoder
+from factledger.adapters.embedding.use_multilingual import (
+    Encoder,
+    package_layers,
+    resources_dir,
+    shared_encoder,
+    tuned_encoder,
+)
 from factledger.adapters.judgement.cross_answers import decide
+from factledger.adapters.judgement.cross_use import CrossEncoder, cross_features, rows_of
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.tuned_answers_file import TunedAnswers
 from factledger.application.judgement.types import Reply
@@ -60,6 +67,7 @@ class TunedUseAnswerJudge:
         self._tuned = tuned
         self.directory = directory if directory is not None else resources_dir()
         self._encoders: list[Encoder] = []
+        self._cross: list[CrossEncoder] = []
         self._lock = threading.Lock()
 
     @classmethod
@@ -93,6 +101,8 @@ class TunedUseAnswerJudge:
     def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> Matrix:
         """Each pair's probabilities in `CLASSES` order, the mean of the members'; each
         distinct question encoded once."""
+        if any(m.cross for m in self.tuned.members):
+            return self._cross_probabilities(pairs)
         questions = sorted({q for q, _ in pairs})
         at = {q: i for i, q in enumerate(questions)}
         rows = [at[q] + len(pairs) for q, _ in pairs]
@@ -103,6 +113,38 @@ class TunedUseAnswerJudge:
         ]
         mean: Matrix = np.mean(readings, axis=0).astype(np.float32)
         return mean
+
+    def cross_members(self) -> list[CrossEncoder]:
+        members = self.tuned.members
+        with self._lock:
+            if not self._cross:
+                base = package_layers(self.directory)
+                eps = float(base["eps"])
+                for m in members:
+                    layers = {
+                        k: (np.asarray(v, dtype=np.float32) + m.deltas.get(k, 0.0)).astype(
+                            np.float32
+                        )
+                        for k, v in base.items()
+                    }
+                    self._cross.append(CrossEncoder(layers, m.cross, eps))
+            return self._cross
+
+    def _cross_probabilities(self, pairs: Sequence[tuple[str, str]]) -> Matrix:
+        backend = shared_encoder(self.directory)
+        encoders = self.cross_members()
+        rows = {t: rows_of(backend, t) for pair in pairs for t in pair}
+        out = np.zeros((len(pairs), 3), dtype=np.float32)
+        by_question: dict[str, list[int]] = {}
+        for i, (q, _) in enumerate(pairs):
+            by_question.setdefault(q, []).append(i)
+        for q, at in by_question.items():
+            readings = []
+            for m, enc in zip(self.tuned.members, encoders, strict=True):
+                x = cross_features(enc, rows[q], [rows[pairs[i][1]] for i in at])
+                readings.append(softmax(x @ m.head_weights + m.head_bias))
+            out[at] = np.mean(readings, axis=0)
+        return out
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         if not pairs:

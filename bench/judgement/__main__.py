@@ -9,7 +9,8 @@ answer head and its yes threshold, `bench/judgement/answers.py`: the shipped fil
 `python -m factledger.bench.judgement tune-use [--corpus DIR ...] [--files GLOB ...] [--out FILE]
 [--seeds N]` (the multilingual encoder's upper layers fine-tuned with a pair head, one run per
 seed, read in numpy by the product: `bench/judgement/usem/train.py`; needs torch too; ADR 0105;
-`--files` names which labelled files of the corpora it reads, ADR 0109)
+`--files` names which labelled files of the corpora it reads, ADR 0109; `--cross` reads the
+pair as a cross-encoder, ADR 0117)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
@@ -88,7 +89,12 @@ def _tune_use(args: argparse.Namespace) -> dict[str, object]:
     from factledger.bench.judgement.usem.train import TuneRecipe, train_tuned_use
 
     recipe = TuneRecipe(
-        tune=args.layers, epochs=args.epochs, compound=args.compound, minutes=args.minutes
+        tune=args.layers,
+        epochs=args.epochs,
+        compound=args.compound,
+        minutes=args.minutes,
+        cross=args.cross,
+        label_smoothing=args.label_smoothing,
     )
     seeds = range(1, args.seeds + 1)
     files = args.files or PAIR_FILES
@@ -152,6 +158,12 @@ def main(argv: list[str] | None = None) -> None:
     tune.add_argument("--layers", choices=("all", "dan"), default="all")
     tune.add_argument("--compound", type=float, default=0.5)
     tune.add_argument("--minutes", type=float, default=30.0, help="per run")
+    tune.add_argument("--label-smoothing", type=float, default=0.0)
+    tune.add_argument(
+        "--cross",
+        action="store_true",
+        help="read as a cross-encoder: each side's tokens attend to the other's (ADR 0117)",
+    )
     tune.add_argument(
         "--files",
         action="append",

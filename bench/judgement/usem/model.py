@@ -69,6 +69,13 @@ class TunedUse(nn.Module):
 
     def token_sums(self, rows: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Each sentence's sum over its tokens of the normed [row | n-gram branches]."""
+        m = mask[:, :, None].to(rows.dtype)
+        summed: torch.Tensor = (self.token_features(rows, mask) * m).sum(1)
+        return summed
+
+    def token_features(self, rows: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Each token's normed [row | n-gram branches] ([B, T, 1280]; padding rows are not
+        zeroed)."""
         w = self.layers
         m = mask[:, :, None].to(rows.dtype)
         proj_w = torch.cat([w[f"proj{n}"] for n, _ in ORDERS], dim=1)
@@ -83,9 +90,10 @@ class TunedUse(nn.Module):
             h = h * m
             c2 = torch.relu(_windows(h, n, left) @ w[f"w2_{n}"] + w[f"b2_{n}"]) + h
             branches.append(c2)
-        feats = _layernorm(torch.cat(branches, dim=-1), w["ln_g"], w["ln_b"], self.eps)
-        summed: torch.Tensor = (feats * m).sum(1)
-        return summed
+        feats: torch.Tensor = _layernorm(
+            torch.cat(branches, dim=-1), w["ln_g"], w["ln_b"], self.eps
+        )
+        return feats
 
     def from_sums(self, sums: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """The DAN layers over each sentence's token sum; L2-normalised rows."""

@@ -44,6 +44,7 @@ from factledger.bench.judgement.answers import (
     pairs_in,
 )
 from factledger.bench.judgement.usem.compound import compound_pairs
+from factledger.bench.judgement.usem.cross import CrossPairHead, cross_logits
 from factledger.bench.judgement.usem.ensemble import Epoch, choose
 from factledger.bench.judgement.usem.model import PairHead, Tune, TunedUse, padded
 from factledger.bench.judgement.usem.rows import WordPieceRows
@@ -62,6 +63,8 @@ class TuneRecipe:
     compound: float = 0.5  # share of echoing yes replies also trained under a two-part question
     seed: int = 13
     minutes: float = 30.0  # stops at an epoch's end once this much time is spent
+    cross: bool = False  # each side's tokens attend to the other's (`cross.py`, ADR 0117)
+    label_smoothing: float = 0.0  # keeps the reader from growing sure of every training pair
 
 
 class Vectors:
@@ -97,12 +100,22 @@ def logits(vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]) -> t
     return out
 
 
-def predict(vectors: Vectors, head: PairHead, pairs: Sequence[LabelledPair]) -> np.ndarray:
+def any_logits(
+    vectors: Vectors, head: PairHead | CrossPairHead, pairs: Sequence[LabelledPair]
+) -> torch.Tensor:
+    if isinstance(head, CrossPairHead):
+        return cross_logits(vectors.model, vectors.rows, head, pairs)
+    return logits(vectors, head, pairs)
+
+
+def predict(
+    vectors: Vectors, head: PairHead | CrossPairHead, pairs: Sequence[LabelledPair]
+) -> np.ndarray:
     vectors.model.eval()
     head.eval()
     with torch.no_grad():
         parts = [
-            logits(vectors, head, pairs[s : s + 128]).softmax(-1).numpy()
+            any_logits(vectors, head, pairs[s : s + 128]).softmax(-1).numpy()
             for s in range(0, len(pairs), 128)
         ]
     return np.concatenate(parts)
@@ -117,9 +130,9 @@ def fit(
     rows = WordPieceRows()
     base = package_layers()
     model = TunedUse(base, recipe.tune)
-    head = PairHead(recipe.dropout)
+    head = CrossPairHead(recipe.dropout) if recipe.cross else PairHead(recipe.dropout)
     texts = sorted({t for p in [*pairs, *held] for t in (p.question, p.reply)})
-    vectors = Vectors(model, rows, texts)
+    vectors = Vectors(model, rows, [] if recipe.cross else texts)
     body = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.AdamW(
         [
@@ -141,7 +154,9 @@ def fit(
         for start in range(0, len(order), recipe.batch):
             chosen = [pairs[i] for i in order[start : start + recipe.batch]]
             y = torch.tensor([index[p.label] for p in chosen])
-            loss = torch.nn.functional.cross_entropy(logits(vectors, head, chosen), y)
+            loss = torch.nn.functional.cross_entropy(
+                any_logits(vectors, head, chosen), y, label_smoothing=recipe.label_smoothing
+            )
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
@@ -191,12 +206,15 @@ class Averaged:
                     p.copy_(v)
 
 
-def snapshot(model: TunedUse, head: PairHead, base: dict[str, np.ndarray]) -> TunedMember:
+def snapshot(
+    model: TunedUse, head: PairHead | CrossPairHead, base: dict[str, np.ndarray]
+) -> TunedMember:
     trained = DAN_LAYERS if model.tune == "dan" else (*TOKEN_LAYERS, *DAN_LAYERS)
     return TunedMember(
         {n: model.layers[n].detach().numpy() - base[n] for n in trained},
         head.linear.weight.detach().numpy().T.copy(),
         head.linear.bias.detach().numpy().copy(),
+        head.arrays() if isinstance(head, CrossPairHead) else {},
     )
 
 

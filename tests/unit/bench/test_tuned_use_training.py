@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from factledger.adapters.embedding.use_multilingual import package_layers  # noqa: E402
+from factledger.adapters.judgement.cross_use import CROSS_LAYERS  # noqa: E402
 from factledger.adapters.judgement.tuned_answers_file import TunedAnswers  # noqa: E402
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge  # noqa: E402
 from factledger.bench.judgement.answers import LabelledPair  # noqa: E402
@@ -56,3 +57,17 @@ def test_what_the_trainer_writes_the_product_reads_as_torch_did(tmp_path: Path) 
     judge = TunedUseAnswerJudge.load(file, None)
     read = judge.probabilities_sync([(p.question, p.reply) for p in PAIRS])
     np.testing.assert_allclose(read, epoch.kept_out, atol=0.005)
+
+
+def test_the_cross_reader_the_trainer_writes_the_product_reads_as_torch_did(
+    tmp_path: Path,
+) -> None:
+    recipe = TuneRecipe(epochs=1, batch=3, learning_rate=1e-3, ema=0.0, seed=3, cross=True)
+    [epoch] = fit(PAIRS, PAIRS, recipe, tmp_path / "run.json")
+    assert set(epoch.member.cross) == set(CROSS_LAYERS)
+    file = tmp_path / "cross.npz"
+    file.write_bytes(TunedAnswers((epoch.member,), 0.9).to_bytes())
+    # numpy over the int8 deltas and attention layers gives what torch gave.
+    judge = TunedUseAnswerJudge.load(file, None)
+    read = judge.probabilities_sync([(p.question, p.reply) for p in PAIRS])
+    np.testing.assert_allclose(read, epoch.kept_out, atol=0.01)

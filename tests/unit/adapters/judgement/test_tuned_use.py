@@ -14,7 +14,15 @@ from factledger.adapters.embedding.use_multilingual import (
     UseMultilingualEmbedder,
     package_layers,
     resources_dir,
+    shared_encoder,
     tuned_encoder,
+)
+from factledger.adapters.judgement.cross_use import (
+    CROSS_DIM,
+    CROSS_LAYERS,
+    FEATURE_DIM,
+    cross_features,
+    rows_of,
 )
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.pair_answers import (
@@ -129,3 +137,46 @@ def test_a_deployments_own_file_is_read_as_what_it_holds(tmp_path: Path) -> None
     assert isinstance(head, LearnedJudge)
     assert isinstance(head.pair_answers, PairAnswerJudge)
     assert _own_file(tmp_path, PACKAGED_TUNED_ANSWERS, "1" * 64) is None
+
+
+def _cross_member(rng: np.random.Generator) -> TunedMember:
+    cross = {
+        name: rng.normal(
+            0, 0.05, (3 * CROSS_DIM if ".mix." in name else FEATURE_DIM, CROSS_DIM)
+        ).astype(np.float32)
+        if name.endswith(".w")
+        else np.zeros(CROSS_DIM, dtype=np.float32)
+        for name in CROSS_LAYERS
+    }
+    head = rng.normal(0, 0.05, (4 * 512 + 4 * CROSS_DIM, 3)).astype(np.float32)
+    return TunedMember({}, head, np.zeros(3, dtype=np.float32), cross)
+
+
+def test_a_cross_member_reads_the_reply_against_the_questions_words(tmp_path: Path) -> None:
+    path = tmp_path / "cross.npz"
+    path.write_bytes(TunedAnswers((_cross_member(np.random.default_rng(1)),), 0.9).to_bytes())
+    judge = TunedUseAnswerJudge.load(path, None)
+    [member] = judge.cross_members()
+    rows = {t: rows_of(shared_encoder(resources_dir()), t) for t in SENTENCES}
+    # With no deltas, the token features sum to the packaged encoder's vector.
+    v = member.vector(member.token_features(rows[SENTENCES[0]]))
+    np.testing.assert_allclose(v, UseMultilingualEmbedder().embed_sync(SENTENCES[:1])[0], atol=1e-5)
+    # The same reply under two questions: its own vector is the same, its reading of the
+    # question's tokens (and the question's of it) is not.
+    a = cross_features(member, rows[SENTENCES[0]], [rows["nein"]])[0]
+    b = cross_features(member, rows[SENTENCES[1]], [rows["nein"]])[0]
+    np.testing.assert_allclose(a[512:1024], b[512:1024])
+    assert np.abs(a[2048:] - b[2048:]).max() > 1e-4
+    p = judge.probabilities_sync([(SENTENCES[0], "nein"), (SENTENCES[1], "nein")])
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_a_file_with_some_cross_layers_missing_is_refused(tmp_path: Path) -> None:
+    member = _cross_member(np.random.default_rng(2))
+    partial = TunedMember(
+        {}, member.head_weights, member.head_bias, dict(list(member.cross.items())[1:])
+    )
+    path = tmp_path / "cross.npz"
+    path.write_bytes(TunedAnswers((partial,), 0.9).to_bytes())
+    with pytest.raises(TunedAnswersIntegrityError, match="cross layers incomplete"):
+        TunedAnswers.load(path, None)
