@@ -5,13 +5,17 @@ falls in a value or a field's name ("now", "currently", "still", "please"), tell
 apart: in a query it only dilutes the words that name the answer. The conversations
 (CASES-FORMAT) label the field of every question and stated sentence and the words of every
 value, so such words can be counted rather than listed. ADR 0108 measured the fitted set in
-place of the hand-written words of when; the product does not use it yet.
+place of the hand-written words of when; since ADR 0118 memories' and queries' keywords leave
+out the fitted words (`application/memory/unasked_words.py`), which `--write` puts in the
+product's data file (pin the SHA-256 it prints there):
 
-    python -m factledger.bench.field_slots fit-unasked [--min-fields 30 --max-share 0.02]
+    python -m factledger.bench.field_slots fit-unasked --write [--min-fields 30 --max-share 0.02]
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -112,3 +116,11 @@ def load_cases(directory: Path) -> list[dict[str, Any]]:
     for path in sorted(directory.rglob("cases-*.yaml")):
         cases.extend(yaml.safe_load(path.read_text(encoding="utf-8")) or [])
     return cases
+
+
+def write_unasked_words(fitted: dict[str, object], path: Path) -> str:
+    """Writes the fitted words (`fit_unasked`'s result) where the product reads them; returns
+    the file's SHA-256, to pin in `application/memory/unasked_words.py`."""
+    data = json.dumps(fitted, indent=1, sort_keys=True) + "\n"
+    path.write_text(data, encoding="utf-8")
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
