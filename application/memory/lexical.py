@@ -44,8 +44,8 @@ import numpy.typing as npt
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.inflection import fold_inflection
 from factledger.application.memory.scoring import keyword_tokens
-from factledger.application.memory.unasked_words import packaged_unasked_words
 from factledger.application.memory.types import Metadata
+from factledger.application.memory.unasked_words import packaged_unasked_words
 from factledger.domain.transcript import Message, Role
 from factledger.domain.values import field_words
 
