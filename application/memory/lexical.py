@@ -17,7 +17,7 @@ to repeat. So every self-hosted backend indexes, with each fact:
   lemmatiser library (`application.memory.inflection`), the query's words alike, and the
   library's function words left out of both (`scoring.STOPWORDS`), as are the words that
   name nothing a fact holds, fitted from labelled conversations ("now", "currently",
-  "still", "please": `application.memory.unasked_words`, ADR 0118, in place of the
+  "still": `application.memory.unasked_words`, ADR 0118, in place of the
   hand-written words and phrases of when of ADR 0040 and 0046); and, for a fact that
   replaces its slot's current fact, the
   words of what the slot is for that fact's note said, never a value's
@@ -56,7 +56,7 @@ INTENT_SLOT = "intent"
 LEXICAL_WEIGHT = 0.675
 # A query keyword that no searched fact holds weighs this share of its IDF.
 UNHELD_WEIGHT = 0.5
-# Words that name nothing a fact holds ("now", "still", "please"), counted on labelled
+# Words that name nothing a fact holds ("now", "still", "currently"), counted on labelled
 # conversations rather than listed (ADR 0118): neither queries nor facts are keyed by them.
 UNASKED_WORDS = packaged_unasked_words()
 

@@ -1,8 +1,8 @@
 """The words that name nothing a fact holds, fitted from labelled conversations (ADR 0118).
 
-A word that questions and stated sentences use whatever field they are about, and that a
-value or a field's name almost never holds ("now", "currently", "still", "please"), tells no
-fact apart: in a query it only dilutes the words that name the answer, and in a source
+A word that questions and stated sentences use whatever field they are about, that a value
+or a field's name almost never holds, and that the lemmatiser's lexicon can read as an adverb
+("now", "currently", "still", "already"), tells no fact apart: in a query it only dilutes the words that name the answer, and in a source
 sentence ("I work at X now") it only marks a change. Memories' keywords and queries' both
 leave them out (`lexical.keywords`). The words are counted, not listed: the lab fits them on
 the labelled training conversations and writes them to `data/unasked_words.json`, pinned
@@ -21,7 +21,7 @@ import json
 from importlib.resources import files
 
 FILE = "unasked_words.json"
-SHA256 = "a722d8e6e520cc3fa705eabcf2f827f01214e9540faf5cd727cdd8cffecee682"
+SHA256 = "0ad70b4e7f095973ebab5bd4b4398cc75a4d01b342d49589fe6508c0efedfb11"
 
 
 class UnaskedWordsFileError(RuntimeError):
