@@ -2,11 +2,12 @@
 
 A word that questions and stated sentences use whatever field they are about, that a value
 or a field's name almost never holds, and that the lemmatiser's lexicon can read as an adverb
-("now", "currently", "still", "already"), tells no fact apart: in a query it only dilutes the words that name the answer, and in a source
-sentence ("I work at X now") it only marks a change. Memories' keywords and queries' both
-leave them out (`lexical.keywords`). The words are counted, not listed: the lab fits them on
-the labelled training conversations and writes them to `data/unasked_words.json`, pinned
-here by its SHA-256; a deployment refits them on its own labelled conversations with
+("now", "currently", "still", "already"), tells no fact apart: in a query it only dilutes
+the words that name the answer, and in a source sentence ("I work at X now") it only marks a
+change. Memories' keywords and queries' both leave them out (`lexical.keywords`). The words
+are counted, not listed: the lab fits them on the labelled training conversations and writes
+them to `data/unasked_words.json`, pinned here by its SHA-256; a deployment refits them on
+its own labelled conversations with
 
     python -m factledger.bench.field_slots fit-unasked --write
 
