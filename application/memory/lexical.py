@@ -15,9 +15,10 @@ to repeat. So every self-hosted backend indexes, with each fact:
   the question each of them answers (`keyword_source`), less the words another fact
   of the same message says (`extraction_terms`); every word folded to its lemma by the
   lemmatiser library (`application.memory.inflection`), the query's words alike, and the
-  library's function words left out of both (`scoring.STOPWORDS`), as are the words and
-  phrases of when (ADR 0040, 0046; spoken fillers are keywords like any other word since ADR
-  0108); and, for a fact that
+  library's function words left out of both (`scoring.STOPWORDS`), as are the words that
+  name nothing a fact holds, fitted from labelled conversations ("now", "currently",
+  "still": `application.memory.unasked_words`, ADR 0118, in place of the
+  hand-written words and phrases of when of ADR 0040 and 0046); and, for a fact that
   replaces its slot's current fact, the
   words of what the slot is for that fact's note said, never a value's
   (`application.memory.succession`).
@@ -34,7 +35,6 @@ calibration pairs on cosine and coverage apart gives (`calibration.fit_fused`).
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
@@ -45,6 +45,7 @@ from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.inflection import fold_inflection
 from factledger.application.memory.scoring import keyword_tokens
 from factledger.application.memory.types import Metadata
+from factledger.application.memory.unasked_words import packaged_unasked_words
 from factledger.domain.transcript import Message, Role
 from factledger.domain.values import field_words
 
@@ -55,22 +56,9 @@ INTENT_SLOT = "intent"
 LEXICAL_WEIGHT = 0.675
 # A query keyword that no searched fact holds weighs this share of its IDF.
 UNHELD_WEIGHT = 0.5
-# Words that say when a value holds, not what it is. Recall serves current facts, so in a
-# question they cannot tell which fact answers; in a source sentence ("I work at X now") they
-# only mark a change. Neither queries nor facts are keyed by them. The stopword library's
-# function words do not hold them, and without them "which vendor ... now?" missed its answer
-# (ADR 0086 measured it); no library in the dependencies marks a word as one of time, and
-# dropping them, or the phrases below, costs notes-hit@3 on the natural sets (ADR 0098, 0108).
-# Spoken fillers ("um", "okay") had a list here too: with the asked topic's keyword in the
-# query (ADR 0098) it earned 0.008 notes-hit@3 on the phone wordings alone and nothing on the
-# other three sets, so it went (ADR 0108).
-WHEN_WORDS = frozenset({"now", "currently", "current", "today", "nowadays", "presently", "lately"})
-# Words of when said as a phrase ("these days", "at the moment"): each word alone may name a
-# thing ("what day", "a moment"), so the phrase goes, not the words.
-WHEN_PHRASES = re.compile(
-    r"\b(?:these days|at the moment|at present|at the minute|right now|as of now"
-    r"|for now|of late)\b"
-)
+# Words that name nothing a fact holds ("now", "still", "currently"), counted on labelled
+# conversations rather than listed (ADR 0118): neither queries nor facts are keyed by them.
+UNASKED_WORDS = packaged_unasked_words()
 
 
 def subject_label(metadata: Metadata | None) -> str | None:
@@ -138,10 +126,10 @@ def keyword_source(transcript: Sequence[Message], source_indexes: Sequence[int])
 
 def keywords(text: str) -> list[str]:
     """The keywords of a text as memories-mode search matches them: its words less the
-    stopwords, each folded to its lemma; words and phrases of when ("now", "these days") left
-    out (`WHEN_WORDS`, `WHEN_PHRASES`)."""
-    words = WHEN_PHRASES.sub(" ", text.lower())
-    return [fold_inflection(t) for t in keyword_tokens(words) if t not in WHEN_WORDS]
+    stopwords, each folded to its lemma; lemmas that name nothing a fact holds ("now",
+    "still") left out (`UNASKED_WORDS`)."""
+    folded = (fold_inflection(t) for t in keyword_tokens(text))
+    return [t for t in folded if t not in UNASKED_WORDS]
 
 
 def lexical_terms(

@@ -18,9 +18,11 @@ facts, from `bench/judgement/data/asked_topics.yaml` (ADR 0098):
         --out adapters/field_reader/data/topic_heads.npz
 
 `fit-unasked` prints the words the labelled conversations use with many fields and almost
-never in a value (`bench/field_slots/unasked.py`, ADR 0108; not used by the product yet):
+never in a value (`bench/field_slots/unasked.py`, ADR 0108); with `--write` it writes them to
+the file memories' and queries' keywords leave them out by (ADR 0118), and prints its SHA-256
+(pin it in `application/memory/unasked_words.py`):
 
-    python -m factledger.bench.field_slots fit-unasked [--min-fields 30 --max-share 0.02]
+    python -m factledger.bench.field_slots fit-unasked --write [--min-fields 30 --max-share 0.02]
 
 Reads the labelled conversations (CASES-FORMAT), embeds their subject sentences with the
 configured embedder (the default ONNX model unless FACTLEDGER_EMBEDDER__* says otherwise),
@@ -61,9 +63,11 @@ from factledger.bench.field_slots.unasked import (
     load_cases,
     unasked_words,
     word_spread,
+    write_unasked_words,
 )
 
 FOLDS = 5
+UNASKED_WORDS_FILE = Path("application/memory/data/unasked_words.json")
 # A keyword is a topic's when its labelled texts say it at least this often and at least this
 # share of the corpus's uses of it are theirs.
 TOPIC_WORD_COUNT = 3
@@ -260,9 +264,20 @@ def main(argv: list[str] | None = None) -> None:
     u.add_argument(
         "--max-share", type=float, default=MAX_VALUE_SHARE, help="most share of it in values"
     )
+    u.add_argument(
+        "--write",
+        nargs="?",
+        type=Path,
+        const=UNASKED_WORDS_FILE,
+        default=None,
+        help=f"write the words where the product reads them (default {UNASKED_WORDS_FILE})",
+    )
     args = parser.parse_args(argv)
     if args.command == "fit-unasked":
-        sys.stdout.write(json.dumps(fit_unasked(args.corpus, args.min_fields, args.max_share)))
+        fitted = fit_unasked(args.corpus, args.min_fields, args.max_share)
+        if args.write is not None:
+            fitted = {**fitted, "sha256": write_unasked_words(fitted, args.write)}
+        sys.stdout.write(json.dumps(fitted))
         sys.stdout.write("\n")
         return
     result = asyncio.run(

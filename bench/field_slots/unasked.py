@@ -1,17 +1,21 @@
 """Words that name nothing a fact holds, fitted from the labelled training conversations.
 
 A word a question or a stated sentence uses whatever field it is about, and that almost never
-falls in a value or a field's name ("now", "currently", "still", "please"), tells no fact
+falls in a value or a field's name ("now", "currently", "still", "already"), tells no fact
 apart: in a query it only dilutes the words that name the answer. The conversations
 (CASES-FORMAT) label the field of every question and stated sentence and the words of every
 value, so such words can be counted rather than listed. ADR 0108 measured the fitted set in
-place of the hand-written words of when; the product does not use it yet.
+place of the hand-written words of when; since ADR 0118 memories' and queries' keywords leave
+out the fitted words (`application/memory/unasked_words.py`), which `--write` puts in the
+product's data file (pin the SHA-256 it prints there):
 
-    python -m factledger.bench.field_slots fit-unasked [--min-fields 30 --max-share 0.02]
+    python -m factledger.bench.field_slots fit-unasked --write [--min-fields 30 --max-share 0.02]
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from lemminflect import getAllLemmas
 
 from factledger.application.memory.inflection import fold_inflection
 from factledger.application.memory.scoring import keyword_tokens
@@ -26,6 +31,12 @@ from factledger.application.memory.scoring import keyword_tokens
 MIN_FIELDS = 30
 MAX_VALUE_SHARE = 0.02
 MIN_LENGTH = 3  # "s", "m", "ve": what an apostrophe leaves is no word
+# Only a word `lemminflect`'s lexicon can read as an adverb ("now", "still", "currently"):
+# verbs and nouns said with every field still name what a fact holds when a question and
+# the sentence that answers it share them ("What does she take for her chest?" and "I take
+# salbutamol"; "What tools does he know?"), and cost the blind dev halves three right notes
+# (ADR 0118); greetings and thanks are words like any other since ADR 0108.
+ADVERB = "ADV"
 NO_FIELD = "-"
 
 
@@ -95,7 +106,8 @@ def unasked_words(
     max_value_share: float = MAX_VALUE_SHARE,
 ) -> list[str]:
     """The words used with at least `min_fields` fields, held by no field's name ("budget"
-    names what a fact holds), at most `max_value_share` of whose uses a value holds."""
+    names what a fact holds), at most `max_value_share` of whose uses a value holds, that the
+    lemmatiser's lexicon can read as an adverb (`ADVERB`)."""
     return sorted(
         w
         for w, seen in spread.items()
@@ -104,6 +116,7 @@ def unasked_words(
         and seen.in_value <= max_value_share * seen.uses
         and w.isalpha()
         and len(w) >= MIN_LENGTH
+        and ADVERB in getAllLemmas(w)
     )
 
 
@@ -112,3 +125,11 @@ def load_cases(directory: Path) -> list[dict[str, Any]]:
     for path in sorted(directory.rglob("cases-*.yaml")):
         cases.extend(yaml.safe_load(path.read_text(encoding="utf-8")) or [])
     return cases
+
+
+def write_unasked_words(fitted: dict[str, object], path: Path) -> str:
+    """Writes the fitted words (`fit_unasked`'s result) where the product reads them; returns
+    the file's SHA-256, to pin in `application/memory/unasked_words.py`."""
+    data = json.dumps(fitted, indent=1, sort_keys=True) + "\n"
+    path.write_text(data, encoding="utf-8")
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
