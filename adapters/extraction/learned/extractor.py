@@ -113,9 +113,9 @@ class LearnedExtractor:
         not kept: ADR 0113).
 
         An answer said tentatively keeps its hedge as every fact does (`_keeping_hedges`).
-        Unlike the rules' facts, an answer is not dropped by the heads' reading of its sentence (someone else's, small
-        talk, a question, a request to forget): on the dev halves that lost more right values
-        than wrong ones (ADR 0113)."""
+        Unlike the rules' facts, an answer is not dropped by the heads' reading of its
+        sentence (someone else's, small talk, a question, a request to forget): on the dev
+        halves that lost more right values than wrong ones (ADR 0113)."""
         fed = {f.slot for f in ruled if f.slot is not None and not f.negated}
         wanted = [f for f in request.fields if f.slot not in fed]
         if not wanted:

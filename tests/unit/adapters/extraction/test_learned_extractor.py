@@ -233,7 +233,10 @@ async def test_a_hedged_sentences_answer_carries_the_sentence_as_its_condition()
     facts = await LearnedExtractor(FixedRules([]), judge).extract(request)
 
     said = [(f.slot, f.value, f.source_indexes, f.condition) for f in facts]
-    assert said == [("name", "Dana", (0,), None), ("tier", "the platinum one", (1,), "Maybe next year")]
+    assert said == [
+        ("name", "Dana", (0,), None),
+        ("tier", "the platinum one", (1,), "Maybe next year"),
+    ]
 
 
 @pytest.fixture(scope="module")
