@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
@@ -26,12 +25,6 @@ from factledger.api.settings import (
     load_settings,
 )
 
-# How long a thread holding the GIL keeps it once another thread asks for it (Python's default
-# is 5 ms). The event loop gives the GIL up around every socket call, and a thread of the pool
-# decoding a ledger read may then keep it for the whole interval while the loop's recall waits
-# (issue 37, ADR 0120).
-SERVED_SWITCH_INTERVAL_S = 0.0005
-
 token_app = typer.Typer(help="Development tokens, signed with the configured keys.")
 
 
@@ -40,7 +33,6 @@ def create_served_app(*, routes_after_ready: bool = True) -> FastAPI:
     The console and MCP stand side by side on the API, so they meet only here. A served app
     has its health routes at once and the others once it is ready
     (`api.http.deferred_routes`); with `routes_after_ready=False`, all at once."""
-    sys.setswitchinterval(SERVED_SWITCH_INTERVAL_S)
     settings = Settings()
     app = create_app_with_console(settings, routes_after_ready=routes_after_ready)
     mount_mcp(app, ProtectedResource.of(settings.api, settings.auth))
