@@ -19,7 +19,6 @@ The technologies share this module (`adapters/postgres`, `adapters/pgvector`), a
 
 from __future__ import annotations
 
-import select
 from collections.abc import Awaitable, Callable
 from time import monotonic
 from typing import Any
@@ -62,49 +61,6 @@ class _IdleChecks:
 
     async def mark_async(self, conn: psycopg.AsyncConnection[Any]) -> None:
         self.mark(conn)
-
-
-class _QuietOrChecked:
-    """The event store's check (its library's pool would run the empty statement before every
-    checkout): a connection handed out within `CHECK_AFTER_IDLE_S` whose socket has nothing to
-    read goes out unchecked; any other is checked as before.
-
-    A server that closed the connection (killed, restarted, a backend ended by an
-    administrator) leaves the socket ready to read, end of file or a last error message, so
-    that connection is still checked and replaced; a connection that sat idle is checked
-    whatever its socket says (a silent drop on the network leaves nothing to read). The window
-    counts from the last checkout: the library's pool has no `reset` that could mark returns."""
-
-    def __init__(self) -> None:
-        self._handed_out: WeakKeyDictionary[object, float] = WeakKeyDictionary()
-
-    def check(self, conn: psycopg.Connection[Any]) -> None:
-        now = monotonic()
-        last = self._handed_out.get(conn)
-        self._handed_out[conn] = now
-        recent = last is not None and now - last < CHECK_AFTER_IDLE_S
-        if not (recent and _quiet(conn)):
-            ConnectionPool.check_connection(conn)
-
-
-def _quiet(conn: psycopg.Connection[Any]) -> bool:
-    """True when an idle connection is open and its socket has nothing to read."""
-    if conn.closed or conn.broken:
-        return False
-    try:
-        poller = select.poll()
-        poller.register(conn.fileno(), select.POLLIN | select.POLLPRI)
-        return not poller.poll(0)
-    except (OSError, ValueError, psycopg.Error):
-        return False
-
-
-def check_unless_quiet(pool: ConnectionPool[Any]) -> None:
-    """Gives a pool built elsewhere (the event store's, which its library builds with a check
-    per checkout) `_QuietOrChecked`'s check: a busy ledger read skips a round trip per
-    checkout. psycopg_pool takes its check only when built, so it is set on the pool's
-    `_check`, which it reads at each checkout."""
-    pool._check = _QuietOrChecked().check
 
 
 def healing_pool(

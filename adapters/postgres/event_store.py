@@ -29,7 +29,7 @@ from psycopg import sql
 
 from factledger.adapters.postgres.ledger_recorder import GroupCommitRecorder
 from factledger.adapters.postgres.schemas import SchemaLockedTables, create_schema
-from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions, check_unless_quiet
+from factledger.adapters.postgres_pool import DEFAULT_POOL, PoolOptions
 from factledger.adapters.postgres_server import PostgresLocation
 from factledger.adapters.sql_names import sql_name
 
@@ -70,7 +70,6 @@ class HealingPostgresFactory(PostgresFactory):
         super().__init__(env)
         self._recorders: list[ApplicationRecorder] = []
         pool: Any = self.datastore.pool
-        check_unless_quiet(pool)
         kwargs: dict[str, Any] = pool.kwargs
         statement_ms = self.env.get(STATEMENT_TIMEOUT_MS)
         if statement_ms:
