@@ -64,9 +64,6 @@ class _VectorLoader(Loader):
         return np.frombuffer(bytes(data), dtype=">f4", offset=4).astype(np.float32)
 
 
-MIN_FACTS_TRIAL = 1_000
-
-
 async def load(
     db: PgvectorConnections, ns: Namespace, *, max_facts: int, dimension: int, graph_from: int
 ) -> MirroredNamespace | None:
@@ -76,9 +73,7 @@ async def load(
         cur = await conn.execute(_COUNT, [ns])
         count_row = await cur.fetchone()
         facts = 0 if count_row is None else int(count_row[0])
-        # Trial (issue 37): a namespace this small is searched in the database, where its
-        # exact search costs the round trip a mirror's refresh would.
-        if facts > max_facts or facts < MIN_FACTS_TRIAL:
+        if facts > max_facts:
             return None
         cur = await conn.execute(_VERSION, {"ns": ns})
         version_row = await cur.fetchone()
