@@ -59,7 +59,8 @@ def demo(
     ] = None,
 ) -> None:
     """Run the product's story on the embedded default: SQLite ledger, short-term memory, the
-    sync worker, the in-memory backend (default embedder, rule extractor) and recall."""
+    sync worker, the in-memory backend (default embedder and extractor) and recall; the
+    story's proposals are the rule extractor's (`testing/story/model.py`)."""
     target = data_dir or Path(tempfile.mkdtemp(prefix="factledger-demo-"))
     settings = load_settings(
         data_dir=target,

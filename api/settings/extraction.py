@@ -45,9 +45,10 @@ class OpenAICompatibleExtractorSettings(NestedSettings):
 
 class LearnedExtractorSettings(NestedSettings):
     """The default (ADR 0119): the rules' candidate facts judged sentence by sentence by
-    learned heads over the packaged sentence embedder: a third party's fact, small talk, a question or a
-    request to forget proposes nothing. `heads_path` (with its pinned `heads_sha256`) replaces
-    the shipped heads with a deployment's own (`python -m factledger.bench.judgement train`)."""
+    learned heads over the packaged sentence embedder: a third party's fact, small talk, a
+    question or a request to forget proposes nothing. `heads_path` (with its pinned
+    `heads_sha256`) replaces the shipped heads with a deployment's own (`python -m
+    factledger.bench.judgement train`)."""
 
     kind: Literal["learned"] = "learned"
     guidance_path: Path | None = None
