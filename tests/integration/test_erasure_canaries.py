@@ -44,9 +44,6 @@ ERASED = "Quixotic Marzipan"  # everything about a subject that is then erased
 ERASED_REF = "crm-Fairweather-Ottoline"
 ERASE_REASON = "erasure request Tangerine Quokka"
 CANARIES = (FORGOTTEN, ERASED)
-# The rules pinned: this tests erasure of what the story writes, not extraction; the learned
-# default also proposes "Zanzibar Periwinkle" as the lead's `name`, a field nobody forgets.
-RULES = {"kind": "rule"}
 RETAINED = ("pg_wal",)  # ADR 0015: the write-ahead log ages out with its segments
 # Tables the erasure itself leaves without a byte of erased rows; the others' dead rows go at
 # the next (auto)vacuum (ADR 0015), which the test runs before its final scan.
@@ -200,7 +197,7 @@ def data_dir(server_dir: Path) -> Path:
 async def test_nothing_forgotten_or_erased_is_left_in_the_sqlite_files_or_the_logs(
     data_dir: Path,
 ) -> None:
-    settings = load_settings(data_dir=data_dir, embedder={"kind": "hashing"}, extractor=RULES)
+    settings = load_settings(data_dir=data_dir, embedder={"kind": "hashing"})
     with structlog.testing.capture_logs() as logs:
         async with api(settings, clock()) as story:
             await story.run(lambda: "\n".join(hits_in_files(data_dir)))
@@ -226,7 +223,6 @@ def pg_settings(data_dir: Path, location: PostgresLocation) -> Settings:
         sync={"store": {"kind": "postgres"}},
         backend={"kind": "pgvector"},
         embedder={"kind": "hashing"},
-        extractor=RULES,
     )
 
 
