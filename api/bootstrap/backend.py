@@ -1,9 +1,9 @@
 """The memory part: `Settings` -> the embedder, the extractor and the memory backend.
 
 Self-hosted backends embed with the configured embedder (`settings.embedder`) and extract
-facts with the configured extractor (`settings.extractor`: the rule-based one by default);
-`pgvector` without DSNs uses the runtime's PostgreSQL server (`database_url`, or the embedded
-one). The LLM extractor and the HTTP embedder share one HTTP client.
+facts with the configured extractor (`settings.extractor`: by default the learned one over the
+rules, ADR 0119); `pgvector` without DSNs uses the runtime's PostgreSQL server (`database_url`,
+or the embedded one). The LLM extractor and the HTTP embedder share one HTTP client.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import asyncio
 import json
 import tempfile
 import time
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, AsyncExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -59,7 +59,8 @@ def demo(
     ] = None,
 ) -> None:
     """Run the product's story on the embedded default: SQLite ledger, short-term memory, the
-    sync worker, the in-memory backend (default embedder, rule extractor) and recall."""
+    sync worker, the in-memory backend (default embedder and extractor), the product's
+    proposer on the default extractor, and recall."""
     target = data_dir or Path(tempfile.mkdtemp(prefix="factledger-demo-"))
     settings = load_settings(
         data_dir=target,
@@ -75,21 +76,23 @@ async def _play_demo(settings: Settings, target: Path) -> None:
     # The story is the testing layer's scripted conversation: imported by the demo alone, so
     # the serving commands never load it.
     from factledger.api.cli.demo.agent import AgentDemo
+    from factledger.api.cli.demo.model import configured_model
     from factledger.testing.manual_clock import ManualClock
     from factledger.testing.story.script import INFERENCE, JAN, KIND, REASON, REF, TENANT
     from factledger.testing.story.steps import play_story
 
     clock = ManualClock(JAN)
-    async with open_runtime(settings, DEMO, clock=clock) as rt:
+    async with open_runtime(settings, DEMO, clock=clock) as rt, AsyncExitStack() as stack:
         console.rule("[bold]factledger demo: one lead, six months")
         agent = AgentDemo(rt, console.print)
+        model = await configured_model(settings, rt, stack)
 
         def say(line: str) -> None:
             rt.catch_up()
             console.print(f"  [green]>[/green] {line}")
 
         ids = await play_story(
-            rt.ledger, clock, say, record=agent.record, checkpoint=agent.checkpoint
+            rt.ledger, clock, say, record=agent.record, checkpoint=agent.checkpoint, model=model
         )
         rt.catch_up()
         sid, reader = ids.subject_id, rt.profiles

@@ -178,7 +178,9 @@ class Settings(BaseSettings):
     proposals: ProposalSettings = ProposalSettings()
     backend: MemoryBackendSettings = InMemoryBackendSettings()
     embedder: EmbedderSettings = OnnxEmbedderSettings()
-    extractor: ExtractorSettings = RuleExtractorSettings()
+    # The learned extractor (ADR 0119): the rules' candidates judged by learned heads, the
+    # fields they feed nothing read by the QA reader; `kind: rule` keeps the rules alone.
+    extractor: ExtractorSettings = LearnedExtractorSettings()
     extraction: ExtractionSettings = ExtractionSettings()
     recall: RecallSettings = RecallSettings()
     short_term: SessionBufferSettings = SqliteSessionBufferSettings()

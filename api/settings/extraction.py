@@ -19,8 +19,9 @@ from factledger.domain.transcript import Channel
 
 
 class RuleExtractorSettings(NestedSettings):
-    """The default: deterministic, offline extraction driven by a guidance YAML file (slots,
-    trigger phrases, derivation rules); without `guidance_path`, the packaged guidance."""
+    """The rules alone (the default before ADR 0119): deterministic, offline extraction driven
+    by a guidance YAML file (slots, trigger phrases, derivation rules); without
+    `guidance_path`, the packaged guidance."""
 
     kind: Literal["rule"] = "rule"
     guidance_path: Path | None = None
@@ -43,10 +44,11 @@ class OpenAICompatibleExtractorSettings(NestedSettings):
 
 
 class LearnedExtractorSettings(NestedSettings):
-    """The rules' candidate facts judged sentence by sentence by learned heads over the
-    packaged sentence embedder: a third party's fact, small talk, a question or a
-    request to forget proposes nothing. `heads_path` (with its pinned `heads_sha256`) replaces
-    the shipped heads with a deployment's own (`python -m factledger.bench.judgement train`)."""
+    """The default (ADR 0119): the rules' candidate facts judged sentence by sentence by
+    learned heads over the packaged sentence embedder: a third party's fact, small talk, a
+    question or a request to forget proposes nothing. `heads_path` (with its pinned
+    `heads_sha256`) replaces the shipped heads with a deployment's own (`python -m
+    factledger.bench.judgement train`)."""
 
     kind: Literal["learned"] = "learned"
     guidance_path: Path | None = None

@@ -427,15 +427,17 @@ _NOT_SUBJECT_SEALED = frozenset({ChangeProposed.TOPIC, ChangeConfirmed.TOPIC})
 
 def _taken(subject: Subject, forget: FactForgotten) -> list[str]:
     """The changes whose words the forget takes: every change of its field proposed before
-    it (the earlier forgets' ones again: a deleted key's deletion is a no-op), or those a
-    memory's forget withdrew."""
+    it (the earlier forgets' ones again: a deleted key's deletion is a no-op) and the other
+    fields' pending ones it withdrew for quoting the field's lines, or those a memory's
+    forget withdrew."""
     if forget.field is None:
         return list(forget.withdrawn_changes)
-    return [
+    of_field = [
         str(change_id)
         for change_id, record in subject.changes.items()
         if record.field == forget.field and record.proposed_version < forget.originator_version
     ]
+    return of_field + [c for c in forget.withdrawn_changes if c not in of_field]
 
 
 def _still_forgotten(subject: Subject, forget: FactForgotten) -> bool:

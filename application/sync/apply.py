@@ -113,7 +113,7 @@ async def apply_item(
                     item.subject_id, event.field, event.originator_version - 1
                 )
                 await _delete_records(item, trace, ns, backend)
-            elif event.withdrawn_changes:
+            if event.withdrawn_changes:  # a field's forget also withdraws other fields' quotes
                 await _delete_withdrawn(item, event, ns, backend)
         case SyncKind.EXPIRE, MemoryExpirySet():
             await _expire(item, event, ns, backend)
@@ -325,8 +325,9 @@ async def _delete_records(
 async def _delete_withdrawn(
     item: SyncItem, event: FactForgotten, ns: Namespace, backend: MemoryBackend
 ) -> None:
-    """A forgotten memory's pending proposals (they quoted its lines): their records go, as a
-    forgotten field's do. Idempotent like `_delete_records`."""
+    """The pending proposals a forget withdrew (a memory's, or any field's quoting a forgotten
+    field's lines): their records go, as a forgotten field's do. Idempotent like
+    `_delete_records`."""
     ids = [proposal_record_id(UUID(c)) for c in event.withdrawn_changes]
     await _delete_and_log(item, ns, backend, ids)
 

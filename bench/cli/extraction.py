@@ -18,8 +18,10 @@ from pydantic import SecretStr
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.backend import build_extractor
+from factledger.api.bootstrap.judgement import learned_extractor
 from factledger.api.settings import (
     ExtractorSettings,
+    LearnedExtractorSettings,
     OpenAICompatibleExtractorSettings,
     RuleExtractorSettings,
 )
@@ -49,7 +51,13 @@ PROPOSAL_SET = Path("tests/data/proposal_set.yaml")
 
 class ExtractorChoice(StrEnum):
     RULE = "rule"
+    LEARNED = "learned"
     OPENAI = "openai"
+
+
+class ProposerExtractor(StrEnum):
+    RULE = "rule"
+    LEARNED = "learned"
 
 
 @extraction_app.command("eval")
@@ -92,6 +100,8 @@ def eval_command(
     chosen: ExtractorSettings
     if extractor is ExtractorChoice.RULE:
         chosen = RuleExtractorSettings(guidance_path=guidance)
+    elif extractor is ExtractorChoice.LEARNED:
+        chosen = LearnedExtractorSettings(guidance_path=guidance)
     else:
         if not base_url or not model:
             raise typer.BadParameter("--extractor openai needs --base-url and --model")
@@ -127,14 +137,25 @@ def proposals_command(
     tag: Annotated[
         str | None, typer.Option(help="Score only the cases carrying this tag (e.g. batch2).")
     ] = None,
+    extractor: Annotated[
+        ProposerExtractor,
+        typer.Option(help="rule: the rules alone; learned: the product's default (ADR 0119)."),
+    ] = ProposerExtractor.RULE,
 ) -> None:
-    """Score the product's proposer (rule extractor, the kind's fields, the no-noise plan) on
+    """Score the product's proposer (the extractor, the kind's fields, the no-noise plan) on
     multi-session conversations: precision, recall, origin accuracy, condition preservation,
     wrong-field rate and duplicates, for every case and for the held-out third."""
     cases = parse_proposal_cases(yaml.safe_load(labelled_set.read_text(encoding="utf-8")))
     cases = [c for c in cases if tag is None or tag in c.tags]
-    extractor = RuleExtractor.from_guidance_file(guidance)
-    scores = asyncio.run(evaluate_proposals(extractor, cases))
+    rules = RuleExtractor.from_guidance_file(guidance)
+    scores = asyncio.run(
+        evaluate_proposals(
+            rules
+            if extractor is ProposerExtractor.RULE
+            else learned_extractor(LearnedExtractorSettings(guidance_path=guidance), rules),
+            cases,
+        )
+    )
     held = ProposalScores(tuple(r for r in scores.results if "heldout" in r.case.tags))
     tuned = ProposalScores(tuple(r for r in scores.results if "heldout" not in r.case.tags))
     multi = ProposalScores(tuple(r for r in scores.results if len(r.case.sessions) > 1))

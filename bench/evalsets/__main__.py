@@ -33,10 +33,11 @@ async def score_directory(
     cases = load_cases(directory)
     judge = judge_for(judgement)
     started = time.perf_counter()
-    config: dict[str, Any] | None = None if extractor == "rule" else {"kind": extractor}
-    if config is not None and heads is not None:
+    # Named even for the rules: the product's default is the learned extractor (ADR 0119).
+    config: dict[str, Any] = {"kind": extractor}
+    if heads is not None:
         config["heads_path"] = heads
-    if config is not None and field_reader is not None:
+    if field_reader is not None:
         config["field_reader"] = field_reader
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started

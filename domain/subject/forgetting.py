@@ -8,7 +8,7 @@ from datetime import datetime
 from uuid import UUID
 
 from factledger.domain.errors import FieldNotHeldError, FieldNotPresentError, InvalidOperationError
-from factledger.domain.proposal import Decision, evidence_refs
+from factledger.domain.proposal import ChangeRecord, Decision, evidence_refs
 from factledger.domain.provenance import ChangeStatus, Operation, check_reason
 from factledger.domain.restated import check_not_restated
 from factledger.domain.subject.state import SubjectState
@@ -61,12 +61,14 @@ class SubjectForgetting(SubjectState):
         common_words: Collection[str] = frozenset(),
     ) -> None:
         """Forgets a field: the next version lacks it; its pending changes are withdrawn
-        (status `forgotten`). A field that is only proposed, or whose proposals were all
-        rejected, is forgotten too: its words are the subject's whatever a reviewer decided.
-        Refused only when nothing of the field is left to forget. `request` is the pending
-        request to forget the field that this forget approves (confirmed, not withdrawn).
-        `common_words` are left out when the reason is checked for restating the field's
-        words (`domain.restated`)."""
+        (status `forgotten`), and so is any other field's pending change quoting a line the
+        field was said, asked or decided in (a reader may have read the same words as
+        another field: they would outlive the forget in it). A field that is only proposed,
+        or whose proposals were all rejected, is forgotten too: its words are the subject's
+        whatever a reviewer decided. Refused only when nothing of the field is left to
+        forget. `request` is the pending request to forget the field that this forget
+        approves (confirmed, not withdrawn). `common_words` are left out when the reason is
+        checked for restating the field's words (`domain.restated`)."""
         self._check_live()
         check_reason(reason)
         if field not in self.fields and not self.unforgotten_changes(field):
@@ -74,10 +76,33 @@ class SubjectForgetting(SubjectState):
         if request is None:  # an approved request's reason is the ledger's, naming the request
             check_not_restated(reason, self._words_of_field(field), common_words)
         self._check_time(at)
+        refs = evidence_refs(
+            self.changes.values(),
+            self.confirmed_in,
+            field,
+            asked_in=(
+                (session.session_id, index, change_id)
+                for session in self.sessions.values()
+                for index, change_id in enumerate(session.message_changes)
+                if change_id is not None
+            ),
+            # The subject's words approving a request to forget the field go with it.
+            decided_in=None
+            if by.evidence is None
+            else (by.evidence.session_id, by.evidence.message_index),
+        )
+        said = {
+            (session_id, index)
+            for ref in refs
+            if isinstance(session_id := ref["session_id"], str)
+            and isinstance(index := ref["message_index"], int)
+        }
         withdrawn = [
             str(c.change_id)
             for c in self.changes.values()
-            if c.field == field and c.status is ChangeStatus.PENDING and c.change_id != request
+            if c.status is ChangeStatus.PENDING
+            and c.change_id != request
+            and (c.field == field or _quotes(c, said))
         ]
         self.trigger_event(
             self.FactForgotten,
@@ -92,21 +117,7 @@ class SubjectForgetting(SubjectState):
             request_id=None if request is None else str(request),
             relayed_by=None if by.relayed_by is None else by.relayed_by.to_payload(),
             key_generation=self.key_generation(field),
-            evidence_refs=evidence_refs(
-                self.changes.values(),
-                self.confirmed_in,
-                field,
-                asked_in=(
-                    (session.session_id, index, change_id)
-                    for session in self.sessions.values()
-                    for index, change_id in enumerate(session.message_changes)
-                    if change_id is not None
-                ),
-                # The subject's words approving a request to forget the field go with it.
-                decided_in=None
-                if by.evidence is None
-                else (by.evidence.session_id, by.evidence.message_index),
-            ),
+            evidence_refs=refs,
         )
 
     def rotate_key(
@@ -262,3 +273,14 @@ class SubjectForgetting(SubjectState):
             fields=sorted({c.field for c in self.changes.values()}),
             command_id=by.command_id,
         )
+
+
+def _quotes(change: ChangeRecord, lines: set[tuple[str, int]]) -> bool:
+    """Whether a change (not a request to forget: withdrawing one would keep its field)
+    quotes one of `lines`."""
+    evidence = change.proposal.evidence
+    return (
+        change.operation is not Operation.FORGET
+        and evidence is not None
+        and (evidence.session_id, evidence.message_index) in lines
+    )

@@ -307,7 +307,9 @@ class ProfileProjection:
         sid, at, field = str(e.originator_id), e.timestamp.isoformat(), str(e.field)
         version = int(e.profile_version or 0)
         for change_id in e.withdrawn_changes:
-            decide(txn, sid, change_id, {"status": "forgotten", "decided_at": at})
+            change = decide(txn, sid, change_id, {"status": "forgotten", "decided_at": at})
+            if change.get("field") != field:  # another field's, quoting the field's lines
+                txn.put("change", f"{sid}:{change_id}", redacted(change))
         if e.request_id is not None:  # the request to forget the field, approved
             decide(
                 txn,

@@ -17,7 +17,7 @@ from factledger.application.memory.extraction import ExtractionContext, Extracti
 from factledger.application.proposals.candidates import candidates_from
 from factledger.application.proposals.plan import change_id_for
 from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds
-from factledger.domain.provenance import ChangeStatus
+from factledger.domain.provenance import Actor, ChangeStatus
 from factledger.domain.transcript import Message
 from factledger.testing.story.script import MODEL
 
@@ -39,14 +39,21 @@ def review_session(ledger: Ledger, tenant: str, subject_id: UUID, session_id: st
     ledger.review_session(ReviewSession(tenant, subject_id, session_id, MODEL, candidates))
 
 
-def proposed(ledger: Ledger, tenant: str, subject_id: UUID, session_id: str, field: str) -> UUID:
-    """The pending change the model proposed for `field` from `session_id`."""
+def proposed(
+    ledger: Ledger,
+    tenant: str,
+    subject_id: UUID,
+    session_id: str,
+    field: str,
+    model: Actor = MODEL,
+) -> UUID:
+    """The pending change `model` proposed for `field` from `session_id`."""
     subject = ledger.subject(tenant, subject_id)
     for record in subject.changes.values():
         if (
             record.field == field
             and record.status is ChangeStatus.PENDING
-            and record.change_id == change_id_for(subject_id, session_id, MODEL, field)
+            and record.change_id == change_id_for(subject_id, session_id, model, field)
         ):
             return record.change_id
     raise LookupError(f"the model proposed no {field} from session {session_id}")

@@ -42,6 +42,7 @@ from factledger.testing.story.script import (
     LEAD,
     MARCH_CALL,
     MARCH_REVIEW,
+    MODEL,
     REASON,
     REF,
     REJECTION_REASON,
@@ -57,6 +58,15 @@ from factledger.testing.story.script import (
 Say = Callable[[str], None]
 SessionSink = Callable[[RecordSession], Awaitable[None]]
 Checkpoint = Callable[[Month], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class StoryModel:
+    """The model that reviews each recorded session, and the actor it proposes as; without
+    one, the rules (`model.review_session`). The demo passes the product's configured one."""
+
+    review: Callable[[UUID, str], Awaitable[None]]
+    actor: Actor
 
 
 @dataclass
@@ -96,18 +106,25 @@ class _Scene:
     say: Say
     record: SessionSink
     ids: StoryIds
+    model: StoryModel | None = None
 
     async def hold(self, session: StorySession) -> None:
         """The session is recorded, then the product's model reviews it (as the sync worker
         does after every recording; whichever comes first, the other finds it reviewed)."""
         self.clock.set(session.at)
         await self.record(session_command(self.ids.subject_id, session))
-        review_session(self.ledger, TENANT, self.ids.subject_id, session.session_id)
+        if self.model is None:
+            review_session(self.ledger, TENANT, self.ids.subject_id, session.session_id)
+        else:
+            await self.model.review(self.ids.subject_id, session.session_id)
 
     def note(self, change: StoryChange) -> None:
         """Remembers the change the model proposed, under the story's name for it."""
         sid, session = self.ids.subject_id, change.session.session_id
-        self.ids.changes[change.name] = proposed(self.ledger, TENANT, sid, session, change.field)
+        actor = MODEL if self.model is None else self.model.actor
+        self.ids.changes[change.name] = proposed(
+            self.ledger, TENANT, sid, session, change.field, actor
+        )
 
     def approve(self, change: StoryChange) -> None:
         change_id = self.ids.changes[change.name]
@@ -175,12 +192,14 @@ async def play_story(
     record: SessionSink,
     checkpoint: Checkpoint,
     until: Month = "July",
+    model: StoryModel | None = None,
 ) -> StoryIds:
-    """Plays the story up to the end of `until` and returns the ids it created."""
+    """Plays the story up to the end of `until` and returns the ids it created; `model`
+    reviews the sessions (default: the rules, as the tests expect their proposals)."""
     clock.set(JAN)
     subject_id = ledger.register_subject(RegisterSubject(TENANT, KIND, REF)).subject_id
     say(f"January: lead {REF} registered in tenant {TENANT}")
-    scene = _Scene(ledger, clock, say, record, StoryIds(subject_id))
+    scene = _Scene(ledger, clock, say, record, StoryIds(subject_id), model)
     for month, steps in _MONTHS:
         await steps(scene)
         await checkpoint(month)

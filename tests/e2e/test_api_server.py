@@ -1,6 +1,6 @@
 """One real `factledger serve` process on loopback, driven by the blocking client: the embedded
 default (SQLite ledger, views and short-term memory, the in-memory backend with the shipped
-embedder, the in-process sync) configured only through the environment."""
+embedder, the in-process sync, the rule extractor) configured only through the environment."""
 
 from __future__ import annotations
 
@@ -24,7 +24,10 @@ from factledger.client import (
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with serving(tmp_path_factory.mktemp("serve")) as base_url:
+    # The rules pinned: this tests the served process and the client, and counts the events of
+    # a session whose only fact the agent proposed (the learned default adds a "timeline").
+    rules = {"FACTLEDGER_EXTRACTOR__KIND": "rule"}
+    with serving(tmp_path_factory.mktemp("serve"), rules) as base_url:
         yield base_url
 
 

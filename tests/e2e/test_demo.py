@@ -1,6 +1,6 @@
 """`factledger demo` end to end: the whole product on the embedded default (SQLite ledger,
-short-term memory, the sync worker, the in-memory backend with the ONNX embedder and the rule
-extractor, recall), checked on what an agent would put in its prompt."""
+short-term memory, the sync worker, the in-memory backend with the ONNX embedder, the product's
+proposer on the default extractor, recall), checked on what an agent would put in its prompt."""
 
 from __future__ import annotations
 

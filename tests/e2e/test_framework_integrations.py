@@ -46,7 +46,10 @@ class Lead:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with serving(tmp_path_factory.mktemp("serve-integrations")) as base_url:
+    # The rules pinned: this tests the frameworks' adapters, retrieving what the rules store
+    # (the learned default reads "Our budget holder is the CFO." as a third party's fact).
+    rules = {"FACTLEDGER_EXTRACTOR__KIND": "rule"}
+    with serving(tmp_path_factory.mktemp("serve-integrations"), rules) as base_url:
         yield base_url
 
 

@@ -323,6 +323,40 @@ def test_forgetting_a_field_makes_a_version_without_it(
     assert subject.change(pending.change_id).status is ChangeStatus.FORGOTTEN
 
 
+def test_forgetting_a_field_withdraws_another_fields_pending_change_quoting_its_line(
+    with_supplier: tuple[Subject, Proposal],
+) -> None:
+    """A reader that also read the supplier's line as the lead's name would keep its words in
+    a pending `name` change after the supplier is forgotten; a change quoting another line,
+    and a pending request to forget another field, stay."""
+    subject, _ = with_supplier
+    subject.record_session(
+        session("s2", "Our name is Harbor Lane."), at=T0, fingerprint_key=FINGERPRINT_KEY
+    )
+    company = proposal(
+        "company", TextValue("Harbor Lane"), evidence=Evidence("s2", 1, "Harbor Lane"), based_on=1
+    )
+    subject.propose(company, OPEN_SCHEMA, at=T0)
+    approve(subject, company)
+    same_line = proposal("name", evidence=Evidence("s1", 1, "Supplier A"), based_on=2)
+    other_line = proposal("team", evidence=Evidence("s2", 1, "Harbor Lane"), based_on=2)
+    forget_request = proposal(
+        "company", operation=Operation.FORGET, evidence=Evidence("s1", 1, "Supplier A"), based_on=2
+    )
+    for change in (same_line, other_line, forget_request):
+        subject.propose(change, OPEN_SCHEMA, at=T0)
+    subject.collect_events()
+
+    subject.forget_field("supplier", by=Decision(SUBJECT_ACTOR), reason="asked", at=T0)
+
+    (event,) = subject.collect_events()
+    assert isinstance(event, FactForgotten)
+    assert event.withdrawn_changes == [str(same_line.change_id)]
+    assert subject.change(same_line.change_id).status is ChangeStatus.FORGOTTEN
+    assert subject.change(other_line.change_id).status is ChangeStatus.PENDING
+    assert subject.change(forget_request.change_id).status is ChangeStatus.PENDING
+
+
 def test_forgetting_an_absent_field_is_refused(subject: Subject) -> None:
     with pytest.raises(FieldNotPresentError):
         subject.forget_field("supplier", by=Decision(REVIEWER), reason="x", at=T0)

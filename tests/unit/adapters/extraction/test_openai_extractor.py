@@ -15,6 +15,7 @@ import structlog
 import yaml
 from pydantic import SecretStr
 
+from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.openai.extractor import (
     ExtractorOutputError,
     OpenAICompatibleExtractor,
@@ -345,8 +346,10 @@ async def test_settings_build_the_extractor_with_a_prompt_file(
     assert fake.requests[0]["messages"][0]["content"].startswith("Extract facts about the customer")
 
 
-def test_settings_choose_the_rule_extractor_by_default(http: httpx.AsyncClient) -> None:
-    assert isinstance(build_extractor(load_settings().extractor, http), RuleExtractor)
+def test_settings_choose_the_learned_extractor_by_default(http: httpx.AsyncClient) -> None:
+    assert isinstance(build_extractor(load_settings().extractor, http), LearnedExtractor)
+    rules = load_settings(extractor={"kind": "rule"}).extractor
+    assert isinstance(build_extractor(rules, http), RuleExtractor)
 
 
 def test_the_fake_answers_match_the_schema_sent_to_models() -> None:

@@ -58,11 +58,12 @@ async def test_the_openai_compatible_extractor_setting_is_honoured(tmp_path: Pat
     assert texts == "buys from the scripted supplier"
 
 
-async def test_the_rule_extractor_is_the_default_and_calls_no_model(tmp_path: Path) -> None:
+async def test_the_default_and_the_rule_extractor_call_no_model(tmp_path: Path) -> None:
     fake = FakeOpenAI()
-    texts = await _extracted({"kind": "rule"}, fake, tmp_path)
+    for kind in ("learned", "rule"):  # the default (ADR 0119), and the rules alone
+        texts = await _extracted({"kind": kind}, fake, tmp_path / kind)
+        assert "buys from the scripted supplier" not in texts
     assert fake.requests == []
-    assert "buys from the scripted supplier" not in texts
 
 
 async def test_the_opened_backend_checks_its_inputs_before_the_adapter(tmp_path: Path) -> None:

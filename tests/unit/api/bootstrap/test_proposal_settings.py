@@ -81,18 +81,17 @@ def test_a_misspelt_mode_or_slot_is_refused_at_start_up(monkeypatch: pytest.Monk
 
 
 def test_the_model_is_named_by_its_extractor_and_version() -> None:
-    assert model_actor(load_settings()) == Actor(ActorKind.MODEL, "rule@3")
+    assert model_actor(load_settings()) == Actor(ActorKind.MODEL, "learned@3.1")
+    rules = load_settings(extractor={"kind": "rule"})
+    assert model_actor(rules) == Actor(ActorKind.MODEL, "rule@3")
     llm = OpenAICompatibleExtractorSettings(base_url="http://llm:8080/v1", model="small-7b")
     assert model_actor(load_settings(extractor=llm)) == Actor(
         ActorKind.MODEL, "openai-compatible:small-7b@1"
     )
 
 
-def test_the_learned_extractor_is_chosen_by_its_kind_and_named_in_the_actor(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned"}')
-    settings = load_settings()
+def test_the_learned_extractor_is_the_default_and_named_in_the_actor() -> None:
+    settings = load_settings()  # no extractor configured: the default (ADR 0119)
 
     extractor = build_extractor(settings.extractor, httpx.AsyncClient())
 
@@ -117,7 +116,6 @@ def test_learned_heads_of_ones_own_must_come_with_a_well_formed_sha256(
 def test_the_learned_extractor_reads_fields_with_the_qa_reader_unless_told_the_heads(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned"}')
     default = build_extractor(load_settings().extractor, httpx.AsyncClient())
     monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "field_reader": "heads"}')
     heads = build_extractor(load_settings().extractor, httpx.AsyncClient())
