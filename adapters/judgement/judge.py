@@ -321,11 +321,11 @@ class LearnedJudge:
         self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
     ) -> list[FieldStatement]:
         """The clauses the field head reads as stating a field (list fields at the same bar);
-        when the heads say so
-        (`span_values`), each narrowed to the words the span tagger gives that field inside
-        the clause (the value), the clause kept where it tags none. On the blind dev half the
-        narrowing lost more matches than it made (the tagger's span often leaves out words of
-        the value), so the trained file does not set it by default."""
+        when the heads say so (`span_values`), each narrowed to the words the span tagger
+        gives that field inside the clause (the value), the clause kept where it tags none. On
+        the blind dev half the narrowing lost more matches than it made (the tagger's span
+        often leaves out words of the value), so the trained file does not set it by
+        default."""
         clauses = await self.clause_statements(transcript, fields)
         if not self.heads.span_values or not isinstance(self.embedder, TokenStatesReader):
             return clauses

@@ -81,7 +81,8 @@ def _said_at(subject: Subject, where: tuple[str, int] | None, fallback: datetime
     return fallback if session is None or where is None else session.said_at(where[1])
 
 
-def _evidence_said(subject: Subject, record: ChangeRecord) -> datetime:
+def evidence_said(subject: Subject, record: ChangeRecord) -> datetime:
+    """When a change's evidence was said (when it was proposed, for one without)."""
     evidence = record.proposal.evidence
     where = None if evidence is None else (evidence.session_id, evidence.message_index)
     return _said_at(subject, where, record.proposed_at)
@@ -93,7 +94,7 @@ def _current_said(subject: Subject, current: CurrentField) -> datetime:
     record = subject.changes.get(current.change_id)
     if current.confirmed_by.kind is ActorKind.SUBJECT or record is None:
         return current.confirmed_at
-    return _evidence_said(subject, record) if record.proposal.evidence else current.confirmed_at
+    return evidence_said(subject, record) if record.proposal.evidence else current.confirmed_at
 
 
 def _candidate_said(subject: Subject, candidate: Candidate, session_id: str) -> datetime:
@@ -114,7 +115,7 @@ def _previous_value(
     said = [c for c in earlier if c.operation is Operation.SET and c.proposal.value is not None]
     if not said:
         return None
-    latest = max(said, key=lambda c: (_evidence_said(subject, c), c.proposed_version))
+    latest = max(said, key=lambda c: (evidence_said(subject, c), c.proposed_version))
     return render(latest.proposal.value) if latest.proposal.value is not None else None
 
 
@@ -146,7 +147,7 @@ def _plan_one(
         said = _candidate_said(subject, candidate, session_id)
         open_sets = [c for c in open_ if c.operation is Operation.SET]
         newer = current is not None and _current_said(subject, current) > said
-        if newer or any(_evidence_said(subject, c) > said for c in open_sets):
+        if newer or any(evidence_said(subject, c) > said for c in open_sets):
             return None  # older news: the newer statement stands
         operation, value = Operation.SET, TextValue(fresh[-1])
         previous = _previous_value(subject, field, held, open_sets)

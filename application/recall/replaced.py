@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.sameness import any_states, same_value, tokens, value_phrases
 from factledger.application.memory.types import SearchHit
+from factledger.application.proposals.plan import evidence_said
 from factledger.domain.proposal import ChangeRecord
 from factledger.domain.provenance import ChangeStatus, Operation
 from factledger.domain.subject import Subject
@@ -75,14 +75,6 @@ def _standing(record: ChangeRecord) -> bool:
     return record.status not in _GONE and record.proposal.value is not None
 
 
-def _said(subject: Subject, record: ChangeRecord) -> datetime:
-    evidence = record.proposal.evidence
-    session = None if evidence is None else subject.sessions.get(evidence.session_id)
-    if session is None or evidence is None:
-        return record.proposed_at
-    return session.said_at(evidence.message_index)
-
-
 def _statements(subject: Subject) -> dict[str, list[ChangeRecord]]:
     """Each field's stated `set` proposals that stand, oldest said first."""
     by_field: dict[str, list[ChangeRecord]] = {}
@@ -91,7 +83,7 @@ def _statements(subject: Subject) -> dict[str, list[ChangeRecord]]:
         if proposal.operation is Operation.SET and proposal.evidence and _standing(record):
             by_field.setdefault(proposal.field, []).append(record)
     for records in by_field.values():
-        records.sort(key=lambda r: (_said(subject, r), r.proposed_version))
+        records.sort(key=lambda r: (evidence_said(subject, r), r.proposed_version))
     return by_field
 
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from factledger.application.judgement.ports import SentenceJudge
-from factledger.application.judgement.types import FieldStatement, Judgement, Statement
+from factledger.application.judgement.types import Judgement, Statement
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
@@ -75,14 +75,26 @@ class LearnedExtractor:
         ruled = await self.rules.extract(request)
         if not ruled and not request.fields:
             return ruled
-        verdicts = _Verdicts.of(self.judge, request.transcript)
-        await verdicts.read(ruled)
-        facts = _without(ruled, {f.key for f in ruled if not verdicts.keeps(f)})
+        facts = _without(ruled, await self._not_kept(request.transcript, ruled))
         if not request.fields:
             return facts
         read = facts + await self._by_meaning(request, facts)
         slots = {f.slot for f in request.fields}
         return await self._keeping_hedges(request.transcript, read, slots)
+
+    async def _not_kept(
+        self, transcript: Sequence[Message], facts: Sequence[ExtractedFact]
+    ) -> set[str]:
+        """The keys of the facts whose sentence the judge reads as no statement of the
+        subject's own; only the sentences facts stand on are judged, in one call."""
+        said = {i: sentences_of(m.text) for i, m in enumerate(transcript) if m.role is Role.SUBJECT}
+        standing = {f.key: at for f in facts if (at := _standing(f, said)) is not None}
+        order = sorted(set(standing.values()))
+        if not order:
+            return set()
+        judged = await self.judge.judge([said[i][n] for i, n in order])
+        verdict = dict(zip(order, judged, strict=True))
+        return {key for key, at in standing.items() if not _keeps(verdict[at])}
 
     async def _keeping_hedges(
         self, transcript: Sequence[Message], facts: Sequence[ExtractedFact], slots: set[str]
@@ -127,65 +139,29 @@ class LearnedExtractor:
         facts: list[ExtractedFact] = []
         for spec in wanted:
             stated = sorted(
-                (_answer(s, spec.slot) for s in found if s.field == spec.field),
-                key=lambda a: a.p,
-                reverse=True,
+                (s for s in found if s.field == spec.field), key=lambda s: s.p, reverse=True
             )
             chosen = stated if spec.many else stated[:1]
-            for s in sorted(chosen, key=lambda s: s.fact.source_indexes):
-                facts.append(replace(s.fact, key=f"m{len(facts)}"))
+            for s in sorted(chosen, key=lambda s: s.message_index):
+                facts.append(
+                    ExtractedFact(
+                        key=f"m{len(facts)}",
+                        text=s.clause,
+                        slot=spec.slot,
+                        source_indexes=(s.message_index,),
+                        value=s.clause,
+                    )
+                )
         return facts
 
 
-@dataclass(frozen=True, slots=True)
-class _Answer:
-    fact: ExtractedFact
-    p: float
-
-
-def _answer(statement: FieldStatement, slot: str) -> _Answer:
-    fact = ExtractedFact(
-        key="",
-        text=statement.clause,
-        slot=slot,
-        source_indexes=(statement.message_index,),
-        value=statement.clause,
-    )
-    return _Answer(fact, statement.p)
-
-
-@dataclass(frozen=True, slots=True)
-class _Verdicts:
-    """The judge's reading of the subject's sentences that facts stand on, each judged once
-    (a sentence no fact stands on is never judged)."""
-
-    judge: SentenceJudge
-    said: dict[int, list[str]]
-    verdict: dict[tuple[int, int], Judgement]
-
-    @classmethod
-    def of(cls, judge: SentenceJudge, transcript: Sequence[Message]) -> _Verdicts:
-        said = {i: sentences_of(m.text) for i, m in enumerate(transcript) if m.role is Role.SUBJECT}
-        return cls(judge, said, {})
-
-    async def read(self, facts: Sequence[ExtractedFact]) -> None:
-        """Judges the sentences `facts` stand on that are not judged yet, in one call."""
-        wanted = {at for f in facts if (at := self._standing(f)) is not None}
-        order = sorted(wanted - self.verdict.keys())
-        if order:
-            judged = await self.judge.judge([self.said[i][n] for i, n in order])
-            self.verdict.update(zip(order, judged, strict=True))
-
-    def _standing(self, fact: ExtractedFact) -> tuple[int, int] | None:
-        cited = [i for i in fact.source_indexes if i in self.said]
-        if not cited or fact.is_inference:
-            return None
-        index = cited[-1]
-        return index, _standing_sentence(fact, self.said[index])
-
-    def keeps(self, fact: ExtractedFact) -> bool:
-        at = self._standing(fact)
-        return at is None or _keeps(self.verdict[at])
+def _standing(fact: ExtractedFact, said: dict[int, list[str]]) -> tuple[int, int] | None:
+    """Where a stated fact stands: its last cited subject's line and the sentence of it."""
+    cited = [i for i in fact.source_indexes if i in said]
+    if not cited or fact.is_inference:
+        return None
+    index = cited[-1]
+    return index, _standing_sentence(fact, said[index])
 
 
 def _quoted(fact: ExtractedFact, transcript: Sequence[Message]) -> str:
