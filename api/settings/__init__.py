@@ -171,7 +171,8 @@ class Settings(BaseSettings):
     # Optional per-kind profile schemas: a field's type, or its type and the extractor slots
     # that feed it, e.g. FACTLEDGER_PROFILE_SCHEMAS='{"lead": {"budget": "money",
     # "supplier": {"type": "text", "slots": ["supplier"]}}}'. A kind without one gets the
-    # built-in feeds (`lead`, `customer`: application.proposals.schema) and an open schema.
+    # built-in feeds (`lead`, `customer`, any other kind the fields expected of anyone:
+    # application.proposals.schema) and an open schema.
     profile_schemas: dict[str, dict[str, ValueType | ProfileFieldSettings]] = Field(
         default_factory=dict
     )

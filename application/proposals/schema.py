@@ -89,3 +89,22 @@ DEFAULT_CUSTOMER = KindFeeds(
     )
 )
 DEFAULT_FEEDS: Mapping[str, KindFeeds] = {"lead": DEFAULT_LEAD, "customer": DEFAULT_CUSTOMER}
+# Any other kind nobody configured (a patient, a candidate, a case): the facts people expect
+# of anyone, under names a reviewer maps onto the kind's own fields once it has a schema.
+# Nothing is silently never proposed: without these a new kind got no proposal at all.
+ANY_KIND = KindFeeds(
+    (
+        _text("name"),
+        _text("employer"),
+        _text("job_title"),
+        _text("location"),
+        _text("contact_preference", "contact_channel"),
+        FieldFeed("key_dates", ValueType.LIST, ("key_date",)),
+        FieldFeed("amounts", ValueType.LIST, ("amount",)),
+    )
+)
+
+
+def feeds_of(feeds: Mapping[str, KindFeeds], kind: str) -> KindFeeds:
+    """A kind's fed fields: as configured or built in, else those of any kind."""
+    return feeds.get(kind, ANY_KIND)

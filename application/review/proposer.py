@@ -35,7 +35,7 @@ from factledger.application.memory.extraction import (
 from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.candidates import candidates_from
 from factledger.application.proposals.modes import ProposalModes
-from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds
+from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds, feeds_of
 from factledger.application.review.forget_requests import (
     place_requests,
     said_requests,
@@ -77,7 +77,7 @@ class SessionProposer:
         if subject.has_reviewed(event.session_id):
             return Review.ALREADY
         said = transcript_from_payload(event.transcript or [])
-        feeds = self.feeds.get(subject.kind, KindFeeds())
+        feeds = feeds_of(self.feeds, subject.kind)
         requests = [] if self.judge is None else await said_requests(said, self.judge)
         # The request sentences are no facts: the extractor reads the session without them.
         transcript = without_requests(said, requests)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from factledger.api.log_setup import configure_logging
-from factledger.bench.evalsets.cases import load_answers, load_cases
+from factledger.bench.evalsets.cases import ANY_KIND_FIELDS, DOMAINS, load_answers, load_cases
 from factledger.bench.evalsets.judging import answer_labels, forget_lines, judge_for
 from factledger.bench.evalsets.run import run_cases
 from factledger.bench.evalsets.score import Scores, score_answers, score_run
@@ -43,7 +43,8 @@ async def score_directory(
     elapsed = time.perf_counter() - started
     scores = Scores()
     for run in runs:
-        scores.add(run.case, score_run(run, await forget_lines(judge, run.case)))
+        fields = _reviewer_map(run.case.domain) if schema == "none" else None
+        scores.add(run.case, score_run(run, await forget_lines(judge, run.case), fields))
     answers = load_answers(directory)
     result: dict[str, Any] = {
         "set": directory.name,
@@ -60,6 +61,12 @@ async def score_directory(
     return result
 
 
+def _reviewer_map(domain: str) -> dict[str, str] | None:
+    """For a kind the product has built-in fields of, its own names; else a reviewer's map."""
+    kind, _ = DOMAINS[domain]
+    return None if kind in ("lead", "customer") else dict(ANY_KIND_FIELDS)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets")
     parser.add_argument("sets", nargs="+", type=Path, help="directories of blind set files")
@@ -74,9 +81,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--schema",
         default="bare",
-        choices=("bare", "named"),
+        choices=("bare", "named", "none"),
         help="bare: each field configured as a bare type; named: each field also names the "
-        "extractor slot of its own name",
+        "extractor slot of its own name; none: no kind configured (the built-in lead and "
+        "customer fields, any other kind's facts scored through a reviewer's map)",
     )
     parser.add_argument(
         "--heads", type=Path, help="the learned extractor's heads file (default: the shipped)"

@@ -130,6 +130,26 @@ def bare_schemas() -> dict[str, dict[str, str]]:
     }
 
 
+# How a reviewer maps each domain's own fields onto the fields the product proposes for a
+# kind nobody configured (`application.proposals.schema.ANY_KIND`); the other fields have no
+# counterpart there. The lead and customer kinds keep their built-in fields.
+ANY_KIND_FIELDS: Mapping[str, str] = {
+    "name": "name",
+    "employer": "employer",
+    "current_employer": "employer",
+    "job_title": "job_title",
+    "location": "location",
+    "home_address": "location",
+    "contact_channel": "contact_preference",
+    "date_of_birth": "key_dates",
+    "move_by_date": "key_dates",
+    "earliest_start_date": "key_dates",
+    "budget": "amounts",
+    "salary_expectation": "amounts",
+    "deductible": "amounts",
+}
+
+
 def named_schemas() -> dict[str, dict[str, dict[str, object]]]:
     """Each kind's fields with the extractor slot of the same name feeding each."""
     return {

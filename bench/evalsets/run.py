@@ -67,11 +67,21 @@ def blind_settings(data_dir: Path, extractor: dict[str, Any] | None, schema: str
         "views": {"kind": "memory"},
         "short_term": {"kind": "memory"},
         "backend": {"kind": "in_memory"},
-        "profile_schemas": bare_schemas() if schema == "bare" else named_schemas(),
+        "profile_schemas": _schemas(schema),
     }
     if extractor is not None:
         overrides["extractor"] = extractor
     return load_settings(**overrides)
+
+
+def _schemas(schema: str) -> dict[str, Any]:
+    match schema:
+        case "bare":
+            return bare_schemas()
+        case "named":
+            return named_schemas()
+        case _:  # "none": every kind as a deployment that configured nothing finds it
+            return {}
 
 
 async def _sync(runtime: Runtime) -> None:

@@ -102,9 +102,15 @@ def _holds_word(text: str, keyword: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(keyword.lower())}(?!\w)", text.lower()) is not None
 
 
-def score_run(run: CaseRun, forgets: Mapping[int, Sequence[int]] | None = None) -> Tally:
+def score_run(
+    run: CaseRun,
+    forgets: Mapping[int, Sequence[int]] | None = None,
+    fields: Mapping[str, str] | None = None,
+) -> Tally:
     """One case's tally; `forgets` maps a session to the subject lines judged a request to
-    forget (None: the product has no such judgement)."""
+    forget (None: the product has no such judgement). `fields` is a reviewer's map of the
+    case's own fields onto the names the product proposed under (a kind nobody configured):
+    a true fact of a field the map leaves out could not be proposed, and is not expected."""
     tally = Tally(cases=1)
     case = run.case
     asked_to_forget = [m for m in run.made if m.proposal.operation is Operation.FORGET]
@@ -112,14 +118,19 @@ def score_run(run: CaseRun, forgets: Mapping[int, Sequence[int]] | None = None) 
     tally.made = len(left)
     tally.forget_requests_made = len(asked_to_forget)
     for n, session in enumerate(case.sessions):
-        tally.expected += len(session.proposals)
-        for expected in session.proposals:
+        proposals = [
+            (e, e.field if fields is None else fields.get(e.field)) for e in session.proposals
+        ]
+        tally.expected += sum(named is not None for _, named in proposals)
+        for expected, named in proposals:
+            if named is None:
+                continue
             hit = next(
                 (
                     m
                     for m in left
                     if m.session == n
-                    and m.proposal.field == expected.field
+                    and m.proposal.field == named
                     and _holds_all(m.value, expected.keywords)
                 ),
                 None,

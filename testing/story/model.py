@@ -16,7 +16,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.extraction import ExtractionContext, ExtractionRequest
 from factledger.application.proposals.candidates import candidates_from
 from factledger.application.proposals.plan import change_id_for
-from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds
+from factledger.application.proposals.schema import DEFAULT_FEEDS, feeds_of
 from factledger.domain.provenance import Actor, ChangeStatus
 from factledger.domain.transcript import Message
 from factledger.testing.story.script import MODEL
@@ -34,7 +34,7 @@ def review_session(ledger: Ledger, tenant: str, subject_id: UUID, session_id: st
     )
     request = ExtractionRequest(transcript, occurred_at=recorded.started_at, context=context)
     facts = _EXTRACTOR.extract_now(request)
-    feeds = DEFAULT_FEEDS.get(subject.kind, KindFeeds())
+    feeds = feeds_of(DEFAULT_FEEDS, subject.kind)
     candidates = tuple(candidates_from(facts, transcript, feeds, session_id))
     ledger.review_session(ReviewSession(tenant, subject_id, session_id, MODEL, candidates))
 

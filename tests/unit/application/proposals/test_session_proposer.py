@@ -284,3 +284,29 @@ async def test_the_extractor_is_told_the_kinds_fields_and_the_slot_feeding_each(
     assert fields["purchase_intent"] == FieldSlot("purchase_intent", "intent")
     assert fields["complaints"] == FieldSlot("complaints", "complaint", many=True)
     assert fields["budget"] == FieldSlot("budget", "budget")
+
+
+async def test_a_kind_nobody_configured_is_asked_the_fields_expected_of_anyone(
+    rig: Rig,
+) -> None:
+    patient = rig.register("p-4", kind="patient")
+    rig.record(patient, "s1", day(4, 2), (LEAD, "I work at Globex as a nurse."))
+    extractor = RecordingExtractor()
+
+    await rig.worker(extractor).run_once()
+
+    (proposing,) = [r for r in extractor.requests if r.fields]
+    fields = {f.field: f for f in proposing.fields}
+    assert {"name", "employer", "job_title", "location", "key_dates", "amounts"} <= set(fields)
+    assert fields["contact_preference"] == FieldSlot("contact_preference", "contact_channel")
+    assert fields["key_dates"].many and fields["amounts"].many
+
+
+async def test_a_kind_nobody_configured_gets_proposals_instead_of_none(rig: Rig) -> None:
+    patient = rig.register("p-5", kind="patient")
+    rig.record(patient, "s1", day(4, 2), (LEAD, "My name is Dana Whitfield."))
+
+    await rig.worker().run_once()
+
+    (name,) = pending(rig, patient, "name")
+    assert name.proposal.value == TextValue("Dana Whitfield")
