@@ -299,7 +299,8 @@ async def test_a_kind_nobody_configured_is_asked_the_fields_expected_of_anyone(
     fields = {f.field: f for f in proposing.fields}
     assert {"name", "employer", "job_title", "location", "key_dates", "amounts"} <= set(fields)
     assert fields["contact_preference"] == FieldSlot("contact_preference", "contact_channel")
-    assert fields["key_dates"].many and fields["amounts"].many
+    assert fields["key_dates"].many
+    assert fields["amounts"].many
 
 
 async def test_a_kind_nobody_configured_gets_proposals_instead_of_none(rig: Rig) -> None:
