@@ -121,16 +121,16 @@ def score_run(
         proposals = [
             (e, e.field if fields is None else fields.get(e.field)) for e in session.proposals
         ]
-        tally.expected += sum(named is not None for _, named in proposals)
-        for expected, named in proposals:
-            if named is None:
+        tally.expected += sum(mapped is not None for _, mapped in proposals)
+        for expected, mapped in proposals:
+            if mapped is None:
                 continue
             hit = next(
                 (
                     m
                     for m in left
                     if m.session == n
-                    and m.proposal.field == named
+                    and m.proposal.field == mapped
                     and _holds_all(m.value, expected.keywords)
                 ),
                 None,
