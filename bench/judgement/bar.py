@@ -114,7 +114,9 @@ def report(pairs: Sequence[Pair], s: Signals, top: int) -> dict[str, object]:
 
 async def read(pairs: Sequence[Pair]) -> Signals:
     judge = LearnedJudge.packaged()
-    return await signals(judge, TunedUseAnswerJudge.packaged(), [(p.question, p.reply) for p in pairs])
+    return await signals(
+        judge, TunedUseAnswerJudge.packaged(), [(p.question, p.reply) for p in pairs]
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
