@@ -96,9 +96,11 @@ def report(pairs: Sequence[Pair], s: Signals, top: int) -> dict[str, object]:
     held = np.flatnonzero(sources == "kept_out")
     out: dict[str, object] = {}
     for name, vetoes in {"shipped": VETO_SETS["with_reply_head"], **VETO_SETS}.items():
-        yes_min = SHIPPED_BAR if name == "shipped" else bar(rows(s, held), labels[held], vetoes)
+        yes_min = (
+            SHIPPED_BAR if name == "shipped" else bar(rows(s, held), list(labels[held]), vetoes)
+        )
         out[name] = {"yes_min": yes_min} | {
-            str(src): figures(rows(s, at), labels[at], vetoes, yes_min)
+            str(src): figures(rows(s, at), list(labels[at]), vetoes, yes_min)
             for src in dict.fromkeys(sources)
             for at in [np.flatnonzero(sources == src)]
         }
