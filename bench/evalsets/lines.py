@@ -5,7 +5,8 @@ yes / no / neither) and `instructions-eval.yaml` (a line labelled whether it ins
 agent). The shipped answer judge and instruction screen judge them (or candidates:
 `--answer-head` a pair head file, `--answer-model` a cross-encoder ONNX file,
 `--tuned-answers` a tuned multilingual encoder file, alone or, with
-`--reply-head-agrees`, needing the reply-only head's yes too; `--instruction-head`); only
+`--reply-head-agrees`, needing the reply-only head's yes too; `--vetoes YES_MIN` the
+packaged readers with the vetoes of ADR 0124; `--instruction-head`); only
 aggregates are printed (counts, rates, a confusion matrix, and the answers' figures for
 English and other replies, the language group guessed by `language_groups`), never an
 item's content, so a held-out half can be scored without being read.
@@ -135,6 +136,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--instruction-head", type=Path, help="an instruction head file (a candidate)"
     )
+    parser.add_argument(
+        "--vetoes",
+        type=float,
+        metavar="YES_MIN",
+        help="the packaged readers with the vetoes of ADR 0124, the tuned reader's yes at "
+        "YES_MIN (as `python -m factledger.bench.judgement.bar` fits it on kept-out pairs)",
+    )
     args = parser.parse_args(argv)
     from factledger.adapters.judgement.heads import Heads
     from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
@@ -159,6 +167,11 @@ def main(argv: list[str] | None = None) -> None:
         reader = (
             LearnedJudge(judge.embedder, judge.heads, tuned) if args.reply_head_agrees else tuned
         )
+    if args.vetoes is not None:
+        from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
+        from factledger.bench.judgement.vetoes import VetoedAnswers
+
+        reader = VetoedAnswers(judge, TunedUseAnswerJudge.packaged(), args.vetoes)
     detector = LearnedInstructionDetector.packaged(judge.embedder)
     if args.instruction_head is not None:
         heads = Heads.load(args.instruction_head, None, (HEAD,))

@@ -4,7 +4,8 @@ side in one run: the tuned multilingual encoder alone and the packaged judge tha
 it (a yes also needs the reply-only head's: ADR 0105, 0109), for the shipped file or each
 `--tuned FILE`, the pair head (question and reply over the multilingual encoder), the
 judgement heads' reply-only answer head and, with `--cross FILE`, a cross-encoder (question
-and reply as one input, int8 ONNX; ADR 0087). Run it with `OMP_NUM_THREADS=1` (and
+and reply as one input, int8 ONNX; ADR 0087) and, with `--vetoes YES_MIN`, the packaged
+readers with the vetoes of ADR 0124. Run it with `OMP_NUM_THREADS=1` (and
 `taskset -c 0`) for one core's figure. Prints the median and 90th percentile of each."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.application.judgement.types import Reply
+from factledger.bench.judgement.vetoes import VetoedAnswers
 
 # Written for this benchmark; any pair will do, what is timed is one pair a call.
 PAIRS = (
@@ -52,7 +54,10 @@ async def _timed(
 
 
 async def run(
-    calls: int, cross: Path | None = None, tuned: Sequence[Path] = ()
+    calls: int,
+    cross: Path | None = None,
+    tuned: Sequence[Path] = (),
+    vetoes: float | None = None,
 ) -> dict[str, dict[str, float]]:
     judge = LearnedJudge.packaged()
     reply_only = LearnedJudge(judge.embedder, judge.heads)
@@ -63,6 +68,9 @@ async def run(
         out[f"tuned_use{name}"] = await _timed(reader.answers, calls)
         packaged = LearnedJudge(judge.embedder, judge.heads, reader)
         out[f"packaged_judge{name}"] = await _timed(packaged.answers, calls)
+    if vetoes is not None:
+        vetoed = VetoedAnswers(judge, TunedUseAnswerJudge.packaged(), vetoes)
+        out["vetoed_judge"] = await _timed(vetoed.answers, calls)
     if cross is not None:
         out["cross_encoder"] = await _timed(CrossAnswerJudge.load(cross, None).answers, calls)
     out["pair_head"] = await _timed(PairAnswerJudge.packaged().answers, calls)
@@ -81,8 +89,14 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="a tuned encoder file in place of the shipped (repeat it to time several)",
     )
+    parser.add_argument(
+        "--vetoes",
+        type=float,
+        metavar="YES_MIN",
+        help="time the packaged readers with the vetoes of ADR 0124 too (the tuned bar given)",
+    )
     args = parser.parse_args(argv)
-    done = asyncio.run(run(args.calls, args.cross, args.tuned))
+    done = asyncio.run(run(args.calls, args.cross, args.tuned, args.vetoes))
     sys.stdout.write(json.dumps(done, indent=2) + "\n")
 
 
