@@ -35,6 +35,7 @@ def answers(
     *,
     margin: float,
     many: bool,
+    most: int = 4,
 ) -> list[Answer]:
     n = len(offsets)
     if n == 0:
@@ -57,7 +58,7 @@ def answers(
         lo, hi = widen(line, offsets[a][0], offsets[b][1])
         found.append(Answer(lo, hi, over))
         taken.append((a, b))
-        if not many or len(found) >= 4:
+        if not many or len(found) >= most:
             break
     return found
 
