@@ -35,7 +35,6 @@ def answers(
     *,
     margin: float,
     many: bool,
-    most: int = 4,
 ) -> list[Answer]:
     n = len(offsets)
     if n == 0:
@@ -58,7 +57,7 @@ def answers(
         lo, hi = widen(line, offsets[a][0], offsets[b][1])
         found.append(Answer(lo, hi, over))
         taken.append((a, b))
-        if not many or len(found) >= most:
+        if not many or len(found) >= 4:
             break
     return found
 

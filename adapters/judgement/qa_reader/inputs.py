@@ -65,24 +65,6 @@ def field_positions(markers: Sequence[int], first_line_token: int) -> tuple[tupl
     return tuple(tuple(range(m, end)) for m, end in zip(markers, ends, strict=True))
 
 
-def _asking(tokenizer: Tokenizer, fields: Sequence[str]) -> tuple[list[int], list[int]]:
-    """`[CLS] [F] name [F] job title ... [SEP]` and each field's marker position in it."""
-    cls, sep, mark = (special_id(tokenizer, t) for t in ("[CLS]", "[SEP]", MARKER))
-    prefix: list[int] = [cls]
-    markers = []
-    for field in fields:
-        markers.append(len(prefix))
-        words = tokenizer.encode(field_words(field), add_special_tokens=False).ids
-        prefix += [mark, *words[:MAX_FIELD_TOKENS]]
-    prefix.append(sep)
-    return prefix, markers
-
-
-def prefix_tokens(tokenizer: Tokenizer, fields: Sequence[str]) -> int:
-    """How many tokens ask `fields` before an input's line."""
-    return len(_asking(tokenizer, fields)[0])
-
-
 def line_windows(
     tokenizer: Tokenizer,
     fields: Sequence[str],
@@ -91,8 +73,14 @@ def line_windows(
     max_tokens: int = MAX_TOKENS,
 ) -> list[LineWindow]:
     """The inputs that read `line` (after the agent's `agent`, "" for none) for `fields`."""
-    prefix, markers = _asking(tokenizer, fields)
-    sep = special_id(tokenizer, "[SEP]")
+    cls, sep, mark = (special_id(tokenizer, t) for t in ("[CLS]", "[SEP]", MARKER))
+    prefix: list[int] = [cls]
+    markers = []
+    for field in fields:
+        markers.append(len(prefix))
+        words = tokenizer.encode(field_words(field), add_special_tokens=False).ids
+        prefix += [mark, *words[:MAX_FIELD_TOKENS]]
+    prefix.append(sep)
     said = tokenizer.encode(line, add_special_tokens=False)
     asked = tokenizer.encode(agent, add_special_tokens=False).ids[-MAX_AGENT:] if agent else []
     room = max_tokens - len(prefix) - 2

@@ -23,14 +23,7 @@ import numpy as np
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
 from factledger.adapters.judgement.onnx_graph import LoadedGraph, one_thread_session
 from factledger.adapters.judgement.qa_reader.decode import answers
-from factledger.adapters.judgement.qa_reader.inputs import (
-    MAX_TOKENS,
-    LineWindow,
-    batch_arrays,
-    line_windows,
-    prefix_tokens,
-)
-from factledger.adapters.judgement.qa_reader.passages import LineRead, Passage, passages
+from factledger.adapters.judgement.qa_reader.inputs import LineWindow, batch_arrays, line_windows
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import FieldStatement
 from factledger.domain.transcript import Message, Role
@@ -48,12 +41,19 @@ BATCH = 16
 # The reader was trained asking 9-12 fields at once; a kind with more is asked them in groups,
 # so that the fields' words and the line stay well inside the encoder's 512 positions.
 FIELDS_PER_PASS = 24
-# A field keeps at most this many answers in a line (a passage of lines: as many per line).
-ANSWERS_PER_LINE = 4
 
 
 class QaReaderIntegrityError(RuntimeError):
     """The reader's file or tokenizer is missing or differs from its pinned SHA-256."""
+
+
+@dataclass(frozen=True, slots=True)
+class LineRead:
+    """A subject line to read: its message index, its text, the agent's line before it."""
+
+    index: int
+    text: str
+    agent: str
 
 
 def subject_lines(transcript: Sequence[Message]) -> list[LineRead]:
@@ -133,28 +133,25 @@ class QaFieldReader:
     ) -> list[FieldAnswer]:
         """Every answer of every field that clears its floor (a field may have several in a
         line, best first; `lists`, the list fields among `fields`, clear the list floor); an
-        answer found in two overlapping windows once, at its best. Lines said one after
-        another are read together (`passages`, ADR 0120)."""
+        answer found in two overlapping windows once, at its best."""
         if not lines or not fields:
             return []
         loaded = self._ready()
-        tokenizer = loaded.tokenizer
         groups = [
             tuple(fields[i : i + FIELDS_PER_PASS]) for i in range(0, len(fields), FIELDS_PER_PASS)
         ]
-        sizes = [len(tokenizer.encode(line.text, add_special_tokens=False).ids) for line in lines]
-        items: list[tuple[Passage, tuple[str, ...], LineWindow]] = [
-            (passage, group, w)
+        items: list[tuple[LineRead, tuple[str, ...], LineWindow]] = [
+            (line, group, w)
+            for line in lines
             for group in groups
-            for passage in passages(lines, sizes, MAX_TOKENS - prefix_tokens(tokenizer, group) - 2)
-            for w in line_windows(tokenizer, group, passage.text, passage.agent)
+            for w in line_windows(loaded.tokenizer, group, line.text, line.agent)
         ]
         items.sort(key=lambda item: len(item[2].ids))
         best: dict[tuple[int, str, int, int], FieldAnswer] = {}
         for begin in range(0, len(items), BATCH):
             chunk = items[begin : begin + BATCH]
             start, end = loaded.session.run(None, batch_arrays([w for _, _, w in chunk]))
-            for row, (passage, group, w) in enumerate(chunk):
+            for row, (line, group, w) in enumerate(chunk):
                 n = len(w.ids)
                 for f, name in enumerate(group):
                     for a in answers(
@@ -162,19 +159,15 @@ class QaFieldReader:
                         np.asarray(end[row, f, :n]),
                         w.first_line_token,
                         w.offsets,
-                        passage.text,
+                        line.text,
                         margin=self.floor_of(name, lists),
                         many=True,
-                        most=ANSWERS_PER_LINE * len(passage.lines),
                     ):
-                        located = passage.locate(a.start, a.end)
-                        if located is None:
-                            continue
-                        line, lo, hi = located
-                        key = (line.index, name, lo, hi)
+                        key = (line.index, name, a.start, a.end)
                         if key not in best or a.margin > best[key].margin:
+                            value = line.text[a.start : a.end]
                             best[key] = FieldAnswer(
-                                line.index, name, lo, hi, line.text[lo:hi], a.margin
+                                line.index, name, a.start, a.end, value, a.margin
                             )
         return list(best.values())
 

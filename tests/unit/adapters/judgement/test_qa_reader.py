@@ -81,24 +81,6 @@ async def test_a_kind_with_many_fields_is_read_in_groups_that_fit_the_encoder(
     assert "25,000 cedis a month" in best.clause
 
 
-async def test_a_value_in_a_later_line_of_a_turn_is_read_in_that_line(
-    reader: QaFieldReader,
-) -> None:
-    # Read as one passage (ADR 0120): every line of the turn is read, none dropped.
-    said = [
-        Message(Role.AGENT, "What salary are you hoping for?"),
-        Message(Role.SUBJECT, "Good question."),
-        Message(Role.SUBJECT, "I'm hoping for around 25,000 cedis a month."),
-        Message(Role.SUBJECT, "My name is Ama Mensah."),
-    ]
-
-    found = await reader.field_statements(said, FIELDS)
-
-    read = {(s.message_index, s.field, s.clause) for s in found}
-    assert (2, "salary_expectation", "around 25,000 cedis a month") in read
-    assert (3, "name", "Ama Mensah") in read
-
-
 def test_only_the_subjects_lines_are_read_each_after_the_line_before_it() -> None:
     said = [
         Message(Role.SUBJECT, "Hi"),
