@@ -19,9 +19,11 @@ from factledger.adapters.field_reader.head import load_heads, load_topic_heads
 from factledger.adapters.field_reader.reader import EmbeddingFieldReader
 from factledger.adapters.field_reader.topics import EmbeddingTopicReader
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.api.bootstrap.judgement import learned_extractor
+from factledger.api.settings.extraction import LearnedExtractorSettings
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.field_slots import FieldSlottingExtractor
-from factledger.application.memory.ports import Embedder
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.memory.topics import TopicTaggingExtractor
 from factledger.bench.backends import BenchEnvironment
 from factledger.bench.caching_embedder import CachingEmbedder
@@ -80,6 +82,14 @@ def _meta(config: BenchConfig, embedder: Embedder, started: datetime, run_id: st
     }
 
 
+def memory_extractor(name: str) -> Extractor:
+    """The extractor the backends' memories come from, by the lab's name for it."""
+    if name == "rule":
+        return RuleExtractor()
+    candidates = "sentences" if name == "learned-sentences" else "rules"
+    return learned_extractor(LearnedExtractorSettings(candidates=candidates), RuleExtractor())
+
+
 async def calibration_figures(config: BenchConfig, embedder: Embedder) -> Json | None:
     """The embedder's calibration at the default threshold, before and after, on held-out
     pairs (ADR 0023; `factledger-lab bench calibration` adds the other packaged model and each
@@ -128,7 +138,10 @@ async def run(
             # As the product composes it: the rules' memories slotted by field where the
             # field heads know the subject's kind (LoCoMo's transcripts name none).
             extractor=TopicTaggingExtractor(
-                FieldSlottingExtractor(RuleExtractor(), EmbeddingFieldReader(inner, load_heads())),
+                FieldSlottingExtractor(
+                    memory_extractor(config.extractor),
+                    EmbeddingFieldReader(inner, load_heads()),
+                ),
                 EmbeddingTopicReader(inner, load_topic_heads()),
             ),
             clock=SystemClock(),
