@@ -73,13 +73,20 @@ def _meta(config: BenchConfig, embedder: Embedder, started: datetime, run_id: st
         "machine": machine_info(),
         "versions": package_versions(),
         "embedder": embedder.model_id,
-        "extractor": "RuleExtractor (default guidance)",
+        "extractor": _EXTRACTOR_NAMES.get(config.extractor, config.extractor),
         "sim_latency": describe_profile(
             sim_latency_profile(config.sim_profile, config.seed), config.sim_profile
         ),
         "settings": {key: str(value) for key, value in settings.items()},
         "references": REFERENCES,
     }
+
+
+_EXTRACTOR_NAMES = {
+    "rule": "RuleExtractor (default guidance)",
+    "learned": "LearnedExtractor over the rules (default guidance)",
+    "learned-sentences": "LearnedExtractor over the subject's sentences, no rule",
+}
 
 
 def memory_extractor(name: str) -> Extractor:
