@@ -4,8 +4,6 @@ field reader alone."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import httpx
@@ -15,10 +13,11 @@ from factledger.adapters.extraction.learned.sentences import SentenceCandidates
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.proposals import model_actor
 from factledger.api.settings import load_settings
-from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
+from factledger.application.judgement.types import FieldStatement, Judgement, Statement
 from factledger.application.memory.extraction import ExtractionRequest, FieldSlot
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.transcript import Message, Role
+from tests.unit.adapters.extraction.test_learned_extractor import JudgeBySentence
 
 AT = datetime(2026, 3, 2, 10, tzinfo=UTC)
 SAID = (
@@ -34,30 +33,6 @@ def _request(*fields: FieldSlot) -> ExtractionRequest:
     return ExtractionRequest(
         [Message(role, text, AT) for role, text in SAID], occurred_at=AT, fields=fields
     )
-
-
-@dataclass
-class JudgeBySentence:
-    """A judgement per sentence, given by the test; any other sentence is the subject's own.
-    The field reader's statements are given too."""
-
-    verdicts: dict[str, Judgement]
-    stated: tuple[FieldStatement, ...] = ()
-
-    async def judge(self, sentences: Sequence[str]) -> list[Judgement]:
-        own = Judgement(Statement.SELF, 0.9, hedged=False, forget_request=False, correction=False)
-        return [self.verdicts.get(s, own) for s in sentences]
-
-    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
-        return [Reply.NEITHER for _ in pairs]
-
-    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
-        return None
-
-    async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
-    ) -> list[FieldStatement]:
-        return [s for s in self.stated if s.field in fields]
 
 
 def _about(statement: Statement, *, hedged: bool = False) -> Judgement:
