@@ -7,12 +7,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import httpx
+import pytest
 
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.learned.sentences import SentenceCandidates
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.proposals import model_actor
-from factledger.api.settings import load_settings
+from factledger.api.settings import SettingsError, load_settings
 from factledger.application.judgement.types import FieldStatement, Judgement, Statement
 from factledger.application.memory.extraction import ExtractionRequest, FieldSlot
 from factledger.domain.provenance import Actor, ActorKind
@@ -94,3 +95,8 @@ def test_the_setting_puts_the_sentences_in_place_of_the_rules_and_names_the_mode
     assert extractor.asks_every_field
     assert model_actor(settings) == Actor(ActorKind.MODEL, "learned-sentences@1.1")
     assert model_actor(load_settings()) != model_actor(settings)
+
+
+def test_a_candidates_setting_of_no_known_source_is_refused_naming_it() -> None:
+    with pytest.raises(SettingsError, match="candidates"):
+        load_settings(extractor={"kind": "learned", "candidates": "words"})
