@@ -54,6 +54,9 @@ class BenchConfig:
     # their quality workloads run on a stated subset; the report shows each n.
     remote_prefeval_per_topic: int | None = 5
     remote_locomo_conversations: int | None = 2
+    # The extractor under the backends' memories: `rule` (as the lab ran before ADR 0125),
+    # `learned` (the product's default, ADR 0119) or `learned-sentences` (ADR 0125).
+    extractor: str = "rule"
 
 
 def smoke_config(base: BenchConfig) -> BenchConfig:
@@ -80,4 +83,5 @@ def smoke_config(base: BenchConfig) -> BenchConfig:
         latency_remote=tiny,
         remote_prefeval_per_topic=1,
         remote_locomo_conversations=1,
+        extractor=base.extractor,
     )

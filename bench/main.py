@@ -19,9 +19,11 @@ from factledger.adapters.field_reader.head import load_heads, load_topic_heads
 from factledger.adapters.field_reader.reader import EmbeddingFieldReader
 from factledger.adapters.field_reader.topics import EmbeddingTopicReader
 from factledger.adapters.postgres_server import PostgresLocation
+from factledger.api.bootstrap.judgement import learned_extractor
+from factledger.api.settings.extraction import LearnedExtractorSettings
 from factledger.application.clocks import SystemClock
 from factledger.application.memory.field_slots import FieldSlottingExtractor
-from factledger.application.memory.ports import Embedder
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.memory.topics import TopicTaggingExtractor
 from factledger.bench.backends import BenchEnvironment
 from factledger.bench.caching_embedder import CachingEmbedder
@@ -71,13 +73,28 @@ def _meta(config: BenchConfig, embedder: Embedder, started: datetime, run_id: st
         "machine": machine_info(),
         "versions": package_versions(),
         "embedder": embedder.model_id,
-        "extractor": "RuleExtractor (default guidance)",
+        "extractor": _EXTRACTOR_NAMES.get(config.extractor, config.extractor),
         "sim_latency": describe_profile(
             sim_latency_profile(config.sim_profile, config.seed), config.sim_profile
         ),
         "settings": {key: str(value) for key, value in settings.items()},
         "references": REFERENCES,
     }
+
+
+_EXTRACTOR_NAMES = {
+    "rule": "RuleExtractor (default guidance)",
+    "learned": "LearnedExtractor over the rules (default guidance)",
+    "learned-sentences": "LearnedExtractor over the subject's sentences, no rule",
+}
+
+
+def memory_extractor(name: str) -> Extractor:
+    """The extractor the backends' memories come from, by the lab's name for it."""
+    if name == "rule":
+        return RuleExtractor()
+    candidates = "sentences" if name == "learned-sentences" else "rules"
+    return learned_extractor(LearnedExtractorSettings(candidates=candidates), RuleExtractor())
 
 
 async def calibration_figures(config: BenchConfig, embedder: Embedder) -> Json | None:
@@ -128,7 +145,10 @@ async def run(
             # As the product composes it: the rules' memories slotted by field where the
             # field heads know the subject's kind (LoCoMo's transcripts name none).
             extractor=TopicTaggingExtractor(
-                FieldSlottingExtractor(RuleExtractor(), EmbeddingFieldReader(inner, load_heads())),
+                FieldSlottingExtractor(
+                    memory_extractor(config.extractor),
+                    EmbeddingFieldReader(inner, load_heads()),
+                ),
                 EmbeddingTopicReader(inner, load_topic_heads()),
             ),
             clock=SystemClock(),

@@ -14,6 +14,7 @@ import structlog
 from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 from factledger.adapters.embedding.use_multilingual import UseIntegrityError
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
+from factledger.adapters.extraction.learned.sentences import SentenceCandidates
 from factledger.adapters.judgement.cross_answers import (
     CrossAnswerJudge,
     CrossEncoderIntegrityError,
@@ -140,8 +141,11 @@ def qa_field_reader(
 
 def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> LearnedExtractor:
     """The learned extractor over `rules`: the heads judge, their field statements read by
-    the QA reader when the settings choose it (then asked every field: ADR 0107)."""
+    the QA reader when the settings choose it (then asked every field: ADR 0107); with
+    `candidates: sentences`, the subject's sentences in place of the rules (ADR 0125)."""
     judge = learned_judge(settings.heads_path, settings.heads_sha256)
+    if settings.candidates == "sentences":
+        rules = SentenceCandidates()
     if settings.field_reader == "heads":
         return LearnedExtractor(rules, judge)
     reader = qa_field_reader(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
+from factledger.adapters.extraction.learned.sentences import SentenceCandidates
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.settings import (
     LearnedExtractorSettings,
@@ -75,6 +76,9 @@ def model_actor(settings: Settings) -> Actor:
     match settings.extractor:
         case RuleExtractorSettings():
             return Actor(ActorKind.MODEL, f"rule@{RuleExtractor.VERSION}")
+        case LearnedExtractorSettings(candidates="sentences"):
+            version = f"{SentenceCandidates.VERSION}.{LearnedExtractor.VERSION}"
+            return Actor(ActorKind.MODEL, f"learned-sentences@{version}")
         case LearnedExtractorSettings():
             return Actor(
                 ActorKind.MODEL, f"learned@{RuleExtractor.VERSION}.{LearnedExtractor.VERSION}"

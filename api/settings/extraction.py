@@ -52,6 +52,10 @@ class LearnedExtractorSettings(NestedSettings):
 
     kind: Literal["learned"] = "learned"
     guidance_path: Path | None = None
+    # Who proposes the candidates the learned parts judge: `rules`, the rule extractor's facts
+    # (ADR 0119); `sentences`, no rule at all (ADR 0125): each of the subject's sentences is a
+    # candidate memory the heads keep or drop, and the QA reader alone reads the fields.
+    candidates: Literal["rules", "sentences"] = "rules"
     heads_path: Path | None = None
     heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     # Which reader finds the kind's fields the rules fed nothing (ADR 0107): `qa_reader`, the

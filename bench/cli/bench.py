@@ -39,6 +39,8 @@ from factledger.bench.progress import Advance
 from factledger.bench.record_search import run_record_search
 from factledger.testing.history import HistoryShape
 
+EXTRACTORS = ("rule", "learned", "learned-sentences")
+
 
 def _backends(value: str) -> tuple[str, ...]:
     names = tuple(name.strip() for name in value.split(",") if name.strip())
@@ -81,12 +83,21 @@ def bench(
     embedder_model: Annotated[
         OnnxPreset, typer.Option(help="The packaged sentence model every backend shares.")
     ] = DEFAULT_PRESET,
+    extractor: Annotated[
+        str,
+        typer.Option(
+            help="The memories' extractor: rule, learned (the product's default) or "
+            "learned-sentences (the learned parts alone, ADR 0125)."
+        ),
+    ] = "rule",
 ) -> None:
     """Run the same workloads on each backend and write report.md, report.json and plots."""
     if ctx.invoked_subcommand is not None:
         return
     if sim_latency not in SIM_PROFILES:
         raise typer.BadParameter(f"choose from {', '.join(SIM_PROFILES)}")
+    if extractor not in EXTRACTORS:
+        raise typer.BadParameter(f"choose from {', '.join(EXTRACTORS)}", param_hint="--extractor")
     config = BenchConfig(
         backends=_backends(backends),
         locomo=locomo,
@@ -96,6 +107,7 @@ def bench(
         out_dir=out,
         seed=seed,
         sim_profile=sim_latency,
+        extractor=extractor,
         # Every setting spelled out, so the report's command reproduces the run as it was.
         command=shlex.join(
             [
@@ -119,6 +131,8 @@ def bench(
                 str(seed),
                 "--embedder-model",
                 embedder_model.value,
+                "--extractor",
+                extractor,
                 *(["--smoke"] if smoke else []),
             ]
         ),

@@ -52,12 +52,14 @@ PROPOSAL_SET = Path("tests/data/proposal_set.yaml")
 class ExtractorChoice(StrEnum):
     RULE = "rule"
     LEARNED = "learned"
+    LEARNED_SENTENCES = "learned-sentences"  # the learned parts alone, no rule (ADR 0125)
     OPENAI = "openai"
 
 
 class ProposerExtractor(StrEnum):
     RULE = "rule"
     LEARNED = "learned"
+    LEARNED_SENTENCES = "learned-sentences"
 
 
 @extraction_app.command("eval")
@@ -102,6 +104,8 @@ def eval_command(
         chosen = RuleExtractorSettings(guidance_path=guidance)
     elif extractor is ExtractorChoice.LEARNED:
         chosen = LearnedExtractorSettings(guidance_path=guidance)
+    elif extractor is ExtractorChoice.LEARNED_SENTENCES:
+        chosen = LearnedExtractorSettings(candidates="sentences")
     else:
         if not base_url or not model:
             raise typer.BadParameter("--extractor openai needs --base-url and --model")
@@ -139,7 +143,10 @@ def proposals_command(
     ] = None,
     extractor: Annotated[
         ProposerExtractor,
-        typer.Option(help="rule: the rules alone; learned: the product's default (ADR 0119)."),
+        typer.Option(
+            help="rule: the rules alone; learned: the product's default (ADR 0119); "
+            "learned-sentences: the learned parts alone (ADR 0125)."
+        ),
     ] = ProposerExtractor.RULE,
 ) -> None:
     """Score the product's proposer (the extractor, the kind's fields, the no-noise plan) on
@@ -152,7 +159,15 @@ def proposals_command(
         evaluate_proposals(
             rules
             if extractor is ProposerExtractor.RULE
-            else learned_extractor(LearnedExtractorSettings(guidance_path=guidance), rules),
+            else learned_extractor(
+                LearnedExtractorSettings(
+                    guidance_path=guidance,
+                    candidates="sentences"
+                    if extractor is ProposerExtractor.LEARNED_SENTENCES
+                    else "rules",
+                ),
+                rules,
+            ),
             cases,
         )
     )

@@ -29,6 +29,7 @@ async def score_directory(
     schema: str,
     heads: Path | None = None,
     field_reader: str | None = None,
+    candidates: str | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -39,6 +40,8 @@ async def score_directory(
         config["heads_path"] = heads
     if field_reader is not None:
         config["field_reader"] = field_reader
+    if candidates is not None:
+        config["candidates"] = candidates
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -51,6 +54,7 @@ async def score_directory(
         "extractor": extractor,
         "judgement": judgement,
         "field_reader": field_reader or "default",
+        "candidates": candidates or "default",
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -94,15 +98,29 @@ def main(argv: list[str] | None = None) -> None:
         choices=("heads", "qa_reader"),
         help="the learned extractor's field reader (default: the product's default)",
     )
+    parser.add_argument(
+        "--candidates",
+        choices=("rules", "sentences"),
+        help="who proposes the learned extractor's candidates: rules, or the subject's "
+        "sentences with no rule (ADR 0125; default: the product's default)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     if args.field_reader is not None and args.extractor != "learned":
         parser.error("--field-reader: only with --extractor learned")
+    if args.candidates is not None and args.extractor != "learned":
+        parser.error("--candidates: only with --extractor learned")
     results = [
         asyncio.run(
             score_directory(
-                d, args.extractor, args.judgement, args.schema, args.heads, args.field_reader
+                d,
+                args.extractor,
+                args.judgement,
+                args.schema,
+                args.heads,
+                args.field_reader,
+                args.candidates,
             )
         )
         for d in args.sets

@@ -1,8 +1,9 @@
 """`python -m factledger.bench.evalsets.cost DIR`: what extraction costs per session, the rule
-extractor and the learned one (its fields read by the heads, and by the QA reader: ADR 0107)
-side by side on the same sessions (interleaved, so the machine's load weighs on all alike),
-with the kind's fields asked for as the proposer does. Each reader's model loads before the
-first timed session.
+extractor and the learned one (its fields read by the heads, and by the QA reader: ADR 0107;
+its candidates the subject's sentences, no rule: ADR 0125) side by side on the same sessions
+(interleaved, so the machine's load weighs on all alike), each asked twice: with the kind's
+fields as the proposer asks, and with none as the memory backend asks. Each reader's model
+loads before the first timed session. Wall and process CPU time (every thread's) per call.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -25,10 +27,11 @@ from factledger.bench.evalsets.cases import DOMAINS, LIST_FIELDS, load_cases
 from factledger.bench.judgement.field_data import transcript_of
 
 
-async def _time(extractor: Extractor, request: ExtractionRequest) -> float:
-    started = time.perf_counter()
+async def _time(extractor: Extractor, request: ExtractionRequest) -> tuple[float, float]:
+    """Wall and CPU milliseconds of one extraction."""
+    started, cpu = time.perf_counter(), time.process_time()
     await extractor.extract(request)
-    return (time.perf_counter() - started) * 1000
+    return (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
 
 
 async def measure(directory: Path) -> dict[str, object]:
@@ -39,9 +42,11 @@ async def measure(directory: Path) -> dict[str, object]:
         "learned, QA reader": learned_extractor(
             LearnedExtractorSettings(field_reader="qa_reader"), rules
         ),
+        "learned, sentences": learned_extractor(
+            LearnedExtractorSettings(candidates="sentences"), rules
+        ),
     }
-    spent: dict[str, list[float]] = {name: [] for name in extractors}
-    requests = [
+    asked = [
         ExtractionRequest(
             transcript_of(session),
             occurred_at=session.at,
@@ -50,19 +55,27 @@ async def measure(directory: Path) -> dict[str, object]:
         for case in load_cases(directory)
         for session in case.sessions
     ]
+    calls = {"fields": asked, "memories": [replace(r, fields=()) for r in asked]}
+    spent: dict[tuple[str, str], list[tuple[float, float]]] = {
+        (name, call): [] for name in extractors for call in calls
+    }
     for extractor in extractors.values():  # each model loaded, off the clock
-        await extractor.extract(requests[0])
-    for request in requests:
-        for name, extractor in extractors.items():
-            spent[name].append(await _time(extractor, request))
+        await extractor.extract(asked[0])
+    for n in range(len(asked)):
+        for call, requests in calls.items():
+            for name, extractor in extractors.items():
+                spent[name, call].append(await _time(extractor, requests[n]))
+    return {f"{name} ({call})": _figures(times) for (name, call), times in spent.items()}
+
+
+def _figures(times: list[tuple[float, float]]) -> dict[str, float]:
+    wall = sorted(w for w, _ in times)
     return {
-        name: {
-            "sessions": len(ms),
-            "median_ms": round(statistics.median(ms), 1),
-            "p95_ms": round(sorted(ms)[int(0.95 * (len(ms) - 1))], 1),
-            "mean_ms": round(statistics.fmean(ms), 1),
-        }
-        for name, ms in spent.items()
+        "sessions": len(times),
+        "median_ms": round(statistics.median(wall), 1),
+        "p95_ms": round(wall[int(0.95 * (len(wall) - 1))], 1),
+        "mean_ms": round(statistics.fmean(wall), 1),
+        "mean_cpu_ms": round(statistics.fmean(c for _, c in times), 1),
     }
 
 
