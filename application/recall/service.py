@@ -398,7 +398,13 @@ def _decided_first(
     first (`recall.decided`); at most `limit`. Only over a finished search: a partial one
     serves what it found, as before."""
     asked = ledger.asked
-    pending = asked_pending(asked, ledger.proposals, ledger.profile) if asked else ()
+    pending = (
+        asked_pending(
+            asked, ledger.proposals, ledger.profile, findings.mask.replaced, findings.hits
+        )
+        if asked
+        else ()
+    )
     if "memories" in failures or not (ledger.profile or pending):
         return memory_notes(findings)
     ranked = decided_first(ledger.profile, query, findings.hits, asked)

@@ -1,19 +1,22 @@
 """Recall no longer offers as current a statement that a later statement of its field
-replaced (`recall.replaced`), read from the ledger's proposals: reversible by a rejection."""
+replaced, or whose field the subject asked to forget (`recall.replaced`), read from the
+ledger's proposals: reversible by a rejection."""
 
 from __future__ import annotations
 
 from uuid import UUID
 
-from factledger.application.ledger.commands import RejectChange
+from factledger.application.ledger.commands import ApproveChange, ProposeChange, RejectChange
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.types import HitKind, SearchHit
 from factledger.application.proposals.plan import change_id_for
 from factledger.application.recall.ledger_forget_source import mask_of
 from factledger.application.recall.replaced import replaced_statements, without_replaced
+from factledger.domain.provenance import Evidence, Operation, Origin
+from factledger.domain.transcript import Role
 from factledger.testing.scripted_extractor import ScriptedExtractor
 
-from .conftest import MODEL, TENANT, Rig
+from .conftest import MODEL, TENANT, Rig, day
 from .test_plan_by_meaning import REVIEWER, said, stated
 
 
@@ -93,3 +96,68 @@ async def test_the_same_amount_said_more_firmly_replaces_nothing_for_recall(rig:
     await says(rig, lead, "s3", "Make it 455.", ("budget", "455"))
     replaced = {r.document_id for r in replaced_statements(rig.subject(lead))}
     assert replaced == {transcript_document_id(lead, s) for s in ("s1", "s2")}
+
+
+async def test_two_replaced_sentences_of_one_message_retire_the_memory_that_holds_both(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    text = "We could go to 440 at most. We buy from Initech for now."
+    facts = (("budget", "could go to 440 at most"), ("supplier", "Initech for now"))
+    await says(rig, lead, "s1", text, *facts)
+    await says(rig, lead, "s2", "500 now, and Globex.", ("budget", "500"), ("supplier", "Globex"))
+
+    memory = hit(lead, "s1", "could go to 440 at most, buys from Initech for now")
+    assert without_replaced([memory], replaced_statements(rig.subject(lead))) == []
+
+
+async def forget_asked(rig: Rig, lead: UUID, session: str, field: str) -> UUID:
+    """The subject asks, in a session of its own, to forget `field`: a pending request."""
+    request = "Please delete that."
+    rig.record(lead, session, day(5, 1), (Role.SUBJECT, request))
+    subject = rig.subject(lead)
+    command = ProposeChange(
+        TENANT,
+        lead,
+        field,
+        Operation.FORGET,
+        None,
+        Origin.STATED,
+        MODEL,
+        subject.profile_version,
+        Evidence(session, 0, request),
+    )
+    rig.ledger.propose_change(command)
+    (change,) = [c for c in rig.subject(lead).changes.values() if c.operation is Operation.FORGET]
+    return change.change_id
+
+
+async def test_a_pending_request_to_forget_withholds_what_was_said_of_the_field_until_rejected(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    sentence = "I'm head of ops at Acme, and we buy from Initech."
+    await says(rig, lead, "s1", sentence, ("supplier", "Initech"), ("employer", "Acme"))
+    request = await forget_asked(rig, lead, "s2", "supplier")
+
+    mask = mask_of(rig.subject(lead))
+    whole = hit(lead, "s1", "is head of ops at Acme, and they buy from Initech")
+    employer = hit(lead, "s1", "is head of ops at Acme")
+    assert not mask.empty
+    assert [r.field for r in mask.replaced] == ["supplier"]
+    # The other field's part of the sentence stays; the asked field's words go.
+    assert without_replaced([whole, employer], mask.replaced) == [employer]
+
+    rig.ledger.reject_change(RejectChange(TENANT, lead, request, REVIEWER, "not asked"))
+    assert replaced_statements(rig.subject(lead)) == ()
+
+
+async def test_a_request_to_forget_leaves_a_confirmed_value_until_it_is_decided(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    await says(rig, lead, "s1", "We buy from Initech.", ("supplier", "Initech"))
+    (supplier,) = rig.subject(lead).changes
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, supplier, REVIEWER.id))
+    await forget_asked(rig, lead, "s2", "supplier")
+    assert replaced_statements(rig.subject(lead)) == ()

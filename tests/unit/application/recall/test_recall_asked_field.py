@@ -1,19 +1,21 @@
 """The field a turn's question asks about: its confirmed value first, then its newest pending
-value marked unconfirmed, then the memories (`recall.asked`)."""
+value still holding marked unconfirmed, then the memories (`recall.asked`)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import timedelta
 
 import numpy as np
 
-from factledger.application.memory.types import QueryVector
+from factledger.application.memory.types import HitKind, QueryVector, SearchHit
 from factledger.application.recall.asked import asked_pending
 from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.ports import TurnLedger
+from factledger.application.recall.replaced import ReplacedStatement
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.sources import OpenProposal, ProfileEntry
 from factledger.application.recall.types import NoteKind
@@ -34,9 +36,10 @@ def pending(field: str, value: str, at_day: int, *, inferred: bool = False) -> O
     return OpenProposal(uuid.uuid4(), field, value, None, inferred, at, None)
 
 
+# Proposed after the seeded memories were said (January and March): no later answer.
 OLD_BUDGET = pending("budget", "25,000 dollars", 1)
-NEW_BUDGET = pending("budget", "40,000 dollars", 20)
-TEAM = pending("team_size", "12 people", 21)
+NEW_BUDGET = pending("budget", "40,000 dollars", 70)
+TEAM = pending("team_size", "12 people", 71)
 
 
 class Asks:
@@ -93,7 +96,7 @@ async def test_the_asked_fields_newest_pending_value_comes_before_the_memories()
 
 async def test_a_confirmed_value_of_the_asked_field_comes_before_its_pending_one() -> None:
     confirmed = ProfileEntry("budget", "30,000 dollars", None, False, JAN, None)
-    later = pending("budget", "40,000 dollars", 60)  # said after the confirmation
+    later = pending("budget", "40,000 dollars", 70)  # said after the confirmation
     turns = Turns("lead", profile=[confirmed], open_changes=[later])
     result = await (await recall(turns, Asks("lead", "budget"))).recall(SUBJECT, QUESTION)
     kinds = [n.origin.kind for n in result.notes]
@@ -127,3 +130,48 @@ def test_pending_values_never_offered_inferences_repeats_of_the_confirmed_or_old
     ]
     # A later confirmed value supersedes an older pending one.
     assert asked_pending("budget", [OLD_BUDGET], confirmed) == ()
+
+
+def memory(text: str, at_day: int, *, latest: bool = True) -> SearchHit:
+    at = JAN + timedelta(days=at_day)
+    return SearchHit(text, text, 0.8, HitKind.MEMORY, latest, False, at, None)
+
+
+def test_a_later_memory_answering_the_question_otherwise_withholds_the_pending_value() -> None:
+    plan = pending("plan", "the starter plan", 1)
+    upgraded = memory("upgraded to Business last week", 30)
+    assert asked_pending("plan", [plan], [], hits=[upgraded]) == ()
+    # The newest answer states the pending value, or came before it, or is a superseded one
+    # or not the turn's best: the value is offered.
+    kept = (
+        [memory("still on the starter plan", 30)],
+        [memory("upgraded to Business last week", 0)],
+        [memory("upgraded to Business last week", 30, latest=False)],
+        [memory("on the starter plan", 0), upgraded],
+    )
+    for hits in kept:
+        assert [n.origin.ref for n in asked_pending("plan", [plan], [], hits=hits)] == [
+            str(plan.change_id)
+        ]
+
+
+def test_words_read_as_another_fields_replaced_value_are_not_offered() -> None:
+    firmware = OpenProposal(
+        uuid.uuid4(), "operating_system", "firmware 2.4.0", None, False, JAN, "s1"
+    )
+    replaced = ReplacedStatement(
+        "product_version",
+        "doc-s1",
+        3,
+        frozenset(),
+        ("updated to 2.5.1",),
+        None,
+        ("firmware 2.4.0",),
+        "s1",
+    )
+    assert asked_pending("operating_system", [firmware], [], [replaced]) == ()
+    # Withheld for a request to forget (nothing current), or said in another session: offered.
+    forgotten = replace(replaced, current=())
+    elsewhere = replace(replaced, session_id="s0")
+    for other in (forgotten, elsewhere):
+        assert len(asked_pending("operating_system", [firmware], [], [other])) == 1
