@@ -43,11 +43,12 @@ TEAM = pending("team_size", "12 people", 71)
 
 
 class Asks:
-    """An `AskedFields` that reads every question of `kind` as asking about `field`; its
-    vectors are its own (the backend embeds the query itself)."""
+    """An `AskedFields` that reads every question of `kind` as asking about `field`, and
+    ranks `ranked` first when unsure; its vectors are its own (the backend embeds the query
+    itself)."""
 
-    def __init__(self, kind: str, field: str | None) -> None:
-        self.kind, self.field, self.reads = kind, field, 0
+    def __init__(self, kind: str, field: str | None, ranked: Sequence[str] = ()) -> None:
+        self.kind, self.field, self.reads, self.ranked = kind, field, 0, tuple(ranked)
 
     async def query_vector(self, text: str) -> QueryVector | None:
         return QueryVector(text, self, np.ones(2, dtype=np.float32))
@@ -55,6 +56,9 @@ class Asks:
     def field_of(self, kind: str, vector: QueryVector) -> str | None:
         self.reads += 1
         return self.field if kind == self.kind else None
+
+    def ranked_fields(self, kind: str, vector: QueryVector) -> Sequence[str]:
+        return self.ranked if kind == self.kind else ()
 
 
 class Turns:
@@ -117,6 +121,18 @@ async def test_without_a_kind_or_a_reader_the_notes_are_the_memories_as_before()
     for result in (unknown, unread):
         assert [n.origin.kind for n in result.notes] == [NoteKind.MEMORY]
         assert result.notes[0].text == "works with Supplier B, previously Supplier A"
+
+
+async def test_unsure_of_a_held_field_the_most_probable_field_holding_a_value_is_offered() -> None:
+    turns = Turns("lead", open_changes=[NEW_BUDGET, TEAM])
+    for sure in (None, "supplier"):  # no field read, or one the subject holds nothing of
+        asks = Asks("lead", sure, ranked=["supplier", "employer", "team_size", "budget"])
+        result = await (await recall(turns, asks)).recall(SUBJECT, QUESTION)
+        assert result.notes[0].origin.ref == str(TEAM.change_id)
+    # Sure of a field the subject holds: that one, whatever the ranking.
+    asks = Asks("lead", "budget", ranked=["team_size", "budget"])
+    result = await (await recall(turns, asks)).recall(SUBJECT, QUESTION)
+    assert result.notes[0].origin.ref == str(NEW_BUDGET.change_id)
 
 
 def test_pending_values_never_offered_inferences_repeats_of_the_confirmed_or_older_ones() -> None:
