@@ -73,16 +73,22 @@ async def test_a_rejected_update_gives_the_earlier_statement_back(rig: Rig) -> N
     assert replaced_statements(rig.subject(lead)) == ()
 
 
+async def two_fields_said(rig: Rig, lead: UUID) -> tuple[SearchHit, SearchHit]:
+    """In s1, one sentence states the employer and the supplier; the memories of the whole
+    sentence and of its employer part."""
+    sentence = "I'm head of ops at Acme, and we buy from Initech."
+    await says(rig, lead, "s1", sentence, ("supplier", "Initech"), ("employer", "Acme"))
+    whole = hit(lead, "s1", "is head of ops at Acme, and they buy from Initech")
+    return whole, hit(lead, "s1", "is head of ops at Acme")
+
+
 async def test_a_sentence_that_states_another_standing_field_loses_only_the_old_value(
     rig: Rig,
 ) -> None:
     lead = rig.register()
-    sentence = "I'm head of ops at Acme, and we buy from Initech."
-    await says(rig, lead, "s1", sentence, ("supplier", "Initech"), ("employer", "Acme"))
+    whole, employer = await two_fields_said(rig, lead)
     await says(rig, lead, "s2", "Globex now.", ("supplier", "Globex"))
 
-    whole = hit(lead, "s1", "is head of ops at Acme, and they buy from Initech")
-    employer = hit(lead, "s1", "is head of ops at Acme")
     replaced = replaced_statements(rig.subject(lead))
     assert without_replaced([whole, employer], replaced) == [employer]
 
@@ -136,13 +142,10 @@ async def test_a_pending_request_to_forget_withholds_what_was_said_of_the_field_
     rig: Rig,
 ) -> None:
     lead = rig.register()
-    sentence = "I'm head of ops at Acme, and we buy from Initech."
-    await says(rig, lead, "s1", sentence, ("supplier", "Initech"), ("employer", "Acme"))
+    whole, employer = await two_fields_said(rig, lead)
     request = await forget_asked(rig, lead, "s2", "supplier")
 
     mask = mask_of(rig.subject(lead))
-    whole = hit(lead, "s1", "is head of ops at Acme, and they buy from Initech")
-    employer = hit(lead, "s1", "is head of ops at Acme")
     assert not mask.empty
     assert [r.field for r in mask.replaced] == ["supplier"]
     # The other field's part of the sentence stays; the asked field's words go.
