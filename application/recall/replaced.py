@@ -154,17 +154,18 @@ def _forget_requested(subject: Subject) -> dict[str, datetime]:
 
 def _withheld(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
     """(field, record, the field's current wordings) of every statement recall withholds:
-    those a later statement of their field replaced, and those of a field the subject asked
-    to forget, said before the request (nothing of that field is current)."""
+    those of a field the subject asked to forget, said before the request (nothing of them
+    is current), and those a later statement of their field replaced."""
     by_field = _statements(subject)
     requested = _forget_requested(subject)
     withheld: list[tuple[str, ChangeRecord, list[str]]] = []
-    for field, records in by_field.items():
+    for field, stated in by_field.items():
         asked = requested.get(field)
+        records = stated
         if asked is not None:
-            withheld += [(field, r, []) for r in records if _before(subject, r, asked)]
-            continue
-        current = _phrases(records[-1])
+            withheld += [(field, r, []) for r in stated if _before(subject, r, asked)]
+            records = [r for r in stated if not _before(subject, r, asked)]
+        current = _phrases(records[-1]) if records else []
         if not current:
             continue
         withheld += [

@@ -120,7 +120,8 @@ async def test_two_replaced_sentences_of_one_message_retire_the_memory_that_hold
 async def forget_asked(rig: Rig, lead: UUID, session: str, field: str) -> UUID:
     """The subject asks, in a session of its own, to forget `field`: a pending request."""
     request = "Please delete that."
-    rig.record(lead, session, day(5, 1), (Role.SUBJECT, request))
+    at = day(4, 2 + len(rig.subject(lead).sessions))  # as `says` dates its sessions
+    rig.record(lead, session, at, (Role.SUBJECT, request))
     subject = rig.subject(lead)
     command = ProposeChange(
         TENANT,
@@ -164,3 +165,17 @@ async def test_a_request_to_forget_leaves_a_confirmed_value_until_it_is_decided(
     rig.ledger.approve_change(ApproveChange(TENANT, lead, supplier, REVIEWER.id))
     await forget_asked(rig, lead, "s2", "supplier")
     assert replaced_statements(rig.subject(lead)) == ()
+
+
+async def test_after_a_request_to_forget_a_later_statement_replaces_as_before(rig: Rig) -> None:
+    lead = rig.register()
+    await says(rig, lead, "s1", "We buy from Initech.", ("supplier", "Initech"))
+    await forget_asked(rig, lead, "s2", "supplier")
+    await says(rig, lead, "s3", "Globex now.", ("supplier", "Globex"))
+    await says(rig, lead, "s4", "Umbrella from today.", ("supplier", "Umbrella"))
+    replaced = replaced_statements(rig.subject(lead))
+    withheld = {(r.document_id, r.current) for r in replaced}
+    assert withheld == {
+        (transcript_document_id(lead, "s1"), ()),
+        (transcript_document_id(lead, "s3"), ("Umbrella",)),
+    }
