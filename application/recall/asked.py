@@ -8,12 +8,10 @@ newest pending change that still holds, as a proposal note marked unconfirmed: n
 decided it, so it is never a fact, but it is what the subject said about the field, which
 the search's threshold often leaves out; then the memories.
 
-Which field: the one the heads are sure the question asks about; when they are sure of none,
-or of one the subject holds no value of, the most probable field the subject holds a value
-of, however unsure (ADR 0123): the note is marked unconfirmed and named by its field, and a
-question about a field with no value has nothing better to offer first. On the blind dev
-halves the heads were sure of no held field for 26 of the questions whose answer only a
-pending value held.
+Which field: the one the heads are sure the question asks about, held or not (a question
+about a field with no value, forgotten or never said, gets no other field's value); when
+they are sure of none, the most probable field the subject holds a value of, however unsure
+(ADR 0123): the note is marked unconfirmed and named by its field.
 
 A pending value still holds (ADR 0123) when:
 

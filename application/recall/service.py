@@ -321,17 +321,17 @@ class Recall:
 
     def _asked(self, ledger: LedgerFindings) -> str | None:
         """The profile field the turn's question asks about, for the subject's kind: the
-        field the heads are sure of; when they are sure of none, or of one the subject holds
-        no value of, the most probable field that holds one (`recall.asked`)."""
+        field the heads are sure of; when they are sure of none, the most probable field the
+        subject holds a value of (`recall.asked`)."""
         reader = self._ports.asked_fields
         if reader is None or ledger.kind is None or ledger.vector is None:
             return None
         sure = reader.field_of(ledger.kind, ledger.vector)
         held = held_fields(ledger.proposals, ledger.profile)
-        if not held or sure in held:
+        if sure is not None or not held:
             return sure
         ranked = reader.ranked_fields(ledger.kind, ledger.vector)
-        return next((f for f in ranked if f in held), sure)
+        return next((f for f in ranked if f in held), None)
 
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)

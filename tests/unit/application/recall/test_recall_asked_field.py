@@ -123,16 +123,17 @@ async def test_without_a_kind_or_a_reader_the_notes_are_the_memories_as_before()
         assert result.notes[0].text == "works with Supplier B, previously Supplier A"
 
 
-async def test_unsure_of_a_held_field_the_most_probable_field_holding_a_value_is_offered() -> None:
+async def test_sure_of_no_field_the_most_probable_field_holding_a_value_is_offered() -> None:
     turns = Turns("lead", open_changes=[NEW_BUDGET, TEAM])
-    for sure in (None, "supplier"):  # no field read, or one the subject holds nothing of
-        asks = Asks("lead", sure, ranked=["supplier", "employer", "team_size", "budget"])
+    ranked = ["supplier", "employer", "team_size", "budget"]
+    result = await (await recall(turns, Asks("lead", None, ranked))).recall(SUBJECT, QUESTION)
+    assert result.notes[0].origin.ref == str(TEAM.change_id)
+    # Sure of a field: that one, held or not (a question about an empty field gets no other).
+    for sure, first in (("budget", NoteKind.PROPOSAL), ("supplier", NoteKind.MEMORY)):
+        asks = Asks("lead", sure, ranked=["team_size", "budget"])
         result = await (await recall(turns, asks)).recall(SUBJECT, QUESTION)
-        assert result.notes[0].origin.ref == str(TEAM.change_id)
-    # Sure of a field the subject holds: that one, whatever the ranking.
-    asks = Asks("lead", "budget", ranked=["team_size", "budget"])
-    result = await (await recall(turns, asks)).recall(SUBJECT, QUESTION)
-    assert result.notes[0].origin.ref == str(NEW_BUDGET.change_id)
+        assert result.notes[0].origin.kind is first
+        assert all(n.origin.ref != str(TEAM.change_id) for n in result.notes)
 
 
 def test_pending_values_never_offered_inferences_repeats_of_the_confirmed_or_older_ones() -> None:
