@@ -55,6 +55,15 @@ class EmbeddingFieldReader:
             return None
         return self._fields(head, vector.values.reshape(1, -1))[0]
 
+    def ranked_fields(self, kind: str, vector: QueryVector) -> tuple[str, ...]:
+        """The kind's fields, the most probable for the text of `vector` first."""
+        head = self._heads.kinds.get(kind)
+        if head is None or not self._usable or vector.embedder is not self._embedder:
+            return ()
+        row = head.probabilities(vector.values.reshape(1, -1))[0]
+        order = np.argsort(-row, kind="stable")
+        return tuple(head.classes[int(i)] for i in order if head.classes[int(i)] != NONE)
+
     async def read(self, kind: str, texts: Sequence[str]) -> list[str | None]:
         head = self._heads.kinds.get(kind)
         if head is None or not self._usable or not texts:

@@ -4,31 +4,62 @@ Recall believes what was decided: a confirmed profile fact comes before an unrev
 transcript memory when both answer the question. The question heads (per subject kind, over
 the embedder the backend already runs; `RecallPorts.asked_fields`) read which profile field
 a question asks about. The field's confirmed value comes first (`recall.decided`); then its
-newest pending change that still holds (`askable`: said by the subject, not superseded by a
-later statement or a later confirmed value), as a proposal note marked unconfirmed: nobody
-has decided it, so it is never a fact, but it is what the subject said about the field, which
+newest pending change that still holds, as a proposal note marked unconfirmed: nobody has
+decided it, so it is never a fact, but it is what the subject said about the field, which
 the search's threshold often leaves out; then the memories.
+
+Which field: the one the heads are sure the question asks about, held or not (a question
+about a field with no value, forgotten or never said, gets no other field's value); when
+they are sure of none, the most probable field the subject holds a value of, however unsure
+(ADR 0123): the note is marked unconfirmed and named by its field.
+
+A pending value still holds (ADR 0123) when:
+
+- `askable`: the subject said it, and no later statement or confirmed value of the field
+  differs from it (a later request to forget the field differs from every value);
+- its words were not also read as another field's value that a later statement replaced
+  (one sentence, "firmware 2.4.0", read as two fields: once one reading is outdated, so is
+  the other);
+- no memory the turn found, said after the value was proposed, answers the question without
+  stating it: the newest answer to the question is not the pending value's, so the pending
+  value is not offered as current (the memory is).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from factledger.application.memory.sameness import same_value
+from factledger.application.memory.sameness import same_value, states
+from factledger.application.memory.types import SearchHit
 from factledger.application.recall.askable import askable
 from factledger.application.recall.notes import proposal_text
+from factledger.application.recall.replaced import ReplacedStatement
 from factledger.application.recall.sources import OpenProposal, ProfileEntry
 from factledger.application.recall.types import Note, NoteKind, NoteOrigin
 
 # The newest only: an older pending value of the field is what a later statement changed
 # (on the blind dev halves a second one added stale values and no right note).
 ASKED_PENDING = 1
+# How many of the turn's best memories may show a later answer to the question.
+LATER_ANSWERS = 1
+
+
+def held_fields(proposals: Sequence[OpenProposal], profile: Sequence[ProfileEntry]) -> set[str]:
+    """The fields the subject holds a value of: confirmed, or pending (a value, not a
+    request to forget)."""
+    return {p.field for p in proposals if p.value is not None} | {e.field for e in profile}
 
 
 def asked_pending(
-    field: str, proposals: Sequence[OpenProposal], profile: Sequence[ProfileEntry]
+    field: str,
+    proposals: Sequence[OpenProposal],
+    profile: Sequence[ProfileEntry],
+    replaced: Sequence[ReplacedStatement] = (),
+    hits: Sequence[SearchHit] = (),
 ) -> tuple[Note, ...]:
-    """The field's newest pending changes still worth offering, as unconfirmed notes."""
+    """The field's newest pending changes still worth offering, as unconfirmed notes.
+    `replaced`: the statements recall withholds (`recall.replaced`); `hits`: the turn's
+    memories, best first."""
     of_field = [p for p in proposals if p.field == field]
     if not of_field:
         return ()
@@ -36,10 +67,36 @@ def asked_pending(
     held = [
         p
         for p in askable(of_field, profile, {})
-        if p.value is not None and not any(same_value(v, p.value) for v in confirmed)
+        if p.value is not None
+        and not any(same_value(v, p.value) for v in confirmed)
+        and not _read_elsewhere(p, p.value, replaced)
+        and not _answered_later(p, p.value, hits)
     ]
     held.sort(key=lambda p: p.proposed_at, reverse=True)
     return tuple(_note(p) for p in held[:ASKED_PENDING])
+
+
+def _read_elsewhere(
+    proposal: OpenProposal, value: str, replaced: Sequence[ReplacedStatement]
+) -> bool:
+    """Whether the value's words, said in its session, are another field's replaced value."""
+    return any(
+        r.current  # replaced by a later statement, not withheld for a request to forget
+        and r.field != proposal.field
+        and r.session_id == proposal.evidence_session
+        and any(same_value(v, value) for v in r.value)
+        for r in replaced
+    )
+
+
+def _answered_later(proposal: OpenProposal, value: str, hits: Sequence[SearchHit]) -> bool:
+    return any(
+        h.is_latest
+        and h.occurred_at is not None
+        and h.occurred_at > proposal.proposed_at
+        and not states(h.text, value)
+        for h in hits[:LATER_ANSWERS]
+    )
 
 
 def _note(proposal: OpenProposal) -> Note:

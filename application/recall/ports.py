@@ -63,11 +63,15 @@ class TurnLedger:
 class AskedFields(Protocol):
     """Which profile field of a subject kind a question asks about, when sure (None: no
     field, or a kind it does not know), read from the question's vector: `query_vector`
-    embeds it once, the search takes that vector as its own, and `field_of` reads it."""
+    embeds it once, the search takes that vector as its own, and `field_of` reads it.
+    `ranked_fields`: the kind's fields, the most probable first, however unsure (empty for a
+    kind or vector it cannot read)."""
 
     async def query_vector(self, text: str) -> QueryVector | None: ...
 
     def field_of(self, kind: str, vector: QueryVector) -> str | None: ...
+
+    def ranked_fields(self, kind: str, vector: QueryVector) -> Sequence[str]: ...
 
 
 class TurnSource(Protocol):

@@ -19,6 +19,16 @@ statements of each such field that a later one replaced, and drops their memorie
   memory that holds the replaced value's words goes: a memory of the sentence's other part
   stays for that field.
 
+Two more kinds of statement leave recall the same way (ADR 0123):
+
+- a statement whose field the subject asked to forget, while the request is pending: what
+  they said of the field before the request and nobody confirmed is withheld (a confirmed
+  value stays what was decided until the request is); rejecting the request brings it back,
+  approving it forgets it for good;
+- a replaced statement's sentence is all the replaced statements of its message together
+  ("could start 1 Nov at the earliest. notice is 4 weeks" states two fields, each replaced
+  by a later statement; its memory is both sentences' words).
+
 Read from the ledger on every recall, as the forgets are, so it is exact at once and
 reversible: rejecting the update makes the earlier statement current again, and its memory
 comes back. The backend keeps every memory; nothing is forgotten by this rule.
@@ -28,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.sameness import any_states, same_value, tokens, value_phrases
@@ -56,6 +67,10 @@ class ReplacedStatement:
     # The replaced value's tokens, when the sentence also states another field's standing
     # value: then only a memory that holds the replaced value goes.
     shared_value: frozenset[str] | None = None
+    # The replaced value's wordings and the session that said it (`recall.asked` reads them:
+    # the same words read as another field's pending value are replaced too).
+    value: tuple[str, ...] = ()
+    session_id: str = ""
 
     def retires(self, hit: SearchHit) -> bool:
         if not hit.is_latest or hit.document_id != self.document_id:
@@ -97,10 +112,13 @@ def _same(earlier: str, current: str) -> bool:
 
 
 def may_replace(subject: Subject) -> bool:
-    """Cheap first check: some field has two stated `set` proposals."""
+    """Cheap first check: some field has two stated `set` proposals, or a pending request to
+    forget."""
     seen: set[str] = set()
     for record in subject.changes.values():
         proposal = record.proposal
+        if proposal.operation is Operation.FORGET and record.status is ChangeStatus.PENDING:
+            return True
         if proposal.operation is Operation.SET and proposal.evidence is not None:
             if proposal.field in seen:
                 return True
@@ -124,33 +142,74 @@ def _where(record: ChangeRecord) -> tuple[str, int, str] | None:
     return evidence.session_id, evidence.message_index, evidence.quote
 
 
+def _forget_requested(subject: Subject) -> dict[str, datetime]:
+    """The fields with a pending request to forget, and when the (latest) request was said."""
+    asked: dict[str, datetime] = {}
+    for record in subject.changes.values():
+        if record.proposal.operation is Operation.FORGET and record.status is ChangeStatus.PENDING:
+            when = evidence_said(subject, record)
+            asked[record.proposal.field] = max(when, asked.get(record.proposal.field, when))
+    return asked
+
+
+def _withheld(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
+    """(field, record, the field's current wordings) of every statement recall withholds:
+    those of a field the subject asked to forget, said before the request (nothing of them
+    is current), and those a later statement of their field replaced."""
+    by_field = _statements(subject)
+    requested = _forget_requested(subject)
+    withheld: list[tuple[str, ChangeRecord, list[str]]] = []
+    for field, stated in by_field.items():
+        asked = requested.get(field)
+        records = stated
+        if asked is not None:
+            withheld += [(field, r, []) for r in stated if _before(subject, r, asked)]
+            records = [r for r in stated if not _before(subject, r, asked)]
+        current = _phrases(records[-1]) if records else []
+        if not current:
+            continue
+        withheld += [
+            (field, r, current)
+            for r in records[:-1]
+            if not any(_same(p, c) for p in _phrases(r) for c in current)
+        ]
+    return withheld
+
+
+def _before(subject: Subject, record: ChangeRecord, asked: datetime) -> bool:
+    """An undecided statement said before the request (one said with it may be what the
+    request keeps, "it's 750k, not 720k, and please remove ..."); a confirmed value stays
+    what was decided until the request is."""
+    return record.status is not ChangeStatus.CONFIRMED and evidence_said(subject, record) < asked
+
+
 def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
     """The subject's replaced statements (see the module docstring)."""
-    by_field = _statements(subject)
-    replaced = [
-        (field, record, current)
-        for field, records in by_field.items()
-        if (current := _phrases(records[-1]))
-        for record in records[:-1]
-        if not any(_same(p, c) for p in _phrases(record) for c in current)
-    ]
+    replaced = _withheld(subject)
     if not replaced:
         return ()
     standing = _standing_sentences(subject, {id(r) for _, r, _ in replaced})
+    # A message's replaced sentences together: one memory may hold several of them.
+    said: dict[tuple[str, int], set[str]] = {}
+    for _, record, _ in replaced:
+        if (where := _where(record)) is not None:
+            said.setdefault(where[:2], set()).update(tokens(where[2]))
     found: list[ReplacedStatement] = []
     for field, record, current in replaced:
         where = _where(record)
         if where is None:
             continue
-        session_id, index, quote = where
+        session_id, index, _ = where
         found.append(
             ReplacedStatement(
                 field,
                 transcript_document_id(subject.id, session_id),
                 index,
-                frozenset(tokens(quote)),
+                frozenset(said[session_id, index]),
                 tuple(current),
                 _value_tokens(record) if where in standing else None,
+                tuple(_phrases(record)),
+                session_id,
             )
         )
     return tuple(found)

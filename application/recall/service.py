@@ -30,7 +30,7 @@ from factledger.application.memory.types import (
     SearchHit,
     SearchQuery,
 )
-from factledger.application.recall.asked import asked_pending
+from factledger.application.recall.asked import asked_pending, held_fields
 from factledger.application.recall.build import (
     LedgerFindings,
     MemoryFindings,
@@ -320,11 +320,18 @@ class Recall:
         return await backend.search(ns, query)
 
     def _asked(self, ledger: LedgerFindings) -> str | None:
-        """The profile field the turn's question asks about, for the subject's kind."""
+        """The profile field the turn's question asks about, for the subject's kind: the
+        field the heads are sure of; when they are sure of none, the most probable field the
+        subject holds a value of (`recall.asked`)."""
         reader = self._ports.asked_fields
         if reader is None or ledger.kind is None or ledger.vector is None:
             return None
-        return reader.field_of(ledger.kind, ledger.vector)
+        sure = reader.field_of(ledger.kind, ledger.vector)
+        held = held_fields(ledger.proposals, ledger.profile)
+        if sure is not None or not held:
+            return sure
+        ranked = reader.ranked_fields(ledger.kind, ledger.vector)
+        return next((f for f in ranked if f in held), None)
 
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)
@@ -398,7 +405,13 @@ def _decided_first(
     first (`recall.decided`); at most `limit`. Only over a finished search: a partial one
     serves what it found, as before."""
     asked = ledger.asked
-    pending = asked_pending(asked, ledger.proposals, ledger.profile) if asked else ()
+    pending = (
+        asked_pending(
+            asked, ledger.proposals, ledger.profile, findings.mask.replaced, findings.hits
+        )
+        if asked
+        else ()
+    )
     if "memories" in failures or not (ledger.profile or pending):
         return memory_notes(findings)
     ranked = decided_first(ledger.profile, query, findings.hits, asked)

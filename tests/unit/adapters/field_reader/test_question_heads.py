@@ -94,3 +94,18 @@ async def test_a_query_embedded_once_reads_its_field_from_that_vector(
     assert await other.query_vector("How long is her notice?") is None
     # A vector by another embedder is never read as this one's.
     assert other.field_of("candidate", vector) is None
+
+
+async def test_the_fields_ranked_for_a_query_start_with_the_one_it_is_sure_of(
+    reader: EmbeddingFieldReader,
+) -> None:
+    vector = await reader.query_vector("How long is her notice at the current job?")
+    assert vector is not None
+    ranked = reader.ranked_fields("candidate", vector)
+    head = load_question_heads().kinds["candidate"]
+    # Every field of the kind, none twice and never the no-field class, the sure one first.
+    assert sorted(ranked) == sorted(c for c in head.classes if c)
+    assert ranked[0] == "notice_period"
+    assert reader.ranked_fields("dragon", vector) == ()
+    other = EmbeddingFieldReader(HashingEmbedder(384), load_question_heads())
+    assert other.ranked_fields("candidate", vector) == ()

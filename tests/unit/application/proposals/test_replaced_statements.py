@@ -1,19 +1,22 @@
 """Recall no longer offers as current a statement that a later statement of its field
-replaced (`recall.replaced`), read from the ledger's proposals: reversible by a rejection."""
+replaced, or whose field the subject asked to forget (`recall.replaced`), read from the
+ledger's proposals: reversible by a rejection."""
 
 from __future__ import annotations
 
 from uuid import UUID
 
-from factledger.application.ledger.commands import RejectChange
+from factledger.application.ledger.commands import ApproveChange, ProposeChange, RejectChange
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.types import HitKind, SearchHit
 from factledger.application.proposals.plan import change_id_for
 from factledger.application.recall.ledger_forget_source import mask_of
 from factledger.application.recall.replaced import replaced_statements, without_replaced
+from factledger.domain.provenance import Evidence, Operation, Origin
+from factledger.domain.transcript import Role
 from factledger.testing.scripted_extractor import ScriptedExtractor
 
-from .conftest import MODEL, TENANT, Rig
+from .conftest import MODEL, TENANT, Rig, day
 from .test_plan_by_meaning import REVIEWER, said, stated
 
 
@@ -70,16 +73,22 @@ async def test_a_rejected_update_gives_the_earlier_statement_back(rig: Rig) -> N
     assert replaced_statements(rig.subject(lead)) == ()
 
 
+async def two_fields_said(rig: Rig, lead: UUID) -> tuple[SearchHit, SearchHit]:
+    """In s1, one sentence states the employer and the supplier; the memories of the whole
+    sentence and of its employer part."""
+    sentence = "I'm head of ops at Acme, and we buy from Initech."
+    await says(rig, lead, "s1", sentence, ("supplier", "Initech"), ("employer", "Acme"))
+    whole = hit(lead, "s1", "is head of ops at Acme, and they buy from Initech")
+    return whole, hit(lead, "s1", "is head of ops at Acme")
+
+
 async def test_a_sentence_that_states_another_standing_field_loses_only_the_old_value(
     rig: Rig,
 ) -> None:
     lead = rig.register()
-    sentence = "I'm head of ops at Acme, and we buy from Initech."
-    await says(rig, lead, "s1", sentence, ("supplier", "Initech"), ("employer", "Acme"))
+    whole, employer = await two_fields_said(rig, lead)
     await says(rig, lead, "s2", "Globex now.", ("supplier", "Globex"))
 
-    whole = hit(lead, "s1", "is head of ops at Acme, and they buy from Initech")
-    employer = hit(lead, "s1", "is head of ops at Acme")
     replaced = replaced_statements(rig.subject(lead))
     assert without_replaced([whole, employer], replaced) == [employer]
 
@@ -93,3 +102,80 @@ async def test_the_same_amount_said_more_firmly_replaces_nothing_for_recall(rig:
     await says(rig, lead, "s3", "Make it 455.", ("budget", "455"))
     replaced = {r.document_id for r in replaced_statements(rig.subject(lead))}
     assert replaced == {transcript_document_id(lead, s) for s in ("s1", "s2")}
+
+
+async def test_two_replaced_sentences_of_one_message_retire_the_memory_that_holds_both(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    text = "We could go to 440 at most. We buy from Initech for now."
+    facts = (("budget", "could go to 440 at most"), ("supplier", "Initech for now"))
+    await says(rig, lead, "s1", text, *facts)
+    await says(rig, lead, "s2", "500 now, and Globex.", ("budget", "500"), ("supplier", "Globex"))
+
+    memory = hit(lead, "s1", "could go to 440 at most, buys from Initech for now")
+    assert without_replaced([memory], replaced_statements(rig.subject(lead))) == []
+
+
+async def forget_asked(rig: Rig, lead: UUID, session: str, field: str) -> UUID:
+    """The subject asks, in a session of its own, to forget `field`: a pending request."""
+    request = "Please delete that."
+    at = day(4, 2 + len(rig.subject(lead).sessions))  # as `says` dates its sessions
+    rig.record(lead, session, at, (Role.SUBJECT, request))
+    subject = rig.subject(lead)
+    command = ProposeChange(
+        TENANT,
+        lead,
+        field,
+        Operation.FORGET,
+        None,
+        Origin.STATED,
+        MODEL,
+        subject.profile_version,
+        Evidence(session, 0, request),
+    )
+    rig.ledger.propose_change(command)
+    (change,) = [c for c in rig.subject(lead).changes.values() if c.operation is Operation.FORGET]
+    return change.change_id
+
+
+async def test_a_pending_request_to_forget_withholds_what_was_said_of_the_field_until_rejected(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    whole, employer = await two_fields_said(rig, lead)
+    request = await forget_asked(rig, lead, "s2", "supplier")
+
+    mask = mask_of(rig.subject(lead))
+    assert not mask.empty
+    assert [r.field for r in mask.replaced] == ["supplier"]
+    # The other field's part of the sentence stays; the asked field's words go.
+    assert without_replaced([whole, employer], mask.replaced) == [employer]
+
+    rig.ledger.reject_change(RejectChange(TENANT, lead, request, REVIEWER, "not asked"))
+    assert replaced_statements(rig.subject(lead)) == ()
+
+
+async def test_a_request_to_forget_leaves_a_confirmed_value_until_it_is_decided(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    await says(rig, lead, "s1", "We buy from Initech.", ("supplier", "Initech"))
+    (supplier,) = rig.subject(lead).changes
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, supplier, REVIEWER.id))
+    await forget_asked(rig, lead, "s2", "supplier")
+    assert replaced_statements(rig.subject(lead)) == ()
+
+
+async def test_after_a_request_to_forget_a_later_statement_replaces_as_before(rig: Rig) -> None:
+    lead = rig.register()
+    await says(rig, lead, "s1", "We buy from Initech.", ("supplier", "Initech"))
+    await forget_asked(rig, lead, "s2", "supplier")
+    await says(rig, lead, "s3", "Globex now.", ("supplier", "Globex"))
+    await says(rig, lead, "s4", "Umbrella from today.", ("supplier", "Umbrella"))
+    replaced = replaced_statements(rig.subject(lead))
+    withheld = {(r.document_id, r.current) for r in replaced}
+    assert withheld == {
+        (transcript_document_id(lead, "s1"), ()),
+        (transcript_document_id(lead, "s3"), ("Umbrella",)),
+    }

@@ -1,19 +1,21 @@
 """The field a turn's question asks about: its confirmed value first, then its newest pending
-value marked unconfirmed, then the memories (`recall.asked`)."""
+value still holding marked unconfirmed, then the memories (`recall.asked`)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import timedelta
 
 import numpy as np
 
-from factledger.application.memory.types import QueryVector
+from factledger.application.memory.types import HitKind, QueryVector, SearchHit
 from factledger.application.recall.asked import asked_pending
 from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.ports import TurnLedger
+from factledger.application.recall.replaced import ReplacedStatement
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.sources import OpenProposal, ProfileEntry
 from factledger.application.recall.types import NoteKind
@@ -34,17 +36,19 @@ def pending(field: str, value: str, at_day: int, *, inferred: bool = False) -> O
     return OpenProposal(uuid.uuid4(), field, value, None, inferred, at, None)
 
 
+# Proposed after the seeded memories were said (January and March): no later answer.
 OLD_BUDGET = pending("budget", "25,000 dollars", 1)
-NEW_BUDGET = pending("budget", "40,000 dollars", 20)
-TEAM = pending("team_size", "12 people", 21)
+NEW_BUDGET = pending("budget", "40,000 dollars", 70)
+TEAM = pending("team_size", "12 people", 71)
 
 
 class Asks:
-    """An `AskedFields` that reads every question of `kind` as asking about `field`; its
-    vectors are its own (the backend embeds the query itself)."""
+    """An `AskedFields` that reads every question of `kind` as asking about `field`, and
+    ranks `ranked` first when unsure; its vectors are its own (the backend embeds the query
+    itself)."""
 
-    def __init__(self, kind: str, field: str | None) -> None:
-        self.kind, self.field, self.reads = kind, field, 0
+    def __init__(self, kind: str, field: str | None, ranked: Sequence[str] = ()) -> None:
+        self.kind, self.field, self.reads, self.ranked = kind, field, 0, tuple(ranked)
 
     async def query_vector(self, text: str) -> QueryVector | None:
         return QueryVector(text, self, np.ones(2, dtype=np.float32))
@@ -52,6 +56,9 @@ class Asks:
     def field_of(self, kind: str, vector: QueryVector) -> str | None:
         self.reads += 1
         return self.field if kind == self.kind else None
+
+    def ranked_fields(self, kind: str, vector: QueryVector) -> Sequence[str]:
+        return self.ranked if kind == self.kind else ()
 
 
 class Turns:
@@ -93,7 +100,7 @@ async def test_the_asked_fields_newest_pending_value_comes_before_the_memories()
 
 async def test_a_confirmed_value_of_the_asked_field_comes_before_its_pending_one() -> None:
     confirmed = ProfileEntry("budget", "30,000 dollars", None, False, JAN, None)
-    later = pending("budget", "40,000 dollars", 60)  # said after the confirmation
+    later = pending("budget", "40,000 dollars", 70)  # said after the confirmation
     turns = Turns("lead", profile=[confirmed], open_changes=[later])
     result = await (await recall(turns, Asks("lead", "budget"))).recall(SUBJECT, QUESTION)
     kinds = [n.origin.kind for n in result.notes]
@@ -116,6 +123,19 @@ async def test_without_a_kind_or_a_reader_the_notes_are_the_memories_as_before()
         assert result.notes[0].text == "works with Supplier B, previously Supplier A"
 
 
+async def test_sure_of_no_field_the_most_probable_field_holding_a_value_is_offered() -> None:
+    turns = Turns("lead", open_changes=[NEW_BUDGET, TEAM])
+    ranked = ["supplier", "employer", "team_size", "budget"]
+    result = await (await recall(turns, Asks("lead", None, ranked))).recall(SUBJECT, QUESTION)
+    assert result.notes[0].origin.ref == str(TEAM.change_id)
+    # Sure of a field: that one, held or not (a question about an empty field gets no other).
+    for sure, first in (("budget", NoteKind.PROPOSAL), ("supplier", NoteKind.MEMORY)):
+        asks = Asks("lead", sure, ranked=["team_size", "budget"])
+        result = await (await recall(turns, asks)).recall(SUBJECT, QUESTION)
+        assert result.notes[0].origin.kind is first
+        assert all(n.origin.ref != str(TEAM.change_id) for n in result.notes)
+
+
 def test_pending_values_never_offered_inferences_repeats_of_the_confirmed_or_older_ones() -> None:
     inferred = pending("budget", "a large budget", 30, inferred=True)
     confirmed = [ProfileEntry("budget", "40000 dollars", None, False, MAR, None)]
@@ -127,3 +147,48 @@ def test_pending_values_never_offered_inferences_repeats_of_the_confirmed_or_old
     ]
     # A later confirmed value supersedes an older pending one.
     assert asked_pending("budget", [OLD_BUDGET], confirmed) == ()
+
+
+def memory(text: str, at_day: int, *, latest: bool = True) -> SearchHit:
+    at = JAN + timedelta(days=at_day)
+    return SearchHit(text, text, 0.8, HitKind.MEMORY, latest, False, at, None)
+
+
+def test_a_later_memory_answering_the_question_otherwise_withholds_the_pending_value() -> None:
+    plan = pending("plan", "the starter plan", 1)
+    upgraded = memory("upgraded to Business last week", 30)
+    assert asked_pending("plan", [plan], [], hits=[upgraded]) == ()
+    # The newest answer states the pending value, or came before it, or is a superseded one
+    # or not the turn's best: the value is offered.
+    kept = (
+        [memory("still on the starter plan", 30)],
+        [memory("upgraded to Business last week", 0)],
+        [memory("upgraded to Business last week", 30, latest=False)],
+        [memory("on the starter plan", 0), upgraded],
+    )
+    for hits in kept:
+        assert [n.origin.ref for n in asked_pending("plan", [plan], [], hits=hits)] == [
+            str(plan.change_id)
+        ]
+
+
+def test_words_read_as_another_fields_replaced_value_are_not_offered() -> None:
+    firmware = OpenProposal(
+        uuid.uuid4(), "operating_system", "firmware 2.4.0", None, False, JAN, "s1"
+    )
+    replaced = ReplacedStatement(
+        "product_version",
+        "doc-s1",
+        3,
+        frozenset(),
+        ("updated to 2.5.1",),
+        None,
+        ("firmware 2.4.0",),
+        "s1",
+    )
+    assert asked_pending("operating_system", [firmware], [], [replaced]) == ()
+    # Withheld for a request to forget (nothing current), or said in another session: offered.
+    forgotten = replace(replaced, current=())
+    elsewhere = replace(replaced, session_id="s0")
+    for other in (forgotten, elsewhere):
+        assert len(asked_pending("operating_system", [firmware], [], [other])) == 1
