@@ -14,6 +14,7 @@ import structlog
 from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 from factledger.adapters.embedding.use_multilingual import UseIntegrityError
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
+from factledger.adapters.judgement.answer_stance import LearnedAnswerStance
 from factledger.adapters.judgement.cross_answers import (
     CrossAnswerJudge,
     CrossEncoderIntegrityError,
@@ -41,7 +42,8 @@ from factledger.api.settings.extraction import (
     LearnedExtractorSettings,
 )
 from factledger.application.judgement.ports import SentenceJudge
-from factledger.application.memory.ports import Extractor
+from factledger.application.judgement.stance import AnswerStanceReader
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.sessions.instruction_screen import InstructionScreen
 from factledger.application.sessions.ports import SafetyFilter
 from factledger.domain.hedges import TentativeReader
@@ -150,7 +152,29 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         settings.qa_reader_floor,
         settings.qa_reader_list_floor,
     )
-    return LearnedExtractor(rules, QaReadingJudge(judge, reader), asks_every_field=True)
+    stance = answer_stance(settings, judge)
+    return LearnedExtractor(
+        rules, QaReadingJudge(judge, reader), asks_every_field=True, stance=stance
+    )
+
+
+def answer_stance(
+    settings: LearnedExtractorSettings, judge: SentenceJudge
+) -> AnswerStanceReader | None:
+    """The reader of whether a QA reader answer's sentence states its value (ADR 0121), over
+    the judge's embedder (the model loads once); None when the settings choose none."""
+    if settings.answer_stance == "none" or not isinstance(judge, LearnedJudge):
+        return None
+    if settings.answer_stance_path is None:
+        return _packaged_stance(judge.embedder)
+    return LearnedAnswerStance.load(
+        settings.answer_stance_path, settings.answer_stance_sha256, judge.embedder
+    )
+
+
+@cache
+def _packaged_stance(embedder: Embedder) -> LearnedAnswerStance:
+    return LearnedAnswerStance.packaged(embedder)
 
 
 def answer_judge(
