@@ -124,7 +124,8 @@ def answer_features(v: Vectors, answers: Sequence[ReaderAnswer]) -> Matrix:
 def keep_p(head: Head, x: Matrix, keeping: Sequence[str]) -> npt.NDArray[np.float64]:
     """Each row's probability of the `keeping` classes together."""
     p = head.probabilities(x)
-    return p[:, [head.column(c) for c in keeping]].sum(axis=1).astype(np.float64)
+    kept: npt.NDArray[np.float64] = p[:, [head.column(c) for c in keeping]].sum(axis=1)
+    return kept.astype(np.float64)
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ from factledger.api.settings.extraction import (
 )
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.judgement.stance import AnswerStanceReader
-from factledger.application.memory.ports import Embedder, Extractor
+from factledger.application.memory.ports import Extractor
 from factledger.application.sessions.instruction_screen import InstructionScreen
 from factledger.application.sessions.ports import SafetyFilter
 from factledger.domain.hedges import TentativeReader
@@ -166,15 +166,11 @@ def answer_stance(
     if settings.answer_stance == "none" or not isinstance(judge, LearnedJudge):
         return None
     if settings.answer_stance_path is None:
-        return _packaged_stance(judge.embedder)
+        # Small (two linear heads): each extractor loads its own; the embedder is the judge's.
+        return LearnedAnswerStance.packaged(judge.embedder)
     return LearnedAnswerStance.load(
         settings.answer_stance_path, settings.answer_stance_sha256, judge.embedder
     )
-
-
-@cache
-def _packaged_stance(embedder: Embedder) -> LearnedAnswerStance:
-    return LearnedAnswerStance.packaged(embedder)
 
 
 def answer_judge(

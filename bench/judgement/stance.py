@@ -99,9 +99,9 @@ def _overlaps(start: int, end: int, at: int, words: str) -> bool:
 def answer_label(answer: FieldAnswer, session: TrainingSession) -> str:
     for p in session.proposals:
         s = p.span
-        if s.line == answer.index and s.field == answer.field:
-            if _overlaps(answer.start, answer.end, s.start, s.text):
-                return FIT_CLASSES[0]
+        same = s.line == answer.index and s.field == answer.field
+        if same and _overlaps(answer.start, answer.end, s.start, s.text):
+            return FIT_CLASSES[0]
     return FIT_CLASSES[1]
 
 
@@ -184,7 +184,7 @@ def out_of_fold(
     other_folds = np.array([_fold(e.case_id) for e in (others[1] if others else ())])
     for k in range(FOLDS):
         test = folds == k
-        head = fit_head(x[~test], [examples[i].label for i in np.flatnonzero(~test)], classes)
+        head = fit_head(x[~test], [examples[int(i)].label for i in np.flatnonzero(~test)], classes)
         p[test] = keep_p(head, x[test], keeping)
         if others is not None and (other_folds == k).any():
             q[other_folds == k] = keep_p(head, others[0][other_folds == k], keeping)
