@@ -39,6 +39,10 @@ async def measure(directory: Path) -> dict[str, object]:
         "learned, QA reader": learned_extractor(
             LearnedExtractorSettings(field_reader="qa_reader"), rules
         ),
+        # Before ADR 0121: every QA reader answer over its floor, unread for its stance.
+        "learned, QA reader, no answer stance": learned_extractor(
+            LearnedExtractorSettings(field_reader="qa_reader", answer_stance="none"), rules
+        ),
     }
     spent: dict[str, list[float]] = {name: [] for name in extractors}
     requests = [
