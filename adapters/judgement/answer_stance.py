@@ -72,7 +72,10 @@ class Vectors:
             *(a.value for a in answers),
             *(field_words(a.field) or "-" for a in answers),
         ]
-        v = (await embedder.embed(texts)).astype(np.float32)
+        # A session's answers share sentences and fields' words: each text is embedded once.
+        unique = list(dict.fromkeys(texts))
+        at = {text: row for row, text in enumerate(unique)}
+        v = (await embedder.embed(unique)).astype(np.float32)[[at[t] for t in texts]]
         return cls(v[:n], v[n : 2 * n], v[2 * n : 3 * n], v[3 * n :])
 
 

@@ -144,7 +144,9 @@ class LearnedExtractor:
         )
         hedged: set[FieldStatement] = set()
         if self.stance is not None:
-            found, hedged = await screened(self.stance, request.transcript, found, lists)
+            found, hedged = await screened(
+                self.stance, request.transcript, found, lists, {f.field for f in wanted}
+            )
         facts: list[ExtractedFact] = []
         for spec in wanted:
             stated = sorted(

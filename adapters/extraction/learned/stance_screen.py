@@ -53,11 +53,17 @@ async def screened(
     transcript: Sequence[Message],
     found: Sequence[FieldStatement],
     lists: Collection[str],
+    wanted: Collection[str],
 ) -> tuple[list[FieldStatement], set[FieldStatement]]:
-    """The statements the stance reader keeps, in order, and those of them it reads as
-    stated tentatively."""
-    if not found:
+    """The statements of the `wanted` fields the stance reader keeps, in order, and those of
+    them it reads as stated tentatively; every field's statement is read beside the others."""
+    read = [
+        (s, a)
+        for s, a in zip(found, reader_answers(transcript, found, lists), strict=True)
+        if s.field in wanted
+    ]
+    if not read:
         return [], set()
-    readings = await reader.read(reader_answers(transcript, found, lists))
-    kept = [(s, r) for s, r in zip(found, readings, strict=True) if r.kept]
+    readings = await reader.read([a for _, a in read])
+    kept = [(s, r) for (s, _), r in zip(read, readings, strict=True) if r.kept]
     return [s for s, _ in kept], {s for s, r in kept if r.hedged}
