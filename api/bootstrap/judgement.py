@@ -15,6 +15,7 @@ from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 from factledger.adapters.embedding.use_multilingual import UseIntegrityError
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.learned.sentences import SentenceCandidates
+from factledger.adapters.judgement.answer_stance import LearnedAnswerStance
 from factledger.adapters.judgement.cross_answers import (
     CrossAnswerJudge,
     CrossEncoderIntegrityError,
@@ -42,6 +43,7 @@ from factledger.api.settings.extraction import (
     LearnedExtractorSettings,
 )
 from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.judgement.stance import AnswerStanceReader
 from factledger.application.memory.ports import Extractor
 from factledger.application.sessions.instruction_screen import InstructionScreen
 from factledger.application.sessions.ports import SafetyFilter
@@ -154,7 +156,25 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         settings.qa_reader_floor,
         settings.qa_reader_list_floor,
     )
-    return LearnedExtractor(rules, QaReadingJudge(judge, reader), asks_every_field=True)
+    stance = answer_stance(settings, judge)
+    return LearnedExtractor(
+        rules, QaReadingJudge(judge, reader), asks_every_field=True, stance=stance
+    )
+
+
+def answer_stance(
+    settings: LearnedExtractorSettings, judge: SentenceJudge
+) -> AnswerStanceReader | None:
+    """The reader of whether a QA reader answer's sentence states its value (ADR 0121), over
+    the judge's embedder (the model loads once); None when the settings choose none."""
+    if settings.answer_stance == "none" or not isinstance(judge, LearnedJudge):
+        return None
+    if settings.answer_stance_path is None:
+        # Small (two linear heads): each extractor loads its own; the embedder is the judge's.
+        return LearnedAnswerStance.packaged(judge.embedder)
+    return LearnedAnswerStance.load(
+        settings.answer_stance_path, settings.answer_stance_sha256, judge.embedder
+    )
 
 
 def answer_judge(

@@ -73,6 +73,17 @@ class LearnedExtractorSettings(NestedSettings):
     )
     qa_reader_floor: float | None = Field(default=None, ge=-20, le=20, validate_default=True)
     qa_reader_list_floor: float | None = Field(default=None, ge=-20, le=20)
+    # Whether the QA reader's answers are read for whether their sentence states the value
+    # (ADR 0121): `learned`, the shipped stance head or a deployment's own (`python -m
+    # factledger.bench.judgement.stance --out FILE`) pinned by SHA-256; `none`, every answer
+    # over the floor is kept, the default: the stance bought about 0.01 of precision for
+    # 1.9x the extractor's CPU and fewer updates recognised (ADR 0121, as merged). Read only
+    # with the QA reader.
+    answer_stance: Literal["learned", "none"] = "none"
+    answer_stance_path: Path | None = None
+    answer_stance_sha256: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True
+    )
 
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).
@@ -89,6 +100,13 @@ class LearnedExtractorSettings(NestedSettings):
             and info.data.get("qa_reader_path")
         ):
             raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
+        return value
+
+    @field_validator("answer_stance_sha256")
+    @classmethod
+    def _a_stance_file_with_its_pin(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if (info.data.get("answer_stance_path") is None) != (value is None):
+            raise ValueError("answer_stance_sha256: a deployment's stance head file needs its pin")
         return value
 
     @field_validator("qa_reader_sha256")

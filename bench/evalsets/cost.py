@@ -45,6 +45,10 @@ async def measure(directory: Path) -> dict[str, object]:
         "learned, sentences": learned_extractor(
             LearnedExtractorSettings(candidates="sentences"), rules
         ),
+        # Before ADR 0121: every QA reader answer over its floor, unread for its stance.
+        "learned, QA reader, no answer stance": learned_extractor(
+            LearnedExtractorSettings(field_reader="qa_reader", answer_stance="none"), rules
+        ),
     }
     asked = [
         ExtractionRequest(

@@ -20,8 +20,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from factledger.adapters.extraction.learned.stance_screen import screened
 from factledger.application.judgement.ports import SentenceJudge
-from factledger.application.judgement.types import Judgement, Statement
+from factledger.application.judgement.stance import AnswerStanceReader
+from factledger.application.judgement.types import FieldStatement, Judgement, Statement
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
@@ -68,6 +70,9 @@ class LearnedExtractor:
     # reader was trained asked every field of a line at once, the fields competing for its
     # words, so a value the rules found still takes its words from the other fields.
     asks_every_field: bool = False
+    # Reads whether the sentence each of the judge's field answers stands on states that
+    # field's value (ADR 0121); None: every answer over the reader's floor is kept.
+    stance: AnswerStanceReader | None = None
 
     VERSION = 1
 
@@ -133,9 +138,15 @@ class LearnedExtractor:
         if not wanted:
             return []
         asked = request.fields if self.asks_every_field else wanted
+        lists = [f.field for f in asked if f.many]
         found = await self.judge.field_statements(
-            request.transcript, [f.field for f in asked], [f.field for f in asked if f.many]
+            request.transcript, [f.field for f in asked], lists
         )
+        hedged: set[FieldStatement] = set()
+        if self.stance is not None:
+            found, hedged = await screened(
+                self.stance, request.transcript, found, lists, {f.field for f in wanted}
+            )
         facts: list[ExtractedFact] = []
         for spec in wanted:
             stated = sorted(
@@ -143,6 +154,7 @@ class LearnedExtractor:
             )
             chosen = stated if spec.many else stated[:1]
             for s in sorted(chosen, key=lambda s: s.message_index):
+                line = request.transcript[s.message_index].text
                 facts.append(
                     ExtractedFact(
                         key=f"m{len(facts)}",
@@ -150,6 +162,9 @@ class LearnedExtractor:
                         slot=spec.slot,
                         source_indexes=(s.message_index,),
                         value=s.clause,
+                        condition=_hedge_of(whole_sentence(line, containing=(s.clause,)), s.clause)
+                        if s in hedged
+                        else None,
                     )
                 )
         return facts

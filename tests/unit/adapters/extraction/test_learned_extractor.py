@@ -4,14 +4,16 @@ those their sentence gives as someone else's, small talk, a question or a reques
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import pytest
 
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
+from factledger.adapters.extraction.learned.stance_screen import reader_answers
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.application.judgement.stance import ReaderAnswer, Stance, StanceReading
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
 from factledger.application.memory.extraction import (
     ExtractedFact,
@@ -257,3 +259,104 @@ async def test_with_the_shipped_judge_the_subjects_own_statements_keep_their_fac
 
     assert {("supplier", "Boxmart"), ("budget", "40,000 dollars")} <= ruled
     assert kept == ruled
+
+
+# The QA answers screened by an answer-stance reader (ADR 0121): an answer whose sentence
+# does not state its value goes before a field's best is chosen; one read as stated
+# tentatively carries its sentence's hedge as its condition.
+
+DENIED = "We don't use any outside supplier."
+STATED = "Our flour comes from Millstone Grain."
+MAYBE = "We might move to Globex Freight next year."
+
+
+@dataclass
+class StanceBySentence:
+    """The stance of each sentence, given by the test; it records what it was asked."""
+
+    stances: dict[str, Stance]
+    asked: list[ReaderAnswer] = field(default_factory=list)
+
+    async def read(self, answers: Sequence[ReaderAnswer]) -> list[StanceReading]:
+        self.asked += answers
+        out = []
+        for a in answers:
+            stance = self.stances.get(a.sentence, Stance.STATES)
+            kept = stance in (Stance.STATES, Stance.HEDGED)
+            out.append(StanceReading(stance, 0.9 if kept else 0.1, kept))
+        return out
+
+
+def _asked_supplier(*lines: str) -> ExtractionRequest:
+    return ExtractionRequest(
+        [Message(Role.SUBJECT, line, AT) for line in lines],
+        occurred_at=AT,
+        fields=(FieldSlot("supplier", "supplier"),),
+    )
+
+
+async def test_a_denied_answer_goes_and_the_fields_next_best_answer_stands_in() -> None:
+    judge = JudgeBySentence(
+        {},
+        stated=(
+            FieldStatement(0, "outside supplier", "supplier", 9.0),
+            FieldStatement(1, "Millstone Grain", "supplier", 7.0),
+        ),
+    )
+    stance = StanceBySentence({DENIED: Stance.DENIES})
+
+    facts = await LearnedExtractor(FixedRules([]), judge, stance=stance).extract(
+        _asked_supplier(DENIED, STATED)
+    )
+
+    assert [(f.slot, f.value, f.condition) for f in facts] == [
+        ("supplier", "Millstone Grain", None)
+    ]
+    assert [a.sentence for a in stance.asked] == [DENIED, STATED]
+
+
+async def test_without_a_stance_reader_the_best_answer_is_kept_as_before() -> None:
+    judge = JudgeBySentence(
+        {},
+        stated=(
+            FieldStatement(0, "outside supplier", "supplier", 9.0),
+            FieldStatement(1, "Millstone Grain", "supplier", 7.0),
+        ),
+    )
+
+    facts = await LearnedExtractor(FixedRules([]), judge).extract(_asked_supplier(DENIED, STATED))
+
+    assert [f.value for f in facts] == ["outside supplier"]
+
+
+async def test_an_answer_read_as_hedged_is_proposed_with_its_sentences_hedge() -> None:
+    judge = JudgeBySentence({}, stated=(FieldStatement(0, "Globex Freight", "supplier", 9.0),))
+    stance = StanceBySentence({MAYBE: Stance.HEDGED})
+
+    facts = await LearnedExtractor(FixedRules([]), judge, stance=stance).extract(
+        _asked_supplier(MAYBE)
+    )
+
+    assert [(f.value, f.condition) for f in facts] == [
+        ("Globex Freight", "We might move to next year")
+    ]
+
+
+def test_each_answer_is_read_beside_the_other_fields_reading_of_the_same_words() -> None:
+    transcript = [
+        Message(Role.AGENT, "Who supplies you?", AT),
+        Message(Role.SUBJECT, "Millstone Grain, since May. Before that, Acme.", AT),
+    ]
+    found = [
+        FieldStatement(1, "Millstone Grain", "supplier", 9.0),
+        FieldStatement(1, "Millstone Grain", "name", 6.0),
+        FieldStatement(1, "Acme", "supplier", 7.0),
+    ]
+
+    read = reader_answers(transcript, found, lists={"supplier"})
+
+    assert [(a.sentence, a.rival, a.best, a.many) for a in read] == [
+        ("Millstone Grain, since May.", 6.0, 9.0, True),
+        ("Millstone Grain, since May.", 9.0, 6.0, False),
+        ("Before that, Acme.", 0.0, 9.0, True),
+    ]
