@@ -150,8 +150,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         settings.qa_reader_floor,
         settings.qa_reader_list_floor,
     )
-    fields_judge = QaReadingJudge(judge, reader, by_sentence=settings.qa_reader_by_sentence)
-    return LearnedExtractor(rules, fields_judge, asks_every_field=True)
+    return LearnedExtractor(rules, QaReadingJudge(judge, reader), asks_every_field=True)
 
 
 def answer_judge(

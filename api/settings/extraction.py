@@ -69,9 +69,6 @@ class LearnedExtractorSettings(NestedSettings):
     )
     qa_reader_floor: float | None = Field(default=None, ge=-20, le=20, validate_default=True)
     qa_reader_list_floor: float | None = Field(default=None, ge=-20, le=20)
-    # Each sentence of a subject's line of several is read on its own as well as the whole
-    # line (ADR 0122).
-    qa_reader_by_sentence: bool = False
 
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).

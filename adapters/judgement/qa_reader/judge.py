@@ -7,12 +7,10 @@ the value, not the clause around it, and their `p` is the margin over "no value"
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from factledger.adapters.judgement.qa_reader.reader import QaFieldReader, subject_lines
-from factledger.adapters.judgement.qa_reader.sentences import answers_by_sentence
+from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply
 from factledger.domain.transcript import Message
@@ -22,8 +20,6 @@ from factledger.domain.transcript import Message
 class QaReadingJudge:
     inner: SentenceJudge
     reader: QaFieldReader
-    # Each sentence of a line of several read on its own too (ADR 0122).
-    by_sentence: bool = False
 
     async def judge(self, sentences: Sequence[str]) -> list[Judgement]:
         return await self.inner.judge(sentences)
@@ -31,15 +27,7 @@ class QaReadingJudge:
     async def field_statements(
         self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
     ) -> list[FieldStatement]:
-        if not self.by_sentence:
-            return await self.reader.field_statements(transcript, fields, lists)
-        lines = subject_lines(transcript)
-        if not lines or not fields:
-            return []
-        found = await asyncio.to_thread(
-            answers_by_sentence, self.reader, lines, list(fields), frozenset(lists)
-        )
-        return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]
+        return await self.reader.field_statements(transcript, fields, lists)
 
     async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
         return await self.inner.field_of(sentence, fields)
