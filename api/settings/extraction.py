@@ -69,10 +69,18 @@ class LearnedExtractorSettings(NestedSettings):
     )
     qa_reader_floor: float | None = Field(default=None, ge=-20, le=20, validate_default=True)
     qa_reader_list_floor: float | None = Field(default=None, ge=-20, le=20)
+    # An answer under the reader's floor is kept from `qa_reader_agreement_floor` where the
+    # heads' clause reading states the same field in its line (ADR 0122): for the shipped
+    # file, from its fitted floor; for a deployment's own file, only with a floor given
+    # (`python -m factledger.bench.judgement.qa_reader.agreement_floor`). `false`: off.
+    qa_reader_agreement: bool = True
+    qa_reader_agreement_floor: float | None = Field(default=None, ge=-20, le=20)
 
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).
-    @field_validator("qa_reader_path", "qa_reader_floor", "qa_reader_list_floor")
+    @field_validator(
+        "qa_reader_path", "qa_reader_floor", "qa_reader_list_floor", "qa_reader_agreement_floor"
+    )
     @classmethod
     def _only_for_the_qa_reader(cls, value: object, info: ValidationInfo) -> object:
         """A QA reader's file or floor set for the heads' reader would silently do nothing;

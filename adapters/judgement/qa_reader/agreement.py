@@ -1,0 +1,66 @@
+"""Answers the QA reader gives below its floor, kept where the heads' clause reader agrees.
+
+The reader's floor (ADR 0107) was set where its own answers reach the training cases'
+precision target; on conversations nobody here wrote, most true values it misses are read
+below that floor, beside as many wrong ones. A second, independent reading separates them: the
+heads' field head (ADR 0058) reads each clause of the subject's lines over the packaged
+embedder. An answer under the reader's floor but at or above `agreement_floor` is kept when
+that head reads a clause of the same line as stating the same field, and the clause and the
+answer hold one another. The agreement floor is fitted on the training cases' kept-out part
+by the reader's own rule (`python -m factledger.bench.judgement.qa_reader.agreement_floor`,
+ADR 0122).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
+from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.judgement.types import FieldStatement
+from factledger.domain.transcript import Message
+
+# The shipped reader's and heads' agreement floor: the lowest at which the agreed answers under
+# the reader's floor reach precision 0.85 on the training cases' kept-out part (ADR 0122).
+PACKAGED_QA_READER_AGREEMENT_FLOOR = 1.0
+
+
+def agree(answer: FieldStatement, clause: FieldStatement) -> bool:
+    """The clause reading states the answer's field in its line, one holding the other."""
+    return (
+        clause.message_index == answer.message_index
+        and clause.field == answer.field
+        and (answer.clause in clause.clause or clause.clause in answer.clause)
+    )
+
+
+def kept(
+    found: Sequence[FieldStatement],
+    clauses: Sequence[FieldStatement],
+    reader: QaFieldReader,
+    lists: Collection[str],
+) -> list[FieldStatement]:
+    """The answers that clear the reader's floor, and those below it that a clause agrees on."""
+    return [
+        s
+        for s in found
+        if s.p >= reader.floor_of(s.field, lists) or any(agree(s, c) for c in clauses)
+    ]
+
+
+async def agreed_statements(
+    reader: QaFieldReader,
+    heads: SentenceJudge,
+    transcript: Sequence[Message],
+    fields: Sequence[str],
+    lists: Collection[str],
+    agreement_floor: float,
+) -> list[FieldStatement]:
+    """The reader's answers from `agreement_floor`, those below its own floor kept only where
+    the heads' clause reading agrees (the heads read only when there is one to decide)."""
+    found = await reader.field_statements(transcript, fields, lists, floor=agreement_floor)
+    lists = frozenset(lists)
+    if all(s.p >= reader.floor_of(s.field, lists) for s in found):
+        return found
+    clauses = await heads.field_statements(transcript, fields, lists)
+    return kept(found, clauses, reader, lists)
