@@ -29,6 +29,8 @@ async def score_directory(
     schema: str,
     heads: Path | None = None,
     field_reader: str | None = None,
+    *,
+    agreement: bool = True,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -39,6 +41,8 @@ async def score_directory(
         config["heads_path"] = heads
     if field_reader is not None:
         config["field_reader"] = field_reader
+    if not agreement:
+        config["qa_reader_agreement"] = False
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -50,6 +54,7 @@ async def score_directory(
         "extractor": extractor,
         "judgement": judgement,
         "field_reader": field_reader or "default",
+        "agreement": agreement,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -86,15 +91,29 @@ def main(argv: list[str] | None = None) -> None:
         choices=("heads", "qa_reader"),
         help="the learned extractor's field reader (default: the product's default)",
     )
+    parser.add_argument(
+        "--no-agreement",
+        dest="agreement",
+        action="store_false",
+        help="the learned extractor's QA reader at its floor alone (ADR 0122's agreement off)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     if args.field_reader is not None and args.extractor != "learned":
         parser.error("--field-reader: only with --extractor learned")
+    if not args.agreement and args.extractor != "learned":
+        parser.error("--no-agreement: only with --extractor learned")
     results = [
         asyncio.run(
             score_directory(
-                d, args.extractor, args.judgement, args.schema, args.heads, args.field_reader
+                d,
+                args.extractor,
+                args.judgement,
+                args.schema,
+                args.heads,
+                args.field_reader,
+                agreement=args.agreement,
             )
         )
         for d in args.sets

@@ -153,7 +153,9 @@ def classify(e: Expected, n: int, run: CaseRun, call: Extraction | None) -> tupl
     return name + suffix, margin
 
 
-async def losses(directory: Path, detail: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+async def losses(
+    directory: Path, detail: list[dict[str, Any]] | None = None, *, agreement: bool = True
+) -> dict[str, Any]:
     if "heldout" in directory.parts:
         raise SystemExit("losses reads the cases: dev halves only")
     cases = load_cases(directory)
@@ -164,7 +166,9 @@ async def losses(directory: Path, detail: list[dict[str, Any]] | None = None) ->
     clock = ManualClock(min(s.at for c in cases for s in c.sessions))
     needs = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
     with tempfile.TemporaryDirectory(prefix="factledger-losses-") as data_dir:
-        settings = blind_settings(Path(data_dir), {"kind": "learned"}, "bare")
+        settings = blind_settings(
+            Path(data_dir), {"kind": "learned", "qa_reader_agreement": agreement}, "bare"
+        )
         async with open_runtime(settings, needs, clock=clock) as runtime:
             for case in cases:
                 recorder.calls.clear()
@@ -217,11 +221,17 @@ def _tally(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.losses")
     parser.add_argument("sets", nargs="+", type=Path, help="blind sets' dev directories")
+    parser.add_argument(
+        "--no-agreement",
+        dest="agreement",
+        action="store_false",
+        help="the QA reader's floor alone (ADR 0122's agreement off)",
+    )
     parser.add_argument("--detail", type=Path, help="also write each miss, with its lines, here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
-    results = [asyncio.run(losses(d, detail)) for d in args.sets]
+    results = [asyncio.run(losses(d, detail, agreement=args.agreement)) for d in args.sets]
     sys.stdout.write(json.dumps(results, indent=2) + "\n")
     if args.detail is not None:
         args.detail.write_text(json.dumps(detail, indent=1) + "\n", encoding="utf-8")
