@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
-from factledger.adapters.judgement.qa_reader.agreement import agree, agreed_statements, kept
+from factledger.adapters.judgement.qa_reader.agreement import (
+    agree,
+    agreed_statements,
+    kept,
+    only_lines,
+)
 from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
 from factledger.application.judgement.types import FieldStatement
 from factledger.domain.transcript import Message, Role
@@ -75,31 +81,49 @@ class FloorReader:
         return [a for a in self.answers if a.p >= bar]
 
 
+def _reader(*answers: FieldStatement) -> QaFieldReader:
+    return cast(QaFieldReader, FloorReader(list(answers)))
+
+
 async def test_the_heads_read_only_when_an_answer_under_the_floor_is_to_be_decided() -> None:
     said = [Message(Role.AGENT, "Which insurer?"), Message(Role.SUBJECT, "Delta Dental.")]
     sure = _said(1, "Delta Dental", "insurer", 8.0)
     heads = ClauseReader([_said(1, "Delta Dental", "insurer", 0.9)])
 
-    assert await agreed_statements(
-        FloorReader([sure]),
-        heads,
-        said,
-        ["insurer"],
-        (),
-        1.0,  # type: ignore[arg-type]
-    ) == [sure]
+    assert await agreed_statements(_reader(sure), heads, said, ["insurer"], (), 1.0) == [sure]
     assert heads.asked == []
 
     unsure = _said(1, "Delta Dental", "insurer", 3.0)
     below = _said(1, "Dental", "employer", 0.5)  # under the agreement floor itself
-    found = await agreed_statements(
-        FloorReader([unsure, below]),
-        heads,
-        said,
-        ["insurer", "employer"],
-        (),
-        1.0,  # type: ignore[arg-type]
-    )
+    fields = ["insurer", "employer"]
+    found = await agreed_statements(_reader(unsure, below), heads, said, fields, (), 1.0)
 
     assert found == [unsure]
     assert heads.asked == [("insurer", "employer")]
+
+
+async def test_an_answer_under_the_floor_of_a_field_answered_over_it_is_not_decided() -> None:
+    said = [Message(Role.SUBJECT, "Delta Dental. Or Aetna, I forget.")]
+    sure = _said(0, "Delta Dental", "insurer", 8.0)
+    other = _said(0, "Aetna", "insurer", 2.0)  # never proposed: the field's best is `sure`
+    heads = ClauseReader([_said(0, "Or Aetna", "insurer", 0.9)])
+
+    found = await agreed_statements(_reader(sure, other), heads, said, ["insurer"], (), 1.0)
+
+    assert found[0] == sure
+    assert heads.asked == []
+
+
+def test_the_heads_read_only_the_lines_to_decide_and_the_question_before_each() -> None:
+    said = [
+        Message(Role.AGENT, "Hi, who is this?"),
+        Message(Role.SUBJECT, "Priya."),
+        Message(Role.AGENT, "Which insurer?"),
+        Message(Role.SUBJECT, "Delta Dental."),
+        Message(Role.SUBJECT, "Also, I moved."),
+    ]
+
+    read = only_lines(said, {3, 4})
+
+    assert [m.text for m in read] == ["", "", "Which insurer?", "Delta Dental.", "Also, I moved."]
+    assert [m.role for m in read] == [m.role for m in said]
