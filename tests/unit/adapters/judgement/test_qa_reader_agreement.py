@@ -82,7 +82,7 @@ class FloorReader:
 
 
 def _reader(*answers: FieldStatement) -> QaFieldReader:
-    return cast(QaFieldReader, FloorReader(list(answers)))
+    return cast("QaFieldReader", FloorReader(list(answers)))
 
 
 async def test_the_heads_read_only_when_an_answer_under_the_floor_is_to_be_decided() -> None:
