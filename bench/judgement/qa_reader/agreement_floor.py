@@ -2,9 +2,9 @@
 answer the QA reader gives below its own floor is kept where the heads' clause reading agrees
 (ADR 0122), by ADR 0107's rule.
 
-The kept-out training cases are read by the shipped reader down to the grid's lowest floor and
-by the shipped heads' field head, clause by clause; the answers under the reader's own floor
-that a clause agrees on (`adapters.judgement.qa_reader.agreement.agree`) are scored at the
+The kept-out training cases are read by the shipped reader (or a deployment's, `--reader`)
+down to the grid's lowest floor and by the shipped heads' field head, clause by clause; the
+answers under the reader's own floor that a clause agrees on (`adapters.judgement.qa_reader.agreement.agree`) are scored at the
 line level at each floor of the grid below the reader's, beside the same answers without the
 agreement; the floor is the lowest at which the agreed answers' precision reaches the target.
 No blind set is read.
@@ -59,9 +59,9 @@ async def below_floor(
 
 
 async def agreement_figures(
-    corpora: Sequence[Path], target: float = TARGET_PRECISION
+    reader: QaFieldReader, corpora: Sequence[Path], target: float = TARGET_PRECISION
 ) -> dict[str, object]:
-    reader = QaFieldReader.packaged()
+    """The agreed answers' kept-out figures at every floor under `reader`'s, and the floor."""
     heads = learned_judge()
     sessions, gold = kept_out_sessions(corpora)
     every: list[Read] = []
@@ -91,8 +91,19 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--corpus", type=Path, action="append")
     parser.add_argument("--target", type=float, default=TARGET_PRECISION)
+    parser.add_argument("--reader", type=Path, help="a deployment's reader file (its card's)")
+    parser.add_argument("--sha256", help="the reader file's pin")
+    parser.add_argument("--floor", type=float, help="the reader file's floor")
+    parser.add_argument("--list-floor", type=float, help="the reader file's list floor")
     args = parser.parse_args(argv)
-    result = asyncio.run(agreement_figures(args.corpus or [DATA], args.target))
+    if args.reader is not None and (args.sha256 is None or args.floor is None):
+        parser.error("--reader: with its --sha256 and --floor")
+    reader = (
+        QaFieldReader.packaged()
+        if args.reader is None
+        else QaFieldReader.load(args.reader, args.sha256, args.floor, args.list_floor)
+    )
+    result = asyncio.run(agreement_figures(reader, args.corpus or [DATA], args.target))
     sys.stdout.write(json.dumps(result, indent=1) + "\n")
 
 
