@@ -18,7 +18,7 @@ from typing import Any
 from factledger.api.log_setup import configure_logging
 from factledger.bench.evalsets.cases import load_answers, load_cases
 from factledger.bench.evalsets.judging import answer_labels, forget_lines, judge_for
-from factledger.bench.evalsets.run import run_cases
+from factledger.bench.evalsets.run import add_agreement_option, run_cases
 from factledger.bench.evalsets.score import Scores, score_answers, score_run
 
 
@@ -91,12 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         choices=("heads", "qa_reader"),
         help="the learned extractor's field reader (default: the product's default)",
     )
-    parser.add_argument(
-        "--no-agreement",
-        dest="agreement",
-        action="store_false",
-        help="the learned extractor's QA reader at its floor alone (ADR 0122's agreement off)",
-    )
+    add_agreement_option(parser)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")

@@ -46,7 +46,12 @@ from factledger.api.bootstrap.runtime import Needs
 from factledger.api.log_setup import configure_logging
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.bench.evalsets.cases import Case, Expected, load_cases
-from factledger.bench.evalsets.run import CaseRun, blind_settings, run_case
+from factledger.bench.evalsets.run import (
+    CaseRun,
+    add_agreement_option,
+    blind_settings,
+    run_case,
+)
 from factledger.bench.evalsets.score import holds_all, match_expected
 from factledger.domain.provenance import Operation
 from factledger.testing.manual_clock import ManualClock
@@ -221,12 +226,7 @@ def _tally(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.losses")
     parser.add_argument("sets", nargs="+", type=Path, help="blind sets' dev directories")
-    parser.add_argument(
-        "--no-agreement",
-        dest="agreement",
-        action="store_false",
-        help="the QA reader's floor alone (ADR 0122's agreement off)",
-    )
+    add_agreement_option(parser)
     parser.add_argument("--detail", type=Path, help="also write each miss, with its lines, here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")

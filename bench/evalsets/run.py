@@ -10,6 +10,7 @@ session, sync again and ask the session's questions through per-turn recall.
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -72,6 +73,16 @@ def blind_settings(data_dir: Path, extractor: dict[str, Any] | None, schema: str
     if extractor is not None:
         overrides["extractor"] = extractor
     return load_settings(**overrides)
+
+
+def add_agreement_option(parser: argparse.ArgumentParser) -> None:
+    """`--no-agreement`: the learned extractor's QA reader at its floor alone (ADR 0122)."""
+    parser.add_argument(
+        "--no-agreement",
+        dest="agreement",
+        action="store_false",
+        help="the learned extractor's QA reader at its floor alone (ADR 0122's agreement off)",
+    )
 
 
 async def _sync(runtime: Runtime) -> None:

@@ -4,9 +4,10 @@ answer the QA reader gives below its own floor is kept where the heads' clause r
 
 The kept-out training cases are read by the shipped reader (or a deployment's, `--reader`)
 down to the grid's lowest floor and by the shipped heads' field head, clause by clause; the
-answers under the reader's own floor that a clause agrees on (`adapters.judgement.qa_reader.agreement.agree`) are scored at the
-line level at each floor of the grid below the reader's, beside the same answers without the
-agreement; the floor is the lowest at which the agreed answers' precision reaches the target.
+answers under the reader's own floor that a clause agrees on
+(`adapters.judgement.qa_reader.agreement.agree`) are scored at the line level at each floor of
+the grid below the reader's, beside the same answers without the agreement; the floor is the
+lowest at which the agreed answers' precision reaches the target.
 No blind set is read.
 """
 
