@@ -29,6 +29,7 @@ from factledger.adapters.judgement.judge import (
     LearnedJudge,
 )
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
+from factledger.adapters.judgement.qa_reader.agreement import PACKAGED_QA_READER_AGREEMENT_FLOOR
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
 from factledger.adapters.judgement.tentative import LearnedTentativeReader
@@ -157,9 +158,8 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         settings.qa_reader_list_floor,
     )
     stance = answer_stance(settings, judge)
-    return LearnedExtractor(
-        rules, QaReadingJudge(judge, reader), asks_every_field=True, stance=stance
-    )
+    fields_judge = QaReadingJudge(judge, reader, agreement_floor=agreement_floor(settings))
+    return LearnedExtractor(rules, fields_judge, asks_every_field=True, stance=stance)
 
 
 def answer_stance(
@@ -175,6 +175,16 @@ def answer_stance(
     return LearnedAnswerStance.load(
         settings.answer_stance_path, settings.answer_stance_sha256, judge.embedder
     )
+
+
+def agreement_floor(settings: LearnedExtractorSettings) -> float | None:
+    """Where answers under the QA reader's floor are kept on the heads' agreement (ADR
+    0122): the setting's, else the shipped file's fitted floor; None: not at all."""
+    if not settings.qa_reader_agreement:
+        return None
+    if settings.qa_reader_agreement_floor is not None:
+        return settings.qa_reader_agreement_floor
+    return PACKAGED_QA_READER_AGREEMENT_FLOOR if settings.qa_reader_path is None else None
 
 
 def answer_judge(

@@ -18,7 +18,7 @@ from typing import Any
 from factledger.api.log_setup import configure_logging
 from factledger.bench.evalsets.cases import ANY_KIND_FIELDS, DOMAINS, load_answers, load_cases
 from factledger.bench.evalsets.judging import answer_labels, forget_lines, judge_for
-from factledger.bench.evalsets.run import run_cases
+from factledger.bench.evalsets.run import add_agreement_option, run_cases
 from factledger.bench.evalsets.score import Scores, score_answers, score_run
 
 
@@ -30,6 +30,8 @@ async def score_directory(
     heads: Path | None = None,
     field_reader: str | None = None,
     candidates: str | None = None,
+    *,
+    agreement: bool = False,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -42,6 +44,8 @@ async def score_directory(
         config["field_reader"] = field_reader
     if candidates is not None:
         config["candidates"] = candidates
+    if agreement:
+        config["qa_reader_agreement"] = True
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -55,6 +59,7 @@ async def score_directory(
         "judgement": judgement,
         "field_reader": field_reader or "default",
         "candidates": candidates or "default",
+        "agreement": agreement,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -104,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
         help="who proposes the learned extractor's candidates: rules, or the subject's "
         "sentences with no rule (ADR 0125; default: the product's default)",
     )
+    add_agreement_option(parser)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
@@ -111,6 +117,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--field-reader: only with --extractor learned")
     if args.candidates is not None and args.extractor != "learned":
         parser.error("--candidates: only with --extractor learned")
+    if args.agreement and args.extractor != "learned":
+        parser.error("--agreement: only with --extractor learned")
     results = [
         asyncio.run(
             score_directory(
@@ -121,6 +129,7 @@ def main(argv: list[str] | None = None) -> None:
                 args.heads,
                 args.field_reader,
                 args.candidates,
+                agreement=args.agreement,
             )
         )
         for d in args.sets

@@ -1,9 +1,10 @@
 """`python -m factledger.bench.evalsets.cost DIR`: what extraction costs per session, the rule
 extractor and the learned one (its fields read by the heads, and by the QA reader: ADR 0107;
-its candidates the subject's sentences, no rule: ADR 0125) side by side on the same sessions
-(interleaved, so the machine's load weighs on all alike), each asked twice: with the kind's
-fields as the proposer asks, and with none as the memory backend asks. Each reader's model
-loads before the first timed session. Wall and process CPU time (every thread's) per call.
+the QA reader with the heads' agreement under its floor: ADR 0122; with the answer stance: ADR
+0121; its candidates the subject's sentences, no rule: ADR 0125) side by side on the same
+sessions (interleaved, so the machine's load weighs on all alike), each asked twice: with the
+kind's fields as the proposer asks, and with none as the memory backend asks. Each reader's
+model loads before the first timed session. Wall and process CPU time (every thread's) per call.
 """
 
 from __future__ import annotations
@@ -36,18 +37,22 @@ async def _time(extractor: Extractor, request: ExtractionRequest) -> tuple[float
 
 async def measure(directory: Path) -> dict[str, object]:
     rules = RuleExtractor()
+    # The agreement's clause reading is timed before the heads' reader reads the same session:
+    # the embedder keeps the vectors of the texts it read last, which the other would reuse.
     extractors: dict[str, Extractor] = {
         "rule": rules,
-        "learned": learned_extractor(LearnedExtractorSettings(field_reader="heads"), rules),
-        "learned, QA reader": learned_extractor(
-            LearnedExtractorSettings(field_reader="qa_reader"), rules
+        "learned, QA reader with the heads' agreement (ADR 0122)": learned_extractor(
+            LearnedExtractorSettings(qa_reader_agreement=True), rules
+        ),
+        "learned, QA reader (the default)": learned_extractor(LearnedExtractorSettings(), rules),
+        "learned, QA reader with the answer stance (ADR 0121)": learned_extractor(
+            LearnedExtractorSettings(answer_stance="learned"), rules
         ),
         "learned, sentences": learned_extractor(
             LearnedExtractorSettings(candidates="sentences"), rules
         ),
-        # Before ADR 0121: every QA reader answer over its floor, unread for its stance.
-        "learned, QA reader, no answer stance": learned_extractor(
-            LearnedExtractorSettings(field_reader="qa_reader", answer_stance="none"), rules
+        "learned, the heads' field reader": learned_extractor(
+            LearnedExtractorSettings(field_reader="heads"), rules
         ),
     }
     asked = [

@@ -10,6 +10,7 @@ session, sync again and ask the session's questions through per-turn recall.
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,16 @@ def _schemas(schema: str) -> dict[str, Any]:
             return named_schemas()
         case _:  # "none": every kind as a deployment that configured nothing finds it
             return {}
+
+
+def add_agreement_option(parser: argparse.ArgumentParser) -> None:
+    """`--agreement`: the learned extractor's QA reader keeps answers under its floor where
+    the heads agree (ADR 0122; off in the product's default since its merge)."""
+    parser.add_argument(
+        "--agreement",
+        action="store_true",
+        help="keep the QA reader's answers under its floor where the heads agree (ADR 0122)",
+    )
 
 
 async def _sync(runtime: Runtime) -> None:

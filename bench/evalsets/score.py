@@ -1,8 +1,11 @@
 """What the blind runs measure, per domain.
 
 - Proposed facts: a proposal matches an expected one of the same session when its field is
-  the expected field and its value holds every expected keyword (case-insensitive); one to
-  one. Recall is over the expected proposals, precision over the proposals made.
+  the expected field and its value holds every expected keyword (case-insensitive; a number
+  said in words counts as its digits, "three bedrooms" holds "3", read by `text2num`); one to
+  one, except that a list field's proposal holds every expected item it names (its values
+  are the field's items). Recall is over the expected proposals, precision over the
+  proposals made (right when it matched at least one). ADR 0122 revised the two exceptions.
 - Updates and corrections recognised: expected proposals that change an earlier value
   (`updates` set) and were matched: proposed as the field's new value.
 - Not-proposed violations: a proposal of the session, matching no expected one, whose value
@@ -28,7 +31,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from factledger.bench.evalsets.cases import Answer, Case
+from text_to_num import alpha2digit
+
+from factledger.bench.evalsets.cases import LIST_FIELDS, Answer, Case
 from factledger.bench.evalsets.run import CaseRun
 from factledger.bench.proposal_eval import Made
 from factledger.domain.provenance import Operation
@@ -42,6 +47,7 @@ class Tally:
     expected: int = 0
     made: int = 0
     matched: int = 0
+    made_right: int = 0  # proposals made that matched at least one expected
     updates: int = 0
     updates_matched: int = 0
     corrections: int = 0
@@ -71,7 +77,7 @@ class Tally:
         return {
             "cases": self.cases,
             "recall": ratio(self.matched, self.expected),
-            "precision": ratio(self.matched, self.made),
+            "precision": ratio(self.made_right, self.made),
             "expected": self.expected,
             "made": self.made,
             "updates_recognised": ratio(self.updates_matched, self.updates),
@@ -93,9 +99,43 @@ class Tally:
         }
 
 
-def _holds_all(text: str, keywords: Iterable[str]) -> bool:
+def holds_all(text: str, keywords: Iterable[str]) -> bool:
     low = text.lower()
-    return all(k.lower() in low for k in keywords)
+    wanted = [k.lower() for k in keywords]
+    if all(k in low for k in wanted):
+        return True
+    as_digits = alpha2digit(low, "en")
+    return as_digits != low and all(k in as_digits for k in wanted)
+
+
+def holds_expected(made: Made, field: str, keywords: Iterable[str]) -> bool:
+    return made.proposal.field == field and holds_all(made.value, keywords)
+
+
+def match_expected(
+    case: Case, made: Sequence[Made], fields: Mapping[str, str] | None = None
+) -> dict[tuple[int, int], Made]:
+    """(session, index of the expected proposal) -> the proposal that matches it: the first
+    of the session holding it not taken by an earlier one (a list field's, never taken).
+    `fields`: a reviewer's map of the case's fields onto the names proposed under (`score_run`);
+    a field it leaves out matches nothing."""
+    left = list(made)
+    hits: dict[tuple[int, int], Made] = {}
+    for n, session in enumerate(case.sessions):
+        for e, expected in enumerate(session.proposals):
+            field = expected.field if fields is None else fields.get(expected.field)
+            if field is None:
+                continue
+            hit = next(
+                (m for m in left if m.session == n and holds_expected(m, field, expected.keywords)),
+                None,
+            )
+            if hit is None:
+                continue
+            hits[(n, e)] = hit
+            if expected.field not in LIST_FIELDS:
+                left.remove(hit)
+    return hits
 
 
 def _holds_word(text: str, keyword: str) -> bool:
@@ -117,38 +157,27 @@ def score_run(
     left: list[Made] = [m for m in run.made if m.proposal.operation is not Operation.FORGET]
     tally.made = len(left)
     tally.forget_requests_made = len(asked_to_forget)
+    hits = match_expected(case, left, fields)
+    right = {id(m) for m in hits.values()}
+    tally.made_right = len(right)
     for n, session in enumerate(case.sessions):
-        proposals = [
-            (e, e.field if fields is None else fields.get(e.field)) for e in session.proposals
+        expected_here = [
+            (e, x) for e, x in enumerate(session.proposals) if fields is None or x.field in fields
         ]
-        tally.expected += sum(mapped is not None for _, mapped in proposals)
-        for expected, mapped in proposals:
-            if mapped is None:
-                continue
-            hit = next(
-                (
-                    m
-                    for m in left
-                    if m.session == n
-                    and m.proposal.field == mapped
-                    and _holds_all(m.value, expected.keywords)
-                ),
-                None,
-            )
+        tally.expected += len(expected_here)
+        for e, expected in expected_here:
+            matched = (n, e) in hits
+            tally.matched += matched
             if expected.updates is not None:
                 tally.updates += 1
                 tally.corrections += expected.correction
-            if hit is None:
-                continue
-            left.remove(hit)
-            tally.matched += 1
-            if expected.updates is not None:
-                tally.updates_matched += 1
-                tally.corrections_matched += expected.correction
+                tally.updates_matched += matched
+                tally.corrections_matched += matched and expected.correction
         for item in session.not_proposed:
             tally.not_proposed += 1
             if item.keywords and any(
-                m.session == n and _holds_all(m.value, item.keywords) for m in left
+                m.session == n and id(m) not in right and holds_all(m.value, item.keywords)
+                for m in left
             ):
                 tally.violations += 1
         noticed = bool(forgets and forgets.get(n))
@@ -166,12 +195,12 @@ def score_run(
         tally.questions += 1
         if question.answer:
             tally.answered += 1
-            tally.hits += any(_holds_all(note, question.answer) for note in asked.notes)
+            tally.hits += any(holds_all(note, question.answer) for note in asked.notes)
         if question.stale:
             tally.stale_asked += 1
             tally.stale += any(
                 any(_holds_word(note, k) for k in question.stale)
-                and not (question.answer and _holds_all(note, question.answer))
+                and not (question.answer and holds_all(note, question.answer))
                 for note in asked.notes
             )
     return tally

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from factledger.adapters.judgement.qa_reader.agreement import agreed_statements
 from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply
@@ -20,6 +21,9 @@ from factledger.domain.transcript import Message
 class QaReadingJudge:
     inner: SentenceJudge
     reader: QaFieldReader
+    # Answers below the reader's floor, from this one, kept where the inner judge's clause
+    # reading agrees (ADR 0122); None: the reader's floor alone.
+    agreement_floor: float | None = None
 
     async def judge(self, sentences: Sequence[str]) -> list[Judgement]:
         return await self.inner.judge(sentences)
@@ -27,7 +31,11 @@ class QaReadingJudge:
     async def field_statements(
         self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
     ) -> list[FieldStatement]:
-        return await self.reader.field_statements(transcript, fields, lists)
+        if self.agreement_floor is None:
+            return await self.reader.field_statements(transcript, fields, lists)
+        return await agreed_statements(
+            self.reader, self.inner, transcript, fields, lists, self.agreement_floor
+        )
 
     async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
         return await self.inner.field_of(sentence, fields)

@@ -129,11 +129,16 @@ class QaFieldReader:
             return self._loaded
 
     def answers_sync(
-        self, lines: Sequence[LineRead], fields: Sequence[str], lists: Collection[str] = ()
+        self,
+        lines: Sequence[LineRead],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        floor: float | None = None,
     ) -> list[FieldAnswer]:
         """Every answer of every field that clears its floor (a field may have several in a
-        line, best first; `lists`, the list fields among `fields`, clear the list floor); an
-        answer found in two overlapping windows once, at its best."""
+        line, best first; `lists`, the list fields among `fields`, clear the list floor;
+        `floor`, when given, is every field's); an answer found in two overlapping windows
+        once, at its best."""
         if not lines or not fields:
             return []
         loaded = self._ready()
@@ -160,7 +165,7 @@ class QaFieldReader:
                         w.first_line_token,
                         w.offsets,
                         line.text,
-                        margin=self.floor_of(name, lists),
+                        margin=self.floor_of(name, lists) if floor is None else floor,
                         many=True,
                     ):
                         key = (line.index, name, a.start, a.end)
@@ -172,12 +177,19 @@ class QaFieldReader:
         return list(best.values())
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
+        self,
+        transcript: Sequence[Message],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        floor: float | None = None,
     ) -> list[FieldStatement]:
         """The words of the subject's lines that state each of `fields`; `p` is the answer's
-        margin over "no value" (at least its floor), which only orders them."""
+        margin over "no value" (at least its floor, or `floor` when given), which only
+        orders them."""
         lines = subject_lines(transcript)
         if not lines or not fields:
             return []
-        found = await asyncio.to_thread(self.answers_sync, lines, list(fields), frozenset(lists))
+        found = await asyncio.to_thread(
+            self.answers_sync, lines, list(fields), frozenset(lists), floor
+        )
         return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]

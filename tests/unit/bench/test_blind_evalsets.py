@@ -156,3 +156,35 @@ def test_a_forget_request_is_scored_as_placed_on_its_field_and_never_as_a_propos
     assert (tally["forgets_noticed"], tally["forget_false_alarms"]) == (1.0, 0)
     elsewhere = [Made(1, _proposal("budget", Operation.FORGET, None))]
     assert score_run(CaseRun(case, elsewhere), {1: [0]}).as_dict()["forgets_placed"] == 0.0
+
+
+def test_a_number_said_in_words_holds_the_digits_of_the_expected_value() -> None:
+    (case,) = parse_cases(copy.deepcopy(CASE))
+    said = [Made(0, _proposal("budget", Operation.SET, "forty thousand dollars"))]
+    other = [Made(0, _proposal("budget", Operation.SET, "thirty thousand dollars"))]
+
+    assert score_run(CaseRun(case, said)).matched == 1
+    assert score_run(CaseRun(case, other)).matched == 0
+
+
+def test_a_list_proposal_holds_every_expected_item_it_names_and_is_one_right_proposal() -> None:
+    raw = copy.deepcopy(CASE)
+    raw[0]["sessions"][0]["expect"]["proposals"] = [
+        {"field": "competitors", "value": "Boxmart", "keywords": ["Boxmart"]},
+        {"field": "competitors", "value": "Cartonia", "keywords": ["Cartonia"]},
+        {"field": "supplier", "value": "Boxmart", "keywords": ["Boxmart"]},
+        {"field": "supplier", "value": "Boxmart", "keywords": ["Boxmart"]},
+    ]
+    (case,) = parse_cases(raw)
+    made = [
+        Made(0, _proposal("competitors", Operation.SET, "Boxmart, Cartonia")),
+        Made(0, _proposal("supplier", Operation.SET, "Boxmart")),
+        Made(0, _proposal("budget", Operation.SET, "lots")),
+    ]
+
+    tally = score_run(CaseRun(case, made))
+
+    # A single-valued field's proposal still matches one expected value only.
+    assert (tally.matched, tally.expected) == (3, 4 + 1)
+    assert (tally.made, tally.made_right) == (3, 2)
+    assert tally.violations == 0  # the matched list proposal is no violation
