@@ -125,21 +125,26 @@ def qa_field_reader(
     sha256: str | None = None,
     floor: float | None = None,
     list_floor: float | None = None,
+    spread_lists: bool = False,
 ) -> QaFieldReader:
     """The one-pass QA reader of fields (ADR 0107): the shipped file, or a deployment's own
-    pinned; one per file and process (the proposer's extractor and the backend's share it)."""
+    pinned; one per file and process (the proposer's extractor and the backend's share it).
+    With `spread_lists` a list field's spans are measured by all its items (ADR 0129)."""
     if path is None:
-        packaged = QaFieldReader.packaged()
+        packaged = QaFieldReader.packaged(spread_lists=spread_lists)
         if floor is None and list_floor is None:
             return packaged
         return QaFieldReader(
             packaged.model,
             packaged.floor if floor is None else floor,
             packaged.list_floor if list_floor is None else list_floor,
+            spread_lists,
         )
     if floor is None:
         raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
-    return QaFieldReader.load(path, sha256, floor, list_floor)
+    reader = QaFieldReader.load(path, sha256, floor, list_floor)
+    reader.spread_lists = spread_lists
+    return reader
 
 
 def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> LearnedExtractor:
@@ -156,6 +161,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         settings.qa_reader_sha256,
         settings.qa_reader_floor,
         settings.qa_reader_list_floor,
+        settings.qa_reader_list_spread,
     )
     stance = answer_stance(settings, judge)
     fields_judge = QaReadingJudge(judge, reader, agreement_floor=agreement_floor(settings))

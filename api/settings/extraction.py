@@ -73,6 +73,10 @@ class LearnedExtractorSettings(NestedSettings):
     )
     qa_reader_floor: float | None = Field(default=None, ge=-20, le=20, validate_default=True)
     qa_reader_list_floor: float | None = Field(default=None, ge=-20, le=20)
+    # A list field's spans measured by the probability mass of all the items its line states,
+    # not by one item's share of it (ADR 0129); the shipped file's list floor is then the one
+    # fitted so; a deployment's own file needs a list floor fitted with `--spread-lists`.
+    qa_reader_list_spread: bool = False
     # Whether the QA reader's answers are read for whether their sentence states the value
     # (ADR 0121): `learned`, the shipped stance head or a deployment's own (`python -m
     # factledger.bench.judgement.stance --out FILE`) pinned by SHA-256; `none`, every answer

@@ -32,6 +32,7 @@ async def score_directory(
     candidates: str | None = None,
     *,
     agreement: bool = False,
+    list_spread: bool | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -46,6 +47,8 @@ async def score_directory(
         config["candidates"] = candidates
     if agreement:
         config["qa_reader_agreement"] = True
+    if list_spread is not None:
+        config["qa_reader_list_spread"] = list_spread
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -60,6 +63,7 @@ async def score_directory(
         "field_reader": field_reader or "default",
         "candidates": candidates or "default",
         "agreement": agreement,
+        "list_spread": "default" if list_spread is None else list_spread,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -110,6 +114,12 @@ def main(argv: list[str] | None = None) -> None:
         "sentences with no rule (ADR 0125; default: the product's default)",
     )
     add_agreement_option(parser)
+    parser.add_argument(
+        "--list-spread",
+        choices=("on", "off"),
+        help="a list field's spans measured by all its items' mass (ADR 0129; default: the "
+        "product's default)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
@@ -130,6 +140,7 @@ def main(argv: list[str] | None = None) -> None:
                 args.field_reader,
                 args.candidates,
                 agreement=args.agreement,
+                list_spread=None if args.list_spread is None else args.list_spread == "on",
             )
         )
         for d in args.sets

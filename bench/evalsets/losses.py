@@ -167,6 +167,7 @@ async def losses(
     recorder = Recorder()
     classes: Counter[str] = Counter()
     by_field: Counter[str] = Counter()
+    by_domain: Counter[str] = Counter()
     margins: list[float] = []
     clock = ManualClock(min(s.at for c in cases for s in c.sessions))
     needs = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
@@ -179,13 +180,14 @@ async def losses(
                 recorder.calls.clear()
                 with recording(recorder):
                     run = await run_case(runtime, clock, case)
-                _tally(run, recorder.calls, classes, by_field, margins, detail)
+                _tally(run, recorder.calls, classes, by_field, by_domain, margins, detail)
     return {
         "set": directory.parent.name,
         "missed": sum(classes.values()),
         "classes": dict(sorted(classes.items())),
         "below_floor_margins": sorted(round(m, 1) for m in margins),
         "missed_by_field_class": dict(by_field.most_common(25)),
+        "missed_by_domain_field_class": dict(sorted(by_domain.items())),
     }
 
 
@@ -194,6 +196,7 @@ def _tally(
     calls: Sequence[Extraction],
     classes: Counter[str],
     by_field: Counter[str],
+    by_domain: Counter[str],
     margins: list[float],
     detail: list[dict[str, Any]] | None = None,
 ) -> None:
@@ -206,10 +209,12 @@ def _tally(
             name, margin = classify(e, n, run, _call_of(run.case, n, calls))
             classes[name] += 1
             by_field[f"{e.field}:{name}"] += 1
+            by_domain[f"{run.case.domain}/{e.field}:{name.removesuffix('+proposed')}"] += 1
             if detail is not None:
                 detail.append(
                     {
                         "case": run.case.id,
+                        "domain": run.case.domain,
                         "session": n,
                         "field": e.field,
                         "keywords": e.keywords,

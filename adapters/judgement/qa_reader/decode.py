@@ -4,6 +4,13 @@ A span (i, j) of the line's tokens scores start[i] + end[j]; the pair's "no answ
 start[0] + end[0]. A span is kept when its score beats no-answer by at least `margin`; a
 single-valued field keeps its best, a list field every span that clears, best first, none
 overlapping. Offsets are widened to whole words, so a value is never half a word.
+
+A list field's gold starts and ends share one softmax in training (the loss is the log of
+their summed probability, ADR 0106), so a line stating k items gives each about 1/k of the
+mass and each item's span about 2 log k less over "no value" than a line's one value: the
+more items a line states, the less any of them clears the floor. With `spread` (ADR 0129)
+every span of the line is measured by the mass of all its starts and ends, which is what
+training taught the reader to put above "no value", and the spans are then taken best first.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ def answers(
     *,
     margin: float,
     many: bool,
+    spread: bool = False,
 ) -> list[Answer]:
     n = len(offsets)
     if n == 0:
@@ -43,6 +51,8 @@ def answers(
     s = start[first : first + n].astype(np.float64)
     e = end[first : first + n].astype(np.float64)
     grid = s[:, None] + e[None, :]
+    if spread:
+        grid += _logsumexp(s) - s.max() + _logsumexp(e) - e.max()
     i, j = np.indices(grid.shape)
     grid[(j < i) | (j - i >= MAX_SPAN_TOKENS)] = -np.inf
     found: list[Answer] = []
@@ -68,3 +78,8 @@ def widen(line: str, start: int, end: int) -> tuple[int, int]:
     while end < len(line) and _WORD_CHAR.match(line[end]):
         end += 1
     return start, end
+
+
+def _logsumexp(x: npt.NDArray[np.float64]) -> float:
+    top = float(x.max())
+    return top + float(np.log(np.exp(x - top).sum()))

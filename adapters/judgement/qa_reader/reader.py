@@ -37,6 +37,9 @@ PACKAGED_QA_READER_FLOOR = 5.5
 # The same rule over list fields' answers alone (ADR 0113): a list field proposes every answer
 # that clears its floor, so a negation or a pleasantry read as a value costs more there.
 PACKAGED_QA_READER_LIST_FLOOR = 6.0
+# The same rule over list fields' answers with each span measured by all the line's items
+# (ADR 0129: `python -m factledger.bench.judgement.qa_reader.floor --spread-lists`).
+PACKAGED_QA_READER_SPREAD_LIST_FLOOR = 6.0
 BATCH = 16
 # The reader was trained asking 9-12 fields at once; a kind with more is asked them in groups,
 # so that the fields' words and the line stay well inside the encoder's 512 positions.
@@ -89,6 +92,8 @@ class QaFieldReader:
     model: bytes
     floor: float
     list_floor: float | None = None
+    # A list field's spans measured by the mass of all its items (ADR 0129, `decode.answers`).
+    spread_lists: bool = False
     _loaded: LoadedGraph | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -101,13 +106,15 @@ class QaFieldReader:
         return cls(raw, floor, list_floor)
 
     @classmethod
-    def packaged(cls) -> QaFieldReader:
-        return cls.load(
+    def packaged(cls, *, spread_lists: bool = False) -> QaFieldReader:
+        reader = cls.load(
             PACKAGED_QA_READER,
             PACKAGED_QA_READER_SHA256,
             PACKAGED_QA_READER_FLOOR,
-            PACKAGED_QA_READER_LIST_FLOOR,
+            PACKAGED_QA_READER_SPREAD_LIST_FLOOR if spread_lists else PACKAGED_QA_READER_LIST_FLOOR,
         )
+        reader.spread_lists = spread_lists
+        return reader
 
     def floor_of(self, field_name: str, lists: Collection[str]) -> float:
         if field_name in lists and self.list_floor is not None:
@@ -167,6 +174,7 @@ class QaFieldReader:
                         line.text,
                         margin=self.floor_of(name, lists) if floor is None else floor,
                         many=True,
+                        spread=self.spread_lists and name in lists,
                     ):
                         key = (line.index, name, a.start, a.end)
                         if key not in best or a.margin > best[key].margin:

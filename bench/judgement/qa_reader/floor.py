@@ -56,7 +56,8 @@ def read_sessions(reader: QaFieldReader, sessions: Sequence[Session]) -> list[Re
             Message(Role.SUBJECT if role == "subject" else Role.AGENT, text)
             for role, text in s.lines
         ]
-        reads += line_level(reader.answers_sync(subject_lines(transcript), s.fields), s)
+        lists = frozenset(name for name, many in s.lists.items() if many)
+        reads += line_level(reader.answers_sync(subject_lines(transcript), s.fields, lists), s)
     return reads
 
 
@@ -66,12 +67,18 @@ def choose(figures: dict[float, dict[str, float | int]], target: float) -> float
 
 
 def floor_figures(
-    path: Path, sha256: str | None, corpora: Sequence[Path], target: float = TARGET_PRECISION
+    path: Path,
+    sha256: str | None,
+    corpora: Sequence[Path],
+    target: float = TARGET_PRECISION,
+    *,
+    spread_lists: bool = False,
 ) -> dict[str, object]:
     """The file's kept-out figures at every floor of the grid, and its floor by the rule;
     then the same for list fields alone (their answers against their labelled spans), and
     the list floor by the same rule (ADR 0113; None: the list fields keep the floor)."""
     reader = QaFieldReader.load(path, sha256, min(GRID))
+    reader.spread_lists = spread_lists
     sessions, gold = kept_out_sessions(corpora)
     started = time.perf_counter()
     reads = read_sessions(reader, sessions)
@@ -101,11 +108,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sha256", default=None, help="the file's pin (default: the packaged)")
     parser.add_argument("--corpus", type=Path, action="append")
     parser.add_argument("--target", type=float, default=TARGET_PRECISION)
+    parser.add_argument(
+        "--spread-lists",
+        action="store_true",
+        help="measure a list field's spans by all its items' mass (ADR 0129)",
+    )
     args = parser.parse_args(argv)
     sha256 = args.sha256 or (
         PACKAGED_QA_READER_SHA256 if args.reader == PACKAGED_QA_READER else None
     )
-    result = floor_figures(args.reader, sha256, args.corpus or [DATA], args.target)
+    result = floor_figures(
+        args.reader, sha256, args.corpus or [DATA], args.target, spread_lists=args.spread_lists
+    )
     sys.stdout.write(json.dumps(result, indent=1) + "\n")
 
 

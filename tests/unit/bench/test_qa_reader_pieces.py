@@ -117,6 +117,22 @@ def test_a_list_field_gets_every_span_that_clears_the_margin_none_overlapping() 
     assert sorted(line[a.start : a.end] for a in found) == ["milk", "nuts"]
 
 
+def test_a_spread_list_measures_each_item_by_the_mass_of_all_the_lines_items() -> None:
+    offsets = [(0, 4), (5, 9), (10, 14)]
+    line = "milk eggs nuts"
+    # Three items sharing the mass equally: each is log 3 under what one item would hold.
+    start = np.array([0.0, 2, 2, 2], dtype=np.float32)
+    end = np.array([0.0, 2, 2, 2], dtype=np.float32)
+
+    assert answers(start, end, 1, offsets, line, margin=5.0, many=True) == []
+    found = answers(start, end, 1, offsets, line, margin=5.0, many=True, spread=True)
+    assert found and all(abs(a.margin - (4 + 2 * np.log(3))) < 1e-6 for a in found)
+    # One item alone gets no lift: its mass is its own.
+    alone = np.array([0.0, 2, -30, -30], dtype=np.float32)
+    [one] = answers(alone, alone, 1, offsets, line, margin=0.0, many=True, spread=True)
+    assert line[one.start : one.end] == "milk" and abs(one.margin - 4.0) < 1e-6
+
+
 def test_widening_never_leaves_half_a_word() -> None:
     assert widen("Fernbrook Dairy", 2, 9) == (0, 9)
     assert widen("Fernbrook Dairy", 10, 12) == (10, 15)
