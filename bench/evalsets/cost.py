@@ -1,7 +1,8 @@
 """`python -m factledger.bench.evalsets.cost DIR`: what extraction costs per session, the rule
 extractor and the learned one (its fields read by the heads, and by the QA reader: ADR 0107;
 the QA reader with the heads' agreement under its floor: ADR 0122; with the answer stance: ADR
-0121; its candidates the subject's sentences, no rule: ADR 0125) side by side on the same
+0121; its candidates the subject's sentences, no rule: ADR 0125; a list field's spans measured
+by all its items: ADR 0129) side by side on the same
 sessions (interleaved, so the machine's load weighs on all alike), each asked twice: with the
 kind's fields as the proposer asks, and with none as the memory backend asks. Each reader's
 model loads before the first timed session. Wall and process CPU time (every thread's) per call.
@@ -45,6 +46,9 @@ async def measure(directory: Path) -> dict[str, object]:
             LearnedExtractorSettings(qa_reader_agreement=True), rules
         ),
         "learned, QA reader (the default)": learned_extractor(LearnedExtractorSettings(), rules),
+        "learned, QA reader with list fields' spread (ADR 0129)": learned_extractor(
+            LearnedExtractorSettings(qa_reader_list_spread=True), rules
+        ),
         "learned, QA reader with the answer stance (ADR 0121)": learned_extractor(
             LearnedExtractorSettings(answer_stance="learned"), rules
         ),
