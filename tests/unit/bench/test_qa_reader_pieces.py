@@ -126,11 +126,13 @@ def test_a_spread_list_measures_each_item_by_the_mass_of_all_the_lines_items() -
 
     assert answers(start, end, 1, offsets, line, margin=5.0, many=True) == []
     found = answers(start, end, 1, offsets, line, margin=5.0, many=True, spread=True)
-    assert found and all(abs(a.margin - (4 + 2 * np.log(3))) < 1e-6 for a in found)
+    assert found
+    assert all(abs(a.margin - (4 + 2 * np.log(3))) < 1e-6 for a in found)
     # One item alone gets no lift: its mass is its own.
     alone = np.array([0.0, 2, -30, -30], dtype=np.float32)
     [one] = answers(alone, alone, 1, offsets, line, margin=0.0, many=True, spread=True)
-    assert line[one.start : one.end] == "milk" and abs(one.margin - 4.0) < 1e-6
+    assert line[one.start : one.end] == "milk"
+    assert abs(one.margin - 4.0) < 1e-6
 
 
 def test_widening_never_leaves_half_a_word() -> None:
