@@ -9,7 +9,12 @@ from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
+from factledger.adapters.judgement.qa_reader.reader import (
+    PACKAGED_QA_READER_LIST_FLOOR,
+    PACKAGED_QA_READER_SPREAD_LIST_FLOOR,
+)
 from factledger.api.bootstrap.backend import build_extractor
+from factledger.api.bootstrap.judgement import qa_field_reader
 from factledger.api.bootstrap.proposals import (
     kind_feeds,
     model_actor,
@@ -159,3 +164,16 @@ def test_a_field_reader_setting_that_cannot_hold_is_refused_naming_it(
 
     with pytest.raises(SettingsError, match=named):
         load_settings()
+
+
+def test_spread_lists_come_with_their_own_fitted_list_floor() -> None:
+    plain, spread = qa_field_reader(), qa_field_reader(spread_lists=True)
+    given = qa_field_reader(floor=5.0, spread_lists=True)
+
+    assert (plain.spread_lists, plain.list_floor) == (False, PACKAGED_QA_READER_LIST_FLOOR)
+    assert (spread.spread_lists, spread.list_floor) == (True, PACKAGED_QA_READER_SPREAD_LIST_FLOOR)
+    assert (given.spread_lists, given.floor, given.list_floor) == (
+        True,
+        5.0,
+        PACKAGED_QA_READER_SPREAD_LIST_FLOOR,
+    )
