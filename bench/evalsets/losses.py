@@ -18,6 +18,10 @@ proposal is then put in the first class that holds:
 - `reader_below_floor`: the QA reader's span holding them scored under the field's floor;
 - `reader_outranked`: it cleared the floor but another span of the field was chosen;
 - `reader_no_span`: none of the reader's spans for the field holds them.
+
+The counts are given overall, by field and class, and by domain, field and class
+(`missed_by_domain_field_class`, `+proposed` folded in: ADR 0129); `--detail` names each
+miss's domain.
 """
 
 from __future__ import annotations
