@@ -7,10 +7,9 @@ heads' field head (ADR 0058) reads each clause of the subject's lines over the p
 embedder. An answer under the reader's floor but at or above `agreement_floor` is kept when
 that head reads a clause of the same line as stating the same field, and the clause and the
 answer hold one another. Only those clauses can agree, so only they are read (ADR 0127): the
-heads' reading of a clause depends on the clause and the question before it alone, and the
-vectors of clauses met before come from the embedder's cache. The agreement floor is fitted on the training cases' kept-out part
-by the reader's own rule (`python -m factledger.bench.judgement.qa_reader.agreement_floor`,
-ADR 0122).
+heads' reading of a clause depends on the clause and the question before it alone. The
+agreement floor is fitted on the training cases' kept-out part by the reader's own rule
+(`python -m factledger.bench.judgement.qa_reader.agreement_floor`, ADR 0122).
 """
 
 from __future__ import annotations
@@ -85,9 +84,7 @@ def _undecided(
     ]
 
 
-def only_clauses(
-    transcript: Sequence[Message], answers: Sequence[FieldStatement]
-) -> list[Message]:
+def only_clauses(transcript: Sequence[Message], answers: Sequence[FieldStatement]) -> list[Message]:
     """The transcript as the heads need to read it for `answers`: each answer's line cut to
     its clauses that hold the answer or are held by it, the agent's line before it kept
     whole, every other line emptied (every index kept, so the readings name the lines)."""

@@ -6,6 +6,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from factledger.adapters.judgement.fields import clauses_of
 from factledger.adapters.judgement.qa_reader.agreement import (
     agree,
     agreed_statements,
@@ -13,7 +14,6 @@ from factledger.adapters.judgement.qa_reader.agreement import (
     only_clauses,
     only_lines,
 )
-from factledger.adapters.judgement.fields import clauses_of
 from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
 from factledger.application.judgement.types import FieldStatement
 from factledger.domain.transcript import Message, Role
