@@ -7,10 +7,10 @@ kind's fields as the proposer asks, and with none as the memory backend asks. Ea
 model loads before the first timed session. Wall and process CPU time (every thread's) per call.
 
 The learned extractors share one embedder, whose cache keeps the vectors of the texts it read:
-each call is timed from a cache that holds only the kind's field names, as a worker meets a
-new session, else an extractor timed after another on the same session is served the vectors
-the first paid for (before ADR 0127 the default was timed after the agreement and read 0.4x
-of the agreement's time, where it costs about 0.75x).
+each extractor's two calls on a session are timed from a cache that holds only the kind's
+field names, as a worker meets a new session, else an extractor timed after another on the
+same session is served the vectors the first paid for (before ADR 0127 the default was timed
+after the agreement and read 0.4x of the agreement's time).
 """
 
 from __future__ import annotations
@@ -81,9 +81,9 @@ async def measure(directory: Path) -> dict[str, object]:
     for extractor in extractors.values():  # each model loaded, off the clock
         await extractor.extract(asked[0])
     for n in range(len(asked)):
-        for call, requests in calls.items():
-            for name, extractor in extractors.items():
-                await _as_new(requests[n])
+        for name, extractor in extractors.items():
+            await _as_new(asked[n])  # then both calls, as a worker makes them on one session
+            for call, requests in calls.items():
                 spent[name, call].append(await _time(extractor, requests[n]))
     return {f"{name} ({call})": _figures(times) for (name, call), times in spent.items()}
 
