@@ -6,10 +6,12 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from factledger.adapters.judgement.fields import clauses_of
 from factledger.adapters.judgement.qa_reader.agreement import (
     agree,
     agreed_statements,
     kept,
+    only_clauses,
     only_lines,
 )
 from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
@@ -102,6 +104,15 @@ async def test_the_heads_read_only_when_an_answer_under_the_floor_is_to_be_decid
     assert heads.asked == [("insurer", "employer")]
 
 
+async def test_no_clause_holding_an_answer_under_the_floor_leaves_the_heads_unasked() -> None:
+    said = [Message(Role.SUBJECT, "We use Delta Dental, I think.")]
+    unsure = _said(0, "Aetna", "insurer", 3.0)  # the reader's words, in no clause of the line
+    heads = ClauseReader([_said(0, "Aetna", "insurer", 0.9)])
+
+    assert await agreed_statements(_reader(unsure), heads, said, ["insurer"], (), 1.0) == []
+    assert heads.asked == []
+
+
 async def test_an_answer_under_the_floor_of_a_field_answered_over_it_is_not_decided() -> None:
     said = [Message(Role.SUBJECT, "Delta Dental. Or Aetna, I forget.")]
     sure = _said(0, "Delta Dental", "insurer", 8.0)
@@ -127,3 +138,18 @@ def test_the_heads_read_only_the_lines_to_decide_and_the_question_before_each() 
 
     assert [m.text for m in read] == ["", "", "Which insurer?", "Delta Dental.", "Also, I moved."]
     assert [m.role for m in read] == [m.role for m in said]
+
+
+def test_the_heads_read_only_the_clauses_that_hold_an_answer_or_that_it_holds() -> None:
+    said = [
+        Message(Role.AGENT, "Hi, who is this?"),
+        Message(Role.SUBJECT, "Priya, hi."),
+        Message(Role.AGENT, "Which insurer?"),
+        Message(Role.SUBJECT, "Well, it was Aetna; now Delta Dental, since 4.2.2024. Thanks!"),
+    ]
+    answers = [_said(3, "Delta Dental", "insurer", 3.0), _said(3, "since 4.2.2024", "since", 2.0)]
+
+    read = only_clauses(said, answers)
+
+    assert [m.text for m in read] == ["", "", "Which insurer?", "now Delta Dental; since 4.2.2024"]
+    assert clauses_of(read[3].text) == ["now Delta Dental", "since 4.2.2024"]
