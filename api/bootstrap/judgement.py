@@ -125,21 +125,23 @@ def qa_field_reader(
     sha256: str | None = None,
     floor: float | None = None,
     list_floor: float | None = None,
+    held_floor: float | None = None,
 ) -> QaFieldReader:
     """The one-pass QA reader of fields (ADR 0107): the shipped file, or a deployment's own
     pinned; one per file and process (the proposer's extractor and the backend's share it)."""
     if path is None:
         packaged = QaFieldReader.packaged()
-        if floor is None and list_floor is None:
+        if floor is None and list_floor is None and held_floor is None:
             return packaged
         return QaFieldReader(
             packaged.model,
             packaged.floor if floor is None else floor,
             packaged.list_floor if list_floor is None else list_floor,
+            packaged.held_floor if held_floor is None else held_floor,
         )
     if floor is None:
         raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
-    return QaFieldReader.load(path, sha256, floor, list_floor)
+    return QaFieldReader.load(path, sha256, floor, list_floor, held_floor)
 
 
 def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> LearnedExtractor:
@@ -156,6 +158,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         settings.qa_reader_sha256,
         settings.qa_reader_floor,
         settings.qa_reader_list_floor,
+        settings.qa_reader_held_floor,
     )
     stance = answer_stance(settings, judge)
     fields_judge = QaReadingJudge(judge, reader, agreement_floor=agreement_floor(settings))

@@ -18,6 +18,8 @@ proposal is then put in the first class that holds:
 - `reader_below_floor`: the QA reader's span holding them scored under the field's floor;
 - `reader_outranked`: it cleared the floor but another span of the field was chosen;
 - `reader_no_span`: none of the reader's spans for the field holds them.
+
+`--updates` classifies only the expected proposals that update an earlier value (ADR 0128).
 """
 
 from __future__ import annotations
@@ -159,7 +161,11 @@ def classify(e: Expected, n: int, run: CaseRun, call: Extraction | None) -> tupl
 
 
 async def losses(
-    directory: Path, detail: list[dict[str, Any]] | None = None, *, agreement: bool = False
+    directory: Path,
+    detail: list[dict[str, Any]] | None = None,
+    *,
+    agreement: bool = False,
+    only_updates: bool = False,
 ) -> dict[str, Any]:
     if "heldout" in directory.parts:
         raise SystemExit("losses reads the cases: dev halves only")
@@ -179,7 +185,7 @@ async def losses(
                 recorder.calls.clear()
                 with recording(recorder):
                     run = await run_case(runtime, clock, case)
-                _tally(run, recorder.calls, classes, by_field, margins, detail)
+                _tally(run, recorder.calls, classes, by_field, margins, detail, only_updates)
     return {
         "set": directory.parent.name,
         "missed": sum(classes.values()),
@@ -196,12 +202,13 @@ def _tally(
     by_field: Counter[str],
     margins: list[float],
     detail: list[dict[str, Any]] | None = None,
+    only_updates: bool = False,
 ) -> None:
     made = [m for m in run.made if m.proposal.operation is not Operation.FORGET]
     matched = match_expected(run.case, made)
     for n, session in enumerate(run.case.sessions):
         for i, e in enumerate(session.proposals):
-            if (n, i) in matched:
+            if (n, i) in matched or (only_updates and e.updates is None):
                 continue
             name, margin = classify(e, n, run, _call_of(run.case, n, calls))
             classes[name] += 1
@@ -213,6 +220,7 @@ def _tally(
                         "session": n,
                         "field": e.field,
                         "keywords": e.keywords,
+                        "updates": e.updates,
                         "class": name,
                         "margin": margin,
                         "lines": run.case.sessions[n].lines,
@@ -228,10 +236,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("sets", nargs="+", type=Path, help="blind sets' dev directories")
     add_agreement_option(parser)
     parser.add_argument("--detail", type=Path, help="also write each miss, with its lines, here")
+    parser.add_argument(
+        "--updates", action="store_true", help="only the expected updates of an earlier value"
+    )
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
-    results = [asyncio.run(losses(d, detail, agreement=args.agreement)) for d in args.sets]
+    results = [
+        asyncio.run(losses(d, detail, agreement=args.agreement, only_updates=args.updates))
+        for d in args.sets
+    ]
     sys.stdout.write(json.dumps(results, indent=2) + "\n")
     if args.detail is not None:
         args.detail.write_text(json.dumps(detail, indent=1) + "\n", encoding="utf-8")

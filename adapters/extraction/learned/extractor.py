@@ -139,8 +139,9 @@ class LearnedExtractor:
             return []
         asked = request.fields if self.asks_every_field else wanted
         lists = [f.field for f in asked if f.many]
+        held = [f.field for f in asked if f.held and not f.many]
         found = await self.judge.field_statements(
-            request.transcript, [f.field for f in asked], lists
+            request.transcript, [f.field for f in asked], lists, held
         )
         hedged: set[FieldStatement] = set()
         if self.stance is not None:

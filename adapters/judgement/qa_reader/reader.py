@@ -37,6 +37,8 @@ PACKAGED_QA_READER_FLOOR = 5.5
 # The same rule over list fields' answers alone (ADR 0113): a list field proposes every answer
 # that clears its floor, so a negation or a pleasantry read as a value costs more there.
 PACKAGED_QA_READER_LIST_FLOOR = 6.0
+# A single-valued field the subject holds a statement of (ADR 0128): None, the floor above.
+PACKAGED_QA_READER_HELD_FLOOR: float | None = None
 BATCH = 16
 # The reader was trained asking 9-12 fields at once; a kind with more is asked them in groups,
 # so that the fields' words and the line stay well inside the encoder's 512 positions.
@@ -84,21 +86,29 @@ class FieldAnswer:
 @dataclass(slots=True)
 class QaFieldReader:
     """Reads lines with the model in `model` (checked against its pin by `load`); a list
-    field's answers are kept from `list_floor` (None: from `floor`)."""
+    field's answers are kept from `list_floor` (None: from `floor`); a single-valued field
+    the subject holds a statement of already, from `held_floor` (None: from `floor`; ADR
+    0128)."""
 
     model: bytes
     floor: float
     list_floor: float | None = None
+    held_floor: float | None = None
     _loaded: LoadedGraph | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def load(
-        cls, path: Path, sha256: str | None, floor: float, list_floor: float | None = None
+        cls,
+        path: Path,
+        sha256: str | None,
+        floor: float,
+        list_floor: float | None = None,
+        held_floor: float | None = None,
     ) -> QaFieldReader:
         raw = read_pinned(path, sha256, QaReaderIntegrityError, "QA reader file")
         read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
-        return cls(raw, floor, list_floor)
+        return cls(raw, floor, list_floor, held_floor)
 
     @classmethod
     def packaged(cls) -> QaFieldReader:
@@ -107,11 +117,16 @@ class QaFieldReader:
             PACKAGED_QA_READER_SHA256,
             PACKAGED_QA_READER_FLOOR,
             PACKAGED_QA_READER_LIST_FLOOR,
+            PACKAGED_QA_READER_HELD_FLOOR,
         )
 
-    def floor_of(self, field_name: str, lists: Collection[str]) -> float:
-        if field_name in lists and self.list_floor is not None:
-            return self.list_floor
+    def floor_of(
+        self, field_name: str, lists: Collection[str], held: Collection[str] = ()
+    ) -> float:
+        if field_name in lists:
+            return self.floor if self.list_floor is None else self.list_floor
+        if field_name in held and self.held_floor is not None:
+            return self.held_floor
         return self.floor
 
     def _ready(self) -> LoadedGraph:
@@ -134,11 +149,13 @@ class QaFieldReader:
         fields: Sequence[str],
         lists: Collection[str] = (),
         floor: float | None = None,
+        held: Collection[str] = (),
     ) -> list[FieldAnswer]:
         """Every answer of every field that clears its floor (a field may have several in a
         line, best first; `lists`, the list fields among `fields`, clear the list floor;
-        `floor`, when given, is every field's); an answer found in two overlapping windows
-        once, at its best."""
+        `held`, the single-valued fields the subject holds, the held floor; `floor`, when
+        given, is every field's); an answer found in two overlapping windows once, at its
+        best."""
         if not lines or not fields:
             return []
         loaded = self._ready()
@@ -165,7 +182,7 @@ class QaFieldReader:
                         w.first_line_token,
                         w.offsets,
                         line.text,
-                        margin=self.floor_of(name, lists) if floor is None else floor,
+                        margin=self.floor_of(name, lists, held) if floor is None else floor,
                         many=True,
                     ):
                         key = (line.index, name, a.start, a.end)
@@ -182,14 +199,15 @@ class QaFieldReader:
         fields: Sequence[str],
         lists: Collection[str] = (),
         floor: float | None = None,
+        held: Collection[str] = (),
     ) -> list[FieldStatement]:
         """The words of the subject's lines that state each of `fields`; `p` is the answer's
-        margin over "no value" (at least its floor, or `floor` when given), which only
-        orders them."""
+        margin over "no value" (at least its floor, the held floor for `held`, or `floor`
+        when given), which only orders them."""
         lines = subject_lines(transcript)
         if not lines or not fields:
             return []
         found = await asyncio.to_thread(
-            self.answers_sync, lines, list(fields), frozenset(lists), floor
+            self.answers_sync, lines, list(fields), frozenset(lists), floor, frozenset(held)
         )
         return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]

@@ -57,7 +57,11 @@ class JudgeBySentence:
         return None
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
+        self,
+        transcript: Sequence[Message],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        held: Collection[str] = (),
     ) -> list[FieldStatement]:
         return [s for s in self.stated if s.field in fields]
 
@@ -152,17 +156,24 @@ async def test_fields_the_rules_fed_nothing_take_the_clauses_the_judge_reads_as_
 
 async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> None:
     """The rules fed the budget; the one-pass reader is still asked it (its fields compete
-    for a line's words), and what it reads for the budget proposes nothing."""
+    for a line's words), and what it reads for the budget proposes nothing. The single-valued
+    fields the subject holds are named to it as held (ADR 0128), a list field never."""
     asked: list[tuple[str, ...]] = []
     listed: list[tuple[str, ...]] = []
+    holding: list[tuple[str, ...]] = []
 
     @dataclass
     class Recording(JudgeBySentence):
         async def field_statements(
-            self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
+            self,
+            transcript: Sequence[Message],
+            fields: Sequence[str],
+            lists: Collection[str] = (),
+            held: Collection[str] = (),
         ) -> list[FieldStatement]:
             asked.append(tuple(fields))
             listed.append(tuple(lists))
+            holding.append(tuple(held))
             return await super().field_statements(transcript, fields, lists)
 
     rules = FixedRules([ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")])
@@ -176,14 +187,19 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     request = ExtractionRequest(
         [Message(Role.SUBJECT, "Budget is 40k, ours is 50k, the gold tier.", AT)],
         occurred_at=AT,
-        fields=(FieldSlot("budget", "budget"), FieldSlot("membership", "tier")),
+        fields=(
+            FieldSlot("budget", "budget", held=True),
+            FieldSlot("membership", "tier", held=True),
+            FieldSlot("allergies", "allergies", many=True, held=True),
+        ),
     )
 
     every = await LearnedExtractor(rules, judge, asks_every_field=True).extract(request)
     wanted = await LearnedExtractor(rules, judge).extract(request)
 
-    assert asked == [("budget", "membership"), ("membership",)]
-    assert listed == [(), ()]
+    assert asked == [("budget", "membership", "allergies"), ("membership", "allergies")]
+    assert listed == [("allergies",), ("allergies",)]
+    assert holding == [("budget", "membership"), ("membership",)]
     assert [(f.slot, f.value) for f in every] == [("budget", "40k"), ("tier", "gold tier")]
     assert [(f.slot, f.value) for f in wanted] == [(f.slot, f.value) for f in every]
 

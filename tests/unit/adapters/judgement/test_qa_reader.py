@@ -128,3 +128,25 @@ async def test_a_list_fields_answers_clear_the_list_floor_and_the_others_the_flo
     assert "salary_expectation" in {s.field for s in found}
     assert "salary_expectation" not in {s.field for s in as_list}
     assert as_single == found
+
+
+async def test_a_held_single_fields_answers_clear_the_held_floor_a_held_lists_its_own(
+    reader: QaFieldReader,
+) -> None:
+    said = [
+        Message(Role.AGENT, "What salary are you hoping for?"),
+        Message(Role.SUBJECT, "I'm hoping for around 25,000 cedis a month."),
+    ]
+    found = await reader.field_statements(said, FIELDS)
+    strict = replace(reader, held_floor=99.0)
+
+    as_held = await strict.field_statements(said, FIELDS, held={"salary_expectation"})
+    as_held_list = await strict.field_statements(
+        said, FIELDS, lists={"salary_expectation"}, held={"salary_expectation"}
+    )
+
+    assert "salary_expectation" not in {s.field for s in as_held}
+    assert await strict.field_statements(said, FIELDS) == found
+    assert as_held_list == await strict.field_statements(
+        said, FIELDS, lists={"salary_expectation"}
+    )
