@@ -162,7 +162,13 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
     )
     stance = answer_stance(settings, judge)
     fields_judge = QaReadingJudge(judge, reader, agreement_floor=agreement_floor(settings))
-    return LearnedExtractor(rules, fields_judge, asks_every_field=True, stance=stance)
+    return LearnedExtractor(
+        rules,
+        fields_judge,
+        asks_every_field=True,
+        stance=stance,
+        latest_of_held=settings.held_answer == "latest",
+    )
 
 
 def answer_stance(

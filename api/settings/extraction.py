@@ -78,6 +78,9 @@ class LearnedExtractorSettings(NestedSettings):
     # again is where an update is said (ADR 0128). For the shipped file, its own; for a
     # deployment's file without it, its `qa_reader_floor`.
     qa_reader_held_floor: float | None = Field(default=None, ge=-20, le=20)
+    # Which answer of such a held field a session proposes: `best`, its most probable, as for
+    # any field; `latest`, the latest said over the floor (ADR 0128).
+    held_answer: Literal["best", "latest"] = "best"
     # Whether the QA reader's answers are read for whether their sentence states the value
     # (ADR 0121): `learned`, the shipped stance head or a deployment's own (`python -m
     # factledger.bench.judgement.stance --out FILE`) pinned by SHA-256; `none`, every answer

@@ -166,6 +166,7 @@ async def losses(
     *,
     agreement: bool = False,
     only_updates: bool = False,
+    held_floor: float | None = None,
 ) -> dict[str, Any]:
     if "heldout" in directory.parts:
         raise SystemExit("losses reads the cases: dev halves only")
@@ -177,9 +178,10 @@ async def losses(
     clock = ManualClock(min(s.at for c in cases for s in c.sessions))
     needs = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
     with tempfile.TemporaryDirectory(prefix="factledger-losses-") as data_dir:
-        settings = blind_settings(
-            Path(data_dir), {"kind": "learned", "qa_reader_agreement": agreement}, "bare"
-        )
+        extractor: dict[str, Any] = {"kind": "learned", "qa_reader_agreement": agreement}
+        if held_floor is not None:
+            extractor["qa_reader_held_floor"] = held_floor
+        settings = blind_settings(Path(data_dir), extractor, "bare")
         async with open_runtime(settings, needs, clock=clock) as runtime:
             for case in cases:
                 recorder.calls.clear()
@@ -221,6 +223,9 @@ def _tally(
                         "field": e.field,
                         "keywords": e.keywords,
                         "updates": e.updates,
+                        "proposed_before": any(
+                            m.proposal.field == e.field for m in made if m.session < n
+                        ),
                         "class": name,
                         "margin": margin,
                         "lines": run.case.sessions[n].lines,
@@ -239,11 +244,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--updates", action="store_true", help="only the expected updates of an earlier value"
     )
+    parser.add_argument(
+        "--held-floor", type=float, help="the QA reader's floor for held fields (ADR 0128)"
+    )
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
     results = [
-        asyncio.run(losses(d, detail, agreement=args.agreement, only_updates=args.updates))
+        asyncio.run(
+            losses(
+                d,
+                detail,
+                agreement=args.agreement,
+                only_updates=args.updates,
+                held_floor=args.held_floor,
+            )
+        )
         for d in args.sets
     ]
     sys.stdout.write(json.dumps(results, indent=2) + "\n")

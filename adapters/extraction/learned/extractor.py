@@ -73,6 +73,10 @@ class LearnedExtractor:
     # Reads whether the sentence each of the judge's field answers stands on states that
     # field's value (ADR 0121); None: every answer over the reader's floor is kept.
     stance: AnswerStanceReader | None = None
+    # A single-valued field the subject holds a statement of: the session's latest-said answer
+    # over the floor, not its most probable (ADR 0128: where a held field is said again, the
+    # update is what the subject ends on); False: the most probable, as for any field.
+    latest_of_held: bool = False
 
     VERSION = 1
 
@@ -153,7 +157,12 @@ class LearnedExtractor:
             stated = sorted(
                 (s for s in found if s.field == spec.field), key=lambda s: s.p, reverse=True
             )
-            chosen = stated if spec.many else stated[:1]
+            if spec.many:
+                chosen = stated
+            elif spec.held and self.latest_of_held and stated:
+                chosen = [max(stated, key=lambda s: _said_at(s, request.transcript))]
+            else:
+                chosen = stated[:1]
             for s in sorted(chosen, key=lambda s: s.message_index):
                 line = request.transcript[s.message_index].text
                 facts.append(
@@ -169,6 +178,12 @@ class LearnedExtractor:
                     )
                 )
         return facts
+
+
+def _said_at(statement: FieldStatement, transcript: Sequence[Message]) -> tuple[int, int]:
+    """Where an answer was said: its line, then where its words start in the line."""
+    line = transcript[statement.message_index].text
+    return statement.message_index, line.find(statement.clause)
 
 
 def _standing(fact: ExtractedFact, said: dict[int, list[str]]) -> tuple[int, int] | None:

@@ -147,6 +147,4 @@ async def test_a_held_single_fields_answers_clear_the_held_floor_a_held_lists_it
 
     assert "salary_expectation" not in {s.field for s in as_held}
     assert await strict.field_statements(said, FIELDS) == found
-    assert as_held_list == await strict.field_statements(
-        said, FIELDS, lists={"salary_expectation"}
-    )
+    assert as_held_list == await strict.field_statements(said, FIELDS, lists={"salary_expectation"})
