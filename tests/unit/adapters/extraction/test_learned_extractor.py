@@ -154,6 +154,32 @@ async def test_fields_the_rules_fed_nothing_take_the_clauses_the_judge_reads_as_
     ]
 
 
+async def test_a_held_field_can_take_the_latest_said_answer_instead_of_the_most_probable() -> (
+    None
+):
+    """ADR 0128's option: where the subject says a held field again, what they end on."""
+    judge = JudgeBySentence(
+        {},
+        stated=(
+            FieldStatement(0, "Gold", "tier", 9.0),
+            FieldStatement(0, "Silver", "tier", 6.0),
+            FieldStatement(0, "Lyon", "city", 9.0),
+            FieldStatement(0, "Paris", "city", 6.0),
+        ),
+    )
+    request = ExtractionRequest(
+        [Message(Role.SUBJECT, "Not Gold, it is Silver; moving from Lyon to Paris.", AT)],
+        occurred_at=AT,
+        fields=(FieldSlot("tier", "tier", held=True), FieldSlot("city", "city")),
+    )
+
+    latest = await LearnedExtractor(FixedRules([]), judge, latest_of_held=True).extract(request)
+    best = await LearnedExtractor(FixedRules([]), judge).extract(request)
+
+    assert [(f.slot, f.value) for f in latest] == [("tier", "Silver"), ("city", "Lyon")]
+    assert [(f.slot, f.value) for f in best] == [("tier", "Gold"), ("city", "Lyon")]
+
+
 async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> None:
     """The rules fed the budget; the one-pass reader is still asked it (its fields compete
     for a line's words), and what it reads for the budget proposes nothing. The single-valued
