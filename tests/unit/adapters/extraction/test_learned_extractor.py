@@ -154,9 +154,7 @@ async def test_fields_the_rules_fed_nothing_take_the_clauses_the_judge_reads_as_
     ]
 
 
-async def test_a_held_field_can_take_the_latest_said_answer_instead_of_the_most_probable() -> (
-    None
-):
+async def test_a_held_field_may_take_the_latest_said_answer_not_the_most_probable() -> None:
     """ADR 0128's option: where the subject says a held field again, what they end on."""
     judge = JudgeBySentence(
         {},
