@@ -93,6 +93,7 @@ def recording(recorder: Recorder) -> Iterator[None]:
             reader = self.judge.reader
             names = [f.field for f in request.fields]
             lists = frozenset(f.field for f in request.fields if f.many)
+            held = frozenset(f.field for f in request.fields if f.held)
             read = await asyncio.to_thread(
                 _unfloored(reader).answers_sync, subject_lines(request.transcript), names, lists
             )
@@ -102,7 +103,7 @@ def recording(recorder: Recorder) -> Iterator[None]:
                     tuple(await self.rules.extract(request)),
                     tuple(facts),
                     tuple(read),
-                    {n: reader.floor_of(n, lists) for n in names},
+                    {n: reader.floor_of(n, lists, held) for n in names},
                 )
             )
         return facts
