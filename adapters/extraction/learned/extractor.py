@@ -143,7 +143,10 @@ class LearnedExtractor:
             return []
         asked = request.fields if self.asks_every_field else wanted
         lists = [f.field for f in asked if f.many]
-        held = [f.field for f in asked if f.held and not f.many]
+        # A held field the rules' facts feed (a keyed slot, "intent:...", included) keeps the
+        # reader's own floor: the lower bar is for a field nothing else read, and an answer
+        # read under the floor there competed with the rules' fact and lost its condition.
+        held = [f.field for f in asked if f.held and not f.many and not _fed(f.slot, ruled)]
         found = await self.judge.field_statements(
             request.transcript, [f.field for f in asked], lists, held
         )
@@ -178,6 +181,14 @@ class LearnedExtractor:
                     )
                 )
         return facts
+
+
+def _fed(slot: str, facts: Sequence[ExtractedFact]) -> bool:
+    """Whether a stated fact has `slot` or a keyed slot of it (`slot:key`)."""
+    return any(
+        f.slot is not None and not f.negated and (f.slot == slot or f.slot.startswith(f"{slot}:"))
+        for f in facts
+    )
 
 
 def _said_at(statement: FieldStatement, transcript: Sequence[Message]) -> tuple[int, int]:

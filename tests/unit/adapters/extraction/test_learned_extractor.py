@@ -178,10 +178,45 @@ async def test_a_held_field_may_take_the_latest_said_answer_not_the_most_probabl
     assert [(f.slot, f.value) for f in best] == [("tier", "Gold"), ("city", "Lyon")]
 
 
+async def test_a_held_field_the_rules_feed_by_a_keyed_slot_is_not_read_as_held() -> None:
+    """The rules' "intent:..." fact states the held intent with its condition: the reader
+    reads the field at its own floor there, not the held one (ADR 0128)."""
+    holding: list[tuple[str, ...]] = []
+
+    @dataclass
+    class Recording(JudgeBySentence):
+        async def field_statements(
+            self,
+            transcript: Sequence[Message],
+            fields: Sequence[str],
+            lists: Collection[str] = (),
+            held: Collection[str] = (),
+        ) -> list[FieldStatement]:
+            holding.append(tuple(held))
+            return []
+
+    rules = FixedRules(
+        [ExtractedFact("f0", "adds shifts", "intent:add_shifts", (0,), value="add shifts")]
+    )
+    request = ExtractionRequest(
+        [Message(Role.SUBJECT, "We plan to add shifts, as long as demand holds.", AT)],
+        occurred_at=AT,
+        fields=(
+            FieldSlot("purchase_intent", "intent", held=True),
+            FieldSlot("budget", "budget", held=True),
+        ),
+    )
+
+    await LearnedExtractor(rules, Recording({}), asks_every_field=True).extract(request)
+
+    assert holding == [("budget",)]
+
+
 async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> None:
     """The rules fed the budget; the one-pass reader is still asked it (its fields compete
     for a line's words), and what it reads for the budget proposes nothing. The single-valued
-    fields the subject holds are named to it as held (ADR 0128), a list field never."""
+    fields the subject holds and the rules fed nothing are named to it as held (ADR 0128), a
+    list field never."""
     asked: list[tuple[str, ...]] = []
     listed: list[tuple[str, ...]] = []
     holding: list[tuple[str, ...]] = []
@@ -223,7 +258,7 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
 
     assert asked == [("budget", "membership", "allergies"), ("membership", "allergies")]
     assert listed == [("allergies",), ("allergies",)]
-    assert holding == [("budget", "membership"), ("membership",)]
+    assert holding == [("membership",), ("membership",)]  # the rules' budget: not as held
     assert [(f.slot, f.value) for f in every] == [("budget", "40k"), ("tier", "gold tier")]
     assert [(f.slot, f.value) for f in wanted] == [(f.slot, f.value) for f in every]
 
