@@ -63,9 +63,14 @@ class JudgeBySentence:
         lists: Collection[str] = (),
         held: Collection[str] = (),
     ) -> list[FieldStatement]:
+        self.asks.append((tuple(fields), tuple(lists), tuple(held)))
         return [s for s in self.stated if s.field in fields]
 
     stated: tuple[FieldStatement, ...] = ()
+    # What each reading of fields asked: the fields, the lists, the held fields.
+    asks: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
+        default_factory=list
+    )
 
 
 def _about(statement: Statement, p: float, *, forget: bool = False) -> Judgement:
@@ -181,20 +186,6 @@ async def test_a_held_field_may_take_the_latest_said_answer_not_the_most_probabl
 async def test_a_held_field_the_rules_feed_by_a_keyed_slot_is_not_read_as_held() -> None:
     """The rules' "intent:..." fact states the held intent with its condition: the reader
     reads the field at its own floor there, not the held one (ADR 0128)."""
-    holding: list[tuple[str, ...]] = []
-
-    @dataclass
-    class Recording(JudgeBySentence):
-        async def field_statements(
-            self,
-            transcript: Sequence[Message],
-            fields: Sequence[str],
-            lists: Collection[str] = (),
-            held: Collection[str] = (),
-        ) -> list[FieldStatement]:
-            holding.append(tuple(held))
-            return []
-
     rules = FixedRules(
         [ExtractedFact("f0", "adds shifts", "intent:add_shifts", (0,), value="add shifts")]
     )
@@ -207,9 +198,11 @@ async def test_a_held_field_the_rules_feed_by_a_keyed_slot_is_not_read_as_held()
         ),
     )
 
-    await LearnedExtractor(rules, Recording({}), asks_every_field=True).extract(request)
+    judge = JudgeBySentence({})
 
-    assert holding == [("budget",)]
+    await LearnedExtractor(rules, judge, asks_every_field=True).extract(request)
+
+    assert [held for _, _, held in judge.asks] == [("budget",)]
 
 
 async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> None:
@@ -217,26 +210,8 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     for a line's words), and what it reads for the budget proposes nothing. The single-valued
     fields the subject holds and the rules fed nothing are named to it as held (ADR 0128), a
     list field never."""
-    asked: list[tuple[str, ...]] = []
-    listed: list[tuple[str, ...]] = []
-    holding: list[tuple[str, ...]] = []
-
-    @dataclass
-    class Recording(JudgeBySentence):
-        async def field_statements(
-            self,
-            transcript: Sequence[Message],
-            fields: Sequence[str],
-            lists: Collection[str] = (),
-            held: Collection[str] = (),
-        ) -> list[FieldStatement]:
-            asked.append(tuple(fields))
-            listed.append(tuple(lists))
-            holding.append(tuple(held))
-            return await super().field_statements(transcript, fields, lists)
-
     rules = FixedRules([ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")])
-    judge = Recording(
+    judge = JudgeBySentence(
         {},
         stated=(
             FieldStatement(0, "50k", "budget", 9.0),
@@ -256,6 +231,7 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     every = await LearnedExtractor(rules, judge, asks_every_field=True).extract(request)
     wanted = await LearnedExtractor(rules, judge).extract(request)
 
+    asked, listed, holding = (list(a) for a in zip(*judge.asks, strict=True))
     assert asked == [("budget", "membership", "allergies"), ("membership", "allergies")]
     assert listed == [("allergies",), ("allergies",)]
     assert holding == [("membership",), ("membership",)]  # the rules' budget: not as held
