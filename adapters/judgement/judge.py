@@ -318,9 +318,14 @@ class LearnedJudge:
         return out
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
+        self,
+        transcript: Sequence[Message],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        held: Collection[str] = (),
     ) -> list[FieldStatement]:
-        """The clauses the field head reads as stating a field (list fields at the same bar);
+        """The clauses the field head reads as stating a field (list and held fields at the
+        same bar);
         when the heads say so (`span_values`), each narrowed to the words the span tagger
         gives that field inside the clause (the value), the clause kept where it tags none. On
         the blind dev half the narrowing lost more matches than it made (the tagger's span

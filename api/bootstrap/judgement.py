@@ -126,23 +126,25 @@ def qa_field_reader(
     floor: float | None = None,
     list_floor: float | None = None,
     spread_lists: bool = False,
+    held_floor: float | None = None,
 ) -> QaFieldReader:
     """The one-pass QA reader of fields (ADR 0107): the shipped file, or a deployment's own
     pinned; one per file and process (the proposer's extractor and the backend's share it).
     With `spread_lists` a list field's spans are measured by all its items (ADR 0129)."""
     if path is None:
         packaged = QaFieldReader.packaged(spread_lists=spread_lists)
-        if floor is None and list_floor is None:
+        if floor is None and list_floor is None and held_floor is None:
             return packaged
         return QaFieldReader(
             packaged.model,
             packaged.floor if floor is None else floor,
             packaged.list_floor if list_floor is None else list_floor,
-            spread_lists,
+            packaged.held_floor if held_floor is None else held_floor,
+            spread_lists=spread_lists,
         )
     if floor is None:
         raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
-    reader = QaFieldReader.load(path, sha256, floor, list_floor)
+    reader = QaFieldReader.load(path, sha256, floor, list_floor, held_floor)
     reader.spread_lists = spread_lists
     return reader
 
@@ -161,11 +163,18 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         settings.qa_reader_sha256,
         settings.qa_reader_floor,
         settings.qa_reader_list_floor,
-        settings.qa_reader_list_spread,
+        spread_lists=settings.qa_reader_list_spread,
+        held_floor=settings.qa_reader_held_floor,
     )
     stance = answer_stance(settings, judge)
     fields_judge = QaReadingJudge(judge, reader, agreement_floor=agreement_floor(settings))
-    return LearnedExtractor(rules, fields_judge, asks_every_field=True, stance=stance)
+    return LearnedExtractor(
+        rules,
+        fields_judge,
+        asks_every_field=True,
+        stance=stance,
+        latest_of_held=settings.held_answer == "latest",
+    )
 
 
 def answer_stance(

@@ -77,6 +77,14 @@ class LearnedExtractorSettings(NestedSettings):
     # not by one item's share of it (ADR 0129); the shipped file's list floor is then the one
     # fitted so; a deployment's own file needs a list floor fitted with `--spread-lists`.
     qa_reader_list_spread: bool = False
+    # A single-valued field the subject holds a statement of already (the profile's value, a
+    # pending or superseded change) is read from `qa_reader_held_floor`: a session stating it
+    # again is where an update is said (ADR 0128). For the shipped file, its own; for a
+    # deployment's file without it, its `qa_reader_floor`.
+    qa_reader_held_floor: float | None = Field(default=None, ge=-20, le=20)
+    # Which answer of such a held field a session proposes: `best`, its most probable, as for
+    # any field; `latest`, the latest said over the floor (ADR 0128).
+    held_answer: Literal["best", "latest"] = "best"
     # Whether the QA reader's answers are read for whether their sentence states the value
     # (ADR 0121): `learned`, the shipped stance head or a deployment's own (`python -m
     # factledger.bench.judgement.stance --out FILE`) pinned by SHA-256; `none`, every answer
@@ -99,7 +107,11 @@ class LearnedExtractorSettings(NestedSettings):
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).
     @field_validator(
-        "qa_reader_path", "qa_reader_floor", "qa_reader_list_floor", "qa_reader_agreement_floor"
+        "qa_reader_path",
+        "qa_reader_floor",
+        "qa_reader_list_floor",
+        "qa_reader_held_floor",
+        "qa_reader_agreement_floor",
     )
     @classmethod
     def _only_for_the_qa_reader(cls, value: object, info: ValidationInfo) -> object:

@@ -24,7 +24,9 @@ class SentenceJudge(Protocol):
       `fields` (any schema's field names), each with its probability; only the subject's
       lines are read, the agent's question before a line only helps to read it. `lists`
       names the list fields among `fields`: a reader may hold their statements to a bar of
-      their own (each of them is proposed, not only the best).
+      their own (each of them is proposed, not only the best); `held` names the fields the
+      subject holds a statement of already, which a reader may read at a bar of its own
+      (a new statement there is an expected update, ADR 0128).
     - `field_of` names the one of `fields` a sentence most likely speaks of (the field
       head's best, however unsure) with its probability; None without fields. A request to
       forget states no value, so no field clears `field_statements`' bar: this ranks them.
@@ -34,7 +36,11 @@ class SentenceJudge(Protocol):
     async def judge(self, sentences: Sequence[str]) -> list[Judgement]: ...
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
+        self,
+        transcript: Sequence[Message],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        held: Collection[str] = (),
     ) -> list[FieldStatement]: ...
 
     async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None: ...

@@ -58,6 +58,9 @@ class FieldSlot:
     field: str
     slot: str
     many: bool = False  # a list field: every value stated, not only the last
+    # The subject holds a statement of this field already (the profile's value, or a pending
+    # or superseded change): a session stating it again is where an update is said (ADR 0128).
+    held: bool = False
 
 
 @dataclass(frozen=True, slots=True)

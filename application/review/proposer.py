@@ -42,10 +42,28 @@ from factledger.application.review.forget_requests import (
     without_requests,
 )
 from factledger.domain.events import SessionRecorded
-from factledger.domain.provenance import Actor
+from factledger.domain.provenance import Actor, ChangeStatus, Operation
 from factledger.domain.sessions import transcript_from_payload
+from factledger.domain.subject import Subject
 
 log = structlog.get_logger(__name__)
+
+
+# The statements a session may update: a value the profile holds, or one said before and
+# still standing (pending, or superseded by a newer statement); a rejected or forgotten one
+# is not the subject's.
+_STANDING = frozenset({ChangeStatus.PENDING, ChangeStatus.CONFIRMED, ChangeStatus.SUPERSEDED})
+
+
+def held_fields(subject: Subject) -> frozenset[str]:
+    """The fields the subject holds a statement of: the extractor may read them at a lower
+    bar, since a session stating one of them again is where an update is said (ADR 0128)."""
+    stated = {
+        c.field
+        for c in subject.changes.values()
+        if c.status in _STANDING and c.operation is Operation.SET
+    }
+    return frozenset(subject.fields) | stated
 
 
 class Review(StrEnum):
@@ -97,7 +115,12 @@ class SessionProposer:
             context = ExtractionContext(
                 tenant, subject.kind, event.channel, event.conversation_type
             )
-            fields = tuple(FieldSlot(f.field, f.slots[0], f.many) for f in feeds.fields if f.slots)
+            held = held_fields(subject)
+            fields = tuple(
+                FieldSlot(f.field, f.slots[0], f.many, f.field in held)
+                for f in feeds.fields
+                if f.slots
+            )
             request = ExtractionRequest(
                 transcript, occurred_at=event.started_at, context=context, fields=fields
             )

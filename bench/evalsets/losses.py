@@ -22,6 +22,7 @@ proposal is then put in the first class that holds:
 The counts are given overall, by field and class, and by domain, field and class
 (`missed_by_domain_field_class`, `+proposed` folded in: ADR 0129); `--detail` names each
 miss's domain.
+`--updates` classifies only the expected proposals that update an earlier value (ADR 0128).
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ def recording(recorder: Recorder) -> Iterator[None]:
             reader = self.judge.reader
             names = [f.field for f in request.fields]
             lists = frozenset(f.field for f in request.fields if f.many)
+            held = frozenset(f.field for f in request.fields if f.held)
             read = await asyncio.to_thread(
                 _unfloored(reader).answers_sync, subject_lines(request.transcript), names, lists
             )
@@ -104,7 +106,7 @@ def recording(recorder: Recorder) -> Iterator[None]:
                     tuple(await self.rules.extract(request)),
                     tuple(facts),
                     tuple(read),
-                    {n: reader.floor_of(n, lists) for n in names},
+                    {n: reader.floor_of(n, lists, held) for n in names},
                 )
             )
         return facts
@@ -163,7 +165,12 @@ def classify(e: Expected, n: int, run: CaseRun, call: Extraction | None) -> tupl
 
 
 async def losses(
-    directory: Path, detail: list[dict[str, Any]] | None = None, *, agreement: bool = False
+    directory: Path,
+    detail: list[dict[str, Any]] | None = None,
+    *,
+    agreement: bool = False,
+    only_updates: bool = False,
+    held_floor: float | None = None,
 ) -> dict[str, Any]:
     if "heldout" in directory.parts:
         raise SystemExit("losses reads the cases: dev halves only")
@@ -176,15 +183,18 @@ async def losses(
     clock = ManualClock(min(s.at for c in cases for s in c.sessions))
     needs = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
     with tempfile.TemporaryDirectory(prefix="factledger-losses-") as data_dir:
-        settings = blind_settings(
-            Path(data_dir), {"kind": "learned", "qa_reader_agreement": agreement}, "bare"
-        )
+        extractor: dict[str, Any] = {"kind": "learned", "qa_reader_agreement": agreement}
+        if held_floor is not None:
+            extractor["qa_reader_held_floor"] = held_floor
+        settings = blind_settings(Path(data_dir), extractor, "bare")
         async with open_runtime(settings, needs, clock=clock) as runtime:
             for case in cases:
                 recorder.calls.clear()
                 with recording(recorder):
                     run = await run_case(runtime, clock, case)
-                _tally(run, recorder.calls, classes, by_field, by_domain, margins, detail)
+                _tally(
+                    run, recorder.calls, classes, by_field, by_domain, margins, detail, only_updates
+                )
     return {
         "set": directory.parent.name,
         "missed": sum(classes.values()),
@@ -203,12 +213,13 @@ def _tally(
     by_domain: Counter[str],
     margins: list[float],
     detail: list[dict[str, Any]] | None = None,
+    only_updates: bool = False,
 ) -> None:
     made = [m for m in run.made if m.proposal.operation is not Operation.FORGET]
     matched = match_expected(run.case, made)
     for n, session in enumerate(run.case.sessions):
         for i, e in enumerate(session.proposals):
-            if (n, i) in matched:
+            if (n, i) in matched or (only_updates and e.updates is None):
                 continue
             name, margin = classify(e, n, run, _call_of(run.case, n, calls))
             classes[name] += 1
@@ -222,6 +233,10 @@ def _tally(
                         "session": n,
                         "field": e.field,
                         "keywords": e.keywords,
+                        "updates": e.updates,
+                        "proposed_before": any(
+                            m.proposal.field == e.field for m in made if m.session < n
+                        ),
                         "class": name,
                         "margin": margin,
                         "lines": run.case.sessions[n].lines,
@@ -237,10 +252,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("sets", nargs="+", type=Path, help="blind sets' dev directories")
     add_agreement_option(parser)
     parser.add_argument("--detail", type=Path, help="also write each miss, with its lines, here")
+    parser.add_argument(
+        "--updates", action="store_true", help="only the expected updates of an earlier value"
+    )
+    parser.add_argument(
+        "--held-floor", type=float, help="the QA reader's floor for held fields (ADR 0128)"
+    )
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
-    results = [asyncio.run(losses(d, detail, agreement=args.agreement)) for d in args.sets]
+    results = [
+        asyncio.run(
+            losses(
+                d,
+                detail,
+                agreement=args.agreement,
+                only_updates=args.updates,
+                held_floor=args.held_floor,
+            )
+        )
+        for d in args.sets
+    ]
     sys.stdout.write(json.dumps(results, indent=2) + "\n")
     if args.detail is not None:
         args.detail.write_text(json.dumps(detail, indent=1) + "\n", encoding="utf-8")

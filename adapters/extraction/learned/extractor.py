@@ -73,6 +73,10 @@ class LearnedExtractor:
     # Reads whether the sentence each of the judge's field answers stands on states that
     # field's value (ADR 0121); None: every answer over the reader's floor is kept.
     stance: AnswerStanceReader | None = None
+    # A single-valued field the subject holds a statement of: the session's latest-said answer
+    # over the floor, not its most probable (ADR 0128: where a held field is said again, the
+    # update is what the subject ends on); False: the most probable, as for any field.
+    latest_of_held: bool = False
 
     VERSION = 1
 
@@ -139,8 +143,12 @@ class LearnedExtractor:
             return []
         asked = request.fields if self.asks_every_field else wanted
         lists = [f.field for f in asked if f.many]
+        # A held field the rules' facts feed (a keyed slot, "intent:...", included) keeps the
+        # reader's own floor: the lower bar is for a field nothing else read, and an answer
+        # read under the floor there competed with the rules' fact and lost its condition.
+        held = [f.field for f in asked if f.held and not f.many and not _fed(f.slot, ruled)]
         found = await self.judge.field_statements(
-            request.transcript, [f.field for f in asked], lists
+            request.transcript, [f.field for f in asked], lists, held
         )
         hedged: set[FieldStatement] = set()
         if self.stance is not None:
@@ -152,7 +160,12 @@ class LearnedExtractor:
             stated = sorted(
                 (s for s in found if s.field == spec.field), key=lambda s: s.p, reverse=True
             )
-            chosen = stated if spec.many else stated[:1]
+            if spec.many:
+                chosen = stated
+            elif spec.held and self.latest_of_held and stated:
+                chosen = [max(stated, key=lambda s: _said_at(s, request.transcript))]
+            else:
+                chosen = stated[:1]
             for s in sorted(chosen, key=lambda s: s.message_index):
                 line = request.transcript[s.message_index].text
                 facts.append(
@@ -168,6 +181,20 @@ class LearnedExtractor:
                     )
                 )
         return facts
+
+
+def _fed(slot: str, facts: Sequence[ExtractedFact]) -> bool:
+    """Whether a stated fact has `slot` or a keyed slot of it (`slot:key`)."""
+    return any(
+        f.slot is not None and not f.negated and (f.slot == slot or f.slot.startswith(f"{slot}:"))
+        for f in facts
+    )
+
+
+def _said_at(statement: FieldStatement, transcript: Sequence[Message]) -> tuple[int, int]:
+    """Where an answer was said: its line, then where its words start in the line."""
+    line = transcript[statement.message_index].text
+    return statement.message_index, line.find(statement.clause)
 
 
 def _standing(fact: ExtractedFact, said: dict[int, list[str]]) -> tuple[int, int] | None:

@@ -29,10 +29,16 @@ class QaReadingJudge:
         return await self.inner.judge(sentences)
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
+        self,
+        transcript: Sequence[Message],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        held: Collection[str] = (),
     ) -> list[FieldStatement]:
+        """The reader's answers; with the heads' agreement (ADR 0122) the held fields are read
+        at the reader's own floor: the two lower bars were not measured together."""
         if self.agreement_floor is None:
-            return await self.reader.field_statements(transcript, fields, lists)
+            return await self.reader.field_statements(transcript, fields, lists, held=held)
         return await agreed_statements(
             self.reader, self.inner, transcript, fields, lists, self.agreement_floor
         )

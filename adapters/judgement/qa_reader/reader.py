@@ -41,6 +41,10 @@ PACKAGED_QA_READER_LIST_FLOOR = 6.0
 # the kept-out list answers are at least as precise as at the list floor above (0.741 against
 # 0.729: `python -m factledger.bench.judgement.qa_reader.floor --spread-lists`).
 PACKAGED_QA_READER_SPREAD_LIST_FLOOR = 7.5
+# A single-valued field the subject holds a statement of already, where a session stating it
+# again is where an update is said: the lowest floor of ADR 0128's grid that cost the blind
+# dev halves no more than 0.005 of precision.
+PACKAGED_QA_READER_HELD_FLOOR: float | None = 4.5
 BATCH = 16
 # The reader was trained asking 9-12 fields at once; a kind with more is asked them in groups,
 # so that the fields' words and the line stay well inside the encoder's 512 positions.
@@ -88,11 +92,14 @@ class FieldAnswer:
 @dataclass(slots=True)
 class QaFieldReader:
     """Reads lines with the model in `model` (checked against its pin by `load`); a list
-    field's answers are kept from `list_floor` (None: from `floor`)."""
+    field's answers are kept from `list_floor` (None: from `floor`); a single-valued field
+    the subject holds a statement of already, from `held_floor` (None: from `floor`; ADR
+    0128)."""
 
     model: bytes
     floor: float
     list_floor: float | None = None
+    held_floor: float | None = None
     # A list field's spans measured by the mass of all its items (ADR 0129, `decode.answers`).
     spread_lists: bool = False
     _loaded: LoadedGraph | None = field(default=None, repr=False)
@@ -100,11 +107,16 @@ class QaFieldReader:
 
     @classmethod
     def load(
-        cls, path: Path, sha256: str | None, floor: float, list_floor: float | None = None
+        cls,
+        path: Path,
+        sha256: str | None,
+        floor: float,
+        list_floor: float | None = None,
+        held_floor: float | None = None,
     ) -> QaFieldReader:
         raw = read_pinned(path, sha256, QaReaderIntegrityError, "QA reader file")
         read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
-        return cls(raw, floor, list_floor)
+        return cls(raw, floor, list_floor, held_floor)
 
     @classmethod
     def packaged(cls, *, spread_lists: bool = False) -> QaFieldReader:
@@ -113,13 +125,18 @@ class QaFieldReader:
             PACKAGED_QA_READER_SHA256,
             PACKAGED_QA_READER_FLOOR,
             PACKAGED_QA_READER_SPREAD_LIST_FLOOR if spread_lists else PACKAGED_QA_READER_LIST_FLOOR,
+            PACKAGED_QA_READER_HELD_FLOOR,
         )
         reader.spread_lists = spread_lists
         return reader
 
-    def floor_of(self, field_name: str, lists: Collection[str]) -> float:
-        if field_name in lists and self.list_floor is not None:
-            return self.list_floor
+    def floor_of(
+        self, field_name: str, lists: Collection[str], held: Collection[str] = ()
+    ) -> float:
+        if field_name in lists:
+            return self.floor if self.list_floor is None else self.list_floor
+        if field_name in held and self.held_floor is not None:
+            return self.held_floor
         return self.floor
 
     def _ready(self) -> LoadedGraph:
@@ -142,11 +159,13 @@ class QaFieldReader:
         fields: Sequence[str],
         lists: Collection[str] = (),
         floor: float | None = None,
+        held: Collection[str] = (),
     ) -> list[FieldAnswer]:
         """Every answer of every field that clears its floor (a field may have several in a
         line, best first; `lists`, the list fields among `fields`, clear the list floor;
-        `floor`, when given, is every field's); an answer found in two overlapping windows
-        once, at its best."""
+        `held`, the single-valued fields the subject holds, the held floor; `floor`, when
+        given, is every field's); an answer found in two overlapping windows once, at its
+        best."""
         if not lines or not fields:
             return []
         loaded = self._ready()
@@ -173,7 +192,7 @@ class QaFieldReader:
                         w.first_line_token,
                         w.offsets,
                         line.text,
-                        margin=self.floor_of(name, lists) if floor is None else floor,
+                        margin=self.floor_of(name, lists, held) if floor is None else floor,
                         many=True,
                         spread=self.spread_lists and name in lists,
                     ):
@@ -191,14 +210,15 @@ class QaFieldReader:
         fields: Sequence[str],
         lists: Collection[str] = (),
         floor: float | None = None,
+        held: Collection[str] = (),
     ) -> list[FieldStatement]:
         """The words of the subject's lines that state each of `fields`; `p` is the answer's
-        margin over "no value" (at least its floor, or `floor` when given), which only
-        orders them."""
+        margin over "no value" (at least its floor, the held floor for `held`, or `floor`
+        when given), which only orders them."""
         lines = subject_lines(transcript)
         if not lines or not fields:
             return []
         found = await asyncio.to_thread(
-            self.answers_sync, lines, list(fields), frozenset(lists), floor
+            self.answers_sync, lines, list(fields), frozenset(lists), floor, frozenset(held)
         )
         return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]

@@ -57,11 +57,20 @@ class JudgeBySentence:
         return None
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
+        self,
+        transcript: Sequence[Message],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        held: Collection[str] = (),
     ) -> list[FieldStatement]:
+        self.asks.append((tuple(fields), tuple(lists), tuple(held)))
         return [s for s in self.stated if s.field in fields]
 
     stated: tuple[FieldStatement, ...] = ()
+    # What each reading of fields asked: the fields, the lists, the held fields.
+    asks: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
+        default_factory=list
+    )
 
 
 def _about(statement: Statement, p: float, *, forget: bool = False) -> Judgement:
@@ -150,23 +159,59 @@ async def test_fields_the_rules_fed_nothing_take_the_clauses_the_judge_reads_as_
     ]
 
 
+async def test_a_held_field_may_take_the_latest_said_answer_not_the_most_probable() -> None:
+    """ADR 0128's option: where the subject says a held field again, what they end on."""
+    judge = JudgeBySentence(
+        {},
+        stated=(
+            FieldStatement(0, "Gold", "tier", 9.0),
+            FieldStatement(0, "Silver", "tier", 6.0),
+            FieldStatement(0, "Lyon", "city", 9.0),
+            FieldStatement(0, "Paris", "city", 6.0),
+        ),
+    )
+    request = ExtractionRequest(
+        [Message(Role.SUBJECT, "Not Gold, it is Silver; moving from Lyon to Paris.", AT)],
+        occurred_at=AT,
+        fields=(FieldSlot("tier", "tier", held=True), FieldSlot("city", "city")),
+    )
+
+    latest = await LearnedExtractor(FixedRules([]), judge, latest_of_held=True).extract(request)
+    best = await LearnedExtractor(FixedRules([]), judge).extract(request)
+
+    assert [(f.slot, f.value) for f in latest] == [("tier", "Silver"), ("city", "Lyon")]
+    assert [(f.slot, f.value) for f in best] == [("tier", "Gold"), ("city", "Lyon")]
+
+
+async def test_a_held_field_the_rules_feed_by_a_keyed_slot_is_not_read_as_held() -> None:
+    """The rules' "intent:..." fact states the held intent with its condition: the reader
+    reads the field at its own floor there, not the held one (ADR 0128)."""
+    rules = FixedRules(
+        [ExtractedFact("f0", "adds shifts", "intent:add_shifts", (0,), value="add shifts")]
+    )
+    request = ExtractionRequest(
+        [Message(Role.SUBJECT, "We plan to add shifts, as long as demand holds.", AT)],
+        occurred_at=AT,
+        fields=(
+            FieldSlot("purchase_intent", "intent", held=True),
+            FieldSlot("budget", "budget", held=True),
+        ),
+    )
+
+    judge = JudgeBySentence({})
+
+    await LearnedExtractor(rules, judge, asks_every_field=True).extract(request)
+
+    assert [held for _, _, held in judge.asks] == [("budget",)]
+
+
 async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> None:
     """The rules fed the budget; the one-pass reader is still asked it (its fields compete
-    for a line's words), and what it reads for the budget proposes nothing."""
-    asked: list[tuple[str, ...]] = []
-    listed: list[tuple[str, ...]] = []
-
-    @dataclass
-    class Recording(JudgeBySentence):
-        async def field_statements(
-            self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
-        ) -> list[FieldStatement]:
-            asked.append(tuple(fields))
-            listed.append(tuple(lists))
-            return await super().field_statements(transcript, fields, lists)
-
+    for a line's words), and what it reads for the budget proposes nothing. The single-valued
+    fields the subject holds and the rules fed nothing are named to it as held (ADR 0128), a
+    list field never."""
     rules = FixedRules([ExtractedFact("f0", "budget is 40k", "budget", (0,), value="40k")])
-    judge = Recording(
+    judge = JudgeBySentence(
         {},
         stated=(
             FieldStatement(0, "50k", "budget", 9.0),
@@ -176,14 +221,20 @@ async def test_a_reader_that_reads_every_field_at_once_is_asked_them_all() -> No
     request = ExtractionRequest(
         [Message(Role.SUBJECT, "Budget is 40k, ours is 50k, the gold tier.", AT)],
         occurred_at=AT,
-        fields=(FieldSlot("budget", "budget"), FieldSlot("membership", "tier")),
+        fields=(
+            FieldSlot("budget", "budget", held=True),
+            FieldSlot("membership", "tier", held=True),
+            FieldSlot("allergies", "allergies", many=True, held=True),
+        ),
     )
 
     every = await LearnedExtractor(rules, judge, asks_every_field=True).extract(request)
     wanted = await LearnedExtractor(rules, judge).extract(request)
 
-    assert asked == [("budget", "membership"), ("membership",)]
-    assert listed == [(), ()]
+    asked, listed, holding = (list(a) for a in zip(*judge.asks, strict=True))
+    assert asked == [("budget", "membership", "allergies"), ("membership", "allergies")]
+    assert listed == [("allergies",), ("allergies",)]
+    assert holding == [("membership",), ("membership",)]  # the rules' budget: not as held
     assert [(f.slot, f.value) for f in every] == [("budget", "40k"), ("tier", "gold tier")]
     assert [(f.slot, f.value) for f in wanted] == [(f.slot, f.value) for f in every]
 

@@ -20,6 +20,10 @@ from factledger.adapters.judgement.qa_reader.reader import (
 )
 from factledger.domain.transcript import Message, Role
 
+SALARY_ASKED = (
+    Message(Role.AGENT, "What salary are you hoping for?"),
+    Message(Role.SUBJECT, "I'm hoping for around 25,000 cedis a month."),
+)
 FIELDS = ("name", "job_title", "employer", "salary_expectation", "notice_period", "location")
 
 
@@ -115,10 +119,7 @@ def test_every_field_asks_with_its_marker_and_words_before_the_line() -> None:
 async def test_a_list_fields_answers_clear_the_list_floor_and_the_others_the_floor(
     reader: QaFieldReader,
 ) -> None:
-    said = [
-        Message(Role.AGENT, "What salary are you hoping for?"),
-        Message(Role.SUBJECT, "I'm hoping for around 25,000 cedis a month."),
-    ]
+    said = SALARY_ASKED
     found = await reader.field_statements(said, FIELDS)  # the graph is built: copies share it
     strict = replace(reader, list_floor=99.0)
 
@@ -128,3 +129,20 @@ async def test_a_list_fields_answers_clear_the_list_floor_and_the_others_the_flo
     assert "salary_expectation" in {s.field for s in found}
     assert "salary_expectation" not in {s.field for s in as_list}
     assert as_single == found
+
+
+async def test_a_held_single_fields_answers_clear_the_held_floor_a_held_lists_its_own(
+    reader: QaFieldReader,
+) -> None:
+    said = SALARY_ASKED
+    found = await reader.field_statements(said, FIELDS)
+    strict = replace(reader, held_floor=99.0)
+
+    as_held = await strict.field_statements(said, FIELDS, held={"salary_expectation"})
+    as_held_list = await strict.field_statements(
+        said, FIELDS, lists={"salary_expectation"}, held={"salary_expectation"}
+    )
+
+    assert "salary_expectation" not in {s.field for s in as_held}
+    assert await strict.field_statements(said, FIELDS) == found
+    assert as_held_list == await strict.field_statements(said, FIELDS, lists={"salary_expectation"})

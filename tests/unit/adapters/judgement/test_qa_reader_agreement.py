@@ -55,7 +55,11 @@ class ClauseReader:
     asked: list[tuple[str, ...]] = field(default_factory=list)
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
+        self,
+        transcript: Sequence[Message],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        held: Collection[str] = (),
     ) -> list[FieldStatement]:
         self.asked.append(tuple(fields))
         return self.clauses

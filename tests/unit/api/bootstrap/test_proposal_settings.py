@@ -155,6 +155,11 @@ def test_the_learned_extractor_reads_fields_with_the_qa_reader_unless_told_the_h
             "qa_reader_list_floor",
         ),
         ('{"kind": "learned", "qa_reader_list_floor": -21}', "qa_reader_list_floor"),
+        (
+            '{"kind": "learned", "field_reader": "heads", "qa_reader_held_floor": 4}',
+            "qa_reader_held_floor",
+        ),
+        ('{"kind": "learned", "held_answer": "first"}', "held_answer"),
     ],
 )
 def test_a_field_reader_setting_that_cannot_hold_is_refused_naming_it(

@@ -53,7 +53,11 @@ class PhraseJudge:
         ]
 
     async def field_statements(
-        self, transcript: Sequence[Message], fields: Sequence[str], lists: Collection[str] = ()
+        self,
+        transcript: Sequence[Message],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        held: Collection[str] = (),
     ) -> list[FieldStatement]:
         return []
 

@@ -286,6 +286,24 @@ async def test_the_extractor_is_told_the_kinds_fields_and_the_slot_feeding_each(
     assert fields["budget"] == FieldSlot("budget", "budget")
 
 
+async def test_the_extractor_is_told_which_fields_the_subject_holds_a_statement_of(
+    rig: Rig,
+) -> None:
+    """A session stating a held field again is where an update is said (ADR 0128): the
+    pending budget of the first session is held in the second; a field never said is not."""
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (LEAD, "Our budget is 40k a year."))
+    extractor = RecordingExtractor()
+    await rig.worker(extractor).run_once()
+    rig.record(lead, "s2", day(4, 9), (LEAD, "The budget went up to 55k."))
+
+    await rig.worker(extractor).run_once()
+
+    first, second = [r for r in extractor.requests if r.fields]
+    assert not any(f.held for f in first.fields)
+    assert {f.field for f in second.fields if f.held} == {"budget"}
+
+
 async def test_a_kind_nobody_configured_is_asked_the_fields_expected_of_anyone(
     rig: Rig,
 ) -> None:
