@@ -22,6 +22,7 @@ from pydantic import SecretStr
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest, mint_token
 from factledger.api.settings import AuthSettings, JwtKeySettings
 from factledger.bench.load.servers import _children, started
+from factledger.client.transport import retry_after_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TENANT = "acme"
@@ -56,17 +57,22 @@ class Auth:
 async def send(
     http: httpx.AsyncClient, path: str, body: object, headers: dict[str, str], key: str
 ) -> httpx.Response:
-    """POSTs until answered (2xx, or a 4xx other than 409), with the same key each time."""
+    """POSTs until answered (2xx, or a 4xx other than 409 and 429), with the same key each
+    time; a 429 is waited out for its `Retry-After`: the tenant's share of concurrent writes can
+    be full while the survivor takes the killed process's clients, and a caller under load
+    retries it."""
     deadline = time.monotonic() + RETRY_FOR_S
     while True:
+        wait = 0.2
         try:
             response = await http.post(path, json=body, headers={**headers, "Idempotency-Key": key})
-            if response.status_code < 500 and response.status_code != 409:
+            if response.status_code < 500 and response.status_code not in (409, 429):
                 return response
+            wait = retry_after_of(response) or wait
         except httpx.TransportError:
             pass
         assert time.monotonic() < deadline, f"{path} never answered"
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(wait)
 
 
 async def client(
