@@ -144,9 +144,9 @@ def qa_field_reader(
         )
     if floor is None:
         raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
-    reader = QaFieldReader.load(path, sha256, floor, list_floor, held_floor)
-    reader.spread_lists = spread_lists
-    return reader
+    return QaFieldReader.load(
+        path, sha256, floor, list_floor, held_floor, spread_lists=spread_lists
+    )
 
 
 def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> LearnedExtractor:

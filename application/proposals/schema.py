@@ -27,7 +27,12 @@ class FieldFeed:
         return self.type is ValueType.LIST
 
     def takes(self, slot: str) -> bool:
-        return any(slot == s or slot.startswith(f"{s}:") for s in self.slots)
+        return any(is_slot_of(slot, s) for s in self.slots)
+
+
+def is_slot_of(slot: str, base: str) -> bool:
+    """`slot` is `base` or a keyed variant of it (`complaint:late_deliveries` of `complaint`)."""
+    return slot == base or slot.startswith(f"{base}:")
 
 
 @dataclass(frozen=True, slots=True)

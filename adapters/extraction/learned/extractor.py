@@ -28,6 +28,7 @@ from factledger.application.memory.extraction import ExtractedFact, ExtractionRe
 from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
 from factledger.application.proposals.candidates import whole_sentence
+from factledger.application.proposals.schema import is_slot_of
 from factledger.domain.hedges import sentences_around
 from factledger.domain.proposal import MAX_CONDITION
 from factledger.domain.transcript import Message, Role
@@ -185,10 +186,7 @@ class LearnedExtractor:
 
 def _fed(slot: str, facts: Sequence[ExtractedFact]) -> bool:
     """Whether a stated fact has `slot` or a keyed slot of it (`slot:key`)."""
-    return any(
-        f.slot is not None and not f.negated and (f.slot == slot or f.slot.startswith(f"{slot}:"))
-        for f in facts
-    )
+    return any(f.slot is not None and not f.negated and is_slot_of(f.slot, slot) for f in facts)
 
 
 def _said_at(statement: FieldStatement, transcript: Sequence[Message]) -> tuple[int, int]:

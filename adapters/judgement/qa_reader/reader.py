@@ -113,22 +113,23 @@ class QaFieldReader:
         floor: float,
         list_floor: float | None = None,
         held_floor: float | None = None,
+        *,
+        spread_lists: bool = False,
     ) -> QaFieldReader:
         raw = read_pinned(path, sha256, QaReaderIntegrityError, "QA reader file")
         read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
-        return cls(raw, floor, list_floor, held_floor)
+        return cls(raw, floor, list_floor, held_floor, spread_lists)
 
     @classmethod
     def packaged(cls, *, spread_lists: bool = False) -> QaFieldReader:
-        reader = cls.load(
+        return cls.load(
             PACKAGED_QA_READER,
             PACKAGED_QA_READER_SHA256,
             PACKAGED_QA_READER_FLOOR,
             PACKAGED_QA_READER_SPREAD_LIST_FLOOR if spread_lists else PACKAGED_QA_READER_LIST_FLOOR,
             PACKAGED_QA_READER_HELD_FLOOR,
+            spread_lists=spread_lists,
         )
-        reader.spread_lists = spread_lists
-        return reader
 
     def floor_of(
         self, field_name: str, lists: Collection[str], held: Collection[str] = ()

@@ -77,8 +77,7 @@ def floor_figures(
     """The file's kept-out figures at every floor of the grid, and its floor by the rule;
     then the same for list fields alone (their answers against their labelled spans), and
     the list floor by the same rule (ADR 0113; None: the list fields keep the floor)."""
-    reader = QaFieldReader.load(path, sha256, min(GRID))
-    reader.spread_lists = spread_lists
+    reader = QaFieldReader.load(path, sha256, min(GRID), spread_lists=spread_lists)
     sessions, gold = kept_out_sessions(corpora)
     started = time.perf_counter()
     reads = read_sessions(reader, sessions)
