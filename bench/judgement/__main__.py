@@ -100,7 +100,7 @@ def _tune_use(args: argparse.Namespace) -> dict[str, object]:
     seeds = range(1, args.seeds + 1)
     files = args.files or PAIR_FILES
     return train_tuned_use(
-        args.corpus or [PACKAGED_CORPUS], args.out, recipe, seeds, files, args.jobs
+        args.corpus or [PACKAGED_CORPUS], args.out, recipe, seeds, files, args.jobs, args.also_at
     )
 
 
@@ -164,6 +164,14 @@ def main(argv: list[str] | None = None) -> None:
     tune.add_argument("--label-smoothing", type=float, default=0.0)
     tune.add_argument(
         "--jobs", type=int, default=1, help="runs trained at once, one process each (same file)"
+    )
+    tune.add_argument(
+        "--also-at",
+        type=int,
+        action="append",
+        default=[],
+        metavar="EPOCHS",
+        help="also write the file the same runs give cut at EPOCHS (FILE.epochsN.npz)",
     )
     tune.add_argument(
         "--cross",

@@ -227,12 +227,15 @@ def train_tuned_use(
     seeds: Sequence[int],
     files: Sequence[str] = PAIR_FILES,
     jobs: int = 1,
+    also_at: Sequence[int] = (),
 ) -> dict[str, object]:
     """One run per seed; the file holds every run's member at the epoch where their mean
     reading of the kept-out pairs accepts the most yeses with none of the others read as one.
     `files`: which labelled files of the directories train and keep out; `jobs`: how many
     runs train at once, each in its own process (a run is seeded and single-threaded, so the
-    file is the same either way)."""
+    file is the same either way); `also_at`: epoch counts at which the same runs are also
+    cut and written beside `out` (`shorter_file`), so one training gives a shorter recipe's
+    file too."""
     every = pairs_in(directories, files)
     train = [p for p in every if not kept_out(p)]
     held = [p for p in every if kept_out(p)]
@@ -247,6 +250,12 @@ def train_tuned_use(
     ]
     runs = in_processes(calls, jobs)
     data, chosen = finish(runs, held, out)
+    # The same runs cut at fewer epochs: what a run of that many epochs would have written
+    # (the epochs before the cut do not depend on how many follow).
+    shorter = {}
+    for cut in sorted({n for n in also_at if n < min(len(run) for run in runs)}):
+        short_data, short = finish([run[:cut] for run in runs], held, shorter_file(out, cut))
+        shorter[cut] = {**short, "sha256": hashlib.sha256(short_data).hexdigest()}
     return {
         "files": list(files),
         "pairs": len(train),
@@ -260,7 +269,12 @@ def train_tuned_use(
         "out": str(out),
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
+        "shorter": shorter,
     }
+
+
+def shorter_file(out: Path, epochs: int) -> Path:
+    return out.with_suffix(f".epochs{epochs}{out.suffix}")
 
 
 FitCall = tuple[list[LabelledPair], Sequence[LabelledPair], TuneRecipe, Path]
