@@ -285,11 +285,15 @@ def in_processes(calls: Sequence[FitCall], jobs: int) -> list[list[Epoch]]:
     if jobs <= 1:
         return [fit(*call) for call in calls]
     spawn = multiprocessing.get_context("spawn")
+    # A process sums in the order its thread count gives: the parent's, so N jobs write the
+    # file one job would.
+    threads = torch.get_num_threads()
     with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn) as pool:
-        return list(pool.map(_fit, calls))
+        return list(pool.map(_fit, calls, [threads] * len(calls)))
 
 
-def _fit(call: FitCall) -> list[Epoch]:
+def _fit(call: FitCall, threads: int) -> list[Epoch]:
+    torch.set_num_threads(threads)
     return fit(*call)
 
 
