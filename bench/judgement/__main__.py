@@ -7,10 +7,11 @@ answer head and its yes threshold, `bench/judgement/answers.py`: the shipped fil
 (the answer cross-encoder, every layer fine-tuned in torch, exported to ONNX int8:
 `bench/judgement/cross/train.py`; needs `pip install torch==2.13.0`)
 `python -m factledger.bench.judgement tune-use [--corpus DIR ...] [--files GLOB ...] [--out FILE]
-[--seeds N]` (the multilingual encoder's upper layers fine-tuned with a pair head, one run per
-seed, read in numpy by the product: `bench/judgement/usem/train.py`; needs torch too; ADR 0105;
+[--seeds N] [--jobs N]` (the multilingual encoder's upper layers fine-tuned with a pair head,
+one run per seed, read in numpy by the product: `bench/judgement/usem/train.py`; needs torch
+too; ADR 0105;
 `--files` names which labelled files of the corpora it reads, ADR 0109; `--cross` reads the
-pair as a cross-encoder, ADR 0117)
+pair as a cross-encoder, ADR 0117; `--jobs N` trains N seeds at once in processes, ADR 0133)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
@@ -98,7 +99,9 @@ def _tune_use(args: argparse.Namespace) -> dict[str, object]:
     )
     seeds = range(1, args.seeds + 1)
     files = args.files or PAIR_FILES
-    return train_tuned_use(args.corpus or [PACKAGED_CORPUS], args.out, recipe, seeds, files)
+    return train_tuned_use(
+        args.corpus or [PACKAGED_CORPUS], args.out, recipe, seeds, files, args.jobs, args.also_at
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -159,6 +162,17 @@ def main(argv: list[str] | None = None) -> None:
     tune.add_argument("--compound", type=float, default=0.5)
     tune.add_argument("--minutes", type=float, default=30.0, help="per run")
     tune.add_argument("--label-smoothing", type=float, default=0.0)
+    tune.add_argument(
+        "--jobs", type=int, default=1, help="runs trained at once, one process each (same file)"
+    )
+    tune.add_argument(
+        "--also-at",
+        type=int,
+        action="append",
+        default=[],
+        metavar="EPOCHS",
+        help="also write the file the same runs give cut at EPOCHS (FILE.epochsN.npz)",
+    )
     tune.add_argument(
         "--cross",
         action="store_true",

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import random
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -224,23 +226,36 @@ def train_tuned_use(
     recipe: TuneRecipe,
     seeds: Sequence[int],
     files: Sequence[str] = PAIR_FILES,
+    jobs: int = 1,
+    also_at: Sequence[int] = (),
 ) -> dict[str, object]:
     """One run per seed; the file holds every run's member at the epoch where their mean
     reading of the kept-out pairs accepts the most yeses with none of the others read as one.
-    `files`: which labelled files of the directories train and keep out."""
+    `files`: which labelled files of the directories train and keep out; `jobs`: how many
+    runs train at once, each in its own process (a run is seeded and single-threaded, so the
+    file is the same either way); `also_at`: epoch counts at which the same runs are also
+    cut and written beside `out` (`shorter_file`), so one training gives a shorter recipe's
+    file too."""
     every = pairs_in(directories, files)
     train = [p for p in every if not kept_out(p)]
     held = [p for p in every if kept_out(p)]
     if not train or not held:
         raise ValueError("too few labelled (question, reply) pairs to keep one in five out")
-    runs: list[list[Epoch]] = []
-    made: list[int] = []
-    for seed in seeds:
-        # Each run makes its own two-part questions (another draw of pairs and partners).
-        extra = compound_pairs(train, share=recipe.compound, seed=seed)
-        made.append(len(extra))
-        runs.append(fit([*train, *extra], held, replace(recipe, seed=seed), run_log(out, seed)))
+    # Each run makes its own two-part questions (another draw of pairs and partners).
+    extras = [compound_pairs(train, share=recipe.compound, seed=seed) for seed in seeds]
+    made = [len(extra) for extra in extras]
+    calls = [
+        ([*train, *extra], held, replace(recipe, seed=seed), run_log(out, seed))
+        for seed, extra in zip(seeds, extras, strict=True)
+    ]
+    runs = in_processes(calls, jobs)
     data, chosen = finish(runs, held, out)
+    # The same runs cut at fewer epochs: what a run of that many epochs would have written
+    # (the epochs before the cut do not depend on how many follow).
+    shorter = {}
+    for cut in sorted({n for n in also_at if n < min(len(run) for run in runs)}):
+        short_data, short = finish([run[:cut] for run in runs], held, shorter_file(out, cut))
+        shorter[cut] = {**short, "sha256": hashlib.sha256(short_data).hexdigest()}
     return {
         "files": list(files),
         "pairs": len(train),
@@ -248,12 +263,38 @@ def train_tuned_use(
         "kept_out": len(held),
         "recipe": asdict(recipe),
         "seeds": list(seeds),
+        "jobs": jobs,
         "runs": [[e.row for e in run] for run in runs],
         **chosen,
         "out": str(out),
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
+        "shorter": shorter,
     }
+
+
+def shorter_file(out: Path, epochs: int) -> Path:
+    return out.with_suffix(f".epochs{epochs}{out.suffix}")
+
+
+FitCall = tuple[list[LabelledPair], Sequence[LabelledPair], TuneRecipe, Path]
+
+
+def in_processes(calls: Sequence[FitCall], jobs: int) -> list[list[Epoch]]:
+    """Each call's `fit`, `jobs` at a time in spawned processes (in this one when 1)."""
+    if jobs <= 1:
+        return [fit(*call) for call in calls]
+    spawn = multiprocessing.get_context("spawn")
+    # A process sums in the order its thread count gives: the parent's, so N jobs write the
+    # file one job would.
+    threads = torch.get_num_threads()
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn) as pool:
+        return list(pool.map(_fit, calls, [threads] * len(calls)))
+
+
+def _fit(call: FitCall, threads: int) -> list[Epoch]:
+    torch.set_num_threads(threads)
+    return fit(*call)
 
 
 def run_log(out: Path, seed: int) -> Path:

@@ -4,10 +4,12 @@ The pairs were written for this test."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 torch = pytest.importorskip("torch")
 
@@ -18,7 +20,12 @@ from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge  # noqa:
 from factledger.bench.judgement.answers import LabelledPair  # noqa: E402
 from factledger.bench.judgement.usem.model import TunedUse, padded  # noqa: E402
 from factledger.bench.judgement.usem.rows import WordPieceRows  # noqa: E402
-from factledger.bench.judgement.usem.train import TuneRecipe, fit  # noqa: E402
+from factledger.bench.judgement.usem.train import (  # noqa: E402
+    TuneRecipe,
+    fit,
+    shorter_file,
+    train_tuned_use,
+)
 
 PAIRS = [
     LabelledPair("Is your plan still Basic?", "yes, still Basic", "yes", "en"),
@@ -71,3 +78,49 @@ def test_the_cross_reader_the_trainer_writes_the_product_reads_as_torch_did(
     judge = TunedUseAnswerJudge.load(file, None)
     read = judge.probabilities_sync([(p.question, p.reply) for p in PAIRS])
     np.testing.assert_allclose(read, epoch.kept_out, atol=0.01)
+
+
+def _corpus(directory: Path) -> Path:
+    """Labelled replies in the corpus format: enough questions that the hash split keeps some
+    out (one in five) and trains on the rest."""
+    items = []
+    for n in range(15):
+        question = f"Is your locker number still {n}?"
+        for reply, label in (
+            ("yes, still {n}", "yes"),
+            ("no, it changed", "no"),
+            ("why?", "neither"),
+        ):
+            items.append(
+                {
+                    "id": f"t-{n}-{label}",
+                    "domain": "gym",
+                    "change": {"field": "locker", "value": str(n)},
+                    "question": question,
+                    "reply": reply.format(n=n),
+                    "language": "en",
+                    "label": label,
+                }
+            )
+    directory.mkdir()
+    (directory / "replies-t-01.yaml").write_text(yaml.safe_dump(items), encoding="utf-8")
+    return directory
+
+
+def test_seeds_trained_at_once_and_cut_at_fewer_epochs_write_the_one_run_file(
+    tmp_path: Path,
+) -> None:
+    corpus = _corpus(tmp_path / "corpus")
+    recipe = TuneRecipe(epochs=2, batch=8, learning_rate=1e-3, compound=0.0)
+    both = train_tuned_use(
+        [corpus], tmp_path / "both.npz", recipe, seeds=(1, 2), jobs=2, also_at=(1,)
+    )
+    one = train_tuned_use(
+        [corpus], tmp_path / "one.npz", replace(recipe, epochs=1), seeds=(1, 2), jobs=1
+    )
+    assert both["kept_out"] == one["kept_out"] > 0
+    cut = shorter_file(tmp_path / "both.npz", 1)
+    assert cut.read_bytes() == (tmp_path / "one.npz").read_bytes()
+    assert both["shorter"] == {
+        1: {k: one[k] for k in ("chosen", "kept_out_as_read", "yes_min", "sha256")}
+    }
