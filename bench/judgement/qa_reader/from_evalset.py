@@ -14,9 +14,9 @@ a subject line answers is the agent's words, which the reader cannot answer (it 
 the subject's line), and an inferred one in no line has no words to answer: each is counted
 and not taught. A stated proposal in no line (a paraphrase, a number in words) or in several
 is not guessed: it leaves its whole session out, since its subject lines would otherwise teach
-"no value" where a value was said. A `not_proposed` entry located
-the same way (in any line) is kept as what it is: its line, unlabelled for its field, is a
-"no value" example there. Every outcome is counted and printed. A set under `heldout` is
+"no value" where a value was said. A `not_proposed` entry is kept with the words of the
+first line (of any role) holding its keywords, as what it is: its line, unlabelled for its
+field, is a "no value" example there. Every outcome is counted and printed. A set under `heldout` is
 refused: held-out halves are never read (docs/benchmarks.md).
 """
 
@@ -42,6 +42,7 @@ _LIST_SEPARATOR = re.compile(r",|;|\band\b|\bor\b|\bplus\b", re.IGNORECASE)
 _EDGE_PUNCTUATION = ".,;:!?\"')("
 
 LOCATED = "located in one subject line"
+LOCATED_LEFT_OUT = "located in one subject line, its session left out"
 ITEMS = "located in one subject line, as several list items"
 AGENT = "the agent's line, answered by the subject (not a span the reader answers)"
 NOWHERE = "stated, in no line (session left out)"
@@ -146,6 +147,7 @@ def _answered_agent_line(session: Session, keywords: Sequence[str]) -> bool:
 
 def _session(session: Session, converted: Converted) -> dict[str, Any] | None:
     proposals: list[dict[str, Any]] = []
+    located: Counter[str] = Counter()
     whole = True
     for p in session.proposals:
         where = _subject_lines_holding(session, p.keywords) if p.keywords else []
@@ -171,7 +173,7 @@ def _session(session: Session, converted: Converted) -> dict[str, Any] | None:
         stretch = shortest_stretch(text, p.keywords)
         assert stretch is not None  # noqa: S101 - the line was chosen for holding it
         spans = list_items(text, stretch, p.keywords) if p.field in LIST_FIELDS else [stretch]
-        converted.proposals[ITEMS if len(spans) > 1 else LOCATED] += 1
+        located[ITEMS if len(spans) > 1 else LOCATED] += 1
         for begin, end in spans:
             label: dict[str, Any] = {
                 "field": p.field,
@@ -188,20 +190,22 @@ def _session(session: Session, converted: Converted) -> dict[str, Any] | None:
                 label["condition"] = p.condition
             proposals.append(label)
     if not whole:
+        converted.proposals[LOCATED_LEFT_OUT] += located.total()
         converted.sessions_left_out += 1
         return None
+    converted.proposals.update(located)
     not_proposed = []
     for n in session.not_proposed:
-        located = [
+        holding = [
             (index, found)
             for index, (_, text) in enumerate(session.lines)
             if n.keywords and (found := shortest_stretch(text, n.keywords)) is not None
         ]
-        if not located:
+        if not holding:
             converted.proposals[NOT_PROPOSED_MISSED] += 1
             continue
         converted.proposals[NOT_PROPOSED_LOCATED] += 1
-        index, (begin, end) = located[0]
+        index, (begin, end) = holding[0]
         entry: dict[str, Any] = {
             "line": index,
             "span": session.lines[index][1][begin:end],
