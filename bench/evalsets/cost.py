@@ -46,7 +46,10 @@ async def _time(extractor: Extractor, request: ExtractionRequest) -> tuple[float
     return (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
 
 
-async def measure(directory: Path) -> dict[str, object]:
+async def measure(
+    directory: Path, reader: LearnedExtractorSettings | None = None
+) -> dict[str, object]:
+    """`reader`: a QA reader file's settings (path, pin, floors) timed beside the default."""
     rules = RuleExtractor()
     # The agreement's clause reading is timed before the heads' reader reads the same session:
     # the embedder keeps the vectors of the texts it read last, which the other would reuse.
@@ -56,6 +59,11 @@ async def measure(directory: Path) -> dict[str, object]:
             LearnedExtractorSettings(qa_reader_agreement=True), rules
         ),
         "learned, QA reader (the default)": learned_extractor(LearnedExtractorSettings(), rules),
+        **(
+            {"learned, QA reader (the given file)": learned_extractor(reader, rules)}
+            if reader is not None
+            else {}
+        ),
         "learned, QA reader with list fields' spread (ADR 0129)": learned_extractor(
             LearnedExtractorSettings(qa_reader_list_spread=True), rules
         ),
@@ -115,9 +123,23 @@ def _figures(times: list[tuple[float, float]]) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.cost")
     parser.add_argument("set", type=Path)
+    parser.add_argument("--reader", type=Path, help="a QA reader file timed beside the default")
+    parser.add_argument("--sha256", help="its pin")
+    parser.add_argument("--floor", type=float, help="its floor")
+    parser.add_argument("--list-floor", type=float)
+    parser.add_argument("--held-floor", type=float)
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
-    sys.stdout.write(json.dumps(asyncio.run(measure(args.set)), indent=2) + "\n")
+    reader = None
+    if args.reader is not None:
+        reader = LearnedExtractorSettings(
+            qa_reader_path=args.reader,
+            qa_reader_sha256=args.sha256,
+            qa_reader_floor=args.floor,
+            qa_reader_list_floor=args.list_floor,
+            qa_reader_held_floor=args.held_floor,
+        )
+    sys.stdout.write(json.dumps(asyncio.run(measure(args.set, reader)), indent=2) + "\n")
 
 
 if __name__ == "__main__":
