@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,9 @@ from factledger.adapters.judgement.qa_reader.inputs import (
     windows,
 )
 from factledger.adapters.judgement.qa_reader.reader import FieldAnswer, LineRead
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
 
 BATCH = 16
 FIRST_LINE_TOKEN = 1  # after [CLS]
@@ -74,7 +78,10 @@ def field_input(tokenizer: Tokenizer, name: str) -> tuple[int, ...]:
     return (cls, *tokenizer.encode(field_words(name), add_special_tokens=False).ids, sep)
 
 
-def batch_arrays(rows: Sequence[tuple[int, ...]], types: Sequence[tuple[int, ...]]) -> dict[str, Ids]:
+def batch_arrays(
+    rows: Sequence[tuple[int, ...]], types: Sequence[tuple[int, ...]]
+) -> dict[str, Ids]:
+    """The graph's row inputs, padded to the longest row."""
     width = max(len(r) for r in rows)
     ids = np.zeros((len(rows), width), dtype=np.int64)
     kinds = np.zeros_like(ids)
@@ -86,35 +93,35 @@ def batch_arrays(rows: Sequence[tuple[int, ...]], types: Sequence[tuple[int, ...
 
 @dataclass(slots=True)
 class LineFieldReader:
-    """Reads lines with a student graph; floors as `QaFieldReader`'s."""
+    """Reads lines with a student graph (`model`, its serialized int8 graph; `width`, its
+    states' width); floors as `QaFieldReader`'s. Each field's queries are made once."""
 
     model: bytes
     floor: float
-    list_floor: float | None = None
-    tokenizer: Tokenizer | None = None
-    _session: object | None = field(default=None, repr=False)
+    list_floor: float | None
+    tokenizer: Tokenizer
+    width: int = 384
+    _session: ort.InferenceSession | None = field(default=None, repr=False)
     _queries: dict[str, Floats] = field(default_factory=dict, repr=False)
-    _width: int = 384
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def _ready(self) -> tuple[object, Tokenizer]:
+    def _ready(self) -> ort.InferenceSession:
         with self._lock:
             if self._session is None:
                 self._session = one_thread_session(self.model)
                 self.model = b""
-            if self.tokenizer is None:
-                raise ValueError("a tokenizer is needed")
-            return self._session, self.tokenizer
+            return self._session
 
     def queries(self, fields: Sequence[str]) -> Floats:
-        session, tokenizer = self._ready()
+        """Each field's start and end queries, `[field, 2, width]`."""
+        session = self._ready()
         missing = [f for f in dict.fromkeys(fields) if f not in self._queries]
         if missing:
-            rows = [field_input(tokenizer, f) for f in missing]
-            inputs = batch_arrays(rows, [(0,) * len(r) for r in rows])
-            width = session.get_inputs()[3].shape[2]  # type: ignore[attr-defined]
-            none = np.zeros((1, 2, width if isinstance(width, int) else self._width), np.float32)
-            for f, ask in zip(missing, session.run(["asked"], inputs | {"queries": none})[0], strict=True):  # type: ignore[attr-defined]
+            rows = [field_input(self.tokenizer, f) for f in missing]
+            inputs: dict[str, Ids | Floats] = {**batch_arrays(rows, [(0,) * len(r) for r in rows])}
+            inputs["queries"] = np.zeros((1, 2, self.width), np.float32)  # none: only `asked`
+            (asked,) = session.run(["asked"], inputs)
+            for f, ask in zip(missing, asked, strict=True):
                 self._queries[f] = np.asarray(ask, dtype=np.float32)
         return np.stack([self._queries[f] for f in fields])
 
@@ -127,15 +134,20 @@ class LineFieldReader:
     ) -> list[FieldAnswer]:
         if not lines or not fields:
             return []
-        session, tokenizer = self._ready()
+        session = self._ready()
         queries = self.queries(fields)
-        items = [(line, w) for line in lines for w in line_inputs(tokenizer, line.text, line.agent)]
+        items = [
+            (line, w) for line in lines for w in line_inputs(self.tokenizer, line.text, line.agent)
+        ]
         items.sort(key=lambda item: len(item[1].ids))
         best: dict[tuple[int, str, int, int], FieldAnswer] = {}
         for begin in range(0, len(items), BATCH):
             chunk = items[begin : begin + BATCH]
-            inputs = batch_arrays([w.ids for _, w in chunk], [w.types for _, w in chunk])
-            start, end = session.run(["start", "end"], inputs | {"queries": queries})  # type: ignore[attr-defined]
+            inputs: dict[str, Ids | Floats] = {
+                **batch_arrays([w.ids for _, w in chunk], [w.types for _, w in chunk]),
+                "queries": queries,
+            }
+            start, end = session.run(["start", "end"], inputs)
             floors = np.array(
                 [floor if floor is not None else self._floor_of(f, lists) for f in fields]
             )
@@ -155,7 +167,9 @@ class LineFieldReader:
                         key = (line.index, name, a.start, a.end)
                         if key not in best or a.margin > best[key].margin:
                             value = line.text[a.start : a.end]
-                            best[key] = FieldAnswer(line.index, name, a.start, a.end, value, a.margin)
+                            best[key] = FieldAnswer(
+                                line.index, name, a.start, a.end, value, a.margin
+                            )
         return list(best.values())
 
     def _floor_of(self, name: str, lists: Collection[str]) -> float:

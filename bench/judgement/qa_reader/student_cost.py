@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
         figures["load_after"] = load_average()
     json.dump(figures, sys.stdout, indent=1)
-    print()
+    sys.stdout.write("\n")
     return 0
 
 
