@@ -27,7 +27,12 @@ from factledger.adapters.judgement.qa_reader.inputs import (
     special_id,
     windows,
 )
-from factledger.adapters.judgement.qa_reader.reader import FieldAnswer, LineRead
+from factledger.adapters.judgement.qa_reader.reader import (
+    Answers,
+    FieldAnswer,
+    LineRead,
+    keep_best,
+)
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -130,8 +135,9 @@ class LineFieldReader:
         lines: Sequence[LineRead],
         fields: Sequence[str],
         lists: Collection[str] = (),
-        floor: float | None = None,
     ) -> list[FieldAnswer]:
+        """Every answer of every field that clears its floor (`lists`: the list fields, which
+        clear the list floor), each at its best."""
         if not lines or not fields:
             return []
         session = self._ready()
@@ -140,7 +146,7 @@ class LineFieldReader:
             (line, w) for line in lines for w in line_inputs(self.tokenizer, line.text, line.agent)
         ]
         items.sort(key=lambda item: len(item[1].ids))
-        best: dict[tuple[int, str, int, int], FieldAnswer] = {}
+        best: Answers = {}
         for begin in range(0, len(items), BATCH):
             chunk = items[begin : begin + BATCH]
             inputs: dict[str, Ids | Floats] = {
@@ -148,9 +154,7 @@ class LineFieldReader:
                 "queries": queries,
             }
             start, end = session.run(["start", "end"], inputs)
-            floors = np.array(
-                [floor if floor is not None else self._floor_of(f, lists) for f in fields]
-            )
+            floors = np.array([self._floor_of(f, lists) for f in fields])
             for row, (line, w) in enumerate(chunk):
                 n = len(w.ids)
                 for f in _may_answer(start[row], end[row], len(w.offsets), floors):
@@ -164,12 +168,7 @@ class LineFieldReader:
                         margin=at,
                         many=True,
                     ):
-                        key = (line.index, name, a.start, a.end)
-                        if key not in best or a.margin > best[key].margin:
-                            value = line.text[a.start : a.end]
-                            best[key] = FieldAnswer(
-                                line.index, name, a.start, a.end, value, a.margin
-                            )
+                        keep_best(best, line, name, a)
         return list(best.values())
 
     def _floor_of(self, name: str, lists: Collection[str]) -> float:

@@ -25,10 +25,8 @@ class LineReader(Encoder):
     """Token states of a line; each field's two queries (`ask`) score them as its value's
     start and end."""
 
-    def __init__(
-        self, *, vocab: int = 30522, width: int = 384, layers: int = 6, heads: int = 12
-    ) -> None:
-        super().__init__(vocab=vocab, width=width, layers=layers, heads=heads)
+    def __init__(self, *, width: int = 384, **size: int) -> None:
+        super().__init__(width=width, **size)
         self.start_of = nn.Linear(width, width)
         self.end_of = nn.Linear(width, width)
         self.scale = width**-0.5

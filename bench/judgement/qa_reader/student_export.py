@@ -9,14 +9,13 @@ queries by running the field's words through the same graph once, with no query.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import torch
 
+from factledger.bench.judgement.qa_reader.export import OPSET, quantized
 from factledger.bench.judgement.qa_reader.student import LineReader
 
-OPSET = 17
 FLOAT_FILE = "line-reader-float.onnx"
 INT8_FILE = "line-reader-int8.onnx"
 
@@ -45,8 +44,6 @@ class _Graph(torch.nn.Module):
 
 def export(reader: LineReader, out: Path) -> dict[str, str]:
     """Writes the float graph and its int8 quantisation into `out`; their SHA-256 by name."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
     reader.eval()
     width = reader.start_of.in_features
     ids = torch.ones((2, 12), dtype=torch.long)
@@ -64,10 +61,4 @@ def export(reader: LineReader, out: Path) -> dict[str, str]:
         opset_version=OPSET,
         dynamo=False,
     )
-    quantize_dynamic(
-        str(out / FLOAT_FILE), str(out / INT8_FILE), per_channel=True, weight_type=QuantType.QInt8
-    )
-    return {
-        name: hashlib.sha256((out / name).read_bytes()).hexdigest()
-        for name in (FLOAT_FILE, INT8_FILE)
-    }
+    return quantized(out, FLOAT_FILE, INT8_FILE)
