@@ -28,6 +28,7 @@ Pure (the subject is loaded by the caller). For each candidate:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -63,9 +64,18 @@ def _items(value: FieldValue | None) -> tuple[str, ...]:
     return () if value is None else (render(value),)
 
 
+def where_said(session_id: str, message_index: int) -> str:
+    """A rationale's pointer to the message a value was said in, for a reviewer."""
+    return f" (session {session_id}, message {message_index})"
+
+
+# The pointer as `where_said` writes it: ids, which a record's search text leaves out.
+WHERE_SAID = re.compile(r" \(session [^()]*, message \d+\)")
+
+
 def _rationale(candidate: Candidate, relation: str, replaced: str | None = None) -> str:
     said = candidate.said_in
-    where = "" if said is None else f" (session {said[0]}, message {said[1]})"
+    where = "" if said is None else where_said(*said)
     how = "concluded from what was said" if candidate.origin is Origin.INFERRED else "said"
     instead = "" if replaced is None else f"; replaces {replaced}"
     return f"{relation} of {candidate.feed.field}: {how}{where}{instead}"

@@ -22,7 +22,7 @@ import numpy as np
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
 from factledger.adapters.judgement.onnx_graph import LoadedGraph, one_thread_session
-from factledger.adapters.judgement.qa_reader.decode import answers
+from factledger.adapters.judgement.qa_reader.decode import Answer, answers
 from factledger.adapters.judgement.qa_reader.inputs import LineWindow, batch_arrays, line_windows
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import FieldStatement
@@ -87,6 +87,18 @@ class FieldAnswer:
     end: int
     value: str
     margin: float
+
+
+Answers = dict[tuple[int, str, int, int], FieldAnswer]
+
+
+def keep_best(best: Answers, line: LineRead, name: str, found: Answer) -> None:
+    """Keeps `found` for `name` in `line` unless the same words were found at a higher margin
+    (an answer read in two overlapping windows is one answer, at its best)."""
+    key = (line.index, name, found.start, found.end)
+    if key not in best or found.margin > best[key].margin:
+        value = line.text[found.start : found.end]
+        best[key] = FieldAnswer(line.index, name, found.start, found.end, value, found.margin)
 
 
 @dataclass(slots=True)
@@ -180,7 +192,7 @@ class QaFieldReader:
             for w in line_windows(loaded.tokenizer, group, line.text, line.agent)
         ]
         items.sort(key=lambda item: len(item[2].ids))
-        best: dict[tuple[int, str, int, int], FieldAnswer] = {}
+        best: Answers = {}
         for begin in range(0, len(items), BATCH):
             chunk = items[begin : begin + BATCH]
             start, end = loaded.session.run(None, batch_arrays([w for _, _, w in chunk]))
@@ -197,12 +209,7 @@ class QaFieldReader:
                         many=True,
                         spread=self.spread_lists and name in lists,
                     ):
-                        key = (line.index, name, a.start, a.end)
-                        if key not in best or a.margin > best[key].margin:
-                            value = line.text[a.start : a.end]
-                            best[key] = FieldAnswer(
-                                line.index, name, a.start, a.end, value, a.margin
-                            )
+                        keep_best(best, line, name, a)
         return list(best.values())
 
     async def field_statements(

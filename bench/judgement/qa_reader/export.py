@@ -35,8 +35,6 @@ class _Scores(torch.nn.Module):
 
 def export(reader: FieldsReader, out: Path) -> dict[str, str]:
     """Writes the float graph and its int8 quantisation into `out`; their SHA-256 by name."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
     if not reader.pools_field_words:
         raise ValueError("only a reader that asks with its fields' words is exported")
     reader.eval()
@@ -56,10 +54,18 @@ def export(reader: FieldsReader, out: Path) -> dict[str, str]:
         opset_version=OPSET,
         dynamo=False,
     )
+    return quantized(out, FLOAT_FILE, INT8_FILE)
+
+
+def quantized(out: Path, float_file: str, int8_file: str) -> dict[str, str]:
+    """`float_file` in `out` quantised to int8 as `int8_file` (weights per channel, activations
+    at run time); both files' SHA-256 by name."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
     quantize_dynamic(
-        str(out / FLOAT_FILE), str(out / INT8_FILE), per_channel=True, weight_type=QuantType.QInt8
+        str(out / float_file), str(out / int8_file), per_channel=True, weight_type=QuantType.QInt8
     )
     return {
         name: hashlib.sha256((out / name).read_bytes()).hexdigest()
-        for name in (FLOAT_FILE, INT8_FILE)
+        for name in (float_file, int8_file)
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from factledger.application.proposals.plan import where_said
 from factledger.application.sync.search_text import (
     profile_search_text,
     proposal_search_text,
@@ -37,6 +38,19 @@ def test_a_proposal_is_indexed_by_its_field_value_quote_and_rationale() -> None:
     assert text == "crm tool: Salesforce. We use Salesforce as our CRM. new value of crm tool."
     assert CHANGE_ID not in text
     assert not UNSEARCHED.search(text)
+
+
+def test_a_proposal_is_indexed_without_its_rationales_pointer_to_the_message() -> None:
+    # The built-in model's rationale names the session and message it read (ids), as
+    # `proposals.plan` writes it; the value it replaces is words and is kept.
+    said = f"update of crm tool: said{where_said('s-0', 7)}; replaces HubSpot"
+    text = proposal_search_text({**PROPOSAL, "rationale": said})
+
+    assert text == (
+        "crm tool: Salesforce. We use Salesforce as our CRM. update of crm tool: said; "
+        "replaces HubSpot."
+    )
+    assert not UNSEARCHED.search(str(text))
 
 
 def test_a_proposal_keeps_its_condition_and_says_what_it_changes() -> None:
