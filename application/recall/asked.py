@@ -76,6 +76,26 @@ def asked_pending(
     return tuple(_note(p) for p in held[:ASKED_PENDING])
 
 
+def other_pending(
+    ranked: Sequence[str],
+    asked: str | None,
+    proposals: Sequence[OpenProposal],
+    profile: Sequence[ProfileEntry],
+    replaced: Sequence[ReplacedStatement] = (),
+    hits: Sequence[SearchHit] = (),
+) -> tuple[Note, ...]:
+    """The newest pending value still worth offering of each field other than the asked
+    one, in `ranked` order (the question heads' most probable first): what fills the places
+    a turn's notes leave empty (ADR 0132)."""
+    pending = {p.field for p in proposals if p.value is not None}
+    return tuple(
+        note
+        for name in ranked
+        if name != asked and name in pending
+        for note in asked_pending(name, proposals, profile, replaced, hits)
+    )
+
+
 def _read_elsewhere(
     proposal: OpenProposal, value: str, replaced: Sequence[ReplacedStatement]
 ) -> bool:
