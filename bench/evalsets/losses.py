@@ -301,18 +301,22 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
-    results = [asyncio.run(question_losses(d, detail)) for d in args.sets] if args.questions else [
-        asyncio.run(
-            losses(
-                d,
-                detail,
-                agreement=args.agreement,
-                only_updates=args.updates,
-                held_floor=args.held_floor,
+    results = (
+        [asyncio.run(question_losses(d, detail)) for d in args.sets]
+        if args.questions
+        else [
+            asyncio.run(
+                losses(
+                    d,
+                    detail,
+                    agreement=args.agreement,
+                    only_updates=args.updates,
+                    held_floor=args.held_floor,
+                )
             )
-        )
-        for d in args.sets
-    ]
+            for d in args.sets
+        ]
+    )
     sys.stdout.write(json.dumps(results, indent=2) + "\n")
     if args.detail is not None:
         args.detail.write_text(json.dumps(detail, indent=1) + "\n", encoding="utf-8")

@@ -141,9 +141,7 @@ def recording_turns(recorder: TurnRecorder) -> Iterator[None]:
     """Records, beside every recall while open, what `Turn` keeps."""
     original = Recall.recall
 
-    async def recall(
-        self: Recall, subject_id: UUID, query: str, **kw: Any
-    ) -> RecallResult:
+    async def recall(self: Recall, subject_id: UUID, query: str, **kw: Any) -> RecallResult:
         result = await original(self, subject_id, query, **kw)
         ports, backend = self.ports, self.ports.backend
         assert backend is not None  # noqa: S101
@@ -235,9 +233,7 @@ def miss_class(case: Case, n: int, q: Question, turn: Turn) -> str:
         rules = Counter(s.dropped for s in holding)
         return "filtered:" + str(rules.most_common(1)[0][0])
     pending = [
-        c
-        for c in turn.changes
-        if c.status is ChangeStatus.PENDING and holds_all(c.value, q.answer)
+        c for c in turn.changes if c.status is ChangeStatus.PENDING and holds_all(c.value, q.answer)
     ]
     if pending:
         field = pending[-1].field
@@ -264,8 +260,10 @@ def stale_class(case: Case, n: int, q: Question, turn: Turn, text: str) -> str:
     if any(c.field in fields for c in forgets):
         return "value_of_a_field_asked_to_forget"
     expected_forgets = [
-        f for s in case.sessions[: n + 1] for f in s.forgets if any(_word(" ".join(f.keywords), k)
-                                                                   for k in keys)
+        f
+        for s in case.sessions[: n + 1]
+        for f in s.forgets
+        if any(_word(" ".join(f.keywords), k) for k in keys)
     ]
     if expected_forgets:
         return "forget_request_not_placed_on_it"
@@ -281,8 +279,11 @@ def stale_class(case: Case, n: int, q: Question, turn: Turn, text: str) -> str:
     ]
     if holding and later:
         return "replaced_value_not_recognised:later_proposed_for_field"
-    if any(e.updates and any(_word(e.updates, k) for k in keys) for s in case.sessions[: n + 1]
-           for e in s.proposals):
+    if any(
+        e.updates and any(_word(e.updates, k) for k in keys)
+        for s in case.sessions[: n + 1]
+        for e in s.proposals
+    ):
         update_at = min(
             i
             for i, s in enumerate(case.sessions[: n + 1])
@@ -306,7 +307,10 @@ def _note_session(turn: Turn, text: str) -> int | None:
 
 
 def tally_questions(
-    run: CaseRun, turns: Sequence[Turn], misses: Counter[str], stale: Counter[str],
+    run: CaseRun,
+    turns: Sequence[Turn],
+    misses: Counter[str],
+    stale: Counter[str],
     detail: list[dict[str, Any]] | None = None,
 ) -> None:
     asked = [(a, run.case.sessions[a.session].questions[a.index]) for a in run.asked]
@@ -323,11 +327,35 @@ def tally_questions(
         if detail is not None:
             below = [s.hit for s in turn.seen if s.dropped is None and s.hit.score < turn.threshold]
             detail.append(
-                {"case": run.case.id, "session": a.session, "question": q.text,
-                 "answer": q.answer, "stale_keywords": q.stale, "notes": notes,
-                 "asked": turn.asked, **row,
-                 "below": [(h.text, round(h.score, 3), str(h.occurred_at),
-                            hit_session_id(h), h.source_indexes) for h in below[:6]],
-                 "changes": [(c.field, c.value, c.status.value, c.operation.value, c.session_id,
-                              c.message_index) for c in turn.changes]}
+                {
+                    "case": run.case.id,
+                    "session": a.session,
+                    "question": q.text,
+                    "answer": q.answer,
+                    "stale_keywords": q.stale,
+                    "notes": notes,
+                    "asked": turn.asked,
+                    **row,
+                    "below": [
+                        (
+                            h.text,
+                            round(h.score, 3),
+                            str(h.occurred_at),
+                            hit_session_id(h),
+                            h.source_indexes,
+                        )
+                        for h in below[:6]
+                    ],
+                    "changes": [
+                        (
+                            c.field,
+                            c.value,
+                            c.status.value,
+                            c.operation.value,
+                            c.session_id,
+                            c.message_index,
+                        )
+                        for c in turn.changes
+                    ],
+                }
             )
