@@ -53,17 +53,17 @@ from factledger.api.bootstrap.runtime import Needs
 from factledger.api.log_setup import configure_logging
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.bench.evalsets.cases import Case, Expected, load_cases
+from factledger.bench.evalsets.question_losses import (
+    TurnRecorder,
+    recording_turns,
+    tally_questions,
+)
 from factledger.bench.evalsets.run import (
     TENANT,
     CaseRun,
     add_agreement_option,
     blind_settings,
     run_case,
-)
-from factledger.bench.evalsets.question_losses import (
-    TurnRecorder,
-    recording_turns,
-    tally_questions,
 )
 from factledger.bench.evalsets.score import holds_all, match_expected
 from factledger.domain.provenance import Operation

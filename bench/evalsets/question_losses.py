@@ -38,8 +38,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
 
-from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.ports import MemoryBackend
+from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import MAX_LIMIT, Namespace, SearchHit
 from factledger.application.recall.build import hit_session_id
 from factledger.application.recall.forget_filter import ForgetMask, unforgotten
@@ -47,7 +47,7 @@ from factledger.application.recall.service import Recall, wide_query
 from factledger.application.recall.turn_reads import turn_source
 from factledger.application.recall.types import NoteKind, RecallResult
 from factledger.bench.evalsets.cases import Case, Question
-from factledger.bench.evalsets.run import TENANT, CaseRun
+from factledger.bench.evalsets.run import CaseRun
 from factledger.bench.evalsets.score import holds_all
 from factledger.domain.provenance import ChangeStatus, Operation
 from factledger.domain.subject import Subject

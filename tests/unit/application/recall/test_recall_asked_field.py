@@ -141,9 +141,7 @@ async def test_sure_of_no_field_the_most_probable_field_holding_a_value_is_offer
         assert all(n.origin.kind is not NoteKind.MEMORY for n in after)
 
 
-async def test_places_left_empty_take_the_other_held_fields_pending_values_most_probable_first() -> (
-    None
-):
+async def test_empty_places_take_the_other_held_fields_pending_values_most_probable_first() -> None:
     turns = Turns("lead", open_changes=[OLD_BUDGET, NEW_BUDGET, TEAM])
     ranked = ["employer", "team_size", "budget"]
     result = await (await recall(turns, Asks("lead", "budget", ranked))).recall(SUBJECT, QUESTION)
