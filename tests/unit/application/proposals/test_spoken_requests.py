@@ -3,49 +3,23 @@ sentence speaks of, whatever field the request was placed on (`recall.requested`
 
 from __future__ import annotations
 
-from uuid import UUID
-
-from factledger.application.ledger.commands import ProposeChange, RejectChange
+from factledger.application.ledger.commands import RejectChange
 from factledger.application.recall.ledger_forget_source import mask_of
 from factledger.application.recall.requested import spoken_requests, without_requested
-from factledger.domain.provenance import Evidence, Operation, Origin
-from factledger.domain.transcript import Role
 
-from .conftest import MODEL, TENANT, Rig, day
+from .conftest import TENANT, Rig
 from .test_plan_by_meaning import REVIEWER
-from .test_replaced_statements import hit, says
+from .test_replaced_statements import forget_asked, hit, says
 
 REQUEST = "Can you delete where I'm living now from your notes?"
-
-
-def asks_to_forget(rig: Rig, lead: UUID, session: str, *lines: str, field: str) -> UUID:
-    """The subject says `lines` in a session of its own, the last one a request to forget,
-    which the proposer placed on `field` (here another field than the one it speaks of)."""
-    at = day(4, 2 + len(rig.subject(lead).sessions))
-    rig.record(lead, session, at, *((Role.SUBJECT, line) for line in lines))
-    index = len(lines) - 1
-    rig.ledger.propose_change(
-        ProposeChange(
-            TENANT,
-            lead,
-            field,
-            Operation.FORGET,
-            None,
-            Origin.STATED,
-            MODEL,
-            rig.subject(lead).profile_version,
-            Evidence(session, index, lines[index]),
-        )
-    )
-    (change,) = [c for c in rig.subject(lead).changes.values() if c.operation is Operation.FORGET]
-    return change.change_id
 
 
 async def test_a_pending_request_withholds_the_earlier_memories_it_speaks_of(rig: Rig) -> None:
     lead = rig.register()
     text = "I live with my parents in Kenwick. I work at Acme."
     await says(rig, lead, "s1", text, ("employer", "Acme"))
-    request = asks_to_forget(rig, lead, "s2", REQUEST, field="employer")
+    # The proposer placed the request on another field than the one it speaks of.
+    request = await forget_asked(rig, lead, "s2", "employer", REQUEST)
 
     mask = mask_of(rig.subject(lead))
     home = hit(lead, "s1", "is living with their parents in Kenwick")
@@ -65,7 +39,7 @@ async def test_the_requests_own_message_stays_and_an_earlier_one_of_its_session_
     lead = rig.register()
     await says(rig, lead, "s0", "I work at Acme.", ("employer", "Acme"))
     said = "I'm living with my parents for now."
-    asks_to_forget(rig, lead, "s1", said, f"The Rite Aid, though. {REQUEST}", field="employer")
+    await forget_asked(rig, lead, "s1", "employer", said, f"The Rite Aid, though. {REQUEST}")
 
     requested = mask_of(rig.subject(lead)).requested
     earlier = hit(lead, "s1", "is living with their parents for now", index=0)
