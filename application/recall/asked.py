@@ -40,6 +40,8 @@ from factledger.application.recall.types import Note, NoteKind, NoteOrigin
 # The newest only: an older pending value of the field is what a later statement changed
 # (on the blind dev halves a second one added stale values and no right note).
 ASKED_PENDING = 1
+# How many of the question heads' most probable fields may fill a turn's empty places.
+OTHER_FIELDS = 5
 # How many of the turn's best memories may show a later answer to the question.
 LATER_ANSWERS = 1
 
@@ -74,6 +76,26 @@ def asked_pending(
     ]
     held.sort(key=lambda p: p.proposed_at, reverse=True)
     return tuple(_note(p) for p in held[:ASKED_PENDING])
+
+
+def other_pending(
+    ranked: Sequence[str],
+    asked: str | None,
+    proposals: Sequence[OpenProposal],
+    profile: Sequence[ProfileEntry],
+    replaced: Sequence[ReplacedStatement] = (),
+    hits: Sequence[SearchHit] = (),
+) -> tuple[Note, ...]:
+    """The newest pending value still worth offering of each field other than the asked
+    one, in `ranked` order (the question heads' most probable first): what fills the places
+    a turn's notes leave empty (ADR 0132)."""
+    pending = {p.field for p in proposals if p.value is not None}
+    return tuple(
+        note
+        for name in ranked[:OTHER_FIELDS]
+        if name != asked and name in pending
+        for note in asked_pending(name, proposals, profile, replaced, hits)
+    )
 
 
 def _read_elsewhere(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from factledger.application.memory.types import QueryVector, RelationKind, SearchHit
@@ -43,6 +43,9 @@ class LedgerFindings:
     kind: str | None = None
     vector: QueryVector | None = None  # the turn's query vector, when recall embedded it
     asked: str | None = None  # the profile field the turn's question asks about
+    # The fields the subject holds a pending value of, the most probable for the question
+    # first (`recall.asked.other_pending`); read only when the turn has places left.
+    ranked: Callable[[], Sequence[str]] | None = None
 
 
 def hit_session_id(hit: SearchHit) -> str | None:

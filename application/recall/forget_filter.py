@@ -40,6 +40,7 @@ from factledger.application.memory.types import (
 )
 from factledger.application.memory.value_repeats import PREVIOUSLY, repeats_value_of, targets
 from factledger.application.recall.replaced import ReplacedStatement, without_replaced
+from factledger.application.recall.requested import SpokenRequest, without_requested
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +83,18 @@ class ForgetMask:
     rejections: tuple[Rejection, ...] = ()
     # Statements a later statement of their field replaced (`recall.replaced`).
     replaced: tuple[ReplacedStatement, ...] = ()
+    # Pending requests to forget, by what their sentence speaks of (`recall.requested`).
+    requested: tuple[SpokenRequest, ...] = ()
 
     @property
     def empty(self) -> bool:
         return not (
-            self.erased or self.memory_ids or self.fields or self.rejections or self.replaced
+            self.erased
+            or self.memory_ids
+            or self.fields
+            or self.rejections
+            or self.replaced
+            or self.requested
         )
 
     def by_id(self, memory_id: str) -> bool:
@@ -156,6 +164,7 @@ async def unforgotten(
     if mask.empty:
         return list(hits)
     kept = without_replaced([h for h in hits if not mask.by_id(h.id)], mask.replaced)
+    kept = without_requested(kept, mask.requested)
     provenance = Capability.FACT_PROVENANCE in backend.capabilities
     traces = traces or Traces()
     doubtful = [h for h in kept if mask.concerned(h.document_id)]

@@ -30,7 +30,7 @@ from factledger.application.memory.types import (
     SearchHit,
     SearchQuery,
 )
-from factledger.application.recall.asked import asked_pending, held_fields
+from factledger.application.recall.asked import asked_pending, held_fields, other_pending
 from factledger.application.recall.build import (
     LedgerFindings,
     MemoryFindings,
@@ -326,12 +326,13 @@ class Recall:
         reader = self._ports.asked_fields
         if reader is None or ledger.kind is None or ledger.vector is None:
             return None
-        sure = reader.field_of(ledger.kind, ledger.vector)
+        kind, vector = ledger.kind, ledger.vector
+        ledger.ranked = lambda: reader.ranked_fields(kind, vector)
+        sure = reader.field_of(kind, vector)
         held = held_fields(ledger.proposals, ledger.profile)
         if sure is not None or not held:
             return sure
-        ranked = reader.ranked_fields(ledger.kind, ledger.vector)
-        return next((f for f in ranked if f in held), None)
+        return next((f for f in ledger.ranked() if f in held), None)
 
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)
@@ -412,8 +413,10 @@ def _decided_first(
         if asked
         else ()
     )
-    if "memories" in failures or not (ledger.profile or pending):
+    if "memories" in failures:
         return memory_notes(findings)
+    if not (ledger.profile or pending):
+        return _filled(memory_notes(findings), findings, ledger, limit)
     ranked = decided_first(ledger.profile, query, findings.hits, asked)
     kept = MemoryFindings(
         hits=list(ranked.hits),
@@ -422,7 +425,27 @@ def _decided_first(
         mask=findings.mask,
     )
     confirmed = profile_notes(LedgerFindings(profile=list(ranked.confirmed)))
-    return (*confirmed, *pending, *memory_notes(kept))[:limit]
+    notes = (*confirmed, *pending, *memory_notes(kept))[:limit]
+    return _filled(notes, findings, ledger, limit)
+
+
+def _filled(
+    notes: tuple[Note, ...], findings: MemoryFindings, ledger: LedgerFindings, limit: int
+) -> tuple[Note, ...]:
+    """The places the turn's notes leave empty, filled with the pending values of the other
+    fields the subject holds, the most probable for the question first (`recall.asked`)."""
+    if len(notes) >= limit or ledger.ranked is None or not ledger.proposals:
+        return notes
+    shown = {n.origin.ref for n in notes}
+    more = other_pending(
+        ledger.ranked(),
+        ledger.asked,
+        ledger.proposals,
+        ledger.profile,
+        findings.mask.replaced,
+        findings.hits,
+    )
+    return (*notes, *(n for n in more if n.origin.ref not in shown))[:limit]
 
 
 def _older_ids(findings: MemoryFindings) -> list[str]:

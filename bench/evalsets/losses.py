@@ -23,6 +23,8 @@ The counts are given overall, by field and class, and by domain, field and class
 (`missed_by_domain_field_class`, `+proposed` folded in: ADR 0129); `--detail` names each
 miss's domain.
 `--updates` classifies only the expected proposals that update an earlier value (ADR 0128).
+`--questions` classifies instead each question whose right note is not in the top 3, and each
+stale note in the top 3 (`question_losses`, ADR 0132).
 """
 
 from __future__ import annotations
@@ -51,7 +53,13 @@ from factledger.api.bootstrap.runtime import Needs
 from factledger.api.log_setup import configure_logging
 from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
 from factledger.bench.evalsets.cases import Case, Expected, load_cases
+from factledger.bench.evalsets.question_losses import (
+    TurnRecorder,
+    recording_turns,
+    tally_questions,
+)
 from factledger.bench.evalsets.run import (
+    TENANT,
     CaseRun,
     add_agreement_option,
     blind_settings,
@@ -205,6 +213,35 @@ async def losses(
     }
 
 
+async def question_losses(
+    directory: Path, detail: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Where each question is lost (`question_losses`), on a dev half."""
+    if "heldout" in directory.parts:
+        raise SystemExit("losses reads the cases: dev halves only")
+    cases = load_cases(directory)
+    misses: Counter[str] = Counter()
+    stale: Counter[str] = Counter()
+    clock = ManualClock(min(s.at for c in cases for s in c.sessions))
+    needs = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
+    with tempfile.TemporaryDirectory(prefix="factledger-losses-") as data_dir:
+        settings = blind_settings(Path(data_dir), {"kind": "learned"}, "bare")
+        async with open_runtime(settings, needs, clock=clock) as runtime:
+            recorder = TurnRecorder(lambda i: runtime.ledger.subject(TENANT, i))
+            for case in cases:
+                recorder.turns.clear()
+                with recording_turns(recorder):
+                    run = await run_case(runtime, clock, case)
+                tally_questions(run, recorder.turns, misses, stale, detail)
+    return {
+        "set": directory.parent.name,
+        "missed": sum(misses.values()),
+        "miss_classes": dict(misses.most_common()),
+        "stale_notes": sum(stale.values()),
+        "stale_classes": dict(stale.most_common()),
+    }
+
+
 def _tally(
     run: CaseRun,
     calls: Sequence[Extraction],
@@ -258,21 +295,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--held-floor", type=float, help="the QA reader's floor for held fields (ADR 0128)"
     )
+    parser.add_argument(
+        "--questions", action="store_true", help="where each question is lost, not each fact"
+    )
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
-    results = [
-        asyncio.run(
-            losses(
-                d,
-                detail,
-                agreement=args.agreement,
-                only_updates=args.updates,
-                held_floor=args.held_floor,
+    results = (
+        [asyncio.run(question_losses(d, detail)) for d in args.sets]
+        if args.questions
+        else [
+            asyncio.run(
+                losses(
+                    d,
+                    detail,
+                    agreement=args.agreement,
+                    only_updates=args.updates,
+                    held_floor=args.held_floor,
+                )
             )
-        )
-        for d in args.sets
-    ]
+            for d in args.sets
+        ]
+    )
     sys.stdout.write(json.dumps(results, indent=2) + "\n")
     if args.detail is not None:
         args.detail.write_text(json.dumps(detail, indent=1) + "\n", encoding="utf-8")

@@ -117,11 +117,13 @@ async def test_two_replaced_sentences_of_one_message_retire_the_memory_that_hold
     assert without_replaced([memory], replaced_statements(rig.subject(lead))) == []
 
 
-async def forget_asked(rig: Rig, lead: UUID, session: str, field: str) -> UUID:
-    """The subject asks, in a session of its own, to forget `field`: a pending request."""
-    request = "Please delete that."
+async def forget_asked(rig: Rig, lead: UUID, session: str, field: str, *lines: str) -> UUID:
+    """The subject says `lines` (by default only the request) in a session of its own, the
+    last one asking to forget `field`: a pending request."""
+    lines = lines or ("Please delete that.",)
+    request, index = lines[-1], len(lines) - 1
     at = day(4, 2 + len(rig.subject(lead).sessions))  # as `says` dates its sessions
-    rig.record(lead, session, at, (Role.SUBJECT, request))
+    rig.record(lead, session, at, *((Role.SUBJECT, line) for line in lines))
     subject = rig.subject(lead)
     command = ProposeChange(
         TENANT,
@@ -132,7 +134,7 @@ async def forget_asked(rig: Rig, lead: UUID, session: str, field: str) -> UUID:
         Origin.STATED,
         MODEL,
         subject.profile_version,
-        Evidence(session, 0, request),
+        Evidence(session, index, request),
     )
     rig.ledger.propose_change(command)
     (change,) = [c for c in rig.subject(lead).changes.values() if c.operation is Operation.FORGET]

@@ -128,12 +128,38 @@ async def test_sure_of_no_field_the_most_probable_field_holding_a_value_is_offer
     ranked = ["supplier", "employer", "team_size", "budget"]
     result = await (await recall(turns, Asks("lead", None, ranked))).recall(SUBJECT, QUESTION)
     assert result.notes[0].origin.ref == str(TEAM.change_id)
-    # Sure of a field: that one, held or not (a question about an empty field gets no other).
+    # Sure of a field: that one first, held or not (a question about an empty field gets no
+    # other field's value before the memories; ADR 0132: in an empty place after them).
     for sure, first in (("budget", NoteKind.PROPOSAL), ("supplier", NoteKind.MEMORY)):
         asks = Asks("lead", sure, ranked=["team_size", "budget"])
         result = await (await recall(turns, asks)).recall(SUBJECT, QUESTION)
         assert result.notes[0].origin.kind is first
-        assert all(n.origin.ref != str(TEAM.change_id) for n in result.notes)
+        refs = [n.origin.ref for n in result.notes]
+        after = (
+            result.notes[refs.index(str(TEAM.change_id)) :] if str(TEAM.change_id) in refs else ()
+        )
+        assert all(n.origin.kind is not NoteKind.MEMORY for n in after)
+
+
+async def test_empty_places_take_the_other_held_fields_pending_values_most_probable_first() -> None:
+    turns = Turns("lead", open_changes=[OLD_BUDGET, NEW_BUDGET, TEAM])
+    ranked = ["employer", "team_size", "budget"]
+    result = await (await recall(turns, Asks("lead", "budget", ranked))).recall(SUBJECT, QUESTION)
+    refs = [n.origin.ref for n in result.notes]
+    # The asked field's value, the memory, then the most probable other field held; never
+    # the asked field's older value, and never past the policy's limit.
+    assert [n.origin.kind for n in result.notes] == [
+        NoteKind.PROPOSAL,
+        NoteKind.MEMORY,
+        NoteKind.PROPOSAL,
+    ]
+    assert refs[0] == str(NEW_BUDGET.change_id)
+    assert refs[2] == str(TEAM.change_id)
+    assert str(OLD_BUDGET.change_id) not in refs
+    # Only the heads' most probable fields fill: a held field ranked past them does not.
+    far = ["employer", "supplier", "region", "role", "plan", "team_size"]
+    result = await (await recall(turns, Asks("lead", "budget", far))).recall(SUBJECT, QUESTION)
+    assert str(TEAM.change_id) not in [n.origin.ref for n in result.notes]
 
 
 def test_pending_values_never_offered_inferences_repeats_of_the_confirmed_or_older_ones() -> None:

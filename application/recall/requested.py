@@ -1,0 +1,93 @@
+"""What a pending request to forget speaks of: recall withholds it until the request is decided.
+
+"Can you delete where I'm living now from your notes?" The judgement notices the request and
+the proposer places it on a field; when it places it on another field, or the memory of
+what was said ("is living with their parents right now in Kenwick") was never the evidence
+of any proposal, the field's rules (`recall.replaced`, `recall.forget_filter`) reach nothing,
+and recall went on offering what the subject asked to have removed. The ledger still holds
+the request's own sentence. So, while a request to forget is pending, recall withholds the
+memories said before it that share a keyword with that sentence: the words of the request
+that name its topic ("living", "parents", "reg", "husband") are what the earlier statement
+said. Keywords are memories-mode search's own (`memory.lexical.keywords`: the words less the
+`stopwords` library's function words, each folded to its lemma), so "lives" and "living"
+meet, and "the", "my" never do.
+
+- Only memories of what the subject said before the request: earlier sessions, and earlier
+  messages of the request's own session ("Rite Aid on Franklin. ... can we just not put a
+  pharmacy?" said in one message is the request's own message: it stays, as the statement
+  said with the request may be what it keeps).
+- Withheld, not forgotten: rejecting the request brings the memories back; approving it
+  forgets the field by the sync's own rule, as before. Read from the ledger on every recall
+  with the rest of the mask (kept per subject version), so it costs no backend call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from factledger.application.memory.lexical import keywords
+from factledger.application.memory.record_ids import transcript_document_id
+from factledger.application.memory.types import SearchHit
+from factledger.domain.provenance import ChangeStatus, Operation
+from factledger.domain.subject import Subject
+
+
+@dataclass(frozen=True, slots=True)
+class SpokenRequest:
+    """A pending request to forget, as recall recognises the memories it speaks of."""
+
+    earlier: frozenset[str]  # transcript documents of the sessions said before the request's
+    document_id: str  # the request's session's transcript document
+    message_index: int
+    words: frozenset[str]  # the request sentence's keywords
+
+    def withholds(self, hit: SearchHit) -> bool:
+        if not hit.is_latest or not self._said_before(hit):
+            return False
+        return not self.words.isdisjoint(keywords(hit.text))
+
+    def _said_before(self, hit: SearchHit) -> bool:
+        if hit.document_id in self.earlier:
+            return True
+        return (
+            hit.document_id == self.document_id
+            and bool(hit.source_indexes)
+            and max(hit.source_indexes) < self.message_index
+        )
+
+
+def spoken_requests(subject: Subject) -> tuple[SpokenRequest, ...]:
+    """The subject's pending requests to forget that quote what was said."""
+    found: list[SpokenRequest] = []
+    for record in subject.changes.values():
+        proposal, evidence = record.proposal, record.proposal.evidence
+        if proposal.operation is not Operation.FORGET or record.status is not ChangeStatus.PENDING:
+            continue
+        if evidence is None or (said := subject.sessions.get(evidence.session_id)) is None:
+            continue
+        words = frozenset(keywords(evidence.quote))
+        if not words:
+            continue
+        earlier = frozenset(
+            transcript_document_id(subject.id, s.session_id)
+            for s in subject.sessions.values()
+            if s.started_at < said.started_at
+        )
+        found.append(
+            SpokenRequest(
+                earlier,
+                transcript_document_id(subject.id, evidence.session_id),
+                evidence.message_index,
+                words,
+            )
+        )
+    return tuple(found)
+
+
+def without_requested(
+    hits: Sequence[SearchHit], requests: Sequence[SpokenRequest]
+) -> list[SearchHit]:
+    if not requests:
+        return list(hits)
+    return [h for h in hits if not any(r.withholds(h) for r in requests)]

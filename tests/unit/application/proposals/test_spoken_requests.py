@@ -1,0 +1,47 @@
+"""While a request to forget is pending, recall withholds the memories said before it that its
+sentence speaks of, whatever field the request was placed on (`recall.requested`)."""
+
+from __future__ import annotations
+
+from factledger.application.ledger.commands import RejectChange
+from factledger.application.recall.ledger_forget_source import mask_of
+from factledger.application.recall.requested import spoken_requests, without_requested
+
+from .conftest import TENANT, Rig
+from .test_plan_by_meaning import REVIEWER
+from .test_replaced_statements import forget_asked, hit, says
+
+REQUEST = "Can you delete where I'm living now from your notes?"
+
+
+async def test_a_pending_request_withholds_the_earlier_memories_it_speaks_of(rig: Rig) -> None:
+    lead = rig.register()
+    text = "I live with my parents in Kenwick. I work at Acme."
+    await says(rig, lead, "s1", text, ("employer", "Acme"))
+    # The proposer placed the request on another field than the one it speaks of.
+    request = await forget_asked(rig, lead, "s2", "employer", REQUEST)
+
+    mask = mask_of(rig.subject(lead))
+    home = hit(lead, "s1", "is living with their parents in Kenwick")
+    employer = hit(lead, "s1", "works at Acme")
+    later = hit(lead, "s3", "is living in a rented flat in Seacliff")
+    assert not mask.empty
+    assert without_requested([home, employer, later], mask.requested) == [employer, later]
+
+    # Withheld, not forgotten: a rejected request gives the memory back.
+    rig.ledger.reject_change(RejectChange(TENANT, lead, request, REVIEWER, "not asked"))
+    assert spoken_requests(rig.subject(lead)) == ()
+
+
+async def test_the_requests_own_message_stays_and_an_earlier_one_of_its_session_goes(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    await says(rig, lead, "s0", "I work at Acme.", ("employer", "Acme"))
+    said = "I'm living with my parents for now."
+    await forget_asked(rig, lead, "s1", "employer", said, f"The Rite Aid, though. {REQUEST}")
+
+    requested = mask_of(rig.subject(lead)).requested
+    earlier = hit(lead, "s1", "is living with their parents for now", index=0)
+    with_it = hit(lead, "s1", "is living near the Rite Aid", index=1)
+    assert without_requested([earlier, with_it], requested) == [with_it]
