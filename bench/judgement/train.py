@@ -30,7 +30,6 @@ async def features_of(embedder: Embedder, texts: Sequence[str], buckets: int = B
     return features(await embedder.embed(list(texts)), texts, buckets)
 
 
-
 def _targets(corpus: Corpus) -> dict[str, tuple[list[str], tuple[str, ...]]]:
     s = corpus.sentences
     out: dict[str, tuple[list[str], tuple[str, ...]]] = {
