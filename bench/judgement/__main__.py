@@ -44,6 +44,7 @@ from factledger.adapters.judgement.tuned_use import PACKAGED_TUNED_ANSWERS
 from factledger.bench.judgement.answers import train_answer_head
 from factledger.bench.judgement.conversations import (
     CONVERSATIONS,
+    Loaded,
     load_training_cases,
     sentences_of_conversations,
 )
@@ -61,14 +62,20 @@ from factledger.bench.judgement.train import (
 )
 
 
-async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> dict[str, object]:
+def _labelled(corpora: list[Path]) -> tuple[Corpus, Loaded]:
+    """The corpora's sentences and replies, with the sentences their training conversations'
+    labels give; and those conversations."""
     corpus = Corpus((), ())
     for directory in corpora:
         corpus = corpus + load_corpus(directory)
+    loaded = load_training_cases([d / CONVERSATIONS for d in corpora])
+    return corpus + sentences_of_conversations(loaded.cases), loaded
+
+
+async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> dict[str, object]:
+    corpus, loaded = _labelled(corpora)
     cases = cases_in([*corpora, *conversations])
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
-    loaded = load_training_cases([d / CONVERSATIONS for d in corpora])
-    corpus = corpus + sentences_of_conversations(loaded.cases)
     heads = await train(embedder, corpus, cases, loaded.cases)
     accuracy = await cross_validate(embedder, corpus)
     sha256 = heads.save(out)
@@ -91,11 +98,7 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
 
 
 async def _refit_forget(corpora: list[Path], onto: Path, out: Path) -> dict[str, object]:
-    corpus = Corpus((), ())
-    for directory in corpora:
-        corpus = corpus + load_corpus(directory)
-    loaded = load_training_cases([d / CONVERSATIONS for d in corpora])
-    corpus = corpus + sentences_of_conversations(loaded.cases)
+    corpus, loaded = _labelled(corpora)
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
     heads = await with_refit_forget_flag(embedder, corpus, Heads.load(onto, None))
     return {
