@@ -44,7 +44,7 @@ from factledger.application.memory.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
-PACKAGED_HEADS_SHA256 = "0938bda9d270344bb9ce8a34cc89b13cd564b1b8c1df74046586c50ae31d504c"
+PACKAGED_HEADS_SHA256 = "3be273f4e9214c089991339ad1b907745624ab3bb28f8527bb8a421692e55090"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 
 

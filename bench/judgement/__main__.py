@@ -1,4 +1,7 @@
 """`python -m factledger.bench.judgement train --corpus DIR [--corpus DIR ...] --out FILE`
+`python -m factledger.bench.judgement forget --onto FILE [--corpus DIR ...] --out FILE` (the
+forget flag alone refitted on every labelled sentence and training conversation, set into the
+heads file FILE whose other heads stay as they are: ADR 0135)
 `python -m factledger.bench.judgement instructions [--corpus DIR] [--out FILE]` (the
 instruction head, `bench/judgement/instructions.py`)
 `python -m factledger.bench.judgement answers [--corpus DIR ...] [--out FILE]` (the pair
@@ -33,6 +36,7 @@ from pathlib import Path
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
+from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.adapters.judgement.pair_answers import PACKAGED_ANSWER_HEAD
@@ -40,11 +44,13 @@ from factledger.adapters.judgement.tuned_use import PACKAGED_TUNED_ANSWERS
 from factledger.bench.judgement.answers import train_answer_head
 from factledger.bench.judgement.conversations import (
     CONVERSATIONS,
+    Loaded,
     load_training_cases,
     sentences_of_conversations,
 )
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
 from factledger.bench.judgement.field_data import cases_in
+from factledger.bench.judgement.forget_flag import with_refit_forget_flag
 from factledger.bench.judgement.importing import import_conversations, import_replies
 from factledger.bench.judgement.instructions import train_instruction_head
 from factledger.bench.judgement.train import (
@@ -56,14 +62,20 @@ from factledger.bench.judgement.train import (
 )
 
 
-async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> dict[str, object]:
+def _labelled(corpora: list[Path]) -> tuple[Corpus, Loaded]:
+    """The corpora's sentences and replies, with the sentences their training conversations'
+    labels give; and those conversations."""
     corpus = Corpus((), ())
     for directory in corpora:
         corpus = corpus + load_corpus(directory)
+    loaded = load_training_cases([d / CONVERSATIONS for d in corpora])
+    return corpus + sentences_of_conversations(loaded.cases), loaded
+
+
+async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> dict[str, object]:
+    corpus, loaded = _labelled(corpora)
     cases = cases_in([*corpora, *conversations])
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
-    loaded = load_training_cases([d / CONVERSATIONS for d in corpora])
-    corpus = corpus + sentences_of_conversations(loaded.cases)
     heads = await train(embedder, corpus, cases, loaded.cases)
     accuracy = await cross_validate(embedder, corpus)
     sha256 = heads.save(out)
@@ -82,6 +94,22 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
         "cross_validated_accuracy": accuracy,
         "out": str(out),
         "sha256": sha256,
+    }
+
+
+async def _refit_forget(corpora: list[Path], onto: Path, out: Path) -> dict[str, object]:
+    corpus, loaded = _labelled(corpora)
+    embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+    heads = await with_refit_forget_flag(embedder, corpus, Heads.load(onto, None))
+    return {
+        "sentences": len(corpus.sentences),
+        "requests": sum(s.forget for s in corpus.sentences),
+        "span_conversations": len(loaded.cases),
+        "forget_min": heads.forget_min,
+        "forget_out_of_fold": FORGET_FOLDS,
+        "onto": str(onto),
+        "out": str(out),
+        "sha256": heads.save(out),
     }
 
 
@@ -118,6 +146,12 @@ def main(argv: list[str] | None = None) -> None:
         "only (its replies train nothing)",
     )
     fit.add_argument("--out", type=Path, default=PACKAGED_HEADS)
+    flag = commands.add_parser(
+        "forget", help="refit the forget flag alone into a heads file (its other heads kept)"
+    )
+    flag.add_argument("--corpus", type=Path, action="append", help="a corpus directory")
+    flag.add_argument("--onto", type=Path, default=PACKAGED_HEADS, help="the heads file to keep")
+    flag.add_argument("--out", type=Path, required=True)
     importing = commands.add_parser(
         "import", help="copy a writer's labelled conversations into the corpus, validated"
     )
@@ -193,6 +227,10 @@ def main(argv: list[str] | None = None) -> None:
 
         recipe = Recipe(epochs=args.epochs, minutes=args.minutes, learning_rate=args.learning_rate)
         done = train_cross_encoder(args.corpus or [PACKAGED_CORPUS], args.base, args.out, recipe)
+        sys.stdout.write(json.dumps(done, indent=2) + "\n")
+        return
+    if args.command == "forget":
+        done = asyncio.run(_refit_forget(args.corpus or [PACKAGED_CORPUS], args.onto, args.out))
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return
     if args.command == "import-replies":

@@ -26,8 +26,8 @@ FLAGS = ("hedged", "forget", "correction")
 BOOL = ("false", "true")
 
 
-async def _x(embedder: Embedder, texts: Sequence[str]) -> Matrix:
-    return features(await embedder.embed(list(texts)), texts, BUCKETS)
+async def features_of(embedder: Embedder, texts: Sequence[str], buckets: int = BUCKETS) -> Matrix:
+    return features(await embedder.embed(list(texts)), texts, buckets)
 
 
 def _targets(corpus: Corpus) -> dict[str, tuple[list[str], tuple[str, ...]]]:
@@ -50,12 +50,12 @@ async def train(
     `conversations` (training conversations, spans), over the features the sentence heads
     just fitted give, with the threshold its cross-validation chose; the span tagger and the
     forget-field head (which field a request to forget concerns) from `conversations`."""
-    xs = await _x(embedder, [s.text for s in corpus.sentences])
+    xs = await features_of(embedder, [s.text for s in corpus.sentences])
     targets = _targets(corpus)
     heads = {name: fit_head(xs, y, classes) for name, (y, classes) in targets.items()}
-    forget_min, forget_scores = _flag_threshold(xs, targets["forget"][0])
+    forget_min, forget_scores = flag_threshold(xs, targets["forget"][0])
     FORGET_FOLDS.update(forget_scores)
-    xr = await _x(embedder, [r.reply for r in corpus.replies])
+    xr = await features_of(embedder, [r.reply for r in corpus.replies])
     heads["answer"] = fit_head(xr, [r.label for r in corpus.replies], REPLIES)
     width = pair_width(embedder.dimension)
     blank = Head(np.zeros((width, 1), np.float32), np.full(1, -50.0, np.float32), ("field",))
@@ -110,7 +110,7 @@ FORGET_FIELD_FOLDS: dict[str, float] = {}  # the forget-field head's, likewise
 FORGET_FOLDS: dict[str, float] = {}  # the forget flag's, likewise
 
 
-def _flag_threshold(x: Matrix, y: Sequence[str], k: int = 5) -> tuple[float, dict[str, float]]:
+def flag_threshold(x: Matrix, y: Sequence[str], k: int = 5) -> tuple[float, dict[str, float]]:
     """The forget flag's threshold with the best F1 on out-of-fold probabilities: a request
     not flagged becomes a memory and a note, a sentence flagged that is none is kept out of
     them and its pending request rejected by a reviewer (ADR 0116)."""
@@ -185,8 +185,8 @@ def _cv(x: Matrix, y: Sequence[str], classes: Sequence[str], k: int, l2: float =
 
 async def cross_validate(embedder: Embedder, corpus: Corpus, k: int = 5) -> dict[str, float]:
     """Each head's k-fold accuracy on the corpus (argmax, before the yes threshold)."""
-    xs = await _x(embedder, [s.text for s in corpus.sentences])
+    xs = await features_of(embedder, [s.text for s in corpus.sentences])
     out = {name: _cv(xs, y, classes, k) for name, (y, classes) in _targets(corpus).items()}
-    xr = await _x(embedder, [r.reply for r in corpus.replies])
+    xr = await features_of(embedder, [r.reply for r in corpus.replies])
     out["answer"] = _cv(xr, [r.label for r in corpus.replies], REPLIES, k)
     return {name: round(acc, 3) for name, acc in out.items()}

@@ -8,11 +8,12 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.judgement.heads import Heads
-from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.judge import PACKAGED_HEADS, LearnedJudge
 from factledger.bench.judgement.__main__ import main
 from factledger.domain.transcript import Message, Role
 
@@ -127,3 +128,30 @@ def test_train_fits_every_head_and_a_span_tagger_from_one_corpus_directory(
     asked = asyncio.run(judge.field_of("Kindly remove where I live from my file.", fields))
     assert asked is not None
     assert asked[0] == "home_city"
+
+
+def test_forget_refits_the_forget_flag_alone_and_keeps_every_other_head_of_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "sentences.yaml").write_text(SENTENCES, encoding="utf-8")
+    (corpus / "answers.yaml").write_text(ANSWERS, encoding="utf-8")
+    out = tmp_path / "heads.npz"
+
+    main(["forget", "--corpus", str(corpus), "--onto", str(PACKAGED_HEADS), "--out", str(out)])
+
+    report = json.loads(capsys.readouterr().out)
+    assert report["requests"] == 6
+    refit, shipped = Heads.load(out, report["sha256"]), Heads.load(PACKAGED_HEADS, None)
+    assert refit.forget_min == report["forget_min"]
+    assert not np.array_equal(refit["forget"].weights, shipped["forget"].weights)
+    for name, head in shipped.heads.items():
+        if name != "forget":
+            assert np.array_equal(refit[name].weights, head.weights), name
+            assert refit[name].classes == head.classes
+    assert (refit.field_min, refit.yes_min) == (shipped.field_min, shipped.yes_min)
+    judged = asyncio.run(
+        LearnedJudge(OnnxEmbedder(), refit).judge(["Please forget my address, probably."])
+    )
+    assert judged[0].forget_request

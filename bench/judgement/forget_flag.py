@@ -1,0 +1,33 @@
+"""The forget flag refitted alone and set into a heads file whose other heads stay as they are.
+
+The whole train command refits every head at once, and a refit moves the hedge and field
+heads with the forget flag (ADR 0116 kept the shipped file for that reason). Refitting only
+the flag, on every labelled sentence and training conversation, lets the requests to forget
+learn from new data while what the other heads read stays fixed (ADR 0135).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from factledger.adapters.judgement.heads import Heads
+from factledger.application.memory.ports import Embedder
+from factledger.bench.judgement.corpus import Corpus
+from factledger.bench.judgement.fit import fit_head
+from factledger.bench.judgement.train import BOOL, FORGET_FOLDS, features_of, flag_threshold
+
+
+async def with_refit_forget_flag(embedder: Embedder, corpus: Corpus, onto: Heads) -> Heads:
+    """`onto` with its forget flag and `forget_min` fitted on `corpus`; every other head and
+    threshold as in `onto`."""
+    if embedder.model_id != onto.model_id:
+        raise ValueError("the heads file was trained over another embedder model")
+    x = await features_of(embedder, [s.text for s in corpus.sentences], onto.buckets)
+    labels = [str(s.forget).lower() for s in corpus.sentences]
+    forget_min, scores = flag_threshold(x, labels)
+    FORGET_FOLDS.update(scores)
+    return replace(
+        onto,
+        heads={**onto.heads, "forget": fit_head(x, labels, BOOL)},
+        forget_min=forget_min,
+    )
