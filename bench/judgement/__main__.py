@@ -96,6 +96,9 @@ def _tune_use(args: argparse.Namespace) -> dict[str, object]:
         minutes=args.minutes,
         cross=args.cross,
         label_smoothing=args.label_smoothing,
+        learning_rate=args.learning_rate,
+        head_learning_rate=args.head_learning_rate,
+        points=args.points,
     )
     seeds = range(1, args.seeds + 1)
     files = args.files or PAIR_FILES
@@ -162,6 +165,16 @@ def main(argv: list[str] | None = None) -> None:
     tune.add_argument("--compound", type=float, default=0.5)
     tune.add_argument("--minutes", type=float, default=30.0, help="per run")
     tune.add_argument("--label-smoothing", type=float, default=0.0)
+    tune.add_argument(
+        "--learning-rate", type=float, default=5e-5, help="the encoder's layers' rate"
+    )
+    tune.add_argument("--head-learning-rate", type=float, default=2e-3)
+    tune.add_argument(
+        "--points",
+        type=int,
+        default=1,
+        help="kept-out readings per epoch, each a point the file may be taken at (ADR 0136)",
+    )
     tune.add_argument(
         "--jobs", type=int, default=1, help="runs trained at once, one process each (same file)"
     )
