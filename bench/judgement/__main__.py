@@ -11,7 +11,9 @@ answer head and its yes threshold, `bench/judgement/answers.py`: the shipped fil
 one run per seed, read in numpy by the product: `bench/judgement/usem/train.py`; needs torch
 too; ADR 0105;
 `--files` names which labelled files of the corpora it reads, ADR 0109; `--cross` reads the
-pair as a cross-encoder, ADR 0117; `--jobs N` trains N seeds at once in processes, ADR 0133)
+pair as a cross-encoder, ADR 0117; `--jobs N` trains N seeds at once in processes, ADR 0133;
+`--points N` reads the kept-out pairs N times an epoch, each a point the file may be taken at,
+and `--learning-rate` / `--head-learning-rate` set the encoder's and the head's rates, ADR 0136)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
