@@ -14,7 +14,9 @@ answer head and its yes threshold, `bench/judgement/answers.py`: the shipped fil
 one run per seed, read in numpy by the product: `bench/judgement/usem/train.py`; needs torch
 too; ADR 0105;
 `--files` names which labelled files of the corpora it reads, ADR 0109; `--cross` reads the
-pair as a cross-encoder, ADR 0117; `--jobs N` trains N seeds at once in processes, ADR 0133)
+pair as a cross-encoder, ADR 0117; `--jobs N` trains N seeds at once in processes, ADR 0133;
+`--points N` reads the kept-out pairs N times an epoch, each a point the file may be taken at,
+and `--learning-rate` / `--head-learning-rate` set the encoder's and the head's rates, ADR 0136)
 
 Fits the judgement heads over the packaged embedder on one or more corpora (the packaged
 one by default): `sentences.yaml` and `answers.yaml` for the sentence and reply heads,
@@ -124,6 +126,9 @@ def _tune_use(args: argparse.Namespace) -> dict[str, object]:
         minutes=args.minutes,
         cross=args.cross,
         label_smoothing=args.label_smoothing,
+        learning_rate=args.learning_rate,
+        head_learning_rate=args.head_learning_rate,
+        points=args.points,
     )
     seeds = range(1, args.seeds + 1)
     files = args.files or PAIR_FILES
@@ -196,6 +201,16 @@ def main(argv: list[str] | None = None) -> None:
     tune.add_argument("--compound", type=float, default=0.5)
     tune.add_argument("--minutes", type=float, default=30.0, help="per run")
     tune.add_argument("--label-smoothing", type=float, default=0.0)
+    tune.add_argument(
+        "--learning-rate", type=float, default=5e-5, help="the encoder's layers' rate"
+    )
+    tune.add_argument("--head-learning-rate", type=float, default=2e-3)
+    tune.add_argument(
+        "--points",
+        type=int,
+        default=1,
+        help="kept-out readings per epoch, each a point the file may be taken at (ADR 0136)",
+    )
     tune.add_argument(
         "--jobs", type=int, default=1, help="runs trained at once, one process each (same file)"
     )

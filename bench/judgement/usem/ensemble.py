@@ -42,4 +42,9 @@ def choose(
     best = max(range(epochs), key=lambda e: float(scored[e]["yes_accepted"]))  # type: ignore[arg-type]
     members = tuple(run[best].member for run in runs)
     tuned = TunedAnswers(members, float(scored[best]["yes_min"]))  # type: ignore[arg-type]
-    return tuned, {"epoch": best + 1, "by_epoch": scored}
+    # "point" counts the readings (one per epoch unless the recipe reads finer).
+    return tuned, {
+        "epoch": runs[0][best].row.get("epoch", best + 1),
+        "point": best + 1,
+        "by_epoch": scored,
+    }

@@ -67,6 +67,7 @@ class TuneRecipe:
     minutes: float = 30.0  # stops at an epoch's end once this much time is spent
     cross: bool = False  # each side's tokens attend to the other's (`cross.py`, ADR 0117)
     label_smoothing: float = 0.0  # keeps the reader from growing sure of every training pair
+    points: int = 1  # readings of the kept-out pairs per epoch, each a point the choice may take
 
 
 class Vectors:
@@ -126,7 +127,8 @@ def predict(
 def fit(
     pairs: Sequence[LabelledPair], held: Sequence[LabelledPair], recipe: TuneRecipe, log: Path
 ) -> list[Epoch]:
-    """Trains on `pairs`; after each epoch, the (averaged) member and its reading of `held`."""
+    """Trains on `pairs`; after each of `recipe.points` parts of every epoch, the (averaged)
+    member and its reading of `held`."""
     random.seed(recipe.seed)
     torch.manual_seed(recipe.seed)
     rows = WordPieceRows()
@@ -147,13 +149,16 @@ def fit(
     averaged = Averaged([*body, *head.parameters()], recipe.ema)
     started = time.monotonic()
     epochs: list[Epoch] = []
+    batches = range(0, len(pairs), recipe.batch)
+    # The last batch of each of `points` equal parts of an epoch ends a point.
+    ends = {batches[len(batches) * k // recipe.points - 1] for k in range(1, recipe.points + 1)}
     for epoch in range(1, recipe.epochs + 1):
         model.train()
         head.train()
         order = list(range(len(pairs)))
         random.shuffle(order)
-        total = 0.0
-        for start in range(0, len(order), recipe.batch):
+        total, seen = 0.0, 0
+        for start in batches:
             chosen = [pairs[i] for i in order[start : start + recipe.batch]]
             y = torch.tensor([index[p.label] for p in chosen])
             loss = torch.nn.functional.cross_entropy(
@@ -164,18 +169,24 @@ def fit(
             optimiser.step()
             averaged.update()
             total += float(loss.detach()) * len(chosen)
-        with averaged.swapped_in():
-            p = predict(vectors, head, held)
-            member = snapshot(model, head, base)
-        row = {
-            "seed": recipe.seed,
-            "epoch": epoch,
-            "loss": round(total / len(pairs), 4),
-            "minutes": round((time.monotonic() - started) / 60, 1),
-            "kept_out": kept_out_scores(p, held),
-        }
-        epochs.append(Epoch(member, p, row))
-        log.write_text(json.dumps([e.row for e in epochs], indent=2), encoding="utf-8")
+            seen += len(chosen)
+            if start not in ends:
+                continue
+            with averaged.swapped_in():
+                p = predict(vectors, head, held)
+                member = snapshot(model, head, base)
+            model.train()
+            head.train()
+            row = {
+                "seed": recipe.seed,
+                "epoch": epoch,
+                "pairs_seen": seen,
+                "loss": round(total / seen, 4),
+                "minutes": round((time.monotonic() - started) / 60, 1),
+                "kept_out": kept_out_scores(p, held),
+            }
+            epochs.append(Epoch(member, p, row))
+            log.write_text(json.dumps([e.row for e in epochs], indent=2), encoding="utf-8")
         if time.monotonic() - started > recipe.minutes * 60:
             break
     return epochs
@@ -253,8 +264,9 @@ def train_tuned_use(
     # The same runs cut at fewer epochs: what a run of that many epochs would have written
     # (the epochs before the cut do not depend on how many follow).
     shorter = {}
-    for cut in sorted({n for n in also_at if n < min(len(run) for run in runs)}):
-        short_data, short = finish([run[:cut] for run in runs], held, shorter_file(out, cut))
+    for cut in sorted({n for n in also_at if n * recipe.points < min(len(run) for run in runs)}):
+        cut_runs = [run[: cut * recipe.points] for run in runs]
+        short_data, short = finish(cut_runs, held, shorter_file(out, cut))
         shorter[cut] = {**short, "sha256": hashlib.sha256(short_data).hexdigest()}
     return {
         "files": list(files),

@@ -124,3 +124,17 @@ def test_seeds_trained_at_once_and_cut_at_fewer_epochs_write_the_one_run_file(
     assert both["shorter"] == {
         1: {k: one[k] for k in ("chosen", "kept_out_as_read", "yes_min", "sha256")}
     }
+
+
+def test_finer_points_read_the_kept_out_pairs_mid_epoch_and_leave_the_epoch_unchanged(
+    tmp_path: Path,
+) -> None:
+    recipe = TuneRecipe(epochs=1, batch=2, learning_rate=1e-3, seed=5)
+    [whole] = fit(PAIRS, PAIRS, recipe, tmp_path / "whole.json")
+    halves = fit(PAIRS, PAIRS, replace(recipe, points=2), tmp_path / "halves.json")
+    # Three batches of two: a point after batch 1 (3 * 1 // 2 = 1), and one at the end.
+    assert [h.row["pairs_seen"] for h in halves] == [2, 6]
+    # Reading mid-epoch consumes nothing the training draws on: the epoch's end is the same.
+    np.testing.assert_array_equal(halves[-1].kept_out, whole.kept_out)
+    np.testing.assert_array_equal(halves[-1].member.deltas["d0"], whole.member.deltas["d0"])
+    assert not np.array_equal(halves[0].kept_out, whole.kept_out)
