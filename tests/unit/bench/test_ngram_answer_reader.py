@@ -19,6 +19,7 @@ from factledger.bench.judgement.ngram_reader import (
     pair_features,
     pair_row,
 )
+from factledger.bench.judgement.ngram_writers import writers
 
 DENSE = REPLY_BUCKETS + FIRST_WORD_BUCKETS + QUESTION_BUCKETS
 NEW_DIGITS = DENSE + 7  # after the six length bins and the share of shared words
@@ -48,7 +49,8 @@ def test_a_reader_fitted_on_a_few_pairs_reads_their_kind(tmp_path: Path) -> None
     ]
     reader = NgramReader.fit(pairs)
     p = reader.probabilities([(asked, "yes"), (asked, "nope")])
-    assert p[0, 0] > p[0, 1] and p[1, 1] > p[1, 0]
+    assert p[0, 0] > p[0, 1]
+    assert p[1, 1] > p[1, 0]
     reader.save(tmp_path / "r.npz", tuned_a=0.65, ngram_a=0.86)
     again, bars = NgramReader.load(tmp_path / "r.npz")
     assert bars == pytest.approx({"tuned_a": 0.65, "ngram_a": 0.86})
@@ -69,3 +71,9 @@ def test_the_bars_let_no_non_yes_through_and_keep_the_most_yeses() -> None:
     # surely as any yes leaves no bar that keeps a yes.
     sure = np.tile(np.array([[1.0, 0.0, 0.0]], np.float32), (4, 1))
     assert fit_bars(tuned, sure, labels, np.ones(4, dtype=bool)) == Bars(1.0, 1.0, 0.0)
+
+
+def test_the_writers_are_read_from_the_reply_files_names(tmp_path: Path) -> None:
+    for name in ("replies-c-01.yaml", "replies-c-02.yaml", "replies-i-01.yaml", "answers.yaml"):
+        (tmp_path / name).write_text("[]\n", encoding="utf-8")
+    assert writers([tmp_path]) == ["c", "i"]
