@@ -31,13 +31,14 @@ import numpy as np
 import numpy.typing as npt
 
 from factledger.adapters.judgement.cross_answers import decide
-from factledger.adapters.judgement.features import Matrix, features
+from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.application.judgement.types import Reply
 from factledger.bench.judgement.answers import LabelledPair, kept_out, pairs_in
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS
 from factledger.bench.judgement.ngram_reader import NgramReader
+from factledger.bench.judgement.vetoes import packaged_readings
 
 Mask = npt.NDArray[np.bool_]
 GRID = tuple(round(0.5 + 0.01 * i, 2) for i in range(50))  # 0.50 to 0.99
@@ -88,13 +89,8 @@ async def readings(
     reader: NgramReader,
     pairs: Sequence[tuple[str, str]],
 ) -> Readings:
-    pt = await asyncio.to_thread(tuned.probabilities_sync, pairs)
-    replies = [r for _, r in pairs]
-    heads = judge.heads
-    x = features(await judge.embedder.embed(replies), replies, heads.buckets)
-    answer = heads["answer"]
-    rh = answer.probabilities(x)[:, [answer.column(c) for c in ("yes", "no", "neither")]]
-    return Readings(pt, reader.probabilities(pairs), reads_yes(rh, heads.yes_min))
+    pt, rh, _ = await packaged_readings(judge, tuned, pairs)
+    return Readings(pt, reader.probabilities(pairs), reads_yes(rh, judge.heads.yes_min))
 
 
 def said_yes(r: Readings, bars: Bars, *, with_reply_head: bool) -> Mask:
