@@ -9,7 +9,8 @@ A reader of another kind than the sentence encoders: a multinomial logistic regr
   question holds, a digit run the question does not hold, how many of the reply's longer
   words the question does not hold, and the reply's first word's n-grams when the reply
   carries something new (so a yes-word followed by another value can read apart from a bare
-  yes-word);
+  yes-word; the first word itself counts as new when the question does not hold it, which
+  ADR 0140 found reads down a yes followed by a clause in another language);
 - the question's own last characters (how it was put: "...?", "...right?", an open question).
 
 Numpy only. Trained on the training split of every writer's replies (`answers.kept_out`
