@@ -8,8 +8,9 @@ not trained on, `--tuned-writers`). Prints, as JSON:
 
 - per writer: the packaged judge's yes accepted and false yeses, and candidate A's at the bars
   in FILE (as `ngram_candidate` fitted them on kept-out questions of writers it had read);
-- pooled over the writers: both candidates' bars fitted there, and the packaged judge with the
-  n-gram reader's yes required at a few bars (a veto that can only remove yeses).
+- pooled over the writers: both candidates' bars fitted there, the packaged judge at its own
+  bar and at a tuned bar fitted there, and the packaged judge with the n-gram reader's yes
+  required at a few bars (a veto that can only remove yeses).
 """
 
 from __future__ import annotations
@@ -108,6 +109,12 @@ def out_of_writer(
             **rates(said, y),
         }
     pooled["packaged_judge"] = rates(packaged, y)
+    # The packaged readers with the tuned bar fitted here too (the n-gram reader left out).
+    sure = np.tile(np.array([[1.0, 0.0, 0.0]], dtype=np.float32), (len(y), 1))
+    alone = fit_bars(r.tuned, sure, names, r.reply_head_yes)
+    pooled["packaged_judge_tuned_bar_fitted_here"] = {"tuned_bar": alone.tuned} | rates(
+        reads_yes(r.tuned, alone.tuned) & r.reply_head_yes, y
+    )
     for bar in VETO_BARS:
         pooled[f"packaged_judge_with_ngram_yes_at_{bar}"] = rates(
             packaged & reads_yes(r.ngram, bar), y
