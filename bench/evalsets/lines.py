@@ -6,7 +6,8 @@ agent). The shipped answer judge and instruction screen judge them (or candidate
 `--answer-head` a pair head file, `--answer-model` a cross-encoder ONNX file,
 `--tuned-answers` a tuned multilingual encoder file, alone or, with
 `--reply-head-agrees`, needing the reply-only head's yes too; `--vetoes YES_MIN` the
-packaged readers with the vetoes of ADR 0124; `--instruction-head`); only
+packaged readers with the vetoes of ADR 0124; `--ngram FILE --ngram-candidate A|B` the
+character n-gram reader's yes required too, ADR 0140; `--instruction-head`); only
 aggregates are printed (counts, rates, a confusion matrix, and the answers' figures for
 English and other replies, the language group guessed by `language_groups`), never an
 item's content, so a held-out half can be scored without being read.
@@ -143,6 +144,13 @@ def main(argv: list[str] | None = None) -> None:
         help="the packaged readers with the vetoes of ADR 0124, the tuned reader's yes at "
         "YES_MIN (as `python -m factledger.bench.judgement.bar` fits it on kept-out pairs)",
     )
+    parser.add_argument(
+        "--ngram",
+        type=Path,
+        metavar="FILE",
+        help="a character n-gram reader and its bars (ADR 0140), read as --ngram-candidate",
+    )
+    parser.add_argument("--ngram-candidate", choices=("A", "B"), default="A")
     args = parser.parse_args(argv)
     from factledger.adapters.judgement.heads import Heads
     from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
@@ -172,6 +180,10 @@ def main(argv: list[str] | None = None) -> None:
         from factledger.bench.judgement.vetoes import VetoedAnswers
 
         reader = VetoedAnswers(judge, TunedUseAnswerJudge.packaged(), args.vetoes)
+    if args.ngram is not None:
+        from factledger.bench.judgement.ngram_candidate import NgramCandidate
+
+        reader = NgramCandidate.load(args.ngram, args.ngram_candidate)
     detector = LearnedInstructionDetector.packaged(judge.embedder)
     if args.instruction_head is not None:
         heads = Heads.load(args.instruction_head, None, (HEAD,))

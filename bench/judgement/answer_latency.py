@@ -5,7 +5,8 @@ it (a yes also needs the reply-only head's: ADR 0105, 0109), for the shipped fil
 `--tuned FILE`, the pair head (question and reply over the multilingual encoder), the
 judgement heads' reply-only answer head and, with `--cross FILE`, a cross-encoder (question
 and reply as one input, int8 ONNX; ADR 0087) and, with `--vetoes YES_MIN`, the packaged
-readers with the vetoes of ADR 0124. Run it with `OMP_NUM_THREADS=1` (and
+readers with the vetoes of ADR 0124 and, with `--ngram FILE`, the character n-gram candidates of
+ADR 0140 (A and B). Run it with `OMP_NUM_THREADS=1` (and
 `taskset -c 0`) for one core's figure. Prints the median and 90th percentile of each."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.application.judgement.types import Reply
+from factledger.bench.judgement.ngram_candidate import NgramCandidate
 from factledger.bench.judgement.vetoes import VetoedAnswers
 
 # Written for this benchmark; any pair will do, what is timed is one pair a call.
@@ -58,6 +60,7 @@ async def run(
     cross: Path | None = None,
     tuned: Sequence[Path] = (),
     vetoes: float | None = None,
+    ngram: Path | None = None,
 ) -> dict[str, dict[str, float]]:
     judge = LearnedJudge.packaged()
     reply_only = LearnedJudge(judge.embedder, judge.heads)
@@ -71,6 +74,10 @@ async def run(
     if vetoes is not None:
         vetoed = VetoedAnswers(judge, TunedUseAnswerJudge.packaged(), vetoes)
         out["vetoed_judge"] = await _timed(vetoed.answers, calls)
+    if ngram is not None:
+        for candidate in ("A", "B"):
+            judged = NgramCandidate.load(ngram, candidate).answers
+            out[f"ngram_candidate_{candidate}"] = await _timed(judged, calls)
     if cross is not None:
         out["cross_encoder"] = await _timed(CrossAnswerJudge.load(cross, None).answers, calls)
     out["pair_head"] = await _timed(PairAnswerJudge.packaged().answers, calls)
@@ -95,8 +102,11 @@ def main(argv: list[str] | None = None) -> None:
         metavar="YES_MIN",
         help="time the packaged readers with the vetoes of ADR 0124 too (the tuned bar given)",
     )
+    parser.add_argument(
+        "--ngram", type=Path, metavar="FILE", help="time ADR 0140's n-gram candidates A and B too"
+    )
     args = parser.parse_args(argv)
-    done = asyncio.run(run(args.calls, args.cross, args.tuned, args.vetoes))
+    done = asyncio.run(run(args.calls, args.cross, args.tuned, args.vetoes, args.ngram))
     sys.stdout.write(json.dumps(done, indent=2) + "\n")
 
 

@@ -92,16 +92,26 @@ def said_yes(s: Signals, vetoes: Vetoes, yes_min: float) -> Mask:
     return out
 
 
-async def signals(
+async def packaged_readings(
     judge: LearnedJudge, tuned: TunedUseAnswerJudge, pairs: Sequence[tuple[str, str]]
-) -> Signals:
-    """Every reader's reading of `pairs`."""
+) -> tuple[Matrix, Matrix, Matrix]:
+    """The tuned reader's and the reply-only head's probabilities (yes, no, neither), and the
+    heads' features of the replies."""
     p = await asyncio.to_thread(tuned.probabilities_sync, pairs)
     replies = [r for _, r in pairs]
     heads = judge.heads
     x = features(await judge.embedder.embed(replies), replies, heads.buckets)
     answer = heads["answer"]
     rh = answer.probabilities(x)[:, [answer.column(c) for c in ("yes", "no", "neither")]]
+    return p, rh, x
+
+
+async def signals(
+    judge: LearnedJudge, tuned: TunedUseAnswerJudge, pairs: Sequence[tuple[str, str]]
+) -> Signals:
+    """Every reader's reading of `pairs`."""
+    p, rh, x = await packaged_readings(judge, tuned, pairs)
+    heads = judge.heads
     statement, hedged = heads["statement"], heads["hedged"]
     asks = statement.probabilities(x)[:, statement.column("question")]
     tentative = hedged.probabilities(x)[:, hedged.column("true")]
