@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from factledger.adapters.embedding.onnx.graph_cache import CompiledGraphCache
-from factledger.adapters.embedding.onnx.in_flight import InFlightTexts
 from factledger.adapters.embedding.onnx.model_files import (
     DEFAULT_PRESET,
     PRESET_DIMENSIONS,
@@ -239,8 +238,6 @@ class OnnxEmbedder:
       without one, or when it cannot be used, the graph is compiled in memory at every start.
     - Embeds each distinct text of a call once, and keeps the vectors of the last
       `cached_vectors` texts (`vector_cache`; 0 keeps none): a text met again is not run again.
-      A text another call is running at the same moment is waited for, not run again
-      (`in_flight`).
     - With `load_in_background`, a packaged model (whose dimension and id are known without
       loading it) is loaded on a thread, started by `start_deferred_loads` (a served process
       calls it once ready) or by the first call to embed; a call to embed waits for the load
@@ -263,7 +260,6 @@ class OnnxEmbedder:
         self._files = files = files or OnnxModelFiles.preset(DEFAULT_PRESET)
         self._batch_size = batch_size
         self.vectors = VectorCache(cached_vectors)
-        self.in_flight = InFlightTexts()
         known = _known_without_loading(files, int8_activations)
         if load_in_background and known is not None:
             self.dimension, self.model_id = known
@@ -326,20 +322,10 @@ class OnnxEmbedder:
         """The vectors of `keys`, running the model for the distinct texts `rows` lacks."""
         missing = [key for key in distinct if key not in rows]
         if missing:
-            claim = self.in_flight.claim(missing)
-            if claim.mine:
-                try:
-                    fresh = self._run([distinct[key] for key in claim.mine])
-                except BaseException as exc:
-                    self.in_flight.fail(claim.mine, exc)
-                    raise
-                new_rows = dict(zip(claim.mine, fresh, strict=True))
-                # Kept before it is released, so a caller arriving in between finds it.
-                self.vectors.put_many(new_rows)
-                self.in_flight.settle(new_rows)
-                rows.update(new_rows)
-            # Waited for only once this call's own texts have run (`in_flight`).
-            rows.update({key: future.result() for key, future in claim.theirs.items()})
+            fresh = self._run([distinct[key] for key in missing])
+            new_rows = dict(zip(missing, fresh, strict=True))
+            self.vectors.put_many(new_rows)
+            rows.update(new_rows)
         return self._stacked(keys, rows)
 
     @staticmethod
