@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from factledger.application.ledger.cipher import ShreddingMapper
@@ -59,3 +59,35 @@ def test_a_stream_decodes_as_its_events_do_one_by_one(ledger: Ledger) -> None:
 
     assert [(type(e), vars(e)) for e in together] == [(type(e), vars(e)) for e in alone]
     assert [vars(e) for e in latest_two] == [vars(e) for e in alone[::-1][:2]]
+
+
+class CountingCurrent(CountingKeys):
+    """Also counts the reads of current keys by scope."""
+
+    def __init__(self, inner: KeyStore) -> None:
+        super().__init__(inner)
+        self.current_reads = 0
+
+    def current_many(self, scopes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        self.current_reads += 1
+        return self.inner.current_many(scopes)
+
+
+def test_events_sealed_together_read_their_keys_once_and_open_as_before(ledger: Ledger) -> None:
+    sid = story(ledger).subject_id
+    mapper = ledger.mapper
+    assert isinstance(mapper, ShreddingMapper)
+    events = list(ledger.events.get(sid))
+    counting = CountingCurrent(mapper.keys)
+    mapper.keys = counting  # type: ignore[assignment]
+
+    stored = mapper.to_stored_events(events)
+
+    assert counting.current_reads == 1
+    reopened = [mapper.to_domain_event(s) for s in stored]
+    assert [(type(e), vars(e)) for e in reopened] == [(type(e), vars(e)) for e in events]
+    assert all(
+        a.state != b.state
+        for a, b in zip(stored, ledger.recorder.select_events(sid), strict=True)
+        if b"fl-enc:" in b.state
+    )
