@@ -350,7 +350,7 @@ class ShreddingMapper(Mapper[UUID]):
     def _sealed(
         self,
         state: dict[str, Any],
-        cls: type[object],
+        cls: type[DomainEventProtocol[UUID]],
         scopes: dict[str, str],
         keys: Mapping[str, tuple[str, bytes]],
     ) -> StoredEvent:
