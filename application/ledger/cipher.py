@@ -326,12 +326,36 @@ class ShreddingMapper(Mapper[UUID]):
         return hit is not None and hit[1] > now
 
     def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
-        cls = type(domain_event)
-        if not _fields_of(cls):
-            return super().to_stored_event(domain_event)
-        state = dict(vars(domain_event))
-        scopes = _scopes_of(state, cls)
-        keys = self.keys.current_many(list(dict.fromkeys(scopes.values())))
+        return self.to_stored_events([domain_event])[0]
+
+    def to_stored_events(
+        self, domain_events: Sequence[DomainEventProtocol[UUID]]
+    ) -> list[StoredEvent]:
+        """`to_stored_event` of each, with the current keys of all their scopes read in one
+        key-store call (a review's proposals each have a scope of their own)."""
+        states = [dict(vars(e)) if _fields_of(type(e)) else None for e in domain_events]
+        scopes = [
+            {} if state is None else _scopes_of(state, type(event))
+            for event, state in zip(domain_events, states, strict=True)
+        ]
+        wanted = list(dict.fromkeys(scope for found in scopes for scope in found.values()))
+        keys = self.keys.current_many(wanted) if wanted else {}
+        return [
+            super(ShreddingMapper, self).to_stored_event(event)
+            if state is None
+            else self._sealed(state, type(event), found, keys)
+            for event, state, found in zip(domain_events, states, scopes, strict=True)
+        ]
+
+    def _sealed(
+        self,
+        state: dict[str, Any],
+        cls: type[DomainEventProtocol[UUID]],
+        scopes: dict[str, str],
+        keys: Mapping[str, tuple[str, bytes]],
+    ) -> StoredEvent:
+        """The stored event of `state` (an event of class `cls`) with its fields sealed under
+        their scopes' `keys`."""
         for name, scope in scopes.items():
             key_id, key = keys[scope]
             if name.startswith(f"{TRANSCRIPT}#"):

@@ -50,6 +50,7 @@ from factledger.application.ledger.event_store_errors import (
     unavailable,
 )
 from factledger.application.ledger.idempotency import JsonBody
+from factledger.application.ledger.keyed_event_store import KeyedEventStore
 from factledger.application.ledger.lines_alone import LinesAlone
 from factledger.application.ledger.ports import KeyStore
 from factledger.application.ledger.request_fingerprints import RequestFingerprints
@@ -157,6 +158,9 @@ class LedgerCore(Application[UUID]):
         self.register_transcodings(fast)
         return fast
 
+    def construct_event_store(self) -> EventStore[UUID]:
+        return KeyedEventStore(mapper=self.mapper, recorder=self.recorder)
+
     def construct_mapper(self) -> Mapper[UUID]:
         mapper = ShreddingMapper(
             transcoder=self.construct_transcoder(),
@@ -246,7 +250,7 @@ class LedgerCore(Application[UUID]):
         hot standby when the request may), decoded by this ledger's mapper and its keys: a
         forgotten field's key is deleted on the primary, so its value stays unreadable
         whichever server holds the event. Commands and the followers keep the store's own."""
-        self.history = EventStore(self.mapper, recorder)
+        self.history = KeyedEventStore(self.mapper, recorder)
         self.history_log = recorder
 
     def subject(self, tenant: str, subject_id: UUID) -> Subject:

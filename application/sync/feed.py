@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 from uuid import UUID
 
 from eventsourcing.domain import CanMutateProtocol
+from eventsourcing.persistence import Notification
 
 from factledger.application.errors import NotFoundError
+from factledger.application.ledger.cipher import ShreddingMapper
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.sync.plan import SYNCED_TOPICS
 from factledger.application.sync.ports import LedgerEvent
@@ -47,7 +49,10 @@ class LedgerEventFeed:
                 topics=SYNCED_TOPICS,
                 inclusive_of_start=False,
             )
-            return [(n.id, self._ledger.mapper.to_domain_event(n)) for n in notifications]
+            # Planning reads no message's words (only whether a session has any), so its lines
+            # stay sealed and their keys unread; a page's other keys are read in one call.
+            events = self._decoded(notifications, transcript_text=False)
+            return [(n.id, event) for n, event in zip(notifications, events, strict=True)]
 
         return await asyncio.to_thread(select)
 
@@ -58,9 +63,18 @@ class LedgerEventFeed:
             found = self._ledger.recorder.select_notifications(start=position, limit=1)
             if not found or found[0].id != position:
                 raise NotFoundError(f"event at position {position}")
-            return self._ledger.mapper.to_domain_event(found[0])
+            # One key-store read for all the event's keys (a session's lines each have one).
+            return self._decoded(found, transcript_text=True)[0]
 
         return await asyncio.to_thread(select)
+
+    def _decoded(
+        self, notifications: Sequence[Notification], *, transcript_text: bool
+    ) -> list[LedgerEvent]:
+        mapper = self._ledger.mapper
+        if isinstance(mapper, ShreddingMapper):  # the ledger's: reads the events' keys at once
+            return mapper.to_domain_events(notifications, transcript_text=transcript_text)
+        return [mapper.to_domain_event(n) for n in notifications]
 
     async def profile_at(self, subject_id: UUID, subject_version: int) -> Mapping[str, object]:
         """The confirmed profile right after the subject's event `subject_version`."""

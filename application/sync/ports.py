@@ -64,7 +64,11 @@ class EventFeed(Protocol):
     """The ledger's events in commit order, by notification position (ids may have gaps), and
     the tenant each subject belongs to (fixed at registration). `head` is the newest position
     of the whole log, events the sync never reads included: the sync's position moves past
-    those too, so an idle sync's position is the head (its lag reads 0)."""
+    those too, so an idle sync's position is the head (its lag reads 0).
+
+    `read` serves planning: a recorded session's messages may keep their texts sealed (whether
+    it has messages is what a plan asks). `get` gives the event whole, its messages' words
+    opened."""
 
     async def head(self) -> int: ...
 
