@@ -174,6 +174,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         asks_every_field=True,
         stance=stance,
         latest_of_held=settings.held_answer == "latest",
+        read_backs=reader if settings.read_backs else None,
     )
 
 

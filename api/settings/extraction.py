@@ -103,6 +103,11 @@ class LearnedExtractorSettings(NestedSettings):
     # found 0.02-0.03 more facts for 2.5x the extractor's CPU (ADR 0122, as merged).
     qa_reader_agreement: bool = False
     qa_reader_agreement_floor: float | None = Field(default=None, ge=-20, le=20)
+    # A value the agent says back in the last sentence of its line ("So you're on Premium
+    # now?") is proposed where the answer judge reads the subject's next line as opening with
+    # a yes to it and no line of the subject's states the field (ADR 0138). Read only with
+    # the QA reader.
+    read_backs: bool = True
 
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).
