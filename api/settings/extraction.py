@@ -108,6 +108,11 @@ class LearnedExtractorSettings(NestedSettings):
     # a yes to it and no line of the subject's states the field (ADR 0138). Read only with
     # the QA reader.
     read_backs: bool = True
+    # Who reads the reply to a read-back as a yes: `judge`, the answer judge as it reads a
+    # confirmation of a pending change (both of its readers sure); `pair_reader`, its tuned
+    # pair reader alone, at its own bar: a read-back is a pending proposal for a reviewer, not
+    # a decision (ADR 0138).
+    read_back_yes: Literal["judge", "pair_reader"] = "judge"
 
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).

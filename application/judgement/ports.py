@@ -48,6 +48,13 @@ class SentenceJudge(Protocol):
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
 
 
+class ReplyReader(Protocol):
+    """Reads each (question, reply) pair as a yes, a no or neither to that question (as
+    `SentenceJudge.answers` does; a reader of its own may hold a yes to another bar)."""
+
+    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
+
+
 class ReadBackReader(Protocol):
     """Reads the values the agent's lines say back to the subject (ADR 0138).
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from factledger.adapters.extraction.learned.stance_screen import screened
-from factledger.application.judgement.ports import ReadBackReader, SentenceJudge
+from factledger.application.judgement.ports import ReadBackReader, ReplyReader, SentenceJudge
 from factledger.application.judgement.stance import AnswerStanceReader
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
 from factledger.application.memory.extraction import (
@@ -39,6 +39,7 @@ from factledger.domain.proposal import MAX_CONDITION
 from factledger.domain.transcript import Message, Role
 
 _WORD = re.compile(r"\w+")
+_CLOSING = "?!.,;: "
 NOT_ABOUT_SUBJECT_MIN = 0.6  # how sure the judge must be that a sentence is not about them
 
 
@@ -85,6 +86,9 @@ class LearnedExtractor:
     # Reads the values the agent's lines say back, proposed where the subject's next line is a
     # yes to them and no line of the subject's states the field (ADR 0138); None: never.
     read_backs: ReadBackReader | None = None
+    # Who reads the subject's reply to a read-back as a yes; None: the judge, as it reads a
+    # confirmation of a pending change.
+    read_back_replies: ReplyReader | None = None
 
     VERSION = 1
 
@@ -214,7 +218,7 @@ class LearnedExtractor:
         if not asked:
             return []
         pairs = [(transcript[i].text, sentences_of(transcript[i + 1].text)[0]) for i in asked]
-        replies = await self.judge.answers(pairs)
+        replies = await (self.read_back_replies or self.judge).answers(pairs)
         confirmed = [i for i, reply in zip(asked, replies, strict=True) if reply is Reply.YES]
         if not confirmed:
             return []
@@ -230,14 +234,16 @@ class LearnedExtractor:
         for spec in unstated:
             said = sorted((s for s in read if s.field == spec.field), key=lambda s: -s.p)
             for s in sorted(said if spec.many else said[:1], key=lambda s: s.message_index):
+                # A question's span may end on its question mark: the value is the words.
+                value = s.clause.rstrip(_CLOSING) or s.clause
                 at = s.message_index
                 facts.append(
                     ExtractedFact(
                         key=f"r{len(facts)}",
-                        text=s.clause,
+                        text=value,
                         slot=spec.slot,
                         source_indexes=(at, at + 1),
-                        value=s.clause,
+                        value=value,
                         read_back=at,
                     )
                 )
