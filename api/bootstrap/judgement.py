@@ -176,6 +176,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         latest_of_held=settings.held_answer == "latest",
         read_backs=reader if settings.read_backs else None,
         read_back_replies=read_back_replies(settings, judge),
+        read_back_floor=settings.read_back_floor,
     )
 
 

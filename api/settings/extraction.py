@@ -113,6 +113,9 @@ class LearnedExtractorSettings(NestedSettings):
     # pair reader alone, at its own bar: a read-back is a pending proposal for a reviewer, not
     # a decision (ADR 0138).
     read_back_yes: Literal["judge", "pair_reader"] = "judge"
+    # The QA reader's bar for the value of a read-back the subject confirmed; None: each
+    # field's own floor (ADR 0138).
+    read_back_floor: float | None = Field(default=None, ge=-20, le=20)
 
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).

@@ -61,7 +61,8 @@ class ReadBackReader(Protocol):
     - `read_backs` returns, for each agent line at `indexes`, the words of its last sentence
       (the question the subject's next line answers) that state one of `fields`, each with
       its `p` (only its order is read); `lists` and `held` as for
-      `SentenceJudge.field_statements`. A statement's `message_index` is the agent line's.
+      `SentenceJudge.field_statements`; `floor`, when given, is every field's bar in place of
+      its own. A statement's `message_index` is the agent line's.
     - Reads no subject line: whether the subject confirmed is the caller's to judge.
     - Deterministic for a given model and input; no network.
     """
@@ -73,4 +74,5 @@ class ReadBackReader(Protocol):
         fields: Sequence[str],
         lists: Collection[str] = (),
         held: Collection[str] = (),
+        floor: float | None = None,
     ) -> list[FieldStatement]: ...

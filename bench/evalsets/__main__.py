@@ -34,6 +34,7 @@ async def score_directory(
     agreement: bool = False,
     list_spread: bool | None = None,
     read_back_yes: str | None = None,
+    read_back_floor: float | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -52,6 +53,8 @@ async def score_directory(
         config["qa_reader_list_spread"] = list_spread
     if read_back_yes is not None:
         config["read_back_yes"] = read_back_yes
+    if read_back_floor is not None:
+        config["read_back_floor"] = read_back_floor
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -68,6 +71,7 @@ async def score_directory(
         "agreement": agreement,
         "list_spread": "default" if list_spread is None else list_spread,
         "read_back_yes": read_back_yes or "default",
+        "read_back_floor": "default" if read_back_floor is None else read_back_floor,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -130,6 +134,12 @@ def main(argv: list[str] | None = None) -> None:
         help="who reads the reply to a value the agent read back as a yes (ADR 0138; "
         "default: the product's default)",
     )
+    parser.add_argument(
+        "--read-back-floor",
+        type=float,
+        help="the QA reader's bar for a confirmed read-back's value (ADR 0138; default: each "
+        "field's floor)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
@@ -154,6 +164,7 @@ def main(argv: list[str] | None = None) -> None:
                 agreement=args.agreement,
                 list_spread=None if args.list_spread is None else args.list_spread == "on",
                 read_back_yes=args.read_back_yes,
+                read_back_floor=args.read_back_floor,
             )
         )
         for d in args.sets

@@ -89,6 +89,8 @@ class LearnedExtractor:
     # Who reads the subject's reply to a read-back as a yes; None: the judge, as it reads a
     # confirmation of a pending change.
     read_back_replies: ReplyReader | None = None
+    # The reader's bar for a value the subject confirmed; None: each field's own floor.
+    read_back_floor: float | None = None
 
     VERSION = 1
 
@@ -229,6 +231,7 @@ class LearnedExtractor:
             names,
             [f for f in lists if f in names],
             [f for f in held if f in names],
+            self.read_back_floor,
         )
         facts: list[ExtractedFact] = []
         for spec in unstated:

@@ -254,14 +254,15 @@ class QaFieldReader:
         fields: Sequence[str],
         lists: Collection[str] = (),
         held: Collection[str] = (),
+        floor: float | None = None,
     ) -> list[FieldStatement]:
         """Implements `ReadBackReader`: the words of the last sentence of each agent line at
-        `indexes` that state each of `fields`, at the fields' floors, read as the subject's
-        lines are (with no line before them)."""
+        `indexes` that state each of `fields`, at the fields' floors (or `floor`), read as
+        the subject's lines are (with no line before them)."""
         lines = agent_lines(transcript, indexes)
         if not lines or not fields:
             return []
         found = await asyncio.to_thread(
-            self.answers_sync, lines, list(fields), frozenset(lists), None, frozenset(held)
+            self.answers_sync, lines, list(fields), frozenset(lists), floor, frozenset(held)
         )
         return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]

@@ -64,6 +64,7 @@ class AgentSaid:
     asked: list[tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
         default_factory=list
     )
+    floors: list[float | None] = field(default_factory=list)
 
     async def read_backs(
         self,
@@ -72,9 +73,14 @@ class AgentSaid:
         fields: Sequence[str],
         lists: Collection[str] = (),
         held: Collection[str] = (),
+        floor: float | None = None,
     ) -> list[FieldStatement]:
         self.asked.append((tuple(sorted(indexes)), tuple(fields), tuple(lists), tuple(held)))
-        return [s for s in self.said if s.message_index in indexes and s.field in fields]
+        self.floors.append(floor)
+        bar = -1e9 if floor is None else floor
+        return [
+            s for s in self.said if s.message_index in indexes and s.field in fields and s.p >= bar
+        ]
 
 
 def _request(*lines: tuple[Role, str]) -> ExtractionRequest:
@@ -180,3 +186,16 @@ async def test_a_read_back_ending_on_its_question_mark_is_proposed_without_it() 
     facts = await LearnedExtractor(NoRules(), judge, read_backs=reader).extract(request)
 
     assert [(f.value, f.text) for f in facts] == [("three months", "three months")]
+
+
+async def test_a_read_back_floor_is_the_readers_bar_for_every_confirmed_value() -> None:
+    judge = YesTo({("So you're on Premium now?", "Yes.")})
+    reader = AgentSaid((PREMIUM,))
+    request = _request((Role.AGENT, "So you're on Premium now?"), (Role.SUBJECT, "Yes."))
+
+    high = LearnedExtractor(NoRules(), judge, read_backs=reader, read_back_floor=7.5)
+    low = LearnedExtractor(NoRules(), judge, read_backs=reader, read_back_floor=0.0)
+
+    assert await high.extract(request) == []
+    assert [f.value for f in await low.extract(request)] == ["Premium"]
+    assert reader.floors == [7.5, 0.0]
