@@ -8,18 +8,14 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-from support.api_harness import bearer, build_ports, line, token
-from support.api_steps import ok
+from support.api_harness import bearer, build_ports, token
+from support.api_steps import conversation, ok, proposing_worker
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.api.bootstrap.judgement import learned_extractor
-from factledger.api.bootstrap.proposals import kind_feeds, model_actor
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
 from factledger.api.settings import LearnedExtractorSettings, load_settings
-from factledger.application.review.proposer import SessionProposer
-from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
 
 REF = "helpdesk-customer-12"
@@ -41,26 +37,17 @@ async def test_a_plan_the_agent_reads_back_and_the_subject_confirms_is_proposed(
     assert isinstance(settings.extractor, LearnedExtractorSettings)
     extractor = learned_extractor(settings.extractor, RuleExtractor())
     assert extractor.read_backs is not None  # on by default
-    assert ports.sync_store is not None
-    assert ports.backend is not None
-    feed = LedgerEventFeed(ports.ledger)
-    model = SessionProposer(ports.ledger, extractor, model_actor(settings), kind_feeds(settings))
-    worker = SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model))
+    worker = proposing_worker(ports, extractor, settings)
     body = {"kind": "customer", "external_ref": REF}
     await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
 
-    start = {"session_id": "chat-0609", "channel": "chat"}
-    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     said = [
         ("agent", "So you're on the Premium plan now?"),
         ("subject", "Yes, that's right."),
         ("agent", "Shall we keep you on the Enterprise plan?"),
         ("subject", "I'll think about it."),
     ]
-    for role, text in said:
-        url = "/v1/subjects/me/sessions/chat-0609/messages"
-        await ok(await http.post(**line(url, {"role": role, "text": text}, AGENT)))
-    await ok(await http.post("/v1/subjects/me/sessions/chat-0609/end", json={}, headers=AGENT))
+    await conversation(http, AGENT, {"session_id": "chat-0609", "channel": "chat"}, said)
     assert (await worker.run_once()).dead == 0
     ports.catch_up()
 
