@@ -125,6 +125,7 @@ class LearnedExtractorSettings(NestedSettings):
         "qa_reader_list_floor",
         "qa_reader_held_floor",
         "qa_reader_agreement_floor",
+        "read_back_floor",
     )
     @classmethod
     def _only_for_the_qa_reader(cls, value: object, info: ValidationInfo) -> object:

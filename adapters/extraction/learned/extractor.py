@@ -12,6 +12,10 @@ the sentence's hedge as its condition: the ledger refuses a stated change that q
 tentative sentence without one (`domain.hedges`), so the fact would otherwise propose nothing,
 and an update said that way was lost. The judge reads the sentence the change will quote with
 the hedge head the ledger's own reader uses, at the same bar.
+
+A value the agent says back ("So you're on Premium now?") is proposed where the subject's next
+line opens with a yes to it and the subject's own lines state nothing for that field (ADR
+0138): the QA reader reads the agent line's last sentence, the answer judge the reply's first.
 """
 
 from __future__ import annotations
