@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
-from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
+from factledger.application.judgement.types import FieldStatement, Reply
 from factledger.application.memory.extraction import (
     ExtractedFact,
     ExtractionRequest,
     FieldSlot,
 )
 from factledger.domain.transcript import Message, Role
+from tests.unit.adapters.extraction.test_learned_extractor import JudgeBySentence
 
 AT = datetime(2026, 3, 2, 10, tzinfo=UTC)
 FIELDS = (FieldSlot("plan", "plan", held=True), FieldSlot("allergies", "allergies", many=True))
@@ -27,33 +28,20 @@ class NoRules:
 
 
 @dataclass
-class YesTo:
+class YesTo(JudgeBySentence):
     """Reads the replies given as a yes to their line, any other as neither; the subject's
     lines state what `stated` says."""
 
-    yes: set[tuple[str, str]]
-    stated: tuple[FieldStatement, ...] = ()
-    asked: list[tuple[str, str]] = field(default_factory=list)
-
-    async def judge(self, sentences: Sequence[str]) -> list[Judgement]:
-        own = Judgement(Statement.SELF, 0.9, hedged=False, forget_request=False, correction=False)
-        return [own for _ in sentences]
+    yes: set[tuple[str, str]] = field(default_factory=set)
+    replies: list[tuple[str, str]] = field(default_factory=list)
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
-        self.asked.extend(pairs)
+        self.replies.extend(pairs)
         return [Reply.YES if p in self.yes else Reply.NEITHER for p in pairs]
 
-    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
-        return None
 
-    async def field_statements(
-        self,
-        transcript: Sequence[Message],
-        fields: Sequence[str],
-        lists: Collection[str] = (),
-        held: Collection[str] = (),
-    ) -> list[FieldStatement]:
-        return [s for s in self.stated if s.field in fields]
+def _yes_to(*pairs: tuple[str, str], stated: tuple[FieldStatement, ...] = ()) -> YesTo:
+    return YesTo(verdicts={}, stated=stated, yes=set(pairs))
 
 
 @dataclass
@@ -95,7 +83,7 @@ PENICILLIN = FieldStatement(2, "penicillin", "allergies", 7.5)
 
 
 async def test_a_value_read_back_and_confirmed_is_a_fact_citing_both_lines() -> None:
-    judge = YesTo({("So you're on Premium now?", "Yep, that's it.")})
+    judge = _yes_to(("So you're on Premium now?", "Yep, that's it."))
     reader = AgentSaid((PREMIUM,))
     request = _request(
         (Role.AGENT, "So you're on Premium now?"),
@@ -108,12 +96,12 @@ async def test_a_value_read_back_and_confirmed_is_a_fact_citing_both_lines() -> 
         ("plan", "Premium", (0, 1), 0)
     ]
     # The yes is read in the reply's first sentence; both fields asked, plan as held.
-    assert judge.asked == [("So you're on Premium now?", "Yep, that's it.")]
+    assert judge.replies == [("So you're on Premium now?", "Yep, that's it.")]
     assert reader.asked == [((0,), ("plan", "allergies"), ("allergies",), ("plan",))]
 
 
 async def test_a_reply_that_is_no_yes_or_a_line_no_subject_answers_proposes_nothing() -> None:
-    judge = YesTo({("Allergic to latex and penicillin, right?", "Sure.")})
+    judge = _yes_to(("Allergic to latex and penicillin, right?", "Sure."))
     reader = AgentSaid((PREMIUM, LATEX))
     request = _request(
         (Role.AGENT, "So you're on Premium now?"),
@@ -130,11 +118,9 @@ async def test_a_reply_that_is_no_yes_or_a_line_no_subject_answers_proposes_noth
 
 async def test_every_confirmed_value_of_a_list_is_proposed_and_a_single_fields_best() -> None:
     second = FieldStatement(2, "Basic", "plan", 6.0)
-    judge = YesTo(
-        {
-            ("So you're on Premium now?", "Yes."),
-            ("Allergic to latex and penicillin, right?", "Correct."),
-        }
+    judge = _yes_to(
+        ("So you're on Premium now?", "Yes."),
+        ("Allergic to latex and penicillin, right?", "Correct."),
     )
     reader = AgentSaid((PREMIUM, LATEX, PENICILLIN, second))
     request = _request(
@@ -155,7 +141,7 @@ async def test_every_confirmed_value_of_a_list_is_proposed_and_a_single_fields_b
 
 async def test_a_field_the_subjects_own_lines_state_is_not_read_back() -> None:
     own = FieldStatement(3, "Basic", "plan", 6.0)
-    judge = YesTo({("So you're on Premium now?", "Yes.")}, stated=(own,))
+    judge = _yes_to(("So you're on Premium now?", "Yes."), stated=(own,))
     reader = AgentSaid((PREMIUM,))
     request = _request(
         (Role.AGENT, "So you're on Premium now?"),
@@ -171,15 +157,15 @@ async def test_a_field_the_subjects_own_lines_state_is_not_read_back() -> None:
 
 
 async def test_without_a_read_back_reader_the_agents_lines_are_not_judged() -> None:
-    judge = YesTo({("So you're on Premium now?", "Yes.")})
+    judge = _yes_to(("So you're on Premium now?", "Yes."))
     request = _request((Role.AGENT, "So you're on Premium now?"), (Role.SUBJECT, "Yes."))
 
     assert await LearnedExtractor(NoRules(), judge).extract(request) == []
-    assert judge.asked == []
+    assert judge.replies == []
 
 
 async def test_a_read_back_ending_on_its_question_mark_is_proposed_without_it() -> None:
-    judge = YesTo({("Your notice is three months?", "Yes.")})
+    judge = _yes_to(("Your notice is three months?", "Yes."))
     reader = AgentSaid((FieldStatement(0, "three months?", "plan", 9.0),))
     request = _request((Role.AGENT, "Your notice is three months?"), (Role.SUBJECT, "Yes."))
 
@@ -189,7 +175,7 @@ async def test_a_read_back_ending_on_its_question_mark_is_proposed_without_it() 
 
 
 async def test_a_read_back_floor_is_the_readers_bar_for_every_confirmed_value() -> None:
-    judge = YesTo({("So you're on Premium now?", "Yes.")})
+    judge = _yes_to(("So you're on Premium now?", "Yes."))
     reader = AgentSaid((PREMIUM,))
     request = _request((Role.AGENT, "So you're on Premium now?"), (Role.SUBJECT, "Yes."))
 
