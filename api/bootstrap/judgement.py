@@ -43,7 +43,7 @@ from factledger.api.settings.extraction import (
     ExtractorSettings,
     LearnedExtractorSettings,
 )
-from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.judgement.ports import ReplyReader, SentenceJudge
 from factledger.application.judgement.stance import AnswerStanceReader
 from factledger.application.memory.ports import Extractor
 from factledger.application.sessions.instruction_screen import InstructionScreen
@@ -174,7 +174,20 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         asks_every_field=True,
         stance=stance,
         latest_of_held=settings.held_answer == "latest",
+        read_backs=reader if settings.read_backs else None,
+        read_back_replies=read_back_replies(settings, judge),
+        read_back_floor=settings.read_back_floor,
     )
+
+
+def read_back_replies(
+    settings: LearnedExtractorSettings, judge: SentenceJudge
+) -> ReplyReader | None:
+    """The reader of a read-back's reply (ADR 0138): None for the judge itself; its pair
+    reader alone when the settings choose it and the judge has one."""
+    if settings.read_back_yes == "judge" or not isinstance(judge, LearnedJudge):
+        return None
+    return judge.pair_answers
 
 
 def answer_stance(

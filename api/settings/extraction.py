@@ -103,6 +103,19 @@ class LearnedExtractorSettings(NestedSettings):
     # found 0.02-0.03 more facts for 2.5x the extractor's CPU (ADR 0122, as merged).
     qa_reader_agreement: bool = False
     qa_reader_agreement_floor: float | None = Field(default=None, ge=-20, le=20)
+    # A value the agent says back in the last sentence of its line ("So you're on Premium
+    # now?") is proposed where the answer judge reads the subject's next line as opening with
+    # a yes to it and no line of the subject's states the field (ADR 0138). Read only with
+    # the QA reader.
+    read_backs: bool = True
+    # Who reads the reply to a read-back as a yes: `judge`, the answer judge as it reads a
+    # confirmation of a pending change (both of its readers sure); `pair_reader`, its tuned
+    # pair reader alone, at its own bar: a read-back is a pending proposal for a reviewer, not
+    # a decision (ADR 0138).
+    read_back_yes: Literal["judge", "pair_reader"] = "judge"
+    # The QA reader's bar for the value of a read-back the subject confirmed; None: each
+    # field's own floor (ADR 0138).
+    read_back_floor: float | None = Field(default=None, ge=-20, le=20)
 
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).
@@ -112,6 +125,7 @@ class LearnedExtractorSettings(NestedSettings):
         "qa_reader_list_floor",
         "qa_reader_held_floor",
         "qa_reader_agreement_floor",
+        "read_back_floor",
     )
     @classmethod
     def _only_for_the_qa_reader(cls, value: object, info: ValidationInfo) -> object:

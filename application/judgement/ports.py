@@ -46,3 +46,33 @@ class SentenceJudge(Protocol):
     async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None: ...
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
+
+
+class ReplyReader(Protocol):
+    """Reads each (question, reply) pair as a yes, a no or neither to that question (as
+    `SentenceJudge.answers` does; a reader of its own may hold a yes to another bar)."""
+
+    async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
+
+
+class ReadBackReader(Protocol):
+    """Reads the values the agent's lines say back to the subject (ADR 0138).
+
+    - `read_backs` returns, for each agent line at `indexes`, the words of its last sentence
+      (the question the subject's next line answers) that state one of `fields`, each with
+      its `p` (only its order is read); `lists` and `held` as for
+      `SentenceJudge.field_statements`; `floor`, when given, is every field's bar in place of
+      its own. A statement's `message_index` is the agent line's.
+    - Reads no subject line: whether the subject confirmed is the caller's to judge.
+    - Deterministic for a given model and input; no network.
+    """
+
+    async def read_backs(
+        self,
+        transcript: Sequence[Message],
+        indexes: Collection[int],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        held: Collection[str] = (),
+        floor: float | None = None,
+    ) -> list[FieldStatement]: ...

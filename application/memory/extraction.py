@@ -94,6 +94,8 @@ class ExtractedFact:
     - `topic` is what an unslotted fact speaks of ("pet", "hobby"), read by meaning, and
       `asked_with` the words questions about its topic or slot use, fitted with the reader
       (`application.memory.topics`): both join the fact's keywords only.
+    - `read_back` is the index of the agent's line that said the value when the subject's
+      next line (the last of `source_indexes`) confirmed it (ADR 0138); None otherwise.
     """
 
     key: str
@@ -109,3 +111,4 @@ class ExtractedFact:
     negated: bool = False
     topic: str | None = None
     asked_with: str | None = None
+    read_back: int | None = None

@@ -9,7 +9,9 @@ weighs it against the subject's profile and open proposals.
 - The condition is the extractor's, verbatim; the evidence is the subject's whole sentence
   that said it (the last subject message the fact cites). An inference quotes nothing: the
   words belong to the facts it rests on, and a copy under the inference's field would outlive
-  forgetting them; its rationale names the session and message instead.
+  forgetting them; its rationale names the session and message instead. A value the agent
+  said and the subject's next line confirmed quotes that line of the subject's (the sentence
+  holding the value, else its first: the yes), and its rationale names the agent's line too.
 - One candidate per field and session: a single-valued field keeps the session's last
   statement, a list field gathers every value.
 - A negation of the field's value in the same session ("it's not X, it's Y") says which value
@@ -46,12 +48,19 @@ class Candidate:
     said_in: tuple[str, int] | None = None  # (session id, message index) it was drawn from
     # The value the session said no longer holds ("not X", "no longer X"): what it corrects.
     replaces: str | None = None
+    # The agent's line that said the value, which the subject's line of `evidence` confirmed.
+    read_back: int | None = None
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, each ended by `.`, `!` or `?` and a space, as written."""
+    return [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
 
 
 def whole_sentence(text: str, *, containing: Sequence[str]) -> str:
     """The sentence of `text` that holds the first of `containing` found in it (else the
     first sentence), exactly as written, so it is a quote of the message."""
-    parts = [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
+    parts = sentences(text)
     for needle in (n.lower() for n in containing if n):
         for part in parts:
             if needle in part.lower():
@@ -119,6 +128,7 @@ def candidates_from(
             condition=fact.condition,
             slots=(fact.slot,),
             said_in=None if evidence is None else (session_id, evidence.message_index),
+            read_back=fact.read_back,
         )
         if candidate.origin is Origin.STATED and candidate.evidence is None:
             continue  # a stated change must quote the subject; this fact cites no such line

@@ -77,6 +77,8 @@ def _rationale(candidate: Candidate, relation: str, replaced: str | None = None)
     said = candidate.said_in
     where = "" if said is None else where_said(*said)
     how = "concluded from what was said" if candidate.origin is Origin.INFERRED else "said"
+    if said is not None and candidate.read_back is not None:
+        how = f"said by the agent{where_said(said[0], candidate.read_back)}, confirmed"
     instead = "" if replaced is None else f"; replaces {replaced}"
     return f"{relation} of {candidate.feed.field}: {how}{where}{instead}"
 

@@ -33,6 +33,8 @@ async def score_directory(
     *,
     agreement: bool = False,
     list_spread: bool | None = None,
+    read_back_yes: str | None = None,
+    read_back_floor: float | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -49,6 +51,10 @@ async def score_directory(
         config["qa_reader_agreement"] = True
     if list_spread is not None:
         config["qa_reader_list_spread"] = list_spread
+    if read_back_yes is not None:
+        config["read_back_yes"] = read_back_yes
+    if read_back_floor is not None:
+        config["read_back_floor"] = read_back_floor
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -64,6 +70,8 @@ async def score_directory(
         "candidates": candidates or "default",
         "agreement": agreement,
         "list_spread": "default" if list_spread is None else list_spread,
+        "read_back_yes": read_back_yes or "default",
+        "read_back_floor": "default" if read_back_floor is None else read_back_floor,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -120,6 +128,18 @@ def main(argv: list[str] | None = None) -> None:
         help="a list field's spans measured by all its items' mass (ADR 0129; default: the "
         "product's default)",
     )
+    parser.add_argument(
+        "--read-back-yes",
+        choices=("judge", "pair_reader"),
+        help="who reads the reply to a value the agent read back as a yes (ADR 0138; "
+        "default: the product's default)",
+    )
+    parser.add_argument(
+        "--read-back-floor",
+        type=float,
+        help="the QA reader's bar for a confirmed read-back's value (ADR 0138; default: each "
+        "field's floor)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
@@ -129,6 +149,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--candidates: only with --extractor learned")
     if args.agreement and args.extractor != "learned":
         parser.error("--agreement: only with --extractor learned")
+    if args.read_back_yes is not None and args.extractor != "learned":
+        parser.error("--read-back-yes: only with --extractor learned")
     results = [
         asyncio.run(
             score_directory(
@@ -141,6 +163,8 @@ def main(argv: list[str] | None = None) -> None:
                 args.candidates,
                 agreement=args.agreement,
                 list_spread=None if args.list_spread is None else args.list_spread == "on",
+                read_back_yes=args.read_back_yes,
+                read_back_floor=args.read_back_floor,
             )
         )
         for d in args.sets

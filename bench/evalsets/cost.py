@@ -46,10 +46,24 @@ async def _time(extractor: Extractor, request: ExtractionRequest) -> tuple[float
     return (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
 
 
+def read_back_extractors(rules: Extractor) -> dict[str, Extractor]:
+    """The default beside it without read-backs and with the pair reader's yes (ADR 0138)."""
+    return {
+        "learned, QA reader (the default)": learned_extractor(LearnedExtractorSettings(), rules),
+        "learned, QA reader without read-backs (before ADR 0138)": learned_extractor(
+            LearnedExtractorSettings(read_backs=False), rules
+        ),
+        "learned, QA reader, read-backs confirmed by the pair reader (ADR 0138)": (
+            learned_extractor(LearnedExtractorSettings(read_back_yes="pair_reader"), rules)
+        ),
+    }
+
+
 async def measure(
-    directory: Path, reader: LearnedExtractorSettings | None = None
+    directory: Path, reader: LearnedExtractorSettings | None = None, *, read_backs: bool = False
 ) -> dict[str, object]:
-    """`reader`: a QA reader file's settings (path, pin, floors) timed beside the default."""
+    """`reader`: a QA reader file's settings (path, pin, floors) timed beside the default;
+    `read_backs`: only the default and its read-back variants (ADR 0138)."""
     rules = RuleExtractor()
     # The agreement's clause reading is timed before the heads' reader reads the same session:
     # the embedder keeps the vectors of the texts it read last, which the other would reuse.
@@ -77,6 +91,8 @@ async def measure(
             LearnedExtractorSettings(field_reader="heads"), rules
         ),
     }
+    if read_backs:
+        extractors = {"rule": rules, **read_back_extractors(rules)}
     asked = [
         ExtractionRequest(
             transcript_of(session),
@@ -128,6 +144,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--floor", type=float, help="its floor")
     parser.add_argument("--list-floor", type=float)
     parser.add_argument("--held-floor", type=float)
+    parser.add_argument(
+        "--read-backs", action="store_true", help="only the default and its read-back variants"
+    )
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     reader = None
@@ -139,7 +158,10 @@ def main(argv: list[str] | None = None) -> None:
             qa_reader_list_floor=args.list_floor,
             qa_reader_held_floor=args.held_floor,
         )
-    sys.stdout.write(json.dumps(asyncio.run(measure(args.set, reader)), indent=2) + "\n")
+    sys.stdout.write(
+        json.dumps(asyncio.run(measure(args.set, reader, read_backs=args.read_backs)), indent=2)
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -9,19 +9,15 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-from support.api_harness import bearer, build_ports, line, token
-from support.api_steps import ok
+from support.api_harness import bearer, build_ports, token
+from support.api_steps import conversation, ok, proposing_worker
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.api.bootstrap.judgement import learned_extractor
-from factledger.api.bootstrap.proposals import kind_feeds, model_actor
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
 from factledger.api.settings import LearnedExtractorSettings, load_settings
-from factledger.application.review.proposer import SessionProposer
-from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.testing.manual_clock import ManualClock
 
 REF = "ats-candidate-57"
@@ -43,26 +39,17 @@ async def test_a_stated_salary_is_proposed_by_the_qa_reader_for_a_bare_typed_fie
     assert isinstance(settings.extractor, LearnedExtractorSettings)
     extractor = learned_extractor(settings.extractor, RuleExtractor())
     assert isinstance(extractor.judge, QaReadingJudge)  # the default field reader
-    assert ports.sync_store is not None
-    assert ports.backend is not None
-    feed = LedgerEventFeed(ports.ledger)
-    model = SessionProposer(ports.ledger, extractor, model_actor(settings), kind_feeds(settings))
-    worker = SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model))
+    worker = proposing_worker(ports, extractor, settings)
     body = {"kind": "candidate", "external_ref": REF}
     await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
 
-    start = {"session_id": "call-0504", "channel": "voice"}
-    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     said = [
         ("agent", "What salary are you hoping for in the new role?"),
         ("subject", "I'm hoping for around 25,000 cedis a month."),
         ("agent", "Great, thanks. Anything else for today?"),
         ("subject", "No, that's all, thanks a lot!"),
     ]
-    for role, text in said:
-        url = "/v1/subjects/me/sessions/call-0504/messages"
-        await ok(await http.post(**line(url, {"role": role, "text": text}, AGENT)))
-    await ok(await http.post("/v1/subjects/me/sessions/call-0504/end", json={}, headers=AGENT))
+    await conversation(http, AGENT, {"session_id": "call-0504", "channel": "voice"}, said)
     assert (await worker.run_once()).dead == 0
     ports.catch_up()
 

@@ -3,13 +3,18 @@ own words, the sync run once. The lead is `lead`/`crm-1`, the agent's token is b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
 from support.api_harness import bearer, line, token
 
+from factledger.api.bootstrap.proposals import kind_feeds, model_actor
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
+from factledger.api.settings import Settings
+from factledger.application.memory.ports import Extractor
+from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncPorts, SyncWorker
 
@@ -53,3 +58,27 @@ async def said(http: httpx.AsyncClient, text: str, session_id: str = "wa-1") -> 
     await saying(http, text, session_id)
     url = f"/v1/subjects/me/sessions/{session_id}/end"
     await ok(await http.post(url, json={}, headers=AGENT))
+
+
+async def conversation(
+    http: httpx.AsyncClient,
+    agent: dict[str, str],
+    start: dict[str, str],
+    lines: Sequence[tuple[str, str]],
+) -> None:
+    """A session opened by `agent` (`start`: its id and channel), each (role, text) line
+    posted, then ended (recorded in the ledger)."""
+    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=agent), 201)
+    url = f"/v1/subjects/me/sessions/{start['session_id']}"
+    for role, text in lines:
+        await ok(await http.post(**line(f"{url}/messages", {"role": role, "text": text}, agent)))
+    await ok(await http.post(f"{url}/end", json={}, headers=agent))
+
+
+def proposing_worker(ports: Runtime, extractor: Extractor, settings: Settings) -> SyncWorker:
+    """The sync worker with the model's proposer reading sessions by `extractor`."""
+    assert ports.sync_store is not None
+    assert ports.backend is not None
+    feed = LedgerEventFeed(ports.ledger)
+    model = SessionProposer(ports.ledger, extractor, model_actor(settings), kind_feeds(settings))
+    return SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model))

@@ -12,6 +12,10 @@ the sentence's hedge as its condition: the ledger refuses a stated change that q
 tentative sentence without one (`domain.hedges`), so the fact would otherwise propose nothing,
 and an update said that way was lost. The judge reads the sentence the change will quote with
 the hedge head the ledger's own reader uses, at the same bar.
+
+A value the agent says back ("So you're on Premium now?") is proposed where the subject's next
+line opens with a yes to it and the subject's own lines state nothing for that field (ADR
+0138): the QA reader reads the agent line's last sentence, the answer judge the reply's first.
 """
 
 from __future__ import annotations
@@ -21,25 +25,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from factledger.adapters.extraction.learned.stance_screen import screened
-from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.judgement.ports import ReadBackReader, ReplyReader, SentenceJudge
 from factledger.application.judgement.stance import AnswerStanceReader
-from factledger.application.judgement.types import FieldStatement, Judgement, Statement
-from factledger.application.memory.extraction import ExtractedFact, ExtractionRequest
+from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
+from factledger.application.memory.extraction import (
+    ExtractedFact,
+    ExtractionRequest,
+    FieldSlot,
+)
 from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
+from factledger.application.proposals.candidates import sentences as split_sentences
 from factledger.application.proposals.candidates import whole_sentence
 from factledger.application.proposals.schema import is_slot_of
 from factledger.domain.hedges import sentences_around
 from factledger.domain.proposal import MAX_CONDITION
 from factledger.domain.transcript import Message, Role
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"\w+")
+_CLOSING = "?!.,;: "
 NOT_ABOUT_SUBJECT_MIN = 0.6  # how sure the judge must be that a sentence is not about them
 
 
 def sentences_of(text: str) -> list[str]:
-    return [p.strip() for p in _SENTENCE_END.split(text) if p.strip()] or [text]
+    return split_sentences(text) or [text]
 
 
 def _standing_sentence(fact: ExtractedFact, sentences: Sequence[str]) -> int:
@@ -78,6 +87,14 @@ class LearnedExtractor:
     # over the floor, not its most probable (ADR 0128: where a held field is said again, the
     # update is what the subject ends on); False: the most probable, as for any field.
     latest_of_held: bool = False
+    # Reads the values the agent's lines say back, proposed where the subject's next line is a
+    # yes to them and no line of the subject's states the field (ADR 0138); None: never.
+    read_backs: ReadBackReader | None = None
+    # Who reads the subject's reply to a read-back as a yes; None: the judge, as it reads a
+    # confirmation of a pending change.
+    read_back_replies: ReplyReader | None = None
+    # The reader's bar for a value the subject confirmed; None: each field's own floor.
+    read_back_floor: float | None = None
 
     VERSION = 1
 
@@ -181,7 +198,74 @@ class LearnedExtractor:
                         else None,
                     )
                 )
+        if self.read_backs is None:
+            return facts
+        read = {s.field for s in found}
+        unstated = [f for f in wanted if f.field not in read]
+        return facts + await self._confirmed(request, unstated, lists, held)
+
+    async def _confirmed(
+        self,
+        request: ExtractionRequest,
+        unstated: Sequence[FieldSlot],
+        lists: Sequence[str],
+        held: Sequence[str],
+    ) -> list[ExtractedFact]:
+        """Facts for `unstated` fields from the values the agent's lines say back, where the
+        subject's next line opens with a yes to that line (ADR 0138): the agent's words and
+        the subject's yes are both the evidence, and only the subject's words confirm. The
+        yes is read in the reply's first sentence: what follows it is the subject's own
+        statement, read as every line of theirs is. A single field takes its most probable
+        confirmed value, a list field every one."""
+        if self.read_backs is None or not unstated:
+            return []
+        transcript = request.transcript
+        asked = [i for i in range(len(transcript) - 1) if _asks_the_subject(transcript, i)]
+        if not asked:
+            return []
+        pairs = [(transcript[i].text, sentences_of(transcript[i + 1].text)[0]) for i in asked]
+        replies = await (self.read_back_replies or self.judge).answers(pairs)
+        confirmed = [i for i, reply in zip(asked, replies, strict=True) if reply is Reply.YES]
+        if not confirmed:
+            return []
+        names = [f.field for f in unstated]
+        read = await self.read_backs.read_backs(
+            transcript,
+            confirmed,
+            names,
+            [f for f in lists if f in names],
+            [f for f in held if f in names],
+            self.read_back_floor,
+        )
+        facts: list[ExtractedFact] = []
+        for spec in unstated:
+            said = sorted((s for s in read if s.field == spec.field), key=lambda s: -s.p)
+            for s in sorted(said if spec.many else said[:1], key=lambda s: s.message_index):
+                # A question's span may end on its question mark: the value is the words.
+                value = s.clause.rstrip(_CLOSING) or s.clause
+                at = s.message_index
+                facts.append(
+                    ExtractedFact(
+                        key=f"r{len(facts)}",
+                        text=value,
+                        slot=spec.slot,
+                        source_indexes=(at, at + 1),
+                        value=value,
+                        read_back=at,
+                    )
+                )
         return facts
+
+
+def _asks_the_subject(transcript: Sequence[Message], index: int) -> bool:
+    """Whether line `index` is someone else's, answered by the subject's next line."""
+    line, reply = transcript[index], transcript[index + 1]
+    return (
+        line.role is not Role.SUBJECT
+        and bool(line.text.strip())
+        and reply.role is Role.SUBJECT
+        and bool(reply.text.strip())
+    )
 
 
 def _fed(slot: str, facts: Sequence[ExtractedFact]) -> bool:

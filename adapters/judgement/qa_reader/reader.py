@@ -26,6 +26,7 @@ from factledger.adapters.judgement.qa_reader.decode import Answer, answers
 from factledger.adapters.judgement.qa_reader.inputs import LineWindow, batch_arrays, line_windows
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import FieldStatement
+from factledger.application.proposals.candidates import sentences
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_QA_READER = Path(__file__).parent.parent / "weights" / "qa-reader-int8.onnx"
@@ -65,6 +66,18 @@ class LineRead:
     index: int
     text: str
     agent: str
+
+
+def agent_lines(transcript: Sequence[Message], indexes: Collection[int]) -> list[LineRead]:
+    """The last sentence of each line at `indexes` that the subject did not say (read alone:
+    the reply after it answers that question, ADR 0138)."""
+    out = []
+    for i in sorted(indexes):
+        if not 0 <= i < len(transcript) or transcript[i].role is Role.SUBJECT:
+            continue
+        if said := sentences(transcript[i].text):
+            out.append(LineRead(i, said[-1], ""))
+    return out
 
 
 def subject_lines(transcript: Sequence[Message]) -> list[LineRead]:
@@ -227,6 +240,26 @@ class QaFieldReader:
         margin over "no value" (at least its floor, the held floor for `held`, or `floor`
         when given), which only orders them."""
         lines = subject_lines(transcript)
+        if not lines or not fields:
+            return []
+        found = await asyncio.to_thread(
+            self.answers_sync, lines, list(fields), frozenset(lists), floor, frozenset(held)
+        )
+        return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]
+
+    async def read_backs(
+        self,
+        transcript: Sequence[Message],
+        indexes: Collection[int],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        held: Collection[str] = (),
+        floor: float | None = None,
+    ) -> list[FieldStatement]:
+        """Implements `ReadBackReader`: the words of the last sentence of each agent line at
+        `indexes` that state each of `fields`, at the fields' floors (or `floor`), read as
+        the subject's lines are (with no line before them)."""
+        lines = agent_lines(transcript, indexes)
         if not lines or not fields:
             return []
         found = await asyncio.to_thread(

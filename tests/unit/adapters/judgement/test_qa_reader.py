@@ -16,6 +16,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER,
     QaFieldReader,
     QaReaderIntegrityError,
+    agent_lines,
     subject_lines,
 )
 from factledger.domain.transcript import Message, Role
@@ -98,6 +99,21 @@ def test_only_the_subjects_lines_are_read_each_after_the_line_before_it() -> Non
     assert [(x.index, x.text, x.agent) for x in lines] == [
         (0, "Hi", ""),
         (2, "Accra", "Where are you based?"),
+    ]
+
+
+def test_a_read_back_reads_the_last_sentence_of_the_agents_lines_asked_alone() -> None:
+    said = [
+        Message(Role.AGENT, "I've opened claim 448. Is this number best for you?"),
+        Message(Role.SUBJECT, "Yes."),
+        Message(Role.AGENT, "So, Premium now?"),
+    ]
+
+    lines = agent_lines(said, {0, 1, 2, 7})
+
+    assert [(x.index, x.text, x.agent) for x in lines] == [
+        (0, "Is this number best for you?", ""),
+        (2, "So, Premium now?", ""),
     ]
 
 

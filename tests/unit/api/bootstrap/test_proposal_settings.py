@@ -132,6 +132,22 @@ def test_the_learned_extractor_reads_fields_with_the_qa_reader_unless_told_the_h
     assert isinstance(heads.judge, LearnedJudge)
     assert not heads.asks_every_field
     assert default.judge.inner is heads.judge  # one heads judge per process
+    # Read-backs (ADR 0138): the QA reader reads them, the judge itself reads the yes.
+    assert default.read_backs is not None
+    assert (default.read_back_replies, default.read_back_floor) == (None, None)
+    assert heads.read_backs is None
+
+
+def test_a_read_backs_yes_may_be_the_pair_readers_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "FACTLEDGER_EXTRACTOR", '{"kind": "learned", "read_back_yes": "pair_reader"}'
+    )
+    extractor = build_extractor(load_settings().extractor, httpx.AsyncClient())
+
+    assert isinstance(extractor, LearnedExtractor)
+    assert isinstance(extractor.judge, QaReadingJudge)
+    assert isinstance(extractor.judge.inner, LearnedJudge)
+    assert extractor.read_back_replies is extractor.judge.inner.pair_answers
 
 
 @pytest.mark.parametrize(
@@ -160,6 +176,11 @@ def test_the_learned_extractor_reads_fields_with_the_qa_reader_unless_told_the_h
             "qa_reader_held_floor",
         ),
         ('{"kind": "learned", "held_answer": "first"}', "held_answer"),
+        (
+            '{"kind": "learned", "field_reader": "heads", "read_back_floor": 0}',
+            "read_back_floor",
+        ),
+        ('{"kind": "learned", "read_back_yes": "anyone"}', "read_back_yes"),
     ],
 )
 def test_a_field_reader_setting_that_cannot_hold_is_refused_naming_it(
