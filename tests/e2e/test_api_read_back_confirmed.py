@@ -1,4 +1,4 @@
-"""Over HTTP, with the learned extractor as a deployment composes it by default (ADR 0138): a
+"""Over HTTP, with the learned extractor as a deployment composes it with read-backs on (ADR 0138): a
 value the agent reads back and the subject confirms is proposed, quoting the subject's yes and
 naming the agent's line; a value the agent offers and the subject does not confirm is not."""
 
@@ -33,10 +33,12 @@ def ports() -> Runtime:
 async def test_a_plan_the_agent_reads_back_and_the_subject_confirms_is_proposed(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
-    settings = load_settings(extractor={"kind": "learned"}, profile_schemas={"customer": FIELDS})
+    settings = load_settings(
+        extractor={"kind": "learned", "read_backs": True}, profile_schemas={"customer": FIELDS}
+    )
     assert isinstance(settings.extractor, LearnedExtractorSettings)
     extractor = learned_extractor(settings.extractor, RuleExtractor())
-    assert extractor.read_backs is not None  # on by default
+    assert extractor.read_backs is not None
     worker = proposing_worker(ports, extractor, settings)
     body = {"kind": "customer", "external_ref": REF}
     await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)

@@ -132,15 +132,20 @@ def test_the_learned_extractor_reads_fields_with_the_qa_reader_unless_told_the_h
     assert isinstance(heads.judge, LearnedJudge)
     assert not heads.asks_every_field
     assert default.judge.inner is heads.judge  # one heads judge per process
-    # Read-backs (ADR 0138): the QA reader reads them, the judge itself reads the yes.
-    assert default.read_backs is not None
-    assert (default.read_back_replies, default.read_back_floor) == (None, None)
+    # Read-backs (ADR 0138) are an option, off by default; on, the QA reader reads them and
+    # the judge itself reads the yes.
+    assert default.read_backs is None
     assert heads.read_backs is None
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "read_backs": true}')
+    read_backs = build_extractor(load_settings().extractor, httpx.AsyncClient())
+    assert isinstance(read_backs, LearnedExtractor)
+    assert read_backs.read_backs is not None
+    assert (read_backs.read_back_replies, read_backs.read_back_floor) == (None, None)
 
 
 def test_a_read_backs_yes_may_be_the_pair_readers_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(
-        "FACTLEDGER_EXTRACTOR", '{"kind": "learned", "read_back_yes": "pair_reader"}'
+        "FACTLEDGER_EXTRACTOR", '{"kind": "learned", "read_backs": true, "read_back_yes": "pair_reader"}'
     )
     extractor = build_extractor(load_settings().extractor, httpx.AsyncClient())
 
