@@ -27,7 +27,8 @@ A pending value still holds (ADR 0123) when:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from uuid import UUID
 
 from factledger.application.memory.sameness import same_value, states
 from factledger.application.memory.types import SearchHit
@@ -58,10 +59,12 @@ def asked_pending(
     profile: Sequence[ProfileEntry],
     replaced: Sequence[ReplacedStatement] = (),
     hits: Sequence[SearchHit] = (),
+    withheld: Collection[UUID] = (),
 ) -> tuple[Note, ...]:
     """The field's newest pending changes still worth offering, as unconfirmed notes.
     `replaced`: the statements recall withholds (`recall.replaced`); `hits`: the turn's
-    memories, best first."""
+    memories, best first; `withheld`: changes a pending request to forget speaks of
+    (`recall.requested`)."""
     of_field = [p for p in proposals if p.field == field]
     if not of_field:
         return ()
@@ -70,6 +73,7 @@ def asked_pending(
         p
         for p in askable(of_field, profile, {})
         if p.value is not None
+        and p.change_id not in withheld
         and not any(same_value(v, p.value) for v in confirmed)
         and not _read_elsewhere(p, p.value, replaced)
         and not _answered_later(p, p.value, hits)
@@ -85,6 +89,7 @@ def other_pending(
     profile: Sequence[ProfileEntry],
     replaced: Sequence[ReplacedStatement] = (),
     hits: Sequence[SearchHit] = (),
+    withheld: Collection[UUID] = (),
 ) -> tuple[Note, ...]:
     """The newest pending value still worth offering of each field other than the asked
     one, in `ranked` order (the question heads' most probable first): what fills the places
@@ -94,7 +99,7 @@ def other_pending(
         note
         for name in ranked[:OTHER_FIELDS]
         if name != asked and name in pending
-        for note in asked_pending(name, proposals, profile, replaced, hits)
+        for note in asked_pending(name, proposals, profile, replaced, hits, withheld)
     )
 
 

@@ -408,7 +408,12 @@ def _decided_first(
     asked = ledger.asked
     pending = (
         asked_pending(
-            asked, ledger.proposals, ledger.profile, findings.mask.replaced, findings.hits
+            asked,
+            ledger.proposals,
+            ledger.profile,
+            findings.mask.replaced,
+            findings.hits,
+            findings.mask.withheld_changes,
         )
         if asked
         else ()
@@ -444,6 +449,7 @@ def _filled(
         ledger.profile,
         findings.mask.replaced,
         findings.hits,
+        findings.mask.withheld_changes,
     )
     return (*notes, *(n for n in more if n.origin.ref not in shown))[:limit]
 
