@@ -65,6 +65,19 @@ def asked_pending(
     `replaced`: the statements recall withholds (`recall.replaced`); `hits`: the turn's
     memories, best first; `withheld`: changes a pending request to forget speaks of
     (`recall.requested`)."""
+    offered = offered_pending(field, proposals, profile, replaced, hits, withheld)
+    return tuple(note_of(p) for p in offered)
+
+
+def offered_pending(
+    field: str,
+    proposals: Sequence[OpenProposal],
+    profile: Sequence[ProfileEntry],
+    replaced: Sequence[ReplacedStatement] = (),
+    hits: Sequence[SearchHit] = (),
+    withheld: Collection[UUID] = (),
+) -> tuple[OpenProposal, ...]:
+    """The changes `asked_pending` offers as notes."""
     of_field = [p for p in proposals if p.field == field]
     if not of_field:
         return ()
@@ -79,7 +92,7 @@ def asked_pending(
         and not _answered_later(p, p.value, hits)
     ]
     held.sort(key=lambda p: p.proposed_at, reverse=True)
-    return tuple(_note(p) for p in held[:ASKED_PENDING])
+    return tuple(held[:ASKED_PENDING])
 
 
 def other_pending(
@@ -126,7 +139,8 @@ def _answered_later(proposal: OpenProposal, value: str, hits: Sequence[SearchHit
     )
 
 
-def _note(proposal: OpenProposal) -> Note:
+def note_of(proposal: OpenProposal) -> Note:
+    """A pending change as an unconfirmed note, named by its field."""
     return Note(
         text=proposal_text(proposal),
         origin=NoteOrigin(
