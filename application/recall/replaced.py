@@ -29,6 +29,14 @@ Two more kinds of statement leave recall the same way (ADR 0123):
   ("could start 1 Nov at the earliest. notice is 4 weeks" states two fields, each replaced
   by a later statement; its memory is both sentences' words).
 
+And a rejected proposal's own sentence (ADR 0142): the sync's `reject` item forgets the
+memories that state the rejected value and are about the field (ADR 0057), but a memory of
+the sentence slotted elsewhere ("thinks their excess was 150? or maybe that was the old
+policy", the rejected `deductible` said in it) stayed current, and recall offered what a
+reviewer had rejected. The sentence's memory leaves recall as a replaced statement's does
+(with another standing value in the sentence, only a memory holding the rejected value's
+words goes); a memory of another sentence stating the same value is the sync's to judge.
+
 Read from the ledger on every recall, as the forgets are, so it is exact at once and
 reversible: rejecting the update makes the earlier statement current again, and its memory
 comes back. The backend keeps every memory; nothing is forgotten by this rule.
@@ -112,11 +120,13 @@ def _same(earlier: str, current: str) -> bool:
 
 
 def may_replace(subject: Subject) -> bool:
-    """Cheap first check: some field has two stated `set` proposals, or a pending request to
-    forget."""
+    """Cheap first check: some field has two stated `set` proposals, a pending request to
+    forget, or a rejected proposal."""
     seen: set[str] = set()
     for record in subject.changes.values():
         proposal = record.proposal
+        if record.status is ChangeStatus.REJECTED:
+            return True
         if proposal.operation is Operation.FORGET and record.status is ChangeStatus.PENDING:
             return True
         if proposal.operation is Operation.SET and proposal.evidence is not None:
@@ -154,11 +164,11 @@ def _forget_requested(subject: Subject) -> dict[str, datetime]:
 
 def _withheld(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
     """(field, record, the field's current wordings) of every statement recall withholds:
-    those of a field the subject asked to forget, said before the request (nothing of them
-    is current), and those a later statement of their field replaced."""
+    rejected ones, those of a field the subject asked to forget, said before the request
+    (nothing of them is current), and those a later statement of their field replaced."""
     by_field = _statements(subject)
     requested = _forget_requested(subject)
-    withheld: list[tuple[str, ChangeRecord, list[str]]] = []
+    withheld: list[tuple[str, ChangeRecord, list[str]]] = _rejected(subject)
     for field, stated in by_field.items():
         asked = requested.get(field)
         records = stated
@@ -174,6 +184,17 @@ def _withheld(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
             if not any(_same(p, c) for p in _phrases(r) for c in current)
         ]
     return withheld
+
+
+def _rejected(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
+    """The rejected stated values, each withheld with nothing current."""
+    return [
+        (record.proposal.field, record, [])
+        for record in subject.changes.values()
+        if record.status is ChangeStatus.REJECTED
+        and record.proposal.value is not None
+        and record.proposal.evidence is not None
+    ]
 
 
 def _before(subject: Subject, record: ChangeRecord, asked: datetime) -> bool:
