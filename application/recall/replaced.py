@@ -33,9 +33,9 @@ And a rejected proposal's own sentence (ADR 0142): the sync's `reject` item forg
 memories that state the rejected value and are about the field (ADR 0057), but a memory of
 the sentence slotted elsewhere ("thinks their excess was 150? or maybe that was the old
 policy", the rejected `deductible` said in it) stayed current, and recall offered what a
-reviewer had rejected. The sentence's memory leaves recall as a replaced statement's does
-(with another standing value in the sentence, only a memory holding the rejected value's
-words goes); a memory of another sentence stating the same value is the sync's to judge.
+reviewer had rejected. A memory of the rejected statement's message that holds the keywords
+of its quote (most of them, lemmas against lemmas: the memory may say more than the quote)
+leaves recall; a memory of another sentence stating the same value is the sync's to judge.
 
 Read from the ledger on every recall, as the forgets are, so it is exact at once and
 reversible: rejecting the update makes the earlier statement current again, and its memory
@@ -48,6 +48,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from factledger.application.memory.lexical import keywords
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.sameness import any_states, same_value, tokens, value_phrases
 from factledger.application.memory.types import SearchHit
@@ -79,6 +80,9 @@ class ReplacedStatement:
     # the same words read as another field's pending value are replaced too).
     value: tuple[str, ...] = ()
     session_id: str = ""
+    # A rejected statement's quote, by its keywords (`memory.lexical.keywords`); empty for
+    # any other statement.
+    rejected_quote: frozenset[str] = frozenset()
 
     def retires(self, hit: SearchHit) -> bool:
         if not hit.is_latest or hit.document_id != self.document_id:
@@ -86,12 +90,21 @@ class ReplacedStatement:
         if hit.source_indexes and self.message_index not in hit.source_indexes:
             return False
         words = set(tokens(hit.text))
-        if not words or len(words & self.sentence) < SAME_SENTENCE * len(words):
+        if not words or not self._said_here(hit.text, words):
             return False
         value = self.shared_value
         if value is not None and len(words & value) < SAME_SENTENCE * len(value):
             return False
         return not any_states(hit.text, self.current)
+
+    def _said_here(self, text: str, words: set[str]) -> bool:
+        """Whether a memory of the statement's message is its sentence's."""
+        if self.rejected_quote:
+            # The memory may say more than the quote ("or maybe that was the old policy"):
+            # it is the quote's when it holds the quote's keywords, lemmas against lemmas.
+            held = self.rejected_quote & set(keywords(text))
+            return len(held) >= SAME_SENTENCE * len(self.rejected_quote)
+        return len(words & self.sentence) >= SAME_SENTENCE * len(words)
 
 
 def _standing(record: ChangeRecord) -> bool:
@@ -231,6 +244,9 @@ def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
                 _value_tokens(record) if where in standing else None,
                 tuple(_phrases(record)),
                 session_id,
+                frozenset(keywords(where[2]))
+                if record.status is ChangeStatus.REJECTED
+                else frozenset(),
             )
         )
     return tuple(found)

@@ -82,7 +82,7 @@ async def test_a_rejected_proposals_own_sentence_leaves_recall(rig: Rig) -> None
     await says(rig, lead, "s1", text, ("budget", "150k"))
     await says(rig, lead, "s2", "Globex supplies us.", ("supplier", "Globex"))
     proposal = change_id_for(lead, "s1", MODEL, "budget")
-    own = hit(lead, "s1", "thinks their budget was 150k")
+    own = hit(lead, "s1", "thinks their budget was 150k? or maybe that was last year")
     other = hit(lead, "s2", "Globex supplies them")
     mask = mask_of(rig.subject(lead))
     assert without_replaced([own, other], mask.replaced) == [own, other]
