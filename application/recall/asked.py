@@ -53,22 +53,6 @@ def held_fields(proposals: Sequence[OpenProposal], profile: Sequence[ProfileEntr
     return {p.field for p in proposals if p.value is not None} | {e.field for e in profile}
 
 
-def asked_pending(
-    field: str,
-    proposals: Sequence[OpenProposal],
-    profile: Sequence[ProfileEntry],
-    replaced: Sequence[ReplacedStatement] = (),
-    hits: Sequence[SearchHit] = (),
-    withheld: Collection[UUID] = (),
-) -> tuple[Note, ...]:
-    """The field's newest pending changes still worth offering, as unconfirmed notes.
-    `replaced`: the statements recall withholds (`recall.replaced`); `hits`: the turn's
-    memories, best first; `withheld`: changes a pending request to forget speaks of
-    (`recall.requested`)."""
-    offered = offered_pending(field, proposals, profile, replaced, hits, withheld)
-    return tuple(note_of(p) for p in offered)
-
-
 def offered_pending(
     field: str,
     proposals: Sequence[OpenProposal],
@@ -77,7 +61,10 @@ def offered_pending(
     hits: Sequence[SearchHit] = (),
     withheld: Collection[UUID] = (),
 ) -> tuple[OpenProposal, ...]:
-    """The changes `asked_pending` offers as notes."""
+    """The field's newest pending changes still worth offering (each as `note_of`).
+    `replaced`: the statements recall withholds (`recall.replaced`); `hits`: the turn's
+    memories, best first; `withheld`: changes a pending request to forget speaks of
+    (`recall.requested`)."""
     of_field = [p for p in proposals if p.field == field]
     if not of_field:
         return ()
@@ -109,10 +96,10 @@ def other_pending(
     a turn's notes leave empty (ADR 0132)."""
     pending = {p.field for p in proposals if p.value is not None}
     return tuple(
-        note
+        note_of(change)
         for name in ranked[:OTHER_FIELDS]
         if name != asked and name in pending
-        for note in asked_pending(name, proposals, profile, replaced, hits, withheld)
+        for change in offered_pending(name, proposals, profile, replaced, hits, withheld)
     )
 
 

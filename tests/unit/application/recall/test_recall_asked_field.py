@@ -7,18 +7,19 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 
 from factledger.application.memory.types import HitKind, QueryVector, SearchHit
-from factledger.application.recall.asked import asked_pending
+from factledger.application.recall.asked import note_of, offered_pending
 from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.ports import TurnLedger
 from factledger.application.recall.replaced import ReplacedStatement
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.sources import OpenProposal, ProfileEntry
-from factledger.application.recall.types import NoteKind
+from factledger.application.recall.types import Note, NoteKind
 from factledger.domain.provenance import Operation
 from tests.unit.application.recall.test_recall import (
     JAN,
@@ -29,6 +30,13 @@ from tests.unit.application.recall.test_recall import (
 )
 
 POLICY = RecallPolicy(threshold=0.3)
+
+
+def asked_pending(*args: Any, **kwargs: Any) -> tuple[Note, ...]:
+    """The asked field's pending values as recall offers them, as notes."""
+    return tuple(map(note_of, offered_pending(*args, **kwargs)))
+
+
 QUESTION = "works with supplier"
 
 
