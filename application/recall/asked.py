@@ -27,7 +27,8 @@ A pending value still holds (ADR 0123) when:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from uuid import UUID
 
 from factledger.application.memory.sameness import same_value, states
 from factledger.application.memory.types import SearchHit
@@ -52,16 +53,18 @@ def held_fields(proposals: Sequence[OpenProposal], profile: Sequence[ProfileEntr
     return {p.field for p in proposals if p.value is not None} | {e.field for e in profile}
 
 
-def asked_pending(
+def offered_pending(
     field: str,
     proposals: Sequence[OpenProposal],
     profile: Sequence[ProfileEntry],
     replaced: Sequence[ReplacedStatement] = (),
     hits: Sequence[SearchHit] = (),
-) -> tuple[Note, ...]:
-    """The field's newest pending changes still worth offering, as unconfirmed notes.
+    withheld: Collection[UUID] = (),
+) -> tuple[OpenProposal, ...]:
+    """The field's newest pending changes still worth offering (each as `note_of`).
     `replaced`: the statements recall withholds (`recall.replaced`); `hits`: the turn's
-    memories, best first."""
+    memories, best first; `withheld`: changes a pending request to forget speaks of
+    (`recall.requested`)."""
     of_field = [p for p in proposals if p.field == field]
     if not of_field:
         return ()
@@ -70,12 +73,13 @@ def asked_pending(
         p
         for p in askable(of_field, profile, {})
         if p.value is not None
+        and p.change_id not in withheld
         and not any(same_value(v, p.value) for v in confirmed)
         and not _read_elsewhere(p, p.value, replaced)
         and not _answered_later(p, p.value, hits)
     ]
     held.sort(key=lambda p: p.proposed_at, reverse=True)
-    return tuple(_note(p) for p in held[:ASKED_PENDING])
+    return tuple(held[:ASKED_PENDING])
 
 
 def other_pending(
@@ -85,16 +89,17 @@ def other_pending(
     profile: Sequence[ProfileEntry],
     replaced: Sequence[ReplacedStatement] = (),
     hits: Sequence[SearchHit] = (),
+    withheld: Collection[UUID] = (),
 ) -> tuple[Note, ...]:
     """The newest pending value still worth offering of each field other than the asked
     one, in `ranked` order (the question heads' most probable first): what fills the places
     a turn's notes leave empty (ADR 0132)."""
     pending = {p.field for p in proposals if p.value is not None}
     return tuple(
-        note
+        note_of(change)
         for name in ranked[:OTHER_FIELDS]
         if name != asked and name in pending
-        for note in asked_pending(name, proposals, profile, replaced, hits)
+        for change in offered_pending(name, proposals, profile, replaced, hits, withheld)
     )
 
 
@@ -121,7 +126,8 @@ def _answered_later(proposal: OpenProposal, value: str, hits: Sequence[SearchHit
     )
 
 
-def _note(proposal: OpenProposal) -> Note:
+def note_of(proposal: OpenProposal) -> Note:
+    """A pending change as an unconfirmed note, named by its field."""
     return Note(
         text=proposal_text(proposal),
         origin=NoteOrigin(

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from uuid import UUID
 
 from cachetools import LRUCache
 
@@ -85,6 +86,8 @@ class ForgetMask:
     replaced: tuple[ReplacedStatement, ...] = ()
     # Pending requests to forget, by what their sentence speaks of (`recall.requested`).
     requested: tuple[SpokenRequest, ...] = ()
+    # Pending changes whose value such a request speaks of: never offered as pending values.
+    withheld_changes: frozenset[UUID] = frozenset()
 
     @property
     def empty(self) -> bool:

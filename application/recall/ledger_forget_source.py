@@ -29,7 +29,7 @@ from factledger.application.recall.forget_filter import (
     Rejection,
 )
 from factledger.application.recall.replaced import may_replace, replaced_statements
-from factledger.application.recall.requested import spoken_requests
+from factledger.application.recall.requested import requested_changes, spoken_requests
 from factledger.domain.events import ChangeRejected
 from factledger.domain.forget_mark import ForgetMark
 from factledger.domain.proposal import ChangeRecord
@@ -99,6 +99,7 @@ def mask_of(subject: Subject, rejected_at: Mapping[UUID, int] | None = None) -> 
         ),
         replaced=replaced_statements(subject),
         requested=spoken_requests(subject),
+        withheld_changes=requested_changes(subject),
     )
 
 

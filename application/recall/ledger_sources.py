@@ -23,7 +23,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.application.sessions.types import SessionRecording
 from factledger.domain.events import SessionRecorded
-from factledger.domain.provenance import ChangeStatus, Origin
+from factledger.domain.provenance import ChangeStatus, Evidence, Origin
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Channel, Message
 from factledger.domain.values import render
@@ -63,9 +63,15 @@ def open_entries(subject: Subject) -> list[OpenProposal]:
             else c.proposal.evidence.session_id,
             typed=c.proposal.value,
             operation=c.proposal.operation,
+            said_at=_said_at(subject, c.proposal.evidence),
         )
         for c in pending
     ]
+
+
+def _said_at(subject: Subject, evidence: Evidence | None) -> datetime | None:
+    session = None if evidence is None else subject.sessions.get(evidence.session_id)
+    return None if session is None else session.started_at
 
 
 class LedgerSessionRecorder:

@@ -29,6 +29,14 @@ Two more kinds of statement leave recall the same way (ADR 0123):
   ("could start 1 Nov at the earliest. notice is 4 weeks" states two fields, each replaced
   by a later statement; its memory is both sentences' words).
 
+And a rejected proposal's own sentence (ADR 0142): the sync's `reject` item forgets the
+memories that state the rejected value and are about the field (ADR 0057), but a memory of
+the sentence slotted elsewhere ("thinks their excess was 150? or maybe that was the old
+policy", the rejected `deductible` said in it) stayed current, and recall offered what a
+reviewer had rejected. A memory of the rejected statement's message that holds the keywords
+of its quote (most of them, lemmas against lemmas: the memory may say more than the quote)
+leaves recall; a memory of another sentence stating the same value is the sync's to judge.
+
 Read from the ledger on every recall, as the forgets are, so it is exact at once and
 reversible: rejecting the update makes the earlier statement current again, and its memory
 comes back. The backend keeps every memory; nothing is forgotten by this rule.
@@ -40,6 +48,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from factledger.application.memory.lexical import keywords
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.sameness import any_states, same_value, tokens, value_phrases
 from factledger.application.memory.types import SearchHit
@@ -71,6 +80,9 @@ class ReplacedStatement:
     # the same words read as another field's pending value are replaced too).
     value: tuple[str, ...] = ()
     session_id: str = ""
+    # A rejected statement's quote, by its keywords (`memory.lexical.keywords`); empty for
+    # any other statement.
+    rejected_quote: frozenset[str] = frozenset()
 
     def retires(self, hit: SearchHit) -> bool:
         if not hit.is_latest or hit.document_id != self.document_id:
@@ -78,12 +90,21 @@ class ReplacedStatement:
         if hit.source_indexes and self.message_index not in hit.source_indexes:
             return False
         words = set(tokens(hit.text))
-        if not words or len(words & self.sentence) < SAME_SENTENCE * len(words):
+        if not words or not self._said_here(hit.text, words):
             return False
         value = self.shared_value
         if value is not None and len(words & value) < SAME_SENTENCE * len(value):
             return False
         return not any_states(hit.text, self.current)
+
+    def _said_here(self, text: str, words: set[str]) -> bool:
+        """Whether a memory of the statement's message is its sentence's."""
+        if self.rejected_quote:
+            # The memory may say more than the quote ("or maybe that was the old policy"):
+            # it is the quote's when it holds the quote's keywords, lemmas against lemmas.
+            held = self.rejected_quote & set(keywords(text))
+            return len(held) >= SAME_SENTENCE * len(self.rejected_quote)
+        return len(words & self.sentence) >= SAME_SENTENCE * len(words)
 
 
 def _standing(record: ChangeRecord) -> bool:
@@ -112,11 +133,13 @@ def _same(earlier: str, current: str) -> bool:
 
 
 def may_replace(subject: Subject) -> bool:
-    """Cheap first check: some field has two stated `set` proposals, or a pending request to
-    forget."""
+    """Cheap first check: some field has two stated `set` proposals, a pending request to
+    forget, or a rejected proposal."""
     seen: set[str] = set()
     for record in subject.changes.values():
         proposal = record.proposal
+        if record.status is ChangeStatus.REJECTED:
+            return True
         if proposal.operation is Operation.FORGET and record.status is ChangeStatus.PENDING:
             return True
         if proposal.operation is Operation.SET and proposal.evidence is not None:
@@ -154,11 +177,11 @@ def _forget_requested(subject: Subject) -> dict[str, datetime]:
 
 def _withheld(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
     """(field, record, the field's current wordings) of every statement recall withholds:
-    those of a field the subject asked to forget, said before the request (nothing of them
-    is current), and those a later statement of their field replaced."""
+    rejected ones, those of a field the subject asked to forget, said before the request
+    (nothing of them is current), and those a later statement of their field replaced."""
     by_field = _statements(subject)
     requested = _forget_requested(subject)
-    withheld: list[tuple[str, ChangeRecord, list[str]]] = []
+    withheld: list[tuple[str, ChangeRecord, list[str]]] = _rejected(subject)
     for field, stated in by_field.items():
         asked = requested.get(field)
         records = stated
@@ -174,6 +197,17 @@ def _withheld(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
             if not any(_same(p, c) for p in _phrases(r) for c in current)
         ]
     return withheld
+
+
+def _rejected(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
+    """The rejected stated values, each withheld with nothing current."""
+    return [
+        (record.proposal.field, record, [])
+        for record in subject.changes.values()
+        if record.status is ChangeStatus.REJECTED
+        and record.proposal.value is not None
+        and record.proposal.evidence is not None
+    ]
 
 
 def _before(subject: Subject, record: ChangeRecord, asked: datetime) -> bool:
@@ -210,6 +244,9 @@ def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
                 _value_tokens(record) if where in standing else None,
                 tuple(_phrases(record)),
                 session_id,
+                frozenset(keywords(where[2]))
+                if record.status is ChangeStatus.REJECTED
+                else frozenset(),
             )
         )
     return tuple(found)

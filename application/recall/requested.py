@@ -19,18 +19,30 @@ meet, and "the", "my" never do.
 - Withheld, not forgotten: rejecting the request brings the memories back; approving it
   forgets the field by the sync's own rule, as before. Read from the ledger on every recall
   with the rest of the mask (kept per subject version), so it costs no backend call.
+
+The same words reach the ledger's own pending values (ADR 0142): a pending change said before
+the request whose value (or condition) shares a keyword with the request's sentence is not
+offered either, as the asked field's value or in a turn's empty places (`recall.asked`). The
+proposer may have placed the request on another field ("please don't keep why I don't want
+east-facing" placed on `preferred_area`) while the value that holds what the subject asked
+to have removed ("must haves: no east-facing units, I work nights") stayed a pending value
+recall offered. The change stays pending for reviewers; only recall stops offering it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
 
 from factledger.application.memory.lexical import keywords
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.types import SearchHit
+from factledger.domain.proposal import ChangeRecord
 from factledger.domain.provenance import ChangeStatus, Operation
 from factledger.domain.subject import Subject
+from factledger.domain.values import render
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +103,51 @@ def without_requested(
     if not requests:
         return list(hits)
     return [h for h in hits if not any(r.withholds(h) for r in requests)]
+
+
+def requested_changes(subject: Subject) -> frozenset[UUID]:
+    """The pending changes (values, not requests) said before a pending request to forget
+    whose value or condition shares a keyword with the request's sentence."""
+    requests = [(when, words) for when, words in _said_requests(subject) if words]
+    if not requests:
+        return frozenset()
+    found: set[UUID] = set()
+    for record in subject.changes.values():
+        proposal = record.proposal
+        if record.status is not ChangeStatus.PENDING or proposal.value is None:
+            continue
+        said = _said(subject, record)
+        if said is None:
+            continue
+        words = frozenset(keywords(_shown(record)))
+        if any(said < when and not words.isdisjoint(asked) for when, asked in requests):
+            found.add(record.change_id)
+    return frozenset(found)
+
+
+def _said_requests(subject: Subject) -> list[tuple[tuple[datetime, int], frozenset[str]]]:
+    """When each pending request to forget was said, and its sentence's keywords."""
+    found: list[tuple[tuple[datetime, int], frozenset[str]]] = []
+    for record in subject.changes.values():
+        proposal = record.proposal
+        if proposal.operation is not Operation.FORGET or record.status is not ChangeStatus.PENDING:
+            continue
+        when = _said(subject, record)
+        if when is not None and proposal.evidence is not None:
+            found.append((when, frozenset(keywords(proposal.evidence.quote))))
+    return found
+
+
+def _said(subject: Subject, record: ChangeRecord) -> tuple[datetime, int] | None:
+    """When a change's evidence was said: its session's start, then its message."""
+    evidence = record.proposal.evidence
+    if evidence is None or (session := subject.sessions.get(evidence.session_id)) is None:
+        return None
+    return session.started_at, evidence.message_index
+
+
+def _shown(record: ChangeRecord) -> str:
+    """What a pending change's note shows of it: its value and its condition."""
+    proposal = record.proposal
+    value = "" if proposal.value is None else render(proposal.value)
+    return f"{value} {proposal.condition or ''}"

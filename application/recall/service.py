@@ -30,7 +30,12 @@ from factledger.application.memory.types import (
     SearchHit,
     SearchQuery,
 )
-from factledger.application.recall.asked import asked_pending, held_fields, other_pending
+from factledger.application.recall.asked import (
+    held_fields,
+    note_of,
+    offered_pending,
+    other_pending,
+)
 from factledger.application.recall.build import (
     LedgerFindings,
     MemoryFindings,
@@ -60,6 +65,7 @@ from factledger.application.recall.forget_filter import (
     remembered,
     unforgotten,
 )
+from factledger.application.recall.outdated import not_outdated
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.ports import (
     AskedFields,
@@ -403,21 +409,29 @@ def _decided_first(
 ) -> tuple[Note, ...]:
     """Confirmed fields the turn asks about that no memory states, then the asked field's
     pending value (`recall.asked`), then the memories, those that agree with confirmed fields
-    first (`recall.decided`); at most `limit`. Only over a finished search: a partial one
+    first (`recall.decided`), less those of earlier sessions that pending value outdated
+    (`recall.outdated`); at most `limit`. Only over a finished search: a partial one
     serves what it found, as before."""
     asked = ledger.asked
-    pending = (
-        asked_pending(
-            asked, ledger.proposals, ledger.profile, findings.mask.replaced, findings.hits
+    offered = (
+        offered_pending(
+            asked,
+            ledger.proposals,
+            ledger.profile,
+            findings.mask.replaced,
+            findings.hits,
+            findings.mask.withheld_changes,
         )
         if asked
         else ()
     )
+    pending = tuple(note_of(p) for p in offered)
     if "memories" in failures:
         return memory_notes(findings)
     if not (ledger.profile or pending):
         return _filled(memory_notes(findings), findings, ledger, limit)
-    ranked = decided_first(ledger.profile, query, findings.hits, asked)
+    hits = not_outdated(findings.hits, offered)
+    ranked = decided_first(ledger.profile, query, hits, asked)
     kept = MemoryFindings(
         hits=list(ranked.hits),
         previous=findings.previous,
@@ -444,6 +458,7 @@ def _filled(
         ledger.profile,
         findings.mask.replaced,
         findings.hits,
+        findings.mask.withheld_changes,
     )
     return (*notes, *(n for n in more if n.origin.ref not in shown))[:limit]
 

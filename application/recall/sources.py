@@ -49,3 +49,5 @@ class OpenProposal:
     # The typed value and the operation, so a question can be phrased per type and operation.
     typed: FieldValue | None = None
     operation: Operation = Operation.SET
+    # When its evidence was said (the evidence session's start; None: not known).
+    said_at: datetime | None = None

@@ -70,7 +70,26 @@ async def test_a_rejected_update_gives_the_earlier_statement_back(rig: Rig) -> N
 
     update = change_id_for(lead, "s2", MODEL, "supplier")
     rig.ledger.reject_change(RejectChange(TENANT, lead, update, REVIEWER, "wrong"))
-    assert replaced_statements(rig.subject(lead)) == ()
+    # The earlier statement is current again; the rejected one's own sentence is withheld.
+    (rejected,) = replaced_statements(rig.subject(lead))
+    assert rejected.document_id == transcript_document_id(lead, "s2")
+    assert rejected.current == ()
+
+
+async def test_a_rejected_proposals_own_sentence_leaves_recall(rig: Rig) -> None:
+    lead = rig.register()
+    text = "I think our budget was 150k? Or maybe that was last year."
+    await says(rig, lead, "s1", text, ("budget", "150k"))
+    await says(rig, lead, "s2", "Globex supplies us.", ("supplier", "Globex"))
+    proposal = change_id_for(lead, "s1", MODEL, "budget")
+    own = hit(lead, "s1", "thinks their budget was 150k? or maybe that was last year")
+    other = hit(lead, "s2", "Globex supplies them")
+    mask = mask_of(rig.subject(lead))
+    assert without_replaced([own, other], mask.replaced) == [own, other]
+
+    rig.ledger.reject_change(RejectChange(TENANT, lead, proposal, REVIEWER, "a question"))
+    mask = mask_of(rig.subject(lead))
+    assert without_replaced([own, other], mask.replaced) == [other]
 
 
 async def two_fields_said(rig: Rig, lead: UUID) -> tuple[SearchHit, SearchHit]:

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from factledger.application.ledger.commands import RejectChange
 from factledger.application.recall.ledger_forget_source import mask_of
-from factledger.application.recall.requested import spoken_requests, without_requested
+from factledger.application.recall.requested import (
+    requested_changes,
+    spoken_requests,
+    without_requested,
+)
 
 from .conftest import TENANT, Rig
 from .test_plan_by_meaning import REVIEWER
@@ -45,3 +49,35 @@ async def test_the_requests_own_message_stays_and_an_earlier_one_of_its_session_
     earlier = hit(lead, "s1", "is living with their parents for now", index=0)
     with_it = hit(lead, "s1", "is living near the Rite Aid", index=1)
     assert without_requested([earlier, with_it], requested) == [with_it]
+
+
+async def test_a_pending_value_the_request_speaks_of_is_not_offered_until_it_is_rejected(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    text = "I do the night shift at Acme Freight."
+    await says(rig, lead, "s1", text, ("employer", "night shift at Acme Freight"))
+    await says(rig, lead, "s2", "Budget is 900k.", ("budget", "900k"))
+    # Placed on another field than the one whose value holds what it speaks of.
+    request = await forget_asked(
+        rig, lead, "s3", "budget", "Please don't keep anything about my night shift."
+    )
+
+    subject = rig.subject(lead)
+    by_field = {c.field: c.change_id for c in subject.changes.values()}
+    assert mask_of(subject).withheld_changes == {by_field["employer"]}
+    assert requested_changes(subject) == {by_field["employer"]}
+
+    rig.ledger.reject_change(RejectChange(TENANT, lead, request, REVIEWER, "not asked"))
+    assert requested_changes(rig.subject(lead)) == frozenset()
+
+
+async def test_a_value_said_after_the_request_or_with_it_stays_offered(rig: Rig) -> None:
+    lead = rig.register()
+    await says(rig, lead, "s1", "Budget is 900k.", ("budget", "900k"))
+    said = "I work nights at Acme."
+    await forget_asked(rig, lead, "s2", "budget", said, "Please forget where I work nights.")
+    await says(rig, lead, "s3", "I work at Initech now.", ("employer", "Initech"))
+    subject = rig.subject(lead)
+    assert [c.field for c in subject.changes.values()] == ["budget", "budget", "employer"]
+    assert requested_changes(subject) == frozenset()

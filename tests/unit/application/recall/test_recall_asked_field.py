@@ -7,18 +7,20 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 
 from factledger.application.memory.types import HitKind, QueryVector, SearchHit
-from factledger.application.recall.asked import asked_pending
+from factledger.application.recall.asked import note_of, offered_pending
 from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.ports import TurnLedger
 from factledger.application.recall.replaced import ReplacedStatement
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.sources import OpenProposal, ProfileEntry
-from factledger.application.recall.types import NoteKind
+from factledger.application.recall.types import Note, NoteKind
+from factledger.domain.provenance import Operation
 from tests.unit.application.recall.test_recall import (
     JAN,
     MAR,
@@ -28,6 +30,13 @@ from tests.unit.application.recall.test_recall import (
 )
 
 POLICY = RecallPolicy(threshold=0.3)
+
+
+def asked_pending(*args: Any, **kwargs: Any) -> tuple[Note, ...]:
+    """The asked field's pending values as recall offers them, as notes."""
+    return tuple(map(note_of, offered_pending(*args, **kwargs)))
+
+
 QUESTION = "works with supplier"
 
 
@@ -218,3 +227,25 @@ def test_words_read_as_another_fields_replaced_value_are_not_offered() -> None:
     elsewhere = replace(replaced, session_id="s0")
     for other in (forgotten, elsewhere):
         assert len(asked_pending("operating_system", [firmware], [], [other])) == 1
+
+
+async def test_the_asked_fields_newer_pending_value_outdates_earlier_sessions_memories() -> None:
+    later = MAR + timedelta(days=10)
+    newer = replace(pending("supplier", "Supplier C", 0), proposed_at=later, said_at=later)
+    turns = Turns("lead", open_changes=[newer])
+    result = await (await recall(turns, Asks("lead", "supplier"))).recall(SUBJECT, QUESTION)
+    # The memories of January and March say another supplier: what the newer value outdated.
+    assert [n.origin.ref for n in result.notes] == [str(newer.change_id)]
+
+    kept = {
+        "a memory that states it": replace(newer, value="Supplier B"),
+        "a list field's item": replace(newer, operation=Operation.APPEND),
+        "said when nobody knows": replace(newer, said_at=None),
+        "said before the memories": replace(newer, said_at=JAN),
+    }
+    for why, change in kept.items():
+        result = await (
+            await recall(Turns("lead", open_changes=[change]), Asks("lead", "supplier"))
+        ).recall(SUBJECT, QUESTION)
+        kinds = [n.origin.kind for n in result.notes]
+        assert NoteKind.MEMORY in kinds, why
