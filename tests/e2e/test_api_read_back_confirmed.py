@@ -1,6 +1,6 @@
-"""Over HTTP, with the learned extractor as a deployment composes it with read-backs on (ADR 0138): a
-value the agent reads back and the subject confirms is proposed, quoting the subject's yes and
-naming the agent's line; a value the agent offers and the subject does not confirm is not."""
+"""Over HTTP, with the learned extractor composed with read-backs on (ADR 0138): a value the
+agent reads back and the subject confirms is proposed, quoting the subject's yes and naming
+the agent's line; a value the agent offers and the subject does not confirm is not."""
 
 from __future__ import annotations
 

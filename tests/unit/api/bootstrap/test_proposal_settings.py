@@ -145,7 +145,8 @@ def test_the_learned_extractor_reads_fields_with_the_qa_reader_unless_told_the_h
 
 def test_a_read_backs_yes_may_be_the_pair_readers_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(
-        "FACTLEDGER_EXTRACTOR", '{"kind": "learned", "read_backs": true, "read_back_yes": "pair_reader"}'
+        "FACTLEDGER_EXTRACTOR",
+        '{"kind": "learned", "read_backs": true, "read_back_yes": "pair_reader"}',
     )
     extractor = build_extractor(load_settings().extractor, httpx.AsyncClient())
 
