@@ -21,6 +21,7 @@ from factledger.adapters.judgement.cross_answers import (
     CrossEncoderIntegrityError,
 )
 from factledger.adapters.judgement.heads import HeadsIntegrityError
+from factledger.adapters.judgement.held_change import HeldChangeHead
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
 from factledger.adapters.judgement.judge import (
     PACKAGED_HEADS,
@@ -167,7 +168,12 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         held_floor=settings.qa_reader_held_floor,
     )
     stance = answer_stance(settings, judge)
-    fields_judge = QaReadingJudge(judge, reader, agreement_floor=agreement_floor(settings))
+    fields_judge = QaReadingJudge(
+        judge,
+        reader,
+        agreement_floor=agreement_floor(settings),
+        held_change=held_change(settings, judge),
+    )
     return LearnedExtractor(
         rules,
         fields_judge,
@@ -175,6 +181,14 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         stance=stance,
         latest_of_held=settings.held_answer == "latest",
     )
+
+
+def held_change(settings: LearnedExtractorSettings, judge: SentenceJudge) -> HeldChangeHead | None:
+    """The pair head on a held field's value (ADR 0137), over the judge's embedder (the model
+    loads once); None when the settings leave it off."""
+    if not settings.qa_reader_held_change or not isinstance(judge, LearnedJudge):
+        return None
+    return HeldChangeHead.packaged(judge.embedder)
 
 
 def answer_stance(

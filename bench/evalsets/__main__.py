@@ -33,6 +33,7 @@ async def score_directory(
     *,
     agreement: bool = False,
     list_spread: bool | None = None,
+    held_change: bool | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -49,6 +50,8 @@ async def score_directory(
         config["qa_reader_agreement"] = True
     if list_spread is not None:
         config["qa_reader_list_spread"] = list_spread
+    if held_change is not None:
+        config["qa_reader_held_change"] = held_change
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -64,6 +67,7 @@ async def score_directory(
         "candidates": candidates or "default",
         "agreement": agreement,
         "list_spread": "default" if list_spread is None else list_spread,
+        "held_change": "default" if held_change is None else held_change,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -120,6 +124,12 @@ def main(argv: list[str] | None = None) -> None:
         help="a list field's spans measured by all its items' mass (ADR 0129; default: the "
         "product's default)",
     )
+    parser.add_argument(
+        "--held-change",
+        choices=("on", "off"),
+        help="a held field's answers under the held floor kept on the pair head's reading of a "
+        "change (ADR 0137; default: the product's default)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
@@ -141,6 +151,7 @@ def main(argv: list[str] | None = None) -> None:
                 args.candidates,
                 agreement=args.agreement,
                 list_spread=None if args.list_spread is None else args.list_spread == "on",
+                held_change=None if args.held_change is None else args.held_change == "on",
             )
         )
         for d in args.sets
