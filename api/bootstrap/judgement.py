@@ -188,7 +188,11 @@ def held_change(settings: LearnedExtractorSettings, judge: SentenceJudge) -> Hel
     loads once); None when the settings leave it off."""
     if not settings.qa_reader_held_change or not isinstance(judge, LearnedJudge):
         return None
-    return HeldChangeHead.packaged(judge.embedder)
+    if settings.held_change_path is None:
+        return HeldChangeHead.packaged(judge.embedder)
+    return HeldChangeHead.load(
+        settings.held_change_path, settings.held_change_sha256, judge.embedder
+    )
 
 
 def answer_stance(
