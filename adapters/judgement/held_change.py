@@ -34,7 +34,7 @@ from factledger.application.memory.ports import Embedder
 CLASSES = ("changed", "not")
 PACKAGED_HELD_CHANGE_HEAD = Path(__file__).parent / "weights" / "held-change-head.npz"
 PACKAGED_HELD_CHANGE_HEAD_SHA256 = (
-    "e84edeef340b1d166a3a65ef534b4c03e5f794e6e69418a97168618e6e9fece6"
+    "c34cf86d5547f17b255c7454f5aa025e20820be034b1d128dd2470f319e68f8a"
 )
 
 
