@@ -17,7 +17,6 @@ it.
 
 from __future__ import annotations
 
-import hashlib
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from factledger.adapters.judgement.features import Matrix, char_ngrams
-from factledger.adapters.judgement.heads import Head
+from factledger.adapters.judgement.heads import Head, write_arrays
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.memory.ports import Embedder
 
@@ -116,11 +115,7 @@ class HeldChangeHead:
             "b": self.head.bias,
             "classes": np.array(self.head.classes),
         }
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
-        data = buffer.getvalue()
-        path.write_bytes(data)
-        return hashlib.sha256(data).hexdigest()
+        return write_arrays(path, arrays)
 
     @classmethod
     def load(cls, path: Path, sha256: str | None, embedder: Embedder) -> HeldChangeHead:
