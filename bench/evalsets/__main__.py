@@ -34,6 +34,7 @@ async def score_directory(
     agreement: bool = False,
     list_spread: bool | None = None,
     held_change: bool | None = None,
+    held_change_file: Path | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -52,6 +53,8 @@ async def score_directory(
         config["qa_reader_list_spread"] = list_spread
     if held_change is not None:
         config["qa_reader_held_change"] = held_change
+    if held_change_file is not None:
+        config["held_change_path"] = held_change_file
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -130,6 +133,11 @@ def main(argv: list[str] | None = None) -> None:
         help="a held field's answers under the held floor kept on the pair head's reading of a "
         "change (ADR 0137; default: the product's default)",
     )
+    parser.add_argument(
+        "--held-change-file",
+        type=Path,
+        help="the pair head's file of one's own (read unpinned: a lab file), with --held-change on",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
@@ -152,6 +160,7 @@ def main(argv: list[str] | None = None) -> None:
                 agreement=args.agreement,
                 list_spread=None if args.list_spread is None else args.list_spread == "on",
                 held_change=None if args.held_change is None else args.held_change == "on",
+                held_change_file=args.held_change_file,
             )
         )
         for d in args.sets

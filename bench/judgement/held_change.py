@@ -1,5 +1,6 @@
-"""`python -m factledger.bench.judgement.held_change [--corpus DIR ...] [--out FILE]`: the pair
-head that reads whether a sentence changes the value a subject holds (ADR 0137).
+"""`python -m factledger.bench.judgement.held_change [--corpus DIR ...] [--out FILE]
+[--at BAR THRESHOLD]`: the pair head that reads whether a sentence changes the value a subject
+holds (ADR 0137).
 
 Examples come from the training conversations' labels. Walking a case's sessions in order, a
 single-valued field is held once an earlier session has a labelled proposal of it (the words
@@ -245,7 +246,11 @@ def pair_figures(
     return out
 
 
-async def train_held_change(corpora: Sequence[Path], out: Path) -> dict[str, object]:
+async def train_held_change(
+    corpora: Sequence[Path], out: Path, at: tuple[float, float] | None = None
+) -> dict[str, object]:
+    """The head, its kept-out figures, and the file at the rule's (bar, threshold), or at
+    `at` when given (an operating point of one's own; the rule's choice is still reported)."""
     cases = load_training_cases(corpora).cases
     labelled = list(held_pairs(cases))
     trained = [p for p in labelled if not kept_out(p.case_id)]
@@ -256,6 +261,8 @@ async def train_held_change(corpora: Sequence[Path], out: Path) -> dict[str, obj
     choice = await kept_out_choice(head, corpora)
     chosen = choice["chosen"]
     bar, threshold = chosen if isinstance(chosen, tuple) else (BARS[0], 1.0)
+    if at is not None:
+        bar, threshold = at
     shipped = HeldChangeHead(embedder, head.head, BUCKETS, threshold, bar)
     return {
         "pairs": len(labelled),
@@ -274,8 +281,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.held_change")
     parser.add_argument("--corpus", type=Path, action="append", help="training conversations")
     parser.add_argument("--out", type=Path, default=PACKAGED_HELD_CHANGE_HEAD)
+    parser.add_argument(
+        "--at",
+        type=float,
+        nargs=2,
+        metavar=("BAR", "THRESHOLD"),
+        help="write the file at this bar and threshold instead of the kept-out rule's choice",
+    )
     args = parser.parse_args(argv)
-    result = asyncio.run(train_held_change(args.corpus or [DATA], args.out))
+    at = None if args.at is None else (args.at[0], args.at[1])
+    result = asyncio.run(train_held_change(args.corpus or [DATA], args.out, at))
     sys.stdout.write(json.dumps(result, indent=1) + "\n")
 
 
