@@ -27,6 +27,15 @@ HEAD_NAMES = ("statement", "hedged", "forget", "correction", "answer", "field")
 OPTIONAL_HEADS = ("span", "forget_field")
 
 
+def write_arrays(path: Path, arrays: dict[str, npt.NDArray[np.generic]]) -> str:
+    """Writes `arrays` as one compressed `.npz`; returns its SHA-256, to pin."""
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
+    data = buffer.getvalue()
+    path.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
 class HeadsIntegrityError(RuntimeError):
     """The heads file is missing, its SHA-256 differs from the pinned one, or it lacks a head."""
 
@@ -83,11 +92,7 @@ class Heads:
             arrays[f"{name}.w"] = head.weights
             arrays[f"{name}.b"] = head.bias
             arrays[f"{name}.classes"] = np.array(head.classes)
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
-        data = buffer.getvalue()
-        path.write_bytes(data)
-        return hashlib.sha256(data).hexdigest()
+        return write_arrays(path, arrays)
 
     @classmethod
     def load(cls, path: Path, sha256: str | None, names: tuple[str, ...] = HEAD_NAMES) -> Heads:

@@ -21,6 +21,7 @@ from factledger.adapters.judgement.cross_answers import (
     CrossEncoderIntegrityError,
 )
 from factledger.adapters.judgement.heads import HeadsIntegrityError
+from factledger.adapters.judgement.held_change import HeldChangeHead
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
 from factledger.adapters.judgement.judge import (
     PACKAGED_HEADS,
@@ -167,7 +168,12 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         held_floor=settings.qa_reader_held_floor,
     )
     stance = answer_stance(settings, judge)
-    fields_judge = QaReadingJudge(judge, reader, agreement_floor=agreement_floor(settings))
+    fields_judge = QaReadingJudge(
+        judge,
+        reader,
+        agreement_floor=agreement_floor(settings),
+        held_change=held_change(settings, judge),
+    )
     return LearnedExtractor(
         rules,
         fields_judge,
@@ -188,6 +194,18 @@ def read_back_replies(
     if settings.read_back_yes == "judge" or not isinstance(judge, LearnedJudge):
         return None
     return judge.pair_answers
+
+
+def held_change(settings: LearnedExtractorSettings, judge: SentenceJudge) -> HeldChangeHead | None:
+    """The pair head on a held field's value (ADR 0137), over the judge's embedder (the model
+    loads once); None when the settings leave it off."""
+    if not settings.qa_reader_held_change or not isinstance(judge, LearnedJudge):
+        return None
+    if settings.held_change_path is None:
+        return HeldChangeHead.packaged(judge.embedder)
+    return HeldChangeHead.load(
+        settings.held_change_path, settings.held_change_sha256, judge.embedder
+    )
 
 
 def answer_stance(

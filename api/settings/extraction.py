@@ -85,6 +85,14 @@ class LearnedExtractorSettings(NestedSettings):
     # Which answer of such a held field a session proposes: `best`, its most probable, as for
     # any field; `latest`, the latest said over the floor (ADR 0128).
     held_answer: Literal["best", "latest"] = "best"
+    # Such a held field's answers under the held floor, from the pair head's bar, kept where
+    # the pair head reads their sentence as stating another value than the words held (ADR
+    # 0137): the shipped head (`python -m factledger.bench.judgement.held_change`) over the
+    # heads' embedder, or a deployment's own pinned by SHA-256. Read only with the QA reader,
+    # without the heads' agreement.
+    qa_reader_held_change: bool = False
+    held_change_path: Path | None = None
+    held_change_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     # Whether the QA reader's answers are read for whether their sentence states the value
     # (ADR 0121): `learned`, the shipped stance head or a deployment's own (`python -m
     # factledger.bench.judgement.stance --out FILE`) pinned by SHA-256; `none`, every answer

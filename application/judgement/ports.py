@@ -26,7 +26,9 @@ class SentenceJudge(Protocol):
       names the list fields among `fields`: a reader may hold their statements to a bar of
       their own (each of them is proposed, not only the best); `held` names the fields the
       subject holds a statement of already, which a reader may read at a bar of its own
-      (a new statement there is an expected update, ADR 0128).
+      (a new statement there is an expected update, ADR 0128); when `held` is a mapping,
+      each field's value is the words the subject holds ("" when not known), for a reader
+      that compares a line with them (ADR 0137).
     - `field_of` names the one of `fields` a sentence most likely speaks of (the field
       head's best, however unsure) with its probability; None without fields. A request to
       forget states no value, so no field clears `field_statements`' bar: this ranks them.

@@ -61,6 +61,9 @@ class FieldSlot:
     # The subject holds a statement of this field already (the profile's value, or a pending
     # or superseded change): a session stating it again is where an update is said (ADR 0128).
     held: bool = False
+    # The words it holds (the profile's value, else its latest standing statement's), for a
+    # reader that compares a line with them (ADR 0137); None: not known.
+    held_value: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

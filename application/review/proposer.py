@@ -45,6 +45,7 @@ from factledger.domain.events import SessionRecorded
 from factledger.domain.provenance import Actor, ChangeStatus, Operation
 from factledger.domain.sessions import transcript_from_payload
 from factledger.domain.subject import Subject
+from factledger.domain.values import render
 
 log = structlog.get_logger(__name__)
 
@@ -64,6 +65,18 @@ def held_fields(subject: Subject) -> frozenset[str]:
         if c.status in _STANDING and c.operation is Operation.SET
     }
     return frozenset(subject.fields) | stated
+
+
+def held_values(subject: Subject) -> dict[str, str]:
+    """The words each held field holds: the profile's value, else the value of its latest
+    standing `set` change (what a new statement of the field is compared with: ADR 0137)."""
+    values = {
+        c.field: render(c.proposal.value)
+        for c in subject.changes.values()
+        if c.status in _STANDING and c.operation is Operation.SET and c.proposal.value is not None
+    }
+    values.update({name: render(f.value) for name, f in subject.fields.items()})
+    return values
 
 
 class Review(StrEnum):
@@ -115,9 +128,9 @@ class SessionProposer:
             context = ExtractionContext(
                 tenant, subject.kind, event.channel, event.conversation_type
             )
-            held = held_fields(subject)
+            held, values = held_fields(subject), held_values(subject)
             fields = tuple(
-                FieldSlot(f.field, f.slots[0], f.many, f.field in held)
+                FieldSlot(f.field, f.slots[0], f.many, f.field in held, values.get(f.field))
                 for f in feeds.fields
                 if f.slots
             )

@@ -35,6 +35,8 @@ async def score_directory(
     list_spread: bool | None = None,
     read_back_yes: str | None = None,
     read_back_floor: float | None = None,
+    held_change: bool | None = None,
+    held_change_file: Path | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -55,6 +57,10 @@ async def score_directory(
         config["read_back_yes"] = read_back_yes
     if read_back_floor is not None:
         config["read_back_floor"] = read_back_floor
+    if held_change is not None:
+        config["qa_reader_held_change"] = held_change
+    if held_change_file is not None:
+        config["held_change_path"] = held_change_file
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -72,6 +78,7 @@ async def score_directory(
         "list_spread": "default" if list_spread is None else list_spread,
         "read_back_yes": read_back_yes or "default",
         "read_back_floor": "default" if read_back_floor is None else read_back_floor,
+        "held_change": "default" if held_change is None else held_change,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -140,6 +147,17 @@ def main(argv: list[str] | None = None) -> None:
         help="the QA reader's bar for a confirmed read-back's value (ADR 0138; default: each "
         "field's floor)",
     )
+    parser.add_argument(
+        "--held-change",
+        choices=("on", "off"),
+        help="a held field's answers under the held floor kept on the pair head's reading of a "
+        "change (ADR 0137; default: the product's default)",
+    )
+    parser.add_argument(
+        "--held-change-file",
+        type=Path,
+        help="the pair head's file of one's own (read unpinned: a lab file), with --held-change on",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
@@ -165,6 +183,8 @@ def main(argv: list[str] | None = None) -> None:
                 list_spread=None if args.list_spread is None else args.list_spread == "on",
                 read_back_yes=args.read_back_yes,
                 read_back_floor=args.read_back_floor,
+                held_change=None if args.held_change is None else args.held_change == "on",
+                held_change_file=args.held_change_file,
             )
         )
         for d in args.sets

@@ -164,7 +164,13 @@ class LearnedExtractor:
         # A held field the rules' facts feed (a keyed slot, "intent:...", included) keeps the
         # reader's own floor: the lower bar is for a field nothing else read, and an answer
         # read under the floor there competed with the rules' fact and lost its condition.
-        held = [f.field for f in asked if f.held and not f.many and not _fed(f.slot, ruled)]
+        # Each held field with the words it holds ("" when not known): a judge may compare a
+        # line with them (ADR 0137); any other reads only which fields are held.
+        held = {
+            f.field: f.held_value or ""
+            for f in asked
+            if f.held and not f.many and not _fed(f.slot, ruled)
+        }
         found = await self.judge.field_statements(
             request.transcript, [f.field for f in asked], lists, held
         )
@@ -202,7 +208,7 @@ class LearnedExtractor:
             return facts
         read = {s.field for s in found}
         unstated = [f for f in wanted if f.field not in read]
-        return facts + await self._confirmed(request, unstated, lists, held)
+        return facts + await self._confirmed(request, unstated, lists, list(held))
 
     async def _confirmed(
         self,

@@ -7,10 +7,12 @@ the value, not the clause around it, and their `p` is the margin over "no value"
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from factledger.adapters.judgement.held_change import HeldChangeHead
 from factledger.adapters.judgement.qa_reader.agreement import agreed_statements
+from factledger.adapters.judgement.qa_reader.held_changes import changed_statements
 from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply
@@ -24,6 +26,9 @@ class QaReadingJudge:
     # Answers below the reader's floor, from this one, kept where the inner judge's clause
     # reading agrees (ADR 0122); None: the reader's floor alone.
     agreement_floor: float | None = None
+    # Reads whether a held field's answer under the held floor states another value than the
+    # one held (ADR 0137); None: the held floor alone.
+    held_change: HeldChangeHead | None = None
 
     async def judge(self, sentences: Sequence[str]) -> list[Judgement]:
         return await self.inner.judge(sentences)
@@ -35,9 +40,15 @@ class QaReadingJudge:
         lists: Collection[str] = (),
         held: Collection[str] = (),
     ) -> list[FieldStatement]:
-        """The reader's answers; with the heads' agreement (ADR 0122) the held fields are read
-        at the reader's own floor: the two lower bars were not measured together."""
+        """The reader's answers; a held field's under the held floor kept where the pair head
+        reads a change of the held words (ADR 0137, when `held` maps fields to them); with the
+        heads' agreement (ADR 0122) the held fields are read at the reader's own floor: the
+        lower bars were not measured together."""
         if self.agreement_floor is None:
+            if self.held_change is not None and isinstance(held, Mapping) and held:
+                return await changed_statements(
+                    self.reader, self.held_change, transcript, fields, lists, held
+                )
             return await self.reader.field_statements(transcript, fields, lists, held=held)
         return await agreed_statements(
             self.reader, self.inner, transcript, fields, lists, self.agreement_floor

@@ -160,12 +160,18 @@ class QaFieldReader:
         )
 
     def floor_of(
-        self, field_name: str, lists: Collection[str], held: Collection[str] = ()
+        self,
+        field_name: str,
+        lists: Collection[str],
+        held: Collection[str] = (),
+        held_floor: float | None = None,
     ) -> float:
+        """The bar of a field's answers; `held_floor`, when given, replaces the held floor."""
         if field_name in lists:
             return self.floor if self.list_floor is None else self.list_floor
-        if field_name in held and self.held_floor is not None:
-            return self.held_floor
+        held_bar = self.held_floor if held_floor is None else held_floor
+        if field_name in held and held_bar is not None:
+            return held_bar
         return self.floor
 
     def _ready(self) -> LoadedGraph:
@@ -189,12 +195,13 @@ class QaFieldReader:
         lists: Collection[str] = (),
         floor: float | None = None,
         held: Collection[str] = (),
+        held_floor: float | None = None,
     ) -> list[FieldAnswer]:
         """Every answer of every field that clears its floor (a field may have several in a
         line, best first; `lists`, the list fields among `fields`, clear the list floor;
-        `held`, the single-valued fields the subject holds, the held floor; `floor`, when
-        given, is every field's); an answer found in two overlapping windows once, at its
-        best."""
+        `held`, the single-valued fields the subject holds, the held floor or `held_floor`;
+        `floor`, when given, is every field's); an answer found in two overlapping windows
+        once, at its best."""
         if not lines or not fields:
             return []
         loaded = self._ready()
@@ -221,7 +228,9 @@ class QaFieldReader:
                         w.first_line_token,
                         w.offsets,
                         line.text,
-                        margin=self.floor_of(name, lists, held) if floor is None else floor,
+                        margin=self.floor_of(name, lists, held, held_floor)
+                        if floor is None
+                        else floor,
                         many=True,
                         spread=self.spread_lists and name in lists,
                     ):
@@ -235,15 +244,22 @@ class QaFieldReader:
         lists: Collection[str] = (),
         floor: float | None = None,
         held: Collection[str] = (),
+        held_floor: float | None = None,
     ) -> list[FieldStatement]:
         """The words of the subject's lines that state each of `fields`; `p` is the answer's
-        margin over "no value" (at least its floor, the held floor for `held`, or `floor`
-        when given), which only orders them."""
+        margin over "no value" (at least its floor, the held floor or `held_floor` for
+        `held`, or `floor` when given), which only orders them."""
         lines = subject_lines(transcript)
         if not lines or not fields:
             return []
         found = await asyncio.to_thread(
-            self.answers_sync, lines, list(fields), frozenset(lists), floor, frozenset(held)
+            self.answers_sync,
+            lines,
+            list(fields),
+            frozenset(lists),
+            floor,
+            frozenset(held),
+            held_floor,
         )
         return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]
 

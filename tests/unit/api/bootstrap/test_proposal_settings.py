@@ -156,6 +156,26 @@ def test_a_read_backs_yes_may_be_the_pair_readers_alone(monkeypatch: pytest.Monk
     assert extractor.read_back_replies is extractor.judge.inner.pair_answers
 
 
+def test_the_pair_head_on_the_held_value_reads_over_the_heads_embedder_when_turned_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "qa_reader_held_change": true}')
+    on = build_extractor(load_settings().extractor, httpx.AsyncClient())
+    monkeypatch.setenv(
+        "FACTLEDGER_EXTRACTOR", '{"kind": "learned", "qa_reader_held_change": false}'
+    )
+    off = build_extractor(load_settings().extractor, httpx.AsyncClient())
+
+    assert isinstance(on, LearnedExtractor)
+    assert isinstance(off, LearnedExtractor)
+    assert isinstance(on.judge, QaReadingJudge)
+    assert isinstance(off.judge, QaReadingJudge)
+    assert isinstance(on.judge.inner, LearnedJudge)
+    assert on.judge.held_change is not None
+    assert on.judge.held_change.embedder is on.judge.inner.embedder
+    assert off.judge.held_change is None
+
+
 @pytest.mark.parametrize(
     ("extractor", "named"),
     [
@@ -187,6 +207,7 @@ def test_a_read_backs_yes_may_be_the_pair_readers_alone(monkeypatch: pytest.Monk
             "read_back_floor",
         ),
         ('{"kind": "learned", "read_back_yes": "anyone"}', "read_back_yes"),
+        ('{"kind": "learned", "held_change_sha256": "abc"}', "held_change_sha256"),
     ],
 )
 def test_a_field_reader_setting_that_cannot_hold_is_refused_naming_it(

@@ -302,6 +302,11 @@ async def test_the_extractor_is_told_which_fields_the_subject_holds_a_statement_
     first, second = [r for r in extractor.requests if r.fields]
     assert not any(f.held for f in first.fields)
     assert {f.field for f in second.fields if f.held} == {"budget"}
+    # The words held go with it, for a reader that compares a line with them (ADR 0137).
+    held_budget = next(f for f in second.fields if f.field == "budget")
+    assert held_budget.held_value is not None
+    assert "40" in held_budget.held_value
+    assert all(f.held_value is None for f in first.fields)
 
 
 async def test_a_kind_nobody_configured_is_asked_the_fields_expected_of_anyone(

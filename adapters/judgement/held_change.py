@@ -1,0 +1,137 @@
+"""`HeldChangeHead`: whether a sentence states another value of a field than the one held.
+
+A QA reader learns a value's words; whether the field already held another value never
+reaches it. This head reads the pair: the words the subject holds for a field, and a
+sentence of a later session, and gives the probability that the sentence states a different
+value of that field (an update or a correction), as opposed to stating nothing of it or the
+same value again. One logistic regression over the packaged sentence embedder (frozen): the
+sentence's vector, its element-wise product and distance with the held value's, its product
+with the field's name, and its hashed character n-grams.
+
+The file (`.npz`) holds the head, the embedder it was trained over, the smallest probability
+that counts as a change (`changed_min`) and the QA reader's bar from which an answer of a held
+field is offered to the head (`bar`), both fitted on kept-out training cases; its SHA-256 is
+checked before a byte of it is used. `python -m factledger.bench.judgement.held_change` fits
+it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from factledger.adapters.judgement.features import Matrix, char_ngrams
+from factledger.adapters.judgement.heads import Head, write_arrays
+from factledger.adapters.pinned_files import read_pinned
+from factledger.application.memory.ports import Embedder
+
+CLASSES = ("changed", "not")
+PACKAGED_HELD_CHANGE_HEAD = Path(__file__).parent / "weights" / "held-change-head.npz"
+PACKAGED_HELD_CHANGE_HEAD_SHA256 = (
+    "c34cf86d5547f17b255c7454f5aa025e20820be034b1d128dd2470f319e68f8a"
+)
+
+
+class HeldChangeIntegrityError(RuntimeError):
+    """The held-change head's file is missing, differs from its pin, or was trained over
+    another embedder."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeldPair:
+    """A sentence read against the words the subject holds for `field`."""
+
+    field: str
+    held: str
+    sentence: str
+
+
+def field_words(name: str) -> str:
+    return name.replace("_", " ").strip()
+
+
+def pair_features(
+    sentences: Matrix, held: Matrix, fields: Matrix, texts: Sequence[str], buckets: int
+) -> Matrix:
+    return np.hstack(
+        [
+            sentences,
+            sentences * held,
+            np.abs(sentences - held),
+            sentences * fields,
+            char_ngrams(texts, buckets),
+        ]
+    ).astype(np.float32)
+
+
+async def embed_held_pairs(embedder: Embedder, pairs: Sequence[HeldPair], buckets: int) -> Matrix:
+    """The features of each pair, each distinct text embedded once."""
+    texts = sorted({t for p in pairs for t in (p.sentence, p.held, field_words(p.field))})
+    vectors = await embedder.embed(texts)
+    row = {t: i for i, t in enumerate(texts)}
+    v = np.asarray(vectors, dtype=np.float32)
+
+    def of(words: Sequence[str]) -> Matrix:
+        picked: Matrix = v[[row[w] for w in words]]
+        return picked
+
+    return pair_features(
+        of([p.sentence for p in pairs]),
+        of([p.held for p in pairs]),
+        of([field_words(p.field) for p in pairs]),
+        [p.sentence for p in pairs],
+        buckets,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HeldChangeHead:
+    embedder: Embedder
+    head: Head
+    buckets: int
+    changed_min: float  # the smallest probability of a change that counts as one
+    bar: float  # the QA reader's margin from which a held field's answer is offered
+
+    async def changed(self, pairs: Sequence[HeldPair]) -> list[float]:
+        """Each pair's probability that its sentence states another value than the held."""
+        if not pairs:
+            return []
+        p = self.head.probabilities(await embed_held_pairs(self.embedder, pairs, self.buckets))
+        return [float(x) for x in p[:, self.head.column(CLASSES[0])]]
+
+    def save(self, path: Path) -> str:
+        """Writes the file; returns its SHA-256, to pin."""
+        arrays: dict[str, npt.NDArray[np.generic]] = {
+            "model_id": np.array(self.embedder.model_id),
+            "buckets": np.array(self.buckets),
+            "changed_min": np.array(self.changed_min),
+            "bar": np.array(self.bar),
+            "w": self.head.weights,
+            "b": self.head.bias,
+            "classes": np.array(self.head.classes),
+        }
+        return write_arrays(path, arrays)
+
+    @classmethod
+    def load(cls, path: Path, sha256: str | None, embedder: Embedder) -> HeldChangeHead:
+        data = read_pinned(path, sha256, HeldChangeIntegrityError, "held-change head")
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            if str(z["model_id"]) != embedder.model_id:
+                raise HeldChangeIntegrityError(
+                    f"the held-change head needs the embedder {z['model_id']}"
+                )
+            head = Head(
+                z["w"].astype(np.float32),
+                z["b"].astype(np.float32),
+                tuple(str(c) for c in z["classes"]),
+            )
+            return cls(embedder, head, int(z["buckets"]), float(z["changed_min"]), float(z["bar"]))
+
+    @classmethod
+    def packaged(cls, embedder: Embedder) -> HeldChangeHead:
+        return cls.load(PACKAGED_HELD_CHANGE_HEAD, PACKAGED_HELD_CHANGE_HEAD_SHA256, embedder)

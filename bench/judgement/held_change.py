@@ -1,0 +1,298 @@
+"""`python -m factledger.bench.judgement.held_change [--corpus DIR ...] [--out FILE]
+[--at BAR THRESHOLD]`: the pair head that reads whether a sentence changes the value a subject
+holds (ADR 0137).
+
+Examples come from the training conversations' labels. Walking a case's sessions in order, a
+single-valued field is held once an earlier session has a labelled proposal of it (the words
+held: that proposal's span, as the product holds the words it proposed). In a later session,
+every sentence of every subject line is paired with every held field: a change when a
+labelled proposal of that field stands in the sentence with `updates:` set or another value
+than the held one; otherwise not (no value of the field, the same value said again, or words
+labelled not to be proposed). One case in eight (the QA reader's kept-out hash) is kept out.
+
+The head is fitted on the other cases; then its bar (the QA reader's margin from which a held
+field's answer is offered to it) and its threshold are chosen on the kept-out cases read by
+the shipped reader, by ADR 0128's rule as the held floor tool applies it: the (bar,
+threshold) of the grid that recognises most kept-out updates while line-level precision
+falls by no more than 0.005 and recall does not fall, against the shipped floors alone (ties:
+the higher threshold, then the higher bar). No blind set is read. Prints the figures and the
+file's SHA-256 to pin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
+from factledger.adapters.extraction.learned.extractor import sentences_of
+from factledger.adapters.judgement.held_change import (
+    CLASSES,
+    PACKAGED_HELD_CHANGE_HEAD,
+    HeldChangeHead,
+    HeldPair,
+    embed_held_pairs,
+)
+from factledger.adapters.judgement.qa_reader.reader import (
+    PACKAGED_QA_READER_FLOOR,
+    PACKAGED_QA_READER_HELD_FLOOR,
+    PACKAGED_QA_READER_LIST_FLOOR,
+    QaFieldReader,
+)
+from factledger.application.memory.ports import Embedder
+from factledger.bench.judgement.conversations import TrainingCase, load_training_cases
+from factledger.bench.judgement.fit import fit_head
+from factledger.bench.judgement.qa_reader.floor import DATA, read_sessions
+from factledger.bench.judgement.qa_reader.held_floor import HeldCases, held_cases, kept
+from factledger.bench.judgement.qa_reader.pairs import kept_out
+from factledger.bench.judgement.qa_reader.scoring import Read, score_spans
+
+BUCKETS = 1024
+L2 = 1e-3
+BARS = (0.0, -2.0, -4.0, -6.0, -8.0)
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
+PRECISION_GIVEN = 0.005
+HELD_FLOOR = (
+    PACKAGED_QA_READER_FLOOR
+    if PACKAGED_QA_READER_HELD_FLOOR is None
+    else PACKAGED_QA_READER_HELD_FLOOR
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledPair:
+    pair: HeldPair
+    changed: bool
+    case_id: str
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def held_pairs(cases: Sequence[TrainingCase]) -> Iterator[LabelledPair]:
+    """Every (held field, sentence of a later session) of `cases`, labelled."""
+    for case in cases:
+        held: dict[str, tuple[str, str]] = {}  # field -> (the words held, the value)
+        for session in case.sessions:
+            for index, (role, text) in enumerate(session.lines):
+                if role != "subject" or not held:
+                    continue
+                for sentence in sentences_of(text):
+                    for name, (words, value) in held.items():
+                        stated = [
+                            p
+                            for p in session.proposals
+                            if p.span.field == name
+                            and p.span.line == index
+                            and p.span.text in sentence
+                        ]
+                        changed = any(
+                            p.updates is not None or not _same(p.value, value) for p in stated
+                        )
+                        yield LabelledPair(HeldPair(name, words, sentence), changed, case.id)
+            for p in session.proposals:
+                name = str(p.span.field)
+                if not case.is_list(name):
+                    held[name] = (p.span.text, p.value)
+
+
+def label(changed: bool) -> str:
+    return CLASSES[0] if changed else CLASSES[1]
+
+
+async def fit(embedder: Embedder, labelled: Sequence[LabelledPair]) -> HeldChangeHead:
+    x = await embed_held_pairs(embedder, [p.pair for p in labelled], BUCKETS)
+    head = fit_head(x, [label(p.changed) for p in labelled], CLASSES, L2)
+    return HeldChangeHead(embedder, head, BUCKETS, THRESHOLDS[0], BARS[0])
+
+
+def held_words(corpora: Sequence[Path]) -> dict[tuple[str, int], dict[str, str]]:
+    """(kept-out case, session) -> each held single-valued field's words held there."""
+    out: dict[tuple[str, int], dict[str, str]] = {}
+    for case in load_training_cases(corpora).cases:
+        if not kept_out(case.id):
+            continue
+        held: dict[str, str] = {}
+        for n, session in enumerate(case.sessions):
+            out[(case.id, n)] = dict(held)
+            for p in session.proposals:
+                if not case.is_list(str(p.span.field)):
+                    held[str(p.span.field)] = p.span.text
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Offered:
+    read: Read
+    p: float
+
+
+async def offered(
+    head: HeldChangeHead,
+    reads: Sequence[Read],
+    lines: Mapping[tuple[str, int], Sequence[tuple[str, str]]],
+    words: Mapping[tuple[str, int], Mapping[str, str]],
+) -> list[Offered]:
+    """The reads of held single-valued fields under the held floor, with the head's
+    probability of a change."""
+    under = [
+        r for r in reads if r.margin < HELD_FLOOR and words[(r.case_id, r.session)].get(r.field)
+    ]
+    pairs = [
+        HeldPair(
+            r.field,
+            words[(r.case_id, r.session)][r.field],
+            next(
+                (s for s in sentences_of(lines[(r.case_id, r.session)][r.line][1]) if r.value in s),
+                lines[(r.case_id, r.session)][r.line][1],
+            ),
+        )
+        for r in under
+    ]
+    return [Offered(r, p) for r, p in zip(under, await head.changed(pairs), strict=True)]
+
+
+def with_offered(
+    base: Sequence[Read], offers: Sequence[Offered], bar: float, threshold: float
+) -> list[Read]:
+    """The base answers and, for each held field of a session none of them states, its most
+    probable offered answer over `bar` that the head reads as a change at `threshold` (the
+    extractor keeps a single-valued field's best answer of the session)."""
+    stated = {(r.case_id, r.session, r.field) for r in base}
+    best: dict[tuple[str, int, str], Read] = {}
+    for o in offers:
+        key = (o.read.case_id, o.read.session, o.read.field)
+        if o.read.margin < bar or o.p < threshold or key in stated:
+            continue
+        if key not in best or o.read.margin > best[key].margin:
+            best[key] = o.read
+    return [*base, *best.values()]
+
+
+def choose(
+    figures: Mapping[tuple[float, float], Mapping[str, float | int]],
+    base: Mapping[str, float | int],
+) -> tuple[float, float] | None:
+    qualifying = [
+        k
+        for k, f in figures.items()
+        if float(f["precision"]) >= float(base["precision"]) - PRECISION_GIVEN
+        and float(f["recall"]) >= float(base["recall"])
+        and float(f["updates"]) > float(base["updates"])
+    ]
+    if not qualifying:
+        return None
+    return max(qualifying, key=lambda k: (float(figures[k]["updates"]), k[1], k[0]))
+
+
+def _figures(reads: Sequence[Read], cases: HeldCases) -> dict[str, float | int]:
+    return {
+        **score_spans(reads, cases.gold),
+        "updates": score_spans(reads, cases.updates)["recall"],
+        "updates_of": len(cases.updates),
+    }
+
+
+async def kept_out_choice(head: HeldChangeHead, corpora: Sequence[Path]) -> dict[str, object]:
+    cases = held_cases(corpora)
+    reader = QaFieldReader.packaged()
+    reads = read_sessions(
+        QaFieldReader(reader.model, min(BARS), min(BARS), min(BARS)), cases.sessions
+    )
+    lists = {(s.case_id, f): many for s in cases.sessions for f, many in s.lists.items()}
+    floors = (
+        PACKAGED_QA_READER_FLOOR,
+        PACKAGED_QA_READER_LIST_FLOOR,
+        HELD_FLOOR,
+    )
+    base = kept(reads, cases, lists, floors)
+    lines = {(s.case_id, s.index): s.lines for s in cases.sessions}
+    held_reads = [r for r in reads if not lists.get((r.case_id, r.field), False)]
+    offers = await offered(head, held_reads, lines, held_words(corpora))
+    figures = {
+        (bar, t): _figures(with_offered(base, offers, bar, t), cases)
+        for bar in BARS
+        for t in THRESHOLDS
+    }
+    chosen = choose(figures, _figures(base, cases))
+    return {
+        "kept_out_sessions": len(cases.sessions),
+        "base": _figures(base, cases),
+        "by_bar_and_threshold": {f"{b} {t}": f for (b, t), f in figures.items()},
+        "chosen": chosen,
+    }
+
+
+def pair_figures(
+    head: HeldChangeHead, x: np.ndarray, labelled: Sequence[LabelledPair]
+) -> dict[str, float]:
+    p = head.head.probabilities(x)[:, head.head.column(CLASSES[0])]
+    y = np.array([lp.changed for lp in labelled])
+    out: dict[str, float] = {}
+    for t in THRESHOLDS:
+        said = p >= t
+        right = int((said & y).sum())
+        out[f"precision@{t}"] = right / max(int(said.sum()), 1)
+        out[f"recall@{t}"] = right / max(int(y.sum()), 1)
+    return out
+
+
+async def train_held_change(
+    corpora: Sequence[Path], out: Path, at: tuple[float, float] | None = None
+) -> dict[str, object]:
+    """The head, its kept-out figures, and the file at the rule's (bar, threshold), or at
+    `at` when given (an operating point of one's own; the rule's choice is still reported)."""
+    cases = load_training_cases(corpora).cases
+    labelled = list(held_pairs(cases))
+    trained = [p for p in labelled if not kept_out(p.case_id)]
+    outside = [p for p in labelled if kept_out(p.case_id)]
+    embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+    head = await fit(embedder, trained)
+    x_out = await embed_held_pairs(embedder, [p.pair for p in outside], BUCKETS)
+    choice = await kept_out_choice(head, corpora)
+    chosen = choice["chosen"]
+    bar, threshold = chosen if isinstance(chosen, tuple) else (BARS[0], 1.0)
+    if at is not None:
+        bar, threshold = at
+    shipped = HeldChangeHead(embedder, head.head, BUCKETS, threshold, bar)
+    return {
+        "pairs": len(labelled),
+        "changes": sum(p.changed for p in labelled),
+        "trained_on": len(trained),
+        "kept_out_pairs": pair_figures(shipped, x_out, outside),
+        "kept_out_reading": choice,
+        "bar": bar,
+        "changed_min": threshold,
+        "out": str(out),
+        "sha256": shipped.save(out),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.held_change")
+    parser.add_argument("--corpus", type=Path, action="append", help="training conversations")
+    parser.add_argument("--out", type=Path, default=PACKAGED_HELD_CHANGE_HEAD)
+    parser.add_argument(
+        "--at",
+        type=float,
+        nargs=2,
+        metavar=("BAR", "THRESHOLD"),
+        help="write the file at this bar and threshold instead of the kept-out rule's choice",
+    )
+    args = parser.parse_args(argv)
+    at = None if args.at is None else (args.at[0], args.at[1])
+    result = asyncio.run(train_held_change(args.corpus or [DATA], args.out, at))
+    sys.stdout.write(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

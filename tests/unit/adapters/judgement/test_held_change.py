@@ -1,0 +1,144 @@
+"""The pair head on a held value (ADR 0137): its file is read only against its pin and its
+embedder; a held field's answer under the held floor is kept only where the head reads a
+change of the words held. The sentences below were written for this test."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
+
+import numpy as np
+import pytest
+
+from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.judgement.heads import Head
+from factledger.adapters.judgement.held_change import (
+    CLASSES,
+    HeldChangeHead,
+    HeldChangeIntegrityError,
+    HeldPair,
+)
+from factledger.adapters.judgement.qa_reader.held_changes import changed_statements
+from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
+from factledger.application.judgement.types import FieldStatement
+from factledger.domain.transcript import Message, Role
+
+BUCKETS = 16
+READER = QaFieldReader(b"", floor=5.5, list_floor=6.0, held_floor=4.5)
+
+
+def _head(embedder: HashingEmbedder, changed_bias: float) -> HeldChangeHead:
+    width = 4 * embedder.dimension + BUCKETS
+    weights = np.zeros((width, 2), dtype=np.float32)
+    bias = np.array([changed_bias, 0.0], dtype=np.float32)
+    return HeldChangeHead(embedder, Head(weights, bias, CLASSES), BUCKETS, 0.7, -4.0)
+
+
+async def test_a_head_reads_back_from_its_file_and_only_against_its_pin(tmp_path: Path) -> None:
+    embedder = HashingEmbedder(32)
+    path = tmp_path / "held-change-head.npz"
+    sha256 = _head(embedder, 2.0).save(path)
+    pair = HeldPair("vehicle", "a 2019 Corolla", "I bought a Kia Niro last month.")
+
+    loaded = HeldChangeHead.load(path, sha256, embedder)
+
+    assert (loaded.changed_min, loaded.bar) == (0.7, -4.0)
+    assert await loaded.changed([pair]) == pytest.approx([1 / (1 + np.exp(-2.0))])
+    with pytest.raises(HeldChangeIntegrityError, match="sha256 differs"):
+        HeldChangeHead.load(path, "0" * 64, embedder)
+    with pytest.raises(HeldChangeIntegrityError, match="embedder"):
+        HeldChangeHead.load(path, sha256, HashingEmbedder(64))
+
+
+@dataclass
+class BarReader:
+    """The QA reader, as a fake that gives its answers from the bar it is asked at."""
+
+    answers: list[FieldStatement]
+    asked_held_floor: list[float | None] = field(default_factory=list)
+
+    def floor_of(
+        self, field_name: str, lists: Collection[str], held: Collection[str] = ()
+    ) -> float:
+        return READER.floor_of(field_name, lists, held)
+
+    async def field_statements(
+        self,
+        transcript: Sequence[Message],
+        fields: Sequence[str],
+        lists: Collection[str] = (),
+        floor: float | None = None,
+        held: Collection[str] = (),
+        held_floor: float | None = None,
+    ) -> list[FieldStatement]:
+        self.asked_held_floor.append(held_floor)
+        return [a for a in self.answers if a.p >= READER.floor_of(a.field, lists, held, held_floor)]
+
+
+@dataclass
+class FixedHead:
+    """The pair head, as a fake: a probability of a change per held field."""
+
+    by_field: dict[str, float]
+    changed_min: float = 0.7
+    bar: float = -4.0
+    asked: list[HeldPair] = field(default_factory=list)
+
+    async def changed(self, pairs: Sequence[HeldPair]) -> list[float]:
+        self.asked += pairs
+        return [self.by_field[p.field] for p in pairs]
+
+
+SAID = [
+    Message(Role.AGENT, "Anything new since last year?"),
+    Message(Role.SUBJECT, "We moved in March. I sold the Corolla and drive a Kia Niro now."),
+]
+
+
+async def test_a_held_fields_answer_under_its_floor_stays_only_where_the_head_reads_a_change() -> (
+    None
+):
+    changed = FieldStatement(1, "a Kia Niro", "vehicle", -2.0)
+    unchanged = FieldStatement(1, "March", "move_date", -1.0)
+    too_low = FieldStatement(1, "Corolla", "address", -6.0)
+    sure = FieldStatement(1, "We moved in March", "reason", 7.0)
+    reader = BarReader([changed, unchanged, too_low, sure])
+    head = FixedHead({"vehicle": 0.9, "move_date": 0.2, "address": 0.99})
+    held = {"vehicle": "a 2019 Toyota Corolla", "move_date": "May", "address": "9 Elm Road"}
+
+    found = await changed_statements(
+        cast("QaFieldReader", reader),
+        cast("HeldChangeHead", head),
+        SAID,
+        ["vehicle", "move_date", "address", "reason"],
+        (),
+        held,
+    )
+
+    assert found == [changed, sure]
+    assert reader.asked_held_floor == [-4.0]
+    assert [p.sentence for p in head.asked] == [
+        "I sold the Corolla and drive a Kia Niro now.",
+        "We moved in March.",
+    ]
+    assert head.asked[0].held == "a 2019 Toyota Corolla"
+
+
+async def test_a_held_field_whose_words_are_not_known_keeps_the_held_floor() -> None:
+    under = FieldStatement(1, "a Kia Niro", "vehicle", 2.0)
+    over = FieldStatement(1, "March", "move_date", 5.0)
+    head = FixedHead({"vehicle": 0.99, "move_date": 0.99})
+
+    found = await changed_statements(
+        cast("QaFieldReader", BarReader([under, over])),
+        cast("HeldChangeHead", head),
+        SAID,
+        ["vehicle", "move_date"],
+        (),
+        {"vehicle": "", "move_date": "May"},
+    )
+
+    assert found == [over]
+    assert head.asked == []
