@@ -72,8 +72,13 @@ def _gold(batch: Sequence[LineEncoded], shape: tuple[int, ...], ends: bool) -> t
     return gold
 
 
-def _span_loss(scores: torch.Tensor, gold: torch.Tensor, allowed: torch.Tensor,
-               weights: torch.Tensor, each: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
+def _span_loss(
+    scores: torch.Tensor,
+    gold: torch.Tensor,
+    allowed: torch.Tensor,
+    weights: torch.Tensor,
+    each: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Per field, the gold positions' summed probability; where `each` (a field per row)
     holds, each gold position's own (`item_loss`)."""
     masked = scores.float().masked_fill(~allowed[:, None, :], NO)

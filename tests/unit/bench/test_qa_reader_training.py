@@ -173,7 +173,9 @@ def test_a_list_items_loss_of_one_gold_position_is_the_shared_softmaxs() -> None
 def test_list_items_change_the_loss_only_of_a_list_field_stating_several_items() -> None:
     tokens = FieldsTokens(load_tokenizer(TOKENIZER))
     line = "I need a garden, a garage and two bathrooms"
-    spans = tuple((line.index(w), line.index(w) + len(w)) for w in ("garden", "garage", "two bathrooms"))
+    spans = tuple(
+        (line.index(w), line.index(w) + len(w)) for w in ("garden", "garage", "two bathrooms")
+    )
     several = [FieldAsked("must_haves", True, spans, (False,) * 4)]
     single = [FieldAsked("must_haves", True, spans[:1], (False,) * 4)]
     torch.manual_seed(0)
