@@ -1,6 +1,7 @@
 """`python -m factledger.bench.judgement.qa_reader train|evaluate ...` (needs torch).
 
 train    --base MODEL.safetensors --out DIR [--corpus DIR ...] [--minutes 60] [--epochs 3]
+         [--list-items] (a list field's items each against no value, ADR 0139)
          [--export] (then also DIR/qa-reader-int8.onnx, its SHA-256, its floor by ADR
          0107's rule and its list fields' floor by ADR 0113's on the kept-out cases, in
          DIR/card.json)
@@ -60,7 +61,9 @@ def _train(args: argparse.Namespace) -> None:
         reader, length = from_base(base, FieldsReader), line_length
         if args.field_words and isinstance(reader, FieldsReader):
             reader.use_field_words()
-        loss = functools.partial(line_loss, no_answer=args.no_answer_weight)
+        loss = functools.partial(
+            line_loss, no_answer=args.no_answer_weight, list_items=args.list_items
+        )
     else:
         examples = training_examples(
             train_pairs, PairTokens(tokenizer, args.max_tokens or 96), args.seed
@@ -104,6 +107,7 @@ def _train(args: argparse.Namespace) -> None:
         "formulation": args.formulation,
         "no_answer_weight": args.no_answer_weight,
         "field_words": args.field_words,
+        "list_items": args.list_items,
         "inputs": len(examples),
         "threads": args.threads,
         "torch": torch.__version__,
@@ -190,6 +194,11 @@ def main() -> None:
         "--field-words",
         action="store_true",
         help="each field asks with its marker's and its words' mean state (line formulation)",
+    )
+    train.add_argument(
+        "--list-items",
+        action="store_true",
+        help="a list field's items each against no value, not sharing one softmax (ADR 0139)",
     )
     train.add_argument(
         "--head-rate", type=float, default=1.0, help="the fresh heads' rate, times the encoder's"

@@ -72,11 +72,42 @@ def _gold(batch: Sequence[LineEncoded], shape: tuple[int, ...], ends: bool) -> t
     return gold
 
 
-def _span_loss(scores: torch.Tensor, gold: torch.Tensor, allowed: torch.Tensor,
-               weights: torch.Tensor) -> torch.Tensor:  # fmt: skip
-    log_p = functional.log_softmax(scores.float().masked_fill(~allowed[:, None, :], NO), dim=-1)
+def _span_loss(
+    scores: torch.Tensor,
+    gold: torch.Tensor,
+    allowed: torch.Tensor,
+    weights: torch.Tensor,
+    each: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Per field, the gold positions' summed probability; where `each` (a field per row)
+    holds, each gold position's own (`item_loss`)."""
+    masked = scores.float().masked_fill(~allowed[:, None, :], NO)
+    log_p = functional.log_softmax(masked, dim=-1)
     per_field = -torch.logsumexp(log_p.masked_fill(~gold, NO), dim=-1)
+    if each is not None and bool(each.any()):
+        per_field = torch.where(each, item_loss(masked, gold), per_field)
     return (per_field * weights).sum() / weights.sum().clamp(min=1e-6)
+
+
+def item_loss(masked: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+    """Each gold position against the positions that are no gold (`[CLS]`, "no value",
+    among them) alone, averaged over the field's gold positions (ADR 0139). In one softmax
+    a line of k items gives each about 1/k of the mass, so each item's span lies about
+    2 log k lower over "no value" than a line's one value (ADR 0129); here the other items
+    are left out of an item's denominator, and an item's score over "no value" means what a
+    single value's does. One gold position (a single value, or "no value") gives the same
+    loss as the shared softmax."""
+    rest = torch.logsumexp(masked.masked_fill(gold, NO), dim=-1, keepdim=True)
+    own = masked - torch.logaddexp(masked, rest)
+    return -own.masked_fill(~gold, 0.0).sum(dim=-1) / gold.sum(dim=-1).clamp(min=1)
+
+
+def list_fields(batch: Sequence[LineEncoded], shape: tuple[int, ...]) -> torch.Tensor:
+    each = torch.zeros(shape, dtype=torch.bool)
+    for row, e in enumerate(batch):
+        for f, asked in enumerate(e.fields):
+            each[row, f] = asked.is_list
+    return each
 
 
 def field_weights(stated: torch.Tensor, asked: torch.Tensor, no_answer: float) -> torch.Tensor:
@@ -87,10 +118,15 @@ def field_weights(stated: torch.Tensor, asked: torch.Tensor, no_answer: float) -
 
 
 def line_loss(
-    reader: QaReader, batch: Sequence[LineEncoded], no_answer: float = 1.0
+    reader: QaReader,
+    batch: Sequence[LineEncoded],
+    no_answer: float = 1.0,
+    *,
+    list_items: bool = False,
 ) -> torch.Tensor:
     """Span loss per asked field (no-value fields weighted by `no_answer`), plus the flags
-    of the stated fields."""
+    of the stated fields; with `list_items`, a list field's items each on their own
+    (`item_loss`, ADR 0139)."""
     if not isinstance(reader, FieldsReader):
         raise TypeError("a line's fields are read by a FieldsReader")
     x = line_inputs(batch)
@@ -103,9 +139,12 @@ def line_loss(
                 stated[row, f] = True
                 truth[row, f] = torch.tensor([float(v) for v in asked.flags])
     weights = field_weights(stated, x["asked"], no_answer)
-    loss = _span_loss(start, _gold(batch, tuple(start.shape), ends=False), x["answerable"], weights)
+    each = list_fields(batch, tuple(x["asked"].shape)) if list_items else None
+    loss = _span_loss(
+        start, _gold(batch, tuple(start.shape), ends=False), x["answerable"], weights, each
+    )
     loss = loss + _span_loss(
-        end, _gold(batch, tuple(end.shape), ends=True), x["answerable"], weights
+        end, _gold(batch, tuple(end.shape), ends=True), x["answerable"], weights, each
     )
     if bool(stated.any()):
         flag_loss = functional.binary_cross_entropy_with_logits(

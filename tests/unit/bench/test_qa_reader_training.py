@@ -22,6 +22,7 @@ from factledger.bench.judgement.qa_reader.evaluate import (  # noqa: E402
 from factledger.bench.judgement.qa_reader.fields_pass import FieldAsked, FieldsTokens  # noqa: E402
 from factledger.bench.judgement.qa_reader.fields_train import (  # noqa: E402
     field_weights,
+    item_loss,
     line_inputs,
     line_length,
     line_loss,
@@ -136,6 +137,56 @@ def test_a_line_stating_nothing_teaches_nothing_when_no_value_weighs_nothing() -
 
     assert float(line_loss(reader, batch, no_answer=0.0).detach()) == 0.0
     assert float(line_loss(reader, batch, no_answer=1.0).detach()) > 0.0
+
+
+def _shared_softmax_loss(scores: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+    log_p = torch.log_softmax(scores, dim=-1)
+    return -torch.logsumexp(log_p.masked_fill(~gold, -1e4), dim=-1)
+
+
+def test_a_list_items_loss_is_each_items_own_and_not_a_share_of_the_lines() -> None:
+    # [CLS] then five tokens; the field states three items, each as likely as "no value".
+    scores = torch.tensor([[[2.0, 0.0, 2.0, 2.0, 2.0, 0.0]]])
+    items = torch.tensor([[[False, False, True, True, True, False]]])
+    one = torch.tensor([[[False, False, True, False, False, False]]])
+
+    each = item_loss(scores, items)
+    alone = _shared_softmax_loss(scores.masked_fill(items & ~one, -1e4), one)
+
+    # Each item scores against "no value" and the other words as a line's one value would.
+    assert float(each) == pytest.approx(float(alone))
+    # The shared softmax's loss of the three items is satisfied at a third of the mass each.
+    assert float(_shared_softmax_loss(scores, items)) < float(each)
+
+
+def test_a_list_items_loss_of_one_gold_position_is_the_shared_softmaxs() -> None:
+    scores = torch.tensor([[[1.0, 0.5, 3.0, -1.0]]])
+    no_value = torch.tensor([[[True, False, False, False]]])
+    value = torch.tensor([[[False, False, True, False]]])
+
+    for gold in (no_value, value):
+        assert float(item_loss(scores, gold)) == pytest.approx(
+            float(_shared_softmax_loss(scores, gold))
+        )
+
+
+def test_list_items_change_the_loss_only_of_a_list_field_stating_several_items() -> None:
+    tokens = FieldsTokens(load_tokenizer(TOKENIZER))
+    line = "I need a garden, a garage and two bathrooms"
+    spans = tuple(
+        (line.index(w), line.index(w) + len(w)) for w in ("garden", "garage", "two bathrooms")
+    )
+    several = [FieldAsked("must_haves", True, spans, (False,) * 4)]
+    single = [FieldAsked("must_haves", True, spans[:1], (False,) * 4)]
+    torch.manual_seed(0)
+    reader = FieldsReader(layers=1, width=32, heads=2).eval()  # no dropout between losses
+
+    def loss(fields: list[FieldAsked], items: bool) -> float:
+        batch = tokens.encode(fields, line, "What must it have?", None)
+        return float(line_loss(reader, batch, list_items=items).detach())
+
+    assert loss(single, True) == pytest.approx(loss(single, False))
+    assert loss(several, True) > loss(several, False)
 
 
 def test_a_run_keeps_a_checkpoint_of_each_finished_epoch_when_asked(tmp_path: Path) -> None:
