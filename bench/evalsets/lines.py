@@ -30,8 +30,8 @@ from factledger.application.judgement.types import Reply
 from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
 from factledger.application.sessions.ports import InstructionDetector
 from factledger.bench.evalsets.cases import Answer, load_answers
-from factledger.bench.judgement.change_features import ChangeItem
 from factledger.bench.evalsets.score import score_answers
+from factledger.bench.judgement.change_features import ChangeItem
 
 INSTRUCTIONS_FILE = "instructions-eval.yaml"
 
@@ -85,7 +85,10 @@ def instruction_scores(
 
 
 async def score_directory(
-    directory: Path, judge: AnswerReader | ChangeReader, detector: InstructionDetector, threshold: float
+    directory: Path,
+    judge: AnswerReader | ChangeReader,
+    detector: InstructionDetector,
+    threshold: float,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"set": f"{directory.parent.name}/{directory.name}"}
     answers = load_answers(directory)
@@ -112,7 +115,9 @@ class ChangeReader(Protocol):
     async def answers_about(self, items: Sequence[ChangeItem]) -> list[Reply]: ...
 
 
-async def read_answers(judge: AnswerReader | ChangeReader, answers: Sequence[Answer]) -> list[Reply]:
+async def read_answers(
+    judge: AnswerReader | ChangeReader, answers: Sequence[Answer]
+) -> list[Reply]:
     if hasattr(judge, "answers_about"):
         items = [ChangeItem(a.question, a.reply, a.field, a.value) for a in answers]
         return await judge.answers_about(items)

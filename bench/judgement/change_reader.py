@@ -41,6 +41,7 @@ from factledger.bench.judgement.vetoes import packaged_readings
 
 CLASSES = ("yes", "other")
 CANDIDATES = {"C": False, "D": True}  # whether the English reply-only head must agree too
+VETO_BARS = (0.5, 0.7, 0.9)
 
 
 def honest_pairs(corpora: Sequence[Path]) -> dict[str, list[Answer]]:
@@ -121,10 +122,14 @@ def out_of_writer(corpora: Sequence[Path], out: Path) -> dict[str, object]:
         b = fit_bars(r.tuned, as_three(p), list(labels), allowed)
         said = reads_yes(r.tuned, b.tuned) & (p >= b.ngram) & allowed
         bars |= {f"tuned_{name.lower()}": b.tuned, f"change_{name.lower()}": b.ngram}
-        report[f"candidate_{name}"] = {"tuned_bar": b.tuned, "change_bar": b.ngram} | rates(
-            said, y
-        ) | {w: rates(said[writer == w], y[writer == w]) for w in by}
-    report["packaged_judge_with_change_veto"] = veto_only(packaged, p, y)
+        report[f"candidate_{name}"] = (
+            {"tuned_bar": b.tuned, "change_bar": b.ngram}
+            | rates(said, y)
+            | {w: rates(said[writer == w], y[writer == w]) for w in by}
+        )
+    report["packaged_judge_with_change_veto"] = veto_only(packaged, p, y) | {
+        f"at_{bar}": rates(packaged & (p >= bar), y) for bar in VETO_BARS
+    }
     head = fit(r.x, list(labels))
     save(out, head, fields, bars)
     report |= {"out": str(out), "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}
