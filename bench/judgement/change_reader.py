@@ -12,11 +12,9 @@ trained on all of them. Prints the figures as JSON; the scorer reads a candidate
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +31,14 @@ from factledger.application.judgement.types import Reply
 from factledger.bench.evalsets.cases import Answer, parse_answers
 from factledger.bench.judgement.answers import LabelledPair, kept_out
 from factledger.bench.judgement.change_features import ChangeItem, change_features
-from factledger.bench.judgement.corpus import PACKAGED_CORPUS
 from factledger.bench.judgement.fit import fit_head
-from factledger.bench.judgement.ngram_candidate import GRID, Mask, fit_bars, reads_yes
+from factledger.bench.judgement.ngram_candidate import (
+    GRID,
+    Mask,
+    corpus_command,
+    fit_bars,
+    reads_yes,
+)
 from factledger.bench.judgement.ngram_writers import TUNED_WRITERS, WRITER, rates
 from factledger.bench.judgement.vetoes import packaged_readings
 
@@ -190,12 +193,7 @@ class ChangeCandidate:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.change_reader")
-    parser.add_argument("--corpus", type=Path, action="append", help="a directory of replies")
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
-    done = out_of_writer(args.corpus or [PACKAGED_CORPUS], args.out)
-    sys.stdout.write(json.dumps(done, indent=2) + "\n")
+    corpus_command("factledger.bench.judgement.change_reader", out_of_writer, argv)
 
 
 if __name__ == "__main__":
