@@ -7,7 +7,8 @@ agent). The shipped answer judge and instruction screen judge them (or candidate
 `--tuned-answers` a tuned multilingual encoder file, alone or, with
 `--reply-head-agrees`, needing the reply-only head's yes too; `--vetoes YES_MIN` the
 packaged readers with the vetoes of ADR 0124; `--ngram FILE --ngram-candidate A|B` the
-character n-gram reader's yes required too, ADR 0140; `--instruction-head`); only
+character n-gram reader's yes required too, ADR 0140; `--change FILE --change-candidate
+C|D` a reader given each reply's change, ADR 0144; `--instruction-head`); only
 aggregates are printed (counts, rates, a confusion matrix, and the answers' figures for
 English and other replies, the language group guessed by `language_groups`), never an
 item's content, so a held-out half can be scored without being read.
