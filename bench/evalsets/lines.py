@@ -7,7 +7,8 @@ agent). The shipped answer judge and instruction screen judge them (or candidate
 `--tuned-answers` a tuned multilingual encoder file, alone or, with
 `--reply-head-agrees`, needing the reply-only head's yes too; `--vetoes YES_MIN` the
 packaged readers with the vetoes of ADR 0124; `--ngram FILE --ngram-candidate A|B` the
-character n-gram reader's yes required too, ADR 0140; `--instruction-head`); only
+character n-gram reader's yes required too, ADR 0140; `--change FILE --change-candidate
+C|D` a reader given each reply's change, ADR 0144; `--instruction-head`); only
 aggregates are printed (counts, rates, a confusion matrix, and the answers' figures for
 English and other replies, the language group guessed by `language_groups`), never an
 item's content, so a held-out half can be scored without being read.
@@ -29,8 +30,9 @@ import yaml
 from factledger.application.judgement.types import Reply
 from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
 from factledger.application.sessions.ports import InstructionDetector
-from factledger.bench.evalsets.cases import load_answers
+from factledger.bench.evalsets.cases import Answer, load_answers
 from factledger.bench.evalsets.score import score_answers
+from factledger.bench.judgement.change_features import ChangeItem
 
 INSTRUCTIONS_FILE = "instructions-eval.yaml"
 
@@ -84,12 +86,15 @@ def instruction_scores(
 
 
 async def score_directory(
-    directory: Path, judge: AnswerReader, detector: InstructionDetector, threshold: float
+    directory: Path,
+    judge: AnswerReader | ChangeReader,
+    detector: InstructionDetector,
+    threshold: float,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"set": f"{directory.parent.name}/{directory.name}"}
     answers = load_answers(directory)
     if answers:
-        said = [str(r) for r in await judge.answers([(a.question, a.reply) for a in answers])]
+        said = [str(r) for r in await read_answers(judge, answers)]
         scores = score_answers(answers, said).as_dict()
         scores["not_yes"] = sum(a.label != "yes" for a in answers)
         groups = language_groups([a.reply for a in answers])
@@ -103,6 +108,21 @@ async def score_directory(
         p = await detector.instruction_p([line.text for line in lines])
         result["instructions"] = instruction_scores(lines, p, threshold)
     return result
+
+
+class ChangeReader(Protocol):
+    """A candidate that reads each reply against the change it answers (ADR 0144)."""
+
+    async def answers_about(self, items: Sequence[ChangeItem]) -> list[Reply]: ...
+
+
+async def read_answers(
+    judge: AnswerReader | ChangeReader, answers: Sequence[Answer]
+) -> list[Reply]:
+    if hasattr(judge, "answers_about"):
+        items = [ChangeItem(a.question, a.reply, a.field, a.value) for a in answers]
+        return await judge.answers_about(items)
+    return await judge.answers([(a.question, a.reply) for a in answers])
 
 
 def language_groups(replies: Sequence[str]) -> list[str]:
@@ -151,6 +171,14 @@ def main(argv: list[str] | None = None) -> None:
         help="a character n-gram reader and its bars (ADR 0140), read as --ngram-candidate",
     )
     parser.add_argument("--ngram-candidate", choices=("A", "B"), default="A")
+    parser.add_argument(
+        "--change",
+        type=Path,
+        metavar="FILE",
+        help="a reader of the reply against its change and its bars (ADR 0144), read as "
+        "--change-candidate",
+    )
+    parser.add_argument("--change-candidate", choices=("C", "D"), default="C")
     args = parser.parse_args(argv)
     from factledger.adapters.judgement.heads import Heads
     from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
@@ -158,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 
     judge = LearnedJudge.packaged()
-    reader: AnswerReader = judge
+    reader: AnswerReader | ChangeReader = judge
     if args.answer_head is not None:
         reader = PairAnswerJudge.load_over_packaged_encoder(args.answer_head, None)
     if args.answer_model is not None:
@@ -184,6 +212,10 @@ def main(argv: list[str] | None = None) -> None:
         from factledger.bench.judgement.ngram_candidate import NgramCandidate
 
         reader = NgramCandidate.load(args.ngram, args.ngram_candidate)
+    if args.change is not None:
+        from factledger.bench.judgement.change_reader import ChangeCandidate
+
+        reader = ChangeCandidate.load(args.change, args.change_candidate)
     detector = LearnedInstructionDetector.packaged(judge.embedder)
     if args.instruction_head is not None:
         heads = Heads.load(args.instruction_head, None, (HEAD,))

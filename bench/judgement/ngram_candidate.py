@@ -23,7 +23,7 @@ import asyncio
 import hashlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,13 +176,21 @@ def train(corpora: Sequence[Path], out: Path) -> dict[str, object]:
     }
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.ngram_candidate")
+def corpus_command(
+    prog: str, run: Callable[[Sequence[Path], Path], dict[str, object]], argv: list[str] | None
+) -> None:
+    """A lab command that trains on corpus directories (the packaged one by default), writes
+    `--out` and prints its figures as JSON."""
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}")
     parser.add_argument("--corpus", type=Path, action="append", help="a directory of replies")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    done = train(args.corpus or [PACKAGED_CORPUS], args.out)
+    done = run(args.corpus or [PACKAGED_CORPUS], args.out)
     sys.stdout.write(json.dumps(done, indent=2) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    corpus_command("factledger.bench.judgement.ngram_candidate", train, argv)
 
 
 if __name__ == "__main__":
