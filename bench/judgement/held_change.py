@@ -115,10 +115,10 @@ def label(changed: bool) -> str:
 
 
 async def fit(
-    embedder: Embedder, labelled: Sequence[LabelledPair], widths: PairWidths
+    embedder: Embedder, labelled: Sequence[LabelledPair], widths: PairWidths, l2: float = L2
 ) -> HeldChangeHead:
     x = await embed_held_pairs(embedder, [p.pair for p in labelled], widths)
-    head = fit_head(x, [label(p.changed) for p in labelled], CLASSES, L2)
+    head = fit_head(x, [label(p.changed) for p in labelled], CLASSES, l2)
     return HeldChangeHead(embedder, head, widths, THRESHOLDS[0], BARS[0])
 
 
@@ -258,6 +258,7 @@ async def train_held_change(
     out: Path,
     at: tuple[float, float] | None = None,
     widths: PairWidths | None = None,
+    l2: float = L2,
 ) -> dict[str, object]:
     """The head, its kept-out figures, and the file at the rule's (bar, threshold), or at
     `at` when given (an operating point of one's own; the rule's choice is still reported)."""
@@ -267,7 +268,7 @@ async def train_held_change(
     outside = [p for p in labelled if kept_out(p.case_id)]
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
     widths = widths or PairWidths(BUCKETS, FIELD_BUCKETS)
-    head = await fit(embedder, trained, widths)
+    head = await fit(embedder, trained, widths, l2)
     x_out = await embed_held_pairs(embedder, [p.pair for p in outside], widths)
     choice = await kept_out_choice(head, corpora)
     chosen = choice["chosen"]
@@ -305,10 +306,13 @@ def main(argv: list[str] | None = None) -> None:
         default=FIELD_BUCKETS,
         help="columns of the field's identity (0: ADR 0137's features alone)",
     )
+    parser.add_argument("--l2", type=float, default=L2, help="the head's L2 penalty")
     args = parser.parse_args(argv)
     at = None if args.at is None else (args.at[0], args.at[1])
     widths = PairWidths(BUCKETS, args.field_buckets)
-    result = asyncio.run(train_held_change(args.corpus or [DATA], args.out, at, widths))
+    result = asyncio.run(
+        train_held_change(args.corpus or [DATA], args.out, at, widths, args.l2)
+    )
     sys.stdout.write(json.dumps(result, indent=1) + "\n")
 
 
