@@ -310,9 +310,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     at = None if args.at is None else (args.at[0], args.at[1])
     widths = PairWidths(BUCKETS, args.field_buckets)
-    result = asyncio.run(
-        train_held_change(args.corpus or [DATA], args.out, at, widths, args.l2)
-    )
+    result = asyncio.run(train_held_change(args.corpus or [DATA], args.out, at, widths, args.l2))
     sys.stdout.write(json.dumps(result, indent=1) + "\n")
 
 
