@@ -123,13 +123,26 @@ class HeldChangeHead:
     widths: PairWidths
     changed_min: float  # the smallest probability of a change that counts as one
     bar: float  # the QA reader's margin from which a held field's answer is offered
+    # Per field column, how often a held value of the field changed in the training cases
+    # (-1: never held there); a field under `rate_min` is read as unchanged (ADR 0143).
+    field_rates: Matrix | None = None
+    rate_min: float = 0.0
 
     async def changed(self, pairs: Sequence[HeldPair]) -> list[float]:
         """Each pair's probability that its sentence states another value than the held."""
         if not pairs:
             return []
         p = self.head.probabilities(await embed_held_pairs(self.embedder, pairs, self.widths))
-        return [float(x) for x in p[:, self.head.column(CLASSES[0])]]
+        changed = p[:, self.head.column(CLASSES[0])] * self.allowed([pair.field for pair in pairs])
+        return [float(x) for x in changed]
+
+    def allowed(self, fields: Sequence[str]) -> Matrix:
+        """1 for each field the per-field gate lets the head read as changed, else 0."""
+        if self.field_rates is None or not self.rate_min:
+            return np.ones(len(fields), dtype=np.float32)
+        rates = self.field_rates[field_one_hot(fields, self.widths.field_buckets).argmax(axis=1)]
+        gated: Matrix = ((rates < 0) | (rates >= self.rate_min)).astype(np.float32)
+        return gated
 
     def save(self, path: Path) -> str:
         """Writes the file; returns its SHA-256, to pin."""
@@ -143,6 +156,9 @@ class HeldChangeHead:
             "b": self.head.bias,
             "classes": np.array(self.head.classes),
         }
+        if self.field_rates is not None:
+            arrays["field_rates"] = self.field_rates
+            arrays["rate_min"] = np.array(self.rate_min)
         return write_arrays(path, arrays)
 
     @classmethod
@@ -161,7 +177,16 @@ class HeldChangeHead:
             # A file written before ADR 0143 has no field buckets: it reads as it was fitted.
             field_buckets = int(z["field_buckets"]) if "field_buckets" in z.files else 0
             widths = PairWidths(int(z["buckets"]), field_buckets)
-            return cls(embedder, head, widths, float(z["changed_min"]), float(z["bar"]))
+            gated = "field_rates" in z.files
+            return cls(
+                embedder,
+                head,
+                widths,
+                float(z["changed_min"]),
+                float(z["bar"]),
+                z["field_rates"].astype(np.float32) if gated else None,
+                float(z["rate_min"]) if gated else 0.0,
+            )
 
     @classmethod
     def packaged(cls, embedder: Embedder) -> HeldChangeHead:

@@ -5,11 +5,12 @@ conversation below was written for this test."""
 from __future__ import annotations
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
-from factledger.adapters.judgement.held_change import PairWidths
+from factledger.adapters.judgement.held_change import PairWidths, field_one_hot
 from factledger.bench.judgement.conversations import Proposal, Span, TrainingCase, TrainingSession
 from factledger.bench.judgement.held_change import (
     Offered,
     choose,
+    field_rates,
     fit,
     held_pairs,
     with_offered,
@@ -102,3 +103,16 @@ def test_the_rule_takes_most_updates_within_the_precision_given_and_recall_kept(
 
     assert choose(figures, base) == (-4.0, 0.7)
     assert choose({(0.0, 0.9): base}, base) is None
+
+
+def test_each_fields_rate_of_change_comes_from_its_labelled_pairs() -> None:
+    pairs = list(held_pairs([CASE]))
+    buckets = 64
+    columns = field_one_hot(["vehicle", "payment"], buckets).argmax(axis=1)
+
+    rates = field_rates(pairs, buckets)
+
+    vehicle = [p.changed for p in pairs if p.pair.field == "vehicle"]
+    assert rates[columns[0]] == sum(vehicle) / len(vehicle) > 0
+    assert rates[columns[1]] == 0.0
+    assert sorted(set(rates.tolist()) - {rates[columns[0]], 0.0}) == [-1.0]

@@ -5,7 +5,7 @@ change of the words held. The sentences below were written for this test."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
 
@@ -85,6 +85,26 @@ async def test_a_head_with_field_buckets_reads_each_fields_prior_from_its_file(
     assert loaded.widths == PairWidths(BUCKETS, FIELD_BUCKETS)
     assert p_name == pytest.approx(1 / (1 + np.exp(3.0)))
     assert p_address == pytest.approx(1 / (1 + np.exp(-3.0)))
+
+
+async def test_a_field_whose_held_value_rarely_changed_is_read_as_unchanged(
+    tmp_path: Path,
+) -> None:
+    embedder = HashingEmbedder(32)
+    name = HeldPair("name", "Dana", "Dana Reyes, calling back about the quote.")
+    address = HeldPair("address", "9 Elm Road", "We moved to 4 Mill Lane last month.")
+    insurer = HeldPair("insurer", "Delta Dental", "We switched to Cigna in May.")
+    columns = field_one_hot(["name", "address", "insurer"], FIELD_BUCKETS).argmax(axis=1)
+    assert len(set(columns.tolist())) == 3
+    rates = np.full(FIELD_BUCKETS, -1.0, dtype=np.float32)
+    rates[columns[0]], rates[columns[1]] = 0.001, 0.05  # `insurer` never held in training
+    gated = replace(_field_head(embedder, {}), field_rates=rates, rate_min=0.01)
+    path = tmp_path / "held-change-head.npz"
+
+    loaded = HeldChangeHead.load(path, gated.save(path), embedder)
+
+    assert loaded.rate_min == 0.01
+    assert await loaded.changed([name, address, insurer]) == pytest.approx([0.0, 0.5, 0.5])
 
 
 @dataclass
