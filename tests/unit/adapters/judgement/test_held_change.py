@@ -68,19 +68,22 @@ async def test_a_head_reads_back_from_its_file_and_only_against_its_pin(tmp_path
         HeldChangeHead.load(path, sha256, HashingEmbedder(64))
 
 
+NAME = HeldPair("name", "Dana", "Thanks, Dana Reyes here, one more question.")
+ADDRESS = HeldPair("address", "9 Elm Road", "We moved to 4 Mill Lane last month.")
+INSURER = HeldPair("insurer", "Delta Dental", "We switched to Cigna in May.")
+# Each of the three fields in a column of its own at FIELD_BUCKETS.
+COLUMNS = [int(c) for c in field_one_hot(["name", "address", "insurer"], FIELD_BUCKETS).argmax(1)]
+
+
 async def test_a_head_with_field_buckets_reads_each_fields_prior_from_its_file(
     tmp_path: Path,
 ) -> None:
     embedder = HashingEmbedder(32)
-    name = HeldPair("name", "Dana", "Thanks Dana here, one more question.")
-    address = HeldPair("address", "9 Elm Road", "We moved to 4 Mill Lane last month.")
-    columns = field_one_hot(["name", "address"], FIELD_BUCKETS).argmax(axis=1)
-    assert columns[0] != columns[1]
     path = tmp_path / "held-change-head.npz"
-    sha256 = _field_head(embedder, {int(columns[0]): -3.0, int(columns[1]): 3.0}).save(path)
+    sha256 = _field_head(embedder, {COLUMNS[0]: -3.0, COLUMNS[1]: 3.0}).save(path)
 
     loaded = HeldChangeHead.load(path, sha256, embedder)
-    p_name, p_address = await loaded.changed([name, address])
+    p_name, p_address = await loaded.changed([NAME, ADDRESS])
 
     assert loaded.widths == PairWidths(BUCKETS, FIELD_BUCKETS)
     assert p_name == pytest.approx(1 / (1 + np.exp(3.0)))
@@ -90,21 +93,16 @@ async def test_a_head_with_field_buckets_reads_each_fields_prior_from_its_file(
 async def test_a_field_whose_held_value_rarely_changed_is_read_as_unchanged(
     tmp_path: Path,
 ) -> None:
-    embedder = HashingEmbedder(32)
-    name = HeldPair("name", "Dana", "Dana Reyes, calling back about the quote.")
-    address = HeldPair("address", "9 Elm Road", "We moved to 4 Mill Lane last month.")
-    insurer = HeldPair("insurer", "Delta Dental", "We switched to Cigna in May.")
-    columns = field_one_hot(["name", "address", "insurer"], FIELD_BUCKETS).argmax(axis=1)
-    assert len(set(columns.tolist())) == 3
     rates = np.full(FIELD_BUCKETS, -1.0, dtype=np.float32)
-    rates[columns[0]], rates[columns[1]] = 0.001, 0.05  # `insurer` never held in training
-    gated = replace(_field_head(embedder, {}), field_rates=rates, rate_min=0.01)
+    rates[COLUMNS[0]], rates[COLUMNS[1]] = 0.001, 0.05  # `insurer` never held in training
+    gated = replace(_field_head(HashingEmbedder(32), {}), field_rates=rates, rate_min=0.01)
     path = tmp_path / "held-change-head.npz"
 
-    loaded = HeldChangeHead.load(path, gated.save(path), embedder)
+    loaded = HeldChangeHead.load(path, gated.save(path), HashingEmbedder(32))
 
+    assert len(set(COLUMNS)) == 3
     assert loaded.rate_min == 0.01
-    assert await loaded.changed([name, address, insurer]) == pytest.approx([0.0, 0.5, 0.5])
+    assert await loaded.changed([NAME, ADDRESS, INSURER]) == pytest.approx([0.0, 0.5, 0.5])
 
 
 @dataclass
