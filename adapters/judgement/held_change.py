@@ -6,7 +6,11 @@ sentence of a later session, and gives the probability that the sentence states 
 value of that field (an update or a correction), as opposed to stating nothing of it or the
 same value again. One logistic regression over the packaged sentence embedder (frozen): the
 sentence's vector, its element-wise product and distance with the held value's, its product
-with the field's name, and its hashed character n-grams.
+with the field's name, and its hashed character n-grams. A file with field buckets (ADR 0143)
+also reads the field's identity (its name hashed to a one-hot block: a learned prior of how
+often that field's held value changes) and how much of the held words the sentence repeats
+(the cosine of their n-grams), each also per field: a name said again in a greeting and a
+value restated read as no change, where new words beside a held name alone had read as one.
 
 The file (`.npz`) holds the head, the embedder it was trained over, the smallest probability
 that counts as a change (`changed_min`) and the QA reader's bar from which an answer of a held
@@ -18,6 +22,7 @@ it.
 from __future__ import annotations
 
 import io
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,21 +60,43 @@ def field_words(name: str) -> str:
     return name.replace("_", " ").strip()
 
 
+@dataclass(frozen=True, slots=True)
+class PairWidths:
+    """How many hashed columns the n-grams and the field's identity take (0: no identity)."""
+
+    buckets: int
+    field_buckets: int = 0
+
+
+def field_one_hot(names: Sequence[str], buckets: int) -> Matrix:
+    """Each field's name hashed (CRC-32, the same in every process) to one column of `buckets`."""
+    out = np.zeros((len(names), buckets), dtype=np.float32)
+    out[np.arange(len(names)), [zlib.crc32(n.encode()) % buckets for n in names]] = 1.0
+    return out
+
+
+def row_cosines(a: Matrix, b: Matrix) -> Matrix:
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    cosines: Matrix = ((a * b).sum(axis=1) / np.maximum(norms, 1e-9)).astype(np.float32)
+    return cosines[:, None]
+
+
 def pair_features(
-    sentences: Matrix, held: Matrix, fields: Matrix, texts: Sequence[str], buckets: int
+    sentences: Matrix, held: Matrix, fields: Matrix, pairs: Sequence[HeldPair], widths: PairWidths
 ) -> Matrix:
-    return np.hstack(
-        [
-            sentences,
-            sentences * held,
-            np.abs(sentences - held),
-            sentences * fields,
-            char_ngrams(texts, buckets),
-        ]
-    ).astype(np.float32)
+    grams = char_ngrams([p.sentence for p in pairs], widths.buckets)
+    parts = [sentences, sentences * held, np.abs(sentences - held), sentences * fields, grams]
+    if widths.field_buckets:
+        which = field_one_hot([p.field for p in pairs], widths.field_buckets)
+        meaning = row_cosines(sentences, held)
+        repeated = row_cosines(grams, char_ngrams([p.held for p in pairs], widths.buckets))
+        parts += [which, which * meaning, which * repeated, repeated]
+    return np.hstack(parts).astype(np.float32)
 
 
-async def embed_held_pairs(embedder: Embedder, pairs: Sequence[HeldPair], buckets: int) -> Matrix:
+async def embed_held_pairs(
+    embedder: Embedder, pairs: Sequence[HeldPair], widths: PairWidths
+) -> Matrix:
     """The features of each pair, each distinct text embedded once."""
     texts = sorted({t for p in pairs for t in (p.sentence, p.held, field_words(p.field))})
     vectors = await embedder.embed(texts)
@@ -84,8 +111,8 @@ async def embed_held_pairs(embedder: Embedder, pairs: Sequence[HeldPair], bucket
         of([p.sentence for p in pairs]),
         of([p.held for p in pairs]),
         of([field_words(p.field) for p in pairs]),
-        [p.sentence for p in pairs],
-        buckets,
+        pairs,
+        widths,
     )
 
 
@@ -93,28 +120,45 @@ async def embed_held_pairs(embedder: Embedder, pairs: Sequence[HeldPair], bucket
 class HeldChangeHead:
     embedder: Embedder
     head: Head
-    buckets: int
+    widths: PairWidths
     changed_min: float  # the smallest probability of a change that counts as one
     bar: float  # the QA reader's margin from which a held field's answer is offered
+    # Per field column, how often a held value of the field changed in the training cases
+    # (-1: never held there); a field under `rate_min` is read as unchanged (ADR 0143).
+    field_rates: Matrix | None = None
+    rate_min: float = 0.0
 
     async def changed(self, pairs: Sequence[HeldPair]) -> list[float]:
         """Each pair's probability that its sentence states another value than the held."""
         if not pairs:
             return []
-        p = self.head.probabilities(await embed_held_pairs(self.embedder, pairs, self.buckets))
-        return [float(x) for x in p[:, self.head.column(CLASSES[0])]]
+        p = self.head.probabilities(await embed_held_pairs(self.embedder, pairs, self.widths))
+        changed = p[:, self.head.column(CLASSES[0])] * self.allowed([pair.field for pair in pairs])
+        return [float(x) for x in changed]
+
+    def allowed(self, fields: Sequence[str]) -> Matrix:
+        """1 for each field the per-field gate lets the head read as changed, else 0."""
+        if self.field_rates is None or not self.rate_min:
+            return np.ones(len(fields), dtype=np.float32)
+        rates = self.field_rates[field_one_hot(fields, self.widths.field_buckets).argmax(axis=1)]
+        gated: Matrix = ((rates < 0) | (rates >= self.rate_min)).astype(np.float32)
+        return gated
 
     def save(self, path: Path) -> str:
         """Writes the file; returns its SHA-256, to pin."""
         arrays: dict[str, npt.NDArray[np.generic]] = {
             "model_id": np.array(self.embedder.model_id),
-            "buckets": np.array(self.buckets),
+            "buckets": np.array(self.widths.buckets),
+            "field_buckets": np.array(self.widths.field_buckets),
             "changed_min": np.array(self.changed_min),
             "bar": np.array(self.bar),
             "w": self.head.weights,
             "b": self.head.bias,
             "classes": np.array(self.head.classes),
         }
+        if self.field_rates is not None:
+            arrays["field_rates"] = self.field_rates
+            arrays["rate_min"] = np.array(self.rate_min)
         return write_arrays(path, arrays)
 
     @classmethod
@@ -130,7 +174,19 @@ class HeldChangeHead:
                 z["b"].astype(np.float32),
                 tuple(str(c) for c in z["classes"]),
             )
-            return cls(embedder, head, int(z["buckets"]), float(z["changed_min"]), float(z["bar"]))
+            # A file written before ADR 0143 has no field buckets: it reads as it was fitted.
+            field_buckets = int(z["field_buckets"]) if "field_buckets" in z.files else 0
+            widths = PairWidths(int(z["buckets"]), field_buckets)
+            gated = "field_rates" in z.files
+            return cls(
+                embedder,
+                head,
+                widths,
+                float(z["changed_min"]),
+                float(z["bar"]),
+                z["field_rates"].astype(np.float32) if gated else None,
+                float(z["rate_min"]) if gated else 0.0,
+            )
 
     @classmethod
     def packaged(cls, embedder: Embedder) -> HeldChangeHead:

@@ -5,10 +5,12 @@ conversation below was written for this test."""
 from __future__ import annotations
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
+from factledger.adapters.judgement.held_change import PairWidths, field_one_hot
 from factledger.bench.judgement.conversations import Proposal, Span, TrainingCase, TrainingSession
 from factledger.bench.judgement.held_change import (
     Offered,
     choose,
+    field_rates,
     fit,
     held_pairs,
     with_offered,
@@ -64,7 +66,7 @@ def test_a_later_sentence_is_a_change_only_where_it_states_another_value_of_a_he
 async def test_the_fitted_head_reads_the_change_above_the_rest() -> None:
     pairs = list(held_pairs([CASE])) * 4
 
-    head = await fit(HashingEmbedder(64), pairs)
+    head = await fit(HashingEmbedder(64), pairs, PairWidths(64, 16))
 
     p = await head.changed([q.pair for q in pairs[:6]])
     changed = [x for x, q in zip(p, pairs, strict=False) if q.changed]
@@ -94,10 +96,23 @@ def test_the_rule_takes_most_updates_within_the_precision_given_and_recall_kept(
     base = {"precision": 0.80, "recall": 0.50, "updates": 0.40}
     figures = {
         (0.0, 0.9): {"precision": 0.80, "recall": 0.50, "updates": 0.42},
-        (-4.0, 0.7): {"precision": 0.797, "recall": 0.51, "updates": 0.46},
-        (-8.0, 0.5): {"precision": 0.78, "recall": 0.53, "updates": 0.50},  # precision falls
+        (-4.0, 0.7): {"precision": 0.7985, "recall": 0.51, "updates": 0.46},
+        (-8.0, 0.5): {"precision": 0.797, "recall": 0.53, "updates": 0.50},  # precision falls
         (-2.0, 0.6): {"precision": 0.80, "recall": 0.49, "updates": 0.48},  # recall falls
     }
 
     assert choose(figures, base) == (-4.0, 0.7)
     assert choose({(0.0, 0.9): base}, base) is None
+
+
+def test_each_fields_rate_of_change_comes_from_its_labelled_pairs() -> None:
+    pairs = list(held_pairs([CASE]))
+    buckets = 64
+    columns = field_one_hot(["vehicle", "payment"], buckets).argmax(axis=1)
+
+    rates = field_rates(pairs, buckets)
+
+    vehicle = [p.changed for p in pairs if p.pair.field == "vehicle"]
+    assert rates[columns[0]] == sum(vehicle) / len(vehicle) > 0
+    assert rates[columns[1]] == 0.0
+    assert sorted(set(rates.tolist()) - {rates[columns[0]], 0.0}) == [-1.0]

@@ -5,7 +5,7 @@ change of the words held. The sentences below were written for this test."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
 
@@ -19,6 +19,8 @@ from factledger.adapters.judgement.held_change import (
     HeldChangeHead,
     HeldChangeIntegrityError,
     HeldPair,
+    PairWidths,
+    field_one_hot,
 )
 from factledger.adapters.judgement.qa_reader.held_changes import changed_statements
 from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
@@ -29,11 +31,25 @@ BUCKETS = 16
 READER = QaFieldReader(b"", floor=5.5, list_floor=6.0, held_floor=4.5)
 
 
+FIELD_BUCKETS = 8
+
+
 def _head(embedder: HashingEmbedder, changed_bias: float) -> HeldChangeHead:
     width = 4 * embedder.dimension + BUCKETS
     weights = np.zeros((width, 2), dtype=np.float32)
     bias = np.array([changed_bias, 0.0], dtype=np.float32)
-    return HeldChangeHead(embedder, Head(weights, bias, CLASSES), BUCKETS, 0.7, -4.0)
+    return HeldChangeHead(embedder, Head(weights, bias, CLASSES), PairWidths(BUCKETS), 0.7, -4.0)
+
+
+def _field_head(embedder: HashingEmbedder, field_weights: dict[int, float]) -> HeldChangeHead:
+    """A head with field buckets whose only weights sit on the field identity's columns."""
+    start = 4 * embedder.dimension + BUCKETS
+    weights = np.zeros((start + 3 * FIELD_BUCKETS + 1, 2), dtype=np.float32)
+    for column, w in field_weights.items():
+        weights[start + column, 0] = w
+    bias = np.zeros(2, dtype=np.float32)
+    widths = PairWidths(BUCKETS, FIELD_BUCKETS)
+    return HeldChangeHead(embedder, Head(weights, bias, CLASSES), widths, 0.7, 0.0)
 
 
 async def test_a_head_reads_back_from_its_file_and_only_against_its_pin(tmp_path: Path) -> None:
@@ -50,6 +66,43 @@ async def test_a_head_reads_back_from_its_file_and_only_against_its_pin(tmp_path
         HeldChangeHead.load(path, "0" * 64, embedder)
     with pytest.raises(HeldChangeIntegrityError, match="embedder"):
         HeldChangeHead.load(path, sha256, HashingEmbedder(64))
+
+
+NAME = HeldPair("name", "Dana", "Thanks, Dana Reyes here, one more question.")
+ADDRESS = HeldPair("address", "9 Elm Road", "We moved to 4 Mill Lane last month.")
+INSURER = HeldPair("insurer", "Delta Dental", "We switched to Cigna in May.")
+# Each of the three fields in a column of its own at FIELD_BUCKETS.
+COLUMNS = [int(c) for c in field_one_hot(["name", "address", "insurer"], FIELD_BUCKETS).argmax(1)]
+
+
+async def test_a_head_with_field_buckets_reads_each_fields_prior_from_its_file(
+    tmp_path: Path,
+) -> None:
+    embedder = HashingEmbedder(32)
+    path = tmp_path / "held-change-head.npz"
+    sha256 = _field_head(embedder, {COLUMNS[0]: -3.0, COLUMNS[1]: 3.0}).save(path)
+
+    loaded = HeldChangeHead.load(path, sha256, embedder)
+    p_name, p_address = await loaded.changed([NAME, ADDRESS])
+
+    assert loaded.widths == PairWidths(BUCKETS, FIELD_BUCKETS)
+    assert p_name == pytest.approx(1 / (1 + np.exp(3.0)))
+    assert p_address == pytest.approx(1 / (1 + np.exp(-3.0)))
+
+
+async def test_a_field_whose_held_value_rarely_changed_is_read_as_unchanged(
+    tmp_path: Path,
+) -> None:
+    rates = np.full(FIELD_BUCKETS, -1.0, dtype=np.float32)
+    rates[COLUMNS[0]], rates[COLUMNS[1]] = 0.001, 0.05  # `insurer` never held in training
+    gated = replace(_field_head(HashingEmbedder(32), {}), field_rates=rates, rate_min=0.01)
+    path = tmp_path / "held-change-head.npz"
+
+    loaded = HeldChangeHead.load(path, gated.save(path), HashingEmbedder(32))
+
+    assert len(set(COLUMNS)) == 3
+    assert loaded.rate_min == 0.01
+    assert await loaded.changed([NAME, ADDRESS, INSURER]) == pytest.approx([0.0, 0.5, 0.5])
 
 
 @dataclass
