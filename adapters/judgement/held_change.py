@@ -149,13 +149,16 @@ class HeldChangeHead:
         arrays: dict[str, npt.NDArray[np.generic]] = {
             "model_id": np.array(self.embedder.model_id),
             "buckets": np.array(self.widths.buckets),
-            "field_buckets": np.array(self.widths.field_buckets),
             "changed_min": np.array(self.changed_min),
             "bar": np.array(self.bar),
             "w": self.head.weights,
             "b": self.head.bias,
             "classes": np.array(self.head.classes),
         }
+        # A head without the field's columns is written as ADR 0137's files are, byte for
+        # byte: the shipped file is reproduced by its README command.
+        if self.widths.field_buckets:
+            arrays["field_buckets"] = np.array(self.widths.field_buckets)
         if self.field_rates is not None:
             arrays["field_rates"] = self.field_rates
             arrays["rate_min"] = np.array(self.rate_min)

@@ -329,8 +329,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--field-buckets",
         type=int,
-        default=FIELD_BUCKETS,
-        help="columns of the field's identity (0: ADR 0137's features alone)",
+        default=0,
+        help="columns of the field's identity (ADR 0143, not adopted; e.g. "
+        f"{FIELD_BUCKETS}); 0, the default: ADR 0137's features alone, as the shipped file",
     )
     parser.add_argument("--l2", type=float, default=L2, help="the head's L2 penalty")
     args = parser.parse_args(argv)
