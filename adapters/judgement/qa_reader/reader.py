@@ -249,19 +249,9 @@ class QaFieldReader:
         """The words of the subject's lines that state each of `fields`; `p` is the answer's
         margin over "no value" (at least its floor, the held floor or `held_floor` for
         `held`, or `floor` when given), which only orders them."""
-        lines = subject_lines(transcript)
-        if not lines or not fields:
-            return []
-        found = await asyncio.to_thread(
-            self.answers_sync,
-            lines,
-            list(fields),
-            frozenset(lists),
-            floor,
-            frozenset(held),
-            held_floor,
+        return await self._statements(
+            subject_lines(transcript), fields, lists, floor, held, held_floor
         )
-        return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]
 
     async def read_backs(
         self,
@@ -275,10 +265,27 @@ class QaFieldReader:
         """Implements `ReadBackReader`: the words of the last sentence of each agent line at
         `indexes` that state each of `fields`, at the fields' floors (or `floor`), read as
         the subject's lines are (with no line before them)."""
-        lines = agent_lines(transcript, indexes)
+        return await self._statements(agent_lines(transcript, indexes), fields, lists, floor, held)
+
+    async def _statements(
+        self,
+        lines: list[LineRead],
+        fields: Sequence[str],
+        lists: Collection[str],
+        floor: float | None,
+        held: Collection[str],
+        held_floor: float | None = None,
+    ) -> list[FieldStatement]:
+        """`answers_sync` of `lines` off the event loop, as statements."""
         if not lines or not fields:
             return []
         found = await asyncio.to_thread(
-            self.answers_sync, lines, list(fields), frozenset(lists), floor, frozenset(held)
+            self.answers_sync,
+            lines,
+            list(fields),
+            frozenset(lists),
+            floor,
+            frozenset(held),
+            held_floor,
         )
         return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]
