@@ -87,6 +87,7 @@ def mask_of(subject: Subject, rejected_at: Mapping[UUID, int] | None = None) -> 
     """The subject's forgets as recall applies them (see `recall.forget_filter`), and its rejected
     proposals (`rejected_at`: each rejection's version) as the sync's `reject` items apply
     them, with the profile as it stands for the values that are kept."""
+    requested = spoken_requests(subject)
     return ForgetMask(
         erased=subject.erased,
         memory_ids=frozenset(subject.forgotten_memories),
@@ -98,8 +99,8 @@ def mask_of(subject: Subject, rejected_at: Mapping[UUID, int] | None = None) -> 
             if change_id in subject.changes
         ),
         replaced=replaced_statements(subject),
-        requested=spoken_requests(subject),
-        withheld_changes=requested_changes(subject),
+        requested=requested,
+        withheld_changes=requested_changes(subject, requested),
     )
 
 

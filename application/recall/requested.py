@@ -53,6 +53,7 @@ class SpokenRequest:
     document_id: str  # the request's session's transcript document
     message_index: int
     words: frozenset[str]  # the request sentence's keywords
+    said_at: tuple[datetime, int]  # its session's start, then its message
 
     def withholds(self, hit: SearchHit) -> bool:
         if not hit.is_latest or not self._said_before(hit):
@@ -92,6 +93,7 @@ def spoken_requests(subject: Subject) -> tuple[SpokenRequest, ...]:
                 transcript_document_id(subject.id, evidence.session_id),
                 evidence.message_index,
                 words,
+                (said.started_at, evidence.message_index),
             )
         )
     return tuple(found)
@@ -105,10 +107,14 @@ def without_requested(
     return [h for h in hits if not any(r.withholds(h) for r in requests)]
 
 
-def requested_changes(subject: Subject) -> frozenset[UUID]:
+def requested_changes(
+    subject: Subject, requests: Sequence[SpokenRequest] | None = None
+) -> frozenset[UUID]:
     """The pending changes (values, not requests) said before a pending request to forget
-    whose value or condition shares a keyword with the request's sentence."""
-    requests = [(when, words) for when, words in _said_requests(subject) if words]
+    whose value or condition shares a keyword with the request's sentence; `requests`, the
+    subject's `spoken_requests` when the caller has them."""
+    if requests is None:
+        requests = spoken_requests(subject)
     if not requests:
         return frozenset()
     found: set[UUID] = set()
@@ -120,22 +126,9 @@ def requested_changes(subject: Subject) -> frozenset[UUID]:
         if said is None:
             continue
         words = frozenset(keywords(_shown(record)))
-        if any(said < when and not words.isdisjoint(asked) for when, asked in requests):
+        if any(said < r.said_at and not words.isdisjoint(r.words) for r in requests):
             found.add(record.change_id)
     return frozenset(found)
-
-
-def _said_requests(subject: Subject) -> list[tuple[tuple[datetime, int], frozenset[str]]]:
-    """When each pending request to forget was said, and its sentence's keywords."""
-    found: list[tuple[tuple[datetime, int], frozenset[str]]] = []
-    for record in subject.changes.values():
-        proposal = record.proposal
-        if proposal.operation is not Operation.FORGET or record.status is not ChangeStatus.PENDING:
-            continue
-        when = _said(subject, record)
-        if when is not None and proposal.evidence is not None:
-            found.append((when, frozenset(keywords(proposal.evidence.quote))))
-    return found
 
 
 def _said(subject: Subject, record: ChangeRecord) -> tuple[datetime, int] | None:
