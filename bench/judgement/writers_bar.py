@@ -1,6 +1,6 @@
-"""`python -m factledger.bench.judgement.writers_bar FILE [FILE ...] [--writers ei] [--out-dir DIR]`:
-tuned answer files read on whole writers they never trained on, each with its yes bar fitted
-there (ADR 0148, lab only).
+"""`python -m factledger.bench.judgement.writers_bar FILE [FILE ...] [--writers ei]
+[--out-dir DIR]`: tuned answer files read on whole writers they never trained on, each with
+its yes bar fitted there (ADR 0148, lab only).
 
 Each FILE (a tuned multilingual encoder file, `tune-use`'s output or the shipped one) reads
 every pair of the named writers' `replies-<writer>-*.yaml` as the product reads a tuned file:
