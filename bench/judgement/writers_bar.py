@@ -8,7 +8,9 @@ a yes needs the file's reader's yes (the likeliest class, at or above a bar) and
 reply-only head's yes at its shipped bar. The bar fitted there is the lowest (three decimals,
 never under 0.5) at which no reply that is not a yes reads as a yes of both. Prints, per file
 as JSON: the fitted bar and, at it and at the file's own bar, the yeses accepted and the false
-yeses, pooled, per writer and per language group. With `--out-dir`, writes a copy of each file
+yeses, pooled, per writer and per language group; the file's reader without the reply-only head
+at a bar fitted there too; with `--surest N`, the N non-yeses the head lets through that the
+reader reads as the surest yeses (what sets the bar). With `--out-dir`, writes a copy of each file
 holding the fitted bar (nothing else in it changes) and prints the copy's SHA-256; the scorer
 reads it with `lines --tuned-answers COPY --reply-head-agrees`.
 """
@@ -30,7 +32,7 @@ import numpy as np
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
-from factledger.bench.judgement.answers import LabelledPair, figures, pairs_in, yes_threshold
+from factledger.bench.judgement.answers import LabelledPair, pairs_in, yes_threshold
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS
 from factledger.bench.judgement.ngram_candidate import Mask, reads_yes
 from factledger.bench.judgement.vetoes import packaged_readings
@@ -81,6 +83,30 @@ def grouped(
     return out
 
 
+def surest(
+    read: Read, pairs: Sequence[LabelledPair], writer_of: Sequence[str], count: int
+) -> list[dict[str, object]]:
+    """The `count` non-yeses the reply-only head lets through that the file's reader reads
+    as the surest yeses (training writers' replies: these set the bar)."""
+    let = [
+        i
+        for i, p in enumerate(pairs)
+        if p.label != "yes" and read.head_yes[i] and read.tuned[i, 0] >= read.tuned[i, 1:].max()
+    ]
+    let.sort(key=lambda i: -float(read.tuned[i, 0]))
+    return [
+        {
+            "yes": round(float(read.tuned[i, 0]), 3),
+            "writer": writer_of[i],
+            "label": pairs[i].label,
+            "language": pairs[i].language,
+            "question": pairs[i].question,
+            "reply": pairs[i].reply,
+        }
+        for i in let[:count]
+    ]
+
+
 def with_bar(data: bytes, bar: float) -> bytes:
     """The file's bytes with its yes bar replaced; its members are copied as stored (read
     back and quantised again they could move by a rounding)."""
@@ -109,7 +135,11 @@ def unseen_pairs(corpora: Sequence[Path], writers: str) -> tuple[list[LabelledPa
 
 
 def report(
-    files: Sequence[Path], corpora: Sequence[Path], writers: str, out_dir: Path | None
+    files: Sequence[Path],
+    corpora: Sequence[Path],
+    writers: str,
+    out_dir: Path | None,
+    surest_count: int = 0,
 ) -> dict[str, object]:
     pairs, writer_of = unseen_pairs(corpora, writers)
     if not pairs:
@@ -122,13 +152,19 @@ def report(
         read = asyncio.run(read_file(judge, path, pairs))
         bar = composed_bar(read, labels)
         own = TunedUseAnswerJudge.load(path, None).tuned.yes_min
+        alone = Read(read.tuned, np.ones(len(pairs), dtype=bool))
+        alone_bar = composed_bar(alone, labels)
         row: dict[str, object] = {
             "sha256": hashlib.sha256(data).hexdigest(),
             "own_bar": own,
             "at_own_bar": grouped(read, pairs, writer_of, own),
             "bar_fitted_here": bar,
             "at_bar_fitted_here": grouped(read, pairs, writer_of, bar),
-            "accuracy": figures(read.tuned, labels, 1.0)["accuracy"],
+            # The file's reader without the reply-only head, its bar fitted here too: how
+            # much of what the composition misses is the head's refusal.
+            "alone_bar_fitted_here": alone_bar,
+            "alone_at_its_bar": scores(alone, pairs, alone_bar),
+            "surest_non_yeses": surest(read, pairs, writer_of, surest_count),
         }
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
@@ -146,8 +182,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", type=Path, action="append", help="a directory of replies")
     parser.add_argument("--writers", default=UNSEEN_WRITERS, help="the writers' letters")
     parser.add_argument("--out-dir", type=Path, help="write each file again with its bar here")
+    parser.add_argument(
+        "--surest", type=int, default=0, help="list this many non-yeses read as surest yeses"
+    )
     args = parser.parse_args(argv)
-    done = report(args.files, args.corpus or [PACKAGED_CORPUS], args.writers, args.out_dir)
+    corpora = args.corpus or [PACKAGED_CORPUS]
+    done = report(args.files, corpora, args.writers, args.out_dir, args.surest)
     sys.stdout.write(json.dumps(done, indent=2) + "\n")
 
 
