@@ -114,7 +114,7 @@ def with_bar(data: bytes, bar: float) -> bytes:
         arrays = {k: z[k] for k in z.files}
     arrays["yes_min"] = np.array(bar)
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
+    np.savez_compressed(buffer, **arrays)
     return buffer.getvalue()
 
 
