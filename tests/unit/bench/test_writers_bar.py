@@ -11,14 +11,16 @@ from factledger.adapters.judgement.tuned_answers_file import TunedAnswers, Tuned
 from factledger.bench.judgement.answers import LabelledPair
 from factledger.bench.judgement.writers_bar import Read, composed_bar, grouped, with_bar
 
-PAIRS = [
-    LabelledPair("Still in Leeds?", "yep", "yes", "en"),
-    LabelledPair("Vous êtes à Lyon ?", "oui", "yes", "fr"),
-    LabelledPair("Is your phone 0161 496 0000?", "yes that's my email", "neither", "en"),
-    LabelledPair("¿Sigue en Iberia Plus?", "creo que sí", "neither", "es"),
-    LabelledPair("Plan still Basic?", "no", "no", "en"),
-]
-WRITERS = ["e", "e", "i", "i", "i"]
+# (writer, language, label, question, reply)
+WRITTEN = (
+    ("e", "en", "yes", "Still in Leeds?", "yep"),
+    ("e", "fr", "yes", "Vous êtes à Lyon ?", "oui"),
+    ("i", "en", "neither", "Is your phone 0161 496 0000?", "yes that's my email"),
+    ("i", "es", "neither", "¿Sigue en Iberia Plus?", "creo que sí"),
+    ("i", "en", "no", "Plan still Basic?", "no"),
+)
+PAIRS = [LabelledPair(q, r, label, lang) for _, lang, label, q, r in WRITTEN]
+WRITERS = [w for w, *_ in WRITTEN]
 TUNED = np.array(
     [
         [0.95, 0.03, 0.02],
