@@ -318,6 +318,8 @@ class FitOptions:
     l2: float = L2
     from_reads: bool = False
     cache: Path | None = None
+    # Of the reader's answers, only those under the held floor, where the head acts (ADR 0145).
+    under_held_floor: bool = False
 
 
 def examples(
@@ -334,7 +336,11 @@ def examples(
     inside = list(held_sessions([c for c in cases if not kept_out(c.id)]))
     reads = reads_of(low_reader(), [h.session for h in inside], cache)
     outside = list(held_sessions([c for c in cases if kept_out(c.id)]))
-    return read_examples(reads, inside), read_examples(kept_reads, outside)
+    trained, kept_examples = read_examples(reads, inside), read_examples(kept_reads, outside)
+    if options.under_held_floor:
+        trained = [p for p in trained if p.pair.margin < HELD_FLOOR]
+        kept_examples = [p for p in kept_examples if p.pair.margin < HELD_FLOOR]
+    return trained, kept_examples
 
 
 async def train_held_change(
@@ -404,6 +410,11 @@ def main(argv: list[str] | None = None) -> None:
         "(ADR 0145), not on every sentence of a later session",
     )
     parser.add_argument(
+        "--under-held-floor",
+        action="store_true",
+        help="with --from-reads: only the answers under the held floor, where the head acts",
+    )
+    parser.add_argument(
         "--cache", type=Path, default=None, help="a directory keeping the reader's readings"
     )
     args = parser.parse_args(argv)
@@ -413,6 +424,7 @@ def main(argv: list[str] | None = None) -> None:
         args.l2,
         from_reads=args.from_reads,
         cache=args.cache,
+        under_held_floor=args.under_held_floor,
     )
     result = asyncio.run(train_held_change(args.corpus or [DATA], args.out, options))
     sys.stdout.write(json.dumps(result, indent=1) + "\n")
