@@ -167,6 +167,15 @@ async def embed_held_pairs(
     )
 
 
+def stacked_features(x: Matrix, pair_head: Head, widths: PairWidths) -> Matrix:
+    """A stacked file's few columns (ADR 0145): the pair head's logit of a change over the
+    pair's own columns, beside the span's two cosines with the held words and the margin."""
+    z = x[:, : pair_head.weights.shape[0]] @ pair_head.weights + pair_head.bias
+    changed, kept = pair_head.column(CLASSES[0]), pair_head.column(CLASSES[1])
+    tail = x[:, -(len(widths.margin_edges) + 4) :]
+    return np.hstack([(z[:, changed] - z[:, kept])[:, None], tail]).astype(np.float32)
+
+
 @dataclass(frozen=True, slots=True)
 class HeldChangeHead:
     embedder: Embedder
@@ -178,12 +187,17 @@ class HeldChangeHead:
     # (-1: never held there); a field under `rate_min` is read as unchanged (ADR 0143).
     field_rates: Matrix | None = None
     rate_min: float = 0.0
+    # A stacked file's pair head (ADR 0137's), whose logit `head` reads beside the margin.
+    pair_head: Head | None = None
 
     async def changed(self, pairs: Sequence[HeldPair]) -> list[float]:
         """Each pair's probability that its sentence states another value than the held."""
         if not pairs:
             return []
-        p = self.head.probabilities(await embed_held_pairs(self.embedder, pairs, self.widths))
+        x = await embed_held_pairs(self.embedder, pairs, self.widths)
+        if self.pair_head is not None:
+            x = stacked_features(x, self.pair_head, self.widths)
+        p = self.head.probabilities(x)
         changed = p[:, self.head.column(CLASSES[0])] * self.allowed([pair.field for pair in pairs])
         return [float(x) for x in changed]
 
@@ -212,6 +226,8 @@ class HeldChangeHead:
             arrays["field_buckets"] = np.array(self.widths.field_buckets)
         if self.widths.margin_edges:
             arrays["margin_edges"] = np.array(self.widths.margin_edges, dtype=np.float32)
+        if self.pair_head is not None:
+            arrays["pair_w"], arrays["pair_b"] = self.pair_head.weights, self.pair_head.bias
         if self.field_rates is not None:
             arrays["field_rates"] = self.field_rates
             arrays["rate_min"] = np.array(self.rate_min)
@@ -236,6 +252,11 @@ class HeldChangeHead:
             edges = z["margin_edges"] if "margin_edges" in z.files else np.zeros(0)
             widths = PairWidths(int(z["buckets"]), field_buckets, tuple(float(e) for e in edges))
             gated = "field_rates" in z.files
+            pair_head = (
+                Head(z["pair_w"].astype(np.float32), z["pair_b"].astype(np.float32), head.classes)
+                if "pair_w" in z.files
+                else None
+            )
             return cls(
                 embedder,
                 head,
@@ -244,6 +265,7 @@ class HeldChangeHead:
                 float(z["bar"]),
                 z["field_rates"].astype(np.float32) if gated else None,
                 float(z["rate_min"]) if gated else 0.0,
+                pair_head,
             )
 
     @classmethod

@@ -44,6 +44,7 @@ from factledger.adapters.judgement.held_change import (
     PairWidths,
     embed_held_pairs,
     field_one_hot,
+    stacked_features,
 )
 from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_FLOOR,
@@ -61,6 +62,7 @@ from factledger.bench.judgement.held_change_reads import (
     read_examples,
     reads_of,
 )
+from factledger.bench.judgement.held_change_stack import fit_stacked
 from factledger.bench.judgement.qa_reader.floor import DATA
 from factledger.bench.judgement.qa_reader.held_floor import HeldCases, held_cases, kept
 from factledger.bench.judgement.qa_reader.pairs import kept_out
@@ -320,6 +322,8 @@ class FitOptions:
     cache: Path | None = None
     # Of the reader's answers, only those under the held floor, where the head acts (ADR 0145).
     under_held_floor: bool = False
+    # ADR 0137's pair head read by a head of a dozen columns beside the margin (ADR 0145).
+    stacked: bool = False
 
 
 def examples(
@@ -358,10 +362,16 @@ async def train_held_change(
     widths = options.widths
     if options.from_reads:
         widths = replace(widths, margin_edges=MARGIN_EDGES)
-    head = await fit(embedder, trained, widths, options.l2)
+    if options.stacked:
+        sentence_pairs = [p for p in held_pairs(cases) if not kept_out(p.case_id)]
+        head = await fit_stacked(embedder, sentence_pairs, trained, widths, options.l2)
+    else:
+        head = await fit(embedder, trained, widths, options.l2)
     if widths.field_buckets:
         head = replace(head, field_rates=field_rates(trained, widths.field_buckets))
     x_out = await embed_held_pairs(embedder, [p.pair for p in outside], widths)
+    if head.pair_head is not None:
+        x_out = stacked_features(x_out, head.pair_head, widths)
     choice = await kept_out_choice(
         head, kept_cases, kept_reads, corpora, stepped=options.from_reads
     )
@@ -415,6 +425,12 @@ def main(argv: list[str] | None = None) -> None:
         help="with --from-reads: only the answers under the held floor, where the head acts",
     )
     parser.add_argument(
+        "--stacked",
+        action="store_true",
+        help="with --from-reads --under-held-floor: ADR 0137's pair head's logit read beside "
+        "the margin by a head of a dozen columns",
+    )
+    parser.add_argument(
         "--cache", type=Path, default=None, help="a directory keeping the reader's readings"
     )
     args = parser.parse_args(argv)
@@ -425,6 +441,7 @@ def main(argv: list[str] | None = None) -> None:
         from_reads=args.from_reads,
         cache=args.cache,
         under_held_floor=args.under_held_floor,
+        stacked=args.stacked,
     )
     result = asyncio.run(train_held_change(args.corpus or [DATA], args.out, options))
     sys.stdout.write(json.dumps(result, indent=1) + "\n")

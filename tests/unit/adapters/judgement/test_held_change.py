@@ -140,6 +140,26 @@ async def test_a_head_with_margin_edges_reads_the_readers_margin_and_the_span(
     assert p_repeated == pytest.approx(1 / (1 + np.exp(5.0)), rel=1e-4)  # the held words again
 
 
+async def test_a_stacked_file_reads_the_pair_heads_logit_beside_the_readers_margin(
+    tmp_path: Path,
+) -> None:
+    embedder = HashingEmbedder(32)
+    pair_head = _head(embedder, 2.0).head  # reads every pair as a change at a logit of 2
+    stack = np.zeros((len(EDGES) + 5, 2), dtype=np.float32)
+    stack[0, 0], stack[-1, 0] = 1.0, 4.0  # the pair head's logit, and the margin scaled
+    head = HeldChangeHead(
+        embedder, Head(stack, np.zeros(2, np.float32), CLASSES), PairWidths(BUCKETS, 0, EDGES),
+        0.7, -4.0, pair_head=pair_head,
+    )  # fmt: skip
+    path = tmp_path / "held-change-head.npz"
+
+    loaded = HeldChangeHead.load(path, head.save(path), embedder)
+    pairs = [replace(INSURER, span="Cigna", margin=m) for m in (-5.0, 2.5)]
+
+    assert loaded.pair_head is not None
+    assert await loaded.changed(pairs) == pytest.approx([1 / (1 + np.exp(-x)) for x in (0.0, 3.0)])
+
+
 @dataclass
 class BarReader:
     """The QA reader, as a fake that gives its answers from the bar it is asked at."""
