@@ -167,13 +167,18 @@ async def embed_held_pairs(
     )
 
 
-def stacked_features(x: Matrix, pair_head: Head, widths: PairWidths) -> Matrix:
+def stacked_features(
+    x: Matrix, pair_head: Head, widths: PairWidths, fields: Sequence[str]
+) -> Matrix:
     """A stacked file's few columns (ADR 0145): the pair head's logit of a change over the
-    pair's own columns, beside the span's two cosines with the held words and the margin."""
+    pair's own columns, beside the span's two cosines with the held words and the margin, and
+    the field's identity when the file has field buckets."""
     z = x[:, : pair_head.weights.shape[0]] @ pair_head.weights + pair_head.bias
     changed, kept = pair_head.column(CLASSES[0]), pair_head.column(CLASSES[1])
-    tail = x[:, -(len(widths.margin_edges) + 4) :]
-    return np.hstack([(z[:, changed] - z[:, kept])[:, None], tail]).astype(np.float32)
+    parts = [(z[:, changed] - z[:, kept])[:, None], x[:, -(len(widths.margin_edges) + 4) :]]
+    if widths.field_buckets:
+        parts.append(field_one_hot(fields, widths.field_buckets))
+    return np.hstack(parts).astype(np.float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +201,7 @@ class HeldChangeHead:
             return []
         x = await embed_held_pairs(self.embedder, pairs, self.widths)
         if self.pair_head is not None:
-            x = stacked_features(x, self.pair_head, self.widths)
+            x = stacked_features(x, self.pair_head, self.widths, [p.field for p in pairs])
         p = self.head.probabilities(x)
         changed = p[:, self.head.column(CLASSES[0])] * self.allowed([pair.field for pair in pairs])
         return [float(x) for x in changed]

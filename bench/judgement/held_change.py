@@ -363,15 +363,17 @@ async def train_held_change(
     if options.from_reads:
         widths = replace(widths, margin_edges=MARGIN_EDGES)
     if options.stacked:
+        widths = replace(widths, field_buckets=FIELD_BUCKETS)
+    if options.stacked:
         sentence_pairs = [p for p in held_pairs(cases) if not kept_out(p.case_id)]
         head = await fit_stacked(embedder, sentence_pairs, trained, widths, options.l2)
     else:
         head = await fit(embedder, trained, widths, options.l2)
-    if widths.field_buckets:
+    if widths.field_buckets and not options.stacked:
         head = replace(head, field_rates=field_rates(trained, widths.field_buckets))
     x_out = await embed_held_pairs(embedder, [p.pair for p in outside], widths)
     if head.pair_head is not None:
-        x_out = stacked_features(x_out, head.pair_head, widths)
+        x_out = stacked_features(x_out, head.pair_head, widths, [p.pair.field for p in outside])
     choice = await kept_out_choice(
         head, kept_cases, kept_reads, corpora, stepped=options.from_reads
     )

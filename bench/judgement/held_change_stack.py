@@ -46,19 +46,24 @@ async def fit_stacked(
     l2: float,
 ) -> HeldChangeHead:
     """The stacked head over `answers` (the reader's, with their margins), its pair head
-    fitted on `sentence_pairs` (ADR 0137's examples) at ADR 0137's widths."""
+    fitted on `sentence_pairs` (ADR 0137's examples) at ADR 0137's widths (the field's
+    identity, when `widths` has field buckets, is read by the stacked head alone)."""
     pair_widths = PairWidths(widths.buckets)
     x_pairs = await embed_held_pairs(embedder, [p.pair for p in sentence_pairs], pair_widths)
     y_pairs = [label(p.changed) for p in sentence_pairs]
     x_answers = await embed_held_pairs(embedder, [p.pair for p in answers], widths)
     pair_folds = np.array([fold_of(p.case_id) for p in sentence_pairs])
     answer_folds = np.array([fold_of(p.case_id) for p in answers])
-    stack = np.zeros((len(answers), len(widths.margin_edges) + 5), dtype=np.float32)
+    fields = [p.pair.field for p in answers]
+    stack = np.zeros(
+        (len(answers), len(widths.margin_edges) + 5 + widths.field_buckets), dtype=np.float32
+    )
     for f in range(FOLDS):
         inside = np.flatnonzero(pair_folds != f)
         head = fit_head(x_pairs[inside], [y_pairs[i] for i in inside], CLASSES, l2)
         rows = answer_folds == f
-        stack[rows] = stacked_features(x_answers[rows], head, widths)
+        picked = [name for name, r in zip(fields, rows, strict=True) if r]
+        stack[rows] = stacked_features(x_answers[rows], head, widths, picked)
     stacked = fit_head(stack, [label(p.changed) for p in answers], CLASSES, l2)
     pair_head = fit_head(x_pairs, y_pairs, CLASSES, l2)
     return HeldChangeHead(embedder, stacked, widths, 0.5, 0.0, pair_head=pair_head)
