@@ -61,6 +61,7 @@ from factledger.bench.judgement.held_change_reads import (
     held_sessions,
     read_examples,
     reads_of,
+    sentence_of,
 )
 from factledger.bench.judgement.held_change_stack import fit_stacked
 from factledger.bench.judgement.qa_reader.floor import DATA
@@ -182,10 +183,7 @@ async def offered(
         HeldPair(
             r.field,
             words[(r.case_id, r.session)][r.field],
-            next(
-                (s for s in sentences_of(lines[(r.case_id, r.session)][r.line][1]) if r.value in s),
-                lines[(r.case_id, r.session)][r.line][1],
-            ),
+            sentence_of(r, lines[(r.case_id, r.session)]),
             r.value,
             r.margin,
         )
