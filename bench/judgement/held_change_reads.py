@@ -72,6 +72,10 @@ def sentence_of(read: Read, lines: Sequence[tuple[str, str]]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class LabelledPair:
+    """A held field read against a later sentence (ADR 0137's pairs, or the reader's answers
+    with their spans and margins), with whether it changes the held value, and its case (for
+    the kept-out hash)."""
+
     pair: HeldPair
     changed: bool
     case_id: str
