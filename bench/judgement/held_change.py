@@ -50,6 +50,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_FLOOR,
     PACKAGED_QA_READER_HELD_FLOOR,
     PACKAGED_QA_READER_LIST_FLOOR,
+    PACKAGED_QA_READER_SHA256,
     QaFieldReader,
 )
 from factledger.application.memory.ports import Embedder
@@ -80,6 +81,8 @@ RATE_MINS = (0.0, 0.005, 0.01, 0.02, 0.04)
 PRECISION_GIVEN = 0.002
 # ADR 0145's: 0.001 first, then ADR 0143's 0.002 if no point qualifies at 0.001.
 PRECISION_STEPS = (0.001, PRECISION_GIVEN)
+# The cached readings are named by the reader that read them: a new reader reads afresh.
+READER_PIN = PACKAGED_QA_READER_SHA256[:12]
 HELD_FLOOR = (
     PACKAGED_QA_READER_FLOOR
     if PACKAGED_QA_READER_HELD_FLOOR is None
@@ -334,7 +337,7 @@ def examples(
             [p for p in labelled if not kept_out(p.case_id)],
             [p for p in labelled if kept_out(p.case_id)],
         )
-    cache = None if options.cache is None else options.cache / "training-reads.json"
+    cache = None if options.cache is None else options.cache / f"training-reads-{READER_PIN}.json"
     inside = list(held_sessions([c for c in cases if not kept_out(c.id)]))
     reads = reads_of(low_reader(), [h.session for h in inside], cache)
     outside = list(held_sessions([c for c in cases if kept_out(c.id)]))
@@ -353,7 +356,7 @@ async def train_held_change(
     options = options or FitOptions()
     cases = load_training_cases(corpora).cases
     kept_cases = held_cases(corpora)
-    cache = None if options.cache is None else options.cache / "kept-out-reads.json"
+    cache = None if options.cache is None else options.cache / f"kept-out-reads-{READER_PIN}.json"
     kept_reads = reads_of(low_reader(), kept_cases.sessions, cache)
     trained, outside = examples(cases, kept_reads, options)
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
