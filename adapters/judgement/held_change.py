@@ -11,6 +11,9 @@ also reads the field's identity (its name hashed to a one-hot block: a learned p
 often that field's held value changes) and how much of the held words the sentence repeats
 (the cosine of their n-grams), each also per field: a name said again in a greeting and a
 value restated read as no change, where new words beside a held name alone had read as one.
+A file with margin edges (ADR 0145) was trained on the QA reader's own answers and reads the
+answer's span beside the sentence (how close its words and meaning are to the held words) and
+the reader's margin for it (scaled, and one-hot between the edges).
 
 The file (`.npz`) holds the head, the embedder it was trained over, the smallest probability
 that counts as a change (`changed_min`) and the QA reader's bar from which an answer of a held
@@ -54,6 +57,8 @@ class HeldPair:
     field: str
     held: str
     sentence: str
+    span: str = ""  # the reader's answer in the sentence (read by a file with margin edges)
+    margin: float = 0.0  # the reader's margin for `span` over "no value"
 
 
 def field_words(name: str) -> str:
@@ -62,10 +67,16 @@ def field_words(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PairWidths:
-    """How many hashed columns the n-grams and the field's identity take (0: no identity)."""
+    """How many hashed columns the n-grams and the field's identity take (0: no identity);
+    the reader's margin's bin edges (empty: the span and margin are not read)."""
 
     buckets: int
     field_buckets: int = 0
+    margin_edges: tuple[float, ...] = ()
+
+
+# The reader's margin over "no value" is about -10 to 12; the head reads it scaled to about 1.
+MARGIN_SCALE = 10.0
 
 
 def field_one_hot(names: Sequence[str], buckets: int) -> Matrix:
@@ -81,8 +92,42 @@ def row_cosines(a: Matrix, b: Matrix) -> Matrix:
     return cosines[:, None]
 
 
+def margin_bins(margins: Sequence[float], edges: Sequence[float]) -> Matrix:
+    """Each margin one-hot between `edges` (len(edges) + 1 columns), beside the margin scaled."""
+    which = np.searchsorted(np.asarray(edges, dtype=np.float32), margins, side="right")
+    out = np.zeros((len(margins), len(edges) + 2), dtype=np.float32)
+    out[np.arange(len(margins)), which] = 1.0
+    out[:, -1] = np.asarray(margins, dtype=np.float32) / MARGIN_SCALE
+    return out
+
+
+def span_features(
+    spans: Matrix, held: Matrix, pairs: Sequence[HeldPair], widths: PairWidths
+) -> Matrix:
+    """The answer's words against the held words (a repeated value reads close in both its
+    meaning and its letters), and the reader's margin for it."""
+    grams = row_cosines(
+        char_ngrams([p.span for p in pairs], widths.buckets),
+        char_ngrams([p.held for p in pairs], widths.buckets),
+    )
+    return np.hstack(
+        [
+            spans * held,
+            np.abs(spans - held),
+            row_cosines(spans, held),
+            grams,
+            margin_bins([p.margin for p in pairs], widths.margin_edges),
+        ]
+    )
+
+
 def pair_features(
-    sentences: Matrix, held: Matrix, fields: Matrix, pairs: Sequence[HeldPair], widths: PairWidths
+    sentences: Matrix,
+    held: Matrix,
+    fields: Matrix,
+    pairs: Sequence[HeldPair],
+    widths: PairWidths,
+    spans: Matrix | None = None,
 ) -> Matrix:
     grams = char_ngrams([p.sentence for p in pairs], widths.buckets)
     parts = [sentences, sentences * held, np.abs(sentences - held), sentences * fields, grams]
@@ -91,6 +136,8 @@ def pair_features(
         meaning = row_cosines(sentences, held)
         repeated = row_cosines(grams, char_ngrams([p.held for p in pairs], widths.buckets))
         parts += [which, which * meaning, which * repeated, repeated]
+    if widths.margin_edges:
+        parts.append(span_features(held if spans is None else spans, held, pairs, widths))
     return np.hstack(parts).astype(np.float32)
 
 
@@ -98,7 +145,10 @@ async def embed_held_pairs(
     embedder: Embedder, pairs: Sequence[HeldPair], widths: PairWidths
 ) -> Matrix:
     """The features of each pair, each distinct text embedded once."""
-    texts = sorted({t for p in pairs for t in (p.sentence, p.held, field_words(p.field))})
+    spans = [p.span for p in pairs] if widths.margin_edges else []
+    texts = sorted(
+        {t for p in pairs for t in (p.sentence, p.held, field_words(p.field))} | {*spans}
+    )
     vectors = await embedder.embed(texts)
     row = {t: i for i, t in enumerate(texts)}
     v = np.asarray(vectors, dtype=np.float32)
@@ -113,7 +163,22 @@ async def embed_held_pairs(
         of([field_words(p.field) for p in pairs]),
         pairs,
         widths,
+        of(spans) if spans else None,
     )
+
+
+def stacked_features(
+    x: Matrix, pair_head: Head, widths: PairWidths, fields: Sequence[str]
+) -> Matrix:
+    """A stacked file's few columns (ADR 0145): the pair head's logit of a change over the
+    pair's own columns, beside the span's two cosines with the held words and the margin, and
+    the field's identity when the file has field buckets."""
+    z = x[:, : pair_head.weights.shape[0]] @ pair_head.weights + pair_head.bias
+    changed, kept = pair_head.column(CLASSES[0]), pair_head.column(CLASSES[1])
+    parts = [(z[:, changed] - z[:, kept])[:, None], x[:, -(len(widths.margin_edges) + 4) :]]
+    if widths.field_buckets:
+        parts.append(field_one_hot(fields, widths.field_buckets))
+    return np.hstack(parts).astype(np.float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +192,17 @@ class HeldChangeHead:
     # (-1: never held there); a field under `rate_min` is read as unchanged (ADR 0143).
     field_rates: Matrix | None = None
     rate_min: float = 0.0
+    # A stacked file's pair head (ADR 0137's), whose logit `head` reads beside the margin.
+    pair_head: Head | None = None
 
     async def changed(self, pairs: Sequence[HeldPair]) -> list[float]:
         """Each pair's probability that its sentence states another value than the held."""
         if not pairs:
             return []
-        p = self.head.probabilities(await embed_held_pairs(self.embedder, pairs, self.widths))
+        x = await embed_held_pairs(self.embedder, pairs, self.widths)
+        if self.pair_head is not None:
+            x = stacked_features(x, self.pair_head, self.widths, [p.field for p in pairs])
+        p = self.head.probabilities(x)
         changed = p[:, self.head.column(CLASSES[0])] * self.allowed([pair.field for pair in pairs])
         return [float(x) for x in changed]
 
@@ -159,6 +229,10 @@ class HeldChangeHead:
         # byte: the shipped file is reproduced by its README command.
         if self.widths.field_buckets:
             arrays["field_buckets"] = np.array(self.widths.field_buckets)
+        if self.widths.margin_edges:
+            arrays["margin_edges"] = np.array(self.widths.margin_edges, dtype=np.float32)
+        if self.pair_head is not None:
+            arrays["pair_w"], arrays["pair_b"] = self.pair_head.weights, self.pair_head.bias
         if self.field_rates is not None:
             arrays["field_rates"] = self.field_rates
             arrays["rate_min"] = np.array(self.rate_min)
@@ -179,8 +253,15 @@ class HeldChangeHead:
             )
             # A file written before ADR 0143 has no field buckets: it reads as it was fitted.
             field_buckets = int(z["field_buckets"]) if "field_buckets" in z.files else 0
-            widths = PairWidths(int(z["buckets"]), field_buckets)
+            # A file written before ADR 0145 has no margin edges: it reads no span or margin.
+            edges = z["margin_edges"] if "margin_edges" in z.files else np.zeros(0)
+            widths = PairWidths(int(z["buckets"]), field_buckets, tuple(float(e) for e in edges))
             gated = "field_rates" in z.files
+            pair_head = (
+                Head(z["pair_w"].astype(np.float32), z["pair_b"].astype(np.float32), head.classes)
+                if "pair_w" in z.files
+                else None
+            )
             return cls(
                 embedder,
                 head,
@@ -189,6 +270,7 @@ class HeldChangeHead:
                 float(z["bar"]),
                 z["field_rates"].astype(np.float32) if gated else None,
                 float(z["rate_min"]) if gated else 0.0,
+                pair_head,
             )
 
     @classmethod

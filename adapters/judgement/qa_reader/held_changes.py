@@ -4,8 +4,9 @@ The held floor (ADR 0128) is one number for every held field: an update the read
 under it is lost, and most lost updates score far under any bar that one number could take
 without proposing noise. Here a held single-valued field is read from the pair head's own
 bar, and an answer under the held floor is kept only when the head reads its sentence as
-stating another value than the words the subject holds. A field whose held words are not
-known keeps the held floor.
+stating another value than the words the subject holds (a head trained on the reader's own
+answers also reads the answer's words and the reader's margin, ADR 0145). A field whose held
+words are not known keeps the held floor.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ async def changed_statements(
         return found
     asked = [(s, held[s.field]) for s in under if held[s.field]]
     p = await head.changed(
-        [HeldPair(s.field, words, sentence_of(s, transcript)) for s, words in asked]
+        [HeldPair(s.field, words, sentence_of(s, transcript), s.clause, s.p) for s, words in asked]
     )
     kept = {id(s) for (s, _), q in zip(asked, p, strict=True) if q >= head.changed_min}
     dropped = {id(s) for s in under} - kept

@@ -10,11 +10,13 @@ from factledger.bench.judgement.conversations import Proposal, Span, TrainingCas
 from factledger.bench.judgement.held_change import (
     Offered,
     choose,
+    choose_stepped,
     field_rates,
     fit,
     held_pairs,
     with_offered,
 )
+from factledger.bench.judgement.held_change_reads import held_sessions, read_examples
 from factledger.bench.judgement.qa_reader.scoring import Read
 
 
@@ -116,3 +118,39 @@ def test_each_fields_rate_of_change_comes_from_its_labelled_pairs() -> None:
     assert rates[columns[0]] == sum(vehicle) / len(vehicle) > 0
     assert rates[columns[1]] == 0.0
     assert sorted(set(rates.tolist()) - {rates[columns[0]], 0.0}) == [-1.0]
+
+
+def _answer(session: int, name: str, words: str, margin: float) -> Read:
+    line = (FIRST, SECOND)[session].lines[1][1]
+    at = line.index(words)
+    return Read("t-001", session, 1, name, at, at + len(words), words, margin)
+
+
+def test_the_readers_answer_of_a_held_field_is_a_change_only_over_a_labelled_change() -> None:
+    reads = [
+        _answer(1, "vehicle", "Kia Niro", -1.0),  # inside the labelled update
+        _answer(1, "payment", "monthly", 6.0),  # the held value said again
+        _answer(1, "vehicle", "Lovely weather", 0.5),  # no value of the field is expected
+        _answer(1, "skills", "Kia", 7.0),  # a list field is never held
+        _answer(0, "vehicle", "A 2019 Corolla", 8.0),  # nothing is held in the first session
+    ]
+
+    examples = read_examples(reads, list(held_sessions([CASE])))
+
+    assert [(e.pair.span, e.pair.margin, e.changed) for e in examples] == [
+        ("Kia Niro", -1.0, True),
+        ("monthly", 6.0, False),
+        ("Lovely weather", 0.5, False),
+    ]
+    assert examples[0].pair.sentence == "I sold it and bought a Kia Niro."
+    assert {e.pair.held for e in examples} == {"A 2019 Corolla", "monthly"}
+
+
+def test_the_stepped_rule_allows_0_002_of_precision_only_where_nothing_qualifies_at_0_001() -> None:
+    base = {"precision": 0.80, "recall": 0.50, "updates": 0.40}
+    close = {"precision": 0.7995, "recall": 0.50, "updates": 0.42}
+    further = {"precision": 0.7985, "recall": 0.50, "updates": 0.46}
+
+    assert choose_stepped({(0.0, 0.9): close, (-4.0, 0.7): further}, base) == ((0.0, 0.9), 0.001)
+    assert choose_stepped({(-4.0, 0.7): further}, base) == ((-4.0, 0.7), 0.002)
+    assert choose_stepped({(0.0, 0.9): base}, base) == (None, None)

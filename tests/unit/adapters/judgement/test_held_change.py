@@ -105,6 +105,61 @@ async def test_a_field_whose_held_value_rarely_changed_is_read_as_unchanged(
     assert await loaded.changed([NAME, ADDRESS, INSURER]) == pytest.approx([0.0, 0.5, 0.5])
 
 
+EDGES = (-4.0, 0.0, 4.5)
+
+
+async def test_a_head_with_margin_edges_reads_the_readers_margin_and_the_span(
+    tmp_path: Path,
+) -> None:
+    embedder = HashingEmbedder(32)
+    d = embedder.dimension
+    buckets = 1024  # few of the two values' n-grams share a column
+    start = 4 * d + buckets
+    # The span's block: its product and distance with the held words, their two cosines, the
+    # margin's bins and the margin scaled; the only weights: on the n-gram cosine and margin.
+    weights = np.zeros((start + 2 * d + 2 + len(EDGES) + 2, 2), dtype=np.float32)
+    weights[start + 2 * d + 1, 0] = -6.0
+    weights[-1, 0] = 5.0
+    head = HeldChangeHead(
+        embedder, Head(weights, np.zeros(2, np.float32), CLASSES), PairWidths(buckets, 0, EDGES),
+        0.7, -4.0,
+    )  # fmt: skip
+    path = tmp_path / "held-change-head.npz"
+    loaded = HeldChangeHead.load(path, head.save(path), embedder)
+    sentence = "Hi, Dana here again. We switched to Cigna in May."
+    new = HeldPair("insurer", "Delta Dental", sentence, "Cigna", 2.0)
+    unsure = replace(new, margin=-3.0)
+    repeated = HeldPair("name", "Dana", sentence, "Dana", 2.0)
+
+    p_new, p_unsure, p_repeated = await loaded.changed([new, unsure, repeated])
+
+    assert loaded.widths.margin_edges == EDGES
+    # The same words at a margin 5 lower: the logit falls by 5 x 5 / 10.
+    assert np.log(p_new / (1 - p_new)) - np.log(p_unsure / (1 - p_unsure)) == pytest.approx(2.5)
+    assert p_new > 0.5
+    assert p_repeated == pytest.approx(1 / (1 + np.exp(5.0)), rel=1e-4)  # the held words again
+
+
+async def test_a_stacked_file_reads_the_pair_heads_logit_beside_the_readers_margin(
+    tmp_path: Path,
+) -> None:
+    embedder = HashingEmbedder(32)
+    pair_head = _head(embedder, 2.0).head  # reads every pair as a change at a logit of 2
+    stack = np.zeros((len(EDGES) + 5, 2), dtype=np.float32)
+    stack[0, 0], stack[-1, 0] = 1.0, 4.0  # the pair head's logit, and the margin scaled
+    head = HeldChangeHead(
+        embedder, Head(stack, np.zeros(2, np.float32), CLASSES), PairWidths(BUCKETS, 0, EDGES),
+        0.7, -4.0, pair_head=pair_head,
+    )  # fmt: skip
+    path = tmp_path / "held-change-head.npz"
+
+    loaded = HeldChangeHead.load(path, head.save(path), embedder)
+    pairs = [replace(INSURER, span="Cigna", margin=m) for m in (-5.0, 2.5)]
+
+    assert loaded.pair_head is not None
+    assert await loaded.changed(pairs) == pytest.approx([1 / (1 + np.exp(-x)) for x in (0.0, 3.0)])
+
+
 @dataclass
 class BarReader:
     """The QA reader, as a fake that gives its answers from the bar it is asked at."""
@@ -177,6 +232,7 @@ async def test_a_held_fields_answer_under_its_floor_stays_only_where_the_head_re
         "We moved in March.",
     ]
     assert head.asked[0].held == "a 2019 Toyota Corolla"
+    assert (head.asked[0].span, head.asked[0].margin) == ("a Kia Niro", -2.0)
 
 
 async def test_a_held_field_whose_words_are_not_known_keeps_the_held_floor() -> None:
