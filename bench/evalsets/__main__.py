@@ -18,6 +18,11 @@ from typing import Any
 from factledger.api.log_setup import configure_logging
 from factledger.bench.evalsets.cases import ANY_KIND_FIELDS, DOMAINS, load_answers, load_cases
 from factledger.bench.evalsets.judging import answer_labels, forget_lines, judge_for
+from factledger.bench.evalsets.reader_file import (
+    QaReaderFile,
+    add_qa_reader_options,
+    qa_reader_file,
+)
 from factledger.bench.evalsets.run import add_agreement_option, run_cases
 from factledger.bench.evalsets.score import Scores, score_answers, score_run
 
@@ -37,6 +42,7 @@ async def score_directory(
     read_back_floor: float | None = None,
     held_change: bool | None = None,
     held_change_file: Path | None = None,
+    qa_reader: QaReaderFile | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -61,6 +67,8 @@ async def score_directory(
         config["qa_reader_held_change"] = held_change
     if held_change_file is not None:
         config["held_change_path"] = held_change_file
+    if qa_reader is not None:
+        config.update(qa_reader.settings())
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -79,6 +87,7 @@ async def score_directory(
         "read_back_yes": read_back_yes or "default",
         "read_back_floor": "default" if read_back_floor is None else read_back_floor,
         "held_change": "default" if held_change is None else held_change,
+        "qa_reader": "default" if qa_reader is None else qa_reader.described(),
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -158,8 +167,10 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="the pair head's file of one's own (read unpinned: a lab file), with --held-change on",
     )
+    add_qa_reader_options(parser)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    reader_file = qa_reader_file(args, parser)
     configure_logging(json_lines=False, level="WARNING")
     if args.field_reader is not None and args.extractor != "learned":
         parser.error("--field-reader: only with --extractor learned")
@@ -185,6 +196,7 @@ def main(argv: list[str] | None = None) -> None:
                 read_back_floor=args.read_back_floor,
                 held_change=None if args.held_change is None else args.held_change == "on",
                 held_change_file=args.held_change_file,
+                qa_reader=reader_file,
             )
         )
         for d in args.sets
