@@ -106,6 +106,7 @@ def reads_of(reader: QaFieldReader, sessions: Sequence[Session], cache: Path | N
         return [Read(**r) for r in json.loads(cache.read_text())]
     reads = read_sessions(reader, sessions)
     if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps([asdict(r) for r in reads]))
     return reads
 
