@@ -106,15 +106,45 @@ async def cosine_features(
     return out
 
 
+def question_parts(item: ChangeItem) -> tuple[str, list[str]]:
+    """The question's sentence holding most of the change's value, and its other sentences."""
+    parts = [p.strip() for p in SENTENCE_END.split(item.question) if WORD.search(p)]
+    if not parts:
+        return item.question, []
+    asked = max(range(len(parts)), key=lambda k: containment(item.value, parts[k]))
+    return parts[asked], [p for k, p in enumerate(parts) if k != asked]
+
+
+async def part_features(embedder: Embedder, items: Sequence[ChangeItem]) -> Matrix:
+    """How much nearer the reply is to the asked part of the question than to its closest
+    other part (zero when there is none), and whether there is another part (ADR 0149)."""
+    split = [question_parts(i) for i in items]
+    texts = [t for asked, others in split for t in (asked, *others)]
+    r = np.asarray(await embedder.embed([i.reply for i in items]), dtype=np.float32)
+    e = np.asarray(await embedder.embed(texts), dtype=np.float32)
+    rows: list[list[float]] = []
+    start = 0
+    for k, (_, others) in enumerate(split):
+        cos = e[start : start + 1 + len(others)] @ r[k]
+        start += 1 + len(others)
+        margin = float(cos[0] - cos[1:].max()) if others else 0.0
+        rows.append([margin, 1.0 if others else 0.0])
+    return np.array(rows, dtype=np.float32).reshape(len(items), 2)
+
+
 async def change_features(
     embedder: Embedder,
     items: Sequence[ChangeItem],
     schema_fields: Sequence[str],
     readers: Matrix,
+    *,
+    with_parts: bool = False,
 ) -> Matrix:
     """`readers` (the packaged readers' probabilities, one row an item) beside the reply's
-    reading against its change."""
+    reading against its change (and, `with_parts`, against the question's asked part)."""
     cos = await cosine_features(embedder, items, schema_fields)
+    if with_parts:
+        cos = np.hstack([cos, await part_features(embedder, items)])
     text = np.array([text_features(i) for i in items], dtype=np.float32)
     own = np.hstack([cos, text])
     # The tuned reader's yes beside each reading: a veto that weighs by how sure the yes is.

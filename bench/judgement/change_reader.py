@@ -1,5 +1,6 @@
-"""`python -m factledger.bench.judgement.change_reader --out FILE [--corpus DIR ...]`: a reader
-of the reply against the change it answers, as a veto on the tuned reader's yes (ADR 0144).
+"""`python -m factledger.bench.judgement.change_reader --out FILE [--corpus DIR ...] [--parts]`:
+a reader of the reply against the change it answers, as a veto on the tuned reader's yes (ADR
+0144; `--parts` adds the reply's reading against the question's asked part, ADR 0149).
 
 Each writer of the corpus (`replies-<writer>-NN.yaml`) is read by a change reader trained on
 the other writers; only pairs the packaged tuned reader never trained on are read or trained
@@ -12,9 +13,11 @@ trained on all of them. Prints the figures as JSON; the scorer reads a candidate
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import hashlib
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +34,11 @@ from factledger.application.judgement.types import Reply
 from factledger.bench.evalsets.cases import Answer, parse_answers
 from factledger.bench.judgement.answers import LabelledPair, kept_out
 from factledger.bench.judgement.change_features import ChangeItem, change_features
+from factledger.bench.judgement.corpus import PACKAGED_CORPUS
 from factledger.bench.judgement.fit import fit_head
 from factledger.bench.judgement.ngram_candidate import (
     GRID,
     Mask,
-    corpus_command,
     fit_bars,
     reads_yes,
 )
@@ -77,10 +80,16 @@ class Read:
 
 
 async def read(
-    judge: LearnedJudge, tuned: TunedUseAnswerJudge, items: Sequence[ChangeItem], fields: list[str]
+    judge: LearnedJudge,
+    tuned: TunedUseAnswerJudge,
+    items: Sequence[ChangeItem],
+    fields: list[str],
+    *,
+    with_parts: bool,
 ) -> Read:
     pt, rh, _ = await packaged_readings(judge, tuned, [(i.question, i.reply) for i in items])
-    x = await change_features(judge.embedder, items, fields, np.hstack([pt, rh]))
+    readers = np.hstack([pt, rh])
+    x = await change_features(judge.embedder, items, fields, readers, with_parts=with_parts)
     return Read(pt, reads_yes(rh, judge.heads.yes_min), x)
 
 
@@ -100,12 +109,15 @@ def said_yes(r: Read, head: Head, bars: tuple[float, float], *, with_reply_head:
     return out
 
 
-def out_of_writer(corpora: Sequence[Path], out: Path) -> dict[str, object]:
+def out_of_writer(
+    corpora: Sequence[Path], out: Path, *, with_parts: bool = False
+) -> dict[str, object]:
     judge, tuned = LearnedJudge.packaged(), TunedUseAnswerJudge.packaged()
     by = honest_pairs(corpora)
     every = [a for pairs in by.values() for a in pairs]
     fields = sorted({a.field for a in every})
-    r = asyncio.run(read(judge, tuned, [item(a) for a in every], fields))
+    items = [item(a) for a in every]
+    r = asyncio.run(read(judge, tuned, items, fields, with_parts=with_parts))
     labels = np.array([a.label for a in every])
     writer = np.array([w for w, pairs in by.items() for _ in pairs])
     p = np.zeros(len(every), dtype=np.float32)
@@ -115,7 +127,7 @@ def out_of_writer(corpora: Sequence[Path], out: Path) -> dict[str, object]:
         p[rows] = head.probabilities(r.x[rows])[:, head.column("yes")]
     y = labels == "yes"
     packaged = reads_yes(r.tuned, tuned.tuned.yes_min) & r.reply_head_yes
-    report: dict[str, object] = {"pairs": len(every), "yeses": int(y.sum())}
+    report: dict[str, object] = {"pairs": len(every), "yeses": int(y.sum()), "parts": with_parts}
     report["packaged_judge"] = rates(packaged, y) | {
         w: rates(packaged[writer == w], y[writer == w]) for w in by
     }
@@ -134,7 +146,7 @@ def out_of_writer(corpora: Sequence[Path], out: Path) -> dict[str, object]:
         f"at_{bar}": rates(packaged & (p >= bar), y) for bar in VETO_BARS
     }
     head = fit(r.x, list(labels))
-    save(out, head, fields, bars)
+    save(out, head, fields, bars, with_parts=with_parts)
     report |= {"out": str(out), "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}
     return report
 
@@ -149,7 +161,9 @@ def veto_only(packaged: Mask, p: Matrix, y: Mask) -> dict[str, float]:
     return {"change_bar": 1.0} | rates(packaged & (p > 1.0), y)
 
 
-def save(path: Path, head: Head, fields: Sequence[str], bars: dict[str, float]) -> None:
+def save(
+    path: Path, head: Head, fields: Sequence[str], bars: dict[str, float], *, with_parts: bool
+) -> None:
     with path.open("wb") as f:
         np.savez(
             f,
@@ -157,6 +171,7 @@ def save(path: Path, head: Head, fields: Sequence[str], bars: dict[str, float]) 
             bias=head.bias,
             fields=np.array(fields),
             bars=np.array(json.dumps(bars)),
+            parts=np.array(with_parts),
         )
 
 
@@ -172,6 +187,7 @@ class ChangeCandidate:
     fields: list[str]
     bars: tuple[float, float]
     with_reply_head: bool
+    with_parts: bool = False
 
     @classmethod
     def load(cls, path: Path, candidate: str) -> ChangeCandidate:
@@ -179,21 +195,33 @@ class ChangeCandidate:
             head = Head(z["weights"], z["bias"], CLASSES)
             fields = [str(f) for f in z["fields"]]
             fitted = json.loads(str(z["bars"]))
+            # files of ADR 0144 were written before the question-part feature
+            with_parts = bool(z["parts"]) if "parts" in z.files else False
         key = candidate.lower()
         bars = (float(fitted[f"tuned_{key}"]), float(fitted[f"change_{key}"]))
         judge, tuned = LearnedJudge.packaged(), TunedUseAnswerJudge.packaged()
-        return cls(judge, tuned, head, fields, bars, CANDIDATES[candidate])
+        return cls(judge, tuned, head, fields, bars, CANDIDATES[candidate], with_parts)
 
     async def answers_about(self, items: Sequence[ChangeItem]) -> list[Reply]:
         if not items:
             return []
-        r = await read(self.judge, self.tuned, items, self.fields)
+        r = await read(self.judge, self.tuned, items, self.fields, with_parts=self.with_parts)
         yes = said_yes(r, self.head, self.bars, with_reply_head=self.with_reply_head)
         return [Reply.YES if y else x for y, x in zip(yes, decide(r.tuned, 1.01), strict=True)]
 
 
 def main(argv: list[str] | None = None) -> None:
-    corpus_command("factledger.bench.judgement.change_reader", out_of_writer, argv)
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.change_reader")
+    parser.add_argument("--corpus", type=Path, action="append", help="a directory of replies")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="also read the reply against the question's asked part (ADR 0149)",
+    )
+    args = parser.parse_args(argv)
+    done = out_of_writer(args.corpus or [PACKAGED_CORPUS], args.out, with_parts=args.parts)
+    sys.stdout.write(json.dumps(done, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.bench.judgement.change_features import (
     ChangeItem,
     cosine_features,
+    part_features,
     parts_beside_value,
+    question_parts,
     text_features,
 )
 from factledger.bench.judgement.change_reader import fit, veto_only
@@ -37,6 +39,22 @@ async def test_a_reply_speaking_of_another_field_is_closer_to_it_than_to_its_own
     cos = await cosine_features(HashingEmbedder(64), [email, own], ["email_address"])
     margin = 4  # the own field's cosine less the closest other field's
     assert cos[0, margin] < 0.0 < cos[1, margin]
+
+
+def test_the_asked_part_is_the_sentence_holding_the_value() -> None:
+    two = ChangeItem("Did the technician come? Do you want HBO added?", "yes", "channel", "HBO")
+    assert question_parts(two) == ("Do you want HBO added", ["Did the technician come"])
+    assert question_parts(PHONE) == ("Is your mobile now 07700 900312", [])
+
+
+async def test_a_reply_nearer_the_other_part_of_the_question_reads_below_zero() -> None:
+    question = "Did the technician come round? Do you want the sports channel added?"
+    other = ChangeItem(question, "yes the technician came round", "channel", "sports channel")
+    asked = ChangeItem(question, "yes add the sports channel", "channel", "sports channel")
+    parts = await part_features(HashingEmbedder(64), [other, asked, PHONE])
+    assert parts[0, 0] < 0.0 < parts[1, 0]
+    assert parts[2].tolist() == [0.0, 0.0]  # one part: no margin, no other part
+    assert parts[:2, 1].tolist() == [1.0, 1.0]
 
 
 def test_the_veto_is_fitted_and_its_bar_leaves_no_false_yes() -> None:
