@@ -2,10 +2,13 @@
 extractor and the learned one (its fields read by the heads, and by the QA reader: ADR 0107;
 the QA reader with the heads' agreement under its floor: ADR 0122; with the answer stance: ADR
 0121; its candidates the subject's sentences, no rule: ADR 0125; a list field's spans measured
-by all its items: ADR 0129) side by side on the same
+by all its items: ADR 0129; the pair head on held values: ADR 0137, 0145) side by side on the same
 sessions (interleaved, so the machine's load weighs on all alike), each asked twice: with the
 kind's fields as the proposer asks, and with none as the memory backend asks. Each reader's
 model loads before the first timed session. Wall and process CPU time (every thread's) per call.
+With `--held`, a session's fields carry what the case's earlier sessions stated of them (the
+labelled keywords as the held words), as a subject's later sessions reach the worker: the held
+floor and a pair head (`--held-change FILE`) act only there.
 
 The learned extractors share one embedder, whose cache keeps the vectors of the texts it read:
 each extractor's two calls on a session are timed from a cache that holds only the kind's
@@ -35,7 +38,7 @@ from factledger.api.log_setup import configure_logging
 from factledger.api.settings.extraction import LearnedExtractorSettings
 from factledger.application.memory.extraction import ExtractionRequest, FieldSlot
 from factledger.application.memory.ports import Extractor
-from factledger.bench.evalsets.cases import DOMAINS, LIST_FIELDS, load_cases
+from factledger.bench.evalsets.cases import DOMAINS, LIST_FIELDS, Case, load_cases
 from factledger.bench.judgement.field_data import transcript_of
 
 
@@ -59,11 +62,46 @@ def read_back_extractors(rules: Extractor) -> dict[str, Extractor]:
     }
 
 
+def held_slots(case: Case, before: int) -> tuple[FieldSlot, ...]:
+    """The case's fields as its session `before` meets them: each field an earlier session
+    stated is held, its latest statement's keywords the held words."""
+    held: dict[str, str] = {}
+    for session in case.sessions[:before]:
+        for expected in session.proposals:
+            held[expected.field] = " ".join(expected.keywords)
+    return tuple(
+        FieldSlot(f, f, f in LIST_FIELDS, held=f in held, held_value=held.get(f))
+        for f in DOMAINS[case.domain][1]
+    )
+
+
+def requests_of(directory: Path, *, held: bool) -> list[ExtractionRequest]:
+    """Every session of the set, with the kind's fields (held from earlier sessions if asked)."""
+    return [
+        ExtractionRequest(
+            transcript_of(session),
+            occurred_at=session.at,
+            fields=held_slots(case, n)
+            if held
+            else tuple(FieldSlot(f, f, f in LIST_FIELDS) for f in DOMAINS[case.domain][1]),
+        )
+        for case in load_cases(directory)
+        for n, session in enumerate(case.sessions)
+    ]
+
+
 async def measure(
-    directory: Path, reader: LearnedExtractorSettings | None = None, *, read_backs: bool = False
+    directory: Path,
+    reader: LearnedExtractorSettings | None = None,
+    *,
+    read_backs: bool = False,
+    held: bool = False,
+    held_change: LearnedExtractorSettings | None = None,
 ) -> dict[str, object]:
     """`reader`: a QA reader file's settings (path, pin, floors) timed beside the default;
-    `read_backs`: only the default and its read-back variants (ADR 0138)."""
+    `read_backs`: only the default and its read-back variants (ADR 0138); `held`: fields held
+    from the case's earlier sessions; `held_change`: only the default and it (a pair head's
+    settings, ADR 0137)."""
     rules = RuleExtractor()
     # The agreement's clause reading is timed before the heads' reader reads the same session:
     # the embedder keeps the vectors of the texts it read last, which the other would reuse.
@@ -93,15 +131,15 @@ async def measure(
     }
     if read_backs:
         extractors = {"rule": rules, **read_back_extractors(rules)}
-    asked = [
-        ExtractionRequest(
-            transcript_of(session),
-            occurred_at=session.at,
-            fields=tuple(FieldSlot(f, f, f in LIST_FIELDS) for f in DOMAINS[case.domain][1]),
-        )
-        for case in load_cases(directory)
-        for session in case.sessions
-    ]
+    if held_change is not None:
+        extractors = {
+            "rule": rules,
+            "learned, QA reader (the default)": learned_extractor(
+                LearnedExtractorSettings(), rules
+            ),
+            "learned, QA reader with the given pair head": learned_extractor(held_change, rules),
+        }
+    asked = requests_of(directory, held=held or held_change is not None)
     calls = {"fields": asked, "memories": [replace(r, fields=()) for r in asked]}
     spent: dict[tuple[str, str], list[tuple[float, float]]] = {
         (name, call): [] for name in extractors for call in calls
@@ -147,6 +185,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--read-backs", action="store_true", help="only the default and its read-back variants"
     )
+    parser.add_argument("--held", action="store_true", help="fields held from earlier sessions")
+    parser.add_argument(
+        "--held-change", type=Path, help="a pair head file timed beside the default (with --held)"
+    )
+    parser.add_argument("--held-change-sha256", help="its pin")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     reader = None
@@ -158,10 +201,17 @@ def main(argv: list[str] | None = None) -> None:
             qa_reader_list_floor=args.list_floor,
             qa_reader_held_floor=args.held_floor,
         )
-    sys.stdout.write(
-        json.dumps(asyncio.run(measure(args.set, reader, read_backs=args.read_backs)), indent=2)
-        + "\n"
+    held_change = None
+    if args.held_change is not None:
+        held_change = LearnedExtractorSettings(
+            qa_reader_held_change=True,
+            held_change_path=args.held_change,
+            held_change_sha256=args.held_change_sha256,
+        )
+    figures = measure(
+        args.set, reader, read_backs=args.read_backs, held=args.held, held_change=held_change
     )
+    sys.stdout.write(json.dumps(asyncio.run(figures), indent=2) + "\n")
 
 
 if __name__ == "__main__":
