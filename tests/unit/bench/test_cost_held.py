@@ -37,7 +37,9 @@ def test_a_field_is_held_with_its_latest_earlier_statement_and_not_before_it() -
     )
     first = {s.field: s for s in held_slots(case, 0)}
     third = {s.field: s for s in held_slots(case, 2)}
-    assert not first[supplier].held and first[supplier].held_value is None
-    assert third[supplier].held and third[supplier].held_value == "Contoso Ltd"
+    assert not first[supplier].held
+    assert first[supplier].held_value is None
+    assert third[supplier].held
+    assert third[supplier].held_value == "Contoso Ltd"
     assert not third[budget].held
     assert set(third) == set(DOMAINS["sales"][1])
