@@ -19,6 +19,9 @@ rule 2, from the later statement's date).
   the place too, which says the same.
 - Only when a pending value of the asked field is offered: the pending value is what the
   later statement may have outdated; a turn without one pays nothing.
+- Only for a field the heads are sure the question asks about (not the most probable held
+  field taken when they are sure of none), and only a single-valued one (a `set`): a later
+  statement of a list field may add an item rather than change the earlier one.
 - Withheld for this turn only: the pending value stays in the review queue.
 """
 
@@ -31,6 +34,7 @@ from datetime import datetime
 from factledger.application.memory.types import SearchHit
 from factledger.application.recall.ports import AskedFields
 from factledger.application.recall.sources import OpenProposal
+from factledger.domain.provenance import Operation
 
 # Rows under the threshold a turn's search also returns, to look for a later statement in.
 UNDER_ROWS = 6
@@ -48,8 +52,14 @@ def split_under(
 
 
 def said_at(offered: Sequence[OpenProposal]) -> datetime | None:
-    """When the offered pending value was said (None: nothing offered, or not known)."""
-    times = [p.said_at for p in offered if p.said_at is not None and p.value is not None]
+    """When the offered pending value of a single-valued field was said (None: nothing
+    offered, a list field's item, which a later statement may add to rather than change, or
+    not known)."""
+    times = [
+        p.said_at
+        for p in offered
+        if p.operation is Operation.SET and p.said_at is not None and p.value is not None
+    ]
     return max(times) if times else None
 
 

@@ -366,8 +366,18 @@ class Recall:
         """The asked field's later statement under the threshold, when recall would offer
         the field's pending value said before it (`recall.later`); the rows under the
         threshold pass the forget mask only then."""
-        reader, asked, kind = self._ports.asked_fields, ledger.asked, ledger.kind
-        if reader is None or asked is None or kind is None:
+        reader, asked, kind, vector = (
+            self._ports.asked_fields,
+            ledger.asked,
+            ledger.kind,
+            ledger.vector,
+        )
+        # Only a field the heads are sure the question asks about: the most probable held
+        # field taken when they are sure of none (`_asked`) is a guess, too weak to withhold
+        # a value for.
+        if reader is None or asked is None or kind is None or vector is None:
+            return
+        if reader.field_of(kind, vector) != asked:
             return
         since = said_at(_offered(ledger, findings.mask, findings.hits))
         if since is None:

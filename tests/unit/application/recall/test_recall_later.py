@@ -11,6 +11,7 @@ from factledger.application.recall.later import split_under
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.types import NoteKind
+from factledger.domain.provenance import Operation
 from tests.unit.application.recall.test_recall import JAN, SUBJECT, FixedSources, seeded_backend
 from tests.unit.application.recall.test_recall_asked_field import Asks, Turns, pending
 
@@ -44,17 +45,25 @@ async def test_a_later_memory_read_as_another_field_leaves_the_pending_value() -
         assert [n.origin.ref for n in result.notes] == [str(EARLIER.change_id)]
 
 
-async def test_a_memory_said_before_the_pending_value_never_takes_its_place() -> None:
-    after_march = replace(EARLIER, said_at=JAN + timedelta(days=90))
-    ports = RecallPorts(
-        await seeded_backend(),
-        FixedSources(),
-        RecallPolicies(default=POLICY),
-        turns=Turns("lead", open_changes=[after_march]),
-        asked_fields=Asks("lead", "supplier", ["supplier"]),
-    )
-    result = await Recall(ports).recall(SUBJECT, UNMATCHED)
-    assert [n.origin.ref for n in result.notes] == [str(after_march.change_id)]
+async def test_a_guessed_field_a_list_field_or_a_later_pending_value_keeps_its_place() -> None:
+    # Sure of no field, the heads' guess (the most probable held field) withholds nothing.
+    unsure = Asks("lead", None, ["supplier"])
+    result = await (await recall(unsure)).recall(SUBJECT, UNMATCHED)
+    assert [n.origin.ref for n in result.notes] == [str(EARLIER.change_id)]
+    kept = {
+        "a list field's item": replace(EARLIER, operation=Operation.APPEND),
+        "said after the memory": replace(EARLIER, said_at=JAN + timedelta(days=90)),
+    }
+    for why, change in kept.items():
+        ports = RecallPorts(
+            await seeded_backend(),
+            FixedSources(),
+            RecallPolicies(default=POLICY),
+            turns=Turns("lead", open_changes=[change]),
+            asked_fields=Asks("lead", "supplier", ["supplier"]),
+        )
+        result = await Recall(ports).recall(SUBJECT, UNMATCHED)
+        assert [n.origin.ref for n in result.notes] == [str(change.change_id)], why
 
 
 def test_the_rows_over_the_threshold_are_the_narrower_searchs_rows() -> None:
