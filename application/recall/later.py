@@ -42,8 +42,8 @@ UNDER_ROWS = 6
 CANDIDATES = 3
 # A row is the asked field's statement when the field is among its most probable this many:
 # the heads, fitted on questions, often rank a neighbour first for a statement ("flu is gone
-# but now sinus pain" read as allergies, then the chief complaint). On the dev halves the
-# second place added five right notes and lost none (docs/benchmarks.md, ADR 0147).
+# but now sinus pain" read as allergies, then the chief complaint), and the second place
+# found more later statements without taking a right value's place (ADR 0147).
 FIELD_RANKS = 2
 
 
