@@ -46,6 +46,9 @@ class LedgerFindings:
     # The fields the subject holds a pending value of, the most probable for the question
     # first (`recall.asked.other_pending`); read only when the turn has places left.
     ranked: Callable[[], Sequence[str]] | None = None
+    # The asked field's statement said after its pending value, under the search's
+    # threshold, which takes that value's place (`recall.later`).
+    later: SearchHit | None = None
 
 
 def hit_session_id(hit: SearchHit) -> str | None:

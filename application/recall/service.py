@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from uuid import UUID
 
@@ -28,6 +28,7 @@ from factledger.application.memory.types import (
     Capability,
     Namespace,
     SearchHit,
+    SearchMode,
     SearchQuery,
 )
 from factledger.application.recall.asked import (
@@ -65,6 +66,13 @@ from factledger.application.recall.forget_filter import (
     remembered,
     unforgotten,
 )
+from factledger.application.recall.later import (
+    UNDER_ROWS,
+    from_later,
+    later_statement,
+    said_at,
+    split_under,
+)
 from factledger.application.recall.outdated import not_outdated
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.ports import (
@@ -73,6 +81,7 @@ from factledger.application.recall.ports import (
     RecallSources,
     TurnSource,
 )
+from factledger.application.recall.sources import OpenProposal
 from factledger.application.recall.turn_reads import turn_source
 from factledger.application.recall.types import (
     Degraded,
@@ -225,10 +234,14 @@ class Recall:
             # Each task and wake-up is a turn of the event loop that a busy process may make
             # the answer wait for: the search runs in this lookup's own task, the ledger's read
             # in one task beside it, and the steps after it only when they have work.
+            under: list[SearchHit] = []
             if ledger is not None:
                 found, mask = await _beside(
-                    self._search(backend, ns, query, ledger), self._turn(subject_id, ledger)
+                    self._search(backend, ns, _with_under(query), ledger),
+                    self._turn(subject_id, ledger),
                 )
+                if query.mode is SearchMode.MEMORIES:
+                    found, under = split_under(found, query.threshold, query.limit)
                 ledger.asked = self._asked(ledger)
             elif self._ports.forgets is None:
                 found, mask = await backend.search(ns, query), NOTHING_FORGOTTEN
@@ -243,6 +256,8 @@ class Recall:
             findings.previous.update({h.id: h.text for h in hits if not h.is_latest})
             wanted = [h for h in hits if h.is_latest or policy.include_superseded]
             findings.hits = wanted[: policy.limit]
+            if ledger is not None and under:
+                await self._later(ledger, findings, under, backend, ns)
             steps: list[Coroutine[object, object, None]] = []
             if _older_ids(findings):
                 steps.append(self._previous(backend, subject_id, findings))
@@ -340,6 +355,36 @@ class Recall:
             return sure
         return next((f for f in ledger.ranked() if f in held), None)
 
+    async def _later(
+        self,
+        ledger: LedgerFindings,
+        findings: MemoryFindings,
+        under: list[SearchHit],
+        backend: MemoryBackend,
+        ns: Namespace,
+    ) -> None:
+        """The asked field's later statement under the threshold, when recall would offer
+        the field's pending value said before it (`recall.later`); the rows under the
+        threshold pass the forget mask only then."""
+        reader, asked, kind, vector = (
+            self._ports.asked_fields,
+            ledger.asked,
+            ledger.kind,
+            ledger.vector,
+        )
+        # Only a field the heads are sure the question asks about: the most probable held
+        # field taken when they are sure of none (`_asked`) is a guess, too weak to withhold
+        # a value for.
+        if reader is None or asked is None or kind is None or vector is None:
+            return
+        if reader.field_of(kind, vector) != asked:
+            return
+        since = said_at(_offered(ledger, findings.mask, findings.hits))
+        if since is None:
+            return
+        visible = await unforgotten(under, findings.mask, backend, ns, self._traces)
+        ledger.later = await later_statement(reader, kind, asked, since, visible)
+
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)
         ledger.recent = list(recent)
@@ -412,25 +457,17 @@ def _decided_first(
     first (`recall.decided`), less those of earlier sessions that pending value outdated
     (`recall.outdated`); at most `limit`. Only over a finished search: a partial one
     serves what it found, as before."""
-    asked = ledger.asked
-    offered = (
-        offered_pending(
-            asked,
-            ledger.proposals,
-            ledger.profile,
-            findings.mask.replaced,
-            findings.hits,
-            findings.mask.withheld_changes,
-        )
-        if asked
-        else ()
-    )
+    asked, later = ledger.asked, ledger.later
+    # A later statement of the asked field takes its earlier pending value's place.
+    offered = () if later is not None else _offered(ledger, findings.mask, findings.hits)
     pending = tuple(note_of(p) for p in offered)
     if "memories" in failures:
         return memory_notes(findings)
-    if not (ledger.profile or pending):
+    if not (ledger.profile or pending or later):
         return _filled(memory_notes(findings), findings, ledger, limit)
-    hits = not_outdated(findings.hits, offered)
+    hits = (
+        not_outdated(findings.hits, offered) if later is None else from_later(findings.hits, later)
+    )
     ranked = decided_first(ledger.profile, query, hits, asked)
     kept = MemoryFindings(
         hits=list(ranked.hits),
@@ -441,6 +478,26 @@ def _decided_first(
     confirmed = profile_notes(LedgerFindings(profile=list(ranked.confirmed)))
     notes = (*confirmed, *pending, *memory_notes(kept))[:limit]
     return _filled(notes, findings, ledger, limit)
+
+
+def _with_under(query: SearchQuery) -> SearchQuery:
+    """A turn's memories-mode search, also returning a few rows under the threshold: where a
+    later statement of the asked field may be (`recall.later`). Other modes score by rank
+    fusion, where the threshold is no score: they are searched as they are."""
+    if query.mode is not SearchMode.MEMORIES:
+        return query
+    return replace(query, threshold=0.0, limit=min(MAX_LIMIT, query.limit + UNDER_ROWS))
+
+
+def _offered(
+    ledger: LedgerFindings, mask: ForgetMask, hits: Sequence[SearchHit]
+) -> tuple[OpenProposal, ...]:
+    """The asked field's pending values recall offers (`recall.asked`)."""
+    if ledger.asked is None:
+        return ()
+    return offered_pending(
+        ledger.asked, ledger.proposals, ledger.profile, mask.replaced, hits, mask.withheld_changes
+    )
 
 
 def _filled(
