@@ -87,10 +87,12 @@ class LearnedExtractorSettings(NestedSettings):
     held_answer: Literal["best", "latest"] = "best"
     # Such a held field's answers under the held floor, from the pair head's bar, kept where
     # the pair head reads their sentence as stating another value than the words held (ADR
-    # 0137): the shipped head (`python -m factledger.bench.judgement.held_change`) over the
+    # 0137, 0145): the shipped head (`python -m factledger.bench.judgement.held_change`) over the
     # heads' embedder, or a deployment's own pinned by SHA-256. Read only with the QA reader,
-    # without the heads' agreement.
-    qa_reader_held_change: bool = False
+    # without the heads' agreement. Unset: on with the packaged QA reader, off with a
+    # deployment's reader file, whose margins the shipped head (fitted on the packaged
+    # reader's) does not know; `true` or `false` decides either way.
+    qa_reader_held_change: bool | None = None
     held_change_path: Path | None = None
     held_change_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     # Whether the QA reader's answers are read for whether their sentence states the value

@@ -10,7 +10,9 @@ from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.adapters.judgement.qa_reader.reader import (
+    PACKAGED_QA_READER,
     PACKAGED_QA_READER_LIST_FLOOR,
+    PACKAGED_QA_READER_SHA256,
     PACKAGED_QA_READER_SPREAD_LIST_FLOOR,
 )
 from factledger.api.bootstrap.backend import build_extractor
@@ -230,3 +232,25 @@ def test_spread_lists_come_with_their_own_fitted_list_floor() -> None:
         5.0,
         PACKAGED_QA_READER_SPREAD_LIST_FLOOR,
     )
+
+
+def test_the_pair_head_is_on_by_default_with_the_packaged_reader_and_off_with_a_deployments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned"}')
+    packaged = build_extractor(load_settings().extractor, httpx.AsyncClient())
+    # The packaged file named as a deployment's own: the shipped head knows only the packaged
+    # reader's margins, so it is not read beside another file unless asked for.
+    own_reader = (
+        f'{{"kind": "learned", "qa_reader_path": "{PACKAGED_QA_READER}", '
+        f'"qa_reader_sha256": "{PACKAGED_QA_READER_SHA256}", "qa_reader_floor": 5.5}}'
+    )
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", own_reader)
+    own = build_extractor(load_settings().extractor, httpx.AsyncClient())
+
+    assert isinstance(packaged, LearnedExtractor)
+    assert isinstance(own, LearnedExtractor)
+    assert isinstance(packaged.judge, QaReadingJudge)
+    assert isinstance(own.judge, QaReadingJudge)
+    assert packaged.judge.held_change is not None
+    assert own.judge.held_change is None
