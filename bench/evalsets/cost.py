@@ -100,8 +100,8 @@ async def measure(
 ) -> dict[str, object]:
     """`reader`: a QA reader file's settings (path, pin, floors) timed beside the default;
     `read_backs`: only the default and its read-back variants (ADR 0138); `held`: fields held
-    from the case's earlier sessions; `held_change`: only the default and it (a pair head's
-    settings, ADR 0137)."""
+    from the case's earlier sessions; `held_change`: only the QA reader without a pair head and
+    with the given one (its settings, ADR 0137, 0145)."""
     rules = RuleExtractor()
     # The agreement's clause reading is timed before the heads' reader reads the same session:
     # the embedder keeps the vectors of the texts it read last, which the other would reuse.
@@ -134,8 +134,8 @@ async def measure(
     if held_change is not None:
         extractors = {
             "rule": rules,
-            "learned, QA reader (the default)": learned_extractor(
-                LearnedExtractorSettings(), rules
+            "learned, QA reader without the pair head": learned_extractor(
+                LearnedExtractorSettings(qa_reader_held_change=False), rules
             ),
             "learned, QA reader with the given pair head": learned_extractor(held_change, rules),
         }
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--held", action="store_true", help="fields held from earlier sessions")
     parser.add_argument(
-        "--held-change", type=Path, help="a pair head file timed beside the default (with --held)"
+        "--held-change", type=Path, help="a pair head file timed beside none (fields held)"
     )
     parser.add_argument("--held-change-sha256", help="its pin")
     args = parser.parse_args(argv)
