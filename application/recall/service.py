@@ -382,8 +382,12 @@ class Recall:
         since = said_at(_offered(ledger, findings.mask, findings.hits))
         if since is None:
             return
-        visible = await unforgotten(under, findings.mask, backend, ns, self._traces)
-        ledger.later = await later_statement(reader, kind, asked, since, visible)
+        # An optional reading: its failure leaves the turn as it was, never its memories.
+        try:
+            visible = await unforgotten(under, findings.mask, backend, ns, self._traces)
+            ledger.later = await later_statement(reader, kind, asked, since, visible)
+        except Exception as error:
+            log.warning("recall.later_skipped", error_type=type(error).__name__)
 
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)

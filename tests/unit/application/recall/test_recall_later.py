@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from factledger.application.memory.types import HitKind, SearchHit
+from factledger.application.memory.types import HitKind, QueryVector, SearchHit
 from factledger.application.recall.later import split_under
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
@@ -79,3 +79,20 @@ def test_the_rows_over_the_threshold_are_the_narrower_searchs_rows() -> None:
     above, under = split_under(rows, 0.55, 2)
     assert [h.id for h in above] == ["m0", "m1"]
     assert [h.id for h in under] == ["m3", "m4"]
+
+
+class LaterRowsUnreadable(Asks):
+    """Reads the question; fails on every other text (the rows under the threshold)."""
+
+    async def query_vector(self, text: str) -> QueryVector | None:
+        if text != UNMATCHED:
+            raise RuntimeError("the heads' model failed")
+        return await super().query_vector(text)
+
+
+async def test_a_later_statement_that_cannot_be_read_leaves_the_turn_as_it_was() -> None:
+    result = await (await recall(LaterRowsUnreadable("lead", "supplier", ["supplier"]))).recall(
+        SUBJECT, UNMATCHED
+    )
+    assert result.degraded is None
+    assert [n.origin.ref for n in result.notes] == [str(EARLIER.change_id)]
