@@ -12,7 +12,6 @@ import json
 import uuid
 from pathlib import Path
 
-import httpx
 import pytest
 from support.forgotten_words import (
     ADMIN,
@@ -25,6 +24,7 @@ from support.forgotten_words import (
     SERVICE,
     STATED,
     backend_settings,
+    client,
     memory_drawn_from,
     ok,
     replayed,
@@ -48,7 +48,7 @@ async def test_forgetting_a_field_forgets_the_words_that_stated_it_and_no_others
     settings: Settings,
 ) -> None:
     said = [f"Our budget is {STATED} a year.", f"We buy from {KEPT} now."]
-    async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, rt), client(api) as http:
         sid = await talk(http, "crm-words", "wa-words", said)
         events_url = f"/v1/subjects/{sid}/events?limit=500"
         before = await ok(await http.get(events_url, headers=ADMIN))
@@ -88,7 +88,7 @@ async def test_forgetting_a_memory_forgets_the_lines_it_was_drawn_from(
     settings: Settings,
 ) -> None:
     said = [f"We buy from {KEPT} now.", f"Our team meets on {STATED} Island."]
-    async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, rt), client(api) as http:
         sid = await talk(http, "crm-memory", "wa-memory", said)
         before = await ok(await http.get(f"/v1/subjects/{sid}/events?limit=500", headers=ADMIN))
         assert STATED in json.dumps(before)
@@ -106,7 +106,7 @@ async def test_forgetting_a_memory_takes_the_pending_proposals_quoting_its_lines
     settings: Settings,
 ) -> None:
     said = [f"We buy from {KEPT} now.", f"Our team meets on {STATED} Island."]
-    async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, rt), client(api) as http:
         sid = await talk(http, "crm-pending", "wa-pending", said)
         proposal = {
             "field": "meeting_place",
@@ -151,7 +151,7 @@ async def test_forgetting_a_memory_takes_the_pending_proposals_quoting_its_lines
 
 
 async def test_nothing_of_an_erased_person_outlives_the_erasure(settings: Settings) -> None:
-    async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, rt), client(api) as http:
         sid = await talk(http, ERASED_REF, "wa-erased", [f"We pay {ERASED_WORDS} a month."])
         fingerprint = stored_sessions(rt, sid)[0].fingerprint
         count = len(

@@ -23,6 +23,7 @@ from support.forgotten_words import (
     STATED,
     backend_settings,
     cli,
+    client,
     imported,
     memory_drawn_from,
     ok,
@@ -60,7 +61,7 @@ async def test_no_export_after_a_forget_carries_the_imported_words(
 ) -> None:
     said, ref, canaries = said_for(how, "crm-x")
     session = f"past-{how}"
-    async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, rt), client(api) as http:
         sid = await imported(http, ref, session, said)
         if how == "field":
             await state_budget(http, sid, session)

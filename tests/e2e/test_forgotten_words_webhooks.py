@@ -13,7 +13,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from support.forgotten_words import (
     ADMIN,
@@ -22,6 +21,7 @@ from support.forgotten_words import (
     KEPT,
     SERVICE,
     backend_settings,
+    client,
     memory_drawn_from,
     ok,
     said_for,
@@ -85,7 +85,7 @@ async def test_no_delivery_after_a_forget_carries_the_forgotten_words(
     receivers = Receivers()
     log = SqliteDeliveryLog(tmp_path / "hooks.sqlite")  # positions and attempts: no content
     clock = ManualClock(datetime(2026, 3, 3, 11, tzinfo=UTC))
-    async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, rt), client(api) as http:
         sid = await talk(http, ref, f"wa-hook-{how}", said)
         events = TenantEventLog(rt.ledger)
 

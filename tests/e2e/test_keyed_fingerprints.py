@@ -19,6 +19,7 @@ from support.forgotten_words import (
     BACKENDS,
     SERVICE,
     backend_settings,
+    client,
     imported,
     ok,
     replayed,
@@ -103,7 +104,7 @@ async def outward(http: httpx.AsyncClient, api: str, rt: Runtime, sid: str, tmp:
 async def test_a_session_is_fingerprinted_under_a_key_that_erasure_deletes(
     settings: Settings, tmp_path: Path
 ) -> None:
-    async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, rt), client(api) as http:
         sid = await imported(http, "crm-keyed", "imp-1", SAID)
         again = await import_report(http, "crm-keyed", "imp-1", SAID)  # a retried import
         assert (again["sessions"], again["unchanged"], again["errors"]) == (0, 1, []), again
@@ -138,7 +139,7 @@ async def test_a_session_is_fingerprinted_under_a_key_that_erasure_deletes(
 async def test_a_session_fingerprinted_before_keys_is_still_one_session_on_retry(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, rt), client(api) as http:
         # Recorded as the ledger did before keyed fingerprints: unkeyed, asked for by name.
         with monkeypatch.context() as before:
 

@@ -28,6 +28,7 @@ from support.forgotten_words import (
     STREAM,
     agent,
     backend_settings,
+    client,
     ok,
     serving,
     stream,
@@ -82,7 +83,7 @@ async def propose(http: httpx.AsyncClient, ref: str, field: str, words: tuple[st
 async def test_a_field_only_proposed_or_rejected_is_forgotten_everywhere(
     settings: Settings,
 ) -> None:
-    async with serving(settings) as (api, _), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, _), client(api) as http:
         ref = "crm-pending"
         subject_id = await a_lead_who_said(http, ref)
         pending = await propose(http, ref, "budget", PENDING_WORDS)
@@ -154,7 +155,7 @@ async def test_an_import_report_names_the_callers_keys_by_position_only(
     }
     body = (json.dumps(line_of_the_caller) + "\n").encode()
     headers = {**SERVICE, "content-type": "application/x-ndjson"}
-    async with serving(settings) as (api, _), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, _), client(api) as http:
         answer = await http.post(
             "/v1/import", content=body, params={"import_id": "crm-export-9"}, headers=headers
         )
@@ -216,7 +217,7 @@ async def test_logs_hold_no_tool_name_or_body_the_caller_wrote(settings: Setting
     made_up = "exfiltrate_" + "the-callers-own-words-" * 200
     jwt = token(Role.AGENT, kind="lead", ref="crm-mcp", principal_id="voice-bot")
     async with serving(settings) as (api, rt):
-        async with httpx.AsyncClient(base_url=api) as http:
+        async with client(api) as http:
             body = {"kind": "lead", "external_ref": "crm-mcp"}
             await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
         app = create_app(ports=rt, auth=TEST_AUTH)
@@ -236,7 +237,7 @@ async def test_logs_hold_no_tool_name_or_body_the_caller_wrote(settings: Setting
 
 async def test_stream_cursors_are_opaque_and_refused_in_another_tenant(settings: Settings) -> None:
     other = bearer(token(Role.SERVICE, tenant="t2"))
-    async with serving(settings) as (api, _), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, _), client(api) as http:
         for ref in ("crm-1", "crm-2"):
             body = {"kind": "lead", "external_ref": ref}
             await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
@@ -261,7 +262,7 @@ async def test_a_reason_the_safety_filter_refuses_is_a_422_and_nothing_is_decide
 ) -> None:
     """Reasons are kept as long as the subject: one holding a card number is refused, naming
     the field, in each place a reason is given, and nothing is recorded."""
-    async with serving(settings) as (api, _), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, _), client(api) as http:
         ref = "crm-reasons"
         subject_id = await a_lead_who_said(http, ref)
         change = await propose(http, ref, "budget", PENDING_WORDS)

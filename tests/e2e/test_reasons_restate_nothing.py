@@ -23,6 +23,7 @@ from support.forgotten_words import (
     SERVICE,
     STATED,
     backend_settings,
+    client,
     memory_drawn_from,
     ok,
     serving,
@@ -64,7 +65,7 @@ def refused(response: httpx.Response) -> None:
 async def test_the_api_refuses_a_reason_that_restates_the_field_memory_or_subject(
     settings: Settings,
 ) -> None:
-    async with serving(settings) as (api, rt), httpx.AsyncClient(base_url=api) as http:
+    async with serving(settings) as (api, rt), client(api) as http:
         sid = await talk(http, "crm-reasons", "wa-r", SAID)
         url = f"/v1/subjects/{sid}/forget"
         for reason in RESTATING:
@@ -98,7 +99,7 @@ async def test_the_api_refuses_a_reason_that_restates_the_field_memory_or_subjec
 async def test_mcp_refuses_a_reason_that_restates_the_field(settings: Settings) -> None:
     jwt = token(Role.AGENT, kind="lead", ref="crm-mcp-r", principal_id="voice-bot")
     async with serving(settings) as (api, rt):
-        async with httpx.AsyncClient(base_url=api) as http:
+        async with client(api) as http:
             await talk(http, "crm-mcp-r", "wa-m", SAID)
         app = create_app(ports=rt, auth=TEST_AUTH)
         verifier = TokenVerifier(TEST_AUTH)
@@ -127,7 +128,7 @@ async def console_forget(web: httpx.AsyncClient, sid: str, **what: str) -> httpx
 
 async def test_the_console_refuses_a_reason_that_restates_the_field(settings: Settings) -> None:
     async with serving(settings) as (api, rt):
-        async with httpx.AsyncClient(base_url=api) as http:
+        async with client(api) as http:
             sid = await talk(http, "crm-console-r", "wa-c", SAID)
         async with console_on(rt) as web:
             answer = await console_forget(web, sid, field="budget", reason=RESTATING[0])

@@ -50,6 +50,9 @@ ADMIN = bearer(token(Role.ADMIN))
 ANALYST = bearer(token(Role.ANALYST))
 STREAM = "/v1/events/stream"
 WAIT_S = 10.0
+# A bound on one request, not a measure: an import runs the extractor, which takes seconds on a
+# two-core machine that other work loads.
+REQUEST_S = 30.0
 
 
 def said_for(how: str, ref_prefix: str) -> tuple[list[str], str, list[str]]:
@@ -269,3 +272,8 @@ def cli(settings: Settings, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def client(api: str) -> httpx.AsyncClient:
+    """A client of the served API whose requests may take as long as a loaded machine needs."""
+    return httpx.AsyncClient(base_url=api, timeout=REQUEST_S)
