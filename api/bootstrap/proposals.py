@@ -102,4 +102,5 @@ def build_proposer(
         feeds=feeds,
         modes=proposal_modes(settings),
         judge=judge,
+        replacements_in_requests=settings.proposals.replacements_in_requests,
     )

@@ -40,3 +40,7 @@ class ProposalSettings(NestedSettings):
 
     mode: ProposalModeName = "propose"
     tenants: dict[str, TenantProposalSettings] = Field(default_factory=dict)
+    # A request to forget said in conversation is read once more for the value that replaces
+    # a held single-valued field ("remove my number, email me instead"), which is proposed
+    # quoting only that value (ADR 0151).
+    replacements_in_requests: bool = False

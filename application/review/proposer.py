@@ -9,8 +9,10 @@ letter, like every sync item). For one session it:
 2. notices the subject's requests to forget (`forget_requests`) and places each on the field
    it concerns; runs the configured extractor over the transcript without them, in its
    context (tenant, subject kind, channel, conversation type), which picks the guidance;
-3. maps the facts to the kind's fields (`candidates`) and hands them to
-   `Ledger.review_session`, which weighs them against the subject as saved (`plan`).
+3. maps the facts to the kind's fields (`candidates`); when asked, reads the request
+   sentences once more for the value replacing a held field (`replacements`, ADR 0151);
+   hands the candidates to `Ledger.review_session`, which weighs them against the subject
+   as saved (`plan`).
 
 Logs carry ids, counts and error types, never what was said.
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import structlog
@@ -41,6 +43,7 @@ from factledger.application.review.forget_requests import (
     said_requests,
     without_requests,
 )
+from factledger.application.review.replacements import replacements_in_requests
 from factledger.domain.events import SessionRecorded
 from factledger.domain.provenance import Actor, ChangeStatus, Operation
 from factledger.domain.sessions import transcript_from_payload
@@ -97,6 +100,9 @@ class SessionProposer:
     modes: ProposalModes = field(default_factory=ProposalModes)
     # Notices requests to forget; None: none is noticed, and the transcript goes as said.
     judge: SentenceJudge | None = None
+    # Reads the request sentences once more for the value replacing a held single-valued
+    # field ("remove my number, email me instead"), quoting only that value (ADR 0151).
+    replacements_in_requests: bool = False
 
     async def review(self, tenant: str, event: SessionRecorded) -> Review:
         subject_id = event.originator_id
@@ -123,22 +129,27 @@ class SessionProposer:
                 self.judge,
             )
         )
-        facts = []
-        if transcript:
-            context = ExtractionContext(
-                tenant, subject.kind, event.channel, event.conversation_type
-            )
-            held, values = held_fields(subject), held_values(subject)
-            fields = tuple(
-                FieldSlot(f.field, f.slots[0], f.many, f.field in held, values.get(f.field))
-                for f in feeds.fields
-                if f.slots
-            )
-            request = ExtractionRequest(
-                transcript, occurred_at=event.started_at, context=context, fields=fields
-            )
-            facts = await self.extractor.extract(request)
+        context = ExtractionContext(tenant, subject.kind, event.channel, event.conversation_type)
+        held, values = held_fields(subject), held_values(subject)
+        fields = tuple(
+            FieldSlot(f.field, f.slots[0], f.many, f.field in held, values.get(f.field))
+            for f in feeds.fields
+            if f.slots
+        )
+        request = ExtractionRequest(
+            transcript, occurred_at=event.started_at, context=context, fields=fields
+        )
+        facts = await self.extractor.extract(request) if transcript else []
         candidates = candidates_from(facts, transcript, feeds, event.session_id)
+        if self.replacements_in_requests and requests:
+            candidates += await replacements_in_requests(
+                self.extractor,
+                replace(request, transcript=said),
+                requests,
+                feeds,
+                event.session_id,
+                fed={c.feed.field for c in candidates},
+            )
         command = ReviewSession(
             tenant,
             subject_id,

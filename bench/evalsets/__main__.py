@@ -43,6 +43,7 @@ async def score_directory(
     held_change: bool | None = None,
     held_change_file: Path | None = None,
     qa_reader: QaReaderFile | None = None,
+    replacements_in_requests: bool | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -69,7 +70,16 @@ async def score_directory(
         config["held_change_path"] = held_change_file
     if qa_reader is not None:
         config.update(qa_reader.settings())
-    runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
+    proposals = (
+        None
+        if replacements_in_requests is None
+        else {"replacements_in_requests": replacements_in_requests}
+    )
+    runs = (
+        await run_cases(cases, extractor=config, schema=schema, proposals=proposals)
+        if cases
+        else []
+    )
     elapsed = time.perf_counter() - started
     scores = Scores()
     for run in runs:
@@ -88,6 +98,9 @@ async def score_directory(
         "read_back_floor": "default" if read_back_floor is None else read_back_floor,
         "held_change": "default" if held_change is None else held_change,
         "qa_reader": "default" if qa_reader is None else qa_reader.described(),
+        "replacements_in_requests": "default"
+        if replacements_in_requests is None
+        else replacements_in_requests,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -167,6 +180,12 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="the pair head's file of one's own (read unpinned: a lab file), with --held-change on",
     )
+    parser.add_argument(
+        "--replacements-in-requests",
+        choices=("on", "off"),
+        help="a request to forget read once more for the value replacing a held field (ADR "
+        "0151; default: the product's default)",
+    )
     add_qa_reader_options(parser)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -197,6 +216,9 @@ def main(argv: list[str] | None = None) -> None:
                 held_change=None if args.held_change is None else args.held_change == "on",
                 held_change_file=args.held_change_file,
                 qa_reader=reader_file,
+                replacements_in_requests=None
+                if args.replacements_in_requests is None
+                else args.replacements_in_requests == "on",
             )
         )
         for d in args.sets

@@ -61,7 +61,12 @@ class CaseRun:
     asked: list[Asked] = field(default_factory=list)
 
 
-def blind_settings(data_dir: Path, extractor: dict[str, Any] | None, schema: str) -> Any:
+def blind_settings(
+    data_dir: Path,
+    extractor: dict[str, Any] | None,
+    schema: str,
+    proposals: dict[str, Any] | None = None,
+) -> Any:
     overrides: dict[str, Any] = {
         "data_dir": data_dir,
         "event_store": {"kind": "memory"},
@@ -72,6 +77,8 @@ def blind_settings(data_dir: Path, extractor: dict[str, Any] | None, schema: str
     }
     if extractor is not None:
         overrides["extractor"] = extractor
+    if proposals is not None:
+        overrides["proposals"] = proposals
     return load_settings(**overrides)
 
 
@@ -160,11 +167,15 @@ async def run_case(runtime: Runtime, clock: ManualClock, case: Case) -> CaseRun:
 
 
 async def run_cases(
-    cases: Sequence[Case], *, extractor: dict[str, Any] | None = None, schema: str = "bare"
+    cases: Sequence[Case],
+    *,
+    extractor: dict[str, Any] | None = None,
+    schema: str = "bare",
+    proposals: dict[str, Any] | None = None,
 ) -> list[CaseRun]:
     clock = ManualClock(min(s.at for c in cases for s in c.sessions))
     needs = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
     with tempfile.TemporaryDirectory(prefix="factledger-blind-") as data_dir:
-        settings = blind_settings(Path(data_dir), extractor, schema)
+        settings = blind_settings(Path(data_dir), extractor, schema, proposals)
         async with open_runtime(settings, needs, clock=clock) as runtime:
             return [await run_case(runtime, clock, case) for case in cases]

@@ -7,6 +7,8 @@ import pytest
 
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.in_memory.event_store import popo_env
+from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.adapters.judgement.qa_reader.reader import (
@@ -18,6 +20,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.judgement import qa_field_reader
 from factledger.api.bootstrap.proposals import (
+    build_proposer,
     kind_feeds,
     model_actor,
     profile_schemas,
@@ -28,6 +31,7 @@ from factledger.api.settings import (
     SettingsError,
     load_settings,
 )
+from factledger.application.ledger.ledger import Ledger
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.values import ValueType
 
@@ -73,6 +77,19 @@ def test_proposals_are_on_by_default_and_off_per_tenant_or_kind(
     assert modes.proposes("clinic", "lead")
     assert not modes.proposes("acme", "patient")
     assert modes.proposes("acme", "lead")
+
+
+def test_requests_to_forget_are_read_for_a_replacement_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
+    try:
+        assert not build_proposer(load_settings(), ledger, RuleExtractor()).replacements_in_requests
+        monkeypatch.setenv("FACTLEDGER_PROPOSALS__REPLACEMENTS_IN_REQUESTS", "true")
+        proposer = build_proposer(load_settings(), ledger, RuleExtractor())
+        assert proposer.replacements_in_requests
+    finally:
+        ledger.close()
 
 
 def test_a_misspelt_mode_or_slot_is_refused_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
