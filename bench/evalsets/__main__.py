@@ -43,6 +43,7 @@ async def score_directory(
     held_change: bool | None = None,
     held_change_file: Path | None = None,
     qa_reader: QaReaderFile | None = None,
+    field_floors: bool | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -69,6 +70,8 @@ async def score_directory(
         config["held_change_path"] = held_change_file
     if qa_reader is not None:
         config.update(qa_reader.settings())
+    if field_floors is not None:
+        config["qa_reader_field_floors"] = field_floors
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -88,6 +91,7 @@ async def score_directory(
         "read_back_floor": "default" if read_back_floor is None else read_back_floor,
         "held_change": "default" if held_change is None else held_change,
         "qa_reader": "default" if qa_reader is None else qa_reader.described(),
+        "field_floors": "default" if field_floors is None else field_floors,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -167,6 +171,11 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="the pair head's file of one's own (read unpinned: a lab file), with --held-change on",
     )
+    parser.add_argument(
+        "--field-floors",
+        choices=("on", "off"),
+        help="the QA reader's packaged floors per field (ADR 0152; default: the product's default)",
+    )
     add_qa_reader_options(parser)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -197,6 +206,7 @@ def main(argv: list[str] | None = None) -> None:
                 held_change=None if args.held_change is None else args.held_change == "on",
                 held_change_file=args.held_change_file,
                 qa_reader=reader_file,
+                field_floors=None if args.field_floors is None else args.field_floors == "on",
             )
         )
         for d in args.sets
