@@ -103,7 +103,9 @@ class LearnedExtractorSettings(NestedSettings):
     # when `PACKAGED_FIELD_FLOORS_ON` says so, a given file with any reader, else none.
     qa_reader_field_floors: bool | None = None
     field_floors_path: Path | None = None
-    field_floors_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    field_floors_sha256: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True
+    )
     # Whether the QA reader's answers are read for whether their sentence states the value
     # (ADR 0121): `learned`, the shipped stance head or a deployment's own (`python -m
     # factledger.bench.judgement.stance --out FILE`) pinned by SHA-256; `none`, every answer

@@ -8,6 +8,12 @@ import pytest
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.qa_reader.field_floors import (
+    PACKAGED_FIELD_FLOORS,
+    PACKAGED_FIELD_FLOORS_ON,
+    PACKAGED_FIELD_FLOORS_SHA256,
+    FieldFloors,
+)
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER,
@@ -254,3 +260,32 @@ def test_the_pair_head_is_on_by_default_with_the_packaged_reader_and_off_with_a_
     assert isinstance(own.judge, QaReadingJudge)
     assert packaged.judge.held_change is not None
     assert own.judge.held_change is None
+
+
+def test_field_floors_are_read_only_when_asked_for_or_given_a_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def floors_of(extractor: str) -> FieldFloors | None:
+        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
+        built = build_extractor(load_settings().extractor, httpx.AsyncClient())
+        assert isinstance(built, LearnedExtractor)
+        assert isinstance(built.judge, QaReadingJudge)
+        return built.judge.reader.field_floors
+
+    packaged = floors_of('{"kind": "learned", "qa_reader_field_floors": true}')
+    given = floors_of(
+        f'{{"kind": "learned", "field_floors_path": "{PACKAGED_FIELD_FLOORS}", '
+        f'"field_floors_sha256": "{PACKAGED_FIELD_FLOORS_SHA256}"}}'
+    )
+
+    assert floors_of('{"kind": "learned", "qa_reader_field_floors": false}') is None
+    assert (floors_of('{"kind": "learned"}') is None) is not PACKAGED_FIELD_FLOORS_ON
+    assert packaged == FieldFloors.packaged()
+    assert given == packaged
+
+
+def test_a_field_floors_file_without_its_pin_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "field_floors_path": "f.json"}')
+
+    with pytest.raises(SettingsError, match="field_floors_sha256"):
+        load_settings()
