@@ -64,7 +64,8 @@ def test_the_packaged_floors_file_matches_its_pin_and_was_fitted_for_the_package
         PACKAGED_FIELD_FLOORS_SHA256
     )
     assert floors.reader_sha256 == PACKAGED_QA_READER_SHA256
-    assert floors.single and floors.lists
+    assert floors.single
+    assert floors.lists
 
 
 def test_a_floors_file_that_differs_from_its_pin_is_refused(tmp_path: Path) -> None:
