@@ -38,8 +38,8 @@ from factledger.adapters.judgement.qa_reader.reader import (
     QaFieldReader,
 )
 from factledger.bench.judgement.qa_reader.floor import DATA, read_sessions
-from factledger.bench.judgement.qa_reader.scoring import GoldSpan, Read
-from factledger.bench.judgement.qa_reader.sessions import kept_out_sessions
+from factledger.bench.judgement.qa_reader.scoring import GoldKeywords, GoldSpan, Read
+from factledger.bench.judgement.qa_reader.sessions import blind_sessions, kept_out_sessions
 
 READ_FROM = -4.0  # under every floor the grid can reach
 SPLIT_PRECISION_GIVEN = 0.010
@@ -256,6 +256,65 @@ def read_kept_out(
     )
 
 
+def mark_blind(reads: Sequence[Read], gold: Sequence[GoldKeywords], lists: Mapping[str, bool]
+               ) -> list[Marked]:  # fmt: skip
+    """A blind dev half's answers at the line level, right when they hold every keyword of an
+    expected proposal of their session and field (the scorer's test, without its one-to-one
+    pairing and its numbers in words)."""
+    expected: dict[tuple[str, int, str], list[tuple[str, ...]]] = defaultdict(list)
+    for g in gold:
+        expected[(g.case_id, g.session, g.field)].append(g.keywords)
+    return [
+        Marked(
+            r.case_id,
+            r.field,
+            lists.get(r.field, False),
+            r.margin,
+            any(
+                all(k.lower() in r.value.lower() for k in keywords)
+                for keywords in expected[(r.case_id, r.session, r.field)]
+            ),
+        )
+        for r in reads
+    ]
+
+
+def read_blind(reader: QaFieldReader, directories: Sequence[Path]) -> list[Marked]:
+    """The dev halves' answers, marked (a held-out half is refused: it is never read)."""
+    marked: list[Marked] = []
+    for directory in directories:
+        if "heldout" in directory.parts:
+            raise SystemExit(f"{directory}: a held-out half is never read")
+        sessions, gold = blind_sessions(directory)
+        lists = {name: many for s in sessions for name, many in s.lists.items()}
+        marked += mark_blind(read_sessions(reader, sessions), gold, lists)
+    return marked
+
+
+def _band(answers: Sequence[Marked], key: tuple[str, bool], low: float, high: float) -> str:
+    inside = [m for m in answers if (m.field, m.is_list) == key and low <= m.margin < high]
+    return f"{sum(m.right for m in inside)}/{len(inside)}"
+
+
+def bands(kept: Sequence[Marked], dev: Sequence[Marked], floors: Floors, rule: FitRule
+          ) -> dict[str, dict[str, object]]:  # fmt: skip
+    """For each field with a floor of its own, the answers between it and its kind's floor
+    (what the own floor adds or takes away) and how many are right, on the kept-out cases
+    and on the dev halves: whether the fit carries over to writers it never read."""
+    out: dict[str, dict[str, object]] = {}
+    for (field, is_list), own in sorted(floors.items()):
+        base = rule.base(is_list=is_list)
+        low, high = sorted((own, base))
+        out[f"{field}{' (list)' if is_list else ''}"] = {
+            "own floor": own,
+            "adds" if own < base else "takes away": {
+                "kept-out right/answers": _band(kept, (field, is_list), low, high),
+                "dev right/answers": _band(dev, (field, is_list), low, high),
+            },
+        }
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m factledger.bench.judgement.qa_reader.field_floors"
@@ -267,6 +326,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", type=Path, action="append")
     parser.add_argument("--out", type=Path, required=True, help="the field floors file to write")
     parser.add_argument("--cache", type=Path, help="the kept-out reads, written once, then read")
+    parser.add_argument(
+        "--bands-on",
+        type=Path,
+        action="append",
+        help="a blind set's dev half: print what each own floor adds or takes away there",
+    )
     args = parser.parse_args(argv)
     sha256 = args.sha256 or (
         PACKAGED_QA_READER_SHA256 if args.reader == PACKAGED_QA_READER else None
@@ -287,6 +352,8 @@ def main(argv: list[str] | None = None) -> None:
         "split check": split_check(marked, labelled, rule),
         "fields": per_field(marked, labelled, rule, floors),
     }
+    if args.bands_on:
+        result["bands"] = bands(marked, read_blind(reader, args.bands_on), floors, rule)
     sys.stdout.write(json.dumps(result, indent=1) + "\n")
 
 

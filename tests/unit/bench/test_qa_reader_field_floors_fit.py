@@ -6,12 +6,14 @@ from factledger.bench.judgement.qa_reader.field_floors import (
     FitRule,
     Labelled,
     Marked,
+    bands,
     figures,
     file_body,
     fit,
     mark,
+    mark_blind,
 )
-from factledger.bench.judgement.qa_reader.scoring import GoldSpan, Read
+from factledger.bench.judgement.qa_reader.scoring import GoldKeywords, GoldSpan, Read
 
 RULE = FitRule(floor=5.5, list_floor=6.0, shrink=20.0, support=15, reach=3.0)
 
@@ -102,3 +104,26 @@ def test_the_file_keeps_single_and_list_floors_apart_and_names_its_reader() -> N
     body = file_body({("name", False): 3.5, ("skills", True): 3.0}, "ab" * 32)
 
     assert body == {"reader_sha256": "ab" * 32, "single": {"name": 3.5}, "lists": {"skills": 3.0}}
+
+
+def test_a_blind_answer_is_right_when_it_holds_every_keyword_of_its_session_and_field() -> None:
+    reads = [
+        Read("w:1", 0, 1, "plan", 0, 12, "Premium plan", 4.0),
+        Read("w:1", 0, 1, "plan", 0, 5, "Basic", 4.0),
+        Read("w:1", 1, 1, "plan", 0, 12, "Premium plan", 4.0),
+    ]
+    gold = [GoldKeywords("w:1", 0, "plan", ("premium",))]
+
+    assert [m.right for m in mark_blind(reads, gold, {})] == [True, False, False]
+
+
+def test_bands_count_what_an_own_floor_adds_on_both_footings() -> None:
+    kept = answers("plan", [(4.0, True), (5.0, True), (6.0, False)])
+    dev = answers("plan", [(4.0, False), (5.0, True)])
+
+    table = bands(kept, dev, {("plan", False): 4.0}, RULE)
+
+    assert table["plan"] == {
+        "own floor": 4.0,
+        "adds": {"kept-out right/answers": "2/2", "dev right/answers": "1/2"},
+    }
