@@ -31,10 +31,7 @@ from factledger.adapters.judgement.judge import (
 )
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.qa_reader.agreement import PACKAGED_QA_READER_AGREEMENT_FLOOR
-from factledger.adapters.judgement.qa_reader.field_floors import (
-    PACKAGED_FIELD_FLOORS_ON,
-    FieldFloors,
-)
+from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_SHA256,
@@ -136,20 +133,14 @@ def qa_field_reader(
     list_floor: float | None = None,
     spread_lists: bool = False,
     held_floor: float | None = None,
-    field_floors: tuple[Path | None, str | None] | None = None,
+    field_floors: tuple[Path, str | None] | None = None,
 ) -> QaFieldReader:
     """The one-pass QA reader of fields (ADR 0107): the shipped file, or a deployment's own
     pinned; one per file and process (the proposer's extractor and the backend's share it).
     With `spread_lists` a list field's spans are measured by all its items (ADR 0129); with
-    `field_floors` (a floors file and its pin; (None, None): the packaged floors) each field
-    that has a floor of its own reads from it (ADR 0152)."""
-    floors = None
-    if field_floors is not None:
-        floors = (
-            FieldFloors.packaged()
-            if field_floors[0] is None
-            else FieldFloors.load(field_floors[0], field_floors[1])
-        )
+    `field_floors` (a floors file and its pin) each field that has a floor of its own reads
+    from it (ADR 0152)."""
+    floors = None if field_floors is None else FieldFloors.load(*field_floors)
     if path is None:
         packaged = QaFieldReader.packaged(spread_lists=spread_lists)
         if floor is None and list_floor is None and held_floor is None and floors is None:
@@ -177,15 +168,9 @@ def qa_field_reader(
     )
 
 
-def field_floors(settings: LearnedExtractorSettings) -> tuple[Path | None, str | None] | None:
-    """Which field floors the QA reader reads from (ADR 0152): a given file, the packaged one
-    (None, None), or none; unset, the packaged floors go only with the packaged reader."""
-    wanted = settings.qa_reader_field_floors
-    if wanted is None:
-        wanted = settings.field_floors_path is not None or (
-            PACKAGED_FIELD_FLOORS_ON and settings.qa_reader_path is None
-        )
-    if not wanted:
+def field_floors(settings: LearnedExtractorSettings) -> tuple[Path, str | None] | None:
+    """A deployment's floors per field and their pin (ADR 0152); None: none given."""
+    if settings.field_floors_path is None:
         return None
     return settings.field_floors_path, settings.field_floors_sha256
 

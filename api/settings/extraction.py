@@ -95,13 +95,11 @@ class LearnedExtractorSettings(NestedSettings):
     qa_reader_held_change: bool | None = None
     held_change_path: Path | None = None
     held_change_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    # Each field the training conversations' kept-out cases hold enough labelled spans of
-    # reads from a floor of its own (ADR 0152), its precision there shrunk towards its kind's:
-    # the packaged floors file (fitted for the packaged reader) or a deployment's own (`python
-    # -m factledger.bench.judgement.qa_reader.field_floors`, fitted for its reader file, which
-    # the file names) pinned by SHA-256. Unset: the packaged floors with the packaged reader
-    # when `PACKAGED_FIELD_FLOORS_ON` says so, a given file with any reader, else none.
-    qa_reader_field_floors: bool | None = None
+    # A floors file of a deployment's own (`python -m
+    # factledger.bench.judgement.qa_reader.field_floors`, ADR 0152), pinned by SHA-256: each
+    # field it names reads from its own floor; the file names the reader file it was fitted
+    # for and is refused beside another. None ships: the packaged reader's fitted floors
+    # failed their adoption rule on writers the fit never read.
     field_floors_path: Path | None = None
     field_floors_sha256: str | None = Field(
         default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True

@@ -43,7 +43,7 @@ async def score_directory(
     held_change: bool | None = None,
     held_change_file: Path | None = None,
     qa_reader: QaReaderFile | None = None,
-    field_floors: bool | None = None,
+    field_floors: tuple[Path, str] | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -71,7 +71,7 @@ async def score_directory(
     if qa_reader is not None:
         config.update(qa_reader.settings())
     if field_floors is not None:
-        config["qa_reader_field_floors"] = field_floors
+        config["field_floors_path"], config["field_floors_sha256"] = field_floors
     runs = await run_cases(cases, extractor=config, schema=schema) if cases else []
     elapsed = time.perf_counter() - started
     scores = Scores()
@@ -91,7 +91,7 @@ async def score_directory(
         "read_back_floor": "default" if read_back_floor is None else read_back_floor,
         "held_change": "default" if held_change is None else held_change,
         "qa_reader": "default" if qa_reader is None else qa_reader.described(),
-        "field_floors": "default" if field_floors is None else field_floors,
+        "field_floors": "none" if field_floors is None else field_floors[0].name,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -180,6 +180,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     reader_file = qa_reader_file(args, parser)
+    floors_file = None
+    if args.field_floors is not None:
+        if args.field_floors_sha256 is None:
+            parser.error("--field-floors-sha256: required with --field-floors")
+        floors_file = (args.field_floors, args.field_floors_sha256)
     configure_logging(json_lines=False, level="WARNING")
     if args.field_reader is not None and args.extractor != "learned":
         parser.error("--field-reader: only with --extractor learned")
@@ -206,7 +211,7 @@ def main(argv: list[str] | None = None) -> None:
                 held_change=None if args.held_change is None else args.held_change == "on",
                 held_change_file=args.held_change_file,
                 qa_reader=reader_file,
-                field_floors=None if args.field_floors is None else args.field_floors == "on",
+                field_floors=floors_file,
             )
         )
         for d in args.sets

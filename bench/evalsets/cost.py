@@ -97,13 +97,13 @@ async def measure(
     read_backs: bool = False,
     held: bool = False,
     held_change: LearnedExtractorSettings | None = None,
-    field_floors: bool = False,
+    field_floors: LearnedExtractorSettings | None = None,
 ) -> dict[str, object]:
     """`reader`: a QA reader file's settings (path, pin, floors) timed beside the default;
     `read_backs`: only the default and its read-back variants (ADR 0138); `held`: fields held
     from the case's earlier sessions; `held_change`: only the QA reader without a pair head and
     with the given one (its settings, ADR 0137, 0145); `field_floors`: only the QA reader
-    without and with the packaged floors per field (ADR 0152)."""
+    without and with the given floors per field (its settings, ADR 0152)."""
     rules = RuleExtractor()
     # The agreement's clause reading is timed before the heads' reader reads the same session:
     # the embedder keeps the vectors of the texts it read last, which the other would reuse.
@@ -141,14 +141,14 @@ async def measure(
             ),
             "learned, QA reader with the given pair head": learned_extractor(held_change, rules),
         }
-    if field_floors:
+    if field_floors is not None:
         extractors = {
             "rule": rules,
             "learned, QA reader without floors per field": learned_extractor(
-                LearnedExtractorSettings(qa_reader_field_floors=False), rules
+                LearnedExtractorSettings(), rules
             ),
-            "learned, QA reader with the packaged floors per field": learned_extractor(
-                LearnedExtractorSettings(qa_reader_field_floors=True), rules
+            "learned, QA reader with the given floors per field": learned_extractor(
+                field_floors, rules
             ),
         }
     asked = requests_of(directory, held=held or held_change is not None)
@@ -203,10 +203,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--held-change-sha256", help="its pin")
     parser.add_argument(
-        "--field-floors",
-        action="store_true",
-        help="only the QA reader without and with the packaged floors per field",
+        "--field-floors", type=Path, help="a floors-per-field file timed beside none"
     )
+    parser.add_argument("--field-floors-sha256", help="its pin")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     reader = None
@@ -231,7 +230,11 @@ def main(argv: list[str] | None = None) -> None:
         read_backs=args.read_backs,
         held=args.held,
         held_change=held_change,
-        field_floors=args.field_floors,
+        field_floors=None
+        if args.field_floors is None
+        else LearnedExtractorSettings(
+            field_floors_path=args.field_floors, field_floors_sha256=args.field_floors_sha256
+        ),
     )
     sys.stdout.write(json.dumps(asyncio.run(figures), indent=2) + "\n")
 

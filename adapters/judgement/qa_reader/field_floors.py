@@ -5,7 +5,9 @@ well as of one it reads badly. A field with enough labelled spans in the trainin
 conversations' kept-out cases gets its own floor there, its precision shrunk towards its
 kind's (`python -m factledger.bench.judgement.qa_reader.field_floors`); any other field keeps
 the reader's floor. Margins are one reader file's, so the file names the reader's SHA-256 and
-is read only beside that reader. The file is JSON, pinned by its own SHA-256.
+is read only beside that reader. The file is JSON, pinned by its own SHA-256. No file ships:
+the packaged reader's fitted floors failed ADR 0152's adoption rule on writers the fit never
+read; a deployment may fit and give its own.
 """
 
 from __future__ import annotations
@@ -17,12 +19,6 @@ from pathlib import Path
 from types import MappingProxyType
 
 from factledger.adapters.pinned_files import read_pinned
-
-PACKAGED_FIELD_FLOORS = Path(__file__).parent.parent / "weights" / "qa-reader-field-floors.json"
-PACKAGED_FIELD_FLOORS_SHA256 = "5554307d55f4930adf6125ef3b40849d14ef9b4208e91c248f5ce8a4806fa954"
-# Whether the packaged reader reads from the packaged field floors when the settings leave it
-# unset (ADR 0152 decides it by its adoption rule on the dev halves).
-PACKAGED_FIELD_FLOORS_ON = False
 
 
 class FieldFloorsError(RuntimeError):
@@ -60,10 +56,6 @@ class FieldFloors:
             _floors(data.get("single", {}), "single"),
             _floors(data.get("lists", {}), "lists"),
         )
-
-    @classmethod
-    def packaged(cls) -> FieldFloors:
-        return cls.load(PACKAGED_FIELD_FLOORS, PACKAGED_FIELD_FLOORS_SHA256)
 
     def of(self, field_name: str, *, is_list: bool) -> float | None:
         """The field's own floor; None: it keeps the reader's."""

@@ -8,12 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from factledger.adapters.judgement.qa_reader.field_floors import (
-    PACKAGED_FIELD_FLOORS,
-    PACKAGED_FIELD_FLOORS_SHA256,
-    FieldFloors,
-    FieldFloorsError,
-)
+from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors, FieldFloorsError
 from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER,
     PACKAGED_QA_READER_SHA256,
@@ -57,15 +52,17 @@ def test_without_field_floors_every_field_reads_from_its_kinds_floor() -> None:
     assert plain.floor_of("skills", lists={"skills"}) == 6.0
 
 
-def test_the_packaged_floors_file_matches_its_pin_and_was_fitted_for_the_packaged_reader() -> None:
-    floors = FieldFloors.packaged()
-
-    assert hashlib.sha256(PACKAGED_FIELD_FLOORS.read_bytes()).hexdigest() == (
-        PACKAGED_FIELD_FLOORS_SHA256
+def test_a_floors_file_is_read_back_as_it_was_written(tmp_path: Path) -> None:
+    path, sha256 = written(
+        tmp_path, {"reader_sha256": "0" * 64, "single": {"name": 3.5}, "lists": {"skills": 3}}
     )
-    assert floors.reader_sha256 == PACKAGED_QA_READER_SHA256
-    assert floors.single
-    assert floors.lists
+
+    floors = FieldFloors.load(path, sha256)
+
+    assert floors.reader_sha256 == "0" * 64
+    assert floors.of("name", is_list=False) == 3.5
+    assert floors.of("skills", is_list=True) == 3.0
+    assert floors.of("skills", is_list=False) is None
 
 
 def test_a_floors_file_that_differs_from_its_pin_is_refused(tmp_path: Path) -> None:
