@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from factledger.bench.judgement.qa_reader.field_floors import (
+from factledger.bench.judgement.qa_reader.field_floor_fit import (
     FitRule,
     Labelled,
     Marked,
