@@ -185,6 +185,41 @@ def split_check(
     return out
 
 
+def writer_check(
+    marked: Sequence[Marked],
+    labelled: Sequence[Labelled],
+    rule: FitRule,
+    writer_of: Callable[[str], str],
+) -> dict[str, object]:
+    """Leave one writer out: floors fitted on every other writer's kept-out cases, read on
+    that writer's, beside the base floors; and the counts summed over the writers. Unlike
+    the split-half check, it asks whether the fit carries over to a writer it never read."""
+    out: dict[str, object] = {}
+    summed = {"base": [0, 0, 0, 0], "own floors": [0, 0, 0, 0]}  # right, made, found, spans
+    for writer in sorted({writer_of(m.case_id) for m in marked}):
+        fitted = fit(
+            [m for m in marked if writer_of(m.case_id) != writer],
+            [g for g in labelled if writer_of(g.case_id) != writer],
+            rule,
+        )
+        test_m = [m for m in marked if writer_of(m.case_id) == writer]
+        test_g = [g for g in labelled if writer_of(g.case_id) == writer]
+        row = {"base": figures(test_m, test_g, {}, rule)}
+        row["own floors"] = figures(test_m, test_g, fitted, rule)
+        for name, f in row.items():
+            for i, key in enumerate(("right", "made", "found", "labelled")):
+                summed[name][i] += int(f[key])
+        out[writer] = row
+    for name, (right, made, found, spans) in summed.items():
+        out[f"all writers, {name}"] = {
+            "precision": round(right / made, 4) if made else 0.0,
+            "recall": round(found / spans, 4) if spans else 0.0,
+            "made": made,
+            "found": found,
+        }
+    return out
+
+
 def per_field(marked: Sequence[Marked], labelled: Sequence[Labelled], rule: FitRule,
               floors: Floors) -> dict[str, dict[str, object]]:  # fmt: skip
     """Each field's support and figures at its kind's floor and at its own."""

@@ -27,6 +27,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_SHA256,
     QaFieldReader,
 )
+from factledger.bench.judgement.conversations import read_cases_file
 from factledger.bench.judgement.qa_reader.field_floor_fit import (
     FitRule,
     Labelled,
@@ -39,6 +40,7 @@ from factledger.bench.judgement.qa_reader.field_floor_fit import (
     mark_blind,
     per_field,
     split_check,
+    writer_check,
 )
 from factledger.bench.judgement.qa_reader.floor import DATA, read_sessions
 from factledger.bench.judgement.qa_reader.scoring import GoldSpan, Read
@@ -85,6 +87,18 @@ def read_blind(reader: QaFieldReader, directories: Sequence[Path]) -> list[Marke
     return marked
 
 
+def writers(corpora: Sequence[Path]) -> dict[str, str]:
+    """Each case's writer: the prefix of a converted blind case's id (its set's writer), else
+    the folder its file lies in (the corpus keeps one folder per writer)."""
+    out: dict[str, str] = {}
+    for directory in corpora:
+        for path in sorted(directory.rglob("cases-*.yaml")):
+            for case in read_cases_file(path) or []:
+                case_id = str(case.get("id", ""))
+                out[case_id] = case_id.split(":")[0] if ":" in case_id else path.parent.name
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m factledger.bench.judgement.qa_reader.field_floors"
@@ -112,6 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     reader = QaFieldReader.load(args.reader, sha256, READ_FROM)
     marked, labelled = read_kept_out(reader, args.corpus or [DATA], args.cache)
     floors = fit(marked, labelled, rule)
+    who = writers(args.corpus or [DATA])
     args.out.write_text(json.dumps(file_body(floors, sha256), indent=1) + "\n")
     result = {
         "reader": args.reader.name,
@@ -120,6 +135,9 @@ def main(argv: list[str] | None = None) -> None:
         "base floors": figures(marked, labelled, {}, rule),
         "own floors": figures(marked, labelled, floors, rule),
         "split check": split_check(marked, labelled, rule),
+        "one writer left out": writer_check(
+            marked, labelled, rule, lambda case_id: who.get(case_id, "?")
+        ),
         "fields": per_field(marked, labelled, rule, floors),
     }
     if args.bands_on:

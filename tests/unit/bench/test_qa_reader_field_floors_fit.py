@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import cast
+
 from factledger.bench.judgement.qa_reader.field_floor_fit import (
     FitRule,
     Labelled,
@@ -12,6 +15,7 @@ from factledger.bench.judgement.qa_reader.field_floor_fit import (
     fit,
     mark,
     mark_blind,
+    writer_check,
 )
 from factledger.bench.judgement.qa_reader.scoring import GoldKeywords, GoldSpan, Read
 
@@ -23,7 +27,7 @@ def answers(field: str, margins_right: list[tuple[float, bool]], *, is_list: boo
     return [Marked(f"c{i}", field, is_list, m, r) for i, (m, r) in enumerate(margins_right)]
 
 
-def spans(field: str, bests: list[float | None], *, is_list: bool = False) -> list[Labelled]:
+def spans(field: str, bests: Sequence[float | None], *, is_list: bool = False) -> list[Labelled]:
     return [Labelled(f"c{i}", field, is_list, b) for i, b in enumerate(bests)]
 
 
@@ -127,3 +131,25 @@ def test_bands_count_what_an_own_floor_adds_on_both_footings() -> None:
         "own floor": 4.0,
         "adds": {"kept-out right/answers": "2/2", "dev right/answers": "1/2"},
     }
+
+
+def test_one_writer_left_out_fits_on_the_others_and_reads_on_that_writer() -> None:
+    # Writer x reads "plan" right under the floor, writer y wrong: a floor fitted on x
+    # alone admits y's wrong answers, which only the writer left out shows.
+    marked = [
+        *[Marked(f"x{i}", "plan", False, 4.0, True) for i in range(30)],
+        *[Marked(f"y{i}", "plan", False, 4.0, False) for i in range(30)],
+        *[Marked(f"{w}{i}", "plan", False, 7.0, True) for w in "xy" for i in range(20)],
+        *[Marked(f"{w}{i}", "other", False, 7.0, i % 5 != 0) for w in "xy" for i in range(50)],
+    ]
+    labelled = [Labelled(f"x{i}", "plan", False, 4.0) for i in range(30)] + [
+        Labelled(f"{w}{i}", "plan", False, 7.0) for w in "xy" for i in range(20)
+    ]
+
+    table = writer_check(marked, labelled, RULE, lambda case_id: case_id[0])
+
+    y = cast("dict[str, dict[str, float]]", table["y"])
+    own, base = (cast("dict[str, int]", table[f"all writers, {n}"]) for n in ("own floors", "base"))
+
+    assert y["own floors"]["precision"] < y["base"]["precision"]
+    assert own["made"] > base["made"]
