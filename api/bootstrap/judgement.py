@@ -31,8 +31,13 @@ from factledger.adapters.judgement.judge import (
 )
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.qa_reader.agreement import PACKAGED_QA_READER_AGREEMENT_FLOOR
+from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
-from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
+from factledger.adapters.judgement.qa_reader.reader import (
+    PACKAGED_QA_READER_SHA256,
+    QaFieldReader,
+    QaReaderIntegrityError,
+)
 from factledger.adapters.judgement.tentative import LearnedTentativeReader
 from factledger.adapters.judgement.tuned_answers_file import (
     TunedAnswersIntegrityError,
@@ -128,26 +133,46 @@ def qa_field_reader(
     list_floor: float | None = None,
     spread_lists: bool = False,
     held_floor: float | None = None,
+    field_floors: tuple[Path, str | None] | None = None,
 ) -> QaFieldReader:
     """The one-pass QA reader of fields (ADR 0107): the shipped file, or a deployment's own
     pinned; one per file and process (the proposer's extractor and the backend's share it).
-    With `spread_lists` a list field's spans are measured by all its items (ADR 0129)."""
+    With `spread_lists` a list field's spans are measured by all its items (ADR 0129); with
+    `field_floors` (a floors file and its pin) each field that has a floor of its own reads
+    from it (ADR 0152)."""
+    floors = None if field_floors is None else FieldFloors.load(*field_floors)
     if path is None:
         packaged = QaFieldReader.packaged(spread_lists=spread_lists)
-        if floor is None and list_floor is None and held_floor is None:
+        if floor is None and list_floor is None and held_floor is None and floors is None:
             return packaged
+        if floors is not None and floors.reader_sha256 != PACKAGED_QA_READER_SHA256:
+            raise QaReaderIntegrityError("field floors were fitted for another reader file")
         return QaFieldReader(
             packaged.model,
             packaged.floor if floor is None else floor,
             packaged.list_floor if list_floor is None else list_floor,
             packaged.held_floor if held_floor is None else held_floor,
             spread_lists=spread_lists,
+            field_floors=floors,
         )
     if floor is None:
         raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
     return QaFieldReader.load(
-        path, sha256, floor, list_floor, held_floor, spread_lists=spread_lists
+        path,
+        sha256,
+        floor,
+        list_floor,
+        held_floor,
+        spread_lists=spread_lists,
+        field_floors=floors,
     )
+
+
+def field_floors(settings: LearnedExtractorSettings) -> tuple[Path, str | None] | None:
+    """A deployment's floors per field and their pin (ADR 0152); None: none given."""
+    if settings.field_floors_path is None:
+        return None
+    return settings.field_floors_path, settings.field_floors_sha256
 
 
 def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> LearnedExtractor:
@@ -166,6 +191,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         settings.qa_reader_list_floor,
         spread_lists=settings.qa_reader_list_spread,
         held_floor=settings.qa_reader_held_floor,
+        field_floors=field_floors(settings),
     )
     stance = answer_stance(settings, judge)
     fields_judge = QaReadingJudge(

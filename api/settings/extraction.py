@@ -95,6 +95,15 @@ class LearnedExtractorSettings(NestedSettings):
     qa_reader_held_change: bool | None = None
     held_change_path: Path | None = None
     held_change_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    # A floors file of a deployment's own (`python -m
+    # factledger.bench.judgement.qa_reader.field_floors`, ADR 0152), pinned by SHA-256: each
+    # field it names reads from its own floor; the file names the reader file it was fitted
+    # for and is refused beside another. None ships: the packaged reader's fitted floors
+    # failed their adoption rule on writers the fit never read.
+    field_floors_path: Path | None = None
+    field_floors_sha256: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True
+    )
     # Whether the QA reader's answers are read for whether their sentence states the value
     # (ADR 0121): `learned`, the shipped stance head or a deployment's own (`python -m
     # factledger.bench.judgement.stance --out FILE`) pinned by SHA-256; `none`, every answer
@@ -151,6 +160,13 @@ class LearnedExtractorSettings(NestedSettings):
             and info.data.get("qa_reader_path")
         ):
             raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
+        return value
+
+    @field_validator("field_floors_sha256")
+    @classmethod
+    def _a_floors_file_with_its_pin(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if (info.data.get("field_floors_path") is None) != (value is None):
+            raise ValueError("field_floors_sha256: a deployment's field floors file needs its pin")
         return value
 
     @field_validator("answer_stance_sha256")

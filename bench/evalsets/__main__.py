@@ -44,6 +44,7 @@ async def score_directory(
     held_change_file: Path | None = None,
     qa_reader: QaReaderFile | None = None,
     replacements_in_requests: bool | None = None,
+    field_floors: tuple[Path, str] | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -70,6 +71,8 @@ async def score_directory(
         config["held_change_path"] = held_change_file
     if qa_reader is not None:
         config.update(qa_reader.settings())
+    if field_floors is not None:
+        config["field_floors_path"], config["field_floors_sha256"] = field_floors
     proposals = (
         None
         if replacements_in_requests is None
@@ -101,6 +104,7 @@ async def score_directory(
         "replacements_in_requests": "default"
         if replacements_in_requests is None
         else replacements_in_requests,
+        "field_floors": "none" if field_floors is None else field_floors[0].name,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -186,10 +190,21 @@ def main(argv: list[str] | None = None) -> None:
         help="a request to forget read once more for the value replacing a held field (ADR "
         "0151; default: the product's default)",
     )
+    parser.add_argument(
+        "--field-floors",
+        type=Path,
+        help="a file of the QA reader's floors per field (ADR 0152), with --field-floors-sha256",
+    )
+    parser.add_argument("--field-floors-sha256", help="the floors file's pin")
     add_qa_reader_options(parser)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     reader_file = qa_reader_file(args, parser)
+    floors_file = None
+    if args.field_floors is not None:
+        if args.field_floors_sha256 is None:
+            parser.error("--field-floors-sha256: required with --field-floors")
+        floors_file = (args.field_floors, args.field_floors_sha256)
     configure_logging(json_lines=False, level="WARNING")
     if args.field_reader is not None and args.extractor != "learned":
         parser.error("--field-reader: only with --extractor learned")
@@ -219,6 +234,7 @@ def main(argv: list[str] | None = None) -> None:
                 replacements_in_requests=None
                 if args.replacements_in_requests is None
                 else args.replacements_in_requests == "on",
+                field_floors=floors_file,
             )
         )
         for d in args.sets

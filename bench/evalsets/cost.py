@@ -97,11 +97,13 @@ async def measure(
     read_backs: bool = False,
     held: bool = False,
     held_change: LearnedExtractorSettings | None = None,
+    field_floors: LearnedExtractorSettings | None = None,
 ) -> dict[str, object]:
     """`reader`: a QA reader file's settings (path, pin, floors) timed beside the default;
     `read_backs`: only the default and its read-back variants (ADR 0138); `held`: fields held
     from the case's earlier sessions; `held_change`: only the QA reader without a pair head and
-    with the given one (its settings, ADR 0137, 0145)."""
+    with the given one (its settings, ADR 0137, 0145); `field_floors`: only the QA reader
+    without and with the given floors per field (its settings, ADR 0152)."""
     rules = RuleExtractor()
     # The agreement's clause reading is timed before the heads' reader reads the same session:
     # the embedder keeps the vectors of the texts it read last, which the other would reuse.
@@ -138,6 +140,16 @@ async def measure(
                 LearnedExtractorSettings(qa_reader_held_change=False), rules
             ),
             "learned, QA reader with the given pair head": learned_extractor(held_change, rules),
+        }
+    if field_floors is not None:
+        extractors = {
+            "rule": rules,
+            "learned, QA reader without floors per field": learned_extractor(
+                LearnedExtractorSettings(), rules
+            ),
+            "learned, QA reader with the given floors per field": learned_extractor(
+                field_floors, rules
+            ),
         }
     asked = requests_of(directory, held=held or held_change is not None)
     calls = {"fields": asked, "memories": [replace(r, fields=()) for r in asked]}
@@ -190,6 +202,10 @@ def main(argv: list[str] | None = None) -> None:
         "--held-change", type=Path, help="a pair head file timed beside none (fields held)"
     )
     parser.add_argument("--held-change-sha256", help="its pin")
+    parser.add_argument(
+        "--field-floors", type=Path, help="a floors-per-field file timed beside none"
+    )
+    parser.add_argument("--field-floors-sha256", help="its pin")
     args = parser.parse_args(argv)
     configure_logging(json_lines=False, level="WARNING")
     reader = None
@@ -209,7 +225,16 @@ def main(argv: list[str] | None = None) -> None:
             held_change_sha256=args.held_change_sha256,
         )
     figures = measure(
-        args.set, reader, read_backs=args.read_backs, held=args.held, held_change=held_change
+        args.set,
+        reader,
+        read_backs=args.read_backs,
+        held=args.held,
+        held_change=held_change,
+        field_floors=None
+        if args.field_floors is None
+        else LearnedExtractorSettings(
+            field_floors_path=args.field_floors, field_floors_sha256=args.field_floors_sha256
+        ),
     )
     sys.stdout.write(json.dumps(asyncio.run(figures), indent=2) + "\n")
 

@@ -23,6 +23,7 @@ import numpy as np
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
 from factledger.adapters.judgement.onnx_graph import LoadedGraph, one_thread_session
 from factledger.adapters.judgement.qa_reader.decode import Answer, answers
+from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
 from factledger.adapters.judgement.qa_reader.inputs import LineWindow, batch_arrays, line_windows
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import FieldStatement
@@ -131,6 +132,7 @@ class QaFieldReader:
     held_floor: float | None = None
     # A list field's spans measured by the mass of all its items (ADR 0129, `decode.answers`).
     spread_lists: bool = False
+    field_floors: FieldFloors | None = None
     _loaded: LoadedGraph | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -144,10 +146,16 @@ class QaFieldReader:
         held_floor: float | None = None,
         *,
         spread_lists: bool = False,
+        field_floors: FieldFloors | None = None,
     ) -> QaFieldReader:
         raw = read_pinned(path, sha256, QaReaderIntegrityError, "QA reader file")
         read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
-        return cls(raw, floor, list_floor, held_floor, spread_lists)
+        if field_floors is not None and field_floors.reader_sha256 != sha256:
+            # Margins are one file's: floors fitted on another reader's mean nothing here.
+            raise QaReaderIntegrityError(
+                f"field floors were fitted for another reader than {path.name}"
+            )
+        return cls(raw, floor, list_floor, held_floor, spread_lists, field_floors)
 
     @classmethod
     def packaged(cls, *, spread_lists: bool = False) -> QaFieldReader:
@@ -168,12 +176,19 @@ class QaFieldReader:
         held_floor: float | None = None,
     ) -> float:
         """The bar of a field's answers; `held_floor`, when given, replaces the held floor."""
-        if field_name in lists:
-            return self.floor if self.list_floor is None else self.list_floor
+        is_list = field_name in lists
+        own = (
+            None if self.field_floors is None else self.field_floors.of(field_name, is_list=is_list)
+        )
+        if is_list:
+            kind_floor = self.floor if self.list_floor is None else self.list_floor
+            return kind_floor if own is None else own
         held_bar = self.held_floor if held_floor is None else held_floor
         if field_name in held and held_bar is not None:
-            return held_bar
-        return self.floor
+            # A held field is where an update is said: its own floor lowers the bar, never
+            # raises it above the held one.
+            return held_bar if own is None else min(held_bar, own)
+        return self.floor if own is None else own
 
     def _ready(self) -> LoadedGraph:
         with self._lock:

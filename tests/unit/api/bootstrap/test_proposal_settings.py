@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
+
 import httpx
 import pytest
 
@@ -10,12 +14,14 @@ from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER,
     PACKAGED_QA_READER_LIST_FLOOR,
     PACKAGED_QA_READER_SHA256,
     PACKAGED_QA_READER_SPREAD_LIST_FLOOR,
+    QaReaderIntegrityError,
 )
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.judgement import qa_field_reader
@@ -271,3 +277,38 @@ def test_the_pair_head_is_on_by_default_with_the_packaged_reader_and_off_with_a_
     assert isinstance(own.judge, QaReadingJudge)
     assert packaged.judge.held_change is not None
     assert own.judge.held_change is None
+
+
+def test_a_deployments_field_floors_are_read_beside_the_reader_they_were_fitted_for(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def floors_of(extractor: str) -> FieldFloors | None:
+        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
+        built = build_extractor(load_settings().extractor, httpx.AsyncClient())
+        assert isinstance(built, LearnedExtractor)
+        assert isinstance(built.judge, QaReadingJudge)
+        return built.judge.reader.field_floors
+
+    def given(reader_sha256: str) -> str:
+        path = tmp_path / f"floors-{reader_sha256[:4]}.json"
+        path.write_text(json.dumps({"reader_sha256": reader_sha256, "single": {"plan": 3.0}}))
+        sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+        return (
+            f'{{"kind": "learned", "field_floors_path": "{path}", '
+            f'"field_floors_sha256": "{sha256}"}}'
+        )
+
+    floors = floors_of(given(PACKAGED_QA_READER_SHA256))
+
+    assert floors_of('{"kind": "learned"}') is None
+    assert floors is not None
+    assert floors.of("plan", is_list=False) == 3.0
+    with pytest.raises(QaReaderIntegrityError, match="another reader"):
+        floors_of(given("0" * 64))
+
+
+def test_a_field_floors_file_without_its_pin_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "field_floors_path": "f.json"}')
+
+    with pytest.raises(SettingsError, match="field_floors_sha256"):
+        load_settings()
