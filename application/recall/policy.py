@@ -35,7 +35,7 @@ class RecallPolicy:
     mode: SearchMode = SearchMode.MEMORIES
     threshold: Annotated[float, Interval(ge=0, le=1)] = 0.55
     limit: Annotated[int, Interval(ge=1, le=MAX_LIMIT)] = 3
-    under_floor: Annotated[float, Interval(ge=0, le=1)] | None = 0.3
+    under_floor: Annotated[float, Interval(ge=0, le=1)] | None = 0.1
     include_inferred: bool = False
     include_superseded: bool = False
     recent_sessions: Annotated[int, Interval(ge=0, le=50)] = 3
