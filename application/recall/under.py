@@ -23,6 +23,11 @@ them, best first:
   can tell how sure recall is;
 - nothing here reads words: the floor is on the calibrated relevance the search already
   gave, and what is withheld is what the ledger decided.
+
+Off by default (`under_floor` None): at a floor of 0.1 the rows gained right notes on every
+dev half that moved, but also named old values more often than the adoption rule allowed
+(rows under the threshold are often the note that says a value changed, or an earlier
+statement no decision retired), so it stays a deployment's choice and the lab's (ADR 0150).
 """
 
 from __future__ import annotations
