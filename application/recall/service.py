@@ -474,8 +474,10 @@ def _decided_first(
     """Confirmed fields the turn asks about that no memory states, then the asked field's
     pending value (`recall.asked`), then the memories, those that agree with confirmed fields
     first (`recall.decided`), less those of earlier sessions that pending value outdated
-    (`recall.outdated`); at most `limit`. Only over a finished search: a partial one
-    serves what it found, as before."""
+    (`recall.outdated`); at most `limit`, the places left taken by the other held fields'
+    pending values, then, where the policy sets a floor, by rows under the threshold
+    (`recall.under`). Only over a finished search: a partial one serves what it found, as
+    before."""
     asked, later = ledger.asked, ledger.later
     # A later statement of the asked field takes its earlier pending value's place.
     offered = () if later is not None else _offered(ledger, findings.mask, findings.hits)
