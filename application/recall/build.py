@@ -29,6 +29,9 @@ class MemoryFindings:
     previous: dict[str, str] = field(default_factory=dict)  # superseded memory id -> its text
     transcripts: dict[str, Sequence[Message]] = field(default_factory=dict)  # by session id
     mask: ForgetMask = NOTHING_FORGOTTEN  # the ledger's forgets, as of this lookup
+    # The turn's rows under the threshold that may fill its empty places, past the mask
+    # (`recall.under`).
+    under: list[SearchHit] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -20,6 +20,10 @@ class RecallPolicy:
     - `context_budget_s` bounds `session_context`, `recall_budget_s` bounds `recall`.
     - Search defaults: memories only, threshold 0.55 (calibrated relevance), at
       most 3 facts, inferred and superseded facts excluded.
+    - `under_floor` (off by default): places a turn's notes leave empty take the search's
+      rows under the threshold down to this calibrated relevance, best first (`recall.under`;
+      ADR 0150 measured it at 0.1: more right notes, and more stale ones than its rule
+      allowed); None: a turn serves only what reaches the threshold.
     - Notes only by default: verbatim excerpts are a tenant's opt-in (`excerpts=True`) and
       then come in their own attributed field, never inside the notes.
     - Each field's bounds sit in its annotation (`annotated_types`, which pydantic reads), so
@@ -32,6 +36,7 @@ class RecallPolicy:
     mode: SearchMode = SearchMode.MEMORIES
     threshold: Annotated[float, Interval(ge=0, le=1)] = 0.55
     limit: Annotated[int, Interval(ge=1, le=MAX_LIMIT)] = 3
+    under_floor: Annotated[float, Interval(ge=0, le=1)] | None = None
     include_inferred: bool = False
     include_superseded: bool = False
     recent_sessions: Annotated[int, Interval(ge=0, le=50)] = 3

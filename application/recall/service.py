@@ -90,6 +90,7 @@ from factledger.application.recall.types import (
     RecallResult,
     SessionContext,
 )
+from factledger.application.recall.under import candidate_rows, filling_rows
 
 log = structlog.get_logger(__name__)
 
@@ -258,6 +259,8 @@ class Recall:
             findings.hits = wanted[: policy.limit]
             if ledger is not None and under:
                 await self._later(ledger, findings, under, backend, ns)
+                if len(findings.hits) < policy.limit:
+                    await self._under(findings, candidate_rows(under, policy.under_floor), ns)
             steps: list[Coroutine[object, object, None]] = []
             if _older_ids(findings):
                 steps.append(self._previous(backend, subject_id, findings))
@@ -389,6 +392,18 @@ class Recall:
         except Exception as error:
             log.warning("recall.later_skipped", error_type=type(error).__name__)
 
+    async def _under(self, findings: MemoryFindings, rows: list[SearchHit], ns: Namespace) -> None:
+        """The rows under the threshold that may fill the turn's empty places, past the forget
+        mask (`recall.under`); read only when the memories leave a place."""
+        backend = self._ports.backend
+        if not rows or backend is None:
+            return
+        # An optional reading: its failure leaves the turn as it was, never its memories.
+        try:
+            findings.under = await unforgotten(rows, findings.mask, backend, ns, self._traces)
+        except Exception as error:
+            log.warning("recall.under_skipped", error_type=type(error).__name__)
+
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)
         ledger.recent = list(recent)
@@ -459,8 +474,10 @@ def _decided_first(
     """Confirmed fields the turn asks about that no memory states, then the asked field's
     pending value (`recall.asked`), then the memories, those that agree with confirmed fields
     first (`recall.decided`), less those of earlier sessions that pending value outdated
-    (`recall.outdated`); at most `limit`. Only over a finished search: a partial one
-    serves what it found, as before."""
+    (`recall.outdated`); at most `limit`, the places left taken by the other held fields'
+    pending values, then, where the policy sets a floor, by rows under the threshold
+    (`recall.under`). Only over a finished search: a partial one serves what it found, as
+    before."""
     asked, later = ledger.asked, ledger.later
     # A later statement of the asked field takes its earlier pending value's place.
     offered = () if later is not None else _offered(ledger, findings.mask, findings.hits)
@@ -468,7 +485,8 @@ def _decided_first(
     if "memories" in failures:
         return memory_notes(findings)
     if not (ledger.profile or pending or later):
-        return _filled(memory_notes(findings), findings, ledger, limit)
+        notes = _filled(memory_notes(findings), findings, ledger, limit)
+        return _under_filled(notes, findings, offered, later, limit)
     hits = (
         not_outdated(findings.hits, offered) if later is None else from_later(findings.hits, later)
     )
@@ -481,7 +499,8 @@ def _decided_first(
     )
     confirmed = profile_notes(LedgerFindings(profile=list(ranked.confirmed)))
     notes = (*confirmed, *pending, *memory_notes(kept))[:limit]
-    return _filled(notes, findings, ledger, limit)
+    notes = _filled(notes, findings, ledger, limit)
+    return _under_filled(notes, findings, offered, later, limit)
 
 
 def _with_under(query: SearchQuery) -> SearchQuery:
@@ -522,6 +541,28 @@ def _filled(
         findings.mask.withheld_changes,
     )
     return (*notes, *(n for n in more if n.origin.ref not in shown))[:limit]
+
+
+def _under_filled(
+    notes: tuple[Note, ...],
+    findings: MemoryFindings,
+    offered: Sequence[OpenProposal],
+    later: SearchHit | None,
+    limit: int,
+) -> tuple[Note, ...]:
+    """The places still empty, taken by the turn's rows under the threshold, best first, less
+    what the turn withholds (`recall.under`)."""
+    rows = filling_rows(
+        findings.under,
+        offered=offered,
+        later=later,
+        shown={n.origin.ref for n in notes},
+        places=limit - len(notes),
+    )
+    if not rows:
+        return notes
+    filled = MemoryFindings(hits=rows, previous=findings.previous, mask=findings.mask)
+    return (*notes, *memory_notes(filled))
 
 
 def _older_ids(findings: MemoryFindings) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 from typing import Annotated
@@ -143,6 +144,13 @@ def contact_centre(
             "same data, its recalls and `/healthz` timed in the same blocks."
         ),
     ] = None,
+    beside_policy: Annotated[
+        str | None,
+        typer.Option(
+            help="In process: `Recall.recall` as served again with these recall policy keys "
+            "replaced (JSON, e.g. '{\"under_floor\": null}'), timed in the same blocks."
+        ),
+    ] = None,
 ) -> None:
     """Recall where most subjects are met once: conversations over thousands of subjects, each
     way against the floor (query embedding + the bare exact search) in one run."""
@@ -155,6 +163,7 @@ def contact_centre(
         vectors_cache=vectors_cache,
         serve_with=serve_with,
         served_beside=served_beside,
+        beside_policy=None if beside_policy is None else json.loads(beside_policy),
     )
     # Logged as a served process logs (JSON lines at INFO), so recall's own log line costs what
     # it costs in production; the lines go nowhere, the report is the output.

@@ -28,7 +28,7 @@ import os
 import random
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -76,6 +76,10 @@ class ContactCentreOptions:
     # `--served`: another build's `factledger`, served beside the first over the same data and
     # timed in the same blocks (each build's recall and `/healthz` ways alternating).
     served_beside: Path | None = None
+    # In process: `Recall.recall` as served again on a runtime of its own, with these keys of
+    # the recall policy replaced (`{"under_floor": null}`: ADR 0150's fill off), timed in the
+    # same blocks as the default; None: no such way.
+    beside_policy: Mapping[str, object] | None = None
 
 
 @dataclass(slots=True)

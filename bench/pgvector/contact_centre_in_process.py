@@ -22,10 +22,11 @@ from __future__ import annotations
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from factledger.adapters.pgvector.backend import PgvectorMemoryBackend
 from factledger.adapters.pgvector.config import embedded_config, ensure_database
@@ -35,6 +36,7 @@ from factledger.api.bootstrap.compose import open_runtime
 from factledger.api.bootstrap.runtime import Needs, Runtime
 from factledger.api.bootstrap.services import recall_policies
 from factledger.api.settings import Settings, load_settings
+from factledger.api.settings.recall import TenantRecallSettings
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.memory.forwarding import ForwardingMemoryBackend
 from factledger.application.memory.ports import Embedder, MemoryBackend
@@ -42,6 +44,7 @@ from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import Namespace, SearchHit, SearchQuery
 from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources
+from factledger.application.recall.policy import RecallPolicies, RecallPolicy, policy_of
 from factledger.application.recall.ports import TurnLedger, TurnSource
 from factledger.application.recall.service import Recall, RecallPorts, wide_query
 from factledger.application.recall.turn_reads import LedgerTurns
@@ -146,16 +149,19 @@ class TimedTurns:
 
 
 def served_recall(
-    runtime: Runtime, settings: Settings, backend: MemoryBackend
+    runtime: Runtime,
+    settings: Settings,
+    backend: MemoryBackend,
+    policies: RecallPolicies | None = None,
 ) -> tuple[Recall, TimedTurns]:
     """The recall a served process composes (`api.bootstrap.services.open_services`: the
     ledger's sources, forgets and turn read, the tenants' policies, the question heads) over
-    `backend`, its turn read timed."""
+    `backend`, its turn read timed; `policies` in place of the settings' (a variant's)."""
     ledger, clock = runtime.ledger, runtime.ledger.clock
     forgets = LedgerForgets(ledger)
     timed = TimedTurns(LedgerTurns(ledger, forgets, clock=clock))
     sources = LedgerRecallSources(ledger, clock=clock)
-    policies = recall_policies(settings.recall)
+    policies = policies or recall_policies(settings.recall)
     # The reader of asked fields over the backend's own embedder, as the runtime composed it.
     asked = None if runtime.recall is None else runtime.recall.ports.asked_fields
     ports = RecallPorts(
@@ -188,16 +194,45 @@ class Composed:
     recalling: Runtime
     timed: TimedSearch
     splits: list[Split] = field(default_factory=list)
+    beside: Runtime | None = None  # the beside policy's recall (`ContactCentreOptions`)
 
 
 @asynccontextmanager
-async def composed(settings: Settings) -> AsyncIterator[Composed]:
+async def composed(settings: Settings, *, beside: bool = False) -> AsyncIterator[Composed]:
     async with AsyncExitStack() as stack:
         searching = await stack.enter_async_context(open_runtime(settings, RECALL_ONLY))
         recalling = await stack.enter_async_context(open_runtime(settings, RECALL_ONLY))
         if searching.backend is None or recalling.backend is None:
             raise RuntimeError("the composed ways need the runtime's memory backend")
-        yield Composed(searching, recalling, TimedSearch(recalling.backend))
+        other = None
+        if beside:
+            other = await stack.enter_async_context(open_runtime(settings, RECALL_ONLY))
+        yield Composed(searching, recalling, TimedSearch(recalling.backend), beside=other)
+
+
+def beside_way(
+    runtimes: Composed, settings: Settings, overrides: Mapping[str, object]
+) -> tuple[Way, Call]:
+    """`Recall.recall` as served on a runtime of its own, with `overrides` of the recall
+    policy (a variant the product does not ship, injected here: its cost beside the default's
+    in the same blocks)."""
+    runtime = runtimes.beside
+    if runtime is None or runtime.backend is None:
+        raise RuntimeError("the beside way needs its runtime's memory backend")
+    base = recall_policies(settings.recall).for_tenant(TENANT)
+    # Validated as the settings validate a tenant's keys (bounds, types, unknown keys).
+    values: dict[str, Any] = {f.name: getattr(base, f.name) for f in fields(RecallPolicy)}
+    tenant = policy_of(TenantRecallSettings(**{**values, **overrides}))
+    variant = RecallPolicies(default=tenant, tenants={TENANT: tenant})
+    recall, _ = served_recall(runtime, settings, runtime.backend, variant)
+    shown = ", ".join(f"{k}={v}" for k, v in overrides.items())
+    way = Way(f"Recall.recall as served, {shown}")
+
+    async def answer(subject: uuid.UUID, text: str) -> None:
+        result = await recall.recall(subject, text, tenant=TENANT)
+        way.degraded += result.degraded is not None
+
+    return way, answer
 
 
 def composed_ways(runtimes: Composed, settings: Settings) -> list[tuple[Way, Call]]:
@@ -264,8 +299,12 @@ async def run_contact_centre(
         ways.append(
             recalling_way(f"Recall.recall (default, earned at {default.earn_after})", recalled)
         )
-        async with composed(settings) as runtimes:
+        beside = options.beside_policy
+        async with composed(settings, beside=beside is not None) as runtimes:
             ways += composed_ways(runtimes, settings)
+            paired = list(ways)
+            if beside is not None:
+                ways.append(beside_way(runtimes, settings, beside))
             await warm_up(ways, planned)
             for way, _ in ways:
                 way.degraded = 0  # the warm-up's answers are not the workload's
@@ -277,7 +316,8 @@ async def run_contact_centre(
         for opened_backend in opened:
             await opened_backend.close()
         server.stop()
-    lines += _report([way for way, _ in ways], splits)
+    lines += _report([way for way, _ in paired], splits)
+    lines += _beside_lines([way for way, _ in ways[len(paired) :]], paired[-1][0], ways[0][0])
     lines.append(load_line("end"))
     return lines
 
@@ -293,6 +333,23 @@ def _report(ways: list[Way], splits: list[Split]) -> list[str]:
             f"- Recall.recall minus the search way, {name}: p50 {r50:.2f} - {s50:.2f} = "
             f"**{r50 - s50:.2f} ms**; p95 {r95:.2f} - {s95:.2f} = {r95 - s95:.2f} ms"
         )
+    return out
+
+
+def _beside_lines(beside: list[Way], recalled: Way, floor: Way) -> list[str]:
+    """The beside policy's way against `Recall.recall` as served, timed in the same blocks."""
+    out = []
+    (f50, f95, _), (r50, r95, _) = percentiles(floor.timings), percentiles(recalled.timings)
+    for way in beside:
+        b50, b95, _ = percentiles(way.timings)
+        out += [
+            f"- {way.name}: p50 / p95 {b50:.2f} / {b95:.2f} ms, p95 / floor p95 "
+            f"{b95 / f95:.2f}x, degraded {way.degraded}, CPU per call "
+            f"{way.client_cpu_s * 1e3 / max(len(way.timings), 1):.3f} ms",
+            f"- Recall.recall as served (the settings' policy) minus it: p50 {r50:.2f} - "
+            f"{b50:.2f} = **{r50 - b50:+.2f} ms**; p95 {r95:.2f} - {b95:.2f} = {r95 - b95:+.2f} ms"
+            f" (floor p50 {f50:.2f})",
+        ]
     return out
 
 

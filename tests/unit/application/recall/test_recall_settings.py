@@ -15,6 +15,8 @@ def test_defaults_are_the_product_promise() -> None:
     assert (policy.threshold, policy.limit, policy.mode) == (0.55, 3, SearchMode.MEMORIES)
     assert not policy.include_inferred
     assert not policy.include_superseded
+    # Rows under the threshold fill no empty place unless a deployment asks (ADR 0150).
+    assert policy.under_floor is None
 
 
 def test_tenant_overrides_merge_over_the_deployment_policy() -> None:
@@ -37,3 +39,14 @@ def test_an_invalid_override_is_refused_at_start_up() -> None:
 def test_an_invalid_budget_is_refused_by_field_name() -> None:
     with pytest.raises(SettingsError, match=r"recall\.recall_budget_s"):
         load_settings(recall={"recall_budget_s": 0})
+
+
+def test_the_fill_under_the_threshold_is_a_setting_a_tenant_may_turn_off() -> None:
+    settings = load_settings(
+        recall={"under_floor": 0.2, "tenants": {"acme": {"under_floor": None}}}
+    )
+    policies = recall_policies(settings.recall)
+    assert policies.for_tenant("other").under_floor == 0.2
+    assert policies.for_tenant("acme").under_floor is None
+    with pytest.raises(SettingsError, match=r"recall\.under_floor"):
+        load_settings(recall={"under_floor": 1.5})
