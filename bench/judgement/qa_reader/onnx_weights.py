@@ -69,8 +69,27 @@ def _consumers(graph: onnx.GraphProto) -> dict[str, list[onnx.NodeProto]]:
     return found
 
 
+def _module(node: onnx.NodeProto) -> str | None:
+    """The torch module a node was exported from, by its name (`/layers.0/query/Add`:
+    `layers.0.query`); None for a node the exporter did not name so."""
+    parts = node.name.split("/")
+    return ".".join(parts[1:-1]) if node.name.startswith("/") and len(parts) > 2 else None
+
+
+def _bias_name(add: onnx.NodeProto, initializers: Mapping[str, object]) -> str | None:
+    """The named bias an `Add` adds: by the node's module, else by the initializer's name."""
+    held = [i for i in add.input if i in initializers]
+    if len(held) != 1:
+        return None
+    if (module := _module(add)) is not None:
+        return f"{module}.bias"
+    return held[0] if held[0].endswith(".bias") else None
+
+
 def _bias_after(
-    weight: str, consumers: Mapping[str, Sequence[onnx.NodeProto]], initializers: set[str]
+    weight: str,
+    consumers: Mapping[str, Sequence[onnx.NodeProto]],
+    initializers: Mapping[str, object],
 ) -> str:
     """The named bias the product of `weight` is added to (through casts and scalings)."""
     products = [n for n in consumers.get(weight, ()) if n.op_type in _PRODUCTS]
@@ -80,14 +99,31 @@ def _bias_after(
     while len(following := consumers.get(out, ())) == 1:
         node = following[0]
         if node.op_type == "Add":
-            named = [i for i in node.input if i in initializers and i.endswith(".bias")]
-            if len(named) == 1:
-                return str(named[0])
+            if (bias := _bias_name(node, initializers)) is not None:
+                return bias
             break
         if node.op_type not in _ON_THE_WAY:
             break
         out = node.output[0]
     raise ReaderFileError(f"no named bias follows the product of {weight}")
+
+
+def _by_module(graph: onnx.GraphProto, arrays: Mapping[str, object]) -> dict[str, str]:
+    """Each norm's and bias's name by the module whose node reads it, initializer by
+    initializer: the exporter keeps one initializer for equal tensors (a fresh model's norms
+    all start at one), named after the first module that holds it."""
+    names: dict[str, str] = {}
+    for node in graph.node:
+        module = _module(node)
+        if module is None:
+            continue
+        if node.op_type == "LayerNormalization":
+            for role, name in zip(("weight", "bias"), node.input[1:3], strict=False):
+                if name in arrays:
+                    names[f"{module}.{role}"] = name
+        elif node.op_type == "Add" and (bias := _bias_name(node, arrays)) is not None:
+            names[bias] = next(i for i in node.input if i in arrays)
+    return names
 
 
 def graph_weights(model: onnx.ModelProto) -> Weights:
@@ -113,8 +149,10 @@ def graph_weights(model: onnx.ModelProto) -> Weights:
         if stem.startswith(PREFIX):
             named[stem] = value
         elif any(n.op_type in _PRODUCTS for n in consumers.get(name, ())):
-            bias = _bias_after(name, consumers, set(arrays))
+            bias = _bias_after(name, consumers, arrays)
             named[bias.removesuffix("bias") + "weight"] = np.ascontiguousarray(value.T)
+    for module_name, name in _by_module(graph, arrays).items():
+        named[module_name] = arrays[name]
     return {k.removeprefix(PREFIX): v for k, v in named.items()}
 
 
