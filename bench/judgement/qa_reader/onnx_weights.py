@@ -69,21 +69,21 @@ def _consumers(graph: onnx.GraphProto) -> dict[str, list[onnx.NodeProto]]:
     return found
 
 
-def _module(node: onnx.NodeProto) -> str | None:
-    """The torch module a node was exported from, by its name (`/layers.0/query/Add`:
-    `layers.0.query`); None for a node the exporter did not name so."""
-    parts = node.name.split("/")
-    return ".".join(parts[1:-1]) if node.name.startswith("/") and len(parts) > 2 else None
-
-
 def _bias_name(add: onnx.NodeProto, initializers: Mapping[str, object]) -> str | None:
-    """The named bias an `Add` adds: by the node's module, else by the initializer's name."""
-    held = [i for i in add.input if i in initializers]
-    if len(held) != 1:
-        return None
-    if (module := _module(add)) is not None:
-        return f"{module}.bias"
-    return held[0] if held[0].endswith(".bias") else None
+    """The named bias an `Add` adds, if it adds one."""
+    held = [i for i in add.input if i in initializers and i.endswith(".bias")]
+    return held[0] if len(held) == 1 else None
+
+
+def _with_aliases(graph: onnx.GraphProto, arrays: Weights) -> Weights:
+    """`arrays` and, under its own name, each `Identity` of one of them: the exporter keeps
+    one initializer for equal tensors (a fresh model's norms all start at one) and gives the
+    other modules theirs through an `Identity` node named as their tensor."""
+    out = dict(arrays)
+    for node in graph.node:
+        if node.op_type == "Identity" and node.input[0] in out:
+            out[node.output[0]] = out[node.input[0]]
+    return out
 
 
 def _bias_after(
@@ -108,29 +108,11 @@ def _bias_after(
     raise ReaderFileError(f"no named bias follows the product of {weight}")
 
 
-def _by_module(graph: onnx.GraphProto, arrays: Mapping[str, object]) -> dict[str, str]:
-    """Each norm's and bias's name by the module whose node reads it, initializer by
-    initializer: the exporter keeps one initializer for equal tensors (a fresh model's norms
-    all start at one), named after the first module that holds it."""
-    names: dict[str, str] = {}
-    for node in graph.node:
-        module = _module(node)
-        if module is None:
-            continue
-        if node.op_type == "LayerNormalization":
-            for role, name in zip(("weight", "bias"), node.input[1:3], strict=False):
-                if name in arrays:
-                    names[f"{module}.{role}"] = name
-        elif node.op_type == "Add" and (bias := _bias_name(node, arrays)) is not None:
-            names[bias] = next(i for i in node.input if i in arrays)
-    return names
-
-
 def graph_weights(model: onnx.ModelProto) -> Weights:
     """Every weight of the graph as a float32 array, named as the torch model's state names
     it (without the export's `reader.` prefix), a linear layer's as `[out, in]`."""
     graph = model.graph
-    arrays = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    arrays = _with_aliases(graph, {i.name: numpy_helper.to_array(i) for i in graph.initializer})
     consumers = _consumers(graph)
     named: Weights = {}
     for name, array in arrays.items():
@@ -151,8 +133,6 @@ def graph_weights(model: onnx.ModelProto) -> Weights:
         elif any(n.op_type in _PRODUCTS for n in consumers.get(name, ())):
             bias = _bias_after(name, consumers, arrays)
             named[bias.removesuffix("bias") + "weight"] = np.ascontiguousarray(value.T)
-    for module_name, name in _by_module(graph, arrays).items():
-        named[module_name] = arrays[name]
     return {k.removeprefix(PREFIX): v for k, v in named.items()}
 
 

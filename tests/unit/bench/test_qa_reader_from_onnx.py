@@ -93,10 +93,10 @@ def test_a_file_that_is_not_this_readers_graph_is_refused_naming_what_it_lacks(
 ) -> None:
     _, out = exported
     model = onnx.load(out / FLOAT_FILE)
-    kept = [i for i in model.graph.initializer if i.name != "reader.embedding_norm.weight"]
+    kept = [i for i in model.graph.initializer if i.name != "reader.positions.weight"]
     del model.graph.initializer[:]
     model.graph.initializer.extend(kept)
     onnx.save(model, tmp_path / "partial.onnx")
 
-    with pytest.raises(ReaderFileError, match=r"missing from the file: embedding_norm\.weight$"):
+    with pytest.raises(ReaderFileError, match=r"missing from the file: positions\.weight$"):
         from_onnx(tmp_path / "partial.onnx", None)

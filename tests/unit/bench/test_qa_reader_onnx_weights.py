@@ -114,6 +114,17 @@ def test_a_float_file_reads_back_exactly(tmp_path: Path) -> None:
     np.testing.assert_array_equal(weights["words.weight"], WORDS)
 
 
+def test_a_tensor_the_exporter_shares_between_modules_is_read_under_each_name() -> None:
+    model = _graph()
+    model.graph.node.append(
+        helper.make_node("Identity", ["reader.start_of.weight"], ["reader.end_of.weight"])
+    )
+
+    weights = graph_weights(model)
+
+    np.testing.assert_array_equal(weights["end_of.weight"], weights["start_of.weight"])
+
+
 def test_a_product_added_to_no_named_bias_is_refused_naming_its_weight(tmp_path: Path) -> None:
     path = _int8(tmp_path, _graph(bias_name="onnx::Add_3"))
 
