@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -83,22 +84,29 @@ def _windows(tokenizer: Tokenizer, sessions: Sequence[Session]) -> list[tuple[st
 
 def _best(
     session: ort.InferenceSession, windows: Sequence[tuple[str, LineWindow]]
-) -> Iterator[Best]:
+) -> Iterator[tuple[Best, ...]]:
+    """Each window's best span per field, window by window."""
     for begin in range(0, len(windows), BATCH):
         chunk = windows[begin : begin + BATCH]
         start, end = session.run(None, batch_arrays([w for _, w in chunk]))
         for row, (text, w) in enumerate(chunk):
             n = len(w.ids)
-            for f in range(len(w.markers)):
-                found = answers(
-                    np.asarray(start[row, f, :n]), np.asarray(end[row, f, :n]),
-                    w.first_line_token, w.offsets, text, margin=-np.inf, many=False,
-                )  # fmt: skip
-                yield (
-                    Best(found[0].start, found[0].end, found[0].margin)
-                    if found
-                    else Best(0, 0, float("-inf"))
+            found = [
+                answers(
+                    np.asarray(start[row, f, :n]),
+                    np.asarray(end[row, f, :n]),
+                    w.first_line_token,
+                    w.offsets,
+                    text,
+                    margin=-np.inf,
+                    many=False,
                 )
+                for f in range(len(w.markers))
+            ]
+            yield tuple(
+                Best(a[0].start, a[0].end, a[0].margin) if a else Best(0, 0, float("-inf"))
+                for a in found
+            )
 
 
 def margin_figures(
@@ -110,6 +118,34 @@ def margin_figures(
     windows.sort(key=lambda item: len(item[1].ids))
     ours = list(_best(_session(*reader), windows))
     theirs = list(_best(_session(*against), windows))
+    return _compared(ours, theirs)
+
+
+def batch_noise(
+    reader: tuple[Path, str | None], corpora: Sequence[Path], seed: int = 28
+) -> dict[str, float | int]:
+    """One file's margins on the same lines read twice, in batches of other lines (the
+    windows shuffled): the int8 graph quantises its activations per batch, so a line's
+    margins move with what it is batched with; the floor under any two files' differences."""
+    sessions, _ = kept_out_sessions(corpora)
+    windows = _windows(_tokenizer(), sessions)
+    windows.sort(key=lambda item: len(item[1].ids))
+    order = list(range(len(windows)))
+    random.Random(seed).shuffle(order)
+    session = _session(*reader)
+    sorted_best = list(_best(session, windows))
+    shuffled = list(_best(session, [windows[i] for i in order]))
+    again: list[tuple[Best, ...]] = [()] * len(windows)
+    for at, i in enumerate(order):
+        again[i] = shuffled[at]
+    return _compared(sorted_best, again)
+
+
+def _compared(
+    by_window: Sequence[tuple[Best, ...]], against: Sequence[tuple[Best, ...]]
+) -> dict[str, float | int]:
+    ours = [b for window in by_window for b in window]
+    theirs = [b for window in against for b in window]
     same = [
         abs(a.margin - b.margin)
         for a, b in zip(ours, theirs, strict=True)
@@ -170,11 +206,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--against", type=Path, default=PACKAGED_QA_READER)
     parser.add_argument("--against-sha256", default=None, help="default: the packaged file's")
     parser.add_argument("--corpus", type=Path, action="append")
+    parser.add_argument(
+        "--batch-noise",
+        action="store_true",
+        help="only --reader's margins read twice, in other batches (its own noise)",
+    )
     args = parser.parse_args(argv)
     against_pin = args.against_sha256 or (
         PACKAGED_QA_READER_SHA256 if args.against == PACKAGED_QA_READER else None
     )
     corpora = args.corpus or [DATA]
+    if args.batch_noise:
+        noise = batch_noise((args.reader, args.sha256), corpora)
+        sys.stdout.write(json.dumps({"reader": args.reader.name, "batch_noise": noise}) + "\n")
+        return
     began = time.strftime("%H:%M:%S", time.gmtime())
     ours = at_shipped_floors(floor_figures(args.reader, args.sha256, corpora))
     theirs = at_shipped_floors(floor_figures(args.against, against_pin, corpora))
