@@ -61,6 +61,7 @@ def _train(args: argparse.Namespace) -> None:
     loss: Callable[[QaReader, Sequence[Any]], torch.Tensor]
     length: Callable[[Any], int]
     init: dict[str, object] = {}
+    reader: QaReader
     if args.formulation == "line":
         examples: list[Any] = line_examples(
             train_pairs, FieldsTokens(tokenizer, args.max_tokens or 128), args.seed

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +35,7 @@ _PRODUCTS = frozenset({"MatMul", "MatMulInteger"})
 _ON_THE_WAY = frozenset({"Cast", "Mul"})  # between a product and its bias: its dtype and scale
 
 Weights = dict[str, npt.NDArray[np.float32]]
+Arrays = dict[str, npt.NDArray[Any]]  # as the file stores them: float, int8 or uint8
 
 
 class ReaderFileError(ValueError):
@@ -41,9 +43,9 @@ class ReaderFileError(ValueError):
 
 
 def dequantized(
-    quantized: npt.NDArray[np.integer],
+    quantized: npt.NDArray[Any],
     scale: npt.NDArray[np.float32],
-    zero_point: npt.NDArray[np.integer],
+    zero_point: npt.NDArray[Any],
     axis: int = -1,
 ) -> npt.NDArray[np.float32]:
     """(q - zero point) x scale, per tensor where the scale is one number, else per slice of
@@ -75,7 +77,7 @@ def _bias_name(add: onnx.NodeProto, initializers: Mapping[str, object]) -> str |
     return held[0] if len(held) == 1 else None
 
 
-def _with_aliases(graph: onnx.GraphProto, arrays: Weights) -> Weights:
+def _with_aliases(graph: onnx.GraphProto, arrays: Arrays) -> Arrays:
     """`arrays` and, under its own name, each `Identity` of one of them: the exporter keeps
     one initializer for equal tensors (a fresh model's norms all start at one) and gives the
     other modules theirs through an `Identity` node named as their tensor."""
