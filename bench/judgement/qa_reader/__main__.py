@@ -1,6 +1,8 @@
 """`python -m factledger.bench.judgement.qa_reader train|evaluate ...` (needs torch).
 
 train    --base MODEL.safetensors --out DIR [--corpus DIR ...] [--minutes 60] [--epochs 3]
+         [--init-onnx FILE [--init-onnx-sha256 HEX]] (instead of --base: go on from an exported
+         reader, the packaged int8 file by default pin, its flags head fresh; ADR 0153)
          [--list-items] (a list field's items each against no value, ADR 0139)
          [--export] (then also DIR/qa-reader-int8.onnx, its SHA-256, its floor by ADR
          0107's rule and its list fields' floor by ADR 0113's on the kept-out cases, in
@@ -8,7 +10,8 @@ train    --base MODEL.safetensors --out DIR [--corpus DIR ...] [--minutes 60] [-
 evaluate --out DIR [--reader FILE] [--blind DIR ...] [--current] [--no-reader] [--flags]
          (scores DIR/reader.pt or FILE, and with --current the shipped field reader on the same
          lines; writes DIR/evaluation.json, or DIR/shipped-reader.json with --no-reader)
-export   --reader FILE --out DIR (a one-pass reader as ONNX, float and int8; ADR 0106)
+export   --reader FILE --out DIR (a one-pass reader as ONNX, float and int8; ADR 0106; FILE a
+         checkpoint, or an exported `.onnx` with --sha256 HEX: exported again, ADR 0153)
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ from typing import Any
 import torch
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER
+from factledger.adapters.judgement.qa_reader.reader import (
+    PACKAGED_QA_READER,
+    PACKAGED_QA_READER_SHA256,
+)
 from factledger.bench.judgement.conversations import CONVERSATIONS, load_training_cases
 from factledger.bench.judgement.qa_reader.batches import training_examples
 from factledger.bench.judgement.qa_reader.evaluate import evaluate, flag_figures, load_reader
@@ -32,7 +39,7 @@ from factledger.bench.judgement.qa_reader.export import INT8_FILE, export
 from factledger.bench.judgement.qa_reader.fields_pass import FieldsTokens
 from factledger.bench.judgement.qa_reader.fields_train import line_examples, line_length, line_loss
 from factledger.bench.judgement.qa_reader.floor import floor_figures
-from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader, from_base
+from factledger.bench.judgement.qa_reader.model import FieldsReader, QaReader, from_base, from_onnx
 from factledger.bench.judgement.qa_reader.pairs import split_pairs
 from factledger.bench.judgement.qa_reader.tokens import PairTokens, load_tokenizer
 from factledger.bench.judgement.qa_reader.train import Budget, fit, pair_length, pair_loss
@@ -51,14 +58,19 @@ def _train(args: argparse.Namespace) -> None:
     loaded = load_training_cases(corpora)
     train_pairs, kept = split_pairs(loaded.cases)
     tokenizer = load_tokenizer(Path(args.tokenizer))
-    base = Path(args.base)
     loss: Callable[[QaReader, Sequence[Any]], torch.Tensor]
     length: Callable[[Any], int]
+    init: dict[str, object] = {}
+    reader: QaReader
     if args.formulation == "line":
         examples: list[Any] = line_examples(
             train_pairs, FieldsTokens(tokenizer, args.max_tokens or 128), args.seed
         )
-        reader, length = from_base(base, FieldsReader), line_length
+        if args.init_onnx:
+            reader, init = _from_file(args)
+        else:
+            reader = from_base(Path(args.base), FieldsReader)
+        length = line_length
         if args.field_words and isinstance(reader, FieldsReader):
             reader.use_field_words()
         loss = functools.partial(
@@ -68,7 +80,7 @@ def _train(args: argparse.Namespace) -> None:
         examples = training_examples(
             train_pairs, PairTokens(tokenizer, args.max_tokens or 96), args.seed
         )
-        reader, loss, length = from_base(base), pair_loss, pair_length
+        reader, loss, length = from_base(Path(args.base)), pair_loss, pair_length
     print(  # noqa: T201 - the lab's report
         f"cases {len(loaded.cases)} dropped {dict(loaded.dropped)}; training pairs "
         f"{len(train_pairs)} ({sum(bool(p.spans) for p in train_pairs)} answered), inputs "
@@ -91,7 +103,8 @@ def _train(args: argparse.Namespace) -> None:
     )
     done = fit(reader, examples, budget, out, loss, length)
     card = {
-        "base": Path(args.base).name,
+        "base": Path(args.base).name if args.base else None,
+        **({"init_onnx": init} if init else {}),
         "layers": len(reader.layers),
         "max_tokens": args.max_tokens,
         "budget": {
@@ -106,7 +119,7 @@ def _train(args: argparse.Namespace) -> None:
         "training_pairs": len(train_pairs),
         "formulation": args.formulation,
         "no_answer_weight": args.no_answer_weight,
-        "field_words": args.field_words,
+        "field_words": args.field_words or bool(init),
         "list_items": args.list_items,
         "inputs": len(examples),
         "threads": args.threads,
@@ -130,6 +143,25 @@ def _train(args: argparse.Namespace) -> None:
         card["kept_out_list_fields"] = chosen["kept_out line level, list fields"]
     (out / "card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(card, indent=2))  # noqa: T201 - the lab's report
+
+
+def _from_file(args: argparse.Namespace) -> tuple[FieldsReader, dict[str, object]]:
+    """The reader an exported file holds, and what the card says of it (ADR 0153)."""
+    path = Path(args.init_onnx)
+    pin = args.init_onnx_sha256 or (
+        PACKAGED_QA_READER_SHA256 if path.resolve() == PACKAGED_QA_READER.resolve() else None
+    )
+    if pin is None:
+        raise SystemExit("--init-onnx: give the file's --init-onnx-sha256")
+    reader, fit = from_onnx(path, pin)
+    return reader, {"file": path.name, "sha256": pin, "fresh": list(fit.left_as_started)}
+
+
+def _check_train(args: argparse.Namespace) -> None:
+    if bool(args.base) == bool(args.init_onnx):
+        raise SystemExit("train: give --base or --init-onnx (one of them)")
+    if args.init_onnx and (args.init or args.formulation != "line"):
+        raise SystemExit("--init-onnx: a one-pass reader (line formulation), without --init")
 
 
 def _evaluate(args: argparse.Namespace) -> None:
@@ -159,7 +191,8 @@ def _evaluate(args: argparse.Namespace) -> None:
 
 
 def _export(args: argparse.Namespace) -> None:
-    reader = load_reader(Path(args.reader))
+    path = Path(args.reader)
+    reader = from_onnx(path, args.sha256)[0] if path.suffix == ".onnx" else load_reader(path)
     if not isinstance(reader, FieldsReader):
         raise SystemExit("only a one-pass reader (FieldsReader) is exported")
     print(json.dumps(export(reader, Path(args.out)), indent=2))  # noqa: T201 - the lab's report
@@ -169,10 +202,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.qa_reader")
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train")
-    train.add_argument("--base", required=True, help="the base model's model.safetensors")
+    train.add_argument("--base", help="the base model's model.safetensors")
     train.add_argument("--out", required=True)
     train.add_argument("--corpus", action="append")
     train.add_argument("--init", help="a reader.pt to go on from")
+    train.add_argument(
+        "--init-onnx",
+        help="an exported reader (.onnx, int8 or float) to go on from, instead of --base",
+    )
+    train.add_argument(
+        "--init-onnx-sha256", help="its pin (default: the packaged file's, for that file)"
+    )
     train.add_argument("--minutes", type=float, default=60.0)
     train.add_argument("--epochs", type=int, default=3)
     train.add_argument("--batch", type=int, default=32)
@@ -230,13 +270,20 @@ def main() -> None:
         help="the shipped field reader only (with --current); no reader.pt",
     )
     export_ = commands.add_parser("export")
-    export_.add_argument("--reader", required=True, help="a one-pass reader's checkpoint")
+    export_.add_argument(
+        "--reader", required=True, help="a one-pass reader's checkpoint, or an exported .onnx"
+    )
+    export_.add_argument("--sha256", help="an exported file's pin (required for a .onnx)")
     export_.add_argument("--out", required=True)
     for command in (train, evaluate_):
         command.add_argument("--tokenizer", default=str(TOKENIZER))
         command.add_argument("--max-tokens", type=int, default=0, help="0: 128 a line, 96 a pair")
         command.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
+    if args.command == "train":
+        _check_train(args)
+    if args.command == "export" and args.reader.endswith(".onnx") and not args.sha256:
+        raise SystemExit("export: give the .onnx file's --sha256")
     {"train": _train, "evaluate": _evaluate, "export": _export}[args.command](args)
 
 

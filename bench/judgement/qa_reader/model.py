@@ -8,7 +8,19 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from factledger.bench.judgement.bert import Encoder, base_size, load_base, read_safetensors
+from factledger.bench.judgement.bert import (
+    HEAD_WIDTH,
+    Encoder,
+    base_size,
+    load_base,
+    read_safetensors,
+)
+from factledger.bench.judgement.qa_reader.onnx_weights import (
+    Fit,
+    fit_of,
+    read_reader_file,
+    reader_size,
+)
 from factledger.bench.judgement.qa_reader.pairs import FLAGS
 
 HEADS = ("span.", "flags.", "start_of.", "end_of.")
@@ -84,3 +96,22 @@ def from_base(path: Path, kind: type[QaReader] = QaReader) -> QaReader:
     reader = kind(**base_size(base))
     load_base(reader, base, HEADS)
     return reader
+
+
+def from_onnx(path: Path, sha256: str | None) -> tuple[FieldsReader, Fit]:
+    """The one-pass reader an exported ONNX file holds (int8 or float; ADR 0153), asking with
+    its fields' words as every exported reader does; the heads the graph does not compute
+    (the flags) start as a fresh model's. A file that does not fit is refused, naming what
+    does not."""
+    weights = read_reader_file(path, sha256)
+    reader = FieldsReader(**reader_size(weights, HEAD_WIDTH))
+    reader.use_field_words()
+    fit = fit_of(
+        {name: tuple(array.shape) for name, array in weights.items()},
+        {name: tuple(p.shape) for name, p in reader.named_parameters()},
+    )
+    fit.check(path.name)
+    reader.load_state_dict(
+        {name: torch.from_numpy(array.copy()) for name, array in weights.items()}, strict=False
+    )
+    return reader, fit
