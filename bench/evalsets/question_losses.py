@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -137,6 +137,19 @@ def _flat(payload: object) -> Iterator[object]:
 
 
 @contextmanager
+def recall_replaced(
+    recall: Callable[..., Awaitable[RecallResult]], original: Callable[..., Awaitable[RecallResult]]
+) -> Iterator[None]:
+    """`Recall.recall` is `recall` while open, `original` again after: the lab's recorders
+    wrap the product's recall without a change to it."""
+    Recall.recall = recall  # type: ignore[method-assign, assignment]
+    try:
+        yield
+    finally:
+        Recall.recall = original  # type: ignore[method-assign, assignment]
+
+
+@contextmanager
 def recording_turns(recorder: TurnRecorder) -> Iterator[None]:
     """Records, beside every recall while open, what `Turn` keeps."""
     original = Recall.recall
@@ -161,11 +174,8 @@ def recording_turns(recorder: TurnRecorder) -> Iterator[None]:
         )
         return result
 
-    Recall.recall = recall  # type: ignore[method-assign]
-    try:
+    with recall_replaced(recall, original):
         yield
-    finally:
-        Recall.recall = original  # type: ignore[method-assign]
 
 
 def _word(text: str, keyword: str) -> bool:

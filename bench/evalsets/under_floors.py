@@ -29,7 +29,7 @@ from factledger.application.recall.policy import RecallPolicies
 from factledger.application.recall.service import Recall
 from factledger.application.recall.types import RecallResult
 from factledger.bench.evalsets.cases import load_cases
-from factledger.bench.evalsets.question_losses import TOP, _stale_in
+from factledger.bench.evalsets.question_losses import TOP, _stale_in, recall_replaced
 from factledger.bench.evalsets.run import blind_settings, run_case
 from factledger.bench.evalsets.score import holds_all
 from factledger.testing.manual_clock import ManualClock
@@ -57,11 +57,8 @@ def recording_floors(recorder: FloorRecorder) -> Iterator[None]:
         recorder.answers.append(at)
         return result
 
-    Recall.recall = recall  # type: ignore[method-assign]
-    try:
+    with recall_replaced(recall, original):
         yield
-    finally:
-        Recall.recall = original  # type: ignore[method-assign]
 
 
 async def floors_of(directory: Path, floors: Sequence[float | None]) -> dict[str, Any]:
