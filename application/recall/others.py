@@ -1,6 +1,6 @@
 """Memories that state a third party's fact are not served as the subject's.
 
-"Is Mr. Papadakis on any blood thinners?" The subject said "my wife's on warfarin, I always
+"Is the patient on any blood thinners?" The subject said "my wife's on warfarin, I always
 mention that"; the QA reader answered the medications field from it, and its memory ("their
 wife's on warfarin, the subject always mentions that") stayed a current memory of the
 subject. The learned extractor keeps the reader's answers whatever the statement head reads
@@ -18,6 +18,11 @@ place it leaves is filled as any empty place is.
 - The head's most probable class, not a bar fitted on any set: its own decision.
 - Memories only: a confirmed field or a pending value was decided by a reviewer or the ledger.
 - Optional and fail-open: a reader that fails leaves the rows as they were.
+
+Off by default: on the dev halves it withheld the third parties' notes it was built for, but
+also right notes, since a memory's note is the subject's words rewritten in the third person
+("the subject is ...", "their ..."), which the head, trained on what speakers say of
+themselves, reads as someone else's more often than the first-person line (ADR 0154).
 """
 
 from __future__ import annotations
