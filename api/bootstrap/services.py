@@ -41,6 +41,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.ports import Embedder, MemoryBackend
 from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
+from factledger.application.recall.others import JudgedMemoryStatements
 from factledger.application.recall.policy import RecallPolicies, policy_of
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.turn_reads import LedgerTurns
@@ -168,8 +169,18 @@ async def open_services(
     forgets = LedgerForgets(ledger)
     turns = LedgerTurns(ledger, forgets, clock=clock)
     asked = question_reader(settings, embedder if backend is not None else None)
+    # The extractor's statement head reads whom a memory speaks of, where a policy asks.
+    statements = None if judge is None else JudgedMemoryStatements(judge)
     recall = Recall(
-        RecallPorts(backend, sources, policies, forgets=forgets, turns=turns, asked_fields=asked)
+        RecallPorts(
+            backend,
+            sources,
+            policies,
+            forgets=forgets,
+            turns=turns,
+            asked_fields=asked,
+            statements=statements,
+        )
     )
     worker = None
     if backend is not None:

@@ -24,6 +24,9 @@ class RecallPolicy:
       rows under the threshold down to this calibrated relevance, best first (`recall.under`;
       ADR 0150 measured it at 0.1: more right notes, and more stale ones than its rule
       allowed); None: a turn serves only what reaches the threshold.
+    - `withhold_third_parties` (off by default): a turn's memory notes that the statement
+      head reads as a third party's fact are not served (`recall.others`, ADR 0154); it
+      needs the deployment's sentence judge, and without one changes nothing.
     - Notes only by default: verbatim excerpts are a tenant's opt-in (`excerpts=True`) and
       then come in their own attributed field, never inside the notes.
     - Each field's bounds sit in its annotation (`annotated_types`, which pydantic reads), so
@@ -37,6 +40,7 @@ class RecallPolicy:
     threshold: Annotated[float, Interval(ge=0, le=1)] = 0.55
     limit: Annotated[int, Interval(ge=1, le=MAX_LIMIT)] = 3
     under_floor: Annotated[float, Interval(ge=0, le=1)] | None = None
+    withhold_third_parties: bool = False
     include_inferred: bool = False
     include_superseded: bool = False
     recent_sessions: Annotated[int, Interval(ge=0, le=50)] = 3

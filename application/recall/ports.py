@@ -74,6 +74,14 @@ class AskedFields(Protocol):
     def ranked_fields(self, kind: str, vector: QueryVector) -> Sequence[str]: ...
 
 
+class MemoryStatements(Protocol):
+    """Whom memory texts speak of, by a learned reader (`recall.others`, ADR 0154):
+    `third_parties` returns, for each text in order, whether it most probably states a third
+    party's fact rather than the subject's own. Deterministic for a given model; no network."""
+
+    async def third_parties(self, texts: Sequence[str]) -> list[bool]: ...
+
+
 class TurnSource(Protocol):
     """The ledger's side of one turn, read once: on every turn, beside the search, so one
     read of the subject (one hand-off to a worker thread) rather than one per part."""

@@ -73,11 +73,13 @@ from factledger.application.recall.later import (
     said_at,
     split_under,
 )
+from factledger.application.recall.others import own_rows
 from factledger.application.recall.outdated import not_outdated
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.ports import (
     AskedFields,
     ForgetSource,
+    MemoryStatements,
     RecallSources,
     TurnSource,
 )
@@ -112,6 +114,9 @@ class RecallPorts:
     # Which profile field a turn's question asks about, read per subject kind (`recall.asked`);
     # None: only the words of the question name a field.
     asked_fields: AskedFields | None = None
+    # Whom a memory speaks of, read when the policy withholds third parties' facts
+    # (`recall.others`); None: every memory is served as the subject's.
+    statements: MemoryStatements | None = None
 
 
 class Recall:
@@ -257,10 +262,14 @@ class Recall:
             findings.previous.update({h.id: h.text for h in hits if not h.is_latest})
             wanted = [h for h in hits if h.is_latest or policy.include_superseded]
             findings.hits = wanted[: policy.limit]
+            if ledger is not None and policy.withhold_third_parties:
+                findings.hits = await self._own(findings.hits)
             if ledger is not None and under:
                 await self._later(ledger, findings, under, backend, ns)
                 if len(findings.hits) < policy.limit:
                     await self._under(findings, candidate_rows(under, policy.under_floor), ns)
+                    if policy.withhold_third_parties:
+                        findings.under = await self._own(findings.under)
             steps: list[Coroutine[object, object, None]] = []
             if _older_ids(findings):
                 steps.append(self._previous(backend, subject_id, findings))
@@ -403,6 +412,19 @@ class Recall:
             findings.under = await unforgotten(rows, findings.mask, backend, ns, self._traces)
         except Exception as error:
             log.warning("recall.under_skipped", error_type=type(error).__name__)
+
+    async def _own(self, rows: list[SearchHit]) -> list[SearchHit]:
+        """`rows` less the memories the statement head reads as a third party's fact
+        (`recall.others`); as they were without a reader or when it fails."""
+        reader = self._ports.statements
+        if reader is None or not rows:
+            return rows
+        # An optional reading: its failure serves the rows as they were, never fewer.
+        try:
+            return await own_rows(reader, rows)
+        except Exception as error:
+            log.warning("recall.others_skipped", error_type=type(error).__name__, rows=len(rows))
+            return rows
 
     async def _recent(self, subject_id: UUID, policy: RecallPolicy, ledger: LedgerFindings) -> None:
         recent = await self._ports.sources.recent_sessions(subject_id, limit=policy.recent_sessions)

@@ -164,8 +164,16 @@ def served_recall(
     policies = policies or recall_policies(settings.recall)
     # The reader of asked fields over the backend's own embedder, as the runtime composed it.
     asked = None if runtime.recall is None else runtime.recall.ports.asked_fields
+    # The statement head's reader of memories, as the runtime composed it (ADR 0154).
+    statements = None if runtime.recall is None else runtime.recall.ports.statements
     ports = RecallPorts(
-        backend, sources, policies, forgets=forgets, turns=timed, asked_fields=asked
+        backend,
+        sources,
+        policies,
+        forgets=forgets,
+        turns=timed,
+        asked_fields=asked,
+        statements=statements,
     )
     return Recall(ports), timed
 
