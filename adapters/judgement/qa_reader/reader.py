@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,7 +51,6 @@ PACKAGED_QA_READER_SPREAD_LIST_FLOOR = 7.5
 # again is where an update is said: the lowest floor of ADR 0128's grid that cost the blind
 # dev halves no more than 0.005 of precision.
 PACKAGED_QA_READER_HELD_FLOOR: float | None = 4.5
-BATCH = 16
 # The reader was trained asking 9-12 fields at once; a kind with more is asked them in groups,
 # so that the fields' words and the line stay well inside the encoder's 512 positions.
 FIELDS_PER_PASS = 24
@@ -92,6 +91,21 @@ def subject_lines(transcript: Sequence[Message]) -> list[LineRead]:
         agent = before.text if before is not None and before.role is not Role.SUBJECT else ""
         out.append(LineRead(i, message.text, agent))
     return out
+
+
+def windows_alone(lengths: Sequence[int]) -> list[list[int]]:
+    """Each window in a run of its own (ADR 0155). The int8 graph quantises each layer's
+    activations with a scale and zero point taken from the whole batch it is given, so a
+    window run beside others was read with their range and their padding: in batches of 16
+    sorted by length, a line's margins moved by up to 5.2 with what else the session said
+    (ADR 0153). Alone, a line's reading is a function of the line, its agent line and the
+    fields asked."""
+    return [[i] for i in range(len(lengths))]
+
+
+# Which windows run together, by their token counts; module-level so that the lab can read
+# the reader with other batchings beside this one (`bench.judgement.qa_reader.batching`).
+window_batches: Callable[[Sequence[int]], list[list[int]]] = windows_alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,10 +244,9 @@ class QaFieldReader:
             for group in groups
             for w in line_windows(loaded.tokenizer, group, line.text, line.agent)
         ]
-        items.sort(key=lambda item: len(item[2].ids))
         best: Answers = {}
-        for begin in range(0, len(items), BATCH):
-            chunk = items[begin : begin + BATCH]
+        for batch in window_batches([len(w.ids) for _, _, w in items]):
+            chunk = [items[i] for i in batch]
             start, end = loaded.session.run(None, batch_arrays([w for _, _, w in chunk]))
             for row, (line, group, w) in enumerate(chunk):
                 n = len(w.ids)
