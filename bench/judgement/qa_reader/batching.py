@@ -47,9 +47,7 @@ PLANS: dict[str, Callable[[Sequence[int]], list[list[int]]]] = {
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m factledger.bench.judgement.qa_reader.batching"
-    )
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.qa_reader.batching")
     parser.add_argument("--plan", choices=sorted(PLANS), required=True)
     parser.add_argument("module", help="the lab command's module, run as __main__")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")

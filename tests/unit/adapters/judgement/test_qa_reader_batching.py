@@ -51,9 +51,7 @@ def test_some_lines_beside_it_have_windows_of_exactly_its_length() -> None:
 
 def test_a_line_reads_the_same_alone_and_beside_other_lines(reader: QaFieldReader) -> None:
     alone = margins_of_line(reader.answers_sync([LINE], FIELDS, floor=0.0), LINE.index)
-    beside = margins_of_line(
-        reader.answers_sync([LINE, *BESIDE], FIELDS, floor=0.0), LINE.index
-    )
+    beside = margins_of_line(reader.answers_sync([LINE, *BESIDE], FIELDS, floor=0.0), LINE.index)
 
     assert alone  # the salary is read at least
     assert alone.keys() == beside.keys()
