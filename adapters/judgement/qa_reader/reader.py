@@ -108,6 +108,16 @@ def windows_alone(lengths: Sequence[int]) -> list[list[int]]:
 window_batches: Callable[[Sequence[int]], list[list[int]]] = windows_alone
 
 
+def as_shipped(model: bytes) -> bytes:
+    """The pinned file's graph as it is, its activations quantised per run."""
+    return model
+
+
+# The graph a session runs, made from the pinned file's bytes; module-level for the same
+# reason (the lab reads the reader with its activations in float, ADR 0155).
+session_graph: Callable[[bytes], bytes] = as_shipped
+
+
 @dataclass(frozen=True, slots=True)
 class FieldAnswer:
     """Words of line `index` (characters `start` to `end`) that state `field`, `margin` over
@@ -209,7 +219,7 @@ class QaFieldReader:
             if self._loaded is None:
                 from tokenizers import Tokenizer
 
-                session = one_thread_session(self.model)
+                session = one_thread_session(session_graph(self.model))
                 raw = read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
                 tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
                 tokenizer.no_padding()

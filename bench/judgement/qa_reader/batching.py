@@ -6,6 +6,8 @@ build before the change and a candidate are scored from one tree, by the same co
 Plans: `alone` (the product's: each window in a run of its own), `padded16` (the product's
 before ADR 0155: sorted by length, 16 to a run, padded to the longest), `same-length` (up to
 16 windows of exactly the same number of tokens to a run: no padding, one activation range).
+`--float-activations`: the graph's quantised products run in float on the file's weights
+dequantised at load (`adapters.judgement.qa_reader.float_activations`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from factledger.adapters.judgement.qa_reader import reader
+from factledger.adapters.judgement.qa_reader.float_activations import float_activations
 
 RUN = 16
 
@@ -49,10 +52,17 @@ PLANS: dict[str, Callable[[Sequence[int]], list[list[int]]]] = {
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.qa_reader.batching")
     parser.add_argument("--plan", choices=sorted(PLANS), required=True)
+    parser.add_argument(
+        "--float-activations",
+        action="store_true",
+        help="the graph's quantised products in float, their weights dequantised at load",
+    )
     parser.add_argument("module", help="the lab command's module, run as __main__")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
     args = parser.parse_args(argv)
     reader.window_batches = PLANS[args.plan]
+    if args.float_activations:
+        reader.session_graph = float_activations
     sys.argv = [args.module, *args.args]
     runpy.run_module(args.module, run_name="__main__", alter_sys=True)
 
