@@ -3,31 +3,33 @@ a lab command (`factledger.bench.evalsets`, `...qa_reader.floor`, `...evalsets.c
 the QA reader's windows batched by another plan than the product's (ADR 0155), so that a
 build before the change and a candidate are scored from one tree, by the same commands.
 
-Plans: `alone` (the product's: each window in a run of its own), `padded16` (the product's
-before ADR 0155: sorted by length, 16 to a run, padded to the longest), `same-length` (up to
-16 windows of exactly the same number of tokens to a run: no padding, one activation range).
+Plans: `padded16` (the product's: sorted by length, 16 to a run, padded to the longest),
+`alone` (each window in a run of its own), `same-length` (up to 16 windows of exactly the
+same number of tokens to a run: no padding, one activation range), `shuffled16` (16 to a run
+in a seeded random order).
 `--float-activations`: the graph's quantised products run in float on the file's weights
-dequantised at load (`adapters.judgement.qa_reader.float_activations`).
+dequantised at load (`float_activations`).
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import runpy
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from factledger.adapters.judgement.qa_reader import reader
-from factledger.adapters.judgement.qa_reader.float_activations import float_activations
+from factledger.bench.judgement.qa_reader.float_activations import float_activations
 
-RUN = 16
+RUN = reader.BATCH
 
 
-def padded_batches(lengths: Sequence[int]) -> list[list[int]]:
-    """Sorted by length, `RUN` to a batch (the product's batching before ADR 0155)."""
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    return [order[b : b + RUN] for b in range(0, len(order), RUN)]
+def windows_alone(lengths: Sequence[int]) -> list[list[int]]:
+    """Each window in a run of its own: no padding and no activation range shared with
+    another line's window (ADR 0155's candidate A)."""
+    return [[i] for i in range(len(lengths))]
 
 
 def same_length_batches(lengths: Sequence[int]) -> list[list[int]]:
@@ -42,10 +44,19 @@ def same_length_batches(lengths: Sequence[int]) -> list[list[int]]:
     ]
 
 
+def shuffled_batches(lengths: Sequence[int], seed: int = 28) -> list[list[int]]:
+    """`RUN` to a batch in a seeded random order: the base's own noise, each line batched
+    with other lines than the product batches it with (as `same_reader --batch-noise`)."""
+    order = list(range(len(lengths)))
+    random.Random(seed).shuffle(order)
+    return [order[b : b + RUN] for b in range(0, len(order), RUN)]
+
+
 PLANS: dict[str, Callable[[Sequence[int]], list[list[int]]]] = {
-    "alone": reader.windows_alone,
-    "padded16": padded_batches,
+    "alone": windows_alone,
+    "padded16": reader.sorted_batches,
     "same-length": same_length_batches,
+    "shuffled16": shuffled_batches,
 }
 
 

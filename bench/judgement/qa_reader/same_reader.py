@@ -29,6 +29,7 @@ from factledger.adapters.judgement.onnx_graph import one_thread_session
 from factledger.adapters.judgement.qa_reader.decode import answers
 from factledger.adapters.judgement.qa_reader.inputs import LineWindow, batch_arrays, line_windows
 from factledger.adapters.judgement.qa_reader.reader import (
+    BATCH,
     PACKAGED_QA_READER,
     PACKAGED_QA_READER_FLOOR,
     PACKAGED_QA_READER_HELD_FLOOR,
@@ -44,9 +45,6 @@ FIGURE_TOLERANCE = 0.003  # ADR 0153 (b)
 MARGIN_TOLERANCE = 0.25  # ADR 0153 (c): half a step of the floors' grid
 OTHER_SPAN_SHARE = 0.01  # ADR 0153 (c): of the pairs where either margin reaches the held floor
 HELD_FLOOR = PACKAGED_QA_READER_HELD_FLOOR or PACKAGED_QA_READER_FLOOR
-# Windows per run as the product batched them before ADR 0155 (sorted by length, padded):
-# ADR 0153's comparisons were made so, and `--batch-noise` measures what such batches do.
-BATCH = 16
 
 
 @dataclass(frozen=True, slots=True)

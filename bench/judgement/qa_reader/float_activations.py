@@ -1,9 +1,10 @@
-"""The QA reader's int8 graph rewritten so that its activations stay in float (ADR 0155,
-candidate C): every dynamically quantised product (`DynamicQuantizeLinear` of the activation,
-`MatMulInteger` with an int8 weight, `Cast`, `Mul` by the two scales) becomes one `MatMul` of
-the activation with the weight dequantised once, at load. The weights are the pinned file's
-integers; only the per-batch rounding of the activations goes, and with it any dependence of
-a window's numbers on the windows run beside it.
+"""The QA reader's int8 graph rewritten so that its activations stay in float (ADR 0155's
+candidate C, rejected; the lab injects it with `batching --float-activations`): every
+dynamically quantised product (`DynamicQuantizeLinear` of the activation, `MatMulInteger`
+with an int8 weight, `Cast`, `Mul` by the two scales) becomes one `MatMul` of the activation
+with the weight dequantised once, at load. The weights are the pinned file's integers; only
+the per-batch rounding of the activations goes, and with it any dependence of a window's
+numbers on the windows run beside it.
 """
 
 from __future__ import annotations
