@@ -58,7 +58,8 @@ def float_activations(model: bytes) -> bytes:
     live_initializers = [i for i in graph.initializer if i.name in used]
     del graph.initializer[:]
     graph.initializer.extend(live_initializers)
-    return graph_model.SerializeToString()
+    serialized: bytes = graph_model.SerializeToString()
+    return serialized
 
 
 def _dequantised(
