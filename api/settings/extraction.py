@@ -82,6 +82,12 @@ class LearnedExtractorSettings(NestedSettings):
     # again is where an update is said (ADR 0128). For the shipped file, its own; for a
     # deployment's file without it, its `qa_reader_floor`.
     qa_reader_held_floor: float | None = Field(default=None, ge=-20, le=20)
+    # Each window of a line read on its own rather than batched with the session's other
+    # lines, whose activation range the int8 graph shares (ADR 0155's defect): the reading is
+    # then the line's own, at about the same CPU. The shipped file reads so at floors chosen
+    # on reads made alone (ADR 0156); a deployment's file keeps the floors it is given. Off
+    # by default: whether it ships is decided at the merge.
+    qa_reader_alone: bool = False
     # Which answer of such a held field a session proposes: `best`, its most probable, as for
     # any field; `latest`, the latest said over the floor (ADR 0128).
     held_answer: Literal["best", "latest"] = "best"

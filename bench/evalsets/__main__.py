@@ -45,6 +45,7 @@ async def score_directory(
     qa_reader: QaReaderFile | None = None,
     replacements_in_requests: bool | None = None,
     field_floors: tuple[Path, str] | None = None,
+    qa_reader_alone: bool | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -73,6 +74,8 @@ async def score_directory(
         config.update(qa_reader.settings())
     if field_floors is not None:
         config["field_floors_path"], config["field_floors_sha256"] = field_floors
+    if qa_reader_alone is not None:
+        config["qa_reader_alone"] = qa_reader_alone
     proposals = (
         None
         if replacements_in_requests is None
@@ -105,6 +108,7 @@ async def score_directory(
         if replacements_in_requests is None
         else replacements_in_requests,
         "field_floors": "none" if field_floors is None else field_floors[0].name,
+        "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -196,6 +200,12 @@ def main(argv: list[str] | None = None) -> None:
         help="a file of the QA reader's floors per field (ADR 0152), with --field-floors-sha256",
     )
     parser.add_argument("--field-floors-sha256", help="the floors file's pin")
+    parser.add_argument(
+        "--qa-reader-alone",
+        choices=("on", "off"),
+        help="the QA reader reads each window alone, the packaged file at the floors chosen on "
+        "reads made so (ADR 0156; default: the product's default)",
+    )
     add_qa_reader_options(parser)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -235,6 +245,9 @@ def main(argv: list[str] | None = None) -> None:
                 if args.replacements_in_requests is None
                 else args.replacements_in_requests == "on",
                 field_floors=floors_file,
+                qa_reader_alone=None
+                if args.qa_reader_alone is None
+                else args.qa_reader_alone == "on",
             )
         )
         for d in args.sets

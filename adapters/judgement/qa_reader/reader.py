@@ -51,6 +51,12 @@ PACKAGED_QA_READER_SPREAD_LIST_FLOOR = 7.5
 # again is where an update is said: the lowest floor of ADR 0128's grid that cost the blind
 # dev halves no more than 0.005 of precision.
 PACKAGED_QA_READER_HELD_FLOOR: float | None = 4.5
+# The same file read one window at a time (`QaFieldReader.alone`, ADR 0156): its margins are
+# the line's own, not its run's, so its floors were chosen again on reads made alone, by the
+# same rules (ADR 0107, 0113 and 0128 on the kept-out cases, each on its tool's grid).
+PACKAGED_QA_READER_ALONE_FLOOR = 4.5
+PACKAGED_QA_READER_ALONE_LIST_FLOOR = 8.0
+PACKAGED_QA_READER_ALONE_HELD_FLOOR: float | None = 3.5
 # The reader was trained asking 9-12 fields at once; a kind with more is asked them in groups,
 # so that the fields' words and the line stay well inside the encoder's 512 positions.
 FIELDS_PER_PASS = 24
@@ -107,6 +113,13 @@ def sorted_batches(lengths: Sequence[int]) -> list[list[int]]:
     return [order[b : b + BATCH] for b in range(0, len(order), BATCH)]
 
 
+def windows_alone(lengths: Sequence[int]) -> list[list[int]]:
+    """Each window in a run of its own: no padding and no activation range shared with another
+    line's window, so a line's margins are a function of the line, its agent line and the
+    fields asked (ADR 0155's candidate A, ADR 0156)."""
+    return [[i] for i in range(len(lengths))]
+
+
 # Which windows run together, by their token counts; module-level so that the lab can read
 # the reader with other batchings (`bench.judgement.qa_reader.batching`, ADR 0155).
 window_batches: Callable[[Sequence[int]], list[list[int]]] = sorted_batches
@@ -161,6 +174,9 @@ class QaFieldReader:
     # A list field's spans measured by the mass of all its items (ADR 0129, `decode.answers`).
     spread_lists: bool = False
     field_floors: FieldFloors | None = None
+    # Each window read alone (ADR 0156) rather than batched by `window_batches`; the floors
+    # must be ones chosen on reads made so.
+    alone: bool = False
     _loaded: LoadedGraph | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -175,6 +191,7 @@ class QaFieldReader:
         *,
         spread_lists: bool = False,
         field_floors: FieldFloors | None = None,
+        alone: bool = False,
     ) -> QaFieldReader:
         raw = read_pinned(path, sha256, QaReaderIntegrityError, "QA reader file")
         read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
@@ -183,17 +200,27 @@ class QaFieldReader:
             raise QaReaderIntegrityError(
                 f"field floors were fitted for another reader than {path.name}"
             )
-        return cls(raw, floor, list_floor, held_floor, spread_lists, field_floors)
+        return cls(raw, floor, list_floor, held_floor, spread_lists, field_floors, alone)
 
     @classmethod
-    def packaged(cls, *, spread_lists: bool = False) -> QaFieldReader:
+    def packaged(cls, *, spread_lists: bool = False, alone: bool = False) -> QaFieldReader:
+        """The shipped file at its floors: read alone, at the floors chosen on reads made
+        alone (the spread list floor was not chosen again and is kept)."""
+        list_floor = (
+            PACKAGED_QA_READER_SPREAD_LIST_FLOOR
+            if spread_lists
+            else PACKAGED_QA_READER_ALONE_LIST_FLOOR
+            if alone
+            else PACKAGED_QA_READER_LIST_FLOOR
+        )
         return cls.load(
             PACKAGED_QA_READER,
             PACKAGED_QA_READER_SHA256,
-            PACKAGED_QA_READER_FLOOR,
-            PACKAGED_QA_READER_SPREAD_LIST_FLOOR if spread_lists else PACKAGED_QA_READER_LIST_FLOOR,
-            PACKAGED_QA_READER_HELD_FLOOR,
+            PACKAGED_QA_READER_ALONE_FLOOR if alone else PACKAGED_QA_READER_FLOOR,
+            list_floor,
+            PACKAGED_QA_READER_ALONE_HELD_FLOOR if alone else PACKAGED_QA_READER_HELD_FLOOR,
             spread_lists=spread_lists,
+            alone=alone,
         )
 
     def floor_of(
@@ -259,7 +286,8 @@ class QaFieldReader:
             for w in line_windows(loaded.tokenizer, group, line.text, line.agent)
         ]
         best: Answers = {}
-        for batch in window_batches([len(w.ids) for _, _, w in items]):
+        plan = windows_alone if self.alone else window_batches
+        for batch in plan([len(w.ids) for _, _, w in items]):
             chunk = [items[i] for i in batch]
             start, end = loaded.session.run(None, batch_arrays([w for _, _, w in chunk]))
             for row, (line, group, w) in enumerate(chunk):

@@ -26,12 +26,6 @@ from factledger.bench.judgement.qa_reader.float_activations import float_activat
 RUN = reader.BATCH
 
 
-def windows_alone(lengths: Sequence[int]) -> list[list[int]]:
-    """Each window in a run of its own: no padding and no activation range shared with
-    another line's window (ADR 0155's candidate A)."""
-    return [[i] for i in range(len(lengths))]
-
-
 def same_length_batches(lengths: Sequence[int]) -> list[list[int]]:
     """Up to `RUN` windows of exactly the same number of tokens to a batch."""
     by_length: dict[int, list[int]] = defaultdict(list)
@@ -53,7 +47,7 @@ def shuffled_batches(lengths: Sequence[int], seed: int = 28) -> list[list[int]]:
 
 
 PLANS: dict[str, Callable[[Sequence[int]], list[list[int]]]] = {
-    "alone": windows_alone,
+    "alone": reader.windows_alone,
     "padded16": reader.sorted_batches,
     "same-length": same_length_batches,
     "shuffled16": shuffled_batches,

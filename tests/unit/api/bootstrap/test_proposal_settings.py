@@ -18,9 +18,15 @@ from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER,
+    PACKAGED_QA_READER_ALONE_FLOOR,
+    PACKAGED_QA_READER_ALONE_HELD_FLOOR,
+    PACKAGED_QA_READER_ALONE_LIST_FLOOR,
+    PACKAGED_QA_READER_FLOOR,
+    PACKAGED_QA_READER_HELD_FLOOR,
     PACKAGED_QA_READER_LIST_FLOOR,
     PACKAGED_QA_READER_SHA256,
     PACKAGED_QA_READER_SPREAD_LIST_FLOOR,
+    QaFieldReader,
     QaReaderIntegrityError,
 )
 from factledger.api.bootstrap.backend import build_extractor
@@ -254,6 +260,64 @@ def test_spread_lists_come_with_their_own_fitted_list_floor() -> None:
         True,
         5.0,
         PACKAGED_QA_READER_SPREAD_LIST_FLOOR,
+    )
+
+
+def reader_built_from(monkeypatch: pytest.MonkeyPatch, extractor: str) -> QaFieldReader:
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
+    built = build_extractor(load_settings().extractor, httpx.AsyncClient())
+    assert isinstance(built, LearnedExtractor)
+    assert isinstance(built.judge, QaReadingJudge)
+    return built.judge.reader
+
+
+def test_the_packaged_reader_batches_its_windows_at_the_batched_floors_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reader = reader_built_from(monkeypatch, '{"kind": "learned"}')
+
+    assert (reader.alone, reader.floor, reader.list_floor, reader.held_floor) == (
+        False,
+        PACKAGED_QA_READER_FLOOR,
+        PACKAGED_QA_READER_LIST_FLOOR,
+        PACKAGED_QA_READER_HELD_FLOOR,
+    )
+
+
+def test_read_alone_the_packaged_reader_takes_the_floors_chosen_on_reads_made_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR__KIND", "learned")
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR__QA_READER_ALONE", "true")
+    settings = load_settings().extractor
+    built = build_extractor(settings, httpx.AsyncClient())
+    assert isinstance(built, LearnedExtractor)
+    assert isinstance(built.judge, QaReadingJudge)
+    reader = built.judge.reader
+
+    assert (reader.alone, reader.floor, reader.list_floor, reader.held_floor) == (
+        True,
+        PACKAGED_QA_READER_ALONE_FLOOR,
+        PACKAGED_QA_READER_ALONE_LIST_FLOOR,
+        PACKAGED_QA_READER_ALONE_HELD_FLOOR,
+    )
+
+
+def test_read_alone_a_deployments_reader_keeps_the_floors_it_is_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reader = reader_built_from(
+        monkeypatch,
+        f'{{"kind": "learned", "qa_reader_alone": true, "qa_reader_path": "{PACKAGED_QA_READER}", '
+        f'"qa_reader_sha256": "{PACKAGED_QA_READER_SHA256}", "qa_reader_floor": 5.25, '
+        '"qa_reader_list_floor": 6.25}',
+    )
+
+    assert (reader.alone, reader.floor, reader.list_floor, reader.held_floor) == (
+        True,
+        5.25,
+        6.25,
+        None,
     )
 
 
