@@ -106,9 +106,9 @@ def sorted_batches(lengths: Sequence[int]) -> list[list[int]]:
     """The windows sorted by length, `BATCH` to a run, each padded to its run's longest.
 
     The int8 graph quantises each layer's activations with a scale taken from the whole run,
-    so a line's margins move with the other lines of its session (ADR 0155 measured it and
-    found no fix that kept the figures its floors were chosen on; its test is marked as the
-    known defect)."""
+    so a line's margins move with the other lines of its session (ADR 0155 measured it; its
+    test is marked as the known defect of this default; `QaFieldReader.alone` reads each
+    window on its own, ADR 0156)."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     return [order[b : b + BATCH] for b in range(0, len(order), BATCH)]
 
