@@ -86,7 +86,7 @@ class LearnedExtractorSettings(NestedSettings):
     # lines, whose activation range the int8 graph shares (ADR 0155's defect): the reading is
     # then the line's own, at about the same CPU. The shipped file reads so at floors chosen
     # on reads made alone (ADR 0156); a deployment's file keeps the floors it is given. Off
-    # by default: whether it ships is decided at the merge.
+    # by default: at those floors ADR 0156 measured it less precise on new writers.
     qa_reader_alone: bool = False
     # Which answer of such a held field a session proposes: `best`, its most probable, as for
     # any field; `latest`, the latest said over the floor (ADR 0128).
@@ -143,6 +143,14 @@ class LearnedExtractorSettings(NestedSettings):
     # The QA reader's bar for the value of a read-back the subject confirmed; None: each
     # field's own floor (ADR 0138).
     read_back_floor: float | None = Field(default=None, ge=-20, le=20)
+
+    @field_validator("qa_reader_alone")
+    @classmethod
+    def _alone_for_the_qa_reader(cls, value: bool, info: ValidationInfo) -> bool:
+        """The heads' reader reads no windows: reading them alone would silently do nothing."""
+        if value and info.data.get("field_reader") != "qa_reader":
+            raise ValueError("qa_reader_alone: set only with field_reader 'qa_reader'")
+        return value
 
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).

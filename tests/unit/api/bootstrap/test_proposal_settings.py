@@ -238,6 +238,10 @@ def test_the_pair_head_on_the_held_value_reads_over_the_heads_embedder_when_turn
             "read_back_floor",
         ),
         ('{"kind": "learned", "read_back_yes": "anyone"}', "read_back_yes"),
+        (
+            '{"kind": "learned", "field_reader": "heads", "qa_reader_alone": true}',
+            "qa_reader_alone",
+        ),
         ('{"kind": "learned", "held_change_sha256": "abc"}', "held_change_sha256"),
     ],
 )
