@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.application.memory.types import HitKind, Namespace, SearchHit, SearchQuery
+from factledger.application.recall import service
 from factledger.application.recall.forget_filter import NOTHING_FORGOTTEN, ForgetMask
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.ports import TurnLedger
@@ -110,3 +114,21 @@ async def test_an_earlier_row_the_asked_fields_newer_pending_value_outdated_stay
         rows, ledger=Ledger(open_changes=[newer]), asks=Asks("lead", "payment_method")
     )
     assert refs(result) == [str(newer.change_id), "april"]
+
+
+async def test_rows_under_the_threshold_that_cannot_be_read_leave_the_turn_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = service.unforgotten
+
+    async def traces_fail_under_the_threshold(
+        hits: Sequence[SearchHit], *args: Any, **kw: Any
+    ) -> list[SearchHit]:
+        if hits and all(h.score < POLICY.threshold for h in hits):
+            raise RuntimeError("the backend's traces failed")
+        return await real(hits, *args, **kw)
+
+    monkeypatch.setattr(service, "unforgotten", traces_fail_under_the_threshold)
+    result = await recall([row("over", 0.8), row("under", 0.5)])
+    assert refs(result) == ["over"]
+    assert result.degraded is None
