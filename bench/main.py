@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from uuid import uuid4
 
 from factledger.adapters.embedding.onnx.calibration_tables import calibration_for
@@ -86,6 +86,9 @@ _EXTRACTOR_NAMES = {
     "rule": "RuleExtractor (default guidance)",
     "learned": "LearnedExtractor over the rules (default guidance)",
     "learned-sentences": "LearnedExtractor over the subject's sentences, no rule",
+    "learned-rules-and-sentences": (
+        "LearnedExtractor over the rules and the sentences no rule fact stands on"
+    ),
 }
 
 
@@ -93,7 +96,11 @@ def memory_extractor(name: str) -> Extractor:
     """The extractor the backends' memories come from, by the lab's name for it."""
     if name == "rule":
         return RuleExtractor()
-    candidates = "sentences" if name == "learned-sentences" else "rules"
+    candidates: Literal["rules", "sentences", "rules_and_sentences"] = "rules"
+    if name == "learned-sentences":
+        candidates = "sentences"
+    elif name == "learned-rules-and-sentences":
+        candidates = "rules_and_sentences"
     return learned_extractor(LearnedExtractorSettings(candidates=candidates), RuleExtractor())
 
 

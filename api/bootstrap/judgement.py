@@ -14,7 +14,10 @@ import structlog
 from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 from factledger.adapters.embedding.use_multilingual import UseIntegrityError
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
-from factledger.adapters.extraction.learned.sentences import SentenceCandidates
+from factledger.adapters.extraction.learned.sentences import (
+    SentenceCandidates,
+    SentencesBesideRules,
+)
 from factledger.adapters.judgement.answer_stance import LearnedAnswerStance
 from factledger.adapters.judgement.cross_answers import (
     CrossAnswerJudge,
@@ -182,10 +185,13 @@ def field_floors(settings: LearnedExtractorSettings) -> tuple[Path, str | None] 
 def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> LearnedExtractor:
     """The learned extractor over `rules`: the heads judge, their field statements read by
     the QA reader when the settings choose it (then asked every field: ADR 0107); with
-    `candidates: sentences`, the subject's sentences in place of the rules (ADR 0125)."""
+    `candidates: sentences`, the subject's sentences in place of the rules (ADR 0125); with
+    `rules_and_sentences`, the sentences no rule fact stands on beside them (ADR 0157)."""
     judge = learned_judge(settings.heads_path, settings.heads_sha256)
     if settings.candidates == "sentences":
         rules = SentenceCandidates()
+    elif settings.candidates == "rules_and_sentences":
+        rules = SentencesBesideRules(rules)
     if settings.field_reader == "heads":
         return LearnedExtractor(rules, judge)
     reader = qa_field_reader(

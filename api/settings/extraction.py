@@ -54,8 +54,10 @@ class LearnedExtractorSettings(NestedSettings):
     guidance_path: Path | None = None
     # Who proposes the candidates the learned parts judge: `rules`, the rule extractor's facts
     # (ADR 0119); `sentences`, no rule at all (ADR 0125): each of the subject's sentences is a
-    # candidate memory the heads keep or drop, and the QA reader alone reads the fields.
-    candidates: Literal["rules", "sentences"] = "rules"
+    # candidate memory the heads keep or drop, and the QA reader alone reads the fields;
+    # `rules_and_sentences`, the rules' facts and, for the memory backend, every sentence of
+    # the subject's no rule fact stands on (ADR 0157; the proposals are the rules' alike).
+    candidates: Literal["rules", "sentences", "rules_and_sentences"] = "rules"
     heads_path: Path | None = None
     heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     # Which reader finds the kind's fields the rules fed nothing (ADR 0107): `qa_reader`, the

@@ -39,7 +39,7 @@ from factledger.bench.progress import Advance
 from factledger.bench.record_search import run_record_search
 from factledger.testing.history import HistoryShape
 
-EXTRACTORS = ("rule", "learned", "learned-sentences")
+EXTRACTORS = ("rule", "learned", "learned-sentences", "learned-rules-and-sentences")
 
 
 def _backends(value: str) -> tuple[str, ...]:
@@ -87,7 +87,9 @@ def bench(
         str,
         typer.Option(
             help="The memories' extractor: rule, learned (the product's default) or "
-            "learned-sentences (the learned parts alone, ADR 0125)."
+            "learned-sentences (the learned parts alone, ADR 0125) or "
+            "learned-rules-and-sentences (the sentences no rule fact stands on beside the "
+            "rules' facts, ADR 0157)."
         ),
     ] = "rule",
 ) -> None:

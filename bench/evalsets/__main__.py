@@ -154,9 +154,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--candidates",
-        choices=("rules", "sentences"),
-        help="who proposes the learned extractor's candidates: rules, or the subject's "
-        "sentences with no rule (ADR 0125; default: the product's default)",
+        choices=("rules", "sentences", "rules_and_sentences"),
+        help="who proposes the learned extractor's candidates: rules, the subject's "
+        "sentences with no rule (ADR 0125), or the rules' and, for memories, the sentences "
+        "no rule fact stands on (ADR 0157; default: the product's default)",
     )
     add_agreement_option(parser)
     parser.add_argument(

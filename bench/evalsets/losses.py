@@ -214,9 +214,10 @@ async def losses(
 
 
 async def question_losses(
-    directory: Path, detail: list[dict[str, Any]] | None = None
+    directory: Path, detail: list[dict[str, Any]] | None = None, candidates: str | None = None
 ) -> dict[str, Any]:
-    """Where each question is lost (`question_losses`), on a dev half."""
+    """Where each question is lost (`question_losses`), on a dev half; `candidates` names
+    the learned extractor's candidates when not the product's default (ADR 0157)."""
     if "heldout" in directory.parts:
         raise SystemExit("losses reads the cases: dev halves only")
     cases = load_cases(directory)
@@ -225,7 +226,10 @@ async def question_losses(
     clock = ManualClock(min(s.at for c in cases for s in c.sessions))
     needs = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
     with tempfile.TemporaryDirectory(prefix="factledger-losses-") as data_dir:
-        settings = blind_settings(Path(data_dir), {"kind": "learned"}, "bare")
+        extractor: dict[str, Any] = {"kind": "learned"}
+        if candidates is not None:
+            extractor["candidates"] = candidates
+        settings = blind_settings(Path(data_dir), extractor, "bare")
         async with open_runtime(settings, needs, clock=clock) as runtime:
             recorder = TurnRecorder(lambda i: runtime.ledger.subject(TENANT, i))
             for case in cases:
@@ -298,11 +302,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--questions", action="store_true", help="where each question is lost, not each fact"
     )
+    parser.add_argument(
+        "--candidates",
+        choices=("rules", "sentences", "rules_and_sentences"),
+        help="with --questions: the learned extractor's candidates (default: the product's)",
+    )
     args = parser.parse_args(argv)
+    if args.candidates is not None and not args.questions:
+        parser.error("--candidates: only with --questions")
     configure_logging(json_lines=False, level="WARNING")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
     results = (
-        [asyncio.run(question_losses(d, detail)) for d in args.sets]
+        [asyncio.run(question_losses(d, detail, args.candidates)) for d in args.sets]
         if args.questions
         else [
             asyncio.run(

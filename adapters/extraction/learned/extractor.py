@@ -51,6 +51,11 @@ def sentences_of(text: str) -> list[str]:
     return split_sentences(text) or [text]
 
 
+def subject_sentences(transcript: Sequence[Message]) -> dict[int, list[str]]:
+    """The sentences of each of the subject's lines, by the line's index."""
+    return {i: sentences_of(m.text) for i, m in enumerate(transcript) if m.role is Role.SUBJECT}
+
+
 def _standing_sentence(fact: ExtractedFact, sentences: Sequence[str]) -> int:
     """The index of the sentence the fact stands on: the one holding its value, else the
     one sharing most words with its note."""
@@ -114,14 +119,14 @@ class LearnedExtractor:
     ) -> set[str]:
         """The keys of the facts whose sentence the judge reads as no statement of the
         subject's own; only the sentences facts stand on are judged, in one call."""
-        said = {i: sentences_of(m.text) for i, m in enumerate(transcript) if m.role is Role.SUBJECT}
-        standing = {f.key: at for f in facts if (at := _standing(f, said)) is not None}
-        order = sorted(set(standing.values()))
+        said = subject_sentences(transcript)
+        stood_on = {f.key: at for f in facts if (at := standing(f, said)) is not None}
+        order = sorted(set(stood_on.values()))
         if not order:
             return set()
         judged = await self.judge.judge([said[i][n] for i, n in order])
         verdict = dict(zip(order, judged, strict=True))
-        return {key for key, at in standing.items() if not _keeps(verdict[at])}
+        return {key for key, at in stood_on.items() if not _keeps(verdict[at])}
 
     async def _keeping_hedges(
         self, transcript: Sequence[Message], facts: Sequence[ExtractedFact], slots: set[str]
@@ -285,7 +290,7 @@ def _said_at(statement: FieldStatement, transcript: Sequence[Message]) -> tuple[
     return statement.message_index, line.find(statement.clause)
 
 
-def _standing(fact: ExtractedFact, said: dict[int, list[str]]) -> tuple[int, int] | None:
+def standing(fact: ExtractedFact, said: dict[int, list[str]]) -> tuple[int, int] | None:
     """Where a stated fact stands: its last cited subject's line and the sentence of it."""
     cited = [i for i in fact.source_indexes if i in said]
     if not cited or fact.is_inference:
