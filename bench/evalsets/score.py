@@ -104,7 +104,10 @@ def holds_all(text: str, keywords: Iterable[str]) -> bool:
     wanted = [k.lower() for k in keywords]
     if all(k in low for k in wanted):
         return True
-    as_digits = alpha2digit(low, "en")
+    # Every number from two up, as the expected digits say it ("two bedrooms" holds "2"); the
+    # library's default (3) leaves an isolated "two" a word. "One" stays a word: it is as
+    # often a pronoun ("no one else") as a count.
+    as_digits = alpha2digit(low, "en", threshold=2)
     return as_digits != low and all(k in as_digits for k in wanted)
 
 

@@ -167,6 +167,23 @@ def test_a_number_said_in_words_holds_the_digits_of_the_expected_value() -> None
     assert score_run(CaseRun(case, other)).matched == 0
 
 
+def test_a_count_of_two_said_in_words_holds_its_digit_and_one_stays_a_word() -> None:
+    raw = copy.deepcopy(CASE)
+    raw[0]["sessions"][0]["expect"]["proposals"] = [
+        {"field": "team_size", "value": "2", "keywords": ["2"]},
+        {"field": "decision_maker", "value": "1", "keywords": ["1"]},
+    ]
+    (case,) = parse_cases(raw)
+    made = [
+        Made(0, _proposal("team_size", Operation.SET, "just two of us")),
+        Made(0, _proposal("decision_maker", Operation.SET, "no one else signs")),
+    ]
+
+    tally = score_run(CaseRun(case, made))
+
+    assert (tally.matched, tally.made_right) == (1, 1)
+
+
 def test_a_list_proposal_holds_every_expected_item_it_names_and_is_one_right_proposal() -> None:
     raw = copy.deepcopy(CASE)
     raw[0]["sessions"][0]["expect"]["proposals"] = [
