@@ -86,7 +86,7 @@ def bench(
     extractor: Annotated[
         str,
         typer.Option(
-            help="The memories' extractor: rule, learned (the product's default) or "
+            help="The memories' extractor: rule, learned (the product's default), "
             "learned-sentences (the learned parts alone, ADR 0125) or "
             "learned-rules-and-sentences (the sentences no rule fact stands on beside the "
             "rules' facts, ADR 0157)."
