@@ -25,7 +25,7 @@ import asyncio
 import json
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -123,9 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         results.append(
             {"set": str(directory), "made": made, "wrong": len(wrong), "kinds": dict(kinds)}
         )
-        detail += [
-            {"set": str(directory), **{k: getattr(w, k) for k in Wrong.__slots__}} for w in wrong
-        ]
+        detail += [{"set": str(directory), **asdict(w)} for w in wrong]
     sys.stdout.write(json.dumps(results, indent=2) + "\n")
     if args.detail is not None:
         args.detail.write_text(json.dumps(detail, indent=1) + "\n", encoding="utf-8")

@@ -206,13 +206,12 @@ class QaFieldReader:
     def packaged(cls, *, spread_lists: bool = False, alone: bool = False) -> QaFieldReader:
         """The shipped file at its floors: read alone, at the floors chosen on reads made
         alone (the spread list floor was not chosen again and is kept)."""
-        list_floor = (
-            PACKAGED_QA_READER_SPREAD_LIST_FLOOR
-            if spread_lists
-            else PACKAGED_QA_READER_ALONE_LIST_FLOOR
-            if alone
-            else PACKAGED_QA_READER_LIST_FLOOR
-        )
+        if spread_lists:
+            list_floor = PACKAGED_QA_READER_SPREAD_LIST_FLOOR
+        elif alone:
+            list_floor = PACKAGED_QA_READER_ALONE_LIST_FLOOR
+        else:
+            list_floor = PACKAGED_QA_READER_LIST_FLOOR
         return cls.load(
             PACKAGED_QA_READER,
             PACKAGED_QA_READER_SHA256,
