@@ -1,7 +1,8 @@
 """The proposals part: `Settings` -> the product's model (`SessionProposer`).
 
 - `profile_schemas`: each configured kind's field types, for the ledger's checks;
-- `kind_feeds`: which extractor slots feed which fields (configured kinds; else the defaults);
+- `kind_feeds`: which extractor slots feed which fields (configured kinds; else the defaults),
+  and a money field's own currency;
 - `proposal_modes`: `propose` or `off`, per deployment, tenant and subject kind;
 - `model_actor`: who the proposals are by, `model:<extractor>@<version>`.
 """
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.learned.sentences import SentenceCandidates
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.values.words import WordsValueReader
 from factledger.api.settings import (
     LearnedExtractorSettings,
     OpenAICompatibleExtractorSettings,
@@ -52,8 +54,13 @@ def kind_feeds(settings: Settings) -> dict[str, KindFeeds]:
     """A configured kind is fed as configured; the others keep the built-in feeds."""
     feeds = dict(DEFAULT_FEEDS)
     for kind, fields in settings.profile_schemas.items():
-        specs = ((name, _field(spec).type, _slots(name, spec)) for name, spec in fields.items())
-        feeds[kind] = KindFeeds(tuple(FieldFeed(n, t, slots) for n, t, slots in specs if slots))
+        feeds[kind] = KindFeeds(
+            tuple(
+                FieldFeed(name, _field(spec).type, slots, _field(spec).currency)
+                for name, spec in fields.items()
+                if (slots := _slots(name, spec))
+            )
+        )
     return feeds
 
 
@@ -103,4 +110,5 @@ def build_proposer(
         modes=proposal_modes(settings),
         judge=judge,
         replacements_in_requests=settings.proposals.replacements_in_requests,
+        values=WordsValueReader(),
     )

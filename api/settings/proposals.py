@@ -6,6 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import (
     Field,
+    ValidationInfo,
+    field_validator,
 )
 
 from factledger.api.settings.base import NestedSettings
@@ -17,14 +19,25 @@ ProposalModeName = Literal["propose", "off"]
 # An extractor slot: `supplier`, or a family such as `complaint` (which also takes
 # `complaint:late_deliveries`).
 SlotName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+CurrencyCode = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
 
 
 class ProfileFieldSettings(NestedSettings):
-    """One field of a kind's profile schema: its type (`list` holds several values) and the
-    extractor slots whose facts the product proposes for it (none: only callers propose)."""
+    """One field of a kind's profile schema: its type (`list` holds several values), the
+    extractor slots whose facts the product proposes for it (none: only callers propose) and,
+    for a money field, the currency of an amount said without one (none: such an amount is
+    not proposed)."""
 
     type: ValueType
     slots: tuple[SlotName, ...] = ()
+    currency: CurrencyCode | None = None
+
+    @field_validator("currency")
+    @classmethod
+    def _currency_for_money_only(cls, currency: str | None, info: ValidationInfo) -> str | None:
+        if currency is not None and info.data.get("type") is not ValueType.MONEY:
+            raise ValueError("only a money field has a currency")
+        return currency
 
 
 class TenantProposalSettings(NestedSettings):

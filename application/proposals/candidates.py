@@ -16,6 +16,10 @@ weighs it against the subject's profile and open proposals.
   statement, a list field gathers every value.
 - A negation of the field's value in the same session ("it's not X, it's Y") says which value
   the candidate corrects (`replaces`), unless it negates the candidate's own value.
+- A typed field (number, money, date) takes the value a `ValueReader` reads from the slot's
+  words, resolved against the session's day ("ninth of June sixty-eight": 1968-06-09); words
+  it reads as no single value of the type feed nothing (`typed`, ADR 0158). Without a reader,
+  typed fields are fed by callers only.
 """
 
 from __future__ import annotations
@@ -23,14 +27,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.sameness import same_value
 from factledger.application.memory.types import RelationKind
 from factledger.application.proposals.schema import FieldFeed, KindFeeds
+from factledger.application.proposals.typed import TYPED, ValueReader
 from factledger.domain.provenance import MAX_QUOTE, Evidence, Origin
 from factledger.domain.transcript import Message, Role
-from factledger.domain.values import MAX_ITEMS, MAX_TEXT, ValueType
+from factledger.domain.values import MAX_ITEMS, MAX_TEXT, FieldValue, ValueType, render
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -50,6 +56,8 @@ class Candidate:
     replaces: str | None = None
     # The agent's line that said the value, which the subject's line of `evidence` confirmed.
     read_back: int | None = None
+    # A typed field's value as read from the words (`values` holds its rendering).
+    typed: FieldValue | None = None
 
 
 def sentences(text: str) -> list[str]:
@@ -97,9 +105,21 @@ def _evidence(
 def _fits(feed: FieldFeed, value: str) -> bool:
     if not value.strip() or len(value) > MAX_TEXT:
         return False
-    if feed.type is ValueType.NUMBER:
-        return value.replace(",", "").replace(".", "", 1).isdigit()
     return feed.type in {ValueType.TEXT, ValueType.LIST}
+
+
+@dataclass(frozen=True, slots=True)
+class TypedReading:
+    """How typed fields are read in one session: the reader and the day the session was said,
+    which "tomorrow" or "in two weeks" count from."""
+
+    reader: ValueReader
+    said_on: date
+
+    def value(self, feed: FieldFeed, fact: ExtractedFact) -> FieldValue | None:
+        # The slot's own words: a hedge's note ("may ...") is no value, its condition stays.
+        words = fact.value or fact.text
+        return self.reader.read(feed.type, words, said_on=self.said_on, currency=feed.currency)
 
 
 def candidates_from(
@@ -107,6 +127,7 @@ def candidates_from(
     transcript: Sequence[Message],
     feeds: KindFeeds,
     session_id: str,
+    typed: TypedReading | None = None,
 ) -> list[Candidate]:
     """The session's candidates, one per field, in the order their fields were first fed."""
     by_field: dict[str, Candidate] = {}
@@ -115,11 +136,21 @@ def candidates_from(
         feed = feeds.field_for(fact.slot)
         if feed is not None and fact.negated and fact.value:
             negated[feed.field] = fact.value
-        value = _value_of(fact)
-        if feed is None or fact.slot is None or fact.negated or not _fits(feed, value):
+        if feed is None or fact.slot is None or fact.negated:
             continue  # a negation ("no longer works with X") proposes no value
+        read: FieldValue | None = None
+        if feed.type in TYPED:
+            read = None if typed is None else typed.value(feed, fact)
+            if read is None:
+                continue
+            value = render(read)
+        else:
+            value = _value_of(fact)
+            if not _fits(feed, value):
+                continue
         inferred = fact.is_inference or fact.relation is RelationKind.DERIVES
-        evidence = _evidence(fact, transcript, session_id, value)
+        said = value if read is None else (fact.value or fact.text)
+        evidence = _evidence(fact, transcript, session_id, said)
         candidate = Candidate(
             feed=feed,
             values=(value,),
@@ -129,6 +160,7 @@ def candidates_from(
             slots=(fact.slot,),
             said_in=None if evidence is None else (session_id, evidence.message_index),
             read_back=fact.read_back,
+            typed=read,
         )
         if candidate.origin is Origin.STATED and candidate.evidence is None:
             continue  # a stated change must quote the subject; this fact cites no such line

@@ -161,7 +161,8 @@ def _plan_one(
         newer = current is not None and _current_said(subject, current) > said
         if newer or any(evidence_said(subject, c) > said for c in open_sets):
             return None  # older news: the newer statement stands
-        operation, value = Operation.SET, TextValue(fresh[-1])
+        operation = Operation.SET
+        value = candidate.typed if candidate.typed is not None else TextValue(fresh[-1])
         previous = _previous_value(subject, field, held, open_sets)
         relation = "update" if previous is not None else "new value"
         if candidate.replaces is not None:

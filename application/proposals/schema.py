@@ -21,6 +21,8 @@ class FieldFeed:
     field: str
     type: ValueType
     slots: tuple[str, ...]
+    # A money field's currency, for an amount whose words name none.
+    currency: str | None = None
 
     @property
     def many(self) -> bool:

@@ -35,9 +35,10 @@ from factledger.application.memory.extraction import (
     FieldSlot,
 )
 from factledger.application.memory.ports import Extractor
-from factledger.application.proposals.candidates import candidates_from
+from factledger.application.proposals.candidates import TypedReading, candidates_from
 from factledger.application.proposals.modes import ProposalModes
 from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds, feeds_of
+from factledger.application.proposals.typed import ValueReader
 from factledger.application.review.forget_requests import (
     place_requests,
     said_requests,
@@ -103,6 +104,9 @@ class SessionProposer:
     # Reads the request sentences once more for the value replacing a held single-valued
     # field ("remove my number, email me instead"), quoting only that value (ADR 0151).
     replacements_in_requests: bool = False
+    # Reads a typed field's value (number, money, date) from the words; None: typed fields
+    # are proposed by callers only (ADR 0158).
+    values: ValueReader | None = None
 
     async def review(self, tenant: str, event: SessionRecorded) -> Review:
         subject_id = event.originator_id
@@ -140,7 +144,8 @@ class SessionProposer:
             transcript, occurred_at=event.started_at, context=context, fields=fields
         )
         facts = await self.extractor.extract(request) if transcript else []
-        candidates = candidates_from(facts, transcript, feeds, event.session_id)
+        typed = None if self.values is None else TypedReading(self.values, event.started_at.date())
+        candidates = candidates_from(facts, transcript, feeds, event.session_id, typed)
         if self.replacements_in_requests and requests:
             candidates += await replacements_in_requests(
                 self.extractor,
@@ -149,6 +154,7 @@ class SessionProposer:
                 feeds,
                 event.session_id,
                 fed={c.feed.field for c in candidates},
+                typed=typed,
             )
         command = ReviewSession(
             tenant,

@@ -25,7 +25,7 @@ from factledger.application.memory.extraction import (
     FieldSlot,
 )
 from factledger.application.memory.ports import Extractor
-from factledger.application.proposals.candidates import Candidate, candidates_from
+from factledger.application.proposals.candidates import Candidate, TypedReading, candidates_from
 from factledger.application.proposals.schema import KindFeeds
 from factledger.application.review.forget_requests import SaidRequest
 from factledger.domain.transcript import Message, Role
@@ -63,6 +63,7 @@ async def replacements_in_requests(
     session_id: str,
     *,
     fed: Collection[str],
+    typed: TypedReading | None = None,
 ) -> list[Candidate]:
     """The candidates the request sentences state for held single-valued fields that `fed`
     (the fields the first reading proposed) leaves out, each quoting only its value."""
@@ -76,7 +77,8 @@ async def replacements_in_requests(
     for fact in facts:
         if fact.read_back is not None or not fact.value or not lines & set(fact.source_indexes):
             continue
-        for candidate in candidates_from([fact], _quoting(fact, transcript), feeds, session_id):
+        quoting = _quoting(fact, transcript)
+        for candidate in candidates_from([fact], quoting, feeds, session_id, typed):
             field = candidate.feed.field
             if field not in fed and field in {f.field for f in fields}:
                 out[field] = candidate

@@ -167,6 +167,7 @@ class Expected:
     correction: bool
     hedged: bool
     condition: str | None
+    value: str = ""  # as the writer wrote it; the scorer reads the keywords
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +249,7 @@ def _session(raw: Mapping[str, Any]) -> Session:
                 correction=bool(p.get("correction", False)),
                 hedged=bool(p.get("hedged", False)),
                 condition=None if p.get("condition") is None else str(p["condition"]),
+                value=str(p.get("value", "")),
             )
             for p in expect.get("proposals") or ()
         ),

@@ -48,6 +48,7 @@ from factledger.application.recall.policy import RecallPolicies
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.turn_reads import LedgerTurns
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
+from factledger.domain.values import ProfileSchema
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
@@ -62,8 +63,14 @@ TEST_AUTH = AuthSettings(
 )
 
 
-def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime:
-    """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one).
+def build_ports(
+    clock: Clock,
+    *,
+    memory: MemoryBackend | None = None,
+    schemas: Mapping[str, ProfileSchema] | None = None,
+) -> Runtime:
+    """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one);
+    `schemas`: the kinds' profile schemas the ledger checks values against.
     Messages and fields are screened as `serve` screens them: the detectors, then the shipped
     instruction check over the answer judge's embedder."""
     judge = learned_judge()
@@ -72,6 +79,7 @@ def build_ports(clock: Clock, *, memory: MemoryBackend | None = None) -> Runtime
         clock=clock,
         keys=PinnedSubjectIdKeys(InMemoryKeyStore()),
         tentative=tentative_reader(judge),
+        schemas=schemas,
     )
     buffer = InMemorySessionBuffer()
     safety = screened_safety(DetectorSafetyFilter(), judge)

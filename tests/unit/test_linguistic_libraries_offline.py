@@ -1,6 +1,6 @@
-"""The linguistic libraries that replaced hand word lists (ADR 0086) read their data from their
-own wheels: in a fresh interpreter where every socket refuses to connect, each loads and
-answers."""
+"""The linguistic libraries that replaced hand word lists (ADR 0086), and those that read typed
+values from words (ADR 0158), read their data from their own wheels: in a fresh interpreter
+where every socket refuses to connect, each loads and answers."""
 
 from __future__ import annotations
 
@@ -23,12 +23,22 @@ PROBE = textwrap.dedent(
     from factledger.application.memory.scoring import STOPWORDS
     from factledger.application.recall.questions import field_label
     from factledger.application.recall.verbs import second_person
+    from datetime import date
+    from factledger.adapters.values.words import WordsValueReader
+    from factledger.domain.values import ValueType, render
+
+    def typed(kind, words):
+        value = WordsValueReader().read(kind, words, said_on=date(2026, 3, 1))
+        return None if value is None else render(value)
 
     print(json.dumps({
         "lemma": fold_inflection("warehouses"),
         "stopword": "the" in STOPWORDS,
         "verb": second_person("negotiates"),
         "acronym": field_label("crm_owner"),
+        "date": typed(ValueType.DATE, "le neuf juin mille neuf cent soixante-huit"),
+        "number": typed(ValueType.NUMBER, "dos dormitorios"),
+        "money": typed(ValueType.MONEY, "300 libras esterlinas"),
     }))
     """
 )
@@ -43,4 +53,7 @@ def test_the_libraries_answer_with_no_network() -> None:
         "stopword": True,
         "verb": "negotiate",
         "acronym": "CRM owner",
+        "date": "1968-06-09",
+        "number": "2",
+        "money": "300 GBP",
     }

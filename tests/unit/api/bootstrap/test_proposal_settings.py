@@ -29,6 +29,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     QaFieldReader,
     QaReaderIntegrityError,
 )
+from factledger.adapters.values.words import WordsValueReader
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.judgement import qa_field_reader
 from factledger.api.bootstrap.proposals import (
@@ -73,6 +74,41 @@ def test_a_schema_field_names_its_type_and_the_slots_that_feed_it(
     assert patient.field_for("insurer") is None  # slots left empty: only callers propose
     supplier = kind_feeds(settings)["lead"].field_for("supplier")  # the built-in lead feeds
     assert supplier is not None
+
+
+def test_a_money_field_may_name_its_currency_and_typed_fields_are_read_from_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(
+        "FACTLEDGER_PROFILE_SCHEMAS",
+        '{"buyer": {"budget": {"type": "money", "slots": ["budget"], "currency": "EUR"},'
+        ' "move_by_date": "date"}}',
+    )
+    settings = load_settings()
+    buyer = kind_feeds(settings)["buyer"]
+    budget, move_by = buyer.field_for("budget"), buyer.field_for("move_by_date")
+    assert budget is not None
+    assert (budget.type, budget.currency) == (ValueType.MONEY, "EUR")
+    assert move_by is not None
+    assert (move_by.type, move_by.currency) == (ValueType.DATE, None)
+    ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
+    try:
+        assert isinstance(
+            build_proposer(settings, ledger, RuleExtractor()).values, WordsValueReader
+        )
+    finally:
+        ledger.close()
+
+
+@pytest.mark.parametrize(
+    "field", ['{"type": "date", "currency": "EUR"}', '{"type": "money", "currency": "euro"}']
+)
+def test_a_currency_a_field_cannot_hold_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch, field: str
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_PROFILE_SCHEMAS", f'{{"buyer": {{"budget": {field}}}}}')
+    with pytest.raises(SettingsError, match=r"profile_schemas\.buyer\.budget\.[^,]*currency"):
+        load_settings()
 
 
 def test_proposals_are_on_by_default_and_off_per_tenant_or_kind(

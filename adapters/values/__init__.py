@@ -1,0 +1,1 @@
+"""Reading typed values (numbers, amounts, dates) from the words a person said."""
