@@ -62,22 +62,42 @@ def _text2num() -> Any:
 
 def in_digits(words: str) -> str:
     """`words` with its numbers said in words written in digits, in the language that reads
-    the most words as numbers (the words as they were when none does)."""
-    alpha2digit = _text2num()
+    the most words as numbers (the words as they were when none does). A lone "one" or "two"
+    stays a word beside other numbers ("40,000 for phase one", "no one else but 3") and is a
+    number only where no other is said ("one bedroom")."""
+    return _read_words(words)[0]
+
+
+def _read_words(words: str) -> tuple[str, int]:
+    """`in_digits`, and how many words it read as numbers."""
     text = _BETWEEN_LETTERS.sub(" ", words)
+    read, count = _most_read(text, threshold=2)
+    if not _DIGITS.search(read):
+        read, count = _most_read(text, threshold=0)
+    return (read, count) if read != text else (words, 0)
+
+
+def _most_read(text: str, threshold: int) -> tuple[str, int]:
+    alpha2digit = _text2num()
     before = len(_LETTERS.findall(text))
-    best, read_most = words, 0
+    best, read_most = text, 0
     for language in NUMBER_LANGUAGES:
-        read = alpha2digit(text, language, threshold=0)
+        read = alpha2digit(text, language, threshold=threshold)
         words_read = before - len(_LETTERS.findall(read))
         if words_read > read_most:
             best, read_most = read, words_read
-    return best
+    return best, read_most
 
 
 def numbers_in(text: str) -> list[Decimal]:
     """The numbers written in digits in `text`, scales applied ("450k", "1.2 1000000")."""
-    found: list[Decimal] = []
+    return [number for number, _ in _counts(text)]
+
+
+def _counts(text: str) -> list[tuple[Decimal, bool]]:
+    """Each number in `text`, and whether it is a power of ten no count was written before
+    ("1000000" alone, as `text2num` writes "a million" or "half a million")."""
+    found: list[tuple[Decimal, bool]] = []
     for match in _NUMBER.finditer(text):
         if match["dot_grouped"]:
             digits = match["dot_grouped"].replace(".", "").replace(",", ".")
@@ -92,22 +112,26 @@ def numbers_in(text: str) -> list[Decimal]:
         elif match["power"]:
             number *= Decimal(match["power"])
         whole_number = number == number.to_integral()
-        found.append(number.quantize(Decimal(1)) if whole_number else number.normalize())
+        bare = not match["scale"] and not match["power"] and _power_of_ten(number)
+        found.append((number.quantize(Decimal(1)) if whole_number else number.normalize(), bare))
     return found
 
 
-def _one_number(words: str) -> Decimal | None:
-    numbers = set(numbers_in(in_digits(words)))
-    if len(numbers) != 1:
-        return None
-    number = numbers.pop()
-    if _bare_scale(number) and number not in numbers_in(words):
-        return None  # "half a million", "a few hundred": a scale said in words is no count
-    return number
-
-
-def _bare_scale(number: Decimal) -> bool:
+def _power_of_ten(number: Decimal) -> bool:
     return number >= 100 and number == Decimal(10) ** int(number.log10())
+
+
+def _one_number(words: str) -> Decimal | None:
+    digits, words_read = _read_words(words)
+    counts = set(_counts(digits))
+    if len({number for number, _ in counts}) != 1:
+        return None
+    number, bare = counts.pop()
+    if bare and words_read < 2 and number not in numbers_in(words):
+        # "half a million", "a few hundred": a scale said alone is no count ("one million",
+        # two words read as one number, is)
+        return None
+    return number
 
 
 def _amount(words: str, field_currency: str | None) -> MoneyValue | None:

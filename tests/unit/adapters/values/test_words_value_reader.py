@@ -109,6 +109,9 @@ def test_words_saying_no_single_number_read_as_none(words: str) -> None:
         ("320 thousand pounds", "GBP", Decimal(320000), "GBP"),
         ("the real budget is 3000", "USD", Decimal(3000), "USD"),  # names count beside numbers
         ("750 dollars", "USD", Decimal(750), "USD"),  # a small amount with its currency
+        ("Roughly 40,000 dollars for phase one", "USD", Decimal(40000), "USD"),  # "one": a word
+        ("one million dollars", "USD", Decimal(1000000), "USD"),  # a count before the scale
+        ("I'd need 1 million NOK", "USD", Decimal(1000000), "NOK"),
         ("1,5 millones de euros", None, Decimal(1500000), "EUR"),
     ],
 )
@@ -130,6 +133,7 @@ def test_an_amount_takes_the_currency_its_words_name_else_the_fields(
         ("budget is 500", "USD"),
         ("1.5 now", "USD"),
         ("Five grand", "USD"),
+        ("a million dollars", "USD"),  # a scale said alone
     ],
 )
 def test_an_amount_without_one_currency_or_one_number_reads_as_none(
