@@ -8,7 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from factledger.adapters.values.words import WordsValueReader, in_digits, numbers_in
+from factledger.adapters.values.numbers import in_digits, numbers_in
+from factledger.adapters.values.words import WordsValueReader
 from factledger.domain.values import DateValue, MoneyValue, NumberValue, ValueType
 
 SESSION_DAY = date(2026, 3, 1)
@@ -161,3 +162,53 @@ def test_digits_are_read_with_their_grouping_and_scale() -> None:
         Decimal(1200000),
     ]
     assert numbers_in("version 1.2.3") == []
+
+
+@pytest.mark.parametrize(
+    ("words", "said_on", "day"),
+    [
+        ("geboren am 3.4.1990", SESSION_DAY, date(1990, 4, 3)),  # dots: day, month, year
+        ("30/09/90", SESSION_DAY, date(1990, 9, 30)),  # a part over twelve is the day
+        ("09/30/1990", SESSION_DAY, date(1990, 9, 30)),
+        ("renewal on 17 April", date(2026, 4, 17), date(2026, 4, 17)),  # the day itself
+        ("renewal on 17 April", date(2026, 4, 18), date(2027, 4, 17)),  # just passed
+        ("no dia 5 de janeiro de 2026", SESSION_DAY, date(2026, 1, 5)),  # found without "no dia"
+        ("a partir do dia 1º de outubro", SESSION_DAY, date(2026, 10, 1)),
+        ("lease ends March first, thirty-six", SESSION_DAY, date(2036, 3, 1)),
+        ("over 6 dagen", SESSION_DAY, date(2026, 3, 7)),  # counted forward
+    ],
+)
+def test_a_dates_order_year_and_words_around_it_are_settled(
+    words: str, said_on: date, day: date
+) -> None:
+    assert reader.read(ValueType.DATE, words, said_on=said_on) == DateValue(day)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "le 12/07/1990",  # July in Paris, December in Boston
+        "the 3rd, no wait the 4th of September",  # a correction holding both
+        "tussen 1 en 15 april",  # a range
+        "after 2 weeks notice, so like 1st october",  # a number beside the date
+    ],
+)
+def test_words_whose_date_depends_on_what_they_do_not_say_read_as_none(words: str) -> None:
+    assert read(ValueType.DATE, words) is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "words", "currency", "value"),
+    [
+        (ValueType.NUMBER, "à peu près 1 250 salariés", None, NumberValue(Decimal(1250))),
+        (ValueType.MONEY, "autour de 450 000 €", None, MoneyValue(Decimal(450000), "EUR")),
+        (ValueType.MONEY, "2'300 Franken", None, MoneyValue(Decimal(2300), "CHF")),
+        (ValueType.MONEY, "uns 450 mil", "BRL", MoneyValue(Decimal(450000), "BRL")),  # "uns": a
+        (ValueType.NUMBER, "een paar", None, None),  # outside English, "one" is an article
+        (ValueType.NUMBER, "un par de empleados", None, None),
+    ],
+)
+def test_grouped_digits_scales_in_words_and_articles_are_read_as_said(
+    kind: ValueType, words: str, currency: str | None, value: object
+) -> None:
+    assert read(kind, words, currency) == value
