@@ -1,7 +1,8 @@
 """The one date some words name, "today" being the day they were said.
 
-- Numbers said in words become digits first (`numbers`), ordinals included ("the first");
-  a year said as two numbers ("nineteen fifty-five": 19 55) is joined.
+- The words are read as written, and again with their numbers said in words written in
+  digits (`numbers`, ordinals included: "the first"; a year said as two numbers, "nineteen
+  fifty-five", joined) when that finds no date or none with a year.
 - A date written in numbers alone is read here: with dots it is day, month, year (no
   convention writes the month first with dots); with slashes or dashes it is read only when
   its order cannot matter (a part over twelve is the day, or both parts are the same), since
@@ -21,6 +22,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date, datetime, time
 from functools import cache
 from typing import Any
@@ -42,19 +44,39 @@ def _date_search() -> Any:
 
 
 def one_date(words: str, said_on: date) -> date | None:
-    """The one date `words` name, else None (the module's rules)."""
-    text = _YEAR_PAIR.sub(r"\1\2", read_numbers(words, ones=True).text)
-    text = _ORDINAL_SIGN.sub(r"\1", text)  # "1º de outubro": dateparser reads "1 de outubro"
+    """The one date `words` name, else None (the module's rules): read as written, and again
+    with the numbers said in words written in digits when the first reading finds no date or
+    none with a year ("1st sept" is September, where French reads "sept" as seven; "le 8 mai
+    deux mille trois" is 2003, where the digits alone say no year)."""
+    as_written = _ORDINAL_SIGN.sub(r"\1", words)
+    first = _date_in(as_written, said_on)
+    if first is not None and (first.day is None or first.year_said):
+        return first.day
+    digits = _YEAR_PAIR.sub(r"\1\2", read_numbers(as_written, ones=True).text)
+    second = _date_in(digits, said_on)
+    if second is not None and (first is None or second.year_said):
+        return second.day
+    return None if first is None else first.day
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    day: date | None  # None: dates found, but no single one
+    year_said: bool = False
+
+
+def _date_in(text: str, said_on: date) -> _Reading | None:
+    """The reading of `text`; None when no date is found at all."""
     numeric = list(_NUMERIC_DATE.finditer(text))
     if numeric:
         alone = len(numeric) == 1 and _alone(text, numeric[0][0])
-        return _numeric(numeric[0], said_on) if alone else None
+        return _Reading(_numeric(numeric[0], said_on) if alone else None, year_said=True)
     found = _found(text, said_on)
-    if len(found) != 1:
+    if not found:
         return None
+    if len(found) != 1 or not _alone(text, found[0][0]):
+        return _Reading(None)
     said, when = found[0]
-    if not _alone(text, said):
-        return None
     return _with_year(when, said, said_on)
 
 
@@ -82,7 +104,7 @@ def _alone(text: str, said: str) -> bool:
     return not _DIGITS.search(rest)
 
 
-def _with_year(when: date, said: str, said_on: date) -> date:
+def _with_year(when: date, said: str, said_on: date) -> _Reading:
     """`when` as dateparser read it, its year settled: as said in full; said in two digits,
     the century at most ten years ahead; not said, the next such day on or after `said_on`."""
     numbers = _DIGITS.findall(said)
@@ -91,15 +113,15 @@ def _with_year(when: date, said: str, said_on: date) -> date:
             numbers.remove(part)  # the day's number is no year
             break
     if str(when.year) in numbers:
-        return when
+        return _Reading(when, year_said=True)
     if f"{when.year % 100:02d}" in numbers:
         if when.year > said_on.year + _TWO_DIGIT_YEAR_AHEAD:
-            return _in_year(when, when.year - 100)
+            return _Reading(_in_year(when, when.year - 100), year_said=True)
         if when.year <= said_on.year + _TWO_DIGIT_YEAR_AHEAD - 100:
-            return _in_year(when, when.year + 100)
-        return when
+            return _Reading(_in_year(when, when.year + 100), year_said=True)
+        return _Reading(when, year_said=True)
     this_year = _in_year(when, said_on.year)
-    return this_year if this_year >= said_on else _in_year(when, said_on.year + 1)
+    return _Reading(this_year if this_year >= said_on else _in_year(when, said_on.year + 1))
 
 
 def _numeric(match: re.Match[str], said_on: date) -> date | None:

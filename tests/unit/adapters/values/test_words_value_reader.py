@@ -176,6 +176,8 @@ def test_digits_are_read_with_their_grouping_and_scale() -> None:
         ("a partir do dia 1º de outubro", SESSION_DAY, date(2026, 10, 1)),
         ("lease ends March first, thirty-six", SESSION_DAY, date(2036, 3, 1)),
         ("over 6 dagen", SESSION_DAY, date(2026, 3, 7)),  # counted forward
+        ("1st sept is more realistic now", SESSION_DAY, date(2026, 9, 1)),  # not French seven
+        ("née le 8 mai deux mille trois", SESSION_DAY, date(2003, 5, 8)),  # its year in words
     ],
 )
 def test_a_dates_order_year_and_words_around_it_are_settled(
