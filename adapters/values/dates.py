@@ -5,8 +5,9 @@
   fifty-five", joined) when that finds no date or none with a year.
 - A date written in numbers alone is read here: with dots it is day, month, year (no
   convention writes the month first with dots); with slashes or dashes it is read only when
-  its order cannot matter (a part over twelve is the day, or both parts are the same), since
-  "12/07/1990" is July in Paris and December in Boston.
+  its order cannot matter (a part over twelve is the day, or both parts are the same) or the
+  field says its order (`DateOrder`), since "12/07/1990" is July in Paris and December in
+  Boston.
 - Any other date is found by `dateparser` (BSD-3-Clause) in the number reader's languages,
   relative phrases counted forward from the day said ("in 6 days", "over 6 dagen"). When it
   finds nothing in the whole words it is asked again without their first words, one at a time
@@ -28,6 +29,7 @@ from functools import cache
 from typing import Any
 
 from factledger.adapters.values.numbers import NUMBER_LANGUAGES, read_numbers
+from factledger.application.proposals.typed import DateOrder
 
 _DIGITS = re.compile(r"\d+")
 _ORDINAL_SIGN = re.compile(r"(\d)[\u00aa\u00ba\u00b0]")  # 1º, 1ª, 1°
@@ -43,17 +45,17 @@ def _date_search() -> Any:
     return search_dates
 
 
-def one_date(words: str, said_on: date) -> date | None:
+def one_date(words: str, said_on: date, order: DateOrder | None = None) -> date | None:
     """The one date `words` name, else None (the module's rules): read as written, and again
     with the numbers said in words written in digits when the first reading finds no date or
     none with a year ("1st sept" is September, where French reads "sept" as seven; "le 8 mai
     deux mille trois" is 2003, where the digits alone say no year)."""
     as_written = _ORDINAL_SIGN.sub(r"\1", words)
-    first = _date_in(as_written, said_on)
+    first = _date_in(as_written, said_on, order)
     if first is not None and (first.day is None or first.year_said):
         return first.day
     digits = _YEAR_PAIR.sub(r"\1\2", read_numbers(as_written, ones=True).text)
-    second = _date_in(digits, said_on)
+    second = _date_in(digits, said_on, order)
     if second is not None and (first is None or second.year_said):
         return second.day
     return None if first is None else first.day
@@ -65,12 +67,12 @@ class _Reading:
     year_said: bool = False
 
 
-def _date_in(text: str, said_on: date) -> _Reading | None:
+def _date_in(text: str, said_on: date, order: DateOrder | None) -> _Reading | None:
     """The reading of `text`; None when no date is found at all."""
     numeric = list(_NUMERIC_DATE.finditer(text))
     if numeric:
         alone = len(numeric) == 1 and _alone(text, numeric[0][0])
-        return _Reading(_numeric(numeric[0], said_on) if alone else None, year_said=True)
+        return _Reading(_numeric(numeric[0], said_on, order) if alone else None, year_said=True)
     found = _found(text, said_on)
     if not found:
         return None
@@ -124,14 +126,16 @@ def _with_year(when: date, said: str, said_on: date) -> _Reading:
     return _Reading(this_year if this_year >= said_on else _in_year(when, said_on.year + 1))
 
 
-def _numeric(match: re.Match[str], said_on: date) -> date | None:
+def _numeric(match: re.Match[str], said_on: date, order: DateOrder | None) -> date | None:
     first, separator, second, year = int(match[1]), match[2], int(match[3]), match[4]
     if separator == "." or first > 12 or first == second:
         day, month = first, second
-    elif second > 12:
+    elif second > 12 or order is DateOrder.MONTH_FIRST:
         day, month = second, first
+    elif order is DateOrder.DAY_FIRST:
+        day, month = first, second
     else:
-        return None  # "12/07/1990": the order decides, and nothing says which
+        return None  # "12/07/1990": the order decides, and the field does not say which
     full_year = int(year)
     if len(year) == 2:
         full_year += 2000 if 2000 + full_year <= said_on.year + _TWO_DIGIT_YEAR_AHEAD else 1900

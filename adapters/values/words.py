@@ -16,6 +16,7 @@ from datetime import date
 from factledger.adapters.values.currencies import meant_currency, mentions
 from factledger.adapters.values.dates import one_date
 from factledger.adapters.values.numbers import NUMBER_LANGUAGES, in_digits, one_number
+from factledger.application.proposals.typed import DateOrder
 from factledger.domain.values import DateValue, FieldValue, MoneyValue, NumberValue, ValueType
 
 # An amount under this, said with no currency, is read as no amount (see `_amount`).
@@ -37,7 +38,13 @@ class WordsValueReader:
     """`ValueReader` over `text2num`, `dateparser` and `babel`."""
 
     def read(
-        self, kind: ValueType, words: str, *, said_on: date, currency: str | None = None
+        self,
+        kind: ValueType,
+        words: str,
+        *,
+        said_on: date,
+        currency: str | None = None,
+        date_order: DateOrder | None = None,
     ) -> FieldValue | None:
         match kind:
             case ValueType.NUMBER:
@@ -46,6 +53,6 @@ class WordsValueReader:
             case ValueType.MONEY:
                 return _amount(words, currency)
             case ValueType.DATE:
-                day = one_date(words, said_on)
+                day = one_date(words, said_on, date_order)
                 return None if day is None else DateValue(day)
         return None

@@ -2,7 +2,7 @@
 
 - `profile_schemas`: each configured kind's field types, for the ledger's checks;
 - `kind_feeds`: which extractor slots feed which fields (configured kinds; else the defaults),
-  and a money field's own currency;
+  a money field's own currency and a date field's order of dates in numbers;
 - `proposal_modes`: `propose` or `off`, per deployment, tenant and subject kind;
 - `model_actor`: who the proposals are by, `model:<extractor>@<version>`.
 """
@@ -56,7 +56,13 @@ def kind_feeds(settings: Settings) -> dict[str, KindFeeds]:
     for kind, fields in settings.profile_schemas.items():
         feeds[kind] = KindFeeds(
             tuple(
-                FieldFeed(name, _field(spec).type, slots, _field(spec).currency)
+                FieldFeed(
+                    name,
+                    _field(spec).type,
+                    slots,
+                    _field(spec).currency,
+                    _field(spec).date_order,
+                )
                 for name, spec in fields.items()
                 if (slots := _slots(name, spec))
             )

@@ -11,6 +11,7 @@ from pydantic import (
 )
 
 from factledger.api.settings.base import NestedSettings
+from factledger.application.proposals.typed import DateOrder
 from factledger.domain.values import ValueType
 
 # -- the product's proposals -------------------------------------------------------------------
@@ -31,6 +32,9 @@ class ProfileFieldSettings(NestedSettings):
     type: ValueType
     slots: tuple[SlotName, ...] = ()
     currency: CurrencyCode | None = None
+    # A date field's order of dates written in numbers alone: "12/07/1990" is read only
+    # when the deployment says whether the day or the month comes first.
+    date_order: DateOrder | None = None
 
     @field_validator("currency")
     @classmethod
@@ -38,6 +42,15 @@ class ProfileFieldSettings(NestedSettings):
         if currency is not None and info.data.get("type") is not ValueType.MONEY:
             raise ValueError("only a money field has a currency")
         return currency
+
+    @field_validator("date_order")
+    @classmethod
+    def _order_for_dates_only(
+        cls, order: DateOrder | None, info: ValidationInfo
+    ) -> DateOrder | None:
+        if order is not None and info.data.get("type") is not ValueType.DATE:
+            raise ValueError("only a date field has a date order")
+        return order
 
 
 class TenantProposalSettings(NestedSettings):

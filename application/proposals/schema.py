@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from factledger.application.proposals.typed import DateOrder
 from factledger.domain.values import ProfileSchema, ValueType
 
 
@@ -23,6 +24,8 @@ class FieldFeed:
     slots: tuple[str, ...]
     # A money field's currency, for an amount whose words name none.
     currency: str | None = None
+    # A date field's order of a date written in numbers ("12/07/1990"); None: unsettled.
+    date_order: DateOrder | None = None
 
     @property
     def many(self) -> bool:

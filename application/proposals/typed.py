@@ -9,6 +9,7 @@ the type give no candidate: a typed field never holds text, and a guess is worse
 from __future__ import annotations
 
 from datetime import date
+from enum import StrEnum
 from typing import Protocol
 
 from factledger.domain.values import FieldValue, ValueType
@@ -16,10 +17,24 @@ from factledger.domain.values import FieldValue, ValueType
 TYPED = frozenset({ValueType.NUMBER, ValueType.MONEY, ValueType.DATE})
 
 
+class DateOrder(StrEnum):
+    """How a date field's dates written in numbers alone are ordered ("12/07/1990")."""
+
+    DAY_FIRST = "day_first"
+    MONTH_FIRST = "month_first"
+
+
 class ValueReader(Protocol):
     def read(
-        self, kind: ValueType, words: str, *, said_on: date, currency: str | None = None
+        self,
+        kind: ValueType,
+        words: str,
+        *,
+        said_on: date,
+        currency: str | None = None,
+        date_order: DateOrder | None = None,
     ) -> FieldValue | None:
         """The one value of type `kind` that `words` say, else None. `currency`: a money
-        field's own, for an amount whose words name none."""
+        field's own, for an amount whose words name none; `date_order`: a date field's, for
+        a date in numbers whose order the numbers do not settle (None: no such date)."""
         ...

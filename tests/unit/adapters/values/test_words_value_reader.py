@@ -10,6 +10,7 @@ import pytest
 
 from factledger.adapters.values.numbers import in_digits, numbers_in
 from factledger.adapters.values.words import WordsValueReader
+from factledger.application.proposals.typed import DateOrder
 from factledger.domain.values import DateValue, MoneyValue, NumberValue, ValueType
 
 SESSION_DAY = date(2026, 3, 1)
@@ -214,3 +215,17 @@ def test_grouped_digits_scales_in_words_and_articles_are_read_as_said(
     kind: ValueType, words: str, currency: str | None, value: object
 ) -> None:
     assert read(kind, words, currency) == value
+
+
+def test_a_date_in_numbers_whose_order_matters_is_read_in_the_fields_order() -> None:
+    def on(order: DateOrder | None) -> object:
+        return reader.read(ValueType.DATE, "le 12/07/1990", said_on=SESSION_DAY, date_order=order)
+
+    assert on(None) is None
+    assert on(DateOrder.DAY_FIRST) == DateValue(date(1990, 7, 12))
+    assert on(DateOrder.MONTH_FIRST) == DateValue(date(1990, 12, 7))
+    # A part over twelve settles it whatever the field says.
+    late = reader.read(
+        ValueType.DATE, "25/07/1990", said_on=SESSION_DAY, date_order=DateOrder.MONTH_FIRST
+    )
+    assert late == DateValue(date(1990, 7, 25))

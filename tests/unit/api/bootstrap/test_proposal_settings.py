@@ -45,6 +45,7 @@ from factledger.api.settings import (
     load_settings,
 )
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.proposals.typed import DateOrder
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.values import ValueType
 
@@ -82,7 +83,8 @@ def test_a_money_field_may_name_its_currency_and_typed_fields_are_read_from_word
     monkeypatch.setenv(
         "FACTLEDGER_PROFILE_SCHEMAS",
         '{"buyer": {"budget": {"type": "money", "slots": ["budget"], "currency": "EUR"},'
-        ' "move_by_date": "date"}}',
+        ' "move_by_date": "date",'
+        ' "birth": {"type": "date", "slots": ["date_of_birth"], "date_order": "day_first"}}}',
     )
     settings = load_settings()
     buyer = kind_feeds(settings)["buyer"]
@@ -91,6 +93,9 @@ def test_a_money_field_may_name_its_currency_and_typed_fields_are_read_from_word
     assert (budget.type, budget.currency) == (ValueType.MONEY, "EUR")
     assert move_by is not None
     assert (move_by.type, move_by.currency) == (ValueType.DATE, None)
+    birth = buyer.field_for("date_of_birth")
+    assert birth is not None
+    assert birth.date_order is DateOrder.DAY_FIRST
     ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
     try:
         assert isinstance(
@@ -101,13 +106,19 @@ def test_a_money_field_may_name_its_currency_and_typed_fields_are_read_from_word
 
 
 @pytest.mark.parametrize(
-    "field", ['{"type": "date", "currency": "EUR"}', '{"type": "money", "currency": "euro"}']
+    ("field", "named"),
+    [
+        ('{"type": "date", "currency": "EUR"}', "currency"),
+        ('{"type": "money", "currency": "euro"}', "currency"),
+        ('{"type": "money", "date_order": "day_first"}', "date_order"),
+        ('{"type": "date", "date_order": "year_first"}', "date_order"),
+    ],
 )
-def test_a_currency_a_field_cannot_hold_is_refused_naming_it(
-    monkeypatch: pytest.MonkeyPatch, field: str
+def test_a_currency_or_date_order_a_field_cannot_hold_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch, field: str, named: str
 ) -> None:
     monkeypatch.setenv("FACTLEDGER_PROFILE_SCHEMAS", f'{{"buyer": {{"budget": {field}}}}}')
-    with pytest.raises(SettingsError, match=r"profile_schemas\.buyer\.budget\.[^,]*currency"):
+    with pytest.raises(SettingsError, match=rf"profile_schemas\.buyer\.budget\.[^,]*{named}"):
         load_settings()
 
 

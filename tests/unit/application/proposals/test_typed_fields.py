@@ -23,6 +23,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.proposals.candidates import TypedReading, candidates_from
 from factledger.application.proposals.schema import FieldFeed, KindFeeds
+from factledger.application.proposals.typed import DateOrder
 from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
@@ -45,7 +46,9 @@ from .conftest import MODEL, TENANT, day
 KIND = "buyer"
 FEEDS = KindFeeds(
     (
-        FieldFeed("date_of_birth", ValueType.DATE, ("date_of_birth",)),
+        FieldFeed(
+            "date_of_birth", ValueType.DATE, ("date_of_birth",), date_order=DateOrder.DAY_FIRST
+        ),
         FieldFeed("budget", ValueType.MONEY, ("budget",), currency="GBP"),
         FieldFeed("household_size", ValueType.NUMBER, ("household_size",)),
         FieldFeed("preferred_area", ValueType.TEXT, ("preferred_area",)),
@@ -60,11 +63,19 @@ class ScriptedReader:
 
     readings: dict[str, FieldValue]
     asked: list[tuple[ValueType, str, date, str | None]] = field(default_factory=list)
+    orders: list[DateOrder | None] = field(default_factory=list)
 
     def read(
-        self, kind: ValueType, words: str, *, said_on: date, currency: str | None = None
+        self,
+        kind: ValueType,
+        words: str,
+        *,
+        said_on: date,
+        currency: str | None = None,
+        date_order: DateOrder | None = None,
     ) -> FieldValue | None:
         self.asked.append((kind, words, said_on, currency))
+        self.orders.append(date_order)
         return self.readings.get(words)
 
 
@@ -97,6 +108,7 @@ def test_a_typed_field_takes_the_value_read_from_its_words_on_the_sessions_day()
     assert "household_size" not in found  # read as no number: nothing, never the words
     assert found["preferred_area"].typed is None
     assert found["preferred_area"].values == ("Leith",)
+    assert reader.orders == [DateOrder.DAY_FIRST, None, None]  # each field's own
     assert reader.asked == [
         (ValueType.DATE, "9 June 68", date(2026, 4, 2), None),
         (ValueType.MONEY, "about 450 thousand", date(2026, 4, 2), "GBP"),
