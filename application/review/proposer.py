@@ -38,7 +38,7 @@ from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.candidates import TypedReading, candidates_from
 from factledger.application.proposals.modes import ProposalModes
 from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds, feeds_of
-from factledger.application.proposals.typed import ValueReader
+from factledger.application.proposals.typed import TYPED, ValueReader
 from factledger.application.review.forget_requests import (
     place_requests,
     said_requests,
@@ -144,8 +144,16 @@ class SessionProposer:
             transcript, occurred_at=event.started_at, context=context, fields=fields
         )
         facts = await self.extractor.extract(request) if transcript else []
-        typed = None if self.values is None else TypedReading(self.values, event.started_at.date())
-        candidates = candidates_from(facts, transcript, feeds, event.session_id, typed)
+        typed = None
+        if self.values is not None and any(f.type in TYPED for f in feeds.fields):
+            typed = TypedReading(self.values, event.started_at.date())
+        if typed is None:
+            candidates = candidates_from(facts, transcript, feeds, event.session_id)
+        else:  # dates are parsed (the first loads dateparser's data, about a second): off the
+            # event loop, which may be the server's
+            candidates = await asyncio.to_thread(
+                candidates_from, facts, transcript, feeds, event.session_id, typed
+            )
         if self.replacements_in_requests and requests:
             candidates += await replacements_in_requests(
                 self.extractor,

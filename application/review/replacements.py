@@ -16,6 +16,7 @@ Pure but for the extractor; logs nothing.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
@@ -78,7 +79,12 @@ async def replacements_in_requests(
         if fact.read_back is not None or not fact.value or not lines & set(fact.source_indexes):
             continue
         quoting = _quoting(fact, transcript)
-        for candidate in candidates_from([fact], quoting, feeds, session_id, typed):
+        read = (
+            candidates_from([fact], quoting, feeds, session_id)
+            if typed is None
+            else await asyncio.to_thread(candidates_from, [fact], quoting, feeds, session_id, typed)
+        )
+        for candidate in read:
             field = candidate.feed.field
             if field not in fed and field in {f.field for f in fields}:
                 out[field] = candidate
