@@ -4,6 +4,7 @@ typed fields are left to callers (ADR 0158). A scripted reader stands in for the
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -64,6 +65,7 @@ class ScriptedReader:
     readings: dict[str, FieldValue]
     asked: list[tuple[ValueType, str, date, str | None]] = field(default_factory=list)
     orders: list[DateOrder | None] = field(default_factory=list)
+    threads: set[int] = field(default_factory=set)
 
     def read(
         self,
@@ -76,6 +78,7 @@ class ScriptedReader:
     ) -> FieldValue | None:
         self.asked.append((kind, words, said_on, currency))
         self.orders.append(date_order)
+        self.threads.add(threading.get_ident())
         return self.readings.get(words)
 
 
@@ -204,6 +207,8 @@ async def test_the_proposer_proposes_typed_values_the_schema_accepts_and_no_repe
         "preferred_area": TextValue("Leith"),
     }
     assert {asked[2] for asked in reader.asked} == {date(2026, 4, 2)}  # the session's day
+    # Read off the event loop, which may be the server's: a first date loads dateparser.
+    assert threading.get_ident() not in reader.threads
 
     # The same birthday in other words, in a later session: the same date, nothing new.
     words = "the ninth of June, nineteen sixty-eight"
