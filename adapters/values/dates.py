@@ -13,8 +13,9 @@
   finds nothing in the whole words it is asked again without their first words, one at a time
   ("no dia 5 de janeiro" is found as "5 de janeiro").
 - A date needs its day and month and a number; said without a year it is the next such day on
-  or after the day said. A year in two digits takes the century that puts it at most ten years
-  after the day said ("sixty-eight" is 1968).
+  or after the day said, or none on a field that says so (`YearUnsaid.NONE`: a birthday). A
+  year in two digits takes the century that puts it at most ten years after the day said
+  ("sixty-eight" is 1968).
 - Words that say two dates, or a number beside the date ("the 3rd, no wait the 4th of
   September", "between 1 and 15 April", "after 2 weeks notice, so the 1st of October"), name
   none: the words hold a correction, a range or a sum the reader cannot settle.
@@ -29,7 +30,7 @@ from functools import cache
 from typing import Any
 
 from factledger.adapters.values.numbers import NUMBER_LANGUAGES, read_numbers
-from factledger.application.proposals.typed import DateOrder
+from factledger.application.proposals.typed import DateOrder, YearUnsaid
 
 _DIGITS = re.compile(r"\d+")
 _ORDINAL_SIGN = re.compile(r"(\d)[\u00aa\u00ba\u00b0]")  # 1º, 1ª, 1°
@@ -45,7 +46,12 @@ def _date_search() -> Any:
     return search_dates
 
 
-def one_date(words: str, said_on: date, order: DateOrder | None = None) -> date | None:
+def one_date(
+    words: str,
+    said_on: date,
+    order: DateOrder | None = None,
+    year_unsaid: YearUnsaid = YearUnsaid.NEXT,
+) -> date | None:
     """The one date `words` name, else None (the module's rules): read as written, and again
     with the numbers said in words written in digits when the first reading finds no date or
     none with a year ("1st sept" is September, where French reads "sept" as seven; "le 8 mai
@@ -56,9 +62,10 @@ def one_date(words: str, said_on: date, order: DateOrder | None = None) -> date 
         return first.day
     digits = _YEAR_PAIR.sub(r"\1\2", read_numbers(as_written, ones=True).text)
     second = _date_in(digits, said_on, order)
-    if second is not None and (first is None or second.year_said):
-        return second.day
-    return None if first is None else first.day
+    reading = second if second is not None and (first is None or second.year_said) else first
+    if reading is None or (not reading.year_said and year_unsaid is YearUnsaid.NONE):
+        return None
+    return reading.day
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from datetime import date
 from factledger.adapters.values.currencies import meant_currency, mentions
 from factledger.adapters.values.dates import one_date
 from factledger.adapters.values.numbers import NUMBER_LANGUAGES, in_digits, one_number
-from factledger.application.proposals.typed import DateOrder
+from factledger.application.proposals.typed import NO_HINTS, ReadingHints
 from factledger.domain.values import DateValue, FieldValue, MoneyValue, NumberValue, ValueType
 
 # An amount under this, said with no currency, is read as no amount (see `_amount`).
@@ -38,21 +38,15 @@ class WordsValueReader:
     """`ValueReader` over `text2num`, `dateparser` and `babel`."""
 
     def read(
-        self,
-        kind: ValueType,
-        words: str,
-        *,
-        said_on: date,
-        currency: str | None = None,
-        date_order: DateOrder | None = None,
+        self, kind: ValueType, words: str, *, said_on: date, hints: ReadingHints = NO_HINTS
     ) -> FieldValue | None:
         match kind:
             case ValueType.NUMBER:
                 number = one_number(words)
                 return None if number is None else NumberValue(number)
             case ValueType.MONEY:
-                return _amount(words, currency)
+                return _amount(words, hints.currency)
             case ValueType.DATE:
-                day = one_date(words, said_on, date_order)
+                day = one_date(words, said_on, hints.date_order, hints.year_unsaid)
                 return None if day is None else DateValue(day)
         return None

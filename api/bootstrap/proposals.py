@@ -2,7 +2,8 @@
 
 - `profile_schemas`: each configured kind's field types, for the ledger's checks;
 - `kind_feeds`: which extractor slots feed which fields (configured kinds; else the defaults),
-  a money field's own currency and a date field's order of dates in numbers;
+  a money field's own currency and a date field's order of dates in numbers and reading of
+  dates said without a year;
 - `proposal_modes`: `propose` or `off`, per deployment, tenant and subject kind;
 - `model_actor`: who the proposals are by, `model:<extractor>@<version>`.
 """
@@ -27,6 +28,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.modes import ProposalMode, ProposalModes
 from factledger.application.proposals.schema import DEFAULT_FEEDS, FieldFeed, KindFeeds
+from factledger.application.proposals.typed import YearUnsaid
 from factledger.application.review.proposer import SessionProposer
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.values import ProfileSchema, ValueType
@@ -62,6 +64,7 @@ def kind_feeds(settings: Settings) -> dict[str, KindFeeds]:
                     slots,
                     _field(spec).currency,
                     _field(spec).date_order,
+                    _field(spec).year_unsaid or YearUnsaid.NEXT,
                 )
                 for name, spec in fields.items()
                 if (slots := _slots(name, spec))

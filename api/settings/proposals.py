@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -11,7 +12,7 @@ from pydantic import (
 )
 
 from factledger.api.settings.base import NestedSettings
-from factledger.application.proposals.typed import DateOrder
+from factledger.application.proposals.typed import DateOrder, YearUnsaid
 from factledger.domain.values import ValueType
 
 # -- the product's proposals -------------------------------------------------------------------
@@ -35,6 +36,9 @@ class ProfileFieldSettings(NestedSettings):
     # A date field's order of dates written in numbers alone: "12/07/1990" is read only
     # when the deployment says whether the day or the month comes first.
     date_order: DateOrder | None = None
+    # A date field's day and month said without a year: the next such day ("next"), or no
+    # date ("none", for a birthday).
+    year_unsaid: YearUnsaid | None = None
 
     @field_validator("currency")
     @classmethod
@@ -43,14 +47,12 @@ class ProfileFieldSettings(NestedSettings):
             raise ValueError("only a money field has a currency")
         return currency
 
-    @field_validator("date_order")
+    @field_validator("date_order", "year_unsaid")
     @classmethod
-    def _order_for_dates_only(
-        cls, order: DateOrder | None, info: ValidationInfo
-    ) -> DateOrder | None:
-        if order is not None and info.data.get("type") is not ValueType.DATE:
-            raise ValueError("only a date field has a date order")
-        return order
+    def _for_dates_only(cls, value: StrEnum | None, info: ValidationInfo) -> StrEnum | None:
+        if value is not None and info.data.get("type") is not ValueType.DATE:
+            raise ValueError(f"only a date field has a {info.field_name}")
+        return value
 
 
 class TenantProposalSettings(NestedSettings):

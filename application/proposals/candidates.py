@@ -119,13 +119,7 @@ class TypedReading:
     def value(self, feed: FieldFeed, fact: ExtractedFact) -> FieldValue | None:
         # The slot's own words: a hedge's note ("may ...") is no value, its condition stays.
         words = fact.value or fact.text
-        return self.reader.read(
-            feed.type,
-            words,
-            said_on=self.said_on,
-            currency=feed.currency,
-            date_order=feed.date_order,
-        )
+        return self.reader.read(feed.type, words, said_on=self.said_on, hints=feed.hints)
 
 
 def candidates_from(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from factledger.application.proposals.typed import DateOrder
+from factledger.application.proposals.typed import DateOrder, ReadingHints, YearUnsaid
 from factledger.domain.values import ProfileSchema, ValueType
 
 
@@ -26,6 +26,12 @@ class FieldFeed:
     currency: str | None = None
     # A date field's order of a date written in numbers ("12/07/1990"); None: unsettled.
     date_order: DateOrder | None = None
+    # A date field's reading of a day and month said without a year.
+    year_unsaid: YearUnsaid = YearUnsaid.NEXT
+
+    @property
+    def hints(self) -> ReadingHints:
+        return ReadingHints(self.currency, self.date_order, self.year_unsaid)
 
     @property
     def many(self) -> bool:

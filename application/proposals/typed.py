@@ -8,6 +8,7 @@ the type give no candidate: a typed field never holds text, and a guess is worse
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 from typing import Protocol
@@ -24,17 +25,31 @@ class DateOrder(StrEnum):
     MONTH_FIRST = "month_first"
 
 
+class YearUnsaid(StrEnum):
+    """What a date field makes of a day and month said without a year."""
+
+    NEXT = "next"  # the next such day on or after the day said ("start on 15 September")
+    NONE = "none"  # no date: a birthday said without its year names none
+
+
+@dataclass(frozen=True, slots=True)
+class ReadingHints:
+    """What a field says about reading its values: a money field's own `currency`, for an
+    amount whose words name none; a date field's `date_order`, for a date in numbers whose
+    order the numbers do not settle (None: no such date), and what a date said without a
+    year is (`year_unsaid`)."""
+
+    currency: str | None = None
+    date_order: DateOrder | None = None
+    year_unsaid: YearUnsaid = YearUnsaid.NEXT
+
+
+NO_HINTS = ReadingHints()
+
+
 class ValueReader(Protocol):
     def read(
-        self,
-        kind: ValueType,
-        words: str,
-        *,
-        said_on: date,
-        currency: str | None = None,
-        date_order: DateOrder | None = None,
+        self, kind: ValueType, words: str, *, said_on: date, hints: ReadingHints = NO_HINTS
     ) -> FieldValue | None:
-        """The one value of type `kind` that `words` say, else None. `currency`: a money
-        field's own, for an amount whose words name none; `date_order`: a date field's, for
-        a date in numbers whose order the numbers do not settle (None: no such date)."""
+        """The one value of type `kind` that `words` say, else None, `said_on` being "today"."""
         ...

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from factledger.adapters.values.words import WordsValueReader
+from factledger.application.proposals.typed import ReadingHints
 from factledger.domain.values import DateValue, FieldValue, MoneyValue, NumberValue, ValueType
 
 OUTCOMES = ("right", "wrong", "missed", "kept_none", "false_value")
@@ -111,7 +112,8 @@ def _same(read: FieldValue, expected: FieldValue) -> bool:
 
 
 def score_item(item: Item, reader: WordsValueReader) -> Scored:
-    read = reader.read(item.type, item.words, said_on=item.said_on, currency=item.currency)
+    hints = ReadingHints(currency=item.currency)
+    read = reader.read(item.type, item.words, said_on=item.said_on, hints=hints)
     if item.expected is None:
         outcome = "kept_none" if read is None else "false_value"
     elif read is None:

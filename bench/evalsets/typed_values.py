@@ -34,6 +34,7 @@ from typing import Any
 
 from factledger.adapters.values.words import WordsValueReader
 from factledger.api.log_setup import configure_logging
+from factledger.application.proposals.typed import ReadingHints
 from factledger.bench.evalsets.cases import load_cases
 from factledger.bench.evalsets.run import CaseRun, run_cases
 from factledger.bench.evalsets.score import match_expected
@@ -92,13 +93,16 @@ class TypedReader:
     currency: str | None
 
     def said(self, kind: ValueType, words: str, said_on: date) -> FieldValue | None:
-        return self.reader.read(kind, words, said_on=said_on, currency=self.currency)
+        hints = ReadingHints(currency=self.currency)
+        return self.reader.read(kind, words, said_on=said_on, hints=hints)
 
     def written(self, kind: ValueType, value: str, said_on: date) -> object:
         """The writer's value, comparable: "XXX" (ISO's code for no currency) lets an amount
         the writer wrote without one compare by its number."""
         return _comparable(
-            self.reader.read(kind, value, said_on=said_on, currency=self.currency or "XXX")
+            self.reader.read(
+                kind, value, said_on=said_on, hints=ReadingHints(currency=self.currency or "XXX")
+            )
         )
 
 

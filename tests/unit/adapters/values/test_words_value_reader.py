@@ -10,7 +10,7 @@ import pytest
 
 from factledger.adapters.values.numbers import in_digits, numbers_in
 from factledger.adapters.values.words import WordsValueReader
-from factledger.application.proposals.typed import DateOrder
+from factledger.application.proposals.typed import DateOrder, ReadingHints, YearUnsaid
 from factledger.domain.values import DateValue, MoneyValue, NumberValue, ValueType
 
 SESSION_DAY = date(2026, 3, 1)
@@ -18,7 +18,7 @@ reader = WordsValueReader()
 
 
 def read(kind: ValueType, words: str, currency: str | None = None) -> object:
-    return reader.read(kind, words, said_on=SESSION_DAY, currency=currency)
+    return reader.read(kind, words, said_on=SESSION_DAY, hints=ReadingHints(currency=currency))
 
 
 @pytest.mark.parametrize(
@@ -219,13 +219,25 @@ def test_grouped_digits_scales_in_words_and_articles_are_read_as_said(
 
 def test_a_date_in_numbers_whose_order_matters_is_read_in_the_fields_order() -> None:
     def on(order: DateOrder | None) -> object:
-        return reader.read(ValueType.DATE, "le 12/07/1990", said_on=SESSION_DAY, date_order=order)
+        hints = ReadingHints(date_order=order)
+        return reader.read(ValueType.DATE, "le 12/07/1990", said_on=SESSION_DAY, hints=hints)
 
     assert on(None) is None
     assert on(DateOrder.DAY_FIRST) == DateValue(date(1990, 7, 12))
     assert on(DateOrder.MONTH_FIRST) == DateValue(date(1990, 12, 7))
     # A part over twelve settles it whatever the field says.
-    late = reader.read(
-        ValueType.DATE, "25/07/1990", said_on=SESSION_DAY, date_order=DateOrder.MONTH_FIRST
-    )
+    month_first = ReadingHints(date_order=DateOrder.MONTH_FIRST)
+    late = reader.read(ValueType.DATE, "25/07/1990", said_on=SESSION_DAY, hints=month_first)
     assert late == DateValue(date(1990, 7, 25))
+
+
+def test_a_field_may_read_a_day_and_month_said_without_a_year_as_no_date() -> None:
+    birthday = ReadingHints(year_unsaid=YearUnsaid.NONE)
+
+    def on(words: str, hints: ReadingHints) -> object:
+        return reader.read(ValueType.DATE, words, said_on=SESSION_DAY, hints=hints)
+
+    assert on("my birthday is the 9th of June", ReadingHints()) == DateValue(date(2026, 6, 9))
+    assert on("my birthday is the 9th of June", birthday) is None
+    assert on("the 9th of June 1968", birthday) == DateValue(date(1968, 6, 9))
+    assert on("9 June 68", birthday) == DateValue(date(1968, 6, 9))

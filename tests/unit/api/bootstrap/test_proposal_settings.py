@@ -45,7 +45,7 @@ from factledger.api.settings import (
     load_settings,
 )
 from factledger.application.ledger.ledger import Ledger
-from factledger.application.proposals.typed import DateOrder
+from factledger.application.proposals.typed import DateOrder, ReadingHints, YearUnsaid
 from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.values import ValueType
 
@@ -84,7 +84,8 @@ def test_a_money_field_may_name_its_currency_and_typed_fields_are_read_from_word
         "FACTLEDGER_PROFILE_SCHEMAS",
         '{"buyer": {"budget": {"type": "money", "slots": ["budget"], "currency": "EUR"},'
         ' "move_by_date": "date",'
-        ' "birth": {"type": "date", "slots": ["date_of_birth"], "date_order": "day_first"}}}',
+        ' "birth": {"type": "date", "slots": ["date_of_birth"], "date_order": "day_first",'
+        ' "year_unsaid": "none"}}}',
     )
     settings = load_settings()
     buyer = kind_feeds(settings)["buyer"]
@@ -95,7 +96,8 @@ def test_a_money_field_may_name_its_currency_and_typed_fields_are_read_from_word
     assert (move_by.type, move_by.currency) == (ValueType.DATE, None)
     birth = buyer.field_for("date_of_birth")
     assert birth is not None
-    assert birth.date_order is DateOrder.DAY_FIRST
+    assert birth.hints == ReadingHints(None, DateOrder.DAY_FIRST, YearUnsaid.NONE)
+    assert move_by.hints == ReadingHints()  # a date said without its year: the next one
     ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
     try:
         assert isinstance(
@@ -112,6 +114,7 @@ def test_a_money_field_may_name_its_currency_and_typed_fields_are_read_from_word
         ('{"type": "money", "currency": "euro"}', "currency"),
         ('{"type": "money", "date_order": "day_first"}', "date_order"),
         ('{"type": "date", "date_order": "year_first"}', "date_order"),
+        ('{"type": "number", "year_unsaid": "none"}', "year_unsaid"),
     ],
 )
 def test_a_currency_or_date_order_a_field_cannot_hold_is_refused_naming_it(

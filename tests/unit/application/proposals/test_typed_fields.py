@@ -24,7 +24,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.proposals.candidates import TypedReading, candidates_from
 from factledger.application.proposals.schema import FieldFeed, KindFeeds
-from factledger.application.proposals.typed import DateOrder
+from factledger.application.proposals.typed import NO_HINTS, DateOrder, ReadingHints
 from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
@@ -68,16 +68,10 @@ class ScriptedReader:
     threads: set[int] = field(default_factory=set)
 
     def read(
-        self,
-        kind: ValueType,
-        words: str,
-        *,
-        said_on: date,
-        currency: str | None = None,
-        date_order: DateOrder | None = None,
+        self, kind: ValueType, words: str, *, said_on: date, hints: ReadingHints = NO_HINTS
     ) -> FieldValue | None:
-        self.asked.append((kind, words, said_on, currency))
-        self.orders.append(date_order)
+        self.asked.append((kind, words, said_on, hints.currency))
+        self.orders.append(hints.date_order)
         self.threads.add(threading.get_ident())
         return self.readings.get(words)
 
