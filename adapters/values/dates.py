@@ -37,6 +37,9 @@ _ORDINAL_SIGN = re.compile(r"(\d)[\u00aa\u00ba\u00b0]")  # 1º, 1ª, 1°
 _YEAR_PAIR = re.compile(r"\b(1[0-9]|20) ([0-9]{2})\b")
 _NUMERIC_DATE = re.compile(r"(?<![\d.,/-])(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})(?![\d.,/-]*\d)")
 _TWO_DIGIT_YEAR_AHEAD = 10
+# At most this many first words are dropped in turn ("a partir do dia 1º de outubro": four):
+# each drop is another search, and a value's words are a phrase, not a page.
+_LEADING_WORDS_DROPPED = 6
 
 
 @cache
@@ -98,7 +101,7 @@ def _found(text: str, said_on: date) -> list[tuple[str, date]]:
         "PREFER_DATES_FROM": "future",
     }
     words = text.split()
-    for start in range(len(words)):
+    for start in range(min(len(words), _LEADING_WORDS_DROPPED + 1)):
         rest = " ".join(words[start:])
         found = _date_search()(rest, languages=list(NUMBER_LANGUAGES), settings=settings) or []
         dated = [(said, when.date()) for said, when in found if _DIGITS.search(said)]

@@ -72,10 +72,6 @@ def read_numbers(words: str, *, ones: bool = False) -> Reading:
     return reading
 
 
-def in_digits(words: str) -> str:
-    return read_numbers(words).text
-
-
 def _most_read(text: str, threshold: int) -> Reading:
     alpha2digit = _text2num()
     before = len(_LETTERS.findall(text))
@@ -122,9 +118,10 @@ def _power_of_ten(number: Decimal) -> bool:
     return number >= 100 and number == Decimal(10) ** int(number.log10())
 
 
-def one_number(words: str) -> Decimal | None:
-    """The one number `words` say, else None (two numbers, none, or a scale said alone)."""
-    reading = read_numbers(words)
+def one_number(words: str, reading: Reading | None = None) -> Decimal | None:
+    """The one number `words` say, else None (two numbers, none, or a scale said alone);
+    `reading`: `read_numbers(words)`, when the caller has it already."""
+    reading = read_numbers(words) if reading is None else reading
     counts = set(_counts(reading.text))
     if len({n for n, _ in counts}) > 1 and not _A_ONE.search(words):
         counts = {(n, bare) for n, bare in counts if n != 1}  # "uns 450 mil": an article

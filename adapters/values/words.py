@@ -15,7 +15,7 @@ from datetime import date
 
 from factledger.adapters.values.currencies import meant_currency, mentions
 from factledger.adapters.values.dates import one_date
-from factledger.adapters.values.numbers import NUMBER_LANGUAGES, in_digits, one_number
+from factledger.adapters.values.numbers import NUMBER_LANGUAGES, one_number, read_numbers
 from factledger.application.proposals.typed import NO_HINTS, ReadingHints
 from factledger.domain.values import DateValue, FieldValue, MoneyValue, NumberValue, ValueType
 
@@ -24,10 +24,11 @@ _BARE_AMOUNT_BELOW = 1000
 
 
 def _amount(words: str, field_currency: str | None) -> MoneyValue | None:
-    amount = one_number(words)
+    reading = read_numbers(words)
+    amount = one_number(words, reading)
     if amount is None:
         return None
-    said = mentions(in_digits(words), NUMBER_LANGUAGES)
+    said = mentions(reading.text, NUMBER_LANGUAGES)
     if not said and amount < _BARE_AMOUNT_BELOW:
         return None  # "budget is 500", "1.5 now": as often short for 500k or 1.5 million
     code = meant_currency(said, field_currency)

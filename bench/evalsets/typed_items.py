@@ -29,7 +29,14 @@ import yaml
 
 from factledger.adapters.values.words import WordsValueReader
 from factledger.application.proposals.typed import ReadingHints
-from factledger.domain.values import DateValue, FieldValue, MoneyValue, NumberValue, ValueType
+from factledger.domain.values import (
+    DateValue,
+    FieldValue,
+    MoneyValue,
+    NumberValue,
+    ValueType,
+    render,
+)
 
 OUTCOMES = ("right", "wrong", "missed", "kept_none", "false_value")
 
@@ -125,21 +132,10 @@ def score_item(item: Item, reader: WordsValueReader) -> Scored:
         item.language,
         item.type.value,
         item.words,
-        None if item.expected is None else _shown(item.expected),
-        None if read is None else _shown(read),
+        None if item.expected is None else render(item.expected),
+        None if read is None else render(read),
         outcome,
     )
-
-
-def _shown(value: FieldValue) -> str:
-    match value:
-        case MoneyValue(amount, currency):
-            return f"{amount.normalize():f} {currency}"
-        case NumberValue(number):
-            return f"{number.normalize():f}"
-        case DateValue(day):
-            return day.isoformat()
-    return str(value)
 
 
 def tally(scored: list[Scored]) -> dict[str, Any]:

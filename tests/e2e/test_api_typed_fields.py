@@ -59,6 +59,25 @@ def typed_worker(ports: Runtime, settings: Settings) -> SyncWorker:
     return SyncWorker(SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=proposer))
 
 
+async def said_and_reviewed(
+    http: httpx.AsyncClient,
+    ports: Runtime,
+    session: dict[str, str],
+    said: list[tuple[str, str]],
+    *,
+    kinds: tuple[tuple[str, str], ...] = (("buyer", AGENT),),
+) -> None:
+    """Registers the buyer under each kind (with its agent's token), records `said` for each
+    and runs the product's proposer over what was recorded."""
+    worker = typed_worker(ports, SETTINGS)
+    for kind, agent in kinds:
+        body = {"kind": kind, "external_ref": REF}
+        await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
+        await conversation(http, agent, session, said)
+    assert (await worker.run_once()).dead == 0
+    ports.catch_up()
+
+
 async def pending(http: httpx.AsyncClient) -> dict[str, dict[str, object]]:
     queue = await ok(await http.get("/v1/proposals/pending", headers=REVIEWER))
     return {item["field"]: item for item in queue["items"]}
@@ -67,18 +86,13 @@ async def pending(http: httpx.AsyncClient) -> dict[str, dict[str, object]]:
 async def test_a_date_said_in_words_is_proposed_as_a_date_and_approved_into_the_profile(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
-    worker = typed_worker(ports, SETTINGS)
-    body = {"kind": "buyer", "external_ref": REF}
-    await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
     said = [
         ("agent", "Can I take your date of birth for the mortgage check, please?"),
         ("subject", "My date of birth is 9 June 68."),
         ("agent", "And is there a date you need to move by?"),
         ("subject", "We have to be out by 1 September 2027."),
     ]
-    await conversation(http, AGENT, {"session_id": "call-0504", "channel": "voice"}, said)
-    assert (await worker.run_once()).dead == 0
-    ports.catch_up()
+    await said_and_reviewed(http, ports, {"session_id": "call-0504", "channel": "voice"}, said)
 
     items = await pending(http)
     birth = items["date_of_birth"]
@@ -101,18 +115,13 @@ async def test_a_date_said_in_words_is_proposed_as_a_date_and_approved_into_the_
 async def test_an_amount_takes_the_fields_currency_and_a_count_said_in_words_is_a_number(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
-    worker = typed_worker(ports, SETTINGS)
-    body = {"kind": "buyer", "external_ref": REF}
-    await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
     said = [
         ("agent", "How many people are in your household?"),
         ("subject", "It's just the two of us."),
         ("agent", "And what budget are you working with?"),
         ("subject", "Our budget is about four hundred and fifty thousand."),
     ]
-    await conversation(http, AGENT, {"session_id": "call-0505", "channel": "chat"}, said)
-    assert (await worker.run_once()).dead == 0
-    ports.catch_up()
+    await said_and_reviewed(http, ports, {"session_id": "call-0505", "channel": "chat"}, said)
 
     items = await pending(http)
     assert items["household_size"]["value"] == {"type": "number", "value": "2"}
@@ -122,19 +131,15 @@ async def test_an_amount_takes_the_fields_currency_and_a_count_said_in_words_is_
 async def test_words_that_say_no_single_value_of_the_type_propose_nothing_for_it(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
-    worker = typed_worker(ports, SETTINGS)
     said = [
         ("agent", "Can I take your date of birth, please?"),
         ("subject", "My date of birth is April 1968."),
         ("agent", "And what budget are you working with?"),
         ("subject", "Our budget is three or four hundred thousand dollars."),
     ]
-    for kind, agent in (("buyer", AGENT), ("buyer_notes", AGENT_AS_TEXT)):
-        body = {"kind": kind, "external_ref": REF}
-        await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
-        await conversation(http, agent, {"session_id": "call-0506", "channel": "chat"}, said)
-    assert (await worker.run_once()).dead == 0
-    ports.catch_up()
+    session = {"session_id": "call-0506", "channel": "chat"}
+    both = (("buyer", AGENT), ("buyer_notes", AGENT_AS_TEXT))
+    await said_and_reviewed(http, ports, session, said, kinds=both)
 
     queue = await ok(await http.get("/v1/proposals/pending", headers=REVIEWER))
     by_kind = {(i["subject_kind"], i["field"]): i["display"] for i in queue["items"]}

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from factledger.adapters.values.numbers import in_digits, numbers_in
+from factledger.adapters.values.numbers import numbers_in, read_numbers
 from factledger.adapters.values.words import WordsValueReader
 from factledger.application.proposals.typed import DateOrder, ReadingHints, YearUnsaid
 from factledger.domain.values import DateValue, MoneyValue, NumberValue, ValueType
@@ -150,9 +150,9 @@ def test_text_lists_and_booleans_are_not_read_from_words() -> None:
 
 
 def test_numbers_are_written_in_the_language_that_reads_the_most_words() -> None:
-    assert in_digits("mil quinientos euros") == "1500 euros"
-    assert in_digits("ninth of June sixty-eight") == "9th of June 68"
-    assert in_digits("nothing to read here") == "nothing to read here"
+    assert read_numbers("mil quinientos euros").text == "1500 euros"
+    assert read_numbers("ninth of June sixty-eight").text == "9th of June 68"
+    assert read_numbers("nothing to read here").text == "nothing to read here"
 
 
 def test_digits_are_read_with_their_grouping_and_scale() -> None:
