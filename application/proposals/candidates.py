@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
+import structlog
+
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.sameness import same_value
 from factledger.application.memory.types import RelationKind
@@ -37,6 +39,8 @@ from factledger.application.proposals.typed import TYPED, ValueReader
 from factledger.domain.provenance import MAX_QUOTE, Evidence, Origin
 from factledger.domain.transcript import Message, Role
 from factledger.domain.values import MAX_ITEMS, MAX_TEXT, FieldValue, ValueType, render
+
+log = structlog.get_logger(__name__)
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -117,9 +121,17 @@ class TypedReading:
     said_on: date
 
     def value(self, feed: FieldFeed, fact: ExtractedFact) -> FieldValue | None:
-        # The slot's own words: a hedge's note ("may ...") is no value, its condition stays.
+        """The field's value read from the slot's own words (a hedge's note, "may ...", is no
+        value; its condition stays). A reader that fails reads nothing: the session's other
+        fields are still proposed, where a raised error would retry and dead-letter them."""
         words = fact.value or fact.text
-        return self.reader.read(feed.type, words, said_on=self.said_on, hints=feed.hints)
+        try:
+            return self.reader.read(feed.type, words, said_on=self.said_on, hints=feed.hints)
+        except Exception as exc:  # a parsing library's fault on one phrase
+            log.warning(
+                "proposals.typed_reading_failed", field=feed.field, error_type=type(exc).__name__
+            )
+            return None
 
 
 def candidates_from(

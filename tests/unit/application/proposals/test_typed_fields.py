@@ -12,6 +12,7 @@ from decimal import Decimal
 from uuid import UUID
 
 import pytest
+from structlog.testing import capture_logs
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -215,3 +216,40 @@ async def test_the_proposer_proposes_typed_values_the_schema_accepts_and_no_repe
         DateValue(date(1968, 6, 9))
     ]
     assert (ValueType.DATE, words, date(2026, 4, 2), None) in reader.asked
+
+
+@dataclass
+class FailingOn(ScriptedReader):
+    """Raises on one phrase, as a parsing library's fault would."""
+
+    fails_on: str = ""
+
+    def read(
+        self, kind: ValueType, words: str, *, said_on: date, hints: ReadingHints = NO_HINTS
+    ) -> FieldValue | None:
+        if words == self.fails_on:
+            raise OverflowError("date value out of range")
+        return super().read(kind, words, said_on=said_on, hints=hints)
+
+
+async def test_a_reader_that_fails_on_one_field_costs_that_field_only(ledger: Ledger) -> None:
+    subject_id = ledger.register_subject(RegisterSubject(TENANT, KIND, "buyer-2")).subject_id
+    scripted = ScriptedExtractor()
+    reader = FailingOn(dict(READINGS), fails_on="9 June 68")
+    proposer = SessionProposer(ledger, scripted, MODEL, feeds={KIND: FEEDS}, values=reader)
+    scripted.script(SAID, *FACTS)
+
+    with capture_logs() as logs:
+        await review(ledger, worker(ledger, proposer), subject_id, "s-1", SAID)  # none dead
+
+    fields = {c.field for c in ledger.subject(TENANT, subject_id).changes.values()}
+    assert fields == {"budget", "preferred_area"}  # the count reads as none, as scripted
+    failed = [e for e in logs if e["event"] == "proposals.typed_reading_failed"]
+    assert failed == [
+        {
+            "event": "proposals.typed_reading_failed",
+            "field": "date_of_birth",
+            "error_type": "OverflowError",
+            "log_level": "warning",
+        }
+    ]
