@@ -199,7 +199,18 @@ def apply_operation(
     if operation is Operation.APPEND and isinstance(value, ListValue):
         before = current.items if isinstance(current, ListValue) else ()
         return ListValue(before + tuple(i for i in value.items if i not in before))
+    if operation is Operation.REMOVE and isinstance(value, ListValue):
+        before = current.items if isinstance(current, ListValue) else ()
+        gone = {item_key(i) for i in value.items}
+        kept = tuple(i for i in before if item_key(i) not in gone)
+        return ListValue(kept) if kept else None
     return value
+
+
+def item_key(item: str) -> str:
+    """What tells two items of a list apart: not their case or spacing ("Aspirin" is the
+    "aspirin" held)."""
+    return " ".join(item.casefold().split())
 
 
 def _quoted(evidence: Evidence, sessions: dict[str, SessionInfo]) -> tuple[Role, str]:
@@ -341,11 +352,11 @@ def check_operation(proposal: Proposal, current: CurrentField | None) -> None:
         raise InvalidOperationError(f"{op.value}: takes no value")
     if op is Operation.FORGET and proposal.condition is not None:
         raise InvalidOperationError("forget: takes no condition")
-    if op is Operation.APPEND:
+    if op in (Operation.APPEND, Operation.REMOVE):
         if not isinstance(proposal.value, ListValue):
-            raise InvalidOperationError("append: needs a list value")
+            raise InvalidOperationError(f"{op.value}: needs a list value")
         if current is not None and not isinstance(current.value, ListValue):
-            raise InvalidOperationError("append: the field does not hold a list")
+            raise InvalidOperationError(f"{op.value}: the field does not hold a list")
 
 
 def evidence_refs(

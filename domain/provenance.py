@@ -39,6 +39,9 @@ class Operation(StrEnum):
     SET = "set"
     UNSET = "unset"
     APPEND = "append"  # adds the items of a list value to a list field
+    # Takes the items of a list value out of a list field ("the cardiologist stopped the
+    # aspirin"): the other items stay, and a list left empty leaves the field absent.
+    REMOVE = "remove"
     # Asks to forget the field: a request the subject said in conversation, pending like any
     # change; approving it forgets the field (its values and the words that stated them).
     FORGET = "forget"

@@ -4,8 +4,9 @@
   about the subject ("no longer works with Northwind") is turned to "you no longer work with
   Northwind"; a condition kept in the subject's words ("if we close the round") to "if you
   close the round".
-- Phrased per operation and value type: an unset asks to remove, an append to add, a boolean
-  field (`has_`, `is_`, `uses_`...) says what is true of "you", money and dates read as written.
+- Phrased per operation and value type: an unset asks to remove, an append to add, a removal
+  to take items off, a boolean field (`has_`, `is_`, `uses_`...) says what is true of "you",
+  money and dates read as written.
 - Only what the subject said is put to them (`askable`): an inference goes to reviewers, so
   no question is phrased as our guess.
 - The condition is kept, once.
@@ -82,6 +83,9 @@ def question_text(proposal: OpenProposal) -> str:
     if proposal.operation is Operation.APPEND and isinstance(typed, ListValue):
         statement = None
         ask = f"Should we add {joined(typed.items)} to your {label}"
+    elif proposal.operation is Operation.REMOVE and isinstance(typed, ListValue):
+        statement = None
+        ask = f"Should we take {joined(typed.items)} off your {label}"
     elif isinstance(typed, BooleanValue):
         statement = boolean_statement(proposal.field, typed.value)
         ask = f"Should we record your {label} as {'yes' if typed.value else 'no'}"

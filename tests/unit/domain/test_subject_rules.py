@@ -180,8 +180,14 @@ def test_the_schema_refuses_unknown_fields_and_wrong_types(subject: Subject) -> 
 
 @pytest.mark.parametrize(
     ("operation", "value"),
-    [(Operation.SET, None), (Operation.UNSET, TextValue("x")), (Operation.APPEND, TextValue("x"))],
-    ids=["set-without-value", "unset-with-value", "append-non-list"],
+    [
+        (Operation.SET, None),
+        (Operation.UNSET, TextValue("x")),
+        (Operation.APPEND, TextValue("x")),
+        (Operation.REMOVE, TextValue("x")),
+        (Operation.REMOVE, None),
+    ],
+    ids=["set-without-value", "unset-with-value", "append-non-list", "remove-non-list", "remove-nothing"],
 )
 def test_operation_and_value_must_fit(
     subject: Subject, operation: Operation, value: TextValue | None
@@ -200,6 +206,34 @@ def test_append_adds_new_items_to_a_list_field(subject: Subject) -> None:
         subject.propose(change, OPEN_SCHEMA, at=T0)
         approve(subject, change)
     assert subject.fields["likes"].value == ListValue(("tea", "coffee"))
+
+
+def _confirmed_list(subject: Subject, operation: Operation, items: tuple[str, ...]) -> None:
+    change = proposal("medications", ListValue(items), origin=Origin.INFERRED)
+    change = replace(change, operation=operation, based_on_version=subject.profile_version)
+    subject.propose(change, OPEN_SCHEMA, at=T0)
+    approve(subject, change)
+
+
+def test_remove_takes_the_named_items_out_and_keeps_the_others(subject: Subject) -> None:
+    _confirmed_list(subject, Operation.APPEND, ("metformin", "atorvastatin", "aspirin"))
+    # Told apart by words, not case or spacing; an item the list does not hold removes nothing.
+    _confirmed_list(subject, Operation.REMOVE, ("Aspirin ", "ibuprofen"))
+    assert subject.fields["medications"].value == ListValue(("metformin", "atorvastatin"))
+    assert subject.profile_version == 2
+
+
+def test_removing_every_item_leaves_the_field_absent(subject: Subject) -> None:
+    _confirmed_list(subject, Operation.APPEND, ("tea", "coffee"))
+    _confirmed_list(subject, Operation.REMOVE, ("coffee", "tea"))
+    assert "medications" not in subject.fields
+
+
+def test_removing_from_a_non_list_field_is_refused(with_supplier: tuple[Subject, Proposal]) -> None:
+    subject, _ = with_supplier
+    change = replace(proposal("supplier", ListValue(("x",)), origin=Origin.INFERRED, based_on=1))
+    with pytest.raises(InvalidOperationError, match="remove: the field does not hold a list"):
+        subject.propose(replace(change, operation=Operation.REMOVE), OPEN_SCHEMA, at=T0)
 
 
 def test_appending_to_a_non_list_field_is_refused(with_supplier: tuple[Subject, Proposal]) -> None:

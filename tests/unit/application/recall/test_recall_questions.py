@@ -186,6 +186,10 @@ HELD = [
         "Should we add Zendesk, Jira and Okta to your integrations?",
     ),
     (
+        proposal("medications", items("aspirin"), operation=Operation.REMOVE),
+        "Should we take aspirin off your medications?",
+    ),
+    (
         proposal("uses_sso", BooleanValue(False)),
         "Is it right that you do not use SSO?",
     ),
