@@ -31,7 +31,8 @@ class ValueTypeMismatchError(DomainError):
 
 
 class InvalidOperationError(DomainError):
-    """The operation and the value do not fit (set without a value, append to or remove from a non-list...)."""
+    """The operation and the value do not fit (set without a value, append to a non-list,
+    remove from one...)."""
 
 
 class InvalidReferenceError(DomainError):

@@ -23,6 +23,10 @@ from factledger.adapters.judgement.cross_answers import (
     CrossAnswerJudge,
     CrossEncoderIntegrityError,
 )
+from factledger.adapters.judgement.dropped import (
+    DroppedHeadIntegrityError,
+    LearnedDroppedReader,
+)
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.held_change import HeldChangeHead
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
@@ -52,9 +56,11 @@ from factledger.api.settings.extraction import (
     ExtractorSettings,
     LearnedExtractorSettings,
 )
+from factledger.api.settings.proposals import ProposalSettings
 from factledger.application.judgement.ports import ReplyReader, SentenceJudge
 from factledger.application.judgement.stance import AnswerStanceReader
 from factledger.application.memory.ports import Extractor
+from factledger.application.proposals.dropped import DroppedItemsReader
 from factledger.application.sessions.instruction_screen import InstructionScreen
 from factledger.application.sessions.ports import SafetyFilter
 from factledger.domain.hedges import TentativeReader
@@ -328,3 +334,20 @@ def screened_safety(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyF
         log.error("instruction_check_unavailable", error_type=type(exc).__name__)
         return inner
     return InstructionScreen(inner, detector)
+
+
+def dropped_items_reader(settings: ProposalSettings) -> DroppedItemsReader | None:
+    """The reader of list items a sentence drops (ADR 0159) when the settings ask for it: the
+    shipped model, or a deployment's own pinned by SHA-256; None when they do not, or when
+    its file cannot be used (logged): then the model only extends lists."""
+    if not settings.dropped_items:
+        return None
+    try:
+        if settings.dropped_items_head_path is None:
+            return LearnedDroppedReader.packaged()
+        return LearnedDroppedReader.load(
+            settings.dropped_items_head_path, settings.dropped_items_head_sha256
+        )
+    except DroppedHeadIntegrityError as exc:
+        log.error("dropped_items_unavailable", error_type=type(exc).__name__)
+        return None

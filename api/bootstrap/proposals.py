@@ -16,6 +16,7 @@ from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.learned.sentences import SentenceCandidates
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.values.words import WordsValueReader
+from factledger.api.bootstrap.judgement import dropped_items_reader
 from factledger.api.settings import (
     LearnedExtractorSettings,
     OpenAICompatibleExtractorSettings,
@@ -120,4 +121,5 @@ def build_proposer(
         judge=judge,
         replacements_in_requests=settings.proposals.replacements_in_requests,
         values=WordsValueReader(),
+        dropped=dropped_items_reader(settings.proposals),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -72,3 +73,10 @@ class ProposalSettings(NestedSettings):
     # a held single-valued field ("remove my number, email me instead"), which is proposed
     # quoting only that value (ADR 0151).
     replacements_in_requests: bool = False
+    # The model proposes to take off a list field the items a subject sentence says no longer
+    # hold ("the cardiologist stopped the aspirin"), read by the dropped-items head over the
+    # judgement's embedder (ADR 0159); a deployment's own head file is pinned by SHA-256
+    # (`python -m factledger.bench.judgement.dropped fit`).
+    dropped_items: bool = False
+    dropped_items_head_path: Path | None = None
+    dropped_items_head_sha256: str | None = None

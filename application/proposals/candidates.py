@@ -62,6 +62,9 @@ class Candidate:
     read_back: int | None = None
     # A typed field's value as read from the words (`values` holds its rendering).
     typed: FieldValue | None = None
+    # The items of a list field the session says no longer hold (`dropped`, ADR 0159): a
+    # removal, not a statement of `values`.
+    removes: bool = False
 
 
 def sentences(text: str) -> list[str]:

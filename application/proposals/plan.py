@@ -8,6 +8,8 @@ Pure (the subject is loaded by the caller). For each candidate:
   `set` of the field; recall then no longer offers the earlier statement's memory as current
   (`recall.replaced`);
 - a list field: the values neither held, open nor rejected, as one `append` (an extension);
+  the items the session says no longer hold (`dropped`), when held, as one `remove` (ADR
+  0159);
 - "the same value" is by meaning, not by characters (`memory.sameness`: case, accents,
   punctuation and number formats aside), so "12,000" repeats "12000" and proposes nothing;
 - an update's or a correction's rationale names the value it replaces: the one the session
@@ -44,8 +46,12 @@ from factledger.domain.values import FieldValue, ListValue, TextValue, render
 _CHANGE_IDS = uuid5(NAMESPACE_URL, "factledger:model-proposals")
 
 
-def change_id_for(subject_id: UUID, session_id: str, model: Actor, field: str) -> UUID:
-    return uuid5(_CHANGE_IDS, f"{subject_id}/{session_id}/{model.id}/{field}")
+def change_id_for(
+    subject_id: UUID, session_id: str, model: Actor, field: str, *, removal: bool = False
+) -> UUID:
+    """The change's id; a removal has its own, beside the session's extension of the field."""
+    tail = "/remove" if removal else ""
+    return uuid5(_CHANGE_IDS, f"{subject_id}/{session_id}/{model.id}/{field}{tail}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +137,48 @@ def _previous_value(
     return render(latest.proposal.value) if latest.proposal.value is not None else None
 
 
+def _plan_removal(
+    subject: Subject, candidate: Candidate, model: Actor, session_id: str
+) -> PlannedChange | None:
+    """The items the session drops that the subject holds (confirmed, or in an open
+    extension said before the removal) and no open removal takes off already, as one
+    `remove`."""
+    field = candidate.feed.field
+    current = subject.fields.get(field)
+    said = _candidate_said(subject, candidate, session_id)
+    held = list(_items(None if current is None else current.value))
+    removing: set[str] = set()
+    for record in _changes_of(subject, field, ChangeStatus.PENDING):
+        if record.operation is Operation.APPEND and evidence_said(subject, record) <= said:
+            held += _items(record.proposal.value)
+        elif record.operation is Operation.REMOVE:
+            removing |= set(_items(record.proposal.value))
+    items = [
+        next(h for h in held if same_value(h, v))
+        for v in candidate.values
+        if _known(v, set(held)) and not _known(v, removing)
+    ]
+    if not items:
+        return None
+    proposal = Proposal(
+        change_id=change_id_for(subject.id, session_id, model, field, removal=True),
+        field=field,
+        operation=Operation.REMOVE,
+        value=ListValue(tuple(dict.fromkeys(items))),
+        origin=Origin.STATED,
+        proposed_by=model,
+        based_on_version=subject.profile_version,
+        evidence=candidate.evidence,
+        rationale=_rationale(candidate, "removal"),
+    )
+    return PlannedChange(proposal)
+
+
 def _plan_one(
     subject: Subject, candidate: Candidate, model: Actor, session_id: str
 ) -> PlannedChange | None:
+    if candidate.removes:
+        return _plan_removal(subject, candidate, model, session_id)
     field = candidate.feed.field
     current = subject.fields.get(field)
     held = set(_items(None if current is None else current.value))
@@ -206,6 +251,8 @@ def agreed_changes(
             proposal = record.proposal
             if proposal.proposed_by == model or proposal.evidence is None:
                 continue
+            if candidate.removes != (proposal.operation is Operation.REMOVE):
+                continue  # a removal agrees with a removal only, a statement with a statement
             if proposal.evidence.session_id != session_id:
                 continue
             said = _items(proposal.value)

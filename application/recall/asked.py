@@ -20,6 +20,8 @@ A pending value still holds (ADR 0123) when:
 - its words were not also read as another field's value that a later statement replaced
   (one sentence, "firmware 2.4.0", read as two fields: once one reading is outdated, so is
   the other);
+- no later pending removal takes it off (a list's extension offers the items no removal said
+  after it names; a removal is never offered as a value, ADR 0159);
 - no memory the turn found, said after the value was proposed, answers the question without
   stating it: the newest answer to the question is not the pending value's, so the pending
   value is not offered as current (the memory is).
@@ -28,6 +30,8 @@ A pending value still holds (ADR 0123) when:
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
+from datetime import datetime
 from uuid import UUID
 
 from factledger.application.memory.sameness import same_value, states
@@ -37,6 +41,9 @@ from factledger.application.recall.notes import proposal_text
 from factledger.application.recall.replaced import ReplacedStatement
 from factledger.application.recall.sources import OpenProposal, ProfileEntry
 from factledger.application.recall.types import Note, NoteKind, NoteOrigin
+from factledger.domain.proposal import item_key
+from factledger.domain.provenance import Operation
+from factledger.domain.values import ListValue, render
 
 # The newest only: an older pending value of the field is what a later statement changed
 # (on the blind dev halves a second one added stale values and no right note).
@@ -65,7 +72,7 @@ def offered_pending(
     `replaced`: the statements recall withholds (`recall.replaced`); `hits`: the turn's
     memories, best first; `withheld`: changes a pending request to forget speaks of
     (`recall.requested`)."""
-    of_field = [p for p in proposals if p.field == field]
+    of_field = _after_removals([p for p in proposals if p.field == field])
     if not of_field:
         return ()
     confirmed = [e.value for e in profile if e.field == field]
@@ -80,6 +87,36 @@ def offered_pending(
     ]
     held.sort(key=lambda p: p.proposed_at, reverse=True)
     return tuple(held[:ASKED_PENDING])
+
+
+def _after_removals(proposals: Sequence[OpenProposal]) -> list[OpenProposal]:
+    """The field's pending changes as values still worth offering: a removal is no value (it
+    is left out), and an extension offers only the items no removal said after it takes off
+    (ADR 0159); an extension left with none is left out."""
+    removals = [p for p in proposals if p.operation is Operation.REMOVE]
+    kept = []
+    for p in proposals:
+        if p.operation is Operation.REMOVE:
+            continue
+        if p.operation is Operation.APPEND and isinstance(p.typed, ListValue) and removals:
+            gone = {
+                item_key(i)
+                for r in removals
+                if _said(r) > _said(p) and isinstance(r.typed, ListValue)
+                for i in r.typed.items
+            }
+            items = tuple(i for i in p.typed.items if item_key(i) not in gone)
+            if not items:
+                continue
+            if len(items) < len(p.typed.items):
+                rest = ListValue(items)
+                p = replace(p, value=render(rest), typed=rest)
+        kept.append(p)
+    return kept
+
+
+def _said(proposal: OpenProposal) -> datetime:
+    return proposal.said_at or proposal.proposed_at
 
 
 def other_pending(

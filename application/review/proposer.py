@@ -9,8 +9,10 @@ letter, like every sync item). For one session it:
 2. notices the subject's requests to forget (`forget_requests`) and places each on the field
    it concerns; runs the configured extractor over the transcript without them, in its
    context (tenant, subject kind, channel, conversation type), which picks the guidance;
-3. maps the facts to the kind's fields (`candidates`); when asked, reads the request
-   sentences once more for the value replacing a held field (`replacements`, ADR 0151);
+3. maps the facts to the kind's fields (`candidates`); with a reader of dropped items, reads
+   which held list items the subject's sentences say no longer hold (`dropped`, ADR 0159);
+   when asked, reads the request sentences once more for the value replacing a held field
+   (`replacements`, ADR 0151);
    hands the candidates to `Ledger.review_session`, which weighs them against the subject
    as saved (`plan`).
 
@@ -36,6 +38,11 @@ from factledger.application.memory.extraction import (
 )
 from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.candidates import TypedReading, candidates_from
+from factledger.application.proposals.dropped import (
+    DroppedItemsReader,
+    held_lists,
+    removal_candidates,
+)
 from factledger.application.proposals.modes import ProposalModes
 from factledger.application.proposals.schema import DEFAULT_FEEDS, KindFeeds, feeds_of
 from factledger.application.proposals.typed import TYPED, ValueReader
@@ -107,6 +114,9 @@ class SessionProposer:
     # Reads a typed field's value (number, money, date) from the words; None: typed fields
     # are proposed by callers only (ADR 0158).
     values: ValueReader | None = None
+    # Reads which held list items a subject sentence says no longer hold, proposed for
+    # removal (ADR 0159); None: list fields are only ever extended by the model.
+    dropped: DroppedItemsReader | None = None
 
     async def review(self, tenant: str, event: SessionRecorded) -> Review:
         subject_id = event.originator_id
@@ -153,6 +163,11 @@ class SessionProposer:
             # event loop, which may be the server's
             candidates = await asyncio.to_thread(
                 candidates_from, facts, transcript, feeds, event.session_id, typed
+            )
+        if self.dropped is not None and transcript:
+            lists = held_lists(subject, feeds)
+            candidates += await removal_candidates(
+                transcript, lists, self.dropped, feeds, event.session_id
             )
         if self.replacements_in_requests and requests:
             candidates += await replacements_in_requests(

@@ -46,6 +46,8 @@ async def score_directory(
     replacements_in_requests: bool | None = None,
     field_floors: tuple[Path, str] | None = None,
     qa_reader_alone: bool | None = None,
+    dropped_items: bool | None = None,
+    dropped_items_head: Path | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -76,13 +78,15 @@ async def score_directory(
         config["field_floors_path"], config["field_floors_sha256"] = field_floors
     if qa_reader_alone is not None:
         config["qa_reader_alone"] = qa_reader_alone
-    proposals = (
-        None
-        if replacements_in_requests is None
-        else {"replacements_in_requests": replacements_in_requests}
-    )
+    proposals: dict[str, Any] = {}
+    if replacements_in_requests is not None:
+        proposals["replacements_in_requests"] = replacements_in_requests
+    if dropped_items is not None:
+        proposals["dropped_items"] = dropped_items
+    if dropped_items_head is not None:
+        proposals["dropped_items_head_path"] = dropped_items_head
     runs = (
-        await run_cases(cases, extractor=config, schema=schema, proposals=proposals)
+        await run_cases(cases, extractor=config, schema=schema, proposals=proposals or None)
         if cases
         else []
     )
@@ -109,6 +113,8 @@ async def score_directory(
         else replacements_in_requests,
         "field_floors": "none" if field_floors is None else field_floors[0].name,
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
+        "dropped_items": "default" if dropped_items is None else dropped_items,
+        "dropped_items_head": "default" if dropped_items_head is None else dropped_items_head.name,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -190,6 +196,17 @@ def main(argv: list[str] | None = None) -> None:
         help="the pair head's file of one's own (read unpinned: a lab file), with --held-change on",
     )
     parser.add_argument(
+        "--dropped-items",
+        choices=("on", "off"),
+        help="propose removing the held list items a sentence drops (ADR 0159; default: the "
+        "product's)",
+    )
+    parser.add_argument(
+        "--dropped-items-head",
+        type=Path,
+        help="a dropped-items head file of the lab's own, read unpinned (ADR 0159)",
+    )
+    parser.add_argument(
         "--replacements-in-requests",
         choices=("on", "off"),
         help="a request to forget read once more for the value replacing a held field (ADR "
@@ -249,6 +266,8 @@ def main(argv: list[str] | None = None) -> None:
                 qa_reader_alone=None
                 if args.qa_reader_alone is None
                 else args.qa_reader_alone == "on",
+                dropped_items=None if args.dropped_items is None else args.dropped_items == "on",
+                dropped_items_head=args.dropped_items_head,
             )
         )
         for d in args.sets

@@ -60,6 +60,8 @@ class Tally:
     forget_fields: int = 0  # expected requests that name a field
     forgets_placed: int = 0  # ... with a forget request proposed on that field
     forget_requests_made: int = 0
+    removals_made: int = 0  # list items proposed for removal, by change (ADR 0159)
+    removals_right: int = 0  # ... whose items hold a word of a value the writer outdated
     questions: int = 0
     answered: int = 0  # questions with answer keywords
     hits: int = 0
@@ -92,6 +94,8 @@ class Tally:
             "forgets_placed": ratio(self.forgets_placed, self.forget_fields),
             "forget_fields": self.forget_fields,
             "forget_requests_made": self.forget_requests_made,
+            "removals_made": self.removals_made,
+            "removals_right": self.removals_right,
             "right_note_top3": ratio(self.hits, self.answered),
             "questions": self.questions,
             "stale_top3": self.stale,
@@ -157,9 +161,14 @@ def score_run(
     tally = Tally(cases=1)
     case = run.case
     asked_to_forget = [m for m in run.made if m.proposal.operation is Operation.FORGET]
-    left: list[Made] = [m for m in run.made if m.proposal.operation is not Operation.FORGET]
+    # A removal states no value: counted apart, right when the writer outdated what it removes.
+    removals = [m for m in run.made if m.proposal.operation is Operation.REMOVE]
+    apart = (Operation.FORGET, Operation.REMOVE)
+    left: list[Made] = [m for m in run.made if m.proposal.operation not in apart]
     tally.made = len(left)
     tally.forget_requests_made = len(asked_to_forget)
+    tally.removals_made = len(removals)
+    tally.removals_right = sum(_outdated_by_writer(case, m) for m in removals)
     hits = match_expected(case, left, fields)
     right = {id(m) for m in hits.values()}
     tally.made_right = len(right)
@@ -207,6 +216,20 @@ def score_run(
                 for note in asked.notes
             )
     return tally
+
+
+def _outdated_by_writer(case: Case, removal: Made) -> bool:
+    """Whether a removal's items hold a word the writer marked outdated: a negated value of
+    its session, a stale word of a later question, or the old value of an update of its field
+    said in its session."""
+    n = removal.session
+    session = case.sessions[n]
+    words = [k for item in session.not_proposed if item.why == "negated" for k in item.keywords]
+    words += [k for later in case.sessions[n:] for q in later.questions for k in q.stale]
+    words += [
+        x.updates for x in session.proposals if x.field == removal.proposal.field and x.updates
+    ]
+    return any(w and w.lower() in removal.value.lower() for w in words)
 
 
 @dataclass(slots=True)

@@ -82,9 +82,11 @@ def fit(
     base: Path,
     recipe: Recipe,
     log: Path,
+    choose_by: str = "yes_accepted",
 ) -> tuple[CrossEncoder, dict[str, object]]:
     """Trains on `pairs`, scoring `held` after each epoch; returns the model of the epoch whose
-    kept-out yes acceptance (at its own zero-false-yes threshold) was best."""
+    kept-out `choose_by` figure was best: by default its yes acceptance at its own
+    zero-false-yes threshold."""
     random.seed(recipe.seed)
     torch.manual_seed(recipe.seed)
     tokenizer = pair_tokenizer(verified_bytes(TOKENIZER, TOKENIZER_SHA256))
@@ -144,7 +146,7 @@ def fit(
         }
         history.append(row)
         log.write_text(json.dumps(history, indent=2), encoding="utf-8")
-        key = float(scored["yes_accepted"])  # type: ignore[arg-type]
+        key = float(scored[choose_by])  # type: ignore[arg-type]
         if best is None or key > best[0]:
             state = {k: v.detach().clone() for k, v in model.state_dict().items()}
             best = (key, row, state)
@@ -187,6 +189,11 @@ def _set_metadata(path: Path, yes_min: float, card: dict[str, object]) -> None:
         entry = graph.metadata_props.add()
         entry.key, entry.value = key, value
     onnx.save(graph, str(path))
+
+
+def set_threshold(path: Path, yes_min: float, card: dict[str, object]) -> None:
+    """Writes the file's threshold (`yes_min`) and card into its metadata."""
+    _set_metadata(path, yes_min, card)
 
 
 def quantise(source: Path, out: Path, yes_min: float, card: dict[str, object]) -> Path:

@@ -187,7 +187,13 @@ def test_the_schema_refuses_unknown_fields_and_wrong_types(subject: Subject) -> 
         (Operation.REMOVE, TextValue("x")),
         (Operation.REMOVE, None),
     ],
-    ids=["set-without-value", "unset-with-value", "append-non-list", "remove-non-list", "remove-nothing"],
+    ids=[
+        "set-without-value",
+        "unset-with-value",
+        "append-non-list",
+        "remove-non-list",
+        "remove-nothing",
+    ],
 )
 def test_operation_and_value_must_fit(
     subject: Subject, operation: Operation, value: TextValue | None

@@ -21,6 +21,7 @@ from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.sources import OpenProposal, ProfileEntry
 from factledger.application.recall.types import Note, NoteKind
 from factledger.domain.provenance import Operation
+from factledger.domain.values import ListValue, render
 from tests.unit.application.recall.test_recall import (
     JAN,
     MAR,
@@ -249,3 +250,29 @@ async def test_the_asked_fields_newer_pending_value_outdates_earlier_sessions_me
         ).recall(SUBJECT, QUESTION)
         kinds = [n.origin.kind for n in result.notes]
         assert NoteKind.MEMORY in kinds, why
+
+
+def listed(field: str, items: tuple[str, ...], at_day: int, operation: Operation) -> OpenProposal:
+    typed = ListValue(items)
+    return replace(pending(field, render(typed), at_day), typed=typed, operation=operation)
+
+
+def test_a_later_removal_takes_its_items_off_the_offered_list_and_is_no_value() -> None:
+    intake = listed("medications", ("metformin", "atorvastatin", "aspirin"), 1, Operation.APPEND)
+    stopped = listed("medications", ("aspirin",), 30, Operation.REMOVE)
+
+    (offered,) = offered_pending("medications", [intake, stopped], [])
+    assert (offered.change_id, offered.typed) == (
+        intake.change_id,
+        ListValue(("metformin", "atorvastatin")),
+    )
+    assert note_of(offered).text == "medications: metformin, atorvastatin (stated, unconfirmed)"
+    # A removal said before the extension takes nothing off it; a removal is never a value.
+    earlier = listed("medications", ("aspirin",), 0, Operation.REMOVE)
+    assert offered_pending("medications", [intake, earlier], []) == (intake,)
+    assert offered_pending("medications", [stopped], []) == ()
+    # An extension whose every item a later removal takes off is offered no more.
+    everything = listed(
+        "medications", ("metformin", "atorvastatin", "aspirin"), 40, Operation.REMOVE
+    )
+    assert offered_pending("medications", [intake, everything], []) == ()

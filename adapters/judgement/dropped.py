@@ -1,0 +1,128 @@
+"""`LearnedDroppedReader`: which held items of a list a subject's sentence says no longer hold.
+
+"The cardiologist took me off the aspirin" drops the aspirin; "my husband stopped his
+aspirin", "I might stop the aspirin" and "off the aspirin for a week before the surgery" do
+not. Which one a sentence says is a judgement of its words around the item, in any of the
+languages people use, so it is learned, not listed (ADR 0159):
+
+- a held item is read against a sentence only when the sentence names it: one of the item's
+  words (those the stopword library does not list as function words of the seven languages)
+  is a word of the sentence, or shares its first five letters with one ("Lumenly's");
+- a cross-encoder (all-MiniLM-L6-v2, every layer fine-tuned on labelled items; int8 ONNX,
+  read like the answer cross-encoder, `cross_answers`) reads the pair ("medications:
+  aspirin", the sentence) and gives the probability that the sentence drops the item (its
+  `yes` class); `dropped_min`, the file's `yes_min`, was chosen on training items kept out
+  of the fit.
+
+The file's SHA-256 is checked before a byte of it is used. `python -m
+factledger.bench.judgement.dropped fit` trains it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from stopwords import get_stopwords
+
+from factledger.adapters.judgement.cross_answers import (
+    CLASSES,
+    CrossAnswerJudge,
+    CrossEncoderIntegrityError,
+)
+from factledger.application.judgement.types import Reply
+from factledger.application.memory.sameness import tokens
+from factledger.application.proposals.dropped import DroppedItem, HeldList
+
+PACKAGED_DROPPED_MODEL = Path(__file__).parent / "weights" / "dropped-items-int8.onnx"
+PACKAGED_DROPPED_MODEL_SHA256 = "to be pinned"
+PREFIX = 5  # letters two words share to name one thing ("Lumenly", "Lumenly's")
+# The languages whose function words never name an item (the stopword library's lists).
+LANGUAGES = ("en", "fr", "es", "de", "it", "pt", "nl")
+
+
+class DroppedHeadIntegrityError(RuntimeError):
+    """The dropped-items model's file is missing, differs from its pin, or does not name its
+    outputs and threshold."""
+
+
+@cache
+def _function_words() -> frozenset[str]:
+    return frozenset(t for lang in LANGUAGES for w in get_stopwords(lang) for t in tokens(w))
+
+
+def item_words(item: str) -> frozenset[str]:
+    """The words that name an item: its words less function words, numbers and letters
+    alone."""
+    common = _function_words()
+    return frozenset(
+        t for t in tokens(item) if len(t) > 2 and not t.startswith("#") and t not in common
+    )
+
+
+def _names(word: str, named: frozenset[str]) -> bool:
+    if word in named:
+        return True
+    return len(word) >= PREFIX and any(
+        len(n) >= PREFIX and n[:PREFIX] == word[:PREFIX] for n in named
+    )
+
+
+def names(sentence: str, item: str) -> bool:
+    """Whether `sentence` names `item` (see the module)."""
+    named = item_words(item)
+    return bool(named) and any(_names(w, named) for w in tokens(sentence))
+
+
+def pair_of(field: str, item: str, sentence: str) -> tuple[str, str]:
+    """The cross-encoder's pair: the item under its field's name, and the sentence."""
+    return f"{field.replace('_', ' ')}: {item}", sentence
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedDroppedReader:
+    """The `DroppedItemsReader` of the product: the fine-tuned cross-encoder in `model`."""
+
+    model: CrossAnswerJudge
+
+    @property
+    def dropped_min(self) -> float:
+        return self.model.yes_min
+
+    @classmethod
+    def load(cls, path: Path, sha256: str | None) -> LearnedDroppedReader:
+        try:
+            return cls(CrossAnswerJudge.load(path, sha256))
+        except CrossEncoderIntegrityError as exc:
+            raise DroppedHeadIntegrityError(str(exc)) from exc
+
+    @classmethod
+    def packaged(cls) -> LearnedDroppedReader:
+        return cls.load(PACKAGED_DROPPED_MODEL, PACKAGED_DROPPED_MODEL_SHA256)
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Each (field: item, sentence) pair's probability that the sentence drops the item."""
+        yes = CLASSES.index(Reply.YES.value)
+        return [float(p[yes]) for p in self.model.probabilities_sync(pairs)] if pairs else []
+
+    def dropped_sync(
+        self, lists: Sequence[HeldList], sentences: Sequence[str]
+    ) -> list[DroppedItem]:
+        asked = [
+            DroppedItem(held.field, item, index)
+            for held in lists
+            for item in held.items
+            for index, sentence in enumerate(sentences)
+            if names(sentence, item)
+        ]
+        p = self.probabilities([pair_of(d.field, d.item, sentences[d.sentence]) for d in asked])
+        return [d for d, pd in zip(asked, p, strict=True) if pd >= self.dropped_min]
+
+    async def dropped(
+        self, lists: Sequence[HeldList], sentences: Sequence[str]
+    ) -> list[DroppedItem]:
+        # A model run per named item, off the event loop (which may be the server's).
+        return await asyncio.to_thread(self.dropped_sync, lists, sentences)
