@@ -29,7 +29,7 @@ from factledger.domain.events import ChangeConfirmed, ChangeRejected, FactForgot
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
 from factledger.domain.transcript import Channel, Message
 from factledger.domain.transcript import Role as MessageRole
-from factledger.domain.values import TextValue
+from factledger.domain.values import ListValue, TextValue
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.script import JAN, SECRETS, TENANT
 
@@ -453,3 +453,40 @@ async def test_a_csrf_token_of_any_text_is_a_refusal_not_an_error(
     await web.get("/console/sign-in")
     signing_in = await web.post("/console/sign-in", data={"token": "x", "csrf": "é∂"})
     assert signing_in.status_code == 403
+
+
+async def test_a_removal_is_shown_as_the_items_it_takes_off(
+    web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
+) -> None:
+    subject = seeded.subject_id
+    by = Actor(ActorKind.STAFF, "reviewer-2")
+    listed = ProposeChange(
+        TENANT,
+        subject,
+        "tools",
+        Operation.APPEND,
+        ListValue(("Jira", "Trello")),
+        Origin.INFERRED,
+        by,
+        based_on_version=0,
+    )
+    ports.ledger.propose_change(listed)
+    ports.ledger.approve_change(ApproveChange(TENANT, subject, listed.change_id, "reviewer-2"))
+    removal = ProposeChange(
+        TENANT,
+        subject,
+        "tools",
+        Operation.REMOVE,
+        ListValue(("Trello",)),
+        Origin.INFERRED,
+        by,
+        based_on_version=1,
+    )
+    ports.ledger.propose_change(removal)
+    await sign_in(web)
+
+    queue = await web.get("/console/queue")
+    assert '<strong class="removal">take off:</strong> Trello' in queue.text
+    page = await web.get(f"/console/subjects/{subject}/proposals/{removal.change_id}")
+    assert "Items to take off" in page.text
+    assert "Jira, Trello (version 1)" in page.text

@@ -1538,7 +1538,7 @@ export interface components {
          * Operation
          * @enum {string}
          */
-        Operation: "set" | "unset" | "append" | "forget";
+        Operation: "set" | "unset" | "append" | "remove" | "forget";
         /**
          * Origin
          * @enum {string}
