@@ -21,6 +21,7 @@ factledger.bench.judgement.dropped fit` trains it.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -40,6 +41,7 @@ from factledger.application.proposals.dropped import DroppedItem, HeldList
 PACKAGED_DROPPED_MODEL = Path(__file__).parent / "weights" / "dropped-items-int8.onnx"
 PACKAGED_DROPPED_MODEL_SHA256 = "to be pinned"
 PREFIX = 5  # letters two words share to name one thing ("Lumenly", "Lumenly's")
+_WORD = re.compile(r"\w[\w'’-]*")
 # The languages whose function words never name an item (the stopword library's lists).
 LANGUAGES = ("en", "fr", "es", "de", "it", "pt", "nl")
 
@@ -77,9 +79,23 @@ def names(sentence: str, item: str) -> bool:
     return bool(named) and any(_names(w, named) for w in tokens(sentence))
 
 
+def marked(sentence: str, item: str) -> str:
+    """The sentence with the words that name `item` in brackets, so the reading is of what
+    is said of that item, not of another one the sentence drops ("Calyx is out" beside a
+    held "HubStar")."""
+    named = item_words(item)
+
+    def mark(word: re.Match[str]) -> str:
+        text = word.group(0)
+        return f"[{text}]" if any(_names(t, named) for t in tokens(text)) else text
+
+    return _WORD.sub(mark, sentence)
+
+
 def pair_of(field: str, item: str, sentence: str) -> tuple[str, str]:
-    """The cross-encoder's pair: the item under its field's name, and the sentence."""
-    return f"{field.replace('_', ' ')}: {item}", sentence
+    """The cross-encoder's pair: the item under its field's name, and the sentence with the
+    item's words marked."""
+    return f"{field.replace('_', ' ')}: {item}", marked(sentence, item)
 
 
 @dataclass(frozen=True, slots=True)
