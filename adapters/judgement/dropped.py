@@ -14,8 +14,10 @@ languages people use, so it is learned, not listed (ADR 0159):
   `yes` class); `dropped_min`, the file's `yes_min`, was chosen on training items kept out
   of the fit.
 
-The file's SHA-256 is checked before a byte of it is used. `python -m
-factledger.bench.judgement.dropped fit` trains it.
+No model ships: the one trained on the project's items failed ADR 0159's adoption rule on a
+writer it never read, so a deployment that turns removals on trains its own (`python -m
+factledger.bench.judgement.dropped fit`, on the project's items and its own) and pins it; the
+file's SHA-256 is checked before a byte of it is used.
 """
 
 from __future__ import annotations
@@ -38,8 +40,6 @@ from factledger.application.judgement.types import Reply
 from factledger.application.memory.sameness import tokens
 from factledger.application.proposals.dropped import DroppedItem, HeldList
 
-PACKAGED_DROPPED_MODEL = Path(__file__).parent / "weights" / "dropped-items-int8.onnx"
-PACKAGED_DROPPED_MODEL_SHA256 = "to be pinned"
 PREFIX = 5  # letters two words share to name one thing ("Lumenly", "Lumenly's")
 _WORD = re.compile(r"\w[\w'’-]*")
 # The languages whose function words never name an item (the stopword library's lists).
@@ -114,10 +114,6 @@ class LearnedDroppedReader:
             return cls(CrossAnswerJudge.load(path, sha256))
         except CrossEncoderIntegrityError as exc:
             raise DroppedHeadIntegrityError(str(exc)) from exc
-
-    @classmethod
-    def packaged(cls) -> LearnedDroppedReader:
-        return cls.load(PACKAGED_DROPPED_MODEL, PACKAGED_DROPPED_MODEL_SHA256)
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Each (field: item, sentence) pair's probability that the sentence drops the item."""

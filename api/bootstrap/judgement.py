@@ -337,16 +337,14 @@ def screened_safety(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyF
 
 
 def dropped_items_reader(settings: ProposalSettings) -> DroppedItemsReader | None:
-    """The reader of list items a sentence drops (ADR 0159) when the settings ask for it: the
-    shipped model, or a deployment's own pinned by SHA-256; None when they do not, or when
-    its file cannot be used (logged): then the model only extends lists."""
-    if not settings.dropped_items:
+    """The reader of list items a sentence drops (ADR 0159): the deployment's own model when
+    the settings turn removals on; None when they do not, or when its file cannot be used
+    (logged): then the model only extends lists."""
+    if not settings.dropped_items or settings.dropped_items_model_path is None:
         return None
     try:
-        if settings.dropped_items_head_path is None:
-            return LearnedDroppedReader.packaged()
         return LearnedDroppedReader.load(
-            settings.dropped_items_head_path, settings.dropped_items_head_sha256
+            settings.dropped_items_model_path, settings.dropped_items_model_sha256
         )
     except DroppedHeadIntegrityError as exc:
         log.error("dropped_items_unavailable", error_type=type(exc).__name__)

@@ -10,6 +10,7 @@ from pydantic import (
     Field,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from factledger.api.settings.base import NestedSettings
@@ -74,9 +75,18 @@ class ProposalSettings(NestedSettings):
     # quoting only that value (ADR 0151).
     replacements_in_requests: bool = False
     # The model proposes to take off a list field the items a subject sentence says no longer
-    # hold ("the cardiologist stopped the aspirin"), read by the dropped-items head over the
-    # judgement's embedder (ADR 0159); a deployment's own head file is pinned by SHA-256
-    # (`python -m factledger.bench.judgement.dropped fit`).
+    # hold ("the cardiologist stopped the aspirin"), read by a deployment's own dropped-items
+    # model, pinned by SHA-256 (`python -m factledger.bench.judgement.dropped fit`; none
+    # ships: ADR 0159).
     dropped_items: bool = False
-    dropped_items_head_path: Path | None = None
-    dropped_items_head_sha256: str | None = None
+    dropped_items_model_path: Path | None = None
+    dropped_items_model_sha256: str | None = None
+
+    @model_validator(mode="after")
+    def _dropped_items_need_a_model(self) -> ProposalSettings:
+        if self.dropped_items and self.dropped_items_model_path is None:
+            raise ValueError(
+                "dropped_items: needs dropped_items_model_path (no dropped-items model ships, "
+                "ADR 0159: train one with `python -m factledger.bench.judgement.dropped fit`)"
+            )
+        return self

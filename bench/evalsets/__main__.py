@@ -47,7 +47,7 @@ async def score_directory(
     field_floors: tuple[Path, str] | None = None,
     qa_reader_alone: bool | None = None,
     dropped_items: bool | None = None,
-    dropped_items_head: Path | None = None,
+    dropped_items_model: Path | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -83,8 +83,8 @@ async def score_directory(
         proposals["replacements_in_requests"] = replacements_in_requests
     if dropped_items is not None:
         proposals["dropped_items"] = dropped_items
-    if dropped_items_head is not None:
-        proposals["dropped_items_head_path"] = dropped_items_head
+    if dropped_items_model is not None:
+        proposals["dropped_items_model_path"] = dropped_items_model
     runs = (
         await run_cases(cases, extractor=config, schema=schema, proposals=proposals or None)
         if cases
@@ -114,7 +114,7 @@ async def score_directory(
         "field_floors": "none" if field_floors is None else field_floors[0].name,
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
         "dropped_items": "default" if dropped_items is None else dropped_items,
-        "dropped_items_head": "default" if dropped_items_head is None else dropped_items_head.name,
+        "dropped_items_model": "none" if dropped_items_model is None else dropped_items_model.name,
         "schema": schema,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
@@ -198,13 +198,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--dropped-items",
         choices=("on", "off"),
-        help="propose removing the held list items a sentence drops (ADR 0159; default: the "
-        "product's)",
+        help="propose removing the held list items a sentence drops (ADR 0159; default: off)",
     )
     parser.add_argument(
-        "--dropped-items-head",
+        "--dropped-items-model",
         type=Path,
-        help="a dropped-items head file of the lab's own, read unpinned (ADR 0159)",
+        help="a dropped-items model file (`python -m factledger.bench.judgement.dropped fit`), "
+        "read unpinned; needed with --dropped-items on (ADR 0159)",
     )
     parser.add_argument(
         "--replacements-in-requests",
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
                 if args.qa_reader_alone is None
                 else args.qa_reader_alone == "on",
                 dropped_items=None if args.dropped_items is None else args.dropped_items == "on",
-                dropped_items_head=args.dropped_items_head,
+                dropped_items_model=args.dropped_items_model,
             )
         )
         for d in args.sets

@@ -35,12 +35,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from factledger.adapters.judgement.dropped import (
-    PACKAGED_DROPPED_MODEL,
-    LearnedDroppedReader,
-    names,
-    pair_of,
-)
+from factledger.adapters.judgement.dropped import LearnedDroppedReader, names, pair_of
 from factledger.application.judgement.types import Reply
 from factledger.application.proposals.candidates import sentences
 from factledger.application.proposals.dropped import HeldList
@@ -48,6 +43,7 @@ from factledger.bench.judgement.answers import LabelledPair
 
 DATA = Path(__file__).parent / "data" / "dropped"
 TARGET_PRECISION = 0.95
+MODEL_FILE = "dropped-items-int8.onnx"
 KEPT_OUT = 5  # one item in this many is kept out of the fit
 DROPPED, KEPT = Reply.YES.value, Reply.NEITHER.value
 
@@ -155,7 +151,7 @@ def fit_reader(
     )
     card: dict[str, object] = {"task": "dropped list items (ADR 0159)", "pairs": len(train)}
     float_path = export(model, out_dir / "dropped-items-float.onnx", 0.5, card)
-    int8_path = quantise(float_path, out_dir / PACKAGED_DROPPED_MODEL.name, 0.5, card)
+    int8_path = quantise(float_path, out_dir / MODEL_FILE, 0.5, card)
     labels = [p.label for p in held]
     yes = 0  # the cross-encoder's first class
     dropped_min, figures = threshold_for(onnx_probabilities(int8_path, held)[:, yes], labels)
@@ -244,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     fit.add_argument("--learning-rate", type=float, default=5e-5)
     scoring = commands.add_parser("score", help="score a reader on labelled items")
     scoring.add_argument("dirs", type=Path, nargs="+")
-    scoring.add_argument("--model", type=Path, default=PACKAGED_DROPPED_MODEL)
+    scoring.add_argument("--model", type=Path, required=True, help=f"a `fit` run's {MODEL_FILE}")
     scoring.add_argument("--detail", type=Path)
     args = parser.parse_args(argv)
     if args.command == "fit":
