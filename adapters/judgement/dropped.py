@@ -41,7 +41,7 @@ from factledger.application.memory.sameness import tokens
 from factledger.application.proposals.dropped import DroppedItem, HeldList
 
 PREFIX = 5  # letters two words share to name one thing ("Lumenly", "Lumenly's")
-_WORD = re.compile(r"\w[\w'’-]*")
+_WORD = re.compile(r"\w[\w'\u2019-]*")
 # The languages whose function words never name an item (the stopword library's lists).
 LANGUAGES = ("en", "fr", "es", "de", "it", "pt", "nl")
 
