@@ -1,7 +1,7 @@
 """The dropped-items reader (ADR 0159): train it on labelled items, and score a reader on them.
 
     python -m factledger.bench.judgement.dropped fit --base MODEL.safetensors [--out DIR]
-        [--items FILE ...] [--epochs N] [--learning-rate R]
+        [--dir DIR ...] [--epochs N] [--learning-rate R]
     python -m factledger.bench.judgement.dropped score DIR [DIR ...] [--model FILE] [--detail FILE]
 
 An item (the writers' format, `bench/judgement/data/dropped/README.md`): a list `field`, the
@@ -233,7 +233,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--base", type=Path, required=True, help="all-MiniLM-L6-v2's model.safetensors"
     )
     fit.add_argument(
-        "--items", type=Path, action="append", help="item files (default: data/dropped)"
+        "--dir",
+        type=Path,
+        action="append",
+        help="a directory of items-*.yaml files (repeatable; default: data/dropped)",
     )
     fit.add_argument("--out", type=Path, default=Path("dropped-items"), help="a directory")
     fit.add_argument("--epochs", type=int, default=5)
@@ -244,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     scoring.add_argument("--detail", type=Path)
     args = parser.parse_args(argv)
     if args.command == "fit":
-        cases = load_items(args.items or files_in([DATA]))
+        cases = load_items(files_in(args.dir or [DATA]))
         _say(fit_reader(cases, args.base, args.out, args.epochs, args.learning_rate))
         return
     reader = LearnedDroppedReader.load(args.model, None)
