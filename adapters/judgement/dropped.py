@@ -28,7 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
+import numpy as np
+import numpy.typing as npt
 from stopwords import get_stopwords
 
 from factledger.adapters.judgement.cross_answers import (
@@ -36,6 +39,8 @@ from factledger.adapters.judgement.cross_answers import (
     CrossAnswerJudge,
     CrossEncoderIntegrityError,
 )
+from factledger.adapters.judgement.tuned_answers_file import TunedAnswersIntegrityError
+from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.application.judgement.types import Reply
 from factledger.application.memory.sameness import tokens
 from factledger.application.proposals.dropped import DroppedItem, HeldList
@@ -98,21 +103,31 @@ def pair_of(field: str, item: str, sentence: str) -> tuple[str, str]:
     return f"{field.replace('_', ' ')}: {item}", marked(sentence, item)
 
 
+class PairModel(Protocol):
+    """A reader of (question, reply) pairs in the answer classes' order (`CLASSES`)."""
+
+    def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class LearnedDroppedReader:
-    """The `DroppedItemsReader` of the product: the fine-tuned cross-encoder in `model`."""
+    """The `DroppedItemsReader` of the product: a fine-tuned pair model and its threshold."""
 
-    model: CrossAnswerJudge
-
-    @property
-    def dropped_min(self) -> float:
-        return self.model.yes_min
+    model: PairModel
+    dropped_min: float
 
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> LearnedDroppedReader:
+        """An int8 ONNX cross-encoder (`.onnx`, its threshold in its metadata) or the
+        multilingual encoder tuned as one (`.npz`, ADR 0117's reading; its threshold in the
+        file), checked against `sha256`."""
         try:
-            return cls(CrossAnswerJudge.load(path, sha256))
-        except CrossEncoderIntegrityError as exc:
+            if path.suffix == ".npz":
+                tuned = TunedUseAnswerJudge.load(path, sha256)
+                return cls(tuned, tuned.tuned.yes_min)
+            cross = CrossAnswerJudge.load(path, sha256)
+            return cls(cross, cross.yes_min)
+        except (CrossEncoderIntegrityError, TunedAnswersIntegrityError) as exc:
             raise DroppedHeadIntegrityError(str(exc)) from exc
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:

@@ -29,7 +29,7 @@ import json
 import sys
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -189,6 +189,55 @@ class Tally:
         }
 
 
+def write_pairs(cases: Sequence[DroppedCase], out: Path) -> int:
+    """The cases' pairs in the replies' format (`answers-dropped.yaml` in `out`), so the
+    multilingual encoder's trainer (`tune-use --cross`, ADR 0117) reads them as it reads
+    (question, reply) pairs: the item under its field as the question, the sentence with the
+    item marked as the reply, dropped as `yes`, kept as `neither`."""
+    rows = [
+        {
+            "id": f"{case.id}-{n}",
+            "domain": "dropped",
+            "change": {"field": case.field, "value": item},
+            "question": question,
+            "reply": reply,
+            "label": _label(item, case),
+            "language": case.language,
+        }
+        for case in cases
+        for n, item in enumerate(case.held)
+        if names(case.said, item)
+        for question, reply in [pair_of(case.field, item, case.said)]
+    ]
+    out.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(rows, allow_unicode=True, sort_keys=False)
+    (out / "answers-dropped.yaml").write_text(text, encoding="utf-8")
+    return len(rows)
+
+
+def threshold_tuned(model: Path, cases: Sequence[DroppedCase], out: Path) -> dict[str, object]:
+    """A `tune-use` file of the cases' pairs (`pairs`), its threshold set again the way `fit`
+    sets the cross-encoder's: the lowest at which its own reading of the kept-out pairs (the
+    trainer's split, by the question's hash) is `TARGET_PRECISION` precise."""
+    from factledger.adapters.judgement.tuned_answers_file import TunedAnswers
+    from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
+    from factledger.bench.judgement.answers import kept_out as kept_out_pair
+
+    judge = TunedUseAnswerJudge.load(model, None)
+    held = [p for p in training_pairs(cases) if kept_out_pair(p)]
+    p = judge.probabilities_sync([(x.question, x.reply) for x in held])[:, 0]
+    dropped_min, figures = threshold_for(p, [x.label for x in held])
+    tuned: TunedAnswers = replace(judge.tuned, yes_min=dropped_min)
+    out.write_bytes(tuned.to_bytes())
+    return {
+        "kept_out_pairs": len(held),
+        "dropped_min": dropped_min,
+        "kept_out": figures,
+        "out": str(out),
+        "sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
+    }
+
+
 def _say(figures: dict[str, object]) -> None:
     sys.stdout.write(json.dumps(figures, indent=1) + "\n")
 
@@ -241,6 +290,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     fit.add_argument("--out", type=Path, default=Path("dropped-items"), help="a directory")
     fit.add_argument("--epochs", type=int, default=5)
     fit.add_argument("--learning-rate", type=float, default=5e-5)
+    pairs = commands.add_parser(
+        "pairs", help="write the items' pairs for `python -m factledger.bench.judgement tune-use`"
+    )
+    pairs.add_argument("--dir", type=Path, action="append")
+    pairs.add_argument("--out", type=Path, required=True, help="a directory")
+    bar = commands.add_parser("threshold", help="set a tune-use file's threshold (see above)")
+    bar.add_argument("--model", type=Path, required=True)
+    bar.add_argument("--dir", type=Path, action="append")
+    bar.add_argument("--out", type=Path, required=True)
     scoring = commands.add_parser("score", help="score a reader on labelled items")
     scoring.add_argument("dirs", type=Path, nargs="+")
     scoring.add_argument("--model", type=Path, required=True, help=f"a `fit` run's {MODEL_FILE}")
@@ -249,6 +307,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command == "fit":
         cases = load_items(files_in(args.dir or [DATA]))
         _say(fit_reader(cases, args.base, args.out, args.epochs, args.learning_rate))
+        return
+    if args.command == "threshold":
+        cases = load_items(files_in(args.dir or [DATA]))
+        _say(threshold_tuned(args.model, cases, args.out))
+        return
+    if args.command == "pairs":
+        _say({"pairs": write_pairs(load_items(files_in(args.dir or [DATA])), args.out)})
         return
     reader = LearnedDroppedReader.load(args.model, None)
     figures = score(reader, load_items(files_in(args.dirs)))
