@@ -96,3 +96,10 @@ def test_removals_are_off_by_default_and_need_a_model_to_be_on(tmp_path: Path) -
         dropped_items=True, dropped_items_model_path=path, dropped_items_model_sha256="0" * 64
     )
     assert dropped_items_reader(off) is None
+
+
+def test_a_tuned_encoders_file_is_checked_against_its_pin_too(tmp_path: Path) -> None:
+    path = tmp_path / "dropped.npz"
+    path.write_bytes(b"not the pinned file")
+    with pytest.raises(DroppedHeadIntegrityError):
+        LearnedDroppedReader.load(path, "0" * 64)
