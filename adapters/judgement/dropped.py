@@ -8,11 +8,12 @@ languages people use, so it is learned, not listed (ADR 0159):
 - a held item is read against a sentence only when the sentence names it: one of the item's
   words (those the stopword library does not list as function words of the seven languages)
   is a word of the sentence, or shares its first five letters with one ("Lumenly's");
-- a cross-encoder (all-MiniLM-L6-v2, every layer fine-tuned on labelled items; int8 ONNX,
-  read like the answer cross-encoder, `cross_answers`) reads the pair ("medications:
-  aspirin", the sentence) and gives the probability that the sentence drops the item (its
-  `yes` class); `dropped_min`, the file's `yes_min`, was chosen on training items kept out
-  of the fit.
+- a pair model reads ("medications: aspirin", the sentence with the item's words in
+  brackets) and gives the probability that the sentence drops the item (its `yes` class):
+  all-MiniLM-L6-v2 fine-tuned as a cross-encoder (int8 ONNX, read like the answer
+  cross-encoder, `cross_answers`), or the packaged multilingual encoder tuned as one (`.npz`,
+  read like the tuned answer judge, `tuned_use`); `dropped_min`, the file's threshold, was
+  chosen on training items kept out of the fit.
 
 No model ships: the one trained on the project's items failed ADR 0159's adoption rule on a
 writer it never read, so a deployment that turns removals on trains its own (`python -m
