@@ -106,19 +106,17 @@ def kept_out(case: DroppedCase) -> bool:
 
 
 def threshold_for(p: np.ndarray, labels: Sequence[str]) -> tuple[float, dict[str, float]]:
-    """The lowest threshold at which the reads of `labels` are `TARGET_PRECISION` precise."""
+    """The lowest reading at which the reads of `labels` are `TARGET_PRECISION` precise (a
+    reading itself, so the threshold the reader compares with gives these figures exactly);
+    1.0 when none is."""
     truth = np.array(labels) == DROPPED
-    for t in np.arange(0.30, 0.995, 0.005):
+    for t in sorted({float(v) for v in p}):
         said = p >= t
         tp = float((said & truth).sum())
-        precision = tp / max(float(said.sum()), 1.0)
-        if said.sum() and precision >= TARGET_PRECISION:
+        if tp / float(said.sum()) >= TARGET_PRECISION:
             recall = tp / max(float(truth.sum()), 1.0)
-            return round(float(t), 3), {
-                "precision": round(precision, 3),
-                "recall": round(recall, 3),
-            }
-    return 0.995, {"precision": 0.0, "recall": 0.0}
+            return t, {"precision": round(tp / float(said.sum()), 3), "recall": round(recall, 3)}
+    return 1.0, {"precision": 0.0, "recall": 0.0}
 
 
 def fit_reader(
