@@ -29,6 +29,10 @@ Two more kinds of statement leave recall the same way (ADR 0123):
   ("could start 1 Nov at the earliest. notice is 4 weeks" states two fields, each replaced
   by a later statement; its memory is both sentences' words).
 
+And an extension's sentence for the items a later removal takes off (ADR 0159): a memory of
+it that holds a removed item's words and states none of the items still held leaves recall
+while the removal is pending or once it is confirmed.
+
 And a rejected proposal's own sentence (ADR 0142): the sync's `reject` item forgets the
 memories that state the rejected value and are about the field (ADR 0057), but a memory of
 the sentence slotted elsewhere ("thinks their excess was 150? or maybe that was the old
@@ -53,15 +57,17 @@ from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.sameness import any_states, same_value, tokens, value_phrases
 from factledger.application.memory.types import SearchHit
 from factledger.application.proposals.plan import evidence_said
-from factledger.domain.proposal import ChangeRecord
+from factledger.domain.proposal import ChangeRecord, item_key
 from factledger.domain.provenance import ChangeStatus, Operation
 from factledger.domain.subject import Subject
-from factledger.domain.values import to_payload
+from factledger.domain.values import ListValue, to_payload
 
 # Share of a memory's words that must be its sentence's for the memory to be that sentence
 # (the rest is the extractor's rewording: "I'm" -> "is", "my" -> "their").
 SAME_SENTENCE = 0.6
 _GONE = (ChangeStatus.REJECTED, ChangeStatus.FORGOTTEN)
+# A removal that takes its items off recall: one not yet decided, or confirmed.
+_DECIDING = (ChangeStatus.PENDING, ChangeStatus.CONFIRMED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,13 +140,15 @@ def _same(earlier: str, current: str) -> bool:
 
 def may_replace(subject: Subject) -> bool:
     """Cheap first check: some field has two stated `set` proposals, a pending request to
-    forget, or a rejected proposal."""
+    forget, a removal pending or confirmed, or a rejected proposal."""
     seen: set[str] = set()
     for record in subject.changes.values():
         proposal = record.proposal
         if record.status is ChangeStatus.REJECTED:
             return True
         if proposal.operation is Operation.FORGET and record.status is ChangeStatus.PENDING:
+            return True
+        if proposal.operation is Operation.REMOVE and record.status in _DECIDING:
             return True
         if proposal.operation is Operation.SET and proposal.evidence is not None:
             if proposal.field in seen:
@@ -221,7 +229,7 @@ def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
     """The subject's replaced statements (see the module docstring)."""
     replaced = _withheld(subject)
     if not replaced:
-        return ()
+        return _removed_items(subject)
     standing = _standing_sentences(subject, {id(r) for _, r, _ in replaced})
     # A message's replaced sentences together: one memory may hold several of them.
     said: dict[tuple[str, int], set[str]] = {}
@@ -249,6 +257,46 @@ def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
                 else frozenset(),
             )
         )
+    return tuple(found) + _removed_items(subject)
+
+
+def _removed_items(subject: Subject) -> tuple[ReplacedStatement, ...]:
+    """The list items a pending or confirmed removal takes off, as an extension said before
+    it stated them (ADR 0159): a memory of that sentence that holds a removed item's words
+    leaves recall, unless it states an item the extension still holds ("takes metformin and
+    aspirin" stays while the metformin does; "a baby aspirin every morning" goes)."""
+    found: list[ReplacedStatement] = []
+    for removal in subject.changes.values():
+        removed = removal.proposal.value
+        if removal.operation is not Operation.REMOVE or not isinstance(removed, ListValue):
+            continue
+        if removal.status not in _DECIDING:
+            continue
+        gone = {item_key(i) for i in removed.items}
+        when = evidence_said(subject, removal)
+        for record in subject.changes.values():
+            items = record.proposal.value
+            where = _where(record)
+            if record.field != removal.field or record.operation is not Operation.APPEND:
+                continue
+            if not isinstance(items, ListValue) or where is None or not _standing(record):
+                continue
+            taken = [i for i in items.items if item_key(i) in gone]
+            if not taken or evidence_said(subject, record) >= when:
+                continue
+            session_id, index, quote = where
+            found.append(
+                ReplacedStatement(
+                    record.field,
+                    transcript_document_id(subject.id, session_id),
+                    index,
+                    frozenset(tokens(quote)),
+                    tuple(i for i in items.items if item_key(i) not in gone),
+                    frozenset(t for i in taken for t in tokens(i)),
+                    tuple(taken),
+                    session_id,
+                )
+            )
     return tuple(found)
 
 

@@ -14,6 +14,7 @@ from factledger.application.recall.ledger_forget_source import mask_of
 from factledger.application.recall.replaced import replaced_statements, without_replaced
 from factledger.domain.provenance import Evidence, Operation, Origin
 from factledger.domain.transcript import Role
+from factledger.domain.values import ListValue
 from factledger.testing.scripted_extractor import ScriptedExtractor
 
 from .conftest import MODEL, TENANT, Rig, day
@@ -200,3 +201,41 @@ async def test_after_a_request_to_forget_a_later_statement_replaces_as_before(ri
         (transcript_document_id(lead, "s1"), ()),
         (transcript_document_id(lead, "s3"), ("Umbrella",)),
     }
+
+
+async def test_a_removed_list_items_memory_leaves_recall_unless_it_states_an_item_still_held(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    await says(
+        rig,
+        lead,
+        "s1",
+        "We also look at Lumenly and Quarry.",
+        ("competitor", "Lumenly"),
+        ("competitor", "Quarry"),
+    )
+    await says(rig, lead, "s2", "Lumenly is out, their demo was rough.")
+    removal = ProposeChange(
+        TENANT,
+        lead,
+        "competitors",
+        Operation.REMOVE,
+        ListValue(("Lumenly",)),
+        Origin.STATED,
+        REVIEWER,
+        based_on_version=0,
+        evidence=Evidence("s2", 0, "Lumenly is out, their demo was rough."),
+    )
+    rig.ledger.propose_change(removal)
+
+    only_the_removed = hit(lead, "s1", "also looks at Lumenly")
+    with_a_held_one = hit(lead, "s1", "also looks at Lumenly and Quarry")
+    the_removal_itself = hit(lead, "s2", "Lumenly is out, their demo was rough")
+    hits = [only_the_removed, with_a_held_one, the_removal_itself]
+    assert without_replaced(hits, mask_of(rig.subject(lead)).replaced) == hits[1:]
+
+    # Rejecting the removal gives the memory back, and withholds the rejected sentence's own
+    # (ADR 0142's rule for any rejected proposal).
+    rig.ledger.reject_change(RejectChange(TENANT, lead, removal.change_id, REVIEWER, "wrong"))
+    assert without_replaced(hits, mask_of(rig.subject(lead)).replaced) == hits[:2]
