@@ -22,7 +22,7 @@ Logs carry ids, counts and error types, never what was said.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -37,7 +37,7 @@ from factledger.application.memory.extraction import (
     FieldSlot,
 )
 from factledger.application.memory.ports import Extractor
-from factledger.application.proposals.candidates import TypedReading, candidates_from
+from factledger.application.proposals.candidates import Candidate, TypedReading, candidates_from
 from factledger.application.proposals.dropped import (
     DroppedItemsReader,
     held_lists,
@@ -56,6 +56,7 @@ from factledger.domain.events import SessionRecorded
 from factledger.domain.provenance import Actor, ChangeStatus, Operation
 from factledger.domain.sessions import transcript_from_payload
 from factledger.domain.subject import Subject
+from factledger.domain.transcript import Message
 from factledger.domain.values import render
 
 log = structlog.get_logger(__name__)
@@ -118,6 +119,25 @@ class SessionProposer:
     # removal (ADR 0159); None: list fields are only ever extended by the model.
     dropped: DroppedItemsReader | None = None
 
+    async def _removals(
+        self, subject: Subject, transcript: Sequence[Message], feeds: KindFeeds, session_id: str
+    ) -> list[Candidate]:
+        """The session's removal candidates; a reader that fails costs the removals only
+        (logged by error type): the session's other proposals still go in, where a raised
+        error would retry and dead-letter them all."""
+        if self.dropped is None:
+            return []
+        try:
+            lists = held_lists(subject, feeds)
+            return await removal_candidates(transcript, lists, self.dropped, feeds, session_id)
+        except Exception as exc:  # the model's fault on one session
+            log.warning(
+                "proposals.dropped_items_failed",
+                subject_id=str(subject.id),
+                error_type=type(exc).__name__,
+            )
+            return []
+
     async def review(self, tenant: str, event: SessionRecorded) -> Review:
         subject_id = event.originator_id
         subject = await asyncio.to_thread(self.ledger.subject, tenant, subject_id)
@@ -164,11 +184,8 @@ class SessionProposer:
             candidates = await asyncio.to_thread(
                 candidates_from, facts, transcript, feeds, event.session_id, typed
             )
-        if self.dropped is not None and transcript:
-            lists = held_lists(subject, feeds)
-            candidates += await removal_candidates(
-                transcript, lists, self.dropped, feeds, event.session_id
-            )
+        if transcript:
+            candidates += await self._removals(subject, transcript, feeds, event.session_id)
         if self.replacements_in_requests and requests:
             candidates += await replacements_in_requests(
                 self.extractor,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 import pytest
+from structlog.testing import capture_logs
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -209,3 +210,40 @@ async def test_an_item_the_subject_never_held_is_not_proposed_for_removal(
     # The scripted reader drops the aspirin, which the subject never held: nothing proposed.
     await rig.said("s-2", 5, (Role.SUBJECT, LATER))
     assert rig.pending(Operation.REMOVE) == {}
+
+
+class FailingDrops:
+    """A reader whose model fails on every session."""
+
+    async def dropped(
+        self, lists: Sequence[HeldList], sentences: Sequence[str]
+    ) -> list[DroppedItem]:
+        raise RuntimeError("the model's fault")
+
+
+async def test_a_reader_that_fails_costs_the_removals_only(ledger: Ledger) -> None:
+    subject_id = ledger.register_subject(RegisterSubject(TENANT, KIND, "p-2")).subject_id
+    extractor = ScriptedExtractor()
+    proposer = SessionProposer(
+        ledger, extractor, MODEL, feeds={KIND: FEEDS}, dropped=FailingDrops()
+    )
+    backend = InMemoryMemoryBackend(
+        extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=ManualClock(day(4, 2))
+    )
+    feed = LedgerEventFeed(ledger)
+    sync = SyncWorker(
+        SyncPorts(InMemorySyncStore(), feed, feed, backend, proposer=proposer),
+        SyncOptions(backoff_s=0.0),
+    )
+    rig = Rig(ledger, sync, extractor, ScriptedDrops({}), subject_id)
+    await rig.said("s-1", 4, (Role.SUBJECT, FIRST))
+
+    with capture_logs() as logs:
+        await rig.said("s-2", 5, (Role.SUBJECT, LATER))  # dead == 0: the item is done
+
+    assert rig.pending(Operation.REMOVE) == {}
+    assert set(rig.pending(Operation.APPEND)) == {"medications", "allergies"}
+    (failed,) = [e for e in logs if e["event"] == "proposals.dropped_items_failed"]
+    assert failed["error_type"] == "RuntimeError"
+    assert "aspirin" not in str(failed)
+    assert ledger.subject(TENANT, subject_id).has_reviewed("s-2")
