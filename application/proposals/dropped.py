@@ -17,6 +17,7 @@ from typing import Protocol
 
 from factledger.application.proposals.candidates import Candidate, sentences
 from factledger.application.proposals.schema import KindFeeds
+from factledger.domain.proposal import item_key
 from factledger.domain.provenance import MAX_QUOTE, ChangeStatus, Evidence, Operation, Origin
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Message, Role
@@ -73,21 +74,17 @@ def held_lists(subject: Subject, feeds: KindFeeds) -> list[HeldList]:
             if record.operation is Operation.APPEND:
                 items += value.items
             elif record.operation is Operation.REMOVE and record.status is ChangeStatus.PENDING:
-                removed |= {_key(i) for i in value.items}
+                removed |= {item_key(i) for i in value.items}
         seen: set[str] = set()
         kept = []
         for item in items:
-            key = _key(item)
+            key = item_key(item)
             if key not in seen and key not in removed:
                 seen.add(key)
                 kept.append(item)
         if kept:
             lists.append(HeldList(feed.field, tuple(kept)))
     return lists
-
-
-def _key(item: str) -> str:
-    return " ".join(item.casefold().split())
 
 
 async def removal_candidates(
