@@ -53,8 +53,8 @@ def profile_as_said(
             latest[field] = (said, order, doc)
     fields: dict[str, ProfileField] = {}
     for name, (_, order, doc) in sorted(latest.items()):
-        if doc.get("kind") in _NO_VALUE:
-            continue
+        if doc.get("kind") in _NO_VALUE or (doc.get("kind") == "remove" and not doc.get("value")):
+            continue  # unset, forgotten, or a list whose last items a removal took off
         shown = profile_field(name, doc)
         if order in expiries:
             shown = replace(shown, valid_until=datetime.fromisoformat(expiries[order]))

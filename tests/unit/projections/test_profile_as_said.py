@@ -93,3 +93,14 @@ def test_entries_written_before_the_two_clocks_read_by_their_one_date() -> None:
     assert shown([old], t(3, 15)) == {}
     assert shown([old], t(4, 2)) == {"supplier": "Globex"}
     assert isinstance(profile_as_said(SUBJECT, [old], t(5)).subject_id, UUID)
+
+
+def test_a_removal_that_took_off_a_lists_last_items_leaves_no_value() -> None:
+    listed = {
+        **value("tools", "Jira", t(1, 14), t(2, 1), 1),
+        "kind": "append",
+        "value": {"type": "list", "items": ["Jira"]},
+    }
+    emptied = {**value("tools", "", t(3, 3), t(3, 4), 2), "kind": "remove", "value": None}
+    assert shown([listed, emptied], t(2)) == {"tools": "Jira"}
+    assert shown([listed, emptied], t(4)) == {}
