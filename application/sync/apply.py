@@ -268,7 +268,10 @@ async def _retire(
 ) -> None:
     proposal = await _proposal_record(backend, ns, event.change_id)
     if proposal is None or proposal.get("operation") not in {"set", "unset"}:
-        return  # appending to a list replaces nothing
+        # Appending to a list replaces nothing; a removal's items leave recall by
+        # `recall.replaced` (reversible, and only the memories of the sentences that said
+        # them), not by forgetting every memory that names them.
+        return
     version = event.originator_version
     kept = await _held(profiles, item.subject_id, event.field, version)
     stale = await _held(profiles, item.subject_id, event.field, version - 1)
