@@ -23,6 +23,7 @@ from factledger.client import (
     PermissionDeniedError,
     ProposalDraft,
     RetryPolicy,
+    items,
     text,
 )
 
@@ -179,3 +180,40 @@ def test_the_sync_client_mirrors_the_async_one() -> None:
         async_sig = inspect.signature(getattr(AsyncFactledgerClient, name))
         sync_sig = inspect.signature(getattr(FactledgerClient, name))
         assert list(async_sig.parameters) == list(sync_sig.parameters), name
+
+
+async def test_the_subject_confirms_taking_an_item_off_a_list(
+    agent: AsyncFactledgerClient, asgi: httpx.ASGITransport
+) -> None:
+    me = (await agent.whoami()).subject_id
+    channel = client(asgi, token(Role.SERVICE))
+    listed = ProposalDraft(
+        field="tools", origin="inferred", operation="append", value=items("Jira", "Trello")
+    )
+    change = await agent.propose(listed)
+    async with client(asgi, token(Role.REVIEWER)) as reviewer:
+        await reviewer.approve(change.subject_id, change.change_id)
+    await agent.start_session("chat-2", "chat")
+    said = "We stopped using Trello in May."
+    await channel.append_message("chat-2", "subject", said, subject=me)
+    removal = ProposalDraft(
+        field="tools",
+        origin="stated",
+        operation="remove",
+        value=items("Trello"),
+        evidence=Evidence(session_id="chat-2", message_index=0, quote="stopped using Trello"),
+        based_on_version=1,
+    )
+    (taken_off,) = (await agent.end_session("chat-2", proposals=[removal])).proposals
+
+    (ask,) = (await agent.context()).to_confirm
+    assert ask.question == "Should we take Trello off your tools?"
+    await agent.start_session("chat-3", "chat")
+    await agent.append_message("chat-3", "agent", ask.question, asks=taken_off.change_id)
+    yes = "Yes, that is right."
+    await channel.append_message("chat-3", "subject", yes, confirms=taken_off.change_id, subject=me)
+    await channel.aclose()
+    (decided,) = (await agent.end_session("chat-3")).decided
+    assert (decided.change_id, decided.status) == (taken_off.change_id, "confirmed")
+    profile = await agent.profile()
+    assert profile.fields["tools"].value == items("Jira")
