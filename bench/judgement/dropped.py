@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 import zlib
 from collections.abc import Sequence
@@ -35,7 +36,12 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from factledger.adapters.judgement.dropped import LearnedDroppedReader, names, pair_of
+from factledger.adapters.judgement.dropped import (
+    LearnedDroppedReader,
+    item_words,
+    names,
+    pair_of,
+)
 from factledger.application.judgement.types import Reply
 from factledger.application.proposals.candidates import sentences
 from factledger.application.proposals.dropped import HeldList
@@ -43,6 +49,7 @@ from factledger.bench.judgement.answers import LabelledPair
 
 DATA = Path(__file__).parent / "data" / "dropped"
 TARGET_PRECISION = 0.95
+_WORDS = re.compile(r"\w[\w'\u2019-]*")
 MODEL_FILE = "dropped-items-int8.onnx"
 KEPT_OUT = 5  # one item in this many is kept out of the fit
 DROPPED, KEPT = Reply.YES.value, Reply.NEITHER.value
@@ -97,6 +104,27 @@ def training_pairs(cases: Sequence[DroppedCase]) -> list[LabelledPair]:
     ]
 
 
+def contrast_pairs(cases: Sequence[DroppedCase]) -> list[LabelledPair]:
+    """For every line that drops a held item, the same line with another of its words (one
+    that names no held item and is no function word) bracketed in the item's place, labelled
+    kept: a drop counts for the bracketed item only (ADR 0159's candidate three). The word is
+    chosen by a hash of the case and item, so a run is repeatable."""
+    out = []
+    for case in cases:
+        others = [
+            w
+            for w in dict.fromkeys(_WORDS.findall(case.said))
+            if len(w) > 3 and item_words(w) and not any(names(w, h) for h in case.held)
+        ]
+        for item in sorted(case.dropped):
+            if not others or not names(case.said, item):
+                continue
+            word = others[zlib.crc32(f"{case.id}/{item}".encode()) % len(others)]
+            question, reply = pair_of(case.field, word, case.said)
+            out.append(LabelledPair(question, reply, KEPT, case.language))
+    return out
+
+
 def _label(item: str, case: DroppedCase) -> str:
     return DROPPED if item in case.dropped else KEPT
 
@@ -125,6 +153,7 @@ def fit_reader(
     out_dir: Path,
     epochs: int = 5,
     learning_rate: float = 5e-5,
+    contrast: bool = False,
 ) -> dict[str, object]:
     """Trains, exports and sets the threshold of the int8 file (see the module)."""
     from factledger.bench.judgement.cross.train import (
@@ -136,7 +165,8 @@ def fit_reader(
         set_threshold,
     )
 
-    train = training_pairs([c for c in cases if not kept_out(c)])
+    fitted = [c for c in cases if not kept_out(c)]
+    train = training_pairs(fitted) + (contrast_pairs(fitted) if contrast else [])
     held = training_pairs([c for c in cases if kept_out(c)])
     out_dir.mkdir(parents=True, exist_ok=True)
     model, run = fit(
@@ -288,6 +318,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     fit.add_argument("--out", type=Path, default=Path("dropped-items"), help="a directory")
     fit.add_argument("--epochs", type=int, default=5)
     fit.add_argument("--learning-rate", type=float, default=5e-5)
+    fit.add_argument(
+        "--contrast", action="store_true", help="also train on contrast pairs (ADR 0159)"
+    )
     pairs = commands.add_parser(
         "pairs", help="write the items' pairs for `python -m factledger.bench.judgement tune-use`"
     )
@@ -304,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command == "fit":
         cases = load_items(files_in(args.dir or [DATA]))
-        _say(fit_reader(cases, args.base, args.out, args.epochs, args.learning_rate))
+        _say(fit_reader(cases, args.base, args.out, args.epochs, args.learning_rate, args.contrast))
         return
     if args.command == "threshold":
         cases = load_items(files_in(args.dir or [DATA]))

@@ -16,6 +16,7 @@ from factledger.bench.judgement.answers import pairs_in
 from factledger.bench.judgement.dropped import (
     DROPPED,
     KEPT,
+    contrast_pairs,
     load_items,
     score,
     threshold_for,
@@ -98,3 +99,13 @@ def test_the_threshold_is_the_lowest_reading_at_the_target_precision() -> None:
     threshold, figures = threshold_for(p, labels)
     assert threshold == pytest.approx(0.96)
     assert figures == {"precision": 1.0, "recall": 0.75}
+
+
+def test_a_contrast_pair_brackets_another_word_of_a_dropping_line_as_kept(items: Path) -> None:
+    (pair,) = contrast_pairs(load_items([items / "items-en.yaml"]))
+    question, reply = pair.question, pair.reply
+    assert pair.label == KEPT
+    assert question.startswith("medications: ")
+    word = question.removeprefix("medications: ")
+    assert f"[{word}]" in reply
+    assert word.lower() not in {"metformin", "aspirin", "still", "the"}
