@@ -55,6 +55,11 @@ class ChangeStatus(StrEnum):
     SUPERSEDED = "superseded"  # replaced by a newer pending change of the same field
 
 
+# A change that still stands as something the subject said: open, decided for, or replaced by
+# a newer one; a rejected or forgotten one is not theirs.
+STANDING = frozenset({ChangeStatus.PENDING, ChangeStatus.CONFIRMED, ChangeStatus.SUPERSEDED})
+
+
 @dataclass(frozen=True, slots=True)
 class Actor(Immutable):
     kind: ActorKind

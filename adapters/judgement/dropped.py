@@ -47,7 +47,7 @@ from factledger.application.memory.sameness import tokens
 from factledger.application.proposals.dropped import DroppedItem, HeldList
 
 PREFIX = 5  # letters two words share to name one thing ("Lumenly", "Lumenly's")
-_WORD = re.compile(r"\w[\w'\u2019-]*")
+WORD = re.compile(r"\w[\w'\u2019-]*")
 # The languages whose function words never name an item (the stopword library's lists).
 LANGUAGES = ("en", "fr", "es", "de", "it", "pt", "nl")
 
@@ -81,8 +81,11 @@ def _names(word: str, named: frozenset[str]) -> bool:
 
 def names(sentence: str, item: str) -> bool:
     """Whether `sentence` names `item` (see the module)."""
-    named = item_words(item)
-    return bool(named) and any(_names(w, named) for w in tokens(sentence))
+    return _named_in(tokens(sentence), item_words(item))
+
+
+def _named_in(words: Sequence[str], named: frozenset[str]) -> bool:
+    return bool(named) and any(_names(w, named) for w in words)
 
 
 def marked(sentence: str, item: str) -> str:
@@ -95,7 +98,7 @@ def marked(sentence: str, item: str) -> str:
         text = word.group(0)
         return f"[{text}]" if any(_names(t, named) for t in tokens(text)) else text
 
-    return _WORD.sub(mark, sentence)
+    return WORD.sub(mark, sentence)
 
 
 def pair_of(field: str, item: str, sentence: str) -> tuple[str, str]:
@@ -139,12 +142,13 @@ class LearnedDroppedReader:
     def dropped_sync(
         self, lists: Sequence[HeldList], sentences: Sequence[str]
     ) -> list[DroppedItem]:
+        said = [tokens(sentence) for sentence in sentences]
         asked = [
             DroppedItem(held.field, item, index)
             for held in lists
-            for item in held.items
-            for index, sentence in enumerate(sentences)
-            if names(sentence, item)
+            for item, named in ((i, item_words(i)) for i in held.items)
+            for index, words in enumerate(said)
+            if _named_in(words, named)
         ]
         p = self.probabilities([pair_of(d.field, d.item, sentences[d.sentence]) for d in asked])
         return [d for d, pd in zip(asked, p, strict=True) if pd >= self.dropped_min]

@@ -18,13 +18,17 @@ from typing import Protocol
 from factledger.application.proposals.candidates import Candidate, sentences
 from factledger.application.proposals.schema import KindFeeds
 from factledger.domain.proposal import item_key
-from factledger.domain.provenance import MAX_QUOTE, ChangeStatus, Evidence, Operation, Origin
+from factledger.domain.provenance import (
+    MAX_QUOTE,
+    STANDING,
+    ChangeStatus,
+    Evidence,
+    Operation,
+    Origin,
+)
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Message, Role
 from factledger.domain.values import ListValue
-
-# The statements whose items the subject holds: a rejected or forgotten one is not theirs.
-_STANDING = frozenset({ChangeStatus.PENDING, ChangeStatus.CONFIRMED, ChangeStatus.SUPERSEDED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +71,7 @@ def held_lists(subject: Subject, feeds: KindFeeds) -> list[HeldList]:
         removed: set[str] = set()
         for record in subject.changes.values():
             value = record.proposal.value
-            if record.field != feed.field or record.status not in _STANDING:
+            if record.field != feed.field or record.status not in STANDING:
                 continue
             if not isinstance(value, ListValue):
                 continue

@@ -53,7 +53,7 @@ from factledger.application.review.forget_requests import (
 )
 from factledger.application.review.replacements import replacements_in_requests
 from factledger.domain.events import SessionRecorded
-from factledger.domain.provenance import Actor, ChangeStatus, Operation
+from factledger.domain.provenance import STANDING, Actor, Operation
 from factledger.domain.sessions import transcript_from_payload
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Message
@@ -62,19 +62,13 @@ from factledger.domain.values import render
 log = structlog.get_logger(__name__)
 
 
-# The statements a session may update: a value the profile holds, or one said before and
-# still standing (pending, or superseded by a newer statement); a rejected or forgotten one
-# is not the subject's.
-_STANDING = frozenset({ChangeStatus.PENDING, ChangeStatus.CONFIRMED, ChangeStatus.SUPERSEDED})
-
-
 def held_fields(subject: Subject) -> frozenset[str]:
     """The fields the subject holds a statement of: the extractor may read them at a lower
     bar, since a session stating one of them again is where an update is said (ADR 0128)."""
     stated = {
         c.field
         for c in subject.changes.values()
-        if c.status in _STANDING and c.operation is Operation.SET
+        if c.status in STANDING and c.operation is Operation.SET
     }
     return frozenset(subject.fields) | stated
 
@@ -85,7 +79,7 @@ def held_values(subject: Subject) -> dict[str, str]:
     values = {
         c.field: render(c.proposal.value)
         for c in subject.changes.values()
-        if c.status in _STANDING and c.operation is Operation.SET and c.proposal.value is not None
+        if c.status in STANDING and c.operation is Operation.SET and c.proposal.value is not None
     }
     values.update({name: render(f.value) for name, f in subject.fields.items()})
     return values

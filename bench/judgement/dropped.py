@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 import sys
 import zlib
 from collections.abc import Sequence
@@ -37,6 +36,7 @@ import numpy as np
 import yaml
 
 from factledger.adapters.judgement.dropped import (
+    WORD,
     LearnedDroppedReader,
     item_words,
     names,
@@ -49,7 +49,6 @@ from factledger.bench.judgement.answers import LabelledPair
 
 DATA = Path(__file__).parent / "data" / "dropped"
 TARGET_PRECISION = 0.95
-_WORDS = re.compile(r"\w[\w'\u2019-]*")
 MODEL_FILE = "dropped-items-int8.onnx"
 KEPT_OUT = 5  # one item in this many is kept out of the fit
 DROPPED, KEPT = Reply.YES.value, Reply.NEITHER.value
@@ -113,7 +112,7 @@ def contrast_pairs(cases: Sequence[DroppedCase]) -> list[LabelledPair]:
     for case in cases:
         others = [
             w
-            for w in dict.fromkeys(_WORDS.findall(case.said))
+            for w in dict.fromkeys(WORD.findall(case.said))
             if len(w) > 3 and item_words(w) and not any(names(w, h) for h in case.held)
         ]
         for item in sorted(case.dropped):

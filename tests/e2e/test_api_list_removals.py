@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.api_harness import TEST_AUTH, bearer, build_ports, token
+from support.api_harness import TEST_AUTH, asgi_client, bearer, build_ports, token
 
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
@@ -24,10 +24,7 @@ ANALYST = bearer(token(Role.ANALYST))
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(ports=build_ports(ManualClock()), auth=TEST_AUTH)
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://api"
-    ) as client:
+    async with asgi_client(create_app(ports=build_ports(ManualClock()), auth=TEST_AUTH)) as client:
         body = {"kind": "patient", "external_ref": "p-17"}
         assert (await client.post("/v1/subjects", json=body, headers=SERVICE)).status_code == 201
         yield client
