@@ -14,7 +14,13 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from factledger.domain.forget_mark import ForgetMark
-from factledger.domain.proposal import ChangeRecord, CurrentField, Proposal, apply_operation
+from factledger.domain.proposal import (
+    ChangeRecord,
+    CurrentField,
+    Proposal,
+    apply_operation,
+    kept_field,
+)
 from factledger.domain.provenance import Actor, ChangeStatus, Evidence, Operation, Origin
 from factledger.domain.sessions import SessionInfo, transcript_from_payload
 from factledger.domain.transcript import Channel
@@ -266,12 +272,12 @@ class FactForgotten(Aggregate.Event):
     """A field (or one backend memory) forgotten.
 
     Class version 2 adds `evidence_refs`, version 3 `request_id` and `relayed_by`, version 4
-    `key_generation`; the topic is unchanged and the library upcasts stored events with
-    `upcast_v1_v2`, then `upcast_v2_v3`, then `upcast_v3_v4`.
+    `key_generation`, version 5 `kept`; the topic is unchanged and the library upcasts stored
+    events with `upcast_v1_v2`, then `upcast_v2_v3`, `upcast_v3_v4`, `upcast_v4_v5`.
     """
 
     TOPIC = "factledger.subject.fact_forgotten.v1"
-    class_version = 4
+    class_version = 5
     field: str | None  # a profile field, or None when only a backend memory is forgotten
     memory_id: str | None
     requested_by: JsonObject
@@ -294,6 +300,14 @@ class FactForgotten(Aggregate.Event):
     key_generation: int | None
     # For a memory id: the pending changes quoting one of its lines, withdrawn with it (ids,
     # in clear); their words go with their own keys.
+    # The items of a list field that stay when a request named only some of them (ADR 0160):
+    # the next version holds them, standing as the field stood. None when the whole field
+    # goes. The subject's words, so sealed, under the field key's next generation: the
+    # field's next forget takes them. `kept_standing` is what they stand on (ids, actors,
+    # times: in clear; `domain.proposal.standing_of`), carried here because the changes that
+    # set the value read back without their words once this forget has run.
+    kept: list[str] | None
+    kept_standing: JsonObject | None
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, object]) -> None:
@@ -308,10 +322,19 @@ class FactForgotten(Aggregate.Event):
     def upcast_v3_v4(state: dict[str, object]) -> None:
         state["key_generation"] = None
 
+    @staticmethod
+    def upcast_v4_v5(state: dict[str, object]) -> None:
+        state["kept"] = None
+        state["kept_standing"] = None
+
     def apply(self, aggregate: Subject) -> None:
         if self.field is not None and self.profile_version is not None:
             aggregate.forgot_changes[self.field] = tuple(aggregate.unforgotten_changes(self.field))
             aggregate.fields.pop(self.field, None)
+            if self.kept and self.kept_standing is not None:
+                aggregate.fields[self.field] = kept_field(
+                    self.kept, self.kept_standing, self.profile_version
+                )
             aggregate.forgotten_fields.add(self.field)
             aggregate.key_generations[self.field] = (self.key_generation or 0) + 1
             earlier = aggregate.forget_marks.get(self.field)

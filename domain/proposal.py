@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from uuid import UUID
@@ -189,6 +189,65 @@ class CurrentField(Immutable):
     relayed_by: Actor | None = None  # who relayed the subject's confirming words
 
 
+def standing_of(field: CurrentField) -> JsonObject:
+    """What a field's value stands on besides its words (ids, actors, times: all in clear),
+    for a forget that keeps some of a list's items (`FactForgotten.kept_standing`): replayed
+    after the forget, the changes that set the value read back without their words."""
+    return {
+        "origin": field.origin.value,
+        "change_id": str(field.change_id),
+        "proposed_by": field.proposed_by.to_payload(),
+        "confirmed_by": field.confirmed_by.to_payload(),
+        "confirmed_at": field.confirmed_at.isoformat(),
+        "evidence_session": field.evidence_session,
+        "valid_until": None if field.valid_until is None else field.valid_until.isoformat(),
+        "relayed_by": None if field.relayed_by is None else field.relayed_by.to_payload(),
+    }
+
+
+def kept_field(items: Sequence[str], standing: JsonObject, since_version: int) -> CurrentField:
+    """The field a forget of some of its items leaves: the kept items, standing as before."""
+
+    def actor(name: str) -> Actor | None:
+        payload = standing.get(name)
+        return Actor.from_payload(payload) if isinstance(payload, dict) else None
+
+    def time(name: str) -> datetime | None:
+        at = standing.get(name)
+        return datetime.fromisoformat(at) if isinstance(at, str) else None
+
+    proposed_by, confirmed_by, confirmed_at = (
+        actor("proposed_by"),
+        actor("confirmed_by"),
+        time("confirmed_at"),
+    )
+    if proposed_by is None or confirmed_by is None or confirmed_at is None:
+        raise InvalidValueError("kept_standing: needs proposed_by, confirmed_by, confirmed_at")
+    session = standing.get("evidence_session")
+    return CurrentField(
+        value=ListValue(tuple(items)),
+        condition=None,  # its words went with the field's
+        origin=Origin(str(standing["origin"])),
+        change_id=UUID(str(standing["change_id"])),
+        since_version=since_version,
+        proposed_by=proposed_by,
+        confirmed_by=confirmed_by,
+        confirmed_at=confirmed_at,
+        evidence_session=session if isinstance(session, str) else None,
+        valid_until=time("valid_until"),
+        relayed_by=actor("relayed_by"),
+    )
+
+
+def kept_items(held: FieldValue | None, forgotten: ListValue) -> tuple[str, ...]:
+    """The items of the list `held` that a forget of `forgotten` leaves (none when the field
+    holds no list)."""
+    if not isinstance(held, ListValue):
+        return ()
+    gone = {item_key(i) for i in forgotten.items}
+    return tuple(i for i in held.items if item_key(i) not in gone)
+
+
 def apply_operation(
     current: FieldValue | None, operation: Operation, value: FieldValue | None
 ) -> FieldValue | None:
@@ -348,15 +407,36 @@ def check_operation(proposal: Proposal, current: CurrentField | None) -> None:
     op = proposal.operation
     if op is Operation.SET and proposal.value is None:
         raise InvalidOperationError("set: needs a value")
-    if op in (Operation.UNSET, Operation.FORGET) and proposal.value is not None:
-        raise InvalidOperationError(f"{op.value}: takes no value")
-    if op is Operation.FORGET and proposal.condition is not None:
-        raise InvalidOperationError("forget: takes no condition")
+    if op is Operation.UNSET and proposal.value is not None:
+        raise InvalidOperationError("unset: takes no value")
+    if op is Operation.FORGET:
+        _check_forget(proposal, current)
     if op in (Operation.APPEND, Operation.REMOVE):
         if not isinstance(proposal.value, ListValue):
             raise InvalidOperationError(f"{op.value}: needs a list value")
         if current is not None and not isinstance(current.value, ListValue):
             raise InvalidOperationError(f"{op.value}: the field does not hold a list")
+
+
+def _check_forget(proposal: Proposal, current: CurrentField | None) -> None:
+    """A request to forget takes the whole field (no value), or some items of the list the
+    field holds (ADR 0160): each of them held, so that approving it takes what it names."""
+    if proposal.condition is not None:
+        raise InvalidOperationError("forget: takes no condition")
+    if proposal.value is None:
+        return
+    if not isinstance(proposal.value, ListValue) or not proposal.value.items:
+        raise InvalidOperationError("forget: value: the items of the list to forget, or none")
+    if current is None or not isinstance(current.value, ListValue):
+        raise InvalidOperationError(
+            f"forget: value: {proposal.field} holds no list to forget items of"
+        )
+    held = {item_key(i) for i in current.value.items}
+    missing = [i for i in proposal.value.items if item_key(i) not in held]
+    if missing:
+        raise InvalidOperationError(
+            f"forget: value: {proposal.field} does not hold {', '.join(missing)}"
+        )
 
 
 def evidence_refs(

@@ -29,9 +29,10 @@ from factledger.application.ledger.queries import (
 from factledger.application.recall.notes import summary_text
 from factledger.application.review_queue.ports import ReviewQueue
 from factledger.domain.events import SessionRecorded
-from factledger.domain.proposal import ChangeRecord
-from factledger.domain.provenance import Actor, Evidence
+from factledger.domain.proposal import ChangeRecord, kept_items
+from factledger.domain.provenance import Actor, Evidence, Operation
 from factledger.domain.subject import Subject
+from factledger.domain.values import ListValue, render
 
 CONTEXT_AROUND = 3  # messages shown on each side of the quoted one
 
@@ -109,6 +110,16 @@ class ProposalPage:
     # The product's models whose own review found the same field and value (they kept this
     # change instead of proposing it again).
     agreed_by: tuple[Actor, ...] = ()
+
+    @property
+    def kept(self) -> str | None:
+        """For a request to forget some items of a list: the items approving it would keep
+        (ADR 0160), shown; None when it keeps none."""
+        items = self.record.proposal.value
+        if self.record.operation is not Operation.FORGET or not isinstance(items, ListValue):
+            return None
+        kept = kept_items(None if self.current is None else self.current.value, items)
+        return render(ListValue(kept)) if kept else None
 
 
 def proposal_page(

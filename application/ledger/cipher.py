@@ -17,6 +17,7 @@ them replaced by U+FFFD, so no response, view or backend write fails on an old e
 | ChangeProposed | value, condition, evidence, rationale | the change |
 | ChangeConfirmed | evidence (confirming words), note (a reviewer's) | subject/field, generation |
 | ChangeRejected, FactForgotten, SubjectErased, FieldExpirySet | reason | subject |
+| FactForgotten | kept (a list's items a forget of others left) | subject/field, next generation |
 
 A proposed change has a key of its own (so a forgotten memory takes the pending changes that
 quote its lines, and nothing else); changes proposed before that were sealed under their
@@ -82,7 +83,7 @@ ENCRYPTED_FIELDS: dict[type[object], tuple[str, ...]] = {
     ChangeProposed: ("value", "condition", "evidence", "rationale"),
     ChangeConfirmed: ("evidence", "note"),
     ChangeRejected: ("reason",),
-    FactForgotten: ("reason",),
+    FactForgotten: ("reason", "kept"),
     SubjectErased: ("reason",),
     FieldExpirySet: ("reason",),
 }
@@ -156,6 +157,8 @@ def scope_of(event_state: dict[str, Any], subject_id: object, cls: type[object])
 def _scopes_of(state: dict[str, Any], cls: type[object]) -> dict[str, str]:
     """Each sealed field's scope (`transcript#<i>` for message i)."""
     subject = state["originator_id"]
+    if issubclass(cls, FactForgotten):
+        return _forget_scopes(state, subject)
     if not issubclass(cls, SessionRecorded):
         scope = scope_of(state, subject, cls)
         return dict.fromkeys(_fields_of(cls), scope)
@@ -166,6 +169,16 @@ def _scopes_of(state: dict[str, Any], cls: type[object]) -> dict[str, str]:
     }
     for index, _ in enumerate(state.get(TRANSCRIPT) or []):
         scopes[f"{TRANSCRIPT}#{index}"] = line_scope(subject, session_id, index)
+    return scopes
+
+
+def _forget_scopes(state: dict[str, Any], subject: Any) -> dict[str, str]:
+    """A forget's reason is the subject's; the items it kept are the field's words from then
+    on, sealed under the generation after the one it shreds (ADR 0160)."""
+    scopes = {"reason": subject_scope(subject)}
+    if state.get("kept") is not None and state.get("field") is not None:
+        generation = int(state.get("key_generation") or 0) + 1
+        scopes["kept"] = field_scope(cast("UUID", subject), str(state["field"]), generation)
     return scopes
 
 
@@ -503,11 +516,11 @@ def _key_id(value: object) -> str | None:
 
 def _sealed_key_ids(state: dict[str, Any], cls: type[object], *, lines: bool) -> Iterator[str]:
     """The key ids of a decoded event's sealed fields, and of its transcript's lines if
-    `lines`. An event other than a session seals all its fields under one scope's key
-    (`_scopes_of`), so its first sealed field names the key of all: a rebuild's page asked
-    this of each of a proposal's four fields. (Were another field's key ever different, it
-    would be read when that field is opened: `ShreddingMapper._cipher`.)"""
-    one_key = not issubclass(cls, SessionRecorded)
+    `lines`. An event other than a session or a forget seals all its fields under one scope's
+    key (`_scopes_of`), so its first sealed field names the key of all: a rebuild's page
+    asked this of each of a proposal's four fields. (Were another field's key ever different,
+    it would be read when that field is opened: `ShreddingMapper._cipher`.)"""
+    one_key = not issubclass(cls, SessionRecorded | FactForgotten)
     for name in _FIELDS_BY_CLASS.get(cls) or _fields_of(cls):
         if (key_id := _key_id(state.get(name))) is not None:
             yield key_id

@@ -82,7 +82,7 @@ class FieldHistoryEntry:
     """One step in a field's life: a value set (and until when), or the field forgotten."""
 
     field: str
-    kind: str  # set | unset | append | forgotten | expiry
+    kind: str  # set | unset | append | remove | forgotten | kept (ADR 0160) | expiry
     at: datetime
     version: int
     until: datetime | None

@@ -1,7 +1,8 @@
 """Requests to forget, placed on their fields, as the model's pending changes.
 
 Pure. A candidate (the field, the subject's words asking) becomes a change with operation
-`forget`, stated (the subject asked), quoting the request. Its id is derived from (subject,
+`forget`, stated (the subject asked), quoting the request; a candidate naming some items of the
+field's list carries them as its value (ADR 0160). Its id is derived from (subject,
 session, model, field) and the operation, so a rerun proposes the same request, never a
 second; a field with nothing left to forget, or with a request already open, gets none.
 """
@@ -12,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-from factledger.domain.proposal import Proposal
+from factledger.domain.proposal import Proposal, item_key
 from factledger.domain.provenance import Actor, ChangeStatus, Evidence, Operation, Origin
 from factledger.domain.subject import Subject
+from factledger.domain.values import ListValue
 
 _REQUEST_IDS = uuid5(NAMESPACE_URL, "factledger:forget-requests")
 
@@ -26,6 +28,9 @@ class ForgetRequestCandidate:
     field: str
     evidence: Evidence
     placed_by: str  # "name", "value" or "meaning": how the field was chosen
+    # Items of the field's list the request names, when it names some and not all (ADR 0160);
+    # empty: the whole field.
+    items: tuple[str, ...] = ()
 
 
 def request_id_for(subject_id: UUID, session_id: str, model: Actor, field: str) -> UUID:
@@ -57,20 +62,33 @@ def plan_requests(
         where = (
             f"session {candidate.evidence.session_id}, message {candidate.evidence.message_index}"
         )
+        items = _still_held(subject, candidate)
         planned.append(
             Proposal(
                 change_id=change_id,
                 field=candidate.field,
                 operation=Operation.FORGET,
-                value=None,
+                value=ListValue(items) if items else None,
                 origin=Origin.STATED,
                 proposed_by=model,
                 based_on_version=subject.profile_version,
                 evidence=candidate.evidence,
                 rationale=(
-                    f"request to forget {candidate.field}: said ({where}); "
-                    f"field chosen by {candidate.placed_by}"
+                    f"request to forget {'items of ' if items else ''}{candidate.field}: said "
+                    f"({where}); field chosen by {candidate.placed_by}"
                 ),
             )
         )
     return planned
+
+
+def _still_held(subject: Subject, candidate: ForgetRequestCandidate) -> tuple[str, ...]:
+    """The candidate's items the field's list holds now (the review read an earlier state);
+    none when it holds none of them, or all of its items would go."""
+    current = subject.fields.get(candidate.field)
+    held = current.value if current is not None else None
+    if not isinstance(held, ListValue):
+        return ()
+    keys = {item_key(i) for i in held.items}
+    items = tuple(i for i in candidate.items if item_key(i) in keys)
+    return items if len(items) < len(keys) else ()

@@ -7,6 +7,9 @@ review queue, decided by the subject or a reviewer like any other change. Until 
 after) the request sentence is no fact and no note: extraction and the memory backend get
 the transcript without it.
 
+A request that names some items of a list field and not all ("take Vatly off whatever notes
+you have") asks to forget those items: approving it keeps the others (ADR 0160).
+
 The field a request concerns, in order: a field whose name the sentence says ("forget our
 budget"); a field whose held or proposed value it says ("forget the 50k"); else the field
 the judgement's field head ranks first for the sentence. Only fields with words to forget
@@ -22,11 +25,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.memory.lexical import keywords
 from factledger.application.memory.sameness import states
 from factledger.application.proposals.forget_requests import (
     ForgetRequestCandidate,
     has_open_request,
 )
+from factledger.domain.proposal import CurrentField
 from factledger.domain.provenance import MAX_QUOTE, ChangeStatus, Evidence
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Message, Role
@@ -190,8 +195,28 @@ async def place_requests(
         if field in placed or has_open_request(subject, field):
             continue
         evidence = Evidence(session_id, request.message_index, request.sentence[:MAX_QUOTE])
-        placed[field] = ForgetRequestCandidate(field, evidence, how)
+        items = named_items(request.sentence, subject.fields.get(field))
+        placed[field] = ForgetRequestCandidate(field, evidence, how, items)
     return list(placed.values())
+
+
+def named_items(sentence: str, current: CurrentField | None) -> tuple[str, ...]:
+    """The items of the field's list the request names, when it names some and not all
+    (ADR 0160: approving it keeps the others); none when it names the field as a whole. An
+    item is named when the sentence states it, or says a keyword no other item has ("take
+    Vatly off" names "Vatly Ltd" beside "Acme Ltd"); keywords are memories-mode search's."""
+    held = None if current is None else current.value
+    if not isinstance(held, ListValue) or len(held.items) < 2:
+        return ()
+    said = set(keywords(sentence))
+    words = {item: set(keywords(item)) for item in held.items}
+    named = tuple(
+        item
+        for item in held.items
+        if states(sentence, item)
+        or said & (words[item] - set().union(*(w for i, w in words.items() if i != item)))
+    )
+    return named if len(named) < len(held.items) else ()
 
 
 async def _place(

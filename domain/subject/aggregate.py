@@ -30,6 +30,7 @@ from factledger.domain.proposal import (
     check_operation,
     check_rejection,
     check_subject_words,
+    kept_items,
 )
 from factledger.domain.provenance import (
     MAX_QUOTE,
@@ -44,7 +45,7 @@ from factledger.domain.sessions import FingerprintKey, SessionRecord, check_sess
 from factledger.domain.subject.forgetting import SubjectForgetting
 from factledger.domain.subject.ids import check_reference
 from factledger.domain.transcript import Message, Role, Verdict
-from factledger.domain.values import ProfileSchema
+from factledger.domain.values import ListValue, ProfileSchema
 
 
 class Subject(SubjectForgetting):
@@ -178,13 +179,20 @@ class Subject(SubjectForgetting):
         record = self.change(change_id)
         check_confirmation(record, confirmation, self.sessions)
         if record.operation is Operation.FORGET:
-            # Approving a request to forget is forgetting the field, by whoever decided.
+            # Approving a request to forget is forgetting the field, by whoever decided; a
+            # request naming some items of a list keeps the others (ADR 0160).
+            items = record.proposal.value
             self.forget_field(
                 record.field,
                 by=confirmation,
                 reason=f"forget request {change_id} approved",
                 at=at,
                 request=change_id,
+                kept=kept_items(
+                    held.value if (held := self.fields.get(record.field)) else None, items
+                )
+                if isinstance(items, ListValue)
+                else (),
             )
             return
         if record.based_on_version < self.field_changed_in.get(record.field, 0):

@@ -8,7 +8,7 @@ from datetime import datetime
 from uuid import UUID
 
 from factledger.domain.errors import FieldNotHeldError, FieldNotPresentError, InvalidOperationError
-from factledger.domain.proposal import ChangeRecord, Decision, evidence_refs
+from factledger.domain.proposal import ChangeRecord, Decision, evidence_refs, standing_of
 from factledger.domain.provenance import ChangeStatus, Operation, check_reason
 from factledger.domain.restated import check_not_restated
 from factledger.domain.subject.state import SubjectState
@@ -59,8 +59,10 @@ class SubjectForgetting(SubjectState):
         at: datetime,
         request: UUID | None = None,
         common_words: Collection[str] = frozenset(),
+        kept: Sequence[str] = (),
     ) -> None:
-        """Forgets a field: the next version lacks it; its pending changes are withdrawn
+        """Forgets a field: the next version lacks it (or, with `kept`, holds only those items
+        of its list, standing as the field stood: ADR 0160); its pending changes are withdrawn
         (status `forgotten`), and so is any other field's pending change quoting a line the
         field was said, asked or decided in (a reader may have read the same words as
         another field: they would outlive the forget in it). A field that is only proposed,
@@ -97,6 +99,7 @@ class SubjectForgetting(SubjectState):
             if isinstance(session_id := ref["session_id"], str)
             and isinstance(index := ref["message_index"], int)
         }
+        current = self.fields.get(field)
         withdrawn = [
             str(c.change_id)
             for c in self.changes.values()
@@ -118,6 +121,8 @@ class SubjectForgetting(SubjectState):
             relayed_by=None if by.relayed_by is None else by.relayed_by.to_payload(),
             key_generation=self.key_generation(field),
             evidence_refs=refs,
+            kept=list(kept) if kept and current is not None else None,
+            kept_standing=standing_of(current) if kept and current is not None else None,
         )
 
     def rotate_key(
@@ -197,6 +202,8 @@ class SubjectForgetting(SubjectState):
             relayed_by=None,
             key_generation=None,
             evidence_refs=[{"session_id": s, "message_index": i} for s, i in refs],
+            kept=None,
+            kept_standing=None,
         )
 
     def expire_memory(

@@ -37,7 +37,14 @@ from factledger.domain.events import (
 )
 from factledger.domain.proposal import apply_operation
 from factledger.domain.provenance import Operation
-from factledger.domain.values import JsonObject, from_payload, render, to_payload
+from factledger.domain.values import (
+    JsonObject,
+    JsonValue,
+    ListValue,
+    from_payload,
+    render,
+    to_payload,
+)
 from factledger.projections.follower import PAGE, Follower, Tracked
 from factledger.projections.gc_easing import garbage_collection_eased
 from factledger.projections.profile.said import said_time
@@ -56,6 +63,42 @@ from factledger.projections.profile.writes import (
     redact_field,
     strings,
 )
+
+
+def kept_entry(earlier: JsonObject, e: FactForgotten, version: int) -> JsonObject | None:
+    """The profile's entry for the items a forget of others left (ADR 0160): standing as the
+    field stood (`FactForgotten.kept_standing`), without the words that went (its evidence,
+    condition, rationale and confirming words); None when the whole field went."""
+    standing = e.kept_standing
+    if not e.kept or standing is None:
+        return None
+    value = ListValue(tuple(e.kept))
+    confirmed_at = standing.get("confirmed_at")
+    entry: JsonObject = {
+        "change_id": standing.get("change_id"),
+        "condition": None,
+        "origin": standing.get("origin"),
+        "evidence": None,
+        "rationale": None,
+        "proposed_by": standing.get("proposed_by"),
+        "operation": earlier.get("operation") or Operation.SET.value,
+        "value": to_payload(value),
+        "display": render(value),
+        "confirmed_by": standing.get("confirmed_by"),
+        "confirmation": None,
+        "confirmed_at": earlier.get("confirmed_at") or confirmed_at,
+        "said_at": earlier.get("said_at") or confirmed_at,
+        "known_at": earlier.get("known_at") or confirmed_at,
+        "version": version,
+        **relayed(as_relay(standing.get("relayed_by"))),
+    }
+    if isinstance(until := standing.get("valid_until"), str):
+        entry["valid_until"] = until
+    return entry
+
+
+def as_relay(payload: JsonValue) -> JsonObject | None:
+    return payload if isinstance(payload, dict) else None
 
 
 def relayed(relay: JsonObject | None) -> JsonObject:
@@ -325,7 +368,9 @@ class ProfileProjection:
         redact_field(txn, sid, field)
         profile = as_object(txn.get("profile", sid))
         fields = as_object(profile.get("fields"))
-        fields.pop(field, None)
+        kept = kept_entry(as_object(fields.pop(field, None)), e, version)
+        if kept is not None:
+            fields[field] = kept
         new_version(txn, sid, version, at, fields, {"kind": "forgotten", "field": field})
         close_history(txn, sid, field, version, at)
         txn.put(
@@ -344,6 +389,20 @@ class ProfileProjection:
                 "until": None,
             },
         )
+        if kept is not None:  # the items the forget left, from its version on
+            txn.put(
+                "history",
+                f"{sid}:{position:012d}:kept",
+                {
+                    **kept,
+                    "field": field,
+                    "kind": "kept",
+                    "at": at,
+                    "until_version": None,
+                    "until": None,
+                    "note": None,
+                },
+            )
 
     def _memory_forgotten(self, txn: ViewTransaction, e: FactForgotten) -> None:
         """The pending changes that quoted a forgotten memory's lines are withdrawn with it,

@@ -26,7 +26,7 @@ from factledger.api.http.auth import Role
 from factledger.api.settings import ConsoleSettings, RateLimitSettings
 from factledger.application.ledger.commands import ApproveChange, ProposeChange, RecordSession
 from factledger.domain.events import ChangeConfirmed, ChangeRejected, FactForgotten
-from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
+from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message
 from factledger.domain.transcript import Role as MessageRole
 from factledger.domain.values import ListValue, TextValue
@@ -490,3 +490,35 @@ async def test_a_removal_is_shown_as_the_items_it_takes_off(
     page = await web.get(f"/console/subjects/{subject}/proposals/{removal.change_id}")
     assert "Items to take off" in page.text
     assert "Jira, Trello (version 1)" in page.text
+
+
+async def test_a_request_to_forget_one_item_shows_what_it_keeps(
+    web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
+) -> None:
+    subject = seeded.subject_id
+    by = Actor(ActorKind.STAFF, "reviewer-2")
+    listed = ProposeChange(
+        TENANT, subject, "tools", Operation.APPEND, ListValue(("Jira", "Trello")),
+        Origin.INFERRED, by, based_on_version=0,
+    )  # fmt: skip
+    ports.ledger.propose_change(listed)
+    ports.ledger.approve_change(ApproveChange(TENANT, subject, listed.change_id, "reviewer-2"))
+    asks = "Please delete what I told you about Trello."
+    at = ports.ledger.clock.now()
+    lines = (Message(MessageRole.SUBJECT, asks, at),)
+    ports.ledger.record_session(
+        RecordSession(TENANT, subject, "forget-1", Channel.CHAT, at, at, lines)
+    )
+    request = ProposeChange(
+        TENANT, subject, "tools", Operation.FORGET, ListValue(("Trello",)), Origin.STATED,
+        Actor(ActorKind.MODEL, "m"), based_on_version=1,
+        evidence=Evidence("forget-1", 0, asks),
+    )  # fmt: skip
+    ports.ledger.propose_change(request)
+    await sign_in(web)
+
+    queue = await web.get("/console/queue")
+    assert '<strong class="forget-request">asks to forget:</strong> Trello' in queue.text
+    page = await web.get(f"/console/subjects/{subject}/proposals/{request.change_id}")
+    assert 'class="value forget-items">Trello</span> from <code>tools</code>' in page.text
+    assert '<dd class="kept-items">Jira <span class="muted">(of Jira, Trello' in page.text

@@ -30,7 +30,13 @@ class ProposalIn(Strict):
     )
     field: str = Field(pattern=FIELD_PATTERN, examples=["supplier"])
     operation: Operation = Operation.SET
-    value: ValueIn | None = Field(default=None, examples=[{"type": "text", "value": "Supplier A"}])
+    value: ValueIn | None = Field(
+        default=None,
+        examples=[{"type": "text", "value": "Supplier A"}],
+        description="The value to set, or the items to append or remove. For `forget`: none "
+        "(the whole field), or the items of the list the subject asked to forget (the others "
+        "stay).",
+    )
     origin: Origin = Field(examples=["stated"])
     evidence: EvidenceIn | None = None
     condition: SafeText | None = Field(

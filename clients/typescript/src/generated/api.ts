@@ -1720,6 +1720,7 @@ export interface components {
             rationale?: string;
             /**
              * Value
+             * @description The value to set, or the items to append or remove. For `forget`: none (the whole field), or the items of the list the subject asked to forget (the others stay).
              * @example {
              *       "type": "text",
              *       "value": "Supplier A"

@@ -129,9 +129,10 @@ def test_a_fact_forgotten_stored_before_evidence_refs_still_loads(
     modern = ledger.mapper.to_stored_event(pending)
     transcoder = ledger.mapper.transcoder
     state = transcoder.decode(modern.state)
-    assert state.pop("class_version") == 4
-    for later in ("evidence_refs", "request_id", "relayed_by", "key_generation"):  # v2 to v4
-        del state[later]
+    assert state.pop("class_version") == 5
+    later = ("evidence_refs", "request_id", "relayed_by", "key_generation", "kept", "kept_standing")
+    for name in later:  # v2 to v5
+        del state[name]
     old = StoredEvent(
         modern.originator_id, modern.originator_version, modern.topic, transcoder.encode(state)
     )
@@ -143,6 +144,7 @@ def test_a_fact_forgotten_stored_before_evidence_refs_still_loads(
 
     # Then the event upcasts to no references and the subject replays without the field
     assert (event.field, event.evidence_refs, event.request_id) == ("supplier", [], None)
+    assert (event.kept, event.kept_standing) == (None, None)
     assert "supplier" not in reloaded.fields
     assert "switch_reason" in reloaded.fields
     assert reloaded.version == modern.originator_version

@@ -1,0 +1,115 @@
+"""A request to forget that names some items of a list field asks to forget those items
+(ADR 0160): approving it keeps the others in the profile, and the sync takes the field's
+memories as for any forget of the field."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from uuid import UUID
+
+import pytest
+
+from factledger.application.ledger.commands import ApproveChange, ProposeChange
+from factledger.application.memory.record_ids import namespace_for
+from factledger.application.review.forget_requests import named_items
+from factledger.domain.proposal import ChangeRecord, CurrentField
+from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
+from factledger.domain.transcript import Role
+from factledger.domain.values import ListValue, TextValue
+
+from .conftest import MODEL, TENANT, Rig, day
+from .test_forget_requests_said import PhraseJudge, worker
+
+AGENT, LEAD = Role.AGENT, Role.SUBJECT
+REVIEWER = Actor(ActorKind.STAFF, "rev-1")
+NAMED = "We mostly lose deals to Acme Ltd, Vatly Ltd and Zorb."
+
+
+def _held(*items: str) -> CurrentField:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    return CurrentField(
+        value=ListValue(items),
+        condition=None,
+        origin=Origin.STATED,
+        change_id=UUID(int=1),
+        since_version=1,
+        proposed_by=MODEL,
+        confirmed_by=REVIEWER,
+        confirmed_at=at,
+        evidence_session="s1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "named"),
+    [
+        ("Please take Vatly off whatever notes you have.", ("Vatly Ltd",)),
+        ("Please forget Vatly Ltd and Zorb.", ("Vatly Ltd", "Zorb")),
+        # A word every item shares names none of them; the field as a whole is asked.
+        ("Please forget the Ltd ones.", ()),
+        ("Please forget all of them: Acme, Vatly and Zorb.", ()),
+        ("Please forget who we compete with.", ()),
+    ],
+)
+def test_the_items_a_request_names(sentence: str, named: tuple[str, ...]) -> None:
+    assert named_items(sentence, _held("Acme Ltd", "Vatly Ltd", "Zorb")) == named
+
+
+def test_a_field_holding_one_item_or_no_list_is_asked_whole() -> None:
+    assert named_items("Please forget Acme.", _held("Acme")) == ()
+    text = replace(_held("x"), value=TextValue("Acme"))
+    assert named_items("Please forget Acme.", text) == ()
+    assert named_items("Please forget Acme.", None) == ()
+
+
+async def _competing(rig: Rig) -> UUID:
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (AGENT, "Who do you lose deals to?"), (LEAD, NAMED))
+    listed = ProposeChange(
+        TENANT,
+        lead,
+        "competitors",
+        Operation.SET,
+        ListValue(("Acme Ltd", "Vatly Ltd", "Zorb")),
+        Origin.STATED,
+        MODEL,
+        rig.subject(lead).profile_version,
+        evidence=Evidence("s1", 1, NAMED),
+    )
+    rig.ledger.propose_change(listed)
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, listed.change_id, REVIEWER.id))
+    return lead
+
+
+def _requests(rig: Rig, lead: UUID) -> list[ChangeRecord]:
+    return [c for c in rig.subject(lead).changes.values() if c.operation is Operation.FORGET]
+
+
+async def test_a_request_naming_one_item_forgets_it_and_keeps_the_others(rig: Rig) -> None:
+    judge = PhraseJudge(meaning="competitors")
+    lead = await _competing(rig)
+    await worker(rig, judge).run_once()
+    space = namespace_for(lead)
+    before = await rig.backend.list_memories(space, include_superseded=True)
+    assert any("Vatly" in m.text for m in before)
+    rig.record(
+        lead,
+        "s2",
+        day(4, 3),
+        (AGENT, "Anything else?"),
+        (LEAD, "Please delete Vatly from whatever notes you have."),
+    )
+    await worker(rig, judge).run_once()
+    (request,) = _requests(rig, lead)
+    assert request.field == "competitors"
+    assert request.proposal.value == ListValue(("Vatly Ltd",))
+    assert "items of competitors" in (request.proposal.rationale or "")
+
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, request.change_id, REVIEWER.id))
+    subject = rig.subject(lead)
+    assert subject.fields["competitors"].value == ListValue(("Acme Ltd", "Zorb"))
+    rig.expire_leases()
+    await worker(rig, judge).run_once()
+    memories = await rig.backend.list_memories(space, include_superseded=True)
+    assert not any("Vatly" in m.text for m in memories)
