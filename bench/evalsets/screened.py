@@ -1,0 +1,96 @@
+"""`python -m factledger.bench.evalsets.screened DIR [DIR...] [--instruction-head FILE]`: what
+the session path's instruction screen would withhold of the blind conversation sets.
+
+Every subject line of a set's `cases-*.yaml` is a writer's ordinary customer line (the sets
+hold no injection), so each line the screen reads as an instruction at its threshold is a line
+the HTTP path would lose whole, with every fact said in it. Counted apart: the sessions where
+the subject asked to forget something (`expect.forget_requests`) and a line naming what they
+asked about (a keyword of the request; every subject line of the session when none names it)
+would be withheld, so the request is never noticed. Only aggregates are printed, so a held-out
+half can be scored without being read (ADR 0161).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
+from factledger.application.sessions.ports import InstructionDetector
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenedSet:
+    subject_lines: tuple[str, ...]
+    # Per session with a request to forget: the subject lines that name what it asked about.
+    requests: tuple[tuple[str, ...], ...]
+
+
+def load_set(directory: Path) -> ScreenedSet:
+    lines: list[str] = []
+    requests: list[tuple[str, ...]] = []
+    for path in sorted(directory.glob("cases-*.yaml")):
+        for case in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            for session in case["sessions"]:
+                said = [str(x["text"]) for x in session["lines"] if x["role"] == "subject"]
+                lines += said
+                asked = (session.get("expect") or {}).get("forget_requests") or []
+                if not asked:
+                    continue
+                words = [str(k).lower() for r in asked for k in (r.get("keywords") or [])]
+                naming = [t for t in said if any(w in t.lower() for w in words)]
+                requests.append(tuple(naming or said))
+    return ScreenedSet(tuple(lines), tuple(requests))
+
+
+async def screen_set(
+    screened: ScreenedSet, detector: InstructionDetector, threshold: float = INSTRUCTION_MIN
+) -> dict[str, int]:
+    distinct = list(dict.fromkeys(screened.subject_lines))
+    read = dict(zip(distinct, await detector.instruction_p(distinct), strict=True))
+    withheld = {t for t, p in read.items() if p >= threshold}
+    return {
+        "subject_lines": len(screened.subject_lines),
+        "withheld": sum(1 for t in screened.subject_lines if t in withheld),
+        "forget_sessions": len(screened.requests),
+        "forget_sessions_losing_a_line": sum(
+            1 for naming in screened.requests if any(t in withheld for t in naming)
+        ),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.screened")
+    parser.add_argument("sets", nargs="+", type=Path, help="blind conversation set halves")
+    parser.add_argument("--instruction-head", type=Path, help="a candidate head file")
+    parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
+    args = parser.parse_args(argv)
+    from factledger.adapters.judgement.heads import Heads
+    from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
+
+    detector = LearnedInstructionDetector.packaged()
+    if args.instruction_head is not None:
+        heads = Heads.load(args.instruction_head, None, (HEAD,))
+        detector = LearnedInstructionDetector(detector.embedder, heads)
+
+    async def run() -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for directory in args.sets:
+            figures = await screen_set(load_set(directory), detector, args.threshold)
+            out.append({"set": str(directory), **figures})
+        totals = {k: sum(int(o[k]) for o in out) for k in out[0] if k != "set"}
+        return [*out, {"set": "all", **totals}]
+
+    sys.stdout.write(json.dumps(asyncio.run(run()), indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
