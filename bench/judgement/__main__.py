@@ -165,6 +165,14 @@ def main(argv: list[str] | None = None) -> None:
     lines = commands.add_parser("instructions", help="fit the instruction head")
     lines.add_argument("--corpus", type=Path, default=PACKAGED_CORPUS)
     lines.add_argument("--out", type=Path, default=PACKAGED_INSTRUCTION_HEAD)
+    lines.add_argument(
+        "--conversations",
+        type=Path,
+        action="append",
+        default=[],
+        help="a writer's labelled conversations: its subject lines as lines that do not "
+        "instruct (ADR 0161)",
+    )
     replies = commands.add_parser(
         "answers", help="fit the pair answer head (yes / no / neither to a question)"
     )
@@ -264,7 +272,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.command == "instructions":
         embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
-        done = asyncio.run(train_instruction_head(embedder, args.corpus, args.out))
+        done = asyncio.run(
+            train_instruction_head(embedder, args.corpus, args.out, args.conversations)
+        )
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return
     corpora = args.corpus or [PACKAGED_CORPUS]

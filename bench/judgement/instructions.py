@@ -1,7 +1,10 @@
 """Fits the instruction head (`adapters/judgement/instructions.py`) over the packaged embedder:
 `instructions.yaml` (lines that instruct the agent, and lines that only sound like it),
-`lines-aimed-at-ai-*.yaml` (a writer's lines of both kinds, one labelled line per item) and
-every sentence of `sentences.yaml` as a line that does not. Prints the cross-validated figures
+`lines-aimed-at-ai-*.yaml` (a writer's lines of both kinds, one labelled line per item),
+every sentence of `sentences.yaml` as a line that does not, and, given `conversations`
+(writers' labelled conversations, `cases-*.yaml`), every subject line of them as one that does
+not either: a customer's whole message, requests to forget addressed to the product's memory
+among them, which the head had never seen (ADR 0161). Prints the cross-validated figures
 at the shipped threshold and the file's SHA-256 to pin. Training data only: the head is scored
 on a set written by someone who never saw these files."""
 
@@ -42,6 +45,19 @@ def load_lines(directory: Path) -> tuple[list[str], list[str]]:
     return texts, labels
 
 
+def conversation_lines(directories: Sequence[Path]) -> list[str]:
+    """The subject lines of the labelled conversations under `directories`, once each."""
+    said: dict[str, None] = {}
+    for directory in directories:
+        for path in sorted(directory.rglob("cases-*.yaml")):
+            for case in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+                for session in case["sessions"]:
+                    for line in session["lines"]:
+                        if line["role"] == "subject":
+                            said[str(line["text"])] = None
+    return list(said)
+
+
 async def _x(embedder: Embedder, texts: Sequence[str]) -> Matrix:
     return features(await embedder.embed(list(texts)), texts, BUCKETS)
 
@@ -66,9 +82,11 @@ def cross_validated(x: Matrix, y: Sequence[str]) -> dict[str, float]:
 
 
 async def train_instruction_head(
-    embedder: Embedder, directory: Path, out: Path
+    embedder: Embedder, directory: Path, out: Path, conversations: Sequence[Path] = ()
 ) -> dict[str, object]:
     texts, labels = load_lines(directory)
+    said = conversation_lines(conversations)
+    texts, labels = texts + said, labels + ["false"] * len(said)
     x = await _x(embedder, texts)
     figures = cross_validated(x, labels)
     heads = Heads({HEAD: fit_head(x, labels, BOOL)}, embedder.model_id, BUCKETS, YES_MIN)
