@@ -173,6 +173,12 @@ def main(argv: list[str] | None = None) -> None:
         help="a writer's labelled conversations: its subject lines as lines that do not "
         "instruct (ADR 0161)",
     )
+    lines.add_argument(
+        "--withhold-at-most",
+        type=float,
+        help="lower the head's bias until at most this share of the conversations' subject "
+        "lines reads as an instruction out of fold (ADR 0161's candidate two)",
+    )
     replies = commands.add_parser(
         "answers", help="fit the pair answer head (yes / no / neither to a question)"
     )
@@ -273,7 +279,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "instructions":
         embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
         done = asyncio.run(
-            train_instruction_head(embedder, args.corpus, args.out, args.conversations)
+            train_instruction_head(
+                embedder, args.corpus, args.out, args.conversations, args.withhold_at_most
+            )
         )
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return

@@ -62,16 +62,23 @@ async def _x(embedder: Embedder, texts: Sequence[str]) -> Matrix:
     return features(await embedder.embed(list(texts)), texts, BUCKETS)
 
 
-def cross_validated(x: Matrix, y: Sequence[str]) -> dict[str, float]:
-    """Precision and recall of "true" at `INSTRUCTION_MIN`, out of fold."""
-    labels = np.array(y) == "true"
-    p = np.zeros(len(labels), dtype=np.float32)
-    folds = np.arange(len(labels)) % FOLDS
+def out_of_fold_margins(x: Matrix, y: Sequence[str]) -> np.ndarray:
+    """Each line's margin (the "true" logit less the "false" one) read by a head fitted
+    without its fold."""
+    margins = np.zeros(len(y), dtype=np.float32)
+    folds = np.arange(len(y)) % FOLDS
     for fold in range(FOLDS):
         test = folds == fold
         head = fit_head(x[~test], list(np.array(y)[~test]), BOOL)
-        p[test] = head.probabilities(x[test])[:, 1]
-    said = p >= INSTRUCTION_MIN
+        logits = x[test] @ head.weights + head.bias
+        margins[test] = logits[:, 1] - logits[:, 0]
+    return margins
+
+
+def figures(margins: np.ndarray, y: Sequence[str], shift: float = 0.0) -> dict[str, float]:
+    """Precision and recall of "true" at `INSTRUCTION_MIN`, the margins lowered by `shift`."""
+    labels = np.array(y) == "true"
+    said = margins - shift >= _THRESHOLD_MARGIN
     tp = float((said & labels).sum())
     return {
         "precision": tp / max(float(said.sum()), 1.0),
@@ -81,13 +88,45 @@ def cross_validated(x: Matrix, y: Sequence[str]) -> dict[str, float]:
     }
 
 
+def shift_for(margins: np.ndarray, rate: float) -> float:
+    """How far to lower the "true" bias so that at most `rate` of these (out-of-fold) margins
+    stay at or above the threshold's (ADR 0161's candidate two)."""
+    if not len(margins):
+        return 0.0
+    allowed = int(np.floor(rate * len(margins)))
+    ordered = np.sort(margins)[::-1]
+    if allowed >= len(ordered):
+        return 0.0
+    # The first margin that must fall below the threshold's, just below it.
+    return max(0.0, float(ordered[allowed]) - _THRESHOLD_MARGIN + 1e-4)
+
+
+_THRESHOLD_MARGIN = float(np.log(INSTRUCTION_MIN / (1 - INSTRUCTION_MIN)))
+
+
 async def train_instruction_head(
-    embedder: Embedder, directory: Path, out: Path, conversations: Sequence[Path] = ()
+    embedder: Embedder,
+    directory: Path,
+    out: Path,
+    conversations: Sequence[Path] = (),
+    withhold_at_most: float | None = None,
 ) -> dict[str, object]:
+    """Fits the head; with `withhold_at_most`, its bias lowered until at most that share of
+    the conversations' subject lines reads as an instruction out of fold (ADR 0161)."""
     texts, labels = load_lines(directory)
     said = conversation_lines(conversations)
     texts, labels = texts + said, labels + ["false"] * len(said)
     x = await _x(embedder, texts)
-    figures = cross_validated(x, labels)
-    heads = Heads({HEAD: fit_head(x, labels, BOOL)}, embedder.model_id, BUCKETS, YES_MIN)
-    return {"cross_validated": figures, "out": str(out), "sha256": heads.save(out)}
+    margins = out_of_fold_margins(x, labels)
+    shift = 0.0
+    if withhold_at_most is not None:
+        shift = shift_for(margins[len(texts) - len(said) :], withhold_at_most)
+    head = fit_head(x, labels, BOOL)
+    head.bias[head.column("true")] -= shift
+    heads = Heads({HEAD: head}, embedder.model_id, BUCKETS, YES_MIN)
+    return {
+        "cross_validated": figures(margins, labels, shift),
+        "shift": shift,
+        "out": str(out),
+        "sha256": heads.save(out),
+    }
