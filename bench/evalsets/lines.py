@@ -179,6 +179,12 @@ def main(argv: list[str] | None = None) -> None:
         "--change-candidate",
     )
     parser.add_argument("--change-candidate", choices=("C", "D"), default="C")
+    parser.add_argument(
+        "--forget-requests",
+        action="store_true",
+        help="pieces the sentence judge reads as requests to forget count as no instruction "
+        "(ADR 0161's candidate four)",
+    )
     args = parser.parse_args(argv)
     from factledger.adapters.judgement.heads import Heads
     from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
@@ -220,6 +226,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.instruction_head is not None:
         heads = Heads.load(args.instruction_head, None, (HEAD,))
         detector = LearnedInstructionDetector(judge.embedder, heads)
+    if args.forget_requests:
+        from factledger.bench.evalsets.screened import RequestsExempt
+
+        detector = RequestsExempt(detector, judge)
 
     async def run() -> list[dict[str, Any]]:
         return [await score_directory(d, reader, detector, args.threshold) for d in args.sets]

@@ -19,12 +19,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
-from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
+from factledger.adapters.judgement.instructions import pieces_of
+from factledger.application.judgement.types import Judgement
+from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN, InstructionScreen
 from factledger.application.sessions.ports import InstructionDetector
+from factledger.application.sessions.types import ALLOWED, SafetyVerdict
+from factledger.domain.transcript import Message, Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +55,58 @@ def load_set(directory: Path) -> ScreenedSet:
     return ScreenedSet(tuple(lines), tuple(requests))
 
 
+class ForgetRequestReader(Protocol):
+    """Reads whether sentences ask to forget something (the sentence judge's forget flag)."""
+
+    async def judge(self, sentences: Sequence[str]) -> list[Judgement]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RequestsExempt:
+    """ADR 0161's candidate four, in the lab: the detector's pieces (`pieces_of`) at the bar
+    that `requests` reads as requests to forget count as nothing; a text's probability is its
+    other pieces' largest. At the screen's threshold it flags what the screen would withhold
+    with that reader (it was not adopted)."""
+
+    detector: InstructionDetector
+    requests: ForgetRequestReader
+    threshold: float = INSTRUCTION_MIN
+
+    async def instruction_p(self, texts: Sequence[str]) -> list[float]:
+        out = []
+        for text in texts:
+            pieces = pieces_of(text)
+            read = await self.detector.instruction_p(pieces)
+            at_bar = [piece for piece, p in zip(pieces, read, strict=True) if p >= self.threshold]
+            judged = await self.requests.judge(at_bar) if at_bar else []
+            asks = {piece for piece, j in zip(at_bar, judged, strict=True) if j.forget_request}
+            kept = [p for piece, p in zip(pieces, read, strict=True) if piece not in asks]
+            out.append(max(kept, default=0.0))
+        return out
+
+
+class _AllowsAll:
+    async def screen(self, message: Message) -> SafetyVerdict:
+        return ALLOWED
+
+
 async def screen_set(
-    screened: ScreenedSet, detector: InstructionDetector, threshold: float = INSTRUCTION_MIN
+    screened: ScreenedSet,
+    detector: InstructionDetector,
+    threshold: float = INSTRUCTION_MIN,
+    requests: ForgetRequestReader | None = None,
 ) -> dict[str, int]:
+    """The instruction screen alone (the credential and card checks left out), as the session
+    path runs it, with `requests` as its reader of requests to forget (ADR 0161)."""
+    screen = InstructionScreen(
+        _AllowsAll(),
+        detector if requests is None else RequestsExempt(detector, requests),
+        threshold,
+    )
     distinct = list(dict.fromkeys(screened.subject_lines))
-    read = dict(zip(distinct, await detector.instruction_p(distinct), strict=True))
-    withheld = {t for t, p in read.items() if p >= threshold}
+    withheld = {
+        text for text in distinct if not (await screen.screen(Message(Role.SUBJECT, text))).allowed
+    }
     return {
         "subject_lines": len(screened.subject_lines),
         "withheld": sum(1 for t in screened.subject_lines if t in withheld),
@@ -72,6 +122,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("sets", nargs="+", type=Path, help="blind conversation set halves")
     parser.add_argument("--instruction-head", type=Path, help="a candidate head file")
     parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
+    parser.add_argument(
+        "--forget-requests",
+        action="store_true",
+        help="the packaged sentence judge reads the pieces at the bar for requests to forget, "
+        "which do not count (ADR 0161's candidate four)",
+    )
     args = parser.parse_args(argv)
     from factledger.adapters.judgement.heads import Heads
     from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
@@ -81,10 +137,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         heads = Heads.load(args.instruction_head, None, (HEAD,))
         detector = LearnedInstructionDetector(detector.embedder, heads)
 
+    requests: ForgetRequestReader | None = None
+    if args.forget_requests:
+        from factledger.adapters.judgement.judge import LearnedJudge
+
+        requests = LearnedJudge.packaged()
+
     async def run() -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for directory in args.sets:
-            figures = await screen_set(load_set(directory), detector, args.threshold)
+            figures = await screen_set(load_set(directory), detector, args.threshold, requests)
             out.append({"set": str(directory), **figures})
         totals = {k: sum(int(o[k]) for o in out) for k in out[0] if k != "set"}
         return [*out, {"set": "all", **totals}]

@@ -78,7 +78,7 @@ def out_of_fold_margins(x: Matrix, y: Sequence[str]) -> np.ndarray:
 def figures(margins: np.ndarray, y: Sequence[str], shift: float = 0.0) -> dict[str, float]:
     """Precision and recall of "true" at `INSTRUCTION_MIN`, the margins lowered by `shift`."""
     labels = np.array(y) == "true"
-    said = margins - shift >= _THRESHOLD_MARGIN
+    said = margins - shift >= THRESHOLD_MARGIN
     tp = float((said & labels).sum())
     return {
         "precision": tp / max(float(said.sum()), 1.0),
@@ -98,10 +98,10 @@ def shift_for(margins: np.ndarray, rate: float) -> float:
     if allowed >= len(ordered):
         return 0.0
     # The first margin that must fall below the threshold's, just below it.
-    return max(0.0, float(ordered[allowed]) - _THRESHOLD_MARGIN + 1e-4)
+    return max(0.0, float(ordered[allowed]) - THRESHOLD_MARGIN + 1e-4)
 
 
-_THRESHOLD_MARGIN = float(np.log(INSTRUCTION_MIN / (1 - INSTRUCTION_MIN)))
+THRESHOLD_MARGIN = float(np.log(INSTRUCTION_MIN / (1 - INSTRUCTION_MIN)))
 
 
 async def train_instruction_head(

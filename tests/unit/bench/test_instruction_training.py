@@ -1,0 +1,37 @@
+"""The instruction head's trainer (ADR 0161): writers' conversations give their subject lines,
+once each, as lines that do not instruct; the bias shift leaves at most the asked share of
+margins at the screen's bar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from factledger.bench.judgement.instructions import (
+    THRESHOLD_MARGIN,
+    conversation_lines,
+    shift_for,
+)
+
+
+def test_the_conversations_subject_lines_once_each(tmp_path: Path) -> None:
+    case = {
+        "id": "sales-1",
+        "sessions": [
+            {"lines": [{"role": "agent", "text": "Hi"}, {"role": "subject", "text": "Hello"}]},
+            {"lines": [{"role": "subject", "text": "Hello"}, {"role": "subject", "text": "Bye"}]},
+        ],
+    }
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "cases-sales.yaml").write_text(yaml.safe_dump([case]), encoding="utf-8")
+    assert conversation_lines([tmp_path]) == ["Hello", "Bye"]
+
+
+def test_the_shift_leaves_at_most_the_asked_share_at_the_bar() -> None:
+    margins = np.array([5.0, 3.0, 2.0, -1.0, -2.0] + [-3.0] * 995, dtype=np.float32)
+    assert shift_for(margins, 0.5) == 0.0  # already under: nothing moves
+    shift = shift_for(margins, 0.002)  # two of a thousand may stay
+    assert int((margins - shift >= THRESHOLD_MARGIN).sum()) == 2
+    assert shift_for(np.array([], dtype=np.float32), 0.001) == 0.0
