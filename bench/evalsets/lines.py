@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
         from factledger.bench.judgement.change_reader import ChangeCandidate
 
         reader = ChangeCandidate.load(args.change, args.change_candidate)
-    detector = LearnedInstructionDetector.packaged(judge.embedder)
+    detector: InstructionDetector = LearnedInstructionDetector.packaged(judge.embedder)
     if args.instruction_head is not None:
         heads = Heads.load(args.instruction_head, None, (HEAD,))
         detector = LearnedInstructionDetector(judge.embedder, heads)
