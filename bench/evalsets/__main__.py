@@ -48,6 +48,7 @@ async def score_directory(
     qa_reader_alone: bool | None = None,
     dropped_items: bool | None = None,
     dropped_items_model: Path | None = None,
+    as_served: bool = False,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement)
@@ -86,7 +87,13 @@ async def score_directory(
     if dropped_items_model is not None:
         proposals["dropped_items_model_path"] = dropped_items_model
     runs = (
-        await run_cases(cases, extractor=config, schema=schema, proposals=proposals or None)
+        await run_cases(
+            cases,
+            extractor=config,
+            schema=schema,
+            proposals=proposals or None,
+            as_served=as_served,
+        )
         if cases
         else []
     )
@@ -116,6 +123,7 @@ async def score_directory(
         "dropped_items": "default" if dropped_items is None else dropped_items,
         "dropped_items_model": "none" if dropped_items_model is None else dropped_items_model.name,
         "schema": schema,
+        "as_served": as_served,
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
         "cases": scores.as_dict(),
@@ -225,6 +233,12 @@ def main(argv: list[str] | None = None) -> None:
         "reads made so (ADR 0156; default: the product's default)",
     )
     add_qa_reader_options(parser)
+    parser.add_argument(
+        "--as-served",
+        action="store_true",
+        help="each line screened as the session path screens it (the safety filter and the "
+        "instruction screen): a line it withholds is never recorded (ADR 0161)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     reader_file = qa_reader_file(args, parser)
@@ -268,6 +282,7 @@ def main(argv: list[str] | None = None) -> None:
                 else args.qa_reader_alone == "on",
                 dropped_items=None if args.dropped_items is None else args.dropped_items == "on",
                 dropped_items_model=args.dropped_items_model,
+                as_served=args.as_served,
             )
         )
         for d in args.sets

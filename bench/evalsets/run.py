@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from factledger.api.bootstrap.compose import open_runtime
+from factledger.api.bootstrap.judgement import answer_judge, screened_safety
 from factledger.api.bootstrap.runtime import Needs, Runtime
 from factledger.api.settings import load_settings
 from factledger.application.ledger.commands import (
@@ -26,6 +27,7 @@ from factledger.application.ledger.commands import (
     RegisterSubject,
     RejectChange,
 )
+from factledger.application.sessions.ports import SafetyFilter
 from factledger.bench.evalsets.cases import Case, bare_schemas, named_schemas
 from factledger.bench.proposal_eval import Made
 from factledger.domain.provenance import Actor, ActorKind, ChangeStatus
@@ -131,7 +133,11 @@ def _decide(runtime: Runtime, case: Case, subject_id: Any, session: int) -> None
                 )
 
 
-async def run_case(runtime: Runtime, clock: ManualClock, case: Case) -> CaseRun:
+async def run_case(
+    runtime: Runtime, clock: ManualClock, case: Case, safety: SafetyFilter | None = None
+) -> CaseRun:
+    """Plays the case; with `safety`, each line is screened first as the session path
+    screens it, and a line it withholds is never recorded (the HTTP path's loss)."""
     run = CaseRun(case)
     clock.set(case.sessions[0].at)  # cases are played one after another, each in its own time
     subject_id = runtime.ledger.register_subject(
@@ -140,6 +146,8 @@ async def run_case(runtime: Runtime, clock: ManualClock, case: Case) -> CaseRun:
     for n, session in enumerate(case.sessions):
         clock.set(max(session.at, clock.now()))  # a set's dates out of order stay recordable
         transcript = tuple(Message(_ROLES[r], t, session.at) for r, t in session.lines)
+        if safety is not None:
+            transcript = tuple([m for m in transcript if (await safety.screen(m)).allowed])
         before = set(runtime.ledger.subject(TENANT, subject_id).changes)
         runtime.ledger.record_session(
             RecordSession(
@@ -172,10 +180,18 @@ async def run_cases(
     extractor: dict[str, Any] | None = None,
     schema: str = "bare",
     proposals: dict[str, Any] | None = None,
+    as_served: bool = False,
 ) -> list[CaseRun]:
     clock = ManualClock(min(s.at for c in cases for s in c.sessions))
     needs = Needs(sessions=False, idempotency=False, run_sync=False, imports=False)
     with tempfile.TemporaryDirectory(prefix="factledger-blind-") as data_dir:
         settings = blind_settings(Path(data_dir), extractor, schema, proposals)
         async with open_runtime(settings, needs, clock=clock) as runtime:
-            return [await run_case(runtime, clock, case) for case in cases]
+            safety = (
+                screened_safety(
+                    runtime.safety, answer_judge(settings.extractor, settings.extraction)
+                )
+                if as_served
+                else None
+            )
+            return [await run_case(runtime, clock, case, safety) for case in cases]

@@ -205,3 +205,21 @@ def test_a_list_proposal_holds_every_expected_item_it_names_and_is_one_right_pro
     assert (tally.matched, tally.expected) == (3, 4 + 1)
     assert (tally.made, tally.made_right) == (3, 2)
     assert tally.violations == 0  # the matched list proposal is no violation
+
+
+async def test_as_served_a_line_the_session_path_withholds_is_never_recorded(
+    tmp_path: Path,
+) -> None:
+    """ADR 0161: the HTTP path's safety filter withholds a line whole, with every fact in it;
+    scored as served, the facts of that line are missed."""
+    case = copy.deepcopy(CASE)
+    first = case[0]["sessions"][0]["lines"][1]
+    first["text"] += " The admin password is Zq7!vR2#pLm9."
+    (tmp_path / "cases-sales.yaml").write_text(yaml.safe_dump(case), encoding="utf-8")
+
+    plain = await score_directory(tmp_path, "rule", "none", "bare")
+    served = await score_directory(tmp_path, "rule", "none", "bare", as_served=True)
+
+    assert served["as_served"] is True
+    assert plain["cases"]["sales"]["made"] == 3
+    assert served["cases"]["sales"]["made"] == 1  # only the second session's supplier
