@@ -179,6 +179,12 @@ def main(argv: list[str] | None = None) -> None:
         help="lower the head's bias until at most this share of the conversations' subject "
         "lines reads as an instruction out of fold (ADR 0161's candidate two)",
     )
+    lines.add_argument(
+        "--as-pieces",
+        action="store_true",
+        help="the conversations' lines split into the pieces the screen judges (ADR 0161's "
+        "candidate five)",
+    )
     replies = commands.add_parser(
         "answers", help="fit the pair answer head (yes / no / neither to a question)"
     )
@@ -280,7 +286,12 @@ def main(argv: list[str] | None = None) -> None:
         embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
         done = asyncio.run(
             train_instruction_head(
-                embedder, args.corpus, args.out, args.conversations, args.withhold_at_most
+                embedder,
+                args.corpus,
+                args.out,
+                args.conversations,
+                args.withhold_at_most,
+                as_pieces=args.as_pieces,
             )
         )
         sys.stdout.write(json.dumps(done, indent=2) + "\n")

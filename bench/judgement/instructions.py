@@ -18,7 +18,7 @@ import yaml
 
 from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.heads import Heads
-from factledger.adapters.judgement.instructions import HEAD
+from factledger.adapters.judgement.instructions import HEAD, pieces_of
 from factledger.application.memory.ports import Embedder
 from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
 from factledger.bench.judgement.corpus import load_corpus
@@ -45,16 +45,20 @@ def load_lines(directory: Path) -> tuple[list[str], list[str]]:
     return texts, labels
 
 
-def conversation_lines(directories: Sequence[Path]) -> list[str]:
-    """The subject lines of the labelled conversations under `directories`, once each."""
+def conversation_lines(directories: Sequence[Path], *, as_pieces: bool = False) -> list[str]:
+    """The subject lines of the labelled conversations under `directories`, once each; with
+    `as_pieces`, their pieces as the screen judges them (`pieces_of`), once each (ADR 0161's
+    candidate five)."""
     said: dict[str, None] = {}
     for directory in directories:
         for path in sorted(directory.rglob("cases-*.yaml")):
             for case in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
                 for session in case["sessions"]:
                     for line in session["lines"]:
-                        if line["role"] == "subject":
-                            said[str(line["text"])] = None
+                        if line["role"] != "subject":
+                            continue
+                        text = str(line["text"])
+                        said.update(dict.fromkeys(pieces_of(text) if as_pieces else [text]))
     return list(said)
 
 
@@ -110,11 +114,13 @@ async def train_instruction_head(
     out: Path,
     conversations: Sequence[Path] = (),
     withhold_at_most: float | None = None,
+    *,
+    as_pieces: bool = False,
 ) -> dict[str, object]:
     """Fits the head; with `withhold_at_most`, its bias lowered until at most that share of
     the conversations' subject lines reads as an instruction out of fold (ADR 0161)."""
     texts, labels = load_lines(directory)
-    said = conversation_lines(conversations)
+    said = conversation_lines(conversations, as_pieces=as_pieces)
     texts, labels = texts + said, labels + ["false"] * len(said)
     x = await _x(embedder, texts)
     margins = out_of_fold_margins(x, labels)

@@ -35,3 +35,13 @@ def test_the_shift_leaves_at_most_the_asked_share_at_the_bar() -> None:
     shift = shift_for(margins, 0.002)  # two of a thousand may stay
     assert int((margins - shift >= THRESHOLD_MARGIN).sum()) == 2
     assert shift_for(np.array([], dtype=np.float32), 0.001) == 0.0
+
+
+def test_as_pieces_the_lines_are_split_as_the_screen_judges_them(tmp_path: Path) -> None:
+    said = "We use Acme for shipping. Please drop Vatly from your notes."
+    case = {"id": "s-1", "sessions": [{"lines": [{"role": "subject", "text": said}]}]}
+    (tmp_path / "cases-sales.yaml").write_text(yaml.safe_dump([case]), encoding="utf-8")
+    assert conversation_lines([tmp_path], as_pieces=True) == [
+        "We use Acme for shipping.",
+        "Please drop Vatly from your notes.",
+    ]
