@@ -101,7 +101,9 @@ async def score_directory(
     scores = Scores()
     for run in runs:
         fields = _reviewer_map(run.case.domain) if schema == "none" else None
-        scores.add(run.case, score_run(run, await forget_lines(judge, run.case), fields))
+        scores.add(
+            run.case, score_run(run, await forget_lines(judge, run.case, run.withheld), fields)
+        )
     answers = load_answers(directory)
     result: dict[str, Any] = {
         "set": directory.name,

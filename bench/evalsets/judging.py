@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.review.forget_requests import said_requests
@@ -19,17 +19,28 @@ def judge_for(name: str) -> SentenceJudge | None:
     return LearnedJudge.packaged()
 
 
-async def forget_lines(judge: SentenceJudge | None, case: Case) -> dict[int, list[int]] | None:
+async def forget_lines(
+    judge: SentenceJudge | None,
+    case: Case,
+    withheld: Mapping[int, frozenset[int]] | None = None,
+) -> dict[int, list[int]] | None:
     """Per session, the subject lines holding a sentence judged a request to forget, as the
     product notices them (`said_requests`: each sentence of a line judged on its own; a whole
-    line of several sentences reads as what most of it says)."""
+    line of several sentences reads as what most of it says). Lines in `withheld` (by session)
+    were never recorded: the product never reads them."""
     if judge is None:
         return None
     found: dict[int, list[int]] = {}
     for n, session in enumerate(case.sessions):
+        gone = (withheld or {}).get(n, frozenset())
         transcript = [
-            Message(Role.SUBJECT if role == "subject" else Role.AGENT, text, session.at)
-            for role, text in session.lines
+            Message(
+                Role.SUBJECT if role == "subject" else Role.AGENT,
+                text,
+                session.at,
+                forgotten=i in gone,
+            )
+            for i, (role, text) in enumerate(session.lines)
         ]
         requests = await said_requests(transcript, judge)
         found[n] = sorted({r.message_index for r in requests})

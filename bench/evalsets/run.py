@@ -61,6 +61,9 @@ class CaseRun:
     case: Case
     made: list[Made] = field(default_factory=list)
     asked: list[Asked] = field(default_factory=list)
+    # Session -> the indexes of its lines the session path's screen withheld (`--as-served`):
+    # never recorded, so never read for a request to forget either.
+    withheld: dict[int, frozenset[int]] = field(default_factory=dict)
 
 
 def blind_settings(
@@ -147,7 +150,9 @@ async def run_case(
         clock.set(max(session.at, clock.now()))  # a set's dates out of order stay recordable
         transcript = tuple(Message(_ROLES[r], t, session.at) for r, t in session.lines)
         if safety is not None:
-            transcript = tuple([m for m in transcript if (await safety.screen(m)).allowed])
+            verdicts = [(await safety.screen(m)).allowed for m in transcript]
+            run.withheld[n] = frozenset(i for i, kept in enumerate(verdicts) if not kept)
+            transcript = tuple(m for m, kept in zip(transcript, verdicts, strict=True) if kept)
         before = set(runtime.ledger.subject(TENANT, subject_id).changes)
         runtime.ledger.record_session(
             RecordSession(

@@ -223,3 +223,16 @@ async def test_as_served_a_line_the_session_path_withholds_is_never_recorded(
     assert served["as_served"] is True
     assert plain["cases"]["sales"]["made"] == 3
     assert served["cases"]["sales"]["made"] == 1  # only the second session's supplier
+
+
+async def test_as_served_a_withheld_request_to_forget_is_not_noticed(tmp_path: Path) -> None:
+    case = copy.deepcopy(CASE)
+    second = case[0]["sessions"][1]["lines"][0]
+    second["text"] += " The admin password is Zq7!vR2#pLm9."
+    (tmp_path / "cases-sales.yaml").write_text(yaml.safe_dump(case), encoding="utf-8")
+
+    plain = await score_directory(tmp_path, "learned", "learned", "bare")
+    served = await score_directory(tmp_path, "learned", "learned", "bare", as_served=True)
+
+    assert plain["cases"]["sales"]["forgets_noticed"] == 1.0
+    assert served["cases"]["sales"]["forgets_noticed"] == 0.0
