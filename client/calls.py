@@ -126,6 +126,16 @@ def forget(subject: str | UUID, body: Mapping[str, Any], key: str | None) -> Cal
     return _command(f"{_s(subject)}/forget", m.Forgotten, body, key)
 
 
+def forget_field(
+    subject: str | UUID, field: str, reason: str, items: Sequence[str] | None, key: str | None
+) -> Call[m.Forgotten]:
+    """The field forgotten; with `items`, only those items of its list (the rest stay)."""
+    body: dict[str, Any] = {"field": field, "reason": reason}
+    if items is not None:
+        body["items"] = list(items)
+    return forget(subject, body, key)
+
+
 def profile(
     subject: str | UUID, as_of: datetime | None, clock: m.Clock | None = None
 ) -> Call[m.Profile]:

@@ -242,10 +242,16 @@ class FactledgerClient:
     # -- forget -----------------------------------------------------------------------------
 
     def forget_field(
-        self, field: str, reason: str, *, subject: Subject = ME, idempotency_key: str | None = None
+        self,
+        field: str,
+        reason: str,
+        *,
+        items: Sequence[str] | None = None,
+        subject: Subject = ME,
+        idempotency_key: str | None = None,
     ) -> m.Forgotten:
-        body = {"field": field, "reason": reason}
-        return self.send(c.forget(subject, body, idempotency_key))
+        """Forgets the field; with `items`, only those items of its list (the rest stay)."""
+        return self.send(c.forget_field(subject, field, reason, items, idempotency_key))
 
     def forget_memory(
         self,

@@ -111,7 +111,8 @@ class RejectChange:
 
 @dataclass(frozen=True, slots=True)
 class ForgetField:
-    """Forgets a profile field: the next version lacks it; history keeps only that it was."""
+    """Forgets a profile field: the next version lacks it; history keeps only that it was.
+    With `items`, only those items of its list: the next version keeps the others (ADR 0160)."""
 
     tenant: str
     subject_id: UUID
@@ -119,6 +120,7 @@ class ForgetField:
     requested_by: Actor
     reason: str
     command_id: str = default(default_factory=new_command_id)
+    items: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

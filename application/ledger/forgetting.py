@@ -79,12 +79,23 @@ class ForgettingCommands(LedgerCore):
                 cmd.tenant,
                 cmd.subject_id,
                 cmd.command_id,
-                lambda s: s.forget_field(
-                    cmd.field,
-                    by=decision,
-                    reason=cmd.reason,
-                    at=self._now(),
-                    common_words=STOPWORDS,
+                lambda s: (
+                    s.forget_items(
+                        cmd.field,
+                        cmd.items,
+                        by=decision,
+                        reason=cmd.reason,
+                        at=self._now(),
+                        common_words=STOPWORDS,
+                    )
+                    if cmd.items
+                    else s.forget_field(
+                        cmd.field,
+                        by=decision,
+                        reason=cmd.reason,
+                        at=self._now(),
+                        common_words=STOPWORDS,
+                    )
                 ),
             )
         except FieldNotPresentError:

@@ -8,12 +8,19 @@ from datetime import datetime
 from uuid import UUID
 
 from factledger.domain.errors import FieldNotHeldError, FieldNotPresentError, InvalidOperationError
-from factledger.domain.proposal import ChangeRecord, Decision, evidence_refs, standing_of
+from factledger.domain.proposal import (
+    ChangeRecord,
+    Decision,
+    evidence_refs,
+    item_key,
+    kept_items,
+    standing_of,
+)
 from factledger.domain.provenance import ChangeStatus, Operation, check_reason
 from factledger.domain.restated import check_not_restated
 from factledger.domain.subject.state import SubjectState
 from factledger.domain.text import check_text
-from factledger.domain.values import JsonObject, render
+from factledger.domain.values import JsonObject, ListValue, render
 
 
 class SubjectForgetting(SubjectState):
@@ -123,6 +130,36 @@ class SubjectForgetting(SubjectState):
             evidence_refs=refs,
             kept=list(kept) if kept and current is not None else None,
             kept_standing=standing_of(current) if kept and current is not None else None,
+        )
+
+    def forget_items(
+        self,
+        field: str,
+        items: Sequence[str],
+        *,
+        by: Decision,
+        reason: str,
+        at: datetime,
+        common_words: Collection[str] = frozenset(),
+    ) -> None:
+        """Forgets some items of a list field, asked directly (ADR 0160): the field's words go
+        as with `forget_field`, and the next version keeps the list's other items. Refused,
+        naming `items`, unless the field's list holds every one of them."""
+        current = self.fields.get(field)
+        held = current.value if current is not None else None
+        if not isinstance(held, ListValue):
+            raise InvalidOperationError(f"items: {field} holds no list to forget items of")
+        keys = {item_key(i) for i in held.items}
+        missing = [i for i in items if item_key(i) not in keys]
+        if not items or missing:
+            raise InvalidOperationError(f"items: {field} does not hold {', '.join(missing)}")
+        self.forget_field(
+            field,
+            by=by,
+            reason=reason,
+            at=at,
+            common_words=common_words,
+            kept=kept_items(held, ListValue(tuple(items))),
         )
 
     def rotate_key(

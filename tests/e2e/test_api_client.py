@@ -217,3 +217,26 @@ async def test_the_subject_confirms_taking_an_item_off_a_list(
     assert (decided.change_id, decided.status) == (taken_off.change_id, "confirmed")
     profile = await agent.profile()
     assert profile.fields["tools"].value == items("Jira")
+
+
+async def test_forgetting_one_item_of_a_list_keeps_the_others(
+    agent: AsyncFactledgerClient, asgi: httpx.ASGITransport
+) -> None:
+    """ADR 0160: a field forgotten with `items` keeps the list's other items; an item the
+    list does not hold is a typed 422 that names `items`."""
+    listed = ProposalDraft(
+        field="tools", origin="inferred", operation="append", value=items("Jira", "Trello")
+    )
+    change = await agent.propose(listed)
+    async with client(asgi, token(Role.REVIEWER)) as reviewer:
+        await reviewer.approve(change.subject_id, change.change_id)
+    with pytest.raises(InvalidRequestError) as refused:
+        await agent.forget_field("tools", "the subject asked", items=["Asana"])
+    assert "items: tools does not hold Asana" in str(refused.value)
+
+    done = await agent.forget_field("tools", "the subject asked", items=["trello"])
+    assert done.profile_version == 2
+    profile = await agent.profile()
+    assert profile.fields["tools"].value == items("Jira")
+    history = await agent.history(field="tools")
+    assert [h.kind for h in history.entries] == ["append", "forgotten", "kept"]

@@ -111,3 +111,22 @@ async def test_a_request_naming_an_item_not_held_is_a_422_naming_value(
     response = await http.post("/v1/subjects/me/proposals", json=request("Brisk"), headers=AGENT)
     assert response.status_code == 422, response.text
     assert "forget: value: competitors does not hold Brisk" in response.json()["detail"]
+
+
+async def test_a_forget_asked_directly_may_name_items(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    subject_id = await competing(http, ports)
+    body = {"field": "competitors", "reason": "the subject asked", "items": ["Quillotron"]}
+    done = await ok(await http.post("/v1/subjects/me/forget", json=body, headers=AGENT))
+    assert (done["field"], done["profile_version"]) == ("competitors", 2)
+    profile = await ok(await http.get("/v1/subjects/me/profile", headers=AGENT))
+    assert profile["fields"]["competitors"]["value"] == items("Acme", "Zorb")
+    events = await http.get(f"/v1/subjects/{subject_id}/events", headers=REVIEWER)
+    assert "Quillotron" not in events.text
+
+    alone = {"memory_id": "m-1", "reason": "the subject asked", "items": ["Acme"]}
+    response = await http.post("/v1/subjects/me/forget", json=alone, headers=AGENT)
+    assert response.status_code == 422, response.text
+    assert "items" in response.text
+    assert "needs `field`" in response.text

@@ -37,6 +37,7 @@ from factledger.application.memory.drawn_from import memory_drawn_from
 from factledger.application.memory.rules import ID_PATTERN
 from factledger.application.sessions.field_screening import screen_reason
 from factledger.domain.provenance import MAX_REASON, ChangeStatus
+from factledger.domain.values import MAX_ITEMS
 
 log = structlog.get_logger(__name__)
 
@@ -49,9 +50,19 @@ class ForgetIn(Strict):
     field: str | None = Field(default=None, pattern=FIELD_PATTERN, examples=["purchase_intent"])
     memory_id: str | None = Field(default=None, pattern=ID_PATTERN.pattern)
     reason: SafeText = Field(min_length=1, max_length=MAX_REASON, examples=["the subject asked"])
+    items: list[SafeText] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ITEMS,
+        description="With `field`: only these items of its list are forgotten; the next version "
+        "keeps the others (the field's words go as for a whole-field forget).",
+        examples=[["Vatly"]],
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ForgetIn:
+        if self.items is not None and self.field is None:
+            raise body_rule("items", "needs `field`: the list field to forget items of")
         if self.field is not None and self.memory_id is not None:
             raise body_rule(
                 "memory_id",
@@ -182,7 +193,8 @@ async def forget(
 
     async def run() -> ForgetOut:
         if body.field is not None:
-            cmd_f = ForgetField(tenant, subject_id, body.field, by, reason, command_id)
+            items = tuple(body.items or ())
+            cmd_f = ForgetField(tenant, subject_id, body.field, by, reason, command_id, items)
             result = await asyncio.to_thread(ledger.forget_field, cmd_f)
         else:
             memory_id = body.memory_id or ""

@@ -316,8 +316,14 @@ export class FactledgerClient {
 
   // -- forget -------------------------------------------------------------------------------
 
-  forgetField(field: string, reason: string, options: OnSubject & Keyed = {}): Promise<m.Forgotten> {
-    return this.send(command(`${subjectPath(options.subject)}/forget`, { field, reason }, options.idempotencyKey));
+  /** Forgets the field; with `items`, only those items of its list (the others stay). */
+  forgetField(
+    field: string,
+    reason: string,
+    options: OnSubject & Keyed & { items?: string[] } = {},
+  ): Promise<m.Forgotten> {
+    const body = options.items === undefined ? { field, reason } : { field, reason, items: options.items };
+    return this.send(command(`${subjectPath(options.subject)}/forget`, body, options.idempotencyKey));
   }
 
   forgetMemory(memoryId: string, reason: string, options: OnSubject & Keyed = {}): Promise<m.Forgotten> {

@@ -15,6 +15,7 @@ import {
   NotFoundError,
   PermissionDeniedError,
   boolean,
+  items,
   text,
 } from "../src/index.js";
 
@@ -179,4 +180,14 @@ test("a follower stopped by its signal ends its iteration", async () => {
   setTimeout(() => stop.abort(), 200);
   for await (const event of follower) seen.push(event);
   assert.deepEqual(seen, []);
+});
+
+test("forgetting one item of a list keeps the others (ADR 0160)", async () => {
+  const listed = await agent.propose({ field: "tools", origin: "inferred", operation: "append", value: items("Jira", "Trello") });
+  await reviewer.approve(listed.subject_id, listed.change_id);
+  await assert.rejects(agent.forgetField("tools", "the subject asked", { items: ["Asana"] }), InvalidRequestError);
+  const done = await agent.forgetField("tools", "the subject asked", { items: ["Trello"] });
+  assert.equal(done.field, "tools");
+  const profile = await agent.profile();
+  assert.deepEqual(profile.fields.tools?.value, items("Jira"));
 });

@@ -191,3 +191,15 @@ def test_a_request_naming_what_the_list_does_not_hold_is_refused(
     )
     with pytest.raises(InvalidOperationError, match=names):
         subject.propose(request, OPEN_SCHEMA, at=T0)
+
+
+def test_a_forget_asked_directly_names_the_items_it_takes(
+    competing: tuple[Subject, Proposal],
+) -> None:
+    subject, _ = competing
+    subject.forget_items("competitors", ["ZORB"], by=Decision(OWNER), reason="asked", at=T0)
+    assert subject.fields["competitors"].value == ListValue(("Acme", "Vatly"))
+    with pytest.raises(InvalidOperationError, match="items: competitors does not hold Zorb"):
+        subject.forget_items("competitors", ["Zorb"], by=Decision(OWNER), reason="asked", at=T0)
+    with pytest.raises(InvalidOperationError, match="items: supplier holds no list"):
+        subject.forget_items("supplier", ["A"], by=Decision(OWNER), reason="asked", at=T0)

@@ -1114,6 +1114,14 @@ export interface components {
              * @example purchase_intent
              */
             field?: string | null;
+            /**
+             * Items
+             * @description With `field`: only these items of its list are forgotten; the next version keeps the others (the field's words go as for a whole-field forget).
+             * @example [
+             *       "Vatly"
+             *     ]
+             */
+            items?: string[] | null;
             /** Memory Id */
             memory_id?: string | null;
             /**
