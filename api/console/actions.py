@@ -121,6 +121,7 @@ class Forget:
     field: str | None
     memory_id: str | None
     reason: str
+    items: tuple[str, ...] = ()  # of the field's list: only these go (ADR 0160)
 
 
 async def forget(state: ApiState, session: ConsoleSession, what: Forget, nonce: str) -> None:
@@ -131,7 +132,7 @@ async def forget(state: ApiState, session: ConsoleSession, what: Forget, nonce: 
     by, tenant = actor_of(session.principal), session.tenant
     cid = command_id(session, what.subject_id, nonce)
     if what.field is not None:
-        cmd_f = ForgetField(tenant, what.subject_id, what.field, by, what.reason, cid)
+        cmd_f = ForgetField(tenant, what.subject_id, what.field, by, what.reason, cid, what.items)
         await asyncio.to_thread(ledger.forget_field, cmd_f)
     else:
         memory_id = what.memory_id or ""

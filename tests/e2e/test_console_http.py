@@ -522,3 +522,35 @@ async def test_a_request_to_forget_one_item_shows_what_it_keeps(
     page = await web.get(f"/console/subjects/{subject}/proposals/{request.change_id}")
     assert 'class="value forget-items">Trello</span> from <code>tools</code>' in page.text
     assert '<dd class="kept-items">Jira <span class="muted">(of Jira, Trello' in page.text
+
+
+async def test_an_admin_forgets_one_item_of_a_list_and_keeps_the_others(
+    web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
+) -> None:
+    subject = seeded.subject_id
+    by = Actor(ActorKind.STAFF, "reviewer-2")
+    listed = ProposeChange(
+        TENANT, subject, "tools", Operation.APPEND, ListValue(("Jira", "Trello", "Asana")),
+        Origin.INFERRED, by, based_on_version=0,
+    )  # fmt: skip
+    ports.ledger.propose_change(listed)
+    ports.ledger.approve_change(ApproveChange(TENANT, subject, listed.change_id, "reviewer-2"))
+    await sign_in(web, Role.ADMIN)
+    confirm = await web.get(f"/console/subjects/{subject}/forget?field=tools")
+    assert '<input type="checkbox" name="items" value="Trello">' in confirm.text
+    csrf = csrf_of(confirm.text)
+    done = await web.post(
+        f"/console/subjects/{subject}/forget",
+        data={
+            "csrf": csrf,
+            "nonce": "k" * 24,
+            "field": "tools",
+            "reason": "asked on the phone",
+            "items": ["Trello", "Asana"],
+        },
+    )
+    assert done.status_code == 303
+    kept = ports.ledger.subject(TENANT, subject).fields["tools"]
+    assert kept.value == ListValue(("Jira",))
+    page = await web.get(f"/console/subjects/{subject}")
+    assert "Trello" not in page.text

@@ -37,6 +37,7 @@ from factledger.application.errors import NotFoundError
 from factledger.application.ledger.queries import DEFAULT_CLOCK, Clock
 from factledger.application.memory.rules import ID_PATTERN
 from factledger.domain.provenance import MAX_REASON
+from factledger.domain.values import MAX_ITEMS, ListValue
 
 router = APIRouter()
 Version = Annotated[int | None, Query(ge=0, le=MAX_VERSION)]
@@ -160,6 +161,8 @@ async def confirm_forget(
         proposals = len(aggregate.unforgotten_changes(field))
         if field not in current.fields and not proposals:
             raise NotFoundError(f"field {field} of subject {subject_id}")
+    held = None if field is None else current.fields.get(field)
+    listed = held.value.items if held is not None and isinstance(held.value, ListValue) else ()
     return render_page(
         request,
         "forget.html",
@@ -167,7 +170,9 @@ async def confirm_forget(
         subject=summary,
         field=field,
         memory_id=memory_id,
-        held=None if field is None else current.fields.get(field),
+        held=held,
+        # A list of several items may lose some of them only (ADR 0160).
+        items=listed if len(listed) > 1 else (),
         proposals=proposals,
     )
 
@@ -181,12 +186,15 @@ async def do_forget(
     reason: Annotated[str, Form(max_length=MAX_REASON)] = "",
     field: Annotated[str | None, Form(pattern=FIELD_PATTERN)] = None,
     memory_id: Annotated[str | None, Form(pattern=ID_PATTERN.pattern)] = None,
+    items: Annotated[list[str] | None, Form(max_length=MAX_ITEMS)] = None,
 ) -> RedirectResponse:
     if (field is None) == (memory_id is None):
         raise InvalidParameterError("field", "give exactly one of field or memory_id")
     if not reason.strip():
         raise InvalidParameterError("reason", "is required")
+    if items and field is None:
+        raise InvalidParameterError("items", "needs field: the list field to forget items of")
     await checked(console, session, subject_id)
-    what = Forget(subject_id, field, memory_id, reason.strip())
+    what = Forget(subject_id, field, memory_id, reason.strip(), tuple(items or ()))
     await forget(console.api, session, what, nonce)
     return see_other(f"/console/subjects/{subject_id}", "forgotten")
