@@ -60,6 +60,8 @@ class Tally:
     forget_fields: int = 0  # expected requests that name a field
     forgets_placed: int = 0  # ... with a forget request proposed on that field
     forget_requests_made: int = 0
+    forget_item_requests: int = 0  # requests made that name items of a list (ADR 0160)
+    forget_items_right: int = 0  # ... on a field the writer's request names, a keyword of it
     removals_made: int = 0  # list items proposed for removal, by change (ADR 0159)
     removals_right: int = 0  # ... whose items hold a word of a value the writer outdated
     questions: int = 0
@@ -94,6 +96,8 @@ class Tally:
             "forgets_placed": ratio(self.forgets_placed, self.forget_fields),
             "forget_fields": self.forget_fields,
             "forget_requests_made": self.forget_requests_made,
+            "forget_item_requests": self.forget_item_requests,
+            "forget_items_right": self.forget_items_right,
             "removals_made": self.removals_made,
             "removals_right": self.removals_right,
             "right_note_top3": ratio(self.hits, self.answered),
@@ -202,6 +206,13 @@ def score_run(
             tally.forgets_placed += sum(f in placed for f in named)
         elif noticed:
             tally.forget_false_alarms += 1
+        for made in (m for m in asked_to_forget if m.session == n and m.value):
+            tally.forget_item_requests += 1
+            tally.forget_items_right += any(
+                f.field == made.proposal.field
+                and any(k.lower() in made.value.lower() for k in f.keywords)
+                for f in session.forgets
+            )
     for asked in run.asked:
         question = case.sessions[asked.session].questions[asked.index]
         tally.questions += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from pathlib import Path
 from uuid import uuid4
 
@@ -15,7 +16,7 @@ from factledger.bench.evalsets.score import score_run
 from factledger.bench.proposal_eval import Made
 from factledger.domain.proposal import Proposal
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
-from factledger.domain.values import TextValue
+from factledger.domain.values import ListValue, TextValue
 
 CASE = [
     {
@@ -156,6 +157,23 @@ def test_a_forget_request_is_scored_as_placed_on_its_field_and_never_as_a_propos
     assert (tally["forgets_noticed"], tally["forget_false_alarms"]) == (1.0, 0)
     elsewhere = [Made(1, _proposal("budget", Operation.FORGET, None))]
     assert score_run(CaseRun(case, elsewhere), {1: [0]}).as_dict()["forgets_placed"] == 0.0
+
+
+def test_a_request_naming_items_is_counted_and_right_when_it_names_the_writers_item() -> None:
+    raw = copy.deepcopy(CASE)
+    raw[0]["sessions"][1]["expect"]["forget_requests"] = [
+        {"field": "competitors", "keywords": ["Vatly"]}
+    ]
+    (case,) = parse_cases(raw)
+    named = replace(
+        _proposal("competitors", Operation.FORGET, None), value=ListValue(("Vatly Ltd",))
+    )
+    other = replace(named, field="complaints", value=ListValue(("late",)))
+
+    tally = score_run(CaseRun(case, [Made(1, named), Made(1, other)]), {1: [0]}).as_dict()
+
+    assert (tally["forget_item_requests"], tally["forget_items_right"]) == (2, 1)
+    assert tally["made"] == 0  # never a value proposal
 
 
 def test_a_number_said_in_words_holds_the_digits_of_the_expected_value() -> None:
