@@ -59,6 +59,10 @@ class ChangeStatus(StrEnum):
 # a newer one; a rejected or forgotten one is not theirs.
 STANDING = frozenset({ChangeStatus.PENDING, ChangeStatus.CONFIRMED, ChangeStatus.SUPERSEDED})
 
+# The operations whose value is something the subject holds: a removal's items and a request
+# to forget's items (ADR 0159, 0160) are what goes, never a value to offer or to retire.
+STATES_VALUE = frozenset({Operation.SET, Operation.APPEND})
+
 
 @dataclass(frozen=True, slots=True)
 class Actor(Immutable):

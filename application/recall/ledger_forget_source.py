@@ -33,7 +33,7 @@ from factledger.application.recall.requested import requested_changes, spoken_re
 from factledger.domain.events import ChangeRejected
 from factledger.domain.forget_mark import ForgetMark
 from factledger.domain.proposal import ChangeRecord
-from factledger.domain.provenance import ChangeStatus
+from factledger.domain.provenance import STATES_VALUE, ChangeStatus
 from factledger.domain.subject import Subject
 from factledger.domain.values import to_payload
 
@@ -96,7 +96,7 @@ def mask_of(subject: Subject, rejected_at: Mapping[UUID, int] | None = None) -> 
         rejections=tuple(
             _rejection(subject, subject.changes[change_id], version)
             for change_id, version in sorted((rejected_at or {}).items(), key=lambda kv: kv[1])
-            if change_id in subject.changes
+            if change_id in subject.changes and subject.changes[change_id].operation in STATES_VALUE
         ),
         replaced=replaced_statements(subject),
         requested=requested,

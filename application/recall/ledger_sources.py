@@ -23,7 +23,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.application.sessions.types import SessionRecording
 from factledger.domain.events import SessionRecorded
-from factledger.domain.provenance import ChangeStatus, Evidence, Origin
+from factledger.domain.provenance import ChangeStatus, Evidence, Operation, Origin
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Channel, Message
 from factledger.domain.values import render
@@ -54,7 +54,10 @@ def open_entries(subject: Subject) -> list[OpenProposal]:
         OpenProposal(
             change_id=c.change_id,
             field=c.field,
-            value=None if c.proposal.value is None else render(c.proposal.value),
+            # A request to forget states no value, even one naming items (ADR 0160).
+            value=None
+            if c.proposal.value is None or c.proposal.operation is Operation.FORGET
+            else render(c.proposal.value),
             condition=c.proposal.condition,
             inferred=c.proposal.origin is Origin.INFERRED,
             proposed_at=c.proposed_at,

@@ -77,9 +77,11 @@ _WORD = re.compile(r"[A-Za-z']+")
 def question_text(proposal: OpenProposal) -> str:
     """What an agent may ask to have a proposal confirmed or declined, in its own words."""
     label = field_label(proposal.field)
+    typed = proposal.typed
+    if proposal.operation is Operation.FORGET and isinstance(typed, ListValue):
+        return unquote(f"Should we forget {joined(typed.items)} from your {label}?")
     if proposal.value is None or proposal.operation is Operation.UNSET:
         return unquote(f"Should we remove your {label} from your profile?")
-    typed = proposal.typed
     if proposal.operation is Operation.APPEND and isinstance(typed, ListValue):
         statement = None
         ask = f"Should we add {joined(typed.items)} to your {label}"

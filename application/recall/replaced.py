@@ -213,6 +213,8 @@ def _rejected(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
         (record.proposal.field, record, [])
         for record in subject.changes.values()
         if record.status is ChangeStatus.REJECTED
+        # A request to forget names what would go, never something said to be so (ADR 0160).
+        and record.proposal.operation is not Operation.FORGET
         and record.proposal.value is not None
         and record.proposal.evidence is not None
     ]

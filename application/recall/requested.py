@@ -40,7 +40,7 @@ from factledger.application.memory.lexical import keywords
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.types import SearchHit
 from factledger.domain.proposal import ChangeRecord
-from factledger.domain.provenance import ChangeStatus, Operation
+from factledger.domain.provenance import STATES_VALUE, ChangeStatus, Operation
 from factledger.domain.subject import Subject
 from factledger.domain.values import render
 
@@ -121,6 +121,8 @@ def requested_changes(
     for record in subject.changes.values():
         proposal = record.proposal
         if record.status is not ChangeStatus.PENDING or proposal.value is None:
+            continue
+        if proposal.operation not in STATES_VALUE:
             continue
         said = _said(subject, record)
         if said is None:

@@ -52,6 +52,7 @@ from factledger.domain.events import (
     SessionRecorded,
     SubjectErased,
 )
+from factledger.domain.provenance import STATES_VALUE
 from factledger.domain.sessions import transcript_from_payload
 
 log = structlog.get_logger(__name__)
@@ -244,6 +245,11 @@ async def _reject(
     field = proposal.get("field")
     if not isinstance(field, str):
         return
+    if proposal.get("operation") not in {op.value for op in STATES_VALUE}:
+        # A removal's or a request's items are what would have gone: declining it keeps
+        # them (ADR 0159, 0160); only its record leaves.
+        await _delete_proposal_record(item, event, ns, backend)
+        return
     evidence = _payload(proposal, "evidence")
     session = evidence.get("session_id") if evidence else None
     decision = decided(
@@ -255,6 +261,12 @@ async def _reject(
         ),
     )
     await _retire_memories(item, decision, ns, backend, reason="rejected")
+    await _delete_proposal_record(item, event, ns, backend)
+
+
+async def _delete_proposal_record(
+    item: SyncItem, event: ChangeRejected, ns: Namespace, backend: MemoryBackend
+) -> None:
     result = await backend.delete_records(ns, [proposal_record_id(event.change_id)])
     log.info("sync.rejected_record_deleted", item_id=item.item_id, deleted=len(result.forgotten))
 

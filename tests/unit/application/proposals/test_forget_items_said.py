@@ -10,8 +10,11 @@ from uuid import UUID
 
 import pytest
 
-from factledger.application.ledger.commands import ApproveChange, ProposeChange
+from factledger.application.ledger.commands import ApproveChange, ProposeChange, RejectChange
 from factledger.application.memory.record_ids import namespace_for
+from factledger.application.recall.ledger_forget_source import mask_of
+from factledger.application.recall.ledger_sources import open_entries
+from factledger.application.recall.questions import question_text
 from factledger.application.review.forget_requests import named_items
 from factledger.domain.proposal import ChangeRecord, CurrentField
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
@@ -113,3 +116,58 @@ async def test_a_request_naming_one_item_forgets_it_and_keeps_the_others(rig: Ri
     await worker(rig, judge).run_once()
     memories = await rig.backend.list_memories(space, include_superseded=True)
     assert not any("Vatly" in m.text for m in memories)
+
+
+async def test_a_pending_item_request_is_no_value_and_rejecting_it_keeps_the_memories(
+    rig: Rig,
+) -> None:
+    """The request's items are what would go: recall never offers them as the field's pending
+    value, the conversation plan asks about forgetting them, and declining the request
+    retires no memory of them (ADR 0160)."""
+    judge = PhraseJudge(meaning="competitors")
+    lead = await _competing(rig)
+    await worker(rig, judge).run_once()
+    rig.record(
+        lead,
+        "s2",
+        day(4, 3),
+        (AGENT, "Anything else?"),
+        (LEAD, "Please delete Vatly from whatever notes you have."),
+    )
+    await worker(rig, judge).run_once()
+    (request,) = _requests(rig, lead)
+    subject = rig.subject(lead)
+    (entry,) = [e for e in open_entries(subject) if e.change_id == request.change_id]
+    assert entry.value is None
+    assert question_text(entry) == "Should we forget Vatly Ltd from your competitors?"
+    assert "competitors" not in {p.field for p in open_entries(subject) if p.value is not None}
+
+    # The list drops Vatly meanwhile (a removal confirmed): declining the request must still
+    # retire nothing, though Vatly is no value the profile keeps any more.
+    rig.record(lead, "s3", day(4, 4), (LEAD, "We no longer compete with Vatly."))
+    removal = ProposeChange(
+        TENANT,
+        lead,
+        "competitors",
+        Operation.REMOVE,
+        ListValue(("Vatly Ltd",)),
+        Origin.STATED,
+        MODEL,
+        rig.subject(lead).profile_version,
+        evidence=Evidence("s3", 0, "We no longer compete with Vatly."),
+    )
+    rig.ledger.propose_change(removal)
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, removal.change_id, REVIEWER.id))
+    await worker(rig, judge).run_once()
+    space = namespace_for(lead)
+    before = sorted(m.id for m in await rig.backend.list_memories(space) if "Vatly" in m.text)
+    assert before
+    rig.ledger.reject_change(
+        RejectChange(TENANT, lead, request.change_id, REVIEWER, "the subject changed their mind")
+    )
+    rig.expire_leases()
+    await worker(rig, judge).run_once()
+    after = await rig.backend.list_memories(space)
+    assert sorted(m.id for m in after if "Vatly" in m.text) == before
+    rejected = {request.change_id: rig.subject(lead).version}
+    assert mask_of(rig.subject(lead), rejected).rejections == ()

@@ -18,6 +18,7 @@ improving the builder) and `held` (a third, kept aside and only scored); run one
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -242,3 +243,14 @@ def test_the_question_reads_as_a_natural_second_person_question(
 def test_a_third_of_the_cases_is_kept_aside() -> None:
     assert len(DEV) + len(HELD) >= 20
     assert len(HELD) * 3 >= len(DEV) + len(HELD) - 2
+
+
+def test_a_request_to_forget_items_names_them_and_a_whole_field_request_does_not() -> None:
+    """ADR 0160: a pending request to forget states no value (`value` None, as the ledger's
+    open entries give it); one naming items of a list asks about those items."""
+    some = replace(
+        proposal("competitors", items("Vatly", "Brisk"), operation=Operation.FORGET), value=None
+    )
+    assert question_text(some) == "Should we forget Vatly and Brisk from your competitors?"
+    whole = proposal("competitors", None)
+    assert question_text(whole) == "Should we remove your competitors from your profile?"
