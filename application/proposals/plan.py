@@ -188,6 +188,8 @@ def _plan_one(
         for c in _changes_of(subject, field, ChangeStatus.REJECTED)
         for i in _items(c.proposal.value)
     }
+    # Open changes' items, a pending request to forget's among them: an item the subject asked
+    # to have forgotten is not proposed again while the request waits (ADR 0160).
     offered = {i for c in open_ for i in _items(c.proposal.value)}
     fresh: list[str] = []
     for v in candidate.values:
@@ -251,6 +253,8 @@ def agreed_changes(
             proposal = record.proposal
             if proposal.proposed_by == model or proposal.evidence is None:
                 continue
+            if proposal.operation is Operation.FORGET:
+                continue  # a request's items are what would go, never a statement (ADR 0160)
             if candidate.removes != (proposal.operation is Operation.REMOVE):
                 continue  # a removal agrees with a removal only, a statement with a statement
             if proposal.evidence.session_id != session_id:
