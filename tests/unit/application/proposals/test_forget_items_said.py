@@ -171,3 +171,35 @@ async def test_a_pending_item_request_is_no_value_and_rejecting_it_keeps_the_mem
     assert sorted(m.id for m in after if "Vatly" in m.text) == before
     rejected = {request.change_id: rig.subject(lead).version}
     assert mask_of(rig.subject(lead), rejected).rejections == ()
+
+
+async def test_a_rejected_removal_retires_no_memory_of_its_items(rig: Rig) -> None:
+    """Declining "Vatly is out" keeps what was said: the sync retires memories of rejected
+    values only, never those of the items a removal would have taken off (ADR 0160); recall
+    still withholds the rejected sentence's own memory (ADR 0159), reversibly."""
+    judge = PhraseJudge(meaning="competitors")
+    lead = rig.register()
+    out = "Vatly Ltd is out of the running."
+    rig.record(lead, "s1", day(4, 2), (AGENT, "Who do you lose deals to?"), (LEAD, out))
+    await worker(rig, judge).run_once()
+    space = namespace_for(lead)
+    said = [m.id for m in await rig.backend.list_memories(space) if "Vatly" in m.text]
+    assert said
+    removal = ProposeChange(
+        TENANT,
+        lead,
+        "competitors",
+        Operation.REMOVE,
+        ListValue(("Vatly Ltd",)),
+        Origin.STATED,
+        MODEL,
+        rig.subject(lead).profile_version,
+        evidence=Evidence("s1", 1, out),
+    )
+    rig.ledger.propose_change(removal)
+    await worker(rig, judge).run_once()
+    rig.ledger.reject_change(RejectChange(TENANT, lead, removal.change_id, REVIEWER, "still in"))
+    rig.expire_leases()
+    await worker(rig, judge).run_once()
+    kept = {m.id for m in await rig.backend.list_memories(space)}
+    assert set(said) <= kept
