@@ -419,24 +419,29 @@ def check_operation(proposal: Proposal, current: CurrentField | None) -> None:
 
 
 def _check_forget(proposal: Proposal, current: CurrentField | None) -> None:
-    """A request to forget takes the whole field (no value), or some items of the list the
-    field holds (ADR 0160): each of them held, so that approving it takes what it names."""
+    """A request to forget takes the whole field (no value), or some items of a list field
+    (ADR 0160; which items the subject holds is the aggregate's check, `check_items_held`)."""
     if proposal.condition is not None:
         raise InvalidOperationError("forget: takes no condition")
     if proposal.value is None:
         return
     if not isinstance(proposal.value, ListValue) or not proposal.value.items:
         raise InvalidOperationError("forget: value: the items of the list to forget, or none")
-    if current is None or not isinstance(current.value, ListValue):
+    if current is not None and not isinstance(current.value, ListValue):
         raise InvalidOperationError(
             f"forget: value: {proposal.field} holds no list to forget items of"
         )
-    held = {item_key(i) for i in current.value.items}
-    missing = [i for i in proposal.value.items if item_key(i) not in held]
-    if missing:
-        raise InvalidOperationError(
-            f"forget: value: {proposal.field} does not hold {', '.join(missing)}"
-        )
+
+
+def check_items_held(field: str, items: Sequence[str], held: Sequence[str], name: str) -> None:
+    """Each item is one of the list's `held` items (by `item_key`): a request or a forget
+    naming some items takes what it names (ADR 0160). `name` is the input's, for the 422."""
+    if not held:
+        raise InvalidOperationError(f"{name}: {field} holds no list to forget items of")
+    keys = {item_key(i) for i in held}
+    missing = [i for i in items if item_key(i) not in keys]
+    if not items or missing:
+        raise InvalidOperationError(f"{name}: {field} does not hold {', '.join(missing)}")
 
 
 def evidence_refs(

@@ -85,10 +85,6 @@ def plan_requests(
 def _still_held(subject: Subject, candidate: ForgetRequestCandidate) -> tuple[str, ...]:
     """The candidate's items the field's list holds now (the review read an earlier state);
     none when it holds none of them, or all of its items would go."""
-    current = subject.fields.get(candidate.field)
-    held = current.value if current is not None else None
-    if not isinstance(held, ListValue):
-        return ()
-    keys = {item_key(i) for i in held.items}
+    keys = {item_key(i) for i in subject.held_items(candidate.field)}
     items = tuple(i for i in candidate.items if item_key(i) in keys)
     return items if len(items) < len(keys) else ()

@@ -31,7 +31,6 @@ from factledger.application.proposals.forget_requests import (
     ForgetRequestCandidate,
     has_open_request,
 )
-from factledger.domain.proposal import CurrentField
 from factledger.domain.provenance import MAX_QUOTE, ChangeStatus, Evidence
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Message, Role
@@ -195,28 +194,28 @@ async def place_requests(
         if field in placed or has_open_request(subject, field):
             continue
         evidence = Evidence(session_id, request.message_index, request.sentence[:MAX_QUOTE])
-        items = named_items(request.sentence, subject.fields.get(field))
+        items = named_items(request.sentence, subject.held_items(field))
         placed[field] = ForgetRequestCandidate(field, evidence, how, items)
     return list(placed.values())
 
 
-def named_items(sentence: str, current: CurrentField | None) -> tuple[str, ...]:
-    """The items of the field's list the request names, when it names some and not all
-    (ADR 0160: approving it keeps the others); none when it names the field as a whole. An
-    item is named when the sentence states it, or says a keyword no other item has ("take
-    Vatly off" names "Vatly Ltd" beside "Acme Ltd"); keywords are memories-mode search's."""
-    held = None if current is None else current.value
-    if not isinstance(held, ListValue) or len(held.items) < 2:
+def named_items(sentence: str, held: Sequence[str]) -> tuple[str, ...]:
+    """The items of the field's list (`Subject.held_items`: confirmed or pending) the request
+    names, when it names some and not all (ADR 0160: approving it keeps the others); none
+    when it names the field as a whole. An item is named when the sentence states it, or says
+    a keyword no other item has ("take Vatly off" names "Vatly Ltd" beside "Acme Ltd");
+    keywords are memories-mode search's."""
+    if len(held) < 2:
         return ()
     said = set(keywords(sentence))
-    words = {item: set(keywords(item)) for item in held.items}
+    words = {item: set(keywords(item)) for item in held}
     named = tuple(
         item
-        for item in held.items
+        for item in held
         if states(sentence, item)
         or said & (words[item] - set().union(*(w for i, w in words.items() if i != item)))
     )
-    return named if len(named) < len(held.items) else ()
+    return named if len(named) < len(held) else ()
 
 
 async def _place(

@@ -27,6 +27,7 @@ from factledger.domain.proposal import (
     Proposal,
     check_confirmation,
     check_evidence,
+    check_items_held,
     check_operation,
     check_rejection,
     check_subject_words,
@@ -149,6 +150,9 @@ class Subject(SubjectForgetting):
         check_operation(proposal, self.fields.get(proposal.field))
         if proposal.operation is Operation.FORGET and not self.holds_words_of(proposal.field):
             raise FieldNotPresentError(f"field {proposal.field} on subject {self.id}")
+        if proposal.operation is Operation.FORGET and isinstance(proposal.value, ListValue):
+            held = self.held_items(proposal.field)
+            check_items_held(proposal.field, proposal.value.items, held, "forget: value")
         if proposal.based_on_version > self.profile_version:
             raise InvalidOperationError("based_on_version: ahead of the subject's profile")
         if proposal.based_on_version < self.field_changed_in.get(proposal.field, 0):

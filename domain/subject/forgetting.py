@@ -11,8 +11,8 @@ from factledger.domain.errors import FieldNotHeldError, FieldNotPresentError, In
 from factledger.domain.proposal import (
     ChangeRecord,
     Decision,
+    check_items_held,
     evidence_refs,
-    item_key,
     kept_items,
     standing_of,
 )
@@ -144,22 +144,16 @@ class SubjectForgetting(SubjectState):
     ) -> None:
         """Forgets some items of a list field, asked directly (ADR 0160): the field's words go
         as with `forget_field`, and the next version keeps the list's other items. Refused,
-        naming `items`, unless the field's list holds every one of them."""
+        naming `items`, unless the field's list (confirmed or pending) holds every one of them."""
+        check_items_held(field, items, self.held_items(field), "items")
         current = self.fields.get(field)
-        held = current.value if current is not None else None
-        if not isinstance(held, ListValue):
-            raise InvalidOperationError(f"items: {field} holds no list to forget items of")
-        keys = {item_key(i) for i in held.items}
-        missing = [i for i in items if item_key(i) not in keys]
-        if not items or missing:
-            raise InvalidOperationError(f"items: {field} does not hold {', '.join(missing)}")
         self.forget_field(
             field,
             by=by,
             reason=reason,
             at=at,
             common_words=common_words,
-            kept=kept_items(held, ListValue(tuple(items))),
+            kept=kept_items(None if current is None else current.value, ListValue(tuple(items))),
         )
 
     def rotate_key(

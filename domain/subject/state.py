@@ -27,9 +27,10 @@ from factledger.domain.events import (
     SubjectRegistered,
 )
 from factledger.domain.forget_mark import ForgetMark
-from factledger.domain.proposal import ChangeRecord, CurrentField
+from factledger.domain.proposal import ChangeRecord, CurrentField, item_key
 from factledger.domain.provenance import Actor, ChangeStatus, Operation
 from factledger.domain.sessions import SessionInfo
+from factledger.domain.values import ListValue
 
 SEEN_COMMANDS_WINDOW = 500  # enough to absorb client retries; older ids are long settled
 
@@ -122,6 +123,31 @@ class SubjectState(Aggregate):
             for change_id, record in self.changes.items()
             if record.field == field and record.proposed_version > since
         ]
+
+    def held_items(self, field: str) -> tuple[str, ...]:
+        """The items of the field's list the subject holds: the profile's, then those of its
+        pending extensions, less those a pending removal takes off; each once, as first
+        said (told apart by `item_key`). Empty when the field holds no list."""
+        current = self.fields.get(field)
+        items = (
+            list(current.value.items) if current and isinstance(current.value, ListValue) else []
+        )
+        removed: set[str] = set()
+        for record in self.changes.values():
+            value = record.proposal.value
+            if record.field != field or record.status is not ChangeStatus.PENDING:
+                continue
+            if not isinstance(value, ListValue):
+                continue
+            if record.operation in (Operation.APPEND, Operation.SET):
+                items += value.items
+            elif record.operation is Operation.REMOVE:
+                removed |= {item_key(i) for i in value.items}
+        held: dict[str, str] = {}
+        for item in items:
+            if (key := item_key(item)) not in removed:
+                held.setdefault(key, item)
+        return tuple(held.values())
 
     def holds_words_of(self, field: str) -> bool:
         """Whether forgetting the field would take anything: a value, or a change's words

@@ -203,3 +203,24 @@ def test_a_forget_asked_directly_names_the_items_it_takes(
         subject.forget_items("competitors", ["Zorb"], by=Decision(OWNER), reason="asked", at=T0)
     with pytest.raises(InvalidOperationError, match="items: supplier holds no list"):
         subject.forget_items("supplier", ["A"], by=Decision(OWNER), reason="asked", at=T0)
+
+
+def test_items_of_a_pending_list_may_be_named_and_the_profile_keeps_what_it_held(
+    subject: Subject,
+) -> None:
+    """A list only proposed: a request may name its items (the reviewer sees what was asked);
+    approving it forgets the field's words and withdraws its pending changes, as any forget
+    of the field does, and keeps only what the profile held (here nothing)."""
+    subject.record_session(session("s2", NAMES), at=T0, fingerprint_key=FINGERPRINT_KEY)
+    listed = proposal(
+        "competitors",
+        ListValue(("Acme", "Vatly", "Zorb")),
+        evidence=Evidence("s2", 1, NAMES),
+        based_on=subject.profile_version,
+    )
+    subject.propose(listed, OPEN_SCHEMA, at=T0)
+    assert subject.held_items("competitors") == ("Acme", "Vatly", "Zorb")
+    request = _request(subject, "Vatly")
+    subject.confirm(request.change_id, Decision(REVIEWER), at=T0)
+    assert "competitors" not in subject.fields
+    assert subject.changes[listed.change_id].status is ChangeStatus.FORGOTTEN

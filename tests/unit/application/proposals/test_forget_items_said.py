@@ -4,8 +4,6 @@ memories as for any forget of the field."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from datetime import UTC, datetime
 from uuid import UUID
 
 import pytest
@@ -16,10 +14,17 @@ from factledger.application.recall.ledger_forget_source import mask_of
 from factledger.application.recall.ledger_sources import open_entries
 from factledger.application.recall.questions import question_text
 from factledger.application.review.forget_requests import named_items
-from factledger.domain.proposal import ChangeRecord, CurrentField
-from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
+from factledger.domain.proposal import ChangeRecord
+from factledger.domain.provenance import (
+    Actor,
+    ActorKind,
+    ChangeStatus,
+    Evidence,
+    Operation,
+    Origin,
+)
 from factledger.domain.transcript import Role
-from factledger.domain.values import ListValue, TextValue
+from factledger.domain.values import ListValue
 
 from .conftest import MODEL, TENANT, Rig, day
 from .test_forget_requests_said import PhraseJudge, worker
@@ -29,19 +34,7 @@ REVIEWER = Actor(ActorKind.STAFF, "rev-1")
 NAMED = "We mostly lose deals to Acme Ltd, Vatly Ltd and Zorb."
 
 
-def _held(*items: str) -> CurrentField:
-    at = datetime(2026, 1, 1, tzinfo=UTC)
-    return CurrentField(
-        value=ListValue(items),
-        condition=None,
-        origin=Origin.STATED,
-        change_id=UUID(int=1),
-        since_version=1,
-        proposed_by=MODEL,
-        confirmed_by=REVIEWER,
-        confirmed_at=at,
-        evidence_session="s1",
-    )
+HELD = ("Acme Ltd", "Vatly Ltd", "Zorb")
 
 
 @pytest.mark.parametrize(
@@ -56,14 +49,12 @@ def _held(*items: str) -> CurrentField:
     ],
 )
 def test_the_items_a_request_names(sentence: str, named: tuple[str, ...]) -> None:
-    assert named_items(sentence, _held("Acme Ltd", "Vatly Ltd", "Zorb")) == named
+    assert named_items(sentence, HELD) == named
 
 
-def test_a_field_holding_one_item_or_no_list_is_asked_whole() -> None:
-    assert named_items("Please forget Acme.", _held("Acme")) == ()
-    text = replace(_held("x"), value=TextValue("Acme"))
-    assert named_items("Please forget Acme.", text) == ()
-    assert named_items("Please forget Acme.", None) == ()
+def test_a_field_holding_one_item_or_none_is_asked_whole() -> None:
+    assert named_items("Please forget Acme.", ("Acme",)) == ()
+    assert named_items("Please forget Acme.", ()) == ()
 
 
 async def _competing(rig: Rig) -> UUID:
@@ -203,3 +194,34 @@ async def test_a_rejected_removal_retires_no_memory_of_its_items(rig: Rig) -> No
     await worker(rig, judge).run_once()
     kept = {m.id for m in await rig.backend.list_memories(space)}
     assert set(said) <= kept
+
+
+async def test_a_request_naming_an_item_of_a_pending_list_names_it(rig: Rig) -> None:
+    """The list only proposed (no reviewer yet): the request still names the item, so the
+    reviewer sees what was asked; approving it withdraws the field's pending changes, as any
+    forget of the field does, and keeps nothing the profile did not hold."""
+    judge = PhraseJudge(meaning="competitors")
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (AGENT, "Who do you lose deals to?"), (LEAD, NAMED))
+    listed = ProposeChange(
+        TENANT,
+        lead,
+        "competitors",
+        Operation.SET,
+        ListValue(HELD),
+        Origin.STATED,
+        MODEL,
+        0,
+        evidence=Evidence("s1", 1, NAMED),
+    )
+    rig.ledger.propose_change(listed)
+    await worker(rig, judge).run_once()
+    rig.record(lead, "s2", day(4, 3), (LEAD, "Please delete Vatly from your files."))
+    await worker(rig, judge).run_once()
+    (request,) = _requests(rig, lead)
+    assert request.proposal.value == ListValue(("Vatly Ltd",))
+
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, request.change_id, REVIEWER.id))
+    subject = rig.subject(lead)
+    assert "competitors" not in subject.fields
+    assert subject.changes[listed.change_id].status is ChangeStatus.FORGOTTEN
