@@ -32,6 +32,7 @@ from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
 from factledger.application.sessions.ports import InstructionDetector
 from factledger.bench.evalsets.cases import Answer, load_answers
 from factledger.bench.evalsets.score import score_answers
+from factledger.bench.evalsets.screened import FORGET_REQUESTS_HELP, candidate_detector
 from factledger.bench.judgement.change_features import ChangeItem
 
 INSTRUCTIONS_FILE = "instructions-eval.yaml"
@@ -179,15 +180,8 @@ def main(argv: list[str] | None = None) -> None:
         "--change-candidate",
     )
     parser.add_argument("--change-candidate", choices=("C", "D"), default="C")
-    parser.add_argument(
-        "--forget-requests",
-        action="store_true",
-        help="pieces the sentence judge reads as requests to forget count as no instruction "
-        "(ADR 0161's candidate four)",
-    )
+    parser.add_argument("--forget-requests", action="store_true", help=FORGET_REQUESTS_HELP)
     args = parser.parse_args(argv)
-    from factledger.adapters.judgement.heads import Heads
-    from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
     from factledger.adapters.judgement.judge import LearnedJudge
     from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 
@@ -222,14 +216,9 @@ def main(argv: list[str] | None = None) -> None:
         from factledger.bench.judgement.change_reader import ChangeCandidate
 
         reader = ChangeCandidate.load(args.change, args.change_candidate)
-    detector: InstructionDetector = LearnedInstructionDetector.packaged(judge.embedder)
-    if args.instruction_head is not None:
-        heads = Heads.load(args.instruction_head, None, (HEAD,))
-        detector = LearnedInstructionDetector(judge.embedder, heads)
-    if args.forget_requests:
-        from factledger.bench.evalsets.screened import RequestsExempt
-
-        detector = RequestsExempt(detector, judge)
+    detector = candidate_detector(
+        judge.embedder, args.instruction_head, judge if args.forget_requests else None
+    )
 
     async def run() -> list[dict[str, Any]]:
         return [await score_directory(d, reader, detector, args.threshold) for d in args.sets]

@@ -25,6 +25,7 @@ import yaml
 
 from factledger.adapters.judgement.instructions import pieces_of
 from factledger.application.judgement.types import Judgement
+from factledger.application.memory.ports import Embedder
 from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN, InstructionScreen
 from factledger.application.sessions.ports import InstructionDetector
 from factledger.application.sessions.types import ALLOWED, SafetyVerdict
@@ -117,36 +118,46 @@ async def screen_set(
     }
 
 
+FORGET_REQUESTS_HELP = (
+    "pieces the packaged sentence judge reads as requests to forget count as no instruction "
+    "(ADR 0161's candidate four)"
+)
+
+
+def candidate_detector(
+    embedder: Embedder, head: Path | None, requests: ForgetRequestReader | None = None
+) -> InstructionDetector:
+    """The shipped instruction head over `embedder`, or the candidate head file `head`; with
+    `requests`, the pieces it reads as requests to forget exempted (`RequestsExempt`)."""
+    from factledger.adapters.judgement.heads import Heads
+    from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
+
+    detector: InstructionDetector = (
+        LearnedInstructionDetector.packaged(embedder)
+        if head is None
+        else LearnedInstructionDetector(embedder, Heads.load(head, None, (HEAD,)))
+    )
+    return detector if requests is None else RequestsExempt(detector, requests)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.screened")
     parser.add_argument("sets", nargs="+", type=Path, help="blind conversation set halves")
     parser.add_argument("--instruction-head", type=Path, help="a candidate head file")
     parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
-    parser.add_argument(
-        "--forget-requests",
-        action="store_true",
-        help="the packaged sentence judge reads the pieces at the bar for requests to forget, "
-        "which do not count (ADR 0161's candidate four)",
-    )
+    parser.add_argument("--forget-requests", action="store_true", help=FORGET_REQUESTS_HELP)
     args = parser.parse_args(argv)
-    from factledger.adapters.judgement.heads import Heads
-    from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
+    from factledger.adapters.judgement.judge import LearnedJudge
 
-    detector = LearnedInstructionDetector.packaged()
-    if args.instruction_head is not None:
-        heads = Heads.load(args.instruction_head, None, (HEAD,))
-        detector = LearnedInstructionDetector(detector.embedder, heads)
-
-    requests: ForgetRequestReader | None = None
-    if args.forget_requests:
-        from factledger.adapters.judgement.judge import LearnedJudge
-
-        requests = LearnedJudge.packaged()
+    judge = LearnedJudge.packaged()
+    detector = candidate_detector(
+        judge.embedder, args.instruction_head, judge if args.forget_requests else None
+    )
 
     async def run() -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for directory in args.sets:
-            figures = await screen_set(load_set(directory), detector, args.threshold, requests)
+            figures = await screen_set(load_set(directory), detector, args.threshold)
             out.append({"set": str(directory), **figures})
         totals = {k: sum(int(o[k]) for o in out) for k in out[0] if k != "set"}
         return [*out, {"set": "all", **totals}]
