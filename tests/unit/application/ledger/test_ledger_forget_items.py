@@ -9,6 +9,7 @@ import json
 from uuid import UUID
 
 import pytest
+from unit.application.ledger.test_ledger_forget_generations import FailingWhenArmed
 
 from factledger.application.ledger.commands import (
     ApproveChange,
@@ -18,6 +19,7 @@ from factledger.application.ledger.commands import (
     RegisterSubject,
 )
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.ports import KeyStoreUnavailableError
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import ListValue
@@ -99,3 +101,35 @@ def test_the_forgotten_item_goes_and_the_kept_ones_survive_a_restart(
         assert "Zorb" not in readable
     with Ledger(ledger_store.env, keys=ledger_store.keys, clock=ManualClock()) as ledger:
         assert "competitors" not in ledger.subject("acme", sid).fields
+
+
+def test_a_key_store_outage_during_the_forget_is_finished_later_and_keeps_the_others(
+    ledger_store: LedgerStore,
+) -> None:
+    """The key store fails while the approval's keys are deleted: the command fails loudly
+    (the API answers 503), the forget stays recorded, and the pass over recorded forgets
+    finishes the deletion; the kept items stay readable throughout, nothing else is lost."""
+    keys = FailingWhenArmed(ledger_store.keys)
+    with Ledger(ledger_store.env, keys=keys, clock=ManualClock()) as ledger:
+        sid = ledger.register_subject(RegisterSubject("acme", "lead", "lead-9")).subject_id
+        _said(ledger, sid, "chat-1", NAMED)
+        listed = _proposed(
+            ledger, sid, Operation.SET, ("Acme", "Quillotron", "Zorb"), Evidence("chat-1", 1, NAMED)
+        )
+        ledger.approve_change(ApproveChange("acme", sid, listed, "rev"))
+        _said(ledger, sid, "chat-2", ASKS)
+        request = _proposed(
+            ledger, sid, Operation.FORGET, ("Quillotron",), Evidence("chat-2", 1, ASKS)
+        )
+        keys.armed = True
+        with pytest.raises(KeyStoreUnavailableError):
+            ledger.approve_change(ApproveChange("acme", sid, request, "rev"))
+        keys.armed = False
+        kept = ledger.subject("acme", sid).fields["competitors"].value
+        assert kept == ListValue(("Acme", "Zorb"))
+
+        ledger.finish_forgetting()
+
+        assert "Quillotron" not in _readable(ledger)
+    with Ledger(ledger_store.env, keys=ledger_store.keys, clock=ManualClock()) as ledger:
+        assert ledger.subject("acme", sid).fields["competitors"].value == kept
