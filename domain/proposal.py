@@ -259,9 +259,7 @@ def apply_operation(
         before = current.items if isinstance(current, ListValue) else ()
         return ListValue(before + tuple(i for i in value.items if i not in before))
     if operation is Operation.REMOVE and isinstance(value, ListValue):
-        before = current.items if isinstance(current, ListValue) else ()
-        gone = {item_key(i) for i in value.items}
-        kept = tuple(i for i in before if item_key(i) not in gone)
+        kept = kept_items(current, value)
         return ListValue(kept) if kept else None
     return value
 

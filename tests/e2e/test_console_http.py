@@ -460,18 +460,7 @@ async def test_a_removal_is_shown_as_the_items_it_takes_off(
 ) -> None:
     subject = seeded.subject_id
     by = Actor(ActorKind.STAFF, "reviewer-2")
-    listed = ProposeChange(
-        TENANT,
-        subject,
-        "tools",
-        Operation.APPEND,
-        ListValue(("Jira", "Trello")),
-        Origin.INFERRED,
-        by,
-        based_on_version=0,
-    )
-    ports.ledger.propose_change(listed)
-    ports.ledger.approve_change(ApproveChange(TENANT, subject, listed.change_id, "reviewer-2"))
+    tools_approved(ports, subject, "Jira", "Trello")
     removal = ProposeChange(
         TENANT,
         subject,
@@ -492,17 +481,21 @@ async def test_a_removal_is_shown_as_the_items_it_takes_off(
     assert "Jira, Trello (version 1)" in page.text
 
 
+def tools_approved(ports: Runtime, subject: UUID, *items: str) -> None:
+    """A reviewer's inferred `tools` list, approved: profile version 1."""
+    listed = ProposeChange(
+        TENANT, subject, "tools", Operation.APPEND, ListValue(items), Origin.INFERRED,
+        Actor(ActorKind.STAFF, "reviewer-2"), based_on_version=0,
+    )  # fmt: skip
+    ports.ledger.propose_change(listed)
+    ports.ledger.approve_change(ApproveChange(TENANT, subject, listed.change_id, "reviewer-2"))
+
+
 async def test_a_request_to_forget_one_item_shows_what_it_keeps(
     web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
 ) -> None:
     subject = seeded.subject_id
-    by = Actor(ActorKind.STAFF, "reviewer-2")
-    listed = ProposeChange(
-        TENANT, subject, "tools", Operation.APPEND, ListValue(("Jira", "Trello")),
-        Origin.INFERRED, by, based_on_version=0,
-    )  # fmt: skip
-    ports.ledger.propose_change(listed)
-    ports.ledger.approve_change(ApproveChange(TENANT, subject, listed.change_id, "reviewer-2"))
+    tools_approved(ports, subject, "Jira", "Trello")
     asks = "Please delete what I told you about Trello."
     at = ports.ledger.clock.now()
     lines = (Message(MessageRole.SUBJECT, asks, at),)
@@ -528,13 +521,7 @@ async def test_an_admin_forgets_one_item_of_a_list_and_keeps_the_others(
     web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
 ) -> None:
     subject = seeded.subject_id
-    by = Actor(ActorKind.STAFF, "reviewer-2")
-    listed = ProposeChange(
-        TENANT, subject, "tools", Operation.APPEND, ListValue(("Jira", "Trello", "Asana")),
-        Origin.INFERRED, by, based_on_version=0,
-    )  # fmt: skip
-    ports.ledger.propose_change(listed)
-    ports.ledger.approve_change(ApproveChange(TENANT, subject, listed.change_id, "reviewer-2"))
+    tools_approved(ports, subject, "Jira", "Trello", "Asana")
     await sign_in(web, Role.ADMIN)
     confirm = await web.get(f"/console/subjects/{subject}/forget?field=tools")
     assert '<input type="checkbox" name="items" value="Trello">' in confirm.text

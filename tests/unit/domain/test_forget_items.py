@@ -58,6 +58,20 @@ def _request(subject: Subject, *items: str) -> Proposal:
     return request
 
 
+def _approved_said(subject: Subject, said: str, operation: Operation, item: str) -> None:
+    """The subject says `said` in session s4; a change of `competitors` quoting it, approved."""
+    subject.record_session(session("s4", said), at=T0, fingerprint_key=FINGERPRINT_KEY)
+    change = proposal(
+        "competitors",
+        ListValue((item,)),
+        operation=operation,
+        evidence=Evidence("s4", 1, said),
+        based_on=subject.profile_version,
+    )
+    subject.propose(change, OPEN_SCHEMA, at=T0)
+    approve(subject, change)
+
+
 def test_approving_keeps_the_items_it_did_not_name(competing: tuple[Subject, Proposal]) -> None:
     subject, change = competing
     before = subject.fields["competitors"]
@@ -129,18 +143,7 @@ def test_later_items_build_on_the_kept_ones(competing: tuple[Subject, Proposal])
     subject, _ = competing
     request = _request(subject, "Vatly")
     subject.confirm(request.change_id, Decision(REVIEWER), at=T0)
-    subject.record_session(
-        session("s4", "We now also compete with Brisk."), at=T0, fingerprint_key=FINGERPRINT_KEY
-    )
-    more = proposal(
-        "competitors",
-        ListValue(("Brisk",)),
-        operation=Operation.APPEND,
-        evidence=Evidence("s4", 1, "We now also compete with Brisk."),
-        based_on=subject.profile_version,
-    )
-    subject.propose(more, OPEN_SCHEMA, at=T0)
-    approve(subject, more)
+    _approved_said(subject, "We now also compete with Brisk.", Operation.APPEND, "Brisk")
     assert subject.fields["competitors"].value == ListValue(("Acme", "Zorb", "Brisk"))
 
 
@@ -149,18 +152,7 @@ def test_an_item_removed_meanwhile_keeps_the_rest(competing: tuple[Subject, Prop
     named it) and keeps what is held now."""
     subject, _ = competing
     request = _request(subject, "Vatly")
-    subject.record_session(
-        session("s4", "We no longer compete with Vatly."), at=T0, fingerprint_key=FINGERPRINT_KEY
-    )
-    removal = proposal(
-        "competitors",
-        ListValue(("Vatly",)),
-        operation=Operation.REMOVE,
-        evidence=Evidence("s4", 1, "We no longer compete with Vatly."),
-        based_on=subject.profile_version,
-    )
-    subject.propose(removal, OPEN_SCHEMA, at=T0)
-    approve(subject, removal)
+    _approved_said(subject, "We no longer compete with Vatly.", Operation.REMOVE, "Vatly")
     subject.confirm(request.change_id, Decision(OWNER, Evidence("s4", 1, "Vatly")), at=T0)
     assert subject.fields["competitors"].value == ListValue(("Acme", "Zorb"))
 

@@ -57,22 +57,30 @@ def test_a_field_holding_one_item_or_none_is_asked_whole() -> None:
     assert named_items("Please forget Acme.", ()) == ()
 
 
-async def _competing(rig: Rig) -> UUID:
-    lead = rig.register()
-    rig.record(lead, "s1", day(4, 2), (AGENT, "Who do you lose deals to?"), (LEAD, NAMED))
-    listed = ProposeChange(
+def _proposed(
+    rig: Rig, lead: UUID, operation: Operation, items: tuple[str, ...], quote: Evidence
+) -> UUID:
+    """A stated change of `competitors` proposed by the model, quoting `quote`."""
+    change = ProposeChange(
         TENANT,
         lead,
         "competitors",
-        Operation.SET,
-        ListValue(("Acme Ltd", "Vatly Ltd", "Zorb")),
+        operation,
+        ListValue(items),
         Origin.STATED,
         MODEL,
         rig.subject(lead).profile_version,
-        evidence=Evidence("s1", 1, NAMED),
+        evidence=quote,
     )
-    rig.ledger.propose_change(listed)
-    rig.ledger.approve_change(ApproveChange(TENANT, lead, listed.change_id, REVIEWER.id))
+    rig.ledger.propose_change(change)
+    return change.change_id
+
+
+async def _competing(rig: Rig) -> UUID:
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (AGENT, "Who do you lose deals to?"), (LEAD, NAMED))
+    listed = _proposed(rig, lead, Operation.SET, HELD, Evidence("s1", 1, NAMED))
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, listed, REVIEWER.id))
     return lead
 
 
@@ -80,13 +88,8 @@ def _requests(rig: Rig, lead: UUID) -> list[ChangeRecord]:
     return [c for c in rig.subject(lead).changes.values() if c.operation is Operation.FORGET]
 
 
-async def test_a_request_naming_one_item_forgets_it_and_keeps_the_others(rig: Rig) -> None:
-    judge = PhraseJudge(meaning="competitors")
-    lead = await _competing(rig)
-    await worker(rig, judge).run_once()
-    space = namespace_for(lead)
-    before = await rig.backend.list_memories(space, include_superseded=True)
-    assert any("Vatly" in m.text for m in before)
+async def _asks_to_forget_vatly(rig: Rig, judge: PhraseJudge, lead: UUID) -> ChangeRecord:
+    """The subject asks, in a second session, to have Vatly forgotten; the request made."""
     rig.record(
         lead,
         "s2",
@@ -96,6 +99,17 @@ async def test_a_request_naming_one_item_forgets_it_and_keeps_the_others(rig: Ri
     )
     await worker(rig, judge).run_once()
     (request,) = _requests(rig, lead)
+    return request
+
+
+async def test_a_request_naming_one_item_forgets_it_and_keeps_the_others(rig: Rig) -> None:
+    judge = PhraseJudge(meaning="competitors")
+    lead = await _competing(rig)
+    await worker(rig, judge).run_once()
+    space = namespace_for(lead)
+    before = await rig.backend.list_memories(space, include_superseded=True)
+    assert any("Vatly" in m.text for m in before)
+    request = await _asks_to_forget_vatly(rig, judge, lead)
     assert request.field == "competitors"
     assert request.proposal.value == ListValue(("Vatly Ltd",))
     assert "items of competitors" in (request.proposal.rationale or "")
@@ -118,15 +132,7 @@ async def test_a_pending_item_request_is_no_value_and_rejecting_it_keeps_the_mem
     judge = PhraseJudge(meaning="competitors")
     lead = await _competing(rig)
     await worker(rig, judge).run_once()
-    rig.record(
-        lead,
-        "s2",
-        day(4, 3),
-        (AGENT, "Anything else?"),
-        (LEAD, "Please delete Vatly from whatever notes you have."),
-    )
-    await worker(rig, judge).run_once()
-    (request,) = _requests(rig, lead)
+    request = await _asks_to_forget_vatly(rig, judge, lead)
     subject = rig.subject(lead)
     (entry,) = [e for e in open_entries(subject) if e.change_id == request.change_id]
     assert entry.value is None
@@ -136,19 +142,9 @@ async def test_a_pending_item_request_is_no_value_and_rejecting_it_keeps_the_mem
     # The list drops Vatly meanwhile (a removal confirmed): declining the request must still
     # retire nothing, though Vatly is no value the profile keeps any more.
     rig.record(lead, "s3", day(4, 4), (LEAD, "We no longer compete with Vatly."))
-    removal = ProposeChange(
-        TENANT,
-        lead,
-        "competitors",
-        Operation.REMOVE,
-        ListValue(("Vatly Ltd",)),
-        Origin.STATED,
-        MODEL,
-        rig.subject(lead).profile_version,
-        evidence=Evidence("s3", 0, "We no longer compete with Vatly."),
-    )
-    rig.ledger.propose_change(removal)
-    rig.ledger.approve_change(ApproveChange(TENANT, lead, removal.change_id, REVIEWER.id))
+    no_longer = Evidence("s3", 0, "We no longer compete with Vatly.")
+    removal = _proposed(rig, lead, Operation.REMOVE, ("Vatly Ltd",), no_longer)
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, removal, REVIEWER.id))
     await worker(rig, judge).run_once()
     space = namespace_for(lead)
     before = sorted(m.id for m in await rig.backend.list_memories(space) if "Vatly" in m.text)
@@ -176,20 +172,9 @@ async def test_a_rejected_removal_retires_no_memory_of_its_items(rig: Rig) -> No
     space = namespace_for(lead)
     said = [m.id for m in await rig.backend.list_memories(space) if "Vatly" in m.text]
     assert said
-    removal = ProposeChange(
-        TENANT,
-        lead,
-        "competitors",
-        Operation.REMOVE,
-        ListValue(("Vatly Ltd",)),
-        Origin.STATED,
-        MODEL,
-        rig.subject(lead).profile_version,
-        evidence=Evidence("s1", 1, out),
-    )
-    rig.ledger.propose_change(removal)
+    removal = _proposed(rig, lead, Operation.REMOVE, ("Vatly Ltd",), Evidence("s1", 1, out))
     await worker(rig, judge).run_once()
-    rig.ledger.reject_change(RejectChange(TENANT, lead, removal.change_id, REVIEWER, "still in"))
+    rig.ledger.reject_change(RejectChange(TENANT, lead, removal, REVIEWER, "still in"))
     rig.expire_leases()
     await worker(rig, judge).run_once()
     kept = {m.id for m in await rig.backend.list_memories(space)}
@@ -203,18 +188,7 @@ async def test_a_request_naming_an_item_of_a_pending_list_names_it(rig: Rig) -> 
     judge = PhraseJudge(meaning="competitors")
     lead = rig.register()
     rig.record(lead, "s1", day(4, 2), (AGENT, "Who do you lose deals to?"), (LEAD, NAMED))
-    listed = ProposeChange(
-        TENANT,
-        lead,
-        "competitors",
-        Operation.SET,
-        ListValue(HELD),
-        Origin.STATED,
-        MODEL,
-        0,
-        evidence=Evidence("s1", 1, NAMED),
-    )
-    rig.ledger.propose_change(listed)
+    listed = _proposed(rig, lead, Operation.SET, HELD, Evidence("s1", 1, NAMED))
     await worker(rig, judge).run_once()
     rig.record(lead, "s2", day(4, 3), (LEAD, "Please delete Vatly from your files."))
     await worker(rig, judge).run_once()
@@ -224,4 +198,4 @@ async def test_a_request_naming_an_item_of_a_pending_list_names_it(rig: Rig) -> 
     rig.ledger.approve_change(ApproveChange(TENANT, lead, request.change_id, REVIEWER.id))
     subject = rig.subject(lead)
     assert "competitors" not in subject.fields
-    assert subject.changes[listed.change_id].status is ChangeStatus.FORGOTTEN
+    assert subject.changes[listed].status is ChangeStatus.FORGOTTEN
