@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 from uuid import UUID
 
@@ -80,23 +81,10 @@ class ForgettingCommands(LedgerCore):
                 cmd.subject_id,
                 cmd.command_id,
                 lambda s: (
-                    s.forget_items(
-                        cmd.field,
-                        cmd.items,
-                        by=decision,
-                        reason=cmd.reason,
-                        at=self._now(),
-                        common_words=STOPWORDS,
-                    )
+                    partial(s.forget_items, cmd.field, cmd.items)
                     if cmd.items
-                    else s.forget_field(
-                        cmd.field,
-                        by=decision,
-                        reason=cmd.reason,
-                        at=self._now(),
-                        common_words=STOPWORDS,
-                    )
-                ),
+                    else partial(s.forget_field, cmd.field)
+                )(by=decision, reason=cmd.reason, at=self._now(), common_words=STOPWORDS),
             )
         except FieldNotPresentError:
             # A forget interrupted between its event and the key deletion: finish it.
