@@ -144,16 +144,21 @@ def qa_field_reader(
     held_floor: float | None = None,
     field_floors: tuple[Path, str | None] | None = None,
     alone: bool = False,
+    cut_lists: bool = False,
 ) -> QaFieldReader:
     """The one-pass QA reader of fields (ADR 0107): the shipped file, or a deployment's own
     pinned; one per file and process (the proposer's extractor and the backend's share it).
     With `spread_lists` a list field's spans are measured by all its items (ADR 0129); with
     `field_floors` (a floors file and its pin) each field that has a floor of its own reads
     from it (ADR 0152); with `alone` each window is read on its own, the shipped file at the
-    floors chosen on reads made so, a deployment's file at its own (ADR 0156)."""
+    floors chosen on reads made so, a deployment's file at its own (ADR 0156); with
+    `cut_lists` a list field's span is cut where one item ends and the next begins (ADR
+    0162)."""
     floors = None if field_floors is None else FieldFloors.load(*field_floors)
     if path is None:
-        packaged = QaFieldReader.packaged(spread_lists=spread_lists, alone=alone)
+        packaged = QaFieldReader.packaged(
+            spread_lists=spread_lists, alone=alone, cut_lists=cut_lists
+        )
         if floor is None and list_floor is None and held_floor is None and floors is None:
             return packaged
         if floors is not None and floors.reader_sha256 != PACKAGED_QA_READER_SHA256:
@@ -166,6 +171,7 @@ def qa_field_reader(
             spread_lists=spread_lists,
             field_floors=floors,
             alone=alone,
+            cut_lists=cut_lists,
         )
     if floor is None:
         raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
@@ -178,6 +184,7 @@ def qa_field_reader(
         spread_lists=spread_lists,
         field_floors=floors,
         alone=alone,
+        cut_lists=cut_lists,
     )
 
 
@@ -209,6 +216,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         held_floor=settings.qa_reader_held_floor,
         field_floors=field_floors(settings),
         alone=settings.qa_reader_alone,
+        cut_lists=settings.qa_reader_list_cuts,
     )
     stance = answer_stance(settings, judge)
     fields_judge = QaReadingJudge(

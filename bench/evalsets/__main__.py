@@ -38,6 +38,7 @@ async def score_directory(
     *,
     agreement: bool = False,
     list_spread: bool | None = None,
+    list_cuts: bool | None = None,
     read_back_yes: str | None = None,
     read_back_floor: float | None = None,
     held_change: bool | None = None,
@@ -65,6 +66,8 @@ async def score_directory(
         config["qa_reader_agreement"] = True
     if list_spread is not None:
         config["qa_reader_list_spread"] = list_spread
+    if list_cuts is not None:
+        config["qa_reader_list_cuts"] = list_cuts
     if read_back_yes is not None:
         config["read_back_yes"] = read_back_yes
     if read_back_floor is not None:
@@ -113,6 +116,7 @@ async def score_directory(
         "candidates": candidates or "default",
         "agreement": agreement,
         "list_spread": "default" if list_spread is None else list_spread,
+        "list_cuts": "default" if list_cuts is None else list_cuts,
         "read_back_yes": read_back_yes or "default",
         "read_back_floor": "default" if read_back_floor is None else read_back_floor,
         "held_change": "default" if held_change is None else held_change,
@@ -181,6 +185,12 @@ def main(argv: list[str] | None = None) -> None:
         choices=("on", "off"),
         help="a list field's spans measured by all its items' mass (ADR 0129; default: the "
         "product's default)",
+    )
+    parser.add_argument(
+        "--list-cuts",
+        choices=("on", "off"),
+        help="a list field's span cut where one item ends and the next begins (ADR 0162; "
+        "default: the product's default)",
     )
     parser.add_argument(
         "--read-back-yes",
@@ -270,6 +280,7 @@ def main(argv: list[str] | None = None) -> None:
                 args.candidates,
                 agreement=args.agreement,
                 list_spread=None if args.list_spread is None else args.list_spread == "on",
+                list_cuts=None if args.list_cuts is None else args.list_cuts == "on",
                 read_back_yes=args.read_back_yes,
                 read_back_floor=args.read_back_floor,
                 held_change=None if args.held_change is None else args.held_change == "on",

@@ -11,12 +11,17 @@ mass and each item's span about 2 log k less over "no value" than a line's one v
 more items a line states, the less any of them clears the floor. With `spread` (ADR 0129)
 every span of the line is measured by the mass of all its starts and ends, which is what
 training taught the reader to put above "no value", and the spans are then taken best first.
+
+The same training makes a line of several items put a high start on each item's first word
+and a high end on each item's last, so the best pair is often the first item's start with
+the last item's end: one span over every item. With `items` (a list field, ADR 0162) a kept
+span is cut where the reader reads one item end and another begin (`cuts`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +48,7 @@ def answers(
     margin: float,
     many: bool,
     spread: bool = False,
+    items: bool = False,
 ) -> list[Answer]:
     n = len(offsets)
     if n == 0:
@@ -55,6 +61,9 @@ def answers(
         grid += _logsumexp(s) - s.max() + _logsumexp(e) - e.max()
     i, j = np.indices(grid.shape)
     grid[(j < i) | (j - i >= MAX_SPAN_TOKENS)] = -np.inf
+    # The tokens read as a start, as an end, more surely than "no answer" is.
+    reads = (s > start[0], e > end[0])
+    apart = _apart(line, offsets)
     found: list[Answer] = []
     taken: list[tuple[int, int]] = []
     for flat in np.argsort(grid, axis=None)[::-1]:
@@ -64,12 +73,82 @@ def answers(
             break
         if any(a <= y and x <= b for x, y in taken):
             continue
-        lo, hi = widen(line, offsets[a][0], offsets[b][1])
-        found.append(Answer(lo, hi, over))
         taken.append((a, b))
-        if not many or len(found) >= 4:
+        for x, y in cuts(grid, a, b, null + margin, reads, apart) if items else [(a, b)]:
+            lo, hi = widen(line, offsets[x][0], offsets[y][1])
+            found.append(Answer(lo, hi, float(grid[x, y]) - null))
+        # At most four answers a line, however many items their cuts make.
+        if not many or len(taken) >= 4:
             break
     return found
+
+
+def cuts(
+    grid: npt.NDArray[np.float64],
+    a: int,
+    b: int,
+    bar: float,
+    reads: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+    apart: Callable[[int, int], bool],
+) -> list[tuple[int, int]]:
+    """The items of the span (a, b) of `grid` (span scores: `grid[i, j]` is start[i] + end[j]
+    and a constant): cut at (k, m), the left part ending at token k and the right one starting
+    at token m, where both parts score at least `bar`, so does the cut itself (end[k] +
+    start[m], `grid[a, k] + grid[m, b] - grid[a, b]`: the reader reads an item end at k and
+    another begin at m as surely as it reads an answer), and the parts' words do not touch
+    (`apart`: a word's pieces are never cut apart); of those cuts, the surest; each part is
+    cut again. Words between the parts that the reader reads as a start and then an end
+    (`reads`: the tokens read as a start, as an end, more surely than "no answer") are an item
+    of their own, at its best start and end: a cut never drops what the span held."""
+    best: tuple[float, int, int] | None = None
+    for k in range(a, b):
+        if grid[a, k] < bar:
+            continue
+        for m in range(k + 1, b + 1):
+            cut = float(grid[a, k] + grid[m, b] - grid[a, b])
+            if grid[m, b] < bar or cut < bar or (best is not None and cut <= best[0]):
+                continue
+            if apart(k, m):
+                best = (cut, k, m)
+    if best is None:
+        return [(a, b)]
+    _, k, m = best
+    return (
+        cuts(grid, a, k, bar, reads, apart)
+        + _between(grid, k, m, reads, apart)
+        + cuts(grid, m, b, bar, reads, apart)
+    )
+
+
+def _between(
+    grid: npt.NDArray[np.float64],
+    k: int,
+    m: int,
+    reads: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+    apart: Callable[[int, int], bool],
+) -> list[tuple[int, int]]:
+    """The item the tokens strictly between k and m hold, if the reader reads one there."""
+    starts, ends = reads
+    inner = [
+        (x, y)
+        for x in range(k + 1, m)
+        if starts[x]
+        for y in range(x, m)
+        if ends[y] and apart(k, x) and apart(y, m)
+    ]
+    return [max(inner, key=lambda span: grid[span])] if inner else []
+
+
+def _apart(line: str, offsets: Sequence[tuple[int, int]]) -> Callable[[int, int], bool]:
+    """Whether a part ending at token k and one starting at token m, each widened to whole
+    words, leave at least one character between them."""
+
+    def apart(k: int, m: int) -> bool:
+        left_end = widen(line, offsets[k][0], offsets[k][1])[1]
+        right_start = widen(line, offsets[m][0], offsets[m][1])[0]
+        return right_start > left_end
+
+    return apart
 
 
 def widen(line: str, start: int, end: int) -> tuple[int, int]:

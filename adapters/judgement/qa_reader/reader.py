@@ -177,6 +177,9 @@ class QaFieldReader:
     # Each window read alone (ADR 0156) rather than batched by `window_batches`; the floors
     # must be ones chosen on reads made so.
     alone: bool = False
+    # A list field's span cut where the reader reads one item end and the next begin (ADR
+    # 0162, `decode.cuts`): read off the same scores, so the floors stay the file's.
+    cut_lists: bool = False
     _loaded: LoadedGraph | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -192,6 +195,7 @@ class QaFieldReader:
         spread_lists: bool = False,
         field_floors: FieldFloors | None = None,
         alone: bool = False,
+        cut_lists: bool = False,
     ) -> QaFieldReader:
         raw = read_pinned(path, sha256, QaReaderIntegrityError, "QA reader file")
         read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
@@ -200,10 +204,12 @@ class QaFieldReader:
             raise QaReaderIntegrityError(
                 f"field floors were fitted for another reader than {path.name}"
             )
-        return cls(raw, floor, list_floor, held_floor, spread_lists, field_floors, alone)
+        return cls(raw, floor, list_floor, held_floor, spread_lists, field_floors, alone, cut_lists)
 
     @classmethod
-    def packaged(cls, *, spread_lists: bool = False, alone: bool = False) -> QaFieldReader:
+    def packaged(
+        cls, *, spread_lists: bool = False, alone: bool = False, cut_lists: bool = False
+    ) -> QaFieldReader:
         """The shipped file at its floors: read alone, at the floors chosen on reads made
         alone (the spread list floor was not chosen again and is kept)."""
         if spread_lists:
@@ -220,6 +226,7 @@ class QaFieldReader:
             PACKAGED_QA_READER_ALONE_HELD_FLOOR if alone else PACKAGED_QA_READER_HELD_FLOOR,
             spread_lists=spread_lists,
             alone=alone,
+            cut_lists=cut_lists,
         )
 
     def floor_of(
@@ -303,6 +310,7 @@ class QaFieldReader:
                         else floor,
                         many=True,
                         spread=self.spread_lists and name in lists,
+                        items=self.cut_lists and name in lists,
                     ):
                         keep_best(best, line, name, a)
         return list(best.values())

@@ -375,6 +375,23 @@ def test_read_alone_a_deployments_reader_keeps_the_floors_it_is_given(
     )
 
 
+def test_list_cuts_are_off_by_default_and_reach_the_packaged_and_a_deployments_reader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    default = reader_built_from(monkeypatch, '{"kind": "learned"}')
+    packaged = reader_built_from(monkeypatch, '{"kind": "learned", "qa_reader_list_cuts": true}')
+    own = reader_built_from(
+        monkeypatch,
+        f'{{"kind": "learned", "qa_reader_list_cuts": true, "qa_reader_path": '
+        f'"{PACKAGED_QA_READER}", "qa_reader_sha256": "{PACKAGED_QA_READER_SHA256}", '
+        '"qa_reader_floor": 5.5}',
+    )
+
+    # ADR 0162: read off the scores the file gives, so the floors stay the file's.
+    assert (default.cut_lists, packaged.cut_lists, own.cut_lists) == (False, True, True)
+    assert (packaged.floor, packaged.list_floor) == (default.floor, default.list_floor)
+
+
 def test_the_pair_head_is_on_by_default_with_the_packaged_reader_and_off_with_a_deployments(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
