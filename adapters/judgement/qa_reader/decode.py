@@ -98,8 +98,8 @@ def cuts(
     another begin at m as surely as it reads an answer), and the parts' words do not touch
     (`apart`: a word's pieces are never cut apart); of those cuts, the surest; each part is
     cut again. Words between the parts that the reader reads as a start and then an end
-    (`reads`: the tokens read as a start, as an end, more surely than "no answer") are an item
-    of their own, at its best start and end: a cut never drops what the span held."""
+    (`reads`: the tokens read as a start, as an end, more surely than "no answer") are items of
+    their own, each at its best start and end: a cut never drops what the span held."""
     best: tuple[float, int, int] | None = None
     for k in range(a, b):
         if grid[a, k] < bar:
@@ -115,7 +115,7 @@ def cuts(
     _, k, m = best
     return (
         cuts(grid, a, k, bar, reads, apart)
-        + _between(grid, k, m, reads, apart)
+        + _between(grid, k, m, bar, reads, apart)
         + cuts(grid, m, b, bar, reads, apart)
     )
 
@@ -124,10 +124,13 @@ def _between(
     grid: npt.NDArray[np.float64],
     k: int,
     m: int,
+    bar: float,
     reads: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
     apart: Callable[[int, int], bool],
 ) -> list[tuple[int, int]]:
-    """The item the tokens strictly between k and m hold, if the reader reads one there."""
+    """The items the tokens strictly between k and m hold, where the reader reads a start and
+    then an end: the surest span (cut as any answer is, if it clears `bar`), then those on
+    either side of it, in the line's order."""
     starts, ends = reads
     inner = [
         (x, y)
@@ -136,7 +139,14 @@ def _between(
         for y in range(x, m)
         if ends[y] and apart(k, x) and apart(y, m)
     ]
-    return [max(inner, key=lambda span: grid[span])] if inner else []
+    if not inner:
+        return []
+    x, y = max(inner, key=lambda span: grid[span])
+    return (
+        _between(grid, k, x, bar, reads, apart)
+        + cuts(grid, x, y, bar, reads, apart)
+        + _between(grid, y, m, bar, reads, apart)
+    )
 
 
 def _apart(line: str, offsets: Sequence[tuple[int, int]]) -> Callable[[int, int], bool]:

@@ -119,3 +119,19 @@ def test_a_single_valued_fields_answer_is_never_cut() -> None:
     found = answers(start, end, FIRST, offsets, line, margin=FLOOR, many=False, items=False)
 
     assert [line[a.start : a.end] for a in found] == [SKILLS]
+
+
+def test_what_lies_between_two_parts_is_kept_item_by_item_as_surely_as_the_reader_reads() -> None:
+    line = "Selenium, Playwright, Cypress, Postman for API tests, JMeter"
+    # The surest cut joins Selenium to JMeter over three items read under the floor: the
+    # surest of them is an item of its own, and so is what lies on either side of it, where
+    # the reader reads no boundary surely enough to part Playwright from Cypress.
+    starts = {"Selenium": 6.5, "Playwright": 3.7, "Cypress": 3.5, "Postman": 5.2, "JMeter": 6.0}
+    ends = {"Selenium": 4.7, "Playwright": 1.1, "Cypress": 2.0, "tests": 3.5, "JMeter": 5.0}
+
+    assert read(line, starts, ends, cut=True) == [
+        "Selenium",
+        "Playwright, Cypress",
+        "Postman for API tests",
+        "JMeter",
+    ]
