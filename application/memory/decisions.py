@@ -7,7 +7,10 @@ is current, so the sync carries two decisions to the backend:
   recall, and so does the proposal's own record. A memory goes when it states the value (by
   meaning: `memory.sameness`) and is about the field (its slot, on a backend that fills
   slots). A memory without a slot goes only when it comes from the proposal's evidence session
-  (a rejected name must not take "works with <the same word>" from another conversation);
+  (a rejected name must not take "works with <the same word>" from another conversation). A
+  memory of the field's slot made from the proposal's evidence line goes too, whatever its
+  words: the extractor rewrites a line ("Our lease ends in August" is remembered as "their
+  lease ends in August"), so the value's words are not always the memory's;
 - an approved change of a single-valued field (`ChangeConfirmed` of a `set` or `unset`): the
   values it replaced (the profile's previous value and those of every other proposal of the
   field) stop being current, so their memories leave recall; on a backend that fills slots,
@@ -49,7 +52,10 @@ class Decided:
     - `whole_slot`: the field holds one value, so every current memory of its slot that does
       not state a kept wording is stale too;
     - `evidence_document`: where a memory without a slot must come from to go (None: from
-      anywhere).
+      anywhere);
+    - `evidence_lines`: the message indexes of `evidence_document` that said the stale value
+      (a rejected proposal's evidence): a memory of the field's slot made from one of them is
+      stale whatever its words.
     """
 
     field: str
@@ -57,6 +63,7 @@ class Decided:
     kept: tuple[str, ...] = ()
     whole_slot: bool = False
     evidence_document: str | None = None
+    evidence_lines: frozenset[int] = frozenset()
 
 
 def decided(
@@ -66,14 +73,26 @@ def decided(
     *,
     whole_slot: bool = False,
     evidence_document: str | None = None,
+    evidence_lines: Iterable[int] = (),
 ) -> Decided:
     """A `Decided` whose stale wordings exclude those that say a kept value."""
     current = tuple(dict.fromkeys(kept))
     gone = tuple(dict.fromkeys(s for s in stale if not any(same_value(s, k) for k in current)))
-    return Decided(field, gone, current, whole_slot, evidence_document)
+    lines = frozenset(evidence_lines)
+    return Decided(field, gone, current, whole_slot, evidence_document, lines)
 
 
-class Stated(Protocol):
+class Sourced(Protocol):
+    """Where a memory was made from: its transcript document and message indexes."""
+
+    @property
+    def document_id(self) -> str | None: ...
+
+    @property
+    def source_indexes(self) -> tuple[int, ...]: ...
+
+
+class Stated(Sourced, Protocol):
     """What the rule reads of a memory (a `MemoryFact`, or recall's view of a search hit)."""
 
     @property
@@ -81,9 +100,6 @@ class Stated(Protocol):
 
     @property
     def slot(self) -> str | None: ...
-
-    @property
-    def document_id(self) -> str | None: ...
 
 
 def is_stale(memory: Stated, decision: Decided, *, slots: bool) -> bool:
@@ -97,10 +113,21 @@ def is_stale(memory: Stated, decision: Decided, *, slots: bool) -> bool:
         return is_the_value(memory.text, decision)
     if any_states(memory.text, decision.kept):
         return False
+    if slots and about == decision.field and said_in_evidence(memory, decision):
+        return True
     if any_states(memory.text, decision.stale):
         unplaced = memory.slot is None and decision.evidence_document is not None
         return not (unplaced and memory.document_id != decision.evidence_document)
     return decision.whole_slot and slots and about == decision.field
+
+
+def said_in_evidence(memory: Sourced, decision: Decided) -> bool:
+    """Whether the memory was made from a line the decision's stale value was said in."""
+    return (
+        decision.evidence_document is not None
+        and memory.document_id == decision.evidence_document
+        and not decision.evidence_lines.isdisjoint(memory.source_indexes)
+    )
 
 
 def is_the_value(text: str, decision: Decided) -> bool:

@@ -28,7 +28,12 @@ from uuid import UUID
 from cachetools import LRUCache
 
 from factledger.application.errors import MemoryNotFoundError
-from factledger.application.memory.decisions import Decided, is_stale
+from factledger.application.memory.decisions import (
+    Decided,
+    Stated,
+    is_stale,
+    said_in_evidence,
+)
 from factledger.application.memory.forget_selection import Traced, is_forgotten_with
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.sameness import any_states
@@ -63,13 +68,18 @@ class Rejection:
     documents: frozenset[str]
 
     def may_retire(self, hit: SearchHit) -> bool:
-        """Cheap first pass, on the hit alone: a current memory of an earlier session that
-        states the rejected value."""
-        return (
-            hit.is_latest
-            and hit.document_id in self.documents
-            and any_states(hit.text, self.decision.stale)
+        """Cheap first pass, on the hit alone: a memory of an earlier session that states the
+        rejected value or was made from the line that said it. Superseded ones too: the sync
+        retires only current memories, and a superseded one would date a later memory as
+        "previously" the value a reviewer rejected, which was never true."""
+        return hit.document_id in self.documents and (
+            any_states(hit.text, self.decision.stale) or said_in_evidence(hit, self.decision)
         )
+
+    def rejects(self, fact: Stated, *, slots: bool) -> bool:
+        """Whether a memory read whole (its slot known) states the rejected value, by the
+        sync's rule."""
+        return fact.document_id in self.documents and is_stale(fact, self.decision, slots=slots)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +203,7 @@ class _Seen:
     text: str
     slot: str | None
     document_id: str | None
+    source_indexes: tuple[int, ...]
 
 
 async def _rejected(
@@ -215,7 +226,7 @@ async def _rejected(
         for h in chosen
         if (trace := traced.get(h.id)) is None
         or any(
-            is_stale(_Seen(h.text, trace.slot, h.document_id), r.decision, slots=slots)
+            r.rejects(_Seen(h.text, trace.slot, h.document_id, h.source_indexes), slots=slots)
             for r in doubtful[h.id]
         )
     }
@@ -307,6 +318,11 @@ async def _traces(
     return traces
 
 
-def remembered(fact: MemoryFact, mask: ForgetMask, *, provenance: bool) -> bool:
-    """Whether a memory read by id (a superseded value shown as history) may be shown."""
-    return not fact.is_forgotten and not mask.forgets(fact, fact.id, provenance=provenance)
+def remembered(fact: MemoryFact, mask: ForgetMask, *, provenance: bool, slots: bool) -> bool:
+    """Whether a memory read by id (a superseded value shown as history) may be shown: not
+    forgotten, and no rejected value."""
+    return (
+        not fact.is_forgotten
+        and not mask.forgets(fact, fact.id, provenance=provenance)
+        and not any(r.rejects(fact, slots=slots) for r in mask.rejections)
+    )

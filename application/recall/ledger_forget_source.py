@@ -123,6 +123,7 @@ def _rejection(subject: Subject, change: ChangeRecord, version: int) -> Rejectio
         evidence_document=(
             None if evidence is None else transcript_document_id(subject.id, evidence.session_id)
         ),
+        evidence_lines=() if evidence is None else (evidence.message_index,),
     )
     return Rejection(decision, _before(subject, version))
 

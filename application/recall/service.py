@@ -290,6 +290,7 @@ class Recall:
     ) -> None:
         ns = namespace_for(subject_id)
         provenance = Capability.FACT_PROVENANCE in backend.capabilities
+        slots = Capability.FACT_SLOTS in backend.capabilities
         old_ids = _older_ids(findings)
         found = await asyncio.gather(
             *(backend.get_memory(ns, i) for i in old_ids), return_exceptions=True
@@ -299,8 +300,8 @@ class Recall:
                 continue  # dropped meanwhile: no history to show
             if isinstance(outcome, BaseException):
                 raise outcome
-            # A forgotten value never resurfaces as history, synced or not.
-            if remembered(outcome, findings.mask, provenance=provenance):
+            # A forgotten or rejected value never resurfaces as history, synced or not.
+            if remembered(outcome, findings.mask, provenance=provenance, slots=slots):
                 findings.previous[outcome.id] = outcome.text
 
     async def _mask(self, subject_id: UUID) -> ForgetMask:

@@ -252,6 +252,7 @@ async def _reject(
         return
     evidence = _payload(proposal, "evidence")
     session = evidence.get("session_id") if evidence else None
+    line = evidence.get("message_index") if evidence else None
     decision = decided(
         field,
         value_phrases(_payload(proposal, "value")),
@@ -259,6 +260,7 @@ async def _reject(
         evidence_document=(
             transcript_document_id(item.subject_id, session) if isinstance(session, str) else None
         ),
+        evidence_lines=(line,) if isinstance(line, int) else (),
     )
     await _retire_memories(item, decision, ns, backend, reason="rejected")
     await _delete_proposal_record(item, event, ns, backend)

@@ -13,10 +13,12 @@ import pytest
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
+from factledger.application.memory.decisions import decided
 from factledger.application.memory.extraction import ExtractedFact
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for, transcript_document_id
 from factledger.application.memory.types import RelationKind
+from factledger.application.recall.forget_filter import ForgetMask, Rejection
 from factledger.application.recall.notes import render_context, render_recall
 from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
@@ -315,6 +317,50 @@ async def test_a_forgotten_earlier_value_never_resurfaces_as_history() -> None:
     result = await recall_with(backend).recall(SUBJECT, "works with supplier")
     assert result.degraded is None
     assert [n.text for n in result.notes] == ["works with Supplier B"]
+
+
+class FixedMask:
+    """The ledger's forgets and rejections, fixed."""
+
+    def __init__(self, mask: ForgetMask) -> None:
+        self.value = mask
+
+    async def mask(self, subject_id: uuid.UUID) -> ForgetMask:
+        return self.value
+
+
+@pytest.mark.parametrize(
+    ("value", "lines"),
+    [
+        ("Supplier A", ()),
+        # The proposal's value is the line's words, the memory the extractor's rewording of
+        # them: the memory goes as made from the evidence line, under the field's slot.
+        (JAN_TEXT, (0,)),
+    ],
+)
+async def test_a_rejected_earlier_value_never_dates_a_later_one_as_history(
+    value: str, lines: tuple[int, ...]
+) -> None:
+    backend = await seeded_backend()
+    jan = transcript_document_id(SUBJECT, "wa-jan")
+    rejected = Rejection(
+        decided("supplier", [value], evidence_document=jan, evidence_lines=lines),
+        frozenset({jan}),
+    )
+    ports = RecallPorts(
+        backend,
+        FixedSources(),
+        RecallPolicies(default=POLICY, tenants={}),
+        forgets=FixedMask(ForgetMask(rejections=(rejected,))),
+    )
+
+    # Found by the search (superseded) or read by id for history: a value a reviewer
+    # rejected was never true, so it is never "previously" anything.
+    for query in ("works with supplier", "Supplier B"):
+        result = await Recall(ports).recall(SUBJECT, query)
+        assert result.degraded is None
+        assert "works with Supplier B" in [n.text for n in result.notes]
+        assert all("Supplier A" not in n.text for n in result.notes)
 
 
 async def test_the_budget_counts_from_the_requests_arrival() -> None:

@@ -93,3 +93,23 @@ def test_superseded_and_forgotten_memories_are_left_alone() -> None:
     chosen = stale_memories(MEMORIES, decision, slots=True)
     assert "m5" not in chosen
     assert "m6" not in chosen
+
+
+def test_a_rejection_takes_its_fields_memory_of_the_evidence_line_whatever_its_words() -> None:
+    # The extractor rewrote "Our lease ends in August" (line 7): its words are not the value's.
+    rewritten = replace(
+        fact("r1", "their lease ends in August", "move_by_date"), source_indexes=(7,)
+    )
+    same_line_other_field = replace(
+        fact("r2", "has two kids", "household_size"), source_indexes=(7,)
+    )
+    other_line = replace(fact("r3", "lease renewal in May", "move_by_date"), source_indexes=(9,))
+    other_session = replace(rewritten, id="r4", document_id="doc-2")
+    memories = [rewritten, same_line_other_field, other_line, other_session]
+    decision = decided(
+        "move_by_date", ["Our lease ends in August"], evidence_document="doc-1", evidence_lines=[7]
+    )
+
+    assert stale_memories(memories, decision, slots=True) == ["r1"]
+    # Without slots the line alone could be any field's: only the value's words count.
+    assert stale_memories(memories, decision, slots=False) == []
