@@ -30,7 +30,7 @@ from factledger.api.http.auth import Role
 from factledger.application.clocks import Clock
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for
-from factledger.application.memory.types import SearchMode, SearchQuery
+from factledger.application.memory.types import Capability, SearchMode, SearchQuery
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.supermemory.harness import supermemory_backend_in_process
@@ -145,6 +145,33 @@ async def test_a_rejected_proposal_is_never_recalled(
     # and a replay of the sync changes nothing
     await sync(ports)
     assert not any("Tamarind" in t for t in await search("Supplier Tamarind"))
+
+
+async def test_a_rejected_line_reworded_by_the_extractor_leaves_recall_and_the_backend(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    # Given the proposal's value is the subject's words, which the extractor remembered
+    # reworded ("works with Supplier Tamarind"): the memory does not state the value's words
+    subject_id = UUID(await a_lead(http))
+    line = "We work with Supplier Tamarind now."
+    await said(http, line, "wa-1")
+    change_id = await proposed(http, "supplier", line, "wa-1")
+    await sync(ports)
+    assert any("Tamarind" in n["text"] for n in await recalled(http, "Supplier Tamarind"))
+    search = backend_texts(ports, subject_id)
+
+    # When a reviewer rejects it: recall drops it at once, and after the sync too
+    await decide(http, subject_id, change_id, "reject")
+    assert not any("Tamarind" in n["text"] for n in await recalled(http, "Supplier Tamarind"))
+    await sync(ports)
+    assert not any("Tamarind" in n["text"] for n in await recalled(http, "Supplier Tamarind"))
+
+    # Then a backend that fills slots no longer holds it: the memory of the field made from the
+    # evidence line went (ADR 0164); one without slots keeps it, and recall withholds it
+    assert ports.backend is not None
+    slots = Capability.FACT_SLOTS in ports.backend.capabilities
+    held = [t for t in await search("Supplier Tamarind") if "works with Supplier Tamarind" in t]
+    assert bool(held) is not slots, held
 
 
 async def test_an_approved_supplier_takes_the_old_one_out_of_recall(
