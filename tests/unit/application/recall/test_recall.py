@@ -363,6 +363,35 @@ async def test_a_rejected_earlier_value_never_dates_a_later_one_as_history(
         assert all("Supplier A" not in n.text for n in result.notes)
 
 
+@pytest.mark.parametrize(
+    ("fault", "degraded"), [(Fault.RAISE, Degraded.BACKEND_ERROR), (Fault.STALL, Degraded.TIMEOUT)]
+)
+async def test_a_rejection_whose_memories_cannot_be_read_leaves_no_notes_within_the_budget(
+    fault: Fault, degraded: Degraded
+) -> None:
+    # The reads that tell whether a hit is the rejected line's memory fail or stall: recall
+    # never guesses, it gives no memory notes and says why, by its deadline.
+    stalling = StallingBackend(
+        await seeded_backend(), fault=fault, faulty_calls=frozenset({"get_memory"})
+    )
+    jan = transcript_document_id(SUBJECT, "wa-jan")
+    rejected = Rejection(
+        decided("supplier", [JAN_TEXT], evidence_document=jan, evidence_lines=[0]),
+        frozenset({jan}),
+    )
+    ports = RecallPorts(
+        stalling,
+        FixedSources(),
+        RecallPolicies(default=RecallPolicy(threshold=0.3, recall_budget_s=0.3), tenants={}),
+        forgets=FixedMask(ForgetMask(rejections=(rejected,))),
+    )
+
+    result = await Recall(ports).recall(SUBJECT, "works with supplier")
+
+    assert result.degraded is degraded
+    assert result.notes == ()
+
+
 async def test_the_budget_counts_from_the_requests_arrival() -> None:
     stalling = StallingBackend(await seeded_backend(), fault=Fault.STALL)
     recall = recall_with(stalling, policy=RecallPolicy(threshold=0.3, recall_budget_s=2.0))
