@@ -34,6 +34,7 @@ from factledger.domain.transcript import Role as Speaker
 from factledger.domain.values import TextValue
 
 from .signing_in import sign_in
+from .subject_pages import subject_pages
 
 TENANT = "t1"
 MODEL = Actor(ActorKind.MODEL, "rule@1")
@@ -182,16 +183,8 @@ async def _signed_in(context: BrowserContext, store: Store) -> Page:
 async def _pages_say(page: Page, store: Store, lead: Lead, shown: tuple[int, ...] = (200,)) -> str:
     """Every console page about the lead, as the browser rendered it (each answering with a
     status in `shown`)."""
-    base = f"{store.base_url}/console"
-    urls = [
-        f"{base}/queue",
-        f"{base}/subjects/{lead.id}",
-        f"{base}/subjects/{lead.id}/sessions",
-        f"{base}/subjects/{lead.id}/memory",
-        *(f"{base}/subjects/{lead.id}/proposals/{c}" for c in lead.changes),
-    ]
     seen = []
-    for url in urls:
+    for url in subject_pages(store.base_url, lead.id, lead.changes):
         answered = await page.goto(url)
         # An error page holds no words either: only a page that was shown counts
         assert answered is not None

@@ -33,6 +33,7 @@ from factledger.domain.values import ListValue
 from factledger.testing.manual_clock import ManualClock
 
 from .signing_in import sign_in
+from .subject_pages import rendered, subject_pages
 
 TENANT = "acme"
 NAMED = "We mostly lose deals to Acme, Quillotron and Zorbex."
@@ -85,19 +86,7 @@ async def served() -> AsyncIterator[Served]:
 
 
 async def pages_say(page: Page, served: Served) -> str:
-    base = f"{served.base_url}/console"
-    seen = []
-    for url in (
-        f"{base}/queue",
-        f"{base}/subjects/{served.lead}",
-        f"{base}/subjects/{served.lead}/sessions",
-        f"{base}/subjects/{served.lead}/memory",
-        f"{base}/subjects/{served.lead}/proposals/{served.request}",
-    ):
-        await page.goto(url)
-        await page.wait_for_load_state()
-        seen.append(await page.content())
-    return "\n".join(seen)
+    return await rendered(page, subject_pages(served.base_url, served.lead, [served.request]))
 
 
 async def test_approving_forgets_the_item_everywhere_and_keeps_the_others(

@@ -34,6 +34,7 @@ from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
 
 from .signing_in import sign_in
+from .subject_pages import rendered, subject_pages
 
 TENANT = "acme"
 STATED = "Our budget is 47,500 euros this year."
@@ -113,21 +114,8 @@ async def signed_in(context: BrowserContext, served: Served) -> Page:
 
 async def pages_say(page: Page, served: Served) -> str:
     """Every console page about the lead, as the browser rendered it."""
-    base = f"{served.base_url}/console"
-    urls = [
-        f"{base}/queue",
-        f"{base}/subjects/{served.lead}",
-        f"{base}/subjects/{served.lead}/sessions",
-        f"{base}/subjects/{served.lead}/memory",
-        f"{base}/subjects/{served.lead}/proposals/{served.stated}",
-        f"{base}/subjects/{served.lead}/proposals/{served.request}",
-    ]
-    seen = []
-    for url in urls:
-        await page.goto(url)
-        await page.wait_for_load_state()
-        seen.append(await page.content())
-    return "\n".join(seen)
+    changes = [served.stated, served.request]
+    return await rendered(page, subject_pages(served.base_url, served.lead, changes))
 
 
 async def test_the_request_waits_in_the_queue_and_approving_it_leaves_no_word_behind(

@@ -38,6 +38,7 @@ from factledger.domain.values import TextValue
 from factledger.testing.manual_clock import ManualClock
 
 from .signing_in import sign_in
+from .subject_pages import rendered, subject_pages
 
 TENANT = "acme"
 CANARY = "Brightwater"
@@ -131,20 +132,7 @@ async def _signed_in(context: BrowserContext, served: Served) -> Page:
 
 async def _pages_say(page: Page, served: Served) -> str:
     """Every console page about the lead, as the browser rendered it."""
-    base = f"{served.base_url}/console"
-    urls = [
-        f"{base}/queue",
-        f"{base}/subjects/{served.lead}",
-        f"{base}/subjects/{served.lead}/sessions",
-        f"{base}/subjects/{served.lead}/memory",
-        *(f"{base}/subjects/{served.lead}/proposals/{c}" for c in served.changes),
-    ]
-    seen = []
-    for url in urls:
-        await page.goto(url)
-        await page.wait_for_load_state()
-        seen.append(await page.content())
-    return "\n".join(seen)
+    return await rendered(page, subject_pages(served.base_url, served.lead, served.changes))
 
 
 async def _forget_through_the_api(served: Served, memory: str) -> None:

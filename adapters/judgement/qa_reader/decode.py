@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -61,9 +62,19 @@ def answers(
         grid += _logsumexp(s) - s.max() + _logsumexp(e) - e.max()
     i, j = np.indices(grid.shape)
     grid[(j < i) | (j - i >= MAX_SPAN_TOKENS)] = -np.inf
-    # The tokens read as a start, as an end, more surely than "no answer" is.
-    reads = (s > start[0], e > end[0])
-    apart = _apart(line, offsets)
+    # A list field's items: the tokens read as a start, as an end, more surely than "no
+    # answer" is, and where words touch; only read when the spans are cut.
+    split = (
+        partial(
+            cuts,
+            grid,
+            bar=null + margin,
+            reads=(s > start[0], e > end[0]),
+            apart=_apart(line, offsets),
+        )
+        if items
+        else None
+    )
     found: list[Answer] = []
     taken: list[tuple[int, int]] = []
     for flat in np.argsort(grid, axis=None)[::-1]:
@@ -74,7 +85,7 @@ def answers(
         if any(a <= y and x <= b for x, y in taken):
             continue
         taken.append((a, b))
-        for x, y in cuts(grid, a, b, null + margin, reads, apart) if items else [(a, b)]:
+        for x, y in split(a, b) if split else [(a, b)]:
             lo, hi = widen(line, offsets[x][0], offsets[y][1])
             found.append(Answer(lo, hi, float(grid[x, y]) - null))
         # At most four answers a line, however many items their cuts make.
