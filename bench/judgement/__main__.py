@@ -1,7 +1,8 @@
 """`python -m factledger.bench.judgement train --corpus DIR [--corpus DIR ...] --out FILE`
 `python -m factledger.bench.judgement forget --onto FILE [--corpus DIR ...] --out FILE` (the
 forget flag alone refitted on every labelled sentence and training conversation, set into the
-heads file FILE whose other heads stay as they are: ADR 0135)
+heads file FILE whose other heads stay as they are: ADR 0135; `--lines PATH` adds writers'
+labelled messages, ADR 0165)
 `python -m factledger.bench.judgement instructions [--corpus DIR] [--out FILE]` (the
 instruction head, `bench/judgement/instructions.py`)
 `python -m factledger.bench.judgement answers [--corpus DIR ...] [--out FILE]` (the pair
@@ -43,6 +44,7 @@ from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.adapters.judgement.pair_answers import PACKAGED_ANSWER_HEAD
 from factledger.adapters.judgement.tuned_use import PACKAGED_TUNED_ANSWERS
+from factledger.bench.evalsets.forget_lines import load_lines
 from factledger.bench.judgement.answers import train_answer_head
 from factledger.bench.judgement.conversations import (
     CONVERSATIONS,
@@ -52,7 +54,7 @@ from factledger.bench.judgement.conversations import (
 )
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
 from factledger.bench.judgement.field_data import cases_in
-from factledger.bench.judgement.forget_flag import with_refit_forget_flag
+from factledger.bench.judgement.forget_flag import sentences_of_lines, with_refit_forget_flag
 from factledger.bench.judgement.importing import import_conversations, import_replies
 from factledger.bench.judgement.instructions import train_instruction_head
 from factledger.bench.judgement.train import (
@@ -99,14 +101,19 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
     }
 
 
-async def _refit_forget(corpora: list[Path], onto: Path, out: Path) -> dict[str, object]:
+async def _refit_forget(
+    corpora: list[Path], onto: Path, out: Path, lines: list[Path]
+) -> dict[str, object]:
     corpus, loaded = _labelled(corpora)
+    written = sentences_of_lines(load_lines(lines)) if lines else Corpus((), ())
+    corpus = corpus + written
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
     heads = await with_refit_forget_flag(embedder, corpus, Heads.load(onto, None))
     return {
         "sentences": len(corpus.sentences),
         "requests": sum(s.forget for s in corpus.sentences),
         "span_conversations": len(loaded.cases),
+        "line_sentences": len(written.sentences),
         "forget_min": heads.forget_min,
         "forget_out_of_fold": FORGET_FOLDS,
         "onto": str(onto),
@@ -157,6 +164,14 @@ def main(argv: list[str] | None = None) -> None:
     flag.add_argument("--corpus", type=Path, action="append", help="a corpus directory")
     flag.add_argument("--onto", type=Path, default=PACKAGED_HEADS, help="the heads file to keep")
     flag.add_argument("--out", type=Path, required=True)
+    flag.add_argument(
+        "--lines",
+        type=Path,
+        action="append",
+        default=[],
+        help="a writer's labelled messages (a lines-*.yaml file or a directory of them, "
+        "bench.evalsets.forget_lines): their sentences train the flag (ADR 0165)",
+    )
     importing = commands.add_parser(
         "import", help="copy a writer's labelled conversations into the corpus, validated"
     )
@@ -265,7 +280,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return
     if args.command == "forget":
-        done = asyncio.run(_refit_forget(args.corpus or [PACKAGED_CORPUS], args.onto, args.out))
+        done = asyncio.run(
+            _refit_forget(args.corpus or [PACKAGED_CORPUS], args.onto, args.out, args.lines)
+        )
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return
     if args.command == "import-replies":

@@ -3,16 +3,20 @@
 The whole train command refits every head at once, and a refit moves the hedge and field
 heads with the forget flag (ADR 0116 kept the shipped file for that reason). Refitting only
 the flag, on every labelled sentence and training conversation, lets the requests to forget
-learn from new data while what the other heads read stays fixed (ADR 0135).
+learn from new data while what the other heads read stays fixed (ADR 0135). Writers' labelled
+messages (`bench.evalsets.forget_lines`) add their sentences, cut as the product cuts them: the
+sentence that asks a request to forget, every other one not (ADR 0165).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.memory.ports import Embedder
-from factledger.bench.judgement.corpus import Corpus
+from factledger.bench.evalsets.forget_lines import ForgetLine, request_pieces
+from factledger.bench.judgement.corpus import Corpus, Sentence
 from factledger.bench.judgement.fit import fit_head
 from factledger.bench.judgement.train import BOOL, FORGET_FOLDS, features_of, flag_threshold
 
@@ -30,4 +34,17 @@ async def with_refit_forget_flag(embedder: Embedder, corpus: Corpus, onto: Heads
         onto,
         heads={**onto.heads, "forget": fit_head(x, labels, BOOL)},
         forget_min=forget_min,
+    )
+
+
+def sentences_of_lines(lines: Sequence[ForgetLine]) -> Corpus:
+    """Each message's sentences as forget-flag examples. Only the flag reads them: the other
+    labels are the corpus's defaults, not the writer's (who labelled requests alone)."""
+    return Corpus(
+        tuple(
+            Sentence(piece, "self", False, asks, False)
+            for line in lines
+            for piece, asks in request_pieces(line)
+        ),
+        (),
     )

@@ -155,3 +155,48 @@ def test_forget_refits_the_forget_flag_alone_and_keeps_every_other_head_of_the_f
         LearnedJudge(OnnxEmbedder(), refit).judge(["Please forget my address, probably."])
     )
     assert judged[0].forget_request
+
+
+def test_forget_learns_the_asking_sentence_of_a_writers_lines_and_no_other(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "sentences.yaml").write_text(SENTENCES, encoding="utf-8")
+    (corpus / "answers.yaml").write_text(ANSWERS, encoding="utf-8")
+    asks = ["Kindly scrub my gym locker code from your notes."] * 6
+    lines = [
+        {
+            "id": f"w-{i}",
+            "language": "en",
+            "domain": "gym",
+            "request": True,
+            "text": f"The class on Friday was great. {ask}",
+            "request_sentence": ask,
+        }
+        for i, ask in enumerate(asks)
+    ]
+    written = tmp_path / "lines-01.yaml"
+    written.write_text(json.dumps(lines), encoding="utf-8")  # JSON is YAML
+    out = tmp_path / "heads.npz"
+
+    main(
+        [
+            "forget",
+            "--corpus",
+            str(corpus),
+            "--onto",
+            str(PACKAGED_HEADS),
+            "--out",
+            str(out),
+            "--lines",
+            str(written),
+        ]
+    )
+
+    report = json.loads(capsys.readouterr().out)
+    assert report["line_sentences"] == 12  # each message cut in two, one piece asking
+    assert report["requests"] == 6 + 6
+    judge = LearnedJudge(OnnxEmbedder(), Heads.load(out, report["sha256"]))
+    judged = asyncio.run(judge.judge(["Kindly scrub my gym locker code from your notes."]))
+    assert judged[0].forget_request
