@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import hashlib
 import json
-import shutil
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -190,7 +189,7 @@ def _judge(heads: Path | None, sha256: str | None) -> SentenceJudge:
 
 def split(source: Path, into: Path) -> dict[str, int]:
     """A writer's files copied into `into/dev` and `into/heldout` by `in_dev_half`, file by
-    file, with the writer's own files kept beside them untouched in `into/written`."""
+    file (each item as written, in the writer's order)."""
     counts: Counter[str] = Counter()
     for path in sorted(source.glob("lines-*.yaml")):
         lines = load_lines([path])  # validates before anything is written
@@ -205,9 +204,6 @@ def split(source: Path, into: Path) -> dict[str, int]:
             text = yaml.safe_dump(kept, allow_unicode=True, sort_keys=False, width=100)
             (into / half / path.name).write_text(text, encoding="utf-8")
             counts[half] += len(kept)
-    (into / "written").mkdir(parents=True, exist_ok=True)
-    for path in sorted(source.glob("lines-*.yaml")):
-        shutil.copyfile(path, into / "written" / path.name)
     return dict(counts)
 
 

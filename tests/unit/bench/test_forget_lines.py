@@ -115,7 +115,6 @@ def test_split_puts_each_item_in_the_half_its_id_names_and_keeps_every_item(
     assert not any(in_dev_half(x.id) for x in held)
     assert dev
     assert held
-    assert (tmp_path / "set" / "written" / "lines-01.yaml").exists()
 
 
 def test_score_counts_requests_noticed_and_near_misses_flagged(tmp_path: Path) -> None:
