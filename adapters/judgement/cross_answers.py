@@ -102,7 +102,7 @@ class CrossAnswerJudge:
     def load(cls, path: Path, sha256: str | None) -> CrossAnswerJudge:
         raw = verified_bytes(path, sha256)
         verified_bytes(TOKENIZER, TOKENIZER_SHA256)
-        meta = _metadata(raw)
+        meta = metadata_of(raw)
         if tuple(meta.get("classes", "").split(",")) != CLASSES or "yes_min" not in meta:
             raise CrossEncoderIntegrityError(f"{path.name} does not name its outputs and yes_min")
         return cls(raw, float(meta["yes_min"]), f"cross:{hashlib.sha256(raw).hexdigest()[:12]}")
@@ -133,7 +133,7 @@ class CrossAnswerJudge:
         return await asyncio.to_thread(self.answers_sync, pairs)
 
 
-def _metadata(raw: bytes) -> dict[str, str]:
+def metadata_of(raw: bytes) -> dict[str, str]:
     """The model's metadata (`yes_min`, `classes`), read without building the graph."""
     import onnx
     from google.protobuf.message import DecodeError  # type: ignore[import-untyped]

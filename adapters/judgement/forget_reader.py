@@ -1,0 +1,72 @@
+"""`ForgetReader`: whether a subject's sentence asks the service to forget something, read by a
+fine-tuned encoder beside the judgement heads' forget flag (ADR 0165).
+
+The flag reads a sentence's vector and words; "My wife asked her bank to delete all her
+details", "Would you remove my records if I asked?" and "please delete my details" share most
+of both. The reader, all-MiniLM-L6-v2 fine-tuned as a cross-encoder on (`QUESTION`, sentence)
+pairs, reads how the words stand to one another. A sentence is a request when the flag reads
+it at or above the file's `gate` and the reader at or above its `yes_min`; the reader runs
+only on the sentences the gate passes, each alone (an int8 graph quantises a run's
+activations over everything in it, ADR 0155). Both thresholds were chosen on training
+sentences neither model saw (`python -m factledger.bench.judgement.forget_reader fit`) and
+ride in the file's metadata; its SHA-256 is checked before onnxruntime reads a byte of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from factledger.adapters.judgement.cross_answers import (
+    CLASSES,
+    CrossAnswerJudge,
+    CrossEncoderIntegrityError,
+    metadata_of,
+)
+from factledger.application.judgement.types import Reply
+
+QUESTION = "request to forget"  # the pair's first segment, as the reader was trained
+
+
+class ForgetReaderIntegrityError(RuntimeError):
+    """The reader's file is missing, differs from its pin, or does not carry its gate."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReader:
+    model: CrossAnswerJudge
+    gate: float
+
+    @classmethod
+    def load(cls, path: Path, sha256: str | None) -> ForgetReader:
+        try:
+            model = CrossAnswerJudge.load(path, sha256)
+        except CrossEncoderIntegrityError as exc:
+            raise ForgetReaderIntegrityError(str(exc)) from exc
+        card = json.loads(metadata_of(model.model).get("trained", "{}"))
+        if not isinstance(card.get("gate"), int | float):
+            raise ForgetReaderIntegrityError(f"{path.name} does not carry its gate")
+        return cls(model, float(card["gate"]))
+
+    @property
+    def reader_min(self) -> float:
+        return self.model.yes_min
+
+    def probabilities_sync(self, sentences: Sequence[str]) -> list[float]:
+        """Each sentence's probability of asking to forget, read alone."""
+        yes = CLASSES.index(Reply.YES.value)
+        return [float(self.model.probabilities_sync([(QUESTION, s)])[0][yes]) for s in sentences]
+
+    async def requests(self, sentences: Sequence[str], flag_p: Sequence[float]) -> list[bool]:
+        """Which sentences ask to forget, given the flag's probability of each."""
+        gated = [i for i, p in enumerate(flag_p) if p >= self.gate]
+        out = [False] * len(sentences)
+        if not gated:
+            return out
+        read = await asyncio.to_thread(self.probabilities_sync, [sentences[i] for i in gated])
+        for i, p in zip(gated, read, strict=True):
+            out[i] = p >= self.reader_min
+        return out
