@@ -19,6 +19,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from factledger.adapters.judgement.cross_answers import (
     CLASSES,
@@ -35,9 +39,18 @@ class ForgetReaderIntegrityError(RuntimeError):
     """The reader's file is missing, differs from its pin, or does not carry its gate."""
 
 
+class PairModel(Protocol):
+    """A reader of (question, sentence) pairs in the answer classes' order (`CLASSES`)."""
+
+    def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ForgetReader:
-    model: CrossAnswerJudge
+    """The reader (`model`), its threshold (`reader_min`) and the flag's gate."""
+
+    model: PairModel
+    reader_min: float
     gate: float
 
     @classmethod
@@ -49,11 +62,7 @@ class ForgetReader:
         card = json.loads(metadata_of(model.model).get("trained", "{}"))
         if not isinstance(card.get("gate"), int | float):
             raise ForgetReaderIntegrityError(f"{path.name} does not carry its gate")
-        return cls(model, float(card["gate"]))
-
-    @property
-    def reader_min(self) -> float:
-        return self.model.yes_min
+        return cls(model, model.yes_min, float(card["gate"]))
 
     def probabilities_sync(self, sentences: Sequence[str]) -> list[float]:
         """Each sentence's probability of asking to forget, read alone."""

@@ -29,6 +29,7 @@ from factledger.adapters.judgement.fields import (
     field_text,
     pair_features,
 )
+from factledger.adapters.judgement.forget_reader import ForgetReader
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.spans import (
     LineReading,
@@ -83,6 +84,9 @@ class LearnedJudge:
     # Whether a yes of `pair_answers` needs the reply-only head's yes too (ADR 0080, 0087:
     # each pair reader tried, the cross-encoder too, let through replies that head refused).
     reply_head_agrees: bool = True
+    # A fine-tuned reader that decides, among the sentences the forget flag passes at its
+    # gate, which ask to forget (ADR 0165); None: the flag alone, at the heads' `forget_min`.
+    forget_reader: ForgetReader | None = None
 
     def __post_init__(self) -> None:
         if self.embedder.model_id != self.heads.model_id:
@@ -111,6 +115,7 @@ class LearnedJudge:
         cache_dir: Path | None = None,
         answers: AnswerReader | None = None,
         reply_head_agrees: bool = True,
+        forget_reader: ForgetReader | None = None,
     ) -> LearnedJudge:
         """Heads from `path` (checked against `sha256`) over the packaged default embedder;
         `cache_dir` keeps its compiled graph between starts (None: compiled every start);
@@ -120,7 +125,7 @@ class LearnedJudge:
         embedder = OnnxEmbedder(
             OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir, load_in_background=True
         )
-        return cls(embedder, heads, answers, reply_head_agrees)
+        return cls(embedder, heads, answers, reply_head_agrees, forget_reader)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
@@ -138,6 +143,11 @@ class LearnedJudge:
         statement = self.heads["statement"]
         kinds = statement.probabilities(x)
         hedged, forget, correction = (self._flag(n, x) for n in ("hedged", "forget", "correction"))
+        requests = (
+            [bool(p >= self.heads.forget_min) for p in forget]
+            if self.forget_reader is None
+            else await self.forget_reader.requests(sentences, [float(p) for p in forget])
+        )
         out = []
         for i in range(len(sentences)):
             best = int(np.argmax(kinds[i]))
@@ -146,7 +156,7 @@ class LearnedJudge:
                     statement=Statement(statement.classes[best]),
                     statement_p=float(kinds[i, best]),
                     hedged=bool(hedged[i] >= FLAG_MIN),
-                    forget_request=bool(forget[i] >= self.heads.forget_min),
+                    forget_request=requests[i],
                     correction=bool(correction[i] >= FLAG_MIN),
                     forget_p=float(forget[i]),
                     hedged_p=float(hedged[i]),

@@ -27,6 +27,7 @@ from factledger.adapters.judgement.dropped import (
     DroppedHeadIntegrityError,
     LearnedDroppedReader,
 )
+from factledger.adapters.judgement.forget_reader import ForgetReader, ForgetReaderIntegrityError
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.held_change import HeldChangeHead
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
@@ -109,10 +110,18 @@ def learned_judge(
     heads_sha256: str | None = None,
     answers_path: Path | None = None,
     answers_sha256: str | None = None,
+    forget_reader: tuple[Path, str | None] | None = None,
 ) -> SentenceJudge:
     # One judge per set of files however it is asked for (the extractor asks with the heads
     # only, the answer path with the answer head too): the cache keys on arguments as given.
-    return _learned_judge(heads_path, heads_sha256, answers_path, answers_sha256)
+    return _learned_judge(heads_path, heads_sha256, answers_path, answers_sha256, forget_reader)
+
+
+def forget_reader_of(settings: ExtractorSettings) -> tuple[Path, str | None] | None:
+    """The reader of requests to forget the settings name, with its pin (ADR 0165)."""
+    if not isinstance(settings, LearnedExtractorSettings) or settings.forget_reader_path is None:
+        return None
+    return settings.forget_reader_path, settings.forget_reader_sha256
 
 
 @cache
@@ -121,6 +130,7 @@ def _learned_judge(
     heads_sha256: str | None,
     answers_path: Path | None,
     answers_sha256: str | None,
+    forget_reader: tuple[Path, str | None] | None,
 ) -> SentenceJudge:
     # The embedder's graph from the user's graph cache, where the backend's embedder of the
     # same model keeps it too: compiling it again took about a third of a start's CPU.
@@ -131,7 +141,10 @@ def _learned_judge(
         if heads_path is None
         else (heads_path, heads_sha256)
     )
-    return LearnedJudge.from_file(path, sha256, cache_dir=cache_dir, answers=answers)
+    reader = None if forget_reader is None else ForgetReader.load(*forget_reader)
+    return LearnedJudge.from_file(
+        path, sha256, cache_dir=cache_dir, answers=answers, forget_reader=reader
+    )
 
 
 @cache
@@ -200,7 +213,9 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
     the QA reader when the settings choose it (then asked every field: ADR 0107); with
     `candidates: sentences`, the subject's sentences in place of the rules (ADR 0125); with
     `rules_and_sentences`, the sentences no rule fact stands on beside them (ADR 0157)."""
-    judge = learned_judge(settings.heads_path, settings.heads_sha256)
+    judge = learned_judge(
+        settings.heads_path, settings.heads_sha256, forget_reader=forget_reader_of(settings)
+    )
     if settings.candidates == "sentences":
         rules = SentenceCandidates()
     elif settings.candidates == "rules_and_sentences":
@@ -301,11 +316,13 @@ def answer_judge(
         else (None, None)
     )
     try:
+        reader = forget_reader_of(settings)
         if isinstance(settings, LearnedExtractorSettings) and settings.heads_path is not None:
-            return learned_judge(settings.heads_path, settings.heads_sha256, *answers)
-        return learned_judge(None, None, *answers)
+            return learned_judge(settings.heads_path, settings.heads_sha256, *answers, reader)
+        return learned_judge(None, None, *answers, reader)
     except (
         HeadsIntegrityError,
+        ForgetReaderIntegrityError,
         UseIntegrityError,
         CrossEncoderIntegrityError,
         TunedAnswersIntegrityError,

@@ -60,6 +60,12 @@ class LearnedExtractorSettings(NestedSettings):
     candidates: Literal["rules", "sentences", "rules_and_sentences"] = "rules"
     heads_path: Path | None = None
     heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    # A reader of requests to forget beside the heads' forget flag (ADR 0165): a sentence the
+    # flag reads at the file's gate or above asks to forget when this fine-tuned encoder reads
+    # it so too (`python -m factledger.bench.judgement.forget_reader fit`, which writes the
+    # heads file it was fitted beside), pinned by SHA-256. Unset: the flag alone.
+    forget_reader_path: Path | None = None
+    forget_reader_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     # Which reader finds the kind's fields the rules fed nothing (ADR 0107): `qa_reader`, the
     # one-pass QA reader (int8 ONNX), the shipped file or a deployment's own (`python -m
     # factledger.bench.judgement.qa_reader train --export`) pinned by SHA-256, its answers kept

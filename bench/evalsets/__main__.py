@@ -50,14 +50,17 @@ async def score_directory(
     dropped_items: bool | None = None,
     dropped_items_model: Path | None = None,
     as_served: bool = False,
+    forget_reader: Path | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
-    judge = judge_for(judgement)
+    judge = judge_for(judgement, heads, forget_reader)
     started = time.perf_counter()
     # Named even for the rules: the product's default is the learned extractor (ADR 0119).
     config: dict[str, Any] = {"kind": extractor}
     if heads is not None:
         config["heads_path"] = heads
+    if forget_reader is not None:
+        config["forget_reader_path"] = forget_reader
     if field_reader is not None:
         config["field_reader"] = field_reader
     if candidates is not None:
@@ -128,6 +131,8 @@ async def score_directory(
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
         "dropped_items": "default" if dropped_items is None else dropped_items,
         "dropped_items_model": "none" if dropped_items_model is None else dropped_items_model.name,
+        "heads": "shipped" if heads is None else heads.name,
+        "forget_reader": "none" if forget_reader is None else forget_reader.name,
         "schema": schema,
         "as_served": as_served,
         "sessions": sum(len(c.sessions) for c in cases),
@@ -166,6 +171,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--heads", type=Path, help="the learned extractor's heads file (default: the shipped)"
+    )
+    parser.add_argument(
+        "--forget-reader",
+        type=Path,
+        help="a reader of requests to forget beside the heads' flag (ADR 0165; `python -m "
+        "factledger.bench.judgement.forget_reader fit`), read with --heads' flag",
     )
     parser.add_argument(
         "--field-reader",
@@ -296,6 +307,7 @@ def main(argv: list[str] | None = None) -> None:
                 dropped_items=None if args.dropped_items is None else args.dropped_items == "on",
                 dropped_items_model=args.dropped_items_model,
                 as_served=args.as_served,
+                forget_reader=args.forget_reader,
             )
         )
         for d in args.sets

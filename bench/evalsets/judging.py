@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.review.forget_requests import said_requests
@@ -10,13 +11,18 @@ from factledger.bench.evalsets.cases import Answer, Case
 from factledger.domain.transcript import Message, Role
 
 
-def judge_for(name: str) -> SentenceJudge | None:
-    """`none`: the product as it was, with no judgement; `learned`: the shipped heads."""
+def judge_for(
+    name: str, heads: Path | None = None, forget_reader: Path | None = None
+) -> SentenceJudge | None:
+    """`none`: the product as it was, with no judgement; `learned`: the judge the product
+    composes from the run's files (the shipped heads and readers, or the heads file and
+    reader of requests to forget given), so requests are counted as that run notices them."""
     if name == "none":
         return None
-    from factledger.adapters.judgement.judge import LearnedJudge
+    from factledger.api.bootstrap.judgement import learned_judge
 
-    return LearnedJudge.packaged()
+    reader = None if forget_reader is None else (forget_reader, None)
+    return learned_judge(heads, None, forget_reader=reader)
 
 
 async def forget_lines(

@@ -1,0 +1,91 @@
+"""The reader of requests to forget (ADR 0165): read only where the forget flag passes its
+gate, each sentence alone, and a request only at the reader's threshold; a file without its
+gate is refused."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.judgement.forget_reader import (
+    QUESTION,
+    ForgetReader,
+    ForgetReaderIntegrityError,
+)
+from factledger.adapters.judgement.heads import Heads
+from factledger.adapters.judgement.judge import PACKAGED_HEADS, LearnedJudge
+
+
+class ScriptedModel:
+    """Reads a pair as its script says (yes, no, neither), and records each run."""
+
+    def __init__(self, yes: dict[str, float]) -> None:
+        self.yes = yes
+        self.runs: list[list[tuple[str, str]]] = []
+
+    def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
+        self.runs.append(list(pairs))
+        return np.array([[self.yes[s], 0.0, 1 - self.yes[s]] for _, s in pairs], dtype=np.float32)
+
+
+def test_the_reader_decides_among_what_the_gate_passes() -> None:
+    model = ScriptedModel({"a": 0.9, "b": 0.3, "c": 0.99, "d": 0.5})
+    reader = ForgetReader(model, reader_min=0.5, gate=0.2)
+
+    asked = asyncio.run(reader.requests(["a", "b", "c", "d"], [0.25, 0.9, 0.1, 0.5]))
+
+    assert asked == [True, False, False, True]
+    assert model.runs == [[(QUESTION, "a")], [(QUESTION, "b")], [(QUESTION, "d")]]
+
+
+def test_nothing_the_gate_passes_runs_nothing() -> None:
+    model = ScriptedModel({})
+    reader = ForgetReader(model, reader_min=0.5, gate=0.2)
+
+    assert asyncio.run(reader.requests(["x", "y"], [0.1, 0.19])) == [False, False]
+    assert model.runs == []
+
+
+def test_the_judge_with_a_reader_asks_it_and_keeps_the_flags_probability() -> None:
+    heads = Heads.load(PACKAGED_HEADS, None)
+    said = [
+        "Please delete my home address from your records.",
+        "My wife asked her bank to delete her details.",
+    ]
+    model = ScriptedModel({said[0]: 0.95, said[1]: 0.05})
+    with_reader = LearnedJudge(OnnxEmbedder(), heads, forget_reader=ForgetReader(model, 0.5, 0.05))
+    alone = LearnedJudge(OnnxEmbedder(), heads)
+
+    read = asyncio.run(with_reader.judge(said))
+    flag = asyncio.run(alone.judge(said))
+
+    assert [j.forget_request for j in read] == [True, False]
+    assert [j.forget_p for j in read] == [j.forget_p for j in flag]
+    assert flag[0].forget_request
+
+
+def test_a_file_that_does_not_carry_its_gate_is_refused(tmp_path: Path) -> None:
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["ids"], ["p"])],
+        "g",
+        [helper.make_tensor_value_info("ids", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 3])],
+    )
+    model = helper.make_model(graph)
+    for key, value in (("yes_min", "0.500"), ("classes", "yes,no,neither"), ("trained", "{}")):
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    path = tmp_path / "reader.onnx"
+    onnx.save(model, str(path))
+
+    with pytest.raises(ForgetReaderIntegrityError, match="gate"):
+        ForgetReader.load(path, None)
