@@ -9,7 +9,7 @@ them; evaluation sets are split into halves by the SHA-256 of each id (`split`),
 lines teach the forget flag (`bench.judgement.forget_flag`).
 
     python -m factledger.bench.evalsets.forget_lines score DIR [DIR...] \
-        [--heads FILE --heads-sha256 HEX] [--detail FILE]
+        [--heads FILE --heads-sha256 HEX] [--forget-reader FILE] [--detail FILE]
     python -m factledger.bench.evalsets.forget_lines split WRITER_DIR --into SET_DIR
 
 Each message is played as a one-line transcript through `said_requests` with the learned
@@ -179,12 +179,11 @@ async def score(
     return tally
 
 
-def _judge(heads: Path | None, sha256: str | None) -> SentenceJudge:
-    from factledger.adapters.judgement.judge import LearnedJudge
+def _judge(heads: Path | None, sha256: str | None, reader: Path | None) -> SentenceJudge:
+    """The judge the product composes from these files (the shipped ones where None)."""
+    from factledger.api.bootstrap.judgement import learned_judge
 
-    if heads is None:
-        return LearnedJudge.packaged()
-    return LearnedJudge.from_file(heads, sha256)
+    return learned_judge(heads, sha256, forget_reader=None if reader is None else (reader, None))
 
 
 def split(source: Path, into: Path) -> dict[str, int]:
@@ -214,6 +213,9 @@ def main(argv: list[str] | None = None) -> None:
     scoring.add_argument("dirs", type=Path, nargs="+")
     scoring.add_argument("--heads", type=Path, help="a heads file (default: the shipped one)")
     scoring.add_argument("--heads-sha256", help="the heads file's pinned SHA-256")
+    scoring.add_argument(
+        "--forget-reader", type=Path, help="a reader of requests to forget (ADR 0165)"
+    )
     scoring.add_argument("--detail", type=Path, help="the lines read wrong (dev halves only)")
     splitting = commands.add_parser("split", help="split a writer's files into dev and held out")
     splitting.add_argument("source", type=Path)
@@ -224,7 +226,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.detail is not None and any("heldout" in d.parts for d in args.dirs):
         raise SystemExit("--detail reads the lines: dev halves only")
-    judge = _judge(args.heads, args.heads_sha256)
+    judge = _judge(args.heads, args.heads_sha256, args.forget_reader)
     detail: list[dict[str, Any]] | None = [] if args.detail is not None else None
     report = []
     for directory in args.dirs:
