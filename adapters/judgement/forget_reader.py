@@ -3,11 +3,12 @@ fine-tuned encoder beside the judgement heads' forget flag (ADR 0165).
 
 The flag reads a sentence's vector and words; "My wife asked her bank to delete all her
 details", "Would you remove my records if I asked?" and "please delete my details" share most
-of both. The reader, all-MiniLM-L6-v2 fine-tuned as a cross-encoder on (`QUESTION`, sentence)
-pairs, reads how the words stand to one another. A sentence is a request when the flag reads
-it at or above the file's `gate` and the reader at or above its `yes_min`; the reader runs
-only on the sentences the gate passes, each alone (an int8 graph quantises a run's
-activations over everything in it, ADR 0155). Both thresholds were chosen on training
+of both. The reader, an encoder fine-tuned on (`QUESTION`, sentence) pairs, reads how the
+words stand to one another: all-MiniLM-L6-v2 as a cross-encoder (`.onnx`), or the packaged
+multilingual encoder tuned as the answer judge is (`.npz`). A sentence is a request when the
+flag reads it at or above the file's `gate` and the reader at or above its `yes_min`; the
+reader runs only on the sentences the gate passes, each alone (an int8 graph quantises a
+run's activations over everything in it, ADR 0155). Both thresholds were chosen on training
 sentences neither model saw (`python -m factledger.bench.judgement.forget_reader fit`) and
 ride in the file's metadata; its SHA-256 is checked before onnxruntime reads a byte of it.
 """
@@ -30,6 +31,8 @@ from factledger.adapters.judgement.cross_answers import (
     CrossEncoderIntegrityError,
     metadata_of,
 )
+from factledger.adapters.judgement.tuned_answers_file import TunedAnswersIntegrityError
+from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.application.judgement.types import Reply
 
 QUESTION = "request to forget"  # the pair's first segment, as the reader was trained
@@ -55,9 +58,18 @@ class ForgetReader:
 
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> ForgetReader:
+        """An int8 ONNX cross-encoder (`.onnx`, its threshold and gate in its metadata) or the
+        multilingual encoder tuned as one (`.npz`, both in the file), checked against
+        `sha256`."""
         try:
+            if path.suffix == ".npz":
+                tuned = TunedUseAnswerJudge.load(path, sha256)
+                gate = tuned.tuned.gate
+                if gate is None:
+                    raise ForgetReaderIntegrityError(f"{path.name} does not carry its gate")
+                return cls(tuned, tuned.tuned.yes_min, gate)
             model = CrossAnswerJudge.load(path, sha256)
-        except CrossEncoderIntegrityError as exc:
+        except (CrossEncoderIntegrityError, TunedAnswersIntegrityError) as exc:
             raise ForgetReaderIntegrityError(str(exc)) from exc
         card = json.loads(metadata_of(model.model).get("trained", "{}"))
         if not isinstance(card.get("gate"), int | float):

@@ -52,6 +52,9 @@ class TunedAnswers:
     members: tuple[TunedMember, ...]
     yes_min: float
     base: str = MODEL_ID
+    # Where the file reads beside the forget flag, the flag's bar under which it is not asked
+    # (ADR 0165); None for a reader of replies.
+    gate: float | None = None
 
     def to_bytes(self) -> bytes:
         arrays: dict[str, npt.NDArray[np.generic]] = {
@@ -60,6 +63,8 @@ class TunedAnswers:
             "classes": np.array(CLASSES),
             "base": np.array(self.base),
         }
+        if self.gate is not None:
+            arrays["gate"] = np.array(self.gate)
         for k, member in enumerate(self.members):
             for name, delta in member.deltas.items():
                 arrays |= _stored(f"m{k}.", name, delta)
@@ -100,7 +105,8 @@ class TunedAnswers:
                 members = tuple(_member(z, f"m{k}.", name) for k in range(int(z["members"])))
                 if not members:
                     raise TunedAnswersIntegrityError(f"{name}: no member")
-                return cls(members, float(z["yes_min"]))
+                gate = float(z["gate"]) if "gate" in z else None
+                return cls(members, float(z["yes_min"]), gate=gate)
         except (KeyError, ValueError, OSError) as exc:
             raise TunedAnswersIntegrityError(f"{name}: not a tuned answer file") from exc
 

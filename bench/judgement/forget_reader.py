@@ -29,7 +29,7 @@ import hashlib
 import json
 import sys
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,9 +38,10 @@ import numpy as np
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.judgement.cross_answers import CrossAnswerJudge
-from factledger.adapters.judgement.forget_reader import QUESTION
+from factledger.adapters.judgement.forget_reader import QUESTION, PairModel
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
+from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.application.judgement.types import Reply
 from factledger.bench.evalsets.forget_lines import load_lines
 from factledger.bench.judgement.answers import LabelledPair
@@ -52,6 +53,7 @@ KEPT_OUT = 5
 GATES = (0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.05)  # highest first
 GATE_RECALL = 0.98
 MODEL_FILE = "forget-reader-int8.onnx"
+USE_FILE = "forget-reader-use.npz"
 REQUEST, OTHER = Reply.YES.value, Reply.NEITHER.value
 
 
@@ -93,14 +95,16 @@ async def _flag_p(embedder: OnnxEmbedder, heads: Heads, texts: Sequence[str]) ->
     return p
 
 
-def fit_forget_reader(
-    corpus: Corpus,
-    onto: Path,
-    base: Path,
+def _minilm_reader(
+    fitted: Sequence[Sentence],
+    held: Sequence[Sentence],
+    base: Path | None,
     out_dir: Path,
-    epochs: int = 3,
-    learning_rate: float = 5e-5,
-) -> dict[str, object]:
+    epochs: int,
+    learning_rate: float,
+) -> tuple[Path, int, Callable[[float, float, dict[str, object]], None]]:
+    """all-MiniLM-L6-v2 fine-tuned as a cross-encoder, exported to int8 ONNX; returns its
+    path, the chosen epoch and what writes its threshold and gate."""
     from factledger.bench.judgement.cross.train import (
         Recipe,
         export,
@@ -109,6 +113,65 @@ def fit_forget_reader(
         set_threshold,
     )
 
+    if base is None:
+        raise ValueError("the MiniLM reader needs --base")
+    model, run = fit(
+        pairs_of(fitted),
+        pairs_of(held),
+        base,
+        Recipe(epochs=epochs, learning_rate=learning_rate),
+        out_dir / "epochs.json",
+        choose_by="accuracy",
+    )
+    card: dict[str, object] = {"task": "requests to forget (ADR 0165)", "pairs": len(fitted)}
+    float_path = export(model, out_dir / "forget-reader-float.onnx", 0.5, card)
+    int8_path = quantise(float_path, out_dir / MODEL_FILE, 0.5, card)
+
+    def finish(reader_min: float, gate: float, more: dict[str, object]) -> None:
+        set_threshold(int8_path, reader_min, {**card, **more, "gate": gate})
+
+    return int8_path, int(run["chosen"]["epoch"]), finish  # type: ignore[index]
+
+
+def _use_reader(
+    fitted: Sequence[Sentence], held: Sequence[Sentence], out_dir: Path, epochs: int
+) -> tuple[Path, int, Callable[[float, float, dict[str, object]], None]]:
+    """The packaged multilingual encoder tuned as the answer judge is (`usem`: one seed, no
+    two-part questions), its epoch chosen by that trainer's rule on the kept-out pairs."""
+    from factledger.adapters.judgement.tuned_answers_file import TunedAnswers
+    from factledger.bench.judgement.usem.train import TuneRecipe, finish, fit, run_log
+
+    path = out_dir / USE_FILE
+    recipe = TuneRecipe(epochs=epochs, compound=0.0, minutes=60.0)
+    runs = [fit(pairs_of(fitted), pairs_of(held), recipe, run_log(path, recipe.seed))]
+    _, chosen = finish(runs, pairs_of(held), path)
+
+    def set_bars(reader_min: float, gate: float, more: dict[str, object]) -> None:
+        tuned = TunedAnswers.load(path, None)
+        path.write_bytes(replace(tuned, yes_min=reader_min, gate=gate).to_bytes())
+
+    return path, int(chosen["chosen"]["epoch"]), set_bars  # type: ignore[index]
+
+
+def _reader_p(path: Path, held: Sequence[Sentence]) -> np.ndarray:
+    """The reader's `yes` for each kept-out sentence, read alone as the product reads them."""
+    model: PairModel
+    if path.suffix == ".npz":
+        model = TunedUseAnswerJudge.load(path, None)
+    else:
+        model = CrossAnswerJudge.load(path, None)
+    return np.array([float(model.probabilities_sync([(QUESTION, s.text)])[0][0]) for s in held])
+
+
+def fit_forget_reader(
+    corpus: Corpus,
+    onto: Path,
+    base: Path | None,
+    out_dir: Path,
+    epochs: int = 3,
+    learning_rate: float = 5e-5,
+    encoder: str = "minilm",
+) -> dict[str, object]:
     sentences = list(corpus.sentences)
     fitted = [s for s in sentences if not kept_out(s)]
     held = [s for s in sentences if kept_out(s)]
@@ -121,28 +184,18 @@ def fit_forget_reader(
     flag_p = asyncio.run(_flag_p(embedder, partial, [s.text for s in held]))
     gate = gate_for(flag_p, asked)
     out_dir.mkdir(parents=True, exist_ok=True)
-    model, run = fit(
-        pairs_of(fitted),
-        pairs_of(held),
-        base,
-        Recipe(epochs=epochs, learning_rate=learning_rate),
-        out_dir / "epochs.json",
-        choose_by="accuracy",
-    )
-    card: dict[str, object] = {"task": "requests to forget (ADR 0165)", "pairs": len(fitted)}
-    float_path = export(model, out_dir / "forget-reader-float.onnx", 0.5, card)
-    int8_path = quantise(float_path, out_dir / MODEL_FILE, 0.5, card)
-    reader = CrossAnswerJudge.load(int8_path, None)
-    # Read alone, as the product reads them (`ForgetReader.probabilities_sync`).
-    reader_p = np.array(
-        [float(reader.probabilities_sync([(QUESTION, s.text)])[0][0]) for s in held]
-    )
+    if encoder == "use":
+        reader_path, epoch, set_bars = _use_reader(fitted, held, out_dir, epochs)
+    else:
+        reader_path, epoch, set_bars = _minilm_reader(
+            fitted, held, base, out_dir, epochs, learning_rate
+        )
+    reader_p = _reader_p(reader_path, held)
     passed = flag_p >= gate
     reader_min, figures = reader_threshold(reader_p[passed], asked[passed])
     combined = passed & (reader_p >= reader_min)
     tp = float((combined & asked).sum())
-    card = {**card, "gate": gate, "kept_out": len(held)}
-    set_threshold(int8_path, reader_min, card)
+    set_bars(reader_min, gate, {"kept_out": len(held)})
     heads = asyncio.run(with_refit_forget_flag(embedder, corpus, shipped))
     heads_sha256 = heads.save(out_dir / "heads.npz")
     flag_alone = flag_p >= partial.forget_min
@@ -151,7 +204,8 @@ def fit_forget_reader(
         "requests": int(sum(s.forget for s in sentences)),
         "kept_out": len(held),
         "kept_out_requests": int(asked.sum()),
-        "chosen_epoch": run["chosen"]["epoch"],  # type: ignore[index]
+        "encoder": encoder,
+        "chosen_epoch": epoch,
         "gate": gate,
         "gate_recall": round(float((flag_p[asked] >= gate).mean()), 3),
         "passed_by_gate": int(passed.sum()),
@@ -168,8 +222,8 @@ def fit_forget_reader(
             ),
             "recall": round(float((flag_alone & asked).sum()) / max(float(asked.sum()), 1.0), 3),
         },
-        "reader": str(int8_path),
-        "reader_sha256": hashlib.sha256(int8_path.read_bytes()).hexdigest(),
+        "reader": str(reader_path),
+        "reader_sha256": hashlib.sha256(reader_path.read_bytes()).hexdigest(),
         "heads": str(out_dir / "heads.npz"),
         "heads_sha256": heads_sha256,
     }
@@ -181,7 +235,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.forget_reader")
     commands = parser.add_subparsers(dest="command", required=True)
     fitting = commands.add_parser("fit", help="fit the reader, its gate and the flag")
-    fitting.add_argument("--base", type=Path, required=True, help="all-MiniLM-L6-v2's weights")
+    fitting.add_argument("--base", type=Path, help="all-MiniLM-L6-v2's weights (minilm)")
+    fitting.add_argument(
+        "--encoder",
+        choices=("minilm", "use"),
+        default="minilm",
+        help="minilm: all-MiniLM-L6-v2 as a cross-encoder; use: the packaged multilingual "
+        "encoder tuned as the answer judge is",
+    )
     fitting.add_argument("--out", type=Path, required=True)
     fitting.add_argument("--corpus", type=Path, action="append", help="a corpus directory")
     fitting.add_argument("--lines", type=Path, action="append", default=[])
@@ -193,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.lines:
         corpus = corpus + sentences_of_lines(load_lines(args.lines))
     done = fit_forget_reader(
-        corpus, args.onto, args.base, args.out, args.epochs, args.learning_rate
+        corpus, args.onto, args.base, args.out, args.epochs, args.learning_rate, args.encoder
     )
     sys.stdout.write(json.dumps(done, indent=2) + "\n")
 
