@@ -11,13 +11,15 @@ reader runs only on the sentences the gate passes, each alone (an int8 graph qua
 run's activations over everything in it, ADR 0155). Both thresholds were chosen on training
 sentences neither model saw (`python -m factledger.bench.judgement.forget_reader fit`) and
 ride in the file's metadata; its SHA-256 is checked before onnxruntime reads a byte of it.
+The packaged reader (ADR 0166) reads beside the packaged heads; a deployment's own heads read
+with their own reader or with none.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -25,6 +27,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from factledger.adapters.deferred_load import DeferredLoad
 from factledger.adapters.judgement.cross_answers import (
     CLASSES,
     CrossAnswerJudge,
@@ -37,6 +40,15 @@ from factledger.application.judgement.types import Reply
 
 QUESTION = "request to forget"  # the pair's first segment, as the reader was trained
 
+# ADR 0165's candidate two, adopted by ADR 0166: fitted beside the packaged heads' forget flag
+# (`judge.PACKAGED_HEADS`), on the project's sentences and writers T1's and T2's lines. Its
+# threshold and gate are the ones its metadata carries, pinned here so that a start reads
+# neither the file nor its metadata (the file loads after ready, `DeferredLoad`).
+PACKAGED_FORGET_READER = Path(__file__).parent / "weights" / "forget-reader-int8.onnx"
+PACKAGED_FORGET_READER_SHA256 = "5e1420957527e3eb7118b16194442149272aa94a38aa070525ee9f27e6d075b8"
+PACKAGED_FORGET_READER_MIN = 0.349
+PACKAGED_FORGET_READER_GATE = 0.4
+
 
 class ForgetReaderIntegrityError(RuntimeError):
     """The reader's file is missing, differs from its pin, or does not carry its gate."""
@@ -48,6 +60,31 @@ class PairModel(Protocol):
     def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]: ...
 
 
+class LoadedLater:
+    """A pair model loaded on a thread of its own once the process is ready (or by its first
+    reading, which waits for it and gets its error)."""
+
+    def __init__(self, load: Callable[[], PairModel]) -> None:
+        self._loading: DeferredLoad[PairModel] = DeferredLoad.pending(load)
+
+    def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
+        return self._loading.result().probabilities_sync(pairs)
+
+
+def _packaged_model() -> PairModel:
+    try:
+        model = CrossAnswerJudge.load(PACKAGED_FORGET_READER, PACKAGED_FORGET_READER_SHA256)
+    except CrossEncoderIntegrityError as exc:
+        raise ForgetReaderIntegrityError(str(exc)) from exc
+    card = json.loads(metadata_of(model.model).get("trained", "{}"))
+    if (model.yes_min, card.get("gate")) != (
+        PACKAGED_FORGET_READER_MIN,
+        PACKAGED_FORGET_READER_GATE,
+    ):
+        raise ForgetReaderIntegrityError("the packaged reader's thresholds differ from its pins")
+    return model
+
+
 @dataclass(frozen=True, slots=True)
 class ForgetReader:
     """The reader (`model`), its threshold (`reader_min`) and the flag's gate."""
@@ -55,6 +92,13 @@ class ForgetReader:
     model: PairModel
     reader_min: float
     gate: float
+
+    @classmethod
+    def packaged(cls) -> ForgetReader:
+        """The shipped reader at its pinned threshold and gate, loaded after ready."""
+        return cls(
+            LoadedLater(_packaged_model), PACKAGED_FORGET_READER_MIN, PACKAGED_FORGET_READER_GATE
+        )
 
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> ForgetReader:

@@ -45,7 +45,7 @@ from factledger.application.memory.ports import Embedder
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
-PACKAGED_HEADS_SHA256 = "3be273f4e9214c089991339ad1b907745624ab3bb28f8527bb8a421692e55090"
+PACKAGED_HEADS_SHA256 = "b8e650d0a19a2c9f86344add6adc180611f7a05b99f1b5c0b72b24ef40c67210"
 FLAG_MIN = 0.5  # a flag head's probability from which the flag is set
 
 
@@ -97,13 +97,15 @@ class LearnedJudge:
 
     @classmethod
     def packaged(cls, *, cache_dir: Path | None = None) -> LearnedJudge:
-        """The shipped heads over the packaged default embedder they were trained on, and
-        the shipped reader of replies (the tuned multilingual encoder)."""
+        """The shipped heads over the packaged default embedder they were trained on, the
+        shipped reader of replies (the tuned multilingual encoder) and the shipped reader of
+        requests to forget beside the heads' flag (ADR 0166)."""
         return cls.from_file(
             PACKAGED_HEADS,
             PACKAGED_HEADS_SHA256,
             cache_dir=cache_dir,
             answers=TunedUseAnswerJudge.packaged(),
+            forget_reader=ForgetReader.packaged(),
         )
 
     @classmethod

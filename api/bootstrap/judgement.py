@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 import structlog
 
@@ -105,23 +106,37 @@ def pair_answers(path: Path | None = None, sha256: str | None = None) -> AnswerR
     return PairAnswerJudge.load_over_packaged_encoder(path, sha256)
 
 
+# The reader of requests to forget a judge reads with: the shipped one, a deployment's file
+# with its pin, or none (ADR 0165, 0166).
+ForgetReaderChoice = Literal["packaged"] | tuple[Path, str | None] | None
+DEFAULT_READER: Literal["default"] = "default"
+
+
 def learned_judge(
     heads_path: Path | None = None,
     heads_sha256: str | None = None,
     answers_path: Path | None = None,
     answers_sha256: str | None = None,
-    forget_reader: tuple[Path, str | None] | None = None,
+    forget_reader: ForgetReaderChoice | Literal["default"] = DEFAULT_READER,
 ) -> SentenceJudge:
+    """The judge of these files; by default the shipped reader of requests to forget with the
+    shipped heads, none with a deployment's (its gate was fitted beside the shipped flag)."""
+    if forget_reader == DEFAULT_READER:
+        forget_reader = "packaged" if heads_path is None else None
     # One judge per set of files however it is asked for (the extractor asks with the heads
     # only, the answer path with the answer head too): the cache keys on arguments as given.
     return _learned_judge(heads_path, heads_sha256, answers_path, answers_sha256, forget_reader)
 
 
-def forget_reader_of(settings: ExtractorSettings) -> tuple[Path, str | None] | None:
-    """The reader of requests to forget the settings name, with its pin (ADR 0165)."""
-    if not isinstance(settings, LearnedExtractorSettings) or settings.forget_reader_path is None:
+def forget_reader_of(settings: ExtractorSettings) -> ForgetReaderChoice | Literal["default"]:
+    """The reader of requests to forget the settings choose (ADR 0165, 0166)."""
+    if not isinstance(settings, LearnedExtractorSettings):
+        return DEFAULT_READER
+    if settings.forget_reader == "none":
         return None
-    return settings.forget_reader_path, settings.forget_reader_sha256
+    if settings.forget_reader_path is not None:
+        return settings.forget_reader_path, settings.forget_reader_sha256
+    return DEFAULT_READER
 
 
 @cache
@@ -130,7 +145,7 @@ def _learned_judge(
     heads_sha256: str | None,
     answers_path: Path | None,
     answers_sha256: str | None,
-    forget_reader: tuple[Path, str | None] | None,
+    forget_reader: ForgetReaderChoice,
 ) -> SentenceJudge:
     # The embedder's graph from the user's graph cache, where the backend's embedder of the
     # same model keeps it too: compiling it again took about a third of a start's CPU.
@@ -141,7 +156,10 @@ def _learned_judge(
         if heads_path is None
         else (heads_path, heads_sha256)
     )
-    reader = None if forget_reader is None else ForgetReader.load(*forget_reader)
+    if forget_reader == "packaged":
+        reader: ForgetReader | None = ForgetReader.packaged()
+    else:
+        reader = None if forget_reader is None else ForgetReader.load(*forget_reader)
     return LearnedJudge.from_file(
         path, sha256, cache_dir=cache_dir, answers=answers, forget_reader=reader
     )

@@ -16,10 +16,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from factledger.adapters.embedding.onnx.embedder import (
-    finish_deferred_loads,
-    start_deferred_loads,
-)
+from factledger.adapters.deferred_load import finish_deferred_loads, start_deferred_loads
 from factledger.api.bootstrap.deferred_imports import import_deferred, start_deferred_imports
 
 # A process that no probe asks warms up this long after its runtime opened.

@@ -60,10 +60,13 @@ class LearnedExtractorSettings(NestedSettings):
     candidates: Literal["rules", "sentences", "rules_and_sentences"] = "rules"
     heads_path: Path | None = None
     heads_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    # A reader of requests to forget beside the heads' forget flag (ADR 0165): a sentence the
-    # flag reads at the file's gate or above asks to forget when this fine-tuned encoder reads
-    # it so too (`python -m factledger.bench.judgement.forget_reader fit`, which writes the
-    # heads file it was fitted beside), pinned by SHA-256. Unset: the flag alone.
+    # A reader of requests to forget beside the heads' forget flag (ADR 0165, 0166): a
+    # sentence the flag reads at the reader's gate or above asks to forget when the reader, a
+    # fine-tuned encoder, reads it so too. `default`: the shipped reader with the shipped
+    # heads; with a deployment's heads, its own reader (`forget_reader_path`, pinned by
+    # SHA-256: `python -m factledger.bench.judgement.forget_reader fit` writes the heads file
+    # and the reader fitted beside it) or none. `none`: the flag alone, at its `forget_min`.
+    forget_reader: Literal["default", "none"] = "default"
     forget_reader_path: Path | None = None
     forget_reader_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     # Which reader finds the kind's fields the rules fed nothing (ADR 0107): `qa_reader`, the

@@ -183,7 +183,9 @@ def _judge(heads: Path | None, sha256: str | None, reader: Path | None) -> Sente
     """The judge the product composes from these files (the shipped ones where None)."""
     from factledger.api.bootstrap.judgement import learned_judge
 
-    return learned_judge(heads, sha256, forget_reader=None if reader is None else (reader, None))
+    if reader is None:
+        return learned_judge(heads, sha256)
+    return learned_judge(heads, sha256, forget_reader=(reader, None))
 
 
 def split(source: Path, into: Path) -> dict[str, int]:

@@ -21,8 +21,9 @@ def judge_for(
         return None
     from factledger.api.bootstrap.judgement import learned_judge
 
-    reader = None if forget_reader is None else (forget_reader, None)
-    return learned_judge(heads, None, forget_reader=reader)
+    if forget_reader is None:
+        return learned_judge(heads, None)
+    return learned_judge(heads, None, forget_reader=(forget_reader, None))
 
 
 async def forget_lines(

@@ -9,13 +9,13 @@ import asyncio
 import hashlib
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from factledger.adapters.deferred_load import DeferredLoad
 from factledger.adapters.embedding.onnx.graph_cache import CompiledGraphCache
 from factledger.adapters.embedding.onnx.model_files import (
     DEFAULT_PRESET,
@@ -117,84 +117,6 @@ def _known_without_loading(files: OnnxModelFiles, int8_activations: bool) -> tup
     return dimension, f"{files.model_id}+int8-activations" if int8_activations else files.model_id
 
 
-class DeferredLoad:
-    """A model load run once on a thread of its own: from `start()` (a served process calls
-    `start_deferred_loads` once it is ready), or from the first `result()`, whichever comes
-    first. The waiters get the load's result or its error."""
-
-    def __init__(self, load: Callable[[], _Loaded]) -> None:
-        self._load = load
-        self._future: Future[_Loaded] = Future()
-        self._started = False
-        self._lock = threading.Lock()
-
-    @classmethod
-    def pending(cls, load: Callable[[], _Loaded]) -> DeferredLoad:
-        """A load that starts with `start_deferred_loads` or its first waiter."""
-        deferred = cls(load)
-        with _DEFERRED_LOCK:
-            _DEFERRED.append(deferred)
-        return deferred
-
-    def start(self) -> None:
-        with self._lock:
-            if self._started:
-                return
-            self._started = True
-        with _DEFERRED_LOCK:
-            if self in _DEFERRED:
-                _DEFERRED.remove(self)
-        # Not a daemon: the interpreter waits for a load still running when the process ends,
-        # since onnxruntime torn down mid-load aborts the process ("terminate called without
-        # an active exception") instead of letting it exit.
-        threading.Thread(target=self._run, name="factledger-model-load", daemon=False).start()
-
-    def _run(self) -> None:
-        try:
-            self._future.set_result(self._load())
-        except BaseException as exc:  # every failure, or a waiter would wait for ever
-            self._future.set_exception(exc)
-
-    def result(self) -> _Loaded:
-        self.start()
-        return self._future.result()
-
-    def done(self) -> bool:
-        return self._future.done()
-
-    @classmethod
-    def finished(cls, loaded: _Loaded) -> DeferredLoad:
-        deferred = cls(lambda: loaded)
-        deferred._started = True
-        deferred._future.set_result(loaded)
-        return deferred
-
-
-_DEFERRED: list[DeferredLoad] = []
-_DEFERRED_LOCK = threading.Lock()
-
-
-def finish_deferred_loads() -> None:
-    """Starts every model load deferred so far and waits for them all (raising the first
-    one's error): for a process that would rather have its models before its first call, or
-    a measurement that must not count a load in what it times."""
-    with _DEFERRED_LOCK:
-        pending = list(_DEFERRED)
-    for deferred in pending:
-        deferred.start()
-    for deferred in pending:
-        deferred.result()
-
-
-def start_deferred_loads() -> None:
-    """Starts every model load deferred so far: what a process calls once it is ready to
-    serve, so that readiness never waits for a model and the first request waits less."""
-    with _DEFERRED_LOCK:
-        pending = list(_DEFERRED)
-    for deferred in pending:
-        deferred.start()
-
-
 class ModelLoadMismatchError(RuntimeError):
     """A model loaded in the background is not the one its embedder announced."""
 
@@ -263,7 +185,7 @@ class OnnxEmbedder:
         known = _known_without_loading(files, int8_activations)
         if load_in_background and known is not None:
             self.dimension, self.model_id = known
-            self._loading = DeferredLoad.pending(
+            self._loading: DeferredLoad[_Loaded] = DeferredLoad.pending(
                 lambda: _load(files, max_tokens, threads, int8_activations, cache_dir)
             )
         else:

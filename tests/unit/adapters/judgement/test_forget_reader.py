@@ -14,6 +14,10 @@ import pytest
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.judgement.forget_reader import (
+    PACKAGED_FORGET_READER,
+    PACKAGED_FORGET_READER_GATE,
+    PACKAGED_FORGET_READER_MIN,
+    PACKAGED_FORGET_READER_SHA256,
     QUESTION,
     ForgetReader,
     ForgetReaderIntegrityError,
@@ -89,3 +93,30 @@ def test_a_file_that_does_not_carry_its_gate_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(ForgetReaderIntegrityError, match="gate"):
         ForgetReader.load(path, None)
+
+
+def test_the_packaged_reader_carries_the_threshold_and_gate_it_is_pinned_with() -> None:
+    loaded = ForgetReader.load(PACKAGED_FORGET_READER, PACKAGED_FORGET_READER_SHA256)
+    assert (loaded.reader_min, loaded.gate) == (
+        PACKAGED_FORGET_READER_MIN,
+        PACKAGED_FORGET_READER_GATE,
+    )
+    packaged = ForgetReader.packaged()
+    said = [
+        "Please delete my home address from your records.",
+        "My wife asked her bank to delete her details.",
+    ]
+    assert packaged.probabilities_sync(said) == loaded.probabilities_sync(said)
+
+
+def test_a_packaged_reader_that_differs_from_its_pin_fails_its_first_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from factledger.adapters.judgement import forget_reader
+
+    altered = tmp_path / "reader.onnx"
+    altered.write_bytes(PACKAGED_FORGET_READER.read_bytes() + b"\0")
+    monkeypatch.setattr(forget_reader, "PACKAGED_FORGET_READER", altered)
+    reader = ForgetReader.packaged()  # a start reads nothing of the file
+    with pytest.raises(ForgetReaderIntegrityError, match="sha256 differs"):
+        asyncio.run(reader.requests(["Please delete my number."], [0.9]))

@@ -87,8 +87,10 @@ async def test_a_transcripts_sentences_judged_together_get_each_ones_answers_alo
     # share one range per run); the heads' matrix product over several rows may round the
     # last bit of a probability otherwise, hence the tolerance, far below what a shared
     # range moves them (hundredths).
-    together = LearnedJudge(OnnxEmbedder(cached_vectors=0), judge.heads)
-    alone = LearnedJudge(OnnxEmbedder(cached_vectors=0), judge.heads)
+    # The shipped reader of requests to forget reads each sentence alone too (ADR 0166).
+    reader = judge.forget_reader
+    together = LearnedJudge(OnnxEmbedder(cached_vectors=0), judge.heads, forget_reader=reader)
+    alone = LearnedJudge(OnnxEmbedder(cached_vectors=0), judge.heads, forget_reader=reader)
     for sentences in TRANSCRIPTS:
         one_by_one = [(await alone.judge([sentence]))[0] for sentence in sentences]
         judged = await together.judge(sentences)

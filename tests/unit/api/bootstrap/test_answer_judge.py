@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.forget_reader import (
+    PACKAGED_FORGET_READER,
+    PACKAGED_FORGET_READER_GATE,
+    PACKAGED_FORGET_READER_MIN,
+    PACKAGED_FORGET_READER_SHA256,
+)
+from factledger.adapters.judgement.judge import PACKAGED_HEADS, LearnedJudge
 from factledger.adapters.judgement.pair_answers import (
     PACKAGED_ANSWER_HEAD,
     PACKAGED_ANSWER_HEAD_SHA256,
@@ -43,3 +49,41 @@ def test_a_deployments_own_answer_head_is_used_only_when_it_matches_its_pin(
     assert judge.pair_answers is not None
     wrong = ExtractionSettings(answer_head_path=own, answer_head_sha256="1" * 64)
     assert answer_judge(RuleExtractorSettings(), wrong) is None
+
+
+def test_the_shipped_heads_read_with_the_shipped_forget_reader_unless_turned_off() -> None:
+    shipped = answer_judge(LearnedExtractorSettings())
+    assert isinstance(shipped, LearnedJudge)
+    assert shipped.forget_reader is not None
+    assert shipped.forget_reader.gate == PACKAGED_FORGET_READER_GATE
+    assert isinstance(answer_judge(RuleExtractorSettings()), LearnedJudge)
+    off = answer_judge(LearnedExtractorSettings(forget_reader="none"))
+    assert isinstance(off, LearnedJudge)
+    assert off.forget_reader is None
+
+
+def test_a_deployments_heads_read_with_their_own_forget_reader_or_none(tmp_path: Path) -> None:
+    own = tmp_path / "heads.npz"
+    own.write_bytes(PACKAGED_HEADS.read_bytes())
+    alone = answer_judge(LearnedExtractorSettings(heads_path=own))
+    assert isinstance(alone, LearnedJudge)
+    assert alone.forget_reader is None  # the shipped reader's gate was fitted beside its flag
+    reader = tmp_path / "reader.onnx"
+    reader.write_bytes(PACKAGED_FORGET_READER.read_bytes())
+    paired = answer_judge(
+        LearnedExtractorSettings(
+            heads_path=own,
+            forget_reader_path=reader,
+            forget_reader_sha256=PACKAGED_FORGET_READER_SHA256,
+        )
+    )
+    assert isinstance(paired, LearnedJudge)
+    assert paired.forget_reader is not None
+    assert (paired.forget_reader.reader_min, paired.forget_reader.gate) == (
+        PACKAGED_FORGET_READER_MIN,
+        PACKAGED_FORGET_READER_GATE,
+    )
+    unpinned = LearnedExtractorSettings(
+        heads_path=own, forget_reader_path=reader, forget_reader_sha256="2" * 64
+    )
+    assert answer_judge(unpinned) is None

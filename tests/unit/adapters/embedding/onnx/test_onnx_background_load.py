@@ -15,12 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from factledger.adapters.deferred_load import finish_deferred_loads, start_deferred_loads
 from factledger.adapters.embedding.onnx import embedder as onnx_embedder
-from factledger.adapters.embedding.onnx.embedder import (
-    OnnxEmbedder,
-    finish_deferred_loads,
-    start_deferred_loads,
-)
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import (
     DEFAULT_PRESET,
     ModelIntegrityError,
