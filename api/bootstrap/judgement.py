@@ -264,7 +264,6 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         asks_every_field=True,
         stance=stance,
         latest_of_held=settings.held_answer == "latest",
-        last_in_line=settings.line_answer == "last",
         read_backs=reader if settings.read_backs else None,
         read_back_replies=read_back_replies(settings, judge),
         read_back_floor=settings.read_back_floor,

@@ -108,9 +108,6 @@ class LearnedExtractorSettings(NestedSettings):
     # Which answer of such a held field a session proposes: `best`, its most probable, as for
     # any field; `latest`, the latest said over the floor (ADR 0128).
     held_answer: Literal["best", "latest"] = "best"
-    # Where one line says two values of a single-valued field: `best`, the most probable;
-    # `last`, the last said after it (ADR 0169).
-    line_answer: Literal["best", "last"] = "best"
     # Such a held field's answers under the held floor, from the pair head's bar, kept where
     # the pair head reads their sentence as stating another value than the words held (ADR
     # 0137, 0145): the shipped head (`python -m factledger.bench.judgement.held_change`) over the

@@ -51,7 +51,6 @@ async def score_directory(
     dropped_items_model: Path | None = None,
     as_served: bool = False,
     forget_reader: Path | None = None,
-    line_answer: str | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement, heads, forget_reader)
@@ -62,8 +61,6 @@ async def score_directory(
         config["heads_path"] = heads
     if forget_reader is not None:
         config["forget_reader_path"] = forget_reader
-    if line_answer is not None:
-        config["line_answer"] = line_answer
     if field_reader is not None:
         config["field_reader"] = field_reader
     if candidates is not None:
@@ -136,7 +133,6 @@ async def score_directory(
         "dropped_items_model": "none" if dropped_items_model is None else dropped_items_model.name,
         "heads": "shipped" if heads is None else heads.name,
         "forget_reader": "none" if forget_reader is None else forget_reader.name,
-        "line_answer": line_answer or "default",
         "schema": schema,
         "as_served": as_served,
         "sessions": sum(len(c.sessions) for c in cases),
@@ -175,12 +171,6 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--heads", type=Path, help="the learned extractor's heads file (default: the shipped)"
-    )
-    parser.add_argument(
-        "--line-answer",
-        choices=("best", "last"),
-        help="a line's answer of a single-valued field: its most probable or the last said "
-        "(ADR 0169; default: the product's)",
     )
     parser.add_argument(
         "--forget-reader",
@@ -318,7 +308,6 @@ def main(argv: list[str] | None = None) -> None:
                 dropped_items_model=args.dropped_items_model,
                 as_served=args.as_served,
                 forget_reader=args.forget_reader,
-                line_answer=args.line_answer,
             )
         )
         for d in args.sets

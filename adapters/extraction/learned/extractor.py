@@ -92,9 +92,6 @@ class LearnedExtractor:
     # over the floor, not its most probable (ADR 0128: where a held field is said again, the
     # update is what the subject ends on); False: the most probable, as for any field.
     latest_of_held: bool = False
-    # Where one line says two values of a single-valued field, the last said stands for the
-    # line ("Walgreens, no wait, it's Harmon now": ADR 0169); False: the most probable.
-    last_in_line: bool = False
     # Reads the values the agent's lines say back, proposed where the subject's next line is a
     # yes to them and no line of the subject's states the field (ADR 0138); None: never.
     read_backs: ReadBackReader | None = None
@@ -192,8 +189,6 @@ class LearnedExtractor:
             stated = sorted(
                 (s for s in found if s.field == spec.field), key=lambda s: s.p, reverse=True
             )
-            if not spec.many and self.last_in_line:
-                stated = last_of_each_line(stated, request.transcript)
             if spec.many:
                 chosen = stated
             elif spec.held and self.latest_of_held and stated:
@@ -287,23 +282,6 @@ def _asks_the_subject(transcript: Sequence[Message], index: int) -> bool:
 def _fed(slot: str, facts: Sequence[ExtractedFact]) -> bool:
     """Whether a stated fact has `slot` or a keyed slot of it (`slot:key`)."""
     return any(f.slot is not None and not f.negated and is_slot_of(f.slot, slot) for f in facts)
-
-
-def last_of_each_line(
-    stated: Sequence[FieldStatement], transcript: Sequence[Message]
-) -> list[FieldStatement]:
-    """One answer per line, most probable first: the line's most probable answer, or the last
-    answer said after it that does not overlap it (ADR 0169)."""
-    by_line: dict[int, list[FieldStatement]] = {}
-    for s in stated:
-        by_line.setdefault(s.message_index, []).append(s)
-    kept = []
-    for answers in by_line.values():
-        best = max(answers, key=lambda s: s.p)
-        start = _said_at(best, transcript)[1]
-        after = [s for s in answers if _said_at(s, transcript)[1] >= start + len(best.clause)]
-        kept.append(max(after, key=lambda s: _said_at(s, transcript)) if after else best)
-    return sorted(kept, key=lambda s: s.p, reverse=True)
 
 
 def _said_at(statement: FieldStatement, transcript: Sequence[Message]) -> tuple[int, int]:
