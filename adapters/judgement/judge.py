@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+import structlog
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
@@ -29,7 +30,7 @@ from factledger.adapters.judgement.fields import (
     field_text,
     pair_features,
 )
-from factledger.adapters.judgement.forget_reader import ForgetReader
+from factledger.adapters.judgement.forget_reader import ForgetReader, ForgetReaderIntegrityError
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.spans import (
     LineReading,
@@ -43,6 +44,8 @@ from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
 from factledger.application.memory.ports import Embedder
 from factledger.domain.transcript import Message, Role
+
+log = structlog.get_logger(__name__)
 
 PACKAGED_HEADS = Path(__file__).parent / "weights" / "judgement-heads.npz"
 PACKAGED_HEADS_SHA256 = "b8e650d0a19a2c9f86344add6adc180611f7a05b99f1b5c0b72b24ef40c67210"
@@ -145,11 +148,7 @@ class LearnedJudge:
         statement = self.heads["statement"]
         kinds = statement.probabilities(x)
         hedged, forget, correction = (self._flag(n, x) for n in ("hedged", "forget", "correction"))
-        requests = (
-            [bool(p >= self.heads.forget_min) for p in forget]
-            if self.forget_reader is None
-            else await self.forget_reader.requests(sentences, [float(p) for p in forget])
-        )
+        requests = await self._requests(sentences, forget)
         out = []
         for i in range(len(sentences)):
             best = int(np.argmax(kinds[i]))
@@ -166,6 +165,17 @@ class LearnedJudge:
                 )
             )
         return out
+
+    async def _requests(self, sentences: Sequence[str], forget: Matrix) -> list[bool]:
+        """Which sentences ask to forget: the reader's reading where there is one, else (or
+        when its file cannot be used: logged) the flag's at `forget_min`. The reader only
+        makes the flag more precise (ADR 0166), so its loss costs false alarms, not requests."""
+        if self.forget_reader is not None:
+            try:
+                return await self.forget_reader.requests(sentences, [float(p) for p in forget])
+            except ForgetReaderIntegrityError as exc:
+                log.error("forget_reader_unavailable", error_type=type(exc).__name__)
+        return [bool(p >= self.heads.forget_min) for p in forget]
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         """A yes only when the head is sure enough of it (`yes_min`): a false yes records a

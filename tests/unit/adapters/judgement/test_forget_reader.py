@@ -120,3 +120,34 @@ def test_a_packaged_reader_that_differs_from_its_pin_fails_its_first_reading(
     reader = ForgetReader.packaged()  # a start reads nothing of the file
     with pytest.raises(ForgetReaderIntegrityError, match="sha256 differs"):
         asyncio.run(reader.requests(["Please delete my number."], [0.9]))
+
+
+def test_a_reader_that_cannot_load_leaves_the_flag_alone_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from structlog.testing import capture_logs
+
+    from factledger.adapters.judgement import forget_reader
+
+    altered = tmp_path / "reader.onnx"
+    altered.write_bytes(PACKAGED_FORGET_READER.read_bytes()[:1000])
+    monkeypatch.setattr(forget_reader, "PACKAGED_FORGET_READER", altered)
+    heads = Heads.load(PACKAGED_HEADS, None)
+    broken = LearnedJudge(OnnxEmbedder(), heads, forget_reader=ForgetReader.packaged())
+    alone = LearnedJudge(OnnxEmbedder(), heads)
+    said = [
+        "Please delete my home address from your records.",
+        "We moved the office to Lyon in March.",
+    ]
+
+    with capture_logs() as logs:
+        read = asyncio.run(broken.judge(said))
+
+    assert [j.forget_request for j in read] == [
+        j.forget_request for j in asyncio.run(alone.judge(said))
+    ]
+    assert read[0].forget_request
+    assert [e["error_type"] for e in logs if e["event"] == "forget_reader_unavailable"] == [
+        "ForgetReaderIntegrityError"
+    ]
+    assert not any(said[0] in str(e) for e in logs)  # logs never carry what was said
