@@ -6,14 +6,17 @@ words that stated it, a rejection keeps it and records why; a rerun proposes not
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import httpx
 import pytest
+from structlog.testing import capture_logs
 from support.api_harness import bearer, build_ports, line, token
 
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.judgement import forget_reader
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
@@ -167,3 +170,25 @@ async def test_rejecting_the_request_keeps_the_field_and_says_why(
     )
     assert read["status"] == "rejected"
     assert await pending(http) == []
+
+
+async def test_a_reader_of_requests_that_cannot_be_used_still_leaves_the_request_on_its_field(
+    http: httpx.AsyncClient,
+    ports: Runtime,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ADR 0166's reader file damaged: the sync neither stalls nor drops the request; the flag
+    # alone notices it, and the log says why by error type only.
+    damaged = tmp_path / "forget-reader-int8.onnx"
+    damaged.write_bytes(forget_reader.PACKAGED_FORGET_READER.read_bytes()[:4096])
+    monkeypatch.setattr(forget_reader, "PACKAGED_FORGET_READER", damaged)
+
+    with capture_logs() as logs:
+        _, request = await asked_to_forget(http, ports)
+
+    assert (request["field"], request["evidence"]["quote"]) == ("budget", ASKS)
+    assert {e.get("error_type") for e in logs if e["event"] == "forget_reader_unavailable"} == {
+        "ForgetReaderIntegrityError"
+    }
+    assert not any(ASKS in str(e) for e in logs)
