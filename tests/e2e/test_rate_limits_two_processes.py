@@ -22,6 +22,7 @@ from support.api_harness import bearer, token
 from support.serve_process import serving
 
 from factledger.api.http.auth import Role
+from factledger.api.http.rate_limit import LOCAL_FOR_S
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
@@ -84,7 +85,17 @@ def hammer(base_urls: list[str]) -> tuple[Counter[tuple[str, int]], float, list[
     return statuses, time.monotonic() - started, retry_after
 
 
-def assert_rate_held_in_total(base_urls: list[str]) -> None:
+def local_periods(data_dir: Path) -> int:
+    """How many times a process counted on its own because the shared store did not answer in
+    time (`api.rate_limits_local`, logged as each such period of `LOCAL_FOR_S` begins): by
+    design, a slow store costs the limit's precision, never a request's latency."""
+    return sum(
+        log.read_text(encoding="utf-8", errors="replace").count("api.rate_limits_local")
+        for log in data_dir.glob("api-*.log")
+    )
+
+
+def assert_rate_held_in_total(base_urls: list[str], data_dir: Path) -> None:
     statuses, window_s, retry_after = hammer(base_urls)
     admitted = sum(n for (_, status), n in statuses.items() if status == 200)
     limited = sum(n for (_, status), n in statuses.items() if status == 429)
@@ -95,12 +106,15 @@ def assert_rate_held_in_total(base_urls: list[str]) -> None:
         assert statuses[url, 429] > 0, statuses
         assert statuses[url, 200] > 0, statuses
     assert admitted >= BURST, statuses
-    # Per-process counting admits about 2 x allowance; a shared count stays near 1 x.
-    assert admitted <= allowance * 1.3 + 5, (admitted, allowance, statuses)
+    # Per-process counting admits about 2 x allowance; a shared count stays near 1 x, plus
+    # what a process admits alone while the store is slow to answer (its own full bucket and
+    # what it refills in one local period), as a loaded machine sometimes makes it.
+    alone = local_periods(data_dir) * (BURST + PER_S * LOCAL_FOR_S)
+    assert admitted <= allowance * 1.3 + 5 + alone, (admitted, allowance, alone, statuses)
     assert retry_after
     assert all(int(value) >= 1 for value in retry_after)
 
 
 def test_two_processes_on_one_data_directory_hold_the_rate_in_total(tmp_path: Path) -> None:
     with two_processes(tmp_path / "data", LIMITS) as base_urls:
-        assert_rate_held_in_total(base_urls)
+        assert_rate_held_in_total(base_urls, tmp_path / "data")

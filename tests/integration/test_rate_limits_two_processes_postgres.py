@@ -30,4 +30,4 @@ def test_two_processes_on_one_postgres_hold_the_rate_in_total(
         "FACTLEDGER_VIEWS__SCHEMA_NAME": f"views_{suffix}",
     }
     with two_processes(tmp_path, extra) as base_urls:
-        assert_rate_held_in_total(base_urls)
+        assert_rate_held_in_total(base_urls, tmp_path)
