@@ -36,6 +36,7 @@ from factledger.adapters.judgement.cross_answers import (
 )
 from factledger.adapters.judgement.tuned_answers_file import TunedAnswersIntegrityError
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
+from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import Reply
 
 QUESTION = "request to forget"  # the pair's first segment, as the reader was trained
@@ -72,17 +73,17 @@ class LoadedLater:
 
 
 def _packaged_model() -> PairModel:
-    try:
-        model = CrossAnswerJudge.load(PACKAGED_FORGET_READER, PACKAGED_FORGET_READER_SHA256)
-    except CrossEncoderIntegrityError as exc:
-        raise ForgetReaderIntegrityError(str(exc)) from exc
-    card = json.loads(metadata_of(model.model).get("trained", "{}"))
-    if (model.yes_min, card.get("gate")) != (
-        PACKAGED_FORGET_READER_MIN,
-        PACKAGED_FORGET_READER_GATE,
-    ):
-        raise ForgetReaderIntegrityError("the packaged reader's thresholds differ from its pins")
-    return model
+    """The shipped file, its bytes checked against the pin; its threshold and gate are the
+    pinned constants (a test reads them against the file's metadata, so no start parses it)."""
+    raw = read_pinned(
+        PACKAGED_FORGET_READER,
+        PACKAGED_FORGET_READER_SHA256,
+        ForgetReaderIntegrityError,
+        "forget reader file",
+    )
+    return CrossAnswerJudge(
+        raw, PACKAGED_FORGET_READER_MIN, f"cross:{PACKAGED_FORGET_READER_SHA256[:12]}"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ import yaml
 
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.review.forget_requests import said_requests, sentences_of
+from factledger.bench.evalsets.judging import judge_for
 from factledger.domain.transcript import Message, Role
 
 ENGLISH = "en"
@@ -179,15 +180,6 @@ async def score(
     return tally
 
 
-def _judge(heads: Path | None, sha256: str | None, reader: Path | None) -> SentenceJudge:
-    """The judge the product composes from these files (the shipped ones where None)."""
-    from factledger.api.bootstrap.judgement import learned_judge
-
-    if reader is None:
-        return learned_judge(heads, sha256)
-    return learned_judge(heads, sha256, forget_reader=(reader, None))
-
-
 def split(source: Path, into: Path) -> dict[str, int]:
     """A writer's files copied into `into/dev` and `into/heldout` by `in_dev_half`, file by
     file (each item as written, in the writer's order)."""
@@ -228,7 +220,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.detail is not None and any("heldout" in d.parts for d in args.dirs):
         raise SystemExit("--detail reads the lines: dev halves only")
-    judge = _judge(args.heads, args.heads_sha256, args.forget_reader)
+    judge = judge_for("learned", args.heads, args.forget_reader, args.heads_sha256)
+    if judge is None:  # "learned" always composes one
+        raise SystemExit("no sentence judgement to score with")
     detail: list[dict[str, Any]] | None = [] if args.detail is not None else None
     report = []
     for directory in args.dirs:

@@ -12,7 +12,10 @@ from factledger.domain.transcript import Message, Role
 
 
 def judge_for(
-    name: str, heads: Path | None = None, forget_reader: Path | None = None
+    name: str,
+    heads: Path | None = None,
+    forget_reader: Path | None = None,
+    heads_sha256: str | None = None,
 ) -> SentenceJudge | None:
     """`none`: the product as it was, with no judgement; `learned`: the judge the product
     composes from the run's files (the shipped heads and readers, or the heads file and
@@ -22,8 +25,8 @@ def judge_for(
     from factledger.api.bootstrap.judgement import learned_judge
 
     if forget_reader is None:
-        return learned_judge(heads, None)
-    return learned_judge(heads, None, forget_reader=(forget_reader, None))
+        return learned_judge(heads, heads_sha256)
+    return learned_judge(heads, heads_sha256, forget_reader=(forget_reader, None))
 
 
 async def forget_lines(

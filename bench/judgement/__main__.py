@@ -44,17 +44,11 @@ from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.adapters.judgement.pair_answers import PACKAGED_ANSWER_HEAD
 from factledger.adapters.judgement.tuned_use import PACKAGED_TUNED_ANSWERS
-from factledger.bench.evalsets.forget_lines import load_lines
 from factledger.bench.judgement.answers import train_answer_head
-from factledger.bench.judgement.conversations import (
-    CONVERSATIONS,
-    Loaded,
-    load_training_cases,
-    sentences_of_conversations,
-)
-from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, load_corpus
+from factledger.bench.judgement.conversations import labelled
+from factledger.bench.judgement.corpus import PACKAGED_CORPUS
 from factledger.bench.judgement.field_data import cases_in
-from factledger.bench.judgement.forget_flag import sentences_of_lines, with_refit_forget_flag
+from factledger.bench.judgement.forget_flag import forget_sentences, with_refit_forget_flag
 from factledger.bench.judgement.importing import import_conversations, import_replies
 from factledger.bench.judgement.instructions import train_instruction_head
 from factledger.bench.judgement.train import (
@@ -66,18 +60,8 @@ from factledger.bench.judgement.train import (
 )
 
 
-def _labelled(corpora: list[Path]) -> tuple[Corpus, Loaded]:
-    """The corpora's sentences and replies, with the sentences their training conversations'
-    labels give; and those conversations."""
-    corpus = Corpus((), ())
-    for directory in corpora:
-        corpus = corpus + load_corpus(directory)
-    loaded = load_training_cases([d / CONVERSATIONS for d in corpora])
-    return corpus + sentences_of_conversations(loaded.cases), loaded
-
-
 async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> dict[str, object]:
-    corpus, loaded = _labelled(corpora)
+    corpus, loaded = labelled(corpora)
     cases = cases_in([*corpora, *conversations])
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
     heads = await train(embedder, corpus, cases, loaded.cases)
@@ -104,16 +88,14 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
 async def _refit_forget(
     corpora: list[Path], onto: Path, out: Path, lines: list[Path]
 ) -> dict[str, object]:
-    corpus, loaded = _labelled(corpora)
-    written = sentences_of_lines(load_lines(lines)) if lines else Corpus((), ())
-    corpus = corpus + written
+    corpus, loaded, from_lines = forget_sentences(corpora, lines)
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
     heads = await with_refit_forget_flag(embedder, corpus, Heads.load(onto, None))
     return {
         "sentences": len(corpus.sentences),
         "requests": sum(s.forget for s in corpus.sentences),
         "span_conversations": len(loaded.cases),
-        "line_sentences": len(written.sentences),
+        "line_sentences": from_lines,
         "forget_min": heads.forget_min,
         "forget_out_of_fold": FORGET_FOLDS,
         "onto": str(onto),

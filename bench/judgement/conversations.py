@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from factledger.bench.judgement.corpus import Corpus, Sentence
+from factledger.bench.judgement.corpus import Corpus, Sentence, load_corpus
 
 LIST_MARK = "list:"
 CONVERSATIONS = "conversations"
@@ -239,3 +239,13 @@ def sentences_of_conversations(cases: Sequence[TrainingCase]) -> Corpus:
                     text = sentence_around(line, n.span.start)
                     add(text, Sentence(text, _STATEMENTS_OF_WHY[n.why], False, False, False))
     return Corpus(tuple(s for s in read.values() if s is not None), ())
+
+
+def labelled(corpora: Sequence[Path]) -> tuple[Corpus, Loaded]:
+    """The corpora's sentences and replies, with the sentences their training conversations'
+    labels give; and those conversations."""
+    corpus = Corpus((), ())
+    for directory in corpora:
+        corpus = corpus + load_corpus(directory)
+    loaded = load_training_cases([d / CONVERSATIONS for d in corpora])
+    return corpus + sentences_of_conversations(loaded.cases), loaded

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from factledger.adapters.judgement.heads import Heads
 from factledger.application.memory.ports import Embedder
-from factledger.bench.evalsets.forget_lines import ForgetLine, request_pieces
+from factledger.bench.evalsets.forget_lines import ForgetLine, load_lines, request_pieces
+from factledger.bench.judgement.conversations import Loaded, labelled
 from factledger.bench.judgement.corpus import Corpus, Sentence
 from factledger.bench.judgement.fit import fit_head
 from factledger.bench.judgement.train import BOOL, FORGET_FOLDS, features_of, flag_threshold
@@ -48,3 +50,12 @@ def sentences_of_lines(lines: Sequence[ForgetLine]) -> Corpus:
         ),
         (),
     )
+
+
+def forget_sentences(corpora: Sequence[Path], lines: Sequence[Path]) -> tuple[Corpus, Loaded, int]:
+    """What the forget flag (and the reader beside it) learn from: the corpora's labelled
+    sentences and conversations (`labelled`) and the writers' lines under `lines`; with the
+    conversations and how many sentences the lines gave."""
+    corpus, loaded = labelled(corpora)
+    written = sentences_of_lines(load_lines(lines)) if lines else Corpus((), ())
+    return corpus + written, loaded, len(written.sentences)

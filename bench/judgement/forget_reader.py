@@ -43,10 +43,9 @@ from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
 from factledger.application.judgement.types import Reply
-from factledger.bench.evalsets.forget_lines import load_lines
 from factledger.bench.judgement.answers import LabelledPair
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS, Corpus, Sentence
-from factledger.bench.judgement.forget_flag import sentences_of_lines, with_refit_forget_flag
+from factledger.bench.judgement.forget_flag import forget_sentences, with_refit_forget_flag
 from factledger.bench.judgement.train import features_of
 
 KEPT_OUT = 5
@@ -230,8 +229,6 @@ def fit_forget_reader(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from factledger.bench.judgement.__main__ import _labelled
-
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.forget_reader")
     commands = parser.add_subparsers(dest="command", required=True)
     fitting = commands.add_parser("fit", help="fit the reader, its gate and the flag")
@@ -250,9 +247,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     fitting.add_argument("--epochs", type=int, default=3)
     fitting.add_argument("--learning-rate", type=float, default=5e-5)
     args = parser.parse_args(argv)
-    corpus, _ = _labelled(args.corpus or [PACKAGED_CORPUS])
-    if args.lines:
-        corpus = corpus + sentences_of_lines(load_lines(args.lines))
+    corpus, _, _ = forget_sentences(args.corpus or [PACKAGED_CORPUS], args.lines)
     done = fit_forget_reader(
         corpus, args.onto, args.base, args.out, args.epochs, args.learning_rate, args.encoder
     )

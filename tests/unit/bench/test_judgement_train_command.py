@@ -130,13 +130,19 @@ def test_train_fits_every_head_and_a_span_tagger_from_one_corpus_directory(
     assert asked[0] == "home_city"
 
 
-def test_forget_refits_the_forget_flag_alone_and_keeps_every_other_head_of_the_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _sentences_and_answers(tmp_path: Path) -> Path:
+    """A corpus directory of this module's labelled sentences and replies."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "sentences.yaml").write_text(SENTENCES, encoding="utf-8")
     (corpus / "answers.yaml").write_text(ANSWERS, encoding="utf-8")
+    return corpus
+
+
+def test_forget_refits_the_forget_flag_alone_and_keeps_every_other_head_of_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = _sentences_and_answers(tmp_path)
     out = tmp_path / "heads.npz"
 
     main(["forget", "--corpus", str(corpus), "--onto", str(PACKAGED_HEADS), "--out", str(out)])
@@ -160,10 +166,7 @@ def test_forget_refits_the_forget_flag_alone_and_keeps_every_other_head_of_the_f
 def test_forget_learns_the_asking_sentence_of_a_writers_lines_and_no_other(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "sentences.yaml").write_text(SENTENCES, encoding="utf-8")
-    (corpus / "answers.yaml").write_text(ANSWERS, encoding="utf-8")
+    corpus = _sentences_and_answers(tmp_path)
     asks = ["Kindly scrub my gym locker code from your notes."] * 6
     lines = [
         {
