@@ -59,6 +59,9 @@ class Tally:
     forget_false_alarms: int = 0
     forget_fields: int = 0  # expected requests that name a field
     forgets_placed: int = 0  # ... with a forget request proposed on that field
+    # Forget requests made on a field no request of their session names, where some name one:
+    # a reviewer approving them would forget the wrong field (ADR 0170).
+    forgets_misplaced: int = 0
     forget_requests_made: int = 0
     forget_item_requests: int = 0  # requests made that name items of a list (ADR 0160)
     forget_items_right: int = 0  # ... on a field the writer's request names, a keyword of it
@@ -95,6 +98,7 @@ class Tally:
             "forget_false_alarms": self.forget_false_alarms,
             "forgets_placed": ratio(self.forgets_placed, self.forget_fields),
             "forget_fields": self.forget_fields,
+            "forgets_misplaced": self.forgets_misplaced,
             "forget_requests_made": self.forget_requests_made,
             "forget_item_requests": self.forget_item_requests,
             "forget_items_right": self.forget_items_right,
@@ -204,6 +208,7 @@ def score_run(
             named = [f.field for f in session.forgets if f.field]
             tally.forget_fields += len(named)
             tally.forgets_placed += sum(f in placed for f in named)
+            tally.forgets_misplaced += len(placed - set(named)) if named else 0
         elif noticed:
             tally.forget_false_alarms += 1
         for made in (m for m in asked_to_forget if m.session == n and m.value):
