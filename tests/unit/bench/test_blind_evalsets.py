@@ -154,9 +154,11 @@ def test_a_forget_request_is_scored_as_placed_on_its_field_and_never_as_a_propos
     assert (tally["made"], tally["precision"]) == (1, 1.0)
     assert tally["forget_requests_made"] == 1
     assert (tally["forget_fields"], tally["forgets_placed"]) == (1, 1.0)
+    assert tally["forgets_misplaced"] == 0
     assert (tally["forgets_noticed"], tally["forget_false_alarms"]) == (1.0, 0)
     elsewhere = [Made(1, _proposal("budget", Operation.FORGET, None))]
-    assert score_run(CaseRun(case, elsewhere), {1: [0]}).as_dict()["forgets_placed"] == 0.0
+    misplaced = score_run(CaseRun(case, elsewhere), {1: [0]}).as_dict()
+    assert (misplaced["forgets_placed"], misplaced["forgets_misplaced"]) == (0.0, 1)
 
 
 def test_a_request_naming_items_is_counted_and_right_when_it_names_the_writers_item() -> None:
