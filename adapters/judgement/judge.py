@@ -386,20 +386,8 @@ class LearnedJudge:
             if p[c, k] >= self.heads.field_min
         ]
 
-    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
-        if not fields or not sentence.strip():
-            return None
-        said, pairs = await self.pairs([Message(Role.SUBJECT, sentence)], fields)
-        if not said:
-            return None
-        # Fitted on requests to forget, the only sentences asked about: a request names what
-        # it wants gone, not its value, and may concern no field at all (ADR 0116).
-        own = self.heads.heads.get("forget_field")
-        head = own or self.heads["field"]
-        p = field_probabilities(head.weights, head.bias, pairs)
-        # The sentence's best clause for each field: a request may sit in one of several.
-        best = p.max(axis=0)
-        k = int(np.argmax(best))
-        if own is not None and best[k] < self.heads.forget_field_min:
-            return None  # the head's reading: the request concerns none of `fields`
-        return fields[k], float(best[k])
+    async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        vectors = np.asarray(await self.embedder.embed([sentence, *texts]), dtype=np.float32)
+        return [float(v) for v in vectors[1:] @ vectors[0]]  # the embedder's are unit vectors

@@ -29,9 +29,11 @@ class SentenceJudge(Protocol):
       (a new statement there is an expected update, ADR 0128); when `held` is a mapping,
       each field's value is the words the subject holds ("" when not known), for a reader
       that compares a line with them (ADR 0137).
-    - `field_of` names the one of `fields` a sentence most likely speaks of (the field
-      head's best, however unsure) with its probability; None without fields. A request to
-      forget states no value, so no field clears `field_statements`' bar: this ranks them.
+    - `similarities` says how close in meaning each of `texts` is to `sentence`: one cosine
+      similarity (-1 to 1) per text, in order, in the judge's own embedding space. A request
+      to forget states no value, so no field clears `field_statements`' bar: the words held
+      of each field are compared with it instead (`application.review.forget_requests`,
+      whose bars were fitted on the shipped embedder's scale).
     - Deterministic for a given model and input; no network, no I/O beyond its loaded model.
     """
 
@@ -45,7 +47,7 @@ class SentenceJudge(Protocol):
         held: Collection[str] = (),
     ) -> list[FieldStatement]: ...
 
-    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None: ...
+    async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]: ...
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
 

@@ -1,8 +1,8 @@
 """`QaReadingJudge`: a `SentenceJudge` whose field statements come from the QA reader.
 
-Everything else (whom a sentence is about, hedges, forget requests, corrections, replies, the
-field a forget request names) is the inner judge's. The reader's statements are the words of
-the value, not the clause around it, and their `p` is the margin over "no value" (ADR 0107).
+Everything else (whom a sentence is about, hedges, forget requests, corrections, replies,
+how close texts are to a sentence) is the inner judge's. The reader's statements are the words
+of the value, not the clause around it, and their `p` is the margin over "no value" (ADR 0107).
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ class QaReadingJudge:
             self.reader, self.inner, transcript, fields, lists, self.agreement_floor
         )
 
-    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
-        return await self.inner.field_of(sentence, fields)
+    async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]:
+        return await self.inner.similarities(sentence, texts)
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         return await self.inner.answers(pairs)
