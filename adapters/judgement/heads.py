@@ -3,8 +3,9 @@
 The file holds, per head, its weights (`<head>.w`, features x classes), bias (`<head>.b`)
 and class names (`<head>.classes`), and, once, the embedder model it was trained over
 (`model_id`), the n-gram buckets (`buckets`), the smallest probability of a yes that
-confirms (`yes_min`), of a clause stating a field (`field_min`), of a sentence asking to
-forget (`forget_min`) and of the field a request to forget concerns (`forget_field_min`).
+confirms (`yes_min`), of a clause stating a field (`field_min`) and of a sentence asking to
+forget (`forget_min`). Heads a file holds beyond those read here are ignored (an older file's
+forget-field head: ADR 0171 reads a request's field from the words each field holds).
 Its SHA-256 is checked before a byte of it is used.
 """
 
@@ -22,9 +23,8 @@ from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.pinned_files import read_pinned
 
 HEAD_NAMES = ("statement", "hedged", "forget", "correction", "answer", "field")
-# The span tagger (a file without it reads fields by clause) and the forget-field head (which
-# field a request to forget concerns; a file without it asks the field head).
-OPTIONAL_HEADS = ("span", "forget_field")
+# The span tagger (a file without it reads fields by clause).
+OPTIONAL_HEADS = ("span",)
 
 
 def write_arrays(path: Path, arrays: dict[str, npt.NDArray[np.generic]]) -> str:
@@ -67,9 +67,6 @@ class Heads:
     token_min: float = 0.5  # a token's probability from which it is part of a field's value
     span_min: float = 0.5  # a span's tokens' mean probability from which it is a value
     span_values: bool = False  # whether field statements are narrowed to the tagger's spans
-    # The forget-field head's smallest probability of the field a request concerns (0: the
-    # caller's bar alone, as before the head).
-    forget_field_min: float = 0.0
     forget_min: float = 0.5  # the forget flag's probability from which a sentence asks to forget
 
     def __getitem__(self, name: str) -> Head:
@@ -85,7 +82,6 @@ class Heads:
             "token_min": np.array(self.token_min),
             "span_min": np.array(self.span_min),
             "span_values": np.array(self.span_values),
-            "forget_field_min": np.array(self.forget_field_min),
             "forget_min": np.array(self.forget_min),
         }
         for name, head in self.heads.items():
@@ -118,6 +114,5 @@ class Heads:
                 float(z["token_min"]) if "token_min" in z.files else 0.5,
                 float(z["span_min"]) if "span_min" in z.files else 0.5,
                 bool(z["span_values"]) if "span_values" in z.files else False,
-                float(z["forget_field_min"]) if "forget_field_min" in z.files else 0.0,
                 float(z["forget_min"]) if "forget_min" in z.files else 0.5,
             )

@@ -53,7 +53,6 @@ from factledger.bench.judgement.importing import import_conversations, import_re
 from factledger.bench.judgement.instructions import train_instruction_head
 from factledger.bench.judgement.train import (
     FIELD_FOLDS,
-    FORGET_FIELD_FOLDS,
     FORGET_FOLDS,
     cross_validate,
     train,
@@ -77,8 +76,6 @@ async def _train(corpora: list[Path], conversations: list[Path], out: Path) -> d
         "field_out_of_fold": FIELD_FOLDS,
         "forget_min": heads.forget_min,
         "forget_out_of_fold": FORGET_FOLDS,
-        "forget_field_min": heads.forget_field_min,
-        "forget_field_out_of_fold": FORGET_FIELD_FOLDS,
         "cross_validated_accuracy": accuracy,
         "out": str(out),
         "sha256": sha256,

@@ -17,7 +17,6 @@ from factledger.bench.judgement.conversations import TrainingCase
 from factledger.bench.judgement.corpus import REPLIES, STATEMENTS, Corpus
 from factledger.bench.judgement.field_data import ClauseExample, field_examples
 from factledger.bench.judgement.fit import L2, fit_field_head, fit_head, fit_span_head
-from factledger.bench.judgement.forget_fields import forget_field_examples
 from factledger.bench.judgement.span_data import clause_examples, line_examples
 
 BUCKETS = 1024
@@ -71,27 +70,7 @@ async def train(
     field_min, fold_scores = _field_threshold(examples)
     FIELD_FOLDS.update(fold_scores)
     fitted = Heads(heads, embedder.model_id, BUCKETS, YES_MIN, field_min, forget_min=forget_min)
-    fitted = await with_forget_field_head(fitted, judge, conversations)
     return await with_span_head(embedder, fitted, conversations)
-
-
-async def with_forget_field_head(
-    heads: Heads, judge: LearnedJudge, conversations: Sequence[TrainingCase]
-) -> Heads:
-    """`heads` with the forget-field head fitted on the requests to forget of
-    `conversations`, and the threshold its cross-validation chose (as the field head's)."""
-    examples = await forget_field_examples(judge, conversations)
-    if not any(e.states.any() for e in examples):
-        return heads
-    # F1: a request placed on a wrong field is seen, and rejected, by a reviewer; one placed
-    # nowhere is never seen (ADR 0116).
-    forget_field_min, fold_scores = _field_threshold(examples, beta2=1.0)
-    FORGET_FIELD_FOLDS.update(fold_scores)
-    return replace(
-        heads,
-        heads={**heads.heads, "forget_field": fit_field_head(examples)},
-        forget_field_min=forget_field_min,
-    )
 
 
 async def with_span_head(
@@ -106,7 +85,6 @@ async def with_span_head(
 
 
 FIELD_FOLDS: dict[str, float] = {}  # the field head's out-of-fold figures at its threshold
-FORGET_FIELD_FOLDS: dict[str, float] = {}  # the forget-field head's, likewise
 FORGET_FOLDS: dict[str, float] = {}  # the forget flag's, likewise
 
 

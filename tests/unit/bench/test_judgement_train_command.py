@@ -121,13 +121,7 @@ def test_train_fits_every_head_and_a_span_tagger_from_one_corpus_directory(
         if any(s.field == f for s in spans)
     }
     assert best == {"membership_plan": "silver", "home_city": "Porto"}
-    # The forget-field head: which field a request to forget concerns, fitted on the requests.
-    assert "forget_field" in heads.heads
-    assert report["forget_field_min"] == heads.forget_field_min
-    fields = ["membership_plan", "home_city"]
-    asked = asyncio.run(judge.field_of("Kindly remove where I live from my file.", fields))
-    assert asked is not None
-    assert asked[0] == "home_city"
+    assert "forget_field" not in heads.heads  # ADR 0171: no head reads it
 
 
 def _sentences_and_answers(tmp_path: Path) -> Path:

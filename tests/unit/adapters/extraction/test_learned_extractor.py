@@ -53,8 +53,8 @@ class JudgeBySentence:
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         return [Reply.NEITHER for _ in pairs]
 
-    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
-        return None
+    async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]:
+        return [0.0 for _ in texts]
 
     async def field_statements(
         self,

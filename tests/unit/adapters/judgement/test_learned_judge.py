@@ -164,12 +164,18 @@ async def test_the_field_head_reads_a_kind_nobody_trained_it_on(judge: LearnedJu
     assert await judge.field_statements(transcript, []) == []
 
 
-async def test_a_request_to_forget_is_placed_on_the_field_it_speaks_of(judge: LearnedJudge) -> None:
-    fields = ["budget", "timeline", "supplier", "home_address", "phone"]
-    asks = "I'd rather you didn't keep my home address on file."
+async def test_a_request_to_forget_is_closest_to_the_words_it_asks_about(
+    judge: LearnedJudge,
+) -> None:
+    asks = "Please remove my PayPal from your records, I closed that account."
     (judged,) = await judge.judge([asks])
     assert judged.forget_request
-    placed = await judge.field_of(asks, fields)
-    assert placed is not None
-    assert placed[0] == "home_address"
-    assert await judge.field_of(asks, []) is None
+    said = [
+        "I pay everything by PayPal if possible.",
+        "My partner, Dev Kapoor, 07700 900312.",
+        "We hope to move by end of August.",
+    ]
+    paypal, partner, move = await judge.similarities(asks, said)
+    assert paypal > max(partner, move) + 0.1
+    assert all(-1.0 <= s <= 1.0 for s in (paypal, partner, move))
+    assert await judge.similarities(asks, []) == []

@@ -1,11 +1,13 @@
 """A request to forget said in a session becomes the model's pending request on the field it
-concerns, placed by name, by value or by the field head; the request sentence reaches
-neither the extractor nor the memory backend; a rerun proposes nothing twice."""
+concerns, placed by the field's name said or by its closeness to what the field holds (ADR
+0171); the request sentence reaches neither the extractor nor the memory backend; a rerun
+proposes nothing twice."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from uuid import UUID
 
 from factledger.application.judgement.types import (
@@ -35,8 +37,10 @@ REVIEWER = Actor(ActorKind.STAFF, "rev-1")
 
 @dataclass(frozen=True)
 class PhraseJudge:
-    """Reads a sentence as a request to forget when it starts "Please delete"; ranks the
-    field `meaning` first for any sentence (the learned judge's own tests are the adapter's)."""
+    """Reads a sentence as a request to forget when it starts "Please delete"; a text's
+    similarity to a sentence is the share of the text's words the sentence says, and the
+    name of the field `meaning` is 0.35 close to any sentence (the learned judge's own tests
+    are the adapter's)."""
 
     meaning: str = "budget"
 
@@ -61,11 +65,23 @@ class PhraseJudge:
     ) -> list[FieldStatement]:
         return []
 
-    async def field_of(self, sentence: str, fields: Sequence[str]) -> tuple[str, float] | None:
-        return (self.meaning, 0.4) if self.meaning in fields else None
+    async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]:
+        said = set(_words(sentence))
+        return [
+            0.35 if text == self.meaning.replace("_", " ") else _share(_words(text), said)
+            for text in texts
+        ]
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         return [Reply.NEITHER for _ in pairs]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def _share(words: list[str], said: set[str]) -> float:
+    return sum(w in said for w in words) / len(words) if words else 0.0
 
 
 def worker(rig: Rig, judge: PhraseJudge) -> SyncWorker:
@@ -118,12 +134,13 @@ async def test_a_request_naming_the_field_is_pending_on_it(rig: Rig) -> None:
     assert "budget" in rig.subject(lead).fields
 
 
-async def test_a_request_saying_the_value_or_only_its_meaning_is_placed_too(rig: Rig) -> None:
+async def test_a_request_saying_the_value_or_near_the_field_is_placed_by_meaning(rig: Rig) -> None:
     judge = PhraseJudge()
     lead = await _with_budget(rig, judge)
     await _ask(rig, judge, lead, ASKS_BY_VALUE)
     (request,) = _requests(rig, lead)
-    assert "by value" in (request.proposal.rationale or "")
+    assert request.field == "budget"
+    assert (request.proposal.rationale or "").endswith("meaning")  # "40k" is a word it holds
     rig.ledger.reject_change(
         RejectChange(TENANT, lead, request.change_id, REVIEWER, "not what was meant")
     )
@@ -175,3 +192,54 @@ async def test_a_request_about_nothing_held_proposes_nothing(rig: Rig) -> None:
     rig.record(lead, "s1", day(4, 2), (AGENT, "Hi"), (LEAD, "Please delete my notes."))
     await worker(rig, judge).run_once()
     assert _requests(rig, lead) == []
+
+
+@dataclass(frozen=True)
+class TableJudge(PhraseJudge):
+    """`PhraseJudge` whose similarity of a text to any sentence is the table's (0 if absent)."""
+
+    table: Mapping[str, float] = field(default_factory=dict)
+
+    async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]:
+        return [self.table.get(text, 0.0) for text in texts]
+
+
+async def _with_supplier_and_budget(rig: Rig, judge: PhraseJudge) -> UUID:
+    lead = rig.register()
+    said = "We buy from Boxmart. Our budget is 40k."
+    rig.record(lead, "s1", day(4, 2), (AGENT, "Who do you buy from?"), (LEAD, said))
+    await worker(rig, judge).run_once()
+    assert {c.field for c in rig.subject(lead).changes.values()} == {"supplier", "budget"}
+    return lead
+
+
+async def test_every_field_the_request_names_and_is_close_to_gets_a_request(rig: Rig) -> None:
+    judge = TableJudge(table={"budget": 0.5, "supplier": 0.45})
+    lead = await _with_supplier_and_budget(rig, judge)
+    await _ask(rig, judge, lead, "Please delete our budget and supplier.")
+    requests = _requests(rig, lead)
+    assert sorted(r.field for r in requests) == ["budget", "supplier"]
+    assert all("by name" in (r.proposal.rationale or "") for r in requests)
+
+
+async def test_a_named_field_not_close_gives_way_to_the_field_holding_the_words(
+    rig: Rig,
+) -> None:
+    # "budget" is said of something else: the words asked about are the supplier's.
+    judge = TableJudge(table={"budget": 0.1, "Boxmart": 0.6, "40k": 0.1})
+    lead = await _with_supplier_and_budget(rig, judge)
+    await _ask(rig, judge, lead, "Please delete the budget talk about Boxmart.")
+    (request,) = _requests(rig, lead)
+    assert request.field == "supplier"
+    assert (request.proposal.rationale or "").endswith("meaning")
+
+
+async def test_only_the_closest_field_and_only_over_the_bar(rig: Rig) -> None:
+    judge = TableJudge(table={"Boxmart": 0.25, "40k": 0.2})
+    lead = await _with_supplier_and_budget(rig, judge)
+    await _ask(rig, judge, lead, "Please delete that thing I said.")
+    assert _requests(rig, lead) == []  # 0.25: under the bar, close to nothing held
+    closer = TableJudge(table={"Boxmart": 0.5, "40k": 0.4})
+    await _ask(rig, closer, lead, "Please delete that thing I said.", session="s3")
+    (request,) = _requests(rig, lead)
+    assert request.field == "supplier"
