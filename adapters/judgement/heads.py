@@ -5,7 +5,7 @@ and class names (`<head>.classes`), and, once, the embedder model it was trained
 (`model_id`), the n-gram buckets (`buckets`), the smallest probability of a yes that
 confirms (`yes_min`), of a clause stating a field (`field_min`) and of a sentence asking to
 forget (`forget_min`). Heads a file holds beyond those read here are ignored (an older file's
-forget-field head: ADR 0171 reads a request's field from the words each field holds).
+forget-field head: ADR 0172 reads a request's field from the words each field holds).
 Its SHA-256 is checked before a byte of it is used.
 """
 

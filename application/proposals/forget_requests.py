@@ -27,7 +27,7 @@ class ForgetRequestCandidate:
 
     field: str
     evidence: Evidence
-    placed_by: str  # "name" or "meaning": how the field was chosen (ADR 0170)
+    placed_by: str  # "name" or "meaning": how the field was chosen (ADR 0172)
     # Items of the field's list the request names, when it names some and not all (ADR 0160);
     # empty: the whole field.
     items: tuple[str, ...] = ()

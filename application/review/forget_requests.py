@@ -10,7 +10,7 @@ the transcript without it.
 A request that names some items of a list field and not all ("take Vatly off whatever notes
 you have") asks to forget those items: approving it keeps the others (ADR 0160).
 
-The fields a request concerns are read from what each field holds (ADR 0171): its closeness
+The fields a request concerns are read from what each field holds (ADR 0172): its closeness
 to the request is the judge's similarity of the sentence with the field's name plus its best
 similarity with the field's own words (the lines that stated it, its held and proposed
 values). "please remove my PayPal" is close to "I pay everything by PayPal"; "take him off my
@@ -46,7 +46,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _NAME_PART = re.compile(r"[^\W_]+")
 MIN_NAME_PART = 3  # shorter parts of a field name ("id", "of") say nothing on their own
 # Bars on a field's closeness (name plus best words, each a cosine: up to 2), fitted on the
-# nine blind dev halves' requests with the shipped embedder (ADRs 0170, 0171).
+# nine blind dev halves' requests with the shipped embedder (ADRs 0170-0172).
 NAMED_MIN = 0.4
 MEANING_MIN = 0.3
 

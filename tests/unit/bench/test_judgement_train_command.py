@@ -121,7 +121,7 @@ def test_train_fits_every_head_and_a_span_tagger_from_one_corpus_directory(
         if any(s.field == f for s in spans)
     }
     assert best == {"membership_plan": "silver", "home_city": "Porto"}
-    assert "forget_field" not in heads.heads  # ADR 0171: no head reads it
+    assert "forget_field" not in heads.heads  # ADR 0172: no head reads it
 
 
 def _sentences_and_answers(tmp_path: Path) -> Path:

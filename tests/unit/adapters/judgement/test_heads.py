@@ -65,7 +65,7 @@ def test_the_shipped_heads_match_their_pin() -> None:
 
 
 def test_a_head_no_reader_reads_is_left_out_of_a_file_that_holds_one(tmp_path: Path) -> None:
-    # A deployment's file fitted before ADR 0171 holds a forget-field head; it still loads.
+    # A deployment's file fitted before ADR 0172 holds a forget-field head; it still loads.
     path = tmp_path / "heads.npz"
     sha256 = _heads((*HEAD_NAMES, "span", "forget_field")).save(path)
 
