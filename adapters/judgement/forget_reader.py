@@ -12,7 +12,9 @@ run's activations over everything in it, ADR 0155). Both thresholds were chosen 
 sentences neither model saw (`python -m factledger.bench.judgement.forget_reader fit`) and
 ride in the file's metadata; its SHA-256 is checked before onnxruntime reads a byte of it.
 The packaged reader (ADR 0166) reads beside the packaged heads; a deployment's own heads read
-with their own reader or with none.
+with their own reader or with none. Beside the packaged English reader reads a second, the
+multilingual encoder tuned as one (ADR 0173): a sentence is a request when either reads it as
+one (`EitherReader`), each at its own gate and threshold.
 """
 
 from __future__ import annotations
@@ -51,6 +53,17 @@ PACKAGED_FORGET_READER_MIN = 0.349
 PACKAGED_FORGET_READER_GATE = 0.4
 
 
+# ADR 0173: the packaged multilingual encoder tuned as a reader of requests to forget, for the
+# sentences the English reader cannot read (other languages, lines that mix them); fitted on
+# the same lines and writer T3's. Its threshold and gate are the file's, pinned here likewise.
+PACKAGED_MULTILINGUAL_READER = Path(__file__).parent / "weights" / "forget-reader-use.npz"
+PACKAGED_MULTILINGUAL_READER_SHA256 = (
+    "db4874f75c06c028e3698ce976f8cf3e7983000882dafec9e3e99c1961e9346d"
+)
+PACKAGED_MULTILINGUAL_READER_MIN = 0.6241523623466492
+PACKAGED_MULTILINGUAL_READER_GATE = 0.4
+
+
 class ForgetReaderIntegrityError(RuntimeError):
     """The reader's file is missing, differs from its pin, or does not carry its gate."""
 
@@ -70,6 +83,25 @@ class LoadedLater:
 
     def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
         return self._loading.result().probabilities_sync(pairs)
+
+
+class RequestReader(Protocol):
+    """Reads which sentences ask to forget, given the forget flag's probability of each."""
+
+    async def requests(self, sentences: Sequence[str], flag_p: Sequence[float]) -> list[bool]: ...
+
+
+def _packaged_multilingual_model() -> PairModel:
+    """The shipped multilingual reader, its encoder built and run once: the load happens on
+    its own thread after ready, so the first sentence read does not pay for it."""
+    try:
+        model = TunedUseAnswerJudge.load(
+            PACKAGED_MULTILINGUAL_READER, PACKAGED_MULTILINGUAL_READER_SHA256
+        )
+        model.probabilities_sync([(QUESTION, "warm up")])
+    except TunedAnswersIntegrityError as exc:
+        raise ForgetReaderIntegrityError(str(exc)) from exc
+    return model
 
 
 def _packaged_model() -> PairModel:
@@ -99,6 +131,16 @@ class ForgetReader:
         """The shipped reader at its pinned threshold and gate, loaded after ready."""
         return cls(
             LoadedLater(_packaged_model), PACKAGED_FORGET_READER_MIN, PACKAGED_FORGET_READER_GATE
+        )
+
+    @classmethod
+    def packaged_multilingual(cls) -> ForgetReader:
+        """The shipped multilingual reader (ADR 0173) at its pinned threshold and gate,
+        loaded after ready."""
+        return cls(
+            LoadedLater(_packaged_multilingual_model),
+            PACKAGED_MULTILINGUAL_READER_MIN,
+            PACKAGED_MULTILINGUAL_READER_GATE,
         )
 
     @classmethod
@@ -136,3 +178,25 @@ class ForgetReader:
         for i, p in zip(gated, read, strict=True):
             out[i] = p >= self.reader_min
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class EitherReader:
+    """Readers side by side (ADR 0173): a sentence is a request when any of them reads it as
+    one, each at its own gate and threshold; a later reader reads only the sentences the
+    earlier ones did not take."""
+
+    readers: tuple[RequestReader, ...]
+
+    @classmethod
+    def packaged(cls) -> EitherReader:
+        """The shipped English reader, then the shipped multilingual one."""
+        return cls((ForgetReader.packaged(), ForgetReader.packaged_multilingual()))
+
+    async def requests(self, sentences: Sequence[str], flag_p: Sequence[float]) -> list[bool]:
+        taken = [False] * len(sentences)
+        for reader in self.readers:
+            left = [-1.0 if t else p for t, p in zip(taken, flag_p, strict=True)]
+            read = await reader.requests(sentences, left)
+            taken = [t or r for t, r in zip(taken, read, strict=True)]
+        return taken

@@ -30,7 +30,11 @@ from factledger.adapters.judgement.fields import (
     field_text,
     pair_features,
 )
-from factledger.adapters.judgement.forget_reader import ForgetReader, ForgetReaderIntegrityError
+from factledger.adapters.judgement.forget_reader import (
+    EitherReader,
+    ForgetReaderIntegrityError,
+    RequestReader,
+)
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.spans import (
     LineReading,
@@ -87,9 +91,9 @@ class LearnedJudge:
     # Whether a yes of `pair_answers` needs the reply-only head's yes too (ADR 0080, 0087:
     # each pair reader tried, the cross-encoder too, let through replies that head refused).
     reply_head_agrees: bool = True
-    # A fine-tuned reader that decides, among the sentences the forget flag passes at its
-    # gate, which ask to forget (ADR 0165); None: the flag alone, at the heads' `forget_min`.
-    forget_reader: ForgetReader | None = None
+    # Fine-tuned readers that decide, among the sentences the forget flag passes at their
+    # gates, which ask to forget (ADR 0165, 0173); None: the flag alone, at `forget_min`.
+    forget_reader: RequestReader | None = None
 
     def __post_init__(self) -> None:
         if self.embedder.model_id != self.heads.model_id:
@@ -101,14 +105,14 @@ class LearnedJudge:
     @classmethod
     def packaged(cls, *, cache_dir: Path | None = None) -> LearnedJudge:
         """The shipped heads over the packaged default embedder they were trained on, the
-        shipped reader of replies (the tuned multilingual encoder) and the shipped reader of
-        requests to forget beside the heads' flag (ADR 0166)."""
+        shipped reader of replies (the tuned multilingual encoder) and the shipped readers of
+        requests to forget beside the heads' flag (ADR 0166, 0173)."""
         return cls.from_file(
             PACKAGED_HEADS,
             PACKAGED_HEADS_SHA256,
             cache_dir=cache_dir,
             answers=TunedUseAnswerJudge.packaged(),
-            forget_reader=ForgetReader.packaged(),
+            forget_reader=EitherReader.packaged(),
         )
 
     @classmethod
@@ -120,7 +124,7 @@ class LearnedJudge:
         cache_dir: Path | None = None,
         answers: AnswerReader | None = None,
         reply_head_agrees: bool = True,
-        forget_reader: ForgetReader | None = None,
+        forget_reader: RequestReader | None = None,
     ) -> LearnedJudge:
         """Heads from `path` (checked against `sha256`) over the packaged default embedder;
         `cache_dir` keeps its compiled graph between starts (None: compiled every start);

@@ -28,7 +28,12 @@ from factledger.adapters.judgement.dropped import (
     DroppedHeadIntegrityError,
     LearnedDroppedReader,
 )
-from factledger.adapters.judgement.forget_reader import ForgetReader, ForgetReaderIntegrityError
+from factledger.adapters.judgement.forget_reader import (
+    EitherReader,
+    ForgetReader,
+    ForgetReaderIntegrityError,
+    RequestReader,
+)
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.held_change import HeldChangeHead
 from factledger.adapters.judgement.instructions import LearnedInstructionDetector
@@ -119,7 +124,7 @@ def learned_judge(
     answers_sha256: str | None = None,
     forget_reader: ForgetReaderChoice | Literal["default"] = DEFAULT_READER,
 ) -> SentenceJudge:
-    """The judge of these files; by default the shipped reader of requests to forget with the
+    """The judge of these files; by default the shipped readers of requests to forget with the
     shipped heads, none with a deployment's (its gate was fitted beside the shipped flag)."""
     if forget_reader == DEFAULT_READER:
         forget_reader = "packaged" if heads_path is None else None
@@ -157,7 +162,7 @@ def _learned_judge(
         else (heads_path, heads_sha256)
     )
     if forget_reader == "packaged":
-        reader: ForgetReader | None = ForgetReader.packaged()
+        reader: RequestReader | None = EitherReader.packaged()
     else:
         reader = None if forget_reader is None else ForgetReader.load(*forget_reader)
     return LearnedJudge.from_file(

@@ -18,7 +18,12 @@ from factledger.adapters.judgement.forget_reader import (
     PACKAGED_FORGET_READER_GATE,
     PACKAGED_FORGET_READER_MIN,
     PACKAGED_FORGET_READER_SHA256,
+    PACKAGED_MULTILINGUAL_READER,
+    PACKAGED_MULTILINGUAL_READER_GATE,
+    PACKAGED_MULTILINGUAL_READER_MIN,
+    PACKAGED_MULTILINGUAL_READER_SHA256,
     QUESTION,
+    EitherReader,
     ForgetReader,
     ForgetReaderIntegrityError,
 )
@@ -54,6 +59,20 @@ def test_nothing_the_gate_passes_runs_nothing() -> None:
 
     assert asyncio.run(reader.requests(["x", "y"], [0.1, 0.19])) == [False, False]
     assert model.runs == []
+
+
+def test_either_reader_takes_a_request_and_the_second_reads_only_what_the_first_left() -> None:
+    english = ScriptedModel({"a": 0.9, "b": 0.1, "c": 0.1, "d": 0.1})
+    other = ScriptedModel({"b": 0.8, "c": 0.2, "d": 0.9})
+    either = EitherReader(
+        (ForgetReader(english, reader_min=0.5, gate=0.2), ForgetReader(other, 0.5, gate=0.6))
+    )
+
+    asked = asyncio.run(either.requests(["a", "b", "c", "d"], [0.9, 0.7, 0.7, 0.3]))
+
+    # "d" is under the second reader's own gate, "c" under its threshold.
+    assert asked == [True, True, False, False]
+    assert [r[0][1] for r in other.runs] == ["b", "c"]  # never "a", taken by the first
 
 
 def test_the_judge_with_a_reader_asks_it_and_keeps_the_flags_probability() -> None:
@@ -107,6 +126,24 @@ def test_the_packaged_reader_carries_the_threshold_and_gate_it_is_pinned_with() 
         "My wife asked her bank to delete her details.",
     ]
     assert packaged.probabilities_sync(said) == loaded.probabilities_sync(said)
+
+
+def test_the_packaged_multilingual_reader_carries_its_pinned_bars_and_reads_other_languages() -> (
+    None
+):
+    loaded = ForgetReader.load(PACKAGED_MULTILINGUAL_READER, PACKAGED_MULTILINGUAL_READER_SHA256)
+    assert (loaded.reader_min, loaded.gate) == (
+        PACKAGED_MULTILINGUAL_READER_MIN,
+        PACKAGED_MULTILINGUAL_READER_GATE,
+    )
+    packaged = ForgetReader.packaged_multilingual()
+    said = [
+        "Bitte löschen Sie meine alte Adresse aus Ihren Unterlagen.",
+        "Mi hermana pidió a su banco que borrara sus datos.",
+    ]
+    read = packaged.probabilities_sync(said)
+    assert read == loaded.probabilities_sync(said)
+    assert read[0] >= PACKAGED_MULTILINGUAL_READER_MIN > read[1]
 
 
 def test_a_packaged_reader_that_differs_from_its_pin_fails_its_first_reading(
