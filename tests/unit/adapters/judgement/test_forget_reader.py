@@ -138,7 +138,7 @@ def test_the_packaged_multilingual_reader_carries_its_pinned_bars_and_reads_othe
     )
     packaged = ForgetReader.packaged_multilingual()
     said = [
-        "Bitte löschen Sie meine alte Adresse aus Ihren Unterlagen.",
+        "Por favor, borra mi antigua dirección de tu ficha.",  # the English reader: 0.01
         "Mi hermana pidió a su banco que borrara sus datos.",
     ]
     read = packaged.probabilities_sync(said)
@@ -188,3 +188,47 @@ def test_a_reader_that_cannot_load_leaves_the_flag_alone_and_says_why(
         "ForgetReaderIntegrityError"
     ]
     assert not any(said[0] in str(e) for e in logs)  # logs never carry what was said
+
+
+def test_a_multilingual_reader_that_cannot_load_leaves_the_flag_alone_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from structlog.testing import capture_logs
+
+    from factledger.adapters.judgement import forget_reader
+
+    altered = tmp_path / "reader.npz"
+    altered.write_bytes(PACKAGED_MULTILINGUAL_READER.read_bytes()[:1000])
+    monkeypatch.setattr(forget_reader, "PACKAGED_MULTILINGUAL_READER", altered)
+    heads = Heads.load(PACKAGED_HEADS, None)
+    broken = LearnedJudge(OnnxEmbedder(), heads, forget_reader=EitherReader.packaged())
+    alone = LearnedJudge(OnnxEmbedder(), heads)
+    # The English reader leaves the Spanish request to the multilingual one, which cannot load.
+    said = [
+        "Por favor, borra mi antigua dirección de tu ficha.",
+        "Please delete my home address from your records.",
+    ]
+
+    with capture_logs() as logs:
+        read = asyncio.run(broken.judge(said))
+
+    assert [j.forget_request for j in read] == [
+        j.forget_request for j in asyncio.run(alone.judge(said))
+    ]
+    assert [e["error_type"] for e in logs if e["event"] == "forget_reader_unavailable"] == [
+        "ForgetReaderIntegrityError"
+    ]
+
+
+def test_the_shipped_readers_together_notice_a_request_the_english_one_misses() -> None:
+    heads = Heads.load(PACKAGED_HEADS, None)
+    said = [
+        "Por favor, borra mi antigua dirección de tu ficha.",
+        "Mi hermana pidió a su banco que borrara sus datos.",
+        "Please delete my home address from your records.",
+    ]
+    both = LearnedJudge(OnnxEmbedder(), heads, forget_reader=EitherReader.packaged())
+    english = LearnedJudge(OnnxEmbedder(), heads, forget_reader=ForgetReader.packaged())
+
+    assert [j.forget_request for j in asyncio.run(both.judge(said))] == [True, False, True]
+    assert [j.forget_request for j in asyncio.run(english.judge(said))] == [False, False, True]
