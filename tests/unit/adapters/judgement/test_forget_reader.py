@@ -159,65 +159,50 @@ def test_a_packaged_reader_that_differs_from_its_pin_fails_its_first_reading(
         asyncio.run(reader.requests(["Please delete my number."], [0.9]))
 
 
+@pytest.mark.parametrize(
+    ("pinned", "said", "flag_reads_it"),
+    [
+        ("PACKAGED_FORGET_READER", "Please delete my home address from your records.", True),
+        # The English reader leaves the Spanish request to the multilingual one; the flag
+        # alone reads it under its own bar (0.61 against 0.72).
+        (
+            "PACKAGED_MULTILINGUAL_READER",
+            "Por favor, borra mi antigua dirección de tu ficha.",
+            False,
+        ),
+    ],
+)
 def test_a_reader_that_cannot_load_leaves_the_flag_alone_and_says_why(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pinned: str,
+    said: str,
+    flag_reads_it: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from structlog.testing import capture_logs
 
     from factledger.adapters.judgement import forget_reader
 
-    altered = tmp_path / "reader.onnx"
-    altered.write_bytes(PACKAGED_FORGET_READER.read_bytes()[:1000])
-    monkeypatch.setattr(forget_reader, "PACKAGED_FORGET_READER", altered)
-    heads = Heads.load(PACKAGED_HEADS, None)
-    broken = LearnedJudge(OnnxEmbedder(), heads, forget_reader=ForgetReader.packaged())
-    alone = LearnedJudge(OnnxEmbedder(), heads)
-    said = [
-        "Please delete my home address from your records.",
-        "We moved the office to Lyon in March.",
-    ]
-
-    with capture_logs() as logs:
-        read = asyncio.run(broken.judge(said))
-
-    assert [j.forget_request for j in read] == [
-        j.forget_request for j in asyncio.run(alone.judge(said))
-    ]
-    assert read[0].forget_request
-    assert [e["error_type"] for e in logs if e["event"] == "forget_reader_unavailable"] == [
-        "ForgetReaderIntegrityError"
-    ]
-    assert not any(said[0] in str(e) for e in logs)  # logs never carry what was said
-
-
-def test_a_multilingual_reader_that_cannot_load_leaves_the_flag_alone_and_says_why(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from structlog.testing import capture_logs
-
-    from factledger.adapters.judgement import forget_reader
-
-    altered = tmp_path / "reader.npz"
-    altered.write_bytes(PACKAGED_MULTILINGUAL_READER.read_bytes()[:1000])
-    monkeypatch.setattr(forget_reader, "PACKAGED_MULTILINGUAL_READER", altered)
+    shipped: Path = getattr(forget_reader, pinned)
+    altered = tmp_path / f"reader{shipped.suffix}"
+    altered.write_bytes(shipped.read_bytes()[:1000])
+    monkeypatch.setattr(forget_reader, pinned, altered)
     heads = Heads.load(PACKAGED_HEADS, None)
     broken = LearnedJudge(OnnxEmbedder(), heads, forget_reader=EitherReader.packaged())
     alone = LearnedJudge(OnnxEmbedder(), heads)
-    # The English reader leaves the Spanish request to the multilingual one, which cannot load.
-    said = [
-        "Por favor, borra mi antigua dirección de tu ficha.",
-        "Please delete my home address from your records.",
-    ]
+    lines = [said, "We moved the office to Lyon in March."]
 
     with capture_logs() as logs:
-        read = asyncio.run(broken.judge(said))
+        read = asyncio.run(broken.judge(lines))
 
     assert [j.forget_request for j in read] == [
-        j.forget_request for j in asyncio.run(alone.judge(said))
+        j.forget_request for j in asyncio.run(alone.judge(lines))
     ]
+    assert read[0].forget_request is flag_reads_it
     assert [e["error_type"] for e in logs if e["event"] == "forget_reader_unavailable"] == [
         "ForgetReaderIntegrityError"
     ]
+    assert not any(said in str(e) for e in logs)  # logs never carry what was said
 
 
 def test_the_shipped_readers_together_notice_a_request_the_english_one_misses() -> None:

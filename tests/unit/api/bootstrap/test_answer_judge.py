@@ -10,6 +10,10 @@ from factledger.adapters.judgement.forget_reader import (
     PACKAGED_FORGET_READER_GATE,
     PACKAGED_FORGET_READER_MIN,
     PACKAGED_FORGET_READER_SHA256,
+    PACKAGED_MULTILINGUAL_READER_GATE,
+    PACKAGED_MULTILINGUAL_READER_MIN,
+    EitherReader,
+    ForgetReader,
 )
 from factledger.adapters.judgement.judge import PACKAGED_HEADS, LearnedJudge
 from factledger.adapters.judgement.pair_answers import (
@@ -51,11 +55,21 @@ def test_a_deployments_own_answer_head_is_used_only_when_it_matches_its_pin(
     assert answer_judge(RuleExtractorSettings(), wrong) is None
 
 
-def test_the_shipped_heads_read_with_the_shipped_forget_reader_unless_turned_off() -> None:
+def test_the_shipped_heads_read_with_the_shipped_forget_readers_unless_turned_off() -> None:
     shipped = answer_judge(LearnedExtractorSettings())
     assert isinstance(shipped, LearnedJudge)
-    assert shipped.forget_reader is not None
-    assert shipped.forget_reader.gate == PACKAGED_FORGET_READER_GATE
+    assert isinstance(shipped.forget_reader, EitherReader)  # English, then multilingual
+    english, multilingual = shipped.forget_reader.readers
+    assert isinstance(english, ForgetReader)
+    assert isinstance(multilingual, ForgetReader)
+    assert (english.gate, english.reader_min) == (
+        PACKAGED_FORGET_READER_GATE,
+        PACKAGED_FORGET_READER_MIN,
+    )
+    assert (multilingual.gate, multilingual.reader_min) == (
+        PACKAGED_MULTILINGUAL_READER_GATE,
+        PACKAGED_MULTILINGUAL_READER_MIN,
+    )
     assert isinstance(answer_judge(RuleExtractorSettings()), LearnedJudge)
     off = answer_judge(LearnedExtractorSettings(forget_reader="none"))
     assert isinstance(off, LearnedJudge)
@@ -78,7 +92,7 @@ def test_a_deployments_heads_read_with_their_own_forget_reader_or_none(tmp_path:
         )
     )
     assert isinstance(paired, LearnedJudge)
-    assert paired.forget_reader is not None
+    assert isinstance(paired.forget_reader, ForgetReader)  # a deployment's replaces both
     assert (paired.forget_reader.reader_min, paired.forget_reader.gate) == (
         PACKAGED_FORGET_READER_MIN,
         PACKAGED_FORGET_READER_GATE,
