@@ -65,7 +65,7 @@ class ProposalDraft(_Request):
     field: str
     origin: Literal["stated", "inferred"]
     value: Value | None = None
-    operation: Literal["set", "unset", "append", "remove", "forget"] = "set"
+    operation: Literal["set", "unset", "append", "remove", "forget", "forget_said"] = "set"
     evidence: Evidence | None = None
     condition: str | None = None
     rationale: str = ""

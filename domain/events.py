@@ -22,6 +22,7 @@ from factledger.domain.proposal import (
     kept_field,
 )
 from factledger.domain.provenance import Actor, ChangeStatus, Evidence, Operation, Origin
+from factledger.domain.said_lines import SAID_LINES
 from factledger.domain.sessions import SessionInfo, transcript_from_payload
 from factledger.domain.transcript import Channel
 from factledger.domain.values import JsonObject, JsonValue, from_payload
@@ -278,7 +279,9 @@ class FactForgotten(Aggregate.Event):
 
     TOPIC = "factledger.subject.fact_forgotten.v1"
     class_version = 5
-    field: str | None  # a profile field, or None when only a backend memory is forgotten
+    # A profile field; None when a backend memory is forgotten, or the lines a request to
+    # forget what was said names (no memory id, `request_id` set: ADR 0174).
+    field: str | None
     memory_id: str | None
     requested_by: JsonObject
     reason: str
@@ -289,8 +292,9 @@ class FactForgotten(Aggregate.Event):
     # [{"session_id": ..., "message_index": ...}], so the sync can forget the backend
     # memories drawn from them. Empty for a memory id, and for events stored before v2.
     evidence_refs: list[JsonObject]
-    # The pending request to forget the field (a change with operation `forget`) that this
-    # forget approves; None for a forget asked directly. Ids only, in clear.
+    # The pending request to forget the field (a change with operation `forget`), or the
+    # lines (`forget_said`), that this forget approves; None for a forget asked directly.
+    # Ids only, in clear.
     request_id: str | None
     # Who relayed the subject's words approving that request (kind and id); None otherwise.
     relayed_by: JsonObject | None
@@ -338,25 +342,28 @@ class FactForgotten(Aggregate.Event):
             aggregate.forgotten_fields.add(self.field)
             aggregate.key_generations[self.field] = (self.key_generation or 0) + 1
             earlier = aggregate.forget_marks.get(self.field)
-            evidence = frozenset(
-                (session, index)
-                for ref in self.evidence_refs
-                if isinstance(session := ref.get("session_id"), str)
-                and isinstance(index := ref.get("message_index"), int)
-            )
             aggregate.forget_marks[self.field] = ForgetMark(
-                self.originator_version, evidence | (earlier.evidence if earlier else frozenset())
+                self.originator_version,
+                _lines_of(self.evidence_refs) | (earlier.evidence if earlier else frozenset()),
             )
             aggregate.field_changed_in[self.field] = self.profile_version
             aggregate.profile_version = self.profile_version
-            if self.request_id is not None:
-                request = UUID(self.request_id)
-                aggregate.changes[request] = replace(
-                    aggregate.changes[request],
-                    status=ChangeStatus.CONFIRMED,
-                    decided_by=Actor.from_payload(self.requested_by),
-                    relayed_by=relay_of(self.relayed_by),
-                )
+        elif self.memory_id is None and self.request_id is not None:
+            # What was said on some lines, forgotten at the subject's request (ADR 0174):
+            # recall withholds what was drawn from them, as from a forgotten field's words.
+            earlier = aggregate.forget_marks.get(SAID_LINES)
+            aggregate.forget_marks[SAID_LINES] = ForgetMark(
+                self.originator_version,
+                _lines_of(self.evidence_refs) | (earlier.evidence if earlier else frozenset()),
+            )
+        if self.request_id is not None:
+            request = UUID(self.request_id)
+            aggregate.changes[request] = replace(
+                aggregate.changes[request],
+                status=ChangeStatus.CONFIRMED,
+                decided_by=Actor.from_payload(self.requested_by),
+                relayed_by=relay_of(self.relayed_by),
+            )
         for change_id in self.withdrawn_changes:
             aggregate.set_status(UUID(change_id), ChangeStatus.FORGOTTEN)
         if self.memory_id is not None:
@@ -366,6 +373,15 @@ class FactForgotten(Aggregate.Event):
                     UUID(c) for c in self.withdrawn_changes
                 )
         aggregate.remember_command(self.command_id)
+
+
+def _lines_of(refs: list[JsonObject]) -> frozenset[tuple[str, int]]:
+    return frozenset(
+        (session, index)
+        for ref in refs
+        if isinstance(session := ref.get("session_id"), str)
+        and isinstance(index := ref.get("message_index"), int)
+    )
 
 
 class ChangeSuperseded(Aggregate.Event):

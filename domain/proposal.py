@@ -27,6 +27,7 @@ from factledger.domain.provenance import (
     DECIDERS,
     MAX_QUOTE,
     RELAYS_NEVER,
+    REQUESTS_TO_FORGET,
     Actor,
     ActorKind,
     ChangeStatus,
@@ -34,6 +35,7 @@ from factledger.domain.provenance import (
     Operation,
     Origin,
 )
+from factledger.domain.said_lines import SAID_LINES, parse_line_refs
 from factledger.domain.sessions import SessionInfo
 from factledger.domain.text import check_text
 from factledger.domain.transcript import Role
@@ -253,7 +255,7 @@ def apply_operation(
 ) -> FieldValue | None:
     """The field's value after a confirmed change (None: the field is absent). A forget
     request is never confirmed as a change: approving it forgets the field."""
-    if operation in (Operation.UNSET, Operation.FORGET):
+    if operation is Operation.UNSET or operation in REQUESTS_TO_FORGET:
         return None
     if operation is Operation.APPEND and isinstance(value, ListValue):
         before = current.items if isinstance(current, ListValue) else ()
@@ -409,11 +411,47 @@ def check_operation(proposal: Proposal, current: CurrentField | None) -> None:
         raise InvalidOperationError("unset: takes no value")
     if op is Operation.FORGET:
         _check_forget(proposal, current)
+    if (op is Operation.FORGET_SAID) != (proposal.field == SAID_LINES):
+        raise InvalidOperationError(
+            f"field: {SAID_LINES} is reserved for requests to forget what was said "
+            f"(operation {Operation.FORGET_SAID.value}), and such a request names no other field"
+        )
     if op in (Operation.APPEND, Operation.REMOVE):
         if not isinstance(proposal.value, ListValue):
             raise InvalidOperationError(f"{op.value}: needs a list value")
         if current is not None and not isinstance(current.value, ListValue):
             raise InvalidOperationError(f"{op.value}: the field does not hold a list")
+
+
+def said_order(session: SessionInfo, message_index: int) -> tuple[datetime, int, int]:
+    """Where a line stands in what the subject said: its session's start (sessions started
+    together in the order they were recorded), then its place in the session."""
+    return session.started_at, session.recorded_version, message_index
+
+
+def check_said_lines(proposal: Proposal, sessions: Mapping[str, SessionInfo]) -> None:
+    """A request to forget what was said (ADR 0174) names, as its value, recorded lines the
+    subject said before the request it quotes, and takes no condition."""
+    if proposal.condition is not None:
+        raise InvalidOperationError("forget_said: takes no condition")
+    value, evidence = proposal.value, proposal.evidence
+    if not isinstance(value, ListValue) or not value.items:
+        raise InvalidOperationError("forget_said: value: the lines to forget")
+    if evidence is None or evidence.session_id not in sessions:
+        raise StatedWithoutEvidenceError("forget_said: needs the request as evidence")
+    asked_at = said_order(sessions[evidence.session_id], evidence.message_index)
+    for session_id, index in parse_line_refs(value.items):
+        said = sessions.get(session_id)
+        if said is None or not 0 <= index < len(said.messages):
+            raise EvidenceNotFoundError(f"forget_said: value: line {index} of {session_id}")
+        if said.messages[index][0] is not Role.SUBJECT:
+            raise InvalidOperationError(
+                f"forget_said: value: line {index} of {session_id} is not the subject's"
+            )
+        if said_order(said, index) >= asked_at:
+            raise InvalidOperationError(
+                f"forget_said: value: line {index} of {session_id} was not said before the request"
+            )
 
 
 def _check_forget(proposal: Proposal, current: CurrentField | None) -> None:

@@ -45,6 +45,11 @@ class Operation(StrEnum):
     # Asks to forget the field: a request the subject said in conversation, pending like any
     # change; approving it forgets the field (its values and the words that stated them).
     FORGET = "forget"
+    # Asks to forget what the subject said on some transcript lines, when what they asked
+    # about is no profile field ("what I told you about my ex"): its field is the reserved
+    # `domain.said_lines.SAID_LINES`, its value the lines; approving it forgets those lines
+    # and the memories drawn from them (ADR 0174).
+    FORGET_SAID = "forget_said"
 
 
 class ChangeStatus(StrEnum):
@@ -62,6 +67,10 @@ STANDING = frozenset({ChangeStatus.PENDING, ChangeStatus.CONFIRMED, ChangeStatus
 # The operations whose value is something the subject holds: a removal's items and a request
 # to forget's items (ADR 0159, 0160) are what goes, never a value to offer or to retire.
 STATES_VALUE = frozenset({Operation.SET, Operation.APPEND})
+
+# Requests to forget: pending like any change, approved by forgetting; their value (items of a
+# list, or lines) is what would go, never something the subject holds.
+REQUESTS_TO_FORGET = frozenset({Operation.FORGET, Operation.FORGET_SAID})
 
 
 @dataclass(frozen=True, slots=True)

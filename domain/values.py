@@ -20,6 +20,7 @@ from factledger.domain.errors import (
     UnknownFieldError,
     ValueTypeMismatchError,
 )
+from factledger.domain.said_lines import SAID_LINES
 
 JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
 JsonObject: TypeAlias = dict[str, JsonValue]
@@ -220,6 +221,12 @@ class ProfileSchema:
     """The fields a subject kind may hold and the type of each; absent means anything goes."""
 
     fields: Mapping[str, ValueType] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if SAID_LINES in self.fields:
+            raise InvalidFieldNameError(
+                f"field {SAID_LINES}: reserved for requests to forget what was said"
+            )
 
     def check(self, field_name: str, value: FieldValue | None) -> None:
         check_field_name(field_name)

@@ -31,6 +31,7 @@ from factledger.application.review_queue.ports import ReviewQueue
 from factledger.domain.events import SessionRecorded
 from factledger.domain.proposal import ChangeRecord, kept_items
 from factledger.domain.provenance import Actor, Evidence, Operation
+from factledger.domain.said_lines import parse_line_refs
 from factledger.domain.subject import Subject
 from factledger.domain.values import ListValue, render
 
@@ -110,6 +111,7 @@ class ProposalPage:
     # The product's models whose own review found the same field and value (they kept this
     # change instead of proposing it again).
     agreed_by: tuple[Actor, ...] = ()
+    lines: tuple[SaidLine, ...] = ()  # what a request to forget what was said names
 
     @property
     def kept(self) -> str | None:
@@ -120,6 +122,27 @@ class ProposalPage:
             return None
         kept = kept_items(None if self.current is None else self.current.value, items)
         return render(ListValue(kept)) if kept else None
+
+
+@dataclass(frozen=True, slots=True)
+class SaidLine:
+    """A line a request to forget what was said names; text None once its words are gone."""
+
+    session_id: str
+    message_index: int
+    text: str | None
+
+
+def said_lines(subject: Subject, record: ChangeRecord) -> tuple[SaidLine, ...]:
+    value = record.proposal.value
+    if record.operation is not Operation.FORGET_SAID or not isinstance(value, ListValue):
+        return ()
+    lines = []
+    for session_id, index in parse_line_refs(value.items):
+        session = subject.sessions.get(session_id)
+        said = session.messages[index][1] if session and index < len(session.messages) else None
+        lines.append(SaidLine(session_id, index, said or None))
+    return tuple(lines)
 
 
 def proposal_page(
@@ -135,6 +158,7 @@ def proposal_page(
         context=evidence_context(subject, record.proposal.evidence),
         superseded_by=subject.superseded_by.get(change_id),
         agreed_by=tuple(subject.agreed_by.get(change_id, ())),
+        lines=said_lines(subject, record),
     )
 
 

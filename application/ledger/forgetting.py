@@ -430,7 +430,9 @@ def _taken(subject: Subject, forget: FactForgotten) -> list[str]:
     fields' pending ones it withdrew for quoting the field's lines, or those a memory's
     forget withdrew."""
     if forget.field is None:
-        return list(forget.withdrawn_changes)
+        # A request to forget what was said, approved, goes with the lines (ADR 0174).
+        approved = [] if forget.request_id is None else [forget.request_id]
+        return [*forget.withdrawn_changes, *approved]
     of_field = [
         str(change_id)
         for change_id, record in subject.changes.items()

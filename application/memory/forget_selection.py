@@ -33,6 +33,7 @@ from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.types import Capability, MemoryFact, Namespace
 from factledger.application.memory.value_repeats import notes_repeating
 from factledger.domain.events import FactForgotten
+from factledger.domain.said_lines import SAID_LINES
 
 PAGE = 100
 
@@ -111,14 +112,17 @@ async def memories_to_forget(
     if event.memory_id is not None:
         # Forgotten by id whether or not it is listed: a retry, or one already expired.
         chosen = [event.memory_id]
-    elif event.field is not None:
+    elif event.field is not None or event.evidence_refs:
+        # A field's memories, or those drawn from the lines a request to forget what was
+        # said named (ADR 0174: the reserved field, which no memory's slot is).
+        field = SAID_LINES if event.field is None else event.field
         said = evidence_by_document(event, subject_id)
         provenance = Capability.FACT_PROVENANCE in backend.capabilities
         chosen = [
             memory.id
             for memory in memories
             if is_forgotten_with(
-                memory, event.field, said, current_fields=current_fields, provenance=provenance
+                memory, field, said, current_fields=current_fields, provenance=provenance
             )
         ]
     else:

@@ -4,7 +4,8 @@ Pure. A candidate (the field, the subject's words asking) becomes a change with 
 `forget`, stated (the subject asked), quoting the request; a candidate naming some items of the
 field's list carries them as its value (ADR 0160). Its id is derived from (subject,
 session, model, field) and the operation, so a rerun proposes the same request, never a
-second; a field with nothing left to forget, or with a request already open, gets none.
+second; a field with nothing left to forget, or with a request already open, gets none. A
+request that concerns no field names the subject's lines it concerns instead (ADR 0174).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from factledger.domain.proposal import Proposal, item_key
 from factledger.domain.provenance import Actor, ChangeStatus, Evidence, Operation, Origin
+from factledger.domain.said_lines import SAID_LINES, line_ref
 from factledger.domain.subject import Subject
 from factledger.domain.values import ListValue
 
@@ -31,6 +33,9 @@ class ForgetRequestCandidate:
     # Items of the field's list the request names, when it names some and not all (ADR 0160);
     # empty: the whole field.
     items: tuple[str, ...] = ()
+    # For a request that concerns no field (`field` is `SAID_LINES`, ADR 0174): the subject's
+    # lines it concerns, as (session id, message index).
+    lines: tuple[tuple[str, int], ...] = ()
 
 
 def request_id_for(subject_id: UUID, session_id: str, model: Actor, field: str) -> UUID:
@@ -55,7 +60,12 @@ def plan_requests(
     planned = []
     for candidate in candidates:
         change_id = request_id_for(subject.id, session_id, model, candidate.field)
-        if change_id in subject.changes or has_open_request(subject, candidate.field):
+        if change_id in subject.changes:
+            continue
+        if candidate.field == SAID_LINES:
+            planned += _said_request(subject, candidate, model, change_id)
+            continue
+        if has_open_request(subject, candidate.field):
             continue
         if not subject.holds_words_of(candidate.field):
             continue
@@ -80,6 +90,36 @@ def plan_requests(
             )
         )
     return planned
+
+
+def _said_request(
+    subject: Subject, candidate: ForgetRequestCandidate, model: Actor, change_id: UUID
+) -> list[Proposal]:
+    """A request to forget what was said, naming the lines still readable (a forget since the
+    review read them may have taken some: ADR 0174)."""
+    lines = [
+        line_ref(session_id, index)
+        for session_id, index in candidate.lines
+        if (session := subject.sessions.get(session_id)) is not None
+        and index < len(session.messages)
+        and session.messages[index][1]
+    ]
+    if not lines:
+        return []
+    where = f"session {candidate.evidence.session_id}, message {candidate.evidence.message_index}"
+    return [
+        Proposal(
+            change_id=change_id,
+            field=SAID_LINES,
+            operation=Operation.FORGET_SAID,
+            value=ListValue(tuple(lines)),
+            origin=Origin.STATED,
+            proposed_by=model,
+            based_on_version=subject.profile_version,
+            evidence=candidate.evidence,
+            rationale=f"request to forget what was said ({where}); lines chosen by meaning",
+        )
+    ]
 
 
 def _still_held(subject: Subject, candidate: ForgetRequestCandidate) -> tuple[str, ...]:

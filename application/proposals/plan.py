@@ -39,7 +39,14 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from factledger.application.memory.sameness import same_value
 from factledger.application.proposals.candidates import Candidate
 from factledger.domain.proposal import ChangeRecord, CurrentField, Proposal
-from factledger.domain.provenance import Actor, ActorKind, ChangeStatus, Operation, Origin
+from factledger.domain.provenance import (
+    REQUESTS_TO_FORGET,
+    Actor,
+    ActorKind,
+    ChangeStatus,
+    Operation,
+    Origin,
+)
 from factledger.domain.subject import Subject
 from factledger.domain.values import FieldValue, ListValue, TextValue, render
 
@@ -253,7 +260,7 @@ def agreed_changes(
             proposal = record.proposal
             if proposal.proposed_by == model or proposal.evidence is None:
                 continue
-            if proposal.operation is Operation.FORGET:
+            if proposal.operation in REQUESTS_TO_FORGET:
                 continue  # a request's items are what would go, never a statement (ADR 0160)
             if candidate.removes != (proposal.operation is Operation.REMOVE):
                 continue  # a removal agrees with a removal only, a statement with a statement

@@ -23,7 +23,7 @@ from factledger.application.ledger.ledger import Ledger
 from factledger.application.recall.sources import OpenProposal, ProfileEntry, SessionDigest
 from factledger.application.sessions.types import SessionRecording
 from factledger.domain.events import SessionRecorded
-from factledger.domain.provenance import ChangeStatus, Evidence, Operation, Origin
+from factledger.domain.provenance import REQUESTS_TO_FORGET, ChangeStatus, Evidence, Origin
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Channel, Message
 from factledger.domain.values import render
@@ -56,7 +56,7 @@ def open_entries(subject: Subject) -> list[OpenProposal]:
             field=c.field,
             # A request to forget states no value, even one naming items (ADR 0160).
             value=None
-            if c.proposal.value is None or c.proposal.operation is Operation.FORGET
+            if c.proposal.value is None or c.proposal.operation in REQUESTS_TO_FORGET
             else render(c.proposal.value),
             condition=c.proposal.condition,
             inferred=c.proposal.origin is Origin.INFERRED,

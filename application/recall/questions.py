@@ -78,6 +78,8 @@ def question_text(proposal: OpenProposal) -> str:
     """What an agent may ask to have a proposal confirmed or declined, in its own words."""
     label = field_label(proposal.field)
     typed = proposal.typed
+    if proposal.operation is Operation.FORGET_SAID:  # the lines, never quoted (ADR 0174)
+        return "Should we forget what you told us before, as you asked?"
     if proposal.operation is Operation.FORGET and isinstance(typed, ListValue):
         return unquote(f"Should we forget {joined(typed.items)} from your {label}?")
     if proposal.value is None or proposal.operation is Operation.UNSET:

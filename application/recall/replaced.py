@@ -58,7 +58,7 @@ from factledger.application.memory.sameness import any_states, same_value, token
 from factledger.application.memory.types import SearchHit
 from factledger.application.proposals.plan import evidence_said
 from factledger.domain.proposal import ChangeRecord, item_key
-from factledger.domain.provenance import ChangeStatus, Operation
+from factledger.domain.provenance import REQUESTS_TO_FORGET, ChangeStatus, Operation
 from factledger.domain.subject import Subject
 from factledger.domain.values import ListValue, to_payload
 
@@ -146,7 +146,7 @@ def may_replace(subject: Subject) -> bool:
         proposal = record.proposal
         if record.status is ChangeStatus.REJECTED:
             return True
-        if proposal.operation is Operation.FORGET and record.status is ChangeStatus.PENDING:
+        if proposal.operation in REQUESTS_TO_FORGET and record.status is ChangeStatus.PENDING:
             return True
         if proposal.operation is Operation.REMOVE and record.status in _DECIDING:
             return True
@@ -214,7 +214,7 @@ def _rejected(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
         for record in subject.changes.values()
         if record.status is ChangeStatus.REJECTED
         # A request to forget names what would go, never something said to be so (ADR 0160).
-        and record.proposal.operation is not Operation.FORGET
+        and record.proposal.operation not in REQUESTS_TO_FORGET
         and record.proposal.value is not None
         and record.proposal.evidence is not None
     ]

@@ -20,6 +20,9 @@ meet, and "the", "my" never do.
   forgets the field by the sync's own rule, as before. Read from the ledger on every recall
   with the rest of the mask (kept per subject version), so it costs no backend call.
 
+A request to forget what was said (ADR 0174) names the lines it concerns: while it is pending,
+the memories drawn from those lines are withheld too, whatever their words.
+
 The same words reach the ledger's own pending values (ADR 0142): a pending change said before
 the request whose value (or condition) shares a keyword with the request's sentence is not
 offered either, as the asked field's value or in a turn's empty places (`recall.asked`). The
@@ -31,18 +34,24 @@ recall offered. The change stays pending for reviewers; only recall stops offeri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import UUID
 
 from factledger.application.memory.lexical import keywords
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.types import SearchHit
-from factledger.domain.proposal import ChangeRecord
-from factledger.domain.provenance import STATES_VALUE, ChangeStatus, Operation
+from factledger.domain.proposal import ChangeRecord, Proposal
+from factledger.domain.provenance import (
+    REQUESTS_TO_FORGET,
+    STATES_VALUE,
+    ChangeStatus,
+    Operation,
+)
+from factledger.domain.said_lines import parse_line_refs
 from factledger.domain.subject import Subject
-from factledger.domain.values import render
+from factledger.domain.values import ListValue, render
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +63,15 @@ class SpokenRequest:
     message_index: int
     words: frozenset[str]  # the request sentence's keywords
     said_at: tuple[datetime, int]  # its session's start, then its message
+    # The lines a request to forget what was said names (ADR 0174), by transcript document.
+    lines: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
     def withholds(self, hit: SearchHit) -> bool:
         if not hit.is_latest or not self._said_before(hit):
             return False
+        named = self.lines.get(hit.document_id or "")
+        if named is not None and not named.isdisjoint(hit.source_indexes):
+            return True
         return not self.words.isdisjoint(keywords(hit.text))
 
     def _said_before(self, hit: SearchHit) -> bool:
@@ -75,12 +89,16 @@ def spoken_requests(subject: Subject) -> tuple[SpokenRequest, ...]:
     found: list[SpokenRequest] = []
     for record in subject.changes.values():
         proposal, evidence = record.proposal, record.proposal.evidence
-        if proposal.operation is not Operation.FORGET or record.status is not ChangeStatus.PENDING:
+        if (
+            proposal.operation not in REQUESTS_TO_FORGET
+            or record.status is not ChangeStatus.PENDING
+        ):
             continue
         if evidence is None or (said := subject.sessions.get(evidence.session_id)) is None:
             continue
         words = frozenset(keywords(evidence.quote))
-        if not words:
+        named = _named_lines(subject, proposal)
+        if not words and not named:
             continue
         earlier = frozenset(
             transcript_document_id(subject.id, s.session_id)
@@ -94,9 +112,19 @@ def spoken_requests(subject: Subject) -> tuple[SpokenRequest, ...]:
                 evidence.message_index,
                 words,
                 (said.started_at, evidence.message_index),
+                named,
             )
         )
     return tuple(found)
+
+
+def _named_lines(subject: Subject, proposal: Proposal) -> dict[str, frozenset[int]]:
+    if proposal.operation is not Operation.FORGET_SAID or not isinstance(proposal.value, ListValue):
+        return {}
+    named: dict[str, set[int]] = {}
+    for session_id, index in parse_line_refs(proposal.value.items):
+        named.setdefault(transcript_document_id(subject.id, session_id), set()).add(index)
+    return {document: frozenset(indexes) for document, indexes in named.items()}
 
 
 def without_requested(

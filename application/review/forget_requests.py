@@ -19,8 +19,9 @@ sentence says concerns it when it is also `NAMED_MIN` close ("delete my job titl
 employer"; not `name` for "remove his name and number" when the name held is not close);
 otherwise the closest field, when it is `MEANING_MIN` close. Only fields with words to
 forget are candidates (a value, or a change's words since the field's latest forget). A
-request that concerns none of them proposes nothing; its sentence is still kept out of
-memories. Pure but for the judge; logs nothing.
+request that concerns none of them ("forget what I told you about my ex") names the subject's
+earlier lines closest to it instead (ADR 0174): a request to forget what was said. Either
+way its sentence is kept out of memories. Pure but for the judge; logs nothing.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ from factledger.application.proposals.forget_requests import (
     ForgetRequestCandidate,
     has_open_request,
 )
-from factledger.domain.provenance import MAX_QUOTE, ChangeStatus, Evidence
+from factledger.domain.proposal import said_order
+from factledger.domain.provenance import MAX_QUOTE, REQUESTS_TO_FORGET, ChangeStatus, Evidence
+from factledger.domain.said_lines import SAID_LINES
 from factledger.domain.subject import Subject
 from factledger.domain.transcript import Message, Role
 from factledger.domain.values import JsonValue, ListValue, TextValue
@@ -49,6 +52,12 @@ MIN_NAME_PART = 3  # shorter parts of a field name ("id", "of") say nothing on t
 # nine blind dev halves' requests with the shipped embedder (ADRs 0170-0172).
 NAMED_MIN = 0.4
 MEANING_MIN = 0.3
+# A request that concerns no field names the lines closest to it (ADR 0174): at most
+# `MAX_LINES`, each at least `LINE_MIN` close (a cosine), among the latest `LINES_READ` said
+# before it; the bar fitted on the blind dev halves' requests.
+LINE_MIN = 0.3
+MAX_LINES = 3
+LINES_READ = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,17 +215,63 @@ async def place_requests(
     judge: SentenceJudge,
 ) -> list[ForgetRequestCandidate]:
     """One candidate per field a request concerns (a field with a request open already, or
-    one asked twice in the session, gets no second)."""
+    one asked twice in the session, gets no second); the session's first request that
+    concerns no field names the lines it concerns instead (ADR 0174)."""
     fields = forgettable_fields(subject, kind_fields)
     placed: dict[str, ForgetRequestCandidate] = {}
     for request in requests:
-        for field, how in await fields_concerned(subject, request.sentence, fields, judge):
+        evidence = Evidence(session_id, request.message_index, request.sentence[:MAX_QUOTE])
+        concerned = await fields_concerned(subject, request.sentence, fields, judge)
+        if not concerned and SAID_LINES not in placed:
+            lines = await lines_concerned(subject, session_id, request, judge)
+            if lines:
+                placed[SAID_LINES] = ForgetRequestCandidate(
+                    SAID_LINES, evidence, "meaning", lines=lines
+                )
+        for field, how in concerned:
             if field in placed or has_open_request(subject, field):
                 continue
-            evidence = Evidence(session_id, request.message_index, request.sentence[:MAX_QUOTE])
             items = named_items(request.sentence, subject.held_items(field))
             placed[field] = ForgetRequestCandidate(field, evidence, how, items)
     return list(placed.values())
+
+
+def lines_before(
+    subject: Subject, session_id: str, message_index: int
+) -> list[tuple[str, int, str]]:
+    """The subject's lines said before a request (earlier sessions, earlier messages of its
+    own), still readable and not themselves a request's evidence, the latest `LINES_READ`."""
+    asked_at = said_order(subject.sessions[session_id], message_index)
+    requests = {
+        (evidence.session_id, evidence.message_index)
+        for c in subject.changes.values()
+        if c.operation in REQUESTS_TO_FORGET and (evidence := c.proposal.evidence) is not None
+    }
+    said = sorted(
+        (said_order(session, index), session.session_id, text)
+        for session in subject.sessions.values()
+        for index, (role, text) in enumerate(session.messages)
+        if role is Role.SUBJECT
+        and text
+        and said_order(session, index) < asked_at
+        and (session.session_id, index) not in requests
+    )
+    return [(s, order[2], text) for order, s, text in said[-LINES_READ:]]
+
+
+async def lines_concerned(
+    subject: Subject, session_id: str, request: SaidRequest, judge: SentenceJudge
+) -> tuple[tuple[str, int], ...]:
+    """The lines a request that concerns no field speaks of: the closest to its sentence by
+    the judge's similarity, at most `MAX_LINES`, each at least `LINE_MIN` close, in the order
+    they were said."""
+    said = lines_before(subject, session_id, request.message_index)
+    if not said:
+        return ()
+    similarity = await judge.similarities(request.sentence, [text for _, _, text in said])
+    ranked = sorted(range(len(said)), key=lambda n: -similarity[n])
+    chosen = sorted(n for n in ranked[:MAX_LINES] if similarity[n] >= LINE_MIN)
+    return tuple((said[n][0], said[n][1]) for n in chosen)
 
 
 def named_items(sentence: str, held: Sequence[str]) -> tuple[str, ...]:

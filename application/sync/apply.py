@@ -116,6 +116,10 @@ async def apply_item(
                 await _delete_records(item, trace, ns, backend)
             if event.withdrawn_changes:  # a field's forget also withdraws other fields' quotes
                 await _delete_withdrawn(item, event, ns, backend)
+            if event.field is None and event.memory_id is None and event.request_id:
+                # The approved request to forget what was said goes with its lines (ADR 0174).
+                record = proposal_record_id(UUID(event.request_id))
+                await _delete_and_log(item, ns, backend, [record])
         case SyncKind.EXPIRE, MemoryExpirySet():
             await _expire(item, event, ns, backend)
         case SyncKind.ERASE, SubjectErased():
@@ -193,7 +197,7 @@ async def _forget(
     # The field's memories by slot and by the words that evidenced it (`sync_forget`); the
     # profile without the field says which other fields a shared sentence must keep.
     remaining: frozenset[str] = frozenset()
-    if event.field is not None:
+    if event.memory_id is None:  # a field's, or lines' (ADR 0174)
         profile = await profiles.profile_at(item.subject_id, event.originator_version)
         remaining = fields_of(profile)
     ids = await memories_to_forget(backend, ns, event, item.subject_id, remaining)

@@ -78,7 +78,13 @@ def plan(
             if event.profile_version is not None:
                 record = profile_record_id(event.profile_version)
                 items.append(item(0, SyncKind.PROFILE_VERSION, record))
-            target = f"field:{event.field}" if event.field else f"memory:{event.memory_id}"
+            target = (
+                f"field:{event.field}"
+                if event.field
+                else f"memory:{event.memory_id}"
+                if event.memory_id
+                else f"said:{event.request_id}"  # lines a request named (ADR 0174)
+            )
             items.append(item(1, SyncKind.FORGET, target))
             return items
         case MemoryExpirySet():

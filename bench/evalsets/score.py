@@ -37,6 +37,8 @@ from factledger.bench.evalsets.cases import LIST_FIELDS, Answer, Case
 from factledger.bench.evalsets.run import CaseRun
 from factledger.bench.proposal_eval import Made
 from factledger.domain.provenance import Operation
+from factledger.domain.said_lines import parse_line_refs
+from factledger.domain.values import ListValue
 
 LABELS = ("yes", "no", "neither")
 
@@ -63,6 +65,10 @@ class Tally:
     # a reviewer approving them would forget the wrong field (ADR 0170).
     forgets_misplaced: int = 0
     forget_requests_made: int = 0
+    # Requests to forget what was said (ADR 0174) made, and those naming a line that holds a
+    # keyword of one of the writers' requests of their session.
+    said_requests_made: int = 0
+    said_requests_right: int = 0
     forget_item_requests: int = 0  # requests made that name items of a list (ADR 0160)
     forget_items_right: int = 0  # ... on a field the writer's request names, a keyword of it
     removals_made: int = 0  # list items proposed for removal, by change (ADR 0159)
@@ -100,6 +106,8 @@ class Tally:
             "forget_fields": self.forget_fields,
             "forgets_misplaced": self.forgets_misplaced,
             "forget_requests_made": self.forget_requests_made,
+            "said_requests_made": self.said_requests_made,
+            "said_requests_right": self.said_requests_right,
             "forget_item_requests": self.forget_item_requests,
             "forget_items_right": self.forget_items_right,
             "removals_made": self.removals_made,
@@ -171,7 +179,10 @@ def score_run(
     asked_to_forget = [m for m in run.made if m.proposal.operation is Operation.FORGET]
     # A removal states no value: counted apart, right when the writer outdated what it removes.
     removals = [m for m in run.made if m.proposal.operation is Operation.REMOVE]
-    apart = (Operation.FORGET, Operation.REMOVE)
+    said = [m for m in run.made if m.proposal.operation is Operation.FORGET_SAID]
+    tally.said_requests_made = len(said)
+    tally.said_requests_right = sum(_names_asked_line(run, m) for m in said)
+    apart = (Operation.FORGET, Operation.REMOVE, Operation.FORGET_SAID)
     left: list[Made] = [m for m in run.made if m.proposal.operation not in apart]
     tally.made = len(left)
     tally.forget_requests_made = len(asked_to_forget)
@@ -232,6 +243,27 @@ def score_run(
                 for note in asked.notes
             )
     return tally
+
+
+def said_line_texts(run: CaseRun, made: Made) -> list[str]:
+    """The words of the lines a request to forget what was said names (the run records each
+    case's session n as `<writer>-<id>-s<n>`, without the lines the screen withheld)."""
+    value = made.proposal.value
+    if not isinstance(value, ListValue):
+        return []
+    texts = []
+    for session_id, index in parse_line_refs(value.items):
+        n = int(session_id.rsplit("-s", 1)[1])
+        withheld = run.withheld.get(n, frozenset())
+        kept = [i for i in range(len(run.case.sessions[n].lines)) if i not in withheld]
+        if index < len(kept):
+            texts.append(run.case.sessions[n].lines[kept[index]][1])
+    return texts
+
+
+def _names_asked_line(run: CaseRun, made: Made) -> bool:
+    words = [k.lower() for f in run.case.sessions[made.session].forgets for k in f.keywords]
+    return any(w in text.lower() for text in said_line_texts(run, made) for w in words)
 
 
 def _outdated_by_writer(case: Case, removal: Made) -> bool:

@@ -30,11 +30,13 @@ from factledger.domain.proposal import (
     check_items_held,
     check_operation,
     check_rejection,
+    check_said_lines,
     check_subject_words,
     kept_items,
 )
 from factledger.domain.provenance import (
     MAX_QUOTE,
+    REQUESTS_TO_FORGET,
     Actor,
     ActorKind,
     ChangeStatus,
@@ -146,7 +148,10 @@ class Subject(SubjectForgetting):
                 raise ChangeAlreadyProposedError(f"change {proposal.change_id}")
             return False
         proposal.check_new()
-        schema.check(proposal.field, proposal.value)
+        if proposal.operation is Operation.FORGET_SAID:
+            check_said_lines(proposal, self.sessions)  # its field is no kind's (ADR 0174)
+        else:
+            schema.check(proposal.field, proposal.value)
         check_operation(proposal, self.fields.get(proposal.field))
         if proposal.operation is Operation.FORGET and not self.holds_words_of(proposal.field):
             raise FieldNotPresentError(f"field {proposal.field} on subject {self.id}")
@@ -162,7 +167,7 @@ class Subject(SubjectForgetting):
             proposal.origin,
             self.sessions,
             condition=proposal.condition,
-            states_value=proposal.operation is not Operation.FORGET,
+            states_value=proposal.operation not in REQUESTS_TO_FORGET,
             tentative=tentative,
         )
         self._check_time(at)
@@ -182,6 +187,9 @@ class Subject(SubjectForgetting):
         self._check_live()
         record = self.change(change_id)
         check_confirmation(record, confirmation, self.sessions)
+        if record.operation is Operation.FORGET_SAID:
+            self.forget_said(change_id, by=confirmation, at=at)
+            return
         if record.operation is Operation.FORGET:
             # Approving a request to forget is forgetting the field, by whoever decided; a
             # request naming some items of a list keeps the others (ADR 0160).

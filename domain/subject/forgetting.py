@@ -16,8 +16,14 @@ from factledger.domain.proposal import (
     kept_items,
     standing_of,
 )
-from factledger.domain.provenance import ChangeStatus, Operation, check_reason
+from factledger.domain.provenance import (
+    REQUESTS_TO_FORGET,
+    ChangeStatus,
+    Operation,
+    check_reason,
+)
 from factledger.domain.restated import check_not_restated
+from factledger.domain.said_lines import SAID_LINES, parse_line_refs
 from factledger.domain.subject.state import SubjectState
 from factledger.domain.text import check_text
 from factledger.domain.values import JsonObject, ListValue, render
@@ -80,7 +86,8 @@ class SubjectForgetting(SubjectState):
         checked for restating the field's words (`domain.restated`)."""
         self._check_live()
         check_reason(reason)
-        if field not in self.fields and not self.unforgotten_changes(field):
+        held = field in self.fields or self.unforgotten_changes(field)
+        if field == SAID_LINES or not held:  # lines go by approving their request (ADR 0174)
             raise FieldNotPresentError(f"field {field} on subject {self.id}")
         if request is None:  # an approved request's reason is the ledger's, naming the request
             check_not_restated(reason, self._words_of_field(field), common_words)
@@ -156,6 +163,46 @@ class SubjectForgetting(SubjectState):
             kept=kept_items(None if current is None else current.value, ListValue(tuple(items))),
         )
 
+    def forget_said(self, request: UUID, *, by: Decision, at: datetime) -> None:
+        """Approves a request to forget what was said (ADR 0174): the lines it names, its own
+        line and the words deciding it are forgotten (their keys go; the sync forgets the
+        memories drawn from them), and so is any pending change quoting one of those lines.
+        No field changes, so the profile gets no new version."""
+        self._check_live()
+        record = self.change(request)
+        proposal = record.proposal
+        if proposal.operation is not Operation.FORGET_SAID or not isinstance(
+            proposal.value, ListValue
+        ):
+            raise InvalidOperationError(f"change {request}: not a request to forget what was said")
+        self._check_time(at)
+        lines = set(parse_line_refs(proposal.value.items))
+        for evidence in (proposal.evidence, by.evidence):
+            if evidence is not None:
+                lines.add((evidence.session_id, evidence.message_index))
+        withdrawn = [
+            str(c.change_id)
+            for c in self.changes.values()
+            if c.status is ChangeStatus.PENDING and c.change_id != request and _quotes(c, lines)
+        ]
+        self.trigger_event(
+            self.FactForgotten,
+            timestamp=at,
+            field=None,
+            memory_id=None,
+            requested_by=by.by.to_payload(),
+            reason=f"forget request {request} approved",
+            profile_version=None,
+            withdrawn_changes=withdrawn,
+            command_id=by.command_id,
+            request_id=str(request),
+            relayed_by=None if by.relayed_by is None else by.relayed_by.to_payload(),
+            key_generation=None,
+            evidence_refs=[{"session_id": s, "message_index": i} for s, i in sorted(lines)],
+            kept=None,
+            kept_standing=None,
+        )
+
     def rotate_key(
         self,
         *,
@@ -215,7 +262,7 @@ class SubjectForgetting(SubjectState):
             str(c.change_id)
             for c in self.changes.values()
             if c.status is ChangeStatus.PENDING
-            and c.operation is not Operation.FORGET
+            and c.operation not in REQUESTS_TO_FORGET
             and (evidence := c.proposal.evidence) is not None
             and (evidence.session_id, evidence.message_index) in lines
         ]
@@ -318,7 +365,7 @@ def _quotes(change: ChangeRecord, lines: set[tuple[str, int]]) -> bool:
     quotes one of `lines`."""
     evidence = change.proposal.evidence
     return (
-        change.operation is not Operation.FORGET
+        change.operation not in REQUESTS_TO_FORGET
         and evidence is not None
         and (evidence.session_id, evidence.message_index) in lines
     )

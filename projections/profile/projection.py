@@ -405,12 +405,22 @@ class ProfileProjection:
             )
 
     def _memory_forgotten(self, txn: ViewTransaction, e: FactForgotten) -> None:
-        """The pending changes that quoted a forgotten memory's lines are withdrawn with it,
-        their words redacted (their keys went)."""
+        """The pending changes that quoted a forgotten memory's lines, or the lines a request
+        to forget what was said named (ADR 0174), are withdrawn with them, their words
+        redacted (their keys went); that request is confirmed, its words redacted too."""
         sid, at = str(e.originator_id), e.timestamp.isoformat()
         for change_id in e.withdrawn_changes:
             change = decide(txn, sid, change_id, {"status": "forgotten", "decided_at": at})
             txn.put("change", f"{sid}:{change_id}", redacted(change))
+        if e.request_id is not None:
+            approved = {
+                "status": "confirmed",
+                "confirmed_by": e.requested_by,
+                "decided_at": at,
+                **relayed(e.relayed_by),
+            }
+            change = decide(txn, sid, e.request_id, approved)
+            txn.put("change", f"{sid}:{e.request_id}", redacted(change))
 
     def _words_forgotten(self, txn: ViewTransaction, e: FactForgotten) -> None:
         """The sessions whose lines a forget took lose their summary too (its key goes with

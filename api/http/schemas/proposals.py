@@ -35,7 +35,9 @@ class ProposalIn(Strict):
         examples=[{"type": "text", "value": "Supplier A"}],
         description="The value to set, or the items to append or remove. For `forget`: none "
         "(the whole field), or the items of the list the subject asked to forget (the others "
-        "stay).",
+        "stay). For `forget_said` (field `said_lines`): a list of the subject's lines the "
+        "request concerns, each `<session id>#<message index>`, said before the request its "
+        "evidence quotes.",
     )
     origin: Origin = Field(examples=["stated"])
     evidence: EvidenceIn | None = None

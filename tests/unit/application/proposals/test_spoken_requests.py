@@ -3,15 +3,22 @@ sentence speaks of, whatever field the request was placed on (`recall.requested`
 
 from __future__ import annotations
 
-from factledger.application.ledger.commands import RejectChange
+from dataclasses import dataclass
+from uuid import UUID
+
+from factledger.application.ledger.commands import ApproveChange, ProposeChange, RejectChange
 from factledger.application.recall.ledger_forget_source import mask_of
 from factledger.application.recall.requested import (
     requested_changes,
     spoken_requests,
     without_requested,
 )
+from factledger.domain.provenance import Evidence, Operation, Origin
+from factledger.domain.said_lines import SAID_LINES, line_ref
+from factledger.domain.transcript import Role
+from factledger.domain.values import ListValue
 
-from .conftest import TENANT, Rig
+from .conftest import MODEL, TENANT, Rig, day
 from .test_plan_by_meaning import REVIEWER
 from .test_replaced_statements import forget_asked, hit, says
 
@@ -81,3 +88,50 @@ async def test_a_value_said_after_the_request_or_with_it_stays_offered(rig: Rig)
     subject = rig.subject(lead)
     assert [c.field for c in subject.changes.values()] == ["budget", "budget", "employer"]
     assert requested_changes(subject) == frozenset()
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A memory as the sync's rule reads it: its slot and the line it was drawn from."""
+
+    slot: str | None
+    document_id: str | None
+    source_indexes: tuple[int, ...]
+
+
+async def _said_asked(rig: Rig, lead: UUID, request: str, *lines: str) -> UUID:
+    """A pending request to forget what was said (ADR 0174) in session s9, naming `lines`."""
+    rig.record(lead, "s9", day(4, 9), (Role.SUBJECT, request))
+    command = ProposeChange(
+        TENANT,
+        lead,
+        SAID_LINES,
+        Operation.FORGET_SAID,
+        ListValue(lines),
+        Origin.STATED,
+        MODEL,
+        rig.subject(lead).profile_version,
+        Evidence("s9", 0, request),
+    )
+    rig.ledger.propose_change(command)
+    return command.change_id
+
+
+async def test_a_request_to_forget_what_was_said_withholds_its_lines_whatever_their_words(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    await says(rig, lead, "s0", "I work at Acme.", ("employer", "Acme"))
+    await says(rig, lead, "s1", "Dev and I split up.")
+    request = await _said_asked(rig, lead, "Please drop the thing about him.", line_ref("s1", 0))
+
+    named = hit(lead, "s1", "is no longer with their partner Dev")  # no word of the request
+    other = hit(lead, "s0", "works at Acme")
+    assert without_requested([named, other], mask_of(rig.subject(lead)).requested) == [other]
+
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, request, REVIEWER.id))
+    mask = mask_of(rig.subject(lead))
+    assert mask.requested == ()
+    # Forgotten now, by the line it was drawn from; the other session's memory stays.
+    assert mask.forgets(Trace(None, named.document_id, (0,)), named.id, provenance=True)
+    assert not mask.forgets(Trace(None, other.document_id, (0,)), other.id, provenance=True)
