@@ -27,6 +27,7 @@ from factledger.api.settings import ConsoleSettings, RateLimitSettings
 from factledger.application.ledger.commands import ApproveChange, ProposeChange, RecordSession
 from factledger.domain.events import ChangeConfirmed, ChangeRejected, FactForgotten
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
+from factledger.domain.said_lines import SAID_LINES, line_ref
 from factledger.domain.transcript import Channel, Message
 from factledger.domain.transcript import Role as MessageRole
 from factledger.domain.values import ListValue, TextValue
@@ -541,3 +542,29 @@ async def test_an_admin_forgets_one_item_of_a_list_and_keeps_the_others(
     assert kept.value == ListValue(("Jira",))
     page = await web.get(f"/console/subjects/{subject}")
     assert "Trello" not in page.text
+
+
+async def test_a_request_to_forget_what_was_said_shows_the_lines_it_names(
+    web: httpx.AsyncClient, ports: Runtime, seeded: Seeded
+) -> None:
+    subject = seeded.subject_id
+    said, asks = "My ex and I split up in the spring.", "Please forget what I said about my ex."
+    at = ports.ledger.clock.now()
+    for session_id, text in (("said-1", said), ("said-2", asks)):
+        lines = (Message(MessageRole.SUBJECT, text, at),)
+        ports.ledger.record_session(
+            RecordSession(TENANT, subject, session_id, Channel.CHAT, at, at, lines)
+        )
+    request = ProposeChange(
+        TENANT, subject, SAID_LINES, Operation.FORGET_SAID, ListValue((line_ref("said-1", 0),)),
+        Origin.STATED, Actor(ActorKind.MODEL, "m"), based_on_version=0,
+        evidence=Evidence("said-2", 0, asks),
+    )  # fmt: skip
+    ports.ledger.propose_change(request)
+    await sign_in(web)
+
+    queue = await web.get("/console/queue")
+    assert '<strong class="forget-request">asks to forget what was said</strong>' in queue.text
+    page = await web.get(f"/console/subjects/{subject}/proposals/{request.change_id}")
+    assert '<ul class="said-lines">' in page.text
+    assert f"message 0: <q>{said}</q>" in page.text
