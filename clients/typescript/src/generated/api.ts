@@ -1546,7 +1546,7 @@ export interface components {
          * Operation
          * @enum {string}
          */
-        Operation: "set" | "unset" | "append" | "remove" | "forget";
+        Operation: "set" | "unset" | "append" | "remove" | "forget" | "forget_said";
         /**
          * Origin
          * @enum {string}
@@ -1728,7 +1728,7 @@ export interface components {
             rationale?: string;
             /**
              * Value
-             * @description The value to set, or the items to append or remove. For `forget`: none (the whole field), or the items of the list the subject asked to forget (the others stay).
+             * @description The value to set, or the items to append or remove. For `forget`: none (the whole field), or the items of the list the subject asked to forget (the others stay). For `forget_said` (field `said_lines`): a list of the subject's lines the request concerns, each `<session id>#<message index>`, said before the request its evidence quotes.
              * @example {
              *       "type": "text",
              *       "value": "Supplier A"
