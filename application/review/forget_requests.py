@@ -52,11 +52,15 @@ MIN_NAME_PART = 3  # shorter parts of a field name ("id", "of") say nothing on t
 # nine blind dev halves' requests with the shipped embedder (ADRs 0170-0172).
 NAMED_MIN = 0.4
 MEANING_MIN = 0.3
-# A request that concerns no field names the lines closest to it (ADR 0174): at most
-# `MAX_LINES`, each at least `LINE_MIN` close (a cosine), among the latest `LINES_READ` said
-# before it; the bar fitted on the blind dev halves' requests.
+# A request that concerns no field names the line closest to it (ADR 0174), among the latest
+# `LINES_READ` said before it: a line's closeness is its best sentence's cosine with the
+# request plus `SHARED_WORD` for each keyword they share (up to `SHARED_COUNTED`), at least
+# `LINE_MIN`; fitted on the blind dev halves' requests (one line, not three: a reviewer's
+# approval forgets every line named).
 LINE_MIN = 0.3
-MAX_LINES = 3
+SHARED_WORD = 0.2
+SHARED_COUNTED = 3
+MAX_LINES = 1
 LINES_READ = 200
 
 
@@ -262,16 +266,33 @@ def lines_before(
 async def lines_concerned(
     subject: Subject, session_id: str, request: SaidRequest, judge: SentenceJudge
 ) -> tuple[tuple[str, int], ...]:
-    """The lines a request that concerns no field speaks of: the closest to its sentence by
-    the judge's similarity, at most `MAX_LINES`, each at least `LINE_MIN` close, in the order
+    """The lines a request that concerns no field speaks of: the closest to its sentence
+    (`line_closeness`), at most `MAX_LINES`, each at least `LINE_MIN` close, in the order
     they were said."""
     said = lines_before(subject, session_id, request.message_index)
     if not said:
         return ()
-    similarity = await judge.similarities(request.sentence, [text for _, _, text in said])
-    ranked = sorted(range(len(said)), key=lambda n: -similarity[n])
-    chosen = sorted(n for n in ranked[:MAX_LINES] if similarity[n] >= LINE_MIN)
+    closeness = await line_closeness(request.sentence, [text for _, _, text in said], judge)
+    ranked = sorted(range(len(said)), key=lambda n: -closeness[n])
+    chosen = sorted(n for n in ranked[:MAX_LINES] if closeness[n] >= LINE_MIN)
     return tuple((said[n][0], said[n][1]) for n in chosen)
+
+
+async def line_closeness(sentence: str, lines: Sequence[str], judge: SentenceJudge) -> list[float]:
+    """How close each line is to a request: its best sentence's similarity by the judge (a
+    line says several things; the request speaks of one), plus `SHARED_WORD` for each keyword
+    of memories-mode search the two share ("my ex" and "My ex and I split up"), up to
+    `SHARED_COUNTED`."""
+    parts = [(n, part) for n, line in enumerate(lines) for part in sentences_of(line)]
+    similarity = await judge.similarities(sentence, [part for _, part in parts])
+    best = [-1.0] * len(lines)
+    for (n, _), value in zip(parts, similarity, strict=True):
+        best[n] = max(best[n], value)
+    asked = set(keywords(sentence))
+    return [
+        best[n] + SHARED_WORD * min(len(asked & set(keywords(line))), SHARED_COUNTED)
+        for n, line in enumerate(lines)
+    ]
 
 
 def named_items(sentence: str, held: Sequence[str]) -> tuple[str, ...]:

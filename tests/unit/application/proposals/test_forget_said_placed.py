@@ -21,6 +21,7 @@ from .test_forget_requests_said import AGENT, LEAD, REVIEWER, TableJudge, worker
 
 EX = "My ex and I split up in the spring."
 BUDGET = "Our budget is 40k."
+SPRING = "It was a hard spring for us."
 ASKS = "Please delete what I told you about my ex."
 
 
@@ -63,22 +64,23 @@ async def test_a_request_about_no_field_names_the_closest_earlier_line(rig: Rig)
     assert not [c for c in rig.subject(lead).changes.values() if c.operation is Operation.FORGET]
 
 
-async def test_lines_under_the_bar_or_after_the_best_are_not_named(rig: Rig) -> None:
-    many = {f"Line {n}": 0.9 - n / 100 for n in range(MAX_LINES + 2)}
-    judge = LineJudge(table={**many, EX: LINE_MIN - 0.01})
+async def test_a_keyword_the_request_shares_brings_its_line_closer(rig: Rig) -> None:
+    # The hard spring reads closer, but only the line about the ex shares a word of the request.
+    judge = LineJudge(table={EX: 0.15, SPRING: LINE_MIN})
     lead = rig.register()
-    rig.record(lead, "s1", day(4, 2), (AGENT, "Hi"), *((LEAD, text) for text in [EX, *many]))
+    rig.record(lead, "s1", day(4, 2), (AGENT, "Hi"), (LEAD, SPRING), (LEAD, EX))
     await worker(rig, judge).run_once()
     await _ask(rig, judge, lead)
     (request,) = _said_requests(rig, lead)
-    assert request.proposal.value == ListValue(
-        tuple(line_ref("s1", n) for n in range(2, 2 + MAX_LINES))  # the closest, as said
-    )
+    assert request.proposal.value == ListValue((line_ref("s1", 2),))
+    assert MAX_LINES == 1  # a reviewer's approval forgets every line named
 
 
 async def test_nothing_close_enough_proposes_nothing(rig: Rig) -> None:
-    judge = LineJudge(table={EX: LINE_MIN - 0.01})
-    lead = await _lead(rig, judge)
+    judge = LineJudge(table={SPRING: LINE_MIN - 0.01})
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (AGENT, "Hi"), (LEAD, SPRING))
+    await worker(rig, judge).run_once()
     await _ask(rig, judge, lead)
     assert _said_requests(rig, lead) == []
 
