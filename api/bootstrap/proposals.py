@@ -120,6 +120,7 @@ def build_proposer(
         modes=proposal_modes(settings),
         judge=judge,
         replacements_in_requests=settings.proposals.replacements_in_requests,
+        forget_said_lines=settings.proposals.forget_said_lines,
         values=WordsValueReader(),
         dropped=dropped_items_reader(settings.proposals),
     )

@@ -19,9 +19,10 @@ sentence says concerns it when it is also `NAMED_MIN` close ("delete my job titl
 employer"; not `name` for "remove his name and number" when the name held is not close);
 otherwise the closest field, when it is `MEANING_MIN` close. Only fields with words to
 forget are candidates (a value, or a change's words since the field's latest forget). A
-request that concerns none of them ("forget what I told you about my ex") names the subject's
-earlier lines closest to it instead (ADR 0174): a request to forget what was said. Either
-way its sentence is kept out of memories. Pure but for the judge; logs nothing.
+request that concerns none of them ("forget what I told you about my ex") proposes nothing,
+or, where the deployment asks for it, names the subject's earlier line closest to it instead
+(ADR 0174, an option): a request to forget what was said. Either way its sentence is kept out
+of memories. Pure but for the judge; logs nothing.
 """
 
 from __future__ import annotations
@@ -217,16 +218,18 @@ async def place_requests(
     requests: Sequence[SaidRequest],
     kind_fields: Sequence[str],
     judge: SentenceJudge,
+    *,
+    name_lines: bool = False,
 ) -> list[ForgetRequestCandidate]:
     """One candidate per field a request concerns (a field with a request open already, or
-    one asked twice in the session, gets no second); the session's first request that
-    concerns no field names the lines it concerns instead (ADR 0174)."""
+    one asked twice in the session, gets no second); with `name_lines`, the session's first
+    request that concerns no field names the lines it concerns instead (ADR 0174)."""
     fields = forgettable_fields(subject, kind_fields)
     placed: dict[str, ForgetRequestCandidate] = {}
     for request in requests:
         evidence = Evidence(session_id, request.message_index, request.sentence[:MAX_QUOTE])
         concerned = await fields_concerned(subject, request.sentence, fields, judge)
-        if not concerned and SAID_LINES not in placed:
+        if name_lines and not concerned and SAID_LINES not in placed:
             lines = await lines_concerned(subject, session_id, request, judge)
             if lines:
                 placed[SAID_LINES] = ForgetRequestCandidate(

@@ -106,6 +106,9 @@ class SessionProposer:
     # Reads the request sentences once more for the value replacing a held single-valued
     # field ("remove my number, email me instead"), quoting only that value (ADR 0151).
     replacements_in_requests: bool = False
+    # A request to forget that concerns no field names the line it concerns (ADR 0174, an
+    # option: `forget_requests.place_requests`).
+    forget_said_lines: bool = False
     # Reads a typed field's value (number, money, date) from the words; None: typed fields
     # are proposed by callers only (ADR 0158).
     values: ValueReader | None = None
@@ -155,6 +158,7 @@ class SessionProposer:
                 requests,
                 [f.field for f in feeds.fields],
                 self.judge,
+                name_lines=self.forget_said_lines,
             )
         )
         context = ExtractionContext(tenant, subject.kind, event.channel, event.conversation_type)

@@ -45,6 +45,7 @@ async def score_directory(
     held_change_file: Path | None = None,
     qa_reader: QaReaderFile | None = None,
     replacements_in_requests: bool | None = None,
+    forget_said_lines: bool | None = None,
     field_floors: tuple[Path, str] | None = None,
     qa_reader_alone: bool | None = None,
     dropped_items: bool | None = None,
@@ -88,6 +89,8 @@ async def score_directory(
     proposals: dict[str, Any] = {}
     if replacements_in_requests is not None:
         proposals["replacements_in_requests"] = replacements_in_requests
+    if forget_said_lines is not None:
+        proposals["forget_said_lines"] = forget_said_lines
     if dropped_items is not None:
         proposals["dropped_items"] = dropped_items
     if dropped_items_model is not None:
@@ -127,6 +130,7 @@ async def score_directory(
         "replacements_in_requests": "default"
         if replacements_in_requests is None
         else replacements_in_requests,
+        "forget_said_lines": "default" if forget_said_lines is None else forget_said_lines,
         "field_floors": "none" if field_floors is None else field_floors[0].name,
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
         "dropped_items": "default" if dropped_items is None else dropped_items,
@@ -244,6 +248,12 @@ def main(argv: list[str] | None = None) -> None:
         "0151; default: the product's default)",
     )
     parser.add_argument(
+        "--forget-said-lines",
+        choices=("on", "off"),
+        help="a request to forget that concerns no field names the line it concerns (ADR "
+        "0174; default: the product's default, off)",
+    )
+    parser.add_argument(
         "--field-floors",
         type=Path,
         help="a file of the QA reader's floors per field (ADR 0152), with --field-floors-sha256",
@@ -300,6 +310,9 @@ def main(argv: list[str] | None = None) -> None:
                 replacements_in_requests=None
                 if args.replacements_in_requests is None
                 else args.replacements_in_requests == "on",
+                forget_said_lines=None
+                if args.forget_said_lines is None
+                else args.forget_said_lines == "on",
                 field_floors=floors_file,
                 qa_reader_alone=None
                 if args.qa_reader_alone is None

@@ -14,18 +14,42 @@ import httpx
 import pytest
 from support.api_harness import build_ports, line
 
+from factledger.adapters.extraction.rules.extractor import RuleExtractor
+from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.memory.record_ids import namespace_for, transcript_document_id
+from factledger.application.review.proposer import SessionProposer
+from factledger.application.sync.feed import LedgerEventFeed
+from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain.events import FactForgotten
+from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.said_lines import SAID_LINES, line_ref
 from factledger.testing.manual_clock import ManualClock
 
-from .test_api_forget_requests_said import AGENT, LEAD, REVIEWER, SERVICE, ok, pending, worker
+from .test_api_forget_requests_said import AGENT, LEAD, REVIEWER, SERVICE, ok, pending
 
 
 @pytest.fixture
 def ports() -> Runtime:
     return build_ports(ManualClock(datetime(2026, 2, 9, 14, 0, tzinfo=UTC)))
+
+
+def worker(ports: Runtime) -> SyncWorker:
+    """The shipped judgement, with the option on (ADR 0174 was rejected: off by default)."""
+    assert ports.sync_store is not None
+    assert ports.backend is not None
+    judge = LearnedJudge.packaged()
+    feed = LedgerEventFeed(ports.ledger)
+    model = SessionProposer(
+        ports.ledger,
+        RuleExtractor(),
+        Actor(ActorKind.MODEL, "rule@1"),
+        judge=judge,
+        forget_said_lines=True,
+    )
+    return SyncWorker(
+        SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model, judge=judge)
+    )
 
 
 SAID = "My ex and I split up last spring, it was a hard year."

@@ -154,6 +154,18 @@ def test_requests_to_forget_are_read_for_a_replacement_only_when_asked(
         ledger.close()
 
 
+def test_requests_about_no_field_name_lines_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
+    try:
+        assert not build_proposer(load_settings(), ledger, RuleExtractor()).forget_said_lines
+        monkeypatch.setenv("FACTLEDGER_PROPOSALS__FORGET_SAID_LINES", "true")
+        assert build_proposer(load_settings(), ledger, RuleExtractor()).forget_said_lines
+    finally:
+        ledger.close()
+
+
 def test_a_misspelt_mode_or_slot_is_refused_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FACTLEDGER_PROPOSALS__MODE", "sometimes")
     with pytest.raises(SettingsError, match=r"proposals\.mode"):

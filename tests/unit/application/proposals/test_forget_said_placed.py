@@ -11,13 +11,17 @@ from factledger.application.ledger.commands import ApproveChange, RejectChange
 from factledger.application.memory.record_ids import namespace_for, transcript_document_id
 from factledger.application.proposals.forget_requests import request_id_for
 from factledger.application.review.forget_requests import LINE_MIN, MAX_LINES
+from factledger.application.review.proposer import SessionProposer
+from factledger.application.sync.feed import LedgerEventFeed
+from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
 from factledger.domain.proposal import ChangeRecord
 from factledger.domain.provenance import ChangeStatus, Operation, Origin
 from factledger.domain.said_lines import SAID_LINES, line_ref
 from factledger.domain.values import ListValue
 
 from .conftest import MODEL, TENANT, Rig, day
-from .test_forget_requests_said import AGENT, LEAD, REVIEWER, TableJudge, worker
+from .test_forget_requests_said import AGENT, LEAD, REVIEWER, TableJudge
+from .test_forget_requests_said import worker as worker_by_default
 
 EX = "My ex and I split up in the spring."
 BUDGET = "Our budget is 40k."
@@ -30,6 +34,16 @@ class LineJudge(TableJudge):
     """Close to a line by the table; every field's name and words far from every sentence."""
 
     table: dict[str, float] = field(default_factory=lambda: {EX: 0.7, BUDGET: 0.1})
+
+
+def worker(rig: Rig, judge: TableJudge) -> SyncWorker:
+    """The sync with the option on (ADR 0174 was rejected: off by default)."""
+    feed = LedgerEventFeed(rig.ledger)
+    proposer = SessionProposer(
+        rig.ledger, rig.extractor, MODEL, judge=judge, forget_said_lines=True
+    )
+    ports = SyncPorts(rig.store, feed, feed, rig.backend, proposer=proposer, judge=judge)
+    return SyncWorker(ports, SyncOptions(backoff_s=0.0))
 
 
 async def _lead(rig: Rig, judge: TableJudge) -> UUID:
@@ -121,3 +135,14 @@ async def test_rejecting_it_keeps_the_line_and_a_rerun_proposes_nothing_again(ri
     rig.expire_leases()
     await worker(rig, judge).run_once()
     assert len(_said_requests(rig, lead)) == 1
+
+
+async def test_by_default_a_request_about_no_field_proposes_nothing(rig: Rig) -> None:
+    judge = LineJudge()
+    lead = rig.register()
+    rig.record(lead, "s1", day(4, 2), (AGENT, "How are things?"), (LEAD, EX))
+    await worker_by_default(rig, judge).run_once()
+    rig.record(lead, "s2", day(4, 3), (AGENT, "Anything else?"), (LEAD, ASKS))
+    await worker_by_default(rig, judge).run_once()
+    assert _said_requests(rig, lead) == []
+    assert rig.subject(lead).sessions["s1"].messages[1][1] == EX  # nothing forgotten
