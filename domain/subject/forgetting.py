@@ -185,22 +185,13 @@ class SubjectForgetting(SubjectState):
             for c in self.changes.values()
             if c.status is ChangeStatus.PENDING and c.change_id != request and _quotes(c, lines)
         ]
-        self.trigger_event(
-            self.FactForgotten,
-            timestamp=at,
-            field=None,
-            memory_id=None,
-            requested_by=by.by.to_payload(),
-            reason=f"forget request {request} approved",
-            profile_version=None,
-            withdrawn_changes=withdrawn,
-            command_id=by.command_id,
-            request_id=str(request),
-            relayed_by=None if by.relayed_by is None else by.relayed_by.to_payload(),
-            key_generation=None,
-            evidence_refs=[{"session_id": s, "message_index": i} for s, i in sorted(lines)],
-            kept=None,
-            kept_standing=None,
+        self._lines_forgotten(
+            at,
+            by,
+            f"forget request {request} approved",
+            sorted(lines),
+            withdrawn,
+            request=request,
         )
 
     def rotate_key(
@@ -266,6 +257,21 @@ class SubjectForgetting(SubjectState):
             and (evidence := c.proposal.evidence) is not None
             and (evidence.session_id, evidence.message_index) in lines
         ]
+        self._lines_forgotten(at, by, reason, refs, withdrawn, memory_id=memory_id)
+
+    def _lines_forgotten(
+        self,
+        at: datetime,
+        by: Decision,
+        reason: str,
+        lines: Sequence[tuple[str, int]],
+        withdrawn: list[str],
+        *,
+        memory_id: str | None = None,
+        request: UUID | None = None,
+    ) -> None:
+        """A forget of no field: a backend memory's, or the lines an approved request to
+        forget what was said named; the profile gets no new version."""
         self.trigger_event(
             self.FactForgotten,
             timestamp=at,
@@ -276,10 +282,12 @@ class SubjectForgetting(SubjectState):
             profile_version=None,
             withdrawn_changes=withdrawn,
             command_id=by.command_id,
-            request_id=None,
-            relayed_by=None,
+            request_id=None if request is None else str(request),
+            relayed_by=None
+            if request is None or by.relayed_by is None
+            else by.relayed_by.to_payload(),
             key_generation=None,
-            evidence_refs=[{"session_id": s, "message_index": i} for s, i in refs],
+            evidence_refs=[{"session_id": s, "message_index": i} for s, i in lines],
             kept=None,
             kept_standing=None,
         )

@@ -45,13 +45,17 @@ def ports(clock: ManualClock) -> Runtime:
     return build_ports(clock)
 
 
-def worker(ports: Runtime) -> SyncWorker:
+def worker(ports: Runtime, *, forget_said_lines: bool = False) -> SyncWorker:
     assert ports.sync_store is not None
     assert ports.backend is not None
     judge = LearnedJudge.packaged()
     feed = LedgerEventFeed(ports.ledger)
     model = SessionProposer(
-        ports.ledger, RuleExtractor(), Actor(ActorKind.MODEL, "rule@1"), judge=judge
+        ports.ledger,
+        RuleExtractor(),
+        Actor(ActorKind.MODEL, "rule@1"),
+        judge=judge,
+        forget_said_lines=forget_said_lines,
     )
     return SyncWorker(
         SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model, judge=judge)
@@ -64,7 +68,11 @@ async def ok(response: httpx.Response, status: int = 200) -> Any:
 
 
 async def conversation(
-    http: httpx.AsyncClient, ports: Runtime, session_id: str, *lines: tuple[str, str]
+    http: httpx.AsyncClient,
+    ports: Runtime,
+    session_id: str,
+    *lines: tuple[str, str],
+    forget_said_lines: bool = False,
 ) -> None:
     start = {"session_id": session_id, "channel": "chat"}
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
@@ -72,7 +80,7 @@ async def conversation(
         url = f"/v1/subjects/me/sessions/{session_id}/messages"
         await ok(await http.post(**line(url, {"role": role, "text": text}, AGENT)))
     await ok(await http.post(f"/v1/subjects/me/sessions/{session_id}/end", json={}, headers=AGENT))
-    report = await worker(ports).run_once()
+    report = await worker(ports, forget_said_lines=forget_said_lines).run_once()
     assert report.dead == 0
     ports.catch_up()
 

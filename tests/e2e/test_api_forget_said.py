@@ -12,44 +12,28 @@ from uuid import UUID
 
 import httpx
 import pytest
-from support.api_harness import build_ports, line
+from support.api_harness import build_ports
 
-from factledger.adapters.extraction.rules.extractor import RuleExtractor
-from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.application.memory.record_ids import namespace_for, transcript_document_id
-from factledger.application.review.proposer import SessionProposer
-from factledger.application.sync.feed import LedgerEventFeed
-from factledger.application.sync.worker import SyncPorts, SyncWorker
 from factledger.domain.events import FactForgotten
-from factledger.domain.provenance import Actor, ActorKind
 from factledger.domain.said_lines import SAID_LINES, line_ref
 from factledger.testing.manual_clock import ManualClock
 
-from .test_api_forget_requests_said import AGENT, LEAD, REVIEWER, SERVICE, ok, pending
+from .test_api_forget_requests_said import (
+    LEAD,
+    REVIEWER,
+    SERVICE,
+    conversation,
+    ok,
+    pending,
+    worker,
+)
 
 
 @pytest.fixture
 def ports() -> Runtime:
     return build_ports(ManualClock(datetime(2026, 2, 9, 14, 0, tzinfo=UTC)))
-
-
-def worker(ports: Runtime) -> SyncWorker:
-    """The shipped judgement, with the option on (ADR 0174 was rejected: off by default)."""
-    assert ports.sync_store is not None
-    assert ports.backend is not None
-    judge = LearnedJudge.packaged()
-    feed = LedgerEventFeed(ports.ledger)
-    model = SessionProposer(
-        ports.ledger,
-        RuleExtractor(),
-        Actor(ActorKind.MODEL, "rule@1"),
-        judge=judge,
-        forget_said_lines=True,
-    )
-    return SyncWorker(
-        SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model, judge=judge)
-    )
 
 
 SAID = "My ex and I split up last spring, it was a hard year."
@@ -59,15 +43,7 @@ ASKS = "Please forget what I told you about my ex."
 async def _conversation(
     http: httpx.AsyncClient, ports: Runtime, session_id: str, *lines: tuple[str, str]
 ) -> None:
-    start = {"session_id": session_id, "channel": "chat"}
-    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
-    for role, text in lines:
-        url = f"/v1/subjects/me/sessions/{session_id}/messages"
-        await ok(await http.post(**line(url, {"role": role, "text": text}, AGENT)))
-    await ok(await http.post(f"/v1/subjects/me/sessions/{session_id}/end", json={}, headers=AGENT))
-    report = await worker(ports).run_once()
-    assert report.dead == 0
-    ports.catch_up()
+    await conversation(http, ports, session_id, *lines, forget_said_lines=True)
 
 
 async def _asked(http: httpx.AsyncClient, ports: Runtime) -> tuple[str, dict[str, Any]]:
@@ -128,7 +104,7 @@ async def test_approving_it_forgets_the_line_its_memories_and_the_request(
     forgot = [e for e in events["events"] if e["topic"] == FactForgotten.TOPIC]
     assert [e["payload"]["request_id"] for e in forgot] == [request["change_id"]]
 
-    await worker(ports).run_once()  # the sync forgets what was drawn from the line
+    await worker(ports, forget_said_lines=True).run_once()  # the sync forgets the line's memories
     assert await _memories_of_the_line(ports, lead) == []
     read = await ok(
         await http.get(f"/v1/subjects/{lead}/proposals/{request['change_id']}", headers=REVIEWER)

@@ -12,31 +12,20 @@ from datetime import timedelta
 from uuid import UUID
 
 import pytest
+from support.told_lead import DAY, TENANT, told_lead
 
-from factledger.adapters.in_memory.key_store import InMemoryKeyStore
-from factledger.application.ledger.commands import (
-    ApproveChange,
-    ProposeChange,
-    RecordSession,
-    RegisterSubject,
-)
+from factledger.application.ledger.commands import ApproveChange
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.ports import ViewStore
 from factledger.application.ledger.queries import Clock
-from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
-from factledger.domain.transcript import Channel, Message, Role
+from factledger.domain.provenance import Operation, Origin
 from factledger.domain.values import ListValue
-from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.projections.profile.reader import ViewStoreProfileReader
-from factledger.testing.manual_clock import ManualClock
 from factledger.testing.story.script import JAN
 
-TENANT = "acme"
 NAMED = "We mostly lose deals to Acme, Quillotron and Zorb."
 ASKS = "Please take Quillotron off whatever notes you have."
-MODEL = Actor(ActorKind.MODEL, "m")
-DAY = timedelta(days=1)
 
 
 @dataclass
@@ -51,41 +40,19 @@ class Told:
 @pytest.fixture
 def told(store_factory: Callable[[], ViewStore]) -> Iterator[Told]:
     store = store_factory()
-    projection = ProfileProjection(store)
-    clock = ManualClock(JAN)
-    with Ledger(
-        {"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock, keys=InMemoryKeyStore()
-    ) as ledger:
-        follower = Follower(ledger, [projection], page=3)
-        sid = ledger.register_subject(RegisterSubject(TENANT, "lead", "lead-9")).subject_id
-
-        def said(session_id: str, text: str) -> Evidence:
-            clock.advance(DAY)
-            at = clock.now()
-            lines = (Message(Role.AGENT, "Anything else?", at), Message(Role.SUBJECT, text, at))
-            ledger.record_session(
-                RecordSession(TENANT, sid, session_id, Channel.CHAT, at, at, lines)
-            )
-            return Evidence(session_id, 1, text)
-
-        def proposed(operation: Operation, items: tuple[str, ...], quote: Evidence) -> UUID:
-            version = ledger.subject(TENANT, sid).profile_version
-            cmd = ProposeChange(
-                TENANT, sid, "competitors", operation, ListValue(items), Origin.STATED,
-                MODEL, version, evidence=quote,
-            )  # fmt: skip
-            ledger.propose_change(cmd)
-            return cmd.change_id
-
-        listed = proposed(Operation.SET, ("Acme", "Quillotron", "Zorb"), said("s1", NAMED))
-        ledger.approve_change(ApproveChange(TENANT, sid, listed, "rev"))
-        follower.catch_up()
-        request = proposed(Operation.FORGET, ("Quillotron",), said("s2", ASKS))
-        follower.catch_up()
-        clock.advance(DAY)
-        ledger.approve_change(ApproveChange(TENANT, sid, request, "rev"))
-        follower.catch_up()
-        yield Told(ledger, projection, ViewStoreProfileReader(store), sid, listed)
+    with told_lead(store) as lead:
+        names = ListValue(("Acme", "Quillotron", "Zorb"))
+        listed = lead.proposed("competitors", Operation.SET, names, lead.said("s1", NAMED))
+        lead.ledger.approve_change(ApproveChange(TENANT, lead.sid, listed, "rev"))
+        lead.follower.catch_up()
+        forget = ListValue(("Quillotron",))
+        request = lead.proposed("competitors", Operation.FORGET, forget, lead.said("s2", ASKS))
+        lead.follower.catch_up()
+        lead.clock.advance(DAY)
+        lead.ledger.approve_change(ApproveChange(TENANT, lead.sid, request, "rev"))
+        lead.follower.catch_up()
+        reader = ViewStoreProfileReader(store)
+        yield Told(lead.ledger, lead.projection, reader, lead.sid, listed)
 
 
 def test_the_current_profile_keeps_the_items_not_named(told: Told) -> None:

@@ -8,80 +8,49 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
 from uuid import UUID
 
 import pytest
+from support.told_lead import DAY, TENANT, ToldLead, told_lead
 
-from factledger.adapters.in_memory.key_store import InMemoryKeyStore
-from factledger.application.ledger.commands import (
-    ApproveChange,
-    ProposeChange,
-    RecordSession,
-    RegisterSubject,
-)
-from factledger.application.ledger.ledger import Ledger
+from factledger.application.ledger.commands import ApproveChange
 from factledger.application.ledger.ports import ViewStore
-from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
+from factledger.domain.provenance import Operation
 from factledger.domain.said_lines import SAID_LINES, line_ref
-from factledger.domain.transcript import Channel, Message, Role
 from factledger.domain.values import ListValue, TextValue
-from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
-from factledger.testing.manual_clock import ManualClock
-from factledger.testing.story.script import JAN
 
-TENANT = "acme"
 SAID = "Dev and I split up, I moved out of Harbour Lane."
 ASKS = "Please forget what I told you about Dev."
-MODEL = Actor(ActorKind.MODEL, "m")
-DAY = timedelta(days=1)
 
 
 @dataclass
 class Told:
-    ledger: Ledger
-    projection: ProfileProjection
-    sid: UUID
+    lead: ToldLead
     request: UUID
     quoting: UUID
+
+    @property
+    def projection(self) -> ProfileProjection:
+        return self.lead.projection
+
+    @property
+    def sid(self) -> UUID:
+        return self.lead.sid
 
 
 @pytest.fixture
 def told(store_factory: Callable[[], ViewStore]) -> Iterator[Told]:
-    store = store_factory()
-    projection = ProfileProjection(store)
-    clock = ManualClock(JAN)
-    with Ledger(
-        {"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock, keys=InMemoryKeyStore()
-    ) as ledger:
-        follower = Follower(ledger, [projection], page=3)
-        sid = ledger.register_subject(RegisterSubject(TENANT, "lead", "lead-9")).subject_id
-
-        def said(session_id: str, text: str) -> Evidence:
-            clock.advance(DAY)
-            at = clock.now()
-            lines = (Message(Role.AGENT, "Anything else?", at), Message(Role.SUBJECT, text, at))
-            ledger.record_session(
-                RecordSession(TENANT, sid, session_id, Channel.CHAT, at, at, lines)
-            )
-            return Evidence(session_id, 1, text)
-
-        def proposed(field: str, operation: Operation, value: object, quote: Evidence) -> UUID:
-            cmd = ProposeChange(
-                TENANT, sid, field, operation, value, Origin.STATED, MODEL, 0, evidence=quote,
-            )  # fmt: skip
-            ledger.propose_change(cmd)
-            return cmd.change_id
-
-        quoting = proposed("home", Operation.SET, TextValue("Harbour Lane"), said("s1", SAID))
+    with told_lead(store_factory()) as lead:
+        home = lead.said("s1", SAID)
+        quoting = lead.proposed("home", Operation.SET, TextValue("Harbour Lane"), home)
         lines = ListValue((line_ref("s1", 1),))
-        request = proposed(SAID_LINES, Operation.FORGET_SAID, lines, said("s2", ASKS))
-        follower.catch_up()
-        clock.advance(DAY)
-        ledger.approve_change(ApproveChange(TENANT, sid, request, "rev"))
-        follower.catch_up()
-        yield Told(ledger, projection, sid, request, quoting)
+        request = lead.proposed(SAID_LINES, Operation.FORGET_SAID, lines, lead.said("s2", ASKS))
+        lead.follower.catch_up()
+        lead.clock.advance(DAY)
+        lead.ledger.approve_change(ApproveChange(TENANT, lead.sid, request, "rev"))
+        lead.follower.catch_up()
+        yield Told(lead, request, quoting)
 
 
 def test_the_request_is_confirmed_and_what_quoted_the_line_withdrawn(told: Told) -> None:
@@ -99,5 +68,5 @@ def test_the_request_is_confirmed_and_what_quoted_the_line_withdrawn(told: Told)
 @pytest.mark.parametrize("page", [1, 2, 50])
 def test_a_rebuild_equals_the_live_views(told: Told, page: int) -> None:
     live = told.projection.dump()
-    told.projection.rebuild(told.ledger, page=page)
+    told.projection.rebuild(told.lead.ledger, page=page)
     assert told.projection.dump() == live
