@@ -86,8 +86,12 @@ class SubjectForgetting(SubjectState):
         checked for restating the field's words (`domain.restated`)."""
         self._check_live()
         check_reason(reason)
-        held = field in self.fields or self.unforgotten_changes(field)
-        if field == SAID_LINES or not held:  # lines go by approving their request (ADR 0174)
+        if field == SAID_LINES:
+            raise InvalidOperationError(
+                f"field: {SAID_LINES} is reserved: what was said goes by approving a request "
+                "to forget it (operation forget_said), or by forgetting a memory"
+            )
+        if field not in self.fields and not self.unforgotten_changes(field):
             raise FieldNotPresentError(f"field {field} on subject {self.id}")
         if request is None:  # an approved request's reason is the ledger's, naming the request
             check_not_restated(reason, self._words_of_field(field), common_words)

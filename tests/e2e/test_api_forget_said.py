@@ -136,3 +136,13 @@ async def test_an_agent_proposing_a_line_said_after_the_request_gets_a_422_namin
     refused = await http.post(f"/v1/subjects/{lead}/proposals", json=body, headers=SERVICE)
     assert refused.status_code == 422, refused.text
     assert "value" in refused.text
+
+
+async def test_forgetting_the_reserved_field_directly_is_a_422_naming_it(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    lead, _ = await _asked(http, ports)
+    body = {"field": SAID_LINES, "reason": "the subject asked"}
+    refused = await http.post(f"/v1/subjects/{lead}/forget", json=body, headers=SERVICE)
+    assert refused.status_code == 422, refused.text
+    assert f"field: {SAID_LINES} is reserved" in refused.text

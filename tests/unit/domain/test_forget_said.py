@@ -11,7 +11,6 @@ import pytest
 
 from factledger.domain.errors import (
     EvidenceNotFoundError,
-    FieldNotPresentError,
     InvalidFieldNameError,
     InvalidOperationError,
     UnknownFieldError,
@@ -185,7 +184,7 @@ def test_a_kind_with_a_schema_still_gets_requests_to_forget_what_was_said(
 def test_the_lines_go_only_by_approving_their_request(subject: Subject) -> None:
     _with_ex(subject)
     _said_request(subject)
-    with pytest.raises(FieldNotPresentError):
+    with pytest.raises(InvalidOperationError, match=f"field: {SAID_LINES} is reserved"):
         subject.forget_field(SAID_LINES, by=Decision(REVIEWER), reason="asked", at=T0)
 
 
