@@ -75,10 +75,9 @@ class ProposalSettings(NestedSettings):
     # quoting only that value (ADR 0151).
     replacements_in_requests: bool = False
     # A request to forget that concerns no field names the subject's earlier line closest to
-    # it, a pending `forget_said` change (ADR 0174: rejected by its rule, right notes one
-    # under its allowance on the held-out halves; an option). Off: such a request proposes
-    # nothing, its sentence is still kept out of memories.
-    forget_said_lines: bool = False
+    # it, a pending `forget_said` change (ADR 0174; on by ADR 0175). Off: such a request
+    # proposes nothing, its sentence is still kept out of memories.
+    forget_said_lines: bool = True
     # The model proposes to take off a list field the items a subject sentence says no longer
     # hold ("the cardiologist stopped the aspirin"), read by a deployment's own dropped-items
     # model, pinned by SHA-256 (`python -m factledger.bench.judgement.dropped fit`; none

@@ -19,10 +19,10 @@ sentence says concerns it when it is also `NAMED_MIN` close ("delete my job titl
 employer"; not `name` for "remove his name and number" when the name held is not close);
 otherwise the closest field, when it is `MEANING_MIN` close. Only fields with words to
 forget are candidates (a value, or a change's words since the field's latest forget). A
-request that concerns none of them ("forget what I told you about my ex") proposes nothing,
-or, where the deployment asks for it, names the subject's earlier line closest to it instead
-(ADR 0174, an option): a request to forget what was said. Either way its sentence is kept out
-of memories. Pure but for the judge; logs nothing.
+request that concerns none of them ("forget what I told you about my ex") names the
+subject's earlier line closest to it instead (ADRs 0174, 0175; a deployment may turn that
+off, and then it proposes nothing): a request to forget what was said. Either way its
+sentence is kept out of memories. Pure but for the judge; logs nothing.
 """
 
 from __future__ import annotations

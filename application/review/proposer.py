@@ -106,8 +106,8 @@ class SessionProposer:
     # Reads the request sentences once more for the value replacing a held single-valued
     # field ("remove my number, email me instead"), quoting only that value (ADR 0151).
     replacements_in_requests: bool = False
-    # A request to forget that concerns no field names the line it concerns (ADR 0174, an
-    # option: `forget_requests.place_requests`).
+    # A request to forget that concerns no field names the line it concerns (ADR 0174, 0175:
+    # `forget_requests.place_requests`; the deployment's setting is on unless turned off).
     forget_said_lines: bool = False
     # Reads a typed field's value (number, money, date) from the words; None: typed fields
     # are proposed by callers only (ADR 0158).

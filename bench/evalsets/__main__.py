@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
         "--forget-said-lines",
         choices=("on", "off"),
         help="a request to forget that concerns no field names the line it concerns (ADR "
-        "0174; default: the product's default, off)",
+        "0174, 0175; default: the product's default, on)",
     )
     parser.add_argument(
         "--field-floors",

@@ -1,4 +1,4 @@
-"""Over HTTP, with the shipped sentence judgement (ADR 0174): a lead asks in conversation to
+"""Over HTTP, with the shipped sentence judgement (ADRs 0174, 0175): a lead asks in conversation to
 forget something no profile field holds ("what I told you about my ex"); the request waits in
 the review queue as a `forget_said` change naming the line it concerns; while it waits,
 recall withholds that line's memories; a reviewer's approval forgets the line, the request's

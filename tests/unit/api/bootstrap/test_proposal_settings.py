@@ -154,14 +154,14 @@ def test_requests_to_forget_are_read_for_a_replacement_only_when_asked(
         ledger.close()
 
 
-def test_requests_about_no_field_name_lines_only_when_asked(
+def test_requests_about_no_field_name_lines_unless_turned_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
     try:
-        assert not build_proposer(load_settings(), ledger, RuleExtractor()).forget_said_lines
-        monkeypatch.setenv("FACTLEDGER_PROPOSALS__FORGET_SAID_LINES", "true")
         assert build_proposer(load_settings(), ledger, RuleExtractor()).forget_said_lines
+        monkeypatch.setenv("FACTLEDGER_PROPOSALS__FORGET_SAID_LINES", "false")
+        assert not build_proposer(load_settings(), ledger, RuleExtractor()).forget_said_lines
     finally:
         ledger.close()
 

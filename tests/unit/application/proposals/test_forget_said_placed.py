@@ -21,7 +21,7 @@ from factledger.domain.values import ListValue
 
 from .conftest import MODEL, TENANT, Rig, day
 from .test_forget_requests_said import AGENT, LEAD, REVIEWER, TableJudge
-from .test_forget_requests_said import worker as worker_by_default
+from .test_forget_requests_said import worker as worker_without_lines
 
 EX = "My ex and I split up in the spring."
 BUDGET = "Our budget is 40k."
@@ -37,7 +37,7 @@ class LineJudge(TableJudge):
 
 
 def worker(rig: Rig, judge: TableJudge) -> SyncWorker:
-    """The sync with the option on (ADR 0174 was rejected: off by default)."""
+    """The sync with the option on, as the product's setting is (ADR 0175)."""
     feed = LedgerEventFeed(rig.ledger)
     proposer = SessionProposer(
         rig.ledger, rig.extractor, MODEL, judge=judge, forget_said_lines=True
@@ -137,12 +137,12 @@ async def test_rejecting_it_keeps_the_line_and_a_rerun_proposes_nothing_again(ri
     assert len(_said_requests(rig, lead)) == 1
 
 
-async def test_by_default_a_request_about_no_field_proposes_nothing(rig: Rig) -> None:
+async def test_with_the_option_off_a_request_about_no_field_proposes_nothing(rig: Rig) -> None:
     judge = LineJudge()
     lead = rig.register()
     rig.record(lead, "s1", day(4, 2), (AGENT, "How are things?"), (LEAD, EX))
-    await worker_by_default(rig, judge).run_once()
+    await worker_without_lines(rig, judge).run_once()
     rig.record(lead, "s2", day(4, 3), (AGENT, "Anything else?"), (LEAD, ASKS))
-    await worker_by_default(rig, judge).run_once()
+    await worker_without_lines(rig, judge).run_once()
     assert _said_requests(rig, lead) == []
     assert rig.subject(lead).sessions["s1"].messages[1][1] == EX  # nothing forgotten
