@@ -99,7 +99,8 @@ class ForgettingCommands(LedgerCore):
         self._finish(subject, forgets)
 
     def _finish_forgets_of(self, subject: Subject, command_id: str) -> None:
-        if not subject.forgotten_fields and not subject.forgotten_memories:
+        # Every forget of a field or of said lines leaves a mark (ADR 0174), a memory's its id.
+        if not subject.forget_marks and not subject.forgotten_memories:
             return  # nothing was ever forgotten: no read of the stream
         forgets = [e for e in self._recorded_forgets(subject.id) if e.command_id == command_id]
         if forgets:

@@ -26,8 +26,9 @@ from factledger.application.ledger.forget_sweep import (
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.ports import KeyStore, KeyStoreUnavailableError
 from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
+from factledger.domain.said_lines import SAID_LINES, line_ref
 from factledger.domain.transcript import Channel, Message, Role
-from factledger.domain.values import TextValue
+from factledger.domain.values import ListValue, TextValue
 from factledger.testing.ledger_stores import LedgerStore
 from factledger.testing.manual_clock import ManualClock
 
@@ -201,3 +202,56 @@ async def test_the_api_processes_pass_finishes_it_once_the_key_store_answers(
             stop.set()
             await sweeping
         _assert_forgotten(ledger, sid)
+
+
+SPOKE = "My ex and I split up, it still stings."
+ASKS_SAID = "Please forget what I told you about my ex."
+
+
+def _interrupted_said_approval(
+    ledger: Ledger, keys: FailingWhenArmed
+) -> tuple[UUID, ApproveChange]:
+    """A request to forget what was said (ADR 0174) approved while the key store is away."""
+    sid = ledger.register_subject(RegisterSubject("acme", "lead", "lead-10")).subject_id
+    _said(ledger, sid, "chat-1", (Role.AGENT, KEPT), (Role.SUBJECT, SPOKE))
+    _said(ledger, sid, "chat-2", (Role.AGENT, "Anything else?"), (Role.SUBJECT, ASKS_SAID))
+    cmd = ProposeChange(
+        "acme", sid, SAID_LINES, Operation.FORGET_SAID, ListValue((line_ref("chat-1", 1),)),
+        Origin.STATED, MODEL, 0, evidence=Evidence("chat-2", 1, ASKS_SAID),
+    )  # fmt: skip
+    ledger.propose_change(cmd)
+    approve = ApproveChange("acme", sid, cmd.change_id, "rev", command_id="approve-said-1")
+    keys.armed = True
+    with pytest.raises(KeyStoreUnavailableError):
+        ledger.approve_change(approve)
+    keys.armed = False
+    assert SPOKE in _everything_readable(ledger, sid)  # the event is recorded, the keys survived
+    return sid, approve
+
+
+def _assert_said_forgotten(ledger: Ledger, sid: UUID) -> None:
+    readable = _everything_readable(ledger, sid)
+    assert SPOKE not in readable
+    assert ASKS_SAID not in readable
+    assert KEPT in readable
+
+
+def test_a_retried_approval_of_a_request_about_lines_deletes_their_keys(
+    ledger_store: LedgerStore,
+) -> None:
+    keys = FailingWhenArmed(ledger_store.keys)
+    with _open(ledger_store, keys) as ledger:
+        sid, approve = _interrupted_said_approval(ledger, keys)
+        assert not ledger.approve_change(approve).applied
+        _assert_said_forgotten(ledger, sid)
+
+
+def test_the_pass_finishes_a_request_about_lines_after_a_restart(
+    ledger_store: LedgerStore,
+) -> None:
+    keys = FailingWhenArmed(ledger_store.keys)
+    with _open(ledger_store, keys) as ledger:
+        sid, _ = _interrupted_said_approval(ledger, keys)
+    with _open(ledger_store, ledger_store.keys) as ledger:
+        assert ledger.finish_forgetting()[0] == 1
+        _assert_said_forgotten(ledger, sid)
