@@ -27,15 +27,19 @@ from factledger.application.ledger.commands import (
     EraseSubject,
     ForgetField,
     ProposeChange,
+    RecordSession,
     RegisterSubject,
 )
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.snapshots import codec
 from factledger.application.ledger.snapshots.codec import UnreadableSnapshotError
 from factledger.application.ledger.snapshots.store import TOPIC, SubjectSnapshots
-from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
+from factledger.domain.provenance import Actor, ActorKind, Evidence, Operation, Origin
+from factledger.domain.said_lines import SAID_LINES, line_ref
 from factledger.domain.subject import Subject
-from factledger.domain.values import TextValue
+from factledger.domain.transcript import Channel, Message
+from factledger.domain.transcript import Role as MessageRole
+from factledger.domain.values import ListValue, TextValue
 from factledger.testing.ledger_stores import LedgerStore, make_store, open_ledger
 
 TENANT = "acme"
@@ -457,3 +461,51 @@ def test_projections_never_see_a_snapshot(ledger: Ledger) -> None:
 
     assert len(notifications) == 2 * INTERVAL
     assert all(n.topic != TOPIC for n in notifications)
+
+
+# -- what was said, forgotten at the subject's request (ADR 0174) -------------------------------
+
+
+def subject_who_said_the_secret(ledger: Ledger) -> tuple[UUID, UUID]:
+    """A subject whose line "<SECRET>" a pending request to forget what was said names."""
+    subject_id = subject_with_history(ledger, "patient-2", events=2)
+    at = ledger.clock.now()
+    for session_id, text in (("said", f"I am {SECRET}."), ("asked", "Please forget that.")):
+        line = (Message(MessageRole.SUBJECT, text, at),)
+        ledger.record_session(
+            RecordSession(TENANT, subject_id, session_id, Channel.CHAT, at, at, line)
+        )
+    for n in range(2 * INTERVAL):
+        ledger.propose_change(proposal(subject_id, f"later{n}", f"later {n}"))
+    request = ProposeChange(
+        TENANT, subject_id, SAID_LINES, Operation.FORGET_SAID, ListValue((line_ref("said", 0),)),
+        Origin.STATED, Actor(ActorKind.MODEL, "extractor"), 0,
+        evidence=Evidence("asked", 0, "Please forget that."),
+    )  # fmt: skip
+    ledger.propose_change(request)
+    return subject_id, request.change_id
+
+
+def test_a_cold_load_after_forgetting_what_was_said_has_no_trace_of_it(ledger: Ledger) -> None:
+    subject_id, request = subject_who_said_the_secret(ledger)
+    assert rows(ledger, subject_id)  # snapshots were taken while the line was readable
+    ledger.approve_change(ApproveChange(TENANT, subject_id, request, reviewer_id="staff-1"))
+    for n in range(2 * INTERVAL):  # later saves, where snapshots would be due
+        ledger.propose_change(proposal(subject_id, f"after{n}", f"after {n}"))
+
+    loaded = cold_load(ledger, subject_id)
+
+    assert SECRET not in repr(state_of(loaded))
+    assert state_of(loaded) == state_of(replayed(ledger, subject_id, loaded.version))
+    assert SECRET.split()[-1].encode() not in raw_snapshot_bytes(ledger)
+
+
+def test_a_snapshot_from_before_forgetting_what_was_said_is_never_read(ledger: Ledger) -> None:
+    subject_id, request = subject_who_said_the_secret(ledger)
+    before_forget = cold_load(ledger, subject_id)
+    ledger.approve_change(ApproveChange(TENANT, subject_id, request, reviewer_id="staff-1"))
+    late = codec.seal(vars(before_forget), subject_id, before_forget.version, ledger.keys)
+    delete_all_snapshots(snapshots_of(ledger).recorder)
+    insert_row(ledger, subject_id, before_forget.version, late)
+
+    assert SECRET not in repr(state_of(cold_load(ledger, subject_id)))

@@ -96,6 +96,6 @@ class SnapshottingRepository(Repository[UUID]):
 
 
 def _outdates_snapshot(event: DomainEventProtocol[UUID]) -> bool:
-    if isinstance(event, FactForgotten):
-        return event.field is not None
-    return isinstance(event, SubjectErased)
+    # Every forget takes words a snapshot before it may hold: a field's, or the lines of a
+    # memory or of a request to forget what was said (ADR 0174).
+    return isinstance(event, FactForgotten | SubjectErased)

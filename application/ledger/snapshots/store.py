@@ -44,7 +44,10 @@ def is_due(interval: int, *, before: int, after: int) -> bool:
 
 
 def is_snapshottable(subject: Subject) -> bool:
-    return not subject.erased and not subject.forgotten_fields
+    """Not once anything of the subject was forgotten: a copy taken with the forget still held
+    the words in memory, and might be sealed after the forget deleted the keys. A field's
+    forget and a request to forget what was said leave a mark; a memory's, its id."""
+    return not subject.erased and not subject.forget_marks and not subject.forgotten_memories
 
 
 class SubjectSnapshots:
