@@ -255,12 +255,12 @@ def lines_before(
         if c.operation in REQUESTS_TO_FORGET and (evidence := c.proposal.evidence) is not None
     }
     said = sorted(
-        (said_order(session, index), session.session_id, text)
+        (order, session.session_id, text)
         for session in subject.sessions.values()
         for index, (role, text) in enumerate(session.messages)
         if role is Role.SUBJECT
         and text
-        and said_order(session, index) < asked_at
+        and (order := said_order(session, index)) < asked_at
         and (session.session_id, index) not in requests
     )
     return [(s, order[2], text) for order, s, text in said[-LINES_READ:]]

@@ -101,14 +101,29 @@ class Projected:
     follower: Follower
 
 
+@dataclass
+class Followed:
+    """A POPO ledger whose clock starts at JAN, its events followed into a profile projection."""
+
+    ledger: Ledger
+    clock: ManualClock
+    projection: ProfileProjection
+    follower: Follower
+
+
 @contextmanager
-def projected_story(store: ViewStore) -> Iterator[Projected]:
-    """The story on a POPO ledger, projected live: the follower catches up after every step."""
+def followed_ledger(store: ViewStore) -> Iterator[Followed]:
     projection = ProfileProjection(store)
     clock = ManualClock(JAN)
     with Ledger(
         {"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock, keys=InMemoryKeyStore()
     ) as ledger:
-        follower = Follower(ledger, [projection], page=3)
-        ids = run_story(ledger, clock, lambda _: follower.catch_up())
-        yield Projected(ledger, ids, projection, ViewStoreProfileReader(store), follower)
+        yield Followed(ledger, clock, projection, Follower(ledger, [projection], page=3))
+
+
+@contextmanager
+def projected_story(store: ViewStore) -> Iterator[Projected]:
+    """The story on a POPO ledger, projected live: the follower catches up after every step."""
+    with followed_ledger(store) as f:
+        ids = run_story(f.ledger, f.clock, lambda _: f.follower.catch_up())
+        yield Projected(f.ledger, ids, f.projection, ViewStoreProfileReader(store), f.follower)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from uuid import UUID
 
-from factledger.adapters.in_memory.key_store import InMemoryKeyStore
+from support.store_kinds import followed_ledger
+
 from factledger.application.ledger.commands import ProposeChange, RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.ledger.ports import ViewStore
@@ -19,7 +20,6 @@ from factledger.domain.values import FieldValue
 from factledger.projections.follower import Follower
 from factledger.projections.profile.projection import ProfileProjection
 from factledger.testing.manual_clock import ManualClock
-from factledger.testing.story.script import JAN
 
 TENANT = "acme"
 MODEL = Actor(ActorKind.MODEL, "m")
@@ -58,11 +58,6 @@ class ToldLead:
 
 @contextmanager
 def told_lead(store: ViewStore) -> Iterator[ToldLead]:
-    projection = ProfileProjection(store)
-    clock = ManualClock(JAN)
-    with Ledger(
-        {"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock, keys=InMemoryKeyStore()
-    ) as ledger:
-        follower = Follower(ledger, [projection], page=3)
-        sid = ledger.register_subject(RegisterSubject(TENANT, "lead", "lead-9")).subject_id
-        yield ToldLead(ledger, clock, projection, follower, sid)
+    with followed_ledger(store) as f:
+        sid = f.ledger.register_subject(RegisterSubject(TENANT, "lead", "lead-9")).subject_id
+        yield ToldLead(f.ledger, f.clock, f.projection, f.follower, sid)
