@@ -68,9 +68,11 @@ def build_ports(
     *,
     memory: MemoryBackend | None = None,
     schemas: Mapping[str, ProfileSchema] | None = None,
+    policies: RecallPolicies | None = None,
 ) -> Runtime:
     """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one);
-    `schemas`: the kinds' profile schemas the ledger checks values against.
+    `schemas`: the kinds' profile schemas the ledger checks values against; `policies`:
+    recall's, the product's defaults unless given.
     Messages and fields are screened as `serve` screens them: the detectors, then the shipped
     instruction check over the answer judge's embedder."""
     judge = learned_judge()
@@ -101,7 +103,7 @@ def build_ports(
         RecallPorts(
             backend=backend,
             sources=LedgerRecallSources(ledger),
-            policies=RecallPolicies(),
+            policies=policies or RecallPolicies(),
             forgets=forgets,
             turns=LedgerTurns(ledger, forgets),
         )
