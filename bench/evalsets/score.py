@@ -38,7 +38,7 @@ from factledger.bench.evalsets.run import CaseRun
 from factledger.bench.proposal_eval import Made
 from factledger.domain.provenance import Operation
 from factledger.domain.said_lines import parse_line_refs
-from factledger.domain.values import ListValue
+from factledger.domain.values import ListValue, TextValue
 
 LABELS = ("yes", "no", "neither")
 
@@ -73,6 +73,10 @@ class Tally:
     forget_items_right: int = 0  # ... on a field the writer's request names, a keyword of it
     removals_made: int = 0  # list items proposed for removal, by change (ADR 0159)
     removals_right: int = 0  # ... whose items hold a word of a value the writer outdated
+    # Proposals of a text or list value whose evidence quote does not hold the value's words
+    # (every item of a list), case folded: a reviewer's proof that does not show what it
+    # proves (ADR 0176).
+    quotes_without_value: int = 0
     questions: int = 0
     answered: int = 0  # questions with answer keywords
     hits: int = 0
@@ -112,6 +116,7 @@ class Tally:
             "forget_items_right": self.forget_items_right,
             "removals_made": self.removals_made,
             "removals_right": self.removals_right,
+            "quotes_without_value": self.quotes_without_value,
             "right_note_top3": ratio(self.hits, self.answered),
             "right_notes": self.hits,
             "answered": self.answered,
@@ -172,6 +177,20 @@ def _holds_word(text: str, keyword: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(keyword.lower())}(?!\w)", text.lower()) is not None
 
 
+def quote_holds_value(made: Made) -> bool:
+    """Whether the proposal's evidence quote holds its value's words (each item of a list);
+    a proposal with no evidence, or of a typed value, holds it by definition here."""
+    evidence, value = made.proposal.evidence, made.proposal.value
+    if evidence is None:
+        return True
+    quote = evidence.quote.casefold()
+    if isinstance(value, TextValue):
+        return value.value.casefold() in quote
+    if isinstance(value, ListValue):
+        return all(item.casefold() in quote for item in value.items)
+    return True
+
+
 def score_run(
     run: CaseRun,
     forgets: Mapping[int, Sequence[int]] | None = None,
@@ -198,6 +217,7 @@ def score_run(
     hits = match_expected(case, left, fields)
     right = {id(m) for m in hits.values()}
     tally.made_right = len(right)
+    tally.quotes_without_value = sum(not quote_holds_value(m) for m in left)
     for n, session in enumerate(case.sessions):
         expected_here = [
             (e, x) for e, x in enumerate(session.proposals) if fields is None or x.field in fields
