@@ -24,7 +24,6 @@ weighs it against the subject's profile and open proposals.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
@@ -36,13 +35,12 @@ from factledger.application.memory.sameness import same_value
 from factledger.application.memory.types import RelationKind
 from factledger.application.proposals.schema import FieldFeed, KindFeeds
 from factledger.application.proposals.typed import TYPED, ValueReader
+from factledger.application.sentences import sentences, sentences_holding
 from factledger.domain.provenance import MAX_QUOTE, Evidence, Origin
 from factledger.domain.transcript import Message, Role
 from factledger.domain.values import MAX_ITEMS, MAX_TEXT, FieldValue, ValueType, render
 
 log = structlog.get_logger(__name__)
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,19 +65,15 @@ class Candidate:
     removes: bool = False
 
 
-def sentences(text: str) -> list[str]:
-    """The sentences of `text`, each ended by `.`, `!` or `?` and a space, as written."""
-    return [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
-
-
 def whole_sentence(text: str, *, containing: Sequence[str]) -> str:
-    """The sentence of `text` that holds the first of `containing` found in it (else the
-    first sentence), exactly as written, so it is a quote of the message."""
+    """The sentence of `text` that holds the first of `containing` found in it, exactly as
+    written, so it is a quote of the message; where words were read across a cut, the
+    sentences they run over, so the quote holds what it proves (ADR 0176). Else the first
+    sentence."""
+    for needle in containing:
+        if (quote := sentences_holding(text, needle)) is not None:
+            return quote[:MAX_QUOTE]
     parts = sentences(text)
-    for needle in (n.lower() for n in containing if n):
-        for part in parts:
-            if needle in part.lower():
-                return part[:MAX_QUOTE]
     return (parts[0] if parts else text.strip())[:MAX_QUOTE]
 
 

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from factledger.application.proposals.candidates import Candidate, sentences
+from factledger.application.proposals.candidates import Candidate
 from factledger.application.proposals.schema import KindFeeds
+from factledger.application.sentences import sentences
 from factledger.domain.proposal import item_key
 from factledger.domain.provenance import (
     MAX_QUOTE,

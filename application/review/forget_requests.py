@@ -39,6 +39,7 @@ from factledger.application.proposals.forget_requests import (
     ForgetRequestCandidate,
     has_open_request,
 )
+from factledger.application.sentences import sentences
 from factledger.domain.proposal import said_order
 from factledger.domain.provenance import MAX_QUOTE, REQUESTS_TO_FORGET, ChangeStatus, Evidence
 from factledger.domain.said_lines import SAID_LINES
@@ -46,7 +47,6 @@ from factledger.domain.subject import Subject
 from factledger.domain.transcript import Message, Role
 from factledger.domain.values import JsonValue, ListValue, TextValue
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _NAME_PART = re.compile(r"[^\W_]+")
 MIN_NAME_PART = 3  # shorter parts of a field name ("id", "of") say nothing on their own
 # Bars on a field's closeness (name plus best words, each a cosine: up to 2), fitted on the
@@ -73,17 +73,13 @@ class SaidRequest:
     sentence: str  # exactly as said: a substring of the message
 
 
-def sentences_of(text: str) -> list[str]:
-    return [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
-
-
 async def said_requests(transcript: Sequence[Message], judge: SentenceJudge) -> list[SaidRequest]:
     """The subject's sentences the judge reads as requests to forget."""
     said = [
         (i, sentence)
         for i, message in enumerate(transcript)
         if message.role is Role.SUBJECT and not message.forgotten
-        for sentence in sentences_of(message.text)
+        for sentence in sentences(message.text)
     ]
     if not said:
         return []
@@ -132,7 +128,7 @@ async def screened_summary(summary: JsonValue, judge: SentenceJudge | None) -> J
         return summary
     texts: list[str] = []
     _collect(summary, texts)
-    said = [(t, s) for t in texts for s in sentences_of(t)]
+    said = [(t, s) for t in texts for s in sentences(t)]
     judged = await judge.judge([s for _, s in said]) if said else []
     asks = {s for (_, s), j in zip(said, judged, strict=True) if j.forget_request}
     return _without(summary, asks) if asks else summary
@@ -286,7 +282,7 @@ async def line_closeness(sentence: str, lines: Sequence[str], judge: SentenceJud
     line says several things; the request speaks of one), plus `SHARED_WORD` for each keyword
     of memories-mode search the two share ("my ex" and "My ex and I split up"), up to
     `SHARED_COUNTED`."""
-    parts = [(n, part) for n, line in enumerate(lines) for part in sentences_of(line)]
+    parts = [(n, part) for n, line in enumerate(lines) for part in sentences(line)]
     similarity = await judge.similarities(sentence, [part for _, part in parts])
     best = [-1.0] * len(lines)
     for (n, _), value in zip(parts, similarity, strict=True):

@@ -35,7 +35,8 @@ from typing import Any
 import yaml
 
 from factledger.application.judgement.ports import SentenceJudge
-from factledger.application.review.forget_requests import said_requests, sentences_of
+from factledger.application.review.forget_requests import said_requests
+from factledger.application.sentences import sentences
 from factledger.bench.evalsets.judging import judge_for
 from factledger.domain.transcript import Message, Role
 
@@ -108,7 +109,7 @@ def request_pieces(line: ForgetLine) -> list[tuple[str, bool]]:
     request sentence (the one that asks; a near miss has none)."""
     span = line.request_span()
     pieces, at = [], 0
-    for piece in sentences_of(line.text):
+    for piece in sentences(line.text):
         start = line.text.find(piece, at)
         end = start + len(piece)
         at = end

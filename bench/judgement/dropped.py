@@ -43,8 +43,8 @@ from factledger.adapters.judgement.dropped import (
     pair_of,
 )
 from factledger.application.judgement.types import Reply
-from factledger.application.proposals.candidates import sentences
 from factledger.application.proposals.dropped import HeldList
+from factledger.application.sentences import sentences
 from factledger.bench.judgement.answers import LabelledPair
 
 DATA = Path(__file__).parent / "data" / "dropped"

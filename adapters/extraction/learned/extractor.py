@@ -35,9 +35,9 @@ from factledger.application.memory.extraction import (
 )
 from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
-from factledger.application.proposals.candidates import sentences as split_sentences
 from factledger.application.proposals.candidates import whole_sentence
 from factledger.application.proposals.schema import is_slot_of
+from factledger.application.sentences import sentences as split_sentences
 from factledger.domain.hedges import sentences_around
 from factledger.domain.proposal import MAX_CONDITION
 from factledger.domain.transcript import Message, Role

@@ -27,7 +27,7 @@ from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
 from factledger.adapters.judgement.qa_reader.inputs import LineWindow, batch_arrays, line_windows
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import FieldStatement
-from factledger.application.proposals.candidates import sentences
+from factledger.application.sentences import sentences
 from factledger.domain.transcript import Message, Role
 
 PACKAGED_QA_READER = Path(__file__).parent.parent / "weights" / "qa-reader-int8.onnx"

@@ -1,0 +1,62 @@
+"""The sentences of a line: one cut for every reader that works sentence by sentence (ADR 0176).
+
+A sentence ends where pysbd's English rules end one (they know titles, initials and line
+breaks: "Dr. Osei", "W. Nowak", a form's "Name: ...\\nDate of birth: ..."), and also where
+`.`, `!` or `?` and a space end one before a word that does not start with a capital: pysbd,
+written for edited prose, joins a chat's "ok. my daughter will bring me", and its join is
+kept only before a capitalised word, which is where it read an abbreviation. No list of
+abbreviations is kept here; pysbd's are.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from itertools import pairwise
+
+import pysbd
+
+# A full stop, question or exclamation mark and the space after it; the next character decides.
+_PUNCTUATION_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+CACHED_LINES = 4096  # a session's readers cut the same lines several times over
+
+_segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+
+
+@lru_cache(maxsize=CACHED_LINES)
+def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """Each sentence of `text` as (start, end) offsets, without its surrounding space."""
+    starts = {0}
+    starts.update(span.start for span in _segmenter.segment(text))
+    starts.update(m.end() for m in _PUNCTUATION_END.finditer(text) if not text[m.end()].isupper())
+    bounds = [*sorted(starts), len(text)]
+    spans = []
+    for start, end in pairwise(bounds):
+        piece = text[start:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((start + lead, start + len(piece.rstrip())))
+    return tuple(spans)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, exactly as written."""
+    return [text[start:end] for start, end in sentence_spans(text)]
+
+
+def sentences_holding(text: str, needle: str) -> str | None:
+    """The sentence of `text` holding `needle` (case folded), exactly as written; where no
+    one sentence holds it (words read across a cut), the shortest run of consecutive
+    sentences around its first occurrence; None where `text` does not hold it."""
+    if not needle.strip():
+        return None
+    spans = sentence_spans(text)
+    folded = needle.casefold()
+    for start, end in spans:
+        if folded in text[start:end].casefold():
+            return text[start:end]
+    found = re.search(re.escape(needle), text, re.IGNORECASE)
+    if found is None:
+        return None
+    covering = [(s, e) for s, e in spans if s < found.end() and found.start() < e]
+    return text[covering[0][0] : covering[-1][1]] if covering else found.group()
