@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from factledger.application.proposals.candidates import whole_sentence
@@ -82,3 +84,14 @@ def test_a_quote_holds_the_value_it_proves() -> None:
         == "And it's Dr. Osei now, she's lovely."
     )
     assert whole_sentence(line, containing=("", "Nobody")) == "Hello."
+
+
+def test_lines_cut_at_once_in_several_threads_are_each_cut_as_alone() -> None:
+    lines = [f"Line {n}. Dr. Osei saw {n} patients. ok. next {n} please" for n in range(200)]
+    alone = [sentences(line) for line in lines]
+    sentence_spans.cache_clear()
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        together = list(pool.map(sentences, lines))
+
+    assert together == alone
