@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
 from itertools import pairwise
 
@@ -72,3 +73,19 @@ def sentences_holding(text: str, needle: str) -> str | None:
         return None
     covering = [(s, e) for s, e in spans if s < found.end() and found.start() < e]
     return text[covering[0][0] : covering[-1][1]] if covering else found.group()
+
+
+def sentences_covering(text: str, needles: Sequence[str]) -> str | None:
+    """The shortest run of consecutive sentences of `text` that holds the first occurrence
+    (case folded) of every one of `needles` that `text` holds, exactly as written; None where
+    it holds none of them."""
+    found = [
+        m
+        for needle in needles
+        if needle.strip() and (m := re.search(re.escape(needle), text, re.IGNORECASE))
+    ]
+    if not found:
+        return None
+    start, end = min(m.start() for m in found), max(m.end() for m in found)
+    touched = [(s, e) for s, e in sentence_spans(text) if s < end and start < e]
+    return text[touched[0][0] : touched[-1][1]] if touched else text[start:end]

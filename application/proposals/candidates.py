@@ -35,7 +35,7 @@ from factledger.application.memory.sameness import same_value
 from factledger.application.memory.types import RelationKind
 from factledger.application.proposals.schema import FieldFeed, KindFeeds
 from factledger.application.proposals.typed import TYPED, ValueReader
-from factledger.application.sentences import sentences, sentences_holding
+from factledger.application.sentences import sentences, sentences_covering, sentences_holding
 from factledger.domain.provenance import MAX_QUOTE, Evidence, Origin
 from factledger.domain.transcript import Message, Role
 from factledger.domain.values import MAX_ITEMS, MAX_TEXT, FieldValue, ValueType, render
@@ -101,6 +101,17 @@ def _evidence(
     index = said[-1]
     quote = whole_sentence(transcript[index].text, containing=(value, fact.condition or ""))
     return Evidence(session_id, index, quote) if quote else None
+
+
+def _covering(
+    evidence: Evidence | None, values: Sequence[str], transcript: Sequence[Message]
+) -> Evidence | None:
+    """A list's evidence quoting the sentences of its line that hold every item said there
+    (ADR 0177); items said in another line stay out of it (a quote is of one line)."""
+    if evidence is None:
+        return None
+    quote = sentences_covering(transcript[evidence.message_index].text, values)
+    return evidence if quote is None else replace(evidence, quote=quote[:MAX_QUOTE])
 
 
 def _fits(feed: FieldFeed, value: str) -> bool:
@@ -177,7 +188,10 @@ def candidates_from(
         if earlier is not None and feed.many:
             values = (*earlier.values, *(v for v in candidate.values if v not in earlier.values))
             candidate = replace(
-                earlier, values=values[:MAX_ITEMS], slots=(*earlier.slots, fact.slot)
+                earlier,
+                values=values[:MAX_ITEMS],
+                slots=(*earlier.slots, fact.slot),
+                evidence=_covering(earlier.evidence, values, transcript),
             )
         by_field[feed.field] = candidate
     return [_correcting(c, negated.get(f)) for f, c in by_field.items()]

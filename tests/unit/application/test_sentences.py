@@ -7,7 +7,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from factledger.application.proposals.candidates import whole_sentence
-from factledger.application.sentences import sentence_spans, sentences, sentences_holding
+from factledger.application.sentences import (
+    sentence_spans,
+    sentences,
+    sentences_covering,
+    sentences_holding,
+)
 
 
 @pytest.mark.parametrize(
@@ -95,3 +100,13 @@ def test_lines_cut_at_once_in_several_threads_are_each_cut_as_alone() -> None:
         together = list(pool.map(sentences, lines))
 
     assert together == alone
+
+
+def test_the_sentences_covering_several_words_run_from_the_first_to_the_last() -> None:
+    line = "Hi. Penicillin gives me hives. Not much else. Latex too, and kiwi. Bye."
+
+    assert sentences_covering(line, ["latex", "penicillin"]) == (
+        "Penicillin gives me hives. Not much else. Latex too, and kiwi."
+    )
+    assert sentences_covering(line, ["kiwi", "mango"]) == "Latex too, and kiwi."
+    assert sentences_covering(line, ["mango", " "]) is None
