@@ -5,7 +5,9 @@ breaks: "Dr. Osei", "W. Nowak", a form's "Name: ...\\nDate of birth: ..."), and 
 `.`, `!` or `?` and a space end one before a word that does not start with a capital: pysbd,
 written for edited prose, joins a chat's "ok. my daughter will bring me", and its join is
 kept only before a capitalised word, which is where it read an abbreviation. No list of
-abbreviations is kept here; pysbd's are.
+abbreviations is kept here; pysbd's are. pysbd is imported at the first cut, not with this
+module, so a start to ready does not wait for it (a served process imports it once ready,
+`api/bootstrap/deferred_imports.py`).
 """
 
 from __future__ import annotations
@@ -15,18 +17,29 @@ import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
-import pysbd
+if TYPE_CHECKING:
+    import pysbd
 
 # A full stop, question or exclamation mark and the space after it; the next character decides.
 _PUNCTUATION_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _PARAGRAPH = re.compile(r"[^\n]+")
 CACHED_LINES = 512  # a session's readers cut the same lines several times over
 
-_segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
 # A segmenter keeps the text it cuts on itself between its steps, and the judges cut lines in
 # worker threads: one cut at a time (pure Python, so the lock costs no parallelism).
 _segmenting = threading.Lock()
+_segmenters: list[pysbd.Segmenter] = []
+
+
+def _segmenter() -> pysbd.Segmenter:
+    """The one segmenter, made at the first cut (call with `_segmenting` held)."""
+    if not _segmenters:
+        import pysbd  # deferred: see the module's docstring
+
+        _segmenters.append(pysbd.Segmenter(language="en", clean=False, char_span=True))
+    return _segmenters[0]
 
 
 @lru_cache(maxsize=CACHED_LINES)
@@ -39,7 +52,7 @@ def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     for paragraph in _PARAGRAPH.finditer(text):
         starts.add(paragraph.start())
         with _segmenting:
-            cut = _segmenter.segment(paragraph.group())
+            cut = _segmenter().segment(paragraph.group())
         starts.update(paragraph.start() + span.start for span in cut)
     starts.update(m.end() for m in _PUNCTUATION_END.finditer(text) if not text[m.end()].isupper())
     bounds = [*sorted(starts), len(text)]

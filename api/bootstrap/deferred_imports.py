@@ -24,6 +24,7 @@ log = structlog.get_logger(__name__)
 # `requests`, which they import): about 12% of the imports of a start together.
 DEFERRED_IMPORTS = (
     "simplemma",
+    "pysbd",  # the sentence cut's rules (ADR 0176)
     "detect_secrets.core.plugins.util",
     "detect_secrets.plugins.keyword",
 )

@@ -86,7 +86,8 @@ def test_a_start_to_ready_leaves_the_deferred_libraries_to_after_ready() -> None
             or m in ("factledger.api.http.route_set", "factledger.api.console.build")
         )
         later = (
-            "simplemma", "detect_secrets", "requests", "supermemory", "onnxruntime", "tokenizers"
+            "simplemma", "detect_secrets", "requests", "supermemory", "onnxruntime", "tokenizers",
+            "pysbd",
         )
         before = sorted(m for m in later if m in sys.modules)
         from factledger.api.bootstrap.deferred_imports import import_deferred
@@ -101,4 +102,4 @@ def test_a_start_to_ready_leaves_the_deferred_libraries_to_after_ready() -> None
     never, before, after = json.loads(out.strip().splitlines()[-1])
     assert never == []
     assert before == []
-    assert after == ["detect_secrets", "requests", "simplemma"]
+    assert after == ["detect_secrets", "pysbd", "requests", "simplemma"]
