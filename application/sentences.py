@@ -12,12 +12,14 @@ module, so a start to ready does not wait for it (a served process imports it on
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Sequence
-from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
+
+from cachetools import LRUCache
 
 if TYPE_CHECKING:
     import pysbd
@@ -25,7 +27,12 @@ if TYPE_CHECKING:
 # A full stop, question or exclamation mark and the space after it; the next character decides.
 _PUNCTUATION_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _PARAGRAPH = re.compile(r"[^\n]+")
-CACHED_LINES = 512  # a session's readers cut the same lines several times over
+# A session's readers cut the same lines several times over: the cuts of the latest lines,
+# keyed by a digest of the line, so the cache never holds a text (a forgotten line's words
+# stay nowhere); offsets only.
+CACHED_LINES = 512
+_cuts: LRUCache[bytes, tuple[tuple[int, int], ...]] = LRUCache(CACHED_LINES)
+_cutting = threading.Lock()
 
 # A segmenter keeps the text it cuts on itself between its steps, and the judges cut lines in
 # worker threads: one cut at a time (pure Python, so the lock costs no parallelism).
@@ -42,9 +49,25 @@ def _segmenter() -> pysbd.Segmenter:
     return _segmenters[0]
 
 
-@lru_cache(maxsize=CACHED_LINES)
 def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     """Each sentence of `text` as (start, end) offsets, without its surrounding space."""
+    key = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+    with _cutting:
+        known = _cuts.get(key)
+    if known is None:
+        known = _cut(text)
+        with _cutting:
+            _cuts[key] = known
+    return known
+
+
+def forget_cuts() -> None:
+    """Empties the cache of cuts (tests that time or race the cut itself)."""
+    with _cutting:
+        _cuts.clear()
+
+
+def _cut(text: str) -> tuple[tuple[int, int], ...]:
     starts = {0}
     # A line break ends a sentence, so each paragraph is cut alone: pysbd's cost grows faster
     # than its text's length (a 10,000-character message, the most one may hold, costs it

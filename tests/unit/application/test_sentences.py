@@ -6,8 +6,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from factledger.application import sentences as sentences_module
 from factledger.application.proposals.candidates import whole_sentence
 from factledger.application.sentences import (
+    forget_cuts,
     sentence_spans,
     sentences,
     sentences_covering,
@@ -94,7 +96,7 @@ def test_a_quote_holds_the_value_it_proves() -> None:
 def test_lines_cut_at_once_in_several_threads_are_each_cut_as_alone() -> None:
     lines = [f"Line {n}. Dr. Osei saw {n} patients. ok. next {n} please" for n in range(200)]
     alone = [sentences(line) for line in lines]
-    sentence_spans.cache_clear()
+    forget_cuts()
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         together = list(pool.map(sentences, lines))
@@ -110,3 +112,15 @@ def test_the_sentences_covering_several_words_run_from_the_first_to_the_last() -
     )
     assert sentences_covering(line, ["kiwi", "mango"]) == "Latex too, and kiwi."
     assert sentences_covering(line, ["mango", " "]) is None
+
+
+def test_the_cache_of_cuts_holds_no_text() -> None:
+    forget_cuts()
+    line = "My PIN is 4417. Dr. Osei knows."
+
+    sentences(line)
+
+    held = list(sentences_module._cuts.items())
+    assert len(held) == 1
+    assert all(isinstance(key, bytes) and b"4417" not in key for key, _ in held)
+    assert all(isinstance(n, int) for _, spans in held for span in spans for n in span)
