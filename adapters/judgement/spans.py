@@ -35,6 +35,7 @@ class TokenStatesReader(Protocol):
 
 PAIR_SCALARS = 11
 TOKEN_SCALARS = 12  # shape (5) + has question (1) + statement (4) + forget (1) + hedged (1)
+# The span tagger's sentence features are those it was trained on (ADR 0176 left them).
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORDLIKE = re.compile(r"\w\w")
 
