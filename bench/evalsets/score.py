@@ -77,6 +77,8 @@ class Tally:
     # (every item of a list), case folded: a reviewer's proof that does not show what it
     # proves (ADR 0176).
     quotes_without_value: int = 0
+    # Proposals of a text or list value that holds a line break (ADR 0178).
+    values_across_lines: int = 0
     questions: int = 0
     answered: int = 0  # questions with answer keywords
     hits: int = 0
@@ -117,6 +119,7 @@ class Tally:
             "removals_made": self.removals_made,
             "removals_right": self.removals_right,
             "quotes_without_value": self.quotes_without_value,
+            "values_across_lines": self.values_across_lines,
             "right_note_top3": ratio(self.hits, self.answered),
             "right_notes": self.hits,
             "answered": self.answered,
@@ -191,6 +194,13 @@ def quote_holds_value(made: Made) -> bool:
     return True
 
 
+def _across_lines(made: Made) -> bool:
+    value = made.proposal.value
+    if isinstance(value, TextValue):
+        return "\n" in value.value
+    return isinstance(value, ListValue) and any("\n" in item for item in value.items)
+
+
 def score_run(
     run: CaseRun,
     forgets: Mapping[int, Sequence[int]] | None = None,
@@ -218,6 +228,7 @@ def score_run(
     right = {id(m) for m in hits.values()}
     tally.made_right = len(right)
     tally.quotes_without_value = sum(not quote_holds_value(m) for m in left)
+    tally.values_across_lines = sum(_across_lines(m) for m in left)
     for n, session in enumerate(case.sessions):
         expected_here = [
             (e, x) for e, x in enumerate(session.proposals) if fields is None or x.field in fields
