@@ -13,7 +13,6 @@ chosen on the training conversations' kept-out cases (ADR 0107).
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -58,7 +57,6 @@ PACKAGED_QA_READER_HELD_FLOOR: float | None = 4.5
 PACKAGED_QA_READER_ALONE_FLOOR = 4.5
 PACKAGED_QA_READER_ALONE_LIST_FLOOR = 8.0
 PACKAGED_QA_READER_ALONE_HELD_FLOOR: float | None = 3.5
-_PARAGRAPH = re.compile(r"[^\n]+")
 # The reader was trained asking 9-12 fields at once; a kind with more is asked them in groups,
 # so that the fields' words and the line stay well inside the encoder's 512 positions.
 FIELDS_PER_PASS = 24
@@ -70,14 +68,11 @@ class QaReaderIntegrityError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class LineRead:
-    """A subject line to read: its message index, its text, the agent's line before it; a
-    paragraph of a message is read as a line of its own (`at`: where it starts in the
-    message, ADR 0178)."""
+    """A subject line to read: its message index, its text, the agent's line before it."""
 
     index: int
     text: str
     agent: str
-    at: int = 0
 
 
 def agent_lines(transcript: Sequence[Message], indexes: Collection[int]) -> list[LineRead]:
@@ -93,20 +88,14 @@ def agent_lines(transcript: Sequence[Message], indexes: Collection[int]) -> list
 
 
 def subject_lines(transcript: Sequence[Message]) -> list[LineRead]:
-    """The subject's non-empty lines, each with the line before it when someone else said it;
-    each paragraph of a line alone (ADR 0178: the reader was trained on lines without a line
-    break, and read values across one)."""
+    """The subject's non-empty lines, each with the line before it when someone else said it."""
     out = []
     for i, message in enumerate(transcript):
         if message.role is not Role.SUBJECT or not message.text.strip():
             continue
         before = transcript[i - 1] if i > 0 else None
         agent = before.text if before is not None and before.role is not Role.SUBJECT else ""
-        out += [
-            LineRead(i, p.group(), agent, p.start())
-            for p in _PARAGRAPH.finditer(message.text)
-            if p.group().strip()
-        ]
+        out.append(LineRead(i, message.text, agent))
     return out
 
 
@@ -165,11 +154,10 @@ Answers = dict[tuple[int, str, int, int], FieldAnswer]
 def keep_best(best: Answers, line: LineRead, name: str, found: Answer) -> None:
     """Keeps `found` for `name` in `line` unless the same words were found at a higher margin
     (an answer read in two overlapping windows is one answer, at its best)."""
-    start, end = line.at + found.start, line.at + found.end
-    key = (line.index, name, start, end)
+    key = (line.index, name, found.start, found.end)
     if key not in best or found.margin > best[key].margin:
         value = line.text[found.start : found.end]
-        best[key] = FieldAnswer(line.index, name, start, end, value, found.margin)
+        best[key] = FieldAnswer(line.index, name, found.start, found.end, value, found.margin)
 
 
 @dataclass(slots=True)

@@ -102,40 +102,6 @@ def test_only_the_subjects_lines_are_read_each_after_the_line_before_it() -> Non
     ]
 
 
-def test_each_paragraph_of_a_line_is_read_alone_at_its_place_in_the_message() -> None:
-    said = [
-        Message(Role.AGENT, "Your details?"),
-        Message(Role.SUBJECT, "Name: Ewa Zielinska\n\nDiet: vegan\n  \nEwa"),
-    ]
-
-    lines = subject_lines(said)
-
-    assert [(x.index, x.text, x.agent, x.at) for x in lines] == [
-        (1, "Name: Ewa Zielinska", "Your details?", 0),
-        (1, "Diet: vegan", "Your details?", 21),
-        (1, "Ewa", "Your details?", 36),
-    ]
-    assert all(said[1].text[x.at : x.at + len(x.text)] == x.text for x in lines)
-
-
-async def test_a_value_is_never_read_across_a_line_break(reader: QaFieldReader) -> None:
-    said = [
-        Message(Role.AGENT, "Who am I speaking with?"),
-        Message(
-            Role.SUBJECT,
-            "Please update my details.\nRafael Ortega\nSite Manager\nCasterline Builders\n"
-            "rafael@casterline.example",
-        ),
-    ]
-
-    found = await reader.field_statements(
-        said, ["name", "job_title", "employer", "contact_channel", "date_of_birth"]
-    )
-
-    assert found
-    assert all("\n" not in s.clause and s.clause in said[1].text for s in found)
-
-
 def test_a_read_back_reads_the_last_sentence_of_the_agents_lines_asked_alone() -> None:
     said = [
         Message(Role.AGENT, "I've opened claim 448. Is this number best for you?"),
