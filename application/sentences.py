@@ -16,6 +16,7 @@ import hashlib
 import re
 import threading
 from collections.abc import Sequence
+from functools import cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -37,16 +38,14 @@ _cutting = threading.Lock()
 # A segmenter keeps the text it cuts on itself between its steps, and the judges cut lines in
 # worker threads: one cut at a time (pure Python, so the lock costs no parallelism).
 _segmenting = threading.Lock()
-_segmenters: list[pysbd.Segmenter] = []
 
 
+@cache
 def _segmenter() -> pysbd.Segmenter:
     """The one segmenter, made at the first cut (call with `_segmenting` held)."""
-    if not _segmenters:
-        import pysbd  # deferred: see the module's docstring
+    import pysbd  # deferred: see the module's docstring
 
-        _segmenters.append(pysbd.Segmenter(language="en", clean=False, char_span=True))
-    return _segmenters[0]
+    return pysbd.Segmenter(language="en", clean=False, char_span=True)
 
 
 def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
@@ -104,11 +103,7 @@ def sentences_holding(text: str, needle: str) -> str | None:
     for start, end in spans:
         if folded in text[start:end].casefold():
             return text[start:end]
-    found = re.search(re.escape(needle), text, re.IGNORECASE)
-    if found is None:
-        return None
-    covering = [(s, e) for s, e in spans if s < found.end() and found.start() < e]
-    return text[covering[0][0] : covering[-1][1]] if covering else found.group()
+    return sentences_covering(text, (needle,))
 
 
 def sentences_covering(text: str, needles: Sequence[str]) -> str | None:

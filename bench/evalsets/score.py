@@ -180,25 +180,26 @@ def _holds_word(text: str, keyword: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(keyword.lower())}(?!\w)", text.lower()) is not None
 
 
+def _value_words(made: Made) -> tuple[str, ...]:
+    """The words of a text value, or the items of a list; none for a typed value."""
+    value = made.proposal.value
+    if isinstance(value, TextValue):
+        return (value.value,)
+    return value.items if isinstance(value, ListValue) else ()
+
+
 def quote_holds_value(made: Made) -> bool:
     """Whether the proposal's evidence quote holds its value's words (each item of a list);
     a proposal with no evidence, or of a typed value, holds it by definition here."""
-    evidence, value = made.proposal.evidence, made.proposal.value
+    evidence = made.proposal.evidence
     if evidence is None:
         return True
     quote = evidence.quote.casefold()
-    if isinstance(value, TextValue):
-        return value.value.casefold() in quote
-    if isinstance(value, ListValue):
-        return all(item.casefold() in quote for item in value.items)
-    return True
+    return all(words.casefold() in quote for words in _value_words(made))
 
 
 def _across_lines(made: Made) -> bool:
-    value = made.proposal.value
-    if isinstance(value, TextValue):
-        return "\n" in value.value
-    return isinstance(value, ListValue) and any("\n" in item for item in value.items)
+    return any("\n" in words for words in _value_words(made))
 
 
 def score_run(
