@@ -20,10 +20,13 @@ from functools import cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+import structlog
 from cachetools import LRUCache
 
 if TYPE_CHECKING:
     import pysbd
+
+log = structlog.get_logger(__name__)
 
 # A full stop, question or exclamation mark and the space after it; the next character decides.
 _PUNCTUATION_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -73,8 +76,15 @@ def _cut(text: str) -> tuple[tuple[int, int], ...]:
     # about a third of a second whole, far less paragraph by paragraph).
     for paragraph in _PARAGRAPH.finditer(text):
         starts.add(paragraph.start())
-        with _segmenting:
-            cut = _segmenter().segment(paragraph.group())
+        try:
+            with _segmenting:
+                cut = _segmenter().segment(paragraph.group())
+        except Exception as exc:  # a library's fault on one paragraph: the punctuation's cut
+            log.warning("sentences.segmenter_failed", error_type=type(exc).__name__)
+            cut = ()
+            starts.update(
+                paragraph.start() + m.end() for m in _PUNCTUATION_END.finditer(paragraph.group())
+            )
         starts.update(paragraph.start() + span.start for span in cut)
     starts.update(m.end() for m in _PUNCTUATION_END.finditer(text) if not text[m.end()].isupper())
     bounds = [*sorted(starts), len(text)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from structlog.testing import capture_logs
 
 from factledger.application import sentences as sentences_module
 from factledger.application.proposals.candidates import whole_sentence
@@ -124,3 +125,21 @@ def test_the_cache_of_cuts_holds_no_text() -> None:
     assert len(held) == 1
     assert all(isinstance(key, bytes) and b"4417" not in key for key, _ in held)
     assert all(isinstance(n, int) for _, spans in held for span in spans for n in span)
+
+
+def test_a_segmenter_fault_costs_a_line_only_its_titles(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        def segment(self, text: str) -> list[object]:
+            raise IndexError("a fault of the library's")
+
+    monkeypatch.setattr(sentences_module, "_segmenter", Broken)
+    forget_cuts()
+    line = "Yes, Dr. Osei is my GP. ok. my number is 0171 5523 880\nThanks"
+
+    with capture_logs() as logs:
+        cut = sentences(line)
+    forget_cuts()
+
+    assert cut == ["Yes, Dr.", "Osei is my GP.", "ok.", "my number is 0171 5523 880", "Thanks"]
+    assert [e["event"] for e in logs] == ["sentences.segmenter_failed"] * 2
+    assert all(e["error_type"] == "IndexError" and "Osei" not in str(e) for e in logs)
