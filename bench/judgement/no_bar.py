@@ -8,7 +8,8 @@ yes bar is fitted (ADR 0105): the lowest, to three decimals, above every kept-ou
 writers the shipped reader was trained on (C and D) that is not a no and reads as one. It
 prints, as JSON, with no bar and at that bar: the nos declined and the false declines (yeses
 and neithers read as a no) on those kept-out pairs, on every pair of the writers the reader
-never read (E, I, R, S), and on each `--dev` half. A held-out half is refused.
+never read (E, I, R, S), and on each `--dev` half; with `--bars`, the same figures at each bar given too (the trade's
+curve, ADR 0179). A held-out half is refused.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ def dev_pairs(directory: Path) -> list[LabelledPair]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.no_bar")
     parser.add_argument("--dev", type=Path, action="append", default=[], help="a dev half")
+    parser.add_argument(
+        "--bars", type=float, nargs="*", default=[], help="more bars to read every set at"
+    )
     args = parser.parse_args(argv)
     reader = TunedUseAnswerJudge.packaged()
     sets = {
@@ -90,7 +94,11 @@ def main(argv: list[str] | None = None) -> None:
     out: dict[str, object] = {"no_bar": bar}
     for name, (p, pairs) in read.items():
         labels = [x.label for x in pairs]
-        out[name] = {"as_shipped": figures(p, labels, 0.0), "at_the_bar": figures(p, labels, bar)}
+        out[name] = {
+            "as_shipped": figures(p, labels, 0.0),
+            "at_the_bar": figures(p, labels, bar),
+            **{f"at_{other:g}": figures(p, labels, other) for other in args.bars},
+        }
     sys.stdout.write(json.dumps(out, indent=1) + "\n")
 
 
