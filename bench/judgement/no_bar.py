@@ -8,8 +8,8 @@ yes bar is fitted (ADR 0105): the lowest, to three decimals, above every kept-ou
 writers the shipped reader was trained on (C and D) that is not a no and reads as one. It
 prints, as JSON, with no bar and at that bar: the nos declined and the false declines (yeses
 and neithers read as a no) on those kept-out pairs, on every pair of the writers the reader
-never read (E, I, R, S), and on each `--dev` half; with `--bars`, the same figures at each bar given too (the trade's
-curve, ADR 0179). A held-out half is refused.
+never read (E, I, R, S), and on each `--dev` half; with `--bars`, at each bar given too (the
+trade's curve, ADR 0179). A held-out half is refused.
 """
 
 from __future__ import annotations
