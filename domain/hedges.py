@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-_SENTENCE = re.compile(r"[^.!?;\n]+[.!?;]*")
+# A `.`, `!`, `?` or `;` ends a sentence only before a space, a line break or the end: the
+# full stops inside "anna@example.com", "8.3.1" or "4.5m" end none (ADR 0180).
+_SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?;](?![\s]|$))+[.!?;]*")
 
 
 class TentativeReader(Protocol):

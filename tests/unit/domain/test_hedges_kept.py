@@ -115,3 +115,23 @@ def test_the_whole_sentence_around_a_quote_is_read() -> None:
         == "Hi there. Perhaps we expand to Spain next year."
     )
     assert sentences_around(text, "Lisbon") == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "quote", "around"),
+    [
+        (
+            "My email is anna2@example.com. Thanks!",
+            "anna2@example.com",
+            "My email is anna2@example.com.",
+        ),
+        ("We might move to 8.3.1 soon; not sure.", "8.3.1", "We might move to 8.3.1 soon;"),
+        ("Perhaps 4.5m at most. Ok", "4.5m", "Perhaps 4.5m at most."),
+        ("Wait... maybe at 9.30?! fine", "9.30", "maybe at 9.30?!"),
+        ("See example.com\nmaybe later", "maybe", "maybe later"),
+    ],
+)
+def test_a_sentence_never_ends_inside_a_word(text: str, quote: str, around: str) -> None:
+    """A full stop inside an address, a version, an amount or a time ends no sentence; one
+    before a space, a line break or the end does (ADR 0180)."""
+    assert sentences_around(text, quote) == around

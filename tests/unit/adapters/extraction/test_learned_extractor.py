@@ -262,6 +262,35 @@ async def test_a_fact_said_in_a_tentative_sentence_carries_its_hedge_as_its_cond
     ]
 
 
+async def test_a_value_with_full_stops_inside_is_judged_in_its_sentence_as_said() -> None:
+    """The hedge is read on the sentence the subject said, never cut inside the value's
+    words (ADR 0180): the condition is the words around the value, without it."""
+    line = "Maybe use anna2@example.com for now. Version 8.3.1 is ours."
+    rules = FixedRules(
+        [
+            ExtractedFact("f0", "email", "contact_channel", (0,), value="anna2@example.com"),
+            ExtractedFact("f1", "version", "product_version", (0,), value="8.3.1"),
+        ]
+    )
+    hedged = Judgement(Statement.SELF, 0.9, hedged=True, forget_request=False, correction=False)
+    judge = JudgeBySentence({"Maybe use anna2@example.com for now.": hedged})
+    request = ExtractionRequest(
+        [Message(Role.SUBJECT, line, AT)],
+        occurred_at=AT,
+        fields=(
+            FieldSlot("contact_channel", "contact_channel"),
+            FieldSlot("product_version", "product_version"),
+        ),
+    )
+
+    facts = await LearnedExtractor(rules, judge).extract(request)
+
+    assert [(f.slot, f.value, f.condition) for f in facts] == [
+        ("contact_channel", "anna2@example.com", "Maybe use for now"),
+        ("product_version", "8.3.1", None),
+    ]
+
+
 async def test_a_hedged_sentences_answer_carries_the_sentence_as_its_condition() -> None:
     """The heads read the second line as hedged: its answer keeps the sentence's hedge as
     its condition, so the ledger's hedge rule does not refuse it; a plain line's carries none."""
