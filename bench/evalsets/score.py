@@ -341,6 +341,11 @@ class AnswerScores:
     def false_yes(self) -> int:
         return sum(n for (label, said), n in self.confusion.items() if said == "yes" != label)
 
+    @property
+    def false_declines(self) -> int:
+        """Replies that are not a no read as one: each declines the change it answers."""
+        return sum(n for (label, said), n in self.confusion.items() if said == "no" != label)
+
     def accepted(self, label: str) -> float:
         total = sum(n for (lab, _), n in self.confusion.items() if lab == label)
         return round(self.confusion.get((label, label), 0) / total, 3) if total else 0.0
@@ -352,6 +357,7 @@ class AnswerScores:
             "n": total,
             "accuracy": round(right / total, 3) if total else 0.0,
             "false_yes": self.false_yes,
+            "false_declines": self.false_declines,
             **{f"{lab}_accepted": self.accepted(lab) for lab in LABELS},
             "confusion": {
                 f"{lab}->{said}": self.confusion.get((lab, said), 0)

@@ -10,9 +10,9 @@ from uuid import uuid4
 import yaml
 
 from factledger.bench.evalsets.__main__ import score_directory
-from factledger.bench.evalsets.cases import parse_cases
+from factledger.bench.evalsets.cases import Answer, parse_cases
 from factledger.bench.evalsets.run import CaseRun
-from factledger.bench.evalsets.score import score_run
+from factledger.bench.evalsets.score import score_answers, score_run
 from factledger.bench.proposal_eval import Made
 from factledger.domain.proposal import Proposal
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
@@ -111,6 +111,20 @@ async def test_a_case_is_scored_on_proposals_updates_questions_and_answers(
     assert (sales["questions"], sales["right_note_top3"], sales["stale_top3"]) == (2, 1.0, 0)
     answers = result["answers"]
     assert (answers["n"], answers["false_yes"]) == (2, 1)  # taken as given: every reply a yes
+    assert answers["false_declines"] == 0
+
+
+def test_a_reply_that_is_not_a_no_read_as_one_is_a_false_decline() -> None:
+    labels = ["yes", "neither", "no", "yes"]
+    scores = score_answers(
+        [
+            Answer(f"an-{n}", "sales", "supplier", "A", "Q?", "r", label)
+            for n, label in enumerate(labels)
+        ],
+        ["no", "no", "no", "yes"],
+    )
+    assert (scores.false_declines, scores.false_yes) == (2, 0)
+    assert scores.as_dict()["false_declines"] == 2
 
 
 async def test_the_learned_judgement_notices_the_forget_request_and_the_no(
