@@ -15,7 +15,7 @@ from typing import Protocol
 
 # A `.`, `!`, `?` or `;` ends a sentence only before a space, a line break or the end: the
 # full stops inside "anna@example.com", "8.3.1" or "4.5m" end none (ADR 0180).
-_SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?;](?![\s]|$))+[.!?;]*")
+_SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?;](?!\s|$))+[.!?;]*")
 
 
 class TentativeReader(Protocol):
