@@ -19,6 +19,7 @@ from typing import Protocol, cast
 
 import numpy as np
 
+from factledger.adapters.numpy_archives import open_archive
 from factledger.application.memory.ports import Vectors
 
 MODEL_ID = "use-multilingual-v3"
@@ -88,7 +89,7 @@ def package_layers(directory: Path | None = None) -> dict[str, Vectors]:
     starts from."""
     where = directory or resources_dir()
     verify(where)
-    with np.load(str(where / "weights.npz"), allow_pickle=False) as z:
+    with open_archive(where / "weights.npz") as z:
         return {k: np.asarray(z[k]) for k in z.files if not k.startswith("q")}
 
 

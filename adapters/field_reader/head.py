@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from factledger.adapters.numpy_archives import open_archive
+
 Matrix = npt.NDArray[np.float32]
 SHIPPED = Path(__file__).with_name("data") / "field_heads.npz"
 SHIPPED_SHA256 = "b8457ca1becf6a41327d9f50f5bc8996b200d0a3d03cec4b81cdcf63034c622f"
@@ -94,7 +96,7 @@ def load_heads(path: Path = SHIPPED, sha256: str | None = SHIPPED_SHA256) -> Fie
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
         raise HeadFileError(f"{path.name}: SHA-256 differs from the pinned one")
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        with open_archive(data) as npz:
             meta = json.loads(bytes(npz["meta"]).decode())
             kinds = {}
             for n, kind in enumerate(sorted(meta["kinds"])):

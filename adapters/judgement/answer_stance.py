@@ -30,6 +30,7 @@ import numpy.typing as npt
 from factledger.adapters.judgement.features import Matrix, char_ngrams
 from factledger.adapters.judgement.heads import Head
 from factledger.adapters.judgement.qa_reader.inputs import field_words
+from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.stance import ReaderAnswer, Stance, StanceReading
 from factledger.application.memory.ports import Embedder
@@ -157,7 +158,7 @@ class StanceHeads:
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> StanceHeads:
         data = read_pinned(path, sha256, AnswerStanceIntegrityError, "answer stance heads")
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        with open_archive(data) as z:
             try:
                 heads = {
                     n: Head(

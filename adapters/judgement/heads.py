@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from factledger.adapters.judgement.features import Matrix
+from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 
 HEAD_NAMES = ("statement", "hedged", "forget", "correction", "answer", "field")
@@ -93,7 +94,7 @@ class Heads:
     @classmethod
     def load(cls, path: Path, sha256: str | None, names: tuple[str, ...] = HEAD_NAMES) -> Heads:
         data = read_pinned(path, sha256, HeadsIntegrityError, "judgement heads")
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        with open_archive(data) as z:
             missing = [n for n in names if f"{n}.w" not in z.files]
             if missing:
                 raise HeadsIntegrityError(f"judgement heads {path.name}: no head {missing[0]}")

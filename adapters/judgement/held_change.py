@@ -24,7 +24,6 @@ it.
 
 from __future__ import annotations
 
-import io
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ import numpy.typing as npt
 
 from factledger.adapters.judgement.features import Matrix, char_ngrams
 from factledger.adapters.judgement.heads import Head, write_arrays
+from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.memory.ports import Embedder
 
@@ -243,7 +243,7 @@ class HeldChangeHead:
     @classmethod
     def load(cls, path: Path, sha256: str | None, embedder: Embedder) -> HeldChangeHead:
         data = read_pinned(path, sha256, HeldChangeIntegrityError, "held-change head")
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        with open_archive(data) as z:
             if str(z["model_id"]) != embedder.model_id:
                 raise HeldChangeIntegrityError(
                     f"the held-change head needs the embedder {z['model_id']}"

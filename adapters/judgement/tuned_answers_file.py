@@ -20,6 +20,7 @@ import numpy.typing as npt
 from factledger.adapters.embedding.use_multilingual import MODEL_ID
 from factledger.adapters.judgement.cross_use import CROSS_LAYERS
 from factledger.adapters.judgement.features import Matrix
+from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import Reply
 
@@ -86,7 +87,7 @@ class TunedAnswers:
         the members (read from the archive's small entries; the members are not unpacked)."""
         data = read_pinned(path, sha256, TunedAnswersIntegrityError, "tuned answer file")
         try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            with open_archive(data) as z:
                 if tuple(str(c) for c in z["classes"]) != CLASSES or str(z["base"]) != MODEL_ID:
                     raise TunedAnswersIntegrityError(f"{path.name}: another encoder or classes")
                 if int(z["members"]) < 1:
@@ -99,7 +100,7 @@ class TunedAnswers:
     def from_bytes(cls, data: bytes, name: str) -> TunedAnswers:
         """A file's bytes, already checked against its pin."""
         try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            with open_archive(data) as z:
                 if tuple(str(c) for c in z["classes"]) != CLASSES or str(z["base"]) != MODEL_ID:
                     raise TunedAnswersIntegrityError(f"{name}: another encoder or classes")
                 members = tuple(_member(z, f"m{k}.", name) for k in range(int(z["members"])))
@@ -150,7 +151,7 @@ def holds_tuned_answers(path: Path, sha256: str | None) -> bool:
     rather than a pair head's; both are `.npz`."""
     data = read_pinned(path, sha256, TunedAnswersIntegrityError, "answer file")
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        with open_archive(data) as z:
             return "members" in z.files
     except (ValueError, OSError):
         return False

@@ -68,6 +68,30 @@ def serving(
         process.wait(timeout=20)
 
 
+@contextmanager
+def serving_app(factory: str, log_dir: Path) -> Iterator[str]:
+    """A ready uvicorn process serving the app `factory` ("module:function", a module under
+    tests/) builds; yields its base URL, terminates it on exit."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "--factory", factory]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    tests = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")])}
+    log = log_dir / f"{factory.replace(':', '-')}-{port}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(  # noqa: S603 - uvicorn with our own app, fixed arguments
+            command, env=env, stdout=subprocess.DEVNULL, stderr=sink
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(base_url, process, log)
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
 def wait_until_ready(base_url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + STARTUP_LIMIT_S
     while time.monotonic() < deadline:

@@ -1,0 +1,33 @@
+"""`open_archive`: every NumPy archive (`.npz`) the product reads, read one at a time.
+
+NumPy parses each member's header with `ast.literal_eval`. CPython 3.11 before 3.11.8 keeps
+the AST constructor's recursion count in state the whole interpreter shares, and a garbage
+collection in the middle of one thread's parse can let another thread's parse run in between:
+the first then fails with `SystemError: AST constructor recursion depth mismatch` (CPython
+issue 106905). The service loads its models on threads side by side (the embedder beside the
+answer files at start-up, a head on its first request), and a load that fails so stays failed
+for the process's life. One lock around every reading keeps two of ours from overlapping.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from numpy.lib.npyio import NpzFile
+
+# Re-entrant: a reading that opens another archive while it reads must not wait on itself.
+_READING = threading.RLock()
+
+
+@contextmanager
+def open_archive(source: bytes | Path) -> Iterator[NpzFile]:
+    """The archive in `source` (its bytes, or a file), members read while the block runs;
+    pickled members are refused."""
+    opened = io.BytesIO(source) if isinstance(source, bytes) else source
+    with _READING, np.load(opened, allow_pickle=False) as archive:
+        yield archive
