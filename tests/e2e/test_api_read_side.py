@@ -17,6 +17,7 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
+from factledger.application.recall.policy import RecallPolicies
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.stalling_backend import StallingBackend
 
@@ -199,7 +200,7 @@ async def test_a_stalled_backend_degrades_recall_and_is_counted(clock: ManualClo
         extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
     )
     stalled = StallingBackend(inner, stall_s=30.0)
-    ports = build_ports(clock, memory=stalled)
+    ports = build_ports(clock, memory=stalled, policies=RecallPolicies())  # the product's
     transport = httpx.ASGITransport(app=create_app(ports=ports, auth=TEST_AUTH))
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
         body = {"kind": "lead", "external_ref": "crm-1"}

@@ -24,6 +24,7 @@ from factledger.api.settings import ApiSettings, Settings
 from factledger.application.ledger.commands import RegisterSubject
 from factledger.application.ledger.event_store_errors import EventStoreUnavailableError
 from factledger.application.ledger.ledger import Ledger
+from factledger.application.recall.policy import RecallPolicies
 from factledger.testing.manual_clock import ManualClock
 
 pytestmark = pytest.mark.serial
@@ -39,7 +40,7 @@ SLACK_S = 0.5
 
 @pytest.fixture
 def ports() -> Runtime:
-    ports = build_ports(ManualClock())
+    ports = build_ports(ManualClock(), policies=RecallPolicies())  # the product's budgets
     ports.ledger.register_subject(RegisterSubject("t1", "lead", REF))
     return ports
 

@@ -50,10 +50,8 @@ def test_a_real_server_serves_the_client(server: str) -> None:
         assert ended.message_count == 1
         assert ended.proposals[0].status == "pending"
         context = agent.context("suppliers")
-        # Within its 2 s budget on an idle machine; on a loaded one (the suite's workers on two
-        # cores) the budget may run out in the lookup ("timeout") or, as the request queued,
-        # before recall could start ("overloaded"): both are answers, never an error.
-        assert context.degraded in {None, "timeout", "overloaded"}
+        # Whole: the served process's budget is one no busy machine runs out of (`serve_env`).
+        assert context.degraded is None
         draft = ProposalDraft(field="budget_holder", origin="inferred", value=boolean(True))
         proposal = agent.propose(draft, idempotency_key="server-propose-1")
         again = agent.propose(draft, idempotency_key="server-propose-1")

@@ -53,6 +53,8 @@ async def two_apis(
             "app_role": f"api_app_{suffix}",
         },
         embedder={"kind": "hashing"},  # type: ignore[arg-type]
+        # What either process answers is asked here, not how fast.
+        recall={"recall_budget_s": 30.0, "context_budget_s": 30.0},  # type: ignore[arg-type]
         auth=TEST_AUTH,
     )
     async with AsyncExitStack() as stack:

@@ -39,7 +39,8 @@ from factledger.testing.story.script import LEAD, REASON, TENANT
 from factledger.testing.story.steps import StoryIds, forget
 from factledger.testing.supermemory.harness import supermemory_backend_in_process
 
-POLICY = RecallPolicy(threshold=0.3)  # the hashing embedder is lexical
+# The hashing embedder is lexical; what recall answers is asked here, not how fast.
+POLICY = RecallPolicy(threshold=0.3, recall_budget_s=30.0, context_budget_s=30.0)
 SUPPLIER = "works with Supplier"
 REASON_QUERY = "why they left Supplier A: deliveries kept arriving late"
 

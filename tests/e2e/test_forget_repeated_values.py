@@ -53,7 +53,8 @@ SECOND = (
     Message(Role.SUBJECT, "Mostly the missed deliveries.", at=APRIL),
 )
 ALSO_SAID = (Message(Role.SUBJECT, "Our budget is 30k a year.", at=APRIL),)
-POLICY = RecallPolicy(threshold=0.0)
+# What recall answers is asked here, not how fast.
+POLICY = RecallPolicy(threshold=0.0, recall_budget_s=30.0, context_budget_s=30.0)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role, TokenVerifier
 from factledger.api.mcp.server import STATUS_META, build_server
 from factledger.application.ledger.commands import RegisterSubject
+from factledger.application.recall.policy import RecallPolicies
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.stalling_backend import StallingBackend
 
@@ -135,7 +136,7 @@ async def test_a_stalled_backend_still_answers_recall_within_the_budget() -> Non
         extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
     )
     stalled = StallingBackend(inner, stall_s=30.0)
-    ports = registered(build_ports(clock, memory=stalled))
+    ports = registered(build_ports(clock, memory=stalled, policies=RecallPolicies()))
     async with client_for(ports) as client:
         started = time.monotonic()
         result = await call(client, "recall", query="electric vans")

@@ -51,7 +51,10 @@ from factledger.testing.story.script import JUNE, MARCH, REASON, SECRETS, TENANT
 from factledger.testing.story.steps import forget
 
 # The hashing embedder is lexical: queries share words with the facts they should find.
-POLICY = RecallPolicy(threshold=0.3, excerpts=True)  # the story checks the excerpts too
+# The story checks the excerpts too. It asks what recall answers, under budgets no busy machine
+# runs out of, but the stall's turn, which gets the product's.
+POLICY = RecallPolicy(threshold=0.3, excerpts=True, recall_budget_s=30.0, context_budget_s=30.0)
+PRODUCT_BUDGETS = RecallPolicy(threshold=0.3, excerpts=True)
 
 
 @dataclass
@@ -67,9 +70,9 @@ class World:
         ports = SessionPorts(self.buffer, DetectorSafetyFilter(), recorder, self.clock)
         return ShortTermMemory(ports)
 
-    def recall(self, backend: MemoryBackend | None = None) -> Recall:
+    def recall(self, backend: MemoryBackend | None = None, policy: RecallPolicy = POLICY) -> Recall:
         sources = LedgerRecallSources(self.ledger)
-        policies, forgets = RecallPolicies(POLICY), LedgerForgets(self.ledger)
+        policies, forgets = RecallPolicies(policy), LedgerForgets(self.ledger)
         turns = LedgerTurns(self.ledger, forgets)
         return Recall(RecallPorts(backend or self.backend, sources, policies, forgets, turns))
 
@@ -213,7 +216,7 @@ async def test_the_story_is_recalled_as_dated_notes_and_logs_hold_no_content(wor
         assert "supplier" not in {n.origin.ref for n in context_after.profile}
 
         # And a 38 s stall costs the agent at most its budget
-        stalled = world.recall(StallingBackend(world.backend, fault=Fault.STALL))
+        stalled = world.recall(StallingBackend(world.backend, fault=Fault.STALL), PRODUCT_BUDGETS)
         slow = await stalled.recall(story.subject_id, "works with Supplier")
         assert slow.degraded is Degraded.TIMEOUT
 

@@ -44,7 +44,7 @@ from factledger.application.memory.ports import MemoryBackend
 from factledger.application.memory.validating import ValidatingMemoryBackend
 from factledger.application.recall.ledger_forget_source import LedgerForgets
 from factledger.application.recall.ledger_sources import LedgerRecallSources, LedgerSessionRecorder
-from factledger.application.recall.policy import RecallPolicies
+from factledger.application.recall.policy import RecallPolicies, RecallPolicy
 from factledger.application.recall.service import Recall, RecallPorts
 from factledger.application.recall.turn_reads import LedgerTurns
 from factledger.application.sessions.short_term import SessionPorts, ShortTermMemory
@@ -63,16 +63,22 @@ TEST_AUTH = AuthSettings(
 )
 
 
+# Recall's budgets in the tests' ports unless they ask for others: a test asks what recall
+# answers, not how fast, and two busy cores have run a recall past the product's 1 s. The
+# budgets' own tests, and those of a stalled backend, ask for the product's (`RecallPolicies()`).
+UNHURRIED = RecallPolicies(RecallPolicy(recall_budget_s=30.0, context_budget_s=30.0))
+
+
 def build_ports(
     clock: Clock,
     *,
     memory: MemoryBackend | None = None,
     schemas: Mapping[str, ProfileSchema] | None = None,
-    policies: RecallPolicies | None = None,
+    policies: RecallPolicies = UNHURRIED,
 ) -> Runtime:
     """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one);
     `schemas`: the kinds' profile schemas the ledger checks values against; `policies`:
-    recall's, the product's defaults unless given.
+    recall's, `UNHURRIED` unless given.
     Messages and fields are screened as `serve` screens them: the detectors, then the shipped
     instruction check over the answer judge's embedder."""
     judge = learned_judge()
@@ -103,7 +109,7 @@ def build_ports(
         RecallPorts(
             backend=backend,
             sources=LedgerRecallSources(ledger),
-            policies=policies or RecallPolicies(),
+            policies=policies,
             forgets=forgets,
             turns=LedgerTurns(ledger, forgets),
         )

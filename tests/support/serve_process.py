@@ -33,6 +33,9 @@ def free_port() -> int:
 
 
 def serve_env(data_dir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The process's environment; recall's budgets are ones no busy machine runs out of (the
+    tests that serve a process ask what it answers; the budgets have tests of their own), unless
+    `extra` says otherwise."""
     return {
         **os.environ,
         "FACTLEDGER_DATA_DIR": str(data_dir),
@@ -40,6 +43,8 @@ def serve_env(data_dir: Path, extra: Mapping[str, str] | None = None) -> dict[st
         "FACTLEDGER_AUTH__ISSUER": TEST_AUTH.issuer,
         "FACTLEDGER_AUTH__AUDIENCE": TEST_AUTH.audience,
         "FACTLEDGER_AUTH__KEYS": json.dumps([{"kid": "test", "secret": TEST_SECRET}]),
+        "FACTLEDGER_RECALL__RECALL_BUDGET_S": "30",
+        "FACTLEDGER_RECALL__CONTEXT_BUDGET_S": "30",
         **(extra or {}),
     }
 
