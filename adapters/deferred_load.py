@@ -1,63 +1,111 @@
-"""`DeferredLoad`: a model's load run once on a thread of its own, after the process is ready.
+"""`DeferredLoad`: a model's load run on a thread of its own, after the process is ready.
 
 A served process calls `start_deferred_loads` once it is ready, so that readiness never waits
-for a model; the first call that needs the model waits for its load (and gets its error).
+for a model; the first call that needs the model waits for its load (and gets its error). A
+failed load is every waiter's error until `RETRY_AFTER_S` has passed; the next waiter then
+starts it again, so a passing fault (a file system briefly unreadable, memory short, a file
+replaced by an operator) costs degraded answers for a while, not the model for the process's
+life.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
+import structlog
+
 T = TypeVar("T")
+
+log = structlog.get_logger(__name__)
+
+# Long enough that a file that stays damaged is read again about twice a minute at most.
+RETRY_AFTER_S = 30.0
 
 
 class DeferredLoad(Generic[T]):
-    """A model load run once on a thread of its own: from `start()` (a served process calls
+    """A model load run on a thread of its own: from `start()` (a served process calls
     `start_deferred_loads` once it is ready), or from the first `result()`, whichever comes
-    first. The waiters get the load's result or its error."""
+    first. The waiters get the load's result or its error; a failed load runs again for the
+    first waiter after `retry_after_s` (`RETRY_AFTER_S` unless given; `clock`: seconds,
+    monotonic)."""
 
-    def __init__(self, load: Callable[[], T]) -> None:
+    def __init__(
+        self,
+        load: Callable[[], T],
+        *,
+        retry_after_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._load = load
+        self._retry_after_s = RETRY_AFTER_S if retry_after_s is None else retry_after_s
+        self._clock = clock
         self._future: Future[T] = Future()
         self._started = False
+        self._failed_at: float | None = None
         self._lock = threading.Lock()
 
     @classmethod
-    def pending(cls, load: Callable[[], T]) -> DeferredLoad[T]:
+    def pending(
+        cls,
+        load: Callable[[], T],
+        *,
+        retry_after_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> DeferredLoad[T]:
         """A load that starts with `start_deferred_loads` or its first waiter."""
-        deferred = cls(load)
+        deferred = cls(load, retry_after_s=retry_after_s, clock=clock)
         with _DEFERRED_LOCK:
             _DEFERRED.append(deferred)
         return deferred
 
     def start(self) -> None:
         with self._lock:
-            if self._started:
+            if self._started and not self._retry_due():
                 return
+            if self._started:
+                self._future, self._failed_at = Future(), None
             self._started = True
+            future = self._future
         with _DEFERRED_LOCK:
             if self in _DEFERRED:
                 _DEFERRED.remove(self)
         # Not a daemon: the interpreter waits for a load still running when the process ends,
         # since onnxruntime torn down mid-load aborts the process ("terminate called without
         # an active exception") instead of letting it exit.
-        threading.Thread(target=self._run, name="factledger-model-load", daemon=False).start()
+        threading.Thread(
+            target=self._run, args=(future,), name="factledger-model-load", daemon=False
+        ).start()
 
-    def _run(self) -> None:
+    def _retry_due(self) -> bool:
+        failed_at = self._failed_at
+        return failed_at is not None and self._clock() - failed_at >= self._retry_after_s
+
+    def _run(self, future: Future[T]) -> None:
         try:
-            self._future.set_result(self._load())
+            loaded = self._load()
         except BaseException as exc:  # every failure, or a waiter would wait for ever
-            self._future.set_exception(exc)
+            log.warning(
+                "model.load_failed", error=type(exc).__name__, retry_after_s=self._retry_after_s
+            )
+            with self._lock:
+                self._failed_at = self._clock()
+            future.set_exception(exc)
+        else:
+            future.set_result(loaded)
 
     def result(self) -> T:
         self.start()
-        return self._future.result()
+        with self._lock:
+            future = self._future
+        return future.result()
 
     def done(self) -> bool:
-        return self._future.done()
+        with self._lock:
+            return self._future.done()
 
     @classmethod
     def finished(cls, loaded: T) -> DeferredLoad[T]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from factledger.adapters import deferred_load
 from factledger.adapters.deferred_load import finish_deferred_loads, start_deferred_loads
 from factledger.adapters.embedding.onnx import embedder as onnx_embedder
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
@@ -72,6 +73,21 @@ def test_a_failed_load_is_the_error_of_every_call_to_embed() -> None:
         with pytest.raises(ModelIntegrityError):
             embedder.embed_sync(TEXTS)
     assert embedder.loaded
+
+
+def test_a_load_that_failed_on_a_missing_file_heals_once_the_file_is_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    preset = OnnxModelFiles.preset(DEFAULT_PRESET)
+    copy = tmp_path / "model.onnx"
+    files = dataclasses.replace(preset, model=copy)  # the packaged model, not there yet
+    monkeypatch.setattr(deferred_load, "RETRY_AFTER_S", 0.0)  # the next waiter loads again
+    embedder = OnnxEmbedder(files, cache_dir=tmp_path / "graphs", load_in_background=True)
+    with pytest.raises(ModelIntegrityError, match="missing model file"):
+        embedder.embed_sync(TEXTS)
+    shutil.copy(preset.model, copy)
+    expected = OnnxEmbedder(preset, cached_vectors=0).embed_sync(TEXTS)
+    assert np.array_equal(embedder.embed_sync(TEXTS), expected)
 
 
 def test_a_model_of_ones_own_loads_before_the_constructor_returns(tmp_path: Path) -> None:
