@@ -5,13 +5,15 @@ for a model; the first call that needs the model waits for its load (and gets it
 failed load is every waiter's error until `RETRY_AFTER_S` has passed; the next waiter then
 starts it again, so a passing fault (a file system briefly unreadable, memory short, a file
 replaced by an operator) costs degraded answers for a while, not the model for the process's
-life.
+life. `failing_loads` counts, by model, the loads whose last attempt failed (`/metrics`).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import weakref
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
@@ -31,43 +33,55 @@ class DeferredLoad(Generic[T]):
     `start_deferred_loads` once it is ready), or from the first `result()`, whichever comes
     first. The waiters get the load's result or its error; a failed load runs again for the
     first waiter after `retry_after_s` (`RETRY_AFTER_S` unless given; `clock`: seconds,
-    monotonic)."""
+    monotonic). `name` says which model it is in logs and metrics."""
 
     def __init__(
         self,
         load: Callable[[], T],
         *,
+        name: str = "model",
         retry_after_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.name = name
         self._load = load
         self._retry_after_s = RETRY_AFTER_S if retry_after_s is None else retry_after_s
         self._clock = clock
         self._future: Future[T] = Future()
         self._started = False
-        self._failed_at: float | None = None
+        self._failed_at: float | None = None  # when the last attempt failed, if it did
+        self._retrying = False
         self._lock = threading.Lock()
+        with _DEFERRED_LOCK:
+            _EVERY_LOAD.add(self)
 
     @classmethod
     def pending(
         cls,
         load: Callable[[], T],
         *,
+        name: str = "model",
         retry_after_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> DeferredLoad[T]:
         """A load that starts with `start_deferred_loads` or its first waiter."""
-        deferred = cls(load, retry_after_s=retry_after_s, clock=clock)
+        deferred = cls(load, name=name, retry_after_s=retry_after_s, clock=clock)
         with _DEFERRED_LOCK:
             _DEFERRED.append(deferred)
         return deferred
+
+    @property
+    def failing(self) -> bool:
+        """Whether its last attempt failed (until a retry succeeds)."""
+        with self._lock:
+            return self._failed_at is not None
 
     def start(self) -> None:
         with self._lock:
             if self._started and not self._retry_due():
                 return
-            if self._started:
-                self._future, self._failed_at = Future(), None
+            if self._started:  # a retry: the model counts as failing until it succeeds
+                self._future, self._retrying = Future(), True
             self._started = True
             future = self._future
         with _DEFERRED_LOCK:
@@ -81,20 +95,28 @@ class DeferredLoad(Generic[T]):
         ).start()
 
     def _retry_due(self) -> bool:
-        failed_at = self._failed_at
-        return failed_at is not None and self._clock() - failed_at >= self._retry_after_s
+        return (
+            self._failed_at is not None
+            and not self._retrying
+            and self._clock() - self._failed_at >= self._retry_after_s
+        )
 
     def _run(self, future: Future[T]) -> None:
         try:
             loaded = self._load()
         except BaseException as exc:  # every failure, or a waiter would wait for ever
             log.warning(
-                "model.load_failed", error=type(exc).__name__, retry_after_s=self._retry_after_s
+                "model.load_failed",
+                model=self.name,
+                error=type(exc).__name__,
+                retry_after_s=self._retry_after_s,
             )
             with self._lock:
-                self._failed_at = self._clock()
+                self._failed_at, self._retrying = self._clock(), False
             future.set_exception(exc)
         else:
+            with self._lock:
+                self._failed_at, self._retrying = None, False
             future.set_result(loaded)
 
     def result(self) -> T:
@@ -116,7 +138,15 @@ class DeferredLoad(Generic[T]):
 
 
 _DEFERRED: list[DeferredLoad[Any]] = []
+_EVERY_LOAD: weakref.WeakSet[DeferredLoad[Any]] = weakref.WeakSet()
 _DEFERRED_LOCK = threading.Lock()
+
+
+def failing_loads() -> Counter[str]:
+    """How many of the process's loads, by model name, failed on their last attempt."""
+    with _DEFERRED_LOCK:
+        loads = list(_EVERY_LOAD)
+    return Counter(load.name for load in loads if load.failing)
 
 
 def finish_deferred_loads() -> None:

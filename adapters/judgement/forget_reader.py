@@ -79,7 +79,7 @@ class LoadedLater:
     reading, which waits for it and gets its error)."""
 
     def __init__(self, load: Callable[[], PairModel]) -> None:
-        self._loading: DeferredLoad[PairModel] = DeferredLoad.pending(load)
+        self._loading: DeferredLoad[PairModel] = DeferredLoad.pending(load, name="forget_reader")
 
     def probabilities_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
         return self._loading.result().probabilities_sync(pairs)

@@ -3,12 +3,15 @@
 - Request latency histograms are labelled by route *template* (`/v1/subjects/{subject}/recall`),
   never by the concrete path, so ids do not explode the label space or leak into dashboards.
 - Recall degradations are counted by their fixed reason code (timeout, backend_error, ...).
+- Models that load after ready and whose last load failed are counted by model, read at
+  scrape time (they are tried again after a pause, ADR 0182).
 - Sync lag (events not yet delivered to the memory backend) and each projection's lag (log
   positions its views are behind the head) are read at scrape time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from prometheus_client import (
@@ -33,6 +36,7 @@ class ApiMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        self._models_seen: set[str] = set()
         self.request_seconds = Histogram(
             "factledger_http_request_duration_seconds",
             "HTTP request latency by route template.",
@@ -74,6 +78,13 @@ class ApiMetrics:
             registry=self.registry,
         )
 
+        self.models_failing = Gauge(
+            "factledger_models_failing",
+            "Models whose last load failed, by model (tried again after a pause; 0 once loaded).",
+            ["model"],
+            registry=self.registry,
+        )
+
         self.read_routes = Counter(
             "factledger_read_routes",
             "Reads the API let a standby serve (standby) or kept on the primary because the "
@@ -99,8 +110,13 @@ class ApiMetrics:
         projection_lag: dict[str, int] | None = None,
         compaction: CompactionStatus | None = None,
         now: datetime | None = None,
+        models_failing: Mapping[str, int] | None = None,
     ) -> bytes:
         """The exposition text, with the values read at scrape time (None: unknown)."""
+        failing = models_failing or {}
+        for model in self._models_seen | set(failing):
+            self.models_failing.labels(model).set(failing.get(model, 0))
+        self._models_seen |= set(failing)
         self.sync_lag.set(-1 if sync_lag is None else sync_lag)
         for name, lag in (projection_lag or {}).items():
             self.projection_lag.labels(name).set(lag)

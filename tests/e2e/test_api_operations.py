@@ -11,6 +11,7 @@ import httpx
 import pytest
 from support.api_harness import TEST_AUTH, bearer, token
 
+from factledger.adapters.deferred_load import DeferredLoad
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
@@ -138,3 +139,24 @@ async def test_read_only_and_agent_roles_cannot_write_beyond_their_remit(
     profile = await http.get(f"{path}/profile", headers=ANALYST)
     assert profile.status_code == 200
     assert (await http.get(f"{path}/events", headers=ANALYST)).status_code == 200
+
+
+async def test_metrics_count_a_model_whose_load_failed_until_its_retry_loads_it(
+    http: httpx.AsyncClient,
+) -> None:
+    clock, attempts = [0.0], []
+
+    def load() -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise OSError("the model file is unreadable")
+        return "model"
+
+    model = DeferredLoad(load, name="ops_test_model", retry_after_s=30.0, clock=lambda: clock[0])
+    with pytest.raises(OSError):
+        model.result()
+    failing = 'factledger_models_failing{model="ops_test_model"}'
+    assert f"{failing} 1.0" in (await http.get("/metrics")).text
+    clock[0] += 30.0
+    assert model.result() == "model"
+    assert f"{failing} 0.0" in (await http.get("/metrics")).text

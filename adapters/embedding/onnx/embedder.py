@@ -186,7 +186,8 @@ class OnnxEmbedder:
         if load_in_background and known is not None:
             self.dimension, self.model_id = known
             self._loading: DeferredLoad[_Loaded] = DeferredLoad.pending(
-                lambda: _load(files, max_tokens, threads, int8_activations, cache_dir)
+                lambda: _load(files, max_tokens, threads, int8_activations, cache_dir),
+                name="embedder",
             )
         else:
             loaded = _load(files, max_tokens, threads, int8_activations, cache_dir)

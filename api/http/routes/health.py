@@ -11,6 +11,7 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.background import BackgroundTask
 
+from factledger.adapters.deferred_load import failing_loads
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.bootstrap.warmup import start_after_ready_async
 from factledger.api.http.deferred_routes import DeferredRoutes
@@ -132,5 +133,6 @@ async def metrics(state: StateDep) -> Response:
         projection_lag=projections,
         compaction=await _compaction(state.ports),
         now=datetime.now(UTC),
+        models_failing=failing_loads(),
     )
     return Response(body, media_type=state.metrics.content_type)

@@ -4,10 +4,12 @@ read from a clock the test moves; nothing here waits on time."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import structlog
 
-from factledger.adapters.deferred_load import DeferredLoad
+from factledger.adapters.deferred_load import DeferredLoad, failing_loads
 
 
 class FlakyDiskError(OSError):
@@ -97,3 +99,26 @@ def test_a_failure_is_logged_by_its_type_never_its_message() -> None:
 
 def test_a_finished_load_never_runs_anything() -> None:
     assert DeferredLoad.finished("model").result() == "model"
+
+
+def test_a_model_counts_as_failing_from_its_failure_until_a_retry_loads_it() -> None:
+    clock, load = Clock(), Load(failures=1)
+    release = threading.Event()
+
+    def held_load() -> str:
+        if load.runs == 1:  # the retry waits until the test lets it go
+            release.wait(timeout=60)
+        return load()
+
+    deferred = DeferredLoad(held_load, name="counted_model", clock=clock)
+    assert failing_loads()["counted_model"] == 0
+    with pytest.raises(FlakyDiskError):
+        deferred.result()
+    assert failing_loads()["counted_model"] == 1
+    clock.now += 30.0
+    deferred.start()  # the retry, held
+    assert deferred.failing
+    assert failing_loads()["counted_model"] == 1
+    release.set()
+    assert deferred.result() == "model"
+    assert failing_loads()["counted_model"] == 0
