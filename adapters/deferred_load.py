@@ -1,8 +1,9 @@
 """`DeferredLoad`: a model's load run on a thread of its own, after the process is ready.
 
 A served process calls `start_deferred_loads` once it is ready, so that readiness never waits
-for a model; the first call that needs the model waits for its load (and gets its error). A
-failed load is every waiter's error until `RETRY_AFTER_S` has passed; the next waiter then
+for a model; the first call that needs the model waits for its load (and gets its error, as
+`ModelUnavailableError`: answered 503, a degraded recall, a sync item that waits). A failed
+load is every waiter's error until `RETRY_AFTER_S` has passed; the next waiter then
 starts it again, so a passing fault (a file system briefly unreadable, memory short, a file
 replaced by an operator) costs degraded answers for a while, not the model for the process's
 life. `failing_loads` counts, by model, the loads whose last attempt failed (`/metrics`).
@@ -19,6 +20,8 @@ from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
 import structlog
+
+from factledger.application.errors import ModelUnavailableError
 
 T = TypeVar("T")
 
@@ -120,10 +123,18 @@ class DeferredLoad(Generic[T]):
             future.set_result(loaded)
 
     def result(self) -> T:
+        """The loaded model; `ModelUnavailableError` (the load's error as its cause) while its
+        last load failed."""
         self.start()
         with self._lock:
             future = self._future
-        return future.result()
+        try:
+            return future.result()
+        except Exception as exc:
+            raise ModelUnavailableError(
+                f"the {self.name} model is not loaded ({type(exc).__name__}); tried again "
+                f"{self._retry_after_s:g} s after its load failed"
+            ) from exc
 
     def done(self) -> bool:
         with self._lock:

@@ -37,6 +37,12 @@ class StorageReadOnlyError(StoreUnavailableError):
     """A store accepts reads only: a read-only file or mount, or a PostgreSQL standby."""
 
 
+class ModelUnavailableError(StoreUnavailableError):
+    """A model the call needs failed to load; it is loaded again after a pause (ADR 0182).
+    Answered as a store that cannot be reached is: a 503 with `Retry-After`, a degraded
+    recall, a sync item that waits (ADR 0183). The load's error is the `__cause__`."""
+
+
 # What the drivers report, read through their documented attributes so that the core imports
 # no driver: sqlite3's `sqlite_errorcode` (primary code in the low byte) and psycopg's `sqlstate`.
 _SQLITE_FULL, _SQLITE_READONLY = 13, 8

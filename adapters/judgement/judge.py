@@ -45,6 +45,7 @@ from factledger.adapters.judgement.spans import (
     spans_of,
 )
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
+from factledger.application.errors import ModelUnavailableError
 from factledger.application.judgement.types import FieldStatement, Judgement, Reply, Statement
 from factledger.application.memory.ports import Embedder
 from factledger.domain.transcript import Message, Role
@@ -177,8 +178,10 @@ class LearnedJudge:
         if self.forget_reader is not None:
             try:
                 return await self.forget_reader.requests(sentences, [float(p) for p in forget])
-            except ForgetReaderIntegrityError as exc:
-                log.error("forget_reader_unavailable", error_type=type(exc).__name__)
+            except (ForgetReaderIntegrityError, ModelUnavailableError) as exc:
+                # A load that failed names its own error: the file, or what the disk said.
+                cause = exc.__cause__ if isinstance(exc, ModelUnavailableError) else exc
+                log.error("forget_reader_unavailable", error_type=type(cause or exc).__name__)
         return [bool(p >= self.heads.forget_min) for p in forget]
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:

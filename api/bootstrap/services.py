@@ -136,7 +136,9 @@ async def open_proposer(
 
 def sync_options(settings: Settings) -> SyncOptions:
     s = settings.sync
-    return SyncOptions(s.batch_size, s.lease_s, s.backoff_s, s.poll_interval_s, s.concurrency)
+    return SyncOptions(
+        s.batch_size, s.lease_s, s.backoff_s, s.poll_interval_s, s.concurrency, s.max_outage_wait_s
+    )
 
 
 async def open_services(

@@ -107,3 +107,5 @@ class SyncSettings(NestedSettings):
     # Items of different subjects a `factledger worker` applies side by side (a claim holds at
     # most one item per subject); a worker inside an API process takes them one at a time.
     concurrency: int = Field(default=4, ge=1, le=64)
+    # The longest wait between tries of an item whose backend or store is away (ADR 0183).
+    max_outage_wait_s: float = Field(default=60.0, gt=0, le=3600)

@@ -6,7 +6,11 @@
   crash between the write and the completion only repeats an idempotent write.
 - Each item gets `MAX_ATTEMPTS` attempts with exponential backoff, then goes to the dead
   letters (error type and ids only) while the worker moves on; an input the memory port
-  refuses (`InvalidMemoryInputError`) goes there at once, since no retry can succeed.
+  refuses (`InvalidMemoryInputError`) goes there at once, since no retry can succeed. An item
+  that failed because something it needs is away (a store or the backend unreachable, or too
+  slow: `StoreUnavailableError`, `MemoryTimeoutError`) gets `OUTAGE_ATTEMPTS`, the wait
+  doubling up to `max_outage_wait_s` (about an hour in all), so an outage heals with no
+  operator (ADR 0183).
 - Several workers may run against one store: claims and per-subject order are the store's job.
 - Items of tenants whose memory is off (`MemorySwitch`) are completed without a write and
   counted as skipped.
@@ -25,7 +29,11 @@ from dataclasses import dataclass
 
 import structlog
 
-from factledger.application.errors import InvalidMemoryInputError
+from factledger.application.errors import (
+    InvalidMemoryInputError,
+    MemoryTimeoutError,
+    StoreUnavailableError,
+)
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.memory.ports import MemoryBackend
 from factledger.application.retry_schedule import RetrySchedule
@@ -48,6 +56,11 @@ from factledger.application.sync.wakeup import Wakeup
 from factledger.domain.events import SessionRecorded
 
 log = structlog.get_logger(__name__)
+# The tries of an item an outage fails: about an hour at the default waits (doubling from
+# `backoff_s` to `max_outage_wait_s`), so an outage of that length costs no dead letter while
+# an item that fails so on its own (a transcript too long to ingest in time) still ends as one
+# and stops holding its subject's later items.
+OUTAGE_ATTEMPTS = 64
 # The error type recorded on an item whose pass a store failure cut short.
 INTERRUPTED = "SyncPassInterrupted"
 
@@ -59,6 +72,8 @@ class SyncOptions:
     backoff_s: float = 0.5  # first retry after backoff_s, then doubled
     poll_interval_s: float = 0.5
     concurrency: int = 1  # items of different subjects applied side by side
+    # The longest wait between tries of an item whose store or backend is away (ADR 0183).
+    max_outage_wait_s: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +291,20 @@ class SyncWorker:
             raise UnexpectedEventError(f"sync item {item.item_id}: {type(event).__name__}")
         await proposer.review(item.tenant, event)
 
+    def _retry_in(self, exc: Exception, attempts: int) -> float | None:
+        """Seconds until a failed item's next try; None: it becomes a dead letter now."""
+        if isinstance(exc, InvalidMemoryInputError):
+            return None  # the backend refused the input itself: every retry would be alike
+        if isinstance(exc, StoreUnavailableError | MemoryTimeoutError):
+            # An outage: the item waits for what it needs rather than become a dead letter
+            # that only an operator brings back; never less than a poll interval, or a pass
+            # would spin on it while the outage lasts.
+            cap = self._options.max_outage_wait_s
+            outage = RetrySchedule(OUTAGE_ATTEMPTS, self._options.backoff_s, max_backoff_s=cap)
+            wait = outage.wait_after(attempts)
+            return None if wait is None else max(wait, self._options.poll_interval_s)
+        return RetrySchedule(MAX_ATTEMPTS, self._options.backoff_s).wait_after(attempts)
+
     async def _process_one(self, item: SyncItem) -> str:
         started = time.perf_counter()
         store = self._ports.store
@@ -303,10 +332,7 @@ class SyncWorker:
                 exc.error_type if isinstance(exc, SyncWriteFailedError) else type(exc).__name__
             )
             attempts = item.attempts + 1
-            retry_in = RetrySchedule(MAX_ATTEMPTS, self._options.backoff_s).wait_after(attempts)
-            # The backend refused the input itself: every retry would be refused alike.
-            if isinstance(exc, InvalidMemoryInputError):
-                retry_in = None
+            retry_in = self._retry_in(exc, attempts)
             final = retry_in is None
             await store.fail(item.item_id, error_type=error_type, retry_in_s=retry_in)
             log.warning(

@@ -15,6 +15,7 @@ from factledger.adapters.deferred_load import DeferredLoad
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.app import create_app
 from factledger.api.http.auth import Role
+from factledger.application.errors import ModelUnavailableError
 from factledger.application.sync.types import SyncItem, SyncKind
 
 SERVICE = bearer(token(Role.SERVICE))
@@ -153,7 +154,7 @@ async def test_metrics_count_a_model_whose_load_failed_until_its_retry_loads_it(
         return "model"
 
     model = DeferredLoad(load, name="ops_test_model", retry_after_s=30.0, clock=lambda: clock[0])
-    with pytest.raises(OSError):
+    with pytest.raises(ModelUnavailableError):
         model.result()
     failing = 'factledger_models_failing{model="ops_test_model"}'
     assert f"{failing} 1.0" in (await http.get("/metrics")).text

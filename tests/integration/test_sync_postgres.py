@@ -42,12 +42,14 @@ pytestmark = pytest.mark.integration
 
 
 class CountingBackend(StallingBackend):
-    """Counts every write by target id; can fail one record kind or crash on the n-th write."""
+    """Counts every write by target id; can fail one record kind (with `failing_with`: by
+    default a fault of the write's own, no outage) or crash on the n-th write."""
 
     def __init__(self, inner: InMemoryMemoryBackend) -> None:
         super().__init__(inner, fault=Fault.NONE)
         self.writes: Counter[str] = Counter()
         self.failing_kind: str | None = None
+        self.failing_with: type[Exception] = RuntimeError
         self.crash_on_write: int | None = None
 
     def _count(self, target: str) -> None:
@@ -67,7 +69,7 @@ class CountingBackend(StallingBackend):
         search_text: str | None = None,
     ) -> None:
         if kind == self.failing_kind:
-            raise MemoryUnavailableError("injected outage")
+            raise self.failing_with("injected failure")
         self._count(record_id)
         await super().put_record(
             namespace, record_id, kind, body_json, metadata, search_text=search_text
@@ -116,9 +118,9 @@ class PgRig:
     inner: InMemoryMemoryBackend
     backend: CountingBackend
 
-    def worker(self, name: str, *, lease_s: float = 30.0) -> SyncWorker:
+    def worker(self, name: str, *, lease_s: float = 30.0, poll_s: float = 0.5) -> SyncWorker:
         feed = LedgerEventFeed(self.ledger)
-        options = SyncOptions(batch_size=3, lease_s=lease_s, backoff_s=0.0)
+        options = SyncOptions(batch_size=3, lease_s=lease_s, backoff_s=0.0, poll_interval_s=poll_s)
         return SyncWorker(SyncPorts(self.store, feed, feed, self.backend), options, worker_id=name)
 
 
@@ -174,7 +176,7 @@ async def test_dead_letters_are_listed_and_retried(rig: PgRig) -> None:
         await worker.process()
     dead = await rig.store.dead_letters()
     assert len(dead) == len(story.changes)  # every proposal
-    assert {(d.attempts, d.error_type) for d in dead} == {(3, "MemoryUnavailableError")}
+    assert {(d.attempts, d.error_type) for d in dead} == {(3, "RuntimeError")}
     assert await rig.store.dead_letters(tenant=TENANT) == dead  # fed with the subject's tenant
     assert await rig.store.dead_letters(tenant=f"not-{TENANT}") == []
     rig.backend.failing_kind = None
@@ -183,6 +185,34 @@ async def test_dead_letters_are_listed_and_retried(rig: PgRig) -> None:
     assert await rig.store.retry_dead() == len(dead) - 1
     assert (await worker.process()).done == len(dead) - 1
     assert await rig.store.dead_letters() == []
+
+
+async def test_an_outage_holds_the_items_in_the_queue_until_the_backend_is_back(
+    rig: PgRig,
+) -> None:
+    story = run_story(rig.ledger, rig.clock, until="June")
+    rig.backend.failing_kind, rig.backend.failing_with = "change_proposed", MemoryUnavailableError
+    worker = rig.worker("w1", poll_s=0.05)  # an outage's item waits a poll interval at least
+    await worker.run_once()
+    tries = 0
+    for _ in range(10):
+        await asyncio.sleep(0.1)  # the server's clock: past the item's wait
+        report = await worker.process()
+        assert report.dead == 0
+        tries += report.retried
+    assert tries >= 5  # tried again and again, never given up on
+    assert await rig.store.dead_letters() == []
+    rig.backend.failing_kind = None  # the backend is back
+    for _ in range(50):
+        if await rig.store.pending_count() == 0:
+            break
+        await asyncio.sleep(0.1)
+        await worker.process()
+    assert await rig.store.pending_count() == 0
+    assert await rig.store.dead_letters() == []
+    proposals = [t for t in rig.backend.writes if t.startswith("proposal.")]
+    assert len(proposals) == len(story.changes)  # every proposal written, once
+    assert set(rig.backend.writes.values()) == {1}
 
 
 async def test_a_killed_worker_resumes_without_loss_or_duplicates(rig: PgRig) -> None:

@@ -38,6 +38,7 @@ from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.http.auth import mint_token as sign
 from factledger.api.settings import AuthSettings, JwtKeySettings
 from factledger.application.clocks import Clock
+from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.guidance_catalogue import GuidanceCatalogue
 from factledger.application.memory.ports import MemoryBackend
@@ -75,13 +76,14 @@ def build_ports(
     memory: MemoryBackend | None = None,
     schemas: Mapping[str, ProfileSchema] | None = None,
     policies: RecallPolicies = UNHURRIED,
+    judge: SentenceJudge | None = None,
 ) -> Runtime:
     """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one);
     `schemas`: the kinds' profile schemas the ledger checks values against; `policies`:
-    recall's, `UNHURRIED` unless given.
+    recall's, `UNHURRIED` unless given; `judge`: the shipped learned judge unless given.
     Messages and fields are screened as `serve` screens them: the detectors, then the shipped
     instruction check over the answer judge's embedder."""
-    judge = learned_judge()
+    judge = judge or learned_judge()
     ledger = Ledger(
         popo_env(),
         clock=clock,

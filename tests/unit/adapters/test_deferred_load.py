@@ -5,23 +5,29 @@ read from a clock the test moves; nothing here waits on time."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 import structlog
+from support.ticks import Ticks
 
 from factledger.adapters.deferred_load import DeferredLoad, failing_loads
+from factledger.application.errors import ModelUnavailableError
 
 
 class FlakyDiskError(OSError):
     pass
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
+@contextmanager
+def unavailable_because_of(cause: type[Exception]) -> Iterator[None]:
+    """A waiter's error: the model unavailable (a store-like outage), the load's error its
+    cause."""
+    with pytest.raises(ModelUnavailableError) as raised:
+        yield
+    assert isinstance(raised.value.__cause__, cause)
+    assert "secret-path" not in str(raised.value)  # what the load said stays its own
 
 
 class Load:
@@ -39,20 +45,20 @@ class Load:
 
 
 def test_a_failed_load_is_every_waiters_error_until_the_pause_has_passed() -> None:
-    clock, load = Clock(), Load(failures=1)
+    clock, load = Ticks(1_000.0), Load(failures=1)
     deferred = DeferredLoad(load, retry_after_s=30.0, clock=clock)
     for moved in (0.0, 10.0, 29.9):
         clock.now = 1_000.0 + moved
-        with pytest.raises(FlakyDiskError):
+        with unavailable_because_of(FlakyDiskError):
             deferred.result()
     assert load.runs == 1
     assert deferred.done()
 
 
 def test_after_the_pause_the_next_waiter_loads_again_and_every_later_one_shares_it() -> None:
-    clock, load = Clock(), Load(failures=1)
+    clock, load = Ticks(1_000.0), Load(failures=1)
     deferred = DeferredLoad(load, retry_after_s=30.0, clock=clock)
-    with pytest.raises(FlakyDiskError):
+    with unavailable_because_of(FlakyDiskError):
         deferred.result()
     clock.now += 30.0
     assert deferred.result() == "model"
@@ -62,15 +68,15 @@ def test_after_the_pause_the_next_waiter_loads_again_and_every_later_one_shares_
 
 
 def test_a_load_that_fails_again_waits_another_pause() -> None:
-    clock, load = Clock(), Load(failures=2)
+    clock, load = Ticks(1_000.0), Load(failures=2)
     deferred = DeferredLoad(load, retry_after_s=30.0, clock=clock)
-    with pytest.raises(FlakyDiskError):
+    with unavailable_because_of(FlakyDiskError):
         deferred.result()
     clock.now += 31.0
-    with pytest.raises(FlakyDiskError):
+    with unavailable_because_of(FlakyDiskError):
         deferred.result()
     clock.now += 29.0  # 29 s after the second failure
-    with pytest.raises(FlakyDiskError):
+    with unavailable_because_of(FlakyDiskError):
         deferred.result()
     assert load.runs == 2
     clock.now += 1.0
@@ -78,10 +84,10 @@ def test_a_load_that_fails_again_waits_another_pause() -> None:
 
 
 def test_a_started_load_that_failed_is_started_again_by_start_after_the_pause() -> None:
-    clock, load = Clock(), Load(failures=1)
+    clock, load = Ticks(1_000.0), Load(failures=1)
     deferred = DeferredLoad(load, retry_after_s=30.0, clock=clock)
     deferred.start()
-    with pytest.raises(FlakyDiskError):
+    with unavailable_because_of(FlakyDiskError):
         deferred.result()
     clock.now += 30.0
     deferred.start()
@@ -90,8 +96,8 @@ def test_a_started_load_that_failed_is_started_again_by_start_after_the_pause() 
 
 
 def test_a_failure_is_logged_by_its_type_never_its_message() -> None:
-    deferred = DeferredLoad(Load(failures=1), clock=Clock())
-    with structlog.testing.capture_logs() as logs, pytest.raises(FlakyDiskError):
+    deferred = DeferredLoad(Load(failures=1), clock=Ticks(1_000.0))
+    with structlog.testing.capture_logs() as logs, unavailable_because_of(FlakyDiskError):
         deferred.result()
     assert [(e["event"], e["error"]) for e in logs] == [("model.load_failed", "FlakyDiskError")]
     assert "secret-path" not in repr(logs)
@@ -102,7 +108,7 @@ def test_a_finished_load_never_runs_anything() -> None:
 
 
 def test_a_model_counts_as_failing_from_its_failure_until_a_retry_loads_it() -> None:
-    clock, load = Clock(), Load(failures=1)
+    clock, load = Ticks(1_000.0), Load(failures=1)
     release = threading.Event()
 
     def held_load() -> str:
@@ -112,7 +118,7 @@ def test_a_model_counts_as_failing_from_its_failure_until_a_retry_loads_it() -> 
 
     deferred = DeferredLoad(held_load, name="counted_model", clock=clock)
     assert failing_loads()["counted_model"] == 0
-    with pytest.raises(FlakyDiskError):
+    with unavailable_because_of(FlakyDiskError):
         deferred.result()
     assert failing_loads()["counted_model"] == 1
     clock.now += 30.0

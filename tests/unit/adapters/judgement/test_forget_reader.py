@@ -29,6 +29,7 @@ from factledger.adapters.judgement.forget_reader import (
 )
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.judge import PACKAGED_HEADS, LearnedJudge
+from factledger.application.errors import ModelUnavailableError
 
 
 class ScriptedModel:
@@ -155,8 +156,10 @@ def test_a_packaged_reader_that_differs_from_its_pin_fails_its_first_reading(
     altered.write_bytes(PACKAGED_FORGET_READER.read_bytes() + b"\0")
     monkeypatch.setattr(forget_reader, "PACKAGED_FORGET_READER", altered)
     reader = ForgetReader.packaged()  # a start reads nothing of the file
-    with pytest.raises(ForgetReaderIntegrityError, match="sha256 differs"):
+    with pytest.raises(ModelUnavailableError) as raised:
         asyncio.run(reader.requests(["Please delete my number."], [0.9]))
+    assert isinstance(raised.value.__cause__, ForgetReaderIntegrityError)
+    assert "sha256 differs" in str(raised.value.__cause__)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """Erasing a subject reaches the memory backend: the sync drops the subject's namespace, as a
-durable item that is retried and dead-lettered like every other, and never touches another
-subject's namespace."""
+durable item that is retried and dead-lettered like every other (one that fails while the
+backend is away waits for it), and never touches another subject's namespace."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pytest
+from support.ticks import Ticks
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -32,14 +33,15 @@ ADMIN = Actor(ActorKind.STAFF, "admin-1")
 
 
 class FailingDrops(InMemoryMemoryBackend):
-    """Refuses to drop a namespace `failures` times, then drops it."""
+    """Refuses to drop a namespace `failures` times with `error`, then drops it."""
 
     failures = 0
+    error: type[Exception] = MemoryUnavailableError
 
     async def drop_namespace(self, namespace: Namespace) -> None:
         if self.failures > 0:
             self.failures -= 1
-            raise MemoryUnavailableError("drop_namespace failed")
+            raise self.error("drop_namespace failed")
         await super().drop_namespace(namespace)
 
 
@@ -49,6 +51,7 @@ class Rig:
     ledger: Ledger
     backend: FailingDrops
     store: InMemorySyncStore
+    ticks: Ticks
 
     async def sync(self) -> SyncReport:
         feed = LedgerEventFeed(self.ledger)
@@ -68,7 +71,8 @@ def rig() -> Iterator[Rig]:
     clock = ManualClock()
     ledger = Ledger(popo_env(), clock=clock, keys=InMemoryKeyStore())
     backend = FailingDrops(extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock)
-    yield Rig(clock, ledger, backend, InMemorySyncStore())
+    ticks = Ticks()
+    yield Rig(clock, ledger, backend, InMemorySyncStore(monotonic=ticks), ticks)
     ledger.close()
 
 
@@ -91,11 +95,13 @@ async def test_erasing_a_subject_drops_its_backend_namespace_and_no_other(rig: R
     assert (await rig.backend.get_record(other_ns, "note-1")).record_id == "note-1"
 
 
-async def test_a_failed_drop_is_retried_then_dead_lettered(rig: Rig) -> None:
+async def test_a_drop_failed_by_a_fault_of_its_own_is_retried_then_dead_lettered(
+    rig: Rig,
+) -> None:
     story = run_story(rig.ledger, rig.clock, until="March")
     assert (await rig.sync()).dead == 0
     rig.ledger.erase_subject(EraseSubject(TENANT, story.subject_id, ADMIN, "subject asked"))
-    rig.backend.failures = 100
+    rig.backend.failures, rig.backend.error = 100, RuntimeError
 
     reports = [await rig.sync() for _ in range(5)]
 
@@ -103,8 +109,31 @@ async def test_a_failed_drop_is_retried_then_dead_lettered(rig: Rig) -> None:
     assert [(d.kind, d.targets) for d in dead] == [
         (SyncKind.ERASE, (f"namespace:{namespace_for(story.subject_id)}",))
     ]
-    assert dead[0].error_type == "MemoryUnavailableError"
+    assert dead[0].error_type == "RuntimeError"
     assert sum(r.retried for r in reports) >= 1
+
+
+async def test_an_erasure_waits_out_a_backend_outage_and_drops_the_namespace_once_it_is_back(
+    rig: Rig,
+) -> None:
+    story = run_story(rig.ledger, rig.clock, until="March")
+    assert (await rig.sync()).dead == 0
+    ns = namespace_for(story.subject_id)
+    rig.ledger.erase_subject(EraseSubject(TENANT, story.subject_id, ADMIN, "subject asked"))
+    rig.backend.failures = 1_000  # the backend is away (`MemoryUnavailableError`)
+
+    reports = []
+    for _ in range(20):
+        reports.append(await rig.sync())
+        rig.ticks.now += 60.0  # past the longest wait of an outage
+
+    assert sum(r.dead for r in reports) == 0
+    assert sum(r.retried for r in reports) == 20  # one try a pass: no pass spins on it
+    assert await rig.store.dead_letters() == []
+    rig.backend.failures = 0  # back
+    assert (await rig.sync()).done == 1
+    assert await rig.texts(ns, ["Supplier", "delivery"]) == []
+    assert await rig.store.pending_count() == 0
 
 
 async def test_an_erasure_retried_after_a_failure_drops_the_namespace(rig: Rig) -> None:
@@ -114,7 +143,9 @@ async def test_an_erasure_retried_after_a_failure_drops_the_namespace(rig: Rig) 
     rig.backend.failures = 1
 
     report = await rig.sync()
+    rig.ticks.now += 1.0  # past the outage's first wait
+    again = await rig.sync()
 
-    assert (report.retried, report.dead) == (1, 0)
+    assert (report.retried, report.dead, again.done, again.dead) == (1, 0, 1, 0)
     ns = namespace_for(story.subject_id)
     assert await rig.backend.list_memories(ns, include_forgotten=True) == []

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 from support.key_stores import PinnedSubjectIdKeys
+from support.ticks import Ticks
 
 from factledger.adapters.embedding.hashing import HashingEmbedder
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
@@ -17,7 +18,12 @@ from factledger.adapters.in_memory.backend import InMemoryMemoryBackend
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.in_memory.sync_store import InMemorySyncStore
-from factledger.application.errors import InvalidMemoryInputError, MemoryUnavailableError
+from factledger.application.errors import (
+    InvalidMemoryInputError,
+    MemoryTimeoutError,
+    MemoryUnavailableError,
+    StorageFullError,
+)
 from factledger.application.ledger.commands import RecordSession, RegisterSubject
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.record_ids import namespace_for
@@ -25,7 +31,12 @@ from factledger.application.memory.types import Metadata, Namespace
 from factledger.application.sync.feed import LedgerEventFeed
 from factledger.application.sync.ports import SyncStoreUnavailableError
 from factledger.application.sync.types import SyncItem, SyncKind
-from factledger.application.sync.worker import SyncOptions, SyncPorts, SyncWorker
+from factledger.application.sync.worker import (
+    OUTAGE_ATTEMPTS,
+    SyncOptions,
+    SyncPorts,
+    SyncWorker,
+)
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
 from factledger.testing.stalling_backend import Fault, StallingBackend
@@ -33,23 +44,15 @@ from factledger.testing.story.drivers import run_story
 from factledger.testing.story.steps import StoryIds, forget
 
 
-class Ticks:
-    """A monotonic clock for leases and backoffs that tests move by hand."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 class FlakyBackend(StallingBackend):
-    """Fails `put_record` for the chosen record kind; or raises a BaseException (a crash) on
-    the n-th write of any kind."""
+    """Fails `put_record` for the chosen record kind with `failing_with` (by default a fault of
+    the write's own, no outage); or raises a BaseException (a crash) on the n-th write of any
+    kind."""
 
     def __init__(self, inner: InMemoryMemoryBackend) -> None:
         super().__init__(inner, fault=Fault.NONE)
         self.failing_kind: str | None = None
+        self.failing_with: type[Exception] = RuntimeError
         self.crash_on_write: int | None = None
         self.crash_after_write = False  # die after the backend applied the write
         self.writes = 0
@@ -71,7 +74,7 @@ class FlakyBackend(StallingBackend):
         search_text: str | None = None,
     ) -> None:
         if kind == self.failing_kind:
-            raise MemoryUnavailableError("injected outage")
+            raise self.failing_with("injected failure")
         if self.crash_after_write:
             await super().put_record(
                 namespace, record_id, kind, body_json, metadata, search_text=search_text
@@ -130,6 +133,19 @@ async def snapshot(backend: InMemoryMemoryBackend, story: StoryIds) -> dict[str,
     }
 
 
+async def synced_without_faults(until: str) -> dict[str, object]:
+    """The backend's snapshot of the story synced with nothing failing: the reference."""
+    clock = ManualClock()
+    with Ledger(popo_env(), clock=clock, keys=PinnedSubjectIdKeys(InMemoryKeyStore())) as ledger:
+        backend = InMemoryMemoryBackend(
+            extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
+        )
+        story = run_story(ledger, clock, until=until)
+        feed = LedgerEventFeed(ledger)
+        await SyncWorker(SyncPorts(InMemorySyncStore(), feed, feed, backend)).run_once()
+        return await snapshot(backend, story)
+
+
 async def test_the_story_reaches_the_backend_once(rig: Rig) -> None:
     story = run_story(rig.ledger, rig.clock, until="June")
     report = await rig.worker().run_once()
@@ -170,7 +186,7 @@ async def test_failing_items_are_retried_then_dead_lettered_while_others_proceed
         await worker.process()
     dead = await rig.store.dead_letters()
     assert [(d.kind, d.attempts, d.error_type) for d in dead] == [
-        (SyncKind.PROPOSAL, 3, "MemoryUnavailableError")
+        (SyncKind.PROPOSAL, 3, "RuntimeError")
     ]
     assert dead[0].targets[0].startswith("proposal.")
     # the worker moved on: later items of the same subject were processed
@@ -193,25 +209,62 @@ async def test_failing_items_are_retried_then_dead_lettered_while_others_proceed
 
 
 @pytest.mark.parametrize(
+    "outage",
+    [MemoryUnavailableError, MemoryTimeoutError, StorageFullError],
+    ids=["backend-away", "backend-too-slow", "disk-full"],
+)
+async def test_an_item_an_outage_fails_waits_for_it_and_goes_through_once_it_is_back(
+    rig: Rig, outage: type[Exception]
+) -> None:
+    story = run_story(rig.ledger, rig.clock, until="June")
+    rig.backend.failing_kind, rig.backend.failing_with = "change_proposed", outage
+    worker = rig.worker()  # backoff 1 s; an outage's waits double up to 60 s
+    assert (await worker.run_once()).retried == 1
+    waits, waited = [], 0
+    while len(waits) < 9:
+        rig.ticks.now += 1
+        waited += 1
+        report = await worker.process()
+        assert report.dead == 0
+        if report.retried:
+            waits.append(waited)
+            waited = 0
+    assert waits == [1, 2, 4, 8, 16, 32, 60, 60, 60]
+    assert await rig.store.dead_letters() == []
+    # The backend is back: the item, then the rest of its subject's, go through
+    rig.backend.failing_kind = None
+    for _ in range(5):
+        rig.ticks.now += 60
+        await worker.process()
+    assert await rig.store.pending_count() == 0
+    assert await rig.store.dead_letters() == []
+    assert await snapshot(rig.inner, story) == await synced_without_faults(until="June")
+
+
+async def test_an_item_an_outage_fails_for_about_an_hour_becomes_a_dead_letter(rig: Rig) -> None:
+    # A transcript too long to ingest in time fails alone, and holds its subject's later items
+    run_story(rig.ledger, rig.clock, until="June")
+    rig.backend.failing_kind, rig.backend.failing_with = "change_proposed", MemoryTimeoutError
+    worker = rig.worker()
+    await worker.run_once()
+    waited = 0
+    while not await rig.store.dead_letters():
+        rig.ticks.now += 1
+        waited += 1
+        await worker.process()
+        assert waited < 2 * 3600, "never given up on"
+    (dead,) = await rig.store.dead_letters()
+    assert (dead.attempts, dead.error_type) == (OUTAGE_ATTEMPTS, "MemoryTimeoutError")
+    assert 3000 < waited < 3600  # 1 + 2 + ... + 32 s, then 60 s a try: 58 minutes
+
+
+@pytest.mark.parametrize(
     ("crash_on_write", "after"), [(1, False), (4, False), (9, False), (2, True), (8, True)]
 )
 async def test_a_worker_killed_mid_batch_resumes_without_loss_or_duplicates(
     rig: Rig, crash_on_write: int, after: bool
 ) -> None:
-    # Reference: the same story synced without a crash.
-    clock = ManualClock()
-    with Ledger(
-        popo_env(), clock=clock, keys=PinnedSubjectIdKeys(InMemoryKeyStore())
-    ) as ref_ledger:
-        ref_backend = InMemoryMemoryBackend(
-            extractor=RuleExtractor(), embedder=HashingEmbedder(), clock=clock
-        )
-        ref_story = run_story(ref_ledger, clock, until="June")
-        feed = LedgerEventFeed(ref_ledger)
-        ref_worker = SyncWorker(SyncPorts(InMemorySyncStore(), feed, feed, ref_backend))
-        await ref_worker.run_once()
-        expected = await snapshot(ref_backend, ref_story)
-
+    expected = await synced_without_faults(until="June")
     story = run_story(rig.ledger, rig.clock, until="June")
     rig.backend.crash_on_write = crash_on_write
     rig.backend.crash_after_write = after

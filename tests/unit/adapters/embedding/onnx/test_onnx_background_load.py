@@ -25,6 +25,7 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
+from factledger.application.errors import ModelUnavailableError
 
 TEXTS = ["We now buy our flour from Zorblax.", "Call me in the morning, please."]
 WAIT_S = 120.0  # generous: only a hang fails on it
@@ -70,8 +71,9 @@ def test_a_failed_load_is_the_error_of_every_call_to_embed() -> None:
     tampered = dataclasses.replace(OnnxModelFiles.preset(DEFAULT_PRESET), tokenizer_sha256="0" * 64)
     embedder = OnnxEmbedder(tampered, load_in_background=True)  # the load fails on its thread
     for _ in range(2):
-        with pytest.raises(ModelIntegrityError):
+        with pytest.raises(ModelUnavailableError) as raised:
             embedder.embed_sync(TEXTS)
+        assert isinstance(raised.value.__cause__, ModelIntegrityError)
     assert embedder.loaded
 
 
@@ -83,8 +85,9 @@ def test_a_load_that_failed_on_a_missing_file_heals_once_the_file_is_back(
     files = dataclasses.replace(preset, model=copy)  # the packaged model, not there yet
     monkeypatch.setattr(deferred_load, "RETRY_AFTER_S", 0.0)  # the next waiter loads again
     embedder = OnnxEmbedder(files, cache_dir=tmp_path / "graphs", load_in_background=True)
-    with pytest.raises(ModelIntegrityError, match="missing model file"):
+    with pytest.raises(ModelUnavailableError) as raised:
         embedder.embed_sync(TEXTS)
+    assert "missing model file" in str(raised.value.__cause__)
     shutil.copy(preset.model, copy)
     expected = OnnxEmbedder(preset, cached_vectors=0).embed_sync(TEXTS)
     assert np.array_equal(embedder.embed_sync(TEXTS), expected)
