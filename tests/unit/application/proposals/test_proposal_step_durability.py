@@ -1,5 +1,6 @@
 """The proposal step after the session commits: rerun, restart, crash and failure leave the
-same proposals, and a failing session becomes a dead letter, never a lost one."""
+same proposals, and a failing session becomes a dead letter (or, while its extractor is away,
+waits for it), never a lost one."""
 
 from __future__ import annotations
 
@@ -24,17 +25,25 @@ LINES = (
 
 
 class Failing:
-    """Fails (or crashes the worker) on its first `failures` calls, then extracts."""
+    """Fails with `error` (by default a fault of the extractor's own, no outage), or crashes
+    the worker, on its first `failures` calls, then extracts."""
 
-    def __init__(self, inner: Extractor, failures: int, *, crash: bool = False) -> None:
-        self.inner, self.failures, self.crash = inner, failures, crash
+    def __init__(
+        self,
+        inner: Extractor,
+        failures: int,
+        *,
+        crash: bool = False,
+        error: type[Exception] = RuntimeError,
+    ) -> None:
+        self.inner, self.failures, self.crash, self.error = inner, failures, crash, error
 
     async def extract(self, request: ExtractionRequest) -> Sequence[ExtractedFact]:
         if self.failures > 0:
             self.failures -= 1
             if self.crash:
                 raise KeyboardInterrupt  # the process dies mid-step
-            raise MemoryUnavailableError("injected extractor outage")
+            raise self.error("injected extractor failure")
         return await self.inner.extract(request)
 
 
@@ -112,4 +121,20 @@ async def test_a_step_that_keeps_failing_is_a_dead_letter_and_the_session_stays(
 
     await recorded.store.retry_dead()
     await recorded.worker().run_once()
+    assert len(changes(recorded)) == 6
+
+
+async def test_a_step_an_extractor_outage_fails_waits_for_it_and_proposes_once_it_is_back(
+    recorded: Rig,
+) -> None:
+    away = Failing(recorded.extractor, failures=10**6, error=MemoryUnavailableError)
+    worker = recorded.worker(away)
+    for _ in range(3):
+        report = await worker.run_once()
+        assert report.dead == 0
+        recorded.ticks[0] += 1.0  # past the outage's wait (ADR 0183)
+    assert await recorded.store.dead_letters() == []
+    assert changes(recorded) == {}
+    back = recorded.worker()
+    await back.run_once()
     assert len(changes(recorded)) == 6
