@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -37,6 +36,7 @@ import yaml
 from factledger.application.judgement.ports import SentenceJudge
 from factledger.application.review.forget_requests import said_requests
 from factledger.application.sentences import sentences
+from factledger.bench.evalsets import halves
 from factledger.bench.evalsets.judging import judge_for
 from factledger.domain.transcript import Message, Role
 
@@ -117,11 +117,6 @@ def request_pieces(line: ForgetLine) -> list[tuple[str, bool]]:
     return pieces
 
 
-def in_dev_half(item_id: str) -> bool:
-    """The half an item belongs to, by the SHA-256 of its id (even: dev)."""
-    return hashlib.sha256(item_id.encode("utf-8")).digest()[-1] % 2 == 0
-
-
 @dataclass(slots=True)
 class Tally:
     requests: int = 0
@@ -182,23 +177,8 @@ async def score(
 
 
 def split(source: Path, into: Path) -> dict[str, int]:
-    """A writer's files copied into `into/dev` and `into/heldout` by `in_dev_half`, file by
-    file (each item as written, in the writer's order)."""
-    counts: Counter[str] = Counter()
-    for path in sorted(source.glob("lines-*.yaml")):
-        lines = load_lines([path])  # validates before anything is written
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
-        for half in ("dev", "heldout"):
-            kept = [
-                r
-                for r, line in zip(raw, lines, strict=True)
-                if in_dev_half(line.id) == (half == "dev")
-            ]
-            (into / half).mkdir(parents=True, exist_ok=True)
-            text = yaml.safe_dump(kept, allow_unicode=True, sort_keys=False, width=100)
-            (into / half / path.name).write_text(text, encoding="utf-8")
-            counts[half] += len(kept)
-    return dict(counts)
+    """A writer's files copied into `into/dev` and `into/heldout` by `in_dev_half`."""
+    return halves.split(source, into, load_lines)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,13 +14,13 @@ import yaml
 from factledger.application.judgement.types import Judgement, Statement
 from factledger.bench.evalsets.forget_lines import (
     ForgetLineError,
-    in_dev_half,
     load_lines,
     main,
     request_pieces,
     score,
     split,
 )
+from factledger.bench.evalsets.halves import in_dev_half
 
 ITEMS = [
     {

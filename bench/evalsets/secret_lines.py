@@ -1,0 +1,159 @@
+"""Messages that do or do not disclose a secret (a password, a PIN, a one-time code, a key),
+screened as the product screens a subject's message before anything of it is kept.
+
+A set is a directory of `lines-*.yaml` files, each a list of `{id, lang, text, secret, kind}`:
+one message, its language (ISO 639-1), whether it discloses a usable secret, and what it is
+("bank login with password", "order number", "asks to reset PIN"). Writers who never saw the
+product write them; sets are split into halves by the SHA-256 of each id (`split`).
+
+    python -m factledger.bench.evalsets.secret_lines score DIR [DIR...] [--detail FILE]
+    python -m factledger.bench.evalsets.secret_lines split WRITER_DIR --into SET_DIR
+
+Each message goes through the default safety filter (`DetectorSafetyFilter`) as a subject's
+line: a secret refused under any category is `caught`, a message without one refused is a
+`false_alarm` (the subject's message lost whole). Only counts are printed, by English and other
+languages; `--detail` (dev halves only) writes the lines screened wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from factledger.adapters.safety.detectors import DetectorSafetyFilter
+from factledger.application.sessions.ports import SafetyFilter
+from factledger.bench.evalsets import halves
+from factledger.domain.transcript import Message, Role
+
+ENGLISH = "en"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretLine:
+    id: str
+    lang: str
+    text: str
+    secret: bool
+    kind: str
+
+
+class SecretLineError(ValueError):
+    """A line file breaks the format (the message names the file and the item)."""
+
+
+def _line(raw: object, where: str) -> SecretLine:
+    if not isinstance(raw, dict):
+        raise SecretLineError(f"{where}: an item must be a mapping")
+    item_id, text, secret = str(raw.get("id") or ""), raw.get("text"), raw.get("secret")
+    if not item_id or not isinstance(text, str) or not text.strip():
+        raise SecretLineError(f"{where}: every item needs an id and a text")
+    if not isinstance(secret, bool):
+        raise SecretLineError(f"{where} {item_id}: secret must be true or false")
+    return SecretLine(item_id, str(raw.get("lang") or ""), text, secret, str(raw.get("kind") or ""))
+
+
+def load_lines(paths: Sequence[Path]) -> list[SecretLine]:
+    """Every item of the `lines-*.yaml` files under `paths` (directories or files), ids unique."""
+    files = [f for p in paths for f in (sorted(p.glob("lines-*.yaml")) if p.is_dir() else [p])]
+    lines: list[SecretLine] = []
+    for path in files:
+        items = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        lines += [_line(raw, path.name) for raw in items]
+    seen = Counter(line.id for line in lines)
+    if twice := sorted(i for i, n in seen.items() if n > 1):
+        raise SecretLineError(f"ids given twice: {', '.join(twice[:5])}")
+    return lines
+
+
+@dataclass(slots=True)
+class Tally:
+    secrets: int = 0
+    caught: int = 0
+    plain: int = 0  # messages that disclose no secret
+    false_alarms: int = 0
+    secrets_english: int = 0
+    caught_english: int = 0
+    plain_english: int = 0
+    false_alarms_english: int = 0
+
+    def figures(self) -> dict[str, object]:
+        def ratio(a: int, b: int) -> float | None:
+            return round(a / b, 3) if b else None
+
+        return {
+            **asdict(self),
+            "caught_rate": ratio(self.caught, self.secrets),
+            "caught_rate_english": ratio(self.caught_english, self.secrets_english),
+            "caught_rate_other": ratio(
+                self.caught - self.caught_english, self.secrets - self.secrets_english
+            ),
+            "false_alarm_rate": ratio(self.false_alarms, self.plain),
+        }
+
+
+async def score(
+    lines: Sequence[SecretLine],
+    screen: SafetyFilter,
+    detail: list[dict[str, Any]] | None = None,
+) -> Tally:
+    tally = Tally()
+    for line in lines:
+        verdict = await screen.screen(Message(Role.SUBJECT, line.text))
+        refused, english = not verdict.allowed, line.lang == ENGLISH
+        if line.secret:
+            tally.secrets += 1
+            tally.secrets_english += english
+            tally.caught += refused
+            tally.caught_english += english and refused
+        else:
+            tally.plain += 1
+            tally.plain_english += english
+            tally.false_alarms += refused
+            tally.false_alarms_english += english and refused
+        if detail is not None and refused != line.secret:
+            detail.append({**asdict(line), "category": verdict.category})
+    return tally
+
+
+def split(source: Path, into: Path) -> dict[str, int]:
+    """A writer's files copied into `into/dev` and `into/heldout` by `halves.in_dev_half`."""
+    return halves.split(source, into, load_lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.secret_lines")
+    commands = parser.add_subparsers(dest="command", required=True)
+    scoring = commands.add_parser("score", help="score set halves with the default filter")
+    scoring.add_argument("dirs", type=Path, nargs="+")
+    scoring.add_argument("--detail", type=Path, help="the lines screened wrong (dev halves only)")
+    splitting = commands.add_parser("split", help="split a writer's files into dev and held out")
+    splitting.add_argument("source", type=Path)
+    splitting.add_argument("--into", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.command == "split":
+        sys.stdout.write(json.dumps(split(args.source, args.into)) + "\n")
+        return
+    if args.detail is not None and any("heldout" in d.parts for d in args.dirs):
+        raise SystemExit("--detail reads the lines: dev halves only")
+    screen = DetectorSafetyFilter()
+    detail: list[dict[str, Any]] | None = [] if args.detail is not None else None
+    report = []
+    for directory in args.dirs:
+        tally = asyncio.run(score(load_lines([directory]), screen, detail))
+        report.append({"set": str(directory), **tally.figures()})
+    if args.detail is not None and detail is not None:
+        args.detail.write_text(json.dumps(detail, ensure_ascii=False, indent=1), encoding="utf-8")
+    sys.stdout.write(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
