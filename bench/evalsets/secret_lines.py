@@ -21,17 +21,15 @@ import argparse
 import asyncio
 import json
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.application.sessions.ports import SafetyFilter
-from factledger.bench.evalsets import halves
+from factledger.bench.evalsets import line_files
+from factledger.bench.evalsets.line_files import ratio
 from factledger.domain.transcript import Message, Role
 
 ENGLISH = "en"
@@ -63,15 +61,7 @@ def _line(raw: object, where: str) -> SecretLine:
 
 def load_lines(paths: Sequence[Path]) -> list[SecretLine]:
     """Every item of the `lines-*.yaml` files under `paths` (directories or files), ids unique."""
-    files = [f for p in paths for f in (sorted(p.glob("lines-*.yaml")) if p.is_dir() else [p])]
-    lines: list[SecretLine] = []
-    for path in files:
-        items = yaml.safe_load(path.read_text(encoding="utf-8")) or []
-        lines += [_line(raw, path.name) for raw in items]
-    seen = Counter(line.id for line in lines)
-    if twice := sorted(i for i, n in seen.items() if n > 1):
-        raise SecretLineError(f"ids given twice: {', '.join(twice[:5])}")
-    return lines
+    return line_files.load_items(paths, _line, SecretLineError)
 
 
 @dataclass(slots=True)
@@ -86,9 +76,6 @@ class Tally:
     false_alarms_english: int = 0
 
     def figures(self) -> dict[str, object]:
-        def ratio(a: int, b: int) -> float | None:
-            return round(a / b, 3) if b else None
-
         return {
             **asdict(self),
             "caught_rate": ratio(self.caught, self.secrets),
@@ -125,8 +112,8 @@ async def score(
 
 
 def split(source: Path, into: Path) -> dict[str, int]:
-    """A writer's files copied into `into/dev` and `into/heldout` by `halves.in_dev_half`."""
-    return halves.split(source, into, load_lines)
+    """A writer's files copied into `into/dev` and `into/heldout` by `line_files.in_dev_half`."""
+    return line_files.split(source, into, load_lines)
 
 
 def main(argv: list[str] | None = None) -> None:

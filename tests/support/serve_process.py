@@ -59,18 +59,8 @@ def serving(
     entry = "from factledger.api.cli.main import main; main()"
     command = [sys.executable, "-c", entry, "serve", "--port", str(port)]
     log = data_dir / f"{name}-{port}.log"
-    with log.open("wb") as sink:
-        # A file, not a pipe: nobody drains a pipe while the tests run, and a full one blocks.
-        process = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
-            command, env=serve_env(data_dir, extra), stdout=subprocess.DEVNULL, stderr=sink
-        )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_ready(base_url, process, log)
+    with running(command, serve_env(data_dir, extra), port, log) as base_url:
         yield base_url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 @contextmanager
@@ -83,10 +73,18 @@ def serving_app(factory: str, log_dir: Path) -> Iterator[str]:
     command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
     tests = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")])}
-    log = log_dir / f"{factory.replace(':', '-')}-{port}.log"
+    with running(command, env, port, log_dir / f"{factory.replace(':', '-')}-{port}.log") as url:
+        yield url
+
+
+@contextmanager
+def running(command: list[str], env: Mapping[str, str], port: int, log: Path) -> Iterator[str]:
+    """`command` (a server on loopback `port`) started and waited for until `/readyz` says
+    ready; yields its base URL, terminates it on exit. Its stderr goes to `log`."""
     with log.open("wb") as sink:
-        process = subprocess.Popen(  # noqa: S603 - uvicorn with our own app, fixed arguments
-            command, env=env, stdout=subprocess.DEVNULL, stderr=sink
+        # A file, not a pipe: nobody drains a pipe while the tests run, and a full one blocks.
+        process = subprocess.Popen(  # noqa: S603 - our own entry points, fixed arguments
+            command, env=dict(env), stdout=subprocess.DEVNULL, stderr=sink
         )
     base_url = f"http://127.0.0.1:{port}"
     try:
@@ -101,14 +99,14 @@ def wait_until_ready(base_url: str, process: subprocess.Popen[bytes], log: Path)
     deadline = time.monotonic() + STARTUP_LIMIT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"factledger serve exited: {log.read_text()[-2000:]}")
+            raise RuntimeError(f"the served process exited: {log.read_text()[-2000:]}")
         try:
             if httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200:
                 return
         except httpx.TransportError:
             pass
         time.sleep(0.2)
-    raise RuntimeError(f"factledger serve did not become ready: {log.read_text()[-2000:]}")
+    raise RuntimeError(f"the served process did not become ready: {log.read_text()[-2000:]}")
 
 
 def gauge(metrics: str, name: str) -> float:

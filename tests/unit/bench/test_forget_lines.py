@@ -20,7 +20,7 @@ from factledger.bench.evalsets.forget_lines import (
     score,
     split,
 )
-from factledger.bench.evalsets.halves import in_dev_half
+from factledger.bench.evalsets.line_files import in_dev_half
 
 ITEMS = [
     {

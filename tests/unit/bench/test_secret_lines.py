@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from factledger.application.sessions.types import ALLOWED, SafetyVerdict
-from factledger.bench.evalsets.halves import in_dev_half
+from factledger.bench.evalsets.line_files import in_dev_half
 from factledger.bench.evalsets.secret_lines import (
     SecretLineError,
     load_lines,

@@ -1,5 +1,7 @@
-"""A writer's line files split into a dev half and a held-out half by the SHA-256 of each
-item's id: the same item always lands in the same half, whoever splits it."""
+"""What the line sets (`lines-*.yaml`: one labelled message an item) share: reading a
+writer's files with ids unique, the split into a dev half and a held-out half by the SHA-256 of
+each item's id (the same item always lands in the same half, whoever splits it), and the
+ratios their scores print."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import yaml
 
@@ -15,6 +17,30 @@ import yaml
 class HasId(Protocol):
     @property
     def id(self) -> str: ...
+
+
+Item = TypeVar("Item", bound=HasId)
+
+
+def load_items(
+    paths: Sequence[Path], parse: Callable[[object, str], Item], error: type[Exception]
+) -> list[Item]:
+    """Every item of the `lines-*.yaml` files under `paths` (directories or files), each read
+    by `parse` (an item, its file's name); ids given twice raise `error`."""
+    files = [f for p in paths for f in (sorted(p.glob("lines-*.yaml")) if p.is_dir() else [p])]
+    items: list[Item] = []
+    for path in files:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        items += [parse(item, path.name) for item in raw]
+    seen = Counter(item.id for item in items)
+    if twice := sorted(i for i, n in seen.items() if n > 1):
+        raise error(f"ids given twice: {', '.join(twice[:5])}")
+    return items
+
+
+def ratio(part: int, whole: int) -> float | None:
+    """`part / whole` to three places; None for an empty whole."""
+    return round(part / whole, 3) if whole else None
 
 
 def in_dev_half(item_id: str) -> bool:
