@@ -39,6 +39,15 @@ class InstructionDetector(Protocol):
     async def instruction_p(self, texts: Sequence[str]) -> list[float]: ...
 
 
+class SecretDetector(Protocol):
+    """How likely each text discloses a usable secret (a password, a PIN, a one-time or door
+    code, a key, a recovery phrase, a security answer) rather than speaking of one (asking to
+    reset a PIN) or giving a number that opens nothing (an order, a booking, a policy). A
+    learned classifier, in any language: a secret in other words is still one."""
+
+    async def secret_p(self, texts: Sequence[str]) -> list[float]: ...
+
+
 class SessionBuffer(Protocol):
     """Short-term memory: the messages of active sessions, in a conventional table.
 

@@ -1,5 +1,7 @@
 """`python -m factledger.bench.evalsets.screened DIR [DIR...] [--instruction-head FILE]`: what
-the session path's instruction screen would withhold of the blind conversation sets.
+the session path's instruction screen would withhold of the blind conversation sets;
+`... screened DIR [DIR...] --secrets [--secret-head FILE]`: what the secret head adds to what
+the detectors withhold (ADR 0185's second rule).
 
 Every subject line of a set's `cases-*.yaml` is a writer's ordinary customer line (the sets
 hold no injection), so each line the screen reads as an instruction at its threshold is a line
@@ -27,7 +29,7 @@ from factledger.adapters.judgement.instructions import pieces_of
 from factledger.application.judgement.types import Judgement
 from factledger.application.memory.ports import Embedder
 from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN, InstructionScreen
-from factledger.application.sessions.ports import InstructionDetector
+from factledger.application.sessions.ports import InstructionDetector, SafetyFilter
 from factledger.application.sessions.types import ALLOWED, SafetyVerdict
 from factledger.domain.transcript import Message, Role
 
@@ -104,10 +106,18 @@ async def screen_set(
         detector if requests is None else RequestsExempt(detector, requests),
         threshold,
     )
+    return _losses(screened, await withheld_lines(screened, screen))
+
+
+async def withheld_lines(screened: ScreenedSet, screen: SafetyFilter) -> set[str]:
+    """The distinct subject lines `screen` refuses."""
     distinct = list(dict.fromkeys(screened.subject_lines))
-    withheld = {
+    return {
         text for text in distinct if not (await screen.screen(Message(Role.SUBJECT, text))).allowed
     }
+
+
+def _losses(screened: ScreenedSet, withheld: set[str]) -> dict[str, int]:
     return {
         "subject_lines": len(screened.subject_lines),
         "withheld": sum(1 for t in screened.subject_lines if t in withheld),
@@ -115,6 +125,20 @@ async def screen_set(
         "forget_sessions_losing_a_line": sum(
             1 for naming in screened.requests if any(t in withheld for t in naming)
         ),
+    }
+
+
+async def secrets_set(
+    screened: ScreenedSet, base: SafetyFilter, candidate: SafetyFilter
+) -> dict[str, int]:
+    """What `candidate` (the detectors and a secret head) withholds that `base` (the
+    detectors) does not: every line of these sets is a writer's ordinary line, so each is a
+    message lost whole (ADR 0185's second rule)."""
+    by_base = await withheld_lines(screened, base)
+    newly = await withheld_lines(screened, candidate) - by_base
+    return {
+        **_losses(screened, newly),
+        "withheld_by_base": sum(1 for t in screened.subject_lines if t in by_base),
     }
 
 
@@ -146,7 +170,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--instruction-head", type=Path, help="a candidate head file")
     parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
     parser.add_argument("--forget-requests", action="store_true", help=FORGET_REQUESTS_HELP)
+    parser.add_argument(
+        "--secrets",
+        action="store_true",
+        help="what the secret head adds to the detectors' refusals (`withheld`: newly refused)",
+    )
+    parser.add_argument("--secret-head", type=Path, help="a candidate secret head file")
     args = parser.parse_args(argv)
+    if args.secrets:
+        _print_totals(_secrets_figures(args.sets, args.secret_head))
+        return
     from factledger.adapters.judgement.judge import LearnedJudge
 
     judge = LearnedJudge.packaged()
@@ -155,14 +188,28 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
 
     async def run() -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for directory in args.sets:
-            figures = await screen_set(load_set(directory), detector, args.threshold)
-            out.append({"set": str(directory), **figures})
-        totals = {k: sum(int(o[k]) for o in out) for k in out[0] if k != "set"}
-        return [*out, {"set": "all", **totals}]
+        return [
+            {"set": str(d), **await screen_set(load_set(d), detector, args.threshold)}
+            for d in args.sets
+        ]
 
-    sys.stdout.write(json.dumps(asyncio.run(run()), indent=2) + "\n")
+    _print_totals(asyncio.run(run()))
+
+
+def _secrets_figures(sets: Sequence[Path], secret_head: Path | None) -> list[dict[str, Any]]:
+    from factledger.bench.evalsets.secret_lines import screen_named
+
+    base, candidate = screen_named("detectors"), screen_named("session", secret_head)
+
+    async def run() -> list[dict[str, Any]]:
+        return [{"set": str(d), **await secrets_set(load_set(d), base, candidate)} for d in sets]
+
+    return asyncio.run(run())
+
+
+def _print_totals(out: list[dict[str, Any]]) -> None:
+    totals = {k: sum(int(o[k]) for o in out) for k in out[0] if k != "set"}
+    sys.stdout.write(json.dumps([*out, {"set": "all", **totals}], indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,11 +6,14 @@ one message, its language (ISO 639-1), whether it discloses a usable secret, and
 ("bank login with password", "order number", "asks to reset PIN"). Writers who never saw the
 product write them; sets are split into halves by the SHA-256 of each id (`split`).
 
-    python -m factledger.bench.evalsets.secret_lines score DIR [DIR...] [--detail FILE]
+    python -m factledger.bench.evalsets.secret_lines score DIR [DIR...] [--screen SCREEN]
+        [--secret-head FILE] [--detail FILE]
     python -m factledger.bench.evalsets.secret_lines split WRITER_DIR --into SET_DIR
 
-Each message goes through the default safety filter (`DetectorSafetyFilter`) as a subject's
-line: a secret refused under any category is `caught`, a message without one refused is a
+Each message goes through a screen as a subject's line: `--screen detectors`, the detectors
+alone (`DetectorSafetyFilter`); `--screen session` (the default), the detectors and then the
+shipped secret head (`SecretScreen`, ADR 0185), or the head file `--secret-head` names: a
+secret refused under any category is `caught`, a message without one refused is a
 `false_alarm` (the subject's message lost whole). Only counts are printed, by English and other
 languages; `--detail` (dev halves only) writes the lines screened wrong.
 """
@@ -111,6 +114,25 @@ async def score(
     return tally
 
 
+SCREENS = ("detectors", "session")
+
+
+def screen_named(name: str, secret_head: Path | None = None) -> SafetyFilter:
+    """The detectors alone, or with the shipped secret head (or the file `secret_head`) after
+    them, over the packaged embedder, as the session path composes them."""
+    if name == "detectors":
+        return DetectorSafetyFilter()
+    from factledger.adapters.judgement.secrets import LearnedSecretDetector
+    from factledger.application.sessions.secret_screen import SecretScreen
+
+    detector = (
+        LearnedSecretDetector.packaged()
+        if secret_head is None
+        else LearnedSecretDetector.shipped(secret_head, None, None)
+    )
+    return SecretScreen(DetectorSafetyFilter(), detector)
+
+
 def split(source: Path, into: Path) -> dict[str, int]:
     """A writer's files copied into `into/dev` and `into/heldout` by `line_files.in_dev_half`."""
     return line_files.split(source, into, load_lines)
@@ -122,6 +144,8 @@ def main(argv: list[str] | None = None) -> None:
     scoring = commands.add_parser("score", help="score set halves with the default filter")
     scoring.add_argument("dirs", type=Path, nargs="+")
     scoring.add_argument("--detail", type=Path, help="the lines screened wrong (dev halves only)")
+    scoring.add_argument("--screen", choices=SCREENS, default="session")
+    scoring.add_argument("--secret-head", type=Path, help="a candidate head file (unpinned)")
     splitting = commands.add_parser("split", help="split a writer's files into dev and held out")
     splitting.add_argument("source", type=Path)
     splitting.add_argument("--into", type=Path, required=True)
@@ -131,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.detail is not None and any("heldout" in d.parts for d in args.dirs):
         raise SystemExit("--detail reads the lines: dev halves only")
-    screen = DetectorSafetyFilter()
+    screen = screen_named(args.screen, args.secret_head)
     detail: list[dict[str, Any]] | None = [] if args.detail is not None else None
     report = []
     for directory in args.dirs:

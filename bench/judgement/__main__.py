@@ -5,6 +5,8 @@ heads file FILE whose other heads stay as they are: ADR 0135; `--lines PATH` add
 labelled messages, ADR 0165)
 `python -m factledger.bench.judgement instructions [--corpus DIR] [--out FILE]` (the
 instruction head, `bench/judgement/instructions.py`)
+`python -m factledger.bench.judgement secrets [--corpus DIR ...] [--leave-out DIR ...] [--out FILE]`
+(the secret head, `bench/judgement/secrets.py`: ADR 0185)
 `python -m factledger.bench.judgement answers [--corpus DIR ...] [--out FILE]` (the pair
 answer head and its yes threshold, `bench/judgement/answers.py`: the shipped file by default)
 `python -m factledger.bench.judgement cross --base MODEL.safetensors [--corpus DIR ...] --out DIR`
@@ -43,6 +45,7 @@ from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.adapters.judgement.pair_answers import PACKAGED_ANSWER_HEAD
+from factledger.adapters.judgement.secrets import PACKAGED_SECRET_HEAD
 from factledger.adapters.judgement.tuned_use import PACKAGED_TUNED_ANSWERS
 from factledger.bench.judgement.answers import train_answer_head
 from factledger.bench.judgement.conversations import labelled
@@ -51,6 +54,7 @@ from factledger.bench.judgement.field_data import cases_in
 from factledger.bench.judgement.forget_flag import forget_sentences, with_refit_forget_flag
 from factledger.bench.judgement.importing import import_conversations, import_replies
 from factledger.bench.judgement.instructions import train_instruction_head
+from factledger.bench.judgement.secrets import PACKAGED_SECRET_LINES, train_secret_head
 from factledger.bench.judgement.train import (
     FIELD_FOLDS,
     FORGET_FOLDS,
@@ -179,6 +183,34 @@ def main(argv: list[str] | None = None) -> None:
         help="the conversations' lines split into the pieces the screen judges (ADR 0161's "
         "candidate five)",
     )
+    secrets = commands.add_parser("secrets", help="fit the secret head (ADR 0185)")
+    secrets.add_argument(
+        "--corpus",
+        type=Path,
+        action="append",
+        help="a directory of labelled messages (lines-*.yaml); the packaged one by default",
+    )
+    secrets.add_argument(
+        "--leave-out",
+        type=Path,
+        action="append",
+        default=[],
+        help="an evaluation set's directory: its messages' texts train nothing",
+    )
+    secrets.add_argument(
+        "--conversations",
+        type=Path,
+        action="append",
+        default=[],
+        help="a writer's labelled conversations: its subject lines as messages that disclose "
+        "no secret",
+    )
+    secrets.add_argument(
+        "--as-pieces",
+        action="store_true",
+        help="the conversations' lines split into the pieces the screen reads",
+    )
+    secrets.add_argument("--out", type=Path, default=PACKAGED_SECRET_HEAD)
     replies = commands.add_parser(
         "answers", help="fit the pair answer head (yes / no / neither to a question)"
     )
@@ -287,6 +319,21 @@ def main(argv: list[str] | None = None) -> None:
                 args.out,
                 args.conversations,
                 args.withhold_at_most,
+                as_pieces=args.as_pieces,
+            )
+        )
+        sys.stdout.write(json.dumps(done, indent=2) + "\n")
+        return
+    if args.command == "secrets":
+        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+        corpora = args.corpus or [PACKAGED_SECRET_LINES]
+        done = asyncio.run(
+            train_secret_head(
+                embedder,
+                corpora,
+                args.out,
+                args.leave_out,
+                args.conversations,
                 as_pieces=args.as_pieces,
             )
         )

@@ -1,0 +1,36 @@
+"""`LearnedSecretDetector`: the `SecretDetector` port as one learned head over a text's
+pieces (`piece_heads.PieceHead`): how likely a message discloses a usable secret (a password,
+a PIN, a one-time code, a door or alarm code, a key, a recovery phrase, a security answer) in
+any language and wording, where the detectors (`adapters/safety/detectors.py`) know formats
+and a source-code detector's English words only (ADR 0185). The head ships in this package
+(`weights/secret-head.npz`), its SHA-256 pinned here and checked before use, and names the
+embedder it was fitted over; it is fitted in the lab (`python -m factledger.bench.judgement
+secrets`), and a deployment refits it on its own labelled messages the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from factledger.adapters.judgement.piece_heads import PieceHead
+from factledger.application.memory.ports import Embedder
+
+HEAD = "secret"
+PACKAGED_SECRET_HEAD = Path(__file__).parent / "weights" / "secret-head.npz"
+PACKAGED_SECRET_HEAD_SHA256 = (
+    "b575544d12fc3d82832010b687dd5d4d2d660781036d69f935c2c66b43ab034c"
+)
+
+
+class LearnedSecretDetector(PieceHead):
+    __slots__ = ()
+    HEAD = HEAD
+
+    @classmethod
+    def packaged(cls, embedder: Embedder | None = None) -> LearnedSecretDetector:
+        """The shipped head, over `embedder` (one already loaded) or the packaged default."""
+        return cls.shipped(PACKAGED_SECRET_HEAD, PACKAGED_SECRET_HEAD_SHA256, embedder)
+
+    async def secret_p(self, texts: Sequence[str]) -> list[float]:
+        return await self.most_likely_pieces(texts)
