@@ -19,6 +19,7 @@ from typing import Protocol, cast
 
 import numpy as np
 
+from factledger.adapters.deferred_load import DeferredLoad
 from factledger.adapters.numpy_archives import open_archive, reading_alone
 from factledger.application.memory.ports import Vectors
 
@@ -123,23 +124,34 @@ class UseMultilingualEmbedder:
     """The `Embedder` port over the packaged multilingual encoder; rows are L2-normalised.
 
     Loads (and checks) its files on first use, or at once with `load()`; encoding runs in a
-    worker thread so that the event loop is not held.
+    worker thread so that the event loop is not held. With `load_in_background` (a served
+    process's screens), the load is a `DeferredLoad`: it starts once the process is ready, and
+    while it fails every caller gets `ModelUnavailableError` (a 503, not a 500) until a retry
+    loads it.
     """
 
     dimension = DIMENSION
     model_id = MODEL_ID
 
-    def __init__(self, directory: Path | None = None) -> None:
-        self.directory = directory if directory is not None else resources_dir()
+    def __init__(self, directory: Path | None = None, *, load_in_background: bool = False) -> None:
+        self.directory = where = directory if directory is not None else resources_dir()
+        self._loading: DeferredLoad[Encoder] | None = (
+            DeferredLoad.pending(lambda: _encoder(where), name="multilingual_encoder")
+            if load_in_background
+            else None
+        )
+
+    def _encoder(self) -> Encoder:
+        return _encoder(self.directory) if self._loading is None else self._loading.result()
 
     def load(self) -> UseMultilingualEmbedder:
-        _encoder(self.directory)
+        self._encoder()
         return self
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
-        vectors = np.asarray(_encoder(self.directory).encode(list(texts)), dtype=np.float32)
+        vectors = np.asarray(self._encoder().encode(list(texts)), dtype=np.float32)
         return vectors
 
     async def embed(self, texts: Sequence[str]) -> Vectors:

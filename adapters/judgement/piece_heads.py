@@ -52,7 +52,12 @@ class PieceHead:
         """The head file `path` (checked against `sha256`; None: a deployment's own file, read
         as it is), over `embedder` (one already loaded) or the packaged default."""
         heads = Heads.load(path, sha256, (cls.HEAD,))
-        return cls(embedder or OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET)), heads)
+        return cls(embedder or cls.default_embedder(), heads)
+
+    @classmethod
+    def default_embedder(cls) -> Embedder:
+        """The packaged model this kind of head is fitted over: the sentence embedder."""
+        return OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
 
     async def most_likely_pieces(self, texts: Sequence[str]) -> list[float]:
         """Each text's likeliest piece's probability of the head's "true" class."""

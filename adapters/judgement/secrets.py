@@ -1,5 +1,7 @@
 """`LearnedSecretDetector`: the `SecretDetector` port as one learned head over a text's
-pieces (`piece_heads.PieceHead`): how likely a message discloses a usable secret (a password,
+pieces (`piece_heads.PieceHead`), read over the packaged multilingual encoder (USE
+multilingual v3: sixteen languages in one space, the encoder the answer judge loads) and
+hashed character n-grams: how likely a message discloses a usable secret (a password,
 a PIN, a one-time code, a door or alarm code, a key, a recovery phrase, a security answer) in
 any language and wording, where the detectors (`adapters/safety/detectors.py`) know formats
 and a source-code detector's English words only (ADR 0185). The head ships in this package
@@ -13,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
 from factledger.adapters.judgement.piece_heads import PieceHead
 from factledger.application.memory.ports import Embedder
 
 HEAD = "secret"
 PACKAGED_SECRET_HEAD = Path(__file__).parent / "weights" / "secret-head.npz"
 PACKAGED_SECRET_HEAD_SHA256 = (
-    "b575544d12fc3d82832010b687dd5d4d2d660781036d69f935c2c66b43ab034c"
+    "0f02779dbe85018883433197dd868baa35e63e8e5e7926f5d47c99788ee743a0"
 )
 
 
@@ -29,8 +32,13 @@ class LearnedSecretDetector(PieceHead):
 
     @classmethod
     def packaged(cls, embedder: Embedder | None = None) -> LearnedSecretDetector:
-        """The shipped head, over `embedder` (one already loaded) or the packaged default."""
+        """The shipped head, over `embedder` or the packaged multilingual encoder (loaded in
+        the background: `UseMultilingualEmbedder`)."""
         return cls.shipped(PACKAGED_SECRET_HEAD, PACKAGED_SECRET_HEAD_SHA256, embedder)
+
+    @classmethod
+    def default_embedder(cls) -> Embedder:
+        return UseMultilingualEmbedder(load_in_background=True)
 
     async def secret_p(self, texts: Sequence[str]) -> list[float]:
         return await self.most_likely_pieces(texts)

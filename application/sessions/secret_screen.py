@@ -19,7 +19,7 @@ from factledger.domain.transcript import Message
 CREDENTIAL = "credential"
 # The head's probability from which a message is refused: a refusal loses the subject's
 # message whole, so the bar is well above even odds (ADR 0185).
-SECRET_MIN = 0.8
+SECRET_MIN = 0.9
 
 
 @dataclass(frozen=True, slots=True)

@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return
     if args.command == "secrets":
-        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+        embedder = UseMultilingualEmbedder().load()
         corpora = args.corpus or [PACKAGED_SECRET_LINES]
         done = asyncio.run(
             train_secret_head(
