@@ -1,11 +1,23 @@
-"""An onnxruntime session for a judgement model, as the judges run them."""
+"""An onnxruntime session for a judgement model, as the judges run them.
+
+The lab exports the judges' models (the QA reader, the forget reader, a cross-encoder) with
+onnxruntime's dynamic quantization: `MatMulInteger` of uint8 activations by int8 weights. On a
+CPU with VNNI onnxruntime multiplies those exactly; on one with AVX2 alone it adds pairs of
+uint8 x int8 products into int16 and saturates, so the same model reads the same sentence
+differently by machine (a span's end, a field read at its floor or not). Before the session is
+made, each such weight moves to uint8 with its zero point raised by 128 (the same values):
+uint8 x uint8 takes a widening path that is exact on both, as the embedder's does (ADR 0004).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
+    import onnx
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
@@ -19,12 +31,61 @@ class LoadedGraph:
 
 
 def one_thread_session(model: bytes) -> ort.InferenceSession:
-    """A CPU session on the serialized graph `model`, on one thread: a judge runs inside the
-    sync worker beside the embedder, and more threads only contend for the same cores.
-    Imported here, at first use: a start to ready leaves the model runtime to after ready."""
+    """A CPU session on the serialized graph `model` (its int8 weights made exact on every CPU:
+    `exact_integer_weights`), on one thread: a judge runs inside the sync worker beside the
+    embedder, and more threads only contend for the same cores. Imported here, at first use: a
+    start to ready leaves the model runtime to after ready."""
+    import onnx
     import onnxruntime as ort
 
+    graph = onnx.load_from_string(model)
+    if exact_integer_weights(graph):
+        model = graph.SerializeToString()
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+def exact_integer_weights(model: onnx.ModelProto) -> int:
+    """Moves in place every int8 weight of a `MatMulInteger` (with its int8 zero point) to
+    uint8, each value and zero point raised by 128: the products are the same, and onnxruntime
+    computes them without saturating on any CPU. A constant that anything else reads (another
+    operator, a node whose other constant cannot move) stays as it is. Returns how many
+    constants moved."""
+    from onnx import TensorProto, numpy_helper
+
+    int8 = {t.name: t for t in model.graph.initializer if t.data_type == TensorProto.INT8}
+    readers: dict[str, list[tuple[int, int]]] = {}  # name: (node, input position)
+    for at, node in enumerate(model.graph.node):
+        for position, name in enumerate(node.input):
+            readers.setdefault(name, []).append((at, position))
+    nodes = model.graph.node
+    # Candidates: multiplications by an int8 constant with an int8 constant zero point; drop
+    # those sharing a constant with anything but another candidate, until none is dropped.
+    candidates = {
+        at
+        for at, node in enumerate(nodes)
+        if node.op_type == "MatMulInteger"
+        and len(node.input) >= 4
+        and node.input[1] in int8
+        and node.input[3] in int8
+    }
+    changed = True
+    while changed:
+        changed = False
+        for at in list(candidates):
+            weight, zero_point = nodes[at].input[1], nodes[at].input[3]
+            shared_badly = any(
+                reader not in candidates or position != expected
+                for name, expected in ((weight, 1), (zero_point, 3))
+                for reader, position in readers[name]
+            )
+            if shared_badly:
+                candidates.discard(at)
+                changed = True
+    moved = {name for at in candidates for name in (nodes[at].input[1], nodes[at].input[3])}
+    for name in moved:
+        raised = numpy_helper.to_array(int8[name]).astype(np.int16) + 128
+        int8[name].CopyFrom(numpy_helper.from_array(raised.astype(np.uint8), name))
+    return len(moved)

@@ -14,7 +14,10 @@
 
 Instructions to the agent (`prompt_injection`) are not found by phrases here: a learned
 classifier judges them (`application/sessions/instruction_screen.py` over
-`adapters/judgement/instructions.py`), composed around this filter at start-up.
+`adapters/judgement/instructions.py`), composed around this filter at start-up. Nor are
+secrets in other languages or wordings (a gate code, a PIN said in Italian): the credential
+words here are a detector's for source code, and a learned classifier reads the rest
+(`application/sessions/secret_screen.py` over `adapters/judgement/secrets.py`, ADR 0185).
 
 Checksums come from `python-stdnum`. A verdict names its category only, never a fragment of
 the message, and nothing here logs. Deployments with a classifier plug in their own adapter

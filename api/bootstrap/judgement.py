@@ -52,6 +52,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     QaFieldReader,
     QaReaderIntegrityError,
 )
+from factledger.adapters.judgement.secrets import LearnedSecretDetector
 from factledger.adapters.judgement.tentative import LearnedTentativeReader
 from factledger.adapters.judgement.tuned_answers_file import (
     TunedAnswersIntegrityError,
@@ -64,12 +65,14 @@ from factledger.api.settings.extraction import (
     LearnedExtractorSettings,
 )
 from factledger.api.settings.proposals import ProposalSettings
+from factledger.api.settings.safety import SafetySettings
 from factledger.application.judgement.ports import ReplyReader, SentenceJudge
 from factledger.application.judgement.stance import AnswerStanceReader
 from factledger.application.memory.ports import Extractor
 from factledger.application.proposals.dropped import DroppedItemsReader
 from factledger.application.sessions.instruction_screen import InstructionScreen
 from factledger.application.sessions.ports import SafetyFilter
+from factledger.application.sessions.secret_screen import SecretScreen
 from factledger.domain.hedges import TentativeReader
 
 log = structlog.get_logger(__name__)
@@ -370,8 +373,40 @@ def tentative_reader(judge: SentenceJudge | None) -> TentativeReader | None:
 
 def screened_safety(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyFilter:
     """`inner`, then the shipped instruction head (over the judge's embedder when it is the
-    packaged one, so the model loads once). A head that cannot load is logged and the check
-    skipped: what gets through is still fenced as the subject's words in every prompt."""
+    packaged one, so the model loads once): what screens the fields a caller writes (summaries,
+    proposals, reviewers' reasons). A head that cannot load is logged and its check skipped:
+    what gets through is still fenced as the subject's words in every prompt."""
+    return _instructions_screened(inner, judge)
+
+
+def screened_messages(
+    inner: SafetyFilter, judge: SentenceJudge | None, settings: SafetySettings | None = None
+) -> SafetyFilter:
+    """What screens a session's messages: `inner`, then the secret head `settings` name (the
+    shipped one by default, over the packaged multilingual encoder: ADR 0185), then the
+    instruction head as `screened_safety` reads it. The secret head reads messages only: it was
+    fitted and measured on messages, and a field's bare value ("Quetzal Marmalade 7731") is not
+    one. A shipped head that cannot load is logged and its check skipped (the detectors still
+    withhold what they find); a deployment's own file that cannot load stops the start with its
+    error."""
+    return _instructions_screened(_secrets_screened(inner, settings or SafetySettings()), judge)
+
+
+def _secrets_screened(inner: SafetyFilter, settings: SafetySettings) -> SafetyFilter:
+    if not settings.secret_head:
+        return inner
+    if settings.secret_head_path is not None:
+        path, sha256 = settings.secret_head_path, settings.secret_head_sha256
+        return SecretScreen(inner, LearnedSecretDetector.shipped(path, sha256, None))
+    try:
+        detector = LearnedSecretDetector.packaged()
+    except (HeadsIntegrityError, OSError, ValueError) as exc:
+        log.error("secret_check_unavailable", error_type=type(exc).__name__)
+        return inner
+    return SecretScreen(inner, detector)
+
+
+def _instructions_screened(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyFilter:
     embedder = judge.embedder if isinstance(judge, LearnedJudge) else None
     try:
         try:

@@ -21,7 +21,12 @@ from factledger.api.bootstrap.backend import build_extractor, question_reader
 from factledger.api.bootstrap.background import run_until_closed
 from factledger.api.bootstrap.guidance import guidance_catalogue, guidance_routes
 from factledger.api.bootstrap.http_client import ClientOnDemand
-from factledger.api.bootstrap.judgement import answer_judge, screened_safety, tentative_reader
+from factledger.api.bootstrap.judgement import (
+    answer_judge,
+    screened_messages,
+    screened_safety,
+    tentative_reader,
+)
 from factledger.api.bootstrap.postgres import PostgresServer
 from factledger.api.bootstrap.proposals import build_proposer
 from factledger.api.bootstrap.runtime import Needs, Runtime
@@ -164,7 +169,13 @@ async def open_services(
     if buffer is not None:
         recorder = LedgerSessionRecorder(ledger)
         short_term = ShortTermMemory(
-            SessionPorts(buffer, safety, recorder, clock, guidance_catalogue(settings))
+            SessionPorts(
+                buffer,
+                screened_messages(runtime.safety, judge, settings.safety),
+                recorder,
+                clock,
+                guidance_catalogue(settings),
+            )
         )
     policies = recall_policies(settings.recall)
     sources = LedgerRecallSources(ledger, clock=clock)

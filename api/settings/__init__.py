@@ -74,6 +74,7 @@ from factledger.api.settings.recall import (
     SyncStoreSettings,
     TenantRecallSettings,
 )
+from factledger.api.settings.safety import SafetySettings
 from factledger.api.settings.storage import (
     EventStoreSettings,
     InMemoryEventStoreSettings,
@@ -126,6 +127,7 @@ __all__ = [
     "RateLimitSettings",
     "RecallSettings",
     "RuleExtractorSettings",
+    "SafetySettings",
     "SessionBufferSettings",
     "Settings",
     "SettingsError",
@@ -185,6 +187,7 @@ class Settings(BaseSettings):
     extraction: ExtractionSettings = ExtractionSettings()
     recall: RecallSettings = RecallSettings()
     short_term: SessionBufferSettings = SqliteSessionBufferSettings()
+    safety: SafetySettings = SafetySettings()
     sync: SyncSettings = SyncSettings()
     auth: AuthSettings = AuthSettings()
     api: ApiSettings = ApiSettings()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from factledger.api.bootstrap.compose import open_runtime
-from factledger.api.bootstrap.judgement import answer_judge, screened_safety
+from factledger.api.bootstrap.judgement import answer_judge, screened_messages
 from factledger.api.bootstrap.runtime import Needs, Runtime
 from factledger.api.settings import load_settings
 from factledger.application.ledger.commands import (
@@ -193,7 +193,7 @@ async def run_cases(
         settings = blind_settings(Path(data_dir), extractor, schema, proposals)
         async with open_runtime(settings, needs, clock=clock) as runtime:
             safety = (
-                screened_safety(
+                screened_messages(
                     runtime.safety, answer_judge(settings.extractor, settings.extraction)
                 )
                 if as_served

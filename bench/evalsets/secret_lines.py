@@ -9,13 +9,17 @@ product write them; sets are split into halves by the SHA-256 of each id (`split
     python -m factledger.bench.evalsets.secret_lines score DIR [DIR...] [--screen SCREEN]
         [--secret-head FILE] [--detail FILE]
     python -m factledger.bench.evalsets.secret_lines split WRITER_DIR --into SET_DIR
+    python -m factledger.bench.evalsets.secret_lines time DIR [DIR...] [--rounds N]
 
 Each message goes through a screen as a subject's line: `--screen detectors`, the detectors
 alone (`DetectorSafetyFilter`); `--screen session` (the default), the detectors and then the
 shipped secret head (`SecretScreen`, ADR 0185), or the head file `--secret-head` names: a
 secret refused under any category is `caught`, a message without one refused is a
 `false_alarm` (the subject's message lost whole). Only counts are printed, by English and other
-languages; `--detail` (dev halves only) writes the lines screened wrong.
+languages; `--detail` (dev halves only) writes the lines screened wrong. `time` screens the
+same messages with both screens, interleaved in one run (each warmed first), and prints each
+one's milliseconds a message, p50 and p95, and their ratio: what the head adds to the session
+path.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -138,6 +144,35 @@ def split(source: Path, into: Path) -> dict[str, int]:
     return line_files.split(source, into, load_lines)
 
 
+async def timings(
+    lines: Sequence[SecretLine], screens: dict[str, SafetyFilter], rounds: int
+) -> dict[str, dict[str, float]]:
+    """Each screen's milliseconds a message (p50, p95) over `rounds` passes of `lines`, the
+    screens taking turns message by message so that both see the same machine."""
+    messages = [Message(Role.SUBJECT, line.text) for line in lines]
+    for screen in screens.values():  # loads and first calls are not what is timed
+        await screen.screen(messages[0])
+    taken: dict[str, list[float]] = {name: [] for name in screens}
+    for _ in range(rounds):
+        for message in messages:
+            for name, screen in screens.items():
+                started = time.perf_counter()
+                await screen.screen(message)
+                taken[name].append((time.perf_counter() - started) * 1000)
+    out = {
+        name: {
+            "p50_ms": round(statistics.median(ms), 2),
+            "p95_ms": round(statistics.quantiles(ms, n=20)[-1], 2),
+            "messages": float(len(ms)),
+        }
+        for name, ms in taken.items()
+    }
+    first, *others = out
+    for name in others:
+        out[name]["p50_ratio"] = round(out[name]["p50_ms"] / out[first]["p50_ms"], 2)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.secret_lines")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -149,7 +184,15 @@ def main(argv: list[str] | None = None) -> None:
     splitting = commands.add_parser("split", help="split a writer's files into dev and held out")
     splitting.add_argument("source", type=Path)
     splitting.add_argument("--into", type=Path, required=True)
+    timing = commands.add_parser("time", help="both screens' milliseconds a message, one run")
+    timing.add_argument("dirs", type=Path, nargs="+")
+    timing.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
+    if args.command == "time":
+        screens = {name: screen_named(name) for name in SCREENS}
+        done = asyncio.run(timings(load_lines(args.dirs), screens, args.rounds))
+        sys.stdout.write(json.dumps(done, indent=1) + "\n")
+        return
     if args.command == "split":
         sys.stdout.write(json.dumps(split(args.source, args.into)) + "\n")
         return

@@ -325,11 +325,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return
     if args.command == "secrets":
-        embedder = UseMultilingualEmbedder().load()
         corpora = args.corpus or [PACKAGED_SECRET_LINES]
         done = asyncio.run(
             train_secret_head(
-                embedder,
+                UseMultilingualEmbedder().load(),
                 corpora,
                 args.out,
                 args.leave_out,

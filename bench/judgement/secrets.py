@@ -1,14 +1,14 @@
 """Fits the secret head (`adapters/judgement/secrets.py`, ADR 0185) over the packaged
-multilingual encoder and hashed character n-grams: a writer's labelled messages (`lines-*.yaml`, `{id, lang, text, secret, kind}`, the
-secret sets' format: `bench/judgement/data/secret-lines` by default), each whole message one
-example; given `conversations` (writers' labelled conversations, `cases-*.yaml`), every
-subject line of them as a message that discloses none, as the instruction head learns them
-(ADR 0161): a customer's ordinary lines, which the secret sets' hard negatives (order numbers,
-a PIN to reset) do not cover. Messages whose text is also in an evaluation set named by
-`leave_out` are left out,
-so that no set the head is scored on trains it. Prints the cross-validated figures at the
-screen's bar and the file's SHA-256 to pin. Training data only: the head is scored on sets
-written by someone who never saw these files (`bench/evalsets/secrets1`)."""
+multilingual encoder and hashed character n-grams: a writer's labelled messages
+(`lines-*.yaml`, `{id, lang, text, secret, kind}`, the secret sets' format:
+`bench/judgement/data/secret-lines` by default), each whole message one example; given
+`conversations` (writers' labelled conversations, `cases-*.yaml`), every subject line of them
+as a message that discloses none, as the instruction head learns them (ADR 0161): a
+customer's ordinary lines, which the secret sets' hard negatives (order numbers, a PIN to
+reset) do not cover. Messages whose text is also in an evaluation set named by `leave_out`
+are left out, so that no set the head is scored on trains it. Prints the cross-validated
+figures at the screen's bar and the file's SHA-256 to pin. Training data only: the head is
+scored on sets written by someone who never saw these files (`bench/evalsets/secrets1`)."""
 
 from __future__ import annotations
 

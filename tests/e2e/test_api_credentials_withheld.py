@@ -25,6 +25,10 @@ SECRETS = [
     ("3kJ9x2LmQp7RtY8vWz4aB6cD", "3kJ9x2LmQp7RtY8vWz4aB6cD"),
     ("our IBAN is DE89 3704 0044 0532 0130 00", "0532 0130"),
     ("card 4111 1111 1111 1111, expires soon", "4111 1111"),
+    # No format and no English credential word: the learned secret head's (ADR 0185).
+    ("Der Code für das Gartentor ist 7731, falls niemand aufmacht.", "7731"),
+    ("Il PIN della carta è 8352.", "8352"),
+    ("Код от домофона 2741, заходите.", "2741"),
 ]
 
 
@@ -55,6 +59,14 @@ async def test_a_secret_in_any_wording_is_withheld(
     assert secret not in repr(logs)
 
 
-async def test_ordinary_talk_is_kept(http: httpx.AsyncClient) -> None:
-    said = {"role": "subject", "text": "The password policy is strict, and we use Supplier B."}
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The password policy is strict, and we use Supplier B.",
+        "Mi pedido número 48213 todavía no ha llegado.",
+        "Je voudrais réinitialiser mon code PIN, je l'ai oublié.",
+    ],
+)
+async def test_ordinary_talk_is_kept(http: httpx.AsyncClient, text: str) -> None:
+    said = {"role": "subject", "text": text}
     assert (await ok(await http.post(**line(URL, said, AGENT))))["kept"] is True

@@ -32,7 +32,12 @@ from factledger.adapters.in_memory.sync_store import InMemorySyncStore
 from factledger.adapters.in_memory.view_store import InMemoryViewStore
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.adapters.sqlite.queue_store import SqliteQueueStore
-from factledger.api.bootstrap.judgement import learned_judge, screened_safety, tentative_reader
+from factledger.api.bootstrap.judgement import (
+    learned_judge,
+    screened_messages,
+    screened_safety,
+    tentative_reader,
+)
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role, SubjectClaim, TokenRequest
 from factledger.api.http.auth import mint_token as sign
@@ -81,8 +86,9 @@ def build_ports(
     """The embedded default in memory; `memory` replaces the backend (e.g. a stalling one);
     `schemas`: the kinds' profile schemas the ledger checks values against; `policies`:
     recall's, `UNHURRIED` unless given; `judge`: the shipped learned judge unless given.
-    Messages and fields are screened as `serve` screens them: the detectors, then the shipped
-    instruction check over the answer judge's embedder."""
+    Messages and fields are screened as `serve` screens them: the detectors, then (messages
+    only) the shipped secret head, then the shipped instruction check over the answer judge's
+    embedder."""
     judge = judge or learned_judge()
     ledger = Ledger(
         popo_env(),
@@ -96,7 +102,7 @@ def build_ports(
     sessions = ShortTermMemory(
         SessionPorts(
             buffer=buffer,
-            safety=safety,
+            safety=screened_messages(DetectorSafetyFilter(), judge),
             recorder=LedgerSessionRecorder(ledger),
             clock=clock,
             guidance=GuidanceCatalogue.merged(built_in_routes(), ()),

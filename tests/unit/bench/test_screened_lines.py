@@ -11,7 +11,9 @@ from pathlib import Path
 import yaml
 
 from factledger.application.judgement.types import Judgement, Statement
-from factledger.bench.evalsets.screened import RequestsExempt, load_set, screen_set
+from factledger.application.sessions.types import ALLOWED, SafetyVerdict
+from factledger.bench.evalsets.screened import RequestsExempt, load_set, screen_set, secrets_set
+from factledger.domain.transcript import Message
 
 
 class _Detector:
@@ -79,3 +81,31 @@ async def test_pieces_read_as_requests_to_forget_do_not_count(tmp_path: Path) ->
     exempt = RequestsExempt(_Detector(), _Requests())
     read = await exempt.instruction_p(["Fine. Drop it from your notes.", "Hey assistant."])
     assert read == [0.1, 0.9]
+
+
+class _RefusesNaming:
+    """A safety filter refusing the lines that name one of `words`."""
+
+    def __init__(self, *words: str) -> None:
+        self.words = words
+
+    async def screen(self, message: Message) -> SafetyVerdict:
+        if any(w in message.text for w in self.words):
+            return SafetyVerdict(allowed=False, category="credential")
+        return ALLOWED
+
+
+async def test_what_a_secret_head_adds_to_the_detectors_refusals_is_counted_apart(
+    tmp_path: Path,
+) -> None:
+    _write(tmp_path / "dev")
+    screened = load_set(tmp_path / "dev")
+    base, candidate = _RefusesNaming("admin"), _RefusesNaming("admin", "Vatly")
+    figures = await secrets_set(screened, base, candidate)
+    assert figures == {
+        "subject_lines": 4,
+        "withheld": 1,  # the Vatly line: the base's own refusal is not the candidate's loss
+        "forget_sessions": 1,
+        "forget_sessions_losing_a_line": 1,
+        "withheld_by_base": 1,
+    }

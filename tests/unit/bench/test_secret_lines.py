@@ -91,3 +91,25 @@ def test_the_default_filter_scores_a_set_and_refuses_to_detail_a_held_out_half(
     assert report["caught_english"] == 1  # "the admin pw is hunter2" is a credential
     with pytest.raises(SystemExit, match="dev halves only"):
         main(["score", str(tmp_path / "heldout"), "--detail", str(tmp_path / "d.json")])
+
+
+def test_the_session_screen_adds_the_secret_head_to_the_detectors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pin = {"id": "p-1", "lang": "it", "text": "Il PIN della carta è 8352.", "secret": True}
+    written(tmp_path / "dev", [{**pin, "kind": "card PIN"}])
+    caught = []
+    for screen in ("detectors", "session"):
+        main(["score", str(tmp_path / "dev"), "--screen", screen])
+        caught.append(json.loads(capsys.readouterr().out)[0]["caught"])
+    assert caught == [0, 1]
+
+
+def test_both_screens_are_timed_in_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["time", str(written(tmp_path / "dev", ITEMS)), "--rounds", "1"])
+    timed = json.loads(capsys.readouterr().out)
+    assert set(timed) == {"detectors", "session"}
+    assert timed["detectors"]["messages"] == timed["session"]["messages"] == len(ITEMS)
+    assert timed["session"]["p50_ratio"] > 0
