@@ -38,6 +38,9 @@ CHECKS = [
 EVENT_PAGE = 500
 
 
+SCENE_TIMEOUT_S = 60.0
+
+
 @dataclass(frozen=True, slots=True)
 class Scene:
     """What exists on the server before fuzzing, for cases to aim at."""
@@ -49,24 +52,31 @@ class Scene:
 
 
 def set_the_scene(url: str) -> Scene:
+    # A minute per request: the first message waits for the models the server loads after
+    # ready, on two cores the fuzzing's other process shares; only a hang should fail here.
+    with httpx.Client(timeout=SCENE_TIMEOUT_S) as http:
+        return _scene(http, url)
+
+
+def _scene(http: httpx.Client, url: str) -> Scene:
     service, agent = CALLERS["service"], CALLERS["agent"]
     me = f"{url}/v1/subjects/me"
     subject = {"kind": "lead", "external_ref": FUZZ_REF}
-    created = httpx.post(f"{url}/v1/subjects", json=subject, headers=service).raise_for_status()
+    created = http.post(f"{url}/v1/subjects", json=subject, headers=service).raise_for_status()
     for session in (ENDED, OPEN):
         start = {"session_id": session, "channel": "whatsapp"}
-        httpx.post(f"{me}/sessions", json=start, headers=agent).raise_for_status()
+        http.post(f"{me}/sessions", json=start, headers=agent).raise_for_status()
         message = {"role": "subject", "text": "We work with Supplier A."}
         url_messages = f"{me}/sessions/{session}/messages"
-        httpx.post(**line(url_messages, message, agent)).raise_for_status()
-    httpx.post(f"{me}/sessions/{ENDED}/end", json={}, headers=agent).raise_for_status()
+        http.post(**line(url_messages, message, agent)).raise_for_status()
+    http.post(f"{me}/sessions/{ENDED}/end", json={}, headers=agent).raise_for_status()
     proposal = {
         "field": "supplier",
         "value": {"type": "text", "value": "Supplier A"},
         "origin": "stated",
         "evidence": {"session_id": ENDED, "message_index": 0, "quote": "Supplier A"},
     }
-    change = httpx.post(f"{me}/proposals", json=proposal, headers=agent).raise_for_status()
+    change = http.post(f"{me}/proposals", json=proposal, headers=agent).raise_for_status()
     return Scene(url, str(created.json()["subject_id"]), str(change.json()["change_id"]))
 
 
