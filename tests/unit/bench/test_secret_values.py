@@ -1,0 +1,51 @@
+"""Value sets: the writers' format checked (a field is required), and each value screened as
+the screen reads it: alone, or after its field's name in words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from factledger.application.sessions.types import ALLOWED, SafetyVerdict
+from factledger.bench.evalsets.secret_values import SecretValueError, load_values, score_all
+from factledger.domain.transcript import Message
+
+ITEMS = [
+    {"id": "v1", "lang": "en", "field": "gate_code", "text": "4471", "secret": True, "kind": "k"},
+    {"id": "v2", "lang": "en", "field": "order_id", "text": "88213", "secret": False, "kind": "k"},
+]
+
+
+class RefusesCodes:
+    """Refuses what names a code: only a value read with its field's name does."""
+
+    async def screen(self, message: Message) -> SafetyVerdict:
+        if "code" in message.text:
+            return SafetyVerdict(allowed=False, category="credential")
+        return ALLOWED
+
+
+def written(folder: Path, items: list[dict[str, object]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "lines-01.yaml").write_text(yaml.safe_dump(items), encoding="utf-8")
+    return folder
+
+
+async def test_a_value_is_read_alone_or_after_its_fields_name(tmp_path: Path) -> None:
+    values = load_values([written(tmp_path, ITEMS)])
+    assert values[0].as_read(with_field=True).text == "gate code: 4471"
+    detail: list[dict[str, object]] = []
+    figures = await score_all(
+        values, {"alone": (RefusesCodes(), False), "named": (RefusesCodes(), True)}, detail
+    )
+    assert (figures["alone"]["caught"], figures["named"]["caught"]) == (0, 1)
+    assert figures["named"]["false_alarms"] == 0
+    assert [(d["screen"], d["id"]) for d in detail] == [("alone", "v1")]
+
+
+def test_an_item_without_its_field_is_refused(tmp_path: Path) -> None:
+    item = {k: v for k, v in ITEMS[0].items() if k != "field"}
+    with pytest.raises(SecretValueError, match="field"):
+        load_values([written(tmp_path, [item])])
