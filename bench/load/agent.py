@@ -100,9 +100,11 @@ class Agent:
         session = 0
         while not self._recorder.stop.is_set():
             session += 1
-            await self._session(f"load-{self._setup.ref}-{session}")
+            await self.session(f"load-{self._setup.ref}-{session}")
 
-    async def _session(self, session_id: str) -> None:
+    async def session(self, session_id: str) -> None:
+        """One session: start, context, turns of a subject's line, a recall and an agent's
+        line, then its end with a proposal and a read of the profile."""
         base = "/v1/subjects/me"
         supplier = self._random.choice(SUPPLIERS)
         start = {"session_id": session_id, "channel": "whatsapp"}

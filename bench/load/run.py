@@ -33,6 +33,8 @@ from factledger.bench.load.stats import LevelFigures, figures
 from factledger.bench.machine import load_average
 
 MAX_SECONDS = 600.0
+# Generous: the models' loads on two busy cores; only a hang should fail here.
+WARM_UP_TIMEOUT_S = 120.0
 MAX_REQUESTS = 1_000_000
 # Agents still in a request when the level ends get this long to finish it.
 DRAIN_S = 35.0
@@ -90,6 +92,7 @@ def run_load(
                 workdir = config.workdir / f"{topology}-{clients}"
                 with started(topology, workdir, credentials.server_env) as servers:
                     setups = asyncio.run(_register(servers.base_url, clients, config, credentials))
+                    asyncio.run(warm_up(servers.base_url, setups[0]))
                     parts = _split(setups, config.client_processes)
                     per_part = max(1, config.max_requests // len(parts))
                     futures = [
@@ -144,6 +147,17 @@ async def _drive(
             task.cancel()
         await asyncio.wait([monitor, *pending])
     return PartResult(recorder.samples, lags, active_s)
+
+
+async def warm_up(base_url: str, setup: AgentSetup) -> int:
+    """One session of the first agent, untimed and not counted: the server loads its models
+    after ready (the embedder, the screens' encoders), and the first requests that need them
+    wait for the loads, which a measure of the steady state must not count. Returns how many
+    requests it made."""
+    recorder = Recorder(max_requests=1_000)
+    async with httpx.AsyncClient(base_url=base_url, timeout=WARM_UP_TIMEOUT_S) as http:
+        await Agent(http, setup, recorder).session("load-warm-up")
+    return len(recorder.samples)
 
 
 async def _register(
