@@ -147,12 +147,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command == "collateral":
         figures = asyncio.run(score_all(expected_values(args.dirs), screens()))
-        counts = {name: {k: f[k] for k in ("plain", "false_alarms")} for name, f in figures.items()}
-        sys.stdout.write(json.dumps(counts, indent=1) + "\n")
+        refused = {n: {k: f[k] for k in ("plain", "false_alarms")} for n, f in figures.items()}
+        sys.stdout.write(json.dumps(refused, indent=1) + "\n")
         return
     if args.command == "split":
-        counts = line_files.split(args.source, args.into, load_values)
-        sys.stdout.write(json.dumps(counts) + "\n")
+        sys.stdout.write(json.dumps(line_files.split(args.source, args.into, load_values)) + "\n")
         return
     if args.detail is not None and any("heldout" in d.parts for d in args.dirs):
         raise SystemExit("--detail reads the values: dev halves only")
