@@ -97,8 +97,10 @@ def expected_values(directories: Sequence[Path]) -> list[SecretValue]:
     ]
 
 
-def screens() -> dict[str, tuple[SafetyFilter, bool]]:
-    """Each screen by name, with whether it reads the field's name before the value."""
+def screens(value_head: Path | None = None) -> dict[str, tuple[SafetyFilter, bool]]:
+    """Each screen by name, with whether it reads the field's name before the value; with
+    `value_head`, also that head file (ADR 0188) after the fields' screen, reading
+    "field name: value"."""
     from factledger.adapters.judgement.secrets import LearnedSecretDetector
     from factledger.adapters.safety.detectors import DetectorSafetyFilter
     from factledger.api.bootstrap.judgement import answer_judge, screened_safety
@@ -109,11 +111,15 @@ def screens() -> dict[str, tuple[SafetyFilter, bool]]:
         DetectorSafetyFilter(), answer_judge(LearnedExtractorSettings(), ExtractionSettings())
     )
     head = SecretScreen(fields, LearnedSecretDetector.packaged())
-    return {
+    named: dict[str, tuple[SafetyFilter, bool]] = {
         "fields": (fields, False),
         "fields+head": (head, False),
         "fields+head(field: value)": (head, True),
     }
+    if value_head is not None:
+        values = SecretScreen(fields, LearnedSecretDetector.shipped(value_head, None, None))
+        named["fields+value head(field: value)"] = (values, True)
+    return named
 
 
 async def score_all(
@@ -144,9 +150,11 @@ def main(argv: list[str] | None = None) -> None:
         "collateral", help="what each screen refuses of the conversation sets' expected values"
     )
     collateral.add_argument("dirs", type=Path, nargs="+")
+    for command in (scoring, collateral):
+        command.add_argument("--value-head", type=Path, help="a candidate value head (ADR 0188)")
     args = parser.parse_args(argv)
     if args.command == "collateral":
-        figures = asyncio.run(score_all(expected_values(args.dirs), screens()))
+        figures = asyncio.run(score_all(expected_values(args.dirs), screens(args.value_head)))
         refused = {n: {k: f[k] for k in ("plain", "false_alarms")} for n, f in figures.items()}
         sys.stdout.write(json.dumps(refused, indent=1) + "\n")
         return
@@ -155,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.detail is not None and any("heldout" in d.parts for d in args.dirs):
         raise SystemExit("--detail reads the values: dev halves only")
-    named = screens()
+    named = screens(args.value_head)
     detail: list[dict[str, Any]] | None = [] if args.detail is not None else None
     report = []
     for directory in args.dirs:

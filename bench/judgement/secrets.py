@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from factledger.adapters.judgement.features import features
 from factledger.adapters.judgement.heads import Heads
@@ -71,6 +72,29 @@ def out_of_fold_figures(x: np.ndarray, y: Sequence[str]) -> dict[str, float]:
     }
 
 
+def labelled_values(directories: Sequence[Path]) -> list[str]:
+    """The values the labelled conversations under `directories` label (every mapping with a
+    `field` and a `value`: what a proposal of that field would hold), read as the value screen
+    reads them ("field name: value"), once each: ordinary profile values, none a secret."""
+    found: dict[str, None] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            field, value = node.get("field"), node.get("value")
+            if isinstance(field, str) and isinstance(value, str | int | float):
+                found[f"{field.replace('_', ' ')}: {value}"] = None
+            for item in node.values():
+                walk(item)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    for directory in directories:
+        for path in sorted(directory.rglob("cases-*.yaml")):
+            walk(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return list(found)
+
+
 async def train_secret_head(
     embedder: Embedder,
     corpora: Sequence[Path],
@@ -79,19 +103,31 @@ async def train_secret_head(
     conversations: Sequence[Path] = (),
     *,
     as_pieces: bool = False,
+    values: Sequence[Path] = (),
+    l2: float | None = None,
 ) -> dict[str, object]:
     """Fits the head; with `as_pieces`, the conversations' lines split into the pieces the
-    screen reads (`pieces_of`)."""
+    screen reads (`pieces_of`). With `values` (labelled proposal values, `lines-*.yaml` of
+    `{id, lang, field, text, secret, kind}`), a head for proposals' values (ADR 0188): those
+    values and the conversations' labelled values, each read as "field name: value", train it
+    too."""
     texts, labels, left_out = training_lines(corpora, leave_out)
     said = conversation_lines(conversations, as_pieces=as_pieces)
     texts, labels = texts + said, labels + ["false"] * len(said)
+    if values:
+        from factledger.bench.evalsets.secret_values import load_values
+
+        read = [v.as_read(with_field=True) for v in load_values(values)]
+        plain = labelled_values(conversations)
+        texts += [r.text for r in read] + plain
+        labels += ["true" if r.secret else "false" for r in read] + ["false"] * len(plain)
     x = np.vstack(
         [
             features(await embedder.embed(texts[i : i + BATCH]), texts[i : i + BATCH], BUCKETS)
             for i in range(0, len(texts), BATCH)
         ]
     )
-    head = fit_head(x, labels, BOOL, SECRET_L2)
+    head = fit_head(x, labels, BOOL, SECRET_L2 if l2 is None else l2)
     heads = Heads({HEAD: head}, embedder.model_id, BUCKETS, YES_MIN)
     return {
         "messages": len(texts),
