@@ -32,9 +32,12 @@ from typing import Any
 
 import yaml
 
-from factledger.application.sessions.ports import SafetyFilter
+from factledger.application.sessions.ports import SafetyFilter, SecretDetector
+from factledger.application.sessions.secret_screen import SECRET_MIN
+from factledger.application.sessions.types import SafetyVerdict
 from factledger.bench.evalsets import line_files
 from factledger.bench.evalsets.secret_lines import SecretLine, score
+from factledger.domain.transcript import Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +100,29 @@ def expected_values(directories: Sequence[Path]) -> list[SecretValue]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class FieldsThenHead:
+    """As proposals' values would be screened with a secret head: the fields' screen reads the
+    bare value, then the head reads it after its field's name. It is given the value as
+    `SecretValue.as_read(with_field=True)` writes it ("field name: value"; a field's name in
+    words holds no ": ")."""
+
+    fields: SafetyFilter
+    head: SecretDetector
+
+    async def screen(self, message: Message) -> SafetyVerdict:
+        bare = message.text.split(": ", 1)[1]
+        verdict = await self.fields.screen(Message(message.role, bare))
+        if not verdict.allowed:
+            return verdict
+        (p,) = await self.head.secret_p([message.text])
+        return SafetyVerdict(allowed=False, category="credential") if p >= SECRET_MIN else verdict
+
+
 def screens(value_head: Path | None = None) -> dict[str, tuple[SafetyFilter, bool]]:
-    """Each screen by name, with whether it reads the field's name before the value; with
-    `value_head`, also that head file (ADR 0188) after the fields' screen, reading
-    "field name: value"."""
+    """Each screen by name, with whether it is given the field's name before the value (then
+    the fields' screen still reads the bare value: `FieldsThenHead`); with `value_head`, also
+    that head file (ADR 0188) reading "field name: value"."""
     from factledger.adapters.judgement.secrets import LearnedSecretDetector
     from factledger.adapters.safety.detectors import DetectorSafetyFilter
     from factledger.api.bootstrap.judgement import answer_judge, screened_safety
@@ -110,15 +132,15 @@ def screens(value_head: Path | None = None) -> dict[str, tuple[SafetyFilter, boo
     fields = screened_safety(
         DetectorSafetyFilter(), answer_judge(LearnedExtractorSettings(), ExtractionSettings())
     )
-    head = SecretScreen(fields, LearnedSecretDetector.packaged())
+    message_head = LearnedSecretDetector.packaged()
     named: dict[str, tuple[SafetyFilter, bool]] = {
         "fields": (fields, False),
-        "fields+head": (head, False),
-        "fields+head(field: value)": (head, True),
+        "fields+head": (SecretScreen(fields, message_head), False),
+        "fields+head(field: value)": (FieldsThenHead(fields, message_head), True),
     }
     if value_head is not None:
-        values = SecretScreen(fields, LearnedSecretDetector.shipped(value_head, None, None))
-        named["fields+value head(field: value)"] = (values, True)
+        values = LearnedSecretDetector.shipped(value_head, None, None)
+        named["fields+value head(field: value)"] = (FieldsThenHead(fields, values), True)
     return named
 
 

@@ -210,6 +210,15 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="the conversations' lines split into the pieces the screen reads",
     )
+    secrets.add_argument(
+        "--values",
+        type=Path,
+        action="append",
+        default=[],
+        help="labelled proposal values (lines-*.yaml with a field): a head for values, each "
+        "read as 'field name: value' (ADR 0188)",
+    )
+    secrets.add_argument("--l2", type=float, help="the penalty (default: the message head's)")
     secrets.add_argument("--out", type=Path, default=PACKAGED_SECRET_HEAD)
     replies = commands.add_parser(
         "answers", help="fit the pair answer head (yes / no / neither to a question)"
@@ -334,6 +343,8 @@ def main(argv: list[str] | None = None) -> None:
                 args.leave_out,
                 args.conversations,
                 as_pieces=args.as_pieces,
+                values=args.values,
+                l2=args.l2,
             )
         )
         sys.stdout.write(json.dumps(done, indent=2) + "\n")

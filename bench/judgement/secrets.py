@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from factledger.adapters.judgement.features import features
 from factledger.adapters.judgement.heads import Heads
@@ -51,7 +50,7 @@ def training_lines(
     )
 
 
-def out_of_fold_figures(x: np.ndarray, y: Sequence[str]) -> dict[str, float]:
+def out_of_fold_figures(x: np.ndarray, y: Sequence[str], l2: float = SECRET_L2) -> dict[str, float]:
     """Precision and recall of "true" at the screen's bar, each message read by a head fitted
     without its fold (folds by position, the corpus's files interleaved)."""
     labels = np.array(y) == "true"
@@ -59,7 +58,7 @@ def out_of_fold_figures(x: np.ndarray, y: Sequence[str]) -> dict[str, float]:
     folds = np.arange(len(y)) % FOLDS
     for fold in range(FOLDS):
         test = folds == fold
-        head = fit_head(x[~test], list(np.array(y)[~test]), BOOL, SECRET_L2)
+        head = fit_head(x[~test], list(np.array(y)[~test]), BOOL, l2)
         p[test] = head.probabilities(x[test])[:, head.column("true")]
     said = p >= SECRET_MIN
     caught = float((said & labels).sum())
@@ -70,29 +69,6 @@ def out_of_fold_figures(x: np.ndarray, y: Sequence[str]) -> dict[str, float]:
         "messages": float(len(labels)),
         "secrets": float(labels.sum()),
     }
-
-
-def labelled_values(directories: Sequence[Path]) -> list[str]:
-    """The values the labelled conversations under `directories` label (every mapping with a
-    `field` and a `value`: what a proposal of that field would hold), read as the value screen
-    reads them ("field name: value"), once each: ordinary profile values, none a secret."""
-    found: dict[str, None] = {}
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            field, value = node.get("field"), node.get("value")
-            if isinstance(field, str) and isinstance(value, str | int | float):
-                found[f"{field.replace('_', ' ')}: {value}"] = None
-            for item in node.values():
-                walk(item)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    for directory in directories:
-        for path in sorted(directory.rglob("cases-*.yaml")):
-            walk(yaml.safe_load(path.read_text(encoding="utf-8")))
-    return list(found)
 
 
 async def train_secret_head(
@@ -109,31 +85,34 @@ async def train_secret_head(
     """Fits the head; with `as_pieces`, the conversations' lines split into the pieces the
     screen reads (`pieces_of`). With `values` (labelled proposal values, `lines-*.yaml` of
     `{id, lang, field, text, secret, kind}`), a head for proposals' values (ADR 0188): those
-    values and the conversations' labelled values, each read as "field name: value", train it
-    too."""
+    values, each read as "field name: value", train it too (those whose value an evaluation
+    set under `leave_out` holds left out)."""
     texts, labels, left_out = training_lines(corpora, leave_out)
     said = conversation_lines(conversations, as_pieces=as_pieces)
     texts, labels = texts + said, labels + ["false"] * len(said)
     if values:
         from factledger.bench.evalsets.secret_values import load_values
 
-        read = [v.as_read(with_field=True) for v in load_values(values)]
-        plain = labelled_values(conversations)
-        texts += [r.text for r in read] + plain
-        labels += ["true" if r.secret else "false" for r in read] + ["false"] * len(plain)
+        held = {line.text.strip() for line in load_lines(leave_out)} if leave_out else set()
+        kept = [v for v in load_values(values) if v.text.strip() not in held]
+        left_out += len(load_values(values)) - len(kept)
+        read = [v.as_read(with_field=True) for v in kept]
+        texts += [r.text for r in read]
+        labels += ["true" if r.secret else "false" for r in read]
     x = np.vstack(
         [
             features(await embedder.embed(texts[i : i + BATCH]), texts[i : i + BATCH], BUCKETS)
             for i in range(0, len(texts), BATCH)
         ]
     )
-    head = fit_head(x, labels, BOOL, SECRET_L2 if l2 is None else l2)
+    l2 = SECRET_L2 if l2 is None else l2
+    head = fit_head(x, labels, BOOL, l2)
     heads = Heads({HEAD: head}, embedder.model_id, BUCKETS, YES_MIN)
     return {
         "messages": len(texts),
         "conversation_lines": len(said),
         "left_out": left_out,
-        "cross_validated": out_of_fold_figures(x, labels),
+        "cross_validated": out_of_fold_figures(x, labels, l2),
         "out": str(out),
         "sha256": heads.save(out),
     }
