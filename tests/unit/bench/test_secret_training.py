@@ -63,3 +63,28 @@ async def test_the_written_head_loads_pinned_and_reads_its_training_secrets(
     read = await detector.secret_p([*SECRETS, *PLAIN])
     assert all(p >= SECRET_MIN for p in read[:3]), read
     assert all(p < SECRET_MIN for p in read[3:]), read
+
+
+async def test_values_train_it_read_after_their_field_and_an_evaluation_sets_are_left_out(
+    tmp_path: Path,
+) -> None:
+    corpus = lines_dir(tmp_path / "corpus", SECRETS, PLAIN)
+    values = tmp_path / "values"
+    values.mkdir()
+    items = [
+        {"id": "v1", "lang": "en", "field": "gate_code", "text": "4471", "secret": True},
+        {"id": "v2", "lang": "en", "field": "order_id", "text": "88213", "secret": False},
+    ]
+    (values / "lines-01.yaml").write_text(yaml.safe_dump(items))
+    held = tmp_path / "eval"
+    held.mkdir()
+    (held / "lines-01.yaml").write_text(yaml.safe_dump([{**items[1], "id": "e1"}]))
+    embedder = HashingEmbedder(64)
+    out = tmp_path / "value-head.npz"
+
+    done = await train_secret_head(embedder, [corpus], out, [held], values=[values], l2=1e-4)
+
+    assert (done["messages"], done["left_out"]) == (7, 1)  # six lines, one value of two
+    detector = LearnedSecretDetector(embedder, Heads.load(out, str(done["sha256"]), (HEAD,)))
+    (p,) = await detector.secret_p(["gate code: 4471"])
+    assert p >= SECRET_MIN
