@@ -6,6 +6,7 @@ self-hosted backend share it, so the embedder model behind it loads once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -371,25 +372,46 @@ def tentative_reader(judge: SentenceJudge | None) -> TentativeReader | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class SafetyScreens:
+    """What screens the fields a caller writes (summaries, proposals, reviewers' reasons) and
+    what screens a session's messages: the same inner filter and instruction head, the messages
+    also read by the secret head."""
+
+    fields: SafetyFilter
+    messages: SafetyFilter
+
+
+def safety_screens(
+    inner: SafetyFilter, judge: SentenceJudge | None, settings: SafetySettings | None = None
+) -> SafetyScreens:
+    """The fields: `inner`, then the shipped instruction head (over the judge's embedder when
+    it is the packaged one, so the model loads once). The messages: `inner`, then the secret
+    head `settings` name (the shipped one by default, over the packaged multilingual encoder:
+    ADR 0185), then the same instruction head. The secret head reads messages only: it was
+    fitted and measured on messages, and a field's bare value ("Quetzal Marmalade 7731") is not
+    one. A shipped head that cannot load is logged and its check skipped (the detectors still
+    withhold what they find, and what gets through is still fenced as the subject's words in
+    every prompt); a deployment's own file that cannot load stops the start with its error."""
+    detector = _instruction_detector(judge)
+
+    def instructions(screened: SafetyFilter) -> SafetyFilter:
+        return screened if detector is None else InstructionScreen(screened, detector)
+
+    secrets = _secrets_screened(inner, settings or SafetySettings())
+    return SafetyScreens(fields=instructions(inner), messages=instructions(secrets))
+
+
 def screened_safety(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyFilter:
-    """`inner`, then the shipped instruction head (over the judge's embedder when it is the
-    packaged one, so the model loads once): what screens the fields a caller writes (summaries,
-    proposals, reviewers' reasons). A head that cannot load is logged and its check skipped:
-    what gets through is still fenced as the subject's words in every prompt."""
+    """The fields' screen alone (`safety_screens`)."""
     return _instructions_screened(inner, judge)
 
 
 def screened_messages(
     inner: SafetyFilter, judge: SentenceJudge | None, settings: SafetySettings | None = None
 ) -> SafetyFilter:
-    """What screens a session's messages: `inner`, then the secret head `settings` name (the
-    shipped one by default, over the packaged multilingual encoder: ADR 0185), then the
-    instruction head as `screened_safety` reads it. The secret head reads messages only: it was
-    fitted and measured on messages, and a field's bare value ("Quetzal Marmalade 7731") is not
-    one. A shipped head that cannot load is logged and its check skipped (the detectors still
-    withhold what they find); a deployment's own file that cannot load stops the start with its
-    error."""
-    return _instructions_screened(_secrets_screened(inner, settings or SafetySettings()), judge)
+    """The messages' screen alone (`safety_screens`)."""
+    return safety_screens(inner, judge, settings).messages
 
 
 def _secrets_screened(inner: SafetyFilter, settings: SafetySettings) -> SafetyFilter:
@@ -407,16 +429,20 @@ def _secrets_screened(inner: SafetyFilter, settings: SafetySettings) -> SafetyFi
 
 
 def _instructions_screened(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyFilter:
+    detector = _instruction_detector(judge)
+    return inner if detector is None else InstructionScreen(inner, detector)
+
+
+def _instruction_detector(judge: SentenceJudge | None) -> LearnedInstructionDetector | None:
     embedder = judge.embedder if isinstance(judge, LearnedJudge) else None
     try:
         try:
-            detector = LearnedInstructionDetector.packaged(embedder)
+            return LearnedInstructionDetector.packaged(embedder)
         except ValueError:  # the judge's embedder is another model: the head's own
-            detector = LearnedInstructionDetector.packaged()
+            return LearnedInstructionDetector.packaged()
     except (HeadsIntegrityError, OSError, ValueError) as exc:
         log.error("instruction_check_unavailable", error_type=type(exc).__name__)
-        return inner
-    return InstructionScreen(inner, detector)
+        return None
 
 
 def dropped_items_reader(settings: ProposalSettings) -> DroppedItemsReader | None:

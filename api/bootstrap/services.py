@@ -23,8 +23,7 @@ from factledger.api.bootstrap.guidance import guidance_catalogue, guidance_route
 from factledger.api.bootstrap.http_client import ClientOnDemand
 from factledger.api.bootstrap.judgement import (
     answer_judge,
-    screened_messages,
-    screened_safety,
+    safety_screens,
     tentative_reader,
 )
 from factledger.api.bootstrap.postgres import PostgresServer
@@ -164,14 +163,14 @@ async def open_services(
     store = await open_sync_store(settings, postgres, stack)
     short_term = None
     judge = answer_judge(settings.extractor, settings.extraction)
-    safety = screened_safety(runtime.safety, judge)
+    screens = safety_screens(runtime.safety, judge, settings.safety)
     ledger.tentative = tentative_reader(judge)
     if buffer is not None:
         recorder = LedgerSessionRecorder(ledger)
         short_term = ShortTermMemory(
             SessionPorts(
                 buffer,
-                screened_messages(runtime.safety, judge, settings.safety),
+                screens.messages,
                 recorder,
                 clock,
                 guidance_catalogue(settings),
@@ -225,7 +224,7 @@ async def open_services(
         sync_store=store,
         sync_worker=worker,
         judge=judge,
-        safety=safety,
+        safety=screens.fields,
     )
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from factledger.application.sessions.learned_screen import LearnedScreen
 from factledger.application.sessions.ports import InstructionDetector, SafetyFilter
-from factledger.application.sessions.types import SafetyVerdict
-from factledger.domain.transcript import Message
 
 INSTRUCTION = "prompt_injection"
 # The head's probability from which a line is refused: a refusal loses a line of the
@@ -22,16 +21,12 @@ INSTRUCTION_MIN = 0.7
 
 
 @dataclass(frozen=True, slots=True)
-class InstructionScreen:
+class InstructionScreen(LearnedScreen):
+    CATEGORY = INSTRUCTION
     inner: SafetyFilter
     detector: InstructionDetector
     threshold: float = INSTRUCTION_MIN
 
-    async def screen(self, message: Message) -> SafetyVerdict:
-        verdict = await self.inner.screen(message)
-        if not verdict.allowed:
-            return verdict
-        (p,) = await self.detector.instruction_p([message.text])
-        if p >= self.threshold:
-            return SafetyVerdict(allowed=False, category=INSTRUCTION)
-        return verdict
+    async def probability(self, text: str) -> float:
+        (p,) = await self.detector.instruction_p([text])
+        return p

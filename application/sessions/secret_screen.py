@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from factledger.application.sessions.learned_screen import LearnedScreen
 from factledger.application.sessions.ports import SafetyFilter, SecretDetector
-from factledger.application.sessions.types import SafetyVerdict
-from factledger.domain.transcript import Message
 
 CREDENTIAL = "credential"
 # The head's probability from which a message is refused: a refusal loses the subject's
@@ -23,16 +22,12 @@ SECRET_MIN = 0.9
 
 
 @dataclass(frozen=True, slots=True)
-class SecretScreen:
+class SecretScreen(LearnedScreen):
+    CATEGORY = CREDENTIAL
     inner: SafetyFilter
     detector: SecretDetector
     threshold: float = SECRET_MIN
 
-    async def screen(self, message: Message) -> SafetyVerdict:
-        verdict = await self.inner.screen(message)
-        if not verdict.allowed:
-            return verdict
-        (p,) = await self.detector.secret_p([message.text])
-        if p >= self.threshold:
-            return SafetyVerdict(allowed=False, category=CREDENTIAL)
-        return verdict
+    async def probability(self, text: str) -> float:
+        (p,) = await self.detector.secret_p([text])
+        return p

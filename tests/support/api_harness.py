@@ -34,8 +34,7 @@ from factledger.adapters.safety.detectors import DetectorSafetyFilter
 from factledger.adapters.sqlite.queue_store import SqliteQueueStore
 from factledger.api.bootstrap.judgement import (
     learned_judge,
-    screened_messages,
-    screened_safety,
+    safety_screens,
     tentative_reader,
 )
 from factledger.api.bootstrap.runtime import Runtime
@@ -98,11 +97,11 @@ def build_ports(
         schemas=schemas,
     )
     buffer = InMemorySessionBuffer()
-    safety = screened_safety(DetectorSafetyFilter(), judge)
+    screens = safety_screens(DetectorSafetyFilter(), judge)
     sessions = ShortTermMemory(
         SessionPorts(
             buffer=buffer,
-            safety=screened_messages(DetectorSafetyFilter(), judge),
+            safety=screens.messages,
             recorder=LedgerSessionRecorder(ledger),
             clock=clock,
             guidance=GuidanceCatalogue.merged(built_in_routes(), ()),
@@ -140,7 +139,7 @@ def build_ports(
         sync_store=InMemorySyncStore(),
         imports=InMemoryImportPositions(),
         judge=judge,
-        safety=safety,
+        safety=screens.fields,
     )
 
 
