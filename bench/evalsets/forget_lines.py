@@ -186,18 +186,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "split":
         sys.stdout.write(json.dumps(split(args.source, args.into)) + "\n")
         return
-    if args.detail is not None and any("heldout" in d.parts for d in args.dirs):
-        raise SystemExit("--detail reads the lines: dev halves only")
+    detail = line_files.detail_for(args.dirs, args.detail, "lines")
     judge = judge_for("learned", args.heads, args.forget_reader, args.heads_sha256)
     if judge is None:  # "learned" always composes one
         raise SystemExit("no sentence judgement to score with")
-    detail: list[dict[str, Any]] | None = [] if args.detail is not None else None
     report = []
     for directory in args.dirs:
         tally = asyncio.run(score(load_lines([directory]), judge, detail))
         report.append({"set": str(directory), **tally.figures()})
-    if args.detail is not None and detail is not None:
-        args.detail.write_text(json.dumps(detail, ensure_ascii=False, indent=1), encoding="utf-8")
+    line_files.write_detail(args.detail, detail)
     sys.stdout.write(json.dumps(report, indent=1) + "\n")
 
 

@@ -6,10 +6,11 @@ ratios their scores print."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import yaml
 
@@ -69,3 +70,22 @@ def split(
             (into / half / path.name).write_text(text, encoding="utf-8")
             counts[half] += len(kept)
     return dict(counts)
+
+
+Detail = list[dict[str, Any]]
+
+
+def detail_for(dirs: Sequence[Path], path: Path | None, what: str) -> Detail | None:
+    """A list to collect the items scored wrong when `path` asks for them (None when it does
+    not); `SystemExit` when a held-out half is among `dirs`: its items are never read."""
+    if path is None:
+        return None
+    if any("heldout" in d.parts for d in dirs):
+        raise SystemExit(f"--detail reads the {what}: dev halves only")
+    return []
+
+
+def write_detail(path: Path | None, detail: Detail | None) -> None:
+    """The items scored wrong, as JSON at `path` (nothing without one)."""
+    if path is not None and detail is not None:
+        path.write_text(json.dumps(detail, ensure_ascii=False, indent=1), encoding="utf-8")

@@ -183,16 +183,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "split":
         sys.stdout.write(json.dumps(line_files.split(args.source, args.into, load_values)) + "\n")
         return
-    if args.detail is not None and any("heldout" in d.parts for d in args.dirs):
-        raise SystemExit("--detail reads the values: dev halves only")
+    detail = line_files.detail_for(args.dirs, args.detail, "values")
     named = screens(args.value_head)
-    detail: list[dict[str, Any]] | None = [] if args.detail is not None else None
     report = []
     for directory in args.dirs:
         figures = asyncio.run(score_all(load_values([directory]), named, detail))
         report.append({"set": str(directory), **figures})
-    if args.detail is not None and detail is not None:
-        args.detail.write_text(json.dumps(detail, ensure_ascii=False, indent=1), encoding="utf-8")
+    line_files.write_detail(args.detail, detail)
     sys.stdout.write(json.dumps(report, indent=1) + "\n")
 
 

@@ -9,6 +9,7 @@ import dataclasses
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 from support.api_harness import TEST_AUTH, asgi_client, build_ports, line
 from support.api_steps import AGENT, a_lead
@@ -24,6 +25,15 @@ from factledger.api.http.app import create_app
 from factledger.testing.manual_clock import ManualClock
 
 
+async def a_session(http: httpx.AsyncClient) -> str:
+    """A lead with a session open; the session's messages' URL."""
+    await a_lead(http)
+    start = {"session_id": "wa-1", "channel": "whatsapp"}
+    created = await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT)
+    assert created.status_code == 201, created.text
+    return "/v1/subjects/me/sessions/wa-1/messages"
+
+
 async def test_a_message_that_needs_a_model_whose_load_failed_is_answered_503_until_it_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -34,11 +44,7 @@ async def test_a_message_that_needs_a_model_whose_load_failed_is_answered_503_un
     judge = LearnedJudge(embedder, Heads.load(PACKAGED_HEADS, PACKAGED_HEADS_SHA256))
     ports = build_ports(ManualClock(), judge=judge)
     async with asgi_client(create_app(ports=ports, auth=TEST_AUTH)) as http:
-        await a_lead(http)
-        start = {"session_id": "wa-1", "channel": "whatsapp"}
-        created = await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT)
-        assert created.status_code == 201, created.text
-        url = "/v1/subjects/me/sessions/wa-1/messages"
+        url = await a_session(http)
         message = {"role": "agent", "text": "Which supplier do you work with now?"}
 
         refused = await http.post(url, json=message, headers=AGENT)
@@ -62,11 +68,7 @@ async def test_a_message_screened_while_the_multilingual_encoder_cannot_load_is_
     encoder = UseMultilingualEmbedder(tmp_path, load_in_background=True)  # no files yet
     monkeypatch.setattr(LearnedSecretDetector, "default_embedder", classmethod(lambda _: encoder))
     async with asgi_client(create_app(ports=build_ports(ManualClock()), auth=TEST_AUTH)) as http:
-        await a_lead(http)
-        start = {"session_id": "wa-1", "channel": "whatsapp"}
-        created = await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT)
-        assert created.status_code == 201, created.text
-        url = "/v1/subjects/me/sessions/wa-1/messages"
+        url = await a_session(http)
         message = {"role": "subject", "text": "Der Code für das Gartentor ist 7731."}
 
         refused = await http.post(**line(url, message, AGENT))

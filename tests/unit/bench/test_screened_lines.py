@@ -9,11 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
+from support.screens import RefusesNaming
 
 from factledger.application.judgement.types import Judgement, Statement
-from factledger.application.sessions.types import ALLOWED, SafetyVerdict
 from factledger.bench.evalsets.screened import RequestsExempt, load_set, screen_set, secrets_set
-from factledger.domain.transcript import Message
 
 
 class _Detector:
@@ -83,24 +82,12 @@ async def test_pieces_read_as_requests_to_forget_do_not_count(tmp_path: Path) ->
     assert read == [0.1, 0.9]
 
 
-class _RefusesNaming:
-    """A safety filter refusing the lines that name one of `words`."""
-
-    def __init__(self, *words: str) -> None:
-        self.words = words
-
-    async def screen(self, message: Message) -> SafetyVerdict:
-        if any(w in message.text for w in self.words):
-            return SafetyVerdict(allowed=False, category="credential")
-        return ALLOWED
-
-
 async def test_what_a_secret_head_adds_to_the_detectors_refusals_is_counted_apart(
     tmp_path: Path,
 ) -> None:
     _write(tmp_path / "dev")
     screened = load_set(tmp_path / "dev")
-    base, candidate = _RefusesNaming("admin"), _RefusesNaming("admin", "Vatly")
+    base, candidate = RefusesNaming("admin"), RefusesNaming("admin", "Vatly")
     figures = await secrets_set(screened, base, candidate)
     assert figures == {
         "subject_lines": 4,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.screens import RefusesNaming
 
 from factledger.application.sessions.types import ALLOWED, SafetyVerdict
 from factledger.bench.evalsets.secret_values import (
@@ -24,15 +25,6 @@ ITEMS = [
 ]
 
 
-class RefusesCodes:
-    """Refuses what names a code: only a value read with its field's name does."""
-
-    async def screen(self, message: Message) -> SafetyVerdict:
-        if "code" in message.text:
-            return SafetyVerdict(allowed=False, category="credential")
-        return ALLOWED
-
-
 def written(folder: Path, items: list[dict[str, object]]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "lines-01.yaml").write_text(yaml.safe_dump(items), encoding="utf-8")
@@ -44,7 +36,9 @@ async def test_a_value_is_read_alone_or_after_its_fields_name(tmp_path: Path) ->
     assert values[0].as_read(with_field=True).text == "gate code: 4471"
     detail: list[dict[str, object]] = []
     figures = await score_all(
-        values, {"alone": (RefusesCodes(), False), "named": (RefusesCodes(), True)}, detail
+        values,
+        {"alone": (RefusesNaming("code"), False), "named": (RefusesNaming("code"), True)},
+        detail,
     )
     assert (figures["alone"]["caught"], figures["named"]["caught"]) == (0, 1)
     assert figures["named"]["false_alarms"] == 0
