@@ -99,15 +99,23 @@ browser:
 # tests stay together, in one of them; three on two cores, because the container test spends
 # most of its minutes waiting on downloads and builds), then the `serial` ones alone: they
 # bound a latency or kill a server, which a neighbouring worker's load would make a matter of
-# luck. Both parts
-# always run; the target fails if either does. pytest exits 5 when it collects nothing: a
-# suite that tests nothing must not pass.
+# luck. Both parts always run; the target fails if either does. pytest exits 5 when it
+# collects nothing: a suite that tests nothing must not pass.
+# Each part has a wall-clock budget: pytest-timeout's alarm cannot stop a test stuck inside
+# native code, so past its budget a part is interrupted (SIGINT: pytest still prints what
+# failed so far, and the faulthandler has printed where a stuck test stands) and fails with
+# 124, rather than run until CI's own limit and say nothing.
 PYTEST_WORKERS ?= 3
+PARALLEL_BUDGET_S ?= 2100
+SERIAL_BUDGET_S ?= 900
+BOUNDED := timeout --signal=INT --kill-after=60
 test: lint typecheck imports browser node-deps
-	@$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"; parallel=$$?; \
-	$(BIN)/pytest -q -m serial; serial=$$?; \
+	@$(BOUNDED) $(PARALLEL_BUDGET_S) $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile \
+		-m "not serial"; parallel=$$?; \
+	$(BOUNDED) $(SERIAL_BUDGET_S) $(BIN)/pytest -q -m serial; serial=$$?; \
 	for status in $$parallel $$serial; do \
 		if [ $$status -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; \
+		if [ $$status -eq 124 ]; then echo "a part of the suite ran out of its budget" >&2; fi; \
 	done; \
 	if [ $$parallel -ne 0 ]; then exit $$parallel; fi; exit $$serial
 

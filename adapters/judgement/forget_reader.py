@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,17 +92,28 @@ class RequestReader(Protocol):
     async def requests(self, sentences: Sequence[str], flag_p: Sequence[float]) -> list[bool]: ...
 
 
+# The shipped multilingual reader, once per process: every reader built in it shares one
+# (a process that builds many, as the tests do, would otherwise load a copy for each, on as
+# many threads at once).
+_MULTILINGUAL: list[PairModel] = []
+_MULTILINGUAL_LOCK = threading.Lock()
+
+
 def _packaged_multilingual_model() -> PairModel:
     """The shipped multilingual reader, its encoder built and run once: the load happens on
-    its own thread after ready, so the first sentence read does not pay for it."""
-    try:
-        model = TunedUseAnswerJudge.load(
-            PACKAGED_MULTILINGUAL_READER, PACKAGED_MULTILINGUAL_READER_SHA256
-        )
-        model.probabilities_sync([(QUESTION, "warm up")])
-    except TunedAnswersIntegrityError as exc:
-        raise ForgetReaderIntegrityError(str(exc)) from exc
-    return model
+    its own thread after ready, so the first sentence read does not pay for it. A load that
+    fails leaves nothing behind: the next one tries again."""
+    with _MULTILINGUAL_LOCK:
+        if not _MULTILINGUAL:
+            try:
+                model = TunedUseAnswerJudge.load(
+                    PACKAGED_MULTILINGUAL_READER, PACKAGED_MULTILINGUAL_READER_SHA256
+                )
+                model.probabilities_sync([(QUESTION, "warm up")])
+            except TunedAnswersIntegrityError as exc:
+                raise ForgetReaderIntegrityError(str(exc)) from exc
+            _MULTILINGUAL.append(model)
+        return _MULTILINGUAL[0]
 
 
 def _packaged_model() -> PairModel:
