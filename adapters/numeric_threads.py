@@ -13,15 +13,22 @@ contention on the cores the requests share.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 
 _LOCK = threading.Lock()
 
 
 def one_blas_thread() -> None:
-    """Limits every BLAS library loaded in the process to one thread (NumPy's among them,
-    once NumPy is imported: call it after). Safe to call again and from any thread."""
-    from threadpoolctl import threadpool_limits
-
+    """Limits the process's BLAS to one thread: the libraries already loaded (NumPy's, once
+    NumPy is imported) at once, and those loaded later, and the child processes', through
+    `OPENBLAS_NUM_THREADS`, which OpenBLAS reads when it loads. Safe to call again and from
+    any thread."""
     with _LOCK:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        if "numpy" not in sys.modules:
+            return
+        from threadpoolctl import threadpool_limits
+
         threadpool_limits(limits=1, user_api="blas")

@@ -17,6 +17,7 @@ import asyncio
 import threading
 
 from factledger.adapters.deferred_load import finish_deferred_loads, start_deferred_loads
+from factledger.adapters.numeric_threads import one_blas_thread
 from factledger.api.bootstrap.deferred_imports import import_deferred, start_deferred_imports
 
 # A process that no probe asks warms up this long after its runtime opened.
@@ -33,6 +34,8 @@ def start_after_ready() -> None:
         if _STARTED.is_set():
             return
         _STARTED.set()
+    # Before anything multiplies: a fork beside OpenBLAS's pool can hang (ADR 0189).
+    one_blas_thread()
     start_deferred_loads()
     start_deferred_imports()
     start_answer_unpack()
@@ -59,6 +62,7 @@ def warm_up_now() -> None:
     waited for by its first use; the lexicons are read once either way."""
     with _LOCK:
         _STARTED.set()
+    one_blas_thread()
     finish_deferred_loads()
     import_deferred()
     unpack_answers_now()

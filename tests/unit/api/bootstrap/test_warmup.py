@@ -25,6 +25,7 @@ from factledger.api.http.app import create_app
 def started(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     monkeypatch.setattr(warmup, "_STARTED", threading.Event())
+    monkeypatch.setattr(warmup, "one_blas_thread", lambda: calls.append("blas"))
     monkeypatch.setattr(warmup, "start_deferred_loads", lambda: calls.append("loads"))
     monkeypatch.setattr(warmup, "start_deferred_imports", lambda: calls.append("imports"))
     monkeypatch.setattr(warmup, "start_answer_unpack", lambda: calls.append("unpack"))
@@ -34,7 +35,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_the_warm_up_starts_once(started: list[str]) -> None:
     warmup.start_after_ready()
     warmup.start_after_ready()
-    assert started == ["loads", "imports", "unpack"]
+    assert started == ["blas", "loads", "imports", "unpack"]
 
 
 async def test_a_ready_answer_starts_the_warm_up_and_a_starting_one_does_not(
@@ -48,7 +49,7 @@ async def test_a_ready_answer_starts_the_warm_up_and_a_starting_one_does_not(
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
         assert (await http.get("/readyz")).status_code == 200
         assert (await http.get("/readyz")).status_code == 200
-    assert started == ["loads", "imports", "unpack"]
+    assert started == ["blas", "loads", "imports", "unpack"]
 
 
 async def test_a_process_no_probe_asks_warms_up_after_the_fallback_delay(
@@ -57,7 +58,7 @@ async def test_a_process_no_probe_asks_warms_up_after_the_fallback_delay(
     monkeypatch.setattr(warmup, "FALLBACK_S", 0.01)
     handle = warmup.schedule_fallback()
     await asyncio.sleep(0.1)
-    assert started == ["loads", "imports", "unpack"]
+    assert started == ["blas", "loads", "imports", "unpack"]
     handle.cancel()
 
 
@@ -69,7 +70,7 @@ def test_a_worker_warms_up_to_the_end_before_its_first_item_and_only_once(
     monkeypatch.setattr(warmup, "unpack_answers_now", lambda: started.append("unpacked"))
     warmup.warm_up_now()
     warmup.start_after_ready()  # the fallback's turn, later: nothing left to start
-    assert started == ["loaded", "imported", "unpacked"]
+    assert started == ["blas", "loaded", "imported", "unpacked"]
 
 
 def test_the_deferred_imports_also_read_the_keyword_lexicons(
