@@ -92,10 +92,10 @@ class RequestReader(Protocol):
     async def requests(self, sentences: Sequence[str], flag_p: Sequence[float]) -> list[bool]: ...
 
 
-# The shipped multilingual reader, once per process: every reader built in it shares one
-# (a process that builds many, as the tests do, would otherwise load a copy for each, on as
-# many threads at once).
-_MULTILINGUAL: list[PairModel] = []
+# The shipped multilingual reader, once per process and file: every reader built in it
+# shares one (a process that builds many, as the tests do, would otherwise load a copy for
+# each, on as many threads at once).
+_MULTILINGUAL: dict[tuple[Path, str], PairModel] = {}
 _MULTILINGUAL_LOCK = threading.Lock()
 
 
@@ -103,17 +103,16 @@ def _packaged_multilingual_model() -> PairModel:
     """The shipped multilingual reader, its encoder built and run once: the load happens on
     its own thread after ready, so the first sentence read does not pay for it. A load that
     fails leaves nothing behind: the next one tries again."""
+    key = (PACKAGED_MULTILINGUAL_READER, PACKAGED_MULTILINGUAL_READER_SHA256)
     with _MULTILINGUAL_LOCK:
-        if not _MULTILINGUAL:
+        if key not in _MULTILINGUAL:
             try:
-                model = TunedUseAnswerJudge.load(
-                    PACKAGED_MULTILINGUAL_READER, PACKAGED_MULTILINGUAL_READER_SHA256
-                )
+                model = TunedUseAnswerJudge.load(*key)
                 model.probabilities_sync([(QUESTION, "warm up")])
             except TunedAnswersIntegrityError as exc:
                 raise ForgetReaderIntegrityError(str(exc)) from exc
-            _MULTILINGUAL.append(model)
-        return _MULTILINGUAL[0]
+            _MULTILINGUAL[key] = model
+        return _MULTILINGUAL[key]
 
 
 def _packaged_model() -> PairModel:
