@@ -7,7 +7,8 @@ comes from the `embedded` extra, imported only when one is started.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from factledger.adapters.extras import Extra, MissingExtraError
+from factledger.application.errors import StoreUnavailableError
 
 # What the server writes to its own log file: never a statement, a parameter or a failed value.
 # Statement errors reach the client, which logs their type; the server's log keeps
@@ -45,6 +47,15 @@ _RELOAD_TIMEOUT_S = 10.0
 # pages touched, so a small store costs what it holds.
 EMBEDDED_START_SETTINGS: Mapping[str, str] = {"shared_buffers": "512MB"}
 _SETTINGS_FILE = "factledger.conf"
+# The library starts and stops every embedded server on the machine under one lock file. A
+# start waits this long for another process's start or stop (a first start's `initdb` takes a
+# few seconds, longer on a loaded machine); past it, it fails naming the file, rather than wait
+# for ever behind a process that never lets go (one stuck in a fork, ADR 0189).
+LOCK_WAIT_S = 120.0
+
+
+class EmbeddedServerBusyError(StoreUnavailableError):
+    """Another process held the embedded servers' lock file for longer than a start waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,15 +147,18 @@ class PostgresLocation:
 class EmbeddedPostgres:
     """A PostgreSQL server whose data lives in one folder; `stop` shuts it down."""
 
-    def __init__(self, data_dir: Path, *, delete_on_stop: bool) -> None:
+    def __init__(
+        self, data_dir: Path, *, delete_on_stop: bool, lock_wait_s: float = LOCK_WAIT_S
+    ) -> None:
         self._server: Any = _get_server()(
             data_dir, cleanup_mode="delete" if delete_on_stop else "stop", start=False
         )
+        self._lock_wait_s = lock_wait_s
         # Initialised (initdb) but not started by this call, so the start settings apply to the
         # first start too; a server already running keeps its own until it restarts. A handle
         # this process already started is the library's cached one: started once, as before.
         if self._server.pgdata not in type(self._server)._instances:
-            with self._server._lock:
+            with self._machine_lock():
                 self._server.ensure_pgdata_inited()
                 write_start_settings(Path(self._server.pgdata))
             self._server.start()
@@ -163,9 +177,24 @@ class EmbeddedPostgres:
         """Starts the server again on the same data (and socket) if it died (a crash, a kill);
         PostgreSQL recovers from its write-ahead log first. A no-op while it runs."""
         # The library starts a server under its inter-process lock; so does a restart.
-        with self._server._lock:
+        with self._machine_lock():
             self._server.ensure_postgres_running()
         self.location = PostgresLocation.from_url(self._server.get_uri())
+
+    @contextmanager
+    def _machine_lock(self) -> Iterator[None]:
+        """The library's lock file, waited for at most `lock_wait_s`. The library's own
+        start takes it again right after this block (unbounded, but then just released)."""
+        lock = self._server._lock
+        if not lock.acquire(timeout=self._lock_wait_s):
+            raise EmbeddedServerBusyError(
+                f"the embedded PostgreSQL's lock file {lock.path} was held by another process "
+                f"for over {self._lock_wait_s:g} s"
+            )
+        try:
+            yield
+        finally:
+            lock.release()
 
 
 def write_start_settings(pgdata: Path) -> None:
