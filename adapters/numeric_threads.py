@@ -26,7 +26,8 @@ def one_blas_thread() -> None:
     `OPENBLAS_NUM_THREADS`, which OpenBLAS reads when it loads. Safe to call again and from
     any thread."""
     with _LOCK:
-        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        if os.environ.get("OPENBLAS_NUM_THREADS") != "1":  # written once: others may fork
+            os.environ["OPENBLAS_NUM_THREADS"] = "1"
         if "numpy" not in sys.modules:
             return
         from threadpoolctl import threadpool_limits
