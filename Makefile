@@ -104,14 +104,15 @@ browser:
 # Each part has a wall-clock budget: pytest-timeout's alarm cannot stop a test stuck inside
 # native code, so past its budget a part is interrupted (SIGINT: pytest still prints what
 # failed so far, and the faulthandler has printed where a stuck test stands) and fails with
-# 124, rather than run until CI's own limit and say nothing.
+# 124, rather than run until CI's own limit and say nothing. The parallel part lists its ten
+# slowest tests, so that a run's time can be read from its output alone.
 PYTEST_WORKERS ?= 3
 PARALLEL_BUDGET_S ?= 2100
 SERIAL_BUDGET_S ?= 900
 BOUNDED := timeout --signal=INT --kill-after=60
 test: lint typecheck imports browser node-deps
 	@$(BOUNDED) $(PARALLEL_BUDGET_S) $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile \
-		-m "not serial"; parallel=$$?; \
+		--durations=10 -m "not serial"; parallel=$$?; \
 	$(BOUNDED) $(SERIAL_BUDGET_S) $(BIN)/pytest -q -m serial; serial=$$?; \
 	for status in $$parallel $$serial; do \
 		if [ $$status -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; \
